@@ -1,0 +1,53 @@
+# README's two commands live here: `make demo` and `make test`. Both set everything up first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr \
+          r-cran-rmarkdown r-cran-broom r-cran-ggplot2 pandoc
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-python test-r test-slow r-deps r-check vignettes bench lint clean
+
+$(STAMP): pyproject.toml
+	@command -v R >/dev/null 2>&1 || $(MAKE) r-deps
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,bench,plots]'
+	touch $(STAMP)
+
+# R and its packages come from Debian (CRAN is not reachable from these machines).
+r-deps:
+	@missing=""; for p in $(R_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+demo: $(STAMP)
+	$(PY) -m dpreg.demo
+
+test: r-deps $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(MAKE) test-r
+
+test-python: $(STAMP)
+	$(PY) -m pytest -q tests
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow tests
+
+# The R package: build, check, and run its testthat suite against this venv's Python core.
+test-r: r-deps $(STAMP)
+	@if [ -f r-package/DESCRIPTION ]; then bash r-package/tools/check.sh "$(abspath $(PY))"; \
+	else echo "r-package not present: skipped"; fi
+
+bench: $(STAMP)
+	$(PY) -m benchmarks --help
+
+lint: $(STAMP)
+	$(PY) -m pip install --quiet ruff && $(VENV)/bin/ruff check python tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache

@@ -1,0 +1,34 @@
+"""dpreg: differentially private linear regression with noise-aware inference."""
+from .errors import BudgetExceeded, DPRegError, EstimationFailed, PrivacyLeakWarning  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land independently
+    if name in ("dp_lm", "dp_glm"):
+        from . import api
+        return getattr(api, name)
+    if name in ("dp_mean", "dp_quantile"):
+        from .estimators import univariate
+        return getattr(univariate, name)
+    if name == "Budget":
+        from .privacy.budget import Budget
+        return Budget
+    if name in ("DPFit", "Summary"):
+        from .results import fit
+        return getattr(fit, name)
+    if name == "DPEstimate":
+        from .results.estimate import DPEstimate
+        return DPEstimate
+    if name == "PrivacyStatement":
+        from .privacy.statement import PrivacyStatement
+        return PrivacyStatement
+    if name == "compare":
+        from .results.compare import compare
+        return compare
+    raise AttributeError(f"module 'dpreg' has no attribute {name!r}")
+
+
+__all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
+           "PrivacyStatement", "PrivacyLeakWarning", "DPRegError", "EstimationFailed", "BudgetExceeded",
+           "compare"]

@@ -1,0 +1,39 @@
+"""Public schema of a fit: what is declared (or privately estimated) about each variable.
+
+Nothing here is computed from the data except where ``source`` says so ("estimated": released by a
+DP mechanism and in the ledger; "data": a leak, recorded in the privacy statement).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class VariableSchema:
+    name: str
+    kind: str                                  # "numeric" | "categorical"
+    lower: float | None = None                 # numeric range, public
+    upper: float | None = None
+    bounds_source: str | None = None           # "declared" | "estimated" | "data" | None (unknown)
+    levels: list[str] | None = None            # categorical levels, first = reference
+    levels_source: str | None = None           # "declared" | "categorical" (pandas dtype) | "data"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind,
+                "lower": None if self.lower is None else float(self.lower),
+                "upper": None if self.upper is None else float(self.upper),
+                "bounds_source": self.bounds_source,
+                "levels": None if self.levels is None else [str(v) for v in self.levels],
+                "levels_source": self.levels_source}
+
+
+@dataclass
+class Schema:
+    variables: dict[str, VariableSchema] = field(default_factory=dict)
+    outcome: str | None = None                 # name of the outcome variable (raw column)
+    leaks: list[str] = field(default_factory=list)   # texts of PrivacyLeakWarnings raised
+    private: bool = True                       # False when bounds="data" (exploration only)
+
+    def to_dict(self) -> dict:
+        return {"variables": {k: v.to_dict() for k, v in self.variables.items()},
+                "outcome": self.outcome, "leaks": list(self.leaks), "private": self.private}

@@ -1,0 +1,34 @@
+"""dpreg's own exceptions and warnings.
+
+Messages raised from code that has seen the data must never quote a data value: they name columns,
+options and public quantities only.
+"""
+
+
+class DPRegError(Exception):
+    """Base class of dpreg's own exceptions."""
+
+
+class EstimationFailed(DPRegError):
+    """A mechanism declined to release an estimate (e.g. a propose-test-release check failed).
+
+    The budget of the attempt is spent: ``privacy`` carries the PrivacyStatement of what was spent.
+    The message never says which internal step failed or why in data terms.
+    """
+
+    def __init__(self, message, privacy=None):
+        super().__init__(message)
+        self.privacy = privacy
+
+
+class BudgetExceeded(DPRegError):
+    """A fit asked a dpreg.Budget for more (eps, delta) than remains."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something was taken from the data without budget (levels found in data, bounds read off data,
+    rows dropped for missing values). The fit's privacy statement records it."""
+
+
+class PrivacyLeakError(DPRegError):
+    """Raised instead of PrivacyLeakWarning when ``strict=True``."""
