@@ -1,0 +1,96 @@
+"""Figures for papers (matplotlib, an optional extra: ``pip install dpreg[plots]``).
+
+Both functions only post-process released quantities (coefficients, noise-aware intervals) or
+numbers the caller computed; they never touch data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError("dpreg's plots need matplotlib: pip install 'dpreg[plots]'") from exc
+    return plt
+
+
+def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label="non-private OLS",
+              terms=None, drop_intercept=True, ax=None):
+    """Coefficient plot with noise-aware confidence intervals.
+
+    fits      : a DPFit or a list of DPFits (same terms), drawn side by side
+    reference : optional mapping term -> value (e.g. the non-private ``statsmodels`` coefficients),
+                drawn as open diamonds and labelled as the NON-PRIVATE reference
+    Returns the matplotlib Axes.
+    """
+    plt = _plt()
+    fits = fits if isinstance(fits, (list, tuple)) else [fits]
+    labels = labels or [f"{f.method} (eps = {f.privacy.eps:g})" for f in fits]
+    all_terms = list(fits[0].coef.index)
+    if terms is None:
+        terms = [t for t in all_terms if not (drop_intercept and t == "Intercept")]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 0.45 * len(terms) + 1.5))
+    ypos = np.arange(len(terms))[::-1]
+    k = len(fits) + (reference is not None)
+    offsets = (np.arange(k) - (k - 1) / 2) * 0.22
+    for i, (fit, label) in enumerate(zip(fits, labels)):
+        est = fit.coef.reindex(terms).to_numpy(float)
+        ci = fit.conf_int(level).reindex(terms)
+        lo, hi = ci["lower"].to_numpy(float), ci["upper"].to_numpy(float)
+        y = ypos + offsets[i]
+        has = np.isfinite(lo) & np.isfinite(hi)
+        ax.hlines(y[has], lo[has], hi[has], color=f"C{i}", lw=2)
+        ax.plot(est, y, "o", color=f"C{i}", label=label)
+    if reference is not None:
+        ref = np.array([float(reference[t]) if t in reference else np.nan for t in terms])
+        ax.plot(ref, ypos + offsets[-1], "D", mfc="none", color="black", label=reference_label)
+    ax.axvline(0.0, color="grey", lw=0.8, ls=":")
+    ax.set_yticks(ypos)
+    ax.set_yticklabels(terms)
+    ax.set_xlabel(f"estimate with {100 * level:g}% noise-aware interval")
+    ax.legend(loc="best", fontsize="small", frameon=False)
+    return ax
+
+
+def privacy_utility_plot(eps_grid, errors, *, labels=None, ylabel="test MSE / OLS MSE", logy=True,
+                         ax=None):
+    """Privacy-utility curve: error against eps, one line per method.
+
+    eps_grid : sequence of eps values
+    errors   : dict label -> sequence of errors (same length as eps_grid), or a 2-D array with
+               ``labels``; each entry may itself be a sequence of replicates (its median is drawn,
+               with the inter-quartile range as a band).
+    """
+    plt = _plt()
+    if not isinstance(errors, dict):
+        errors = dict(zip(labels, errors))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    eps = np.asarray(eps_grid, float)
+    for i, (label, vals) in enumerate(errors.items()):
+        vals = [np.atleast_1d(np.asarray(v, float)) for v in vals]
+        med = np.array([np.median(v) for v in vals])
+        q1 = np.array([np.quantile(v, 0.25) for v in vals])
+        q3 = np.array([np.quantile(v, 0.75) for v in vals])
+        ax.plot(eps, med, "o-", color=f"C{i}", label=label)
+        if any(len(v) > 1 for v in vals):
+            ax.fill_between(eps, q1, q3, color=f"C{i}", alpha=0.2)
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("eps (privacy budget)")
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def privacy_utility_curve(fit_fn, eps_grid, error_fn, *, reps=5, seed=0):
+    """Measure a privacy-utility curve: for each eps, ``reps`` fits ``fit_fn(eps, random_state)``,
+    each scored by ``error_fn(fit)``. Returns {eps: [errors]} (seeded: for studies, not release)."""
+    out = {}
+    for i, eps in enumerate(eps_grid):
+        out[float(eps)] = [float(error_fn(fit_fn(eps, seed + 1000 * i + r))) for r in range(reps)]
+    return out
