@@ -86,6 +86,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise ValueError(f"method {method!r} does not support family {family!r}")
     if neighbours not in est.NEIGHBOURS:
         raise ValueError(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
+    if delta == 0 and not getattr(est, "PURE_DP", False):
+        raise ValueError(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
+                         "approximate-DP mechanisms; choose delta > 0, or a pure-DP method "
+                         "(ht_fw, subsample_aggregate)")
     unknown = set(options) - set(est.OPTIONS)
     if unknown:
         raise ValueError(f"unknown option(s) for method {method!r}: {', '.join(sorted(unknown))}; "
