@@ -1,0 +1,307 @@
+"""The one implementation of the unbounded private quantile (UPQ), spec ``winsorized_sa.md`` section 1.
+
+Durfee's (NeurIPS 2023) AboveThreshold quantile as used by Ramsay and Spicker (2025, Section 2.4):
+walk up the data-independent geometric grid ``g_k = l + expm1(k * log1p(beta - 1))`` (k = 1, 2, ...)
+from a public lower bound ``l`` and stop at the first k whose noisy count ``c_k + Z_k`` of points
+strictly below ``g_k`` exceeds the noisy threshold ``T = q*n + Z_0``. Lower quantiles (q < 1/2) use
+the negated data searched up from ``-u`` (spec 1.4).
+
+Used by ``dpreg.dp_quantile``, the private modified winsorized mean and the design layer's private
+ranges (``dpreg.design.private_bounds``). Nothing else in dpreg may implement this search.
+
+Privacy (spec 1.6, exponential noise; the Laplace variant is identical with Laplace ratios)
+-----------------------------------------------------------------------------------------
+Neighbours replace one row (n public). Replacing x by x' changes every count ``c_k`` by
+``1{x' < g_k} - 1{x < g_k}``: all changes have the same sign and magnitude <= 1 (monotone queries,
+sensitivity 1), because the grid does not depend on the data. Write ``F`` for the survival function
+of the step noise and ``p_T`` for the threshold density.
+
+* ``c' = c + d``, ``d_k in {0, 1}``: "not stopped at i" under c' implies the same under c, and the
+  stopping event satisfies ``P(c_k + 1 + Z_k > t) = F(t - c_k - 1) <= e^{eps_step} F(t - c_k)``
+  (exponential and Laplace survival functions shift by 1 at a cost of at most e^{1/b_step}).
+  Hence ``P'(K = k) <= e^{eps_step} P(K = k)``.
+* ``d_k in {0, -1}``: substitute ``t -> t + 1`` in the threshold integral; ``p_T(t - 1) <= e^{eps_thr}
+  p_T(t)`` (density of ``Exp(1/eps_thr)`` or ``Lap(1/eps_thr)``), after which every "not stopped"
+  factor is at least as large as under c and the stopping factor costs ``e^{eps_step}``.
+  Hence ``P'(K = k) <= e^{eps_thr + eps_step} P(K = k)``.
+
+So the stopping index K is ``(eps_thr + eps_step)``-DP with ``b_thr = 1/eps_thr``, ``b_step =
+1/eps_step``; the output ``min(g_K, u)``, the stop at ``K_max`` (every ``K >= K_max`` maps to the
+same output ``u``), the negation wrapper and all flags are post-processing of K. The per-quantile
+budget ``eps_q`` is split equally (spec 1.5a): ``b_thr = b_step = 2/eps_q``.
+
+zCDP (spec 1.5b, default): ``eps_q = sqrt(2 rho_q)``; an eps_q-DP mechanism is ``eps_q^2/2 = rho_q``
+zCDP (Bun-Steinke 2016, Prop. 3.3). ``quantile_noise="gaussian"`` (spec 1.5c, paper Lemma D.1):
+``Z_0 ~ N(0, 1/rho_thr)``, ``Z_k ~ N(0, 1/rho_step)`` with ``rho_thr = rho_step = rho_q/2``, charged
+``rho_q``; this charge is supported by the paper's lemma and a numerical Renyi audit only, NOT by a
+proof we could check; the ledger rows say so.
+
+Counts are computed against exactly the float value ``g_k`` that may be output (searchsorted on the
+sorted data, ``side="left"`` = strict inequality), never by log-binning (spec 1.2).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..privacy.ledger import Ledger, LedgerEntry
+
+#: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
+DEFAULT_BETA = 1.001
+#: noise draws per vectorised chunk (spec 1.3: same output distribution as drawing one by one).
+CHUNK = 65_536
+#: spec 1.7: near_bound when the stop is within this many grid steps of the starting bound.
+NEAR_BOUND_STEPS = 10
+
+_KINDS = ("exponential", "laplace", "gaussian")
+
+
+@dataclass
+class QuantileResult:
+    """Outcome of one unbounded private quantile search. Every field is post-processing of the
+    released stopping index (or a public input).
+
+    estimate          : the released quantile estimate (always in [lower, upper])
+    q                 : the requested level
+    steps             : K, the stopping index of the (possibly negated) upward search
+    stopped           : the noisy count crossed the threshold before K_max
+    clamped           : the result was projected onto the far bound (``upper`` for q >= 1/2,
+                        ``lower`` for q < 1/2)
+    near_bound        : stopped within 10 grid steps of the starting bound: data may lie beyond it
+    reached_max_steps : the unbounded search ran out of steps (u infinite)
+    """
+    estimate: float
+    q: float
+    steps: int
+    stopped: bool
+    clamped: bool
+    near_bound: bool
+    reached_max_steps: bool
+    noise_kind: str = "exponential"
+    eps: float | None = None
+    rho: float | None = None
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"estimate": float(self.estimate), "q": float(self.q), "steps": int(self.steps),
+                "stopped": bool(self.stopped), "clamped": bool(self.clamped),
+                "near_bound": bool(self.near_bound), "reached_max_steps": bool(self.reached_max_steps),
+                "noise_kind": self.noise_kind,
+                "eps": None if self.eps is None else float(self.eps),
+                "rho": None if self.rho is None else float(self.rho),
+                "warnings": list(self.warnings)}
+
+
+def default_max_steps(beta: float) -> int:
+    """spec 1.1: ``floor(700 / log(beta))`` keeps ``beta^k <= e^700`` finite in float64."""
+    return int(math.floor(700.0 / math.log1p(beta - 1.0)))
+
+
+def grid(lower: float, k, beta: float):
+    """``g_k = l + expm1(k log1p(beta - 1))`` (spec 1.2): ``l - 1 + beta^k``, accurate for beta near 1."""
+    return lower + np.expm1(np.asarray(k, dtype=float) * math.log1p(beta - 1.0))
+
+
+def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None) -> int:
+    """First k with ``g_k >= upper`` (spec 1.2; data-independent), or the step cap when ``upper`` is
+    infinite (or the span overflows). A user ``max_steps`` caps it further."""
+    cap = default_max_steps(beta) if max_steps is None else int(max_steps)
+    span = upper - lower + 1.0
+    if not math.isfinite(upper) or not math.isfinite(span):
+        return cap
+    k = max(1, int(math.ceil(math.log(span) / math.log1p(beta - 1.0))))
+    # floating point: make it exactly the first k with g_k >= upper
+    while k > 1 and float(grid(lower, k - 1, beta)) >= upper:
+        k -= 1
+    while float(grid(lower, k, beta)) < upper:
+        k += 1
+    return min(k, cap)
+
+
+def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
+    """Per-quantile noise scales (spec 1.5) -> (kind, scale_thr, scale_step, cost rows).
+
+    cost rows: [(part, {"eps": ...} or {"rho": ...}, note)] for the threshold and the steps.
+    """
+    if (eps is None) == (rho is None):
+        raise ValueError("give exactly one of eps (pure DP) or rho (zCDP) for the quantile search")
+    if quantile_noise not in _KINDS:
+        raise ValueError("quantile_noise must be 'exponential', 'laplace' or 'gaussian'")
+    if eps is not None:
+        if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps)
+                                         and eps > 0):
+            raise ValueError("eps of the quantile search must be a finite number > 0")
+        if quantile_noise == "gaussian":
+            raise ValueError("quantile_noise='gaussian' is a zCDP mechanism: give rho, not eps")
+        b = 2.0 / float(eps)                       # eps_thr = eps_step = eps/2 (spec 1.5a)
+        half = {"eps": float(eps) / 2.0}
+        return quantile_noise, b, b, [("threshold", half, None), ("steps", half, None)]
+    if isinstance(rho, bool) or not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho)
+                                     and rho > 0):
+        raise ValueError("rho of the quantile search must be a finite number > 0")
+    rho = float(rho)
+    if quantile_noise == "gaussian":
+        sd = 1.0 / math.sqrt(rho / 2.0)            # Z ~ N(0, 1/rho_i), rho_i = rho/2 (spec 1.5c)
+        note = "charge from paper Lemma D.1 (numerical audit, unproven; spec 1.5c)"
+        return "gaussian", sd, sd, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
+    eps_q = math.sqrt(2.0 * rho)                   # eps_q-DP => eps_q^2/2 = rho zCDP (spec 1.5b)
+    b = 2.0 / eps_q
+    note = f"pure {eps_q:.6g}-DP search converted to zCDP (eps^2/2)"
+    return quantile_noise, b, b, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
+
+
+def _draw(noise, kind: str, scale: float, size=None):
+    if kind == "exponential":
+        return noise.exponential(scale, size)
+    if kind == "laplace":
+        return noise.laplace(scale, size)
+    return noise.gaussian(scale, size)
+
+
+def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, kind: str,
+               s_thr: float, s_step: float, noise, max_steps: int | None):
+    """UPQ_upper (spec 1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps)."""
+    n = sorted_x.shape[0]
+    kmax = k_max(lower, upper, beta, max_steps)
+    threshold = q * n + float(_draw(noise, kind, s_thr))
+    start = 1
+    while start <= kmax:
+        ks = np.arange(start, min(start + CHUNK, kmax + 1))
+        g = grid(lower, ks, beta)
+        counts = np.searchsorted(sorted_x, g, side="left")   # #{x_i < g_k}, against exactly g_k
+        hit = counts + _draw(noise, kind, s_step, ks.shape[0]) > threshold
+        if hit.any():
+            j = int(np.argmax(hit))
+            K = int(ks[j])
+            gk = float(g[j])
+            if gk > upper:
+                return float(upper), K, True, True, False
+            return gk, K, True, False, False
+        start += CHUNK
+    if math.isfinite(upper) and float(grid(lower, kmax, beta)) >= upper:
+        return float(upper), kmax, False, True, False
+    return float(grid(lower, kmax, beta)), kmax, False, False, True
+
+
+def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
+        beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
+        statistic: str = "quantile") -> QuantileResult:
+    """Unbounded private quantile of ``x`` at level ``q`` (spec winsorized_sa 1.2-1.7).
+
+    Parameters
+    ----------
+    x : 1-D array of finite numbers (n >= 1; n is public)
+    q : level in (0, 1). ``q >= 1/2`` searches up from ``lower`` (must be finite);
+        ``q < 1/2`` searches the negated data up from ``-upper`` (``upper`` must be finite).
+    lower, upper : public bounds (``lower < upper``); the result is always in [lower, upper].
+    eps / rho : the budget of this one quantile, exactly one of them: pure eps-DP (split equally
+        between threshold and steps, ``b = 2/eps``) or rho-zCDP (spec 1.5b/c).
+    noise, ledger : the fit's NoiseSource and Ledger; two ledger rows are added
+        (``"<statistic>: threshold"``, ``"<statistic>: steps"``), sensitivity 1 (count queries).
+    beta : grid ratio > 1 (default 1.001, spec 1.1). A UserWarning for beta > 1.1 (coarse grid).
+    quantile_noise : "exponential" (default, spec 1.1), "laplace" (Lyu-Su-Li 2017) or, with rho,
+        "gaussian" (spec 1.5c, unproven charge).
+    max_steps : cap on grid steps (default ``floor(700/log(beta))`` when ``upper`` is infinite).
+
+    Errors are raised before anything is added to the ledger; messages never quote data values.
+    """
+    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not (0 < q < 1):
+        raise ValueError("q must be a number strictly between 0 and 1")
+    q = float(q)
+    lower, upper = float(lower), float(upper)
+    if math.isnan(lower) or math.isnan(upper) or not lower < upper:
+        raise ValueError("the quantile search needs lower < upper")
+    if not (isinstance(beta, (int, float, np.floating)) and math.isfinite(beta) and beta > 1):
+        raise ValueError("beta must be a finite number > 1")
+    if max_steps is not None and (isinstance(max_steps, bool) or int(max_steps) != max_steps
+                                  or max_steps < 1):
+        raise ValueError("max_steps must be a positive integer")
+    if q >= 0.5 and not math.isfinite(lower):
+        raise ValueError("a quantile with q >= 1/2 needs a finite lower bound (the search walks up from it)")
+    if q < 0.5 and not math.isfinite(upper):
+        raise ValueError("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
+    kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
+    arr = np.asarray(x, dtype=float).ravel()
+    if arr.shape[0] < 1:
+        raise ValueError("the quantile search needs at least one value")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("the quantile search needs finite values (missing or infinite values found)")
+    notes = []
+    if beta > 1.1:
+        msg = "beta > 1.1 makes the quantile grid very coarse"
+        warnings.warn(msg, UserWarning, stacklevel=2)
+        notes.append(msg)
+
+    mech = {"exponential": "exponential_svt", "laplace": "laplace_svt", "gaussian": "gaussian_svt"}[kind]
+    for part, cost, note in costs:
+        scale = s_thr if part == "threshold" else s_step
+        ledger.add(LedgerEntry(statistic=f"{statistic}: {part}", mechanism=mech, sensitivity=1.0,
+                               noise_scale=float(scale), note=note, **cost))
+
+    if q >= 0.5:
+        srt = np.sort(arr)
+        val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, kind, s_thr, s_step,
+                                                     noise, max_steps)
+        estimate = max(val, lower)
+    else:
+        srt = np.sort(-arr)
+        val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, kind, s_thr,
+                                                     s_step, noise, max_steps)
+        estimate = min(-val, upper)
+    near = bool(stopped and K <= NEAR_BOUND_STEPS)
+    return QuantileResult(estimate=float(estimate), q=q, steps=int(K), stopped=bool(stopped),
+                          clamped=bool(clamped), near_bound=near, reached_max_steps=bool(maxed),
+                          noise_kind=kind, eps=None if eps is None else float(eps),
+                          rho=None if rho is None else float(rho), warnings=notes)
+
+
+def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str = "exponential",
+                   width: float = 60.0) -> np.ndarray:
+    """Exact distribution of the stopping index for given counts (test and audit helper, spec 6 T4).
+
+    ``P(K = k) = int p_T(t) prod_{i<k} P(c_i + Z_i <= t) P(c_k + Z_k > t) dt`` with ``T = qn + Z_0``;
+    the last entry is ``P(not stopped)``. Integrated piecewise between the kinks at the counts.
+    Exponential or Laplace noise only.
+    """
+    from scipy import integrate
+
+    c = np.asarray(counts, dtype=float)
+    if kind == "exponential":
+        def pdf_t(t):
+            z = t - qn
+            return math.exp(-z / b_thr) / b_thr if z >= 0 else 0.0
+
+        def cdf(z):
+            return -math.expm1(-z / b_step) if z > 0 else 0.0
+        lo_t, hi_t = qn, qn + width * b_thr
+    elif kind == "laplace":
+        def pdf_t(t):
+            return math.exp(-abs(t - qn) / b_thr) / (2 * b_thr)
+
+        def cdf(z):
+            return 1 - 0.5 * math.exp(-z / b_step) if z >= 0 else 0.5 * math.exp(z / b_step)
+        lo_t, hi_t = qn - width * b_thr, qn + width * b_thr
+    else:
+        raise ValueError("exact_stop_pmf supports exponential and laplace noise")
+
+    def integrand(t, k):
+        p = pdf_t(t)
+        for i in range(k):
+            p *= cdf(t - c[i])
+        if k < len(c):
+            p *= 1.0 - cdf(t - c[k])
+        return p
+
+    pts = sorted({float(v) for v in c if lo_t < v < hi_t} | {qn})
+    edges = [lo_t] + [p for p in pts if lo_t < p < hi_t] + [hi_t]
+    out = np.zeros(len(c) + 1)
+    for k in range(len(c) + 1):
+        tot = 0.0
+        for a, b in zip(edges[:-1], edges[1:]):
+            val, _ = integrate.quad(integrand, a, b, args=(k,), epsabs=0.0, epsrel=1e-13, limit=200)
+            tot += val
+        out[k] = tot
+    return out
