@@ -1,0 +1,937 @@
+"""DPFit (the result of dp_lm / dp_glm) and its R-like Summary.
+
+A DPFit is built from a :class:`~dpreg.release.Release` (released values and public facts only), the
+fit's :class:`~dpreg.design.contract.PublicDesign` (no data) and its PrivacyStatement. Everything it
+shows is either public (declared, n under replace-one) or released through the ledger, or
+post-processing of those (AdaSSP spec 6.4, 6.6, 6.7):
+
+* standard errors are sqrt(diag V) of the noise-aware covariance V of the release;
+* z = beta / SE, p = 2 Phi(-|z|), Wald intervals beta +/- z_{1-a/2} SE (normal reference, spec 6.4),
+  or the release's percentile-bootstrap intervals / replicates when the method provides them (spec 6.5);
+* the noise share of coefficient j is diag(V_priv)_j / diag(V)_j;
+* instead of an F test, the noise-aware Wald chi-square of "all non-intercept coefficients are 0"
+  (spec 6.6): W = b_S' V_SS^{-1} b_S on |S| degrees of freedom;
+* DP residual standard error and DP R-squared only when the method released them (R-squared printed
+  clamped to [0, 1], raw value kept in ``to_dict()``).
+
+Never computed, shown or stored (spec 6.7): residual quantiles, residuals or fitted values of the
+training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage, logLik/AIC/BIC.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import DPRegError
+from ..release import Release
+from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
+                     from_plain_array, is_missing, stars, to_plain)
+from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown,
+                     render_text)
+
+#: layout version of DPFit.to_dict() (bump when keys change meaning)
+DICT_FORMAT = "dpreg.DPFit/1"
+
+#: plain-words name of each method for the first summary line
+METHOD_DESCRIPTIONS = {
+    "adassp": "AdaSSP, Gaussian-DP calibration",
+    "boosted_adassp": "BoostedAdaSSP",
+    "isp": "insufficient statistics perturbation",
+    "tukey": "TukeyEM",
+    "dpgd": "DP gradient descent",
+    "subsample_aggregate": "subsample-and-aggregate, private modified winsorized mean",
+    "ht_fw": "heavy-tailed DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 1]",
+    "ht_lasso": "heavy-tailed private LASSO [Hu, Ni, Xiao & Wang 2022, Alg. 2]",
+    "ht_iht": "truncated DP-IHT for sparse regression [Hu, Ni, Xiao & Wang 2022, Algs. 3-4]",
+    "ht_sparse": "heavy-tailed robust-gradient sparse learning [Hu, Ni, Xiao & Wang 2022, Alg. 5]",
+}
+
+_INTERCEPT_NAMES = ("Intercept", "(Intercept)")
+_NO_INFERENCE = "this method provides no standard errors"
+
+
+class NotReleasedError(DPRegError, AttributeError):
+    """Raised when asking for something a DP fit never holds (residuals, fitted values of the training
+    data). Also an AttributeError, so ``hasattr(fit, "residuals")`` is False."""
+
+
+class _PlainStatement:
+    """Stand-in for a PrivacyStatement rebuilt from a dict when the statement class cannot rebuild
+    itself (keeps the texts and numbers; used by DPFit.from_dict)."""
+
+    def __init__(self, d: dict, text: str | None = None):
+        self._d = dict(d or {})
+        self._text = text
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._d[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to_dict(self):
+        return dict(self._d)
+
+    def __str__(self):
+        if self._text:
+            return self._text
+        eps, delta = self._d.get("eps"), self._d.get("delta")
+        return f"Privacy: (eps = {format_number(eps)}, delta = {format_number(delta)})"
+
+
+def _z_quantile(level: float) -> float:
+    _check_level(level)
+    return float(stats.norm.ppf(0.5 + level / 2.0))
+
+
+def _check_level(level):
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not (0 < level < 1):
+        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+
+
+def _num(x):
+    return None if x is None else float(x)
+
+
+class DPFit:
+    """Result of :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`. See API.md for the members.
+
+    Holds the released values (coefficients in original units, noise-aware covariance, released sigma
+    and R-squared), the public design (terms, formula, declared schema; no data) and the privacy
+    statement. Nothing in it was computed from the data except through releases counted in
+    ``privacy``; residuals and fitted values of the training data do not exist.
+    """
+
+    def __init__(self, release: Release, *, public=None, privacy=None, formula: str | None = None,
+                 method: str | None = None, options: dict | None = None, auto: bool = False):
+        coef = np.asarray(release.coef, dtype=float).ravel()
+        terms = list(public.terms) if public is not None else list(release.facts.get("terms", []))
+        if not terms:
+            terms = [f"b{j}" for j in range(coef.size)]
+        if len(terms) != coef.size:
+            raise ValueError("internal: the release has a different number of coefficients than terms")
+        self._release = release
+        self._public = public
+        self._privacy = privacy
+        self._terms = terms
+        self._formula = formula if formula is not None else getattr(public, "formula", None)
+        self._method = method or release.method
+        self._options = dict(options or {})
+        self._auto = bool(auto)
+
+    # ---- construction ------------------------------------------------------------------------
+    @classmethod
+    def from_release(cls, release: Release, *, public, privacy, formula, method, options=None,
+                     auto=False) -> "DPFit":
+        """Called by :mod:`dpreg.api` after an estimator returned its Release."""
+        return cls(release, public=public, privacy=privacy, formula=formula, method=method,
+                   options=options, auto=auto)
+
+    # ---- public facts --------------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        return self._method
+
+    @property
+    def formula(self) -> str | None:
+        return self._formula
+
+    @property
+    def terms(self) -> list[str]:
+        return list(self._terms)
+
+    @property
+    def options(self) -> dict:
+        return dict(self._options)
+
+    @property
+    def auto(self) -> bool:
+        """True when ``method="auto"`` chose the method."""
+        return self._auto
+
+    @property
+    def privacy(self):
+        return self._privacy
+
+    @property
+    def family(self) -> str:
+        return getattr(self._public, "family", None) or ("binomial" if self._release.link == "logit"
+                                                         else "gaussian")
+
+    @property
+    def link(self) -> str:
+        return self._release.link
+
+    @property
+    def _add_remove(self) -> bool:
+        nb = getattr(self._privacy, "neighbours", None) if self._privacy is not None else None
+        return nb is not None and "add" in str(nb).lower()
+
+    @property
+    def nobs(self):
+        """Number of rows (public under replace-one). Under add/remove neighbours n is not public:
+        the released DP estimate of n (rounded) when the method released one, else None."""
+        if self._add_remove:
+            n_hat = self._release.facts.get("n_hat")
+            return None if n_hat is None else int(round(float(n_hat)))
+        n = getattr(self._public, "n", None)
+        if n is None:
+            n = self._release.facts.get("n")
+        return None if n is None else int(n)
+
+    @property
+    def outcome(self) -> str | None:
+        return getattr(self._public, "outcome", None)
+
+    @property
+    def inference_note(self) -> str | None:
+        return self._release.inference_note
+
+    @property
+    def has_inference(self) -> bool:
+        v = self._release.vcov
+        return v is not None and bool(np.any(np.isfinite(np.diag(np.asarray(v, float)))))
+
+    @property
+    def sigma(self) -> float | None:
+        """DP residual standard error (released), original units; None when not released."""
+        return _num(self._release.sigma)
+
+    @property
+    def df_resid(self):
+        if self._release.df_resid is not None:
+            return self._release.df_resid
+        if self._release.sigma is not None and self.nobs is not None:
+            return self.nobs - len(self._terms)
+        return None
+
+    @property
+    def r_squared(self) -> float | None:
+        """DP R-squared clamped to [0, 1] (spec 6.7); the raw value is ``r_squared_raw``."""
+        r = self._release.r_squared
+        return None if r is None or not np.isfinite(r) else float(min(1.0, max(0.0, r)))
+
+    @property
+    def r_squared_raw(self) -> float | None:
+        return _num(self._release.r_squared)
+
+    @property
+    def adj_r_squared(self) -> float | None:
+        """DP adjusted R-squared clamped to [0, 1]: the released one, or
+        1 - (1 - R^2)(n - 1)/(n - d) from the raw DP R-squared (post-processing)."""
+        raw = self.adj_r_squared_raw
+        return None if raw is None or not np.isfinite(raw) else float(min(1.0, max(0.0, raw)))
+
+    @property
+    def adj_r_squared_raw(self) -> float | None:
+        if self._release.adj_r_squared is not None:
+            return float(self._release.adj_r_squared)
+        r, n, d = self._release.r_squared, self.nobs, len(self._terms)
+        if r is None or n is None or n - d <= 0:
+            return None
+        return float(1 - (1 - r) * (n - 1) / (n - d))
+
+    @property
+    def tuning(self) -> dict:
+        return dict(self._release.tuning)
+
+    @property
+    def facts(self) -> dict:
+        return dict(self._release.facts)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._release.warnings)
+
+    @property
+    def public(self):
+        """The public design (terms, formula, declared schema, column intervals). No data."""
+        return self._public
+
+    # ---- what a DP fit never holds --------------------------------------------------------------
+    @property
+    def residuals(self):
+        raise NotReleasedError(
+            "residuals of the training data are not available: each one is a function of one person's "
+            "record and would expose it; use fit.sigma (DP residual standard error) or predict() on "
+            "new data")
+
+    @property
+    def fitted(self):
+        raise NotReleasedError(
+            "fitted values of the training data are not available: together with the data they would "
+            "expose individual records; use predict() on new data")
+
+    fitted_values = fitted
+    resid = residuals
+
+    # ---- coefficients and inference -----------------------------------------------------------
+    @property
+    def coef(self) -> pd.Series:
+        return pd.Series(np.asarray(self._release.coef, float).copy(), index=self.terms, name="coef")
+
+    def _vcov_array(self) -> np.ndarray | None:
+        v = self._release.vcov
+        return None if v is None else np.asarray(v, dtype=float)
+
+    def vcov(self) -> pd.DataFrame:
+        """Noise-aware covariance (original units). All NaN when the method offers no inference
+        (reason in ``inference_note``)."""
+        v = self._vcov_array()
+        d = len(self._terms)
+        if v is None:
+            v = np.full((d, d), np.nan)
+        return pd.DataFrame(v.copy(), index=self.terms, columns=self.terms)
+
+    @property
+    def std_errors(self) -> pd.Series:
+        v = self._vcov_array()
+        if v is None:
+            se = np.full(len(self._terms), np.nan)
+        else:
+            dg = np.diag(v).copy()
+            se = np.where(dg >= 0, np.sqrt(np.where(dg >= 0, dg, 0.0)), np.nan)
+        return pd.Series(se, index=self.terms, name="std_error")
+
+    @property
+    def noise_share(self) -> pd.Series:
+        """Share of each coefficient's variance due to privacy noise: diag(V_priv)/diag(V) (spec 6.4)."""
+        v, vp = self._vcov_array(), self._release.vcov_privacy
+        d = len(self._terms)
+        if v is None or vp is None:
+            share = np.full(d, np.nan)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share = np.diag(np.asarray(vp, float)) / np.diag(v)
+            share = np.where(np.isfinite(share), share, np.nan)
+        return pd.Series(share, index=self.terms, name="noise_share")
+
+    def z_values(self) -> pd.Series:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = self.coef.to_numpy() / self.std_errors.to_numpy()
+        return pd.Series(z, index=self.terms, name="z_value")
+
+    def p_values(self) -> pd.Series:
+        z = self.z_values().to_numpy()
+        return pd.Series(2.0 * stats.norm.sf(np.abs(z)), index=self.terms, name="p_value")
+
+    @property
+    def ci_method(self) -> str:
+        """How conf_int() builds intervals: "bootstrap percentile", "wald z" or "not available"."""
+        r = self._release
+        if r.ci is not None or r.ci_draws is not None:
+            return "bootstrap percentile"
+        return "wald z" if self.has_inference else "not available"
+
+    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
+        """Confidence intervals with columns ``lower``, ``upper``.
+
+        The release's own intervals when computed at this level (percentile bootstrap, spec 6.5),
+        else percentiles of its bootstrap replicates, else Wald z intervals beta +/- z SE (spec 6.4).
+        NaN where the method offers no inference."""
+        _check_level(level)
+        r = self._release
+        d = len(self._terms)
+        if r.ci is not None and r.ci_level is not None and abs(float(r.ci_level) - level) < 1e-12:
+            ci = np.asarray(r.ci, float).reshape(d, 2)
+        elif r.ci_draws is not None and np.asarray(r.ci_draws).size:
+            draws = np.asarray(r.ci_draws, float)
+            alpha = 1.0 - level
+            ci = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0).T
+        else:
+            z = _z_quantile(level)
+            b, se = self.coef.to_numpy(), self.std_errors.to_numpy()
+            ci = np.column_stack([b - z * se, b + z * se])
+        return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
+
+    def _slopes(self) -> list[int]:
+        return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES]
+
+    def wald_test(self) -> dict:
+        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (spec 6.6).
+
+        Returns ``{"statistic", "df", "p_value", "note"}``; statistic/p_value are None with a plain
+        reason in ``note`` when it cannot be computed."""
+        S = self._slopes()
+        out = {"statistic": None, "df": len(S), "p_value": None, "note": None}
+        v = self._vcov_array()
+        if not S:
+            out["note"] = "no coefficients other than the intercept"
+            return out
+        if v is None:
+            out["note"] = "not available: " + (self.inference_note or _NO_INFERENCE)
+            return out
+        vss = v[np.ix_(S, S)]
+        if not np.all(np.isfinite(vss)):
+            out["note"] = "not available: covariances between coefficients are not estimated by this method"
+            return out
+        b = np.asarray(self._release.coef, float)[S]
+        try:
+            c = np.linalg.cholesky(vss)
+        except np.linalg.LinAlgError:
+            out["note"] = "not available: the covariance of the coefficients is not positive definite"
+            return out
+        w_half = np.linalg.solve(c, b)
+        w = float(w_half @ w_half)
+        out["statistic"] = w
+        out["p_value"] = float(stats.chi2.sf(w, len(S)))
+        return out
+
+    # ---- prediction -----------------------------------------------------------------------------
+    def _new_model_matrix(self, newdata):
+        if self._public is None or not hasattr(self._public, "model_matrix"):
+            raise DPRegError("this fit cannot build model matrices for new data (no public design)")
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        if not isinstance(newdata, pd.DataFrame):
+            raise TypeError("newdata must be a pandas DataFrame (or a dict of columns)")
+        res = self._public.model_matrix(newdata)
+        outside = None
+        if isinstance(res, tuple):
+            res, outside = res[0], res[1]
+        elif hasattr(self._public, "outside_ranges"):
+            outside = self._public.outside_ranges(newdata)
+        X = np.asarray(res.to_numpy() if hasattr(res, "to_numpy") else res, dtype=float)
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        if X.shape[1] != len(self._terms):
+            raise DPRegError("internal: the model matrix of newdata has a different number of columns "
+                             "than the fit's terms")
+        self._warn_outside(outside)
+        if self._release.row_transform is not None:
+            from ..design.scaling import apply_row_transform
+            X = np.asarray(apply_row_transform(X, self._release.row_transform), dtype=float)
+        return X, newdata.index
+
+    @staticmethod
+    def _warn_outside(outside):
+        """Warn (naming columns, never values) when new rows leave the fit's public ranges."""
+        if outside is None:
+            return
+        cols = None
+        if isinstance(outside, (bool, np.bool_)):
+            hit = bool(outside)
+        elif isinstance(outside, dict):
+            cols = [str(k) for k, v in outside.items() if np.any(v)]
+            hit = bool(cols)
+        elif isinstance(outside, (list, tuple, set)) and all(isinstance(c, str) for c in outside):
+            cols = sorted(outside)
+            hit = bool(cols)
+        else:
+            hit = bool(np.any(np.asarray(outside)))
+        if hit:
+            where = f" of column(s) {', '.join(cols)}" if cols else ""
+            warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
+                          f"with; these predictions extrapolate", UserWarning, stacklevel=3)
+
+    def predict(self, newdata, interval=None, level: float = 0.95, type: str = "response"):
+        """Predictions for new data.
+
+        interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
+                   ``upper`` with se_fit = sqrt(x0' V x0) (spec 6.7); "prediction" adds the released
+                   residual variance sigma^2 (gaussian fits only).
+        type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
+                   function) or "link" (linear predictor).
+        Values outside the fit's public ranges are not clamped; a warning names the columns.
+        """
+        if interval in ("none",):
+            interval = None
+        if interval not in (None, "confidence", "prediction"):
+            raise ValueError("interval must be None, 'confidence' or 'prediction'")
+        if type not in ("response", "link"):
+            raise ValueError("type must be 'response' or 'link'")
+        logit = self._release.link == "logit"
+        if interval == "prediction" and logit:
+            raise ValueError("prediction intervals are defined for linear regression (dp_lm) only; "
+                             "use interval='confidence' for a logistic fit")
+        _check_level(level)
+        X, index = self._new_model_matrix(newdata)
+        b = np.asarray(self._release.coef, float)
+        eta = X @ b
+
+        def response(x):
+            return stats.logistic.cdf(x) if (logit and type == "response") else x
+
+        if interval is None:
+            return pd.Series(response(eta), index=index, name="fit")
+        v = self._vcov_array()
+        if v is None:
+            raise DPRegError("intervals are not available for this fit: "
+                             + (self.inference_note or _NO_INFERENCE))
+        if not np.all(np.isfinite(v)):
+            raise DPRegError("intervals for predictions are not available for this fit: the method "
+                             "does not estimate covariances between coefficients")
+        var = np.einsum("ij,jk,ik->i", X, v, X)
+        se_fit = np.sqrt(np.maximum(var, 0.0))
+        if interval == "prediction":
+            if self.sigma is None:
+                raise DPRegError("prediction intervals need a DP residual standard error, which this "
+                                 "method did not release; use interval='confidence'")
+            se = np.sqrt(se_fit ** 2 + self.sigma ** 2)
+        else:
+            se = se_fit
+        z = _z_quantile(level)
+        out = pd.DataFrame({"fit": response(eta), "lower": response(eta - z * se),
+                            "upper": response(eta + z * se)}, index=index)
+        return out
+
+    # ---- summaries and printing ----------------------------------------------------------------
+    def summary(self, level: float = 0.95) -> "Summary":
+        return Summary(self, level=level)
+
+    @property
+    def description(self) -> str:
+        d = self._release.facts.get("description")
+        if isinstance(d, str) and d:
+            return d
+        return METHOD_DESCRIPTIONS.get(self._method, self._method)
+
+    @property
+    def title(self) -> str:
+        kind = "DP logistic regression" if self._release.link == "logit" else "DP linear regression"
+        mode = self._release.facts.get("mode")
+        extra = f", {mode} mode" if isinstance(mode, str) and mode else ""
+        return f"{kind} ({self.description}){extra}"
+
+    @property
+    def call(self) -> str:
+        fn = "dp_glm" if self._release.link == "logit" else "dp_lm"
+        parts = [f"formula = {self._formula}"]
+        if fn == "dp_glm":
+            parts.append("family = binomial")
+        p = self._privacy
+        if p is not None:
+            if getattr(p, "eps", None) is not None:
+                parts.append(f"eps = {format_number(p.eps, 6)}")
+            if getattr(p, "delta", None) is not None:
+                parts.append(f"delta = {format_number(p.delta, 6)}")
+        parts.append(f'method = "{self._method}"')
+        return f"{fn}({', '.join(parts)})"
+
+    def _privacy_first_line(self) -> str:
+        if self._privacy is None:
+            return "Privacy: statement not available"
+        return str(self._privacy).strip().splitlines()[0] if str(self._privacy).strip() else ""
+
+    def __str__(self) -> str:
+        """Like R's print.lm: Call and the coefficient vector, plus the one-line privacy label."""
+        b = self.coef
+        vals = format_column(b.to_numpy(), digits=4)
+        names = list(b.index)
+        widths = [max(len(n), len(v)) for n, v in zip(names, vals)]
+        lines = ["", self.title, "Call:", self.call, "", "Coefficients:"]
+        row_n, row_v, used = [], [], 0
+        for n, v, w in zip(names, vals, widths):
+            if row_n and used + w + 2 > 80:
+                lines += ["  ".join(row_n), "  ".join(row_v)]
+                row_n, row_v, used = [], [], 0
+            row_n.append(n.rjust(w))
+            row_v.append(v.rjust(w))
+            used += w + 2
+        if row_n:
+            lines += ["  ".join(row_n), "  ".join(row_v)]
+        lines += ["", self._privacy_first_line(), ""]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    # ---- plain-type exchange ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Everything the R package (and JSON) needs, as plain Python types only (dict, list, str,
+        int, float, bool, None). Missing numbers (NaN, no inference, not released) are ``None``.
+
+        Keys: format, dpreg_version, title, call, method, method_description, auto, formula, family,
+        link, outcome, nobs, terms, coef, std_errors, vcov, vcov_privacy, noise_share, ci, ci_level,
+        ci_draws, ci_method, inference_note, sigma, df_resid, r_squared, adj_r_squared (clamped to
+        [0, 1]), r_squared_raw, adj_r_squared_raw, tuning ({name: {value, origin}}), facts, warnings,
+        row_transform, options, coef_table (columns term, estimate, std_error, statistic, p_value,
+        conf_low, conf_high, noise_share, stars, and conf_level), wald ({statistic, df, p_value, note}),
+        privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
+        (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
+        """
+        from .. import __version__
+        r = self._release
+        ci95 = self.conf_int(0.95)
+        se = self.std_errors
+        p = self.p_values()
+        table = {
+            "term": self.terms,
+            "estimate": self.coef.tolist(),
+            "std_error": se.tolist(),
+            "statistic": self.z_values().tolist(),
+            "p_value": p.tolist(),
+            "conf_low": ci95["lower"].tolist(),
+            "conf_high": ci95["upper"].tolist(),
+            "noise_share": self.noise_share.tolist(),
+            "stars": [stars(x) for x in p],
+            "conf_level": 0.95,
+        }
+        out = {
+            "format": DICT_FORMAT,
+            "dpreg_version": __version__,
+            "title": self.title,
+            "call": self.call,
+            "method": self._method,
+            "method_description": self.description,
+            "auto": self._auto,
+            "formula": self._formula,
+            "family": self.family,
+            "link": r.link,
+            "outcome": self.outcome,
+            "nobs": self.nobs,
+            "terms": self.terms,
+            "coef": np.asarray(r.coef, float),
+            "std_errors": se.to_numpy(),
+            "vcov": r.vcov,
+            "vcov_privacy": r.vcov_privacy,
+            "noise_share": self.noise_share.to_numpy(),
+            "ci": r.ci,
+            "ci_level": r.ci_level,
+            "ci_draws": r.ci_draws,
+            "ci_method": self.ci_method,
+            "inference_note": r.inference_note,
+            "sigma": r.sigma,
+            "df_resid": self.df_resid,
+            "r_squared": self.r_squared,
+            "adj_r_squared": self.adj_r_squared,
+            "r_squared_raw": self.r_squared_raw,
+            "adj_r_squared_raw": self.adj_r_squared_raw,
+            "tuning": {k: {"value": v[0] if isinstance(v, (tuple, list)) else v,
+                           "origin": v[1] if isinstance(v, (tuple, list)) and len(v) > 1 else None}
+                       for k, v in r.tuning.items()},
+            "facts": r.facts,
+            "warnings": list(r.warnings),
+            "row_transform": r.row_transform,
+            "options": self._options,
+            "coef_table": table,
+            "wald": self.wald_test(),
+            "privacy": self._privacy.to_dict() if hasattr(self._privacy, "to_dict") else None,
+            "privacy_text": None if self._privacy is None else str(self._privacy),
+            "public": _public_to_dict(self._public),
+            "summary_text": str(self.summary()),
+            "print_text": str(self),
+        }
+        return to_plain(out)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DPFit":
+        """Rebuild a working fit (coefficients, inference, summary, predict) from ``to_dict()``."""
+        if not isinstance(d, dict) or "coef" not in d:
+            raise ValueError("from_dict expects the dict produced by DPFit.to_dict()")
+        fmt = d.get("format")
+        if fmt is not None and fmt != DICT_FORMAT:
+            raise ValueError(f"unsupported DPFit dict format {fmt!r} (this dpreg reads {DICT_FORMAT!r})")
+        rel = Release(
+            method=d["method"],
+            coef=from_plain_array(d["coef"]),
+            vcov=from_plain_array(d.get("vcov"), shape_2d=True),
+            vcov_privacy=from_plain_array(d.get("vcov_privacy"), shape_2d=True),
+            ci=from_plain_array(d.get("ci"), shape_2d=True),
+            ci_level=d.get("ci_level"),
+            ci_draws=from_plain_array(d.get("ci_draws"), shape_2d=True),
+            inference_note=d.get("inference_note"),
+            sigma=d.get("sigma"),
+            df_resid=d.get("df_resid"),
+            r_squared=d.get("r_squared_raw", d.get("r_squared")),
+            adj_r_squared=d.get("adj_r_squared_raw", d.get("adj_r_squared")),
+            tuning={k: (v.get("value"), v.get("origin")) if isinstance(v, dict) else (v, None)
+                    for k, v in (d.get("tuning") or {}).items()},
+            facts=dict(d.get("facts") or {}),
+            warnings=list(d.get("warnings") or []),
+            link=d.get("link") or "identity",
+            row_transform=d.get("row_transform"),
+        )
+        public = _public_from_dict(d.get("public"))
+        privacy = _privacy_from_dict(d.get("privacy"), d.get("privacy_text"))
+        fit = cls(rel, public=public, privacy=privacy, formula=d.get("formula"), method=d["method"],
+                  options=d.get("options"), auto=bool(d.get("auto", False)))
+        if public is None:
+            fit._terms = list(d.get("terms") or fit._terms)
+        return fit
+
+
+def _public_to_dict(public):
+    if public is None:
+        return None
+    if hasattr(public, "to_dict"):
+        return public.to_dict()
+    # fallback while PublicDesign has no to_dict (plain fields; spec_state omitted)
+    schema = getattr(public, "schema", None)
+    return {"formula": public.formula, "outcome": public.outcome, "terms": list(public.terms),
+            "has_intercept": bool(public.has_intercept),
+            "column_lower": np.asarray(public.column_lower, float),
+            "column_upper": np.asarray(public.column_upper, float),
+            "factor_blocks": [list(map(int, b)) for b in public.factor_blocks],
+            "outcome_interval": public.outcome_interval,
+            "schema": schema.to_dict() if hasattr(schema, "to_dict") else None,
+            "n": int(public.n), "family": public.family, "outcome_levels": public.outcome_levels}
+
+
+def _public_from_dict(d):
+    if d is None:
+        return None
+    from ..design.contract import PublicDesign
+    if hasattr(PublicDesign, "from_dict"):
+        return PublicDesign.from_dict(d)
+    from ..design.schema import Schema, VariableSchema
+    sd = d.get("schema") or {}
+    schema = Schema(variables={k: VariableSchema(**v) for k, v in (sd.get("variables") or {}).items()},
+                    outcome=sd.get("outcome"), leaks=list(sd.get("leaks") or []),
+                    private=sd.get("private", True))
+    oi = d.get("outcome_interval")
+    return PublicDesign(formula=d["formula"], outcome=d["outcome"], terms=list(d["terms"]),
+                        has_intercept=d["has_intercept"],
+                        column_lower=from_plain_array(d["column_lower"]),
+                        column_upper=from_plain_array(d["column_upper"]),
+                        factor_blocks=[list(b) for b in d["factor_blocks"]],
+                        outcome_interval=None if oi is None else tuple(oi), schema=schema, n=d["n"],
+                        family=d.get("family", "gaussian"), outcome_levels=d.get("outcome_levels"))
+
+
+def _privacy_from_dict(d, text=None):
+    if d is None:
+        return None if text is None else _PlainStatement({}, text)
+    try:
+        from ..privacy.statement import PrivacyStatement
+    except ImportError:
+        PrivacyStatement = None
+    if PrivacyStatement is not None and hasattr(PrivacyStatement, "from_dict"):
+        return PrivacyStatement.from_dict(d)
+    return _PlainStatement(d, text)
+
+
+# ==================================================================================================
+class Summary:
+    """R-like summary of a DPFit (AdaSSP spec 6.7). ``str()`` prints the block; ``coef_table`` is a
+    DataFrame; ``to_markdown()``, ``to_latex()`` (booktabs), ``to_html()`` export it together with the
+    privacy statement."""
+
+    def __init__(self, fit: DPFit, level: float = 0.95):
+        _check_level(level)
+        self.fit = fit
+        self.level = float(level)
+        self.lower_label = format_percent_label((1 - level) / 2)
+        self.upper_label = format_percent_label(1 - (1 - level) / 2)
+
+    # ---- numbers -------------------------------------------------------------------------------
+    @property
+    def has_inference(self) -> bool:
+        return self.fit.has_inference
+
+    @property
+    def coef_table(self) -> pd.DataFrame:
+        """Estimate, Std. Error, z value, Pr(>|z|), the two CI bounds and the noise share; NaN where
+        not available."""
+        f = self.fit
+        ci = f.conf_int(self.level)
+        return pd.DataFrame({
+            "Estimate": f.coef, "Std. Error": f.std_errors, "z value": f.z_values(),
+            "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],
+            "Noise share": f.noise_share}, index=f.terms)
+
+    @property
+    def stars(self) -> pd.Series:
+        return pd.Series([stars(p) for p in self.fit.p_values()], index=self.fit.terms, name="stars")
+
+    @property
+    def wald(self) -> dict:
+        return self.fit.wald_test()
+
+    # ---- cells ------------------------------------------------------------------------------------
+    def _cells(self, *, with_stars=True):
+        """(headers, rows) of the coefficient table as formatted strings."""
+        t = self.coef_table
+        terms = list(t.index)
+        if not self.has_inference:
+            est = format_column(t["Estimate"].to_numpy())
+            return ["", "Estimate"], [[n, e] for n, e in zip(terms, est)]
+        cols = {
+            "Estimate": format_column(t["Estimate"].to_numpy()),
+            "Std. Error": format_column(t["Std. Error"].to_numpy()),
+            "z value": [("NA" if is_missing(z) else f"{z:.3f}") for z in t["z value"]],
+            "Pr(>|z|)": [format_pvalue(p) for p in t["Pr(>|z|)"]],
+            self.lower_label: format_column(t[self.lower_label].to_numpy()),
+            self.upper_label: format_column(t[self.upper_label].to_numpy()),
+        }
+        headers = ["", "Estimate", "Std. Error", "z value", "Pr(>|z|)"]
+        if with_stars:
+            headers.append("")
+        headers += [self.lower_label, self.upper_label]
+        show_share = bool(np.any(np.isfinite(t["Noise share"].to_numpy())))
+        if show_share:
+            headers.append("Noise share")
+            cols["Noise share"] = [("NA" if is_missing(s) else f"{s:.2f}") for s in t["Noise share"]]
+        st = list(self.stars)
+        rows = []
+        for i, n in enumerate(terms):
+            row = [n, cols["Estimate"][i], cols["Std. Error"][i], cols["z value"][i], cols["Pr(>|z|)"][i]]
+            if with_stars:
+                row.append(st[i])
+            row += [cols[self.lower_label][i], cols[self.upper_label][i]]
+            if show_share:
+                row.append(cols["Noise share"][i])
+            rows.append(row)
+        return headers, rows
+
+    def _n_line(self) -> str:
+        f = self.fit
+        if f._add_remove:
+            n = f.nobs
+            return ("n: not public under add/remove neighbours" if n is None
+                    else f"n = {n} (DP estimate)")
+        return f"n = {f.nobs} (public)"
+
+    def _tuning_line(self) -> str | None:
+        tun = self.fit.tuning
+        if not tun:
+            return None
+        parts = []
+        for k, v in tun.items():
+            value, origin = (v[0], v[1]) if isinstance(v, (tuple, list)) and len(v) > 1 else (v, None)
+            value_s = format_number(value) if isinstance(value, (int, float, np.number)) \
+                and not isinstance(value, bool) else str(value)
+            o = ""
+            if origin:
+                o = f" ({origin})" if len(str(origin)) <= 24 else " (default)"
+            parts.append(f"{k} = {value_s}{o}")
+        return "Tuning: " + ", ".join(parts)
+
+    def _facts_line(self) -> str | None:
+        parts = []
+        for k, v in self.fit.facts.items():
+            if k in ("description", "mode", "n", "n_hat", "terms"):
+                continue
+            if isinstance(v, bool):
+                parts.append(f"{k} = {'yes' if v else 'no'}")
+            elif isinstance(v, (int, float, np.number)):
+                parts.append(f"{k} = {format_number(v)}")
+            elif isinstance(v, str) and len(v) <= 40:
+                parts.append(f"{k} = {v}")
+        return ("Released/public facts: " + ", ".join(parts)) if parts else None
+
+    def _fit_lines(self) -> list[str]:
+        """sigma, R-squared and the Wald test lines (released values only)."""
+        f = self.fit
+        out = []
+        if f.sigma is not None:
+            df = f.df_resid
+            df_s = "NA" if df is None else format_number(df, 10)
+            out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom")
+        if f.r_squared is not None:
+            adj = f.adj_r_squared
+            out.append(f"DP R-squared:  {format_number(f.r_squared)},\tAdjusted R-squared:  "
+                       f"{format_number(adj)}")
+        if f.has_inference:
+            w = f.wald_test()
+            if w["statistic"] is not None:
+                out.append(f"Noise-aware Wald chi-square: {format_number(w['statistic'])} on {w['df']} DF,  "
+                           f"p-value: {format_pvalue(w['p_value'], floor_text='< 2.2e-16')}")
+            elif w["note"]:
+                out.append(f"Noise-aware Wald chi-square: {w['note']}")
+        not_rel = []
+        if f.sigma is None and f.link != "logit":
+            not_rel.append("residual standard error")
+        if f.r_squared is None and f.link != "logit":
+            not_rel.append("R-squared")
+        if not_rel:
+            out.append(f"Not released by this fit (no budget spent on them): {', '.join(not_rel)}")
+        return out
+
+    def _inference_lines(self) -> list[str]:
+        f = self.fit
+        if not f.has_inference:
+            note = f.inference_note or _NO_INFERENCE
+            if "standard error" in note.lower():
+                return [note]
+            return ["No standard errors or intervals are available for this fit: " + note]
+        out = []
+        if f.inference_note:
+            out.append(f"Inference note: {f.inference_note}")
+        if f.ci_method == "bootstrap percentile":
+            out.append("Intervals: parametric bootstrap percentile intervals; z and p from the "
+                       "noise-aware standard errors")
+        return out
+
+    def _privacy_text(self) -> str:
+        p = self.fit.privacy
+        return "Privacy: statement not available" if p is None else str(p).rstrip()
+
+    def _privacy_paragraph(self) -> str:
+        p = self.fit.privacy
+        if p is None:
+            return "Privacy statement not available."
+        if hasattr(p, "paragraph") and callable(p.paragraph):
+            return str(p.paragraph())
+        return " ".join(str(p).split())
+
+    # ---- text -----------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        f = self.fit
+        lines = [f.title, "", "Call:", f.call, ""]
+        for extra in (self._tuning_line(), self._facts_line()):
+            if extra:
+                lines.append(extra)
+        lines.append(self._privacy_text())
+        lines.append(self._n_line())
+        lines.append("")
+        headers, rows = self._cells()
+        if f.has_inference:
+            lines.append("Coefficients (noise-aware standard errors; z reference):")
+            lines.append(render_text(headers, rows))
+            lines += ["---", SIGNIF_LEGEND]
+        else:
+            lines.append("Coefficients (no standard errors, see below):")
+            lines.append(render_text(headers, rows))
+        lines.append("")
+        lines += self._fit_lines()
+        lines += self._inference_lines()
+        if f.warnings:
+            lines.append("Warnings:")
+            lines += [f"  * {w}" for w in f.warnings]
+        lines.append("")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _notes(self) -> list[str]:
+        f = self.fit
+        notes = [f"Call: {f.call}", self._n_line()]
+        notes += [x for x in (self._tuning_line(), self._facts_line()) if x]
+        notes += [x.replace("\t", " ") for x in self._fit_lines()]
+        notes += self._inference_lines()
+        if f.has_inference:
+            notes.append("Significance: *** p <= 0.001, ** p <= 0.01, * p <= 0.05, . p <= 0.1")
+        notes += [f"Warning: {w}" for w in f.warnings]
+        return notes
+
+    def to_markdown(self) -> str:
+        headers, rows = self._cells()
+        parts = [f"**{self.fit.title}**", render_markdown(headers, rows),
+                 markdown_paragraphs(self._notes()), f"*Privacy.* {self._privacy_paragraph()}"]
+        return "\n\n".join(parts) + "\n"
+
+    def to_html(self) -> str:
+        import html
+        headers, rows = self._cells()
+        return "\n".join([f"<p><strong>{html.escape(self.fit.title)}</strong></p>",
+                          render_html(headers, rows), html_paragraphs(self._notes()),
+                          html_paragraphs([f"Privacy. {self._privacy_paragraph()}"])]) + "\n"
+
+    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
+        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) followed by the notes and the
+        privacy statement paragraph."""
+        headers, rows = self._cells()
+        notes = self._notes() + [f"Privacy. {self._privacy_paragraph()}"]
+        return render_latex(headers, rows, caption=caption or self.fit.title, label=label,
+                            notes=notes) + "\n"
+
+    def to_dict(self) -> dict:
+        return self.fit.to_dict()
