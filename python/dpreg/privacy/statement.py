@@ -1,0 +1,334 @@
+"""PrivacyStatement: what a fit spent, under which definition, and what was public.
+
+Built by :func:`dpreg.privacy.accounting.compose_ledger` from the fit's ledger (public calibrations
+only) and the public Schema. Every number in a statement is public (declared by the user, or n) or
+a DP release counted in the ledger; ranges read from the data are reported by name only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["PrivacyStatement", "NEIGHBOURS_TEXT", "SEEDED_LABEL"]
+
+NEIGHBOURS_TEXT = {
+    "replace_one": "neighbouring datasets differ by replacing one row; n is public",
+    "add_remove": "neighbouring datasets differ by adding or removing one row; n is private",
+}
+NEIGHBOURS_SHORT = {"replace_one": "replace one row (n public)",
+                    "add_remove": "add/remove one row (n private)"}
+SEEDED_LABEL = "seeded: reproducible, not for release"
+NOT_PRIVATE_TEXT = ("this fit is NOT differentially private: variable ranges were read from the data "
+                    "(bounds='data', exploration only)")
+
+_SOURCE_TEXT = {"declared": "declared", "estimated": "estimated privately",
+                "data": "read from data (leak)", "categorical": "declared (pandas categories)",
+                None: "not needed"}
+_MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": "sparse vector (exponential)",
+               "exponential_mechanism": "exponential mechanism", "ptr": "propose-test-release",
+               "tukey_ptr_em": "propose-test-release + restricted exponential mechanism"}
+
+
+def _g(x, digits=4):
+    """Compact numeric format for public numbers ("1", "1e-06", "0.2367")."""
+    if x is None:
+        return "NA"
+    x = float(x)
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def _plain(v):
+    """Recursively convert to plain Python types (dict/list/str/float/int/bool/None)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    try:  # numpy scalars / arrays
+        import numpy as np
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        if isinstance(v, np.floating):
+            return float(v)
+        if isinstance(v, np.ndarray):
+            return _plain(v.tolist())
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:
+    """(ranges, private, leaks) from a Schema (or its to_dict()).
+
+    Declared ranges are public and reported with their values; privately estimated ranges are DP
+    releases (in the ledger) and reported with their released values; ranges read from the data are
+    reported by name only: their values are not released by this statement.
+    """
+    if schema is None:
+        return [], True, []
+    sd = schema.to_dict() if hasattr(schema, "to_dict") else dict(schema)
+    out = []
+    private = bool(sd.get("private", True))
+    outcome = sd.get("outcome")
+    for name, v in (sd.get("variables") or {}).items():
+        kind = v.get("kind")
+        row = {"variable": str(name), "kind": kind, "role": "outcome" if name == outcome else "predictor"}
+        if kind == "categorical":
+            src = v.get("levels_source")
+            row["source"] = {"declared": "declared", "categorical": "declared (pandas categories)",
+                             "data": "found in data (leak)"}.get(src, "not needed" if src is None
+                                                                else str(src))
+            # levels appear in coefficient names anyway; they are reported, marked by their source
+            row["levels"] = None if v.get("levels") is None else [str(x) for x in v["levels"]]
+            row["lower"] = row["upper"] = None
+        else:
+            src = v.get("bounds_source")
+            row["source"] = _SOURCE_TEXT.get(src, str(src))
+            if src == "data":
+                private = False
+                row["lower"] = row["upper"] = None   # never re-published here
+            else:
+                row["lower"] = None if v.get("lower") is None else float(v["lower"])
+                row["upper"] = None if v.get("upper") is None else float(v["upper"])
+            row["levels"] = None
+        out.append(row)
+    return out, private, [str(t) for t in (sd.get("leaks") or [])]
+
+
+@dataclass
+class PrivacyStatement:
+    """The privacy facts of one fit (API.md ``DPFit.privacy``).
+
+    eps, delta            : requested budget of the fit
+    eps_spent, delta_spent: what the ledger composes to (<= the request; delta_spent = 0 for pure DP)
+    mu                    : total Gaussian-DP mu when every costed release is Gaussian, else None
+    rho                   : total zCDP rho when exact (Gaussian / zCDP releases only), else None
+    definition            : "mu-GDP", "rho-zCDP", "eps-differential privacy (pure)" or
+                            "(eps, delta)-differential privacy"
+    neighbours            : "replace_one" or "add_remove"; ``neighbours_text`` is the plain sentence
+    ledger                : one dict per release (statistic, mechanism, sensitivity, noise_scale, mu,
+                            eps, delta, rho, share, note)
+    seeded                : True when the user fixed the seed ("reproducible, not for release")
+    leaks                 : texts of everything taken from the data without budget
+    ranges                : per variable: source (declared / estimated privately / read from data) and
+                            public or released values
+    private               : False when bounds were read from the data (the fit is then NOT DP)
+    components            : the composition by currency (mu_gaussian, rho_zcdp, eps_pure, ...)
+    notes                 : further plain sentences (e.g. from the estimator)
+    """
+    eps: float
+    delta: float
+    eps_spent: float
+    delta_spent: float
+    mu: float | None = None
+    rho: float | None = None
+    definition: str = "(eps, delta)-differential privacy"
+    neighbours: str = "replace_one"
+    ledger: list[dict] = field(default_factory=list)
+    seeded: bool = False
+    leaks: list[str] = field(default_factory=list)
+    ranges: list[dict] = field(default_factory=list)
+    private: bool = True
+    components: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    # ---- construction ---------------------------------------------------------------------------
+    @classmethod
+    def build(cls, *, eps, delta, eps_spent, delta_spent, mu=None, rho=None, definition, neighbours,
+              ledger, seeded, schema=None, leaks=None, notes=None, components=None) -> "PrivacyStatement":
+        ranges, private, schema_leaks = _ranges_from_schema(schema)
+        all_leaks = []
+        for t in list(schema_leaks) + [str(x) for x in (leaks or [])]:
+            if t not in all_leaks:
+                all_leaks.append(t)
+        return cls(eps=float(eps), delta=float(delta), eps_spent=float(eps_spent),
+                   delta_spent=float(delta_spent), mu=None if mu is None else float(mu),
+                   rho=None if rho is None else float(rho), definition=str(definition),
+                   neighbours=str(neighbours), ledger=_plain(list(ledger)), seeded=bool(seeded),
+                   leaks=all_leaks, ranges=ranges, private=bool(private),
+                   components=_plain(dict(components or {})), notes=[str(n) for n in (notes or [])])
+
+    # ---- views ----------------------------------------------------------------------------------
+    @property
+    def neighbours_text(self) -> str:
+        return NEIGHBOURS_TEXT.get(self.neighbours, str(self.neighbours))
+
+    @property
+    def seeded_label(self) -> str | None:
+        return SEEDED_LABEL if self.seeded else None
+
+    @property
+    def pure(self) -> bool:
+        return self.delta_spent == 0.0
+
+    def guarantee(self) -> str:
+        """The (eps, delta) guarantee in words, e.g. "(eps = 1, delta = 1e-06)-DP"."""
+        if self.pure:
+            return f"(eps = {_g(self.eps_spent)})-DP (pure, delta = 0)"
+        return f"(eps = {_g(self.eps_spent)}, delta = {_g(self.delta_spent)})-DP"
+
+    def _mechanism_counts(self) -> list[tuple[str, int, list[str]]]:
+        out: dict[str, list[str]] = {}
+        for row in self.ledger:
+            costed = any(row.get(k) is not None for k in ("mu", "eps", "rho"))
+            if not costed:
+                continue
+            m = _MECH_NAMES.get(row.get("mechanism"), str(row.get("mechanism")))
+            out.setdefault(m, []).append(str(row.get("statistic")))
+        return [(m, len(stats), stats) for m, stats in out.items()]
+
+    @staticmethod
+    def _list_stats(stats, limit=6):
+        if len(stats) <= limit:
+            return ", ".join(stats)
+        return ", ".join(stats[:limit]) + f", ... ({len(stats) - limit} more)"
+
+    def __str__(self) -> str:
+        head = f"Privacy: {self.guarantee()}, neighbours = {NEIGHBOURS_SHORT.get(self.neighbours, self.neighbours)}"
+        if self.mu is not None:
+            head += f", mu-GDP = {_g(self.mu)}"
+        elif self.rho is not None:
+            head += f", rho-zCDP = {_g(self.rho)}"
+        lines = [head]
+        if (abs(self.eps_spent - self.eps) > 1e-9 * max(self.eps, 1.0)
+                or abs(self.delta_spent - self.delta) > 1e-9 * max(self.delta, 1e-300)):
+            lines.append(f"  requested: eps = {_g(self.eps)}, delta = {_g(self.delta)}")
+        mechs = self._mechanism_counts()
+        if mechs:
+            parts = [f"{m} x{k} ({self._list_stats(s, 4)})" for m, k, s in mechs]
+            lines.append("  releases: " + "; ".join(parts))
+        else:
+            lines.append("  releases: none")
+        if self.ranges:
+            parts = []
+            for r in self.ranges:
+                if r["kind"] == "categorical":
+                    parts.append(f"{r['variable']} levels {r['source']}")
+                elif r["lower"] is not None and r["upper"] is not None:
+                    parts.append(f"{r['variable']} {r['source']} [{_g(r['lower'])}, {_g(r['upper'])}]")
+                else:
+                    parts.append(f"{r['variable']} {r['source']}")
+            lines.append("  ranges: " + "; ".join(parts))
+        if self.seeded:
+            lines.append("  " + SEEDED_LABEL)
+        for t in self.leaks:
+            lines.append("  leak: " + t)
+        if not self.private:
+            lines.append("  WARNING: " + NOT_PRIVATE_TEXT)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        extra = f", mu={_g(self.mu)}" if self.mu is not None else ""
+        return (f"PrivacyStatement(eps_spent={_g(self.eps_spent)}, delta_spent={_g(self.delta_spent)}, "
+                f"definition={self.definition!r}, neighbours={self.neighbours!r}{extra}, "
+                f"releases={len(self.ledger)}, seeded={self.seeded}, private={self.private})")
+
+    def paragraph(self) -> str:
+        """Sentences for a methods section, generated from this statement."""
+        s = []
+        if not self.private:
+            s.append("The estimates are NOT differentially private: the ranges of some variables were "
+                     "read from the data (exploration only).")
+        mechs = self._mechanism_counts()
+        if mechs:
+            parts = []
+            for m, k, stats in mechs:
+                noun = "release" if k == 1 else "releases"
+                parts.append(f"{k} {m} {noun} ({self._list_stats(stats)})")
+            mech_text = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+            lead = ("The model was fitted with differential privacy; the data" if self.private
+                    else "Apart from the ranges read from the data, the data")
+            s.append(f"{lead} were accessed only through {mech_text}, and everything reported was "
+                     f"computed from these releases.")
+        else:
+            s.append("No statistic of the data was released by this computation.")
+        if self.pure:
+            s.append(f"The total privacy loss is eps = {_g(self.eps_spent)} (pure differential privacy, "
+                     f"basic composition).")
+        else:
+            how = self.components.get("conversion") if self.components else None
+            txt = (f"The total privacy loss is (eps = {_g(self.eps_spent)}, delta = {_g(self.delta_spent)})"
+                   f"-differential privacy")
+            if self.mu is not None:
+                txt += (f"; all releases are Gaussian and compose exactly to mu = {_g(self.mu)} in Gaussian "
+                        f"differential privacy (Dong, Roth and Su 2022), converted to (eps, delta) exactly")
+            elif self.rho is not None:
+                txt += (f"; the releases compose to rho = {_g(self.rho)} in zero-concentrated differential "
+                        f"privacy, converted with the bound of Canonne, Kamath and Steinke (2020)")
+            elif how:
+                txt += f" ({how}; other releases by basic composition)"
+            s.append(txt + ".")
+        if self.neighbours == "replace_one":
+            s.append("Neighbouring datasets differ by replacing one row; the number of rows n is treated "
+                     "as public.")
+        else:
+            s.append("Neighbouring datasets differ by adding or removing one row; n is not treated as "
+                     "public.")
+        declared = [r["variable"] for r in self.ranges if r["source"].startswith("declared")]
+        estimated = [r["variable"] for r in self.ranges if r["source"] == "estimated privately"]
+        leaked = [("the levels of " if r["kind"] == "categorical" else "the range of ") + r["variable"]
+                  for r in self.ranges if "leak" in r["source"]]
+        if declared:
+            s.append("Declared public (not derived from the data): the formula, the budget, the "
+                     "hyperparameters and the ranges or levels of " + ", ".join(declared) + ".")
+        else:
+            s.append("Declared public (not derived from the data): the formula, the budget and the "
+                     "hyperparameters.")
+        if estimated:
+            s.append("The ranges of " + ", ".join(estimated) + " were estimated privately from a share of "
+                     "the budget (included above).")
+        if leaked:
+            s.append("Taken from the data without privacy protection: " + ", ".join(leaked) + ".")
+        for t in self.leaks:
+            if t not in " ".join(s):
+                s.append("Privacy leak: " + t.rstrip(".") + ".")
+        if self.seeded:
+            s.append("The random seed was fixed, so the noise is reproducible: these results are for "
+                     "checking only and must not be released.")
+        for n in self.notes:
+            s.append(n.rstrip(".") + ".")
+        return " ".join(s)
+
+    # ---- exchange -------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain Python types only (dict/list/str/float/int/bool/None)."""
+        return _plain({
+            "eps": self.eps, "delta": self.delta, "eps_spent": self.eps_spent,
+            "delta_spent": self.delta_spent, "mu": self.mu, "rho": self.rho,
+            "definition": self.definition, "neighbours": self.neighbours,
+            "neighbours_text": self.neighbours_text, "ledger": [dict(r) for r in self.ledger],
+            "seeded": self.seeded, "seeded_label": self.seeded_label, "leaks": list(self.leaks),
+            "ranges": [dict(r) for r in self.ranges], "private": self.private,
+            "components": dict(self.components), "notes": list(self.notes),
+            "summary": str(self), "paragraph": self.paragraph(),
+        })
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PrivacyStatement":
+        def f(x):
+            return None if x is None else float(x)
+        return cls(eps=float(d["eps"]), delta=float(d["delta"]), eps_spent=float(d["eps_spent"]),
+                   delta_spent=float(d["delta_spent"]), mu=f(d.get("mu")), rho=f(d.get("rho")),
+                   definition=str(d.get("definition", "(eps, delta)-differential privacy")),
+                   neighbours=str(d.get("neighbours", "replace_one")),
+                   ledger=[dict(r) for r in d.get("ledger") or []], seeded=bool(d.get("seeded", False)),
+                   leaks=[str(t) for t in d.get("leaks") or []],
+                   ranges=[dict(r) for r in d.get("ranges") or []], private=bool(d.get("private", True)),
+                   components=dict(d.get("components") or {}), notes=[str(t) for t in d.get("notes") or []])
+
+    def to_frame(self):
+        """The ledger as a pandas DataFrame (one row per release)."""
+        import pandas as pd
+        cols = ["statistic", "mechanism", "sensitivity", "noise_scale", "mu", "eps", "delta", "rho",
+                "share", "note"]
+        return pd.DataFrame([dict(r) for r in self.ledger], columns=cols)
