@@ -107,9 +107,17 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
     is a symmetric d x d matrix and construction (A) of AdaSSP spec 1.9 is used, whose vectorisation
     (M_jj; sqrt(2) M_jk) has norm ||M||_F, so ``sensitivity`` is the Frobenius sensitivity.
     Adds one ledger row.
+
+    Why mu-GDP: for neighbours D, D' the outputs are N(f(D), sigma^2 I) and N(f(D'), sigma^2 I); by
+    rotation invariance their trade-off function is G_{||f(D) - f(D')|| / sigma} >= G_{Delta/sigma}
+    = G_mu, since ||f(D) - f(D')|| <= Delta. (Construction (A): E = sigma (G + G^T)/2 gives
+    v(E) = (E_jj; sqrt2 E_jk) ~ N(0, sigma^2 I), so the same argument applies to v(M) and ||v(M)|| =
+    ||M||_F.)
     """
     if not (mu > 0 and np.isfinite(mu)):
         raise ValueError("mu must be positive and finite")
+    if not (np.isfinite(sensitivity) and sensitivity >= 0):
+        raise ValueError("sensitivity must be finite and >= 0")
     sigma = float(sensitivity) / float(mu)
     value = np.asarray(value, dtype=float)
     if symmetric_matrix:
@@ -124,9 +132,16 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
 def laplace_mechanism(value, *, sensitivity_l1: float, eps: float, noise: NoiseSource, ledger: Ledger,
                       statistic: str, share: float | None = None):
     """Release ``value + Lap(b)`` coordinate-wise with ``b = sensitivity_l1 / eps`` (pure eps-DP).
-    Adds one ledger row."""
+    Adds one ledger row.
+
+    Why eps-DP: the output density at z is prod_j exp(-|z_j - f_j(D)|/b) / (2b); for neighbours the
+    ratio of densities is at most exp(sum_j |f_j(D) - f_j(D')| / b) <= exp(Delta_1 / b) = e^eps by the
+    triangle inequality, Delta_1 being the L1 sensitivity (see :mod:`dpreg.privacy.sensitivity`).
+    """
     if not (eps > 0 and np.isfinite(eps)):
         raise ValueError("eps must be positive and finite")
+    if not (np.isfinite(sensitivity_l1) and sensitivity_l1 >= 0):
+        raise ValueError("sensitivity_l1 must be finite and >= 0")
     b = float(sensitivity_l1) / float(eps)
     value = np.asarray(value, dtype=float)
     noisy = value + noise.laplace(b, value.shape if value.ndim else None)
