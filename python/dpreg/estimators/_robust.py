@@ -1,0 +1,315 @@
+"""Building blocks of the heavy-tailed estimators (specs/heavy_tailed.md section 2).
+
+* soft truncation ``psi`` (spec 2.1) and the smoothed robust mean estimator in its numerically stable
+  form ``smoothed_psi`` / ``robust_mean`` (spec 2.2.1); the paper's closed form
+  ``smoothed_psi_paper_form`` is a documented cross-check only (spec 2.2.2);
+* the estimator's sensitivity ``robust_sensitivity`` (spec 2.3);
+* the exponential mechanism by Gumbel-max ``exponential_mechanism`` (spec 2.5);
+* Peeling with accountant-calibrated Laplace noise ``peeling`` (spec 2.6);
+* the per-step budget of T-fold composition ``lasso_step_eps`` (spec 2.7);
+* data splitting ``split_blocks`` (spec 2.8) and shrinkage ``shrink`` (spec 2.9).
+
+All randomness comes from the fit's :class:`~dpreg.privacy.mechanisms.NoiseSource`. Nothing in this
+module formats data values into messages.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import ndtr
+
+SQRT2 = math.sqrt(2.0)
+#: sup |psi| = 2*sqrt(2)/3 (spec 2.1)
+PSI_MAX = 2.0 * SQRT2 / 3.0
+#: minimum block size of data splitting (spec 2.8, our choice)
+M_MIN = 20
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
+_GL_U = SQRT2 * _GL_X          # nodes on [-sqrt2, sqrt2]
+_GL_WU = SQRT2 * _GL_W         # weights for that interval
+#: entries processed at once by the vectorised smoothed psi (bounds temporary memory)
+_CHUNK = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.1 soft truncation
+# ---------------------------------------------------------------------------------------------
+def psi(u):
+    """Catoni-Giulini soft truncation: u - u^3/6 on [-sqrt2, sqrt2], +-2sqrt2/3 outside (spec 2.1).
+
+    Odd, continuous, non-decreasing, |psi| <= 2sqrt2/3."""
+    u = np.asarray(u, dtype=float)
+    mid = u - u ** 3 / 6.0
+    return np.where(u > SQRT2, PSI_MAX, np.where(u < -SQRT2, -PSI_MAX, mid))
+
+
+def c_beta(beta: float) -> float:
+    """sup_t |Psi_beta(t)| = (2sqrt2/3)(2 Phi(sqrt beta) - 1) (spec 2.3, tight constant)."""
+    return PSI_MAX * (2.0 * float(ndtr(math.sqrt(beta))) - 1.0)
+
+
+def _phi(z):
+    return _INV_SQRT_2PI * np.exp(-0.5 * z * z)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.2 smoothed psi: Psi_beta(t) = E psi(t + |t| xi / sqrt(beta)), xi ~ N(0, 1)
+# ---------------------------------------------------------------------------------------------
+def _smoothed_psi_finite(t, beta):
+    """Stable form of spec 2.2.1 for finite, non-zero t (1-D array)."""
+    mu = t
+    sigma = np.abs(t) / math.sqrt(beta)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        zm = (-SQRT2 - mu) / sigma
+        zp = (SQRT2 - mu) / sigma
+        p_hi = ndtr(-zp)
+        p_lo = ndtr(zm)
+        # truncated moments of xi on [zm, zp]; beyond |z| = 40 the density terms are exactly 0 and
+        # z^2 phi(z) would be inf*0
+        phi_m = np.where(np.abs(zm) < 40, _phi(zm), 0.0)
+        phi_p = np.where(np.abs(zp) < 40, _phi(zp), 0.0)
+        zphi_m = np.where(np.abs(zm) < 40, zm * phi_m, 0.0)
+        zphi_p = np.where(np.abs(zp) < 40, zp * phi_p, 0.0)
+        z2phi_m = np.where(np.abs(zm) < 40, (zm * zm + 2.0) * phi_m, 0.0)
+        z2phi_p = np.where(np.abs(zp) < 40, (zp * zp + 2.0) * phi_p, 0.0)
+        i0 = np.where(zm > 0, ndtr(-zm) - ndtr(-zp), ndtr(zp) - ndtr(zm))
+        i1 = phi_m - phi_p
+        i2 = i0 + zphi_m - zphi_p
+        i3 = z2phi_m - z2phi_p
+        e1 = mu * i0 + sigma * i1
+        e3 = mu ** 3 * i0 + 3 * mu ** 2 * sigma * i1 + 3 * mu * sigma ** 2 * i2 + sigma ** 3 * i3
+        e_mid = e1 - e3 / 6.0
+    wide = sigma > 50.0
+    if np.any(wide):
+        # the normal density is nearly flat over [-sqrt2, sqrt2]: 24-point Gauss-Legendre is exact
+        # to machine precision there (spec 2.2.1 step 5)
+        muw = mu[wide][:, None]
+        sw = sigma[wide][:, None]
+        dens = _phi((_GL_U[None, :] - muw) / sw) / sw
+        e_mid = e_mid.copy()
+        e_mid[wide] = dens @ (_GL_WU * (_GL_U - _GL_U ** 3 / 6.0))
+    return PSI_MAX * (p_hi - p_lo) + e_mid
+
+
+def smoothed_psi(t, beta: float, *, clip: float = PSI_MAX):
+    """Psi_beta(t) = E[psi(t(1 + chi))], chi ~ N(0, 1/beta), in the stable form of spec 2.2.1.
+
+    The multiplicative smoothing noise is integrated out analytically: deterministic, no draw.
+    t = 0 -> 0; t = +-inf -> +-c_beta (the limit); NaN -> 0 (only from overflow; keeps the bound).
+    The result is clipped to [-clip, clip] (default 2sqrt2/3; ``c_beta`` for the tight constant),
+    which is mathematically a no-op but guarantees the sensitivity bound under rounding.
+    """
+    t = np.asarray(t, dtype=float)
+    flat = t.reshape(-1)
+    out = np.zeros_like(flat)
+    inf = np.isinf(flat)
+    if np.any(inf):
+        out[inf] = np.sign(flat[inf]) * c_beta(beta)
+    ok = np.isfinite(flat) & (flat != 0)
+    idx = np.flatnonzero(ok)
+    for start in range(0, idx.size, _CHUNK):
+        sel = idx[start:start + _CHUNK]
+        out[sel] = _smoothed_psi_finite(flat[sel], beta)
+    np.clip(out, -clip, clip, out=out)
+    return out.reshape(t.shape)
+
+
+def smoothed_psi_paper_form(t, beta: float):
+    """The closed form of [HNXW eq. (5)] (spec 2.2.2), divided by kappa: a TEST ORACLE ONLY.
+
+    Psi_beta(t) = t(1 - t^2/(2 beta)) - t^3/6 + C(t, |t|/sqrt(beta)). Cancels catastrophically for
+    |t| > ~1e3; never used for estimation.
+    """
+    t = np.asarray(t, dtype=float)
+    out = np.zeros_like(t)
+    nz = t != 0
+    mu = t[nz]
+    sigma = np.abs(mu) / math.sqrt(beta)
+    zm = (-SQRT2 - mu) / sigma
+    zp = (SQRT2 - mu) / sigma
+    # upper tail xi > zp and lower tail xi < zm: moments of order 0..3
+    h0, h1 = ndtr(-zp), _phi(zp)
+    h2, h3 = zp * _phi(zp) + ndtr(-zp), (zp ** 2 + 2) * _phi(zp)
+    l0, l1 = ndtr(zm), -_phi(zm)
+    l2, l3 = ndtr(zm) - zm * _phi(zm), -(zm ** 2 + 2) * _phi(zm)
+
+    def eu(m0, m1):
+        return mu * m0 + sigma * m1
+
+    def eu3(m0, m1, m2, m3):
+        return mu ** 3 * m0 + 3 * mu ** 2 * sigma * m1 + 3 * mu * sigma ** 2 * m2 + sigma ** 3 * m3
+
+    corr = PSI_MAX * (h0 - l0) - (eu(h0, h1) + eu(l0, l1)) + (eu3(h0, h1, h2, h3) + eu3(l0, l1, l2, l3)) / 6
+    out[nz] = mu * (1 - mu ** 2 / (2 * beta)) - mu ** 3 / 6 + corr
+    return out
+
+
+def robust_mean(a, kappa: float, beta: float, *, clip: float = PSI_MAX):
+    """Coordinate-wise smoothed robust mean of the rows of ``a`` (m x d, or m):
+    (kappa/m) sum_i Psi_beta(a_i / kappa) (spec 2.2). Deterministic.
+
+    Sensitivity (spec 2.3): each sample contributes (kappa/m) Psi_beta(a_i/kappa) with
+    |Psi_beta| <= ``clip`` (enforced by clipping), so replacing one of the m samples moves each
+    coordinate by at most 2 * clip * kappa / m (= 4sqrt2 kappa/(3m) for the default clip).
+    """
+    a = np.asarray(a, dtype=float)
+    m = a.shape[0]
+    return kappa * smoothed_psi(a / kappa, beta, clip=clip).sum(axis=0) / m
+
+
+def robust_sensitivity(kappa: float, m: int, *, constant: str = "paper", beta: float | None = None) -> float:
+    """l_inf sensitivity of ``robust_mean`` over a block of m samples under replace-one (spec 2.3).
+
+    "paper": 2 * (2sqrt2/3) * kappa/m = 4sqrt2 kappa/(3m) (one sample's contribution is at most
+    (2sqrt2/3) kappa/m in absolute value; replacement can flip its sign).
+    "tight": 2 c_beta kappa/m, because sup|Psi_beta| = c_beta (Psi_beta is odd and non-decreasing,
+    spec 2.3); the estimator must then be clipped to +-c_beta (``robust_clip``).
+    """
+    if constant == "paper":
+        return 4.0 * SQRT2 * kappa / (3.0 * m)
+    if constant == "tight":
+        return 2.0 * c_beta(beta) * kappa / m
+    raise ValueError("sensitivity must be 'paper' or 'tight'")
+
+
+def robust_clip(constant: str, beta: float) -> float:
+    """The clip level of Psi_beta that makes ``robust_sensitivity(constant)`` hold."""
+    return PSI_MAX if constant == "paper" else c_beta(beta)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.5 exponential mechanism
+# ---------------------------------------------------------------------------------------------
+def exponential_mechanism(scores, *, sensitivity: float, eps: float, noise) -> int:
+    """Select index v with probability proportional to exp(eps * u(v) / (2 Delta)) (eps-DP,
+    [DR14 Thm 3.10]; Delta = max over neighbours and v of |u(D, v) - u(D', v)|).
+
+    Gumbel-max: argmax_v (eps u(v)/(2 Delta) + G_v), G_v iid Gumbel(0, 1), has exactly these
+    probabilities; no normalising sum, so no overflow for any eps."""
+    scores = np.asarray(scores, dtype=float)
+    logits = (eps / (2.0 * sensitivity)) * scores
+    return int(np.argmax(logits + noise.gumbel(scores.shape)))
+
+
+def exponential_mechanism_probabilities(scores, *, sensitivity: float, eps: float) -> np.ndarray:
+    """Exact selection probabilities of :func:`exponential_mechanism` (for tests and docs)."""
+    logits = (eps / (2.0 * sensitivity)) * np.asarray(scores, dtype=float)
+    logits -= logits.max()
+    p = np.exp(logits)
+    return p / p.sum()
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.6 Peeling
+# ---------------------------------------------------------------------------------------------
+def peeling_accounted_eps(b: float, *, lam: float, k: int, s: int, delta: float) -> float:
+    """epsilon of Peeling with Laplace scale b: min(basic, zCDP) (spec 2.6).
+
+    basic: k noisy-max selections at 2 lam/b each, s released coordinates at lam/b each.
+    zCDP:  an eps0-DP mechanism is eps0^2/2-zCDP; rho = lam^2 (4k + s)/(2 b^2);
+           rho-zCDP => (rho + 2 sqrt(rho L), delta)-DP, L = ln(1/delta) [BS16]."""
+    basic = (2 * k + s) * lam / b
+    rho = lam ** 2 * (4 * k + s) / (2.0 * b ** 2)
+    L = math.log(1.0 / delta)
+    return min(basic, rho + 2.0 * math.sqrt(rho * L))
+
+
+def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode: str = "zcdp"):
+    """Laplace scale b of Peeling and the bound that set it (spec 2.6).
+
+    Returns (b, active) with active in {"basic", "zcdp", "paper"}."""
+    L = math.log(1.0 / delta)
+    b_basic = (2 * k + s) * lam / eps
+    b_zcdp = lam * math.sqrt((4 * k + s) / 2.0) / (math.sqrt(L + eps) - math.sqrt(L))
+    b_cal, active = (b_basic, "basic") if b_basic <= b_zcdp else (b_zcdp, "zcdp")
+    if mode == "zcdp":
+        return b_cal, active
+    if mode == "paper":
+        b_paper = 2.0 * lam * math.sqrt(3.0 * s * L) / eps
+        return (b_paper, "paper") if b_paper >= b_cal else (b_cal, active)
+    raise ValueError("accounting must be 'zcdp' or 'paper'")
+
+
+def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, forced=(), mode: str = "zcdp"):
+    """Private top-s selection and release (Algorithm 4 / [CWZ21] Peeling, spec 2.6).
+
+    ``lam`` must bound ||v(D) - v(D')||_inf over neighbours. Forced indices (data-independent,
+    e.g. an unpenalised intercept) enter S first; k = s - |forced| report-noisy-max selections on
+    |v_j| + Laplace(b) follow (each 2 lam/b-DP), then the s coordinates of S are released with fresh
+    Laplace(b) noise (each lam/b-DP). b from :func:`peeling_scale` gives (eps, delta)-DP overall.
+
+    Returns (v_tilde (d,), S (list, in selection order), b, active_bound).
+    """
+    v = np.asarray(v, dtype=float)
+    d = v.size
+    S = [int(j) for j in forced]
+    k = s - len(S)
+    b, active = peeling_scale(s=s, k=k, eps=eps, delta=delta, lam=lam, mode=mode)
+    absv = np.abs(v)
+    taken = np.zeros(d, dtype=bool)
+    taken[S] = True
+    for _ in range(k):
+        noisy = absv + noise.laplace(b, d)
+        noisy[taken] = -np.inf
+        j = int(np.argmax(noisy))
+        S.append(j)
+        taken[j] = True
+    out = np.zeros(d)
+    out[S] = v[S] + noise.laplace(b, len(S))
+    return out, S, b, active
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.7 per-step budget for T-fold composition
+# ---------------------------------------------------------------------------------------------
+def composed_eps(eps_steps, delta: float) -> float:
+    """min(sum eps_i, rho + 2 sqrt(rho L)) with rho = sum eps_i^2 / 2 (spec 2.7 accountant)."""
+    e = np.asarray(eps_steps, dtype=float)
+    rho = float(np.sum(e ** 2)) / 2.0
+    L = math.log(1.0 / delta)
+    return min(float(e.sum()), rho + 2.0 * math.sqrt(rho * L))
+
+
+def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
+    """Per-step epsilon of Algorithm 2 and the rule that set it (spec 2.7). Returns (eps_step, rule)."""
+    L = math.log(1.0 / delta)
+    zc = (math.sqrt(2 * L + 2 * eps) - math.sqrt(2 * L)) / math.sqrt(T)
+    cal, rule = (zc, "zcdp") if zc >= eps / T else (eps / T, "basic")
+    if mode == "zcdp":
+        return cal, rule
+    if mode == "paper":
+        paper = eps / (2.0 * math.sqrt(2.0 * T * L)) if L > 0 else eps / T
+        if composed_eps([paper] * T, delta) <= eps * (1 + 1e-12):
+            return paper, "paper"
+        return cal, rule
+    raise ValueError("accounting must be 'zcdp' or 'paper'")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.8 data splitting, 2.9 shrinkage
+# ---------------------------------------------------------------------------------------------
+def check_split(n: int, T: int, method: str) -> None:
+    """Public precondition of spec 2.8 (message quotes public quantities only)."""
+    if n // T < M_MIN:
+        raise ValueError(f"method '{method}': n = {n} rows cannot be split into T = {T} blocks of at "
+                         f"least {M_MIN} rows; reduce T or supply more rows")
+
+
+def split_blocks(n: int, T: int, noise, method: str):
+    """Uniformly random partition of range(n) into T blocks of floor/ceil(n/T) rows (spec 2.8).
+
+    The permutation is independent of the data; every row is used in exactly one block, so the
+    per-block guarantees compose in parallel (adaptively)."""
+    check_split(n, T, method)
+    return np.array_split(noise.permutation(n), T)
+
+
+def shrink(a, K, exempt=None):
+    """Entry-wise truncation to [-K, K] (spec 2.9); columns in ``exempt`` (intercept) untouched.
+
+    ``K`` is a scalar or an array broadcastable along the last axis."""
+    out = np.clip(a, -K, K)
+    if exempt is not None and out.ndim == 2:
+        out[:, exempt] = a[:, exempt]
+    return out
