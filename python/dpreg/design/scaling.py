@@ -1,0 +1,200 @@
+"""Row scaling for the sufficient-statistics estimators (AdaSSP spec 2.3-2.7).
+
+Three modes turn a :class:`~dpreg.design.contract.Design` (original units) into rows with
+``||x_i|| <= tau_x`` and an outcome in known units:
+
+* ``"schema"`` (spec 2.3, default when every non-intercept column has a public interval): each
+  column is centred and scaled into [-1, 1] with its *public* interval, factor main-effect blocks keep
+  their 0/1 dummies, and the whole row is divided by the norm budget ``B_bar`` so that every possible
+  record has norm <= tau_x. Clipping never bites; the fitted coefficients map back to ordinary lm
+  coefficients through ``beta = M theta + m`` (spec 2.4).
+* ``"clip"`` (spec 2.6, no public feature ranges): the intercept column is set to ``tau_x/sqrt(2)``
+  and the rest of the row is clipped to norm ``tau_x/sqrt(2)`` (whole row to ``tau_x`` without an
+  intercept). Coefficients refer to the clipped design; predict() applies the same row transform.
+* ``"paper"`` (spec 2.7, benchmark replication only): the model matrix as built, each row clipped to
+  ``tau_x``, the outcome raw. Write the formula with ``- 1`` (and factors, which formulaic then codes
+  with all levels) to reproduce the seed paper's no-intercept one-hot design exactly.
+
+Every constant used here (intervals, centres, widths, B_bar, tau_x) is public: it comes from the
+schema and the options, never from the data. The outcome is scaled with its declared interval when
+there is one (then ``|y~| <= 1``); otherwise it stays in raw units (c_y = 0, h_y = 1).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .contract import Design, ScaledDesign
+
+MODES = ("schema", "clip", "paper")
+
+
+def _intercept_index(public) -> int | None:
+    if not public.has_intercept:
+        return None
+    terms = list(public.terms)
+    for name in ("Intercept", "(Intercept)"):
+        if name in terms:
+            return terms.index(name)
+    lo = np.asarray(public.column_lower, float)
+    hi = np.asarray(public.column_upper, float)
+    ones = np.flatnonzero((lo == 1.0) & (hi == 1.0))
+    if ones.size:
+        return int(ones[0])
+    raise ValueError("the design says it has an intercept but no intercept column was found")
+
+
+def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Scale every row with norm > bound back to norm bound (in place on a float copy)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return X * factor[:, None]
+
+
+def _outcome_scaling(public, y: np.ndarray, centre: bool):
+    """(y_scaled, c_y, h_y, declared). Without an intercept the outcome is not centred either: a
+    non-zero centre would be an implicit intercept the coefficients cannot express."""
+    interval = public.outcome_interval
+    if interval is None:
+        return np.asarray(y, float), 0.0, 1.0, False
+    lo, hi = float(interval[0]), float(interval[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise ValueError("the outcome interval must be finite with lower < upper")
+    if centre:
+        c_y, h_y = (lo + hi) / 2.0, (hi - lo) / 2.0
+    else:
+        c_y, h_y = 0.0, max(abs(lo), abs(hi))
+    y_scaled = (np.clip(np.asarray(y, float), lo, hi) - c_y) / h_y
+    return y_scaled, c_y, h_y, True
+
+
+def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) -> ScaledDesign:
+    """Scale ``design`` for AdaSSP / BoostedAdaSSP (spec 2.3, 2.6, 2.7); see the module docstring.
+
+    Returns a :class:`ScaledDesign` whose ``M``, ``m`` map scaled coefficients to original units
+    (``beta = M theta + m``) and whose ``extra`` holds the public ``row_transform`` predict() needs in
+    clip / paper mode (None in schema mode), the intercept index and whether the outcome was scaled.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    if not (isinstance(tau_x, (int, float)) and math.isfinite(tau_x) and tau_x > 0):
+        raise ValueError("tau_x must be a finite number > 0")
+    tau_x = float(tau_x)
+    public = design.public
+    X = np.asarray(design.X, dtype=float)
+    n, d = X.shape
+    icpt = _intercept_index(public)
+
+    if mode == "schema":
+        return _schema_mode(design, X, icpt, tau_x)
+
+    if mode == "paper":
+        y_raw = np.asarray(design.y, float)
+        Xs = _clip_rows(X, tau_x)
+        row_transform = {"kind": "clip_rows", "clip_norm": tau_x}
+        return ScaledDesign(X=Xs, y=y_raw, M=np.eye(d), m=np.zeros(d), centre=np.zeros(d),
+                            half_width=np.ones(d), c_y=0.0, h_y=1.0, B_bar=1.0, tau_x=tau_x,
+                            extra={"mode": "paper", "intercept_index": icpt, "outcome_scaled": False,
+                                   "row_transform": row_transform})
+
+    # clip mode (spec 2.6)
+    y_s, c_y, h_y, declared = _outcome_scaling(public, design.y, centre=icpt is not None)
+    if icpt is None:
+        Xs = _clip_rows(X, tau_x)
+        icpt_value = None
+    else:
+        icpt_value = tau_x / math.sqrt(2.0)
+        others = [j for j in range(d) if j != icpt]
+        Xs = np.empty_like(X)
+        Xs[:, others] = _clip_rows(X[:, others], icpt_value)
+        Xs[:, icpt] = icpt_value
+    # prediction = c_y + h_y * x_check' theta; with a constant intercept column the centre folds into
+    # the intercept coefficient, so coef = h_y * theta + m and predict = transform(x) @ coef.
+    M = h_y * np.eye(d)
+    m = np.zeros(d)
+    if icpt is not None:
+        m[icpt] = c_y / icpt_value
+    row_transform = {"kind": "clip", "intercept_index": icpt, "intercept_value": icpt_value,
+                     "clip_norm": icpt_value if icpt is not None else tau_x}
+    return ScaledDesign(X=Xs, y=y_s, M=M, m=m, centre=np.zeros(d), half_width=np.ones(d), c_y=c_y,
+                        h_y=h_y, B_bar=1.0, tau_x=tau_x,
+                        extra={"mode": "clip", "intercept_index": icpt, "outcome_scaled": declared,
+                               "row_transform": row_transform})
+
+
+def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) -> ScaledDesign:
+    public = design.public
+    n, d = X.shape
+    lo = np.asarray(public.column_lower, float).copy()
+    hi = np.asarray(public.column_upper, float).copy()
+    in_block = np.zeros(d, dtype=bool)
+    blocks = [list(map(int, b)) for b in (public.factor_blocks or []) if len(b)]
+    for b in blocks:
+        in_block[b] = True
+    if icpt is not None:
+        in_block[icpt] = False
+    numeric = np.ones(d, dtype=bool)
+    numeric[in_block] = False
+    if icpt is not None:
+        numeric[icpt] = False
+    bad = [public.terms[j] for j in np.flatnonzero(numeric)
+           if not (np.isfinite(lo[j]) and np.isfinite(hi[j]) and hi[j] > lo[j])]
+    if bad:
+        raise ValueError("schema mode needs a public interval (lower < upper) for every column; missing or "
+                         "degenerate for: " + ", ".join(bad) + ". Declare bounds, or use mode='clip'.")
+    centre = np.zeros(d)
+    half = np.ones(d)
+    if icpt is not None:
+        centre[numeric] = (lo[numeric] + hi[numeric]) / 2.0
+        half[numeric] = (hi[numeric] - lo[numeric]) / 2.0
+    else:   # no intercept: centring would add an implicit intercept (spec 2.3)
+        half[numeric] = np.maximum(np.abs(lo[numeric]), np.abs(hi[numeric]))
+    # the norm budget: 1 for the intercept, 1 per numeric/derived column, 1 per factor block
+    b_sq = (1 if icpt is not None else 0) + int(numeric.sum()) + len(blocks)
+    B_bar = math.sqrt(max(b_sq, 1))
+
+    Xt = X.copy()
+    if numeric.any():
+        Xt[:, numeric] = (np.clip(X[:, numeric], lo[numeric], hi[numeric]) - centre[numeric]) / half[numeric]
+    if in_block.any():   # dummies are 0/1 by construction; clamp defensively
+        Xt[:, in_block] = np.clip(X[:, in_block], 0.0, 1.0)
+    if icpt is not None:
+        Xt[:, icpt] = 1.0
+    Xs = _clip_rows(Xt * (tau_x / B_bar), tau_x)     # defensive: a no-op for records inside the schema
+
+    y_s, c_y, h_y, declared = _outcome_scaling(public, design.y, centre=icpt is not None)
+    K = h_y * tau_x / B_bar
+    M = np.diag(K / half)
+    m = np.zeros(d)
+    if icpt is not None:
+        M[icpt, :] = -K * centre / half
+        M[icpt, icpt] = K
+        m[icpt] = c_y
+    return ScaledDesign(X=Xs, y=y_s, M=M, m=m, centre=centre, half_width=half, c_y=c_y, h_y=h_y,
+                        B_bar=B_bar, tau_x=tau_x,
+                        extra={"mode": "schema", "intercept_index": icpt, "outcome_scaled": declared,
+                               "row_transform": None, "n_factor_blocks": len(blocks)})
+
+
+def apply_row_transform(X, row_transform) -> np.ndarray:
+    """Apply the public row transform recorded in a Release (clip / paper mode) to new model-matrix
+    rows ``X`` (original units), so that ``apply_row_transform(X, rt) @ coef`` is the prediction.
+    ``row_transform=None`` returns X unchanged (schema mode: coefficients are lm coefficients)."""
+    X = np.asarray(X, dtype=float)
+    if row_transform is None:
+        return X
+    kind = row_transform.get("kind")
+    if kind == "clip_rows":
+        return _clip_rows(X, float(row_transform["clip_norm"]))
+    if kind == "clip":
+        icpt = row_transform.get("intercept_index")
+        if icpt is None:
+            return _clip_rows(X, float(row_transform["clip_norm"]))
+        value = float(row_transform["intercept_value"])
+        others = [j for j in range(X.shape[1]) if j != icpt]
+        out = np.empty_like(X)
+        out[:, others] = _clip_rows(X[:, others], value)
+        out[:, icpt] = value
+        return out
+    raise ValueError(f"unknown row transform kind {kind!r}")

@@ -1,0 +1,345 @@
+"""Shared pieces of the sufficient-statistics estimators (AdaSSP, BoostedAdaSSP).
+
+Normative source: ``specs/adassp_boosted.md`` (cited as "spec x.y"). This module holds
+
+* the L2 sensitivities of spec 1.8 (with their derivations below),
+* the chunked sums over (already clipped / scaled) rows,
+* the releases shared by both estimators: the noisy Gram matrix and the noisy lambda_min
+  (canonical draw order of spec 1.10: G first, then the lambda_min scalar), the per-round clipped
+  gradient sums, and the inference bundle R_n, R_a, R_b, R_c of spec 6.2,
+* the post-processing pieces: adaptive ridge rule (spec 3.2 step 8) and positive-definiteness repair
+  (spec 3.2 step 9), the option checks and the budget split.
+
+Sensitivities (spec 1.8), rows with ||x|| <= B_x, |y| <= B_y, residuals clipped to tau:
+
+* X^T X released with construction (A) (E = sigma (G + G^T)/2): equivalent to releasing the vector
+  v(M) = (M_jj; sqrt(2) M_jk, j < k), whose norm is ||M||_F. Replacing x by x' changes X^T X by
+  P = x x^T - x' x'^T with ||P||_F^2 = ||x||^4 + ||x'||^4 - 2 (x^T x')^2 <= 2 B_x^4, so
+  Delta_F = sqrt(2) B_x^2 (attained for orthogonal x, x' of norm B_x); adding/removing x changes it
+  by x x^T with ||x x^T||_F = ||x||^2 <= B_x^2.
+* X^T y: ||x y - x' y'|| <= ||x y|| + ||x' y'|| <= 2 B_x B_y (replace-one; attained by x' = -x,
+  y' = y); B_x B_y for add/remove.
+* lambda_min(X^T X): Weyl's inequality, X^T X changes by P whose eigenvalues lie in [-B_x^2, B_x^2]
+  (P = x x^T - x' x'^T is a difference of two PSD rank-one matrices with trace <= B_x^2 each), so
+  lambda_min moves by at most B_x^2 under both relations.
+* X^T g_hat for one boosting round, |g_hat_i| <= tau: as X^T y with B_y = tau (2 tau_x tau / tau_x tau).
+* Inference bundle (spec 6.2): Sum_i min(|r_i|, c1) and Sum_i min(r_i^2, c2^2) are sums of terms
+  in [0, c1] / [0, c2^2]: replacing one record changes them by at most c1 / c2^2 (and so does adding
+  or removing one). (Sum y~, Sum y~^2) with |y~| <= 1: replacing changes the pair by at most (2, 1)
+  in absolute value, norm sqrt(5); adding/removing by (1, 1), norm sqrt(2). n: 0 / 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..privacy.mechanisms import gaussian_mechanism
+
+NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
+RIDGE_RULES = ("tang2023", "wang2018", "seed_literal")
+CI_KINDS = ("analytic", "bootstrap")
+
+#: residual clipping constant of R_a (spec 6.2): |y~| <= 1 and sensible fitted values lie in [-1, 1]
+BUNDLE_C1 = 2.0
+#: R_b clips squared residuals at (k s1)^2 (spec 6.2): loses 0.012% of a normal residual's variance
+BUNDLE_K = 4.0
+#: [W18] failure probability behind the wang2018 ridge constant (spec 3.1)
+WANG_RHO_F = 0.05
+
+#: rows per chunk of the sums over rows: about 2^21 floats per chunk
+_CHUNK_FLOATS = 1 << 21
+
+
+# --------------------------------------------------------------------------------------------------
+# sensitivities (spec 1.8; derivations in the module docstring)
+# --------------------------------------------------------------------------------------------------
+def sensitivity_gram(neighbours: str, bound_x: float) -> float:
+    """Frobenius (construction (A)) sensitivity of X^T X: sqrt(2) B_x^2 (replace-one), B_x^2 (add/remove)."""
+    _check_neighbours(neighbours)
+    return (math.sqrt(2.0) if neighbours == "replace_one" else 1.0) * bound_x ** 2
+
+
+def sensitivity_lambda_min(neighbours: str, bound_x: float) -> float:
+    """Sensitivity of lambda_min(X^T X): B_x^2 under both relations (Weyl)."""
+    _check_neighbours(neighbours)
+    return bound_x ** 2
+
+
+def sensitivity_xty(neighbours: str, bound_x: float, bound_y: float) -> float:
+    """Sensitivity of X^T y (or of one boosting round X^T g_hat with bound_y = tau):
+    2 B_x B_y (replace-one), B_x B_y (add/remove)."""
+    _check_neighbours(neighbours)
+    return (2.0 if neighbours == "replace_one" else 1.0) * bound_x * bound_y
+
+
+def sensitivity_moments(neighbours: str) -> float:
+    """Joint sensitivity of (Sum y~, Sum y~^2) with |y~| <= 1: sqrt(5) (replace-one), sqrt(2) (add/remove)."""
+    _check_neighbours(neighbours)
+    return math.sqrt(5.0) if neighbours == "replace_one" else math.sqrt(2.0)
+
+
+def _check_neighbours(neighbours):
+    if neighbours not in NEIGHBOUR_RELATIONS:
+        raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+
+
+# --------------------------------------------------------------------------------------------------
+# chunked sums over rows (rule 7 of CONTRIBUTING: rows are clipped/scaled before summing)
+# --------------------------------------------------------------------------------------------------
+def _chunk_rows(d: int) -> int:
+    return max(1024, _CHUNK_FLOATS // max(d, 1))
+
+
+def gram(X: np.ndarray) -> np.ndarray:
+    """X^T X summed over row chunks; exactly symmetric."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+    A = np.zeros((d, d))
+    for start in range(0, n, step):
+        Xc = X[start:start + step]
+        A += Xc.T @ Xc
+    return (A + A.T) / 2.0
+
+
+def lambda_min(A: np.ndarray) -> float:
+    """Smallest eigenvalue of the symmetric matrix A, floored at 0 (rounding can make it negative)."""
+    return max(0.0, float(np.linalg.eigvalsh(A)[0]))
+
+
+def xt_clipped_residual(X: np.ndarray, y: np.ndarray, theta: np.ndarray | None, tau: float) -> np.ndarray:
+    """Sum_i x_i clip(y_i - x_i^T theta, tau), over row chunks (one pass over X).
+
+    With ``theta=None`` the residual is y itself: AdaSSP's X^T clip(y, B_y) and BoostedAdaSSP's first
+    round (theta = 0) then go through identical arithmetic (oracle T10(f))."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+    out = np.zeros(d)
+    for start in range(0, n, step):
+        Xc = X[start:start + step]
+        r = y[start:start + step] if theta is None else y[start:start + step] - Xc @ theta
+        out += Xc.T @ np.clip(r, -tau, tau)
+    return out
+
+
+def residual_sums(X, y, theta, c1: float):
+    """(Sum_i min(|r_i|, c1), r -> Sum_i min(r_i^2, c^2) as a function of c): residuals at the released
+    theta are recomputed chunk by chunk; the second sum is evaluated lazily because its clipping
+    constant c2 depends on the released first sum."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+    total = 0.0
+    for start in range(0, n, step):
+        r = y[start:start + step] - X[start:start + step] @ theta
+        total += float(np.minimum(np.abs(r), c1).sum())
+
+    def clipped_sq(c2):
+        acc = 0.0
+        for start in range(0, n, step):
+            r = y[start:start + step] - X[start:start + step] @ theta
+            acc += float(np.minimum(r * r, c2 * c2).sum())
+        return acc
+    return total, clipped_sq
+
+
+# --------------------------------------------------------------------------------------------------
+# releases
+# --------------------------------------------------------------------------------------------------
+def release_gram(X, *, mu_gram: float, mu_lambda: float, neighbours: str, bound_x: float, noise, ledger,
+                 share_of=None):
+    """Release X^T X (construction (A), mu_gram-GDP) then lambda_min(X^T X) (mu_lambda-GDP), in the
+    canonical order of spec 1.10. Returns (A_hat, lam_hat, sigma_gram, sigma_lambda)."""
+    d_gram = sensitivity_gram(neighbours, bound_x)
+    d_lam = sensitivity_lambda_min(neighbours, bound_x)
+    A = gram(X)
+    lmin = lambda_min(A)
+    A_hat = gaussian_mechanism(A, sensitivity=d_gram, mu=mu_gram, noise=noise, ledger=ledger,
+                               statistic="XtX", symmetric_matrix=True, share=_share(mu_gram, share_of))
+    lam_hat = gaussian_mechanism(lmin, sensitivity=d_lam, mu=mu_lambda, noise=noise, ledger=ledger,
+                                 statistic="lambda_min", share=_share(mu_lambda, share_of))
+    return A_hat, float(lam_hat), d_gram / mu_gram, d_lam / mu_lambda
+
+
+def _share(mu_i, mu_total):
+    return None if not mu_total else float((mu_i / mu_total) ** 2)
+
+
+# --------------------------------------------------------------------------------------------------
+# post-processing: ridge rule and PD repair (spec 3.2 steps 8-9)
+# --------------------------------------------------------------------------------------------------
+def ridge_constants(rule: str, d: int, delta: float) -> tuple[float, float]:
+    """(kappa_E, kappa_L) of the adaptive ridge rule.
+
+    tang2023 (default): 1.96 sqrt(d), 1.96 ([REF23], [AUTODP]; spec 3.2).
+    wang2018: sqrt(d ln(2 d^2 / 0.05)), sqrt(ln(6/delta)) ([W18] Alg. 2; spec 3.1-3.2).
+    seed_literal: the noisy lambda_min itself is the ridge ([S1] Alg. 4 read literally); constants unused.
+    """
+    if rule == "tang2023":
+        return 1.96 * math.sqrt(d), 1.96
+    if rule == "wang2018":
+        return math.sqrt(d * math.log(2.0 * d * d / WANG_RHO_F)), math.sqrt(math.log(6.0 / delta))
+    if rule == "seed_literal":
+        return 0.0, 0.0
+    raise ValueError(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
+
+
+def ridge_lambda(lam_hat, sigma_gram: float, sigma_lambda: float, kappa_E: float, kappa_L: float,
+                 rule: str = "tang2023"):
+    """Adaptive ridge of spec 3.2 step 8 (vectorised over lam_hat): only as much ridge as the Gram
+    noise needs, lam = max(0, kappa_E sigma1 - max(0, lam_hat - kappa_L sigma3))."""
+    lam_hat = np.asarray(lam_hat, dtype=float)
+    if rule == "seed_literal":
+        out = np.maximum(lam_hat, 0.0)
+    else:
+        lam_lb = np.maximum(0.0, lam_hat - kappa_L * sigma_lambda)
+        out = np.maximum(0.0, kappa_E * sigma_gram - lam_lb)
+    return float(out) if out.ndim == 0 else out
+
+
+def pd_inverse(A, floor: float, repair: bool = True):
+    """Gamma = inverse of the symmetrised A with eigenvalues floored at ``floor`` (spec 3.2 step 9).
+    Works on one (d, d) matrix or a stack (B, d, d). Returns (Gamma, repaired) with repaired a bool
+    (or bool array) saying whether the floor changed any eigenvalue."""
+    A = np.asarray(A, dtype=float)
+    sym = (A + np.swapaxes(A, -1, -2)) / 2.0
+    if not repair:
+        return np.linalg.inv(sym), (False if A.ndim == 2 else np.zeros(A.shape[0], bool))
+    w, Q = np.linalg.eigh(sym)
+    repaired = (w < floor).any(axis=-1)
+    w = np.maximum(w, floor)
+    Gamma = (Q / w[..., None, :]) @ np.swapaxes(Q, -1, -2)
+    Gamma = (Gamma + np.swapaxes(Gamma, -1, -2)) / 2.0
+    return Gamma, (bool(repaired) if A.ndim == 2 else repaired)
+
+
+def pd_project(A, floor: float) -> np.ndarray:
+    """S: the released A projected to positive definite, eigenvalues floored at ``floor`` (spec 6.3)."""
+    sym = (np.asarray(A, float) + np.asarray(A, float).T) / 2.0
+    w, Q = np.linalg.eigh(sym)
+    S = (Q * np.maximum(w, floor)) @ Q.T
+    return (S + S.T) / 2.0
+
+
+# --------------------------------------------------------------------------------------------------
+# inference bundle (spec 6.2)
+# --------------------------------------------------------------------------------------------------
+def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bool, noise, ledger,
+                   share_of=None) -> dict:
+    """Release R_n (add/remove only), R_a, R_b, R_c (if ``r_squared``) in this order, splitting
+    ``mu_inf`` equally in mu^2. X, y are the scaled design (|y~| <= 1), theta the released estimate
+    (scaled units). Returns the released values and the public constants they were computed with."""
+    n, d = X.shape
+    k = 2 + (1 if neighbours == "add_remove" else 0) + (1 if r_squared else 0)
+    mu_each = mu_inf / math.sqrt(k)
+    out = {"mu_each": mu_each, "c1": BUNDLE_C1}
+    share = _share(mu_each, share_of)
+    if neighbours == "add_remove":
+        n_hat = gaussian_mechanism(float(n), sensitivity=1.0, mu=mu_each, noise=noise, ledger=ledger,
+                                   statistic="n", share=share)
+        out["n_hat"] = float(n_hat)
+        n_pub = max(float(n_hat), d + 2.0)
+    else:
+        n_pub = float(n)
+    out["n_pub"] = n_pub
+    a1_exact, clipped_sq = residual_sums(X, y, theta, BUNDLE_C1)
+    A1 = gaussian_mechanism(a1_exact, sensitivity=BUNDLE_C1, mu=mu_each, noise=noise, ledger=ledger,
+                            statistic="resid_abs", share=share)
+    # mean absolute residual -> s.d. under normality; the floor guards against a negative noisy A1
+    s1 = max(math.sqrt(math.pi / 2.0) * A1 / n_pub, 1e-12 * BUNDLE_C1)
+    c2 = min(BUNDLE_K * s1, BUNDLE_C1)
+    A2 = gaussian_mechanism(clipped_sq(c2), sensitivity=c2 * c2, mu=mu_each, noise=noise, ledger=ledger,
+                            statistic="resid_sq", share=share)
+    out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, sigma_a=BUNDLE_C1 / mu_each,
+               sigma_b=c2 * c2 / mu_each)
+    if r_squared:
+        mom = np.array([float(np.sum(y)), float(np.dot(y, y))])
+        dm = sensitivity_moments(neighbours)
+        noisy = gaussian_mechanism(mom, sensitivity=dm, mu=mu_each, noise=noise, ledger=ledger,
+                                   statistic="y_moments", share=share)
+        out.update(M1=float(noisy[0]), M2=float(noisy[1]), sigma_c=dm / mu_each)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# options
+# --------------------------------------------------------------------------------------------------
+def mu_from_spec(spec) -> float:
+    """The estimator's total GDP budget for (spec.eps, spec.delta) (spec 1.4)."""
+    from ..privacy.accounting import mu_from_eps_delta
+    if not spec.delta or spec.delta <= 0:
+        raise ValueError("delta = 0 (pure DP) cannot be met by the Gaussian mechanisms of AdaSSP / "
+                         "BoostedAdaSSP; choose delta > 0 (e.g. 1e-6) or a pure-DP method")
+    return mu_from_eps_delta(spec.eps, spec.delta)
+
+
+def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
+    """(values, tuning): defaults merged with the user's options, and {name: (value, origin)}."""
+    unknown = set(given) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(OPTIONS))}")
+    values, tuning = {}, {}
+    for name, (default, origin) in OPTIONS.items():
+        if name in given:
+            values[name] = given[name]
+            tuning[name] = (_plain(given[name]), "user")
+        else:
+            values[name] = default
+            tuning[name] = (_plain(default), origin)
+    return values, tuning
+
+
+def _plain(v):
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    return v
+
+
+def check_positive(name, value, allow_inf=False):
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and value > 0 and (allow_inf or math.isfinite(value))
+    if not ok:
+        raise ValueError(f"{name} must be a finite number > 0")
+    return float(value)
+
+
+def check_common(values: dict) -> None:
+    """Checks of the inference options shared by both estimators (data-independent)."""
+    if values["ridge_rule"] not in RIDGE_RULES:
+        raise ValueError(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
+    if values["ci"] not in CI_KINDS:
+        raise ValueError("ci must be 'analytic' or 'bootstrap'")
+    nb = values["n_boot"]
+    if isinstance(nb, bool) or not isinstance(nb, (int, np.integer)) or nb < 20:
+        raise ValueError("n_boot must be an integer >= 20")
+    lv = values["level"]
+    if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
+        raise ValueError("level must be a number in (0, 1)")
+    s = values["inference_share"]
+    if isinstance(s, bool) or not isinstance(s, (int, float)) or not (0 < s < 1):
+        raise ValueError("inference_share must be a number in (0, 1)")
+    if not isinstance(values["r_squared"], (bool, np.bool_)):
+        raise ValueError("r_squared must be True or False")
+    if values["mode"] not in (None, "auto", "schema", "clip", "paper"):
+        raise ValueError("mode must be 'schema', 'clip' or 'paper' (or None for automatic)")
+    check_positive("tau_x", values["tau_x"])
+
+
+def check_split(split, k: int = 3):
+    w = np.asarray(split, dtype=float)
+    if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError(f"split must be {k} positive finite weights (for XtX, the X^T y / boosting "
+                         "releases, lambda_min)")
+    return tuple(float(v) for v in w)
+
+
+def resolve_mode(mode, public) -> str:
+    """Schema mode when every non-intercept column has a finite public interval, else clip (spec 2.3, 2.6)."""
+    if mode in (None, "auto"):
+        lo = np.asarray(public.column_lower, float)
+        hi = np.asarray(public.column_upper, float)
+        return "schema" if bool(np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) else "clip"
+    return mode

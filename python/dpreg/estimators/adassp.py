@@ -1,0 +1,231 @@
+"""AdaSSP: adaptive sufficient-statistics perturbation with Gaussian-DP calibration (spec 3.2).
+
+Releases, in the canonical order of spec 1.10 (each through ``gaussian_mechanism``, one ledger row):
+
+1. A_hat   = X^T X + sigma1 (G + G^T)/2   sensitivity sqrt(2) B_x^2 (replace-one) | B_x^2 (add/remove)
+2. lam_hat = lambda_min(X^T X) + sigma3 z  sensitivity B_x^2 (Weyl)
+3. b_hat   = X^T y + sigma2 z'             sensitivity 2 B_x B_y | B_x B_y
+4. the inference bundle of spec 6.2 (if inference is on and allowed), at the released theta_hat
+
+with sigma_i = Delta_i / mu_i and (mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)||, so the estimator
+is mu_est-GDP and the fit sqrt(mu_est^2 + mu_inf^2) = mu-GDP, mu = mu_from_eps_delta(eps, delta).
+The derivations of the sensitivities are in :mod:`dpreg.estimators._ssp`. Everything after the
+releases (adaptive ridge, PD repair, theta_hat = Gamma b_hat, un-scaling, covariance) is
+post-processing. In schema mode (default with a full schema) rows are scaled so that ||x|| <= tau_x
+for every record and the outcome into [-1, 1] (B_y = 1), so nothing is clipped and the coefficients
+are ordinary lm coefficients (spec 2.3-2.4).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..design.scaling import scale_design
+from ..privacy.accounting import split_mu
+from ..privacy.mechanisms import gaussian_mechanism
+from ..release import Release
+from . import _ssp
+
+METHODS = ("adassp",)
+NEEDS_BOUNDS = True
+FAMILIES = {"gaussian"}
+NEIGHBOURS = {"replace_one", "add_remove"}
+
+_MODE_ORIGIN = ("schema when every model-matrix column has a public interval, else clip "
+                "(spec 2.3, 2.6; paper = benchmark replication, spec 2.7)")
+OPTIONS = {
+    "mode": (None, _MODE_ORIGIN),
+    "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it, so it "
+                   "is dimensionless (spec 2.3)"),
+    "split": ((1.0, 1.0, 1.0), "our choice: equal split over (XtX, Xty, lambda_min) as in [DGJ]'s "
+                               "re-implementation; [S1] gives no value (spec 3.2); 'autodp' = 1/2:1/3:1/5"),
+    "ridge_rule": ("tang2023", "[REF23]/[AUTODP]: kappa_E = 1.96 sqrt(d), kappa_L = 1.96 (spec 3.2)"),
+    "ci": ("analytic", "spec 6.4: delta-method covariance; 'bootstrap' = percentile parametric "
+                       "bootstrap (spec 6.5)"),
+    "n_boot": (1000, "our choice (spec 6.5)"),
+    "level": (0.95, "conventional 95% intervals"),
+    "inference_share": (0.10, "our choice: about 5% more estimator noise s.d. for sigma_hat within a "
+                              "few percent at n = 1e4, eps = 1 (spec 6.2)"),
+    "r_squared": (True, "spec 6.2: one extra release (R_c) for the DP R-squared"),
+    "y_bound": (1.0, "[S2] section V fixed AdaSSP bound; used only when the outcome has no public "
+                     "interval (clip/paper mode): labels are clipped to [-y_bound, y_bound]"),
+}
+
+_AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
+
+
+def check_public(n, d, spec, options) -> None:
+    """Data-independent preconditions (before the data are touched)."""
+    values, _ = _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})
+    _check_values(values)
+    if not spec.delta or spec.delta <= 0:
+        _ssp.mu_from_spec(spec)     # raises the pure-DP message
+    if n <= d + 1:
+        raise ValueError("AdaSSP needs more rows than model-matrix columns plus one")
+
+
+def _check_values(values):
+    _ssp.check_common(values)
+    _ssp.check_positive("y_bound", values["y_bound"])
+    if isinstance(values["split"], str):
+        if values["split"] != "autodp":
+            raise ValueError("split must be 3 positive weights or 'autodp'")
+    else:
+        _ssp.check_split(values["split"])
+
+
+def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd_repair=True, **options):
+    """Fit AdaSSP; see the module docstring. ``_force_lambda`` / ``_pd_repair`` are internal test hooks
+    (oracles T10(b)): they are not options of the public API."""
+    values, tuning = _ssp.merge_options(OPTIONS, options)
+    _check_values(values)
+    mu = _ssp.mu_from_spec(spec)
+    mode = _ssp.resolve_mode(values["mode"], design.public)
+    tuning["mode"] = (mode, tuning["mode"][1])
+    tau_x = float(values["tau_x"])
+    sd = scale_design(design, mode=mode, tau_x=tau_x)
+    outcome_scaled = bool(sd.extra["outcome_scaled"])
+    plan = budget_plan(mu, spec, mode, outcome_scaled, values["inference_share"])
+
+    split = _AUTODP_SPLIT if values["split"] == "autodp" else _ssp.check_split(values["split"])
+    tuning["split"] = (list(split), tuning["split"][1])
+    mu1, mu2, mu3 = split_mu(plan["mu_est"], split)
+    bound_y = 1.0 if outcome_scaled else float(values["y_bound"])
+    X, y = sd.X, sd.y
+    n, d = X.shape
+
+    A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
+                                                        neighbours=spec.neighbours, bound_x=tau_x,
+                                                        noise=noise, ledger=ledger, share_of=mu)
+    delta_xy = _ssp.sensitivity_xty(spec.neighbours, tau_x, bound_y)
+    b = _ssp.xt_clipped_residual(X, y, None, bound_y)
+    b_hat = gaussian_mechanism(b, sensitivity=delta_xy, mu=mu2, noise=noise, ledger=ledger,
+                               statistic="Xty", share=float((mu2 / mu) ** 2))
+    sigma2 = delta_xy / mu2
+
+    kappa_E, kappa_L = _ssp.ridge_constants(values["ridge_rule"], d, spec.delta)
+    lam = (float(_force_lambda) if _force_lambda is not None
+           else _ssp.ridge_lambda(lam_hat, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
+    Gamma, repaired = _ssp.pd_inverse(A_hat + lam * np.eye(d), sigma1, _pd_repair)
+    theta = Gamma @ b_hat
+
+    state = dict(kind="adassp", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
+                 sigma_gram=sigma1, sigma_lambda=sigma3, sigma_xty=sigma2, kappa_E=kappa_E, kappa_L=kappa_L,
+                 bound_y=bound_y, pd_repair=_pd_repair)
+    return finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
+
+
+def budget_plan(mu, spec, mode, outcome_scaled, share) -> dict:
+    """mu_est / mu_inf of spec 6.2: inference is allowed only in schema mode with a declared outcome."""
+    allowed = mode == "schema" and outcome_scaled
+    on = bool(spec.inference) and allowed
+    if on:
+        mu_est, mu_inf = math.sqrt(1.0 - share) * mu, math.sqrt(share) * mu
+    else:
+        mu_est, mu_inf = mu, 0.0
+    if on:
+        note = None
+    elif not allowed:
+        note = ("inference unavailable (declare bounds for all predictors and the outcome): without a "
+                "full schema the coefficients refer to a clipped design")
+    else:
+        note = "inference not requested (inference=False); the whole budget went to the estimate"
+    return {"mu": mu, "mu_est": mu_est, "mu_inf": mu_inf, "inference": on, "allowed": allowed, "note": note}
+
+
+def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan) -> Release:
+    """Shared tail of AdaSSP and BoostedAdaSSP: inference bundle, covariance, diagnostics, Release."""
+    from ..inference import ssp as inf
+
+    X, y = sd.X, sd.y
+    n, d = X.shape
+    M, m = sd.M, sd.m
+    coef = M @ theta + m
+    icpt = sd.extra.get("intercept_index")
+    boosted = state["kind"] == "boosted"
+    facts = {
+        "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
+        "outcome_centre": float(sd.c_y), "outcome_half_width": float(sd.h_y),
+        "ridge_lambda": float(state["lam"]), "ridge_active": bool(state["lam"] > 0),
+        "pd_repaired": bool(state["pd_repaired"]), "lambda_min_released": float(state["lam_hat"]),
+        "kappa_E": float(state["kappa_E"]), "kappa_L": float(state["kappa_L"]),
+        "sigma_XtX": float(state["sigma_gram"]), "sigma_lambda_min": float(state["sigma_lambda"]),
+        "mu": float(plan["mu"]), "mu_estimator": float(plan["mu_est"]), "mu_inference": float(plan["mu_inf"]),
+        "inference": plan["inference"], "neighbours": spec.neighbours,
+    }
+    if boosted:
+        facts.update(T=int(state["T"]), sigma_round=float(state["sigma_round"]), lr=state["lr"],
+                     tau=float(state["tau"]))
+    else:
+        facts["sigma_Xty"] = float(state["sigma_xty"])
+        facts["B_y"] = float(state["bound_y"])
+
+    rel = Release(method=method, coef=coef, tuning=tuning, facts=facts,
+                  row_transform=sd.extra.get("row_transform"), inference_note=plan["note"])
+    n_for_delta = n if spec.neighbours == "replace_one" else None
+    floor_hit = None
+    se_scaled = None
+    sigma_hat_scaled = None
+    if plan["inference"]:
+        bundle = _ssp.release_bundle(X, y, theta, mu_inf=plan["mu_inf"], neighbours=spec.neighbours,
+                                     r_squared=bool(values["r_squared"]), noise=noise, ledger=ledger,
+                                     share_of=plan["mu"])
+        S = _ssp.pd_project(state["A_hat"], state["sigma_gram"])
+        if boosted:
+            V_priv = inf.v_priv_boosted(state["Gamma"], S, state["sigma_round"], state["etas"])
+        else:
+            V_priv = inf.v_priv_adassp(state["Gamma"], theta, state["sigma_gram"], state["sigma_xty"])
+        excess = float(np.trace(S @ V_priv))
+        sigma2_hat, floor_hit = inf.residual_variance(bundle, d=d, excess=excess)
+        if boosted:
+            V = inf.analytic_vcov_boosted(S, V_priv, sigma2_hat)
+        else:
+            V = inf.analytic_vcov_adassp(state["Gamma"], S, V_priv, sigma2_hat)
+        se_scaled = np.sqrt(np.diag(V))
+        sigma_hat_scaled = math.sqrt(sigma2_hat)
+        n_pub = bundle["n_pub"]
+        if n_for_delta is None:
+            n_for_delta = n_pub
+        r2, adj = inf.dp_r_squared(sigma2_hat, bundle, d)
+        rel.vcov = inf.to_original(M, V)
+        rel.vcov_privacy = inf.to_original(M, V_priv)
+        rel.sigma = float(sd.h_y * sigma_hat_scaled)
+        rel.df_resid = float(n_pub - d)
+        rel.r_squared, rel.adj_r_squared = r2, adj
+        facts.update(sigma_scaled=sigma_hat_scaled, privacy_excess=excess, r_squared_raw=r2,
+                     n_public=float(n_pub), bundle_c2=float(bundle["c2"]))
+        if "n_hat" in bundle:
+            facts["n_hat"] = bundle["n_hat"]
+        if values["ci"] == "bootstrap":
+            child = noise.spawn()
+            common = dict(S=S, theta=theta, sigma2_hat=sigma2_hat, sigma_gram=state["sigma_gram"],
+                          sigma_lambda=state["sigma_lambda"], kappa_E=state["kappa_E"],
+                          kappa_L=state["kappa_L"], rule=values["ridge_rule"], B=int(values["n_boot"]),
+                          pd_repair=state["pd_repair"])
+            if boosted:
+                draws = inf.bootstrap_boosted(child, sigma_round=state["sigma_round"], etas=state["etas"],
+                                              **common)
+            else:
+                draws = inf.bootstrap_adassp(child, sigma_xty=state["sigma_xty"], **common)
+            beta_draws = draws @ M.T + m
+            rel.ci_draws = beta_draws
+            rel.ci = inf.percentile_intervals(beta_draws, float(values["level"]))
+            rel.ci_level = float(values["level"])
+            rel.vcov = np.cov(beta_draws, rowvar=False).reshape(d, d)
+            rel.inference_note = (f"percentile parametric bootstrap ({int(values['n_boot'])} replicates); "
+                                  "standard errors are the replicate standard deviations")
+        others = [j for j in range(d) if j != icpt]
+        wald = inf.wald_test(coef, rel.vcov, others)
+        if wald is not None:
+            facts["wald"] = wald
+    contraction = None
+    if boosted:
+        contraction = inf.boosting_contraction(state["Gamma"], state["lam"], state["sigma_gram"])
+        facts["boosting_contraction"] = contraction
+    rel.warnings = inf.diagnostics(
+        lam=state["lam"], pd_repaired=state["pd_repaired"], floor_hit=floor_hit,
+        delta=spec.delta, n=n_for_delta if n_for_delta is not None else math.inf, boosted=boosted,
+        contraction=contraction, T=state.get("T"), theta=theta, se_scaled=se_scaled,
+        tau=state.get("tau") if sd.extra["outcome_scaled"] else None, sigma_hat=sigma_hat_scaled)
+    return rel
