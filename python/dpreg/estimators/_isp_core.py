@@ -1,0 +1,584 @@
+"""Core of ``method="isp"``: Insufficient Statistics Perturbation (ISSP), normative spec ``specs/isp.md``.
+
+Source: Brown, Hayase, Hopkins, Kong, Liu, Oh, Perdomo, Smith, "Insufficient Statistics Perturbation:
+Stable Estimators for Private Least Squares", COLT 2024 ([ISSP]); building block Brown, Hopkins,
+Smith, COLT 2023 ([BHS]). The numeric constants are the conservative reconstructions of spec §3/§9/§15
+and are implemented exactly as written there (do not tune them).
+
+This module holds
+
+* the public constants of spec §3 (:func:`constants`, :func:`sigma_gauss`, :func:`eps_cov`,
+  :func:`default_L`, :func:`ptr_pass_probability`) - functions of public inputs only;
+* the efficient data-touching algorithms of spec §10 (SLF, SW/GRT top-down with rank-one updates);
+* PrivSigma (spec §11.2);
+* :func:`issp` - one ISSP call (spec §8), which returns ``None`` for FAIL.
+
+Privacy summary (derivations: spec §9; repeated in the docstrings below):
+
+* the PTR bit uses a truncated-Laplace test on a score of sensitivity < ``Delta_s = 3`` (spec §9.4)
+  and is (eps_T, delta_T)-DP;
+* in the safe zone the released ``beta_tilde ~ N(beta_w, c^2 Sigma_w^{-1})`` moves by at most
+  ``Delta_beta`` in the ``Sigma_w``-norm (spec §9.6), so with ``c = Delta_beta * sigma_G(eps_M, delta_M)``
+  it is an analytic Gaussian mechanism of sensitivity 1 after whitening, and the change of the noise
+  shape is (eps_C, delta_C) (spec §9.7);
+* the inference bundle adds N covariance samples (eps_N, delta_N) and a noisy RSS of sensitivity
+  ``Delta_RSS`` (eps_S, delta_S) (spec §9.7-9.8).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr
+
+#: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
+DELTA_S = 3.0
+#: weight-stability radius (spec §3.3, derived §9.5)
+ETA_W = 6.0
+#: rows per chunk for passes over X (our choice: ~1e5 rows x d doubles stays in cache-friendly sizes)
+CHUNK_ROWS = 100_000
+
+DEFAULTS = {
+    "eps_T_frac": 0.5,
+    "eps_N_frac": 0.1,
+    "eps_S_frac": 0.1,
+    "sigma_frac": 0.1,
+    "iota_max": math.e ** 2,
+    "L_tries": 1,
+    "inference": True,
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# public constants (spec §3)
+# ------------------------------------------------------------------------------------------------
+def _gauss_delta(sigma: float, eps: float) -> float:
+    """delta(sigma) of the analytic Gaussian mechanism with l2-sensitivity 1 (Balle & Wang 2018, Thm 8)."""
+    a = 1.0 / (2.0 * sigma) - eps * sigma
+    b = -1.0 / (2.0 * sigma) - eps * sigma
+    return math.exp(log_ndtr(a)) - math.exp(eps + log_ndtr(b))
+
+
+def sigma_gauss(eps: float, delta: float) -> float:
+    """Analytic-Gaussian multiplier ``sigma_G(eps, delta)`` for l2-sensitivity 1 (spec §3.3 item 14).
+
+    The smallest sigma with ``Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma) <= delta``
+    (the left side decreases in sigma), by bisection to relative precision 1e-10, returning the upper
+    end of the final bracket (so the returned sigma is always admissible).
+    """
+    if not (eps > 0 and 0 < delta < 1):
+        raise ValueError("sigma_gauss needs eps > 0 and 0 < delta < 1")
+    hi = 1.0
+    while _gauss_delta(hi, eps) > delta:
+        hi *= 2.0
+    lo = hi / 2.0
+    while _gauss_delta(lo, eps) <= delta and lo > 1e-300:
+        hi, lo = lo, lo / 2.0
+    while (hi - lo) > 1e-10 * hi:
+        mid = 0.5 * (lo + hi)
+        if _gauss_delta(mid, eps) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def eps_cov(alpha: float, delta: float, N: float) -> float:
+    """Privacy loss bound of N samples whose Gaussian shape changes with coefficient bound ``alpha``
+    (spec §3.3 item 12, derived §9.7 from Laurent-Massart tail bounds)."""
+    lg = math.log(2.0 / delta)
+    return 2.0 * N * alpha ** 2 + 2.0 * math.sqrt(2.0) * alpha * math.sqrt(N * lg) + 2.0 * alpha * lg
+
+
+def _max_samples(alpha: float, delta: float, eps_n: float) -> int:
+    """``max{N in NN: eps_cov(alpha, delta, N) <= eps_n}`` (spec §3.3 item 16); 0 if none."""
+    if eps_cov(alpha, delta, 1) > eps_n:
+        return 0
+    lg = math.log(2.0 / delta)
+    a = 2.0 * alpha ** 2
+    b = 2.0 * math.sqrt(2.0) * alpha * math.sqrt(lg)
+    c0 = 2.0 * alpha * lg - eps_n
+    x = (-b + math.sqrt(b * b - 4.0 * a * c0)) / (2.0 * a)
+    N = max(1, int(math.floor(x * x)))
+    while N > 1 and eps_cov(alpha, delta, N) > eps_n:
+        N -= 1
+    while eps_cov(alpha, delta, N + 1) <= eps_n:
+        N += 1
+    return N
+
+
+def default_L(n: int, d: int) -> float:
+    """Default leverage threshold ``L0(n, d)`` (spec §11.1, our choice): Laurent-Massart chi^2_d tail
+    with a union bound over n rows (t = log(n/0.05)) and a finite-sample margin ``1 + 3 sqrt(d/n)``."""
+    t = math.log(n / 0.05)
+    return (1.0 + 3.0 * math.sqrt(d / n)) * (d + 2.0 * math.sqrt(d * t) + 2.0 * t) / n
+
+
+def ptr_truncation(eps_T: float, delta_T: float) -> float:
+    """Truncation point ``A`` of the truncated-Laplace PTR (spec §3.3 item 1)."""
+    return math.log1p((math.expm1(eps_T)) / (2.0 * delta_T)) / eps_T
+
+
+def ptr_pass_probability(s: float, A: float, eps_T: float, k: int | None = None,
+                         delta_s: float = DELTA_S) -> float:
+    """``p(s) = P(PASS)`` of the truncated-Laplace test of spec §7.
+
+    PASS iff ``s = 0`` or ``s/Delta_s + Z < A`` with ``Z ~ TLap(1/eps_T)`` on ``[-A, A]``. Because the
+    score moves by less than ``Delta_s`` between neighbours, ``s/Delta_s`` has sensitivity < 1, and
+    the truncated Laplace mechanism with ``A = log(1 + (e^eps_T - 1)/(2 delta_T))/eps_T`` is
+    (eps_T, delta_T)-DP for sensitivity 1 (Geng et al.); PASS/FAIL is post-processing. ``p(0) = 1``
+    and ``p(s) = 0`` for ``s >= 2 A Delta_s`` (hence for ``s >= k``)."""
+    if s <= 0:
+        return 1.0
+    if k is not None and s >= k:
+        return 0.0
+    t = A - s / delta_s
+    if t <= -A:
+        return 0.0
+    eA = math.exp(-eps_T * A)
+    Z0 = 2.0 * (1.0 - eA)
+    if t <= 0:
+        return (math.exp(eps_T * t) - eA) / Z0
+    if t < A:
+        return 1.0 - (math.exp(-eps_T * t) - eA) / Z0
+    return 1.0
+
+
+def grid_constants(k: int, L: float, R: float) -> dict:
+    """Budget-free constants of spec §3.3 items 3-11 for a given k (preconditions P2-P7).
+
+    Used by :func:`constants` and, with a small explicit k, by the tests of the internals."""
+    out = {"k": k, "L": L, "R": R, "ok": False, "reason": None}
+
+    def fail(reason):
+        out["reason"] = reason
+        return out
+    if 2 * k * L >= 1:
+        return fail("P2: 2kL >= 1 (L too large for k)")
+    lam_star = L / (1.0 - 2 * k * L)
+    out["lambda_star"] = lam_star
+    if (k - 1) * lam_star >= 1:
+        return fail("P3: (k-1) lambda* >= 1")
+    L_c = lam_star / (1.0 - (k - 1) * lam_star)
+    out["L_c"] = L_c
+    if (k + 2) * L_c >= 1:
+        return fail("P4: (k+2) L_c >= 1")
+    L_w = L_c / (1.0 - k * L_c)
+    out["L_w"] = L_w
+    if not (2 * L_w < 1 and k * L_w < 1):
+        return fail("P5: 2 L_w >= 1 or k L_w >= 1")
+    L_2 = L_w / (1.0 - 2.0 * L_w)
+    L_3 = L_c / (1.0 - (k + 2) * L_c)
+    out.update(L_2=L_2, L_3=L_3)
+    if (k + 2) * L_3 >= 1:
+        return fail("P6: (k+2) L_3 >= 1")
+    rho = (1.0 + 3.0 * L_2 + 2.0 * L_2 ** 2) / (1.0 - (k + 2) * L_3)
+    if 2 * k * math.log(rho) > 600.0:
+        return fail("P8: residual-grid inflation iota > iota_max (L too large for k)")
+    iota = rho ** (2 * k)
+    L_v = L_w / (1.0 - k * L_w)
+    R_w = R * iota * (1.0 + k * L_v)
+    out.update(rho=rho, iota=iota, L_v=L_v, R_w=R_w)
+    if ETA_W * L_w > 1.0 / 3.0:
+        return fail("P7: eta_w L_w > 1/3")
+    delta_beta = ETA_W * R_w * math.sqrt(L_w) / (1.0 - ETA_W * L_w)
+    rho_C = ETA_W * L_w / (1.0 - ETA_W * L_w)
+    d_rss = ETA_W * R_w * R_w * (1.0 + ETA_W * L_w / (1.0 - ETA_W * L_w)) ** 2
+    if not (math.isfinite(delta_beta) and math.isfinite(d_rss)):
+        return fail("constants overflow (L or R far too large)")
+    out.update(delta_beta=delta_beta, rho_C=rho_C, alpha=rho_C / (2.0 * (1.0 - rho_C)),
+               Delta_RSS=d_rss, ok=True)
+    return out
+
+
+def constants(n, d, eps, delta, L, R, options=None) -> dict:
+    """All public constants of one ISSP call (spec §3.2-3.4), computed before the data are touched.
+
+    ``eps, delta`` are the budget of this ISSP call (``eps_I, delta_I``). ``options`` may hold
+    ``eps_T_frac``, ``eps_N_frac``, ``eps_S_frac``, ``iota_max``, ``inference`` (defaults of spec §3.1;
+    ``inference`` defaults to True) and, for tests of the internals only, ``_k`` (override of k).
+    Returns a dict with every constant, ``ok`` (all preconditions P0-P9) and ``reason`` (first failed
+    precondition in words, data-independent).
+    """
+    o = dict(DEFAULTS)
+    o.update(options or {})
+    out = {"n": n, "d": d, "eps_I": eps, "delta_I": delta, "L": L, "R": R, "ok": False, "reason": None,
+           "inference": bool(o["inference"]), "iota_max": float(o["iota_max"])}
+
+    def fail(reason):
+        out["reason"] = reason
+        return out
+
+    if not (L is not None and L > 0 and R is not None and R > 0 and 0 < delta < 1 and eps > 0
+            and n > d >= 1 and math.isfinite(eps) and math.isfinite(R)):
+        return fail("P0: needs L > 0, R > 0, eps > 0, 0 < delta < 1 and n > d >= 1")
+    inference = bool(o["inference"])
+    eps_T = o["eps_T_frac"] * eps
+    delta_T = delta / 2.0
+    if not (0 < o["eps_T_frac"] < 1):
+        return fail("eps_T_frac must be in (0, 1)")
+    if inference:
+        delta_M = delta_C = delta_N = delta_S = delta / (8.0 * math.exp(eps))
+        eps_N = o["eps_N_frac"] * eps
+        eps_S = o["eps_S_frac"] * eps
+        if not (o["eps_N_frac"] > 0 and o["eps_S_frac"] > 0):
+            return fail("eps_N_frac and eps_S_frac must be > 0")
+    else:
+        delta_M = delta_C = delta / (4.0 * math.exp(eps))
+        delta_N = delta_S = 0.0
+        eps_N = eps_S = 0.0
+    A = ptr_truncation(eps_T, delta_T)
+    k = int(o["_k"]) if "_k" in o else int(math.ceil(2.0 * A * DELTA_S))
+    out.update(eps_T=eps_T, delta_T=delta_T, eps_N=eps_N, delta_N=delta_N, eps_S=eps_S, delta_S=delta_S,
+               delta_M=delta_M, delta_C=delta_C, A=A, k=k)
+    if n < 2 * k + d:
+        return fail("P1: n < 2k + d")
+    g = grid_constants(k, L, R)
+    out.update({key: v for key, v in g.items() if key not in ("ok", "reason")})
+    if not g["ok"]:
+        return fail(g["reason"])
+    if g["iota"] > o["iota_max"]:
+        return fail("P8: residual-grid inflation iota > iota_max (L too large for k)")
+    delta_beta, alpha = g["delta_beta"], g["alpha"]
+    eps_C = eps_cov(alpha, delta_C, 1)
+    eps_M = eps - eps_T - eps_N - eps_S - eps_C
+    out.update(eps_C=eps_C, eps_M=eps_M)
+    if not eps_M > 0:
+        return fail("P9: eps_M <= 0 (the budget shares leave nothing for the coefficients)")
+    sG = sigma_gauss(eps_M, delta_M)
+    c = delta_beta * sG
+    out.update(sigma_G=sG, c=c)
+    if inference:
+        N = _max_samples(alpha, delta_N, eps_N)
+        out.update(N=N, sigma_S=g["Delta_RSS"] * sigma_gauss(eps_S, delta_S))
+        if N < d + 1:
+            return fail("P9: too few covariance samples (N < d + 1) for the inference bundle")
+    out["ok"] = True
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# efficient algorithms (spec §10). NOT PRIVATE by themselves: their outputs (scores, weights) must
+# never leave the mechanism.
+# ------------------------------------------------------------------------------------------------
+class _Singular(Exception):
+    """Numerical singularity inside the mechanism: mapped to a score of k (FAIL)."""
+
+
+def _chol_inv(M):
+    """Inverse of a symmetric positive definite matrix via Cholesky; _Singular if not PD."""
+    try:
+        Lc = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise _Singular() from None
+    if not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
+        raise _Singular()
+    Linv = np.linalg.inv(Lc)
+    return Linv.T @ Linv, Linv
+
+
+def _leverages(X, Linv):
+    """h_i = ||Linv X_i||^2 in row chunks (one gemm per chunk, spec §10 E1)."""
+    n = X.shape[0]
+    h = np.empty(n)
+    B = Linv.T
+    for s in range(0, n, CHUNK_ROWS):
+        Z = X[s:s + CHUNK_ROWS] @ B
+        np.einsum("ij,ij->i", Z, Z, out=h[s:s + CHUNK_ROWS])
+    return h
+
+
+def _slf(X, G, L, k):
+    """Stable leverage filtering, levels top-down (spec §10 E2). Returns (s1, c) with s1 == k meaning
+    the score is maximal (FAIL surely). At most k rank-one removals."""
+    n = X.shape[0]
+    Ginv, Linv = _chol_inv(G)
+    h = _leverages(X, Linv)
+    h_act = h.copy()                      # -inf on removed rows, for argmax among the active rows
+    rem_level = np.full(n, -1, dtype=np.int64)
+    nrem = 0
+    stop_level = -1                       # levels <= stop_level have term >= k
+    lam = [L / (1.0 - l * L) for l in range(2 * k + 1)]
+    for lev in range(2 * k, -1, -1):
+        blocked = False
+        while nrem < k:
+            j = int(np.argmax(h_act))
+            hj = h_act[j]
+            if not hj > lam[lev]:
+                break
+            if hj >= 1.0 - 1e-12:
+                blocked = True
+                break
+            u = Ginv @ X[j]
+            Xu = X @ u
+            gamma = 1.0 / (1.0 - hj)
+            h_act += gamma * Xu * Xu      # -inf stays -inf on removed rows
+            Ginv += gamma * np.outer(u, u)
+            h_act[j] = -np.inf
+            rem_level[j] = lev
+            nrem += 1
+        if blocked or nrem >= k:
+            # every level <= lev has term n - |S_l| + l >= k (k rows already out, or S_l empty)
+            stop_level = lev
+            break
+    if stop_level >= k:
+        return k, None
+    cnt = np.bincount(rem_level[rem_level >= 0], minlength=2 * k + 1)
+    removed_at_or_above = np.cumsum(cnt[::-1])[::-1]      # #{i: rem_level_i >= l}
+    s1 = k
+    for lev in range(stop_level + 1, k + 1):
+        s1 = min(s1, int(removed_at_or_above[lev]) + lev)
+    c = np.ones(n)
+    rm = rem_level >= 0
+    c[rm] = np.clip(2 * k - np.maximum(rem_level[rm], k), 0, k) / k
+    return s1, c
+
+
+def _weighted_gram(G, b, X, y, idx, deficit):
+    """``G - sum_{i in idx} deficit_i X_i X_i^T`` and ``b - sum deficit_i y_i X_i`` (exact, O(|idx| d^2))."""
+    if len(idx) == 0:
+        return G.copy(), b.copy()
+    Xi = X[idx]
+    S = G - (Xi * deficit[:, None]).T @ Xi
+    bb = b - Xi.T @ (deficit * y[idx])
+    return S, bb
+
+
+def _sw(X, y, G, b, c, R, rho, k):
+    """Stable weights over the residual grid, GRT for all levels in one top-down pass (spec §10 E3-E4).
+    Returns (s2, w); s2 == k means FAIL surely."""
+    n = X.shape[0]
+    F = np.flatnonzero(c < 1.0)
+    Sc, bc = _weighted_gram(G, b, X, y, F, 1.0 - c[F])
+    Sinv, _ = _chol_inv(Sc)
+    beta = Sinv @ bc
+    r = y - X @ beta
+    cur = c.copy()
+    dropped = cur <= 0
+    absr = np.abs(r)
+    absr[dropped] = -np.inf
+    rem = np.full(n, -1, dtype=np.int64)
+    W = 0.0
+    W_lev = np.full(2 * k + 1, np.inf)
+    R_lev = [R * rho ** l for l in range(2 * k + 1)]
+    j = int(np.argmax(absr))
+    for lev in range(2 * k, -1, -1):
+        blocked = False
+        while W < k and absr[j] > R_lev[lev]:
+            cj = cur[j]
+            u = Sinv @ X[j]
+            hj = float(X[j] @ u)
+            if not cj * hj < 1.0 - 1e-12:
+                blocked = True          # removing j makes the weighted Gram singular: GRT returns 0
+                break
+            gamma = 1.0 / (1.0 - cj * hj)
+            rj = r[j]
+            Xu = X @ u
+            f = cj * gamma * rj
+            r += f * Xu
+            beta -= f * u
+            Sinv += (cj * gamma) * np.outer(u, u)
+            np.abs(r, out=absr)
+            cur[j] = 0.0
+            dropped[j] = True
+            absr[dropped] = -np.inf
+            W += cj
+            rem[j] = lev
+            j = int(np.argmax(absr))
+        if blocked or W >= k:
+            if lev >= k + 1 or lev == k:
+                return k, None
+            break
+        W_lev[lev] = W
+    s2 = float(k)
+    for lev in range(0, k + 1):
+        if np.isfinite(W_lev[lev]):
+            s2 = min(s2, W_lev[lev] + lev)
+    m = np.full(n, k, dtype=float)
+    rm = rem >= 0
+    m[rm] = np.clip(2 * k - np.maximum(rem[rm], k), 0, k)
+    w = c * m / k
+    return s2, w
+
+
+def _internals(X, y, L, R, k, rho):
+    """TEST-ONLY, NOT PRIVATE: the scores and weights ``(s1, c, s2, w)`` of the efficient algorithms
+    (spec §13.1). Never called by ``dp_lm``; its outputs must never be shown to anyone but a test.
+    ``c``/``w`` are None when the corresponding score is k (FAIL surely)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    G = X.T @ X
+    b = X.T @ y
+    try:
+        s1, c = _slf(X, G, L, k)
+    except _Singular:
+        return k, None, k, None
+    if s1 >= k:
+        return k, None, k, None
+    try:
+        s2, w = _sw(X, y, G, b, c, R, rho, k)
+    except _Singular:
+        return s1, c, k, None
+    if s2 >= k:
+        return s1, c, k, None
+    return s1, c, s2, w
+
+
+# ------------------------------------------------------------------------------------------------
+# one ISSP call (spec §8)
+# ------------------------------------------------------------------------------------------------
+def issp(X, y, const: dict, noise) -> dict | None:
+    """One ISSP call with the public constants ``const`` (from :func:`constants`, ``ok`` True).
+
+    Returns None for FAIL (a DP outcome that says nothing about which step failed), else a dict with
+    the released ``beta`` and, with the inference bundle, ``S_hat`` (estimate of Sigma_w^{-1}, from
+    N Gaussian samples) and ``rss_noisy`` (RSS_w plus N(0, sigma_S^2)). Any numerical trouble inside
+    the mechanism maps to FAIL (spec §13.5): no data-dependent exception escapes.
+
+    Sensitivities (spec §9): the score ``s = max(s1, s2)`` moves by < 3 = Delta_s between neighbours
+    (§9.3-9.4) -> truncated-Laplace PTR with ``k = ceil(2 A Delta_s)`` is (eps_T, delta_T)-DP and
+    fails surely for ``s >= k``. In the safe zone ``||Sigma_w^{1/2}(beta_w - beta_w')|| <= Delta_beta``
+    (§9.6), so ``beta_w + c L^{-T} g`` with ``c = Delta_beta sigma_G(eps_M, delta_M)`` is the analytic
+    Gaussian mechanism after whitening; the covariance change costs eps_C (§9.7); the N covariance
+    samples eps_N (§9.7) and ``|RSS_w - RSS_w'| <= Delta_RSS`` with noise ``Delta_RSS sigma_G(eps_S,
+    delta_S)`` costs (eps_S, delta_S) (§9.8).
+    """
+    k = const["k"]
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            out = _issp_inner(X, y, const, noise, k)
+    except (_Singular, np.linalg.LinAlgError, FloatingPointError, ValueError, ZeroDivisionError,
+            OverflowError):
+        return None
+    return out
+
+
+def _issp_inner(X, y, const, noise, k):
+    n, d = X.shape
+    G = X.T @ X
+    b = X.T @ y
+    s1, c = _slf(X, G, const["L"], k)
+    if s1 >= k:
+        return None
+    s2, w = _sw(X, y, G, b, c, const["R"], const["rho"], k)
+    if s2 >= k:
+        return None
+    s = max(float(s1), float(s2))
+    p = ptr_pass_probability(s, const["A"], const["eps_T"], k)
+    u = float(noise.uniform())
+    if not u < p:
+        return None
+    Om = np.flatnonzero(w < 1.0)
+    Sw, bw = _weighted_gram(G, b, X, y, Om, 1.0 - w[Om])
+    try:
+        Lw = np.linalg.cholesky(Sw)
+    except np.linalg.LinAlgError:
+        return None
+    if not (np.all(np.isfinite(Lw)) and np.all(np.diag(Lw) > 0)):
+        return None
+    beta_w = np.linalg.solve(Lw.T, np.linalg.solve(Lw, bw))
+    LwT_inv = np.linalg.inv(Lw).T          # d x d; z = L^{-T} g has covariance Sigma_w^{-1}
+    g = noise.standard_normal(d)
+    beta_tilde = beta_w + const["c"] * (LwT_inv @ g)
+    out = {"beta": beta_tilde}
+    if const["inference"]:
+        N = int(const["N"])
+        Gs = noise.standard_normal((d, N))
+        Z = LwT_inv @ Gs
+        S_hat = (Z @ Z.T) / N
+        rss = 0.0
+        for st in range(0, n, CHUNK_ROWS):
+            rr = y[st:st + CHUNK_ROWS] - X[st:st + CHUNK_ROWS] @ beta_w
+            rss += float(np.dot(w[st:st + CHUNK_ROWS], rr * rr))
+        rss_noisy = rss + const["sigma_S"] * float(noise.standard_normal())
+        out.update(S_hat=S_hat, rss_noisy=rss_noisy)
+    for v in out.values():
+        if not np.all(np.isfinite(v)):
+            return None
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# PrivSigma (spec §11.2)
+# ------------------------------------------------------------------------------------------------
+PRIVSIGMA_BETA = 0.01
+PRIVSIGMA_BIN = 2.0 ** 0.25
+
+
+def privsigma_blocks(n: int, d: int, eps_sigma: float, delta_sigma: float,
+                     beta: float = PRIVSIGMA_BETA):
+    """Public block layout of PrivSigma: ``(tau_h, K, m)``; ``m < d + 10`` means FAIL (data-independent)."""
+    tau_h = 1.0 + 2.0 * math.log(2.0 / delta_sigma) / eps_sigma
+    K = int(math.ceil(2.0 * (tau_h + (2.0 / eps_sigma) * math.log(2.0 / beta))))
+    m = n // K
+    return tau_h, K, m
+
+
+def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float = PRIVSIGMA_BETA,
+              b: float = PRIVSIGMA_BIN):
+    """Private upper bound ``sigma_hi`` on the residual scale (spec §11.2), or None for FAIL.
+
+    K disjoint blocks of m consecutive rows (storage order, data-independent partition); per block OLS
+    and ``sigma_hat_j = sqrt(RSS_j/(m - d))``; geometric bins of ratio ``b``; stability-based histogram.
+    Sensitivity: replacing one row changes one block's sigma_hat, i.e. moves one unit between two
+    bins: l1 change 2 of the count vector. Laplace noise of scale 2/eps_sigma on non-empty bins and
+    the threshold ``tau_h = 1 + 2 log(2/delta_sigma)/eps_sigma`` make the histogram (eps_sigma,
+    delta_sigma)-DP (Karwa & Vadhan 2018, Lemma 2.3; a bin that appears or disappears with one row
+    has count 1 and crosses the threshold with probability <= delta_sigma/2); the modal bin is
+    post-processing. Returns ``sigma_hi = b^(t*+2)`` (an upper bound on purpose)."""
+    n, d = X.shape
+    tau_h, K, m = privsigma_blocks(n, d, eps_sigma, delta_sigma, beta)
+    if m < d + 10:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            sig = _block_sigmas(X, y, K, m)
+    except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+        return None
+    sig = sig[np.isfinite(sig) & (sig > 0)]
+    if sig.size == 0:
+        # no bin has a count: every noisy count is reported as 0 -> FAIL (same as an empty histogram)
+        return None
+    t = np.floor(np.log(sig) / math.log(b)).astype(np.int64)
+    bins, counts = np.unique(t, return_counts=True)
+    noisy = counts + noise.laplace(2.0 / eps_sigma, counts.shape)
+    noisy = np.where(noisy < tau_h, 0.0, noisy)
+    if not np.any(noisy > 0):
+        return None
+    t_star = int(bins[int(np.argmax(noisy))])      # bins sorted ascending: ties -> smaller t
+    return {"sigma_lo": b ** t_star, "sigma_hi": b ** (t_star + 2), "K": K, "m": m, "tau_h": tau_h}
+
+
+def _block_sigmas(X, y, K, m):
+    d = X.shape[1]
+    out = np.full(K, np.nan)
+    # batches of blocks keep the temporary (batch, m, d) views small; reshape of a contiguous prefix is a view
+    Xc = np.ascontiguousarray(X[:K * m]) if not X.flags.c_contiguous else X[:K * m]
+    Xb_all = Xc.reshape(K, m, d)
+    yb_all = np.ascontiguousarray(y[:K * m]).reshape(K, m)
+    step = max(1, int(2_000_000 // max(1, m * d)))
+    for s in range(0, K, step):
+        Xb = Xb_all[s:s + step]
+        yb = yb_all[s:s + step]
+        Gb = np.matmul(Xb.transpose(0, 2, 1), Xb)
+        bb = np.matmul(Xb.transpose(0, 2, 1), yb[:, :, None])[:, :, 0]
+        try:
+            Lb = np.linalg.cholesky(Gb)
+            ok = np.ones(len(Gb), bool)
+        except np.linalg.LinAlgError:
+            Lb = np.zeros_like(Gb)
+            ok = np.zeros(len(Gb), bool)
+            for i in range(len(Gb)):
+                try:
+                    Lb[i] = np.linalg.cholesky(Gb[i])
+                    ok[i] = True
+                except np.linalg.LinAlgError:
+                    Lb[i] = np.eye(d)
+        z = np.linalg.solve(Lb, bb[:, :, None])
+        beta = np.linalg.solve(Lb.transpose(0, 2, 1), z)[:, :, 0]
+        res = yb - np.matmul(Xb, beta[:, :, None])[:, :, 0]
+        rss = np.einsum("ij,ij->i", res, res)
+        sg = np.sqrt(rss / (m - d))
+        sg[~ok] = np.nan
+        out[s:s + step] = sg
+    return out
