@@ -1,0 +1,193 @@
+"""Command line: ``dpreg fit FORMULA --data FILE.csv --eps 1 [options]`` and ``dpreg --version``.
+
+Bad input gives one line on stderr (``dpreg: error: ...``) and exit code 2, never a traceback;
+a declined estimate (EstimationFailed) gives exit code 1. Warnings (e.g. PrivacyLeakWarning) are
+printed as one ``dpreg: warning: ...`` line each on stderr. Messages never quote data values.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "markdown", "latex", "html", "json")
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints the whole usage)
+        raise UsageError(message)
+
+
+def _one_line(text) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+    p = _Parser(prog="dpreg", description="Differentially private linear regression with noise-aware "
+                                          "inference.")
+    p.add_argument("--version", action="version", version=f"dpreg {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    f = sub.add_parser("fit", help="fit a DP linear regression and print its summary",
+                       description="Fit a DP linear regression on a CSV file and print its summary.")
+    f.add_argument("formula", help='model formula, e.g. "price ~ carat + C(cut)"')
+    f.add_argument("--data", required=True, help="CSV file with a header row")
+    f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
+    f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
+    f.add_argument("--method", default="auto", help="estimator (default: auto)")
+    f.add_argument("--bounds", help='JSON file {"column": [lower, upper], ...} of public ranges, or the '
+                                    'word data (exploration only: not private)')
+    f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...}')
+    f.add_argument("--seed", type=int, help="fix the random seed (reproducible, NOT for release)")
+    f.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian",
+                   help="gaussian (dp_lm, default) or binomial (dp_glm, logistic regression)")
+    f.add_argument("--no-inference", action="store_true", help="spend no budget on standard errors")
+    f.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    f.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    return p
+
+
+def _read_json(path: str, what: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{what} file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{what} file {path} is not valid JSON (line {exc.lineno}, column {exc.colno})") \
+            from None
+    except (OSError, UnicodeDecodeError):
+        raise UsageError(f"cannot read {what} file {path}") from None
+
+
+def _bounds(arg):
+    if arg is None:
+        return None
+    if arg == "data":
+        return "data"
+    raw = _read_json(arg, "bounds")
+    if not isinstance(raw, dict):
+        raise UsageError('bounds JSON must be an object {"column": [lower, upper], ...}')
+    out = {}
+    for col, rng in raw.items():
+        if (not isinstance(rng, (list, tuple)) or len(rng) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng)):
+            raise UsageError(f"bounds for column {col!r} must be a list [lower, upper] of two numbers")
+        out[str(col)] = (float(rng[0]), float(rng[1]))
+    return out
+
+
+def _levels(arg):
+    if arg is None:
+        return None
+    raw = _read_json(arg, "levels")
+    if not isinstance(raw, dict) or not all(isinstance(v, list) and v for v in raw.values()):
+        raise UsageError('levels JSON must be an object {"column": ["reference", "level2", ...], ...}')
+    return {str(k): [str(x) for x in v] for k, v in raw.items()}
+
+
+def _read_csv(path: str):
+    import pandas as pd
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise UsageError(f"data file not found: {path}") from None
+    except pd.errors.EmptyDataError:
+        raise UsageError(f"data file {path} is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, IsADirectoryError, PermissionError, OSError):
+        raise UsageError(f"cannot read {path} as a CSV file with a header row") from None
+
+
+def _render(fit, fmt: str, level: float) -> str:
+    if fmt == "json":
+        return json.dumps(fit.to_dict(), allow_nan=False, indent=1)
+    s = fit.summary(level=level)
+    if fmt == "markdown":
+        return s.to_markdown()
+    if fmt == "latex":
+        return s.to_latex()
+    if fmt == "html":
+        return s.to_html()
+    return str(s)
+
+
+def _fit(args) -> str:
+    import dpreg
+    data = _read_csv(args.data)
+    kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
+                  levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
+    if args.seed is not None and args.seed < 0:
+        raise UsageError("--seed must be a non-negative integer")
+    if args.family == "binomial":
+        fit = dpreg.dp_glm(args.formula, data, family="binomial", **kwargs)
+    else:
+        fit = dpreg.dp_lm(args.formula, data, **kwargs)
+    return _render(fit, args.format, args.level)
+
+
+def main(argv=None) -> int:
+    from .errors import DPRegError, EstimationFailed
+    argv = list(sys.argv[1:] if argv is None else argv)
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                args = _parser().parse_args(argv)
+            except SystemExit as exc:  # --help / --version
+                return int(exc.code or 0)
+            if args.command is None:
+                raise UsageError("missing command; usage: dpreg fit FORMULA --data FILE.csv --eps EPS "
+                                 "(see dpreg fit --help)")
+            out = _fit(args)
+        _print_warnings(caught)
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+        return EXIT_OK
+    except UsageError as exc:
+        _print_warnings(caught)
+        print(f"dpreg: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except EstimationFailed as exc:
+        _print_warnings(caught)
+        print(f"dpreg: estimation failed (budget spent): {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    except (DPRegError, ValueError, TypeError, KeyError, LookupError, FileNotFoundError,
+            json.JSONDecodeError) as exc:
+        _print_warnings(caught)
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"dpreg: error: {_one_line(msg)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("dpreg: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never a traceback; unknown errors by type only (text could quote data)
+        if type(exc).__module__.startswith("formulaic"):  # a formula the parser rejects
+            _print_warnings(caught)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            print(f"dpreg: error: invalid formula: {_one_line(first)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"dpreg: internal error ({type(exc).__name__}); please report it with the command line",
+              file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _print_warnings(caught):
+    seen = set()
+    for w in caught or []:
+        text = _one_line(w.message)
+        key = (w.category.__name__, text)
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"dpreg: warning ({w.category.__name__}): {text}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

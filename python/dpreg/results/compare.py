@@ -1,0 +1,127 @@
+"""``dpreg.compare([fit1, fit2, ...])``: a side-by-side table of several DP fits (regression-table
+style: estimate with stars, standard error in parentheses underneath; then method, budget, n, DP
+sigma and DP R-squared). Only released values and public facts of each fit are shown.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .format import format_number, is_missing, stars
+from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown,
+                     render_text)
+
+
+class Comparison:
+    """Side-by-side table of DP fits. ``estimates`` / ``std_errors`` are numeric DataFrames (terms x
+    models); ``rows()`` the formatted cells; ``str()``, ``to_markdown()``, ``to_latex()`` (booktabs),
+    ``to_html()`` render them."""
+
+    def __init__(self, fits, names=None, *, digits: int = 4, show_stars: bool = True):
+        fits = list(fits)
+        if not fits:
+            raise ValueError("compare() needs at least one fit")
+        for f in fits:
+            if not hasattr(f, "coef") or not hasattr(f, "std_errors"):
+                raise TypeError("compare() takes DPFit objects (results of dpreg.dp_lm / dp_glm)")
+        if names is None:
+            names = [f"({i + 1}) {f.method}" for i, f in enumerate(fits)]
+        names = [str(n) for n in names]
+        if len(names) != len(fits):
+            raise ValueError("names must have one entry per fit")
+        if len(set(names)) != len(names):
+            raise ValueError("names must be distinct")
+        self.fits = fits
+        self.names = names
+        self.digits = digits
+        self.show_stars = show_stars
+        terms: list[str] = []
+        for f in fits:
+            for t in f.terms:
+                if t not in terms:
+                    terms.append(t)
+        self.terms = terms
+        self.estimates = pd.DataFrame({n: f.coef.reindex(terms) for n, f in zip(names, fits)}, index=terms)
+        self.std_errors = pd.DataFrame({n: f.std_errors.reindex(terms) for n, f in zip(names, fits)},
+                                       index=terms)
+        self.p_values = pd.DataFrame({n: f.p_values().reindex(terms) for n, f in zip(names, fits)},
+                                     index=terms)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Formatted cells as a DataFrame (estimate rows, SE rows, footer rows)."""
+        headers, rows = self.rows()
+        return pd.DataFrame([r[1:] for r in rows], index=[r[0] for r in rows], columns=headers[1:])
+
+    def rows(self):
+        headers = [""] + self.names
+        rows = []
+        for t in self.terms:
+            est_row, se_row = [t], [""]
+            for n in self.names:
+                b, se, p = self.estimates.at[t, n], self.std_errors.at[t, n], self.p_values.at[t, n]
+                if is_missing(b):
+                    est_row.append("")
+                    se_row.append("")
+                    continue
+                mark = stars(p).strip() if self.show_stars else ""
+                est_row.append(format_number(b, self.digits) + mark)
+                se_row.append("" if is_missing(se) else f"({format_number(se, self.digits)})")
+            rows.append(est_row)
+            if any(c for c in se_row[1:]):
+                rows.append(se_row)
+        rows.append(["Method"] + [f.method for f in self.fits])
+        rows.append(["eps"] + [self._priv(f, "eps") for f in self.fits])
+        rows.append(["delta"] + [self._priv(f, "delta") for f in self.fits])
+        rows.append(["n"] + [("NA" if f.nobs is None else str(f.nobs)) for f in self.fits])
+        rows.append(["DP residual s.e."] + [format_number(f.sigma, self.digits, na="")
+                                           for f in self.fits])
+        rows.append(["DP R-squared"] + [format_number(f.r_squared, self.digits, na="") for f in self.fits])
+        return headers, rows
+
+    @staticmethod
+    def _priv(fit, name):
+        p = fit.privacy
+        v = None if p is None else getattr(p, name, None)
+        return "NA" if v is None else format_number(v, 6)
+
+    def notes(self) -> list[str]:
+        out = ["Standard errors (noise-aware, z reference) in parentheses; empty where a method offers "
+               "no inference."]
+        if self.show_stars:
+            out.append("*** p <= 0.001, ** p <= 0.01, * p <= 0.05, . p <= 0.1")
+        out.append("Each fit spent its own budget; the budgets add up over fits on the same data.")
+        for name, f in zip(self.names, self.fits):
+            if getattr(f.privacy, "seeded", False):
+                out.append(f"{name}: seeded, reproducible, not for release.")
+            if getattr(f.privacy, "private", True) is False:
+                out.append(f"{name}: NOT differentially private (ranges read from the data).")
+        return out
+
+    def __str__(self):
+        headers, rows = self.rows()
+        return render_text(headers, rows) + "\n---\n" + "\n".join(self.notes()) + "\n"
+
+    def __repr__(self):
+        return self.__str__()
+
+    def to_markdown(self) -> str:
+        headers, rows = self.rows()
+        return render_markdown(headers, rows) + "\n\n" + markdown_paragraphs(self.notes()) + "\n"
+
+    def to_html(self) -> str:
+        headers, rows = self.rows()
+        return render_html(headers, rows) + "\n" + html_paragraphs(self.notes()) + "\n"
+
+    def to_latex(self, *, caption: str | None = "DP regression fits", label: str | None = None) -> str:
+        headers, rows = self.rows()
+        return render_latex(headers, rows, caption=caption, label=label, notes=self.notes()) + "\n"
+
+
+def compare(fits, names=None, **kwargs) -> Comparison:
+    """Side-by-side table of DP fits: ``dpreg.compare([fit1, fit2], names=["AdaSSP", "Boosted"])``."""
+    if isinstance(fits, dict) and names is None:
+        names, fits = list(fits.keys()), list(fits.values())
+    return Comparison(fits, names, **kwargs)
+
+
+__all__ = ["compare", "Comparison"]
