@@ -1,0 +1,529 @@
+"""Subsample-and-aggregate regression with the private modified winsorized mean (``method="subsample_aggregate"``).
+
+Normative source: ``specs/winsorized_sa.md`` sections 3 (pipeline, k rule, bounds, warnings,
+classic aggregators), 4 (noise-aware uncertainty), 5.0 and 5.3 (API). Paper: Ramsay and Spicker
+(2025), Section 5; Nissim, Raskhodnikova and Smith (2007); Smith (2011).
+
+Privacy (replace-one, n public)
+-------------------------------
+The partition of the N units into k groups is a uniformly random permutation that does not depend
+on the data. Replacing one unit changes only its own group's estimate (arbitrarily in R^p), so for
+every coordinate j the k-vector of group estimates sees a replace-one change, and each coordinate's
+aggregator (PMWM, clipped mean or widened winsorized mean; see :mod:`.winsorized` for their
+sensitivities) is private for its budget ``b_c``. The spread step of each coordinate is a one-sided
+PMWM of ``d_i = (theta_hat_ij - theta_tilde_j)^2``: ``theta_tilde_j`` is already released, and one
+unit changes one ``d_i``, so it is again a replace-one change, with budget ``b_s``. Composition
+(sequential, adaptive): ``p*b_c + p*b_s = (1 - f_se) B + f_se B = B`` (eps for pure DP, rho for
+zCDP). The normal-theory correction and the parametric bootstrap use released values only
+(post-processing, zero cost, ledger notes).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ..privacy.ledger import Ledger, LedgerEntry
+from ..release import Release
+from . import winsorized as W
+
+METHODS = ("subsample_aggregate",)
+NEEDS_BOUNDS = False
+FAMILIES = {"gaussian"}
+NEIGHBOURS = {"replace_one"}
+PURE_DP = True
+
+DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
+DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "
+                         "of your coefficients")
+K_WARNING = ("privacy budget too small for N and p: need k >= {k_priv} groups; estimates will be "
+             "dominated by privacy noise or unstable")
+SE_WARNING = "SE step under-budgeted: intervals may under-cover"
+VCOV_NOTE = "subsample_aggregate estimates no cross-coefficient covariances"
+
+OPTIONS = {
+    "k": (None, "spec winsorized_sa 3.5 rule: max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
+    "group_size": (None, "alternative to k: k = floor(N/group_size)"),
+    "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice (spec 3.6), mirrors the paper's data analysis +-40*sqrt(d)"),
+    "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
+                           "as baselines, spec 3.8"),
+    "trim_count": (10, "authors' code (c = 10)"),
+    "trim": ("adaptive", "our choice (spec 3.5): trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025"),
+    "eta": (0.0, "our choice (spec 2.2): no contamination assumed"),
+    "beta": (W.DEFAULT_BETA, "paper Section 4 (as in Durfee 2023)"),
+    "split": (W.DEFAULT_SPLIT, "paper Section 3.2 / Appendix A.4 (1/4, 1/4, 1/2)"),
+    "quantile_noise": (None, "exponential (paper Section 2.4; provable in zCDP via eps^2/2, spec 1.5b)"),
+    "accounting": ("auto", "spec 5.0: pure if delta = 0, else the model with the smaller mean-step noise"),
+    "se_method": (None, "bootstrap when inference=True (spec 4.4), 'analytic' (4.3), 'none'"),
+    "se_fraction": (0.2, "our choice (spec 4.5): the spread needs only rough relative accuracy"),
+    "n_boot": (200, "our choice (spec 4.5)"),
+    "level": (0.95, "convention"),
+    "drop_remainder": (False, "spec 3.2: every unit is used; True drops N mod k units as the paper's code"),
+    "base_estimator": (None, "OLS per group (spec 3.3); any callable (X_g, y_g) -> R^p"),
+    "crossing": ("bounds", "authors' zCDP code (spec 2.4)"),
+}
+
+_DEFAULTS = {k: v[0] for k, v in OPTIONS.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# public-quantity rules
+# ------------------------------------------------------------------------------------------------
+def _resolve_bounds(coef_bounds, terms):
+    p = len(terms)
+    if isinstance(coef_bounds, dict):
+        unknown = set(coef_bounds) - set(terms)
+        if unknown:
+            raise ValueError(f"coef_bounds names unknown term(s): {', '.join(sorted(map(str, unknown)))}")
+        pairs = [coef_bounds.get(t, DEFAULT_COEF_BOUNDS) for t in terms]
+    else:
+        pairs = [coef_bounds] * p
+    lo, hi = np.empty(p), np.empty(p)
+    for j, pair in enumerate(pairs):
+        try:
+            a, b = pair
+            a, b = float(a), float(b)
+        except (TypeError, ValueError):
+            raise ValueError("coef_bounds must be a pair (l, u) or a dict term -> (l, u)") from None
+        if not (math.isfinite(a) and math.isfinite(b) and a < b):
+            raise ValueError("coef_bounds must be finite with l < u")
+        lo[j], hi[j] = a, b
+    return lo, hi
+
+
+def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
+             lower, upper, beta: float, trim_count: int = 10, eta: float = 0.0, trim: str = "adaptive",
+             k=None, group_size=None) -> dict:
+    """The k and trimming rule of spec 3.5 (public quantities only). Returns a dict with k, m,
+    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings."""
+    lower, upper = np.atleast_1d(lower).astype(float), np.atleast_1d(upper).astype(float)
+    b_c = (1.0 - f_se) * budget / p
+    s_q = W.threshold_scale(b_c, model, quantile_noise, split, n_quantiles=2)
+    steps = max(W.grid_steps(a, b, beta) for a, b in zip(lower, upper))
+    k_priv = W.feasible_count(s_q, steps)
+    m_pref, m_min = max(4 * p, 20), max(2 * p, p + 5)
+    k_max = N // m_min
+    warnings = []
+    if k is None and group_size is None:
+        if k_max < 2:
+            raise ValueError(f"too few units for subsample_aggregate with {p} coefficients: need N >= "
+                             f"{2 * m_min} (two groups of at least {m_min})")
+        k_sel = max(N // m_pref, k_priv)
+        if k_sel > k_max:
+            k_sel = k_max
+            warnings.append(K_WARNING.format(k_priv=k_priv))
+    else:
+        if group_size is not None:
+            if k is not None:
+                raise ValueError("give k or group_size, not both")
+            if not isinstance(group_size, (int, np.integer)) or isinstance(group_size, bool) or group_size < 1:
+                raise ValueError("group_size must be a positive integer")
+            k = N // int(group_size)
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not (2 <= k <= N / (p + 1)):
+            raise ValueError(f"k must be an integer in [2, N/(p+1)] (N = {N}, p = {p})")
+        k_sel = int(k)
+        if k_sel < k_priv:
+            warnings.append(K_WARNING.format(k_priv=k_priv))
+    xi, c_eff = W.trim_proportion(k_sel, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q)
+    out = {"k": int(k_sel), "m": N / k_sel, "k_priv": k_priv, "s_q": s_q, "steps": steps, "c_eff": c_eff,
+           "xi": xi, "b_c": b_c, "warnings": warnings}
+    if f_se > 0:
+        b_s = f_se * budget / p
+        s_q_s = W.threshold_scale(b_s, model, quantile_noise, split, n_quantiles=1)
+        steps_s = max(W.grid_steps(0.0, (b - a) ** 2, beta) for a, b in zip(lower, upper))
+        k_priv_s = W.feasible_count(s_q_s, steps_s)
+        xi_s, c_s = W.trim_proportion(k_sel, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q_s)
+        out.update(b_s=b_s, s_q_s=s_q_s, steps_s=steps_s, k_priv_s=k_priv_s, xi_s=xi_s, c_s=c_s)
+        if k_sel < k_priv_s:
+            warnings.append(SE_WARNING)
+    return out
+
+
+def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
+    """Spec 5.7: evaluate the 3.5 rule from public facts only -> (ok, k, reason)."""
+    from .univariate import resolve_accounting
+    f_se = 0.2 if inference else 0.0
+    model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
+    lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
+    try:
+        r = choose_k(N, p, budget=budget, model=model, quantile_noise="exponential", split=W.DEFAULT_SPLIT,
+                     f_se=f_se, lower=lo, upper=hi, beta=beta)
+    except ValueError as exc:
+        return False, None, str(exc)
+    if r["k"] < r["k_priv"]:
+        return False, r["k"], r["warnings"][0]
+    return True, r["k"], "feasible"
+
+
+# ------------------------------------------------------------------------------------------------
+# noise-aware uncertainty helpers (post-processing)
+# ------------------------------------------------------------------------------------------------
+def chi2_clip_mean(t):
+    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (spec 4.1)."""
+    t = np.asarray(t, dtype=float)
+    return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
+
+
+def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
+    """Solve s2 * h(qhat/s2) = w (spec 4.1 step 3) -> (s2, saturated)."""
+    if not (w > 0) or not (qhat > 0):
+        return 0.0, False
+    if w >= qhat:
+        return float(w), True
+
+    def f(r):
+        return r * float(chi2_clip_mean(qhat / r)) - w
+    lo, hi = w, 2.0 * w  # r h(qhat/r) <= r, so f(w) <= 0; f increases to qhat - w > 0
+    while f(hi) <= 0:
+        hi *= 2.0
+        if hi > 1e300:
+            return float(w), True
+    if f(lo) >= 0:
+        return float(lo), False
+    return float(optimize.brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12)), False
+
+
+def gauss_laplace_cdf(x, sigma, b):
+    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (spec 4.3), products in log space."""
+    x = float(x)
+    a = sigma * sigma / (2.0 * b * b)
+    t1 = special.ndtr(x / sigma)
+    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
+    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
+    return t1 - t2 + t3
+
+
+def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
+    """h with P(|G + L| <= h) = level (spec 4.3)."""
+    if b <= 0:
+        return float(stats.norm.ppf((1 + level) / 2) * sigma)
+    if sigma <= 0:
+        return float(-b * math.log(1 - level))  # Laplace: P(|L| <= h) = 1 - exp(-h/b)
+
+    def g(h):
+        return gauss_laplace_cdf(h, sigma, b) - gauss_laplace_cdf(-h, sigma, b) - level
+    return float(optimize.brentq(g, 0.0, 10.0 * (sigma + b) * (1 + math.log(1 / (1 - level)))))
+
+
+# ------------------------------------------------------------------------------------------------
+# core
+# ------------------------------------------------------------------------------------------------
+def _ols(Xg, yg, p):
+    coef, _, rank, _ = np.linalg.lstsq(Xg, yg, rcond=None)
+    if rank < p:
+        return None
+    return coef
+
+
+def group_estimates(X, y, groups, p, default, base_estimator=None):
+    """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
+    default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7)."""
+    out = np.empty((len(groups), p))
+    for i, rows in enumerate(groups):
+        Xg, yg = X[rows], y[rows]
+        try:
+            est = _ols(Xg, yg, p) if base_estimator is None else base_estimator(Xg, yg)
+        except Exception:  # noqa: BLE001 - a failing group must not reveal anything: use the default
+            est = None
+        if est is None:
+            out[i] = default
+            continue
+        est = np.asarray(est, dtype=float).ravel()
+        out[i] = est if (est.shape == (p,) and np.all(np.isfinite(est))) else default
+    return out
+
+
+def partition(N, k, noise, drop_remainder=False):
+    """Uniform random partition of range(N) into k blocks (sizes floor/ceil of N/k)."""
+    perm = noise.permutation(N)
+    if drop_remainder:
+        size = N // k
+        return [perm[i * size:(i + 1) * size] for i in range(k)]
+    return np.array_split(perm, k)
+
+
+def _aggregate(values, j, cfg, noise, ledger, label):
+    agg = cfg["aggregator"]
+    lo, hi = cfg["lower"][j], cfg["upper"][j]
+    if agg == "pmwm":
+        return W.pmwm(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"], xi=cfg["xi"],
+                      split=cfg["split"], beta=cfg["beta"], quantile_noise=cfg["quantile_noise"],
+                      crossing=cfg["crossing"], noise=noise, ledger=ledger, label=label)
+    if agg == "clipped":
+        return W.clipped_mean_aggregate(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"],
+                                        noise=noise, ledger=ledger, label=label)
+    return W.wwm_aggregate(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"], noise=noise,
+                           ledger=ledger, label=label)
+
+
+def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds=DEFAULT_COEF_BOUNDS,
+           k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
+           beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
+           se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
+           crossing="bounds", bounds_notice=False) -> dict:
+    """Internal S&A fit on arrays (spec 3.2 steps 4-10, 4). ``budget`` is eps (model "pure") or rho
+    ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
+    number of distinct units (public). Returns a dict of released values and public facts."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    n, p = X.shape
+    lower, upper = _resolve_bounds(coef_bounds, terms)
+    f_se = 0.0 if se_method == "none" else float(se_fraction)
+    if units is None:
+        N, unit_of_row = n, None
+    else:
+        _, unit_of_row = np.unique(np.asarray(units), return_inverse=True)
+        N = int(unit_of_row.max()) + 1
+    rule = choose_k(N, p, budget=budget, model=model, quantile_noise=quantile_noise, split=split, f_se=f_se,
+                    lower=lower, upper=upper, beta=beta, trim_count=trim_count, eta=eta, trim=trim, k=k,
+                    group_size=group_size)
+    k = rule["k"]
+    warns = list(rule["warnings"])
+    if bounds_notice:
+        warns.append(DEFAULT_BOUNDS_NOTICE)
+
+    # partition (data-independent), then group fits
+    blocks = partition(N, k, noise, drop_remainder)
+    if unit_of_row is None:
+        groups = blocks
+    else:
+        group_of_unit = np.full(N, -1)
+        for i, b in enumerate(blocks):
+            group_of_unit[b] = i
+        g_row = group_of_unit[unit_of_row]
+        order = np.argsort(g_row, kind="stable")
+        cuts = np.searchsorted(g_row[order], np.arange(1, k))
+        groups = [r for r in np.split(order, cuts)]
+        groups = [r[g_row[r] >= 0] for r in groups]
+    default = (lower + upper) / 2.0
+    theta_hat = group_estimates(X, y, groups, p, default, base_estimator)
+    del X, y
+
+    cfg = {"aggregator": aggregator, "lower": lower, "upper": upper, "b_c": rule["b_c"], "model": model,
+           "xi": rule["xi"], "split": split, "beta": beta, "quantile_noise": quantile_noise,
+           "crossing": crossing}
+    coef = np.empty(p)
+    per = []
+    for j in range(p):
+        r = _aggregate(theta_hat[:, j], j, cfg, noise, ledger, f"coef[{terms[j]}]")
+        coef[j] = r.estimate
+        per.append(r)
+        if aggregator == "pmwm":
+            if r.near_bound or r.clamped:
+                warns.append(f"coefficient {terms[j]}: private quantile hit a bound; bounds may be too narrow "
+                             "or the budget too small")
+            if r.crossed:
+                warns.append(f"coefficient {terms[j]}: private clip points crossed and were replaced by "
+                             "the bounds")
+    v_noise = np.array([r.noise_sd ** 2 for r in per])
+
+    out = {"coef": coef, "k": k, "m": N / k, "N": N, "rule": rule, "per": per, "model": model,
+           "warnings": warns, "v_noise": v_noise, "se": None, "ci": None, "ci_draws": None,
+           "v_samp": None, "spread_saturated": [False] * p, "level": level}
+    if se_method == "none":
+        return out
+
+    # 4.1 private spread of the group estimates (one-sided PMWM per coordinate)
+    s2 = np.zeros(p)
+    sat = []
+    for j in range(p):
+        d = (theta_hat[:, j] - coef[j]) ** 2
+        r = W.pmwm_one_sided(d, lower=0.0, upper=(upper[j] - lower[j]) ** 2, budget=rule["b_s"], model=model,
+                             xi=rule["xi_s"], split=split, beta=beta, quantile_noise=quantile_noise,
+                             noise=noise, ledger=ledger, label=f"spread[{terms[j]}]")
+        s2[j], flag = corrected_spread(r.estimate, r.q_hi)
+        sat.append(flag)
+    ledger.add(LedgerEntry(statistic="spread correction (chi-square), SEs, intervals", mechanism="post-processing",
+                           sensitivity=None, noise_scale=None,
+                           note="computed from released values only (spec 4.1-4.4)"))
+    del theta_hat
+    v_samp = s2 / k
+    out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
+    zq = stats.norm.ppf((1 + level) / 2)
+
+    if se_method == "analytic":
+        se = np.sqrt(v_samp + v_noise)
+        ci = np.empty((p, 2))
+        for j in range(p):
+            if model == "pure":
+                h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), per[j].noise_sd / math.sqrt(2.0), level)
+            else:
+                h = zq * se[j]
+            ci[j] = coef[j] - h, coef[j] + h
+        out.update(se=se, ci=ci)
+        return out
+
+    # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
+    boot = noise.spawn()
+    scratch = Ledger()
+    D = np.empty((n_boot, p))
+    for j in range(p):
+        sd = math.sqrt(s2[j])
+        for b in range(n_boot):
+            # normal draws via the inverse CDF of uniforms: bootstrap data are not privacy noise
+            g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
+            D[b, j] = _aggregate(g, j, cfg, boot, scratch, "boot").estimate - coef[j]
+        scratch.entries.clear()
+    se = D.std(axis=0, ddof=1)
+    alpha = 1 - level
+    ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
+    ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
+                           sensitivity=None, noise_scale=None, note="simulated from released values only"))
+    out.update(se=se, ci=ci, ci_draws=coef[None, :] - D)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# estimator-module contract
+# ------------------------------------------------------------------------------------------------
+def _options(options):
+    opts = dict(_DEFAULTS)
+    opts.update(options)
+    return opts
+
+
+def _check_options(opts, inference):
+    from .univariate import check_quantile_noise
+    if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
+        raise ValueError("aggregator must be 'pmwm', 'clipped' or 'wwm'")
+    tc = opts["trim_count"]
+    if not isinstance(tc, (int, np.integer)) or isinstance(tc, bool) or tc < 1:
+        raise ValueError("trim_count must be an integer >= 1")
+    eta = opts["eta"]
+    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (0 <= eta < 0.5):
+        raise ValueError("eta must be a number in [0, 0.5)")
+    if opts["trim"] not in ("paper", "adaptive"):
+        raise ValueError("trim must be 'paper' or 'adaptive'")
+    beta = opts["beta"]
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta <= 1:
+        raise ValueError("beta must be a finite number > 1")
+    W.check_split(opts["split"])
+    check_quantile_noise(opts["quantile_noise"])
+    if opts["accounting"] not in ("auto", "pure", "zcdp"):
+        raise ValueError("accounting must be 'auto', 'pure' or 'zcdp'")
+    se_method = opts["se_method"]
+    if se_method is None:
+        se_method = "bootstrap" if inference else "none"
+    if se_method not in ("bootstrap", "analytic", "none"):
+        raise ValueError("se_method must be 'bootstrap', 'analytic' or 'none'")
+    f = opts["se_fraction"]
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not (0 <= f < 1):
+        raise ValueError("se_fraction must be in [0, 1)")
+    if se_method != "none" and f == 0:
+        raise ValueError("se_fraction must be > 0 when standard errors are requested")
+    nb = opts["n_boot"]
+    if not isinstance(nb, (int, np.integer)) or isinstance(nb, bool) or nb < 20:
+        raise ValueError("n_boot must be an integer >= 20")
+    lv = opts["level"]
+    if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
+        raise ValueError("level must be in (0, 1)")
+    if opts["crossing"] not in ("bounds", "swap"):
+        raise ValueError("crossing must be 'bounds' or 'swap'")
+    if opts["base_estimator"] is not None and not callable(opts["base_estimator"]):
+        raise ValueError("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
+    return se_method
+
+
+def _resolve_model(opts, spec, p, f_se):
+    from .univariate import resolve_accounting
+    if opts["accounting"] == "zcdp" and spec.delta == 0:
+        raise ValueError("accounting='zcdp' needs delta > 0")
+    model, budget, rho = resolve_accounting(opts["accounting"], float(spec.eps), float(spec.delta),
+                                            quantile_noise=opts["quantile_noise"], p=p, f_se=f_se,
+                                            s3=W.check_split(opts["split"])[2])
+    return model, budget, rho
+
+
+def check_public(n, d, spec, options):
+    """Data-independent preconditions (before the data are touched)."""
+    if spec.neighbours != "replace_one":
+        raise ValueError("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+    opts = _options(options)
+    se_method = _check_options(opts, spec.inference)
+    f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
+    model, budget, _ = _resolve_model(opts, spec, d, f_se)
+    terms = [str(j) for j in range(d)]
+    lo, hi = _resolve_bounds(opts["coef_bounds"] if not isinstance(opts["coef_bounds"], dict)
+                             else DEFAULT_COEF_BOUNDS, terms)
+    choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
+             split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
+             trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
+             group_size=opts["group_size"])
+
+
+def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options) -> Release:
+    if spec.neighbours != "replace_one":
+        raise ValueError("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+    opts = _options(options)
+    se_method = _check_options(opts, spec.inference)
+    terms = list(design.terms)
+    p = len(terms)
+    f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
+    model, budget, rho = _resolve_model(opts, spec, p, f_se)
+    qn = opts["quantile_noise"] or "exponential"
+    split = W.check_split(opts["split"])
+    notice = "coef_bounds" not in options
+    res = sa_fit(design.X, design.y, terms=terms, budget=budget, model=model, noise=noise, ledger=ledger,
+                 coef_bounds=opts["coef_bounds"], k=opts["k"], group_size=opts["group_size"],
+                 aggregator=opts["aggregator"], trim_count=int(opts["trim_count"]), trim=opts["trim"],
+                 eta=float(opts["eta"]), beta=float(opts["beta"]), split=split, quantile_noise=qn,
+                 se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
+                 drop_remainder=bool(opts["drop_remainder"]), base_estimator=opts["base_estimator"],
+                 crossing=opts["crossing"], bounds_notice=notice)
+    return release_from_result(res, terms=terms, opts=opts, se_method=se_method, f_se=f_se, rho=rho,
+                               quantile_noise=qn, options_given=options)
+
+
+def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_noise, options_given) -> Release:
+    p = len(terms)
+    rule = res["rule"]
+    per = res["per"]
+    lower, upper = _resolve_bounds(opts["coef_bounds"], terms)
+    vcov = vcov_priv = None
+    note = None
+    if res["se"] is not None:
+        vcov = np.full((p, p), np.nan)
+        np.fill_diagonal(vcov, res["se"] ** 2)
+        vcov_priv = np.full((p, p), np.nan)
+        np.fill_diagonal(vcov_priv, res["v_noise"])
+        note = (VCOV_NOTE + " (vcov off-diagonals are NaN; prediction intervals use the bound "
+                "sd(x'b) <= sum_j |x_j| SE_j). SEs assume roughly normal group estimates and ignore "
+                "the uncertainty of the private spread.")
+        if se_method == "bootstrap":
+            note += " Intervals: basic parametric bootstrap (ci_draws are theta - D_b)."
+    else:
+        note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
+    details = {}
+    for j, t in enumerate(terms):
+        details[t] = {"q_lo": per[j].q_lo, "q_hi": per[j].q_hi, "noise_sd": per[j].noise_sd,
+                      "sampling_sd": (None if res["v_samp"] is None else math.sqrt(res["v_samp"][j])),
+                      "crossed": per[j].crossed, "near_bound": per[j].near_bound,
+                      "spread_saturated": bool(res["spread_saturated"][j])}
+    facts = {"k": res["k"], "m": res["m"], "N": res["N"], "k_priv": rule["k_priv"], "xi": rule["xi"],
+             "c_eff": rule["c_eff"], "accounting": res["model"], "rho": rho, "quantile_noise": quantile_noise,
+             "aggregator": opts["aggregator"], "coef_bounds": {t: [float(lower[j]), float(upper[j])]
+                                                               for j, t in enumerate(terms)},
+             "beta": float(opts["beta"]), "split": list(W.check_split(opts["split"])), "se_method": se_method,
+             "se_fraction": f_se, "budget_shares": {"coefficients": 1 - f_se, "standard_errors": f_se},
+             "coefficients": details, "vcov_offdiagonal": "not estimated (NaN)",
+             "predict_bound": "abs_sum"}
+    if f_se > 0:
+        facts.update(k_priv_spread=rule["k_priv_s"], xi_spread=rule["xi_s"], c_spread=rule["c_s"])
+    tuning = {}
+    for name, (default, origin) in OPTIONS.items():
+        if name == "base_estimator":
+            val = "OLS" if opts[name] is None else getattr(opts[name], "__name__", "user callable")
+        else:
+            val = opts[name]
+        tuning[name] = (val, "user" if name in options_given else origin)
+    tuning["k"] = (res["k"], "user" if ("k" in options_given or "group_size" in options_given)
+                   else OPTIONS["k"][1])
+    tuning["xi"] = (rule["xi"], "spec 3.5 trimming rule" if opts["trim"] == "adaptive" else "paper Section 3.2")
+    if quantile_noise == "gaussian":
+        res["warnings"].append("quantile_noise='gaussian': zCDP quantile of the paper's Lemma D.1 "
+                               "(constant not independently verified, spec 1.5c)")
+    return Release(method="subsample_aggregate", coef=res["coef"], vcov=vcov, vcov_privacy=vcov_priv,
+                   ci=res["ci"], ci_level=(res["level"] if res["ci"] is not None else None),
+                   ci_draws=res["ci_draws"], inference_note=note, tuning=tuning, facts=facts,
+                   warnings=list(dict.fromkeys(res["warnings"])))

@@ -1,0 +1,301 @@
+"""Private modified winsorized mean (PMWM) and the classic subsample-and-aggregate aggregators.
+
+Normative source: ``specs/winsorized_sa.md`` sections 1.5, 2 (PMWM), 2.6 (feasibility), 3.5 (trimming
+rule), 3.8 (clipped mean, widened winsorized mean). Paper: Ramsay and Spicker (2025), "Improved
+subsample-and-aggregate via the private modified winsorized mean", Sections 2.4, 3.1-3.2.
+
+The private quantiles are the one unbounded-quantile implementation of the package,
+:func:`dpreg.estimators.quantile.upq`; this module only decides budgets, trimming and clipping,
+and releases the clipped mean.
+
+Budgets here are *internal* budgets in one currency: ``model="pure"`` (eps) or ``model="zcdp"`` (rho).
+Every release adds a ledger row in that currency (``eps=`` for pure releases, ``rho=`` for zCDP ones).
+
+Privacy of one PMWM call with budget ``B`` and split ``(s1, s2, s3)`` (spec 2.3)
+--------------------------------------------------------------------------------
+* two private quantiles, each with threshold budget ``B*s1/2`` and step budget ``B*s2/2``
+  (each (eps_thr + eps_step)-DP by the AboveThreshold argument of spec 1.6; in zCDP either the
+  pure quantile converted by eps -> eps^2/2 or the Gaussian variant of spec 1.5c);
+* the clipped mean ``(1/n) sum clip(x_i, q_lo, q_hi)``: replacing one record moves one clipped value
+  inside ``[q_lo, q_hi]``, so the mean moves by at most ``Delta = (q_hi - q_lo)/n`` (replace-one,
+  n public). ``q_lo``, ``q_hi`` are already released, so this is adaptive composition. Laplace noise
+  ``Lap(Delta/(B*s3))`` is ``B*s3``-DP; Gaussian noise ``N(0, Delta^2/(2*B*s3))`` is ``B*s3``-zCDP
+  (Bun and Steinke 2016, Prop. 1.6: sensitivity D and variance D^2/(2 rho)).
+* total: ``B*(s1 + s2 + s3) = B`` by basic (adaptive) composition.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..privacy.ledger import Ledger, LedgerEntry
+from ..privacy.mechanisms import NoiseSource, laplace_mechanism
+
+#: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
+KAPPA_O = 4.0
+KAPPA_P = 8.0
+#: paper Section 3.2 / authors' code: cap of the trimming proportion without contamination
+CAP_PAPER = 0.025
+#: spec 3.5: cap of the trimming proportion for the S&A aggregator (our choice, see spec)
+CAP_SA = 0.25
+DEFAULT_SPLIT = (0.25, 0.25, 0.5)
+DEFAULT_BETA = 1.001
+
+FEASIBILITY_WARNING = ("PMWM budget too small for n: quantile search may stop early or overshoot; "
+                       "expect large error")
+
+
+def _upq():
+    from .quantile import upq
+    return upq
+
+
+# ------------------------------------------------------------------------------------------------
+# public-quantity helpers (no data)
+# ------------------------------------------------------------------------------------------------
+def check_split(split) -> tuple[float, float, float]:
+    try:
+        s = tuple(float(v) for v in split)
+    except TypeError:
+        raise ValueError("split must be 3 positive numbers summing to 1") from None
+    if len(s) != 3 or not all(math.isfinite(v) and v > 0 for v in s) or abs(sum(s) - 1.0) > 1e-9:
+        raise ValueError("split must be 3 positive numbers summing to 1")
+    if abs(s[0] - s[1]) > 1e-12:
+        # the package's quantile search splits each quantile's budget equally between threshold and
+        # steps (spec 1.5a); every split studied in the paper (Appendix A.4) has s1 == s2
+        raise ValueError("split must have equal threshold and step shares: (s, s, 1 - 2s)")
+    return s
+
+
+def grid_steps(lower: float, upper: float, beta: float) -> int:
+    """K_max of spec 1.2: first k with ``lower - 1 + beta^k >= upper``."""
+    return int(math.ceil(math.log(upper - lower + 1.0) / math.log(beta)))
+
+
+def threshold_scale(budget: float, model: str, quantile_noise: str, split, *, n_quantiles: int = 2) -> float:
+    """``s_q`` of spec 2.6 / 3.5: scale (in counts) of the threshold noise of one quantile.
+
+    ``n_quantiles`` = 2 for the two-sided PMWM (each quantile gets half of s1 and s2), 1 for the
+    one-sided variant of spec 2.5 (the quantile gets all of s1 and s2).
+    """
+    s1, s2, _ = split
+    share = 1.0 / n_quantiles
+    if model == "pure":
+        return 1.0 / (budget * s1 * share)
+    if quantile_noise == "gaussian":
+        return 1.0 / math.sqrt(budget * s1 * share)
+    # zCDP with the pure-DP (exponential/laplace) search converted: eps_q = sqrt(2 rho_q)
+    eps_q = math.sqrt(2.0 * budget * (s1 + s2) * share)
+    return 1.0 / (eps_q * s1 / (s1 + s2))
+
+
+def feasible_count(s_q: float, steps: int) -> int:
+    """Spec 2.6: smallest count of values for which the quantile search is reliable."""
+    return int(math.ceil(s_q * (math.log(max(steps, 1)) + KAPPA_O + KAPPA_P)))
+
+
+def trim_proportion(n: int, *, trim_count: int = 10, eta: float = 0.0, trim: str = "paper",
+                    s_q: float | None = None, cap: float | None = None) -> tuple[float, int]:
+    """Trimming proportion xi and effective trim count (spec 2.2 ``trim="paper"``, 3.5 ``"adaptive"``)."""
+    if trim == "paper":
+        c_eff = int(trim_count)
+        cap_base = CAP_PAPER if cap is None else cap
+    elif trim == "adaptive":
+        if s_q is None:
+            raise ValueError("adaptive trimming needs the threshold noise scale")
+        c_eff = max(int(trim_count), int(math.ceil(KAPPA_O * s_q)))
+        cap_base = CAP_SA if cap is None else cap
+    else:
+        raise ValueError("trim must be 'paper' or 'adaptive'")
+    xi = min(max(c_eff / n, eta), max(cap_base, eta))
+    return float(xi), c_eff
+
+
+def xi_theoretical(n: int, eta: float, conf_delta: float) -> float:
+    """Spec 2.1 (UNCERTAIN U2): Lugosi-Mendelson constants; public quantities only."""
+    return float(min(0.49, 8.0 * eta + 12.0 * math.log(4.0 / conf_delta) / n))
+
+
+def quantile_budgets(budget: float, model: str, split, *, n_quantiles: int = 2) -> dict:
+    """Per-quantile budget (spec 2.3), as keyword arguments of ``upq`` plus the threshold share."""
+    s1, s2, _ = split
+    share = 1.0 / n_quantiles
+    if model == "pure":
+        return {"eps": budget * (s1 + s2) * share, "threshold_share": s1 / (s1 + s2)}
+    return {"rho": budget * (s1 + s2) * share, "threshold_share": s1 / (s1 + s2)}
+
+
+# ------------------------------------------------------------------------------------------------
+# private releases
+# ------------------------------------------------------------------------------------------------
+def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noise, ledger, statistic,
+                     max_steps=None):
+    """One call of the package's unbounded private quantile (``estimators.quantile.upq``)."""
+    kw = dict(budget_kw)
+    kw.pop("threshold_share", None)  # always 1/2 here: check_split enforces s1 == s2
+    return _upq()(x, q, lower=lower, upper=upper, noise=noise, ledger=ledger, beta=beta,
+                  quantile_noise=quantile_noise, max_steps=max_steps, statistic=statistic, **kw)
+
+
+def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
+                       ledger: Ledger, statistic: str = "clipped mean", lower_sens: float | None = None,
+                       share: float | None = None) -> tuple[float, float]:
+    """Release ``mean(clip(x, lo, hi)) + noise`` (spec 2.4 steps 6-8; T3 calibration).
+
+    Sensitivity (replace-one, n public): one record's clipped value moves within [lo, hi], so the
+    mean moves by at most ``Delta = (hi - lo)/n``. Pure: ``Lap(Delta/budget)`` (budget-DP).
+    zCDP: ``N(0, Delta^2/(2*budget))`` (budget-zCDP). ``lo``/``hi`` must be public (declared or
+    already released). Returns ``(value, noise_sd)``.
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0]
+    lo, hi = float(lo), float(hi)
+    delta_sens = (hi - lo) / n
+    m = float(np.mean(np.clip(x, lo, hi)))
+    if model == "pure":
+        value = laplace_mechanism(m, sensitivity_l1=delta_sens, eps=budget, noise=noise, ledger=ledger,
+                                  statistic=statistic, share=share)
+        sd = math.sqrt(2.0) * delta_sens / budget
+    else:
+        sd = delta_sens / math.sqrt(2.0 * budget)
+        value = m + float(noise.gaussian(sd))
+        ledger.add(LedgerEntry(statistic=statistic, mechanism="gaussian", sensitivity=delta_sens,
+                               noise_scale=sd, rho=float(budget), share=share))
+    return float(value), float(sd)
+
+
+@dataclass
+class PMWMResult:
+    estimate: float
+    q_lo: float
+    q_hi: float
+    xi: float
+    sensitivity: float          # Delta = (q_hi - q_lo)/n (computed from released values)
+    noise_sd: float             # sd of the mean-step noise
+    crossed: bool = False
+    near_bound: bool = False
+    clamped: bool = False
+    reached_max_steps: bool = False
+    warnings: list = field(default_factory=list)
+
+
+def _flags(res):
+    return (bool(getattr(res, "near_bound", False)), bool(getattr(res, "clamped", False)),
+            bool(getattr(res, "reached_max_steps", False)))
+
+
+def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
+         split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
+         crossing: str = "bounds", noise: NoiseSource, ledger: Ledger, label: str = "mean",
+         clamp_output: bool = False) -> PMWMResult:
+    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`).
+
+    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise.
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0]
+    qkw = quantile_budgets(budget, model, split, n_quantiles=2)
+    r_hi = private_quantile(x, 1.0 - xi, lower=lower, upper=upper, budget_kw=qkw,
+                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
+                            statistic=f"{label}.q_hi")
+    r_lo = private_quantile(x, xi, lower=lower, upper=upper, budget_kw=qkw,
+                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
+                            statistic=f"{label}.q_lo")
+    q_hi, q_lo = float(r_hi.estimate), float(r_lo.estimate)
+    crossed = q_lo > q_hi
+    if crossed:  # post-processing of released values
+        if crossing == "swap":
+            q_lo, q_hi = q_hi, q_lo
+        else:
+            q_lo, q_hi = float(lower), float(upper)
+    value, sd = noisy_clipped_mean(x, q_lo, q_hi, budget=budget * split[2], model=model, noise=noise,
+                                   ledger=ledger, statistic=f"{label}.mean", share=None)
+    if clamp_output:
+        value = float(min(max(value, lower), upper))
+    f_hi, f_lo = _flags(r_hi), _flags(r_lo)
+    return PMWMResult(estimate=value, q_lo=q_lo, q_hi=q_hi, xi=float(xi), sensitivity=(q_hi - q_lo) / n,
+                      noise_sd=sd, crossed=bool(crossed), near_bound=f_hi[0] or f_lo[0],
+                      clamped=f_hi[1] or f_lo[1], reached_max_steps=f_hi[2] or f_lo[2])
+
+
+def pmwm_one_sided(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
+                   split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
+                   noise: NoiseSource, ledger: Ledger, label: str = "spread") -> PMWMResult:
+    """One-sided PMWM (spec 2.5): public lower bound ``lower``; only the upper clip point is estimated
+    and gets the whole quantile share. Privacy: ``B*s1 + B*s2 + B*s3 = B``."""
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0]
+    qkw = quantile_budgets(budget, model, split, n_quantiles=1)
+    r_hi = private_quantile(x, 1.0 - xi, lower=lower, upper=upper, budget_kw=qkw,
+                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
+                            statistic=f"{label}.q_hi")
+    q_hi = float(r_hi.estimate)
+    value, sd = noisy_clipped_mean(x, lower, q_hi, budget=budget * split[2], model=model, noise=noise,
+                                   ledger=ledger, statistic=f"{label}.mean")
+    f = _flags(r_hi)
+    return PMWMResult(estimate=value, q_lo=float(lower), q_hi=q_hi, xi=float(xi),
+                      sensitivity=(q_hi - lower) / n, noise_sd=sd, near_bound=f[0], clamped=f[1],
+                      reached_max_steps=f[2])
+
+
+# ------------------------------------------------------------------------------------------------
+# classic aggregators (spec 3.8)
+# ------------------------------------------------------------------------------------------------
+def clipped_mean_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,
+                           ledger: Ledger, label: str = "mean") -> PMWMResult:
+    """Standard S&A aggregator: mean of values clipped to the public [lower, upper] plus noise with
+    sensitivity (upper - lower)/k (see :func:`noisy_clipped_mean`)."""
+    x = np.asarray(x, dtype=float)
+    value, sd = noisy_clipped_mean(x, lower, upper, budget=budget, model=model, noise=noise, ledger=ledger,
+                                   statistic=f"{label}.clipped_mean")
+    return PMWMResult(estimate=value, q_lo=float(lower), q_hi=float(upper), xi=0.0,
+                      sensitivity=(upper - lower) / x.shape[0], noise_sd=sd)
+
+
+def _em_quantile(z_ext, q, eps, noise, ledger, statistic, model="pure"):
+    """Exponential mechanism for the q-quantile over the intervals of the sorted, clipped values
+    (Smith 2011). Interval i in {0..k} = [z_i, z_{i+1}] with utility -|i - q k|; replacing one record
+    shifts the rank of every interval by at most 1, so the utility has sensitivity 1 and the weights
+    ``len_i * exp(-eps |i - qk| / 2)`` give eps-DP. Gumbel-max over log-weights."""
+    k = z_ext.shape[0] - 2
+    lengths = np.diff(z_ext)
+    i = np.arange(k + 1)
+    with np.errstate(divide="ignore"):
+        logw = np.log(lengths) - eps * np.abs(i - q * k) / 2.0
+    g = noise.gumbel(k + 1)
+    score = np.where(np.isfinite(logw), logw + g, -np.inf)
+    j = int(np.argmax(score))
+    value = float(z_ext[j] + noise.uniform() * (z_ext[j + 1] - z_ext[j]))
+    cost = {"eps": float(eps)} if model == "pure" else {"rho": float(eps) ** 2 / 2.0}
+    ledger.add(LedgerEntry(statistic=statistic, mechanism="exponential_mechanism", sensitivity=1.0,
+                           noise_scale=2.0 / eps, **cost))
+    return value
+
+
+def wwm_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,
+                  ledger: Ledger, label: str = "mean", zeta: float = 0.1) -> PMWMResult:
+    """Widened winsorized mean (Smith 2011), spec 3.8. Pure budget b: two EM quartiles (b/4 each),
+    Laplace mean of values clipped to the widened interval (b/2), sensitivity (hi - lo)/k.
+    zCDP budget rho: run the pure version with b = sqrt(2 rho) (b-DP implies b^2/2 = rho zCDP);
+    each pure part eps_i is recorded as its zCDP cost eps_i^2/2 (sum 3/8 rho <= rho)."""
+    x = np.asarray(x, dtype=float)
+    k = x.shape[0]
+    b = budget if model == "pure" else math.sqrt(2.0 * budget)
+    z = np.sort(np.clip(x, lower, upper))
+    z_ext = np.concatenate(([lower], z, [upper]))
+    a_hat = _em_quantile(z_ext, 0.25, b / 4.0, noise, ledger, f"{label}.wwm_q25", model)
+    b_hat = _em_quantile(z_ext, 0.75, b / 4.0, noise, ledger, f"{label}.wwm_q75", model)
+    mid, iqr = (a_hat + b_hat) / 2.0, abs(b_hat - a_hat)
+    r = k ** (1.0 / 3.0 + zeta)
+    lo, hi = mid - 4.0 * r * iqr, mid + 4.0 * r * iqr
+    mean_ledger = ledger if model == "pure" else Ledger()
+    value, sd = noisy_clipped_mean(z, lo, hi, budget=b / 2.0, model="pure", noise=noise, ledger=mean_ledger,
+                                   statistic=f"{label}.wwm_mean")
+    if model != "pure":
+        e = mean_ledger.entries[0]
+        ledger.add(LedgerEntry(statistic=e.statistic, mechanism="laplace", sensitivity=e.sensitivity,
+                               noise_scale=e.noise_scale, rho=(b / 2.0) ** 2 / 2.0,
+                               note="pure Laplace release converted to zCDP (eps^2/2)"))
+    return PMWMResult(estimate=value, q_lo=lo, q_hi=hi, xi=0.0, sensitivity=(hi - lo) / k, noise_sd=sd)
