@@ -1,0 +1,246 @@
+"""Entry points for the R package (called through reticulate).
+
+Everything crossing the bridge is a plain Python type (dict / list / str / int / float / bool /
+None): reticulate 1.28 cannot convert numpy 2 arrays or pandas frames, and it corrupts logical,
+integer and character NA. So the R side sends
+
+* ``columns``: ``{name: [float, ...]}`` - numeric columns as doubles (NaN for NA), and factor
+  columns as their 1-based integer codes, as doubles (NaN for NA);
+* ``factors``: ``{name: [level, ...]}`` - the declared levels (R ``levels()``) of each factor
+  column, in order (first = reference);
+
+and gets back ``{"ok": bool, "value": ..., "error": {"type", "message", "privacy"} | None,
+"warnings": [{"category", "message"}]}``. Functions here never raise: Python errors and warnings
+are returned so that R can re-signal them as R conditions with clean messages (messages from the
+core never quote data values).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+#: the options of a fit call that are not method hyperparameters (passed by keyword)
+_FIT_ARGS = ("eps", "delta", "method", "bounds", "levels", "neighbours", "inference")
+
+
+def _as_list(x) -> list:
+    # reticulate turns a length-1 R vector into a scalar
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _frame(columns: dict, factors: dict | None):
+    import numpy as np
+    import pandas as pd
+
+    factors = dict(factors or {})
+    out = {}
+    for name, values in (columns or {}).items():
+        vals = np.array([np.nan if v is None else float(v) for v in _as_list(values)], dtype=float)
+        if name in factors:
+            levels = [str(v) for v in _as_list(factors[name])]
+            codes = np.where(np.isnan(vals), -1, vals - 1).astype(np.int64)
+            out[name] = pd.Categorical.from_codes(codes, categories=levels)
+        else:
+            out[name] = vals
+    return pd.DataFrame(out)
+
+
+def _plain(obj):
+    from .results.format import to_plain
+    return to_plain(obj)
+
+
+def _run(fn, *args, **kwargs) -> dict:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(*args, **kwargs)
+            error = None
+        except Exception as exc:  # noqa: BLE001 - every error goes back to R as a condition
+            value = None
+            privacy = getattr(exc, "privacy", None)
+            error = {"type": type(exc).__name__, "message": str(exc),
+                     "privacy": _plain(privacy) if privacy is not None else None}
+    return {"ok": error is None, "value": value, "error": error,
+            "warnings": [{"category": w.category.__name__, "message": str(w.message)} for w in caught]}
+
+
+def _fit_kwargs(options: dict) -> tuple[dict, dict, bool]:
+    options = dict(options or {})
+    noise_off = bool(options.pop(".noise_off", False))
+    kwargs = {k: options.pop(k) for k in _FIT_ARGS if k in options}
+    seed = options.pop("seed", None)
+    if seed is not None:
+        if isinstance(seed, float) and seed.is_integer():
+            seed = int(seed)
+    kwargs["random_state"] = seed
+    if isinstance(kwargs.get("bounds"), dict):
+        kwargs["bounds"] = {str(k): tuple(float(v) for v in _as_list(b)) for k, b in kwargs["bounds"].items()}
+    if isinstance(kwargs.get("levels"), dict):
+        kwargs["levels"] = {str(k): [str(v) for v in _as_list(lv)] for k, lv in kwargs["levels"].items()}
+    for k in ("eps", "delta"):
+        if isinstance(kwargs.get(k), int) and not isinstance(kwargs.get(k), bool):
+            kwargs[k] = float(kwargs[k])
+    return kwargs, options, noise_off
+
+
+def _fit(formula: str, columns: dict, factors: dict | None, options: dict, family: str) -> dict:
+    from . import api
+
+    kwargs, extra, noise_off = _fit_kwargs(options)
+    data = _frame(columns, factors)
+    if kwargs.get("method", "auto") != "auto":
+        from .estimators import get_estimator
+        try:
+            defaults = {k: v[0] for k, v in get_estimator(kwargs["method"]).OPTIONS.items()}
+        except Exception:  # noqa: BLE001 - unknown methods are reported by api._fit itself
+            defaults = {}
+        extra = _whole_numbers_as_int(extra, defaults)
+    fit = api._fit(formula, data, family=family,
+                   eps=kwargs.pop("eps", 1.0), delta=kwargs.pop("delta", 1e-6),
+                   method=kwargs.pop("method", "auto"), bounds=kwargs.pop("bounds", None),
+                   levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
+                   inference=kwargs.pop("inference", True), budget=None,
+                   random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
+    return _with_json(fit.to_dict())
+
+
+def _with_json(d: dict) -> dict:
+    # the exact dict as JSON travels back unchanged for predict()/confint() (R's list conversion
+    # of nested lists is lossy: length-1 lists become scalars, None inside vectors becomes NULL)
+    import json
+    d = _plain(d)
+    return {"dict": d, "json": json.dumps(d)}
+
+
+def _load(fit_json):
+    import json
+    return _from_dict(json.loads(fit_json) if isinstance(fit_json, str) else fit_json)
+
+
+def r_dp_lm(formula: str, columns: dict, factors: dict | None = None, options: dict | None = None) -> dict:
+    """``dpreg.dp_lm`` on a frame built from plain columns; returns ``DPFit.to_dict()``.
+
+    ``options`` holds the keyword arguments of ``dp_lm`` (``eps``, ``delta``, ``method``, ``bounds``,
+    ``levels``, ``neighbours``, ``inference``), ``seed`` (-> ``random_state``), data-policy options
+    (``na_action``, ``unknown_level``, ``strict``) and method hyperparameters. ``.noise_off`` is an
+    internal test hook (NoiseSource's ``_noise_off``), not part of the R package's user interface.
+    """
+    return _run(_fit, formula, columns, factors, options, "gaussian")
+
+
+def r_dp_glm(formula: str, columns: dict, factors: dict | None = None, options: dict | None = None) -> dict:
+    """``dpreg.dp_glm`` (family binomial); see :func:`r_dp_lm`."""
+    options = dict(options or {})
+    family = options.pop("family", "binomial")
+
+    def go():
+        if family != "binomial":
+            raise ValueError("dp_glm supports family = binomial() (logistic regression); "
+                             "use dp_lm() for gaussian")
+        return _fit(formula, columns, factors, options, "binomial")
+    return _run(go)
+
+
+def _from_dict(fit_dict: dict):
+    from .results.fit import DPFit
+    return DPFit.from_dict(fit_dict)
+
+
+def _predict(fit_json, columns, factors, interval, level, type_):
+    fit = _load(fit_json)
+    data = _frame(columns, factors)
+    interval = None if interval in (None, "none") else interval
+    out = fit.predict(data, interval=interval, level=float(level), type=type_)
+    if interval is None:
+        return {"fit": _plain(list(getattr(out, "values", out)))}
+    return {"fit": _plain(list(out["fit"])), "lower": _plain(list(out["lower"])),
+            "upper": _plain(list(out["upper"]))}
+
+
+def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interval: str = "none",
+              level: float = 0.95, type: str = "response") -> dict:
+    """Predictions for new rows from a fit stored as ``to_dict()`` JSON (``DPFit.from_dict``).
+    Value: ``{"fit": [...]}`` plus ``"lower"``, ``"upper"`` for confidence/prediction intervals."""
+    return _run(_predict, fit_json, columns, factors, interval, level, type)
+
+
+def _conf_int(fit_json, level):
+    ci = _load(fit_json).conf_int(level=float(level))
+    return {"lower": _plain(list(ci["lower"])), "upper": _plain(list(ci["upper"]))}
+
+
+def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
+    """Noise-aware confidence intervals at ``level`` (``DPFit.conf_int``), as two lists."""
+    return _run(_conf_int, fit_json, level)
+
+
+def _estimate(kind: str, x, q, options: dict):
+    import numpy as np
+    import dpreg
+
+    options = dict(options or {})
+    seed = options.pop("seed", None)
+    if isinstance(seed, float) and seed.is_integer():
+        seed = int(seed)
+    if "bounds" in options and options["bounds"] is not None:
+        options["bounds"] = tuple(float(v) for v in _as_list(options["bounds"]))
+    values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
+    fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
+    options = _whole_numbers_as_int(options, _signature_defaults(fn))
+    if kind == "mean":
+        est = dpreg.dp_mean(values, random_state=seed, **options)
+    else:
+        est = dpreg.dp_quantile(values, float(q), random_state=seed, **options)
+    return _plain(est.to_dict())
+
+
+def r_dp_mean(x, options: dict | None = None) -> dict:
+    """``dpreg.dp_mean`` of a numeric vector; value is ``DPEstimate.to_dict()``."""
+    return _run(_estimate, "mean", x, None, options)
+
+
+def r_dp_quantile(x, q: float, options: dict | None = None) -> dict:
+    """``dpreg.dp_quantile`` of a numeric vector; value is ``DPEstimate.to_dict()``."""
+    return _run(_estimate, "quantile", x, q, options)
+
+
+def _whole_numbers_as_int(options: dict, defaults: dict) -> dict:
+    # R numbers are doubles: 10 arrives as 10.0; options whose default is an int get an int back
+    out = dict(options)
+    for k, v in out.items():
+        d = defaults.get(k)
+        if isinstance(d, int) and not isinstance(d, bool) and isinstance(v, float) and v.is_integer():
+            out[k] = int(v)
+    return out
+
+
+def _signature_defaults(fn) -> dict:
+    import inspect
+    return {k: p.default for k, p in inspect.signature(fn).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def core_info() -> dict[str, Any]:
+    """Version facts for the R package's diagnostics."""
+    import dpreg
+    return {"version": dpreg.__version__,
+            "has_fit": _has("dpreg.results.fit"), "has_dp_glm": _has("dpreg.estimators.dpgd"),
+            "has_dp_mean": _has("dpreg.estimators.univariate")}
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _isfinite(x) -> bool:
+    return isinstance(x, float) and math.isfinite(x)

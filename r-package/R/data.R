@@ -1,0 +1,76 @@
+# Data handling in R before anything crosses to Python (reticulate 1.28 corrupts logical, integer
+# and character NA): numeric columns go as doubles, factors as 1-based codes (doubles, NaN for NA)
+# plus their declared levels. Messages name columns, never values.
+
+.na_actions <- c("fail", "impute", "drop")
+
+# Returns list(columns = named list of doubles, factors = named list of level vectors,
+#              classes = named chr, levels = named list) for the columns `vars` of `data`.
+encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
+                           check_na = TRUE) {
+  if (!is.data.frame(data) && !is.list(data)) {
+    stop("'", what, "' must be a data frame", call. = FALSE)
+  }
+  columns <- list(); factors <- list(); classes <- character(); ordered_cols <- character()
+  chars <- character(); bad <- character(); with_na <- character()
+  n <- NULL
+  for (v in vars) {
+    x <- data[[v]]
+    if (is.null(x)) stop("column ", v, " not found in ", what, call. = FALSE)
+    if (!is.null(dim(x)) && length(dim(x)) > 1 && dim(x)[2] != 1) {
+      bad <- c(bad, v); next
+    }
+    if (is.null(n)) n <- length(x)
+    if (anyNA(x)) with_na <- c(with_na, v)
+    if (is.factor(x) || (!is.null(xlevels) && !is.null(xlevels[[v]]))) {
+      if (is.ordered(x)) ordered_cols <- c(ordered_cols, v)
+      if (!is.null(xlevels) && !is.null(xlevels[[v]])) {
+        # new data: codes against the fit's levels (labels outside them -> NA -> refused)
+        lv <- xlevels[[v]]
+        lab <- as.character(x)
+        codes <- match(lab, lv)
+        if (any(is.na(codes) & !is.na(lab))) {
+          stop("column ", v, " of ", what, " has values that are not among the fit's levels",
+               call. = FALSE)
+        }
+        x <- factor(lab, levels = lv)
+      }
+      columns[[v]] <- as.double(as.integer(x))
+      factors[[v]] <- levels(x)
+      classes[[v]] <- "factor"
+    } else if (is.logical(x)) {
+      columns[[v]] <- as.double(as.integer(factor(x, levels = c(FALSE, TRUE))))
+      factors[[v]] <- c("FALSE", "TRUE")
+      classes[[v]] <- "logical"
+    } else if (is.character(x)) {
+      chars <- c(chars, v)
+    } else if (is.numeric(x) && !inherits(x, c("Date", "POSIXt", "difftime"))) {
+      columns[[v]] <- as.double(x)
+      classes[[v]] <- "numeric"
+    } else {
+      bad <- c(bad, v)
+    }
+  }
+  if (length(chars)) {
+    stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": make them ",
+         "factors with declared (public) levels, e.g. data$", chars[1], " <- factor(data$",
+         chars[1], ", levels = c(...)); levels read from the data are not private",
+         call. = FALSE)
+  }
+  if (length(bad)) {
+    stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",
+         "logical nor factor", call. = FALSE)
+  }
+  if (length(ordered_cols) && is.null(xlevels)) {
+    message("Note: ordered factor(s) ", paste(ordered_cols, collapse = ", "), " are treated as ",
+            "unordered factors (treatment contrasts, first level = reference).")
+  }
+  if (check_na && length(with_na) && (is.null(na_action) || identical(na_action, "fail"))) {
+    stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
+         ": remove or impute them first, or use na_action = \"impute\" (private) or ",
+         "na_action = \"drop\" (the count of complete rows is then treated as public)",
+         call. = FALSE)
+  }
+  list(columns = columns, factors = factors, classes = classes,
+       levels = factors, n = if (is.null(n)) 0L else n, with_na = with_na)
+}

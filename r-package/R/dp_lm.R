@@ -1,0 +1,189 @@
+#' Differentially private linear regression
+#'
+#' Fits a linear model like [stats::lm()], but releases the coefficients, their
+#' noise-aware standard errors and everything else shown through differentially
+#' private mechanisms of the dpreg Python core. The result is a plain R list of
+#' class `c("dp_lm", "dp_fit")`: print it, `summary()` it, save it with
+#' `saveRDS()`; none of that needs Python.
+#'
+#' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
+#'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
+#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Transforms that
+#'   depend on the data (`poly()`, `scale()`, splines) are refused.
+#' @section Factors and data policy: Factor columns are categorical with their
+#'   declared levels (all levels, the first is the reference), which are public.
+#'   Ordered factors are treated as unordered (with a note). Logical columns are
+#'   factors with levels `FALSE`, `TRUE`. Character columns are refused: make
+#'   them factors with declared levels. Missing values in a used column are an
+#'   error naming the columns; `na_action = "impute"` (the centre of the
+#'   column's public range, or the reference level; private) or
+#'   `na_action = "drop"` (the count of complete rows is treated as public, with
+#'   a `PrivacyLeakWarning`) change that. Values outside declared bounds are
+#'   clamped silently.
+#'
+#' @param formula An R formula.
+#' @param data A data frame.
+#' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
+#' @param method Estimator: `"auto"` (a documented rule on public facts),
+#'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
+#'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
+#' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
+#'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges
+#'   not declared are estimated privately from a share of the budget.
+#'   `"data"` reads them from the data (not private; exploration only).
+#' @param levels Public levels of categorical columns: a named list of
+#'   character vectors (first = reference). Factor columns carry theirs.
+#' @param seed `NULL` (secure randomness) or a non-negative integer for a
+#'   reproducible fit (marked "seeded", not for release). The same seed gives
+#'   the same numbers as the Python core's `random_state`.
+#' @param ... Further options of the Python core: `neighbours`, `inference`,
+#'   `na_action`, `unknown_level`, `strict`, `bounds_share`, and the method's
+#'   hyperparameters.
+#' @return An object of class `c("dp_lm", "dp_fit")`.
+#' @seealso [summary.dp_fit()], [predict.dp_fit()], [privacy()], [dp_glm()].
+#' @examples
+#' \dontrun{
+#' df <- data.frame(x = runif(500), g = factor(sample(c("a", "b"), 500, TRUE)))
+#' df$y <- 1 + 2 * df$x + (df$g == "b") + rnorm(500)
+#' fit <- dp_lm(y ~ x + g, data = df, eps = 1,
+#'              bounds = list(x = c(0, 1), y = c(-5, 8)), seed = 1)
+#' summary(fit)
+#' }
+#' @export
+dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL,
+                  levels = NULL, seed = NULL, ...) {
+  fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
+           bounds = bounds, levels = levels, seed = seed, family = "gaussian", ...)
+}
+
+#' Differentially private logistic regression
+#'
+#' Like [dp_lm()] for a binary outcome (`family = binomial()`, logit link). The
+#' outcome is a factor with two declared levels (the second is the event), a
+#' logical, or 0/1 numbers.
+#'
+#' @inheritParams dp_lm
+#' @param family `binomial()` (the only family supported), or the string
+#'   `"binomial"`.
+#' @return An object of class `c("dp_glm", "dp_fit")`.
+#' @export
+dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1e-6,
+                   method = "auto", bounds = NULL, levels = NULL, seed = NULL, ...) {
+  fam <- family
+  if (is.function(fam)) fam <- fam()
+  fam_name <- if (is.character(fam)) fam else if (inherits(fam, "family")) fam$family else NA
+  if (!identical(fam_name, "binomial") ||
+      (inherits(fam, "family") && !identical(fam$link, "logit"))) {
+    stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
+         "use dp_lm() for a gaussian model", call. = FALSE)
+  }
+  fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
+           bounds = bounds, levels = levels, seed = seed, family = "binomial", ...)
+}
+
+check_seed <- function(seed) {
+  if (is.null(seed)) return(NULL)
+  if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 ||
+      seed != floor(seed) || seed > .Machine$integer.max) {
+    stop("seed must be NULL or a single non-negative whole number", call. = FALSE)
+  }
+  as.integer(seed)
+}
+
+check_named_list <- function(x, what) {
+  if (is.null(x)) return(NULL)
+  if (!is.list(x) || is.null(names(x)) || any(!nzchar(names(x)))) {
+    stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
+  }
+  x
+}
+
+fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
+  if (missing(data) || !is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  dots <- list(...)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
+    stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
+  }
+  na_action <- dots$na_action
+  if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
+                               na_action %in% .na_actions)) {
+    stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
+  }
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) stop("eps must be a number > 0", call. = FALSE)
+  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
+    stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
+  }
+  if (!is.character(method) || length(method) != 1) stop("method must be a string", call. = FALSE)
+  tr <- translate_formula(formula, data)
+  enc <- encode_columns(data, tr$vars, na_action = na_action, what = "data")
+  if (!(is.character(bounds) && identical(bounds, "data"))) {
+    bounds <- check_named_list(bounds, "bounds")
+    for (b in names(bounds)) {
+      v <- bounds[[b]]
+      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) {
+        stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+      }
+      bounds[[b]] <- as.list(as.double(v))
+    }
+  }
+  levels <- check_named_list(levels, "levels")
+  if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
+  options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
+                    bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
+  options <- options[!vapply(options, is.null, TRUE)]
+  fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
+  out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
+  new_dp_fit(out$dict, out$json, call = call, tr = tr, enc = enc)
+}
+
+# NULL / list-with-NULLs from Python -> numeric vector with NA
+num <- function(x) {
+  if (is.null(x)) return(NULL)
+  if (is.list(x)) return(vapply(x, function(v) if (is.null(v)) NA_real_ else as.double(v), 0))
+  as.double(x)
+}
+num1 <- function(x) if (is.null(x)) NA_real_ else as.double(x)
+chr <- function(x) if (is.null(x)) character() else as.character(unlist(x))
+mat <- function(x, names) {
+  d <- length(names)
+  if (is.null(x)) return(matrix(NA_real_, d, d, dimnames = list(names, names)))
+  rows <- if (is.list(x)) lapply(x, num) else list(num(x))
+  m <- matrix(unlist(rows), nrow = length(rows), byrow = TRUE)
+  dimnames(m) <- list(names, names)
+  m
+}
+
+new_dp_fit <- function(d, json, call, tr, enc) {
+  core_terms <- chr(d$terms)
+  rn <- r_term_names(core_terms, tr$map)
+  named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
+  tab <- d$coef_table
+  wald <- d$wald
+  fit <- list(
+    coefficients = named(d$coef),
+    std.errors = named(d$std_errors),
+    vcov = mat(d$vcov, rn),
+    coef_table = list(
+      estimate = named(tab$estimate), std.error = named(tab$std_error),
+      statistic = named(tab$statistic), p.value = named(tab$p_value),
+      conf.low = named(tab$conf_low), conf.high = named(tab$conf_high),
+      conf.level = num1(tab$conf_level), noise.share = named(tab$noise_share),
+      stars = stats::setNames(chr(tab$stars), rn)),
+    wald = list(statistic = num1(wald$statistic), df = num1(wald$df),
+                p.value = num1(wald$p_value), note = wald$note),
+    sigma = num1(d$sigma), df.residual = num1(d$df_resid),
+    r.squared = num1(d$r_squared), adj.r.squared = num1(d$adj_r_squared),
+    nobs = if (is.null(d$nobs)) NA_integer_ else as.integer(d$nobs),
+    call = call, formula = tr$formula, terms = rn, core_terms = core_terms,
+    core_formula = tr$core, response = tr$response,
+    method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
+    title = d$title, family = d$family, link = d$link,
+    ci_method = d$ci_method, inference_note = d$inference_note,
+    warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
+    privacy = d$privacy, privacy_text = d$privacy_text,
+    xlevels = enc$levels, var_classes = enc$classes,
+    dpreg_version = d$dpreg_version,
+    core_json = json
+  )
+  structure(fit, class = c(if (identical(d$link, "logit")) "dp_glm" else "dp_lm", "dp_fit"))
+}

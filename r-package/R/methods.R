@@ -1,0 +1,316 @@
+# S3 methods. Everything here formats numbers the Python core released and stored in the fit
+# (p-values, intervals, Wald test included); nothing is estimated in R.
+
+#' Print a DP fit
+#'
+#' Like `print.lm`: the call and the coefficients, then a one-line privacy label.
+#' @param x A `dp_fit` (from [dp_lm()] or [dp_glm()]).
+#' @param digits Significant digits.
+#' @param ... Unused.
+#' @export
+print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  if (length(x$coefficients)) {
+    cat("Coefficients:\n")
+    print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+  } else {
+    cat("No coefficients\n")
+  }
+  cat("\n", x$title, "\n", privacy_first_line(x), "\n\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname print.dp_fit
+#' @export
+print.dp_lm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  print.dp_fit(x, digits = digits, ...)
+}
+
+privacy_first_line <- function(x) {
+  txt <- x$privacy_text
+  if (is.null(txt) || !nzchar(txt)) return("Privacy: statement not available")
+  strsplit(trimws(txt), "\n", fixed = TRUE)[[1]][1]
+}
+
+#' Summarise a DP fit
+#'
+#' The `summary.lm` layout with the differentially private substitutions: a
+#' coefficient table with noise-aware `Std. Error`, `z value`, `Pr(>|z|)` (normal
+#' reference) and significance stars; the DP residual standard error and
+#' R-squared only when the method released them; a noise-aware Wald chi-square
+#' test of all non-intercept coefficients instead of the F test; and the privacy
+#' statement. Residual quantiles are never shown (they would expose records).
+#'
+#' @param object A `dp_fit`.
+#' @param ... Unused.
+#' @return An object of class `c("summary.dp_lm", "summary.dp_fit")` (or
+#'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
+#'   `Std. Error`, `z value`, `Pr(>|z|)`), `conf.int`, `sigma`, `df`,
+#'   `r.squared`, `adj.r.squared`, `wald`, `privacy_text`, `nobs`, ...
+#' @export
+summary.dp_fit <- function(object, ...) {
+  tab <- object$coef_table
+  coefs <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error,
+                 `z value` = tab$statistic, `Pr(>|z|)` = tab$p.value)
+  rownames(coefs) <- object$terms
+  ci <- cbind(tab$conf.low, tab$conf.high)
+  dimnames(ci) <- list(object$terms, perc_labels(tab$conf.level))
+  cls <- if (inherits(object, "dp_glm")) "summary.dp_glm" else "summary.dp_lm"
+  structure(list(
+    call = object$call, title = object$title, coefficients = coefs, conf.int = ci,
+    noise.share = tab$noise.share, has_inference = any(is.finite(tab$std.error)),
+    sigma = object$sigma, df = object$df.residual, r.squared = object$r.squared,
+    adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
+    link = object$link, inference_note = object$inference_note, ci_method = object$ci_method,
+    warnings = object$warnings, tuning = object$tuning, privacy_text = object$privacy_text,
+    privacy = object$privacy
+  ), class = c(cls, "summary.dp_fit"))
+}
+
+#' @rdname summary.dp_fit
+#' @export
+summary.dp_lm <- function(object, ...) summary.dp_fit(object, ...)
+
+perc_labels <- function(level) {
+  if (is.na(level)) level <- 0.95
+  a <- (1 - level) / 2
+  paste(format(100 * c(a, 1 - a), trim = TRUE, scientific = FALSE, digits = 3), "%")
+}
+
+#' @rdname summary.dp_fit
+#' @param x A `summary.dp_fit`.
+#' @param digits Significant digits.
+#' @param signif.stars Show significance stars (`getOption("show.signif.stars")`).
+#' @export
+print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
+                                 signif.stars = getOption("show.signif.stars"), ...) {
+  cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
+  cat(x$title, "\n\n", sep = "")
+  if (x$has_inference) {
+    cat("Coefficients (noise-aware standard errors; normal reference):\n")
+    stats::printCoefmat(x$coefficients, digits = digits, signif.stars = signif.stars,
+                        has.Pvalue = TRUE, P.values = TRUE, na.print = "NA", ...)
+  } else {
+    cat("Coefficients (no standard errors, see below):\n")
+    print.default(format(x$coefficients[, "Estimate", drop = FALSE], digits = digits),
+                  quote = FALSE)
+  }
+  cat("\n")
+  if (is.finite(x$sigma)) {
+    cat("DP residual standard error:", format(signif(x$sigma, digits)), "on",
+        format(x$df), "degrees of freedom\n")
+  }
+  if (is.finite(x$r.squared)) {
+    cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), ",\tAdjusted R-squared:  ",
+        formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
+  }
+  w <- x$wald
+  if (x$has_inference && is.finite(w$statistic)) {
+    cat("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits), " on ",
+        format(w$df), " DF,  p-value: ", format.pval(w$p.value, digits = digits), "\n", sep = "")
+  } else if (x$has_inference && !is.null(w$note)) {
+    cat("Noise-aware Wald chi-square: ", w$note, "\n", sep = "")
+  }
+  not_rel <- c(if (!is.finite(x$sigma) && !identical(x$link, "logit")) "residual standard error",
+               if (!is.finite(x$r.squared) && !identical(x$link, "logit")) "R-squared")
+  if (length(not_rel)) {
+    cat("Not released by this fit (no budget spent on them): ",
+        paste(not_rel, collapse = ", "), "\n", sep = "")
+  }
+  if (!x$has_inference) {
+    cat("No standard errors or intervals are available for this fit: ",
+        if (is.null(x$inference_note)) "this method provides none" else x$inference_note,
+        "\n", sep = "")
+  } else if (!is.null(x$inference_note)) {
+    cat("Inference note: ", x$inference_note, "\n", sep = "")
+  }
+  cat("\n", trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
+                   else x$privacy_text), "\n", sep = "")
+  cat("n = ", x$nobs, " (public)\n", sep = "")
+  if (length(x$warnings)) {
+    cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+  }
+  cat("\n")
+  invisible(x)
+}
+
+#' @rdname summary.dp_fit
+#' @export
+print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
+
+#' Coefficients, covariance and intervals of a DP fit
+#'
+#' `coef()` gives the released coefficients (original units), `vcov()` their
+#' noise-aware covariance, `confint()` noise-aware intervals (Wald z, or the
+#' method's bootstrap percentiles). Intervals at the level stored in the fit
+#' (0.95) need no Python; other levels are computed by the Python core.
+#' @param object A `dp_fit`.
+#' @param parm Coefficients (names or indices); all by default.
+#' @param level Confidence level.
+#' @param ... Unused.
+#' @name dp_fit-accessors
+NULL
+
+#' @rdname dp_fit-accessors
+#' @export
+coef.dp_fit <- function(object, ...) object$coefficients
+
+#' @rdname dp_fit-accessors
+#' @export
+vcov.dp_fit <- function(object, ...) object$vcov
+
+#' @rdname dp_fit-accessors
+#' @export
+confint.dp_fit <- function(object, parm, level = 0.95, ...) {
+  if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
+    stop("level must be a number strictly between 0 and 1", call. = FALSE)
+  }
+  tab <- object$coef_table
+  if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
+    lo <- tab$conf.low; hi <- tab$conf.high
+  } else {
+    out <- call_core("r_conf_int", object$core_json, level)
+    lo <- num(out$lower); hi <- num(out$upper)
+  }
+  ci <- cbind(lo, hi)
+  dimnames(ci) <- list(object$terms, perc_labels(level))
+  if (!missing(parm)) ci <- ci[parm, , drop = FALSE]
+  ci
+}
+
+#' @rdname dp_fit-accessors
+#' @export
+nobs.dp_fit <- function(object, ...) object$nobs
+
+#' @rdname dp_fit-accessors
+#' @param x A `dp_fit`.
+#' @export
+formula.dp_fit <- function(x, ...) x$formula
+
+not_released <- function(what, why) {
+  stop(structure(class = c("dpreg_not_released", "dpreg_error", "error", "condition"),
+                 list(message = paste0(what, " of the training data are not available from a ",
+                                       "differentially private fit: ", why), call = NULL)))
+}
+
+#' Residuals and fitted values are not released
+#'
+#' Each residual or fitted value of the training data is a function of one
+#' person's record; a DP fit never holds them. These methods stop with that
+#' reason. Use `predict(fit, newdata)` for new rows and `summary(fit)` for the
+#' DP residual standard error.
+#' @param object A `dp_fit`.
+#' @param ... Unused.
+#' @export
+residuals.dp_fit <- function(object, ...) {
+  not_released("residuals", "each one would expose a record; summary() shows the DP residual standard error where released")
+}
+
+#' @rdname residuals.dp_fit
+#' @export
+fitted.dp_fit <- function(object, ...) {
+  not_released("fitted values", "together with the data they would expose records; use predict() with newdata")
+}
+
+#' Predictions from a DP fit
+#'
+#' Like `predict.lm`: a named vector, or for intervals a matrix with columns
+#' `fit`, `lwr`, `upr`. Confidence intervals use the noise-aware covariance;
+#' prediction intervals add the released DP residual variance. Rows of
+#' `newdata` with missing values give `NA`. Computed by the Python core.
+#' @param object A `dp_fit`.
+#' @param newdata A data frame with the columns the formula uses. Required:
+#'   fitted values of the training data are not released.
+#' @param interval `"none"`, `"confidence"` or `"prediction"`.
+#' @param level Confidence level.
+#' @param type For [dp_glm()] fits: `"response"` (probabilities) or `"link"`.
+#' @param ... Unused.
+#' @export
+predict.dp_fit <- function(object, newdata, interval = c("none", "confidence", "prediction"),
+                           level = 0.95, type = c("response", "link"), ...) {
+  if (missing(newdata) || is.null(newdata)) {
+    not_released("fitted values", "predict() needs 'newdata'")
+  }
+  interval <- match.arg(interval)
+  type <- match.arg(type)
+  if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
+  vars <- setdiff(all.vars(object$formula[[3]]), character())
+  enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
+                        check_na = FALSE)
+  n <- nrow(newdata)
+  ok <- stats::complete.cases(newdata[, vars, drop = FALSE])
+  columns <- lapply(enc$columns, function(v) v[ok])
+  rn <- rownames(newdata)
+  res <- matrix(NA_real_, n, 3, dimnames = list(rn, c("fit", "lwr", "upr")))
+  if (any(ok)) {
+    out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type)
+    res[ok, "fit"] <- num(out$fit)
+    if (interval != "none") {
+      res[ok, "lwr"] <- num(out$lower)
+      res[ok, "upr"] <- num(out$upper)
+    }
+  }
+  if (interval == "none") return(stats::setNames(res[, "fit"], rn))
+  res
+}
+
+#' Privacy statement of a DP result
+#'
+#' What was spent, how (one ledger row per release: statistic, mechanism,
+#' sensitivity, noise scale, share), the privacy definition and neighbouring
+#' relation, whether the run was seeded, and anything taken from the data without
+#' budget (leaks).
+#' @param x A `dp_fit` or `dp_estimate`.
+#' @param ... Unused.
+#' @return An object of class `dp_privacy`: the statement as a list (`eps`,
+#'   `delta`, `mu`, `rho`, `definition`, `neighbours`, `ledger`, `seeded`,
+#'   `leaks`, ...) with the core's text in `text`.
+#' @export
+privacy <- function(x, ...) UseMethod("privacy")
+
+#' @rdname privacy
+#' @export
+privacy.dp_fit <- function(x, ...) {
+  structure(c(as.list(x$privacy), list(text = x$privacy_text)), class = "dp_privacy")
+}
+
+#' @rdname privacy
+#' @export
+privacy.dp_estimate <- function(x, ...) {
+  structure(c(as.list(x$privacy), list(text = x$privacy$text)), class = "dp_privacy")
+}
+
+#' @rdname privacy
+#' @export
+print.dp_privacy <- function(x, ...) {
+  txt <- x$text
+  if (is.null(txt) || !nzchar(txt)) {
+    txt <- paste0("Privacy: eps = ", format(x$eps), ", delta = ", format(x$delta))
+  }
+  cat(trimws(txt), "\n", sep = "")
+  led <- ledger_frame(x$ledger)
+  if (!is.null(led) && nrow(led)) {
+    cat("\nLedger:\n")
+    print(led, row.names = FALSE)
+  }
+  invisible(x)
+}
+
+ledger_frame <- function(ledger) {
+  if (is.null(ledger) || !length(ledger)) return(NULL)
+  cols <- c("statistic", "mechanism", "sensitivity", "noise_scale", "mu", "eps", "delta", "rho",
+            "share")
+  rows <- lapply(ledger, function(e) {
+    vals <- lapply(cols, function(k) {
+      v <- e[[k]]
+      if (k %in% c("statistic", "mechanism")) { if (is.null(v)) NA_character_ else as.character(v) }
+      else if (is.null(v)) NA_real_ else as.double(v)
+    })
+    names(vals) <- cols
+    as.data.frame(vals, stringsAsFactors = FALSE)
+  })
+  out <- do.call(rbind, rows)
+  keep <- vapply(out, function(col) !all(is.na(col)), TRUE)
+  keep[c("statistic", "mechanism")] <- TRUE
+  out[, keep, drop = FALSE]
+}

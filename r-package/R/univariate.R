@@ -1,0 +1,83 @@
+#' Differentially private mean and quantile
+#'
+#' `dp_mean()` is the private modified winsorized mean (two private quantiles as
+#' clip points, then a noisy clipped mean); `dp_quantile()` the unbounded private
+#' quantile. `x` must be numeric without missing values (the count is public).
+#'
+#' @param x A numeric vector.
+#' @param q Quantile level in (0, 1).
+#' @param eps,delta Privacy budget (`delta = 0`: pure eps-DP).
+#' @param bounds For `dp_mean()`: public loose bounds `c(lower, upper)` where the
+#'   quantile searches start (required; they may be very loose).
+#' @param lower,upper For `dp_quantile()`: public search bounds (`q >= 0.5` needs
+#'   `lower`, `q < 0.5` needs `upper`).
+#' @param seed `NULL` or a non-negative whole number (reproducible, not for release).
+#' @param ... Further options of the Python core (`trim_count`, `eta`, `beta`,
+#'   `quantile_noise`, `accounting`, ...).
+#' @return An object of class `dp_estimate`: `estimate`, `std.error`, `kind`,
+#'   `facts`, `privacy`, `warnings`.
+#' @export
+dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
+  check_vector(x)
+  opts <- c(list(eps = as.double(eps), delta = as.double(delta),
+                 bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
+                 seed = check_seed(seed)), list(...))
+  opts <- opts[!vapply(opts, is.null, TRUE)]
+  new_dp_estimate(call_core("r_dp_mean", as.double(x), opts), match.call())
+}
+
+#' @rdname dp_mean
+#' @export
+dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL, ...) {
+  check_vector(x)
+  if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
+    stop("q must be a single number in (0, 1)", call. = FALSE)
+  }
+  opts <- c(list(eps = as.double(eps), delta = as.double(delta),
+                 lower = if (is.null(lower)) NULL else as.double(lower),
+                 upper = if (is.null(upper)) NULL else as.double(upper),
+                 seed = check_seed(seed)), list(...))
+  opts <- opts[!vapply(opts, is.null, TRUE)]
+  new_dp_estimate(call_core("r_dp_quantile", as.double(x), as.double(q), opts), match.call())
+}
+
+check_vector <- function(x) {
+  if (is.factor(x) || is.character(x) || is.logical(x) || !is.numeric(x)) {
+    stop("x must be a numeric vector", call. = FALSE)
+  }
+  if (anyNA(x)) {
+    stop("missing values (NA) in x: remove them first (the number of observations must be public)",
+         call. = FALSE)
+  }
+  if (!length(x)) stop("x must contain at least one observation", call. = FALSE)
+}
+
+new_dp_estimate <- function(d, call) {
+  structure(list(estimate = num1(d$estimate), std.error = num1(d$std_error), kind = d$kind,
+                 facts = d$facts, privacy = d$privacy, warnings = chr(d$warnings), call = call,
+                 nobs = if (is.null(d$facts$n)) NA_integer_ else as.integer(d$facts$n)),
+            class = "dp_estimate")
+}
+
+#' @rdname dp_mean
+#' @param digits Significant digits.
+#' @export
+print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  what <- if (identical(x$kind, "quantile")) {
+    paste0("quantile (q = ", format(x$facts$q), ")")
+  } else "mean (private modified winsorized mean)"
+  cat("Differentially private ", what, "\n", sep = "")
+  cat("Estimate: ", format(x$estimate, digits = digits), sep = "")
+  if (is.finite(x$std.error)) {
+    cat("   Std. Error: ", format(x$std.error, digits = digits),
+        " (privacy noise of the mean step)", sep = "")
+  }
+  cat("\nn = ", x$nobs, " (public)\n", sep = "")
+  p <- x$privacy
+  if (!is.null(p$eps)) {
+    cat("Privacy: eps = ", format(p$eps), ", delta = ", format(num1(p$delta)),
+        if (isTRUE(p$seeded)) "; seeded (reproducible, not for release)" else "", "\n", sep = "")
+  }
+  if (length(x$warnings)) cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+  invisible(x)
+}
