@@ -1,0 +1,268 @@
+"""TukeyEM (``method="tukey"``): Amin, Joseph, Ribero and Vassilvitskii (ICLR 2023), with the
+propose-test-release lemma of Brown, Gaboardi, Smith, Ullman and Zakynthinou (NeurIPS 2021).
+
+Normative source: ``specs/adassp_boosted.md`` section 5.2 (algorithm, defaults) and 7 T18 (tests).
+
+Algorithm: m OLS models on the blocks of a data-independent random partition; the approximate
+Tukey depth of a point is the minimum over the 2d coordinate half-spaces of the number of models on
+each side; a PTR check certifies that the restricted exponential mechanism on depth is safe, and a
+point is then sampled uniformly from a depth level drawn with weight ``W_q exp(eps' q)``.
+
+Privacy ((eps, delta)-DP, replace-one only)
+-------------------------------------------
+The partition is a uniform random permutation that does not depend on the data, so replacing one
+record changes exactly one of the m models; every depth changes by at most 1 (sensitivity 1 of the
+depth score and of the distance-to-unsafety lower bound ``khat``). Then ([AJRV] via [BGSUZ]):
+
+* PTR test: ``khat + Lap(1/eps')`` is eps'-DP (Laplace mechanism, sensitivity 1, scale 1/eps');
+* restricted exponential mechanism on depth with weight ``exp(eps' q)`` over the region of depth
+  >= t: (eps', delta)-DP when the test passes (the lemma's safety condition is what step 6
+  certifies, with the threshold ``log(delta / (8 e^{eps'}))`` and the cut ``ln(1/(2 delta))/eps'``).
+
+Total ``eps = 2 eps'`` and delta, recorded as ONE ledger row ``"tukey_ptr_em"`` (the mechanism has
+no GDP/zCDP form). On failure nothing is released but the budget is spent: ``EstimationFailed``.
+The PTR Laplace noise has scale ``1/eps'`` (the reference code's ``eps'`` scale is a bug, spec 5.2 (i)).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import EstimationFailed
+from ..privacy.ledger import LedgerEntry
+from ..release import Release
+
+METHODS = ("tukey",)
+NEEDS_BOUNDS = False
+FAMILIES = {"gaussian"}
+NEIGHBOURS = {"replace_one"}
+PURE_DP = False
+
+#: spec 5.2: jitter before sorting, as the reference code
+JITTER = 1e-10
+
+OPTIONS = {
+    "m": (None, "our choice (spec adassp_boosted 5.2): floor(n/(10 d)), at least 10 records per "
+                "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5"),
+}
+
+FAIL_MESSAGE = ("TukeyEM declined to release an estimate (its propose-test-release check did not pass); "
+                "the privacy budget of the attempt is spent. More data per model (larger n) or a larger "
+                "eps usually helps; see the privacy statement for what was spent.")
+
+
+# ------------------------------------------------------------------------------------------------
+# public-quantity rules
+# ------------------------------------------------------------------------------------------------
+def default_m(n: int, d: int) -> int:
+    return int(n // (10 * d))
+
+
+def ptr_constants(m: int, eps: float, delta: float) -> dict:
+    eps_p = eps / 2.0
+    t = (m // 2) // 2
+    return {"eps_prime": eps_p, "t": t, "Q": int(math.ceil(m / 2)) - 1,
+            "log_threshold": math.log(delta / (8.0 * math.exp(eps_p))),
+            "cut": math.log(1.0 / (2.0 * delta)) / eps_p}
+
+
+def _resolve_m(n, d, options):
+    m = options.get("m")
+    if m is None:
+        return default_m(n, d)
+    if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 2:
+        raise ValueError("m (number of models) must be an integer >= 2")
+    return int(m)
+
+
+def check_public(n, d, spec, options):
+    if spec.neighbours != "replace_one":
+        raise ValueError("TukeyEM supports only replace_one neighbours")
+    if not (spec.delta > 0):
+        raise ValueError("TukeyEM is (eps, delta)-DP: delta must be > 0")
+    m = _resolve_m(n, d, options)
+    if m < 2 or n < m * d:
+        raise ValueError(f"TukeyEM needs n >= m*d (m = {m} models, each fitted on at least d = {d} rows; "
+                         f"n = {n}): use fewer models (option m) or more data")
+    c = ptr_constants(m, spec.eps, spec.delta)
+    if c["t"] - 2 <= c["cut"]:
+        need = 4 * (int(math.floor(c["cut"])) + 3)
+        raise ValueError(f"TukeyEM with m = {m} models cannot pass its propose-test-release check with "
+                         f"probability above 1/2 at eps = {spec.eps:g}, delta = {spec.delta:g}: it needs "
+                         f"m >= {need} models (and n >= m*d), or a larger eps/delta")
+
+
+# ------------------------------------------------------------------------------------------------
+# depth machinery (all functions of the m model vectors)
+# ------------------------------------------------------------------------------------------------
+def block_models(X, y, m, noise):
+    """m OLS models on the blocks of a uniform random permutation (minimum-norm solutions)."""
+    n, d = X.shape
+    b = n // m
+    perm = noise.permutation(n)[: m * b]
+    Xb = X[perm].reshape(m, b, d)
+    yb = y[perm].reshape(m, b, 1)
+    return (np.linalg.pinv(Xb) @ yb)[:, :, 0]
+
+
+def sorted_models(betas, noise):
+    """Column-wise sorted model coefficients after U(0, 1e-10) jitter: P[:, j] = P_j(1..m)."""
+    m, d = betas.shape
+    return np.sort(betas + noise.uniform(0.0, JITTER, size=(m, d)), axis=0)
+
+
+def lengths(P, q):
+    """len_j(q) = P_j(m-q+1) - P_j(q) for 1 <= q <= floor(m/2); 0 beyond."""
+    m = P.shape[0]
+    if q < 1 or q > m // 2:
+        return np.zeros(P.shape[1])
+    return P[m - q] - P[q - 1]
+
+
+def log_volumes(P):
+    """log V_q for q = 0..floor(m/2)+1 (V_0 = inf, V beyond floor(m/2) = 0)."""
+    m = P.shape[0]
+    h = m // 2
+    out = np.empty(h + 2)
+    out[0] = np.inf
+    with np.errstate(divide="ignore"):
+        for q in range(1, h + 1):
+            out[q] = float(np.sum(np.log(lengths(P, q))))
+    out[h + 1] = -np.inf
+    return out
+
+
+def log_exact_volumes(logV):
+    """log W_q = log(V_q - V_{q+1}) for q = 1..floor(m/2) (index 0 unused = -inf)."""
+    h = logV.shape[0] - 2
+    out = np.full(h + 1, -np.inf)
+    for q in range(1, h + 1):
+        a, b = logV[q], logV[q + 1]
+        if not np.isfinite(a):
+            continue
+        if b == -np.inf:
+            out[q] = a
+        elif b < a:
+            out[q] = a + math.log1p(-math.exp(b - a))
+    return out
+
+
+def depth(v, betas):
+    """Approximate Tukey depth of v: min_j min(#{beta_kj <= v_j}, #{beta_kj >= v_j})."""
+    v = np.asarray(v, float)
+    return int(min(np.minimum((betas <= v).sum(axis=0), (betas >= v).sum(axis=0))))
+
+
+def ptr_khat(logV, m, eps_p, delta):
+    """Step 6: the largest k in {0..t-2} with some g >= 1, t+k+g+1 <= Q and
+    log V_{t-k-1} - log V_{t+k+g+1} - eps' g/2 <= log(delta/(8 e^{eps'})); -1 if none."""
+    c = ptr_constants(m, 2 * eps_p, delta)
+    t, Q, thr = c["t"], c["Q"], c["log_threshold"]
+    khat = -1
+    for k in range(0, t - 1):
+        gmax = Q - t - k - 1
+        if gmax < 1:
+            break
+        g = np.arange(1, gmax + 1)
+        lhs = logV[t - k - 1] - logV[t + k + g + 1] - eps_p * g / 2.0
+        if np.any(lhs <= thr):
+            khat = k
+        else:
+            break  # monotone in k (spec 5.2 step 6)
+    return khat
+
+
+def sample_depth(logW, t, eps_p, noise):
+    """Step 8: q in {t..floor(m/2)} with P(q) proportional to W_q exp(eps' q) (Gumbel-max)."""
+    h = logW.shape[0] - 1
+    qs = np.arange(t, h + 1)
+    score = logW[t:] + eps_p * qs
+    ok = np.isfinite(score)
+    if not ok.any():
+        return None
+    g = noise.gumbel(qs.shape[0])
+    return int(qs[np.argmax(np.where(ok, score + g, -np.inf))])
+
+
+def depth_probabilities(logW, t, eps_p):
+    h = logW.shape[0] - 1
+    qs = np.arange(t, h + 1)
+    s = logW[t:] + eps_p * qs
+    s = np.where(np.isfinite(s), s, -np.inf)
+    w = np.exp(s - s[np.isfinite(s)].max())
+    return qs, w / w.sum()
+
+
+def sample_in_level(P, q, noise):
+    """Step 9: uniform draw from B_q minus B_{q+1}, decomposed into d disjoint pieces."""
+    m, d = P.shape
+    Lq, Lq1 = lengths(P, q), lengths(P, q + 1)
+    with np.errstate(divide="ignore"):
+        logs_q, logs_q1 = np.log(Lq), np.log(Lq1)
+        log_piece = np.empty(d)
+        for j in range(d):
+            diff = Lq[j] - Lq1[j]
+            log_piece[j] = (logs_q1[:j].sum() + (math.log(diff) if diff > 0 else -np.inf)
+                            + logs_q[j + 1:].sum())
+    finite = np.isfinite(log_piece)
+    w = np.exp(log_piece[finite] - log_piece[finite].max())
+    idx = np.flatnonzero(finite)
+    j = int(idx[min(np.searchsorted(np.cumsum(w / w.sum()), noise.uniform()), idx.size - 1)])
+    v = np.empty(d)
+    inner = q + 1 <= m // 2
+    for l_ in range(d):
+        if l_ < j:
+            lo, hi = P[q, l_], P[m - q - 1, l_]                # [P(q+1), P(m-q)]
+        elif l_ > j:
+            lo, hi = P[q - 1, l_], P[m - q, l_]                # [P(q), P(m-q+1)]
+        else:
+            if inner:
+                left = (P[q - 1, l_], P[q, l_])                # [P(q), P(q+1))
+                right = (P[m - q - 1, l_], P[m - q, l_])       # (P(m-q), P(m-q+1)]
+                ll, lr = left[1] - left[0], right[1] - right[0]
+                lo, hi = left if noise.uniform() * (ll + lr) < ll else right
+            else:
+                lo, hi = P[q - 1, l_], P[m - q, l_]
+        v[l_] = lo + noise.uniform() * (hi - lo)
+    return v
+
+
+def tukey_em(X, y, *, m, eps, delta, noise, ledger):
+    """Run TukeyEM; returns (v, facts) or raises EstimationFailed after recording the spend."""
+    n, d = X.shape
+    c = ptr_constants(m, eps, delta)
+    eps_p, t = c["eps_prime"], c["t"]
+    betas = block_models(X, y, m, noise)
+    P = sorted_models(betas, noise)
+    del betas
+    logV = log_volumes(P)
+    logW = log_exact_volumes(logV)
+    khat = ptr_khat(logV, m, eps_p, delta)
+    ledger.add(LedgerEntry(statistic="coefficients (TukeyEM: PTR test + restricted exponential mechanism)",
+                           mechanism="tukey_ptr_em", sensitivity=1.0, noise_scale=1.0 / eps_p,
+                           eps=float(eps), delta=float(delta),
+                           note="eps/2 Laplace PTR test (scale 1/eps'), eps/2 and delta restricted "
+                                "exponential mechanism on Tukey depth"))
+    passed = khat + float(noise.laplace(1.0 / eps_p)) > c["cut"]
+    facts = {"m": int(m), "block_size": int(n // m), "unused_rows": int(n - m * (n // m)),
+             "eps_prime": eps_p, "depth_floor_t": int(t), "ptr_cut": c["cut"]}
+    if not passed:
+        raise EstimationFailed(FAIL_MESSAGE)
+    q = sample_depth(logW, t, eps_p, noise)
+    if q is None:  # all depth regions of depth >= t have zero volume (degenerate models)
+        raise EstimationFailed(FAIL_MESSAGE)
+    return sample_in_level(P, q, noise), facts
+
+
+def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
+    n, d = design.X.shape
+    check_public(n, d, spec, options)
+    m = _resolve_m(n, d, options)
+    v, facts = tukey_em(np.asarray(design.X, float), np.asarray(design.y, float).ravel(), m=m,
+                        eps=float(spec.eps), delta=float(spec.delta), noise=noise, ledger=ledger)
+    tuning = {"m": (m, "user" if options.get("m") is not None else OPTIONS["m"][1])}
+    return Release(method="tukey", coef=v, vcov=None,
+                   inference_note="TukeyEM offers no standard errors (no validated noise-aware variance; "
+                                  "spec adassp_boosted 6.9)",
+                   tuning=tuning, facts=facts, warnings=[])
