@@ -1,0 +1,371 @@
+"""DPFit / Summary / compare with hand-made Release and PublicDesign objects (no estimator needed),
+plus end-to-end checks through dpreg.dp_lm once the design builder is present."""
+import json
+import math
+import re
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import dpreg
+from dpreg.design.contract import PublicDesign
+from dpreg.design.schema import Schema, VariableSchema
+from dpreg.errors import DPRegError
+from dpreg.privacy.accounting import compose_ledger, mu_from_eps_delta
+from dpreg.privacy.ledger import Ledger, LedgerEntry
+from dpreg.release import Release
+from dpreg.results.fit import DPFit, NotReleasedError, Summary
+from dpreg.results.format import format_column, format_number, format_pvalue, stars, to_plain
+
+TERMS = ["Intercept", "x1", "C(g)[T.b]"]
+Z975 = stats.norm.ppf(0.975)
+
+
+class HandDesign(PublicDesign):
+    """PublicDesign with a hand-written model matrix for y ~ x1 + C(g) (levels a, b)."""
+
+    def model_matrix(self, newdata):
+        return np.column_stack([np.ones(len(newdata)), newdata["x1"].to_numpy(float),
+                                (newdata["g"] == "b").to_numpy(float)])
+
+    def outside_ranges(self, newdata):
+        return {"x1": (newdata["x1"] < 0) | (newdata["x1"] > 10)}
+
+
+def make_public(n=1000, family="gaussian"):
+    schema = Schema(variables={
+        "x1": VariableSchema("x1", "numeric", 0.0, 10.0, "declared"),
+        "g": VariableSchema("g", "categorical", levels=["a", "b"], levels_source="declared"),
+        "y": VariableSchema("y", "numeric", -5.0, 5.0, "declared")}, outcome="y")
+    return HandDesign(formula="y ~ x1 + C(g)", outcome="y", terms=list(TERMS), has_intercept=True,
+                      column_lower=np.array([1.0, 0.0, 0.0]), column_upper=np.array([1.0, 10.0, 1.0]),
+                      factor_blocks=[[2]], outcome_interval=(-5.0, 5.0), schema=schema, n=n,
+                      family=family)
+
+
+def make_privacy(neighbours="replace_one", public=None):
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    m = mu / math.sqrt(2)
+    led = Ledger([LedgerEntry("XtX", "gaussian", 1.0, 1 / m, mu=m), LedgerEntry("Xty", "gaussian", 1.0, 1 / m, mu=m)])
+    return compose_ledger(led, eps=1.0, delta=1e-6, neighbours=neighbours, seeded=True,
+                          schema=(public or make_public()).schema)
+
+
+V = np.array([[0.04, 0.001, 0.0], [0.001, 0.0009, 0.0002], [0.0, 0.0002, 0.01]])
+B = np.array([1.5, 0.3, -0.2])
+
+
+def make_fit(**kw):
+    public = kw.pop("public", None) or make_public()
+    privacy = kw.pop("privacy", None) or make_privacy(public=public)
+    method = kw.pop("method", "adassp")
+    args = dict(method=method, coef=B.copy(), vcov=V.copy(), vcov_privacy=0.25 * V, sigma=1.1, df_resid=997,
+                r_squared=0.42, tuning={"rho": (0.05, "default")}, facts={"mode": "schema"},
+                warnings=["estimates shrunk towards 0; intervals approximate"])
+    args.update(kw)
+    return DPFit.from_release(Release(**args), public=public, privacy=privacy, formula="y ~ x1 + C(g)",
+                              method=method, options={})
+
+
+NEW = pd.DataFrame({"x1": [1.0, 5.0, 9.5], "g": ["a", "b", "b"]})
+
+
+# ---- coefficient table ---------------------------------------------------------------------------
+def test_coef_table_columns_and_values():
+    fit = make_fit()
+    t = fit.summary().coef_table
+    assert list(t.columns) == ["Estimate", "Std. Error", "z value", "Pr(>|z|)", "2.5 %", "97.5 %", "Noise share"]
+    assert list(t.index) == TERMS
+    se = np.sqrt(np.diag(V))
+    np.testing.assert_allclose(t["Estimate"], B)
+    np.testing.assert_allclose(t["Std. Error"], se, rtol=1e-14)
+    np.testing.assert_allclose(t["z value"], B / se, rtol=1e-14)
+    np.testing.assert_allclose(t["Pr(>|z|)"], 2 * stats.norm.sf(np.abs(B / se)), rtol=1e-12)
+    # CI = beta +/- z_{0.975} SE (spec 6.4, normal reference)
+    np.testing.assert_allclose(t["2.5 %"], B - Z975 * se, rtol=1e-12)
+    np.testing.assert_allclose(t["97.5 %"], B + Z975 * se, rtol=1e-12)
+    np.testing.assert_allclose(t["Noise share"], 0.25, rtol=1e-12)
+
+
+def test_conf_int_other_level_and_labels():
+    fit = make_fit()
+    ci = fit.conf_int(0.9)
+    z = stats.norm.ppf(0.95)
+    np.testing.assert_allclose(ci["upper"] - ci["lower"], 2 * z * np.sqrt(np.diag(V)), rtol=1e-12)
+    s = fit.summary(level=0.9)
+    assert {"5 %", "95 %"} <= set(s.coef_table.columns)
+    with pytest.raises(ValueError):
+        fit.conf_int(1.5)
+
+
+def test_bootstrap_intervals_used_when_present():
+    draws = np.random.default_rng(0).normal(size=(400, 3)) * 0.1 + B  # test fixture, not dpreg noise
+    ci95 = np.column_stack([B - 0.3, B + 0.3])
+    fit = make_fit(ci=ci95, ci_level=0.95, ci_draws=draws)
+    np.testing.assert_array_equal(fit.conf_int(0.95).to_numpy(), ci95)
+    np.testing.assert_allclose(fit.conf_int(0.8).to_numpy(),
+                               np.quantile(draws, [0.1, 0.9], axis=0).T)
+    assert fit.ci_method == "bootstrap percentile"
+
+
+@pytest.mark.parametrize("p,mark", [(0.0, "***"), (0.001, "***"), (0.0010001, "**"), (0.01, "**"),
+                                    (0.0100001, "*"), (0.05, "*"), (0.0500001, "."), (0.1, "."),
+                                    (0.1000001, " "), (0.7, " "), (float("nan"), "")])
+def test_stars_thresholds_like_R(p, mark):
+    assert stars(p) == mark
+
+
+def test_pvalue_and_column_formatting():
+    assert format_pvalue(1e-300) == "< 2e-16"
+    assert format_pvalue(0.0455) == "0.0455"
+    assert format_pvalue(6.38e-14) == "6.38e-14"
+    assert format_column([1.5, 0.3, -0.2]) == ["1.5", "0.3", "-0.2"]
+    assert format_column([float("nan"), 2.0]) == ["NA", "2"]
+
+
+def test_wald_chi_square_against_hand_computation():
+    fit = make_fit()
+    S = [1, 2]
+    w = float(B[S] @ np.linalg.inv(V[np.ix_(S, S)]) @ B[S])
+    out = fit.wald_test()
+    assert out["df"] == 2
+    assert out["statistic"] == pytest.approx(w, rel=1e-12)
+    assert out["p_value"] == pytest.approx(stats.chi2.sf(w, 2), rel=1e-10)
+    text = str(fit.summary())
+    assert f"Noise-aware Wald chi-square: {format_number(w)} on 2 DF,  p-value: " in text
+    assert "F-statistic" not in text
+
+
+def test_summary_text_layout_and_forbidden_blocks():
+    fit = make_fit()
+    text = str(fit.summary())
+    first = text.splitlines()[0]
+    assert first.startswith("DP linear regression (AdaSSP")
+    for needed in ("Call:", "dp_lm(formula = y ~ x1 + C(g), eps = 1, delta = 1e-06", "Privacy:",
+                   "n = 1000 (public)", "Estimate", "Std. Error", "z value", "Pr(>|z|)", "2.5 %", "97.5 %",
+                   "Noise share", "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1",
+                   "DP residual standard error: 1.1 on 997 degrees of freedom",
+                   "DP R-squared:  0.42,\tAdjusted R-squared:", "Warnings:", "not for release"):
+        assert needed in text, needed
+    for forbidden in ("Residuals:", "Median", "Min", "Max", "1Q", "3Q", "Multiple R-squared", "AIC", "logLik"):
+        assert forbidden not in text, forbidden
+    # star column: x1 has z = 0.3/0.03 = 10 -> '***'
+    x1_line = [ln for ln in text.splitlines() if ln.startswith("x1 ")][0]
+    assert "***" in x1_line
+
+
+def test_r_squared_clamped_but_raw_kept():
+    fit = make_fit(r_squared=-0.05, adj_r_squared=-0.06)
+    assert fit.r_squared == 0.0 and fit.adj_r_squared == 0.0
+    d = fit.to_dict()
+    assert d["r_squared"] == 0.0 and d["r_squared_raw"] == pytest.approx(-0.05)
+    assert "DP R-squared:  0," in str(fit.summary())
+
+
+def test_no_inference_method_prints_reason_and_nan():
+    note = "No standard errors or intervals are available for this estimator (paper gives rates only)."
+    fit = make_fit(method="ht_fw", vcov=None, vcov_privacy=None, sigma=None, r_squared=None, df_resid=None,
+                   inference_note=note)
+    assert fit.std_errors.isna().all()
+    assert fit.conf_int().isna().all().all()
+    assert fit.vcov().isna().all().all()
+    text = str(fit.summary())
+    assert note in text
+    assert "z value" not in text and "Signif. codes" not in text
+    assert "heavy-tailed DP Frank-Wolfe" in text.splitlines()[0]
+    assert fit.wald_test()["statistic"] is None
+    with pytest.raises(DPRegError, match="not available"):
+        fit.predict(NEW, interval="confidence")
+    assert np.allclose(fit.predict(NEW), NEW["x1"] * 0.3 + 1.5 - 0.2 * (NEW["g"] == "b"))
+
+
+def test_diagonal_only_vcov_gives_ses_but_no_wald_or_prediction_intervals():
+    Vd = np.diag(np.diag(V))
+    Vd[Vd == 0] = np.nan   # subsample-and-aggregate: covariances not estimated
+    fit = make_fit(method="subsample_aggregate", vcov=Vd, vcov_privacy=None)
+    np.testing.assert_allclose(fit.std_errors, np.sqrt(np.diag(V)))
+    assert fit.wald_test()["statistic"] is None
+    assert "covariances" in fit.wald_test()["note"]
+    with pytest.raises(DPRegError, match="covariances"):
+        fit.predict(NEW, interval="confidence")
+    assert "Noise share" not in str(fit.summary())
+
+
+# ---- predict ------------------------------------------------------------------------------------
+def test_predict_confidence_and_prediction_intervals():
+    fit = make_fit()
+    X = HandDesign.model_matrix(None, NEW)
+    eta = X @ B
+    se_fit = np.sqrt(np.einsum("ij,jk,ik->i", X, V, X))
+    p = fit.predict(NEW)
+    assert isinstance(p, pd.Series)
+    np.testing.assert_allclose(p, eta)
+    c = fit.predict(NEW, interval="confidence")
+    assert list(c.columns) == ["fit", "lower", "upper"]
+    np.testing.assert_allclose(c["upper"] - c["fit"], Z975 * se_fit, rtol=1e-12)
+    pr = fit.predict(NEW, interval="prediction", level=0.9)
+    np.testing.assert_allclose(pr["upper"] - pr["fit"], stats.norm.ppf(0.95) * np.sqrt(se_fit ** 2 + 1.1 ** 2),
+                               rtol=1e-12)
+    with pytest.raises(ValueError):
+        fit.predict(NEW, interval="bogus")
+
+
+def test_predict_warns_outside_ranges_without_values():
+    fit = make_fit()
+    nd = pd.DataFrame({"x1": [123456.789], "g": ["a"]})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fit.predict(nd)
+    texts = [str(x.message) for x in w]
+    assert any("x1" in t and "outside" in t for t in texts)
+    assert not any("123456" in t for t in texts)
+
+
+def test_predict_logit_response_and_link():
+    fit = make_fit(link="logit", sigma=None, r_squared=None, df_resid=None,
+                   public=make_public(family="binomial"))
+    eta = HandDesign.model_matrix(None, NEW) @ B
+    np.testing.assert_allclose(fit.predict(NEW, type="link"), eta)
+    np.testing.assert_allclose(fit.predict(NEW), 1 / (1 + np.exp(-eta)))
+    c = fit.predict(NEW, interval="confidence")
+    assert np.all((c["lower"] > 0) & (c["upper"] < 1) & (c["lower"] < c["fit"]) & (c["fit"] < c["upper"]))
+    with pytest.raises(ValueError, match="prediction intervals"):
+        fit.predict(NEW, interval="prediction")
+    assert str(fit.summary()).startswith("DP logistic regression")
+    assert fit.call.startswith("dp_glm(")
+
+
+def test_residuals_and_fitted_raise():
+    fit = make_fit()
+    for name in ("residuals", "fitted", "fitted_values", "resid"):
+        with pytest.raises(NotReleasedError, match="expose"):
+            getattr(fit, name)
+        assert not hasattr(fit, name)
+    assert issubclass(NotReleasedError, DPRegError)
+
+
+def test_nobs_under_add_remove_is_not_the_exact_n():
+    public = make_public()
+    fit = make_fit(privacy=make_privacy("add_remove", public), public=public)
+    assert fit.nobs is None
+    assert "n: not public" in str(fit.summary())
+    fit2 = make_fit(privacy=make_privacy("add_remove", public), public=public, facts={"n_hat": 1003.4})
+    assert fit2.nobs == 1003
+    assert "n = 1003 (DP estimate)" in str(fit2.summary())
+
+
+# ---- to_dict / from_dict ------------------------------------------------------------------------
+def _assert_plain(obj, path="d"):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            assert type(k) is str, path
+            _assert_plain(v, f"{path}[{k!r}]")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _assert_plain(v, f"{path}[{i}]")
+    else:
+        assert obj is None or type(obj) in (str, int, float, bool), f"{path}: {type(obj)}"
+        if type(obj) is float:
+            assert math.isfinite(obj), path
+
+
+def test_to_dict_plain_types_and_json():
+    fit = make_fit(facts={"mode": "schema", "lam": np.float64(0.5), "support": np.array([0, 2])},
+                   vcov_privacy=None)
+    d = fit.to_dict()
+    _assert_plain(d)
+    json.dumps(d, allow_nan=False)
+    assert d["terms"] == TERMS and d["coef"] == B.tolist()
+    assert d["noise_share"] == [None, None, None]       # missing -> None
+    assert d["coef_table"]["stars"][1] == "***"
+    assert d["privacy"]["eps"] == 1.0
+
+
+def test_round_trip_from_dict():
+    draws = np.random.default_rng(1).normal(size=(50, 3)) * 0.1 + B  # fixture
+    fit = make_fit(ci_draws=draws)
+    d = json.loads(json.dumps(fit.to_dict()))
+    fit2 = DPFit.from_dict(d)
+    pd.testing.assert_series_equal(fit.coef, fit2.coef)
+    pd.testing.assert_frame_equal(fit.vcov(), fit2.vcov())
+    pd.testing.assert_frame_equal(fit.conf_int(0.8), fit2.conf_int(0.8))
+    assert str(fit.summary()) == str(fit2.summary())
+    assert str(fit2.privacy) == str(fit.privacy)
+    assert fit2.nobs == fit.nobs and fit2.formula == fit.formula and fit2.method == fit.method
+    with pytest.raises(ValueError):
+        DPFit.from_dict({"nothing": 1})
+
+
+# ---- exports ------------------------------------------------------------------------------------
+def test_latex_structure():
+    fit = make_fit()
+    tex = fit.summary().to_latex()
+    for piece in (r"\begin{tabular}", r"\toprule", r"\midrule", r"\bottomrule", r"\end{tabular}"):
+        assert tex.count(piece) == 1, piece
+    assert tex.index(r"\toprule") < tex.index(r"\midrule") < tex.index(r"\bottomrule")
+    assert r"C(g)[T.b]" in tex and r"dp\_lm" in tex and r"\textasciitilde{}" in tex
+    assert tex.count("{") == tex.count("}")
+    body = tex[tex.index(r"\midrule"):tex.index(r"\bottomrule")]
+    n_cols = len(re.search(r"\\begin\{tabular\}\{(\w+)\}", tex).group(1))
+    for row in body.splitlines()[1:]:
+        assert row.count(" & ") == n_cols - 1
+    assert "Privacy." in tex
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_latex_compiles(tmp_path):
+    tex = make_fit().summary().to_latex()
+    doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + tex + "\\end{document}\n"
+    (tmp_path / "t.tex").write_text(doc)
+    r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True)
+    assert r.returncode == 0
+
+
+def test_markdown_and_html():
+    s = make_fit().summary()
+    md = s.to_markdown()
+    assert "| Intercept" in md and "Estimate" in md and "*Privacy.*" in md
+    assert re.search(r"\|:-+\|", md)
+    h = s.to_html()
+    assert "<table>" in h and "</table>" in h and "&lt; 2e-16" in h
+    assert "Privacy." in h
+
+
+def test_repr_like_print_lm():
+    text = str(make_fit())
+    assert "Call:" in text and "Coefficients:" in text and "Intercept" in text
+    assert "Privacy:" in text
+    assert "Std. Error" not in text
+
+
+def test_compare_side_by_side():
+    f1 = make_fit()
+    f2 = make_fit(method="ht_fw", vcov=None, vcov_privacy=None, sigma=None, r_squared=None,
+                  coef=np.array([1.4, 0.31, -0.1]), inference_note="none")
+    c = dpreg.compare([f1, f2], names=["A", "B"])
+    assert list(c.estimates.columns) == ["A", "B"]
+    np.testing.assert_allclose(c.estimates["B"], [1.4, 0.31, -0.1])
+    text = str(c)
+    assert "(0.03)" in text and "0.3***" in text and "Method" in text
+    tex = c.to_latex()
+    assert r"\toprule" in tex and r"\bottomrule" in tex
+    assert c.to_markdown().splitlines()[0].split("|")[2].strip() == "A"
+    assert "<table>" in c.to_html()
+    with pytest.raises(ValueError):
+        dpreg.compare([])
+    with pytest.raises(ValueError):
+        dpreg.compare([f1, f2], names=["A", "A"])
+
+
+def test_summary_is_exported():
+    assert dpreg.Summary is Summary and dpreg.DPFit is DPFit
+
+
+def test_to_plain_converts_nested_numpy():
+    out = to_plain({"a": np.array([[1.0, np.nan]]), "b": (np.int64(3), np.bool_(True)), 4: None})
+    assert out == {"a": [[1.0, None]], "b": [3, True], "4": None}
