@@ -119,7 +119,15 @@ def _render(fit, fmt: str, level: float) -> str:
 
 
 def _fit(args) -> str:
+    import math
+
     import dpreg
+    if not (math.isfinite(args.eps) and args.eps > 0):
+        raise UsageError("--eps must be a finite number > 0 (the privacy budget of this fit)")
+    if not (math.isfinite(args.delta) and 0 <= args.delta < 1):
+        raise UsageError("--delta must be a number with 0 <= delta < 1")
+    if not (0 < args.level < 1):
+        raise UsageError("--level must be strictly between 0 and 1")
     data = _read_csv(args.data)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)

@@ -1,0 +1,188 @@
+"""The command line: exit codes, one-line errors (never a traceback), output formats."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpreg import __version__
+from dpreg.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_cli(*args):
+    """Run ``python -m dpreg.cli`` in a subprocess (the real user path: no traceback may escape)."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def _has_builder():
+    try:
+        import dpreg.design.build  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+needs_builder = pytest.mark.skipif(not _has_builder(), reason="design builder not present yet")
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(3)   # synthetic test data (not dpreg noise)
+    n = 400
+    x = rng.uniform(0, 10, n)
+    g = rng.choice(["a", "b"], n)
+    y = 1 + 0.5 * x + (g == "b") * 1.0 + rng.normal(0, 1, n)
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"y": np.clip(y, -5, 15), "x": x, "g": g}).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def bounds_file(tmp_path):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"y": [-5, 15], "x": [0, 10]}))
+    return p
+
+
+@pytest.fixture
+def levels_file(tmp_path):
+    p = tmp_path / "l.json"
+    p.write_text(json.dumps({"g": ["a", "b"]}))
+    return p
+
+
+def one_error_line(err: str):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dpreg: error: ")
+    assert "Traceback" not in err
+
+
+def test_version_subprocess():
+    r = run_cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"dpreg {__version__}"
+
+
+def test_missing_data_file_subprocess(tmp_path):
+    r = run_cli("fit", "y ~ x", "--data", str(tmp_path / "nope.csv"), "--eps", "1")
+    assert r.returncode == 2
+    one_error_line(r.stderr)
+    assert "not found" in r.stderr
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    ([], "missing command"),
+    (["fit"], "required"),
+    (["fit", "y ~ x", "--data", "d.csv"], "--eps"),
+    (["fit", "y ~ x", "--data", "d.csv", "--eps", "abc"], "invalid float"),
+    (["fit", "y ~ x", "--data", "d.csv", "--eps", "1", "--format", "pdf"], "invalid choice"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_usage_errors_one_line(argv, fragment, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert fragment in err
+
+
+def test_bad_json_files(csv_file, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--bounds", str(bad)]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "not valid JSON" in err
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"x": [0, "ten"]}))
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--bounds", str(wrong)]) == 2
+    one_error_line(capsys.readouterr().err)
+    not_a_dict = tmp_path / "list.json"
+    not_a_dict.write_text(json.dumps(["a", "b"]))
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--levels", str(not_a_dict)]) == 2
+    one_error_line(capsys.readouterr().err)
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1",
+                 "--bounds", str(tmp_path / "missing.json")]) == 2
+    one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("opt,value", [("--eps", "-1"), ("--eps", "inf"), ("--eps", "0"), ("--delta", "1.5"),
+                                       ("--level", "95")])
+def test_bad_numbers_are_usage_errors(opt, value, csv_file, bounds_file, capsys):
+    argv = ["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file)]
+    argv[argv.index("--eps") + 1] = "1"
+    argv += [opt, value]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert opt in err
+
+
+def test_empty_csv(tmp_path, capsys):
+    p = tmp_path / "empty.csv"
+    p.write_text("")
+    assert main(["fit", "y ~ x", "--data", str(p), "--eps", "1"]) == 2
+    one_error_line(capsys.readouterr().err)
+
+
+@needs_builder
+def test_unknown_column_and_method(csv_file, bounds_file, capsys):
+    assert main(["fit", "y ~ nosuchcolumn", "--data", str(csv_file), "--eps", "1",
+                 "--bounds", str(bounds_file)]) == 2
+    one_error_line(capsys.readouterr().err)
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--method", "magic"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "magic" in err
+
+
+@needs_builder
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html", "json"])
+def test_fit_end_to_end_formats(fmt, csv_file, bounds_file, levels_file, capsys):
+    rc = main(["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
+               "--levels", str(levels_file), "--seed", "7", "--format", fmt])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "Traceback" not in err
+    if fmt == "json":
+        d = json.loads(out)
+        assert d["terms"] == ["Intercept", "x", "C(g)[T.b]"]
+        assert d["privacy"]["seeded"] is True
+    elif fmt == "latex":
+        assert r"\toprule" in out and r"\bottomrule" in out
+    elif fmt == "html":
+        assert "<table>" in out
+    elif fmt == "markdown":
+        assert "| Intercept" in out
+    else:
+        assert out.startswith("DP linear regression") and "Signif. codes" in out
+
+
+@needs_builder
+def test_fit_same_seed_same_output(csv_file, bounds_file, levels_file, capsys):
+    argv = ["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
+            "--levels", str(levels_file), "--seed", "11", "--format", "json"]
+    assert main(argv) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    b = json.loads(capsys.readouterr().out)
+    assert a["coef"] == b["coef"]
+
+
+@needs_builder
+def test_levels_from_data_warning_on_stderr(csv_file, bounds_file, capsys):
+    rc = main(["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
+               "--seed", "1"])
+    out, err = capsys.readouterr()
+    if rc == 0:
+        assert "dpreg: warning (PrivacyLeakWarning)" in err
+        assert "Traceback" not in err
+    else:   # a strict design layer may refuse instead: then one line
+        one_error_line(err)
