@@ -30,6 +30,7 @@ Sensitivities (spec 1.8), rows with ||x|| <= B_x, |y| <= B_y, residuals clipped 
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -107,6 +108,11 @@ def lambda_min(A: np.ndarray) -> float:
     return max(0.0, float(np.linalg.eigvalsh(A)[0]))
 
 
+def clip_residuals(r: np.ndarray, tau: float) -> np.ndarray:
+    """clip(r_i, tau) elementwise: |g_hat_i| <= tau (spec 4.1 step 9)."""
+    return np.clip(r, -tau, tau)
+
+
 def xt_clipped_residual(X: np.ndarray, y: np.ndarray, theta: np.ndarray | None, tau: float) -> np.ndarray:
     """Sum_i x_i clip(y_i - x_i^T theta, tau), over row chunks (one pass over X).
 
@@ -118,7 +124,7 @@ def xt_clipped_residual(X: np.ndarray, y: np.ndarray, theta: np.ndarray | None, 
     for start in range(0, n, step):
         Xc = X[start:start + step]
         r = y[start:start + step] if theta is None else y[start:start + step] - Xc @ theta
-        out += Xc.T @ np.clip(r, -tau, tau)
+        out += Xc.T @ clip_residuals(r, tau)
     return out
 
 
@@ -265,11 +271,16 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
 # --------------------------------------------------------------------------------------------------
 def mu_from_spec(spec) -> float:
     """The estimator's total GDP budget for (spec.eps, spec.delta) (spec 1.4)."""
-    from ..privacy.accounting import mu_from_eps_delta
     if not spec.delta or spec.delta <= 0:
         raise ValueError("delta = 0 (pure DP) cannot be met by the Gaussian mechanisms of AdaSSP / "
                          "BoostedAdaSSP; choose delta > 0 (e.g. 1e-6) or a pure-DP method")
-    return mu_from_eps_delta(spec.eps, spec.delta)
+    return _mu_cached(float(spec.eps), float(spec.delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _mu_cached(eps: float, delta: float) -> float:
+    from ..privacy.accounting import mu_from_eps_delta
+    return mu_from_eps_delta(eps, delta)
 
 
 def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
