@@ -278,3 +278,17 @@ def test_lambda_min_sensitivity_weyl():
         i = rng.integers(40)
         changed = base - np.outer(X[i], X[i]) + np.outer(x_new, x_new)
         assert abs(np.linalg.eigvalsh(changed)[0] - lmin) <= S.lambda_min(Bx, "replace_one") * (1 + 1e-12)
+
+
+def test_statement_spec_aliases_and_partial_spend():
+    st = _statement()
+    assert st.eps_achieved == st.eps_spent
+    assert st.mu_total == pytest.approx(acc.mu_from_eps_delta(0.9, 1e-6), rel=1e-12)
+    # approximate-DP-only ledger spending less than requested: the text shows the request
+    led = Ledger()
+    laplace_mechanism(0.0, sensitivity_l1=1.0, eps=0.5, noise=NoiseSource(0), ledger=led, statistic="a")
+    from dpreg.privacy.ledger import LedgerEntry
+    led.add(LedgerEntry("ptr", "ptr", 1.0, 2.0, eps=0.25, delta=1e-7))
+    st2 = acc.compose_ledger(led, eps=1.0, delta=1e-6)
+    assert st2.eps_spent == 0.75 and st2.delta_spent == 1e-7
+    assert "requested: eps = 1, delta = 1e-06" in str(st2)

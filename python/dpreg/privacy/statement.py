@@ -27,7 +27,10 @@ _SOURCE_TEXT = {"declared": "declared", "estimated": "estimated privately",
                 None: "not needed"}
 _MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": "sparse vector (exponential)",
                "exponential_mechanism": "exponential mechanism", "ptr": "propose-test-release",
-               "tukey_ptr_em": "propose-test-release + restricted exponential mechanism"}
+               "tukey_ptr_em": "propose-test-release + restricted exponential mechanism",
+               "laplace_peeling": "Laplace peeling", "ptr_truncated_laplace": "propose-test-release (truncated Laplace)",
+               "gaussian_analytic": "analytic Gaussian", "gaussian_shaped_analytic": "shaped analytic Gaussian",
+               "stability_histogram": "stability histogram", "gaussian_zcdp": "Gaussian (zCDP)"}
 
 
 def _g(x, digits=4):
@@ -168,6 +171,16 @@ class PrivacyStatement:
         return SEEDED_LABEL if self.seeded else None
 
     @property
+    def mu_total(self) -> float | None:
+        """sqrt(sum mu_i^2) over the Gaussian releases (spec 1.7), also in mixed ledgers; None if none."""
+        return (self.components or {}).get("mu_gaussian")
+
+    @property
+    def eps_achieved(self) -> float:
+        """Spec 1.7 name of ``eps_spent``."""
+        return self.eps_spent
+
+    @property
     def pure(self) -> bool:
         return self.delta_spent == 0.0
 
@@ -199,6 +212,11 @@ class PrivacyStatement:
             head += f", mu-GDP = {_g(self.mu)}"
         elif self.rho is not None:
             head += f", rho-zCDP = {_g(self.rho)}"
+        # the first line is what one-line printouts show: it must carry the release warnings too
+        if self.seeded:
+            head += ", " + SEEDED_LABEL
+        if not self.private:
+            head += ", NOT differentially private (bounds read from data)"
         lines = [head]
         if (abs(self.eps_spent - self.eps) > 1e-9 * max(self.eps, 1.0)
                 or abs(self.delta_spent - self.delta) > 1e-9 * max(self.delta, 1e-300)):
@@ -219,8 +237,6 @@ class PrivacyStatement:
                 else:
                     parts.append(f"{r['variable']} {r['source']}")
             lines.append("  ranges: " + "; ".join(parts))
-        if self.seeded:
-            lines.append("  " + SEEDED_LABEL)
         for t in self.leaks:
             lines.append("  leak: " + t)
         if not self.private:
@@ -246,7 +262,7 @@ class PrivacyStatement:
                 noun = "release" if k == 1 else "releases"
                 parts.append(f"{k} {m} {noun} ({self._list_stats(stats)})")
             mech_text = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-            lead = ("The model was fitted with differential privacy; the data" if self.private
+            lead = ("The results were obtained with differential privacy; the data" if self.private
                     else "Apart from the ranges read from the data, the data")
             s.append(f"{lead} were accessed only through {mech_text}, and everything reported was "
                      f"computed from these releases.")
@@ -279,11 +295,11 @@ class PrivacyStatement:
         leaked = [("the levels of " if r["kind"] == "categorical" else "the range of ") + r["variable"]
                   for r in self.ranges if "leak" in r["source"]]
         if declared:
-            s.append("Declared public (not derived from the data): the formula, the budget, the "
-                     "hyperparameters and the ranges or levels of " + ", ".join(declared) + ".")
+            s.append("Declared public (not derived from the data): the model specification, the privacy "
+                     "budget, the hyperparameters and the ranges or levels of " + ", ".join(declared) + ".")
         else:
-            s.append("Declared public (not derived from the data): the formula, the budget and the "
-                     "hyperparameters.")
+            s.append("Declared public (not derived from the data): the model specification, the privacy "
+                     "budget and the hyperparameters.")
         if estimated:
             s.append("The ranges of " + ", ".join(estimated) + " were estimated privately from a share of "
                      "the budget (included above).")
