@@ -1,0 +1,545 @@
+"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; API.md "Bounds" and "Data policy").
+
+``build_design`` is the only place that reads the user's data frame. What it may take from the data
+without budget is listed in API.md's data-policy table; each such leak warns with
+``PrivacyLeakWarning`` (an error with ``strict=True``) and is recorded in ``schema.leaks``.
+No message quotes a data value.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..errors import PrivacyLeakError, PrivacyLeakWarning
+from .contract import Design, PublicDesign
+from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
+from .intervals import domain_lower_limits, interval_of, product
+from .schema import Schema, VariableSchema
+
+NA_ACTIONS = ("fail", "impute", "drop", "zero")
+UNKNOWN_LEVEL = ("error", "reference")
+
+
+class DesignError(ValueError):
+    """Bad data or schema for the design (message names columns/options, never values)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+def _as_frame(data) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        df = data
+    elif isinstance(data, dict):
+        try:
+            df = pd.DataFrame(data)
+        except Exception:
+            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
+    else:
+        raise TypeError("data must be a pandas DataFrame (or a mapping of columns)")
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise DesignError("data has no rows or no columns")
+    if not all(isinstance(c, str) for c in df.columns):
+        df = df.rename(columns=str)
+    if df.columns.duplicated().any():
+        raise DesignError("data has duplicated column names")
+    return df
+
+
+def _pyval(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _column_type(s: pd.Series) -> str:
+    """'numeric' | 'categorical' | 'bool' | 'string' | error for unsupported types."""
+    name = s.name
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return "categorical"
+    if pd.api.types.is_bool_dtype(dt):
+        return "bool"
+    if pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt) \
+            or isinstance(dt, (pd.PeriodDtype, pd.IntervalDtype)):
+        raise DesignError(f"column {name!r} has a date/time or interval type, which dpreg does not support; "
+                          "convert it to a number (e.g. days since a public origin) or a categorical")
+    if pd.api.types.is_complex_dtype(dt):
+        raise DesignError(f"column {name!r} is complex-valued, which dpreg does not support")
+    if pd.api.types.is_numeric_dtype(dt):
+        return "numeric"
+    if pd.api.types.is_string_dtype(dt) or dt == object:
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        if kind in ("string", "empty"):
+            return "string"
+        if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
+            return "numeric"
+        if kind == "boolean":
+            return "bool"
+        raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
+                          "give it one type: numbers, strings or a pandas Categorical")
+    raise DesignError(f"column {name!r} has a type dpreg does not support")
+
+
+def _norm_bounds(bounds, used):
+    """-> (mode, {col: (lo|None, hi|None)}). mode: 'declared' or 'data'."""
+    if bounds is None:
+        return "declared", {}
+    if isinstance(bounds, str):
+        if bounds == "data":
+            return "data", {}
+        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
+    if not isinstance(bounds, dict):
+        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
+    out = {}
+    for col, b in bounds.items():
+        if str(col).startswith("__"):
+            continue
+        try:
+            lo, hi = b
+        except Exception:
+            raise DesignError(f"bounds for {col!r} must be a pair (lo, hi)") from None
+        vals = []
+        for v in (lo, hi):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                vals.append(None)
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise DesignError(f"bounds for {col!r} must be numbers (or None for 'estimate this end')")
+            vals.append(None if math.isinf(v) else float(v))
+        if vals[0] is not None and vals[1] is not None and not vals[0] < vals[1]:
+            raise DesignError(f"bounds for {col!r} need lo < hi")
+        out[str(col)] = (vals[0], vals[1])
+    return "declared", out
+
+
+def _norm_levels(levels):
+    if levels is None:
+        return {}
+    if not isinstance(levels, dict):
+        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference)")
+    out = {}
+    for col, lv in levels.items():
+        if isinstance(lv, (str, bytes)) or not hasattr(lv, "__iter__"):
+            raise DesignError(f"levels for {col!r} must be a list of levels")
+        lv = [_pyval(v) for v in lv]
+        if len(lv) == 0:
+            raise DesignError(f"levels for {col!r} must not be empty")
+        if len(set(map(repr, lv))) != len(lv):
+            raise DesignError(f"levels for {col!r} contain duplicates")
+        out[str(col)] = lv
+    return out
+
+
+def _match_levels(s: pd.Series, lv: list):
+    """Codes of s in lv (-1 = not a declared level, NA stays NA mask). Tries exact, then string match."""
+    vals = s.astype(object).where(s.notna(), None)
+    na = s.isna().to_numpy()
+    lookup = {}
+    for i, v in enumerate(lv):
+        lookup.setdefault(v, i)
+    codes = np.array([lookup.get(_pyval(v), -1) if not m else -2 for v, m in zip(vals, na)], dtype=int)
+    bad = (codes == -1)
+    if bad.any():
+        slook = {str(v): i for i, v in enumerate(lv)}
+        alt = np.array([slook.get(str(_pyval(v)), -1) if not m else -2 for v, m in zip(vals, na)], dtype=int)
+        if (alt == -1).sum() < bad.sum():
+            codes = alt
+    return codes
+
+
+class _Leaks:
+    def __init__(self, strict: bool, schema: Schema):
+        self.strict, self.schema = strict, schema
+
+    def __call__(self, text: str):
+        if self.strict:
+            raise PrivacyLeakError(text + " (strict=True)")
+        warnings.warn(text, PrivacyLeakWarning, stacklevel=4)
+        if text not in self.schema.leaks:
+            self.schema.leaks.append(text)
+
+
+# ----------------------------------------------------------------------------------------------
+# public functions
+# ----------------------------------------------------------------------------------------------
+def _classify(df, parsed_vars, levels, formula_cats):
+    kinds = {}
+    for v in parsed_vars:
+        t = _column_type(df[v])
+        if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
+            kinds[v] = "categorical"
+        else:
+            kinds[v] = "numeric"
+    return kinds
+
+
+def all_ranges_declared(formula, data, bounds, family="gaussian") -> bool:
+    """True when every numeric raw variable of the formula (and a gaussian outcome) has a declared
+    finite (lo, hi) in ``bounds``. Public facts only (column names/types and the formula)."""
+    if not isinstance(bounds, dict):
+        return False
+    try:
+        df = _as_frame(data)
+        cats = categorical_in_formula(formula)
+        levels = {}
+        cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")} | cats
+        parsed = parse_formula(formula, df.columns, cat_cols)
+        _, declared = _norm_bounds(bounds, parsed.variables)
+        kinds = _classify(df, parsed.variables, levels, cats)
+    except Exception:
+        return False
+    need = [v for v in parsed.rhs_vars if kinds.get(v) == "numeric"]
+    if family == "gaussian":
+        need += [v for v in parsed.outcome_vars if v not in need]
+    return all(v in declared and declared[v][0] is not None and declared[v][1] is not None for v in need)
+
+
+def _safe_type(s):
+    try:
+        return _column_type(s)
+    except DesignError:
+        return "unsupported"
+
+
+def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
+                 bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
+                 strict=False, outcome_levels=None) -> Design:
+    """Build the model matrix of ``formula`` on ``data`` under the public schema.
+
+    Parameters (see API.md "Bounds" and "Data policy")
+    ----------
+    bounds : None, "data" or {col: (lo, hi)}; an end given as None/inf is estimated privately.
+    levels : {col: [levels]} public levels, first = reference. pandas Categorical categories and
+        bool [False, True] count as declared; string columns without declared levels take their levels
+        from the data (PrivacyLeakWarning, recorded in ``schema.leaks``; error with ``strict=True``).
+    family : "gaussian" (numeric outcome) or "binomial" (outcome with exactly two public levels:
+        declared, Categorical, bool, or numeric 0/1; y = 1 for the second (event) level).
+    need_bounds : estimate missing numeric ranges privately (pure DP, ``bounds_share_eps`` split
+        equally over the missing ends, rows in ``ledger``, draws from ``noise``); False: no budget,
+        unknown column intervals are NaN and undeclared variables are not clamped.
+    na_action : "fail" (error naming the columns), "impute" (numeric: centre of the column's range,
+        0 when it has none; categorical: reference level; n unchanged), "zero" (numeric 0,
+        categorical reference; heavy-tailed spec 7.6), "drop" (PrivacyLeakWarning: the count of
+        complete rows becomes public).
+    unknown_level : "error" (naming the column) or "reference".
+    outcome_levels : binomial only: alternative way to declare the outcome's two levels.
+
+    Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
+    interval arithmetic (:mod:`dpreg.design.intervals`).
+    """
+    if family not in ("gaussian", "binomial"):
+        raise DesignError("family must be 'gaussian' or 'binomial'")
+    if na_action not in NA_ACTIONS:
+        raise DesignError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}")
+    if unknown_level not in UNKNOWN_LEVEL:
+        raise DesignError("unknown_level must be 'error' or 'reference'")
+    df = _as_frame(data)
+    levels = _norm_levels(levels)
+    formula_cats = categorical_in_formula(formula)
+    cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")}
+    cat_cols |= set(levels) | formula_cats
+    try:
+        parsed = parse_formula(formula, df.columns, cat_cols)
+    except FormulaError:
+        raise
+    outcome_var = parsed.outcome_vars[0] if len(parsed.outcome_vars) == 1 else None
+    if family == "binomial" and (parsed.lhs_factor.expr not in df.columns or outcome_var is None):
+        raise DesignError("for family='binomial' the outcome must be a single column (no transform)")
+    if outcome_var is None:
+        raise DesignError("the outcome must use exactly one column of the data")
+    if outcome_var in parsed.rhs_vars:
+        raise DesignError(f"column {outcome_var!r} is both the outcome and a predictor")
+    if outcome_levels is not None and family == "binomial":
+        levels.setdefault(outcome_var, [_pyval(v) for v in outcome_levels])
+
+    bounds_mode, declared = _norm_bounds(bounds, parsed.variables)
+    schema = Schema(outcome=outcome_var)
+    leak = _Leaks(bool(strict), schema)
+    if bounds_mode == "data":
+        schema.private = False
+
+    rhs_kinds = _classify(df, parsed.rhs_vars, levels, formula_cats)
+    # a column used as categorical must not be used in arithmetic
+    for info in parsed.factors.values():
+        if info.kind == "numeric":
+            for v in info.variables:
+                if rhs_kinds.get(v) == "categorical":
+                    raise DesignError(f"column {v!r} is categorical and cannot be used in the arithmetic "
+                                      f"term {info.expr!r}")
+
+    # ---- outcome type checks ---------------------------------------------------------------
+    ytype = _column_type(df[outcome_var])
+    if family == "gaussian":
+        if ytype != "numeric":
+            raise DesignError(f"the outcome {outcome_var!r} must be numeric for a linear model "
+                              "(use dp_glm for a binary outcome)")
+        if parsed.lhs_factor.kind != "numeric":
+            raise DesignError("the outcome must be numeric")
+    used = parsed.variables
+    frame = {}
+
+    # ---- +-Inf: always an error ---------------------------------------------------------------
+    numeric_cols = [v for v in used if (v == outcome_var and family == "gaussian") or rhs_kinds.get(v) == "numeric"]
+    for v in numeric_cols:
+        frame[v] = pd.to_numeric(df[v], errors="coerce") if df[v].dtype == object else df[v]
+    inf_cols = [v for v in numeric_cols if np.isinf(np.asarray(frame[v], dtype=float)).any()]
+    if inf_cols:
+        raise DesignError(f"infinite values in column(s) {', '.join(map(repr, inf_cols))}; remove or "
+                          "replace them (dpreg never drops rows silently)")
+
+    # ---- missing values -----------------------------------------------------------------------
+    na_cols = [v for v in used if df[v].isna().any()]
+    keep = None
+    if na_cols:
+        if na_action == "fail":
+            raise DesignError(f"missing values in column(s) {', '.join(map(repr, na_cols))}; use "
+                              "na_action='impute' (range centre / reference level, n unchanged) or "
+                              "na_action='drop' (not private: the number of complete rows becomes public)")
+        if na_action == "drop":
+            keep = ~df[used].isna().any(axis=1).to_numpy()
+            leak("na_action='drop': rows with missing values in the used columns were dropped; the "
+                 "number of complete rows is treated as public")
+    if keep is not None:
+        df = df.loc[keep]
+        frame = {v: s.loc[keep] for v, s in frame.items()}
+        if df.shape[0] == 0:
+            raise DesignError("no complete rows remain after na_action='drop'")
+    n = int(df.shape[0])
+    na_mask = {v: df[v].isna().to_numpy() for v in used if keep is None and v in na_cols}
+
+    # ---- categorical predictors: public levels, codes ----------------------------------------
+    cat_frame = {}
+    for v in parsed.rhs_vars:
+        if rhs_kinds[v] != "categorical":
+            continue
+        s = df[v]
+        t = _column_type(s)
+        if v in levels:
+            lv, src = list(levels[v]), "declared"
+        elif t == "categorical":
+            lv, src = [_pyval(c) for c in s.cat.categories], "categorical"
+        elif t == "bool":
+            lv, src = [False, True], "declared"
+        else:
+            lv = sorted({_pyval(x) for x in s.dropna()}, key=lambda z: (str(type(z)), z))
+            src = "data"
+            leak(f"levels of column {v!r} were taken from the data (not private: the set of observed "
+                 f"values is revealed); declare them with levels={{{v!r}: [...]}}")
+            if not lv:
+                raise DesignError(f"column {v!r} has no values to take levels from; declare its levels")
+        codes = _match_levels(s, lv)
+        if (codes == -1).any():
+            if unknown_level == "error":
+                raise DesignError(f"column {v!r} contains values that are not among its declared levels; "
+                                  "declare all levels or use unknown_level='reference'")
+            codes[codes == -1] = 0
+        codes[codes == -2] = 0         # missing -> reference (impute / zero)
+        cat_frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(lv, v))
+        schema.variables[v] = VariableSchema(name=v, kind="categorical", levels=list(lv), levels_source=src)
+
+    # ---- binomial outcome ---------------------------------------------------------------------
+    outcome_lv = None
+    if family == "binomial":
+        s = df[outcome_var]
+        if outcome_var in levels:
+            lv = list(levels[outcome_var])
+        elif ytype == "categorical":
+            lv = [_pyval(c) for c in s.cat.categories]
+        elif ytype == "bool":
+            lv = [False, True]
+        elif ytype == "numeric":
+            lv = [0, 1]
+        else:
+            raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels: "
+                              f"levels={{{outcome_var!r}: [reference, event]}}")
+        if len(lv) != 2:
+            raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels "
+                              "(reference first, event second)")
+        codes = _match_levels(s, lv)
+        if (codes == -1).any():
+            if unknown_level == "error":
+                raise DesignError(f"the outcome {outcome_var!r} contains values that are not among its 2 "
+                                  "declared levels")
+            codes[codes == -1] = 0
+        codes[codes == -2] = 0
+        y_bin = codes.astype(float)
+        outcome_lv = [str(v) for v in lv]
+        schema.variables[outcome_var] = VariableSchema(name=outcome_var, kind="categorical", levels=list(lv),
+                                                       levels_source="declared", lower=0.0, upper=1.0,
+                                                       bounds_source="declared")
+
+    # ---- numeric ranges -----------------------------------------------------------------------
+    num_vars = [v for v in numeric_cols]
+    values = {}
+    for v in num_vars:
+        arr = np.asarray(frame[v], dtype=float).copy()
+        values[v] = arr
+    ranges, sources = {}, {}
+    missing_ends = {}
+    for v in num_vars:
+        lo, hi = declared.get(v, (None, None))
+        if bounds_mode == "data":
+            obs = values[v][~np.isnan(values[v])]
+            if obs.size == 0:
+                raise DesignError(f"column {v!r} has no values to read a range from")
+            lo_d, hi_d = float(obs.min()), float(obs.max())
+            if lo_d == hi_d:
+                hi_d = lo_d + 1.0
+            ranges[v], sources[v] = (lo_d, hi_d), "data"
+            continue
+        if lo is not None and hi is not None:
+            ranges[v], sources[v] = (lo, hi), "declared"
+        elif need_bounds:
+            missing_ends[v] = (lo, hi)
+        else:
+            ranges[v], sources[v] = (math.nan, math.nan), None
+    if bounds_mode == "data":
+        leak("bounds='data': ranges were read from the data (not private; exploration only)")
+    if missing_ends:
+        from .private_bounds import private_ranges
+        if noise is None or ledger is None:
+            raise DesignError("private ranges need the fit's noise source and ledger")
+        doms = {}
+        for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+            if info.tree is not None:
+                doms.update(domain_lower_limits(info.tree, info.names))
+        search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
+        est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
+                                            noise=noise, ledger=ledger, domain=doms)
+        for v, r in est.items():
+            ranges[v], sources[v] = r, "estimated"
+
+    # impute / zero for numeric NAs (n unchanged; replace-one neighbours stay neighbours)
+    for v in num_vars:
+        m = na_mask.get(v)
+        if m is not None and m.any():
+            lo, hi = ranges[v]
+            if na_action == "zero" or not (math.isfinite(lo) and math.isfinite(hi)):
+                fill = 0.0
+            else:
+                fill = (lo + hi) / 2.0
+            values[v][m] = fill
+    for v in num_vars:
+        lo, hi = ranges[v]
+        if math.isfinite(lo) and math.isfinite(hi):
+            np.clip(values[v], lo, hi, out=values[v])       # clamp BEFORE transforms, never reported
+        if v in schema.variables:     # (binomial outcome is categorical; numeric here only)
+            continue
+        schema.variables[v] = VariableSchema(
+            name=v, kind="numeric",
+            lower=None if not math.isfinite(lo) else lo, upper=None if not math.isfinite(hi) else hi,
+            bounds_source=sources[v])
+
+    # ---- model matrix -------------------------------------------------------------------------
+    data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
+                               **cat_frame})
+    X_df, spec_state = _model_matrix(parsed, data_frame, schema)
+    terms = list(X_df.columns)
+    X = X_df.to_numpy(dtype=float)
+    d = X.shape[1]
+    if d == 0:
+        raise DesignError("the formula has no terms on the right-hand side")
+    if n <= d:
+        raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "
+                          "or more rows")
+
+    def var_iv(name):
+        r = ranges.get(name)
+        if r is None:
+            raise DesignError(f"column {name!r} is categorical and cannot be used in arithmetic")
+        return r
+
+    lower, upper = _column_intervals(parsed, X_df, spec_state["structure"], var_iv)
+    if not np.all(np.isfinite(X)):
+        bad = [terms[j] for j in range(d) if not np.all(np.isfinite(X[:, j]))]
+        raise DesignError(f"the term(s) {', '.join(map(repr, bad))} produce non-finite values; declare "
+                          "bounds that keep them inside their domain")
+
+    # ---- outcome -------------------------------------------------------------------------------
+    if family == "binomial":
+        y = y_bin
+        outcome_interval = (0.0, 1.0)
+    else:
+        info = parsed.lhs_factor
+        yv = _eval_numeric(info, data_frame)
+        oi = interval_of(info.tree, info.names, var_iv, info.expr)
+        outcome_interval = None if (math.isnan(oi[0]) or math.isnan(oi[1])) else (float(oi[0]), float(oi[1]))
+        y = np.asarray(yv, dtype=float)
+        if not np.all(np.isfinite(y)):
+            raise DesignError("the outcome transform produces non-finite values; declare bounds that keep "
+                              "it inside its domain")
+
+    blocks = []
+    for st in spec_state["structure"]:
+        if len(st["factors"]) == 1 and st["kinds"][0] == "categorical":
+            blocks.append([terms.index(c) for c in st["columns"]])
+    public = PublicDesign(formula=formula, outcome=parsed.lhs_factor.expr, terms=terms,
+                          has_intercept="Intercept" in terms, column_lower=lower, column_upper=upper,
+                          factor_blocks=blocks, outcome_interval=outcome_interval, schema=schema, n=n,
+                          family=family, outcome_levels=outcome_lv, spec_state=spec_state)
+    return Design(X=X, y=y, public=public)
+
+
+def _safe_categories(lv, col):
+    try:
+        return pd.Index(lv, dtype=object)
+    except Exception:
+        raise DesignError(f"levels of {col!r} cannot be used as categories") from None
+
+
+def _eval_numeric(info, frame):
+    import ast as _ast
+    from formulaic import model_matrix
+    body = info.tree.body
+    if isinstance(body, _ast.Name):
+        return np.asarray(frame[info.names.get(body.id, body.id)], dtype=float)
+    mm = model_matrix(f"{info.expr} - 1", frame, na_action="raise", context=FORMULA_CONTEXT)
+    return mm.iloc[:, 0].to_numpy(dtype=float)
+
+
+def _model_matrix(parsed, frame, schema):
+    from formulaic import model_matrix
+    try:
+        mm = model_matrix(parsed.rhs, frame, na_action="raise", context=FORMULA_CONTEXT)
+    except Exception as exc:
+        raise DesignError(f"the formula could not be evaluated on the data ({type(exc).__name__}); check the "
+                          "terms and column types") from None
+    spec = mm.model_spec
+    structure = []
+    for st in spec.structure:
+        facs = list(st.term.factors)
+        kinds = []
+        for fa in facs:
+            enc = spec.encoder_state.get(str(fa.expr))
+            kind = "intercept" if str(fa.expr) == "1" else (
+                "categorical" if enc is not None and str(enc[0].value) == "categorical" else "numeric")
+            kinds.append(kind)
+        structure.append({"term": str(st.term), "factors": [str(f.expr) for f in facs], "kinds": kinds,
+                          "columns": list(st.columns)})
+    cats = {v: [ _pyval(x) for x in vs.levels] for v, vs in schema.variables.items()
+            if vs.kind == "categorical" and v in parsed.rhs_vars}
+    nums = [v for v in parsed.rhs_vars if v not in cats]
+    state = {"rhs": parsed.rhs, "lhs": parsed.lhs, "categorical": cats, "numeric": nums,
+             "structure": structure, "terms": list(mm.columns)}
+    return mm, state
+
+
+def _column_intervals(parsed, X_df, structure, var_iv):
+    lower = np.full(X_df.shape[1], np.nan)
+    upper = np.full(X_df.shape[1], np.nan)
+    col_index = {c: j for j, c in enumerate(X_df.columns)}
+    for st in structure:
+        iv = (1.0, 1.0)
+        for expr, kind in zip(st["factors"], st["kinds"]):
+            if kind == "intercept":
+                continue
+            if kind == "categorical":
+                iv = product(iv, (0.0, 1.0))
+            else:
+                info = parsed.factors[expr]
+                iv = product(iv, interval_of(info.tree, info.names, var_iv, info.expr))
+        for c in st["columns"]:
+            lower[col_index[c]], upper[col_index[c]] = iv
+    return lower, upper

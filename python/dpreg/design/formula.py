@@ -1,0 +1,273 @@
+"""Formula handling: R syntax on top of formulaic, `.` expansion, raw-variable extraction, and the
+rejection of data-dependent transforms (AdaSSP spec 2.2; heavy-tailed spec 7.2).
+
+Only row-wise transformations are allowed, because every model-matrix column must have a public
+interval derived from the schema and one row's change may only change that row. The allowed
+functions form a whitelist (:data:`ALLOWED_FUNCTIONS`); ``C(x)`` marks a categorical variable and
+``I(...)`` protects arithmetic. ``^`` inside a function call means power (R), as ``**``.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: transforms that compute statistics of the whole column (not DP; one row changes every row)
+DATA_DEPENDENT = {
+    "scale": "scale() standardises with the sample mean and sd",
+    "center": "center() subtracts the sample mean",
+    "standardize": "standardize() uses the sample mean and sd",
+    "poly": "poly() orthogonalises with the data",
+    "bs": "bs() chooses spline knots from the data",
+    "ns": "ns() chooses spline knots from the data",
+    "cr": "cr() chooses spline knots from the data",
+    "cs": "cs() chooses spline knots from the data",
+    "cc": "cc() chooses spline knots from the data",
+    "te": "te() chooses spline knots from the data",
+    "basis_spline": "basis_spline() chooses knots from the data",
+    "natural_cubic_spline": "natural_cubic_spline() chooses knots from the data",
+    "cyclic_cubic_spline": "cyclic_cubic_spline() chooses knots from the data",
+    "cut": "cut() without public breaks uses the data range",
+    "qcut": "qcut() cuts at sample quantiles",
+    "hashed": "hashed() is not supported",
+    "lag": "lag() mixes rows",
+}
+_STAT_WORDS = ("mean", "median", "quantile", "percentile", "std", "var", "min", "max", "rank", "sum",
+               "cumsum", "sort", "argsort", "unique", "count", "diff", "shift")
+
+#: name -> (numpy function, domain) ; domain: "all", "positive" (> 0), "nonnegative" (>= 0), "gt-1"
+ALLOWED_FUNCTIONS = {
+    "log": (np.log, "positive"), "log2": (np.log2, "positive"), "log10": (np.log10, "positive"),
+    "log1p": (np.log1p, "gt-1"), "exp": (np.exp, "all"), "exp2": (np.exp2, "all"),
+    "expm1": (np.expm1, "all"), "sqrt": (np.sqrt, "nonnegative"),
+}
+#: evaluation context handed to formulaic (it already knows np, log, exp, ...; sqrt etc. are ours)
+FORMULA_CONTEXT = {"np": np, "numpy": np, **{k: v[0] for k, v in ALLOWED_FUNCTIONS.items()}}
+
+
+class FormulaError(ValueError):
+    """A formula dpreg cannot use (message names the term, never data values)."""
+
+
+@dataclass
+class FactorInfo:
+    expr: str                    # formulaic factor expression (e.g. "x1", "C(x2)", "np.log(x1)")
+    kind: str                    # "categorical" | "numeric" | "intercept"
+    variables: list[str]         # raw data columns used
+    tree: ast.AST | None = None  # parsed python expression (numeric factors)
+    names: dict = field(default_factory=dict)   # placeholder -> column name (backtick names)
+
+
+@dataclass
+class ParsedFormula:
+    formula: str                 # as given
+    lhs: str                     # outcome expression (rewritten)
+    rhs: str                     # right-hand side, `.` expanded, `^` in calls -> `**`
+    outcome_vars: list[str]
+    rhs_vars: list[str]
+    factors: dict[str, FactorInfo]   # by factor expression (rhs only)
+    lhs_factor: FactorInfo | None
+
+    @property
+    def full(self) -> str:
+        return f"{self.lhs} ~ {self.rhs}"
+
+    @property
+    def variables(self) -> list[str]:
+        out = list(self.outcome_vars)
+        out += [v for v in self.rhs_vars if v not in out]
+        return out
+
+
+def quote_name(name: str) -> str:
+    return name if name.isidentifier() else "`" + name.replace("`", "\\`") + "`"
+
+
+def _power_in_calls(text: str) -> str:
+    """R's ``^`` inside a function call (``I(x^2)``) is a power; formulaic/python read it as xor."""
+    out, stack, prev = [], [], ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "`":
+            j = text.find("`", i + 1)
+            j = len(text) - 1 if j < 0 else j
+            out.append(text[i:j + 1])
+            i = j + 1
+            prev = "x"
+            continue
+        if ch == "(":
+            stack.append(bool(re.search(r"[\w.]$", "".join(out).rstrip()) ) or (stack and stack[-1]))
+        elif ch == ")":
+            if stack:
+                stack.pop()
+        elif ch == "^" and stack and stack[-1]:
+            out.append("**")
+            i += 1
+            continue
+        out.append(ch)
+        prev = ch
+        i += 1
+    return "".join(out)
+
+
+_BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`")
+
+
+def _parse_python(expr: str):
+    names = {}
+
+    def repl(m):
+        key = f"__dpreg_col{len(names)}__"
+        names[key] = m.group(1).replace("\\`", "`")
+        return key
+    src = _BACKTICK.sub(repl, expr)
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        raise FormulaError(f"cannot parse the term {expr!r}") from None
+    return tree, names
+
+
+def _func_name(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy"):
+        return node.attr
+    return None
+
+
+def _check_calls(tree, expr: str) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _func_name(node.func)
+            if name is None:
+                raise FormulaError(f"term {expr!r}: only plain functions such as log(), sqrt(), exp(), I() "
+                                   "and C() are supported")
+            low = name.lower()
+            if low in DATA_DEPENDENT:
+                raise FormulaError(f"term {expr!r}: {DATA_DEPENDENT[low]}, which uses the data to build the "
+                                   "column and is not differentially private; use public constants instead "
+                                   "(e.g. I((x - 50) / 10)) or declare them")
+            if any(w in low for w in _STAT_WORDS):
+                raise FormulaError(f"term {expr!r}: {name}() computes a statistic of the data; transforms "
+                                   "must be row-wise (log, sqrt, exp, I(...), C(...))")
+            if name in ("I", "C") or name in ALLOWED_FUNCTIONS:
+                if name == "C" and (len(node.args) != 1 or node.keywords):
+                    raise FormulaError(f"term {expr!r}: use C(x) without extra arguments; declare the "
+                                       "levels with levels={'x': [...]} (first = reference)")
+                if name in ("I",) + tuple(ALLOWED_FUNCTIONS) and (len(node.args) != 1 or node.keywords):
+                    raise FormulaError(f"term {expr!r}: {name}() takes exactly one argument here")
+                continue
+            raise FormulaError(f"term {expr!r}: function {name}() is not supported; allowed: "
+                               f"{', '.join(sorted(ALLOWED_FUNCTIONS))}, I(), C()")
+        if isinstance(node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp,
+                             ast.SetComp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Starred)):
+            raise FormulaError(f"term {expr!r}: this expression is not supported (row-wise arithmetic only)")
+
+
+def _names_in(tree, names: dict) -> list[str]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.append(names.get(node.id, node.id))
+    return out
+
+
+def _expand_dot(rhs: str, columns, exclude) -> str:
+    pat = re.compile(r"(?<![\w.`])\.(?![\w.])")
+    if not pat.search(rhs):
+        return rhs
+    others = [c for c in columns if c not in exclude]
+    if not others:
+        raise FormulaError("'.' in the formula means every other column, but there is none")
+    return pat.sub("(" + " + ".join(quote_name(str(c)) for c in others) + ")", rhs)
+
+
+def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
+    from formulaic.parser.types import Factor
+    expr = str(fa.expr)
+    if fa.eval_method == Factor.EvalMethod.LITERAL:
+        return FactorInfo(expr, "intercept", [])
+    if fa.eval_method == Factor.EvalMethod.LOOKUP:
+        if expr not in columns:
+            raise FormulaError(f"the formula uses column {expr!r}, which is not in the data")
+        kind = "categorical" if expr in categorical_vars else "numeric"
+        tree, names = _parse_python(quote_name(expr))
+        return FactorInfo(expr, kind, [expr], tree, names)
+    tree, names = _parse_python(expr)
+    _check_calls(tree, expr)
+    used = _names_in(tree, names)
+    body = tree.body
+    if isinstance(body, ast.Call) and _func_name(body.func) == "C":
+        arg = body.args[0]
+        if not isinstance(arg, ast.Name):
+            raise FormulaError(f"term {expr!r}: C() takes a column name")
+        var = names.get(arg.id, arg.id)
+        if var not in columns:
+            raise FormulaError(f"the formula uses column {var!r}, which is not in the data")
+        return FactorInfo(expr, "categorical", [var], tree, names)
+    vars_ = []
+    for v in used:
+        if v in ("np", "numpy") or v in ALLOWED_FUNCTIONS or v in ("I", "C"):
+            continue
+        if v not in columns:
+            raise FormulaError(f"the formula uses column {v!r}, which is not in the data")
+        if v not in vars_:
+            vars_.append(v)
+    return FactorInfo(expr, "numeric", vars_, tree, names)
+
+
+def parse_formula(formula: str, columns, categorical_vars=frozenset()) -> ParsedFormula:
+    """Parse ``formula`` against the data's column names (no data values are read).
+
+    ``categorical_vars``: columns known to be categorical (dtype or declared levels); a bare
+    reference to one of them is a categorical factor.
+    """
+    from formulaic import Formula
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError("formula must be a string with an outcome, such as 'y ~ x1 + C(x2)'")
+    lhs_text, rhs_text = formula.split("~", 1)
+    lhs_text, rhs_text = _power_in_calls(lhs_text.strip()), _power_in_calls(rhs_text.strip())
+    if not lhs_text:
+        raise FormulaError("formula needs an outcome on the left of '~'")
+    columns = [str(c) for c in columns]
+    colset = set(columns)
+    try:
+        lhs_f = Formula(lhs_text)
+    except Exception:
+        raise FormulaError("cannot parse the outcome of the formula") from None
+    lhs_terms = [t for t in lhs_f if str(t) != "1"]
+    if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
+        raise FormulaError("the formula needs exactly one outcome on the left of '~'")
+    lhs_factor = _factor_info(lhs_terms[0].factors[0], colset, set())
+    if lhs_factor.kind == "categorical":
+        raise FormulaError("write the outcome without C(); declare its levels with levels=")
+    outcome_vars = lhs_factor.variables
+    rhs_text = _expand_dot(rhs_text, columns, set(outcome_vars))
+    try:
+        rhs_f = Formula(rhs_text)
+    except Exception as exc:
+        raise FormulaError(f"cannot parse the right-hand side of the formula ({type(exc).__name__})") from None
+    factors: dict[str, FactorInfo] = {}
+    rhs_vars: list[str] = []
+    for term in rhs_f:
+        for fa in term.factors:
+            info = _factor_info(fa, colset, categorical_vars)
+            factors[info.expr] = info
+            for v in info.variables:
+                if v not in rhs_vars:
+                    rhs_vars.append(v)
+    return ParsedFormula(formula=formula, lhs=lhs_text, rhs=rhs_text, outcome_vars=outcome_vars,
+                         rhs_vars=rhs_vars, factors=factors, lhs_factor=lhs_factor)
+
+
+def categorical_in_formula(formula: str) -> set[str]:
+    """Columns wrapped in C(...) anywhere in the formula (textual scan, used before parsing)."""
+    out = set()
+    for m in re.finditer(r"(?<![\w.])C\(\s*(`(?:[^`\\]|\\.)*`|[A-Za-z_]\w*)\s*\)", formula):
+        name = m.group(1)
+        out.add(name[1:-1].replace("\\`", "`") if name.startswith("`") else name)
+    return out
