@@ -707,6 +707,11 @@ def _privacy_from_dict(d, text=None):
     return _PlainStatement(d, text)
 
 
+def _wrap(text: str, width: int = 100) -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False))
+
+
 # ==================================================================================================
 class Summary:
     """R-like summary of a DPFit (AdaSSP spec 6.7). ``str()`` prints the block; ``coef_table`` is a
@@ -801,20 +806,27 @@ class Summary:
             if origin:
                 o = f" ({origin})" if len(str(origin)) <= 24 else " (default)"
             parts.append(f"{k} = {value_s}{o}")
-        return "Tuning: " + ", ".join(parts)
+        return _wrap("Tuning: " + ", ".join(parts))
+
+    #: facts shown in the text summary (all facts are public or released; the rest are in to_dict())
+    SUMMARY_FACTS = ("ridge_lambda", "ridge_active", "pd_repaired", "T", "tau", "tau_x", "B_y", "k", "L", "R",
+                     "c", "status", "support_size", "nonzeros", "s", "n_models", "m", "aggregator",
+                     "iterations", "privacy_noise_sd")
 
     def _facts_line(self) -> str | None:
         parts = []
-        for k, v in self.fit.facts.items():
-            if k in ("description", "mode", "n", "n_hat", "terms"):
+        facts = self.fit.facts
+        for k in self.SUMMARY_FACTS:
+            if k not in facts:
                 continue
-            if isinstance(v, bool):
+            v = facts[k]
+            if isinstance(v, (bool, np.bool_)):
                 parts.append(f"{k} = {'yes' if v else 'no'}")
             elif isinstance(v, (int, float, np.number)):
                 parts.append(f"{k} = {format_number(v)}")
             elif isinstance(v, str) and len(v) <= 40:
                 parts.append(f"{k} = {v}")
-        return ("Released/public facts: " + ", ".join(parts)) if parts else None
+        return _wrap("Facts: " + ", ".join(parts)) if parts else None
 
     def _fit_lines(self) -> list[str]:
         """sigma, R-squared and the Wald test lines (released values only)."""
