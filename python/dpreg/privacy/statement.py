@@ -333,8 +333,12 @@ class PrivacyStatement:
     def from_dict(cls, d: dict) -> "PrivacyStatement":
         def f(x):
             return None if x is None else float(x)
-        return cls(eps=float(d["eps"]), delta=float(d["delta"]), eps_spent=float(d["eps_spent"]),
-                   delta_spent=float(d["delta_spent"]), mu=f(d.get("mu")), rho=f(d.get("rho")),
+        eps, delta = float(d["eps"]), float(d.get("delta") or 0.0)
+        eps_spent = d.get("eps_spent", eps)
+        delta_spent = d.get("delta_spent", delta)
+        return cls(eps=eps, delta=delta, eps_spent=float(eps if eps_spent is None else eps_spent),
+                   delta_spent=float(delta if delta_spent is None else delta_spent),
+                   mu=f(d.get("mu")), rho=f(d.get("rho")),
                    definition=str(d.get("definition", "(eps, delta)-differential privacy")),
                    neighbours=str(d.get("neighbours", "replace_one")),
                    ledger=[dict(r) for r in d.get("ledger") or []], seeded=bool(d.get("seeded", False)),
