@@ -543,3 +543,81 @@ def _column_intervals(parsed, X_df, structure, var_iv):
         for c in st["columns"]:
             lower[col_index[c]], upper[col_index[c]] = iv
     return lower, upper
+
+
+# ----------------------------------------------------------------------------------------------
+# new data (predict, saved fits, the R package): rebuilt from the formula and the public schema
+# ----------------------------------------------------------------------------------------------
+def _newdata_frame(public, newdata):
+    state = public.spec_state
+    if not state or "rhs" not in state:
+        raise DesignError("this fit has no model-matrix description (spec_state); it cannot build new rows")
+    if isinstance(newdata, pd.DataFrame):
+        df = newdata
+    elif isinstance(newdata, dict):
+        df = pd.DataFrame(newdata)
+    else:
+        raise TypeError("newdata must be a pandas DataFrame (or a mapping of columns)")
+    needed = list(state["numeric"]) + list(state["categorical"])
+    absent = [v for v in needed if v not in df.columns]
+    if absent:
+        raise DesignError(f"newdata lacks column(s) {', '.join(map(repr, absent))}")
+    frame = {}
+    for v in state["numeric"]:
+        s = df[v]
+        t = _column_type(s)
+        if t != "numeric":
+            raise DesignError(f"column {v!r} of newdata must be numeric")
+        arr = np.asarray(pd.to_numeric(s, errors="coerce") if s.dtype == object else s, dtype=float)
+        if np.isnan(arr).any():
+            raise DesignError(f"missing values in column {v!r} of newdata")
+        if np.isinf(arr).any():
+            raise DesignError(f"infinite values in column {v!r} of newdata")
+        frame[v] = arr
+    for v, lv in state["categorical"].items():
+        codes = _match_levels(df[v], list(lv))
+        if (codes == -2).any():
+            raise DesignError(f"missing values in column {v!r} of newdata")
+        if (codes == -1).any():
+            raise DesignError(f"column {v!r} of newdata contains values that are not among the fit's levels")
+        frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(list(lv), v))
+    return df, pd.DataFrame(frame, index=df.index)
+
+
+def model_matrix_from_state(public, newdata) -> pd.DataFrame:
+    """See :meth:`PublicDesign.model_matrix`."""
+    from formulaic import model_matrix
+    df, frame = _newdata_frame(public, newdata)
+    if frame.shape[1] == 0:      # intercept-only model
+        frame = pd.DataFrame(index=df.index)
+        frame["__dpreg_rows__"] = 0.0
+    try:
+        mm = model_matrix(public.spec_state["rhs"], frame, na_action="raise", context=FORMULA_CONTEXT)
+    except Exception as exc:
+        raise DesignError(f"the formula could not be evaluated on newdata ({type(exc).__name__})") from None
+    cols = list(mm.columns)
+    if sorted(cols) != sorted(public.terms):
+        raise DesignError("newdata produced different model-matrix columns than the fit; check the "
+                          "column types of newdata")
+    out = pd.DataFrame(mm.to_numpy(dtype=float), columns=cols, index=df.index)[list(public.terms)]
+    if not np.all(np.isfinite(out.to_numpy())):
+        bad = [c for c in out.columns if not np.all(np.isfinite(out[c].to_numpy()))]
+        raise DesignError(f"the term(s) {', '.join(map(repr, bad))} are not finite for some rows of newdata "
+                          "(outside the domain of a transform)")
+    return out
+
+
+def outside_ranges(public, newdata) -> np.ndarray:
+    """See :meth:`PublicDesign.outside_ranges`."""
+    df, frame = _newdata_frame(public, newdata)
+    flag = np.zeros(df.shape[0], dtype=bool)
+    for v in public.spec_state["numeric"]:
+        vs = public.schema.variables.get(v)
+        if vs is None:
+            continue
+        x = frame[v].to_numpy(dtype=float)
+        if vs.lower is not None:
+            flag |= x < vs.lower
+        if vs.upper is not None:
+            flag |= x > vs.upper
+    return flag

@@ -57,6 +57,75 @@ class PublicDesign:
         return bool(np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
                     and self.outcome_interval is not None)
 
+    # ---- new data ------------------------------------------------------------------------------
+    def model_matrix(self, newdata):
+        """Model matrix of ``newdata`` in original units with the same columns as the fit
+        (``pandas.DataFrame``, columns = ``terms``, index = newdata's index).
+
+        Categorical columns are coded with the public levels of the schema (a value not among them
+        is an error naming the column); numeric values are NOT clamped (see ``outside_ranges``);
+        missing or infinite values are an error naming the column.
+        """
+        from .build import model_matrix_from_state
+        return model_matrix_from_state(self, newdata)
+
+    def outside_ranges(self, newdata) -> np.ndarray:
+        """Boolean per row of ``newdata``: some numeric predictor lies outside its public range (the
+        fit's data were clamped to these ranges; predictions there extrapolate)."""
+        from .build import outside_ranges
+        return outside_ranges(self, newdata)
+
+    def to_dict(self) -> dict:
+        """Plain Python types only (dict/list/float/int/str/bool/None); ``from_dict`` inverts it."""
+        def num(v):
+            v = float(v)
+            return None if np.isnan(v) else v
+        state = self.spec_state or {}
+        return {
+            "formula": self.formula, "outcome": self.outcome, "terms": list(self.terms),
+            "has_intercept": bool(self.has_intercept),
+            "column_lower": [num(v) for v in np.asarray(self.column_lower, float)],
+            "column_upper": [num(v) for v in np.asarray(self.column_upper, float)],
+            "factor_blocks": [[int(j) for j in b] for b in self.factor_blocks],
+            "outcome_interval": None if self.outcome_interval is None
+            else [float(self.outcome_interval[0]), float(self.outcome_interval[1])],
+            "schema": self.schema.to_dict(), "n": int(self.n), "family": self.family,
+            "outcome_levels": None if self.outcome_levels is None else [str(v) for v in self.outcome_levels],
+            "spec_state": _plain(state),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PublicDesign":
+        from .schema import VariableSchema
+        sd = d.get("schema") or {}
+        schema = Schema(variables={k: VariableSchema(**v) for k, v in (sd.get("variables") or {}).items()},
+                        outcome=sd.get("outcome"), leaks=list(sd.get("leaks") or []),
+                        private=bool(sd.get("private", True)))
+
+        def arr(v):
+            return np.array([np.nan if x is None else float(x) for x in v], dtype=float)
+        oi = d.get("outcome_interval")
+        return cls(formula=d["formula"], outcome=d["outcome"], terms=list(d["terms"]),
+                   has_intercept=bool(d["has_intercept"]), column_lower=arr(d["column_lower"]),
+                   column_upper=arr(d["column_upper"]),
+                   factor_blocks=[list(map(int, b)) for b in d.get("factor_blocks", [])],
+                   outcome_interval=None if oi is None else (float(oi[0]), float(oi[1])),
+                   schema=schema, n=int(d["n"]), family=d.get("family", "gaussian"),
+                   outcome_levels=d.get("outcome_levels"), spec_state=d.get("spec_state"))
+
+
+def _plain(obj):
+    """Recursively convert numpy scalars/arrays and tuples to plain Python types."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_plain(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
 
 @dataclass
 class Design:
