@@ -3,10 +3,9 @@ import itertools
 import json
 import math
 
+import dpreg
 import numpy as np
 import pytest
-
-import dpreg
 from dpreg.design.schema import Schema, VariableSchema
 from dpreg.errors import BudgetExceeded, DPRegError
 from dpreg.privacy import accounting as acc
@@ -127,7 +126,7 @@ def test_statement_members():
     assert st.private is True
     src = {r["variable"]: r["source"] for r in st.ranges}
     assert src == {"x": "declared", "y": "estimated privately", "g": "found in data (leak)"}
-    y = [r for r in st.ranges if r["variable"] == "y"][0]
+    y = next(r for r in st.ranges if r["variable"] == "y")
     assert (y["lower"], y["upper"]) == (-3.25, 7.5)        # released values are reported
     frame = st.to_frame()
     assert list(frame["statistic"]) == ["bound upper(y)", "XtX", "lambda_min", "Xty"]
@@ -176,7 +175,7 @@ def test_statement_not_private_when_bounds_read_from_data():
     assert st.private is False
     assert "NOT differentially private" in str(st)
     assert "NOT differentially private" in st.paragraph()
-    z = [r for r in st.ranges if r["variable"] == "z"][0]
+    z = next(r for r in st.ranges if r["variable"] == "z")
     assert z["source"] == "read from data (leak)"
     # values read off the data are not re-published by the statement
     blob = json.dumps(st.to_dict())

@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
+from scipy import stats
 
 N_DRAWS = 20_000
 LEVEL = 1e-3

@@ -13,7 +13,10 @@ _NAMES = {
     "statement": ("PrivacyStatement",),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
-__all__ = sorted(_WHERE)
+__all__ = ["Budget", "Ledger", "LedgerEntry", "NoiseSource", "PrivacyStatement", "compose_ledger", "delta_cks",
+           "delta_gdp", "eps_bs", "eps_cks", "eps_from_mu_delta", "gaussian_mechanism", "laplace_mechanism",
+           "log_delta_gdp", "mu_from_eps_delta", "mu_from_rho", "rho_bs", "rho_from_eps_delta_cks", "rho_from_mu",
+           "split_mu"]
 
 
 def __getattr__(name):

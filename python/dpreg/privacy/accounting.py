@@ -9,15 +9,26 @@ calibrations). Nothing here draws random numbers.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from scipy import optimize, special
 
 __all__ = [
-    "delta_gdp", "log_delta_gdp", "mu_from_eps_delta", "eps_from_mu_delta", "split_mu",
-    "rho_from_mu", "mu_from_rho", "eps_bs", "rho_bs", "eps_cks", "delta_cks", "rho_from_eps_delta_cks",
-    "compose_ledger", "COMPOSITION_RTOL",
+    "COMPOSITION_RTOL",
+    "compose_ledger",
+    "delta_cks",
+    "delta_gdp",
+    "eps_bs",
+    "eps_cks",
+    "eps_from_mu_delta",
+    "log_delta_gdp",
+    "mu_from_eps_delta",
+    "mu_from_rho",
+    "rho_bs",
+    "rho_from_eps_delta_cks",
+    "rho_from_mu",
+    "split_mu",
 ]
 
 #: relative slack allowed between the composed spend and the request before compose_ledger calls it
@@ -120,7 +131,7 @@ def log_delta_gdp(eps, mu) -> float:
 
 
 def _floored(v):
-    return v if v > _LOG_FLOOR else _LOG_FLOOR
+    return max(_LOG_FLOOR, v)
 
 
 def mu_from_eps_delta(eps, delta) -> float:

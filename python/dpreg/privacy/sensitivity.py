@@ -14,9 +14,23 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["xtx_frobenius", "xtx_upper_triangle", "xty", "xtg", "lambda_min", "yty", "sum_y",
-           "y_moments", "sum_min_abs", "sum_min_sq", "count_n", "clipped_gradient_sum",
-           "xtx_upper_triangle_l1", "xty_l1", "signed_sum_factor"]
+__all__ = [
+    "clipped_gradient_sum",
+    "count_n",
+    "lambda_min",
+    "signed_sum_factor",
+    "sum_min_abs",
+    "sum_min_sq",
+    "sum_y",
+    "xtg",
+    "xtx_frobenius",
+    "xtx_upper_triangle",
+    "xtx_upper_triangle_l1",
+    "xty",
+    "xty_l1",
+    "y_moments",
+    "yty",
+]
 
 _RELATIONS = ("replace_one", "add_remove")
 

@@ -6,11 +6,10 @@ a DP release counted in the ledger; ranges read from the data are reported by na
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PrivacyStatement", "NEIGHBOURS_TEXT", "SEEDED_LABEL"]
+__all__ = ["NEIGHBOURS_TEXT", "SEEDED_LABEL", "PrivacyStatement"]
 
 NEIGHBOURS_TEXT = {
     "replace_one": "neighbouring datasets differ by replacing one row; n is public",
@@ -148,7 +147,7 @@ class PrivacyStatement:
     # ---- construction ---------------------------------------------------------------------------
     @classmethod
     def build(cls, *, eps, delta, eps_spent, delta_spent, mu=None, rho=None, definition, neighbours,
-              ledger, seeded, schema=None, leaks=None, notes=None, components=None) -> "PrivacyStatement":
+              ledger, seeded, schema=None, leaks=None, notes=None, components=None) -> PrivacyStatement:
         ranges, private, schema_leaks = _ranges_from_schema(schema)
         all_leaks = []
         for t in list(schema_leaks) + [str(x) for x in (leaks or [])]:
@@ -330,7 +329,7 @@ class PrivacyStatement:
         })
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PrivacyStatement":
+    def from_dict(cls, d: dict) -> PrivacyStatement:
         def f(x):
             return None if x is None else float(x)
         eps, delta = float(d["eps"]), float(d.get("delta") or 0.0)
