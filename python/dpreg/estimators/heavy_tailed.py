@@ -426,7 +426,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     coef = prob.to_original(w)
     nz = np.flatnonzero(w != 0)
     facts.update({
-        "algorithm": _CITATION[method],
+        "description": _CITATION[method],
         "loss": "logistic" if family == "binomial" else "squared",
         "support": [prob.terms[j] for j in nz],
         "nnz": int(nz.size),
