@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         import statsmodels.formula.api as smf
         import numpy as np  # noqa: F401  (used by the formula)
         ols = smf.ols(FORMULA, data=df).fit()
-        table = ols.summary2().tables[1].iloc[:, :2]
+        table = ols.summary2().tables[1].iloc[:, :2].reindex(fit1.terms)
         table.columns = ["OLS estimate (non-private)", "OLS std. error (non-private)"]
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     except ImportError:

@@ -323,10 +323,11 @@ class DPFit:
 
     @property
     def ci_method(self) -> str:
-        """How conf_int() builds intervals: "bootstrap percentile", "wald z" or "not available"."""
+        """How conf_int() builds intervals: "bootstrap" (the method's own intervals / replicates),
+        "wald z" or "not available"."""
         r = self._release
         if r.ci is not None or r.ci_draws is not None:
-            return "bootstrap percentile"
+            return "bootstrap"
         return "wald z" if self.has_inference else "not available"
 
     def conf_int(self, level: float = 0.95) -> pd.DataFrame:
@@ -434,8 +435,9 @@ class DPFit:
         """Predictions for new data.
 
         interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
-                   ``upper`` with se_fit = sqrt(x0' V x0) (spec 6.7); "prediction" adds the released
-                   residual variance sigma^2 (gaussian fits only).
+                   ``upper`` with se_fit = sqrt(x0' V x0) (spec 6.7; when the method estimates no
+                   covariances, the conservative bound sum_j |x0_j| SE_j); "prediction" adds the
+                   released residual variance sigma^2 (gaussian fits only).
         type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
                    function) or "link" (linear predictor).
         Values outside the fit's public ranges are not clamped; a warning names the columns.
@@ -464,11 +466,16 @@ class DPFit:
         if v is None:
             raise DPRegError("intervals are not available for this fit: "
                              + (self.inference_note or _NO_INFERENCE))
-        if not np.all(np.isfinite(v)):
+        dg = np.diag(v)
+        if np.all(np.isfinite(v)):
+            se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, v, X), 0.0))
+        elif np.all(np.isfinite(dg)) and np.all(dg >= 0):
+            # covariances not estimated (subsample-and-aggregate): sd(x'b) <= sum_j |x_j| SE_j holds for
+            # any correlation (triangle inequality for standard deviations), so the interval is conservative
+            se_fit = np.abs(X) @ np.sqrt(dg)
+        else:
             raise DPRegError("intervals for predictions are not available for this fit: the method "
-                             "does not estimate covariances between coefficients")
-        var = np.einsum("ij,jk,ik->i", X, v, X)
-        se_fit = np.sqrt(np.maximum(var, 0.0))
+                             "does not provide standard errors for every coefficient")
         if interval == "prediction":
             if self.sigma is None:
                 raise DPRegError("prediction intervals need a DP residual standard error, which this "
@@ -866,8 +873,8 @@ class Summary:
         out = []
         if f.inference_note:
             out.append(f"Inference note: {f.inference_note}")
-        if f.ci_method == "bootstrap percentile":
-            out.append("Intervals: parametric bootstrap percentile intervals; z and p from the "
+        if f.ci_method == "bootstrap":
+            out.append("Intervals: from the method's bootstrap replicates; z and p from the "
                        "noise-aware standard errors")
         return out
 
