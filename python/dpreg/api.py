@@ -95,8 +95,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise ValueError(f"unknown option(s) for method {method!r}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
 
-    if budget is not None:
-        budget.spend(eps, delta, label=f"dp_lm {method}: {formula}")
+    if budget is not None and not budget.can_spend(eps, 0.0):
+        # refuse before anything is computed; the fit is charged what it actually spends (below), and
+        # a delta it cannot pay is refused then, before anything is returned
+        budget.spend(eps, 0.0)  # raises BudgetExceeded saying what remains
 
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
@@ -113,11 +115,18 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         return compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
                               schema=design.public.schema)
 
+    def charge(privacy):
+        if budget is not None:
+            budget.spend(privacy.eps_spent, privacy.delta_spent, label=f"{method}: {formula}")
+
     try:
         release = est.fit(design, spec, noise, ledger, method=method, **options)
     except EstimationFailed as exc:
-        raise EstimationFailed(str(exc), privacy=statement()) from None
+        privacy = statement()
+        charge(privacy)  # a failed propose-test-release still spent its budget
+        raise EstimationFailed(str(exc), privacy=privacy) from None
     privacy = statement()
+    charge(privacy)
     public = design.public
     del design  # results never see the data
     return DPFit.from_release(release, public=public, privacy=privacy, formula=formula, method=method,
