@@ -432,6 +432,11 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             lower=None if not math.isfinite(lo) else lo, upper=None if not math.isfinite(hi) else hi,
             bounds_source=sources[v])
 
+    # domain and divisor checks on public ranges before anything is evaluated on the data
+    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+        if info.kind == "numeric" and not (family == "binomial" and info is parsed.lhs_factor):
+            interval_of(info.tree, info.names, lambda nm: ranges.get(nm, (math.nan, math.nan)), info.expr)
+
     # ---- model matrix -------------------------------------------------------------------------
     data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
                                **cat_frame})

@@ -1,0 +1,335 @@
+"""Design layer: formula + public schema -> model matrix (AdaSSP spec 2.1-2.2, API.md data policy)."""
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpreg.design import intervals as iv
+from dpreg.design.build import DesignError, all_ranges_declared, build_design
+from dpreg.design.contract import PublicDesign
+from dpreg.design.formula import FormulaError
+from dpreg.design.private_bounds import KAPPA, clamp_bound
+from dpreg.errors import PrivacyLeakError, PrivacyLeakWarning
+from dpreg.privacy.ledger import Ledger
+from dpreg.privacy.mechanisms import NoiseSource
+
+PLANTED = 123456.789
+
+
+def frame(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "y": rng.normal(size=n),
+        "x1": rng.uniform(1, 5, n),
+        "x3": rng.uniform(-2, 3, n),
+        "x2": rng.choice(["a", "b", "c"], n),
+        "f": pd.Categorical(rng.choice(["u", "v"], n), categories=["w", "u", "v"]),
+        "flag": rng.random(n) < 0.5,
+    })
+
+
+BOUNDS = {"x1": (1, 5), "x3": (-2, 3), "y": (-4, 4)}
+LEVELS = {"x2": ["b", "a", "c", "d"]}       # "d" declared but never observed
+
+
+def build(formula, df=None, **kw):
+    kw.setdefault("bounds", BOUNDS)
+    kw.setdefault("levels", LEVELS)
+    kw.setdefault("noise", NoiseSource(1))
+    kw.setdefault("ledger", Ledger())
+    return build_design(formula, frame() if df is None else df, **kw)
+
+
+# ---- coding and term names ------------------------------------------------------------------
+def test_factor_coding_matches_patsy_treatment_with_declared_levels():
+    import patsy
+    df = frame()
+    d = build("y ~ x1 + C(x2)", df)
+    assert d.terms == ["Intercept", "x1", "C(x2)[T.a]", "C(x2)[T.c]", "C(x2)[T.d]"]
+    ref = patsy.dmatrix("x1 + C(x2, levels=['b', 'a', 'c', 'd'])", df, return_type="dataframe")
+    # patsy orders factor columns first; match columns by name
+    ref.columns = [c.replace("C(x2, levels=['b', 'a', 'c', 'd'])", "C(x2)") for c in ref.columns]
+    np.testing.assert_array_equal(d.X, ref[d.terms].to_numpy())
+    assert np.all(d.X[:, 4] == 0)                   # the unused declared level is kept as a column
+    assert d.public.factor_blocks == [[2, 3, 4]]
+    vs = d.public.schema.variables["x2"]
+    assert vs.levels == ["b", "a", "c", "d"] and vs.levels_source == "declared"
+
+
+def test_formula_forms_and_names():
+    df = frame()
+    d = build("y ~ .", df)
+    assert d.terms == ["Intercept", "x1", "x3", "x2[T.a]", "x2[T.c]", "x2[T.d]", "f[T.u]", "f[T.v]",
+                       "flag[T.True]"]
+    d = build("y ~ x1*x3 - 1", df)
+    assert d.terms == ["x1", "x3", "x1:x3"] and not d.public.has_intercept
+    np.testing.assert_allclose(d.X[:, 2], df.x1 * df.x3)
+    d = build("y ~ I(x1^2) + I(x1**3) + log(x1) + sqrt(x1) + exp(x3) + np.log(x1)", df)
+    np.testing.assert_allclose(d.X[:, 1], df.x1 ** 2)
+    np.testing.assert_allclose(d.X[:, 2], df.x1 ** 3)
+    np.testing.assert_allclose(d.X[:, 3], np.log(df.x1))
+    np.testing.assert_allclose(d.X[:, 4], np.sqrt(df.x1))
+    np.testing.assert_allclose(d.X[:, 5], np.exp(df.x3))
+    d = build("np.log(x1) ~ x3", df)
+    assert d.public.outcome == "np.log(x1)"
+    np.testing.assert_allclose(d.y, np.log(df.x1))
+    assert d.public.outcome_interval == pytest.approx((0.0, math.log(5)))
+
+
+def test_categorical_dtype_counts_as_declared_and_bool_levels_are_public():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        d = build("y ~ f + flag")
+    assert d.terms == ["Intercept", "f[T.u]", "f[T.v]", "flag[T.True]"]
+    s = d.public.schema
+    assert s.variables["f"].levels == ["w", "u", "v"] and s.variables["f"].levels_source == "categorical"
+    assert s.variables["flag"].levels == [False, True] and s.leaks == []
+
+
+def test_levels_from_data_warn_and_are_recorded():
+    with pytest.warns(PrivacyLeakWarning, match="x2"):
+        d = build("y ~ x2", levels={})
+    assert d.terms == ["Intercept", "x2[T.b]", "x2[T.c]"]
+    assert d.public.schema.variables["x2"].levels_source == "data"
+    assert len(d.public.schema.leaks) == 1 and "x2" in d.public.schema.leaks[0]
+    with pytest.raises(PrivacyLeakError):
+        build("y ~ x2", levels={}, strict=True)
+
+
+# ---- clamping and intervals -----------------------------------------------------------------
+def test_raw_variables_are_clamped_before_transforms():
+    df = frame()
+    df.loc[0, "x1"] = 10.0
+    df.loc[1, "x1"] = 0.5
+    df.loc[2, "y"] = 50.0
+    d = build("y ~ x1 + I(x1^2) + log(x1)", df)
+    assert d.X[0, 1:].tolist() == pytest.approx([5.0, 25.0, math.log(5.0)])
+    assert d.X[1, 1:].tolist() == pytest.approx([1.0, 1.0, 0.0])
+    assert d.y[2] == 4.0
+    lo, hi = d.public.column_lower, d.public.column_upper
+    assert np.all(d.X >= lo - 1e-12) and np.all(d.X <= hi + 1e-12)
+
+
+def test_column_intervals_by_interval_arithmetic():
+    d = build("y ~ x1 + I(x3^2) + I(x3^3) + x1:x3 + C(x2):x3 + exp(x3) + I(1/x1) + I(-x3)")
+    got = dict(zip(d.terms, zip(d.public.column_lower, d.public.column_upper)))
+    assert got["Intercept"] == (1, 1)
+    assert got["x1"] == (1, 5)
+    assert got["I(x3 ** 2)"] == (0, 9)                       # even power across 0
+    assert got["I(x3 ** 3)"] == (-8, 27)
+    assert got["x1:x3"] == (-10, 15)                          # four endpoint products
+    assert got["C(x2)[a]:x3"] == (-2, 3)                    # numeric x dummy: [min(l,0), max(u,0)]
+    assert got["exp(x3)"] == pytest.approx((math.exp(-2), math.exp(3)))
+    assert got["I(1 / x1)"] == pytest.approx((0.2, 1.0))
+    assert got["I(-x3)"] == (-3, 2)
+    assert d.public.fully_bounded
+
+
+def test_interval_helpers():
+    assert iv.product((-1, 2), (0, 1)) == (-1, 2)
+    assert iv.product((2, 3), (0, 1)) == (0, 3)
+    assert iv.power((-3, 2), 2, "t") == (0, 9)
+    assert iv.power((1, 4), 0.5, "t") == (1, 2)
+    assert iv.power((1, 2), -1, "t") == (0.5, 1)
+    with pytest.raises(FormulaError):
+        iv.power((-1, 2), -1, "t")
+    with pytest.raises(FormulaError):
+        iv.power((-1, 2), 0.5, "t")
+    with pytest.raises(FormulaError, match="domain"):
+        build("y ~ log(x3)")                                 # declared range [-2, 3] outside log's domain
+    with pytest.raises(FormulaError, match="divisor"):
+        build("y ~ I(x1 / x3)")
+
+
+@pytest.mark.parametrize("term", ["scale(x1)", "center(x1)", "poly(x1, 2)", "bs(x1)", "ns(x1, df=3)",
+                                  "cr(x1)", "cc(x1)", "cut(x1, 3)", "qcut(x1, 4)", "I(x1 - np.mean(x1))",
+                                  "I(x1 / np.std(x1))", "I(x1.max())", "np.median(x1)", "rank(x1)"])
+def test_data_dependent_transforms_are_rejected(term):
+    with pytest.raises(FormulaError):
+        build(f"y ~ {term}")
+
+
+# ---- errors (item 10) and the data policy ------------------------------------------------------
+def planted():
+    df = frame()
+    df.loc[3, "x1"] = PLANTED
+    df.loc[4, "y"] = PLANTED
+    df["s"] = ["v" + str(PLANTED)] * len(df)
+    return df
+
+
+ERROR_CASES = [
+    ("missing column", "y ~ x1 + nope", {}, "nope"),
+    ("non-numeric outcome", "x2 ~ x1", {}, "x2"),
+    ("binomial without levels", "x2 ~ x1", {"family": "binomial"}, "x2"),
+    ("binomial with 3 levels", "x2 ~ x1", {"family": "binomial", "levels": {"x2": ["a", "b", "c"]}}, "x2"),
+    ("unknown level", "y ~ x2", {"levels": {"x2": ["a", "b"]}}, "x2"),
+    ("unknown level str", "y ~ s", {"levels": {"s": ["a"]}}, "'s'"),
+]
+
+
+@pytest.mark.parametrize("name,formula,kw,col", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_errors_name_columns_never_values(name, formula, kw, col):
+    with pytest.raises(ValueError) as exc:
+        build(formula, planted(), **kw)
+    msg = str(exc.value)
+    assert col in msg and "123456" not in msg
+
+
+def test_more_errors_without_values():
+    df = planted()
+    cases = []
+    d2 = df.copy()
+    d2.loc[5, "x3"] = np.inf
+    cases.append((d2, "y ~ x3", {}, "x3"))
+    d2 = df.copy()
+    d2.loc[5, "x3"] = np.nan
+    cases.append((d2, "y ~ x3", {}, "x3"))
+    d2 = df.copy()
+    d2["when"] = pd.Timestamp("2020-01-01")
+    cases.append((d2, "y ~ when", {}, "when"))
+    d2 = df.copy()
+    d2["cx"] = df.x1 + 1j
+    cases.append((d2, "y ~ cx", {}, "cx"))
+    d2 = df.copy()
+    d2["mix"] = [PLANTED if i % 2 else "txt" for i in range(len(df))]
+    cases.append((d2, "y ~ mix", {}, "mix"))
+    cases.append((df.iloc[:4], "y ~ x1 + x3 + C(x2)", {}, "coefficients"))
+    cases.append((df.iloc[:0], "y ~ x1", {}, "no rows"))
+    for data, f, kw, needle in cases:
+        with pytest.raises(ValueError) as exc:
+            build(f, data, **kw)
+        assert needle in str(exc.value) and "123456" not in str(exc.value), (f, str(exc.value))
+
+
+def test_na_policies():
+    df = frame()
+    df.loc[0, "x1"] = np.nan
+    df.loc[1, "x2"] = None
+    df.loc[2, "y"] = np.nan
+    with pytest.raises(DesignError, match="'x1'.*'x2'|'y'.*'x1'"):
+        build("y ~ x1 + C(x2)", df)
+    d = build("y ~ x1 + C(x2)", df, na_action="impute")
+    assert d.n == len(df) and d.X[0, 1] == 3.0 and d.y[2] == 0.0     # centres of [1,5] and [-4,4]
+    assert d.X[1, 2:].tolist() == [0, 0, 0]                          # reference level
+    d = build("y ~ x1 + C(x2)", df, na_action="zero")
+    assert d.X[0, 1] == 1.0                                          # 0 clamped into [1, 5]
+    with pytest.warns(PrivacyLeakWarning, match="drop"):
+        d = build("y ~ x1 + C(x2)", df, na_action="drop")
+    assert d.n == len(df) - 3 and any("drop" in t for t in d.public.schema.leaks)
+    with pytest.raises(PrivacyLeakError):
+        build("y ~ x1 + C(x2)", df, na_action="drop", strict=True)
+    d = build("x3 ~ f", df, bounds={"x3": (-2, 3)})      # NA in unused columns is irrelevant
+    assert d.n == len(df)
+
+
+def test_unknown_level_reference():
+    d = build("y ~ C(x2)", levels={"x2": ["a", "b"]}, unknown_level="reference")
+    df = frame()
+    assert np.all(d.X[(df.x2 == "c").to_numpy(), 1] == 0)
+    assert d.terms == ["Intercept", "C(x2)[T.b]"]
+
+
+def test_binomial_outcome():
+    df = frame()
+    d = build("flag ~ x1", df, family="binomial")
+    assert d.public.outcome_levels == ["False", "True"] and d.public.family == "binomial"
+    np.testing.assert_array_equal(d.y, df.flag.astype(float))
+    d = build("x2 ~ x1", df[df.x2 != "c"], family="binomial", levels={"x2": ["b", "a"]})
+    np.testing.assert_array_equal(d.y, (df[df.x2 != "c"].x2 == "a").astype(float))
+    df["z01"] = df.flag.astype(int)
+    d = build("z01 ~ x1", df, family="binomial")
+    np.testing.assert_array_equal(d.y, df.z01)
+    df.loc[0, "z01"] = 2
+    with pytest.raises(DesignError, match="z01"):
+        build("z01 ~ x1", df, family="binomial")
+
+
+# ---- ranges -----------------------------------------------------------------------------------
+def test_need_bounds_false_spends_nothing():
+    led = Ledger()
+    d = build("y ~ x1 + x3", bounds={"x1": (1, 5)}, need_bounds=False, ledger=led)
+    assert len(led) == 0
+    assert np.isnan(d.public.column_lower[2]) and d.public.outcome_interval is None
+    assert d.public.schema.variables["x3"].bounds_source is None
+    assert not d.public.fully_bounded
+
+
+def test_bounds_data_is_a_recorded_leak():
+    with pytest.warns(PrivacyLeakWarning, match="data"):
+        d = build("y ~ x1", bounds="data")
+    s = d.public.schema
+    assert not s.private and s.variables["x1"].bounds_source == "data" and s.leaks
+
+
+def test_private_ranges_ledger_and_total_budget():
+    led = Ledger()
+    d = build("y ~ x1 + x3 + C(x2)", frame(500), bounds={"x1": (1, None)}, ledger=led, bounds_share_eps=0.3)
+    # ends needed: x1 upper, x3 both, y both -> 5 searches, 2 ledger rows each
+    assert len(led) == 10 and abs(led.eps_pure - 0.3) < 1e-12
+    assert all(e.sensitivity == 1.0 and e.eps == pytest.approx(0.03) for e in led)
+    s = d.public.schema.variables
+    assert s["x3"].bounds_source == "estimated" and s["y"].bounds_source == "estimated"
+    assert s["x1"].lower == 1.0 and s["x1"].bounds_source == "estimated"
+    assert d.public.fully_bounded
+    assert d.public.column_lower[1] == 1.0 and d.public.column_upper[1] == s["x1"].upper
+
+
+def test_private_ranges_cover_the_data():
+    # n = 10^4, 2 variables x 2 ends, bounds_share_eps = 4 -> eps_q = 1, b = 2 (noise scale in counts).
+    # By the rule in private_bounds, with prob >= 1 - 1e-3 per end at most m + b (log K + log 1000)
+    # rows lie beyond an end, m = ceil(KAPPA b); K <= 15000 grid steps here. That is ~40 rows per end,
+    # 160 of 40000 values over 4 ends: < 1% of each column.
+    rng = np.random.default_rng(2024)
+    n = 10_000
+    df = pd.DataFrame({"x": rng.lognormal(3, 1, n), "y": rng.normal(-50, 10, n)})
+    led = Ledger()
+    d = build_design("y ~ x", df, noise=NoiseSource(5), ledger=led, bounds_share_eps=4.0)
+    per_end = clamp_bound(n, 1.0, 15_000)
+    assert per_end < 45
+    for col in ("x", "y"):
+        vs = d.public.schema.variables[col]
+        v = df[col].to_numpy()
+        assert (v < vs.lower).sum() <= per_end and (v > vs.upper).sum() <= per_end
+        assert np.mean((v >= vs.lower) & (v <= vs.upper)) >= 0.99
+    # lognormal x > 0: the lower end, searched down from the released upper end, stays near the data
+    assert d.public.schema.variables["x"].lower > 0
+    assert abs(led.eps_pure - 4.0) < 1e-12
+    assert KAPPA == 2.0
+
+
+def test_all_ranges_declared():
+    df = frame()
+    assert all_ranges_declared("y ~ x1 + C(x2) + f", df, BOUNDS)
+    assert not all_ranges_declared("y ~ x1 + x3", df, {"x1": (1, 5), "y": (-4, 4)})
+    assert not all_ranges_declared("y ~ x1", df, {"x1": (1, None), "y": (-4, 4)})
+    assert not all_ranges_declared("y ~ x1", df, None)
+    assert all_ranges_declared("flag ~ x1", df, {"x1": (1, 5)}, family="binomial")
+
+
+# ---- new data and serialisation -----------------------------------------------------------------
+def test_to_dict_from_dict_round_trip_and_new_data():
+    df = frame()
+    d = build("y ~ x1*C(x2) + f + flag + I(x3^2) + log(x1)", df)
+    p = d.public
+    np.testing.assert_array_equal(p.model_matrix(df).to_numpy(), d.X)
+    blob = json.dumps(p.to_dict())                  # plain types only
+    p2 = PublicDesign.from_dict(json.loads(blob))
+    assert p2.terms == p.terms
+    np.testing.assert_array_equal(p2.model_matrix(df).to_numpy(), p.model_matrix(df).to_numpy())
+    np.testing.assert_array_equal(p2.column_lower, p.column_lower)
+    new = df.iloc[:3].copy()
+    new.loc[new.index[0], "x1"] = 9.0                # outside [1, 5]: not clamped, flagged
+    mm = p2.model_matrix(new)
+    assert mm.loc[new.index[0], "x1"] == 9.0
+    assert p2.outside_ranges(new).tolist() == [True, False, False]
+    bad = df.iloc[:2].copy()
+    bad.loc[bad.index[0], "x2"] = "zz" + str(PLANTED)
+    with pytest.raises(DesignError) as exc:
+        p2.model_matrix(bad)
+    assert "x2" in str(exc.value) and "123456" not in str(exc.value)
+    with pytest.raises(DesignError, match="x3"):
+        p2.model_matrix(df.drop(columns="x3"))
