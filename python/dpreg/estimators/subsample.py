@@ -511,15 +511,29 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     if f_se > 0:
         facts.update(k_priv_spread=rule["k_priv_s"], xi_spread=rule["xi_s"], c_spread=rule["c_s"])
     tuning = {}
+    shown = ("coef_bounds", "aggregator", "trim_count", "trim", "eta", "beta", "split", "accounting",
+             "se_fraction", "n_boot")
     for name, (default, origin) in OPTIONS.items():
+        if name not in shown and name not in options_given:
+            continue
         if name == "base_estimator":
             val = "OLS" if opts[name] is None else getattr(opts[name], "__name__", "user callable")
         else:
             val = opts[name]
         tuning[name] = (val, "user" if name in options_given else origin)
+    if se_method == "none":
+        tuning.pop("se_fraction", None)
+    if se_method != "bootstrap":
+        tuning.pop("n_boot", None)
+    tuning["accounting"] = (res["model"], "user" if "accounting" in options_given else OPTIONS["accounting"][1])
+    tuning["quantile_noise"] = (quantile_noise, "user" if "quantile_noise" in options_given
+                                else OPTIONS["quantile_noise"][1])
+    tuning["se_method"] = (se_method, "user" if "se_method" in options_given else OPTIONS["se_method"][1])
     tuning["k"] = (res["k"], "user" if ("k" in options_given or "group_size" in options_given)
                    else OPTIONS["k"][1])
     tuning["xi"] = (rule["xi"], "spec 3.5 trimming rule" if opts["trim"] == "adaptive" else "paper Section 3.2")
+    tuning["c_eff"] = (rule["c_eff"], "spec 3.5: max(trim_count, ceil(4 s_q))" if opts["trim"] == "adaptive"
+                       else "trim_count")
     if quantile_noise == "gaussian":
         res["warnings"].append("quantile_noise='gaussian': zCDP quantile of the paper's Lemma D.1 "
                                "(constant not independently verified, spec 1.5c)")
