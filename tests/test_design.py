@@ -295,10 +295,29 @@ def test_private_ranges_cover_the_data():
         v = df[col].to_numpy()
         assert (v < vs.lower).sum() <= per_end and (v > vs.upper).sum() <= per_end
         assert np.mean((v >= vs.lower) & (v <= vs.upper)) >= 0.99
-    # lognormal x > 0: the lower end, searched down from the released upper end, stays near the data
-    assert d.public.schema.variables["x"].lower > 0
+    # lognormal x > 0: the lower end, searched down from the released upper end, stays within a few
+    # grid steps ((beta - 1) * (upper + 1) each) of the data
+    vs = d.public.schema.variables["x"]
+    assert vs.lower > -10 * 0.001 * (vs.upper + 1)
     assert abs(led.eps_pure - 4.0) < 1e-12
     assert KAPPA == 2.0
+
+
+def test_private_lower_end_inside_log_domain():
+    # a column inside log(): its lower end is searched on the log scale, so it is > 0 and close to the
+    # data in relative terms; without that a linear grid from the upper end (resolution ~ upper/1000)
+    # would often cross 0
+    rng = np.random.default_rng(7)
+    n = 5000
+    df = pd.DataFrame({"x": rng.lognormal(0, 2, n), "y": rng.normal(size=n)})
+    for seed in range(5):
+        led = Ledger()
+        d = build_design("y ~ log(x) + log1p(x)", df, bounds={"y": (-5, 5)}, noise=NoiseSource(seed),
+                         ledger=led, bounds_share_eps=2.0)
+        vs = d.public.schema.variables["x"]
+        assert 0 < vs.lower < np.quantile(df.x, 0.01) and vs.upper > np.quantile(df.x, 0.99)
+        assert "log" in led[2].statistic and abs(led.eps_pure - 2.0) < 1e-12
+        assert np.all(np.isfinite(d.X))
 
 
 def test_all_ranges_declared():

@@ -19,6 +19,7 @@ from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, pars
 from .intervals import domain_lower_limits, interval_of, product
 from .schema import Schema, VariableSchema
 
+_DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
 
@@ -404,7 +405,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         doms = {}
         for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
             if info.tree is not None:
-                doms.update(domain_lower_limits(info.tree, info.names))
+                for v, dom in domain_lower_limits(info.tree, info.names).items():
+                    if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
+                        doms[v] = dom        # the strictest domain wins (log before log1p before sqrt)
         search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
         est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                             noise=noise, ledger=ledger, domain=doms)

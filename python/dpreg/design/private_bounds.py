@@ -16,6 +16,10 @@ Anchoring (no user bound needed)
   and return about 0. For data that lie mostly below 0 the upper search stops within a few steps of 0
   and the range is [lo, ~0]; declare a bound or shift the variable by a public constant if that
   matters.
+* columns used inside ``log()`` / ``log1p()`` (and variants): the lower end is searched on the log
+  scale (values outside the domain count as a public floor), so the released end is inside the
+  domain and its resolution is relative; the column's estimated range then never fails the domain
+  check.
 
 Quantile levels (our rule, from public facts only: n and the per-quantile budget eps_q)
 --------------------------------------------------------------------------------------
@@ -52,6 +56,12 @@ KAPPA = 2.0
 #: cap of the quantile levels when n is small for the budget
 Q_CAP = 0.25
 
+#: lower ends of columns inside log() / log1p() are searched on that scale
+_LOG_SCALES = {"positive": (np.log, np.exp), "gt-1": (np.log1p, np.expm1)}
+_SCALE_NAME = {"positive": "log", "gt-1": "log1p"}
+_LOG_FLOOR_ARG = {"positive": 0.0, "gt-1": -1.0}
+_LOG_FLOOR = -700.0          # public stand-in for values outside the domain (exp(-700) > 0)
+
 TOO_SMALL = ("the budget for private ranges is small for n: the estimated ranges may clamp many rows; "
              "declare bounds= for the numeric variables or raise bounds_share / eps")
 
@@ -79,8 +89,9 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     values  : {column: 1-D float array} (finite; n rows each, n public)
     missing : {column: (lo or None, hi or None)} declared ends (None = estimate that end)
     eps_total : pure-DP budget for all searches, split equally over the missing ends
-    domain  : {column: "nonnegative" | "positive" | ...}: released lower ends are raised to 0 for
-              "nonnegative" (sqrt), post-processing
+    domain  : {column: "nonnegative" | "positive" | "gt-1"}: released lower ends are raised to 0 for
+              "nonnegative" (sqrt, post-processing); "positive"/"gt-1" search the lower end on the
+              log / log1p scale
     Returns ({column: (lo, hi)}, list of warning texts, {column: info dict}).
     """
     domain = domain or {}
@@ -108,9 +119,24 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         else:
             hi_est = float(hi)
         if lo is None:
-            r = upq(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta,
-                    statistic=f"range lower({col})")
-            lo_est = r.estimate
+            dom = domain.get(col)
+            fwd_inv = _LOG_SCALES.get(dom)
+            if fwd_inv is not None and hi_est > _LOG_FLOOR_ARG[dom]:
+                # the column enters log()/log1p(): search the lower end on that scale, where the grid
+                # is relative, so the released end stays inside the domain (a quantile of an increasing
+                # row-wise transform is the transform of the quantile; same mechanism, same privacy)
+                fwd, inv = fwd_inv
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t = np.where(x > _LOG_FLOOR_ARG[dom], fwd(np.maximum(x, _LOG_FLOOR_ARG[dom])), _LOG_FLOOR)
+                t = np.maximum(t, _LOG_FLOOR)
+                r = upq(t, q_lo, upper=float(fwd(hi_est)), eps=eps_q, noise=noise, ledger=ledger,
+                        beta=beta, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale")
+                lo_est = float(inv(r.estimate))
+                col_info["lower_scale"] = _SCALE_NAME[dom]
+            else:
+                r = upq(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta,
+                        statistic=f"range lower({col})")
+                lo_est = r.estimate
             col_info["lower"] = r.to_dict()
         else:
             lo_est = float(lo)
