@@ -38,6 +38,8 @@ METHODS = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
 NEEDS_BOUNDS = False
 FAMILIES = {"gaussian", "binomial"}          # ht_lasso / ht_iht refuse binomial in check_family()
 NEIGHBOURS = {"replace_one"}
+#: d >= n is supported and expected (spec 8.1): the design layer must not refuse wide designs
+ALLOWS_WIDE = True
 #: ht_fw is pure eps-DP (lets api accept delta = 0); the other three refuse delta = 0 in fit() before the data are read
 PURE_DP = True
 
@@ -429,7 +431,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
         "description": _CITATION[method],
         "loss": "logistic" if family == "binomial" else "squared",
         "support": [prob.terms[j] for j in nz],
-        "nnz": int(nz.size),
+        "nonzeros": int(nz.size),
         "d": int(d),
         "n": int(n),
         "privacy_type": "pure eps-DP" if method == "ht_fw" else "(eps, delta)-DP",
