@@ -5,7 +5,8 @@
 2. the same model with the numeric ranges estimated privately from a share of the budget
    (``method="auto"`` picks BoostedAdaSSP);
 3. the two DP fits side by side (``dpreg.compare``);
-4. the ordinary, NON-PRIVATE least-squares fit (statsmodels), clearly labelled, as a reference for
+4. predictions with prediction intervals for two new diamonds;
+5. the ordinary, NON-PRIVATE least-squares fit (statsmodels), clearly labelled, as a reference for
    the reader of the demo only (a DP analysis would never publish it).
 
 The data ship inside the plotnine wheel (``plotnine/data/diamonds.csv``, ggplot2's diamonds, 53,940
@@ -86,11 +87,22 @@ def main(argv=None) -> int:
     print(rule("3. Both DP fits side by side"))
     print(dpreg.compare([fit1, fit2], names=[f"declared ({fit1.method})", f"private ranges ({fit2.method})"]))
 
-    print(rule("4. NON-PRIVATE reference: ordinary least squares (statsmodels) - NOT differentially "
+    print(rule("4. Predictions for two new diamonds (fit 1; 95% prediction intervals, back on the price scale)"))
+    import numpy as np
+    import pandas as pd
+    new = pd.DataFrame({"carat": [0.5, 1.5], "depth": [61.5, 62.0],
+                        "cut": pd.Categorical(["Ideal", "Good"], categories=LEVELS["cut"]),
+                        "color": pd.Categorical(["E", "H"], categories=LEVELS["color"]),
+                        "clarity": pd.Categorical(["VS1", "SI2"], categories=LEVELS["clarity"])})
+    pred = fit1.predict(new, interval="prediction")
+    shown = pd.concat([new, np.exp(pred).rename(columns=lambda c: f"price_{c}")], axis=1)
+    money = {c: (lambda v: f"{v:,.0f}") for c in shown.columns if c.startswith("price_")}
+    print(shown.to_string(formatters=money))
+
+    print(rule("5. NON-PRIVATE reference: ordinary least squares (statsmodels) - NOT differentially "
                "private,\n   shown only so you can judge the DP fits; never publish it"))
     try:
         import statsmodels.formula.api as smf
-        import numpy as np  # noqa: F401  (used by the formula)
         ols = smf.ols(FORMULA, data=df).fit()
         table = ols.summary2().tables[1].iloc[:, :2].reindex(fit1.terms)
         table.columns = ["OLS estimate (non-private)", "OLS std. error (non-private)"]
