@@ -450,3 +450,29 @@ def test_e2e_method_without_inference_summary():
     text = str(fit.summary())
     assert "No standard errors" in text and "Pr(>|z|)" not in text
     _assert_plain(fit.to_dict())
+
+
+@e2e
+def test_e2e_logistic_predict_and_round_trip():
+    df = synthetic_frame(2000, seed=5)
+    df["hi"] = np.where(df["y"] > 3.0, "yes", "no")
+    fit = dpreg.dp_glm("hi ~ x1 + C(g)", df, eps=1.0, bounds={"x1": (0.0, 10.0)},
+                       levels={"hi": ["no", "yes"]}, random_state=2)
+    assert fit.link == "logit"
+    new = df.head(4).drop(columns=["y", "hi"])
+    p = fit.predict(new)
+    assert np.all((p > 0) & (p < 1))
+    np.testing.assert_allclose(p, 1 / (1 + np.exp(-fit.predict(new, type="link"))), rtol=1e-12)
+    fit2 = DPFit.from_dict(json.loads(json.dumps(fit.to_dict(), allow_nan=False)))
+    pd.testing.assert_series_equal(fit.predict(new), fit2.predict(new))
+    assert str(fit.summary()).startswith("DP logistic regression")
+
+
+@e2e
+def test_e2e_bounds_from_data_is_labelled_not_private():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x1", synthetic_frame(1000), eps=1.0, bounds="data", random_state=1)
+    text = str(fit.summary())
+    assert "NOT differentially private" in text
+    assert "NOT" in str(fit)   # the one-line privacy label of print(fit)
