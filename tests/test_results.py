@@ -307,7 +307,7 @@ def test_round_trip_from_dict():
 
 # ---- exports ------------------------------------------------------------------------------------
 def test_latex_structure():
-    fit = make_fit()
+    fit = make_fit(warnings=["ridge λ > 0 — estimates shrunk; σ² ≤ bound"])
     tex = fit.summary().to_latex()
     for piece in (r"\begin{tabular}", r"\toprule", r"\midrule", r"\bottomrule", r"\end{tabular}"):
         assert tex.count(piece) == 1, piece
@@ -319,6 +319,8 @@ def test_latex_structure():
     for row in body.splitlines()[1:]:
         assert row.count(" & ") == n_cols - 1
     assert "Privacy." in tex
+    assert all(ord(ch) < 128 for ch in tex)          # plain pdflatex, no inputenc needed
+    assert r"$\lambda$" in tex and r"$\leq$" in tex
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
@@ -335,6 +337,10 @@ def test_markdown_and_html():
     md = s.to_markdown()
     assert "| Intercept" in md and "Estimate" in md and "*Privacy.*" in md
     assert re.search(r"\|:-+\|", md)
+    table_lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    # "Pr(>|z|)" must not split a cell: every row has the same number of unescaped pipes
+    counts = {len(re.findall(r"(?<!\\)\|", ln)) for ln in table_lines}
+    assert len(table_lines) == 5 and len(counts) == 1
     h = s.to_html()
     assert "<table>" in h and "</table>" in h and "&lt; 2e-16" in h
     assert "Privacy." in h

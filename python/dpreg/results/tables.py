@@ -16,8 +16,38 @@ _LATEX_SPECIAL = {
 }
 
 
+#: non-ASCII characters that estimator notes use, spelled for plain pdflatex (no inputenc needed)
+_LATEX_UNICODE = {
+    "λ": r"$\lambda$", "σ": r"$\sigma$", "μ": r"$\mu$", "ε": r"$\varepsilon$", "δ": r"$\delta$",
+    "ρ": r"$\rho$", "τ": r"$\tau$", "θ": r"$\theta$", "β": r"$\beta$", "η": r"$\eta$", "κ": r"$\kappa$",
+    "Γ": r"$\Gamma$", "Σ": r"$\Sigma$", "Φ": r"$\Phi$", "χ": r"$\chi$", "ψ": r"$\psi$", "ι": r"$\iota$",
+    "≤": r"$\leq$", "≥": r"$\geq$", "≈": r"$\approx$", "×": r"$\times$", "∞": r"$\infty$",
+    "‖": r"$\|$", "√": r"$\surd$", "±": r"$\pm$", "²": r"$^2$", "—": "---", "–": "--", "’": "'",
+    "‘": "`", "“": "``", "”": "''", "…": "...", "·": r"$\cdot$", "−": "-", "ᵀ": r"$^T$",
+}
+
+
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    """Escape LaTeX specials; map common non-ASCII symbols to LaTeX, drop accents of the rest, so
+    the output compiles with plain pdflatex."""
+    import unicodedata
+    out = []
+    for ch in str(text):
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        elif ch in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[ch])
+        else:
+            ascii_ = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+            out.append(latex_escape(ascii_) if ascii_ else "?")
+    return "".join(out)
+
+
+def _md_cell(text) -> str:
+    """Markdown pipe tables: a literal | inside a cell (as in "Pr(>|z|)") must be escaped."""
+    return str(text).replace("|", "\\|")
 
 
 def render_text(headers, rows, *, left_cols=1, sep=" ") -> str:
@@ -41,7 +71,8 @@ def render_text(headers, rows, *, left_cols=1, sep=" ") -> str:
 
 def render_markdown(headers, rows, *, left_cols=1) -> str:
     colalign = ["left"] * left_cols + ["right"] * (len(headers) - left_cols)
-    return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=colalign)
+    return tabulate([[_md_cell(c) for c in r] for r in rows], headers=[_md_cell(h) for h in headers],
+                    tablefmt="pipe", disable_numparse=True, colalign=colalign)
 
 
 def render_html(headers, rows, *, left_cols=1) -> str:
