@@ -325,7 +325,8 @@ def test_latex_structure():
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_latex_compiles(tmp_path):
-    tex = make_fit().summary().to_latex()
+    fit = make_fit(warnings=["ridge λ > 0 — σ² ≤ bound; sd(x'b) <= sum_j |x_j| SE_j, 100% & #1 ~ ^"])
+    tex = fit.summary().to_latex() + dpreg.compare([fit, make_fit(method="ht_fw", vcov=None)]).to_latex()
     doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + tex + "\\end{document}\n"
     (tmp_path / "t.tex").write_text(doc)
     r = subprocess.run(["pdflatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True)
@@ -364,6 +365,8 @@ def test_compare_side_by_side():
     assert "(0.03)" in text and "0.3***" in text and "Method" in text
     tex = c.to_latex()
     assert r"\toprule" in tex and r"\bottomrule" in tex
+    assert tex.count(r"\midrule") == 2          # header rule + rule above the footer rows
+    assert tex.index(r"\midrule", tex.index(r"\midrule") + 1) < tex.index("Method &")
     assert c.to_markdown().splitlines()[0].split("|")[2].strip() == "A"
     assert "<table>" in c.to_html()
     with pytest.raises(ValueError):

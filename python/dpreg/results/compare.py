@@ -16,6 +16,8 @@ class Comparison:
     models); ``rows()`` the formatted cells; ``str()``, ``to_markdown()``, ``to_latex()`` (booktabs),
     ``to_html()`` render them."""
 
+    N_FOOTER = 6   # method, eps, delta, n, sigma, R-squared rows at the bottom of rows()
+
     def __init__(self, fits, names=None, *, digits: int = 4, show_stars: bool = True):
         fits = list(fits)
         if not fits:
@@ -114,7 +116,8 @@ class Comparison:
 
     def to_latex(self, *, caption: str | None = "DP regression fits", label: str | None = None) -> str:
         headers, rows = self.rows()
-        return render_latex(headers, rows, caption=caption, label=label, notes=self.notes()) + "\n"
+        return render_latex(headers, rows, caption=caption, label=label, notes=self.notes(),
+                            midrule_before=len(rows) - self.N_FOOTER) + "\n"
 
 
 def compare(fits, names=None, **kwargs) -> Comparison:

@@ -81,13 +81,16 @@ def render_html(headers, rows, *, left_cols=1) -> str:
 
 
 def render_latex(headers, rows, *, left_cols=1, caption=None, label=None, notes=None,
-                 float_env=True) -> str:
+                 float_env=True, midrule_before=None) -> str:
     """booktabs table (needs ``\\usepackage{booktabs}``); cells are LaTeX-escaped. ``notes``: lines
-    of plain text set under the table (escaped)."""
+    of plain text set under the table (escaped); ``midrule_before``: row index that starts a footer
+    block (a second ``\\midrule`` is set before it)."""
     spec = "l" * left_cols + "r" * (len(headers) - left_cols)
     body = [r"\begin{tabular}{" + spec + "}", r"\toprule",
             " & ".join(latex_escape(h) for h in headers) + r" \\", r"\midrule"]
-    for r in rows:
+    for i, r in enumerate(rows):
+        if midrule_before is not None and i == midrule_before and 0 < i:
+            body.append(r"\midrule")
         body.append(" & ".join(latex_escape(c) for c in r) + r" \\")
     body += [r"\bottomrule", r"\end{tabular}"]
     out = []
