@@ -363,3 +363,17 @@ def test_release_contains_no_forbidden_fields():
         assert word not in text.replace("Sigma_w-norm", "").replace("Sigma_w^", "")
     assert rel.facts["status"] == "PASS"
     assert rel.coef.shape == (d,)
+
+
+def test_L_tries_charges_every_planned_call_and_releases_the_first_pass():
+    n, d = 1_000_000, 10                  # at eps = 8, L_tries = 3: two candidates survive the preconditions
+    X, y, _ = gaussian_data(14, n, d)
+    ledger = Ledger()
+    rel = isp.fit(make_design(X, y), PrivacySpec(eps=8.0, delta=1e-6), NoiseSource(1), ledger,
+                  sigma=1.0, L_tries=3)
+    J = len(rel.facts["L_candidates"])
+    assert J >= 2
+    assert rel.facts["call_released"] == 1          # good data pass at the smallest L
+    assert rel.facts["L"] == rel.facts["L_candidates"][0]
+    assert sum(e.statistic.endswith("PTR pass/fail") for e in ledger) == J
+    assert math.fsum(e.eps for e in ledger) == pytest.approx(8.0, abs=1e-12)

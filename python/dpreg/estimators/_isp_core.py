@@ -552,14 +552,12 @@ def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float 
 def _block_sigmas(X, y, K, m):
     d = X.shape[1]
     out = np.full(K, np.nan)
-    # batches of blocks keep the temporary (batch, m, d) views small; reshape of a contiguous prefix is a view
-    Xc = np.ascontiguousarray(X[:K * m]) if not X.flags.c_contiguous else X[:K * m]
-    Xb_all = Xc.reshape(K, m, d)
-    yb_all = np.ascontiguousarray(y[:K * m]).reshape(K, m)
+    # batches of blocks: only one batch (<= ~2e6 numbers) is ever copied, never a second n x d array
     step = max(1, int(2_000_000 // max(1, m * d)))
     for s in range(0, K, step):
-        Xb = Xb_all[s:s + step]
-        yb = yb_all[s:s + step]
+        e = min(K, s + step)
+        Xb = np.ascontiguousarray(X[s * m:e * m]).reshape(e - s, m, d)
+        yb = np.ascontiguousarray(y[s * m:e * m]).reshape(e - s, m)
         Gb = np.matmul(Xb.transpose(0, 2, 1), Xb)
         bb = np.matmul(Xb.transpose(0, 2, 1), yb[:, :, None])[:, :, 0]
         try:
