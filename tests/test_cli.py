@@ -186,3 +186,18 @@ def test_levels_from_data_warning_on_stderr(csv_file, bounds_file, capsys):
         assert "Traceback" not in err
     else:   # a strict design layer may refuse instead: then one line
         one_error_line(err)
+
+
+@needs_builder
+def test_method_options(csv_file, bounds_file, levels_file, capsys):
+    base = ["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
+            "--levels", str(levels_file), "--seed", "2", "--format", "json"]
+    assert main(base + ["--method", "boosted_adassp", "-o", "T=20"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["tuning"]["T"]["value"] == 20
+    assert main(base + ["-o", "nonsense_option=1"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "nonsense_option" in err
+    assert main(base + ["-o", "novalue"]) == 2
+    one_error_line(capsys.readouterr().err)

@@ -49,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian",
                    help="gaussian (dp_lm, default) or binomial (dp_glm, logistic regression)")
     f.add_argument("--no-inference", action="store_true", help="spend no budget on standard errors")
+    f.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="method option, repeatable (e.g. -o m=400 -o ci=bootstrap); VALUE is read as "
+                        "JSON when it parses (numbers, true/false, lists), else as text")
     f.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     f.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     return p
@@ -93,6 +96,20 @@ def _levels(arg):
     return {str(k): [str(x) for x in v] for k, v in raw.items()}
 
 
+def _options(items) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--option expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
+
+
 def _read_csv(path: str):
     import pandas as pd
     try:
@@ -133,6 +150,7 @@ def _fit(args) -> str:
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
     if args.seed is not None and args.seed < 0:
         raise UsageError("--seed must be a non-negative integer")
+    kwargs.update(_options(args.option))
     if args.family == "binomial":
         fit = dpreg.dp_glm(args.formula, data, family="binomial", **kwargs)
     else:
