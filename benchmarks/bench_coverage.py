@@ -115,7 +115,8 @@ def main(argv=None):
     for r in rows:
         ci = r["ci"] + (f" (B={r['B']})" if r["B"] else "")
         lines.append(f"| {r['method']} | {r['n']} | {r['eps']:g} | {r['R']} | {ci} | {r['coverage']:.3f} "
-                     f"[{r['coverage_min']:.3f}-{r['coverage_max']:.3f}] | {r['naive']:.3f} | "
+                     f"[{r['coverage_min']:.3f}-{r['coverage_max']:.3f}] | "
+                     f"{(format(r['naive'], '.3f') if r['ci'] == 'analytic' else '-')} | "
                      f"{r['width_beta1']:.3f} | {r['mean_sigma']:.3f} | {r['ridge_share']:.0%} |")
     lines += ["", "Binomial s.e. of a coverage near 0.95 over R x 4 intervals: "
               + ", ".join(f"R = {R}: {np.sqrt(0.95 * 0.05 / (4 * R)):.4f}" for R in sorted({r['R'] for r in rows}))
