@@ -485,3 +485,18 @@ def test_e2e_bounds_from_data_is_labelled_not_private():
     text = str(fit.summary())
     assert "NOT differentially private" in text
     assert "NOT" in str(fit)   # the one-line privacy label of print(fit)
+
+
+@e2e
+def test_e2e_outside_range_warning_names_column_not_value():
+    fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, random_state=3)
+    new = pd.DataFrame({"x1": [5.0, 98765.4321], "g": pd.Categorical(["a", "b"], categories=["a", "b", "c"])})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fit.predict(new)
+    texts = [str(x.message) for x in w]
+    assert any("x1" in t and "outside" in t for t in texts), texts
+    assert not any("98765" in t for t in texts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit.predict(new.head(1))   # inside the ranges: no warning

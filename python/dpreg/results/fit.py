@@ -404,11 +404,26 @@ class DPFit:
         if X.shape[1] != len(self._terms):
             raise DPRegError("internal: the model matrix of newdata has a different number of columns "
                              "than the fit's terms")
+        if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
+                and bool(np.any(np.asarray(outside))):
+            outside = self._outside_columns(newdata) or outside
         self._warn_outside(outside)
         if self._release.row_transform is not None:
             from ..design.scaling import apply_row_transform
             X = np.asarray(apply_row_transform(X, self._release.row_transform), dtype=float)
         return X, newdata.index
+
+    def _outside_columns(self, newdata) -> list[str]:
+        """Names of numeric columns of newdata with values outside the schema's public ranges."""
+        schema = getattr(self._public, "schema", None)
+        cols = []
+        for name, v in (getattr(schema, "variables", None) or {}).items():
+            if v.kind != "numeric" or name not in newdata or v.lower is None or v.upper is None:
+                continue
+            x = pd.to_numeric(newdata[name], errors="coerce").to_numpy(dtype=float)
+            if np.any((x < v.lower) | (x > v.upper)):
+                cols.append(str(name))
+        return cols
 
     @staticmethod
     def _warn_outside(outside):
