@@ -1,0 +1,123 @@
+"""Wall time and peak memory of dp_lm (adassp, boosted_adassp T = 100) next to statsmodels OLS at n = 1e6, d = 20.
+
+Synthetic frame: 19 numeric predictors x_j ~ U(-1, 1) (declared ranges [-1, 1]) plus the intercept
+(d = 20 model-matrix columns), y = x'b + N(0, 1) with declared range [-30, 30]. Each method runs in
+its own fresh Python process (so peak resident memory is per method): the process builds the frame,
+then times ``repeat`` calls; "extra peak RSS" is the process's peak resident set size after the
+calls minus the one before them (resource.getrusage), "tracemalloc peak" the largest traced Python /
+numpy allocation during one call. Targets: adassp <= 3x and boosted_adassp <= 6x statsmodels'
+``ols(formula, frame).fit()`` wall time.
+
+    python -m benchmarks speed [--n 1000000] [--d 20] [--repeat 3] [--T 100]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+METHODS = ("statsmodels", "adassp", "boosted_adassp")
+
+
+def make_frame(n, d, seed=0):
+    import pandas as pd
+    rng = np.random.default_rng(seed)   # synthetic benchmark data, not a DP draw
+    p = d - 1
+    X = rng.uniform(-1, 1, (n, p))
+    b = np.linspace(-1, 1, p)
+    cols = {f"x{j + 1}": X[:, j] for j in range(p)}
+    cols["y"] = X @ b + 0.5 + rng.normal(size=n)
+    frame = pd.DataFrame(cols)
+    formula = "y ~ " + " + ".join(f"x{j + 1}" for j in range(p))
+    bounds = {f"x{j + 1}": (-1.0, 1.0) for j in range(p)}
+    bounds["y"] = (-30.0, 30.0)
+    return frame, formula, bounds
+
+
+def _call(method, frame, formula, bounds, T):
+    if method == "statsmodels":
+        import statsmodels.formula.api as smf
+        return smf.ols(formula, frame).fit()
+    import dpreg
+    opts = {"T": T} if method == "boosted_adassp" else {}
+    return dpreg.dp_lm(formula, frame, eps=1.0, delta=1e-6, method=method, bounds=bounds, random_state=1, **opts)
+
+
+def one(method, n, d, repeat, T):
+    """Run in a child process: build the frame, time the calls, report JSON on stdout."""
+    frame, formula, bounds = make_frame(n, d)
+    if method != "statsmodels":
+        import dpreg  # noqa: F401  (import cost is not part of the fit)
+    else:
+        import statsmodels.formula.api  # noqa: F401
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    times, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = _call(method, frame, formula, bounds, T)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        del res
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    res = _call(method, frame, formula, bounds, T)
+    _, traced_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    frame_mb = frame.memory_usage(deep=True).sum() / 2 ** 20
+    print(json.dumps({"method": method, "times": times, "cpu": cpu, "extra_rss_mb": (rss_after - rss_before) / 1024,
+                      "traced_peak_mb": traced_peak / 2 ** 20, "frame_mb": frame_mb}))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks speed", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--d", type=int, default=20)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--T", type=int, default=100)
+    p.add_argument("--one", choices=METHODS, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.one:
+        one(a.one, a.n, a.d, a.repeat, a.T)
+        return 0
+    from . import write_result
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.path.join(root, "python"),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    rows = {}
+    for method in METHODS:
+        out = subprocess.run([sys.executable, "-m", "benchmarks", "speed", "--one", method, "--n", str(a.n),
+                              "--d", str(a.d), "--repeat", str(a.repeat), "--T", str(a.T)],
+                             capture_output=True, text=True, cwd=root, env=env)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            raise SystemExit(f"speed benchmark for {method} failed")
+        rows[method] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"# {method}: {rows[method]['times']}", flush=True)
+    base = float(np.median(rows["statsmodels"]["times"]))
+    target = {"statsmodels": "-", "adassp": "3x", "boosted_adassp": "6x"}
+    lines = ["# Speed and memory: dp_lm vs statsmodels OLS", "",
+             f"n = {a.n}, d = {a.d} (intercept + {a.d - 1} numeric predictors, all ranges declared), eps = 1, "
+             f"delta = 1e-6, boosted T = {a.T}; median of {a.repeat} calls, each method in a fresh process. "
+             f"Frame size {rows['statsmodels']['frame_mb']:.0f} MiB. Machine: {os.cpu_count()} CPUs "
+             "(shared with other jobs while measured, so wall times are indicative; CPU time = process_time, "
+             "all threads).", "",
+             "| method | median wall time (s) | min (s) | ratio to statsmodels | median CPU time (s) | CPU ratio "
+             "| target | extra peak RSS (MiB) | tracemalloc peak of one call (MiB) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    base_cpu = float(np.median(rows["statsmodels"]["cpu"]))
+    for method in METHODS:
+        r = rows[method]
+        med = float(np.median(r["times"]))
+        lines.append(f"| {method}{' (T=%d)' % a.T if method == 'boosted_adassp' else ''} | {med:.2f} | "
+                     f"{min(r['times']):.2f} | {med / base:.2f} | {np.median(r['cpu']):.2f} | "
+                     f"{np.median(r['cpu']) / base_cpu:.2f} | {target[method]} | {r['extra_rss_mb']:.0f} | "
+                     f"{r['traced_peak_mb']:.0f} |")
+    write_result("speed", "\n".join(lines))
+    return 0
