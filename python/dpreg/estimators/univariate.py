@@ -202,7 +202,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
     s_q = W.threshold_scale(budget, model, qn, (0.25, 0.25, 0.5), n_quantiles=1)
     steps = W.grid_steps(lo, hi, beta) if (math.isfinite(lo) and math.isfinite(hi)) else \
         (max_steps or int(math.floor(700 / math.log(beta))))
-    need = W.feasible_count(s_q, steps)
+    # premature-stop condition of spec 2.6 for one quantile (public quantities only)
     if min(q, 1 - q) * arr.size < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")
@@ -213,8 +213,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
              "near_bound": bool(getattr(res, "near_bound", False)),
              "reached_max_steps": bool(getattr(res, "reached_max_steps", False)),
              "accounting": model, "rho": rho, "quantile_noise": qn, "eps": eps,
-             "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
-             "n_feasible_hint": need}
+             "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded}
     _emit(msgs)
     return DPEstimate(estimate=float(res.estimate), std_error=None, privacy=privacy, facts=facts,
                       warnings=msgs, kind="quantile")
