@@ -177,9 +177,12 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
                 ) -> list[str]:
     """The plain-words warnings of spec 6.10, from released values and public constants only."""
     out = []
-    if lam > 0:
+    if lam > 0 and not boosted:
         out.append("The ridge penalty was active (lambda > 0): estimates are shrunk towards 0 and the "
                    "intervals are approximate.")
+    elif lam > 0:   # boosting's fixed point does not depend on lambda; the ridge only slows it down
+        out.append("The ridge penalty was active (lambda > 0): the boosting approaches least squares more "
+                   "slowly and the intervals are approximate.")
     if pd_repaired:
         out.append("The noisy Gram matrix was not safely positive definite and was repaired (eigenvalue "
                    "floor); estimates may be less accurate.")
