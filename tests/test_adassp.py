@@ -393,3 +393,46 @@ def test_small_n_triggers_ridge_warning():
     assert not any("delta is large" in w for w in rel.warnings)     # 1e-6 < 1/60
     rel = adassp.fit(D, PrivacySpec(1.0, 0.05), NoiseSource(3), Ledger())
     assert any("delta is large" in w for w in rel.warnings)
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+def _frame(n=4000, seed=21):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(0, 100, n),
+                       "f": pd.Categorical(rng.choice(["a", "b", "c"], n), categories=["a", "b", "c"])})
+    df["y"] = np.clip(-5 + 0.2 * df.x1 + np.select([df.f == "b", df.f == "c"], [3.0, -4.0], 0.0)
+                      + rng.normal(0, 2, n), -20, 30)
+    return df
+
+
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_dp_lm_noise_off_equals_statsmodels(method):
+    import statsmodels.formula.api as smf
+    from dpreg.api import _fit
+    df = _frame()
+    opts = {"T": 1, "tau": 1e6} if method == "boosted_adassp" else {}
+    fit = _fit("y ~ x1 + C(f)", df, family="gaussian", eps=8.0, delta=1e-6, method=method,
+               bounds={"x1": (0, 100), "y": (-20, 30)}, levels=None, neighbours="replace_one", inference=True,
+               budget=None, random_state=1, options=opts, _noise_off=True)
+    sm = smf.ols("y ~ x1 + C(f)", df).fit().params
+    ours = fit.coef.to_numpy()
+    theirs = sm[["Intercept", "x1", "C(f)[T.b]", "C(f)[T.c]"]].to_numpy()
+    assert np.max(np.abs(ours - theirs)) <= 1e-8 * max(1.0, np.linalg.norm(theirs))
+
+
+def test_dp_lm_end_to_end_privacy_and_planted_value():
+    import dpreg
+    df = _frame(n=3000)
+    df.loc[5, "y"] = 23.456789
+    df.loc[5, "x1"] = 98.7654321
+    fit = dpreg.dp_lm("y ~ x1 + C(f)", df, eps=1.0, method="adassp", bounds={"x1": (0, 100), "y": (-20, 30)},
+                      random_state=3)
+    assert fit.privacy.mu == pytest.approx(mu_from_eps_delta(1.0, 1e-6), rel=1e-12)
+    text = str(fit.summary()) + repr(fit) + str(fit.to_dict())
+    assert "23.456789" not in text and "98.765432" not in text
+    assert np.all(np.isfinite(fit.std_errors)) and fit.sigma > 0
+    pred = fit.predict(df.head(3), interval="confidence")
+    assert list(pred.columns) == ["fit", "lower", "upper"]
+    for key in ("mode", "ridge_lambda", "B_bar"):
+        assert key in fit.facts
