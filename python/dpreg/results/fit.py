@@ -19,7 +19,6 @@ training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage,
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
