@@ -500,3 +500,13 @@ def test_e2e_outside_range_warning_names_column_not_value():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fit.predict(new.head(1))   # inside the ranges: no warning
+
+
+@e2e
+def test_e2e_auto_is_shown_in_call_and_method_line():
+    fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, random_state=3)
+    text = str(fit.summary())
+    assert 'method = "auto")' in text and 'Method: "adassp", chosen by method = "auto"' in text
+    fit2 = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, method="adassp",
+                       random_state=3)
+    assert 'method = "adassp")' in str(fit2.summary()) and "chosen by" not in str(fit2.summary())

@@ -532,7 +532,7 @@ class DPFit:
                 parts.append(f"eps = {format_number(p.eps, 6)}")
             if getattr(p, "delta", None) is not None:
                 parts.append(f"delta = {format_number(p.delta, 6)}")
-        parts.append(f'method = "{self._method}"')
+        parts.append('method = "auto"' if self._auto else f'method = "{self._method}"')
         return f"{fn}({', '.join(parts)})"
 
     def _privacy_first_line(self) -> str:
@@ -908,6 +908,9 @@ class Summary:
     def __str__(self) -> str:
         f = self.fit
         lines = [f.title, "", "Call:", f.call, ""]
+        if f.auto:
+            lines.append(f'Method: "{f.method}", chosen by method = "auto" from public facts '
+                         f"(declared ranges, n, eps, delta)")
         for extra in (self._tuning_line(), self._facts_line()):
             if extra:
                 lines.append(extra)
