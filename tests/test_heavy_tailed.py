@@ -510,3 +510,21 @@ def test_logistic_methods_release_logit():
         assert rel.coef[1] > 0 and rel.coef[2] < 0
     with pytest.raises(ValueError, match="binary outcome"):
         run(make_design(X, y + 0.5, family="binomial"), "ht_fw")
+
+
+def test_fw_tight_constant_and_other_polytopes():
+    X, y, _ = _d1(1000, 6, 24)
+    D = make_design(X, y, intercept=False)
+    rel, led = run(D, "ht_fw", sensitivity="tight", beta=2.0, T=3)
+    cb = rb.c_beta(2.0)
+    for e, it in zip([e for e in led if e.eps is None], rel.facts["per_iteration"]):
+        assert e.sensitivity == pytest.approx(2 * cb * it["scale"] / it["m"])
+    rel, _ = run(D, "ht_fw", constraint="simplex", radius=2.0, T=3)
+    assert np.all(rel.coef >= 0) and rel.coef.sum() == pytest.approx(2.0)
+    V = np.vstack([np.eye(6), -np.eye(6)]) * 0.5
+    V[0, 1] = 0.5                                        # a non-symmetric polytope, R_V = 1
+    rel, led = run(D, "ht_fw", constraint=V, T=3)
+    assert np.abs(rel.coef).sum() <= 1 + 1e-12
+    assert "convex hull" in rel.facts["constraint"]
+    with pytest.raises(ValueError, match="constraint"):
+        run(D, "ht_fw", constraint="l2")

@@ -253,6 +253,17 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         tun["K_y"] = (float(options["K_y"]), "user") if "K_y" in options else \
             (tun["K_x"][0], "default: K_x (spec 2.9)")
 
+    if method == "ht_fw":
+        c = options.get("constraint", "l1")
+        if isinstance(c, str):
+            _choice("constraint", c, ("l1", "simplex"))
+            tun["constraint"] = (c, "user" if "constraint" in options else OPTIONS["constraint"][1])
+        else:
+            V = np.asarray(c, dtype=float)
+            if V.ndim != 2 or V.shape[0] < 2 or V.shape[1] != d or not np.all(np.isfinite(V)):
+                raise ValueError(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
+                                 f"and d = {d} columns")
+            tun["constraint"] = ("vertex matrix", "user")
     # robust-estimator tuning
     if method in ("ht_fw", "ht_sparse"):
         zeta = tun["zeta"][0]
@@ -268,17 +279,6 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         tun["_ell"] = (ell, "internal")
         if "scale" in options:
             tun["scale"] = (float(options["scale"]), "user")
-    if method == "ht_fw":
-        c = options.get("constraint", "l1")
-        if isinstance(c, str):
-            _choice("constraint", c, ("l1", "simplex"))
-            tun["constraint"] = (c, "user" if "constraint" in options else OPTIONS["constraint"][1])
-        else:
-            V = np.asarray(c, dtype=float)
-            if V.ndim != 2 or V.shape[0] < 2 or V.shape[1] != d or not np.all(np.isfinite(V)):
-                raise ValueError(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
-                                 f"and d = {d} columns")
-            tun["constraint"] = ("vertex matrix", "user")
     return tun
 
 
@@ -487,13 +487,12 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
             raise ValueError(f"option 'w_init' must be a finite vector of length d = {d} inside the "
                              "constraint set")
         tun["w_init"] = ("user vector", "user")
+    elif V is not None:
+        w = V.mean(axis=0)
+    elif constraint == "l1":
+        w = np.zeros(d)
     else:
-        if constraint == "l1":
-            w = np.zeros(d)
-        elif constraint == "simplex":
-            w = np.full(d, r / d)
-        else:
-            w = V.mean(axis=0)
+        w = np.full(d, r / d)
     beta = tun["beta"][0]
     zeta = tun["zeta"][0]
     ell = tun["_ell"][0]
