@@ -67,7 +67,7 @@ def main(argv=None):
              "column's rows outside the estimated range (median / max over seeds).", ""]
     for name, df, cols in _datasets(args.datasets):
         lines += [f"## {name} (n = {len(df)}; {len(cols)} numeric columns)", "",
-                  "| column | eps | q_hi | data min | data max | est. lower (median) | est. upper (median) "
+                  "| column | eps | q_hi (beta) | data min | data max | est. lower (median) | est. upper (median) "
                   "| clamped % median | clamped % max | width ratio median | width ratio max |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for col in cols:
@@ -76,6 +76,11 @@ def main(argv=None):
             lo_d, hi_d = float(x.min()), float(x.max())
             for eps in args.eps:
                 los, his, clamped = [], [], []
+                q_hi = quantile_levels(n, eps / 2, kappa)[1]
+                if pb.premature_stop_bound(n, eps / 2, q_hi, pb.BETA_LADDER[-1]) > pb.MAX_PREMATURE:
+                    lines.append(f"| {col} | {eps:g} | {q_hi:.4f} | {_fmt(lo_d)} | {_fmt(hi_d)} | refused: "
+                                 "n too small for this budget (declare bounds) | | | | | |")
+                    continue
                 for seed in range(args.seeds):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -85,11 +90,11 @@ def main(argv=None):
                     los.append(lo)
                     his.append(hi)
                     clamped.append(100.0 * np.mean((x < lo) | (x > hi)))
-                q_hi = quantile_levels(n, eps / 2, kappa)[1]
                 width = hi_d - lo_d if hi_d > lo_d else 1.0
                 ratios = [(h - l) / width for l, h in zip(los, his)]
                 over, over_max = np.median(ratios), np.max(ratios)
-                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} | {_fmt(lo_d)} | {_fmt(hi_d)} | "
+                beta_used = pb.choose_beta(n, eps / 2, q_hi, beta)[0]
+                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
                              f"{_fmt(float(np.median(los)))} | {_fmt(float(np.median(his)))} | "
                              f"{np.median(clamped):.2f} | {np.max(clamped):.2f} | {over:.2f} | {over_max:.2f} |")
         lines.append("")

@@ -267,7 +267,9 @@ def test_bounds_data_is_a_recorded_leak():
 
 def test_private_ranges_ledger_and_total_budget():
     led = Ledger()
-    d = build("y ~ x1 + x3 + C(x2)", frame(500), bounds={"x1": (1, None)}, ledger=led, bounds_share_eps=0.3)
+    with pytest.warns(UserWarning, match="budget for private ranges"):   # 0.03 per end at n = 500
+        d = build("y ~ x1 + x3 + C(x2)", frame(500), bounds={"x1": (1, None)}, ledger=led,
+                  bounds_share_eps=0.3)
     # ends needed: x1 upper, x3 both, y both -> 5 searches, 2 ledger rows each
     assert len(led) == 10 and abs(led.eps_pure - 0.3) < 1e-12
     assert all(e.sensitivity == 1.0 and e.eps == pytest.approx(0.03) for e in led)
@@ -352,3 +354,28 @@ def test_to_dict_from_dict_round_trip_and_new_data():
     assert "x2" in str(exc.value) and "123456" not in str(exc.value)
     with pytest.raises(DesignError, match="x3"):
         p2.model_matrix(df.drop(columns="x3"))
+
+
+def test_private_ranges_refuse_hopeless_budgets_before_spending():
+    # n = 500, bounds budget 0.07 over 4 ends: b = 114 counts, q_hi capped at 3/4; even at beta = 2 the
+    # public premature-stop bound S exp(-q n / b) / 2 exceeds 20%: refuse, nothing in the ledger
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.normal(size=500), "x": rng.uniform(0, 10, 500)})
+    led = Ledger()
+    with pytest.raises(DesignError, match="too small") as exc:
+        build_design("y ~ x", df, noise=NoiseSource(1), ledger=led, bounds_share_eps=0.07)
+    assert len(led) == 0 and "'x'" in str(exc.value) and "'y'" in str(exc.value)
+
+
+def test_private_ranges_coarser_grid_and_warning_when_budget_is_tight():
+    from dpreg.design.private_bounds import choose_beta, premature_stop_bound, quantile_levels
+    q_lo, q_hi, m, capped = quantile_levels(1000, 0.025)
+    assert m == 240 and q_hi == pytest.approx(0.76) and not capped
+    beta, bound = choose_beta(1000, 0.025, q_hi)
+    assert beta > 1.01 and bound <= 0.01 and premature_stop_bound(1000, 0.025, q_hi, 1.01) > 0.01
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"y": rng.normal(size=1000), "x": rng.uniform(0, 10, 1000)})
+    led = Ledger()
+    with pytest.warns(UserWarning, match="budget for private ranges"):
+        d = build_design("y ~ x", df, noise=NoiseSource(2), ledger=led, bounds_share_eps=0.1)
+    assert abs(led.eps_pure - 0.1) < 1e-12 and d.public.fully_bounded

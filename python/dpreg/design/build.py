@@ -409,8 +409,13 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                     if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                         doms[v] = dom        # the strictest domain wins (log before log1p before sqrt)
         search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
-        est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
-                                            noise=noise, ledger=ledger, domain=doms)
+        try:
+            est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
+                                                noise=noise, ledger=ledger, domain=doms)
+        except DesignError:
+            raise
+        except ValueError as exc:          # public-facts refusal (budget too small for n)
+            raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
 
