@@ -134,19 +134,23 @@ def _norm_levels(levels):
 
 
 def _match_levels(s: pd.Series, lv: list):
-    """Codes of s in lv (-1 = not a declared level, NA stays NA mask). Tries exact, then string match."""
-    vals = s.astype(object).where(s.notna(), None)
+    """Codes of s in lv: -1 = not a declared level, -2 = missing. Exact matching first; if that leaves
+    values unmatched, matching of the string forms (e.g. levels declared as "1", "2" for integer codes)."""
     na = s.isna().to_numpy()
-    lookup = {}
-    for i, v in enumerate(lv):
-        lookup.setdefault(v, i)
-    codes = np.array([lookup.get(_pyval(v), -1) if not m else -2 for v, m in zip(vals, na)], dtype=int)
-    bad = (codes == -1)
-    if bad.any():
-        slook = {str(v): i for i, v in enumerate(lv)}
-        alt = np.array([slook.get(str(_pyval(v)), -1) if not m else -2 for v, m in zip(vals, na)], dtype=int)
-        if (alt == -1).sum() < bad.sum():
-            codes = alt
+    base = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
+    try:
+        codes = pd.Categorical(base, categories=pd.Index(lv, dtype=object)).codes.astype(int)
+    except (TypeError, ValueError):
+        codes = np.full(len(s), -1, dtype=int)
+    codes[na] = -2
+    if (codes == -1).any():
+        slv = [str(v) for v in lv]
+        if len(set(slv)) == len(slv):
+            alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
+                                 categories=pd.Index(slv, dtype=object)).codes.astype(int)
+            alt[na] = -2
+            if (alt == -1).sum() < (codes == -1).sum():
+                codes = alt
     return codes
 
 
@@ -256,6 +260,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         levels.setdefault(outcome_var, [_pyval(v) for v in outcome_levels])
 
     bounds_mode, declared = _norm_bounds(bounds, parsed.variables)
+    unknown_keys = [k for k in list(declared) + list(levels) if k not in df.columns]
+    if unknown_keys:
+        warnings.warn("bounds/levels given for column(s) not in the data (ignored): "
+                      + ", ".join(repr(k) for k in dict.fromkeys(unknown_keys)), UserWarning, stacklevel=2)
     schema = Schema(outcome=outcome_var)
     leak = _Leaks(bool(strict), schema)
     if bounds_mode == "data":
