@@ -98,7 +98,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if budget is not None and not budget.can_spend(eps, 0.0):
         # refuse before anything is computed; the fit is charged what it actually spends (below), and
         # a delta it cannot pay is refused then, before anything is returned
-        budget.spend(eps, 0.0)  # raises BudgetExceeded saying what remains
+        budget.spend(eps, delta)  # raises BudgetExceeded saying what remains
 
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
