@@ -379,3 +379,32 @@ def test_private_ranges_coarser_grid_and_warning_when_budget_is_tight():
     with pytest.warns(UserWarning, match="budget for private ranges"):
         d = build_design("y ~ x", df, noise=NoiseSource(2), ledger=led, bounds_share_eps=0.1)
     assert abs(led.eps_pure - 0.1) < 1e-12 and d.public.fully_bounded
+
+
+def test_more_formula_and_level_forms():
+    rng = np.random.default_rng(1)
+    n = 80
+    df = pd.DataFrame({"y": rng.normal(size=n), "a b": rng.uniform(0, 1, n), "z": rng.integers(1, 4, n)})
+    d = build_design("y ~ 1", df, bounds={"y": (-5, 5)})
+    assert d.terms == ["Intercept"] and d.public.model_matrix(df.iloc[:4]).shape == (4, 1)
+    d = build_design("y ~ `a b` + I(`a b`**2)", df, bounds={"y": (-5, 5), "a b": (0, 1)})
+    assert d.terms == ["Intercept", "a b", "I(`a b` ** 2)"]
+    # integer codes with levels declared as strings, and declared order = coding order
+    d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"z": ["3", "1", "2"]})
+    assert d.terms == ["Intercept", "C(z)[T.1]", "C(z)[T.2]"]
+    np.testing.assert_array_equal(d.X[:, 1], (df.z == 1).astype(float))
+    # numeric codes wrapped in C() without declared levels: levels from the data, a recorded leak
+    with pytest.warns(PrivacyLeakWarning, match="'z'"):
+        d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)})
+    assert d.public.schema.variables["z"].levels_source == "data"
+    with pytest.warns(UserWarning, match="not in the data"):
+        build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
+    d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})
+    assert d.terms == ["Intercept", "z"]
+
+
+def test_categorical_in_arithmetic_and_outcome_as_predictor_are_errors():
+    with pytest.raises(DesignError, match="x2"):
+        build("y ~ I(x2 * 2)")
+    with pytest.raises(DesignError, match="'y'"):
+        build("y ~ y + x1")
