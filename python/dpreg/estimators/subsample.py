@@ -346,7 +346,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         se = np.sqrt(v_samp + v_noise)
         ci = np.empty((p, 2))
         for j in range(p):
-            if model == "pure":
+            if model == "pure" or aggregator == "wwm":   # Laplace mean-step noise (WWM is pure inside)
                 h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), per[j].noise_sd / math.sqrt(2.0), level)
             else:
                 h = zq * se[j]
