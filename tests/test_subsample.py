@@ -345,3 +345,14 @@ def test_dp_lm_pure_dp_delta_zero_and_inference_off(frame):
     with pytest.raises(ValueError, match="replace_one"):
         dpreg.dp_lm("y ~ x1", frame, eps=5, delta=1e-6, method="subsample_aggregate",
                     neighbours="add_remove")
+
+
+def test_planted_value_never_printed(frame):
+    df = frame.copy()
+    df.loc[11, "y"] = 123456.789
+    df.loc[11, "x1"] = 98765.4321
+    fit = dpreg.dp_lm("y ~ x1", df, eps=10, delta=0, method="subsample_aggregate", coef_bounds=(-20, 20),
+                      random_state=1, n_boot=30)
+    text = str(fit.summary()) + repr(fit) + json.dumps(fit.to_dict())
+    for planted in ("123456", "98765"):
+        assert planted not in text
