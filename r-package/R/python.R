@@ -108,7 +108,13 @@ bridge <- function() {
 # Python warnings become R warnings (PrivacyLeakWarning -> class "dpreg_privacy_leak"), Python
 # errors become R errors of class c("dpreg_<type>", "dpreg_error").
 call_core <- function(fun, ...) {
-  out <- bridge()[[fun]](...)
+  # function handles are cached: fewer short-lived Python references for R's GC to finalise
+  f <- .dpreg$funs[[fun]]
+  if (is.null(f)) {
+    f <- bridge()[[fun]]
+    .dpreg$funs[[fun]] <- f
+  }
+  out <- f(...)
   for (w in out$warnings) {
     cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak" else "dpreg_warning"
     warning(structure(class = c(cls, "warning", "condition"),

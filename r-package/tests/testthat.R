@@ -1,0 +1,4 @@
+library(testthat)
+library(dpreg)
+
+test_check("dpreg")

@@ -1,0 +1,46 @@
+enc <- function(d, vars = names(d), ...) dpreg:::encode_columns(d, vars, ...)
+
+test_that("numeric and factor columns are encoded as doubles and codes + levels", {
+  d <- data.frame(x = c(1L, 2L, 3L), g = factor(c("b", "a", "b"), levels = c("b", "a", "z")),
+                  l = c(TRUE, FALSE, TRUE))
+  e <- enc(d)
+  expect_identical(e$columns$x, c(1, 2, 3))
+  expect_identical(e$columns$g, c(1, 2, 1))
+  expect_identical(e$factors$g, c("b", "a", "z"))        # all declared levels, unused kept
+  expect_identical(e$factors$l, c("FALSE", "TRUE"))
+  expect_identical(e$columns$l, c(2, 1, 2))
+})
+
+test_that("NA in a used column is an error naming the columns, without values", {
+  d <- data.frame(x = c(1, NA, 3), g = factor(c("a", NA, "b")), z = c(NA, 1, 2))
+  expect_error(enc(d, c("x", "g")), "missing values \\(NA\\) in column\\(s\\) x, g")
+  expect_error(enc(d, c("x", "g"), na_action = "fail"), "column\\(s\\) x, g")
+  # with na_action passed through, NA crosses as NaN (never reticulate's corrupted NA)
+  e <- enc(d, c("x", "g"), na_action = "impute")
+  expect_true(is.na(e$columns$x[2]) && is.double(e$columns$x))  # reticulate sends double NA as NaN
+  expect_true(is.na(e$columns$g[2]) && is.double(e$columns$g))
+})
+
+test_that("character columns are refused with advice to declare levels", {
+  d <- data.frame(x = 1:3, s = c("u", "v", "u"), stringsAsFactors = FALSE)
+  expect_error(enc(d), "character column\\(s\\) s .*factors with declared")
+})
+
+test_that("ordered factors are treated as unordered with a note", {
+  d <- data.frame(o = factor(c("lo", "hi"), levels = c("lo", "hi"), ordered = TRUE))
+  expect_message(e <- enc(d), "treated as unordered")
+  expect_identical(e$factors$o, c("lo", "hi"))
+})
+
+test_that("new data are coded against the fit's levels", {
+  d <- data.frame(g = factor(c("c", "a")))
+  e <- enc(d, "g", xlevels = list(g = c("a", "b", "c")), check_na = FALSE)
+  expect_identical(e$columns$g, c(3, 1))
+  expect_error(enc(data.frame(g = "q"), "g", xlevels = list(g = c("a", "b"))),
+               "not among the fit's levels")
+})
+
+test_that("dates and other classes are refused", {
+  d <- data.frame(t = as.Date("2020-01-01") + 0:1)
+  expect_error(enc(d), "neither numeric")
+})

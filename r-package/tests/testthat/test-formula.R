@@ -1,0 +1,39 @@
+df <- data.frame(y = c(1.5, 2, 3.5, 4, 5), x = c(0.5, 1, 1.5, 2, 2.5),
+                 g = factor(c("a", "b", "a", "c", "b")), h = c(1, 2, 1, 2, 1),
+                 `z w` = 1:5, check.names = FALSE)
+tf <- function(f) dpreg:::translate_formula(f, df)
+
+test_that("R formulas become formulaic strings", {
+  expect_equal(tf(y ~ x + g)$core, "y ~ x + g")
+  expect_equal(tf(y ~ .)$core, "y ~ x + g + h + `z w`")
+  expect_equal(tf(log(y) ~ x + I(x^2) + factor(h))$core, "np.log(y) ~ x + I(x ** 2) + C(h)")
+  expect_equal(tf(y ~ x * g - 1)$core, "y ~ x * g - 1")
+  expect_equal(tf(y ~ x:g + 0)$core, "y ~ x : g + 0")
+  expect_equal(tf(y ~ (x + h)^2)$core, "y ~ (x + h) ^ 2")
+  expect_equal(tf(y ~ sqrt(x) + exp(h))$core, "y ~ np.sqrt(x) + np.exp(h)")
+  expect_equal(tf(y ~ log(x, 2))$core, "y ~ I(np.log(x) / np.log(2))")
+  expect_equal(tf(y ~ factor(g, levels = c("b", "a", "c")))$core,
+               "y ~ C(g, levels=['b', 'a', 'c'])")
+  expect_equal(tf(y ~ I(`z w` %% 2))$core, "y ~ I(`z w` % 2)")
+  expect_equal(tf(y ~ . - h)$vars, c("y", "x", "g", "h", "z w"))
+})
+
+test_that("data-dependent or unknown transforms are refused with the reason", {
+  expect_error(tf(y ~ poly(x, 2)), "depends on the data")
+  expect_error(tf(y ~ scale(x)), "depends on the data")
+  expect_error(tf(y ~ foo(x)), "not supported")
+  expect_error(tf(y ~ nothere), "not found in data: nothere")
+  expect_error(tf(~ x), "needs a response")
+})
+
+test_that("core term names map back to lm's coefficient names", {
+  tr <- tf(log(y) ~ x * g + I(x^2) + factor(h) + `z w`)
+  got <- dpreg:::r_term_names(c("Intercept", "x", "g[T.b]", "x:g[T.c]", "I(x ** 2)",
+                                "C(h)[T.2.0]", "g[a]:x", "z w"), tr$map)
+  expect_equal(got, c("(Intercept)", "x", "gb", "x:gc", "I(x^2)", "factor(h)2", "ga:x", "`z w`"))
+  # the same names lm() gives
+  fit <- lm(log(y) ~ x + g + I(x^2) + factor(h), data = df)
+  tr2 <- tf(log(y) ~ x + g + I(x^2) + factor(h))
+  expect_equal(dpreg:::r_term_names(c("Intercept", "x", "g[T.b]", "g[T.c]", "I(x ** 2)",
+                                      "C(h)[T.2.0]"), tr2$map), names(coef(fit)))
+})

@@ -1,0 +1,100 @@
+# S3 methods on a fit built from a mocked core dict: no Python needed.
+
+test_that("the fit is a plain list with lm-style names", {
+  fit <- mock_fit()
+  expect_s3_class(fit, c("dp_lm", "dp_fit"), exact = TRUE)
+  expect_false(any(vapply(fit, function(x) inherits(x, "python.builtin.object"), TRUE)))
+  expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
+  expect_identical(unname(coef(fit)), c(1.1, 0.52, 1.9, -0.8))
+  expect_identical(dimnames(vcov(fit)), list(names(coef(fit)), names(coef(fit))))
+  expect_equal(unname(diag(vcov(fit))), c(0.09, 0.0025, 0.16, 0.2025))
+  expect_identical(nobs(fit), 20L)
+  expect_identical(formula(fit), y ~ x + g, ignore_attr = TRUE)
+})
+
+test_that("confint at the stored level needs no Python and has R's column names", {
+  ci <- confint(mock_fit())
+  expect_identical(colnames(ci), c("2.5 %", "97.5 %"))
+  expect_identical(rownames(ci), c("(Intercept)", "x", "gb", "gc"))
+  expect_identical(unname(ci[, 1]), c(0.512, 0.422, 1.116, -1.682))
+  expect_identical(rownames(confint(mock_fit(), "x")), "x")
+  expect_error(confint(mock_fit(), level = 2), "between 0 and 1")
+})
+
+test_that("print shows the call, coefficients and the privacy label", {
+  out <- capture.output(print(mock_fit()))
+  expect_identical(out[2], "Call:")
+  expect_true(any(grepl("^Coefficients:", out)))
+  expect_true(any(grepl("\\(Intercept\\)\\s+x\\s+gb\\s+gc", out)))
+  expect_true(any(grepl("^Privacy: \\(1, 1e-06\\)-DP", out)))
+})
+
+test_that("summary has the summary.lm skeleton with DP substitutions and no residual block", {
+  s <- summary(mock_fit())
+  expect_s3_class(s, "summary.dp_lm")
+  expect_identical(colnames(s$coefficients), c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+  out <- capture.output(print(s))
+  expect_identical(out[1:2], c("", "Call:"))
+  expect_false(any(grepl("Residuals:|Min|Median|Max", out)))
+  expect_true(any(grepl("^Coefficients \\(noise-aware", out)))
+  expect_true(any(grepl("^\\s+Estimate Std. Error z value Pr\\(>\\|z\\|\\)", out)))
+  expect_true(any(grepl("^gb .*\\*\\*\\*$", out)))
+  expect_true(any(grepl("^Signif. codes:", out)))
+  expect_true(any(grepl("^DP residual standard error: 1.05 on 16 degrees of freedom$", out)))
+  expect_true(any(grepl("^DP R-squared:\\s+0.71,\tAdjusted R-squared:\\s+0.66", out)))
+  expect_true(any(grepl("^Noise-aware Wald chi-square: 150.2 on 3 DF,  p-value: < 2.2e-16", out)))
+  expect_false(any(grepl("F-statistic", out)))
+  expect_true(any(grepl("^n = 20 \\(public\\)$", out)))
+})
+
+test_that("summary says what was not released", {
+  fit <- mock_fit()
+  fit$sigma <- NA_real_; fit$r.squared <- NA_real_
+  out <- capture.output(print(summary(fit)))
+  expect_false(any(grepl("DP residual standard error|DP R-squared", out)))
+  expect_true(any(grepl("Not released by this fit .*residual standard error, R-squared", out)))
+})
+
+test_that("residuals and fitted values stop with the reason", {
+  fit <- mock_fit()
+  expect_error(residuals(fit), class = "dpreg_not_released")
+  expect_error(resid(fit), "would expose a record")
+  expect_error(fitted(fit), "not available from a differentially private fit")
+  expect_error(predict(fit), "needs 'newdata'")
+})
+
+test_that("tidy and glance have broom's columns", {
+  fit <- mock_fit()
+  td <- dpreg:::tidy.dp_fit(fit, conf.int = TRUE)
+  expect_identical(names(td), c("term", "estimate", "std.error", "statistic", "p.value",
+                                "conf.low", "conf.high"))
+  expect_identical(td$term, names(coef(fit)))
+  expect_identical(td$conf.high, c(1.688, 0.618, 2.684, 0.082))
+  gl <- dpreg:::glance.dp_fit(fit)
+  expect_identical(nrow(gl), 1L)
+  expect_true(all(c("r.squared", "adj.r.squared", "sigma", "statistic", "p.value", "df",
+                    "df.residual", "nobs") %in% names(gl)))
+  expect_false(any(c("logLik", "AIC", "BIC") %in% names(gl)))
+  skip_if_not_installed("broom")
+  library(broom)
+  expect_identical(broom::tidy(fit)$term, td$term)
+  expect_identical(broom::glance(fit)$nobs, 20L)
+})
+
+test_that("privacy() returns the statement with its ledger", {
+  p <- privacy(mock_fit())
+  expect_s3_class(p, "dp_privacy")
+  expect_identical(p$eps, 1)
+  out <- capture.output(print(p))
+  expect_true(any(grepl("^Ledger:", out)))
+  expect_true(any(grepl("XtX\\s+gaussian", out)))
+})
+
+test_that("saveRDS / readRDS round-trip, and printing works from the saved object", {
+  fit <- mock_fit()
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  expect_identical(back, fit)
+  expect_identical(capture.output(print(summary(back))), capture.output(print(summary(fit))))
+})
