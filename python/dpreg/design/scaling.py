@@ -45,11 +45,14 @@ def _intercept_index(public) -> int | None:
     raise ValueError("the design says it has an intercept but no intercept column was found")
 
 
-def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Scale every row with norm > bound back to norm bound (in place on a float copy)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * factor[:, None]
+def _clip_rows(X: np.ndarray, bound: float, inplace: bool = False) -> np.ndarray:
+    """Scale every row with norm > bound back to norm bound (a copy unless ``inplace``)."""
+    sq = np.einsum("ij,ij->i", X, X)
+    over = np.flatnonzero(sq > bound * bound)
+    out = X if inplace else np.array(X, dtype=float, copy=True)
+    if over.size:
+        out[over] *= (bound / np.sqrt(sq[over]))[:, None]
+    return out
 
 
 def _outcome_scaling(public, y: np.ndarray, centre: bool):
@@ -154,14 +157,17 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     b_sq = (1 if icpt is not None else 0) + int(numeric.sum()) + len(blocks)
     B_bar = math.sqrt(max(b_sq, 1))
 
-    Xt = X.copy()
-    if numeric.any():
-        Xt[:, numeric] = (np.clip(X[:, numeric], lo[numeric], hi[numeric]) - centre[numeric]) / half[numeric]
-    if in_block.any():   # dummies are 0/1 by construction; clamp defensively
-        Xt[:, in_block] = np.clip(X[:, in_block], 0.0, 1.0)
+    # one copy of X, then in place: clamp to the public intervals, centre, scale (dummies: [0, 1], c = 0,
+    # h = 1; intercept: [1, 1]); rows then have norm <= tau_x by construction
+    col_lo = np.where(numeric, lo, 0.0)
+    col_hi = np.where(numeric, hi, 1.0)
     if icpt is not None:
-        Xt[:, icpt] = 1.0
-    Xs = _clip_rows(Xt * (tau_x / B_bar), tau_x)     # defensive: a no-op for records inside the schema
+        col_lo[icpt] = col_hi[icpt] = 1.0
+    Xs = np.array(X, dtype=float, order="C", copy=True)
+    np.clip(Xs, col_lo, col_hi, out=Xs)
+    Xs -= centre
+    Xs *= (tau_x / B_bar) / half
+    Xs = _clip_rows(Xs, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
 
     y_s, c_y, h_y, declared = _outcome_scaling(public, design.y, centre=icpt is not None)
     K = h_y * tau_x / B_bar

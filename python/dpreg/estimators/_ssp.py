@@ -48,8 +48,9 @@ BUNDLE_K = 4.0
 #: [W18] failure probability behind the wang2018 ridge constant (spec 3.1)
 WANG_RHO_F = 0.05
 
-#: rows per chunk of the sums over rows: about 2^21 floats per chunk
-_CHUNK_FLOATS = 1 << 21
+#: rows per chunk of the sums over rows: about 2^17 floats (1 MiB) per chunk, so that the second
+#: touch of a chunk (X^T g after X theta) is served from cache
+_CHUNK_FLOATS = 1 << 17
 
 
 # --------------------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def _check_neighbours(neighbours):
 # chunked sums over rows (rule 7 of CONTRIBUTING: rows are clipped/scaled before summing)
 # --------------------------------------------------------------------------------------------------
 def _chunk_rows(d: int) -> int:
-    return max(1024, _CHUNK_FLOATS // max(d, 1))
+    return max(256, _CHUNK_FLOATS // max(d, 1))
 
 
 def gram(X: np.ndarray) -> np.ndarray:
