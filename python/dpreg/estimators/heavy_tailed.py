@@ -37,6 +37,9 @@ from . import _robust as rb
 METHODS = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
 NEEDS_BOUNDS = False
 FAMILIES = {"gaussian", "binomial"}          # ht_lasso / ht_iht refuse binomial in check_family()
+#: per-method families (for an api that checks them before spending budget)
+FAMILIES_BY_METHOD = {"ht_fw": {"gaussian", "binomial"}, "ht_lasso": {"gaussian"}, "ht_iht": {"gaussian"},
+                      "ht_sparse": {"gaussian", "binomial"}}
 NEIGHBOURS = {"replace_one"}
 #: d >= n is supported and expected (spec 8.1): the design layer must not refuse wide designs
 ALLOWS_WIDE = True
