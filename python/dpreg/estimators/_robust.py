@@ -35,7 +35,7 @@ _CHUNK = 1 << 20
 #: above this sigma = |t|/sqrt(beta) the middle part is integrated by Gauss-Legendre quadrature.
 #: The spec (2.2.1) switches at 50; the closed form then loses ~4e-12 to cancellation (mu^3 terms)
 #: near sigma ~ 40, enough to break exact monotonicity (spec 11.4). At sigma >= 5 the integrand
-#: (cubic x Gaussian density with curvature <= 1/25 on [-sqrt2, sqrt2]) is entire and 24-point
+#: (cubic x Gaussian density with curvature <= 1/25 on [-sqrt2, sqrt2]) is entire and 12-point
 #: Gauss-Legendre is exact to machine precision, so we switch there (our choice).
 _QUAD_SIGMA = 5.0
 
