@@ -408,3 +408,21 @@ def test_categorical_in_arithmetic_and_outcome_as_predictor_are_errors():
         build("y ~ I(x2 * 2)")
     with pytest.raises(DesignError, match="'y'"):
         build("y ~ y + x1")
+
+
+@pytest.mark.slow
+def test_private_range_clamp_bound_holds_over_seeds():
+    # Per end, P(rows beyond > clamp_bound) <= 1e-3 (private_bounds docstring). Over 100 seeds x 4 ends
+    # the number of violations is ~ Binomial(400, <= 1e-3): P(>= 4) < 1e-3, so allow at most 3.
+    rng = np.random.default_rng(77)
+    n = 10_000
+    df = pd.DataFrame({"x": rng.standard_t(3, n) * 5 + 20, "y": rng.exponential(3, n)})
+    per_end = clamp_bound(n, 1.0, 15_000)
+    bad = 0
+    for seed in range(100):
+        d = build_design("y ~ x", df, noise=NoiseSource(seed), ledger=Ledger(), bounds_share_eps=4.0)
+        for col in ("x", "y"):
+            vs = d.public.schema.variables[col]
+            v = df[col].to_numpy()
+            bad += int((v < vs.lower).sum() > per_end) + int((v > vs.upper).sum() > per_end)
+    assert bad <= 3

@@ -235,3 +235,26 @@ def test_determinism(data):
     b = upq(data, 0.9, lower=0, eps=0.5, noise=NoiseSource(3), ledger=Ledger())
     c = upq(data, 0.9, lower=0, eps=0.5, noise=NoiseSource(4), ledger=Ledger())
     assert isinstance(a, QuantileResult) and a == b and a.estimate != c.estimate
+
+
+@pytest.mark.slow
+def test_exact_privacy_audit_spec_t4():
+    # spec 6 T4: 30 random monotone count sequences (n = 20, 25 steps) and neighbours with a contiguous
+    # block shifted by +1 or -1; eps_thr = 0.4, eps_step = 0.6; |log P/P'| <= 1 + 1e-9
+    rng = np.random.default_rng(2025)
+    n, K = 20, 25
+    worst = 0.0
+    for _ in range(30):
+        c = np.sort(rng.integers(0, n + 1, K))
+        d = c.copy()
+        i, j = sorted(rng.integers(0, K, 2))
+        shift = rng.choice([-1, 1])
+        d[i:j + 1] = np.clip(d[i:j + 1] + shift, 0, n)
+        q = rng.uniform(0.5, 0.95)
+        p1 = exact_stop_pmf(c, q * n, 1 / 0.4, 1 / 0.6)
+        p2 = exact_stop_pmf(d, q * n, 1 / 0.4, 1 / 0.6)
+        ok = (p1 > 1e-12) & (p2 > 1e-12)
+        lr = np.max(np.abs(np.log(p1[ok] / p2[ok])))
+        worst = max(worst, lr)
+        assert lr <= 1.0 + 1e-9
+    assert worst > 0.5
