@@ -225,7 +225,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         equally over the missing ends, rows in ``ledger``, draws from ``noise``); False: no budget,
         unknown column intervals are NaN and undeclared variables are not clamped.
     na_action : "fail" (error naming the columns), "impute" (numeric: centre of the column's range,
-        0 when it has none; categorical: reference level; n unchanged), "zero" (numeric 0,
+        0 when it has none; categorical: reference level; n unchanged; a range still to be
+        estimated privately is searched with missing values counted as 0, so n and the replace-one
+        sensitivity are unchanged), "zero" (numeric 0,
         categorical reference; heavy-tailed spec 7.6), "drop" (PrivacyLeakWarning: the count of
         complete rows becomes public).
     unknown_level : "error" (naming the column) or "reference".
