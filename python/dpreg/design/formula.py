@@ -87,7 +87,7 @@ def quote_name(name: str) -> str:
 
 def _power_in_calls(text: str) -> str:
     """R's ``^`` inside a function call (``I(x^2)``) is a power; formulaic/python read it as xor."""
-    out, stack, prev = [], [], ""
+    out, stack = [], []
     i = 0
     while i < len(text):
         ch = text[i]
@@ -96,10 +96,10 @@ def _power_in_calls(text: str) -> str:
             j = len(text) - 1 if j < 0 else j
             out.append(text[i:j + 1])
             i = j + 1
-            prev = "x"
             continue
         if ch == "(":
-            stack.append(bool(re.search(r"[\w.]$", "".join(out).rstrip()) ) or (stack and stack[-1]))
+            is_call = bool(re.search(r"[\w.]$", "".join(out).rstrip()))
+            stack.append(is_call or bool(stack and stack[-1]))
         elif ch == ")":
             if stack:
                 stack.pop()
@@ -108,7 +108,6 @@ def _power_in_calls(text: str) -> str:
             i += 1
             continue
         out.append(ch)
-        prev = ch
         i += 1
     return "".join(out)
 
