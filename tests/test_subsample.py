@@ -356,3 +356,16 @@ def test_planted_value_never_printed(frame):
     text = str(fit.summary()) + repr(fit) + json.dumps(fit.to_dict())
     for planted in ("123456", "98765"):
         assert planted not in text
+
+
+def test_residual_variance_release_and_prediction(frame):
+    led_fit = dpreg.dp_lm("y ~ x1 + x2", frame, eps=10, delta=0, method="subsample_aggregate",
+                          coef_bounds=(-20, 20), residual_variance=True, random_state=2, n_boot=30)
+    # true error variance 4 (+ the g effect 0.7^2/4 ~ 0.12 left in the residual); one-sided PMWM of
+    # group RSS/(m - p) at eps = 1 (10%): within 15%
+    assert led_fit.sigma ** 2 == pytest.approx(4.12, rel=0.15)
+    assert led_fit.privacy.eps_spent == pytest.approx(10.0, rel=1e-9)
+    rows = [r for r in led_fit.privacy.ledger if r["statistic"].startswith("residual variance")]
+    assert len(rows) == 3 and sum(r["eps"] for r in rows) == pytest.approx(1.0, rel=1e-12)
+    pred = led_fit.predict(frame.iloc[:5], interval="prediction")
+    assert np.all(pred["upper"] - pred["lower"] > 2 * 1.96 * 1.8)

@@ -62,7 +62,12 @@ OPTIONS = {
     "drop_remainder": (False, "spec 3.2: every unit is used; True drops N mod k units as the paper's code"),
     "base_estimator": (None, "OLS per group (spec 3.3); any callable (X_g, y_g) -> R^p"),
     "crossing": ("bounds", "authors' zCDP code (spec 2.4)"),
+    "residual_variance": (False, "spec 5.3 'Prediction': True releases a residual variance (one-sided PMWM of "
+                                 "the group RSS/(m_g - p)) from an extra 10% of the budget"),
+    "sigma2_upper": (1e4, "spec 5.3: public upper end of the residual-variance search [0, sigma2_upper]"),
 }
+#: spec 5.3: share of the budget for the residual variance when residual_variance=True
+RV_SHARE = 0.10
 
 _DEFAULTS = {k: v[0] for k, v in OPTIONS.items()}
 
@@ -216,10 +221,13 @@ def _ols(Xg, yg, p):
     return coef
 
 
-def group_estimates(X, y, groups, p, default, base_estimator=None):
+def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
     """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
-    default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7)."""
+    default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7).
+    With ``residual_variance`` also the (k,) group residual variances RSS_g/(m_g - p) (public
+    ``sigma2_default`` for failed groups or m_g <= p)."""
     out = np.empty((len(groups), p))
+    s2 = np.full(len(groups), float(sigma2_default))
     for i, rows in enumerate(groups):
         Xg, yg = X[rows], y[rows]
         try:
@@ -230,8 +238,13 @@ def group_estimates(X, y, groups, p, default, base_estimator=None):
             out[i] = default
             continue
         est = np.asarray(est, dtype=float).ravel()
-        out[i] = est if (est.shape == (p,) and np.all(np.isfinite(est))) else default
-    return out
+        ok = est.shape == (p,) and np.all(np.isfinite(est))
+        out[i] = est if ok else default
+        if residual_variance and ok and Xg.shape[0] > p:
+            v = float(np.sum((yg - Xg @ est) ** 2) / (Xg.shape[0] - p))
+            if math.isfinite(v):
+                s2[i] = v
+    return (out, s2) if residual_variance else out
 
 
 def partition(N, k, noise, drop_remainder=False):
@@ -261,7 +274,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
-           crossing="bounds", bounds_notice=False) -> dict:
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4) -> dict:
     """Internal S&A fit on arrays (spec 3.2 steps 4-10, 4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
     number of distinct units (public). Returns a dict of released values and public facts."""
@@ -270,6 +283,9 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     n, p = X.shape
     lower, upper = _resolve_bounds(coef_bounds, terms)
     f_se = 0.0 if se_method == "none" else float(se_fraction)
+    total_budget = budget
+    if residual_variance:   # spec 5.3: the 10% share is taken before the coefficient and SE shares
+        budget = (1.0 - RV_SHARE) * total_budget
     if units is None:
         N, unit_of_row = n, None
     else:
@@ -297,7 +313,11 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         groups = [r for r in np.split(order, cuts)]
         groups = [r[g_row[r] >= 0] for r in groups]
     default = (lower + upper) / 2.0
-    theta_hat = group_estimates(X, y, groups, p, default, base_estimator)
+    if residual_variance:
+        theta_hat, sig2_groups = group_estimates(X, y, groups, p, default, base_estimator, True,
+                                                 sigma2_default=float(sigma2_upper) / 2.0)
+    else:
+        theta_hat, sig2_groups = group_estimates(X, y, groups, p, default, base_estimator), None
     del X, y
 
     cfg = {"aggregator": aggregator, "lower": lower, "upper": upper, "b_c": rule["b_c"], "model": model,
@@ -318,7 +338,22 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
                              "the bounds")
     v_noise = np.array([r.noise_sd ** 2 for r in per])
 
-    out = {"coef": coef, "k": k, "m": N / k, "N": N, "rule": rule, "per": per, "model": model,
+    sigma2 = None
+    if residual_variance:
+        b_rv = RV_SHARE * total_budget
+        s_q_rv = W.threshold_scale(b_rv, model, quantile_noise, split, n_quantiles=1)
+        xi_rv, _ = W.trim_proportion(k, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q_rv)
+        r_rv = W.pmwm_one_sided(sig2_groups, lower=0.0, upper=float(sigma2_upper), budget=b_rv, model=model,
+                                xi=xi_rv, split=split, beta=beta, quantile_noise=quantile_noise, noise=noise,
+                                ledger=ledger, label="residual variance")
+        sigma2 = max(r_rv.estimate, 0.0)
+        if k < W.feasible_count(s_q_rv, W.grid_steps(0.0, float(sigma2_upper), beta)):
+            warns.append("residual-variance step under-budgeted: prediction intervals may be unreliable")
+        if r_rv.near_bound or r_rv.clamped:
+            warns.append("residual variance: private quantile hit a bound; sigma2_upper may be too small")
+        del sig2_groups
+
+    out = {"coef": coef, "sigma2": sigma2, "k": k, "m": N / k, "N": N, "rule": rule, "per": per, "model": model,
            "warnings": warns, "v_noise": v_noise, "se": None, "ci": None, "ci_draws": None,
            "v_samp": None, "spread_saturated": [False] * p, "level": level}
     if se_method == "none":
@@ -420,6 +455,11 @@ def _check_options(opts, inference):
         raise ValueError("level must be in (0, 1)")
     if opts["crossing"] not in ("bounds", "swap"):
         raise ValueError("crossing must be 'bounds' or 'swap'")
+    if not isinstance(opts["residual_variance"], (bool, np.bool_)):
+        raise ValueError("residual_variance must be True or False")
+    su = opts["sigma2_upper"]
+    if isinstance(su, bool) or not isinstance(su, (int, float)) or not (math.isfinite(su) and su > 0):
+        raise ValueError("sigma2_upper must be a finite number > 0")
     if opts["base_estimator"] is not None and not callable(opts["base_estimator"]):
         raise ValueError("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
     return se_method
@@ -446,6 +486,8 @@ def check_public(n, d, spec, options):
     terms = [str(j) for j in range(d)]
     lo, hi = _resolve_bounds(opts["coef_bounds"] if not isinstance(opts["coef_bounds"], dict)
                              else DEFAULT_COEF_BOUNDS, terms)
+    if opts["residual_variance"]:
+        budget = (1.0 - RV_SHARE) * budget
     choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
              split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
              trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
@@ -470,7 +512,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  eta=float(opts["eta"]), beta=float(opts["beta"]), split=split, quantile_noise=qn,
                  se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
                  drop_remainder=bool(opts["drop_remainder"]), base_estimator=opts["base_estimator"],
-                 crossing=opts["crossing"], bounds_notice=notice)
+                 crossing=opts["crossing"], bounds_notice=notice,
+                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=float(opts["sigma2_upper"]))
     return release_from_result(res, terms=terms, opts=opts, se_method=se_method, f_se=f_se, rho=rho,
                                quantile_noise=qn, options_given=options)
 
@@ -512,7 +555,7 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
         facts.update(k_priv_spread=rule["k_priv_s"], xi_spread=rule["xi_s"], c_spread=rule["c_s"])
     tuning = {}
     shown = ("coef_bounds", "aggregator", "trim_count", "trim", "eta", "beta", "split", "accounting",
-             "se_fraction", "n_boot")
+             "se_fraction", "n_boot", "residual_variance")
     for name, (default, origin) in OPTIONS.items():
         if name not in shown and name not in options_given:
             continue
@@ -537,7 +580,12 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     if quantile_noise == "gaussian":
         res["warnings"].append("quantile_noise='gaussian': zCDP quantile of the paper's Lemma D.1 "
                                "(constant not independently verified, spec 1.5c)")
-    return Release(method="subsample_aggregate", coef=res["coef"], vcov=vcov, vcov_privacy=vcov_priv,
+    sigma = None if res.get("sigma2") is None else math.sqrt(res["sigma2"])
+    if sigma is None:
+        note += ("; prediction intervals need residual_variance=True" if res["se"] is not None else "")
+    else:
+        facts["residual_variance_share"] = RV_SHARE
+    return Release(method="subsample_aggregate", coef=res["coef"], vcov=vcov, vcov_privacy=vcov_priv, sigma=sigma,
                    ci=res["ci"], ci_level=(res["level"] if res["ci"] is not None else None),
                    ci_draws=res["ci_draws"], inference_note=note, tuning=tuning, facts=facts,
                    warnings=list(dict.fromkeys(res["warnings"])))
