@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import math
+import warnings
 
-from .errors import EstimationFailed
+from .errors import EstimationFailed, PrivacyLeakWarning
 from .estimators import get_estimator
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
@@ -103,9 +104,16 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
     need_bounds = bool(est.NEEDS_BOUNDS) and bounds != "data"
-    design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
-                          need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
-                          noise=noise, ledger=ledger, **design_opts)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
+                              need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
+                              noise=noise, ledger=ledger, **design_opts)
+    design_notes = []
+    for w in caught:  # re-raise to the caller, and keep the public texts for the summary
+        warnings.warn(w.message, w.category, stacklevel=3)
+        if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
+            design_notes.append(str(w.message))
     eps_bounds = ledger.eps_pure  # what the design layer actually spent on ranges (0 if all declared)
     spec = PrivacySpec(eps=eps - eps_bounds, delta=delta, neighbours=neighbours, inference=bool(inference))
     if hasattr(est, "check_public"):
@@ -127,6 +135,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise EstimationFailed(str(exc), privacy=privacy) from None
     privacy = statement()
     charge(privacy)
+    release.warnings = [t for t in design_notes if t not in release.warnings] + list(release.warnings)
     public = design.public
     del design  # results never see the data
     return DPFit.from_release(release, public=public, privacy=privacy, formula=formula, method=method,
