@@ -98,6 +98,15 @@ check_named_list <- function(x, what) {
   x
 }
 
+# The call is printed: an inline data argument (data = data.frame(...)) would print data values.
+public_call <- function(call) {
+  d <- call$data
+  if (!is.null(d) && !(is.name(d) || (is.call(d) && deparse(d[[1]]) %in% c("$", "::", "[[")))) {
+    call$data <- as.name("<data>")
+  }
+  call
+}
+
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
   if (missing(data) || !is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
   dots <- list(...)
@@ -133,7 +142,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   options <- options[!vapply(options, is.null, TRUE)]
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
-  new_dp_fit(out$dict, out$json, call = call, tr = tr, enc = enc)
+  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
 }
 
 # NULL / list-with-NULLs from Python -> numeric vector with NA

@@ -127,11 +127,12 @@ translate_formula <- function(formula, data) {
     })
   }
   if (length(formula) != 3) stop("the formula needs a response: y ~ ...", call. = FALSE)
-  env <- environment(formula)
   expanded <- tryCatch(stats::formula(stats::terms(formula, data = data)),
                        error = function(e) stop("cannot read the formula: ", conditionMessage(e),
                                                 call. = FALSE))
-  environment(expanded) <- env
+  # the fit keeps the formula: never the caller's environment, which may hold the data and would
+  # be written out by saveRDS()
+  environment(expanded) <- baseenv()
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {

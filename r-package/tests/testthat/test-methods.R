@@ -98,3 +98,11 @@ test_that("saveRDS / readRDS round-trip, and printing works from the saved objec
   expect_identical(back, fit)
   expect_identical(capture.output(print(summary(back))), capture.output(print(summary(fit))))
 })
+
+test_that("the stored call and formula carry no data", {
+  fit <- dpreg:::public_call(quote(dp_lm(y ~ x, data = data.frame(x = c(3.14159, 2), y = 1:2))))
+  expect_false(grepl("3.14159", paste(deparse(fit), collapse = "")))
+  expect_identical(dpreg:::public_call(quote(dp_lm(y ~ x, data = df)))$data, quote(df))
+  f <- local({ secret <- 42; dpreg:::translate_formula(y ~ x, data.frame(x = 1, y = 2))$formula })
+  expect_identical(environment(f), baseenv())
+})
