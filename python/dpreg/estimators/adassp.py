@@ -147,7 +147,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
         "outcome_centre": float(sd.c_y), "outcome_half_width": float(sd.h_y),
-        "ridge_lambda": float(state["lam"]), "ridge_active": bool(state["lam"] > 0),
+        # ridge_active: the adaptive rule of spec 3.2 step 8 asked for a ridge (for BoostedAdaSSP the
+        # stability floor is reported separately and is not counted as "active")
+        "ridge_lambda": float(state["lam"]), "ridge_active": bool(state.get("lam_rule", state["lam"]) > 0),
         "pd_repaired": bool(state["pd_repaired"]), "lambda_min_released": float(state["lam_hat"]),
         "kappa_E": float(state["kappa_E"]), "kappa_L": float(state["kappa_L"]),
         "sigma_XtX": float(state["sigma_gram"]), "sigma_lambda_min": float(state["sigma_lambda"]),
@@ -156,7 +158,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     }
     if boosted:
         facts.update(T=int(state["T"]), sigma_round=float(state["sigma_round"]), lr=state["lr"],
-                     tau=float(state["tau"]))
+                     tau=float(state["tau"]), ridge_lambda_rule=float(state["lam_rule"]),
+                     stable_ridge=state["stable_ridge"], stability_floor=float(state["stability_floor"]))
     else:
         facts["sigma_Xty"] = float(state["sigma_xty"])
         facts["B_y"] = float(state["bound_y"])
@@ -204,8 +207,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                           kappa_L=state["kappa_L"], rule=values["ridge_rule"], B=int(values["n_boot"]),
                           pd_repair=state["pd_repair"])
             if boosted:
+                floor = state["stability_floor"] if state["stable_ridge"] else 0.0
                 draws = inf.bootstrap_boosted(child, sigma_round=state["sigma_round"], etas=state["etas"],
-                                              **common)
+                                              lam_floor=floor, **common)
             else:
                 draws = inf.bootstrap_adassp(child, sigma_xty=state["sigma_xty"], **common)
             beta_draws = draws @ M.T + m
@@ -221,10 +225,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["wald"] = wald
     contraction = None
     if boosted:
-        contraction = inf.boosting_contraction(state["Gamma"], state["lam"], state["sigma_gram"])
+        if state["stable_ridge"]:
+            lam_lb = max(0.0, state["lam_hat"] - state["kappa_L"] * state["sigma_lambda"])
+            contraction = inf.guarded_contraction(state["lam"], lam_lb)
+        else:
+            contraction = inf.boosting_contraction(state["Gamma"], state["lam"], state["sigma_gram"])
         facts["boosting_contraction"] = contraction
     rel.warnings = inf.diagnostics(
-        lam=state["lam"], pd_repaired=state["pd_repaired"], floor_hit=floor_hit,
+        lam=state["lam_rule"] if boosted else state["lam"], pd_repaired=state["pd_repaired"], floor_hit=floor_hit,
         delta=spec.delta, n=n_for_delta if n_for_delta is not None else math.inf, boosted=boosted,
         contraction=contraction, T=state.get("T"), theta=theta, se_scaled=se_scaled,
         tau=state.get("tau") if sd.extra["outcome_scaled"] else None, sigma_hat=sigma_hat_scaled)

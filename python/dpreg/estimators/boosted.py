@@ -40,6 +40,10 @@ OPTIONS = {
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it (spec 2.3)"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
     "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases (spec 4.2)"),
+    "stable_ridge": (True, "our choice: ridge at least sigma1 (2 sqrt(d) + 3) >= ||E||_2 (w.p. 98.9%) so "
+                           "that every round contracts; without it the rounds can diverge when "
+                           "lambda_min(X^T X) is just above the adaptive-ridge threshold (spec 4.3.2: "
+                           "the fixed point does not depend on lambda)"),
     "mode": _ADA_OPTIONS["mode"],
     "ridge_rule": _ADA_OPTIONS["ridge_rule"],
     "ci": _ADA_OPTIONS["ci"],
@@ -48,6 +52,23 @@ OPTIONS = {
     "inference_share": _ADA_OPTIONS["inference_share"],
     "r_squared": _ADA_OPTIONS["r_squared"],
 }
+
+
+def stable_ridge_floor(sigma_gram: float, d: int) -> float:
+    """sigma1 (2 sqrt(d) + 3): a bound on ||E||_2 for the Gram noise E = sigma1 (G + G^T)/2 that holds
+    with probability >= 1 - exp(-9/2) = 98.9% (||(G + G^T)/2|| <= ||G|| <= 2 sqrt(d) + t with
+    probability >= 1 - exp(-t^2/2), Davidson-Szarek / Gaussian concentration, t = 3).
+
+    Why: one boosting round maps the error e_t = theta_t - theta_OLS (noise-free part) to
+    (I - Gamma X^T X) e_t = Gamma (lam I + E) e_t with Gamma = (X^T X + E + lam I)^{-1}. When
+    lam >= ||E||, P = lam I + E is positive semi-definite and the eigenvalues of (X^T X + P)^{-1} P lie
+    in [0, 1): every round contracts. With the adaptive rule alone (lam = 0 once lambda_min(X^T X)
+    exceeds 1.96 sqrt(d) sigma1) the most negative eigenvalue of E (about -sqrt(2d) sigma1) can make
+    the recursion expand and the boosting diverge. Post-processing of released values only: the
+    fixed point (OLS) does not depend on lam (spec 4.3.2); a larger lam slows the approach but also
+    averages the per-round noise (stationary variance sigma_z^2/(s^2 + 2 s lam) per eigen-direction s).
+    """
+    return float(sigma_gram) * (2.0 * math.sqrt(d) + 3.0)
 
 
 def learning_rates(lr: str, T: int) -> np.ndarray:
@@ -71,6 +92,8 @@ def _check_values(values):
         raise ValueError(f"lr must be one of {', '.join(LR_SCHEDULES)}")
     if values["split"] is not None:
         _ssp.check_split(values["split"])
+    if not isinstance(values["stable_ridge"], (bool, np.bool_)):
+        raise ValueError("stable_ridge must be True or False")
 
 
 def check_public(n, d, spec, options) -> None:
@@ -107,8 +130,12 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
     kappa_E, kappa_L = _ssp.ridge_constants(values["ridge_rule"], d, spec.delta)
-    lam = (float(_force_lambda) if _force_lambda is not None
-           else _ssp.ridge_lambda(lam_hat, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
+    lam_rule = (float(_force_lambda) if _force_lambda is not None
+                else _ssp.ridge_lambda(lam_hat, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
+    lam = lam_rule
+    stability_floor = stable_ridge_floor(sigma1, d)
+    if values["stable_ridge"] and _force_lambda is None:
+        lam = max(lam_rule, stability_floor)
     Gamma, repaired = _ssp.pd_inverse(A_hat + lam * np.eye(d), sigma1, _pd_repair)
 
     delta_g = _ssp.sensitivity_xty(spec.neighbours, tau_x, tau)
@@ -123,5 +150,6 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
 
     state = dict(kind="boosted", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_round=delta_g / mu_round, kappa_E=kappa_E,
-                 kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair)
+                 kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair,
+                 lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor)
     return finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)

@@ -100,7 +100,7 @@ def to_original(M, V) -> np.ndarray:
 # parametric bootstrap (spec 6.5; [FWS] fixed-design adaptation)
 # --------------------------------------------------------------------------------------------------
 def _bootstrap_world(child, S, theta, sigma2_hat, sigma_gram, sigma_lambda, kappa_E, kappa_L, rule, B,
-                     pd_repair):
+                     pd_repair, lam_floor=0.0):
     d = S.shape[0]
     L = np.linalg.cholesky(S)
     lmin_S = float(np.linalg.eigvalsh(S)[0])
@@ -108,6 +108,7 @@ def _bootstrap_world(child, S, theta, sigma2_hat, sigma_gram, sigma_lambda, kapp
     A_star = S[None, :, :] + sigma_gram * (G + np.swapaxes(G, 1, 2)) / 2.0
     lam_hat_star = lmin_S + sigma_lambda * child.standard_normal(B)
     lam_star = np.atleast_1d(ridge_lambda(lam_hat_star, sigma_gram, sigma_lambda, kappa_E, kappa_L, rule))
+    lam_star = np.maximum(lam_star, lam_floor)     # BoostedAdaSSP's stability floor, as in the fit
     Gam_star, _ = pd_inverse(A_star + lam_star[:, None, None] * np.eye(d), sigma_gram, pd_repair)
     u_star = (S @ theta)[None, :] + math.sqrt(max(sigma2_hat, 0.0)) * (child.standard_normal((B, d)) @ L.T)
     return Gam_star, u_star
@@ -124,10 +125,11 @@ def bootstrap_adassp(child, *, S, theta, sigma2_hat, sigma_gram, sigma_lambda, s
 
 
 def bootstrap_boosted(child, *, S, theta, sigma2_hat, sigma_gram, sigma_lambda, sigma_round, etas,
-                      kappa_E, kappa_L, rule, B, pd_repair=True) -> np.ndarray:
-    """B replicates of BoostedAdaSSP's theta_T (residual clipping ignored, valid under spec 6.1)."""
+                      kappa_E, kappa_L, rule, B, pd_repair=True, lam_floor=0.0) -> np.ndarray:
+    """B replicates of BoostedAdaSSP's theta_T (residual clipping ignored, valid under spec 6.1);
+    ``lam_floor`` = the stability floor the fit used (0 without it)."""
     Gam, u = _bootstrap_world(child, S, theta, sigma2_hat, sigma_gram, sigma_lambda, kappa_E, kappa_L,
-                              rule, B, pd_repair)
+                              rule, B, pd_repair, lam_floor)
     d = S.shape[0]
     th = np.zeros((B, d))
     for eta in etas:
@@ -169,6 +171,16 @@ def boosting_contraction(Gamma, lam: float, sigma_gram: float) -> float:
     boosting recursion (spec 6.10 item 3)."""
     d = Gamma.shape[0]
     return float(np.linalg.norm(Gamma, 2) * (lam + 2.0 * math.sqrt(d) * sigma_gram))
+
+
+def guarded_contraction(lam: float, lam_min_lower: float) -> float:
+    """Per-round contraction bound with the stability ridge of BoostedAdaSSP (lam >= ||E||_2): the
+    error map is (X^T X + P)^{-1} P with 0 <= P = lam I + E <= 2 lam I, whose eigenvalues are at most
+    2 lam / (lambda_min(X^T X) + 2 lam); lambda_min is replaced by its released lower bound
+    max(0, lam_hat - kappa_L sigma3)."""
+    if lam <= 0:
+        return 0.0
+    return float(2.0 * lam / (max(lam_min_lower, 0.0) + 2.0 * lam))
 
 
 def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta: float, n: int,
