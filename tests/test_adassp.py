@@ -437,3 +437,9 @@ def test_dp_lm_end_to_end_privacy_and_planted_value():
     assert list(pred.columns) == ["fit", "lower", "upper"]
     for key in ("mode", "ridge_lambda", "B_bar"):
         assert key in fit.facts
+
+
+def test_bootstrap_draws_never_have_n_rows():
+    D = linear_design(n=300, seed=30)
+    rel = adassp.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(1), Ledger(), ci="bootstrap", n_boot=300)
+    assert rel.ci_draws.shape == (301, 4)
