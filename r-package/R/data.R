@@ -54,8 +54,8 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
   if (length(chars)) {
     stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": make them ",
          "factors with declared (public) levels, e.g. data$", chars[1], " <- factor(data$",
-         chars[1], ", levels = c(...)); levels read from the data are not private",
-         call. = FALSE)
+         chars[1], ", levels = c(...)), or declare levels = list(", chars[1], " = c(...)); ",
+         "levels read from the data are not private", call. = FALSE)
   }
   if (length(bad)) {
     stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",

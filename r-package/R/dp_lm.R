@@ -124,6 +124,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   if (!is.character(method) || length(method) != 1) stop("method must be a string", call. = FALSE)
   tr <- translate_formula(formula, data)
+  levels <- check_named_list(levels, "levels")
+  data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   enc <- encode_columns(data, tr$vars, na_action = na_action, what = "data")
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
@@ -135,7 +137,6 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
       bounds[[b]] <- as.list(as.double(v))
     }
   }
-  levels <- check_named_list(levels, "levels")
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
   options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
                     bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
@@ -143,6 +144,29 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# Number or character columns with declared levels become factors with exactly those levels (the
+# codes then cross as for any factor). Values outside them: error naming the column, or the
+# reference level with unknown_level = "reference" (the core's policy).
+apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
+  for (v in intersect(names(levels), vars)) {
+    x <- data[[v]]
+    if (is.factor(x) || !(is.numeric(x) || is.character(x) || is.logical(x))) next
+    lv <- as.character(levels[[v]])
+    lab <- as.character(x)
+    bad <- !is.na(lab) & !(lab %in% lv)
+    if (any(bad)) {
+      if (identical(unknown_level, "reference")) {
+        lab[bad] <- lv[1]
+      } else {
+        stop("column ", v, " contains values that are not among its declared levels; declare ",
+             "all levels or use unknown_level = \"reference\"", call. = FALSE)
+      }
+    }
+    data[[v]] <- factor(lab, levels = lv)
+  }
+  data
 }
 
 # NULL / list-with-NULLs from Python -> numeric vector with NA

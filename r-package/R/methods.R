@@ -92,8 +92,7 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
                         has.Pvalue = TRUE, P.values = TRUE, na.print = "NA", ...)
   } else {
     cat("Coefficients (no standard errors, see below):\n")
-    print.default(format(x$coefficients[, "Estimate", drop = FALSE], digits = digits),
-                  quote = FALSE)
+    print.default(x$coefficients[, "Estimate", drop = FALSE], digits = digits)
   }
   cat("\n")
   if (is.finite(x$sigma)) {
@@ -118,9 +117,11 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         paste(not_rel, collapse = ", "), "\n", sep = "")
   }
   if (!x$has_inference) {
-    cat("No standard errors or intervals are available for this fit: ",
-        if (is.null(x$inference_note)) "this method provides none" else x$inference_note,
-        "\n", sep = "")
+    note <- if (is.null(x$inference_note)) "this method provides none" else x$inference_note
+    if (!grepl("^No standard errors", note)) {
+      note <- paste0("No standard errors or intervals are available for this fit: ", note)
+    }
+    cat(strwrap(note, width = 0.95 * getOption("width")), sep = "\n")
   } else if (!is.null(x$inference_note)) {
     cat("Inference note: ", x$inference_note, "\n", sep = "")
   }

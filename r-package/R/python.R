@@ -115,15 +115,19 @@ call_core <- function(fun, ...) {
     .dpreg$funs[[fun]] <- f
   }
   out <- f(...)
+  # the core's messages show Python syntax for options; R users pass R lists
+  r_syntax <- function(msg) {
+    gsub("levels=\\{'([^']+)': \\[\\.\\.\\.\\]\\}", "levels = list(\\1 = c(...))", msg)
+  }
   for (w in out$warnings) {
     cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak" else "dpreg_warning"
     warning(structure(class = c(cls, "warning", "condition"),
-                      list(message = paste0(w$category, ": ", w$message), call = NULL)))
+                      list(message = paste0(w$category, ": ", r_syntax(w$message)), call = NULL)))
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
     stop(structure(class = c(paste0("dpreg_", err$type), "dpreg_error", "error", "condition"),
-                   list(message = paste0(err$type, ": ", err$message), call = NULL,
+                   list(message = paste0(err$type, ": ", r_syntax(err$message)), call = NULL,
                         privacy = err$privacy)))
   }
   out$value
