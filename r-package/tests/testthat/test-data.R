@@ -44,3 +44,14 @@ test_that("dates and other classes are refused", {
   d <- data.frame(t = as.Date("2020-01-01") + 0:1)
   expect_error(enc(d), "neither numeric")
 })
+
+test_that("declared levels turn numbers and strings into factors, unknown values refused", {
+  d <- data.frame(h = c(2, 1, 2), s = c("u", "v", "u"), stringsAsFactors = FALSE)
+  out <- dpreg:::apply_declared_levels(d, list(h = c("1", "2", "3"), s = c("v", "u")), c("h", "s"))
+  expect_identical(levels(out$h), c("1", "2", "3"))
+  expect_identical(as.integer(out$h), c(2L, 1L, 2L))
+  expect_identical(levels(out$s), c("v", "u"))
+  expect_error(dpreg:::apply_declared_levels(d, list(h = c("1")), "h"), "column h contains values")
+  ref <- dpreg:::apply_declared_levels(d, list(h = c("1")), "h", unknown_level = "reference")
+  expect_identical(as.character(ref$h), c("1", "1", "1"))
+})

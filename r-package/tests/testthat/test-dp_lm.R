@@ -145,3 +145,19 @@ test_that("dp_mean and dp_quantile release univariate estimates", {
   expect_error(dp_mean(c(1, NA)), "missing values")
   expect_error(dp_quantile(x, 2), "q must be")
 })
+
+test_that("declared levels make number and character columns categorical", {
+  skip_if_no_core()
+  df <- toy_data()
+  df$h <- rep(c(1, 2, 3), length.out = nrow(df))
+  df$s <- as.character(df$g)
+  fit <- dp_lm(y ~ x + factor(h) + s, data = df, bounds = toy_bounds, seed = 1,
+               levels = list(h = c("1", "2", "3"), s = c("a", "b", "c")))
+  expect_identical(names(coef(fit)),
+                   c("(Intercept)", "x", "factor(h)2", "factor(h)3", "sb", "sc"))
+  expect_error(dp_lm(y ~ factor(h), data = df, levels = list(h = c("1", "2"))),
+               "not among its declared levels")
+  # levels not declared: taken from the data, with the leak reported
+  expect_warning(dp_lm(y ~ x + factor(h), data = df, bounds = toy_bounds, seed = 1),
+                 class = "dpreg_privacy_leak")
+})
