@@ -243,3 +243,34 @@ def test_saved_fit_prints_in_r_without_python(r_lib, r_run, tmp_path):
     assert out["coef"] == r_run["saved_coef"]
     assert "\n".join(r_run["saved_summary"]) in out["text"]
     assert "2.5 %" in out["text"] and "97.5 %" in out["text"]
+
+
+# ---- the bridge itself (plain Python; no R needed) -------------------------------------------------
+def test_bridge_frame_codes_and_missing_values():
+    from dpreg.bridge import _frame
+    df = _frame({"g": [2.0, float("nan"), 1.0]}, {"g": ["a", "b", "c"]})
+    assert list(df["g"].cat.categories) == ["a", "b", "c"]   # all declared levels, unused kept
+    assert df["g"].isna().tolist() == [False, True, False]
+    assert df["g"].iloc[0] == "b" and df["g"].iloc[2] == "a"  # R codes are 1-based
+    assert _frame({"x": 1.5}, None)["x"].tolist() == [1.5]    # a length-1 R vector arrives as a scalar
+
+
+def test_bridge_returns_errors_and_warnings_instead_of_raising():
+    from dpreg import bridge
+    df = toy_frame(n=3000)
+    cols = {"y": df["y"].tolist(), "x": df["x"].tolist()}
+    bad = bridge.r_dp_lm("y ~ x", cols, None, {"eps": -1.0})
+    assert bad["ok"] is False and bad["error"]["type"] == "ValueError" and "eps" in bad["error"]["message"]
+    ok = bridge.r_dp_lm("y ~ x", cols, None, {"eps": 1.0, "seed": 3.0, "bounds": {"x": [0.0, 10.0]}})
+    assert ok["ok"] is True
+    # the undeclared outcome range is estimated privately: reported as a warning, not raised
+    assert all(set(w) == {"category", "message"} for w in ok["warnings"])
+    d = ok["value"]["dict"]
+    assert json.loads(ok["value"]["json"]) == d
+    ref = dpreg.dp_lm("y ~ x", df[["y", "x"]], bounds={"x": (0, 10)}, random_state=3)
+    assert d["coef"] == ref.coef.tolist()
+    pred = bridge.r_predict(ok["value"]["json"], {"x": [1.0, 2.0]}, None, "confidence", 0.9)
+    assert pred["ok"] is True, pred["error"]
+    expect = ref.predict(pd.DataFrame({"x": [1.0, 2.0]}), interval="confidence", level=0.9)
+    assert pred["value"]["fit"] == expect["fit"].tolist()
+    assert pred["value"]["lower"] == expect["lower"].tolist()

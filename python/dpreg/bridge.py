@@ -40,7 +40,11 @@ def _frame(columns: dict, factors: dict | None):
     factors = dict(factors or {})
     out = {}
     for name, values in (columns or {}).items():
-        vals = np.array([np.nan if v is None else float(v) for v in _as_list(values)], dtype=float)
+        raw = _as_list(values)
+        try:  # R sends doubles (NA as NaN): the fast path
+            vals = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
         if name in factors:
             levels = [str(v) for v in _as_list(factors[name])]
             codes = np.where(np.isnan(vals), -1, vals - 1).astype(np.int64)
