@@ -5,7 +5,8 @@ Usage: ``python -m benchmarks isp [--quick] [--reps R] [--skip-speed] [--skip-co
 * speed: n in {2e5, 1e6, 5e6} x d in {10, 50} (``--quick``: n in {2e5, 1e6}), Gaussian design and
   errors (no rows removed), declared sigma = 1, eps chosen per n so the public preconditions hold
   (8 at 2e5, 4 at 1e6, 1 at 5e6), inference bundle on; plus one run per size with 20 planted residual
-  outliers. Peak memory is the tracemalloc peak of numpy allocations during the call, beyond the data.
+  outliers (+50 sigma). "normal equations" = ``solve(X'X, X'y)`` in numpy, the floor any exact
+  method pays (statsmodels uses a pseudo-inverse and is slower). Peak memory is the tracemalloc peak of numpy allocations during the call, beyond the data.
 * coverage: n = 2e5, d = 20, eps = 8, delta = 1e-6, declared sigma = 1, R datasets (default 200,
   ``--quick`` 50): coverage of nominal 95% Wald intervals with the noise-aware vcov, and when the
   privacy noise c is ignored.
@@ -70,22 +71,23 @@ def _isp_fit(X, y, eps, sigma=1.0, seed=0, inference=True):
 def speed(sizes, dims):
     import statsmodels.api as sm
     eps_for = {200_000: 8.0, 1_000_000: 4.0, 5_000_000: 1.0}
-    rows = ["| n | d | eps | OLS time (s) | OLS peak MB | ISP time (s) | ISP peak MB | ISP / OLS time | "
-            "ISP status | ISP time, 20 outliers (s) | status |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| n | d | eps | statsmodels OLS time (s) | OLS peak MB | normal equations (s) | ISP time (s) | "
+            "ISP peak MB | ISP / statsmodels | ISP / normal eq. | ISP status | ISP time, 20 outliers (s) | status |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in sizes:
         for d in dims:
             eps = eps_for[n]
             X, y, _ = _data(1, n, d)
             _, t_ols, m_ols, e_ols = _measure(lambda: sm.OLS(y, X).fit())
+            _, t_ne, _, _ = _measure(lambda: np.linalg.solve(X.T @ X, X.T @ y))
             rel, t_isp, m_isp, e_isp = _measure(lambda: _isp_fit(X, y, eps))
             status = e_isp or rel.facts["status"]
             y[np.arange(20) * 97] += 50.0
             rel2, t_out, _, e_out = _measure(lambda: _isp_fit(X, y, eps))
             status2 = e_out or rel2.facts["status"]
             ratio = t_isp / t_ols if not e_ols else float("nan")
-            rows.append(f"| {n:.0e} | {d} | {eps:g} | {t_ols:.2f} | {m_ols:.0f} | {t_isp:.2f} | {m_isp:.0f} | "
-                        f"{ratio:.2f} | {status} | {t_out:.2f} | {status2} |")
+            rows.append(f"| {n:.0e} | {d} | {eps:g} | {t_ols:.2f} | {m_ols:.0f} | {t_ne:.2f} | {t_isp:.2f} | "
+                        f"{m_isp:.0f} | {ratio:.2f} | {t_isp / t_ne:.1f} | {status} | {t_out:.2f} | {status2} |")
             del X, y
             gc.collect()
     return "\n".join(rows)

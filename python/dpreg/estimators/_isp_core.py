@@ -299,10 +299,10 @@ def _slf(X, G, L, k):
     nrem = 0
     stop_level = -1                       # levels <= stop_level have term >= k
     lam = [L / (1.0 - l * L) for l in range(2 * k + 1)]
+    j = int(np.argmax(h_act))             # current argmax, recomputed only after a removal (spec E4)
     for lev in range(2 * k, -1, -1):
         blocked = False
         while nrem < k:
-            j = int(np.argmax(h_act))
             hj = h_act[j]
             if not hj > lam[lev]:
                 break
@@ -317,6 +317,7 @@ def _slf(X, G, L, k):
             h_act[j] = -np.inf
             rem_level[j] = lev
             nrem += 1
+            j = int(np.argmax(h_act))
         if blocked or nrem >= k:
             # every level <= lev has term n - |S_l| + l >= k (k rows already out, or S_l empty)
             stop_level = lev
