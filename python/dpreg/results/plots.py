@@ -78,9 +78,15 @@ def privacy_utility_plot(eps_grid, errors, *, labels=None, ylabel="test MSE / OL
         ax.plot(eps, med, "o-", color=f"C{i}", label=label)
         if any(len(v) > 1 for v in vals):
             ax.fill_between(eps, q1, q3, color=f"C{i}", alpha=0.2)
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
     ax.set_xscale("log")
+    ax.set_xticks(eps)
+    ax.set_xticklabels([f"{e:g}" for e in eps])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     if logy:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("eps (privacy budget)")
     ax.set_ylabel(ylabel)
     ax.legend(frameon=False, fontsize="small")
