@@ -137,6 +137,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     charge(privacy)
     release.warnings = [t for t in design_notes if t not in release.warnings] + list(release.warnings)
     public = design.public
+    if neighbours == "add_remove":
+        public.n = None  # n is private under add/remove: only a released estimate may be reported
     del design  # results never see the data
     return DPFit.from_release(release, public=public, privacy=privacy, formula=formula, method=method,
                               options=options, auto=auto)

@@ -26,7 +26,8 @@ class PublicDesign:
     factor_blocks   : list of lists of column indices: the dummy columns of each factor main effect
     outcome_interval: (lo, hi) public outcome range, or None
     schema          : the public Schema (declared / estimated / data-derived, with sources)
-    n               : number of rows used (public under replace-one)
+    n               : number of rows used (public under replace-one); None under add/remove, where
+                      n is private (the fit reports a released estimate instead, if any)
     family          : "gaussian" or "binomial"
     outcome_levels  : for binomial: [reference level, event level]
     spec_state      : opaque public state needed to rebuild the model matrix of new data
@@ -89,7 +90,8 @@ class PublicDesign:
             "factor_blocks": [[int(j) for j in b] for b in self.factor_blocks],
             "outcome_interval": None if self.outcome_interval is None
             else [float(self.outcome_interval[0]), float(self.outcome_interval[1])],
-            "schema": self.schema.to_dict(), "n": int(self.n), "family": self.family,
+            "schema": self.schema.to_dict(), "n": None if self.n is None else int(self.n),
+            "family": self.family,
             "outcome_levels": None if self.outcome_levels is None else [str(v) for v in self.outcome_levels],
             "spec_state": _plain(state),
         }
@@ -110,7 +112,8 @@ class PublicDesign:
                    column_upper=arr(d["column_upper"]),
                    factor_blocks=[list(map(int, b)) for b in d.get("factor_blocks", [])],
                    outcome_interval=None if oi is None else (float(oi[0]), float(oi[1])),
-                   schema=schema, n=int(d["n"]), family=d.get("family", "gaussian"),
+                   schema=schema, n=None if d.get("n") is None else int(d["n"]),
+                   family=d.get("family", "gaussian"),
                    outcome_levels=d.get("outcome_levels"), spec_state=d.get("spec_state"))
 
 

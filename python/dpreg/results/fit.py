@@ -692,7 +692,8 @@ def _public_to_dict(public):
             "factor_blocks": [list(map(int, b)) for b in public.factor_blocks],
             "outcome_interval": public.outcome_interval,
             "schema": schema.to_dict() if hasattr(schema, "to_dict") else None,
-            "n": int(public.n), "family": public.family, "outcome_levels": public.outcome_levels}
+            "n": None if public.n is None else int(public.n), "family": public.family,
+            "outcome_levels": public.outcome_levels}
 
 
 def _public_from_dict(d):
@@ -855,7 +856,9 @@ class Summary:
         out = []
         if f.sigma is not None:
             df = f.df_resid
-            df_s = "NA" if df is None else format_number(df, 10)
+            # under add/remove n (hence df) is a released estimate: print it rounded, like n
+            df_s = "NA" if df is None else (format_number(df, 10) if float(df).is_integer()
+                                            else f"{float(df):.0f} (estimated)")
             out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom")
         if f.r_squared is not None:
             adj = f.adj_r_squared
