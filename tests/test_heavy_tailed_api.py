@@ -64,13 +64,11 @@ def test_wider_than_long():
     d = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
     d["y"] = X[:, 0] - X[:, 1] + rng.standard_t(5, n)
     for method, opts in (("ht_fw", {}), ("ht_sparse", {"s": 5})):
-        try:
-            fit = dpreg.dp_lm("y ~ .", d, method=method, random_state=0, **opts)
-        except ValueError as exc:
-            if "not more than the number of coefficients" in str(exc):
-                pytest.xfail("design layer still refuses d >= n (needs ALLOWS_WIDE wiring in api/build)")
-            raise
+        fit = dpreg.dp_lm("y ~ .", d, method=method, random_state=0, **opts)
         assert len(fit.coef) == p + 1
+    wide_bounds = {c: (-50.0, 50.0) for c in d.columns}
+    with pytest.raises(ValueError, match="not more than the number of coefficients"):
+        dpreg.dp_lm("y ~ .", d, method="adassp", bounds=wide_bounds, random_state=0)  # SSP: d < n only
 
 
 def test_public_scaling_through_api(df):

@@ -83,11 +83,13 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         options.setdefault("_auto", True)
     auto = options.pop("_auto", False)
     est = get_estimator(method)
-    if family not in est.FAMILIES:
+    families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
+    if family not in families:
         raise ValueError(f"method {method!r} does not support family {family!r}")
     if neighbours not in est.NEIGHBOURS:
         raise ValueError(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
-    if delta == 0 and not getattr(est, "PURE_DP", False):
+    pure_ok = (method in est.PURE_DP_METHODS) if hasattr(est, "PURE_DP_METHODS") else getattr(est, "PURE_DP", False)
+    if delta == 0 and not pure_ok:
         raise ValueError(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
                          "approximate-DP mechanisms; choose delta > 0, or a pure-DP method "
                          "(ht_fw, subsample_aggregate)")
@@ -108,7 +110,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         warnings.simplefilter("always")
         design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                               need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
-                              noise=noise, ledger=ledger, **design_opts)
+                              noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                              **design_opts)
     design_notes = []
     for w in caught:  # re-raise to the caller, and keep the public texts for the summary
         warnings.warn(w.message, w.category, stacklevel=3)

@@ -210,7 +210,7 @@ def _safe_type(s):
 
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
                  bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
-                 strict=False, outcome_levels=None) -> Design:
+                 strict=False, outcome_levels=None, allow_wide=False) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
     Parameters (see API.md "Bounds" and "Data policy")
@@ -232,6 +232,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         complete rows becomes public).
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
+    allow_wide : accept n <= number of columns (only for estimators built for d >= n).
 
     Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
     interval arithmetic (:mod:`dpreg.design.intervals`).
@@ -464,7 +465,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     d = X.shape[1]
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")
-    if n <= d:
+    if n <= d and not allow_wide:  # methods built for d >= n (heavy-tailed family) pass allow_wide
         raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "
                           "or more rows")
 

@@ -208,7 +208,8 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
         b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         if bound > MAX_PREMATURE:
-            cols = ", ".join(repr(c) for c in missing)
+            names = [repr(c) for c in missing]
+            cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
             raise ValueError(
                 f"n = {n} rows is too small for private ranges with a budget of {float(eps_total):.4g} split "
                 f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. Declare "

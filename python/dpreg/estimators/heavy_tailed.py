@@ -45,6 +45,8 @@ NEIGHBOURS = {"replace_one"}
 ALLOWS_WIDE = True
 #: ht_fw is pure eps-DP (lets api accept delta = 0); the other three refuse delta = 0 in fit() before the data are read
 PURE_DP = True
+#: which of this module's methods are pure eps-DP (the others need delta > 0)
+PURE_DP_METHODS = ("ht_fw",)
 
 _BINOMIAL_METHODS = ("ht_fw", "ht_sparse")
 _API_DEFAULT_DELTA = 1e-6
