@@ -31,6 +31,7 @@ demo: $(STAMP)
 test: r-deps $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests
 	$(MAKE) test-r
+	$(MAKE) vignettes
 
 test-python: $(STAMP)
 	$(PY) -m pytest -q tests
@@ -42,6 +43,12 @@ test-slow: $(STAMP)
 test-r: r-deps $(STAMP)
 	@if [ -f r-package/DESCRIPTION ]; then bash r-package/tools/check.sh "$(abspath $(PY))"; \
 	else echo "r-package not present: skipped"; fi
+
+# Python vignettes: executed from source (a failing block fails the build) and rendered to HTML.
+VIGNETTES := vignettes/getting-started.md vignettes/choosing-an-estimator.md \
+             vignettes/budgets-and-bounds.md vignettes/reporting.md
+vignettes: $(STAMP)
+	MPLBACKEND=Agg $(PY) vignettes/render.py --out vignettes/_build $(VIGNETTES)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks --help
