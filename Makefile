@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr \
+R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-jsonlite \
           r-cran-rmarkdown r-cran-broom r-cran-ggplot2 pandoc
 STAMP := $(VENV)/.installed
 
