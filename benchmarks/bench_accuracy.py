@@ -1,13 +1,14 @@
 """Test MSE / MSE_OLS of adassp, boosted_adassp and auto (declared / private bounds) and diffprivlib on real data.
 
 Datasets (offline, from installed packages via dpreg.datasets): diamonds (plotnine) with outcome
-log(price) and price, Bikeshare (ISLP) with outcome bikers. 80/20 train/test split per seed; every
+log(price) and price, Bikeshare (ISLP) with outcome bikers, plus a synthetic numeric-only design
+(no factor dummies) as a contrast. 80/20 train/test split per seed; every
 fit goes end to end through ``dpreg.dp_lm``; "declared" uses the documented public ranges of
 dpreg.datasets, "private" leaves the ranges to the private-bounds step (10% of eps by default).
 IBM diffprivlib's LinearRegression (pure eps-DP) gets the same declared ranges for every model-matrix
 column and the outcome. MSE_OLS = non-private least squares on the same training rows. delta = 1e-6.
 
-    python -m benchmarks accuracy [--seeds 5] [--eps 0.5,1,2,8] [--tasks diamonds_log,diamonds,bikeshare]
+    python -m benchmarks accuracy [--seeds 5] [--eps 0.5,1,2,8] [--tasks diamonds_log,diamonds,bikeshare,synthetic]
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ TASKS = {
                          outcome=lambda df: np.log(df["price"].to_numpy(float)), label="diamonds log(price)"),
     "diamonds": dict(loader="load_diamonds", formula="price ~ carat + cut + color + clarity + depth + table",
                      outcome=lambda df: df["price"].to_numpy(float), label="diamonds price"),
+    "synthetic": dict(loader=None, formula="y ~ " + " + ".join(f"x{j}" for j in range(1, 11)),
+                      outcome=lambda df: df["y"].to_numpy(float),
+                      label="synthetic numeric-only (n = 20 000, 10 predictors on [-1, 1], no factors)"),
     "bikeshare": dict(loader="load_bikeshare", formula="bikers ~ mnth + C(hr) + workingday + temp + weathersit",
                       outcome=lambda df: df["bikers"].to_numpy(float), label="Bikeshare bikers"),
 }
@@ -33,9 +37,25 @@ SETTINGS = [("adassp", "declared"), ("adassp", "private"), ("boosted_adassp", "d
             ("boosted_adassp", "private"), ("auto", "declared"), ("auto", "private"), ("diffprivlib", "declared")]
 
 
+def _synthetic_frame(n=20000, p=10, seed=12345):
+    """Numeric-only design (a contrast to the factor-heavy real data): x ~ U(-1, 1)^p, y = x'b + N(0, 1)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)   # benchmark data, not a DP draw
+    x = rng.uniform(-1, 1, (n, p))
+    b = rng.normal(size=p)
+    df = pd.DataFrame({f"x{j + 1}": x[:, j] for j in range(p)})
+    df["y"] = np.clip(0.5 + x @ b + rng.normal(size=n), -15, 15)
+    bounds = {f"x{j + 1}": (-1.0, 1.0) for j in range(p)}
+    bounds["y"] = (-15.0, 15.0)
+    return df, bounds
+
+
 def _task_inputs(name):
     from dpreg import datasets
     task = TASKS[name]
+    if name == "synthetic":
+        df, bounds = _synthetic_frame()
+        return df, bounds, None
     df = getattr(datasets, task["loader"])()
     if name.startswith("diamonds"):
         bounds = dict(datasets.DIAMONDS_BOUNDS)
@@ -140,7 +160,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--eps", default="0.5,1,2,8")
-    p.add_argument("--tasks", default="diamonds_log,diamonds,bikeshare")
+    p.add_argument("--tasks", default="diamonds_log,diamonds,bikeshare,synthetic")
     a = p.parse_args(argv)
     from . import write_result
     eps_grid = [float(e) for e in a.eps.split(",")]
