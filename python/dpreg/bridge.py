@@ -111,7 +111,17 @@ def _fit(formula: str, columns: dict, factors: dict | None, options: dict, famil
                    levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
                    inference=kwargs.pop("inference", True), budget=None,
                    random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
-    return _with_json(fit.to_dict())
+    d = fit.to_dict()
+    # the methods-section text, stored at fit time so that R can print it without Python
+    d["privacy_paragraph"] = _privacy_paragraph(fit)
+    return _with_json(d)
+
+
+def _privacy_paragraph(fit) -> str | None:
+    p = getattr(fit, "privacy", None)
+    if p is None or not callable(getattr(p, "paragraph", None)):
+        return None
+    return str(p.paragraph())
 
 
 def _with_json(d: dict) -> dict:
@@ -182,6 +192,75 @@ def _conf_int(fit_json, level):
 def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
     """Noise-aware confidence intervals at ``level`` (``DPFit.conf_int``), as two lists."""
     return _run(_conf_int, fit_json, level)
+
+
+def r_privacy_paragraph(fit_json: str) -> dict:
+    """The methods-section paragraph (``PrivacyStatement.paragraph()``) of a fit stored as
+    ``to_dict()`` JSON; for fits whose record does not carry ``privacy_paragraph`` yet."""
+    return _run(lambda: _privacy_paragraph(_load(fit_json)))
+
+
+_COMPARE_FORMATS = ("data.frame", "text", "markdown", "latex", "html")
+
+
+def _compare(fit_jsons, names, term_labels, fmt, options):
+    from .results.compare import compare
+
+    if fmt not in _COMPARE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(_COMPARE_FORMATS)}")
+    fits = [_load(j) for j in _as_list(fit_jsons)]
+    names = None if names is None else [str(n) for n in _as_list(names)]
+    options = dict(options or {})
+    kwargs = {}
+    if options.get("digits") is not None:
+        kwargs["digits"] = int(options["digits"])
+    if options.get("show_stars") is not None:
+        kwargs["show_stars"] = bool(options["show_stars"])
+    table = compare(fits, names=names, **kwargs)
+    # R users know the coefficients by lm()'s names ("factor(g)b", "(Intercept)"): relabel the
+    # core's term names (labels only; the numbers are the released ones)
+    labels = {}
+    for one in _as_list(term_labels):
+        for core, r_name in (one or {}).items():
+            labels.setdefault(str(core), str(r_name))
+    if labels:
+        new = [labels.get(t, t) for t in table.terms]
+        if len(set(new)) == len(new):
+            mapping = dict(zip(table.terms, new))
+            table.terms = new
+            for frame in (table.estimates, table.std_errors, table.p_values):
+                frame.rename(index=mapping, inplace=True)
+    headers, rows = table.rows()
+    if fmt == "latex":
+        text = table.to_latex(caption=options.get("caption", "DP regression fits"),
+                              label=options.get("label"))
+    elif fmt == "markdown":
+        text = table.to_markdown()
+    elif fmt == "html":
+        text = table.to_html()
+    elif fmt == "text":
+        text = str(table)
+    else:
+        text = None
+    return _plain({"headers": list(headers), "rows": [list(r) for r in rows], "notes": table.notes(),
+                   "n_footer": table.N_FOOTER, "terms": list(table.terms), "names": list(table.names),
+                   "estimates": [list(map(float, table.estimates[n])) for n in table.names],
+                   "std_errors": [list(map(float, table.std_errors[n])) for n in table.names],
+                   "text": text})
+
+
+def r_compare(fit_jsons, names=None, term_labels=None, format: str = "data.frame",
+              options: dict | None = None) -> dict:
+    """``dpreg.compare`` of fits stored as ``to_dict()`` JSON (rebuilt with ``DPFit.from_dict``).
+
+    ``term_labels``: per fit, ``{core term: R name}`` (the R package's coefficient names);
+    ``format``: ``"data.frame"`` (cells only), ``"text"``, ``"markdown"``, ``"latex"`` (booktabs) or
+    ``"html"``; ``options``: ``digits``, ``show_stars``, and for LaTeX ``caption``, ``label``.
+    Value: ``headers``, ``rows`` (formatted cells), ``notes``, ``n_footer``, ``terms``, ``names``,
+    numeric ``estimates`` / ``std_errors`` (one list per fit, aligned with ``terms``; None = not
+    available) and ``text`` (the rendered table, None for ``"data.frame"``).
+    """
+    return _run(_compare, fit_jsons, names, term_labels, format, options)
 
 
 def _estimate(kind: str, x, q, options: dict):

@@ -214,6 +214,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     ci_method = d$ci_method, inference_note = d$inference_note,
     warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
     privacy = d$privacy, privacy_text = d$privacy_text,
+    privacy_paragraph = d$privacy_paragraph,
     xlevels = enc$levels, var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json
