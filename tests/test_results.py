@@ -409,8 +409,9 @@ E2E_BOUNDS = {"y": (-5.0, 15.0), "x1": (0.0, 10.0)}
 
 @e2e
 def test_e2e_adassp_summary_consistent_with_members():
-    fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, random_state=3)
-    assert fit.method == "adassp" and fit.auto
+    fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, method="adassp",
+                      random_state=3)
+    assert fit.method == "adassp" and not fit.auto
     assert fit.terms == ["Intercept", "x1", "C(g)[T.b]", "C(g)[T.c]"]
     t = fit.summary().coef_table
     np.testing.assert_allclose(t["97.5 %"], fit.coef + Z975 * fit.std_errors, rtol=1e-12)
@@ -506,7 +507,8 @@ def test_e2e_outside_range_warning_names_column_not_value():
 def test_e2e_auto_is_shown_in_call_and_method_line():
     fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, random_state=3)
     text = str(fit.summary())
-    assert 'method = "auto")' in text and 'Method: "adassp", chosen by method = "auto"' in text
+    # factor dummies in the design: the auto rule picks BoostedAdaSSP (api.AUTO_RULE)
+    assert 'method = "auto")' in text and 'Method: "boosted_adassp", chosen by method = "auto"' in text
     fit2 = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, method="adassp",
                        random_state=3)
     assert 'method = "adassp")' in str(fit2.summary()) and "chosen by" not in str(fit2.summary())

@@ -13,6 +13,9 @@ from .release import PrivacySpec
 #: share of eps spent on private ranges when some are not declared (our choice: 10%, issue 2 item 5)
 DEFAULT_BOUNDS_SHARE = 0.10
 
+#: privacy-statement text of a fit made with the internal hook that switches privacy noise off
+NOISE_OFF_TEXT = "privacy noise was switched off (internal test hook): nothing in this fit is private"
+
 _COMMON = {"bounds", "levels", "neighbours", "inference", "budget", "random_state", "na_action",
            "unknown_level", "strict", "bounds_share"}
 
@@ -25,21 +28,20 @@ def _check_eps_delta(eps, delta):
         raise ValueError("delta must be a number with 0 <= delta < 1")
 
 
-def choose_auto_method(*, n: int, d_hint: int | None, eps: float, delta: float, bounds, family: str):
-    """The documented ``method="auto"`` rule. Uses public facts only: whether every range is declared
-    (``bounds`` as given by the user), n, eps, delta, family.
+AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, and whether
+the model matrix has factor dummy columns, which follows from the formula and the declared levels):
 
-    * family binomial -> "dpgd"
-    * delta == 0 (pure DP requested) -> "ht_fw" is not a regression default; we refuse in the
-      estimator check instead and pick "adassp" so the message explains delta.
-    * all ranges declared (a dict covering the formula's numeric variables and outcome; checked by
-      the design layer) -> "adassp"; otherwise "boosted_adassp" (AdaSSP spec 6.8).
-    """
-    if family == "binomial":
-        return "dpgd"
-    if isinstance(bounds, dict) and bounds.get("__all_declared__", False):
-        return "adassp"
-    return "boosted_adassp"
+* family "binomial"                                        -> "dpgd"
+* every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
+* otherwise                                                -> "boosted_adassp"
+
+Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-8): with factor
+dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
+does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
+Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
+noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts to the label
+scale (spec 9.5).
+"""
 
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
@@ -77,11 +79,11 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if not (0 < bounds_share < 1):
         raise ValueError("bounds_share must be in (0, 1)")
 
-    if method == "auto":
-        declared = all_ranges_declared(formula, data, bounds, family=family)
-        method = "dpgd" if family == "binomial" else ("adassp" if declared else "boosted_adassp")
-        options.setdefault("_auto", True)
-    auto = options.pop("_auto", False)
+    auto = method == "auto"
+    all_declared = False
+    if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
+        all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family)
+        method = "dpgd" if family == "binomial" else ("adassp" if all_declared else "boosted_adassp")
     est = get_estimator(method)
     families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
     if family not in families:
@@ -117,10 +119,24 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         warnings.warn(w.message, w.category, stacklevel=3)
         if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
             design_notes.append(str(w.message))
+    if auto and method == "adassp" and design.public.factor_blocks:
+        method = "boosted_adassp"  # same needs (ranges); factor dummies favour boosting
+        est = get_estimator(method)
+        unknown = set(options) - set(est.OPTIONS)
+        if unknown:
+            raise ValueError(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
+                             "method='auto' chose for this design; pass method= explicitly")
     eps_bounds = ledger.eps_pure  # what the design layer actually spent on ranges (0 if all declared)
     spec = PrivacySpec(eps=eps - eps_bounds, delta=delta, neighbours=neighbours, inference=bool(inference))
     if hasattr(est, "check_public"):
         est.check_public(design.n, design.d, spec, options)
+
+    if _noise_off:
+        # internal test hook (also reachable through the bridge's ".noise_off"): privacy noise is zero,
+        # so the statement must not claim differential privacy
+        design.public.schema.private = False
+        if NOISE_OFF_TEXT not in design.public.schema.leaks:
+            design.public.schema.leaks.append(NOISE_OFF_TEXT)
 
     def statement():
         return compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
