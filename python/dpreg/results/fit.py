@@ -913,7 +913,7 @@ class Summary:
         lines = [f.title, "", "Call:", f.call, ""]
         if f.auto:
             lines.append(f'Method: "{f.method}", chosen by method = "auto" from public facts '
-                         f"(declared ranges, n, eps, delta)")
+                         "(family, declared ranges, factor columns; see dpreg.api.AUTO_RULE)")
         for extra in (self._tuning_line(), self._facts_line()):
             if extra:
                 lines.append(extra)
