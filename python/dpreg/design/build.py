@@ -17,6 +17,7 @@ from ..errors import PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
 from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
 from .intervals import domain_lower_limits, interval_of, product
+from ..errors import DPRegError
 from .schema import Schema, VariableSchema
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
@@ -24,8 +25,9 @@ NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
 
 
-class DesignError(ValueError):
-    """Bad data or schema for the design (message names columns/options, never values)."""
+class DesignError(DPRegError, ValueError):
+    """Bad data or schema for the design (message names columns/options, never values). A DPRegError
+    (API.md: the base of dpreg's own exceptions) and, as before, a ValueError."""
 
 
 # ----------------------------------------------------------------------------------------------

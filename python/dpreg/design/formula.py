@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import DPRegError
+
 #: transforms that compute statistics of the whole column (not DP; one row changes every row)
 DATA_DEPENDENT = {
     "scale": "scale() standardises with the sample mean and sd",
@@ -47,8 +49,9 @@ ALLOWED_FUNCTIONS = {
 FORMULA_CONTEXT = {"np": np, "numpy": np, **{k: v[0] for k, v in ALLOWED_FUNCTIONS.items()}}
 
 
-class FormulaError(ValueError):
-    """A formula dpreg cannot use (message names the term, never data values)."""
+class FormulaError(DPRegError, ValueError):
+    """A formula dpreg cannot use (message names the term, never data values). A DPRegError and a
+    ValueError."""
 
 
 @dataclass

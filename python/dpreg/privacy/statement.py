@@ -183,6 +183,17 @@ class PrivacyStatement:
     def pure(self) -> bool:
         return self.delta_spent == 0.0
 
+    @property
+    def _data_ranges(self) -> bool:
+        """Some range was read from the data (bounds='data'), the usual reason for private=False."""
+        return any(str(r.get("source", "")).startswith("read from data") for r in self.ranges)
+
+    @property
+    def _not_private_text(self) -> str:
+        if self._data_ranges:
+            return NOT_PRIVATE_TEXT
+        return "this fit is NOT differentially private: " + "; ".join(self.leaks)
+
     def guarantee(self) -> str:
         """The (eps, delta) guarantee in words, e.g. "(eps = 1, delta = 1e-06)-DP"."""
         if self.pure:
@@ -215,7 +226,7 @@ class PrivacyStatement:
         if self.seeded:
             head += ", " + SEEDED_LABEL
         if not self.private:
-            head += ", NOT differentially private (bounds read from data)"
+            head += ", NOT differentially private" + (" (bounds read from data)" if self._data_ranges else "")
         lines = [head]
         if (abs(self.eps_spent - self.eps) > 1e-9 * max(self.eps, 1.0)
                 or abs(self.delta_spent - self.delta) > 1e-9 * max(self.delta, 1e-300)):
@@ -239,7 +250,7 @@ class PrivacyStatement:
         for t in self.leaks:
             lines.append("  leak: " + t)
         if not self.private:
-            lines.append("  WARNING: " + NOT_PRIVATE_TEXT)
+            lines.append("  WARNING: " + self._not_private_text)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -253,7 +264,8 @@ class PrivacyStatement:
         s = []
         if not self.private:
             s.append("The estimates are NOT differentially private: the ranges of some variables were "
-                     "read from the data (exploration only).")
+                     "read from the data (exploration only)." if self._data_ranges else
+                     "The estimates are NOT differentially private: " + "; ".join(self.leaks) + ".")
         mechs = self._mechanism_counts()
         if mechs:
             parts = []

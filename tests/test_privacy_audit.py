@@ -1,0 +1,597 @@
+"""Cross-cutting privacy and API-contract audit of the whole core (helper J).
+
+What is checked, for every method of ``dp_lm`` and the ``dp_glm`` methods:
+
+1. Released objects. Two neighbouring datasets (replace one row) are fitted with the same seed and the
+   privacy noise switched off (``dpreg.api._fit(..., _noise_off=True)``). Every field of ``to_dict()``
+   that differs is a function of the data, so it must be a released quantity or post-processing of
+   released quantities: each method has an explicit allow-list below, with the ledger row (or spec
+   section) that releases it. With the noise on, the privacy statements must be identical (AdaSSP spec
+   T9) except for rows whose calibration is documented as a function of earlier releases (listed in
+   ``ADAPTIVE_ROWS``). The neighbour replaces the only row of one level (so the observed level set
+   changes) and puts far-out values that are clamped (so clamping counts would show up).
+2. Messages: errors and warnings raised after the data were seen never quote a planted data value.
+3. Randomness: only ``privacy/mechanisms.py`` draws random numbers; ``random_state`` is honoured.
+4. Budget accounting: spent <= requested, the Budget is charged what the statement says, a failed
+   propose-test-release carries a statement and charges the Budget.
+5. NA / levels policy of API.md through non-SSP methods (isp, tukey).
+"""
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg.api import _fit
+from dpreg.errors import PrivacyLeakError
+
+BOUNDS = {"y": (-50.0, 50.0), "x": (-10.0, 10.0), "z": (-5.0, 5.0)}
+LEVELS = {"g": ["a", "b", "c"]}
+FORMULA = "y ~ x + z + C(g)"
+
+#: planted values and every way they could be printed (plain, rounded, scientific, grouped)
+Y_PLANT, X_PLANT, SECRET = 123456.789, 98765.4321, "ZZsecretZZ"
+NEEDLES = ["123456.789", "123456.79", "123456.8", "123457", "1.23457e+05", "1.2346e+05", "123,456",
+           "98765.4321", "98765.432", "98765.43", "98765.4", "98765", "9.87654e+04", "9.8765e+04", "98,765",
+           SECRET]
+
+
+def frame(n, seed=0, binary=False, n_c=1):
+    """Synthetic data (numpy's generator here makes test data, not dpreg noise). Level "c" occurs in
+    rows 0..n_c-1; with n_c = 1 the neighbour removes it from the observed level set. (ISP needs
+    a level in more than 1/L rows: a rarer level has leverage above L, and stable leverage filtering
+    then fails its propose-test-release check.)"""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 3, n)
+    z = rng.normal(0, 1, n)
+    g = rng.choice(["a", "b"], n)
+    g[:n_c] = "c"
+    y = 1 + 2 * x - z + 3 * (g == "b") + rng.normal(0, 2, n)
+    df = pd.DataFrame({"y": y, "x": x, "z": z, "g": pd.Categorical(g, categories=LEVELS["g"])})
+    if binary:
+        df["y"] = pd.Categorical(np.where(y > 1, "yes", "no"), categories=["no", "yes"])
+    return df
+
+
+def neighbour(df, binary=False):
+    """Replace row 0 (the only "c" row) by a far-out row whose x, z, y are clamped by the bounds."""
+    d2 = df.copy()
+    d2.loc[0, "x"] = X_PLANT
+    d2.loc[0, "z"] = -X_PLANT
+    d2.loc[0, "g"] = "a"
+    if binary:
+        d2.loc[0, "y"] = "yes" if df.loc[0, "y"] == "no" else "no"
+    else:
+        d2.loc[0, "y"] = Y_PLANT
+    return d2
+
+
+def fit_dict(method, df, *, family="gaussian", eps=1.0, delta=1e-6, kw=None, noise_off=False, seed=3,
+             neighbours="replace_one", formula=FORMULA, bounds=BOUNDS, levels=LEVELS):
+    lv = dict(levels)
+    b = dict(bounds) if isinstance(bounds, dict) else bounds
+    if family == "binomial":
+        lv["y"] = ["no", "yes"]
+        if isinstance(b, dict):
+            b.pop("y", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = _fit(formula, df, family=family, eps=eps, delta=delta, method=method, bounds=b, levels=lv,
+                   neighbours=neighbours, inference=True, budget=None, random_state=seed,
+                   options=dict(kw or {}), _noise_off=noise_off)
+    return fit.to_dict()
+
+
+def diff_paths(a, b, path=""):
+    """Paths (``/key``, ``[i]``) where two plain-type trees differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                out.append(f"{path}/{k}")
+            else:
+                out += diff_paths(a[k], b[k], f"{path}/{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [path]
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += diff_paths(x, y, f"{path}[{i}]")
+        return out
+    same = a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+    return [] if same else [path]
+
+
+def collapse(paths):
+    return sorted({re.sub(r"\[\d+\]", "[]", p) for p in paths})
+
+
+# ---------------------------------------------------------------------------------------------------
+# 1. released objects
+# ---------------------------------------------------------------------------------------------------
+#: released or post-processing of released values, in every method (results/fit.py: coefficient
+#: table, Wald chi-square, texts are computed from coef / vcov / sigma / R^2 of the Release)
+RELEASED_COMMON = {
+    "/coef[]", "/std_errors[]", "/vcov[][]", "/vcov_privacy[][]", "/noise_share[]", "/ci[][]",
+    "/ci_draws[][]", "/sigma", "/r_squared", "/r_squared_raw", "/adj_r_squared", "/adj_r_squared_raw",
+    "/wald/statistic", "/wald/p_value", "/summary_text", "/print_text",
+    *(f"/coef_table/{c}[]" for c in ("estimate", "std_error", "statistic", "p_value", "conf_low",
+                                     "conf_high", "noise_share", "stars")),
+}
+#: AdaSSP / BoostedAdaSSP facts (spec adassp_boosted 3.2, 6.2-6.6): lambda_min_released = ledger row
+#: "lambda_min"; ridge_lambda = ridge rule of it; bundle_c2 = min(k s1, c1) from the released A1
+#: (row "resid_abs"); sigma_scaled, r_squared_raw from rows resid_sq / y_moments; privacy_excess =
+#: trace(S V_priv) with S the released XtX; wald = post-processing of coef and vcov.
+SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle_c2", "/facts/sigma_scaled",
+             "/facts/r_squared_raw", "/facts/privacy_excess", "/facts/wald/statistic", "/facts/wald/p_value",
+             "/facts/ridge_active", "/facts/pd_repaired"}
+#: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
+#: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
+#: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5);
+#: add/remove: n_pub = max(n_hat, d + 2) from the released n_hat.
+ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_abs|y_moments|spread\[.*\]\.mean|coef\[.*\]\.mean|"
+                           r"residual variance\.mean)$")
+ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_scale"}
+#: subsample-and-aggregate: per-coefficient released quantiles, their noise sd (from the released
+#: clip points), the sampling sd from the released spread (spec winsorized_sa 4.1)
+SA_FACTS = {f"/facts/coefficients/{t}/{k}" for t in ("Intercept", "x", "z", "C(g)[T.b]", "C(g)[T.c]")
+            for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd", "crossed", "near_bound",
+                      "spread_saturated")}
+#: ISP: c^2 / (sigma~^2 + c^2) with sigma~^2 from the released residual sum of squares (isp 12)
+ISP_FACTS = {"/facts/privacy_variance_share"}
+
+# (method, family, options, n, eps, allowed differing paths besides RELEASED_COMMON)
+CASES = [
+    ("adassp", "gaussian", {}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
+    ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
+    ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
+    ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
+    ("subsample_aggregate", "gaussian", {}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),
+    ("ht_fw", "gaussian", {}, 2000, 1.0, set()),
+    ("ht_lasso", "gaussian", {}, 2000, 1.0, set()),
+    ("ht_iht", "gaussian", {"s": 3}, 2000, 1.0, set()),
+    ("ht_sparse", "gaussian", {"s": 3}, 2000, 1.0, set()),
+    ("dpgd", "gaussian", {}, 2000, 1.0, set()),
+    ("dpgd", "binomial", {}, 2000, 1.0, set()),
+    ("ht_fw", "binomial", {}, 2000, 1.0, set()),
+    ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, set()),
+]
+CASE_IDS = [f"{m}-{f}" for m, f, *_ in CASES]
+
+
+def _n_c(method):
+    return 5000 if method == "isp" else 1
+
+
+def _pair(method, family, kw, n, eps, noise_off):
+    df = frame(n, binary=family == "binomial", n_c=_n_c(method))
+    d2 = neighbour(df, binary=family == "binomial")
+    return [fit_dict(method, d, family=family, eps=eps, kw=kw, noise_off=noise_off) for d in (df, d2)]
+
+
+def _ledger_rows_differing(a, b):
+    la, lb = a["privacy"]["ledger"], b["privacy"]["ledger"]
+    assert [e["statistic"] for e in la] == [e["statistic"] for e in lb], "ledger row names differ"
+    return [(ea["statistic"], {k for k in ea if ea[k] != eb[k]}) for ea, eb in zip(la, lb) if ea != eb]
+
+
+@pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
+def test_neighbours_noise_off_differ_only_in_released_fields(method, family, kw, n, eps, allowed):
+    """Without noise, a field that changes between neighbours is data-dependent: it must be released."""
+    a, b = _pair(method, family, kw, n, eps, noise_off=True)
+    bad = [p for p in collapse(diff_paths(a, b)) if p not in RELEASED_COMMON | allowed]
+    assert not bad, f"{method}: data-dependent fields not covered by a release: {bad}"
+    for stat, keys in _ledger_rows_differing(a, b):
+        assert ADAPTIVE_ROWS.match(stat), f"{method}: ledger row {stat!r} calibrated from the data"
+        assert keys <= {"sensitivity", "noise_scale"}, (stat, keys)
+    # removing the only row of a declared level changes nothing but released values: same terms
+    assert a["terms"] == b["terms"] and "C(g)[T.c]" in a["terms"]
+    assert a["public"] == b["public"]
+
+
+@pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
+def test_neighbours_noise_on_same_privacy_statement(method, family, kw, n, eps, allowed):
+    """AdaSSP spec T9, for every method: same seed, neighbouring data -> the same ledger (names,
+    mechanisms, costs, sensitivities, noise scales), except rows documented as calibrated from earlier
+    releases; the same spent (eps, delta); the same public design."""
+    a, b = _pair(method, family, kw, n, eps, noise_off=False)
+    for stat, keys in _ledger_rows_differing(a, b):
+        assert ADAPTIVE_ROWS.match(stat), f"{method}: ledger row {stat!r} differs between neighbours"
+        assert keys <= {"sensitivity", "noise_scale"}, (stat, keys)
+    pa = {k: v for k, v in a["privacy"].items() if k != "ledger"}
+    pb = {k: v for k, v in b["privacy"].items() if k != "ledger"}
+    assert pa == pb
+    assert a["nobs"] == b["nobs"] == n
+    assert a["options"] == b["options"] and a["tuning"] == b["tuning"]
+
+
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp", "dpgd"])
+def test_add_remove_neighbours_expose_only_the_released_n(method):
+    """Under add/remove, n is private: D and D minus one row may differ only in released values
+    (n_hat, and n_pub = max(n_hat, d + 2) derived from it); the public design carries no n."""
+    df = frame(2000)
+    a, b = (fit_dict(method, d, kw={"T": 20} if method == "boosted_adassp" else {}, noise_off=True,
+                     neighbours="add_remove") for d in (df, df.iloc[:-1]))
+    allowed = (RELEASED_COMMON | SSP_FACTS | ADAPTIVE_FIELDS
+               | {"/facts/n_hat", "/facts/n_public", "/nobs", "/df_resid"})
+    bad = [p for p in collapse(diff_paths(a, b)) if p not in allowed]
+    assert not bad, bad
+    assert a["public"]["n"] is None and b["public"]["n"] is None
+    for stat, _ in _ledger_rows_differing(a, b):
+        assert ADAPTIVE_ROWS.match(stat), stat
+    assert "2000" not in json.dumps(a["facts"]) or a["facts"].get("n_hat") is not None
+
+
+def _numbers(obj, path=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _numbers(v, f"{path}/{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _numbers(v, f"{path}[{i}]")
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        yield path, float(obj)
+
+
+def test_no_data_extremes_or_counts_in_released_objects():
+    """The data's min/max (planted, clamped) and the count of clamped rows never appear anywhere in
+    to_dict(): 7 rows are planted beyond the declared ranges and clamped silently."""
+    df = frame(3000)
+    far = [1, 2, 3, 4, 5, 6, 7]
+    df.loc[far, "x"] = X_PLANT
+    df.loc[far, "y"] = Y_PLANT
+    for method, kw in [("adassp", {}), ("subsample_aggregate", {}), ("ht_fw", {}), ("dpgd", {})]:
+        d = fit_dict(method, df, kw=kw)
+        text = json.dumps(d)
+        for needle in NEEDLES:
+            assert needle not in text, (method, needle)
+        stats = {"min_x": df["x"].min(), "max_x": df["x"].max(), "min_y": df["y"].min(),
+                 "max_y": df["y"].max()}
+        for path, v in _numbers({k: d[k] for k in ("facts", "tuning", "wald", "privacy")}):
+            for name, s in stats.items():
+                assert not math.isclose(v, s, rel_tol=1e-9), (method, path, name)
+        for w in d["warnings"] + [d["inference_note"] or ""]:
+            assert not re.search(r"\b7 (rows|records|values)\b", w), (method, w)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 2. messages
+# ---------------------------------------------------------------------------------------------------
+def _messages(call):
+    """Run call; return (error text or None, warning texts)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call()
+            err = None
+        except Exception as exc:   # noqa: BLE001 - every error text is checked
+            err = f"{type(exc).__name__}: {exc}"
+    return err, [str(w.message) for w in caught]
+
+
+def _assert_clean(text, where):
+    for needle in NEEDLES:
+        assert needle not in text, f"planted value {needle!r} quoted in {where}: {text}"
+
+
+def _planted(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"y": rng.normal(0, 1, n), "x": rng.normal(0, 1, n), "g": rng.choice(["a", "b"], n)})
+    df.loc[5, "x"] = X_PLANT
+    df.loc[6, "y"] = Y_PLANT
+    return df
+
+
+WIDE = {"y": (-1e6, 1e6), "x": (-1e6, 1e6)}
+
+
+def _error_cases():
+    df = _planted()
+    rng = np.random.default_rng(1)
+    cases = {}
+    d = df.copy()
+    d.loc[7, "g"] = SECRET
+    cases["unknown level"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, levels={"g": ["a", "b"]})
+    cases["levels from data"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, method="isp", sigma=1.0)
+    cases["levels from data strict"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, strict=True)
+    d2 = df.copy()
+    d2["y"] = d2["y"].astype(object)
+    d2.loc[8, "y"] = SECRET
+    cases["non-numeric outcome"] = lambda: dpreg.dp_lm("y ~ x", d2, bounds=WIDE)
+    d3 = df.copy()
+    d3.loc[8, "x"] = np.inf
+    cases["inf"] = lambda: dpreg.dp_lm("y ~ x", d3, bounds=WIDE)
+    d4 = df.copy()
+    d4.loc[8, "x"] = np.nan
+    cases["na"] = lambda: dpreg.dp_lm("y ~ x", d4, bounds=WIDE, method="tukey")
+    cases["na drop"] = lambda: dpreg.dp_lm("y ~ x", d4, bounds=WIDE, method="isp", na_action="drop", sigma=1.0)
+    cases["too few rows"] = lambda: dpreg.dp_lm("y ~ x + C(g)", df.head(3), bounds=WIDE, levels={"g": ["a", "b"]})
+    cases["private ranges infeasible"] = lambda: dpreg.dp_lm("y ~ x", df.head(40))
+    d5 = df.copy()
+    d5["yb"] = rng.choice(["no", "yes", SECRET], len(df))
+    d5["yn"] = rng.choice([0.0, 1.0, Y_PLANT], len(df))
+    cases["binomial unknown outcome level"] = lambda: dpreg.dp_glm("yb ~ x", d5, bounds=WIDE,
+                                                                   levels={"yb": ["no", "yes"]})
+    cases["binomial undeclared outcome"] = lambda: dpreg.dp_glm("yb ~ x", d5, bounds=WIDE)
+    cases["binomial numeric outcome"] = lambda: dpreg.dp_glm("yn ~ x", d5, bounds=WIDE)
+    d6 = df.copy()
+    d6["x"] = d6["x"].astype(object)
+    d6.loc[3, "x"] = SECRET
+    cases["mixed column"] = lambda: dpreg.dp_lm("y ~ x", d6, bounds=WIDE)
+    cases["log of negative range"] = lambda: dpreg.dp_lm("y ~ np.log(x)", df, bounds=WIDE)
+    cases["tukey public refusal"] = lambda: dpreg.dp_lm("y ~ x", df, bounds=WIDE, method="tukey")
+    cases["dp_mean nan"] = lambda: dpreg.dp_mean(np.array([1.0, np.nan, Y_PLANT]), eps=1.0, bounds=(0, 1e6))
+    cases["dp_mean strings"] = lambda: dpreg.dp_mean(np.array([SECRET, "1"]), eps=1.0, bounds=(0, 1))
+    cases["dp_quantile inf"] = lambda: dpreg.dp_quantile(np.array([1.0, np.inf, Y_PLANT]), 0.5, eps=1.0)
+    cases["dp_quantile tiny"] = lambda: dpreg.dp_quantile(np.array([Y_PLANT, X_PLANT]), 0.5, eps=0.1,
+                                                          lower=0.0, upper=1e6, max_steps=0)
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_error_cases()))
+def test_error_and_warning_texts_never_quote_data(name):
+    err, warns = _messages(_error_cases()[name])
+    assert err is not None or warns, f"{name}: expected an error or a warning"
+    for t in ([err] if err else []) + warns:
+        _assert_clean(t, name)
+
+
+def test_estimation_failed_texts_never_quote_data():
+    """TukeyEM and ISP propose-test-release failures: the message and the attached statement."""
+    rng = np.random.default_rng(2)
+    n = 4000
+    df = pd.DataFrame({"y": rng.standard_cauchy(n) * 100, "x": rng.normal(0, 1, n)})
+    df.loc[0, ["y", "x"]] = [Y_PLANT, X_PLANT]
+    with pytest.raises(dpreg.EstimationFailed) as ei:
+        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, random_state=0)
+    _assert_clean(str(ei.value) + json.dumps(ei.value.privacy.to_dict()) + str(ei.value.privacy), "tukey")
+    assert not re.search(r"\d+ (models|rows) (failed|disagree)", str(ei.value))
+
+    n = 50000
+    x = rng.normal(0, 1, n)
+    y = x + rng.normal(0, 1, n)
+    x[:400] = X_PLANT                           # high-leverage block: stable leverage filtering fails
+    y[:400] = Y_PLANT
+    with pytest.raises(dpreg.EstimationFailed) as ei:
+        dpreg.dp_lm("y ~ x", pd.DataFrame({"y": y, "x": x}), eps=10.0, method="isp", sigma=2.0,
+                    random_state=1)
+    text = str(ei.value) + json.dumps(ei.value.privacy.to_dict())
+    _assert_clean(text, "isp")
+    for forbidden in ("s1", "s2", "leverage filter", "residual filter", "rows down-weighted", "400"):
+        assert forbidden not in str(ei.value), forbidden   # isp spec 13.3: never which step failed
+
+
+def test_predict_messages_never_quote_newdata():
+    df = frame(2000)
+    fit = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, random_state=1)
+    nd = pd.DataFrame({"x": [X_PLANT], "z": [0.0], "g": ["a"]})
+    err, warns = _messages(lambda: fit.predict(nd, interval="confidence"))
+    assert err is None and warns and any("outside the public ranges" in w for w in warns)
+    for t in warns:
+        _assert_clean(t, "predict extrapolation warning")
+    for bad in (pd.DataFrame({"x": [1.0], "z": [0.0], "g": [SECRET]}),
+                pd.DataFrame({"x": [np.nan], "z": [0.0], "g": ["a"]}),
+                pd.DataFrame({"x": [SECRET], "z": [0.0], "g": ["a"]}),
+                pd.DataFrame({"x": [np.inf], "z": [Y_PLANT], "g": ["a"]})):
+        err, warns = _messages(lambda: fit.predict(bad))
+        assert err is not None
+        for t in [err] + warns:
+            _assert_clean(t, "predict error")
+
+
+def test_cli_error_messages_never_quote_data(tmp_path, capsys):
+    from dpreg.cli import main as cli_main
+    df = _planted(300)
+    df.loc[9, "g"] = SECRET
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    lv = tmp_path / "l.json"
+    lv.write_text(json.dumps({"g": ["a", "b"]}))
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps({k: list(v) for k, v in WIDE.items()}))
+    for args in (["fit", "y ~ x + C(g)", "--data", str(path), "--eps", "1", "--bounds", str(b), "--levels", str(lv)],
+                 ["fit", "y ~ x + nosuch", "--data", str(path), "--eps", "1", "--bounds", str(b)],
+                 ["fit", "y ~ x", "--data", str(path), "--eps", "1", "--method", "tukey"],
+                 ["fit", "g ~ x", "--data", str(path), "--eps", "1", "--bounds", str(b)]):
+        try:
+            rc = cli_main(args)
+        except SystemExit as exc:
+            rc = exc.code
+        out, err = capsys.readouterr()
+        assert rc != 0, args
+        _assert_clean(out + err, f"cli {args[1]}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# 3. randomness
+# ---------------------------------------------------------------------------------------------------
+PKG = pathlib.Path(dpreg.__file__).parent
+DRAW = re.compile(r"np\.random\.(?!Generator\b|PCG64\b)\w+|numpy\.random\.(?!Generator\b|PCG64\b)\w+|"
+                  r"^\s*(import random|from random import)|\bsecrets\.|default_rng|RandomState|"
+                  r"\.rvs\(|os\.urandom|\btorch\.|\bjax\.random", re.M)
+
+
+def test_only_mechanisms_module_draws_random_numbers():
+    offenders = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel == "privacy/mechanisms.py":
+            continue
+        for m in DRAW.finditer(path.read_text()):
+            offenders.append(f"{rel}: {m.group(0)}")
+    assert not offenders, offenders
+
+
+@pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
+def test_random_state_is_honoured(method, family, kw, n, eps, allowed):
+    df = frame(n, binary=family == "binomial", n_c=_n_c(method))
+    a = fit_dict(method, df, family=family, eps=eps, kw=kw, seed=11)
+    b = fit_dict(method, df, family=family, eps=eps, kw=kw, seed=11)
+    c = fit_dict(method, df, family=family, eps=eps, kw=kw, seed=12)
+    assert diff_paths(a, b) == []
+    assert a["coef"] != c["coef"]
+    assert a["privacy"]["seeded"] is True
+
+
+def test_unseeded_fits_are_secure_and_marked_unseeded():
+    df = frame(2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f1 = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, method="adassp")
+        f2 = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, method="adassp")
+    assert f1.privacy.seeded is False and f2.privacy.seeded is False
+    assert not np.array_equal(f1.coef.to_numpy(), f2.coef.to_numpy())
+
+
+def test_univariate_random_state():
+    x = np.random.default_rng(4).normal(10, 2, 2000)
+    for fn, args, kw in ((dpreg.dp_mean, (), {"bounds": (-100, 100)}),
+                         (dpreg.dp_quantile, (0.5,), {"lower": -100.0, "upper": 100.0})):
+        a = fn(x, *args, eps=1.0, random_state=5, **kw)
+        b = fn(x, *args, eps=1.0, random_state=5, **kw)
+        # a quantile lands on a grid point (spacing about 0.11 near 10 on a grid from -100, i.e. about
+        # 44 ranks per step): at eps = 0.05 the rank noise (scale 2/eps = 40) moves it between seeds
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            seeded = {fn(x, *args, eps=0.05, random_state=s, **kw).estimate for s in range(6, 12)}
+            unseeded = [fn(x, *args, eps=0.05, **kw) for _ in range(6)]
+        assert a.to_dict() == b.to_dict()
+        assert len(seeded) > 1 and len({u.estimate for u in unseeded}) > 1
+        assert a.privacy.seeded is True and unseeded[0].privacy.seeded is False
+
+
+# ---------------------------------------------------------------------------------------------------
+# 4. budget accounting
+# ---------------------------------------------------------------------------------------------------
+#: methods that spend the whole request by construction (calibrated from (eps, delta)); pure-DP ht_fw
+#: spends all of eps and delta 0; ISP splits its delta into parts that need not add up to the request
+SPENDS_ALL_EPS = {"adassp", "boosted_adassp", "isp", "tukey", "subsample_aggregate", "ht_fw", "ht_lasso",
+                  "ht_iht", "ht_sparse", "dpgd"}
+
+
+@pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
+def test_budget_charged_what_the_statement_says(method, family, kw, n, eps, allowed):
+    df = frame(n, binary=family == "binomial", n_c=_n_c(method))
+    budget = dpreg.Budget(3 * eps, 1e-5)
+    lv = dict(LEVELS, **({"y": ["no", "yes"]} if family == "binomial" else {}))
+    b = {k: v for k, v in BOUNDS.items() if not (family == "binomial" and k == "y")}
+    fn = dpreg.dp_glm if family == "binomial" else dpreg.dp_lm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fn(FORMULA, df, eps=eps, delta=1e-6, method=method, bounds=b, levels=lv, budget=budget,
+                 random_state=2, **kw)
+    p = fit.privacy
+    tol = 1e-9
+    assert p.eps_spent <= eps * (1 + tol) and p.delta_spent <= 1e-6 * (1 + tol)
+    if method in SPENDS_ALL_EPS:
+        assert p.eps_spent == pytest.approx(eps, rel=tol)
+    assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent), rel=1e-12)
+    # the statement recomposes from its own ledger
+    from dpreg.privacy.accounting import compose_ledger
+    from dpreg.privacy.ledger import Ledger, LedgerEntry
+    again = compose_ledger(Ledger([LedgerEntry(**e) for e in p.ledger]), eps=eps, delta=1e-6,
+                           neighbours=p.neighbours)
+    assert again.eps_spent == pytest.approx(p.eps_spent, rel=1e-12)
+    assert again.delta_spent == pytest.approx(p.delta_spent, rel=1e-12)
+
+
+def test_private_ranges_share_is_inside_the_request():
+    """Undeclared ranges: the range searches and the estimator share one request."""
+    df = frame(4000)
+    budget = dpreg.Budget(1.0, 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(FORMULA, df, eps=1.0, delta=1e-6, levels=LEVELS, budget=budget, random_state=1)
+    assert any(e["statistic"].startswith("range") for e in fit.privacy.ledger)
+    assert fit.privacy.eps_spent <= 1.0 * (1 + 1e-9)
+    assert budget.spent[0] == pytest.approx(fit.privacy.eps_spent, rel=1e-12)
+
+
+def test_failed_ptr_carries_statement_and_charges_budget():
+    rng = np.random.default_rng(2)
+    n = 4000
+    df = pd.DataFrame({"y": rng.standard_cauchy(n) * 100, "x": rng.normal(0, 1, n)})
+    budget = dpreg.Budget(5.0, 1e-5)
+    with pytest.raises(dpreg.EstimationFailed) as ei:
+        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, random_state=0, budget=budget)
+    p = ei.value.privacy
+    assert p is not None and p.eps_spent == pytest.approx(2.0) and p.delta_spent <= 1e-6 * (1 + 1e-9)
+    assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent))
+    # an over-request is refused before anything is computed, and nothing is recorded
+    with pytest.raises(dpreg.BudgetExceeded):
+        dpreg.dp_lm("y ~ x", df, eps=4.0, method="tukey", m=200, random_state=0, budget=budget)
+    assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent))
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. NA / levels policy through non-SSP methods
+# ---------------------------------------------------------------------------------------------------
+def _isp_frame(n=50000):
+    df = frame(n, n_c=5000)
+    df["g"] = df["g"].astype(str)          # plain strings: levels must be declared or leak
+    return df
+
+
+@pytest.mark.parametrize("method,kw,n,eps", [("isp", {"sigma": 2.0}, 50000, 10.0),
+                                             ("tukey", {"m": 400}, 20000, 4.0)])
+def test_na_and_levels_policy_for_non_ssp_methods(method, kw, n, eps):
+    df = _isp_frame(n)
+    na = df.copy()
+    na.loc[3, "z"] = np.nan
+    common = dict(eps=eps, method=method, random_state=1, **kw)
+    # NA: error naming the column
+    with pytest.raises(dpreg.DPRegError, match="'z'"):
+        dpreg.dp_lm(FORMULA, na, levels=LEVELS, **common)
+    # drop: PrivacyLeakWarning, recorded in the statement
+    with pytest.warns(dpreg.PrivacyLeakWarning, match="na_action='drop'"):
+        fit = dpreg.dp_lm(FORMULA, na, levels=LEVELS, na_action="drop", **common)
+    assert any("na_action='drop'" in t for t in fit.privacy.leaks)
+    assert fit.nobs == n - 1
+    # impute: private, n unchanged (z has no declared range under these methods: it is filled with 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpreg.PrivacyLeakWarning)
+        fit = dpreg.dp_lm(FORMULA, na, levels=LEVELS, na_action="impute", **common)
+    assert fit.nobs == n and fit.privacy.leaks == []
+    # string column without levels: warning + statement; strict: error
+    with pytest.warns(dpreg.PrivacyLeakWarning, match="'g'"):
+        fit = dpreg.dp_lm(FORMULA, df, **common)
+    assert any("'g'" in t for t in fit.privacy.leaks)
+    with pytest.raises(PrivacyLeakError):
+        dpreg.dp_lm(FORMULA, df, strict=True, **common)
+    # unknown level: error naming the column, not the value; "reference" maps it
+    bad = df.copy()
+    bad.loc[5, "g"] = SECRET
+    with pytest.raises(dpreg.DPRegError, match="'g'") as ei:
+        dpreg.dp_lm(FORMULA, bad, levels=LEVELS, **common)
+    assert SECRET not in str(ei.value)
+    fit = dpreg.dp_lm(FORMULA, bad, levels=LEVELS, unknown_level="reference", **common)
+    assert fit.terms == dpreg.dp_lm(FORMULA, df, levels=LEVELS, **common).terms
+
+
+# ---------------------------------------------------------------------------------------------------
+# internal hooks
+# ---------------------------------------------------------------------------------------------------
+def test_noise_off_hook_is_never_labelled_private():
+    """The internal test hook that zeroes privacy noise is reachable from the R package
+    (``dp_lm(..., .noise_off = TRUE)``, bridge option ".noise_off"): such a fit must not carry a
+    privacy statement that claims differential privacy."""
+    from dpreg import bridge
+    df = frame(2000)
+    d = fit_dict("adassp", df, noise_off=True)
+    assert d["privacy"]["private"] is False
+    assert "NOT differentially private" in d["privacy_text"]
+    assert any("noise" in t for t in d["privacy"]["leaks"])
+    cols = {c: ((df[c].cat.codes + 1).astype(float).tolist() if c == "g" else df[c].tolist())
+            for c in df.columns}                # R factor: 1-based codes + levels
+    out = bridge.r_dp_lm(FORMULA, cols, {"g": LEVELS["g"]}, {"method": "adassp", "bounds": {k: list(v) for k, v in BOUNDS.items()},
+                                              "levels": LEVELS, ".noise_off": True, "seed": 1})
+    assert out["ok"], out
+    assert out["value"]["dict"]["privacy"]["private"] is False
