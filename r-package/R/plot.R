@@ -117,7 +117,7 @@ plot.dp_lm <- function(x, ..., reference = NULL, level = 0.95) {
 #'   replicate (`NA` = a failed run, left out).
 #' @param ylab,xlab,main Axis labels and title.
 #' @param log `"x"` (default) or `"xy"` (also a log error axis).
-#' @param col Colours, one per method (default: `grDevices::palette.colors()`).
+#' @param col Colours, one per method (recycled; default: colour-blind safe Okabe-Ito colours).
 #' @param band Draw the inter-quartile band.
 #' @param legend_pos Position of the legend ([graphics::legend()]), or `NULL`.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
@@ -156,7 +156,8 @@ privacy_utility_plot <- function(eps, errors, ylab = "error", xlab = "eps (priva
   drawn <- do.call(rbind, summ)
   k <- length(summ)
   if (is.null(col)) {
-    col <- grDevices::palette.colors(max(k, 2) + 1, "Okabe-Ito")[-1][seq_len(k)]
+    # Okabe-Ito without its black and yellow (too pale for lines on white)
+    col <- c("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000")
   }
   col <- rep_len(col, k)
   yr <- range(c(drawn$median, if (band) c(drawn$q1, drawn$q3)), finite = TRUE)
