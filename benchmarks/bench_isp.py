@@ -1,4 +1,4 @@
-"""ISP (method="isp"): wall time and peak memory next to statsmodels OLS, and the coverage study of spec isp §16.
+"""ISP (method="isp"): time and memory next to statsmodels OLS; coverage study of spec isp §16.
 
 Usage: ``python -m benchmarks isp [--quick] [--reps R] [--skip-speed] [--skip-coverage]``
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import time
 import tracemalloc
 
@@ -68,6 +67,21 @@ def _isp_fit(X, y, eps, sigma=1.0, seed=0, inference=True):
                    NoiseSource(seed), Ledger(), sigma=sigma)
 
 
+def _speed_row(n, d, eps, sm):
+    X, y, _ = _data(1, n, d)
+    _, t_ols, m_ols, e_ols = _measure(lambda: sm.OLS(y, X).fit())
+    _, t_ne, _, _ = _measure(lambda: np.linalg.solve(X.T @ X, X.T @ y))
+    rel, t_isp, m_isp, e_isp = _measure(lambda: _isp_fit(X, y, eps))
+    status = e_isp or rel.facts["status"]
+    y_out = y.copy()
+    y_out[np.arange(20) * 97] += 50.0
+    rel2, t_out, _, e_out = _measure(lambda: _isp_fit(X, y_out, eps))
+    status2 = e_out or rel2.facts["status"]
+    ratio = t_isp / t_ols if not e_ols else float("nan")
+    return (f"| {n:.0e} | {d} | {eps:g} | {t_ols:.2f} | {m_ols:.0f} | {t_ne:.2f} | {t_isp:.2f} | "
+            f"{m_isp:.0f} | {ratio:.2f} | {t_isp / t_ne:.1f} | {status} | {t_out:.2f} | {status2} |")
+
+
 def speed(sizes, dims):
     import statsmodels.api as sm
     eps_for = {200_000: 8.0, 1_000_000: 4.0, 5_000_000: 1.0}
@@ -76,19 +90,7 @@ def speed(sizes, dims):
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in sizes:
         for d in dims:
-            eps = eps_for[n]
-            X, y, _ = _data(1, n, d)
-            _, t_ols, m_ols, e_ols = _measure(lambda: sm.OLS(y, X).fit())
-            _, t_ne, _, _ = _measure(lambda: np.linalg.solve(X.T @ X, X.T @ y))
-            rel, t_isp, m_isp, e_isp = _measure(lambda: _isp_fit(X, y, eps))
-            status = e_isp or rel.facts["status"]
-            y[np.arange(20) * 97] += 50.0
-            rel2, t_out, _, e_out = _measure(lambda: _isp_fit(X, y, eps))
-            status2 = e_out or rel2.facts["status"]
-            ratio = t_isp / t_ols if not e_ols else float("nan")
-            rows.append(f"| {n:.0e} | {d} | {eps:g} | {t_ols:.2f} | {m_ols:.0f} | {t_ne:.2f} | {t_isp:.2f} | "
-                        f"{m_isp:.0f} | {ratio:.2f} | {t_isp / t_ne:.1f} | {status} | {t_out:.2f} | {status2} |")
-            del X, y
+            rows.append(_speed_row(n, d, eps_for[n], sm))
             gc.collect()
     return "\n".join(rows)
 
@@ -97,7 +99,7 @@ def coverage_study(reps=200, n=200_000, d=20, eps=8.0, level=0.95, seed0=1000):
     """Coverage of noise-aware Wald intervals (spec §14.10/§16). Returns a dict of summary numbers."""
     from scipy.stats import norm
     zq = norm.ppf(0.5 + level / 2)
-    cover, cover_naive, se_ratio, sig2, fails = [], [], [], [], 0
+    cover, cover_naive, sig2, fails = [], [], [], 0
     errs = []
     ses = []
     c = None

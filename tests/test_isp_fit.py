@@ -377,3 +377,15 @@ def test_L_tries_charges_every_planned_call_and_releases_the_first_pass():
     assert rel.facts["L"] == rel.facts["L_candidates"][0]
     assert sum(e.statistic.endswith("PTR pass/fail") for e in ledger) == J
     assert math.fsum(e.eps for e in ledger) == pytest.approx(8.0, abs=1e-12)
+
+
+def test_privsigma_fail_is_the_same_fail_and_spends_everything():
+    n, d = 400_000, 10
+    X, _, beta = gaussian_data(15, n, d)
+    y = X @ beta                              # zero residual scale: every block's sigma^ is 0 -> no bin
+    ledger = Ledger()
+    with pytest.raises(EstimationFailed) as exc:
+        isp.fit(make_design(X, y), PrivacySpec(eps=8.0, delta=1e-6), NoiseSource(1), ledger)
+    assert str(exc.value) == isp._FAIL_MESSAGE
+    e, dl = _ledger_totals(ledger)
+    assert e == pytest.approx(8.0, abs=1e-12) and dl <= 1e-6
