@@ -281,7 +281,7 @@ def _leverages(X, Linv):
     """h_i = ||Linv X_i||^2 in row chunks (one gemm per chunk, spec §10 E1)."""
     n = X.shape[0]
     h = np.empty(n)
-    B = Linv.T
+    B = np.ascontiguousarray(Linv.T)     # a transposed view would make numpy skip BLAS
     for s in range(0, n, CHUNK_ROWS):
         Z = X[s:s + CHUNK_ROWS] @ B
         np.einsum("ij,ij->i", Z, Z, out=h[s:s + CHUNK_ROWS])
