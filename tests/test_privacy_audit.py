@@ -230,6 +230,43 @@ def test_add_remove_neighbours_expose_only_the_released_n(method):
     assert "2000" not in json.dumps(a["facts"]) or a["facts"].get("n_hat") is not None
 
 
+def test_add_remove_messages_never_quote_n_and_private_ranges_need_public_n():
+    """Under add/remove, n is a private data value: refusals name no n. The private range search is
+    planned from n (grid ratio ladder, "budget small for n" notice), and grids of different ratios
+    have different supports, so under add/remove it is refused before anything is spent."""
+    df = frame(437)
+    err, _ = _messages(lambda: dpreg.dp_lm(FORMULA, df.head(4), bounds=BOUNDS, levels=LEVELS,
+                                           neighbours="add_remove", method="adassp"))
+    assert err is not None and not re.search(r"\b4\b", err.split(":", 1)[1].replace("(5)", ""))
+    budget = dpreg.Budget(1.0, 1e-6)
+    for method in ("adassp", "boosted_adassp"):
+        err, _ = _messages(lambda: dpreg.dp_lm(FORMULA, df, levels=LEVELS, neighbours="add_remove",
+                                               method=method, budget=budget))
+        assert err is not None and "bounds=" in err and "437" not in err
+    assert budget.spent == (0.0, 0.0)
+    # replace-one: n is public and may be quoted; the search runs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(FORMULA, frame(4000), levels=LEVELS, method="adassp", random_state=1)
+    assert any(e["statistic"].startswith("range") for e in fit.privacy.ledger)
+
+
+#: methods that need no ranges: without declared bounds nothing is clamped, and their own public
+#: truncation scales (K, tau, C, R) must not turn into data-dependent facts
+NO_BOUNDS_CASES = [c for c in CASES if c[0] not in ("adassp", "boosted_adassp", "subsample_aggregate")]
+
+
+@pytest.mark.parametrize("method,family,kw,n,eps,allowed", NO_BOUNDS_CASES,
+                         ids=[f"{m}-{f}" for m, f, *_ in NO_BOUNDS_CASES])
+def test_neighbours_without_bounds_differ_only_in_released_fields(method, family, kw, n, eps, allowed):
+    df = frame(n, binary=family == "binomial", n_c=_n_c(method))
+    d2 = neighbour(df, binary=family == "binomial")
+    a, b = (fit_dict(method, d, family=family, eps=eps, kw=kw, noise_off=True, bounds=None) for d in (df, d2))
+    bad = [p for p in collapse(diff_paths(a, b)) if p not in RELEASED_COMMON | allowed]
+    assert not bad, f"{method}: data-dependent fields not covered by a release: {bad}"
+    assert not _ledger_rows_differing(a, b)
+
+
 def _numbers(obj, path=""):
     if isinstance(obj, dict):
         for k, v in obj.items():

@@ -113,6 +113,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                               need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
                               noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                              n_public=neighbours == "replace_one",
                               **design_opts)
     design_notes = []
     for w in caught:  # re-raise to the caller, and keep the public texts for the summary

@@ -212,7 +212,7 @@ def _safe_type(s):
 
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
                  bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
-                 strict=False, outcome_levels=None, allow_wide=False) -> Design:
+                 strict=False, outcome_levels=None, allow_wide=False, n_public=True) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
     Parameters (see API.md "Bounds" and "Data policy")
@@ -235,6 +235,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).
+    n_public : False under add/remove neighbours, where n is private: messages then never quote n.
 
     Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
     interval arithmetic (:mod:`dpreg.design.intervals`).
@@ -411,6 +412,15 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             ranges[v], sources[v] = (math.nan, math.nan), None
     if bounds_mode == "data":
         leak("bounds='data': ranges were read from the data (not private; exploration only)")
+    if missing_ends and not n_public:
+        # the search plan (grid ratio, quantile levels, the "budget small for n" notice) is a function
+        # of n, which is private under add/remove: a released range would reveal on which side of a
+        # ladder threshold n lies (grids of different ratios have different supports)
+        names = [repr(c) for c in missing_ends]
+        cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+        raise DesignError(f"under neighbours='add_remove' the number of rows is private, and the private "
+                          f"range search is planned from it; declare bounds= for {cols} (outcome included), "
+                          "or use neighbours='replace_one'")
     if missing_ends:
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
@@ -424,7 +434,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
-                                                noise=noise, ledger=ledger, domain=doms)
+                                                noise=noise, ledger=ledger, domain=doms, n_public=n_public)
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
@@ -468,7 +478,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")
     if n <= d and not allow_wide:  # methods built for d >= n (heavy-tailed family) pass allow_wide
-        raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "
+        rows = f"n = {n} rows is" if n_public else "the number of rows is"
+        raise DesignError(f"{rows} not more than the number of coefficients ({d}); use fewer terms "
                           "or more rows")
 
     def var_iv(name):

@@ -183,7 +183,7 @@ def _upq_quiet(*args, **kw):
 
 
 def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
-                   domain: dict | None = None, beta: float = RANGE_BETA):
+                   domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True):
     """Estimate the missing range ends.
 
     values  : {column: 1-D float array} (finite; n rows each, n public)
@@ -211,7 +211,8 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
             names = [repr(c) for c in missing]
             cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
             raise ValueError(
-                f"n = {n} rows is too small for private ranges with a budget of {float(eps_total):.4g} split "
+                f"{f'n = {n} rows is' if n_public else 'the number of rows is'} too small for private ranges "
+                f"with a budget of {float(eps_total):.4g} split "
                 f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. Declare "
                 "bounds= for these columns (outcome included), or raise eps or bounds_share")
         heavy_clamp = tail_clamp_estimate(eps_q, b_col) > CLAMP_WARN_SHARE * n
