@@ -19,13 +19,13 @@
 #' @param names Column names, one per fit (default: the list's names, else
 #'   `"(1) method"`, ...). They must be distinct.
 #' @param format `"data.frame"` (default): a data frame ready for
-#'   `knitr::kable()`; `"latex"` (booktabs: needs `\usepackage{booktabs}`),
+#'   `knitr::kable()`; `"latex"` (booktabs: needs the LaTeX package booktabs),
 #'   `"markdown"` or `"html"`: a character vector of the rendered table with
 #'   its notes, one element per line, which knitr includes as is (and
 #'   `print()` writes out); `"text"`: plain text.
 #' @param digits Significant digits of the cells.
 #' @param stars Show significance stars.
-#' @param caption,label LaTeX caption and `\label` (format `"latex"` only).
+#' @param caption,label LaTeX caption and label (format `"latex"` only).
 #' @return For `"data.frame"`: a data frame with a `term` column (empty in the
 #'   standard-error rows) and one character column per fit, of class
 #'   `c("dp_compare", "data.frame")`; attributes `notes` (the table notes),
