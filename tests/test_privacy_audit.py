@@ -552,6 +552,42 @@ def test_private_ranges_share_is_inside_the_request():
     assert budget.spent[0] == pytest.approx(fit.privacy.eps_spent, rel=1e-12)
 
 
+def test_failure_after_a_private_range_search_charges_the_budget():
+    """The range of x is estimated privately (ledger rows), then the formula check of 1/x on the
+    released range refuses: the error is a function of released values, so the Budget pays for the
+    range searches (else repeating the call would probe the range for free)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({"x": rng.uniform(0.5, 2, n)})
+    df["y"] = 1 / df["x"] + rng.normal(0, 1, n)
+    budget = dpreg.Budget(10.0, 1e-5)
+    with pytest.raises(dpreg.DPRegError, match="divisor"):
+        dpreg.dp_lm("y ~ I(1/x)", df, eps=1.0, method="adassp", bounds={"y": (-200, 200)}, budget=budget,
+                    random_state=1)
+    # the share of eps the design layer spends on ranges: bounds_share (10%) of eps = 1
+    assert budget.spent == pytest.approx((0.1, 0.0), rel=1e-12)
+    # a public refusal before any release charges nothing
+    with pytest.raises(dpreg.DPRegError):
+        dpreg.dp_lm("y ~ x + nosuch", df, eps=1.0, budget=budget)
+    assert budget.spent == pytest.approx((0.1, 0.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("method,kw", [("ht_fw", {}), ("ht_lasso", {}), ("ht_iht", {"s": 3}),
+                                       ("ht_sparse", {"s": 3}), ("dpgd", {})])
+def test_huge_rows_raise_no_data_dependent_numpy_warnings(method, kw):
+    """Methods that need no ranges see raw values; a huge row overflows inside the robust gradient.
+    Its bounded influence is by design (smoothed_psi maps +-inf/NaN to its limits); numpy's
+    RuntimeWarning would tell the user that such a row exists."""
+    df = frame(2000)
+    df.loc[0, "x"] = 1e307
+    df.loc[1, "y"] = -1e307
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm(FORMULA, df, method=method, levels=LEVELS, random_state=1, **kw)
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    assert np.all(np.isfinite(fit.coef.to_numpy()))
+
+
 def test_failed_ptr_carries_statement_and_charges_budget():
     rng = np.random.default_rng(2)
     n = 4000

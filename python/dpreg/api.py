@@ -65,9 +65,8 @@ def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="aut
 
 def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
          random_state, options, _noise_off=False):
-    from .design.build import build_design, all_ranges_declared
+    from .design.build import all_ranges_declared
     from .privacy.accounting import compose_ledger
-    from .results.fit import DPFit
 
     _check_eps_delta(eps, delta)
     if neighbours not in ("replace_one", "add_remove"):
@@ -107,6 +106,31 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
+    try:
+        return _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
+                             levels=levels, neighbours=neighbours, inference=inference, budget=budget,
+                             options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
+                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share)
+    except EstimationFailed:
+        raise          # charged, with its statement attached
+    except Exception:
+        # something failed after releases were made (e.g. a private range search, then a check of the
+        # formula against the released range): the releases were computed and the error is a function
+        # of them, so the Budget pays for what the ledger holds
+        if budget is not None and any(e.mu is not None or e.eps is not None or e.rho is not None
+                                      for e in ledger):
+            spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
+            budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
+        raise
+
+
+def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
+                  options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share):
+    """The part of :func:`_fit` that touches the data and spends budget."""
+    from .design.build import build_design
+    from .privacy.accounting import compose_ledger
+    from .results.fit import DPFit
+
     need_bounds = bool(est.NEEDS_BOUNDS) and bounds != "data"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -117,7 +141,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                               **design_opts)
     design_notes = []
     for w in caught:  # re-raise to the caller, and keep the public texts for the summary
-        warnings.warn(w.message, w.category, stacklevel=3)
+        warnings.warn(w.message, w.category, stacklevel=4)  # the caller of dp_lm / dp_glm
         if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
             design_notes.append(str(w.message))
     if auto and method == "adassp" and design.public.factor_blocks:

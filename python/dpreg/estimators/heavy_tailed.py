@@ -386,7 +386,11 @@ class _Problem:
         out = np.empty(self.d)
         step = self.chunk_cols(m)
         for j0 in range(0, self.d, step):
-            G = r[:, None] * Xb[:, j0:j0 + step]
+            # huge rows may overflow to +-inf (or inf*0 = NaN): smoothed_psi maps them to its bounded
+            # limits, so the sensitivity holds; numpy's RuntimeWarning would only tell the user that
+            # such a row exists (a data-dependent message), hence silenced here
+            with np.errstate(over="ignore", invalid="ignore"):
+                G = r[:, None] * Xb[:, j0:j0 + step]
             out[j0:j0 + step] = rb.robust_mean(G, kappa, beta, clip=clip)
         return out
 
