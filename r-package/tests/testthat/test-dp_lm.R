@@ -103,8 +103,11 @@ test_that("predict returns what predict.lm returns", {
   expect_identical(unname(pc[, "fit"]), unname(p))
   expect_true(all(pc[1:2, "lwr"] < pc[1:2, "fit"] & pc[1:2, "fit"] < pc[1:2, "upr"]))
   pp <- predict(fit, nd, interval = "prediction", level = 0.9)
-  # prediction intervals add the released residual variance: wider than confidence intervals
-  expect_true(all((pp[1:2, "upr"] - pp[1:2, "lwr"]) > (pc[1:2, "upr"] - pc[1:2, "lwr"]) * 0.9 / 0.95))
+  # prediction intervals add the released residual variance: wider than confidence intervals at the
+  # same level; the 90% prediction interval is compared with the 95% confidence interval rescaled by
+  # the ratio of the normal quantiles, qnorm(0.95) / qnorm(0.975)
+  expect_true(all((pp[1:2, "upr"] - pp[1:2, "lwr"]) >
+                    (pc[1:2, "upr"] - pc[1:2, "lwr"]) * qnorm(0.95) / qnorm(0.975)))
 })
 
 test_that("dp_glm fits a logistic regression", {
