@@ -267,6 +267,33 @@ def test_neighbours_without_bounds_differ_only_in_released_fields(method, family
     assert not _ledger_rows_differing(a, b)
 
 
+ISP_FORBIDDEN = re.compile(r"^(s|s1|s2|w|weights?|beta_w|sigma_w|rss|rss_exact|leverages?|residuals?|"
+                           r"n_down(weighted)?|down_?weighted|removed|trimmed|failed_step|fail_reason|slf|rlf)$",
+                           re.I)
+
+
+def _keys(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield str(k)
+            yield from _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v)
+
+
+def test_isp_never_reports_its_forbidden_fields():
+    """isp spec 13.3: never s1, s2, s, w, the number or identity of down-weighted rows, beta_w,
+    Sigma_w, the exact RSS, leverages or residuals, or which internal step produced FAIL."""
+    df = frame(50000, n_c=5000)
+    d = fit_dict("isp", df, eps=10.0, kw={"sigma": 2.0})
+    bad = [k for k in _keys({k: d[k] for k in ("facts", "tuning", "privacy", "public")}) if ISP_FORBIDDEN.match(k)]
+    assert not bad, bad
+    text = json.dumps(d).lower()
+    for phrase in ("down-weighted rows:", "rows were removed", "leverage filter failed", "residual filter failed"):
+        assert phrase not in text
+
+
 def _numbers(obj, path=""):
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -447,6 +474,15 @@ def test_cli_error_messages_never_quote_data(tmp_path, capsys):
         _assert_clean(out + err, f"cli {args[1]}")
 
 
+def test_bridge_errors_never_quote_data():
+    """The R bridge returns error texts to R; a non-numeric value in a column must not be quoted."""
+    from dpreg import bridge
+    cols = {"y": [1.0, 2.0, 3.0] * 20, "x": [SECRET] + [1.0] * 59}
+    out = bridge.r_dp_lm("y ~ x", cols, None, {"bounds": {"y": [0, 5], "x": [0, 5]}})
+    assert not out["ok"] and "'x'" in out["error"]["message"]
+    _assert_clean(json.dumps(out), "bridge error")
+
+
 # ---------------------------------------------------------------------------------------------------
 # 3. randomness
 # ---------------------------------------------------------------------------------------------------
@@ -486,6 +522,23 @@ def test_unseeded_fits_are_secure_and_marked_unseeded():
         f2 = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, method="adassp")
     assert f1.privacy.seeded is False and f2.privacy.seeded is False
     assert not np.array_equal(f1.coef.to_numpy(), f2.coef.to_numpy())
+
+
+def test_univariate_neighbours_same_ledger():
+    """dp_mean / dp_quantile: same seed, one value replaced by a far-out one: only the estimate (and
+    for dp_mean the released clip points, which stay put here) may change; the ledger is identical."""
+    x = np.random.default_rng(4).normal(10, 2, 3000)
+    x2 = x.copy()
+    x2[0] = Y_PLANT
+    for fn, args, kw in ((dpreg.dp_mean, (), {"bounds": (-100, 100)}),
+                         (dpreg.dp_mean, (), {"bounds": (-100, 100), "delta": 1e-6}),
+                         (dpreg.dp_quantile, (0.5,), {"lower": -100.0, "upper": 100.0})):
+        a = fn(x, *args, eps=1.0, random_state=5, **kw).to_dict()
+        b = fn(x2, *args, eps=1.0, random_state=5, **kw).to_dict()
+        assert set(collapse(diff_paths(a, b))) <= {"/estimate", "/facts/q_lo", "/facts/q_hi", "/facts/sensitivity",
+                                                   "/facts/noise_sd", "/privacy/ledger[]/sensitivity",
+                                                   "/privacy/ledger[]/noise_scale"}
+        _assert_clean(json.dumps(b), fn.__name__)
 
 
 def test_univariate_random_state():

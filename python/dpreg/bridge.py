@@ -44,7 +44,11 @@ def _frame(columns: dict, factors: dict | None):
         try:  # R sends doubles (NA as NaN): the fast path
             vals = np.asarray(raw, dtype=float)
         except (TypeError, ValueError):
-            vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
+            try:
+                vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
+            except (TypeError, ValueError):   # float()'s message would quote the offending value
+                raise TypeError(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
+                                "with their levels)") from None
         if name in factors:
             levels = [str(v) for v in _as_list(factors[name])]
             codes = np.where(np.isnan(vals), -1, vals - 1).astype(np.int64)
