@@ -135,10 +135,8 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              "/facts/ridge_active", "/facts/pd_repaired"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
-#: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5);
-#: add/remove: n_pub = max(n_hat, d + 2) from the released n_hat.
-ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_abs|y_moments|spread\[.*\]\.mean|coef\[.*\]\.mean|"
-                           r"residual variance\.mean)$")
+#: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).
+ADAPTIVE_ROWS = re.compile(r"^(resid_sq|spread\[.*\]\.mean|coef\[.*\]\.mean|residual variance\.mean)$")
 ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_scale"}
 #: subsample-and-aggregate: per-coefficient released quantiles, their noise sd (from the released
 #: clip points), the sampling sd from the released spread (spec winsorized_sa 4.1)
@@ -195,6 +193,16 @@ def test_neighbours_noise_off_differ_only_in_released_fields(method, family, kw,
     # removing the only row of a declared level changes nothing but released values: same terms
     assert a["terms"] == b["terms"] and "C(g)[T.c]" in a["terms"]
     assert a["public"] == b["public"]
+
+
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_adaptive_resid_sq_sensitivity_is_the_released_c2(method):
+    """The one data-adaptive calibration of the SSP bundle: resid_sq clips at c2, computed from the
+    released A1 (spec 6.2) and reported as facts.bundle_c2; sensitivity c2^2 (replace-one)."""
+    d = fit_dict(method, frame(2000), kw={"T": 20} if method == "boosted_adassp" else {})
+    row = [e for e in d["privacy"]["ledger"] if e["statistic"] == "resid_sq"]
+    assert len(row) == 1
+    assert row[0]["sensitivity"] == pytest.approx(d["facts"]["bundle_c2"] ** 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
@@ -424,9 +432,13 @@ def test_estimation_failed_texts_never_quote_data():
     y = x + rng.normal(0, 1, n)
     x[:400] = X_PLANT                           # high-leverage block: stable leverage filtering fails
     y[:400] = Y_PLANT
+    budget = dpreg.Budget(20.0, 1e-5)
     with pytest.raises(dpreg.EstimationFailed) as ei:
         dpreg.dp_lm("y ~ x", pd.DataFrame({"y": y, "x": x}), eps=10.0, method="isp", sigma=2.0,
-                    random_state=1)
+                    random_state=1, budget=budget)
+    p = ei.value.privacy
+    assert p.eps_spent == pytest.approx(10.0, rel=1e-9)
+    assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent), rel=1e-12)
     text = str(ei.value) + json.dumps(ei.value.privacy.to_dict())
     _assert_clean(text, "isp")
     for forbidden in ("s1", "s2", "leverage filter", "residual filter", "rows down-weighted", "400"):
