@@ -617,6 +617,19 @@ def test_private_ranges_share_is_inside_the_request():
     assert budget.spent[0] == pytest.approx(fit.privacy.eps_spent, rel=1e-12)
 
 
+def test_budget_without_delta_refuses_a_gaussian_fit_before_touching_the_data():
+    """A Budget with delta 0 cannot pay a Gaussian method: refused up front (the frame has a missing
+    value, which would raise a DesignError if the data were read first); a pure-DP method passes."""
+    df = frame(2000)
+    df.loc[3, "x"] = np.nan
+    budget = dpreg.Budget(10.0, 0.0)
+    with pytest.raises(dpreg.BudgetExceeded):
+        dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, method="adassp", budget=budget)
+    with pytest.raises(dpreg.DPRegError, match="missing values"):
+        dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, levels=LEVELS, method="ht_fw", delta=0.0, budget=budget)
+    assert budget.spent == (0.0, 0.0)
+
+
 def test_failure_after_a_private_range_search_charges_the_budget():
     """The range of x is estimated privately (ledger rows), then the formula check of 1/x on the
     released range refuses: the error is a function of released values, so the Budget pays for the

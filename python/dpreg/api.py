@@ -99,7 +99,9 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise ValueError(f"unknown option(s) for method {method!r}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
 
-    if budget is not None and not budget.can_spend(eps, 0.0):
+    # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
+    delta_needed = 0.0 if pure_ok else delta
+    if budget is not None and not budget.can_spend(eps, delta_needed):
         # refuse before anything is computed; the fit is charged what it actually spends (below), and
         # a delta it cannot pay is refused then, before anything is returned
         budget.spend(eps, delta)  # raises BudgetExceeded saying what remains
