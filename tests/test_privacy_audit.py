@@ -122,7 +122,7 @@ def collapse(paths):
 RELEASED_COMMON = {
     "/coef[]", "/std_errors[]", "/vcov[][]", "/vcov_privacy[][]", "/noise_share[]", "/ci[][]",
     "/ci_draws[][]", "/sigma", "/r_squared", "/r_squared_raw", "/adj_r_squared", "/adj_r_squared_raw",
-    "/wald/statistic", "/wald/p_value", "/summary_text", "/print_text",
+    "/wald/statistic", "/wald/p_value", "/wald/note", "/summary_text", "/print_text",
     *(f"/coef_table/{c}[]" for c in ("estimate", "std_error", "statistic", "p_value", "conf_low",
                                      "conf_high", "noise_share", "stars")),
 }
@@ -136,7 +136,9 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).
-ADAPTIVE_ROWS = re.compile(r"^(resid_sq|spread\[.*\]\.mean|coef\[.*\]\.mean|residual variance\.mean)$")
+#: The widened winsorized mean clips at mid +- 4 r IQR of two released EM quartiles (Smith 2011).
+ADAPTIVE_ROWS = re.compile(r"^(resid_sq|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
+                           r"residual variance\.mean)$")
 ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_scale"}
 #: subsample-and-aggregate: per-coefficient released quantiles, their noise sd (from the released
 #: clip points), the sampling sd from the released spread (spec winsorized_sa 4.1)
@@ -193,6 +195,40 @@ def test_neighbours_noise_off_differ_only_in_released_fields(method, family, kw,
     # removing the only row of a declared level changes nothing but released values: same terms
     assert a["terms"] == b["terms"] and "C(g)[T.c]" in a["terms"]
     assert a["public"] == b["public"]
+
+
+#: option variants with other release paths: (method, options, n, eps, delta, formula, allowed extra)
+VARIANTS = [
+    ("adassp", {"ci": "bootstrap", "n_boot": 200}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
+    ("boosted_adassp", {"ci": "bootstrap", "n_boot": 200, "T": 20}, 2000, 1.0, 1e-6, FORMULA,
+     SSP_FACTS | ADAPTIVE_FIELDS),
+    ("adassp", {"mode": "clip"}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True}, 4000, 1.0, 1e-6, FORMULA,
+     SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {"aggregator": "wwm"}, 4000, 1.0, 1e-6, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {}, 4000, 1.0, 0.0, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
+    # no sigma declared: PrivSigma releases the residual scale (stability histogram, isp 11.2)
+    ("isp", {}, 100000, 8.0, 1e-6, "y ~ x + z", ISP_FACTS),
+    ("isp", {"L_tries": 2, "sigma": 2.0}, 50000, 10.0, 1e-6, FORMULA, ISP_FACTS),
+    # the iterates after each Peeling step are the method's releases (heavy-tailed spec, Alg. 3)
+    ("ht_iht", {"s": 3, "keep_path": True}, 2000, 1.0, 1e-6, FORMULA, {"/facts/path[][]"}),
+]
+
+
+@pytest.mark.parametrize("method,kw,n,eps,delta,formula,allowed", VARIANTS,
+                         ids=[f"{v[0]}-{'-'.join(map(str, v[1].values())) or 'default'}-d{v[4]}" for v in VARIANTS])
+def test_option_variants_differ_only_in_released_fields(method, kw, n, eps, delta, formula, allowed):
+    df = frame(n, n_c=n // 3 if method == "isp" else 1)
+    d2 = neighbour(df)
+    for noise_off in (True, False):
+        a, b = (fit_dict(method, d, kw=kw, eps=eps, delta=delta, noise_off=noise_off, formula=formula)
+                for d in (df, d2))
+        bad = [p for p in collapse(diff_paths(a, b)) if p not in RELEASED_COMMON | allowed]
+        assert not bad, f"{method} {kw}: data-dependent fields not covered by a release: {bad}"
+        for stat, keys in _ledger_rows_differing(a, b):
+            assert ADAPTIVE_ROWS.match(stat) and keys <= {"sensitivity", "noise_scale"}, (stat, keys)
+        pa, pb = ({k: v for k, v in x["privacy"].items() if k != "ledger"} for x in (a, b))
+        assert pa == pb
 
 
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
