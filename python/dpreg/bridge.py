@@ -302,7 +302,10 @@ def _whole_numbers_as_int(options: dict, defaults: dict) -> dict:
     out = dict(options)
     for k, v in out.items():
         d = defaults.get(k)
-        if isinstance(d, int) and not isinstance(d, bool) and isinstance(v, float) and v.is_integer():
+        # a default of None marks an option without a fixed type (e.g. the sparsity s): a whole
+        # number from R is then meant as an integer too (an int is accepted wherever a float is)
+        int_like = d is None or (isinstance(d, int) and not isinstance(d, bool))
+        if k in defaults and int_like and isinstance(v, float) and v.is_integer():
             out[k] = int(v)
     return out
 
