@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-jsonlite \
           r-cran-rmarkdown r-cran-broom r-cran-ggplot2 pandoc
+# pdflatex + booktabs: the LaTeX tables are compiled in a test (skipped where no engine exists)
+TEX_DEBS := texlive-latex-base texlive-latex-recommended
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-python test-r test-slow r-deps r-check vignettes bench lint clean
@@ -18,7 +20,7 @@ $(STAMP): pyproject.toml
 
 # R and its packages come from Debian (CRAN is not reachable from these machines).
 r-deps:
-	@missing=""; for p in $(R_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(R_DEBS) $(TEX_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
