@@ -67,7 +67,7 @@ def one(method, n, d, repeat, T):
         del res
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
-    res = _call(method, frame, formula, bounds, T)
+    _call(method, frame, formula, bounds, T)
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     frame_mb = frame.memory_usage(deep=True).sum() / 2 ** 20

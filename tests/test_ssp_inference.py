@@ -9,7 +9,7 @@ from scipy import integrate, stats
 from dpreg.design.contract import Design, PublicDesign
 from dpreg.design.scaling import scale_design
 from dpreg.design.schema import Schema
-from dpreg.estimators import _ssp, adassp, boosted
+from dpreg.estimators import adassp, boosted
 from dpreg.inference import ssp as inf
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource

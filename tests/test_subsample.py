@@ -1,7 +1,6 @@
 """Subsample-and-aggregate regression (spec winsorized_sa.md sections 3-4; oracles T5, T7, T8, T10)."""
 import json
 import math
-import warnings
 
 import numpy as np
 import pandas as pd

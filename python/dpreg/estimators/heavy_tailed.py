@@ -502,8 +502,7 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
         w = np.zeros(d)
     else:
         w = np.full(d, r / d)
-    beta = tun["beta"][0]
-    zeta = tun["zeta"][0]
+    beta = tun["beta"][0]          # zeta entered through beta's default (spec 2.4)
     ell = tun["_ell"][0]
     tau = tun["tau"][0]
     const = tun["sensitivity"][0]
