@@ -212,7 +212,7 @@ def _safe_type(s):
 
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
                  bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
-                 strict=False, outcome_levels=None, allow_wide=False, n_public=True) -> Design:
+                 strict=False, outcome_levels=None, allow_wide=False, n_public=True, unit=None) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
     Parameters (see API.md "Bounds" and "Data policy")
@@ -236,6 +236,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).
     n_public : False under add/remove neighbours, where n is private: messages then never quote n.
+    unit : None (each row is a privacy unit) or the name of a column of unit ids (e.g. a person id;
+        winsorized_sa spec 0.2, 3.2 step 3). The unit codes go on ``Design.units`` (data side only,
+        never on ``PublicDesign``); ``public.n`` is then the number of distinct units N, public under
+        replace-one-unit, and the row count is private (messages never quote it). Missing unit ids
+        are an error naming the column, whatever ``na_action``. Only for estimators that partition
+        by unit; a private range search (calibrated per row) is refused.
 
     Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
     interval arithmetic (:mod:`dpreg.design.intervals`).
@@ -264,6 +270,18 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         raise DesignError(f"column {outcome_var!r} is both the outcome and a predictor")
     if outcome_levels is not None and family == "binomial":
         levels.setdefault(outcome_var, [_pyval(v) for v in outcome_levels])
+
+    if unit is not None:
+        if not isinstance(unit, str):
+            raise DesignError("unit must be the name of a column of the data (a string)")
+        if unit not in df.columns:
+            raise DesignError(f"the unit column {unit!r} is not in the data")
+        if unit == outcome_var:
+            raise DesignError(f"column {unit!r} cannot be both the outcome and the unit column")
+        if df[unit].isna().any():
+            raise DesignError(f"missing values in the unit column {unit!r}: every row needs a unit id "
+                              "(rows are never dropped silently)")
+        n_public = False  # the number of ROWS is private under replace-one-unit; N (units) is public
 
     bounds_mode, declared = _norm_bounds(bounds, parsed.variables)
     unknown_keys = [k for k in list(declared) + list(levels) if k not in df.columns]
@@ -322,6 +340,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         if df.shape[0] == 0:
             raise DesignError("no complete rows remain after na_action='drop'")
     n = int(df.shape[0])
+    unit_codes = None
+    if unit is not None:
+        try:
+            unit_codes = pd.factorize(df[unit], sort=False)[0].astype(np.int64)
+        except TypeError:
+            raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)") from None
     na_mask = {v: df[v].isna().to_numpy() for v in used if keep is None and v in na_cols}
 
     # ---- categorical predictors: public levels, codes ----------------------------------------
@@ -412,6 +436,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             ranges[v], sources[v] = (math.nan, math.nan), None
     if bounds_mode == "data":
         leak("bounds='data': ranges were read from the data (not private; exploration only)")
+    if missing_ends and unit is not None:
+        names = [repr(c) for c in missing_ends]
+        raise DesignError("with unit= the private range search (calibrated for one row) is not available; "
+                          f"declare bounds= for {', '.join(names[:8])}, or use a method that needs no ranges")
     if missing_ends and not n_public:
         # the search plan (grid ratio, quantile levels, the "budget small for n" notice) is a function
         # of n, which is private under add/remove: a released range would reveal on which side of a
@@ -514,9 +542,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             blocks.append([terms.index(c) for c in st["columns"]])
     public = PublicDesign(formula=formula, outcome=parsed.lhs_factor.expr, terms=terms,
                           has_intercept="Intercept" in terms, column_lower=lower, column_upper=upper,
-                          factor_blocks=blocks, outcome_interval=outcome_interval, schema=schema, n=n,
+                          factor_blocks=blocks, outcome_interval=outcome_interval, schema=schema,
+                          n=n if unit_codes is None else int(unit_codes.max()) + 1,
                           family=family, outcome_levels=outcome_lv, spec_state=spec_state)
-    return Design(X=X, y=y, public=public)
+    if unit_codes is None:
+        return Design(X=X, y=y, public=public)
+    return Design(X=X, y=y, public=public, units=unit_codes)
 
 
 def _safe_categories(lv, col):

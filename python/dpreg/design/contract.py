@@ -137,6 +137,8 @@ class Design:
     y: np.ndarray            # (n,) outcome in original units (clamped to its range if known);
                              # for binomial: 0/1 with 1 = outcome_levels[1]
     public: PublicDesign
+    units: np.ndarray | None = None  # (n,) integer privacy-unit code of each row (``unit=``), else None:
+                                     # data, read by unit-aware estimators only, never stored in a fit
 
     @property
     def n(self) -> int:
