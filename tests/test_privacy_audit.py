@@ -696,6 +696,11 @@ def test_failure_after_a_private_range_search_charges_the_budget():
     with pytest.raises(dpreg.DPRegError):
         dpreg.dp_lm("y ~ x + nosuch", df, eps=1.0, budget=budget)
     assert budget.spent == pytest.approx((0.1, 0.0), rel=1e-12)
+    # nor does the estimator's check_public (public facts only), even after a range search
+    with pytest.raises(ValueError, match="split"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dpreg.dp_lm("y ~ x", df, eps=1.0, method="adassp", split=(1.0, -1.0, 1.0), budget=budget)
+    assert budget.spent == pytest.approx((0.1, 0.0), rel=1e-12)
 
 
 @pytest.mark.parametrize("method,kw", [("ht_fw", {}), ("ht_lasso", {}), ("ht_iht", {"s": 3}),

@@ -115,12 +115,13 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share)
     except EstimationFailed:
         raise          # charged, with its statement attached
-    except Exception:
+    except Exception as exc:
         # something failed after releases were made (e.g. a private range search, then a check of the
-        # formula against the released range): the releases were computed and the error is a function
-        # of them, so the Budget pays for what the ledger holds
-        if budget is not None and any(e.mu is not None or e.eps is not None or e.rho is not None
-                                      for e in ledger):
+        # formula against the released range): the releases were computed and the error may be a
+        # function of them, so the Budget pays for what the ledger holds (not for the estimator's
+        # check_public refusals, which depend on public facts only)
+        if budget is not None and not getattr(exc, "_dpreg_public", False) and any(
+                e.mu is not None or e.eps is not None or e.rho is not None for e in ledger):
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
@@ -156,7 +157,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     eps_bounds = ledger.eps_pure  # what the design layer actually spent on ranges (0 if all declared)
     spec = PrivacySpec(eps=eps - eps_bounds, delta=delta, neighbours=neighbours, inference=bool(inference))
     if hasattr(est, "check_public"):
-        est.check_public(design.n, design.d, spec, options)
+        try:
+            est.check_public(design.n, design.d, spec, options)
+        except Exception as exc:
+            exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
+            raise
 
     if _noise_off:
         # internal test hook (also reachable through the bridge's ".noise_off"): privacy noise is zero,
