@@ -127,6 +127,9 @@ class PrivacyStatement:
     private               : False when bounds were read from the data (the fit is then NOT DP)
     components            : the composition by currency (mu_gaussian, rho_zcdp, eps_pure, ...)
     notes                 : further plain sentences (e.g. from the estimator)
+    unit                  : name of the privacy-unit column (``unit=``), or None when each row is a unit;
+                            neighbours then differ by replacing all rows of one unit, and N (the
+                            number of units) is public instead of the row count
     """
     eps: float
     delta: float
@@ -143,6 +146,7 @@ class PrivacyStatement:
     private: bool = True
     components: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unit: str | None = None
 
     # ---- construction ---------------------------------------------------------------------------
     @classmethod
@@ -163,7 +167,16 @@ class PrivacyStatement:
     # ---- views ----------------------------------------------------------------------------------
     @property
     def neighbours_text(self) -> str:
+        if self.unit is not None and self.neighbours == "replace_one":
+            return (f"neighbouring datasets differ by replacing one unit (all rows of one {self.unit}); "
+                    "the number of units N is public")
         return NEIGHBOURS_TEXT.get(self.neighbours, str(self.neighbours))
+
+    @property
+    def _neighbours_short(self) -> str:
+        if self.unit is not None and self.neighbours == "replace_one":
+            return f"replace one unit (all rows of one {self.unit}; N public)"
+        return NEIGHBOURS_SHORT.get(self.neighbours, self.neighbours)
 
     @property
     def seeded_label(self) -> str | None:
@@ -217,7 +230,7 @@ class PrivacyStatement:
         return ", ".join(stats[:limit]) + f", ... ({len(stats) - limit} more)"
 
     def __str__(self) -> str:
-        head = f"Privacy: {self.guarantee()}, neighbours = {NEIGHBOURS_SHORT.get(self.neighbours, self.neighbours)}"
+        head = f"Privacy: {self.guarantee()}, neighbours = {self._neighbours_short}"
         if self.mu is not None:
             head += f", mu-GDP = {_g(self.mu)}"
         elif self.rho is not None:
@@ -295,7 +308,10 @@ class PrivacyStatement:
             elif how:
                 txt += f" ({how}; other releases by basic composition)"
             s.append(txt + ".")
-        if self.neighbours == "replace_one":
+        if self.unit is not None and self.neighbours == "replace_one":
+            s.append(f"Neighbouring datasets differ by replacing one unit (all rows of one {self.unit}); "
+                     "the number of units N is treated as public, the number of rows is not.")
+        elif self.neighbours == "replace_one":
             s.append("Neighbouring datasets differ by replacing one row; the number of rows n is treated "
                      "as public.")
         else:
@@ -336,7 +352,7 @@ class PrivacyStatement:
             "neighbours_text": self.neighbours_text, "ledger": [dict(r) for r in self.ledger],
             "seeded": self.seeded, "seeded_label": self.seeded_label, "leaks": list(self.leaks),
             "ranges": [dict(r) for r in self.ranges], "private": self.private,
-            "components": dict(self.components), "notes": list(self.notes),
+            "components": dict(self.components), "notes": list(self.notes), "unit": self.unit,
             "summary": str(self), "paragraph": self.paragraph(),
         })
 
@@ -355,7 +371,8 @@ class PrivacyStatement:
                    ledger=[dict(r) for r in d.get("ledger") or []], seeded=bool(d.get("seeded", False)),
                    leaks=[str(t) for t in d.get("leaks") or []],
                    ranges=[dict(r) for r in d.get("ranges") or []], private=bool(d.get("private", True)),
-                   components=dict(d.get("components") or {}), notes=[str(t) for t in d.get("notes") or []])
+                   components=dict(d.get("components") or {}), notes=[str(t) for t in d.get("notes") or []],
+                   unit=None if d.get("unit") is None else str(d["unit"]))
 
     def to_frame(self):
         """The ledger as a pandas DataFrame (one row per release)."""
