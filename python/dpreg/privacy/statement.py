@@ -287,7 +287,8 @@ class PrivacyStatement:
                 parts.append(f"{k} {m} {noun} ({self._list_stats(stats)})")
             mech_text = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
             lead = ("The results were obtained with differential privacy; the data" if self.private
-                    else "Apart from the ranges read from the data, the data")
+                    else "Apart from the ranges read from the data, the data" if self._data_ranges
+                    else "The data")
             s.append(f"{lead} were accessed only through {mech_text}, and everything reported was "
                      f"computed from these releases.")
         else:
