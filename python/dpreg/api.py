@@ -74,6 +74,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if not isinstance(formula, str):
         raise TypeError("formula must be a string such as 'y ~ x1 + C(x2)'")
     design_opts = {k: options.pop(k) for k in ("na_action", "unknown_level", "strict") if k in options}
+    unit = options.pop("unit", None)   # privacy-unit column: a design (data-side) option, winsorized_sa 5.3
     bounds_share = options.pop("bounds_share", DEFAULT_BOUNDS_SHARE)
     if not (0 < bounds_share < 1):
         raise ValueError("bounds_share must be in (0, 1)")
@@ -98,6 +99,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if unknown:
         raise ValueError(f"unknown option(s) for method {method!r}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
+    if unit is not None:
+        if not getattr(est, "SUPPORTS_UNITS", False):
+            raise ValueError(f"unit= (one privacy unit owning several rows) is not supported by method "
+                             f"{method!r}, whose privacy is calibrated per row; use "
+                             "method='subsample_aggregate' or method='tukey'")
+        design_opts["unit"] = unit
 
     # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
     delta_needed = 0.0 if pure_ok else delta
@@ -158,7 +165,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     spec = PrivacySpec(eps=eps - eps_bounds, delta=delta, neighbours=neighbours, inference=bool(inference))
     if hasattr(est, "check_public"):
         try:
-            est.check_public(design.n, design.d, spec, options)
+            # with unit= the public count is N (units): the row count is private
+            est.check_public(design.n if design.units is None else design.public.n, design.d, spec, options)
         except Exception as exc:
             exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
             raise
@@ -171,8 +179,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             design.public.schema.leaks.append(NOISE_OFF_TEXT)
 
     def statement():
-        return compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
-                              schema=design.public.schema)
+        st = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
+                            schema=design.public.schema)
+        st.unit = design_opts.get("unit")  # the sentence on replace-one-unit neighbours
+        return st
 
     def charge(privacy):
         if budget is not None:

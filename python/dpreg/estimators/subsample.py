@@ -33,6 +33,8 @@ NEEDS_BOUNDS = False
 FAMILIES = {"gaussian"}
 NEIGHBOURS = {"replace_one"}
 PURE_DP = True
+#: accepts ``unit=`` (spec 0.2, 3.2 step 3): the partition assigns whole units to groups
+SUPPORTS_UNITS = True
 
 DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
 DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "
@@ -353,7 +355,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
             warns.append("residual variance: private quantile hit a bound; sigma2_upper may be too small")
         del sig2_groups
 
-    out = {"coef": coef, "sigma2": sigma2, "k": k, "m": N / k, "N": N, "rule": rule, "per": per, "model": model,
+    out = {"coef": coef, "sigma2": sigma2, "k": k, "m": N / k, "N": N, "by_unit": unit_of_row is not None, "rule": rule, "per": per, "model": model,
            "warnings": warns, "v_noise": v_noise, "se": None, "ci": None, "ci_draws": None,
            "v_samp": None, "spread_saturated": [False] * p, "level": level}
     if se_method == "none":
@@ -506,8 +508,9 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
     qn = opts["quantile_noise"] or "exponential"
     split = W.check_split(opts["split"])
     notice = "coef_bounds" not in options
+    units = getattr(design, "units", None)
     res = sa_fit(design.X, design.y, terms=terms, budget=budget, model=model, noise=noise, ledger=ledger,
-                 coef_bounds=opts["coef_bounds"], k=opts["k"], group_size=opts["group_size"],
+                 units=units, coef_bounds=opts["coef_bounds"], k=opts["k"], group_size=opts["group_size"],
                  aggregator=opts["aggregator"], trim_count=int(opts["trim_count"]), trim=opts["trim"],
                  eta=float(opts["eta"]), beta=float(opts["beta"]), split=split, quantile_noise=qn,
                  se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
@@ -543,7 +546,7 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
                       "sampling_sd": (None if res["v_samp"] is None else math.sqrt(res["v_samp"][j])),
                       "crossed": per[j].crossed, "near_bound": per[j].near_bound,
                       "spread_saturated": bool(res["spread_saturated"][j])}
-    facts = {"k": res["k"], "m": res["m"], "N": res["N"], "k_priv": rule["k_priv"], "xi": rule["xi"],
+    facts = {"k": res["k"], "m": res["m"], "N": res["N"], "by_unit": bool(res.get("by_unit", False)), "k_priv": rule["k_priv"], "xi": rule["xi"],
              "c_eff": rule["c_eff"], "accounting": res["model"], "rho": rho, "quantile_noise": quantile_noise,
              "aggregator": opts["aggregator"], "coef_bounds": {t: [float(lower[j]), float(upper[j])]
                                                                for j, t in enumerate(terms)},
