@@ -813,6 +813,9 @@ class Summary:
             n = f.nobs
             return ("n: not public under add/remove neighbours" if n is None
                     else f"n = {n} (DP estimate)")
+        unit = getattr(f._privacy, "unit", None) if f._privacy is not None else None
+        if unit is not None:  # unit= : N units are public, the row count is not
+            return f"N = {f.nobs} units of {unit} (public; the number of rows is private)"
         return f"n = {f.nobs} (public)"
 
     def _tuning_line(self) -> str | None:
