@@ -22,6 +22,12 @@ depth score and of the distance-to-unsafety lower bound ``khat``). Then ([AJRV] 
 Total ``eps = 2 eps'`` and delta, recorded as ONE ledger row ``"tukey_ptr_em"`` (the mechanism has
 no GDP/zCDP form). On failure nothing is released but the budget is spent: ``EstimationFailed``.
 The PTR Laplace noise has scale ``1/eps'`` (the reference code's ``eps'`` scale is a bug, spec 5.2 (i)).
+
+Privacy units (``unit=``, winsorized_sa spec 0.2): the permutation is drawn over the N units and each
+model is fitted on all rows of its units, so replacing one unit (all its rows) again changes exactly
+one model and every argument above holds with "record" read as "unit"; N is public, n (rows) is not,
+and the rules above use N in place of n (default m = floor(N/(10 d)), precondition N >= m d, which
+gives every model at least d units, hence at least d rows).
 """
 from __future__ import annotations
 
@@ -38,6 +44,8 @@ NEEDS_BOUNDS = False
 FAMILIES = {"gaussian"}
 NEIGHBOURS = {"replace_one"}
 PURE_DP = False
+#: accepts ``unit=``: models are fitted on disjoint groups of whole units (see the module docstring)
+SUPPORTS_UNITS = True
 
 #: spec 5.2: jitter before sorting, as the reference code
 JITTER = 1e-10
@@ -96,9 +104,21 @@ def check_public(n, d, spec, options):
 # ------------------------------------------------------------------------------------------------
 # depth machinery (all functions of the m model vectors)
 # ------------------------------------------------------------------------------------------------
-def block_models(X, y, m, noise):
-    """m OLS models on the blocks of a uniform random permutation (minimum-norm solutions)."""
+def block_models(X, y, m, noise, units=None):
+    """m OLS models on the blocks of a uniform random permutation (minimum-norm solutions).
+    With ``units`` (length-n integer codes 0..N-1) the permutation is over units, split into m blocks
+    of floor/ceil(N/m) units, and each model uses all rows of its units."""
     n, d = X.shape
+    if units is not None:
+        units = np.asarray(units)
+        N = int(units.max()) + 1
+        group_of_unit = np.empty(N, dtype=np.int64)
+        for i, blk in enumerate(np.array_split(noise.permutation(N), m)):
+            group_of_unit[blk] = i
+        g_row = group_of_unit[units]
+        order = np.argsort(g_row, kind="stable")
+        rows = np.split(order, np.searchsorted(g_row[order], np.arange(1, m)))
+        return np.stack([np.linalg.pinv(X[r]) @ y[r] for r in rows])
     b = n // m
     perm = noise.permutation(n)[: m * b]
     Xb = X[perm].reshape(m, b, d)
@@ -228,12 +248,13 @@ def sample_in_level(P, q, noise):
     return v
 
 
-def tukey_em(X, y, *, m, eps, delta, noise, ledger):
-    """Run TukeyEM; returns (v, facts) or raises EstimationFailed after recording the spend."""
+def tukey_em(X, y, *, m, eps, delta, noise, ledger, units=None):
+    """Run TukeyEM; returns (v, facts) or raises EstimationFailed after recording the spend.
+    ``units``: optional integer unit codes per row (partition by unit; facts then count units)."""
     n, d = X.shape
     c = ptr_constants(m, eps, delta)
     eps_p, t = c["eps_prime"], c["t"]
-    betas = block_models(X, y, m, noise)
+    betas = block_models(X, y, m, noise, units=units)
     P = sorted_models(betas, noise)
     del betas
     logV = log_volumes(P)
@@ -245,8 +266,12 @@ def tukey_em(X, y, *, m, eps, delta, noise, ledger):
                            note="eps/2 Laplace PTR test (scale 1/eps'), eps/2 and delta restricted "
                                 "exponential mechanism on Tukey depth"))
     passed = khat + float(noise.laplace(1.0 / eps_p)) > c["cut"]
-    facts = {"m": int(m), "block_size": int(n // m), "unused_rows": int(n - m * (n // m)),
-             "eps_prime": eps_p, "depth_floor_t": int(t), "ptr_cut": c["cut"]}
+    if units is None:
+        facts = {"m": int(m), "block_size": int(n // m), "unused_rows": int(n - m * (n // m))}
+    else:  # only unit counts are public; every unit is used
+        N = int(np.asarray(units).max()) + 1
+        facts = {"m": int(m), "N": N, "units_per_model": int(N // m), "by_unit": True}
+    facts.update(eps_prime=eps_p, depth_floor_t=int(t), ptr_cut=c["cut"])
     if not passed:
         raise EstimationFailed(FAIL_MESSAGE)
     q = sample_depth(logW, t, eps_p, noise)
@@ -257,10 +282,14 @@ def tukey_em(X, y, *, m, eps, delta, noise, ledger):
 
 def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
     n, d = design.X.shape
+    units = getattr(design, "units", None)
+    if units is not None:
+        n = int(np.asarray(units).max()) + 1  # N units: the public count (rows are private)
     check_public(n, d, spec, options)
     m = _resolve_m(n, d, options)
     v, facts = tukey_em(np.asarray(design.X, float), np.asarray(design.y, float).ravel(), m=m,
-                        eps=float(spec.eps), delta=float(spec.delta), noise=noise, ledger=ledger)
+                        eps=float(spec.eps), delta=float(spec.delta), noise=noise, ledger=ledger,
+                        units=units)
     tuning = {"m": (m, "user" if options.get("m") is not None else OPTIONS["m"][1])}
     return Release(method="tukey", coef=v, vcov=None,
                    inference_note="TukeyEM offers no standard errors (no validated noise-aware variance; "
