@@ -142,18 +142,20 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     from .results.fit import DPFit
 
     need_bounds = bool(est.NEEDS_BOUNDS) and bounds != "data"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
-                              need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
-                              noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
-                              n_public=neighbours == "replace_one",
-                              **design_opts)
-    design_notes = []
-    for w in caught:  # re-raise to the caller, and keep the public texts for the summary
-        warnings.warn(w.message, w.category, stacklevel=4)  # the caller of dp_lm / dp_glm
-        if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
-            design_notes.append(str(w.message))
+    caught, design_notes = [], []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
+                                  need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
+                                  noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                                  n_public=neighbours == "replace_one",
+                                  **design_opts)
+    finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
+        for w in caught:  # re-raise to the caller, and keep the public texts for the summary
+            warnings.warn(w.message, w.category, stacklevel=4)  # the caller of dp_lm / dp_glm
+            if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
+                design_notes.append(str(w.message))
     if auto and method == "adassp" and design.public.factor_blocks:
         method = "boosted_adassp"  # same needs (ranges); factor dummies favour boosting
         est = get_estimator(method)

@@ -507,8 +507,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         raise DesignError("the formula has no terms on the right-hand side")
     if n <= d and not allow_wide:  # methods built for d >= n (heavy-tailed family) pass allow_wide
         rows = f"n = {n} rows is" if n_public else "the number of rows is"
-        raise DesignError(f"{rows} not more than the number of coefficients ({d}); use fewer terms "
-                          "or more rows")
+        # with levels taken from the data, d counts observed values: not public, so not quoted
+        d_public = not any(getattr(vs, "levels_source", None) == "data" for vs in schema.variables.values())
+        coefs = f"the number of coefficients ({d})" if d_public else "the number of coefficients"
+        raise DesignError(f"{rows} not more than {coefs}; use fewer terms or more rows")
 
     def var_iv(name):
         r = ranges.get(name)

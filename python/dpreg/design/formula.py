@@ -232,6 +232,8 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset()) -> Parsed
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string with an outcome, such as 'y ~ x1 + C(x2)'")
     lhs_text, rhs_text = formula.split("~", 1)
+    if "~" in rhs_text:  # formulaic would read 'y ~ ~ x' as 'y ~ x' and fail obscurely on 'y ~ x ~ z'
+        raise FormulaError("formula must contain exactly one '~', such as 'y ~ x1 + C(x2)'")
     lhs_text, rhs_text = _power_in_calls(lhs_text.strip()), _power_in_calls(rhs_text.strip())
     if not lhs_text:
         raise FormulaError("formula needs an outcome on the left of '~'")
