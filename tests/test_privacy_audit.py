@@ -231,20 +231,23 @@ def test_option_variants_differ_only_in_released_fields(method, kw, n, eps, delt
         assert pa == pb
 
 
-def test_unit_neighbours_differ_only_in_released_fields():
-    """unit= (one person owns several rows; subsample_aggregate): neighbours replace all rows of one
-    unit, possibly by a different number of rows. N (units) is public, the row count is not: it must
-    not appear, and every differing field must be released."""
+@pytest.mark.parametrize("method,kw,n,eps,units,allowed", [
+    ("subsample_aggregate", {}, 6000, 1.0, 1500, SA_FACTS | ADAPTIVE_FIELDS),
+    ("tukey", {"m": 400}, 20000, 4.0, 6000, set())])
+def test_unit_neighbours_differ_only_in_released_fields(method, kw, n, eps, units, allowed):
+    """unit= (one person owns several rows): neighbours replace all rows of one unit, possibly by a
+    different number of rows. N (units) is public, the row count is not: it must not appear, and
+    every differing field must be released."""
     rng = np.random.default_rng(0)
-    df = frame(6000)
-    df["id"] = rng.integers(0, 1500, len(df))
+    df = frame(n)
+    df["id"] = rng.integers(0, units, len(df))
     extra = pd.DataFrame({"y": [Y_PLANT] * 5, "x": [X_PLANT] * 5, "z": [0.0] * 5,
                           "g": pd.Categorical(["a"] * 5, categories=LEVELS["g"]), "id": [7] * 5})
     d2 = pd.concat([df[df["id"] != 7], extra], ignore_index=True)
     assert len(d2) != len(df) and d2["id"].nunique() == df["id"].nunique()
     for noise_off in (True, False):
-        a, b = (fit_dict("subsample_aggregate", d, kw={"unit": "id"}, noise_off=noise_off) for d in (df, d2))
-        bad = [p for p in collapse(diff_paths(a, b)) if p not in RELEASED_COMMON | SA_FACTS | ADAPTIVE_FIELDS]
+        a, b = (fit_dict(method, d, kw=dict(kw, unit="id"), eps=eps, noise_off=noise_off) for d in (df, d2))
+        bad = [p for p in collapse(diff_paths(a, b)) if p not in RELEASED_COMMON | allowed]
         assert not bad, bad
         for stat, keys in _ledger_rows_differing(a, b):
             assert ADAPTIVE_ROWS.match(stat) and keys <= {"sensitivity", "noise_scale"}, (stat, keys)
