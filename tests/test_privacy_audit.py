@@ -566,6 +566,11 @@ def test_bridge_errors_never_quote_data():
     out = bridge.r_dp_lm("y ~ x", cols, None, {"bounds": {"y": [0, 5], "x": [0, 5]}})
     assert not out["ok"] and "'x'" in out["error"]["message"]
     _assert_clean(json.dumps(out), "bridge error")
+    for out in (bridge.r_dp_mean([1.0, SECRET, Y_PLANT], {"eps": 1.0, "bounds": [0, 1e6]}),
+                bridge.r_dp_quantile([1.0, SECRET, Y_PLANT], 0.5, {"eps": 1.0}),
+                bridge.r_dp_mean([1.0, float("nan"), Y_PLANT], {"eps": 1.0, "bounds": [0, 1e6]})):
+        assert not out["ok"]
+        _assert_clean(json.dumps(out), "bridge univariate error")
 
 
 # ---------------------------------------------------------------------------------------------------

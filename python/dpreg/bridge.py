@@ -277,7 +277,10 @@ def _estimate(kind: str, x, q, options: dict):
         seed = int(seed)
     if "bounds" in options and options["bounds"] is not None:
         options["bounds"] = tuple(float(v) for v in _as_list(options["bounds"]))
-    values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
+    try:
+        values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
+    except (TypeError, ValueError):   # float()'s message would quote the offending value
+        raise TypeError("x must be a numeric vector") from None
     fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
     options = _whole_numbers_as_int(options, _signature_defaults(fn))
     if kind == "mean":
