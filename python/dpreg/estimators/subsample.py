@@ -49,7 +49,8 @@ OPTIONS = {
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice (spec 3.6), mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
-                           "as baselines, spec 3.8"),
+                           "as baselines, spec 3.8 (issue 5's names 'clipped_mean', 'widened_winsorized' "
+                           "are accepted as aliases)"),
     "trim_count": (10, "authors' code (c = 10)"),
     "trim": ("adaptive", "our choice (spec 3.5): trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025"),
     "eta": (0.0, "our choice (spec 2.2): no contamination assumed"),
@@ -72,6 +73,8 @@ OPTIONS = {
 RV_SHARE = 0.10
 
 _DEFAULTS = {k: v[0] for k, v in OPTIONS.items()}
+#: issue 5 names of the classic aggregators -> the spec's names (3.8)
+AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -417,13 +420,17 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
 def _options(options):
     opts = dict(_DEFAULTS)
     opts.update(options)
+    agg = opts["aggregator"]
+    if isinstance(agg, str) and agg in AGGREGATOR_ALIASES:
+        opts["aggregator"] = AGGREGATOR_ALIASES[agg]
     return opts
 
 
 def _check_options(opts, inference):
     from .univariate import check_quantile_noise
     if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
-        raise ValueError("aggregator must be 'pmwm', 'clipped' or 'wwm'")
+        raise ValueError("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
+                         "(alias 'widened_winsorized')")
     tc = opts["trim_count"]
     if not isinstance(tc, (int, np.integer)) or isinstance(tc, bool) or tc < 1:
         raise ValueError("trim_count must be an integer >= 1")
