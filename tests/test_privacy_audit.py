@@ -593,6 +593,20 @@ def test_only_mechanisms_module_draws_random_numbers():
     assert not offenders, offenders
 
 
+def test_noise_sources_are_built_from_the_users_random_state_only():
+    """No estimator builds its own generator (a fixed internal seed would make noise predictable)."""
+    offenders = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel == "privacy/mechanisms.py":
+            continue
+        for line in path.read_text().splitlines():
+            for m in re.finditer(r"NoiseSource\(([^)]*)\)", line):
+                if not m.group(1).startswith("random_state") and "``" not in line:
+                    offenders.append(f"{rel}: {line.strip()}")
+    assert not offenders, offenders
+
+
 @pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
 def test_random_state_is_honoured(method, family, kw, n, eps, allowed):
     df = frame(n, binary=family == "binomial", n_c=_n_c(method))
