@@ -146,7 +146,7 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
                          "infinite values)")
     mu = mu_from_eps_delta(spec.eps, spec.delta)
     C, T, step, schedule = tun["C"][0], tun["T"][0], tun["step"][0], tun["schedule"][0]
-    facts = {"description": "DP gradient descent with per-sample gradient clipping (AdaSSP spec 5.1)",
+    facts = {"description": "DP gradient descent with per-sample gradient clipping",
              "loss": "logistic" if family == "binomial" else "squared",
              "T": T, "mu": float(mu)}
     if neighbours == "add_remove":

@@ -592,7 +592,7 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
                                "(constant not independently verified, spec 1.5c)")
     sigma = None if res.get("sigma2") is None else math.sqrt(res["sigma2"])
     if sigma is None:
-        note += ("; prediction intervals need residual_variance=True" if res["se"] is not None else "")
+        note += (" Prediction intervals need residual_variance=True." if res["se"] is not None else "")
     else:
         facts["residual_variance_share"] = RV_SHARE
     return Release(method="subsample_aggregate", coef=res["coef"], vcov=vcov, vcov_privacy=vcov_priv, sigma=sigma,

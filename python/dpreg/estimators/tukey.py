@@ -292,6 +292,7 @@ def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
                         units=units)
     tuning = {"m": (m, "user" if options.get("m") is not None else OPTIONS["m"][1])}
     return Release(method="tukey", coef=v, vcov=None,
-                   inference_note="TukeyEM offers no standard errors (no validated noise-aware variance; "
-                                  "spec adassp_boosted 6.9)",
+                   inference_note="TukeyEM offers no standard errors: its estimate is one random point drawn "
+                                  "from a Tukey-depth region of the block estimates, and no noise-aware "
+                                  "variance for that draw has been validated (spec adassp_boosted 6.9)",
                    tuning=tuning, facts=facts, warnings=[])

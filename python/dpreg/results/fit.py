@@ -49,6 +49,21 @@ METHOD_DESCRIPTIONS = {
     "ht_sparse": "heavy-tailed robust-gradient sparse learning [Hu, Ni, Xiao & Wang 2022, Alg. 5]",
 }
 
+#: the paper each method implements, appended to the title when the description does not cite it
+METHOD_CITATIONS = {
+    "adassp": "Wang 2018, UAI",
+    "boosted_adassp": "Tang, Aydore, Kearns, Rho, Roth, Wang, Wang & Wu 2024, SaTML",
+    "isp": "Brown, Hayase, Hopkins, Kong, Liu, Oh, Perdomo & Smith 2024, COLT",
+    "tukey": "Amin, Joseph, Ribero & Vassilvitskii 2023, ICLR",
+    "dpgd": "baseline of Tang et al. 2024, spec adassp_boosted 5.1",
+    "subsample_aggregate": "Ramsay & Spicker 2025, arXiv:2501.14095",
+    "ht_fw": "Hu, Ni, Xiao & Wang 2022, Alg. 1",
+    "ht_lasso": "Hu, Ni, Xiao & Wang 2022, Alg. 2",
+    "ht_iht": "Hu, Ni, Xiao & Wang 2022, Algs. 3-4",
+    "ht_sparse": "Hu, Ni, Xiao & Wang 2022, Alg. 5",
+}
+
+_HEAVY_TAILED = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
 _INTERCEPT_NAMES = ("Intercept", "(Intercept)")
 _NO_INFERENCE = "this method provides no standard errors"
 
@@ -150,6 +165,21 @@ class DPFit:
         return dict(self._options)
 
     @property
+    def level(self) -> float:
+        """Default confidence level of this fit's intervals: the ``level`` option when the method
+        accepts one (declared, so public), else 0.95. ``conf_int()``, ``predict()`` and
+        ``summary()`` use it when no level is passed."""
+        lv = self._options.get("level")
+        if lv is None:
+            t = self._release.tuning.get("level")
+            lv = t[0] if isinstance(t, (tuple, list)) else t
+        try:
+            lv = float(lv)
+        except (TypeError, ValueError):
+            return 0.95
+        return lv if 0 < lv < 1 else 0.95
+
+    @property
     def auto(self) -> bool:
         """True when ``method="auto"`` chose the method."""
         return self._auto
@@ -238,7 +268,15 @@ class DPFit:
 
     @property
     def tuning(self) -> dict:
-        return dict(self._release.tuning)
+        """{name: (value, origin)}. An option the user passed is marked "user" even when the
+        estimator recorded only its default's origin (e.g. ISP's ``level``)."""
+        out = {}
+        for k, v in self._release.tuning.items():
+            value, origin = (v[0], v[1]) if isinstance(v, (tuple, list)) and len(v) > 1 else (v, None)
+            if k in self._options and not str(origin or "").lower().startswith(("user", "declared")):
+                origin = "user"
+            out[k] = (value, origin)
+        return out
 
     @property
     def facts(self) -> dict:
@@ -308,7 +346,9 @@ class DPFit:
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 share = np.diag(np.asarray(vp, float)) / np.diag(v)
-            share = np.where(np.isfinite(share), share, np.nan)
+            # a share cannot exceed 1; it does numerically when the total variance is itself an estimate
+            # (e.g. a bootstrap SE slightly below the exactly known noise sd)
+            share = np.where(np.isfinite(share), np.clip(share, 0.0, 1.0), np.nan)
         return pd.Series(share, index=self.terms, name="noise_share")
 
     def z_values(self) -> pd.Series:
@@ -329,12 +369,14 @@ class DPFit:
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"
 
-    def conf_int(self, level: float = 0.95) -> pd.DataFrame:
-        """Confidence intervals with columns ``lower``, ``upper``.
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Confidence intervals with columns ``lower``, ``upper`` (level None: the fit's ``level``,
+        0.95 unless the method's ``level`` option was set).
 
         The release's own intervals when computed at this level (percentile bootstrap, spec 6.5),
         else percentiles of its bootstrap replicates, else Wald z intervals beta +/- z SE (spec 6.4).
         NaN where the method offers no inference."""
+        level = self.level if level is None else level
         _check_level(level)
         r = self._release
         d = len(self._terms)
@@ -445,7 +487,7 @@ class DPFit:
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           f"with; these predictions extrapolate", UserWarning, stacklevel=3)
 
-    def predict(self, newdata, interval=None, level: float = 0.95, type: str = "response"):
+    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response"):
         """Predictions for new data.
 
         interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
@@ -454,6 +496,7 @@ class DPFit:
                    released residual variance sigma^2 (gaussian fits only).
         type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
                    function) or "link" (linear predictor).
+        level    : None -> the fit's ``level`` (0.95 unless the method's ``level`` option was set).
         Values outside the fit's public ranges are not clamped; a warning names the columns.
         """
         if interval in ("none",):
@@ -466,6 +509,7 @@ class DPFit:
         if interval == "prediction" and logit:
             raise ValueError("prediction intervals are defined for linear regression (dp_lm) only; "
                              "use interval='confidence' for a logistic fit")
+        level = self.level if level is None else level
         _check_level(level)
         X, index = self._new_model_matrix(newdata)
         b = np.asarray(self._release.coef, float)
@@ -503,8 +547,9 @@ class DPFit:
         return out
 
     # ---- summaries and printing ----------------------------------------------------------------
-    def summary(self, level: float = 0.95) -> "Summary":
-        return Summary(self, level=level)
+    def summary(self, level: float | None = None) -> "Summary":
+        """R-like summary; its interval columns use ``level`` (None: the fit's ``level``)."""
+        return Summary(self, level=self.level if level is None else level)
 
     @property
     def description(self) -> str:
@@ -514,11 +559,21 @@ class DPFit:
         return METHOD_DESCRIPTIONS.get(self._method, self._method)
 
     @property
+    def citation(self) -> str | None:
+        """The paper the method implements (short form), or None."""
+        return METHOD_CITATIONS.get(self._method)
+
+    @property
     def title(self) -> str:
+        """First summary line: the kind of model, the method and its paper."""
         kind = "DP logistic regression" if self._release.link == "logit" else "DP linear regression"
         mode = self._release.facts.get("mode")
         extra = f", {mode} mode" if isinstance(mode, str) and mode else ""
-        return f"{kind} ({self.description}){extra}"
+        desc = self.description
+        cite = self.citation
+        if cite and "[" not in desc:
+            desc = f"{desc} [{cite}]"
+        return f"{kind} ({desc}){extra}"
 
     @property
     def call(self) -> str:
@@ -579,7 +634,8 @@ class DPFit:
         """
         from .. import __version__
         r = self._release
-        ci95 = self.conf_int(0.95)
+        level = self.level
+        ci95 = self.conf_int(level)
         se = self.std_errors
         p = self.p_values()
         table = {
@@ -592,8 +648,9 @@ class DPFit:
             "conf_high": ci95["upper"].tolist(),
             "noise_share": self.noise_share.tolist(),
             "stars": [stars(x) for x in p],
-            "conf_level": 0.95,
+            "conf_level": level,
         }
+        table.update(self._method_columns())
         out = {
             "format": DICT_FORMAT,
             "dpreg_version": __version__,
@@ -624,9 +681,7 @@ class DPFit:
             "adj_r_squared": self.adj_r_squared,
             "r_squared_raw": self.r_squared_raw,
             "adj_r_squared_raw": self.adj_r_squared_raw,
-            "tuning": {k: {"value": v[0] if isinstance(v, (tuple, list)) else v,
-                           "origin": v[1] if isinstance(v, (tuple, list)) and len(v) > 1 else None}
-                       for k, v in r.tuning.items()},
+            "tuning": {k: {"value": v[0], "origin": v[1]} for k, v in self.tuning.items()},
             "facts": r.facts,
             "warnings": list(r.warnings),
             "row_transform": r.row_transform,
@@ -640,6 +695,21 @@ class DPFit:
             "print_text": str(self),
         }
         return to_plain(out)
+
+    def _method_columns(self) -> dict:
+        """Per-coefficient released facts of the method as extra coefficient-table columns
+        (subsample-and-aggregate: sampling_sd, noise_sd, q_lo, q_hi; spec winsorized_sa 5.3)."""
+        per = self._release.facts.get("coefficients")
+        if self._method != "subsample_aggregate" or not isinstance(per, dict):
+            return {}
+        out = {}
+        for key in ("sampling_sd", "noise_sd", "q_lo", "q_hi"):
+            col = []
+            for t in self._terms:
+                v = (per.get(t) or {}).get(key)
+                col.append(np.nan if v is None else float(v))
+            out[key] = col
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "DPFit":
@@ -729,9 +799,201 @@ def _privacy_from_dict(d, text=None):
     return _PlainStatement(d, text)
 
 
-def _wrap(text: str, width: int = 100) -> str:
+def _wrap(text: str, width: int = 100, indent: str = "  ") -> str:
     import textwrap
-    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False))
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_long_words=False))
+
+
+def _value_str(value) -> str:
+    """A tuning value or fact for the summary: numbers with 4 significant digits, sequences of
+    numbers as [a, b, ...] (so tuples and the lists they become in to_dict() print alike)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.number)):
+        return format_number(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = list(value)
+        if len(items) > 6:
+            return "[" + ", ".join(_value_str(v) for v in items[:6]) + f", ... ({len(items)} values)]"
+        return "[" + ", ".join(_value_str(v) for v in items) + "]"
+    if value is None:
+        return "None"
+    return str(value)
+
+
+def _range_str(values) -> str:
+    """'a' when all equal, else 'min-max' (per-iteration parameters)."""
+    vals = [float(v) for v in values if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)]
+    if not vals:
+        return "NA"
+    lo, hi = min(vals), max(vals)
+    if np.isclose(lo, hi, rtol=1e-9, atol=0.0):
+        return format_number(lo)
+    return f"{format_number(lo)}-{format_number(hi)}"
+
+
+def _isp_lines(facts: dict) -> list[str]:
+    """ISP facts (spec isp 13.3): status, noise constant, where R came from, k, L, iota, the budget
+    split. All are public constants computed from (n, d, eps, delta, L, R) or released (R via
+    PrivSigma); the forbidden internals (s1, s2, weights, down-weighted rows, exact RSS) are never in
+    the facts."""
+    f = facts
+    fn = lambda k: format_number(f.get(k))  # noqa: E731
+    src = f.get("R_source")
+    if src == "PrivSigma":
+        r_from = "from PrivSigma (private residual scale"
+        if f.get("sigma_hi_privsigma") is not None:
+            r_from += f" sigma_hi = {fn('sigma_hi_privsigma')}"
+        r_from += ", spec isp 11.2)"
+    elif src == "declared sigma":
+        r_from = "from the declared sigma (sigma * sqrt(2 log(2n)); no budget spent on it)"
+    elif src == "declared R":
+        r_from = "declared (no budget spent on it)"
+    else:
+        r_from = f"({src})" if src else ""
+    lines = [
+        f"ISP status: {f.get('status', 'NA')}; noise constant c = {fn('noise_constant_c')} (units of y: "
+        "on well-behaved data the coefficients are OLS plus N(0, c^2 (X'X)^-1) noise)",
+        f"  residual bound R = {fn('R')} {r_from}",
+        f"  grid size k = {f.get('k', 'NA')}, leverage threshold L = {fn('L')}, residual inflation "
+        f"iota = {fn('iota')} (iota_max = {fn('iota_max')}), covariance samples N = "
+        f"{f.get('N_cov_samples') if f.get('N_cov_samples') is not None else 'none'}, leverage thresholds "
+        f"tried: {f.get('L_tries', 'NA')} (released: call {f.get('call_released', 'NA')})",
+    ]
+    lines = [_wrap(x, indent="    ") if x.startswith("  ") else _wrap(x) for x in lines]
+    ed = lambda e, d: f"{fn(e)} (delta {fn(d)})"  # noqa: E731
+    split = (f"Budget split (eps, delta): total {ed('eps_total', 'delta_total')}; PrivSigma eps_sigma = "
+             f"{ed('eps_sigma', 'delta_sigma')}; each ISP call {ed('eps_per_call', 'delta_per_call')} = "
+             f"eps_T {ed('eps_T', 'delta_T')} for the propose-test-release check + eps_M "
+             f"{ed('eps_M', 'delta_M')} and eps_C {ed('eps_C', 'delta_C')} for the coefficients")
+    if f.get("N_cov_samples") is not None:
+        split += (f" + eps_N {ed('eps_N', 'delta_N')} for the covariance samples + eps_S "
+                  f"{ed('eps_S', 'delta_S')} for the residual sum of squares")
+    lines.append(_wrap(split))
+    return lines
+
+
+def _subsample_lines(fit: "DPFit") -> list[str]:
+    """Subsample-and-aggregate facts (spec winsorized_sa 5.3)."""
+    f = fit.facts
+    agg_names = {"pmwm": "private modified winsorized mean", "clipped": "clipped mean (Nissim et al. 2007)",
+                 "wwm": "widened winsorized mean (Smith 2011)"}
+    agg = f.get("aggregator")
+    k, m, N = f.get("k"), f.get("m"), f.get("N")
+    size = "" if m is None else f" of ~{format_number(m, 3)} rows"
+    lines = [_wrap(f"Groups: k = {k} disjoint groups{size} (N = {N}), OLS in each group; aggregator: "
+                   f"{agg_names.get(agg, agg)} ({agg}); beta = {_value_str(f.get('beta'))}, xi = "
+                   f"{_value_str(f.get('xi'))} (c_eff = {_value_str(f.get('c_eff'))})")]
+    acc = f.get("accounting")
+    if acc == "zcdp":
+        acc_s = f"zCDP, rho = {format_number(f.get('rho'))}"
+    elif acc == "pure":
+        acc_s = "pure eps-DP (delta = 0)"
+    else:
+        acc_s = str(acc)
+    shares = f.get("budget_shares") or {}
+    share_s = ", ".join(f"{str(k_).replace('_', ' ')} {100 * float(v):.0f}%" for k_, v in shares.items()
+                        if isinstance(v, (int, float)))
+    lines.append(_wrap(f"Accounting: {acc_s}; quantile noise: {f.get('quantile_noise')}"
+                       + (f"; budget: {share_s}" if share_s else "")))
+    se_m = f.get("se_method")
+    n_boot = fit.tuning.get("n_boot", (None,))[0]
+    se_text = {"bootstrap": "parametric bootstrap of the whole aggregator from the released spread"
+                            + (f" (B = {n_boot})" if n_boot is not None else "")
+                            + "; intervals from its replicates (spec winsorized_sa 4.4)",
+               "analytic": "analytic, SE = sqrt(sampling_sd^2 + noise_sd^2) (spec winsorized_sa 4.3)",
+               "none": "none (all budget on the coefficients)"}.get(se_m, str(se_m))
+    lines.append(_wrap(f"Standard errors: {se_text}; sampling_sd from the privately released spread of "
+                       "the group estimates, noise_sd of the aggregation noise"))
+    cb = f.get("coef_bounds")
+    if isinstance(cb, dict) and cb:
+        pairs = {tuple(map(float, v)) for v in cb.values()}
+        if len(pairs) == 1:
+            lo, hi = pairs.pop()
+            lines.append(f"Coefficient bounds: [{format_number(lo)}, {format_number(hi)}] for every term")
+        else:
+            lines.append(_wrap("Coefficient bounds: " + ", ".join(
+                f"{t} [{format_number(v[0])}, {format_number(v[1])}]" for t, v in cb.items())))
+    return lines
+
+
+def _tukey_lines(facts: dict) -> list[str]:
+    f = facts
+    lines = [_wrap(f"TukeyEM: m = {f.get('m')} models, OLS on disjoint random blocks of {f.get('block_size')} "
+                   f"rows ({f.get('unused_rows', 0)} rows unused); the estimate is drawn from the "
+                   f"approximate Tukey-depth region of the m block estimates (depth >= t = "
+                   f"{f.get('depth_floor_t')})"),
+             _wrap(f"Propose-test-release check: passed (eps/2 = {format_number(f.get('eps_prime'))} for "
+                   f"the Laplace test against the cut {format_number(f.get('ptr_cut'))}; eps/2 and delta "
+                   "for the restricted exponential mechanism; a failed check releases nothing and raises "
+                   "EstimationFailed)")]
+    return lines
+
+
+def _dpgd_lines(facts: dict) -> list[str]:
+    f = facts
+    return [_wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
+                  f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
+                  f"{format_number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
+                  f"{format_number(f.get('noise_sd_per_step'))} on each gradient sum; last iterate "
+                  "reported")]
+
+
+def _heavy_tailed_lines(fit: "DPFit") -> list[str]:
+    """Heavy-tailed family (spec heavy_tailed 10): loss and constraint, iterations and blocks,
+    composition, per-iteration mechanism parameters, support, assumptions and every tuning value
+    with its origin."""
+    f = fit.facts
+    d = f.get("d", len(fit.terms))
+    lines = [_wrap(f"Loss: {f.get('loss', 'squared')}; constraint: {f.get('constraint', 'NA')}")]
+    bs = f.get("block_sizes")
+    if bs:
+        it = f"T = {f.get('T')} iterations on disjoint blocks of {_range_str(bs)} rows"
+    else:
+        it = f"T = {f.get('T')} iterations on the full (shrunken) data"
+    lines.append(_wrap(f"Iterations: {it}; composition: {f.get('composition', 'NA')}; privacy: "
+                       f"{f.get('privacy_type', 'NA')}, eps = {format_number(f.get('eps'))}, delta = "
+                       f"{format_number(f.get('delta'))}"))
+    per = f.get("per_iteration")
+    parts = []
+    if isinstance(per, list) and per:
+        keys = [k for k in per[0] if k not in ("t", "m")]
+        for k in keys:
+            vals = [p.get(k) for p in per if isinstance(p, dict)]
+            if all(isinstance(v, str) for v in vals):
+                parts.append(f"{k} = {'/'.join(dict.fromkeys(vals))}")
+            else:
+                parts.append(f"{k} = {_range_str(vals)}")
+    for k in ("eps_step", "eps_step_rule", "score_sensitivity", "sensitivity_constant", "accounting"):
+        if k in f and f[k] is not None:
+            parts.append(f"{k} = {_value_str(f[k])}")
+    if parts:
+        lines.append(_wrap("Mechanism per iteration: " + ", ".join(parts)))
+    if f.get("shrinkage"):
+        lines.append(_wrap(f"Shrinkage: {f['shrinkage']}"))
+    support = f.get("support")
+    if support is not None:
+        sup = f"Non-zero coefficients: {f.get('nonzeros', len(support))} of {d} (support: " \
+              f"{', '.join(support) if support else 'none'})"
+        if f.get("forced_into_support"):
+            sup += f"; forced into the support: {', '.join(f['forced_into_support'])}"
+        if f.get("sparsity_note"):
+            sup += f"; {f['sparsity_note']}"
+        lines.append(_wrap(sup))
+    if f.get("privacy_noise_sd") is not None:
+        lines.append(_wrap(f"privacy_noise_sd = {format_number(f['privacy_noise_sd'])} (NOT a standard "
+                           f"error): {f.get('privacy_noise_sd_note', '')}".rstrip(": ")))
+    if f.get("assumptions"):
+        lines.append(_wrap(f"Accuracy guarantee assumes: {f['assumptions']}"))
+    if f.get("scaled_problem"):
+        lines.append(_wrap(f"Scaling: {f['scaled_problem']}"))
+    tun = fit.tuning
+    if tun:
+        lines.append("Tuning (value; origin):")
+        for k, (value, origin) in tun.items():
+            lines.append(_wrap(f"  {k} = {_value_str(value)}; {origin or 'not recorded'}", indent="      "))
+    return lines
+
 
 
 # ==================================================================================================
@@ -758,10 +1020,14 @@ class Summary:
         not available."""
         f = self.fit
         ci = f.conf_int(self.level)
-        return pd.DataFrame({
+        table = pd.DataFrame({
             "Estimate": f.coef, "Std. Error": f.std_errors, "z value": f.z_values(),
             "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],
             "Noise share": f.noise_share}, index=f.terms)
+        # method-specific released columns (subsample_aggregate: sampling_sd, noise_sd, q_lo, q_hi)
+        for name, col in f._method_columns().items():
+            table[name] = np.asarray(col, float)
+        return table
 
     @property
     def stars(self) -> pd.Series:
@@ -791,10 +1057,14 @@ class Summary:
         if with_stars:
             headers.append("")
         headers += [self.lower_label, self.upper_label]
-        show_share = bool(np.any(np.isfinite(t["Noise share"].to_numpy())))
-        if show_share:
-            headers.append("Noise share")
-            cols["Noise share"] = [("NA" if is_missing(s) else f"{s:.2f}") for s in t["Noise share"]]
+        extra = []
+        if "sampling_sd" in t.columns and "noise_sd" in t.columns:
+            # subsample_aggregate: the two variance components themselves (spec winsorized_sa 5.3)
+            extra = [("Sampling sd", format_column(t["sampling_sd"].to_numpy())),
+                     ("Noise sd", format_column(t["noise_sd"].to_numpy()))]
+        elif bool(np.any(np.isfinite(t["Noise share"].to_numpy()))):
+            extra = [("Noise share", [("NA" if is_missing(s) else f"{s:.2f}") for s in t["Noise share"]])]
+        headers += [h for h, _ in extra]
         st = list(self.stars)
         rows = []
         for i, n in enumerate(terms):
@@ -802,10 +1072,33 @@ class Summary:
             if with_stars:
                 row.append(st[i])
             row += [cols[self.lower_label][i], cols[self.upper_label][i]]
-            if show_share:
-                row.append(cols["Noise share"][i])
+            row += [c[i] for _, c in extra]
             rows.append(row)
         return headers, rows
+
+    def _clip_cells(self):
+        """(headers, rows) of subsample_aggregate's released clip points q_lo, q_hi, or None."""
+        t = self.coef_table
+        if "q_lo" not in t.columns:
+            return None
+        lo, hi = format_column(t["q_lo"].to_numpy()), format_column(t["q_hi"].to_numpy())
+        return ["", "q_lo", "q_hi"], [[n, a, b] for n, a, b in zip(t.index, lo, hi)]
+
+    def _method_lines(self) -> list[str] | None:
+        """Method-specific block (None: the generic Facts line is used instead)."""
+        f = self.fit
+        m = f.method
+        if m == "isp":
+            return _isp_lines(f.facts)
+        if m == "subsample_aggregate":
+            return _subsample_lines(f)
+        if m == "tukey":
+            return _tukey_lines(f.facts)
+        if m == "dpgd":
+            return _dpgd_lines(f.facts)
+        if m in _HEAVY_TAILED:
+            return _heavy_tailed_lines(f)
+        return None
 
     def _n_line(self) -> str:
         f = self.fit
@@ -820,13 +1113,11 @@ class Summary:
 
     def _tuning_line(self) -> str | None:
         tun = self.fit.tuning
-        if not tun:
+        if not tun or self.fit.method in _HEAVY_TAILED:   # those list every origin in full
             return None
         parts = []
-        for k, v in tun.items():
-            value, origin = (v[0], v[1]) if isinstance(v, (tuple, list)) and len(v) > 1 else (v, None)
-            value_s = format_number(value) if isinstance(value, (int, float, np.number)) \
-                and not isinstance(value, bool) else str(value)
+        for k, (value, origin) in tun.items():
+            value_s = _value_str(value) if not isinstance(value, (bool, np.bool_)) else str(value)
             o = ""
             if origin:
                 o = f" ({origin})" if len(str(origin)) <= 24 else " (default)"
@@ -839,6 +1130,8 @@ class Summary:
                      "iterations", "privacy_noise_sd")
 
     def _facts_line(self) -> str | None:
+        if self._method_lines() is not None:
+            return None
         parts = []
         facts = self.fit.facts
         for k in self.SUMMARY_FACTS:
@@ -920,6 +1213,7 @@ class Summary:
         for extra in (self._tuning_line(), self._facts_line()):
             if extra:
                 lines.append(extra)
+        lines += self._method_lines() or []
         lines.append(self._privacy_text())
         lines.append(self._n_line())
         lines.append("")
@@ -931,6 +1225,10 @@ class Summary:
         else:
             lines.append("Coefficients (no standard errors, see below):")
             lines.append(render_text(headers, rows))
+        clip = self._clip_cells()
+        if clip is not None:
+            lines += ["", "Private clip points of the group estimates (released quantiles):",
+                      render_text(*clip)]
         lines.append("")
         lines += self._fit_lines()
         lines += self._inference_lines()
@@ -947,6 +1245,19 @@ class Summary:
         f = self.fit
         notes = [f"Call: {f.call}", self._n_line()]
         notes += [x for x in (self._tuning_line(), self._facts_line()) if x]
+        method_notes = []
+        for x in self._method_lines() or []:
+            text = " ".join(x.split())
+            if x.startswith("  ") and method_notes:      # a sub-item joins the paragraph above it
+                sep = " " if method_notes[-1].endswith(":") else "; "
+                method_notes[-1] += sep + text
+            else:
+                method_notes.append(text)
+        notes += method_notes
+        clip = self._clip_cells()
+        if clip is not None:
+            notes.append("Private clip points of the group estimates (q_lo, q_hi): " + "; ".join(
+                f"{r[0]} [{r[1]}, {r[2]}]" for r in clip[1]))
         notes += [x.replace("\t", " ") for x in self._fit_lines()]
         notes += self._inference_lines()
         if f.has_inference:
