@@ -170,22 +170,50 @@ def _from_dict(fit_dict: dict):
     return DPFit.from_dict(fit_dict)
 
 
-def _predict(fit_json, columns, factors, interval, level, type_):
+def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False):
     fit = _load(fit_json)
     data = _frame(columns, factors)
     interval = None if interval in (None, "none") else interval
     out = fit.predict(data, interval=interval, level=float(level), type=type_)
     if interval is None:
-        return {"fit": _plain(list(getattr(out, "values", out)))}
-    return {"fit": _plain(list(out["fit"])), "lower": _plain(list(out["lower"])),
-            "upper": _plain(list(out["upper"]))}
+        res = {"fit": _plain(list(getattr(out, "values", out)))}
+    else:
+        res = {"fit": _plain(list(out["fit"])), "lower": _plain(list(out["lower"])),
+               "upper": _plain(list(out["upper"]))}
+    if se_fit:
+        res["se_fit"] = _se_fit(fit, data, type_)
+    return res
+
+
+def _se_fit(fit, data, type_) -> list:
+    """Standard errors of the predictions (R's ``se.fit``), post-processing of released values only.
+
+    ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se (spec 6.7), so
+    se = (upper - lower) / (2 z) recovers the core's se exactly up to rounding (relative error about
+    1e-16 |eta| / (z se)); this keeps the one place that computes se (including its conservative
+    bound when covariances are not estimated) in the core. For a logistic fit on the response scale
+    the delta method gives se * p (1 - p), as R's ``predict.glm(type = "response", se.fit = TRUE)``.
+    """
+    from scipy import stats
+    level = 0.95
+    with warnings.catch_warnings():   # the extrapolation warning was already given by the call above
+        warnings.simplefilter("ignore")
+        ci = fit.predict(data, interval="confidence", level=level, type="link")
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    se = (ci["upper"].to_numpy(float) - ci["lower"].to_numpy(float)) / (2.0 * z)
+    if type_ == "response" and getattr(fit, "link", None) == "logit":
+        p = stats.logistic.cdf(ci["fit"].to_numpy(float))
+        se = se * p * (1.0 - p)
+    return _plain([float(v) for v in se])
 
 
 def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interval: str = "none",
-              level: float = 0.95, type: str = "response") -> dict:
+              level: float = 0.95, type: str = "response", se_fit: bool = False) -> dict:
     """Predictions for new rows from a fit stored as ``to_dict()`` JSON (``DPFit.from_dict``).
-    Value: ``{"fit": [...]}`` plus ``"lower"``, ``"upper"`` for confidence/prediction intervals."""
-    return _run(_predict, fit_json, columns, factors, interval, level, type)
+    Value: ``{"fit": [...]}`` plus ``"lower"``, ``"upper"`` for confidence/prediction intervals,
+    and ``"se_fit"`` (link-scale se, or its delta-method image for logistic ``type="response"``)
+    when ``se_fit`` is true."""
+    return _run(_predict, fit_json, columns, factors, interval, level, type, bool(se_fit))
 
 
 def _conf_int(fit_json, level):

@@ -109,10 +109,12 @@ public_call <- function(call) {
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
   if (missing(data) || !is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  lm_args_refused(call)
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
     stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
   }
+  dots <- lm_na_action(dots)
   na_action <- dots$na_action
   if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
                                na_action %in% .na_actions)) {
@@ -144,6 +146,50 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# lm() arguments without a DP counterpart: refused before they are evaluated (subset = cyl == 4
+# would otherwise fail with "object 'cyl' not found").
+lm_args_refused <- function(call) {
+  given <- names(call)
+  if ("subset" %in% given) {
+    stop("'subset' is not supported: subset the data frame before the call (e.g. ",
+         "data = df[df$g == \"a\", ]); the number of rows of the subset is then treated as public",
+         call. = FALSE)
+  }
+  if ("weights" %in% given) {
+    stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
+         call. = FALSE)
+  }
+  for (a in c("offset", "contrasts")) {
+    if (a %in% given) stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
+  }
+  invisible()
+}
+
+# lm()'s na.action (a function such as na.omit, or its name) -> the core's na_action:
+# na.omit / na.exclude drop incomplete rows ("drop": the count of complete rows is then treated as
+# public, with a PrivacyLeakWarning), na.fail refuses them ("fail").
+lm_na_action <- function(dots) {
+  if (!"na.action" %in% names(dots)) return(dots)
+  a <- dots$na.action
+  dots$na.action <- NULL
+  nm <- if (is.character(a) && length(a) == 1) a
+        else if (identical(a, stats::na.omit)) "na.omit"
+        else if (identical(a, stats::na.exclude)) "na.exclude"
+        else if (identical(a, stats::na.fail)) "na.fail"
+        else if (identical(a, stats::na.pass)) "na.pass"
+        else NA_character_
+  core <- switch(nm, na.omit = "drop", na.exclude = "drop", na.fail = "fail", NA_character_)
+  if (is.na(core)) {
+    stop("na.action must be na.omit, na.exclude or na.fail (or use na_action = \"impute\"); ",
+         "missing values cannot be passed to a DP fit", call. = FALSE)
+  }
+  if (!is.null(dots$na_action) && !identical(dots$na_action, core)) {
+    stop("give either na.action or na_action, not both", call. = FALSE)
+  }
+  dots$na_action <- core
+  dots
 }
 
 # Number or character columns with declared levels become factors with exactly those levels (the

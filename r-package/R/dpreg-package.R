@@ -7,5 +7,5 @@
 #' environment variable `DPREG_PYTHON` to a Python that has the core before
 #' loading the package. Loading the package does not start Python.
 #' @keywords internal
-#' @importFrom stats coef confint fitted formula nobs predict residuals vcov
+#' @importFrom stats coef confint fitted formula nobs predict residuals vcov terms sigma family logLik deviance
 "_PACKAGE"

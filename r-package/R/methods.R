@@ -59,7 +59,10 @@ summary.dp_fit <- function(object, ...) {
   structure(list(
     call = object$call, title = object$title, coefficients = coefs, conf.int = ci,
     noise.share = tab$noise.share, has_inference = any(is.finite(tab$std.error)),
-    sigma = object$sigma, df = object$df.residual, r.squared = object$r.squared,
+    # df as in summary.lm: c(number of coefficients, residual df, number of coefficients)
+    sigma = object$sigma, df = as.integer(c(length(object$coefficients), object$df.residual,
+                                            length(object$coefficients))),
+    r.squared = object$r.squared,
     adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
     link = object$link, inference_note = object$inference_note, ci_method = object$ci_method,
     warnings = object$warnings, tuning = object$tuning, privacy_text = object$privacy_text,
@@ -97,7 +100,7 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   cat("\n")
   if (is.finite(x$sigma)) {
     cat("DP residual standard error:", format(signif(x$sigma, digits)), "on",
-        format(x$df), "degrees of freedom\n")
+        format(x$df[min(2L, length(x$df))]), "degrees of freedom\n")
   }
   if (is.finite(x$r.squared)) {
     cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), ",\tAdjusted R-squared:  ",
@@ -213,27 +216,84 @@ fitted.dp_fit <- function(object, ...) {
   not_released("fitted values", "together with the data they would expose records; use predict() with newdata")
 }
 
+#' Further lm-style accessors
+#'
+#' `terms()` gives the terms object of the fit's formula (as for `lm`; the
+#' coefficient names are `names(coef(fit))`), `sigma()` the DP residual
+#' standard error (`NA` where the method did not release one), `family()` the
+#' family of a [dp_glm()] fit. `logLik()`, `deviance()` and hence `AIC()` /
+#' `BIC()` stop: a DP fit does not release them.
+#' @param x,object A `dp_fit`.
+#' @param ... Unused.
+#' @name dp_fit-lm-accessors
+NULL
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+terms.dp_fit <- function(x, ...) stats::terms(x$formula)
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+sigma.dp_fit <- function(object, ...) object$sigma
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+family.dp_glm <- function(object, ...) stats::binomial()
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+logLik.dp_fit <- function(object, ...) {
+  not_released("log-likelihood values", "it is a sum over records that no DP mechanism released; AIC() and BIC() need it too")
+}
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+deviance.dp_fit <- function(object, ...) {
+  not_released("deviance values (residual sums of squares)", "no DP mechanism released it; sigma() gives the DP residual standard error where released")
+}
+
 #' Predictions from a DP fit
 #'
-#' Like `predict.lm`: a named vector, or for intervals a matrix with columns
-#' `fit`, `lwr`, `upr`. Confidence intervals use the noise-aware covariance;
-#' prediction intervals add the released DP residual variance. Rows of
-#' `newdata` with missing values give `NA`. Computed by the Python core.
+#' Like `predict.lm` (and `predict.glm` for [dp_glm()] fits): a named vector,
+#' or for intervals a matrix with columns `fit`, `lwr`, `upr`; with
+#' `se.fit = TRUE` a list with `fit`, `se.fit`, `df` and `residual.scale` (the
+#' DP residual standard error, `NA` where not released). Confidence intervals
+#' and `se.fit` use the noise-aware covariance; prediction intervals add the
+#' released DP residual variance. Rows of `newdata` with missing values give
+#' `NA` (as `na.action = na.pass`). Computed by the Python core.
 #' @param object A `dp_fit`.
 #' @param newdata A data frame with the columns the formula uses. Required:
 #'   fitted values of the training data are not released.
-#' @param interval `"none"`, `"confidence"` or `"prediction"`.
+#' @param se.fit Also return standard errors of the predictions.
+#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
 #' @param level Confidence level.
-#' @param type For [dp_glm()] fits: `"response"` (probabilities) or `"link"`.
+#' @param type For `dp_lm` fits only `"response"`. For [dp_glm()] fits, as in
+#'   `predict.glm()`: `"link"` (the default, the linear predictor) or
+#'   `"response"` (probabilities).
 #' @param ... Unused.
 #' @export
-predict.dp_fit <- function(object, newdata, interval = c("none", "confidence", "prediction"),
-                           level = 0.95, type = c("response", "link"), ...) {
+predict.dp_fit <- function(object, newdata, se.fit = FALSE,
+                           interval = c("none", "confidence", "prediction"), level = 0.95,
+                           type = c("response", "link"), ...) {
+  predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
+               type = match.arg(type))
+}
+
+#' @rdname predict.dp_fit
+#' @export
+predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
+                           interval = c("none", "confidence"), level = 0.95, ...) {
+  predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
+               type = match.arg(type))
+}
+
+predict_core <- function(object, newdata, se.fit, interval, level, type) {
   if (missing(newdata) || is.null(newdata)) {
     not_released("fitted values", "predict() needs 'newdata'")
   }
-  interval <- match.arg(interval)
-  type <- match.arg(type)
+  if (!is.logical(se.fit) || length(se.fit) != 1 || is.na(se.fit)) {
+    stop("se.fit must be TRUE or FALSE", call. = FALSE)
+  }
   if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
   vars <- setdiff(all.vars(object$formula[[3]]), character())
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
@@ -243,16 +303,24 @@ predict.dp_fit <- function(object, newdata, interval = c("none", "confidence", "
   columns <- lapply(enc$columns, function(v) v[ok])
   rn <- rownames(newdata)
   res <- matrix(NA_real_, n, 3, dimnames = list(rn, c("fit", "lwr", "upr")))
+  se <- stats::setNames(rep(NA_real_, n), rn)
   if (any(ok)) {
-    out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type)
+    out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type,
+                     se.fit)
     res[ok, "fit"] <- num(out$fit)
     if (interval != "none") {
       res[ok, "lwr"] <- num(out$lower)
       res[ok, "upr"] <- num(out$upper)
     }
+    if (se.fit) se[ok] <- num(out$se_fit)
   }
-  if (interval == "none") return(stats::setNames(res[, "fit"], rn))
-  res
+  fit <- if (interval == "none") stats::setNames(res[, "fit"], rn) else res
+  if (!se.fit) return(fit)
+  if (inherits(object, "dp_glm")) {
+    # predict.glm: residual.scale = sqrt(dispersion), 1 for the binomial family
+    return(list(fit = fit, se.fit = se, residual.scale = 1))
+  }
+  list(fit = fit, se.fit = se, df = as.integer(object$df.residual), residual.scale = object$sigma)
 }
 
 #' Privacy statement of a DP result
@@ -282,8 +350,10 @@ privacy.dp_estimate <- function(x, ...) {
 }
 
 #' @rdname privacy
+#' @param n Ledger rows to print (`Inf` for all).
 #' @export
-print.dp_privacy <- function(x, ...) {
+print.dp_privacy <- function(x, n = 20, ...) {
+  if (!is.numeric(n) || length(n) != 1 || is.na(n)) stop("n must be a number", call. = FALSE)
   txt <- x$text
   if (is.null(txt) || !nzchar(txt)) {
     txt <- paste0("Privacy: eps = ", format(x$eps), ", delta = ", format(x$delta))
@@ -292,7 +362,12 @@ print.dp_privacy <- function(x, ...) {
   led <- ledger_frame(x$ledger)
   if (!is.null(led) && nrow(led)) {
     cat("\nLedger:\n")
-    print(led, row.names = FALSE)
+    shown <- if (is.finite(n) && n >= 0 && nrow(led) > n) seq_len(n) else seq_len(nrow(led))
+    print(led[shown, , drop = FALSE], row.names = FALSE)
+    if (length(shown) < nrow(led)) {
+      cat("... ", nrow(led) - length(shown), " more ledger rows: print(privacy(fit), n = Inf)\n",
+          sep = "")
+    }
   }
   invisible(x)
 }

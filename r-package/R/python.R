@@ -8,8 +8,10 @@
 #' @param path Where to install the Python core from: a directory holding
 #'   its `pyproject.toml` (a dpreg source tree), a wheel or sdist file, or
 #'   `NULL` for the default: the environment variable `DPREG_SOURCE`, else
-#'   the source tree this R package was built from when it can be found
-#'   (the parent of the R package directory), else the name `"dpreg"` for pip.
+#'   the dpreg checkout this R package was installed from (`R CMD INSTALL
+#'   <checkout>/r-package` records it), else the working directory or its
+#'   parent when either is a dpreg checkout; otherwise an error asks for the
+#'   path (the core is not on PyPI).
 #' @param envname Name or path of the virtual environment (default
 #'   `"r-dpreg"`, or the option `dpreg.envname`).
 #' @param python The Python interpreter used to create the environment
@@ -52,15 +54,30 @@ dpreg_envname <- function() getOption("dpreg.envname", "r-dpreg")
 default_core_source <- function() {
   src <- Sys.getenv("DPREG_SOURCE", unset = "")
   if (nzchar(src)) return(src)
-  # installed from a checkout: <repo>/r-package was the source, <repo>/pyproject.toml the core
-  desc_src <- tryCatch(utils::packageDescription("dpreg")$RemoteUrl, error = function(e) NULL)
-  cands <- c(desc_src, file.path(getwd(), ".."), getwd())
+  # the checkout this package was installed from (recorded by R CMD INSTALL <repo>/r-package), then
+  # the working directory and its parent (R started in <repo> or <repo>/r-package)
+  cands <- c(.install_source_tree, file.path(getwd(), ".."), getwd())
   for (d in cands) {
-    if (!is.null(d) && file.exists(file.path(d, "pyproject.toml")) &&
-        dir.exists(file.path(d, "python", "dpreg"))) return(d)
+    if (is_core_source(d)) return(normalizePath(d))
   }
-  "dpreg"
+  stop("install_dpreg() cannot find the dpreg Python source tree (a directory with ",
+       "pyproject.toml and python/dpreg). Pass it: install_dpreg(\"/path/to/dpreg\") (the ",
+       "repository root, the parent of r-package/), or set DPREG_SOURCE to it; a wheel or sdist ",
+       "file of the core works too.", call. = FALSE)
 }
+
+is_core_source <- function(d) {
+  length(d) == 1 && !is.na(d) && nzchar(d) && file.exists(file.path(d, "pyproject.toml")) &&
+    dir.exists(file.path(d, "python", "dpreg"))
+}
+
+# Evaluated once, when R CMD INSTALL builds the package: installing from a directory runs in that
+# directory, so <repo>/r-package gives the checkout <repo> that holds the Python core. Installing
+# from a tarball runs in a temporary copy: then NA (install_dpreg() needs a path).
+.install_source_tree <- local({
+  d <- tryCatch(normalizePath(file.path(getwd(), ".."), mustWork = FALSE), error = function(e) NA)
+  if (is_core_source(d)) d else NA_character_
+})
 
 #' Is the dpreg Python core available?
 #'
