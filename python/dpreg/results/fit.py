@@ -881,8 +881,10 @@ def _subsample_lines(fit: "DPFit") -> list[str]:
                  "wwm": "widened winsorized mean (Smith 2011)"}
     agg = f.get("aggregator")
     k, m, N = f.get("k"), f.get("m"), f.get("N")
-    size = "" if m is None else f" of ~{format_number(m, 3)} rows"
-    lines = [_wrap(f"Groups: k = {k} disjoint groups{size} (N = {N}), OLS in each group; aggregator: "
+    by_unit = bool(f.get("by_unit"))  # unit=: groups of whole units; the row count is private
+    size = "" if m is None else f" of ~{format_number(m, 3)} {'units' if by_unit else 'rows'}"
+    n_txt = f"N = {N} units" if by_unit else f"N = {N}"
+    lines = [_wrap(f"Groups: k = {k} disjoint groups{size} ({n_txt}), OLS in each group; aggregator: "
                    f"{agg_names.get(agg, agg)} ({agg}); beta = {_value_str(f.get('beta'))}, xi = "
                    f"{_value_str(f.get('xi'))} (c_eff = {_value_str(f.get('c_eff'))})")]
     acc = f.get("accounting")
@@ -920,8 +922,10 @@ def _subsample_lines(fit: "DPFit") -> list[str]:
 
 def _tukey_lines(facts: dict) -> list[str]:
     f = facts
-    lines = [_wrap(f"TukeyEM: m = {f.get('m')} models, OLS on disjoint random blocks of {f.get('block_size')} "
-                   f"rows ({f.get('unused_rows', 0)} rows unused); the estimate is drawn from the "
+    blocks = (f"~{f.get('units_per_model')} whole units (every unit used)" if f.get("by_unit")
+              else f"{f.get('block_size')} rows ({f.get('unused_rows', 0)} rows unused)")
+    lines = [_wrap(f"TukeyEM: m = {f.get('m')} models, OLS on disjoint random blocks of {blocks}; "
+                   "the estimate is drawn from the "
                    f"approximate Tukey-depth region of the m block estimates (depth >= t = "
                    f"{f.get('depth_floor_t')})"),
              _wrap(f"Propose-test-release check: passed (eps/2 = {format_number(f.get('eps_prime'))} for "
