@@ -256,7 +256,7 @@ def test_heavy_tailed_summary_block(case):
     for name, (value, origin) in fit.tuning.items():
         assert f"{name} = " in text and flat(str(origin)) in text, name
     if CASES[case][2]:
-        assert "s = 3; user" in text
+        assert "s = 3 -- user" in text
     assert ("No standard errors or intervals are available for this estimator. The paper's guarantees are "
             "high-probability error bounds with unspecified constants; they establish rates, not numerical "
             "intervals.") in text

@@ -802,7 +802,8 @@ def _privacy_from_dict(d, text=None):
 
 def _wrap(text: str, width: int = 100, indent: str = "  ") -> str:
     import textwrap
-    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_long_words=False))
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_long_words=False,
+                                   break_on_hyphens=False))
 
 
 def _value_str(value) -> str:
@@ -820,6 +821,20 @@ def _value_str(value) -> str:
     if value is None:
         return "None"
     return str(value)
+
+
+def _short_origin(origin) -> str:
+    """Origin of a tuning value for the one-line Tuning list: short origins as they are, a value
+    derived from a private release or a declared quantity says so, every other long text is a
+    documented default (the full text is in ``fit.tuning`` and ``to_dict()``)."""
+    o = str(origin)
+    if len(o) <= 24:
+        return o
+    for key, short in (("PrivSigma", "from PrivSigma"), ("declared sigma", "from declared sigma"),
+                       ("user", "user"), ("declared", "declared")):
+        if o.lower().startswith(key.lower()):
+            return short
+    return "default"
 
 
 def _range_str(values) -> str:
@@ -994,9 +1009,9 @@ def _heavy_tailed_lines(fit: "DPFit") -> list[str]:
         lines.append(_wrap(f"Scaling: {f['scaled_problem']}"))
     tun = fit.tuning
     if tun:
-        lines.append("Tuning (value; origin):")
+        lines.append("Tuning (value -- origin):")
         for k, (value, origin) in tun.items():
-            lines.append(_wrap(f"  {k} = {_value_str(value)}; {origin or 'not recorded'}", indent="      "))
+            lines.append(_wrap(f"  {k} = {_value_str(value)} -- {origin or 'not recorded'}", indent="      "))
     return lines
 
 
@@ -1125,7 +1140,7 @@ class Summary:
             value_s = _value_str(value) if not isinstance(value, (bool, np.bool_)) else str(value)
             o = ""
             if origin:
-                o = f" ({origin})" if len(str(origin)) <= 24 else " (default)"
+                o = f" ({_short_origin(origin)})"
             parts.append(f"{k} = {value_s}{o}")
         return _wrap("Tuning: " + ", ".join(parts))
 
