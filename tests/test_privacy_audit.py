@@ -144,7 +144,7 @@ ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_sca
 #: clip points), the sampling sd from the released spread (spec winsorized_sa 4.1)
 SA_FACTS = {f"/facts/coefficients/{t}/{k}" for t in ("Intercept", "x", "z", "C(g)[T.b]", "C(g)[T.c]")
             for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd", "crossed", "near_bound",
-                      "spread_saturated")}
+                      "spread_saturated")} | {f"/coef_table/{k}[]" for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd")}
 #: ISP: c^2 / (sigma~^2 + c^2) with sigma~^2 from the released residual sum of squares (isp 12)
 ISP_FACTS = {"/facts/privacy_variance_share"}
 
@@ -373,6 +373,25 @@ def test_add_remove_bootstrap_replicate_count_does_not_depend_on_n():
             for d in (df, df.iloc[:-1]))
     assert a["inference_note"] == b["inference_note"]
     assert len(a["ci_draws"]) == len(b["ci_draws"])
+
+
+def test_bounds_from_data_never_keep_the_data_extremes():
+    """bounds="data" (exploration, labelled NOT private) reads min/max off the data: exact values of
+    single records. The statement reports these ranges by name only; the fit object must not keep them
+    either (to_dict is what R saves with saveRDS)."""
+    df = frame(2000)
+    df.loc[5, "x"] = X_PLANT
+    df.loc[6, "y"] = -Y_PLANT
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(FORMULA, df, bounds="data", levels=LEVELS, method="adassp", random_state=1)
+    d = fit.to_dict()
+    assert d["privacy"]["private"] is False
+    _assert_clean(json.dumps(d), "bounds='data' fit")
+    for name in ("x", "y", "z"):
+        v = d["public"]["schema"]["variables"][name]
+        assert v["lower"] is None and v["upper"] is None
+    fit.predict(df.head(3))      # predictions still work without the ranges
 
 
 def _numbers(obj, path=""):

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
+
+import numpy as np
 
 from .errors import EstimationFailed, PrivacyLeakWarning
 from .estimators import get_estimator
@@ -21,11 +24,15 @@ _COMMON = {"bounds", "levels", "neighbours", "inference", "budget", "random_stat
 
 
 def _check_eps_delta(eps, delta):
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
+    """Validate and return (eps, delta) as Python floats (numpy scalars such as np.int64(2) or
+    np.float32(1e-6), e.g. from a grid, are numbers too)."""
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) \
+            or eps <= 0:
         raise ValueError("eps must be a finite number > 0 (the privacy budget of this fit)")
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0 <= delta < 1) \
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1) \
             or not math.isfinite(delta):
         raise ValueError("delta must be a number with 0 <= delta < 1")
+    return float(eps), float(delta)
 
 
 AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, and whether
@@ -68,7 +75,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     from .design.build import all_ranges_declared
     from .privacy.accounting import compose_ledger
 
-    _check_eps_delta(eps, delta)
+    eps, delta = _check_eps_delta(eps, delta)
     if neighbours not in ("replace_one", "add_remove"):
         raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
     if not isinstance(formula, str):
@@ -97,7 +104,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                          "(ht_fw, subsample_aggregate)")
     unknown = set(options) - set(est.OPTIONS)
     if unknown:
-        raise ValueError(f"unknown option(s) for method {method!r}: {', '.join(sorted(unknown))}; "
+        chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
+        raise ValueError(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
     if unit is not None:
         if not getattr(est, "SUPPORTS_UNITS", False):
@@ -132,6 +140,30 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
+
+
+def _forget_data_ranges(public) -> None:
+    """bounds="data": the ranges are the data's minima and maxima, i.e. exact values of single records.
+    They served the fit (clamping, scaling) and are not kept in the result, which reports them by name
+    only, like the privacy statement. Factor dummies ([0, 1]) and the intercept keep their intervals."""
+    import numpy as np
+    schema = getattr(public, "schema", None)
+    data_vars = [v for v in (schema.variables.values() if schema is not None else ())
+                 if v.bounds_source == "data"]
+    if not data_vars:
+        return
+    for v in data_vars:
+        v.lower = v.upper = None
+    keep = {j for block in (public.factor_blocks or []) for j in block}
+    keep |= {j for j, t in enumerate(public.terms) if t in ("Intercept", "(Intercept)")}
+    lo = np.array(public.column_lower, dtype=float)
+    hi = np.array(public.column_upper, dtype=float)
+    for j in range(lo.shape[0]):
+        if j not in keep:
+            lo[j] = hi[j] = np.nan
+    public.column_lower, public.column_upper = lo, hi
+    if schema.outcome in {v.name for v in data_vars}:
+        public.outcome_interval = None
 
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
@@ -202,6 +234,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     public = design.public
     if neighbours == "add_remove":
         public.n = None  # n is private under add/remove: only a released estimate may be reported
+    _forget_data_ranges(public)
     del design  # results never see the data
     return DPFit.from_release(release, public=public, privacy=privacy, formula=formula, method=method,
                               options=options, auto=auto)
