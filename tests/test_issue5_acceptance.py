@@ -118,6 +118,7 @@ def test_sa_statement_nobs_and_summary_are_per_unit(panel):
     assert fit.nobs == N and fit._release.facts["N"] == N and fit._release.facts["by_unit"] is True
     text = str(fit.summary())
     assert f"N = {N} units of person_id" in text
+    assert f"groups of ~{N / fit._release.facts['k']:.3g} units" in text
     # the row count is private under replace-one-unit: never printed
     rows = re.compile(rf"(?<![\d.]){len(panel)}(?![\d.])")   # the number itself, not digits of a float
     assert not rows.search(text) and not rows.search(str(st.to_dict()))
@@ -236,6 +237,9 @@ def test_tukey_with_units_end_to_end():
     assert fit.nobs == N and f["N"] == N and f["m"] == N // 20 and f["by_unit"]
     assert "unused_rows" not in f and "block_size" not in f   # row counts are private
     assert "all rows of one pid" in fit.privacy.neighbours_text
+    text = str(fit.summary())
+    assert "whole units" in text and f"N = {N} units of pid" in text
+    assert not re.search(rf"(?<![\d.]){n}(?![\d.])", text)   # the row count is private
     # 1000 models on ~20 persons (~40 rows) each: model sd of the slope ~ 0.17; the sampled point
     # lies within the central depth region, well inside +-0.5 of the truth at this size
     assert fit.coef["x"] == pytest.approx(2.0, abs=0.5)
