@@ -218,6 +218,18 @@ def test_item5_default_path_dot_formula_estimates_every_range_from_ten_percent()
     assert fit.privacy.eps_spent <= 1.0 * (1 + 1e-9)
 
 
+def test_item10_numpy_scalars_are_valid_budgets():
+    """eps/delta taken from a numpy grid (np.int64, np.float32) are numbers, passed on as floats."""
+    df = _frame(1000)
+    fit = dpreg.dp_lm("y ~ x1", df, eps=np.int64(2), delta=np.float32(1e-6), bounds=BOUNDS, method="adassp",
+                      random_state=1)
+    assert type(fit.privacy.eps) is float and fit.privacy.eps == 2.0
+    assert 0 < fit.privacy.delta_spent <= float(np.float32(1e-6)) * (1 + 1e-9)
+    for bad in (np.bool_(True), np.float64("nan"), np.int64(0)):
+        with pytest.raises(ValueError, match="eps"):
+            dpreg.dp_lm("y ~ x1", df, eps=bad, bounds=BOUNDS, method="adassp")
+
+
 # ---- item 8: residuals / fitted on a real fit ---------------------------------------------------
 def test_item8_residuals_and_fitted_raise_on_a_real_fit():
     df = _frame(1000)
@@ -315,16 +327,24 @@ CLI_BAD = [
 ]
 
 
-@pytest.mark.parametrize("argv,needle", [c[1:] for c in CLI_BAD], ids=[c[0] for c in CLI_BAD])
-def test_item9_cli_bad_input_one_line_nonzero_exit_no_traceback(planted_csv, argv, needle):
+def test_item9_cli_bad_input_one_line_nonzero_exit_no_traceback(planted_csv):
+    """The real user path (a subprocess per bad input, run side by side): non-zero exit, exactly one
+    stderr line naming the problem, no traceback, no data value."""
     data, bounds = planted_csv
-    r = run_module("dpreg.cli", "fit", argv[0], "--data", str(data), "--eps", "1", "--bounds", str(bounds),
-                   *argv[1:])
-    assert r.returncode != 0
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-    assert needle in lines[0]
-    assert_clean(r.stdout + r.stderr, "cli output")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    procs = []
+    for name, argv, needle in CLI_BAD:
+        cmd = [sys.executable, "-m", "dpreg.cli", "fit", argv[0], "--data", str(data), "--eps", "1",
+               "--bounds", str(bounds), *argv[1:]]
+        procs.append((name, needle, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                     text=True, env=env, cwd=ROOT)))
+    for name, needle, proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode not in (0, None), name
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "Traceback" not in err, (name, err)
+        assert needle in lines[0], (name, lines[0])
+        assert_clean(out + err, f"cli {name}")
 
 
 # ---- T14: planted record on the default path (private ranges, auto), every output ---------------
