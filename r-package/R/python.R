@@ -2,7 +2,8 @@
 #'
 #' Creates (or updates) a Python virtual environment and installs the dpreg
 #' Python core into it, in the style of `tensorflow::install_tensorflow()`.
-#' The R package uses that environment from the next session on (or set the
+#' The R package uses that environment in this session if Python has not
+#' started yet, else from the next session on (or set the
 #' environment variable `DPREG_PYTHON` to any interpreter that has the core).
 #'
 #' @param path Where to install the Python core from: a directory holding
@@ -45,7 +46,18 @@ install_dpreg <- function(path = NULL, envname = dpreg_envname(), python = NULL,
     stop("pip could not install the dpreg Python core from '", path, "' into '", envname,
          "' (exit status ", status, "); see pip's output above.", call. = FALSE)
   }
-  message("Done. Restart R to use it (or set DPREG_PYTHON=", env_python, ").")
+  # usable in this session when Python has not started yet and no interpreter was forced
+  # (loading dpreg starts no Python); otherwise the next session picks the environment up
+  forced <- nzchar(Sys.getenv("RETICULATE_PYTHON", unset = ""))
+  if (!forced && !reticulate::py_available(initialize = FALSE)) {
+    ok <- tryCatch({ reticulate::use_virtualenv(envname, required = TRUE); TRUE },
+                   error = function(e) FALSE)
+    if (ok) {
+      message("Done: dpreg will use ", env_python, ".")
+      return(invisible(env_python))
+    }
+  }
+  message("Done. Restart R to use it (or set DPREG_PYTHON=", env_python, " before library(dpreg)).")
   invisible(env_python)
 }
 
