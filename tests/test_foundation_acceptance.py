@@ -36,6 +36,18 @@ def assert_clean(text, where):
         assert needle not in text, f"planted value {needle!r} found in {where}: {text[:300]}"
 
 
+def _assert_plain(obj, path="to_dict()"):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            assert isinstance(k, str), f"{path}: key {k!r}"
+            _assert_plain(v, f"{path}[{k!r}]")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _assert_plain(v, f"{path}[{i}]")
+    else:
+        assert obj is None or type(obj) in (bool, int, float, str), f"{path}: {type(obj).__name__}"
+
+
 def run_module(*args, timeout=120):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), MPLBACKEND="Agg")
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, env=env,
@@ -366,5 +378,6 @@ def test_T14_planted_record_default_path_every_output_and_warning():
         fit.predict(df.head(3))
     for where, text in texts.items():
         assert_clean(text, where)
+    _assert_plain(fit.to_dict())                      # item 8: plain Python types only
     for w in caught:
         assert_clean(str(w.message), "warning")
