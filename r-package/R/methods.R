@@ -178,7 +178,14 @@ confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   }
   ci <- cbind(lo, hi)
   dimnames(ci) <- list(object$terms, perc_labels(level))
-  if (!missing(parm)) ci <- ci[parm, , drop = FALSE]
+  if (!missing(parm)) {
+    # as confint.lm: numbers index the coefficients, unknown names give NA rows
+    if (is.numeric(parm)) parm <- object$terms[parm]
+    out <- matrix(NA_real_, length(parm), 2L, dimnames = list(parm, colnames(ci)))
+    hit <- !is.na(parm) & parm %in% rownames(ci)
+    out[hit, ] <- ci[parm[hit], , drop = FALSE]
+    ci <- out
+  }
   ci
 }
 

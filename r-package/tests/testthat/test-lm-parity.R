@@ -216,3 +216,16 @@ test_that("install_dpreg() finds the source tree, or says exactly what to pass",
     expect_identical(src(), recorded)
   }
 })
+
+test_that("confint(parm) takes names and indices like confint.lm, unknown names give NA rows", {
+  fit <- mock_fit()
+  ci <- confint(fit)
+  expect_identical(confint(fit, c("gc", "x")), ci[c("gc", "x"), , drop = FALSE])
+  expect_identical(confint(fit, 2:3), ci[2:3, , drop = FALSE])
+  nope <- confint(fit, c("x", "nope"))
+  expect_identical(rownames(nope), c("x", "nope"))
+  expect_identical(nope["x", ], ci["x", ])
+  expect_true(all(is.na(nope["nope", ])))
+  ref <- lm(y ~ x + g, data = toy_data(20))
+  expect_identical(dimnames(confint(ref, c("x", "nope"))), dimnames(nope))
+})
