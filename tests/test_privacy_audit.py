@@ -750,7 +750,10 @@ def test_failure_after_a_private_range_search_charges_the_budget():
     df = pd.DataFrame({"x": rng.uniform(0.5, 2, n)})
     df["y"] = 1 / df["x"] + rng.normal(0, 1, n)
     budget = dpreg.Budget(10.0, 1e-5)
-    with pytest.raises(dpreg.DPRegError, match="divisor"):
+    # (the lower end of x lands at or below 0 for this seed: 5% of eps per range end at n = 3000 makes
+    # the grid coarse; 30 of 30 seeds refused when this test was written)
+    with pytest.raises(dpreg.DPRegError, match="divisor"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         dpreg.dp_lm("y ~ I(1/x)", df, eps=1.0, method="adassp", bounds={"y": (-200, 200)}, budget=budget,
                     random_state=1)
     # the share of eps the design layer spends on ranges: bounds_share (10%) of eps = 1
