@@ -15,6 +15,9 @@ What is checked, for every method of ``dp_lm`` and the ``dp_glm`` methods:
 4. Budget accounting: spent <= requested, the Budget is charged what the statement says, a failed
    propose-test-release carries a statement and charges the Budget.
 5. NA / levels policy of API.md through non-SSP methods (isp, tukey).
+Also: add/remove neighbours (n private), replace-one-unit neighbours (unit=), option variants with
+other release paths, bounds="data" fits, the internal noise-off hook, the R bridge's error texts.
+Findings in files whose owners were still at work are strict xfails with the fix in the reason.
 """
 from __future__ import annotations
 
