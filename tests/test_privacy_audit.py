@@ -366,10 +366,6 @@ def test_isp_never_reports_its_forbidden_fields():
         assert phrase not in text
 
 
-@pytest.mark.xfail(strict=True, reason="estimators/adassp.py finish(): 'if n_boot == n: n_boot += 1' uses the "
-                   "exact n, which is private under add/remove; the replicate count in inference_note and "
-                   "ci_draws then tells whether n == n_boot. Fix: apply the rule only under replace_one "
-                   "(or never: a (B, d) array of replicates is not row-level data)")
 def test_add_remove_bootstrap_replicate_count_does_not_depend_on_n():
     df = frame(1000)
     a, b = (fit_dict("adassp", d, kw={"ci": "bootstrap", "n_boot": 1000}, neighbours="add_remove")

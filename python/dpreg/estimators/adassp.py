@@ -203,7 +203,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["ci"] == "bootstrap":
             child = noise.spawn()
             n_boot = int(values["n_boot"])
-            if n_boot == n:   # keep the house rule mechanical: no stored array has a dimension equal to n
+            # house rule (spec T14): no stored array has a dimension equal to n. n is public only
+            # under replace-one; under add/remove B must not depend on n, and a (B, d) array of
+            # replicates is not row-level data anyway
+            if n_boot == n and spec.neighbours == "replace_one":
                 n_boot += 1
             common = dict(S=S, theta=theta, sigma2_hat=sigma2_hat, sigma_gram=state["sigma_gram"],
                           sigma_lambda=state["sigma_lambda"], kappa_E=state["kappa_E"],
