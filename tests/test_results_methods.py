@@ -205,6 +205,9 @@ def test_subsample_coef_table_carries_released_per_coefficient_facts():
     per = fit.facts["coefficients"]
     for col in ("sampling_sd", "noise_sd", "q_lo", "q_hi"):
         np.testing.assert_allclose(t[col].to_numpy(), [per[term][col] for term in fit.terms])
+    d = fit.to_dict()["coef_table"]
+    for col in ("sampling_sd", "noise_sd", "q_lo", "q_hi"):
+        np.testing.assert_allclose(d[col], t[col].to_numpy())
     # the round trip keeps them (they live in facts)
     back = DPFit.from_dict(json.loads(json.dumps(fit.to_dict()))).summary().coef_table
     np.testing.assert_allclose(back["noise_sd"], t["noise_sd"])

@@ -631,8 +631,8 @@ class DPFit:
         conf_low, conf_high, noise_share, stars, and conf_level), wald ({statistic, df, p_value, note}),
         privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
         (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
-        ``coef_table`` uses the fit's ``level``. Method-specific columns (subsample_aggregate:
-        sampling_sd, noise_sd, q_lo, q_hi) are in ``facts`` and in ``summary().coef_table``.
+        ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
+        sampling_sd, noise_sd, q_lo, q_hi (spec winsorized_sa 5.3; also in ``facts``).
         """
         from .. import __version__
         r = self._release
@@ -652,6 +652,7 @@ class DPFit:
             "stars": [stars(x) for x in p],
             "conf_level": level,
         }
+        table.update(self._method_columns())
         out = {
             "format": DICT_FORMAT,
             "dpreg_version": __version__,
