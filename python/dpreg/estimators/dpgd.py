@@ -18,8 +18,11 @@ adaptive composition is exactly mu-GDP ([DRS] Cor. 3.3), with mu = mu_from_eps_d
 exact GDP -> (eps, delta) conversion). Under add/remove, n is private: a share ``n_share`` of mu^2
 releases n_hat = n + N(0, 1/mu_n^2) (counting query, sensitivity 1) used as the step normaliser.
 
-No data clipping and no bounds are needed ([S1] Table 1). No standard errors are offered: see
-``INFERENCE_NOTE``.
+No data clipping and no bounds are needed ([S1] Table 1). Where the user declared ranges, the columns
+are rescaled to [-1, 1] with those public constants first (option ``standardize``, our choice): the
+default C = 1 and step = 1 assume unit-scale data, and on raw columns such as a price or a horsepower
+the iteration oscillates or crawls. Rescaling by public constants is a row-wise transform, so the
+sensitivity argument below is unchanged. No standard errors are offered: see ``INFERENCE_NOTE``.
 """
 from __future__ import annotations
 
@@ -44,7 +47,14 @@ OPTIONS = {
     "step": (1.0, "default: eta0 = 1 (spec 5.1)"),
     "schedule": ("constant", "default: constant step (spec 5.1)"),
     "n_share": (0.05, "default: 5% of mu^2 for the released n under add/remove (spec 5.1)"),
+    "standardize": (True, "our choice: columns with a declared range are rescaled to [-1, 1] with those "
+                          "public constants (and a declared outcome range for squared loss), so that the "
+                          "default C = 1 and step = 1 suit the data; coefficients are mapped back exactly"),
 }
+
+SCALE_WARNING = ("DP gradient descent ran on the raw scale of column(s) {cols}: its defaults (C = 1, step = 1) "
+                 "assume unit-scale data. Declare bounds= for them so dpreg can rescale with public "
+                 "constants, or pass C and step suited to their scale.")
 
 INFERENCE_NOTE = ("No standard errors or intervals are available for DP gradient descent. Its output is "
                   "the last iterate of a noisy, clipped, finite-step optimisation: the privacy-noise part "
@@ -75,8 +85,11 @@ def _resolve(options, neighbours):
     schedule = options.get("schedule", OPTIONS["schedule"][0])
     if schedule not in ("constant", "1/t", "1/sqrt(t)"):
         raise ValueError("option 'schedule' must be 'constant', '1/t' or '1/sqrt(t)'")
+    standardize = options.get("standardize", OPTIONS["standardize"][0])
+    if not isinstance(standardize, bool):
+        raise ValueError("option 'standardize' must be True or False")
     tun.update(C=(float(C), origin("C")), T=(int(T), origin("T")), step=(float(step), origin("step")),
-               schedule=(schedule, origin("schedule")))
+               schedule=(schedule, origin("schedule")), standardize=(standardize, origin("standardize")))
     if neighbours == "add_remove":
         share = options.get("n_share", OPTIONS["n_share"][0])
         if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (0 < share < 1):
@@ -92,6 +105,49 @@ def check_public(n, d, spec, options):
     _resolve(options, spec.neighbours)
     if not (0 < spec.delta < 1):
         raise ValueError("method 'dpgd' is Gaussian-DP and needs 0 < delta < 1")
+
+
+def public_scaling(public, family):
+    """Centre and half-width of every model-matrix column from its PUBLIC interval (declared bounds
+    carried through the formula by interval arithmetic), and of the outcome for squared loss.
+
+    Intercept and factor-dummy columns are left as they are; a column without a finite declared
+    interval keeps centre 0 / half-width 1 and is reported in ``raw`` (for the warning). Without an
+    intercept, columns are not centred (centring would add an implicit intercept) and are divided by
+    max(|lo|, |hi|). Returns (centre, half, c_y, h_y, raw)."""
+    terms = list(public.terms)
+    d = len(terms)
+    lo = np.asarray(public.column_lower, dtype=float)
+    hi = np.asarray(public.column_upper, dtype=float)
+    dummies = {j for block in public.factor_blocks for j in block}
+    centre, half, raw = np.zeros(d), np.ones(d), []
+    for j, term in enumerate(terms):
+        if (public.has_intercept and term == "Intercept") or j in dummies:
+            continue
+        if np.isfinite(lo[j]) and np.isfinite(hi[j]) and hi[j] > lo[j]:
+            if public.has_intercept:
+                centre[j], half[j] = (lo[j] + hi[j]) / 2.0, (hi[j] - lo[j]) / 2.0
+            else:
+                half[j] = max(abs(lo[j]), abs(hi[j]))
+        else:
+            raw.append(term)
+    c_y, h_y = 0.0, 1.0
+    oi = public.outcome_interval
+    if family == "gaussian" and oi is not None and np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]:
+        c_y, h_y = ((oi[0] + oi[1]) / 2.0, (oi[1] - oi[0]) / 2.0) if public.has_intercept else \
+            (0.0, max(abs(oi[0]), abs(oi[1])))
+    return centre, half, c_y, h_y, raw
+
+
+def unscale(theta, centre, half, c_y, h_y, intercept_index):
+    """Coefficients fitted on ((x - centre)/half, (y - c_y)/h_y) mapped to original units (exact:
+    the fitted linear predictor is the same function of x)."""
+    beta = h_y * theta / half
+    if intercept_index is not None:
+        others = np.arange(theta.size) != intercept_index
+        beta[intercept_index] = c_y + h_y * (theta[intercept_index] - np.sum(theta[others] * centre[others]
+                                                                             / half[others]))
+    return beta
 
 
 def _schedule(name, t):
@@ -146,6 +202,22 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
                          "infinite values)")
     mu = mu_from_eps_delta(spec.eps, spec.delta)
     C, T, step, schedule = tun["C"][0], tun["T"][0], tun["step"][0], tun["schedule"][0]
+    public = design.public
+    intercept_index = public.terms.index("Intercept") if public.has_intercept and "Intercept" in public.terms \
+        else None
+    warnings_out = []
+    if tun["standardize"][0]:
+        centre, half, c_y, h_y, raw = public_scaling(public, family)
+        if np.any(centre != 0) or np.any(half != 1):
+            X = (X - centre) / half          # public row-wise transform: the sensitivity is unchanged
+        if c_y != 0.0 or h_y != 1.0:
+            y = (y - c_y) / h_y
+    else:
+        centre, half, c_y, h_y = np.zeros(d), np.ones(d), 0.0, 1.0
+        raw = [t for t in public.terms if t != "Intercept"]
+    if raw:
+        shown = ", ".join(repr(t) for t in raw[:6]) + (f" and {len(raw) - 6} more" if len(raw) > 6 else "")
+        warnings_out.append(SCALE_WARNING.format(cols=shown))
     facts = {"description": "DP gradient descent with per-sample gradient clipping",
              "loss": "logistic" if family == "binomial" else "squared",
              "T": T, "mu": float(mu)}
@@ -168,6 +240,7 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
     sigma = delta_sens / mu_step
     theta = run(X, y, T=T, C=C, step=step, schedule=schedule, sigma=sigma, n_pub=n_pub, noise=noise,
                 family=family)
+    theta = unscale(theta, centre, half, c_y, h_y, intercept_index)
     ledger.add(LedgerEntry(statistic=f"sum of clipped per-sample gradients, {T} steps",
                            mechanism="gaussian", sensitivity=float(delta_sens), noise_scale=float(sigma),
                            mu=float(mu_gd), share=(1.0 - tun["n_share"][0]) if neighbours == "add_remove" else 1.0,
@@ -175,8 +248,12 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
                                 "composed exactly by Gaussian DP"))
     facts.update({"gradient_sensitivity": float(delta_sens), "noise_sd_per_step": float(sigma),
                   "clipping": f"per-sample gradients clipped to L2 norm {C:g}; no data clipping"})
+    if tun["standardize"][0] and (np.any(half != 1) or h_y != 1.0):
+        facts["scaling"] = ("columns with declared ranges rescaled to [-1, 1] with those public constants; "
+                            "coefficients mapped back to original units")
     return Release(method="dpgd", coef=theta, vcov=None, vcov_privacy=None, inference_note=INFERENCE_NOTE,
-                   tuning=tun, facts=facts, link="logit" if family == "binomial" else "identity")
+                   tuning=tun, facts=facts, warnings=warnings_out,
+                   link="logit" if family == "binomial" else "identity")
 
 
 def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", theta0=None):
