@@ -128,7 +128,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   tr <- translate_formula(formula, data)
   levels <- check_named_list(levels, "levels")
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
-  enc <- encode_columns(data, tr$vars, na_action = na_action, what = "data")
+  # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
+  enc <- encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data")
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
@@ -260,7 +261,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     ci_method = d$ci_method, inference_note = d$inference_note,
     warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
     privacy = d$privacy, privacy_text = d$privacy_text,
-    privacy_paragraph = d$privacy_paragraph,
+    privacy_paragraph = d$privacy_paragraph, method_text = d$method_text,
     xlevels = enc$levels, var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json

@@ -66,6 +66,7 @@ summary.dp_fit <- function(object, ...) {
     adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
     link = object$link, inference_note = object$inference_note, ci_method = object$ci_method,
     warnings = object$warnings, tuning = object$tuning, privacy_text = object$privacy_text,
+    method_text = object$method_text,
     privacy = object$privacy
   ), class = c(cls, "summary.dp_fit"))
 }
@@ -89,6 +90,10 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
                                  signif.stars = getOption("show.signif.stars"), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat(x$title, "\n\n", sep = "")
+  if (!is.null(x$method_text) && nzchar(x$method_text)) {
+    # the core's method block: tuning values with their origins, released facts, method lines
+    cat(x$method_text, "\n\n", sep = "")
+  }
   if (x$has_inference) {
     cat("Coefficients (noise-aware standard errors; normal reference):\n")
     stats::printCoefmat(x$coefficients, digits = digits, signif.stars = signif.stars,

@@ -694,6 +694,7 @@ class DPFit:
             "privacy_text": None if self._privacy is None else str(self._privacy),
             "public": _public_to_dict(self._public),
             "summary_text": str(self.summary()),
+            "method_text": self.summary().method_text(),
             "print_text": str(self),
         }
         return to_plain(out)
@@ -1224,10 +1225,11 @@ class Summary:
             return str(p.paragraph())
         return " ".join(str(p).split())
 
-    # ---- text -----------------------------------------------------------------------------------
-    def __str__(self) -> str:
+    def method_text(self) -> str:
+        """The method block of the summary (auto choice, tuning with origins, facts, method-specific
+        lines), as text: what the R package prints under its title."""
         f = self.fit
-        lines = [f.title, "", "Call:", f.call, ""]
+        lines = []
         if f.auto:
             lines.append(f'Method: "{f.method}", chosen by method = "auto" from public facts '
                          "(family, declared ranges, factor columns; see dpreg.api.AUTO_RULE)")
@@ -1235,6 +1237,15 @@ class Summary:
             if extra:
                 lines.append(extra)
         lines += self._method_lines() or []
+        return "\n".join(lines)
+
+    # ---- text -----------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        f = self.fit
+        lines = [f.title, "", "Call:", f.call, ""]
+        method_text = self.method_text()
+        if method_text:
+            lines += method_text.split("\n")
         lines.append(self._privacy_text())
         lines.append(self._n_line())
         lines.append("")
