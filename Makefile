@@ -58,7 +58,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks --help
 
 lint: $(STAMP)
-	$(PY) -m pip install --quiet ruff && $(VENV)/bin/ruff check python tests
+	$(PY) -m pip install --quiet ruff && $(VENV)/bin/ruff check python tests benchmarks vignettes docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache

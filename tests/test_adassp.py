@@ -182,9 +182,14 @@ def _pairs(rng, n_random, d, bx, by):
     for j in range(d):
         for k in range(d):
             for s in (1, -1):
-                adv_x.append(eye[j]); adv_y.append(s * by)
-                adv_xp.append(eye[k] if k != j else -eye[j]); adv_yp.append(s * by)
-        adv_x.append(eye[j]); adv_y.append(by); adv_xp.append(eye[j]); adv_yp.append(-by)
+                adv_x.append(eye[j])
+                adv_y.append(s * by)
+                adv_xp.append(eye[k] if k != j else -eye[j])
+                adv_yp.append(s * by)
+        adv_x.append(eye[j])
+        adv_y.append(by)
+        adv_xp.append(eye[j])
+        adv_yp.append(-by)
     recs.append((np.array(adv_x), np.array(adv_y), np.array(adv_xp), np.array(adv_yp)))
     return [np.concatenate(p) for p in zip(*recs)]
 

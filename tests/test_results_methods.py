@@ -2,7 +2,6 @@
 not released is (planted values), intervals follow the fit's level, to_dict()/from_dict() reproduce
 the summary exactly, predict() works for each kind of covariance the methods release."""
 import json
-import math
 import re
 
 import numpy as np

@@ -212,9 +212,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         if NOISE_OFF_TEXT not in design.public.schema.leaks:
             design.public.schema.leaks.append(NOISE_OFF_TEXT)
 
+    schema = design.public.schema  # public; the statement must not keep the design (data) alive
+
     def statement():
         st = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
-                            schema=design.public.schema)
+                            schema=schema)
         st.unit = design_opts.get("unit")  # the sentence on replace-one-unit neighbours
         return st
 

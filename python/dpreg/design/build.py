@@ -72,7 +72,7 @@ def _column_type(s: pd.Series) -> str:
         raise DesignError(f"column {name!r} is complex-valued, which dpreg does not support")
     if pd.api.types.is_numeric_dtype(dt):
         return "numeric"
-    if pd.api.types.is_string_dtype(dt) or dt == object:
+    if pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt):
         kind = pd.api.types.infer_dtype(s, skipna=True)
         if kind in ("string", "empty"):
             return "string"
