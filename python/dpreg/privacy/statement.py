@@ -22,7 +22,7 @@ NOT_PRIVATE_TEXT = ("this fit is NOT differentially private: variable ranges wer
                     "(bounds='data', exploration only)")
 
 _SOURCE_TEXT = {"declared": "declared", "estimated": "estimated privately",
-                "data": "read from data (leak)", "categorical": "declared (pandas categories)",
+                "data": "read from data (leak)", "categorical": "declared (categorical type: pandas categories or R factor levels)",
                 None: "not needed"}
 _MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": "sparse vector (exponential)",
                "exponential_mechanism": "exponential mechanism", "ptr": "propose-test-release",
@@ -87,7 +87,7 @@ def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:
         row = {"variable": str(name), "kind": kind, "role": "outcome" if name == outcome else "predictor"}
         if kind == "categorical":
             src = v.get("levels_source")
-            row["source"] = {"declared": "declared", "categorical": "declared (pandas categories)",
+            row["source"] = {"declared": "declared", "categorical": "declared (categorical type: pandas categories or R factor levels)",
                              "data": "found in data (leak)"}.get(src, "not needed" if src is None
                                                                 else str(src))
             # levels appear in coefficient names anyway; they are reported, marked by their source
