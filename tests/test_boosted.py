@@ -15,18 +15,9 @@ from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
 
+from helpers import linear_design
+
 BIG_TAU = 1e6   # "tau = infinity": no residual is ever clipped (|r| <= 2 in scaled units)
-
-
-def linear_design(n=2000, seed=0, sd=1.0):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1, 1, (n, 3))
-    y = np.clip(1 + x @ [2.0, -1.0, 0.5] + sd * rng.normal(size=n), -10, 12)
-    X = np.column_stack([np.ones(n), x])
-    pub = PublicDesign(formula="y ~ .", outcome="y", terms=["Intercept", "x1", "x2", "x3"], has_intercept=True,
-                       column_lower=np.array([1, -1, -1, -1.0]), column_upper=np.ones(4), factor_blocks=[],
-                       outcome_interval=(-10.0, 12.0), schema=Schema(), n=n)
-    return Design(X, y, pub)
 
 
 def ols(X, y):

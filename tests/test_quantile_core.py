@@ -9,15 +9,9 @@ from dpreg.estimators.quantile import QuantileResult, exact_stop_pmf, grid, k_ma
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 
+from helpers import grid_above as G
+
 BETA = 1.001
-
-
-def G(y, lower, beta=BETA):
-    """Grid oracle (spec 6): smallest g_k = l - 1 + beta^k, k >= 1, strictly greater than y."""
-    k = max(1, int(math.floor(math.log(y - lower + 1) / math.log(beta))) - 3)
-    while float(grid(lower, k, beta)) <= y:
-        k += 1
-    return float(grid(lower, k, beta))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,31 @@
+"""Test helpers shared by several test files (data generators and oracles; no assertions)."""
+import math
+
+import numpy as np
+
+from dpreg.design.contract import Design, PublicDesign
+from dpreg.design.schema import Schema
+from dpreg.estimators.quantile import grid
+
+QUANTILE_BETA = 1.001
+
+
+def linear_design(n=2000, seed=0, sd=1.0):
+    """y = 1 + 2 x1 - x2 + 0.5 x3 + N(0, sd^2), x ~ U(-1, 1) (the coverage design of AdaSSP spec 9.7),
+    as a Design with the schema x in [-1, 1], y in [-10, 12]."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 3))
+    y = np.clip(1 + x @ [2.0, -1.0, 0.5] + sd * rng.normal(size=n), -10, 12)
+    X = np.column_stack([np.ones(n), x])
+    pub = PublicDesign(formula="y ~ .", outcome="y", terms=["Intercept", "x1", "x2", "x3"], has_intercept=True,
+                       column_lower=np.array([1, -1, -1, -1.0]), column_upper=np.ones(4), factor_blocks=[],
+                       outcome_interval=(-10.0, 12.0), schema=Schema(), n=n)
+    return Design(X, y, pub)
+
+
+def grid_above(y, lower, beta=QUANTILE_BETA):
+    """Grid oracle (winsorized spec 6): smallest g_k = l - 1 + beta^k, k >= 1, strictly greater than y."""
+    k = max(1, int(math.floor(math.log(y - lower + 1) / math.log(beta))) - 3)
+    while float(grid(lower, k, beta)) <= y:
+        k += 1
+    return float(grid(lower, k, beta))
