@@ -114,6 +114,15 @@ def _positive(name, v):
     return float(v)
 
 
+def _peeling_row(ledger, s, t, m, lam, b, active):
+    """Zero-cost ledger row of one Peeling iteration: its sensitivity and noise scale. The cost is
+    counted once in the run's total row (parallel composition over disjoint blocks)."""
+    ledger.add(LedgerEntry(statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)",
+                           mechanism="laplace_peeling", sensitivity=float(lam), noise_scale=float(b),
+                           note=f"active bound: {active}; parallel composition over disjoint blocks: "
+                                "cost counted in the run's total row"))
+
+
 def _integer(name, v, lo, hi=None):
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
         rng = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
@@ -712,10 +721,7 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
         w = wt * min(1.0, R2 / nrm) if nrm > 0 else wt
         if keep:
             path.append(w.copy())
-        ledger.add(LedgerEntry(statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)",
-                               mechanism="laplace_peeling", sensitivity=float(lam), noise_scale=float(b),
-                               note=f"active bound: {active}; parallel composition over disjoint blocks: "
-                                    "cost counted in the run's total row"))
+        _peeling_row(ledger, s, t, m, lam, b, active)
         per_iter.append({"t": t, "m": m, "lambda": float(lam), "laplace_scale": float(b),
                          "active_bound": active})
     ledger.add(LedgerEntry(statistic=f"truncated DP-IHT: {T} Peeling steps on disjoint blocks",
@@ -778,10 +784,7 @@ def _fit_sparse(prob, spec, noise, ledger, tun, delta, options):
                                      mode=mode)
         if keep:
             path.append(w.copy())
-        ledger.add(LedgerEntry(statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)",
-                               mechanism="laplace_peeling", sensitivity=float(lam), noise_scale=float(b),
-                               note=f"active bound: {active}; parallel composition over disjoint blocks: "
-                                    "cost counted in the run's total row"))
+        _peeling_row(ledger, s, t, m, lam, b, active)
         per_iter.append({"t": t, "m": m, "scale": float(kappa), "lambda": float(lam),
                          "laplace_scale": float(b), "active_bound": active})
     ledger.add(LedgerEntry(statistic=f"robust-gradient sparse learning: {T} Peeling steps on disjoint blocks",
