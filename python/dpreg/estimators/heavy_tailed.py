@@ -390,16 +390,13 @@ class _Problem:
         """Coordinate-wise robust mean of the per-sample gradients of block ``idx`` (spec 2.2),
         computed over column chunks (identical results, bounded memory)."""
         Xb, yb = self.block(idx)
-        r = self.residual_factor(Xb @ w, yb)
         m = len(idx)
         out = np.empty(self.d)
         step = self.chunk_cols(m)
         for j0 in range(0, self.d, step):
-            # huge rows may overflow to +-inf (or inf*0 = NaN): smoothed_psi maps them to its bounded
-            # limits, so the sensitivity holds; numpy's RuntimeWarning would only tell the user that
-            # such a row exists (a data-dependent message), hence silenced here
-            with np.errstate(over="ignore", invalid="ignore"):
-                G = r[:, None] * Xb[:, j0:j0 + step]
+            # overflow-free for every finite row (huge entries saturate to +-inf, which smoothed_psi
+            # maps to its exact limit): no NaN, and no floating-point warning telling that such a row exists
+            G = rb.per_sample_gradients(Xb, yb, w, kappa, self.family, cols=slice(j0, j0 + step))
             out[j0:j0 + step] = rb.robust_mean(G, kappa, beta, clip=clip)
         return out
 
