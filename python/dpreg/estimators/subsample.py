@@ -226,6 +226,52 @@ def _ols(Xg, yg, p):
     return coef
 
 
+_DBL_MAX = float(np.finfo(float).max)
+
+
+def _pow2_scale(v):
+    """Powers of two s with s <= max(|v|, 1) < 2 s, elementwise: dividing by them is exact, cannot
+    overflow, and leaves |v/s| < 2."""
+    _, e = np.frexp(np.maximum(np.abs(v), 1.0))
+    return np.ldexp(1.0, e - 1)
+
+
+def saturating_squared_diff(a, c):
+    """``(a - c)^2`` elementwise for finite a, c, with values beyond the largest double returned as
+    that largest double (never inf, no floating-point warning).
+
+    Used only where the result is compared with public grid points and clipped to public ranges, for
+    which any value above every finite grid point acts the same. With s a power of two near max(|a|, |c|),
+    ``a/s - c/s`` is exact scaling of the rounded difference, so the result equals the direct
+    ``(a - c)**2`` bit for bit whenever that does not overflow."""
+    a = np.asarray(a, dtype=float)
+    s = _pow2_scale(np.maximum(np.abs(a), abs(float(c))))
+    q = np.abs(a / s - c / s)                        # < 4
+    out = np.full(a.shape, _DBL_MAX)
+    ok = q <= math.sqrt(_DBL_MAX) / s
+    out[ok] = (q[ok] * s[ok]) ** 2
+    return out
+
+
+def _residual_variance(Xg, yg, est, dof):
+    """RSS/dof of one group, exact for every finite row (a value beyond the largest double is returned
+    as that largest double, which the one-sided PMWM clips to its public upper bound like any value
+    above it). Each residual is formed as s_i (y_i/s_i - (x_i/s_i)'est) with s_i a power of two >=
+    every |entry| of the row: the direct y_i - x_i'est bit for bit whenever that does not overflow."""
+    s = _pow2_scale(np.maximum(np.max(np.abs(Xg), axis=1), np.abs(yg)))
+    rs = yg / s - (Xg / s[:, None]) @ est           # finite: |x_ij/s_i| < 2
+    if np.all(np.abs(rs) <= math.sqrt(_DBL_MAX / (len(yg) + 1.0)) / s):
+        r = rs * s                                  # the sum of squares below cannot overflow
+        return float(np.sum(r * r) / dof)
+    # RSS = 2^(2e) sum (rs_i s_i / 2^e)^2 with 2^e = max s_i: every term is <= rs_i^2
+    e = int(np.frexp(np.max(s))[1]) - 1
+    t = rs * (s / np.ldexp(1.0, e))
+    q = float(np.sum(t * t)) / dof
+    if q == 0.0 or math.log(q) + 2 * e * math.log(2.0) < math.log(_DBL_MAX):
+        return float(np.ldexp(q, 2 * e))
+    return _DBL_MAX
+
+
 def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
     """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
     default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7).
@@ -246,9 +292,7 @@ def group_estimates(X, y, groups, p, default, base_estimator=None, residual_vari
         ok = est.shape == (p,) and np.all(np.isfinite(est))
         out[i] = est if ok else default
         if residual_variance and ok and Xg.shape[0] > p:
-            v = float(np.sum((yg - Xg @ est) ** 2) / (Xg.shape[0] - p))
-            if math.isfinite(v):
-                s2[i] = v
+            s2[i] = _residual_variance(Xg, yg, est, Xg.shape[0] - p)
     return (out, s2) if residual_variance else out
 
 
@@ -368,7 +412,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     s2 = np.zeros(p)
     sat = []
     for j in range(p):
-        d = (theta_hat[:, j] - coef[j]) ** 2
+        d = saturating_squared_diff(theta_hat[:, j], coef[j])   # a huge group estimate: no overflow
         r = W.pmwm_one_sided(d, lower=0.0, upper=(upper[j] - lower[j]) ** 2, budget=rule["b_s"], model=model,
                              xi=rule["xi_s"], split=split, beta=beta, quantile_noise=quantile_noise,
                              noise=noise, ledger=ledger, label=f"spread[{terms[j]}]")
