@@ -265,6 +265,101 @@ class _Singular(Exception):
     """Numerical singularity inside the mechanism: mapped to a score of k (FAIL)."""
 
 
+# Totality on extreme finite rows. The scores are defined in exact arithmetic (spec §4-6: every step
+# recomputes leverages and residuals of the remaining rows from scratch); the efficient algorithms
+# follow them by rank-one downdates. Two things can make a floating-point run differ from the exact
+# one when a single row is extreme (|entries| up to 1.8e308):
+#
+# 1. overflow: X'X, X'y or a residual of such a row exceeds the largest double. Every matrix the
+#    mechanism factorises is therefore built from X D and y s_y, where D (per column) and s_y are
+#    powers of two chosen from the rows that carry weight at that step (_scales). Multiplying by a
+#    power of two is exact, and leverages, residual orderings and the weights are invariant under
+#    column scaling and scaling of y (thresholds are scaled with y), so this changes nothing in exact
+#    arithmetic; on ordinary data every scale is 1 and the computation is bit for bit the former one.
+#    Rows that carry no weight are set to zero before any arithmetic: they cannot overflow.
+# 2. cancellation: removing a row with leverage h close to 1 by a downdate multiplies rounding
+#    errors by 1/(1 - h) (for a row at x = 1e9 among 5e4 standard rows, 1/(1 - h) ~ 2e13), and
+#    removing a residual that dwarfs the others cancels all but its last digits. Such a removal
+#    (leverage or weighted leverage above _H_EXACT, or residual above _R_EXACT times the largest
+#    threshold) is done as the exact algorithm defines it: recompute from the remaining rows.
+#    A row with leverage near 1 is then removed like any other violator; only if the remaining rows
+#    are singular (exact leverage 1) is the level blocked, as before.
+#
+# With these two rules a floating-point run follows the exact one for every finite input (up to the
+# rounding of a fresh computation), so one extreme row changes the scores exactly as the
+# sensitivity analysis of spec §9 allows and no more (before, one row at x = 1e9 on the regression
+# line forced FAIL with certainty).
+
+#: column and outcome magnitudes in [2^-100, 2^100] are used as they are (Gram entries <= n 2^200)
+_SCALE_HI_EXP = 100
+_SCALE_LO = 2.0 ** -100
+_SCALE_HI = 2.0 ** 100
+#: removals with (weighted) leverage above this are recomputed from scratch (downdate factor
+#: 1/(1 - h) <= 2 otherwise, which keeps the downdate as accurate as a fresh computation)
+_H_EXACT = 0.5
+#: residuals larger than this many times the largest threshold are removed by recomputing (a downdate
+#: would keep ~2^-52 of such a residual as error in every other residual)
+_R_EXACT = 2.0 ** 20
+
+
+def _pow2_scale(m: float) -> float:
+    """1.0 if m is in [2^-100, 2^100] (or 0), else a power of two s with m s in [2^99, 2^100) (large m)
+    or [0.5, 1) (small m). Computed from the exponent only: no overflow."""
+    if m > _SCALE_HI:
+        return math.ldexp(1.0, _SCALE_HI_EXP - math.frexp(m)[1])
+    if 0.0 < m < _SCALE_LO:
+        return math.ldexp(1.0, min(-math.frexp(m)[1], 1000))
+    return 1.0
+
+
+def _scales(X, y, keep):
+    """Column scales D and outcome scale s_y from the rows in ``keep`` (bool mask; None = all)."""
+    n, d = X.shape
+    colmax = np.zeros(d)
+    ymax = 0.0
+    for s in range(0, n, CHUNK_ROWS):
+        Xc = X[s:s + CHUNK_ROWS]
+        yc = y[s:s + CHUNK_ROWS]
+        if keep is not None:
+            kc = keep[s:s + CHUNK_ROWS]
+            Xc, yc = Xc[kc], yc[kc]
+        if Xc.shape[0]:
+            np.maximum(colmax, np.max(np.abs(Xc), axis=0), out=colmax)
+            ymax = max(ymax, float(np.max(np.abs(yc))))
+    return np.array([_pow2_scale(float(m)) for m in colmax]), _pow2_scale(ymax)
+
+
+def _scaled(X, y, keep, D, sy):
+    """``(X D, y s_y)`` with the rows outside ``keep`` set to 0 (they carry no weight, and nothing
+    computed from them may overflow). The inputs themselves when nothing changes (no copy)."""
+    all_rows = keep is None or bool(np.all(keep))
+    if all_rows and np.all(D == 1.0):
+        Xs = X
+    else:
+        Xs = np.zeros_like(X)
+        if all_rows:
+            np.multiply(X, D, out=Xs)
+        else:
+            Xs[keep] = X[keep] * D
+    if all_rows and sy == 1.0:
+        ys = y
+    else:
+        ys = np.zeros_like(y)
+        if all_rows:
+            np.multiply(y, sy, out=ys)
+        else:
+            ys[keep] = y[keep] * sy
+    return Xs, ys
+
+
+def _base(X, y):
+    """Scaled data and sufficient statistics of all rows: the starting point of the scores."""
+    D, sy = _scales(X, y, None)
+    Xs, ys = _scaled(X, y, None, D, sy)
+    G = Xs.T @ Xs
+    return {"Xs": Xs, "ys": ys, "D": D, "sy": sy, "G": G, "b": Xs.T @ ys, "yy": float(ys @ ys)}
+
+
 def _chol_inv(M):
     """Inverse of a symmetric positive definite matrix via Cholesky; _Singular if not PD."""
     try:
@@ -288,13 +383,66 @@ def _leverages(X, Linv):
     return h
 
 
-def _slf(X, G, L, k):
+def _gram_rows(Xs, ys, wts):
+    """``sum_i w_i x_i x_i'`` and ``sum_i w_i y_i x_i`` in row chunks."""
+    n, d = Xs.shape
+    S = np.zeros((d, d))
+    bb = np.zeros(d)
+    for s in range(0, n, CHUNK_ROWS):
+        Xc = Xs[s:s + CHUNK_ROWS]
+        wc = wts[s:s + CHUNK_ROWS]
+        Xw = Xc * wc[:, None]
+        S += Xw.T @ Xc
+        bb += Xw.T @ ys[s:s + CHUNK_ROWS]
+    return S, bb
+
+
+def _weighted_system(X, y, wts, base):
+    """Weighted Gram ``S = sum w_i x_i x_i'`` and ``b = sum w_i y_i x_i`` of the rows with w_i > 0, in
+    the scaled coordinates of those rows. Returns (S, b, Xs, ys, D, s_y).
+
+    When the scales are those of all rows and the rows with w_i < 1 hold at most half of the
+    diagonal of X'X and of y'y, S and b are the downdates ``G - sum (1 - w_i) x_i x_i'`` of the full
+    statistics (few rows, O(|F| d^2); the removed part is at most as large as what remains, so the
+    downdate is as accurate as a fresh sum). Otherwise they are summed afresh from the kept rows."""
+    keep = wts > 0
+    F = np.flatnonzero(wts < 1.0)
+    if F.size == 0:
+        return base["G"].copy(), base["b"].copy(), base["Xs"], base["ys"], base["D"], base["sy"]
+    D, sy = _scales(X, y, keep)
+    if np.array_equal(D, base["D"]) and sy == base["sy"]:
+        Xi = base["Xs"][F]
+        yi = base["ys"][F]
+        deficit = 1.0 - wts[F]
+        removed = (Xi * Xi * deficit[:, None]).sum(axis=0)
+        if np.all(removed <= 0.5 * np.diag(base["G"])) and float(np.dot(deficit, yi * yi)) <= 0.5 * base["yy"]:
+            S = base["G"] - (Xi * deficit[:, None]).T @ Xi
+            bb = base["b"] - Xi.T @ (deficit * yi)
+            Xs, ys = _scaled(X, y, keep, D, sy) if not np.all(keep) else (base["Xs"], base["ys"])
+            return S, bb, Xs, ys, D, sy
+    Xs, ys = _scaled(X, y, keep, D, sy)
+    S, bb = _gram_rows(Xs, ys, wts)
+    return S, bb, Xs, ys, D, sy
+
+
+def _slf_fresh(X, keep):
+    """Leverages of the rows in ``keep`` recomputed from scratch (-inf elsewhere)."""
+    D, _ = _scales(X, np.zeros(X.shape[0]), keep)
+    Xs, _ = _scaled(X, np.zeros(X.shape[0]), keep, D, 1.0)
+    Ginv, Linv = _chol_inv(Xs.T @ Xs)
+    h = _leverages(Xs, Linv)
+    h[~keep] = -np.inf
+    return Xs, Ginv, h
+
+
+def _slf(X, base, L, k):
     """Stable leverage filtering, levels top-down (spec §10 E2). Returns (s1, c) with s1 == k meaning
-    the score is maximal (FAIL surely). At most k rank-one removals."""
+    the score is maximal (FAIL surely). At most k removals: rank-one downdates, or a recomputation
+    from the remaining rows for a dominant row (see the note on totality above)."""
     n = X.shape[0]
-    Ginv, Linv = _chol_inv(G)
-    h = _leverages(X, Linv)
-    h_act = h.copy()                      # -inf on removed rows, for argmax among the active rows
+    Xs = base["Xs"]
+    Ginv, Linv = _chol_inv(base["G"])
+    h_act = _leverages(Xs, Linv)          # -inf on removed rows, for argmax among the active rows
     rem_level = np.full(n, -1, dtype=np.int64)
     nrem = 0
     stop_level = -1                       # levels <= stop_level have term >= k
@@ -306,15 +454,21 @@ def _slf(X, G, L, k):
             hj = h_act[j]
             if not hj > lam[lev]:
                 break
-            if hj >= 1.0 - 1e-12:
-                blocked = True
-                break
-            u = Ginv @ X[j]
-            Xu = X @ u
-            gamma = 1.0 / (1.0 - hj)
-            h_act += gamma * Xu * Xu      # -inf stays -inf on removed rows
-            Ginv += gamma * np.outer(u, u)
-            h_act[j] = -np.inf
+            if hj > _H_EXACT:
+                keep = rem_level < 0
+                keep[j] = False
+                try:
+                    Xs, Ginv, h_act = _slf_fresh(X, keep)
+                except _Singular:
+                    blocked = True        # the remaining rows are singular (exact leverage 1)
+                    break
+            else:
+                u = Ginv @ Xs[j]
+                Xu = Xs @ u
+                gamma = 1.0 / (1.0 - hj)
+                h_act += gamma * Xu * Xu  # -inf stays -inf on removed rows
+                Ginv += gamma * np.outer(u, u)
+                h_act[j] = -np.inf
             rem_level[j] = lev
             nrem += 1
             j = int(np.argmax(h_act))
@@ -335,26 +489,20 @@ def _slf(X, G, L, k):
     return s1, c
 
 
-def _weighted_gram(G, b, X, y, idx, deficit):
-    """``G - sum_{i in idx} deficit_i X_i X_i^T`` and ``b - sum deficit_i y_i X_i`` (exact, O(|idx| d^2))."""
-    if len(idx) == 0:
-        return G.copy(), b.copy()
-    Xi = X[idx]
-    S = G - (Xi * deficit[:, None]).T @ Xi
-    bb = b - Xi.T @ (deficit * y[idx])
-    return S, bb
+def _sw_fresh(X, y, cur, base):
+    """Weighted fit of the rows with cur > 0 from scratch: (Xs, sy, Sinv, beta, r), scaled units."""
+    S, bb, Xs, ys, _, sy = _weighted_system(X, y, cur, base)
+    Sinv, _ = _chol_inv(S)
+    beta = Sinv @ bb
+    return Xs, sy, Sinv, beta, ys - Xs @ beta
 
 
-def _sw(X, y, G, b, c, R, rho, k):
+def _sw(X, y, base, c, R, rho, k):
     """Stable weights over the residual grid, GRT for all levels in one top-down pass (spec §10 E3-E4).
-    Returns (s2, w); s2 == k means FAIL surely."""
+    Returns (s2, w); s2 == k means FAIL surely. Residuals and thresholds are in the scaled units of y."""
     n = X.shape[0]
-    F = np.flatnonzero(c < 1.0)
-    Sc, bc = _weighted_gram(G, b, X, y, F, 1.0 - c[F])
-    Sinv, _ = _chol_inv(Sc)
-    beta = Sinv @ bc
-    r = y - X @ beta
     cur = c.copy()
+    Xs, sy, Sinv, beta, r = _sw_fresh(X, y, cur, base)
     dropped = cur <= 0
     absr = np.abs(r)
     absr[dropped] = -np.inf
@@ -362,27 +510,38 @@ def _sw(X, y, G, b, c, R, rho, k):
     W = 0.0
     W_lev = np.full(2 * k + 1, np.inf)
     R_lev = [R * rho ** l for l in range(2 * k + 1)]
+    thr = [t * sy for t in R_lev]
     j = int(np.argmax(absr))
     for lev in range(2 * k, -1, -1):
         blocked = False
-        while W < k and absr[j] > R_lev[lev]:
+        while W < k and absr[j] > thr[lev]:
             cj = cur[j]
-            u = Sinv @ X[j]
-            hj = float(X[j] @ u)
-            if not cj * hj < 1.0 - 1e-12:
-                blocked = True          # removing j makes the weighted Gram singular: GRT returns 0
-                break
-            gamma = 1.0 / (1.0 - cj * hj)
-            rj = r[j]
-            Xu = X @ u
-            f = cj * gamma * rj
-            r += f * Xu
-            beta -= f * u
-            Sinv += (cj * gamma) * np.outer(u, u)
-            np.abs(r, out=absr)
-            cur[j] = 0.0
-            dropped[j] = True
-            absr[dropped] = -np.inf
+            u = Sinv @ Xs[j]
+            hj = float(Xs[j] @ u)
+            if cj * hj > _H_EXACT or absr[j] > _R_EXACT * thr[2 * k]:
+                cur[j] = 0.0
+                try:
+                    Xs, sy, Sinv, beta, r = _sw_fresh(X, y, cur, base)
+                except _Singular:
+                    cur[j] = cj
+                    blocked = True      # removing j makes the weighted Gram singular: GRT returns 0
+                    break
+                thr = [t * sy for t in R_lev]
+                dropped[j] = True
+                np.abs(r, out=absr)
+                absr[dropped] = -np.inf
+            else:
+                gamma = 1.0 / (1.0 - cj * hj)
+                rj = r[j]
+                Xu = Xs @ u
+                f = cj * gamma * rj
+                r += f * Xu
+                beta -= f * u
+                Sinv += (cj * gamma) * np.outer(u, u)
+                np.abs(r, out=absr)
+                cur[j] = 0.0
+                dropped[j] = True
+                absr[dropped] = -np.inf
             W += cj
             rem[j] = lev
             j = int(np.argmax(absr))
@@ -408,18 +567,21 @@ def _internals(X, y, L, R, k, rho):
     ``c``/``w`` are None when the corresponding score is k (FAIL surely)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    G = X.T @ X
-    b = X.T @ y
-    try:
-        s1, c = _slf(X, G, L, k)
-    except _Singular:
-        return k, None, k, None
-    if s1 >= k:
-        return k, None, k, None
-    try:
-        s2, w = _sw(X, y, G, b, c, R, rho, k)
-    except _Singular:
-        return s1, c, k, None
+    trouble = (_Singular, np.linalg.LinAlgError, FloatingPointError)
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        try:
+            if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+                raise _Singular()
+            base = _base(X, y)
+            s1, c = _slf(X, base, L, k)
+        except trouble:
+            return k, None, k, None
+        if s1 >= k:
+            return k, None, k, None
+        try:
+            s2, w = _sw(X, y, base, c, R, rho, k)
+        except trouble:
+            return s1, c, k, None
     if s2 >= k:
         return s1, c, k, None
     return s1, c, s2, w
@@ -456,12 +618,13 @@ def issp(X, y, const: dict, noise) -> dict | None:
 
 def _issp_inner(X, y, const, noise, k):
     n, d = X.shape
-    G = X.T @ X
-    b = X.T @ y
-    s1, c = _slf(X, G, const["L"], k)
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        return None
+    base = _base(X, y)
+    s1, c = _slf(X, base, const["L"], k)
     if s1 >= k:
         return None
-    s2, w = _sw(X, y, G, b, c, const["R"], const["rho"], k)
+    s2, w = _sw(X, y, base, c, const["R"], const["rho"], k)
     if s2 >= k:
         return None
     s = max(float(s1), float(s2))
@@ -469,16 +632,18 @@ def _issp_inner(X, y, const, noise, k):
     u = float(noise.uniform())
     if not u < p:
         return None
-    Om = np.flatnonzero(w < 1.0)
-    Sw, bw = _weighted_gram(G, b, X, y, Om, 1.0 - w[Om])
+    # weighted fit in the scaled coordinates of the rows with w > 0 (X D, y s_y; see the note on
+    # totality): Sigma_w = D^-1 S D^-1, so beta_w = D beta_s / s_y and Sigma_w^(-1/2) = D L_s^-T
+    Sw, bw, Xs, ys, D, sy = _weighted_system(X, y, w, base)
     try:
         Lw = np.linalg.cholesky(Sw)
     except np.linalg.LinAlgError:
         return None
     if not (np.all(np.isfinite(Lw)) and np.all(np.diag(Lw) > 0)):
         return None
-    beta_w = np.linalg.solve(Lw.T, np.linalg.solve(Lw, bw))
-    LwT_inv = np.linalg.inv(Lw).T          # d x d; z = L^{-T} g has covariance Sigma_w^{-1}
+    beta_s = np.linalg.solve(Lw.T, np.linalg.solve(Lw, bw))
+    beta_w = D * beta_s / sy
+    LwT_inv = D[:, None] * np.linalg.inv(Lw).T   # d x d; z = L^{-T} g has covariance Sigma_w^{-1}
     g = noise.standard_normal(d)
     beta_tilde = beta_w + const["c"] * (LwT_inv @ g)
     out = {"beta": beta_tilde}
@@ -487,10 +652,11 @@ def _issp_inner(X, y, const, noise, k):
         Gs = noise.standard_normal((d, N))
         Z = LwT_inv @ Gs
         S_hat = (Z @ Z.T) / N
-        rss = 0.0
+        rss = 0.0                             # rows with w = 0 are zero rows of Xs, ys: no term
         for st in range(0, n, CHUNK_ROWS):
-            rr = y[st:st + CHUNK_ROWS] - X[st:st + CHUNK_ROWS] @ beta_w
+            rr = ys[st:st + CHUNK_ROWS] - Xs[st:st + CHUNK_ROWS] @ beta_s
             rss += float(np.dot(w[st:st + CHUNK_ROWS], rr * rr))
+        rss = rss / sy / sy
         rss_noisy = rss + const["sigma_S"] * float(noise.standard_normal())
         out.update(S_hat=S_hat, rss_noisy=rss_noisy)
     for v in out.values():
