@@ -352,12 +352,56 @@ def _scaled(X, y, keep, D, sy):
     return Xs, ys
 
 
-def _base(X, y):
-    """Scaled data and sufficient statistics of all rows: the starting point of the scores."""
-    D, sy = _scales(X, y, None)
-    Xs, ys = _scaled(X, y, None, D, sy)
+def _certified_top_removals(X, lam_top, k):
+    """Rows that the exact SLF provably removes at its top level 2k, found from row magnitudes alone
+    (no Gram matrix, no overflow). At most k; a list of row indices.
+
+    For a row i, h_i = q/(1 + q) with q = x_i'(G_-i)^-1 x_i >= ||x_i||^2 / trace(G_-i)
+    >= m_i^2 / (d sum_{j != i} m_j^2), where m_j = max_l |x_jl| (so ||x_j||^2 <= d m_j^2). Hence
+    h_i >= 1/(1 + d t_i) with t_i = sum_{j != i} (m_j/m_i)^2. If that exceeds lam_top (with a margin
+    for rounding), row i violates the top level in the full data, and, since leverages only grow when
+    rows are removed, it is outside the largest lam_top-good subset: the exact algorithm removes it at
+    level 2k whatever the order of removals (the greedy removes exactly the complement of that subset,
+    spec §10 E2). The argument repeats on the remaining rows (the largest row first: the bound grows
+    with m_i). These are the rows that dwarf the rest; removing them first keeps X'X of the remaining
+    rows free of the cancellation they would cause (their x_i x_i' would swamp the others' entries)."""
+    n, d = X.shape
+    m = np.empty(n)
+    for s in range(0, n, CHUNK_ROWS):
+        m[s:s + CHUNK_ROWS] = np.max(np.abs(X[s:s + CHUNK_ROWS]), axis=1)
+    active = np.ones(n, bool)
+    out = []
+    while len(out) < k:
+        i = int(np.argmax(np.where(active, m, -1.0)))
+        mi = float(m[i])
+        if not (active[i] and mi > 0):
+            break
+        active[i] = False
+        r = m[active] / mi                        # <= 1: i is the largest active row
+        t = float(np.dot(r, r))
+        if not 1.0 / (1.0 + d * t) > lam_top * (1.0 + 1e-9):
+            break
+        out.append(i)
+    return out
+
+
+def _base(X, y, keep=None):
+    """Scaled data and sufficient statistics of the rows in ``keep`` (None: all rows; the others are
+    zero rows): the starting point of the scores."""
+    D, sy = _scales(X, y, keep)
+    Xs, ys = _scaled(X, y, keep, D, sy)
     G = Xs.T @ Xs
     return {"Xs": Xs, "ys": ys, "D": D, "sy": sy, "G": G, "b": Xs.T @ ys, "yy": float(ys @ ys)}
+
+
+def _prepare(X, y, L, k):
+    """Rows certified to leave at the top SLF level, and the base statistics of the others."""
+    pre = _certified_top_removals(X, L / (1.0 - 2 * k * L), k)
+    keep = None
+    if pre:
+        keep = np.ones(X.shape[0], bool)
+        keep[pre] = False
+    return pre, _base(X, y, keep)
 
 
 def _chol_inv(M):
@@ -435,16 +479,22 @@ def _slf_fresh(X, keep):
     return Xs, Ginv, h
 
 
-def _slf(X, base, L, k):
+def _slf(X, base, L, k, pre=()):
     """Stable leverage filtering, levels top-down (spec §10 E2). Returns (s1, c) with s1 == k meaning
-    the score is maximal (FAIL surely). At most k removals: rank-one downdates, or a recomputation
-    from the remaining rows for a dominant row (see the note on totality above)."""
+    the score is maximal (FAIL surely). At most k removals: the rows ``pre`` certified to leave at the
+    top level (see :func:`_certified_top_removals`; ``base`` holds the other rows), then rank-one
+    downdates, or a recomputation from the remaining rows for a dominant row (see the note on
+    totality above)."""
     n = X.shape[0]
+    rem_level = np.full(n, -1, dtype=np.int64)
+    rem_level[list(pre)] = 2 * k
+    nrem = len(pre)
+    if nrem >= k:
+        return k, None                    # k rows out at the top level: every term is >= k
     Xs = base["Xs"]
     Ginv, Linv = _chol_inv(base["G"])
     h_act = _leverages(Xs, Linv)          # -inf on removed rows, for argmax among the active rows
-    rem_level = np.full(n, -1, dtype=np.int64)
-    nrem = 0
+    h_act[rem_level >= 0] = -np.inf
     stop_level = -1                       # levels <= stop_level have term >= k
     lam = [L / (1.0 - l * L) for l in range(2 * k + 1)]
     j = int(np.argmax(h_act))             # current argmax, recomputed only after a removal (spec E4)
@@ -572,8 +622,8 @@ def _internals(X, y, L, R, k, rho):
         try:
             if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
                 raise _Singular()
-            base = _base(X, y)
-            s1, c = _slf(X, base, L, k)
+            pre, base = _prepare(X, y, L, k)
+            s1, c = _slf(X, base, L, k, pre)
         except trouble:
             return k, None, k, None
         if s1 >= k:
@@ -620,8 +670,8 @@ def _issp_inner(X, y, const, noise, k):
     n, d = X.shape
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
         return None
-    base = _base(X, y)
-    s1, c = _slf(X, base, const["L"], k)
+    pre, base = _prepare(X, y, const["L"], k)
+    s1, c = _slf(X, base, const["L"], k, pre)
     if s1 >= k:
         return None
     s2, w = _sw(X, y, base, c, const["R"], const["rho"], k)
