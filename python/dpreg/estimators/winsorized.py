@@ -70,8 +70,12 @@ def check_split(split) -> tuple[float, float, float]:
 
 
 def grid_steps(lower: float, upper: float, beta: float) -> int:
-    """K_max of spec 1.2: first k with ``lower - 1 + beta^k >= upper``."""
-    return int(math.ceil(math.log(upper - lower + 1.0) / math.log(beta)))
+    """K_max of spec 1.2: first k with ``lower - 1 + beta^k >= upper``. The span of public bounds near
+    +-1.8e308 overflows a double; its logarithm is taken as log 2 + log(span / 2) instead."""
+    span = upper - lower + 1.0
+    log_span = math.log(span) if math.isfinite(span) else \
+        math.log(2.0) + math.log(upper / 2.0 - lower / 2.0 + 0.5)
+    return int(math.ceil(log_span / math.log(beta)))
 
 
 def threshold_scale(budget: float, model: str, quantile_noise: str, split, *, n_quantiles: int = 2) -> float:
