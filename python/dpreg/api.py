@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from ._numeric import no_numeric_warnings
 from .errors import EstimationFailed, PrivacyLeakWarning
 from .estimators import get_estimator
 from .privacy.ledger import Ledger
@@ -54,9 +55,10 @@ scale (spec 9.5).
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
           neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
     """Differentially private linear regression with noise-aware inference. See API.md."""
-    return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
-                levels=levels, neighbours=neighbours, inference=inference, budget=budget,
-                random_state=random_state, options=options)
+    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+        return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
+                    levels=levels, neighbours=neighbours, inference=inference, budget=budget,
+                    random_state=random_state, options=options)
 
 
 def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="auto", bounds=None,
@@ -65,9 +67,10 @@ def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="aut
     """Differentially private generalised linear model (logistic regression)."""
     if family != "binomial":
         raise ValueError("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
-    return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
-                levels=levels, neighbours=neighbours, inference=inference, budget=budget,
-                random_state=random_state, options=options)
+    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+        return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
+                    levels=levels, neighbours=neighbours, inference=inference, budget=budget,
+                    random_state=random_state, options=options)
 
 
 def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,

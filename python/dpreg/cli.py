@@ -165,6 +165,7 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=RuntimeWarning)  # numeric reports are data-dependent
             try:
                 args = _parser().parse_args(argv)
             except SystemExit as exc:  # --help / --version

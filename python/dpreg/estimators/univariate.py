@@ -17,6 +17,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from .._numeric import without_numeric_warnings
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
@@ -78,7 +79,7 @@ def check_beta(beta) -> float:
     if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
         raise ValueError("beta must be a finite number > 1")
     if beta > 1.1:
-        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=3)
+        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=4)  # 4: past the wrapper
     return float(beta)
 
 
@@ -131,12 +132,13 @@ def _statement(ledger, eps, delta, noise, model):
 
 def _emit(msgs):
     for m in msgs:
-        _warnings.warn(m, UserWarning, stacklevel=3)
+        _warnings.warn(m, UserWarning, stacklevel=4)  # 4: past the wrapper
 
 
 # ------------------------------------------------------------------------------------------------
 # dp_quantile
 # ------------------------------------------------------------------------------------------------
+@without_numeric_warnings   # a floating-point warning would reveal an extreme value
 def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, quantile_noise=None,
                 accounting="auto", max_steps=None, random_state=None):
     """Unbounded differentially private quantile (spec 1, 5.1; Durfee 2023 as used by Ramsay and
@@ -222,6 +224,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
 # ------------------------------------------------------------------------------------------------
 # dp_mean
 # ------------------------------------------------------------------------------------------------
+@without_numeric_warnings   # a floating-point warning would reveal an extreme value
 def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="paper",
             split=(0.25, 0.25, 0.5), beta=1.001, quantile_noise=None, accounting="auto",
             variant="practical", conf_delta=0.05, crossing="bounds", clamp_output=False,
