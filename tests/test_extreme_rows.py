@@ -1,0 +1,329 @@
+"""Totality on extreme finite rows: one row at +-1e300 / +-1.8e308 (in x, in y, in both, on the
+regression line) must not make any method overflow, return NaN, take another code path (an error,
+a certain FAIL) or emit a floating-point warning. Each neighbouring pair below differs in one row.
+
+Floating-point trouble is detected under ``np.errstate(over/invalid/divide="raise")``: numpy then
+raises FloatingPointError instead of warning, which no warnings filter can hide (the public entry
+points drop RuntimeWarnings as a last barrier, so a warnings check alone would not see them).
+Internal code that handles a saturation on purpose sets its own local errstate.
+"""
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg import dp_glm, dp_lm, dp_mean, dp_quantile
+from dpreg.errors import EstimationFailed
+
+BIG = 1.7976931348623157e308      # the largest double
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _data(n, seed=0, binomial=False):
+    rng = np.random.default_rng(seed)   # synthetic data (not dpreg noise)
+    x = rng.normal(size=n)
+    x2 = rng.normal(size=n)
+    y = 3.0 * x + x2 + rng.normal(size=n)
+    if binomial:
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-x))).astype(float)
+    return pd.DataFrame({"x": x, "x2": x2, "y": y})
+
+
+def _neighbour(D, kind):
+    """D with row 0 replaced by an extreme finite row."""
+    d = D.copy()
+    if kind == "x":
+        d.loc[0, "x"] = 1.5e308
+    elif kind == "-x,x2":
+        d.loc[0, "x"] = -1e300
+        d.loc[0, "x2"] = 1e300
+    elif kind == "y":
+        d.loc[0, "y"] = -BIG
+    elif kind == "line":          # on the regression line y = 3x: x = 0.25 BIG, y = 0.75 BIG
+        d.loc[0, "x"] = 0.25 * BIG
+        d.loc[0, "y"] = 0.75 * BIG
+    elif kind == "x,y":
+        d.loc[0, "x"] = BIG
+        d.loc[0, "y"] = -BIG
+    return d
+
+
+def _outcome(fn):
+    """('ok', coefficients, std errors) or ('failed', exception type); raises on anything numeric."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                           # any warning -> test error
+        warnings.filterwarnings("ignore", category=dpreg.PrivacyLeakWarning)
+        warnings.filterwarnings("ignore", message="the budget for private ranges is small")
+        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            try:
+                fit = fn()
+            except EstimationFailed:
+                return ("failed", "EstimationFailed")
+    se = fit.std_errors
+    return ("ok", np.asarray(fit.coef, float), None if se is None else np.asarray(se, float))
+
+
+LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_fw", {}), ("ht_lasso", {}),
+              ("ht_iht", {"s": 2}), ("ht_sparse", {"s": 2}), ("subsample_aggregate", {"se_method": "analytic"}),
+              ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True}), ("auto", {})]
+BOUNDS = {"x": (-4, 4), "x2": (-4, 4), "y": (-20, 20)}
+
+
+@pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
+@pytest.mark.parametrize("method,opts", LM_METHODS, ids=[m + ("+rv" if o.get("residual_variance") else "")
+                                                         for m, o in LM_METHODS])
+def test_dp_lm_total_on_one_extreme_row(method, opts, bounds):
+    D = _data(3000)
+    fit = (lambda d: lambda: dp_lm("y ~ x + x2", d, eps=2, method=method, bounds=bounds, random_state=5,
+                                   **opts))
+    base = _outcome(fit(D))
+    for kind in ("x", "-x,x2", "y", "line", "x,y"):
+        got = _outcome(fit(_neighbour(D, kind)))
+        assert got[0] == base[0], (kind, got[0], base[0])       # the same code path
+        if got[0] == "ok":
+            assert np.all(np.isfinite(got[1])), (kind, got[1])  # no NaN / inf coefficient
+            if base[2] is not None and np.all(np.isfinite(base[2])):
+                assert got[2] is not None and np.all(np.isfinite(got[2])), kind
+
+
+@pytest.mark.parametrize("bounds", [None, {"x": (-4, 4), "x2": (-4, 4)}], ids=["no-bounds", "bounds"])
+@pytest.mark.parametrize("method,opts", [("dpgd", {}), ("ht_fw", {}), ("ht_sparse", {"s": 2})])
+def test_dp_glm_total_on_one_extreme_row(method, opts, bounds):
+    D = _data(3000, binomial=True)
+    fit = (lambda d: lambda: dp_glm("y ~ x + x2", d, eps=2, method=method, bounds=bounds, random_state=5,
+                                    **opts))
+    base = _outcome(fit(D))
+    for kind in ("x", "-x,x2"):
+        got = _outcome(fit(_neighbour(D, kind)))
+        assert got[0] == base[0] == "ok"
+        assert np.all(np.isfinite(got[1])), (kind, got[1])
+
+
+def test_tukey_total_on_one_extreme_row():
+    D = _data(20000)
+    fit = (lambda d: lambda: dp_lm("y ~ x + x2", d, eps=8, method="tukey", random_state=5))
+    base = _outcome(fit(D))
+    for kind in ("x", "y", "x,y"):
+        got = _outcome(fit(_neighbour(D, kind)))
+        assert got[0] == base[0]
+        if got[0] == "ok":
+            assert np.all(np.isfinite(got[1]))
+
+
+def test_univariate_total_on_one_extreme_value():
+    x = _data(2000)["x"].to_numpy()
+    for v in (BIG, -BIG, 1e300):
+        xx = x.copy()
+        xx[0] = v
+        for call in (lambda a: dp_mean(a, eps=1, bounds=(-1e6, 1e6), random_state=1),
+                     lambda a: dp_mean(a, eps=1, delta=1e-6, accounting="zcdp", bounds=(-1e6, 1e6),
+                                       random_state=1),
+                     lambda a: dp_quantile(a, 0.5, eps=1, lower=-1e6, random_state=1),
+                     lambda a: dp_quantile(a, 0.1, eps=1, upper=1e6, random_state=1)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                    est = call(xx)
+            assert math.isfinite(est.estimate)
+
+
+# ------------------------------------------------------------------------------------------------
+# ISP: the score must follow exact arithmetic (audit finding: one row at x = 1e9 forced FAIL)
+# ------------------------------------------------------------------------------------------------
+def _isp_setup():
+    from dpreg.estimators import _isp_core as core
+    n = 50_000
+    rng = np.random.default_rng(0)   # synthetic data (not dpreg noise)
+    x = rng.normal(size=n)
+    X = np.column_stack([np.ones(n), x])
+    y = 1.0 + 2.0 * x + rng.normal(size=n)
+    R = 1.0 * math.sqrt(2.0 * math.log(2.0 * n))          # declared sigma = 1, as dp_lm does
+    const = core.constants(n, 2, 8.0, 1e-6, core.default_L(n, 2), R, {"inference": False})
+    assert const["ok"]
+    return core, X, y, const
+
+
+@pytest.mark.parametrize("row", [(1e9, 1.0 + 2e9), (1e300, 2e300), (1.5e308, 0.0), (0.0, 1e300),
+                                 (3.0, -BIG), (1e11, 0.0), (BIG, BIG)],
+                         ids=["x1e9-line", "x1e300-line", "x1.5e308", "y1e300", "y-max", "x1e11", "x,y-max"])
+def test_isp_score_moves_less_than_its_sensitivity(row):
+    """Spec §9.4: the score s = max(s1, s2) moves by less than Delta_s = 3 between neighbours. The
+    old code returned s = k (FAIL surely) for these neighbours; in exact arithmetic the extreme row is
+    one more removal (x) or one more down-weighted residual (y), so s moves by about 1."""
+    core, X, y, const = _isp_setup()
+    k = const["k"]
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        s1, _, s2, _ = core._internals(X, y, const["L"], const["R"], k, const["rho"])
+        X2, y2 = X.copy(), y.copy()
+        X2[0, 1], y2[0] = row
+        t1, _, t2, _ = core._internals(X2, y2, const["L"], const["R"], k, const["rho"])
+    s, t = max(s1, s2), max(t1, t2)
+    assert s < k and t < k
+    assert abs(s - t) < core.DELTA_S
+    # PASS probability on D' (public function of the score): at least that of score s + 3 on D
+    p_d, p_d2 = (core.ptr_pass_probability(v, const["A"], const["eps_T"], k) for v in (s, t))
+    assert p_d2 >= core.ptr_pass_probability(s + core.DELTA_S, const["A"], const["eps_T"], k)
+    assert p_d2 > 0.999 and p_d > 0.999
+
+
+def test_isp_end_to_end_passes_as_often_with_one_extreme_row():
+    """The audit pair (x = 1e9 on the line): with the same seeds, D' passes as often as D. In exact
+    arithmetic both pass with probability >= 1 - 2.6e-8, so 20 seeds must all pass (the old code
+    failed every one on D')."""
+    rng = np.random.default_rng(0)   # synthetic data (not dpreg noise)
+    n = 50_000
+    x = rng.normal(size=n)
+    D = pd.DataFrame({"x": x, "y": 1 + 2 * x + rng.normal(size=n)})
+    D2 = D.copy()
+    D2.loc[0, "x"], D2.loc[0, "y"] = 1e9, 1 + 2e9
+    for d in (D, D2):
+        for seed in range(10):
+            with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                fit = dp_lm("y ~ x", d, eps=8, method="isp", sigma=1, inference=False, random_state=seed)
+            assert np.all(np.isfinite(fit.coef))
+
+
+@pytest.mark.slow
+def test_isp_pass_rate_equal_on_neighbours_over_seeds():
+    """A few hundred seeds of the full mechanism (PTR noise included) on D and on neighbours with one
+    row at 1e9 (on the line), 1e300 in x and -1.8e308 in y: PASS counts must match. Both pass
+    probabilities are >= 1 - 1e-6 (the score test above), so over 300 seeds any FAIL is a bug."""
+    core, X, y, const = _isp_setup()
+    from dpreg.privacy.mechanisms import NoiseSource
+    for row in [None, (1e9, 1.0 + 2e9), (1e300, 0.0), (3.0, -BIG)]:
+        X2, y2 = X.copy(), y.copy()
+        if row is not None:
+            X2[0, 1], y2[0] = row
+        passes = sum(core.issp(X2, y2, const, NoiseSource(seed)) is not None for seed in range(300))
+        assert passes == 300, (row, passes)
+
+
+# ------------------------------------------------------------------------------------------------
+# DP-GD and the heavy-tailed gradients: clipping without overflow, sensitivity kept
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_dpgd_clipped_sum_on_extreme_rows_keeps_its_sensitivity(family):
+    """||sum clip(D) - sum clip(D')|| <= 2C for neighbours (the sensitivity of each DP-GD release),
+    also when the replacing row overflows x'theta or the residual (the old code returned NaN)."""
+    from dpreg.estimators.dpgd import clipped_gradient_sum
+    rng = np.random.default_rng(1)   # synthetic data (not dpreg noise)
+    n, d, C = 500, 3, 0.7
+    X = rng.normal(size=(n, d))
+    y = rng.choice([-1.0, 1.0], n) if family == "binomial" else X @ [1.0, -2.0, 0.5] + rng.normal(size=n)
+    theta = np.array([0.3, -1.1, 2.0])
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        g = clipped_gradient_sum(X, y, theta, C, family=family)
+        for row, yv in [([1.5e308, 0, 0], 1.0), ([BIG, -BIG, BIG], -1.0), ([1e-300, 0, 0], -BIG if
+                        family == "gaussian" else 1.0), ([BIG, BIG, 0], 1.0)]:
+            X2, y2 = X.copy(), y.copy()
+            X2[0], y2[0] = row, yv
+            g2 = clipped_gradient_sum(X2, y2, theta, C, family=family)
+            assert np.all(np.isfinite(g2))
+            assert np.linalg.norm(g - g2) <= 2 * C * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_overflow_free_gradients_equal_the_direct_ones(family, monkeypatch):
+    """The overflow-free paths (log domain) compute the same numbers as the direct products on rows
+    where both apply: forced on every row by lowering the moderate threshold to 0. Tolerance: the
+    log/exp round trip loses at most ~|log value| * 2^-52 relative, i.e. < 1e-12 here."""
+    from dpreg.estimators import _robust as rb
+    from dpreg.estimators import dpgd
+    rng = np.random.default_rng(2)   # synthetic data (not dpreg noise)
+    X = rng.normal(size=(300, 4)) * rng.lognormal(size=(300, 1)) * 3
+    X[7, 2] = 0.0
+    theta = rng.normal(size=4)
+    y = rng.choice([-1.0, 1.0], 300) if family == "binomial" else X @ theta * 0.5 + rng.normal(size=300)
+    for C in (0.5, 5.0, 1e6):
+        direct = dpgd.clipped_gradient_sum(X, y, theta, C, family=family)
+        extreme = dpgd._clipped_extreme_rows(X, y, theta, C, family)
+        np.testing.assert_allclose(extreme, direct, rtol=1e-12, atol=1e-12 * np.abs(direct).max())
+    G = rb.per_sample_gradients(X, y, theta, 0.7, family)
+    monkeypatch.setattr(rb, "MODERATE", 0.0)
+    G2 = rb.per_sample_gradients(X, y, theta, 0.7, family)
+    np.testing.assert_allclose(G2, G, rtol=1e-12, atol=0)
+
+
+def test_robust_gradient_of_extreme_rows_saturates_instead_of_nan():
+    """A huge row gives +-inf entries (Psi's exact limit) and exact zeros where x_ij = 0 (the old
+    product inf * 0 gave NaN); the robust mean then moves by at most its sensitivity 2 clip kappa/m."""
+    from dpreg.estimators import _robust as rb
+    rng = np.random.default_rng(3)   # synthetic data (not dpreg noise)
+    m, kappa, beta = 200, 0.8, 10.0
+    X = rng.normal(size=(m, 3))
+    y = X @ [1.0, 0.5, -1.0] + rng.normal(size=m)
+    w = np.array([0.9, 0.4, -0.8])
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        base = rb.robust_mean(rb.per_sample_gradients(X, y, w, kappa, "gaussian"), kappa, beta)
+        X2, y2 = X.copy(), y.copy()
+        X2[0], y2[0] = [BIG, 0.0, -BIG], -BIG
+        G2 = rb.per_sample_gradients(X2, y2, w, kappa, "gaussian")
+        assert not np.any(np.isnan(G2))
+        assert G2[0, 1] == 0.0 and np.all(np.isinf(G2[0, [0, 2]]))
+        moved = rb.robust_mean(G2, kappa, beta)
+    assert np.all(np.abs(moved - base) <= 2 * rb.PSI_MAX * kappa / m * (1 + 1e-12))
+
+
+def test_subsample_spread_and_residual_variance_saturate_without_overflow():
+    """Squared deviations and group residual variances equal the direct formulas where those do not
+    overflow, and saturate at the largest double (which every later step clips to a public bound)
+    where the exact value exceeds it; the old code raised (the quantile search refused inf)."""
+    from dpreg.estimators.subsample import _residual_variance, saturating_squared_diff
+    rng = np.random.default_rng(4)   # synthetic data (not dpreg noise)
+    a = rng.normal(size=50) * 10
+    np.testing.assert_array_equal(saturating_squared_diff(a, 0.3), (a - 0.3) ** 2)
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        got = saturating_squared_diff(np.array([BIG, -BIG, 1e154, 1e160]), -1e10)
+    assert got[0] == got[1] == got[3] == BIG and got[2] == pytest.approx(1e308, rel=1e-12)
+    X = rng.normal(size=(40, 3))
+    yv = rng.normal(size=40)
+    est = rng.normal(size=3)
+    assert _residual_variance(X, yv, est, 37) == np.sum((yv - X @ est) ** 2) / 37
+    yv[3] = 1e153          # RSS ~ 1e306: representable, computed by the scaled branch
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        assert _residual_variance(X, yv, est, 37) == pytest.approx(1e306 / 37, rel=1e-12)
+        yv[3] = -BIG
+        assert _residual_variance(X, yv, est, 37) == BIG
+        X[5, 1] = BIG
+        assert _residual_variance(X, yv, est, 37) == BIG
+
+
+# ------------------------------------------------------------------------------------------------
+# the last barrier: no RuntimeWarning at the entry points, the command line or the R bridge
+# ------------------------------------------------------------------------------------------------
+def test_numeric_warning_barrier_drops_only_runtime_warnings():
+    from dpreg._numeric import no_numeric_warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with no_numeric_warnings():
+            np.array([1e308]) * 10.0                     # overflow RuntimeWarning: dropped
+            warnings.warn("kept", UserWarning)
+    assert [str(w.message) for w in caught] == ["kept"]
+
+
+def test_cli_stderr_has_no_runtime_warning_on_an_extreme_row(tmp_path):
+    d = _neighbour(_data(1000), "x")
+    path = tmp_path / "extreme.csv"
+    d.to_csv(path, index=False)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    out = subprocess.run([sys.executable, "-W", "always", "-m", "dpreg.cli", "fit", "y ~ x + x2", "--data",
+                          str(path), "--eps", "1", "--method", "dpgd", "--seed", "3"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "RuntimeWarning" not in out.stderr and "overflow" not in out.stderr
+    assert "nan" not in out.stdout.lower()
+
+
+def test_r_bridge_reports_no_runtime_warning_on_an_extreme_row():
+    from dpreg import bridge
+    d = _neighbour(_data(1000), "x")
+    res = bridge._run(dp_lm, "y ~ x + x2", d, eps=1, method="dpgd", random_state=3)
+    assert res["ok"]
+    assert not any(w["category"] == "RuntimeWarning" for w in res["warnings"])
+    assert np.all(np.isfinite(np.asarray(res["value"].coef, float)))
