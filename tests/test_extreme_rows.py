@@ -116,6 +116,28 @@ def test_tukey_total_on_one_extreme_row():
             assert np.all(np.isfinite(got[1]))
 
 
+def test_tukey_block_model_beyond_the_largest_double():
+    """On a small-scale design (x ~ 1e-4) one outcome at +-1.8e308 makes its block's OLS slope exceed
+    the largest double: the block model saturates (it ranks as the outer model it is) instead of
+    overflowing to inf/NaN in the volumes, and the fit runs exactly as on D."""
+    rng = np.random.default_rng(0)   # synthetic data (not dpreg noise)
+    n = 20000
+    x = rng.normal(size=n) * 1e-4
+    D = pd.DataFrame({"x": x, "y": 3e4 * x + rng.normal(size=n)})
+    fit = (lambda d: lambda: dp_lm("y ~ x", d, eps=8, method="tukey", random_state=1))
+    base = _outcome(fit(D))
+    for yv in (BIG, -BIG):
+        d = D.copy()
+        d.loc[0, "x"], d.loc[0, "y"] = 3e-4, yv
+        got = _outcome(fit(d))
+        assert got[0] == base[0]
+        if got[0] == "ok":
+            assert np.all(np.isfinite(got[1]))
+    from dpreg.estimators.tukey import log_lengths
+    P = np.array([[-BIG, 0.0], [0.0, 1.0], [BIG, 2.0]])
+    assert log_lengths(P, 1) == pytest.approx([math.log(2.0) + math.log(BIG), math.log(2.0)], rel=1e-15)
+
+
 def test_univariate_total_on_one_extreme_value():
     x = _data(2000)["x"].to_numpy()
     for v in (BIG, -BIG, 1e300):

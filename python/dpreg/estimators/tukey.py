@@ -118,12 +118,33 @@ def block_models(X, y, m, noise, units=None):
         g_row = group_of_unit[units]
         order = np.argsort(g_row, kind="stable")
         rows = np.split(order, np.searchsorted(g_row[order], np.arange(1, m)))
-        return np.stack([np.linalg.pinv(X[r]) @ y[r] for r in rows])
+        return np.stack([_solve_saturating(np.linalg.pinv(X[r]), y[r][None, :, None])[0] for r in rows])
     b = n // m
     perm = noise.permutation(n)[: m * b]
     Xb = X[perm].reshape(m, b, d)
     yb = y[perm].reshape(m, b, 1)
-    return (np.linalg.pinv(Xb) @ yb)[:, :, 0]
+    return _solve_saturating(np.linalg.pinv(Xb), yb)
+
+
+_DBL_MAX = float(np.finfo(float).max)
+
+
+def _solve_saturating(pinv, yb):
+    """``pinv @ yb`` per block (pinv: (k, d, b), yb: (k, b, 1)) -> (k, d), without overflow: y is
+    divided by a power of two s_g >= max |y| of its block first (exact), and an entry whose exact value
+    exceeds the largest double is returned as +-that largest double. Depth and the order statistics
+    only rank the block models, so this saturated value ranks where the exact one would (a model that
+    large is an outer one), and no inf or NaN (inf - inf) enters the volumes. On ordinary data the
+    product scaled back equals the direct one (power-of-two scaling is exact)."""
+    top = np.max(np.abs(yb), axis=(1, 2))
+    _, e = np.frexp(np.maximum(top, 1.0))
+    scale = np.ldexp(1.0, e - 1)                         # <= max(top, 1) < 2 scale: no overflow
+    beta_s = (pinv @ (yb / scale[:, None, None]))[:, :, 0]
+    lim = _DBL_MAX / scale[:, None]
+    out = np.where(beta_s > lim, _DBL_MAX, np.where(beta_s < -lim, -_DBL_MAX, 0.0))
+    ok = np.abs(beta_s) <= lim
+    out[ok] = beta_s[ok] * np.broadcast_to(scale[:, None], beta_s.shape)[ok]
+    return out
 
 
 def sorted_models(betas, noise):
@@ -133,11 +154,33 @@ def sorted_models(betas, noise):
 
 
 def lengths(P, q):
-    """len_j(q) = P_j(m-q+1) - P_j(q) for 1 <= q <= floor(m/2); 0 beyond."""
+    """len_j(q) = P_j(m-q+1) - P_j(q) for 1 <= q <= floor(m/2); 0 beyond. A length beyond the largest
+    double (models near +-1.8e308) is returned as that largest double (see :func:`log_lengths` for
+    the exact logarithm)."""
     m = P.shape[0]
     if q < 1 or q > m // 2:
         return np.zeros(P.shape[1])
-    return P[m - q] - P[q - 1]
+    hi, lo = P[m - q], P[q - 1]
+    wide = (np.abs(hi) > _DBL_MAX / 4) | (np.abs(lo) > _DBL_MAX / 4)
+    if not np.any(wide):
+        return hi - lo
+    out = np.empty(hi.shape)
+    out[~wide] = hi[~wide] - lo[~wide]
+    half = hi[wide] * 0.5 - lo[wide] * 0.5                   # cannot overflow
+    out[wide] = np.where(half > _DBL_MAX / 2, _DBL_MAX, half * 2.0)
+    return out
+
+
+def log_lengths(P, q):
+    """log len_j(q), exact also when the length exceeds the largest double (log 2 + log of half)."""
+    m = P.shape[0]
+    hi, lo = P[m - q], P[q - 1]
+    wide = (np.abs(hi) > _DBL_MAX / 4) | (np.abs(lo) > _DBL_MAX / 4)
+    with np.errstate(divide="ignore"):                       # a zero length has log -inf (V_q = 0)
+        if not np.any(wide):
+            return np.log(hi - lo)
+        half = hi * 0.5 - lo * 0.5
+        return np.log(half) + math.log(2.0)
 
 
 def log_volumes(P):
@@ -146,9 +189,8 @@ def log_volumes(P):
     h = m // 2
     out = np.empty(h + 2)
     out[0] = np.inf
-    with np.errstate(divide="ignore"):
-        for q in range(1, h + 1):
-            out[q] = float(np.sum(np.log(lengths(P, q))))
+    for q in range(1, h + 1):
+        out[q] = float(np.sum(log_lengths(P, q)))
     out[h + 1] = -np.inf
     return out
 
@@ -218,8 +260,9 @@ def sample_in_level(P, q, noise):
     """Step 9: uniform draw from B_q minus B_{q+1}, decomposed into d disjoint pieces."""
     m, d = P.shape
     Lq, Lq1 = lengths(P, q), lengths(P, q + 1)
+    logs_q = log_lengths(P, q)
+    logs_q1 = log_lengths(P, q + 1) if q + 1 <= m // 2 else np.full(d, -np.inf)
     with np.errstate(divide="ignore"):
-        logs_q, logs_q1 = np.log(Lq), np.log(Lq1)
         log_piece = np.empty(d)
         for j in range(d):
             diff = Lq[j] - Lq1[j]
@@ -244,7 +287,11 @@ def sample_in_level(P, q, noise):
                 lo, hi = left if noise.uniform() * (ll + lr) < ll else right
             else:
                 lo, hi = P[q - 1, l_], P[m - q, l_]
-        v[l_] = lo + noise.uniform() * (hi - lo)
+        u = noise.uniform()
+        if abs(hi) <= _DBL_MAX / 4 and abs(lo) <= _DBL_MAX / 4:
+            v[l_] = lo + u * (hi - lo)
+        else:                                          # hi - lo would overflow: work in halves
+            v[l_] = 2.0 * (0.5 * lo + u * (0.5 * hi - 0.5 * lo))
     return v
 
 

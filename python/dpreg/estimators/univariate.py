@@ -79,7 +79,8 @@ def check_beta(beta) -> float:
     if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
         raise ValueError("beta must be a finite number > 1")
     if beta > 1.1:
-        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=4)  # 4: past the wrapper
+        # stacklevel 4: the caller of dp_quantile / dp_mean, past the no-numeric-warnings wrapper
+        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=4)
     return float(beta)
 
 
