@@ -70,13 +70,15 @@ def _outcome(fn):
 
 
 LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_fw", {}), ("ht_lasso", {}),
-              ("ht_iht", {"s": 2}), ("ht_sparse", {"s": 2}), ("subsample_aggregate", {"se_method": "analytic"}),
+              ("ht_iht", {"s": 2}), ("ht_sparse", {"s": 2}),
+              ("ht_lasso", {"x_scale": 0.25, "y_scale": 0.5}), ("subsample_aggregate", {"se_method": "analytic"}),
               ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True}), ("auto", {})]
 BOUNDS = {"x": (-4, 4), "x2": (-4, 4), "y": (-20, 20)}
 
 
 @pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
 @pytest.mark.parametrize("method,opts", LM_METHODS, ids=[m + ("+rv" if o.get("residual_variance") else "")
+                                                         + ("+scale" if "x_scale" in o else "")
                                                          for m, o in LM_METHODS])
 def test_dp_lm_total_on_one_extreme_row(method, opts, bounds):
     D = _data(3000)

@@ -305,6 +305,22 @@ def _n_vertices(constraint, d):
 # ---------------------------------------------------------------------------------------------
 # data access: public scaling, per-block matrices, per-sample gradients
 # ---------------------------------------------------------------------------------------------
+_DBL_MAX = float(np.finfo(float).max)
+
+
+def _rescale_saturating(a, c, s):
+    """``(a - c) / s`` for finite a and public c, s > 0, without overflow: computed as
+    ``((a/2 - c/2) / s) * 2`` (the same bits as the direct form: halving is exact), and a value whose
+    exact size exceeds the largest double is returned as +-that largest double (the per-sample
+    gradients of such a row saturate to their limits either way)."""
+    h = np.asarray(a, dtype=float) * 0.5 - np.asarray(c, dtype=float) * 0.5      # cannot overflow
+    s = np.broadcast_to(np.asarray(s, dtype=float), h.shape)
+    ok = np.abs(h) <= (_DBL_MAX * 0.5) * np.minimum(s, 1.0)
+    out = np.where(h > 0, _DBL_MAX, -_DBL_MAX)
+    out[ok] = (h[ok] / s[ok]) * 2.0
+    return out
+
+
 class _Problem:
     """The (scaled) data view used by one fit. Holds references to the design's arrays only."""
 
@@ -365,12 +381,12 @@ class _Problem:
         cols = slice(None) if cols is None else cols
         Xb = np.asarray(self.X[idx][:, cols], dtype=float)
         if self.scaled:
-            Xb = (Xb - self.c[cols]) / self.sx[cols]
+            Xb = _rescale_saturating(Xb, self.c[cols], self.sx[cols])
         yb = self.y[idx]
         if self.family == "binomial":
             yb = 2.0 * yb - 1.0
         elif self.scaled:
-            yb = (yb - self.cy) / self.sy
+            yb = _rescale_saturating(yb, self.cy, self.sy)
         if not (np.all(np.isfinite(Xb)) and np.all(np.isfinite(yb))):
             raise ValueError("the model matrix or outcome contains non-finite values (use na_action, or "
                              "remove infinite values)")
