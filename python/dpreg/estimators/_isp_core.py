@@ -267,9 +267,13 @@ class _Singular(Exception):
 
 # Totality on extreme finite rows. The scores are defined in exact arithmetic (spec §4-6: every step
 # recomputes leverages and residuals of the remaining rows from scratch); the efficient algorithms
-# follow them by rank-one downdates. Two things can make a floating-point run differ from the exact
-# one when a single row is extreme (|entries| up to 1.8e308):
+# follow them by rank-one downdates. Three things can make a floating-point run differ from the exact
+# one when a single row is extreme (|entries| up to 1.8e308); each has its rule:
 #
+# 0. swamping: a row that dwarfs the others (x_i x_i' larger than the rounding error of the rest of
+#    X'X) leaves the other rows' information below the last digit of X'X, which then looks singular.
+#    Such rows are certified from row magnitudes alone to leave at the top SLF level in exact
+#    arithmetic (_certified_top_removals) and are removed before X'X is formed.
 # 1. overflow: X'X, X'y or a residual of such a row exceeds the largest double. Every matrix the
 #    mechanism factorises is therefore built from X D and y s_y, where D (per column) and s_y are
 #    powers of two chosen from the rows that carry weight at that step (_scales). Multiplying by a
@@ -285,7 +289,7 @@ class _Singular(Exception):
 #    A row with leverage near 1 is then removed like any other violator; only if the remaining rows
 #    are singular (exact leverage 1) is the level blocked, as before.
 #
-# With these two rules a floating-point run follows the exact one for every finite input (up to the
+# With these rules a floating-point run follows the exact one for every finite input (up to the
 # rounding of a fresh computation), so one extreme row changes the scores exactly as the
 # sensitivity analysis of spec §9 allows and no more (before, one row at x = 1e9 on the regression
 # line forced FAIL with certainty).
