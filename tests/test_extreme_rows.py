@@ -140,6 +140,22 @@ def test_tukey_block_model_beyond_the_largest_double():
     assert log_lengths(P, 1) == pytest.approx([math.log(2.0) + math.log(BIG), math.log(2.0)], rel=1e-15)
 
 
+def test_subsample_group_ols_beyond_the_largest_double_saturates():
+    """A group OLS coefficient whose exact value exceeds the largest double (small-scale x, one outcome
+    at 1.8e308) saturates at +-that double instead of overflowing inside the solve (then the group got
+    the public default in place of a value that the exact computation clips to the coefficient bound)."""
+    from dpreg.estimators.subsample import _ols
+    rng = np.random.default_rng(5)   # synthetic data (not dpreg noise)
+    x = rng.normal(size=100) * 1e-4
+    X = np.column_stack([np.ones(100), x])
+    y = 3e4 * x + rng.normal(size=100)
+    np.testing.assert_array_equal(_ols(X, y, 2), np.linalg.lstsq(X, y, rcond=None)[0])
+    X[0, 1], y[0] = 3e-4, BIG
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        coef = _ols(X, y, 2)
+    assert coef[1] == BIG and np.isfinite(coef[0])
+
+
 def test_univariate_total_on_one_extreme_value():
     x = _data(2000)["x"].to_numpy()
     for v in (BIG, -BIG, 1e300):

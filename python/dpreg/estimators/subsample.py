@@ -220,10 +220,20 @@ def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
 # core
 # ------------------------------------------------------------------------------------------------
 def _ols(Xg, yg, p):
-    coef, _, rank, _ = np.linalg.lstsq(Xg, yg, rcond=None)
+    """Group OLS. y is divided by a power of two s near max |y| first (exact, and the same bits as the
+    direct solve once multiplied back), so a huge outcome cannot overflow inside the solve; a
+    coefficient whose exact value exceeds the largest double is returned as +-that largest double,
+    which the aggregation clips to the public coefficient bounds like the exact value."""
+    s = float(_pow2_scale(np.max(np.abs(yg)) if yg.size else 1.0))
+    coef, _, rank, _ = np.linalg.lstsq(Xg, yg / s, rcond=None)
     if rank < p:
         return None
-    return coef
+    if not np.all(np.isfinite(coef)):
+        return None
+    out = np.where(coef > 0, _DBL_MAX, -_DBL_MAX)
+    ok = np.abs(coef) <= _DBL_MAX / s
+    out[ok] = coef[ok] * s
+    return out
 
 
 _DBL_MAX = float(np.finfo(float).max)
