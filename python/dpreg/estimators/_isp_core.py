@@ -752,6 +752,10 @@ def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float 
     if m < d + 10:
         return None
     try:
+        # a block whose OLS overflows (an extreme row) gets a non-finite sigma_hat_j and no bin below,
+        # silently: that is a deterministic function of the block's own rows, so replacing one row
+        # still moves at most one unit of count (l1 change <= 2) and the histogram's guarantee holds
+        # as stated; a numpy warning would instead tell the caller that such a row exists
         with np.errstate(all="ignore"):
             sig = _block_sigmas(X, y, K, m)
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
