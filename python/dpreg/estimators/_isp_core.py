@@ -466,8 +466,9 @@ def _weighted_system(X, y, wts, base):
         if np.all(removed <= 0.5 * np.diag(base["G"])) and float(np.dot(deficit, yi * yi)) <= 0.5 * base["yy"]:
             S = base["G"] - (Xi * deficit[:, None]).T @ Xi
             bb = base["b"] - Xi.T @ (deficit * yi)
-            Xs, ys = _scaled(X, y, keep, D, sy) if not np.all(keep) else (base["Xs"], base["ys"])
-            return S, bb, Xs, ys, D, sy
+            # every base row is within the scaled range, so residuals of the rows left out are finite
+            # (and never used): no second n x d array
+            return S, bb, base["Xs"], base["ys"], D, sy
     Xs, ys = _scaled(X, y, keep, D, sy)
     S, bb = _gram_rows(Xs, ys, wts)
     return S, bb, Xs, ys, D, sy
@@ -706,10 +707,12 @@ def _issp_inner(X, y, const, noise, k):
         Gs = noise.standard_normal((d, N))
         Z = LwT_inv @ Gs
         S_hat = (Z @ Z.T) / N
-        rss = 0.0                             # rows with w = 0 are zero rows of Xs, ys: no term
+        rss = 0.0                             # rows with w = 0 have no term (and are not computed)
         for st in range(0, n, CHUNK_ROWS):
-            rr = ys[st:st + CHUNK_ROWS] - Xs[st:st + CHUNK_ROWS] @ beta_s
-            rss += float(np.dot(w[st:st + CHUNK_ROWS], rr * rr))
+            wc = w[st:st + CHUNK_ROWS]
+            on = wc > 0
+            rr = ys[st:st + CHUNK_ROWS][on] - Xs[st:st + CHUNK_ROWS][on] @ beta_s
+            rss += float(np.dot(wc[on], rr * rr))
         rss = rss / sy / sy
         rss_noisy = rss + const["sigma_S"] * float(noise.standard_normal())
         out.update(S_hat=S_hat, rss_noisy=rss_noisy)
