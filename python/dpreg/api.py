@@ -141,7 +141,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
-                             levels_share=levels_share)
+                             levels_share=levels_share, pure_ok=pure_ok)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -182,7 +182,7 @@ def _forget_data_ranges(public) -> None:
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
-                  levels_share=DEFAULT_LEVELS_SHARE):
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
     from .privacy.accounting import compose_ledger
@@ -196,7 +196,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                                   need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
                                   levels_share_eps=levels_share * eps,
-                                  levels_share_delta=levels_share * delta if delta > 0 else None,
+                                  # pure-DP methods keep their pure claim: no (eps, delta) selection,
+                                  # their levels must be declared
+                                  levels_share_delta=levels_share * delta if delta > 0 and not pure_ok
+                                  else None,
                                   noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
                                   n_public=neighbours == "replace_one",
                                   **design_opts)

@@ -403,9 +403,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             raise DesignError(f"with unit= the private selection of levels (one row, one level) is not "
                               f"available; declare the levels of {names} with levels=")
         if noise is None or ledger is None or levels_share_eps is None or not levels_share_delta:
-            raise DesignError(f"the levels of {names} are not declared, and this fit cannot select them "
-                              "privately (it has no delta to spend: a pure-DP fit); declare them with "
-                              "levels={'col': [...]} (first = reference)")
+            raise DesignError(f"the levels of {names} are not declared, and this fit has no budget to select "
+                              "them privately (the selection is (eps, delta)-DP: a pure-DP method or "
+                              "delta = 0 cannot use it); "
+                              "declare them with levels={'col': [...]} (first = reference)")
     cat_frame = {}
     for v in cat_vars:
         s = df[v]
@@ -421,6 +422,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             else:
                 lv = _sort_levels({_pyval(x) for x in s.dropna()})
             src = "data"
+            schema.private = False      # a data-derived name is published without a mechanism
             leak(f"levels of column {v!r} were taken from the data (levels='data': not private, the set "
                  f"of values is revealed); declare them with levels={{{v!r}: [...]}}")
             if not lv:
@@ -451,6 +453,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             lv = list(levels[outcome_var])
         elif ytype == "categorical" and levels_mode == "data":
             lv = [_pyval(c) for c in s.cat.categories]
+            schema.private = False
             leak(f"levels of the outcome {outcome_var!r} were taken from its categories (levels='data': not "
                  f"private); declare them with levels={{{outcome_var!r}: [reference, event]}}")
         elif ytype == "bool":
