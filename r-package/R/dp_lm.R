@@ -171,6 +171,10 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   for (v in names(enc$classes)[enc$classes == "logical"]) {
     if (is.null(levels[[v]])) levels[[v]] <- c("FALSE", "TRUE")
   }
+  # declared levels of columns the formula does not use stay here (update(fit, . ~ . - g) keeps
+  # them); names that are not columns at all go on, so that the core warns about a misspelling
+  levels <- levels[!(names(levels) %in% setdiff(names(data), tr$vars))]
+  if (!length(levels)) levels <- NULL
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
   if (levels_data) levels <- "data"
   options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
