@@ -59,7 +59,15 @@ scale (spec 9.5).
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
           neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
-    """Differentially private linear regression with noise-aware inference. See API.md."""
+    """Differentially private linear regression with noise-aware inference. See API.md.
+
+    ``levels``: ``{"col": [levels]}`` declares public levels (first = reference). Levels that are not
+    declared (pandas Categorical, string columns, ``C(x)`` of numbers) are data: they are released by a
+    private selection from ``levels_share`` (default 10%) of eps and of delta, in sorted order, rows
+    of unreleased values pooled into ``"(other)"`` or the reference level
+    (``docs/derivations/level_selection.md``). ``levels="data"`` reads them from the data instead
+    (PrivacyLeakWarning; the fit is not private). Pure-DP methods need declared levels.
+    """
     return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
                 levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                 random_state=random_state, options=options)
