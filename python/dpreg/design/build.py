@@ -254,7 +254,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         data (PrivacyLeakWarning, recorded in ``schema.leaks``; the fit is then not private; error with
         ``strict=True``). A categorical binomial outcome needs declared levels.
     family : "gaussian" (numeric outcome) or "binomial" (outcome with exactly two public levels:
-        declared, Categorical, bool, or numeric 0/1; y = 1 for the second (event) level).
+        declared, bool, or numeric 0/1; a Categorical's categories are data and must be declared;
+        y = 1 for the second (event) level).
     need_bounds : estimate missing numeric ranges privately (pure DP, ``bounds_share_eps`` split
         equally over the missing ends, rows in ``ledger``, draws from ``noise``); False: no budget,
         unknown column intervals are NaN and undeclared variables are not clamped.
