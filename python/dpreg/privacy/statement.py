@@ -30,7 +30,7 @@ _MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": 
                "tukey_ptr_em": "propose-test-release + restricted exponential mechanism",
                "laplace_peeling": "Laplace peeling", "ptr_truncated_laplace": "propose-test-release (truncated Laplace)",
                "gaussian_analytic": "analytic Gaussian", "gaussian_shaped_analytic": "shaped analytic Gaussian",
-               "stability_histogram": "stability histogram (level selection)", "gaussian_zcdp": "Gaussian (zCDP)"}
+               "stability_histogram": "stability histogram", "gaussian_zcdp": "Gaussian (zCDP)"}
 
 
 def _levels_source_text(src, pooled) -> str:
