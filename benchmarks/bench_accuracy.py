@@ -59,10 +59,10 @@ def _task_inputs(name):
     df = getattr(datasets, task["loader"])()
     if name.startswith("diamonds"):
         bounds = dict(datasets.DIAMONDS_BOUNDS)
-        levels = None
+        levels = dict(datasets.DIAMONDS_LEVELS)   # documented grades: declared (a Categorical is not)
     else:
         bounds = dict(datasets.BIKESHARE_BOUNDS, workingday=(0.0, 1.0))
-        levels = {"hr": [str(h) for h in range(24)]}
+        levels = dict(datasets.BIKESHARE_LEVELS, hr=[str(h) for h in range(24)])
     return df, bounds, levels
 
 

@@ -178,8 +178,9 @@ def test_fit_same_seed_same_output(csv_file, bounds_file, levels_file, capsys):
 
 @needs_builder
 def test_levels_from_data_warning_on_stderr(csv_file, bounds_file, capsys):
+    # undeclared levels are selected privately (no warning); "--levels data" reads them (a leak)
     rc = main(["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
-               "--seed", "1"])
+               "--seed", "1", "--levels", "data"])
     out, err = capsys.readouterr()
     if rc == 0:
         assert "dpreg: warning (PrivacyLeakWarning)" in err

@@ -32,7 +32,8 @@ def frame(n=60, seed=0):
 
 
 BOUNDS = {"x1": (1, 5), "x3": (-2, 3), "y": (-4, 4)}
-LEVELS = {"x2": ["b", "a", "c", "d"]}       # "d" declared but never observed
+LEVELS = {"x2": ["b", "a", "c", "d"],       # "d" declared but never observed
+          "f": ["w", "u", "v"]}
 
 
 def build(formula, df=None, **kw):
@@ -79,24 +80,27 @@ def test_formula_forms_and_names():
     assert d.public.outcome_interval == pytest.approx((0.0, math.log(5)))
 
 
-def test_categorical_dtype_counts_as_declared_and_bool_levels_are_public():
+def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
+    # a Categorical's categories are data: without declared levels and without a budget to select them
+    # privately the design refuses (naming the column); bool levels [False, True] are public
+    with pytest.raises(DesignError, match="'f'"):
+        build("y ~ f + flag", levels={})
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        d = build("y ~ f + flag")
-    assert d.terms == ["Intercept", "f[T.u]", "f[T.v]", "flag[T.True]"]
+        d = build("y ~ flag", levels={})
+    assert d.terms == ["Intercept", "flag[T.True]"]
     s = d.public.schema
-    assert s.variables["f"].levels == ["w", "u", "v"] and s.variables["f"].levels_source == "categorical"
-    assert s.variables["flag"].levels == [False, True] and s.leaks == []
+    assert s.variables["flag"].levels == [False, True] and s.leaks == [] and s.private
 
 
 def test_levels_from_data_warn_and_are_recorded():
     with pytest.warns(PrivacyLeakWarning, match="x2"):
-        d = build("y ~ x2", levels={})
+        d = build("y ~ x2", levels="data")
     assert d.terms == ["Intercept", "x2[T.b]", "x2[T.c]"]
     assert d.public.schema.variables["x2"].levels_source == "data"
     assert len(d.public.schema.leaks) == 1 and "x2" in d.public.schema.leaks[0]
     with pytest.raises(PrivacyLeakError):
-        build("y ~ x2", levels={}, strict=True)
+        build("y ~ x2", levels="data", strict=True)
 
 
 # ---- clamping and intervals -----------------------------------------------------------------
@@ -393,10 +397,12 @@ def test_more_formula_and_level_forms():
     d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"z": ["3", "1", "2"]})
     assert d.terms == ["Intercept", "C(z)[T.1]", "C(z)[T.2]"]
     np.testing.assert_array_equal(d.X[:, 1], (df.z == 1).astype(float))
-    # numeric codes wrapped in C() without declared levels: levels from the data, a recorded leak
+    # numeric codes wrapped in C() without declared levels: data too; levels="data" reads them (a leak)
+    with pytest.raises(DesignError, match="'z'"):
+        build_design("y ~ C(z)", df, bounds={"y": (-5, 5)})
     with pytest.warns(PrivacyLeakWarning, match="'z'"):
-        d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)})
-    assert d.public.schema.variables["z"].levels_source == "data"
+        d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels="data")
+    assert d.public.schema.variables["z"].levels_source == "data" and not d.public.schema.private
     with pytest.warns(UserWarning, match="not in the data"):
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
     d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})

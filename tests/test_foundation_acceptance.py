@@ -158,7 +158,7 @@ def test_item4_T10e_unscaled_noise_off_fit_equals_statsmodels_ols(method, formul
 def test_item4_interval_arithmetic_for_log_sqrt_and_interactions_across_zero():
     df = _frame(200)
     d = build_design("y ~ log(x2) + sqrt(x2) + x1:z + I(z**2) + I(z**3) + z:C(f)", df, bounds=BOUNDS,
-                     noise=NoiseSource(1), ledger=Ledger())
+                     levels={"f": list("abc")}, noise=NoiseSource(1), ledger=Ledger())
     got = dict(zip(d.terms, zip(d.public.column_lower, d.public.column_upper)))
     assert got["log(x2)"] == pytest.approx((0.0, math.log(50)))          # monotone: image of endpoints
     assert got["sqrt(x2)"] == pytest.approx((1.0, math.sqrt(50)))
@@ -202,13 +202,13 @@ def test_item4_bounds_data_marks_the_fit_not_private_in_every_output():
 
 
 def test_item4_levels_from_data_warn_even_when_the_design_then_fails():
-    """A numeric column used as C(x) takes its levels from the data: the leak warning must reach the
-    caller even though the design is then refused, and the refusal must not quote the number of
-    coefficients (it counts the distinct values observed)."""
+    """A numeric column used as C(x) with levels="data" takes its levels from the data: the leak warning
+    must reach the caller even though the design is then refused, and the refusal must not quote the
+    number of coefficients (it counts the distinct values observed)."""
     df = _frame(300)
     with pytest.warns(PrivacyLeakWarning, match="x1"):
         with pytest.raises(DPRegError) as exc:
-            dpreg.dp_lm("y ~ C(x1)", df, eps=1.0, bounds=BOUNDS, method="adassp")
+            dpreg.dp_lm("y ~ C(x1)", df, eps=1.0, bounds=BOUNDS, method="adassp", levels="data")
     assert "coefficients" in str(exc.value) and "(300)" not in str(exc.value) and "(299)" not in str(exc.value)
 
 
@@ -224,9 +224,11 @@ def test_item5_default_path_dot_formula_estimates_every_range_from_ten_percent()
     text = json.dumps(ranges) + str(fit.privacy)
     for v in ("y", "x1", "z"):
         assert f"{v} estimated privately" in str(fit.privacy)
-    assert "f levels declared" in str(fit.privacy) and text
+    assert "f levels selected privately" in str(fit.privacy) and text     # a Categorical's levels are data
     range_eps = sum(e["eps"] or 0.0 for e in fit.privacy.ledger if str(e["statistic"]).startswith("range"))
     assert range_eps == pytest.approx(0.10 * 1.0, rel=1e-9)      # default bounds_share = 10 %
+    level_eps = sum(e["eps"] or 0.0 for e in fit.privacy.ledger if "(f)" in str(e["statistic"]))
+    assert level_eps == pytest.approx(0.10 * 1.0, rel=1e-9)      # default levels_share = 10 %
     assert fit.privacy.eps_spent <= 1.0 * (1 + 1e-9)
 
 
@@ -284,7 +286,8 @@ ITEM10 = [
     ("missing outcome", "nope ~ x", None, {}, ValueError, "'nope'"),
     ("non-numeric outcome", "s ~ x", None, {}, ValueError, "'s'"),
     ("categorical outcome", "g ~ x", None, {}, ValueError, "'g'"),
-    ("n <= coefficients", "y ~ x + g", lambda d: d.iloc[:3], {}, ValueError, "coefficients"),
+    ("n <= coefficients", "y ~ x + g", lambda d: d.iloc[:3], {"levels": {"g": ["a", "b"]}}, ValueError,
+     "coefficients"),
     ("empty frame", "y ~ x", lambda d: d.iloc[:0], {}, ValueError, "no rows"),
     ("no columns", "y ~ x", lambda d: pd.DataFrame(), {}, ValueError, "no rows"),
     ("datetime column", "y ~ t", lambda d: d.assign(t=pd.Timestamp("2020-01-01")), {}, ValueError, "'t'"),

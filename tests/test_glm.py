@@ -21,6 +21,10 @@ def df():
                          "buy": pd.Categorical(out, categories=["no", "yes"])})
 
 
+#: declared (public) levels: the categories of a Categorical are data, not public
+LV = {"buy": ["no", "yes"], "g": ["a", "b"]}
+
+
 def _mle(df):
     X = np.column_stack([np.ones(len(df)), df.x1, df.x2])
     y = (df.buy == "yes").to_numpy(float)
@@ -34,7 +38,8 @@ def _mle(df):
 @pytest.mark.parametrize("method,opts", [("ht_fw", {"radius": 2.0, "tau": math.pi ** 2 / 3}),
                                          ("ht_sparse", {"s": 3}), ("dpgd", {"C": 3.0})])
 def test_dp_glm_methods(df, method, opts):
-    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=4.0, delta=1e-6, method=method, random_state=3, **opts)
+    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=4.0, delta=1e-6, method=method, random_state=3, levels=LV,
+                       **opts)
     assert list(fit.coef.index) == ["Intercept", "x1", "x2"]
     assert fit.link == "logit" and fit.family == "binomial"
     # at eps = 4 and n = 6000 every method gets the signs of the two slopes right (MLE: +0.8, -0.6)
@@ -50,7 +55,7 @@ def test_dp_glm_methods(df, method, opts):
 
 
 def test_dpgd_is_auto_for_binomial_and_close_to_mle_at_large_eps(df):
-    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, C=5.0, T=300)
+    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, C=5.0, T=300, levels=LV)
     assert fit.method == "dpgd"
     # at eps = 50 the per-step noise is sd 2C sqrt(T)/(mu n) ~ 1e-3 per coordinate; 300 steps of size
     # 1 on the logistic risk (curvature <= 1/4 * lambda_max ~ 1) get within ~0.05 of the MLE
@@ -70,10 +75,13 @@ def test_outcome_needs_declared_binary_levels(df):
     assert "yes" not in str(exc.value).split("levels=")[0]       # no data value quoted
     fit = dpreg.dp_glm("buy ~ x1", bad, method="dpgd", random_state=0, levels={"buy": ["no", "yes"]})
     assert fit.coef["x1"] > 0                                     # event = second declared level
+    # a Categorical outcome's categories are data too (issue 10, finding 3): they must be declared
+    with pytest.raises(ValueError, match="declared levels"):
+        dpreg.dp_glm("buy ~ x1", df, method="dpgd", random_state=0)
 
 
 def test_no_training_residuals(df):
-    fit = dpreg.dp_glm("buy ~ x1 + g", df, method="ht_sparse", s=2, random_state=0)
+    fit = dpreg.dp_glm("buy ~ x1 + g", df, method="ht_sparse", s=2, random_state=0, levels=LV)
     for name in ("residuals", "fitted"):
         with pytest.raises(Exception):
             getattr(fit, name)
@@ -96,8 +104,9 @@ def test_declared_ranges_rescale_dpgd_to_the_mle():
     frame = pd.DataFrame({"x": x, "z": z,
                           "buy": pd.Categorical(np.where(y, "yes", "no"), categories=["no", "yes"])})
     mle = sm.Logit(y.astype(float), sm.add_constant(np.column_stack([x, z]))).fit(disp=0).params
-    fit = dpreg.dp_glm("buy ~ x + z", frame, eps=1e6, bounds={"x": (0, 100), "z": (-1, 1)}, random_state=1)
+    fit = dpreg.dp_glm("buy ~ x + z", frame, eps=1e6, bounds={"x": (0, 100), "z": (-1, 1)}, random_state=1,
+                       levels={"buy": LV["buy"]})
     np.testing.assert_allclose(fit.coef.to_numpy(), mle, rtol=0.1)
     assert not any("raw scale" in w for w in fit.warnings)
-    raw = dpreg.dp_glm("buy ~ x + z", frame, eps=1.0, random_state=1)
+    raw = dpreg.dp_glm("buy ~ x + z", frame, eps=1.0, random_state=1, levels={"buy": LV["buy"]})
     assert any("raw scale of column(s) 'x', 'z'" in w for w in raw.warnings)

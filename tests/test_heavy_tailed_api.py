@@ -21,7 +21,8 @@ def df():
 @pytest.mark.parametrize("method,opts", [("ht_fw", {}), ("ht_lasso", {}), ("ht_iht", {"s": 3}),
                                          ("ht_sparse", {"s": 3})])
 def test_dp_lm_methods(df, method, opts):
-    fit = dpreg.dp_lm("y ~ x1 + x2 + g", df, eps=2.0, method=method, random_state=1, **opts)
+    fit = dpreg.dp_lm("y ~ x1 + x2 + g", df, eps=2.0, method=method, random_state=1,
+                      levels={"g": ["a", "b", "c"]}, **opts)
     assert list(fit.coef.index) == ["Intercept", "x1", "x2", "g[T.b]", "g[T.c]"]
     assert np.all(np.isfinite(fit.coef))
     assert np.all(np.isnan(np.asarray(fit.std_errors, float)))

@@ -464,7 +464,8 @@ def _error_cases():
     d.loc[7, "g"] = SECRET
     cases["unknown level"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, levels={"g": ["a", "b"]})
     cases["levels from data"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, method="isp", sigma=1.0)
-    cases["levels from data strict"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, strict=True)
+    cases["levels from data strict"] = lambda: dpreg.dp_lm("y ~ x + C(g)", d, bounds=WIDE, strict=True,
+                                                           levels="data")
     d2 = df.copy()
     d2["y"] = d2["y"].astype(object)
     d2.loc[8, "y"] = SECRET
@@ -829,12 +830,18 @@ def test_na_and_levels_policy_for_non_ssp_methods(method, kw, n, eps):
         warnings.simplefilter("error", dpreg.PrivacyLeakWarning)
         fit = dpreg.dp_lm(FORMULA, na, levels=LEVELS, na_action="impute", **common)
     assert fit.nobs == n and fit.privacy.leaks == []
-    # string column without levels: warning + statement; strict: error
-    with pytest.warns(dpreg.PrivacyLeakWarning, match="'g'"):
+    # string column without levels: selected privately (no leak); levels="data": warning + statement,
+    # strict: error
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpreg.PrivacyLeakWarning)
         fit = dpreg.dp_lm(FORMULA, df, **common)
-    assert any("'g'" in t for t in fit.privacy.leaks)
+    assert fit.privacy.leaks == [] and fit.privacy.private
+    assert any(r["variable"] == "g" and r["source"].startswith("selected privately") for r in fit.privacy.ranges)
+    with pytest.warns(dpreg.PrivacyLeakWarning, match="'g'"):
+        fit = dpreg.dp_lm(FORMULA, df, levels="data", **common)
+    assert any("'g'" in t for t in fit.privacy.leaks) and not fit.privacy.private
     with pytest.raises(PrivacyLeakError):
-        dpreg.dp_lm(FORMULA, df, strict=True, **common)
+        dpreg.dp_lm(FORMULA, df, strict=True, levels="data", **common)
     # unknown level: error naming the column, not the value; "reference" maps it
     bad = df.copy()
     bad.loc[5, "g"] = SECRET

@@ -112,6 +112,9 @@ def toy_frame(n=600, seed=7):
 
 BOUNDS_R = "list(x = c(0, 10), z = c(-4, 4), y = c(-10, 20))"
 BOUNDS_PY = {"x": (0, 10), "z": (-4, 4), "y": (-10, 20)}
+# declared (public) levels of g: a factor's / Categorical's own levels are data, not public
+LEVELS_R = 'list(g = c("a", "b", "c d"))'
+LEVELS_PY = {"g": ["a", "b", "c d"]}
 
 
 CASES = [
@@ -139,16 +142,16 @@ def r_run(r_lib, tmp_path_factory):
     for i, (rf, _pf, method, with_bounds) in enumerate(CASES):
         b = BOUNDS_R if with_bounds else "NULL"
         parts.append(f'f{i} <- dp_lm({rf}, data = df, eps = 1, delta = 1e-6, method = "{method}", '
-                     f'bounds = {b}, seed = 1)')
+                     f'bounds = {b}, levels = {LEVELS_R}, seed = 1)')
     parts.append(f"""
     nf <- dp_lm(y ~ x + z + g, data = big, method = "adassp", bounds = {BOUNDS_R}, seed = 1,
-                .noise_off = TRUE)
+                levels = {LEVELS_R}, .noise_off = TRUE)
     l <- lm(y ~ x + z + g, data = big)
-    pf <- dp_lm(y ~ x + z + g, data = planted, eps = 1, bounds = {BOUNDS_R}, seed = 5)
+    pf <- dp_lm(y ~ x + z + g, data = planted, eps = 1, bounds = {BOUNDS_R}, levels = {LEVELS_R}, seed = 5)
     ptxt <- c(capture.output(print(summary(pf))), capture.output(print(pf)),
               capture.output(print(privacy(pf))), capture.output(print(dpreg:::tidy.dp_fit(pf, conf.int = TRUE))),
               capture.output(print(dpreg:::glance.dp_fit(pf))), deparse(unclass(pf)))
-    sf <- dp_lm(y ~ x + z + g, data = small, bounds = {BOUNDS_R}, seed = 3)
+    sf <- dp_lm(y ~ x + z + g, data = small, bounds = {BOUNDS_R}, levels = {LEVELS_R}, seed = 3)
     saveRDS(sf, "{rds}")
     """)
     outs = [f"coef{i} = unname(coef(f{i})), se{i} = unname(f{i}$std.errors), "
@@ -168,7 +171,7 @@ def test_same_seed_same_numbers_bit_for_bit(r_run):
     df = frames()["df"]
     for i, (_rf, pf, method, with_bounds) in enumerate(CASES):
         fit = dpreg.dp_lm(pf, df, eps=1.0, delta=1e-6, method=method,
-                          bounds=BOUNDS_PY if with_bounds else None, random_state=1)
+                          bounds=BOUNDS_PY if with_bounds else None, levels=LEVELS_PY, random_state=1)
         # exact equality: same data, same seed, same core code -> the same floating-point numbers
         assert r_run[f"coef{i}"] == fit.coef.tolist()
         assert r_run[f"se{i}"] == fit.std_errors.tolist()

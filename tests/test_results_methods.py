@@ -74,7 +74,9 @@ def get_fit(case):
         fn = dpreg.dp_glm if family == "binomial" else dpreg.dp_lm
         formula = "y ~ x + z" if method == "isp" else FORMULA
         _CACHE[case] = fn(formula, df, eps=eps, method=method, bounds=BOUNDS if bounded else None,
-                          levels=None if method == "isp" else LEVELS, random_state=7, **kw)
+                          levels=None if method == "isp" else
+                          dict(LEVELS, y=["no", "yes"]) if family == "binomial" else LEVELS,
+                          random_state=7, **kw)
     return _CACHE[case]
 
 

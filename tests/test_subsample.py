@@ -322,7 +322,7 @@ def frame():
 
 def test_dp_lm_end_to_end(frame):
     fit = dpreg.dp_lm("y ~ x1 + x2 + g", frame, eps=10, delta=1e-6, method="subsample_aggregate",
-                      coef_bounds=(-20, 20), random_state=3, n_boot=60)
+                      coef_bounds=(-20, 20), random_state=3, n_boot=60, levels={"g": ["a", "b"]})
     assert list(fit.coef.index) == ["Intercept", "x1", "x2", "g[T.b]"]
     assert np.allclose(fit.coef.values, [1, 0.5, -2, 0.7], atol=0.15)
     assert np.all(fit.std_errors > 0)

@@ -17,11 +17,17 @@ from .release import PrivacySpec
 #: share of eps spent on private ranges when some are not declared (our choice: 10%, issue 2 item 5)
 DEFAULT_BOUNDS_SHARE = 0.10
 
+#: share of eps AND of delta spent on the private selection of category levels when some are not
+#: declared (split equally over those columns; docs/derivations/level_selection.md). Our choice: 10%,
+#: like the ranges: the threshold grows like ln(1/delta)/eps, so a smaller share would drop levels of a
+#: few hundred rows at eps = 1, while the rest of the fit loses only 10% of its eps and delta.
+DEFAULT_LEVELS_SHARE = 0.10
+
 #: privacy-statement text of a fit made with the internal hook that switches privacy noise off
 NOISE_OFF_TEXT = "privacy noise was switched off (internal test hook): nothing in this fit is private"
 
 _COMMON = {"bounds", "levels", "neighbours", "inference", "budget", "random_state", "na_action",
-           "unknown_level", "strict", "bounds_share"}
+           "unknown_level", "strict", "bounds_share", "levels_share"}
 
 
 def _check_eps_delta(eps, delta):
@@ -54,7 +60,15 @@ scale (spec 9.5).
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
           neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
-    """Differentially private linear regression with noise-aware inference. See API.md."""
+    """Differentially private linear regression with noise-aware inference. See API.md.
+
+    ``levels``: ``{"col": [levels]}`` declares public levels (first = reference). Levels that are not
+    declared (pandas Categorical, string columns, ``C(x)`` of numbers) are data: they are released by a
+    private selection from ``levels_share`` (default 10%) of eps and of delta, in sorted order, rows
+    of unreleased values pooled into ``"(other)"`` or the reference level
+    (``docs/derivations/level_selection.md``). ``levels="data"`` reads them from the data instead
+    (PrivacyLeakWarning; the fit is not private). Pure-DP methods need declared levels.
+    """
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
@@ -88,11 +102,18 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     bounds_share = options.pop("bounds_share", DEFAULT_BOUNDS_SHARE)
     if not (0 < bounds_share < 1):
         raise ValueError("bounds_share must be in (0, 1)")
+    levels_share = options.pop("levels_share", DEFAULT_LEVELS_SHARE)
+    if isinstance(levels_share, bool) or not isinstance(levels_share, numbers.Real) \
+            or not (0 < levels_share < 1):
+        raise ValueError("levels_share must be in (0, 1)")
+    if bounds_share + levels_share >= 1:
+        raise ValueError("bounds_share + levels_share must be below 1 (the rest of eps is the estimator's)")
 
     auto = method == "auto"
     all_declared = False
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
-        all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family)
+        all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
+                                                                    unit=unit)
         method = "dpgd" if family == "binomial" else ("adassp" if all_declared else "boosted_adassp")
     est = get_estimator(method)
     families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
@@ -130,7 +151,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         return _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
-                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share)
+                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
+                             levels_share=levels_share, pure_ok=pure_ok)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -170,7 +192,8 @@ def _forget_data_ranges(public) -> None:
 
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
-                  options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share):
+                  options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
     from .privacy.accounting import compose_ledger
@@ -183,6 +206,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             warnings.simplefilter("always")
             design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                                   need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
+                                  levels_share_eps=levels_share * eps,
+                                  # pure-DP methods keep their pure claim: no (eps, delta) selection,
+                                  # their levels must be declared
+                                  levels_share_delta=levels_share * delta if delta > 0 and not pure_ok
+                                  else None,
                                   noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
                                   n_public=neighbours == "replace_one",
                                   **design_opts)
@@ -198,8 +226,12 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         if unknown:
             raise ValueError(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
                              "method='auto' chose for this design; pass method= explicitly")
-    eps_bounds = ledger.eps_pure  # what the design layer actually spent on ranges (0 if all declared)
-    spec = PrivacySpec(eps=eps - eps_bounds, delta=delta, neighbours=neighbours, inference=bool(inference))
+    # what the design layer actually spent (ranges: pure eps; level selection: eps and delta; 0 if all
+    # declared); the estimator calibrates to the rest, so the ledger composes to at most the request
+    eps_design = math.fsum(e.eps for e in ledger if e.eps is not None)
+    delta_design = math.fsum(e.delta for e in ledger if e.eps is not None)
+    spec = PrivacySpec(eps=eps - eps_design, delta=delta - delta_design, neighbours=neighbours,
+                       inference=bool(inference))
     if hasattr(est, "check_public"):
         try:
             # with unit= the public count is N (units): the row count is private

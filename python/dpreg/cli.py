@@ -44,7 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--method", default="auto", help="estimator (default: auto)")
     f.add_argument("--bounds", help='JSON file {"column": [lower, upper], ...} of public ranges, or the '
                                     'word data (exploration only: not private)')
-    f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...}')
+    f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...} of public levels '
+                                    '(others are selected privately), or the word data (exploration only: '
+                                    'not private)')
     f.add_argument("--seed", type=int, help="fix the random seed (reproducible, NOT for release)")
     f.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian",
                    help="gaussian (dp_lm, default) or binomial (dp_glm, logistic regression)")
@@ -90,6 +92,8 @@ def _bounds(arg):
 def _levels(arg):
     if arg is None:
         return None
+    if arg == "data":
+        return "data"
     raw = _read_json(arg, "levels")
     if not isinstance(raw, dict) or not all(isinstance(v, list) and v for v in raw.values()):
         raise UsageError('levels JSON must be an object {"column": ["reference", "level2", ...], ...}')

@@ -7,7 +7,7 @@
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
 #              classes = named chr, levels = named list) for the columns `vars` of `data`.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
-                           check_na = TRUE) {
+                           check_na = TRUE, xpooled = NULL) {
   if (!is.data.frame(data) && !is.list(data)) {
     stop("'", what, "' must be a data frame", call. = FALSE)
   }
@@ -29,6 +29,11 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
         lv <- xlevels[[v]]
         lab <- as.character(x)
         codes <- match(lab, lv)
+        if (!is.null(xpooled[[v]])) {
+          # levels selected privately: values the fit did not release go where its pooled rows went
+          lab[is.na(codes) & !is.na(lab)] <- xpooled[[v]]
+          codes <- match(lab, lv)
+        }
         if (any(is.na(codes) & !is.na(lab))) {
           stop("column ", v, " of ", what, " has values that are not among the fit's levels",
                call. = FALSE)

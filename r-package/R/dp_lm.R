@@ -10,11 +10,20 @@
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
 #'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Transforms that
 #'   depend on the data (`poly()`, `scale()`, splines) are refused.
-#' @section Factors and data policy: Factor columns are categorical with their
-#'   declared levels (all levels, the first is the reference), which are public.
+#' @section Factors and data policy: The levels of a factor are data (a factor
+#'   made with `factor(x)` lists the values that occur, so one person with a
+#'   unique value would appear among them). They are public only when declared
+#'   with `levels = list(g = c(...))` (all levels, the first is the reference).
+#'   Otherwise the core selects them privately from a share of the budget
+#'   (`levels_share`, default 10% of `eps` and of `delta`): the levels with
+#'   enough rows are released in sorted order (the first is the reference), and
+#'   rows of levels not released are pooled into a level `(other)`, or into the
+#'   reference level when that pooled group is small; `privacy()` says which.
+#'   Pure-DP methods and `unit =` need declared levels. `levels = "data"` reads
+#'   the levels from the data (not private; exploration only).
 #'   Ordered factors are treated as unordered (with a note). Logical columns are
-#'   factors with levels `FALSE`, `TRUE`. Character columns are refused: make
-#'   them factors with declared levels. Missing values in a used column are an
+#'   factors with the public levels `FALSE`, `TRUE`. Character columns are
+#'   refused: make them factors, or declare their levels. Missing values in a used column are an
 #'   error naming the columns; `na_action = "impute"` (the centre of the
 #'   column's public range, or the reference level; private) or
 #'   `na_action = "drop"` (the count of complete rows is treated as public, with
@@ -32,12 +41,16 @@
 #'   not declared are estimated privately from a share of the budget.
 #'   `"data"` reads them from the data (not private; exploration only).
 #' @param levels Public levels of categorical columns: a named list of
-#'   character vectors (first = reference). Factor columns carry theirs.
+#'   character vectors (first = reference), e.g. `list(g = c("a", "b", "c"))`.
+#'   A factor's own levels are not public: undeclared levels are selected
+#'   privately (see the section on factors). `"data"` reads them from the data
+#'   (not private; exploration only). The outcome of [dp_glm()], when a factor,
+#'   needs its two levels declared.
 #' @param seed `NULL` (secure randomness) or a non-negative integer for a
 #'   reproducible fit (marked "seeded", not for release). The same seed gives
 #'   the same numbers as the Python core's `random_state`.
 #' @param ... Further options of the Python core: `neighbours`, `inference`,
-#'   `na_action`, `unknown_level`, `strict`, `bounds_share`, and the method's
+#'   `na_action`, `unknown_level`, `strict`, `bounds_share`, `levels_share`, and the method's
 #'   hyperparameters.
 #' @return An object of class `c("dp_lm", "dp_fit")`.
 #' @seealso [summary.dp_fit()], [predict.dp_fit()], [privacy()], [dp_glm()].
@@ -46,7 +59,8 @@
 #' df <- data.frame(x = runif(500), g = factor(sample(c("a", "b"), 500, TRUE)))
 #' df$y <- 1 + 2 * df$x + (df$g == "b") + rnorm(500)
 #' fit <- dp_lm(y ~ x + g, data = df, eps = 1,
-#'              bounds = list(x = c(0, 1), y = c(-5, 8)), seed = 1)
+#'              bounds = list(x = c(0, 1), y = c(-5, 8)),
+#'              levels = list(g = c("a", "b")), seed = 1)
 #' summary(fit)
 #' }
 #' @export
@@ -125,7 +139,19 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
   }
   if (!is.character(method) || length(method) != 1) stop("method must be a string", call. = FALSE)
-  tr <- translate_formula(formula, data)
+  # the privacy-unit column identifies units: never a predictor, and `.` leaves it out
+  tr_data <- data
+  if (is.character(dots$unit) && length(dots$unit) == 1) {
+    f_vars <- tryCatch(all.vars(stats::as.formula(formula)), error = function(e) character())
+    if (dots$unit %in% f_vars) {
+      stop("the unit column ", dots$unit, " identifies the privacy units and cannot be in the formula",
+           call. = FALSE)
+    }
+    tr_data <- data[setdiff(names(data), dots$unit)]
+  }
+  tr <- translate_formula(formula, tr_data)
+  levels_data <- is.character(levels) && identical(levels, "data")
+  if (levels_data) levels <- NULL
   levels <- check_named_list(levels, "levels")
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
@@ -140,7 +166,17 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
       bounds[[b]] <- as.list(as.double(v))
     }
   }
+  # logical columns have the public levels FALSE, TRUE (declared, no cost); a factor's own levels
+  # are data and cross undeclared (the core selects them privately)
+  for (v in names(enc$classes)[enc$classes == "logical"]) {
+    if (is.null(levels[[v]])) levels[[v]] <- c("FALSE", "TRUE")
+  }
+  # declared levels of columns the formula does not use stay here (update(fit, . ~ . - g) keeps
+  # them); names that are not columns at all go on, so that the core warns about a misspelling
+  levels <- levels[!(names(levels) %in% setdiff(names(data), tr$vars))]
+  if (!length(levels)) levels <- NULL
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
+  if (levels_data) levels <- "data"
   options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
                     bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
   options <- options[!vapply(options, is.null, TRUE)]
@@ -262,9 +298,35 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
     privacy = d$privacy, privacy_text = d$privacy_text,
     privacy_paragraph = d$privacy_paragraph, method_text = d$method_text,
-    xlevels = enc$levels, var_classes = enc$classes,
+    xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
+    var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json
   )
   structure(fit, class = c(if (identical(d$link, "logit")) "dp_glm" else "dp_lm", "dp_fit"))
+}
+
+# The levels of the fit's factors as the core made them public (declared, or released by the private
+# selection, possibly with "(other)"), never the factor's own levels (data).
+released_levels <- function(d, xlevels) {
+  vars <- d$public$schema$variables
+  out <- list()
+  for (v in names(xlevels)) {
+    lv <- vars[[v]]$levels
+    if (!is.null(lv)) out[[v]] <- as.character(unlist(lv))
+  }
+  out
+}
+
+# Where new values outside the released levels go (the core's pooled level): the level name, for
+# the factors whose levels were selected privately.
+pooled_levels <- function(d, xlevels) {
+  vars <- d$public$schema$variables
+  out <- list()
+  for (v in names(xlevels)) {
+    p <- vars[[v]]$pooled
+    lv <- as.character(unlist(vars[[v]]$levels))
+    if (!is.null(p) && length(lv)) out[[v]] <- if (identical(p, "(other)")) "(other)" else lv[1]
+  }
+  out
 }

@@ -309,7 +309,7 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
   if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
   vars <- setdiff(all.vars(object$formula[[3]]), character())
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
-                        check_na = FALSE)
+                        check_na = FALSE, xpooled = object$xpooled)
   n <- nrow(newdata)
   ok <- stats::complete.cases(newdata[, vars, drop = FALSE])
   columns <- lapply(enc$columns, function(v) v[ok])

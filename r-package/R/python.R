@@ -146,7 +146,8 @@ call_core <- function(fun, ...) {
   out <- f(...)
   # the core's messages show Python syntax for options; R users pass R lists
   r_syntax <- function(msg) {
-    gsub("levels=\\{'([^']+)': \\[\\.\\.\\.\\]\\}", "levels = list(\\1 = c(...))", msg)
+    msg <- gsub("levels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", msg)
+    gsub("levels='data'", "levels = \"data\"", msg, fixed = TRUE)
   }
   for (w in out$warnings) {
     cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak" else "dpreg_warning"

@@ -118,10 +118,16 @@ def _norm_bounds(bounds, used):
 
 
 def _norm_levels(levels):
+    """-> (mode, {col: [levels]}). mode: 'declared' (undeclared levels are selected privately) or
+    'data' (undeclared levels are read from the data: a leak, opt-in)."""
     if levels is None:
-        return {}
+        return "declared", {}
+    if isinstance(levels, str):
+        if levels == "data":
+            return "data", {}
+        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
     if not isinstance(levels, dict):
-        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference)")
+        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
     out = {}
     for col, lv in levels.items():
         if isinstance(lv, (str, bytes)) or not hasattr(lv, "__iter__"):
@@ -132,7 +138,20 @@ def _norm_levels(levels):
         if len(set(map(repr, lv))) != len(lv):
             raise DesignError(f"levels for {col!r} contain duplicates")
         out[str(col)] = lv
-    return out
+    return "declared", out
+
+
+#: name of the released level that pools the rows whose value was not released by the private selection
+OTHER_LEVEL = "(other)"
+
+
+def _sort_levels(values):
+    """Data-independent order of level values: by type name, then value (strings of values when a type
+    does not order its values)."""
+    try:
+        return sorted(values, key=lambda z: (str(type(z)), z))
+    except TypeError:
+        return sorted(values, key=lambda z: (str(type(z)), str(z)))
 
 
 def _match_levels(s: pd.Series, lv: list):
@@ -141,15 +160,19 @@ def _match_levels(s: pd.Series, lv: list):
     na = s.isna().to_numpy()
     base = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
     try:
-        codes = pd.Categorical(base, categories=pd.Index(lv, dtype=object)).codes.astype(int)
+        with warnings.catch_warnings():   # pandas warns (FutureWarning) about values outside lv: the
+            warnings.simplefilter("ignore")  # -1 codes are exactly what is wanted here
+            codes = pd.Categorical(base, categories=pd.Index(lv, dtype=object)).codes.astype(int)
     except (TypeError, ValueError):
         codes = np.full(len(s), -1, dtype=int)
     codes[na] = -2
     if (codes == -1).any():
         slv = [str(v) for v in lv]
         if len(set(slv)) == len(slv):
-            alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
-                                 categories=pd.Index(slv, dtype=object)).codes.astype(int)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
+                                     categories=pd.Index(slv, dtype=object)).codes.astype(int)
             alt[na] = -2
             if (alt == -1).sum() < (codes == -1).sum():
                 codes = alt
@@ -182,9 +205,10 @@ def _classify(df, parsed_vars, levels, formula_cats):
     return kinds
 
 
-def all_ranges_declared(formula, data, bounds, family="gaussian") -> bool:
+def all_ranges_declared(formula, data, bounds, family="gaussian", unit=None) -> bool:
     """True when every numeric raw variable of the formula (and a gaussian outcome) has a declared
-    finite (lo, hi) in ``bounds``. Public facts only (column names/types and the formula)."""
+    finite (lo, hi) in ``bounds``. Public facts only (column names/types and the formula); the unit
+    column (``unit=``) is never a predictor."""
     if not isinstance(bounds, dict):
         return False
     try:
@@ -192,7 +216,7 @@ def all_ranges_declared(formula, data, bounds, family="gaussian") -> bool:
         cats = categorical_in_formula(formula)
         levels = {}
         cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")} | cats
-        parsed = parse_formula(formula, df.columns, cat_cols)
+        parsed = parse_formula(formula, df.columns, cat_cols, exclude=() if unit is None else (unit,))
         _, declared = _norm_bounds(bounds, parsed.variables)
         kinds = _classify(df, parsed.variables, levels, cats)
     except Exception:
@@ -212,17 +236,26 @@ def _safe_type(s):
 
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
                  bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
-                 strict=False, outcome_levels=None, allow_wide=False, n_public=True, unit=None) -> Design:
+                 strict=False, outcome_levels=None, allow_wide=False, n_public=True, unit=None,
+                 levels_share_eps=None, levels_share_delta=None) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
     Parameters (see API.md "Bounds" and "Data policy")
     ----------
     bounds : None, "data" or {col: (lo, hi)}; an end given as None/inf is estimated privately.
-    levels : {col: [levels]} public levels, first = reference. pandas Categorical categories and
-        bool [False, True] count as declared; string columns without declared levels take their levels
-        from the data (PrivacyLeakWarning, recorded in ``schema.leaks``; error with ``strict=True``).
+    levels : {col: [levels]} public levels, first = reference; None; or "data". Only declared levels
+        (and bool [False, True]) are public. Every other categorical predictor (pandas Categorical,
+        R factor, string column, ``C(x)`` of a number column) gets its levels from a private selection
+        (:func:`dpreg.privacy.selection.select_levels`, ``levels_share_eps`` / ``levels_share_delta``
+        split equally over those columns, rows in ``ledger``): the released values in sorted order
+        (the first is the reference), plus the level ``"(other)"`` for the rows of values not released
+        when that pooled group passes its own private count, else those rows join the reference
+        level (``VariableSchema.pooled`` says which). ``"data"``: undeclared levels are read from the
+        data (PrivacyLeakWarning, recorded in ``schema.leaks``; the fit is then not private; error with
+        ``strict=True``). A categorical binomial outcome needs declared levels.
     family : "gaussian" (numeric outcome) or "binomial" (outcome with exactly two public levels:
-        declared, Categorical, bool, or numeric 0/1; y = 1 for the second (event) level).
+        declared, bool, or numeric 0/1; a Categorical's categories are data and must be declared;
+        y = 1 for the second (event) level).
     need_bounds : estimate missing numeric ranges privately (pure DP, ``bounds_share_eps`` split
         equally over the missing ends, rows in ``ledger``, draws from ``noise``); False: no budget,
         unknown column intervals are NaN and undeclared variables are not clamped.
@@ -241,7 +274,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         never on ``PublicDesign``); ``public.n`` is then the number of distinct units N, public under
         replace-one-unit, and the row count is private (messages never quote it). Missing unit ids
         are an error naming the column, whatever ``na_action``. Only for estimators that partition
-        by unit; a private range search (calibrated per row) is refused.
+        by unit; a private range search (calibrated per row) is refused, and so is a private selection
+        of levels (one unit may own rows of many levels). The unit column is never a predictor: ``.``
+        leaves it out, and naming it in the formula is an error.
+    levels_share_eps, levels_share_delta : the budget of the private selection of levels (None: no
+        budget, so undeclared levels are refused); delta must be > 0 (a pure-DP fit needs declared
+        levels).
 
     Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
     interval arithmetic (:mod:`dpreg.design.intervals`).
@@ -253,14 +291,21 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     if unknown_level not in UNKNOWN_LEVEL:
         raise DesignError("unknown_level must be 'error' or 'reference'")
     df = _as_frame(data)
-    levels = _norm_levels(levels)
+    levels_mode, levels = _norm_levels(levels)
+    # neighbouring relation of the rows (before unit= makes the row count private): it fixes the
+    # sensitivity of the level counts
+    sel_neighbours = "replace_one" if n_public else "add_remove"
     formula_cats = categorical_in_formula(formula)
     cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")}
     cat_cols |= set(levels) | formula_cats
     try:
-        parsed = parse_formula(formula, df.columns, cat_cols)
+        parsed = parse_formula(formula, df.columns, cat_cols,
+                               exclude=(unit,) if isinstance(unit, str) else ())
     except FormulaError:
         raise
+    if isinstance(unit, str) and unit in parsed.rhs_vars:   # named explicitly ('.' leaves it out)
+        raise DesignError(f"the unit column {unit!r} identifies the privacy units and cannot be a "
+                          "predictor")
     outcome_var = parsed.outcome_vars[0] if len(parsed.outcome_vars) == 1 else None
     if family == "binomial" and (parsed.lhs_factor.expr not in df.columns or outcome_var is None):
         raise DesignError("for family='binomial' the outcome must be a single column (no transform)")
@@ -349,34 +394,57 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     na_mask = {v: df[v].isna().to_numpy() for v in used if keep is None and v in na_cols}
 
     # ---- categorical predictors: public levels, codes ----------------------------------------
+    cat_vars = [v for v in parsed.rhs_vars if rhs_kinds[v] == "categorical"]
+    # undeclared levels (Categorical/factor, strings, C() of numbers) are data: released only by the
+    # private selection (or read from the data with the opt-in levels="data", a leak)
+    to_select = [v for v in cat_vars if v not in levels and _column_type(df[v]) != "bool"]
+    if to_select and levels_mode != "data":
+        names = ", ".join(repr(c) for c in to_select[:8]) + (", ..." if len(to_select) > 8 else "")
+        if unit is not None:
+            raise DesignError(f"with unit= the private selection of levels (one row, one level) is not "
+                              f"available; declare the levels of {names} with levels=")
+        if noise is None or ledger is None or levels_share_eps is None or not levels_share_delta:
+            raise DesignError(f"the levels of {names} are not declared, and this fit has no budget to select "
+                              "them privately (the selection is (eps, delta)-DP: a pure-DP method or "
+                              "delta = 0 cannot use it); "
+                              "declare them with levels={'col': [...]} (first = reference)")
     cat_frame = {}
-    for v in parsed.rhs_vars:
-        if rhs_kinds[v] != "categorical":
-            continue
+    for v in cat_vars:
         s = df[v]
         t = _column_type(s)
+        pooled = None
         if v in levels:
             lv, src = list(levels[v]), "declared"
-        elif t == "categorical":
-            lv, src = [_pyval(c) for c in s.cat.categories], "categorical"
         elif t == "bool":
             lv, src = [False, True], "declared"
-        else:
-            lv = sorted({_pyval(x) for x in s.dropna()}, key=lambda z: (str(type(z)), z))
+        elif levels_mode == "data":
+            if t == "categorical":
+                lv = [_pyval(c) for c in s.cat.categories]
+            else:
+                lv = _sort_levels({_pyval(x) for x in s.dropna()})
             src = "data"
-            leak(f"levels of column {v!r} were taken from the data (not private: the set of observed "
-                 f"values is revealed); declare them with levels={{{v!r}: [...]}}")
+            schema.private = False      # a data-derived name is published without a mechanism
+            leak(f"levels of column {v!r} were taken from the data (levels='data': not private, the set "
+                 f"of values is revealed); declare them with levels={{{v!r}: [...]}}")
             if not lv:
                 raise DesignError(f"column {v!r} has no values to take levels from; declare its levels")
+        else:
+            lv, pooled = _select_levels(s, v, eps=levels_share_eps / len(to_select),
+                                        delta=levels_share_delta / len(to_select),
+                                        neighbours=sel_neighbours, noise=noise, ledger=ledger)
+            src = "selected"
         codes = _match_levels(s, lv)
         if (codes == -1).any():
-            if unknown_level == "error":
+            if pooled is not None:     # values not released: the pooled level (or the reference)
+                codes[codes == -1] = lv.index(OTHER_LEVEL) if pooled == OTHER_LEVEL else 0
+            elif unknown_level == "error":
                 raise DesignError(f"column {v!r} contains values that are not among its declared levels; "
                                   "declare all levels or use unknown_level='reference'")
             codes[codes == -1] = 0
         codes[codes == -2] = 0         # missing -> reference (impute / zero)
         cat_frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(lv, v))
-        schema.variables[v] = VariableSchema(name=v, kind="categorical", levels=list(lv), levels_source=src)
+        schema.variables[v] = VariableSchema(name=v, kind="categorical", levels=list(lv), levels_source=src,
+                                             pooled=pooled)
 
     # ---- binomial outcome ---------------------------------------------------------------------
     outcome_lv = None
@@ -384,13 +452,16 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         s = df[outcome_var]
         if outcome_var in levels:
             lv = list(levels[outcome_var])
-        elif ytype == "categorical":
+        elif ytype == "categorical" and levels_mode == "data":
             lv = [_pyval(c) for c in s.cat.categories]
+            schema.private = False
+            leak(f"levels of the outcome {outcome_var!r} were taken from its categories (levels='data': not "
+                 f"private); declare them with levels={{{outcome_var!r}: [reference, event]}}")
         elif ytype == "bool":
             lv = [False, True]
         elif ytype == "numeric":
             lv = [0, 1]
-        else:
+        else:   # categories of a Categorical / R factor are data too: their names are not public
             raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels: "
                               f"levels={{{outcome_var!r}: [reference, event]}}")
         if len(lv) != 2:
@@ -552,6 +623,32 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     return Design(X=X, y=y, public=public, units=unit_codes)
 
 
+def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, ledger):
+    """Private levels of one column -> (levels, pooled). The values that occur (missing values excluded)
+    are counted and released by the stability histogram with 3/4 of the column's eps and all its delta;
+    the rows of values not released (and of a value spelled like the pooled level) form the pooled
+    group, which becomes the last level ``"(other)"`` when its Laplace count (1/4 of eps) exceeds the
+    same threshold, else joins the reference level. With nothing released the column has the single
+    level "(other)". Order: sorted released values (data-independent), "(other)" last."""
+    from ..privacy.selection import level_threshold, pooled_count_released, select_levels
+    obs = s.dropna()
+    obs = obs.astype(object) if isinstance(obs.dtype, pd.CategoricalDtype) else obs
+    counts = {}
+    for x, c in obs.value_counts(sort=False).items():
+        counts[_pyval(x)] = counts.get(_pyval(x), 0) + int(c)
+    keys = _sort_levels([k for k in counts if str(k) != OTHER_LEVEL])
+    eps_sel, eps_pool = 0.75 * eps, 0.25 * eps
+    idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
+                        noise=noise, ledger=ledger, statistic=f"levels({col})")
+    released = [keys[i] for i in idx]
+    n_pooled = int(obs.shape[0]) - sum(counts[k] for k in released)
+    keep = pooled_count_released(n_pooled, eps=eps_pool, threshold=level_threshold(eps_sel, delta, neighbours),
+                                 noise=noise, ledger=ledger, statistic=f"pooled rows({col})")
+    if keep or not released:
+        return released + [OTHER_LEVEL], OTHER_LEVEL
+    return released, "reference"
+
+
 def _safe_categories(lv, col):
     try:
         return pd.Index(lv, dtype=object)
@@ -591,8 +688,11 @@ def _model_matrix(parsed, frame, schema):
     cats = {v: [ _pyval(x) for x in vs.levels] for v, vs in schema.variables.items()
             if vs.kind == "categorical" and v in parsed.rhs_vars}
     nums = [v for v in parsed.rhs_vars if v not in cats]
+    # selected levels: new values outside the released ones go where the fit's pooled rows went
+    pooled = {v: (cats[v].index(OTHER_LEVEL) if vs.pooled == OTHER_LEVEL else 0)
+              for v, vs in schema.variables.items() if v in cats and vs.pooled is not None}
     state = {"rhs": parsed.rhs, "lhs": parsed.lhs, "categorical": cats, "numeric": nums,
-             "structure": structure, "terms": list(mm.columns)}
+             "structure": structure, "terms": list(mm.columns), "pooled": pooled}
     return mm, state
 
 
@@ -648,6 +748,8 @@ def _newdata_frame(public, newdata):
         codes = _match_levels(df[v], list(lv))
         if (codes == -2).any():
             raise DesignError(f"missing values in column {v!r} of newdata")
+        if (codes == -1).any() and v in (state.get("pooled") or {}):
+            codes[codes == -1] = int(state["pooled"][v])   # values the fit pooled (not released)
         if (codes == -1).any():
             raise DesignError(f"column {v!r} of newdata contains values that are not among the fit's levels")
         frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(list(lv), v))

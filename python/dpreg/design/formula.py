@@ -222,11 +222,12 @@ def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
     return FactorInfo(expr, "numeric", vars_, tree, names)
 
 
-def parse_formula(formula: str, columns, categorical_vars=frozenset()) -> ParsedFormula:
+def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
     ``categorical_vars``: columns known to be categorical (dtype or declared levels); a bare
-    reference to one of them is a categorical factor.
+    reference to one of them is a categorical factor. ``exclude``: columns that ``.`` never expands
+    to besides the outcome (the privacy-unit column of ``unit=`` is an identifier, never a predictor).
     """
     from formulaic import Formula
     if not isinstance(formula, str) or "~" not in formula:
@@ -250,7 +251,7 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset()) -> Parsed
     if lhs_factor.kind == "categorical":
         raise FormulaError("write the outcome without C(); declare its levels with levels=")
     outcome_vars = lhs_factor.variables
-    rhs_text = _expand_dot(rhs_text, columns, set(outcome_vars))
+    rhs_text = _expand_dot(rhs_text, columns, set(outcome_vars) | {str(c) for c in exclude})
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:

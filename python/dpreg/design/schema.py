@@ -16,7 +16,9 @@ class VariableSchema:
     upper: float | None = None
     bounds_source: str | None = None           # "declared" | "estimated" | "data" | None (unknown)
     levels: list[str] | None = None            # categorical levels, first = reference
-    levels_source: str | None = None           # "declared" | "categorical" (pandas dtype) | "data"
+    levels_source: str | None = None           # "declared" | "selected" (private selection) | "data"
+    pooled: str | None = None                  # "selected" levels: where rows of values not released
+                                               # went: "(other)" (a level) or "reference"
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind,
@@ -24,7 +26,7 @@ class VariableSchema:
                 "upper": None if self.upper is None else float(self.upper),
                 "bounds_source": self.bounds_source,
                 "levels": None if self.levels is None else [str(v) for v in self.levels],
-                "levels_source": self.levels_source}
+                "levels_source": self.levels_source, "pooled": self.pooled}
 
 
 @dataclass

@@ -20,16 +20,30 @@ NEIGHBOURS_SHORT = {"replace_one": "replace one row (n public)",
 SEEDED_LABEL = "seeded: reproducible, not for release"
 NOT_PRIVATE_TEXT = ("this fit is NOT differentially private: variable ranges were read from the data "
                     "(bounds='data', exploration only)")
+NOT_PRIVATE_LEVELS_TEXT = ("this fit is NOT differentially private: category levels were read from the data "
+                           "(levels='data', exploration only)")
 
 _SOURCE_TEXT = {"declared": "declared", "estimated": "estimated privately",
-                "data": "read from data (leak)", "categorical": "declared (categorical type: pandas categories or R factor levels)",
-                None: "not needed"}
+                "data": "read from data (leak)", None: "not needed"}
 _MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": "sparse vector (exponential)",
                "exponential_mechanism": "exponential mechanism", "ptr": "propose-test-release",
                "tukey_ptr_em": "propose-test-release + restricted exponential mechanism",
                "laplace_peeling": "Laplace peeling", "ptr_truncated_laplace": "propose-test-release (truncated Laplace)",
                "gaussian_analytic": "analytic Gaussian", "gaussian_shaped_analytic": "shaped analytic Gaussian",
                "stability_histogram": "stability histogram", "gaussian_zcdp": "Gaussian (zCDP)"}
+
+
+def _levels_source_text(src, pooled) -> str:
+    """How the levels of a categorical variable became public (never a data value)."""
+    if src == "declared":
+        return "declared"
+    if src == "data":
+        return "found in data (leak)"
+    if src == "selected":
+        where = ("pooled into the level (other)" if pooled == "(other)" else
+                 "pooled into the reference level" if pooled == "reference" else "pooled")
+        return f"selected privately (values not released: {where})"
+    return "not needed" if src is None else str(src)
 
 
 def _g(x, digits=4):
@@ -87,10 +101,11 @@ def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:
         row = {"variable": str(name), "kind": kind, "role": "outcome" if name == outcome else "predictor"}
         if kind == "categorical":
             src = v.get("levels_source")
-            row["source"] = {"declared": "declared", "categorical": "declared (categorical type: pandas categories or R factor levels)",
-                             "data": "found in data (leak)"}.get(src, "not needed" if src is None
-                                                                else str(src))
+            row["source"] = _levels_source_text(src, v.get("pooled"))
+            if src == "data":
+                private = False      # a data-derived name is published without a mechanism
             # levels appear in coefficient names anyway; they are reported, marked by their source
+            # (declared, released by the private selection, or read from the data with a leak)
             row["levels"] = None if v.get("levels") is None else [str(x) for x in v["levels"]]
             row["lower"] = row["upper"] = None
         else:
@@ -202,9 +217,17 @@ class PrivacyStatement:
         return any(str(r.get("source", "")).startswith("read from data") for r in self.ranges)
 
     @property
+    def _data_levels(self) -> bool:
+        """Some levels were read from the data (levels='data')."""
+        return any(r.get("kind") == "categorical" and str(r.get("source", "")).startswith("found in data")
+                   for r in self.ranges)
+
+    @property
     def _not_private_text(self) -> str:
         if self._data_ranges:
             return NOT_PRIVATE_TEXT
+        if self._data_levels:
+            return NOT_PRIVATE_LEVELS_TEXT
         return "this fit is NOT differentially private: " + "; ".join(self.leaks)
 
     def guarantee(self) -> str:
@@ -239,7 +262,8 @@ class PrivacyStatement:
         if self.seeded:
             head += ", " + SEEDED_LABEL
         if not self.private:
-            head += ", NOT differentially private" + (" (bounds read from data)" if self._data_ranges else "")
+            head += ", NOT differentially private" + (" (bounds read from data)" if self._data_ranges else
+                                                       " (levels read from data)" if self._data_levels else "")
         lines = [head]
         if (abs(self.eps_spent - self.eps) > 1e-9 * max(self.eps, 1.0)
                 or abs(self.delta_spent - self.delta) > 1e-9 * max(self.delta, 1e-300)):
@@ -320,6 +344,7 @@ class PrivacyStatement:
                      "public.")
         declared = [r["variable"] for r in self.ranges if r["source"].startswith("declared")]
         estimated = [r["variable"] for r in self.ranges if r["source"] == "estimated privately"]
+        selected = [r for r in self.ranges if str(r["source"]).startswith("selected privately")]
         leaked = [("the levels of " if r["kind"] == "categorical" else "the range of ") + r["variable"]
                   for r in self.ranges if "leak" in r["source"]]
         if declared:
@@ -331,6 +356,18 @@ class PrivacyStatement:
         if estimated:
             s.append("The ranges of " + ", ".join(estimated) + " were estimated privately from a share of "
                      "the budget (included above).")
+        if selected:
+            other = [r["variable"] for r in selected if "level (other)" in r["source"]]
+            ref = [r["variable"] for r in selected if "reference level" in r["source"]]
+            txt = ("The levels of " + ", ".join(r["variable"] for r in selected) + " were selected privately "
+                   "(noisy counts above a threshold, from a share of the budget included above); rows with "
+                   "values that were not released are pooled")
+            parts = []
+            if other:
+                parts.append("into the level (other) for " + ", ".join(other))
+            if ref:
+                parts.append("into the reference level for " + ", ".join(ref))
+            s.append(txt + (" " + " and ".join(parts) if parts else "") + ".")
         if leaked:
             s.append("Taken from the data without privacy protection: " + ", ".join(leaked) + ".")
         for t in self.leaks:

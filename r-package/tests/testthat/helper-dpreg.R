@@ -20,6 +20,8 @@ toy_data <- function(n = 400, seed = 11) {
 }
 
 toy_bounds <- list(x = c(0, 10), y = c(-6, 14))
+# declared (public) levels of toy_data()'s factor g: a factor's own levels are data, not public
+toy_levels <- list(g = c("a", "b", "c"))
 
 # A fit object built from a hand-written core dict (the DPFit.to_dict() layout as reticulate
 # converts it), so methods can be tested without Python.

@@ -2,8 +2,8 @@
 
 compare_fits <- function() {
   df <- toy_data()
-  list(a = dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds, seed = 1),
-       b = dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds, seed = 2))
+  list(a = dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 1),
+       b = dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 2))
 }
 
 # strips stars / parentheses from a formatted cell

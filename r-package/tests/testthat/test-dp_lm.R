@@ -3,7 +3,7 @@
 test_that("dp_lm returns a plain, lm-like fit", {
   skip_if_no_core()
   df <- toy_data()
-  fit <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, seed = 1)
+  fit <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels, seed = 1)
   expect_s3_class(fit, c("dp_lm", "dp_fit"), exact = TRUE)
   expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
   expect_identical(nobs(fit), 400L)
@@ -23,9 +23,9 @@ test_that("dp_lm returns a plain, lm-like fit", {
 test_that("the same seed gives the same numbers; another seed other numbers", {
   skip_if_no_core()
   df <- toy_data()
-  a <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 7)
-  b <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 7)
-  c <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 8)
+  a <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, seed = 7)
+  b <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, seed = 7)
+  c <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, seed = 8)
   expect_identical(coef(a), coef(b))
   expect_identical(vcov(a), vcov(b))
   expect_false(identical(coef(a), coef(c)))
@@ -47,7 +47,7 @@ test_that("the noise-off hook reproduces lm() (nothing clamped, ridge inactive)"
 
 test_that("summary, confint at another level, tidy and glance work on a real fit", {
   skip_if_no_core()
-  fit <- dp_lm(y ~ x + g, data = toy_data(), bounds = toy_bounds, seed = 2)
+  fit <- dp_lm(y ~ x + g, data = toy_data(), bounds = toy_bounds, levels = toy_levels, seed = 2)
   out <- capture.output(print(summary(fit)))
   expect_true(any(grepl("Pr\\(>\\|z\\|\\)", out)))
   expect_false(any(grepl("Residuals:", out)))
@@ -67,10 +67,10 @@ test_that("formulas with transforms, dot and interactions fit", {
   skip_if_no_core()
   df <- toy_data()
   fit <- dp_lm(log(y + 10) ~ x * g + I(x^2), data = df, seed = 1,
-               bounds = list(x = c(0, 10), y = c(-6, 14)))
+               bounds = list(x = c(0, 10), y = c(-6, 14)), levels = toy_levels)
   expect_identical(names(coef(fit)),
                    c("(Intercept)", "x", "gb", "gc", "I(x^2)", "x:gb", "x:gc"))
-  fit2 <- dp_lm(y ~ ., data = df, seed = 1, bounds = toy_bounds)
+  fit2 <- dp_lm(y ~ ., data = df, seed = 1, bounds = toy_bounds, levels = toy_levels)
   expect_identical(names(coef(fit2)), c("(Intercept)", "x", "gb", "gc"))
   fit3 <- dp_lm(y ~ x - 1, data = df, seed = 1, bounds = toy_bounds)
   expect_identical(names(coef(fit3)), "x")
@@ -83,13 +83,13 @@ test_that("data-policy errors and warnings come back as R conditions", {
   expect_error(dp_lm(y ~ x, data = df, method = "nope"), "unknown method", class = "dpreg_ValueError")
   df$x[5] <- NA
   expect_error(dp_lm(y ~ x, data = df), "missing values \\(NA\\) in column\\(s\\) x")
-  expect_warning(dp_lm(y ~ x + g, data = df, na_action = "drop", bounds = toy_bounds, seed = 1),
+  expect_warning(dp_lm(y ~ x + g, data = df, na_action = "drop", bounds = toy_bounds, levels = toy_levels, seed = 1),
                  class = "dpreg_privacy_leak")
 })
 
 test_that("predict returns what predict.lm returns", {
   skip_if_no_core()
-  fit <- dp_lm(y ~ x + g, data = toy_data(), bounds = toy_bounds, seed = 4)
+  fit <- dp_lm(y ~ x + g, data = toy_data(), bounds = toy_bounds, levels = toy_levels, seed = 4)
   nd <- data.frame(x = c(1, 5, NA), g = factor(c("a", "c", "b"), levels = c("a", "b", "c")))
   p <- tryCatch(predict(fit, nd), dpreg_ModuleNotFoundError = function(e) NULL)
   skip_if(is.null(p), "the core cannot build model matrices for new data yet")
@@ -117,7 +117,7 @@ test_that("dp_glm fits a logistic regression", {
   df <- data.frame(x = runif(n, -2, 2))
   df$yy <- factor(ifelse(runif(n) < plogis(-0.5 + 1.2 * df$x), "yes", "no"), levels = c("no", "yes"))
   fit <- tryCatch(dp_glm(yy ~ x, data = df, family = binomial(), eps = 2,
-                         bounds = list(x = c(-2, 2)), seed = 1),
+                         bounds = list(x = c(-2, 2)), levels = list(yy = c("no", "yes")), seed = 1),
                   dpreg_error = function(e) e)
   if (inherits(fit, "error")) skip(paste("the core's dp_glm is not usable yet:", conditionMessage(fit)))
   expect_s3_class(fit, c("dp_glm", "dp_fit"), exact = TRUE)
@@ -160,7 +160,56 @@ test_that("declared levels make number and character columns categorical", {
                    c("(Intercept)", "x", "factor(h)2", "factor(h)3", "sb", "sc"))
   expect_error(dp_lm(y ~ factor(h), data = df, levels = list(h = c("1", "2"))),
                "not among its declared levels")
-  # levels not declared: taken from the data, with the leak reported
-  expect_warning(dp_lm(y ~ x + factor(h), data = df, bounds = toy_bounds, seed = 1),
+  # levels = "data": taken from the data, with the leak reported
+  expect_warning(dp_lm(y ~ x + factor(h), data = df, bounds = toy_bounds, seed = 1, levels = "data"),
                  class = "dpreg_privacy_leak")
+})
+
+test_that("a factor's own levels are not public: selected privately, a unique level never published", {
+  skip_if_no_core()
+  set.seed(9)
+  n <- 3000
+  df <- data.frame(x = runif(n, 0, 10), g = sample(c("a", "b", "c"), n, replace = TRUE))
+  df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(n)
+  df$g[17] <- "Jane Q Secret"
+  df$g <- factor(df$g)                       # levels taken from the values: one of them is a name
+  fit <- expect_silent(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 1))
+  saved <- paste(c(deparse(unclass(fit)), capture.output(print(summary(fit))),
+                   capture.output(print(privacy(fit)))), collapse = "\n")
+  expect_false(grepl("Jane", saved, fixed = TRUE))
+  expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
+  expect_identical(fit$xlevels$g, c("a", "b", "c"))
+  p <- privacy(fit)
+  expect_true(isTRUE(p$private))
+  stats <- vapply(p$ledger, function(r) r$statistic, "")
+  expect_true("levels(g)" %in% stats)        # the selection is a release in the ledger
+  src <- Filter(function(r) identical(r$variable, "g"), p$ranges)[[1]]$source
+  expect_match(src, "selected privately", fixed = TRUE)
+  # a new value outside the released levels is predicted like the rows it would have been pooled with
+  nd <- data.frame(x = c(1, 1), g = factor(c("a", "zz")))
+  pr <- predict(fit, nd)
+  expect_equal(unname(pr[1]), unname(pr[2]))
+  # declared levels: public, no cost, no selection in the ledger; levels = "data": a leak, not private
+  dec <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 1, unknown_level = "reference",
+               levels = list(g = c("b", "a", "c")))
+  expect_false("levels(g)" %in% vapply(privacy(dec)$ledger, function(r) r$statistic, ""))
+  expect_identical(names(coef(dec)), c("(Intercept)", "x", "ga", "gc"))
+  expect_warning(leaky <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 1, levels = "data"),
+                 class = "dpreg_privacy_leak")
+  expect_false(isTRUE(privacy(leaky)$private))
+})
+
+test_that("y ~ . never uses the unit column as a predictor", {
+  skip_if_no_core()
+  set.seed(4)
+  n_units <- 1500
+  df <- data.frame(person = factor(paste0("p", rep(seq_len(n_units), each = 2))),
+                   x = runif(2 * n_units))
+  df$y <- 1 + 2 * df$x + rnorm(2 * n_units, sd = 0.3)
+  fit <- dp_lm(y ~ ., data = df, eps = 2, method = "subsample_aggregate", unit = "person", seed = 1,
+               bounds = list(x = c(0, 1), y = c(-2, 5)))
+  expect_identical(names(coef(fit)), c("(Intercept)", "x"))
+  expect_null(fit$xlevels$person)
+  expect_error(dp_lm(y ~ x + person, data = df, eps = 2, method = "subsample_aggregate",
+                     unit = "person", seed = 1), "unit column")
 })

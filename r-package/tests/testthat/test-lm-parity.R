@@ -4,7 +4,7 @@
 
 lm_toy <- function() {
   df <- toy_data()
-  list(df = df, fit = dp_lm(y ~ x + g, data = df, bounds = toy_bounds, method = "adassp",
+  list(df = df, fit = dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                             seed = 4),
        ref = lm(y ~ x + g, data = df))
 }
@@ -72,14 +72,14 @@ test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with 
   skip_if_no_core()
   df <- toy_data()
   df$x[c(3, 17)] <- NA
-  expect_warning(f1 <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, method = "adassp",
+  expect_warning(f1 <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                              seed = 2, na.action = na.omit),
                  class = "dpreg_privacy_leak")
-  f2 <- suppressWarnings(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, method = "adassp",
+  f2 <- suppressWarnings(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                                seed = 2, na_action = "drop"))
   expect_identical(coef(f1), coef(f2))
   expect_identical(nobs(f1), nrow(df) - 2L)
-  expect_error(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, na.action = na.fail),
+  expect_error(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, na.action = na.fail),
                "missing values \\(NA\\) in column\\(s\\) x")
 })
 
@@ -137,11 +137,13 @@ test_that("predict() on a dp_glm fit defaults to the link scale like predict.glm
   df <- data.frame(x = runif(n, -2, 2))
   df$yy <- factor(ifelse(runif(n) < plogis(-0.5 + 1.2 * df$x), "yes", "no"), levels = c("no", "yes"))
   fit <- tryCatch(suppressWarnings(dp_glm(yy ~ x, data = df, family = binomial, eps = 2,
-                                          bounds = list(x = c(-2, 2)), seed = 1)),
+                                          bounds = list(x = c(-2, 2)), seed = 1,
+                                          levels = list(yy = c("no", "yes")))),
                   dpreg_error = function(e) e)
   if (inherits(fit, "error")) skip(paste("the core's dp_glm is not usable yet:", conditionMessage(fit)))
   fit2 <- suppressWarnings(dp_glm(yy ~ x, data = df, family = "binomial", eps = 2,
-                                  bounds = list(x = c(-2, 2)), seed = 1))
+                                  bounds = list(x = c(-2, 2)), seed = 1,
+                                  levels = list(yy = c("no", "yes"))))
   expect_identical(coef(fit), coef(fit2))
   expect_identical(family(fit)$family, "binomial")
   nd <- data.frame(x = c(-1, 0, 1.5))
@@ -161,7 +163,7 @@ test_that("ordered factors (as in ggplot2::diamonds) get a note and lm's treatme
                  levels = c("lo", "mid", "hi"), ordered = TRUE)
   tb <- if (requireNamespace("tibble", quietly = TRUE)) tibble::as_tibble(df) else df
   expect_message(fit <- dp_lm(y ~ x + o, data = tb, bounds = toy_bounds, method = "adassp",
-                              seed = 1),
+                              seed = 1, levels = list(o = c("lo", "mid", "hi"))),
                  "ordered factor\\(s\\) o are treated as unordered")
   un <- df
   un$o <- factor(un$o, ordered = FALSE)
@@ -171,7 +173,7 @@ test_that("ordered factors (as in ggplot2::diamonds) get a note and lm's treatme
 test_that("update() refits like update.lm", {
   skip_if_no_core()
   df <- toy_data()
-  fit <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, method = "adassp", seed = 4)
+  fit <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 4)
   smaller <- update(fit, . ~ . - g)
   expect_identical(names(coef(smaller)), c("(Intercept)", "x"))
   expect_identical(deparse(formula(smaller)), "y ~ x")

@@ -1,7 +1,7 @@
 test_that("summary prints the core's method block (tuning with origins, released facts)", {
   skip_if_no_core()
   df <- toy_data(2000)
-  fit <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, method = "adassp", seed = 2)
+  fit <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 2)
   expect_true(is.character(fit$method_text) && nzchar(fit$method_text))
   out <- paste(capture.output(print(summary(fit))), collapse = "\n")
   expect_match(out, "Tuning:", fixed = TRUE)
