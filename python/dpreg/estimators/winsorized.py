@@ -131,12 +131,14 @@ def quantile_budgets(budget: float, model: str, split, *, n_quantiles: int = 2) 
 # private releases
 # ------------------------------------------------------------------------------------------------
 def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noise, ledger, statistic,
-                     max_steps=None):
-    """One call of the package's unbounded private quantile (``estimators.quantile.upq``)."""
+                     max_steps=None, direction=None):
+    """One call of the package's unbounded private quantile (``estimators.quantile.upq``);
+    ``direction`` as there (None: by q)."""
     kw = dict(budget_kw)
     kw.pop("threshold_share", None)  # always 1/2 here: check_split enforces s1 == s2
     return _upq()(x, q, lower=lower, upper=upper, noise=noise, ledger=ledger, beta=beta,
-                  quantile_noise=quantile_noise, max_steps=max_steps, statistic=statistic, **kw)
+                  quantile_noise=quantile_noise, max_steps=max_steps, statistic=statistic,
+                  direction=direction, **kw)
 
 
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
@@ -189,20 +191,24 @@ def _flags(res):
 def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
          split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
          crossing: str = "bounds", noise: NoiseSource, ledger: Ledger, label: str = "mean",
-         clamp_output: bool = False) -> PMWMResult:
-    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`).
+         clamp_output: bool = False, direction: str | None = None,
+         anchor: float | None = None) -> PMWMResult:
+    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`). ``direction``
+    (None: by level, both bounds finite) makes both searches walk up from a finite ``lower`` or down
+    from a finite ``upper`` when the other bound is infinite (``crossing`` must then be "swap").
+    ``anchor`` (a released value; bounds infinite): q_hi is searched up and q_lo down from it.
 
     Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise.
     """
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     qkw = quantile_budgets(budget, model, split, n_quantiles=2)
-    r_hi = private_quantile(x, 1.0 - xi, lower=lower, upper=upper, budget_kw=qkw,
+    r_hi = private_quantile(x, 1.0 - xi, lower=lower if anchor is None else anchor, upper=upper, budget_kw=qkw,
                             quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_hi")
-    r_lo = private_quantile(x, xi, lower=lower, upper=upper, budget_kw=qkw,
+                            statistic=f"{label}.q_hi", direction=direction)
+    r_lo = private_quantile(x, xi, lower=lower, upper=upper if anchor is None else anchor, budget_kw=qkw,
                             quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_lo")
+                            statistic=f"{label}.q_lo", direction=direction)
     q_hi, q_lo = float(r_hi.estimate), float(r_lo.estimate)
     crossed = q_lo > q_hi
     if crossed:  # post-processing of released values
