@@ -1,6 +1,5 @@
 """Issue 15 items 1 and 3: statsmodels names on DPFit (the same released values), NotReleasedError for
 what needs unreleased data, and notebook display (_repr_html_ / _repr_markdown_)."""
-import warnings
 
 import numpy as np
 import pandas as pd
