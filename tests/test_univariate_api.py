@@ -103,3 +103,25 @@ def test_same_bounds_argument_and_display(x):
     assert (m.conf_int(0.5)["upper"] < m.conf_int(0.99)["upper"]).all()
     with pytest.raises(ValueError, match="level"):
         q.conf_int(0.9)
+
+
+@pytest.mark.parametrize("loc", [-10.0, 3.0, 2000.0])
+@pytest.mark.parametrize("bounds", [None, (-100, None), (None, 3000)])
+def test_any_bounds_serve_every_level(loc, bounds):
+    # data left of 0, around 0 and far right of it; no bound, a lower bound only, an upper bound only.
+    # n = 4000, eps = 2: the rank noise of each search is a few dozen rows (scale 2/eps_q), i.e. well
+    # under 0.1 in level, so the estimates lie between the empirical 0.02 / 0.98 quantiles around the
+    # target level +- 0.1
+    xs = np.random.default_rng(11).normal(loc, 2.0, 4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = dpreg.dp_quantile(xs, [0.1, 0.5, 0.9], eps=2.0, bounds=bounds, inference=False, random_state=2)
+        m = dpreg.dp_mean(xs, eps=2.0, bounds=bounds, random_state=2)
+    # plus the grid: a walk from start s has resolution (beta - 1)(|v - s| + 1) near v, s = 0, -100 or
+    # 3000 (or an anchor found that way): at most 0.001 (|loc| + 101) per stage, two stages
+    tol = 0.1 + 2 * 0.001 * (abs(loc) + 101) if bounds != (None, 3000) else 0.1 + 2 * 0.001 * (3000 - loc + 1)
+    for qq, v in zip([0.1, 0.5, 0.9], e.estimates):
+        lo, hi = np.quantile(xs, [max(qq - 0.1, 0.0), min(qq + 0.1, 1.0)])
+        assert lo - tol <= v <= hi + tol
+    assert m.q_lo < np.quantile(xs, 0.05) and m.q_hi > np.quantile(xs, 0.95)
+    assert abs(m.estimate - xs.mean()) < 0.2

@@ -239,12 +239,12 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
         0 gives pure eps-DP. The default differs from ``dp_lm`` (1e-6) on purpose: the quantile
         search is pure DP, so no delta is needed; a delta > 0 only enables zCDP accounting.
     bounds : (lower, upper), optional
-        Public bounds; either end may be None (not declared). With a finite lower end only, the
-        search walks up from it; with a finite upper end only, it walks down from it; with both, the
-        direction follows q and the result is clamped to [lower, upper]. Without any bound, 10% of
-        the budget (``ANCHOR_SHARE``) releases a private anchor (a high quantile searched up from 0)
-        and the quantiles are searched down from it. Bounds may be very loose; the grid resolution
-        near v is (beta - 1)(|v - start| + 1).
+        Public bounds; either end may be None (not declared); with both, the result is clamped to
+        [lower, upper]. A level q >= 1/2 walks up from the lower bound, q < 1/2 down from the upper
+        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
+        private anchor (the median, searched from the declared bound, or both up and down from 0
+        without any) and the search starts there. Bounds may be very loose; the grid resolution near
+        v is (beta - 1)(|v - start| + 1).
     budget : dpreg.Budget, optional
         Charged with what the release spends; refused before anything is computed when it cannot pay.
     inference : bool, default True
@@ -297,8 +297,13 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
 
     n = int(arr.size)
     k = len(qs)
-    anchored = not math.isfinite(lo) and not math.isfinite(hi)
+    fin_lo, fin_hi = math.isfinite(lo), math.isfinite(hi)
     with_interval = bool(inference) and qn in ("exponential", "laplace")
+    # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
+    # walk towards a far quantile in the other direction would stop early: its count margin is small);
+    # a missing start is replaced by a released anchor (the median)
+    sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_interval else set())
+    anchored = (True in sides and not fin_lo) or (False in sides and not fin_hi)
     B_rest = B * (1.0 - ANCHOR_SHARE) if anchored else B
     per_q = 3 if with_interval else 1
     B_each = B_rest / (k * per_q)
@@ -311,26 +316,25 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     upq = W._upq()
 
     # where the searches start (public facts, or the released anchor)
-    # (with an anchor, levels >= 1/2 walk up from it and levels < 1/2 down from it: see search)
-    direction = None
-    anchor = _anchor(arr, B * ANCHOR_SHARE, model, qn, beta, max_steps, noise, ledger) if anchored else None
-    if math.isfinite(lo) and not math.isfinite(hi):
-        direction = "up"
-    elif math.isfinite(hi) and not math.isfinite(lo):
-        direction = "down"
-    if math.isfinite(lo) and math.isfinite(hi):
+    anchor = _anchor(arr, B * ANCHOR_SHARE, model, qn, beta, max_steps, noise, ledger, lo, hi) \
+        if anchored else None
+    if fin_lo and fin_hi:
         steps = k_max(lo, hi, beta, max_steps)
     else:
         steps = max_steps or default_max_steps(beta)
 
     def search(level_q, label):
-        if anchored:
-            start_lo, start_hi = (anchor, math.inf) if level_q >= 0.5 else (-math.inf, anchor)
-        else:
+        if fin_lo and fin_hi:
             start_lo, start_hi = lo, hi
+        elif level_q >= 0.5:       # walk up: from the declared lower bound, else from the anchor
+            start_lo, start_hi = (lo if fin_lo else anchor), hi
+        else:                      # walk down: from the declared upper bound, else from the anchor
+            start_lo, start_hi = lo, (hi if fin_hi else anchor)
+        if not start_lo < start_hi:    # an anchor on a declared bound: nudge (post-processing)
+            start_lo, start_hi = (start_lo, start_lo + 1e-9 * max(1.0, abs(start_lo))) if level_q >= 0.5 \
+                else (start_hi - 1e-9 * max(1.0, abs(start_hi)), start_hi)
         return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
-                   quantile_noise=qn, max_steps=max_steps, statistic=label, direction=direction,
-                   **kw_each)
+                   quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 
     est, flags = [], []
     for qq in qs:
@@ -387,7 +391,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
         with np.errstate(invalid="ignore"):
             se = (conf[:, 1] - conf[:, 0]) / (2.0 * z)
     facts = {"n": n, "q": qs[0] if scalar else list(qs), "lower": lo, "upper": hi, "beta": beta,
-             "anchor": anchor, "direction": direction or ("up" if qs[0] >= 0.5 else "down"),
+             "anchor": anchor,
              "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
              "stopped": all(r.stopped for r in flags),
              "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound for r in flags),
@@ -405,16 +409,29 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
                       privacy=privacy, facts=facts, warnings=msgs, kind="quantile")
 
 
-def _anchor(arr, budget, model, qn, beta, max_steps, noise, ledger) -> float:
-    """Private anchor when no bound is declared: the median searched up from 0 with ``budget``. Any
-    released value serves as a starting point (the searches from it are correct wherever it lies);
-    the median makes the walks to the other levels short. Data below 0 stop the walk at once and
-    the anchor is about 0, which still works (the searches then walk down from 0)."""
-    kw = {"eps": budget} if model == "pure" else {"rho": budget}
-    res = W._upq()(arr, 0.5, lower=0.0, upper=math.inf, noise=noise, ledger=ledger, beta=beta,
-                   quantile_noise=qn, max_steps=max_steps, statistic="anchor (median searched up from 0)",
-                   **kw)
-    return float(res.estimate)
+def _anchor(arr, budget, model, qn, beta, max_steps, noise, ledger, lo=-math.inf, hi=math.inf) -> float:
+    """Private anchor (the median) where a search has no declared start, with ``budget``.
+
+    With a finite lower bound the median walks up from it, with a finite upper bound down from it.
+    Without any bound it walks both up and down from 0 (half the budget each): on the side of 0 where
+    the median lies the walk finds it, the other stops at once next to 0, so the released value
+    farther from 0 is the anchor (about 0 when the median is). Every later search from the anchor is
+    correct wherever the anchor lies; a good anchor only shortens the walks."""
+    upq = W._upq()
+
+    def run(level_lo, level_hi, b, direction, where):
+        kw = {"eps": b} if model == "pure" else {"rho": b}
+        return float(upq(arr, 0.5, lower=level_lo, upper=level_hi, noise=noise, ledger=ledger, beta=beta,
+                         quantile_noise=qn, max_steps=max_steps, direction=direction,
+                         statistic=f"anchor (median searched {where})", **kw).estimate)
+
+    if math.isfinite(lo):
+        return run(lo, math.inf, budget, "up", "up from the lower bound")
+    if math.isfinite(hi):
+        return run(-math.inf, hi, budget, "down", "down from the upper bound")
+    up = run(0.0, math.inf, budget / 2.0, "up", "up from 0")
+    down = run(-math.inf, 0.0, budget / 2.0, "down", "down from 0")
+    return up if abs(up) >= abs(down) else down
 
 
 def _check_budget(budget, eps, delta):
@@ -547,23 +564,21 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
 
     noise = NoiseSource(random_state)
     ledger = Ledger()
-    direction, anchor = None, None
-    if anchored:   # q_hi is searched up, q_lo down from the released anchor
-        anchor = _anchor(arr, B * f_anchor, model, qn, beta, None, noise, ledger)
-    elif not math.isfinite(u):
-        direction = "up"
-    elif not math.isfinite(l):
-        direction = "down"
-    steps = W.grid_steps(l, u, beta) if (direction is None and not anchored) else default_max_steps(beta)
+    # q_hi walks up from a finite lower bound and q_lo down from a finite upper bound; a missing one
+    # starts from the other clip point once released (W.pmwm), and without any bound both start from
+    # a released anchor (the median)
+    anchor = _anchor(arr, B * f_anchor, model, qn, beta, None, noise, ledger) if anchored else None
+    both = math.isfinite(l) and math.isfinite(u)
+    steps = W.grid_steps(l, u, beta) if both else default_max_steps(beta)
     if variant == "theoretical":
         xi, c_eff = W.xi_theoretical(n, float(eta), float(conf_delta)), None
     else:
         xi, c_eff = W.trim_proportion(n, trim_count=trim_count, eta=float(eta), trim=trim, s_q=s_q)
-    # no finite bounds to fall back to: swap (with an anchor the clip points cannot cross)
-    crossing_used = crossing if (direction is None and not anchored) else "swap"
+    # without both bounds the clip points cannot cross (each search starts from the other's side)
+    crossing_used = crossing if both else "swap"
     res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
                  quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
-                 clamp_output=bool(clamp_output), direction=direction, anchor=anchor)
+                 clamp_output=bool(clamp_output), anchor=anchor)
 
     sampling_sd = None
     if f_se > 0:

@@ -191,24 +191,43 @@ def _flags(res):
 def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
          split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
          crossing: str = "bounds", noise: NoiseSource, ledger: Ledger, label: str = "mean",
-         clamp_output: bool = False, direction: str | None = None,
-         anchor: float | None = None) -> PMWMResult:
-    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`). ``direction``
-    (None: by level, both bounds finite) makes both searches walk up from a finite ``lower`` or down
-    from a finite ``upper`` when the other bound is infinite (``crossing`` must then be "swap").
-    ``anchor`` (a released value; bounds infinite): q_hi is searched up and q_lo down from it.
+         clamp_output: bool = False, anchor: float | None = None) -> PMWMResult:
+    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`).
 
-    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise.
+    Where the searches start (every start is public or already released):
+    * both bounds finite: q_hi walks up from ``lower``, q_lo down from ``upper`` (spec 2.4);
+    * ``lower`` finite only: q_hi walks up from it, then q_lo walks down from the released q_hi;
+    * ``upper`` finite only: q_lo walks down from it, then q_hi walks up from the released q_lo;
+    * neither: ``anchor`` (a released value) is required; q_hi walks up and q_lo down from it.
+    A low quantile is never searched upward (nor a high one downward): the noisy walk would have to
+    pass thousands of grid steps with a count margin of only xi n and would stop early.
+
+    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise (the
+    lower quantile first when only ``upper`` is finite).
     """
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     qkw = quantile_budgets(budget, model, split, n_quantiles=2)
-    r_hi = private_quantile(x, 1.0 - xi, lower=lower if anchor is None else anchor, upper=upper, budget_kw=qkw,
-                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_hi", direction=direction)
-    r_lo = private_quantile(x, xi, lower=lower, upper=upper if anchor is None else anchor, budget_kw=qkw,
-                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_lo", direction=direction)
+    fin_lo, fin_hi = math.isfinite(lower), math.isfinite(upper)
+    if not fin_lo and not fin_hi and anchor is None:
+        raise ValueError("pmwm: without finite bounds a released anchor is needed")
+
+    def q(level, lo, hi, name):
+        return private_quantile(x, level, lower=lo, upper=hi, budget_kw=qkw, quantile_noise=quantile_noise,
+                                beta=beta, noise=noise, ledger=ledger, statistic=f"{label}.{name}")
+
+    if fin_lo and fin_hi:
+        r_hi = q(1.0 - xi, lower, upper, "q_hi")
+        r_lo = q(xi, lower, upper, "q_lo")
+    elif fin_lo:
+        r_hi = q(1.0 - xi, lower, upper, "q_hi")
+        r_lo = q(xi, lower, max(float(r_hi.estimate), lower + 1e-9 * max(1.0, abs(lower))), "q_lo")
+    elif fin_hi:
+        r_lo = q(xi, lower, upper, "q_lo")
+        r_hi = q(1.0 - xi, min(float(r_lo.estimate), upper - 1e-9 * max(1.0, abs(upper))), upper, "q_hi")
+    else:
+        r_hi = q(1.0 - xi, float(anchor), upper, "q_hi")
+        r_lo = q(xi, lower, float(anchor), "q_lo")
     q_hi, q_lo = float(r_hi.estimate), float(r_lo.estimate)
     crossed = q_lo > q_hi
     if crossed:  # post-processing of released values
