@@ -388,8 +388,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     se = None
     if conf is not None:
         z = float(_stats.norm.ppf(0.5 + float(level) / 2.0))
-        with np.errstate(invalid="ignore"):
-            se = (conf[:, 1] - conf[:, 0]) / (2.0 * z)
+        with np.errstate(invalid="ignore"):     # inf - inf: an unbounded interval has SE inf
+            se = conf[:, 1] / (2.0 * z) - conf[:, 0] / (2.0 * z)   # halves first: no overflow
     facts = {"n": n, "q": qs[0] if scalar else list(qs), "lower": lo, "upper": hi, "beta": beta,
              "anchor": anchor,
              "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
@@ -524,7 +524,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
         (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
     """
     from ..results.estimate import DPEstimate
-    from .quantile import default_max_steps
+    from .quantile import default_max_steps, k_max
 
     arr = check_data(x)
     eps, delta = check_eps_delta(eps, delta)
@@ -569,7 +569,8 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     # a released anchor (the median)
     anchor = _anchor(arr, B * f_anchor, model, qn, beta, None, noise, ledger) if anchored else None
     both = math.isfinite(l) and math.isfinite(u)
-    steps = W.grid_steps(l, u, beta) if both else default_max_steps(beta)
+    # k_max: the grid steps from l to u, capped (also when u - l overflows)
+    steps = k_max(l, u, beta) if both else default_max_steps(beta)
     if variant == "theoretical":
         xi, c_eff = W.xi_theoretical(n, float(eta), float(conf_delta)), None
     else:
@@ -586,19 +587,24 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
         # released clip points. Each term (clip(x_i) - c)^2 lies in [0, h^2], h = (q_hi - q_lo)/2, so
         # replacing one record moves their mean by at most h^2 / n (replace-one, n public); q_lo, q_hi
         # are released, so this is adaptive composition (W.noisy_clipped_mean calibrates the noise).
-        c = 0.5 * (res.q_lo + res.q_hi)
-        h2 = (0.5 * (res.q_hi - res.q_lo)) ** 2
-        d = (np.clip(arr, res.q_lo, res.q_hi) - c) ** 2
+        # (halves first and products, not **: no overflow for clip points near +-1e308; an infinite
+        # h^2 skips the release, a decision on released values only)
+        c = 0.5 * res.q_lo + 0.5 * res.q_hi
+        h = 0.5 * res.q_hi - 0.5 * res.q_lo
+        h2 = h * h
         if h2 > 0 and math.isfinite(h2):
+            dc = np.clip(arr, res.q_lo, res.q_hi) - c
+            d = np.minimum(dc * dc, h2)     # <= h^2 exactly (guards the last rounding bit)
             m2, _ = W.noisy_clipped_mean(d, 0.0, h2, budget=B * f_se, model=model, noise=noise,
                                          ledger=ledger, statistic="mean.second_moment")
             # post-processing: variance of the clipped data = E(d) - (mean - c)^2, kept in [0, h^2]
-            var = min(max(m2 - (res.estimate - c) ** 2, 0.0), h2)
+            dev = res.estimate - c
+            var = min(max(m2 - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
         else:
             var = 0.0
         sampling_sd = math.sqrt(var / n)
     noise_sd = float(res.noise_sd)
-    se = math.sqrt(noise_sd ** 2 + (sampling_sd or 0.0) ** 2)
+    se = math.hypot(noise_sd, sampling_sd or 0.0)
     # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
     # under zCDP; the sampling error is approximately normal (central limit theorem)
     if model == "pure":

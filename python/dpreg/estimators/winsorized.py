@@ -154,8 +154,11 @@ def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, no
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     lo, hi = float(lo), float(hi)
-    delta_sens = (hi - lo) / n
-    m = float(np.mean(np.clip(x, lo, hi)))
+    delta_sens = hi / n - lo / n                 # (hi - lo)/n without overflowing for ends near 1e308
+    if not math.isfinite(delta_sens) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
+        m = float(np.sum(np.clip(x, lo, hi) / n))  # each term <= 1e308/n: the sum cannot overflow
+    else:
+        m = float(np.mean(np.clip(x, lo, hi)))
     if model == "pure":
         value = laplace_mechanism(m, sensitivity_l1=delta_sens, eps=budget, noise=noise, ledger=ledger,
                                   statistic=statistic, share=share)
