@@ -1,6 +1,8 @@
 """Issue 15 items 1 and 3: statsmodels names on DPFit (the same released values), NotReleasedError for
 what needs unreleased data, and notebook display (_repr_html_ / _repr_markdown_)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -47,6 +49,9 @@ def test_conf_int_alpha_keyword(fit):
     with pytest.warns(UserWarning, match="alpha"):
         narrow = fit.conf_int(0.05)
     assert (narrow["upper"] - narrow["lower"] < b["upper"] - b["lower"]).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # an explicit level= is taken at its word
+        pd.testing.assert_frame_equal(fit.conf_int(level=0.05), narrow)
 
 
 @pytest.mark.parametrize("name", sorted(STATSMODELS_NOT_RELEASED) + ["resid", "fittedvalues"])

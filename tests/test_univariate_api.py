@@ -98,6 +98,7 @@ def test_same_bounds_argument_and_display(x):
         d = est.to_dict()
         assert set(d) >= {"estimate", "std_error", "conf_int", "privacy", "summary_text"}
         assert "<table" in est._repr_html_() and "|" in est._repr_markdown_()
+        assert r"\toprule" in est.summary().to_latex()
         assert est.conf_int().shape == (1, 2)
     # dp_mean's interval at another level is post-processing of its released SE parts
     assert (m.conf_int(0.5)["upper"] < m.conf_int(0.99)["upper"]).all()

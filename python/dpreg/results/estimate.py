@@ -106,6 +106,13 @@ class EstimateSummary:
         out += [f"<p>{_html.escape(t)}</p>" for t in self._notes() + [f"Warning: {w}" for w in e.warnings]]
         return "\n".join(out) + "\n"
 
+    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
+        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) with the notes under it."""
+        from .tables import render_latex
+        e = self._est
+        return render_latex(*self._table(), caption=caption or f"Differentially private {e.kind}",
+                            label=label, notes=self._notes() + [f"Warning: {w}" for w in e.warnings]) + "\n"
+
     def _repr_html_(self) -> str:
         return self.to_html()
 

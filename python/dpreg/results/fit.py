@@ -110,19 +110,22 @@ def _check_level(level):
 
 
 def _level_from_alpha(level, alpha):
-    """``alpha`` (statsmodels) -> ``level``; a level below 0.5 is almost always an alpha passed
-    positionally as in statsmodels' ``conf_int(0.05)``, so it is warned about."""
+    """``alpha`` (statsmodels' keyword) -> ``level``."""
     if alpha is not None:
         if level is not None:
             raise ValueError("give either level or alpha (= 1 - level), not both")
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 < alpha < 1):
             raise ValueError("alpha must be a number strictly between 0 and 1, e.g. 0.05")
         return 1.0 - float(alpha)
-    if isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 0.5:
-        warnings.warn(f"level = {level:g} asks for {100 * level:g}% intervals; dpreg's first argument is "
-                      f"the confidence level (statsmodels' conf_int(alpha) is conf_int(alpha={level:g}) "
-                      f"here)", UserWarning, stacklevel=3)
     return level
+
+
+def _warn_alpha_like(level):
+    """A positional level below 0.5 is almost always statsmodels' ``conf_int(0.05)`` (an alpha)."""
+    if isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 0.5:
+        warnings.warn(f"conf_int({level:g}) asks for {100 * level:g}% intervals: dpreg's first argument "
+                      f"is the confidence level (statsmodels' conf_int(alpha) is conf_int(alpha={level:g}) "
+                      f"here)", UserWarning, stacklevel=3)
 
 
 def _num(x):
@@ -456,7 +459,7 @@ class DPFit:
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"
 
-    def conf_int(self, level: float | None = None, *, alpha: float | None = None) -> pd.DataFrame:
+    def conf_int(self, *args, level: float | None = None, alpha: float | None = None) -> pd.DataFrame:
         """Confidence intervals with columns ``lower``, ``upper`` (level None: the fit's ``level``,
         0.95 unless the method's ``level`` option was set). ``alpha`` (statsmodels' keyword) is the
         same as ``level = 1 - alpha``; the result has statsmodels' shape (one row per term, two
@@ -465,6 +468,11 @@ class DPFit:
         The release's own intervals when computed at this level (percentile bootstrap, spec 6.5),
         else percentiles of its bootstrap replicates, else Wald z intervals beta +/- z SE (spec 6.4).
         NaN where the method offers no inference."""
+        if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
+            if len(args) > 1 or level is not None:
+                raise TypeError("conf_int() takes one level, positionally or as level=")
+            level = args[0]
+            _warn_alpha_like(level)
         level = _level_from_alpha(level, alpha)
         level = self.level if level is None else level
         _check_level(level)
@@ -727,7 +735,7 @@ class DPFit:
         from .. import __version__
         r = self._release
         level = self.level
-        ci95 = self.conf_int(level)
+        ci95 = self.conf_int(level=level)
         se = self.std_errors
         p = self.p_values()
         table = {
@@ -1173,7 +1181,7 @@ class Summary:
         """Estimate, Std. Error, z value, Pr(>|z|), the two CI bounds and the noise share; NaN where
         not available."""
         f = self.fit
-        ci = f.conf_int(self.level)
+        ci = f.conf_int(level=self.level)
         table = pd.DataFrame({
             "Estimate": f.coef, "Std. Error": f.std_errors, "z value": f.z_values(),
             "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],

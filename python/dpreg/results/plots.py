@@ -41,7 +41,7 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
     offsets = (np.arange(k) - (k - 1) / 2) * 0.22
     for i, (fit, label) in enumerate(zip(fits, labels)):
         est = fit.coef.reindex(terms).to_numpy(float)
-        ci = fit.conf_int(level).reindex(terms)
+        ci = fit.conf_int(level=level).reindex(terms)
         lo, hi = ci["lower"].to_numpy(float), ci["upper"].to_numpy(float)
         y = ypos + offsets[i]
         has = np.isfinite(lo) & np.isfinite(hi)
