@@ -16,8 +16,6 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,bench,plots]'
-	# offline datasets (diamonds, penguins, Bikeshare): only the CSV files inside these wheels are read
-	$(PY) -m pip install --quiet --no-deps 'plotnine>=0.12' 'ISLP>=0.4'
 	touch $(STAMP)
 
 # R and its packages come from Debian (CRAN is not reachable from these machines).

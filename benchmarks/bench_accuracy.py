@@ -1,7 +1,7 @@
 """Test MSE / MSE_OLS of adassp, boosted_adassp and auto (declared / private bounds) and diffprivlib on real data.
 
-Datasets (offline, from installed packages via dpreg.datasets): diamonds (plotnine) with outcome
-log(price) and price, Bikeshare (ISLP) with outcome bikers, plus a synthetic numeric-only design
+Datasets (shipped inside dpreg, via dpreg.datasets): diamonds with outcome
+log(price) and price, Bikeshare with outcome bikers, plus a synthetic numeric-only design
 (no factor dummies) as a contrast. 80/20 train/test split per seed; every
 fit goes end to end through ``dpreg.dp_lm``; "declared" uses the documented public ranges of
 dpreg.datasets, "private" leaves the ranges to the private-bounds step (10% of eps by default).

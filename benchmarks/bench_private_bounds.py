@@ -2,7 +2,7 @@
 
 Usage: ``python -m benchmarks private_bounds [--seeds 20] [--eps 0.05 0.1 0.2] [--datasets diamonds bikeshare penguins]``
 
-For every numeric column of diamonds (plotnine), Bikeshare (ISLP) and penguins (plotnine; rows with
+For every numeric column of diamonds, Bikeshare and penguins (shipped in dpreg.datasets; rows with
 a missing value in that column left out), the range is estimated exactly as ``build_design`` does
 (``dpreg.design.private_bounds.private_ranges``: upper end searched up from 0, lower end searched
 down from the released upper end, quantile levels from the public rule) with ``eps`` pure-DP for that

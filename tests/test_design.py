@@ -403,7 +403,8 @@ def test_more_formula_and_level_forms():
     with pytest.warns(PrivacyLeakWarning, match="'z'"):
         d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels="data")
     assert d.public.schema.variables["z"].levels_source == "data" and not d.public.schema.private
-    with pytest.warns(UserWarning, match="not in the data"):
+    # a misspelt key is an error (it would leave the real column undeclared)
+    with pytest.raises(DesignError, match="not in the data"):
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
     d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})
     assert d.terms == ["Intercept", "z"]

@@ -655,19 +655,23 @@ def test_univariate_neighbours_same_ledger():
     x2[0] = Y_PLANT
     for fn, args, kw in ((dpreg.dp_mean, (), {"bounds": (-100, 100)}),
                          (dpreg.dp_mean, (), {"bounds": (-100, 100), "delta": 1e-6}),
-                         (dpreg.dp_quantile, (0.5,), {"lower": -100.0, "upper": 100.0})):
+                         (dpreg.dp_quantile, (0.5,), {"bounds": (-100.0, 100.0)})):
         a = fn(x, *args, eps=1.0, random_state=5, **kw).to_dict()
         b = fn(x2, *args, eps=1.0, random_state=5, **kw).to_dict()
+        # released values (and text printing them): estimate, clip points, interval ends, SE parts
         assert set(collapse(diff_paths(a, b))) <= {"/estimate", "/facts/q_lo", "/facts/q_hi", "/facts/sensitivity",
                                                    "/facts/noise_sd", "/privacy/ledger[]/sensitivity",
-                                                   "/privacy/ledger[]/noise_scale"}
+                                                   "/privacy/ledger[]/noise_scale", "/std_error",
+                                                   "/conf_int/lower[]", "/conf_int/upper[]", "/facts/conf_int[]",
+                                                   "/facts/conf_int[][]",
+                                                   "/facts/sampling_sd", "/summary_text"}
         _assert_clean(json.dumps(b), fn.__name__)
 
 
 def test_univariate_random_state():
     x = np.random.default_rng(4).normal(10, 2, 2000)
     for fn, args, kw in ((dpreg.dp_mean, (), {"bounds": (-100, 100)}),
-                         (dpreg.dp_quantile, (0.5,), {"lower": -100.0, "upper": 100.0})):
+                         (dpreg.dp_quantile, (0.5,), {"bounds": (-100.0, 100.0)})):
         a = fn(x, *args, eps=1.0, random_state=5, **kw)
         b = fn(x, *args, eps=1.0, random_state=5, **kw)
         # a quantile lands on a grid point (spacing about 0.11 near 10 on a grid from -100, i.e. about

@@ -28,7 +28,7 @@ def data():
 @pytest.mark.parametrize("q", [0.1, 0.5, 0.975])
 def test_dp_quantile_huge_eps_is_grid_rounded_empirical_quantile(data, q):
     # T1 through the public API: q*n non-integer (n = 1001); noise scale 2e-9 cannot move a count by 1.
-    est = dpreg.dp_quantile(data, q, eps=1e9, lower=-50, upper=50, random_state=3)
+    est = dpreg.dp_quantile(data, q, eps=1e9, bounds=(-50, 50), inference=False, random_state=3)
     xs = np.sort(data)
     n = data.size
     if q >= 0.5:
@@ -43,19 +43,31 @@ def test_dp_quantile_huge_eps_is_grid_rounded_empirical_quantile(data, q):
     assert sum(r["eps"] for r in est.privacy.ledger) == pytest.approx(1e9, rel=1e-12)
 
 
-def test_dp_quantile_needs_starting_bound(data):
-    with pytest.raises(ValueError, match="lower"):
-        dpreg.dp_quantile(data, 0.5, eps=1.0)
-    with pytest.raises(ValueError, match="upper"):
-        dpreg.dp_quantile(data, 0.2, eps=1.0, lower=-5)
-    # one-sided bounds are enough
-    est = dpreg.dp_quantile(data, 0.9, eps=1.0, lower=-100, random_state=1)
-    assert np.isfinite(est.estimate)
+def test_dp_quantile_needs_no_bound(data):
+    # issue 15: no bound (private anchor), or one bound on either side, serves any level
+    xs = np.sort(data)
+    for bounds in (None, (-5, None), (None, 50), (-5, np.inf)):
+        for q in (0.2, 0.5, 0.9):
+            est = dpreg.dp_quantile(data, q, eps=1e6, bounds=bounds, inference=False, random_state=1)
+            # huge eps: the noise cannot move a count by more than a few rows; the grid step near the
+            # quantile is at most (beta - 1)(|v - start| + 1) < 0.06 here
+            k = int(q * data.size)
+            assert xs[k - 3] - 0.06 <= est.estimate <= xs[k + 3] + 0.06
+    anchored = dpreg.dp_quantile(data, 0.5, eps=1.0, inference=False, random_state=1)
+    assert anchored.facts["anchor"] is not None
+    assert anchored.privacy.ledger[0]["statistic"].startswith("anchor")
+    assert sum(r["eps"] for r in anchored.privacy.ledger) == pytest.approx(1.0, rel=1e-12)
+    # the old keywords still work, with a FutureWarning
+    with pytest.warns(FutureWarning, match="bounds"):
+        old = dpreg.dp_quantile(data, 0.9, eps=1.0, lower=-100, random_state=1)
+    assert np.isfinite(old.estimate)
+    with pytest.raises(ValueError):
+        dpreg.dp_quantile(data, 0.9, eps=1.0, lower=-100, bounds=(-100, None))
 
 
 def test_dp_quantile_zcdp_and_gaussian_label(data):
     with pytest.warns(UserWarning, match="Lemma D.1"):
-        est = dpreg.dp_quantile(data, 0.5, eps=1.0, delta=1e-6, lower=-50, upper=50,
+        est = dpreg.dp_quantile(data, 0.5, eps=1.0, delta=1e-6, bounds=(-50, 50),
                                 quantile_noise="gaussian", random_state=2)
     assert est.facts["accounting"] == "zcdp" and est.facts["quantile_noise"] == "gaussian"
     assert any("Lemma D.1" in w for w in est.warnings)
@@ -64,7 +76,7 @@ def test_dp_quantile_zcdp_and_gaussian_label(data):
     assert est.facts["rho"] == pytest.approx(0.02436, abs=2e-5)
     assert est.privacy.rho == pytest.approx(est.facts["rho"], rel=1e-9)
     with pytest.raises(ValueError, match="zCDP"):
-        dpreg.dp_quantile(data, 0.5, eps=1.0, lower=-50, quantile_noise="gaussian")
+        dpreg.dp_quantile(data, 0.5, eps=1.0, bounds=(-50, None), quantile_noise="gaussian")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -91,7 +103,7 @@ def test_pmwm_huge_budget_interval_oracle(data, c):
 
 
 def test_dp_mean_huge_eps_is_clipped_mean_at_released_points(data):
-    est = dpreg.dp_mean(data, eps=1e9, bounds=(-50, 50), random_state=5)
+    est = dpreg.dp_mean(data, eps=1e9, bounds=(-50, 50), inference=False, random_state=5)
     clipped = np.mean(np.clip(data, est.q_lo, est.q_hi))
     # noise sd = sqrt(2) * (q_hi - q_lo)/n / (1e9 * 1/2) ~ 3e-11
     assert est.estimate == pytest.approx(clipped, abs=1e-9)
@@ -158,7 +170,7 @@ def test_one_sided_pmwm_budget_and_support():
 # dp_mean API, accounting and warnings
 # ------------------------------------------------------------------------------------------------
 def test_dp_mean_ledger_and_statement(data):
-    est = dpreg.dp_mean(data, eps=2.0, bounds=(-50, 50), random_state=1)
+    est = dpreg.dp_mean(data, eps=2.0, bounds=(-50, 50), inference=False, random_state=1)
     led = est.privacy.ledger
     assert len(led) == 5   # threshold/steps for both quantiles, then the mean
     assert sum(r["eps"] for r in led) == pytest.approx(2.0, rel=1e-12)
@@ -214,8 +226,9 @@ def test_no_data_values_in_output():
 BAD = [
     (dict(x=[]), ValueError), (dict(x=[1.0, np.nan]), ValueError), (dict(x=[1.0, np.inf]), ValueError),
     (dict(x=["a", "b"]), TypeError), (dict(eps=0), ValueError), (dict(eps=np.inf), ValueError),
-    (dict(delta=1.0), ValueError), (dict(bounds=None), ValueError), (dict(bounds=(1, 1)), ValueError),
-    (dict(bounds=(-np.inf, 1)), ValueError), (dict(beta=1.0), ValueError), (dict(trim_count=0), ValueError),
+    (dict(delta=1.0), ValueError), (dict(bounds=(1, 2, 3)), ValueError), (dict(bounds=(1, 1)), ValueError),
+    (dict(bounds=(np.inf, 1)), ValueError), (dict(beta=1.0), ValueError), (dict(trim_count=0), ValueError),
+    (dict(se_fraction=1.0), ValueError), (dict(level=95), ValueError),
     (dict(eta=0.5), ValueError), (dict(split=(0.5, 0.5, 0.5)), ValueError),
     (dict(accounting="zcdp"), ValueError), (dict(trim="x"), ValueError),
 ]
@@ -233,7 +246,10 @@ def test_bad_inputs_raise_before_any_release(kw, exc):
 def test_bad_quantile_levels():
     for q in (0, 1, -0.1, 1.5, True):
         with pytest.raises(ValueError):
-            dpreg.dp_quantile([1.0, 2.0], q, eps=1.0, lower=-5, upper=5)
+            dpreg.dp_quantile([1.0, 2.0], q, eps=1.0, bounds=(-5, 5))
+    for q in ([], [0.5, 0.5], [0.2, 1.0], "0.5"):
+        with pytest.raises(ValueError):
+            dpreg.dp_quantile([1.0, 2.0], q, eps=1.0, bounds=(-5, 5))
 
 
 def test_n_equals_one_works():

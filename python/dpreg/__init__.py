@@ -23,6 +23,9 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
     if name == "PrivacyStatement":
         from .privacy.statement import PrivacyStatement
         return PrivacyStatement
+    if name == "plot_coef":
+        from .results.plots import coef_plot
+        return coef_plot
     if name == "compare":
         from .results.compare import compare
         return compare
@@ -31,4 +34,4 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
 
 __all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
            "PrivacyStatement", "PrivacyLeakWarning", "DPRegError", "EstimationFailed", "BudgetExceeded",
-           "compare"]
+           "compare", "plot_coef"]

@@ -305,7 +305,12 @@ def _estimate(kind: str, x, q, options: dict):
     if isinstance(seed, float) and seed.is_integer():
         seed = int(seed)
     if "bounds" in options and options["bounds"] is not None:
-        options["bounds"] = tuple(float(v) for v in _as_list(options["bounds"]))
+        options["bounds"] = tuple(None if v is None else float(v) for v in _as_list(options["bounds"]))
+    if kind == "quantile" and ("lower" in options or "upper" in options):
+        # the R wrapper's lower=/upper= are dp_quantile's bounds=(lower, upper) (None: not declared)
+        lo, hi = options.pop("lower", None), options.pop("upper", None)
+        if options.get("bounds") is None:
+            options["bounds"] = (None if lo is None else float(lo), None if hi is None else float(hi))
     try:
         values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
     except (TypeError, ValueError):   # float()'s message would quote the offending value

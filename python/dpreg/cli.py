@@ -42,8 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
     f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
     f.add_argument("--method", default="auto", help="estimator (default: auto)")
-    f.add_argument("--bounds", help='JSON file {"column": [lower, upper], ...} of public ranges, or the '
-                                    'word data (exploration only: not private)')
+    f.add_argument("--bounds", help='public ranges as inline JSON \'{"column": [lower, upper], ...}\' or a '
+                                    'JSON file holding it, or the word data (exploration only: not private)')
     f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...} of public levels '
                                     '(others are selected privately), or the word data (exploration only: '
                                     'not private)')
@@ -77,7 +77,13 @@ def _bounds(arg):
         return None
     if arg == "data":
         return "data"
-    raw = _read_json(arg, "bounds")
+    if arg.lstrip().startswith("{"):   # inline JSON: --bounds '{"price": [300, 19000]}'
+        try:
+            raw = json.loads(arg)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--bounds is not valid JSON (column {exc.colno})") from None
+    else:
+        raw = _read_json(arg, "bounds")
     if not isinstance(raw, dict):
         raise UsageError('bounds JSON must be an object {"column": [lower, upper], ...}')
     out = {}

@@ -9,15 +9,13 @@
 5. the ordinary, NON-PRIVATE least-squares fit (statsmodels), clearly labelled, as a reference for
    the reader of the demo only (a DP analysis would never publish it).
 
-The data ship inside the plotnine wheel (``plotnine/data/diamonds.csv``, ggplot2's diamonds, 53,940
-rows); the file is located with ``importlib.util.find_spec`` without importing plotnine (slow).
+The data ship inside dpreg (``dpreg/data/diamonds.csv.gz``, ggplot2's diamonds, 53,940 rows, MIT
+licence; see ``dpreg.datasets``).
 The seeds are fixed so the demo prints the same numbers every time: seeded fits are labelled
 "reproducible, not for release".
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 import time
 import warnings
@@ -36,20 +34,10 @@ FORMULA = "np.log(price) ~ np.log(carat) + C(cut) + C(color) + C(clarity) + dept
 EPS, DELTA = 1.0, 1e-6
 
 
-def diamonds_path() -> str | None:
-    spec = importlib.util.find_spec("plotnine")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = os.path.join(list(spec.submodule_search_locations)[0], "data", "diamonds.csv")
-    return path if os.path.exists(path) else None
-
-
 def load():
     import pandas as pd
-    path = diamonds_path()
-    if path is None:
-        return None
-    df = pd.read_csv(path)
+    from .datasets import _read
+    df = _read("diamonds")
     for col, lev in LEVELS.items():
         df[col] = pd.Categorical(df[col].astype(str), categories=lev)
     return df[["price", "carat", "depth", "cut", "color", "clarity"]]
@@ -62,11 +50,6 @@ def rule(title: str) -> str:
 def main(argv=None) -> int:
     t0 = time.time()
     df = load()
-    if df is None:
-        print("dpreg demo: the diamonds data ship inside the Python package 'plotnine', which is not "
-              "installed here (pip install plotnine, or run `make demo`, which installs it).",
-              file=sys.stderr)
-        return 1
     import dpreg
 
     print(rule("dpreg demo: differentially private regression on diamonds (n = %d)" % len(df)))

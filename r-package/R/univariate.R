@@ -69,8 +69,12 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   cat("Differentially private ", what, "\n", sep = "")
   cat("Estimate: ", format(x$estimate, digits = digits), sep = "")
   if (is.finite(x$std.error)) {
-    cat("   Std. Error: ", format(x$std.error, digits = digits),
-        " (privacy noise of the mean step)", sep = "")
+    what_se <- if (identical(x$kind, "quantile")) {
+      " (half-width of the released interval / z)"
+    } else if (is.null(x$facts$sampling_sd)) {
+      " (privacy noise of the mean step only)"
+    } else " (sampling error and privacy noise)"
+    cat("   Std. Error: ", format(x$std.error, digits = digits), what_se, sep = "")
   }
   cat("\nn = ", x$nobs, " (public)\n", sep = "")
   p <- x$privacy

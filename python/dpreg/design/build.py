@@ -331,8 +331,15 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     bounds_mode, declared = _norm_bounds(bounds, parsed.variables)
     unknown_keys = [k for k in list(declared) + list(levels) if k not in df.columns]
     if unknown_keys:
-        warnings.warn("bounds/levels given for column(s) not in the data (ignored): "
-                      + ", ".join(repr(k) for k in dict.fromkeys(unknown_keys)), UserWarning, stacklevel=2)
+        # an error, not a warning: a misspelt key ({"prise": ...}) would leave the real column
+        # undeclared, and the fit would silently spend budget estimating its range instead
+        import difflib
+        cols = [str(c) for c in df.columns]
+        hints = []
+        for k in dict.fromkeys(unknown_keys):
+            close = difflib.get_close_matches(str(k), cols, n=1)
+            hints.append(repr(k) + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints))
     schema = Schema(outcome=outcome_var)
     leak = _Leaks(bool(strict), schema)
     if bounds_mode == "data":
@@ -570,6 +577,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     # ---- model matrix -------------------------------------------------------------------------
     data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
                                **cat_frame})
+    # public: from the formula and the declared levels only (checked before the data are coded)
+    encodings = {expr: _encoding(info, schema) for expr, info in parsed.factors.items()
+                 if info.kind == "categorical"}
     X_df, spec_state = _model_matrix(parsed, data_frame, schema)
     terms = list(X_df.columns)
     X = X_df.to_numpy(dtype=float)
@@ -589,7 +599,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             raise DesignError(f"column {name!r} is categorical and cannot be used in arithmetic")
         return r
 
-    lower, upper = _column_intervals(parsed, X_df, spec_state["structure"], var_iv)
+    lower, upper = _column_intervals(parsed, X_df, spec_state["structure"], var_iv, encodings)
     if not np.all(np.isfinite(X)):
         bad = [terms[j] for j in range(d) if not np.all(np.isfinite(X[:, j]))]
         raise DesignError(f"the term(s) {', '.join(map(repr, bad))} produce non-finite values; declare "
@@ -611,7 +621,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
 
     blocks = []
     for st in spec_state["structure"]:
-        if len(st["factors"]) == 1 and st["kinds"][0] == "categorical":
+        # a factor block has one-hot semantics (values 0/1, at most one 1 per row: norm <= 1), which the
+        # scaling relies on; other contrasts (Sum, Helmert, ...) are numeric columns with public intervals
+        if len(st["factors"]) == 1 and st["kinds"][0] == "categorical" and \
+                encodings.get(st["factors"][0], (0.0, 1.0, True))[2]:
             blocks.append([terms.index(c) for c in st["columns"]])
     public = PublicDesign(formula=formula, outcome=parsed.lhs_factor.expr, terms=terms,
                           has_intercept="Intercept" in terms, column_lower=lower, column_upper=upper,
@@ -696,7 +709,32 @@ def _model_matrix(parsed, frame, schema):
     return mm, state
 
 
-def _column_intervals(parsed, X_df, structure, var_iv):
+def _encoding(info, schema):
+    """(lower, upper, one_hot) of the columns a categorical factor (C(x) or C(x, contrast)) can
+    produce, from its DECLARED levels only: the factor is coded on a frame holding each level once
+    (reduced and full-rank codings), so no data value is read. Treatment coding gives (0, 1, True)."""
+    from formulaic import model_matrix
+    var = info.variables[0]
+    vs = schema.variables.get(var)
+    if vs is None or not vs.levels:
+        return 0.0, 1.0, True
+    frame = pd.DataFrame({var: pd.Categorical.from_codes(np.arange(len(vs.levels)),
+                                                         categories=_safe_categories(vs.levels, var))})
+    vals = []
+    for f in (info.expr, f"{info.expr} - 1"):
+        try:
+            mm = model_matrix(f, frame, context=FORMULA_CONTEXT)
+        except Exception:
+            raise DesignError(f"the term {info.expr!r} cannot be coded with the declared levels of {var!r} "
+                              "(is the contrast's reference level one of them?)") from None
+        vals.append(mm.drop(columns=[c for c in mm.columns if c == "Intercept"]).to_numpy(dtype=float))
+    lo = min(0.0, *(float(v.min()) for v in vals if v.size))
+    hi = max(1.0, *(float(v.max()) for v in vals if v.size))
+    one_hot = all(v.size == 0 or (np.isin(v, (0.0, 1.0)).all() and (v.sum(axis=1) <= 1).all()) for v in vals)
+    return lo, hi, bool(one_hot)
+
+
+def _column_intervals(parsed, X_df, structure, var_iv, encodings=None):
     lower = np.full(X_df.shape[1], np.nan)
     upper = np.full(X_df.shape[1], np.nan)
     col_index = {c: j for j, c in enumerate(X_df.columns)}
@@ -706,7 +744,8 @@ def _column_intervals(parsed, X_df, structure, var_iv):
             if kind == "intercept":
                 continue
             if kind == "categorical":
-                iv = product(iv, (0.0, 1.0))
+                lo_c, hi_c, _ = (encodings or {}).get(expr, (0.0, 1.0, True))
+                iv = product(iv, (lo_c, hi_c))
             else:
                 info = parsed.factors[expr]
                 iv = product(iv, interval_of(info.tree, info.names, var_iv, info.expr))

@@ -141,8 +141,38 @@ def _func_name(node) -> str | None:
     return None
 
 
+#: contrast codings accepted as the second argument of C(): patsy-style names and formulaic's
+#: contr.* (public constants only, e.g. C(x, Treatment("b")), C(x, Sum), C(x, contr.treatment("b")))
+CONTRAST_NAMES = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
+CONTR_NAMES = ("treatment", "sum", "helmert", "diff", "poly")
+
+
+def _check_contrast(node, expr: str) -> None:
+    target = node.func if isinstance(node, ast.Call) else node
+    ok = (isinstance(target, ast.Name) and target.id in CONTRAST_NAMES) or (
+        isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+        and target.value.id == "contr" and target.attr in CONTR_NAMES)
+    if not ok:
+        raise FormulaError(f"term {expr!r}: the second argument of C() must be a contrast coding: "
+                           f"{', '.join(CONTRAST_NAMES)} or contr.{{{', '.join(CONTR_NAMES)}}}, e.g. "
+                           "C(x, Treatment('b')); declare the levels with levels={'x': [...]}")
+    if isinstance(node, ast.Call):
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            if not isinstance(a, ast.Constant):
+                raise FormulaError(f"term {expr!r}: contrast arguments must be public constants, e.g. "
+                                   "Treatment('b') (the reference level, one of the declared levels)")
+
+
 def _check_calls(tree, expr: str) -> None:
+    skip = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _func_name(node.func) == "C" and len(node.args) == 2 \
+                and not node.keywords:
+            _check_contrast(node.args[1], expr)
+            skip |= {id(n) for n in ast.walk(node.args[1])}
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Call):
             name = _func_name(node.func)
             if name is None:
@@ -157,9 +187,10 @@ def _check_calls(tree, expr: str) -> None:
                 raise FormulaError(f"term {expr!r}: {name}() computes a statistic of the data; transforms "
                                    "must be row-wise (log, sqrt, exp, I(...), C(...))")
             if name in ("I", "C") or name in ALLOWED_FUNCTIONS:
-                if name == "C" and (len(node.args) != 1 or node.keywords):
-                    raise FormulaError(f"term {expr!r}: use C(x) without extra arguments; declare the "
-                                       "levels with levels={'x': [...]} (first = reference)")
+                if name == "C" and (len(node.args) not in (1, 2) or node.keywords):
+                    raise FormulaError(f"term {expr!r}: use C(x) or C(x, contrast) such as "
+                                       "C(x, Treatment('b')) or C(x, Sum); declare the levels with "
+                                       "levels={'x': [...]} (first = reference)")
                 if name in ("I",) + tuple(ALLOWED_FUNCTIONS) and (len(node.args) != 1 or node.keywords):
                     raise FormulaError(f"term {expr!r}: {name}() takes exactly one argument here")
                 continue
@@ -272,7 +303,7 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
 def categorical_in_formula(formula: str) -> set[str]:
     """Columns wrapped in C(...) anywhere in the formula (textual scan, used before parsing)."""
     out = set()
-    for m in re.finditer(r"(?<![\w.])C\(\s*(`(?:[^`\\]|\\.)*`|[A-Za-z_]\w*)\s*\)", formula):
+    for m in re.finditer(r"(?<![\w.])C\(\s*(`(?:[^`\\]|\\.)*`|[A-Za-z_]\w*)\s*[,)]", formula):
         name = m.group(1)
         out.add(name[1:-1].replace("\\`", "`") if name.startswith("`") else name)
     return out

@@ -188,7 +188,7 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
 
 def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
         beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
-        statistic: str = "quantile") -> QuantileResult:
+        statistic: str = "quantile", direction: str | None = None) -> QuantileResult:
     """Unbounded private quantile of ``x`` at level ``q`` (spec winsorized_sa 1.2-1.7).
 
     Parameters
@@ -205,6 +205,10 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     quantile_noise : "exponential" (default, spec 1.1), "laplace" (Lyu-Su-Li 2017) or, with rho,
         "gaussian" (spec 1.5c, unproven charge).
     max_steps : cap on grid steps (default ``floor(700/log(beta))`` when ``upper`` is infinite).
+    direction : None (the rule above, by q), ``"up"`` (walk up from a finite ``lower`` for any q) or
+        ``"down"`` (walk the negated data up from a finite ``-upper`` for any q). The privacy argument
+        above does not use q (the counts are monotone whatever the level), so both directions cost
+        the same; the direction only decides where the grid is fine (near its start).
 
     Errors are raised before anything is added to the ledger; messages never quote data values.
     """
@@ -219,9 +223,12 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     if max_steps is not None and (isinstance(max_steps, bool) or int(max_steps) != max_steps
                                   or max_steps < 1):
         raise ValueError("max_steps must be a positive integer")
-    if q >= 0.5 and not math.isfinite(lower):
+    if direction not in (None, "up", "down"):
+        raise ValueError("direction must be None, 'up' or 'down'")
+    up = (q >= 0.5) if direction is None else (direction == "up")
+    if up and not math.isfinite(lower):
         raise ValueError("a quantile with q >= 1/2 needs a finite lower bound (the search walks up from it)")
-    if q < 0.5 and not math.isfinite(upper):
+    if not up and not math.isfinite(upper):
         raise ValueError("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
     kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
     arr = np.asarray(x, dtype=float).ravel()
@@ -241,7 +248,7 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         ledger.add(LedgerEntry(statistic=f"{statistic}: {part}", mechanism=mech, sensitivity=1.0,
                                noise_scale=float(scale), note=note, **cost))
 
-    if q >= 0.5:
+    if up:
         srt = np.sort(arr)
         val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, kind, s_thr, s_step,
                                                      noise, max_steps)

@@ -139,138 +139,401 @@ def _emit(msgs):
 # ------------------------------------------------------------------------------------------------
 # dp_quantile
 # ------------------------------------------------------------------------------------------------
+#: share of the budget spent on the private anchor when no bound is declared (our choice, the same
+#: 10% as dp_lm's private ranges)
+ANCHOR_SHARE = 0.10
+#: share of the miscoverage 1 - level given to the privacy-noise bound of each interval end
+PRIVACY_ALPHA_SHARE = 0.1
+
+
+def check_bounds_pair(bounds, *, lower=None, upper=None, name="bounds"):
+    """``bounds=(lower, upper)`` with None or +-inf for an end that is not declared; the legacy
+    ``lower=``/``upper=`` keywords of dp_quantile are accepted with a FutureWarning."""
+    if lower is not None or upper is not None:
+        if bounds is not None:
+            raise ValueError("give bounds=(lower, upper) only (lower= and upper= are its old spelling)")
+        _warnings.warn("dp_quantile(lower=, upper=) is deprecated: use bounds=(lower, upper), with None "
+                       "for an end you do not declare", FutureWarning, stacklevel=3)
+        bounds = (lower, upper)
+    if bounds is None:
+        return -math.inf, math.inf
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper); use None for an end you do not "
+                         "declare") from None
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+    for end, v in (("lower", lo), ("upper", hi)):
+        if not _is_number(v) or math.isnan(v):
+            raise ValueError(f"the {end} end of {name} must be a number or None")
+    lo, hi = float(lo), float(hi)
+    if lo == math.inf or hi == -math.inf:
+        raise ValueError(f"{name}: lower cannot be +inf and upper cannot be -inf")
+    if lo >= hi:
+        raise ValueError(f"{name} must satisfy lower < upper")
+    return lo, hi
+
+
+def _check_levels(q):
+    """q as a list of levels in (0, 1) and whether it was a scalar."""
+    if _is_number(q):
+        qs, scalar = [q], True
+    else:
+        try:
+            qs = list(np.asarray(q, dtype=object).ravel())
+        except Exception:
+            raise ValueError("q must be a number in (0, 1) or a sequence of them") from None
+        scalar = False
+        if not qs:
+            raise ValueError("q must contain at least one level")
+    if not all(_is_number(v) and 0 < v < 1 for v in qs):
+        raise ValueError("q must be a number in (0, 1) or a sequence of numbers in (0, 1)")
+    qs = [float(v) for v in qs]
+    if len(set(qs)) != len(qs):
+        raise ValueError("q must not repeat a level")
+    return qs, scalar
+
+
+def _rank_error_bound(kind: str, b: float, steps: int, alpha_p: float) -> float | None:
+    """Rank distance r (in rows) such that one search's stop lies within r rows of its target count
+    with probability >= 1 - alpha_p, or None for noise without a derivation here.
+
+    Derivation (upward search; the downward one is its mirror on the negated data). The search stops
+    at the first k with c_k + Z_k > q n + Z_0, with c_k = #{x < g_k} increasing in k.
+    * exponential noise (Z >= 0): at the stop c_K > q n - Z_K >= q n - max_k Z_k, and before it
+      c_{K-1} <= q n + Z_0 - Z_{K-1} <= q n + Z_0. P(Z_0 > b t) = e^{-t}; a union bound over the at
+      most ``steps`` step draws gives P(max_k Z_k > b (log steps + t)) <= e^{-t}. Both ends of the
+      interval are guarded by the larger of the two, with t = log(1 / alpha_p).
+    * Laplace noise: |Z_0| and max |Z_k| enter both sides; P(|Z| > b t) = e^{-t}, so with
+      t = log(2 / alpha_p) for each: r = b (2 t + log steps).
+    The +1 is the grid step: the released grid point is at most one count past the order statistic.
+    """
+    if kind == "exponential":
+        t = math.log(1.0 / alpha_p)
+        return b * (math.log(max(steps, 1)) + t) + 1.0
+    if kind == "laplace":
+        t = math.log(2.0 / alpha_p)
+        return b * (2.0 * t + math.log(max(steps, 1))) + 1.0
+    return None
+
+
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
-def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, quantile_noise=None,
-                accounting="auto", max_steps=None, random_state=None):
-    """Unbounded differentially private quantile (spec 1, 5.1; Durfee 2023 as used by Ramsay and
-    Spicker 2025, Section 2.4).
+def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
+                beta=1.001, quantile_noise=None, accounting="auto", max_steps=None, random_state=None,
+                lower=None, upper=None):
+    """Differentially private quantile(s) by the unbounded private quantile search.
+
+    Durfee (2023) as used by Ramsay and Spicker (2025, Section 2.4): a noisy walk over a
+    data-independent geometric grid that stops where the noisy count of points below the grid point
+    passes the noisy target q n.
 
     Parameters
     ----------
-    x : numeric vector (n >= 1; no missing or infinite values). Neighbours: replace one value.
-    q : level in (0, 1).
-    eps, delta : privacy budget; delta = 0 (default) gives pure eps-DP.
-    lower, upper : public search bounds. ``q >= 0.5`` needs a finite ``lower`` (the search walks up a
-        geometric grid from it); ``q < 0.5`` needs a finite ``upper``. Given both, the result is
-        clamped to [lower, upper]. The bounds may be very loose.
-    beta : grid ratio (default 1.001, paper Section 4): resolution near v is (beta-1)(v - lower + 1).
-    quantile_noise : "exponential" (default; pure DP, paper Section 2.4), "laplace" (Lyu-Su-Li
-        AboveThreshold), or "gaussian" (zCDP variant, paper Lemma D.1; unverified constant, labelled).
-    accounting : "auto" | "pure" | "zcdp" (spec 5.0).
-    max_steps : cap on grid steps when the far bound is infinite (default floor(700/log beta)).
-    random_state : None (secure) or int / numpy Generator (reproducible, marked seeded).
+    x : array-like of float
+        Numeric vector (n >= 1; no missing or infinite values). Neighbours: replace one value; n is
+        public.
+    q : float or sequence of float
+        Level(s) in (0, 1). Several levels are released jointly from the one budget (split equally
+        over the searches; the released values are sorted, which is post-processing).
+    eps : float
+        Privacy budget (> 0).
+    delta : float, default 0
+        0 gives pure eps-DP. The default differs from ``dp_lm`` (1e-6) on purpose: the quantile
+        search is pure DP, so no delta is needed; a delta > 0 only enables zCDP accounting.
+    bounds : (lower, upper), optional
+        Public bounds; either end may be None (not declared); with both, the result is clamped to
+        [lower, upper]. A level q >= 1/2 walks up from the lower bound, q < 1/2 down from the upper
+        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
+        private anchor (the median, searched from the declared bound, or both up and down from 0
+        without any) and the search starts there. Bounds may be very loose; the grid resolution near
+        v is (beta - 1)(|v - start| + 1).
+    budget : dpreg.Budget, optional
+        Charged with what the release spends; refused before anything is computed when it cannot pay.
+    inference : bool, default True
+        Also release, for each q, the two ends of a confidence interval (two more searches at the
+        levels q -+ (z sqrt(q (1 - q) / n) + r / n), with r the rank error bound of the search
+        noise): the interval covers the population quantile with probability >= ``level`` (sampling
+        error by the normal approximation to the binomial rank; privacy error by a tail bound).
+        The searches share the budget equally, so the point estimate gets a third of it.
+        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}.
+    level : float, default 0.95
+        Confidence level of the released interval.
+    beta : float, default 1.001
+        Grid ratio (paper Section 4).
+    quantile_noise : {"exponential", "laplace", "gaussian"}, optional
+        Default "exponential" (pure DP, paper Section 2.4); "gaussian" is the zCDP variant of the
+        paper's Lemma D.1 (unverified constant, labelled; no interval).
+    accounting : {"auto", "pure", "zcdp"}, default "auto"
+    max_steps : int, optional
+        Cap on grid steps when the far bound is infinite (default floor(700 / log beta)).
+    random_state : None, int or numpy Generator
+        None draws secure noise; a seed makes the result reproducible (marked "seeded").
+    lower, upper : float, optional
+        Deprecated spelling of ``bounds=(lower, upper)``.
 
-    Returns a :class:`dpreg.DPEstimate` (``kind="quantile"``).
+    Returns
+    -------
+    DPEstimate
+        ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
+        otherwise. ``conf_int()`` gives the released intervals.
     """
+    from scipy import stats as _stats
+
     from ..results.estimate import DPEstimate
+    from .quantile import default_max_steps, k_max, noise_scales
 
     arr = check_data(x)
-    if not _is_number(q) or not (0 < q < 1):
-        raise ValueError("q must be a number in (0, 1)")
+    qs, scalar = _check_levels(q)
     eps, delta = check_eps_delta(eps, delta)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
     check_accounting(accounting, delta)
-    lo = -math.inf if lower is None else lower
-    hi = math.inf if upper is None else upper
-    for name, v in (("lower", lo), ("upper", hi)):
-        if not _is_number(v) or math.isnan(v):
-            raise ValueError(f"{name} must be a number")
-    lo, hi = float(lo), float(hi)
-    if q >= 0.5 and not math.isfinite(lo):
-        raise ValueError("q >= 0.5 needs a finite public 'lower' bound (the search starts there)")
-    if q < 0.5 and not math.isfinite(hi):
-        raise ValueError("q < 0.5 needs a finite public 'upper' bound (the search starts there)")
-    if lo >= hi:
-        raise ValueError("lower must be smaller than upper")
+    lo, hi = check_bounds_pair(bounds, lower=lower, upper=upper)
     if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or max_steps < 1):
         raise ValueError("max_steps must be a positive integer")
-    model, budget, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
+    if not _is_number(level) or not (0 < level < 1):
+        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+    model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
     qn = quantile_noise or "exponential"
+    _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
+
+    n = int(arr.size)
+    k = len(qs)
+    fin_lo, fin_hi = math.isfinite(lo), math.isfinite(hi)
+    with_interval = bool(inference) and qn in ("exponential", "laplace")
+    # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
+    # walk towards a far quantile in the other direction would stop early: its count margin is small);
+    # a missing start is replaced by a released anchor (the median)
+    sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_interval else set())
+    anchored = (True in sides and not fin_lo) or (False in sides and not fin_hi)
+    B_rest = B * (1.0 - ANCHOR_SHARE) if anchored else B
+    per_q = 3 if with_interval else 1
+    B_each = B_rest / (k * per_q)
+    kw_each = {"eps": B_each} if model == "pure" else {"rho": B_each}
+    _, b_each, _, _ = noise_scales(quantile_noise=qn, **kw_each)
 
     noise = NoiseSource(random_state)
     ledger = Ledger()
-    kw = {"eps": budget} if model == "pure" else {"rho": budget}
-    res = W._upq()(arr, float(q), lower=lo, upper=hi, noise=noise, ledger=ledger, beta=beta,
-                   quantile_noise=qn, max_steps=max_steps, statistic=f"quantile({format(q, 'g')})", **kw)
     msgs = []
+    upq = W._upq()
+
+    # where the searches start (public facts, or the released anchor)
+    anchor = _anchor(arr, B * ANCHOR_SHARE, model, qn, beta, max_steps, noise, ledger, lo, hi) \
+        if anchored else None
+    if fin_lo and fin_hi:
+        steps = k_max(lo, hi, beta, max_steps)
+    else:
+        steps = max_steps or default_max_steps(beta)
+
+    def search(level_q, label):
+        if fin_lo and fin_hi:
+            start_lo, start_hi = lo, hi
+        elif level_q >= 0.5:       # walk up: from the declared lower bound, else from the anchor
+            start_lo, start_hi = (lo if fin_lo else anchor), hi
+        else:                      # walk down: from the declared upper bound, else from the anchor
+            start_lo, start_hi = lo, (hi if fin_hi else anchor)
+        if not start_lo < start_hi:    # an anchor on a declared bound: nudge (post-processing)
+            start_lo, start_hi = (start_lo, start_lo + 1e-9 * max(1.0, abs(start_lo))) if level_q >= 0.5 \
+                else (start_hi - 1e-9 * max(1.0, abs(start_hi)), start_hi)
+        return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
+                   quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
+
+    est, flags = [], []
+    for qq in qs:
+        r = search(qq, f"quantile({format(qq, 'g')})")
+        est.append(float(r.estimate))
+        flags.append(r)
+    conf = None
+    if with_interval:
+        alpha = 1.0 - float(level)
+        alpha_p = PRIVACY_ALPHA_SHARE * alpha
+        z_s = float(_stats.norm.ppf(1.0 - (alpha - 2.0 * alpha_p) / 2.0))
+        r_rank = _rank_error_bound(qn, b_each, steps, alpha_p)
+        conf = []
+        for qq in qs:
+            half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
+            ql, qu = qq - half, qq + half
+            # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
+            low = search(ql, f"quantile({format(qq, 'g')}) interval lower").estimate if ql > 0 else lo
+            upp = search(qu, f"quantile({format(qq, 'g')}) interval upper").estimate if qu < 1 else hi
+            conf.append([float(low), float(upp)])
+    # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
+    order = np.argsort(qs)
+    est_sorted = np.sort(np.asarray(est)[order])
+    est_arr = np.empty(k)
+    est_arr[order] = est_sorted
+    if conf is not None:
+        conf = np.asarray(conf, dtype=float)
+        conf[:, 0] = np.minimum(conf[:, 0], est_arr)
+        conf[:, 1] = np.maximum(conf[:, 1], est_arr)
+
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
-    if getattr(res, "near_bound", False) or getattr(res, "clamped", False):
-        msgs.append("the private quantile is at or near a search bound: data may lie outside "
-                    "[lower, upper], or the budget is too small for n")
-    if getattr(res, "reached_max_steps", False):
+    if any(r.near_bound or r.clamped for r in flags):
+        msgs.append("a private quantile is at or near a search bound: data may lie outside the bounds, "
+                    "or the budget is too small for n")
+    if any(r.reached_max_steps for r in flags):
         msgs.append("the search reached max_steps without stopping: the estimate is a lower bound "
                     "of the grid, not a quantile; supply a finite upper bound or a larger budget")
-    s_q = W.threshold_scale(budget, model, qn, (0.25, 0.25, 0.5), n_quantiles=1)
-    steps = W.grid_steps(lo, hi, beta) if (math.isfinite(lo) and math.isfinite(hi)) else \
-        (max_steps or int(math.floor(700 / math.log(beta))))
+    s_q = b_each
     # premature-stop condition of spec 2.6 for one quantile (public quantities only)
-    if min(q, 1 - q) * arr.size < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
+    if min(min(qs), 1 - max(qs)) * n < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")
+    if with_interval and not np.all(np.isfinite(conf)):
+        msgs.append("an interval end is unbounded: n is too small for this level and budget "
+                    "(declare bounds to close it)")
+    if inference and not with_interval:
+        msgs.append("no interval for quantile_noise='gaussian' (no tail bound derived for it)")
     privacy = _statement(ledger, eps, delta, noise, model)
-    facts = {"n": int(arr.size), "q": float(q), "lower": lo, "upper": hi, "beta": beta,
-             "steps": getattr(res, "steps", None), "stopped": getattr(res, "stopped", None),
-             "clamped": bool(getattr(res, "clamped", False)),
-             "near_bound": bool(getattr(res, "near_bound", False)),
-             "reached_max_steps": bool(getattr(res, "reached_max_steps", False)),
+    _charge(budget, privacy, f"dp_quantile(q = {', '.join(format(v, 'g') for v in qs)})")
+    se = None
+    if conf is not None:
+        z = float(_stats.norm.ppf(0.5 + float(level) / 2.0))
+        with np.errstate(invalid="ignore"):     # inf - inf: an unbounded interval has SE inf
+            se = conf[:, 1] / (2.0 * z) - conf[:, 0] / (2.0 * z)   # halves first: no overflow
+    facts = {"n": n, "q": qs[0] if scalar else list(qs), "lower": lo, "upper": hi, "beta": beta,
+             "anchor": anchor,
+             "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
+             "stopped": all(r.stopped for r in flags),
+             "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound for r in flags),
+             "reached_max_steps": any(r.reached_max_steps for r in flags),
              "accounting": model, "rho": rho, "quantile_noise": qn, "eps": eps,
-             "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded}
+             "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
+             "level": float(level) if conf is not None else None,
+             "conf_int": None if conf is None else conf.tolist(),
+             "se_method": "interval" if conf is not None else None}
     _emit(msgs)
-    return DPEstimate(estimate=float(res.estimate), std_error=None, privacy=privacy, facts=facts,
-                      warnings=msgs, kind="quantile")
+    if scalar:
+        return DPEstimate(estimate=float(est_arr[0]), std_error=None if se is None else float(se[0]),
+                          privacy=privacy, facts=facts, warnings=msgs, kind="quantile")
+    return DPEstimate(estimate=est_arr.tolist(), std_error=None if se is None else se.tolist(),
+                      privacy=privacy, facts=facts, warnings=msgs, kind="quantile")
+
+
+def _anchor(arr, budget, model, qn, beta, max_steps, noise, ledger, lo=-math.inf, hi=math.inf) -> float:
+    """Private anchor (the median) where a search has no declared start, with ``budget``.
+
+    With a finite lower bound the median walks up from it, with a finite upper bound down from it.
+    Without any bound it walks both up and down from 0 (half the budget each): on the side of 0 where
+    the median lies the walk finds it, the other stops at once next to 0, so the released value
+    farther from 0 is the anchor (about 0 when the median is). Every later search from the anchor is
+    correct wherever the anchor lies; a good anchor only shortens the walks."""
+    upq = W._upq()
+
+    def run(level_lo, level_hi, b, direction, where):
+        kw = {"eps": b} if model == "pure" else {"rho": b}
+        return float(upq(arr, 0.5, lower=level_lo, upper=level_hi, noise=noise, ledger=ledger, beta=beta,
+                         quantile_noise=qn, max_steps=max_steps, direction=direction,
+                         statistic=f"anchor (median searched {where})", **kw).estimate)
+
+    if math.isfinite(lo):
+        return run(lo, math.inf, budget, "up", "up from the lower bound")
+    if math.isfinite(hi):
+        return run(-math.inf, hi, budget, "down", "down from the upper bound")
+    up = run(0.0, math.inf, budget / 2.0, "up", "up from 0")
+    down = run(-math.inf, 0.0, budget / 2.0, "down", "down from 0")
+    return up if abs(up) >= abs(down) else down
+
+
+def _check_budget(budget, eps, delta):
+    """Refuse before anything is computed when a dpreg.Budget cannot pay (eps, delta)."""
+    if budget is None:
+        return
+    if not hasattr(budget, "can_spend"):
+        raise TypeError("budget must be a dpreg.Budget")
+    if not budget.can_spend(eps, delta):
+        budget.spend(eps, delta)   # raises BudgetExceeded saying what remains
+
+
+def _charge(budget, privacy, label):
+    if budget is not None:
+        budget.spend(privacy.eps_spent, privacy.delta_spent, label=label)
 
 
 # ------------------------------------------------------------------------------------------------
 # dp_mean
 # ------------------------------------------------------------------------------------------------
-@without_numeric_warnings   # a floating-point warning would reveal an extreme value
-def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="paper",
-            split=(0.25, 0.25, 0.5), beta=1.001, quantile_noise=None, accounting="auto",
-            variant="practical", conf_delta=0.05, crossing="bounds", clamp_output=False,
-            random_state=None):
-    """Private modified winsorized mean (Ramsay and Spicker 2025, Sections 3.1-3.2; spec 2, 5.2).
+#: share of the budget spent on the private second moment behind the sampling part of the standard
+#: error (our choice: the variance needs only rough relative accuracy; 0 switches it off)
+SE_FRACTION = 0.10
 
-    Two private quantiles at levels xi and 1 - xi (the unbounded quantile), then the mean of the data
-    clipped to them plus Laplace (pure) or Gaussian (zCDP) noise scaled to (q_hi - q_lo)/n.
+
+@without_numeric_warnings   # a floating-point warning would reveal an extreme value
+def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
+            se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
+            beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
+            crossing="bounds", clamp_output=False, random_state=None):
+    """Differentially private mean: the private modified winsorized mean (PMWM).
+
+    Ramsay and Spicker (2025), Sections 3.1-3.2: two private quantiles at levels xi and 1 - xi (the
+    unbounded private quantile) are the clip points; the mean of the data clipped to them is
+    released with Laplace (pure) or Gaussian (zCDP) noise scaled to (q_hi - q_lo) / n.
 
     Parameters
     ----------
-    x : numeric vector (n >= 1). Neighbours: replace one value; n public.
-    eps, delta : privacy budget; delta = 0 (default) gives pure eps-DP.
-    bounds : (l, u), REQUIRED public loose bounds (finite, l < u): the quantile searches start there.
-        They may be very loose (paper Remark 3.3); the grid resolution near v is (beta-1)(v-l+1).
-    trim_count : c, points trimmed per end without contamination (default 10, authors' code).
-    eta : maximum expected contamination fraction in [0, 0.5) (default 0, our choice: no bias for
-        skewed data; use a moderate value, e.g. 0.1-0.3, when contamination is plausible).
-    trim : "paper" (xi = min(max(c/n, eta), max(0.025, eta)), paper Section 3.2) or "adaptive"
-        (spec 3.5: c raised to 4 threshold-noise scales, cap 0.25).
-    split : budget fractions (thresholds, steps, mean), default (1/4, 1/4, 1/2) (paper Section 3.2).
-    beta, quantile_noise, accounting : as in :func:`dp_quantile`.
-    variant : "practical" (default) or "theoretical" (xi = min(0.49, 8 eta + 12 log(4/conf_delta)/n)).
-    crossing : "bounds" (default: crossed clip points fall back to the bounds) or "swap".
-    clamp_output : clamp the released mean to the bounds (default False: clamping would bias it).
+    x : array-like of float
+        Numeric vector (n >= 1). Neighbours: replace one value; n is public.
+    eps : float
+        Privacy budget (> 0).
+    delta : float, default 0
+        0 gives pure eps-DP (the default differs from ``dp_lm``'s 1e-6 on purpose: the PMWM is pure
+        DP, so no delta is needed; a delta > 0 lets ``accounting="auto"`` pick zCDP when its noise is
+        smaller).
+    bounds : (lower, upper), optional
+        Public loose bounds where the quantile searches start; either end may be None. Without a
+        finite end, 10% of the budget releases a private anchor (as in :func:`dp_quantile`). They
+        may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(|v - start| + 1).
+    budget : dpreg.Budget, optional
+        Charged with what the release spends; refused up front when it cannot pay.
+    inference : bool, default True
+        Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
+        ``std_error`` includes the sampling error: SE^2 = s^2 / n + noise_sd^2, with s^2 the variance
+        of the clipped data computed from the released second moment and the released mean, and
+        noise_sd the known sd of the mean-step privacy noise. Without it ``std_error`` is noise_sd
+        only (sampling error not included) and all the budget goes to the mean.
+    level : float, default 0.95
+        Level of ``conf_int()``: z intervals under zCDP; under pure DP the Gaussian-plus-Laplace
+        quantile (the Laplace noise has heavier tails than a normal of the same sd).
+    se_fraction : float, default 0.1
+        Budget share of the second moment (our choice).
+    trim_count : int, default 10
+        c, points trimmed per end without contamination (authors' code).
+    eta : float, default 0
+        Maximum expected contamination fraction in [0, 0.5) (our choice 0: no bias for skewed
+        data; use 0.1-0.3 when contamination is plausible).
+    trim : {"paper", "adaptive"}, default "paper"
+        "paper": xi = min(max(c/n, eta), max(0.025, eta)) (paper Section 3.2); "adaptive": c raised
+        to 4 threshold-noise scales, cap 0.25.
+    split : (s1, s2, s3), default (1/4, 1/4, 1/2)
+        Budget fractions of the mean (thresholds, steps, mean step) (paper Section 3.2).
+    beta, quantile_noise, accounting
+        As in :func:`dp_quantile`.
+    variant : {"practical", "theoretical"}, default "practical"
+        "theoretical": xi = min(0.49, 8 eta + 12 log(4 / conf_delta) / n).
+    conf_delta : float, default 0.05
+        Failure probability of the theoretical variant.
+    crossing : {"bounds", "swap"}, default "bounds"
+        Crossed clip points fall back to the bounds (or are swapped; always swapped when a bound is
+        not finite).
+    clamp_output : bool, default False
+        Clamp the released mean to the bounds (clamping would bias it).
+    random_state : None, int or numpy Generator
 
-    Returns a :class:`dpreg.DPEstimate`; ``std_error`` is the sd of the mean-step privacy noise
-    (sampling error not included); ``facts`` holds the released clip points q_lo, q_hi.
+    Returns
+    -------
+    DPEstimate
+        ``kind="mean"``; ``facts`` holds the released clip points q_lo, q_hi, the noise sd
+        (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
     """
     from ..results.estimate import DPEstimate
+    from .quantile import default_max_steps, k_max
 
     arr = check_data(x)
     eps, delta = check_eps_delta(eps, delta)
-    if bounds is None:
-        raise ValueError("dp_mean needs bounds=(l, u): loose public bounds where the private quantile "
-                         "searches start (they may be very wide)")
-    try:
-        l, u = bounds
-    except (TypeError, ValueError):
-        raise ValueError("bounds must be a pair (l, u)") from None
-    if not (_is_number(l) and _is_number(u)) or not (math.isfinite(l) and math.isfinite(u)):
-        raise ValueError("bounds must be two finite numbers")
-    l, u = float(l), float(u)
-    if l >= u:
-        raise ValueError("bounds must satisfy l < u")
+    l, u = check_bounds_pair(bounds)
+    declared = [v if math.isfinite(v) else None for v in (l, u)]
     if not isinstance(trim_count, numbers.Integral) or isinstance(trim_count, bool) or trim_count < 1:
         raise ValueError("trim_count must be an integer >= 1")
     if not _is_number(eta) or not (0 <= eta < 0.5):
@@ -287,23 +550,75 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
         raise ValueError("conf_delta must be in (0, 1)")
     if crossing not in ("bounds", "swap"):
         raise ValueError("crossing must be 'bounds' or 'swap'")
+    if not _is_number(level) or not (0 < level < 1):
+        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+    if not _is_number(se_fraction) or not (0 <= se_fraction < 1):
+        raise ValueError("se_fraction must be a number in [0, 1)")
+    f_se = float(se_fraction) if inference else 0.0
 
     n = int(arr.size)
-    model, budget, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise,
-                                            p=1, f_se=0.0, s3=split[2])
+    anchored = not math.isfinite(l) and not math.isfinite(u)
+    f_anchor = ANCHOR_SHARE if anchored else 0.0
+    model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise,
+                                       p=1, f_se=f_se + f_anchor, s3=split[2])
     qn = quantile_noise or "exponential"
-    s_q = W.threshold_scale(budget, model, qn, split, n_quantiles=2)
-    steps = W.grid_steps(l, u, beta)
+    _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
+    B_mean = B * (1.0 - f_se - f_anchor)
+    s_q = W.threshold_scale(B_mean, model, qn, split, n_quantiles=2)
+
+    noise = NoiseSource(random_state)
+    ledger = Ledger()
+    # q_hi walks up from a finite lower bound and q_lo down from a finite upper bound; a missing one
+    # starts from the other clip point once released (W.pmwm), and without any bound both start from
+    # a released anchor (the median)
+    anchor = _anchor(arr, B * f_anchor, model, qn, beta, None, noise, ledger) if anchored else None
+    both = math.isfinite(l) and math.isfinite(u)
+    # k_max: the grid steps from l to u, capped (also when u - l overflows)
+    steps = k_max(l, u, beta) if both else default_max_steps(beta)
     if variant == "theoretical":
         xi, c_eff = W.xi_theoretical(n, float(eta), float(conf_delta)), None
     else:
         xi, c_eff = W.trim_proportion(n, trim_count=trim_count, eta=float(eta), trim=trim, s_q=s_q)
+    # without both bounds the clip points cannot cross (each search starts from the other's side)
+    crossing_used = crossing if both else "swap"
+    res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
+                 quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
+                 clamp_output=bool(clamp_output), anchor=anchor)
 
-    noise = NoiseSource(random_state)
-    ledger = Ledger()
-    res = W.pmwm(arr, lower=l, upper=u, budget=budget, model=model, xi=xi, split=split, beta=beta,
-                 quantile_noise=qn, crossing=crossing, noise=noise, ledger=ledger, label="mean",
-                 clamp_output=bool(clamp_output))
+    sampling_sd = None
+    if f_se > 0:
+        # sampling part of the SE: the second moment of the clipped data about the centre c of the
+        # released clip points. Each term (clip(x_i) - c)^2 lies in [0, h^2], h = (q_hi - q_lo)/2, so
+        # replacing one record moves their mean by at most h^2 / n (replace-one, n public); q_lo, q_hi
+        # are released, so this is adaptive composition (W.noisy_clipped_mean calibrates the noise).
+        # (halves first and products, not **: no overflow for clip points near +-1e308; an infinite
+        # h^2 skips the release, a decision on released values only)
+        c = 0.5 * res.q_lo + 0.5 * res.q_hi
+        h = 0.5 * res.q_hi - 0.5 * res.q_lo
+        h2 = h * h
+        if h2 > 0 and math.isfinite(h2):
+            dc = np.clip(arr, res.q_lo, res.q_hi) - c
+            d = np.minimum(dc * dc, h2)     # <= h^2 exactly (guards the last rounding bit)
+            m2, _ = W.noisy_clipped_mean(d, 0.0, h2, budget=B * f_se, model=model, noise=noise,
+                                         ledger=ledger, statistic="mean.second_moment")
+            # post-processing: variance of the clipped data = E(d) - (mean - c)^2, kept in [0, h^2]
+            dev = res.estimate - c
+            var = min(max(m2 - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
+        else:
+            var = 0.0
+        sampling_sd = math.sqrt(var / n)
+    noise_sd = float(res.noise_sd)
+    se = math.hypot(noise_sd, sampling_sd or 0.0)
+    # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
+    # under zCDP; the sampling error is approximately normal (central limit theorem)
+    if model == "pure":
+        from .subsample import gauss_laplace_halfwidth
+        halfwidth = gauss_laplace_halfwidth(sampling_sd or 0.0, noise_sd / math.sqrt(2.0), float(level))
+    else:
+        from scipy import stats as _stats
+        halfwidth = float(_stats.norm.ppf(0.5 + float(level) / 2.0)) * se
+    conf = [res.estimate - halfwidth, res.estimate + halfwidth]
+
     msgs = []
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
@@ -315,15 +630,19 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
                     "budget too small")
     if res.crossed:
         msgs.append(f"the private clip points crossed; they were replaced by "
-                    f"{'the bounds' if crossing == 'bounds' else 'each other (swapped)'}")
+                    f"{'the bounds' if crossing_used == 'bounds' else 'each other (swapped)'}")
     privacy = _statement(ledger, eps, delta, noise, model)
+    _charge(budget, privacy, "dp_mean")
     facts = {"n": n, "q_lo": res.q_lo, "q_hi": res.q_hi, "xi": res.xi, "trim_count": int(trim_count),
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,
-             "bounds": [l, u], "beta": beta, "split": list(split), "noise_sd": res.noise_sd,
+             "bounds": declared,
+             "anchor": anchor, "beta": beta, "split": list(split), "noise_sd": noise_sd,
+             "sampling_sd": sampling_sd, "se_fraction": f_se, "level": float(level), "conf_int": conf,
+             "se_method": "sampling + noise" if sampling_sd is not None else "noise only",
              "sensitivity": res.sensitivity, "crossed": res.crossed, "near_bound": res.near_bound,
              "clamped": res.clamped, "accounting": model, "rho": rho, "quantile_noise": qn,
              "eps": eps, "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
-             "n_feasible": n_feasible, "crossing": crossing}
+             "n_feasible": n_feasible, "crossing": crossing_used}
     _emit(msgs)
-    return DPEstimate(estimate=res.estimate, std_error=res.noise_sd, privacy=privacy, facts=facts,
+    return DPEstimate(estimate=res.estimate, std_error=se, privacy=privacy, facts=facts,
                       warnings=msgs, kind="mean")

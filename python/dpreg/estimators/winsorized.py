@@ -135,12 +135,14 @@ def quantile_budgets(budget: float, model: str, split, *, n_quantiles: int = 2) 
 # private releases
 # ------------------------------------------------------------------------------------------------
 def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noise, ledger, statistic,
-                     max_steps=None):
-    """One call of the package's unbounded private quantile (``estimators.quantile.upq``)."""
+                     max_steps=None, direction=None):
+    """One call of the package's unbounded private quantile (``estimators.quantile.upq``);
+    ``direction`` as there (None: by q)."""
     kw = dict(budget_kw)
     kw.pop("threshold_share", None)  # always 1/2 here: check_split enforces s1 == s2
     return _upq()(x, q, lower=lower, upper=upper, noise=noise, ledger=ledger, beta=beta,
-                  quantile_noise=quantile_noise, max_steps=max_steps, statistic=statistic, **kw)
+                  quantile_noise=quantile_noise, max_steps=max_steps, statistic=statistic,
+                  direction=direction, **kw)
 
 
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
@@ -156,8 +158,11 @@ def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, no
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     lo, hi = float(lo), float(hi)
-    delta_sens = (hi - lo) / n
-    m = float(np.mean(np.clip(x, lo, hi)))
+    delta_sens = hi / n - lo / n                 # (hi - lo)/n without overflowing for ends near 1e308
+    if not math.isfinite(delta_sens) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
+        m = float(np.sum(np.clip(x, lo, hi) / n))  # each term <= 1e308/n: the sum cannot overflow
+    else:
+        m = float(np.mean(np.clip(x, lo, hi)))
     if model == "pure":
         value = laplace_mechanism(m, sensitivity_l1=delta_sens, eps=budget, noise=noise, ledger=ledger,
                                   statistic=statistic, share=share)
@@ -193,20 +198,43 @@ def _flags(res):
 def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
          split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
          crossing: str = "bounds", noise: NoiseSource, ledger: Ledger, label: str = "mean",
-         clamp_output: bool = False) -> PMWMResult:
+         clamp_output: bool = False, anchor: float | None = None) -> PMWMResult:
     """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`).
 
-    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise.
+    Where the searches start (every start is public or already released):
+    * both bounds finite: q_hi walks up from ``lower``, q_lo down from ``upper`` (spec 2.4);
+    * ``lower`` finite only: q_hi walks up from it, then q_lo walks down from the released q_hi;
+    * ``upper`` finite only: q_lo walks down from it, then q_hi walks up from the released q_lo;
+    * neither: ``anchor`` (a released value) is required; q_hi walks up and q_lo down from it.
+    A low quantile is never searched upward (nor a high one downward): the noisy walk would have to
+    pass thousands of grid steps with a count margin of only xi n and would stop early.
+
+    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise (the
+    lower quantile first when only ``upper`` is finite).
     """
     x = np.asarray(x, dtype=float)
     n = x.shape[0]
     qkw = quantile_budgets(budget, model, split, n_quantiles=2)
-    r_hi = private_quantile(x, 1.0 - xi, lower=lower, upper=upper, budget_kw=qkw,
-                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_hi")
-    r_lo = private_quantile(x, xi, lower=lower, upper=upper, budget_kw=qkw,
-                            quantile_noise=quantile_noise, beta=beta, noise=noise, ledger=ledger,
-                            statistic=f"{label}.q_lo")
+    fin_lo, fin_hi = math.isfinite(lower), math.isfinite(upper)
+    if not fin_lo and not fin_hi and anchor is None:
+        raise ValueError("pmwm: without finite bounds a released anchor is needed")
+
+    def q(level, lo, hi, name):
+        return private_quantile(x, level, lower=lo, upper=hi, budget_kw=qkw, quantile_noise=quantile_noise,
+                                beta=beta, noise=noise, ledger=ledger, statistic=f"{label}.{name}")
+
+    if fin_lo and fin_hi:
+        r_hi = q(1.0 - xi, lower, upper, "q_hi")
+        r_lo = q(xi, lower, upper, "q_lo")
+    elif fin_lo:
+        r_hi = q(1.0 - xi, lower, upper, "q_hi")
+        r_lo = q(xi, lower, max(float(r_hi.estimate), lower + 1e-9 * max(1.0, abs(lower))), "q_lo")
+    elif fin_hi:
+        r_lo = q(xi, lower, upper, "q_lo")
+        r_hi = q(1.0 - xi, min(float(r_lo.estimate), upper - 1e-9 * max(1.0, abs(upper))), upper, "q_hi")
+    else:
+        r_hi = q(1.0 - xi, float(anchor), upper, "q_hi")
+        r_lo = q(xi, lower, float(anchor), "q_lo")
     q_hi, q_lo = float(r_hi.estimate), float(r_lo.estimate)
     crossed = q_lo > q_hi
     if crossed:  # post-processing of released values

@@ -95,6 +95,16 @@ class Budget:
             raise ValueError("delta to spend must be a number with 0 <= delta < 1")
         return eps, delta
 
+    # ---- sharing --------------------------------------------------------------------------------
+    # A Budget is an account shared by everything that spends from it: a copy would let the spends of
+    # the copies add up beyond the cap. scikit-learn's clone deep-copies every parameter, so the
+    # estimators of dpreg.sklearn and all their clones draw from this one object.
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
     # ---- display / exchange ---------------------------------------------------------------------
     def to_dict(self) -> dict:
         e, d = self.spent

@@ -36,6 +36,69 @@ class LedgerEntry:
                 for k, v in out.items()}
 
 
+#: columns of the printed ledger (every row of a ledger is public: calibrations and costs)
+_TABLE_COLUMNS = (("statistic", "statistic"), ("mechanism", "mechanism"), ("sensitivity", "sensitivity"),
+                  ("noise_scale", "noise scale"), ("cost", "cost"), ("share", "share"))
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _cost(row: dict) -> str:
+    """The row's cost in its one currency (mu-GDP, eps[, delta], or rho-zCDP); empty for notes."""
+    if row.get("mu") is not None:
+        return f"mu = {_fmt(row['mu'])}"
+    if row.get("rho") is not None:
+        return f"rho = {_fmt(row['rho'])}"
+    if row.get("eps") is not None:
+        d = row.get("delta") or 0.0
+        return f"eps = {_fmt(row['eps'])}" + (f", delta = {_fmt(d)}" if d else "")
+    return "0 (note)"
+
+
+class LedgerTable(list):
+    """A list of ledger rows (dicts) that prints as a table (``print(fit.privacy.ledger)``); it is an
+    ordinary list otherwise (indexing, ``len``, JSON)."""
+
+    def _cells(self):
+        headers = [h for _, h in _TABLE_COLUMNS]
+        rows = []
+        for r in self:
+            r = dict(r) if not isinstance(r, dict) else r
+            rows.append([_cost(r) if k == "cost" else _fmt(r.get(k)) for k, _ in _TABLE_COLUMNS])
+        return headers, rows
+
+    def __str__(self) -> str:
+        if not self:
+            return "(no releases)"
+        from ..results.tables import render_text
+        headers, rows = self._cells()
+        return render_text(headers, rows, left_cols=2, sep="  ")
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def to_html(self) -> str:
+        from ..results.tables import render_html
+        return render_html(*self._cells(), left_cols=2)
+
+    def to_markdown(self) -> str:
+        from ..results.tables import render_markdown
+        return render_markdown(*self._cells(), left_cols=2)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def to_frame(self):
+        import pandas as pd
+        return pd.DataFrame([dict(r) for r in self])
+
+
 class Ledger:
     """Ordered list of the releases of one fit (or of one Budget across fits)."""
 
@@ -77,3 +140,6 @@ class Ledger:
     def to_frame(self):
         import pandas as pd
         return pd.DataFrame(self.to_list())
+
+    def __str__(self) -> str:
+        return str(LedgerTable(self.to_list()))

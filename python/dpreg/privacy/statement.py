@@ -163,6 +163,10 @@ class PrivacyStatement:
     notes: list[str] = field(default_factory=list)
     unit: str | None = None
 
+    def __post_init__(self):
+        from .ledger import LedgerTable
+        self.ledger = LedgerTable(self.ledger or [])   # prints as a table; still a list of dicts
+
     # ---- construction ---------------------------------------------------------------------------
     @classmethod
     def build(cls, *, eps, delta, eps_spent, delta_spent, mu=None, rho=None, definition, neighbours,
@@ -379,6 +383,24 @@ class PrivacyStatement:
         for n in self.notes:
             s.append(n.rstrip(".") + ".")
         return " ".join(s)
+
+    # ---- display (notebooks, reports) -----------------------------------------------------------
+    def to_html(self) -> str:
+        """The one-line label, the methods-section paragraph and the ledger as an HTML table."""
+        import html
+        head = str(self).strip().splitlines()[0]
+        return (f"<p><strong>{html.escape(head)}</strong></p>\n<p>{html.escape(self.paragraph())}</p>\n"
+                + self.ledger.to_html() + "\n")
+
+    def to_markdown(self) -> str:
+        head = str(self).strip().splitlines()[0]
+        return f"**{head}**\n\n{self.paragraph()}\n\n{self.ledger.to_markdown()}\n"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
 
     # ---- exchange -------------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -114,6 +114,13 @@ class Comparison:
         headers, rows = self.rows()
         return render_html(headers, rows) + "\n" + html_paragraphs(self.notes()) + "\n"
 
+    # notebook display (issue 15)
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
     def to_latex(self, *, caption: str | None = "DP regression fits", label: str | None = None) -> str:
         headers, rows = self.rows()
         return render_latex(headers, rows, caption=caption, label=label, notes=self.notes(),

@@ -1,65 +1,123 @@
 """DPEstimate: the result of ``dpreg.dp_mean`` and ``dpreg.dp_quantile``.
 
-Holds only released values (the estimate, the released clip points, flags that are functions of
-released values), public facts (n, bounds, budget, settings) and the privacy statement. Nothing
-here was computed from the data without going through the ledger.
+Holds only released values (the estimate(s), the released clip points or interval ends, flags that
+are functions of released values), public facts (n, bounds, budget, settings) and the privacy
+statement. Nothing here was computed from the data without going through the ledger.
 """
 from __future__ import annotations
 
+import html as _html
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .format import format_number, to_plain
+import numpy as np
+import pandas as pd
+
+from .format import format_number, format_percent_label, to_plain
+from .tables import render_html, render_markdown, render_text
 
 _LABELS = {"mean": "private modified winsorized mean (PMWM)",
            "quantile": "unbounded private quantile (AboveThreshold search)"}
 
 
+def _finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
 class EstimateSummary:
-    """Printable summary block of a :class:`DPEstimate` (``str()``, ``to_markdown()``)."""
+    """Printable summary block of a :class:`DPEstimate` (``str()``, ``to_markdown()``, ``to_html()``,
+    notebook display)."""
 
     def __init__(self, est: "DPEstimate"):
         self._est = est
 
-    def _rows(self):
+    def _table(self):
+        """(headers, rows): one row per released estimate."""
         e = self._est
-        rows = [("Estimate", format_number(e.estimate))]
-        if e.std_error is not None and math.isfinite(e.std_error):
-            rows.append(("Std. Error", format_number(e.std_error)))
-        return rows
+        ci = e.conf_int()
+        has_ci = bool(np.any(np.isfinite(ci.to_numpy(dtype=float))))
+        has_se = any(_finite(v) for v in e._se_list())
+        headers = [""] + ["Estimate"] + (["Std. Error"] if has_se else [])
+        if has_ci:
+            headers += [ci.columns[0], ci.columns[1]]
+        rows = []
+        for i, name in enumerate(e._names()):
+            row = [name, format_number(e._est_list()[i])]
+            if has_se:
+                row.append(format_number(e._se_list()[i]))
+            if has_ci:
+                row += [format_number(ci.iloc[i, 0]), format_number(ci.iloc[i, 1])]
+            rows.append(row)
+        return headers, rows
+
+    def _notes(self) -> list[str]:
+        e = self._est
+        f = e.facts
+        notes = [f"n = {e.n} (public; replace-one neighbours)", _privacy_line(e.privacy, f)]
+        if e.kind == "mean":
+            if f.get("sampling_sd") is not None:
+                notes.append(f"Std. Error combines sampling error (sd {format_number(f['sampling_sd'])}, from a "
+                             f"privately released second moment) and privacy noise (sd "
+                             f"{format_number(f.get('noise_sd'))}).")
+            else:
+                notes.append("Std. Error is the sd of the privacy noise of the mean step only "
+                             "(sampling error not included: inference=False or se_fraction=0).")
+            b = f.get("bounds") or [None, None]
+            notes.append(f"Released clip points: [{format_number(f.get('q_lo'))}, "
+                         f"{format_number(f.get('q_hi'))}]; xi = {format_number(f.get('xi'))}; bounds "
+                         f"[{format_number(b[0])}, {format_number(b[1])}]; beta = {format_number(f.get('beta'))}")
+        else:
+            notes.append(f"Search bounds: [{format_number(f.get('lower'))}, {format_number(f.get('upper'))}]"
+                         + (f"; private anchor {format_number(f['anchor'])}" if f.get("anchor") is not None else "")
+                         + f"; beta = {format_number(f.get('beta'))}")
+            if f.get("conf_int") is not None:
+                notes.append("Intervals: released order statistics at levels widened for sampling error "
+                             "(binomial rank) and the search noise (tail bound); Std. Error = half-width / z.")
+        if f.get("anchor") is not None and e.kind == "mean":
+            notes.append(f"No bound declared: private anchor {format_number(f['anchor'])} (10% of the budget).")
+        return notes
 
     def __str__(self) -> str:
         e = self._est
         f = e.facts
         kind = _LABELS.get(e.kind, e.kind)
         lines = [f"Differentially private {e.kind}: {kind}"]
-        if e.kind == "quantile":
+        if e.kind == "quantile" and not isinstance(f.get("q"), list):
             lines[0] += f", q = {format_number(f.get('q'))}"
-        lines.append(f"n = {e.n} (public; replace-one neighbours)")
-        lines.append(_privacy_line(e.privacy, f))
-        lines.append("")
-        width = max(len(r[0]) for r in self._rows())
-        for name, val in self._rows():
-            lines.append(f"{name.ljust(width)}  {val}")
-        if e.kind == "mean":
-            lines.append("Std. Error is the sd of the privacy noise of the mean step only "
-                         "(sampling error not included).")
-            lines.append(f"Released clip points: [{format_number(f.get('q_lo'))}, {format_number(f.get('q_hi'))}]"
-                         f"; xi = {format_number(f.get('xi'))}; bounds [{format_number(f['bounds'][0])}, "
-                         f"{format_number(f['bounds'][1])}]; beta = {format_number(f.get('beta'))}")
-        else:
-            lo, hi = f.get("lower"), f.get("upper")
-            lines.append(f"Search bounds: [{format_number(lo)}, {format_number(hi)}]; "
-                         f"beta = {format_number(f.get('beta'))}; grid steps taken = {f.get('steps')}")
+        notes = self._notes()
+        lines += notes[:2] + [""] + [render_text(*self._table())] + notes[2:]
         if e.warnings:
             lines.append("Warnings:")
             lines.extend(f"  - {w}" for w in e.warnings)
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
-        body = ["| | value |", "|---|---:|"] + [f"| {a} | {b} |" for a, b in self._rows()]
-        return "\n".join(body)
+        e = self._est
+        parts = [f"**Differentially private {e.kind}: {_LABELS.get(e.kind, e.kind)}**",
+                 render_markdown(*self._table()), "\n\n".join(self._notes())]
+        parts += [f"Warning: {w}" for w in e.warnings]
+        return "\n\n".join(parts) + "\n"
+
+    def to_html(self) -> str:
+        e = self._est
+        out = [f"<p><strong>{_html.escape('Differentially private ' + e.kind + ': ' + _LABELS.get(e.kind, e.kind))}"
+               "</strong></p>", render_html(*self._table())]
+        out += [f"<p>{_html.escape(t)}</p>" for t in self._notes() + [f"Warning: {w}" for w in e.warnings]]
+        return "\n".join(out) + "\n"
+
+    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
+        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) with the notes under it."""
+        from .tables import render_latex
+        e = self._est
+        return render_latex(*self._table(), caption=caption or f"Differentially private {e.kind}",
+                            label=label, notes=self._notes() + [f"Warning: {w}" for w in e.warnings]) + "\n"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
 
     __repr__ = __str__
 
@@ -83,18 +141,20 @@ def _privacy_line(privacy, facts) -> str:
 
 @dataclass
 class DPEstimate:
-    """A differentially private univariate estimate.
+    """A differentially private univariate estimate (``dp_mean``, ``dp_quantile``).
 
-    estimate  : the released value
-    std_error : noise-aware standard error where the method gives one (dp_mean: sd of the mean-step
-                privacy noise), else None
+    estimate  : the released value (float); for ``dp_quantile`` with several levels, a list of
+                floats in the order of q (``.estimates`` gives them as a Series indexed by q)
+    std_error : standard error (float, or a list like ``estimate``): dp_mean: sampling error and
+                privacy noise combined (noise only with ``inference=False``); dp_quantile: the
+                released interval's half-width / z. None when not available.
     privacy   : PrivacyStatement (``dpreg.privacy.accounting.compose_ledger``) of every release
-    facts     : released intermediate values (q_lo, q_hi) and public settings (n, bounds, xi, ...)
+    facts     : released intermediate values (q_lo, q_hi, interval ends) and public settings
     warnings  : diagnostics computed from released values and public facts only
     kind      : "mean" or "quantile"
     """
-    estimate: float
-    std_error: float | None
+    estimate: Any
+    std_error: Any
     privacy: Any
     facts: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
@@ -105,25 +165,116 @@ class DPEstimate:
         return int(self.facts.get("n"))
 
     def __getattr__(self, name):  # facts as attributes: est.q_lo, est.xi, est.near_bound, ...
+        if name.startswith("_"):
+            raise AttributeError(name)
         facts = self.__dict__.get("facts", {})
         if name in facts:
             return facts[name]
         raise AttributeError(name)
 
+    # ---- helpers for scalar / vector results ----------------------------------------------------
+    @property
+    def vector(self) -> bool:
+        """True for ``dp_quantile`` with several levels."""
+        return isinstance(self.estimate, (list, tuple, np.ndarray))
+
+    def _est_list(self) -> list:
+        return list(self.estimate) if self.vector else [self.estimate]
+
+    def _se_list(self) -> list:
+        if self.std_error is None:
+            return [None] * len(self._est_list())
+        return list(self.std_error) if self.vector else [self.std_error]
+
+    def _names(self) -> list[str]:
+        if self.kind == "mean":
+            return ["mean"]
+        qs = self.facts.get("q")
+        qs = qs if isinstance(qs, list) else [qs]
+        return [f"q = {format_number(v)}" for v in qs]
+
+    @property
+    def estimates(self) -> pd.Series:
+        """The released value(s) as a Series (index: "mean", or the levels q)."""
+        if self.kind == "mean":
+            idx = ["mean"]
+        else:
+            qs = self.facts.get("q")
+            idx = qs if isinstance(qs, list) else [qs]
+        return pd.Series([float(v) for v in self._est_list()], index=idx, name="estimate")
+
     def __float__(self):
+        if self.vector:
+            raise TypeError("several quantiles were released: use .estimates (a Series) or .estimate")
         return float(self.estimate)
 
+    # ---- inference --------------------------------------------------------------------------------
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Confidence interval(s), columns ``lower`` and ``upper``, one row per estimate.
+
+        ``level`` None: the level the release was made for (``facts["level"]``). dp_mean can
+        recompute it at another level from its released SE components (post-processing);
+        dp_quantile's interval ends are releases at one level, so another level raises
+        ``ValueError``. NaN when no interval was released (``inference=False``)."""
+        f = self.facts
+        rel_level = f.get("level")
+        idx = list(self.estimates.index)
+        conf = f.get("conf_int")
+        if level is not None and not (isinstance(level, (int, float)) and not isinstance(level, bool)
+                                      and 0 < level < 1):
+            raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+        if conf is None:
+            return pd.DataFrame(np.full((len(idx), 2), np.nan), index=idx, columns=["lower", "upper"])
+        if level is not None and rel_level is not None and abs(level - rel_level) > 1e-12:
+            if self.kind != "mean":
+                raise ValueError(f"the interval ends were released at level {rel_level:g}; rerun "
+                                 f"dp_quantile(..., level={level:g}) for another level")
+            conf = self._mean_interval(level)
+        arr = np.asarray(conf, dtype=float).reshape(len(idx), 2)
+        return pd.DataFrame(arr, index=idx, columns=["lower", "upper"])
+
+    def _mean_interval(self, level):
+        from scipy import stats
+        f = self.facts
+        s, sd = f.get("sampling_sd") or 0.0, f.get("noise_sd") or 0.0
+        if f.get("accounting") == "pure":
+            from ..estimators.subsample import gauss_laplace_halfwidth
+            h = gauss_laplace_halfwidth(s, sd / math.sqrt(2.0), float(level))
+        else:
+            h = float(stats.norm.ppf(0.5 + level / 2.0)) * math.sqrt(s * s + sd * sd)
+        return [self.estimate - h, self.estimate + h]
+
+    # ---- display and exchange -----------------------------------------------------------------------
     def summary(self) -> EstimateSummary:
         return EstimateSummary(self)
 
     def __str__(self) -> str:
         return str(self.summary())
 
+    def _repr_html_(self) -> str:
+        return self.summary().to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.summary().to_markdown()
+
     def __repr__(self) -> str:
-        return (f"DPEstimate(kind={self.kind!r}, estimate={format_number(self.estimate)}, "
-                f"std_error={format_number(self.std_error)}, n={self.facts.get('n')})")
+        if self.vector:
+            est = "[" + ", ".join(format_number(v) for v in self.estimate) + "]"
+            se = "None" if self.std_error is None else "[" + ", ".join(format_number(v) for v in self.std_error) + "]"
+        else:
+            est, se = format_number(self.estimate), format_number(self.std_error)
+        return f"DPEstimate(kind={self.kind!r}, estimate={est}, std_error={se}, n={self.facts.get('n')})"
 
     def to_dict(self) -> dict:
+        """Plain Python types: kind, estimate, std_error, conf_int ({lower, upper, level}), facts,
+        warnings, privacy (PrivacyStatement.to_dict()), summary_text."""
         priv = self.privacy.to_dict() if hasattr(self.privacy, "to_dict") else self.privacy
+        ci = self.conf_int()
         return to_plain({"kind": self.kind, "estimate": self.estimate, "std_error": self.std_error,
-                         "facts": self.facts, "warnings": list(self.warnings), "privacy": priv})
+                         "conf_int": {"lower": ci["lower"].tolist(), "upper": ci["upper"].tolist(),
+                                      "level": self.facts.get("level")},
+                         "facts": self.facts, "warnings": list(self.warnings), "privacy": priv,
+                         "summary_text": str(self.summary())})
+
+
+__all__ = ["DPEstimate", "EstimateSummary", "format_percent_label"]

@@ -109,6 +109,25 @@ def _check_level(level):
         raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
 
 
+def _level_from_alpha(level, alpha):
+    """``alpha`` (statsmodels' keyword) -> ``level``."""
+    if alpha is not None:
+        if level is not None:
+            raise ValueError("give either level or alpha (= 1 - level), not both")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 < alpha < 1):
+            raise ValueError("alpha must be a number strictly between 0 and 1, e.g. 0.05")
+        return 1.0 - float(alpha)
+    return level
+
+
+def _warn_alpha_like(level):
+    """A positional level below 0.5 is almost always statsmodels' ``conf_int(0.05)`` (an alpha)."""
+    if isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 0.5:
+        warnings.warn(f"conf_int({level:g}) asks for {100 * level:g}% intervals: dpreg's first argument "
+                      f"is the confidence level (statsmodels' conf_int(alpha) is conf_int(alpha={level:g}) "
+                      f"here)", UserWarning, stacklevel=3)
+
+
 def _num(x):
     return None if x is None else float(x)
 
@@ -308,6 +327,77 @@ class DPFit:
     fitted_values = fitted
     resid = residuals
 
+    # ---- statsmodels names (issue 15): the same released values under the names statsmodels uses ----
+    # Inference is z-based (normal reference, noise-aware SEs): ``zvalues`` are the z statistics and
+    # ``tvalues`` is an alias of them kept for statsmodels code; no t distribution is involved.
+    @property
+    def params(self) -> pd.Series:
+        """statsmodels name of :attr:`coef` (released coefficients, original units)."""
+        return self.coef
+
+    @property
+    def bse(self) -> pd.Series:
+        """statsmodels name of :attr:`std_errors` (noise-aware standard errors)."""
+        return self.std_errors
+
+    @property
+    def zvalues(self) -> pd.Series:
+        """z statistics coef / SE (normal reference); same values as :meth:`z_values`."""
+        return self.z_values()
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """statsmodels name, kept as an alias of :attr:`zvalues`: these are z statistics (normal
+        reference, noise-aware SEs), not t statistics."""
+        return self.z_values()
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided p-values 2 Phi(-|z|) (normal reference); same values as :meth:`p_values`."""
+        return self.p_values()
+
+    @property
+    def rsquared(self) -> float | None:
+        """statsmodels name of :attr:`r_squared` (DP R-squared; None when not released)."""
+        return self.r_squared
+
+    @property
+    def rsquared_adj(self) -> float | None:
+        """statsmodels name of :attr:`adj_r_squared` (None when not released)."""
+        return self.adj_r_squared
+
+    @property
+    def df_model(self):
+        """Number of coefficients other than the intercept (public: follows from the formula and
+        the declared levels)."""
+        return len(self._slopes())
+
+    @property
+    def scale(self) -> float | None:
+        """Released residual variance sigma^2 (statsmodels' ``scale``); None when sigma was not
+        released."""
+        s = self.sigma
+        return None if s is None else float(s) ** 2
+
+    mse_resid = scale
+
+    def cov_params(self) -> pd.DataFrame:
+        """statsmodels name of :meth:`vcov` (noise-aware covariance of the coefficients)."""
+        return self.vcov()
+
+    # ---- notebook display (issue 15): the HTML/Markdown that summary().to_html() makes ---------------
+    def _repr_html_(self) -> str:
+        return self.summary().to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.summary().to_markdown()
+
+    def plot(self, **kwargs):
+        """Coefficient plot with noise-aware intervals (matplotlib; see :func:`dpreg.plot_coef`).
+        Returns the matplotlib Axes."""
+        from .plots import coef_plot
+        return coef_plot(self, **kwargs)
+
     # ---- coefficients and inference -----------------------------------------------------------
     @property
     def coef(self) -> pd.Series:
@@ -369,13 +459,21 @@ class DPFit:
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"
 
-    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+    def conf_int(self, *args, level: float | None = None, alpha: float | None = None) -> pd.DataFrame:
         """Confidence intervals with columns ``lower``, ``upper`` (level None: the fit's ``level``,
-        0.95 unless the method's ``level`` option was set).
+        0.95 unless the method's ``level`` option was set). ``alpha`` (statsmodels' keyword) is the
+        same as ``level = 1 - alpha``; the result has statsmodels' shape (one row per term, two
+        columns), with the columns named ``lower`` and ``upper``.
 
         The release's own intervals when computed at this level (percentile bootstrap, spec 6.5),
         else percentiles of its bootstrap replicates, else Wald z intervals beta +/- z SE (spec 6.4).
         NaN where the method offers no inference."""
+        if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
+            if len(args) > 1 or level is not None:
+                raise TypeError("conf_int() takes one level, positionally or as level=")
+            level = args[0]
+            _warn_alpha_like(level)
+        level = _level_from_alpha(level, alpha)
         level = self.level if level is None else level
         _check_level(level)
         r = self._release
@@ -637,7 +735,7 @@ class DPFit:
         from .. import __version__
         r = self._release
         level = self.level
-        ci95 = self.conf_int(level)
+        ci95 = self.conf_int(level=level)
         se = self.std_errors
         p = self.p_values()
         table = {
@@ -749,6 +847,48 @@ class DPFit:
         if public is None:
             fit._terms = list(d.get("terms") or fit._terms)
         return fit
+
+
+#: statsmodels attributes a DP fit cannot hold, with the reason (issue 15): each needs the training
+#: data's residuals, fitted values or likelihood, none of which is released.
+_RESID_REASON = ("each residual is a function of one person's record and would expose it; use "
+                 "fit.sigma (DP residual standard error) or predict() on new data")
+_LIKELIHOOD_REASON = ("the log-likelihood (and AIC/BIC built from it) is a function of the residuals "
+                      "of the training data and was not released; compare fits with their noise-aware "
+                      "intervals or wald_test() instead")
+_SUMS_REASON = ("sums of squares of the training data were not released (only a DP residual "
+                "standard error and R-squared, where the method releases them)")
+STATSMODELS_NOT_RELEASED = {
+    "fittedvalues": "fitted values of the training data are not available: together with the data "
+                    "they would expose individual records; use predict() on new data",
+    "resid_pearson": "residuals of the training data are not available: " + _RESID_REASON,
+    "wresid": "residuals of the training data are not available: " + _RESID_REASON,
+    "llf": _LIKELIHOOD_REASON, "aic": _LIKELIHOOD_REASON, "bic": _LIKELIHOOD_REASON,
+    "ssr": _SUMS_REASON, "ess": _SUMS_REASON, "centered_tss": _SUMS_REASON,
+    "uncentered_tss": _SUMS_REASON, "mse_model": _SUMS_REASON, "mse_total": _SUMS_REASON,
+    "fvalue": "the F statistic needs sums of squares of the training data, which were not released; "
+              "use wald_test() (noise-aware Wald chi-square of the same hypothesis)",
+    "f_pvalue": "the F statistic needs sums of squares of the training data, which were not released; "
+                "use wald_test()['p_value']",
+    "get_influence": "influence and leverage measure single records of the training data and would "
+                     "expose them",
+    "outlier_test": "outlier tests look at single records of the training data and would expose them",
+    "condition_number": "the condition number of the training design matrix was not released",
+    "eigenvals": "eigenvalues of the training design matrix were not released",
+}
+
+
+def _not_released_property(name: str, reason: str):
+    def getter(self):
+        raise NotReleasedError(f"{name}: {reason}")
+    getter.__name__ = name
+    getter.__doc__ = f"Not available in a DP fit (raises NotReleasedError): {reason}."
+    return property(getter)
+
+
+for _name, _reason in STATSMODELS_NOT_RELEASED.items():
+    setattr(DPFit, _name, _not_released_property(_name, _reason))
+del _name, _reason
 
 
 def _public_to_dict(public):
@@ -1041,7 +1181,7 @@ class Summary:
         """Estimate, Std. Error, z value, Pr(>|z|), the two CI bounds and the noise share; NaN where
         not available."""
         f = self.fit
-        ci = f.conf_int(self.level)
+        ci = f.conf_int(level=self.level)
         table = pd.DataFrame({
             "Estimate": f.coef, "Std. Error": f.std_errors, "z value": f.z_values(),
             "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],
@@ -1320,3 +1460,10 @@ class Summary:
 
     def to_dict(self) -> dict:
         return self.fit.to_dict()
+
+    # notebook display (issue 15)
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()

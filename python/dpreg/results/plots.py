@@ -18,7 +18,8 @@ def _plt():
 
 def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label="non-private OLS",
               terms=None, drop_intercept=True, ax=None):
-    """Coefficient plot with noise-aware confidence intervals.
+    """Coefficient plot with noise-aware confidence intervals (also ``dpreg.plot_coef`` and
+    ``fit.plot()``).
 
     fits      : a DPFit or a list of DPFits (same terms), drawn side by side
     reference : optional mapping term -> value (e.g. the non-private ``statsmodels`` coefficients),
@@ -32,13 +33,15 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
     if terms is None:
         terms = [t for t in all_terms if not (drop_intercept and t == "Intercept")]
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 0.45 * len(terms) + 1.5))
+        # constrained layout sizes the margins at draw time, so long term names are not clipped by a
+        # plain fig.savefig() (no bbox_inches="tight" needed)
+        _, ax = plt.subplots(figsize=(6.5, 0.45 * len(terms) + 1.5), layout="constrained")
     ypos = np.arange(len(terms))[::-1]
     k = len(fits) + (reference is not None)
     offsets = (np.arange(k) - (k - 1) / 2) * 0.22
     for i, (fit, label) in enumerate(zip(fits, labels)):
         est = fit.coef.reindex(terms).to_numpy(float)
-        ci = fit.conf_int(level).reindex(terms)
+        ci = fit.conf_int(level=level).reindex(terms)
         lo, hi = ci["lower"].to_numpy(float), ci["upper"].to_numpy(float)
         y = ypos + offsets[i]
         has = np.isfinite(lo) & np.isfinite(hi)

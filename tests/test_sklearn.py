@@ -1,0 +1,108 @@
+"""Issue 15 item 2: scikit-learn estimators (dpreg.sklearn)."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import dpreg  # noqa: E402
+from dpreg.errors import BudgetExceeded, PrivacyLeakWarning  # noqa: E402
+from dpreg.sklearn import DPLinearRegression, DPLogisticRegression, RepeatedFitWarning  # noqa: E402
+
+# scikit-learn's API checks run on instances with declared ranges (never derived from the data):
+# the checks' arrays are standardised (|values| < 5), so +-10 is a public range for every feature.
+# eps = 1e3 only makes the checks' 20-200-row fits stable; the conventions checked do not depend on it.
+CHECKED = [DPLinearRegression(eps=1e3, bounds=(-10, 10), target_bounds=(-10, 10), random_state=0),
+           DPLogisticRegression(eps=1e3, bounds=(-10, 10), random_state=0)]
+
+
+@parametrize_with_checks(CHECKED)
+def test_sklearn_estimator_checks(estimator, check):
+    # No check is skipped. One DP-specific tag: DPLinearRegression sets regressor_tags.poor_score
+    # (a private fit is noisy and ridge-regularised, so check_regressors_train's "training R^2 > 0.5"
+    # on 200 rows is not asserted); DPLogisticRegression declares multi_class = False (binary only).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 3000), "b": rng.uniform(0, 1, 3000)})
+    y = 1 + 2 * X["a"] - X["b"] + rng.normal(0, 0.2, 3000)
+    return X, y
+
+
+def test_fit_predict_and_attributes(data):
+    X, y = data
+    m = DPLinearRegression(eps=2, bounds={"a": (0, 1), "b": (0, 1)}, target_bounds=(-2, 4),
+                           random_state=1).fit(X, y)
+    assert list(m.feature_names_in_) == ["a", "b"] and m.n_features_in_ == 2
+    # predict is X @ coef_ + intercept_, the released coefficients of the DPFit
+    np.testing.assert_allclose(m.predict(X), X.to_numpy() @ m.coef_ + m.intercept_)
+    np.testing.assert_allclose(m.coef_, m.fit_.coef[["x0", "x1"]].to_numpy())
+    assert np.allclose(m.coef_, [2, -1], atol=0.3)   # eps = 2, n = 3000: noise sd ~ 0.05
+    with pytest.warns(PrivacyLeakWarning):
+        assert m.score(X, y) > 0.8
+
+
+def test_bounds_typo_is_an_error(data):
+    X, y = data
+    with pytest.raises(ValueError, match="did you mean 'a'"):
+        DPLinearRegression(bounds={"aa": (0, 1)}).fit(X, y)
+
+
+def test_clone_shares_the_budget_and_caps_cross_validation(data):
+    X, y = data
+    budget = dpreg.Budget(3.0, delta=1e-5)
+    est = DPLinearRegression(eps=1.0, bounds=(0, 1), target_bounds=(-2, 4), budget=budget)
+    c = clone(est)
+    assert c.budget is budget and c.get_params() == est.get_params()
+    with pytest.warns(RepeatedFitWarning, match="cross-validation"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            scores = cross_val_score(est, X, y, cv=KFold(3))
+    assert len(scores) == 3 and budget.remaining[0] == pytest.approx(0.0, abs=1e-12)
+    # a fourth fit would overspend: refused before touching the data
+    with pytest.raises(BudgetExceeded):
+        clone(est).fit(X, y)
+
+
+def test_pipeline_and_grid_search(data):
+    X, y = data
+    pipe = make_pipeline(FunctionTransformer(lambda Z: np.asarray(Z) * 1.0),
+                         DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0))
+    pipe.fit(X, y)
+    assert pipe.predict(X.iloc[:5]).shape == (5,)
+    budget = dpreg.Budget(10.0, delta=1e-4)
+    grid = GridSearchCV(DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), budget=budget),
+                        {"eps": [0.5, 1.0]}, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.warns(RepeatedFitWarning):
+            grid.fit(X, y)
+    # 2 folds x (0.5 + 1.0) + the refit at the best eps
+    spent = budget.spent[0]
+    assert spent == pytest.approx(3.0 + grid.best_params_["eps"])
+
+
+def test_logistic(data):
+    X, _ = data
+    rng = np.random.default_rng(1)
+    p = 1 / (1 + np.exp(-(-1 + 3 * X["a"])))
+    y = np.where(rng.uniform(size=len(p)) < p, "yes", "no")
+    m = DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0).fit(X, y)
+    assert list(m.classes_) == ["no", "yes"]
+    proba = m.predict_proba(X)
+    assert proba.shape == (len(X), 2) and np.allclose(proba.sum(axis=1), 1)
+    assert set(m.predict(X)) <= {"no", "yes"}
+    with pytest.raises(ValueError, match="binary"):
+        DPLogisticRegression().fit(X, np.arange(len(X)) % 3)

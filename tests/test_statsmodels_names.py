@@ -1,0 +1,114 @@
+"""Issue 15 items 1 and 3: statsmodels names on DPFit (the same released values), NotReleasedError for
+what needs unreleased data, and notebook display (_repr_html_ / _repr_markdown_)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg.results.fit import STATSMODELS_NOT_RELEASED, NotReleasedError
+
+BOUNDS = {"x": (0.0, 1.0), "y": (-2.0, 5.0)}
+
+
+@pytest.fixture(scope="module")
+def fit():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 400)})
+    df["y"] = 1 + 2 * df.x + rng.normal(0, 0.3, 400)
+    return dpreg.dp_lm("y ~ x", df, eps=2, bounds=BOUNDS, random_state=1)
+
+
+def test_statsmodels_aliases_are_the_released_values(fit):
+    pd.testing.assert_series_equal(fit.params, fit.coef)
+    pd.testing.assert_series_equal(fit.bse, fit.std_errors)
+    pd.testing.assert_series_equal(fit.pvalues, fit.p_values())
+    pd.testing.assert_series_equal(fit.tvalues, fit.z_values())
+    pd.testing.assert_series_equal(fit.zvalues, fit.z_values())
+    # z statistic = coef / SE, p = 2 Phi(-|z|): checked from the definitions, not from the code
+    from scipy.stats import norm
+    z = fit.coef.to_numpy() / fit.std_errors.to_numpy()
+    np.testing.assert_allclose(fit.tvalues.to_numpy(), z)
+    np.testing.assert_allclose(fit.pvalues.to_numpy(), 2 * norm.sf(np.abs(z)))
+    assert fit.rsquared == fit.r_squared and fit.rsquared_adj == fit.adj_r_squared
+    assert fit.nobs == 400 and fit.df_model == 1
+    assert fit.scale == pytest.approx(fit.sigma ** 2) and fit.mse_resid == fit.scale
+    pd.testing.assert_frame_equal(fit.cov_params(), fit.vcov())
+
+
+def test_conf_int_alpha_keyword(fit):
+    a = fit.conf_int(alpha=0.1)
+    b = fit.conf_int(0.9)
+    pd.testing.assert_frame_equal(a, b)
+    assert a.shape == (2, 2) and list(a.index) == fit.terms
+    with pytest.raises(ValueError):
+        fit.conf_int(0.9, alpha=0.1)
+    # statsmodels' positional alpha would silently give 5% intervals: warned
+    with pytest.warns(UserWarning, match="alpha"):
+        narrow = fit.conf_int(0.05)
+    assert (narrow["upper"] - narrow["lower"] < b["upper"] - b["lower"]).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # an explicit level= is taken at its word
+        pd.testing.assert_frame_equal(fit.conf_int(level=0.05), narrow)
+
+
+@pytest.mark.parametrize("name", sorted(STATSMODELS_NOT_RELEASED) + ["resid", "fittedvalues"])
+def test_unreleased_statsmodels_attributes_raise_with_reason(fit, name):
+    with pytest.raises(NotReleasedError) as info:
+        getattr(fit, name)
+    assert len(str(info.value)) > 40           # a reason, not just the name
+    assert not hasattr(fit, name)               # NotReleasedError is an AttributeError
+
+
+def test_notebook_display(fit):
+    html = fit._repr_html_()
+    assert html == fit.summary().to_html() and "<table" in html
+    assert fit._repr_markdown_() == fit.summary().to_markdown()
+    s = fit.summary()
+    assert s._repr_html_() == s.to_html()
+    comp = dpreg.compare([fit, fit], names=["a", "b"])
+    assert "<table" in comp._repr_html_() and comp._repr_markdown_() == comp.to_markdown()
+    st = fit.privacy
+    h = st._repr_html_()
+    assert "<table" in h and "XtX" in h and st.paragraph().split(".")[0] in h
+    assert "| statistic" in st._repr_markdown_()
+
+
+def test_ledger_prints_as_table(fit):
+    text = str(fit.privacy.ledger)
+    lines = text.splitlines()
+    assert lines[0].split()[:2] == ["statistic", "mechanism"]
+    assert len(lines) == len(fit.privacy.ledger) + 1      # one line per release
+    assert "{" not in text                                  # not a list of dicts
+    assert isinstance(fit.privacy.ledger, list) and isinstance(fit.privacy.ledger[0], dict)
+    # the statement still round-trips through plain dicts
+    d = fit.privacy.to_dict()
+    assert type(d["ledger"]) is list
+
+
+def test_plot_method(fit):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = fit.plot()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["x"]
+    assert dpreg.plot_coef is not None
+
+
+def test_coef_plot_tick_labels_not_clipped_by_plain_savefig(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(4)
+    long = "a_rather_long_covariate_name_for_the_plot"
+    df = pd.DataFrame({long: rng.uniform(0, 1, 300), "x": rng.uniform(0, 1, 300)})
+    df["y"] = df[long] + df.x + rng.normal(0, 0.2, 300)
+    f = dpreg.dp_lm(f"y ~ {long} + x", df, eps=2, random_state=2,
+                    bounds={long: (0, 1), "x": (0, 1), "y": (-1, 3)})
+    ax = dpreg.plot_coef(f)
+    fig = ax.figure
+    fig.savefig(tmp_path / "coef.png")          # plain savefig, no bbox_inches
+    renderer = fig.canvas.get_renderer()
+    for label in ax.get_yticklabels():
+        box = label.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width   # inside the saved canvas

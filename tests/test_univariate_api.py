@@ -1,0 +1,128 @@
+"""Issue 15 item 4: one API for dp_mean / dp_quantile (bounds=, budget=, vector q, no required
+bounds, standard errors with sampling error, conf_int(), summary/to_dict/notebook display)."""
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import dpreg
+from dpreg.errors import BudgetExceeded
+
+
+@pytest.fixture(scope="module")
+def x():
+    return np.random.default_rng(7).normal(3.0, 2.0, 2000)
+
+
+def test_dp_mean_se_includes_sampling_error(x):
+    m = dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), random_state=1)
+    f = m.facts
+    assert f["sampling_sd"] is not None and f["se_method"] == "sampling + noise"
+    assert m.std_error == pytest.approx(math.hypot(f["sampling_sd"], f["noise_sd"]), rel=1e-12)
+    # the released second moment is in the ledger and the ledger spends exactly eps
+    stats = [r["statistic"] for r in m.privacy.ledger]
+    assert "mean.second_moment" in stats
+    assert sum(r["eps"] for r in m.privacy.ledger) == pytest.approx(1.0, rel=1e-12)
+    # sampling sd close to sd(x)/sqrt(n) = 2/sqrt(2000) = 0.0447 (clipping at the 0.5% tails shrinks it
+    # by < 5%; the second-moment noise sd here is ~ 1e-3 of the variance)
+    assert f["sampling_sd"] == pytest.approx(2.0 / math.sqrt(x.size), rel=0.1)
+    noise_only = dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), inference=False, random_state=1)
+    assert noise_only.facts["sampling_sd"] is None and "not included" in str(noise_only)
+
+
+def test_dp_mean_interval_coverage():
+    # 400 seeded replicates, n = 5000, eps = 1 (pure): coverage of the true mean at level 0.95.
+    # Binomial sd of the coverage estimate sqrt(0.95 * 0.05 / 400) = 0.0109: a band of 3 sd.
+    rng = np.random.default_rng(2024)
+    hits = 0
+    R = 400
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(R):
+            xs = rng.normal(3.0, 2.0, 5000)
+            ci = dpreg.dp_mean(xs, eps=1.0, bounds=(-100, 100), random_state=r).conf_int()
+            hits += ci["lower"].iloc[0] <= 3.0 <= ci["upper"].iloc[0]
+    assert abs(hits / R - 0.95) <= 3 * math.sqrt(0.95 * 0.05 / R)
+
+
+def test_dp_quantile_interval_covers():
+    # the interval is built from tail bounds (conservative): coverage at least 0.95 up to 3 binomial sd
+    rng = np.random.default_rng(99)
+    R, hits = 100, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(R):
+            xs = rng.normal(3.0, 2.0, 1000)
+            ci = dpreg.dp_quantile(xs, 0.5, eps=2.0, bounds=(-100, None), random_state=r).conf_int()
+            hits += ci["lower"].iloc[0] <= 3.0 <= ci["upper"].iloc[0]
+    assert hits / R >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / R)
+
+
+def test_vector_q_one_budget(x):
+    qs = [0.25, 0.5, 0.75]
+    e = dpreg.dp_quantile(x, qs, eps=1.0, bounds=(-100, None), random_state=3)
+    assert list(e.estimates.index) == qs and e.vector
+    assert np.all(np.diff(e.estimates.to_numpy()) >= 0)        # monotone in q
+    assert sum(r["eps"] for r in e.privacy.ledger) == pytest.approx(1.0, rel=1e-12)
+    ci = e.conf_int()
+    assert (ci["lower"] <= e.estimates).all() and (e.estimates <= ci["upper"]).all()
+    true = 3 + 2 * norm.ppf(qs)
+    assert np.all(np.abs(e.estimates.to_numpy() - true) < 0.5)
+    with pytest.raises(TypeError):
+        float(e)
+    json.dumps(e.to_dict())
+    assert "q = 0.25" in str(e)
+
+
+def test_budget_integration(x):
+    b = dpreg.Budget(1.5)
+    dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), budget=b, random_state=1)
+    assert b.spent[0] == pytest.approx(1.0)
+    with pytest.raises(BudgetExceeded):
+        dpreg.dp_quantile(x, 0.5, eps=1.0, budget=b, random_state=1)
+    assert b.spent[0] == pytest.approx(1.0)                   # refused before spending
+    dpreg.dp_quantile(x, 0.5, eps=0.5, budget=b, random_state=1)
+    assert b.remaining[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_same_bounds_argument_and_display(x):
+    m = dpreg.dp_mean(x, eps=1.0, bounds=(-100, None), random_state=1)    # one-sided: fine
+    assert np.isfinite(m.estimate)
+    m0 = dpreg.dp_mean(x, eps=1.0, random_state=1)                        # no bound: private anchor
+    assert m0.facts["anchor"] is not None and abs(m0.estimate - 3.0) < 0.3
+    q = dpreg.dp_quantile(x, 0.5, eps=1.0, bounds=(-100, 100), random_state=1)
+    for est in (m, q):
+        d = est.to_dict()
+        assert set(d) >= {"estimate", "std_error", "conf_int", "privacy", "summary_text"}
+        assert "<table" in est._repr_html_() and "|" in est._repr_markdown_()
+        assert r"\toprule" in est.summary().to_latex()
+        assert est.conf_int().shape == (1, 2)
+    # dp_mean's interval at another level is post-processing of its released SE parts
+    assert (m.conf_int(0.5)["upper"] < m.conf_int(0.99)["upper"]).all()
+    with pytest.raises(ValueError, match="level"):
+        q.conf_int(0.9)
+
+
+@pytest.mark.parametrize("loc", [-10.0, 3.0, 2000.0])
+@pytest.mark.parametrize("bounds", [None, (-100, None), (None, 3000)])
+def test_any_bounds_serve_every_level(loc, bounds):
+    # data left of 0, around 0 and far right of it; no bound, a lower bound only, an upper bound only.
+    # n = 4000, eps = 2: the rank noise of each search is a few dozen rows (scale 2/eps_q), i.e. well
+    # under 0.1 in level, so the estimates lie between the empirical 0.02 / 0.98 quantiles around the
+    # target level +- 0.1
+    xs = np.random.default_rng(11).normal(loc, 2.0, 4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = dpreg.dp_quantile(xs, [0.1, 0.5, 0.9], eps=2.0, bounds=bounds, inference=False, random_state=2)
+        m = dpreg.dp_mean(xs, eps=2.0, bounds=bounds, random_state=2)
+    # plus the grid: a walk from start s has resolution (beta - 1)(|v - s| + 1) near v, s = 0, -100 or
+    # 3000 (or an anchor found that way): at most 0.001 (|loc| + 101) per stage, two stages
+    tol = 0.1 + 2 * 0.001 * (abs(loc) + 101) if bounds != (None, 3000) else 0.1 + 2 * 0.001 * (3000 - loc + 1)
+    for qq, v in zip([0.1, 0.5, 0.9], e.estimates):
+        lo, hi = np.quantile(xs, [max(qq - 0.1, 0.0), min(qq + 0.1, 1.0)])
+        assert lo - tol <= v <= hi + tol
+    assert m.q_lo < np.quantile(xs, 0.05) and m.q_hi > np.quantile(xs, 0.95)
+    assert abs(m.estimate - xs.mean()) < 0.2
