@@ -164,8 +164,8 @@ def test_univariate_total_on_one_extreme_value():
         for call in (lambda a: dp_mean(a, eps=1, bounds=(-1e6, 1e6), random_state=1),
                      lambda a: dp_mean(a, eps=1, delta=1e-6, accounting="zcdp", bounds=(-1e6, 1e6),
                                        random_state=1),
-                     lambda a: dp_quantile(a, 0.5, eps=1, lower=-1e6, random_state=1),
-                     lambda a: dp_quantile(a, 0.1, eps=1, upper=1e6, random_state=1)):
+                     lambda a: dp_quantile(a, 0.5, eps=1, bounds=(-1e6, None), random_state=1),
+                     lambda a: dp_quantile(a, 0.1, eps=1, bounds=(None, 1e6), random_state=1)):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
