@@ -9,7 +9,7 @@ integer and character NA. So the R side sends
 * ``factors``: ``{name: [level, ...]}`` - the declared levels (R ``levels()``) of each factor
   column, in order (first = reference);
 
-and gets back ``{"ok": bool, "value": ..., "error": {"type", "message", "privacy"} | None,
+and gets back ``{"ok": bool, "value": ..., "error": {"type", "message", "classes", "privacy"} | None,
 "warnings": [{"category", "message"}]}``. Functions here never raise: Python errors and warnings
 are returned so that R can re-signal them as R conditions with clean messages (messages from the
 core never quote data values).
@@ -63,6 +63,18 @@ def _plain(obj):
     return to_plain(obj)
 
 
+def _error_classes(exc) -> list[str]:
+    """Names of the exception's classes, most specific first, up to (not including) Exception: R
+    turns them into condition classes (dpreg_InvalidArgument, dpreg_DPRegError, dpreg_ValueError), so
+    R code catching dpreg_ValueError keeps working now that dpreg's errors are DPRegError subclasses."""
+    out = []
+    for cls in type(exc).__mro__:
+        if cls in (Exception, BaseException, object):
+            continue
+        out.append(cls.__name__)
+    return out
+
+
 def _run(fn, *args, **kwargs) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -73,6 +85,7 @@ def _run(fn, *args, **kwargs) -> dict:
             value = None
             privacy = getattr(exc, "privacy", None)
             error = {"type": type(exc).__name__, "message": str(exc),
+                     "classes": _error_classes(exc),
                      "privacy": _plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
             "warnings": [{"category": w.category.__name__, "message": str(w.message)} for w in caught]}

@@ -71,7 +71,7 @@ def ptr_constants(m: int, eps: float, delta: float) -> dict:
     eps_p = eps / 2.0
     t = (m // 2) // 2
     return {"eps_prime": eps_p, "t": t, "Q": int(math.ceil(m / 2)) - 1,
-            "log_threshold": math.log(delta / (8.0 * math.exp(eps_p))),
+            "log_threshold": math.log(delta) - math.log(8.0) - eps_p,   # log(delta / (8 e^eps')), no overflow
             "cut": math.log(1.0 / (2.0 * delta)) / eps_p}
 
 

@@ -66,12 +66,18 @@ def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def check_eps_delta(eps, delta):
-    if not _is_number(eps) or not math.isfinite(eps) or eps <= 0:
-        raise ValueError("eps must be a finite number > 0")
-    if not _is_number(delta) or not math.isfinite(delta) or not (0 <= delta < 1):
-        raise ValueError("delta must be a number with 0 <= delta < 1")
-    return float(eps), float(delta)
+def check_eps_delta(eps, delta, n=None, allow_large_delta=False):
+    """The request's ranges are the package's (dpreg.privacy.accounting.check_request); with the public
+    n, delta >= 1/n is refused unless allow_large_delta=True. Returns (eps, delta, large_delta)."""
+    from ..privacy.accounting import check_delta_for_n, check_request
+    eps, delta = check_request(eps, delta)
+    return eps, delta, check_delta_for_n(delta, n, allow_large_delta=allow_large_delta)
+
+
+def _mark_large_delta(privacy, large):
+    if large:
+        from ..api import LARGE_DELTA_NOTE
+        privacy.notes.append(LARGE_DELTA_NOTE)
 
 
 def check_beta(beta) -> float:
@@ -138,7 +144,7 @@ def _emit(msgs):
 # dp_quantile
 # ------------------------------------------------------------------------------------------------
 def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, quantile_noise=None,
-                accounting="auto", max_steps=None, random_state=None):
+                accounting="auto", max_steps=None, random_state=None, allow_large_delta=False):
     """Unbounded differentially private quantile (spec 1, 5.1; Durfee 2023 as used by Ramsay and
     Spicker 2025, Section 2.4).
 
@@ -156,6 +162,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
     accounting : "auto" | "pure" | "zcdp" (spec 5.0).
     max_steps : cap on grid steps when the far bound is infinite (default floor(700/log beta)).
     random_state : None (secure) or int / numpy Generator (reproducible, marked seeded).
+    allow_large_delta : accept delta >= 1/n (refused by default: such a delta permits publishing a
+        record outright); the privacy statement then says so.
 
     Returns a :class:`dpreg.DPEstimate` (``kind="quantile"``).
     """
@@ -164,7 +172,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
     arr = check_data(x)
     if not _is_number(q) or not (0 < q < 1):
         raise ValueError("q must be a number in (0, 1)")
-    eps, delta = check_eps_delta(eps, delta)
+    eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
     check_accounting(accounting, delta)
@@ -207,6 +215,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")
     privacy = _statement(ledger, eps, delta, noise, model)
+    _mark_large_delta(privacy, large)
     facts = {"n": int(arr.size), "q": float(q), "lower": lo, "upper": hi, "beta": beta,
              "steps": getattr(res, "steps", None), "stopped": getattr(res, "stopped", None),
              "clamped": bool(getattr(res, "clamped", False)),
@@ -225,7 +234,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
 def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="paper",
             split=(0.25, 0.25, 0.5), beta=1.001, quantile_noise=None, accounting="auto",
             variant="practical", conf_delta=0.05, crossing="bounds", clamp_output=False,
-            random_state=None):
+            random_state=None, allow_large_delta=False):
     """Private modified winsorized mean (Ramsay and Spicker 2025, Sections 3.1-3.2; spec 2, 5.2).
 
     Two private quantiles at levels xi and 1 - xi (the unbounded quantile), then the mean of the data
@@ -247,6 +256,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
     variant : "practical" (default) or "theoretical" (xi = min(0.49, 8 eta + 12 log(4/conf_delta)/n)).
     crossing : "bounds" (default: crossed clip points fall back to the bounds) or "swap".
     clamp_output : clamp the released mean to the bounds (default False: clamping would bias it).
+    allow_large_delta : as in :func:`dp_quantile`.
 
     Returns a :class:`dpreg.DPEstimate`; ``std_error`` is the sd of the mean-step privacy noise
     (sampling error not included); ``facts`` holds the released clip points q_lo, q_hi.
@@ -254,7 +264,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
     from ..results.estimate import DPEstimate
 
     arr = check_data(x)
-    eps, delta = check_eps_delta(eps, delta)
+    eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     if bounds is None:
         raise ValueError("dp_mean needs bounds=(l, u): loose public bounds where the private quantile "
                          "searches start (they may be very wide)")
@@ -313,6 +323,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
         msgs.append(f"the private clip points crossed; they were replaced by "
                     f"{'the bounds' if crossing == 'bounds' else 'each other (swapped)'}")
     privacy = _statement(ledger, eps, delta, noise, model)
+    _mark_large_delta(privacy, large)
     facts = {"n": n, "q_lo": res.q_lo, "q_hi": res.q_hi, "xi": res.xi, "trim_count": int(trim_count),
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,
              "bounds": [l, u], "beta": beta, "split": list(split), "noise_sd": res.noise_sd,
