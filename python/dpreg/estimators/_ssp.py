@@ -355,3 +355,13 @@ def resolve_mode(mode, public) -> str:
         hi = np.asarray(public.column_upper, float)
         return "schema" if bool(np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) else "clip"
     return mode
+
+
+def outcome_range_from_data(public) -> bool:
+    """True when the outcome's scaling constants (centre, half-width) come from ranges read off the
+    data (bounds="data"): exact values of single records, which a Release must not keep. Any variable
+    with a data-read range counts (the outcome may be a transform of several columns)."""
+    schema = getattr(public, "schema", None)
+    if schema is None:
+        return False
+    return any(v.bounds_source == "data" for v in schema.variables.values())

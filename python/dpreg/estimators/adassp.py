@@ -146,7 +146,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     boosted = state["kind"] == "boosted"
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
-        "outcome_centre": float(sd.c_y), "outcome_half_width": float(sd.h_y),
         # ridge_active: the adaptive rule of spec 3.2 step 8 asked for a ridge (for BoostedAdaSSP the
         # stability floor is reported separately and is not counted as "active")
         "ridge_lambda": float(state["lam"]), "ridge_active": bool(state.get("lam_rule", state["lam"]) > 0),
@@ -156,6 +155,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         "mu": float(plan["mu"]), "mu_estimator": float(plan["mu_est"]), "mu_inference": float(plan["mu_inf"]),
         "inference": plan["inference"], "neighbours": spec.neighbours,
     }
+    if not _ssp.outcome_range_from_data(design.public):
+        # the outcome's centre and half-width are public (declared) or released (private ranges);
+        # with bounds="data" they are the data's min and max (c -/+ h) and are not kept
+        facts.update(outcome_centre=float(sd.c_y), outcome_half_width=float(sd.h_y))
     if boosted:
         facts.update(T=int(state["T"]), sigma_round=float(state["sigma_round"]), lr=state["lr"],
                      tau=float(state["tau"]), ridge_lambda_rule=float(state["lam_rule"]),
