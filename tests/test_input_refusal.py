@@ -267,3 +267,33 @@ def test_cli_allow_large_delta_flag(tmp_path):
     assert r.returncode == 0, r.stderr
     notes = json.loads(r.stdout)["privacy"]["notes"]
     assert any("allow_large_delta=True" in t for t in notes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# every deliberate error of the package is a DPRegError subclass
+# ---------------------------------------------------------------------------------------------------
+#: files whose raises are not converted on this branch: the noise samplers are being replaced on
+#: another branch (convert there, then drop the entry)
+PENDING = {"privacy/mechanisms.py"}
+
+
+def test_no_bare_builtin_errors_are_raised_by_the_package():
+    """``raise ValueError(...)`` / TypeError / RuntimeError / OverflowError / ArithmeticError in the
+    package: each must be a DPRegError subclass (InvalidArgument, InvalidArgumentType, InternalError,
+    which keep the builtin as a second base)."""
+    import ast
+    import pathlib
+    root = pathlib.Path(ROOT) / "python" / "dpreg"
+    bare = {"ValueError", "TypeError", "RuntimeError", "OverflowError", "ArithmeticError", "KeyError",
+            "IndexError", "ZeroDivisionError"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in PENDING:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(exc, ast.Name) and exc.id in bare:
+                    found.append(f"{rel}:{node.lineno} {exc.id}")
+    assert not found, found

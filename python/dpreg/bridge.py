@@ -20,6 +20,8 @@ import math
 import warnings
 from typing import Any
 
+from .errors import InvalidArgument, InvalidArgumentType
+
 #: the options of a fit call that are not method hyperparameters (passed by keyword)
 _FIT_ARGS = ("eps", "delta", "method", "bounds", "levels", "neighbours", "inference")
 
@@ -47,7 +49,7 @@ def _frame(columns: dict, factors: dict | None):
             try:
                 vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
             except (TypeError, ValueError):   # float()'s message would quote the offending value
-                raise TypeError(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
+                raise InvalidArgumentType(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
                                 "with their levels)") from None
         if name in factors:
             levels = [str(v) for v in _as_list(factors[name])]
@@ -172,7 +174,7 @@ def r_dp_glm(formula: str, columns: dict, factors: dict | None = None, options: 
 
     def go():
         if family != "binomial":
-            raise ValueError("dp_glm supports family = binomial() (logistic regression); "
+            raise InvalidArgument("dp_glm supports family = binomial() (logistic regression); "
                              "use dp_lm() for gaussian")
         return _fit(formula, columns, factors, options, "binomial")
     return _run(go)
@@ -252,7 +254,7 @@ def _compare(fit_jsons, names, term_labels, fmt, options):
     from .results.compare import compare
 
     if fmt not in _COMPARE_FORMATS:
-        raise ValueError(f"format must be one of {', '.join(_COMPARE_FORMATS)}")
+        raise InvalidArgument(f"format must be one of {', '.join(_COMPARE_FORMATS)}")
     fits = [_load(j) for j in _as_list(fit_jsons)]
     names = None if names is None else [str(n) for n in _as_list(names)]
     options = dict(options or {})
@@ -321,7 +323,7 @@ def _estimate(kind: str, x, q, options: dict):
     try:
         values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
     except (TypeError, ValueError):   # float()'s message would quote the offending value
-        raise TypeError("x must be a numeric vector") from None
+        raise InvalidArgumentType("x must be a numeric vector") from None
     fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
     options = _whole_numbers_as_int(options, _signature_defaults(fn))
     if kind == "mean":

@@ -26,6 +26,7 @@ from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from . import _ssp
+from ..errors import InvalidArgument
 
 METHODS = ("adassp",)
 NEEDS_BOUNDS = True
@@ -62,7 +63,7 @@ def check_public(n, d, spec, options) -> None:
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)     # raises the pure-DP message
     if n <= d + 1:
-        raise ValueError("AdaSSP needs more rows than model-matrix columns plus one")
+        raise InvalidArgument("AdaSSP needs more rows than model-matrix columns plus one")
 
 
 def _check_values(values):
@@ -70,7 +71,7 @@ def _check_values(values):
     _ssp.check_positive("y_bound", values["y_bound"])
     if isinstance(values["split"], str):
         if values["split"] != "autodp":
-            raise ValueError("split must be 3 positive weights or 'autodp'")
+            raise InvalidArgument("split must be 3 positive weights or 'autodp'")
     else:
         _ssp.check_split(values["split"])
 

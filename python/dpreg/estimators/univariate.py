@@ -20,6 +20,7 @@ import numpy as np
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
+from ..errors import InvalidArgument, InvalidArgumentType
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
                             "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
@@ -31,11 +32,11 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 # ------------------------------------------------------------------------------------------------
 def check_data(x) -> np.ndarray:
     if x is None:
-        raise TypeError("x must be a numeric vector")
+        raise InvalidArgumentType("x must be a numeric vector")
     if hasattr(x, "to_numpy"):
         try:
             if x.isna().any():
-                raise ValueError("missing values are not allowed; remove them before calling "
+                raise InvalidArgument("missing values are not allowed; remove them before calling "
                                  "(the row count must be public)")
         except AttributeError:
             pass
@@ -43,22 +44,22 @@ def check_data(x) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == object:
         if any(v is None for v in arr.ravel()):
-            raise ValueError("missing values are not allowed; remove them before calling "
+            raise InvalidArgument("missing values are not allowed; remove them before calling "
                              "(the row count must be public)")
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):
-            raise TypeError("x must be numeric") from None
+            raise InvalidArgumentType("x must be numeric") from None
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise TypeError("x must be numeric")
+        raise InvalidArgumentType("x must be numeric")
     arr = np.asarray(arr, dtype=float).ravel()
     if arr.size == 0:
-        raise ValueError("x must contain at least one observation")
+        raise InvalidArgument("x must contain at least one observation")
     if np.isnan(arr).any():
-        raise ValueError("missing values are not allowed; remove them before calling "
+        raise InvalidArgument("missing values are not allowed; remove them before calling "
                          "(the row count must be public)")
     if not np.isfinite(arr).all():
-        raise ValueError("non-finite values are not allowed")
+        raise InvalidArgument("non-finite values are not allowed")
     return arr
 
 
@@ -82,7 +83,7 @@ def _mark_large_delta(privacy, large):
 
 def check_beta(beta) -> float:
     if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
-        raise ValueError("beta must be a finite number > 1")
+        raise InvalidArgument("beta must be a finite number > 1")
     if beta > 1.1:
         _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=3)
     return float(beta)
@@ -90,15 +91,15 @@ def check_beta(beta) -> float:
 
 def check_quantile_noise(quantile_noise):
     if quantile_noise not in (None, "exponential", "laplace", "gaussian"):
-        raise ValueError("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
+        raise InvalidArgument("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
     return quantile_noise
 
 
 def check_accounting(accounting, delta):
     if accounting not in ("auto", "pure", "zcdp"):
-        raise ValueError("accounting must be 'auto', 'pure' or 'zcdp'")
+        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
     if accounting == "zcdp" and delta == 0:
-        raise ValueError("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
+        raise InvalidArgument("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
 
 
 def rho_star(eps: float, delta: float) -> float:
@@ -110,11 +111,11 @@ def rho_star(eps: float, delta: float) -> float:
 def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se=0.0, s3=0.5):
     """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (spec 5.0)."""
     if quantile_noise == "gaussian" and accounting == "pure":
-        raise ValueError("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
+        raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
                          "with delta > 0")
     if accounting == "pure" or (accounting == "auto" and delta == 0):
         if quantile_noise == "gaussian":
-            raise ValueError("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
+            raise InvalidArgument("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
         return "pure", eps, None
     rho = rho_star(eps, delta)
     if accounting == "zcdp" or quantile_noise == "gaussian":
@@ -171,7 +172,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
 
     arr = check_data(x)
     if not _is_number(q) or not (0 < q < 1):
-        raise ValueError("q must be a number in (0, 1)")
+        raise InvalidArgument("q must be a number in (0, 1)")
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
@@ -180,16 +181,16 @@ def dp_quantile(x, q, *, eps, delta=0.0, lower=None, upper=None, beta=1.001, qua
     hi = math.inf if upper is None else upper
     for name, v in (("lower", lo), ("upper", hi)):
         if not _is_number(v) or math.isnan(v):
-            raise ValueError(f"{name} must be a number")
+            raise InvalidArgument(f"{name} must be a number")
     lo, hi = float(lo), float(hi)
     if q >= 0.5 and not math.isfinite(lo):
-        raise ValueError("q >= 0.5 needs a finite public 'lower' bound (the search starts there)")
+        raise InvalidArgument("q >= 0.5 needs a finite public 'lower' bound (the search starts there)")
     if q < 0.5 and not math.isfinite(hi):
-        raise ValueError("q < 0.5 needs a finite public 'upper' bound (the search starts there)")
+        raise InvalidArgument("q < 0.5 needs a finite public 'upper' bound (the search starts there)")
     if lo >= hi:
-        raise ValueError("lower must be smaller than upper")
+        raise InvalidArgument("lower must be smaller than upper")
     if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or max_steps < 1):
-        raise ValueError("max_steps must be a positive integer")
+        raise InvalidArgument("max_steps must be a positive integer")
     model, budget, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
     qn = quantile_noise or "exponential"
 
@@ -266,33 +267,33 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, trim_count=10, eta=0.0, trim="pap
     arr = check_data(x)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     if bounds is None:
-        raise ValueError("dp_mean needs bounds=(l, u): loose public bounds where the private quantile "
+        raise InvalidArgument("dp_mean needs bounds=(l, u): loose public bounds where the private quantile "
                          "searches start (they may be very wide)")
     try:
         l, u = bounds
     except (TypeError, ValueError):
-        raise ValueError("bounds must be a pair (l, u)") from None
+        raise InvalidArgument("bounds must be a pair (l, u)") from None
     if not (_is_number(l) and _is_number(u)) or not (math.isfinite(l) and math.isfinite(u)):
-        raise ValueError("bounds must be two finite numbers")
+        raise InvalidArgument("bounds must be two finite numbers")
     l, u = float(l), float(u)
     if l >= u:
-        raise ValueError("bounds must satisfy l < u")
+        raise InvalidArgument("bounds must satisfy l < u")
     if not isinstance(trim_count, numbers.Integral) or isinstance(trim_count, bool) or trim_count < 1:
-        raise ValueError("trim_count must be an integer >= 1")
+        raise InvalidArgument("trim_count must be an integer >= 1")
     if not _is_number(eta) or not (0 <= eta < 0.5):
-        raise ValueError("eta must be a number in [0, 0.5)")
+        raise InvalidArgument("eta must be a number in [0, 0.5)")
     if trim not in ("paper", "adaptive"):
-        raise ValueError("trim must be 'paper' or 'adaptive'")
+        raise InvalidArgument("trim must be 'paper' or 'adaptive'")
     split = W.check_split(split)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
     check_accounting(accounting, delta)
     if variant not in ("practical", "theoretical"):
-        raise ValueError("variant must be 'practical' or 'theoretical'")
+        raise InvalidArgument("variant must be 'practical' or 'theoretical'")
     if not _is_number(conf_delta) or not (0 < conf_delta < 1):
-        raise ValueError("conf_delta must be in (0, 1)")
+        raise InvalidArgument("conf_delta must be in (0, 1)")
     if crossing not in ("bounds", "swap"):
-        raise ValueError("crossing must be 'bounds' or 'swap'")
+        raise InvalidArgument("crossing must be 'bounds' or 'swap'")
 
     n = int(arr.size)
     model, budget, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise,
