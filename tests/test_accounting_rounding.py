@@ -182,6 +182,12 @@ def test_budget_is_exact_and_equal_parts_fit():
                         random_state=1)
     spent = sum(F(h[1]) for h in b.history)
     assert spent <= F(1.0)
+    for method in ("adassp", "dpgd"):      # Gaussian fits: their conversion is certified, not rounded up
+        g = dpreg.Budget(1.0, delta=1e-4)
+        for _ in range(10):
+            dpreg.dp_lm("y ~ x", df, eps=0.1, delta=1e-6, bounds=BOUNDS, method=method, budget=g,
+                        random_state=1)
+        assert sum(F(h[1]) for h in g.history) <= F(1.0)
     assert F(b.remaining[0]) <= F(1.0) - spent
     c = dpreg.Budget(0.3, delta=0.0)
     c.spend(0.1)

@@ -90,7 +90,14 @@ scale (spec 9.5).
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
           neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
-    """Differentially private linear regression with noise-aware inference. See API.md."""
+    """Differentially private linear regression with noise-aware inference. See API.md.
+
+    eps must lie in [EPS_MIN, EPS_MAX] = [1e-6, 1e9] and delta be 0 or in [1e-300, 1); under
+    replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
+    outright) unless ``allow_large_delta=True`` is passed, which the privacy statement then records.
+    Declared bounds must be numbers with lo < hi (None asks for a private estimate of that end);
+    NaN is refused. Every refusal is a :class:`dpreg.errors.DPRegError` (InvalidArgument is also a
+    ValueError)."""
     return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
                 levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                 random_state=random_state, options=options)
@@ -99,7 +106,8 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
 def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="auto", bounds=None,
            levels=None, neighbours="replace_one", inference=True, budget=None, random_state=None,
            **options):
-    """Differentially private generalised linear model (logistic regression)."""
+    """Differentially private generalised linear model (logistic regression). Argument checks and
+    ``allow_large_delta`` as in :func:`dp_lm`."""
     if family != "binomial":
         raise InvalidArgument("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
     return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,

@@ -667,10 +667,14 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
         # the conversions search a root to ~1e-14 and round up, so a fit calibrated exactly at the
         # request can come out a few ulps above it: the eps left by the other rows is certified directly
         # (delta(eps_room) <= delta_G), the same test the calibration passed
+        # (first at the budget dp_lm hands an estimator, conservative_share(room): a fit calibrated
+        # there reports it, so that k fits of eps/k fit into a Budget of eps exactly)
         if eps_fixed <= Fraction(eps_req):
             room = _largest_float_at_most(Fraction(eps_req) - eps_fixed)
-            if eps_c > room and _certifies(room, mu_g, rho_sum, delta_c):
-                eps_c = room
+            for cand in (conservative_share(room), room):
+                if eps_c > cand and _certifies(cand, mu_g, rho_sum, delta_c):
+                    eps_c = cand
+                    break
         components.update(eps_continuous=eps_c, delta_continuous=delta_c, conversion=how)
         eps_total = Fraction(eps_c) + eps_fixed
         delta_total = Fraction(delta_c) + delta_a_exact     # <= delta_req by construction
