@@ -147,6 +147,15 @@ def test_delta_at_least_one_over_n_is_refused_by_every_method(method, kw):
         assert isinstance(info.value, ValueError)
 
 
+def test_delta_at_least_one_over_n_is_refused_before_private_ranges_are_searched():
+    budget = dpreg.Budget(2.0, delta=0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(DeltaTooLarge):
+            dpreg.dp_lm("y ~ x", frame(), eps=1.0, delta=0.01, method="adassp", budget=budget)   # no bounds
+    assert budget.history == [] and not caught
+
+
 def test_delta_rule_is_exact_at_one_over_n():
     assert check_delta_for_n(math.nextafter(1.0 / N, 0.0), N) is False        # just below 1/n: fine
     with pytest.raises(DeltaTooLarge):
@@ -234,14 +243,22 @@ def test_tukey_handles_eps_up_to_the_range_end():
 # ---------------------------------------------------------------------------------------------------
 # command line: one line on stderr, exit code 2, no traceback
 # ---------------------------------------------------------------------------------------------------
-def _cli(tmp_path, *extra, bounds=None):
+def _cli_argv(tmp_path, *extra, bounds=None):
     data = tmp_path / "d.csv"
     frame().to_csv(data, index=False)
     b = tmp_path / "b.json"
     b.write_text(bounds if bounds is not None else '{"x": [-1, 1], "y": [-10, 10]}')
+    return ["fit", "y ~ x", "--data", str(data), "--bounds", str(b), *extra]
+
+
+def test_cli_eps_1e300_in_a_real_process_is_one_line_without_traceback(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", "fit", "y ~ x", "--data", str(data),
-                           "--bounds", str(b), *extra], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "dpreg.cli", *_cli_argv(tmp_path, "--eps", "1e300")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dpreg: error: --eps") and "Traceback" not in r.stderr
+    assert r.stdout == ""
 
 
 @pytest.mark.parametrize("extra,bounds,needle", [
@@ -253,19 +270,22 @@ def _cli(tmp_path, *extra, bounds=None):
     (["--eps", "1"], '{"x": [-1' + "0" * 400 + ', 1], "y": [-10, 10]}', "floating-point"),
     (["--eps", "1"], '{"x": [1, 1], "y": [-10, 10]}', "lo < hi"),
 ], ids=["eps_huge", "eps_tiny", "delta_tiny", "delta_large", "bounds_nan", "bounds_huge_int", "bounds_equal"])
-def test_cli_bad_inputs_give_one_line_and_exit_2(tmp_path, extra, bounds, needle):
-    r = _cli(tmp_path, *extra, bounds=bounds)
-    assert r.returncode == 2, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("dpreg: error:"), r.stderr
-    assert "Traceback" not in r.stderr and needle in lines[0]
-    assert r.stdout == ""
+def test_cli_bad_inputs_give_one_line_and_exit_2(tmp_path, capsys, extra, bounds, needle):
+    from dpreg.cli import main
+    assert main(_cli_argv(tmp_path, *extra, bounds=bounds)) == 2
+    out = capsys.readouterr()
+    lines = [ln for ln in out.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dpreg: error:"), out.err
+    assert "Traceback" not in out.err and needle in lines[0]
+    assert out.out == ""
 
 
-def test_cli_allow_large_delta_flag(tmp_path):
-    r = _cli(tmp_path, "--eps", "1", "--delta", "0.01", "--allow-large-delta", "--seed", "1", "--format", "json")
-    assert r.returncode == 0, r.stderr
-    notes = json.loads(r.stdout)["privacy"]["notes"]
+def test_cli_allow_large_delta_flag(tmp_path, capsys):
+    from dpreg.cli import main
+    argv = _cli_argv(tmp_path, "--eps", "1", "--delta", "0.01", "--allow-large-delta", "--seed", "1",
+                     "--format", "json")
+    assert main(argv) == 0
+    notes = json.loads(capsys.readouterr().out)["privacy"]["notes"]
     assert any("allow_large_delta=True" in t for t in notes)
 
 

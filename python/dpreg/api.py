@@ -165,6 +165,14 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              "method='subsample_aggregate' or method='tukey'")
         design_opts["unit"] = unit
 
+    # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
+    # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
+    # what the check on the design's n (below) would accept
+    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()) \
+            and getattr(data, "shape", None) is not None and len(data.shape) == 2:
+        from .privacy.accounting import check_delta_for_n
+        check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
+
     # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
     delta_needed = 0.0 if pure_ok else delta
     if budget is not None and not budget.can_spend(eps, delta_needed):
