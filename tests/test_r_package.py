@@ -263,7 +263,10 @@ def test_bridge_returns_errors_and_warnings_instead_of_raising():
     df = toy_frame(n=3000)
     cols = {"y": df["y"].tolist(), "x": df["x"].tolist()}
     bad = bridge.r_dp_lm("y ~ x", cols, None, {"eps": -1.0})
-    assert bad["ok"] is False and bad["error"]["type"] == "ValueError" and "eps" in bad["error"]["message"]
+    assert bad["ok"] is False and "eps" in bad["error"]["message"]
+    # a DPRegError subclass that is still a ValueError: R gets both condition classes
+    assert bad["error"]["type"] == "InvalidArgument"
+    assert {"InvalidArgument", "DPRegError", "ValueError"} <= set(bad["error"]["classes"])
     ok = bridge.r_dp_lm("y ~ x", cols, None, {"eps": 1.0, "seed": 3.0, "bounds": {"x": [0.0, 10.0]}})
     assert ok["ok"] is True
     # the undeclared outcome range is estimated privately: reported as a warning, not raised

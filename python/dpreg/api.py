@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ._numeric import no_numeric_warnings
-from .errors import EstimationFailed, PrivacyLeakWarning
+from .errors import EstimationFailed, InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 from .estimators import get_estimator
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
@@ -27,19 +27,57 @@ DEFAULT_LEVELS_SHARE = 0.10
 NOISE_OFF_TEXT = "privacy noise was switched off (internal test hook): nothing in this fit is private"
 
 _COMMON = {"bounds", "levels", "neighbours", "inference", "budget", "random_state", "na_action",
-           "unknown_level", "strict", "bounds_share", "levels_share"}
+           "unknown_level", "strict", "bounds_share", "levels_share",
+           "allow_large_delta"}
+
+#: privacy-statement note of a fit whose delta >= 1/n was accepted with allow_large_delta=True
+LARGE_DELTA_NOTE = ("delta is not below 1/n; it was accepted explicitly (allow_large_delta=True). Such a "
+                    "delta permits mechanisms that publish single records outright")
 
 
 def _check_eps_delta(eps, delta):
     """Validate and return (eps, delta) as Python floats (numpy scalars such as np.int64(2) or
-    np.float32(1e-6), e.g. from a grid, are numbers too)."""
-    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) \
-            or eps <= 0:
-        raise ValueError("eps must be a finite number > 0 (the privacy budget of this fit)")
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1) \
-            or not math.isfinite(delta):
-        raise ValueError("delta must be a number with 0 <= delta < 1")
-    return float(eps), float(delta)
+    np.float32(1e-6), e.g. from a grid, are numbers too). The valid ranges (EPS_MIN <= eps <= EPS_MAX,
+    delta = 0 or DELTA_MIN <= delta < 1) are those of :func:`dpreg.privacy.accounting.check_request`."""
+    from .privacy.accounting import check_request
+    return check_request(eps, delta)
+
+
+def _check_bounds(bounds):
+    """Refuse declared bounds dpreg would otherwise reinterpret: NaN (it would silently mean "estimate
+    this end privately" and spend budget), numbers beyond the float range, lo >= hi. None (or an
+    infinite end) asks for a private estimate of that end; "data" reads ranges off the data."""
+    if not isinstance(bounds, dict):
+        return              # None / "data" / a wrong type: the design layer names the problem
+    for col, b in bounds.items():
+        if str(col).startswith("__"):
+            continue
+        try:
+            pair = tuple(b)
+        except TypeError:
+            raise InvalidArgumentType(f"bounds for {col!r} must be a pair (lo, hi)") from None
+        if len(pair) != 2:
+            raise InvalidArgument(f"bounds for {col!r} must be a pair (lo, hi)")
+        vals = []
+        for v in pair:
+            if v is None:
+                vals.append(None)
+                continue
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise InvalidArgumentType(f"bounds for {col!r} must be numbers (or None for 'estimate "
+                                          "this end privately')")
+            try:
+                f = float(v)
+            except OverflowError:
+                raise InvalidArgument(f"bounds for {col!r}: {v!r} is beyond the range of floating-point "
+                                      "numbers; declare a finite range") from None
+            if math.isnan(f):
+                raise InvalidArgument(f"bounds for {col!r} contain NaN; give a number, or None to have "
+                                      "that end estimated privately")
+            vals.append(f)
+        lo, hi = vals
+        if lo is not None and hi is not None and not lo < hi:
+            raise InvalidArgument(f"bounds for {col!r} need lo < hi")
 
 
 AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, and whether
@@ -68,6 +106,13 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
     of unreleased values pooled into ``"(other)"`` or the reference level
     (``docs/derivations/level_selection.md``). ``levels="data"`` reads them from the data instead
     (PrivacyLeakWarning; the fit is not private). Pure-DP methods need declared levels.
+
+    eps must lie in [EPS_MIN, EPS_MAX] = [1e-6, 1e9] and delta be 0 or in [1e-300, 1); under
+    replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
+    outright) unless ``allow_large_delta=True`` is passed, which the privacy statement then records.
+    Declared bounds must be numbers with lo < hi (None asks for a private estimate of that end);
+    NaN is refused. Every refusal is a :class:`dpreg.errors.DPRegError` (InvalidArgument is also a
+    ValueError).
     """
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
@@ -78,9 +123,10 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
 def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="auto", bounds=None,
            levels=None, neighbours="replace_one", inference=True, budget=None, random_state=None,
            **options):
-    """Differentially private generalised linear model (logistic regression)."""
+    """Differentially private generalised linear model (logistic regression). Argument checks and
+    ``allow_large_delta`` as in :func:`dp_lm`."""
     if family != "binomial":
-        raise ValueError("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
+        raise InvalidArgument("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
@@ -94,20 +140,26 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     eps, delta = _check_eps_delta(eps, delta)
     if neighbours not in ("replace_one", "add_remove"):
-        raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+        raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
     if not isinstance(formula, str):
-        raise TypeError("formula must be a string such as 'y ~ x1 + C(x2)'")
+        raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
+    _check_bounds(bounds)
+    allow_large_delta = options.pop("allow_large_delta", False)
+    if not isinstance(allow_large_delta, (bool, np.bool_)):
+        raise InvalidArgumentType("allow_large_delta must be True or False")
+    allow_large_delta = bool(allow_large_delta)
     design_opts = {k: options.pop(k) for k in ("na_action", "unknown_level", "strict") if k in options}
     unit = options.pop("unit", None)   # privacy-unit column: a design (data-side) option, winsorized_sa 5.3
     bounds_share = options.pop("bounds_share", DEFAULT_BOUNDS_SHARE)
-    if not (0 < bounds_share < 1):
-        raise ValueError("bounds_share must be in (0, 1)")
+    if isinstance(bounds_share, (bool, np.bool_)) or not isinstance(bounds_share, numbers.Real) \
+            or not (0 < bounds_share < 1):
+        raise InvalidArgument("bounds_share must be a number in (0, 1)")
     levels_share = options.pop("levels_share", DEFAULT_LEVELS_SHARE)
-    if isinstance(levels_share, bool) or not isinstance(levels_share, numbers.Real) \
+    if isinstance(levels_share, (bool, np.bool_)) or not isinstance(levels_share, numbers.Real) \
             or not (0 < levels_share < 1):
-        raise ValueError("levels_share must be in (0, 1)")
+        raise InvalidArgument("levels_share must be a number in (0, 1)")
     if bounds_share + levels_share >= 1:
-        raise ValueError("bounds_share + levels_share must be below 1 (the rest of eps is the estimator's)")
+        raise InvalidArgument("bounds_share + levels_share must be below 1 (the rest of eps is the estimator's)")
 
     auto = method == "auto"
     all_declared = False
@@ -118,25 +170,33 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     est = get_estimator(method)
     families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
     if family not in families:
-        raise ValueError(f"method {method!r} does not support family {family!r}")
+        raise InvalidArgument(f"method {method!r} does not support family {family!r}")
     if neighbours not in est.NEIGHBOURS:
-        raise ValueError(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
+        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
     pure_ok = (method in est.PURE_DP_METHODS) if hasattr(est, "PURE_DP_METHODS") else getattr(est, "PURE_DP", False)
     if delta == 0 and not pure_ok:
-        raise ValueError(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
+        raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
                          "approximate-DP mechanisms; choose delta > 0, or a pure-DP method "
                          "(ht_fw, subsample_aggregate)")
     unknown = set(options) - set(est.OPTIONS)
     if unknown:
         chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
-        raise ValueError(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
+        raise InvalidArgument(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
     if unit is not None:
         if not getattr(est, "SUPPORTS_UNITS", False):
-            raise ValueError(f"unit= (one privacy unit owning several rows) is not supported by method "
+            raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
                              f"{method!r}, whose privacy is calibrated per row; use "
                              "method='subsample_aggregate' or method='tukey'")
         design_opts["unit"] = unit
+
+    # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
+    # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
+    # what the check on the design's n (below) would accept
+    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()) \
+            and getattr(data, "shape", None) is not None and len(data.shape) == 2:
+        from .privacy.accounting import check_delta_for_n
+        check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
     # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
     delta_needed = 0.0 if pure_ok else delta
@@ -152,7 +212,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
-                             levels_share=levels_share, pure_ok=pure_ok)
+                             levels_share=levels_share, pure_ok=pure_ok,
+                             allow_large_delta=allow_large_delta)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -193,10 +254,10 @@ def _forget_data_ranges(public) -> None:
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
-                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False):
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
-    from .privacy.accounting import compose_ledger
+    from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
     from .results.fit import DPFit
 
     need_bounds = bool(est.NEEDS_BOUNDS) and bounds != "data"
@@ -224,21 +285,30 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         est = get_estimator(method)
         unknown = set(options) - set(est.OPTIONS)
         if unknown:
-            raise ValueError(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
+            raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
                              "method='auto' chose for this design; pass method= explicitly")
     # what the design layer actually spent (ranges: pure eps; level selection: eps and delta; 0 if all
-    # declared); the estimator calibrates to the rest, so the ledger composes to at most the request
-    eps_design = math.fsum(e.eps for e in ledger if e.eps is not None)
-    delta_design = math.fsum(e.delta for e in ledger if e.eps is not None)
-    spec = PrivacySpec(eps=eps - eps_design, delta=delta - delta_design, neighbours=neighbours,
-                       inference=bool(inference))
-    if hasattr(est, "check_public"):
-        try:
-            # with unit= the public count is N (units): the row count is private
-            est.check_public(design.n if design.units is None else design.public.n, design.d, spec, options)
-        except Exception as exc:
-            exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
-            raise
+    # declared); the estimator gets the rest, rounded down (exactly) and by SPLIT_MARGIN, so that the
+    # ledger composes to at most the request, not even exceeding it in the last bit
+    design_rows = [e for e in ledger if e.eps is not None]
+    eps_left = eps_room(eps, [e.eps for e in design_rows])
+    delta_left = eps_room(delta, [e.delta or 0.0 for e in design_rows]) if delta > 0 else 0.0
+    spec = PrivacySpec(eps=conservative_share(eps_left), delta=conservative_share(delta_left),
+                       neighbours=neighbours, inference=bool(inference))
+    # with unit= the public count is N (units): the row count is private
+    n_public = design.n if design.units is None else design.public.n
+    large_delta = False
+    try:
+        # under add/remove n is private: no rule can be checked on it; an always-pure method (ht_fw)
+        # does not use delta at all
+        if neighbours == "replace_one" and method not in getattr(est, "PURE_DP_METHODS", ()):
+            large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
+        if hasattr(est, "check_public"):
+            est.check_public(n_public, design.d, spec, options)
+    except Exception as exc:
+        exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
+        raise
+    notes = [LARGE_DELTA_NOTE] if large_delta else None
 
     if _noise_off:
         # internal test hook (also reachable through the bridge's ".noise_off"): privacy noise is zero,
@@ -251,7 +321,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
 
     def statement():
         st = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded,
-                            schema=schema)
+                            schema=schema, notes=notes)
         st.unit = design_opts.get("unit")  # the sentence on replace-one-unit neighbours
         return st
 

@@ -9,7 +9,7 @@ integer and character NA. So the R side sends
 * ``factors``: ``{name: [level, ...]}`` - the declared levels (R ``levels()``) of each factor
   column, in order (first = reference);
 
-and gets back ``{"ok": bool, "value": ..., "error": {"type", "message", "privacy"} | None,
+and gets back ``{"ok": bool, "value": ..., "error": {"type", "message", "classes", "privacy"} | None,
 "warnings": [{"category", "message"}]}``. Functions here never raise: Python errors and warnings
 are returned so that R can re-signal them as R conditions with clean messages (messages from the
 core never quote data values).
@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 import warnings
 from typing import Any
+
+from .errors import InvalidArgument, InvalidArgumentType
 
 #: the options of a fit call that are not method hyperparameters (passed by keyword)
 _FIT_ARGS = ("eps", "delta", "method", "bounds", "levels", "neighbours", "inference")
@@ -47,7 +49,7 @@ def _frame(columns: dict, factors: dict | None):
             try:
                 vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
             except (TypeError, ValueError):   # float()'s message would quote the offending value
-                raise TypeError(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
+                raise InvalidArgumentType(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
                                 "with their levels)") from None
         if name in factors:
             levels = [str(v) for v in _as_list(factors[name])]
@@ -63,6 +65,18 @@ def _plain(obj):
     return to_plain(obj)
 
 
+def _error_classes(exc) -> list[str]:
+    """Names of the exception's classes, most specific first, up to (not including) Exception: R
+    turns them into condition classes (dpreg_InvalidArgument, dpreg_DPRegError, dpreg_ValueError), so
+    R code catching dpreg_ValueError keeps working now that dpreg's errors are DPRegError subclasses."""
+    out = []
+    for cls in type(exc).__mro__:
+        if cls in (Exception, BaseException, object):
+            continue
+        out.append(cls.__name__)
+    return out
+
+
 def _run(fn, *args, **kwargs) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -74,6 +88,7 @@ def _run(fn, *args, **kwargs) -> dict:
             value = None
             privacy = getattr(exc, "privacy", None)
             error = {"type": type(exc).__name__, "message": str(exc),
+                     "classes": _error_classes(exc),
                      "privacy": _plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
             "warnings": [{"category": w.category.__name__, "message": str(w.message)} for w in caught]}
@@ -160,7 +175,7 @@ def r_dp_glm(formula: str, columns: dict, factors: dict | None = None, options: 
 
     def go():
         if family != "binomial":
-            raise ValueError("dp_glm supports family = binomial() (logistic regression); "
+            raise InvalidArgument("dp_glm supports family = binomial() (logistic regression); "
                              "use dp_lm() for gaussian")
         return _fit(formula, columns, factors, options, "binomial")
     return _run(go)
@@ -240,7 +255,7 @@ def _compare(fit_jsons, names, term_labels, fmt, options):
     from .results.compare import compare
 
     if fmt not in _COMPARE_FORMATS:
-        raise ValueError(f"format must be one of {', '.join(_COMPARE_FORMATS)}")
+        raise InvalidArgument(f"format must be one of {', '.join(_COMPARE_FORMATS)}")
     fits = [_load(j) for j in _as_list(fit_jsons)]
     names = None if names is None else [str(n) for n in _as_list(names)]
     options = dict(options or {})
@@ -314,7 +329,7 @@ def _estimate(kind: str, x, q, options: dict):
     try:
         values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
     except (TypeError, ValueError):   # float()'s message would quote the offending value
-        raise TypeError("x must be a numeric vector") from None
+        raise InvalidArgumentType("x must be a numeric vector") from None
     fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
     options = _whole_numbers_as_int(options, _signature_defaults(fn))
     if kind == "mean":

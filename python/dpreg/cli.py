@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
     f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
     f.add_argument("--method", default="auto", help="estimator (default: auto)")
+    f.add_argument("--allow-large-delta", action="store_true",
+                   help="accept delta >= 1/n (refused by default: such a delta permits publishing a record "
+                        "outright); the privacy statement then says so")
     f.add_argument("--bounds", help='public ranges as inline JSON \'{"column": [lower, upper], ...}\' or a '
                                     'JSON file holding it, or the word data (exploration only: not private)')
     f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...} of public levels '
@@ -91,7 +94,14 @@ def _bounds(arg):
         if (not isinstance(rng, (list, tuple)) or len(rng) != 2
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng)):
             raise UsageError(f"bounds for column {col!r} must be a list [lower, upper] of two numbers")
-        out[str(col)] = (float(rng[0]), float(rng[1]))
+        try:
+            lo, hi = float(rng[0]), float(rng[1])
+        except OverflowError:
+            raise UsageError(f"bounds for column {col!r} are beyond the range of floating-point numbers") \
+                from None
+        if lo != lo or hi != hi:
+            raise UsageError(f"bounds for column {col!r} contain NaN; give two numbers")
+        out[str(col)] = (lo, hi)
     return out
 
 
@@ -149,22 +159,35 @@ def _fit(args) -> str:
     import math
 
     import dpreg
+    from .errors import DPRegError
+    from .privacy.accounting import check_request
     if not (math.isfinite(args.eps) and args.eps > 0):
         raise UsageError("--eps must be a finite number > 0 (the privacy budget of this fit)")
     if not (math.isfinite(args.delta) and 0 <= args.delta < 1):
         raise UsageError("--delta must be a number with 0 <= delta < 1")
+    try:   # the package's valid ranges (e.g. eps = 1e300 is refused, with the reason)
+        check_request(args.eps, args.delta)
+    except DPRegError as exc:
+        opt = "--eps" if str(exc).startswith("eps") else "--delta"
+        raise UsageError(f"{opt}: {exc}") from None
     if not (0 < args.level < 1):
         raise UsageError("--level must be strictly between 0 and 1")
     data = _read_csv(args.data)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
+    if args.allow_large_delta:
+        kwargs["allow_large_delta"] = True
     if args.seed is not None and args.seed < 0:
         raise UsageError("--seed must be a non-negative integer")
     kwargs.update(_options(args.option))
-    if args.family == "binomial":
-        fit = dpreg.dp_glm(args.formula, data, family="binomial", **kwargs)
-    else:
-        fit = dpreg.dp_lm(args.formula, data, **kwargs)
+    from .errors import DeltaTooLarge
+    try:
+        if args.family == "binomial":
+            fit = dpreg.dp_glm(args.formula, data, family="binomial", **kwargs)
+        else:
+            fit = dpreg.dp_lm(args.formula, data, **kwargs)
+    except DeltaTooLarge as exc:   # name the command-line flag, not the Python keyword
+        raise UsageError(str(exc).replace("allow_large_delta=True", "--allow-large-delta")) from None
     return _render(fit, args.format, args.level)
 
 

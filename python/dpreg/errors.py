@@ -32,3 +32,25 @@ class PrivacyLeakWarning(UserWarning):
 
 class PrivacyLeakError(DPRegError):
     """Raised instead of PrivacyLeakWarning when ``strict=True``."""
+
+
+class InvalidArgument(DPRegError, ValueError):
+    """An argument or option has a value dpreg refuses (outside its valid range, inconsistent with
+    the method or with public facts such as n). Also a ``ValueError``, so ``except ValueError`` code
+    keeps working. The message names the argument, the valid range and what to change."""
+
+
+class InvalidArgumentType(DPRegError, TypeError, ValueError):
+    """An argument has a type dpreg cannot use (e.g. a formula that is not a string, eps = "1"). Also a
+    ``TypeError``, and a ``ValueError`` (what some of these checks raised before)."""
+
+
+class DeltaTooLarge(InvalidArgument):
+    """delta >= 1/n under replace-one neighbours: such a delta permits a mechanism that publishes one
+    record outright, so it is refused unless ``allow_large_delta=True`` is passed explicitly (the
+    privacy statement then says so)."""
+
+
+class InternalError(DPRegError, RuntimeError):
+    """An invariant of dpreg itself failed (a bug, never a property of the user's data or arguments),
+    e.g. a ledger that composes to more than the request. Also a ``RuntimeError``."""

@@ -50,8 +50,9 @@
 #'   reproducible fit (marked "seeded", not for release). The same seed gives
 #'   the same numbers as the Python core's `random_state`.
 #' @param ... Further options of the Python core: `neighbours`, `inference`,
-#'   `na_action`, `unknown_level`, `strict`, `bounds_share`, `levels_share`, and the method's
-#'   hyperparameters.
+#'   `na_action`, `unknown_level`, `strict`, `bounds_share`, `levels_share`,
+#'   `allow_large_delta` (accept `delta >= 1/n`, refused by default; the privacy
+#'   statement then says so), and the method's hyperparameters.
 #' @return An object of class `c("dp_lm", "dp_fit")`.
 #' @seealso [summary.dp_fit()], [predict.dp_fit()], [privacy()], [dp_glm()].
 #' @examples

@@ -156,7 +156,10 @@ call_core <- function(fun, ...) {
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
-    stop(structure(class = c(paste0("dpreg_", err$type), "dpreg_error", "error", "condition"),
+    # every class of the Python exception (InvalidArgument, DPRegError, ValueError, ...) becomes
+    # dpreg_<name>, so handlers for the base classes catch the specific errors too
+    types <- unique(c(err$type, unlist(err$classes)))
+    stop(structure(class = c(paste0("dpreg_", types), "dpreg_error", "error", "condition"),
                    list(message = paste0(err$type, ": ", r_syntax(err$message)), call = NULL,
                         privacy = err$privacy)))
   }

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..errors import PrivacyLeakError, PrivacyLeakWarning
+from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
 from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
 from .intervals import domain_lower_limits, interval_of, product
@@ -42,7 +42,7 @@ def _as_frame(data) -> pd.DataFrame:
         except Exception:
             raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
     else:
-        raise TypeError("data must be a pandas DataFrame (or a mapping of columns)")
+        raise InvalidArgumentType("data must be a pandas DataFrame (or a mapping of columns)")
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DesignError("data has no rows or no columns")
     if not all(isinstance(c, str) for c in df.columns):
@@ -766,7 +766,7 @@ def _newdata_frame(public, newdata):
     elif isinstance(newdata, dict):
         df = pd.DataFrame(newdata)
     else:
-        raise TypeError("newdata must be a pandas DataFrame (or a mapping of columns)")
+        raise InvalidArgumentType("newdata must be a pandas DataFrame (or a mapping of columns)")
     needed = list(state["numeric"]) + list(state["categorical"])
     absent = [v for v in needed if v not in df.columns]
     if absent:

@@ -73,6 +73,7 @@ import warnings
 import numpy as np
 
 from ..estimators.quantile import upq
+from ..errors import InvalidArgument
 
 #: grid ratio of the range searches (our choice, see the module docstring; the quantile API keeps 1.001)
 RANGE_BETA = 1.01
@@ -199,7 +200,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     if n_ends == 0:
         return {}, [], {}
     if eps_total is None or not (eps_total > 0 and math.isfinite(eps_total)):
-        raise ValueError("private ranges need a positive budget share (bounds_share_eps)")
+        raise InvalidArgument("private ranges need a positive budget share (bounds_share_eps)")
     eps_q = float(eps_total) / n_ends
     out, notes, info = {}, [], {}
     plans = {}
@@ -210,7 +211,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         if bound > MAX_PREMATURE:
             names = [repr(c) for c in missing]
             cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
-            raise ValueError(
+            raise InvalidArgument(
                 f"{f'n = {n} rows is' if n_public else 'the number of rows is'} too small for private ranges "
                 f"with a budget of {float(eps_total):.4g} split "
                 f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. Declare "

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .contract import Design, ScaledDesign
+from ..errors import InvalidArgument
 
 MODES = ("schema", "clip", "paper")
 
@@ -42,7 +43,7 @@ def _intercept_index(public) -> int | None:
     ones = np.flatnonzero((lo == 1.0) & (hi == 1.0))
     if ones.size:
         return int(ones[0])
-    raise ValueError("the design says it has an intercept but no intercept column was found")
+    raise InvalidArgument("the design says it has an intercept but no intercept column was found")
 
 
 def _clip_rows(X: np.ndarray, bound: float, inplace: bool = False) -> np.ndarray:
@@ -63,7 +64,7 @@ def _outcome_scaling(public, y: np.ndarray, centre: bool):
         return np.asarray(y, float), 0.0, 1.0, False
     lo, hi = float(interval[0]), float(interval[1])
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError("the outcome interval must be finite with lower < upper")
+        raise InvalidArgument("the outcome interval must be finite with lower < upper")
     if centre:
         c_y, h_y = (lo + hi) / 2.0, (hi - lo) / 2.0
     else:
@@ -80,9 +81,9 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
     clip / paper mode (None in schema mode), the intercept index and whether the outcome was scaled.
     """
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        raise InvalidArgument(f"mode must be one of {', '.join(MODES)}")
     if not (isinstance(tau_x, (int, float)) and math.isfinite(tau_x) and tau_x > 0):
-        raise ValueError("tau_x must be a finite number > 0")
+        raise InvalidArgument("tau_x must be a finite number > 0")
     tau_x = float(tau_x)
     public = design.public
     X = np.asarray(design.X, dtype=float)
@@ -144,7 +145,7 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     bad = [public.terms[j] for j in np.flatnonzero(numeric)
            if not (np.isfinite(lo[j]) and np.isfinite(hi[j]) and hi[j] > lo[j])]
     if bad:
-        raise ValueError("schema mode needs a public interval (lower < upper) for every column; missing or "
+        raise InvalidArgument("schema mode needs a public interval (lower < upper) for every column; missing or "
                          "degenerate for: " + ", ".join(bad) + ". Declare bounds, or use mode='clip'.")
     centre = np.zeros(d)
     half = np.ones(d)
@@ -203,4 +204,4 @@ def apply_row_transform(X, row_transform) -> np.ndarray:
         out[:, others] = _clip_rows(X[:, others], value)
         out[:, icpt] = value
         return out
-    raise ValueError(f"unknown row transform kind {kind!r}")
+    raise InvalidArgument(f"unknown row transform kind {kind!r}")

@@ -10,7 +10,7 @@ Each estimator module ``dpreg.estimators.<module>`` exposes
 * ``OPTIONS``: ``{name: (default, origin)}`` - every hyperparameter, its default and where that
   default comes from (paper section or "our choice, because ...");
 * ``check_public(n, d, spec, options) -> None`` (optional): data-independent preconditions, raising
-  ``ValueError`` with what to change, before the data are touched;
+  ``dpreg.errors.InvalidArgument`` (a ``ValueError``) with what to change, before the data are touched;
 * ``fit(design, spec, noise, ledger, *, method, **options) -> Release``.
 
 Estimators never format output and never store anything with a dimension equal to n.
@@ -18,6 +18,8 @@ Estimators never format output and never store anything with a dimension equal t
 from __future__ import annotations
 
 import importlib
+
+from ..errors import InvalidArgument
 
 # method name -> module name under dpreg.estimators
 REGISTRY = {
@@ -38,10 +40,10 @@ def get_estimator(method: str):
     """Return the module implementing ``method`` (ValueError for unknown names)."""
     if method not in REGISTRY:
         known = ", ".join(sorted(REGISTRY) + ["auto"])
-        raise ValueError(f"unknown method {method!r}; choose one of: {known}")
+        raise InvalidArgument(f"unknown method {method!r}; choose one of: {known}")
     try:
         return importlib.import_module(f"dpreg.estimators.{REGISTRY[method]}")
     except ModuleNotFoundError as exc:  # an estimator not built yet in this version
         if exc.name == f"dpreg.estimators.{REGISTRY[method]}":
-            raise ValueError(f"method {method!r} is not available in this version of dpreg") from None
+            raise InvalidArgument(f"method {method!r} is not available in this version of dpreg") from None
         raise

@@ -31,6 +31,8 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ..errors import InvalidArgument
+
 #: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
 DELTA_S = 3.0
 #: weight-stability radius (spec §3.3, derived §9.5)
@@ -67,7 +69,7 @@ def sigma_gauss(eps: float, delta: float) -> float:
     end of the final bracket (so the returned sigma is always admissible).
     """
     if not (eps > 0 and 0 < delta < 1):
-        raise ValueError("sigma_gauss needs eps > 0 and 0 < delta < 1")
+        raise InvalidArgument("sigma_gauss needs eps > 0 and 0 < delta < 1")
     hi = 1.0
     while _gauss_delta(hi, eps) > delta:
         hi *= 2.0

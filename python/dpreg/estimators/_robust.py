@@ -19,6 +19,8 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
+from ..errors import InvalidArgument
+
 SQRT2 = math.sqrt(2.0)
 #: sup |psi| = 2*sqrt(2)/3 (spec 2.1)
 PSI_MAX = 2.0 * SQRT2 / 3.0
@@ -175,7 +177,7 @@ def robust_sensitivity(kappa: float, m: int, *, constant: str = "paper", beta: f
         return 4.0 * SQRT2 * kappa / (3.0 * m)
     if constant == "tight":
         return 2.0 * c_beta(beta) * kappa / m
-    raise ValueError("sensitivity must be 'paper' or 'tight'")
+    raise InvalidArgument("sensitivity must be 'paper' or 'tight'")
 
 
 def robust_clip(constant: str, beta: float) -> float:
@@ -233,7 +235,7 @@ def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode:
     if mode == "paper":
         b_paper = 2.0 * lam * math.sqrt(3.0 * s * L) / eps
         return (b_paper, "paper") if b_paper >= b_cal else (b_cal, active)
-    raise ValueError("accounting must be 'zcdp' or 'paper'")
+    raise InvalidArgument("accounting must be 'zcdp' or 'paper'")
 
 
 def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, forced=(), mode: str = "zcdp"):
@@ -288,7 +290,7 @@ def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
         if composed_eps([paper] * T, delta) <= eps * (1 + 1e-12):
             return paper, "paper"
         return cal, rule
-    raise ValueError("accounting must be 'zcdp' or 'paper'")
+    raise InvalidArgument("accounting must be 'zcdp' or 'paper'")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,7 +299,7 @@ def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
 def check_split(n: int, T: int, method: str) -> None:
     """Public precondition of spec 2.8 (message quotes public quantities only)."""
     if n // T < M_MIN:
-        raise ValueError(f"method '{method}': n = {n} rows cannot be split into T = {T} blocks of at "
+        raise InvalidArgument(f"method '{method}': n = {n} rows cannot be split into T = {T} blocks of at "
                          f"least {M_MIN} rows; reduce T or supply more rows")
 
 

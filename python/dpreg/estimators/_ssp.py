@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ..privacy.mechanisms import gaussian_mechanism
+from ..errors import InvalidArgument
 
 NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
 RIDGE_RULES = ("tang2023", "wang2018", "seed_literal")
@@ -83,7 +84,7 @@ def sensitivity_moments(neighbours: str) -> float:
 
 def _check_neighbours(neighbours):
     if neighbours not in NEIGHBOUR_RELATIONS:
-        raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+        raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -187,7 +188,7 @@ def ridge_constants(rule: str, d: int, delta: float) -> tuple[float, float]:
         return math.sqrt(d * math.log(2.0 * d * d / WANG_RHO_F)), math.sqrt(math.log(6.0 / delta))
     if rule == "seed_literal":
         return 0.0, 0.0
-    raise ValueError(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
+    raise InvalidArgument(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
 
 
 def ridge_lambda(lam_hat, sigma_gram: float, sigma_lambda: float, kappa_E: float, kappa_L: float,
@@ -273,7 +274,7 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
 def mu_from_spec(spec) -> float:
     """The estimator's total GDP budget for (spec.eps, spec.delta) (spec 1.4)."""
     if not spec.delta or spec.delta <= 0:
-        raise ValueError("delta = 0 (pure DP) cannot be met by the Gaussian mechanisms of AdaSSP / "
+        raise InvalidArgument("delta = 0 (pure DP) cannot be met by the Gaussian mechanisms of AdaSSP / "
                          "BoostedAdaSSP; choose delta > 0 (e.g. 1e-6) or a pure-DP method")
     return _mu_cached(float(spec.eps), float(spec.delta))
 
@@ -288,7 +289,7 @@ def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
     """(values, tuning): defaults merged with the user's options, and {name: (value, origin)}."""
     unknown = set(given) - set(OPTIONS)
     if unknown:
-        raise ValueError(f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(OPTIONS))}")
+        raise InvalidArgument(f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(OPTIONS))}")
     values, tuning = {}, {}
     for name, (default, origin) in OPTIONS.items():
         if name in given:
@@ -314,36 +315,36 @@ def check_positive(name, value, allow_inf=False):
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
         and value > 0 and (allow_inf or math.isfinite(value))
     if not ok:
-        raise ValueError(f"{name} must be a finite number > 0")
+        raise InvalidArgument(f"{name} must be a finite number > 0")
     return float(value)
 
 
 def check_common(values: dict) -> None:
     """Checks of the inference options shared by both estimators (data-independent)."""
     if values["ridge_rule"] not in RIDGE_RULES:
-        raise ValueError(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
+        raise InvalidArgument(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
     if values["ci"] not in CI_KINDS:
-        raise ValueError("ci must be 'analytic' or 'bootstrap'")
+        raise InvalidArgument("ci must be 'analytic' or 'bootstrap'")
     nb = values["n_boot"]
     if isinstance(nb, bool) or not isinstance(nb, (int, np.integer)) or nb < 20:
-        raise ValueError("n_boot must be an integer >= 20")
+        raise InvalidArgument("n_boot must be an integer >= 20")
     lv = values["level"]
     if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
-        raise ValueError("level must be a number in (0, 1)")
+        raise InvalidArgument("level must be a number in (0, 1)")
     s = values["inference_share"]
     if isinstance(s, bool) or not isinstance(s, (int, float)) or not (0 < s < 1):
-        raise ValueError("inference_share must be a number in (0, 1)")
+        raise InvalidArgument("inference_share must be a number in (0, 1)")
     if not isinstance(values["r_squared"], (bool, np.bool_)):
-        raise ValueError("r_squared must be True or False")
+        raise InvalidArgument("r_squared must be True or False")
     if values["mode"] not in (None, "auto", "schema", "clip", "paper"):
-        raise ValueError("mode must be 'schema', 'clip' or 'paper' (or None for automatic)")
+        raise InvalidArgument("mode must be 'schema', 'clip' or 'paper' (or None for automatic)")
     check_positive("tau_x", values["tau_x"])
 
 
 def check_split(split, k: int = 3):
     w = np.asarray(split, dtype=float)
     if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise ValueError(f"split must be {k} positive finite weights (for XtX, the X^T y / boosting "
+        raise InvalidArgument(f"split must be {k} positive finite weights (for XtX, the X^T y / boosting "
                          "releases, lambda_min)")
     return tuple(float(v) for v in w)
 
@@ -355,3 +356,13 @@ def resolve_mode(mode, public) -> str:
         hi = np.asarray(public.column_upper, float)
         return "schema" if bool(np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) else "clip"
     return mode
+
+
+def outcome_range_from_data(public) -> bool:
+    """True when the outcome's scaling constants (centre, half-width) come from ranges read off the
+    data (bounds="data"): exact values of single records, which a Release must not keep. Any variable
+    with a data-read range counts (the outcome may be a transform of several columns)."""
+    schema = getattr(public, "schema", None)
+    if schema is None:
+        return False
+    return any(v.bounds_source == "data" for v in schema.variables.values())

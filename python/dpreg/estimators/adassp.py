@@ -26,6 +26,7 @@ from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from . import _ssp
+from ..errors import InvalidArgument
 
 METHODS = ("adassp",)
 NEEDS_BOUNDS = True
@@ -62,7 +63,7 @@ def check_public(n, d, spec, options) -> None:
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)     # raises the pure-DP message
     if n <= d + 1:
-        raise ValueError("AdaSSP needs more rows than model-matrix columns plus one")
+        raise InvalidArgument("AdaSSP needs more rows than model-matrix columns plus one")
 
 
 def _check_values(values):
@@ -70,7 +71,7 @@ def _check_values(values):
     _ssp.check_positive("y_bound", values["y_bound"])
     if isinstance(values["split"], str):
         if values["split"] != "autodp":
-            raise ValueError("split must be 3 positive weights or 'autodp'")
+            raise InvalidArgument("split must be 3 positive weights or 'autodp'")
     else:
         _ssp.check_split(values["split"])
 
@@ -146,7 +147,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     boosted = state["kind"] == "boosted"
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
-        "outcome_centre": float(sd.c_y), "outcome_half_width": float(sd.h_y),
         # ridge_active: the adaptive rule of spec 3.2 step 8 asked for a ridge (for BoostedAdaSSP the
         # stability floor is reported separately and is not counted as "active")
         "ridge_lambda": float(state["lam"]), "ridge_active": bool(state.get("lam_rule", state["lam"]) > 0),
@@ -156,6 +156,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         "mu": float(plan["mu"]), "mu_estimator": float(plan["mu_est"]), "mu_inference": float(plan["mu_inf"]),
         "inference": plan["inference"], "neighbours": spec.neighbours,
     }
+    if not _ssp.outcome_range_from_data(design.public):
+        # the outcome's centre and half-width are public (declared) or released (private ranges);
+        # with bounds="data" they are the data's min and max (c -/+ h) and are not kept
+        facts.update(outcome_centre=float(sd.c_y), outcome_half_width=float(sd.h_y))
     if boosted:
         facts.update(T=int(state["T"]), sigma_round=float(state["sigma_round"]), lr=state["lr"],
                      tau=float(state["tau"]), ridge_lambda_rule=float(state["lam_rule"]),

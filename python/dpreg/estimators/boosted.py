@@ -25,6 +25,7 @@ from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from . import _ssp
 from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, finish
+from ..errors import InvalidArgument
 
 METHODS = ("boosted_adassp",)
 NEEDS_BOUNDS = True
@@ -79,21 +80,21 @@ def learning_rates(lr: str, T: int) -> np.ndarray:
         return 1.0 / t
     if lr == "1/sqrt(t)":
         return 1.0 / np.sqrt(t)
-    raise ValueError(f"lr must be one of {', '.join(LR_SCHEDULES)}")
+    raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
 
 
 def _check_values(values):
     _ssp.check_common(values)
     T = values["T"]
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError("T must be an integer >= 1")
+        raise InvalidArgument("T must be an integer >= 1")
     _ssp.check_positive("tau", values["tau"])
     if values["lr"] not in LR_SCHEDULES:
-        raise ValueError(f"lr must be one of {', '.join(LR_SCHEDULES)}")
+        raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
     if values["split"] is not None:
         _ssp.check_split(values["split"])
     if not isinstance(values["stable_ridge"], (bool, np.bool_)):
-        raise ValueError("stable_ridge must be True or False")
+        raise InvalidArgument("stable_ridge must be True or False")
 
 
 def check_public(n, d, spec, options) -> None:
@@ -102,7 +103,7 @@ def check_public(n, d, spec, options) -> None:
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)
     if n <= d + 1:
-        raise ValueError("BoostedAdaSSP needs more rows than model-matrix columns plus one")
+        raise InvalidArgument("BoostedAdaSSP needs more rows than model-matrix columns plus one")
 
 
 def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=None, _pd_repair=True,

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
+from ..errors import InvalidArgument
 
 METHODS = ("dpgd",)
 NEEDS_BOUNDS = False
@@ -68,35 +69,35 @@ def _resolve(options, neighbours):
     tun = {}
     for name in options:
         if name not in OPTIONS:
-            raise ValueError(f"unknown option '{name}' for method 'dpgd'; known: {', '.join(OPTIONS)}")
+            raise InvalidArgument(f"unknown option '{name}' for method 'dpgd'; known: {', '.join(OPTIONS)}")
 
     def origin(name):
         return "user" if name in options else OPTIONS[name][1]
 
     C = options.get("C", OPTIONS["C"][0])
     if isinstance(C, bool) or not isinstance(C, numbers.Real) or not (C > 0) or not math.isfinite(C):
-        raise ValueError("option 'C' (gradient clipping norm) must be a finite number > 0")
+        raise InvalidArgument("option 'C' (gradient clipping norm) must be a finite number > 0")
     T = options.get("T", OPTIONS["T"][0])
     if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-        raise ValueError("option 'T' (number of gradient steps) must be an integer >= 1")
+        raise InvalidArgument("option 'T' (number of gradient steps) must be an integer >= 1")
     step = options.get("step", OPTIONS["step"][0])
     if isinstance(step, bool) or not isinstance(step, numbers.Real) or not (step > 0) or not math.isfinite(step):
-        raise ValueError("option 'step' must be a finite number > 0")
+        raise InvalidArgument("option 'step' must be a finite number > 0")
     schedule = options.get("schedule", OPTIONS["schedule"][0])
     if schedule not in ("constant", "1/t", "1/sqrt(t)"):
-        raise ValueError("option 'schedule' must be 'constant', '1/t' or '1/sqrt(t)'")
+        raise InvalidArgument("option 'schedule' must be 'constant', '1/t' or '1/sqrt(t)'")
     standardize = options.get("standardize", OPTIONS["standardize"][0])
     if not isinstance(standardize, bool):
-        raise ValueError("option 'standardize' must be True or False")
+        raise InvalidArgument("option 'standardize' must be True or False")
     tun.update(C=(float(C), origin("C")), T=(int(T), origin("T")), step=(float(step), origin("step")),
                schedule=(schedule, origin("schedule")), standardize=(standardize, origin("standardize")))
     if neighbours == "add_remove":
         share = options.get("n_share", OPTIONS["n_share"][0])
         if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (0 < share < 1):
-            raise ValueError("option 'n_share' must be in (0, 1)")
+            raise InvalidArgument("option 'n_share' must be in (0, 1)")
         tun["n_share"] = (float(share), origin("n_share"))
     elif "n_share" in options:
-        raise ValueError("option 'n_share' applies only to neighbours='add_remove' (n is public otherwise)")
+        raise InvalidArgument("option 'n_share' applies only to neighbours='add_remove' (n is public otherwise)")
     return tun
 
 
@@ -104,7 +105,7 @@ def check_public(n, d, spec, options):
     """Data-independent checks before the data are touched."""
     _resolve(options, spec.neighbours)
     if not (0 < spec.delta < 1):
-        raise ValueError("method 'dpgd' is Gaussian-DP and needs 0 < delta < 1")
+        raise InvalidArgument("method 'dpgd' is Gaussian-DP and needs 0 < delta < 1")
 
 
 def public_scaling(public, family):
@@ -254,16 +255,16 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
     neighbours = spec.neighbours
     tun = _resolve(options, neighbours)
     if not (0 < spec.delta < 1):
-        raise ValueError("method 'dpgd' is Gaussian-DP and needs 0 < delta < 1")
+        raise InvalidArgument("method 'dpgd' is Gaussian-DP and needs 0 < delta < 1")
     X = design.X
     n, d = X.shape
     y = np.asarray(design.y, dtype=float)
     if family == "binomial":
         if not np.all((y == 0) | (y == 1)):
-            raise ValueError("logistic regression needs a binary outcome coded 0/1 (declare its two levels)")
+            raise InvalidArgument("logistic regression needs a binary outcome coded 0/1 (declare its two levels)")
         y = 2.0 * y - 1.0
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(X))):
-        raise ValueError("the model matrix or outcome contains non-finite values (use na_action, or remove "
+        raise InvalidArgument("the model matrix or outcome contains non-finite values (use na_action, or remove "
                          "infinite values)")
     mu = mu_from_eps_delta(spec.eps, spec.delta)
     C, T, step, schedule = tun["C"][0], tun["T"][0], tun["step"][0], tun["schedule"][0]
@@ -326,7 +327,7 @@ def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", t
     the noise switched off (``NoiseSource(_noise_off=True)``): a test hook for the OLS limit."""
     n, d = X.shape
     if not math.isfinite(sigma) and not getattr(noise, "_noise_off", False):
-        raise ValueError("dpgd: infinite noise scale (C = inf) is only a test configuration")
+        raise InvalidArgument("dpgd: infinite noise scale (C = inf) is only a test configuration")
     row_norms = np.empty(n)
     rstep = max(1, _ROW_CHUNK_ENTRIES // max(d, 1))
     for i0 in range(0, n, rstep):

@@ -33,6 +33,7 @@ import numpy as np
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
 from . import _robust as rb
+from ..errors import InvalidArgument
 
 METHODS = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
 NEEDS_BOUNDS = False
@@ -110,7 +111,7 @@ _CHUNK_ENTRIES = 2_000_000
 # ---------------------------------------------------------------------------------------------
 def _positive(name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"option '{name}' must be a finite number > 0")
+        raise InvalidArgument(f"option '{name}' must be a finite number > 0")
     return float(v)
 
 
@@ -126,26 +127,26 @@ def _peeling_row(ledger, s, t, m, lam, b, active):
 def _integer(name, v, lo, hi=None):
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
         rng = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
-        raise ValueError(f"option '{name}' must be an integer {rng}")
+        raise InvalidArgument(f"option '{name}' must be an integer {rng}")
     return int(v)
 
 
 def _choice(name, v, allowed):
     if v not in allowed:
-        raise ValueError(f"option '{name}' must be one of {', '.join(map(repr, allowed))}")
+        raise InvalidArgument(f"option '{name}' must be one of {', '.join(map(repr, allowed))}")
     return v
 
 
 def _check_applicable(method, options):
     bad = sorted(set(options) - _APPLIES[method])
     if bad:
-        raise ValueError(f"option(s) {', '.join(bad)} do not apply to method '{method}'; it accepts: "
+        raise InvalidArgument(f"option(s) {', '.join(bad)} do not apply to method '{method}'; it accepts: "
                          f"{', '.join(sorted(_APPLIES[method]))}")
 
 
 def check_family(method, family):
     if family == "binomial" and method not in _BINOMIAL_METHODS:
-        raise ValueError(f"method '{method}' is for squared loss (dp_lm); for logistic regression use "
+        raise InvalidArgument(f"method '{method}' is for squared loss (dp_lm); for logistic regression use "
                          f"dp_glm with method 'ht_fw', 'ht_sparse' or 'dpgd'")
 
 
@@ -159,7 +160,7 @@ def _delta_for(method, spec, n):
             notes.append(msg)
         return 0.0, notes
     if not (0 < spec.delta < 1):
-        raise ValueError(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
+        raise InvalidArgument(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
     if spec.delta >= 1.0 / n:
         msg = (f"delta = {spec.delta:g} is not below 1/n = {1.0 / n:g}; such a delta allows releasing "
                "a row outright. Choose a smaller delta")
@@ -182,12 +183,12 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         return options.get(name, OPTIONS[name][0]), name in options
 
     if n < rb.M_MIN:
-        raise ValueError(f"method '{method}' needs n >= {rb.M_MIN} rows (n = {n})")
+        raise InvalidArgument(f"method '{method}' needs n >= {rb.M_MIN} rows (n = {n})")
     if d < 1:
-        raise ValueError(f"method '{method}' needs at least one model-matrix column")
+        raise InvalidArgument(f"method '{method}' needs at least one model-matrix column")
     delta = 0.0 if method == "ht_fw" else float(spec.delta)
     if method != "ht_fw" and not (0 < delta < 1):
-        raise ValueError(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
+        raise InvalidArgument(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
     L = math.log(1.0 / delta) if delta > 0 else 0.0
 
     for name in ("radius", "tau", "moment4", "proj_radius"):
@@ -200,12 +201,12 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
     if "zeta" in _APPLIES[method]:
         v, u = opt("zeta")
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < 1):
-            raise ValueError("option 'zeta' must be in (0, 1)")
+            raise InvalidArgument("option 'zeta' must be in (0, 1)")
         put("zeta", float(v), u)
     if "lambda_reg" in _APPLIES[method]:
         v, u = opt("lambda_reg")
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-            raise ValueError("option 'lambda_reg' must be a finite number >= 0")
+            raise InvalidArgument("option 'lambda_reg' must be a finite number >= 0")
         put("lambda_reg", float(v), u)
     for name, allowed in (("accounting", ("zcdp", "paper")), ("sensitivity", ("paper", "tight"))):
         if name in _APPLIES[method]:
@@ -215,7 +216,7 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         if name in _APPLIES[method]:
             v, u = opt(name)
             if not isinstance(v, (bool, np.bool_)):
-                raise ValueError(f"option '{name}' must be True or False")
+                raise InvalidArgument(f"option '{name}' must be True or False")
             put(name, bool(v), u)
 
     # iterations
@@ -238,10 +239,10 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
 
     if method in ("ht_iht", "ht_sparse"):
         if "s" not in options:
-            raise ValueError(f"method '{method}' needs the sparsity option s (an integer, 1 <= s <= d)")
+            raise InvalidArgument(f"method '{method}' needs the sparsity option s (an integer, 1 <= s <= d)")
         s = _integer("s", options["s"], 1, d)
         if intercept is not None and not tun["penalize_intercept"][0] and s < 2:
-            raise ValueError(f"method '{method}': s must be >= 2 because the intercept is forced into the "
+            raise InvalidArgument(f"method '{method}': s must be >= 2 because the intercept is forced into the "
                              "support (or set penalize_intercept=True)")
         tun["s"] = (s, "user")
         if "step" in options:
@@ -275,7 +276,7 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         else:
             V = np.asarray(c, dtype=float)
             if V.ndim != 2 or V.shape[0] < 2 or V.shape[1] != d or not np.all(np.isfinite(V)):
-                raise ValueError(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
+                raise InvalidArgument(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
                                  f"and d = {d} columns")
             tun["constraint"] = ("vertex matrix", "user")
     # robust-estimator tuning
@@ -339,20 +340,20 @@ class _Problem:
         self.c = self._vector(options.get("x_center", 0.0), "x_center", 0.0)
         self.sx = self._vector(options.get("x_scale", 1.0), "x_scale", 1.0)
         if np.any(self.sx <= 0) or not np.all(np.isfinite(self.sx)) or not np.all(np.isfinite(self.c)):
-            raise ValueError("option 'x_scale' must be finite and > 0, and 'x_center' finite")
+            raise InvalidArgument("option 'x_scale' must be finite and > 0, and 'x_center' finite")
         self.cy = float(options.get("y_center", 0.0))
         self.sy = float(options.get("y_scale", 1.0))
         if not (math.isfinite(self.cy) and math.isfinite(self.sy) and self.sy > 0):
-            raise ValueError("options 'y_center' (finite) and 'y_scale' (finite, > 0) are invalid")
+            raise InvalidArgument("options 'y_center' (finite) and 'y_scale' (finite, > 0) are invalid")
         if family == "binomial" and ("y_center" in options or "y_scale" in options):
-            raise ValueError("options 'y_center' and 'y_scale' do not apply to logistic regression")
+            raise InvalidArgument("options 'y_center' and 'y_scale' do not apply to logistic regression")
         if self.intercept is None and (np.any(self.c != 0) or self.cy != 0):
-            raise ValueError("options 'x_center' / 'y_center' need an intercept in the formula (the "
+            raise InvalidArgument("options 'x_center' / 'y_center' need an intercept in the formula (the "
                              "back-transformation to original units moves the centring into it)")
         self.scaled = bool(np.any(self.c != 0) or np.any(self.sx != 1) or self.cy != 0 or self.sy != 1)
         if family == "binomial":
             if not np.all((self.y == 0) | (self.y == 1)):
-                raise ValueError("logistic regression needs a binary outcome coded 0/1 (declare its two "
+                raise InvalidArgument("logistic regression needs a binary outcome coded 0/1 (declare its two "
                                  "levels)")
 
     def _vector(self, v, name, neutral):
@@ -360,7 +361,7 @@ class _Problem:
         if isinstance(v, dict):
             unknown = set(v) - set(self.terms)
             if unknown:
-                raise ValueError(f"option '{name}' names unknown model-matrix columns: "
+                raise InvalidArgument(f"option '{name}' names unknown model-matrix columns: "
                                  f"{', '.join(sorted(map(str, unknown)))}")
             for k, val in v.items():
                 out[self.terms.index(k)] = float(val)
@@ -369,7 +370,7 @@ class _Problem:
         else:
             arr = np.asarray(v, dtype=float)
             if arr.shape != (self.d,):
-                raise ValueError(f"option '{name}' must be a number, a dict by column, or a sequence of "
+                raise InvalidArgument(f"option '{name}' must be a number, a dict by column, or a sequence of "
                                  f"length d = {self.d}")
             out[:] = arr
         if self.intercept is not None:
@@ -388,7 +389,7 @@ class _Problem:
         elif self.scaled:
             yb = _rescale_saturating(yb, self.cy, self.sy)
         if not (np.all(np.isfinite(Xb)) and np.all(np.isfinite(yb))):
-            raise ValueError("the model matrix or outcome contains non-finite values (use na_action, or "
+            raise InvalidArgument("the model matrix or outcome contains non-finite values (use na_action, or "
                              "remove infinite values)")
         return Xb, yb
 
@@ -440,7 +441,7 @@ class _Problem:
 # ---------------------------------------------------------------------------------------------
 def fit(design, spec, noise, ledger, *, method, **options):
     if method not in METHODS:
-        raise ValueError(f"heavy_tailed.fit: unknown method {method!r}")
+        raise InvalidArgument(f"heavy_tailed.fit: unknown method {method!r}")
     family = getattr(design.public, "family", "gaussian") or "gaussian"
     check_family(method, family)
     n, d = design.X.shape
@@ -515,7 +516,7 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
     if "w_init" in options:
         w = np.asarray(options["w_init"], dtype=float).copy()
         if w.shape != (d,) or not np.all(np.isfinite(w)) or not _in_polytope(w, constraint, r):
-            raise ValueError(f"option 'w_init' must be a finite vector of length d = {d} inside the "
+            raise InvalidArgument(f"option 'w_init' must be a finite vector of length d = {d} inside the "
                              "constraint set")
         tun["w_init"] = ("user vector", "user")
     elif V is not None:
@@ -712,7 +713,7 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
         w = np.asarray(options["w_init"], dtype=float).copy()
         if (w.shape != (d,) or not np.all(np.isfinite(w)) or np.count_nonzero(w) > s
                 or np.linalg.norm(w) > R2 * (1 + 1e-12)):
-            raise ValueError(f"option 'w_init' must be a finite s-sparse vector of length d = {d} with l2 "
+            raise InvalidArgument(f"option 'w_init' must be a finite s-sparse vector of length d = {d} with l2 "
                              "norm <= proj_radius")
         tun["w_init"] = ("user vector", "user")
     else:

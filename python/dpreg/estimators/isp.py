@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from ..errors import EstimationFailed
+from ..errors import EstimationFailed, InvalidArgument
+from ..privacy.accounting import conservative_share
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
 from . import _isp_core as core
@@ -31,6 +32,9 @@ METHODS = ("isp",)
 NEEDS_BOUNDS = False
 FAMILIES = {"gaussian"}
 NEIGHBOURS = {"replace_one"}
+#: largest eps ISP accepts: its propose-test-release constants use e^eps (delta / (8 e^eps), e^eps_T),
+#: which overflow at eps ~ 709; 500 keeps them finite with room (and is no privacy at all)
+ISP_EPS_MAX = 500.0
 
 OPTIONS = {
     "L": (None, "leverage threshold; default L0(n, d) = (1 + 3 sqrt(d/n)) (d + 2 sqrt(d t) + 2t)/n, "
@@ -66,23 +70,23 @@ def _options(options) -> dict:
     for name in ("eps_T_frac", "eps_N_frac", "eps_S_frac", "sigma_frac"):
         v = o[name]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
-            raise ValueError(f"option {name} must be a number in (0, 1)")
+            raise InvalidArgument(f"option {name} must be a number in (0, 1)")
     for name in ("L", "R", "sigma"):
         v = o[name]
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
                               or not math.isfinite(v) or v <= 0):
-            raise ValueError(f"option {name} must be a positive finite number (or None for the default)")
+            raise InvalidArgument(f"option {name} must be a positive finite number (or None for the default)")
     if o["L"] is not None and o["L"] >= 1:
-        raise ValueError("option L (a leverage threshold) must be < 1")
+        raise InvalidArgument("option L (a leverage threshold) must be < 1")
     J = o["L_tries"]
     if isinstance(J, bool) or not isinstance(J, (int, np.integer)) or J < 1:
-        raise ValueError("option L_tries must be an integer >= 1")
+        raise InvalidArgument("option L_tries must be an integer >= 1")
     iota_max = o["iota_max"]
     if isinstance(iota_max, bool) or not isinstance(iota_max, (int, float)) or not iota_max > 1:
-        raise ValueError("option iota_max must be a number > 1")
+        raise InvalidArgument("option iota_max must be a number > 1")
     level = o["level"]
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not (0 < level < 1):
-        raise ValueError("option level must be in (0, 1)")
+        raise InvalidArgument("option level must be in (0, 1)")
     return o
 
 
@@ -171,7 +175,9 @@ def plan(n, d, spec, options) -> dict:
     """Public plan of a fit (budget split, L candidates), or ValueError with what to change."""
     o = _options(options)
     inference = bool(getattr(spec, "inference", True))
-    p, reason = _try_plan(int(n), int(d), float(spec.eps), float(spec.delta), inference, o)
+    # the plan splits eps into shares (rounded to nearest): plan with eps rounded down by SPLIT_MARGIN so
+    # that the shares' exact sum never exceeds the request
+    p, reason = _try_plan(int(n), int(d), conservative_share(spec.eps), float(spec.delta), inference, o)
     if p is not None:
         return p
     msg = [f"method='isp' cannot run with n={int(n)}, d={int(d)}, eps={spec.eps:g}, "
@@ -186,11 +192,14 @@ def plan(n, d, spec, options) -> dict:
             if Lmax is not None:
                 msg.append(f"With n = {int(n)} the largest admissible L is {Lmax:.4g}.")
     msg.append("ISP suits large, clean data; for smaller n use another method (e.g. adassp).")
-    raise ValueError(" ".join(msg))
+    raise InvalidArgument(" ".join(msg))
 
 
 def check_public(n, d, spec, options) -> None:
     """Data-independent preconditions of spec §3.4 / §8 (``FAIL_PRECONDITION``), before the data are read."""
+    if spec.eps > ISP_EPS_MAX:
+        raise InvalidArgument(f"method='isp' supports eps <= {ISP_EPS_MAX:g}: its propose-test-release "
+                              "constants use e^eps, which would overflow; use a smaller eps or another method")
     plan(n, d, spec, options)
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..privacy.ledger import Ledger, LedgerEntry
+from ..errors import InvalidArgument
 
 #: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
 DEFAULT_BETA = 1.001
@@ -127,21 +128,21 @@ def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
     cost rows: [(part, {"eps": ...} or {"rho": ...}, note)] for the threshold and the steps.
     """
     if (eps is None) == (rho is None):
-        raise ValueError("give exactly one of eps (pure DP) or rho (zCDP) for the quantile search")
+        raise InvalidArgument("give exactly one of eps (pure DP) or rho (zCDP) for the quantile search")
     if quantile_noise not in _KINDS:
-        raise ValueError("quantile_noise must be 'exponential', 'laplace' or 'gaussian'")
+        raise InvalidArgument("quantile_noise must be 'exponential', 'laplace' or 'gaussian'")
     if eps is not None:
         if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps)
                                          and eps > 0):
-            raise ValueError("eps of the quantile search must be a finite number > 0")
+            raise InvalidArgument("eps of the quantile search must be a finite number > 0")
         if quantile_noise == "gaussian":
-            raise ValueError("quantile_noise='gaussian' is a zCDP mechanism: give rho, not eps")
+            raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism: give rho, not eps")
         b = 2.0 / float(eps)                       # eps_thr = eps_step = eps/2 (spec 1.5a)
         half = {"eps": float(eps) / 2.0}
         return quantile_noise, b, b, [("threshold", half, None), ("steps", half, None)]
     if isinstance(rho, bool) or not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho)
                                      and rho > 0):
-        raise ValueError("rho of the quantile search must be a finite number > 0")
+        raise InvalidArgument("rho of the quantile search must be a finite number > 0")
     rho = float(rho)
     if quantile_noise == "gaussian":
         sd = 1.0 / math.sqrt(rho / 2.0)            # Z ~ N(0, 1/rho_i), rho_i = rho/2 (spec 1.5c)
@@ -213,29 +214,29 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     Errors are raised before anything is added to the ledger; messages never quote data values.
     """
     if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not (0 < q < 1):
-        raise ValueError("q must be a number strictly between 0 and 1")
+        raise InvalidArgument("q must be a number strictly between 0 and 1")
     q = float(q)
     lower, upper = float(lower), float(upper)
     if math.isnan(lower) or math.isnan(upper) or not lower < upper:
-        raise ValueError("the quantile search needs lower < upper")
+        raise InvalidArgument("the quantile search needs lower < upper")
     if not (isinstance(beta, (int, float, np.floating)) and math.isfinite(beta) and beta > 1):
-        raise ValueError("beta must be a finite number > 1")
+        raise InvalidArgument("beta must be a finite number > 1")
     if max_steps is not None and (isinstance(max_steps, bool) or int(max_steps) != max_steps
                                   or max_steps < 1):
-        raise ValueError("max_steps must be a positive integer")
+        raise InvalidArgument("max_steps must be a positive integer")
     if direction not in (None, "up", "down"):
-        raise ValueError("direction must be None, 'up' or 'down'")
+        raise InvalidArgument("direction must be None, 'up' or 'down'")
     up = (q >= 0.5) if direction is None else (direction == "up")
     if up and not math.isfinite(lower):
-        raise ValueError("a quantile with q >= 1/2 needs a finite lower bound (the search walks up from it)")
+        raise InvalidArgument("a quantile with q >= 1/2 needs a finite lower bound (the search walks up from it)")
     if not up and not math.isfinite(upper):
-        raise ValueError("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
+        raise InvalidArgument("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
     kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
     arr = np.asarray(x, dtype=float).ravel()
     if arr.shape[0] < 1:
-        raise ValueError("the quantile search needs at least one value")
+        raise InvalidArgument("the quantile search needs at least one value")
     if not np.all(np.isfinite(arr)):
-        raise ValueError("the quantile search needs finite values (missing or infinite values found)")
+        raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
     notes = []
     if beta > 1.1:
         msg = "beta > 1.1 makes the quantile grid very coarse"
@@ -292,7 +293,7 @@ def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str 
             return 1 - 0.5 * math.exp(-z / b_step) if z >= 0 else 0.5 * math.exp(z / b_step)
         lo_t, hi_t = qn - width * b_thr, qn + width * b_thr
     else:
-        raise ValueError("exact_stop_pmf supports exponential and laplace noise")
+        raise InvalidArgument("exact_stop_pmf supports exponential and laplace noise")
 
     def integrand(t, k):
         p = pdf_t(t)

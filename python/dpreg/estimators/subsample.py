@@ -27,6 +27,7 @@ from scipy import optimize, special, stats
 from ..privacy.ledger import Ledger, LedgerEntry
 from ..release import Release
 from . import winsorized as W
+from ..errors import InvalidArgument
 
 METHODS = ("subsample_aggregate",)
 NEEDS_BOUNDS = False
@@ -85,7 +86,7 @@ def _resolve_bounds(coef_bounds, terms):
     if isinstance(coef_bounds, dict):
         unknown = set(coef_bounds) - set(terms)
         if unknown:
-            raise ValueError(f"coef_bounds names unknown term(s): {', '.join(sorted(map(str, unknown)))}")
+            raise InvalidArgument(f"coef_bounds names unknown term(s): {', '.join(sorted(map(str, unknown)))}")
         pairs = [coef_bounds.get(t, DEFAULT_COEF_BOUNDS) for t in terms]
     else:
         pairs = [coef_bounds] * p
@@ -95,9 +96,9 @@ def _resolve_bounds(coef_bounds, terms):
             a, b = pair
             a, b = float(a), float(b)
         except (TypeError, ValueError):
-            raise ValueError("coef_bounds must be a pair (l, u) or a dict term -> (l, u)") from None
+            raise InvalidArgument("coef_bounds must be a pair (l, u) or a dict term -> (l, u)") from None
         if not (math.isfinite(a) and math.isfinite(b) and a < b):
-            raise ValueError("coef_bounds must be finite with l < u")
+            raise InvalidArgument("coef_bounds must be finite with l < u")
         lo[j], hi[j] = a, b
     return lo, hi
 
@@ -117,7 +118,7 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
     warnings = []
     if k is None and group_size is None:
         if k_max < 2:
-            raise ValueError(f"too few units for subsample_aggregate with {p} coefficients: need N >= "
+            raise InvalidArgument(f"too few units for subsample_aggregate with {p} coefficients: need N >= "
                              f"{2 * m_min} (two groups of at least {m_min})")
         k_sel = max(N // m_pref, k_priv)
         if k_sel > k_max:
@@ -126,12 +127,12 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
     else:
         if group_size is not None:
             if k is not None:
-                raise ValueError("give k or group_size, not both")
+                raise InvalidArgument("give k or group_size, not both")
             if not isinstance(group_size, (int, np.integer)) or isinstance(group_size, bool) or group_size < 1:
-                raise ValueError("group_size must be a positive integer")
+                raise InvalidArgument("group_size must be a positive integer")
             k = N // int(group_size)
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not (2 <= k <= N / (p + 1)):
-            raise ValueError(f"k must be an integer in [2, N/(p+1)] (N = {N}, p = {p})")
+            raise InvalidArgument(f"k must be an integer in [2, N/(p+1)] (N = {N}, p = {p})")
         k_sel = int(k)
         if k_sel < k_priv:
             warnings.append(K_WARNING.format(k_priv=k_priv))
@@ -483,55 +484,55 @@ def _options(options):
 def _check_options(opts, inference):
     from .univariate import check_quantile_noise
     if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
-        raise ValueError("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
+        raise InvalidArgument("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
                          "(alias 'widened_winsorized')")
     tc = opts["trim_count"]
     if not isinstance(tc, (int, np.integer)) or isinstance(tc, bool) or tc < 1:
-        raise ValueError("trim_count must be an integer >= 1")
+        raise InvalidArgument("trim_count must be an integer >= 1")
     eta = opts["eta"]
     if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (0 <= eta < 0.5):
-        raise ValueError("eta must be a number in [0, 0.5)")
+        raise InvalidArgument("eta must be a number in [0, 0.5)")
     if opts["trim"] not in ("paper", "adaptive"):
-        raise ValueError("trim must be 'paper' or 'adaptive'")
+        raise InvalidArgument("trim must be 'paper' or 'adaptive'")
     beta = opts["beta"]
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta <= 1:
-        raise ValueError("beta must be a finite number > 1")
+        raise InvalidArgument("beta must be a finite number > 1")
     W.check_split(opts["split"])
     check_quantile_noise(opts["quantile_noise"])
     if opts["accounting"] not in ("auto", "pure", "zcdp"):
-        raise ValueError("accounting must be 'auto', 'pure' or 'zcdp'")
+        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
     se_method = opts["se_method"]
     if se_method is None:
         se_method = "bootstrap" if inference else "none"
     if se_method not in ("bootstrap", "analytic", "none"):
-        raise ValueError("se_method must be 'bootstrap', 'analytic' or 'none'")
+        raise InvalidArgument("se_method must be 'bootstrap', 'analytic' or 'none'")
     f = opts["se_fraction"]
     if isinstance(f, bool) or not isinstance(f, (int, float)) or not (0 <= f < 1):
-        raise ValueError("se_fraction must be in [0, 1)")
+        raise InvalidArgument("se_fraction must be in [0, 1)")
     if se_method != "none" and f == 0:
-        raise ValueError("se_fraction must be > 0 when standard errors are requested")
+        raise InvalidArgument("se_fraction must be > 0 when standard errors are requested")
     nb = opts["n_boot"]
     if not isinstance(nb, (int, np.integer)) or isinstance(nb, bool) or nb < 20:
-        raise ValueError("n_boot must be an integer >= 20")
+        raise InvalidArgument("n_boot must be an integer >= 20")
     lv = opts["level"]
     if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
-        raise ValueError("level must be in (0, 1)")
+        raise InvalidArgument("level must be in (0, 1)")
     if opts["crossing"] not in ("bounds", "swap"):
-        raise ValueError("crossing must be 'bounds' or 'swap'")
+        raise InvalidArgument("crossing must be 'bounds' or 'swap'")
     if not isinstance(opts["residual_variance"], (bool, np.bool_)):
-        raise ValueError("residual_variance must be True or False")
+        raise InvalidArgument("residual_variance must be True or False")
     su = opts["sigma2_upper"]
     if isinstance(su, bool) or not isinstance(su, (int, float)) or not (math.isfinite(su) and su > 0):
-        raise ValueError("sigma2_upper must be a finite number > 0")
+        raise InvalidArgument("sigma2_upper must be a finite number > 0")
     if opts["base_estimator"] is not None and not callable(opts["base_estimator"]):
-        raise ValueError("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
+        raise InvalidArgument("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
     return se_method
 
 
 def _resolve_model(opts, spec, p, f_se):
     from .univariate import resolve_accounting
     if opts["accounting"] == "zcdp" and spec.delta == 0:
-        raise ValueError("accounting='zcdp' needs delta > 0")
+        raise InvalidArgument("accounting='zcdp' needs delta > 0")
     model, budget, rho = resolve_accounting(opts["accounting"], float(spec.eps), float(spec.delta),
                                             quantile_noise=opts["quantile_noise"], p=p, f_se=f_se,
                                             s3=W.check_split(opts["split"])[2])
@@ -541,7 +542,7 @@ def _resolve_model(opts, spec, p, f_se):
 def check_public(n, d, spec, options):
     """Data-independent preconditions (before the data are touched)."""
     if spec.neighbours != "replace_one":
-        raise ValueError("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+        raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
     opts = _options(options)
     se_method = _check_options(opts, spec.inference)
     f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
@@ -559,7 +560,7 @@ def check_public(n, d, spec, options):
 
 def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options) -> Release:
     if spec.neighbours != "replace_one":
-        raise ValueError("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+        raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
     opts = _options(options)
     se_method = _check_options(opts, spec.inference)
     terms = list(design.terms)

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from ..errors import EstimationFailed
+from ..errors import EstimationFailed, InvalidArgument
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
 
@@ -71,7 +71,7 @@ def ptr_constants(m: int, eps: float, delta: float) -> dict:
     eps_p = eps / 2.0
     t = (m // 2) // 2
     return {"eps_prime": eps_p, "t": t, "Q": int(math.ceil(m / 2)) - 1,
-            "log_threshold": math.log(delta / (8.0 * math.exp(eps_p))),
+            "log_threshold": math.log(delta) - math.log(8.0) - eps_p,   # log(delta / (8 e^eps')), no overflow
             "cut": math.log(1.0 / (2.0 * delta)) / eps_p}
 
 
@@ -80,23 +80,23 @@ def _resolve_m(n, d, options):
     if m is None:
         return default_m(n, d)
     if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 2:
-        raise ValueError("m (number of models) must be an integer >= 2")
+        raise InvalidArgument("m (number of models) must be an integer >= 2")
     return int(m)
 
 
 def check_public(n, d, spec, options):
     if spec.neighbours != "replace_one":
-        raise ValueError("TukeyEM supports only replace_one neighbours")
+        raise InvalidArgument("TukeyEM supports only replace_one neighbours")
     if not (spec.delta > 0):
-        raise ValueError("TukeyEM is (eps, delta)-DP: delta must be > 0")
+        raise InvalidArgument("TukeyEM is (eps, delta)-DP: delta must be > 0")
     m = _resolve_m(n, d, options)
     if m < 2 or n < m * d:
-        raise ValueError(f"TukeyEM needs n >= m*d (m = {m} models, each fitted on at least d = {d} rows; "
+        raise InvalidArgument(f"TukeyEM needs n >= m*d (m = {m} models, each fitted on at least d = {d} rows; "
                          f"n = {n}): use fewer models (option m) or more data")
     c = ptr_constants(m, spec.eps, spec.delta)
     if c["t"] - 2 <= c["cut"]:
         need = 4 * (int(math.floor(c["cut"])) + 3)
-        raise ValueError(f"TukeyEM with m = {m} models cannot pass its propose-test-release check with "
+        raise InvalidArgument(f"TukeyEM with m = {m} models cannot pass its propose-test-release check with "
                          f"probability above 1/2 at eps = {spec.eps:g}, delta = {spec.delta:g}: it needs "
                          f"m >= {need} models (and n >= m*d), or a larger eps/delta")
 

@@ -21,6 +21,7 @@ from .._numeric import without_numeric_warnings
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
+from ..errors import InvalidArgument, InvalidArgumentType
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
                             "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
@@ -32,11 +33,11 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 # ------------------------------------------------------------------------------------------------
 def check_data(x) -> np.ndarray:
     if x is None:
-        raise TypeError("x must be a numeric vector")
+        raise InvalidArgumentType("x must be a numeric vector")
     if hasattr(x, "to_numpy"):
         try:
             if x.isna().any():
-                raise ValueError("missing values are not allowed; remove them before calling "
+                raise InvalidArgument("missing values are not allowed; remove them before calling "
                                  "(the row count must be public)")
         except AttributeError:
             pass
@@ -44,22 +45,22 @@ def check_data(x) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == object:
         if any(v is None for v in arr.ravel()):
-            raise ValueError("missing values are not allowed; remove them before calling "
+            raise InvalidArgument("missing values are not allowed; remove them before calling "
                              "(the row count must be public)")
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):
-            raise TypeError("x must be numeric") from None
+            raise InvalidArgumentType("x must be numeric") from None
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise TypeError("x must be numeric")
+        raise InvalidArgumentType("x must be numeric")
     arr = np.asarray(arr, dtype=float).ravel()
     if arr.size == 0:
-        raise ValueError("x must contain at least one observation")
+        raise InvalidArgument("x must contain at least one observation")
     if np.isnan(arr).any():
-        raise ValueError("missing values are not allowed; remove them before calling "
+        raise InvalidArgument("missing values are not allowed; remove them before calling "
                          "(the row count must be public)")
     if not np.isfinite(arr).all():
-        raise ValueError("non-finite values are not allowed")
+        raise InvalidArgument("non-finite values are not allowed")
     return arr
 
 
@@ -67,17 +68,23 @@ def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def check_eps_delta(eps, delta):
-    if not _is_number(eps) or not math.isfinite(eps) or eps <= 0:
-        raise ValueError("eps must be a finite number > 0")
-    if not _is_number(delta) or not math.isfinite(delta) or not (0 <= delta < 1):
-        raise ValueError("delta must be a number with 0 <= delta < 1")
-    return float(eps), float(delta)
+def check_eps_delta(eps, delta, n=None, allow_large_delta=False):
+    """The request's ranges are the package's (dpreg.privacy.accounting.check_request); with the public
+    n, delta >= 1/n is refused unless allow_large_delta=True. Returns (eps, delta, large_delta)."""
+    from ..privacy.accounting import check_delta_for_n, check_request
+    eps, delta = check_request(eps, delta)
+    return eps, delta, check_delta_for_n(delta, n, allow_large_delta=allow_large_delta)
+
+
+def _mark_large_delta(privacy, large):
+    if large:
+        from ..api import LARGE_DELTA_NOTE
+        privacy.notes.append(LARGE_DELTA_NOTE)
 
 
 def check_beta(beta) -> float:
     if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
-        raise ValueError("beta must be a finite number > 1")
+        raise InvalidArgument("beta must be a finite number > 1")
     if beta > 1.1:
         # stacklevel 4: the caller of dp_quantile / dp_mean, past the no-numeric-warnings wrapper
         _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=4)
@@ -86,15 +93,15 @@ def check_beta(beta) -> float:
 
 def check_quantile_noise(quantile_noise):
     if quantile_noise not in (None, "exponential", "laplace", "gaussian"):
-        raise ValueError("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
+        raise InvalidArgument("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
     return quantile_noise
 
 
 def check_accounting(accounting, delta):
     if accounting not in ("auto", "pure", "zcdp"):
-        raise ValueError("accounting must be 'auto', 'pure' or 'zcdp'")
+        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
     if accounting == "zcdp" and delta == 0:
-        raise ValueError("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
+        raise InvalidArgument("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
 
 
 def rho_star(eps: float, delta: float) -> float:
@@ -106,11 +113,11 @@ def rho_star(eps: float, delta: float) -> float:
 def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se=0.0, s3=0.5):
     """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (spec 5.0)."""
     if quantile_noise == "gaussian" and accounting == "pure":
-        raise ValueError("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
+        raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
                          "with delta > 0")
     if accounting == "pure" or (accounting == "auto" and delta == 0):
         if quantile_noise == "gaussian":
-            raise ValueError("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
+            raise InvalidArgument("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
         return "pure", eps, None
     rho = rho_star(eps, delta)
     if accounting == "zcdp" or quantile_noise == "gaussian":
@@ -151,7 +158,7 @@ def check_bounds_pair(bounds, *, lower=None, upper=None, name="bounds"):
     ``lower=``/``upper=`` keywords of dp_quantile are accepted with a FutureWarning."""
     if lower is not None or upper is not None:
         if bounds is not None:
-            raise ValueError("give bounds=(lower, upper) only (lower= and upper= are its old spelling)")
+            raise InvalidArgument("give bounds=(lower, upper) only (lower= and upper= are its old spelling)")
         _warnings.warn("dp_quantile(lower=, upper=) is deprecated: use bounds=(lower, upper), with None "
                        "for an end you do not declare", FutureWarning, stacklevel=3)
         bounds = (lower, upper)
@@ -160,18 +167,18 @@ def check_bounds_pair(bounds, *, lower=None, upper=None, name="bounds"):
     try:
         lo, hi = bounds
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (lower, upper); use None for an end you do not "
+        raise InvalidArgument(f"{name} must be a pair (lower, upper); use None for an end you do not "
                          "declare") from None
     lo = -math.inf if lo is None else lo
     hi = math.inf if hi is None else hi
     for end, v in (("lower", lo), ("upper", hi)):
         if not _is_number(v) or math.isnan(v):
-            raise ValueError(f"the {end} end of {name} must be a number or None")
+            raise InvalidArgument(f"the {end} end of {name} must be a number or None")
     lo, hi = float(lo), float(hi)
     if lo == math.inf or hi == -math.inf:
-        raise ValueError(f"{name}: lower cannot be +inf and upper cannot be -inf")
+        raise InvalidArgument(f"{name}: lower cannot be +inf and upper cannot be -inf")
     if lo >= hi:
-        raise ValueError(f"{name} must satisfy lower < upper")
+        raise InvalidArgument(f"{name} must satisfy lower < upper")
     return lo, hi
 
 
@@ -183,15 +190,15 @@ def _check_levels(q):
         try:
             qs = list(np.asarray(q, dtype=object).ravel())
         except Exception:
-            raise ValueError("q must be a number in (0, 1) or a sequence of them") from None
+            raise InvalidArgument("q must be a number in (0, 1) or a sequence of them") from None
         scalar = False
         if not qs:
-            raise ValueError("q must contain at least one level")
+            raise InvalidArgument("q must contain at least one level")
     if not all(_is_number(v) and 0 < v < 1 for v in qs):
-        raise ValueError("q must be a number in (0, 1) or a sequence of numbers in (0, 1)")
+        raise InvalidArgument("q must be a number in (0, 1) or a sequence of numbers in (0, 1)")
     qs = [float(v) for v in qs]
     if len(set(qs)) != len(qs):
-        raise ValueError("q must not repeat a level")
+        raise InvalidArgument("q must not repeat a level")
     return qs, scalar
 
 
@@ -221,7 +228,7 @@ def _rank_error_bound(kind: str, b: float, steps: int, alpha_p: float) -> float 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
 def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
                 beta=1.001, quantile_noise=None, accounting="auto", max_steps=None, random_state=None,
-                lower=None, upper=None):
+                lower=None, upper=None, allow_large_delta=False):
     """Differentially private quantile(s) by the unbounded private quantile search.
 
     Durfee (2023) as used by Ramsay and Spicker (2025, Section 2.4): a noisy walk over a
@@ -267,6 +274,9 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     accounting : {"auto", "pure", "zcdp"}, default "auto"
     max_steps : int, optional
         Cap on grid steps when the far bound is infinite (default floor(700 / log beta)).
+    allow_large_delta : bool, default False
+        Accept delta >= 1/n (refused by default: such a delta permits publishing a record
+        outright); the privacy statement then says so.
     random_state : None, int or numpy Generator
         None draws secure noise; a seed makes the result reproducible (marked "seeded").
     lower, upper : float, optional
@@ -285,15 +295,15 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
 
     arr = check_data(x)
     qs, scalar = _check_levels(q)
-    eps, delta = check_eps_delta(eps, delta)
+    eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
     check_accounting(accounting, delta)
     lo, hi = check_bounds_pair(bounds, lower=lower, upper=upper)
     if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or max_steps < 1):
-        raise ValueError("max_steps must be a positive integer")
+        raise InvalidArgument("max_steps must be a positive integer")
     if not _is_number(level) or not (0 < level < 1):
-        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+        raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
     model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
     qn = quantile_noise or "exponential"
     _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
@@ -387,6 +397,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     if inference and not with_interval:
         msgs.append("no interval for quantile_noise='gaussian' (no tail bound derived for it)")
     privacy = _statement(ledger, eps, delta, noise, model)
+    _mark_large_delta(privacy, large)
     _charge(budget, privacy, f"dp_quantile(q = {', '.join(format(v, 'g') for v in qs)})")
     se = None
     if conf is not None:
@@ -442,7 +453,7 @@ def _check_budget(budget, eps, delta):
     if budget is None:
         return
     if not hasattr(budget, "can_spend"):
-        raise TypeError("budget must be a dpreg.Budget")
+        raise InvalidArgumentType("budget must be a dpreg.Budget")
     if not budget.can_spend(eps, delta):
         budget.spend(eps, delta)   # raises BudgetExceeded saying what remains
 
@@ -464,7 +475,8 @@ SE_FRACTION = 0.10
 def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
             se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
             beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
-            crossing="bounds", clamp_output=False, random_state=None):
+            crossing="bounds", clamp_output=False, random_state=None,
+            allow_large_delta=False):
     """Differentially private mean: the private modified winsorized mean (PMWM).
 
     Ramsay and Spicker (2025), Sections 3.1-3.2: two private quantiles at levels xi and 1 - xi (the
@@ -519,6 +531,9 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
         not finite).
     clamp_output : bool, default False
         Clamp the released mean to the bounds (clamping would bias it).
+    allow_large_delta : bool, default False
+        Accept delta >= 1/n (refused by default: such a delta permits publishing a record
+        outright); the privacy statement then says so.
     random_state : None, int or numpy Generator
 
     Returns
@@ -531,29 +546,29 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     from .quantile import default_max_steps, k_max
 
     arr = check_data(x)
-    eps, delta = check_eps_delta(eps, delta)
+    eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     l, u = check_bounds_pair(bounds)
     declared = [v if math.isfinite(v) else None for v in (l, u)]
     if not isinstance(trim_count, numbers.Integral) or isinstance(trim_count, bool) or trim_count < 1:
-        raise ValueError("trim_count must be an integer >= 1")
+        raise InvalidArgument("trim_count must be an integer >= 1")
     if not _is_number(eta) or not (0 <= eta < 0.5):
-        raise ValueError("eta must be a number in [0, 0.5)")
+        raise InvalidArgument("eta must be a number in [0, 0.5)")
     if trim not in ("paper", "adaptive"):
-        raise ValueError("trim must be 'paper' or 'adaptive'")
+        raise InvalidArgument("trim must be 'paper' or 'adaptive'")
     split = W.check_split(split)
     beta = check_beta(beta)
     check_quantile_noise(quantile_noise)
     check_accounting(accounting, delta)
     if variant not in ("practical", "theoretical"):
-        raise ValueError("variant must be 'practical' or 'theoretical'")
+        raise InvalidArgument("variant must be 'practical' or 'theoretical'")
     if not _is_number(conf_delta) or not (0 < conf_delta < 1):
-        raise ValueError("conf_delta must be in (0, 1)")
+        raise InvalidArgument("conf_delta must be in (0, 1)")
     if crossing not in ("bounds", "swap"):
-        raise ValueError("crossing must be 'bounds' or 'swap'")
+        raise InvalidArgument("crossing must be 'bounds' or 'swap'")
     if not _is_number(level) or not (0 < level < 1):
-        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+        raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
     if not _is_number(se_fraction) or not (0 <= se_fraction < 1):
-        raise ValueError("se_fraction must be a number in [0, 1)")
+        raise InvalidArgument("se_fraction must be a number in [0, 1)")
     f_se = float(se_fraction) if inference else 0.0
 
     n = int(arr.size)
@@ -632,6 +647,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
         msgs.append(f"the private clip points crossed; they were replaced by "
                     f"{'the bounds' if crossing_used == 'bounds' else 'each other (swapped)'}")
     privacy = _statement(ledger, eps, delta, noise, model)
+    _mark_large_delta(privacy, large)
     _charge(budget, privacy, "dp_mean")
     facts = {"n": n, "q_lo": res.q_lo, "q_hi": res.q_hi, "xi": res.xi, "trim_count": int(trim_count),
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,

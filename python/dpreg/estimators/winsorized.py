@@ -32,6 +32,7 @@ import numpy as np
 
 from ..privacy.ledger import Ledger, LedgerEntry
 from ..privacy.mechanisms import NoiseSource, laplace_mechanism
+from ..errors import InvalidArgument
 
 #: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
 KAPPA_O = 4.0
@@ -59,13 +60,13 @@ def check_split(split) -> tuple[float, float, float]:
     try:
         s = tuple(float(v) for v in split)
     except TypeError:
-        raise ValueError("split must be 3 positive numbers summing to 1") from None
+        raise InvalidArgument("split must be 3 positive numbers summing to 1") from None
     if len(s) != 3 or not all(math.isfinite(v) and v > 0 for v in s) or abs(sum(s) - 1.0) > 1e-9:
-        raise ValueError("split must be 3 positive numbers summing to 1")
+        raise InvalidArgument("split must be 3 positive numbers summing to 1")
     if abs(s[0] - s[1]) > 1e-12:
         # the package's quantile search splits each quantile's budget equally between threshold and
         # steps (spec 1.5a); every split studied in the paper (Appendix A.4) has s1 == s2
-        raise ValueError("split must have equal threshold and step shares: (s, s, 1 - 2s)")
+        raise InvalidArgument("split must have equal threshold and step shares: (s, s, 1 - 2s)")
     return s
 
 
@@ -108,11 +109,11 @@ def trim_proportion(n: int, *, trim_count: int = 10, eta: float = 0.0, trim: str
         cap_base = CAP_PAPER if cap is None else cap
     elif trim == "adaptive":
         if s_q is None:
-            raise ValueError("adaptive trimming needs the threshold noise scale")
+            raise InvalidArgument("adaptive trimming needs the threshold noise scale")
         c_eff = max(int(trim_count), int(math.ceil(KAPPA_O * s_q)))
         cap_base = CAP_SA if cap is None else cap
     else:
-        raise ValueError("trim must be 'paper' or 'adaptive'")
+        raise InvalidArgument("trim must be 'paper' or 'adaptive'")
     xi = min(max(c_eff / n, eta), max(cap_base, eta))
     return float(xi), c_eff
 

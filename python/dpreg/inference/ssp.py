@@ -157,6 +157,13 @@ def wald_test(beta, V, index) -> dict | None:
         return None
     b = np.asarray(beta, float)[index]
     Vs = np.asarray(V, float)[np.ix_(index, index)]
+    # a (numerically) singular covariance gives no test: solving with it returns rounding noise, and
+    # whether solve() raises would then depend on the last bits of V
+    if not np.all(np.isfinite(Vs)):
+        return None
+    ev = np.linalg.eigvalsh((Vs + Vs.T) / 2.0)
+    if not ev[-1] > 0 or ev[0] <= 1e-10 * ev[-1]:
+        return None
     try:
         W = float(b @ np.linalg.solve(Vs, b))
     except np.linalg.LinAlgError:

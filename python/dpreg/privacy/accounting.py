@@ -9,13 +9,26 @@ calibrations). Nothing here draws random numbers.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
 
+from ..errors import DeltaTooLarge, InternalError, InvalidArgument, InvalidArgumentType
+
 __all__ = [
     "COMPOSITION_RTOL",
+    "DELTA_MIN",
+    "EPS_MAX",
+    "EPS_MIN",
+    "SPLIT_MARGIN",
+    "check_delta_for_n",
+    "check_request",
+    "conservative_share",
+    "eps_room",
+    "split_eps",
     "compose_ledger",
     "delta_cks",
     "delta_gdp",
@@ -31,12 +44,35 @@ __all__ = [
     "split_mu",
 ]
 
-#: relative slack allowed between the composed spend and the request before compose_ledger calls it
-#: an internal bug (floating point of splits and conversions; far below any meaningful privacy change)
-COMPOSITION_RTOL = 1e-9
+#: kept for compatibility: compose_ledger no longer allows any slack (the composed spend is checked
+#: in exact rational arithmetic to be <= the request, see :func:`compose_ledger`)
+COMPOSITION_RTOL = 0.0
+
+#: valid range of a requested eps (dp_lm, dp_glm, dp_mean, dp_quantile, Budget, the command line).
+#: Below EPS_MIN the noise scale exceeds 1e6 times the sensitivity (no dataset of realistic size keeps
+#: any signal) and the (eps, delta) <-> mu / rho conversions lose their precision (delta(eps; mu) is
+#: flat in eps near 0). Above EPS_MAX, e^eps overflows long before (at eps ~ 710): every conversion
+#: here works in log space, and tests check them over the whole range; such an eps gives no
+#: meaningful privacy and serves only to check that a method is unbiased without noise.
+EPS_MIN = 1e-6
+EPS_MAX = 1e9
+#: smallest positive delta: ln(1/delta) and the normal tail functions stay finite and accurate down to
+#: here (1e-300 is far below any delta of practical interest; delta = 0 means pure DP)
+DELTA_MIN = 1e-300
+#: relative margin by which a fit's estimator budget is rounded down (:func:`conservative_share`) so
+#: that an estimator's own splits into shares (each rounded to nearest, error <= 2^-53 relative) can
+#: never add up to more than the request: up to ~400 shares stay inside 1e-13 * eps; the composed
+#: spend is then verified exactly
+SPLIT_MARGIN = 1e-13
 
 _PURE_DP_MSG = ("delta = 0 (pure DP) cannot be met by a Gaussian mechanism with finite mu; "
                 "use a Laplace-based method or choose delta > 0")
+#: relative accuracy to which compose_ledger certifies a Gaussian / zCDP conversion by re-evaluating
+#: delta(eps; mu) (or the CKS delta): the floating-point evaluation of delta_gdp is accurate to ~1e-10
+#: relative (measured; worst for small eps, where eps + log Phi(b) - log Phi(a) cancels), and
+#: mu_from_eps_delta calibrates to the same evaluation; 1e-9 is 10x that error. Sums of budgets are
+#: exact; only this conversion is certified to the precision of its evaluation.
+DELTA_EVAL_RTOL = 1e-9
 # floor for log(delta) where delta underflows: keeps root finders on finite values (the flat region
 # lies far on the "too private" side of every root, so it never moves a root)
 _LOG_FLOOR = -1e6
@@ -46,35 +82,140 @@ _LOG_FLOOR = -1e6
 # validation helpers
 # ---------------------------------------------------------------------------------------------------
 def _real(x, name):
-    if isinstance(x, bool):
-        raise TypeError(f"{name} must be a number, not a bool")
+    if isinstance(x, (bool, np.bool_)):
+        raise InvalidArgumentType(f"{name} must be a number, not a bool")
     try:
         v = float(x)
+    except OverflowError:
+        raise InvalidArgument(f"{name} is too large to be represented as a floating-point number") from None
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number") from None
+        raise InvalidArgumentType(f"{name} must be a number") from None
     return v
+
+
+def _number(x, name):
+    """A user-given real number (Python or numpy scalar) as a float: bools, strings, arrays and
+    integers beyond the float range are refused with a DPRegError (never a bare OverflowError)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise InvalidArgumentType(f"{name} must be a number (got {type(x).__name__})")
+    return _real(x, name)
+
+
+def check_request(eps, delta, *, allow_pure=True):
+    """Validate a requested budget and return it as floats (eps, delta).
+
+    eps must be finite with EPS_MIN <= eps <= EPS_MAX; delta = 0 (pure DP, if ``allow_pure``) or
+    DELTA_MIN <= delta < 1. Every refusal is an :class:`~dpreg.errors.InvalidArgument` (or
+    :class:`~dpreg.errors.InvalidArgumentType`) naming the valid range."""
+    e = _number(eps, "eps")
+    if math.isnan(e) or e <= 0:
+        raise InvalidArgument(f"eps must be a number > 0 (the privacy budget); got {e!r}")
+    if not (EPS_MIN <= e <= EPS_MAX):
+        raise InvalidArgument(
+            f"eps = {e:g} is outside the range dpreg supports, [{EPS_MIN:g}, {EPS_MAX:g}]: "
+            + ("below it the privacy noise would swamp any data and the privacy accounting loses its "
+               "precision" if e < EPS_MIN else
+               "above it the privacy accounting would overflow, and such an eps gives no meaningful "
+               "privacy"))
+    d = _number(delta, "delta")
+    if math.isnan(d) or not (0.0 <= d < 1.0):
+        raise InvalidArgument(f"delta must be a number with 0 <= delta < 1; got {d!r}")
+    if d == 0.0 and not allow_pure:
+        raise InvalidArgument(_PURE_DP_MSG)
+    if 0.0 < d < DELTA_MIN:
+        raise InvalidArgument(f"delta = {d:g} is below the smallest positive delta dpreg supports "
+                              f"({DELTA_MIN:g}); use delta = 0 for pure DP, or a delta >= {DELTA_MIN:g}")
+    return e, d
+
+
+def check_delta_for_n(delta, n, *, allow_large_delta=False, keyword="allow_large_delta"):
+    """Refuse delta >= 1/n (n public: replace-one neighbours): such a delta permits a mechanism that
+    publishes one record outright with probability delta per record, i.e. about n * delta >= 1
+    records. Allowed only with an explicit ``allow_large_delta=True`` (the caller then marks the
+    privacy statement). Returns True if the request needed the opt-in."""
+    if n is None or delta <= 0 or n <= 0:
+        return False
+    if Fraction(delta) * int(n) < 1:
+        return False
+    if allow_large_delta is True:
+        return True
+    if allow_large_delta is not False:
+        raise InvalidArgumentType(f"{keyword} must be True or False")
+    suggestion = 10.0 ** (math.floor(math.log10(1.0 / n)) - 1)
+    raise DeltaTooLarge(
+        f"delta = {delta:g} is not below 1/n = 1/{int(n)}: a mechanism with such a delta may publish "
+        f"a record outright. Choose delta well below 1/n (e.g. delta = {suggestion:g}), or pass "
+        f"{keyword}=True to accept it (the privacy statement then says so)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# exact (rational) budget arithmetic: shares rounded towards privacy
+# ---------------------------------------------------------------------------------------------------
+def _exact_sum(values) -> Fraction:
+    return sum((Fraction(float(v)) for v in values), Fraction(0))
+
+
+def _largest_float_at_most(q: Fraction) -> float:
+    """The largest float x with Fraction(x) <= q (q >= 0)."""
+    if q <= 0:
+        return 0.0
+    x = float(q)                 # nearest; at most one step above q
+    while Fraction(x) > q:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def eps_room(total, used) -> float:
+    """The largest float r >= 0 with r + sum(used) <= total in exact arithmetic: what a fit may still
+    spend after the releases ``used`` (e.g. the private-range searches). Raises InternalError if
+    ``used`` already exceeds ``total``."""
+    left = Fraction(float(total)) - _exact_sum(used)
+    if left < 0:
+        raise InternalError("internal error: releases already spend more than the requested eps")
+    return _largest_float_at_most(left)
+
+
+def conservative_share(eps) -> float:
+    """eps rounded down by the relative SPLIT_MARGIN (see there): the budget handed to an estimator."""
+    e = float(eps)
+    return _largest_float_at_most(Fraction(e) * (1 - Fraction(SPLIT_MARGIN)))
+
+
+def split_eps(eps, weights: Iterable[float]) -> list[float]:
+    """Split a pure-DP eps into shares eps_i = eps w_i / sum(w), each rounded down so that their
+    exact sum is <= eps (basic composition never exceeds the request, not even in the last bit)."""
+    e = _check_eps_nonneg(eps)
+    w = [float(v) for v in weights]
+    if not w or not all(math.isfinite(v) and v >= 0 for v in w) or math.fsum(w) == 0:
+        raise InvalidArgument("weights must be finite, non-negative and not all zero")
+    tot = _exact_sum(w)
+    shares = [_largest_float_at_most(Fraction(e) * Fraction(v) / tot) for v in w]
+    while _exact_sum(shares) > Fraction(e):      # cannot happen (each share is <= its exact value)
+        i = max(range(len(shares)), key=lambda k: shares[k])
+        shares[i] = math.nextafter(shares[i], 0.0)
+    return shares
 
 
 def _check_delta_open(delta):
     d = _real(delta, "delta")
     if d == 0.0:
-        raise ValueError(_PURE_DP_MSG)
+        raise InvalidArgument(_PURE_DP_MSG)
     if not (math.isfinite(d) and 0.0 < d < 1.0):
-        raise ValueError("delta must be a finite number with 0 < delta < 1")
+        raise InvalidArgument("delta must be a finite number with 0 < delta < 1")
     return d
 
 
 def _check_eps_nonneg(eps):
     e = _real(eps, "eps")
     if not (math.isfinite(e) and e >= 0.0):
-        raise ValueError("eps must be a finite number >= 0")
+        raise InvalidArgument("eps must be a finite number >= 0")
     return e
 
 
 def _check_mu_pos(mu):
     m = _real(mu, "mu")
     if not (math.isfinite(m) and m > 0.0):
-        raise ValueError("mu must be a finite number > 0")
+        raise InvalidArgument("mu must be a finite number > 0")
     return m
 
 
@@ -90,7 +231,7 @@ def delta_gdp(eps, mu) -> float:
     eps = _check_eps_nonneg(eps)
     mu = _real(mu, "mu")
     if mu < 0 or math.isnan(mu):
-        raise ValueError("mu must be >= 0")
+        raise InvalidArgument("mu must be >= 0")
     if mu == 0.0:
         return 0.0
     if math.isinf(mu):
@@ -112,7 +253,7 @@ def log_delta_gdp(eps, mu) -> float:
     eps = _check_eps_nonneg(eps)
     mu = _real(mu, "mu")
     if mu < 0 or math.isnan(mu):
-        raise ValueError("mu must be >= 0")
+        raise InvalidArgument("mu must be >= 0")
     if mu == 0.0:
         return -math.inf
     if math.isinf(mu):
@@ -156,7 +297,7 @@ def mu_from_eps_delta(eps, delta) -> float:
                 break
             mu_hi *= 2.0
         else:
-            raise RuntimeError("bracketing failed in mu_from_eps_delta")
+            raise InternalError("bracketing failed in mu_from_eps_delta")
 
         def g(u):
             return _floored(log_delta_gdp(eps, math.exp(u))) - log_delta
@@ -172,7 +313,7 @@ def mu_from_eps_delta(eps, delta) -> float:
             break
         mu *= 1.0 - 1e-12
     else:  # pragma: no cover - would need a pathological delta_gdp
-        raise RuntimeError("conservative rounding failed in mu_from_eps_delta")
+        raise InternalError("conservative rounding failed in mu_from_eps_delta")
     return float(mu)
 
 
@@ -190,7 +331,7 @@ def eps_from_mu_delta(mu, delta) -> float:
             break
         hi *= 2.0
     else:  # pragma: no cover
-        raise RuntimeError("bracketing failed in eps_from_mu_delta")
+        raise InternalError("bracketing failed in eps_from_mu_delta")
 
     def h(e):
         return _floored(log_delta_gdp(e, mu)) - log_delta
@@ -201,7 +342,7 @@ def eps_from_mu_delta(mu, delta) -> float:
             break
         eps = eps * (1.0 + 1e-12) + 1e-15
     else:  # pragma: no cover
-        raise RuntimeError("conservative rounding failed in eps_from_mu_delta")
+        raise InternalError("conservative rounding failed in eps_from_mu_delta")
     return float(eps)
 
 
@@ -209,18 +350,25 @@ def split_mu(mu, weights: Iterable[float]) -> list[float]:
     """Split a total mu over releases: mu_i = mu * w_i / ||w||_2 (spec 1.3), so sqrt(sum mu_i^2) = mu.
 
     Weights must be finite, non-negative and not all zero. A zero weight gives mu_i = 0 (that
-    release must then not happen: a Gaussian mechanism needs mu > 0).
+    release must then not happen: a Gaussian mechanism needs mu > 0). The shares are rounded towards
+    privacy: sum mu_i^2 <= mu^2 holds in exact arithmetic (a share is stepped down by one float at a
+    time while it does not).
     """
     mu = _check_mu_pos(mu)
     w = np.asarray(list(weights), dtype=float)
     if w.ndim != 1 or w.size == 0:
-        raise ValueError("weights must be a non-empty sequence of numbers")
+        raise InvalidArgument("weights must be a non-empty sequence of numbers")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and non-negative")
+        raise InvalidArgument("weights must be finite and non-negative")
     norm = math.sqrt(math.fsum(float(v) * float(v) for v in w))
     if norm == 0.0:
-        raise ValueError("weights must not all be zero")
-    return [float(mu * v / norm) for v in w]
+        raise InvalidArgument("weights must not all be zero")
+    shares = [float(mu * v / norm) for v in w]
+    cap = Fraction(mu) ** 2
+    while sum((Fraction(m) ** 2 for m in shares), Fraction(0)) > cap:
+        i = max(range(len(shares)), key=lambda k: shares[k])
+        shares[i] = math.nextafter(shares[i], 0.0)
+    return shares
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -230,7 +378,7 @@ def rho_from_mu(mu) -> float:
     """Gaussian mechanisms: mu-GDP composes exactly as (mu^2/2)-zCDP."""
     mu = _real(mu, "mu")
     if not (math.isfinite(mu) and mu >= 0):
-        raise ValueError("mu must be a finite number >= 0")
+        raise InvalidArgument("mu must be a finite number >= 0")
     return 0.5 * mu * mu
 
 
@@ -243,7 +391,7 @@ def mu_from_rho(rho) -> float:
 def _check_rho(rho, allow_zero=False):
     r = _real(rho, "rho")
     if not math.isfinite(r) or r < 0 or (r == 0 and not allow_zero):
-        raise ValueError("rho must be a finite number > 0" if not allow_zero else
+        raise InvalidArgument("rho must be a finite number > 0" if not allow_zero else
                          "rho must be a finite number >= 0")
     return r
 
@@ -328,13 +476,16 @@ def delta_cks(rho, eps) -> float:
 
 def rho_from_eps_delta_cks(eps, delta, *, lo=1e-10, hi=1e4, rtol=1e-9) -> float:
     """rho* = sup{rho : eps_cks(rho, delta) <= eps} (winsorized spec 5.0): bisection on ln rho over
-    [1e-10, 1e4] to relative precision 1e-9; returns the lower end, which satisfies the constraint."""
+    [1e-10, 1e4] to relative precision 1e-9; returns the lower end, which satisfies the constraint,
+    lowered by a further 1e-9 relative so that a composition of its shares (sums rounded to nearest),
+    re-evaluated by compose_ledger, stays within eps despite the minimiser's own rounding."""
     eps = _check_eps_nonneg(eps)
     delta = _check_delta_open(delta)
     if eps == 0.0:
-        raise ValueError("eps must be > 0 to obtain a positive zCDP budget")
+        raise InvalidArgument("eps must be > 0 to obtain a positive zCDP budget")
     if eps_cks(lo, delta) > eps:
-        raise ValueError("eps is too small for the zCDP conversion at this delta (rho below 1e-10)")
+        raise InvalidArgument("eps is too small for the zCDP conversion at this delta (rho below 1e-10): "
+                              "use a larger eps, or a method with Gaussian-DP or pure-DP accounting")
     if eps_cks(hi, delta) <= eps:
         return float(hi)
     while hi / lo - 1.0 > rtol:
@@ -343,7 +494,7 @@ def rho_from_eps_delta_cks(eps, delta, *, lo=1e-10, hi=1e4, rtol=1e-9) -> float:
             lo = mid
         else:
             hi = mid
-    return float(lo)
+    return float(lo * (1.0 - 1e-9))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -358,18 +509,18 @@ def _entry_currency(e):
     has_eps = e.eps is not None
     if has_mu and has_rho:
         if not math.isclose(e.rho, 0.5 * e.mu * e.mu, rel_tol=1e-9, abs_tol=0.0):
-            raise RuntimeError(f"ledger row {e.statistic!r} has inconsistent mu and rho")
+            raise InternalError(f"ledger row {e.statistic!r} has inconsistent mu and rho")
         has_rho = False
     if has_mu + has_rho + has_eps > 1:
-        raise RuntimeError(f"ledger row {e.statistic!r} states its cost in more than one currency")
+        raise InternalError(f"ledger row {e.statistic!r} states its cost in more than one currency")
     for name in ("mu", "rho", "eps"):
         v = getattr(e, name)
         if v is not None and not (math.isfinite(v) and v >= 0):
-            raise RuntimeError(f"ledger row {e.statistic!r} has an invalid {name}")
+            raise InternalError(f"ledger row {e.statistic!r} has an invalid {name}")
     if not (math.isfinite(e.delta) and 0 <= e.delta < 1):
-        raise RuntimeError(f"ledger row {e.statistic!r} has an invalid delta")
+        raise InternalError(f"ledger row {e.statistic!r} has an invalid delta")
     if e.delta > 0 and not has_eps:
-        raise RuntimeError(f"ledger row {e.statistic!r} has delta without eps")
+        raise InternalError(f"ledger row {e.statistic!r} has delta without eps")
     if has_mu:
         return "gaussian"
     if has_rho:
@@ -387,12 +538,16 @@ def _compose_gdp_zcdp(mu_g, rho_z, delta_avail):
     GDP conversion and the CKS conversion (basic composition), the share chosen by a bounded search.
     Returns (eps, description).
     """
-    rho_all = rho_z + 0.5 * mu_g * mu_g
+    rho_all = _smallest_float_at_least(Fraction(rho_z) + Fraction(mu_g) ** 2 / 2)   # rounded up
     best = eps_cks(rho_all, delta_avail)
     how = "zCDP (Gaussian releases folded in as mu^2/2) converted by Canonne-Kamath-Steinke"
     if mu_g > 0 and rho_z > 0:
         def total(s):
-            return eps_from_mu_delta(mu_g, s * delta_avail) + eps_cks(rho_z, (1.0 - s) * delta_avail)
+            d1 = _largest_float_at_most(Fraction(s) * Fraction(delta_avail))   # d1 + d2 <= delta_avail
+            d2 = _largest_float_at_most(Fraction(delta_avail) - Fraction(d1))
+            if d1 <= 0 or d2 <= 0:
+                return math.inf
+            return _smallest_float_at_least(Fraction(eps_from_mu_delta(mu_g, d1)) + Fraction(eps_cks(rho_z, d2)))
         res = optimize.minimize_scalar(total, bounds=(1e-6, 1 - 1e-6), method="bounded",
                                        options={"xatol": 1e-6})
         cand = total(float(res.x))  # re-evaluate: the returned value is what we certify
@@ -401,6 +556,36 @@ def _compose_gdp_zcdp(mu_g, rho_z, delta_avail):
             how = (f"exact GDP conversion at delta share {res.x:.4g} plus Canonne-Kamath-Steinke "
                    f"conversion of the zCDP part, basic composition")
     return best, how
+
+
+def _smallest_float_at_least(q: Fraction) -> float:
+    x = float(q)
+    while Fraction(x) < q:
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def _sqrt_at_least(q: Fraction) -> float:
+    """The smallest float x >= 0 with x^2 >= q (exact)."""
+    if q <= 0:
+        return 0.0
+    x = math.sqrt(float(q))
+    while Fraction(x) ** 2 < q:
+        x = math.nextafter(x, math.inf)
+    while x > 0 and Fraction(math.nextafter(x, 0.0)) ** 2 >= q:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def _certifies(eps, mu_g, rho_z, delta) -> bool:
+    """Whether a mu_g-GDP part composed with a rho_z-zCDP part is (eps, delta)-DP, by the direct
+    conversion tests (GDP: delta(eps; mu) <= delta; with zCDP: the Gaussian part folded into zCDP,
+    CKS delta(rho, eps) <= delta), to the evaluation's accuracy DELTA_EVAL_RTOL."""
+    tol = delta * (1.0 + DELTA_EVAL_RTOL)
+    if rho_z > 0:
+        rho_all = _smallest_float_at_least(Fraction(rho_z) + Fraction(mu_g) ** 2 / 2)
+        return delta_cks(rho_all, eps) <= tol
+    return delta_gdp(eps, mu_g) <= tol
 
 
 def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False, schema=None,
@@ -419,19 +604,21 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
       eps_spent = eps_from_mu_delta(mu_G, delta_G) + sum eps_j + sum eps_k.
       Pure-DP-only ledgers spend delta 0. An empty ledger costs nothing.
 
-    Raises RuntimeError (an internal bug, never a user error) when the spend exceeds the request by
-    more than ``COMPOSITION_RTOL`` relative: estimators must calibrate from the request.
+    Sums are exact (rational arithmetic); mu_G and rho are rounded up, the delta left for them down.
+    Raises :class:`~dpreg.errors.InternalError` (a bug, never a user error) when the composed spend
+    exceeds the request at all: estimators must calibrate from the request and round their splits
+    towards privacy (:func:`split_mu`, :func:`split_eps`, :func:`conservative_share`).
     """
     from .statement import PrivacyStatement
 
     eps_req = _real(eps, "eps")
     delta_req = _real(delta, "delta")
     if not (math.isfinite(eps_req) and eps_req >= 0):
-        raise ValueError("eps must be a finite number >= 0")
+        raise InvalidArgument("eps must be a finite number >= 0")
     if not (math.isfinite(delta_req) and 0 <= delta_req < 1):
-        raise ValueError("delta must be a number with 0 <= delta < 1")
+        raise InvalidArgument("delta must be a number with 0 <= delta < 1")
     if neighbours not in ("replace_one", "add_remove"):
-        raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+        raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
 
     entries = list(ledger) if ledger is not None else []
     mu_sq, rho_z, eps_pure, eps_approx, delta_approx = [], [], [], [], []
@@ -451,11 +638,15 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
             delta_approx.append(e.delta)
         kinds.add(kind)
 
-    mu_g = math.sqrt(math.fsum(mu_sq))
-    rho_sum = math.fsum(rho_z)
-    eps_p = math.fsum(eps_pure)
-    eps_a = math.fsum(eps_approx)
-    delta_a = math.fsum(delta_approx)
+    # every sum below is exact (rationals); what is certified is rounded towards privacy: mu_G and
+    # rho up, the delta left for the Gaussian/zCDP part down
+    mu_g = _sqrt_at_least(sum((Fraction(m) for m in mu_sq), Fraction(0))) if mu_sq else 0.0
+    rho_sum = _smallest_float_at_least(_exact_sum(rho_z))
+    eps_fixed = _exact_sum(eps_pure) + _exact_sum(eps_approx)
+    delta_a_exact = _exact_sum(delta_approx)
+    eps_p = float(_exact_sum(eps_pure))
+    eps_a = float(_exact_sum(eps_approx))
+    delta_a = float(delta_a_exact)
     components = {"mu_gaussian": mu_g if "gaussian" in kinds else None,
                   "rho_zcdp": rho_sum if "zcdp" in kinds else None,
                   "eps_pure": eps_p, "eps_approx": eps_a, "delta_approx": delta_a,
@@ -464,20 +655,33 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
 
     continuous = bool(kinds & {"gaussian", "zcdp"}) and (mu_g > 0 or rho_sum > 0)
     if continuous:
-        delta_c = delta_req - delta_a
+        delta_c = _largest_float_at_most(Fraction(delta_req) - delta_a_exact)
         if not delta_c > 0:
-            raise RuntimeError("ledger has Gaussian/zCDP releases but no delta is left for them "
-                               "(requested delta minus the approximate-DP rows is not > 0)")
+            raise InternalError("ledger has Gaussian/zCDP releases but no delta is left for them "
+                                "(requested delta minus the approximate-DP rows is not > 0)")
         if "zcdp" in kinds and rho_sum > 0:
             eps_c, how = _compose_gdp_zcdp(mu_g, rho_sum, delta_c)
         else:
             eps_c = eps_from_mu_delta(mu_g, delta_c)
             how = "exact Gaussian-DP conversion (Dong, Roth and Su 2022, Cor. 2.13)"
+        # the conversions search a root to ~1e-14 and round up, so a fit calibrated exactly at the
+        # request can come out a few ulps above it: the eps left by the other rows is certified directly
+        # (delta(eps_room) <= delta_G), the same test the calibration passed
+        # (first at the budget dp_lm hands an estimator, conservative_share(room): a fit calibrated
+        # there reports it, so that k fits of eps/k fit into a Budget of eps exactly)
+        if eps_fixed <= Fraction(eps_req):
+            room = _largest_float_at_most(Fraction(eps_req) - eps_fixed)
+            for cand in (conservative_share(room), room):
+                if eps_c > cand and _certifies(cand, mu_g, rho_sum, delta_c):
+                    eps_c = cand
+                    break
         components.update(eps_continuous=eps_c, delta_continuous=delta_c, conversion=how)
-        eps_spent = eps_c + eps_p + eps_a
+        eps_total = Fraction(eps_c) + eps_fixed
+        delta_total = Fraction(delta_c) + delta_a_exact     # <= delta_req by construction
         delta_spent = delta_req
     else:
-        eps_spent = eps_p + eps_a
+        eps_total = eps_fixed
+        delta_total = delta_a_exact
         delta_spent = delta_a
 
     only = kinds
@@ -496,12 +700,13 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
     else:
         definition = "(eps, delta)-differential privacy"
 
-    tol_e = COMPOSITION_RTOL * max(eps_req, 1e-300)
-    tol_d = COMPOSITION_RTOL * max(delta_req, 1e-300)
-    if eps_spent > eps_req + tol_e or delta_spent > delta_req + tol_d:
-        raise RuntimeError("internal error: the fit's ledger spends more privacy budget than requested "
-                           f"(spent eps={eps_spent!r}, delta={delta_spent!r}; requested eps={eps_req!r}, "
-                           f"delta={delta_req!r})")
+    # no slack: the exact composed spend must not exceed the request, not even in the last bit; then
+    # its float (round to nearest) does not either, the request being a float itself
+    if eps_total > Fraction(eps_req) or delta_total > Fraction(delta_req):
+        raise InternalError("internal error: the fit's ledger spends more privacy budget than requested "
+                            f"(spent eps={float(eps_total)!r}, delta={float(delta_total)!r}; requested "
+                            f"eps={eps_req!r}, delta={delta_req!r})")
+    eps_spent = float(eps_total)
 
     return PrivacyStatement.build(
         eps=eps_req, delta=delta_req, eps_spent=eps_spent, delta_spent=delta_spent, mu=mu_out,

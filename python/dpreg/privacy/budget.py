@@ -8,23 +8,20 @@ changes nothing.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, InvalidArgument
+from .accounting import _number, check_request
 
 __all__ = ["Budget"]
 
-#: relative slack so that splitting a budget into equal parts (eps/3 three times) does not fail on
-#: floating-point rounding; far below any meaningful privacy difference
-_RTOL = 1e-12
-
 
 def _num(x, name):
-    if isinstance(x, bool):
-        raise TypeError(f"{name} must be a number")
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number") from None
+    return _number(x, name)
+
+
+def _exact(values) -> Fraction:
+    return sum((Fraction(v) for v in values), Fraction(0))
 
 
 class Budget:
@@ -36,17 +33,16 @@ class Budget:
 
     Parameters
     ----------
-    eps : float > 0, finite
+    eps : float in the range of every request (dpreg.privacy.accounting.EPS_MIN .. EPS_MAX)
     delta : float, 0 <= delta < 1 (0: only pure-DP fits can draw from it)
+
+    Spending is checked in exact arithmetic, with no slack: the fits' eps (and delta) never add up to
+    more than the Budget, not even in the last bit. (Fits charge what their ledgers compose to, which
+    is at most their request, so eps/k k times fits.)
     """
 
     def __init__(self, eps, delta=0.0):
-        eps = _num(eps, "eps")
-        delta = _num(delta, "delta")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError("Budget eps must be a finite number > 0")
-        if not (math.isfinite(delta) and 0 <= delta < 1):
-            raise ValueError("Budget delta must be a number with 0 <= delta < 1")
+        eps, delta = check_request(eps, delta)
         self.eps = eps
         self.delta = delta
         self._history: list[tuple[str, float, float]] = []
@@ -54,12 +50,14 @@ class Budget:
     # ---- state ----------------------------------------------------------------------------------
     @property
     def spent(self) -> tuple[float, float]:
-        return (math.fsum(h[1] for h in self._history), math.fsum(h[2] for h in self._history))
+        return (float(_exact(h[1] for h in self._history)), float(_exact(h[2] for h in self._history)))
 
     @property
     def remaining(self) -> tuple[float, float]:
-        e, d = self.spent
-        return (max(self.eps - e, 0.0), max(self.delta - d, 0.0))
+        from .accounting import _largest_float_at_most   # rounded down: never more than is left
+        e = Fraction(self.eps) - _exact(h[1] for h in self._history)
+        d = Fraction(self.delta) - _exact(h[2] for h in self._history)
+        return (_largest_float_at_most(e), _largest_float_at_most(d))
 
     @property
     def history(self) -> list[tuple[str, float, float]]:
@@ -68,8 +66,9 @@ class Budget:
     # ---- spending -------------------------------------------------------------------------------
     def can_spend(self, eps, delta=0.0) -> bool:
         eps, delta = self._check_request(eps, delta)
-        e, d = self.spent
-        return (e + eps <= self.eps * (1 + _RTOL)) and (d + delta <= self.delta * (1 + _RTOL))
+        e = _exact(h[1] for h in self._history) + Fraction(eps)
+        d = _exact(h[2] for h in self._history) + Fraction(delta)
+        return e <= Fraction(self.eps) and d <= Fraction(self.delta)
 
     def spend(self, eps, delta=0.0, label=None) -> tuple[float, float]:
         """Record a fit's (eps, delta); raises BudgetExceeded (and records nothing) if it would
@@ -90,9 +89,9 @@ class Budget:
         eps = _num(eps, "eps")
         delta = _num(delta, "delta")
         if not (math.isfinite(eps) and eps >= 0):
-            raise ValueError("eps to spend must be a finite number >= 0")
+            raise InvalidArgument("eps to spend must be a finite number >= 0")
         if not (math.isfinite(delta) and 0 <= delta < 1):
-            raise ValueError("delta to spend must be a number with 0 <= delta < 1")
+            raise InvalidArgument("delta to spend must be a number with 0 <= delta < 1")
         return eps, delta
 
     # ---- sharing --------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+from ..errors import InvalidArgument
+
 __all__ = [
     "clipped_gradient_sum",
     "count_n",
@@ -37,14 +39,14 @@ _RELATIONS = ("replace_one", "add_remove")
 
 def _rel(neighbours):
     if neighbours not in _RELATIONS:
-        raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+        raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
     return neighbours
 
 
 def _bound(x, name):
     v = float(x)
     if not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0")
+        raise InvalidArgument(f"{name} must be a finite number >= 0")
     return v
 
 
@@ -164,7 +166,7 @@ def xtx_upper_triangle_l1(B_x, d: int, neighbours: str) -> float:
     """
     d = int(d)
     if d < 1:
-        raise ValueError("d must be >= 1")
+        raise InvalidArgument("d must be >= 1")
     B = _bound(B_x, "B_x")
     return signed_sum_factor(neighbours) * (d + 1) * B * B / 2.0
 
@@ -174,5 +176,5 @@ def xty_l1(B_x, B_y, d: int, neighbours: str) -> float:
     doubled for replace-one."""
     d = int(d)
     if d < 1:
-        raise ValueError("d must be >= 1")
+        raise InvalidArgument("d must be >= 1")
     return signed_sum_factor(neighbours) * math.sqrt(d) * _bound(B_x, "B_x") * _bound(B_y, "B_y")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import InvalidArgument, InvalidArgumentType
 from .format import format_number, is_missing, stars
 from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown,
                      render_text)
@@ -21,17 +22,17 @@ class Comparison:
     def __init__(self, fits, names=None, *, digits: int = 4, show_stars: bool = True):
         fits = list(fits)
         if not fits:
-            raise ValueError("compare() needs at least one fit")
+            raise InvalidArgument("compare() needs at least one fit")
         for f in fits:
             if not hasattr(f, "coef") or not hasattr(f, "std_errors"):
-                raise TypeError("compare() takes DPFit objects (results of dpreg.dp_lm / dp_glm)")
+                raise InvalidArgumentType("compare() takes DPFit objects (results of dpreg.dp_lm / dp_glm)")
         if names is None:
             names = [f"({i + 1}) {f.method}" for i, f in enumerate(fits)]
         names = [str(n) for n in names]
         if len(names) != len(fits):
-            raise ValueError("names must have one entry per fit")
+            raise InvalidArgument("names must have one entry per fit")
         if len(set(names)) != len(names):
-            raise ValueError("names must be distinct")
+            raise InvalidArgument("names must be distinct")
         self.fits = fits
         self.names = names
         self.digits = digits

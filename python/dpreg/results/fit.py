@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DPRegError
+from ..errors import DPRegError, InvalidArgument, InvalidArgumentType
 from ..release import Release
 from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
                      from_plain_array, is_missing, stars, to_plain)
@@ -106,7 +106,7 @@ def _z_quantile(level: float) -> float:
 
 def _check_level(level):
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not (0 < level < 1):
-        raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+        raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
 
 
 def _level_from_alpha(level, alpha):
@@ -148,7 +148,7 @@ class DPFit:
         if not terms:
             terms = [f"b{j}" for j in range(coef.size)]
         if len(terms) != coef.size:
-            raise ValueError("internal: the release has a different number of coefficients than terms")
+            raise InvalidArgument("internal: the release has a different number of coefficients than terms")
         self._release = release
         self._public = public
         self._privacy = privacy
@@ -530,7 +530,7 @@ class DPFit:
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
         if not isinstance(newdata, pd.DataFrame):
-            raise TypeError("newdata must be a pandas DataFrame (or a dict of columns)")
+            raise InvalidArgumentType("newdata must be a pandas DataFrame (or a dict of columns)")
         res = self._public.model_matrix(newdata)
         outside = None
         if isinstance(res, tuple):
@@ -600,12 +600,12 @@ class DPFit:
         if interval in ("none",):
             interval = None
         if interval not in (None, "confidence", "prediction"):
-            raise ValueError("interval must be None, 'confidence' or 'prediction'")
+            raise InvalidArgument("interval must be None, 'confidence' or 'prediction'")
         if type not in ("response", "link"):
-            raise ValueError("type must be 'response' or 'link'")
+            raise InvalidArgument("type must be 'response' or 'link'")
         logit = self._release.link == "logit"
         if interval == "prediction" and logit:
-            raise ValueError("prediction intervals are defined for linear regression (dp_lm) only; "
+            raise InvalidArgument("prediction intervals are defined for linear regression (dp_lm) only; "
                              "use interval='confidence' for a logistic fit")
         level = self.level if level is None else level
         _check_level(level)
@@ -816,10 +816,10 @@ class DPFit:
     def from_dict(cls, d: dict) -> "DPFit":
         """Rebuild a working fit (coefficients, inference, summary, predict) from ``to_dict()``."""
         if not isinstance(d, dict) or "coef" not in d:
-            raise ValueError("from_dict expects the dict produced by DPFit.to_dict()")
+            raise InvalidArgument("from_dict expects the dict produced by DPFit.to_dict()")
         fmt = d.get("format")
         if fmt is not None and fmt != DICT_FORMAT:
-            raise ValueError(f"unsupported DPFit dict format {fmt!r} (this dpreg reads {DICT_FORMAT!r})")
+            raise InvalidArgument(f"unsupported DPFit dict format {fmt!r} (this dpreg reads {DICT_FORMAT!r})")
         rel = Release(
             method=d["method"],
             coef=from_plain_array(d["coef"]),

@@ -1,0 +1,25 @@
+# Inputs the core refuses arrive as R errors carrying every class of the core's exception (the
+# specific one, DPRegError, and the Python base such as ValueError), never as a Python traceback.
+
+test_that("eps = 1e300 gives an R error, not a Python traceback", {
+  skip_if_no_core()
+  df <- toy_data()
+  err <- tryCatch(dp_lm(y ~ x, data = df, eps = 1e300, bounds = toy_bounds, seed = 1),
+                  error = function(e) e)
+  expect_s3_class(err, "dpreg_InvalidArgument")
+  expect_s3_class(err, "dpreg_DPRegError")
+  expect_s3_class(err, "dpreg_ValueError")      # handlers written for the old class still catch it
+  expect_s3_class(err, "dpreg_error")
+  expect_match(conditionMessage(err), "eps = 1e\\+300 is outside the range")
+  expect_false(grepl("Traceback|File \"", conditionMessage(err)))
+})
+
+test_that("delta >= 1/n is refused unless allow_large_delta = TRUE, which the statement records", {
+  skip_if_no_core()
+  df <- toy_data()
+  expect_error(dp_lm(y ~ x, data = df, eps = 1, delta = 0.01, bounds = toy_bounds, seed = 1),
+               "not below 1/n", class = "dpreg_DeltaTooLarge")
+  fit <- dp_lm(y ~ x, data = df, eps = 1, delta = 0.01, bounds = toy_bounds, seed = 1,
+               allow_large_delta = TRUE)
+  expect_match(fit$privacy_paragraph, "allow_large_delta=True", fixed = TRUE)
+})
