@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - depends on the optional extra
     raise ImportError("dpreg.sklearn needs scikit-learn: pip install 'dpreg[sklearn]'") from exc
 
 from .errors import PrivacyLeakWarning
+from .errors import InvalidArgument, InvalidArgumentType
 
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
 
@@ -90,7 +91,7 @@ class _DPBase(BaseEstimator):
             for k in unknown:
                 close = difflib.get_close_matches(str(k), list(names), n=1)
                 hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            raise ValueError(f"bounds name unknown feature(s): {', '.join(hints)}")
+            raise InvalidArgument(f"bounds name unknown feature(s): {', '.join(hints)}")
         for j, name in enumerate(names):
             if name in declared:
                 out[f"x{j}"] = tuple(declared[name])
@@ -101,7 +102,7 @@ class _DPBase(BaseEstimator):
     def _check_budget_param(self):
         b = self.budget
         if b is not None and not hasattr(b, "can_spend"):
-            raise TypeError("budget must be a dpreg.Budget (shared by every fit and clone) or None")
+            raise InvalidArgumentType("budget must be a dpreg.Budget (shared by every fit and clone) or None")
 
     def _warn_repeated(self):
         if _in_model_selection():
@@ -115,13 +116,13 @@ class _DPBase(BaseEstimator):
     def _dp_fit(self, X, y, family):
         from .api import dp_glm, dp_lm
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+            raise InvalidArgument(f"{type(self).__name__} requires y to be passed, but the target y is None")
         self._check_budget_param()
         df, names, y = self._frame(X, y, fitting=True)
         df[_TARGET] = np.asarray(y, dtype=float).ravel()
         n, p = df.shape[0], df.shape[1] - 1 + bool(self.fit_intercept)
         if n <= p:
-            raise ValueError(f"n_samples={n} is too small for {p} coefficients: a regression needs more "
+            raise InvalidArgument(f"n_samples={n} is too small for {p} coefficients: a regression needs more "
                              "rows than coefficients")
         formula = f"{_TARGET} ~ " + " + ".join(c for c in df.columns if c != _TARGET)
         if not self.fit_intercept:
@@ -256,13 +257,13 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         """Fit privately (spends ``eps``); y must have exactly two labels."""
         from sklearn.utils.multiclass import check_classification_targets, type_of_target
         if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
+            raise InvalidArgument("requires y to be passed, but the target y is None")
         yv = np.asarray(y)
         check_classification_targets(yv)
         kind = type_of_target(yv)
         classes = np.unique(yv)
         if kind != "binary" or classes.size != 2:
-            raise ValueError(f"Only binary classification is supported by DPLogisticRegression: it needs "
+            raise InvalidArgument(f"Only binary classification is supported by DPLogisticRegression: it needs "
                              f"samples of exactly 2 classes; got {classes.size} class(es)")
         self.classes_ = classes
         y01 = (yv == classes[1]).astype(float)

@@ -22,6 +22,7 @@ from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
 from ..errors import InvalidArgument, InvalidArgumentType
+from ..privacy.accounting import conservative_share
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
                             "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
@@ -305,6 +306,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     if not _is_number(level) or not (0 < level < 1):
         raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
     model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
+    # rounded down by SPLIT_MARGIN: the float splits below can then never exceed the request
+    B = conservative_share(B)
     qn = quantile_noise or "exponential"
     _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
 
@@ -576,6 +579,8 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     f_anchor = ANCHOR_SHARE if anchored else 0.0
     model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise,
                                        p=1, f_se=f_se + f_anchor, s3=split[2])
+    # rounded down by SPLIT_MARGIN: the float splits below can then never exceed the request
+    B = conservative_share(B)
     qn = quantile_noise or "exponential"
     _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
     B_mean = B * (1.0 - f_se - f_anchor)

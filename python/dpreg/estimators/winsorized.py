@@ -218,7 +218,7 @@ def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", x
     qkw = quantile_budgets(budget, model, split, n_quantiles=2)
     fin_lo, fin_hi = math.isfinite(lower), math.isfinite(upper)
     if not fin_lo and not fin_hi and anchor is None:
-        raise ValueError("pmwm: without finite bounds a released anchor is needed")
+        raise InvalidArgument("pmwm: without finite bounds a released anchor is needed")
 
     def q(level, lo, hi, name):
         return private_quantile(x, level, lower=lo, upper=hi, budget_kw=qkw, quantile_noise=quantile_noise,

@@ -26,6 +26,7 @@ import numpy as np
 
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import NoiseSource
+from ..errors import InvalidArgument
 
 __all__ = ["histogram_l1_sensitivity", "level_threshold", "pooled_count_released", "select_levels"]
 
@@ -37,7 +38,7 @@ def histogram_l1_sensitivity(neighbours: str) -> float:
         return 1.0
     if neighbours == "replace_one":
         return 2.0
-    raise ValueError("neighbours must be 'replace_one' or 'add_remove'")
+    raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
 
 
 def level_threshold(eps: float, delta: float, neighbours: str) -> float:
@@ -50,9 +51,9 @@ def level_threshold(eps: float, delta: float, neighbours: str) -> float:
     multiplies p by ``e^(eps/2)``; so ``tau = 1 + b (ln(1/(2 delta)) + eps/2) = 2 + b ln(1/(2 delta))``.
     """
     if not (math.isfinite(eps) and eps > 0):
-        raise ValueError("eps must be positive and finite")
+        raise InvalidArgument("eps must be positive and finite")
     if not (math.isfinite(delta) and 0 < delta < 0.5):
-        raise ValueError("delta must be in (0, 1/2) for a private selection of levels")
+        raise InvalidArgument("delta must be in (0, 1/2) for a private selection of levels")
     sens = histogram_l1_sensitivity(neighbours)
     b = sens / eps
     extra = eps / 2.0 if neighbours == "replace_one" else 0.0
@@ -71,9 +72,9 @@ def select_levels(counts, *, eps: float, delta: float, neighbours: str, noise: N
     """
     c = np.asarray(counts, dtype=float)
     if c.ndim != 1:
-        raise ValueError("counts must be a vector")
+        raise InvalidArgument("counts must be a vector")
     if c.size and not (np.all(np.isfinite(c)) and np.all(c >= 1)):
-        raise ValueError("counts must be finite and >= 1 (only keys that occur in the data)")
+        raise InvalidArgument("counts must be finite and >= 1 (only keys that occur in the data)")
     sens = histogram_l1_sensitivity(neighbours)
     tau = level_threshold(eps, delta, neighbours)
     b = sens / float(eps)
@@ -94,9 +95,9 @@ def pooled_count_released(count: float, *, eps: float, threshold: float, noise: 
     public number. Adds one ledger row.
     """
     if not (math.isfinite(eps) and eps > 0):
-        raise ValueError("eps must be positive and finite")
+        raise InvalidArgument("eps must be positive and finite")
     if not math.isfinite(threshold):
-        raise ValueError("threshold must be finite")
+        raise InvalidArgument("threshold must be finite")
     b = 1.0 / float(eps)
     noisy = float(count) + float(noise.laplace(b))
     ledger.add(LedgerEntry(statistic=statistic, mechanism="laplace", sensitivity=1.0, noise_scale=b,

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .format import format_number, format_percent_label, to_plain
 from .tables import render_html, render_markdown, render_text
+from ..errors import InvalidArgument, InvalidArgumentType
 
 _LABELS = {"mean": "private modified winsorized mean (PMWM)",
            "quantile": "unbounded private quantile (AboveThreshold search)"}
@@ -205,7 +206,7 @@ class DPEstimate:
 
     def __float__(self):
         if self.vector:
-            raise TypeError("several quantiles were released: use .estimates (a Series) or .estimate")
+            raise InvalidArgumentType("several quantiles were released: use .estimates (a Series) or .estimate")
         return float(self.estimate)
 
     # ---- inference --------------------------------------------------------------------------------
@@ -222,12 +223,12 @@ class DPEstimate:
         conf = f.get("conf_int")
         if level is not None and not (isinstance(level, (int, float)) and not isinstance(level, bool)
                                       and 0 < level < 1):
-            raise ValueError("level must be a number strictly between 0 and 1, e.g. 0.95")
+            raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
         if conf is None:
             return pd.DataFrame(np.full((len(idx), 2), np.nan), index=idx, columns=["lower", "upper"])
         if level is not None and rel_level is not None and abs(level - rel_level) > 1e-12:
             if self.kind != "mean":
-                raise ValueError(f"the interval ends were released at level {rel_level:g}; rerun "
+                raise InvalidArgument(f"the interval ends were released at level {rel_level:g}; rerun "
                                  f"dp_quantile(..., level={level:g}) for another level")
             conf = self._mean_interval(level)
         arr = np.asarray(conf, dtype=float).reshape(len(idx), 2)

@@ -113,9 +113,9 @@ def _level_from_alpha(level, alpha):
     """``alpha`` (statsmodels' keyword) -> ``level``."""
     if alpha is not None:
         if level is not None:
-            raise ValueError("give either level or alpha (= 1 - level), not both")
+            raise InvalidArgument("give either level or alpha (= 1 - level), not both")
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 < alpha < 1):
-            raise ValueError("alpha must be a number strictly between 0 and 1, e.g. 0.05")
+            raise InvalidArgument("alpha must be a number strictly between 0 and 1, e.g. 0.05")
         return 1.0 - float(alpha)
     return level
 
@@ -470,7 +470,7 @@ class DPFit:
         NaN where the method offers no inference."""
         if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
             if len(args) > 1 or level is not None:
-                raise TypeError("conf_int() takes one level, positionally or as level=")
+                raise InvalidArgumentType("conf_int() takes one level, positionally or as level=")
             level = args[0]
             _warn_alpha_like(level)
         level = _level_from_alpha(level, alpha)
