@@ -259,7 +259,8 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
     title = d$title, family = d$family, link = d$link,
     ci_method = d$ci_method, inference_note = d$inference_note,
-    warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
+    warnings = chr(d$warnings)[!diag_is_note(d)], notes = chr(d$warnings)[diag_is_note(d)],
+    tuning = d$tuning, facts = d$facts,
     privacy = d$privacy, privacy_text = d$privacy_text,
     privacy_paragraph = d$privacy_paragraph, method_text = d$method_text,
     xlevels = enc$levels, var_classes = enc$classes,
@@ -267,4 +268,13 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     core_json = json
   )
   structure(fit, class = c(if (identical(d$link, "logit")) "dp_glm" else "dp_lm", "dp_fit"))
+}
+
+# TRUE for the diagnostics of a fit that are informational notes (warning class None in the core):
+# listed under "Notes" in the summary, never raised as R warnings
+diag_is_note <- function(d) {
+  w <- d$warnings
+  cls <- d$warning_classes
+  if (!length(w) || length(cls) != length(w)) return(rep(FALSE, length(w)))
+  vapply(cls, is.null, logical(1))
 }

@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import AccuracyWarning
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
 from . import _robust as rb
@@ -155,7 +156,7 @@ def _delta_for(method, spec, n):
     if method == "ht_fw":
         if spec.delta > 0 and spec.delta != _API_DEFAULT_DELTA:
             msg = "ht_fw is pure eps-DP; delta is not used (delta = 0 is reported)"
-            warnings.warn(msg, UserWarning, stacklevel=4)
+            warnings.warn(msg, AccuracyWarning, stacklevel=4)
             notes.append(msg)
         return 0.0, notes
     if not (0 < spec.delta < 1):
@@ -163,7 +164,7 @@ def _delta_for(method, spec, n):
     if spec.delta >= 1.0 / n:
         msg = (f"delta = {spec.delta:g} is not below 1/n = {1.0 / n:g}; such a delta allows releasing "
                "a row outright. Choose a smaller delta")
-        warnings.warn(msg, UserWarning, stacklevel=4)
+        warnings.warn(msg, AccuracyWarning, stacklevel=4)
         notes.append(msg)
     return float(spec.delta), notes
 

@@ -17,6 +17,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from ..errors import AccuracyWarning
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
@@ -78,7 +79,7 @@ def check_beta(beta) -> float:
     if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
         raise ValueError("beta must be a finite number > 1")
     if beta > 1.1:
-        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=3)
+        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", AccuracyWarning, stacklevel=3)
     return float(beta)
 
 
@@ -131,7 +132,7 @@ def _statement(ledger, eps, delta, noise, model):
 
 def _emit(msgs):
     for m in msgs:
-        _warnings.warn(m, UserWarning, stacklevel=3)
+        _warnings.warn(m, AccuracyWarning, stacklevel=3)
 
 
 # ------------------------------------------------------------------------------------------------

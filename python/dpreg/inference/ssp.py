@@ -12,6 +12,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..errors import ConvergenceWarning, Diagnostic
 from ..estimators._ssp import pd_inverse, ridge_lambda
 
 
@@ -190,11 +191,14 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
     """The plain-words warnings of spec 6.10, from released values and public constants only."""
     out = []
     if lam > 0 and not boosted:
-        out.append("The ridge penalty was active (lambda > 0): estimates are shrunk towards 0 and the "
-                   "intervals are approximate.")
+        # AdaSSP's adaptive ridge is part of the method (a note, not a warning): its noise-aware
+        # intervals account for the noise; the shrinkage is the price of the budget
+        out.append(Diagnostic("The ridge penalty was active (lambda > 0): estimates are shrunk towards 0 "
+                              "and the intervals are approximate.", None))
     elif lam > 0:   # boosting's fixed point does not depend on lambda; the ridge only slows it down
-        out.append("The ridge penalty was active (lambda > 0): the boosting approaches least squares more "
-                   "slowly and the intervals are approximate.")
+        # the normal state with factor dummies; the convergence check below says whether it mattered
+        out.append(Diagnostic("The ridge penalty was active (lambda > 0): the boosting approaches least "
+                              "squares more slowly and the intervals are approximate.", None))
     if pd_repaired:
         out.append("The noisy Gram matrix was not safely positive definite and was repaired (eigenvalue "
                    "floor); estimates may be less accurate.")
@@ -203,8 +207,8 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
         if not bad and se_scaled is not None and theta is not None and T is not None:
             bad = contraction ** T * float(np.linalg.norm(theta)) > 0.1 * float(np.min(se_scaled))
         if bad:
-            out.append("Boosting may not have converged in T rounds; consider more rounds or declaring "
-                       "tighter bounds.")
+            out.append(Diagnostic("Boosting may not have converged in T rounds; consider more rounds or "
+                                  "declaring tighter bounds.", ConvergenceWarning))
     if boosted and tau is not None and sigma_hat is not None and sigma_hat > 0:
         if 2.0 * stats.norm.sf(tau / sigma_hat) > 0.01:
             out.append("Residual clipping is active: the estimator behaves like Huber regression; "

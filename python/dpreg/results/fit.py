@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DPRegError
+from ..errors import DPRegError, diagnostic_category
 from ..release import Release
 from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
                      from_plain_array, is_missing, stars, to_plain)
@@ -685,7 +685,10 @@ class DPFit:
             "adj_r_squared_raw": self.adj_r_squared_raw,
             "tuning": {k: {"value": v[0], "origin": v[1]} for k, v in self.tuning.items()},
             "facts": r.facts,
-            "warnings": list(r.warnings),
+            "warnings": [str(w) for w in r.warnings],
+            # the warning class of each diagnostic (None: an informational note, not emitted)
+            "warning_classes": [None if diagnostic_category(w) is None else diagnostic_category(w).__name__
+                                for w in r.warnings],
             "row_transform": r.row_transform,
             "options": self._options,
             "coef_table": table,
@@ -738,7 +741,7 @@ class DPFit:
             tuning={k: (v.get("value"), v.get("origin")) if isinstance(v, dict) else (v, None)
                     for k, v in (d.get("tuning") or {}).items()},
             facts=dict(d.get("facts") or {}),
-            warnings=list(d.get("warnings") or []),
+            warnings=_diagnostics_from_dict(d.get("warnings"), d.get("warning_classes")),
             link=d.get("link") or "identity",
             row_transform=d.get("row_transform"),
         )
@@ -1264,9 +1267,13 @@ class Summary:
         lines.append("")
         lines += self._fit_lines()
         lines += self._inference_lines()
-        if f.warnings:
+        warned, notes = _split_diagnostics(f.warnings)
+        if warned:
             lines.append("Warnings:")
-            lines += [f"  * {w}" for w in f.warnings]
+            lines += [f"  * {w}" for w in warned]
+        if notes:
+            lines.append("Notes:")
+            lines += [f"  * {w}" for w in notes]
         lines.append("")
         return "\n".join(lines)
 
@@ -1294,7 +1301,8 @@ class Summary:
         notes += self._inference_lines()
         if f.has_inference:
             notes.append("Significance: *** p <= 0.001, ** p <= 0.01, * p <= 0.05, . p <= 0.1")
-        notes += [f"Warning: {w}" for w in f.warnings]
+        warned, plain = _split_diagnostics(f.warnings)
+        notes += [f"Warning: {w}" for w in warned] + [f"Note: {w}" for w in plain]
         return notes
 
     def to_markdown(self) -> str:
@@ -1320,3 +1328,21 @@ class Summary:
 
     def to_dict(self) -> dict:
         return self.fit.to_dict()
+
+
+def _split_diagnostics(texts):
+    """(warnings, notes) of a fit: the ones emitted as Python warnings, and the informational notes."""
+    warned = [w for w in texts if diagnostic_category(w) is not None]
+    return warned, [w for w in texts if diagnostic_category(w) is None]
+
+
+def _diagnostics_from_dict(texts, classes):
+    import dpreg.errors as E
+    texts = list(texts or [])
+    if not classes or len(classes) != len(texts):
+        return texts
+    out = []
+    for t, c in zip(texts, classes):
+        cat = None if c is None else getattr(E, str(c), E.AccuracyWarning)
+        out.append(E.Diagnostic(t, cat))
+    return out

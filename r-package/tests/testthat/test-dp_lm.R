@@ -164,3 +164,24 @@ test_that("declared levels make number and character columns categorical", {
   expect_warning(dp_lm(y ~ x + factor(h), data = df, bounds = toy_bounds, seed = 1),
                  class = "dpreg_privacy_leak")
 })
+
+test_that("the core's fit warnings are R warnings of their class, once each, and the summary lists them", {
+  skip_if_no_core()
+  df <- toy_data()
+  seen <- list()
+  fit <- withCallingHandlers(
+    # ht_fw is pure eps-DP: a non-default delta is not used, and the core says so (an accuracy note)
+    dp_lm(y ~ x + g, data = df, method = "ht_fw", delta = 1e-5, bounds = toy_bounds, seed = 1),
+    dpreg_warning = function(w) {
+      seen[[length(seen) + 1]] <<- w
+      invokeRestart("muffleWarning")
+    })
+  acc <- Filter(function(w) inherits(w, "dpreg_accuracy") && grepl("delta is not used", conditionMessage(w)),
+                seen)
+  expect_length(acc, 1)                                   # once per fit
+  expect_match(conditionMessage(acc[[1]]), "delta is not used")
+  expect_equal(sum(grepl("delta is not used", fit$warnings)), 1)
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("^Warnings:", out)))
+  expect_equal(sum(grepl("delta is not used", out)), 1)
+})
