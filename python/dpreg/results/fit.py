@@ -957,6 +957,13 @@ def _tukey_lines(facts: dict) -> list[str]:
 
 def _dpgd_lines(facts: dict) -> list[str]:
     f = facts
+    if "contraction" in f:   # logistic loss, private majorise-minimise (algorithm = "mm")
+        sens = f.get("sensitivities") or {}
+        return [_wrap(f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
+                      f"released X'X (ridge {format_number(f.get('gram_ridge'))}); gradient-sum sensitivity "
+                      f"{format_number(sens.get('gradient'))}, Gaussian noise sd "
+                      f"{format_number(f.get('noise_sd_gradient'))} per step; contraction "
+                      f"{format_number(f.get('contraction'))}; last iterate reported")]
     return [_wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
                   f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
                   f"{format_number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
