@@ -207,7 +207,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     from .privacy.accounting import compose_ledger
     from .results.fit import DPFit
 
-    need_bounds = bool(est.NEEDS_BOUNDS) and bounds != "data"
+    # an estimator may need ranges only on some paths (e.g. its standardised default): it says so
+    wants = est.needs_bounds(options, unit=design_opts.get("unit")) if hasattr(est, "needs_bounds") \
+        else bool(est.NEEDS_BOUNDS)
+    need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
     try:
         with warnings.catch_warnings(record=True) as caught:
