@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 import dpreg
 from dpreg.errors import (AccuracyWarning, ConvergenceWarning, Diagnostic, DPRegWarning, PrivacyLeakWarning,
                           emitted)
@@ -98,3 +99,33 @@ def test_numpy_warnings_never_reach_user():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, bounds=BOUNDS, method="adassp", random_state=1)
+
+
+def test_directional_convergence_check():
+    """Per-direction boosting check: S = diag(1000, 1), lam = 10 gives contractions r = 20/1020 and
+    20/21; with theta = (1, 1) and SEs 1/sqrt(1000), 1 in those directions, the error left after T
+    rounds is r^T in SE units: 0.952^100 = 0.008 (< 0.1, converged) but 0.952^10 = 0.61 (flagged).
+    The single worst-case bound would flag T = 100 too: 0.952^100 * sqrt(2) > 0.1 * 0.032."""
+    from dpreg.inference import ssp
+    S = np.diag([1000.0, 1.0])
+    V = np.diag([1e-3, 1.0])
+    theta = np.array([1.0, 1.0])
+    assert ssp.directional_remaining(S, V, theta, 10.0, 100) == pytest.approx((20 / 21) ** 100, rel=1e-9)
+    assert ssp.directional_remaining(S, V, theta, 10.0, 10) > 0.1
+    worst = ssp.guarded_contraction(10.0, 1.0) ** 100 * np.linalg.norm(theta)
+    assert worst > 0.1 * np.sqrt(1e-3)
+    assert not any("converged" in w for w in ssp.diagnostics(
+        lam=10.0, pd_repaired=False, floor_hit=False, delta=1e-6, n=10**6, boosted=True,
+        contraction=ssp.guarded_contraction(10.0, 1.0), T=100, theta=theta, se_scaled=np.sqrt(np.diag(V)),
+        directional=ssp.directional_remaining(S, V, theta, 10.0, 100)))
+
+
+def test_readme_quick_start_is_quiet():
+    """The README's three lines print no warning (issue 13 item 4)."""
+    from dpreg.datasets import load_diamonds
+    try:
+        diamonds = load_diamonds()
+    except FileNotFoundError:
+        pytest.skip("the diamonds data ship with plotnine, which is not installed")
+    _, caught = _record(lambda: dpreg.dp_lm("price ~ carat + C(cut) + depth", diamonds, eps=1.0, random_state=1))
+    assert [str(w.message) for w in caught] == []

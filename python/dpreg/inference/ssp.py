@@ -184,10 +184,30 @@ def guarded_contraction(lam: float, lam_min_lower: float) -> float:
     return float(2.0 * lam / (max(lam_min_lower, 0.0) + 2.0 * lam))
 
 
+def directional_remaining(S, V, theta, lam: float, T: int) -> float:
+    """Largest remaining boosting error after T rounds, in units of the noise-aware SE, over the
+    eigendirections of the released Gram S (issue 13: the single worst-case contraction of
+    :func:`guarded_contraction` uses lambda_min for every direction and so flags fits whose slow
+    directions are exactly those with large standard errors).
+
+    In direction v (eigenvalue s_v of S) the guarded error map contracts by r_v = 2 lam/(s_v + 2 lam),
+    so the error left from theta_0 = 0 is r_v^T |v'theta|; it is compared with the SE of v'theta,
+    sqrt(v'Vv). Released values only (S, V, theta, lam) and public T."""
+    if lam <= 0:
+        return 0.0
+    w, U = np.linalg.eigh((S + S.T) / 2.0)
+    r = 2.0 * lam / (np.maximum(w, 0.0) + 2.0 * lam)
+    comp = np.abs(U.T @ theta)
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ki->i", U.T, V, U), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(se > 0, r ** T * comp / se, np.where(r ** T * comp > 0, np.inf, 0.0))
+    return float(np.max(ratio))
+
+
 def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta: float, n: int,
                 boosted: bool = False, contraction: float | None = None, T: int | None = None,
-                theta=None, se_scaled=None, tau: float | None = None, sigma_hat: float | None = None
-                ) -> list[str]:
+                theta=None, se_scaled=None, tau: float | None = None, sigma_hat: float | None = None,
+                directional: float | None = None) -> list[str]:
     """The plain-words warnings of spec 6.10, from released values and public constants only."""
     out = []
     if lam > 0 and not boosted:
@@ -206,6 +226,8 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
         bad = contraction >= 1.0
         if not bad and se_scaled is not None and theta is not None and T is not None:
             bad = contraction ** T * float(np.linalg.norm(theta)) > 0.1 * float(np.min(se_scaled))
+        if directional is not None:   # the sharper per-direction check replaces the worst-case one
+            bad = directional > 0.1
         if bad:
             out.append(Diagnostic("Boosting may not have converged in T rounds; consider more rounds or "
                                   "declaring tighter bounds.", ConvergenceWarning))
