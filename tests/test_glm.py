@@ -53,7 +53,7 @@ def test_dp_glm_methods(df, method, opts):
 def test_dpgd_is_auto_for_binomial_and_close_to_mle_at_large_eps(df):
     bounds = {"x1": (-12, 12), "x2": (-12, 12)}       # covers every row: clamping changes nothing
     fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, bounds=bounds)
-    assert fit.method == "dpgd" and fit.tuning["algorithm"][0] == "mm"
+    assert fit.method == "dpgd" and fit.tuning["algorithm"][0] == "newton"
     se = np.asarray(fit.std_errors, float)
     assert np.all(np.isfinite(se)) and np.all(se > 0)
     # at eps = 50 the privacy noise is small next to the sampling error (noise share < 1/2), and the

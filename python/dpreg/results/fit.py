@@ -957,13 +957,17 @@ def _tukey_lines(facts: dict) -> list[str]:
 
 def _dpgd_lines(facts: dict) -> list[str]:
     f = facts
-    if "contraction" in f:   # logistic loss, private majorise-minimise (algorithm = "mm")
+    if "contraction" in f:   # logistic loss: private Newton or majorise-minimise
         sens = f.get("sensitivities") or {}
-        return [_wrap(f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
-                      f"released X'X (ridge {format_number(f.get('gram_ridge'))}); gradient-sum sensitivity "
-                      f"{format_number(sens.get('gradient'))}, Gaussian noise sd "
-                      f"{format_number(f.get('noise_sd_gradient'))} per step; contraction "
-                      f"{format_number(f.get('contraction'))}; last iterate reported")]
+        if f.get("algorithm") == "newton":
+            head = (f"Private Newton: logistic loss, T = {f.get('T')} steps, each with a released X'WX "
+                    f"(noise sd {format_number(f.get('noise_sd_hessian'))}) and gradient sum")
+        else:
+            head = (f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
+                    f"released X'X (ridge {format_number(f.get('gram_ridge'))}) and a gradient sum")
+        return [_wrap(f"{head}; gradient-sum sensitivity {format_number(sens.get('gradient'))}, Gaussian "
+                      f"noise sd {format_number(f.get('noise_sd_gradient'))} per step; contraction at the "
+                      f"estimate {format_number(f.get('contraction'))}; last iterate reported")]
     return [_wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
                   f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
                   f"{format_number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
