@@ -157,7 +157,7 @@ CASES = [
     ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
     ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
-    ("subsample_aggregate", "gaussian", {}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", "gaussian", {"k": 100}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),  # below its k rule: k given
     ("ht_fw", "gaussian", {}, 2000, 1.0, set()),
     ("ht_lasso", "gaussian", {}, 2000, 1.0, set()),
     ("ht_iht", "gaussian", {"s": 3}, 2000, 1.0, set()),

@@ -599,6 +599,10 @@ def _map_back(res, centre, half, c_y, h_y, icpt):
         out["ci_draws"] = res["ci_draws"] @ L.T + b
     if res.get("sigma2") is not None:
         out["sigma2"] = res["sigma2"] * h_y ** 2
+    # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
+    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
+    out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
+                    for j, r in enumerate(res["per"])]
     return out
 
 
@@ -672,8 +676,10 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     else:
         note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
     details = {}
+    qmap = res.get("q_map")          # standardised path: clip points mapped to original units
     for j, t in enumerate(terms):
-        details[t] = {"q_lo": per[j].q_lo, "q_hi": per[j].q_hi, "noise_sd": per[j].noise_sd,
+        q_lo, q_hi = (per[j].q_lo, per[j].q_hi) if qmap is None else qmap[j]
+        details[t] = {"q_lo": q_lo, "q_hi": q_hi, "noise_sd": math.sqrt(res["v_noise"][j]),
                       "sampling_sd": (None if res["v_samp"] is None else math.sqrt(res["v_samp"][j])),
                       "crossed": per[j].crossed, "near_bound": per[j].near_bound,
                       "spread_saturated": bool(res["spread_saturated"][j])}
