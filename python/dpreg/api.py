@@ -50,11 +50,13 @@ Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell a
 noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts to the label
 scale (spec 9.5).
 
-Issue 13 re-ran the comparison with every method on seven datasets (docs/accuracy.md): inside their
-regimes dpgd, tukey and subsample_aggregate can match but never beat BoostedAdaSSP/AdaSSP by a margin
-that a rule on public facts could exploit, ISP refused every real dataset (n below its minimum), and
-the sparse methods need a user-chosen sparsity s; so the rule above is unchanged. For logistic
-regression the MM solver is within a few MLE standard errors at eps = 8 on n >= 10^4 (same page).
+Issue 13 re-ran the comparison with every method on seven datasets (docs/accuracy.md). tukey and
+subsample_aggregate match it where they run (eps = 8 on the largest data) and refuse elsewhere; ISP
+refused every real dataset (n below its minimum); the sparse methods need a user-chosen sparsity s.
+dpgd beat it on Bikeshare and diamonds log(price) at eps <= 1 but was 7-20x OLS on Wage and on
+diamonds price, designs with the same public profile (factors, n in the thousands), so no rule on
+public facts picks it safely: the rule above is unchanged. For logistic regression dpgd's private
+Newton solver is within about 2 MLE standard errors at eps = 8 on Default and Wage (same page).
 """
 
 
