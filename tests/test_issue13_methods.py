@@ -79,3 +79,18 @@ def test_ht_declared_ranges_standardise_exactly():
                         [(df.g == lv).to_numpy(float) for lv in ("b", "c", "rare")])
     mse = lambda b: np.mean((df.y.to_numpy() - X @ b) ** 2)   # noqa: E731
     assert mse(fit.coef.to_numpy()) < 0.2 * mse(raw.coef.to_numpy())
+
+
+def test_subsample_private_ranges_path():
+    """Without declared ranges the standardised path gets its ranges from the private search (in the
+    ledger, 10% of eps); a refusal from the k rule then still charges nothing (nothing is released)."""
+    df = _natural_frame(60_000, seed=4)
+    fit = dpreg.dp_lm(FORMULA, df, eps=8.0, method="subsample_aggregate", inference=False, random_state=2)
+    assert "standardised" in fit.facts
+    assert any("range" in e["statistic"] for e in fit.privacy.to_dict()["ledger"])
+    assert abs(fit.coef["mass"] - _ols(df)[1]) < 0.1 * abs(_ols(df)[1])
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with pytest.raises(ValueError, match="cannot give a usable answer"):
+        dpreg.dp_lm(FORMULA, df.iloc[:8_000], eps=1.0, method="subsample_aggregate", budget=budget,
+                    random_state=1)
+    assert budget.spent == (0.0, 0.0)

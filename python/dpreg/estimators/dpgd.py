@@ -1,4 +1,7 @@
-"""DP gradient descent with per-sample gradient clipping (specs/adassp_boosted.md section 5.1).
+"""DP gradient descent with per-sample gradient clipping (specs/adassp_boosted.md section 5.1), and, for
+the logistic loss (``dp_glm``), a private Newton iteration (``fit_logistic_mm``, issue 13; the default
+``algorithm="newton"``; ``"mm"`` = Boehning's majorise-minimise; ``"gd"`` = the iteration below).
+Both run on the schema-scaled design built from the declared or privately estimated ranges.
 
 Squared loss (``dp_lm``) or logistic loss (``dp_glm``, y in {0, 1} mapped to +-1):
 
