@@ -1,4 +1,4 @@
-"""Test MSE / MSE_OLS of adassp, boosted_adassp and auto (declared / private bounds) and diffprivlib on real data.
+"""Test MSE / MSE_OLS of every dp_lm method (declared / private ranges) on real data, and dp_glm against the logistic MLE.
 
 Datasets (shipped inside dpreg, via dpreg.datasets): diamonds with outcome
 log(price) and price, Bikeshare with outcome bikers, plus a synthetic numeric-only design
@@ -8,7 +8,20 @@ dpreg.datasets, "private" leaves the ranges to the private-bounds step (10% of e
 IBM diffprivlib's LinearRegression (pure eps-DP) gets the same declared ranges for every model-matrix
 column and the outcome. MSE_OLS = non-private least squares on the same training rows. delta = 1e-6.
 
-    python -m benchmarks accuracy [--seeds 5] [--eps 0.5,1,2,8] [--tasks diamonds_log,diamonds,bikeshare,synthetic]
+Extra real datasets (issue 13): ISLP's Wage (3 000 rows; six factors, age and year on their natural
+scales; outcome log wage), Palmer penguins (333 complete rows; species, island, sex; grams and
+millimetres) and ISLP's Credit (400 rows; four factors, income in $1000s, limits in dollars). Their
+"declared" ranges are an analyst's domain-knowledge ranges rounded outward (see WAGE_BOUNDS etc.), never
+read off the data. ``--methods all`` runs every method; a method that refuses (before spending budget)
+is reported with its reason instead of a number.
+
+``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
+binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
+(53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
+health insurance ~ age + year + education + jobclass); reported as max_j |beta_j - mle_j| / se_mle_j,
+median over seeds, on the full data (no split: the target is the MLE itself).
+
+    python -m benchmarks accuracy [--seeds 5] [--eps 0.5,1,2,8] [--tasks ...] [--methods all] [--glm]
 """
 from __future__ import annotations
 
@@ -33,6 +46,43 @@ TASKS = {
                       outcome=lambda df: df["bikers"].to_numpy(float), label="Bikeshare bikers"),
 }
 
+#: analysts' declared ranges for the extra datasets: public domain knowledge, rounded outward, not
+#: read off the data (working ages; the survey years; log of $1000s from 20k to 400k; penguin body
+#: sizes from field guides; card balances, limits and incomes of a retail bank's customers)
+WAGE_BOUNDS = {"age": (18.0, 80.0), "year": (2003.0, 2009.0), "logwage": (3.0, 6.0)}
+PENGUIN_BOUNDS = {"body_mass_g": (2500.0, 6500.0), "flipper_length_mm": (170.0, 235.0),
+                  "bill_length_mm": (30.0, 60.0), "bill_depth_mm": (12.0, 23.0)}
+CREDIT_BOUNDS = {"Balance": (0.0, 2500.0), "Income": (0.0, 200.0), "Limit": (0.0, 15000.0),
+                 "Rating": (0.0, 1000.0), "Cards": (0.0, 10.0), "Age": (18.0, 100.0),
+                 "Education": (5.0, 20.0)}
+DEFAULT_BOUNDS = {"balance": (0.0, 3000.0), "income": (0.0, 80000.0)}
+
+TASKS.update({
+    "wage": dict(loader="wage", formula="logwage ~ age + year + maritl + race + education + jobclass + health "
+                                        "+ health_ins",
+                 outcome=lambda df: df["logwage"].to_numpy(float), label="Wage log(wage) (ISLP, n = 3000)"),
+    "penguins": dict(loader="penguins", formula="body_mass_g ~ flipper_length_mm + bill_length_mm + "
+                                                "bill_depth_mm + species + island + sex",
+                     outcome=lambda df: df["body_mass_g"].to_numpy(float),
+                     label="penguins body mass (n = 333 complete rows)"),
+    "credit": dict(loader="credit", formula="Balance ~ Income + Limit + Rating + Cards + Age + Education + "
+                                            "Gender + Student + Married + Ethnicity",
+                   outcome=lambda df: df["Balance"].to_numpy(float), label="Credit balance (ISLP, n = 400)"),
+})
+
+GLM_TASKS = {
+    "default": dict(loader="default", formula="default ~ student + balance + income", event="Yes",
+                    outcome="default", label="Default (ISLP, n = 10 000): default"),
+    "diamonds_expensive": dict(loader="diamonds_expensive",
+                               formula="expensive ~ np.log(carat) + cut + color + clarity + depth",
+                               outcome="expensive", label="diamonds (n = 53 940): price > 5000"),
+    "wage_ins": dict(loader="wage_ins", formula="insured ~ age + year + education + jobclass",
+                     outcome="insured", label="Wage (ISLP, n = 3000): health insurance"),
+}
+
+ALL_METHODS = ["adassp", "boosted_adassp", "auto", "isp", "tukey", "dpgd", "subsample_aggregate", "ht_fw",
+               "ht_lasso", "ht_iht", "ht_sparse"]
+
 SETTINGS = [("adassp", "declared"), ("adassp", "private"), ("boosted_adassp", "declared"),
             ("boosted_adassp", "private"), ("auto", "declared"), ("auto", "private"), ("diffprivlib", "declared")]
 
@@ -56,6 +106,8 @@ def _task_inputs(name):
     if name == "synthetic":
         df, bounds = _synthetic_frame()
         return df, bounds, None
+    if task["loader"] in ("wage", "penguins", "credit"):
+        return _extra_inputs(task["loader"])
     df = getattr(datasets, task["loader"])()
     if name.startswith("diamonds"):
         bounds = dict(datasets.DIAMONDS_BOUNDS)
@@ -64,6 +116,111 @@ def _task_inputs(name):
         bounds = dict(datasets.BIKESHARE_BOUNDS, workingday=(0.0, 1.0))
         levels = dict(datasets.BIKESHARE_LEVELS, hr=[str(h) for h in range(24)])
     return df, bounds, levels
+
+
+def _islp_csv(name):
+    import pandas as pd
+    from dpreg.datasets import _package_file
+    return pd.read_csv(_package_file("ISLP", "data", f"{name}.csv"))
+
+
+def _categorical(df, cols):
+    import pandas as pd
+    for c in cols:       # the documented level sets (ISLP's / palmerpenguins' documentation): public
+        df[c] = pd.Categorical(df[c].astype(str).str.strip(), categories=sorted(df[c].astype(str).str.strip()
+                                                                                  .unique()))
+    return df
+
+
+def _extra_inputs(which):
+    """(data, declared bounds, declared levels) of the extra regression datasets. Levels are given as
+    pandas categories (the documented level sets), so no level is read from the data by dpreg."""
+    from dpreg import datasets
+    if which == "wage":
+        df = _categorical(_islp_csv("Wage"), ["maritl", "race", "education", "jobclass", "health",
+                                              "health_ins"])
+        return df, dict(WAGE_BOUNDS), None
+    if which == "penguins":
+        df = datasets.load_penguins().dropna().reset_index(drop=True)
+        return df, dict(PENGUIN_BOUNDS), None
+    df = _categorical(_islp_csv("Credit"), ["Gender", "Student", "Married", "Ethnicity"])
+    return df, dict(CREDIT_BOUNDS), None
+
+
+def _glm_inputs(name):
+    """(data, declared bounds) of a binary-outcome task; the outcome is a 0/1 column."""
+    from dpreg import datasets
+    if name == "default":
+        df = _categorical(_islp_csv("Default"), ["student"])
+        df["default"] = (df["default"].astype(str).str.strip() == "Yes").astype(float)
+        return df, dict(DEFAULT_BOUNDS)
+    if name == "diamonds_expensive":
+        df = datasets.load_diamonds()
+        df["expensive"] = (df["price"] > 5000).astype(float)
+        return df, {k: v for k, v in datasets.DIAMONDS_BOUNDS.items() if k in ("carat", "depth")}
+    df = _categorical(_islp_csv("Wage"), ["education", "jobclass"])
+    df["insured"] = (df["health_ins"].astype(str).str.startswith("1")).astype(float)
+    return df, {k: v for k, v in WAGE_BOUNDS.items() if k in ("age", "year")}
+
+
+def run_glm(tasks, eps_grid, seeds, log=print):
+    """max_j |beta_j - MLE_j| / SE_MLE_j of dp_glm (auto) on the full data, per task/eps/bounds/seed."""
+    import statsmodels.formula.api as smf
+
+    import dpreg
+    out = []
+    for name in tasks:
+        task = GLM_TASKS[name]
+        df, bounds = _glm_inputs(name)
+        mle = smf.logit(task["formula"], df).fit(disp=0, maxiter=200)
+        for eps in eps_grid:
+            for bset in ("declared", "private"):
+                for seed in range(seeds):
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        try:
+                            fit = dpreg.dp_glm(task["formula"], df, eps=eps,
+                                               bounds=bounds if bset == "declared" else None,
+                                               random_state=seed * 7919 + int(eps * 100))
+                        except (dpreg.DPRegError, ValueError) as exc:
+                            out.append((name, eps, bset, seed, None, None, str(exc)))
+                            log(f"# glm {name} eps={eps:g} {bset} seed={seed}: refused: {exc}")
+                            continue
+                    b = fit.coef.to_numpy()
+                    names = list(fit.coef.index)     # same term names; statsmodels orders them differently
+                    m = mle.params.reindex(names).to_numpy()
+                    z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
+                    if not np.all(np.isfinite(z)):
+                        raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
+                    cover = float(np.mean(np.abs(b - m) <= 1.96 * np.asarray(fit.std_errors, float)))
+                    out.append((name, eps, bset, seed, float(np.max(z)), cover, None))
+                    log(f"# glm {name} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
+                        f"MLE inside 95% DP interval: {cover:.2f} ({time.perf_counter() - t0:.1f}s)")
+    return out
+
+
+def glm_table(results, eps_grid, tasks):
+    lines = []
+    for name in tasks:
+        lines += ["", f"## dp_glm: {GLM_TASKS[name]['label']}", "",
+                  "max over coefficients of |beta_DP - beta_MLE| / SE_MLE, median over seeds [min-max]; "
+                  "in brackets after it: share of coefficients whose 95% noise-aware DP interval contains "
+                  "the MLE (mean over seeds)", "",
+                  "| bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
+                  "|---|" + "---|" * len(eps_grid)]
+        for bset in ("declared", "private"):
+            cells = []
+            for eps in eps_grid:
+                r = [x for x in results if x[0] == name and x[1] == eps and x[2] == bset]
+                ok = [x[4] for x in r if x[4] is not None]
+                if not ok:
+                    cells.append("refused: " + (r[0][6][:120] if r else "-"))
+                    continue
+                cov = np.mean([x[5] for x in r if x[5] is not None])
+                cells.append(f"{np.median(ok):.3g} [{min(ok):.3g}-{max(ok):.3g}] ({cov:.2f})")
+            lines.append(f"| {bset} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _diffprivlib_lr():
@@ -77,9 +234,10 @@ def _diffprivlib_lr():
     return LinearRegression
 
 
-def run(tasks, eps_grid, seeds, T=100, log=print):
+def run(tasks, eps_grid, seeds, settings=None, log=print):
     import dpreg
-    results = []   # (task, eps, method, bounds, seed, ratio, seconds)
+    settings = SETTINGS if settings is None else settings
+    results = []   # (task, eps, method, bounds, seed, ratio or None, seconds, refusal text or None)
     for name in tasks:
         df, bounds, levels = _task_inputs(name)
         task = TASKS[name]
@@ -89,27 +247,28 @@ def run(tasks, eps_grid, seeds, T=100, log=print):
             cut = int(0.8 * n)
             train, test = df.iloc[perm[:cut]].reset_index(drop=True), df.iloc[perm[cut:]].reset_index(drop=True)
             y_test, y_train = task["outcome"](test), task["outcome"](train)
-            ols_mse = None
+            ols_mse = _ols_mse(None, train, test, y_train, y_test, task, bounds, levels)
             for eps in eps_grid:
-                for method, bset in SETTINGS:
+                for method, bset in settings:
                     t0 = time.perf_counter()
+                    refusal = None
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        if method == "diffprivlib":
-                            pred = _fit_diffprivlib(dpreg, task, train, test, bounds, levels, eps, seed)
-                        else:
-                            fit = dpreg.dp_lm(task["formula"], train, eps=eps, delta=1e-6, method=method,
-                                              bounds=bounds if bset == "declared" else None, levels=levels,
-                                              random_state=seed * 7919 + int(eps * 100))
-                            pred = fit.predict(test).to_numpy(float)
-                            if ols_mse is None:
-                                ols_mse = _ols_mse(fit.public, train, test, y_train, y_test)
+                        try:
+                            if method == "diffprivlib":
+                                pred = _fit_diffprivlib(dpreg, task, train, test, bounds, levels, eps, seed)
+                            else:
+                                fit = dpreg.dp_lm(task["formula"], train, eps=eps, delta=1e-6, method=method,
+                                                  bounds=bounds if bset == "declared" else None, levels=levels,
+                                                  random_state=seed * 7919 + int(eps * 100))
+                                pred = fit.predict(test).to_numpy(float)
+                        except (dpreg.DPRegError, ValueError) as exc:
+                            refusal = f"{type(exc).__name__}: {exc}"
                     secs = time.perf_counter() - t0
-                    if ols_mse is None:
-                        ols_mse = _ols_mse(None, train, test, y_train, y_test, task, bounds, levels)
-                    ratio = float(np.mean((y_test - pred) ** 2) / ols_mse)
-                    results.append((name, eps, method, bset, seed, ratio, secs))
-                    log(f"# {name} seed={seed} eps={eps:g} {method}/{bset}: MSE/MSE_OLS = {ratio:.4g} ({secs:.2f}s)")
+                    ratio = None if refusal else float(np.mean((y_test - pred) ** 2) / ols_mse)
+                    results.append((name, eps, method, bset, seed, ratio, secs, refusal))
+                    shown = f"refused ({refusal[:160]})" if refusal else f"MSE/MSE_OLS = {ratio:.4g}"
+                    log(f"# {name} seed={seed} eps={eps:g} {method}/{bset}: {shown} ({secs:.2f}s)")
     return results
 
 
@@ -141,37 +300,69 @@ def _fit_diffprivlib(dpreg, task, train, test, bounds, levels, eps, seed):
     return model.predict(Xte)
 
 
-def table(results, eps_grid, tasks):
+def table(results, eps_grid, tasks, settings=None):
+    settings = SETTINGS if settings is None else settings
     lines = []
     for name in tasks:
         lines += ["", f"## {TASKS[name]['label']}: test MSE / MSE_OLS (median over seeds [min-max])", "",
                   "| method | bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
                   "|---|---|" + "---|" * len(eps_grid)]
-        for method, bset in SETTINGS:
+        for method, bset in settings:
             cells = []
             for eps in eps_grid:
-                r = [x[5] for x in results if x[0] == name and x[1] == eps and x[2] == method and x[3] == bset]
-                cells.append(f"{np.median(r):.4g} [{min(r):.3g}-{max(r):.3g}]" if r else "-")
+                rows = [x for x in results if x[0] == name and x[1] == eps and x[2] == method and x[3] == bset]
+                r = [x[5] for x in rows if x[5] is not None]
+                refused = [x[7] for x in rows if x[7] is not None]
+                if r:
+                    cell = f"{np.median(r):.4g} [{min(r):.3g}-{max(r):.3g}]"
+                    if refused:
+                        cell += f" ({len(refused)}/{len(rows)} refused)"
+                elif refused:
+                    cell = "refused: " + _short(refused[0])
+                else:
+                    cell = "-"
+                cells.append(cell)
             lines.append(f"| {method} | {bset} | " + " | ".join(cells) + " |")
     return lines
+
+
+def _short(text, limit=150):
+    text = " ".join(str(text).replace("|", "/").split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks accuracy", description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--eps", default="0.5,1,2,8")
-    p.add_argument("--tasks", default="diamonds_log,diamonds,bikeshare,synthetic")
+    p.add_argument("--tasks", default="diamonds_log,diamonds,bikeshare,wage,penguins,credit,synthetic")
+    p.add_argument("--methods", default="all",
+                   help="comma-separated methods (each with declared and private ranges), 'all', or 'classic' "
+                        "(the adassp/boosted/auto/diffprivlib comparison)")
+    p.add_argument("--glm", default="default,diamonds_expensive,wage_ins",
+                   help="binary-outcome tasks for dp_glm against the MLE ('' for none)")
+    p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     from . import write_result
     eps_grid = [float(e) for e in a.eps.split(",")]
-    tasks = a.tasks.split(",")
+    tasks = [t for t in a.tasks.split(",") if t]
+    if a.methods == "classic":
+        settings = SETTINGS
+    else:
+        methods = ALL_METHODS if a.methods == "all" else a.methods.split(",")
+        settings = [(m, b) for m in methods for b in ("declared", "private")] + [("diffprivlib", "declared")]
     t0 = time.perf_counter()
-    results = run(tasks, eps_grid, a.seeds)
-    lines = ["# Accuracy on real data: test MSE / MSE_OLS", "",
+    results = run(tasks, eps_grid, a.seeds, settings)
+    glm_tasks = [t for t in a.glm.split(",") if t]
+    glm = run_glm(glm_tasks, eps_grid, a.seeds) if glm_tasks else []
+    lines = ["# Accuracy on real data: test MSE / MSE_OLS, and dp_glm against the logistic MLE", "",
+             f"Command: `python -m benchmarks accuracy --seeds {a.seeds} --eps {a.eps} --tasks {a.tasks} "
+             f"--methods {a.methods} --glm {a.glm}`", "",
              f"80/20 split, {a.seeds} seeds, delta = 1e-6 (diffprivlib: pure eps-DP, delta = 0), replace-one; "
-             "'declared' = documented public ranges (dpreg.datasets), 'private' = ranges estimated privately "
-             "from 10% of eps; auto = adassp when every range is declared, else boosted_adassp. "
-             f"Total time {time.perf_counter() - t0:.0f}s."]
-    lines += table(results, eps_grid, tasks)
-    write_result("accuracy", "\n".join(lines))
+             "'declared' = documented or analyst-declared public ranges, 'private' = ranges estimated privately "
+             "from 10% of eps. 'refused' = the method declined before spending budget (its message "
+             f"is shown). Total time {time.perf_counter() - t0:.0f}s."]
+    lines += table(results, eps_grid, tasks, settings)
+    lines += glm_table(glm, eps_grid, glm_tasks)
+    write_result(a.out, "\n".join(lines))
     return 0

@@ -36,7 +36,8 @@ def _mle(df):
 
 
 @pytest.mark.parametrize("method,opts", [("ht_fw", {"radius": 2.0, "tau": math.pi ** 2 / 3}),
-                                         ("ht_sparse", {"s": 3}), ("dpgd", {"C": 3.0})])
+                                         ("ht_sparse", {"s": 3}),
+                                         ("dpgd", {"algorithm": "gd", "C": 3.0})])
 def test_dp_glm_methods(df, method, opts):
     fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=4.0, delta=1e-6, method=method, random_state=3, levels=LV,
                        **opts)
@@ -55,10 +56,22 @@ def test_dp_glm_methods(df, method, opts):
 
 
 def test_dpgd_is_auto_for_binomial_and_close_to_mle_at_large_eps(df):
-    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, C=5.0, T=300, levels=LV)
-    assert fit.method == "dpgd"
+    bounds = {"x1": (-12, 12), "x2": (-12, 12)}       # covers every row: clamping changes nothing
+    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, bounds=bounds, levels=LV)
+    assert fit.method == "dpgd" and fit.tuning["algorithm"][0] == "newton"
+    se = np.asarray(fit.std_errors, float)
+    assert np.all(np.isfinite(se)) and np.all(se > 0)
+    # at eps = 50 the privacy noise is small next to the sampling error (noise share < 1/2), and the
+    # converged MM iteration sits at the MLE up to that noise: within 3 noise-aware SEs per coefficient
+    assert np.all(np.asarray(fit.to_dict()["coef_table"]["noise_share"], float) < 0.5)
+    assert np.all(np.abs(fit.coef.to_numpy() - _mle(df)) < 3 * se)
+
+
+def test_dpgd_gd_algorithm_close_to_mle_at_large_eps(df):
+    fit = dpreg.dp_glm("buy ~ x1 + x2", df, eps=50.0, random_state=1, algorithm="gd", C=5.0, T=300,
+                       standardize=False, bounds={"x1": (-12, 12), "x2": (-12, 12)}, levels=LV)
     # at eps = 50 the per-step noise is sd 2C sqrt(T)/(mu n) ~ 1e-3 per coordinate; 300 steps of size
-    # 1 on the logistic risk (curvature <= 1/4 * lambda_max ~ 1) get within ~0.05 of the MLE
+    # 1 on the (unit-scale) logistic risk, curvature <= 1/4 lambda_max ~ 1, get within ~0.05 of the MLE
     np.testing.assert_allclose(fit.coef.to_numpy(), _mle(df), atol=0.1)
 
 
@@ -108,5 +121,84 @@ def test_declared_ranges_rescale_dpgd_to_the_mle():
                        levels={"buy": LV["buy"]})
     np.testing.assert_allclose(fit.coef.to_numpy(), mle, rtol=0.1)
     assert not any("raw scale" in w for w in fit.warnings)
+    # without declared ranges they are estimated privately (a share of eps, in the ledger) and the fit
+    # runs in the standardised parametrisation they define: never on the raw scale
     raw = dpreg.dp_glm("buy ~ x + z", frame, eps=1.0, random_state=1, levels={"buy": LV["buy"]})
-    assert any("raw scale of column(s) 'x', 'z'" in w for w in raw.warnings)
+    assert not any("raw scale" in w for w in raw.warnings)
+    assert any("range" in e["statistic"] for e in raw.privacy.to_dict()["ledger"])
+    assert raw.coef["x"] > 0 and raw.coef["z"] > 0
+
+
+def test_mm_sensitivities_bound_worst_case_neighbours():
+    """The three sensitivities of the logistic MM solver (derivation in dpgd.mm_sensitivities), checked
+    on adversarial neighbours: rows on the unit sphere (the schema-scaled bound), opposite directions
+    and labels, at parameters that make sigmoid(x'theta) - y as large as possible (|.| -> 1) and the
+    weight sigmoid (1 - sigmoid) as large as possible (1/4 at x'theta = 0)."""
+    from dpreg.estimators import dpgd
+
+    rng = np.random.default_rng(5)     # test data only
+    d = 6
+    for rel, factor in (("replace_one", 2.0), ("add_remove", 1.0)):
+        sens = dpgd.mm_sensitivities(rel)
+        worst = {"gradient": 0.0, "gram": 0.0, "hessian": 0.0}
+        for _ in range(200):
+            base = rng.normal(size=(20, d))
+            base /= np.linalg.norm(base, axis=1, keepdims=True) * rng.uniform(1, 3, (20, 1))
+            yb = rng.integers(0, 2, 20).astype(float)
+            # u, w: unit rows at a small angle; theta = L (u - w) puts u'theta -> +inf, w'theta -> -inf,
+            # so row (u, y=0) contributes ~ +u and row (w, y=1) ~ -w: ||u + w|| -> 2 (replace-one)
+            u = rng.normal(size=d)
+            u /= np.linalg.norm(u)
+            v = rng.normal(size=d)
+            v -= (v @ u) * u
+            v /= np.linalg.norm(v)
+            ang = rng.uniform(0.01, 0.3)
+            w = np.cos(ang) * u + np.sin(ang) * v
+            theta = rng.choice([0.0, 1e5]) * (u - w)
+            X1 = np.vstack([base, u])
+            y1 = np.append(yb, 0.0)
+            X2 = np.vstack([base, w]) if rel == "replace_one" else base
+            y2 = np.append(yb, 1.0) if rel == "replace_one" else yb
+            g1, H1 = dpgd._logistic_sums(X1, y1, theta, weighted_gram=True)
+            g2, H2 = dpgd._logistic_sums(X2, y2, theta, weighted_gram=True)
+            worst["gradient"] = max(worst["gradient"], np.linalg.norm(g1 - g2))
+            worst["gram"] = max(worst["gram"], np.linalg.norm(X1.T @ X1 - X2.T @ X2))
+            worst["hessian"] = max(worst["hessian"], np.linalg.norm(H1 - H2))
+        for k in worst:
+            assert worst[k] <= sens[k] * (1 + 1e-12), (rel, k)
+        # the gradient bound is attained up to sigmoid saturation (theta large, x'theta -> -inf, y = 1)
+        assert worst["gradient"] > 0.9 * factor
+    assert dpgd.mm_sensitivities("replace_one")["hessian"] == pytest.approx(math.sqrt(2) / 4)
+
+
+def test_mm_response_probabilities_are_interior_on_raw_scale_predictors():
+    """The penguins-like failure of issue 13: natural-scale predictors (grams, millimetres). With the
+    standardised parametrisation the fit is finite and its probabilities are strictly inside (0, 1)."""
+    rng = np.random.default_rng(3)     # test data only
+    n = 3000
+    mass = rng.uniform(2700, 6300, n)
+    depth = rng.uniform(13, 21.5, n)
+    eta = -50 + 0.005 * mass + 1.8 * depth
+    y = rng.random(n) < 1 / (1 + np.exp(-(eta - eta.mean())))
+    frame = pd.DataFrame({"m": y.astype(float), "body_mass_g": mass, "bill_depth_mm": depth})
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)         # no numpy overflow reaches the user
+        fit = dpreg.dp_glm("m ~ body_mass_g + bill_depth_mm", frame, eps=1.0, random_state=2,
+                           bounds={"body_mass_g": (2500, 6500), "bill_depth_mm": (12, 23)})
+    p = fit.predict(frame.head(50), type="response").to_numpy()
+    assert np.all((p > 1e-6) & (p < 1 - 1e-6))
+    assert np.all(np.isfinite(np.asarray(fit.std_errors, float)))
+
+
+def test_newton_slow_direction_check():
+    """H = diag(100, 0.1), ridge lam = 1: contractions 1/101 and 1/1.1 = 0.909; with theta = (1, 5) and
+    SEs (0.1, 1) the error left after T = 20 steps is 0.909^20 * 5 / 1 = 0.74 SE in the flat direction
+    (flagged, > 0.25) and 0 in the other; after T = 60 it is 0.0165 SE (not flagged)."""
+    from dpreg.estimators import dpgd
+    H = np.diag([100.0, 0.1])
+    V = np.diag([0.01, 1.0])
+    theta = np.array([1.0, 5.0])
+    assert dpgd._remaining_in_se(H, V, theta, 1.0, 20) == pytest.approx(5 * (1 / 1.1) ** 20, rel=1e-9)
+    assert dpgd._remaining_in_se(H, V, theta, 1.0, 20) > 0.25
+    assert dpgd._remaining_in_se(H, V, theta, 1.0, 60) < 0.25

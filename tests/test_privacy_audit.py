@@ -157,13 +157,15 @@ CASES = [
     ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
     ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
-    ("subsample_aggregate", "gaussian", {}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", "gaussian", {"k": 100}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),  # below its k rule: k given
     ("ht_fw", "gaussian", {}, 2000, 1.0, set()),
     ("ht_lasso", "gaussian", {}, 2000, 1.0, set()),
     ("ht_iht", "gaussian", {"s": 3}, 2000, 1.0, set()),
     ("ht_sparse", "gaussian", {"s": 3}, 2000, 1.0, set()),
     ("dpgd", "gaussian", {}, 2000, 1.0, set()),
-    ("dpgd", "binomial", {}, 2000, 1.0, set()),
+    # dp_glm's private Newton: contraction = spectral radius of I - K H with K, H post-processed from the
+    # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices
+    ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps"}),
     ("ht_fw", "binomial", {}, 2000, 1.0, set()),
     ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, set()),
 ]
@@ -206,10 +208,11 @@ VARIANTS = [
     ("boosted_adassp", {"ci": "bootstrap", "n_boot": 200, "T": 20}, 2000, 1.0, 1e-6, FORMULA,
      SSP_FACTS | ADAPTIVE_FIELDS),
     ("adassp", {"mode": "clip"}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
-    ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True}, 4000, 1.0, 1e-6, FORMULA,
-     SA_FACTS | ADAPTIVE_FIELDS),
-    ("subsample_aggregate", {"aggregator": "wwm"}, 4000, 1.0, 1e-6, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
-    ("subsample_aggregate", {}, 4000, 1.0, 0.0, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
+    # k given: n = 4000 is below subsample_aggregate's k rule at eps = 1 (it would refuse)
+    ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True, "k": 100}, 4000, 1.0, 1e-6,
+     FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {"aggregator": "wwm", "k": 100}, 4000, 1.0, 1e-6, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {"k": 100}, 4000, 1.0, 0.0, FORMULA, SA_FACTS | ADAPTIVE_FIELDS),
     # no sigma declared: PrivSigma releases the residual scale (stability histogram, isp 11.2)
     ("isp", {}, 100000, 8.0, 1e-6, "y ~ x + z", ISP_FACTS),
     ("isp", {"L_tries": 2, "sigma": 2.0}, 50000, 10.0, 1e-6, FORMULA, ISP_FACTS),
@@ -235,7 +238,7 @@ def test_option_variants_differ_only_in_released_fields(method, kw, n, eps, delt
 
 
 @pytest.mark.parametrize("method,kw,n,eps,units,allowed", [
-    ("subsample_aggregate", {}, 6000, 1.0, 1500, SA_FACTS | ADAPTIVE_FIELDS),
+    ("subsample_aggregate", {"k": 100}, 6000, 1.0, 1500, SA_FACTS | ADAPTIVE_FIELDS),   # below the k rule
     ("tukey", {"m": 400}, 20000, 4.0, 6000, set())])
 def test_unit_neighbours_differ_only_in_released_fields(method, kw, n, eps, units, allowed):
     """unit= (one person owns several rows): neighbours replace all rows of one unit, possibly by a
@@ -411,7 +414,7 @@ def test_no_data_extremes_or_counts_in_released_objects():
     far = [1, 2, 3, 4, 5, 6, 7]
     df.loc[far, "x"] = X_PLANT
     df.loc[far, "y"] = Y_PLANT
-    for method, kw in [("adassp", {}), ("subsample_aggregate", {}), ("ht_fw", {}), ("dpgd", {})]:
+    for method, kw in [("adassp", {}), ("subsample_aggregate", {"k": 100}), ("ht_fw", {}), ("dpgd", {})]:
         d = fit_dict(method, df, kw=kw)
         text = json.dumps(d)
         for needle in NEEDLES:
@@ -515,7 +518,7 @@ def test_estimation_failed_texts_never_quote_data():
     df = pd.DataFrame({"y": rng.standard_cauchy(n) * 100, "x": rng.normal(0, 1, n)})
     df.loc[0, ["y", "x"]] = [Y_PLANT, X_PLANT]
     with pytest.raises(dpreg.EstimationFailed) as ei:
-        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, random_state=0)
+        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, precheck=False, random_state=0)
     _assert_clean(str(ei.value) + json.dumps(ei.value.privacy.to_dict()) + str(ei.value.privacy), "tukey")
     assert not re.search(r"\d+ (models|rows) (failed|disagree)", str(ei.value))
 
@@ -795,13 +798,13 @@ def test_failed_ptr_carries_statement_and_charges_budget():
     df = pd.DataFrame({"y": rng.standard_cauchy(n) * 100, "x": rng.normal(0, 1, n)})
     budget = dpreg.Budget(5.0, 1e-5)
     with pytest.raises(dpreg.EstimationFailed) as ei:
-        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, random_state=0, budget=budget)
+        dpreg.dp_lm("y ~ x", df, eps=2.0, method="tukey", m=200, precheck=False, random_state=0, budget=budget)
     p = ei.value.privacy
     assert p is not None and p.eps_spent == pytest.approx(2.0) and p.delta_spent <= 1e-6 * (1 + 1e-9)
     assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent))
     # an over-request is refused before anything is computed, and nothing is recorded
     with pytest.raises(dpreg.BudgetExceeded):
-        dpreg.dp_lm("y ~ x", df, eps=4.0, method="tukey", m=200, random_state=0, budget=budget)
+        dpreg.dp_lm("y ~ x", df, eps=4.0, method="tukey", m=200, precheck=False, random_state=0, budget=budget)
     assert budget.spent == pytest.approx((p.eps_spent, p.delta_spent))
 
 

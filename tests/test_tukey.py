@@ -186,7 +186,42 @@ def test_dp_lm_tukey_end_to_end():
     # PTR failure: EstimationFailed carrying the privacy statement (budget spent)
     small = df.iloc[:3000]
     with pytest.raises(EstimationFailed) as info:
-        dpreg.dp_lm("y ~ x1 + x2", small, eps=1, delta=1e-6, method="tukey", m=120, random_state=2)
+        dpreg.dp_lm("y ~ x1 + x2", small, eps=1, delta=1e-6, method="tukey", m=120, precheck=False,
+                    random_state=2)
     assert info.value.privacy is not None and info.value.privacy.eps_spent == pytest.approx(1.0)
     with pytest.raises(ValueError, match="n >= m\\*d"):
         dpreg.dp_lm("y ~ x1 + x2", small, eps=1, delta=1e-6, method="tukey", m=2000)
+
+
+def test_precheck_refuses_before_spending_and_names_the_n_that_works():
+    """issue 13: the PTR test is predicted from public facts (m, d, eps, delta) under Gaussian block
+    estimates; a predicted failure is refused before any budget is spent, naming the n that would do."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n)})
+    df["y"] = 1 + 2 * df.x1 - df.x2 + 0.3 * rng.normal(size=n)
+    budget = dpreg.Budget(eps=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match=r"unlikely to pass.*n >= (\d+)") as info:
+        dpreg.dp_lm("y ~ x1 + x2", df, eps=1, delta=1e-6, method="tukey", m=120, random_state=2, budget=budget)
+    assert budget.spent == (0.0, 0.0)
+    import re
+    n_min = int(re.search(r"n >= (\d+)", str(info.value)).group(1))
+    m_min = n_min // 30                          # default m = n / (10 d), d = 3
+    # the bound is the smallest m the prediction accepts (to 2%): below it the prediction fails
+    assert T.ptr_likely(m_min, 3, 1.0, 1e-6) and not T.ptr_likely(int(m_min * 0.9), 3, 1.0, 1e-6)
+    # monotone in eps: a larger budget needs fewer models
+    assert T.smallest_m(3, 8.0, 1e-6) < T.smallest_m(3, 1.0, 1e-6)
+
+
+def test_predicted_khat_matches_gaussian_block_models():
+    """The Gaussian prediction of khat against khat computed from actual i.i.d. Gaussian models: the
+    scales cancel, so the two agree up to the sampling noise of the order statistics (a few depth
+    units; tolerance 15% of t, derived from the spread of the extreme order statistics)."""
+    rng = np.random.default_rng(7)      # test draws, not privacy noise
+    m, d, eps = 800, 3, 1.0
+    betas = rng.normal(size=(m, d)) * np.array([1.0, 5.0, 0.1])
+    P = np.sort(betas, axis=0)
+    k_real = T.ptr_khat(T.log_volumes(P), m, eps / 2, 1e-6)
+    k_pred = T.predicted_khat(m, d, eps, 1e-6)
+    t = T.ptr_constants(m, eps, 1e-6)["t"]
+    assert abs(k_real - k_pred) <= 0.15 * t

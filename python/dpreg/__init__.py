@@ -1,5 +1,6 @@
 """dpreg: differentially private linear regression with noise-aware inference."""
-from .errors import BudgetExceeded, DPRegError, EstimationFailed, PrivacyLeakWarning  # noqa: F401
+from .errors import (AccuracyWarning, BudgetExceeded, ConvergenceWarning, DPRegError, DPRegWarning,  # noqa: F401
+                     EstimationFailed, PrivacyLeakWarning)
 
 __version__ = "0.1.0"
 
@@ -33,5 +34,5 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
 
 
 __all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
-           "PrivacyStatement", "PrivacyLeakWarning", "DPRegError", "EstimationFailed", "BudgetExceeded",
-           "compare", "plot_coef"]
+           "PrivacyStatement", "PrivacyLeakWarning", "DPRegWarning", "ConvergenceWarning", "AccuracyWarning",
+           "DPRegError", "EstimationFailed", "BudgetExceeded", "compare", "plot_coef"]

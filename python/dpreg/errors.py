@@ -25,9 +25,59 @@ class BudgetExceeded(DPRegError):
     """A fit asked a dpreg.Budget for more (eps, delta) than remains."""
 
 
-class PrivacyLeakWarning(UserWarning):
+class DPRegWarning(UserWarning):
+    """Base class of dpreg's own warnings. A fit emits each of its warnings once, as a Python warning
+    at fit time, and lists the same ones in its summary."""
+
+
+class ConvergenceWarning(DPRegWarning):
+    """An iterative method may not have converged within its iteration budget: the estimate may
+    carry optimisation error on top of the privacy noise."""
+
+
+class AccuracyWarning(DPRegWarning):
+    """The fit is valid (the privacy claim holds) but its accuracy or its intervals are degraded,
+    e.g. by heavy clipping, a repaired noisy matrix, or a budget too small for the design."""
+
+
+class PrivacyLeakWarning(DPRegWarning):
     """Something was taken from the data without budget (levels found in data, bounds read off data,
     rows dropped for missing values). The fit's privacy statement records it."""
+
+
+class Diagnostic(str):
+    """A diagnostic sentence of a fit (a ``str``) tagged with the warning class it is emitted as.
+
+    ``category=None`` marks an informational note: listed under "Notes" in the summary, never emitted
+    as a Python warning (e.g. "the ridge penalty was active", which is the normal state of a fit with
+    factor dummies and nothing a user has to act on). Plain strings in a fit's warnings count as
+    :class:`AccuracyWarning`."""
+
+    category: type | None
+
+    def __new__(cls, text, category=AccuracyWarning):
+        obj = super().__new__(cls, text)
+        obj.category = category
+        return obj
+
+    def __reduce__(self):   # pickling / copy keep the tag
+        return (Diagnostic, (str(self), self.category))
+
+
+def diagnostic_category(text):
+    """Warning class of one diagnostic text (None for a note)."""
+    return getattr(text, "category", AccuracyWarning)
+
+
+def emitted(texts):
+    """The diagnostics that are warnings (not notes), each once, in order."""
+    seen, out = set(), []
+    for t in texts:
+        cat = diagnostic_category(t)
+        if cat is not None and (cat, str(t)) not in seen:
+            seen.add((cat, str(t)))
+            out.append(t)
+    return out
 
 
 class PrivacyLeakError(DPRegError):

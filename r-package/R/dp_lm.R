@@ -296,7 +296,8 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
     title = d$title, family = d$family, link = d$link,
     ci_method = d$ci_method, inference_note = d$inference_note,
-    warnings = chr(d$warnings), tuning = d$tuning, facts = d$facts,
+    warnings = chr(d$warnings)[!diag_is_note(d)], notes = chr(d$warnings)[diag_is_note(d)],
+    tuning = d$tuning, facts = d$facts,
     privacy = d$privacy, privacy_text = d$privacy_text,
     privacy_paragraph = d$privacy_paragraph, method_text = d$method_text,
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
@@ -330,4 +331,13 @@ pooled_levels <- function(d, xlevels) {
     if (!is.null(p) && length(lv)) out[[v]] <- if (identical(p, "(other)")) "(other)" else lv[1]
   }
   out
+}
+
+# TRUE for the diagnostics of a fit that are informational notes (warning class None in the core):
+# listed under "Notes" in the summary, never raised as R warnings
+diag_is_note <- function(d) {
+  w <- d$warnings
+  cls <- d$warning_classes
+  if (!length(w) || length(cls) != length(w)) return(rep(FALSE, length(w)))
+  vapply(cls, is.null, logical(1))
 }

@@ -65,7 +65,8 @@ summary.dp_fit <- function(object, ...) {
     r.squared = object$r.squared,
     adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
     link = object$link, inference_note = object$inference_note, ci_method = object$ci_method,
-    warnings = object$warnings, tuning = object$tuning, privacy_text = object$privacy_text,
+    warnings = object$warnings, notes = object$notes, tuning = object$tuning,
+    privacy_text = object$privacy_text,
     method_text = object$method_text,
     privacy = object$privacy
   ), class = c(cls, "summary.dp_fit"))
@@ -138,6 +139,9 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   cat("n = ", x$nobs, " (public)\n", sep = "")
   if (length(x$warnings)) {
     cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+  }
+  if (length(x$notes)) {
+    cat("Notes:\n", paste0("  * ", x$notes, "\n"), sep = "")
   }
   cat("\n")
   invisible(x)

@@ -132,9 +132,20 @@ bridge <- function() {
   .dpreg$bridge
 }
 
+# R condition classes of the core's warning hierarchy (DPRegWarning and its subclasses): the specific
+# class first, then "dpreg_warning", so tryCatch/withCallingHandlers can select either.
+warning_class <- function(category) {
+  specific <- switch(category,
+                     PrivacyLeakWarning = "dpreg_privacy_leak",
+                     ConvergenceWarning = "dpreg_convergence",
+                     AccuracyWarning = "dpreg_accuracy",
+                     NULL)
+  c(specific, "dpreg_warning")
+}
+
 # Calls a bridge function. The bridge never raises: it returns
 # list(ok, value, error = list(type, message, privacy), warnings = list(list(category, message))).
-# Python warnings become R warnings (PrivacyLeakWarning -> class "dpreg_privacy_leak"), Python
+# Python warnings become R warnings (see warning_class()), Python
 # errors become R errors of class c("dpreg_<type>", "dpreg_error").
 call_core <- function(fun, ...) {
   # function handles are cached: fewer short-lived Python references for R's GC to finalise
@@ -149,9 +160,12 @@ call_core <- function(fun, ...) {
     msg <- gsub("levels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", msg)
     gsub("levels='data'", "levels = \"data\"", msg, fixed = TRUE)
   }
+  seen <- character()
   for (w in out$warnings) {
-    cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak" else "dpreg_warning"
-    warning(structure(class = c(cls, "warning", "condition"),
+    key <- paste0(w$category, ": ", w$message)
+    if (key %in% seen) next   # each warning once per call (the core emits each once per fit)
+    seen <- c(seen, key)
+    warning(structure(class = c(warning_class(w$category), "warning", "condition"),
                       list(message = paste0(w$category, ": ", r_syntax(w$message)), call = NULL)))
   }
   if (!isTRUE(out$ok)) {

@@ -72,6 +72,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import AccuracyWarning
 from ..estimators.quantile import upq
 from ..errors import InvalidArgument
 
@@ -223,7 +224,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         q_lo, q_hi, beta_col, coarse = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)
-            warnings.warn(TOO_SMALL, UserWarning, stacklevel=3)
+            warnings.warn(TOO_SMALL, AccuracyWarning, stacklevel=3)
         col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col}
         if hi is None:
             start = 0.0 if lo is None else float(lo)

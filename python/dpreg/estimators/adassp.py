@@ -245,5 +245,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         lam=state["lam_rule"] if boosted else state["lam"], pd_repaired=state["pd_repaired"], floor_hit=floor_hit,
         delta=spec.delta, n=n_for_delta if n_for_delta is not None else math.inf, boosted=boosted,
         contraction=contraction, T=state.get("T"), theta=theta, se_scaled=se_scaled,
+        directional=(inf.directional_remaining(S, V, theta, state["lam"], state["T"])
+                     if boosted and state["stable_ridge"] and plan["inference"] else None),
         tau=state.get("tau") if sd.extra["outcome_scaled"] else None, sigma_hat=sigma_hat_scaled)
     return rel

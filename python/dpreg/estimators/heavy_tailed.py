@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import AccuracyWarning
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
 from . import _robust as rb
@@ -88,6 +89,10 @@ OPTIONS = {
     "x_scale": (1.0, "default: no scaling (public constants only; spec 7.5)"),
     "y_center": (0.0, "default: no centring (public constant only; spec 7.5)"),
     "y_scale": (1.0, "default: no scaling (public constant only; spec 7.5)"),
+    "standardize": (True, "our choice (issue 13): numeric columns (and a gaussian outcome) centred and scaled "
+                          "into [-1, 1] by their declared ranges when every one is declared, so that "
+                          "radius, K, tau and the step sizes refer to unit-scale data; coefficients mapped "
+                          "back exactly. Not applied when x_center/x_scale/y_center/y_scale are given"),
     "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods "
                                   "(spec 7.2)"),
 }
@@ -101,6 +106,9 @@ _APPLIES = {
     "ht_sparse": {"s", "step", "T", "lambda_reg", "tau", "beta", "scale", "zeta", "accounting",
                   "sensitivity", "keep_path", "penalize_intercept", *_SCALING},
 }
+
+for _m in _APPLIES:
+    _APPLIES[_m].add("standardize")
 
 #: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
 _CHUNK_ENTRIES = 2_000_000
@@ -156,7 +164,7 @@ def _delta_for(method, spec, n):
     if method == "ht_fw":
         if spec.delta > 0 and spec.delta != _API_DEFAULT_DELTA:
             msg = "ht_fw is pure eps-DP; delta is not used (delta = 0 is reported)"
-            warnings.warn(msg, UserWarning, stacklevel=4)
+            warnings.warn(msg, AccuracyWarning, stacklevel=4)
             notes.append(msg)
         return 0.0, notes
     if not (0 < spec.delta < 1):
@@ -164,7 +172,7 @@ def _delta_for(method, spec, n):
     if spec.delta >= 1.0 / n:
         msg = (f"delta = {spec.delta:g} is not below 1/n = {1.0 / n:g}; such a delta allows releasing "
                "a row outright. Choose a smaller delta")
-        warnings.warn(msg, UserWarning, stacklevel=4)
+        warnings.warn(msg, AccuracyWarning, stacklevel=4)
         notes.append(msg)
     return float(spec.delta), notes
 
@@ -439,18 +447,50 @@ class _Problem:
 # ---------------------------------------------------------------------------------------------
 # the algorithms
 # ---------------------------------------------------------------------------------------------
+def _public_standardisation(design, options, family):
+    """x_center / x_scale / y_center / y_scale from the DECLARED column intervals: numeric columns centred
+    and scaled into [-1, 1], factor dummies and the intercept left as they are; the outcome likewise for
+    the squared loss. None when a range is missing. No range is estimated privately for these methods
+    (they are built not to need ranges; on heavy-tailed data a private range is wide relative to the
+    spread, and scaling by it cost accuracy in tests/test_heavy_tailed_api.py's design)."""
+    from .dpgd import public_scaling
+    if options.get("standardize", True) is False or any(k in options for k in _SCALING):
+        return None
+    public = design.public
+    centre, half, c_y, h_y, raw = public_scaling(public, family)
+    if raw:
+        return None
+    if family == "gaussian":
+        oi = public.outcome_interval
+        if oi is None or not (np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]):
+            return None
+    out = {"x_center": centre, "x_scale": half}
+    if family == "gaussian":
+        out.update(y_center=c_y, y_scale=h_y)
+    if not public.has_intercept:
+        out.pop("x_center")
+        out.pop("y_center", None)
+    return out
+
+
 def fit(design, spec, noise, ledger, *, method, **options):
     if method not in METHODS:
         raise InvalidArgument(f"heavy_tailed.fit: unknown method {method!r}")
     family = getattr(design.public, "family", "gaussian") or "gaussian"
     check_family(method, family)
+    std = _public_standardisation(design, options, family)
+    options = {k: v for k, v in options.items() if k != "standardize"}
+    if std is not None:
+        options.update(std)
     n, d = design.X.shape
     intercept_present = bool(design.public.has_intercept)
     tun = _resolve(method, n, d, spec, options, family=family,
                    intercept=(0 if intercept_present else None))
     delta, notes = _delta_for(method, spec, n)
     prob = _Problem(design, options, method, family)
-    if prob.scaled:
+    if std is not None:
+        tun["standardize"] = (True, OPTIONS["standardize"][1])
+    elif prob.scaled:
         for name in _SCALING:
             if name in options:
                 v = options[name]

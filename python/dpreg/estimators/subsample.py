@@ -69,6 +69,15 @@ OPTIONS = {
     "residual_variance": (False, "spec 5.3 'Prediction': True releases a residual variance (one-sided PMWM of "
                                  "the group RSS/(m_g - p)) from an extra 10% of the budget"),
     "sigma2_upper": (1e4, "spec 5.3: public upper end of the residual-variance search [0, sigma2_upper]"),
+    "standardize": (True, "our choice (issue 13): when every numeric range is public (declared, or estimated "
+                          "privately) and coef_bounds / base_estimator are not given, each group is fitted "
+                          "on columns and outcome centred and scaled into [-1, 1] by those ranges, with a "
+                          "small ridge, and the group estimates are aggregated on that scale (where the "
+                          "default coef_bounds are meaningful); coefficients are mapped back exactly"),
+    "ridge": (1e-3, "our choice (issue 13): ridge penalty of each group fit on the standardised scale (a "
+                    "thousandth of one unit-scale row's curvature, intercept unpenalised): a group that misses "
+                    "a factor level or is rank-deficient gets 0 for that coefficient instead of a huge value, "
+                    "while groups of ~4p rows are not shrunk (a ridge of 1 biased slopes by ~15%)"),
 }
 #: spec 5.3: share of the budget for the residual variance when residual_variance=True
 RV_SHARE = 0.10
@@ -524,6 +533,11 @@ def _check_options(opts, inference):
     su = opts["sigma2_upper"]
     if isinstance(su, bool) or not isinstance(su, (int, float)) or not (math.isfinite(su) and su > 0):
         raise InvalidArgument("sigma2_upper must be a finite number > 0")
+    if not isinstance(opts["standardize"], (bool, np.bool_)):
+        raise InvalidArgument("standardize must be True or False")
+    rg = opts["ridge"]
+    if isinstance(rg, bool) or not isinstance(rg, (int, float)) or not (math.isfinite(rg) and rg >= 0):
+        raise InvalidArgument("ridge must be a finite number >= 0")
     if opts["base_estimator"] is not None and not callable(opts["base_estimator"]):
         raise InvalidArgument("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
     return se_method
@@ -552,10 +566,99 @@ def check_public(n, d, spec, options):
                              else DEFAULT_COEF_BOUNDS, terms)
     if opts["residual_variance"]:
         budget = (1.0 - RV_SHARE) * budget
-    choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
-             split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
-             trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
-             group_size=opts["group_size"])
+    rule = choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
+                    split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
+                    trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
+                    group_size=opts["group_size"])
+    if opts["k"] is None and opts["group_size"] is None and rule["k"] < rule["k_priv"]:
+        # outside the method's regime (issue 13): the private clip points need k_priv groups, and groups
+        # of m_min = max(2p, p + 5) rows allow only floor(N/m_min); the aggregate would be dominated by
+        # privacy noise or by the coefficient bounds. Refuse before any budget is spent.
+        m_min = max(2 * d, d + 5)
+        raise InvalidArgument(
+            f"subsample_aggregate cannot give a usable answer here: with p = {d} coefficients at eps = "
+            f"{spec.eps:g} its private aggregation needs k >= {rule['k_priv']} groups of at least {m_min} "
+            f"units, i.e. N >= {rule['k_priv'] * m_min}, and N = {n}. Use more data, a larger eps, fewer "
+            "coefficients, or another method (method='auto'); pass k= to run it anyway.")
+
+
+def needs_bounds(options, unit=None) -> bool:
+    """Whether the design layer should provide public ranges (declared, or estimated privately from a
+    share of eps): yes for the standardised default path; not with unit= (the private range search is
+    calibrated per row), user coef_bounds (on the user's scale), a user base_estimator, or
+    standardize=False."""
+    return (unit is None and "coef_bounds" not in options and options.get("base_estimator") is None
+            and options.get("standardize", True) is not False)
+
+
+def _standardisation(design, opts, options_given):
+    """(centre, half, c_y, h_y, intercept index) of the standardised path, or None for the raw path."""
+    from .dpgd import public_scaling
+    if not opts["standardize"] or "coef_bounds" in options_given or opts["base_estimator"] is not None:
+        return None
+    public = design.public
+    centre, half, c_y, h_y, raw = public_scaling(public, "gaussian")
+    oi = public.outcome_interval
+    if raw or oi is None or not (np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]):
+        return None       # some range is not public: raw scale (the coef_bounds notice says so)
+    icpt = public.terms.index("Intercept") if public.has_intercept and "Intercept" in public.terms else None
+    return centre, half, c_y, h_y, icpt
+
+
+def _ridge_estimator(lam, icpt, p):
+    pen = np.full(p, float(lam))
+    if icpt is not None:
+        pen[icpt] = 0.0
+
+    def ridge(Xg, yg):
+        A = Xg.T @ Xg + np.diag(pen)
+        return np.linalg.solve(A, Xg.T @ yg)
+    ridge.__name__ = f"ridge (lambda = {lam:g}, standardised scale)"
+    return ridge
+
+
+def _map_back(res, centre, half, c_y, h_y, icpt):
+    """Group-aggregated results on the standardised scale -> original units (post-processing).
+
+    beta = L theta + b with L_jj = h_y / half_j for slopes and, for the intercept,
+    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j). Point estimates, bootstrap draws and
+    slope SEs/intervals map exactly; the intercept's SE and interval half-width use the bound
+    sd(sum_j a_j theta_j) <= sum_j |a_j| sd(theta_j) (no cross-covariances are estimated, as for predict)."""
+    p = half.size
+    L = np.diag(h_y / half)
+    b = np.zeros(p)
+    if icpt is not None:
+        others = np.arange(p) != icpt
+        L[icpt, :] = 0.0
+        L[icpt, icpt] = h_y
+        L[icpt, others] = -h_y * centre[others] / half[others]
+        b[icpt] = c_y
+    absL = np.abs(L)
+    out = dict(res)
+    out["coef"] = L @ res["coef"] + b
+    for key in ("v_noise", "v_samp"):
+        if res.get(key) is not None:
+            out[key] = (absL @ np.sqrt(res[key])) ** 2
+    if res.get("se") is not None:
+        out["se"] = absL @ res["se"]
+    if res.get("ci") is not None:
+        hw = (res["ci"][:, 1] - res["ci"][:, 0]) / 2.0
+        mid = (res["ci"][:, 1] + res["ci"][:, 0]) / 2.0
+        m_out, hw_out = L @ mid + b, absL @ hw
+        ci = np.column_stack([m_out - hw_out, m_out + hw_out])
+        for j in range(p):   # slopes: exact image of the interval (a positive rescaling)
+            if j != icpt:
+                ci[j] = L[j, j] * res["ci"][j] + b[j]
+        out["ci"] = ci
+    if res.get("ci_draws") is not None:
+        out["ci_draws"] = res["ci_draws"] @ L.T + b
+    if res.get("sigma2") is not None:
+        out["sigma2"] = res["sigma2"] * h_y ** 2
+    # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
+    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
+    out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
+                    for j, r in enumerate(res["per"])]
+    return out
 
 
 def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options) -> Release:
@@ -569,18 +672,43 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
     model, budget, rho = _resolve_model(opts, spec, p, f_se)
     qn = opts["quantile_noise"] or "exponential"
     split = W.check_split(opts["split"])
-    notice = "coef_bounds" not in options
     units = getattr(design, "units", None)
-    res = sa_fit(design.X, design.y, terms=terms, budget=budget, model=model, noise=noise, ledger=ledger,
+    std = _standardisation(design, opts, options)
+    notice = "coef_bounds" not in options and std is None
+    X, y, base = design.X, design.y, opts["base_estimator"]
+    sigma2_upper = float(opts["sigma2_upper"])
+    if std is not None:
+        if "crossing" not in options:
+            # on the standardised scale the coefficient bounds are far wider than any group estimate: a
+            # crossed pair of released clip points is better swapped than replaced by those bounds
+            opts["crossing"] = "swap"
+        centre, half, c_y, h_y, icpt = std
+        X = (np.asarray(X, dtype=float) - centre) / half       # public row-wise transform
+        y = (np.asarray(y, dtype=float) - c_y) / h_y
+        base = _ridge_estimator(float(opts["ridge"]), icpt, p)
+        if "sigma2_upper" not in options:
+            sigma2_upper = 1.0        # the standardised outcome lies in [-1, 1]: residual variance <= 1
+    res = sa_fit(X, y, terms=terms, budget=budget, model=model, noise=noise, ledger=ledger,
                  units=units, coef_bounds=opts["coef_bounds"], k=opts["k"], group_size=opts["group_size"],
                  aggregator=opts["aggregator"], trim_count=int(opts["trim_count"]), trim=opts["trim"],
                  eta=float(opts["eta"]), beta=float(opts["beta"]), split=split, quantile_noise=qn,
                  se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
-                 drop_remainder=bool(opts["drop_remainder"]), base_estimator=opts["base_estimator"],
+                 drop_remainder=bool(opts["drop_remainder"]), base_estimator=base,
                  crossing=opts["crossing"], bounds_notice=notice,
-                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=float(opts["sigma2_upper"]))
-    return release_from_result(res, terms=terms, opts=opts, se_method=se_method, f_se=f_se, rho=rho,
-                               quantile_noise=qn, options_given=options)
+                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper)
+    del X, y
+    if std is not None:
+        res = _map_back(res, *std)
+    rel = release_from_result(res, terms=terms, opts=opts, se_method=se_method, f_se=f_se, rho=rho,
+                              quantile_noise=qn, options_given=options)
+    if std is not None:
+        rel.facts["standardised"] = ("each group fitted by ridge (lambda = {:g}, intercept unpenalised) on columns "
+                                     "and outcome centred and scaled into [-1, 1] by their public ranges; "
+                                     "aggregated on that scale (coef_bounds, q_lo, q_hi refer to it), mapped "
+                                     "back exactly").format(float(opts["ridge"]))
+        rel.tuning["standardize"] = (True, OPTIONS["standardize"][1])
+        rel.tuning["ridge"] = (float(opts["ridge"]), "user" if "ridge" in options else OPTIONS["ridge"][1])
+    return rel
 
 
 def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_noise, options_given) -> Release:
@@ -603,8 +731,10 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     else:
         note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
     details = {}
+    qmap = res.get("q_map")          # standardised path: clip points mapped to original units
     for j, t in enumerate(terms):
-        details[t] = {"q_lo": per[j].q_lo, "q_hi": per[j].q_hi, "noise_sd": per[j].noise_sd,
+        q_lo, q_hi = (per[j].q_lo, per[j].q_hi) if qmap is None else qmap[j]
+        details[t] = {"q_lo": q_lo, "q_hi": q_hi, "noise_sd": math.sqrt(res["v_noise"][j]),
                       "sampling_sd": (None if res["v_samp"] is None else math.sqrt(res["v_samp"][j])),
                       "crossed": per[j].crossed, "near_bound": per[j].near_bound,
                       "spread_saturated": bool(res["spread_saturated"][j])}

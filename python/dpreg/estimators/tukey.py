@@ -53,6 +53,14 @@ JITTER = 1e-10
 OPTIONS = {
     "m": (None, "our choice (spec adassp_boosted 5.2): floor(n/(10 d)), at least 10 records per "
                 "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5"),
+    "precheck": (True, "our choice (issue 13): refuse before spending budget when the PTR test would fail "
+                       "with probability > 1/2 even for Gaussian block estimates (tukey.ptr_likely)"),
+    "standardize": (True, "our choice (issue 13): when every numeric range is declared (TukeyEM needs no "
+                          "ranges, so none are estimated for it), the m models are ridge fits on columns and outcome centred and scaled "
+                          "into [-1, 1] by those ranges, so that a block missing a factor level does not "
+                          "produce a wild model that breaks the depth test; the draw is mapped back exactly"),
+    "ridge": (1e-3, "our choice (issue 13): ridge penalty of each block model on the standardised scale "
+                    "(intercept unpenalised; small, so that blocks of ~10 d rows are not shrunk)"),
 }
 
 FAIL_MESSAGE = ("TukeyEM declined to release an estimate (its propose-test-release check did not pass); "
@@ -73,6 +81,44 @@ def ptr_constants(m: int, eps: float, delta: float) -> dict:
     return {"eps_prime": eps_p, "t": t, "Q": int(math.ceil(m / 2)) - 1,
             "log_threshold": math.log(delta) - math.log(8.0) - eps_p,   # log(delta / (8 e^eps')), no overflow
             "cut": math.log(1.0 / (2.0 * delta)) / eps_p}
+
+
+def predicted_khat(m: int, d: int, eps: float, delta: float) -> int:
+    """The PTR statistic khat the test would see if the m block estimates were i.i.d. Gaussian (their
+    large-block limit): the depth-q box has side P_j(m-q+1) - P_j(q) ~ s_j (z(1-(q-1/2)/m) - z((q-1/2)/m))
+    in every coordinate, so log V_q = sum_j log s_j + d log(2 z(1 - (q - 1/2)/m)); the unknown scales
+    s_j cancel in the differences the test uses. A function of public facts (m, d, eps, delta) only."""
+    from scipy import stats
+    h = m // 2
+    q = np.arange(1, h + 1)
+    z = stats.norm.isf((q - 0.5) / m)
+    with np.errstate(divide="ignore"):
+        lv = d * np.log(2.0 * np.maximum(z, 0.0))
+    logV = np.concatenate([[np.inf], lv, [-np.inf]])
+    return ptr_khat(logV, m, eps / 2.0, delta)
+
+
+def ptr_likely(m: int, d: int, eps: float, delta: float) -> bool:
+    """True when the PTR test passes with probability >= 1/2 under the Gaussian model of
+    :func:`predicted_khat` (khat + Lap(1/eps') > cut has probability >= 1/2 iff khat > cut)."""
+    c = ptr_constants(m, eps, delta)
+    return predicted_khat(m, d, eps, delta) > c["cut"]
+
+
+def smallest_m(d: int, eps: float, delta: float, m_max: int = 1 << 22) -> int | None:
+    """Smallest m (doubling, then bisection) with :func:`ptr_likely`; None beyond ``m_max``."""
+    lo, hi = 2, 4
+    while not ptr_likely(hi, d, eps, delta):
+        lo, hi = hi, hi * 2
+        if hi > m_max:
+            return None
+    while hi - lo > max(1, lo // 50):          # 2% resolution is enough for a message
+        mid = (lo + hi) // 2
+        if ptr_likely(mid, d, eps, delta):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _resolve_m(n, d, options):
@@ -96,15 +142,31 @@ def check_public(n, d, spec, options):
     c = ptr_constants(m, spec.eps, spec.delta)
     if c["t"] - 2 <= c["cut"]:
         need = 4 * (int(math.floor(c["cut"])) + 3)
+        if options.get("m") is None:   # default m = floor(n/(10 d)): say which n would do
+            n_min = need * 10 * d
+            raise InvalidArgument(f"TukeyEM cannot pass its propose-test-release check with probability above 1/2 "
+                             f"here (n = {n}, d = {d}, eps = {spec.eps:g}, delta = {spec.delta:g}): it needs "
+                             f"m >= {need} models of about 10 d rows each, i.e. n >= {n_min}; nothing was "
+                             "spent. Use more data, a larger eps, fewer coefficients, or another method "
+                             "(method='auto')")
         raise InvalidArgument(f"TukeyEM with m = {m} models cannot pass its propose-test-release check with "
                          f"probability above 1/2 at eps = {spec.eps:g}, delta = {spec.delta:g}: it needs "
                          f"m >= {need} models (and n >= m*d), or a larger eps/delta")
+    if options.get("precheck", True) and not ptr_likely(m, d, spec.eps, spec.delta):
+        # issue 13: even well-behaved (Gaussian) block estimates would fail the test more often than not
+        m_need = smallest_m(d, spec.eps, spec.delta)
+        where = (f"about m >= {m_need} models, i.e. n >= {m_need * 10 * d} with the default m"
+                 if m_need is not None else "far more models than any practical n gives")
+        raise InvalidArgument(f"TukeyEM's propose-test-release check is unlikely to pass here (n = {n}, d = {d}, "
+                         f"m = {m}, eps = {spec.eps:g}, delta = {spec.delta:g}): even with well-behaved block "
+                         f"estimates it needs {where}; nothing was spent. Use more data, a larger eps, fewer "
+                         "coefficients, or another method (method='auto'); precheck=False runs it anyway")
 
 
 # ------------------------------------------------------------------------------------------------
 # depth machinery (all functions of the m model vectors)
 # ------------------------------------------------------------------------------------------------
-def block_models(X, y, m, noise, units=None):
+def block_models(X, y, m, noise, units=None, ridge=None):
     """m OLS models on the blocks of a uniform random permutation (minimum-norm solutions).
     With ``units`` (length-n integer codes 0..N-1) the permutation is over units, split into m blocks
     of floor/ceil(N/m) units, and each model uses all rows of its units."""
@@ -123,6 +185,9 @@ def block_models(X, y, m, noise, units=None):
     perm = noise.permutation(n)[: m * b]
     Xb = X[perm].reshape(m, b, d)
     yb = y[perm].reshape(m, b, 1)
+    if ridge is not None:   # (m, d) ridge fits: (X_b'X_b + diag(ridge))^{-1} X_b'y_b
+        A = np.einsum("mbi,mbj->mij", Xb, Xb) + np.diag(ridge)[None, :, :]
+        return np.linalg.solve(A, np.einsum("mbi,mbk->mik", Xb, yb))[:, :, 0]
     return _solve_saturating(np.linalg.pinv(Xb), yb)
 
 
@@ -295,13 +360,13 @@ def sample_in_level(P, q, noise):
     return v
 
 
-def tukey_em(X, y, *, m, eps, delta, noise, ledger, units=None):
+def tukey_em(X, y, *, m, eps, delta, noise, ledger, units=None, ridge=None):
     """Run TukeyEM; returns (v, facts) or raises EstimationFailed after recording the spend.
     ``units``: optional integer unit codes per row (partition by unit; facts then count units)."""
     n, d = X.shape
     c = ptr_constants(m, eps, delta)
     eps_p, t = c["eps_prime"], c["t"]
-    betas = block_models(X, y, m, noise, units=units)
+    betas = block_models(X, y, m, noise, units=units, ridge=ridge)
     P = sorted_models(betas, noise)
     del betas
     logV = log_volumes(P)
@@ -334,10 +399,38 @@ def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
         n = int(np.asarray(units).max()) + 1  # N units: the public count (rows are private)
     check_public(n, d, spec, options)
     m = _resolve_m(n, d, options)
-    v, facts = tukey_em(np.asarray(design.X, float), np.asarray(design.y, float).ravel(), m=m,
-                        eps=float(spec.eps), delta=float(spec.delta), noise=noise, ledger=ledger,
-                        units=units)
+    X = np.asarray(design.X, float)
+    y = np.asarray(design.y, float).ravel()
+    std = None
+    if options.get("standardize", True) and units is None:
+        from .dpgd import public_scaling, unscale
+        centre, half, c_y, h_y, raw = public_scaling(design.public, "gaussian")
+        oi = design.public.outcome_interval
+        if not raw and oi is not None and np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]:
+            icpt = design.public.terms.index("Intercept") if design.public.has_intercept \
+                and "Intercept" in design.public.terms else None
+            std = (centre, half, c_y, h_y, icpt)
+            X = (X - centre) / half          # public row-wise transform: one record still moves one model
+            y = (y - c_y) / h_y
+    ridge = None
+    lam = float(options.get("ridge", OPTIONS["ridge"][0]))
+    if not (math.isfinite(lam) and lam >= 0):
+        raise InvalidArgument("option 'ridge' must be a finite number >= 0")
+    if std is not None:
+        ridge = np.full(d, lam)
+        if std[4] is not None:
+            ridge[std[4]] = 0.0
+    v, facts = tukey_em(X, y, m=m, eps=float(spec.eps), delta=float(spec.delta), noise=noise, ledger=ledger,
+                        units=units, ridge=ridge)
+    del X, y
+    if std is not None:
+        v = unscale(v, *std)
+        facts["standardised"] = (f"block models are ridge fits (lambda = {lam:g}, intercept unpenalised) on "
+                                 "columns and outcome centred and scaled into [-1, 1] by their public ranges; "
+                                 "the released point is mapped back exactly")
     tuning = {"m": (m, "user" if options.get("m") is not None else OPTIONS["m"][1])}
+    if std is not None:
+        tuning["ridge"] = (lam, "user" if "ridge" in options else OPTIONS["ridge"][1])
     return Release(method="tukey", coef=v, vcov=None,
                    inference_note="TukeyEM offers no standard errors: its estimate is one random point drawn "
                                   "from a Tukey-depth region of the block estimates, and no noise-aware "

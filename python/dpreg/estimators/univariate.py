@@ -18,6 +18,7 @@ import warnings as _warnings
 import numpy as np
 
 from .._numeric import without_numeric_warnings
+from ..errors import AccuracyWarning
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
 from . import winsorized as W
@@ -88,7 +89,7 @@ def check_beta(beta) -> float:
         raise InvalidArgument("beta must be a finite number > 1")
     if beta > 1.1:
         # stacklevel 4: the caller of dp_quantile / dp_mean, past the no-numeric-warnings wrapper
-        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", UserWarning, stacklevel=4)
+        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", AccuracyWarning, stacklevel=4)
     return float(beta)
 
 
@@ -141,7 +142,7 @@ def _statement(ledger, eps, delta, noise, model):
 
 def _emit(msgs):
     for m in msgs:
-        _warnings.warn(m, UserWarning, stacklevel=4)  # 4: past the wrapper
+        _warnings.warn(m, AccuracyWarning, stacklevel=4)  # 4: past the wrapper
 
 
 # ------------------------------------------------------------------------------------------------

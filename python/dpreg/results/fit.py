@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DPRegError, InvalidArgument, InvalidArgumentType
+from ..errors import DPRegError, InvalidArgument, InvalidArgumentType, diagnostic_category
 from ..release import Release
 from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
                      from_plain_array, is_missing, stars, to_plain)
@@ -783,7 +783,10 @@ class DPFit:
             "adj_r_squared_raw": self.adj_r_squared_raw,
             "tuning": {k: {"value": v[0], "origin": v[1]} for k, v in self.tuning.items()},
             "facts": r.facts,
-            "warnings": list(r.warnings),
+            "warnings": [str(w) for w in r.warnings],
+            # the warning class of each diagnostic (None: an informational note, not emitted)
+            "warning_classes": [None if diagnostic_category(w) is None else diagnostic_category(w).__name__
+                                for w in r.warnings],
             "row_transform": r.row_transform,
             "options": self._options,
             "coef_table": table,
@@ -836,7 +839,7 @@ class DPFit:
             tuning={k: (v.get("value"), v.get("origin")) if isinstance(v, dict) else (v, None)
                     for k, v in (d.get("tuning") or {}).items()},
             facts=dict(d.get("facts") or {}),
-            warnings=list(d.get("warnings") or []),
+            warnings=_diagnostics_from_dict(d.get("warnings"), d.get("warning_classes")),
             link=d.get("link") or "identity",
             row_transform=d.get("row_transform"),
         )
@@ -1094,6 +1097,17 @@ def _tukey_lines(facts: dict) -> list[str]:
 
 def _dpgd_lines(facts: dict) -> list[str]:
     f = facts
+    if "contraction" in f:   # logistic loss: private Newton or majorise-minimise
+        sens = f.get("sensitivities") or {}
+        if f.get("algorithm") == "newton":
+            head = (f"Private Newton: logistic loss, T = {f.get('T')} steps, each with a released X'WX "
+                    f"(noise sd {format_number(f.get('noise_sd_hessian'))}) and gradient sum")
+        else:
+            head = (f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
+                    f"released X'X (ridge {format_number(f.get('gram_ridge'))}) and a gradient sum")
+        return [_wrap(f"{head}; gradient-sum sensitivity {format_number(sens.get('gradient'))}, Gaussian "
+                      f"noise sd {format_number(f.get('noise_sd_gradient'))} per step; contraction at the "
+                      f"estimate {format_number(f.get('contraction'))}; last iterate reported")]
     return [_wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
                   f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
                   f"{format_number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
@@ -1404,9 +1418,13 @@ class Summary:
         lines.append("")
         lines += self._fit_lines()
         lines += self._inference_lines()
-        if f.warnings:
+        warned, notes = _split_diagnostics(f.warnings)
+        if warned:
             lines.append("Warnings:")
-            lines += [f"  * {w}" for w in f.warnings]
+            lines += [f"  * {w}" for w in warned]
+        if notes:
+            lines.append("Notes:")
+            lines += [f"  * {w}" for w in notes]
         lines.append("")
         return "\n".join(lines)
 
@@ -1434,7 +1452,8 @@ class Summary:
         notes += self._inference_lines()
         if f.has_inference:
             notes.append("Significance: *** p <= 0.001, ** p <= 0.01, * p <= 0.05, . p <= 0.1")
-        notes += [f"Warning: {w}" for w in f.warnings]
+        warned, plain = _split_diagnostics(f.warnings)
+        notes += [f"Warning: {w}" for w in warned] + [f"Note: {w}" for w in plain]
         return notes
 
     def to_markdown(self) -> str:
@@ -1467,3 +1486,20 @@ class Summary:
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
+
+def _split_diagnostics(texts):
+    """(warnings, notes) of a fit: the ones emitted as Python warnings, and the informational notes."""
+    warned = [w for w in texts if diagnostic_category(w) is not None]
+    return warned, [w for w in texts if diagnostic_category(w) is None]
+
+
+def _diagnostics_from_dict(texts, classes):
+    import dpreg.errors as E
+    texts = list(texts or [])
+    if not classes or len(classes) != len(texts):
+        return texts
+    out = []
+    for t, c in zip(texts, classes):
+        cat = None if c is None else getattr(E, str(c), E.AccuracyWarning)
+        out.append(E.Diagnostic(t, cat))
+    return out

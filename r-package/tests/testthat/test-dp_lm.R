@@ -213,3 +213,24 @@ test_that("y ~ . never uses the unit column as a predictor", {
   expect_error(dp_lm(y ~ x + person, data = df, eps = 2, method = "subsample_aggregate",
                      unit = "person", seed = 1), "unit column")
 })
+
+test_that("the core's fit warnings are R warnings of their class, once each, and the summary lists them", {
+  skip_if_no_core()
+  df <- toy_data()
+  seen <- list()
+  fit <- withCallingHandlers(
+    # ht_fw is pure eps-DP: a non-default delta is not used, and the core says so (an accuracy note)
+    dp_lm(y ~ x + g, data = df, method = "ht_fw", delta = 1e-5, bounds = toy_bounds, seed = 1),
+    dpreg_warning = function(w) {
+      seen[[length(seen) + 1]] <<- w
+      invokeRestart("muffleWarning")
+    })
+  acc <- Filter(function(w) inherits(w, "dpreg_accuracy") && grepl("delta is not used", conditionMessage(w)),
+                seen)
+  expect_length(acc, 1)                                   # once per fit
+  expect_match(conditionMessage(acc[[1]]), "delta is not used")
+  expect_equal(sum(grepl("delta is not used", fit$warnings)), 1)
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("^Warnings:", out)))
+  expect_equal(sum(grepl("delta is not used", out)), 1)
+})
