@@ -220,7 +220,8 @@ test_that("the core's fit warnings are R warnings of their class, once each, and
   seen <- list()
   fit <- withCallingHandlers(
     # ht_fw is pure eps-DP: a non-default delta is not used, and the core says so (an accuracy note)
-    dp_lm(y ~ x + g, data = df, method = "ht_fw", delta = 1e-5, bounds = toy_bounds, seed = 1),
+    dp_lm(y ~ x + g, data = df, method = "ht_fw", delta = 1e-5, bounds = toy_bounds,
+          levels = toy_levels, seed = 1),
     dpreg_warning = function(w) {
       seen[[length(seen) + 1]] <<- w
       invokeRestart("muffleWarning")
