@@ -432,3 +432,37 @@ def test_discrete_gaussian_profile_matches_gdp(sigma_g, delta_g):
         d_disc = float(np.sum(np.maximum(np.exp(lp) - np.exp(eps + lq), 0.0)))
         d_gdp = delta_gdp(eps, mu)
         assert d_disc <= d_gdp * (1 + 1 / sigma_g) + 1e-300, (eps, d_disc, d_gdp)
+
+
+# ---- through dp_lm --------------------------------------------------------------------------------
+def _small_frame(n=3000):
+    import pandas as pd
+    rng = np.random.default_rng(0)          # synthetic test data, not a DP draw
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, n)})
+    df["y"] = 2 * df.x + rng.normal(size=n)
+    return df, {"x": (-1, 1), "y": (-10, 10)}
+
+
+def test_bootstrap_replicates_do_not_change_the_privacy_noise():
+    # the bootstrap runs on a spawned child stream: the released coefficients (privacy noise) are the
+    # same whatever the number of replicates, while the bootstrap intervals differ
+    import dpreg
+    df, bounds = _small_frame()
+    kw = dict(eps=1.0, method="adassp", bounds=bounds, random_state=1, ci="bootstrap")
+    a = dpreg.dp_lm("y ~ x", df, n_boot=50, **kw)
+    b = dpreg.dp_lm("y ~ x", df, n_boot=120, **kw)
+    assert np.array_equal(a.coef.to_numpy(), b.coef.to_numpy())
+    assert not np.array_equal(a.conf_int().to_numpy(), b.conf_int().to_numpy())
+
+
+def test_seeded_fit_reproduces_and_extreme_rows_stay_finite():
+    import dpreg
+    df, bounds = _small_frame()
+    f1 = dpreg.dp_lm("y ~ x", df, eps=1.0, method="adassp", bounds=bounds, random_state=7)
+    f2 = dpreg.dp_lm("y ~ x", df, eps=1.0, method="adassp", bounds=bounds, random_state=7)
+    assert np.array_equal(f1.coef.to_numpy(), f2.coef.to_numpy()) and f1.privacy.seeded is True
+    df.loc[0, "y"], df.loc[1, "x"] = 1e308, -1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f3 = dpreg.dp_lm("y ~ x", df, eps=1.0, method="adassp", bounds=bounds, random_state=7)
+    assert np.all(np.isfinite(f3.coef.to_numpy()))

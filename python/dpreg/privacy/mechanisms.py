@@ -17,7 +17,7 @@ What is protected against floating-point attacks (Mironov 2012; details in ``doc
   such a draw to a value itself is *not* protected against floating-point attacks (the low-order bits
   of ``value + z`` depend on the value). Report-noisy-max selections (argmax of scores plus Gumbel
   draws) release an index only, so no low-order bits leave, but their selection probabilities are
-  those of Gumbel noise truncated to (-3.6, 36.8) by the 53-bit uniform.
+  those of Gumbel noise truncated to [-3.62, 37.43] by the 53-bit uniform.
 """
 from __future__ import annotations
 
