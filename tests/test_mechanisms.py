@@ -466,3 +466,17 @@ def test_seeded_fit_reproduces_and_extreme_rows_stay_finite():
         warnings.simplefilter("error")
         f3 = dpreg.dp_lm("y ~ x", df, eps=1.0, method="adassp", bounds=bounds, random_state=7)
     assert np.all(np.isfinite(f3.coef.to_numpy()))
+
+
+def test_inverse_e_expansion_and_bernoulli():
+    # the words of 1/e against an independent 256-bit computation (decimal module), and the fast
+    # Bernoulli(1/e) frequency: 200 000 draws, s.e. sqrt(p(1-p)/n) = 0.0011; 4 s.e.
+    from decimal import Decimal, getcontext
+    from dpreg.privacy import samplers
+    from dpreg.privacy.secure_stream import SecureStream
+    getcontext().prec = 120
+    ref = int((Decimal(-1).exp() * Decimal(2) ** 256).to_integral_value(rounding="ROUND_FLOOR"))
+    words = [samplers._inv_e_word(k) for k in (1, 2, 3, 4)]
+    assert ref == (words[0] << 192) + (words[1] << 128) + (words[2] << 64) + words[3]
+    b = samplers.bernoulli_inv_e(SecureStream(bytes(32), b"t"), 200_000)
+    assert abs(b.mean() - math.exp(-1)) <= 4 * math.sqrt(math.exp(-1) * (1 - math.exp(-1)) / 200_000)

@@ -16,6 +16,10 @@ product below fits in int64 (checked in :func:`discrete_gaussian`).
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+from functools import lru_cache
+
 import numpy as np
 from scipy import special
 
@@ -62,6 +66,41 @@ def bernoulli_exp_frac(stream: SecureStream, num, den) -> np.ndarray:
     return (k % 2) == 1
 
 
+@lru_cache(maxsize=None)
+def _inv_e_word(k: int) -> int:
+    """The k-th 64-bit word (k = 1, 2, ...) of the binary expansion of 1/e, exactly: floor(2^(64k) / e)
+    minus 2^64 floor(2^(64(k-1)) / e), from the alternating series sum_j (-1)^j / j! with its remainder
+    bound 1/(J+1)!, the number of terms J increased until the floor is certain."""
+    def floor_scaled(bits):
+        terms = 8
+        while True:
+            s = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(terms + 1)) * (1 << bits)
+            err = Fraction(1 << bits, math.factorial(terms + 1))
+            lo, hi = math.floor(s - err), math.floor(s + err)
+            if lo == hi:
+                return lo
+            terms *= 2
+    return floor_scaled(64 * k) - (floor_scaled(64 * (k - 1)) << 64)
+
+
+def bernoulli_inv_e(stream: SecureStream, n: int) -> np.ndarray:
+    """n independent Bernoulli(1/e) draws, exactly: U = 0.w1 w2 ... (64-bit words of a uniform) is
+    compared with the binary expansion of 1/e, word by word (a tie, probability 2^-64, draws the next
+    word). Success iff U < 1/e. One word per draw almost always (much faster than Algorithm 1)."""
+    w = stream.words(n)
+    c1 = np.uint64(_inv_e_word(1))
+    out = w < c1
+    for i in np.flatnonzero(w == c1):         # probability 2^-64 each: exact lazy comparison
+        k = 2
+        while True:
+            wk, ck = int(stream.words(1)[0]), _inv_e_word(k)
+            if wk != ck:
+                out[i] = wk < ck
+                break
+            k += 1
+    return out
+
+
 def bernoulli_exp(stream: SecureStream, num, den) -> np.ndarray:
     """Bernoulli(exp(-num/den)) for integers num >= 0, den >= 1: exp(-num/den) = exp(-1)^floor(num/den)
     * exp(-(num mod den)/den), a product of independent exact Bernoulli draws."""
@@ -72,8 +111,7 @@ def bernoulli_exp(stream: SecureStream, num, den) -> np.ndarray:
     left = whole.copy()
     todo = np.flatnonzero(ok & (left > 0))
     while todo.size:
-        one = np.ones(todo.size, dtype=np.int64)
-        ok[todo] = bernoulli_exp_frac(stream, one, one)
+        ok[todo] = bernoulli_inv_e(stream, todo.size)
         left[todo] -= 1
         todo = todo[ok[todo] & (left[todo] > 0)]
     return ok
@@ -95,8 +133,7 @@ def discrete_laplace(stream: SecureStream, t) -> np.ndarray:
         v = np.zeros(idx.size, dtype=np.int64)
         going = np.arange(idx.size)
         while going.size:
-            one = np.ones(going.size, dtype=np.int64)
-            a = bernoulli_exp_frac(stream, one, one)
+            a = bernoulli_inv_e(stream, going.size)
             v[going[a]] += 1
             going = going[a]
         x = u + tp * v
