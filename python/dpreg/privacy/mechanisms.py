@@ -231,16 +231,18 @@ def _from_grid(rounded: np.ndarray, noise: np.ndarray, j: int) -> np.ndarray:
 
 
 def discrete_gaussian_parameters(sensitivity: float, mu: float, rounding_l2: float):
-    """Grid exponent j and the integer parameters (t, q) of the discrete Gaussian noise (variance t q grid
-    units^2) that make the release rho-zCDP with rho <= mu^2 / 2 for an L2 sensitivity ``sensitivity``
-    (value units) plus ``rounding_l2`` grid units of rounding (derivation 2.2-2.3)."""
+    """Grid exponent j and the target scale T (grid units) of the discrete Gaussian noise: T >= (sensitivity /
+    2^j + rounding_l2) / mu + 1, so the release is rho-zCDP with rho <= mu^2 / 2 for an L2 sensitivity
+    ``sensitivity`` (value units) plus ``rounding_l2`` grid units of rounding, with one grid unit of slack
+    for the GDP accounting (derivation 2.2, 2.3, 3.2)."""
     sigma0 = float(sensitivity) / float(mu)
     if not (np.isfinite(sigma0) and sigma0 > 0):
         raise ValueError("sensitivity / mu must be positive and finite")
     j = _grid_exponent(sigma0)
     if j < MIN_GRID_EXPONENT:
         raise ValueError("noise scale too small to discretise (below 2^-950)")
-    target = (np.ldexp(float(sensitivity), -j) + float(rounding_l2)) / float(mu) * _MARGIN
+    # + 1 grid unit: the explicit slack that puts the discrete curve below the mu-GDP curve (derivation 3.2)
+    target = ((np.ldexp(float(sensitivity), -j) + float(rounding_l2)) / float(mu) + 1.0) * _MARGIN
     if not target <= 2.0 ** MAX_SCALE_BITS:
         raise ValueError(f"too many coordinates for this budget: the grid rounding term {rounding_l2:.3g} "
                          f"exceeds the noise scale allowed in grid units (mu = {mu:.3g})")
@@ -268,10 +270,11 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
 
     How: gamma = 2^j with sigma / gamma in (2^22, 2^23]; u = round(value / gamma) (integers; clipped
     to the float range); released = gamma (u + K) with K integer discrete Gaussian noise whose
-    variance parameter, in grid units, is at least ((sensitivity / gamma + r) / mu)^2, where r bounds the
-    L2 norm of the rounding (sqrt(#coordinates); d for the symmetric construction). So the release is
-    rho-zCDP with rho <= mu^2/2 for every pair of neighbours, the noise is larger than sigma by a factor
-    1 + r / (mu 2^22) at most, and the output lies on the grid gamma Z.
+    variance parameter, in grid units, is at least ((sensitivity / gamma + r) / mu + 1)^2, where r bounds the
+    L2 norm of the rounding (sqrt(#coordinates); d for the symmetric construction) and the + 1 is a slack
+    for the GDP accounting. So the release is rho-zCDP with rho <= mu^2/2 for every pair of neighbours,
+    the noise is larger than sigma by a factor 1 + (r / mu + 1) / 2^22 at most, and the output lies on
+    the grid gamma Z.
 
     Why mu-GDP for continuous noise: for neighbours D, D' the outputs are N(f(D), sigma^2 I) and
     N(f(D'), sigma^2 I); by rotation invariance their trade-off function is G_{||f(D) - f(D')|| / sigma}
