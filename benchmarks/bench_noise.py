@@ -61,6 +61,18 @@ def main(argv=None):
     t = _best(fit, args.repeat)
     rows.append((f"dp_lm adassp n={args.n} d={args.d}", 1, t))
 
+    # share of one fit spent releasing noise (cProfile: cumulative time of the two mechanisms; the
+    # profiler's overhead falls more on the Python-level samplers, so this over-states their share)
+    import cProfile
+    import pstats
+    prof = cProfile.Profile()
+    prof.runcall(fit)
+    st = pstats.Stats(prof)
+    in_noise = sum(v[3] for k, v in st.stats.items()
+                   if k[0].endswith("mechanisms.py") and k[2] in ("gaussian_mechanism", "laplace_mechanism"))
+    rows.append(("  of which in gaussian/laplace_mechanism", 1, in_noise))
+    rows.append(("  (profiled fit total)", 1, st.total_tt))
+
     print(f"{'what':<44} {'draws':>8} {'seconds':>10} {'us/draw':>9}")
     for what, k, sec in rows:
         per = f"{1e6 * sec / k:9.3f}" if k > 1 else ""
