@@ -273,6 +273,12 @@ def test_laplace_and_symmetric_releases_lie_on_the_grid():
                              symmetric_matrix=True)
     idx = out / _grid_width(1.5 / 0.4)
     assert np.array_equal(idx, np.round(idx)) and np.array_equal(out, out.T)
+    # only the upper triangle of the input is released (mirrored): a different lower triangle changes nothing
+    m2 = m.copy()
+    m2[2, 0] = 99.0
+    out2 = gaussian_mechanism(m2, sensitivity=1.5, mu=0.4, noise=NoiseSource(33), ledger=Ledger(), statistic="M",
+                              symmetric_matrix=True)
+    assert np.array_equal(out, out2)
 
 
 def test_value_is_rounded_before_the_noise():

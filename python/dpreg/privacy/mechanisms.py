@@ -268,8 +268,8 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
     variance sigma^2, off-diagonal sigma^2/2, mirrored), whose vectorisation (M_jj; sqrt(2) M_jk) has
     norm ||M||_F, so ``sensitivity`` is the Frobenius sensitivity. Adds one ledger row.
 
-    How: gamma = 2^j with sigma / gamma in (2^22, 2^23]; u = round(value / gamma) (integers; clipped
-    to the float range); released = gamma (u + K) with K integer discrete Gaussian noise whose
+    How: gamma = 2^j with sigma / gamma in (2^22, 2^23]; u = round(value / gamma) (integers; for the
+    matrix, the upper triangle mirrored); released = gamma (u + K) with K integer discrete Gaussian noise whose
     variance parameter, in grid units, is at least ((sensitivity / gamma + r) / mu + 1)^2, where r bounds the
     L2 norm of the rounding (sqrt(#coordinates); d for the symmetric construction) and the + 1 is a slack
     for the GDP accounting. So the release is rho-zCDP with rho <= mu^2/2 for every pair of neighbours,
@@ -299,7 +299,10 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
         k[np.diag_indices(d)] = noise.discrete_gaussian(np.full(d, t_diag), q_diag)
         k[iu] = noise.discrete_gaussian(np.full(iu[0].size, t_off), q_off)
         k = k + np.triu(k, 1).T
-        noisy = _from_grid(_to_grid(value, j), k, j)
+        # the upper triangle (diagonal included) is what the sensitivity covers: mirror it, so that the
+        # lower triangle of a not exactly symmetric input cannot add information
+        up = np.triu(_to_grid(value, j))
+        noisy = _from_grid(up + np.triu(up, 1).T, k, j)
     else:
         j, target = discrete_gaussian_parameters(sensitivity, mu, float(np.sqrt(max(value.size, 1))))
         t, q = _tq(target)
