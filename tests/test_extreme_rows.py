@@ -60,10 +60,9 @@ def _outcome(fn):
         warnings.simplefilter("error")                           # any warning -> test error
         warnings.filterwarnings("ignore", category=dpreg.PrivacyLeakWarning)
         warnings.filterwarnings("ignore", message="the budget for private ranges is small")
-        # computed from public facts and released clip ranges (post-processing), not from the rows
-        warnings.filterwarnings("ignore", category=dpreg.AccuracyWarning, message="SE step under-budgeted")
-        warnings.filterwarnings("ignore", category=dpreg.AccuracyWarning,
-                                message="residual-variance step under-budgeted")
+        # accuracy warnings are computed from public facts and released values (post-processing); what this
+        # test hunts is floating-point warnings and different code paths
+        warnings.filterwarnings("ignore", category=dpreg.AccuracyWarning)
         with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
             try:
                 fit = fn()
