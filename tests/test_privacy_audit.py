@@ -135,7 +135,11 @@ RELEASED_COMMON = {
 #: trace(S V_priv) with S the released XtX; wald = post-processing of coef and vcov.
 SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle_c2", "/facts/sigma_scaled",
              "/facts/r_squared_raw", "/facts/privacy_excess", "/facts/wald/statistic", "/facts/wald/p_value",
-             "/facts/ridge_active", "/facts/pd_repaired"}
+             "/facts/ridge_active", "/facts/pd_repaired",
+             # issue 12: interval / standard error / verdict of sigma and R^2, post-processing of the
+             # released resid_sq, XtX and theta_hat
+             "/facts/sigma_interval[]", "/facts/sigma_estimable", "/facts/sigma_not_estimable",
+             "/facts/r_squared_se", "/facts/r_squared_interval[]", "/facts/r_squared_not_estimable"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).

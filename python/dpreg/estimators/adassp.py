@@ -171,16 +171,20 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     se_scaled = None
     sigma_hat_scaled = None
     if plan["inference"]:
+        # R^2 is post-processing of the released Gram matrix, theta_hat and sigma_hat (issue 12): the
+        # y-moments release of spec 6.2 is no longer made, its noise swamped the total sum of squares
         bundle = _ssp.release_bundle(X, y, theta, mu_inf=plan["mu_inf"], neighbours=spec.neighbours,
-                                     r_squared=bool(values["r_squared"]), noise=noise, ledger=ledger,
-                                     share_of=plan["mu"])
+                                     r_squared=False, noise=noise, ledger=ledger, share_of=plan["mu"])
         S = _ssp.pd_project(state["A_hat"], state["sigma_gram"])
         if boosted:
             V_priv = inf.v_priv_boosted(state["Gamma"], S, state["sigma_round"], state["etas"])
         else:
             V_priv = inf.v_priv_adassp(state["Gamma"], theta, state["sigma_gram"], state["sigma_xty"])
-        excess = float(np.trace(S @ V_priv))
-        sigma2_hat, floor_hit = inf.residual_variance(bundle, d=d, excess=excess)
+        res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv)
+        excess = res_var["excess"]
+        floor_hit = False
+        # not estimable: the sampling part of the covariance uses the upper bound (conservative)
+        sigma2_hat = res_var["sigma2"] if res_var["estimable"] else res_var["upper"]
         if boosted:
             V = inf.analytic_vcov_boosted(S, V_priv, sigma2_hat)
         else:
@@ -190,14 +194,34 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         n_pub = bundle["n_pub"]
         if n_for_delta is None:
             n_for_delta = n_pub
-        r2, adj = inf.dp_r_squared(sigma2_hat, bundle, d)
         rel.vcov = inf.to_original(M, V)
         rel.vcov_privacy = inf.to_original(M, V_priv)
-        rel.sigma = float(sd.h_y * sigma_hat_scaled)
         rel.df_resid = float(n_pub - d)
-        rel.r_squared, rel.adj_r_squared = r2, adj
-        facts.update(sigma_scaled=sigma_hat_scaled, privacy_excess=excess, r_squared_raw=r2,
-                     n_public=float(n_pub), bundle_c2=float(bundle["c2"]))
+        sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
+        facts.update(sigma_scaled=sigma_hat_scaled, privacy_excess=excess, n_public=float(n_pub),
+                     bundle_c2=float(bundle["c2"]), sigma_interval=sig_ci,
+                     sigma_estimable=res_var["estimable"])
+        if res_var["estimable"]:
+            rel.sigma = float(sd.h_y * sigma_hat_scaled)
+        else:
+            facts["sigma_not_estimable"] = (
+                "not estimable at this n and eps: the privacy noise in the residual sum of squares is "
+                "larger than half its value")
+        if values["r_squared"]:
+            rss = res_var["rss"] if res_var["estimable"] else float("nan")
+            r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss_noise"],
+                                        intercept=icpt)
+            if r2i["estimable"]:
+                r2 = r2i["r2"]
+                rel.r_squared = r2
+                rel.adj_r_squared = 1.0 - (1.0 - r2) * (n_pub - 1.0) / (n_pub - d)
+                facts.update(r_squared_raw=r2, r_squared_se=r2i["se"],
+                             r_squared_interval=[r2i["lower"], r2i["upper"]])
+            else:
+                why = ("the residual standard error is not estimable" if not res_var["estimable"] else
+                       "its privacy noise is too large" + (f" (standard error {r2i['se']:.2g})"
+                                                           if r2i.get("se") is not None else ""))
+                facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
         if "n_hat" in bundle:
             facts["n_hat"] = bundle["n_hat"]
         if values["ci"] == "bootstrap":

@@ -38,9 +38,83 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
     return value / (n_pub - d), bool(floor_hit)
 
 
+#: sigma_hat is printed only when its relative standard error is at most this (sigma^2 estimated to
+#: within +-100% at 95%: below that the printed value would be mostly privacy noise, e.g. 1e-6)
+SIGMA_MAX_REL_SE = 0.5
+#: R^2 is printed only when its standard error is at most this (95% interval about +-0.2 wide)
+R2_MAX_SE = 0.1
+
+
+def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv) -> dict:
+    """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
+
+    Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
+    (privacy error, first order). So RSS_hat = A2/kappa - trace(S V_priv) is unbiased for RSS_OLS, with
+    Var(RSS_hat) = sigma_b^2/kappa^2 (noise of A2) + 2 trace((S V_priv)^2) (Var of a Gaussian
+    quadratic form) + 2 sigma^4 (n - d) (sampling variance of RSS). sigma2 = RSS_hat/(n - d).
+
+    estimable: sigma2 >= SE(sigma2)/SIGMA_MAX_REL_SE. When it is not, the printed value would be mostly
+    noise, so the caller says "not estimable" and uses ``sigma2_upper`` (a 97.5% upper bound, at most
+    1 = the largest residual variance of an outcome scaled into [-1, 1]) for the sampling part of the
+    covariance: conservative for the intervals.
+    """
+    n_pub = bundle["n_pub"]
+    df = n_pub - d
+    kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
+    SV = np.asarray(S) @ np.asarray(V_priv)
+    excess = float(np.trace(SV))
+    rss = bundle["A2"] / kap - excess
+    var_noise = (bundle["sigma_b"] / kap) ** 2 + 2.0 * float(np.sum(SV * SV.T))
+    s2 = max(rss, 0.0) / df
+    var = var_noise + 2.0 * s2 * s2 * df
+    se = math.sqrt(var) / df
+    estimable = rss > 0 and s2 >= se / SIGMA_MAX_REL_SE
+    lo = max(s2 - 1.96 * se, 0.0)
+    hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
+    tiny = 1e-12 * bundle["c1"] ** 2
+    return {"sigma2": max(s2, tiny), "se": se, "estimable": bool(estimable), "lower": lo,
+            "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise}
+
+
+def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None) -> dict:
+    """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
+
+    ESS = theta_s' S_c theta_s with S_c the Gram matrix centred on the intercept column (Schur
+    complement; uncentred without an intercept, as lm does). theta_hat = theta_OLS + e, e ~ N(0, V_priv):
+    E[theta_hat' S_c theta_hat] = ESS_OLS + trace(S_c V_priv), so ESS_hat subtracts it; Var(ESS_hat) =
+    4 theta' S_c V S_c theta + 2 trace((S_c V)^2). RSS_hat is the bias-corrected residual sum of
+    squares of :func:`residual_variance_with_se` with its variance. The delta method gives SE(R^2).
+    No separate release of y'y is needed (its noise swamps the total sum of squares below n ~ 1e5)."""
+    theta = np.asarray(theta, float)
+    S = np.asarray(S, float)
+    V = np.asarray(V_priv, float)
+    d = len(theta)
+    if intercept is not None:
+        s = [j for j in range(d) if j != intercept]
+        i = intercept
+        Sc = S[np.ix_(s, s)] - np.outer(S[s, i], S[i, s]) / S[i, i]
+        th = theta[s]
+        Vs = V[np.ix_(s, s)]
+    else:
+        Sc, th, Vs = S, theta, V
+    if th.size == 0:
+        return {"r2": None, "se": None, "estimable": False}
+    ScV = Sc @ Vs
+    ess = float(th @ Sc @ th) - float(np.trace(ScV))
+    var_ess = 4.0 * float(th @ Sc @ Vs @ Sc @ th) + 2.0 * float(np.sum(ScV * ScV.T))
+    tot = ess + rss
+    if not (tot > 0 and ess > 0 and rss > 0):
+        return {"r2": None, "se": None, "estimable": False, "ess": ess}
+    r2 = ess / tot
+    se = math.sqrt(rss * rss * var_ess + ess * ess * var_rss) / tot ** 2
+    return {"r2": float(r2), "se": float(se), "estimable": bool(se <= R2_MAX_SE and 0 < r2 < 1),
+            "lower": float(max(r2 - 1.96 * se, 0.0)), "upper": float(min(r2 + 1.96 * se, 1.0)), "ess": ess}
+
+
 def dp_r_squared(sigma2_hat: float, bundle: dict, d: int) -> tuple[float, float] | tuple[None, None]:
     """DP R^2 = 1 - sigma2_hat (n_pub - d) / TSS with TSS = M2 - M1^2 / n_pub (spec 6.7), and the
-    adjusted value. Raw (unclamped) values; None if R_c was not released or TSS <= 0."""
+    adjusted value. Raw (unclamped) values; None if R_c was not released or TSS <= 0. Kept for
+    bundles with a y-moments release; fits now use :func:`dp_r_squared_gram`."""
     if "M1" not in bundle:
         return None, None
     n_pub = bundle["n_pub"]

@@ -535,10 +535,18 @@ class DPFit:
             raise DPRegError("intervals for predictions are not available for this fit: the method "
                              "does not provide standard errors for every coefficient")
         if interval == "prediction":
-            if self.sigma is None:
+            sig = self.sigma
+            if sig is None and (self.facts or {}).get("sigma_not_estimable"):
+                # issue 12: sigma is not estimable at this n and eps; its released 97.5% upper bound
+                # keeps the prediction interval conservative
+                sig = float(self.facts["sigma_interval"][1])
+                warnings.warn("the DP residual standard error is not estimable for this fit; the "
+                              "prediction interval uses its 95% upper bound (conservative)", UserWarning,
+                              stacklevel=2)
+            if sig is None:
                 raise DPRegError("prediction intervals need a DP residual standard error, which this "
                                  "method did not release; use interval='confidence'")
-            se = np.sqrt(se_fit ** 2 + self.sigma ** 2)
+            se = np.sqrt(se_fit ** 2 + sig ** 2)
         else:
             se = se_fit
         z = _z_quantile(level)
@@ -1178,10 +1186,20 @@ class Summary:
             df_s = "NA" if df is None else (format_number(df, 10) if float(df).is_integer()
                                             else f"{float(df):.0f} (estimated)")
             out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom")
+        facts = f.facts or {}
+        if f.sigma is None and facts.get("sigma_not_estimable"):
+            lo_s, hi_s = facts.get("sigma_interval", (None, None))
+            rng_s = (f"; 95% interval {format_number(lo_s)} to {format_number(hi_s)}"
+                     if lo_s is not None and hi_s is not None else "")
+            out.append(f"DP residual standard error: {facts['sigma_not_estimable']}{rng_s}")
         if f.r_squared is not None:
             adj = f.adj_r_squared
-            out.append(f"DP R-squared:  {format_number(f.r_squared)},\tAdjusted R-squared:  "
+            ri = facts.get("r_squared_interval")
+            ci_txt = (f" (95% interval {format_number(ri[0])} to {format_number(ri[1])})" if ri else "")
+            out.append(f"DP R-squared:  {format_number(f.r_squared)}{ci_txt},\tAdjusted R-squared:  "
                        f"{format_number(adj)}")
+        elif facts.get("r_squared_not_estimable"):
+            out.append(f"DP R-squared: {facts['r_squared_not_estimable']}")
         if f.has_inference:
             w = f.wald_test()
             if w["statistic"] is not None:
@@ -1190,9 +1208,9 @@ class Summary:
             elif w["note"]:
                 out.append(f"Noise-aware Wald chi-square: {w['note']}")
         not_rel = []
-        if f.sigma is None and f.link != "logit":
+        if f.sigma is None and f.link != "logit" and not facts.get("sigma_not_estimable"):
             not_rel.append("residual standard error")
-        if f.r_squared is None and f.link != "logit":
+        if f.r_squared is None and f.link != "logit" and not facts.get("r_squared_not_estimable"):
             not_rel.append("R-squared")
         if not_rel:
             out.append(f"Not released by this fit (no budget spent on them): {', '.join(not_rel)}")
