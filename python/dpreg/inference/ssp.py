@@ -45,7 +45,7 @@ SIGMA_MAX_REL_SE = 0.5
 R2_MAX_SE = 0.1
 
 
-def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv) -> dict:
+def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -56,19 +56,25 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv) -> dict:
     estimable: sigma2 >= SE(sigma2)/SIGMA_MAX_REL_SE. When it is not, the printed value would be mostly
     noise, so the caller says "not estimable" and uses ``sigma2_upper`` (a 97.5% upper bound, at most
     1 = the largest residual variance of an outcome scaled into [-1, 1]) for the sampling part of the
-    covariance: conservative for the intervals.
+    covariance: conservative for the intervals. ``bias``: a known systematic part of theta_hat -
+    theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
     """
     n_pub = bundle["n_pub"]
     df = n_pub - d
     kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
     SV = np.asarray(S) @ np.asarray(V_priv)
     excess = float(np.trace(SV))
+    if bias is not None:     # a systematic part of theta_hat - theta_OLS (ridge / unfinished boosting)
+        b = np.asarray(bias, float)
+        excess += float(b @ np.asarray(S) @ b)
     rss = bundle["A2"] / kap - excess
     var_noise = (bundle["sigma_b"] / kap) ** 2 + 2.0 * float(np.sum(SV * SV.T))
     s2 = max(rss, 0.0) / df
     var = var_noise + 2.0 * s2 * s2 * df
     se = math.sqrt(var) / df
-    estimable = rss > 0 and s2 >= se / SIGMA_MAX_REL_SE
+    # also not estimable when the privacy part of the residuals at theta_hat exceeds the residual sum
+    # of squares itself: the first-order privacy corrections are then unreliable
+    estimable = rss > 0 and s2 >= se / SIGMA_MAX_REL_SE and excess <= rss
     lo = max(s2 - 1.96 * se, 0.0)
     hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
@@ -151,6 +157,25 @@ def v_priv_boosted(Gamma, S, sigma_round: float, etas) -> np.ndarray:
         A = np.eye(d) - eta * GS
         V = A @ V @ A.T + (eta * sigma_round) ** 2 * GG
     return (V + V.T) / 2.0
+
+
+#: the boosting shrinkage is undone only when ||R_T||_2 is at most this (else (I - R_T)^-1 would
+#: amplify the noise by more than 2x and rest on the S-for-X^T X approximation too heavily)
+DEBIAS_MAX_NORM = 0.5
+
+
+def boosting_debias_map(Gamma, S, etas):
+    """W = (I - R_T)^-1 with R_T = prod_t (I - eta_t Gamma S), or None when R_T is negligible
+    (||R_T|| < 1e-3: nothing to undo) or too large (> DEBIAS_MAX_NORM). Post-processing only."""
+    d = S.shape[0]
+    GS = Gamma @ S
+    R = np.eye(d)
+    for eta in etas:
+        R = (np.eye(d) - eta * GS) @ R
+    nrm = float(np.linalg.norm(R, 2))
+    if nrm < 1e-3 or nrm > DEBIAS_MAX_NORM:
+        return None, nrm
+    return np.linalg.inv(np.eye(d) - R), nrm
 
 
 def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:

@@ -393,7 +393,9 @@ class DPFit:
         return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
 
     def _slopes(self) -> list[int]:
-        return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES]
+        # a coefficient reported as not estimable (NA) is not part of the Wald test (issue 12)
+        b = np.asarray(self._release.coef, float)
+        return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
     def wald_test(self) -> dict:
         """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (spec 6.6).
@@ -513,7 +515,15 @@ class DPFit:
         _check_level(level)
         X, index = self._new_model_matrix(newdata)
         b = np.asarray(self._release.coef, float)
+        # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
+        na = ~np.isfinite(b)
+        if na.any():
+            bad_rows = np.any(X[:, na] != 0, axis=1)
+            X = X[:, ~na]
+            b = b[~na]
         eta = X @ b
+        if na.any():
+            eta = np.where(bad_rows, np.nan, eta)
 
         def response(x):
             return stats.logistic.cdf(x) if (logit and type == "response") else x
@@ -521,6 +531,8 @@ class DPFit:
         if interval is None:
             return pd.Series(response(eta), index=index, name="fit")
         v = self._vcov_array()
+        if v is not None and na.any():
+            v = v[np.ix_(~na, ~na)]
         if v is None:
             raise DPRegError("intervals are not available for this fit: "
                              + (self.inference_note or _NO_INFERENCE))
