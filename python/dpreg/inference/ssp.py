@@ -74,7 +74,13 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     se = math.sqrt(var) / df
     # also not estimable when the privacy part of the residuals at theta_hat exceeds the residual sum
     # of squares itself: the first-order privacy corrections are then unreliable
-    estimable = rss > 0 and s2 >= se / SIGMA_MAX_REL_SE and excess <= rss
+    # Also not estimable when (a) the privacy part of the residuals at theta_hat is more than a quarter
+    # of their released sum: the first-order privacy correction is then unreliable (its tails are
+    # heavier than the Gaussian quadratic form when the noisy Gram matrix is inverted), or (b) the
+    # value is impossible: an outcome scaled into [-1, 1] has residual variance at most 1.
+    total = bundle["A2"] / kap
+    estimable = (rss > 0 and s2 >= se / SIGMA_MAX_REL_SE and excess <= 0.25 * total
+                 and s2 <= 1.0)
     lo = max(s2 - 1.96 * se, 0.0)
     hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
@@ -176,6 +182,19 @@ def boosting_debias_map(Gamma, S, etas):
     if nrm < 1e-3 or nrm > DEBIAS_MAX_NORM:
         return None, nrm
     return np.linalg.inv(np.eye(d) - R), nrm
+
+
+def ridge_debias(S, lam: float, theta):
+    """(W, b): W = I + lam S^-1 undoes the ridge shrinkage of AdaSSP, theta_hat ~ (S + lam)^-1 S
+    theta_OLS, so W theta_hat ~ theta_OLS; returned only when ||lam S^-1||_2 <= 1 (noise amplified at
+    most 2x), else None. b = lam S^-1 theta_hat estimates theta_OLS - E theta_hat."""
+    d = S.shape[0]
+    Sinv = np.linalg.inv(S)
+    b = lam * (Sinv @ theta)
+    amp = float(np.linalg.norm(lam * Sinv, 2))
+    if amp > 1.0:
+        return None, b
+    return np.eye(d) + lam * Sinv, b
 
 
 def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:

@@ -428,7 +428,7 @@ class DPFit:
         return out
 
     # ---- prediction -----------------------------------------------------------------------------
-    def _new_model_matrix(self, newdata):
+    def _new_model_matrix(self, newdata, clamp: bool = True):
         if self._public is None or not hasattr(self._public, "model_matrix"):
             raise DPRegError("this fit cannot build model matrices for new data (no public design)")
         if isinstance(newdata, dict):
@@ -447,10 +447,26 @@ class DPFit:
         if X.shape[1] != len(self._terms):
             raise DPRegError("internal: the model matrix of newdata has a different number of columns "
                              "than the fit's terms")
-        if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
-                and bool(np.any(np.asarray(outside))):
-            outside = self._outside_columns(newdata) or outside
-        self._warn_outside(outside)
+        # issue 12: the fit was made on model-matrix columns clamped to their public intervals (spec
+        # 2.3), so by default new rows are clamped the same way; the check is on the model-matrix
+        # columns (the outcome and rows inside the ranges never trigger it)
+        lo = np.asarray(getattr(self._public, "column_lower", np.full(X.shape[1], np.nan)), float)
+        hi = np.asarray(getattr(self._public, "column_upper", np.full(X.shape[1], np.nan)), float)
+        icpt = [j for j, t in enumerate(self._terms) if t in _INTERCEPT_NAMES]
+        known = np.isfinite(lo) & np.isfinite(hi) & (lo.shape == (X.shape[1],))
+        known[icpt] = False
+        if np.any(known):
+            tol = 1e-12 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+            off = known & (np.any(X < lo - tol, axis=0) | np.any(X > hi + tol, axis=0))
+            cols = [self._terms[j] for j in np.flatnonzero(off)]
+            if clamp:
+                X = np.where(known, np.clip(X, np.where(known, lo, -np.inf), np.where(known, hi, np.inf)), X)
+            self._warn_outside(cols, clamped=clamp)
+        else:
+            if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
+                    and bool(np.any(np.asarray(outside))):
+                outside = self._outside_columns(newdata) or outside
+            self._warn_outside(outside)
         if self._release.row_transform is not None:
             from ..design.scaling import apply_row_transform
             X = np.asarray(apply_row_transform(X, self._release.row_transform), dtype=float)
@@ -460,7 +476,10 @@ class DPFit:
         """Names of numeric columns of newdata with values outside the schema's public ranges."""
         schema = getattr(self._public, "schema", None)
         cols = []
+        outcome = getattr(self._public, "outcome", None)
         for name, v in (getattr(schema, "variables", None) or {}).items():
+            if name == outcome:   # the outcome is not a predictor: a column of it in newdata is ignored
+                continue
             if v.kind != "numeric" or name not in newdata or v.lower is None or v.upper is None:
                 continue
             x = pd.to_numeric(newdata[name], errors="coerce").to_numpy(dtype=float)
@@ -469,7 +488,7 @@ class DPFit:
         return cols
 
     @staticmethod
-    def _warn_outside(outside):
+    def _warn_outside(outside, clamped: bool = False):
         """Warn (naming columns, never values) when new rows leave the fit's public ranges."""
         if outside is None:
             return
@@ -484,12 +503,18 @@ class DPFit:
             hit = bool(cols)
         else:
             hit = bool(np.any(np.asarray(outside)))
-        if hit:
+        if hit and clamped:
+            where = f" of term(s) {', '.join(cols)}" if cols else ""
+            warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
+                          "with; they were clamped to those ranges, as the training data were "
+                          "(clamp=False extrapolates instead)", UserWarning, stacklevel=4)
+        elif hit:
             where = f" of column(s) {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           f"with; these predictions extrapolate", UserWarning, stacklevel=3)
 
-    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response"):
+    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response",
+                clamp: bool = True):
         """Predictions for new data.
 
         interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
@@ -499,7 +524,10 @@ class DPFit:
         type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
                    function) or "link" (linear predictor).
         level    : None -> the fit's ``level`` (0.95 unless the method's ``level`` option was set).
-        Values outside the fit's public ranges are not clamped; a warning names the columns.
+        clamp    : True (default): model-matrix columns of newdata are clamped to the public ranges
+                   the fit used, as the training rows were (the fit is the regression of the clamped
+                   data); a warning names the terms that were clamped. False: no clamping (the
+                   prediction extrapolates the fitted line; a warning says so).
         """
         if interval in ("none",):
             interval = None
@@ -513,7 +541,9 @@ class DPFit:
                              "use interval='confidence' for a logistic fit")
         level = self.level if level is None else level
         _check_level(level)
-        X, index = self._new_model_matrix(newdata)
+        if not isinstance(clamp, (bool, np.bool_)):
+            raise ValueError("clamp must be True or False")
+        X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
         b = np.asarray(self._release.coef, float)
         # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
         na = ~np.isfinite(b)
