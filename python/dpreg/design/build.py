@@ -466,6 +466,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
+            from ..errors import SampleTooSmall
+            if isinstance(exc, SampleTooSmall):
+                raise
             raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"

@@ -41,8 +41,9 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
 #: sigma_hat is printed only when its relative standard error is at most this (sigma^2 estimated to
 #: within +-100% at 95%: below that the printed value would be mostly privacy noise, e.g. 1e-6)
 SIGMA_MAX_REL_SE = 0.5
-#: R^2 is printed only when its standard error is at most this (95% interval about +-0.2 wide)
-R2_MAX_SE = 0.1
+#: R^2 is printed (with its 95% interval) only when its standard error is at most this; a tighter gate
+#: selected upward errors (a larger ESS lowers the delta-method SE) and biased the printed median
+R2_MAX_SE = 0.25
 
 
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> dict:
