@@ -38,9 +38,10 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
     return value / (n_pub - d), bool(floor_hit)
 
 
-#: sigma_hat is printed only when its relative standard error is at most this (sigma^2 estimated to
-#: within +-100% at 95%: below that the printed value would be mostly privacy noise, e.g. 1e-6)
-SIGMA_MAX_REL_SE = 0.5
+#: sigma_hat is printed only when the relative standard error of sigma^2 is at most this (so sigma to
+#: about +-25% at 95%); with a looser gate (0.5) the printed values were upward noise outliers (RSS
+#: 6x the truth passed because the estimate itself sets the scale of its standard error)
+SIGMA_MAX_REL_SE = 0.25
 #: R^2 is printed (with its 95% interval) only when its standard error is at most this; a tighter gate
 #: selected upward errors (a larger ESS lowers the delta-method SE) and biased the printed median
 R2_MAX_SE = 0.25
@@ -55,9 +56,9 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     quadratic form) + 2 sigma^4 (n - d) (sampling variance of RSS). sigma2 = RSS_hat/(n - d).
 
     estimable: sigma2 >= SE(sigma2)/SIGMA_MAX_REL_SE. When it is not, the printed value would be mostly
-    noise, so the caller says "not estimable" and uses ``sigma2_upper`` (a 97.5% upper bound, at most
-    1 = the largest residual variance of an outcome scaled into [-1, 1]) for the sampling part of the
-    covariance: conservative for the intervals. ``bias``: a known systematic part of theta_hat -
+    noise, so the caller says "not estimable" (with the 95% interval [lower, upper]; upper is at most
+    1 = the largest residual variance of an outcome scaled into [-1, 1]) and uses ``sigma2_cov`` for
+    the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
     """
     n_pub = bundle["n_pub"]
@@ -85,7 +86,11 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     lo = max(s2 - 1.96 * se, 0.0)
     hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
-    return {"sigma2": max(s2, tiny), "se": se, "estimable": bool(estimable), "lower": lo,
+    # for the covariance when sigma is not estimable: the spec 6.2 value (floored at 1% of the released
+    # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
+    # far too wide (coverage 0.99-1.00 at n = 300)
+    sigma2_cov = max(rss, 0.01 * max(total, 0.0), tiny) / df
+    return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "se": se, "estimable": bool(estimable), "lower": lo,
             "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise}
 
 
