@@ -235,9 +235,12 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv_at_release,
                                                         bias=shrink_bias)
         else:
-            # the ridge shrinks theta_hat by about lam Gamma theta: part of the residuals at theta_hat
-            res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv,
-                                                    bias=state["lam"] * (state["Gamma"] @ theta))
+            # the ridge shrinks theta_hat by about lam S^-1 theta_hat (inf.ridge_debias): part of the
+            # residuals at theta_hat; where S is too poorly determined for that, lam Gamma theta_hat
+            W_r, b_r = inf.ridge_debias(S, state["lam"], theta) if state["lam"] > 0 else (None, None)
+            bias = (b_r if W_r is not None else state["lam"] * (state["Gamma"] @ theta)) \
+                if state["lam"] > 0 else None
+            res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias)
         excess = res_var["excess"]
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
@@ -329,7 +332,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # round; when the Gram noise s.d. sigma1 exceeds a column's released information S_jj (small
         # n eps: sigma1 grows with sqrt(T)), V_T is wrong and the intervals covered 0.80 at n = 300
         slope_diag = [float(state["A_hat"][j, j]) for j in range(d) if j != icpt]   # unprojected
-        gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < state["sigma_gram"]
+        # (2 sigma1: with 1 sigma1 the few fits let through near the threshold were those whose Gram
+        # noise was upward, and covered 0.5-0.8)
+        gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
         if gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM):
             # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
