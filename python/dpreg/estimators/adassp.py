@@ -144,8 +144,9 @@ def restore_columns(rel, keep, design):
     if keep is None:
         return rel
     names = [design.public.terms[j] for j in np.flatnonzero(~np.asarray(keep))]
-    reason = (f"Not estimable at this n and eps: {', '.join(names)} (the released counts do not show rows "
-              "at these levels; any such rows count with the reference level). Reported as NA.")
+    reason = (f"Not estimable at this n and eps: {', '.join(names)} (the released counts do not show "
+              "enough rows at these levels to estimate them at this privacy noise; any such rows count "
+              "with the reference level). Reported as NA.")
     return _ssp.expand_release(rel, keep, reason)
 
 

@@ -43,9 +43,11 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
 #: 6x the truth passed because the estimate itself sets the scale of its standard error)
 SIGMA_MAX_REL_SE = 0.25
 #: ... and only when the privacy part of the released residual sum (the excess) is at most this share
-#: of it: at 0.25, BoostedAdaSSP at n = 3000, eps = 1 printed sigma 2-4x the truth (the released
-#: sums that pass are the upward noise outliers, whose own size makes the relative SE look small)
-EXCESS_MAX_SHARE = 0.15
+#: of it. A trade-off measured on BoostedAdaSSP (60 fits each): at 0.25, n = 3000, eps = 1 printed
+#: sigma in 4 fits, median 1.8x the truth (the sums that pass are upward noise draws); at 0.15,
+#: n = 1e4, eps = 1 printed it in 14 fits only, median 13% high (selection); at 0.2: 1 fit of 60 at
+#: n = 3000, and 56 of 60 at n = 1e4 with median 0.993 (truth 1)
+EXCESS_MAX_SHARE = 0.2
 #: R^2 is printed (with its 95% interval) only when its standard error is at most this; a tighter gate
 #: selected upward errors (a larger ESS lowers the delta-method SE) and biased the printed median
 R2_MAX_SE = 0.25
@@ -84,9 +86,15 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     # EXCESS_MAX_SHARE of their released sum: the first-order privacy correction is then unreliable (its tails are
     # heavier than the Gaussian quadratic form when the noisy Gram matrix is inverted), or (b) the
     # value is impossible: an outcome scaled into [-1, 1] has residual variance at most 1.
+    # The verdict is taken on the independently released A1 (n s1^2 estimates the same residual sum
+    # under normality), not on A2 itself: gating on A2 printed only its upward noise draws (the
+    # printed median of sigma-hat was 12% high for BoostedAdaSSP at n = 1e4, eps = 1).
     total = bundle["A2"] / kap
-    estimable = (rss > 0 and s2 >= se / SIGMA_MAX_REL_SE and excess <= EXCESS_MAX_SHARE * total
-                 and s2 <= 1.0)
+    total_a1 = n_pub * bundle["s1"] ** 2
+    s2_a1 = max(total_a1 - excess, 0.0) / df
+    se_a1 = math.sqrt(var_noise + 2.0 * s2_a1 * s2_a1 * df) / df
+    estimable = (rss > 0 and s2_a1 > 0 and s2_a1 >= se_a1 / SIGMA_MAX_REL_SE
+                 and excess <= EXCESS_MAX_SHARE * total_a1 and s2 <= 1.0)
     lo = max(s2 - 1.96 * se, 0.0)
     hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
