@@ -252,9 +252,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             V = inf.analytic_vcov_adassp(state["Gamma"], S, V_priv, sigma2_hat)
             if state["lam"] > 0:
                 # issue 12: the ridge shrinks theta_hat, E theta_hat ~ (S + lam)^-1 S theta_OLS, a bias
-                # the covariance does not hold (x1 covered 0.83 at n = 1000, eps = 1 with a factor).
-                # Undo it when that amplifies the noise at most 2x (post-processing), else add the
-                # estimated bias b = lam S^-1 theta_hat to the covariance (mean squared error).
+                # the covariance does not hold (x1 covered 0.83 at n = 1000, eps = 1 with a factor;
+                # correlated predictors 0.73). Undo it (post-processing) and carry the noise through
+                # the same map (inf.ridge_debias).
                 W, b_ridge = inf.ridge_debias(S, state["lam"], theta)
                 if W is not None:
                     theta = W @ theta
@@ -264,9 +264,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     coef = M @ theta + m
                     rel.coef = coef
                     facts["ridge_debiased"] = True
-                # else (noise amplification > 2x, e.g. n = 300, eps = 1): the shrinkage is left as
-                # it is; adding b b' there made the intervals cover 0.99-1.00 (b = lam S^-1 theta_hat
-                # is itself mostly noise when S is poorly determined)
         se_scaled = np.sqrt(np.diag(V))
         sigma_hat_scaled = math.sqrt(sigma2_hat)
         n_pub = bundle["n_pub"]

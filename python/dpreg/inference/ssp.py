@@ -202,15 +202,22 @@ def boosting_debias_map(Gamma, S, etas):
     return np.linalg.inv(np.eye(d) - R), nrm
 
 
+#: the ridge shrinkage is always undone: S >= sigma1 I (PD projection) and lam <= kappa_E sigma1, so the
+#: noise amplification ||lam S^-1|| is at most kappa_E = 1.96 sqrt(d) and the covariance carries it.
+#: With the limit 1 (undo only when the noise grows at most 2x) correlated predictors (corr 0.8)
+#: covered 0.73-0.80 at n = 1e3-1e4, eps = 1; undoing always: 0.97-0.99 (validity benchmark)
+RIDGE_DEBIAS_MAX_AMP = math.inf
+
+
 def ridge_debias(S, lam: float, theta):
     """(W, b): W = I + lam S^-1 undoes the ridge shrinkage of AdaSSP, theta_hat ~ (S + lam)^-1 S
-    theta_OLS, so W theta_hat ~ theta_OLS; returned only when ||lam S^-1||_2 <= 1 (noise amplified at
-    most 2x), else None. b = lam S^-1 theta_hat estimates theta_OLS - E theta_hat."""
+    theta_OLS, so W theta_hat ~ theta_OLS; None when ||lam S^-1||_2 > RIDGE_DEBIAS_MAX_AMP.
+    b = lam S^-1 theta_hat estimates theta_OLS - E theta_hat."""
     d = S.shape[0]
     Sinv = np.linalg.inv(S)
     b = lam * (Sinv @ theta)
     amp = float(np.linalg.norm(lam * Sinv, 2))
-    if amp > 1.0:
+    if amp > RIDGE_DEBIAS_MAX_AMP:
         return None, b
     return np.eye(d) + lam * Sinv, b
 
