@@ -26,7 +26,7 @@ from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from . import _ssp
-from ..errors import InvalidArgument
+from ..errors import Diagnostic, InvalidArgument
 
 METHODS = ("adassp",)
 NEEDS_BOUNDS = True
@@ -386,13 +386,16 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      if boosted and state["stable_ridge"] and plan["inference"] else None),
         tau=state.get("tau") if sd.extra["outcome_scaled"] else None, sigma_hat=sigma_hat_scaled)
     if facts.get("ridge_debiased"):
-        rel.warnings = [("The ridge penalty was active (lambda > 0): the estimates were corrected for its "
-                         "shrinkage (post-processing) and the intervals include the extra noise of that "
-                         "correction.") if w.startswith("The ridge penalty was active") else w
+        # the reworded ridge sentence stays an informational note (category None), like the original
+        rel.warnings = [Diagnostic("The ridge penalty was active (lambda > 0): the estimates were corrected "
+                                   "for its shrinkage (post-processing) and the intervals include the extra "
+                                   "noise of that correction.", None)
+                        if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
     elif facts.get("ridge_bias_in_vcov"):
-        rel.warnings = [("The ridge penalty was active (lambda > 0): estimates are shrunk towards 0; the "
-                         "intervals include the estimated shrinkage, so they are conservative.")
+        rel.warnings = [Diagnostic("The ridge penalty was active (lambda > 0): estimates are shrunk towards "
+                                   "0; the intervals include the estimated shrinkage, so they are "
+                                   "conservative.", None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
     return rel
