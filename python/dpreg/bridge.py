@@ -76,7 +76,20 @@ def _run(fn, *args, **kwargs) -> dict:
             error = {"type": type(exc).__name__, "message": str(exc),
                      "privacy": _plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
-            "warnings": [{"category": w.category.__name__, "message": str(w.message)} for w in caught]}
+            "warnings": [{"category": w.category.__name__, "message": str(w.message)}
+                         for w in caught if not _library_warning(w.category)]}
+
+
+#: warnings of the libraries under the core (numpy, pandas, formulaic, ...) are about our use of
+#: them, not about the user's model, and their text may depend on the data: never sent to R
+_LIBRARY_MODULES = ("numpy", "pandas", "scipy", "formulaic", "interface_meta", "sklearn", "statsmodels")
+
+
+def _library_warning(category) -> bool:
+    if issubclass(category, (RuntimeWarning, DeprecationWarning, PendingDeprecationWarning, FutureWarning)):
+        return True
+    module = getattr(category, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARY_MODULES
 
 
 def _fit_kwargs(options: dict) -> tuple[dict, dict, bool]:

@@ -16,7 +16,10 @@ print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   } else {
     cat("No coefficients\n")
   }
-  cat("\n", x$title, "\n", privacy_first_line(x), "\n\n", sep = "")
+  cat("\n")
+  cat_wrapped(x$title)
+  cat_wrapped(privacy_first_line(x))
+  cat("\n")
   invisible(x)
 }
 
@@ -89,10 +92,12 @@ perc_labels <- function(level) {
 print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
                                  signif.stars = getOption("show.signif.stars"), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
-  cat(x$title, "\n\n", sep = "")
+  cat_wrapped(x$title)
+  cat("\n")
   if (!is.null(x$method_text) && nzchar(x$method_text)) {
     # the core's method block: tuning values with their origins, released facts, method lines
-    cat(x$method_text, "\n\n", sep = "")
+    cat_wrapped(x$method_text)
+    cat("\n")
   }
   if (x$has_inference) {
     cat("Coefficients (noise-aware standard errors; normal reference):\n")
@@ -113,16 +118,17 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
-    cat("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits), " on ",
-        format(w$df), " DF,  p-value: ", format.pval(w$p.value, digits = digits), "\n", sep = "")
+    cat_wrapped(paste0("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits),
+                       " on ", format(w$df), " DF,  p-value: ",
+                       format.pval(w$p.value, digits = digits)))
   } else if (x$has_inference && !is.null(w$note)) {
-    cat("Noise-aware Wald chi-square: ", w$note, "\n", sep = "")
+    cat_wrapped(paste0("Noise-aware Wald chi-square: ", w$note))
   }
   not_rel <- c(if (!is.finite(x$sigma) && !identical(x$link, "logit")) "residual standard error",
                if (!is.finite(x$r.squared) && !identical(x$link, "logit")) "R-squared")
   if (length(not_rel)) {
-    cat("Not released by this fit (no budget spent on them): ",
-        paste(not_rel, collapse = ", "), "\n", sep = "")
+    cat_wrapped(paste0("Not released by this fit (no budget spent on them): ",
+                       paste(not_rel, collapse = ", ")))
   }
   if (!x$has_inference) {
     note <- if (is.null(x$inference_note)) "this method provides none" else x$inference_note
@@ -131,13 +137,15 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     }
     cat(strwrap(note, width = 0.95 * getOption("width")), sep = "\n")
   } else if (!is.null(x$inference_note)) {
-    cat("Inference note: ", x$inference_note, "\n", sep = "")
+    cat_wrapped(paste0("Inference note: ", x$inference_note))
   }
-  cat("\n", trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
-                   else x$privacy_text), "\n", sep = "")
+  cat("\n")
+  cat_wrapped(trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
+                     else x$privacy_text))
   cat("n = ", x$nobs, " (public)\n", sep = "")
   if (length(x$warnings)) {
-    cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+    cat("Warnings:\n")
+    cat_wrapped(paste0("  * ", x$warnings, collapse = "\n"))
   }
   cat("\n")
   invisible(x)
@@ -370,7 +378,7 @@ print.dp_privacy <- function(x, n = 20, ...) {
   if (is.null(txt) || !nzchar(txt)) {
     txt <- paste0("Privacy: eps = ", format(x$eps), ", delta = ", format(x$delta))
   }
-  cat(trimws(txt), "\n", sep = "")
+  cat_wrapped(trimws(txt))
   led <- ledger_frame(x$ledger)
   if (!is.null(led) && nrow(led)) {
     cat("\nLedger:\n")

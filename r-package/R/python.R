@@ -144,20 +144,20 @@ call_core <- function(fun, ...) {
     .dpreg$funs[[fun]] <- f
   }
   out <- f(...)
-  # the core's messages show Python syntax for options; R users pass R lists
-  r_syntax <- function(msg) {
-    msg <- gsub("levels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", msg)
-    gsub("levels='data'", "levels = \"data\"", msg, fixed = TRUE)
-  }
+  # the core's messages are written for Python users: r_dialect() renders them in R's syntax;
+  # the conditions carry R classes (dpreg_value_error, dpreg_design_error, ...; the older
+  # dpreg_<PythonClass> class stays for code that caught it)
   for (w in out$warnings) {
-    cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak" else "dpreg_warning"
-    warning(structure(class = c(cls, "warning", "condition"),
-                      list(message = paste0(w$category, ": ", r_syntax(w$message)), call = NULL)))
+    cls <- if (identical(w$category, "PrivacyLeakWarning")) "dpreg_privacy_leak"
+           else r_condition_class(w$category, "warning")
+    warning(structure(class = unique(c(cls, "dpreg_warning", "warning", "condition")),
+                      list(message = r_dialect(w$message), call = NULL)))
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
-    stop(structure(class = c(paste0("dpreg_", err$type), "dpreg_error", "error", "condition"),
-                   list(message = paste0(err$type, ": ", r_syntax(err$message)), call = NULL,
+    stop(structure(class = unique(c(r_condition_class(err$type), paste0("dpreg_", err$type),
+                                    "dpreg_error", "error", "condition")),
+                   list(message = r_dialect(err$message), call = NULL,
                         privacy = err$privacy)))
   }
   out$value

@@ -54,7 +54,8 @@ check_vector <- function(x) {
 
 new_dp_estimate <- function(d, call) {
   structure(list(estimate = num1(d$estimate), std.error = num1(d$std_error), kind = d$kind,
-                 facts = d$facts, privacy = d$privacy, warnings = chr(d$warnings), call = call,
+                 facts = d$facts, privacy = within_text(d$privacy), warnings = r_dialect(chr(d$warnings)),
+                 call = call,
                  nobs = if (is.null(d$facts$n)) NA_integer_ else as.integer(d$facts$n)),
             class = "dp_estimate")
 }
@@ -78,6 +79,14 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
     cat("Privacy: eps = ", format(p$eps), ", delta = ", format(num1(p$delta)),
         if (isTRUE(p$seeded)) "; seeded (reproducible, not for release)" else "", "\n", sep = "")
   }
-  if (length(x$warnings)) cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+  if (length(x$warnings)) {
+    cat("Warnings:\n")
+    cat_wrapped(paste0("  * ", x$warnings, collapse = "\n"))
+  }
   invisible(x)
+}
+
+within_text <- function(p) {
+  if (is.list(p) && !is.null(p$text)) p$text <- r_dialect(p$text)
+  p
 }
