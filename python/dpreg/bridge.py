@@ -240,6 +240,19 @@ def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
     return _run(_conf_int, fit_json, level)
 
 
+def _model_matrix(fit_json, columns, factors):
+    fit = _load(fit_json)
+    X, _ = fit._new_model_matrix(_frame(columns, factors))
+    return {"rows": _plain([[float(v) for v in row] for row in X]), "terms": list(fit.terms)}
+
+
+def r_model_matrix(fit_json: str, columns: dict, factors: dict | None = None) -> dict:
+    """The model matrix of new rows as the fit's public design builds it (the matrix whose
+    product with the coefficients is the linear predictor of ``predict``): ``{"rows": [[...]],
+    "terms": [...]}``. Uses only the fit's public design and the new rows given."""
+    return _run(_model_matrix, fit_json, columns, factors)
+
+
 def r_privacy_paragraph(fit_json: str) -> dict:
     """The methods-section paragraph (``PrivacyStatement.paragraph()``) of a fit stored as
     ``to_dict()`` JSON; for fits whose record does not carry ``privacy_paragraph`` yet."""

@@ -34,10 +34,18 @@
 #'   character vector of class `c("dp_table", "knitr_kable")` with attribute
 #'   `format`.
 #' @examples
-#' \dontrun{
-#' tab <- dp_compare(list(fit1, fit2), names = c("AdaSSP", "BoostedAdaSSP"))
-#' knitr::kable(tab)
-#' dp_compare(list(fit1, fit2), format = "latex", caption = "DP fits")
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   fit2 <- dp_lm(y ~ x + g, data = df, eps = 1, method = "boosted_adassp",
+#'                 bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                 levels = list(g = c("a", "b")), seed = 2)
+#'   dp_compare(list(fit, fit2), names = c("AdaSSP", "BoostedAdaSSP"))
+#'   dp_compare(list(fit, fit2), format = "markdown")
 #' }
 #' @export
 dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "markdown", "html", "text"),
@@ -130,8 +138,14 @@ print.dp_table <- function(x, ...) {
 #' @param width Wrap the text at this width (`NULL`: one line).
 #' @return A character string (invisibly when printed by `cat()`).
 #' @examples
-#' \dontrun{
-#' cat(privacy_paragraph(fit), "\n")
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   cat(privacy_paragraph(fit, width = 70), "\n")
 #' }
 #' @export
 privacy_paragraph <- function(fit, width = NULL) {

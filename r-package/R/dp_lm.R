@@ -55,13 +55,18 @@
 #' @return An object of class `c("dp_lm", "dp_fit")`.
 #' @seealso [summary.dp_fit()], [predict.dp_fit()], [privacy()], [dp_glm()].
 #' @examples
-#' \dontrun{
-#' df <- data.frame(x = runif(500), g = factor(sample(c("a", "b"), 500, TRUE)))
-#' df$y <- 1 + 2 * df$x + (df$g == "b") + rnorm(500)
-#' fit <- dp_lm(y ~ x + g, data = df, eps = 1,
-#'              bounds = list(x = c(0, 1), y = c(-5, 8)),
-#'              levels = list(g = c("a", "b")), seed = 1)
-#' summary(fit)
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   fit
+#'   summary(fit)
+#'   confint(fit, level = 0.9)
+#'   privacy(fit)
+#'   predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction")
 #' }
 #' @export
 dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL,
@@ -80,6 +85,16 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' @param family `binomial()` (the only family supported), or the string
 #'   `"binomial"`.
 #' @return An object of class `c("dp_glm", "dp_fit")`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(400, 0, 10))
+#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
+#'                 bounds = list(x = c(0, 10)), seed = 1)
+#'   fit
+#'   predict(fit, data.frame(x = c(2, 8)), type = "response")
+#' }
 #' @export
 dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1e-6,
                    method = "auto", bounds = NULL, levels = NULL, seed = NULL, ...) {
@@ -112,13 +127,26 @@ check_named_list <- function(x, what) {
   x
 }
 
-# The call is printed: an inline data argument (data = data.frame(...)) would print data values.
+# The call is printed: an inline data argument that holds data values (data = data.frame(x =
+# c(...))) is shown as <data>. An expression of names and single constants (df[df$g == "a", ],
+# subset(df, x > 0)) holds none and is kept, so that update() can evaluate it again.
 public_call <- function(call) {
   d <- call$data
-  if (!is.null(d) && !(is.name(d) || (is.call(d) && deparse(d[[1]]) %in% c("$", "::", "[[")))) {
-    call$data <- as.name("<data>")
-  }
+  if (!is.null(d) && !is.name(d) && holds_values(d)) call$data <- as.name("<data>")
   call
+}
+
+holds_values <- function(e) {
+  if (is.name(e)) return(FALSE)
+  if (is.atomic(e)) return(length(e) > 1)
+  if (!is.call(e)) return(TRUE)
+  f <- paste(deparse(e[[1]]), collapse = "")
+  if (f %in% c("c", "data.frame", "list", "tibble", "tibble::tibble", "data.table", "cbind",
+               "rbind", "matrix", "structure", "tribble", "I", "rnorm", "runif", "sample")) {
+    return(TRUE)
+  }
+  if (nchar(paste(deparse(e), collapse = "")) > 200) return(TRUE)
+  any(vapply(as.list(e)[-1], function(a) !missing(a) && holds_values(a), TRUE))
 }
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
@@ -174,6 +202,10 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   # declared levels of columns the formula does not use stay here (update(fit, . ~ . - g) keeps
   # them); names that are not columns at all go on, so that the core warns about a misspelling
   levels <- levels[!(names(levels) %in% setdiff(names(data), tr$vars))]
+  if (is.list(bounds)) {
+    bounds <- bounds[!(names(bounds) %in% setdiff(names(data), tr$vars))]
+    if (!length(bounds)) bounds <- NULL
+  }
   if (!length(levels)) levels <- NULL
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
   if (levels_data) levels <- "data"
@@ -291,6 +323,8 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     r.squared = num1(d$r_squared), adj.r.squared = num1(d$adj_r_squared),
     nobs = if (is.null(d$nobs)) NA_integer_ else as.integer(d$nobs),
     call = call, formula = tr$formula, terms = rn, core_terms = core_terms,
+    assign = coef_assign(core_terms, tr$map, tr$formula),
+    term.labels = attr(stats::terms(tr$formula), "term.labels"),
     core_formula = tr$core, response = tr$response,
     method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
     title = r_dialect(d$title), family = d$family, link = d$link,
@@ -329,4 +363,24 @@ pooled_levels <- function(d, xlevels) {
     if (!is.null(p) && length(lv)) out[[v]] <- if (identical(p, "(other)")) "(other)" else lv[1]
   }
   out
+}
+
+# For each coefficient, the index of its term among the formula's term labels (0 for the
+# intercept), as the "assign" attribute of lm's model matrix: anova() and drop1() group the
+# coefficients by it.
+coef_assign <- function(core_terms, map, formula) {
+  labels <- attr(stats::terms(formula), "term.labels")
+  leaf <- function(comp) {
+    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
+    x <- if (length(m) == 4) m[2] else comp
+    r <- map[norm_expr(x)]
+    if (is.na(r)) norm_expr(x) else norm_expr(unname(r))
+  }
+  label_sets <- lapply(labels, function(l) sort(norm_expr(split_interaction(l))))
+  vapply(core_terms, function(t) {
+    if (identical(t, "Intercept")) return(0L)
+    comps <- sort(vapply(split_interaction(t), leaf, "", USE.NAMES = FALSE))
+    hit <- which(vapply(label_sets, function(s) identical(s, comps), TRUE))
+    if (length(hit)) hit[1] else NA_integer_
+  }, 0L, USE.NAMES = FALSE)
 }

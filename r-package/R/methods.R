@@ -7,6 +7,16 @@
 #' @param x A `dp_fit` (from [dp_lm()] or [dp_glm()]).
 #' @param digits Significant digits.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(fit)
+#' }
 #' @export
 print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
@@ -50,6 +60,18 @@ privacy_first_line <- function(x) {
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
 #'   `Std. Error`, `z value`, `Pr(>|z|)`), `conf.int`, `sigma`, `df`,
 #'   `r.squared`, `adj.r.squared`, `wald`, `privacy_text`, `nobs`, ...
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   s <- summary(fit)
+#'   s
+#'   coef(s)
+#' }
 #' @export
 summary.dp_fit <- function(object, ...) {
   tab <- object$coef_table
@@ -159,12 +181,28 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #'
 #' `coef()` gives the released coefficients (original units), `vcov()` their
 #' noise-aware covariance, `confint()` noise-aware intervals (Wald z, or the
-#' method's bootstrap percentiles). Intervals at the level stored in the fit
-#' (0.95) need no Python; other levels are computed by the Python core.
+#' method's bootstrap percentiles). Wald intervals at any level and bootstrap
+#' intervals at the level stored in the fit (0.95) need no Python (the released
+#' covariance is stored in the fit); bootstrap intervals at other levels are
+#' computed by the Python core from the stored replicates.
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   coef(fit)
+#'   vcov(fit)
+#'   confint(fit, "x", level = 0.9)
+#'   nobs(fit)
+#'   formula(fit)
+#' }
 #' @name dp_fit-accessors
 NULL
 
@@ -185,6 +223,11 @@ confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   tab <- object$coef_table
   if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
     lo <- tab$conf.low; hi <- tab$conf.high
+  } else if (!identical(object$ci_method, "bootstrap")) {
+    # Wald z intervals b +/- z SE from the released values: no Python needed
+    z <- stats::qnorm(0.5 + level / 2)
+    lo <- unname(tab$estimate - z * tab$std.error)
+    hi <- unname(tab$estimate + z * tab$std.error)
   } else {
     out <- call_core("r_conf_int", object$core_json, level)
     lo <- num(out$lower); hi <- num(out$upper)
@@ -225,6 +268,16 @@ not_released <- function(what, why) {
 #' DP residual standard error.
 #' @param object A `dp_fit`.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   tryCatch(residuals(fit), dpreg_not_released = function(e) conditionMessage(e))
+#' }
 #' @export
 residuals.dp_fit <- function(object, ...) {
   not_released("residuals", "each one would expose a record; summary() shows the DP residual standard error where released")
@@ -245,6 +298,18 @@ fitted.dp_fit <- function(object, ...) {
 #' `BIC()` stop: a DP fit does not release them.
 #' @param x,object A `dp_fit`.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   terms(fit)
+#'   sigma(fit)
+#'   tryCatch(AIC(fit), dpreg_not_released = function(e) conditionMessage(e))
+#' }
 #' @name dp_fit-lm-accessors
 NULL
 
@@ -291,6 +356,18 @@ deviance.dp_fit <- function(object, ...) {
 #'   `predict.glm()`: `"link"` (the default, the linear predictor) or
 #'   `"response"` (probabilities).
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   nd <- data.frame(x = c(2, 8), g = factor(c("a", "b")))
+#'   predict(fit, nd, interval = "prediction")
+#'   predict(fit, nd, se.fit = TRUE)
+#' }
 #' @export
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
@@ -354,6 +431,17 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
 #' @return An object of class `dp_privacy`: the statement as a list (`eps`,
 #'   `delta`, `mu`, `rho`, `definition`, `neighbours`, `ledger`, `seeded`,
 #'   `leaks`, ...) with the core's text in `text`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   privacy(fit)
+#'   print(privacy(fit), n = 2)
+#' }
 #' @export
 privacy <- function(x, ...) UseMethod("privacy")
 

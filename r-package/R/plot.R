@@ -26,8 +26,14 @@
 #'   `conf.low`, `conf.high`, `reference` (`NA` where none) and `y` (vertical
 #'   position).
 #' @examples
-#' \dontrun{
-#' plot(fit, reference = coef(lm(y ~ x + g, data = df)))
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   plot(fit, reference = coef(lm(y ~ x + g, data = df)))
 #' }
 #' @export
 plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,

@@ -97,6 +97,9 @@ is_core_source <- function(d) {
 #' the dpreg core can be imported. Never fails: returns `FALSE` with the reason
 #' as attribute `reason`.
 #' @return `TRUE` or `FALSE`.
+#' @examples
+#' ok <- dpreg_available()
+#' if (!ok) cat(attr(ok, "reason"), "\n")
 #' @export
 dpreg_available <- function() {
   reason <- python_problem()

@@ -16,6 +16,15 @@
 #'   `quantile_noise`, `accounting`, ...).
 #' @return An object of class `dp_estimate`: `estimate`, `std.error`, `kind`,
 #'   `facts`, `privacy`, `warnings`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   x <- rlnorm(1000, 3)
+#'   m <- dp_mean(x, eps = 1, bounds = c(0, 1e4), seed = 1)
+#'   m
+#'   confint(m)
+#'   dp_quantile(x, 0.5, eps = 1, lower = 0, seed = 2)
+#' }
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
   check_vector(x)
@@ -89,4 +98,39 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
 within_text <- function(p) {
   if (is.list(p) && !is.null(p$text)) p$text <- r_dialect(p$text)
   p
+}
+
+#' Confidence interval of a DP mean or quantile
+#'
+#' The interval the core released with the estimate when there is one at this
+#' level; otherwise the Wald z interval `estimate +/- z * std.error` from the
+#' released estimate and standard error (post-processing, no Python). `NA`
+#' when no standard error was released.
+#' @param object A `dp_estimate`.
+#' @param parm Unused (one parameter).
+#' @param level Confidence level.
+#' @param ... Unused.
+#' @return A 1 x 2 matrix.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   m <- dp_mean(rnorm(500, 10), eps = 1, bounds = c(-100, 100), seed = 1)
+#'   m
+#'   confint(m)
+#' }
+#' @export
+confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
+  if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
+    stop("level must be a number strictly between 0 and 1", call. = FALSE)
+  }
+  ci <- object$conf.int
+  if (!is.null(ci) && isTRUE(abs(num1(ci$level) - level) < 1e-12)) {
+    lo <- num1(ci$lower); hi <- num1(ci$upper)
+  } else {
+    z <- stats::qnorm(0.5 + level / 2)
+    lo <- object$estimate - z * object$std.error
+    hi <- object$estimate + z * object$std.error
+  }
+  what <- if (identical(object$kind, "quantile")) "quantile" else "mean"
+  matrix(c(lo, hi), 1, 2, dimnames = list(what, perc_labels(level)))
 }
