@@ -286,7 +286,8 @@ model.matrix.dp_fit <- function(object, data, ...) {
     not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
   }
   if (!is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
-  vars <- all.vars(object$formula[[3]])
+  data <- add_derived(data, object$derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
   enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   ok <- stats::complete.cases(data[, vars, drop = FALSE])

@@ -8,8 +8,22 @@
 #'
 #' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
-#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Transforms that
-#'   depend on the data (`poly()`, `scale()`, splines) are refused.
+#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Row-wise
+#'   transforms whose constants are written in the formula are computed in R
+#'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
+#'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`
+#'   becomes the reference), `pmin(x, 200)`, `pmax(x, 0)` (ranges from the
+#'   declared ranges of their arguments, else estimated privately), and
+#'   `ordered(g, levels = c(...))` / `factor(g, levels = c(...), ordered =
+#'   TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
+#'   `cut(x, 3)`) are refused.
+#'
+#'   Ordered factors use treatment contrasts (first level = reference), not
+#'   `lm`'s polynomial contrasts: each coefficient is then a difference from the
+#'   reference level, the scale on which the noise-aware standard errors and the
+#'   private selection of levels work (a level pooled or not released would
+#'   break the equal spacing that polynomial contrasts assume). Compare with
+#'   `lm(..., contrasts = list(g = "contr.treatment"))`.
 #' @section Factors and data policy: The levels of a factor are data (a factor
 #'   made with `factor(x)` lists the values that occur, so one person with a
 #'   unique value would appear among them). They are public only when declared
@@ -21,7 +35,8 @@
 #'   reference level when that pooled group is small; `privacy()` says which.
 #'   Pure-DP methods and `unit =` need declared levels. `levels = "data"` reads
 #'   the levels from the data (not private; exploration only).
-#'   Ordered factors are treated as unordered (with a note). Logical columns are
+#'   Ordered factors get treatment contrasts (with a note; see the section on
+#'   formulas). Logical columns are
 #'   factors with the public levels `FALSE`, `TRUE`. Character columns are
 #'   refused: make them factors, or declare their levels. Missing values in a used column are an
 #'   error naming the columns; `na_action = "impute"` (the centre of the
@@ -177,10 +192,15 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     }
     tr_data <- data[setdiff(names(data), dots$unit)]
   }
-  tr <- translate_formula(formula, tr_data)
   levels_data <- is.character(levels) && identical(levels, "data")
   if (levels_data) levels <- NULL
   levels <- check_named_list(levels, "levels")
+  tr <- translate_formula(formula, tr_data, levels)
+  # derived columns (cut(), relevel(), pmin(), ...): computed here, their levels declared
+  data <- add_derived(data, tr$derived)
+  for (nm in names(tr$derived)) {
+    if (identical(tr$derived[[nm]]$kind, "factor")) levels[[nm]] <- tr$derived[[nm]]$levels
+  }
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
   enc <- encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data")
@@ -193,6 +213,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
       }
       bounds[[b]] <- as.list(as.double(v))
     }
+    for (nm in names(db <- derived_bounds(tr$derived, bounds))) bounds[[nm]] <- db[[nm]]
   }
   # logical columns have the public levels FALSE, TRUE (declared, no cost); a factor's own levels
   # are data and cross undeclared (the core selects them privately)
@@ -301,7 +322,22 @@ mat <- function(x, names) {
   m
 }
 
+# The core names derived columns (cut(), relevel(), pmin(), ...) by their internal column names:
+# show the user's expressions instead.
+derived_labels <- function(txt, derived) {
+  if (is.null(txt) || !length(derived)) return(txt)
+  for (nm in names(derived)) {
+    txt <- gsub(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), derived[[nm]]$label, txt,
+                perl = TRUE)
+  }
+  txt
+}
+
 new_dp_fit <- function(d, json, call, tr, enc) {
+  for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
+    if (!is.null(d[[k]])) d[[k]] <- derived_labels(d[[k]], tr$derived)
+  }
+  if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map)
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
@@ -323,6 +359,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     r.squared = num1(d$r_squared), adj.r.squared = num1(d$adj_r_squared),
     nobs = if (is.null(d$nobs)) NA_integer_ else as.integer(d$nobs),
     call = call, formula = tr$formula, terms = rn, core_terms = core_terms,
+    derived = tr$derived,
     assign = coef_assign(core_terms, tr$map, tr$formula),
     term.labels = attr(stats::terms(tr$formula), "term.labels"),
     core_formula = tr$core, response = tr$response,

@@ -392,7 +392,8 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
     stop("se.fit must be TRUE or FALSE", call. = FALSE)
   }
   if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
-  vars <- setdiff(all.vars(object$formula[[3]]), character())
+  newdata <- add_derived(newdata, object$derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   n <- nrow(newdata)
