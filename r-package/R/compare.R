@@ -100,7 +100,7 @@ compare_frame <- function(out) {
     dimnames(m) <- list(terms, model_names)
     m
   }
-  structure(df, class = c("dp_compare", "data.frame"), notes = chr(out$notes),
+  structure(df, class = c("dp_compare", "data.frame"), notes = r_dialect(chr(out$notes)),
             estimates = numeric_matrix(out$estimates), std.errors = numeric_matrix(out$std_errors),
             footer = as.integer(out$n_footer))
 }
@@ -114,7 +114,8 @@ print.dp_compare <- function(x, ...) {
   attributes(df) <- attributes(x)[c("names", "row.names")]
   class(df) <- "data.frame"
   print(df, row.names = FALSE, right = TRUE)
-  cat("---\n", paste0(attr(x, "notes"), "\n"), sep = "")
+  cat("---\n")
+  cat_wrapped(paste(attr(x, "notes"), collapse = "\n"))
   invisible(x)
 }
 
