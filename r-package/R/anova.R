@@ -96,11 +96,11 @@ response_line <- function(object) paste0("Response: ", object$response)
 #'   levels <- list(g = c("a", "b"))
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = bounds, levels = levels, seed = 1)
-#'   anova(fit)
-#'   anova(fit, type = "marginal")
+#'   print(anova(fit))
+#'   print(anova(fit, type = "marginal"))
 #'   small <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp",
 #'                  bounds = bounds, seed = 2)
-#'   anova(small, fit)
+#'   print(anova(small, fit))
 #' }
 #' @export
 anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
@@ -194,7 +194,7 @@ anova_nested <- function(fits) {
 #'   df$y <- 1 + 0.5 * df$x + rnorm(300)
 #'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
-#'   drop1(fit)
+#'   print(drop1(fit))
 #' }
 #' @export
 drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
@@ -231,8 +231,9 @@ drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   car::Anova(fit)
+#'   print(car::Anova(fit))
 #' }
+#' @rdname car-Anova
 #' @exportS3Method car::Anova
 Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
   type <- match.arg(type)
@@ -277,8 +278,8 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
 #'                levels = list(g = c("a", "b")), seed = 1)
 #'   nd <- data.frame(x = c(2, 8), g = factor(c("a", "b")))
 #'   X <- model.matrix(fit, data = nd)
-#'   X %*% coef(fit)
-#'   model.frame(fit, data = nd)
+#'   print(X %*% coef(fit))
+#'   print(model.frame(fit, data = nd))
 #' }
 #' @export
 model.matrix.dp_fit <- function(object, data, ...) {
@@ -311,8 +312,10 @@ model.frame.dp_fit <- function(formula, data = NULL, ...) {
     not_released("the model frame", "model.frame() needs 'data' (new rows)")
   }
   if (!is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
-  stats::model.frame(stats::terms(formula$formula), data = data, na.action = stats::na.pass,
-                     xlev = formula$xlevels)
+  tt <- stats::terms(formula$formula)
+  # new rows without the response: the frame of the predictors (as predict.lm builds it)
+  if (!all(all.vars(formula$formula[[2]]) %in% names(data))) tt <- stats::delete.response(tt)
+  stats::model.frame(tt, data = data, na.action = stats::na.pass, xlev = formula$xlevels)
 }
 
 #' Augment new data with predictions (broom)
@@ -386,7 +389,7 @@ augment.dp_fit <- function(x, newdata = NULL, se_fit = FALSE,
 #'   df$y <- 1 + 0.5 * df$x + rnorm(300)
 #'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
-#'   update(fit, . ~ . - z, seed = 2)
+#'   print(update(fit, . ~ . - z, seed = 2))
 #' }
 #' @export
 update.dp_fit <- function(object, formula., ..., evaluate = TRUE) {

@@ -25,8 +25,8 @@ as_tbl <- function(df) {
 #'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
 #'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
 #'                 bounds = list(x = c(0, 10)), seed = 1)
-#'   broom::tidy(fit, conf.int = TRUE, exponentiate = TRUE)
-#'   broom::glance(fit)
+#'   print(broom::tidy(fit, conf.int = TRUE, exponentiate = TRUE))
+#'   print(broom::glance(fit))
 #' }
 #' @exportS3Method generics::tidy
 tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = FALSE, ...) {
@@ -94,7 +94,7 @@ glance.dp_fit <- function(x, ...) {
 #' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
 #'   set.seed(1)
 #'   m <- dp_mean(rnorm(500, 10), eps = 1, bounds = c(-100, 100), seed = 1)
-#'   broom::tidy(m)
+#'   print(broom::tidy(m))
 #' }
 #' @exportS3Method generics::tidy
 tidy.dp_estimate <- function(x, conf.level = 0.95, ...) {

@@ -44,8 +44,8 @@
 #'   fit2 <- dp_lm(y ~ x + g, data = df, eps = 1, method = "boosted_adassp",
 #'                 bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                 levels = list(g = c("a", "b")), seed = 2)
-#'   dp_compare(list(fit, fit2), names = c("AdaSSP", "BoostedAdaSSP"))
-#'   dp_compare(list(fit, fit2), format = "markdown")
+#'   print(dp_compare(list(fit, fit2), names = c("AdaSSP", "BoostedAdaSSP")))
+#'   print(dp_compare(list(fit, fit2), format = "markdown"))
 #' }
 #' @export
 dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "markdown", "html", "text"),

@@ -77,11 +77,11 @@
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   fit
-#'   summary(fit)
-#'   confint(fit, level = 0.9)
-#'   privacy(fit)
-#'   predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction")
+#'   print(fit)
+#'   print(summary(fit))
+#'   print(confint(fit, level = 0.9))
+#'   print(privacy(fit))
+#'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
 #' }
 #' @export
 dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL,
@@ -107,8 +107,8 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
 #'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
 #'                 bounds = list(x = c(0, 10)), seed = 1)
-#'   fit
-#'   predict(fit, data.frame(x = c(2, 8)), type = "response")
+#'   print(fit)
+#'   print(predict(fit, data.frame(x = c(2, 8)), type = "response"))
 #' }
 #' @export
 dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1e-6,

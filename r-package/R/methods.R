@@ -69,8 +69,8 @@ privacy_first_line <- function(x) {
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
 #'   s <- summary(fit)
-#'   s
-#'   coef(s)
+#'   print(s)
+#'   print(coef(s))
 #' }
 #' @export
 summary.dp_fit <- function(object, ...) {
@@ -197,11 +197,11 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   coef(fit)
-#'   vcov(fit)
-#'   confint(fit, "x", level = 0.9)
-#'   nobs(fit)
-#'   formula(fit)
+#'   print(coef(fit))
+#'   print(vcov(fit))
+#'   print(confint(fit, "x", level = 0.9))
+#'   print(nobs(fit))
+#'   print(formula(fit))
 #' }
 #' @name dp_fit-accessors
 NULL
@@ -276,7 +276,7 @@ not_released <- function(what, why) {
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   tryCatch(residuals(fit), dpreg_not_released = function(e) conditionMessage(e))
+#'   print(tryCatch(residuals(fit), dpreg_not_released = function(e) conditionMessage(e)))
 #' }
 #' @export
 residuals.dp_fit <- function(object, ...) {
@@ -306,9 +306,9 @@ fitted.dp_fit <- function(object, ...) {
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   terms(fit)
-#'   sigma(fit)
-#'   tryCatch(AIC(fit), dpreg_not_released = function(e) conditionMessage(e))
+#'   print(terms(fit))
+#'   print(sigma(fit))
+#'   print(tryCatch(AIC(fit), dpreg_not_released = function(e) conditionMessage(e)))
 #' }
 #' @name dp_fit-lm-accessors
 NULL
@@ -365,8 +365,8 @@ deviance.dp_fit <- function(object, ...) {
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
 #'   nd <- data.frame(x = c(2, 8), g = factor(c("a", "b")))
-#'   predict(fit, nd, interval = "prediction")
-#'   predict(fit, nd, se.fit = TRUE)
+#'   print(predict(fit, nd, interval = "prediction"))
+#'   print(predict(fit, nd, se.fit = TRUE))
 #' }
 #' @export
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
@@ -440,7 +440,7 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
-#'   privacy(fit)
+#'   print(privacy(fit))
 #'   print(privacy(fit), n = 2)
 #' }
 #' @export

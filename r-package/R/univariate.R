@@ -21,9 +21,9 @@
 #'   set.seed(1)
 #'   x <- rlnorm(1000, 3)
 #'   m <- dp_mean(x, eps = 1, bounds = c(0, 1e4), seed = 1)
-#'   m
-#'   confint(m)
-#'   dp_quantile(x, 0.5, eps = 1, lower = 0, seed = 2)
+#'   print(m)
+#'   print(confint(m))
+#'   print(dp_quantile(x, 0.5, eps = 1, lower = 0, seed = 2))
 #' }
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
@@ -115,8 +115,8 @@ within_text <- function(p) {
 #' if (dpreg_available()) {
 #'   set.seed(1)
 #'   m <- dp_mean(rnorm(500, 10), eps = 1, bounds = c(-100, 100), seed = 1)
-#'   m
-#'   confint(m)
+#'   print(m)
+#'   print(confint(m))
 #' }
 #' @export
 confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
