@@ -108,14 +108,14 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
   others <- list(...)
   if (length(others)) {
     if (!all(vapply(others, inherits, TRUE, "dp_fit"))) {
-      stop("anova() compares DP fits: every argument must come from dp_lm() or dp_glm()",
+      dp_stop("anova() compares DP fits: every argument must come from dp_lm() or dp_glm()",
            call. = FALSE)
     }
     return(anova_nested(c(list(object), others)))
   }
   labels <- object$term.labels
   a <- fit_assign(object)
-  if (!length(labels)) stop("the model has no terms to test", call. = FALSE)
+  if (!length(labels)) dp_stop("the model has no terms to test", call. = FALSE)
   if (type == "marginal") {
     mc <- marginal_chisq(object, labels)
     chisq <- mc$chisq
@@ -126,7 +126,7 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
     info <- tryCatch(solve(V[ord, ord, drop = FALSE]), error = function(e) NULL)
     R <- if (is.null(info)) NULL else tryCatch(chol(info), error = function(e) NULL)
     if (is.null(R)) {
-      stop("the noise-aware covariance of this fit is not positive definite: no Wald tests",
+      dp_stop("the noise-aware covariance of this fit is not positive definite: no Wald tests",
            call. = FALSE)
     }
     eff <- as.vector(R %*% object$coefficients[ord])
@@ -144,14 +144,14 @@ anova_nested <- function(fits) {
   k <- vapply(fits, function(f) length(f$coefficients), 0L)
   fits <- fits[order(k)]
   resp <- vapply(fits, function(f) f$response, "")
-  if (length(unique(resp)) != 1) stop("anova(): the fits have different responses", call. = FALSE)
+  if (length(unique(resp)) != 1) dp_stop("anova(): the fits have different responses", call. = FALSE)
   rows <- list()
   for (i in seq_along(fits)[-1]) {
     small <- fits[[i - 1]]
     large <- fits[[i]]
     extra <- setdiff(large$terms, small$terms)
     if (!all(small$terms %in% large$terms) || !length(extra)) {
-      stop("anova(): the fits are not nested (the coefficients of model ", i - 1,
+      dp_stop("anova(): the fits are not nested (the coefficients of model ", i - 1,
            " must be among those of model ", i, ")", call. = FALSE)
     }
     V <- released_vcov(large)
@@ -198,13 +198,13 @@ anova_nested <- function(fits) {
 #' }
 #' @export
 drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
-  if (!identical(test, "Chisq")) stop("drop1() on a DP fit gives Wald chi-square tests only (test = \"Chisq\")", call. = FALSE)
+  if (!identical(test, "Chisq")) dp_stop("drop1() on a DP fit gives Wald chi-square tests only (test = \"Chisq\")", call. = FALSE)
   tt <- stats::terms(object$formula)
   labels <- if (missing(scope)) stats::drop.scope(tt)
             else if (inherits(scope, "formula")) attr(stats::terms(stats::update.formula(object$formula, scope)), "term.labels")
             else as.character(scope)
   bad <- setdiff(labels, object$term.labels)
-  if (length(bad)) stop("terms not in the model: ", paste(bad, collapse = ", "), call. = FALSE)
+  if (length(bad)) dp_stop("terms not in the model: ", paste(bad, collapse = ", "), call. = FALSE)
   mc <- marginal_chisq(object, labels)
   wald_table(labels, mc$df, mc$chisq,
              c("Single term deletions: noise-aware Wald chi-square tests (no refit)\n",
@@ -246,7 +246,7 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
       any(vapply(others, function(o) all(fac[, l] <= fac[, o]) && any(fac[, o] > fac[, l]), TRUE))
     }, TRUE))
     if (contained) {
-      stop("type II tests of a model with interactions need the fits of reduced models; use ",
+      dp_stop("type II tests of a model with interactions need the fits of reduced models; use ",
            "type = \"III\" (each term given all others) or anova(fit) (sequential)", call. = FALSE)
     }
   }
@@ -286,7 +286,7 @@ model.matrix.dp_fit <- function(object, data, ...) {
   if (missing(data) || is.null(data)) {
     not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
   }
-  if (!is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   data <- add_derived(data, object$derived)
   vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
   enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
@@ -311,7 +311,7 @@ model.frame.dp_fit <- function(formula, data = NULL, ...) {
   if (is.null(data)) {
     not_released("the model frame", "model.frame() needs 'data' (new rows)")
   }
-  if (!is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   tt <- stats::terms(formula$formula)
   # new rows without the response: the frame of the predictors (as predict.lm builds it)
   if (!all(all.vars(formula$formula[[2]]) %in% names(data))) tt <- stats::delete.response(tt)
@@ -407,7 +407,7 @@ update.dp_fit <- function(object, formula., ..., evaluate = TRUE) {
     }
   }
   if (identical(call$data, as.name("<data>"))) {
-    stop("the original call built its data inline (not recorded in the fit, so that no data ",
+    dp_stop("the original call built its data inline (not recorded in the fit, so that no data ",
          "values are kept): pass it again, e.g. update(fit, data = df[df$g == \"a\", ])",
          call. = FALSE)
   }

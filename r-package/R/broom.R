@@ -41,7 +41,7 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
   }
   if (isTRUE(exponentiate)) {
     if (!inherits(x, "dp_glm")) {
-      stop("exponentiate = TRUE is for logistic fits (dp_glm()); the coefficients of dp_lm() ",
+      dp_stop("exponentiate = TRUE is for logistic fits (dp_glm()); the coefficients of dp_lm() ",
            "are on the scale of the response", call. = FALSE)
     }
     out$estimate <- exp(out$estimate)

@@ -53,22 +53,22 @@ dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "ma
   format <- match.arg(format)
   if (inherits(fits, "dp_fit")) fits <- list(fits)
   if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, TRUE, "dp_fit"))) {
-    stop("'fits' must be a list of fits from dp_lm() or dp_glm()", call. = FALSE)
+    dp_stop("'fits' must be a list of fits from dp_lm() or dp_glm()", call. = FALSE)
   }
   if (is.null(names) && !is.null(base::names(fits)) && all(nzchar(base::names(fits)))) {
     names <- base::names(fits)
   }
   if (!is.null(names)) {
     names <- as.character(names)
-    if (length(names) != length(fits)) stop("'names' must have one entry per fit", call. = FALSE)
-    if (anyDuplicated(names)) stop("'names' must be distinct", call. = FALSE)
+    if (length(names) != length(fits)) dp_stop("'names' must have one entry per fit", call. = FALSE)
+    if (anyDuplicated(names)) dp_stop("'names' must be distinct", call. = FALSE)
   }
   if (!is.numeric(digits) || length(digits) != 1 || digits < 1) {
-    stop("digits must be a positive whole number", call. = FALSE)
+    dp_stop("digits must be a positive whole number", call. = FALSE)
   }
   jsons <- lapply(unname(fits), function(f) {
     if (is.null(f$core_json) || !nzchar(f$core_json) || identical(f$core_json, "{}")) {
-      stop("a fit in 'fits' carries no core record (core_json); refit it with dp_lm()/dp_glm()",
+      dp_stop("a fit in 'fits' carries no core record (core_json); refit it with dp_lm()/dp_glm()",
            call. = FALSE)
     }
     f$core_json
@@ -150,15 +150,15 @@ print.dp_table <- function(x, ...) {
 #' }
 #' @export
 privacy_paragraph <- function(fit, width = NULL) {
-  if (!inherits(fit, "dp_fit")) stop("'fit' must be a fit from dp_lm() or dp_glm()", call. = FALSE)
+  if (!inherits(fit, "dp_fit")) dp_stop("'fit' must be a fit from dp_lm() or dp_glm()", call. = FALSE)
   txt <- fit$privacy_paragraph
   if (is.null(txt) || !nzchar(txt)) {
     # fits made before the paragraph was stored: ask the core from the stored record
     if (is.null(fit$core_json) || identical(fit$core_json, "{}")) {
-      stop("this fit carries neither a privacy paragraph nor a core record", call. = FALSE)
+      dp_stop("this fit carries neither a privacy paragraph nor a core record", call. = FALSE)
     }
     txt <- call_core("r_privacy_paragraph", fit$core_json)
-    if (is.null(txt)) stop("the privacy statement of this fit is not available", call. = FALSE)
+    if (is.null(txt)) dp_stop("the privacy statement of this fit is not available", call. = FALSE)
   }
   txt <- as.character(txt)
   if (!is.null(width)) txt <- paste(strwrap(txt, width = width), collapse = "\n")

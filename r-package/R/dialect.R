@@ -114,3 +114,10 @@ cat_wrapped <- function(txt, width = getOption("width")) {
   if (length(out)) cat(out, sep = "\n")
   invisible()
 }
+
+# Errors raised by the R package itself (invalid arguments, data it refuses): R conditions of class
+# c("dpreg_input_error", "dpreg_error", "error", "condition"), like those re-signalled from the core.
+dp_stop <- function(..., call. = FALSE, class = "dpreg_input_error") {
+  stop(structure(class = unique(c(class, "dpreg_error", "error", "condition")),
+                 list(message = paste0(...), call = NULL)))
+}

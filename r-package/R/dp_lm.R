@@ -118,7 +118,7 @@ dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1
   fam_name <- if (is.character(fam)) fam else if (inherits(fam, "family")) fam$family else NA
   if (!identical(fam_name, "binomial") ||
       (inherits(fam, "family") && !identical(fam$link, "logit"))) {
-    stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
+    dp_stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
          "use dp_lm() for a gaussian model", call. = FALSE)
   }
   fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
@@ -129,7 +129,7 @@ check_seed <- function(seed) {
   if (is.null(seed)) return(NULL)
   if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 ||
       seed != floor(seed) || seed > .Machine$integer.max) {
-    stop("seed must be NULL or a single non-negative whole number", call. = FALSE)
+    dp_stop("seed must be NULL or a single non-negative whole number", call. = FALSE)
   }
   as.integer(seed)
 }
@@ -137,7 +137,7 @@ check_seed <- function(seed) {
 check_named_list <- function(x, what) {
   if (is.null(x)) return(NULL)
   if (!is.list(x) || is.null(names(x)) || any(!nzchar(names(x)))) {
-    stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
+    dp_stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
   }
   x
 }
@@ -165,29 +165,29 @@ holds_values <- function(e) {
 }
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
-  if (missing(data) || !is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  if (missing(data) || !is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   lm_args_refused(call)
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
-    stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
+    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
   }
   dots <- lm_na_action(dots)
   na_action <- dots$na_action
   if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
                                na_action %in% .na_actions)) {
-    stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
+    dp_stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
   }
-  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) stop("eps must be a number > 0", call. = FALSE)
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
   if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
-    stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
+    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
   }
-  if (!is.character(method) || length(method) != 1) stop("method must be a string", call. = FALSE)
+  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
   # the privacy-unit column identifies units: never a predictor, and `.` leaves it out
   tr_data <- data
   if (is.character(dots$unit) && length(dots$unit) == 1) {
     f_vars <- tryCatch(all.vars(stats::as.formula(formula)), error = function(e) character())
     if (dots$unit %in% f_vars) {
-      stop("the unit column ", dots$unit, " identifies the privacy units and cannot be in the formula",
+      dp_stop("the unit column ", dots$unit, " identifies the privacy units and cannot be in the formula",
            call. = FALSE)
     }
     tr_data <- data[setdiff(names(data), dots$unit)]
@@ -209,7 +209,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     for (b in names(bounds)) {
       v <- bounds[[b]]
       if (!is.numeric(v) || length(v) != 2 || anyNA(v)) {
-        stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+        dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
       }
       bounds[[b]] <- as.list(as.double(v))
     }
@@ -243,16 +243,16 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
 lm_args_refused <- function(call) {
   given <- names(call)
   if ("subset" %in% given) {
-    stop("'subset' is not supported: subset the data frame before the call (e.g. ",
+    dp_stop("'subset' is not supported: subset the data frame before the call (e.g. ",
          "data = df[df$g == \"a\", ]); the number of rows of the subset is then treated as public",
          call. = FALSE)
   }
   if ("weights" %in% given) {
-    stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
+    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
          call. = FALSE)
   }
   for (a in c("offset", "contrasts")) {
-    if (a %in% given) stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
+    if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
   }
   invisible()
 }
@@ -272,11 +272,11 @@ lm_na_action <- function(dots) {
         else NA_character_
   core <- switch(nm, na.omit = "drop", na.exclude = "drop", na.fail = "fail", NA_character_)
   if (is.na(core)) {
-    stop("na.action must be na.omit, na.exclude or na.fail (or use na_action = \"impute\"); ",
+    dp_stop("na.action must be na.omit, na.exclude or na.fail (or use na_action = \"impute\"); ",
          "missing values cannot be passed to a DP fit", call. = FALSE)
   }
   if (!is.null(dots$na_action) && !identical(dots$na_action, core)) {
-    stop("give either na.action or na_action, not both", call. = FALSE)
+    dp_stop("give either na.action or na_action, not both", call. = FALSE)
   }
   dots$na_action <- core
   dots
@@ -296,7 +296,7 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
       if (identical(unknown_level, "reference")) {
         lab[bad] <- lv[1]
       } else {
-        stop("column ", v, " contains values that are not among its declared levels; declare ",
+        dp_stop("column ", v, " contains values that are not among its declared levels; declare ",
              "all levels or use unknown_level = \"reference\"", call. = FALSE)
       }
     }

@@ -29,7 +29,7 @@ py_value <- function(v) {
 translate_arith <- function(e) {
   if (is.name(e)) return(py_name(as.character(e)))
   if (is.numeric(e)) return(format(e, digits = 17))
-  if (!is.call(e)) stop("unsupported element in a formula term: ", deparse(e)[1], call. = FALSE)
+  if (!is.call(e)) dp_stop("unsupported element in a formula term: ", deparse(e)[1], call. = FALSE)
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
   if (f == "(") return(paste0("(", translate_arith(args[[1]]), ")"))
@@ -40,7 +40,7 @@ translate_arith <- function(e) {
   }
   if (f %in% names(.math_funs)) return(translate_math(f, args))
   if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
-  stop("the function ", f, "() is not supported in a dpreg formula ",
+  dp_stop("the function ", f, "() is not supported in a dpreg formula ",
        "(supported inside I(): + - * / ^ %% %/% and ", paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
 }
@@ -50,7 +50,7 @@ translate_math <- function(f, args) {
     return(paste0("(np.log(", translate_arith(args[[1]]), ") / np.log(",
                   translate_arith(args[[2]]), "))"))
   }
-  if (length(args) != 1) stop(f, "() takes one argument in a dpreg formula", call. = FALSE)
+  if (length(args) != 1) dp_stop(f, "() takes one argument in a dpreg formula", call. = FALSE)
   paste0(.math_funs[[f]], "(", translate_arith(args[[1]]), ")")
 }
 
@@ -71,7 +71,7 @@ translate_leaf <- function(e, map, factor_cols) {
     py <- derive_leaf(e)
   } else if (f %in% c("factor", "as.factor")) {
     if (length(args) < 1 || !is.name(args[[1]])) {
-      stop("factor() in a dpreg formula must be applied to a column name", call. = FALSE)
+      dp_stop("factor() in a dpreg formula must be applied to a column name", call. = FALSE)
     }
     var <- py_name(as.character(args[[1]]))
     extra <- ""
@@ -79,7 +79,7 @@ translate_leaf <- function(e, map, factor_cols) {
     if (length(args) > 1) {
       for (i in 2:length(args)) {
         if (!identical(nms[i], "levels")) {
-          stop("factor() in a dpreg formula accepts only 'levels =' (public levels)", call. = FALSE)
+          dp_stop("factor() in a dpreg formula accepts only 'levels =' (public levels)", call. = FALSE)
         }
         lv <- eval(args[[i]], envir = baseenv())
         extra <- paste0(", levels=", py_value(as.character(lv)))
@@ -93,10 +93,10 @@ translate_leaf <- function(e, map, factor_cols) {
     # a top-level "(a / b)" would be read as formula syntax: make it python code
     if (startsWith(py, "(")) py <- paste0("I", py)
   } else if (f %in% .refused_funs) {
-    stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
+    dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
          "row-wise transform); use I() with public constants instead", call. = FALSE)
   } else {
-    stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
+    dp_stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
          paste(names(.math_funs), collapse = ", "), ")", call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
@@ -118,7 +118,7 @@ translate_rhs <- function(e, map, factor_cols) {
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
     if (f == "(") return(paste0("(", translate_rhs(args[[1]], map, factor_cols), ")"))
-    if (f == "offset") stop("offset() is not supported in a dpreg formula", call. = FALSE)
+    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula", call. = FALSE)
   }
   translate_leaf(e, map, factor_cols)
 }
@@ -130,12 +130,12 @@ translate_formula <- function(formula, data, levels = NULL) {
   on.exit(.dpreg$derive <- NULL)
   if (!inherits(formula, "formula")) {
     formula <- tryCatch(stats::as.formula(formula), error = function(e) {
-      stop("'formula' must be an R formula such as y ~ x1 + x2", call. = FALSE)
+      dp_stop("'formula' must be an R formula such as y ~ x1 + x2", call. = FALSE)
     })
   }
-  if (length(formula) != 3) stop("the formula needs a response: y ~ ...", call. = FALSE)
+  if (length(formula) != 3) dp_stop("the formula needs a response: y ~ ...", call. = FALSE)
   expanded <- tryCatch(stats::formula(stats::terms(formula, data = data)),
-                       error = function(e) stop("cannot read the formula: ", conditionMessage(e),
+                       error = function(e) dp_stop("cannot read the formula: ", conditionMessage(e),
                                                 call. = FALSE))
   # the fit keeps the formula: never the caller's environment, which may hold the data and would
   # be written out by saveRDS()
@@ -143,7 +143,7 @@ translate_formula <- function(formula, data, levels = NULL) {
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {
-    stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
+    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
   }
   map <- new.env(parent = emptyenv())
   lhs <- translate_leaf(expanded[[2]], map, NULL)
@@ -205,7 +205,7 @@ r_term_names <- function(core_terms, map) {
 # The constants of a derived transform, evaluated without access to any data.
 public_constant <- function(e, what) {
   tryCatch(eval(e, baseenv()), error = function(err) {
-    stop(what, " must be public constants written in the formula (e.g. c(0, 10, 20)); ",
+    dp_stop(what, " must be public constants written in the formula (e.g. c(0, 10, 20)); ",
          paste(deparse(e), collapse = " "), " is not", call. = FALSE)
   })
 }
@@ -219,7 +219,7 @@ derive_leaf <- function(e) {
   nms <- if (is.null(names(args))) rep("", length(args)) else names(args)
   col_arg <- function() {
     x <- args[[1]]
-    if (!is.name(x)) stop(f, "() in a dpreg formula must be applied to a column name", call. = FALSE)
+    if (!is.name(x)) dp_stop(f, "() in a dpreg formula must be applied to a column name", call. = FALSE)
     as.character(x)
   }
   spec <- switch(f,
@@ -229,7 +229,7 @@ derive_leaf <- function(e) {
       names(consts) <- nms[-1]
       br <- if (!is.null(consts$breaks)) consts$breaks else if (length(consts) && nms[2] == "") consts[[1]]
       if (is.null(br) || !is.numeric(br) || length(br) < 2) {
-        stop("cut() in a dpreg formula needs the break points: cut(", v, ", breaks = c(...)); ",
+        dp_stop("cut() in a dpreg formula needs the break points: cut(", v, ", breaks = c(...)); ",
              "a number of intervals would place the breaks from the range of the data",
              call. = FALSE)
       }
@@ -241,19 +241,19 @@ derive_leaf <- function(e) {
       ref <- public_constant(if (!is.null(e$ref)) e$ref else args[[2]], "the reference of relevel()")
       lv <- ctx$levels[[v]]
       if (is.null(lv)) {
-        stop("relevel(", v, ", ...) needs the levels of ", v, " declared (a factor's own levels ",
+        dp_stop("relevel(", v, ", ...) needs the levels of ", v, " declared (a factor's own levels ",
              "are data): levels = list(", v, " = c(...)); or declare them with \"", ref,
              "\" first", call. = FALSE)
       }
       lv <- as.character(unlist(lv))
       if (!(as.character(ref) %in% lv)) {
-        stop("relevel(): \"", ref, "\" is not among the declared levels of ", v, call. = FALSE)
+        dp_stop("relevel(): \"", ref, "\" is not among the declared levels of ", v, call. = FALSE)
       }
       lv <- c(as.character(ref), setdiff(lv, as.character(ref)))
       list(kind = "factor", var = v, levels = lv)
     },
     pmin = , pmax = {
-      if (any(nms != "")) stop(f, "() in a dpreg formula takes columns and numbers only", call. = FALSE)
+      if (any(nms != "")) dp_stop(f, "() in a dpreg formula takes columns and numbers only", call. = FALSE)
       parts <- lapply(args, function(a) {
         if (is.name(a)) list(col = as.character(a))
         else list(value = public_constant(a, paste0("the arguments of ", f, "()")))
@@ -264,7 +264,7 @@ derive_leaf <- function(e) {
       v <- col_arg()
       lv <- if (!is.null(e$levels)) public_constant(e$levels, "the levels") else ctx$levels[[v]]
       if (is.null(lv)) {
-        stop(f, "(", v, ") needs public levels: ", f, "(", v, ", levels = c(...)) or ",
+        dp_stop(f, "(", v, ") needs public levels: ", f, "(", v, ", levels = c(...)) or ",
              "levels = list(", v, " = c(...)) in the call", call. = FALSE)
       }
       list(kind = "factor", var = v, levels = as.character(unlist(lv)))
@@ -289,14 +289,14 @@ add_derived <- function(data, derived) {
     d <- derived[[nm]]
     if (identical(d$kind, "factor")) {
       x <- data[[d$var]]
-      if (is.null(x)) stop("column ", d$var, " not found", call. = FALSE)
+      if (is.null(x)) dp_stop("column ", d$var, " not found", call. = FALSE)
       lab <- if (is.null(d$cut_args)) as.character(x)
              else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
       data[[nm]] <- factor(lab, levels = d$levels)
     } else {
       vals <- lapply(d$parts, function(p) {
         if (!is.null(p$col)) {
-          if (is.null(data[[p$col]])) stop("column ", p$col, " not found", call. = FALSE)
+          if (is.null(data[[p$col]])) dp_stop("column ", p$col, " not found", call. = FALSE)
           as.double(data[[p$col]])
         } else as.double(p$value)
       })

@@ -218,7 +218,7 @@ vcov.dp_fit <- function(object, ...) object$vcov
 #' @export
 confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
-    stop("level must be a number strictly between 0 and 1", call. = FALSE)
+    dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }
   tab <- object$coef_table
   if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
@@ -389,9 +389,9 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
     not_released("fitted values", "predict() needs 'newdata'")
   }
   if (!is.logical(se.fit) || length(se.fit) != 1 || is.na(se.fit)) {
-    stop("se.fit must be TRUE or FALSE", call. = FALSE)
+    dp_stop("se.fit must be TRUE or FALSE", call. = FALSE)
   }
-  if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
+  if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   newdata <- add_derived(newdata, object$derived)
   vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
@@ -462,7 +462,7 @@ privacy.dp_estimate <- function(x, ...) {
 #' @param n Ledger rows to print (`Inf` for all).
 #' @export
 print.dp_privacy <- function(x, n = 20, ...) {
-  if (!is.numeric(n) || length(n) != 1 || is.na(n)) stop("n must be a number", call. = FALSE)
+  if (!is.numeric(n) || length(n) != 1 || is.na(n)) dp_stop("n must be a number", call. = FALSE)
   txt <- x$text
   if (is.null(txt) || !nzchar(txt)) {
     txt <- paste0("Privacy: eps = ", format(x$eps), ", delta = ", format(x$delta))

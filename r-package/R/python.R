@@ -43,7 +43,7 @@ install_dpreg <- function(path = NULL, envname = dpreg_envname(), python = NULL,
   message("Installing the dpreg Python core from ", path, " ...")
   status <- system2(env_python, c("-m", "pip", shQuote(pip_args)))
   if (!identical(as.integer(status), 0L)) {
-    stop("pip could not install the dpreg Python core from '", path, "' into '", envname,
+    dp_stop("pip could not install the dpreg Python core from '", path, "' into '", envname,
          "' (exit status ", status, "); see pip's output above.", call. = FALSE)
   }
   # usable in this session when Python has not started yet and no interpreter was forced
@@ -72,7 +72,7 @@ default_core_source <- function() {
   for (d in cands) {
     if (is_core_source(d)) return(normalizePath(d))
   }
-  stop("install_dpreg() cannot find the dpreg Python source tree (a directory with ",
+  dp_stop("install_dpreg() cannot find the dpreg Python source tree (a directory with ",
        "pyproject.toml and python/dpreg). Pass it: install_dpreg(\"/path/to/dpreg\") (the ",
        "repository root, the parent of r-package/), or set DPREG_SOURCE to it; a wheel or sdist ",
        "file of the core works too.", call. = FALSE)
@@ -129,7 +129,7 @@ python_problem <- function() {
 bridge <- function() {
   if (!isTRUE(.dpreg$checked)) {
     problem <- python_problem()
-    if (!is.null(problem)) stop(problem, call. = FALSE)
+    if (!is.null(problem)) dp_stop(problem, call. = FALSE)
     .dpreg$checked <- TRUE
   }
   .dpreg$bridge

@@ -40,7 +40,7 @@ dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
 dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL, ...) {
   check_vector(x)
   if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
-    stop("q must be a single number in (0, 1)", call. = FALSE)
+    dp_stop("q must be a single number in (0, 1)", call. = FALSE)
   }
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  lower = if (is.null(lower)) NULL else as.double(lower),
@@ -52,13 +52,13 @@ dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, se
 
 check_vector <- function(x) {
   if (is.factor(x) || is.character(x) || is.logical(x) || !is.numeric(x)) {
-    stop("x must be a numeric vector", call. = FALSE)
+    dp_stop("x must be a numeric vector", call. = FALSE)
   }
   if (anyNA(x)) {
-    stop("missing values (NA) in x: remove them first (the number of observations must be public)",
+    dp_stop("missing values (NA) in x: remove them first (the number of observations must be public)",
          call. = FALSE)
   }
-  if (!length(x)) stop("x must contain at least one observation", call. = FALSE)
+  if (!length(x)) dp_stop("x must contain at least one observation", call. = FALSE)
 }
 
 new_dp_estimate <- function(d, call) {
@@ -121,7 +121,7 @@ within_text <- function(p) {
 #' @export
 confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
-    stop("level must be a number strictly between 0 and 1", call. = FALSE)
+    dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }
   ci <- object$conf.int
   if (!is.null(ci) && isTRUE(abs(num1(ci$level) - level) < 1e-12)) {

@@ -31,6 +31,13 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
   expect_equal(dpreg:::r_condition_class("UserWarning", "warning"), "dpreg_warning")
 })
 
+test_that("errors raised by the R package itself carry dpreg condition classes", {
+  e <- tryCatch(dp_lm(y ~ x, data = 1:3), error = identity)
+  expect_s3_class(e, c("dpreg_input_error", "dpreg_error"))
+  expect_error(dpreg:::translate_formula(y ~ poly(x, 2), toy_data(10)), class = "dpreg_error")
+  expect_error(confint(mock_fit(), level = 2), class = "dpreg_input_error")
+})
+
 test_that("errors and warnings an R user sees carry R classes and no Python syntax", {
   skip_if_no_core()
   df <- toy_data(300)
