@@ -75,7 +75,7 @@ r_dialect <- function(msg) {
     s <- gsub("\\brandom_state\\b", "seed", s, perl = TRUE)
     # formula syntax
     s <- gsub("\\bnp\\.([a-z0-9]+)\\(", "\\1(", s, perl = TRUE)
-    s <- gsub(" ?\\*\\* ?", "^", s, perl = TRUE)
+    s <- gsub("(?<=[A-Za-z0-9_)\\]]) ?\\*\\* ?(?=[A-Za-z0-9_(])", "^", s, perl = TRUE)
     s <- gsub("\\bC\\(\\)", "factor()", s, perl = TRUE)
     s <- gsub("(?<![A-Za-z_.])C\\(", "factor(", s, perl = TRUE)
     s <- gsub("\\[T\\.([^]]*)\\]", "\\1", s, perl = TRUE)

@@ -469,7 +469,9 @@ print.dp_privacy <- function(x, n = 20, ...) {
   }
   cat_wrapped(trimws(txt))
   led <- ledger_frame(x$ledger)
-  if (!is.null(led) && nrow(led)) {
+  if (!is.null(led) && nrow(led) && is.finite(n) && n <= 0) {
+    cat("(", nrow(led), " ledger rows: print(privacy(fit), n = Inf))\n", sep = "")
+  } else if (!is.null(led) && nrow(led)) {
     cat("\nLedger:\n")
     shown <- if (is.finite(n) && n >= 0 && nrow(led) > n) seq_len(n) else seq_len(nrow(led))
     print(led[shown, , drop = FALSE], row.names = FALSE)

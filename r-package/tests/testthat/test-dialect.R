@@ -22,6 +22,7 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
   expect_equal(tr("levels ['a', 'b']"), "levels c(\"a\", \"b\")")
   expect_equal(tr("term I(experience ** 2) and np.log(zn)"), "term I(experience^2) and log(zn)")
   expect_equal(tr("use mode='clip'"), "use mode = \"clip\"")
+  expect_equal(tr("*** p <= 0.001, ** p <= 0.01"), "*** p <= 0.001, ** p <= 0.01")
   expect_equal(tr("dp_mean needs bounds=(l, u)"), "dp_mean needs bounds = c(l, u)")
   expect_equal(tr("a column without C() or C(g)[T.b]"), "a column without factor() or factor(g)b")
   expect_equal(tr("n_boot = 1000 (our choice (spec 6.5))"), "n_boot = 1000 (our choice)")
