@@ -84,8 +84,8 @@ summary.dp_fit <- function(object, ...) {
   structure(list(
     call = object$call, title = object$title, coefficients = coefs, conf.int = ci,
     noise.share = tab$noise.share, has_inference = any(is.finite(tab$std.error)),
-    # df as in summary.lm: c(number of coefficients, residual df, number of coefficients)
-    sigma = object$sigma, df = as.integer(c(length(object$coefficients), object$df.residual,
+    # df as in summary.lm: c(rank (coefficients not NA), residual df, number of coefficients)
+    sigma = object$sigma, df = as.integer(c(sum(!is.na(object$coefficients)), object$df.residual,
                                             length(object$coefficients))),
     r.squared = object$r.squared,
     adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
