@@ -324,6 +324,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   **design_opts)
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
         for w in caught:  # re-raise to the caller, and keep the public texts for the summary
+            if not issubclass(w.category, UserWarning):
+                # a floating-point (or library) warning from evaluating the formula on the rows would
+                # reveal a row's value: never relayed, whatever its class
+                continue
             warnings.warn(str(w.message), _as_dpreg(w.category), stacklevel=4)  # the caller of dp_lm / dp_glm
             if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
                 design_notes.append(Diagnostic(str(w.message), _as_dpreg(w.category)))
