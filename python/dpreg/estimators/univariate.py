@@ -256,7 +256,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
         bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
         private anchor (the median, searched from the declared bound, or both up and down from 0
         without any) and the search starts there. Bounds may be very loose; the grid resolution near
-        v is (beta - 1)(|v - start| + 1).
+        v is (beta - 1)(abs(v - start) + 1).
     budget : dpreg.Budget, optional
         Charged with what the release spends; refused before anything is computed when it cannot pay.
     inference : bool, default True
@@ -500,7 +500,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     bounds : (lower, upper), optional
         Public loose bounds where the quantile searches start; either end may be None. Without a
         finite end, 10% of the budget releases a private anchor (as in :func:`dp_quantile`). They
-        may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(|v - start| + 1).
+        may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     budget : dpreg.Budget, optional
         Charged with what the release spends; refused up front when it cannot pay.
     inference : bool, default True
