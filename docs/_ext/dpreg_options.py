@@ -10,67 +10,15 @@ entry point before the estimator runs); their defaults are read from the code as
 """
 from __future__ import annotations
 
-import importlib
-import inspect
-
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-
-def _fmt(value) -> str:
-    return "``" + repr(value).replace("`", "'") + "``"
-
-
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "/")
-
-
-def method_options() -> dict[str, dict[str, tuple]]:
-    """``{method: {option: (default, origin)}}`` for every registered method, read from the estimators."""
-    from dpreg.estimators import REGISTRY
-    out: dict[str, dict[str, tuple]] = {}
-    for method, module in REGISTRY.items():
-        est = importlib.import_module(f"dpreg.estimators.{module}")
-        applies = getattr(est, "_APPLIES", {}).get(method)
-        out[method] = {k: v for k, v in est.OPTIONS.items() if applies is None or k in applies}
-    return out
-
-
-def common_options() -> dict[str, tuple]:
-    """The options every method accepts, with their defaults read from the code."""
-    from dpreg import api
-    from dpreg.design.build import build_design
-    design = inspect.signature(build_design).parameters
-    return {
-        "bounds_share": (api.DEFAULT_BOUNDS_SHARE,
-                         "our choice: share of eps spent on private ranges of the variables whose range "
-                         "is not declared (0 when every range is declared)"),
-        "levels_share": (api.DEFAULT_LEVELS_SHARE,
-                         "our choice: share of eps and of delta spent on the private selection of "
-                         "category levels that are not declared (see the level-selection derivation)"),
-        "na_action": (design["na_action"].default,
-                      "'fail' refuses missing values; 'impute' uses the range centre / reference level "
-                      "(n unchanged); 'drop' makes the number of complete rows public (a leak warning)"),
-        "unknown_level": (design["unknown_level"].default,
-                          "a value outside the declared levels is an error; 'other' pools it"),
-        "strict": (design["strict"].default, "True turns every privacy-leak warning into an error"),
-        "unit": (None, "column naming the privacy unit (one unit owning several rows); only for "
-                       "subsample_aggregate and tukey"),
-        "allow_large_delta": (False, "delta >= 1/n is refused under replace-one neighbours unless this is "
-                                     "True; the privacy statement then records it"),
-    }
+from dpreg_options_data import common_options_rst, method_options_rst
 
 
 class _Table(SphinxDirective):
     has_content = False
-
-    def _table(self, title: str, rows: dict[str, tuple]) -> list[str]:
-        lines = [f".. list-table:: {title}", "   :header-rows: 1", "   :widths: 18 22 60", "",
-                 "   * - option", "     - default", "     - where the default comes from"]
-        for name, (default, origin) in rows.items():
-            lines += [f"   * - ``{name}``", f"     - {_fmt(default)}", f"     - {_cell(origin)}"]
-        return lines + [""]
 
     def _parse(self, lines: list[str]) -> list[nodes.Node]:
         container = nodes.container()
@@ -80,16 +28,12 @@ class _Table(SphinxDirective):
 
 class MethodOptions(_Table):
     def run(self):
-        lines: list[str] = []
-        for method, rows in method_options().items():
-            lines += [f".. rubric:: method=\"{method}\"", ""]
-            lines += self._table(f"options of method=\"{method}\"", rows) if rows else ["No options.", ""]
-        return self._parse(lines)
+        return self._parse(method_options_rst())
 
 
 class CommonOptions(_Table):
     def run(self):
-        return self._parse(self._table("options accepted by every method", common_options()))
+        return self._parse(common_options_rst())
 
 
 def setup(app):
@@ -127,7 +71,3 @@ def resolve_alias(app, env, node, contnode):
                 if found is not None:
                     return found
     return None
-
-
-def _setup_aliases(app):
-    app.connect("missing-reference", resolve_alias)

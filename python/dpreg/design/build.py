@@ -26,8 +26,8 @@ UNKNOWN_LEVEL = ("error", "reference")
 
 
 class DesignError(DPRegError, ValueError):
-    """Bad data or schema for the design (message names columns/options, never values). A DPRegError
-    (API.md: the base of dpreg's own exceptions) and, as before, a ValueError."""
+    """Bad data or schema for the design (message names columns/options, never values). A
+    :class:`dpreg.DPRegError` and, as before, a ``ValueError``."""
 
 
 # ----------------------------------------------------------------------------------------------

@@ -324,7 +324,7 @@ class DPFit:
 
     @property
     def r_squared(self) -> float | None:
-        """DP R-squared clamped to [0, 1] (spec 6.7); the raw value is ``r_squared_raw``."""
+        """DP R-squared clamped to [0, 1]; the raw value is ``r_squared_raw``."""
         r = self._release.r_squared
         return None if r is None or not np.isfinite(r) else float(min(1.0, max(0.0, r)))
 
@@ -509,7 +509,7 @@ class DPFit:
 
     @property
     def noise_share(self) -> pd.Series:
-        """Share of each coefficient's variance due to privacy noise: diag(V_priv)/diag(V) (spec 6.4)."""
+        """Share of each coefficient's variance due to privacy noise: diag(V_priv)/diag(V)."""
         v, vp = self._vcov_array(), self._release.vcov_privacy
         d = len(self._terms)
         if v is None or vp is None:
@@ -600,7 +600,7 @@ class DPFit:
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES]
 
     def wald_test(self) -> dict:
-        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (spec 6.6).
+        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0".
 
         Returns ``{"statistic", "df", "p_value", "note"}``; statistic/p_value are None with a plain
         reason in ``note`` when it cannot be computed."""
@@ -859,7 +859,7 @@ class DPFit:
         privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
         (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
-        sampling_sd, noise_sd, q_lo, q_hi (spec winsorized_sa 5.3; also in ``facts``).
+        sampling_sd, noise_sd, q_lo, q_hi (also in ``facts``).
         """
         from .. import __version__
         r = self._release
