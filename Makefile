@@ -49,9 +49,10 @@ test-r: r-deps $(STAMP)
 # The documentation site (docs/, Sphinx + numpydoc + myst-nb): API reference from the docstrings, option
 # tables generated from the estimators, the API contract, and the Python vignettes (vignettes/*.md, MyST
 # notebooks executed by a Jupyter kernel). -n -W --keep-going: a broken cross-reference, a docstring that
-# does not parse, or a vignette cell that raises fails the build (all problems are listed, then it fails).
+# does not parse, or a vignette cell that raises fails the build (all problems are listed, then it fails;
+# -T prints the failing cell and its traceback).
 # HTML in docs/_build/html/index.html.
-DOCS_FLAGS := -b html -n -W --keep-going -q
+DOCS_FLAGS := -b html -n -W --keep-going -q -T
 docs: $(STAMP)
 	$(PY) -m sphinx $(DOCS_FLAGS) docs docs/_build/html
 

@@ -207,3 +207,14 @@ def test_common_options_are_in_the_reference_and_in_dp_lm(options_data):
         assert f"``{name}``" in dpreg.dp_lm.__doc__, name
     assert repr(api.DEFAULT_BOUNDS_SHARE) in rst and repr(api.DEFAULT_LEVELS_SHARE) in rst
     assert "/reference/options" in dpreg.dp_lm.__doc__ and "/reference/options" in dpreg.dp_glm.__doc__
+
+
+def test_make_docs_fails_on_warnings_and_failing_cells():
+    # the build flags that make a broken reference, a warning or a failing vignette cell fail `make test`
+    makefile = open(os.path.join(_DOCS_EXT, "..", "..", "Makefile"), encoding="utf-8").read()
+    flags = re.search(r"^DOCS_FLAGS := (.*)$", makefile, flags=re.M).group(1).split()
+    assert {"-n", "-W", "--keep-going"} <= set(flags)
+    assert re.search(r"^test:.*\n(\t.*\n)*\t\$\(MAKE\) docs$", makefile, flags=re.M)
+    conf = open(os.path.join(_DOCS_EXT, "..", "conf.py"), encoding="utf-8").read()
+    assert re.search(r"^nb_execution_raise_on_error = True$", conf, flags=re.M)
+    assert re.search(r'^nb_execution_mode = "force"$', conf, flags=re.M)   # re-run every build, no cache
