@@ -289,6 +289,18 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     DPEstimate
         ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
         otherwise. ``conf_int()`` gives the released intervals.
+
+    See Also
+    --------
+    dp_mean : private mean (winsorized at two private quantiles).
+    dpreg.Budget : a total budget shared by several releases.
+
+    Examples
+    --------
+    >>> import numpy as np, dpreg
+    >>> x = np.random.default_rng(1).normal(size=5000)
+    >>> est = dpreg.dp_quantile(x, [0.25, 0.5, 0.75], eps=1.0, random_state=1)
+    >>> est.estimates  # doctest: +SKIP
     """
     from scipy import stats as _stats
 
@@ -545,6 +557,18 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     DPEstimate
         ``kind="mean"``; ``facts`` holds the released clip points q_lo, q_hi, the noise sd
         (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
+
+    See Also
+    --------
+    dp_quantile : private quantiles by the same search.
+    dpreg.Budget : a total budget shared by several releases.
+
+    Examples
+    --------
+    >>> import numpy as np, dpreg
+    >>> x = np.random.default_rng(1).lognormal(size=5000)
+    >>> est = dpreg.dp_mean(x, eps=1.0, bounds=(0, None), random_state=1)
+    >>> est.conf_int()  # doctest: +SKIP
     """
     from ..results.estimate import DPEstimate
     from .quantile import default_max_steps, k_max
