@@ -297,9 +297,10 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
 
     Examples
     --------
-    >>> import numpy as np, dpreg
-    >>> x = np.random.default_rng(1).normal(size=5000)
-    >>> est = dpreg.dp_quantile(x, [0.25, 0.5, 0.75], eps=1.0, random_state=1)
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds
+    >>> price = load_diamonds()["price"]
+    >>> est = dpreg.dp_quantile(price, [0.25, 0.5, 0.75], eps=1.0, bounds=(0, None), random_state=1)
     >>> est.estimates  # doctest: +SKIP
     """
     from scipy import stats as _stats
@@ -565,9 +566,10 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
 
     Examples
     --------
-    >>> import numpy as np, dpreg
-    >>> x = np.random.default_rng(1).lognormal(size=5000)
-    >>> est = dpreg.dp_mean(x, eps=1.0, bounds=(0, None), random_state=1)
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds
+    >>> carat = load_diamonds()["carat"]
+    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
     """
     from ..results.estimate import DPEstimate
