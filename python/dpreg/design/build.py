@@ -1,7 +1,7 @@
-"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; API.md "Bounds" and "Data policy").
+"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; docs/api.md "Bounds" and "Data policy").
 
 ``build_design`` is the only place that reads the user's data frame. What it may take from the data
-without budget is listed in API.md's data-policy table; each such leak warns with
+without budget is listed in the data-policy table of docs/api.md; each such leak warns with
 ``PrivacyLeakWarning`` (an error with ``strict=True``) and is recorded in ``schema.leaks``.
 No message quotes a data value.
 """
@@ -28,8 +28,8 @@ UNKNOWN_LEVEL = ("error", "reference")
 
 
 class DesignError(DPRegError, ValueError):
-    """Bad data or schema for the design (message names columns/options, never values). A DPRegError
-    (API.md: the base of dpreg's own exceptions) and, as before, a ValueError."""
+    """Bad data or schema for the design (message names columns/options, never values). A
+    :class:`dpreg.DPRegError` and, as before, a ``ValueError``."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                  levels_share_eps=None, levels_share_delta=None) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
-    Parameters (see API.md "Bounds" and "Data policy")
+    Parameters (see docs/api.md "Bounds" and "Data policy")
     ----------
     bounds : None, "data" or {col: (lo, hi)}; an end given as None/inf is estimated privately.
     levels : {col: [levels]} public levels, first = reference; None; or "data". Only declared levels
