@@ -89,6 +89,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if not (0 < bounds_share < 1):
         raise ValueError("bounds_share must be in (0, 1)")
 
+    # a file, relation, Arrow/polars table or Spark DataFrame: opened and checked (paths, files, the
+    # formula's columns, types across files, the Spark session) before anything is spent
+    data, streamed = _open_data(formula, data, method=method, levels=levels, unit=unit, neighbours=neighbours)
+
     auto = method == "auto"
     all_declared = False
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
@@ -143,6 +147,21 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
+
+
+def _open_data(formula, data, *, method, levels, unit, neighbours):
+    """(data for the design, source or None). pandas frames and mappings pass unchanged. Any other
+    source (dpreg.sources) is checked first; its formula columns are then read into a pandas frame
+    (within ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
+    import pandas as pd
+    if isinstance(data, (pd.DataFrame, dict)):
+        return data, None
+    from . import sources
+    src = sources.open_source(data)
+    cols = sources.formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
+    limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
+    return src.to_pandas(cols, max_rows=limit), src
 
 
 def _forget_data_ranges(public) -> None:

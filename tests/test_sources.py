@@ -1,0 +1,135 @@
+"""Data sources (dpreg.sources): every source fits the same model as the pandas frame it holds, with
+the same seed; bad input is one SourceError (a DPRegError) raised before any budget is spent."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg.errors import DPRegError
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+duckdb = pytest.importorskip("duckdb")
+
+from dpreg.sources import SourceError, open_source  # noqa: E402
+
+BOUNDS = {"x1": (-4, 4), "x2": (0, 1), "y": (-10, 10)}
+LEVELS = {"g": ["a", "b", "c"]}
+FORMULA = "y ~ x1 + x2 + C(g)"
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(11)
+    n = 3000
+    df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.uniform(size=n), "g": rng.choice(["a", "b", "c"], n)})
+    df["y"] = 1 + df.x1 - 2 * df.x2 + (df.g == "b") + rng.normal(size=n)
+    return df
+
+
+@pytest.fixture(scope="module")
+def files(frame, tmp_path_factory):
+    d = tmp_path_factory.mktemp("src")
+    pq.write_table(pa.Table.from_pandas(frame.iloc[:1000], preserve_index=False), d / "part-0.parquet")
+    pq.write_table(pa.Table.from_pandas(frame.iloc[1000:], preserve_index=False), d / "part-1.parquet")
+    frame.to_csv(d / "all.csv", index=False)
+    return d
+
+
+def _fit(data, method="adassp", bounds=BOUNDS, **kw):
+    return dpreg.dp_lm(FORMULA, data, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=5, **kw)
+
+
+def _sources(frame, files):
+    con = duckdb.connect()
+    con.execute(f"create table t as select * from read_parquet('{files / '*.parquet'}')")
+    out = {
+        "arrow": pa.Table.from_pandas(frame, preserve_index=False),
+        "glob": str(files / "*.parquet"),
+        "list": [str(files / "part-0.parquet"), str(files / "part-1.parquet")],
+        "csv": str(files / "all.csv"),
+        "relation": duckdb.read_parquet(str(files / "*.parquet")),
+        "con_table": (con, "t"),
+        "con_query": (con, "select * from t"),
+    }
+    try:
+        import polars as pl
+        out["polars"] = pl.from_pandas(frame)
+    except ImportError:
+        pass
+    return out
+
+
+@pytest.mark.filterwarnings("ignore:the budget for private ranges is small")
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp", "auto"])
+def test_every_source_fits_like_pandas(frame, files, method):
+    # the default path (auto) estimates the undeclared ranges privately: same seed, same releases
+    bounds = BOUNDS if method != "auto" else {"x1": (-4, 4)}
+    ref = _fit(frame, method=method, bounds=bounds)
+    for name, src in _sources(frame, files).items():
+        fit = _fit(src, method=method, bounds=bounds)
+        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+        assert fit.nobs == ref.nobs
+
+
+def test_missing_path_is_a_clear_error_before_spending(tmp_path):
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="does not exist"):
+        dpreg.dp_lm(FORMULA, str(tmp_path / "nope.parquet"), eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    with pytest.raises(SourceError, match="no file matches"):
+        dpreg.dp_lm(FORMULA, str(tmp_path / "*.parquet"), eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_corrupt_parquet_names_the_file(files, tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file")
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="bad.parquet") as ei:
+        dpreg.dp_lm(FORMULA, str(bad), eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    assert isinstance(ei.value, DPRegError)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_missing_formula_column_is_named(frame, files):
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="'zz'"):
+        dpreg.dp_lm("y ~ x1 + zz", str(files / "*.parquet"), eps=1, bounds=BOUNDS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_type_change_between_files_names_column_and_files(frame, tmp_path):
+    a = frame.iloc[:100].copy()
+    c = frame.iloc[100:200].copy()
+    c["x1"] = c["x1"].astype(str)          # x1 becomes a string column in the second file
+    pq.write_table(pa.Table.from_pandas(a, preserve_index=False), tmp_path / "p0.parquet")
+    pq.write_table(pa.Table.from_pandas(c, preserve_index=False), tmp_path / "p1.parquet")
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match=r"'x1'.*p0\.parquet.*p1\.parquet"):
+        dpreg.dp_lm(FORMULA, str(tmp_path / "*.parquet"), eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_unknown_table_and_unsupported_object():
+    con = duckdb.connect()
+    with pytest.raises(SourceError, match="no table or view 'missing_table'"):
+        open_source((con, "missing_table"))
+    with pytest.raises(TypeError, match="pandas or polars"):
+        open_source(42)
+
+
+def test_row_limit_refuses_before_spending(frame, files, monkeypatch):
+    import dpreg.sources as sources
+    monkeypatch.setattr(sources, "MATERIALISE_ROW_LIMIT", 100)
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="more rows than"):
+        dpreg.dp_lm(FORMULA, str(files / "*.parquet"), eps=1, bounds=BOUNDS, levels=LEVELS, method="isp",
+                    budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_batches_are_bounded_and_complete(frame, files):
+    src = open_source(str(files / "*.parquet"))
+    sizes = [bt.num_rows for bt in src.batches(["x1", "y"], batch_rows=512)]
+    assert max(sizes) <= 512 and sum(sizes) == frame.shape[0]
+    assert src.num_rows() == frame.shape[0]
