@@ -133,3 +133,37 @@ def test_batches_are_bounded_and_complete(frame, files):
     sizes = [bt.num_rows for bt in src.batches(["x1", "y"], batch_rows=512)]
     assert max(sizes) <= 512 and sum(sizes) == frame.shape[0]
     assert src.num_rows() == frame.shape[0]
+
+
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypatch, method):
+    # the SSP methods stream: the materialisation limit does not apply, memory is bounded by the batch
+    # size, and with the in-memory cache of scaled rows switched off every pass re-reads the files;
+    # results stay bit-identical to pandas (same row blocks, same order of additions)
+    import dpreg.design.chunked as chunked
+    import dpreg.estimators._ssp as _ssp
+    import dpreg.sources as sources
+    monkeypatch.setattr(sources, "MATERIALISE_ROW_LIMIT", 100)
+    monkeypatch.setattr(sources, "BATCH_ROWS", 700)        # batches not aligned with the sum blocks
+    monkeypatch.setattr(chunked, "CACHE_BYTES", 0)
+    monkeypatch.setattr(_ssp, "_CHUNK_FLOATS", 1280)       # sum blocks of 256 rows: many blocks
+    ref = _fit(frame, method=method, T=5) if method == "boosted_adassp" else _fit(frame, method=method)
+    kw = {"T": 5} if method == "boosted_adassp" else {}
+    fit = _fit(str(files / "*.parquet"), method=method, **kw)
+    np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
+    np.testing.assert_array_equal(np.asarray(fit.std_errors), np.asarray(ref.std_errors))
+    assert fit.r_squared == ref.r_squared and fit.r_squared is not None
+
+
+def test_streamed_errors_come_before_spending(frame, tmp_path):
+    # a level that was not declared, in the last file only: found by the validation pass
+    a = frame.iloc[:1000].copy()
+    c = frame.iloc[1000:1100].copy()
+    c.loc[c.index[-1], "g"] = "zzz"
+    pq.write_table(pa.Table.from_pandas(a, preserve_index=False), tmp_path / "p0.parquet")
+    pq.write_table(pa.Table.from_pandas(c, preserve_index=False), tmp_path / "p1.parquet")
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(DPRegError, match="'g'"):
+        dpreg.dp_lm(FORMULA, str(tmp_path / "*.parquet"), eps=1, bounds={"x1": (-4, 4)}, levels=LEVELS,
+                    budget=b)
+    assert b.spent == (0.0, 0.0)

@@ -91,7 +91,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     # a file, relation, Arrow/polars table or Spark DataFrame: opened and checked (paths, files, the
     # formula's columns, types across files, the Spark session) before anything is spent
-    data, streamed = _open_data(formula, data, method=method, levels=levels, unit=unit, neighbours=neighbours)
+    data, stream = _open_data(formula, data, family=family, method=method, bounds=bounds, levels=levels,
+                              unit=unit, neighbours=neighbours, design_opts=design_opts, options=options)
 
     auto = method == "auto"
     all_declared = False
@@ -134,7 +135,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         return _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
-                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share)
+                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share, stream=stream)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -149,19 +150,31 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise
 
 
-def _open_data(formula, data, *, method, levels, unit, neighbours):
-    """(data for the design, source or None). pandas frames and mappings pass unchanged. Any other
-    source (dpreg.sources) is checked first; its formula columns are then read into a pandas frame
-    (within ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
+def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
+    """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
+    other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
+    streams it (stream = (source, columns); data = its first rows, whose column types the public
+    method choice reads); other methods get its formula columns as a pandas frame (within
+    ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
     import pandas as pd
     if isinstance(data, (pd.DataFrame, dict)):
         return data, None
     from . import sources
+    from .design.chunked import can_stream
     src = sources.open_source(data)
     cols = sources.formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
+    if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
+                  neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):
+        head = None
+        for rb in src.batches(cols, batch_rows=2):
+            head = rb.to_pandas()
+            break
+        if head is not None:
+            return head, (src, cols)
     # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
     limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
-    return src.to_pandas(cols, max_rows=limit), src
+    return src.to_pandas(cols, max_rows=limit), None
 
 
 def _forget_data_ranges(public) -> None:
@@ -189,7 +202,7 @@ def _forget_data_ranges(public) -> None:
 
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
-                  options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share):
+                  options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share, stream=None):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
     from .privacy.accounting import compose_ledger
@@ -200,7 +213,17 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
+            if stream is not None and method in ("adassp", "boosted_adassp"):
+                from .design.chunked import build_streamed_design
+                design = build_streamed_design(formula, stream[0], stream[1], bounds=bounds, levels=levels,
+                                               family=family, need_bounds=need_bounds,
+                                               bounds_share_eps=bounds_share * eps, noise=noise, ledger=ledger,
+                                               n_public=neighbours == "replace_one", **design_opts)
+            else:
+                if stream is not None:     # the source was not read: read its formula columns now
+                    from . import sources
+                    data = stream[0].to_pandas(stream[1], max_rows=sources.MATERIALISE_ROW_LIMIT)
+                design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                                   need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
                                   noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
                                   n_public=neighbours == "replace_one",

@@ -72,7 +72,8 @@ class Source:
                               + (" ..." if len(self.names) > 20 else ""))
 
     # -- reading ----------------------------------------------------------------------------------
-    def batches(self, columns, batch_rows: int = BATCH_ROWS):
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
         raise NotImplementedError
 
     def num_rows(self) -> int:
@@ -121,7 +122,8 @@ class PandasSource(Source):
     def num_rows(self):
         return int(self.frame.shape[0])
 
-    def batches(self, columns, batch_rows: int = BATCH_ROWS):
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
         import pyarrow as pa
         sub = self.frame[list(columns)]
         for start in range(0, sub.shape[0], batch_rows):
@@ -143,7 +145,8 @@ class ArrowSource(Source):
     def num_rows(self):
         return int(self.table.num_rows)
 
-    def batches(self, columns, batch_rows: int = BATCH_ROWS):
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
         yield from self.table.select(list(columns)).to_batches(max_chunksize=batch_rows)
 
 
@@ -172,7 +175,8 @@ class DuckDBSource(Source):
                 raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
         return self._n
 
-    def batches(self, columns, batch_rows: int = BATCH_ROWS):
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
         cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
         try:
             reader = self.relation.project(cols).to_arrow_reader(batch_rows)
@@ -216,7 +220,8 @@ class SparkSource(Source):
             self._n = int(self.sdf.count())
         return self._n
 
-    def batches(self, columns, batch_rows: int = BATCH_ROWS):
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
         """Rows brought to the driver (materialisation within the row limit only)."""
         table = self.sdf.select(*list(columns)).toArrow()
         yield from table.to_batches(max_chunksize=batch_rows)
