@@ -153,8 +153,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
     """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
     other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
-    streams it (stream = (source, columns); data = its first rows, whose column types the public
-    method choice reads); other methods get its formula columns as a pandas frame (within
+    streams it (stream = (source, columns); data = two rows of public facts with the source's column
+    types, which the public method choice reads); other methods get its formula columns as a pandas frame (within
     ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
     import pandas as pd
     if isinstance(data, (pd.DataFrame, dict)):
@@ -166,12 +166,9 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
     streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
     if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
                   neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):
-        head = None
-        for rb in src.batches(cols, batch_rows=2):
-            head = rb.to_pandas()
-            break
-        if head is not None:
-            return head, (src, cols)
+        from .design.chunked import synthetic_head
+        declared = {k: v for k, v in bounds.items()} if isinstance(bounds, dict) else {}
+        return synthetic_head(src, cols, levels, declared), (src, cols)
     # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
     limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
     return src.to_pandas(cols, max_rows=limit), None

@@ -10,8 +10,9 @@ and outcome sums of the inference bundle), the model matrix is never held in mem
    it also counts the rows (n, public under replace-one);
 2. missing ranges are estimated privately by the same searches as the in-memory path
    (:func:`dpreg.design.private_bounds.private_ranges`) on the columns that need them;
-3. the public design (terms, column intervals, factor blocks, spec_state) is the design of the first
-   batch under the now complete public schema, with n set to the row count;
+3. the public design (terms, column intervals, factor blocks, spec_state) is the design of two rows
+   made of public facts only (:func:`synthetic_head`) under the now complete public schema, with n set
+   to the row count;
 4. ``Design.X`` is a :class:`StreamedRows`: every sum over rows is ``rows.reduce(fn)``, which rebuilds
    the design batch by batch, scales it (``scale_design``, row by row), cuts it into the same row
    blocks as the in-memory sums (``_ssp._chunk_rows(d)`` rows from row 0) and adds the blocks' results
@@ -63,6 +64,26 @@ class StreamedRows:
                 sd = scale_design(design, mode=self.scaling[0], tau_x=self.scaling[1])
                 yield sd.X, sd.y
 
+    def _reduce_on_partitions(self, fn, step):
+        """Spark: every partition sums ``fn`` over its own row blocks on an executor; the driver adds
+        the per-partition sums in partition order (no row reaches the driver). Block boundaries are
+        per partition, so the result equals the in-memory one up to the order of additions."""
+        build, scaling, cols = self.build, self.scaling, self.columns
+
+        def part(batches):
+            local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
+            total = None
+            for Xc, yc in local.blocks(step):
+                v = fn(Xc, yc)
+                total = v if total is None else total + v
+            return total
+
+        total = None
+        for v in self.source.map_partitions(cols, part):
+            if v is not None:
+                total = v if total is None else total + v
+        return total
+
     def blocks(self, step):
         """(X block, y block) of exactly ``step`` rows (the last one shorter), in row order."""
         pend_x, pend_y, have = [], [], 0
@@ -94,6 +115,8 @@ class StreamedRows:
         reading and rebuilding the batches again; beyond it every pass reads the source again, so
         memory stays bounded by the batch size."""
         n, d = self.shape
+        if self.source.kind == "spark":
+            return self._reduce_on_partitions(fn, step)
         use_cache = self.scaling is not None and n * (d + 1) * 8 <= CACHE_BYTES
         if use_cache and self._cache is not None and self._cache[0] == step:
             blocks = self._cache[1]
@@ -107,6 +130,29 @@ class StreamedRows:
             v = fn(Xc, yc)
             total = v if total is None else total + v
         return total
+
+
+class _BatchIterSource:
+    """The Arrow batches of one Spark partition, read once."""
+    kind = "partition"
+
+    def __init__(self, batches):
+        self._batches = batches
+
+    def batches(self, columns, batch_rows=None):
+        for b in self._batches:
+            if b.num_rows:
+                yield b
+
+
+def _validate_batches(source, columns, build):
+    """Rows counted and every batch's design built (errors raised)."""
+    n = 0
+    for rb in source.batches(columns):
+        frame = rb.to_pandas()
+        build(frame)
+        n += frame.shape[0]
+    return n, None
 
 
 def is_streamed(X) -> bool:
@@ -133,12 +179,44 @@ def can_stream(method, *, family, source, formula, levels, bounds, neighbours, d
     cat_cols = source.categorical_columns() | set(lv) | categorical_in_formula(formula)
     parsed = parse_formula(formula, source.names, cat_cols)
     formula_columns(formula, source, levels=lv)
+    import pyarrow as pa
     for v in parsed.variables:
         if v in cat_cols and v not in lv:
-            import pyarrow as pa
             if not pa.types.is_boolean(source.arrow_types.get(v, pa.null())):
                 return False
+    if source.kind == "spark":      # the private range search reads the rows on the driver (for now)
+        b = bounds if isinstance(bounds, dict) else {}
+        for v in parsed.variables:
+            if v not in cat_cols:
+                lo_hi = b.get(v)
+                if lo_hi is None or any(e is None or not np.isfinite(e) for e in lo_hi):
+                    return False
     return True
+
+
+def synthetic_head(source, columns, levels, ranges):
+    """Two rows made of public facts only (a declared level, the centre of a public range, False /
+    True), with the source's column types: what the public design is built from, so that no row of
+    the data is needed for it."""
+    import pandas as pd
+    import pyarrow as pa
+    lv = levels if isinstance(levels, dict) else {}
+    cols = {}
+    for c in columns:
+        t = source.arrow_types.get(c)
+        if c in lv:
+            vals = [lv[c][0], lv[c][-1]]
+            cols[c] = pd.Series(vals, dtype=object) if not all(isinstance(v, bool) for v in vals) \
+                else pd.Series(vals, dtype=bool)
+        elif t is not None and pa.types.is_boolean(t):
+            cols[c] = pd.Series([False, True], dtype=bool)
+        else:
+            lo, hi = ranges.get(c, (0.0, 1.0))
+            lo = 0.0 if lo is None else lo
+            hi = lo + 1.0 if hi is None else hi
+            mid = (float(lo) + float(hi)) / 2.0
+            cols[c] = pd.Series([mid, mid], dtype=float)
+    return pd.DataFrame(cols)
 
 
 def build_streamed_design(formula, source, columns, *, bounds, levels, family, need_bounds,
@@ -151,24 +229,22 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
 
     def build(frame, full_bounds, need=False):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # public-schema notes are given once, by the first batch
+            warnings.simplefilter("ignore")   # public-schema notes are given once, by the public head
             return build_design(formula, frame, bounds=full_bounds, levels=levels, family=family,
                                 need_bounds=need, noise=None, ledger=None, allow_wide=True,
                                 n_public=n_public, **design_opts)
 
     # 1. validation pass: every batch, public schema, no budget (errors before anything is spent)
-    n = 0
-    first = None
-    for rb in source.batches(columns):
-        frame = rb.to_pandas()
-        build(frame, declared)
-        n += frame.shape[0]
-        if first is None:
-            first = frame.iloc[:2]
+    if source.kind == "spark":      # on the executors: only counts and two rows' types come back
+        parts = source.map_partitions(columns, lambda it: _validate_batches(_BatchIterSource(it), columns,
+                                                                            lambda fr: build(fr, declared))[0])
+        n = sum(parts)
+    else:
+        n, _ = _validate_batches(source, columns, lambda fr: build(fr, declared))
     if n == 0:
         raise DesignError("data has no rows or no columns")
 
-    # the public schema of the first rows: which ranges the search must estimate (and their domains)
+    # the public schema: which ranges the search must estimate (and their domains)
     from .formula import categorical_in_formula, parse_formula
     from .intervals import domain_lower_limits
     from .build import _DOMAIN_RANK, _norm_bounds
@@ -181,6 +257,10 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
 
     full = {v: b for v, b in decl.items()}
     estimated = []
+    if missing and need_bounds and source.kind == "spark":
+        names = ", ".join(repr(v) for v in missing)
+        raise DesignError(f"from a Spark DataFrame the ranges must be declared (bounds= for {names}): the "
+                          "private range search would need the rows on the driver")
     if missing and need_bounds:
         from .private_bounds import private_ranges
         doms = {}
@@ -204,6 +284,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
 
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always")
+        first = synthetic_head(source, columns, levels, full)
         head = build_design(formula, first, bounds=full, levels=levels, family=family, need_bounds=False,
                             noise=None, ledger=None, allow_wide=True, n_public=n_public, **design_opts)
     for w in notes:

@@ -226,12 +226,51 @@ class SparkSource(Source):
         table = self.sdf.select(*list(columns)).toArrow()
         yield from table.to_batches(max_chunksize=batch_rows)
 
-    def map_partitions(self, columns, func, out_schema):
-        """``func(iterator of pyarrow.RecordBatch) -> iterator of pyarrow.RecordBatch`` on every
-        partition; the (small) outputs are collected, in partition order, as one Arrow table."""
+    def map_partitions(self, columns, func):
+        """``func(iterator of pyarrow.RecordBatch) -> picklable object`` run on every partition by the
+        executors; returns the list of the (small) results in partition order. Row-level data never
+        reach the driver. An exception inside ``func`` comes back as its type name and message."""
+        import pickle
+
+        import pyarrow as pa
+
+        def run(batches):
+            import pickle as _p
+            import pyarrow as _pa
+            try:
+                out = ("ok", func(batches))
+            except Exception as exc:          # re-raised on the driver with the same type and text
+                out = ("error", (type(exc).__name__, str(exc), isinstance(exc, ValueError)))
+            pid = _partition_id()
+            yield _pa.RecordBatch.from_pydict({"pid": [pid], "v": [_p.dumps(out)]},
+                                              schema=_pa.schema([("pid", _pa.int64()), ("v", _pa.binary())]))
+
         sub = self.sdf.select(*list(columns))
-        res = sub.mapInArrow(func, out_schema)
-        return res.toArrow()
+        try:
+            table = sub.mapInArrow(run, "pid long, v binary").toArrow()
+        except Exception as exc:
+            raise SourceError(f"the Spark job failed ({type(exc).__name__}); check the session and that the "
+                              "executors have dpreg and its dependencies installed") from None
+        rows = sorted(zip(table.column("pid").to_pylist(), table.column("v").to_pylist()))
+        results = []
+        for _pid, blob in rows:
+            status, val = pickle.loads(blob)
+            if status == "error":
+                from ..design.build import DesignError
+                name, text, is_value = val
+                raise (DesignError if is_value else SourceError)(text)
+            results.append(val)
+        del pa
+        return results
+
+
+def _partition_id() -> int:
+    try:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        return int(ctx.partitionId()) if ctx is not None else 0
+    except Exception:
+        return 0
 
 
 def _spark_arrow_schema(sdf):
