@@ -167,3 +167,19 @@ def test_streamed_errors_come_before_spending(frame, tmp_path):
         dpreg.dp_lm(FORMULA, str(tmp_path / "*.parquet"), eps=1, bounds={"x1": (-4, 4)}, levels=LEVELS,
                     budget=b)
     assert b.spent == (0.0, 0.0)
+
+
+def test_progress_is_silent_by_default_and_switchable(frame, files, capsys, monkeypatch):
+    import dpreg._progress as progress
+    monkeypatch.delenv("DPREG_PROGRESS", raising=False)
+    assert not progress.enabled()          # pytest's stderr is not a terminal
+    _fit(str(files / "*.parquet"))
+    assert "dpreg: pass" not in capsys.readouterr().err
+    dpreg.set_progress(True)
+    try:
+        _fit(str(files / "*.parquet"))
+        assert "dpreg: pass over the data" in capsys.readouterr().err
+    finally:
+        dpreg.set_progress(None)
+    with pytest.raises(ValueError):
+        dpreg.set_progress("yes")

@@ -23,6 +23,9 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
     if name == "PrivacyStatement":
         from .privacy.statement import PrivacyStatement
         return PrivacyStatement
+    if name == "set_progress":
+        from ._progress import set_progress
+        return set_progress
     if name == "compare":
         from .results.compare import compare
         return compare
@@ -31,4 +34,4 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
 
 __all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
            "PrivacyStatement", "PrivacyLeakWarning", "DPRegError", "EstimationFailed", "BudgetExceeded",
-           "compare"]
+           "compare", "set_progress"]

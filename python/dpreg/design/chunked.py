@@ -86,10 +86,21 @@ class StreamedRows:
 
     def blocks(self, step):
         """(X block, y block) of exactly ``step`` rows (the last one shorter), in row order."""
+        from .._progress import bar
+        progress = bar(self.shape[0], "dpreg: pass over the data") if self.shape[0] else None
+        try:
+            yield from self._blocks(step, progress)
+        finally:
+            if progress is not None:
+                progress.close()
+
+    def _blocks(self, step, progress):
         pend_x, pend_y, have = [], [], 0
         for Xb, yb in self._batches():
             pos = 0
             m = Xb.shape[0]
+            if progress is not None:
+                progress.update(m)
             if have:
                 take = min(step - have, m)
                 pend_x.append(Xb[:take])
