@@ -183,3 +183,22 @@ def test_progress_is_silent_by_default_and_switchable(frame, files, capsys, monk
         dpreg.set_progress(None)
     with pytest.raises(ValueError):
         dpreg.set_progress("yes")
+
+
+@pytest.mark.parametrize("q,anchor", [(0.97, {"lower": 0.0}), (0.03, {"upper": 50.0}), (0.9, {"lower": -3.0})])
+def test_binned_quantile_equals_sorted_search(q, anchor):
+    # the histogram on the public grid gives exactly the counts #{x < g_k} of the sorted search, so with
+    # the same seed the released value, the stopping step and the ledger rows are identical; extreme
+    # rows (+-1e308) fall in the outermost bins and change nothing else
+    from dpreg.estimators.quantile import BinnedColumn, upq
+    from dpreg.privacy.ledger import Ledger
+    from dpreg.privacy.mechanisms import NoiseSource
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.lognormal(1.0, 1.0, 5000), -rng.lognormal(0.0, 1.0, 500), [1e308, -1e308]])
+    batches = lambda: (x[i:i + 777] for i in range(0, x.shape[0], 777))   # noqa: E731
+    out = []
+    for data in (x, BinnedColumn(x.shape[0], batches)):
+        led = Ledger()
+        r = upq(data, q, eps=0.5, noise=NoiseSource(21), ledger=led, beta=1.01, **anchor)
+        out.append((r.estimate, r.steps, r.stopped, r.clamped, [e.noise_scale for e in led]))
+    assert out[0] == out[1]

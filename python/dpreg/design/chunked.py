@@ -280,7 +280,13 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                 for v, dom in domain_lower_limits(info.tree, info.names).items():
                     if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                         doms[v] = dom
-        vals = column_arrays(source, list(missing), n)
+        # one pass of binned counts per search (quantile.BinnedColumn); columns whose lower end is
+        # searched on the log scale (inside log()/log1p()) are read into memory for that search
+        in_memory = [v for v in missing if doms.get(v) in ("positive", "gt-1") and missing[v][0] is None]
+        vals = column_arrays(source, in_memory, n) if in_memory else {}
+        for v in missing:
+            if v not in vals:
+                vals[v] = binned_column(source, v, n)
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
                                                 ledger=ledger, domain=doms, n_public=n_public)
@@ -311,6 +317,17 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
     rows = StreamedRows(source, columns, lambda fr: build(fr, full), n, d)
     rows.head = first
     return Design(X=rows, y=rows, public=public)
+
+
+def binned_column(source, col, n):
+    """The column as a quantile.BinnedColumn: each search reads it once, missing values as 0."""
+    from ..estimators.quantile import BinnedColumn
+
+    def batches():
+        for rb in source.batches([col]):
+            a = rb.column(0).to_numpy(zero_copy_only=False).astype(float)
+            yield np.where(np.isnan(a), 0.0, a)
+    return BinnedColumn(n, batches)
 
 
 def column_arrays(source, cols, n):
