@@ -4,12 +4,13 @@ The data (19 numeric predictors x_j ~ U(-1, 1), y = x'b + 0.5 + N(0, 1); d = 20 
 written once, in slices of 10^6 rows, to ``--dir`` as Parquet files (never held in memory whole). Each
 method then runs in a fresh Python process reading ``dir/*.parquet``: "peak RSS" is that process's
 whole peak resident set size (resource.getrusage ru_maxrss, interpreter and libraries included), the
-figure the issue's memory target (<= 4 GB at 10^8 rows) is about. All ranges are declared (bounds=),
-so the methods that stream (adassp, boosted_adassp) never hold the model matrix: memory is bounded
-by the batch size (sources.BATCH_ROWS rows). The default path with private ranges is not run here:
-on a file source it still reads the columns whose ranges it estimates into memory (docs/sources.md).
+figure the issue's memory target (<= 4 GB at 10^8 rows) is about. adassp and boosted_adassp run with
+all ranges declared (bounds=); "default" is dp_lm(formula, files, eps=1) with no bounds (private
+ranges from binned counts, one pass per range end, then BoostedAdaSSP with T rounds). None of them
+holds the model matrix: memory is bounded by the batch size (sources.BATCH_ROWS rows), plus the
+in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB).
 
-    python -m benchmarks sources [--n 10000000] [--T 100] [--methods adassp,boosted_adassp] [--spark]
+    python -m benchmarks sources [--n 10000000] [--T 100] [--methods adassp,boosted_adassp,default] [--spark]
 """
 from __future__ import annotations
 
@@ -68,9 +69,17 @@ def one(method, directory, T, spark):
                    .config("spark.driver.memory", "2g").getOrCreate())
         session.sparkContext.setLogLevel("ERROR")
         data = session.read.parquet(directory)
-    opts = {"T": T} if method == "boosted_adassp" else {}
+    opts = {"T": T} if method in ("boosted_adassp", "default") else {}
+    if method == "default":          # no bounds: private ranges (binned counts), then BoostedAdaSSP
+        opts.update(method="auto")
+        bounds = None
+    else:
+        opts.update(method=method)
     t0, c0 = time.perf_counter(), time.process_time()
-    fit = dpreg.dp_lm(formula, data, eps=1.0, delta=1e-6, method=method, bounds=bounds, random_state=1, **opts)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=1e-6, bounds=bounds, random_state=1, **opts)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"method": method, "wall": wall, "cpu": cpu, "peak_rss_mb": peak,
@@ -111,7 +120,7 @@ def main(argv=None):
         rows.append(r)
         print(f"# {method}: {r}", flush=True)
     engine = "Spark local[2] (per-partition sums)" if a.spark else "DuckDB"
-    lines = [f"| {r['method']}{' (T=%d)' % a.T if r['method'] == 'boosted_adassp' else ''} | {engine} | {a.n:.0e} x {D} "
+    lines = [f"| {r['method']}{' (T=%d)' % a.T if r['method'] in ('boosted_adassp', 'default') else ''} | {engine} | {a.n:.0e} x {D} "
              f"| {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_rss_mb']:.0f} |" for r in rows]
     print("| method | engine | n x d | wall (s) | CPU (s) | peak RSS (MiB) |\n|---|---|---|---|---|---|")
     print("\n".join(lines))

@@ -202,3 +202,19 @@ def test_binned_quantile_equals_sorted_search(q, anchor):
         r = upq(data, q, eps=0.5, noise=NoiseSource(21), ledger=led, beta=1.01, **anchor)
         out.append((r.estimate, r.steps, r.stopped, r.clamped, [e.noise_scale for e in led]))
     assert out[0] == out[1]
+
+
+def test_cli_reads_parquet_globs(files, capsys, tmp_path):
+    import json
+    from dpreg.cli import main
+    (tmp_path / "b.json").write_text(json.dumps(BOUNDS))
+    (tmp_path / "l.json").write_text(json.dumps(LEVELS))
+    args = ["fit", "y ~ x1 + x2 + C(g)", "--eps", "1", "--seed", "4", "--method", "adassp", "--format", "json",
+            "--bounds", str(tmp_path / "b.json"), "--levels", str(tmp_path / "l.json")]
+    assert main(args + ["--data", str(files / "all.csv")]) == 0
+    from_csv = capsys.readouterr().out
+    assert main(args + ["--data", str(files / "*.parquet")]) == 0
+    from_parquet = capsys.readouterr().out
+    assert from_csv == from_parquet
+    assert main(args + ["--data", str(files / "missing-*.parquet")]) != 0
+    assert "no file matches" in capsys.readouterr().err
