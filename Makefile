@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@command -v R >/dev/null 2>&1 || $(MAKE) r-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,plots,spark]'
+	$(PY) -m pip install --quiet -e '.[test,bench,plots,sources,spark]'
 	# offline datasets (diamonds, penguins, Bikeshare): only the CSV files inside these wheels are read
 	$(PY) -m pip install --quiet --no-deps 'plotnine>=0.12' 'ISLP>=0.4'
 	touch $(STAMP)

@@ -385,6 +385,12 @@ def open_source(data) -> Source:
         return PandasSource(data)
     if isinstance(data, dict):
         return PandasSource(pd.DataFrame(data))
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise SourceError("data other than a pandas DataFrame needs the optional dependencies pyarrow and "
+                          "duckdb: pip install 'dpreg[sources]'") from None
     if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                and all(isinstance(x, (str, os.PathLike)) for x in data)):
         return open_files(data)
