@@ -218,3 +218,15 @@ def test_cli_reads_parquet_globs(files, capsys, tmp_path):
     assert from_csv == from_parquet
     assert main(args + ["--data", str(files / "missing-*.parquet")]) != 0
     assert "no file matches" in capsys.readouterr().err
+
+
+def test_glm_from_parquet_equals_pandas(tmp_path):
+    # dp_glm (DP-GD) needs row-level access: the formula's columns are materialised, same fit
+    rng = np.random.default_rng(0)
+    n = 2000
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, n)})
+    df["y"] = (rng.uniform(size=n) < 1 / (1 + np.exp(-2 * df.x))).astype(int)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "glm.parquet")
+    a = dpreg.dp_glm("y ~ x", df, eps=1, bounds={"x": (-1, 1)}, random_state=2)
+    b = dpreg.dp_glm("y ~ x", str(tmp_path / "glm.parquet"), eps=1, bounds={"x": (-1, 1)}, random_state=2)
+    np.testing.assert_array_equal(np.asarray(a.coef), np.asarray(b.coef))
