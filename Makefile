@@ -7,6 +7,8 @@ R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxyge
           r-cran-rmarkdown r-cran-broom r-cran-car r-cran-ggplot2 pandoc
 # pdflatex + booktabs: the LaTeX tables are compiled in a test (skipped where no engine exists)
 TEX_DEBS := texlive-latex-base texlive-latex-recommended
+# Java for the local Spark session of the Spark data-source tests (pyspark is in the test extra)
+JAVA_DEBS := openjdk-17-jre-headless
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-python test-r test-slow r-deps r-check docs vignettes bench lint clean
@@ -15,12 +17,12 @@ $(STAMP): pyproject.toml
 	@command -v R >/dev/null 2>&1 || $(MAKE) r-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,plots,docs]'
+	$(PY) -m pip install --quiet -e '.[test,bench,plots,docs,sources,spark]'
 	touch $(STAMP)
 
 # R and its packages come from Debian (CRAN is not reachable from these machines).
 r-deps:
-	@missing=""; for p in $(R_DEBS) $(TEX_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(R_DEBS) $(TEX_DEBS) $(JAVA_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -27,6 +27,9 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
     if name == "plot_coef":
         from .results.plots import coef_plot
         return coef_plot
+    if name == "set_progress":
+        from ._progress import set_progress
+        return set_progress
     if name == "compare":
         from .results.compare import compare
         return compare
@@ -35,4 +38,4 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
 
 __all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
            "PrivacyStatement", "PrivacyLeakWarning", "DPRegWarning", "ConvergenceWarning", "AccuracyWarning",
-           "DPRegError", "EstimationFailed", "BudgetExceeded", "compare", "plot_coef"]
+           "DPRegError", "EstimationFailed", "BudgetExceeded", "compare", "plot_coef", "set_progress"]

@@ -361,6 +361,11 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if bounds_share + levels_share >= 1:
         raise InvalidArgument("bounds_share + levels_share must be below 1 (the rest of eps is the estimator's)")
 
+    # a file, relation, Arrow/polars table or Spark DataFrame: opened and checked (paths, files, the
+    # formula's columns, types across files, the Spark session) before anything is spent
+    data, stream = _open_data(formula, data, family=family, method=method, bounds=bounds, levels=levels,
+                              unit=unit, neighbours=neighbours, design_opts=design_opts, options=options)
+
     auto = method == "auto"
     all_declared = False
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
@@ -393,10 +398,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
     # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
     # what the check on the design's n (below) would accept
-    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()) \
-            and getattr(data, "shape", None) is not None and len(data.shape) == 2:
+    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()):
         from .privacy.accounting import check_delta_for_n
-        check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
+        if stream is not None:        # a streamed source: its row count (data is a two-row stand-in)
+            check_delta_for_n(delta, int(stream[0].num_rows()), allow_large_delta=allow_large_delta)
+        elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
+            check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
     # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
     delta_needed = 0.0 if pure_ok else delta
@@ -413,7 +420,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
                              levels_share=levels_share, pure_ok=pure_ok,
-                             allow_large_delta=allow_large_delta)
+                             allow_large_delta=allow_large_delta,
+                             stream=stream)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -462,6 +470,30 @@ def _emit(texts) -> None:
                       stacklevel=5)
 
 
+def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
+    """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
+    other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
+    streams it (stream = (source, columns); data = two rows of public facts with the source's column
+    types, which the public method choice reads); other methods get its formula columns as a pandas frame (within
+    ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
+    import pandas as pd
+    if isinstance(data, (pd.DataFrame, dict)):
+        return data, None
+    from . import sources
+    from .design.chunked import can_stream
+    src = sources.open_source(data)
+    cols = sources.formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
+    if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
+                  neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):
+        from .design.chunked import synthetic_head
+        declared = {k: v for k, v in bounds.items()} if isinstance(bounds, dict) else {}
+        return synthetic_head(src, cols, levels, declared), (src, cols)
+    # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
+    limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
+    return src.to_pandas(cols, max_rows=limit), None
+
+
 def _forget_data_ranges(public) -> None:
     """bounds="data": the ranges are the data's minima and maxima, i.e. exact values of single records.
     They served the fit (clamping, scaling) and are not kept in the result, which reports them by name
@@ -488,7 +520,7 @@ def _forget_data_ranges(public) -> None:
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
-                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False):
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
     from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
@@ -502,7 +534,17 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
+            if stream is not None and method in ("adassp", "boosted_adassp"):
+                from .design.chunked import build_streamed_design
+                design = build_streamed_design(formula, stream[0], stream[1], bounds=bounds, levels=levels,
+                                               family=family, need_bounds=need_bounds,
+                                               bounds_share_eps=bounds_share * eps, noise=noise, ledger=ledger,
+                                               n_public=neighbours == "replace_one", **design_opts)
+            else:
+                if stream is not None:     # the source was not read: read its formula columns now
+                    from . import sources
+                    data = stream[0].to_pandas(stream[1], max_rows=sources.MATERIALISE_ROW_LIMIT)
+                design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
                                   need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
                                   levels_share_eps=levels_share * eps,
                                   # pure-DP methods keep their pure claim: no (eps, delta) selection,

@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit a DP linear regression and print its summary",
                        description="Fit a DP linear regression on a CSV file and print its summary.")
     f.add_argument("formula", help='model formula, e.g. "price ~ carat + C(cut)"')
-    f.add_argument("--data", required=True, help="CSV file with a header row")
+    f.add_argument("--data", required=True, help="CSV file with a header row, or Parquet file(s) / a glob "
+                   "such as 'dir/*.parquet' (read by DuckDB)")
     f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
     f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
     f.add_argument("--method", default="auto", help="estimator (default: auto)")
@@ -172,7 +173,10 @@ def _fit(args) -> str:
         raise UsageError(f"{opt}: {exc}") from None
     if not (0 < args.level < 1):
         raise UsageError("--level must be strictly between 0 and 1")
-    data = _read_csv(args.data)
+    if args.data.lower().endswith((".parquet", ".pq")) or any(ch in args.data for ch in "*?["):
+        data = args.data        # Parquet files or a glob: read by DuckDB through dpreg.sources
+    else:
+        data = _read_csv(args.data)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
     if args.allow_large_delta:

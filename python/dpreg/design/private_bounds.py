@@ -220,6 +220,12 @@ def _upq_quiet(*args, **kw):
         return upq(*args, **kw)
 
 
+def _as_column(v):
+    """A float array, or a BinnedColumn (streamed sources: searched on binned counts, same results)."""
+    from ..estimators.quantile import BinnedColumn
+    return v if isinstance(v, BinnedColumn) else np.asarray(v, dtype=float)
+
+
 def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
                    domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True):
     """Estimate the missing range ends.
@@ -242,7 +248,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     out, notes, info = {}, [], {}
     plans = {}
     for col in missing:                 # public checks first: nothing is spent if one fails
-        n = np.asarray(values[col]).shape[0]
+        n = _as_column(values[col]).shape[0]
         q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
         b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         if bound > MAX_PREMATURE:
@@ -268,7 +274,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         heavy_clamp = tail_clamp_estimate(eps_q, b_col) > CLAMP_WARN_SHARE * n
         plans[col] = (q_lo, q_hi, b_col, capped or b_col != beta or heavy_clamp)
     for col, (lo, hi) in missing.items():
-        x = np.asarray(values[col], dtype=float)
+        x = _as_column(values[col])
         q_lo, q_hi, beta_col, coarse = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)

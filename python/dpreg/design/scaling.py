@@ -85,6 +85,9 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
     if not (isinstance(tau_x, (int, float)) and math.isfinite(tau_x) and tau_x > 0):
         raise InvalidArgument("tau_x must be a finite number > 0")
     tau_x = float(tau_x)
+    from .chunked import is_streamed, scale_streamed
+    if is_streamed(design.X):        # out-of-core design: rows are scaled batch by batch when read
+        return scale_streamed(design, mode, tau_x)
     public = design.public
     X = np.asarray(design.X, dtype=float)
     n, d = X.shape

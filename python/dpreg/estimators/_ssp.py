@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from ..design.chunked import is_streamed
+
 from ..privacy.mechanisms import gaussian_mechanism
 from ..errors import InvalidArgument
 
@@ -98,6 +100,9 @@ def gram(X: np.ndarray) -> np.ndarray:
     """X^T X summed over row chunks; exactly symmetric."""
     n, d = X.shape
     step = _chunk_rows(d)
+    if is_streamed(X):     # same row blocks, same order: the same sum as in memory
+        A = X.reduce(lambda Xc, yc: Xc.T @ Xc, step)
+        return (A + A.T) / 2.0
     A = np.zeros((d, d))
     for start in range(0, n, step):
         Xc = X[start:start + step]
@@ -122,6 +127,10 @@ def xt_clipped_residual(X: np.ndarray, y: np.ndarray, theta: np.ndarray | None, 
     round (theta = 0) then go through identical arithmetic (oracle T10(f))."""
     n, d = X.shape
     step = _chunk_rows(d)
+    if is_streamed(X):
+        if theta is None:
+            return X.reduce(lambda Xc, yc: Xc.T @ clip_residuals(yc, tau), step)
+        return X.reduce(lambda Xc, yc: Xc.T @ clip_residuals(yc - Xc @ theta, tau), step)
     out = np.zeros(d)
     for start in range(0, n, step):
         Xc = X[start:start + step]
@@ -136,6 +145,15 @@ def residual_sums(X, y, theta, c1: float):
     constant c2 depends on the released first sum."""
     n, d = X.shape
     step = _chunk_rows(d)
+    if is_streamed(X):
+        total = X.reduce(lambda Xc, yc: float(np.minimum(np.abs(yc - Xc @ theta), c1).sum()), step)
+
+        def clipped_sq_streamed(c2):
+            def block(Xc, yc):
+                r = yc - Xc @ theta
+                return float(np.minimum(r * r, c2 * c2).sum())
+            return X.reduce(block, step)
+        return total, clipped_sq_streamed
     total = 0.0
     for start in range(0, n, step):
         r = y[start:start + step] - X[start:start + step] @ theta
@@ -148,6 +166,20 @@ def residual_sums(X, y, theta, c1: float):
             acc += float(np.minimum(r * r, c2 * c2).sum())
         return acc
     return total, clipped_sq
+
+
+def y_moments(X, y) -> np.ndarray:
+    """(Sum y, Sum y^2) added block by block over the same row blocks as the other sums, so that a
+    streamed design (dpreg.design.chunked) gives the same floating-point result as the in-memory one."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+    if is_streamed(X):
+        return X.reduce(lambda Xc, yc: np.array([float(np.sum(yc)), float(np.dot(yc, yc))]), step)
+    out = np.zeros(2)
+    for start in range(0, n, step):
+        yc = y[start:start + step]
+        out += np.array([float(np.sum(yc)), float(np.dot(yc, yc))])
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -260,7 +292,7 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, sigma_a=BUNDLE_C1 / mu_each,
                sigma_b=c2 * c2 / mu_each)
     if r_squared:
-        mom = np.array([float(np.sum(y)), float(np.dot(y, y))])
+        mom = y_moments(X, y)
         dm = sensitivity_moments(neighbours)
         noisy = gaussian_mechanism(mom, sensitivity=dm, mu=mu_each, noise=noise, ledger=ledger,
                                    statistic="y_moments", share=share)

@@ -162,6 +162,42 @@ def _draw(noise, kind: str, scale: float, size=None):
     return noise.gaussian(scale, size)
 
 
+class GridCounts:
+    """``#{x_i < g_k}`` for every point g_k of one search's public grid, from one pass of binned counts
+    (a histogram of the data on the grid): exactly the counts ``_search_up`` reads from sorted data."""
+
+    def __init__(self, n: int, below: np.ndarray):
+        self.shape = (int(n),)
+        self._below = below                    # _below[k - 1] = #{x_i < g_k}
+
+    def count_below(self, ks) -> np.ndarray:
+        return self._below[np.asarray(ks, dtype=np.int64) - 1]
+
+
+class BinnedColumn:
+    """A column read in batches (``batches()`` yields float arrays, n values in all, finite) whose
+    quantile search uses a histogram on the search's public grid instead of a sort: one pass over the
+    data per search, memory O(grid + batch), and the same counts, hence the same output distribution
+    and the same ledger rows as the search on the sorted column."""
+
+    def __init__(self, n: int, batches):
+        self.shape = (int(n),)
+        self._batches = batches
+
+    def grid_counts(self, lower, upper, beta, max_steps, *, negate: bool) -> GridCounts:
+        kmax = k_max(lower, upper, beta, max_steps)
+        # the grid exactly as _search_up computes it (same chunks of k, same arithmetic)
+        g_all = np.concatenate([grid(lower, np.arange(start, min(start + CHUNK, kmax + 1)), beta)
+                                for start in range(1, kmax + 1, CHUNK)])
+        hist = np.zeros(kmax + 1, dtype=np.int64)
+        for v in self._batches():
+            w = -np.asarray(v, dtype=float) if negate else np.asarray(v, dtype=float)
+            # idx = #{k: g_k <= w}; w < g_k  <=>  idx <= k - 1 (g is non-decreasing)
+            idx = np.searchsorted(g_all, w, side="right")
+            hist += np.bincount(idx, minlength=kmax + 1)
+        return GridCounts(self.shape[0], np.cumsum(hist)[:kmax])
+
+
 def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, kind: str,
                s_thr: float, s_step: float, noise, max_steps: int | None):
     """UPQ_upper (spec 1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps)."""
@@ -172,7 +208,10 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
     while start <= kmax:
         ks = np.arange(start, min(start + CHUNK, kmax + 1))
         g = grid(lower, ks, beta)
-        counts = np.searchsorted(sorted_x, g, side="left")   # #{x_i < g_k}, against exactly g_k
+        if isinstance(sorted_x, GridCounts):                # binned: the same counts, from a histogram
+            counts = sorted_x.count_below(ks)
+        else:
+            counts = np.searchsorted(sorted_x, g, side="left")   # #{x_i < g_k}, against exactly g_k
         hit = counts + _draw(noise, kind, s_step, ks.shape[0]) > threshold
         if hit.any():
             j = int(np.argmax(hit))
@@ -232,10 +271,11 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     if not up and not math.isfinite(upper):
         raise InvalidArgument("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
     kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
-    arr = np.asarray(x, dtype=float).ravel()
+    binned = isinstance(x, BinnedColumn)
+    arr = x if binned else np.asarray(x, dtype=float).ravel()
     if arr.shape[0] < 1:
         raise InvalidArgument("the quantile search needs at least one value")
-    if not np.all(np.isfinite(arr)):
+    if not binned and not np.all(np.isfinite(arr)):   # a BinnedColumn's source checked this already
         raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
     notes = []
     if beta > 1.1:
@@ -250,12 +290,12 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
                                noise_scale=float(scale), note=note, **cost))
 
     if up:
-        srt = np.sort(arr)
+        srt = arr.grid_counts(lower, upper, beta, max_steps, negate=False) if binned else np.sort(arr)
         val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, kind, s_thr, s_step,
                                                      noise, max_steps)
         estimate = max(val, lower)
     else:
-        srt = np.sort(-arr)
+        srt = arr.grid_counts(-upper, -lower, beta, max_steps, negate=True) if binned else np.sort(-arr)
         val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, kind, s_thr,
                                                      s_step, noise, max_steps)
         estimate = min(-val, upper)

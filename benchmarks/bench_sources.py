@@ -1,0 +1,127 @@
+"""Out-of-core fits: dp_lm from Parquet files through DuckDB (and a local Spark session), wall time and peak RSS.
+
+The data (19 numeric predictors x_j ~ U(-1, 1), y = x'b + 0.5 + N(0, 1); d = 20 model-matrix columns) are
+written once, in slices of 10^6 rows, to ``--dir`` as Parquet files (never held in memory whole). Each
+method then runs in a fresh Python process reading ``dir/*.parquet``: "peak RSS" is that process's
+whole peak resident set size (resource.getrusage ru_maxrss, interpreter and libraries included), the
+figure the issue's memory target (<= 4 GB at 10^8 rows) is about. adassp and boosted_adassp run with
+all ranges declared (bounds=); "default" is dp_lm(formula, files, eps=1) with no bounds (private
+ranges from binned counts, one pass per range end, then BoostedAdaSSP with T rounds). None of them
+holds the model matrix: memory is bounded by the batch size (sources.BATCH_ROWS rows), plus the
+in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB).
+
+    python -m benchmarks sources [--n 10000000] [--T 100] [--methods adassp,boosted_adassp,default] [--spark]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+D = 20
+SLICE = 1_000_000
+
+
+def formula_and_bounds(d=D):
+    p = d - 1
+    formula = "y ~ " + " + ".join(f"x{j + 1}" for j in range(p))
+    bounds = {f"x{j + 1}": (-1.0, 1.0) for j in range(p)}
+    bounds["y"] = (-30.0, 30.0)
+    return formula, bounds
+
+
+def write_parquet(directory, n, d=D, seed=0):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    os.makedirs(directory, exist_ok=True)
+    stamp = os.path.join(directory, f".complete-{n}-{d}")
+    if os.path.exists(stamp):
+        return
+    for f in glob.glob(os.path.join(directory, "*.parquet")):
+        os.remove(f)
+    rng = np.random.default_rng(seed)   # synthetic benchmark data, not a DP draw
+    p = d - 1
+    b = np.linspace(-1, 1, p)
+    for k, start in enumerate(range(0, n, SLICE)):
+        m = min(SLICE, n - start)
+        X = rng.uniform(-1, 1, (m, p))
+        cols = {f"x{j + 1}": X[:, j] for j in range(p)}
+        cols["y"] = X @ b + 0.5 + rng.normal(size=m)
+        pq.write_table(pa.table(cols), os.path.join(directory, f"part-{k:05d}.parquet"))
+    open(stamp, "w").close()
+
+
+def one(method, directory, T, spark):
+    import dpreg
+    formula, bounds = formula_and_bounds()
+    data = os.path.join(directory, "*.parquet")
+    session = None
+    if spark:
+        from pyspark.sql import SparkSession
+        session = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                   .config("spark.driver.memory", "2g").getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
+        data = session.read.parquet(directory)
+    opts = {"T": T} if method in ("boosted_adassp", "default") else {}
+    if method == "default":          # no bounds: private ranges (binned counts), then BoostedAdaSSP
+        opts.update(method="auto")
+        bounds = None
+    else:
+        opts.update(method=method)
+    t0, c0 = time.perf_counter(), time.process_time()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=1e-6, bounds=bounds, random_state=1, **opts)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"method": method, "wall": wall, "cpu": cpu, "peak_rss_mb": peak,
+                      "coef0": float(np.asarray(fit.coef)[1])}))
+    if session is not None:
+        session.stop()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks sources", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=10_000_000)
+    p.add_argument("--T", type=int, default=100)
+    p.add_argument("--methods", default="adassp,boosted_adassp")
+    p.add_argument("--dir", default=None, help="where the Parquet files are written (default: a temp dir)")
+    p.add_argument("--spark", action="store_true", help="read the files through a local[2] Spark session")
+    p.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    import tempfile
+    directory = a.dir or os.path.join(tempfile.gettempdir(), f"dpreg-bench-parquet-{a.n}")
+    if a.one:
+        one(a.one, directory, a.T, a.spark)
+        return 0
+    t0 = time.perf_counter()
+    write_parquet(directory, a.n)
+    print(f"# data in {directory} ({time.perf_counter() - t0:.0f} s to write or reuse)", flush=True)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.path.join(root, "python"),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    rows = []
+    for method in a.methods.split(","):
+        cmd = [sys.executable, "-m", "benchmarks", "sources", "--one", method, "--n", str(a.n), "--T", str(a.T),
+               "--dir", directory] + (["--spark"] if a.spark else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
+        if out.returncode != 0:
+            print(out.stderr[-3000:], file=sys.stderr)
+            raise SystemExit(f"sources benchmark for {method} failed")
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(r)
+        print(f"# {method}: {r}", flush=True)
+    engine = "Spark local[2] (per-partition sums)" if a.spark else "DuckDB"
+    lines = [f"| {r['method']}{' (T=%d)' % a.T if r['method'] in ('boosted_adassp', 'default') else ''} | {engine} | {a.n:.0e} x {D} "
+             f"| {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_rss_mb']:.0f} |" for r in rows]
+    print("| method | engine | n x d | wall (s) | CPU (s) | peak RSS (MiB) |\n|---|---|---|---|---|---|")
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,355 @@
+"""The design evaluated chunk by chunk on Arrow record batches (out-of-core fits; docs/sources.md).
+
+For a source other than a pandas frame (files, DuckDB, Arrow, Spark) and a method whose data access
+is a fixed set of sums over rows (AdaSSP, BoostedAdaSSP: X^T X, X^T clip(y - X theta), the residual
+and outcome sums of the inference bundle), the model matrix is never held in memory:
+
+1. a validation pass builds the design of every batch with the public schema (declared bounds,
+   declared levels) and no budget, so every error the in-memory path would raise (missing values, a
+   level that was not declared, a transform outside its domain) is raised before anything is spent;
+   it also counts the rows (n, public under replace-one);
+2. missing ranges are estimated privately by the same searches as the in-memory path
+   (:func:`dpreg.design.private_bounds.private_ranges`) on the columns that need them;
+3. the public design (terms, column intervals, factor blocks, spec_state) is the design of two rows
+   made of public facts only (:func:`synthetic_head`) under the now complete public schema, with n set
+   to the row count;
+4. ``Design.X`` is a :class:`StreamedRows`: every sum over rows is ``rows.reduce(fn)``, which rebuilds
+   the design batch by batch, scales it (``scale_design``, row by row), cuts it into the same row
+   blocks as the in-memory sums (``_ssp._chunk_rows(d)`` rows from row 0) and adds the blocks' results
+   in row order. The in-memory sums use the same blocks in the same order, so a fit from a file equals
+   the fit from the pandas frame holding the same rows bit for bit (tests/test_sources.py).
+
+Memory is bounded by the batch size (``sources.BATCH_ROWS`` rows of the formula's columns), not n.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import DPRegError
+
+#: scaled rows (n (d + 1) doubles) up to this size are kept in memory between passes
+CACHE_BYTES = 1 << 30
+#: methods whose data access is sums over rows (they stream from any non-pandas source)
+STREAMING_METHODS = ("adassp", "boosted_adassp")
+
+
+class StreamedRows:
+    """Stand-in for the (n, d) model matrix of a streamed design (original units, or scaled when
+    ``scaling`` is set). Only :meth:`reduce` reads rows."""
+
+    def __init__(self, source, columns, build, n, d, scaling=None, progress=None):
+        self.source = source
+        self.columns = list(columns)
+        self.build = build               # pandas batch -> Design (original units, public schema)
+        self.shape = (int(n), int(d))
+        self.scaling = scaling           # None or (mode, tau_x)
+        self.progress = progress
+        self._cache = None
+
+    def scaled(self, mode, tau_x):
+        out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=(mode, tau_x),
+                           progress=self.progress)
+        out.head = self.head
+        return out
+
+    def _batches(self):
+        from .scaling import scale_design
+        for rb in self.source.batches(self.columns):
+            design = self.build(rb.to_pandas())
+            if self.scaling is None:
+                yield np.asarray(design.X, float), np.asarray(design.y, float)
+            else:
+                sd = scale_design(design, mode=self.scaling[0], tau_x=self.scaling[1])
+                yield sd.X, sd.y
+
+    def _reduce_on_partitions(self, fn, step):
+        """Spark: every partition sums ``fn`` over its own row blocks on an executor; the driver adds
+        the per-partition sums in partition order (no row reaches the driver). Block boundaries are
+        per partition, so the result equals the in-memory one up to the order of additions."""
+        build, scaling, cols = self.build, self.scaling, self.columns
+
+        def part(batches):
+            local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
+            total = None
+            for Xc, yc in local.blocks(step):
+                v = fn(Xc, yc)
+                total = v if total is None else total + v
+            return total
+
+        total = None
+        for v in self.source.map_partitions(cols, part):
+            if v is not None:
+                total = v if total is None else total + v
+        return total
+
+    def blocks(self, step):
+        """(X block, y block) of exactly ``step`` rows (the last one shorter), in row order."""
+        from .._progress import bar
+        progress = bar(self.shape[0], "dpreg: pass over the data") if self.shape[0] else None
+        try:
+            yield from self._blocks(step, progress)
+        finally:
+            if progress is not None:
+                progress.close()
+
+    def _blocks(self, step, progress):
+        pend_x, pend_y, have = [], [], 0
+        for Xb, yb in self._batches():
+            pos = 0
+            m = Xb.shape[0]
+            if progress is not None:
+                progress.update(m)
+            if have:
+                take = min(step - have, m)
+                pend_x.append(Xb[:take])
+                pend_y.append(yb[:take])
+                have += take
+                pos = take
+                if have == step:
+                    yield np.concatenate(pend_x), np.concatenate(pend_y)
+                    pend_x, pend_y, have = [], [], 0
+            while m - pos >= step:
+                yield Xb[pos:pos + step], yb[pos:pos + step]
+                pos += step
+            if pos < m:
+                pend_x, pend_y, have = [Xb[pos:]], [yb[pos:]], m - pos
+        if have:
+            yield np.concatenate(pend_x), np.concatenate(pend_y)
+
+    def reduce(self, fn, step):
+        """Sum of ``fn(X block, y block)`` over the row blocks, added in row order.
+
+        When the scaled rows fit in ``CACHE_BYTES`` (a decision on the public n and d), the blocks of
+        the first pass are kept for the next passes (boosting rounds, the inference bundle) instead of
+        reading and rebuilding the batches again; beyond it every pass reads the source again, so
+        memory stays bounded by the batch size."""
+        n, d = self.shape
+        if self.source.kind == "spark":
+            return self._reduce_on_partitions(fn, step)
+        use_cache = self.scaling is not None and n * (d + 1) * 8 <= CACHE_BYTES
+        if use_cache and self._cache is not None and self._cache[0] == step:
+            blocks = self._cache[1]
+        else:
+            blocks = self.blocks(step)
+            if use_cache:
+                blocks = list(blocks)
+                self._cache = (step, blocks)
+        total = None
+        for Xc, yc in blocks:
+            v = fn(Xc, yc)
+            total = v if total is None else total + v
+        return total
+
+
+class _BatchIterSource:
+    """The Arrow batches of one Spark partition, read once."""
+    kind = "partition"
+
+    def __init__(self, batches):
+        self._batches = batches
+
+    def batches(self, columns, batch_rows=None):
+        for b in self._batches:
+            if b.num_rows:
+                yield b
+
+
+def _validate_batches(source, columns, build):
+    """Rows counted and every batch's design built (errors raised)."""
+    n = 0
+    for rb in source.batches(columns):
+        frame = rb.to_pandas()
+        build(frame)
+        n += frame.shape[0]
+    return n, None
+
+
+def is_streamed(X) -> bool:
+    return isinstance(X, StreamedRows)
+
+
+def can_stream(method, *, family, source, formula, levels, bounds, neighbours, design_opts, options) -> bool:
+    """Public facts only: stream when the method's data access is sums over rows, every categorical
+    column of the formula has declared levels (a batch's own categories must never define columns),
+    and nothing needs all rows at once (bounds='data', unit=, na_action='drop', add/remove)."""
+    from ..sources import formula_columns
+    if method not in STREAMING_METHODS or family != "gaussian" or source is None:
+        return False
+    if source.kind not in ("duckdb", "arrow", "spark"):
+        return False
+    if bounds == "data" or neighbours != "replace_one" or design_opts.get("unit") is not None:
+        return False
+    if design_opts.get("na_action", "fail") == "drop":
+        return False
+    if options.get("ci") == "bootstrap":
+        return False
+    from .formula import categorical_in_formula, parse_formula
+    lv = levels if isinstance(levels, dict) else {}
+    cat_cols = source.categorical_columns() | set(lv) | categorical_in_formula(formula)
+    parsed = parse_formula(formula, source.names, cat_cols)
+    formula_columns(formula, source, levels=lv)
+    import pyarrow as pa
+    for v in parsed.variables:
+        if v in cat_cols and v not in lv:
+            if not pa.types.is_boolean(source.arrow_types.get(v, pa.null())):
+                return False
+    if source.kind == "spark":      # the private range search reads the rows on the driver (for now)
+        b = bounds if isinstance(bounds, dict) else {}
+        for v in parsed.variables:
+            if v not in cat_cols:
+                lo_hi = b.get(v)
+                if lo_hi is None or any(e is None or not np.isfinite(e) for e in lo_hi):
+                    return False
+    return True
+
+
+def synthetic_head(source, columns, levels, ranges):
+    """Two rows made of public facts only (a declared level, the centre of a public range, False /
+    True), with the source's column types: what the public design is built from, so that no row of
+    the data is needed for it."""
+    import pandas as pd
+    import pyarrow as pa
+    lv = levels if isinstance(levels, dict) else {}
+    cols = {}
+    for c in columns:
+        t = source.arrow_types.get(c)
+        if c in lv:
+            vals = [lv[c][0], lv[c][-1]]
+            cols[c] = pd.Series(vals, dtype=object) if not all(isinstance(v, bool) for v in vals) \
+                else pd.Series(vals, dtype=bool)
+        elif t is not None and pa.types.is_boolean(t):
+            cols[c] = pd.Series([False, True], dtype=bool)
+        else:
+            lo, hi = ranges.get(c, (0.0, 1.0))
+            lo = 0.0 if lo is None else lo
+            hi = lo + 1.0 if hi is None else hi
+            mid = (float(lo) + float(hi)) / 2.0
+            cols[c] = pd.Series([mid, mid], dtype=float)
+    return pd.DataFrame(cols)
+
+
+def build_streamed_design(formula, source, columns, *, bounds, levels, family, need_bounds,
+                          bounds_share_eps, noise, ledger, n_public=True, **design_opts):
+    """Design whose X is a :class:`StreamedRows` (steps 1-4 of the module docstring)."""
+    from .build import DesignError, build_design
+    from .contract import Design
+
+    declared = dict(bounds) if isinstance(bounds, dict) else {}
+
+    def build(frame, full_bounds, need=False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # public-schema notes are given once, by the public head
+            return build_design(formula, frame, bounds=full_bounds, levels=levels, family=family,
+                                need_bounds=need, noise=None, ledger=None, allow_wide=True,
+                                n_public=n_public, **design_opts)
+
+    # 1. validation pass: every batch, public schema, no budget (errors before anything is spent)
+    if source.kind == "spark":      # on the executors: only counts and two rows' types come back
+        parts = source.map_partitions(columns, lambda it: _validate_batches(_BatchIterSource(it), columns,
+                                                                            lambda fr: build(fr, declared))[0])
+        n = sum(parts)
+    else:
+        n, _ = _validate_batches(source, columns, lambda fr: build(fr, declared))
+    if n == 0:
+        raise DesignError("data has no rows or no columns")
+
+    # the public schema: which ranges the search must estimate (and their domains)
+    from .formula import categorical_in_formula, parse_formula
+    from .intervals import domain_lower_limits
+    from .build import _DOMAIN_RANK, _norm_bounds
+    cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
+    parsed = parse_formula(formula, source.names, cat_cols)
+    _, decl = _norm_bounds(bounds, parsed.variables)
+    numeric = [v for v in parsed.variables if v not in cat_cols]
+    missing = {v: decl.get(v, (None, None)) for v in numeric
+               if decl.get(v, (None, None))[0] is None or decl.get(v, (None, None))[1] is None}
+
+    full = {v: b for v, b in decl.items()}
+    estimated = []
+    if missing and need_bounds and source.kind == "spark":
+        names = ", ".join(repr(v) for v in missing)
+        raise DesignError(f"from a Spark DataFrame the ranges must be declared (bounds= for {names}): the "
+                          "private range search would need the rows on the driver")
+    if missing and need_bounds:
+        from .private_bounds import private_ranges
+        doms = {}
+        for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+            if info.tree is not None:
+                for v, dom in domain_lower_limits(info.tree, info.names).items():
+                    if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
+                        doms[v] = dom
+        # one pass of binned counts per search (quantile.BinnedColumn); columns whose lower end is
+        # searched on the log scale (inside log()/log1p()) are read into memory for that search
+        in_memory = [v for v in missing if doms.get(v) in ("positive", "gt-1") and missing[v][0] is None]
+        vals = column_arrays(source, in_memory, n) if in_memory else {}
+        for v in missing:
+            if v not in vals:
+                vals[v] = binned_column(source, v, n)
+        try:
+            est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
+                                                ledger=ledger, domain=doms, n_public=n_public)
+        except ValueError as exc:
+            if isinstance(exc, DPRegError):
+                raise
+            raise DesignError(str(exc)) from None
+        del vals
+        for v, r in est.items():
+            full[v] = r
+            estimated.append(v)
+
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        first = synthetic_head(source, columns, levels, full)
+        head = build_design(formula, first, bounds=full, levels=levels, family=family, need_bounds=False,
+                            noise=None, ledger=None, allow_wide=True, n_public=n_public, **design_opts)
+    for w in notes:
+        warnings.warn(w.message, w.category, stacklevel=3)
+    public = head.public
+    public.n = n
+    for v in estimated:
+        public.schema.variables[v].bounds_source = "estimated"
+    d = len(public.terms)
+    if n <= d:
+        raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "
+                          "or more rows")
+    rows = StreamedRows(source, columns, lambda fr: build(fr, full), n, d)
+    rows.head = first
+    return Design(X=rows, y=rows, public=public)
+
+
+def binned_column(source, col, n):
+    """The column as a quantile.BinnedColumn: each search reads it once, missing values as 0."""
+    from ..estimators.quantile import BinnedColumn
+
+    def batches():
+        for rb in source.batches([col]):
+            a = rb.column(0).to_numpy(zero_copy_only=False).astype(float)
+            yield np.where(np.isnan(a), 0.0, a)
+    return BinnedColumn(n, batches)
+
+
+def column_arrays(source, cols, n):
+    """The named numeric columns as float arrays (missing values as 0, as the in-memory search)."""
+    out = {c: np.empty(n) for c in cols}
+    pos = 0
+    for rb in source.batches(cols):
+        m = rb.num_rows
+        for c in cols:
+            a = rb.column(c).to_numpy(zero_copy_only=False).astype(float)
+            out[c][pos:pos + m] = np.where(np.isnan(a), 0.0, a)
+        pos += m
+    return out
+
+
+def scale_streamed(design, mode, tau_x):
+    """``scale_design`` of a streamed design: the public maps (M, m, centres, row transform) from the
+    design of the first rows, the rows themselves scaled batch by batch when they are read."""
+    from .scaling import scale_design
+    rows = design.X
+    sd = scale_design(rows.build(rows.head), mode=mode, tau_x=tau_x)
+    scaled = rows.scaled(mode, tau_x)
+    sd.X = scaled
+    sd.y = scaled
+    return sd

@@ -1,0 +1,448 @@
+"""Data sources: one narrow adapter from whatever holds the data to Apache Arrow.
+
+``open_source(data)`` accepts
+
+* a pandas DataFrame (or a mapping of columns): kept as it is (the in-memory path);
+* a polars DataFrame / LazyFrame, a pyarrow Table / RecordBatch / RecordBatchReader: through Arrow;
+* a path or glob (``str`` / ``os.PathLike``, or a list of them) of Parquet or CSV files: read by DuckDB;
+* a DuckDB relation (``duckdb.DuckDBPyRelation``), or a pair ``(connection, "table or view name")``;
+* a Spark DataFrame (``pyspark.sql.DataFrame``).
+
+and returns a :class:`Source` with the public schema (column names and types) and two ways to read
+the rows: :meth:`Source.batches` (a stream of ``pyarrow.RecordBatch`` of the requested columns,
+memory bounded by the batch size) and :meth:`Source.to_pandas` (the requested columns only, within a
+row limit). Spark sources also run a function on every partition (:meth:`SparkSource.map_partitions`)
+so that only per-partition sums come back to the driver.
+
+Everything checked here (the path exists, the files open, the formula's columns are present, a
+column's type is the same in every file, a Spark session is running) is checked before any budget
+is spent: :func:`dpreg.api._fit` opens the source first. Every deliberate error is a
+:class:`SourceError` naming the file or column and what to do; no message quotes a data value.
+Why Arrow rather than a dataframe-abstraction library: docs/sources.md.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import os
+
+from ..errors import DPRegError
+from ..errors import InternalError, InvalidArgumentType
+
+#: rows per Arrow record batch read from a file, relation or Spark partition (public constant)
+BATCH_ROWS = 1 << 16
+#: largest number of rows a non-pandas source is materialised into memory for methods that need
+#: row-level access (see docs/sources.md); larger sources must use a streaming method
+MATERIALISE_ROW_LIMIT = 20_000_000
+
+
+class SourceError(DPRegError, ValueError):
+    """A data source cannot be read as given (missing path, corrupt file, missing column, types that
+    change between files, no running Spark session...). Raised before any budget is spent."""
+
+
+# ------------------------------------------------------------------------------------------------
+# kinds of sources
+# ------------------------------------------------------------------------------------------------
+class Source:
+    """A readable data source with a public schema: ``names`` (column names) and ``arrow_types``
+    ({name: pyarrow.DataType})."""
+
+    kind = "abstract"
+    label = "data"
+
+    def __init__(self, names, arrow_types):
+        self.names = list(names)
+        self.arrow_types = dict(arrow_types)
+
+    # -- public facts -----------------------------------------------------------------------------
+    def categorical_columns(self) -> set:
+        """Columns whose type is string, dictionary (categorical) or boolean."""
+        import pyarrow as pa
+        out = set()
+        for c, t in self.arrow_types.items():
+            if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t) \
+                    or pa.types.is_boolean(t) or getattr(pa.types, "is_string_view", lambda _t: False)(t):
+                out.add(c)
+        return out
+
+    def require(self, columns) -> None:
+        missing = [c for c in columns if c not in self.arrow_types]
+        if missing:
+            raise SourceError(f"{self.label} has no column(s) {', '.join(map(repr, missing))} used by the formula; "
+                              f"columns present: {', '.join(map(repr, self.names[:20]))}"
+                              + (" ..." if len(self.names) > 20 else ""))
+
+    # -- reading ----------------------------------------------------------------------------------
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
+        raise NotImplementedError
+
+    def num_rows(self) -> int:
+        raise NotImplementedError
+
+    def to_arrow(self, columns, max_rows: int | None = MATERIALISE_ROW_LIMIT):
+        import pyarrow as pa
+        columns = list(columns)
+        if max_rows is not None:
+            n = self.num_rows()
+            if n > max_rows:
+                raise SourceError(
+                    f"{self.label} has more rows than this method reads into memory ({max_rows}); the methods "
+                    "'adassp', 'boosted_adassp' and method='auto' stream from files, DuckDB and Spark without "
+                    "a row limit")
+        batches = list(self.batches(columns))
+        if not batches:
+            return pa.table({c: pa.array([], type=self.arrow_types[c]) for c in columns})
+        return pa.Table.from_batches(batches)
+
+    def to_pandas(self, columns, max_rows: int | None = MATERIALISE_ROW_LIMIT):
+        """The requested columns as a pandas DataFrame (Arrow dictionaries become pandas Categoricals,
+        strings become object columns, as pandas users give them)."""
+        table = self.to_arrow(columns, max_rows=max_rows)
+        return table.to_pandas()
+
+
+class PandasSource(Source):
+    kind = "pandas"
+
+    def __init__(self, frame):
+        self.frame = frame
+        self.label = "data"
+        try:
+            import pyarrow as pa
+            types = {}
+            for c in frame.columns:
+                try:
+                    types[str(c)] = pa.Array.from_pandas(frame[c].iloc[:0]).type
+                except Exception:
+                    types[str(c)] = pa.null()
+        except ImportError:      # pandas-only installs: names are all the checks need
+            types = {str(c): None for c in frame.columns}
+        super().__init__([str(c) for c in frame.columns], types)
+
+    def num_rows(self):
+        return int(self.frame.shape[0])
+
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
+        import pyarrow as pa
+        sub = self.frame[list(columns)]
+        for start in range(0, sub.shape[0], batch_rows):
+            yield pa.RecordBatch.from_pandas(sub.iloc[start:start + batch_rows], preserve_index=False)
+
+    def to_pandas(self, columns, max_rows=None):
+        return self.frame
+
+
+class ArrowSource(Source):
+    """An in-memory Arrow table (pyarrow, or polars through its zero-copy ``to_arrow``)."""
+    kind = "arrow"
+
+    def __init__(self, table, label="data"):
+        self.table = table
+        self.label = label
+        super().__init__(table.schema.names, {f.name: f.type for f in table.schema})
+
+    def num_rows(self):
+        return int(self.table.num_rows)
+
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
+        yield from self.table.select(list(columns)).to_batches(max_chunksize=batch_rows)
+
+
+class DuckDBSource(Source):
+    """A DuckDB relation (from files, a table, a view or a query). Batches are streamed by DuckDB's
+    Arrow reader: memory is bounded by the batch size, not the number of rows."""
+    kind = "duckdb"
+
+    def __init__(self, relation, label="the DuckDB relation", connection=None):
+        self.relation = relation
+        self.connection = connection
+        self.label = label
+        try:
+            schema = relation.limit(0).to_arrow_table().schema
+        except Exception as exc:
+            raise SourceError(f"{label} could not be read by DuckDB ({type(exc).__name__}); check that it exists "
+                              "and is a valid Parquet/CSV file, table or query") from None
+        super().__init__(schema.names, {f.name: f.type for f in schema})
+        self._n = None
+
+    def num_rows(self):
+        if self._n is None:
+            try:
+                self._n = int(self.relation.aggregate("count(*)").fetchall()[0][0])
+            except Exception as exc:
+                raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
+        return self._n
+
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
+        cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        try:
+            reader = self.relation.project(cols).to_arrow_reader(batch_rows)
+        except (TypeError, AttributeError):      # DuckDB before to_arrow_reader
+            reader = self.relation.project(cols).fetch_record_batch(batch_rows)
+        try:
+            for b in reader:
+                if b.num_rows:
+                    yield b
+        except SourceError:
+            raise
+        except Exception as exc:
+            raise SourceError(f"{self.label} could not be read to the end by DuckDB ({type(exc).__name__}); "
+                              "a file may be corrupt or have changed") from None
+
+
+class SparkSource(Source):
+    """A Spark DataFrame. Rows stay on the executors: :meth:`map_partitions` runs a function on the
+    Arrow batches of every partition and brings back only what it returns (partial sums)."""
+    kind = "spark"
+
+    def __init__(self, sdf):
+        self.sdf = sdf
+        self.label = "the Spark DataFrame"
+        try:
+            spark = sdf.sparkSession
+            sc = spark.sparkContext
+            if getattr(sc, "_jsc", None) is None:
+                raise InternalError("stopped")
+            schema = _spark_arrow_schema(sdf)
+        except SourceError:
+            raise
+        except Exception:
+            raise SourceError("the Spark DataFrame's session is not running (stopped or unreachable); start "
+                              "a SparkSession and rebuild the DataFrame from it") from None
+        super().__init__(schema.names, {f.name: f.type for f in schema})
+        self._n = None
+
+    def num_rows(self):
+        if self._n is None:
+            self._n = int(self.sdf.count())
+        return self._n
+
+    def batches(self, columns, batch_rows: int | None = None):
+        batch_rows = batch_rows or BATCH_ROWS
+        """Rows brought to the driver (materialisation within the row limit only)."""
+        table = self.sdf.select(*list(columns)).toArrow()
+        yield from table.to_batches(max_chunksize=batch_rows)
+
+    def map_partitions(self, columns, func):
+        """``func(iterator of pyarrow.RecordBatch) -> picklable object`` run on every partition by the
+        executors; returns the list of the (small) results in partition order. Row-level data never
+        reach the driver. An exception inside ``func`` comes back as its type name and message."""
+        import pickle
+
+        import pyarrow as pa
+
+        def run(batches):
+            import pickle as _p
+            import pyarrow as _pa
+            try:
+                out = ("ok", func(batches))
+            except Exception as exc:          # re-raised on the driver with the same type and text
+                out = ("error", (type(exc).__name__, str(exc), isinstance(exc, ValueError)))
+            pid = _partition_id()
+            yield _pa.RecordBatch.from_pydict({"pid": [pid], "v": [_p.dumps(out)]},
+                                              schema=_pa.schema([("pid", _pa.int64()), ("v", _pa.binary())]))
+
+        sub = self.sdf.select(*list(columns))
+        try:
+            table = sub.mapInArrow(run, "pid long, v binary").toArrow()
+        except Exception as exc:
+            raise SourceError(f"the Spark job failed ({type(exc).__name__}); check the session and that the "
+                              "executors have dpreg and its dependencies installed") from None
+        rows = sorted(zip(table.column("pid").to_pylist(), table.column("v").to_pylist()))
+        results = []
+        for _pid, blob in rows:
+            status, val = pickle.loads(blob)
+            if status == "error":
+                from ..design.build import DesignError
+                name, text, is_value = val
+                raise (DesignError if is_value else SourceError)(text)
+            results.append(val)
+        del pa
+        return results
+
+
+def _partition_id() -> int:
+    try:
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        return int(ctx.partitionId()) if ctx is not None else 0
+    except Exception:
+        return 0
+
+
+def _spark_arrow_schema(sdf):
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    try:
+        return to_arrow_schema(sdf.schema)
+    except Exception:
+        return pa.schema([(f.name, pa.null()) for f in sdf.schema.fields])
+
+
+# ------------------------------------------------------------------------------------------------
+# paths and globs (DuckDB)
+# ------------------------------------------------------------------------------------------------
+def _expand_paths(data) -> list[str]:
+    items = data if isinstance(data, (list, tuple)) else [data]
+    files = []
+    for item in items:
+        p = os.fspath(item)
+        if any(ch in p for ch in "*?["):
+            found = sorted(_glob.glob(p, recursive=True))
+            if not found:
+                raise SourceError(f"no file matches {p!r}; check the path and the pattern")
+            files.extend(found)
+        elif os.path.isdir(p):
+            found = sorted(f for f in _glob.glob(os.path.join(p, "**", "*"), recursive=True)
+                           if f.lower().endswith((".parquet", ".pq", ".csv", ".csv.gz", ".tsv")))
+            if not found:
+                raise SourceError(f"the directory {p!r} holds no Parquet or CSV files")
+            files.extend(found)
+        elif not os.path.exists(p):
+            raise SourceError(f"the data file {p!r} does not exist; check the path (globs such as "
+                              "'dir/*.parquet' are accepted)")
+        else:
+            files.append(p)
+    return files
+
+
+def _file_format(path: str) -> str:
+    low = path.lower()
+    if low.endswith((".parquet", ".pq", ".parq")):
+        return "parquet"
+    if low.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        return "csv"
+    raise SourceError(f"the file {path!r} is neither Parquet (.parquet) nor CSV (.csv); convert it or pass "
+                      "a DuckDB relation")
+
+
+def _file_schema(con, path, fmt):
+    """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV)."""
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            return pq.read_schema(path)
+        rel = con.read_csv(path)
+        return rel.limit(0).to_arrow_table().schema
+    except Exception as exc:
+        raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({type(exc).__name__}); it "
+                          "may be corrupt, truncated or of another format") from None
+
+
+def open_files(data) -> DuckDBSource:
+    import duckdb
+    files = _expand_paths(data)
+    fmts = {_file_format(f) for f in files}
+    if len(fmts) > 1:
+        raise SourceError("the files mix Parquet and CSV; pass one format at a time")
+    fmt = fmts.pop()
+    con = duckdb.connect()
+    first = None
+    types = {}
+    for f in files:
+        sch = _file_schema(con, f, fmt)
+        if first is None:
+            first = f
+            types = {fl.name: fl.type for fl in sch}
+            continue
+        for fl in sch:
+            if fl.name in types and not _same_kind(types[fl.name], fl.type):
+                raise SourceError(f"column {fl.name!r} has type {types[fl.name]} in {first!r} but {fl.type} in "
+                                  f"{f!r}; give it one type in every file")
+    label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
+    try:
+        if fmt == "parquet":
+            rel = con.read_parquet(files)
+        else:
+            rel = con.read_csv(files)
+    except Exception as exc:
+        raise SourceError(f"{label} could not be opened by DuckDB ({type(exc).__name__})") from None
+    src = DuckDBSource(rel, label=label, connection=con)
+    src.files = files
+    return src
+
+
+def _same_kind(a, b) -> bool:
+    """Types that read the same way (int32 and int64 are both integers; float32/64 both floats)."""
+    import pyarrow as pa
+    if a == b:
+        return True
+    groups = (pa.types.is_integer, pa.types.is_floating, lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+              pa.types.is_boolean)
+    return any(g(a) and g(b) for g in groups)
+
+
+# ------------------------------------------------------------------------------------------------
+# the one entry point
+# ------------------------------------------------------------------------------------------------
+def open_source(data) -> Source:
+    """Wrap ``data`` as a :class:`Source` (see the module docstring for what is accepted)."""
+    import pandas as pd
+    if isinstance(data, pd.DataFrame):
+        return PandasSource(data)
+    if isinstance(data, dict):
+        return PandasSource(pd.DataFrame(data))
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise SourceError("data other than a pandas DataFrame needs the optional dependencies pyarrow and "
+                          "duckdb: pip install 'dpreg[sources]'") from None
+    if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
+                                               and all(isinstance(x, (str, os.PathLike)) for x in data)):
+        return open_files(data)
+    mod = type(data).__module__ or ""
+    name = type(data).__name__
+    if mod.startswith("polars"):
+        if name == "LazyFrame":
+            data = data.collect()
+        return ArrowSource(data.to_arrow(), label="the polars DataFrame")
+    if mod.startswith("pyarrow"):
+        import pyarrow as pa
+        if isinstance(data, pa.Table):
+            return ArrowSource(data, label="the Arrow table")
+        if isinstance(data, pa.RecordBatch):
+            return ArrowSource(pa.Table.from_batches([data]), label="the Arrow record batch")
+        if isinstance(data, pa.RecordBatchReader):
+            return ArrowSource(data.read_all(), label="the Arrow stream")
+    if "duckdb" in mod and name == "DuckDBPyRelation":
+        return DuckDBSource(data)
+    if isinstance(data, tuple) and len(data) == 2 and "duckdb" in (type(data[0]).__module__ or "") \
+            and isinstance(data[1], str):
+        con, table = data
+        try:
+            rel = con.table(table)
+        except Exception:
+            try:
+                rel = con.sql(table)       # a query
+            except Exception as exc:
+                raise SourceError(f"the DuckDB connection has no table or view {table!r} and it is not a valid "
+                                  f"query ({type(exc).__name__})") from None
+        return DuckDBSource(rel, label=f"the DuckDB table {table!r}", connection=con)
+    if mod.startswith("pyspark") and name == "DataFrame":
+        return SparkSource(data)
+    raise InvalidArgumentType("data must be a pandas or polars DataFrame, a pyarrow Table, a path or glob of Parquet/CSV "
+                    "files, a DuckDB relation or (connection, table name), or a Spark DataFrame")
+
+
+def formula_columns(formula: str, source: Source, levels=None, unit=None) -> list[str]:
+    """The columns of ``source`` that ``formula`` reads (outcome first), from public facts only (the
+    formula, the column names and their types). Raises SourceError for a missing column."""
+    from ..design.formula import FormulaError, categorical_in_formula, parse_formula
+    cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
+    try:
+        parsed = parse_formula(formula, source.names, cat_cols)
+    except FormulaError as exc:
+        text = str(exc)
+        if "not" in text and ("column" in text or "found" in text):
+            raise SourceError(f"{source.label}: {text}") from None
+        raise
+    cols = list(parsed.variables)
+    if unit is not None:
+        cols.append(unit)
+    source.require(cols)
+    return cols
