@@ -139,13 +139,13 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         format(x$df[min(2L, length(x$df))]), "degrees of freedom\n")
   }
   if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
-    cat("DP residual standard error: ", x$sigma_not_estimable, "\n", sep = "")
+    cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable))
   }
   if (is.finite(x$r.squared)) {
     cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), ",\tAdjusted R-squared:  ",
         formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
   } else if (!is.null(x$r_squared_not_estimable)) {
-    cat("DP R-squared: ", x$r_squared_not_estimable, "\n", sep = "")
+    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable))
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
@@ -181,7 +181,8 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     cat_wrapped(paste0("  * ", x$warnings, collapse = "\n"))
   }
   if (length(x$notes)) {
-    cat("Notes:\n", paste0("  * ", x$notes, "\n"), sep = "")
+    cat("Notes:\n")
+    cat_wrapped(paste0("  * ", x$notes, collapse = "\n"))
   }
   cat("\n")
   invisible(x)

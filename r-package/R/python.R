@@ -180,7 +180,7 @@ call_core <- function(fun, ...) {
     # every class of the Python exception (InvalidArgument, DPRegError, ValueError, ...) becomes
     # dpreg_<name>, so handlers for the base classes catch the specific errors too
     types <- unique(c(err$type, unlist(err$classes)))
-    stop(structure(class = unique(c(r_condition_class(err$type), paste0("dpreg_", types),
+    stop(structure(class = unique(c(vapply(types, r_condition_class, ""), paste0("dpreg_", types),
                                     "dpreg_error", "error", "condition")),
                    list(message = r_dialect(r_syntax(err$message)), call = NULL,
                         privacy = err$privacy)))

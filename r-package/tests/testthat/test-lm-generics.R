@@ -49,8 +49,8 @@ test_that("confint() gives Wald intervals at any level without Python", {
 test_that("lm-family generics on a real fit: anova, car::Anova, model.matrix, augment, update", {
   skip_if_no_core()
   df <- toy_data(400)
-  fit <- dp_lm(y ~ x * g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
-               method = "adassp", seed = 1)
+  fit <- dp_lm(y ~ x * g, data = df, eps = 4, bounds = toy_bounds, levels = toy_levels,
+               method = "adassp", seed = 1)   # eps 4: every interaction column estimable at n = 400
   expect_equal(fit$assign, c(0L, 1L, 2L, 2L, 3L, 3L))
   a <- anova(fit)
   expect_equal(rownames(a), c("x", "g", "x:g"))
