@@ -239,8 +239,8 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
 
     def search(qq):
         # draws the threshold noise and adds the two ledger rows (threshold, steps), sensitivity 1
-        return AboveThreshold(qq * n, kind=kind, scale_threshold=s_thr, scale_step=s_step, max_count=n,
-                              noise=noise, ledger=ledger, statistic=statistic, threshold_cost=thr_cost,
+        return AboveThreshold(qq * n, kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,
+                              ledger=ledger, statistic=statistic, threshold_cost=thr_cost,
                               step_cost=step_cost, note=thr_note)
 
     if up:

@@ -26,17 +26,22 @@ from .ledger import Ledger, LedgerEntry
 from .mechanisms import MAX_SCALE_BITS, NoiseSource, _MARGIN, _grid_exponent, _tq
 from ..errors import InvalidArgument
 
-__all__ = ["AboveThreshold", "count_grid", "exponential_mechanism", "noisy_counts", "propose_test_release",
+__all__ = ["COUNT_LIMIT", "AboveThreshold", "count_grid", "exponential_mechanism", "noisy_counts", "propose_test_release",
            "report_noisy_max"]
 
 _KINDS = ("laplace", "exponential", "gaussian")
 # integer noise parameters stay below 2^40 (discrete Laplace) so that every sum below fits in int64
 _T_LIMIT = 1 << 40
+#: the largest count the grid is sized for. It is a constant, not the data's largest count: the grid
+#: (hence the output's resolution) must not depend on the data. Larger counts are clamped to it
+#: (clamping keeps the sensitivity); no data set in memory comes near 2^40 rows.
+COUNT_LIMIT = 1 << 40
 
 
-def count_grid(scale: float, max_count: float) -> int:
+def count_grid(scale: float, max_count: float = COUNT_LIMIT) -> int:
     """Grid exponent ``s >= 0`` (grid ``2^-s``) for count noise of nominal scale ``scale``: fine enough that
-    the scale is about 2^GRID_BITS grid units, coarse enough that ``max_count 2^s < 2^61`` (int64 sums)."""
+    the scale is about 2^GRID_BITS grid units, coarse enough that ``max_count 2^s < 2^61`` (int64 sums).
+    ``max_count`` must be public (default :data:`COUNT_LIMIT`)."""
     if not (math.isfinite(scale) and scale > 0):
         raise InvalidArgument("the noise scale of a count must be positive and finite")
     if not (math.isfinite(max_count) and max_count >= 0):
@@ -70,7 +75,7 @@ def _check_kind(kind):
 
 
 def noisy_counts(counts, *, sensitivity_l1: float, eps: float, noise: NoiseSource, ledger: Ledger,
-                 statistic: str, delta: float = 0.0, mechanism: str = "laplace", max_count: float | None = None,
+                 statistic: str, delta: float = 0.0, mechanism: str = "laplace",
                  share: float | None = None, note: str | None = None) -> np.ndarray:
     """Integer counts plus exact discrete Laplace noise of scale ``b = sensitivity_l1 / eps`` (grid 2^-s,
     :func:`count_grid`). Adds one ledger row (``mechanism``, L1 sensitivity, ``b``, eps and ``delta``).
@@ -90,8 +95,8 @@ def noisy_counts(counts, *, sensitivity_l1: float, eps: float, noise: NoiseSourc
     if not (math.isfinite(sensitivity_l1) and sensitivity_l1 > 0):
         raise InvalidArgument("the sensitivity of a count must be positive and finite")
     b = float(sensitivity_l1) / float(eps)
-    top = float(c.max()) if max_count is None and c.size else float(max_count or 0.0)
-    s = count_grid(b, top)
+    c = np.minimum(c, COUNT_LIMIT)
+    s = count_grid(b)
     k = _draw(noise, "laplace", b, s, c.size).reshape(c.shape)
     ledger.add(LedgerEntry(statistic=statistic, mechanism=mechanism, sensitivity=float(sensitivity_l1),
                            noise_scale=b, eps=float(eps), delta=float(delta), share=share, note=note))
@@ -105,10 +110,11 @@ def _floor_scaled(x: float, s: int) -> int:
 
 def propose_test_release(distance: int, *, cut: float, eps_test: float, noise: NoiseSource, ledger: Ledger,
                          statistic: str, mechanism: str = "ptr", eps: float | None = None, delta: float = 0.0,
-                         max_distance: float = 2.0 ** 40, share: float | None = None,
+                         max_distance: float = COUNT_LIMIT, share: float | None = None,
                          note: str | None = None) -> bool:
     """The test of propose-test-release: ``distance + Lap(1/eps_test) > cut``, with exact discrete Laplace
-    noise on the grid ``2^-s``. ``distance`` is an integer of sensitivity 1 (e.g. the number of rows to
+    noise on the grid ``2^-s``. ``distance`` is an integer of sensitivity 1 (clamped to the public
+    ``max_distance``, which sizes the grid) (e.g. the number of rows to
     change before the proposal becomes unsafe), ``cut`` a public threshold. Adds one ledger row whose
     cost is ``eps`` (default ``eps_test``) and ``delta`` -- the whole PTR release when the caller's
     release step is charged in the same row (the caller passes the total).
@@ -123,9 +129,9 @@ def propose_test_release(distance: int, *, cut: float, eps_test: float, noise: N
         raise InvalidArgument("eps_test must be positive and finite")
     if not math.isfinite(cut):
         raise InvalidArgument("the PTR cut must be finite")
-    dist = int(distance)
-    if dist < 0 or dist > max_distance:
-        raise InvalidArgument("the PTR distance must be an integer in [0, max_distance]")
+    if not (math.isfinite(max_distance) and 1 <= max_distance <= COUNT_LIMIT):
+        raise InvalidArgument("max_distance (a public bound on the distance) must be in [1, 2^40]")
+    dist = int(min(max(int(distance), 0), max_distance))   # clamping keeps sensitivity 1
     b = 1.0 / float(eps_test)
     s = count_grid(b, max_distance)
     k = int(_draw(noise, "laplace", b, s, 1)[0])
@@ -151,13 +157,13 @@ class AboveThreshold:
     """
 
     def __init__(self, threshold: float, *, kind: str, scale_threshold: float, scale_step: float,
-                 max_count: float, noise: NoiseSource, ledger: Ledger, statistic: str,
+                 noise: NoiseSource, ledger: Ledger, statistic: str,
                  threshold_cost: dict, step_cost: dict, note: str | None = None, mechanism: str | None = None):
         _check_kind(kind)
         if not math.isfinite(threshold):
             raise InvalidArgument("the threshold must be finite")
         # one grid for threshold and steps: the finer one that both scales allow
-        self.s = min(count_grid(scale_threshold, max_count), count_grid(scale_step, max_count))
+        self.s = min(count_grid(scale_threshold), count_grid(scale_step))
         self.kind, self.scale_step, self.noise = kind, float(scale_step), noise
         k0 = int(_draw(noise, kind, scale_threshold, self.s, 1)[0])
         self._t = _floor_scaled(threshold, self.s) + k0      # count + K_k > threshold + Z_0 iff C + K_k > this
@@ -169,7 +175,7 @@ class AboveThreshold:
     def first_above(self, counts) -> int | None:
         """Index (in this batch) of the first count above the noisy threshold, or None; draws one noise
         value per count of the batch (the search stops at the first hit, as AboveThreshold does)."""
-        c = np.asarray(counts, dtype=np.int64)
+        c = np.minimum(np.asarray(counts, dtype=np.int64), COUNT_LIMIT)
         if c.size == 0:
             return None
         k = _draw(self.noise, self.kind, self.scale_step, self.s, c.size)
