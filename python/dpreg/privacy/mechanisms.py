@@ -12,6 +12,8 @@ What is protected against floating-point attacks (Mironov 2012; details in ``doc
   with ``gamma`` a power of two fixed by the public calibration and ``K`` an exact discrete Gaussian /
   discrete Laplace integer; the sensitivity is accounted on the grid (rounding included). Nothing in
   the output depends on low-order bits of the value or of a floating-point noise draw.
+* Counts, noisy thresholds (AboveThreshold), propose-test-release tests and report-noisy-max live in
+  :mod:`dpreg.privacy.counts` (exact integer noise on a grid on which counts need no rounding).
 * The raw draws (:meth:`NoiseSource.gaussian`, ``laplace``, ``exponential``, ``gumbel``, ``uniform``)
   come from the secure stream, by inversion of the cdf at a 53-bit uniform; an estimator that adds
   such a draw to a value itself is *not* protected against floating-point attacks (the low-order bits

@@ -101,6 +101,9 @@ def pooled_count_released(count: float, *, eps: float, threshold: float, noise: 
         raise InvalidArgument("eps must be positive and finite")
     if not math.isfinite(threshold):
         raise InvalidArgument("threshold must be finite")
+    if not (math.isfinite(count) and count >= 0 and count == math.floor(count)):
+        raise InvalidArgument("the pooled count must be a non-negative integer")
     # the boolean is exactly the PTR-style test "count + exact discrete Laplace noise > threshold"
     return propose_test_release(int(count), cut=float(threshold), eps_test=float(eps), noise=noise, ledger=ledger,
-                                statistic=statistic, mechanism="laplace", share=share, note=f"pooled level kept when the noisy count > {threshold:.6g}")
+                                statistic=statistic, mechanism="laplace", share=share,
+                                note=f"pooled level kept when the noisy count > {threshold:.6g}")
