@@ -174,13 +174,19 @@ class AboveThreshold:
 
     def first_above(self, counts) -> int | None:
         """Index (in this batch) of the first count above the noisy threshold, or None; draws one noise
-        value per count of the batch (the search stops at the first hit, as AboveThreshold does)."""
-        c = np.minimum(np.asarray(counts, dtype=np.int64), COUNT_LIMIT)
-        if c.size == 0:
-            return None
-        k = _draw(self.noise, self.kind, self.scale_step, self.s, c.size)
-        hit = (c << np.int64(self.s)) + k > self._t
-        return int(np.argmax(hit)) if hit.any() else None
+        value per count examined (the search stops at the first hit, as AboveThreshold does)."""
+        c = np.minimum(np.asarray(counts, dtype=np.int64).ravel(), COUNT_LIMIT)
+        # noise is drawn in growing sub-batches and only up to the first hit (the draws for counts after
+        # it would be independent of everything released, so not drawing them changes nothing)
+        start, width = 0, 1024
+        while start < c.size:
+            part = c[start:start + width]
+            k = _draw(self.noise, self.kind, self.scale_step, self.s, part.size)
+            hit = (part << np.int64(self.s)) + k > self._t
+            if hit.any():
+                return start + int(np.argmax(hit))
+            start, width = start + part.size, width * 2
+        return None
 
 
 def report_noisy_max(scores, noise: NoiseSource) -> int | None:
