@@ -13,6 +13,7 @@ from dpreg.errors import EstimationFailed
 from dpreg.estimators import _isp_core as core
 from dpreg.estimators import isp
 from dpreg.privacy.accounting import compose_ledger
+from dpreg.privacy.counts import count_grid
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
@@ -50,10 +51,11 @@ class RecordingNoise(NoiseSource):
         self.normals.append(np.array(z, copy=True))
         return z
 
-    def laplace(self, scale, size=None):
-        z = super().laplace(scale, size)
-        self.laplaces.append((scale, np.array(z, copy=True)))
-        return z
+    def discrete_laplace(self, t):
+        # exact integer noise in grid units 2^-s (privacy.counts); its scale in value units is t 2^-s
+        k = super().discrete_laplace(t)
+        self.laplaces.append((np.array(t, copy=True), np.array(k, copy=True)))
+        return k
 
     def uniform(self, low=0.0, high=1.0, size=None):
         u = super().uniform(low, high, size)
@@ -283,7 +285,9 @@ def _privsigma_run(sigma, seed):
     X = np.c_[np.ones(n), rng.standard_normal((n, d - 1))]
     y = X @ rng.standard_normal(d) + sigma * rng.standard_normal(n)
     noise = RecordingNoise(seed)
-    out = core.privsigma(X, y, 0.1, 1e-7, noise)
+    led = Ledger()
+    out = core.privsigma(X, y, 0.1, 1e-7, noise, ledger=led)
+    assert len(led) == 1 and (led[0].mechanism, led[0].sensitivity, led[0].eps) == ("stability_histogram", 2.0, 0.1)
     return out, noise
 
 
@@ -293,7 +297,10 @@ def test_privsigma_upper_bound(sigma):
     assert out is not None and out["K"] == 887
     assert sigma <= out["sigma_hi"] <= 1.5 * sigma
     # calibration of the histogram noise: Laplace scale 2/eps_sigma (l1 sensitivity 2)
-    assert len(noise.laplaces) == 1 and noise.laplaces[0][0] == pytest.approx(2 / 0.1)
+    # (exact discrete Laplace on the grid 2^-s: t 2^-s = 2/eps up to one grid step 2^-s)
+    s = count_grid(2 / 0.1)
+    assert len(noise.laplaces) == 1
+    assert np.all(np.abs(noise.laplaces[0][0] * 2.0 ** -s - 2 / 0.1) <= 2.0 ** -s)
 
 
 @pytest.mark.slow

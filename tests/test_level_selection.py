@@ -80,24 +80,26 @@ def test_threshold_gives_the_stated_delta_for_a_new_value(neighbours):
 
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace_one"])
 def test_noise_scale_is_the_laplace_scale_of_the_derivation(neighbours):
-    # Count c = tau - t (t >= 0) is released iff Lap(b) > t: probability exp(-t/b)/2. At t = 0, b, 2b
-    # that is 1/2, e^-1/2, e^-2/2; a wrong scale (e.g. b/2 or 2b) moves the last two by > 0.05.
-    # N = 40 000 per point: sd <= 0.0025, tolerance 5 sd = 0.0125.
+    # An integer count c = floor(tau - t) (t >= 0) is released iff Lap(b) > x = tau - c: probability
+    # exp(-x/b)/2 (the exact discrete noise on the grid 2^-s changes this by O(2^-s / b) < 1e-5). At
+    # t = 0, b, 2b that is about 1/2, e^-1/2, e^-2/2; a wrong scale (e.g. b/2 or 2b) moves the last two
+    # by > 0.05. N = 40 000 per point: sd <= 0.0025, tolerance 5 sd = 0.0125.
     eps, delta, N = 1.0, 0.05, 40_000
     tau = level_threshold(eps, delta, neighbours)
     b = histogram_l1_sensitivity(neighbours) / eps
     noise = NoiseSource(5)
     for t in (0.0, b, 2 * b):
-        assert tau - t >= 1
-        idx = select_levels(np.full(N, tau - t), eps=eps, delta=delta, neighbours=neighbours, noise=noise,
+        c = math.floor(tau - t)
+        assert c >= 1
+        idx = select_levels(np.full(N, float(c)), eps=eps, delta=delta, neighbours=neighbours, noise=noise,
                             ledger=Ledger(), statistic="levels(g)")
-        assert idx.size / N == pytest.approx(0.5 * math.exp(-t / b), abs=0.0125)
+        assert idx.size / N == pytest.approx(0.5 * math.exp(-(tau - c) / b), abs=0.0125)
 
 
 def test_threshold_behaviour_without_noise_and_input_checks():
     # with the internal noise-off hook the release is exactly "count > tau"
     tau = level_threshold(0.5, 1e-6, "replace_one")
-    idx = select_levels([tau - 0.5, tau + 0.5, 1.0], eps=0.5, delta=1e-6, neighbours="replace_one",
+    idx = select_levels([math.floor(tau), math.floor(tau) + 1, 1.0], eps=0.5, delta=1e-6, neighbours="replace_one",
                         noise=NoiseSource(1, _noise_off=True), ledger=Ledger(), statistic="levels(g)")
     assert idx.tolist() == [1]
     with pytest.raises(ValueError):      # keys that do not occur must not be passed

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpreg.estimators.quantile import QuantileResult, exact_stop_pmf, grid, k_max, upq
+from dpreg.privacy.counts import count_grid
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 
@@ -129,36 +130,46 @@ def test_ledger_rows_and_totals(data):
 
 
 class SpyNoise(NoiseSource):
-    """Records every draw so the test sees the noise actually added and its scale."""
+    """Records every exact integer draw (grid units) so the test sees the noise actually added and its
+    scale parameter t (P(k) proportional to exp(-|k|/t), or exp(-k/t) on k >= 0)."""
 
     def __init__(self, seed):
         super().__init__(seed)
         self.calls = []
 
-    def exponential(self, scale, size=None):
-        z = super().exponential(scale, size)
-        self.calls.append(("exponential", scale, np.atleast_1d(z).copy()))
-        return z
+    def discrete_exponential(self, t):
+        k = super().discrete_exponential(t)
+        self.calls.append(("exponential", np.atleast_1d(t).copy(), np.atleast_1d(k).copy()))
+        return k
 
-    def laplace(self, scale, size=None):
-        z = super().laplace(scale, size)
-        self.calls.append(("laplace", scale, np.atleast_1d(z).copy()))
-        return z
+    def discrete_laplace(self, t):
+        k = super().discrete_laplace(t)
+        self.calls.append(("laplace", np.atleast_1d(t).copy(), np.atleast_1d(k).copy()))
+        return k
 
 
 @pytest.mark.parametrize("kind", ["exponential", "laplace"])
 def test_noise_actually_added_matches_calibration(kind):
     # x far above every grid point below 1e6 keeps the search running for many steps, so one call
-    # yields ~ K step draws; b = 2/eps (eps split equally, spec 1.5a)
+    # yields ~ K step draws; b = 2/eps (eps split equally, spec 1.5a). The noise is exact integer noise
+    # K on the grid 2^-s (count_grid): its scale in value units, t 2^-s, must be b up to the grid
+    # (t = ceil(b 2^s), so b <= t 2^-s <= b + 2^-s; for b = 2.5 the grid is 2^-20 <= b 2^-20, as
+    # count_grid keeps 2^40 2^s below 2^61).
     eps = 0.8
     b = 2 / eps
     x = np.full(1000, 1e7)
     noise = SpyNoise(5)
     upq(x, 0.5, lower=0.0, upper=1e6, eps=eps, noise=noise, ledger=Ledger(), quantile_noise=kind)
-    assert all(c[0] == kind and c[1] == pytest.approx(b, rel=1e-15) for c in noise.calls)
-    steps = np.concatenate([c[2] for c in noise.calls[1:]])
+    s = count_grid(b)
+    assert 2.0 ** -s <= b * 2.0 ** -20
+    for c in noise.calls:
+        assert c[0] == kind
+        scale = c[1].astype(float) * 2.0 ** -s
+        assert np.all(scale >= b) and np.all(scale <= b * (1 + 2.0 ** -19))
+    steps = np.concatenate([c[2] for c in noise.calls[1:]]) * 2.0 ** -s
     assert steps.size == k_max(0.0, 1e6, BETA)   # never stopped: q*n = 500 >> noise
-    # exponential: mean b, sd b/sqrt(N); Laplace: mean 0, var 2b^2. 5-sigma bands.
+    # exponential: mean b, sd b/sqrt(N); Laplace: mean 0, var 2b^2. 5-sigma bands (the grid changes the
+    # moments by O(2^-s), far below these bands).
     N = steps.size
     if kind == "exponential":
         assert steps.min() >= 0 and abs(steps.mean() - b) < 5 * b / math.sqrt(N)

@@ -10,6 +10,7 @@ import dpreg
 from dpreg.errors import EstimationFailed
 from dpreg.estimators import tukey as T
 from dpreg.privacy.ledger import Ledger
+from dpreg.privacy.counts import count_grid
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
 
@@ -111,9 +112,10 @@ class RecordingNoise(NoiseSource):
         super().__init__(seed)
         self.laplace_scales = []
 
-    def laplace(self, scale, size=None):
-        self.laplace_scales.append(scale)
-        return super().laplace(scale, size)
+    def discrete_laplace(self, t):
+        # exact integer noise in grid units 2^-s; its scale in value units is t 2^-s
+        self.laplace_scales.append(np.atleast_1d(t).astype(float))
+        return super().discrete_laplace(t)
 
 
 def _regression(n, d, seed):
@@ -139,7 +141,10 @@ def test_ptr_pass_regime_and_calibration():
             continue
         finally:
             # the PTR Laplace noise has scale 1/eps' = 2 (not eps', the reference code's bug)
-            assert noise.laplace_scales == [2.0]
+            # (exact discrete Laplace on the grid 2^-s: t = ceil(2 * 2^s), so the scale is 2 up to 2^-s)
+            s = count_grid(2.0, 1001.0)
+            assert len(noise.laplace_scales) == 1 and noise.laplace_scales[0].size == 1
+            assert 2.0 <= noise.laplace_scales[0][0] * 2.0 ** -s <= 2.0 + 2.0 ** -s
             assert len(led) == 1 and led[0].mechanism == "tukey_ptr_em"
             assert (led[0].eps, led[0].delta) == (1.0, 1e-6)
         passes += 1

@@ -69,11 +69,16 @@ def test_leak_warning_once_per_fit():
 
 
 def test_notes_are_listed_not_emitted():
-    # AdaSSP with declared ranges on a small n: the adaptive ridge is active (a note, not a warning)
-    fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, levels=LEVELS, method="adassp",
-                                              random_state=2))
-    notes = [w for w in fit.warnings if getattr(w, "category", AccuracyWarning) is None]
-    assert notes, "expected the ridge note at n = 400, eps = 0.5"
+    # AdaSSP with declared ranges on a small n: the adaptive ridge is usually active (a note, not a
+    # warning); whether it is depends on the released lambda_min, so take the first of a few seeds
+    # where it is (the assertions below are about how a note is shown, not about when it occurs)
+    for seed in range(2, 12):
+        fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, levels=LEVELS,
+                                                  method="adassp", random_state=seed))
+        notes = [w for w in fit.warnings if getattr(w, "category", AccuracyWarning) is None]
+        if notes:
+            break
+    assert notes, "expected the ridge note at n = 400, eps = 0.5 for some seed"
     assert not any(str(n) == str(w.message) for n in notes for w in caught)
     text = str(fit.summary())
     assert "Notes:" in text and str(notes[0]) in text.split("Notes:")[1]

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ..privacy.counts import noisy_counts
 from ..errors import InvalidArgument
 
 #: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
@@ -740,7 +741,7 @@ def privsigma_blocks(n: int, d: int, eps_sigma: float, delta_sigma: float,
     return tau_h, K, m
 
 
-def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float = PRIVSIGMA_BETA,
+def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, ledger, beta: float = PRIVSIGMA_BETA,
               b: float = PRIVSIGMA_BIN):
     """Private upper bound ``sigma_hi`` on the residual scale (spec §11.2), or None for FAIL.
 
@@ -751,10 +752,21 @@ def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float 
     the threshold ``tau_h = 1 + 2 log(2/delta_sigma)/eps_sigma`` make the histogram (eps_sigma,
     delta_sigma)-DP (Karwa & Vadhan 2018, Lemma 2.3; a bin that appears or disappears with one row
     has count 1 and crosses the threshold with probability <= delta_sigma/2); the modal bin is
-    post-processing. Returns ``sigma_hi = b^(t*+2)`` (an upper bound on purpose)."""
+    post-processing. Returns ``sigma_hi = b^(t*+2)`` (an upper bound on purpose).
+
+    The noisy counts come from :func:`dpreg.privacy.counts.noisy_counts` (exact discrete Laplace), which
+    writes the ledger row; it is called on every path (with no counts when there is nothing to count),
+    so the histogram is counted as spent whatever the outcome."""
     n, d = X.shape
     tau_h, K, m = privsigma_blocks(n, d, eps_sigma, delta_sigma, beta)
+
+    def release(counts):
+        return noisy_counts(counts, sensitivity_l1=2.0, eps=float(eps_sigma), delta=float(delta_sigma),
+                            noise=noise, ledger=ledger, statistic="residual scale (PrivSigma histogram)",
+                            mechanism="stability_histogram")
+
     if m < d + 10:
+        release(np.zeros(0))
         return None
     try:
         # a block whose OLS overflows (an extreme row) gets a non-finite sigma_hat_j and no bin below,
@@ -764,14 +776,16 @@ def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, beta: float 
         with np.errstate(all="ignore"):
             sig = _block_sigmas(X, y, K, m)
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+        release(np.zeros(0))
         return None
     sig = sig[np.isfinite(sig) & (sig > 0)]
     if sig.size == 0:
         # no bin has a count: every noisy count is reported as 0 -> FAIL (same as an empty histogram)
+        release(np.zeros(0))
         return None
     t = np.floor(np.log(sig) / math.log(b)).astype(np.int64)
     bins, counts = np.unique(t, return_counts=True)
-    noisy = counts + noise.laplace(2.0 / eps_sigma, counts.shape)
+    noisy = release(counts)
     noisy = np.where(noisy < tau_h, 0.0, noisy)
     if not np.any(noisy > 0):
         return None

@@ -241,12 +241,10 @@ def fit(design, spec, noise, ledger, *, method="isp", **options) -> Release:
     y = design.y
 
     if p["R_source"] == "PrivSigma":
-        ledger.add(LedgerEntry(
-            statistic="residual scale (PrivSigma histogram)", mechanism="stability_histogram",
-            sensitivity=2.0, noise_scale=2.0 / p["eps_sigma"], eps=p["eps_sigma"], delta=p["delta_sigma"]))
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float).ravel()
-        ps = core.privsigma(X, y, p["eps_sigma"], p["delta_sigma"], noise)
+        # the histogram's ledger row is written by the mechanism (on every path)
+        ps = core.privsigma(X, y, p["eps_sigma"], p["delta_sigma"], noise, ledger=ledger)
         if ps is None:
             for j, L in enumerate(p["L_candidates"]):
                 _ledger_try(ledger, constants(n, d, p["eps_I"], p["delta_I"], L, 1.0, copts),

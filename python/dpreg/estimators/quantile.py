@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.ledger import Ledger, LedgerEntry
+from ..privacy.counts import AboveThreshold
+from ..privacy.ledger import Ledger
 from ..errors import InvalidArgument
 
 #: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
@@ -154,14 +155,6 @@ def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
     return quantile_noise, b, b, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
 
 
-def _draw(noise, kind: str, scale: float, size=None):
-    if kind == "exponential":
-        return noise.exponential(scale, size)
-    if kind == "laplace":
-        return noise.laplace(scale, size)
-    return noise.gaussian(scale, size)
-
-
 class GridCounts:
     """``#{x_i < g_k}`` for every point g_k of one search's public grid, from one pass of binned counts
     (a histogram of the data on the grid): exactly the counts ``_search_up`` reads from sorted data."""
@@ -198,12 +191,11 @@ class BinnedColumn:
         return GridCounts(self.shape[0], np.cumsum(hist)[:kmax])
 
 
-def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, kind: str,
-               s_thr: float, s_step: float, noise, max_steps: int | None):
-    """UPQ_upper (spec 1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps)."""
-    n = sorted_x.shape[0]
+def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, search: AboveThreshold,
+               max_steps: int | None):
+    """UPQ_upper (spec 1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps).
+    ``search`` holds the noisy threshold ``q n + Z_0`` and draws the step noise (privacy.counts)."""
     kmax = k_max(lower, upper, beta, max_steps)
-    threshold = q * n + float(_draw(noise, kind, s_thr))
     start = 1
     while start <= kmax:
         ks = np.arange(start, min(start + CHUNK, kmax + 1))
@@ -212,9 +204,8 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
             counts = sorted_x.count_below(ks)
         else:
             counts = np.searchsorted(sorted_x, g, side="left")   # #{x_i < g_k}, against exactly g_k
-        hit = counts + _draw(noise, kind, s_step, ks.shape[0]) > threshold
-        if hit.any():
-            j = int(np.argmax(hit))
+        j = search.first_above(counts)
+        if j is not None:
             K = int(ks[j])
             gk = float(g[j])
             if gk > upper:
@@ -283,21 +274,23 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         warnings.warn(msg, UserWarning, stacklevel=2)
         notes.append(msg)
 
-    mech = {"exponential": "exponential_svt", "laplace": "laplace_svt", "gaussian": "gaussian_svt"}[kind]
-    for part, cost, note in costs:
-        scale = s_thr if part == "threshold" else s_step
-        ledger.add(LedgerEntry(statistic=f"{statistic}: {part}", mechanism=mech, sensitivity=1.0,
-                               noise_scale=float(scale), note=note, **cost))
+    n = arr.shape[0]
+    (_, thr_cost, thr_note), (_, step_cost, _) = costs
+
+    def search(qq):
+        # draws the threshold noise and adds the two ledger rows (threshold, steps), sensitivity 1
+        return AboveThreshold(qq * n, kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,
+                              ledger=ledger, statistic=statistic, threshold_cost=thr_cost,
+                              step_cost=step_cost, note=thr_note)
 
     if up:
         srt = arr.grid_counts(lower, upper, beta, max_steps, negate=False) if binned else np.sort(arr)
-        val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, kind, s_thr, s_step,
-                                                     noise, max_steps)
+        val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, search(q), max_steps)
         estimate = max(val, lower)
     else:
         srt = arr.grid_counts(-upper, -lower, beta, max_steps, negate=True) if binned else np.sort(-arr)
-        val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, kind, s_thr,
-                                                     s_step, noise, max_steps)
+        val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, search(1.0 - q),
+                                                     max_steps)
         estimate = min(-val, upper)
     near = bool(stopped and K <= NEAR_BOUND_STEPS)
     return QuantileResult(estimate=float(estimate), q=q, steps=int(K), stopped=bool(stopped),

@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from ..errors import EstimationFailed, InvalidArgument
-from ..privacy.ledger import LedgerEntry
+from ..privacy.counts import propose_test_release, report_noisy_max
 from ..release import Release
 
 METHODS = ("tukey",)
@@ -305,11 +305,8 @@ def sample_depth(logW, t, eps_p, noise):
     h = logW.shape[0] - 1
     qs = np.arange(t, h + 1)
     score = logW[t:] + eps_p * qs
-    ok = np.isfinite(score)
-    if not ok.any():
-        return None
-    g = noise.gumbel(qs.shape[0])
-    return int(qs[np.argmax(np.where(ok, score + g, -np.inf))])
+    j = report_noisy_max(score, noise)      # accounted in the PTR + EM ledger row of tukey_em
+    return None if j is None else int(qs[j])
 
 
 def depth_probabilities(logW, t, eps_p):
@@ -372,12 +369,14 @@ def tukey_em(X, y, *, m, eps, delta, noise, ledger, units=None, ridge=None):
     logV = log_volumes(P)
     logW = log_exact_volumes(logV)
     khat = ptr_khat(logV, m, eps_p, delta)
-    ledger.add(LedgerEntry(statistic="coefficients (TukeyEM: PTR test + restricted exponential mechanism)",
-                           mechanism="tukey_ptr_em", sensitivity=1.0, noise_scale=1.0 / eps_p,
-                           eps=float(eps), delta=float(delta),
-                           note="eps/2 Laplace PTR test (scale 1/eps'), eps/2 and delta restricted "
-                                "exponential mechanism on Tukey depth"))
-    passed = khat + float(noise.laplace(1.0 / eps_p)) > c["cut"]
+    # khat is an integer distance of sensitivity 1, at most m (public); the row covers the whole release
+    # (khat >= -1: the test "khat + Z > cut" is run as "(khat + 1) + Z > cut + 1" on a distance >= 0)
+    passed = propose_test_release(int(khat) + 1, cut=float(c["cut"]) + 1.0, eps_test=eps_p, noise=noise, ledger=ledger,
+                                  statistic="coefficients (TukeyEM: PTR test + restricted exponential mechanism)",
+                                  mechanism="tukey_ptr_em", eps=float(eps), delta=float(delta),
+                                  max_distance=float(m) + 1.0,
+                                  note="eps/2 Laplace PTR test (scale 1/eps'), eps/2 and delta restricted "
+                                       "exponential mechanism on Tukey depth")
     if units is None:
         facts = {"m": int(m), "block_size": int(n // m), "unused_rows": int(n - m * (n // m))}
     else:  # only unit counts are public; every unit is used

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.ledger import Ledger, LedgerEntry
-from ..privacy.mechanisms import NoiseSource, laplace_mechanism
+from ..privacy.counts import exponential_mechanism
+from ..privacy.ledger import Ledger
+from ..privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
 from ..errors import InvalidArgument
 
 #: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
@@ -148,7 +149,7 @@ def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noi
 
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
                        ledger: Ledger, statistic: str = "clipped mean", lower_sens: float | None = None,
-                       share: float | None = None) -> tuple[float, float]:
+                       share: float | None = None, cost_as_rho: bool = False) -> tuple[float, float]:
     """Release ``mean(clip(x, lo, hi)) + noise`` (spec 2.4 steps 6-8; T3 calibration).
 
     Sensitivity (replace-one, n public): one record's clipped value moves within [lo, hi], so the
@@ -166,13 +167,13 @@ def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, no
         m = float(np.mean(np.clip(x, lo, hi)))
     if model == "pure":
         value = laplace_mechanism(m, sensitivity_l1=delta_sens, eps=budget, noise=noise, ledger=ledger,
-                                  statistic=statistic, share=share)
+                                  statistic=statistic, share=share, cost_as_rho=cost_as_rho)
         sd = math.sqrt(2.0) * delta_sens / budget
     else:
+        # rho-zCDP Gaussian of sd Delta/sqrt(2 rho): mu = sqrt(2 rho), written as rho in the ledger
         sd = delta_sens / math.sqrt(2.0 * budget)
-        value = m + float(noise.gaussian(sd))
-        ledger.add(LedgerEntry(statistic=statistic, mechanism="gaussian", sensitivity=delta_sens,
-                               noise_scale=sd, rho=float(budget), share=share))
+        value = gaussian_mechanism(m, sensitivity=delta_sens, mu=math.sqrt(2.0 * budget), noise=noise,
+                                   ledger=ledger, statistic=statistic, share=share, cost_as_rho=True)
     return float(value), float(sd)
 
 
@@ -297,14 +298,10 @@ def _em_quantile(z_ext, q, eps, noise, ledger, statistic, model="pure"):
     i = np.arange(k + 1)
     with np.errstate(divide="ignore"):
         logw = np.log(lengths) - eps * np.abs(i - q * k) / 2.0
-    g = noise.gumbel(k + 1)
-    score = np.where(np.isfinite(logw), logw + g, -np.inf)
-    j = int(np.argmax(score))
-    value = float(z_ext[j] + noise.uniform() * (z_ext[j + 1] - z_ext[j]))
-    cost = {"eps": float(eps)} if model == "pure" else {"rho": float(eps) ** 2 / 2.0}
-    ledger.add(LedgerEntry(statistic=statistic, mechanism="exponential_mechanism", sensitivity=1.0,
-                           noise_scale=2.0 / eps, **cost))
-    return value
+    j = exponential_mechanism(logw, eps=float(eps), sensitivity=1.0, noise=noise, ledger=ledger,
+                              statistic=statistic, cost_as_rho=(model != "pure"))
+    j = 0 if j is None else j        # every interval empty cannot happen (lower < upper); keep a defined index
+    return float(z_ext[j] + noise.uniform() * (z_ext[j + 1] - z_ext[j]))
 
 
 def wwm_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,
@@ -323,12 +320,7 @@ def wwm_aggregate(x, *, lower: float, upper: float, budget: float, model: str, n
     mid, iqr = (a_hat + b_hat) / 2.0, abs(b_hat - a_hat)
     r = k ** (1.0 / 3.0 + zeta)
     lo, hi = mid - 4.0 * r * iqr, mid + 4.0 * r * iqr
-    mean_ledger = ledger if model == "pure" else Ledger()
-    value, sd = noisy_clipped_mean(z, lo, hi, budget=b / 2.0, model="pure", noise=noise, ledger=mean_ledger,
-                                   statistic=f"{label}.wwm_mean")
-    if model != "pure":
-        e = mean_ledger.entries[0]
-        ledger.add(LedgerEntry(statistic=e.statistic, mechanism="laplace", sensitivity=e.sensitivity,
-                               noise_scale=e.noise_scale, rho=(b / 2.0) ** 2 / 2.0,
-                               note="pure Laplace release converted to zCDP (eps^2/2)"))
+    # under zCDP the pure Laplace release is written with its zCDP cost (b/2)^2/2
+    value, sd = noisy_clipped_mean(z, lo, hi, budget=b / 2.0, model="pure", noise=noise, ledger=ledger,
+                                   statistic=f"{label}.wwm_mean", cost_as_rho=(model != "pure"))
     return PMWMResult(estimate=value, q_lo=lo, q_hi=hi, xi=0.0, sensitivity=(hi - lo) / k, noise_sd=sd)

@@ -12,6 +12,8 @@ What is protected against floating-point attacks (Mironov 2012; details in ``doc
   with ``gamma`` a power of two fixed by the public calibration and ``K`` an exact discrete Gaussian /
   discrete Laplace integer; the sensitivity is accounted on the grid (rounding included). Nothing in
   the output depends on low-order bits of the value or of a floating-point noise draw.
+* Counts, noisy thresholds (AboveThreshold), propose-test-release tests and report-noisy-max live in
+  :mod:`dpreg.privacy.counts` (exact integer noise on a grid on which counts need no rounding).
 * The raw draws (:meth:`NoiseSource.gaussian`, ``laplace``, ``exponential``, ``gumbel``, ``uniform``)
   come from the secure stream, by inversion of the cdf at a 53-bit uniform; an estimator that adds
   such a draw to a value itself is *not* protected against floating-point attacks (the low-order bits
@@ -140,6 +142,13 @@ class NoiseSource:
             return np.zeros(t.shape, dtype=np.int64)
         return samplers.discrete_laplace(self._privacy, t.ravel()).reshape(t.shape)
 
+    def discrete_exponential(self, t) -> np.ndarray:
+        """Integers k >= 0 with P(k) proportional to exp(-k / t), per element of the integer array t."""
+        t = np.asarray(t, dtype=np.int64)
+        if self._noise_off:
+            return np.zeros(t.shape, dtype=np.int64)
+        return samplers.discrete_exponential(self._privacy, t.ravel()).reshape(t.shape)
+
     # ---- other randomness (partitions, sampling inside regions) ---------------------------------
     def uniform(self, low=0.0, high=1.0, size=None):
         """Uniform on [low, high) (numpy's convention; low/high broadcast when size is None)."""
@@ -258,7 +267,8 @@ def _tq(sigma: float):
 
 
 def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSource, ledger: Ledger,
-                       statistic: str, share: float | None = None, symmetric_matrix: bool = False):
+                       statistic: str, share: float | None = None, symmetric_matrix: bool = False,
+                       cost_as_rho: bool = False):
     """Release ``value`` plus discrete Gaussian noise of scale ``sigma = sensitivity / mu`` on a power-of-two
     grid, mu-GDP accounted (Dong-Roth-Su Thm 2.7 for the Gaussian; the discrete version is
     (mu^2/2)-zCDP exactly, Canonne-Kamath-Steinke; see ``docs/derivations/noise.md``).
@@ -267,7 +277,9 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
     :mod:`dpreg.privacy.sensitivity` for the derivations). With ``symmetric_matrix=True`` the value
     is a symmetric d x d matrix and construction (A) of AdaSSP spec 1.9 is used (diagonal noise of
     variance sigma^2, off-diagonal sigma^2/2, mirrored), whose vectorisation (M_jj; sqrt(2) M_jk) has
-    norm ||M||_F, so ``sensitivity`` is the Frobenius sensitivity. Adds one ledger row.
+    norm ||M||_F, so ``sensitivity`` is the Frobenius sensitivity. Adds one ledger row; with
+    ``cost_as_rho=True`` its cost is written as rho = mu^2/2 (zCDP, which the discrete release satisfies
+    exactly) instead of mu, for fits accounted in zCDP.
 
     How: gamma = 2^j with sigma / gamma in (2^22, 2^23]; u = round(value / gamma) (integers; for the
     matrix, the upper triangle mirrored); released = gamma (u + K) with K integer discrete Gaussian noise whose
@@ -309,15 +321,17 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
         t, q = _tq(target)
         k = noise.discrete_gaussian(np.full(value.shape, t, dtype=np.int64), q)
         noisy = _from_grid(_to_grid(value, j), k, j)
+    cost = {"rho": float(mu) ** 2 / 2.0} if cost_as_rho else {"mu": float(mu)}
     ledger.add(LedgerEntry(statistic=statistic, mechanism="gaussian", sensitivity=float(sensitivity),
-                           noise_scale=sigma, mu=float(mu), share=share))
+                           noise_scale=sigma, share=share, **cost))
     return noisy if value.ndim else float(noisy)
 
 
 def laplace_mechanism(value, *, sensitivity_l1: float, eps: float, noise: NoiseSource, ledger: Ledger,
-                      statistic: str, share: float | None = None):
+                      statistic: str, share: float | None = None, cost_as_rho: bool = False):
     """Release ``value`` plus discrete Laplace noise of scale ``b = sensitivity_l1 / eps`` coordinate-wise on a
-    power-of-two grid (pure eps-DP). Adds one ledger row.
+    power-of-two grid (pure eps-DP). Adds one ledger row; with ``cost_as_rho=True`` its cost is written
+    as rho = eps^2/2 (eps-DP implies (eps^2/2)-zCDP, Bun-Steinke Prop. 1.4), for fits accounted in zCDP.
 
     How: gamma = 2^j with b / gamma in (2^22, 2^23]; u = round(value / gamma); released = gamma (u + K)
     with K_i iid, P(K_i = k) proportional to exp(-|k| / t), t = ceil((sensitivity_l1 / gamma + m) / eps)
@@ -348,6 +362,8 @@ def laplace_mechanism(value, *, sensitivity_l1: float, eps: float, noise: NoiseS
             raise InvalidArgument(f"too many coordinates ({m}) for this budget (eps = {eps:.3g})")
         k = noise.discrete_laplace(np.full(value.shape, t, dtype=np.int64))
         noisy = _from_grid(_to_grid(value, j), k, j)
+    cost = ({"rho": float(eps) ** 2 / 2.0, "note": "pure Laplace release converted to zCDP (eps^2/2)"}
+            if cost_as_rho else {"eps": float(eps)})
     ledger.add(LedgerEntry(statistic=statistic, mechanism="laplace", sensitivity=float(sensitivity_l1),
-                           noise_scale=b, eps=float(eps), share=share))
+                           noise_scale=b, share=share, **cost))
     return noisy if value.ndim else float(noisy)

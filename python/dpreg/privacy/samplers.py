@@ -118,6 +118,30 @@ def bernoulli_exp(stream: SecureStream, num, den) -> np.ndarray:
     return ok
 
 
+def discrete_exponential(stream: SecureStream, t) -> np.ndarray:
+    """Integer X >= 0 with P(X = x) proportional to exp(-x/t), t >= 1 an integer per draw (the one-sided
+    half of CKS Algorithm 2): U uniform on {0..t-1} kept with probability exp(-U/t); V the number of
+    successes of Bernoulli(exp(-1)) before the first failure; X = U + t V. P(U = u, V = v) prop. to
+    exp(-u/t) exp(-v) = exp(-(u + t v)/t), and (u, v) <-> x = u + t v is a bijection."""
+    t = np.asarray(t, dtype=np.int64).ravel()
+    out = np.zeros(t.size, dtype=np.int64)
+    pending = np.arange(t.size)
+    while pending.size:
+        tp = t[pending]
+        u = uniform_below(stream, tp)
+        keep = bernoulli_exp_frac(stream, u, tp)
+        idx, u, tp = pending[keep], u[keep], tp[keep]
+        v = np.zeros(idx.size, dtype=np.int64)
+        going = np.arange(idx.size)
+        while going.size:
+            a = bernoulli_inv_e(stream, going.size)
+            v[going[a]] += 1
+            going = going[a]
+        out[idx] = u + tp * v
+        pending = pending[~keep]
+    return out
+
+
 def discrete_laplace(stream: SecureStream, t) -> np.ndarray:
     """Integer Z with P(Z = z) proportional to exp(-|z|/t), t >= 1 an integer per draw (CKS Algorithm 2
     with s = 1). U uniform on {0..t-1} kept with probability exp(-U/t); V the number of successes of

@@ -5,7 +5,7 @@ of a string column or of a number column used in ``C()``) is data: a single pers
 value puts it there. Such names are released only through :func:`select_levels`:
 
 1. count the rows of each value that occurs in the data (values that do not occur have no key at all);
-2. add independent Laplace noise of scale ``b = Delta_1 / eps`` to every count, ``Delta_1`` the L1
+2. add independent (exact discrete) Laplace noise of scale ``b = Delta_1 / eps`` to every count, ``Delta_1`` the L1
    sensitivity of the histogram: 1 under add/remove neighbours, 2 under replace-one neighbours (one row
    leaves one level and joins another);
 3. release the values whose noisy count is above ``tau`` (:func:`level_threshold`), in sorted order;
@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from .ledger import Ledger, LedgerEntry
+from .counts import noisy_counts, propose_test_release
+from .ledger import Ledger
 from .mechanisms import NoiseSource
 from ..errors import InvalidArgument
 
@@ -78,10 +79,12 @@ def select_levels(counts, *, eps: float, delta: float, neighbours: str, noise: N
     sens = histogram_l1_sensitivity(neighbours)
     tau = level_threshold(eps, delta, neighbours)
     b = sens / float(eps)
-    noisy = c + noise.laplace(b, c.shape)
-    ledger.add(LedgerEntry(statistic=statistic, mechanism="stability_histogram", sensitivity=sens,
-                           noise_scale=b, eps=float(eps), delta=float(delta), share=share,
-                           note=f"released: keys with noisy count > {tau:.6g}"))
+    if c.size and not np.all(c == np.floor(c)):
+        raise InvalidArgument("counts must be integers")
+    # exact discrete Laplace noise of scale b on the counts (privacy.counts; the ledger row is written there)
+    noisy = noisy_counts(c, sensitivity_l1=sens, eps=float(eps), delta=float(delta), noise=noise, ledger=ledger,
+                         statistic=statistic, mechanism="stability_histogram", share=share,
+                         note=f"released: keys with noisy count > {tau:.6g}")
     return np.flatnonzero(noisy > tau)
 
 
@@ -98,9 +101,9 @@ def pooled_count_released(count: float, *, eps: float, threshold: float, noise: 
         raise InvalidArgument("eps must be positive and finite")
     if not math.isfinite(threshold):
         raise InvalidArgument("threshold must be finite")
-    b = 1.0 / float(eps)
-    noisy = float(count) + float(noise.laplace(b))
-    ledger.add(LedgerEntry(statistic=statistic, mechanism="laplace", sensitivity=1.0, noise_scale=b,
-                           eps=float(eps), share=share,
-                           note=f"pooled level kept when the noisy count > {threshold:.6g}"))
-    return noisy > threshold
+    if not (math.isfinite(count) and count >= 0 and count == math.floor(count)):
+        raise InvalidArgument("the pooled count must be a non-negative integer")
+    # the boolean is exactly the PTR-style test "count + exact discrete Laplace noise > threshold"
+    return propose_test_release(int(count), cut=float(threshold), eps_test=float(eps), noise=noise, ledger=ledger,
+                                statistic=statistic, mechanism="laplace", share=share,
+                                note=f"pooled level kept when the noisy count > {threshold:.6g}")
