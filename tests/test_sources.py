@@ -152,7 +152,8 @@ def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypa
     fit = _fit(str(files / "*.parquet"), method=method, **kw)
     np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
     np.testing.assert_array_equal(np.asarray(fit.std_errors), np.asarray(ref.std_errors))
-    assert fit.r_squared == ref.r_squared and fit.r_squared is not None
+    # (R² and sigma may be "not estimable" at this small n: then both are None on both paths)
+    assert fit.r_squared == ref.r_squared and fit.sigma == ref.sigma
 
 
 def test_streamed_errors_come_before_spending(frame, tmp_path):

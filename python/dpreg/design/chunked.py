@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import DPRegError
+from ..errors import DPRegError, InternalError
 
 #: scaled rows (n (d + 1) doubles) up to this size are kept in memory between passes
 CACHE_BYTES = 1 << 30
@@ -46,12 +46,30 @@ class StreamedRows:
         self.shape = (int(n), int(d))
         self.scaling = scaling           # None or (mode, tau_x)
         self.progress = progress
+        self.keep = None                 # None, or the boolean mask of model-matrix columns kept
         self._cache = None
 
     def scaled(self, mode, tau_x):
         out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=(mode, tau_x),
                            progress=self.progress)
-        out.head = self.head
+        out.head = getattr(self, "head", None)
+        out.keep = self.keep
+        return out
+
+    def __getitem__(self, idx):
+        """``X[:, keep]``: the same rows with a subset of the columns (a boolean mask), applied to every
+        batch as it is read (e.g. columns the released Gram matrix shows to be not estimable)."""
+        rows, cols = idx
+        if not (isinstance(rows, slice) and rows == slice(None)):
+            raise InternalError("streamed rows support column selection X[:, mask] only")
+        mask = np.asarray(cols, dtype=bool)
+        full = mask if self.keep is None else self.keep.copy()
+        if self.keep is not None:
+            full[np.flatnonzero(self.keep)] = mask
+        out = StreamedRows(self.source, self.columns, self.build, self.shape[0], int(mask.sum()),
+                           scaling=self.scaling, progress=self.progress)
+        out.head = getattr(self, "head", None)
+        out.keep = full
         return out
 
     def _batches(self):
@@ -59,19 +77,21 @@ class StreamedRows:
         for rb in self.source.batches(self.columns):
             design = self.build(rb.to_pandas())
             if self.scaling is None:
-                yield np.asarray(design.X, float), np.asarray(design.y, float)
+                X, y = np.asarray(design.X, float), np.asarray(design.y, float)
             else:
                 sd = scale_design(design, mode=self.scaling[0], tau_x=self.scaling[1])
-                yield sd.X, sd.y
+                X, y = sd.X, sd.y
+            yield (X if self.keep is None else np.ascontiguousarray(X[:, self.keep])), y
 
     def _reduce_on_partitions(self, fn, step):
         """Spark: every partition sums ``fn`` over its own row blocks on an executor; the driver adds
         the per-partition sums in partition order (no row reaches the driver). Block boundaries are
         per partition, so the result equals the in-memory one up to the order of additions."""
-        build, scaling, cols = self.build, self.scaling, self.columns
+        build, scaling, cols, keep = self.build, self.scaling, self.columns, self.keep
 
         def part(batches):
             local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
+            local.keep = keep
             total = None
             for Xc, yc in local.blocks(step):
                 v = fn(Xc, yc)

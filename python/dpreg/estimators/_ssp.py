@@ -436,7 +436,8 @@ def reduce_design(sd, A_hat, drop: list[int]):
     icpt = extra.get("intercept_index")
     if icpt is not None:
         extra["intercept_index"] = int(np.searchsorted(idx, icpt))
-    sd_red = dataclasses.replace(sd, X=np.ascontiguousarray(sd.X[:, keep]), M=sd.M[np.ix_(keep, keep)],
+    X_red = np.ascontiguousarray(sd.X[:, keep]) if isinstance(sd.X, np.ndarray) else sd.X[:, keep]
+    sd_red = dataclasses.replace(sd, X=X_red, M=sd.M[np.ix_(keep, keep)],
                                  m=sd.m[keep], centre=sd.centre[keep], half_width=sd.half_width[keep],
                                  extra=extra)
     return sd_red, np.asarray(A_hat, float)[np.ix_(keep, keep)], keep
