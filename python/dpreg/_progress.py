@@ -15,7 +15,18 @@ _SETTING = None
 
 
 def set_progress(on: bool | None) -> None:
-    """Show progress bars (True), never (False), or only in an interactive session (None)."""
+    """Switch the progress bars of long fits (streamed passes over files, Spark jobs).
+
+    Parameters
+    ----------
+    on : bool or None
+        True: always show them; False: never; None (the default setting): only when standard error
+        is an interactive terminal and neither ``CI`` nor ``DPREG_PROGRESS=0`` is set.
+
+    Returns
+    -------
+    None
+    """
     global _SETTING
     if on not in (True, False, None):
         raise InvalidArgument("set_progress takes True, False or None")

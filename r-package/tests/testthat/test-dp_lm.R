@@ -13,7 +13,7 @@ test_that("dp_lm returns a plain, lm-like fit", {
   expect_true(all(is.finite(fit$std.errors)))
   # the privacy statement accounts for exactly the requested budget
   p <- privacy(fit)
-  expect_equal(p$eps, 1)
+  expect_equal(p$eps, 4)
   expect_equal(p$delta, 1e-6)
   expect_true(isTRUE(p$seeded))
   expect_gt(length(p$ledger), 0)
