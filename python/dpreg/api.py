@@ -103,6 +103,12 @@ dpgd beat it on Bikeshare and diamonds log(price) at eps <= 1 but was 7-20x OLS 
 diamonds price, designs with the same public profile (factors, n in the thousands), so no rule on
 public facts picks it safely: the rule above is unchanged. For logistic regression dpgd's private
 Newton solver is within about 2 MLE standard errors at eps = 8 on Default and Wage (same page).
+
+Second pass (docs/accuracy.md, benchmarks/results/accuracy_dpgd.md): dpgd's squared loss now runs a
+preconditioned iteration and is within 1.1-1.6 x OLS at eps = 1 on the five larger datasets, close to
+or better than auto; it is not chosen by auto because it has no standard errors and the evidence is
+2 seeds. Small data: auto emits an AccuracyWarning before fitting when the public index
+n mu / (B^2 sqrt(d)) is below AUTO_SNR_MIN (see there), naming the n and eps that would clear it.
 """
 
 
