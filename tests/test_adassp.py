@@ -308,7 +308,7 @@ def test_t8_ledger_adassp(neighbours, inference):
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
     assert names[:3] == ["XtX", "lambda_min", "Xty"]
-    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq", "y_moments"]
+    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq"]  # R^2 from the Gram (issue 12)
     assert names[3:] == (bundle if inference else [])
     for e in led:
         assert e.mechanism == "gaussian" and e.mu == pytest.approx(e.sensitivity / e.noise_scale, rel=1e-12)
@@ -366,8 +366,9 @@ def test_t15_reproducibility():
     b = adassp.fit(D, spec, NoiseSource(5), Ledger(), ci="bootstrap", n_boot=50)
     c = adassp.fit(D, spec, NoiseSource(6), Ledger(), ci="bootstrap", n_boot=50)
     assert np.array_equal(a.coef, b.coef) and np.array_equal(a.ci_draws, b.ci_draws)
-    assert a.sigma == b.sigma
-    assert not np.allclose(a.coef, c.coef) and a.sigma != c.sigma
+    assert a.facts["sigma_scaled"] == b.facts["sigma_scaled"]
+    # (at n = 700, eps = 1 the printed sigma is "not estimable"; the internal value still differs)
+    assert not np.allclose(a.coef, c.coef) and a.facts["sigma_scaled"] != c.facts["sigma_scaled"]
 
 
 # ---------------------------------------------------------------------------------------------- misc
@@ -437,7 +438,9 @@ def test_dp_lm_end_to_end_privacy_and_planted_value():
     assert fit.privacy.mu == pytest.approx(mu_from_eps_delta(1.0, 1e-6), rel=1e-12)
     text = str(fit.summary()) + repr(fit) + str(fit.to_dict())
     assert "23.456789" not in text and "98.765432" not in text
-    assert np.all(np.isfinite(fit.std_errors)) and fit.sigma > 0
+    assert np.all(np.isfinite(fit.std_errors))
+    # sigma is printed only when estimable at this n, eps (issue 12); either way it is positive
+    assert (fit.sigma if fit.sigma is not None else fit.facts["sigma_interval"][1]) > 0
     pred = fit.predict(df.head(3), interval="confidence")
     assert list(pred.columns) == ["fit", "lower", "upper"]
     for key in ("mode", "ridge_lambda", "B_bar"):

@@ -120,7 +120,7 @@ def test_t8_ledger_boosted(neighbours):
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
     assert names[:T + 2] == ["XtX", "lambda_min"] + [f"XtG[{t}]" for t in range(1, T + 1)]
-    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq", "y_moments"]
+    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq"]  # R^2 from the Gram (issue 12)
     assert names[T + 2:] == bundle
     # default split (1, sqrt(T), 1): mu1 = mu3 = per-round mu = mu_est / sqrt(T + 2)
     mu_est = math.sqrt(0.9) * mu

@@ -60,6 +60,9 @@ def _outcome(fn):
         warnings.simplefilter("error")                           # any warning -> test error
         warnings.filterwarnings("ignore", category=dpreg.PrivacyLeakWarning)
         warnings.filterwarnings("ignore", message="the budget for private ranges is small")
+        # accuracy warnings are computed from public facts and released values (post-processing); what this
+        # test hunts is floating-point warnings and different code paths
+        warnings.filterwarnings("ignore", category=dpreg.AccuracyWarning)
         with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
             try:
                 fit = fn()
@@ -81,7 +84,8 @@ BOUNDS = {"x": (-4, 4), "x2": (-4, 4), "y": (-20, 20)}
                                                          + ("+scale" if "x_scale" in o else "")
                                                          for m, o in LM_METHODS])
 def test_dp_lm_total_on_one_extreme_row(method, opts, bounds):
-    D = _data(3000)
+    # subsample_aggregate refuses (before spending) below the N its private aggregation needs
+    D = _data(6000 if method == "subsample_aggregate" else 3000)
     delta = 0.0 if method == "ht_fw" else 1e-6   # ht_fw is pure eps-DP (a delta would be warned about)
 
     def fit(d):

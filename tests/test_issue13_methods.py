@@ -30,6 +30,10 @@ def _ols(df):
     return np.linalg.lstsq(X, df.y.to_numpy(), rcond=None)[0]
 
 
+#: the factor's levels are public (declared): pure-DP methods cannot select them privately
+LEVELS = {"g": ["a", "b", "c", "rare"]}
+
+
 def test_subsample_standardised_groups_tame_missing_levels():
     """Groups of ~4p rows often miss the 1% level: on the raw scale their minimum-norm/rank-deficient
     fits fall back to the default or explode; the standardised ridge fits give 0 for it instead, so the
@@ -37,7 +41,7 @@ def test_subsample_standardised_groups_tame_missing_levels():
     and the slopes of the numeric columns (present in every group) are within 10% of OLS (the
     aggregation noise at this budget is ~1% of the slope; 10% leaves room for the winsorizing bias)."""
     df = _natural_frame(60_000)
-    fit = dpreg.dp_lm(FORMULA, df, eps=8.0, bounds=BOUNDS, method="subsample_aggregate", inference=False,
+    fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=8.0, bounds=BOUNDS, method="subsample_aggregate", inference=False,
                       random_state=3)
     ols = _ols(df)
     coef = fit.coef.to_numpy()
@@ -51,7 +55,7 @@ def test_subsample_refuses_outside_its_regime_before_spending():
     df = _natural_frame(3000)
     budget = dpreg.Budget(eps=2.0, delta=1e-5)
     with pytest.raises(ValueError, match=r"cannot give a usable answer here.*N >= \d+") as info:
-        dpreg.dp_lm(FORMULA, df, eps=1.0, bounds=BOUNDS, method="subsample_aggregate", budget=budget,
+        dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=1.0, bounds=BOUNDS, method="subsample_aggregate", budget=budget,
                     random_state=1)
     assert budget.spent == (0.0, 0.0)
     assert "k=" in str(info.value)      # says how to run it anyway
@@ -68,12 +72,12 @@ def test_ht_declared_ranges_standardise_exactly():
     """With every range declared the heavy-tailed methods run on the [-1, 1]-scaled problem; the same
     fit with those public constants passed by hand gives the same coefficients (exact back-map)."""
     df = _natural_frame(4000, seed=2)
-    fit = dpreg.dp_lm(FORMULA, df, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5)
-    by_hand = dpreg.dp_lm(FORMULA, df, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5,
+    fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5)
+    by_hand = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5,
                           x_center={"mass": 4000.0, "year": 2006.0}, x_scale={"mass": 2500.0, "year": 3.0},
                           y_center=4000.0, y_scale=4000.0)
     np.testing.assert_allclose(fit.coef.to_numpy(), by_hand.coef.to_numpy(), rtol=1e-10, atol=1e-10)
-    raw = dpreg.dp_lm(FORMULA, df, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5, standardize=False)
+    raw = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5, standardize=False)
     # on the raw scale the unit-radius l1 ball cannot hold the fit (intercept ~1000): far worse
     X = np.column_stack([np.ones(len(df)), df.mass, df.year] +
                         [(df.g == lv).to_numpy(float) for lv in ("b", "c", "rare")])
@@ -85,12 +89,12 @@ def test_subsample_private_ranges_path():
     """Without declared ranges the standardised path gets its ranges from the private search (in the
     ledger, 10% of eps); a refusal from the k rule then still charges nothing (nothing is released)."""
     df = _natural_frame(60_000, seed=4)
-    fit = dpreg.dp_lm(FORMULA, df, eps=8.0, method="subsample_aggregate", inference=False, random_state=2)
+    fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=8.0, method="subsample_aggregate", inference=False, random_state=2)
     assert "standardised" in fit.facts
     assert any("range" in e["statistic"] for e in fit.privacy.to_dict()["ledger"])
     assert abs(fit.coef["mass"] - _ols(df)[1]) < 0.1 * abs(_ols(df)[1])
     budget = dpreg.Budget(eps=2.0, delta=1e-5)
     with pytest.raises(ValueError, match="cannot give a usable answer"):
-        dpreg.dp_lm(FORMULA, df.iloc[:8_000], eps=1.0, method="subsample_aggregate", budget=budget,
+        dpreg.dp_lm(FORMULA, df.iloc[:8_000], levels=LEVELS, eps=1.0, method="subsample_aggregate", budget=budget,
                     random_state=1)
     assert budget.spent == (0.0, 0.0)

@@ -44,7 +44,9 @@ def frame(n, seed=0, binary=False, with_g=True):
 # id: (method, family, options, n, eps, uses declared bounds)
 CASES = {
     "adassp": ("adassp", "gaussian", {}, 2000, 1.0, True),
-    "boosted_adassp": ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, True),
+    # eps 4: at eps 1 BoostedAdaSSP (T = 20) withholds its intervals at n = 2000 (issue 12, the Gram
+    # noise exceeds 2 sigma1 of the columns' information)
+    "boosted_adassp": ("boosted_adassp", "gaussian", {"T": 20}, 2000, 4.0, True),
     # ISP at the smallest comfortable size for d = 3 at eps = 8 with PrivSigma (docs/isp.md table:
     # about 40 000 rows with a declared sigma, +25% for PrivSigma; 2e5 leaves room for the planted row)
     "isp": ("isp", "gaussian", {"level": 0.9}, 200_000, 8.0, False),
@@ -128,7 +130,9 @@ def test_members_of_the_api_contract(case):
     method, family, kw, n, *_ = CASES[case]
     d = len(fit.terms)
     assert fit.method == method and fit.nobs == n and fit.formula.startswith("y ~")
-    assert list(fit.coef.index) == fit.terms and np.all(np.isfinite(fit.coef))
+    # issue 12: a factor level the released counts cannot support is reported as NA (and named)
+    est = [j for j in range(d) if j not in fit.facts.get("not_estimable_columns", [])]
+    assert list(fit.coef.index) == fit.terms and np.all(np.isfinite(fit.coef.iloc[est]))
     assert fit.vcov().shape == (d, d) and list(fit.vcov().columns) == fit.terms
     assert list(fit.conf_int().columns) == ["lower", "upper"]
     assert {k: v for k, v in fit.options.items()} == kw
@@ -136,7 +140,7 @@ def test_members_of_the_api_contract(case):
         assert fit.tuning[k][1] in ("user", "declared")
     assert fit.privacy.eps <= CASES[case][4] + 1e-12
     if case in WITH_SE:
-        assert np.all(np.isfinite(fit.std_errors))
+        assert np.all(np.isfinite(fit.std_errors.iloc[est]))
         assert np.all(fit.noise_share.dropna().between(0, 1))
     else:
         assert fit.std_errors.isna().all() and fit.inference_note
@@ -150,8 +154,9 @@ def test_members_of_the_api_contract(case):
 @pytest.mark.parametrize("case", WITH_SE)
 def test_conf_int_narrower_at_lower_level(case):
     fit = get_fit(case)
-    w90 = fit.conf_int(0.9).diff(axis=1)["upper"]
-    w99 = fit.conf_int(0.99).diff(axis=1)["upper"]
+    est = [j for j in range(len(fit.terms)) if j not in fit.facts.get("not_estimable_columns", [])]
+    w90 = fit.conf_int(0.9).diff(axis=1)["upper"].iloc[est]
+    w99 = fit.conf_int(0.99).diff(axis=1)["upper"].iloc[est]
     assert np.all(np.isfinite(w90)) and np.all(w90 > 0)
     # Wald: widths scale with z_{0.95}/z_{0.995} = 0.639; bootstrap percentiles of the same replicates
     # are nested, so strictly narrower unless the replicates are degenerate

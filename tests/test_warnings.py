@@ -19,6 +19,7 @@ def _frame(n=400, seed=11):
 
 
 BOUNDS = {"x": (0, 10), "y": (-6, 14)}
+LEVELS = {"g": ["a", "b", "c"]}     # declared: public, no selection budget
 
 
 def test_hierarchy():
@@ -44,7 +45,7 @@ def _record(fn):
 def test_estimator_warning_emitted_once_and_listed_in_summary():
     # ht_fw is pure eps-DP: a non-default delta is not used; the estimator both warns and returns the text
     fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, delta=1e-5, method="ht_fw",
-                                              bounds=BOUNDS, random_state=1))
+                                              bounds=BOUNDS, levels=LEVELS, random_state=1))
     hits = [w for w in caught if "delta is not used" in str(w.message)]
     assert len(hits) == 1 and hits[0].category is AccuracyWarning
     assert hits[0].filename == __file__          # attributed to the caller of dp_lm
@@ -60,16 +61,16 @@ def test_estimator_warning_emitted_once_and_listed_in_summary():
 
 def test_leak_warning_once_per_fit():
     df = _frame()
-    df["g"] = df["g"].astype(str)      # levels read from the data: a leak, warned once
+    df["g"] = df["g"].astype(str)      # levels read from the data (opt-in): a leak, warned once
     _, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", df, eps=1.0, bounds=BOUNDS, method="adassp",
-                                            random_state=1))
+                                            random_state=1, levels="data"))
     leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
     assert len(leaks) == len({str(w.message) for w in leaks}) >= 1
 
 
 def test_notes_are_listed_not_emitted():
     # AdaSSP with declared ranges on a small n: the adaptive ridge is active (a note, not a warning)
-    fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, method="adassp",
+    fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, levels=LEVELS, method="adassp",
                                               random_state=2))
     notes = [w for w in fit.warnings if getattr(w, "category", AccuracyWarning) is None]
     assert notes, "expected the ridge note at n = 400, eps = 0.5"
@@ -79,7 +80,7 @@ def test_notes_are_listed_not_emitted():
 
 
 def test_round_trip_keeps_classes():
-    fit, _ = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, method="adassp",
+    fit, _ = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=0.5, bounds=BOUNDS, levels=LEVELS, method="adassp",
                                          random_state=2))
     d = fit.to_dict()
     assert all(type(w) is str for w in d["warnings"])
@@ -90,7 +91,7 @@ def test_round_trip_keeps_classes():
 
 def test_default_path_declared_fit_is_quiet():
     # a well-posed fit with every range and level declared gives no warning at all
-    _, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(n=20000), eps=1.0, bounds=BOUNDS,
+    _, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(n=20000), eps=1.0, bounds=BOUNDS, levels=LEVELS,
                                             method="adassp", random_state=3))
     assert caught == []
 
@@ -98,7 +99,7 @@ def test_default_path_declared_fit_is_quiet():
 def test_numpy_warnings_never_reach_user():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, bounds=BOUNDS, method="adassp", random_state=1)
+        dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, bounds=BOUNDS, levels=LEVELS, method="adassp", random_state=1)
 
 
 def test_directional_convergence_check():

@@ -21,6 +21,11 @@ class EstimationFailed(DPRegError):
         self.privacy = privacy
 
 
+class SampleTooSmall(DPRegError, ValueError):
+    """The data are too few for a requested step at this budget (e.g. private ranges); the message says
+    which n or eps would work and what to declare instead. Raised before any budget is spent."""
+
+
 class BudgetExceeded(DPRegError):
     """A fit asked a dpreg.Budget for more (eps, delta) than remains."""
 

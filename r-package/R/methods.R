@@ -68,7 +68,10 @@ summary.dp_fit <- function(object, ...) {
     warnings = object$warnings, notes = object$notes, tuning = object$tuning,
     privacy_text = object$privacy_text,
     method_text = object$method_text,
-    privacy = object$privacy
+    privacy = object$privacy,
+    # issue 12: sigma / R-squared computed but not estimable at this n and eps (a reason, not a number)
+    sigma_not_estimable = object$facts$sigma_not_estimable,
+    r_squared_not_estimable = object$facts$r_squared_not_estimable
   ), class = c(cls, "summary.dp_fit"))
 }
 
@@ -108,9 +111,14 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     cat("DP residual standard error:", format(signif(x$sigma, digits)), "on",
         format(x$df[min(2L, length(x$df))]), "degrees of freedom\n")
   }
+  if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
+    cat("DP residual standard error: ", x$sigma_not_estimable, "\n", sep = "")
+  }
   if (is.finite(x$r.squared)) {
     cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), ",\tAdjusted R-squared:  ",
         formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
+  } else if (!is.null(x$r_squared_not_estimable)) {
+    cat("DP R-squared: ", x$r_squared_not_estimable, "\n", sep = "")
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
@@ -119,8 +127,10 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   } else if (x$has_inference && !is.null(w$note)) {
     cat("Noise-aware Wald chi-square: ", w$note, "\n", sep = "")
   }
-  not_rel <- c(if (!is.finite(x$sigma) && !identical(x$link, "logit")) "residual standard error",
-               if (!is.finite(x$r.squared) && !identical(x$link, "logit")) "R-squared")
+  not_rel <- c(if (!is.finite(x$sigma) && !identical(x$link, "logit") && is.null(x$sigma_not_estimable))
+                 "residual standard error",
+               if (!is.finite(x$r.squared) && !identical(x$link, "logit") && is.null(x$r_squared_not_estimable))
+                 "R-squared")
   if (length(not_rel)) {
     cat("Not released by this fit (no budget spent on them): ",
         paste(not_rel, collapse = ", "), "\n", sep = "")

@@ -17,7 +17,7 @@ from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
 from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
 from .intervals import domain_lower_limits, interval_of, product
-from ..errors import DPRegError
+from ..errors import DPRegError, SampleTooSmall
 from .schema import Schema, VariableSchema
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
@@ -544,6 +544,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
+            if isinstance(exc, SampleTooSmall):
+                raise SampleTooSmallForRanges(str(exc)) from None
             raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
@@ -832,3 +834,8 @@ def outside_ranges(public, newdata) -> np.ndarray:
         if vs.upper is not None:
             flag |= x > vs.upper
     return flag
+
+
+class SampleTooSmallForRanges(DesignError, SampleTooSmall):
+    """Too few rows for private ranges at this budget (issue 12): both a DesignError and a
+    :class:`dpreg.errors.SampleTooSmall`; the message says which n or eps would work."""

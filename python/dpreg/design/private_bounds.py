@@ -159,6 +159,42 @@ def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA):
     return ladder[-1], premature_stop_bound(n, eps_q, q_hi, ladder[-1])
 
 
+def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
+    q_hi = quantile_levels(n, eps_q)[1]
+    return choose_beta(n, eps_q, q_hi, beta)[1] <= MAX_PREMATURE
+
+
+def min_rows_for_ranges(eps_q: float, beta: float = RANGE_BETA) -> int:
+    """Smallest n for which the private range searches at ``eps_q`` per end pass the premature-stop
+    check (public: a function of eps_q only). Doubling, then bisection."""
+    hi = 2
+    while not _ranges_ok(hi, eps_q, beta) and hi < 10 ** 12:
+        hi *= 2
+    lo = max(1, hi // 2)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _ranges_ok(mid, eps_q, beta):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
+def min_budget_for_ranges(n: int, n_ends: int, beta: float = RANGE_BETA) -> float:
+    """Smallest total range budget (split over ``n_ends`` ends) that passes the check at n rows
+    (bisection on the log scale; public)."""
+    lo, hi = 1e-4, 1e4
+    if not _ranges_ok(n, hi / n_ends, beta):
+        return float("inf")
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if _ranges_ok(n, mid / n_ends, beta):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def quantile_levels(n: int, eps_q: float, kappa: float | None = None):
     """(q_lo, q_hi, m, capped) for one variable from public n and per-quantile eps (rule above)."""
     kappa = KAPPA if kappa is None else kappa
@@ -210,13 +246,25 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
         b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         if bound > MAX_PREMATURE:
+            from ..errors import SampleTooSmall
             names = [repr(c) for c in missing]
             cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
-            raise InvalidArgument(
+            example = ", ".join(f"{c!r}: (lower, upper)" for c in list(missing)[:3])
+            # issue 12: say what would work. Both numbers are functions of public facts only (n is
+            # public under replace-one; under add/remove only the budget is quoted)
+            need_n = min_rows_for_ranges(eps_q, beta)
+            need_eps = min_budget_for_ranges(n, n_ends, beta)
+            what = (f"At this budget private ranges need n >= {need_n} rows; at n = {n} they need a "
+                    f"range budget (bounds_share x eps) of at least {need_eps:.3g} "
+                    f"(about eps >= {need_eps / 0.10:.3g} with the default bounds_share = 0.1)"
+                    if n_public else f"Private ranges need n >= {need_n} rows at this budget")
+            raise SampleTooSmall(
                 f"{f'n = {n} rows is' if n_public else 'the number of rows is'} too small for private ranges "
                 f"with a budget of {float(eps_total):.4g} split "
-                f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. Declare "
-                "bounds= for these columns (outcome included), or raise eps or bounds_share")
+                f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. {what}. "
+                f"Or declare the ranges from public knowledge (documentation, physical limits), e.g. "
+                f"bounds={{{example}}}: with declared ranges dpreg fits at any n, with intervals as wide "
+                "as the privacy noise requires")
         heavy_clamp = tail_clamp_estimate(eps_q, b_col) > CLAMP_WARN_SHARE * n
         plans[col] = (q_lo, q_hi, b_col, capped or b_col != beta or heavy_clamp)
     for col, (lo, hi) in missing.items():

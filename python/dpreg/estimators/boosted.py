@@ -24,7 +24,7 @@ from ..design.scaling import scale_design
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from . import _ssp
-from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, finish
+from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, drop_not_estimable, finish, restore_columns
 from ..errors import InvalidArgument
 
 METHODS = ("boosted_adassp",)
@@ -130,9 +130,13 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
+    sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
+                                                       spec.delta, values["ridge_rule"])
+    X, y = sd.X, sd.y
+    n, d = X.shape
     kappa_E, kappa_L = _ssp.ridge_constants(values["ridge_rule"], d, spec.delta)
     lam_rule = (float(_force_lambda) if _force_lambda is not None
-                else _ssp.ridge_lambda(lam_hat, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
+                else _ssp.ridge_lambda(lam_for_rule, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
     lam = lam_rule
     stability_floor = stable_ridge_floor(sigma1, d)
     if values["stable_ridge"] and _force_lambda is None:
@@ -153,4 +157,5 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_round=delta_g / mu_round, kappa_E=kappa_E,
                  kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair,
                  lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor)
-    return finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
+    rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
+    return restore_columns(rel, keep, design)

@@ -469,8 +469,12 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
             g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
             D[b, j] = _aggregate(g, j, cfg, boot, scratch, "boot").estimate - coef[j]
         scratch.entries.clear()
-    se = D.std(axis=0, ddof=1)
+    # issue 12: the replicate s.d. jumped ~40x between seeds: a few replicates whose private quantile
+    # searches stop early or late dominate it. The SE is the robust scale that matches the percentile
+    # interval below: its half-width over the normal quantile (= the s.d. for normal replicates)
     alpha = 1 - level
+    q_lo_d, q_hi_d = np.quantile(D, [alpha / 2, 1 - alpha / 2], axis=0)
+    se = (q_hi_d - q_lo_d) / (2.0 * zq)
     ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))

@@ -491,7 +491,9 @@ class DPFit:
         return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
 
     def _slopes(self) -> list[int]:
-        return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES]
+        # a coefficient reported as not estimable (NA) is not part of the Wald test (issue 12)
+        b = np.asarray(self._release.coef, float)
+        return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
     def wald_test(self) -> dict:
         """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (spec 6.6).
@@ -524,7 +526,7 @@ class DPFit:
         return out
 
     # ---- prediction -----------------------------------------------------------------------------
-    def _new_model_matrix(self, newdata):
+    def _new_model_matrix(self, newdata, clamp: bool = True):
         if self._public is None or not hasattr(self._public, "model_matrix"):
             raise DPRegError("this fit cannot build model matrices for new data (no public design)")
         if isinstance(newdata, dict):
@@ -543,10 +545,26 @@ class DPFit:
         if X.shape[1] != len(self._terms):
             raise DPRegError("internal: the model matrix of newdata has a different number of columns "
                              "than the fit's terms")
-        if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
-                and bool(np.any(np.asarray(outside))):
-            outside = self._outside_columns(newdata) or outside
-        self._warn_outside(outside)
+        # issue 12: the fit was made on model-matrix columns clamped to their public intervals (spec
+        # 2.3), so by default new rows are clamped the same way; the check is on the model-matrix
+        # columns (the outcome and rows inside the ranges never trigger it)
+        lo = np.asarray(getattr(self._public, "column_lower", np.full(X.shape[1], np.nan)), float)
+        hi = np.asarray(getattr(self._public, "column_upper", np.full(X.shape[1], np.nan)), float)
+        icpt = [j for j, t in enumerate(self._terms) if t in _INTERCEPT_NAMES]
+        known = np.isfinite(lo) & np.isfinite(hi) & (lo.shape == (X.shape[1],))
+        known[icpt] = False
+        if np.any(known):
+            tol = 1e-12 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+            off = known & (np.any(X < lo - tol, axis=0) | np.any(X > hi + tol, axis=0))
+            cols = [self._terms[j] for j in np.flatnonzero(off)]
+            if clamp:
+                X = np.where(known, np.clip(X, np.where(known, lo, -np.inf), np.where(known, hi, np.inf)), X)
+            self._warn_outside(cols, clamped=clamp)
+        else:
+            if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
+                    and bool(np.any(np.asarray(outside))):
+                outside = self._outside_columns(newdata) or outside
+            self._warn_outside(outside)
         if self._release.row_transform is not None:
             from ..design.scaling import apply_row_transform
             X = np.asarray(apply_row_transform(X, self._release.row_transform), dtype=float)
@@ -556,7 +574,10 @@ class DPFit:
         """Names of numeric columns of newdata with values outside the schema's public ranges."""
         schema = getattr(self._public, "schema", None)
         cols = []
+        outcome = getattr(self._public, "outcome", None)
         for name, v in (getattr(schema, "variables", None) or {}).items():
+            if name == outcome:   # the outcome is not a predictor: a column of it in newdata is ignored
+                continue
             if v.kind != "numeric" or name not in newdata or v.lower is None or v.upper is None:
                 continue
             x = pd.to_numeric(newdata[name], errors="coerce").to_numpy(dtype=float)
@@ -565,7 +586,7 @@ class DPFit:
         return cols
 
     @staticmethod
-    def _warn_outside(outside):
+    def _warn_outside(outside, clamped: bool = False):
         """Warn (naming columns, never values) when new rows leave the fit's public ranges."""
         if outside is None:
             return
@@ -580,12 +601,18 @@ class DPFit:
             hit = bool(cols)
         else:
             hit = bool(np.any(np.asarray(outside)))
-        if hit:
+        if hit and clamped:
+            where = f" of term(s) {', '.join(cols)}" if cols else ""
+            warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
+                          "with; they were clamped to those ranges, as the training data were "
+                          "(clamp=False extrapolates instead)", UserWarning, stacklevel=4)
+        elif hit:
             where = f" of column(s) {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           f"with; these predictions extrapolate", UserWarning, stacklevel=3)
 
-    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response"):
+    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response",
+                clamp: bool = True):
         """Predictions for new data.
 
         interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
@@ -595,7 +622,10 @@ class DPFit:
         type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
                    function) or "link" (linear predictor).
         level    : None -> the fit's ``level`` (0.95 unless the method's ``level`` option was set).
-        Values outside the fit's public ranges are not clamped; a warning names the columns.
+        clamp    : True (default): model-matrix columns of newdata are clamped to the public ranges
+                   the fit used, as the training rows were (the fit is the regression of the clamped
+                   data); a warning names the terms that were clamped. False: no clamping (the
+                   prediction extrapolates the fitted line; a warning says so).
         """
         if interval in ("none",):
             interval = None
@@ -609,9 +639,19 @@ class DPFit:
                              "use interval='confidence' for a logistic fit")
         level = self.level if level is None else level
         _check_level(level)
-        X, index = self._new_model_matrix(newdata)
+        if not isinstance(clamp, (bool, np.bool_)):
+            raise InvalidArgument("clamp must be True or False")
+        X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
         b = np.asarray(self._release.coef, float)
+        # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
+        na = ~np.isfinite(b)
+        if na.any():
+            bad_rows = np.any(X[:, na] != 0, axis=1)
+            X = X[:, ~na]
+            b = b[~na]
         eta = X @ b
+        if na.any():
+            eta = np.where(bad_rows, np.nan, eta)
 
         def response(x):
             return stats.logistic.cdf(x) if (logit and type == "response") else x
@@ -619,6 +659,8 @@ class DPFit:
         if interval is None:
             return pd.Series(response(eta), index=index, name="fit")
         v = self._vcov_array()
+        if v is not None and na.any():
+            v = v[np.ix_(~na, ~na)]
         if v is None:
             raise DPRegError("intervals are not available for this fit: "
                              + (self.inference_note or _NO_INFERENCE))
@@ -633,10 +675,18 @@ class DPFit:
             raise DPRegError("intervals for predictions are not available for this fit: the method "
                              "does not provide standard errors for every coefficient")
         if interval == "prediction":
-            if self.sigma is None:
+            sig = self.sigma
+            if sig is None and (self.facts or {}).get("sigma_not_estimable"):
+                # issue 12: sigma is not estimable at this n and eps; its released 97.5% upper bound
+                # keeps the prediction interval conservative
+                sig = float(self.facts["sigma_interval"][1])
+                warnings.warn("the DP residual standard error is not estimable for this fit; the "
+                              "prediction interval uses its 95% upper bound (conservative)", UserWarning,
+                              stacklevel=2)
+            if sig is None:
                 raise DPRegError("prediction intervals need a DP residual standard error, which this "
                                  "method did not release; use interval='confidence'")
-            se = np.sqrt(se_fit ** 2 + self.sigma ** 2)
+            se = np.sqrt(se_fit ** 2 + sig ** 2)
         else:
             se = se_fit
         z = _z_quantile(level)
@@ -1332,10 +1382,20 @@ class Summary:
             df_s = "NA" if df is None else (format_number(df, 10) if float(df).is_integer()
                                             else f"{float(df):.0f} (estimated)")
             out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom")
+        facts = f.facts or {}
+        if f.sigma is None and facts.get("sigma_not_estimable"):
+            lo_s, hi_s = facts.get("sigma_interval", (None, None))
+            rng_s = (f"; 95% interval {format_number(lo_s)} to {format_number(hi_s)}"
+                     if lo_s is not None and hi_s is not None else "")
+            out.append(f"DP residual standard error: {facts['sigma_not_estimable']}{rng_s}")
         if f.r_squared is not None:
             adj = f.adj_r_squared
-            out.append(f"DP R-squared:  {format_number(f.r_squared)},\tAdjusted R-squared:  "
+            ri = facts.get("r_squared_interval")
+            ci_txt = (f" (95% interval {format_number(ri[0])} to {format_number(ri[1])})" if ri else "")
+            out.append(f"DP R-squared:  {format_number(f.r_squared)}{ci_txt},\tAdjusted R-squared:  "
                        f"{format_number(adj)}")
+        elif facts.get("r_squared_not_estimable"):
+            out.append(f"DP R-squared: {facts['r_squared_not_estimable']}")
         if f.has_inference:
             w = f.wald_test()
             if w["statistic"] is not None:
@@ -1344,9 +1404,9 @@ class Summary:
             elif w["note"]:
                 out.append(f"Noise-aware Wald chi-square: {w['note']}")
         not_rel = []
-        if f.sigma is None and f.link != "logit":
+        if f.sigma is None and f.link != "logit" and not facts.get("sigma_not_estimable"):
             not_rel.append("residual standard error")
-        if f.r_squared is None and f.link != "logit":
+        if f.r_squared is None and f.link != "logit" and not facts.get("r_squared_not_estimable"):
             not_rel.append("R-squared")
         if not_rel:
             out.append(f"Not released by this fit (no budget spent on them): {', '.join(not_rel)}")

@@ -1,0 +1,776 @@
+"""Adversarial privacy audit: empirical eps lower bounds on worst-case neighbouring datasets, every method.
+
+Usage: ``python -m benchmarks audit [--quick] [--jobs J] [--only SUBSTRING] [--no-broken] [--no-write]``
+
+For every method (the ten ``dp_lm`` methods, the ``dp_glm`` methods, ``dp_mean``, ``dp_quantile`` and
+``method="auto"`` without declared bounds, i.e. with private ranges) the audit builds pairs of
+replace-one neighbouring datasets D, D' (one row changed to an extreme in-range row, a row beyond the
+declared ranges, a row at +-1e300 or 1.5e308, a row far out on the regression line, a missing value,
+a factor level that only one row has), draws many seeded releases on each side and reports
+
+* an empirical eps lower bound ``eps_lb`` from a distinguishing test (the test is chosen on one half
+  of the releases, its error rates are bounded on the other half with Clopper-Pearson), next to the
+  claimed eps of the fit's privacy statement; for Gaussian-DP claims also a lower bound ``mu_lb`` on
+  mu next to the claimed mu (the same test, read through the Gaussian trade-off function);
+* outcome findings: a NaN / inf released number, an exception that is not a dpreg error, or a numpy
+  warning (rule: mechanisms are total on finite inputs); an error / warning / non-finite value in at
+  least half the releases of one side and never on the other (a different code path); a
+  data-derived string (a level name only the data knew) anywhere in the output, which counts as an
+  infinite eps lower bound.
+
+Deliberately broken variants (noise scale halved, clamping skipped, one sensitivity term dropped)
+are produced by monkeypatching inside this module, never in the package, and must be flagged by
+the same code. The method and the numbers are in ``docs/audit.md``; the table goes to
+``benchmarks/results/audit.md``. ``tests/test_privacy_audit_empirical.py`` runs a fast subset.
+
+Derivation of the bound. Let a test T map a release to {0, 1} ("the data were D'"). Its false
+positive rate is FPR = P_D(T = 1) and its false negative rate FNR = P_D'(T = 0). If the mechanism is
+(eps, delta)-DP then for every event S, P_D(S) <= e^eps P_D'(S) + delta and symmetrically; with
+S = {T = 0} and S = {T = 1} this gives (Kairouz, Oh and Viswanath 2015, Thm 2.1)
+
+    1 - FNR <= e^eps FPR + delta      and      1 - FPR <= e^eps FNR + delta,
+
+so eps >= log((1 - delta - FNR) / FPR) and eps >= log((1 - delta - FPR) / FNR). Both are decreasing
+in FPR and FNR, so plugging upper confidence bounds FPR_ub, FNR_ub (one-sided Clopper-Pearson, level
+alpha/4 each on the held-out half) gives eps_lb, a lower bound on the true eps that holds with
+probability >= 1 - alpha/2 (union bound). For a mu-GDP claim the trade-off function is
+G_mu(a) = Phi(Phi^-1(1 - a) - mu), so FNR >= Phi(Phi^-1(1 - FPR) - mu), i.e.
+mu >= Phi^-1(1 - FPR) - Phi^-1(FNR) (symmetric in the two rates), which again decreases in both:
+mu_lb = Phi^-1(1 - FPR_ub) - Phi^-1(FNR_ub). Two tests are chosen on the first half (the best for
+eps and, for GDP claims, the best for mu), so each gets alpha/2 and the case's two bounds hold
+jointly with probability >= 1 - alpha. The selection half never enters the held-out counts.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import re
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import special, stats
+
+#: total error probability of one case's bounds (see the module docstring)
+ALPHA = 0.05
+#: thresholds tried per scalar statistic on the selection half (pooled quantiles)
+N_THRESHOLDS = 120
+#: releases per side whose full ``to_dict()`` is scanned for data-derived strings / non-finite numbers
+SCAN_RELEASES = 20
+#: a string only the data knew: a factor level held by one row of D
+SECRET_LEVEL = "ZZuniqueLevelZZ"
+
+BOUNDS = {"y": (-1.0, 1.0), "x": (-1.0, 1.0)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# statistics: Clopper-Pearson, eps_lb, mu_lb
+# ---------------------------------------------------------------------------------------------------
+def cp_upper(k, n, a):
+    """One-sided Clopper-Pearson upper bound at level a for k successes in n trials (vectorised)."""
+    k = np.asarray(k, dtype=float)
+    out = np.ones_like(k)
+    m = k < n
+    out[m] = stats.beta.ppf(1.0 - a, k[m] + 1.0, n - k[m])
+    return out
+
+
+def eps_from_rates(fpr, fnr, delta):
+    """max(log((1 - delta - FNR)/FPR), log((1 - delta - FPR)/FNR), 0), vectorised; 0 where undefined."""
+    fpr, fnr = np.broadcast_arrays(np.asarray(fpr, dtype=float), np.asarray(fnr, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where((1 - delta - fnr > 0) & (fpr > 0), np.log((1 - delta - fnr) / fpr), 0.0)
+        b = np.where((1 - delta - fpr > 0) & (fnr > 0), np.log((1 - delta - fpr) / fnr), 0.0)
+    return np.maximum(0.0, np.maximum(a, b))
+
+
+def mu_from_rates(fpr, fnr):
+    """Phi^-1(1 - FPR) - Phi^-1(FNR), floored at 0 (rates clipped away from 0 and 1)."""
+    fpr = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1 - 1e-16)
+    fnr = np.clip(np.asarray(fnr, dtype=float), 1e-300, 1 - 1e-16)
+    return np.maximum(0.0, -special.ndtri(fpr) - special.ndtri(fnr))
+
+
+# ---------------------------------------------------------------------------------------------------
+# one release: outcome tokens, numeric features, scanned strings
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Obs:
+    tokens: frozenset          # outcome classes: error:/crash:/warning:/nonfinite:
+    feats: dict                # name -> float (released numbers used by the distinguishing tests)
+    claim: tuple | None        # (eps, delta, mu or None) from the privacy statement
+    text: str | None = None    # full output text (first SCAN_RELEASES releases only)
+
+
+def _norm_msg(msg):
+    return re.sub(r"[-+]?\d[\d.,eE+-]*", "#", str(msg))[:60]
+
+
+def _numbers(obj, path=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _numbers(v, f"{path}/{k}")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from _numbers(v, f"{path}[{i}]")
+    elif isinstance(obj, (int, float, np.integer, np.floating)) and not isinstance(obj, (bool, np.bool_)):
+        yield path, float(obj)
+
+
+def _claim(privacy):
+    if privacy is None:
+        return None
+    comp = getattr(privacy, "components", None) or {}
+    mu = comp.get("mu_gaussian")
+    gdp_only = mu is not None and not comp.get("eps_pure") and not comp.get("eps_approx") \
+        and comp.get("rho_zcdp") is None
+    return (float(privacy.eps_spent), float(privacy.delta_spent), float(mu) if gdp_only else None)
+
+
+def _features(res):
+    """Released numbers of a DPFit / DPEstimate (coefficients, sigma, facts, ledger noise scales)."""
+    f = {}
+    if hasattr(res, "estimate"):                       # DPEstimate
+        f["estimate"] = float(res.estimate)
+        if res.std_error is not None:
+            f["std_error"] = float(res.std_error)
+    else:
+        for term, v in res.coef.items():
+            f[f"coef[{term}]"] = float(v)
+        for name in ("sigma", "r_squared"):
+            v = getattr(res, name, None)
+            if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool):
+                f[name] = float(v)
+    for path, v in _numbers(getattr(res, "facts", {}) or {}, "facts"):
+        f[path] = v
+    for i, e in enumerate(getattr(res.privacy, "ledger", []) or []):
+        for k in ("sensitivity", "noise_scale"):
+            if isinstance(e.get(k), (int, float)):
+                f[f"ledger[{i}].{k}"] = float(e[k])
+    return f
+
+
+def _text(res):
+    d = res.to_dict() if hasattr(res, "to_dict") else {"repr": repr(res)}
+    return json.dumps(d, default=str, allow_nan=True)
+
+
+def observe(fit, data, seed, scan=False):
+    """Run one seeded release and classify it. Every exception and warning is caught and recorded."""
+    from dpreg.errors import DPRegError, EstimationFailed
+    tokens, feats, claim, text = set(), {}, None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = fit(data, seed)
+        except DPRegError as exc:
+            tokens.add(f"error:{type(exc).__name__}")
+            if isinstance(exc, EstimationFailed):
+                claim = _claim(exc.privacy)
+            if scan:
+                text = f"{exc}"
+                if getattr(exc, "privacy", None) is not None:
+                    text += json.dumps(exc.privacy.to_dict(), default=str)
+        except Exception as exc:  # noqa: BLE001 - any other exception is a finding
+            tokens.add(f"crash:{type(exc).__name__}")
+            if scan:
+                text = str(exc)
+        else:
+            claim = _claim(res.privacy)
+            feats = _features(res)
+            for k, v in feats.items():
+                if not math.isfinite(v) and not k.startswith("facts"):
+                    tokens.add("nonfinite:" + k)
+            if scan:
+                text = _text(res)
+                for path, v in _numbers(json.loads(text)):
+                    if not math.isfinite(v):
+                        tokens.add("nonfinite-field:" + re.sub(r"\[\d+\]", "[]", path))
+    for w in caught:
+        tokens.add(f"warning:{w.category.__name__}:{_norm_msg(w.message)}")
+        if scan:
+            text = (text or "") + "\n" + str(w.message)
+    return Obs(frozenset(tokens), feats, claim, text)
+
+
+def is_defect(token):
+    """Outcomes that are never legitimate: non-dpreg exceptions, non-finite releases, numpy warnings."""
+    return token.startswith(("crash:", "nonfinite:", "warning:RuntimeWarning"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# distinguishing tests: choose on the first half, bound on the held-out half
+# ---------------------------------------------------------------------------------------------------
+def _design_matrix(obs0, obs1):
+    names = sorted({k for o in obs0 + obs1 for k in o.feats})
+    tok = sorted({t for o in obs0 + obs1 for t in o.tokens})
+
+    def mat(obs):
+        F = np.array([[o.feats.get(k, np.nan) for k in names] for o in obs], dtype=float).reshape(len(obs), len(names))
+        T = np.array([[t in o.tokens for t in tok] for o in obs], dtype=float).reshape(len(obs), len(tok))
+        return F, T
+    return names, tok, mat(obs0), mat(obs1)
+
+
+def _scalar_stats(F0, F1, names):
+    """Candidate scalar statistics: every feature, plus a linear discriminant of the finite features
+    (fitted on the selection half only). Non-finite values map to +inf (a deterministic function)."""
+    keep = [j for j in range(F0.shape[1])
+            if np.isfinite(F0[:, j]).mean() > 0.5 and np.isfinite(F1[:, j]).mean() > 0.5
+            and (np.nanstd(np.r_[F0[:, j], F1[:, j]]) > 0)]
+    out = [("feature", j, None) for j in range(F0.shape[1])]
+    if len(keep) >= 2:
+        A0, A1 = F0[:, keep], F1[:, keep]
+        ok0, ok1 = np.isfinite(A0).all(1), np.isfinite(A1).all(1)
+        if ok0.sum() > 5 and ok1.sum() > 5:
+            A0, A1 = A0[ok0], A1[ok1]
+            with np.errstate(all="ignore"):   # extreme released values: a useless direction is dropped
+                mu0, mu1 = A0.mean(0), A1.mean(0)
+                sd = np.sqrt(0.5 * (A0.var(0) + A1.var(0))) + 1e-300
+                S = np.cov(np.r_[(A0 - mu0) / sd, (A1 - mu1) / sd].T) + 1e-9 * np.eye(len(keep))
+                try:
+                    w = np.linalg.lstsq(S, (mu1 - mu0) / sd, rcond=None)[0] / sd
+                except (np.linalg.LinAlgError, ValueError):
+                    w = np.full(len(keep), np.nan)
+            if np.all(np.isfinite(w)):
+                out.append(("lda", keep, w))
+    return out
+
+
+def _apply(stat, F):
+    kind, j, w = stat
+    with np.errstate(all="ignore"):
+        v = F[:, j] if kind == "feature" else F[:, j] @ w
+    return np.where(np.isnan(v), np.inf, v)
+
+
+def _candidates(F0, F1, T0, T1, names, tok):
+    """Yield (description, decision function on (F, T)) for every candidate test."""
+    for stat in _scalar_stats(F0, F1, names):
+        v0, v1 = _apply(stat, F0), _apply(stat, F1)
+        pooled = np.r_[v0, v1]
+        fin = pooled[np.isfinite(pooled)]
+        thr = np.unique(np.quantile(fin, np.linspace(0, 1, N_THRESHOLDS))) if fin.size else np.array([])
+        thr = np.r_[thr, np.inf] if np.isinf(pooled).any() else thr
+        label = names[stat[1]] if stat[0] == "feature" else "linear discriminant of " + \
+            ", ".join(names[j] for j in stat[1][:4]) + (" ..." if len(stat[1]) > 4 else "")
+        yield label, stat, thr, v0, v1
+    for k, t in enumerate(tok):
+        yield f"[{t}]", ("token", k, None), np.array([0.5]), T0[:, k], T1[:, k]
+
+
+def _counts(v0, v1, thr):
+    """For tests 'v > t' (and 'v <= t'): false positives among side 0, false negatives among side 1."""
+    s0, s1 = np.sort(v0), np.sort(v1)
+    gt0 = v0.size - np.searchsorted(s0, thr, side="right")     # side 0 with v > t
+    gt1 = v1.size - np.searchsorted(s1, thr, side="right")
+    # test ">": FP = gt0, FN = n1 - gt1 ; test "<=": FP = n0 - gt0, FN = gt1
+    return (gt0, v1.size - gt1), (v0.size - gt0, gt1)
+
+
+def select_and_bound(obs0, obs1, delta, mu_claim):
+    """Split each side in halves; pick the best eps test (and mu test) on the first halves; return the
+    held-out bounds {"eps_lb", "mu_lb", "test_eps", "test_mu", "rates"}."""
+    n0, n1 = len(obs0) // 2, len(obs1) // 2
+    names, tok, (F0, T0), (F1, T1) = _design_matrix(obs0, obs1)
+    a_bound = ALPHA / 4.0          # per rate, per test (two tests, two rates each)
+    best = {"eps": (-1.0, None), "mu": (-1.0, None)}
+    for label, stat, thr, v0, v1 in _candidates(F0[:n0], F1[:n1], T0[:n0], T1[:n1], names, tok):
+        for direction, (fp, fn) in zip((">", "<="), _counts(v0, v1, thr)):
+            fpr, fnr = cp_upper(fp, n0, a_bound), cp_upper(fn, n1, a_bound)
+            # the Clopper-Pearson bound decides; the point estimate (rates floored at 1/(2n)) breaks
+            # ties, so that a test is still chosen sensibly when every bound on the first half is 0
+            point = eps_from_rates(np.maximum(fp, 0.5) / n0, np.maximum(fn, 0.5) / n1, delta)
+            e = eps_from_rates(fpr, fnr, delta) + 1e-6 * point
+            i = int(np.argmax(e))
+            if e[i] > best["eps"][0]:
+                best["eps"] = (float(e[i]), (label, stat, float(thr[i]), direction))
+            if mu_claim is not None:
+                m = mu_from_rates(fpr, fnr) + 1e-6 * mu_from_rates(np.maximum(fp, 0.5) / n0,
+                                                                  np.maximum(fn, 0.5) / n1)
+                i = int(np.argmax(m))
+                if m[i] > best["mu"][0]:
+                    best["mu"] = (float(m[i]), (label, stat, float(thr[i]), direction))
+    out = {"eps_lb": 0.0, "mu_lb": None, "test_eps": None, "test_mu": None, "rates": None}
+    H0, H1 = (F0[n0:], T0[n0:]), (F1[n1:], T1[n1:])
+    h0, h1 = len(obs0) - n0, len(obs1) - n1
+    for which in ("eps", "mu"):
+        chosen = best[which][1]
+        if chosen is None:
+            continue
+        label, stat, t, direction = chosen
+        if stat[0] == "token":
+            v0, v1 = H0[1][:, stat[1]], H1[1][:, stat[1]]
+        else:
+            v0, v1 = _apply(stat, H0[0]), _apply(stat, H1[0])
+        fp = int((v0 > t).sum()) if direction == ">" else int((v0 <= t).sum())
+        fn = int((v1 <= t).sum()) if direction == ">" else int((v1 > t).sum())
+        fpr, fnr = float(cp_upper(fp, h0, a_bound)), float(cp_upper(fn, h1, a_bound))
+        test = f"{label} {direction} {t:.4g}" if stat[0] != "token" else \
+            (f"{label} present" if direction == ">" else f"{label} absent")
+        if which == "eps":
+            out["eps_lb"] = float(eps_from_rates(fpr, fnr, delta))
+            out["test_eps"] = test
+            out["rates"] = (fp, h0, fn, h1)
+        else:
+            out["mu_lb"] = float(mu_from_rates(fpr, fnr))
+            out["test_mu"] = test
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# neighbouring datasets
+# ---------------------------------------------------------------------------------------------------
+def bounded_frame(n, seed=0, binary=False):
+    """Data inside BOUNDS with row 0 at the corner (x, y) = (1, 1) (test data, not dpreg noise)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1, 1)
+    x[0], y[0] = 1.0, 1.0
+    df = pd.DataFrame({"y": y, "x": x})
+    if binary:
+        df["y"] = pd.Categorical(np.where(y > 0, "yes", "no"), categories=["no", "yes"])
+    return df
+
+
+def line_frame(n, seed=0):
+    """Unbounded data on y = 1 + 2x + N(0, 1), x ~ N(0, 1) (no declared ranges needed)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n)
+    return pd.DataFrame({"y": 1 + 2 * x + rng.standard_normal(n), "x": x})
+
+
+def replaced(df, **row):
+    d2 = df.copy()
+    for k, v in row.items():
+        if k in d2 and hasattr(d2[k], "cat"):
+            d2[k] = d2[k].astype(object)
+            d2.loc[0, k] = v
+            d2[k] = pd_categorical(d2[k], df[k].cat.categories)
+        else:
+            d2.loc[0, k] = v
+    return d2
+
+
+def pd_categorical(values, categories):
+    import pandas as pd
+    return pd.Categorical(values, categories=categories)
+
+
+def level_pair(df):
+    """The factor g is a pandas Categorical built from the data (categories inferred): in D one row
+    holds a level no other row has; in D' that row holds a common level."""
+    import pandas as pd
+    rng = np.random.default_rng(1)
+    g = rng.choice(["a", "b"], len(df)).astype(object)
+    g0, g1 = g.copy(), g.copy()
+    g0[0] = SECRET_LEVEL
+    d0, d1 = df.copy(), df.copy()
+    d0["g"] = pd.Categorical(g0)            # categories taken from the values: a, b, the unique level
+    d1["g"] = pd.Categorical(g1)
+    return d0, d1
+
+
+@dataclass
+class Case:
+    name: str                    # "method: neighbour"
+    method: str
+    neighbour: str
+    fit: object                  # fit(data, seed) -> DPFit / DPEstimate
+    make: object                 # make() -> (D, D')
+    n: dict                      # releases per side by mode: {"full": .., "quick": .., "test": ..}
+    secrets: tuple = ()          # data-derived strings that must never appear in the output
+    known: str | None = None     # known finding on the code this audit was written against
+    extra: dict = field(default_factory=dict)
+
+
+def _lm(formula, method, eps=1.0, bounds=BOUNDS, delta=1e-6, family="gaussian", **kw):
+    def fit(data, seed):
+        import dpreg
+        f = dpreg.dp_glm if family == "binomial" else dpreg.dp_lm
+        extra = {} if family == "gaussian" else {"levels": {"y": ["no", "yes"]}}
+        if bounds is not None:
+            extra["bounds"] = {k: v for k, v in bounds.items() if not (family == "binomial" and k == "y")}
+        return f(formula, data, eps=eps, delta=delta, method=method, inference=False,
+                 random_state=seed, **extra, **kw)
+    return fit
+
+
+def _mean(eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_mean(data["x"].to_numpy(), eps=eps, bounds=(-10.0, 10.0), random_state=seed)
+    return fit
+
+
+def _quantile(eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_quantile(data["x"].to_numpy(), 0.5, eps=eps, lower=-10.0, upper=10.0, random_state=seed)
+    return fit
+
+
+#: (label, method, family, eps, n rows, options, releases per side full / quick / test)
+BOUNDED = [
+    ("adassp", "adassp", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
+    ("boosted_adassp", "boosted_adassp", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
+    ("ht_fw", "ht_fw", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
+    ("ht_lasso", "ht_lasso", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
+    ("ht_iht", "ht_iht", "gaussian", 1.0, 400, {"s": 2}, (1000, 300, 80)),
+    ("ht_sparse", "ht_sparse", "gaussian", 1.0, 400, {"s": 2}, (1000, 300, 80)),
+    ("dpgd", "dpgd", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
+    ("subsample_aggregate", "subsample_aggregate", "gaussian", 1.0, 1000, {}, (600, 200, 50)),
+    ("tukey", "tukey", "gaussian", 4.0, 20000, {"m": 400}, (400, 100, 30)),
+    ("dp_glm dpgd", "dpgd", "binomial", 1.0, 200, {}, (1000, 300, 80)),
+    ("dp_glm ht_fw", "ht_fw", "binomial", 1.0, 200, {}, (1000, 300, 80)),
+    ("dp_glm ht_sparse", "ht_sparse", "binomial", 1.0, 400, {"s": 2}, (1000, 300, 80)),
+]
+
+KNOWN_DPGD_NAN = "DP-GD: a row at x = 1.5e308 makes the released coefficients NaN"
+KNOWN_ISP_FAIL = "ISP: a row at x = 1e9 on the regression line makes the propose-test-release check FAIL"
+ISP_FAIL_FAR = ("ISP: one row at (1e300, -1e300) makes the propose-test-release check FAIL on every release "
+                "(found with the x = 1e9 finding; probably the same cause)")
+KNOWN_LEVEL_LEAK = "levels of a pandas Categorical built from the data are reported (a unique level name leaks)"
+NEW_HT_OVERFLOW = ("heavy-tailed methods without bounds: a row at x = 1.5e308 raises a numpy overflow "
+                   "RuntimeWarning on one side only")
+
+
+def _needs_bounds(method):
+    from dpreg.estimators import get_estimator
+    return bool(get_estimator(method).NEEDS_BOUNDS)
+
+
+def build_cases():
+    cases = []
+    for label, method, family, eps, n, kw, (nf, nq, nt) in BOUNDED:
+        binary = family == "binomial"
+        fit = _lm("y ~ x", method, eps=eps, family=family, **kw)
+        flip = "no" if binary else -1.0
+
+        def mk(row, n=n, binary=binary):
+            return lambda: (lambda d: (d, replaced(d, **row)))(bounded_frame(n, binary=binary))
+        cases += [
+            Case(f"{label}: in-range corner", label, "in-range corner (1, 1) -> (1, -1)", fit,
+                 mk({"x": 1.0, "y": flip}), {"full": nf, "quick": 0, "test": 0}),
+            Case(f"{label}: beyond the ranges", label, "(1, 1) -> (1e300, -1e300), clamped", fit,
+                 mk({"x": 1e300, "y": "no" if binary else -1e300}), {"full": nf, "quick": nq, "test": nt}),
+            Case(f"{label}: x = 1.5e308", label, "(1, 1) -> (1.5e308, -1.5e308), clamped", fit,
+                 mk({"x": 1.5e308, "y": "no" if binary else -1.5e308}),
+                 {"full": nf // 3, "quick": nq // 3, "test": 20}),
+            Case(f"{label}: missing x (impute)", label, "x -> NA with na_action='impute'",
+                 _lm("y ~ x", method, eps=eps, family=family, na_action="impute", **kw),
+                 mk({"x": np.nan}), {"full": nf // 3, "quick": nq // 3, "test": 0}),
+            Case(f"{label}: unique level", label, "Categorical g: unique level -> common level",
+                 _lm("y ~ x + C(g)", method, eps=eps, family=family, **kw),
+                 (lambda n=n, binary=binary: level_pair(bounded_frame(n, binary=binary))),
+                 {"full": 40, "quick": 20, "test": 4}, secrets=(SECRET_LEVEL,), known=KNOWN_LEVEL_LEAK),
+        ]
+        if not _needs_bounds(method):
+            # methods that run without declared ranges: nothing is clamped, extreme rows reach the
+            # estimator itself (its own truncation / clipping / robust scores must absorb them)
+            free = _lm("y ~ x", method, eps=eps, family=family, bounds=None, **kw)
+            cases += [
+                Case(f"{label}, no bounds: x = 1e300", label, "no bounds: (1, 1) -> (1e300, -1e300)", free,
+                     mk({"x": 1e300, "y": "no" if binary else -1e300}),
+                     {"full": nf, "quick": nq, "test": max(30, nt * 3 // 4)},
+                     known=KNOWN_DPGD_NAN if (method == "dpgd" and binary) else None),
+                Case(f"{label}, no bounds: x = 1.5e308", label, "no bounds: (1, 1) -> (1.5e308, -1.5e308)", free,
+                     mk({"x": 1.5e308, "y": "no" if binary else -1.5e308}),
+                     {"full": nf // 3, "quick": nq // 3, "test": 20},
+                     known=KNOWN_DPGD_NAN if method == "dpgd" else
+                     NEW_HT_OVERFLOW if label in ("ht_fw", "ht_sparse", "dp_glm ht_sparse") else None),
+            ]
+    cases.append(tight_case(1.0, {"full": 3000, "quick": 600, "test": 0}))
+    # ISP: no bounds; eps = 8 with 5e4 rows (its minimum-n rule), declared sigma
+    isp = _lm("y ~ x", "isp", eps=8.0, bounds=None, sigma=1.0)
+    cases += [
+        Case("isp: x = 1e300", "isp", "ordinary row -> (1e300, -1e300)", isp,
+             lambda: (lambda d: (d, replaced(d, x=1e300, y=-1e300)))(line_frame(50000)),
+             {"full": 2000, "quick": 300, "test": 20}, known=ISP_FAIL_FAR),
+        Case("isp: on the line at x = 1e9", "isp", "ordinary row -> (1e9, 1 + 2e9)", isp,
+             lambda: (lambda d: (d, replaced(d, x=1e9, y=1 + 2e9)))(line_frame(50000)),
+             {"full": 28000, "quick": 300, "test": 20}, known=KNOWN_ISP_FAIL),
+        Case("isp: missing x (impute)", "isp", "x -> NA with na_action='impute'",
+             _lm("y ~ x", "isp", eps=8.0, bounds=None, sigma=1.0, na_action="impute"),
+             lambda: (lambda d: (d, replaced(d, x=np.nan)))(line_frame(50000)),
+             {"full": 1000, "quick": 0, "test": 0}),
+    ]
+    # method="auto" without declared bounds: the private range search (10% of eps) then boosted AdaSSP
+    auto = _lm("y ~ x", "auto", eps=1.0, bounds=None)
+    cases += [
+        Case("auto, private ranges: x = 1e300", "auto (private ranges)", "(1, 1) -> (1e300, -1e300)", auto,
+             lambda: (lambda d: (d, replaced(d, x=1e300, y=-1e300)))(bounded_frame(2000)),
+             {"full": 1500, "quick": 300, "test": 60}),
+        Case("auto, private ranges: x = 1.5e308", "auto (private ranges)", "(1, 1) -> (1.5e308, -1.5e308)",
+             auto, lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(2000)),
+             {"full": 1000, "quick": 200, "test": 0}),
+    ]
+    # univariate estimators: no declared data range (search bounds are loose), value 1 -> -1e300
+    for label, fit in (("dp_mean", _mean()), ("dp_quantile", _quantile())):
+        cases += [
+            Case(f"{label}: x = -1e300", label, "1 -> -1e300", fit,
+                 lambda: (lambda d: (d, replaced(d, x=-1e300)))(bounded_frame(200)),
+                 {"full": 4000, "quick": 1000, "test": 300}),
+            Case(f"{label}: x = 1.5e308", label, "1 -> 1.5e308", fit,
+                 lambda: (lambda d: (d, replaced(d, x=1.5e308)))(bounded_frame(200)),
+                 {"full": 1000, "quick": 200, "test": 0}),
+        ]
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------
+# deliberately broken variants (monkeypatched here only; the package is never edited)
+# ---------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def noise_halved():
+    """Every privacy noise draw of NoiseSource at half its scale (Gumbel noise of the exponential
+    mechanism too, i.e. twice its eps)."""
+    from dpreg.privacy.mechanisms import NoiseSource
+    saved = {k: getattr(NoiseSource, k) for k in ("standard_normal", "laplace", "exponential", "gumbel")}
+    NoiseSource.standard_normal = lambda self, size=None: 0.5 * saved["standard_normal"](self, size)
+    NoiseSource.laplace = lambda self, scale, size=None: saved["laplace"](self, 0.5 * scale, size)
+    NoiseSource.exponential = lambda self, scale, size=None: saved["exponential"](self, 0.5 * scale, size)
+    NoiseSource.gumbel = lambda self, size=None: 0.5 * saved["gumbel"](self, size)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(NoiseSource, k, v)
+
+
+class _NumpyWithoutClip:
+    """numpy with ``clip`` a no-op: the design layer's clamp to the declared ranges is skipped."""
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def clip(a, lo, hi, out=None, **kw):
+        return a
+
+
+@contextlib.contextmanager
+def clamping_skipped():
+    """The design layer's clamp to the declared ranges and the estimators' defensive row clipping
+    (design/scaling.py) are skipped."""
+    from dpreg.design import build, scaling
+    saved = build.np, scaling.np, scaling._clip_rows
+    build.np = scaling.np = _NumpyWithoutClip()
+    scaling._clip_rows = lambda X, bound, inplace=False: X
+    try:
+        yield
+    finally:
+        build.np, scaling.np, scaling._clip_rows = saved
+
+
+@contextlib.contextmanager
+def sensitivity_term_dropped():
+    """The replace-one sensitivity of X^T y is ||x y - x' y'|| <= ||x y|| + ||x' y'|| = 2 B_x B_y; the
+    broken variant drops the second term (B_x B_y, the add/remove value)."""
+    from dpreg.estimators import _ssp
+    saved = _ssp.sensitivity_xty
+    _ssp.sensitivity_xty = lambda neighbours, bound_x, bound_y: float(bound_x) * float(bound_y)
+    try:
+        yield
+    finally:
+        _ssp.sensitivity_xty = saved
+
+
+BROKEN = {"noise scale halved": noise_halved, "clamping skipped": clamping_skipped,
+          "sensitivity term dropped": sensitivity_term_dropped}
+
+
+def tight_frame(n=201, seed=0):
+    """Rows 1..n-1 in pairs (x, y), (x, -y) with |x| = 1, so sum x_i y_i = 0 over them and x_i^2 = 1;
+    row 0 is (1, 1). With D' = row 0 -> (1, -1), X^T y moves from 1 to -1 (the full replace-one
+    sensitivity 2 B_x B_y with B_x = B_y = 1) and X^T X does not move: for y ~ x - 1 the released
+    coefficient is (A~ + lambda)^-1 b~ with A~ + lambda > 0, so its sign is the sign of b~ and the
+    test 'coef > 0' sees the X^T y release exactly (trade-off G_mu2, mu2 its share of mu)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    m = (n - 1) // 2
+    x = np.repeat(rng.choice([-1.0, 1.0], m), 2)
+    yy = rng.uniform(-1, 1, m)
+    y = np.empty(2 * m)
+    y[0::2], y[1::2] = yy, -yy
+    return pd.DataFrame({"y": np.r_[1.0, y], "x": np.r_[1.0, x]})
+
+
+#: AdaSSP with nearly all of mu on X^T y (a public option): the audit of the tight design is then
+#: close to the claimed mu, so halving the noise or dropping a sensitivity term must show
+TIGHT_SPLIT = [0.05, 1.0, 0.05]
+
+
+def tight_case(eps, n_sizes, name="adassp, X^T y-heavy split: tight corner"):
+    return Case(name, "adassp (tight design)", "no intercept, sum x y = 1 -> -1",
+                _lm("y ~ x - 1", "adassp", eps=eps, split=TIGHT_SPLIT),
+                lambda: (lambda d: (d, replaced(d, y=-1.0)))(tight_frame()), n_sizes)
+
+
+def broken_cases():
+    """(broken variant, case) pairs: each must be flagged by the same evaluation as the methods."""
+    return [
+        ("noise scale halved", tight_case(8.0, {"full": 2000, "quick": 600, "test": 200})),
+        ("sensitivity term dropped", tight_case(8.0, {"full": 2000, "quick": 600, "test": 200})),
+        ("clamping skipped", Case("adassp: beyond the ranges", "adassp", "(1, 1) -> (1e300, -1e300)",
+                                  _lm("y ~ x", "adassp"),
+                                  lambda: (lambda d: (d, replaced(d, x=1e300, y=-1e300)))(bounded_frame(200)),
+                                  {"full": 600, "quick": 200, "test": 30})),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# running a case
+# ---------------------------------------------------------------------------------------------------
+def run_case(case, n_per_side, seed0=0, broken=None, scan=SCAN_RELEASES):
+    """Draw n_per_side seeded releases on D and on D' (distinct seeds) and evaluate them; the first
+    ``scan`` releases per side are scanned in full (to_dict)."""
+    t0 = time.perf_counter()
+    d0, d1 = case.make()
+    ctx = BROKEN[broken]() if broken else contextlib.nullcontext()
+    obs = ([], [])
+    with ctx:
+        for i in range(n_per_side):
+            for side, data in ((0, d0), (1, d1)):
+                obs[side].append(observe(case.fit, data, seed0 + 2 * i + side, scan=i < scan))
+    return evaluate(case, obs[0], obs[1], time.perf_counter() - t0, broken, scan)
+
+
+def evaluate(case, obs0, obs1, seconds=0.0, broken=None, scan=SCAN_RELEASES):
+    claims = [o.claim for o in obs0 + obs1 if o.claim is not None]
+    claim = max(claims) if claims else None
+    eps, delta, mu = claim if claim else (float("nan"), 0.0, None)
+    if claims and len(set(claims)) > 1:
+        mus = [c[2] for c in claims]
+        mu = None if any(m is None for m in mus) else max(mus)
+    findings = []
+    # 1. data-derived strings in the output (scanned releases)
+    for s in case.secrets:
+        for side, obs in ((0, obs0), (1, obs1)):
+            if any(o.text and s in o.text for o in obs):
+                findings.append(f"data-derived string {s!r} in the output of {'D' if side == 0 else 'D’'} "
+                                "(infinite eps)")
+                break
+    leak = bool(findings)
+    # 2. outcome classes: defects anywhere; classes in >= half of one side and never on the other
+    c0, c1 = _token_counts(obs0), _token_counts(obs1)
+    k0, k1 = min(len(obs0), scan), min(len(obs1), scan)
+    for t in sorted(set(c0) | set(c1)):
+        a, b = c0.get(t, 0), c1.get(t, 0)
+        scanned_only = t.startswith("nonfinite-field:")
+        na, nb = (k0, k1) if scanned_only else (len(obs0), len(obs1))
+        if is_defect(t):
+            findings.append(f"{t} in {a}/{na} releases of D and {b}/{nb} of D'")
+        elif (a == 0 and b >= nb / 2) or (b == 0 and a >= na / 2):
+            findings.append(f"one-sided outcome {t}: {a}/{na} releases of D, {b}/{nb} of D'")
+    # 3. the distinguishing test
+    sel = select_and_bound(obs0, obs1, delta, mu)
+    eps_lb = math.inf if leak else sel["eps_lb"]
+    if eps_lb > eps:
+        findings.append(f"eps_lb {eps_lb:.3g} > claimed eps {eps:.3g}")
+    if mu is not None and sel["mu_lb"] is not None and sel["mu_lb"] > mu:
+        findings.append(f"mu_lb {sel['mu_lb']:.3g} > claimed mu {mu:.3g}")
+    return {"case": case.name, "method": case.method, "neighbour": case.neighbour, "broken": broken,
+            "releases": len(obs0), "eps": eps, "delta": delta, "mu": mu, "eps_lb": eps_lb,
+            "mu_lb": sel["mu_lb"], "test": sel["test_eps"], "test_mu": sel["test_mu"],
+            "rates": sel["rates"], "findings": findings, "flagged": bool(findings), "known": case.known,
+            "seconds": seconds}
+
+
+def _token_counts(obs):
+    c = {}
+    for o in obs:
+        for t in o.tokens:
+            c[t] = c.get(t, 0) + 1
+    return c
+
+
+# ---------------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------------
+def _fmt(x, nd=3):
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    return f"{x:.{nd}g}"
+
+
+def _row(r):
+    verdict = "FLAG" if r["flagged"] else "ok"
+    rates = "-" if r["rates"] is None else f"{r['rates'][0]}/{r['rates'][1]}, {r['rates'][2]}/{r['rates'][3]}"
+    find = "; ".join(r["findings"]) if r["findings"] else ""
+    return (f"| {r['method']} | {r['neighbour']} | {r['releases']} | {_fmt(r['eps'])} | {_fmt(r['eps_lb'])} | "
+            f"{_fmt(r['mu'])} | {_fmt(r['mu_lb'])} | {rates} | {r['seconds']:.0f} | {verdict} | "
+            f"{find.replace('|', '/')} |")
+
+
+HEADER = ("| method | neighbour D -> D' | releases per side | claimed eps | eps_lb | claimed mu | mu_lb | "
+          "held-out FP, FN | s | verdict | findings |\n|---|---|---:|---:|---:|---:|---:|---|---:|---|---|")
+
+
+def _work(args):
+    kind, index, n, seed0 = args
+    if kind == "case":
+        case = build_cases()[index]
+        return run_case(case, n, seed0)
+    broken, case = broken_cases()[index]
+    return run_case(case, n, seed0, broken=broken)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks audit", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="few hundred releases per side (a few minutes)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--only", default=None, help="run only cases whose name contains this text")
+    p.add_argument("--no-broken", action="store_true", help="skip the broken variants")
+    p.add_argument("--no-write", action="store_true", help="print only; do not write benchmarks/results/audit.md")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    mode = "quick" if args.quick else "full"
+    tasks = [("case", i, c.n[mode], args.seed) for i, c in enumerate(build_cases())
+             if c.n[mode] > 0 and (args.only is None or args.only in c.name)]
+    if not args.no_broken:
+        tasks += [("broken", i, c.n[mode], args.seed) for i, (b, c) in enumerate(broken_cases())
+                  if args.only is None or args.only in c.name or args.only in b]
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][2])   # longest first: no idle tail
+    t0 = time.perf_counter()
+    if args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(args.jobs) as ex:
+            done = list(ex.map(_work, [tasks[i] for i in order]))
+    else:
+        done = [_work(tasks[i]) for i in order]
+    results = [None] * len(tasks)
+    for i, r in zip(order, done):
+        results[i] = r
+    wall = time.perf_counter() - t0
+    cmd = "python -m benchmarks audit" + (" --quick" if args.quick else "")
+    lines = [f"# Privacy audit ({mode})", "", f"Command: `{cmd}` (seed {args.seed}, {args.jobs} jobs, "
+             f"{wall / 60:.1f} min wall). alpha = {ALPHA} per case. See docs/audit.md for the method.", "",
+             "## Methods", "", HEADER]
+    lines += [_row(r) for r in results if r["broken"] is None]
+    if any(r["broken"] for r in results):
+        lines += ["", "## Deliberately broken variants (must be flagged)", "",
+                  HEADER.replace("| method |", "| broken variant: method |", 1)]
+        for r in results:
+            if r["broken"]:
+                lines.append(_row(dict(r, method=f"{r['broken']}: {r['method']}")))
+    flagged = sorted({r["method"] for r in results if r["flagged"] and not r["broken"]})
+    lines += ["", f"Methods flagged: {', '.join(flagged) if flagged else 'none'}.",
+              "Tests chosen on the selection half (eps test):", ""]
+    lines += [f"* {r['case']}{' [' + r['broken'] + ']' if r['broken'] else ''}: {r['test']}" for r in results]
+    text = "\n".join(lines) + "\n"
+    if args.no_write:
+        print(text)
+    else:
+        from benchmarks import write_result
+        write_result("audit", text)
+    missed = [r for r in results if r["broken"] and not r["flagged"]]
+    return 1 if missed else 0

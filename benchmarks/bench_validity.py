@@ -1,0 +1,341 @@
+"""Validity of released intervals, sigma-hat and R-squared off the default design (issue 12).
+
+Every fit goes through the public API (``dp_lm``, ``dp_mean``, ``dp_quantile``) exactly as a user
+would call it, so refusals, "not estimable" answers, private range searches and the printed values
+are what is measured. Per cell (method x design x ranges x n x eps) and R replicates (fresh data and
+fresh privacy noise each):
+
+* coverage of the 95% interval for the POPULATION coefficient (the beta of the generating model; the
+  declared ranges are wide enough that clamping is rare, see the design table in docs/validity.md),
+  over the coefficients whose interval was released, and the same against the OLS fit of the clamped
+  data (the estimand of the fixed-design analysis);
+* released: share of coefficient intervals dpreg released (the rest were "not estimable");
+* width: mean ratio of the DP interval width to the OLS (lm) interval width on the same data;
+* sigma-hat and R-squared: median and interquartile range of the printed values against the truth,
+  and how often they were reported as not estimable;
+* failure/refusal rate: share of replicates in which the call raised a dpreg error.
+
+For dp_mean / dp_quantile the target is the population mean / median of the outcome, the interval is
+estimate +- 1.96 std_error (or the released interval if the estimate carries one).
+
+    python -m benchmarks validity [--R 200] [--n 300,1000,3000,10000] [--eps 0.5,1,4]
+        [--designs uniform,rare_level] [--ranges declared] [--methods adassp,boosted_adassp]
+        [--seed 1] [--out validity]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale")
+ALL_N = (300, 1000, 3000, 10000, 100000)
+ALL_EPS = (0.5, 1.0, 4.0)
+LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp")
+UNI_METHODS = ("dp_mean", "dp_quantile")
+Z95 = 1.959963984540054
+
+
+# --------------------------------------------------------------------------------------------------
+# designs: data generator, declared ranges/levels, population coefficients and true sigma / R^2
+# --------------------------------------------------------------------------------------------------
+class Design:
+    def __init__(self, name):
+        self.name = name
+        self.levels = None
+        if name in ("uniform", "t3", "hetero"):
+            self.formula = "y ~ x1 + x2 + x3"
+            self.beta = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
+            self.bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
+            self.sigma = 1.0
+        elif name == "correlated":
+            self.formula = "y ~ x1 + x2 + x3"
+            self.beta = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
+            self.bounds = {"x1": (-4.0, 4.0), "x2": (-4.0, 4.0), "x3": (-4.0, 4.0), "y": (-15.0, 17.0)}
+            self.sigma = 1.0
+            r = 0.8
+            self.corr = np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]])
+            self.chol = np.linalg.cholesky(self.corr)
+        elif name == "rare_level":
+            # g: "a" (baseline, 59%), "b" (rare, 1%), "c" (40%), "z" declared but never observed
+            self.formula = "y ~ x1 + x2 + C(g)"
+            self.levels = {"g": ["a", "b", "c", "z"]}
+            self.beta = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "C(g)[T.b]": 1.0, "C(g)[T.c]": -1.0,
+                         "C(g)[T.z]": None}    # None: no population value (no rows): must not be released
+            self.bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "y": (-10.0, 12.0)}
+            self.sigma = 1.0
+        elif name == "raw_scale":
+            # predictors in the thousands (e.g. square feet, income), outcome in the hundreds
+            self.formula = "y ~ x1 + x2"
+            self.beta = {"Intercept": 50.0, "x1": 0.04, "x2": -0.03}
+            self.bounds = {"x1": (1000.0, 5000.0), "x2": (0.0, 3000.0), "y": (-100.0, 350.0)}
+            self.sigma = 20.0
+        else:
+            raise ValueError(f"unknown design {name!r}; choose from {', '.join(DESIGNS)}")
+        self.r2 = self._population_r2()
+
+    def _x(self, n, rng):
+        if self.name == "correlated":
+            return rng.standard_normal((n, 3)) @ self.chol.T
+        if self.name == "raw_scale":
+            return np.column_stack([rng.uniform(1000, 5000, n), rng.uniform(0, 3000, n)])
+        k = 2 if self.name == "rare_level" else 3
+        return rng.uniform(-1, 1, (n, k))
+
+    def _errors(self, n, x, rng):
+        if self.name == "t3":
+            return rng.standard_t(3, n) / math.sqrt(3.0)          # variance 1
+        if self.name == "hetero":
+            return rng.standard_normal(n) * math.sqrt(3.0) * np.abs(x[:, 0])   # E[3 x1^2] = 1
+        return self.sigma * rng.standard_normal(n)
+
+    def draw(self, n, rng):
+        x = self._x(n, rng)
+        cols = {f"x{j + 1}": x[:, j] for j in range(x.shape[1])}
+        mean = self.beta["Intercept"] + sum(self.beta[f"x{j + 1}"] * x[:, j] for j in range(x.shape[1]))
+        if self.name == "rare_level":
+            g = rng.choice(["a", "b", "c"], size=n, p=[0.59, 0.01, 0.40])
+            mean = mean + np.where(g == "b", 1.0, 0.0) + np.where(g == "c", -1.0, 0.0)
+            cols["g"] = pd.Categorical(g, categories=self.levels["g"])
+        cols["y"] = mean + self._errors(n, x, rng)
+        return pd.DataFrame(cols)
+
+    def _population_r2(self):
+        rng = np.random.default_rng(12345)
+        df = self.draw(400000, rng)
+        X, y, names = self.clamped_matrix(df)
+        b = np.linalg.lstsq(X, y, rcond=None)[0]
+        mean = X @ np.array([0.0 if self.beta.get(t) is None else self.beta[t] for t in names])
+        return float(np.var(mean) / (np.var(mean) + self.sigma ** 2)) if b is not None else None
+
+    def clamped_matrix(self, df):
+        """Model matrix and outcome of the data clamped to the declared ranges (the data the fit sees)."""
+        cols = [np.ones(len(df))]
+        names = ["Intercept"]
+        for t in self.beta:
+            if t.startswith("x"):
+                lo, hi = self.bounds[t]
+                cols.append(np.clip(df[t].to_numpy(float), lo, hi))
+                names.append(t)
+            elif t.startswith("C(g)"):
+                lev = t.split("T.")[1].rstrip("]")
+                cols.append((df["g"].astype(str) == lev).to_numpy(float))
+                names.append(t)
+        lo, hi = self.bounds["y"]
+        return np.column_stack(cols), np.clip(df["y"].to_numpy(float), lo, hi), names
+
+
+def _ols(X, y):
+    """OLS on the columns that carry data (a declared level with no rows has an all-zero column)."""
+    keep = np.abs(X).sum(axis=0) > 0
+    Xk = X[:, keep]
+    XtX_inv = np.linalg.pinv(Xk.T @ Xk)
+    b = XtX_inv @ (Xk.T @ y)
+    r = y - Xk @ b
+    s2 = float(r @ r) / max(len(y) - Xk.shape[1], 1)
+    se = np.sqrt(np.diag(XtX_inv) * s2)
+    beta = np.full(X.shape[1], np.nan)
+    ses = np.full(X.shape[1], np.nan)
+    beta[keep], ses[keep] = b, se
+    return beta, ses
+
+
+# --------------------------------------------------------------------------------------------------
+# one cell
+# --------------------------------------------------------------------------------------------------
+def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
+    import dpreg
+    from dpreg.errors import DPRegError
+
+    rng = np.random.default_rng([seed, n, int(eps * 1000), DESIGNS.index(design.name)])
+    univariate = method in UNI_METHODS
+    terms = list(design.beta)
+    truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in terms])
+    cov_pop, cov_ols, released, widths = [], [], [], []
+    zero_level_released = 0
+    sig, r2, sig_ne, r2_ne = [], [], 0, 0
+    fails, errors = 0, {}
+    t0 = time.perf_counter()
+    for rep in range(R):
+        df = design.draw(n, rng)
+        if univariate:
+            y = df["y"].to_numpy(float)
+            lo, hi = design.bounds["y"]
+            target = design.beta["Intercept"] if design.name not in ("rare_level",) else None
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if method == "dp_mean":
+                        est = dpreg.dp_mean(y, eps=eps, bounds=(lo, hi), random_state=rep + 1)
+                    else:
+                        est = dpreg.dp_quantile(y, 0.5, eps=eps, lower=lo, upper=hi, random_state=rep + 1)
+            except DPRegError as exc:
+                fails += 1
+                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                continue
+            ci = getattr(est, "conf_int", None)
+            ci = ci() if callable(ci) else ci
+            if ci is None and est.std_error is not None:
+                ci = (est.estimate - Z95 * est.std_error, est.estimate + Z95 * est.std_error)
+            if ci is None:
+                released.append(False)
+                continue
+            released.append(True)
+            # population mean of y (and median: the designs' outcome is symmetric about its mean,
+            # except rare_level, whose mean is computed by Monte Carlo below)
+            t = _uni_target(design) if target is None else target
+            cov_pop.append(ci[0] <= t <= ci[1])
+            sd = float(np.std(y, ddof=1))
+            widths.append((ci[1] - ci[0]) / (2 * Z95 * sd / math.sqrt(n)))
+            continue
+        X, yc, names = design.clamped_matrix(df)
+        b_ols, se_ols = _ols(X, yc)
+        kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels)
+        if ranges == "declared":
+            kw["bounds"] = design.bounds
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = dpreg.dp_lm(design.formula, df, **kw)
+        except DPRegError as exc:
+            fails += 1
+            errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+            continue
+        except ValueError as exc:     # a refusal that is not (yet) a DPRegError
+            fails += 1
+            errors["ValueError"] = errors.get("ValueError", 0) + 1
+            continue
+        ci = fit.conf_int() if fit.has_inference else None
+        if ci is not None:
+            ci = ci.reindex(terms)
+            lo_, hi_ = ci.iloc[:, 0].to_numpy(float), ci.iloc[:, 1].to_numpy(float)
+            ok = np.isfinite(lo_) & np.isfinite(hi_)
+            for j, t in enumerate(terms):
+                if np.isnan(truth[j]):
+                    zero_level_released += bool(ok[j])
+                    continue
+                released.append(bool(ok[j]))
+                if not ok[j]:
+                    continue
+                cov_pop.append(lo_[j] <= truth[j] <= hi_[j])
+                if np.isfinite(b_ols[j]):
+                    cov_ols.append(lo_[j] <= b_ols[j] <= hi_[j])
+                    widths.append((hi_[j] - lo_[j]) / (2 * Z95 * se_ols[j]))
+        else:
+            released.extend([False] * int(np.isfinite(truth).sum()))
+        s = fit.sigma
+        if s is None or not np.isfinite(s):
+            sig_ne += 1
+        else:
+            sig.append(s)
+        rr = fit.r_squared
+        if rr is None or not np.isfinite(rr):
+            r2_ne += 1
+        else:
+            r2.append(rr)
+    fitted = R - fails
+    out = {"method": method, "design": design.name, "ranges": ranges, "n": n, "eps": eps, "R": R,
+           "fail": fails / R, "errors": errors,
+           "released": float(np.mean(released)) if released else float("nan"),
+           "coverage": float(np.mean(cov_pop)) if cov_pop else float("nan"),
+           "n_intervals": len(cov_pop),
+           "coverage_ols": float(np.mean(cov_ols)) if cov_ols else float("nan"),
+           "width": float(np.median(widths)) if widths else float("nan"),
+           "zero_level_released": zero_level_released,
+           "seconds": time.perf_counter() - t0}
+    if not univariate:
+        out.update(sigma_true=design.sigma, r2_true=design.r2,
+                   sigma_med=_q(sig, 0.5), sigma_q1=_q(sig, 0.25), sigma_q3=_q(sig, 0.75),
+                   sigma_ne=sig_ne / max(fitted, 1),
+                   r2_med=_q(r2, 0.5), r2_q1=_q(r2, 0.25), r2_q3=_q(r2, 0.75), r2_ne=r2_ne / max(fitted, 1),
+                   r2_min=_q(r2, 0.0), r2_max=_q(r2, 1.0), sigma_min=_q(sig, 0.0))
+    return out
+
+
+def _q(v, p):
+    return float(np.quantile(v, p)) if len(v) else float("nan")
+
+
+_UNI_TARGET = {}
+
+
+def _uni_target(design):
+    if design.name not in _UNI_TARGET:
+        df = design.draw(1_000_000, np.random.default_rng(7))
+        _UNI_TARGET[design.name] = float(df["y"].mean())
+    return _UNI_TARGET[design.name]
+
+
+# --------------------------------------------------------------------------------------------------
+# table
+# --------------------------------------------------------------------------------------------------
+def _f(x, fmt=".3f"):
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, fmt)
+
+
+def table(rows, *, seed, command) -> str:
+    lines = ["# Validity of released intervals, sigma-hat and R-squared (issue 12)", "",
+             f"Command: `{command}` (seed {seed}). Coverage: share of released 95% intervals that contain "
+             "the population coefficient (pop.) / the OLS fit of the clamped data (OLS); `released`: share "
+             "of intervals dpreg released (others said 'not estimable'); width: median ratio of the DP to "
+             "the lm interval width; sigma / R2: median [IQR] of the printed values, with the truth; "
+             "n.e.: share of fits that reported the value as not estimable; fail: share of calls that "
+             "raised. Monte Carlo s.e. of a coverage near 0.95 over m intervals: sqrt(0.0475/m).", "",
+             "| method | design | ranges | n | eps | R | fail | released | coverage pop. | coverage OLS | "
+             "m | width / lm | sigma (true) | sigma n.e. | R2 (true) | R2 n.e. | zero-row level released |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "sigma_true" in r:
+            s = (f"{_f(r['sigma_med'])} [{_f(r['sigma_q1'])}-{_f(r['sigma_q3'])}] ({r['sigma_true']:g})")
+            q = f"{_f(r['r2_med'])} [{_f(r['r2_q1'])}-{_f(r['r2_q3'])}] ({r['r2_true']:.3f})"
+            sne, rne = _f(r["sigma_ne"], ".2f"), _f(r["r2_ne"], ".2f")
+        else:
+            s = q = sne = rne = "-"
+        mc = math.sqrt(0.0475 / r["n_intervals"]) if r["n_intervals"] else float("nan")
+        lines.append(
+            f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | {r['R']} | "
+            f"{_f(r['fail'], '.2f')} | {_f(r['released'], '.2f')} | {_f(r['coverage'])} (±{_f(mc)}) | "
+            f"{_f(r['coverage_ols'])} | {r['n_intervals']} | {_f(r['width'], '.2f')} | {s} | {sne} | {q} | "
+            f"{rne} | {r['zero_level_released']} |")
+    return "\n".join(lines)
+
+
+def _floats(s):
+    return [float(v) for v in s.split(",") if v]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks validity", description=__doc__.splitlines()[0])
+    p.add_argument("--R", type=int, default=200)
+    p.add_argument("--n", default="300,1000,3000,10000")
+    p.add_argument("--eps", default="0.5,1,4")
+    p.add_argument("--designs", default="uniform,rare_level")
+    p.add_argument("--ranges", default="declared", help="declared,private")
+    p.add_argument("--methods", default="adassp,boosted_adassp",
+                   help=f"any of {', '.join(LR_METHODS + UNI_METHODS)}")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default="validity", help="result file name under benchmarks/results/")
+    a = p.parse_args(argv)
+    from . import write_result
+    rows = []
+    designs = {d: Design(d) for d in a.designs.split(",")}
+    for method in a.methods.split(","):
+        for dname, design in designs.items():
+            for ranges in a.ranges.split(","):
+                if method in UNI_METHODS and ranges != "declared":
+                    continue
+                for n in [int(v) for v in _floats(a.n)]:
+                    for eps in _floats(a.eps):
+                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed)
+                        rows.append(res)
+                        print(f"# {method} {dname} {ranges} n={n} eps={eps:g}: coverage {_f(res['coverage'])} "
+                              f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
+                              f"sigma {_f(res.get('sigma_med'))} R2 {_f(res.get('r2_med'))} "
+                              f"({res['seconds']:.1f}s)", flush=True)
+    cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])
+    write_result(a.out, table(rows, seed=a.seed, command=cmd.strip()))
+    return 0

@@ -1,0 +1,240 @@
+"""Issue 12: intervals, sigma-hat and R-squared are valid at small n, with rare levels, on real data.
+
+One test (or a small group) per case listed in the issue. Fixed seeds throughout; tolerances are
+derived in the comments. The coverage checks with enough replicates to be informative are marked slow.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg import datasets
+from dpreg.errors import DPRegError, SampleTooSmall
+
+BETA = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
+BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
+FORMULA = "y ~ x1 + x2 + x3"
+MTCARS = Path(__file__).resolve().parent / "data" / "mtcars.csv"
+
+
+def frame(n, rng):
+    x = rng.uniform(-1, 1, (n, 3))
+    y = 1 + x @ np.array([2.0, -1.0, 0.5]) + rng.normal(size=n)
+    return pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+
+
+def quiet_fit(*args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpreg.dp_lm(*args, **kw)
+
+
+def penguins():
+    p = datasets.load_penguins()
+    return p.dropna(subset=["body_mass_g", "flipper_length_mm", "species"]).reset_index(drop=True)
+
+
+PENGUIN_BOUNDS = {"body_mass_g": (2500.0, 6500.0), "flipper_length_mm": (170.0, 235.0)}
+
+
+# ------------------------------------------------------------------------------------------ case 1
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_sigma_and_r2_are_never_noise_at_small_n(method):
+    """n = 300, eps = 1 (the issue's design): sigma-hat had median 0.41 and minimum 9e-7, R^2 median
+    0.99. Now a printed sigma must be plausible and a printed R^2 must come with an interval strictly
+    inside (0, 1); otherwise the summary says 'not estimable' (and never 'no budget spent')."""
+    rng = np.random.default_rng(12)
+    for seed in range(1, 11):
+        fit = quiet_fit(FORMULA, frame(300, rng), eps=1.0, bounds=BOUNDS, method=method, random_state=seed)
+        text = str(fit.summary())
+        assert "no budget spent" not in text
+        if fit.sigma is None:
+            assert "DP residual standard error: not estimable at this n and eps" in text
+        else:
+            # true sigma 1: a printed value is at least not the noise artefact of the issue (9e-7, 0.0002)
+            assert 0.3 < fit.sigma < 3.0
+        if fit.r_squared is None:
+            assert "DP R-squared: not estimable at this n and eps" in text
+        else:
+            lo, hi = fit.facts["r_squared_interval"]
+            assert 0.0 < fit.r_squared < 1.0 and lo <= fit.r_squared <= hi
+            assert "DP R-squared:  1," not in text and "DP R-squared:  0," not in text
+
+
+def test_sigma_and_r2_track_the_truth_at_moderate_n():
+    """n = 10^4, eps = 1: sigma-hat within 5% of 1 and R^2 within 0.05 of the population 0.636 in
+    median over 15 fits. At this n the s.d. of sigma-hat is about 1% and that of R^2 about 0.01
+    (validity benchmark), so the medians of 15 are within a few tenths of those of the truth."""
+    rng = np.random.default_rng(3)
+    sig, r2 = [], []
+    for seed in range(15):
+        fit = quiet_fit(FORMULA, frame(10000, rng), eps=1.0, bounds=BOUNDS, method="adassp", random_state=seed + 1)
+        sig.append(fit.sigma)
+        r2.append(fit.r_squared)
+    assert all(s is not None for s in sig) and all(r is not None for r in r2)
+    assert abs(np.median(sig) - 1.0) < 0.05
+    assert abs(np.median(r2) - 0.636) < 0.05
+
+
+def test_penguins_summaries_never_print_r2_one_or_a_noise_sigma():
+    """penguins, body_mass_g ~ species + flipper_length_mm, declared ranges, seeds 1-10: sigma ranged
+    0.0002 to 1297 (lm: 296) and 'DP R-squared: 1' was printed in 5 of 20 fits."""
+    p = penguins()
+    for seed in range(1, 11):
+        fit = quiet_fit("body_mass_g ~ species + flipper_length_mm", p, eps=1.0, bounds=PENGUIN_BOUNDS,
+                        levels=datasets.PENGUINS_LEVELS, random_state=seed)
+        text = str(fit.summary())
+        assert "DP R-squared:  1," not in text and "no budget spent" not in text
+        if fit.sigma is not None:
+            assert 100.0 < fit.sigma < 900.0        # lm: 296; the outcome range is 4000 wide
+        assert not any(e["statistic"] == "y_moments" for e in fit.privacy.ledger)
+
+
+# ------------------------------------------------------------------------------------------ case 2
+def test_boosted_withholds_intervals_where_they_would_under_cover():
+    """BoostedAdaSSP at n = 300, eps = 1 covered 0.79: its Gram-matrix noise (T + 2 releases) swamps
+    the columns' information. It now says so instead of printing intervals."""
+    rng = np.random.default_rng(5)
+    fit = quiet_fit(FORMULA, frame(300, rng), eps=1.0, bounds=BOUNDS, method="boosted_adassp", random_state=1)
+    assert not fit.has_inference
+    assert "not estimable at this n and eps" in str(fit.summary())
+    assert fit.conf_int().isna().all().all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method,n", [("adassp", 300), ("adassp", 1000), ("boosted_adassp", 3000)])
+def test_coverage_of_released_intervals_small_n(method, n):
+    """Coverage of the released 95% intervals for the population coefficients over 60 fits (240
+    intervals; the 4 of one fit are correlated, so the effective number is smaller). Binomial s.e. at
+    0.95 with m = 240: 0.014; with correlation inflating it by up to sqrt(2): 0.02. We require
+    coverage >= 0.95 - 3 x 0.02 = 0.89 (a clear failure, such as the issue's 0.79, is far below)."""
+    rng = np.random.default_rng(100 + n)
+    hits = []
+    for seed in range(60):
+        fit = quiet_fit(FORMULA, frame(n, rng), eps=1.0, bounds=BOUNDS, method=method, random_state=seed + 1)
+        if not fit.has_inference:
+            continue
+        ci = fit.conf_int()
+        for t, b in BETA.items():
+            hits.append(ci.loc[t].iloc[0] <= b <= ci.loc[t].iloc[1])
+    assert len(hits) >= 120
+    assert np.mean(hits) >= 0.89
+
+
+# ------------------------------------------------------------------------------------------ case 3
+def test_declared_level_with_no_rows_is_not_estimable():
+    """penguins without the Chinstrap rows, species keeping the level: speciesChinstrap was 3033 with
+    SE 467 and p = 8.6e-11. Now it is NA with a 'not estimable' warning, for both methods."""
+    p = penguins()
+    q = p[p["species"] != "Chinstrap"].reset_index(drop=True)
+    for method in ("adassp", "boosted_adassp"):
+        for seed in (1, 2, 3):
+            fit = quiet_fit("body_mass_g ~ species + flipper_length_mm", q, eps=1.0, bounds=PENGUIN_BOUNDS,
+                            levels=datasets.PENGUINS_LEVELS, method=method, random_state=seed)
+            term = "species[T.Chinstrap]"
+            assert np.isnan(fit.coef[term])
+            if fit.has_inference:
+                assert np.isnan(fit.std_errors[term]) and np.isnan(fit.p_values()[term])
+            assert any("Not estimable" in w and term in w for w in fit.warnings)
+            assert "Not estimable" in str(fit.summary())
+
+
+def test_not_estimable_column_prediction_rows():
+    """Rows at a not-estimable level get NA predictions; the others are unaffected by it."""
+    p = penguins()
+    q = p[p["species"] != "Chinstrap"].reset_index(drop=True)
+    fit = quiet_fit("body_mass_g ~ species + flipper_length_mm", q, eps=1.0, bounds=PENGUIN_BOUNDS,
+                    levels=datasets.PENGUINS_LEVELS, method="adassp", random_state=1)
+    new = pd.DataFrame({"species": pd.Categorical(["Adelie", "Chinstrap"],
+                                                  categories=datasets.PENGUINS_LEVELS["species"]),
+                        "flipper_length_mm": [190.0, 190.0]})
+    pred = fit.predict(new)
+    assert np.isfinite(pred.iloc[0]) and np.isnan(pred.iloc[1])
+
+
+# ------------------------------------------------------------------------------------------ case 4
+def test_subsample_aggregate_se_is_stable_across_seeds():
+    """Exchangeable predictors: the replicate s.d. jumped ~40x between seeds (0.094 against 0.0024)
+    because a few bootstrap replicates whose private quantile searches went astray dominated it. The
+    SE is now the percentile half-width over 1.96; across seeds and the three exchangeable slopes the
+    largest SE stays within 4x of the median one (normal replicates: ratio of two s.d. estimates from
+    200 draws, s.e. 5%; the remaining spread is the released spread estimate)."""
+    rng = np.random.default_rng(1)
+    n = 10000
+    X = rng.normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["x1", "x2", "x3"])
+    df["y"] = X.sum(axis=1) + rng.normal(size=n)
+    ses = []
+    for seed in (1, 6, 9):
+        fit = quiet_fit("y ~ x1 + x2 + x3", df, eps=1.0, method="subsample_aggregate", random_state=seed)
+        ses.extend(fit.std_errors[["x1", "x2", "x3"]].tolist())
+    ses = np.array(ses)
+    assert ses.max() <= 4.0 * np.median(ses)
+
+
+# ------------------------------------------------------------------------------------------ case 6
+def _ranged_fit():
+    rng = np.random.default_rng(8)
+    return quiet_fit(FORMULA, frame(3000, rng), eps=4.0, bounds=BOUNDS, method="adassp", random_state=2)
+
+
+def test_predict_clamps_newdata_to_the_fit_ranges_by_default():
+    fit = _ranged_fit()
+    out = pd.DataFrame({"x1": [5.0], "x2": [0.0], "x3": [-0.5]})
+    inside = pd.DataFrame({"x1": [1.0], "x2": [0.0], "x3": [-0.5]})   # out clamped to the range
+    with pytest.warns(UserWarning, match="clamped to those ranges"):
+        p_out = fit.predict(out, interval="confidence")
+    p_in = fit.predict(inside, interval="confidence")
+    np.testing.assert_allclose(p_out.to_numpy(), p_in.to_numpy(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="extrapolate"):
+        p_raw = fit.predict(out, clamp=False)
+    b = fit.coef
+    assert p_raw.iloc[0] == pytest.approx(b["Intercept"] + 5.0 * b["x1"] - 0.5 * b["x3"], rel=1e-12)
+    with pytest.raises(ValueError):
+        fit.predict(out, clamp="yes")
+
+
+def test_predict_does_not_warn_on_rows_inside_the_ranges():
+    """The 'outside the public ranges' warning must not fire for rows inside them, nor because
+    newdata carries the outcome column."""
+    fit = _ranged_fit()
+    rng = np.random.default_rng(9)
+    rows = frame(20, rng)
+    rows["y"] = 100.0       # outside the outcome range: the outcome is not a predictor
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit.predict(rows, interval="prediction")
+
+
+# ------------------------------------------------------------------------------------------ case 7
+def test_small_data_refusal_says_what_would_work():
+    """mtcars (n = 32) and penguins (n = 333) with private ranges: the refusal names the n and the eps
+    that would work and how to declare ranges, before any budget is spent."""
+    m = pd.read_csv(MTCARS)
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with pytest.raises(SampleTooSmall) as info:
+        dpreg.dp_lm("mpg ~ wt + hp", m, eps=1.0, budget=budget)
+    msg = str(info.value)
+    assert "need n >=" in msg and "bounds=" in msg and "eps >=" in msg
+    assert tuple(budget.spent) == (0.0, 0.0)     # refused on public facts: nothing charged
+    with pytest.raises(SampleTooSmall):
+        quiet_fit("body_mass_g ~ .", penguins().dropna(), eps=1.0, levels=datasets.PENGUINS_LEVELS)
+
+
+def test_small_data_with_declared_ranges_fits_with_honest_intervals():
+    """With declared ranges mtcars fits: intervals are released and are wide (the privacy noise
+    dominates at n = 32), and sigma / R^2 say 'not estimable' rather than printing noise."""
+    m = pd.read_csv(MTCARS)
+    fit = quiet_fit("mpg ~ wt + hp", m, eps=1.0, bounds={"mpg": (5, 50), "wt": (1, 6), "hp": (40, 400)},
+                    random_state=1)
+    assert fit.has_inference
+    ci = fit.conf_int()
+    # lm: wt -3.88 (s.e. 0.63); a DP interval at n = 32, eps = 1 is many lm s.e. wide
+    assert (ci.loc["wt"].iloc[1] - ci.loc["wt"].iloc[0]) > 10 * 0.63
+    assert fit.sigma is None and fit.r_squared is None
