@@ -1,4 +1,6 @@
-"""DP gradient descent with per-sample gradient clipping (specs/adassp_boosted.md section 5.1), and, for
+"""DP gradient descent with per-sample gradient clipping (specs/adassp_boosted.md section 5.1); for the
+squared loss with public ranges the default is its preconditioned form (``fit_linear_precond``,
+``algorithm="precond"``, issue 13: steps scaled by a released X'X, see there), and, for
 the logistic loss (``dp_glm``), a private Newton iteration (``fit_logistic_mm``, issue 13; the default
 ``algorithm="newton"``; ``"mm"`` = Boehning's majorise-minimise; ``"gd"`` = the iteration below).
 Both run on the schema-scaled design built from the declared or privately estimated ranges.
