@@ -691,6 +691,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                             "clipping, on the schema-scaled design",
              "loss": "squared", "T": T, "mu": float(mu), "algorithm": "precond",
              "noise_sd_gradient": float(sigma_grad), "noise_sd_gram": float(sigma_G), "gram_ridge": float(lam),
+             "gradient_sensitivity": float(sens["gradient"]), "noise_sd_per_step": float(sigma_grad),
              "sensitivities": {k: float(v) for k, v in sens.items()}, "shares": dict(shares),
              "clipping": f"per-sample gradients clipped to L2 norm {C:g} on the scaled problem",
              "scaling": "columns centred and scaled into [-1, 1] with their public (declared or privately "
