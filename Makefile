@@ -4,18 +4,18 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-jsonlite \
-          r-cran-rmarkdown r-cran-broom r-cran-ggplot2 pandoc
+          r-cran-rmarkdown r-cran-broom r-cran-car r-cran-ggplot2 pandoc
 # pdflatex + booktabs: the LaTeX tables are compiled in a test (skipped where no engine exists)
 TEX_DEBS := texlive-latex-base texlive-latex-recommended
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-python test-r test-slow r-deps r-check vignettes bench lint clean
+.PHONY: demo test test-python test-r test-slow r-deps r-check docs vignettes bench lint clean
 
 $(STAMP): pyproject.toml
 	@command -v R >/dev/null 2>&1 || $(MAKE) r-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,plots]'
+	$(PY) -m pip install --quiet -e '.[test,bench,plots,docs]'
 	touch $(STAMP)
 
 # R and its packages come from Debian (CRAN is not reachable from these machines).
@@ -33,7 +33,7 @@ demo: $(STAMP)
 test: r-deps $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests
 	$(MAKE) test-r
-	$(MAKE) vignettes
+	$(MAKE) docs
 
 test-python: $(STAMP)
 	$(PY) -m pytest -q tests
@@ -46,11 +46,18 @@ test-r: r-deps $(STAMP)
 	@if [ -f r-package/DESCRIPTION ]; then bash r-package/tools/check.sh "$(abspath $(PY))"; \
 	else echo "r-package not present: skipped"; fi
 
-# Python vignettes: executed from source (a failing block fails the build) and rendered to HTML.
-VIGNETTES := vignettes/getting-started.md vignettes/choosing-an-estimator.md \
-             vignettes/budgets-and-bounds.md vignettes/reporting.md
-vignettes: $(STAMP)
-	MPLBACKEND=Agg $(PY) vignettes/render.py --out vignettes/_build $(VIGNETTES)
+# The documentation site (docs/, Sphinx + numpydoc + myst-nb): API reference from the docstrings, option
+# tables generated from the estimators, the API contract, and the Python vignettes (vignettes/*.md, MyST
+# notebooks executed by a Jupyter kernel). -n -W --keep-going: a broken cross-reference, a docstring that
+# does not parse, or a vignette cell that raises fails the build (all problems are listed, then it fails;
+# -T prints the failing cell and its traceback).
+# HTML in docs/_build/html/index.html.
+DOCS_FLAGS := -b html -n -W --keep-going -q -T
+docs: $(STAMP)
+	$(PY) -m sphinx $(DOCS_FLAGS) docs docs/_build/html
+
+# The Python vignettes are pages of the documentation site: building it executes them.
+vignettes: docs
 
 bench: $(STAMP)
 	$(PY) -m benchmarks --help

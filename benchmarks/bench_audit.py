@@ -424,13 +424,16 @@ BOUNDED = [
     ("ht_iht", "ht_iht", "gaussian", 1.0, 400, {"s": 2}, (1000, 300, 80)),
     ("ht_sparse", "ht_sparse", "gaussian", 1.0, 400, {"s": 2}, (1000, 300, 80)),
     ("dpgd", "dpgd", "gaussian", 1.0, 200, {}, (1000, 300, 80)),
-    ("subsample_aggregate", "subsample_aggregate", "gaussian", 1.0, 1000, {}, (600, 200, 50)),
+    # k given: at N = 1000 the method would otherwise refuse (its k rule needs N >= ~2000 here), and the
+    # audit is about the mechanism, not the accuracy rule
+    ("subsample_aggregate", "subsample_aggregate", "gaussian", 1.0, 1000, {"k": 100}, (600, 200, 50)),
     ("tukey", "tukey", "gaussian", 4.0, 20000, {"m": 400}, (400, 100, 30)),
     ("dp_glm dpgd", "dpgd", "binomial", 1.0, 200, {}, (1000, 300, 80)),
     ("dp_glm ht_fw", "ht_fw", "binomial", 1.0, 200, {}, (1000, 300, 80)),
     ("dp_glm ht_sparse", "ht_sparse", "binomial", 1.0, 400, {"s": 2}, (1000, 300, 80)),
 ]
 
+#: findings of the first audit, fixed since (kept to name them in docs/audit.md)
 KNOWN_DPGD_NAN = "DP-GD: a row at x = 1.5e308 makes the released coefficients NaN"
 KNOWN_ISP_FAIL = "ISP: a row at x = 1e9 on the regression line makes the propose-test-release check FAIL"
 ISP_FAIL_FAR = ("ISP: one row at (1e300, -1e300) makes the propose-test-release check FAIL on every release "
@@ -468,7 +471,7 @@ def build_cases():
             Case(f"{label}: unique level", label, "Categorical g: unique level -> common level",
                  _lm("y ~ x + C(g)", method, eps=eps, family=family, **kw),
                  (lambda n=n, binary=binary: level_pair(bounded_frame(n, binary=binary))),
-                 {"full": 40, "quick": 20, "test": 4}, secrets=(SECRET_LEVEL,), known=KNOWN_LEVEL_LEAK),
+                 {"full": 40, "quick": 20, "test": 4}, secrets=(SECRET_LEVEL,)),
         ]
         if not _needs_bounds(method):
             # methods that run without declared ranges: nothing is clamped, extreme rows reach the
@@ -477,13 +480,10 @@ def build_cases():
             cases += [
                 Case(f"{label}, no bounds: x = 1e300", label, "no bounds: (1, 1) -> (1e300, -1e300)", free,
                      mk({"x": 1e300, "y": "no" if binary else -1e300}),
-                     {"full": nf, "quick": nq, "test": max(30, nt * 3 // 4)},
-                     known=KNOWN_DPGD_NAN if (method == "dpgd" and binary) else None),
+                     {"full": nf, "quick": nq, "test": max(30, nt * 3 // 4)}),
                 Case(f"{label}, no bounds: x = 1.5e308", label, "no bounds: (1, 1) -> (1.5e308, -1.5e308)", free,
                      mk({"x": 1.5e308, "y": "no" if binary else -1.5e308}),
-                     {"full": nf // 3, "quick": nq // 3, "test": 20},
-                     known=KNOWN_DPGD_NAN if method == "dpgd" else
-                     NEW_HT_OVERFLOW if label in ("ht_fw", "ht_sparse", "dp_glm ht_sparse") else None),
+                     {"full": nf // 3, "quick": nq // 3, "test": 20}),
             ]
     cases.append(tight_case(1.0, {"full": 3000, "quick": 600, "test": 0}))
     # ISP: no bounds; eps = 8 with 5e4 rows (its minimum-n rule), declared sigma
@@ -491,10 +491,10 @@ def build_cases():
     cases += [
         Case("isp: x = 1e300", "isp", "ordinary row -> (1e300, -1e300)", isp,
              lambda: (lambda d: (d, replaced(d, x=1e300, y=-1e300)))(line_frame(50000)),
-             {"full": 2000, "quick": 300, "test": 20}, known=ISP_FAIL_FAR),
+             {"full": 2000, "quick": 300, "test": 20}),
         Case("isp: on the line at x = 1e9", "isp", "ordinary row -> (1e9, 1 + 2e9)", isp,
              lambda: (lambda d: (d, replaced(d, x=1e9, y=1 + 2e9)))(line_frame(50000)),
-             {"full": 28000, "quick": 300, "test": 20}, known=KNOWN_ISP_FAIL),
+             {"full": 28000, "quick": 300, "test": 20}),
         Case("isp: missing x (impute)", "isp", "x -> NA with na_action='impute'",
              _lm("y ~ x", "isp", eps=8.0, bounds=None, sigma=1.0, na_action="impute"),
              lambda: (lambda d: (d, replaced(d, x=np.nan)))(line_frame(50000)),
@@ -531,7 +531,13 @@ def noise_halved():
     """Every privacy noise draw of NoiseSource at half its scale (Gumbel noise of the exponential
     mechanism too, i.e. twice its eps)."""
     from dpreg.privacy.mechanisms import NoiseSource
-    saved = {k: getattr(NoiseSource, k) for k in ("standard_normal", "laplace", "exponential", "gumbel")}
+    saved = {k: getattr(NoiseSource, k) for k in ("standard_normal", "laplace", "exponential", "gumbel",
+                                                   "discrete_gaussian", "discrete_laplace")}
+    # the exact integer samplers of the mechanisms: variance t q -> t q / 4 (sd halved), scale t -> t / 2
+    NoiseSource.discrete_gaussian = lambda self, t, q: saved["discrete_gaussian"](
+        self, np.maximum(np.asarray(t, dtype=np.int64) // 4, 1), q)
+    NoiseSource.discrete_laplace = lambda self, t: saved["discrete_laplace"](
+        self, np.maximum(np.asarray(t, dtype=np.int64) // 2, 1))
     NoiseSource.standard_normal = lambda self, size=None: 0.5 * saved["standard_normal"](self, size)
     NoiseSource.laplace = lambda self, scale, size=None: saved["laplace"](self, 0.5 * scale, size)
     NoiseSource.exponential = lambda self, scale, size=None: saved["exponential"](self, 0.5 * scale, size)

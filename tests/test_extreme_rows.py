@@ -377,3 +377,29 @@ def test_r_bridge_reports_no_runtime_warning_on_an_extreme_row():
     assert res["ok"]
     assert not any(w["category"] == "RuntimeWarning" for w in res["warnings"])
     assert np.all(np.isfinite(np.asarray(res["value"].coef, float)))
+
+
+def test_formula_transforms_of_unbounded_columns_are_total():
+    """Without declared ranges a transform may overflow on one extreme row (exp, a power) or leave its
+    domain (log, sqrt, 1/x). Neither may show in the output: overflow saturates at the largest double
+    (same code path, finite coefficients), and a transform that is not defined on the whole real line
+    is refused from the public ranges alone, whatever the rows hold (a refusal triggered by one row's
+    value would reveal that row)."""
+    D = _data(3000)
+    D["x"] = D["x"].abs() + 1.0
+
+    def run(formula, d):
+        return _outcome(lambda: dp_lm(formula, d, eps=8, delta=0.0, method="ht_fw", random_state=1))
+
+    base = run("y ~ np.exp(x) + I(x**2)", D)
+    for v in (1e200, 1.7e308, -1e200):
+        d = D.copy()
+        d.loc[0, "x"] = v
+        got = run("y ~ np.exp(x) + I(x**2)", d)
+        assert got[0] == base[0] == "ok" and np.all(np.isfinite(got[1])), v
+    for v in (None, -5.0, 0.0):
+        d = D.copy()
+        if v is not None:
+            d.loc[0, "x"] = v
+        with pytest.raises(dpreg.errors.DPRegError, match="domain"):
+            dp_lm("y ~ np.log(x)", d, eps=8, delta=0.0, method="ht_fw", random_state=1)

@@ -44,9 +44,9 @@ def frame(n, seed=0, binary=False, with_g=True):
 # id: (method, family, options, n, eps, uses declared bounds)
 CASES = {
     "adassp": ("adassp", "gaussian", {}, 2000, 1.0, True),
-    # eps 4: at eps 1 BoostedAdaSSP (T = 20) withholds its intervals at n = 2000 (issue 12, the Gram
+    # n 8000, eps 4: at smaller n eps BoostedAdaSSP (T = 20) withholds its intervals (issue 12, the Gram
     # noise exceeds 2 sigma1 of the columns' information)
-    "boosted_adassp": ("boosted_adassp", "gaussian", {"T": 20}, 2000, 4.0, True),
+    "boosted_adassp": ("boosted_adassp", "gaussian", {"T": 20}, 8000, 4.0, True),
     # ISP at the smallest comfortable size for d = 3 at eps = 8 with PrivSigma (docs/isp.md table:
     # about 40 000 rows with a declared sigma, +25% for PrivSigma; 2e5 leaves room for the planted row)
     "isp": ("isp", "gaussian", {"level": 0.9}, 200_000, 8.0, False),

@@ -157,21 +157,111 @@ def auto_small_data_note(public, n, eps, delta):
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
           neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
-    """Differentially private linear regression with noise-aware inference. See API.md.
+    """Differentially private linear regression with noise-aware inference.
 
-    ``levels``: ``{"col": [levels]}`` declares public levels (first = reference). Levels that are not
-    declared (pandas Categorical, string columns, ``C(x)`` of numbers) are data: they are released by a
-    private selection from ``levels_share`` (default 10%) of eps and of delta, in sorted order, rows
-    of unreleased values pooled into ``"(other)"`` or the reference level
-    (``docs/derivations/level_selection.md``). ``levels="data"`` reads them from the data instead
-    (PrivacyLeakWarning; the fit is not private). Pure-DP methods need declared levels.
+    Fits ``formula`` to ``data`` with the chosen DP estimator and returns lm-like results: coefficients
+    in original units, standard errors and intervals that account for the privacy noise, and a
+    privacy statement listing every release.
 
-    eps must lie in [EPS_MIN, EPS_MAX] = [1e-6, 1e9] and delta be 0 or in [1e-300, 1); under
-    replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
-    outright) unless ``allow_large_delta=True`` is passed, which the privacy statement then records.
-    Declared bounds must be numbers with lo < hi (None asks for a private estimate of that end);
-    NaN is refused. Every refusal is a :class:`dpreg.errors.DPRegError` (InvalidArgument is also a
-    ValueError).
+    Parameters
+    ----------
+    formula : str
+        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
+        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
+        declared levels.
+    data : pandas.DataFrame
+        The private data. Nothing computed from it leaves dpreg except through releases counted in
+        the fit's privacy statement.
+    eps : float, default 1.0
+        Privacy budget of the fit, in [1e-6, 1e9].
+    delta : float, default 1e-6
+        0 (pure-DP methods only: ``ht_fw``, ``subsample_aggregate``) or in [1e-300, 1). Under
+        replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
+        outright) unless ``allow_large_delta=True``.
+    method : str, default "auto"
+        The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
+        ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
+        ``"auto"``, which chooses on public facts only (the family, which ranges were declared, and
+        whether the model matrix has factor dummies): ``"dpgd"`` for logistic regression,
+        ``"adassp"`` when every numeric range is declared and there are no factor dummies,
+        ``"boosted_adassp"`` otherwise.
+    bounds : dict or "data", optional
+        ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
+        (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
+        outside are clamped, silently. Ranges not declared are estimated privately from
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
+        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
+    levels : dict or "data", optional
+        ``{"column": [levels]}``: declared public category levels, the first is the reference.
+        Levels that are not declared (pandas Categorical, string columns, ``C(x)`` of numbers) are
+        data: they are released by a private selection from ``levels_share`` of eps and of delta, in
+        sorted order, with the rows of unreleased values pooled (see :doc:`/derivations/level_selection`).
+        ``"data"`` reads them from the data instead (:class:`dpreg.PrivacyLeakWarning`; the fit is not
+        private). Pure-DP methods need declared levels.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
+        private (only methods that support it).
+    inference : bool, default True
+        Spend a small declared share of the budget on what noise-aware standard errors need.
+    budget : dpreg.Budget, optional
+        An account to draw (eps, delta) from; a fit that would overspend is refused before the data
+        are touched.
+    random_state : None, int or numpy.random.Generator, optional
+        None: secure randomness. A seed makes the fit reproducible; the privacy statement then marks
+        it "seeded" (not for release).
+    **options
+        Options every method accepts (``bounds_share``, default 0.1; ``levels_share``, default 0.1;
+        ``na_action``, default "fail"; ``unknown_level``, default "error"; ``strict``, default False;
+        ``unit``, default None; ``allow_large_delta``, default False) and the options of the chosen
+        method (e.g. ``T`` of the iterative methods, ``s`` of the sparse ones). Every option, its
+        default and where the default comes from: :doc:`/reference/options`. An unknown option is
+        refused before anything is spent.
+
+    Returns
+    -------
+    dpreg.DPFit
+        The released fit: ``coef``/``params``, ``std_errors``/``bse``, ``conf_int()``, ``predict()``,
+        ``summary()``, ``privacy``.
+
+    Raises
+    ------
+    dpreg.errors.InvalidArgument
+        An argument or option outside its valid range (also a ``ValueError``); raised before the data
+        are touched and before anything is spent. :class:`dpreg.errors.DeltaTooLarge` for delta >= 1/n.
+    dpreg.errors.InvalidArgumentType
+        An argument of the wrong type (e.g. a formula that is not a string).
+    dpreg.design.formula.FormulaError, dpreg.design.build.DesignError
+        A formula or design dpreg cannot fit privately (e.g. missing values with ``na_action="fail"``).
+    dpreg.BudgetExceeded
+        ``budget`` cannot pay for the fit (nothing is spent).
+    dpreg.EstimationFailed
+        A mechanism declined to release (e.g. a propose-test-release check failed); the budget of
+        the attempt is spent and the exception's ``privacy`` says what was spent.
+
+    Warns
+    -----
+    dpreg.PrivacyLeakWarning
+        Something was taken from the data without budget (``bounds="data"``, ``levels="data"``,
+        ``na_action="drop"``); an error with ``strict=True``.
+    dpreg.AccuracyWarning, dpreg.ConvergenceWarning
+        The fit is private but its accuracy or intervals may be degraded.
+
+    See Also
+    --------
+    dp_glm : logistic regression.
+    Budget : a total budget shared by several fits.
+    compare : side-by-side table of fits.
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds, DIAMONDS_BOUNDS, DIAMONDS_LEVELS
+    >>> diamonds = load_diamonds()
+    >>> fit = dpreg.dp_lm("log(price) ~ log(carat) + cut", diamonds, eps=1.0,
+    ...                   bounds={"price": DIAMONDS_BOUNDS["price"], "carat": DIAMONDS_BOUNDS["carat"]},
+    ...                   levels={"cut": DIAMONDS_LEVELS["cut"]}, random_state=1)
+    >>> print(fit.summary())  # doctest: +SKIP
     """
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
@@ -182,8 +272,108 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
 def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="auto", bounds=None,
            levels=None, neighbours="replace_one", inference=True, budget=None, random_state=None,
            **options):
-    """Differentially private generalised linear model (logistic regression). Argument checks and
-    ``allow_large_delta`` as in :func:`dp_lm`."""
+    """Differentially private generalised linear model (logistic regression).
+
+    Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, or a two-level
+    category whose levels are declared with ``levels=``).
+
+    Parameters
+    ----------
+    formula : str
+        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
+        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
+        declared levels.
+    data : pandas.DataFrame
+        The private data. Nothing computed from it leaves dpreg except through releases counted in
+        the fit's privacy statement.
+    family : {"binomial"}, default "binomial"
+        Only logistic regression; use :func:`dp_lm` for a gaussian outcome.
+    eps : float, default 1.0
+        Privacy budget of the fit, in [1e-6, 1e9].
+    delta : float, default 1e-6
+        0 (pure-DP methods only: ``ht_fw``, ``subsample_aggregate``) or in [1e-300, 1). Under
+        replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
+        outright) unless ``allow_large_delta=True``.
+    method : str, default "auto"
+        The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
+        ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
+        ``"auto"`` (``"dpgd"``, a private Newton solver with standard errors). ``ht_fw`` and
+        ``ht_sparse`` also fit logistic models.
+    bounds : dict or "data", optional
+        ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
+        (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
+        outside are clamped, silently. Ranges not declared are estimated privately from
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
+        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
+    levels : dict or "data", optional
+        ``{"column": [levels]}``: declared public category levels, the first is the reference.
+        Levels that are not declared (pandas Categorical, string columns, ``C(x)`` of numbers) are
+        data: they are released by a private selection from ``levels_share`` of eps and of delta, in
+        sorted order, with the rows of unreleased values pooled (see :doc:`/derivations/level_selection`).
+        ``"data"`` reads them from the data instead (:class:`dpreg.PrivacyLeakWarning`; the fit is not
+        private). Pure-DP methods need declared levels.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
+        private (only methods that support it).
+    inference : bool, default True
+        Spend a small declared share of the budget on what noise-aware standard errors need.
+    budget : dpreg.Budget, optional
+        An account to draw (eps, delta) from; a fit that would overspend is refused before the data
+        are touched.
+    random_state : None, int or numpy.random.Generator, optional
+        None: secure randomness. A seed makes the fit reproducible; the privacy statement then marks
+        it "seeded" (not for release).
+    **options
+        Options every method accepts (``bounds_share``, default 0.1; ``levels_share``, default 0.1;
+        ``na_action``, default "fail"; ``unknown_level``, default "error"; ``strict``, default False;
+        ``unit``, default None; ``allow_large_delta``, default False) and the options of the chosen
+        method (e.g. ``T`` of the iterative methods, ``s`` of the sparse ones). Every option, its
+        default and where the default comes from: :doc:`/reference/options`. An unknown option is
+        refused before anything is spent.
+
+    Returns
+    -------
+    dpreg.DPFit
+        The released fit, coefficients on the logit scale; ``predict(type="response")`` gives
+        probabilities.
+
+    Raises
+    ------
+    dpreg.errors.InvalidArgument
+        An argument or option outside its valid range (also a ``ValueError``); raised before the data
+        are touched and before anything is spent. :class:`dpreg.errors.DeltaTooLarge` for delta >= 1/n.
+    dpreg.errors.InvalidArgumentType
+        An argument of the wrong type (e.g. a formula that is not a string).
+    dpreg.design.formula.FormulaError, dpreg.design.build.DesignError
+        A formula or design dpreg cannot fit privately (e.g. missing values with ``na_action="fail"``).
+    dpreg.BudgetExceeded
+        ``budget`` cannot pay for the fit (nothing is spent).
+    dpreg.EstimationFailed
+        A mechanism declined to release (e.g. a propose-test-release check failed); the budget of
+        the attempt is spent and the exception's ``privacy`` says what was spent.
+
+    Warns
+    -----
+    dpreg.PrivacyLeakWarning
+        Something was taken from the data without budget (``bounds="data"``, ``levels="data"``,
+        ``na_action="drop"``); an error with ``strict=True``.
+    dpreg.AccuracyWarning, dpreg.ConvergenceWarning
+        The fit is private but its accuracy or intervals may be degraded.
+
+    See Also
+    --------
+    dp_lm : linear regression.
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> from dpreg.datasets import load_penguins
+    >>> penguins = load_penguins()
+    >>> penguins["male"] = (penguins["sex"] == "male").astype(float)
+    >>> fit = dpreg.dp_glm("male ~ body_mass_g", penguins, eps=1.0, na_action="impute",
+    ...                    bounds={"body_mass_g": (2000, 7000)})  # doctest: +SKIP
+    """
     if family != "binomial":
         raise InvalidArgument("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
@@ -373,6 +563,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   **design_opts)
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
         for w in caught:  # re-raise to the caller, and keep the public texts for the summary
+            if not issubclass(w.category, UserWarning):
+                # a floating-point (or library) warning from evaluating the formula on the rows would
+                # reveal a row's value: never relayed, whatever its class
+                continue
             warnings.warn(str(w.message), _as_dpreg(w.category), stacklevel=4)  # the caller of dp_lm / dp_glm
             if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
                 design_notes.append(Diagnostic(str(w.message), _as_dpreg(w.category)))

@@ -91,7 +91,20 @@ def _run(fn, *args, **kwargs) -> dict:
                      "classes": _error_classes(exc),
                      "privacy": _plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
-            "warnings": [{"category": w.category.__name__, "message": str(w.message)} for w in caught]}
+            "warnings": [{"category": w.category.__name__, "message": str(w.message)}
+                         for w in caught if not _library_warning(w.category)]}
+
+
+#: warnings of the libraries under the core (numpy, pandas, formulaic, ...) are about our use of
+#: them, not about the user's model, and their text may depend on the data: never sent to R
+_LIBRARY_MODULES = ("numpy", "pandas", "scipy", "formulaic", "interface_meta", "sklearn", "statsmodels")
+
+
+def _library_warning(category) -> bool:
+    if issubclass(category, (RuntimeWarning, DeprecationWarning, PendingDeprecationWarning, FutureWarning)):
+        return True
+    module = getattr(category, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARY_MODULES
 
 
 def _fit_kwargs(options: dict) -> tuple[dict, dict, bool]:
@@ -240,6 +253,19 @@ def _conf_int(fit_json, level):
 def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
     """Noise-aware confidence intervals at ``level`` (``DPFit.conf_int``), as two lists."""
     return _run(_conf_int, fit_json, level)
+
+
+def _model_matrix(fit_json, columns, factors):
+    fit = _load(fit_json)
+    X, _ = fit._new_model_matrix(_frame(columns, factors))
+    return {"rows": _plain([[float(v) for v in row] for row in X]), "terms": list(fit.terms)}
+
+
+def r_model_matrix(fit_json: str, columns: dict, factors: dict | None = None) -> dict:
+    """The model matrix of new rows as the fit's public design builds it (the matrix whose
+    product with the coefficients is the linear predictor of ``predict``): ``{"rows": [[...]],
+    "terms": [...]}``. Uses only the fit's public design and the new rows given."""
+    return _run(_model_matrix, fit_json, columns, factors)
 
 
 def r_privacy_paragraph(fit_json: str) -> dict:

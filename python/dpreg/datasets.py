@@ -11,6 +11,7 @@ from importlib import resources
 
 import pandas as pd
 
+#: documented grading scales of diamonds' categorical columns, worst first (the first is the reference)
 DIAMONDS_LEVELS = {
     "cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
     "color": ["D", "E", "F", "G", "H", "I", "J"],
@@ -23,6 +24,7 @@ DIAMONDS_BOUNDS = {
     "x": (0.0, 11.0), "y": (0.0, 60.0), "z": (0.0, 32.0),
 }
 
+#: documented levels of Bikeshare's categorical columns (the first is the reference)
 BIKESHARE_LEVELS = {
     "mnth": ["Jan", "Feb", "March", "April", "May", "June", "July", "Aug", "Sept", "Oct", "Nov", "Dec"],
     "weathersit": ["clear", "cloudy/misty", "light rain/snow", "heavy rain/snow"],
@@ -32,6 +34,7 @@ BIKESHARE_LEVELS = {
 BIKESHARE_BOUNDS = {"temp": (0.0, 1.0), "atemp": (0.0, 1.0), "hum": (0.0, 1.0), "windspeed": (0.0, 1.0),
                     "hr": (0.0, 23.0), "bikers": (0.0, 1000.0)}
 
+#: documented levels of the penguins' categorical columns (the first is the reference)
 PENGUINS_LEVELS = {
     "species": ["Adelie", "Chinstrap", "Gentoo"],
     "island": ["Biscoe", "Dream", "Torgersen"],

@@ -14,6 +14,13 @@ class EstimationFailed(DPRegError):
 
     The budget of the attempt is spent: ``privacy`` carries the PrivacyStatement of what was spent.
     The message never says which internal step failed or why in data terms.
+
+    Parameters
+    ----------
+    message : str
+        What happened and what to change.
+    privacy : dpreg.PrivacyStatement, optional
+        What the attempt spent.
     """
 
     def __init__(self, message, privacy=None):

@@ -210,11 +210,33 @@ class DPLinearRegression(RegressorMixin, _DPBase):
         self.options = options
 
     def fit(self, X, y):
-        """Fit privately (spends ``eps``); returns self."""
+        """Fit privately (spends ``eps``; draws from ``budget`` when one is set).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+        y : array-like of shape (n_samples,)
+            Target.
+
+        Returns
+        -------
+        self
+        """
         return self._dp_fit(X, y, "gaussian")
 
     def predict(self, X):
-        """X @ coef_ + intercept_ (post-processing of the release)."""
+        """Predictions ``X @ coef_ + intercept_`` (post-processing of the release).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+        """
         return self._linear(X)
 
     def __sklearn_tags__(self):
@@ -225,7 +247,24 @@ class DPLinearRegression(RegressorMixin, _DPBase):
         return tags
 
     def score(self, X, y, sample_weight=None):
-        """R^2 on the data you pass (not differentially private: warns)."""
+        """R^2 on the data you pass: not differentially private (warns with :class:`dpreg.PrivacyLeakWarning`).
+
+        Harmless on held-out public data; on the private data (including cross-validation folds) it
+        reveals information about them.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+        y : array-like of shape (n_samples,)
+            True values.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights, as in scikit-learn.
+
+        Returns
+        -------
+        float
+        """
         self._leak_warning()
         return super().score(X, y, sample_weight=sample_weight)
 
@@ -254,7 +293,19 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         self.options = options
 
     def fit(self, X, y):
-        """Fit privately (spends ``eps``); y must have exactly two labels."""
+        """Fit privately (spends ``eps``; draws from ``budget`` when one is set).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+        y : array-like of shape (n_samples,)
+            Exactly two labels (public ones, e.g. 0/1 or "no"/"yes").
+
+        Returns
+        -------
+        self
+        """
         from sklearn.utils.multiclass import check_classification_targets, type_of_target
         if y is None:
             raise InvalidArgument("requires y to be passed, but the target y is None")
@@ -270,15 +321,48 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         return self._dp_fit(X, y01, "binomial")
 
     def decision_function(self, X):
-        """Linear predictor (logit scale)."""
+        """Linear predictor (logit scale).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+        """
         return self._linear(X)
 
     def predict_proba(self, X):
+        """Class probabilities from the released coefficients.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
         from scipy.special import expit
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
+        """Predicted class labels (probability of the second class >= 0.5).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+        """
         idx = (self.decision_function(X) > 0).astype(int)
         return self.classes_[idx]
 
@@ -288,6 +372,20 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         return tags
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy on the data you pass (not differentially private: warns)."""
+        """Accuracy on the data you pass: not differentially private (warns with :class:`dpreg.PrivacyLeakWarning`).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights, as in scikit-learn.
+
+        Returns
+        -------
+        float
+        """
         self._leak_warning()
         return super().score(X, y, sample_weight=sample_weight)

@@ -13,10 +13,23 @@ as_tbl <- function(df) {
 #' @param x A `dp_fit`.
 #' @param conf.int Add confidence intervals.
 #' @param conf.level Their level.
+#' @param exponentiate For [dp_glm()] fits: exponentiate the estimates and
+#'   interval bounds (odds ratios), as `broom::tidy.glm()`; `std.error` stays
+#'   on the link scale, as in broom.
 #' @param ... Unused.
 #' @return A tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(400, 0, 10))
+#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
+#'                 bounds = list(x = c(0, 10)), seed = 1)
+#'   print(broom::tidy(fit, conf.int = TRUE, exponentiate = TRUE))
+#'   print(broom::glance(fit))
+#' }
 #' @exportS3Method generics::tidy
-tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
+tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = FALSE, ...) {
   tab <- x$coef_table
   out <- data.frame(term = x$terms, estimate = unname(tab$estimate),
                     std.error = unname(tab$std.error), statistic = unname(tab$statistic),
@@ -25,6 +38,17 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
     ci <- confint.dp_fit(x, level = conf.level)
     out$conf.low <- unname(ci[, 1])
     out$conf.high <- unname(ci[, 2])
+  }
+  if (isTRUE(exponentiate)) {
+    if (!inherits(x, "dp_glm")) {
+      dp_stop("exponentiate = TRUE is for logistic fits (dp_glm()); the coefficients of dp_lm() ",
+           "are on the scale of the response", call. = FALSE)
+    }
+    out$estimate <- exp(out$estimate)
+    if (isTRUE(conf.int)) {
+      out$conf.low <- exp(out$conf.low)
+      out$conf.high <- exp(out$conf.high)
+    }
   }
   as_tbl(out)
 }
@@ -37,6 +61,16 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
 #' `logLik`, `AIC` or `BIC`: they are not released.
 #' @param x A `dp_fit`.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   if (requireNamespace("broom", quietly = TRUE)) broom::glance(fit)
+#' }
 #' @exportS3Method generics::glance
 glance.dp_fit <- function(x, ...) {
   p <- x$privacy
@@ -45,4 +79,28 @@ glance.dp_fit <- function(x, ...) {
     statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     df.residual = x$df.residual, nobs = x$nobs,
     eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))
+}
+
+#' Tidy a DP mean or quantile (broom)
+#'
+#' One row: `estimate`, `std.error`, `conf.low`, `conf.high` (Wald z interval
+#' from the released estimate and standard error, see [confint.dp_estimate()]),
+#' `kind`, `nobs`.
+#' @param x A `dp_estimate` (from [dp_mean()] or [dp_quantile()]).
+#' @param conf.level Level of the interval.
+#' @param ... Unused.
+#' @return A tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   set.seed(1)
+#'   m <- dp_mean(rnorm(500, 10), eps = 1, bounds = c(-100, 100), seed = 1)
+#'   print(broom::tidy(m))
+#' }
+#' @exportS3Method generics::tidy
+tidy.dp_estimate <- function(x, conf.level = 0.95, ...) {
+  ci <- confint.dp_estimate(x, level = conf.level)
+  as_tbl(data.frame(estimate = x$estimate, std.error = x$std.error,
+                    conf.low = unname(ci[1, 1]), conf.high = unname(ci[1, 2]),
+                    kind = if (is.null(x$kind)) NA_character_ else as.character(x$kind),
+                    nobs = x$nobs, stringsAsFactors = FALSE))
 }

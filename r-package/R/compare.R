@@ -34,10 +34,18 @@
 #'   character vector of class `c("dp_table", "knitr_kable")` with attribute
 #'   `format`.
 #' @examples
-#' \dontrun{
-#' tab <- dp_compare(list(fit1, fit2), names = c("AdaSSP", "BoostedAdaSSP"))
-#' knitr::kable(tab)
-#' dp_compare(list(fit1, fit2), format = "latex", caption = "DP fits")
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   fit2 <- dp_lm(y ~ x + g, data = df, eps = 1, method = "boosted_adassp",
+#'                 bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                 levels = list(g = c("a", "b")), seed = 2)
+#'   print(dp_compare(list(fit, fit2), names = c("AdaSSP", "BoostedAdaSSP")))
+#'   print(dp_compare(list(fit, fit2), format = "markdown"))
 #' }
 #' @export
 dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "markdown", "html", "text"),
@@ -45,22 +53,22 @@ dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "ma
   format <- match.arg(format)
   if (inherits(fits, "dp_fit")) fits <- list(fits)
   if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, TRUE, "dp_fit"))) {
-    stop("'fits' must be a list of fits from dp_lm() or dp_glm()", call. = FALSE)
+    dp_stop("'fits' must be a list of fits from dp_lm() or dp_glm()", call. = FALSE)
   }
   if (is.null(names) && !is.null(base::names(fits)) && all(nzchar(base::names(fits)))) {
     names <- base::names(fits)
   }
   if (!is.null(names)) {
     names <- as.character(names)
-    if (length(names) != length(fits)) stop("'names' must have one entry per fit", call. = FALSE)
-    if (anyDuplicated(names)) stop("'names' must be distinct", call. = FALSE)
+    if (length(names) != length(fits)) dp_stop("'names' must have one entry per fit", call. = FALSE)
+    if (anyDuplicated(names)) dp_stop("'names' must be distinct", call. = FALSE)
   }
   if (!is.numeric(digits) || length(digits) != 1 || digits < 1) {
-    stop("digits must be a positive whole number", call. = FALSE)
+    dp_stop("digits must be a positive whole number", call. = FALSE)
   }
   jsons <- lapply(unname(fits), function(f) {
     if (is.null(f$core_json) || !nzchar(f$core_json) || identical(f$core_json, "{}")) {
-      stop("a fit in 'fits' carries no core record (core_json); refit it with dp_lm()/dp_glm()",
+      dp_stop("a fit in 'fits' carries no core record (core_json); refit it with dp_lm()/dp_glm()",
            call. = FALSE)
     }
     f$core_json
@@ -92,7 +100,7 @@ compare_frame <- function(out) {
     dimnames(m) <- list(terms, model_names)
     m
   }
-  structure(df, class = c("dp_compare", "data.frame"), notes = chr(out$notes),
+  structure(df, class = c("dp_compare", "data.frame"), notes = r_dialect(chr(out$notes)),
             estimates = numeric_matrix(out$estimates), std.errors = numeric_matrix(out$std_errors),
             footer = as.integer(out$n_footer))
 }
@@ -106,7 +114,8 @@ print.dp_compare <- function(x, ...) {
   attributes(df) <- attributes(x)[c("names", "row.names")]
   class(df) <- "data.frame"
   print(df, row.names = FALSE, right = TRUE)
-  cat("---\n", paste0(attr(x, "notes"), "\n"), sep = "")
+  cat("---\n")
+  cat_wrapped(paste(attr(x, "notes"), collapse = "\n"))
   invisible(x)
 }
 
@@ -130,20 +139,26 @@ print.dp_table <- function(x, ...) {
 #' @param width Wrap the text at this width (`NULL`: one line).
 #' @return A character string (invisibly when printed by `cat()`).
 #' @examples
-#' \dontrun{
-#' cat(privacy_paragraph(fit), "\n")
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   cat(privacy_paragraph(fit, width = 70), "\n")
 #' }
 #' @export
 privacy_paragraph <- function(fit, width = NULL) {
-  if (!inherits(fit, "dp_fit")) stop("'fit' must be a fit from dp_lm() or dp_glm()", call. = FALSE)
+  if (!inherits(fit, "dp_fit")) dp_stop("'fit' must be a fit from dp_lm() or dp_glm()", call. = FALSE)
   txt <- fit$privacy_paragraph
   if (is.null(txt) || !nzchar(txt)) {
     # fits made before the paragraph was stored: ask the core from the stored record
     if (is.null(fit$core_json) || identical(fit$core_json, "{}")) {
-      stop("this fit carries neither a privacy paragraph nor a core record", call. = FALSE)
+      dp_stop("this fit carries neither a privacy paragraph nor a core record", call. = FALSE)
     }
     txt <- call_core("r_privacy_paragraph", fit$core_json)
-    if (is.null(txt)) stop("the privacy statement of this fit is not available", call. = FALSE)
+    if (is.null(txt)) dp_stop("the privacy statement of this fit is not available", call. = FALSE)
   }
   txt <- as.character(txt)
   if (!is.null(width)) txt <- paste(strwrap(txt, width = width), collapse = "\n")

@@ -9,14 +9,14 @@
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
                            check_na = TRUE, xpooled = NULL) {
   if (!is.data.frame(data) && !is.list(data)) {
-    stop("'", what, "' must be a data frame", call. = FALSE)
+    dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
   columns <- list(); factors <- list(); classes <- character(); ordered_cols <- character()
   chars <- character(); bad <- character(); with_na <- character()
   n <- NULL
   for (v in vars) {
     x <- data[[v]]
-    if (is.null(x)) stop("column ", v, " not found in ", what, call. = FALSE)
+    if (is.null(x)) dp_stop("column ", v, " not found in ", what, call. = FALSE)
     if (!is.null(dim(x)) && length(dim(x)) > 1 && dim(x)[2] != 1) {
       bad <- c(bad, v); next
     }
@@ -35,7 +35,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
           codes <- match(lab, lv)
         }
         if (any(is.na(codes) & !is.na(lab))) {
-          stop("column ", v, " of ", what, " has values that are not among the fit's levels",
+          dp_stop("column ", v, " of ", what, " has values that are not among the fit's levels",
                call. = FALSE)
         }
         x <- factor(lab, levels = lv)
@@ -57,13 +57,13 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     }
   }
   if (length(chars)) {
-    stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": make them ",
+    dp_stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": make them ",
          "factors with declared (public) levels, e.g. data$", chars[1], " <- factor(data$",
          chars[1], ", levels = c(...)), or declare levels = list(", chars[1], " = c(...)); ",
          "levels read from the data are not private", call. = FALSE)
   }
   if (length(bad)) {
-    stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",
+    dp_stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",
          "logical nor factor", call. = FALSE)
   }
   if (length(ordered_cols) && is.null(xlevels)) {
@@ -71,7 +71,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
             "unordered factors (treatment contrasts, first level = reference).")
   }
   if (check_na && length(with_na) && (is.null(na_action) || identical(na_action, "fail"))) {
-    stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
+    dp_stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
          ": remove or impute them first, or use na_action = \"impute\" (private) or ",
          "na_action = \"drop\" (the count of complete rows is then treated as public)",
          call. = FALSE)

@@ -8,8 +8,22 @@
 #'
 #' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
-#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Transforms that
-#'   depend on the data (`poly()`, `scale()`, splines) are refused.
+#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ... Row-wise
+#'   transforms whose constants are written in the formula are computed in R
+#'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
+#'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`
+#'   becomes the reference), `pmin(x, 200)`, `pmax(x, 0)` (ranges from the
+#'   declared ranges of their arguments, else estimated privately), and
+#'   `ordered(g, levels = c(...))` / `factor(g, levels = c(...), ordered =
+#'   TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
+#'   `cut(x, 3)`) are refused.
+#'
+#'   Ordered factors use treatment contrasts (first level = reference), not
+#'   `lm`'s polynomial contrasts: each coefficient is then a difference from the
+#'   reference level, the scale on which the noise-aware standard errors and the
+#'   private selection of levels work (a level pooled or not released would
+#'   break the equal spacing that polynomial contrasts assume). Compare with
+#'   `lm(..., contrasts = list(g = "contr.treatment"))`.
 #' @section Factors and data policy: The levels of a factor are data (a factor
 #'   made with `factor(x)` lists the values that occur, so one person with a
 #'   unique value would appear among them). They are public only when declared
@@ -21,7 +35,8 @@
 #'   reference level when that pooled group is small; `privacy()` says which.
 #'   Pure-DP methods and `unit =` need declared levels. `levels = "data"` reads
 #'   the levels from the data (not private; exploration only).
-#'   Ordered factors are treated as unordered (with a note). Logical columns are
+#'   Ordered factors get treatment contrasts (with a note; see the section on
+#'   formulas). Logical columns are
 #'   factors with the public levels `FALSE`, `TRUE`. Character columns are
 #'   refused: make them factors, or declare their levels. Missing values in a used column are an
 #'   error naming the columns; `na_action = "impute"` (the centre of the
@@ -56,13 +71,18 @@
 #' @return An object of class `c("dp_lm", "dp_fit")`.
 #' @seealso [summary.dp_fit()], [predict.dp_fit()], [privacy()], [dp_glm()].
 #' @examples
-#' \dontrun{
-#' df <- data.frame(x = runif(500), g = factor(sample(c("a", "b"), 500, TRUE)))
-#' df$y <- 1 + 2 * df$x + (df$g == "b") + rnorm(500)
-#' fit <- dp_lm(y ~ x + g, data = df, eps = 1,
-#'              bounds = list(x = c(0, 1), y = c(-5, 8)),
-#'              levels = list(g = c("a", "b")), seed = 1)
-#' summary(fit)
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(fit)
+#'   print(summary(fit))
+#'   print(confint(fit, level = 0.9))
+#'   print(privacy(fit))
+#'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
 #' }
 #' @export
 dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL,
@@ -81,6 +101,16 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' @param family `binomial()` (the only family supported), or the string
 #'   `"binomial"`.
 #' @return An object of class `c("dp_glm", "dp_fit")`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(400, 0, 10))
+#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
+#'                 bounds = list(x = c(0, 10)), seed = 1)
+#'   print(fit)
+#'   print(predict(fit, data.frame(x = c(2, 8)), type = "response"))
+#' }
 #' @export
 dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1e-6,
                    method = "auto", bounds = NULL, levels = NULL, seed = NULL, ...) {
@@ -89,7 +119,7 @@ dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1
   fam_name <- if (is.character(fam)) fam else if (inherits(fam, "family")) fam$family else NA
   if (!identical(fam_name, "binomial") ||
       (inherits(fam, "family") && !identical(fam$link, "logit"))) {
-    stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
+    dp_stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
          "use dp_lm() for a gaussian model", call. = FALSE)
   }
   fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
@@ -100,7 +130,7 @@ check_seed <- function(seed) {
   if (is.null(seed)) return(NULL)
   if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 ||
       seed != floor(seed) || seed > .Machine$integer.max) {
-    stop("seed must be NULL or a single non-negative whole number", call. = FALSE)
+    dp_stop("seed must be NULL or a single non-negative whole number", call. = FALSE)
   }
   as.integer(seed)
 }
@@ -108,52 +138,70 @@ check_seed <- function(seed) {
 check_named_list <- function(x, what) {
   if (is.null(x)) return(NULL)
   if (!is.list(x) || is.null(names(x)) || any(!nzchar(names(x)))) {
-    stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
+    dp_stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
   }
   x
 }
 
-# The call is printed: an inline data argument (data = data.frame(...)) would print data values.
+# The call is printed: an inline data argument that holds data values (data = data.frame(x =
+# c(...))) is shown as <data>. An expression of names and single constants (df[df$g == "a", ],
+# subset(df, x > 0)) holds none and is kept, so that update() can evaluate it again.
 public_call <- function(call) {
   d <- call$data
-  if (!is.null(d) && !(is.name(d) || (is.call(d) && deparse(d[[1]]) %in% c("$", "::", "[[")))) {
-    call$data <- as.name("<data>")
-  }
+  if (!is.null(d) && !is.name(d) && holds_values(d)) call$data <- as.name("<data>")
   call
 }
 
+holds_values <- function(e) {
+  if (is.name(e)) return(FALSE)
+  if (is.atomic(e)) return(length(e) > 1)
+  if (!is.call(e)) return(TRUE)
+  f <- paste(deparse(e[[1]]), collapse = "")
+  if (f %in% c("c", "data.frame", "list", "tibble", "tibble::tibble", "data.table", "cbind",
+               "rbind", "matrix", "structure", "tribble", "I", "rnorm", "runif", "sample")) {
+    return(TRUE)
+  }
+  if (nchar(paste(deparse(e), collapse = "")) > 200) return(TRUE)
+  any(vapply(as.list(e)[-1], function(a) !missing(a) && holds_values(a), TRUE))
+}
+
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
-  if (missing(data) || !is.data.frame(data)) stop("'data' must be a data frame", call. = FALSE)
+  if (missing(data) || !is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   lm_args_refused(call)
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
-    stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
+    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
   }
   dots <- lm_na_action(dots)
   na_action <- dots$na_action
   if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
                                na_action %in% .na_actions)) {
-    stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
+    dp_stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
   }
-  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) stop("eps must be a number > 0", call. = FALSE)
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
   if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
-    stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
+    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
   }
-  if (!is.character(method) || length(method) != 1) stop("method must be a string", call. = FALSE)
+  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
   # the privacy-unit column identifies units: never a predictor, and `.` leaves it out
   tr_data <- data
   if (is.character(dots$unit) && length(dots$unit) == 1) {
     f_vars <- tryCatch(all.vars(stats::as.formula(formula)), error = function(e) character())
     if (dots$unit %in% f_vars) {
-      stop("the unit column ", dots$unit, " identifies the privacy units and cannot be in the formula",
+      dp_stop("the unit column ", dots$unit, " identifies the privacy units and cannot be in the formula",
            call. = FALSE)
     }
     tr_data <- data[setdiff(names(data), dots$unit)]
   }
-  tr <- translate_formula(formula, tr_data)
   levels_data <- is.character(levels) && identical(levels, "data")
   if (levels_data) levels <- NULL
   levels <- check_named_list(levels, "levels")
+  tr <- translate_formula(formula, tr_data, levels)
+  # derived columns (cut(), relevel(), pmin(), ...): computed here, their levels declared
+  data <- add_derived(data, tr$derived)
+  for (nm in names(tr$derived)) {
+    if (identical(tr$derived[[nm]]$kind, "factor")) levels[[nm]] <- tr$derived[[nm]]$levels
+  }
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
   enc <- encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data")
@@ -162,10 +210,11 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     for (b in names(bounds)) {
       v <- bounds[[b]]
       if (!is.numeric(v) || length(v) != 2 || anyNA(v)) {
-        stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+        dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
       }
       bounds[[b]] <- as.list(as.double(v))
     }
+    for (nm in names(db <- derived_bounds(tr$derived, bounds))) bounds[[nm]] <- db[[nm]]
   }
   # logical columns have the public levels FALSE, TRUE (declared, no cost); a factor's own levels
   # are data and cross undeclared (the core selects them privately)
@@ -175,6 +224,10 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   # declared levels of columns the formula does not use stay here (update(fit, . ~ . - g) keeps
   # them); names that are not columns at all go on, so that the core warns about a misspelling
   levels <- levels[!(names(levels) %in% setdiff(names(data), tr$vars))]
+  if (is.list(bounds)) {
+    bounds <- bounds[!(names(bounds) %in% setdiff(names(data), tr$vars))]
+    if (!length(bounds)) bounds <- NULL
+  }
   if (!length(levels)) levels <- NULL
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
   if (levels_data) levels <- "data"
@@ -191,16 +244,16 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
 lm_args_refused <- function(call) {
   given <- names(call)
   if ("subset" %in% given) {
-    stop("'subset' is not supported: subset the data frame before the call (e.g. ",
+    dp_stop("'subset' is not supported: subset the data frame before the call (e.g. ",
          "data = df[df$g == \"a\", ]); the number of rows of the subset is then treated as public",
          call. = FALSE)
   }
   if ("weights" %in% given) {
-    stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
+    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
          call. = FALSE)
   }
   for (a in c("offset", "contrasts")) {
-    if (a %in% given) stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
+    if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
   }
   invisible()
 }
@@ -220,11 +273,11 @@ lm_na_action <- function(dots) {
         else NA_character_
   core <- switch(nm, na.omit = "drop", na.exclude = "drop", na.fail = "fail", NA_character_)
   if (is.na(core)) {
-    stop("na.action must be na.omit, na.exclude or na.fail (or use na_action = \"impute\"); ",
+    dp_stop("na.action must be na.omit, na.exclude or na.fail (or use na_action = \"impute\"); ",
          "missing values cannot be passed to a DP fit", call. = FALSE)
   }
   if (!is.null(dots$na_action) && !identical(dots$na_action, core)) {
-    stop("give either na.action or na_action, not both", call. = FALSE)
+    dp_stop("give either na.action or na_action, not both", call. = FALSE)
   }
   dots$na_action <- core
   dots
@@ -244,7 +297,7 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
       if (identical(unknown_level, "reference")) {
         lab[bad] <- lv[1]
       } else {
-        stop("column ", v, " contains values that are not among its declared levels; declare ",
+        dp_stop("column ", v, " contains values that are not among its declared levels; declare ",
              "all levels or use unknown_level = \"reference\"", call. = FALSE)
       }
     }
@@ -270,7 +323,22 @@ mat <- function(x, names) {
   m
 }
 
+# The core names derived columns (cut(), relevel(), pmin(), ...) by their internal column names:
+# show the user's expressions instead.
+derived_labels <- function(txt, derived) {
+  if (is.null(txt) || !length(derived)) return(txt)
+  for (nm in names(derived)) {
+    txt <- gsub(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), derived[[nm]]$label, txt,
+                perl = TRUE)
+  }
+  txt
+}
+
 new_dp_fit <- function(d, json, call, tr, enc) {
+  for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
+    if (!is.null(d[[k]])) d[[k]] <- derived_labels(d[[k]], tr$derived)
+  }
+  if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map)
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
@@ -287,19 +355,23 @@ new_dp_fit <- function(d, json, call, tr, enc) {
       conf.level = num1(tab$conf_level), noise.share = named(tab$noise_share),
       stars = stats::setNames(chr(tab$stars), rn)),
     wald = list(statistic = num1(wald$statistic), df = num1(wald$df),
-                p.value = num1(wald$p_value), note = wald$note),
+                p.value = num1(wald$p_value), note = r_dialect(wald$note)),
     sigma = num1(d$sigma), df.residual = num1(d$df_resid),
     r.squared = num1(d$r_squared), adj.r.squared = num1(d$adj_r_squared),
     nobs = if (is.null(d$nobs)) NA_integer_ else as.integer(d$nobs),
     call = call, formula = tr$formula, terms = rn, core_terms = core_terms,
+    derived = tr$derived,
+    assign = coef_assign(core_terms, tr$map, tr$formula),
+    term.labels = attr(stats::terms(tr$formula), "term.labels"),
     core_formula = tr$core, response = tr$response,
     method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
-    title = d$title, family = d$family, link = d$link,
-    ci_method = d$ci_method, inference_note = d$inference_note,
-    warnings = chr(d$warnings)[!diag_is_note(d)], notes = chr(d$warnings)[diag_is_note(d)],
+    title = r_dialect(d$title), family = d$family, link = d$link,
+    ci_method = d$ci_method, inference_note = r_dialect(d$inference_note),
+    warnings = r_dialect(chr(d$warnings)[!diag_is_note(d)]),
+    notes = r_dialect(chr(d$warnings)[diag_is_note(d)]),
     tuning = d$tuning, facts = d$facts,
-    privacy = d$privacy, privacy_text = d$privacy_text,
-    privacy_paragraph = d$privacy_paragraph, method_text = d$method_text,
+    privacy = d$privacy, privacy_text = r_dialect(d$privacy_text),
+    privacy_paragraph = r_dialect(d$privacy_paragraph), method_text = r_dialect(unwrap_core_text(d$method_text)),
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
     var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
@@ -340,4 +412,24 @@ diag_is_note <- function(d) {
   cls <- d$warning_classes
   if (!length(w) || length(cls) != length(w)) return(rep(FALSE, length(w)))
   vapply(cls, is.null, logical(1))
+}
+
+# For each coefficient, the index of its term among the formula's term labels (0 for the
+# intercept), as the "assign" attribute of lm's model matrix: anova() and drop1() group the
+# coefficients by it.
+coef_assign <- function(core_terms, map, formula) {
+  labels <- attr(stats::terms(formula), "term.labels")
+  leaf <- function(comp) {
+    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
+    x <- if (length(m) == 4) m[2] else comp
+    r <- map[norm_expr(x)]
+    if (is.na(r)) norm_expr(x) else norm_expr(unname(r))
+  }
+  label_sets <- lapply(labels, function(l) sort(norm_expr(split_interaction(l))))
+  vapply(core_terms, function(t) {
+    if (identical(t, "Intercept")) return(0L)
+    comps <- sort(vapply(split_interaction(t), leaf, "", USE.NAMES = FALSE))
+    hit <- which(vapply(label_sets, function(s) identical(s, comps), TRUE))
+    if (length(hit)) hit[1] else NA_integer_
+  }, 0L, USE.NAMES = FALSE)
 }

@@ -8,4 +8,5 @@
 #' loading the package. Loading the package does not start Python.
 #' @keywords internal
 #' @importFrom stats coef confint fitted formula nobs predict residuals vcov terms sigma family logLik deviance
+#'   anova drop1 model.matrix model.frame update
 "_PACKAGE"

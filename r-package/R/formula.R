@@ -4,9 +4,12 @@
 .math_funs <- c(log = "np.log", log2 = "np.log2", log10 = "np.log10", log1p = "np.log1p",
                 exp = "np.exp", expm1 = "np.expm1", sqrt = "np.sqrt", abs = "np.abs",
                 sin = "np.sin", cos = "np.cos", tan = "np.tan")
-.refused_funs <- c("poly", "scale", "ns", "bs", "cut", "offset", "relevel", "splines::ns",
+.refused_funs <- c("poly", "scale", "ns", "bs", "offset", "splines::ns",
                    "splines::bs", "rank", "quantile", "mean", "median", "min", "max", "range",
-                   "sd", "var", "cumsum", "pmin", "pmax", "ifelse", "lag", "interaction")
+                   "sd", "var", "cumsum", "ifelse", "lag", "interaction")
+# Row-wise transforms with public constants that the core's formula language does not have: R
+# computes them as derived columns (see derive_leaf()), with public levels or propagated ranges.
+.derived_funs <- c("cut", "relevel", "pmin", "pmax", "ordered", "as.ordered")
 
 # A name as formulaic reads it: bare if a plain Python identifier, else back-quoted.
 py_name <- function(nm) {
@@ -26,7 +29,7 @@ py_value <- function(v) {
 translate_arith <- function(e) {
   if (is.name(e)) return(py_name(as.character(e)))
   if (is.numeric(e)) return(format(e, digits = 17))
-  if (!is.call(e)) stop("unsupported element in a formula term: ", deparse(e)[1], call. = FALSE)
+  if (!is.call(e)) dp_stop("unsupported element in a formula term: ", deparse(e)[1], call. = FALSE)
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
   if (f == "(") return(paste0("(", translate_arith(args[[1]]), ")"))
@@ -36,7 +39,8 @@ translate_arith <- function(e) {
     return(paste0(translate_arith(args[[1]]), " ", binary[[f]], " ", translate_arith(args[[2]])))
   }
   if (f %in% names(.math_funs)) return(translate_math(f, args))
-  stop("the function ", f, "() is not supported in a dpreg formula ",
+  if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
+  dp_stop("the function ", f, "() is not supported in a dpreg formula ",
        "(supported inside I(): + - * / ^ %% %/% and ", paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
 }
@@ -46,7 +50,7 @@ translate_math <- function(f, args) {
     return(paste0("(np.log(", translate_arith(args[[1]]), ") / np.log(",
                   translate_arith(args[[2]]), "))"))
   }
-  if (length(args) != 1) stop(f, "() takes one argument in a dpreg formula", call. = FALSE)
+  if (length(args) != 1) dp_stop(f, "() takes one argument in a dpreg formula", call. = FALSE)
   paste0(.math_funs[[f]], "(", translate_arith(args[[1]]), ")")
 }
 
@@ -61,9 +65,13 @@ translate_leaf <- function(e, map, factor_cols) {
   }
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
-  if (f %in% c("factor", "as.factor")) {
+  if (f %in% .derived_funs ||
+      (f %in% c("factor", "as.factor") && isTRUE(tryCatch(eval(e$ordered, baseenv()),
+                                                        error = function(err) FALSE)))) {
+    py <- derive_leaf(e)
+  } else if (f %in% c("factor", "as.factor")) {
     if (length(args) < 1 || !is.name(args[[1]])) {
-      stop("factor() in a dpreg formula must be applied to a column name", call. = FALSE)
+      dp_stop("factor() in a dpreg formula must be applied to a column name", call. = FALSE)
     }
     var <- py_name(as.character(args[[1]]))
     extra <- ""
@@ -71,7 +79,7 @@ translate_leaf <- function(e, map, factor_cols) {
     if (length(args) > 1) {
       for (i in 2:length(args)) {
         if (!identical(nms[i], "levels")) {
-          stop("factor() in a dpreg formula accepts only 'levels =' (public levels)", call. = FALSE)
+          dp_stop("factor() in a dpreg formula accepts only 'levels =' (public levels)", call. = FALSE)
         }
         lv <- eval(args[[i]], envir = baseenv())
         extra <- paste0(", levels=", py_value(as.character(lv)))
@@ -84,14 +92,11 @@ translate_leaf <- function(e, map, factor_cols) {
     py <- translate_math(f, args)
     # a top-level "(a / b)" would be read as formula syntax: make it python code
     if (startsWith(py, "(")) py <- paste0("I", py)
-  } else if (f %in% c("ordered", "as.ordered")) {
-    stop("ordered() is not supported in a dpreg formula: use factor() (ordered factors are ",
-         "treated as unordered)", call. = FALSE)
   } else if (f %in% .refused_funs) {
-    stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
+    dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
          "row-wise transform); use I() with public constants instead", call. = FALSE)
   } else {
-    stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
+    dp_stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
          paste(names(.math_funs), collapse = ", "), ")", call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
@@ -113,22 +118,24 @@ translate_rhs <- function(e, map, factor_cols) {
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
     if (f == "(") return(paste0("(", translate_rhs(args[[1]], map, factor_cols), ")"))
-    if (f == "offset") stop("offset() is not supported in a dpreg formula", call. = FALSE)
+    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula", call. = FALSE)
   }
   translate_leaf(e, map, factor_cols)
 }
 
 # Returns list(core = "<formulaic string>", formula = <expanded R formula>, vars = <columns used>,
 # map = <named chr: normalised core expr -> R label>, response = <R label of the response>)
-translate_formula <- function(formula, data) {
+translate_formula <- function(formula, data, levels = NULL) {
+  .dpreg$derive <- list(data_names = names(data), levels = levels, cols = list())
+  on.exit(.dpreg$derive <- NULL)
   if (!inherits(formula, "formula")) {
     formula <- tryCatch(stats::as.formula(formula), error = function(e) {
-      stop("'formula' must be an R formula such as y ~ x1 + x2", call. = FALSE)
+      dp_stop("'formula' must be an R formula such as y ~ x1 + x2", call. = FALSE)
     })
   }
-  if (length(formula) != 3) stop("the formula needs a response: y ~ ...", call. = FALSE)
+  if (length(formula) != 3) dp_stop("the formula needs a response: y ~ ...", call. = FALSE)
   expanded <- tryCatch(stats::formula(stats::terms(formula, data = data)),
-                       error = function(e) stop("cannot read the formula: ", conditionMessage(e),
+                       error = function(e) dp_stop("cannot read the formula: ", conditionMessage(e),
                                                 call. = FALSE))
   # the fit keeps the formula: never the caller's environment, which may hold the data and would
   # be written out by saveRDS()
@@ -136,13 +143,15 @@ translate_formula <- function(formula, data) {
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {
-    stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
+    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
   }
   map <- new.env(parent = emptyenv())
   lhs <- translate_leaf(expanded[[2]], map, NULL)
   rhs <- translate_rhs(expanded[[3]], map, NULL)
   m <- unlist(as.list(map))
-  list(core = paste(lhs, "~", rhs), formula = expanded, vars = vars, map = m,
+  derived <- .dpreg$derive$cols
+  vars <- unique(c(vars, names(derived)))
+  list(core = paste(lhs, "~", rhs), formula = expanded, vars = vars, map = m, derived = derived,
        response = paste(deparse(expanded[[2]], width.cutoff = 500L), collapse = " "))
 }
 
@@ -182,4 +191,143 @@ r_term_names <- function(core_terms, map) {
     if (identical(t, "Intercept")) return("(Intercept)")
     paste(vapply(split_interaction(t), one, ""), collapse = ":")
   }, "", USE.NAMES = FALSE)
+}
+
+# ---- derived columns ---------------------------------------------------------------------------
+# cut(x, breaks = c(...)), relevel(g, ref = "b"), pmin()/pmax() with constants, ordered(g, levels =
+# c(...)) / factor(g, levels = c(...), ordered = TRUE): row-wise transforms whose only constants are
+# typed by the user (public). R evaluates them on the rows (a new column; its name is internal) and
+# declares what makes them public: the levels of a factor follow from the constants alone (cut's
+# breaks and labels, the declared levels of g), the range of pmin()/pmax() from the declared ranges
+# of their arguments. Anything that would read the data to decide (cut(x, 3): breaks from the
+# range of x; relevel() of a factor without declared levels) is refused.
+
+# The constants of a derived transform, evaluated without access to any data.
+public_constant <- function(e, what) {
+  tryCatch(eval(e, baseenv()), error = function(err) {
+    dp_stop(what, " must be public constants written in the formula (e.g. c(0, 10, 20)); ",
+         paste(deparse(e), collapse = " "), " is not", call. = FALSE)
+  })
+}
+
+derive_leaf <- function(e) {
+  ctx <- .dpreg$derive
+  label <- paste(deparse(e, width.cutoff = 500L), collapse = " ")
+  for (nm in names(ctx$cols)) if (identical(ctx$cols[[nm]]$label, label)) return(nm)
+  f <- deparse(e[[1]])
+  args <- as.list(e)[-1]
+  nms <- if (is.null(names(args))) rep("", length(args)) else names(args)
+  col_arg <- function() {
+    x <- args[[1]]
+    if (!is.name(x)) dp_stop(f, "() in a dpreg formula must be applied to a column name", call. = FALSE)
+    as.character(x)
+  }
+  spec <- switch(f,
+    cut = {
+      v <- col_arg()
+      consts <- lapply(args[-1], public_constant, what = "the arguments of cut()")
+      names(consts) <- nms[-1]
+      br <- if (!is.null(consts$breaks)) consts$breaks else if (length(consts) && nms[2] == "") consts[[1]]
+      if (is.null(br) || !is.numeric(br) || length(br) < 2) {
+        dp_stop("cut() in a dpreg formula needs the break points: cut(", v, ", breaks = c(...)); ",
+             "a number of intervals would place the breaks from the range of the data",
+             call. = FALSE)
+      }
+      lv <- levels(do.call(cut, c(list(numeric(0)), consts)))
+      list(kind = "factor", var = v, levels = lv, cut_args = consts)
+    },
+    relevel = {
+      v <- col_arg()
+      ref <- public_constant(if (!is.null(e$ref)) e$ref else args[[2]], "the reference of relevel()")
+      lv <- ctx$levels[[v]]
+      if (is.null(lv)) {
+        dp_stop("relevel(", v, ", ...) needs the levels of ", v, " declared (a factor's own levels ",
+             "are data): levels = list(", v, " = c(...)); or declare them with \"", ref,
+             "\" first", call. = FALSE)
+      }
+      lv <- as.character(unlist(lv))
+      if (!(as.character(ref) %in% lv)) {
+        dp_stop("relevel(): \"", ref, "\" is not among the declared levels of ", v, call. = FALSE)
+      }
+      lv <- c(as.character(ref), setdiff(lv, as.character(ref)))
+      list(kind = "factor", var = v, levels = lv)
+    },
+    pmin = , pmax = {
+      if (any(nms != "")) dp_stop(f, "() in a dpreg formula takes columns and numbers only", call. = FALSE)
+      parts <- lapply(args, function(a) {
+        if (is.name(a)) list(col = as.character(a))
+        else list(value = public_constant(a, paste0("the arguments of ", f, "()")))
+      })
+      list(kind = "numeric", var = NULL, parts = parts, fun_name = f)
+    },
+    ordered = , as.ordered = , factor = , as.factor = {
+      v <- col_arg()
+      lv <- if (!is.null(e$levels)) public_constant(e$levels, "the levels") else ctx$levels[[v]]
+      if (is.null(lv)) {
+        dp_stop(f, "(", v, ") needs public levels: ", f, "(", v, ", levels = c(...)) or ",
+             "levels = list(", v, " = c(...)) in the call", call. = FALSE)
+      }
+      list(kind = "factor", var = v, levels = as.character(unlist(lv)))
+    })
+  base <- paste0(sub("^as\\.", "", f), "_", paste(all.vars(e), collapse = "_"))
+  name <- base
+  i <- 1L
+  while (name %in% c(ctx$data_names, names(ctx$cols))) {
+    i <- i + 1L
+    name <- paste0(base, "_", i)
+  }
+  spec$label <- label
+  spec$expr <- e
+  ctx$cols[[name]] <- spec
+  .dpreg$derive <- ctx
+  name
+}
+
+# Adds the derived columns to a data frame (training rows or newdata).
+add_derived <- function(data, derived) {
+  for (nm in names(derived)) {
+    d <- derived[[nm]]
+    if (identical(d$kind, "factor")) {
+      x <- data[[d$var]]
+      if (is.null(x)) dp_stop("column ", d$var, " not found", call. = FALSE)
+      lab <- if (is.null(d$cut_args)) as.character(x)
+             else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
+      data[[nm]] <- factor(lab, levels = d$levels)
+    } else {
+      vals <- lapply(d$parts, function(p) {
+        if (!is.null(p$col)) {
+          if (is.null(data[[p$col]])) dp_stop("column ", p$col, " not found", call. = FALSE)
+          as.double(data[[p$col]])
+        } else as.double(p$value)
+      })
+      data[[nm]] <- do.call(if (d$fun_name == "pmin") pmin else pmax, vals)
+    }
+  }
+  data
+}
+
+# Public ranges of pmin()/pmax() columns from the declared ranges of their arguments (monotone in
+# each argument); NULL when an argument's range is not declared (then estimated privately).
+derived_bounds <- function(derived, bounds) {
+  out <- list()
+  for (nm in names(derived)) {
+    d <- derived[[nm]]
+    if (!identical(d$kind, "numeric")) next
+    lo <- hi <- numeric()
+    ok <- TRUE
+    for (p in d$parts) {
+      if (!is.null(p$col)) {
+        b <- bounds[[p$col]]
+        if (is.null(b)) { ok <- FALSE; break }
+        lo <- c(lo, as.double(unlist(b))[1]); hi <- c(hi, as.double(unlist(b))[2])
+      } else {
+        lo <- c(lo, min(p$value)); hi <- c(hi, max(p$value))
+      }
+    }
+    if (ok) {
+      f <- if (d$fun_name == "pmin") min else max
+      out[[nm]] <- as.list(c(f(lo), f(hi)))
+    }
+  }
+  out
 }

@@ -7,6 +7,16 @@
 #' @param x A `dp_fit` (from [dp_lm()] or [dp_glm()]).
 #' @param digits Significant digits.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(fit)
+#' }
 #' @export
 print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
@@ -16,7 +26,10 @@ print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   } else {
     cat("No coefficients\n")
   }
-  cat("\n", x$title, "\n", privacy_first_line(x), "\n\n", sep = "")
+  cat("\n")
+  cat_wrapped(x$title)
+  cat_wrapped(privacy_first_line(x))
+  cat("\n")
   invisible(x)
 }
 
@@ -47,6 +60,18 @@ privacy_first_line <- function(x) {
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
 #'   `Std. Error`, `z value`, `Pr(>|z|)`), `conf.int`, `sigma`, `df`,
 #'   `r.squared`, `adj.r.squared`, `wald`, `privacy_text`, `nobs`, ...
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   s <- summary(fit)
+#'   print(s)
+#'   print(coef(s))
+#' }
 #' @export
 summary.dp_fit <- function(object, ...) {
   tab <- object$coef_table
@@ -59,8 +84,8 @@ summary.dp_fit <- function(object, ...) {
   structure(list(
     call = object$call, title = object$title, coefficients = coefs, conf.int = ci,
     noise.share = tab$noise.share, has_inference = any(is.finite(tab$std.error)),
-    # df as in summary.lm: c(number of coefficients, residual df, number of coefficients)
-    sigma = object$sigma, df = as.integer(c(length(object$coefficients), object$df.residual,
+    # df as in summary.lm: c(rank (coefficients not NA), residual df, number of coefficients)
+    sigma = object$sigma, df = as.integer(c(sum(!is.na(object$coefficients)), object$df.residual,
                                             length(object$coefficients))),
     r.squared = object$r.squared,
     adj.r.squared = object$adj.r.squared, wald = object$wald, nobs = object$nobs,
@@ -93,10 +118,12 @@ perc_labels <- function(level) {
 print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
                                  signif.stars = getOption("show.signif.stars"), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
-  cat(x$title, "\n\n", sep = "")
+  cat_wrapped(x$title)
+  cat("\n")
   if (!is.null(x$method_text) && nzchar(x$method_text)) {
     # the core's method block: tuning values with their origins, released facts, method lines
-    cat(x$method_text, "\n\n", sep = "")
+    cat_wrapped(x$method_text)
+    cat("\n")
   }
   if (x$has_inference) {
     cat("Coefficients (noise-aware standard errors; normal reference):\n")
@@ -122,18 +149,19 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
-    cat("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits), " on ",
-        format(w$df), " DF,  p-value: ", format.pval(w$p.value, digits = digits), "\n", sep = "")
+    cat_wrapped(paste0("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits),
+                       " on ", format(w$df), " DF,  p-value: ",
+                       format.pval(w$p.value, digits = digits)))
   } else if (x$has_inference && !is.null(w$note)) {
-    cat("Noise-aware Wald chi-square: ", w$note, "\n", sep = "")
+    cat_wrapped(paste0("Noise-aware Wald chi-square: ", w$note))
   }
   not_rel <- c(if (!is.finite(x$sigma) && !identical(x$link, "logit") && is.null(x$sigma_not_estimable))
                  "residual standard error",
                if (!is.finite(x$r.squared) && !identical(x$link, "logit") && is.null(x$r_squared_not_estimable))
                  "R-squared")
   if (length(not_rel)) {
-    cat("Not released by this fit (no budget spent on them): ",
-        paste(not_rel, collapse = ", "), "\n", sep = "")
+    cat_wrapped(paste0("Not released by this fit (no budget spent on them): ",
+                       paste(not_rel, collapse = ", ")))
   }
   if (!x$has_inference) {
     note <- if (is.null(x$inference_note)) "this method provides none" else x$inference_note
@@ -142,13 +170,15 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     }
     cat(strwrap(note, width = 0.95 * getOption("width")), sep = "\n")
   } else if (!is.null(x$inference_note)) {
-    cat("Inference note: ", x$inference_note, "\n", sep = "")
+    cat_wrapped(paste0("Inference note: ", x$inference_note))
   }
-  cat("\n", trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
-                   else x$privacy_text), "\n", sep = "")
+  cat("\n")
+  cat_wrapped(trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
+                     else x$privacy_text))
   cat("n = ", x$nobs, " (public)\n", sep = "")
   if (length(x$warnings)) {
-    cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+    cat("Warnings:\n")
+    cat_wrapped(paste0("  * ", x$warnings, collapse = "\n"))
   }
   if (length(x$notes)) {
     cat("Notes:\n", paste0("  * ", x$notes, "\n"), sep = "")
@@ -165,12 +195,28 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #'
 #' `coef()` gives the released coefficients (original units), `vcov()` their
 #' noise-aware covariance, `confint()` noise-aware intervals (Wald z, or the
-#' method's bootstrap percentiles). Intervals at the level stored in the fit
-#' (0.95) need no Python; other levels are computed by the Python core.
+#' method's bootstrap percentiles). Wald intervals at any level and bootstrap
+#' intervals at the level stored in the fit (0.95) need no Python (the released
+#' covariance is stored in the fit); bootstrap intervals at other levels are
+#' computed by the Python core from the stored replicates.
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(coef(fit))
+#'   print(vcov(fit))
+#'   print(confint(fit, "x", level = 0.9))
+#'   print(nobs(fit))
+#'   print(formula(fit))
+#' }
 #' @name dp_fit-accessors
 NULL
 
@@ -186,11 +232,16 @@ vcov.dp_fit <- function(object, ...) object$vcov
 #' @export
 confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
-    stop("level must be a number strictly between 0 and 1", call. = FALSE)
+    dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }
   tab <- object$coef_table
   if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
     lo <- tab$conf.low; hi <- tab$conf.high
+  } else if (!identical(object$ci_method, "bootstrap")) {
+    # Wald z intervals b +/- z SE from the released values: no Python needed
+    z <- stats::qnorm(0.5 + level / 2)
+    lo <- unname(tab$estimate - z * tab$std.error)
+    hi <- unname(tab$estimate + z * tab$std.error)
   } else {
     out <- call_core("r_conf_int", object$core_json, level)
     lo <- num(out$lower); hi <- num(out$upper)
@@ -231,6 +282,16 @@ not_released <- function(what, why) {
 #' DP residual standard error.
 #' @param object A `dp_fit`.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(tryCatch(residuals(fit), dpreg_not_released = function(e) conditionMessage(e)))
+#' }
 #' @export
 residuals.dp_fit <- function(object, ...) {
   not_released("residuals", "each one would expose a record; summary() shows the DP residual standard error where released")
@@ -251,6 +312,18 @@ fitted.dp_fit <- function(object, ...) {
 #' `BIC()` stop: a DP fit does not release them.
 #' @param x,object A `dp_fit`.
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(terms(fit))
+#'   print(sigma(fit))
+#'   print(tryCatch(AIC(fit), dpreg_not_released = function(e) conditionMessage(e)))
+#' }
 #' @name dp_fit-lm-accessors
 NULL
 
@@ -297,6 +370,18 @@ deviance.dp_fit <- function(object, ...) {
 #'   `predict.glm()`: `"link"` (the default, the linear predictor) or
 #'   `"response"` (probabilities).
 #' @param ... Unused.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   nd <- data.frame(x = c(2, 8), g = factor(c("a", "b")))
+#'   print(predict(fit, nd, interval = "prediction"))
+#'   print(predict(fit, nd, se.fit = TRUE))
+#' }
 #' @export
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
@@ -318,10 +403,11 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
     not_released("fitted values", "predict() needs 'newdata'")
   }
   if (!is.logical(se.fit) || length(se.fit) != 1 || is.na(se.fit)) {
-    stop("se.fit must be TRUE or FALSE", call. = FALSE)
+    dp_stop("se.fit must be TRUE or FALSE", call. = FALSE)
   }
-  if (!is.data.frame(newdata)) stop("'newdata' must be a data frame", call. = FALSE)
-  vars <- setdiff(all.vars(object$formula[[3]]), character())
+  if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
+  newdata <- add_derived(newdata, object$derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   n <- nrow(newdata)
@@ -360,6 +446,17 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
 #' @return An object of class `dp_privacy`: the statement as a list (`eps`,
 #'   `delta`, `mu`, `rho`, `definition`, `neighbours`, `ledger`, `seeded`,
 #'   `leaks`, ...) with the core's text in `text`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(privacy(fit))
+#'   print(privacy(fit), n = 2)
+#' }
 #' @export
 privacy <- function(x, ...) UseMethod("privacy")
 
@@ -379,14 +476,16 @@ privacy.dp_estimate <- function(x, ...) {
 #' @param n Ledger rows to print (`Inf` for all).
 #' @export
 print.dp_privacy <- function(x, n = 20, ...) {
-  if (!is.numeric(n) || length(n) != 1 || is.na(n)) stop("n must be a number", call. = FALSE)
+  if (!is.numeric(n) || length(n) != 1 || is.na(n)) dp_stop("n must be a number", call. = FALSE)
   txt <- x$text
   if (is.null(txt) || !nzchar(txt)) {
     txt <- paste0("Privacy: eps = ", format(x$eps), ", delta = ", format(x$delta))
   }
-  cat(trimws(txt), "\n", sep = "")
+  cat_wrapped(trimws(txt))
   led <- ledger_frame(x$ledger)
-  if (!is.null(led) && nrow(led)) {
+  if (!is.null(led) && nrow(led) && is.finite(n) && n <= 0) {
+    cat("(", nrow(led), " ledger rows: print(privacy(fit), n = Inf))\n", sep = "")
+  } else if (!is.null(led) && nrow(led)) {
     cat("\nLedger:\n")
     shown <- if (is.finite(n) && n >= 0 && nrow(led) > n) seq_len(n) else seq_len(nrow(led))
     print(led[shown, , drop = FALSE], row.names = FALSE)

@@ -26,8 +26,14 @@
 #'   `conf.low`, `conf.high`, `reference` (`NA` where none) and `y` (vertical
 #'   position).
 #' @examples
-#' \dontrun{
-#' plot(fit, reference = coef(lm(y ~ x + g, data = df)))
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   plot(fit, reference = coef(lm(y ~ x + g, data = df)))
 #' }
 #' @export
 plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
@@ -42,16 +48,16 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
   }
   unknown <- setdiff(terms, all_terms)
   if (length(unknown)) {
-    stop("term(s) not among the fit's coefficients: ", paste(unknown, collapse = ", "), call. = FALSE)
+    dp_stop("term(s) not among the fit's coefficients: ", paste(unknown, collapse = ", "), call. = FALSE)
   }
   ci <- confint.dp_fit(x, level = level)
   ref <- rep(NA_real_, length(terms))
   if (!is.null(reference)) {
     if (!is.numeric(reference) || is.null(base::names(reference))) {
-      stop("'reference' must be a named numeric vector, e.g. coef(lm(...))", call. = FALSE)
+      dp_stop("'reference' must be a named numeric vector, e.g. coef(lm(...))", call. = FALSE)
     }
     if (!any(terms %in% base::names(reference))) {
-      stop("none of the names of 'reference' match the fit's coefficients (", 
+      dp_stop("none of the names of 'reference' match the fit's coefficients (", 
            paste(utils::head(terms, 3), collapse = ", "), ", ...)", call. = FALSE)
     }
     ref <- unname(reference[terms])
@@ -134,16 +140,16 @@ privacy_utility_plot <- function(eps, errors, ylab = "error", xlab = "eps (priva
                                  legend_pos = "topright", ...) {
   log <- match.arg(log)
   if (!is.numeric(eps) || !length(eps) || any(!is.finite(eps)) || any(eps <= 0)) {
-    stop("eps must be a vector of positive numbers", call. = FALSE)
+    dp_stop("eps must be a vector of positive numbers", call. = FALSE)
   }
   if (!is.list(errors) || is.null(base::names(errors)) || any(!nzchar(base::names(errors)))) {
-    stop("errors must be a named list: one numeric vector or matrix per method", call. = FALSE)
+    dp_stop("errors must be a named list: one numeric vector or matrix per method", call. = FALSE)
   }
   summ <- lapply(base::names(errors), function(m) {
     e <- errors[[m]]
     e <- if (is.matrix(e)) e else matrix(e, ncol = 1)
     if (!is.numeric(e) || nrow(e) != length(eps)) {
-      stop("errors$", m, " must have one value (or one row of replicates) per eps", call. = FALSE)
+      dp_stop("errors$", m, " must have one value (or one row of replicates) per eps", call. = FALSE)
     }
     q <- t(apply(e, 1, function(r) {
       r <- r[is.finite(r)]
@@ -161,7 +167,7 @@ privacy_utility_plot <- function(eps, errors, ylab = "error", xlab = "eps (priva
   }
   col <- rep_len(col, k)
   yr <- range(c(drawn$median, if (band) c(drawn$q1, drawn$q3)), finite = TRUE)
-  if (!all(is.finite(yr))) stop("errors has no finite values to draw", call. = FALSE)
+  if (!all(is.finite(yr))) dp_stop("errors has no finite values to draw", call. = FALSE)
   args <- c(list(x = range(eps), y = yr, type = "n", log = log, xaxt = "n", xlab = xlab,
                  ylab = ylab, main = main), list(...))
   do.call(graphics::plot.default, args)

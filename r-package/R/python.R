@@ -43,7 +43,7 @@ install_dpreg <- function(path = NULL, envname = dpreg_envname(), python = NULL,
   message("Installing the dpreg Python core from ", path, " ...")
   status <- system2(env_python, c("-m", "pip", shQuote(pip_args)))
   if (!identical(as.integer(status), 0L)) {
-    stop("pip could not install the dpreg Python core from '", path, "' into '", envname,
+    dp_stop("pip could not install the dpreg Python core from '", path, "' into '", envname,
          "' (exit status ", status, "); see pip's output above.", call. = FALSE)
   }
   # usable in this session when Python has not started yet and no interpreter was forced
@@ -72,7 +72,7 @@ default_core_source <- function() {
   for (d in cands) {
     if (is_core_source(d)) return(normalizePath(d))
   }
-  stop("install_dpreg() cannot find the dpreg Python source tree (a directory with ",
+  dp_stop("install_dpreg() cannot find the dpreg Python source tree (a directory with ",
        "pyproject.toml and python/dpreg). Pass it: install_dpreg(\"/path/to/dpreg\") (the ",
        "repository root, the parent of r-package/), or set DPREG_SOURCE to it; a wheel or sdist ",
        "file of the core works too.", call. = FALSE)
@@ -97,6 +97,9 @@ is_core_source <- function(d) {
 #' the dpreg core can be imported. Never fails: returns `FALSE` with the reason
 #' as attribute `reason`.
 #' @return `TRUE` or `FALSE`.
+#' @examples
+#' ok <- dpreg_available()
+#' if (!ok) cat(attr(ok, "reason"), "\n")
 #' @export
 dpreg_available <- function() {
   reason <- python_problem()
@@ -126,7 +129,7 @@ python_problem <- function() {
 bridge <- function() {
   if (!isTRUE(.dpreg$checked)) {
     problem <- python_problem()
-    if (!is.null(problem)) stop(problem, call. = FALSE)
+    if (!is.null(problem)) dp_stop(problem, call. = FALSE)
     .dpreg$checked <- TRUE
   }
   .dpreg$bridge
@@ -155,7 +158,10 @@ call_core <- function(fun, ...) {
     .dpreg$funs[[fun]] <- f
   }
   out <- f(...)
-  # the core's messages show Python syntax for options; R users pass R lists
+  # the core's messages are written for Python users: r_syntax() turns the levels= hints into R
+  # lists, r_dialect() renders the rest in R's syntax; the conditions carry R classes
+  # (dpreg_value_error, dpreg_design_error, dpreg_accuracy, ...; the older dpreg_<PythonClass>
+  # classes stay for code that caught them)
   r_syntax <- function(msg) {
     msg <- gsub("levels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", msg)
     gsub("levels='data'", "levels = \"data\"", msg, fixed = TRUE)
@@ -165,16 +171,18 @@ call_core <- function(fun, ...) {
     key <- paste0(w$category, ": ", w$message)
     if (key %in% seen) next   # each warning once per call (the core emits each once per fit)
     seen <- c(seen, key)
-    warning(structure(class = c(warning_class(w$category), "warning", "condition"),
-                      list(message = paste0(w$category, ": ", r_syntax(w$message)), call = NULL)))
+    cls <- c(warning_class(w$category), r_condition_class(w$category, "warning"))
+    warning(structure(class = unique(c(cls, "dpreg_warning", "warning", "condition")),
+                      list(message = r_dialect(r_syntax(w$message)), call = NULL)))
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
     # every class of the Python exception (InvalidArgument, DPRegError, ValueError, ...) becomes
     # dpreg_<name>, so handlers for the base classes catch the specific errors too
     types <- unique(c(err$type, unlist(err$classes)))
-    stop(structure(class = c(paste0("dpreg_", types), "dpreg_error", "error", "condition"),
-                   list(message = paste0(err$type, ": ", r_syntax(err$message)), call = NULL,
+    stop(structure(class = unique(c(r_condition_class(err$type), paste0("dpreg_", types),
+                                    "dpreg_error", "error", "condition")),
+                   list(message = r_dialect(r_syntax(err$message)), call = NULL,
                         privacy = err$privacy)))
   }
   out$value

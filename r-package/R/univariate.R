@@ -16,6 +16,15 @@
 #'   `quantile_noise`, `accounting`, ...).
 #' @return An object of class `dp_estimate`: `estimate`, `std.error`, `kind`,
 #'   `facts`, `privacy`, `warnings`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   x <- rlnorm(1000, 3)
+#'   m <- dp_mean(x, eps = 1, bounds = c(0, 1e4), seed = 1)
+#'   print(m)
+#'   print(confint(m))
+#'   print(dp_quantile(x, 0.5, eps = 1, lower = 0, seed = 2))
+#' }
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
   check_vector(x)
@@ -31,7 +40,7 @@ dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
 dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL, ...) {
   check_vector(x)
   if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
-    stop("q must be a single number in (0, 1)", call. = FALSE)
+    dp_stop("q must be a single number in (0, 1)", call. = FALSE)
   }
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  lower = if (is.null(lower)) NULL else as.double(lower),
@@ -43,18 +52,19 @@ dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, se
 
 check_vector <- function(x) {
   if (is.factor(x) || is.character(x) || is.logical(x) || !is.numeric(x)) {
-    stop("x must be a numeric vector", call. = FALSE)
+    dp_stop("x must be a numeric vector", call. = FALSE)
   }
   if (anyNA(x)) {
-    stop("missing values (NA) in x: remove them first (the number of observations must be public)",
+    dp_stop("missing values (NA) in x: remove them first (the number of observations must be public)",
          call. = FALSE)
   }
-  if (!length(x)) stop("x must contain at least one observation", call. = FALSE)
+  if (!length(x)) dp_stop("x must contain at least one observation", call. = FALSE)
 }
 
 new_dp_estimate <- function(d, call) {
   structure(list(estimate = num1(d$estimate), std.error = num1(d$std_error), kind = d$kind,
-                 facts = d$facts, privacy = d$privacy, warnings = chr(d$warnings), call = call,
+                 facts = d$facts, privacy = within_text(d$privacy), warnings = r_dialect(chr(d$warnings)),
+                 call = call,
                  nobs = if (is.null(d$facts$n)) NA_integer_ else as.integer(d$facts$n)),
             class = "dp_estimate")
 }
@@ -82,6 +92,49 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
     cat("Privacy: eps = ", format(p$eps), ", delta = ", format(num1(p$delta)),
         if (isTRUE(p$seeded)) "; seeded (reproducible, not for release)" else "", "\n", sep = "")
   }
-  if (length(x$warnings)) cat("Warnings:\n", paste0("  * ", x$warnings, "\n"), sep = "")
+  if (length(x$warnings)) {
+    cat("Warnings:\n")
+    cat_wrapped(paste0("  * ", x$warnings, collapse = "\n"))
+  }
   invisible(x)
+}
+
+within_text <- function(p) {
+  if (is.list(p) && !is.null(p$text)) p$text <- r_dialect(p$text)
+  p
+}
+
+#' Confidence interval of a DP mean or quantile
+#'
+#' The interval the core released with the estimate when there is one at this
+#' level; otherwise the Wald z interval `estimate +/- z * std.error` from the
+#' released estimate and standard error (post-processing, no Python). `NA`
+#' when no standard error was released.
+#' @param object A `dp_estimate`.
+#' @param parm Unused (one parameter).
+#' @param level Confidence level.
+#' @param ... Unused.
+#' @return A 1 x 2 matrix.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   m <- dp_mean(rnorm(500, 10), eps = 1, bounds = c(-100, 100), seed = 1)
+#'   print(m)
+#'   print(confint(m))
+#' }
+#' @export
+confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
+  if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
+    dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
+  }
+  ci <- object$conf.int
+  if (!is.null(ci) && isTRUE(abs(num1(ci$level) - level) < 1e-12)) {
+    lo <- num1(ci$lower); hi <- num1(ci$upper)
+  } else {
+    z <- stats::qnorm(0.5 + level / 2)
+    lo <- object$estimate - z * object$std.error
+    hi <- object$estimate + z * object$std.error
+  }
+  what <- if (identical(object$kind, "quantile")) "quantile" else "mean"
+  matrix(c(lo, hi), 1, 2, dimnames = list(what, perc_labels(level)))
 }

@@ -1,7 +1,7 @@
-"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; API.md "Bounds" and "Data policy").
+"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; docs/api.md "Bounds" and "Data policy").
 
 ``build_design`` is the only place that reads the user's data frame. What it may take from the data
-without budget is listed in API.md's data-policy table; each such leak warns with
+without budget is listed in the data-policy table of docs/api.md; each such leak warns with
 ``PrivacyLeakWarning`` (an error with ``strict=True``) and is recorded in ``schema.leaks``.
 No message quotes a data value.
 """
@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+
+_DBL_MAX = float(np.finfo(float).max)
 
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
@@ -26,8 +28,8 @@ UNKNOWN_LEVEL = ("error", "reference")
 
 
 class DesignError(DPRegError, ValueError):
-    """Bad data or schema for the design (message names columns/options, never values). A DPRegError
-    (API.md: the base of dpreg's own exceptions) and, as before, a ValueError."""
+    """Bad data or schema for the design (message names columns/options, never values). A
+    :class:`dpreg.DPRegError` and, as before, a ``ValueError``."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -240,7 +242,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                  levels_share_eps=None, levels_share_delta=None) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
-    Parameters (see API.md "Bounds" and "Data policy")
+    Parameters (see docs/api.md "Bounds" and "Data policy")
     ----------
     bounds : None, "data" or {col: (lo, hi)}; an end given as None/inf is estimated privately.
     levels : {col: [levels]} public levels, first = reference; None; or "data". Only declared levels
@@ -571,10 +573,16 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             lower=None if not math.isfinite(lo) else lo, upper=None if not math.isfinite(hi) else hi,
             bounds_source=sources[v])
 
-    # domain and divisor checks on public ranges before anything is evaluated on the data
+    # domain and divisor checks on public ranges before anything is evaluated on the data. An end that
+    # is neither declared nor estimated counts as unbounded: a transform must be defined for every value
+    # a row may hold, since a refusal triggered by one row's value would reveal that row
+    def public_range(nm):
+        lo_p, hi_p = ranges.get(nm, (math.nan, math.nan))
+        return (-math.inf if math.isnan(lo_p) else lo_p, math.inf if math.isnan(hi_p) else hi_p)
+
     for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
         if info.kind == "numeric" and not (family == "binomial" and info is parsed.lhs_factor):
-            interval_of(info.tree, info.names, lambda nm: ranges.get(nm, (math.nan, math.nan)), info.expr)
+            interval_of(info.tree, info.names, public_range, info.expr)
 
     # ---- model matrix -------------------------------------------------------------------------
     data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
@@ -582,7 +590,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     # public: from the formula and the declared levels only (checked before the data are coded)
     encodings = {expr: _encoding(info, schema) for expr, info in parsed.factors.items()
                  if info.kind == "categorical"}
-    X_df, spec_state = _model_matrix(parsed, data_frame, schema)
+    # overflow of a transform is saturated below; numpy must not warn about it on the way (a warning,
+    # or an error under a warnings-as-errors filter, would reveal the row)
+    with np.errstate(over="ignore", under="ignore"):
+        X_df, spec_state = _model_matrix(parsed, data_frame, schema)
     terms = list(X_df.columns)
     X = X_df.to_numpy(dtype=float)
     d = X.shape[1]
@@ -602,6 +613,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         return r
 
     lower, upper = _column_intervals(parsed, X_df, spec_state["structure"], var_iv, encodings)
+    # a transform of an unbounded column may overflow (exp, powers of a huge value): saturate at the
+    # largest double, so every finite row takes the same code path (the estimators clip or clamp next)
+    if not np.all(np.isfinite(X)):
+        X = np.clip(X, -_DBL_MAX, _DBL_MAX)      # a copy only when something overflowed
     if not np.all(np.isfinite(X)):
         bad = [terms[j] for j in range(d) if not np.all(np.isfinite(X[:, j]))]
         raise DesignError(f"the term(s) {', '.join(map(repr, bad))} produce non-finite values; declare "
@@ -613,10 +628,11 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         outcome_interval = (0.0, 1.0)
     else:
         info = parsed.lhs_factor
-        yv = _eval_numeric(info, data_frame)
+        with np.errstate(over="ignore", under="ignore"):     # saturated below, like X
+            yv = _eval_numeric(info, data_frame)
         oi = interval_of(info.tree, info.names, var_iv, info.expr)
         outcome_interval = None if (math.isnan(oi[0]) or math.isnan(oi[1])) else (float(oi[0]), float(oi[1]))
-        y = np.asarray(yv, dtype=float)
+        y = np.clip(np.asarray(yv, dtype=float), -_DBL_MAX, _DBL_MAX)   # overflow saturates, as for X
         if not np.all(np.isfinite(y)):
             raise DesignError("the outcome transform produces non-finite values; declare bounds that keep "
                               "it inside its domain")

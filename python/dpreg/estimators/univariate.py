@@ -256,7 +256,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
         bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
         private anchor (the median, searched from the declared bound, or both up and down from 0
         without any) and the search starts there. Bounds may be very loose; the grid resolution near
-        v is (beta - 1)(|v - start| + 1).
+        v is (beta - 1)(abs(v - start) + 1).
     budget : dpreg.Budget, optional
         Charged with what the release spends; refused before anything is computed when it cannot pay.
     inference : bool, default True
@@ -289,6 +289,19 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     DPEstimate
         ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
         otherwise. ``conf_int()`` gives the released intervals.
+
+    See Also
+    --------
+    dp_mean : private mean (winsorized at two private quantiles).
+    dpreg.Budget : a total budget shared by several releases.
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds
+    >>> price = load_diamonds()["price"]
+    >>> est = dpreg.dp_quantile(price, [0.25, 0.5, 0.75], eps=1.0, bounds=(0, None), random_state=1)
+    >>> est.estimates  # doctest: +SKIP
     """
     from scipy import stats as _stats
 
@@ -500,7 +513,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     bounds : (lower, upper), optional
         Public loose bounds where the quantile searches start; either end may be None. Without a
         finite end, 10% of the budget releases a private anchor (as in :func:`dp_quantile`). They
-        may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(|v - start| + 1).
+        may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     budget : dpreg.Budget, optional
         Charged with what the release spends; refused up front when it cannot pay.
     inference : bool, default True
@@ -545,6 +558,19 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     DPEstimate
         ``kind="mean"``; ``facts`` holds the released clip points q_lo, q_hi, the noise sd
         (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
+
+    See Also
+    --------
+    dp_quantile : private quantiles by the same search.
+    dpreg.Budget : a total budget shared by several releases.
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds
+    >>> carat = load_diamonds()["carat"]
+    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
+    >>> est.conf_int()  # doctest: +SKIP
     """
     from ..results.estimate import DPEstimate
     from .quantile import default_max_steps, k_max

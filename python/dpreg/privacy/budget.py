@@ -27,18 +27,35 @@ def _exact(values) -> Fraction:
 class Budget:
     """A total privacy budget (eps, delta) drawn from by successive fits (basic composition).
 
-    >>> b = dpreg.Budget(2.0, delta=1e-5)
-    >>> fit1 = dpreg.dp_lm("y ~ x", df, eps=1, delta=1e-6, budget=b)
-    >>> b.remaining        # (1.0, 9e-06)
-
-    Parameters
-    ----------
-    eps : float in the range of every request (dpreg.privacy.accounting.EPS_MIN .. EPS_MAX)
-    delta : float, 0 <= delta < 1 (0: only pure-DP fits can draw from it)
+    Pass it as ``budget=`` to :func:`dpreg.dp_lm`, :func:`dpreg.dp_glm`, :func:`dpreg.dp_mean`,
+    :func:`dpreg.dp_quantile` or the scikit-learn estimators: each draws its (eps, delta) from it
+    before touching the data, and one that would overspend raises :class:`dpreg.BudgetExceeded` and
+    changes nothing. Successive fits compose by basic composition (eps and delta add), valid for any
+    mix of mechanisms and for adaptively chosen analyses.
 
     Spending is checked in exact arithmetic, with no slack: the fits' eps (and delta) never add up to
     more than the Budget, not even in the last bit. (Fits charge what their ledgers compose to, which
-    is at most their request, so eps/k k times fits.)
+    is at most their request, so k fits of eps/k each fit.) A Budget is an account: copying or
+    cloning an object that holds it shares it, never copies it.
+
+    Parameters
+    ----------
+    eps : float
+        Total eps, in the range of every request ([1e-6, 1e9]).
+    delta : float, default 0.0
+        Total delta, 0 <= delta < 1 (0: only pure-DP fits can draw from it).
+
+    Raises
+    ------
+    dpreg.errors.InvalidArgument
+        eps or delta outside its range.
+
+    Examples
+    --------
+    >>> b = dpreg.Budget(2.0, delta=1e-5)
+    >>> fit1 = dpreg.dp_lm("y ~ x", df, eps=1, delta=1e-6, budget=b)  # doctest: +SKIP
+    >>> b.remaining  # doctest: +SKIP
+    (1.0, 9e-06)
     """
 
     def __init__(self, eps, delta=0.0):
@@ -50,10 +67,12 @@ class Budget:
     # ---- state ----------------------------------------------------------------------------------
     @property
     def spent(self) -> tuple[float, float]:
+        """(eps, delta) spent so far (exact sums of the fits' charges)."""
         return (float(_exact(h[1] for h in self._history)), float(_exact(h[2] for h in self._history)))
 
     @property
     def remaining(self) -> tuple[float, float]:
+        """(eps, delta) still available, rounded down: never more than is left."""
         from .accounting import _largest_float_at_most   # rounded down: never more than is left
         e = Fraction(self.eps) - _exact(h[1] for h in self._history)
         d = Fraction(self.delta) - _exact(h[2] for h in self._history)
@@ -61,18 +80,53 @@ class Budget:
 
     @property
     def history(self) -> list[tuple[str, float, float]]:
+        """One ``(label, eps, delta)`` tuple per fit charged, in order."""
         return list(self._history)
 
     # ---- spending -------------------------------------------------------------------------------
     def can_spend(self, eps, delta=0.0) -> bool:
+        """Whether a charge of (eps, delta) fits in what remains (nothing is recorded).
+
+        Parameters
+        ----------
+        eps : float
+            eps of the charge (finite, >= 0).
+        delta : float, default 0.0
+            delta of the charge (0 <= delta < 1).
+
+        Returns
+        -------
+        bool
+        """
         eps, delta = self._check_request(eps, delta)
         e = _exact(h[1] for h in self._history) + Fraction(eps)
         d = _exact(h[2] for h in self._history) + Fraction(delta)
         return e <= Fraction(self.eps) and d <= Fraction(self.delta)
 
     def spend(self, eps, delta=0.0, label=None) -> tuple[float, float]:
-        """Record a fit's (eps, delta); raises BudgetExceeded (and records nothing) if it would
-        overspend. Returns the remaining (eps, delta)."""
+        """Record a fit's (eps, delta).
+
+        Fits call this themselves; call it directly to account for a release made outside dpreg.
+
+        Parameters
+        ----------
+        eps : float
+            eps of the charge (finite, >= 0).
+        delta : float, default 0.0
+            delta of the charge (0 <= delta < 1).
+        label : str, optional
+            Name of the charge in :attr:`history` (default "fit k").
+
+        Returns
+        -------
+        tuple of float
+            The remaining (eps, delta).
+
+        Raises
+        ------
+        dpreg.BudgetExceeded
+            The charge would overspend; nothing is recorded.
+        """
         eps, delta = self._check_request(eps, delta)
         if not self.can_spend(eps, delta):
             re, rd = self.remaining
@@ -106,6 +160,12 @@ class Budget:
 
     # ---- display / exchange ---------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """Plain Python types: ``eps``, ``delta``, ``spent``, ``remaining``, ``history``.
+
+        Returns
+        -------
+        dict
+        """
         e, d = self.spent
         re, rd = self.remaining
         return {"eps": self.eps, "delta": self.delta, "spent": [e, d], "remaining": [re, rd],

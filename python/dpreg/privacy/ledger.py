@@ -62,8 +62,12 @@ def _cost(row: dict) -> str:
 
 
 class LedgerTable(list):
-    """A list of ledger rows (dicts) that prints as a table (``print(fit.privacy.ledger)``); it is an
-    ordinary list otherwise (indexing, ``len``, JSON)."""
+    """The ledger of a privacy statement (``fit.privacy.ledger``): one dict per release.
+
+    An ordinary list otherwise (indexing, ``len``, JSON) that prints as a table
+    (``print(fit.privacy.ledger)``). Every entry is public: which statistic was released, by which
+    mechanism, its sensitivity and noise scale, and its cost.
+    """
 
     def _cells(self):
         headers = [h for _, h in _TABLE_COLUMNS]
@@ -84,10 +88,22 @@ class LedgerTable(list):
         return self.__str__()
 
     def to_html(self) -> str:
+        """The ledger as an HTML table.
+
+        Returns
+        -------
+        str
+        """
         from ..results.tables import render_html
         return render_html(*self._cells(), left_cols=2)
 
     def to_markdown(self) -> str:
+        """The ledger as a Markdown table.
+
+        Returns
+        -------
+        str
+        """
         from ..results.tables import render_markdown
         return render_markdown(*self._cells(), left_cols=2)
 
@@ -95,6 +111,12 @@ class LedgerTable(list):
         return self.to_html()
 
     def to_frame(self):
+        """The ledger as a DataFrame (one row per release).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
         return pd.DataFrame([dict(r) for r in self])
 

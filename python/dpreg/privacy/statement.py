@@ -124,27 +124,46 @@ def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:
 
 @dataclass
 class PrivacyStatement:
-    """The privacy facts of one fit (API.md ``DPFit.privacy``).
+    """The privacy facts of one fit or release (``fit.privacy``).
 
-    eps, delta            : requested budget of the fit
-    eps_spent, delta_spent: what the ledger composes to (<= the request; delta_spent = 0 for pure DP)
-    mu                    : total Gaussian-DP mu when every costed release is Gaussian, else None
-    rho                   : total zCDP rho when exact (Gaussian / zCDP releases only), else None
-    definition            : "mu-GDP", "rho-zCDP", "eps-differential privacy (pure)" or
-                            "(eps, delta)-differential privacy"
-    neighbours            : "replace_one" or "add_remove"; ``neighbours_text`` is the plain sentence
-    ledger                : one dict per release (statistic, mechanism, sensitivity, noise_scale, mu,
-                            eps, delta, rho, share, note)
-    seeded                : True when the user fixed the seed ("reproducible, not for release")
-    leaks                 : texts of everything taken from the data without budget
-    ranges                : per variable: source (declared / estimated privately / read from data) and
-                            public or released values
-    private               : False when bounds were read from the data (the fit is then NOT DP)
-    components            : the composition by currency (mu_gaussian, rho_zcdp, eps_pure, ...)
-    notes                 : further plain sentences (e.g. from the estimator)
-    unit                  : name of the privacy-unit column (``unit=``), or None when each row is a unit;
-                            neighbours then differ by replacing all rows of one unit, and N (the
-                            number of units) is public instead of the row count
+    ``str()`` prints the guarantee and the ledger; :meth:`paragraph` gives sentences for a methods
+    section; notebooks display it as HTML. Made by the fitting functions, not constructed directly
+    (:meth:`from_dict` rebuilds one from :meth:`to_dict`).
+
+    Attributes
+    ----------
+    eps, delta : float
+        Requested budget of the fit.
+    eps_spent, delta_spent : float
+        What the ledger composes to (at most the request; ``delta_spent`` = 0 for pure DP).
+    mu : float or None
+        Total Gaussian-DP mu when every costed release is Gaussian.
+    rho : float or None
+        Total zCDP rho when exact (Gaussian / zCDP releases only).
+    definition : str
+        "mu-GDP", "rho-zCDP", "eps-differential privacy (pure)" or "(eps, delta)-differential privacy".
+    neighbours : str
+        "replace_one" or "add_remove"; :attr:`neighbours_text` is the plain sentence.
+    ledger : LedgerTable
+        One dict per release (statistic, mechanism, sensitivity, noise_scale, mu, eps, delta, rho,
+        share, note); prints as a table.
+    seeded : bool
+        True when the user fixed the seed ("reproducible, not for release").
+    leaks : list of str
+        Texts of everything taken from the data without budget.
+    ranges : list of dict
+        Per variable: source (declared / estimated privately / read from data) and public or released
+        values.
+    private : bool
+        False when ranges or levels were read from the data (the fit is then not DP).
+    components : dict
+        The composition by currency (mu_gaussian, rho_zcdp, eps_pure, ...).
+    notes : list of str
+        Further plain sentences (e.g. from the estimator).
+    unit : str or None
+        Name of the privacy-unit column (``unit=``), or None when each row is a unit; neighbours then
+        differ by replacing all rows of one unit, and N (the number of units) is public instead of
+        the row count.
     """
     eps: float
     delta: float
@@ -171,6 +190,37 @@ class PrivacyStatement:
     @classmethod
     def build(cls, *, eps, delta, eps_spent, delta_spent, mu=None, rho=None, definition, neighbours,
               ledger, seeded, schema=None, leaks=None, notes=None, components=None) -> PrivacyStatement:
+        """Build a statement from a composed ledger and the design's schema (used by the fitting functions).
+
+        Parameters
+        ----------
+        eps, delta : float
+            Requested budget.
+        eps_spent, delta_spent : float
+            What the ledger composes to.
+        mu, rho : float, optional
+            Exact totals in Gaussian-DP / zCDP, where they exist.
+        definition : str
+            The privacy definition met.
+        neighbours : str
+            "replace_one" or "add_remove".
+        ledger : list of dict
+            One row per release.
+        seeded : bool
+            Whether the user fixed the seed.
+        schema : dpreg.design.schema.Schema, optional
+            Where the ranges and levels came from (declared, private, data).
+        leaks : list of str, optional
+            Texts of what was taken from the data without budget.
+        notes : list of str, optional
+            Further sentences.
+        components : dict, optional
+            The composition by currency.
+
+        Returns
+        -------
+        PrivacyStatement
+        """
         ranges, private, schema_leaks = _ranges_from_schema(schema)
         all_leaks = []
         for t in list(schema_leaks) + [str(x) for x in (leaks or [])]:
@@ -186,6 +236,7 @@ class PrivacyStatement:
     # ---- views ----------------------------------------------------------------------------------
     @property
     def neighbours_text(self) -> str:
+        """The neighbouring relation as a plain sentence."""
         if self.unit is not None and self.neighbours == "replace_one":
             return (f"neighbouring datasets differ by replacing one unit (all rows of one {self.unit}); "
                     "the number of units N is public")
@@ -199,20 +250,22 @@ class PrivacyStatement:
 
     @property
     def seeded_label(self) -> str | None:
+        """"reproducible, not for release" when the seed was fixed, else None."""
         return SEEDED_LABEL if self.seeded else None
 
     @property
     def mu_total(self) -> float | None:
-        """sqrt(sum mu_i^2) over the Gaussian releases (spec 1.7), also in mixed ledgers; None if none."""
+        """sqrt(sum mu_i^2) over the Gaussian releases, also in mixed ledgers; None if there are none."""
         return (self.components or {}).get("mu_gaussian")
 
     @property
     def eps_achieved(self) -> float:
-        """Spec 1.7 name of ``eps_spent``."""
+        """Another name of :attr:`eps_spent`."""
         return self.eps_spent
 
     @property
     def pure(self) -> bool:
+        """True when nothing of delta was spent (pure eps-DP)."""
         return self.delta_spent == 0.0
 
     @property
@@ -235,7 +288,13 @@ class PrivacyStatement:
         return "this fit is NOT differentially private: " + "; ".join(self.leaks)
 
     def guarantee(self) -> str:
-        """The (eps, delta) guarantee in words, e.g. "(eps = 1, delta = 1e-06)-DP"."""
+        """The (eps, delta) guarantee in words, e.g. "(eps = 1, delta = 1e-06)-DP".
+
+
+        Returns
+        -------
+        str
+        """
         if self.pure:
             return f"(eps = {_g(self.eps_spent)})-DP (pure, delta = 0)"
         return f"(eps = {_g(self.eps_spent)}, delta = {_g(self.delta_spent)})-DP"
@@ -301,7 +360,12 @@ class PrivacyStatement:
                 f"releases={len(self.ledger)}, seeded={self.seeded}, private={self.private})")
 
     def paragraph(self) -> str:
-        """Sentences for a methods section, generated from this statement."""
+        """Sentences for a methods section, generated from this statement.
+
+        Returns
+        -------
+        str
+        """
         s = []
         if not self.private:
             s.append("The estimates are NOT differentially private: the ranges of some variables were "
@@ -386,13 +450,24 @@ class PrivacyStatement:
 
     # ---- display (notebooks, reports) -----------------------------------------------------------
     def to_html(self) -> str:
-        """The one-line label, the methods-section paragraph and the ledger as an HTML table."""
+        """The one-line label, the methods-section paragraph and the ledger as an HTML table.
+
+        Returns
+        -------
+        str
+        """
         import html
         head = str(self).strip().splitlines()[0]
         return (f"<p><strong>{html.escape(head)}</strong></p>\n<p>{html.escape(self.paragraph())}</p>\n"
                 + self.ledger.to_html() + "\n")
 
     def to_markdown(self) -> str:
+        """The one-line label, the methods-section paragraph and the ledger as Markdown.
+
+        Returns
+        -------
+        str
+        """
         head = str(self).strip().splitlines()[0]
         return f"**{head}**\n\n{self.paragraph()}\n\n{self.ledger.to_markdown()}\n"
 
@@ -404,7 +479,13 @@ class PrivacyStatement:
 
     # ---- exchange -------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain Python types only (dict/list/str/float/int/bool/None)."""
+        """Plain Python types only (dict/list/str/float/int/bool/None), with ``summary`` and ``paragraph``
+        texts.
+
+        Returns
+        -------
+        dict
+        """
         return _plain({
             "eps": self.eps, "delta": self.delta, "eps_spent": self.eps_spent,
             "delta_spent": self.delta_spent, "mu": self.mu, "rho": self.rho,
@@ -418,6 +499,17 @@ class PrivacyStatement:
 
     @classmethod
     def from_dict(cls, d: dict) -> PrivacyStatement:
+        """Rebuild a statement from :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            The output of :meth:`to_dict`.
+
+        Returns
+        -------
+        PrivacyStatement
+        """
         def f(x):
             return None if x is None else float(x)
         eps, delta = float(d["eps"]), float(d.get("delta") or 0.0)
@@ -435,7 +527,12 @@ class PrivacyStatement:
                    unit=None if d.get("unit") is None else str(d["unit"]))
 
     def to_frame(self):
-        """The ledger as a pandas DataFrame (one row per release)."""
+        """The ledger as a DataFrame (one row per release).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
         cols = ["statistic", "mechanism", "sensitivity", "noise_scale", "mu", "eps", "delta", "rho",
                 "share", "note"]

@@ -13,9 +13,23 @@ from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_l
 
 
 class Comparison:
-    """Side-by-side table of DP fits. ``estimates`` / ``std_errors`` are numeric DataFrames (terms x
-    models); ``rows()`` the formatted cells; ``str()``, ``to_markdown()``, ``to_latex()`` (booktabs),
-    ``to_html()`` render them."""
+    """Side-by-side table of DP fits, made by :func:`dpreg.compare`.
+
+    ``estimates`` / ``std_errors`` are numeric DataFrames (terms x models); :meth:`rows` gives the
+    formatted cells; ``str()``, :meth:`to_markdown`, :meth:`to_latex` (booktabs) and :meth:`to_html`
+    render them; notebooks display it as HTML.
+
+    Parameters
+    ----------
+    fits : sequence of dpreg.DPFit
+        The fits, one column each.
+    names : sequence of str, optional
+        Column names (default: the methods).
+    digits : int, default 4
+        Significant digits of the cells.
+    show_stars : bool, default True
+        Append significance stars to the estimates.
+    """
 
     N_FOOTER = 6   # method, eps, delta, n, sigma, R-squared rows at the bottom of rows()
 
@@ -56,6 +70,14 @@ class Comparison:
         return pd.DataFrame([r[1:] for r in rows], index=[r[0] for r in rows], columns=headers[1:])
 
     def rows(self):
+        """The formatted cells.
+
+        Returns
+        -------
+        tuple
+            ``(headers, rows)``: estimate rows, standard-error rows, then footer rows (method, eps,
+            delta, n, sigma, R-squared).
+        """
         headers = [""] + self.names
         rows = []
         for t in self.terms:
@@ -88,6 +110,12 @@ class Comparison:
         return "NA" if v is None else format_number(v, 6)
 
     def notes(self) -> list[str]:
+        """Notes printed under the table (privacy of each fit, what the stars mean, warnings).
+
+        Returns
+        -------
+        list of str
+        """
         out = ["Standard errors (noise-aware, z reference) in parentheses; empty where a method offers "
                "no inference."]
         if self.show_stars:
@@ -108,10 +136,22 @@ class Comparison:
         return self.__str__()
 
     def to_markdown(self) -> str:
+        """The table and its notes as Markdown.
+
+        Returns
+        -------
+        str
+        """
         headers, rows = self.rows()
         return render_markdown(headers, rows) + "\n\n" + markdown_paragraphs(self.notes()) + "\n"
 
     def to_html(self) -> str:
+        """The table and its notes as HTML.
+
+        Returns
+        -------
+        str
+        """
         headers, rows = self.rows()
         return render_html(headers, rows) + "\n" + html_paragraphs(self.notes()) + "\n"
 
@@ -123,13 +163,44 @@ class Comparison:
         return self.to_markdown()
 
     def to_latex(self, *, caption: str | None = "DP regression fits", label: str | None = None) -> str:
+        r"""A booktabs ``table`` with the notes under it (needs ``\usepackage{booktabs}``).
+
+        Parameters
+        ----------
+        caption : str, optional
+            Table caption (default "DP regression fits").
+        label : str, optional
+            LaTeX ``\label`` of the table.
+
+        Returns
+        -------
+        str
+        """
         headers, rows = self.rows()
         return render_latex(headers, rows, caption=caption, label=label, notes=self.notes(),
                             midrule_before=len(rows) - self.N_FOOTER) + "\n"
 
 
 def compare(fits, names=None, **kwargs) -> Comparison:
-    """Side-by-side table of DP fits: ``dpreg.compare([fit1, fit2], names=["AdaSSP", "Boosted"])``."""
+    """Side-by-side table of DP fits.
+
+    Parameters
+    ----------
+    fits : sequence of dpreg.DPFit or dict
+        The fits; a dict maps column names to fits.
+    names : sequence of str, optional
+        Column names (default: the dict's keys, or the methods).
+    **kwargs
+        ``digits`` and ``show_stars`` of :class:`dpreg.results.compare.Comparison`.
+
+    Returns
+    -------
+    dpreg.results.compare.Comparison
+
+    Examples
+    --------
+    >>> dpreg.compare([fit1, fit2], names=["AdaSSP", "Boosted"])  # doctest: +SKIP
+    """
     if isinstance(fits, dict) and names is None:
         names, fits = list(fits.keys()), list(fits.values())
     return Comparison(fits, names, **kwargs)

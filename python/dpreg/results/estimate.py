@@ -27,8 +27,15 @@ def _finite(x) -> bool:
 
 
 class EstimateSummary:
-    """Printable summary block of a :class:`DPEstimate` (``str()``, ``to_markdown()``, ``to_html()``,
-    notebook display)."""
+    """Printable summary block of a :class:`dpreg.DPEstimate`, made by :meth:`dpreg.DPEstimate.summary`.
+
+    ``str()``, :meth:`to_markdown`, :meth:`to_html`, :meth:`to_latex`; notebooks display it as HTML.
+
+    Parameters
+    ----------
+    est : DPEstimate
+        The estimate to summarise.
+    """
 
     def __init__(self, est: "DPEstimate"):
         self._est = est
@@ -94,6 +101,12 @@ class EstimateSummary:
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
+        """The summary as Markdown (table, notes, privacy line).
+
+        Returns
+        -------
+        str
+        """
         e = self._est
         parts = [f"**Differentially private {e.kind}: {_LABELS.get(e.kind, e.kind)}**",
                  render_markdown(*self._table()), "\n\n".join(self._notes())]
@@ -101,6 +114,12 @@ class EstimateSummary:
         return "\n\n".join(parts) + "\n"
 
     def to_html(self) -> str:
+        """The summary as HTML (what notebooks display).
+
+        Returns
+        -------
+        str
+        """
         e = self._est
         out = [f"<p><strong>{_html.escape('Differentially private ' + e.kind + ': ' + _LABELS.get(e.kind, e.kind))}"
                "</strong></p>", render_html(*self._table())]
@@ -108,7 +127,19 @@ class EstimateSummary:
         return "\n".join(out) + "\n"
 
     def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
-        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) with the notes under it."""
+        r"""A booktabs ``table`` (needs ``\usepackage{booktabs}``) with the notes under it.
+
+        Parameters
+        ----------
+        caption : str, optional
+            Table caption.
+        label : str, optional
+            LaTeX ``\label`` of the table.
+
+        Returns
+        -------
+        str
+        """
         from .tables import render_latex
         e = self._est
         return render_latex(*self._table(), caption=caption or f"Differentially private {e.kind}",
@@ -142,17 +173,28 @@ def _privacy_line(privacy, facts) -> str:
 
 @dataclass
 class DPEstimate:
-    """A differentially private univariate estimate (``dp_mean``, ``dp_quantile``).
+    """A differentially private univariate estimate, returned by :func:`dpreg.dp_mean` and
+    :func:`dpreg.dp_quantile`.
 
-    estimate  : the released value (float); for ``dp_quantile`` with several levels, a list of
-                floats in the order of q (``.estimates`` gives them as a Series indexed by q)
-    std_error : standard error (float, or a list like ``estimate``): dp_mean: sampling error and
-                privacy noise combined (noise only with ``inference=False``); dp_quantile: the
-                released interval's half-width / z. None when not available.
-    privacy   : PrivacyStatement (``dpreg.privacy.accounting.compose_ledger``) of every release
-    facts     : released intermediate values (q_lo, q_hi, interval ends) and public settings
-    warnings  : diagnostics computed from released values and public facts only
-    kind      : "mean" or "quantile"
+    Released facts are also readable as attributes (``est.q_lo``, ``est.near_bound``, ...).
+
+    Attributes
+    ----------
+    estimate : float or list of float
+        The released value; for :func:`dpreg.dp_quantile` with several levels, a list in the order of
+        q (:attr:`estimates` gives them as a Series indexed by q).
+    std_error : float, list of float or None
+        Standard error: for dp_mean, sampling error and privacy noise combined (noise only with
+        ``inference=False``); for dp_quantile, the released interval's half-width / z. None when not
+        available.
+    privacy : dpreg.PrivacyStatement
+        The privacy statement of every release.
+    facts : dict
+        Released intermediate values (clip points, interval ends) and public settings.
+    warnings : list of str
+        Diagnostics computed from released values and public facts only.
+    kind : str
+        "mean" or "quantile".
     """
     estimate: Any
     std_error: Any
@@ -163,6 +205,7 @@ class DPEstimate:
 
     @property
     def n(self) -> int:
+        """Number of values (public under replace-one neighbours)."""
         return int(self.facts.get("n"))
 
     def __getattr__(self, name):  # facts as attributes: est.q_lo, est.xi, est.near_bound, ...
@@ -211,12 +254,27 @@ class DPEstimate:
 
     # ---- inference --------------------------------------------------------------------------------
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
-        """Confidence interval(s), columns ``lower`` and ``upper``, one row per estimate.
+        """Confidence interval(s), one row per estimate.
 
-        ``level`` None: the level the release was made for (``facts["level"]``). dp_mean can
-        recompute it at another level from its released SE components (post-processing);
-        dp_quantile's interval ends are releases at one level, so another level raises
-        ``ValueError``. NaN when no interval was released (``inference=False``)."""
+        dp_mean can recompute its interval at another level from its released standard-error components
+        (post-processing); dp_quantile's interval ends are releases at one level, so another level is
+        refused.
+
+        Parameters
+        ----------
+        level : float, optional
+            None: the level the release was made for (``facts["level"]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``; NaN when no interval was released (``inference=False``).
+
+        Raises
+        ------
+        dpreg.errors.InvalidArgument
+            A dp_quantile interval asked for at a level other than the released one.
+        """
         f = self.facts
         rel_level = f.get("level")
         idx = list(self.estimates.index)
@@ -247,6 +305,12 @@ class DPEstimate:
 
     # ---- display and exchange -----------------------------------------------------------------------
     def summary(self) -> EstimateSummary:
+        """Printable summary of the estimate.
+
+        Returns
+        -------
+        EstimateSummary
+        """
         return EstimateSummary(self)
 
     def __str__(self) -> str:

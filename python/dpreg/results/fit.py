@@ -70,7 +70,10 @@ _NO_INFERENCE = "this method provides no standard errors"
 
 class NotReleasedError(DPRegError, AttributeError):
     """Raised when asking for something a DP fit never holds (residuals, fitted values of the training
-    data). Also an AttributeError, so ``hasattr(fit, "residuals")`` is False."""
+    data, log-likelihood, sums of squares, ...). The message gives the reason and what to use instead.
+
+    Also an ``AttributeError``, so ``hasattr(fit, "residuals")`` is False.
+    """
 
 
 class _PlainStatement:
@@ -133,12 +136,39 @@ def _num(x):
 
 
 class DPFit:
-    """Result of :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`. See API.md for the members.
+    """Result of :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`.
 
     Holds the released values (coefficients in original units, noise-aware covariance, released sigma
     and R-squared), the public design (terms, formula, declared schema; no data) and the privacy
     statement. Nothing in it was computed from the data except through releases counted in
-    ``privacy``; residuals and fitted values of the training data do not exist.
+    ``privacy``; residuals and fitted values of the training data do not exist (asking for them
+    raises :class:`dpreg.results.fit.NotReleasedError` with the reason). The members are listed in :doc:`/api`;
+    statsmodels' names (``params``, ``bse``, ``pvalues``, ``conf_int()``, ...) give the same released
+    values. Inference is z-based (normal reference, noise-aware standard errors).
+
+    Fits are made by :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm` (or rebuilt with :meth:`from_dict`),
+    not constructed directly.
+
+    Parameters
+    ----------
+    release : dpreg.release.Release
+        What the estimator released.
+    public : dpreg.design.contract.PublicDesign, optional
+        The public design (terms, declared schema).
+    privacy : dpreg.PrivacyStatement, optional
+        The privacy statement of every release.
+    formula : str, optional
+        The model formula.
+    method : str, optional
+        The method's name (default: the release's).
+    options : dict, optional
+        The options passed by the user.
+    auto : bool, default False
+        True when ``method="auto"`` chose the method.
+
+    See Also
+    --------
+    dpreg.dp_lm, dpreg.dp_glm, Summary
     """
 
     def __init__(self, release: Release, *, public=None, privacy=None, formula: str | None = None,
@@ -162,25 +192,51 @@ class DPFit:
     @classmethod
     def from_release(cls, release: Release, *, public, privacy, formula, method, options=None,
                      auto=False) -> "DPFit":
-        """Called by :mod:`dpreg.api` after an estimator returned its Release."""
+        """Build a fit from an estimator's release (used by :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`).
+
+        Parameters
+        ----------
+        release : dpreg.release.Release
+            What the estimator released.
+        public : dpreg.design.contract.PublicDesign
+            The public design.
+        privacy : dpreg.PrivacyStatement
+            The privacy statement of every release.
+        formula : str
+            The model formula.
+        method : str
+            The method's name.
+        options : dict, optional
+            The options passed by the user.
+        auto : bool, default False
+            True when ``method="auto"`` chose the method.
+
+        Returns
+        -------
+        DPFit
+        """
         return cls(release, public=public, privacy=privacy, formula=formula, method=method,
                    options=options, auto=auto)
 
     # ---- public facts --------------------------------------------------------------------------
     @property
     def method(self) -> str:
+        """Name of the estimator that made the fit (e.g. ``"adassp"``)."""
         return self._method
 
     @property
     def formula(self) -> str | None:
+        """The model formula as given."""
         return self._formula
 
     @property
     def terms(self) -> list[str]:
+        """Names of the coefficients (``Intercept``, ``x1``, ``C(x2)[T.b]``, ...): public, they follow from the formula and the declared or privately selected levels."""
         return list(self._terms)
 
     @property
     def options(self) -> dict:
+        """The options the user passed (``**options`` of the fitting function)."""
         return dict(self._options)
 
     @property
@@ -205,15 +261,18 @@ class DPFit:
 
     @property
     def privacy(self):
+        """The :class:`dpreg.PrivacyStatement` of the fit: guarantee, ledger of every release, leaks, ranges."""
         return self._privacy
 
     @property
     def family(self) -> str:
+        """``"gaussian"`` (:func:`dpreg.dp_lm`) or ``"binomial"`` (:func:`dpreg.dp_glm`)."""
         return getattr(self._public, "family", None) or ("binomial" if self._release.link == "logit"
                                                          else "gaussian")
 
     @property
     def link(self) -> str:
+        """``"identity"`` or ``"logit"``."""
         return self._release.link
 
     @property
@@ -235,14 +294,17 @@ class DPFit:
 
     @property
     def outcome(self) -> str | None:
+        """Name of the outcome variable (left-hand side of the formula), or None."""
         return getattr(self._public, "outcome", None)
 
     @property
     def inference_note(self) -> str | None:
+        """Why standard errors / intervals are not available (None when they are)."""
         return self._release.inference_note
 
     @property
     def has_inference(self) -> bool:
+        """True when the method released what noise-aware standard errors need."""
         v = self._release.vcov
         return v is not None and bool(np.any(np.isfinite(np.diag(np.asarray(v, float)))))
 
@@ -253,6 +315,7 @@ class DPFit:
 
     @property
     def df_resid(self):
+        """Residual degrees of freedom n - d where sigma was released and n is public, else None."""
         if self._release.df_resid is not None:
             return self._release.df_resid
         if self._release.sigma is not None and self.nobs is not None:
@@ -261,12 +324,13 @@ class DPFit:
 
     @property
     def r_squared(self) -> float | None:
-        """DP R-squared clamped to [0, 1] (spec 6.7); the raw value is ``r_squared_raw``."""
+        """DP R-squared clamped to [0, 1]; the raw value is ``r_squared_raw``."""
         r = self._release.r_squared
         return None if r is None or not np.isfinite(r) else float(min(1.0, max(0.0, r)))
 
     @property
     def r_squared_raw(self) -> float | None:
+        """DP R-squared before clamping to [0, 1] (noise can take it outside); None when not released."""
         return _num(self._release.r_squared)
 
     @property
@@ -278,6 +342,7 @@ class DPFit:
 
     @property
     def adj_r_squared_raw(self) -> float | None:
+        """DP adjusted R-squared before clamping to [0, 1]; None when not released."""
         if self._release.adj_r_squared is not None:
             return float(self._release.adj_r_squared)
         r, n, d = self._release.r_squared, self.nobs, len(self._terms)
@@ -299,10 +364,12 @@ class DPFit:
 
     @property
     def facts(self) -> dict:
+        """Released intermediate values and public settings of the method (e.g. the ridge used, clip points), as a dict."""
         return dict(self._release.facts)
 
     @property
     def warnings(self) -> list[str]:
+        """Diagnostics of the fit (computed from released values and public facts only); also emitted as warnings at fit time."""
         return list(self._release.warnings)
 
     @property
@@ -313,6 +380,7 @@ class DPFit:
     # ---- what a DP fit never holds --------------------------------------------------------------
     @property
     def residuals(self):
+        """Not available in a DP fit (raises :class:`dpreg.results.fit.NotReleasedError`): each residual of the training data is a function of one person's record. Use :attr:`sigma` or :meth:`predict` on new data. ``resid`` is the same."""
         raise NotReleasedError(
             "residuals of the training data are not available: each one is a function of one person's "
             "record and would expose it; use fit.sigma (DP residual standard error) or predict() on "
@@ -320,6 +388,7 @@ class DPFit:
 
     @property
     def fitted(self):
+        """Not available in a DP fit (raises :class:`dpreg.results.fit.NotReleasedError`): fitted values of the training data would, with the data, expose records. Use :meth:`predict` on new data. ``fitted_values`` is the same."""
         raise NotReleasedError(
             "fitted values of the training data are not available: together with the data they would "
             "expose individual records; use predict() on new data")
@@ -353,7 +422,7 @@ class DPFit:
 
     @property
     def pvalues(self) -> pd.Series:
-        """Two-sided p-values 2 Phi(-|z|) (normal reference); same values as :meth:`p_values`."""
+        """Two-sided p-values 2 Phi(-abs(z)) (normal reference); same values as :meth:`p_values`."""
         return self.p_values()
 
     @property
@@ -393,14 +462,25 @@ class DPFit:
         return self.summary().to_markdown()
 
     def plot(self, **kwargs):
-        """Coefficient plot with noise-aware intervals (matplotlib; see :func:`dpreg.plot_coef`).
-        Returns the matplotlib Axes."""
+        """Coefficient plot with noise-aware intervals (matplotlib).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`dpreg.plot_coef` (``level``, ``labels``, ``reference``, ``terms``,
+            ``drop_intercept``, ``ax``, ...).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         from .plots import coef_plot
         return coef_plot(self, **kwargs)
 
     # ---- coefficients and inference -----------------------------------------------------------
     @property
     def coef(self) -> pd.Series:
+        """Released coefficients in original units, a ``pandas.Series`` indexed by :attr:`terms` (statsmodels' name: :attr:`params`)."""
         return pd.Series(np.asarray(self._release.coef, float).copy(), index=self.terms, name="coef")
 
     def _vcov_array(self) -> np.ndarray | None:
@@ -418,6 +498,7 @@ class DPFit:
 
     @property
     def std_errors(self) -> pd.Series:
+        """Noise-aware standard errors (sampling error and privacy noise), a ``pandas.Series``; NaN where the method offers no inference (see :attr:`inference_note`). statsmodels' name: :attr:`bse`."""
         v = self._vcov_array()
         if v is None:
             se = np.full(len(self._terms), np.nan)
@@ -428,7 +509,7 @@ class DPFit:
 
     @property
     def noise_share(self) -> pd.Series:
-        """Share of each coefficient's variance due to privacy noise: diag(V_priv)/diag(V) (spec 6.4)."""
+        """Share of each coefficient's variance due to privacy noise: diag(V_priv)/diag(V)."""
         v, vp = self._vcov_array(), self._release.vcov_privacy
         d = len(self._terms)
         if v is None or vp is None:
@@ -442,11 +523,23 @@ class DPFit:
         return pd.Series(share, index=self.terms, name="noise_share")
 
     def z_values(self) -> pd.Series:
+        """z statistics coef / SE (normal reference, noise-aware SEs).
+
+        Returns
+        -------
+        pandas.Series
+        """
         with np.errstate(divide="ignore", invalid="ignore"):
             z = self.coef.to_numpy() / self.std_errors.to_numpy()
         return pd.Series(z, index=self.terms, name="z_value")
 
     def p_values(self) -> pd.Series:
+        """Two-sided p-values 2 Phi(-abs(z)) (normal reference).
+
+        Returns
+        -------
+        pandas.Series
+        """
         z = self.z_values().to_numpy()
         return pd.Series(2.0 * stats.norm.sf(np.abs(z)), index=self.terms, name="p_value")
 
@@ -460,14 +553,27 @@ class DPFit:
         return "wald z" if self.has_inference else "not available"
 
     def conf_int(self, *args, level: float | None = None, alpha: float | None = None) -> pd.DataFrame:
-        """Confidence intervals with columns ``lower``, ``upper`` (level None: the fit's ``level``,
-        0.95 unless the method's ``level`` option was set). ``alpha`` (statsmodels' keyword) is the
-        same as ``level = 1 - alpha``; the result has statsmodels' shape (one row per term, two
-        columns), with the columns named ``lower`` and ``upper``.
+        """Confidence intervals of the coefficients.
 
-        The release's own intervals when computed at this level (percentile bootstrap, spec 6.5),
-        else percentiles of its bootstrap replicates, else Wald z intervals beta +/- z SE (spec 6.4).
-        NaN where the method offers no inference."""
+        The release's own intervals when computed at this level (percentile bootstrap), else percentiles
+        of its bootstrap replicates, else Wald z intervals beta +/- z SE. NaN where the method offers no
+        inference.
+
+        Parameters
+        ----------
+        *args
+            At most one positional value, taken as statsmodels' ``alpha``.
+        level : float, optional
+            Confidence level in (0, 1); None: the fit's :attr:`level` (0.95 unless the method's
+            ``level`` option was set).
+        alpha : float, optional
+            statsmodels' keyword: the same as ``level = 1 - alpha``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per term, columns ``lower`` and ``upper`` (statsmodels' shape).
+        """
         if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
             if len(args) > 1 or level is not None:
                 raise InvalidArgumentType("conf_int() takes one level, positionally or as level=")
@@ -496,7 +602,7 @@ class DPFit:
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
     def wald_test(self) -> dict:
-        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (spec 6.6).
+        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0".
 
         Returns ``{"statistic", "df", "p_value", "note"}``; statistic/p_value are None with a plain
         reason in ``note`` when it cannot be computed."""
@@ -613,19 +719,30 @@ class DPFit:
 
     def predict(self, newdata, interval=None, level: float | None = None, type: str = "response",
                 clamp: bool = True):
-        """Predictions for new data.
+        """Predictions for new data (post-processing of the release).
 
-        interval : None/"none" -> Series of predictions; "confidence" -> DataFrame ``fit``, ``lower``,
-                   ``upper`` with se_fit = sqrt(x0' V x0) (spec 6.7; when the method estimates no
-                   covariances, the conservative bound sum_j |x0_j| SE_j); "prediction" adds the
-                   released residual variance sigma^2 (gaussian fits only).
-        type     : "response" (for logistic fits: probabilities; intervals mapped through the logistic
-                   function) or "link" (linear predictor).
-        level    : None -> the fit's ``level`` (0.95 unless the method's ``level`` option was set).
-        clamp    : True (default): model-matrix columns of newdata are clamped to the public ranges
-                   the fit used, as the training rows were (the fit is the regression of the clamped
-                   data); a warning names the terms that were clamped. False: no clamping (the
-                   prediction extrapolates the fitted line; a warning says so).
+        Parameters
+        ----------
+        newdata : pandas.DataFrame
+            Rows to predict, with the columns the formula uses (except the outcome).
+        interval : {None, "none", "confidence", "prediction"}, optional
+            None: a Series of predictions. "confidence": a DataFrame ``fit``, ``lower``, ``upper`` with
+            se_fit = sqrt(x0' V x0) (when the method estimates no covariances, the conservative bound
+            sum_j abs(x0_j) SE_j). "prediction" adds the released residual variance (gaussian fits only).
+        level : float, optional
+            Interval level; None: the fit's :attr:`level`.
+        type : {"response", "link"}, default "response"
+            For logistic fits: "response" gives probabilities (intervals mapped through the logistic
+            function), "link" the linear predictor.
+        clamp : bool, default True
+            True: model-matrix columns of newdata are clamped to the public ranges the fit used, as the
+            training rows were (the fit is the regression of the clamped data); a warning names the
+            terms that were clamped. False: no clamping (the prediction extrapolates the fitted line;
+            a warning says so).
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
         """
         if interval in ("none",):
             interval = None
@@ -696,11 +813,22 @@ class DPFit:
 
     # ---- summaries and printing ----------------------------------------------------------------
     def summary(self, level: float | None = None) -> "Summary":
-        """R-like summary; its interval columns use ``level`` (None: the fit's ``level``)."""
+        """R-like summary of the fit.
+
+        Parameters
+        ----------
+        level : float, optional
+            Level of the interval columns; None: the fit's :attr:`level`.
+
+        Returns
+        -------
+        Summary
+        """
         return Summary(self, level=self.level if level is None else level)
 
     @property
     def description(self) -> str:
+        """Plain-language name of the method (e.g. "AdaSSP")."""
         d = self._release.facts.get("description")
         if isinstance(d, str) and d:
             return d
@@ -725,6 +853,7 @@ class DPFit:
 
     @property
     def call(self) -> str:
+        """The call that made the fit, as R would print it (formula, eps, delta, method)."""
         fn = "dp_glm" if self._release.link == "logit" else "dp_lm"
         parts = [f"formula = {self._formula}"]
         if fn == "dp_glm":
@@ -780,7 +909,7 @@ class DPFit:
         privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
         (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
-        sampling_sd, noise_sd, q_lo, q_hi (spec winsorized_sa 5.3; also in ``facts``).
+        sampling_sd, noise_sd, q_lo, q_hi (also in ``facts``).
         """
         from .. import __version__
         r = self._release
@@ -867,7 +996,17 @@ class DPFit:
 
     @classmethod
     def from_dict(cls, d: dict) -> "DPFit":
-        """Rebuild a working fit (coefficients, inference, summary, predict) from ``to_dict()``."""
+        """Rebuild a working fit (coefficients, inference, summary, predict) from :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            The output of :meth:`to_dict` (e.g. read back from JSON).
+
+        Returns
+        -------
+        DPFit
+        """
         if not isinstance(d, dict) or "coef" not in d:
             raise InvalidArgument("from_dict expects the dict produced by DPFit.to_dict()")
         fmt = d.get("format")
@@ -1224,9 +1363,19 @@ def _heavy_tailed_lines(fit: "DPFit") -> list[str]:
 
 # ==================================================================================================
 class Summary:
-    """R-like summary of a DPFit (AdaSSP spec 6.7). ``str()`` prints the block; ``coef_table`` is a
-    DataFrame; ``to_markdown()``, ``to_latex()`` (booktabs), ``to_html()`` export it together with the
-    privacy statement."""
+    """R-like summary of a :class:`DPFit`, made by :meth:`DPFit.summary`.
+
+    ``str()`` prints the block; :attr:`coef_table` is a DataFrame; :meth:`to_markdown`,
+    :meth:`to_latex` (booktabs) and :meth:`to_html` export it together with the privacy statement;
+    notebooks display it as HTML.
+
+    Parameters
+    ----------
+    fit : DPFit
+        The fit to summarise.
+    level : float, default 0.95
+        Level of the interval columns.
+    """
 
     def __init__(self, fit: DPFit, level: float = 0.95):
         _check_level(level)
@@ -1238,11 +1387,12 @@ class Summary:
     # ---- numbers -------------------------------------------------------------------------------
     @property
     def has_inference(self) -> bool:
+        """True when the fit has noise-aware standard errors."""
         return self.fit.has_inference
 
     @property
     def coef_table(self) -> pd.DataFrame:
-        """Estimate, Std. Error, z value, Pr(>|z|), the two CI bounds and the noise share; NaN where
+        """Estimate, Std. Error, z value, ``Pr(>|z|)``, the two CI bounds and the noise share; NaN where
         not available."""
         f = self.fit
         ci = f.conf_int(level=self.level)
@@ -1257,10 +1407,12 @@ class Summary:
 
     @property
     def stars(self) -> pd.Series:
+        """Significance stars per term (R's codes: ``***`` p < 0.001, ``**`` < 0.01, ``*`` < 0.05, ``.`` < 0.1)."""
         return pd.Series([stars(p) for p in self.fit.p_values()], index=self.fit.terms, name="stars")
 
     @property
     def wald(self) -> dict:
+        """Noise-aware Wald test of all slopes = 0 (see :meth:`DPFit.wald_test`)."""
         return self.fit.wald_test()
 
     # ---- cells ------------------------------------------------------------------------------------
@@ -1517,12 +1669,24 @@ class Summary:
         return notes
 
     def to_markdown(self) -> str:
+        """The summary as Markdown: title, coefficient table, notes and the privacy paragraph.
+
+        Returns
+        -------
+        str
+        """
         headers, rows = self._cells()
         parts = [f"**{self.fit.title}**", render_markdown(headers, rows),
                  markdown_paragraphs(self._notes()), f"*Privacy.* {self._privacy_paragraph()}"]
         return "\n\n".join(parts) + "\n"
 
     def to_html(self) -> str:
+        """The summary as HTML (what notebooks display).
+
+        Returns
+        -------
+        str
+        """
         import html
         headers, rows = self._cells()
         return "\n".join([f"<p><strong>{html.escape(self.fit.title)}</strong></p>",
@@ -1530,14 +1694,33 @@ class Summary:
                           html_paragraphs([f"Privacy. {self._privacy_paragraph()}"])]) + "\n"
 
     def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
-        """A booktabs ``table`` (needs ``\\usepackage{booktabs}``) followed by the notes and the
-        privacy statement paragraph."""
+        r"""A booktabs ``table`` followed by the notes and the privacy statement paragraph.
+
+        Needs ``\usepackage{booktabs}``.
+
+        Parameters
+        ----------
+        caption : str, optional
+            Table caption (default: the fit's title).
+        label : str, optional
+            LaTeX ``\label`` of the table.
+
+        Returns
+        -------
+        str
+        """
         headers, rows = self._cells()
         notes = self._notes() + [f"Privacy. {self._privacy_paragraph()}"]
         return render_latex(headers, rows, caption=caption or self.fit.title, label=label,
                             notes=notes) + "\n"
 
     def to_dict(self) -> dict:
+        """The fit's :meth:`DPFit.to_dict`.
+
+        Returns
+        -------
+        dict
+        """
         return self.fit.to_dict()
 
     # notebook display (issue 15)

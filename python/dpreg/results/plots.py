@@ -18,13 +18,34 @@ def _plt():
 
 def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label="non-private OLS",
               terms=None, drop_intercept=True, ax=None):
-    """Coefficient plot with noise-aware confidence intervals (also ``dpreg.plot_coef`` and
-    ``fit.plot()``).
+    """Coefficient plot with noise-aware confidence intervals.
 
-    fits      : a DPFit or a list of DPFits (same terms), drawn side by side
-    reference : optional mapping term -> value (e.g. the non-private ``statsmodels`` coefficients),
-                drawn as open diamonds and labelled as the NON-PRIVATE reference
-    Returns the matplotlib Axes.
+    Also reachable as ``dpreg.plot_coef`` and :meth:`dpreg.DPFit.plot`. The figure uses constrained
+    layout, so long term names are not clipped by a plain ``savefig``.
+
+    Parameters
+    ----------
+    fits : dpreg.DPFit or list of dpreg.DPFit
+        One fit, or several with the same terms, drawn side by side.
+    level : float, default 0.95
+        Level of the intervals.
+    labels : list of str, optional
+        Legend labels, one per fit (default: method and eps).
+    reference : mapping, optional
+        term -> value (e.g. the non-private statsmodels coefficients), drawn as open diamonds and
+        labelled as the non-private reference.
+    reference_label : str, default "non-private OLS"
+        Legend label of ``reference``.
+    terms : list of str, optional
+        Terms to draw (default: all).
+    drop_intercept : bool, default True
+        Leave out the intercept when ``terms`` is not given.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     plt = _plt()
     fits = fits if isinstance(fits, (list, tuple)) else [fits]

@@ -5,7 +5,7 @@
 lm_toy <- function() {
   df <- toy_data()
   list(df = df, fit = dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
-                            seed = 4),
+                            seed = 4, eps = 4),  # eps 4: every level estimable (shapes as lm's)
        ref = lm(y ~ x + g, data = df))
 }
 

@@ -1,0 +1,415 @@
+# lm-family generics answered from the released coefficients and their noise-aware covariance
+# (post-processing: a few lines of matrix algebra on numbers already public), or by the core's
+# public design for new rows. Nothing here reads the training data.
+
+fit_assign <- function(object) {
+  a <- object$assign
+  if (is.null(a) || anyNA(a)) {
+    stop(structure(class = c("dpreg_no_term_map_error", "dpreg_error", "error", "condition"),
+                   list(message = paste0("the coefficients of this fit cannot be grouped by term ",
+                                         "(a fit saved by an older dpreg, or an unusual term); ",
+                                         "refit it with dp_lm()/dp_glm()"), call = NULL)))
+  }
+  as.integer(a)
+}
+
+# The released covariance, or an error of class dpreg_no_inference_error when the method released
+# none (a Wald test needs it).
+released_vcov <- function(object) {
+  V <- object$vcov
+  if (is.null(V) || !all(is.finite(V))) {
+    note <- if (is.null(object$inference_note)) "the method released no covariance"
+            else object$inference_note
+    stop(structure(class = c("dpreg_no_inference_error", "dpreg_error", "error", "condition"),
+                   list(message = paste0("Wald tests need the noise-aware covariance of the ",
+                                         "coefficients, which this fit does not have: ", note),
+                        call = NULL)))
+  }
+  V
+}
+
+# b' V^-1 b by a Cholesky factor (V = R'R, so b' V^-1 b = |R'^-1 b|^2).
+wald_chisq <- function(b, V) {
+  R <- tryCatch(chol(V), error = function(e) NULL)
+  if (is.null(R)) return(NA_real_)
+  z <- forwardsolve(t(R), b)
+  sum(z^2)
+}
+
+wald_table <- function(labels, df, chisq, heading) {
+  p <- stats::pchisq(chisq, df, lower.tail = FALSE)
+  tab <- data.frame(Df = as.integer(df), Chisq = chisq, p, check.names = FALSE)
+  names(tab)[3] <- "Pr(>Chisq)"
+  rownames(tab) <- labels
+  structure(tab, heading = heading, class = c("anova", "data.frame"))
+}
+
+marginal_chisq <- function(object, labels) {
+  a <- fit_assign(object)
+  V <- released_vcov(object)
+  b <- object$coefficients
+  idx <- match(labels, object$term.labels)
+  chisq <- vapply(idx, function(k) {
+    j <- which(a == k)
+    wald_chisq(b[j], V[j, j, drop = FALSE])
+  }, 0)
+  df <- vapply(idx, function(k) sum(a == k), 0L)
+  list(chisq = chisq, df = df)
+}
+
+response_line <- function(object) paste0("Response: ", object$response)
+
+#' Noise-aware Wald tests by term (anova)
+#'
+#' The analysis-of-variance table of a DP fit, computed from the released
+#' coefficients and their noise-aware covariance `V` only (no data): for each
+#' term, the Wald chi-square statistic of "all its coefficients are 0", with
+#' its degrees of freedom (the number of coefficients of the term) and a
+#' chi-square p-value. There are no sums of squares (they are not released).
+#'
+#' * `type = "sequential"` (the default, as [stats::anova()] for `lm`): each
+#'   term given the terms before it. With `I = V^-1 = R'R` (Cholesky), the
+#'   statistic of a term is the sum of squares of its entries of `R b`; for an
+#'   ordinary least-squares fit with known error variance these are lm's
+#'   sequential sums of squares divided by the variance.
+#' * `type = "marginal"`: each term given all the others, `b_t' V_tt^-1 b_t`
+#'   (as `drop1()` and `car::Anova(type = "III")`).
+#'
+#' With several fits, `anova(small, large)` tests the coefficients of `large`
+#' that `small` does not have (the fits must be nested: the terms of `small`
+#' among those of `large`). The test uses the released coefficients and
+#' covariance of the larger fit; the budget spent on both fits together is
+#' the sum of their budgets (shown in the heading).
+#'
+#' @param object A `dp_fit` (from [dp_lm()] or [dp_glm()]).
+#' @param ... Further `dp_fit` objects, nested, for a comparison.
+#' @param type `"sequential"` or `"marginal"`.
+#' @return An object of class `c("anova", "data.frame")` with columns `Df`,
+#'   `Chisq`, `Pr(>Chisq)`.
+#' @seealso [drop1.dp_fit()], [Anova.dp_fit()].
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   bounds <- list(x = c(0, 10), y = c(-5, 10))
+#'   levels <- list(g = c("a", "b"))
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = bounds, levels = levels, seed = 1)
+#'   print(anova(fit))
+#'   print(anova(fit, type = "marginal"))
+#'   small <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp",
+#'                  bounds = bounds, seed = 2)
+#'   print(anova(small, fit))
+#' }
+#' @export
+anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
+  type <- match.arg(type)
+  others <- list(...)
+  if (length(others)) {
+    if (!all(vapply(others, inherits, TRUE, "dp_fit"))) {
+      dp_stop("anova() compares DP fits: every argument must come from dp_lm() or dp_glm()",
+           call. = FALSE)
+    }
+    return(anova_nested(c(list(object), others)))
+  }
+  labels <- object$term.labels
+  a <- fit_assign(object)
+  if (!length(labels)) dp_stop("the model has no terms to test", call. = FALSE)
+  if (type == "marginal") {
+    mc <- marginal_chisq(object, labels)
+    chisq <- mc$chisq
+    df <- mc$df
+  } else {
+    V <- released_vcov(object)
+    ord <- order(a)
+    info <- tryCatch(solve(V[ord, ord, drop = FALSE]), error = function(e) NULL)
+    R <- if (is.null(info)) NULL else tryCatch(chol(info), error = function(e) NULL)
+    if (is.null(R)) {
+      dp_stop("the noise-aware covariance of this fit is not positive definite: no Wald tests",
+           call. = FALSE)
+    }
+    eff <- as.vector(R %*% object$coefficients[ord])
+    a_ord <- a[ord]
+    chisq <- vapply(seq_along(labels), function(k) sum(eff[a_ord == k]^2), 0)
+    df <- vapply(seq_along(labels), function(k) sum(a_ord == k), 0L)
+  }
+  heading <- c(paste0("Noise-aware Wald chi-square tests by term (", type, ";\n",
+                      "from the released coefficients and covariance; normal reference)\n"),
+               response_line(object))
+  wald_table(labels, df, chisq, heading)
+}
+
+anova_nested <- function(fits) {
+  k <- vapply(fits, function(f) length(f$coefficients), 0L)
+  fits <- fits[order(k)]
+  resp <- vapply(fits, function(f) f$response, "")
+  if (length(unique(resp)) != 1) dp_stop("anova(): the fits have different responses", call. = FALSE)
+  rows <- list()
+  for (i in seq_along(fits)[-1]) {
+    small <- fits[[i - 1]]
+    large <- fits[[i]]
+    extra <- setdiff(large$terms, small$terms)
+    if (!all(small$terms %in% large$terms) || !length(extra)) {
+      dp_stop("anova(): the fits are not nested (the coefficients of model ", i - 1,
+           " must be among those of model ", i, ")", call. = FALSE)
+    }
+    V <- released_vcov(large)
+    rows[[i]] <- c(length(extra), wald_chisq(large$coefficients[extra],
+                                             V[extra, extra, drop = FALSE]))
+  }
+  df <- c(NA_integer_, vapply(rows[-1], function(r) as.integer(r[1]), 0L))
+  chisq <- c(NA_real_, vapply(rows[-1], function(r) r[2], 0))
+  tab <- wald_table(paste(seq_along(fits)), df, chisq, NULL)
+  eps <- vapply(fits, function(f) num1(f$privacy$eps), 0)
+  delta <- vapply(fits, function(f) num1(f$privacy$delta), 0)
+  forms <- vapply(seq_along(fits), function(i) {
+    paste0("Model ", i, ": ", paste(deparse(fits[[i]]$formula, width.cutoff = 500L), collapse = " "))
+  }, "")
+  attr(tab, "heading") <- c(
+    "Noise-aware Wald chi-square tests of nested DP fits (each row: the coefficients the model",
+    "has beyond the previous one, tested with its released coefficients and covariance)\n",
+    paste(forms, collapse = "\n"),
+    paste0("Budget of the fits together (if made from the same data): eps = ",
+           format(sum(eps)), ", delta = ", format(sum(delta)), "\n"))
+  tab
+}
+
+#' Drop one term at a time (noise-aware Wald tests)
+#'
+#' As [stats::drop1()]: for each term that can be dropped (respecting
+#' marginality, [stats::drop.scope()]), the noise-aware Wald chi-square test
+#' that its coefficients are 0, from the released coefficients and covariance
+#' (see [anova.dp_fit()], `type = "marginal"`). No refit, no budget.
+#' @param object A `dp_fit`.
+#' @param scope Terms to consider (a formula or character vector); by default
+#'   every term not contained in a higher-order term.
+#' @param test Only `"Chisq"` (the Wald test).
+#' @param ... Unused.
+#' @return An object of class `c("anova", "data.frame")`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), z = runif(300, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
+#'   print(drop1(fit))
+#' }
+#' @export
+drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
+  if (!identical(test, "Chisq")) dp_stop("drop1() on a DP fit gives Wald chi-square tests only (test = \"Chisq\")", call. = FALSE)
+  tt <- stats::terms(object$formula)
+  labels <- if (missing(scope)) stats::drop.scope(tt)
+            else if (inherits(scope, "formula")) attr(stats::terms(stats::update.formula(object$formula, scope)), "term.labels")
+            else as.character(scope)
+  bad <- setdiff(labels, object$term.labels)
+  if (length(bad)) dp_stop("terms not in the model: ", paste(bad, collapse = ", "), call. = FALSE)
+  mc <- marginal_chisq(object, labels)
+  wald_table(labels, mc$df, mc$chisq,
+             c("Single term deletions: noise-aware Wald chi-square tests (no refit)\n",
+               response_line(object)))
+}
+
+#' Anova tables for car's `Anova()`
+#'
+#' A method for `car::Anova()`: noise-aware Wald chi-square tests by term from
+#' the released coefficients and covariance. `type = "III"` tests each term
+#' given all others; `type = "II"` (car's default) tests each term given the
+#' terms that do not contain it, which is the same test when no term is
+#' contained in another (a model without interactions), the only case
+#' supported for type II.
+#' @param mod A `dp_fit`.
+#' @param type `"II"` or `"III"`.
+#' @param ... Unused.
+#' @return An object of class `c("anova", "data.frame")`.
+#' @examples
+#' if (dpreg_available() && requireNamespace("car", quietly = TRUE)) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   print(car::Anova(fit))
+#' }
+#' @rdname car-Anova
+#' @exportS3Method car::Anova
+Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
+  type <- match.arg(type)
+  type <- c("2" = "II", "3" = "III", II = "II", III = "III")[[type]]
+  labels <- mod$term.labels
+  if (type == "II") {
+    fac <- attr(stats::terms(mod$formula), "factors")
+    contained <- any(vapply(labels, function(l) {
+      others <- setdiff(labels, l)
+      any(vapply(others, function(o) all(fac[, l] <= fac[, o]) && any(fac[, o] > fac[, l]), TRUE))
+    }, TRUE))
+    if (contained) {
+      dp_stop("type II tests of a model with interactions need the fits of reduced models; use ",
+           "type = \"III\" (each term given all others) or anova(fit) (sequential)", call. = FALSE)
+    }
+  }
+  mc <- marginal_chisq(mod, labels)
+  wald_table(labels, mc$df, mc$chisq,
+             c(paste0("Anova table (Type ", type, " tests): noise-aware Wald chi-square\n"),
+               response_line(mod)))
+}
+
+#' Model matrix and model frame of new data
+#'
+#' `model.matrix(fit, data = newdata)` is the design matrix of new rows as the
+#' fit's public design builds it (released levels, the fit's contrasts; the
+#' product with `coef(fit)` is the linear predictor of [predict.dp_fit()]),
+#' with attribute `assign` as for `lm`. `model.frame(fit, data = newdata)`
+#' evaluates the fit's formula on new rows. The training data's model matrix
+#' and frame are not part of a DP fit: without `data` both stop.
+#' @param object,formula A `dp_fit`.
+#' @param data A data frame of new rows.
+#' @param ... Unused.
+#' @return A numeric matrix (rows of `data` x coefficients), or a data frame.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                levels = list(g = c("a", "b")), seed = 1)
+#'   nd <- data.frame(x = c(2, 8), g = factor(c("a", "b")))
+#'   X <- model.matrix(fit, data = nd)
+#'   print(X %*% coef(fit))
+#'   print(model.frame(fit, data = nd))
+#' }
+#' @export
+model.matrix.dp_fit <- function(object, data, ...) {
+  if (missing(data) || is.null(data)) {
+    not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
+  }
+  if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
+  data <- add_derived(data, object$derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
+  enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
+                        check_na = FALSE, xpooled = object$xpooled)
+  ok <- stats::complete.cases(data[, vars, drop = FALSE])
+  X <- matrix(NA_real_, nrow(data), length(object$terms),
+              dimnames = list(rownames(data), object$terms))
+  if (any(ok)) {
+    columns <- lapply(enc$columns, function(v) v[ok])
+    out <- call_core("r_model_matrix", object$core_json, columns, enc$factors)
+    rows <- out$rows
+    if (!is.list(rows)) rows <- list(rows)
+    X[ok, ] <- matrix(unlist(lapply(rows, num)), nrow = sum(ok), byrow = TRUE)
+  }
+  attr(X, "assign") <- object$assign
+  X
+}
+
+#' @rdname model.matrix.dp_fit
+#' @export
+model.frame.dp_fit <- function(formula, data = NULL, ...) {
+  if (is.null(data)) {
+    not_released("the model frame", "model.frame() needs 'data' (new rows)")
+  }
+  if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
+  tt <- stats::terms(formula$formula)
+  # new rows without the response: the frame of the predictors (as predict.lm builds it)
+  if (!all(all.vars(formula$formula[[2]]) %in% names(data))) tt <- stats::delete.response(tt)
+  stats::model.frame(tt, data = data, na.action = stats::na.pass, xlev = formula$xlevels)
+}
+
+#' Augment new data with predictions (broom)
+#'
+#' `augment(fit, newdata = nd)` returns `nd` with `.fitted` (and `.se.fit`,
+#' `.lower`, `.upper` on request), plus `.resid` when `nd` holds the response.
+#' Fitted values and residuals of the training data are not released:
+#' without `newdata` it stops.
+#' @param x A `dp_fit`.
+#' @param newdata A data frame of new rows.
+#' @param se_fit Add `.se.fit`.
+#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
+#' @param conf.level Level of the intervals.
+#' @param type.predict For [dp_glm()] fits: `"link"` (default) or `"response"`.
+#' @param ... Unused.
+#' @return A tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   fit <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 10)), seed = 1)
+#'   broom::augment(fit, newdata = data.frame(x = c(1, 5), y = c(1.4, 3.6)),
+#'                  interval = "prediction")
+#' }
+#' @exportS3Method generics::augment
+augment.dp_fit <- function(x, newdata = NULL, se_fit = FALSE,
+                           interval = c("none", "confidence", "prediction"), conf.level = 0.95,
+                           type.predict = NULL, ...) {
+  if (is.null(newdata)) {
+    not_released("fitted values and residuals", "augment() needs 'newdata' (new rows)")
+  }
+  interval <- match.arg(interval)
+  type <- if (is.null(type.predict)) (if (inherits(x, "dp_glm")) "link" else "response")
+          else type.predict
+  p <- predict_core(x, newdata, se.fit = isTRUE(se_fit), interval = interval,
+                    level = conf.level, type = type)
+  fit <- if (isTRUE(se_fit)) p$fit else p
+  out <- newdata
+  if (is.matrix(fit)) {
+    out$.fitted <- unname(fit[, "fit"])
+    out$.lower <- unname(fit[, "lwr"])
+    out$.upper <- unname(fit[, "upr"])
+  } else {
+    out$.fitted <- unname(fit)
+  }
+  if (isTRUE(se_fit)) out$.se.fit <- unname(p$se.fit)
+  y <- tryCatch(eval(x$formula[[2]], newdata, baseenv()), error = function(e) NULL)
+  if (is.numeric(y) && length(y) == nrow(newdata) && !inherits(x, "dp_glm")) {
+    out$.resid <- y - out$.fitted
+  }
+  as_tbl(out)
+}
+
+#' Update and refit a DP fit
+#'
+#' As [stats::update()]: the call is changed and evaluated again (a new fit,
+#' which spends a new budget). When the original call built its data inline
+#' (shown as `<data>` in the printed call, so that no data values are
+#' printed), pass `data =` again.
+#' @param object A `dp_fit`.
+#' @param formula. Changes to the formula, as in [stats::update.formula()].
+#' @param ... Arguments of [dp_lm()] / [dp_glm()] to change.
+#' @param evaluate If `FALSE`, return the call.
+#' @return A new `dp_fit` (or the call).
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(300, 0, 10), z = runif(300, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
+#'   print(update(fit, . ~ . - z, seed = 2))
+#' }
+#' @export
+update.dp_fit <- function(object, formula., ..., evaluate = TRUE) {
+  call <- object$call
+  extras <- match.call(expand.dots = FALSE)$...
+  if (!missing(formula.)) {
+    call$formula <- stats::update.formula(stats::formula(object), formula.)
+  }
+  if (length(extras)) {
+    existing <- !is.na(match(names(extras), names(call)))
+    for (a in names(extras)[existing]) call[[a]] <- extras[[a]]
+    if (any(!existing)) {
+      call <- c(as.list(call), extras[!existing])
+      call <- as.call(call)
+    }
+  }
+  if (identical(call$data, as.name("<data>"))) {
+    dp_stop("the original call built its data inline (not recorded in the fit, so that no data ",
+         "values are kept): pass it again, e.g. update(fit, data = df[df$g == \"a\", ])",
+         call. = FALSE)
+  }
+  if (evaluate) eval(call, parent.frame()) else call
+}

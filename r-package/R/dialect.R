@@ -1,0 +1,123 @@
+# The Python core writes its messages for Python users (keyword=value, True/None, x ** 2, np.log,
+# C(g), bounds=(l, u), references to its own modules). Every text an R user can see (errors,
+# warnings, the stored title / method block / privacy statement / notes of a fit) passes through
+# r_dialect() once, so that it reads in R's syntax. The numbers are not touched.
+
+# Python exception / warning class -> R condition class: "ValueError" -> "dpreg_value_error",
+# "DesignError" -> "dpreg_design_error", "EstimationFailed" -> "dpreg_estimation_failed_error".
+r_condition_class <- function(type, kind = c("error", "warning")) {
+  kind <- match.arg(kind)
+  s <- gsub("([a-z0-9])([A-Z])", "\\1_\\2", type)
+  s <- tolower(s)
+  if (kind == "error" && !grepl("(error|exception)$", s)) s <- paste0(s, "_error")
+  if (kind == "warning") {
+    s <- sub("_?warning$", "", s)
+    if (s %in% c("", "user")) return("dpreg_warning")
+  }
+  paste0("dpreg_", s)
+}
+
+# Python list literal "[1, 10, 1]" / "['a', 'b']" -> R "c(1, 10, 1)" / c("a", "b"). A pair of
+# numbers not given as an argument ("declared [-5, 15]") is an interval in mathematical notation
+# and stays; an index ("XtG[1]") is not a list.
+py_list_to_r <- function(msg) {
+  pat <- paste0("(?<![A-Za-z0-9_)\\]])\\[((-?[0-9.eE+-]+|'[^']*'|\"[^\"]*\")",
+                "(, (-?[0-9.eE+-]+|'[^']*'|\"[^\"]*\"))*)\\]")
+  out <- ""
+  repeat {
+    m <- regexpr(pat, msg, perl = TRUE)
+    if (m < 0) break
+    len <- attr(m, "match.length")
+    inner <- substr(msg, m + 1L, m + len - 2L)
+    before <- substr(msg, 1L, m - 1L)
+    n_el <- length(strsplit(inner, ", ", fixed = TRUE)[[1]])
+    keep <- n_el == 2L && !grepl("['\"]", inner) && !grepl("= ?$", before)
+    rep <- if (keep) paste0("[", inner, "]") else paste0("c(", gsub("'([^']*)'", "\"\\1\"", inner), ")")
+    out <- paste0(out, before, rep)
+    msg <- substr(msg, m + len, nchar(msg))
+  }
+  paste0(out, msg)
+}
+
+# The core breaks long method-block lines itself ("Tuning: ...\n  more, values"): join such
+# continuation lines (indented, not a "key: value" line of their own) so that R wraps them to
+# the console width instead.
+unwrap_core_text <- function(txt) {
+  if (is.null(txt) || !length(txt) || is.na(txt)) return(txt)
+  lines <- strsplit(txt, "\n", fixed = TRUE)[[1]]
+  out <- character()
+  for (l in lines) {
+    cont <- length(out) && grepl("^  \\S", l) && !grepl("^ +[A-Za-z][A-Za-z0-9 _()-]*: ", l) &&
+      !grepl("^ *(\\* |- )", l)
+    if (cont) out[length(out)] <- paste(out[length(out)], trimws(l)) else out <- c(out, l)
+  }
+  paste(out, collapse = "\n")
+}
+
+r_dialect <- function(msg) {
+  if (is.null(msg) || !length(msg)) return(msg)
+  if (is.list(msg)) return(lapply(msg, r_dialect))
+  if (!is.character(msg)) return(msg)
+  one <- function(s) {
+    if (is.na(s)) return(s)
+    # leading Python exception / warning class names
+    s <- gsub("^(?:[A-Z][A-Za-z]*(?:Error|Warning|Exception|Failed)): ", "", s, perl = TRUE)
+    # pointers into the Python sources or the specification documents
+    s <- gsub(" ?\\((?:see )?spec(?:ification)?[^)]*\\)", "", s, perl = TRUE)
+    s <- gsub("(?:;|,)? ?see dpreg\\.[A-Za-z_.]+", "; see ?dp_lm", s, perl = TRUE)
+    s <- gsub("\\(; see", "(see", s, fixed = TRUE)
+    s <- gsub("\\bdpreg\\.api\\.AUTO_RULE\\b", "?dp_lm", s, perl = TRUE)
+    # bounds: Python tuples -> R
+    s <- gsub("\\bbounds=\\{'([^']+)': \\(([^)]*)\\)\\}", "bounds = list(\\1 = c(\\2))", s, perl = TRUE)
+    s <- gsub("\\bbounds=\\(([^)]*)\\)", "bounds = c(\\1)", s, perl = TRUE)
+    s <- gsub("\\blevels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", s, perl = TRUE)
+    s <- gsub("\\b(bounds|levels)=\\{[^}]*\\}", "\\1 = list(...)", s, perl = TRUE)
+    s <- gsub("\\brandom_state\\b", "seed", s, perl = TRUE)
+    # formula syntax
+    s <- gsub("\\bnp\\.([a-z0-9]+)\\(", "\\1(", s, perl = TRUE)
+    s <- gsub("(?<=[A-Za-z0-9_)\\]]) ?\\*\\* ?(?=[A-Za-z0-9_(])", "^", s, perl = TRUE)
+    s <- gsub("\\bC\\(\\)", "factor()", s, perl = TRUE)
+    s <- gsub("(?<![A-Za-z_.])C\\(", "factor(", s, perl = TRUE)
+    s <- gsub("\\[T\\.([^]]*)\\]", "\\1", s, perl = TRUE)
+    # literals
+    s <- gsub("\\bTrue\\b", "TRUE", s, perl = TRUE)
+    s <- gsub("\\bFalse\\b", "FALSE", s, perl = TRUE)
+    s <- gsub("\\bNone\\b", "NULL", s, perl = TRUE)
+    s <- py_list_to_r(s)
+    # keyword arguments: name='value' -> name = "value", name=value -> name = value
+    s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)='([^']*)'", "\\1 = \"\\2\"", s, perl = TRUE)
+    s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[-A-Za-z0-9\"(.c])", "\\1 = ", s, perl = TRUE)
+    s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[ ,;)]|$)", "\\1 = ...", s, perl = TRUE)
+    # quoted names: 'x' -> "x" (R's messages quote with double quotes or none)
+    s <- gsub("(?<![A-Za-z])'([^' ]+)'", "\"\\1\"", s, perl = TRUE)
+    s
+  }
+  vapply(msg, one, "", USE.NAMES = FALSE)
+}
+
+# Wraps each line of a (multi-line) text to the console width; continuation lines are indented
+# as the line they continue (plus two spaces).
+wrap_text <- function(txt, width = getOption("width")) {
+  if (is.null(txt) || !length(txt) || !nzchar(txt)) return(character())
+  lines <- strsplit(txt, "\n", fixed = TRUE)[[1]]
+  unlist(lapply(lines, function(l) {
+    if (!nzchar(l) || nchar(l, type = "width") <= width) return(l)
+    ind <- nchar(sub("^( *).*$", "\\1", l))
+    bullet <- grepl("^ *(\\* |- )", l)
+    ex <- ind + if (bullet) 4L else 2L
+    strwrap(l, width = width, indent = ind, exdent = ex)
+  }))
+}
+
+cat_wrapped <- function(txt, width = getOption("width")) {
+  out <- wrap_text(txt, width)
+  if (length(out)) cat(out, sep = "\n")
+  invisible()
+}
+
+# Errors raised by the R package itself (invalid arguments, data it refuses): R conditions of class
+# c("dpreg_input_error", "dpreg_error", "error", "condition"), like those re-signalled from the core.
+dp_stop <- function(..., call. = FALSE, class = "dpreg_input_error") {
+  stop(structure(class = unique(c(class, "dpreg_error", "error", "condition")),
+                 list(message = paste0(...), call = NULL)))
+}

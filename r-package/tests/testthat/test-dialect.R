@@ -1,0 +1,97 @@
+# Issue: messages and printed output for R users must read in R's syntax, carry R condition
+# classes, and fit the console width.
+
+python_syntax <- c("\\bTrue\\b", "\\bFalse\\b", "\\bNone\\b",
+                   "[A-Za-z0-9)] ?\\*\\* ?[A-Za-z0-9(]", "\\bnp\\.", "=\\(",
+                   "\\[[0-9.-]+, [0-9.-]+, [0-9.-]+", "\\['", "ValueError", "DesignError",
+                   "TypeError", "KeyError", "UserWarning", "RuntimeWarning", "Pandas4Warning",
+                   "\\bspec [0-9]", "dpreg\\.api", "[A-Za-z_]+='", "without C\\(\\)",
+                   "random_state")
+
+expect_r_dialect <- function(txt) {
+  txt <- paste(txt, collapse = "\n")
+  hits <- python_syntax[vapply(python_syntax, function(p) grepl(p, txt, perl = TRUE), TRUE)]
+  expect(length(hits) == 0,
+         paste0("Python syntax (", paste(hits, collapse = ", "), ") in text shown to R users:\n", txt))
+}
+
+test_that("r_dialect renders the core's Python fragments in R syntax", {
+  tr <- dpreg:::r_dialect
+  expect_equal(tr("ValueError: stable_ridge = True, x=None"), "stable_ridge = TRUE, x = NULL")
+  expect_equal(tr("split = [1, 10, 1] (default)"), "split = c(1, 10, 1) (default)")
+  expect_equal(tr("levels ['a', 'b']"), "levels c(\"a\", \"b\")")
+  expect_equal(tr("term I(experience ** 2) and np.log(zn)"), "term I(experience^2) and log(zn)")
+  expect_equal(tr("use mode='clip'"), "use mode = \"clip\"")
+  expect_equal(tr("*** p <= 0.001, ** p <= 0.01"), "*** p <= 0.001, ** p <= 0.01")
+  expect_equal(tr("dp_mean needs bounds=(l, u)"), "dp_mean needs bounds = c(l, u)")
+  expect_equal(tr("a column without C() or C(g)[T.b]"), "a column without factor() or factor(g)b")
+  expect_equal(tr("n_boot = 1000 (our choice (spec 6.5))"), "n_boot = 1000 (our choice)")
+  expect_equal(tr("declared [-5, 15]; XtG[1]"), "declared [-5, 15]; XtG[1]")
+  expect_equal(dpreg:::r_condition_class("ValueError"), "dpreg_value_error")
+  expect_equal(dpreg:::r_condition_class("DesignError"), "dpreg_design_error")
+  expect_equal(dpreg:::r_condition_class("UserWarning", "warning"), "dpreg_warning")
+})
+
+test_that("errors raised by the R package itself carry dpreg condition classes", {
+  e <- tryCatch(dp_lm(y ~ x, data = 1:3), error = identity)
+  expect_s3_class(e, c("dpreg_input_error", "dpreg_error"))
+  expect_error(dpreg:::translate_formula(y ~ poly(x, 2), toy_data(10)), class = "dpreg_error")
+  expect_error(confint(mock_fit(), level = 2), class = "dpreg_input_error")
+})
+
+test_that("errors and warnings an R user sees carry R classes and no Python syntax", {
+  skip_if_no_core()
+  df <- toy_data(300)
+  msgs <- character()
+  catch <- function(expr) {
+    withCallingHandlers(
+      tryCatch(expr, error = function(e) {
+        expect_s3_class(e, "dpreg_error")
+        msgs <<- c(msgs, conditionMessage(e))
+      }),
+      warning = function(w) {
+        msgs <<- c(msgs, conditionMessage(w))
+        invokeRestart("muffleWarning")
+      })
+  }
+  e <- tryCatch(dp_lm(y ~ x, data = df, eps = -1), error = identity)
+  expect_s3_class(e, "dpreg_value_error")
+  catch(dp_lm(y ~ x, data = df, eps = -1))
+  catch(dp_lm(y ~ x, data = df, method = "nope", bounds = toy_bounds))
+  catch(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, method = "isp", seed = 1))
+  catch(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, method = "tukey", seed = 1))
+  catch(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, method = "adassp", delta = 0))
+  catch(dp_lm(y ~ x, data = df, eps = 1, bounds = c(toy_bounds, list(prise = c(0, 1))), seed = 1))
+  catch(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, method = "dpgd", split = c(1, 2)))
+  catch(dp_lm(y ~ g, data = df, eps = 1, bounds = toy_bounds, method = "adassp",
+              levels = list(g = c("a", "b")), seed = 1))
+  catch(dp_mean(df$x, eps = 1))
+  catch(dp_quantile(df$x, 0.5, eps = 1))
+  expect_gt(length(msgs), 8)
+  expect_r_dialect(msgs)
+  d <- tryCatch(suppressWarnings(dp_lm(y ~ g, data = df, eps = 1, bounds = toy_bounds,
+                                       method = "adassp", levels = list(g = c("a", "b")),
+                                       seed = 1)), error = identity)
+  expect_s3_class(d, "dpreg_design_error")
+})
+
+test_that("print() and summary() fit in getOption('width') and read in R's syntax", {
+  skip_if_no_core()
+  df <- toy_data(400)
+  df$z <- runif(nrow(df), 1, 5)
+  old <- options(width = 80)
+  on.exit(options(old))
+  fits <- list(
+    suppressWarnings(dp_lm(y ~ x + I(x^2) + log(z) + g, data = df, eps = 1,
+                           bounds = c(toy_bounds, list(z = c(1, 5))), seed = 1)),
+    dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
+          method = "adassp", seed = 2))
+  for (fit in fits) {
+    out <- c(capture.output(print(fit)), capture.output(print(summary(fit))),
+             capture.output(print(privacy(fit))))
+    too_wide <- out[nchar(out, type = "width") > 80]
+    expect(length(too_wide) == 0, paste("lines wider than 80 columns:\n",
+                                        paste(too_wide, collapse = "\n")))
+    expect_r_dialect(out)
+  }
+})

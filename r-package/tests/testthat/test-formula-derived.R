@@ -1,0 +1,48 @@
+# cut(), relevel(), pmin()/pmax() and ordered factors with public constants.
+
+test_that("cut/relevel/pmin are derived columns with public levels and ranges", {
+  df <- toy_data(50)
+  tr <- dpreg:::translate_formula(y ~ cut(x, breaks = c(0, 5, 10)) + relevel(g, ref = "b") +
+                                    pmin(x, 3), df, levels = toy_levels)
+  expect_equal(length(tr$derived), 3L)
+  by_label <- function(l) names(tr$derived)[vapply(tr$derived, function(d) d$label, "") == l]
+  cut_nm <- by_label("cut(x, breaks = c(0, 5, 10))")
+  rel_nm <- by_label("relevel(g, ref = \"b\")")
+  pmin_nm <- by_label("pmin(x, 3)")
+  expect_equal(tr$derived[[cut_nm]]$levels, c("(0,5]", "(5,10]"))
+  expect_equal(tr$derived[[rel_nm]]$levels, c("b", "a", "c"))
+  d <- dpreg:::add_derived(df, tr$derived)
+  expect_equal(as.character(d[[cut_nm]]), as.character(cut(df$x, c(0, 5, 10))))
+  expect_equal(as.character(d[[rel_nm]]), as.character(df$g))
+  expect_equal(d[[pmin_nm]], pmin(df$x, 3))
+  # pmin's range follows from the declared range of x: [min(0, 3), min(10, 3)]
+  b <- dpreg:::derived_bounds(tr$derived, list(x = list(0, 10)))
+  expect_equal(unlist(b[[pmin_nm]]), c(0, 3))
+  expect_length(dpreg:::derived_bounds(tr$derived, list()), 0)
+})
+
+test_that("transforms that would read the data are refused", {
+  df <- toy_data(50)
+  expect_error(dpreg:::translate_formula(y ~ cut(x, 3), df), "break points")
+  expect_error(dpreg:::translate_formula(y ~ relevel(g, ref = "b"), df), "declared")
+  expect_error(dpreg:::translate_formula(y ~ ordered(g), df), "public levels")
+  expect_error(dpreg:::translate_formula(y ~ cut(x, breaks = quantile(x)), df), "public constants")
+})
+
+test_that("a fit with cut/relevel/pmin names its coefficients as lm does and predicts", {
+  skip_if_no_core()
+  df <- toy_data(400)
+  f <- y ~ cut(x, breaks = c(0, 5, 10)) + relevel(g, ref = "b") + pmin(x, 8)
+  fit <- dp_lm(f, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
+               method = "adassp", seed = 1)
+  expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+  txt <- paste(capture.output(summary(fit)), collapse = "\n")
+  expect_false(grepl("cut_x|relevel_g|pmin_x", txt))
+  nd <- data.frame(x = c(2, 9), g = factor(c("a", "c")))
+  X <- model.matrix(fit, data = nd)
+  expect_equal(unname(X[2, ]), c(1, 1, 0, 1, 8))
+  expect_equal(drop(X %*% coef(fit)), predict(fit, nd))
+  o <- dp_lm(y ~ x + ordered(g, levels = c("a", "b", "c")), data = df, eps = 1,
+             bounds = toy_bounds, method = "adassp", seed = 1)
+  expect_equal(names(coef(o))[3:4], paste0("ordered(g, levels = c(\"a\", \"b\", \"c\"))", c("b", "c")))
+})

@@ -1,0 +1,113 @@
+# anova / drop1 / car::Anova / model.matrix / model.frame / augment / confint without Python /
+# update with inline data / dp_estimate methods.
+
+test_that("anova() Wald tests are the matrix algebra of the released coefficients and covariance", {
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  b <- fit$coefficients
+  V <- fit$vcov
+  # marginal: b_t' V_tt^-1 b_t (V is diagonal in the mock: a sum of squared z values)
+  a <- anova(fit, type = "marginal")
+  expect_s3_class(a, "anova")
+  expect_equal(a[["Df"]], c(1L, 2L))
+  expect_equal(a[["Chisq"]], c((b[2] / 0.05)^2, (b[3] / 0.4)^2 + (b[4] / 0.45)^2), ignore_attr = TRUE)
+  expect_equal(a[["Pr(>Chisq)"]], pchisq(a[["Chisq"]], a[["Df"]], lower.tail = FALSE))
+  # sequential with a diagonal covariance equals marginal; the last term always does
+  s <- anova(fit)
+  expect_equal(s[["Chisq"]], a[["Chisq"]])
+  # with correlation, sequential differs for the first term but not for the last
+  V2 <- V
+  V2[2, 3] <- V2[3, 2] <- 0.006
+  fit$vcov <- V2
+  s2 <- anova(fit)
+  a2 <- anova(fit, type = "marginal")
+  expect_equal(s2[["Chisq"]][2], a2[["Chisq"]][2])
+  expect_false(isTRUE(all.equal(s2[["Chisq"]][1], a2[["Chisq"]][1])))
+  # the sequential statistics add up to the Wald statistic of all coefficients
+  expect_equal(sum(s2[["Chisq"]]) + (chol(solve(V2)) %*% b)[1]^2, drop(t(b) %*% solve(V2) %*% b))
+  d <- drop1(fit)
+  expect_equal(d[["Chisq"]], a2[["Chisq"]])
+})
+
+test_that("anova() stops when no covariance was released", {
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  fit$vcov[] <- NA_real_
+  expect_error(anova(fit), class = "dpreg_no_inference_error")
+})
+
+test_that("confint() gives Wald intervals at any level without Python", {
+  fit <- mock_fit()
+  ci <- confint(fit, level = 0.8)
+  z <- qnorm(0.9)
+  expect_equal(unname(ci[, 1]), unname(fit$coefficients - z * fit$std.errors))
+  expect_equal(unname(ci[, 2]), unname(fit$coefficients + z * fit$std.errors))
+})
+
+test_that("lm-family generics on a real fit: anova, car::Anova, model.matrix, augment, update", {
+  skip_if_no_core()
+  df <- toy_data(400)
+  fit <- dp_lm(y ~ x * g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
+               method = "adassp", seed = 1)
+  expect_equal(fit$assign, c(0L, 1L, 2L, 2L, 3L, 3L))
+  a <- anova(fit)
+  expect_equal(rownames(a), c("x", "g", "x:g"))
+  expect_equal(a[["Df"]], c(1L, 2L, 2L))
+  if (requireNamespace("car", quietly = TRUE)) {
+    expect_equal(car::Anova(fit, type = "III")[["Chisq"]], anova(fit, type = "marginal")[["Chisq"]])
+    expect_error(car::Anova(fit, type = "II"), "interactions")
+  }
+  small <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
+                 method = "adassp", seed = 2)
+  n <- anova(small, fit)
+  extra <- c("x:gb", "x:gc")
+  expect_equal(n[["Df"]][2], 2L)
+  expect_equal(n[["Chisq"]][2], drop(t(coef(fit)[extra]) %*% solve(vcov(fit)[extra, extra]) %*%
+                                       coef(fit)[extra]))
+  expect_error(anova(fit, dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, seed = 3,
+                                method = "adassp")), NA)
+  nd <- data.frame(x = c(1, 9, NA), g = factor(c("a", "c", "b")), y = c(2, 3, 4))
+  X <- model.matrix(fit, data = nd)
+  expect_equal(colnames(X), names(coef(fit)))
+  expect_equal(attr(X, "assign"), fit$assign)
+  expect_equal(unname(X[1:2, ]), unname(rbind(c(1, 1, 0, 0, 0, 0), c(1, 9, 0, 1, 0, 9))))
+  expect_equal(drop(X %*% coef(fit)), predict(fit, nd))
+  expect_error(model.matrix(fit), class = "dpreg_not_released")
+  expect_equal(nrow(model.frame(fit, data = nd)), 3L)
+  if (requireNamespace("broom", quietly = TRUE)) {
+    au <- broom::augment(fit, newdata = nd, interval = "confidence")
+    expect_equal(au$.fitted, unname(predict(fit, nd)))
+    expect_equal(au$.resid, nd$y - au$.fitted)
+    expect_error(broom::augment(fit), class = "dpreg_not_released")
+  }
+  # update() when the call subset its data inline
+  sub <- dp_lm(y ~ x, data = df[df$g == "a", ], eps = 1, bounds = toy_bounds, seed = 5,
+               method = "adassp")
+  again <- update(sub, seed = 5)
+  expect_equal(coef(again), coef(sub))
+  inline <- dp_lm(y ~ x, data = data.frame(x = df$x, y = df$y), eps = 1, bounds = toy_bounds,
+                  seed = 5, method = "adassp")
+  expect_identical(inline$call$data, as.name("<data>"))
+  expect_error(update(inline, seed = 6), "pass it again")
+})
+
+test_that("tidy(exponentiate = TRUE) for dp_glm and methods for dp_mean results", {
+  skip_if_no_core()
+  set.seed(3)
+  df <- data.frame(x = runif(600, 0, 10))
+  df$ok <- rbinom(600, 1, plogis(-1 + 0.3 * df$x))
+  gf <- dp_glm(ok ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 1)
+  skip_if_not_installed("broom")
+  t0 <- broom::tidy(gf, conf.int = TRUE)
+  t1 <- broom::tidy(gf, conf.int = TRUE, exponentiate = TRUE)
+  expect_equal(t1$estimate, exp(t0$estimate))
+  expect_equal(t1$conf.low, exp(t0$conf.low))
+  m <- dp_mean(df$x, eps = 1, bounds = c(-100, 100), seed = 1)
+  ci <- confint(m, level = 0.9)
+  expect_equal(unname(ci[1, ]), m$estimate + c(-1, 1) * qnorm(0.95) * m$std.error)
+  tm <- broom::tidy(m)
+  expect_equal(tm$estimate, m$estimate)
+  expect_equal(tm$nobs, 600L)
+})
