@@ -120,8 +120,13 @@ def _task_inputs(name):
 
 def _islp_csv(name):
     import pandas as pd
-    from dpreg.datasets import _package_file
-    return pd.read_csv(_package_file("ISLP", "data", f"{name}.csv"))
+    import importlib.util
+    import os
+    # Wage and Credit ship with the ISLP package (a benchmark dependency), not inside dpreg
+    spec = importlib.util.find_spec("ISLP")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the Wage and Credit datasets need the ISLP package (pip install ISLP)")
+    return pd.read_csv(os.path.join(list(spec.submodule_search_locations)[0], "data", f"{name}.csv"))
 
 
 def _categorical(df, cols):
@@ -132,19 +137,28 @@ def _categorical(df, cols):
     return df
 
 
+def _declared_levels(df):
+    """levels= for every Categorical column: its categories are the documented level sets (public).
+    dpreg does not take a Categorical's categories as declared (they may come from the data), so they
+    are passed explicitly; otherwise the levels are selected privately and rare ones pooled."""
+    import pandas as pd
+    return {c: [str(v) for v in df[c].cat.categories] for c in df.columns
+            if isinstance(df[c].dtype, pd.CategoricalDtype)}
+
+
 def _extra_inputs(which):
-    """(data, declared bounds, declared levels) of the extra regression datasets. Levels are given as
-    pandas categories (the documented level sets), so no level is read from the data by dpreg."""
+    """(data, declared bounds, declared levels) of the extra regression datasets. Levels are the
+    documented level sets, declared with levels= (no level is read from the data by dpreg)."""
     from dpreg import datasets
     if which == "wage":
         df = _categorical(_islp_csv("Wage"), ["maritl", "race", "education", "jobclass", "health",
                                               "health_ins"])
-        return df, dict(WAGE_BOUNDS), None
+        return df, dict(WAGE_BOUNDS), _declared_levels(df)
     if which == "penguins":
         df = datasets.load_penguins().dropna().reset_index(drop=True)
-        return df, dict(PENGUIN_BOUNDS), None
+        return df, dict(PENGUIN_BOUNDS), dict(datasets.PENGUINS_LEVELS)
     df = _categorical(_islp_csv("Credit"), ["Gender", "Student", "Married", "Ethnicity"])
-    return df, dict(CREDIT_BOUNDS), None
+    return df, dict(CREDIT_BOUNDS), _declared_levels(df)
 
 
 def _glm_inputs(name):
@@ -182,7 +196,7 @@ def run_glm(tasks, eps_grid, seeds, log=print):
                         try:
                             fit = dpreg.dp_glm(task["formula"], df, eps=eps,
                                                bounds=bounds if bset == "declared" else None,
-                                               random_state=seed * 7919 + int(eps * 100))
+                                               levels=_declared_levels(df) or None, random_state=seed * 7919 + int(eps * 100))
                         except (dpreg.DPRegError, ValueError) as exc:
                             out.append((name, eps, bset, seed, None, None, str(exc)))
                             log(f"# glm {name} eps={eps:g} {bset} seed={seed}: refused: {exc}")

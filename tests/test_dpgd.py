@@ -173,3 +173,103 @@ def test_reproducible_and_accurate_at_large_n(schedule):
     # per-step noise sd on the step is sigma/n = 2C sqrt(T)/(mu n) ~ 0.02; the averaged effect on the
     # last iterate of a contracting iteration is smaller; 0.15 is a loose, clearly-failing-if-broken bound
     assert np.max(np.abs(a.coef - ols)) < 0.15
+
+
+# ---- squared loss: the preconditioned iteration (algorithm="precond", the default with public ranges) ----
+
+def make_bounded_design(X, y, lo, hi, ylo, yhi):
+    n, d = X.shape
+    X = np.column_stack([np.ones(n), X])
+    terms = ["Intercept"] + [f"x{j}" for j in range(1, d + 1)]
+    pub = PublicDesign(formula="y ~ .", outcome="y", terms=terms, has_intercept=True,
+                       column_lower=np.r_[1.0, lo], column_upper=np.r_[1.0, hi], factor_blocks=[],
+                       outcome_interval=(ylo, yhi), schema=Schema(), n=n, family="gaussian")
+    return Design(X=X, y=np.asarray(y, float), public=pub)
+
+
+def _ill_scaled(n=20_000, seed=11):
+    """x1 spreads over [0, 1] but is declared on [0, 10]: its curvature on the scaled problem is
+    1e-2 of a well-scaled column's, the case where a fixed-step DP-GD crawls."""
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.uniform(0, 1, n), rng.uniform(-1, 1, n)])
+    y = np.clip(1.0 + 2.0 * x[:, 0] - x[:, 1] + 0.5 * rng.standard_normal(n), -10, 10)
+    return make_bounded_design(x, y, [0.0, -1.0], [10.0, 1.0], -10.0, 10.0), x, y
+
+
+def test_precond_sensitivities_hold_on_rows_of_norm_one():
+    """Derivation in precond_sensitivities: ||xx' - zz'||_F <= sqrt(2) for ||x||, ||z|| <= 1, attained
+    by orthogonal unit rows; the clipped gradient sum moves by <= 2C (one summand replaced)."""
+    rng = np.random.default_rng(2)
+    s = dpgd.precond_sensitivities("replace_one", 0.7)
+    assert s["gram"] == pytest.approx(math.sqrt(2)) and s["gradient"] == pytest.approx(1.4)
+    a = dpgd.precond_sensitivities("add_remove", 0.7)
+    assert a["gram"] == 1.0 and a["gradient"] == pytest.approx(0.7)
+    worst = 0.0
+    for _ in range(2000):
+        x, z = rng.standard_normal(5), rng.standard_normal(5)
+        x /= max(1.0, np.linalg.norm(x)) * rng.uniform(1, 2)
+        z /= max(1.0, np.linalg.norm(z))
+        worst = max(worst, np.linalg.norm(np.outer(x, x) - np.outer(z, z)))
+    assert worst <= math.sqrt(2) + 1e-12
+    e1, e2 = np.eye(5)[0], np.eye(5)[1]
+    assert np.linalg.norm(np.outer(e1, e1) - np.outer(e2, e2)) == pytest.approx(math.sqrt(2))
+
+
+def test_precond_noise_off_converges_to_ols_in_original_units():
+    D, x, y = _ill_scaled(3000)
+    X = np.column_stack([np.ones(len(y)), x])
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    # noise off, no clipping (C = 1e6 > every |r_i| ||x_i||), eps = 1e6: the only error left is the ridge
+    # lam = 2 sqrt(d) sigma_G, which slows the step along the eigenvector of the scaled Gram with the
+    # smallest eigenvalue h_min to a contraction r = lam / (h_min + lam). Here r ~ 0.3 (measured error after
+    # 6 steps ~ 7e-4 = r^6), so after 40 steps r^40 ~ 1e-21: machine precision
+    rel = dpgd.fit(D, PrivacySpec(1e6, 1e-6), NoiseSource(0, _noise_off=True), Ledger(), C=1e6, T=40)
+    assert rel.tuning["algorithm"][0] == "precond"
+    np.testing.assert_allclose(rel.coef, ols, rtol=1e-6, atol=1e-8)
+
+
+def test_precond_ledger_composes_and_records_sensitivities():
+    D, _, _ = _ill_scaled(2000)
+    led = Ledger()
+    rel = dpgd.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(3), led, T=4, C=0.5)
+    assert len(led) == 1 + 4
+    assert led.entries[0].sensitivity == pytest.approx(math.sqrt(2))
+    assert all(e.sensitivity == pytest.approx(1.0) for e in led.entries[1:])    # 2C
+    st = compose_ledger(led, eps=1.0, delta=1e-6)
+    assert st.eps_spent == pytest.approx(1.0, rel=1e-6)
+    assert rel.vcov is None
+
+
+def test_precond_beats_plain_gd_on_an_ill_scaled_column():
+    """The issue-13 failure of plain DP-GD: a column whose spread is 10% of its declared range. On the
+    scaled problem (rows / sqrt(3)) that direction has curvature h ~ n (0.1 / sqrt(12) / sqrt(3))^2 ~ 5.6
+    at n = 20 000. At eps = 8 (mu ~ 3): the Gram ridge lam = 2 sqrt(3) sigma_G ~ 3.3 leaves a
+    contraction lam / (h + lam) ~ 0.4 per step (0.4^6 ~ 4e-3 of the signal left after T = 6), and the
+    gradient noise (sd ~ 1.9 per step) moves the x1 coefficient by ~ 1.9 / 5.6 * 10 / 5 / sqrt(3) ~ 0.4,
+    i.e. the MSE by ~ 0.4^2 / 12 ~ 0.013, 5% of the noise variance 0.25: ratio < 1.15 (a 2-sd margin on
+    that sd). Plain DP-GD (T = 100, step 1) moves along x1 by ~ h/n per step, ~3% in 100 steps, and
+    leaves it almost unfitted: MSE above (2^2 / 12 + 0.25) / 0.25 ~ 2.3 x OLS's, so > 1.5."""
+    D, x, y = _ill_scaled()
+    X = np.column_stack([np.ones(len(y)), x])
+    mse = lambda b: float(np.mean((y - X @ b) ** 2))
+    ols = mse(np.linalg.lstsq(X, y, rcond=None)[0])
+    pre = dpgd.fit(D, PrivacySpec(8.0, 1e-6), NoiseSource(5), Ledger())
+    gd = dpgd.fit(D, PrivacySpec(8.0, 1e-6), NoiseSource(5), Ledger(), algorithm="gd")
+    assert mse(pre.coef) / ols < 1.15
+    assert mse(gd.coef) / ols > 1.5
+
+
+def test_precond_extreme_row_is_harmless():
+    """A row at +-1e308 is clamped by the schema scaling and its gradient clipped: finite output, no
+    numpy warning."""
+    import warnings
+    D, x, y = _ill_scaled(500)
+    X = D.X.copy()
+    X[0, 1:] = [1e308, -1e308]
+    y = D.y.copy()
+    y[0] = -1e308
+    D2 = Design(X=X, y=y, public=D.public)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = dpgd.fit(D2, PrivacySpec(1.0, 1e-6), NoiseSource(1), Ledger())
+    assert np.all(np.isfinite(rel.coef))

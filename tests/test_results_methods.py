@@ -291,7 +291,9 @@ def test_tukey_summary_block():
 def test_dpgd_summary_block_and_logistic_predict_types():
     fit = get_fit("dpgd")
     text = flat(str(fit.summary()))
-    assert "T = 100 full-batch steps" in text and "clipped to L2 norm" in text
+    # squared loss with public ranges: the preconditioned iteration (PRECOND_T = 6 steps by default)
+    assert "T = 6 full-batch steps" in text and "clipped to L2 norm" in text
+    assert "preconditioned by a released X'X" in text and "None" not in text
     glm = get_fit("dpgd-binomial")
     new = frame(4, seed=3, binary=True).drop(columns="y")
     new.loc[1, ["x", "z"]] = [0.5, 0.5]

@@ -247,7 +247,13 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
 
     if method in ("ht_iht", "ht_sparse"):
         if "s" not in options:
-            raise InvalidArgument(f"method '{method}' needs the sparsity option s (an integer, 1 <= s <= d)")
+            # no default from public facts: the theory asks for s >= c * (condition number)^2 * s*, with
+            # the true sparsity s* and the design's conditioning unknown (and private)
+            raise InvalidArgument(f"method '{method}' needs the sparsity option s (an integer, 1 <= s <= d): the "
+                                  "number of coefficients it may keep, the intercept included. No default can "
+                                  "be derived from public facts; choose s from domain knowledge (a few times "
+                                  "the number of predictors you expect to matter), or use method='ht_fw' or "
+                                  "'ht_lasso', which need no s")
         s = _integer("s", options["s"], 1, d)
         if intercept is not None and not tun["penalize_intercept"][0] and s < 2:
             raise InvalidArgument(f"method '{method}': s must be >= 2 because the intercept is forced into the "

@@ -1,0 +1,56 @@
+"""method="auto" (dp_lm) warns before fitting when the privacy noise is expected to dominate (issue 13):
+a rule on public facts only (n, the model matrix's columns and factor blocks, eps, delta)."""
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg import api
+from dpreg.errors import AccuracyWarning
+from dpreg.privacy.accounting import mu_from_eps_delta
+
+
+def _frame(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 10, n)
+    g = rng.choice(["a", "b", "c"], n)
+    y = np.clip(2 + 0.5 * x + (g == "b") + rng.standard_normal(n), -5, 15)
+    return pd.DataFrame({"x": x, "g": g, "y": y})
+
+
+BOUNDS = {"x": (0.0, 10.0), "y": (-5.0, 15.0)}
+LEVELS = {"g": ["a", "b", "c"]}
+
+
+def _accuracy_warnings(df, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ x + g", df, bounds=BOUNDS, levels=LEVELS, random_state=3, **kw)
+    return fit, [w for w in caught if issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message)]
+
+
+def test_small_n_warns_once_and_names_the_n_that_works():
+    fit, ws = _accuracy_warnings(_frame(150), eps=1.0)
+    assert len(ws) == 1
+    # d = 4 (intercept, x, two dummies), B^2 = 1 + 1 + 1 = 3: index = n mu / (3 * 2)
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    n_need = math.ceil(150 * api.AUTO_SNR_MIN / (150 * mu / 6.0))
+    assert f"n >= {n_need}" in str(ws[0].message)
+    assert any("dominate" in str(t) for t in fit.warnings)       # and the summary lists it
+
+
+def test_named_n_and_eps_clear_the_rule():
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    n_need = math.ceil(api.AUTO_SNR_MIN * 6.0 / mu)
+    assert api.auto_snr(n_need, 4, 3, 1.0, 1e-6) >= api.AUTO_SNR_MIN
+    assert api.auto_snr(n_need - 1, 4, 3, 1.0, 1e-6) < api.AUTO_SNR_MIN
+
+
+def test_no_warning_with_enough_rows_or_an_explicit_method():
+    _, ws = _accuracy_warnings(_frame(20_000), eps=1.0)
+    assert ws == []
+    _, ws = _accuracy_warnings(_frame(150), eps=1.0, method="boosted_adassp")
+    assert ws == []
