@@ -78,7 +78,10 @@ def get_fit(case):
         _CACHE[case] = fn(formula, df, eps=eps, method=method, bounds=BOUNDS if bounded else None,
                           levels=None if method == "isp" else
                           dict(LEVELS, y=["no", "yes"]) if family == "binomial" else LEVELS,
-                          random_state=7, **kw)
+                          # seed 8 for subsample_aggregate: at seed 7 one released variance is 98765.585,
+                          # a chance collision with the needle "98765" (it does not move with the
+                          # planted row; checked)
+                          random_state=8 if case == "subsample_aggregate" else 7, **kw)
     return _CACHE[case]
 
 
