@@ -11,7 +11,7 @@ TEX_DEBS := texlive-latex-base texlive-latex-recommended
 JAVA_DEBS := openjdk-17-jre-headless
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-python test-r test-slow r-deps r-check docs vignettes bench lint clean
+.PHONY: demo test test-python test-r test-slow audit r-deps r-check docs vignettes bench lint clean
 
 $(STAMP): pyproject.toml
 	@command -v R >/dev/null 2>&1 || $(MAKE) r-deps
@@ -40,8 +40,13 @@ test: r-deps $(STAMP)
 test-python: $(STAMP)
 	$(PY) -m pytest -q tests
 
+# The long statistical tests; `.ci/scheduled` runs them (with `make audit`) as the nightly job.
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow tests
+	$(PY) -m pytest -q -p no:cacheprovider -m slow tests
+
+# The privacy audit's quick mode (about 10 minutes on 2 cores): empirical eps lower bounds per method.
+audit: $(STAMP)
+	$(PY) -m benchmarks audit --quick
 
 # The R package: build, check, and run its testthat suite against this venv's Python core.
 test-r: r-deps $(STAMP)

@@ -70,16 +70,31 @@ def test_compose_refuses_a_ledger_one_bit_above_the_request():
 
 @pytest.mark.parametrize("eps", ADVERSARIAL + RANDOM[:10])
 def test_gaussian_ledger_at_the_request_composes_within_it(eps):
-    """A Gaussian fit calibrated exactly at the request (mu_from_eps_delta, split_mu): the conversion
-    back to eps used to round up by ~1e-12; now the spend is certified at (at most) the request."""
+    """A Gaussian fit calibrated as dp_lm calibrates (mu_from_eps_delta at conservative_share(eps), then
+    split_mu): the conversion back to eps used to round up by ~1e-12; now the spend, including the lattice
+    term of the discretised releases (2 k Lambda in eps, docs/derivations/noise.md 3.2), is certified at
+    (at most) the request. Calibrating at exactly the request leaves no room for that term: with the
+    discrete noise such a fit would spend eps + 6e-60, which the composition must refuse (next test)."""
     for delta in (1e-6, 1e-9, 0.01):
-        mu = acc.mu_from_eps_delta(eps, delta)
+        mu = acc.mu_from_eps_delta(acc.conservative_share(eps), delta)
         led = Ledger()
         for m in acc.split_mu(mu, (1.0, 1.0, 1.0)):
             led.add(LedgerEntry("s", "gaussian", 1.0, 1.0 / m, mu=m))
         st = acc.compose_ledger(led, eps=eps, delta=delta)
         assert F(st.eps_spent) <= F(eps) and F(st.delta_spent) <= F(delta)
         assert st.eps_spent == pytest.approx(eps, rel=1e-9)   # and not less than the request by much
+
+
+def test_a_gaussian_ledger_calibrated_at_exactly_the_request_is_refused_where_the_lattice_term_shows():
+    # eps = 1e-6, delta = 1e-9: delta(eps; mu) moves by ~7e-9 relative per 1e-13 relative change of eps
+    # (mu = 4.1e-7), so no smaller eps can be certified for a mu calibrated at the request; the lattice
+    # term 2 k Lambda > 0 must then make the composition refuse rather than round it away
+    eps, delta = 1e-6, 1e-9
+    led = Ledger()
+    for m in acc.split_mu(acc.mu_from_eps_delta(eps, delta), (1.0, 1.0, 1.0)):
+        led.add(LedgerEntry("s", "gaussian", 1.0, 1.0 / m, mu=m))
+    with pytest.raises(InternalError):
+        acc.compose_ledger(led, eps=eps, delta=delta)
 
 
 def test_mixed_ledger_delta_and_eps_stay_within_the_request():

@@ -435,7 +435,7 @@ def test_dp_lm_end_to_end_privacy_and_planted_value():
     df.loc[5, "x1"] = 98.7654321
     fit = dpreg.dp_lm("y ~ x1 + C(f)", df, eps=1.0, method="adassp", bounds={"x1": (0, 100), "y": (-20, 30)},
                       levels={"f": ["a", "b", "c"]}, random_state=3)
-    assert fit.privacy.mu == pytest.approx(mu_from_eps_delta(1.0, 1e-6), rel=1e-12)
+    assert fit.privacy.mu_total == pytest.approx(mu_from_eps_delta(1.0, 1e-6), rel=1e-12)
     text = str(fit.summary()) + repr(fit) + str(fit.to_dict())
     assert "23.456789" not in text and "98.765432" not in text
     assert np.all(np.isfinite(fit.std_errors))

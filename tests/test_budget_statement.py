@@ -132,14 +132,15 @@ def test_statement_members():
     assert list(frame["statistic"]) == ["bound upper(y)", "XtX", "lambda_min", "Xty"]
 
 
-def test_statement_gaussian_only_has_mu():
+def test_statement_gaussian_only_claims_zcdp_and_keeps_mu_as_a_component():
     led = Ledger()
     mu = acc.mu_from_eps_delta(1.0, 1e-6)
     gaussian_mechanism(1.0, sensitivity=1.0, mu=mu, noise=NoiseSource(None), ledger=led, statistic="Xty")
     st = acc.compose_ledger(led, eps=1.0, delta=1e-6, neighbours="add_remove", seeded=False)
-    assert st.mu == pytest.approx(0.236704380663436, rel=1e-10)
+    assert st.mu is None and st.mu_total == pytest.approx(0.236704380663436, rel=1e-10)
     text = str(st)
-    assert "mu-GDP = 0.2367" in text and "(eps = 1, delta = 1e-06)-DP" in text
+    # rho = mu^2 / 2 = 0.0280145...: the zCDP claim is exact for the discrete Gaussian noise
+    assert "rho-zCDP = 0.02801" in text and "(eps = 1, delta = 1e-06)-DP" in text
     assert "not for release" not in text
     assert "adding or removing one row" in st.paragraph()
 

@@ -128,7 +128,7 @@ def test_ledger_composes_to_request_replace_one():
     led = Ledger()
     rel = dpgd.fit(make_design(X[:, 1:], y), PrivacySpec(1.0, 1e-6), NoiseSource(4), led, T=50)
     st = compose_ledger(led, eps=1.0, delta=1e-6)
-    assert st.definition == "mu-GDP"
+    assert st.definition == "rho-zCDP"
     assert st.eps_spent == pytest.approx(1.0, rel=1e-6)
     e = led.entries[0]
     assert e.sensitivity == 2 * 1.0 and e.noise_scale == pytest.approx(2.0 * math.sqrt(50) / e.mu)

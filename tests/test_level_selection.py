@@ -199,7 +199,7 @@ def test_declared_levels_cost_nothing_and_levels_data_is_a_leak():
                       levels={"g": ["c", "a", "b"]})
     assert list(fit.coef.index) == ["Intercept", "x", "g[T.a]", "g[T.b]"]      # declared order, ref "c"
     assert not any("(g)" in r["statistic"] for r in fit.privacy.ledger)
-    assert fit.privacy.mu is not None            # only Gaussian releases: the fit stays mu-GDP
+    assert fit.privacy.mu_total is not None and fit.privacy.definition == "rho-zCDP"   # only Gaussian releases
     with pytest.warns(PrivacyLeakWarning, match="levels='data'"):
         leaky = dpreg.dp_lm("y ~ x + g", df, eps=1.0, bounds=BOUNDS, random_state=1, levels="data")
     assert not leaky.privacy.private and not leaky.privacy.to_dict()["private"]

@@ -463,6 +463,83 @@ def test_mechanism_scale_includes_the_slack():
         assert t * q >= need * need and 2 ** 22 < sens / mu / 2.0 ** j <= 2 ** 23
 
 
+# ---- the accounting argument: discrete Gaussian = rounding kernel after a continuous Gaussian, up to e^Lambda
+def _shadow_pmf(a, b, ks, theta=0.0):
+    """M(k) = integral phi_a(y - theta) exp(-(k - y)^2 / 2b^2) / Z_b(y) dy: a continuous N(theta, a^2) draw
+    followed by the data-independent kernel "discrete Gaussian of width b centred at y" (derivation 3.2),
+    by quadrature (Z_b(y) summed directly over +-40 b)."""
+    from scipy import integrate
+    js = np.arange(-60, 61)
+
+    def integrand(y, k):
+        z = np.sum(np.exp(-(js + np.round(y) - y) ** 2 / (2 * b * b)))
+        return stats.norm.pdf(y, theta, a) * np.exp(-(k - y) ** 2 / (2 * b * b)) / z
+
+    return np.array([integrate.quad(integrand, theta - 12 * a, theta + 12 * a, args=(k,), limit=400,
+                                    epsabs=0, epsrel=1e-12)[0] for k in ks])
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 0.45), (2.0, 0.6), (1.5, 0.8)])
+def test_discrete_gaussian_is_within_the_lattice_factor_of_a_post_processed_gaussian(a, b):
+    # Derivation 3.2: N_Z(theta, a^2 + b^2) and the law M of the continuous N(theta, a^2) followed by the
+    # rounding kernel differ pointwise by a factor within e^(+-lambda(b)), lambda(b) = ln((1+2tau)/(1-2tau)),
+    # tau = sum_m e^(-2 pi^2 b^2 m^2) (Poisson summation). At these small widths lambda is large enough
+    # (1e-1 .. 1e-5) to be checked by quadrature; the test fails if the bound or the construction is wrong.
+    from dpreg.privacy.accounting import lattice_log_ratio_bound
+    ks = np.arange(-int(7 * a) - 3, int(7 * a) + 4)
+    m = _shadow_pmf(a, b, ks)
+    s2 = a * a + b * b
+    js = np.arange(-200, 201)
+    p = np.exp(-ks ** 2 / (2 * s2)) / np.sum(np.exp(-js ** 2 / (2 * s2)))
+    lam = lattice_log_ratio_bound(b, 1) / 2.0          # the function doubles it against float rounding
+    worst = float(np.max(np.abs(np.log(m / p))))
+    assert worst <= lam, (worst, lam)
+    # power: the same comparison against the wrong variance (a^2 alone, i.e. forgetting the kernel's b^2)
+    # is far outside the bound
+    p_wrong = np.exp(-ks ** 2 / (2 * a * a)) / np.sum(np.exp(-js ** 2 / (2 * a * a)))
+    assert float(np.max(np.abs(np.log(m / p_wrong)))) > 10 * lam
+
+
+def test_lattice_constant_bounds_every_release_the_mechanisms_can_make():
+    from dpreg.privacy.accounting import LATTICE_LOG_RATIO_PER_RELEASE, lattice_log_ratio_bound
+    from dpreg.privacy.mechanisms import LATTICE_KERNEL_WIDTH, MAX_COORDINATES
+    bound = lattice_log_ratio_bound(LATTICE_KERNEL_WIDTH, MAX_COORDINATES)
+    assert 0 < bound <= LATTICE_LOG_RATIO_PER_RELEASE
+    # a too-narrow kernel would not do: at b = 1 the bound for 2^40 coordinates is ~ 1e-5
+    assert lattice_log_ratio_bound(1, MAX_COORDINATES) > 1e-6
+
+
+def test_calibration_leaves_the_continuous_part_the_accounting_needs():
+    # premise of derivation 3.2: t q - b^2 >= (grid sensitivity / mu)^2 for the vector release, and
+    # >= half that for the off-diagonal of the symmetric construction
+    from dpreg.privacy.mechanisms import LATTICE_KERNEL_WIDTH, _check_shadow, _tq, discrete_gaussian_parameters
+    from dpreg.errors import InternalError
+    for sens, mu, r in ((1.0, 0.5, 1.0), (3.0, 0.01, 10.0), (1e-3, 2.0, 100.0), (5.0, 30.0, 1.0)):
+        j, target = discrete_gaussian_parameters(sens, mu, r)
+        need = (sens / 2.0 ** j + r) / mu
+        t, q = _tq(target)
+        assert t * q - LATTICE_KERNEL_WIDTH ** 2 >= need ** 2
+        t2, q2 = _tq(target / math.sqrt(2.0))
+        assert t2 * q2 - LATTICE_KERNEL_WIDTH ** 2 >= need ** 2 / 2
+    with pytest.raises(InternalError):       # the check is live: no slack, no continuous part
+        _check_shadow(1000, 1000, 1000.0)
+
+
+def test_gaussian_fit_statement_charges_the_lattice_term_and_claims_zcdp():
+    from fractions import Fraction
+    from dpreg.privacy import accounting as acc
+    led = Ledger()
+    mu = acc.mu_from_eps_delta(acc.conservative_share(1.0), 1e-6)
+    for m in acc.split_mu(mu, (1.0, 1.0)):
+        gaussian_mechanism(np.zeros(3), sensitivity=1.0, mu=m, noise=NoiseSource(1), ledger=led, statistic="v")
+    st = acc.compose_ledger(led, eps=1.0, delta=1e-6)
+    c = st.components
+    assert c["eps_lattice"] >= 2 * 2 * acc.LATTICE_LOG_RATIO_PER_RELEASE
+    assert Fraction(c["eps_continuous"]) + Fraction(c["eps_lattice"]) <= Fraction(st.eps_spent) <= 1
+    assert st.definition == "rho-zCDP" and st.mu is None
+    assert st.rho >= c["mu_gaussian"] ** 2 / 2
+
+
 # ---- through dp_lm --------------------------------------------------------------------------------
 def _small_frame(n=3000):
     import pandas as pd

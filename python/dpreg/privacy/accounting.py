@@ -23,6 +23,7 @@ __all__ = [
     "DELTA_MIN",
     "EPS_MAX",
     "EPS_MIN",
+    "LATTICE_LOG_RATIO_PER_RELEASE",
     "SPLIT_MARGIN",
     "check_delta_for_n",
     "check_request",
@@ -35,6 +36,7 @@ __all__ = [
     "eps_bs",
     "eps_cks",
     "eps_from_mu_delta",
+    "lattice_log_ratio_bound",
     "log_delta_gdp",
     "mu_from_eps_delta",
     "mu_from_rho",
@@ -73,6 +75,27 @@ _PURE_DP_MSG = ("delta = 0 (pure DP) cannot be met by a Gaussian mechanism with 
 #: mu_from_eps_delta calibrates to the same evaluation; 1e-9 is 10x that error. Sums of budgets are
 #: exact; only this conversion is certified to the precision of its evaluation.
 DELTA_EVAL_RTOL = 1e-9
+#: bound on the lattice term Lambda of one discretised Gaussian release (derivation 3.2 of
+#: ``docs/derivations/noise.md``): its output law is within a factor e^(+-Lambda) pointwise of a
+#: continuous mu-GDP mechanism, Lambda <= m lambda(b) for m <= 2^40 coordinates and kernel width b = 3 grid
+#: units, lambda(b) = ln((1 + 2 tau) / (1 - 2 tau)), tau = e^(-2 pi^2 b^2) / (1 - e^(-2 pi^2 b^2)) ~ 8.1e-78,
+#: so Lambda <= 3.6e-65; 1e-60 rounds that up with room (``lattice_log_ratio_bound``). A fit with k such
+#: releases is (eps + 2 k Lambda, e^(k Lambda) delta(eps))-DP wherever its continuous counterpart is
+#: (eps, delta(eps))-DP; compose_ledger charges both terms.
+LATTICE_LOG_RATIO_PER_RELEASE = 1e-60
+
+
+def lattice_log_ratio_bound(width: float, coordinates: int) -> float:
+    """Upper bound on ``coordinates * ln((1 + 2 tau) / (1 - 2 tau))``, tau = sum_{m >= 1} e^(-2 pi^2 width^2 m^2)
+    (Poisson summation bound on the relative variation of the discrete Gaussian normaliser, derivation
+    3.2), with a factor 2 against float rounding. For tests and documentation of the constant above."""
+    x = math.exp(-2.0 * math.pi ** 2 * float(width) ** 2)
+    tau = x / (1.0 - x)
+    if not tau < 0.25:
+        return math.inf
+    return 2.0 * coordinates * (math.log1p(2.0 * tau) - math.log1p(-2.0 * tau))
+
+
 # floor for log(delta) where delta underflows: keeps root finders on finite values (the flat region
 # lies far on the "too private" side of every root, so it never moves a root)
 _LOG_FLOOR = -1e6
@@ -594,7 +617,11 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
 
     Rules (spec 1.3, 1.5, 1.6):
 
-    * Gaussian rows (``mu``) compose by GDP: mu_G = sqrt(sum mu_i^2);
+    * Gaussian rows (``mu``) compose by GDP: mu_G = sqrt(sum mu_i^2). Each such row is a discretised
+      release, within a factor e^(+-Lambda) of a continuous mu-GDP mechanism (Lambda =
+      :data:`LATTICE_LOG_RATIO_PER_RELEASE`): k rows add 2 k Lambda to eps and certify the GDP part at
+      delta (1 - k Lambda). The statement then claims rho-zCDP (exact for discrete Gaussian noise) and
+      the (eps, delta) so certified, not mu-GDP;
     * pure rows (``eps``, delta 0) and approximate rows (``eps``, ``delta`` > 0) compose by basic
       composition;
     * zCDP rows (``rho``): if the ledger holds only zCDP and Gaussian rows, rho_total = sum rho +
@@ -642,7 +669,11 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
     # rho up, the delta left for the Gaussian/zCDP part down
     mu_g = _sqrt_at_least(sum((Fraction(m) for m in mu_sq), Fraction(0))) if mu_sq else 0.0
     rho_sum = _smallest_float_at_least(_exact_sum(rho_z))
-    eps_fixed = _exact_sum(eps_pure) + _exact_sum(eps_approx)
+    # the discretised Gaussian releases are within e^(+-Lambda) each of continuous mu-GDP mechanisms
+    # (derivation 3.2): charge 2 k Lambda in eps and certify the continuous part at delta e^(-k Lambda)
+    # (>= its lower bound delta (1 - k Lambda), used below)
+    lattice = Fraction(LATTICE_LOG_RATIO_PER_RELEASE) * len(mu_sq)
+    eps_fixed = _exact_sum(eps_pure) + _exact_sum(eps_approx) + 2 * lattice
     delta_a_exact = _exact_sum(delta_approx)
     eps_p = float(_exact_sum(eps_pure))
     eps_a = float(_exact_sum(eps_approx))
@@ -650,12 +681,13 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
     components = {"mu_gaussian": mu_g if "gaussian" in kinds else None,
                   "rho_zcdp": rho_sum if "zcdp" in kinds else None,
                   "eps_pure": eps_p, "eps_approx": eps_a, "delta_approx": delta_a,
-                  "eps_continuous": 0.0, "delta_continuous": 0.0, "conversion": None}
+                  "eps_continuous": 0.0, "delta_continuous": 0.0, "conversion": None,
+                  "eps_lattice": _smallest_float_at_least(2 * lattice)}
     mu_out = rho_out = None
 
     continuous = bool(kinds & {"gaussian", "zcdp"}) and (mu_g > 0 or rho_sum > 0)
     if continuous:
-        delta_c = _largest_float_at_most(Fraction(delta_req) - delta_a_exact)
+        delta_c = _largest_float_at_most((Fraction(delta_req) - delta_a_exact) * (1 - lattice))
         if not delta_c > 0:
             raise InternalError("ledger has Gaussian/zCDP releases but no delta is left for them "
                                 "(requested delta minus the approximate-DP rows is not > 0)")
@@ -663,7 +695,8 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
             eps_c, how = _compose_gdp_zcdp(mu_g, rho_sum, delta_c)
         else:
             eps_c = eps_from_mu_delta(mu_g, delta_c)
-            how = "exact Gaussian-DP conversion (Dong, Roth and Su 2022, Cor. 2.13)"
+            how = ("exact Gaussian-DP conversion (Dong, Roth and Su 2022, Cor. 2.13) of the continuous "
+                   "counterpart of the discretised releases, plus their lattice term")
         # the conversions search a root to ~1e-14 and round up, so a fit calibrated exactly at the
         # request can come out a few ulps above it: the eps left by the other rows is certified directly
         # (delta(eps_room) <= delta_G), the same test the calibration passed
@@ -688,13 +721,12 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
     if not only:
         definition = ("eps-differential privacy (pure)" if delta_req == 0
                       else "(eps, delta)-differential privacy")
-    elif only == {"gaussian"}:
-        definition = "mu-GDP"
-        mu_out = mu_g
-        rho_out = 0.5 * mu_g * mu_g
     elif only <= {"gaussian", "zcdp"}:
+        # discretised Gaussian releases are exactly (mu^2/2)-zCDP (Canonne-Kamath-Steinke); they are only
+        # within e^(+-Lambda) of mu-GDP (derivation 3.2), so the statement claims zCDP, and (eps, delta)
+        # certified above; the GDP parameter of the continuous counterpart stays in the components
         definition = "rho-zCDP"
-        rho_out = rho_sum + 0.5 * mu_g * mu_g
+        rho_out = _smallest_float_at_least(Fraction(rho_sum) + Fraction(mu_g) ** 2 / 2)
     elif only == {"pure"}:
         definition = "eps-differential privacy (pure)"
     else:
@@ -706,7 +738,7 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
         raise InternalError("internal error: the fit's ledger spends more privacy budget than requested "
                             f"(spent eps={float(eps_total)!r}, delta={float(delta_total)!r}; requested "
                             f"eps={eps_req!r}, delta={delta_req!r})")
-    eps_spent = float(eps_total)
+    eps_spent = _smallest_float_at_least(eps_total)       # reported rounded up (<= the request, a float)
 
     return PrivacyStatement.build(
         eps=eps_req, delta=delta_req, eps_spent=eps_spent, delta_spent=delta_spent, mu=mu_out,

@@ -30,7 +30,7 @@ import numpy as np
 from . import samplers
 from .ledger import Ledger, LedgerEntry
 from .secure_stream import SecureStream, key_from_seed
-from ..errors import InvalidArgument, InvalidArgumentType
+from ..errors import InternalError, InvalidArgument, InvalidArgumentType
 
 # grid of the discretised mechanisms: the nominal noise scale is (2^(GRID_BITS-1), 2^GRID_BITS] grid units
 GRID_BITS = 23
@@ -40,6 +40,14 @@ MAX_SCALE_BITS = 25
 # smallest grid 2^j: noise 2^j K (|K| < 2^53) must stay a normal float, so that it is exact
 MIN_GRID_EXPONENT = -950 - GRID_BITS
 _MARGIN = 1.0 + 2.0 ** -40
+#: width b (grid units) of the kernel in the accounting argument for the discrete Gaussian (derivation 3.2):
+#: the noise of variance parameter s^2 is within a factor e^(+-lambda(b)) per coordinate of a continuous
+#: Gaussian of variance a^2 = s^2 - b^2 followed by a data-independent rounding kernel; the calibration
+#: guarantees a >= (grid sensitivity) / mu, so the ledger's mu holds for that continuous mechanism
+LATTICE_KERNEL_WIDTH = 3
+#: most coordinates one discretised release may have (the lattice term of the accounting is bounded per
+#: release for this many coordinates); far beyond what fits in memory
+MAX_COORDINATES = 2 ** 40
 
 
 class NoiseSource:
@@ -266,12 +274,23 @@ def _tq(sigma: float):
     return t, q
 
 
+def _check_shadow(t: int, q: int, required_sd: float) -> None:
+    """The condition of the accounting argument (derivation 3.2): the discrete Gaussian of variance parameter
+    t q must leave a continuous part of standard deviation >= ``required_sd`` (grid units) after the
+    rounding kernel of width LATTICE_KERNEL_WIDTH is taken out, i.e. t q - b^2 >= required_sd^2. The +1
+    grid unit of :func:`discrete_gaussian_parameters` gives a margin of about 2 required_sd >> b^2; this
+    check makes the argument's premise explicit (exact integer arithmetic on the left)."""
+    if not int(t) * int(q) - LATTICE_KERNEL_WIDTH ** 2 >= float(required_sd) ** 2 * (1.0 + 2.0 ** -30):
+        raise InternalError("discrete Gaussian calibration leaves too little continuous noise for the accounting")
+
+
 def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSource, ledger: Ledger,
                        statistic: str, share: float | None = None, symmetric_matrix: bool = False,
                        cost_as_rho: bool = False):
     """Release ``value`` plus discrete Gaussian noise of scale ``sigma = sensitivity / mu`` on a power-of-two
-    grid, mu-GDP accounted (Dong-Roth-Su Thm 2.7 for the Gaussian; the discrete version is
-    (mu^2/2)-zCDP exactly, Canonne-Kamath-Steinke; see ``docs/derivations/noise.md``).
+    grid. The release is (mu^2/2)-zCDP exactly (Canonne-Kamath-Steinke), and within a factor e^(+-Lambda),
+    Lambda <= 1e-60, of a post-processed continuous mu-GDP Gaussian mechanism, which is how the ledger
+    converts it to (eps, delta) (``docs/derivations/noise.md`` section 3.2).
 
     ``sensitivity`` is the L2 sensitivity of ``value`` under the fit's neighbouring relation (see
     :mod:`dpreg.privacy.sensitivity` for the derivations). With ``symmetric_matrix=True`` the value
@@ -284,8 +303,8 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
     How: gamma = 2^j with sigma / gamma in (2^22, 2^23]; u = round(value / gamma) (integers; for the
     matrix, the upper triangle mirrored); released = gamma (u + K) with K integer discrete Gaussian noise whose
     variance parameter, in grid units, is at least ((sensitivity / gamma + r) / mu + 1)^2, where r bounds the
-    L2 norm of the rounding (sqrt(#coordinates); d for the symmetric construction) and the + 1 is a slack
-    for the GDP accounting. So the release is rho-zCDP with rho <= mu^2/2 for every pair of neighbours,
+    L2 norm of the rounding (sqrt(#coordinates); d for the symmetric construction) and the + 1 leaves
+    room for the rounding kernel of the accounting argument (checked by ``_check_shadow``). So the release is rho-zCDP with rho <= mu^2/2 for every pair of neighbours,
     the noise is larger than sigma by a factor 1 + (r / mu + 1) / 2^22 at most, and the output lies on
     the grid gamma Z.
 
@@ -299,6 +318,8 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
         raise InvalidArgument("sensitivity must be finite and >= 0")
     sigma = float(sensitivity) / float(mu)
     value = np.asarray(value, dtype=float)
+    if value.size > MAX_COORDINATES:
+        raise InvalidArgument(f"a release may have at most 2^40 coordinates (this one has {value.size})")
     if noise._noise_off or sensitivity == 0:
         # no noise: the test hook, or a value that does not depend on the data (zero sensitivity)
         noisy = value.copy()
@@ -307,6 +328,9 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
         j, target = discrete_gaussian_parameters(sensitivity, mu, float(d))
         t_diag, q_diag = _tq(target)
         t_off, q_off = _tq(target / np.sqrt(2.0))
+        need = (np.ldexp(float(sensitivity), -j) + float(d)) / float(mu)
+        _check_shadow(t_diag, q_diag, need)
+        _check_shadow(t_off, q_off, need / np.sqrt(2.0))
         iu = np.triu_indices(d, 1)
         k = np.zeros((d, d), dtype=np.int64)
         k[np.diag_indices(d)] = noise.discrete_gaussian(np.full(d, t_diag), q_diag)
@@ -317,8 +341,10 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
         up = np.triu(_to_grid(value, j))
         noisy = _from_grid(up + np.triu(up, 1).T, k, j)
     else:
-        j, target = discrete_gaussian_parameters(sensitivity, mu, float(np.sqrt(max(value.size, 1))))
+        rounding_l2 = float(np.sqrt(max(value.size, 1)))
+        j, target = discrete_gaussian_parameters(sensitivity, mu, rounding_l2)
         t, q = _tq(target)
+        _check_shadow(t, q, (np.ldexp(float(sensitivity), -j) + rounding_l2) / float(mu))
         k = noise.discrete_gaussian(np.full(value.shape, t, dtype=np.int64), q)
         noisy = _from_grid(_to_grid(value, j), k, j)
     cost = {"rho": float(mu) ** 2 / 2.0} if cost_as_rho else {"mu": float(mu)}
