@@ -195,8 +195,8 @@ class ComposedReleases:
 class PlannedReleases:
     """A fixed list of releases, each counted whether or not it runs.
 
-    ``planned`` is a list of :class:`LedgerEntry` (the rows as planned: statistic, mechanism, public
-    calibration and cost). A mechanism that runs is given this object as its ledger and writes its row
+    ``planned`` is a list of dicts (or :class:`LedgerEntry`): the rows as planned -- statistic, mechanism,
+    public calibration (sensitivity, noise_scale) and cost (mu, eps and delta, or rho), optionally a note. A mechanism that runs is given this object as its ledger and writes its row
     here; the row must name a planned statistic and cost no more than planned. :meth:`close` writes the
     rows in the planned order: the mechanism's row for a release that ran, the planned row marked
     ``not_run_note`` for one that did not.
@@ -204,7 +204,7 @@ class PlannedReleases:
 
     def __init__(self, ledger: Ledger, planned, *, not_run_note: str = "not run; counted as spent"):
         self.ledger = ledger
-        self.planned = list(planned)
+        self.planned = [p if isinstance(p, LedgerEntry) else LedgerEntry(**p) for p in planned]
         names = [p.statistic for p in self.planned]
         if len(set(names)) != len(names):
             raise InternalError("internal error: planned releases must have distinct statistics")
