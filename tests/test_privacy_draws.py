@@ -204,3 +204,18 @@ def test_ptr_bernoulli_frequency():
     assert hits / 4000 == pytest.approx(0.3, abs=0.04)
     assert not ptr_bernoulli(float("nan"), noise=noise, ledger=led, statistic="t", sensitivity=3.0, noise_scale=3.0,
                              eps=0.1, delta=1e-8)
+
+
+def test_interval_exponential_mechanism_interval_law_and_point_inside():
+    # edges 0, 1, 3, 4 with utilities (0, -1, 0), eps = 2, sensitivity 1: interval weights len_i e^(u_i):
+    # (1, 2/e, 1); 4000 draws, chi-square at level 1e-3; every point lies inside its interval
+    from dpreg.privacy.selection_mechanisms import interval_exponential_mechanism
+    edges, util = np.array([0.0, 1.0, 3.0, 4.0]), np.array([0.0, -1.0, 0.0])
+    noise, led = NoiseSource(14), Ledger()
+    pts = np.array([interval_exponential_mechanism(edges, util, eps=2.0, sensitivity=1.0, noise=noise, ledger=led,
+                                                   statistic="q") for _ in range(4000)])
+    assert np.all((pts >= 0) & (pts <= 4))
+    counts = np.histogram(pts, bins=edges)[0]
+    w = np.array([1.0, 2.0 / math.e, 1.0])
+    assert stats.chisquare(counts, 4000 * w / w.sum()).pvalue > 1e-3
+    assert len(led) == 4000 and led[0].eps == 2.0 and led[0].mechanism == "exponential_mechanism"

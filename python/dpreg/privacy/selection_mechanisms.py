@@ -42,7 +42,8 @@ from .ledger import Ledger, LedgerEntry
 from .mechanisms import MIN_GRID_EXPONENT, NoiseSource, _MARGIN, _from_grid, _grid_exponent, _to_grid
 from ..errors import InvalidArgument
 
-__all__ = ["noisy_max_grid", "peeling_accounted_eps", "peeling_mechanism", "report_noisy_max_exact"]
+__all__ = ["interval_exponential_mechanism", "noisy_max_grid", "peeling_accounted_eps", "peeling_mechanism",
+           "report_noisy_max_exact"]
 
 _T_LIMIT = 1 << 40            # integer noise scales stay below 2^40 (int64 sums, sampler range)
 _CLAMP_BITS = 60              # scores clamped to +-2^60 grid units
@@ -185,3 +186,30 @@ def peeling_mechanism(v, *, s: int, lam: float, scale: float, eps: float, delta:
     ledger.add(LedgerEntry(statistic=statistic, mechanism="laplace_peeling", sensitivity=float(lam),
                            noise_scale=float(scale), eps=float(eps), delta=float(delta), share=share, note=note))
     return out, S
+
+
+# ---- exponential mechanism over intervals (continuous output) ----------------------------------------
+def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity: float, noise: NoiseSource,
+                                   ledger: Ledger, statistic: str, cost_as_rho: bool = False,
+                                   share: float | None = None) -> float:
+    """A point drawn with density proportional to ``exp(eps u_i / (2 sensitivity))`` on each interval
+    ``[edges[i], edges[i+1]]`` (McSherry-Talwar over the real line with a piecewise-constant utility, e.g.
+    Smith's private quantile): the interval i with probability proportional to ``len_i exp(eps u_i /
+    (2 sensitivity))`` (Gumbel-max, :func:`dpreg.privacy.counts.exponential_mechanism`, which writes the
+    ledger row: eps, or rho = eps^2/2 with ``cost_as_rho``), then a uniform point inside it.
+
+    Not on the exact grid: the interval's choice has the truncated-Gumbel probabilities of
+    ``docs/derivations/noise.md`` section 4, and the point is ``lo + U (hi - lo)`` in floating point, whose
+    low-order bits are those of the interval's end points (the caller's data-dependent edges).
+    """
+    from .counts import exponential_mechanism
+    z = np.asarray(edges, dtype=float)
+    u = np.asarray(utilities, dtype=float)
+    if z.ndim != 1 or u.shape != (z.size - 1,) or u.size == 0:
+        raise InvalidArgument("need one utility per interval (len(edges) - 1 of them)")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        logw = np.log(np.diff(z)) + float(eps) * u / (2.0 * float(sensitivity))
+    j = exponential_mechanism(logw, eps=float(eps), sensitivity=float(sensitivity), noise=noise, ledger=ledger,
+                              statistic=statistic, cost_as_rho=cost_as_rho, share=share)
+    j = 0 if j is None else j        # every interval empty: keep a defined (data-free) index
+    return float(z[j] + noise.uniform() * (z[j + 1] - z[j]))
