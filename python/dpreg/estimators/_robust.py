@@ -223,14 +223,6 @@ def noisy_max_probabilities(scores, *, sensitivity: float, eps: float) -> np.nda
     return out / out.sum()
 
 
-def exponential_mechanism_probabilities(scores, *, sensitivity: float, eps: float) -> np.ndarray:
-    """Exact selection probabilities of :func:`exponential_mechanism` (for tests and docs)."""
-    logits = (eps / (2.0 * sensitivity)) * np.asarray(scores, dtype=float)
-    logits -= logits.max()
-    p = np.exp(logits)
-    return p / p.sum()
-
-
 # ---------------------------------------------------------------------------------------------
 # 2.6 Peeling
 # ---------------------------------------------------------------------------------------------

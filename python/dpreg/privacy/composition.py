@@ -187,7 +187,8 @@ class ComposedReleases:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if not self._closed:
+        # on an error before any release nothing was released: no row; otherwise the claim is spent
+        if not self._closed and (exc_type is None or self.entries):
             self.close()
         return False
 
