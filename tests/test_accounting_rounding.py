@@ -74,7 +74,7 @@ def test_gaussian_ledger_at_the_request_composes_within_it(eps):
     split_mu): the conversion back to eps used to round up by ~1e-12; now the spend, including the lattice
     term of the discretised releases (2 k Lambda in eps, docs/derivations/noise.md 3.2), is certified at
     (at most) the request. Calibrating at exactly the request leaves no room for that term: with the
-    discrete noise such a fit would spend eps + 6e-60, which the composition must refuse (next test)."""
+    discrete noise such a fit would spend eps + 6e-50, which the composition must refuse (next test)."""
     for delta in (1e-6, 1e-9, 0.01):
         mu = acc.mu_from_eps_delta(acc.conservative_share(eps), delta)
         led = Ledger()

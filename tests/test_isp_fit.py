@@ -44,7 +44,7 @@ class RecordingNoise(NoiseSource):
 
     def __init__(self, seed):
         super().__init__(seed)
-        self.normals, self.laplaces, self.uniforms = [], [], []
+        self.normals, self.laplaces, self.uniforms, self.gaussians = [], [], [], []
 
     def standard_normal(self, size=None):
         z = super().standard_normal(size)
@@ -55,6 +55,12 @@ class RecordingNoise(NoiseSource):
         # exact integer noise in grid units 2^-s (privacy.counts); its scale in value units is t 2^-s
         k = super().discrete_laplace(t)
         self.laplaces.append((np.array(t, copy=True), np.array(k, copy=True)))
+        return k
+
+    def discrete_gaussian(self, t, q):
+        # exact integer noise of the grid Gaussian releases (privacy.mechanisms): variance about t q grid units^2
+        k = super().discrete_gaussian(t, q)
+        self.gaussians.append((np.array(t, copy=True), int(q), np.array(k, copy=True)))
         return k
 
     def uniform(self, low=0.0, high=1.0, size=None):
@@ -109,7 +115,7 @@ def test_noise_actually_added_matches_calibration(good):
     p = isp.plan(N1, D1, spec, {"sigma": 1.0})
     const = core.constants(N1, D1, p["eps_I"], p["delta_I"], p["L_candidates"][0],
                            math.sqrt(2 * math.log(2 * N1)), {"inference": True})
-    g, Gs, g_rss = noise.normals
+    g, Gs = noise.normals
     Lc = np.linalg.cholesky(G)
     # beta~ = beta_w + c L^{-T} g with w = 1 (Claim 1): c = Delta_beta sigma_G(eps_M, delta_M)
     expected = b_ols + const["c"] * np.linalg.solve(Lc.T, g)
@@ -121,9 +127,15 @@ def test_noise_actually_added_matches_calibration(good):
     S_hat = Z @ Z.T / const["N"]
     c2 = const["c"] ** 2
     np.testing.assert_allclose(rel.vcov_privacy, c2 * S_hat, rtol=1e-9)
-    # RSS~ = RSS_w + sigma_S g', sigma_S = Delta_RSS sigma_G(eps_S, delta_S)
+    # RSS~ = RSS_w + gamma K: exact discrete Gaussian K on the grid gamma = 2^j of the analytic scale
+    # sigma_S = Delta_RSS sigma_G(eps_S, delta_S) (sigma_S / gamma in (2^22, 2^23]); the integer noise's
+    # scale sqrt(t q) is sigma_S / gamma up to the slack of the grid mechanism (relative < 2^-20)
     rss = float(np.sum((y - X @ b_ols) ** 2))
-    sigma2 = max(rss + const["sigma_S"] * float(g_rss), 0.0) / (N1 - D1)
+    (t, q, k), = noise.gaussians
+    j = math.ceil(math.log2(const["sigma_S"])) - 23
+    assert math.sqrt(int(t) * q) == pytest.approx(const["sigma_S"] / 2.0 ** j, rel=2.0 ** -20)
+    gamma = 2.0 ** j
+    sigma2 = max(round(rss / gamma) * gamma + gamma * float(k), 0.0) / (N1 - D1)
     assert rel.sigma == pytest.approx(math.sqrt(sigma2), rel=1e-9)
     np.testing.assert_allclose(rel.vcov, (sigma2 + c2) * S_hat, rtol=1e-9)
     assert const["sigma_S"] == pytest.approx(const["Delta_RSS"] * core.sigma_gauss(const["eps_S"], const["delta_S"]))

@@ -502,8 +502,9 @@ def test_discrete_gaussian_is_within_the_lattice_factor_of_a_post_processed_gaus
 
 def test_lattice_constant_bounds_every_release_the_mechanisms_can_make():
     from dpreg.privacy.accounting import LATTICE_LOG_RATIO_PER_RELEASE, lattice_log_ratio_bound
+    from dpreg.privacy.composition import MAX_RELEASES_PER_ROW
     from dpreg.privacy.mechanisms import LATTICE_KERNEL_WIDTH, MAX_COORDINATES
-    bound = lattice_log_ratio_bound(LATTICE_KERNEL_WIDTH, MAX_COORDINATES)
+    bound = lattice_log_ratio_bound(LATTICE_KERNEL_WIDTH, MAX_COORDINATES * MAX_RELEASES_PER_ROW)
     assert 0 < bound <= LATTICE_LOG_RATIO_PER_RELEASE
     # a too-narrow kernel would not do: at b = 1 the bound for 2^40 coordinates is ~ 1e-5
     assert lattice_log_ratio_bound(1, MAX_COORDINATES) > 1e-6
@@ -523,6 +524,26 @@ def test_calibration_leaves_the_continuous_part_the_accounting_needs():
         assert t2 * q2 - LATTICE_KERNEL_WIDTH ** 2 >= need ** 2 / 2
     with pytest.raises(InternalError):       # the check is live: no slack, no continuous part
         _check_shadow(1000, 1000, 1000.0)
+
+
+def test_analytic_gaussian_margin_covers_the_lattice_term():
+    # privacy.shaped.gaussian_analytic_mechanism calibrates its grid release at mu (1 - 2^-30) and
+    # relies on d ln delta / d ln mu = mu phi(eps/mu - mu/2) / delta >= 0.8 where delta < 1/2 (the
+    # derivative of the GDP curve in mu is phi(eps/mu - mu/2)); checked here on a wide grid
+    from scipy.stats import norm
+    from dpreg.privacy.accounting import delta_gdp
+    worst = math.inf
+    for eps in np.geomspace(1e-6, 1e3, 40):
+        for mu in np.geomspace(1e-9, 40, 120):
+            d = delta_gdp(float(eps), float(mu))
+            if 0 < d < 0.5:
+                worst = min(worst, mu * math.exp(norm.logpdf(-eps / mu + mu / 2) - math.log(d)))
+    assert worst >= 0.8
+    # and the margin really lowers delta by about that relative amount at a typical calibration
+    eps, delta = 0.5, 1e-6
+    from dpreg.privacy.accounting import mu_from_eps_delta
+    mu = mu_from_eps_delta(eps, delta)
+    assert delta_gdp(eps, mu * (1 - 2.0 ** -30)) <= delta * (1 - 0.8 * 2.0 ** -30)
 
 
 def test_gaussian_fit_statement_charges_the_lattice_term_and_claims_zcdp():

@@ -31,7 +31,11 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ..privacy.composition import PlannedReleases
 from ..privacy.counts import noisy_counts
+from ..privacy.ledger import Ledger
+from ..privacy.shaped import (gaussian_analytic_mechanism, ptr_bernoulli, shape_samples_mechanism,
+                              shaped_gaussian_mechanism)
 from ..errors import InvalidArgument
 
 #: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
@@ -648,7 +652,35 @@ def _internals(X, y, L, R, k, rho):
 # ------------------------------------------------------------------------------------------------
 # one ISSP call (spec §8)
 # ------------------------------------------------------------------------------------------------
-def issp(X, y, const: dict, noise) -> dict | None:
+def call_releases(const: dict, label: str) -> list[dict]:
+    """The releases of one planned ISSP call (spec §9.4-9.8): statistic, mechanism, public calibration and
+    cost of each, in order (PTR bit, coefficients, covariance samples and RSS with the inference bundle).
+    Each is counted whether or not it runs (spec §11.4): the fit plans them with
+    :class:`dpreg.privacy.composition.PlannedReleases` and the mechanisms of :func:`issp` write the rows
+    of those that run."""
+    dM, dC, eM, eC = const["delta_M"], const["delta_C"], const["eps_M"], const["eps_C"]
+    rows = [
+        dict(statistic=f"{label}: PTR pass/fail", mechanism="ptr_truncated_laplace", sensitivity=DELTA_S,
+             noise_scale=DELTA_S / const["eps_T"], eps=const["eps_T"], delta=const["delta_T"]),
+        # the coefficient release: analytic Gaussian (eps_M, delta_M) after whitening, composed with the
+        # change of the noise shape (eps_C, delta_C) (spec §9.6-9.7)
+        dict(statistic=f"{label}: coefficients", mechanism="gaussian_shaped_analytic",
+             sensitivity=const["delta_beta"], noise_scale=const["c"], eps=eM + eC,
+             delta=max(dM + math.exp(eM) * dC, dC + math.exp(eC) * dM),
+             note="Sigma_w-norm sensitivity; noise c Sigma_w^(-1/2) g"),
+    ]
+    if const["inference"]:
+        rows += [
+            dict(statistic=f"{label}: {const['N']} covariance samples", mechanism="gaussian_shape_samples",
+                 sensitivity=const["rho_C"], noise_scale=None, eps=const["eps_N"], delta=const["delta_N"]),
+            dict(statistic=f"{label}: residual sum of squares", mechanism="gaussian_analytic",
+                 sensitivity=const["Delta_RSS"], noise_scale=const["sigma_S"], eps=const["eps_S"],
+                 delta=const["delta_S"]),
+        ]
+    return rows
+
+
+def issp(X, y, const: dict, noise, ledger=None, label: str = "ISP call") -> dict | None:
     """One ISSP call with the public constants ``const`` (from :func:`constants`, ``ok`` True).
 
     Returns None for FAIL (a DP outcome that says nothing about which step failed), else a dict with
@@ -663,18 +695,32 @@ def issp(X, y, const: dict, noise) -> dict | None:
     Gaussian mechanism after whitening; the covariance change costs eps_C (§9.7); the N covariance
     samples eps_N (§9.7) and ``|RSS_w - RSS_w'| <= Delta_RSS`` with noise ``Delta_RSS sigma_G(eps_S,
     delta_S)`` costs (eps_S, delta_S) (§9.8).
+
+    The releases go through the mechanisms of :mod:`dpreg.privacy.shaped` (which draw the noise and write
+    the rows of :func:`call_releases` into ``ledger``, a :class:`~dpreg.privacy.composition.PlannedReleases`
+    of this call; without one, a scratch plan is used and its rows are dropped: for tests).
     """
     k = const["k"]
+    if ledger is None:
+        ledger = PlannedReleases(Ledger(), call_releases(const, label))
+    rel = {r["statistic"][len(label) + 2:]: r for r in call_releases(const, label)}
     try:
         with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
-            out = _issp_inner(X, y, const, noise, k)
+            out = _issp_inner(X, y, const, noise, k, ledger, rel)
     except (_Singular, np.linalg.LinAlgError, FloatingPointError, ValueError, ZeroDivisionError,
             OverflowError):
         return None
     return out
 
 
-def _issp_inner(X, y, const, noise, k):
+def _release(rel, name, mechanism_fn, *args, noise, ledger, **kw):
+    r = rel[name]
+    return mechanism_fn(*args, sensitivity=r["sensitivity"], eps=r["eps"], delta=r["delta"], noise=noise,
+                        ledger=ledger, statistic=r["statistic"], mechanism=r["mechanism"], note=r.get("note"),
+                        **kw)
+
+
+def _issp_inner(X, y, const, noise, k, ledger, rel):
     n, d = X.shape
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
         return None
@@ -687,8 +733,8 @@ def _issp_inner(X, y, const, noise, k):
         return None
     s = max(float(s1), float(s2))
     p = ptr_pass_probability(s, const["A"], const["eps_T"], k)
-    u = float(noise.uniform())
-    if not u < p:
+    if not _release(rel, "PTR pass/fail", ptr_bernoulli, p, noise_scale=rel["PTR pass/fail"]["noise_scale"],
+                    noise=noise, ledger=ledger):
         return None
     # weighted fit in the scaled coordinates of the rows with w > 0 (X D, y s_y; see the note on
     # totality): Sigma_w = D^-1 S D^-1, so beta_w = D beta_s / s_y and Sigma_w^(-1/2) = D L_s^-T
@@ -702,13 +748,13 @@ def _issp_inner(X, y, const, noise, k):
     beta_s = np.linalg.solve(Lw.T, np.linalg.solve(Lw, bw))
     beta_w = D * beta_s / sy
     LwT_inv = D[:, None] * np.linalg.inv(Lw).T   # d x d; z = L^{-T} g has covariance Sigma_w^{-1}
-    g = noise.standard_normal(d)
-    beta_tilde = beta_w + const["c"] * (LwT_inv @ g)
+    beta_tilde = _release(rel, "coefficients", shaped_gaussian_mechanism, beta_w, LwT_inv, c=const["c"],
+                          noise=noise, ledger=ledger)
     out = {"beta": beta_tilde}
     if const["inference"]:
         N = int(const["N"])
-        Gs = noise.standard_normal((d, N))
-        Z = LwT_inv @ Gs
+        Z = _release(rel, f"{N} covariance samples", shape_samples_mechanism, LwT_inv, N, noise=noise,
+                     ledger=ledger)
         S_hat = (Z @ Z.T) / N
         rss = 0.0                             # rows with w = 0 have no term (and are not computed)
         for st in range(0, n, CHUNK_ROWS):
@@ -717,7 +763,8 @@ def _issp_inner(X, y, const, noise, k):
             rr = ys[st:st + CHUNK_ROWS][on] - Xs[st:st + CHUNK_ROWS][on] @ beta_s
             rss += float(np.dot(wc[on], rr * rr))
         rss = rss / sy / sy
-        rss_noisy = rss + const["sigma_S"] * float(noise.standard_normal())
+        rss_noisy = _release(rel, "residual sum of squares", gaussian_analytic_mechanism, rss,
+                             sigma=const["sigma_S"], noise=noise, ledger=ledger)
         out.update(S_hat=S_hat, rss_noisy=rss_noisy)
     for v in out.values():
         if not np.all(np.isfinite(v)):

@@ -4,7 +4,7 @@
   form ``smoothed_psi`` / ``robust_mean`` (spec 2.2.1); the paper's closed form
   ``smoothed_psi_paper_form`` is a documented cross-check only (spec 2.2.2);
 * the estimator's sensitivity ``robust_sensitivity`` (spec 2.3);
-* the exponential mechanism by Gumbel-max ``exponential_mechanism`` (spec 2.5);
+* the private vertex selection ``exponential_mechanism`` (spec 2.5; permute-and-flip with exact noise);
 * Peeling with accountant-calibrated Laplace noise ``peeling`` (spec 2.6);
 * the per-step budget of T-fold composition ``lasso_step_eps`` (spec 2.7);
 * data splitting ``split_blocks`` (spec 2.8) and shrinkage ``shrink`` (spec 2.9).
@@ -20,6 +20,8 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..errors import InvalidArgument
+from ..privacy.selection_mechanisms import (peeling_accounted_eps as _peeling_eps, peeling_mechanism,
+                                           report_noisy_max_exact)
 
 SQRT2 = math.sqrt(2.0)
 #: sup |psi| = 2*sqrt(2)/3 (spec 2.1)
@@ -188,38 +190,50 @@ def robust_clip(constant: str, beta: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # 2.5 exponential mechanism
 # ---------------------------------------------------------------------------------------------
-def exponential_mechanism(scores, *, sensitivity: float, eps: float, noise) -> int:
-    """Select index v with probability proportional to exp(eps * u(v) / (2 Delta)) (eps-DP,
-    [DR14 Thm 3.10]; Delta = max over neighbours and v of |u(D, v) - u(D', v)|).
+def exponential_mechanism(scores, *, sensitivity: float, eps: float, noise, ledger, statistic: str,
+                          note: str | None = None) -> int:
+    """Select a vertex privately: eps-DP for scores u(v) of sensitivity Delta = max over neighbours and v
+    of |u(D, v) - u(D', v)| (the score scale of the exponential mechanism, [DR14 Thm 3.10]).
 
-    Gumbel-max: argmax_v (eps u(v)/(2 Delta) + G_v), G_v iid Gumbel(0, 1), has exactly these
-    probabilities; no normalising sum, so no overflow for any eps."""
-    scores = np.asarray(scores, dtype=float)
-    logits = (eps / (2.0 * sensitivity)) * scores
-    return int(np.argmax(logits + noise.gumbel(scores.shape)))
+    Runs :func:`dpreg.privacy.selection_mechanisms.report_noisy_max_exact`: report-noisy-max with exact
+    one-sided (exponential) integer noise of scale 2 Delta / eps on a power-of-two grid, i.e. the
+    permute-and-flip mechanism, which has the exponential mechanism's privacy at the same eps and an
+    expected score at least as good; its selection probabilities are :func:`noisy_max_probabilities`
+    (not those of the exponential mechanism). Writes the selection's ledger row into ``ledger``."""
+    j = report_noisy_max_exact(scores, sensitivity=float(sensitivity), eps=float(eps), noise=noise,
+                               ledger=ledger, statistic=statistic, note=note)
+    return 0 if j is None else j
 
 
-def exponential_mechanism_probabilities(scores, *, sensitivity: float, eps: float) -> np.ndarray:
-    """Exact selection probabilities of :func:`exponential_mechanism` (for tests and docs)."""
-    logits = (eps / (2.0 * sensitivity)) * np.asarray(scores, dtype=float)
-    logits -= logits.max()
-    p = np.exp(logits)
-    return p / p.sum()
+def noisy_max_probabilities(scores, *, sensitivity: float, eps: float) -> np.ndarray:
+    """Selection probabilities of :func:`exponential_mechanism` (report-noisy-max with Exp(b) noise,
+    b = 2 Delta / eps; the continuous law, which the grid version matches up to the grid width
+    b 2^-22). With q = score / b and Z_j iid Exp(1): P(i) = int_0^inf e^-z prod_{j != i}
+    P(q_j + Z_j < q_i + z) dz, by quadrature (for tests and docs)."""
+    from scipy.integrate import quad
+    q = np.asarray(scores, dtype=float) * (eps / (2.0 * sensitivity))     # scores in units of b
+    out = np.empty(q.size)
+    for i in range(q.size):
+        others = np.delete(q, i)
+
+        def f(z):     # density of Exp(1) at z times P(q_j + Z_j < q_i + z) for all j != i
+            return math.exp(-z) * float(np.prod(-np.expm1(-np.maximum(q[i] + z - others, 0.0))))
+        lo = max(0.0, float(np.max(others - q[i])) if others.size else 0.0)
+        out[i] = quad(f, lo, lo + 60.0, limit=200, epsabs=1e-13)[0]
+    return out / out.sum()
 
 
 # ---------------------------------------------------------------------------------------------
 # 2.6 Peeling
 # ---------------------------------------------------------------------------------------------
 def peeling_accounted_eps(b: float, *, lam: float, k: int, s: int, delta: float) -> float:
-    """epsilon of Peeling with Laplace scale b: min(basic, zCDP) (spec 2.6).
+    """epsilon of Peeling with Laplace scale b: min(basic, zCDP) (spec 2.6); the accountant of
+    :func:`dpreg.privacy.selection_mechanisms.peeling_accounted_eps`.
 
     basic: k noisy-max selections at 2 lam/b each, s released coordinates at lam/b each.
     zCDP:  an eps0-DP mechanism is eps0^2/2-zCDP; rho = lam^2 (4k + s)/(2 b^2);
            rho-zCDP => (rho + 2 sqrt(rho L), delta)-DP, L = ln(1/delta) [BS16]."""
-    basic = (2 * k + s) * lam / b
-    rho = lam ** 2 * (4 * k + s) / (2.0 * b ** 2)
-    L = math.log(1.0 / delta)
-    return min(basic, rho + 2.0 * math.sqrt(rho * L))
+    return _peeling_eps(b, lam=lam, k=k, s=s, delta=delta)
 
 
 def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode: str = "zcdp"):
@@ -238,32 +252,24 @@ def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode:
     raise InvalidArgument("accounting must be 'zcdp' or 'paper'")
 
 
-def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, forced=(), mode: str = "zcdp"):
+def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, ledger, statistic: str, forced=(),
+            mode: str = "zcdp"):
     """Private top-s selection and release (Algorithm 4 / [CWZ21] Peeling, spec 2.6).
 
     ``lam`` must bound ||v(D) - v(D')||_inf over neighbours. Forced indices (data-independent,
     e.g. an unpenalised intercept) enter S first; k = s - |forced| report-noisy-max selections on
     |v_j| + Laplace(b) follow (each 2 lam/b-DP), then the s coordinates of S are released with fresh
     Laplace(b) noise (each lam/b-DP). b from :func:`peeling_scale` gives (eps, delta)-DP overall.
+    The draws and the ledger row (into ``ledger``) are those of
+    :func:`dpreg.privacy.selection_mechanisms.peeling_mechanism` (exact discrete Laplace noise on a grid).
 
     Returns (v_tilde (d,), S (list, in selection order), b, active_bound).
     """
-    v = np.asarray(v, dtype=float)
-    d = v.size
-    S = [int(j) for j in forced]
-    k = s - len(S)
+    S0 = [int(j) for j in forced]
+    k = s - len(S0)
     b, active = peeling_scale(s=s, k=k, eps=eps, delta=delta, lam=lam, mode=mode)
-    absv = np.abs(v)
-    taken = np.zeros(d, dtype=bool)
-    taken[S] = True
-    for _ in range(k):
-        noisy = absv + noise.laplace(b, d)
-        noisy[taken] = -np.inf
-        j = int(np.argmax(noisy))
-        S.append(j)
-        taken[j] = True
-    out = np.zeros(d)
-    out[S] = v[S] + noise.laplace(b, len(S))
+    out, S = peeling_mechanism(v, s=s, lam=lam, scale=b, eps=eps, delta=delta, noise=noise, ledger=ledger,
+                               statistic=statistic, forced=S0, note=f"active bound: {active}")
     return out, S, b, active
 
 

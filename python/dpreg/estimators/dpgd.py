@@ -36,7 +36,8 @@ import numbers
 
 import numpy as np
 
-from ..privacy.ledger import LedgerEntry
+from ..privacy.composition import ComposedReleases, gdp_step_mu
+from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from ..errors import InvalidArgument
 
@@ -337,9 +338,8 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
         share = tun["n_share"][0]
         mu_n = mu * math.sqrt(share)
         mu_gd = mu * math.sqrt(1.0 - share)
-        n_hat = float(n) + noise.gaussian(1.0 / mu_n)
-        ledger.add(LedgerEntry(statistic="n (number of rows)", mechanism="gaussian", sensitivity=1.0,
-                               noise_scale=1.0 / mu_n, mu=float(mu_n), share=share))
+        n_hat = gaussian_mechanism(float(n), sensitivity=1.0, mu=float(mu_n), noise=noise, ledger=ledger,
+                                   statistic="n (number of rows)", share=share)
         n_pub = max(1.0, n_hat)  # post-processing of the release
         facts["n_hat"] = float(n_hat)
         delta_sens = C
@@ -348,16 +348,17 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
         n_pub = float(n)
         facts["n"] = int(n)
         delta_sens = 2.0 * C
-    mu_step = mu_gd / math.sqrt(T)
+    # the largest mu_step with T mu_step^2 <= mu_gd^2 exactly (= mu_gd / sqrt(T) up to one rounding step)
+    mu_step = gdp_step_mu(mu_gd, T)
     sigma = delta_sens / mu_step
-    theta = run(X, y, T=T, C=C, step=step, schedule=schedule, sigma=sigma, n_pub=n_pub, noise=noise,
-                family=family)
+    # the T gradient releases are written as one row with their composed cost (exact GDP composition)
+    with ComposedReleases(ledger, statistic=f"sum of clipped per-sample gradients, {T} steps",
+                          mechanism="gaussian", rule="gdp", claim={"mu": float(mu_gd)},
+                          share=(1.0 - tun["n_share"][0]) if neighbours == "add_remove" else 1.0,
+                          note=f"adaptive Gaussian releases at mu/sqrt(T) = {mu_step:.6g} each") as steps:
+        theta = run(X, y, T=T, C=C, step=step, schedule=schedule, sigma=sigma, n_pub=n_pub, noise=noise,
+                    family=family, sensitivity=float(delta_sens), mu_step=mu_step, ledger=steps)
     theta = unscale(theta, centre, half, c_y, h_y, intercept_index)
-    ledger.add(LedgerEntry(statistic=f"sum of clipped per-sample gradients, {T} steps",
-                           mechanism="gaussian", sensitivity=float(delta_sens), noise_scale=float(sigma),
-                           mu=float(mu_gd), share=(1.0 - tun["n_share"][0]) if neighbours == "add_remove" else 1.0,
-                           note=f"{T} adaptive Gaussian releases at mu/sqrt(T) = {mu_step:.6g} each, "
-                                "composed exactly by Gaussian DP"))
     facts.update({"gradient_sensitivity": float(delta_sens), "noise_sd_per_step": float(sigma),
                   "clipping": f"per-sample gradients clipped to L2 norm {C:g}; no data clipping"})
     if tun["standardize"][0] and (np.any(half != 1) or h_y != 1.0):
@@ -368,9 +369,13 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
                    link="logit" if family == "binomial" else "identity")
 
 
-def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", theta0=None):
-    """The DP-GD iteration (spec 5.1). ``C = inf`` (no clipping, infinite sigma) is allowed only with
-    the noise switched off (``NoiseSource(_noise_off=True)``): a test hook for the OLS limit."""
+def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", theta0=None,
+        sensitivity=None, mu_step=None, ledger=None):
+    """The DP-GD iteration (spec 5.1). Each step releases the clipped gradient sum through
+    :func:`~dpreg.privacy.mechanisms.gaussian_mechanism` (L2 sensitivity ``sensitivity``, cost
+    ``mu_step``, noise scale ``sigma = sensitivity / mu_step``; its row goes to ``ledger``). ``C = inf``
+    (no clipping, infinite sigma) is allowed only with the noise switched off
+    (``NoiseSource(_noise_off=True)``): a test hook for the OLS limit, which releases nothing."""
     n, d = X.shape
     if not math.isfinite(sigma) and not getattr(noise, "_noise_off", False):
         raise InvalidArgument("dpgd: infinite noise scale (C = inf) is only a test configuration")
@@ -384,9 +389,9 @@ def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", t
     theta = np.zeros(d) if theta0 is None else np.asarray(theta0, dtype=float).copy()
     for t in range(1, T + 1):
         G = clipped_gradient_sum(X, y, theta, C, family=family, row_norms=row_norms)
-        z = noise.standard_normal(d)
         if math.isfinite(sigma):
-            G = G + sigma * z
+            G = gaussian_mechanism(G, sensitivity=sensitivity, mu=mu_step, noise=noise, ledger=ledger,
+                                   statistic=f"clipped gradient sum, step {t}")
         theta = theta - step * _schedule(schedule, t) * G / n_pub
     return theta
 

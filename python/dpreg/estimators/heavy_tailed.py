@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from ..errors import AccuracyWarning
-from ..privacy.ledger import LedgerEntry
+from ..privacy.composition import ComposedReleases
 from ..release import Release
 from . import _robust as rb
 from ..errors import InvalidArgument
@@ -121,15 +121,6 @@ def _positive(name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
         raise InvalidArgument(f"option '{name}' must be a finite number > 0")
     return float(v)
-
-
-def _peeling_row(ledger, s, t, m, lam, b, active):
-    """Zero-cost ledger row of one Peeling iteration: its sensitivity and noise scale. The cost is
-    counted once in the run's total row (parallel composition over disjoint blocks)."""
-    ledger.add(LedgerEntry(statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)",
-                           mechanism="laplace_peeling", sensitivity=float(lam), noise_scale=float(b),
-                           note=f"active bound: {active}; parallel composition over disjoint blocks: "
-                                "cost counted in the run's total row"))
 
 
 def _integer(name, v, lo, hi=None):
@@ -577,6 +568,12 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
     const = tun["sensitivity"][0]
     clip = rb.robust_clip(const, beta)
     blocks = rb.split_blocks(n, T, noise, "ht_fw")
+    # the T selections touch disjoint blocks: their rows compose in parallel into one (pure eps) row
+    run_rows = ComposedReleases(ledger, statistic=f"heavy-tailed DP Frank-Wolfe: {T} vertex selections on "
+                                "disjoint blocks", mechanism="report_noisy_max", rule="parallel",
+                                claim={"eps": eps, "delta": 0.0}, keep_rows=True, share=1.0,
+                                row_note="parallel composition over disjoint blocks: cost counted in the "
+                                         "run's total row")
     keep = tun["keep_path"][0]
     path = [w.copy()] if keep else None
     kappas, chosen, per_iter = [], [], []
@@ -595,7 +592,8 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
             scores = -r * g
         else:
             scores = -(V @ g)
-        sel = rb.exponential_mechanism(scores, sensitivity=delta_t, eps=eps, noise=noise)
+        sel = rb.exponential_mechanism(scores, sensitivity=delta_t, eps=eps, noise=noise, ledger=run_rows,
+                                       statistic=f"Frank-Wolfe vertex, iteration {t} (block of {m} rows)")
         if V is None and constraint == "l1":
             j, sign = sel % d, (1.0 if sel < d else -1.0)
             vert = np.zeros(d)
@@ -612,17 +610,8 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
         w = (1 - eta) * w + eta * vert
         if keep:
             path.append(w.copy())
-        ledger.add(LedgerEntry(statistic=f"Frank-Wolfe vertex, iteration {t} (block of {m} rows)",
-                               mechanism="exponential_mechanism", sensitivity=float(delta_t),
-                               noise_scale=float(2 * delta_t / eps),
-                               note="parallel composition over disjoint blocks: cost counted in the "
-                                    "run's total row"))
         per_iter.append({"t": t, "m": m, "scale": float(kappa), "score_sensitivity": float(delta_t)})
-    ledger.add(LedgerEntry(statistic=f"heavy-tailed DP Frank-Wolfe: {T} vertex selections on disjoint blocks",
-                           mechanism="exponential_mechanism", sensitivity=float(max(p["score_sensitivity"]
-                                                                                    for p in per_iter)),
-                           noise_scale=None, eps=eps, delta=0.0, share=1.0,
-                           note="parallel composition over T disjoint blocks (pure eps-DP)"))
+    run_rows.close()
     if "scale" not in options:
         tun["scale"] = (_kappa_range(kappas), OPTIONS["scale"][1])
     ctext = {"l1": f"||w||_1 <= {r:g}", "simplex": f"w in the simplex of scale {r:g}"}.get(
@@ -701,10 +690,16 @@ def _fit_lasso(prob, spec, noise, ledger, tun, delta, options):
     keep = tun["keep_path"][0]
     path = [w.copy()] if keep else None
     chosen = []
+    # T adaptive selections on the full data, composed through zCDP into one (eps, delta) row
+    run_rows = ComposedReleases(ledger, statistic=f"private LASSO Frank-Wolfe: {T} vertex selections on the "
+                                "full shrunken data", mechanism="report_noisy_max", rule="eps_zcdp",
+                                claim={"eps": float(min(certified, eps)), "delta": float(delta)}, share=1.0,
+                                note=f"eps_step = {eps_step:.6g} each ({rule} rule); zCDP/basic accountant "
+                                     f"certifies eps = {certified:.6g} at this delta")
     for t in range(1, T + 1):
         g = grad(w)
         sel = rb.exponential_mechanism(np.concatenate([-r * g, r * g]), sensitivity=Delta, eps=eps_step,
-                                       noise=noise)
+                                       noise=noise, ledger=run_rows, statistic=f"Frank-Wolfe vertex {t}")
         j, sign = sel % d, (1.0 if sel < d else -1.0)
         vert = np.zeros(d)
         vert[j] = sign * r
@@ -713,13 +708,7 @@ def _fit_lasso(prob, spec, noise, ledger, tun, delta, options):
         w = (1 - eta) * w + eta * vert
         if keep:
             path.append(w.copy())
-    ledger.add(LedgerEntry(statistic=f"private LASSO Frank-Wolfe: {T} vertex selections on the full "
-                                     "shrunken data", mechanism="exponential_mechanism",
-                           sensitivity=float(Delta), noise_scale=float(2 * Delta / eps_step),
-                           eps=float(min(certified, eps)), delta=float(delta), share=1.0,
-                           note=f"T-fold adaptive composition, eps_step = {eps_step:.6g} each "
-                                f"({rule} rule); zCDP/basic accountant certifies eps = {certified:.6g} at "
-                                f"this delta"))
+    run_rows.close()
     facts = {"T": T, "block_sizes": None,
              "constraint": f"||w||_1 <= {r:g} ({2 * d} vertices, d = {d}"
                            f"{' incl. intercept' if prob.intercept is not None else ''})",
@@ -765,6 +754,12 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
     else:
         w = np.zeros(d)
     blocks = rb.split_blocks(n, T, noise, "ht_iht")
+    # one Peeling call per disjoint block: the rows compose in parallel into one (eps, delta) row
+    run_rows = ComposedReleases(ledger, statistic=f"truncated DP-IHT: {T} Peeling steps on disjoint blocks",
+                                mechanism="laplace_peeling",
+                                rule="parallel", claim={"eps": eps, "delta": float(delta)}, keep_rows=True,
+                                share=1.0, row_note="parallel composition over disjoint blocks: cost counted "
+                                                    "in the run's total row")
     keep = tun["keep_path"][0]
     path = [w.copy()] if keep else None
     per_iter, S = [], []
@@ -776,18 +771,15 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
         half = w - eta * g
         lam = 2.0 * eta * Kxe * (Kxe * math.sqrt(s) * R2 + Ky) / m
         wt, S, b, active = rb.peeling(half, s=s, eps=eps, delta=delta, lam=lam, noise=noise, forced=F,
-                                      mode=mode)
+                                      mode=mode, ledger=run_rows,
+                                      statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)")
         nrm = float(np.linalg.norm(wt))
         w = wt * min(1.0, R2 / nrm) if nrm > 0 else wt
         if keep:
             path.append(w.copy())
-        _peeling_row(ledger, s, t, m, lam, b, active)
         per_iter.append({"t": t, "m": m, "lambda": float(lam), "laplace_scale": float(b),
                          "active_bound": active})
-    ledger.add(LedgerEntry(statistic=f"truncated DP-IHT: {T} Peeling steps on disjoint blocks",
-                           mechanism="laplace_peeling", sensitivity=max(p["lambda"] for p in per_iter),
-                           noise_scale=None, eps=eps, delta=float(delta), share=1.0,
-                           note="parallel composition over T disjoint blocks"))
+    run_rows.close()
     facts = {"T": T, "block_sizes": [len(bk) for bk in blocks],
              "constraint": f"||w||_0 <= {s}, ||w||_2 <= {R2:g}",
              "peeling_support": [prob.terms[j] for j in S],
@@ -825,6 +817,12 @@ def _fit_sparse(prob, spec, noise, ledger, tun, delta, options):
     F = _forced(prob, tun)
     w = np.zeros(d)
     blocks = rb.split_blocks(n, T, noise, "ht_sparse")
+    # one Peeling call per disjoint block: the rows compose in parallel into one (eps, delta) row
+    run_rows = ComposedReleases(ledger, statistic=f"robust-gradient sparse learning: {T} Peeling steps on disjoint blocks",
+                                mechanism="laplace_peeling",
+                                rule="parallel", claim={"eps": eps, "delta": float(delta)}, keep_rows=True,
+                                share=1.0, row_note="parallel composition over disjoint blocks: cost counted "
+                                                    "in the run's total row")
     keep = tun["keep_path"][0]
     path = [w.copy()] if keep else None
     per_iter, kappas, S = [], [], []
@@ -841,16 +839,13 @@ def _fit_sparse(prob, spec, noise, ledger, tun, delta, options):
         half = w - eta * (g + lam_reg * w)
         lam = eta * rb.robust_sensitivity(kappa, m, constant=const, beta=beta)
         w, S, b, active = rb.peeling(half, s=s, eps=eps, delta=delta, lam=lam, noise=noise, forced=F,
-                                     mode=mode)
+                                     mode=mode, ledger=run_rows,
+                                     statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)")
         if keep:
             path.append(w.copy())
-        _peeling_row(ledger, s, t, m, lam, b, active)
         per_iter.append({"t": t, "m": m, "scale": float(kappa), "lambda": float(lam),
                          "laplace_scale": float(b), "active_bound": active})
-    ledger.add(LedgerEntry(statistic=f"robust-gradient sparse learning: {T} Peeling steps on disjoint blocks",
-                           mechanism="laplace_peeling", sensitivity=max(p["lambda"] for p in per_iter),
-                           noise_scale=None, eps=eps, delta=float(delta), share=1.0,
-                           note="parallel composition over T disjoint blocks"))
+    run_rows.close()
     if "scale" not in options:
         tun["scale"] = (_kappa_range(kappas), "default: 1/2 x kappa_t formula of spec 6 (factor 1/2 "
                                               "calibrated, spec 13.5)")

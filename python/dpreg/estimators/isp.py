@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import EstimationFailed, InvalidArgument
 from ..privacy.accounting import conservative_share
-from ..privacy.ledger import LedgerEntry
+from ..privacy.composition import PlannedReleases
 from ..release import Release
 from . import _isp_core as core
 from ._isp_core import constants, default_L, ptr_pass_probability, sigma_gauss  # noqa: F401 (public)
@@ -206,28 +206,14 @@ def check_public(n, d, spec, options) -> None:
 # ------------------------------------------------------------------------------------------------
 # fit
 # ------------------------------------------------------------------------------------------------
-def _ledger_try(ledger, const, label, ran):
-    """Ledger rows of one planned ISSP call (counted whether or not it ran: spec §11.4)."""
-    note = None if ran else "not run (an earlier call released or the fit failed); counted as spent"
-    dM, dC, eM, eC = const["delta_M"], const["delta_C"], const["eps_M"], const["eps_C"]
-    ledger.add(LedgerEntry(
-        statistic=f"{label}: PTR pass/fail", mechanism="ptr_truncated_laplace",
-        sensitivity=core.DELTA_S, noise_scale=core.DELTA_S / const["eps_T"],
-        eps=const["eps_T"], delta=const["delta_T"], note=note))
-    ledger.add(LedgerEntry(
-        statistic=f"{label}: coefficients", mechanism="gaussian_shaped_analytic",
-        sensitivity=const["delta_beta"], noise_scale=const["c"], eps=eM + eC,
-        delta=max(dM + math.exp(eM) * dC, dC + math.exp(eC) * dM),
-        note=(note or "") + ("; " if note else "") + "Sigma_w-norm sensitivity; noise c Sigma_w^(-1/2) g"))
-    if const["inference"]:
-        ledger.add(LedgerEntry(
-            statistic=f"{label}: {const['N']} covariance samples", mechanism="gaussian_shape_samples",
-            sensitivity=const["rho_C"], noise_scale=None, eps=const["eps_N"], delta=const["delta_N"],
-            note=note))
-        ledger.add(LedgerEntry(
-            statistic=f"{label}: residual sum of squares", mechanism="gaussian_analytic",
-            sensitivity=const["Delta_RSS"], noise_scale=const["sigma_S"], eps=const["eps_S"],
-            delta=const["delta_S"], note=note))
+_NOT_RUN = "not run (an earlier call released, the call failed before it, or the fit failed); counted as spent"
+
+
+def _plan_call(ledger, const, label):
+    """The planned releases of one ISSP call (:func:`core.call_releases`), each counted whether or not it
+    runs (spec §11.4): the mechanisms that run write their rows through the plan, and closing it writes
+    the rows of the others."""
+    return PlannedReleases(ledger, core.call_releases(const, label), not_run_note=_NOT_RUN)
 
 
 def fit(design, spec, noise, ledger, *, method="isp", **options) -> Release:
@@ -247,8 +233,8 @@ def fit(design, spec, noise, ledger, *, method="isp", **options) -> Release:
         ps = core.privsigma(X, y, p["eps_sigma"], p["delta_sigma"], noise, ledger=ledger)
         if ps is None:
             for j, L in enumerate(p["L_candidates"]):
-                _ledger_try(ledger, constants(n, d, p["eps_I"], p["delta_I"], L, 1.0, copts),
-                            f"ISP call {j + 1}", ran=False)
+                _plan_call(ledger, constants(n, d, p["eps_I"], p["delta_I"], L, 1.0, copts),
+                           f"ISP call {j + 1}").close()
             raise EstimationFailed(_FAIL_MESSAGE)
         sigma_hi = ps["sigma_hi"]
         R = sigma_hi * math.sqrt(2.0 * math.log(2.0 * n))
@@ -262,11 +248,12 @@ def fit(design, spec, noise, ledger, *, method="isp", **options) -> Release:
     consts = [constants(n, d, p["eps_I"], p["delta_I"], L, R, copts) for L in p["L_candidates"]]
     result, used = None, None
     for j, const in enumerate(consts):
-        _ledger_try(ledger, const, f"ISP call {j + 1}", ran=result is None)
-        if result is None:
-            result = core.issp(X, y, const, noise)
-            if result is not None:
-                used = j
+        label = f"ISP call {j + 1}"
+        with _plan_call(ledger, const, label) as planned:
+            if result is None:
+                result = core.issp(X, y, const, noise, ledger=planned, label=label)
+                if result is not None:
+                    used = j
     if result is None:
         raise EstimationFailed(_FAIL_MESSAGE)
     return _release(result, consts[used], used, p, o, R, sigma_hi)

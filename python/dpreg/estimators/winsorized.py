@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.counts import exponential_mechanism
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
+from ..privacy.selection_mechanisms import interval_exponential_mechanism
 from ..errors import InvalidArgument
 
 #: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
@@ -292,16 +292,13 @@ def _em_quantile(z_ext, q, eps, noise, ledger, statistic, model="pure"):
     """Exponential mechanism for the q-quantile over the intervals of the sorted, clipped values
     (Smith 2011). Interval i in {0..k} = [z_i, z_{i+1}] with utility -|i - q k|; replacing one record
     shifts the rank of every interval by at most 1, so the utility has sensitivity 1 and the weights
-    ``len_i * exp(-eps |i - qk| / 2)`` give eps-DP. Gumbel-max over log-weights."""
+    ``len_i * exp(-eps |i - qk| / 2)`` give eps-DP
+    (:func:`dpreg.privacy.selection_mechanisms.interval_exponential_mechanism`)."""
     k = z_ext.shape[0] - 2
-    lengths = np.diff(z_ext)
     i = np.arange(k + 1)
-    with np.errstate(divide="ignore"):
-        logw = np.log(lengths) - eps * np.abs(i - q * k) / 2.0
-    j = exponential_mechanism(logw, eps=float(eps), sensitivity=1.0, noise=noise, ledger=ledger,
-                              statistic=statistic, cost_as_rho=(model != "pure"))
-    j = 0 if j is None else j        # every interval empty cannot happen (lower < upper); keep a defined index
-    return float(z_ext[j] + noise.uniform() * (z_ext[j + 1] - z_ext[j]))
+    # the interval's choice and the point inside it are drawn by the mechanism (which writes the row)
+    return interval_exponential_mechanism(z_ext, -np.abs(i - q * k), eps=float(eps), sensitivity=1.0, noise=noise,
+                                          ledger=ledger, statistic=statistic, cost_as_rho=(model != "pure"))
 
 
 def wwm_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,

@@ -75,14 +75,16 @@ _PURE_DP_MSG = ("delta = 0 (pure DP) cannot be met by a Gaussian mechanism with 
 #: mu_from_eps_delta calibrates to the same evaluation; 1e-9 is 10x that error. Sums of budgets are
 #: exact; only this conversion is certified to the precision of its evaluation.
 DELTA_EVAL_RTOL = 1e-9
-#: bound on the lattice term Lambda of one discretised Gaussian release (derivation 3.2 of
-#: ``docs/derivations/noise.md``): its output law is within a factor e^(+-Lambda) pointwise of a
-#: continuous mu-GDP mechanism, Lambda <= m lambda(b) for m <= 2^40 coordinates and kernel width b = 3 grid
-#: units, lambda(b) = ln((1 + 2 tau) / (1 - 2 tau)), tau = e^(-2 pi^2 b^2) / (1 - e^(-2 pi^2 b^2)) ~ 8.1e-78,
-#: so Lambda <= 3.6e-65; 1e-60 rounds that up with room (``lattice_log_ratio_bound``). A fit with k such
-#: releases is (eps + 2 k Lambda, e^(k Lambda) delta(eps))-DP wherever its continuous counterpart is
-#: (eps, delta(eps))-DP; compose_ledger charges both terms.
-LATTICE_LOG_RATIO_PER_RELEASE = 1e-60
+#: bound on the lattice term Lambda of one Gaussian ledger row (derivation 3.2 of
+#: ``docs/derivations/noise.md``): the output law of the discretised releases behind the row is within a
+#: factor e^(+-Lambda) pointwise of a continuous mu-GDP mechanism, Lambda <= m lambda(b) for m coordinates
+#: in all and kernel width b = 3 grid units, lambda(b) = ln((1 + 2 tau) / (1 - 2 tau)),
+#: tau = e^(-2 pi^2 b^2) / (1 - e^(-2 pi^2 b^2)) ~ 8.1e-78. A row stands for at most 2^20 releases
+#: (composition.MAX_RELEASES_PER_ROW) of at most 2^40 coordinates (mechanisms.MAX_COORDINATES), so
+#: Lambda <= 2^60 lambda(3) ~ 3.7e-59; 1e-50 rounds that up with room (``lattice_log_ratio_bound``). A fit
+#: with k such rows is (eps + 2 k Lambda, e^(k Lambda) delta(eps))-DP wherever its continuous counterpart
+#: is (eps, delta(eps))-DP; compose_ledger charges both terms.
+LATTICE_LOG_RATIO_PER_RELEASE = 1e-50
 
 
 def lattice_log_ratio_bound(width: float, coordinates: int) -> float:

@@ -289,7 +289,7 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
                        cost_as_rho: bool = False):
     """Release ``value`` plus discrete Gaussian noise of scale ``sigma = sensitivity / mu`` on a power-of-two
     grid. The release is (mu^2/2)-zCDP exactly (Canonne-Kamath-Steinke), and within a factor e^(+-Lambda),
-    Lambda <= 1e-60, of a post-processed continuous mu-GDP Gaussian mechanism, which is how the ledger
+    Lambda <= 1e-50, of a post-processed continuous mu-GDP Gaussian mechanism, which is how the ledger
     converts it to (eps, delta) (``docs/derivations/noise.md`` section 3.2).
 
     ``sensitivity`` is the L2 sensitivity of ``value`` under the fit's neighbouring relation (see
