@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import EstimationFailed, InvalidArgument
 from ..privacy.counts import propose_test_release, report_noisy_max
+from ..privacy.selection_mechanisms import sample_index, sample_side, sample_uniform_point, uniform_jitter
 from ..release import Release
 
 METHODS = ("tukey",)
@@ -215,7 +216,7 @@ def _solve_saturating(pinv, yb):
 def sorted_models(betas, noise):
     """Column-wise sorted model coefficients after U(0, 1e-10) jitter: P[:, j] = P_j(1..m)."""
     m, d = betas.shape
-    return np.sort(betas + noise.uniform(0.0, JITTER, size=(m, d)), axis=0)
+    return np.sort(uniform_jitter(betas, JITTER, noise), axis=0)
 
 
 def lengths(P, q):
@@ -333,7 +334,7 @@ def sample_in_level(P, q, noise):
     finite = np.isfinite(log_piece)
     w = np.exp(log_piece[finite] - log_piece[finite].max())
     idx = np.flatnonzero(finite)
-    j = int(idx[min(np.searchsorted(np.cumsum(w / w.sum()), noise.uniform()), idx.size - 1)])
+    j = int(idx[sample_index(w, noise)])
     v = np.empty(d)
     inner = q + 1 <= m // 2
     for l_ in range(d):
@@ -346,14 +347,10 @@ def sample_in_level(P, q, noise):
                 left = (P[q - 1, l_], P[q, l_])                # [P(q), P(q+1))
                 right = (P[m - q - 1, l_], P[m - q, l_])       # (P(m-q), P(m-q+1)]
                 ll, lr = left[1] - left[0], right[1] - right[0]
-                lo, hi = left if noise.uniform() * (ll + lr) < ll else right
+                lo, hi = left if sample_side(ll, lr, noise) else right
             else:
                 lo, hi = P[q - 1, l_], P[m - q, l_]
-        u = noise.uniform()
-        if abs(hi) <= _DBL_MAX / 4 and abs(lo) <= _DBL_MAX / 4:
-            v[l_] = lo + u * (hi - lo)
-        else:                                          # hi - lo would overflow: work in halves
-            v[l_] = 2.0 * (0.5 * lo + u * (0.5 * hi - 0.5 * lo))
+        v[l_] = sample_uniform_point(lo, hi, noise, limit=_DBL_MAX / 4)
     return v
 
 

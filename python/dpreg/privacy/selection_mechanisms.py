@@ -213,3 +213,39 @@ def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity:
                               statistic=statistic, cost_as_rho=cost_as_rho, share=share)
     j = 0 if j is None else j        # every interval empty: keep a defined (data-free) index
     return float(z[j] + noise.uniform() * (z[j + 1] - z[j]))
+
+
+# ---- sampling inside a selected region -----------------------------------------------------------------
+# The last step of a mechanism that samples from a density over a region of R^d (TukeyEM's restricted
+# exponential mechanism: a depth level, then a point uniform in that level's region). The caller's ledger
+# row covers the whole release (its PTR + exponential-mechanism row); these draws come from the privacy
+# stream. They are floating-point draws (secure bits, 53-bit uniforms), listed as such in
+# docs/derivations/noise.md section 4: the output is a point in a region whose boundaries are data-derived
+# order statistics, so there is no public grid to round to.
+def sample_index(weights, noise: NoiseSource) -> int:
+    """Index i with probability weights[i] / sum(weights) (finite, >= 0, not all zero), by inversion of the
+    cumulative weights at one uniform draw."""
+    w = np.asarray(weights, dtype=float)
+    cdf = np.cumsum(w / w.sum())
+    return int(min(np.searchsorted(cdf, noise.uniform()), w.size - 1))
+
+
+def sample_side(left_length: float, right_length: float, noise: NoiseSource) -> bool:
+    """True (the left piece) with probability left / (left + right): one uniform draw."""
+    return bool(noise.uniform() * (left_length + right_length) < left_length)
+
+
+def sample_uniform_point(lo: float, hi: float, noise: NoiseSource, *, limit: float) -> float:
+    """A uniform point of [lo, hi) without overflow: where ``hi - lo`` could overflow (an endpoint beyond
+    ``limit`` in absolute value, limit = largest float / 4) the arithmetic is done in halves."""
+    u = noise.uniform()
+    if abs(hi) <= limit and abs(lo) <= limit:
+        return lo + u * (hi - lo)
+    return 2.0 * (0.5 * lo + u * (0.5 * hi - 0.5 * lo))
+
+
+def uniform_jitter(values, width: float, noise: NoiseSource):
+    """``values`` plus independent U(0, width) draws (ties among data-derived values broken at random
+    before an order statistic is used)."""
+    v = np.asarray(values, dtype=float)
+    return v + noise.uniform(0.0, width, size=v.shape)
