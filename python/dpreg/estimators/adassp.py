@@ -340,15 +340,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # noise was upward, and covered 0.5-0.8)
         gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
-        if boosted and plan["inference"]:
-            # the same test on the weakest direction (issue 12): with correlated predictors (corr 0.8,
-            # n = 1e4, eps = 1) every diagonal passed while the released Gram matrix was indefinite
-            # (lambda_min -2.7 to 1.1 sigma1), and the released intervals covered 0.84-0.875.
-            # lambda_min <= min diagonal, so this includes the diagonal test (intercept aside)
-            a_sym = (np.asarray(state["A_hat"], float) + np.asarray(state["A_hat"], float).T) / 2.0
-            eig_ratio = float(np.linalg.eigvalsh(a_sym)[0]) / state["sigma_gram"]
-            facts["gram_direction_information_ratio"] = eig_ratio
-            gram_swamped = gram_swamped or eig_ratio < 2.0
         if gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM):
             # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
             if rel.sigma is not None or rel.r_squared is not None:
@@ -363,8 +354,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             rel.ci = rel.ci_draws = None
             rel.inference_note = (
                 "standard errors not estimable at this n and eps: for BoostedAdaSSP the privacy noise in "
-                "X^T X is larger than the information of some column or combination of columns "
-                "(e.g. strongly correlated predictors), so its intervals would under-cover; "
+                "X^T X is larger than the information of some column, so its intervals would under-cover; "
                 "a larger n or eps, or method='adassp' (one noisy X^T X instead of T + 2 releases), "
                 "gives intervals")
         elif boosted and r_norm > inf.DEBIAS_MAX_NORM:

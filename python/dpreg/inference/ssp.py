@@ -81,10 +81,12 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     Var(RSS_hat) = sigma_b^2/kappa^2 (noise of A2) + 2 trace((S V_priv)^2) (Var of a Gaussian
     quadratic form) + 2 sigma^4 (n - d) (sampling variance of RSS). sigma2 = RSS_hat/(n - d).
 
-    estimable: sigma2 >= SE(sigma2)/SIGMA_MAX_REL_SE. When it is not, the printed value would be mostly
-    noise, so the caller says "not estimable" (with the 95% interval [lower, upper]; upper is at most
-    1 = the largest residual variance of an outcome scaled into [-1, 1]) and uses ``sigma2_cov`` for
-    the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
+    ``sigma_gram`` (sigma1 of the Gram release) gives the error bound of the first-order excess
+    (:func:`first_order_excess_error`); the 95% interval [lower, upper] is sigma2 +- (1.96 SE + that
+    bound / (n - d)), upper at most 1 = the largest residual variance of an outcome scaled into
+    [-1, 1]. estimable: that half-width is at most 1.96 SIGMA_MAX_REL_SE sigma2 (taken on A1, see
+    below). When it is not, the printed value would be mostly noise, so the caller says "not
+    estimable" (with the interval) and uses ``sigma2_cov`` for the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
     """
     n_pub = bundle["n_pub"]
