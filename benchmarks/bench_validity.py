@@ -112,24 +112,35 @@ class Design:
         mean = X @ np.array([0.0 if self.beta.get(t) is None else self.beta[t] for t in names])
         return float(np.var(mean) / (np.var(mean) + self.sigma ** 2)) if b is not None else None
 
-    def clamped_matrix(self, df):
-        """Model matrix and outcome of the data clamped to the declared ranges (the data the fit sees)."""
+    def clamped_matrix(self, df, bounds=None):
+        """Model matrix and outcome of the data clamped to ``bounds`` (default: the declared ranges;
+        with private ranges, the ranges the fit released): the data the fit sees."""
+        bounds = self.bounds if bounds is None else bounds
         cols = [np.ones(len(df))]
         names = ["Intercept"]
         for t in self.beta:
             if t.startswith("x"):
-                lo, hi = self.bounds[t]
+                lo, hi = bounds[t]
                 cols.append(np.clip(df[t].to_numpy(float), lo, hi))
                 names.append(t)
             elif t.startswith("C(g)"):
                 lev = t.split("T.")[1].rstrip("]")
                 cols.append((df["g"].astype(str) == lev).to_numpy(float))
                 names.append(t)
-        lo, hi = self.bounds["y"]
+        lo, hi = bounds["y"]
         return np.column_stack(cols), np.clip(df["y"].to_numpy(float), lo, hi), names
 
 
-def _ols(X, y):
+def used_bounds(fit, design):
+    """The numeric ranges a fit used (declared or released by its private range search): public."""
+    out = dict(design.bounds)
+    for name, v in fit.public.schema.variables.items():
+        if v.kind == "numeric" and v.lower is not None and v.upper is not None:
+            out[name] = (float(v.lower), float(v.upper))
+    return out
+
+
+def _ols(X, y, with_sigma=False):
     """OLS on the columns that carry data (a declared level with no rows has an all-zero column)."""
     keep = np.abs(X).sum(axis=0) > 0
     Xk = X[:, keep]
@@ -141,7 +152,7 @@ def _ols(X, y):
     beta = np.full(X.shape[1], np.nan)
     ses = np.full(X.shape[1], np.nan)
     beta[keep], ses[keep] = b, se
-    return beta, ses
+    return (beta, ses, math.sqrt(s2)) if with_sigma else (beta, ses)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -158,6 +169,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
     cov_pop, cov_ols, released, widths = [], [], [], []
     zero_level_released = 0
     sig, r2, sig_ne, r2_ne = [], [], 0, 0
+    sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
+    r2_cov = []       # the printed R^2's released interval contains the OLS R^2 of the clamped data
     fails, errors = 0, {}
     t0 = time.perf_counter()
     for rep in range(R):
@@ -192,8 +205,6 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             sd = float(np.std(y, ddof=1))
             widths.append((ci[1] - ci[0]) / (2 * Z95 * sd / math.sqrt(n)))
             continue
-        X, yc, names = design.clamped_matrix(df)
-        b_ols, se_ols = _ols(X, yc)
         kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels)
         if ranges == "declared":
             kw["bounds"] = design.bounds
@@ -209,6 +220,10 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             fails += 1
             errors["ValueError"] = errors.get("ValueError", 0) + 1
             continue
+        # the OLS target: the fit of the data clamped to the ranges the fit used (the declared ones, or
+        # those its private range search released: public, so the target is defined per replicate)
+        X, yc, names = design.clamped_matrix(df, used_bounds(fit, design) if ranges == "private" else None)
+        b_ols, se_ols, s_ols = _ols(X, yc, with_sigma=True)
         ci = fit.conf_int() if fit.has_inference else None
         if ci is not None:
             ci = ci.reindex(terms)
@@ -232,11 +247,19 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             sig_ne += 1
         else:
             sig.append(s)
+            si = (fit.facts or {}).get("sigma_interval")
+            if si is not None:
+                sig_cov.append(si[0] <= s_ols <= si[1])
         rr = fit.r_squared
         if rr is None or not np.isfinite(rr):
             r2_ne += 1
         else:
             r2.append(rr)
+            ri = (fit.facts or {}).get("r_squared_interval")
+            if ri is not None:
+                yc_c = yc - yc.mean()
+                r2_ols = 1.0 - s_ols ** 2 * (len(yc) - np.isfinite(b_ols).sum()) / float(yc_c @ yc_c)
+                r2_cov.append(ri[0] <= r2_ols <= ri[1])
     fitted = R - fails
     out = {"method": method, "design": design.name, "ranges": ranges, "n": n, "eps": eps, "R": R,
            "fail": fails / R, "errors": errors,
@@ -251,6 +274,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
         out.update(sigma_true=design.sigma, r2_true=design.r2,
                    sigma_med=_q(sig, 0.5), sigma_q1=_q(sig, 0.25), sigma_q3=_q(sig, 0.75),
                    sigma_ne=sig_ne / max(fitted, 1),
+                   sigma_cover=float(np.mean(sig_cov)) if sig_cov else float("nan"), sigma_m=len(sig_cov),
+                   r2_cover=float(np.mean(r2_cov)) if r2_cov else float("nan"), r2_m=len(r2_cov),
                    r2_med=_q(r2, 0.5), r2_q1=_q(r2, 0.25), r2_q3=_q(r2, 0.75), r2_ne=r2_ne / max(fitted, 1),
                    r2_min=_q(r2, 0.0), r2_max=_q(r2, 1.0), sigma_min=_q(sig, 0.0))
     return out
@@ -280,27 +305,32 @@ def _f(x, fmt=".3f"):
 def table(rows, *, seed, command) -> str:
     lines = ["# Validity of released intervals, sigma-hat and R-squared (issue 12)", "",
              f"Command: `{command}` (seed {seed}). Coverage: share of released 95% intervals that contain "
-             "the population coefficient (pop.) / the OLS fit of the clamped data (OLS); `released`: share "
+             "the population coefficient (pop.) / the OLS fit of the data clamped to the ranges the fit used "
+             "(OLS: the declared ranges, or with private ranges those the fit released); `released`: share "
              "of intervals dpreg released (others said 'not estimable'); width: median ratio of the DP to "
              "the lm interval width; sigma / R2: median [IQR] of the printed values, with the truth; "
-             "n.e.: share of fits that reported the value as not estimable; fail: share of calls that "
+             "n.e.: share of fits that reported the value as not estimable; sigma CI: share of printed "
+             "sigma-hats whose released 95% interval contains the OLS sigma of the clamped data (R2 CI: the "
+             "same for R^2 and the OLS R^2), with the number of printed values; fail: share of calls that "
              "raised. Monte Carlo s.e. of a coverage near 0.95 over m intervals: sqrt(0.0475/m).", "",
              "| method | design | ranges | n | eps | R | fail | released | coverage pop. | coverage OLS | "
-             "m | width / lm | sigma (true) | sigma n.e. | R2 (true) | R2 n.e. | zero-row level released |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "m | width / lm | sigma (true) | sigma n.e. | sigma CI | R2 (true) | R2 n.e. | R2 CI | zero-row level released |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "sigma_true" in r:
             s = (f"{_f(r['sigma_med'])} [{_f(r['sigma_q1'])}-{_f(r['sigma_q3'])}] ({r['sigma_true']:g})")
             q = f"{_f(r['r2_med'])} [{_f(r['r2_q1'])}-{_f(r['r2_q3'])}] ({r['r2_true']:.3f})"
             sne, rne = _f(r["sigma_ne"], ".2f"), _f(r["r2_ne"], ".2f")
+            sci = f"{_f(r['sigma_cover'], '.2f')} ({r['sigma_m']})"
+            rci = f"{_f(r['r2_cover'], '.2f')} ({r['r2_m']})"
         else:
-            s = q = sne = rne = "-"
+            s = q = sne = rne = sci = rci = "-"
         mc = math.sqrt(0.0475 / r["n_intervals"]) if r["n_intervals"] else float("nan")
         lines.append(
             f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | {r['R']} | "
             f"{_f(r['fail'], '.2f')} | {_f(r['released'], '.2f')} | {_f(r['coverage'])} (±{_f(mc)}) | "
-            f"{_f(r['coverage_ols'])} | {r['n_intervals']} | {_f(r['width'], '.2f')} | {s} | {sne} | {q} | "
-            f"{rne} | {r['zero_level_released']} |")
+            f"{_f(r['coverage_ols'])} | {r['n_intervals']} | {_f(r['width'], '.2f')} | {s} | {sne} | {sci} | {q} | "
+            f"{rne} | {rci} | {r['zero_level_released']} |")
     return "\n".join(lines)
 
 

@@ -96,6 +96,86 @@ def test_penguins_summaries_never_print_r2_one_or_a_noise_sigma():
         assert not any(e["statistic"] == "y_moments" for e in fit.privacy.ledger)
 
 
+def test_first_order_excess_error_counts_noise_dominated_directions():
+    """first_order_excess_error: direction v contributes min(r_v, 1) x_v with x_v = s_v (v'Vv) (+ s_v
+    (v'b)^2) and r_v = sqrt(2 (d + 1)) sigma1 / s_v (its docstring derives it). Hand computation for
+    S = diag(100, 1), V = diag(0.01, 0.5), sigma1 = 1, d = 2: r = (sqrt(6)/100, 1), x = (1, 0.5)."""
+    from dpreg.inference.ssp import first_order_excess_error
+    S = np.diag([100.0, 1.0])
+    V = np.diag([0.01, 0.5])
+    assert first_order_excess_error(S, V, 1.0) == pytest.approx(math.sqrt(6.0) / 100.0 + 0.5, rel=1e-12)
+    # a bias b = (0, 1): s_2 b_2^2 = 1 more in the noise-dominated direction, counted in full
+    assert first_order_excess_error(S, V, 1.0, bias=[0.0, 1.0]) == pytest.approx(
+        math.sqrt(6.0) / 100.0 + 1.5, rel=1e-12)
+    # no Gram noise: the first-order excess is exact
+    assert first_order_excess_error(S, V, 0.0) == 0.0
+
+
+def _bundle(rss, n, d, sigma_b=1.0):
+    """A released bundle whose residual sums equal ``rss`` exactly (no clipping: c2 far above s1)."""
+    from dpreg.inference.ssp import clipped_second_moment
+    s1 = math.sqrt(rss / n)
+    c2 = 50.0 * s1
+    return {"n_pub": float(n), "s1": s1, "c2": c2, "c1": 2.0, "sigma_b": sigma_b,
+            "A2": rss * clipped_second_moment(c2 / s1)}
+
+
+def test_sigma_verdict_accepts_a_narrow_interval_with_a_large_privacy_share():
+    """Diamonds (n = 53 940, eps = 1) was refused although its released interval was narrow: the
+    privacy excess was 26-45% of the residual sum. The verdict now looks at the width of the released
+    interval of sigma^2 (1.96 s.e. + the error bound of the first-order excess), not at the share.
+    Here the excess is 40% of the released sum, spread over d = 40 directions of S that are all well
+    determined (r_v = sqrt(82) * 1 / 1e4 < 1e-3): its s.d. is sqrt(2 trace((SV)^2)) = 200 sqrt(2/40) =
+    45, so the interval is +-1.96 * 45/300 = +-29% of sigma^2 (under the +-49% of the gate) and sigma
+    is printed; the same share with S dominated by its noise (r_v = 1: the whole excess is uncertain,
+    +-67% of sigma^2 more) is refused."""
+    from dpreg.inference.ssp import residual_variance_with_se
+    n, d = 50000, 40
+    excess = 200.0
+    rss_true = 300.0
+    S = 1e4 * np.eye(d)
+    V = np.eye(d) * excess / (d * 1e4)          # trace(S V) = excess
+    b = _bundle(rss_true + excess, n, d)
+    ok = residual_variance_with_se(b, d=d, S=S, V_priv=V, sigma_gram=1.0)
+    assert ok["excess"] == pytest.approx(excess) and ok["rss"] == pytest.approx(rss_true, rel=1e-9)
+    assert ok["estimable"]
+    assert ok["lower"] < rss_true / (n - d) < ok["upper"]
+    S_weak = 2.0 * np.eye(d)
+    V_weak = np.eye(d) * excess / (d * 2.0)
+    weak = residual_variance_with_se(b, d=d, S=S_weak, V_priv=V_weak, sigma_gram=1.0)
+    assert weak["excess_error"] == pytest.approx(excess)        # r_v = min(sqrt(8)/2, 1) = 1
+    assert not weak["estimable"]
+    # the interval carries the whole uncertain excess: [rss - excess, rss + excess] / df at least
+    assert weak["lower"] <= (rss_true - excess) / (n - d) + 1e-12
+    assert weak["upper"] >= (rss_true + excess) / (n - d) - 1e-12
+
+
+def test_diamonds_demo_prints_sigma_and_r2_and_predicts_without_warning():
+    """make demo (diamonds, n = 53 940, eps = 1, declared ranges, seed 1) printed "not estimable" for
+    sigma and R^2 with a narrow interval, and predict(interval='prediction') then warned. The released
+    interval of sigma must also contain the OLS residual standard error of the same data (the declared
+    ranges contain every row, so the clamped data are the data)."""
+    from dpreg import demo
+    df = demo.load()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # the demo must print no warning
+        fit = dpreg.dp_lm(demo.FORMULA, df, eps=demo.EPS, delta=demo.DELTA, bounds=demo.BOUNDS,
+                          levels=demo.LEVELS, random_state=1)
+        new = df.iloc[:2].drop(columns="price")
+        pred = fit.predict(new, interval="prediction")
+    assert fit.sigma is not None and fit.r_squared is not None
+    assert np.isfinite(np.asarray(pred, dtype=object)[:, -1].astype(float)).all()
+    X = pd.get_dummies(df[["cut", "color", "clarity"]], drop_first=True).to_numpy(float)
+    X = np.column_stack([np.ones(len(df)), np.log(df["carat"]), X, df["depth"]])
+    y = np.log(df["price"].to_numpy(float))
+    r = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    s_ols = math.sqrt(r @ r / (len(y) - X.shape[1]))
+    lo, hi = fit.facts["sigma_interval"]
+    assert lo <= s_ols <= hi
+    lo, hi = fit.facts["r_squared_interval"]
+    assert lo < fit.r_squared < hi < 1.0
+
+
 # ------------------------------------------------------------------------------------------ case 2
 def test_boosted_withholds_intervals_where_they_would_under_cover():
     """BoostedAdaSSP at n = 300, eps = 1 covered 0.79: its Gram-matrix noise (T + 2 releases) swamps

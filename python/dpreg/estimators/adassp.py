@@ -235,17 +235,19 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             V_priv = inf.v_priv_adassp(state["Gamma"], theta, state["sigma_gram"], state["sigma_xty"])
         if boosted:
             if W is None:
-                res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv)
+                res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv,
+                                                        sigma_gram=state["sigma_gram"])
             else:
                 res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv_at_release,
-                                                        bias=shrink_bias)
+                                                        bias=shrink_bias, sigma_gram=state["sigma_gram"])
         else:
             # the ridge shrinks theta_hat by about lam S^-1 theta_hat (inf.ridge_debias): part of the
             # residuals at theta_hat; where S is too poorly determined for that, lam Gamma theta_hat
             W_r, b_r = inf.ridge_debias(S, state["lam"], theta) if state["lam"] > 0 else (None, None)
             bias = (b_r if W_r is not None else state["lam"] * (state["Gamma"] @ theta)) \
                 if state["lam"] > 0 else None
-            res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias)
+            res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias,
+                                                    sigma_gram=state["sigma_gram"])
         excess = res_var["excess"]
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
@@ -288,7 +290,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 "too large relative to it")
         if values["r_squared"]:
             rss = res_var["rss"] if res_var["estimable"] else float("nan")
-            r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss_noise"],
+            r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
                                         intercept=icpt)
             if r2i["estimable"]:
                 r2 = r2i["r2"]

@@ -39,22 +39,41 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
     return value / (n_pub - d), bool(floor_hit)
 
 
-#: sigma_hat is printed only when the relative standard error of sigma^2 is at most this (so sigma to
-#: about +-25% at 95%); with a looser gate (0.5) the printed values were upward noise outliers (RSS
-#: 6x the truth passed because the estimate itself sets the scale of its standard error)
+#: sigma_hat is printed only when the half-width of the released 95% interval of sigma^2 (1.96 s.e. plus
+#: the error bound of the first-order privacy correction) is at most 1.96 x this x sigma^2 (so sigma to
+#: about +-25%); with a looser gate (0.5) the printed values were upward noise outliers (RSS 6x the
+#: truth passed because the estimate itself sets the scale of its standard error)
 SIGMA_MAX_REL_SE = 0.25
-#: ... and only when the privacy part of the released residual sum (the excess) is at most this share
-#: of it. A trade-off measured on BoostedAdaSSP (60 fits each): at 0.25, n = 3000, eps = 1 printed
-#: sigma in 4 fits, median 1.8x the truth (the sums that pass are upward noise draws); at 0.15,
-#: n = 1e4, eps = 1 printed it in 14 fits only, median 13% high (selection); at 0.2: 1 fit of 60 at
-#: n = 3000, and 56 of 60 at n = 1e4 with median 0.993 (truth 1)
-EXCESS_MAX_SHARE = 0.2
 #: R^2 is printed (with its 95% interval) only when its standard error is at most this; a tighter gate
 #: selected upward errors (a larger ESS lowers the delta-method SE) and biased the printed median
 R2_MAX_SE = 0.25
 
 
-def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> dict:
+def first_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
+    """Bound on the error of the first-order privacy excess trace(S V_priv) (issue 12).
+
+    V_priv is the first-order covariance of e = theta_hat - theta_OLS: Gamma_hat = (S + E)^-1 is
+    replaced by S^-1 - S^-1 E S^-1. In an eigendirection v of S (eigenvalue s_v) the neglected terms
+    are smaller than the kept ones by the factor ||E v|| / s_v, and ||E v|| ~ sigma1 sqrt((d + 1)/2) for
+    the symmetric Gaussian Gram noise E (entries of s.d. sigma1 on the diagonal, sigma1/sqrt(2) off it,
+    so E||E v||^2 = sigma1^2 (1 + (d - 1)/2) for a unit v). The excess is quadratic in e, so its
+    relative error is twice that: r_v = 2 ||E v|| / s_v = sqrt(2 (d + 1)) sigma1 / s_v. The part of the excess in direction v is
+    x_v = s_v (U' V_priv U)_vv (their sum is trace(S V_priv)), so the excess is uncertain by about
+    sum_v min(r_v, 1) x_v (x_v also holds the direction's part s_v (v'b)^2 of the bias term b' S b,
+    which rests on the same S^-1); a direction whose Gram noise is comparable with its eigenvalue (r_v >= 1)
+    contributes its whole share. Released values and public constants only."""
+    S = np.asarray(S, float)
+    d = S.shape[0]
+    w, U = np.linalg.eigh((S + S.T) / 2.0)
+    w = np.maximum(w, 1e-300)
+    x = w * np.einsum("ij,jk,ki->i", U.T, np.asarray(V_priv, float), U)
+    if bias is not None:     # b' S b of the ridge / boosting bias: estimated with S^-1, as uncertain
+        x = x + w * (U.T @ np.asarray(bias, float)) ** 2
+    r = np.minimum(float(sigma_gram) * math.sqrt(2.0 * (d + 1)) / w, 1.0)
+    return float(np.sum(r * np.maximum(x, 0.0)))
+
+
+def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -62,10 +81,12 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     Var(RSS_hat) = sigma_b^2/kappa^2 (noise of A2) + 2 trace((S V_priv)^2) (Var of a Gaussian
     quadratic form) + 2 sigma^4 (n - d) (sampling variance of RSS). sigma2 = RSS_hat/(n - d).
 
-    estimable: sigma2 >= SE(sigma2)/SIGMA_MAX_REL_SE. When it is not, the printed value would be mostly
-    noise, so the caller says "not estimable" (with the 95% interval [lower, upper]; upper is at most
-    1 = the largest residual variance of an outcome scaled into [-1, 1]) and uses ``sigma2_cov`` for
-    the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
+    ``sigma_gram`` (sigma1 of the Gram release) gives the error bound of the first-order excess
+    (:func:`first_order_excess_error`); the 95% interval [lower, upper] is sigma2 +- (1.96 SE + that
+    bound / (n - d)), upper at most 1 = the largest residual variance of an outcome scaled into
+    [-1, 1]. estimable: that half-width is at most 1.96 SIGMA_MAX_REL_SE sigma2 (taken on A1, see
+    below). When it is not, the printed value would be mostly noise, so the caller says "not
+    estimable" (with the interval) and uses ``sigma2_cov`` for the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
     """
     n_pub = bundle["n_pub"]
@@ -81,30 +102,36 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None) -> 
     s2 = max(rss, 0.0) / df
     var = var_noise + 2.0 * s2 * s2 * df
     se = math.sqrt(var) / df
-    # also not estimable when the privacy part of the residuals at theta_hat exceeds the residual sum
-    # of squares itself: the first-order privacy corrections are then unreliable
-    # Also not estimable when (a) the privacy part of the residuals at theta_hat is more than
-    # EXCESS_MAX_SHARE of their released sum: the first-order privacy correction is then unreliable (its tails are
-    # heavier than the Gaussian quadratic form when the noisy Gram matrix is inverted), or (b) the
-    # value is impossible: an outcome scaled into [-1, 1] has residual variance at most 1.
-    # The verdict is taken on the independently released A1 (n s1^2 estimates the same residual sum
-    # under normality), not on A2 itself: gating on A2 printed only its upward noise draws (the
-    # printed median of sigma-hat was 12% high for BoostedAdaSSP at n = 1e4, eps = 1).
+    # The first-order excess has its own error (first_order_excess_error: directions of S whose Gram
+    # noise is comparable with their eigenvalue), a bias rather than noise, so it widens the
+    # interval linearly: half-width h = 1.96 se + merr.
+    merr = (first_order_excess_error(S, V_priv, sigma_gram, bias) / df) if sigma_gram else 0.0
+    # The verdict (issue 12): sigma^2 is printed when its released interval is narrow, h <= 1.96 *
+    # SIGMA_MAX_REL_SE * sigma^2 (sigma itself then to within about +-25%), and the value is possible
+    # (an outcome scaled into [-1, 1] has residual variance at most 1). A large privacy share of the
+    # residual sum is no reason to refuse when it is well determined (diamonds, n = 53 940: 26-45% of
+    # the sum, interval +-20%); an earlier share gate did refuse there. The verdict is taken on the
+    # independently released A1 (n s1^2 estimates the same residual sum under normality), not on A2
+    # itself: gating on A2 printed only its upward noise draws (the printed median of sigma-hat was
+    # 12% high for BoostedAdaSSP at n = 1e4, eps = 1).
     total = bundle["A2"] / kap
     total_a1 = n_pub * bundle["s1"] ** 2
     s2_a1 = max(total_a1 - excess, 0.0) / df
     se_a1 = math.sqrt(var_noise + 2.0 * s2_a1 * s2_a1 * df) / df
-    estimable = (rss > 0 and s2_a1 > 0 and s2_a1 >= se_a1 / SIGMA_MAX_REL_SE
-                 and excess <= EXCESS_MAX_SHARE * total_a1 and s2 <= 1.0)
-    lo = max(s2 - 1.96 * se, 0.0)
-    hi = min(max(s2, 0.0) + 1.96 * se, 1.0)
+    half = 1.96 * se + merr
+    estimable = (rss > 0 and s2_a1 > 0 and 1.96 * se_a1 + merr <= 1.96 * SIGMA_MAX_REL_SE * s2_a1
+                 and s2 <= 1.0)
+    lo = max(s2 - half, 0.0)
+    hi = min(max(s2, 0.0) + half, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the spec 6.2 value (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
     # far too wide (coverage 0.99-1.00 at n = 300)
     sigma2_cov = max(rss, 0.01 * max(total, 0.0), tiny) / df
     return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "se": se, "estimable": bool(estimable), "lower": lo,
-            "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise}
+            "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise,
+            "excess_error": merr * df,
+            "var_rss": var_noise + (merr * df) ** 2}
 
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None) -> dict:
