@@ -1,6 +1,7 @@
 """Public entry points: argument checking, then data -> design -> estimator -> Release -> results."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -437,6 +438,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
         raise InvalidArgument(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
+    if hasattr(est, "check_options"):   # option preconditions, before anything (a range search) is spent
+        est.check_options(method, options)
     if unit is not None:
         if not getattr(est, "SUPPORTS_UNITS", False):
             raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
@@ -567,16 +570,21 @@ def _forget_data_ranges(public) -> None:
         public.outcome_interval = None
 
 
+RAW_SCALE_NOTE = ("the ranges of the numeric variables could not be estimated privately at this n and budget, "
+                  "so this method ran on the raw scale, where its defaults (unit radius and truncation "
+                  "levels) assume data of unit scale; declare bounds= to run it on the standardised scale")
+
+
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
                   levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None):
     """The part of :func:`_fit` that touches the data and spends budget."""
-    from .design.build import build_design
+    from .design.build import SampleTooSmallForRanges, build_design
     from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
     from .results.fit import DPFit
 
     # an estimator may need ranges only on some paths (e.g. its standardised default): it says so
-    wants = est.needs_bounds(options, unit=design_opts.get("unit")) if hasattr(est, "needs_bounds") \
+    wants = est.needs_bounds(options, unit=design_opts.get("unit"), family=family) if hasattr(est, "needs_bounds") \
         else bool(est.NEEDS_BOUNDS)
     need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
@@ -593,16 +601,24 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                 if stream is not None:     # the source was not read: read its formula columns now
                     from . import sources
                     data = stream[0].to_pandas(stream[1], max_rows=sources.MATERIALISE_ROW_LIMIT)
-                design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
-                                  need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
-                                  levels_share_eps=levels_share * eps,
-                                  # pure-DP methods keep their pure claim: no (eps, delta) selection,
-                                  # their levels must be declared
-                                  levels_share_delta=levels_share * delta if delta > 0 and not pure_ok
-                                  else None,
-                                  noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
-                                  n_public=neighbours == "replace_one",
-                                  **design_opts)
+                build = functools.partial(
+                    build_design, formula, data, bounds=bounds, levels=levels, family=family,
+                    bounds_share_eps=bounds_share * eps, levels_share_eps=levels_share * eps,
+                    # pure-DP methods keep their pure claim: no (eps, delta) selection,
+                    # their levels must be declared
+                    levels_share_delta=levels_share * delta if delta > 0 and not pure_ok else None,
+                    noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                    n_public=neighbours == "replace_one", **design_opts)
+                try:
+                    design = build(need_bounds=need_bounds)
+                except SampleTooSmallForRanges:
+                    # ranges are optional for some estimators (the heavy-tailed methods' standardised
+                    # path): when the private range search is infeasible at this n and budget (public
+                    # facts) and nothing was released yet, they run on the raw scale instead
+                    if not (need_bounds and getattr(est, "RANGES_OPTIONAL", False)) or len(ledger):
+                        raise
+                    warnings.warn(RAW_SCALE_NOTE, AccuracyWarning)
+                    design = build(need_bounds=False)
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
         for w in caught:  # re-raise to the caller, and keep the public texts for the summary
             if not issubclass(w.category, UserWarning):
