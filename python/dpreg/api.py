@@ -82,34 +82,39 @@ def _check_bounds(bounds):
             raise InvalidArgument(f"bounds for {col!r} need lo < hi")
 
 
-AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, and whether
-the model matrix has factor dummy columns, which follows from the formula and the declared levels):
+AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, whether
+the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
+for dp_lm under replace-one the public n, the number of coefficients d and eps, delta):
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
-                                                               majorise-minimise with standard errors)
+                                                               Newton with standard errors)
+* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20)
+                                                           -> "dpgd" (preconditioned DP-GD; no standard
+                                                               errors), with an AccuracyWarning
 * every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
 * otherwise                                                -> "boosted_adassp"
 
-Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-8): with factor
-dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
-does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
-Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
-noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts to the label
-scale (spec 9.5).
+(dpreg.api.choose_method implements it.) Why (benchmarks/results/accuracy.md, test MSE relative to
+OLS): with factor dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while
+BoostedAdaSSP's fixed point does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds
+(price, log price) and Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell
+and gives narrower noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts
+to the label scale (spec 9.5).
 
-Issue 13 re-ran the comparison with every method on seven datasets (docs/accuracy.md). tukey and
-subsample_aggregate match it where they run (eps = 8 on the largest data) and refuse elsewhere; ISP
-refused every real dataset (n below its minimum); the sparse methods need a user-chosen sparsity s.
-dpgd beat it on Bikeshare and diamonds log(price) at eps <= 1 but was 7-20x OLS on Wage and on
-diamonds price, designs with the same public profile (factors, n in the thousands), so no rule on
-public facts picks it safely: the rule above is unchanged. For logistic regression dpgd's private
-Newton solver is within about 2 MLE standard errors at eps = 8 on Default and Wage (same page).
+Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with index < 20 the
+AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
+penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage at eps = 1 1.46 vs
+2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
+numeric design with 20-400 predictors, 11 cells: dpgd 2.1-4.6 x the noise variance, auto 60-106 x).
+Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data) because they give noise-aware
+standard errors and dpgd's squared loss gives none.
 
-Second pass (docs/accuracy.md, benchmarks/results/accuracy_dpgd.md): dpgd's squared loss now runs a
-preconditioned iteration and is within 1.1-1.6 x OLS at eps = 1 on the five larger datasets, close to
-or better than auto; it is not chosen by auto because it has no standard errors and the evidence is
-2 seeds. Small data: auto emits an AccuracyWarning before fitting when the public index
-n mu / (B^2 sqrt(d)) is below AUTO_SNR_MIN (see there), naming the n and eps that would clear it.
+Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
+OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
+dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
+heavy-tailed methods (ht_fw, ht_lasso: 2-10 x OLS on real data even with standardisation; ht_iht and
+ht_sparse need a user-chosen sparsity s, and on the sparse design above they were not better than dpgd
+at every cell).
 """
 
 
@@ -129,6 +134,34 @@ def auto_snr(n, d, b_sq, eps, delta):
     return n * mu / (max(b_sq, 1) * math.sqrt(max(d, 1)))
 
 
+def auto_b_sq(public):
+    """B^2 of the signal-to-noise index: the squared-norm budget of a scaled row (intercept, one per
+    numeric column, one per factor block: a row has one dummy set per block). Public (the design's
+    columns and factor blocks)."""
+    d = len(public.terms)
+    blocks = [b for b in (public.factor_blocks or []) if len(b)]
+    in_blocks = sum(len(b) for b in blocks)
+    icpt = 1 if public.has_intercept else 0
+    return icpt + (d - icpt - in_blocks) + len(blocks)
+
+
+def choose_method(facts):
+    """method="auto": the estimator chosen from public facts only (see AUTO_RULE). ``facts`` is a dict:
+    ``family``; ``all_declared`` (every numeric range, outcome included, declared); ``has_factors``
+    (factor dummy columns in the model matrix); and, once the public design is known (dp_lm,
+    replace-one: n public), ``n``, ``d``, ``b_sq`` (:func:`auto_b_sq`), ``eps``, ``delta``. Without the
+    design facts it returns the provisional choice the design is built for (the same needs: ranges)."""
+    if facts.get("family", "gaussian") == "binomial":
+        return "dpgd"
+    n, d = facts.get("n"), facts.get("d")
+    if n is not None and d is not None and facts.get("delta", 0) > 0 and \
+            auto_snr(n, d, facts.get("b_sq", d), facts["eps"], facts["delta"]) < AUTO_SNR_MIN:
+        return "dpgd"
+    if facts.get("all_declared") and not facts.get("has_factors", False):
+        return "adassp"
+    return "boosted_adassp"
+
+
 def auto_small_data_note(public, n, eps, delta):
     """An AccuracyWarning diagnostic when auto's expected privacy noise dominates (public facts: n,
     the model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would
@@ -136,10 +169,7 @@ def auto_small_data_note(public, n, eps, delta):
     if n is None or not (delta > 0):
         return None
     d = len(public.terms)
-    blocks = [b for b in (public.factor_blocks or []) if len(b)]
-    in_blocks = sum(len(b) for b in blocks)
-    icpt = 1 if public.has_intercept else 0
-    b_sq = icpt + (d - icpt - in_blocks) + len(blocks)
+    b_sq = auto_b_sq(public)
     snr = auto_snr(n, d, b_sq, eps, delta)
     if snr >= AUTO_SNR_MIN:
         return None
@@ -421,7 +451,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
         all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
                                                                     unit=unit)
-        method = "dpgd" if family == "binomial" else ("adassp" if all_declared else "boosted_adassp")
+        method = choose_method({"family": family, "all_declared": all_declared})
     est = get_estimator(method)
     families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
     if family not in families:
@@ -628,13 +658,20 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             warnings.warn(str(w.message), _as_dpreg(w.category), stacklevel=4)  # the caller of dp_lm / dp_glm
             if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
                 design_notes.append(Diagnostic(str(w.message), _as_dpreg(w.category)))
-    if auto and method == "adassp" and design.public.factor_blocks:
-        method = "boosted_adassp"  # same needs (ranges); factor dummies favour boosting
-        est = get_estimator(method)
-        unknown = set(options) - set(est.OPTIONS)
-        if unknown:
-            raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
-                             "method='auto' chose for this design; pass method= explicitly")
+    if auto and family == "gaussian":
+        # the choice refined on the public design (same needs as the provisional one: ranges)
+        facts = {"family": family, "all_declared": method == "adassp",
+                 "has_factors": bool(design.public.factor_blocks)}
+        if neighbours == "replace_one" and design.units is None and stream is None:
+            facts.update(n=design.n, d=design.d, b_sq=auto_b_sq(design.public), eps=eps, delta=delta)
+        refined = choose_method(facts)
+        if refined != method:
+            method = refined
+            est = get_estimator(method)
+            unknown = set(options) - set(est.OPTIONS)
+            if unknown:
+                raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, "
+                                      "which method='auto' chose for this design; pass method= explicitly")
     if auto and family == "gaussian" and neighbours == "replace_one":
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
                                      eps, delta)
