@@ -162,7 +162,7 @@ def choose_method(facts):
     return "boosted_adassp"
 
 
-def auto_small_data_note(public, n, eps, delta):
+def auto_small_data_note(public, n, eps, delta, chosen=None):
     """An AccuracyWarning diagnostic when auto's expected privacy noise dominates (public facts: n,
     the model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would
     reach AUTO_SNR_MIN; None otherwise."""
@@ -183,7 +183,10 @@ def auto_small_data_note(public, n, eps, delta):
     return Diagnostic(f"With n = {n} rows, {d} coefficients and eps = {eps:g}, the privacy noise is expected "
                       f"to dominate this fit (on real data such fits had test errors 2-40 x those of "
                       f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
-                      "fewer coefficients (e.g. fewer factor levels).", AccuracyWarning)
+                      "fewer coefficients (e.g. fewer factor levels)." +
+                      (" method='auto' therefore chose dpgd, the most accurate method measured in this "
+                       "regime, which gives no standard errors." if chosen == "dpgd" else ""),
+                      AccuracyWarning)
 
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
@@ -212,10 +215,12 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
     method : str, default "auto"
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
-        ``"auto"``, which chooses on public facts only (the family, which ranges were declared, and
-        whether the model matrix has factor dummies): ``"dpgd"`` for logistic regression,
+        ``"auto"``, which chooses on public facts only (the family, which ranges were declared,
+        whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
+        regression, and for linear regression when the public signal-to-noise index
+        n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; no standard errors),
         ``"adassp"`` when every numeric range is declared and there are no factor dummies,
-        ``"boosted_adassp"`` otherwise.
+        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
@@ -674,7 +679,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                       "which method='auto' chose for this design; pass method= explicitly")
     if auto and family == "gaussian" and neighbours == "replace_one":
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
-                                     eps, delta)
+                                     eps, delta, chosen=method)
         if small is not None:   # public facts only; said before the estimator spends anything
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)
             design_notes.append(small)
