@@ -69,12 +69,14 @@ def test_wider_than_long():
     d = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
     d["y"] = X[:, 0] - X[:, 1] + rng.standard_t(5, n)
     for method, opts in (("ht_fw", {}), ("ht_sparse", {"s": 5})):
-        # 601 private range searches cannot share 10% of eps at n = 300: nothing is released for them and
-        # the fit runs on the raw scale, saying so
-        with pytest.warns(dpreg.AccuracyWarning, match="raw scale"):
-            fit = dpreg.dp_lm("y ~ .", d, method=method, random_state=0, **opts)
+        # 601 private range searches cannot share 10% of eps at n = 300: refused before anything is
+        # spent, naming the raw-scale path, which these unit-scale data suit
+        budget = dpreg.Budget(eps=5.0, delta=1e-5)
+        with pytest.raises(dpreg.errors.SampleTooSmall, match="standardize=False"):
+            dpreg.dp_lm("y ~ .", d, method=method, random_state=0, budget=budget, **opts)
+        assert budget.spent == (0.0, 0.0)
+        fit = dpreg.dp_lm("y ~ .", d, method=method, random_state=0, standardize=False, **opts)
         assert len(fit.coef) == p + 1
-        assert not any("range" in e["statistic"] for e in fit.privacy.to_dict()["ledger"])
     wide_bounds = {c: (-50.0, 50.0) for c in d.columns}
     with pytest.raises(ValueError, match="not more than the number of coefficients"):
         dpreg.dp_lm("y ~ .", d, method="adassp", bounds=wide_bounds, random_state=0)  # SSP: d < n only
