@@ -112,9 +112,9 @@ standard errors and dpgd's squared loss gives none.
 Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
 dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
-heavy-tailed methods (ht_fw, ht_lasso: 2-10 x OLS on real data even with standardisation; ht_iht and
-ht_sparse need a user-chosen sparsity s, and on the sparse design above they were not better than dpgd
-at every cell).
+heavy-tailed methods (ht_fw, ht_lasso: 1.3-11 x OLS on the larger real datasets, worse than the SSP
+methods and dpgd; ht_sparse, given s = 10 on the sparse design above, beat dpgd in 10 of 12 cells, but
+it needs a user-chosen sparsity s, which no public fact gives).
 """
 
 
