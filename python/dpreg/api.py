@@ -105,7 +105,8 @@ Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with 
 AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
 penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage at eps = 1 1.46 vs
 2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
-numeric design with 20-400 predictors, 11 cells: dpgd 2.1-4.6 x the noise variance, auto 60-106 x).
+numeric design with 20-400 predictors, 11 cells, benchmarks/results/auto_sparse.md: dpgd 2.1-4.6 x the
+noise variance, the SSP choice 60-106 x).
 Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data) because they give noise-aware
 standard errors and dpgd's squared loss gives none.
 
