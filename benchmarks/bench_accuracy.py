@@ -275,7 +275,7 @@ def run(tasks, eps_grid, seeds, settings=None, log=print):
                                 fit = dpreg.dp_lm(task["formula"], train, eps=eps, delta=1e-6, method=method,
                                                   bounds=bounds if bset == "declared" else None, levels=levels,
                                                   random_state=seed * 7919 + int(eps * 100))
-                                pred = fit.predict(test).to_numpy(float)
+                                pred = _predict(fit, test)
                         except (dpreg.DPRegError, ValueError) as exc:
                             refusal = f"{type(exc).__name__}: {exc}"
                     secs = time.perf_counter() - t0
@@ -284,6 +284,17 @@ def run(tasks, eps_grid, seeds, settings=None, log=print):
                     shown = f"refused ({refusal[:160]})" if refusal else f"MSE/MSE_OLS = {ratio:.4g}"
                     log(f"# {name} seed={seed} eps={eps:g} {method}/{bset}: {shown} ({secs:.2f}s)")
     return results
+
+
+def _predict(fit, test):
+    """Test predictions. A coefficient reported NA (a level whose released count was too small to
+    estimate it; its rows count with the reference level, as the fit says) is taken as 0 here, so
+    that such rows are predicted at the reference level instead of NaN."""
+    pred = fit.predict(test).to_numpy(float)
+    if np.isnan(pred).any():
+        coef = fit.coef.fillna(0.0).to_numpy(float)
+        pred = np.asarray(fit.public.model_matrix(test), float) @ coef
+    return pred
 
 
 def _ols_mse(public, train, test, y_train, y_test, task=None, bounds=None, levels=None):

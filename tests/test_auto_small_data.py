@@ -54,3 +54,27 @@ def test_no_warning_with_enough_rows_or_an_explicit_method():
     assert ws == []
     _, ws = _accuracy_warnings(_frame(150), eps=1.0, method="boosted_adassp")
     assert ws == []
+
+
+def test_choose_method_rule_on_public_facts():
+    """The documented rule (api.AUTO_RULE), on public facts only; the switch to dpgd sits exactly at the
+    signal-to-noise threshold."""
+    base = {"family": "gaussian", "all_declared": True, "has_factors": False}
+    assert api.choose_method({"family": "binomial"}) == "dpgd"
+    assert api.choose_method(base) == "adassp"                      # provisional: no design facts yet
+    assert api.choose_method({**base, "has_factors": True}) == "boosted_adassp"
+    assert api.choose_method({**base, "all_declared": False}) == "boosted_adassp"
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    n_edge = math.ceil(api.AUTO_SNR_MIN * 6.0 / mu)                 # d = 4, B^2 = 3: index = n mu / 6
+    facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6)
+    assert api.choose_method({**facts, "n": n_edge}) == "adassp"
+    assert api.choose_method({**facts, "n": n_edge - 1}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
+
+
+def test_auto_picks_dpgd_when_noise_dominates_and_says_so():
+    fit, ws = _accuracy_warnings(_frame(150), eps=1.0)
+    assert fit.method == "dpgd" and fit.auto and len(ws) == 1
+    assert "chosen by method = \"auto\"" in str(fit.summary())
+    big, ws = _accuracy_warnings(_frame(20_000), eps=1.0)
+    assert big.method == "boosted_adassp" and ws == []              # factor g: BoostedAdaSSP

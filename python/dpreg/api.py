@@ -1,6 +1,7 @@
 """Public entry points: argument checking, then data -> design -> estimator -> Release -> results."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -81,34 +82,40 @@ def _check_bounds(bounds):
             raise InvalidArgument(f"bounds for {col!r} need lo < hi")
 
 
-AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, and whether
-the model matrix has factor dummy columns, which follows from the formula and the declared levels):
+AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, whether
+the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
+for dp_lm under replace-one the public n, the number of coefficients d and eps, delta):
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
-                                                               majorise-minimise with standard errors)
+                                                               Newton with standard errors)
+* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20)
+                                                           -> "dpgd" (preconditioned DP-GD; no standard
+                                                               errors), with an AccuracyWarning
 * every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
 * otherwise                                                -> "boosted_adassp"
 
-Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-8): with factor
-dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
-does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
-Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
-noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts to the label
-scale (spec 9.5).
+(dpreg.api.choose_method implements it.) Why (benchmarks/results/accuracy.md, test MSE relative to
+OLS): with factor dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while
+BoostedAdaSSP's fixed point does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds
+(price, log price) and Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell
+and gives narrower noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts
+to the label scale (spec 9.5).
 
-Issue 13 re-ran the comparison with every method on seven datasets (docs/accuracy.md). tukey and
-subsample_aggregate match it where they run (eps = 8 on the largest data) and refuse elsewhere; ISP
-refused every real dataset (n below its minimum); the sparse methods need a user-chosen sparsity s.
-dpgd beat it on Bikeshare and diamonds log(price) at eps <= 1 but was 7-20x OLS on Wage and on
-diamonds price, designs with the same public profile (factors, n in the thousands), so no rule on
-public facts picks it safely: the rule above is unchanged. For logistic regression dpgd's private
-Newton solver is within about 2 MLE standard errors at eps = 8 on Default and Wage (same page).
+Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with index < 20 the
+AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
+penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage at eps = 1 1.46 vs
+2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
+numeric design with 20-400 predictors, 11 cells, benchmarks/results/auto_sparse.md: dpgd 2.1-4.6 x the
+noise variance, the SSP choice 60-106 x).
+Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data) because they give noise-aware
+standard errors and dpgd's squared loss gives none.
 
-Second pass (docs/accuracy.md, benchmarks/results/accuracy_dpgd.md): dpgd's squared loss now runs a
-preconditioned iteration and is within 1.1-1.6 x OLS at eps = 1 on the five larger datasets, close to
-or better than auto; it is not chosen by auto because it has no standard errors and the evidence is
-2 seeds. Small data: auto emits an AccuracyWarning before fitting when the public index
-n mu / (B^2 sqrt(d)) is below AUTO_SNR_MIN (see there), naming the n and eps that would clear it.
+Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
+OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
+dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
+heavy-tailed methods (ht_fw, ht_lasso: 1.3-11 x OLS on the larger real datasets, worse than the SSP
+methods and dpgd; ht_sparse, given s = 10 on the sparse design above, beat dpgd in 10 of 12 cells, but
+it needs a user-chosen sparsity s, which no public fact gives).
 """
 
 
@@ -128,17 +135,42 @@ def auto_snr(n, d, b_sq, eps, delta):
     return n * mu / (max(b_sq, 1) * math.sqrt(max(d, 1)))
 
 
-def auto_small_data_note(public, n, eps, delta):
+def auto_b_sq(public):
+    """B^2 of the signal-to-noise index: the squared-norm budget of a scaled row (intercept, one per
+    numeric column, one per factor block: a row has one dummy set per block). Public (the design's
+    columns and factor blocks)."""
+    d = len(public.terms)
+    blocks = [b for b in (public.factor_blocks or []) if len(b)]
+    in_blocks = sum(len(b) for b in blocks)
+    icpt = 1 if public.has_intercept else 0
+    return icpt + (d - icpt - in_blocks) + len(blocks)
+
+
+def choose_method(facts):
+    """method="auto": the estimator chosen from public facts only (see AUTO_RULE). ``facts`` is a dict:
+    ``family``; ``all_declared`` (every numeric range, outcome included, declared); ``has_factors``
+    (factor dummy columns in the model matrix); and, once the public design is known (dp_lm,
+    replace-one: n public), ``n``, ``d``, ``b_sq`` (:func:`auto_b_sq`), ``eps``, ``delta``. Without the
+    design facts it returns the provisional choice the design is built for (the same needs: ranges)."""
+    if facts.get("family", "gaussian") == "binomial":
+        return "dpgd"
+    n, d = facts.get("n"), facts.get("d")
+    if n is not None and d is not None and facts.get("delta", 0) > 0 and \
+            auto_snr(n, d, facts.get("b_sq", d), facts["eps"], facts["delta"]) < AUTO_SNR_MIN:
+        return "dpgd"
+    if facts.get("all_declared") and not facts.get("has_factors", False):
+        return "adassp"
+    return "boosted_adassp"
+
+
+def auto_small_data_note(public, n, eps, delta, chosen=None):
     """An AccuracyWarning diagnostic when auto's expected privacy noise dominates (public facts: n,
     the model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would
     reach AUTO_SNR_MIN; None otherwise."""
     if n is None or not (delta > 0):
         return None
     d = len(public.terms)
-    blocks = [b for b in (public.factor_blocks or []) if len(b)]
-    in_blocks = sum(len(b) for b in blocks)
-    icpt = 1 if public.has_intercept else 0
-    b_sq = icpt + (d - icpt - in_blocks) + len(blocks)
+    b_sq = auto_b_sq(public)
     snr = auto_snr(n, d, b_sq, eps, delta)
     if snr >= AUTO_SNR_MIN:
         return None
@@ -152,7 +184,10 @@ def auto_small_data_note(public, n, eps, delta):
     return Diagnostic(f"With n = {n} rows, {d} coefficients and eps = {eps:g}, the privacy noise is expected "
                       f"to dominate this fit (on real data such fits had test errors 2-40 x those of "
                       f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
-                      "fewer coefficients (e.g. fewer factor levels).", AccuracyWarning)
+                      "fewer coefficients (e.g. fewer factor levels)." +
+                      (" method='auto' therefore chose dpgd, the most accurate method measured in this "
+                       "regime, which gives no standard errors." if chosen == "dpgd" else ""),
+                      AccuracyWarning)
 
 
 def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
@@ -181,10 +216,12 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
     method : str, default "auto"
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
-        ``"auto"``, which chooses on public facts only (the family, which ranges were declared, and
-        whether the model matrix has factor dummies): ``"dpgd"`` for logistic regression,
+        ``"auto"``, which chooses on public facts only (the family, which ranges were declared,
+        whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
+        regression, and for linear regression when the public signal-to-noise index
+        n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; no standard errors),
         ``"adassp"`` when every numeric range is declared and there are no factor dummies,
-        ``"boosted_adassp"`` otherwise.
+        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
@@ -420,7 +457,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
         all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
                                                                     unit=unit)
-        method = "dpgd" if family == "binomial" else ("adassp" if all_declared else "boosted_adassp")
+        method = choose_method({"family": family, "all_declared": all_declared})
     est = get_estimator(method)
     families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
     if family not in families:
@@ -437,6 +474,8 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
         raise InvalidArgument(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
+    if hasattr(est, "check_options"):   # option preconditions, before anything (a range search) is spent
+        est.check_options(method, options)
     if unit is not None:
         if not getattr(est, "SUPPORTS_UNITS", False):
             raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
@@ -567,16 +606,21 @@ def _forget_data_ranges(public) -> None:
         public.outcome_interval = None
 
 
+RAW_SCALE_NOTE = ("This method runs on the scale set by the ranges; with standardize=False it runs on the raw "
+                  "scale instead, where its defaults (unit radius and truncation levels) assume data of unit "
+                  "scale (e.g. many heavy-tailed columns of order 1).")
+
+
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
                   levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None):
     """The part of :func:`_fit` that touches the data and spends budget."""
-    from .design.build import build_design
+    from .design.build import SampleTooSmallForRanges, build_design
     from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
     from .results.fit import DPFit
 
     # an estimator may need ranges only on some paths (e.g. its standardised default): it says so
-    wants = est.needs_bounds(options, unit=design_opts.get("unit")) if hasattr(est, "needs_bounds") \
+    wants = est.needs_bounds(options, unit=design_opts.get("unit"), family=family) if hasattr(est, "needs_bounds") \
         else bool(est.NEEDS_BOUNDS)
     need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
@@ -593,16 +637,23 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                 if stream is not None:     # the source was not read: read its formula columns now
                     from . import sources
                     data = stream[0].to_pandas(stream[1], max_rows=sources.MATERIALISE_ROW_LIMIT)
-                design = build_design(formula, data, bounds=bounds, levels=levels, family=family,
-                                  need_bounds=need_bounds, bounds_share_eps=bounds_share * eps,
-                                  levels_share_eps=levels_share * eps,
-                                  # pure-DP methods keep their pure claim: no (eps, delta) selection,
-                                  # their levels must be declared
-                                  levels_share_delta=levels_share * delta if delta > 0 and not pure_ok
-                                  else None,
-                                  noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
-                                  n_public=neighbours == "replace_one",
-                                  **design_opts)
+                build = functools.partial(
+                    build_design, formula, data, bounds=bounds, levels=levels, family=family,
+                    bounds_share_eps=bounds_share * eps, levels_share_eps=levels_share * eps,
+                    # pure-DP methods keep their pure claim: no (eps, delta) selection,
+                    # their levels must be declared
+                    levels_share_delta=levels_share * delta if delta > 0 and not pure_ok else None,
+                    noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                    n_public=neighbours == "replace_one", **design_opts)
+                try:
+                    design = build(need_bounds=need_bounds)
+                except SampleTooSmallForRanges as exc:
+                    # the heavy-tailed methods' standardised path asks for ranges but has a raw-scale
+                    # path: say so. Not taken silently: on natural-scale data the raw scale was 20 to
+                    # 7e5 x the OLS test MSE (docs/accuracy.md)
+                    if need_bounds and getattr(est, "RANGES_OPTIONAL", False):
+                        raise SampleTooSmallForRanges(f"{exc} {RAW_SCALE_NOTE}") from None
+                    raise
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
         for w in caught:  # re-raise to the caller, and keep the public texts for the summary
             if not issubclass(w.category, UserWarning):
@@ -612,16 +663,23 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             warnings.warn(str(w.message), _as_dpreg(w.category), stacklevel=4)  # the caller of dp_lm / dp_glm
             if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
                 design_notes.append(Diagnostic(str(w.message), _as_dpreg(w.category)))
-    if auto and method == "adassp" and design.public.factor_blocks:
-        method = "boosted_adassp"  # same needs (ranges); factor dummies favour boosting
-        est = get_estimator(method)
-        unknown = set(options) - set(est.OPTIONS)
-        if unknown:
-            raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
-                             "method='auto' chose for this design; pass method= explicitly")
+    if auto and family == "gaussian":
+        # the choice refined on the public design (same needs as the provisional one: ranges)
+        facts = {"family": family, "all_declared": method == "adassp",
+                 "has_factors": bool(design.public.factor_blocks)}
+        if neighbours == "replace_one" and design.units is None and stream is None:
+            facts.update(n=design.n, d=design.d, b_sq=auto_b_sq(design.public), eps=eps, delta=delta)
+        refined = choose_method(facts)
+        if refined != method:
+            method = refined
+            est = get_estimator(method)
+            unknown = set(options) - set(est.OPTIONS)
+            if unknown:
+                raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, "
+                                      "which method='auto' chose for this design; pass method= explicitly")
     if auto and family == "gaussian" and neighbours == "replace_one":
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
-                                     eps, delta)
+                                     eps, delta, chosen=method)
         if small is not None:   # public facts only; said before the estimator spends anything
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)
             design_notes.append(small)

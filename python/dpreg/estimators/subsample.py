@@ -586,7 +586,7 @@ def check_public(n, d, spec, options):
             "coefficients, or another method (method='auto'); pass k= to run it anyway.")
 
 
-def needs_bounds(options, unit=None) -> bool:
+def needs_bounds(options, unit=None, family="gaussian") -> bool:
     """Whether the design layer should provide public ranges (declared, or estimated privately from a
     share of eps): yes for the standardised default path; not with unit= (the private range search is
     calibrated per row), user coef_bounds (on the user's scale), a user base_estimator, or

@@ -1,0 +1,77 @@
+"""method="auto" on sparse numeric designs: the SSP choice, dpgd and the heavy-tailed methods by the public signal-to-noise index.
+
+x ~ U(-1, 1)^p (declared ranges), three non-zero slopes (1, -0.8, 0.6), noise sd 0.5, outcome clipped
+to its declared range [-5, 5]; n training rows and n/4 test rows. Reported: test MSE / noise variance
+(0.25), median over seeds, with auto's public index n mu / (B^2 sqrt(d)) (dpreg.api.auto_snr; below
+AUTO_SNR_MIN auto picks dpgd). "adassp" is what auto picked before (every range declared, no factors).
+
+    python -m benchmarks auto_sparse [--seeds 2] [--cells 2000x20,2000x100,...] [--eps 1,8]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+METHODS = (("adassp", {}), ("dpgd", {}), ("ht_fw", {}), ("ht_lasso", {}), ("ht_sparse", {"s": 10}),
+           ("auto", {}))
+
+
+def _frame(n, p, seed):
+    import pandas as pd
+    rng = np.random.default_rng(seed)        # benchmark data, not a DP draw
+    X = rng.uniform(-1, 1, (n, p))
+    b = np.zeros(p)
+    b[:3] = [1.0, -0.8, 0.6]
+    y = np.clip(X @ b + 0.5 * rng.normal(size=n), -5, 5)
+    df = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
+    df["y"] = y
+    bounds = {f"v{j}": (-1.0, 1.0) for j in range(p)}
+    bounds["y"] = (-5.0, 5.0)
+    return df, bounds
+
+
+def main(argv=None):
+    import dpreg
+    from dpreg.api import auto_snr
+    from . import write_result
+    ap = argparse.ArgumentParser(prog="python -m benchmarks auto_sparse")
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--cells", default="2000x20,2000x100,2000x400,1000x400,500x400,10000x400")
+    ap.add_argument("--eps", default="1,8")
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    lines = ["# auto on sparse numeric designs: test MSE / noise variance (median over seeds)", "",
+             f"Command: `python -m benchmarks auto_sparse --seeds {a.seeds} --cells {a.cells} --eps {a.eps}`", "",
+             "| n | p | eps | index | " + " | ".join(m for m, _ in METHODS) + " |",
+             "|---|---|---|---|" + "---|" * len(METHODS)]
+    for cell in a.cells.split(","):
+        n, p = (int(v) for v in cell.split("x"))
+        for eps in (float(e) for e in a.eps.split(",")):
+            res = {m: [] for m, _ in METHODS}
+            chosen = set()
+            for seed in range(a.seeds):
+                df, bounds = _frame(int(n * 1.25), p, seed)
+                tr, te = df.iloc[:n], df.iloc[n:]
+                for m, opts in METHODS:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        try:
+                            fit = dpreg.dp_lm("y ~ .", tr, eps=eps, method=m, bounds=bounds, random_state=seed,
+                                              **opts)
+                            pred = fit.predict(te).to_numpy(float)
+                            res[m].append(float(np.mean((te.y.to_numpy() - pred) ** 2) / 0.25))
+                            if m == "auto":
+                                chosen.add(fit.method)
+                        except dpreg.DPRegError:
+                            pass
+            index = auto_snr(n, p + 1, p + 1, eps, 1e-6)
+            cells = [f"{np.median(v):.3g}" if v else "refused" for v in res.values()]
+            cells[-1] += f" ({'/'.join(sorted(chosen))})"
+            lines.append(f"| {n} | {p} | {eps:g} | {index:.3g} | " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+    lines += ["", f"Total time {time.perf_counter() - t0:.0f}s."]
+    write_result("auto_sparse", "\n".join(lines))
+    return 0
