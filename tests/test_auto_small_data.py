@@ -66,14 +66,19 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**base, "all_declared": False}) == "boosted_adassp"
     mu = mu_from_eps_delta(1.0, 1e-6)
     n_edge = math.ceil(api.AUTO_SNR_MIN * 6.0 / mu)                 # d = 4, B^2 = 3: index = n mu / 6
-    facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6)
+    facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6, inference=False)
     assert api.choose_method({**facts, "n": n_edge}) == "adassp"
     assert api.choose_method({**facts, "n": n_edge - 1}) == "dpgd"
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
+    # with inference (the default) auto keeps the method that releases standard errors
+    assert api.choose_method({**facts, "n": n_edge - 1, "inference": True, "has_factors": True}) == "adassp"
 
 
-def test_auto_picks_dpgd_when_noise_dominates_and_says_so():
+def test_auto_keeps_intervals_by_default_and_picks_dpgd_without_inference():
     fit, ws = _accuracy_warnings(_frame(150), eps=1.0)
+    assert fit.method == "adassp" and fit.has_inference and len(ws) == 1
+    assert "inference=False" in str(ws[0].message)
+    fit, ws = _accuracy_warnings(_frame(150), eps=1.0, inference=False)
     assert fit.method == "dpgd" and fit.auto and len(ws) == 1
     assert "chosen by method = \"auto\"" in str(fit.summary())
     big, ws = _accuracy_warnings(_frame(20_000), eps=1.0)

@@ -87,9 +87,9 @@ def test_penguins_summaries_never_print_r2_one_or_a_noise_sigma():
     0.0002 to 1297 (lm: 296) and 'DP R-squared: 1' was printed in 5 of 20 fits."""
     p = penguins()
     for seed in range(1, 11):
-        # the method auto chose here before issue 13 (it now picks dpgd, which releases no sigma/R^2)
+        # the default method (auto keeps the SSP methods, which release sigma and R^2, with inference=True)
         fit = quiet_fit("body_mass_g ~ species + flipper_length_mm", p, eps=1.0, bounds=PENGUIN_BOUNDS,
-                        levels=datasets.PENGUINS_LEVELS, random_state=seed, method="boosted_adassp")
+                        levels=datasets.PENGUINS_LEVELS, random_state=seed)
         text = str(fit.summary())
         assert "DP R-squared:  1," not in text and "no budget spent" not in text
         if fit.sigma is not None:
@@ -312,9 +312,10 @@ def test_small_data_with_declared_ranges_fits_with_honest_intervals():
     """With declared ranges mtcars fits: intervals are released and are wide (the privacy noise
     dominates at n = 32), and sigma / R^2 say 'not estimable' rather than printing noise."""
     m = pd.read_csv(MTCARS)
-    # AdaSSP: auto's choice here before issue 13 (at n = 32 auto now picks dpgd, without intervals)
+    # the default method: with inference=True auto keeps AdaSSP here (intervals), not dpgd
     fit = quiet_fit("mpg ~ wt + hp", m, eps=1.0, bounds={"mpg": (5, 50), "wt": (1, 6), "hp": (40, 400)},
-                    random_state=1, method="adassp")
+                    random_state=1)
+    assert fit.method == "adassp"
     assert fit.has_inference
     ci = fit.conf_int()
     # lm: wt -3.88 (s.e. 0.63); a DP interval at n = 32, eps = 1 is many lm s.e. wide

@@ -88,9 +88,13 @@ for dp_lm under replace-one the public n, the number of coefficients d and eps, 
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
                                                                Newton with standard errors)
-* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20)
-                                                           -> "dpgd" (preconditioned DP-GD; no standard
-                                                               errors), with an AccuracyWarning
+* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20), and inference=False
+                                                           -> "dpgd" (preconditioned DP-GD: the most
+                                                               accurate point estimate measured there, but
+                                                               no standard errors), with an AccuracyWarning
+  (with inference=True, the default: -> "adassp", whose noise-aware intervals stay valid there, wide;
+  BoostedAdaSSP withholds its intervals in this regime. The AccuracyWarning says that inference=False
+  would choose dpgd)
 * every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
 * otherwise                                                -> "boosted_adassp"
 
@@ -155,9 +159,12 @@ def choose_method(facts):
     if facts.get("family", "gaussian") == "binomial":
         return "dpgd"
     n, d = facts.get("n"), facts.get("d")
+    # dpgd releases no standard errors: chosen only when the caller asked for none (inference=False);
+    # a default fit keeps the intervals a statistician reads: AdaSSP, whose intervals stay valid (wide)
+    # where the noise dominates, while BoostedAdaSSP withholds them there (docs/validity.md)
     if n is not None and d is not None and facts.get("delta", 0) > 0 and \
             auto_snr(n, d, facts.get("b_sq", d), facts["eps"], facts["delta"]) < AUTO_SNR_MIN:
-        return "dpgd"
+        return "adassp" if facts.get("inference", True) else "dpgd"
     if facts.get("all_declared") and not facts.get("has_factors", False):
         return "adassp"
     return "boosted_adassp"
@@ -186,7 +193,10 @@ def auto_small_data_note(public, n, eps, delta, chosen=None):
                       f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
                       "fewer coefficients (e.g. fewer factor levels)." +
                       (" method='auto' therefore chose dpgd, the most accurate method measured in this "
-                       "regime, which gives no standard errors." if chosen == "dpgd" else ""),
+                       "regime, which gives no standard errors." if chosen == "dpgd" else
+                       " The standard errors and intervals account for this noise. For a point estimate "
+                       "only, inference=False lets method='auto' choose dpgd, the most accurate method "
+                       "measured in this regime."),
                       AccuracyWarning)
 
 
@@ -218,8 +228,9 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
         ``"auto"``, which chooses on public facts only (the family, which ranges were declared,
         whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
-        regression, and for linear regression when the public signal-to-noise index
-        n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; no standard errors),
+        regression, and for linear regression with ``inference=False`` when the public
+        signal-to-noise index n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; with
+        the default ``inference=True`` auto chooses ``"adassp"`` there, whose intervals stay valid),
         ``"adassp"`` when every numeric range is declared and there are no factor dummies,
         ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
@@ -666,7 +677,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     if auto and family == "gaussian":
         # the choice refined on the public design (same needs as the provisional one: ranges)
         facts = {"family": family, "all_declared": method == "adassp",
-                 "has_factors": bool(design.public.factor_blocks)}
+                 "has_factors": bool(design.public.factor_blocks), "inference": bool(inference)}
         if neighbours == "replace_one" and design.units is None and stream is None:
             facts.update(n=design.n, d=design.d, b_sq=auto_b_sq(design.public), eps=eps, delta=delta)
         refined = choose_method(facts)

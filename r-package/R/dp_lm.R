@@ -50,7 +50,8 @@
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"`, without
-#'   standard errors, when the privacy noise is expected to dominate),
+#'   standard errors, when the privacy noise is expected to dominate and
+#'   `inference = FALSE`),
 #'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
 #'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
