@@ -530,8 +530,9 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
         return data, None
     from . import sources
     from .design.chunked import can_stream
+    from .design.formula import formula_columns
     src = sources.open_source(data)
-    cols = sources.formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    cols = formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
     streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
     if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
                   neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):

@@ -399,7 +399,7 @@ def core_info() -> dict[str, Any]:
     import dpreg
     return {"version": dpreg.__version__,
             "has_fit": _has("dpreg.results.fit"), "has_dp_glm": _has("dpreg.estimators.dpgd"),
-            "has_dp_mean": _has("dpreg.estimators.univariate")}
+            "has_dp_mean": _has("dpreg.univariate")}
 
 
 def _has(module: str) -> bool:

@@ -911,7 +911,7 @@ class DPFit:
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
         sampling_sd, noise_sd, q_lo, q_hi (also in ``facts``).
         """
-        from .. import __version__
+        from .._version import __version__
         r = self._release
         level = self.level
         ci95 = self.conf_int(level=level)

@@ -17,13 +17,13 @@ import warnings as _warnings
 
 import numpy as np
 
-from .._numeric import without_numeric_warnings
-from ..errors import AccuracyWarning
-from ..privacy.ledger import Ledger
-from ..privacy.mechanisms import NoiseSource
-from . import winsorized as W
-from ..errors import InvalidArgument, InvalidArgumentType
-from ..privacy.accounting import conservative_share
+from ._numeric import without_numeric_warnings
+from .errors import AccuracyWarning
+from .privacy.ledger import Ledger
+from .privacy.mechanisms import NoiseSource
+from .estimators import winsorized as W
+from .errors import InvalidArgument, InvalidArgumentType
+from .privacy.accounting import conservative_share
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
                             "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
@@ -73,14 +73,14 @@ def _is_number(v) -> bool:
 def check_eps_delta(eps, delta, n=None, allow_large_delta=False):
     """The request's ranges are the package's (dpreg.privacy.accounting.check_request); with the public
     n, delta >= 1/n is refused unless allow_large_delta=True. Returns (eps, delta, large_delta)."""
-    from ..privacy.accounting import check_delta_for_n, check_request
+    from .privacy.accounting import check_delta_for_n, check_request
     eps, delta = check_request(eps, delta)
     return eps, delta, check_delta_for_n(delta, n, allow_large_delta=allow_large_delta)
 
 
 def _mark_large_delta(privacy, large):
     if large:
-        from ..api import LARGE_DELTA_NOTE
+        from .api import LARGE_DELTA_NOTE
         privacy.notes.append(LARGE_DELTA_NOTE)
 
 
@@ -108,7 +108,7 @@ def check_accounting(accounting, delta):
 
 def rho_star(eps: float, delta: float) -> float:
     """Largest rho whose CKS conversion gives (eps, delta)-DP (spec 5.0)."""
-    from ..privacy.accounting import rho_from_eps_delta_cks
+    from .privacy.accounting import rho_from_eps_delta_cks
     return float(rho_from_eps_delta_cks(eps, delta))
 
 
@@ -135,7 +135,7 @@ def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se
 
 
 def _statement(ledger, eps, delta, noise, model):
-    from ..privacy.accounting import compose_ledger
+    from .privacy.accounting import compose_ledger
     return compose_ledger(ledger, eps=eps, delta=(delta if model == "zcdp" else 0.0),
                           neighbours="replace_one", seeded=noise.seeded, schema=None)
 
@@ -305,8 +305,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     """
     from scipy import stats as _stats
 
-    from ..results.estimate import DPEstimate
-    from .quantile import default_max_steps, k_max, noise_scales
+    from .results.estimate import DPEstimate
+    from .privacy.quantile import default_max_steps, k_max, noise_scales
 
     arr = check_data(x)
     qs, scalar = _check_levels(q)
@@ -572,8 +572,8 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
     """
-    from ..results.estimate import DPEstimate
-    from .quantile import default_max_steps, k_max
+    from .results.estimate import DPEstimate
+    from .privacy.quantile import default_max_steps, k_max
 
     arr = check_data(x)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
@@ -659,7 +659,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
     # under zCDP; the sampling error is approximately normal (central limit theorem)
     if model == "pure":
-        from .subsample import gauss_laplace_halfwidth
+        from .estimators.subsample import gauss_laplace_halfwidth
         halfwidth = gauss_laplace_halfwidth(sampling_sd or 0.0, noise_sd / math.sqrt(2.0), float(level))
     else:
         from scipy import stats as _stats

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.counts import AboveThreshold
-from ..privacy.ledger import Ledger
+from .counts import AboveThreshold
+from .ledger import Ledger
 from ..errors import InvalidArgument
 
 #: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
