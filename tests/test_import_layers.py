@@ -65,28 +65,41 @@ def _resolve(name: str, modules) -> str:
     return name
 
 
-def import_graph() -> dict[str, set[str]]:
-    """{module: dpreg modules it imports}, from every import statement in its source."""
-    modules = _modules()
-    graph: dict[str, set[str]] = {m: set() for m in modules}
+def _imports(modules):
+    """Yield (importing module, dotted target, the module part that must exist) for every import of
+    a dpreg name in the package's sources."""
     for mod, (path, pkg) in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
-            targets = []
             if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
+                for a in node.names:
+                    yield mod, a.name, a.name
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = pkg[:len(pkg) - node.level + 1]
                     stem = ".".join(base + ([node.module] if node.module else []))
                 else:
                     stem = node.module or ""
-                targets = [f"{stem}.{a.name}" for a in node.names]
-            for t in targets:
-                if t == "dpreg" or t.startswith("dpreg."):
-                    target = _resolve(t, modules)
-                    if target and target != mod:
-                        graph[mod].add(target)
+                for a in node.names:
+                    yield mod, f"{stem}.{a.name}", stem
+
+
+def missing_modules() -> list[str]:
+    """Imports of a dpreg module that does not exist (e.g. left behind by a move)."""
+    modules = _modules()
+    return sorted({f"{mod} imports {must}" for mod, _, must in _imports(modules)
+                   if (must == "dpreg" or must.startswith("dpreg.")) and must not in modules})
+
+
+def import_graph() -> dict[str, set[str]]:
+    """{module: dpreg modules it imports}, from every import statement in its source."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for mod, target, _ in _imports(modules):
+        if target == "dpreg" or target.startswith("dpreg."):
+            resolved = _resolve(target, modules)
+            if resolved and resolved != mod:
+                graph[mod].add(resolved)
     return graph
 
 
@@ -167,6 +180,10 @@ def test_no_import_goes_up_a_layer(graph):
 
 def test_no_import_cycle(graph):
     assert cycles(graph) == []
+
+
+def test_every_imported_dpreg_module_exists():
+    assert missing_modules() == []
 
 
 def test_the_checks_catch_what_they_forbid():

@@ -10,7 +10,7 @@ import numpy as np
 from ._numeric import no_numeric_warnings
 from .errors import (AccuracyWarning, Diagnostic, DPRegWarning, EstimationFailed, InvalidArgument,
                      InvalidArgumentType, PrivacyLeakWarning, emitted)
-from .estimators import get_estimator
+from .estimators.registry import METHODS, get_method, resolve_options
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
 from .release import PrivacySpec
@@ -110,6 +110,15 @@ or better than auto; it is not chosen by auto because it has no standard errors 
 2 seeds. Small data: auto emits an AccuracyWarning before fitting when the public index
 n mu / (B^2 sqrt(d)) is below AUTO_SNR_MIN (see there), naming the n and eps that would clear it.
 """
+
+
+def choose_method(family, *, all_ranges_declared, has_factor_dummies) -> str:
+    """method="auto" on public facts only (AUTO_RULE): the family, whether every numeric range
+    (outcome included) was declared, and whether the model matrix has factor dummy columns (known
+    once the public design is built; False for the provisional choice before it)."""
+    if family == "binomial":
+        return "dpgd"
+    return "adassp" if all_ranges_declared and not has_factor_dummies else "boosted_adassp"
 
 
 #: method="auto" (dp_lm) warns before fitting when the public signal-to-noise index
@@ -420,25 +429,20 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
         all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
                                                                     unit=unit)
-        method = "dpgd" if family == "binomial" else ("adassp" if all_declared else "boosted_adassp")
-    est = get_estimator(method)
-    families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
-    if family not in families:
+        method = choose_method(family, all_ranges_declared=all_declared, has_factor_dummies=False)
+    est = get_method(method)
+    if family not in est.families:
         raise InvalidArgument(f"method {method!r} does not support family {family!r}")
-    if neighbours not in est.NEIGHBOURS:
-        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
-    pure_ok = (method in est.PURE_DP_METHODS) if hasattr(est, "PURE_DP_METHODS") else getattr(est, "PURE_DP", False)
+    if neighbours not in est.neighbours:
+        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.neighbours)}")
+    pure_ok = est.pure_dp
     if delta == 0 and not pure_ok:
+        pure = ", ".join(sorted(m for m, s in METHODS.items() if s.pure_dp))
         raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
-                         "approximate-DP mechanisms; choose delta > 0, or a pure-DP method "
-                         "(ht_fw, subsample_aggregate)")
-    unknown = set(options) - set(est.OPTIONS)
-    if unknown:
-        chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
-        raise InvalidArgument(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
-                         f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
+                              f"approximate-DP mechanisms; choose delta > 0, or a pure-DP method ({pure})")
+    resolve_options(est, options, chosen_by_auto=auto)   # unknown options refused before anything is spent
     if unit is not None:
-        if not getattr(est, "SUPPORTS_UNITS", False):
+        if not est.supports_units:
             raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
                              f"{method!r}, whose privacy is calibrated per row; use "
                              "method='subsample_aggregate' or method='tukey'")
@@ -447,7 +451,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
     # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
     # what the check on the design's n (below) would accept
-    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()):
+    if neighbours == "replace_one" and unit is None and not est.ignores_delta:
         from .privacy.accounting import check_delta_for_n
         if stream is not None:        # a streamed source: its row count (data is a two-row stand-in)
             check_delta_for_n(delta, int(stream[0].num_rows()), allow_large_delta=allow_large_delta)
@@ -470,7 +474,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
                              levels_share=levels_share, pure_ok=pure_ok,
                              allow_large_delta=allow_large_delta,
-                             stream=stream)
+                             stream=stream, all_declared=all_declared)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -570,15 +574,15 @@ def _forget_data_ranges(public) -> None:
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
-                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None):
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None,
+                  all_declared=False):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import build_design
     from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
     from .results.fit import DPFit
 
-    # an estimator may need ranges only on some paths (e.g. its standardised default): it says so
-    wants = est.needs_bounds(options, unit=design_opts.get("unit")) if hasattr(est, "needs_bounds") \
-        else bool(est.NEEDS_BOUNDS)
+    # an estimator may need ranges only on some paths (e.g. its standardised default): its spec says so
+    wants = est.wants_bounds(options, unit=design_opts.get("unit"))
     need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
     try:
@@ -601,7 +605,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   # their levels must be declared
                                   levels_share_delta=levels_share * delta if delta > 0 and not pure_ok
                                   else None,
-                                  noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                                  noise=noise, ledger=ledger, allow_wide=est.allows_wide,
                                   n_public=neighbours == "replace_one",
                                   **design_opts)
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
@@ -613,10 +617,12 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             warnings.warn(str(w.message), _as_dpreg(w.category), stacklevel=4)  # the caller of dp_lm / dp_glm
             if not issubclass(w.category, PrivacyLeakWarning):  # leaks are in the privacy statement
                 design_notes.append(Diagnostic(str(w.message), _as_dpreg(w.category)))
-    if auto and method == "adassp" and design.public.factor_blocks:
-        method = "boosted_adassp"  # same needs (ranges); factor dummies favour boosting
-        est = get_estimator(method)
-        unknown = set(options) - set(est.OPTIONS)
+    refined = choose_method(family, all_ranges_declared=all_declared,
+                            has_factor_dummies=bool(design.public.factor_blocks)) if auto else method
+    if refined != method:
+        method = refined   # adassp -> boosted_adassp: same needs (ranges); factor dummies favour boosting
+        est = get_method(method)
+        unknown = set(options) - est.accepted_options
         if unknown:
             raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, which "
                              "method='auto' chose for this design; pass method= explicitly")
@@ -640,10 +646,9 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         # under add/remove n is private: no rule can be checked on it; an always-pure method (ht_fw)
         # does not use delta at all
-        if neighbours == "replace_one" and method not in getattr(est, "PURE_DP_METHODS", ()):
+        if neighbours == "replace_one" and not est.ignores_delta:
             large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
-        if hasattr(est, "check_public"):
-            est.check_public(n_public, design.d, spec, options)
+        resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec}, chosen_by_auto=auto)
     except Exception as exc:
         exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
         raise
@@ -672,7 +677,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         with warnings.catch_warnings(record=True) as fit_caught:
             warnings.simplefilter("always")
-            release = est.fit(design, spec, noise, ledger, method=method, **options)
+            release = est.fit(design, spec, noise, ledger, **options)
     except EstimationFailed as exc:
         privacy = statement()
         charge(privacy)  # a failed propose-test-release still spent its budget

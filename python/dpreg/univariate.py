@@ -24,6 +24,9 @@ from .privacy.mechanisms import NoiseSource
 from .estimators import winsorized as W
 from .errors import InvalidArgument, InvalidArgumentType
 from .privacy.accounting import conservative_share
+# the accounting models shared with subsample_aggregate (re-exported here)
+from .estimators._mean_accounting import (check_accounting, check_quantile_noise,  # noqa: F401
+                                          resolve_accounting, rho_star)
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
                             "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
@@ -91,47 +94,6 @@ def check_beta(beta) -> float:
         # stacklevel 4: the caller of dp_quantile / dp_mean, past the no-numeric-warnings wrapper
         _warnings.warn("beta > 1.1 makes the quantile grid very coarse", AccuracyWarning, stacklevel=4)
     return float(beta)
-
-
-def check_quantile_noise(quantile_noise):
-    if quantile_noise not in (None, "exponential", "laplace", "gaussian"):
-        raise InvalidArgument("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
-    return quantile_noise
-
-
-def check_accounting(accounting, delta):
-    if accounting not in ("auto", "pure", "zcdp"):
-        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
-    if accounting == "zcdp" and delta == 0:
-        raise InvalidArgument("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
-
-
-def rho_star(eps: float, delta: float) -> float:
-    """Largest rho whose CKS conversion gives (eps, delta)-DP (spec 5.0)."""
-    from .privacy.accounting import rho_from_eps_delta_cks
-    return float(rho_from_eps_delta_cks(eps, delta))
-
-
-def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se=0.0, s3=0.5):
-    """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (spec 5.0)."""
-    if quantile_noise == "gaussian" and accounting == "pure":
-        raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
-                         "with delta > 0")
-    if accounting == "pure" or (accounting == "auto" and delta == 0):
-        if quantile_noise == "gaussian":
-            raise InvalidArgument("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
-        return "pure", eps, None
-    rho = rho_star(eps, delta)
-    if accounting == "zcdp" or quantile_noise == "gaussian":
-        return "zcdp", rho, rho
-    # auto with delta > 0: compare mean-step noise multipliers per coordinate
-    b_pure = (1.0 - f_se) * eps / p
-    b_z = (1.0 - f_se) * rho / p
-    mult_pure = math.sqrt(2.0) / (b_pure * s3)
-    mult_z = 1.0 / math.sqrt(2.0 * b_z * s3)
-    if mult_z < mult_pure:
-        return "zcdp", rho, rho
-    return "pure", eps, None
 
 
 def _statement(ledger, eps, delta, noise, model):

@@ -28,10 +28,7 @@ from ..release import Release
 from . import _ssp
 from ..errors import Diagnostic, InvalidArgument
 
-METHODS = ("adassp",)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one", "add_remove"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 _MODE_ORIGIN = ("schema when every model-matrix column has a public interval, else clip "
                 "(spec 2.3, 2.6; paper = benchmark replication, spec 2.7)")

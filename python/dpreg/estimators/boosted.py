@@ -27,10 +27,7 @@ from . import _ssp
 from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, drop_not_estimable, finish, restore_columns
 from ..errors import InvalidArgument
 
-METHODS = ("boosted_adassp",)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one", "add_remove"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
 

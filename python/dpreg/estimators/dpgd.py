@@ -40,13 +40,7 @@ from ..privacy.ledger import LedgerEntry
 from ..release import Release
 from ..errors import InvalidArgument
 
-METHODS = ("dpgd",)
-#: every numeric range is needed (declared, or estimated privately by the design layer from a share of
-#: eps): the iteration runs in the standardised parametrisation those ranges define (issue 13)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian", "binomial"}
-NEIGHBOURS = {"replace_one", "add_remove"}
-PURE_DP = False
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 OPTIONS = {
     "C": (1.0, "default: spec 5.1 (our choice within the [S1] Table 1 range; per-sample gradient clip, "

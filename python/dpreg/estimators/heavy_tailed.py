@@ -9,8 +9,8 @@ Normative spec: ``specs/heavy_tailed.md`` (it corrects several constants of the 
                 l2 projection ((eps, delta)-DP); squared.
 * ``ht_sparse`` Algorithm 5: robust gradients + Peeling ((eps, delta)-DP); squared or logistic.
 
-None of them needs data bounds (``NEEDS_BOUNDS = False``): their scales ``K``, ``tau``, ``radius`` are
-public options in data units (defaults assume unit-scale data; see ``docs/heavy_tailed.md``).
+None of them needs data bounds (``needs_bounds=False`` on their specs): their scales ``K``, ``tau``,
+``radius`` are public options in data units (defaults assume unit-scale data; see ``docs/heavy_tailed.md``).
 
 Privacy bookkeeping. Algorithms 1, 3, 5 touch each of T disjoint blocks (a data-independent random
 partition) exactly once, so by parallel composition the whole run costs what one block's mechanism
@@ -33,22 +33,13 @@ import numpy as np
 from ..errors import AccuracyWarning
 from ..privacy.ledger import LedgerEntry
 from ..release import Release
+from .registry import METHODS as _REGISTRY
 from . import _robust as rb
 from ..errors import InvalidArgument
 
-METHODS = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian", "binomial"}          # ht_lasso / ht_iht refuse binomial in check_family()
-#: per-method families (for an api that checks them before spending budget)
-FAMILIES_BY_METHOD = {"ht_fw": {"gaussian", "binomial"}, "ht_lasso": {"gaussian"}, "ht_iht": {"gaussian"},
-                      "ht_sparse": {"gaussian", "binomial"}}
-NEIGHBOURS = {"replace_one"}
-#: d >= n is supported and expected (spec 8.1): the design layer must not refuse wide designs
-ALLOWS_WIDE = True
-#: ht_fw is pure eps-DP (lets api accept delta = 0); the other three refuse delta = 0 in fit() before the data are read
-PURE_DP = True
-#: which of this module's methods are pure eps-DP (the others need delta > 0)
-PURE_DP_METHODS = ("ht_fw",)
+# methods, families (ht_lasso / ht_iht are squared-loss only), neighbouring relations, pure DP (ht_fw
+# only), wide designs (d >= n is expected) and which options apply to which method: declared in
+# estimators/registry.py
 
 _BINOMIAL_METHODS = ("ht_fw", "ht_sparse")
 _API_DEFAULT_DELTA = 1e-6
@@ -57,12 +48,7 @@ INFERENCE_NOTE = ("No standard errors or intervals are available for this estima
                   "guarantees are high-probability error bounds with unspecified constants; they "
                   "establish rates, not numerical intervals.")
 
-_CITATION = {
-    "ht_fw": "heavy-tailed DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 1]",
-    "ht_lasso": "heavy-tailed private LASSO: shrinkage + DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 2]",
-    "ht_iht": "truncated DP-IHT with Peeling [Hu, Ni, Xiao & Wang 2022, Algs. 3-4]",
-    "ht_sparse": "robust-gradient sparse learning with Peeling [Hu, Ni, Xiao & Wang 2022, Alg. 5]",
-}
+# the description of each method (its first summary line) is declared in the registry
 
 _SCALING = ("x_center", "x_scale", "y_center", "y_scale")
 OPTIONS = {
@@ -97,18 +83,9 @@ OPTIONS = {
                                   "(spec 7.2)"),
 }
 
-_APPLIES = {
-    "ht_fw": {"radius", "constraint", "tau", "scale", "beta", "T", "zeta", "sensitivity", "w_init",
-              "keep_path", *_SCALING},
-    "ht_lasso": {"radius", "moment4", "K", "K_x", "K_y", "T", "accounting", "keep_path", *_SCALING},
-    "ht_iht": {"s", "step", "T", "proj_radius", "moment4", "K", "K_x", "K_y", "w_init", "accounting",
-               "keep_path", "penalize_intercept", *_SCALING},
-    "ht_sparse": {"s", "step", "T", "lambda_reg", "tau", "beta", "scale", "zeta", "accounting",
-                  "sensitivity", "keep_path", "penalize_intercept", *_SCALING},
-}
-
-for _m in _APPLIES:
-    _APPLIES[_m].add("standardize")
+#: the options that apply to each method (declared on its spec in the registry)
+_APPLIES = {m: set(spec.applies) for m, spec in _REGISTRY.items() if spec.module == "heavy_tailed"}
+METHODS = tuple(_APPLIES)     # the method= names this module implements
 
 #: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
 _CHUNK_ENTRIES = 2_000_000
@@ -506,7 +483,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     coef = prob.to_original(w)
     nz = np.flatnonzero(w != 0)
     facts.update({
-        "description": _CITATION[method],
+        "description": _REGISTRY[method].description,
         "loss": "logistic" if family == "binomial" else "squared",
         "support": [prob.terms[j] for j in nz],
         "nonzeros": int(nz.size),

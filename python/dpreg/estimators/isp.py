@@ -28,10 +28,7 @@ from ..release import Release
 from . import _isp_core as core
 from ._isp_core import constants, default_L, ptr_pass_probability, sigma_gauss  # noqa: F401 (public)
 
-METHODS = ("isp",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 #: largest eps ISP accepts: its propose-test-release constants use e^eps (delta / (8 e^eps), e^eps_T),
 #: which overflow at eps ~ 709; 500 keeps them finite with room (and is no privacy at all)
 ISP_EPS_MAX = 500.0

@@ -29,13 +29,7 @@ from ..release import Release
 from . import winsorized as W
 from ..errors import InvalidArgument
 
-METHODS = ("subsample_aggregate",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
-PURE_DP = True
-#: accepts ``unit=`` (spec 0.2, 3.2 step 3): the partition assigns whole units to groups
-SUPPORTS_UNITS = True
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
 DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "
@@ -162,7 +156,7 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
 
 def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
     """Spec 5.7: evaluate the 3.5 rule from public facts only -> (ok, k, reason)."""
-    from .univariate import resolve_accounting
+    from ._mean_accounting import resolve_accounting
     f_se = 0.2 if inference else 0.0
     model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
     lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
@@ -495,7 +489,7 @@ def _options(options):
 
 
 def _check_options(opts, inference):
-    from .univariate import check_quantile_noise
+    from ._mean_accounting import check_quantile_noise
     if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
         raise InvalidArgument("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
                          "(alias 'widened_winsorized')")
@@ -548,7 +542,7 @@ def _check_options(opts, inference):
 
 
 def _resolve_model(opts, spec, p, f_se):
-    from .univariate import resolve_accounting
+    from ._mean_accounting import resolve_accounting
     if opts["accounting"] == "zcdp" and spec.delta == 0:
         raise InvalidArgument("accounting='zcdp' needs delta > 0")
     model, budget, rho = resolve_accounting(opts["accounting"], float(spec.eps), float(spec.delta),

@@ -39,13 +39,7 @@ from ..errors import EstimationFailed, InvalidArgument
 from ..privacy.counts import propose_test_release, report_noisy_max
 from ..release import Release
 
-METHODS = ("tukey",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
-PURE_DP = False
-#: accepts ``unit=``: models are fitted on disjoint groups of whole units (see the module docstring)
-SUPPORTS_UNITS = True
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 #: spec 5.2: jitter before sorting, as the reference code
 JITTER = 1e-10
