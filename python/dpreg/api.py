@@ -93,8 +93,8 @@ Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-
 dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
 does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
 Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
-noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts to the label
-scale (spec 9.5).
+noise-aware intervals (docs/validity.md). Without declared ranges BoostedAdaSSP adapts to the label
+scale (its residuals are clipped, so the outcome's range matters less).
 
 Issue 13 re-ran the comparison with every method on seven datasets (docs/accuracy.md). tukey and
 subsample_aggregate match it where they run (eps = 8 on the largest data) and refuse elsewhere; ISP

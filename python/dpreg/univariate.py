@@ -29,7 +29,7 @@ from .estimators._mean_accounting import (check_accounting, check_quantile_noise
                                           resolve_accounting, rho_star)
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
-                            "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
+                            "Lemma D.1, whose constant could not be verified: numerical "
                             "audits support it, but it is not proven here")
 
 

@@ -22,7 +22,7 @@ def isp_lines(fit, fmt) -> list[str]:
         r_from = "from PrivSigma (private residual scale"
         if f.get("sigma_hi_privsigma") is not None:
             r_from += f" sigma_hi = {fn('sigma_hi_privsigma')}"
-        r_from += ", spec isp 11.2)"
+        r_from += ")"
     elif src == "declared sigma":
         r_from = "from the declared sigma (sigma * sqrt(2 log(2n)); no budget spent on it)"
     elif src == "declared R":
@@ -80,8 +80,8 @@ def subsample_lines(fit, fmt) -> list[str]:
     n_boot = fit.tuning.get("n_boot", (None,))[0]
     se_text = {"bootstrap": "parametric bootstrap of the whole aggregator from the released spread"
                             + (f" (B = {n_boot})" if n_boot is not None else "")
-                            + "; intervals from its replicates (spec winsorized_sa 4.4)",
-               "analytic": "analytic, SE = sqrt(sampling_sd^2 + noise_sd^2) (spec winsorized_sa 4.3)",
+                            + "; intervals from its replicates",
+               "analytic": "analytic, SE = sqrt(sampling_sd^2 + noise_sd^2)",
                "none": "none (all budget on the coefficients)"}.get(se_m, str(se_m))
     lines.append(fmt.wrap(f"Standard errors: {se_text}; sampling_sd from the privately released spread of "
                        "the group estimates, noise_sd of the aggregation noise"))

@@ -45,7 +45,7 @@ from ..release import Release
 JITTER = 1e-10
 
 OPTIONS = {
-    "m": (None, "our choice (spec adassp_boosted 5.2): floor(n/(10 d)), at least 10 records per "
+    "m": (None, "our choice: floor(n/(10 d)), at least 10 records per "
                 "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5"),
     "precheck": (True, "our choice (issue 13): refuse before spending budget when the PTR test would fail "
                        "with probability > 1/2 even for Gaussian block estimates (tukey.ptr_likely)"),
@@ -427,5 +427,5 @@ def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
     return Release(method="tukey", coef=v, vcov=None,
                    inference_note="TukeyEM offers no standard errors: its estimate is one random point drawn "
                                   "from a Tukey-depth region of the block estimates, and no noise-aware "
-                                  "variance for that draw has been validated (spec adassp_boosted 6.9)",
+                                  "variance for that draw has been validated (docs/subsample_tukey.md)",
                    tuning=tuning, facts=facts, warnings=[])
