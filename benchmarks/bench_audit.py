@@ -444,8 +444,8 @@ NEW_HT_OVERFLOW = ("heavy-tailed methods without bounds: a row at x = 1.5e308 ra
 
 
 def _needs_bounds(method):
-    from dpreg.estimators import get_estimator
-    return bool(get_estimator(method).NEEDS_BOUNDS)
+    from dpreg.estimators.registry import get_method
+    return bool(get_method(method).needs_bounds)
 
 
 def build_cases():

@@ -5,7 +5,7 @@ import numpy as np
 
 from dpreg.design.contract import Design, PublicDesign
 from dpreg.design.schema import Schema
-from dpreg.estimators.quantile import grid
+from dpreg.privacy.quantile import grid
 
 QUANTILE_BETA = 1.001
 

@@ -382,7 +382,7 @@ def test_options_checks_and_tuning_origins():
         adassp.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(1), Ledger(), T=3)
     rel = adassp.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(1), Ledger(), ridge_rule="wang2018")
     assert rel.tuning["ridge_rule"] == ("wang2018", "user")
-    assert rel.tuning["mode"][0] == "schema" and "spec 2.3" in rel.tuning["mode"][1]
+    assert rel.tuning["mode"][0] == "schema" and "public interval" in rel.tuning["mode"][1]
     # wang2018 constants (spec 3.1): kappa_E = sqrt(d ln(2 d^2 / 0.05)), kappa_L = sqrt(ln(6/delta))
     assert rel.facts["kappa_E"] == pytest.approx(math.sqrt(4 * math.log(2 * 16 / 0.05)))
     assert rel.facts["kappa_L"] == pytest.approx(math.sqrt(math.log(6e6)))

@@ -176,22 +176,22 @@ def options_data():
 
 
 def test_every_option_of_every_method_is_in_the_reference(options_data):
-    from dpreg.estimators import REGISTRY, get_estimator
+    from dpreg.estimators.registry import METHODS
     rst = "\n".join(options_data.method_options_rst())
     blocks = re.split(r"^\.\. rubric:: ", rst, flags=re.M)[1:]
     tables = {b.split("\n", 1)[0].strip().removeprefix('method="').removesuffix('"'): b for b in blocks}
-    assert set(tables) == set(REGISTRY)
-    for method in REGISTRY:
-        est = get_estimator(method)
-        applies = getattr(est, "_APPLIES", {}).get(method, set(est.OPTIONS))
+    assert set(tables) == set(METHODS)
+    for method, spec in METHODS.items():
+        est = spec.impl
+        applies = spec.applies if spec.applies is not None else set(est.OPTIONS)
         for name in applies:
             default, origin = est.OPTIONS[name]
             assert f"``{name}``" in tables[method], (method, name)
             assert repr(default).replace("`", "'") in tables[method], (method, name, default)
     # a module implementing several methods: every option it declares is listed under some method
-    for module in set(REGISTRY.values()):
+    for module in {s.module for s in METHODS.values()}:
         est = importlib.import_module(f"dpreg.estimators.{module}")
-        methods = [m for m, mod in REGISTRY.items() if mod == module]
+        methods = [m for m, s in METHODS.items() if s.module == module]
         listed = set().union(*(set(re.findall(r"\* - ``(\w+)``", tables[m])) for m in methods))
         assert set(est.OPTIONS) <= listed, (module, set(est.OPTIONS) - listed)
 

@@ -268,9 +268,9 @@ def test_issue_aggregator_names_are_aliases(alias, name):
 
 
 def test_private_ranges_run_on_the_one_unbounded_quantile(monkeypatch):
-    """Issue 5 item 2: the foundation's private bounds call estimators.quantile.upq (one implementation)."""
+    """Issue 5 item 2: the foundation's private bounds call privacy.quantile.upq (one implementation)."""
     from dpreg.design import private_bounds as PB
-    from dpreg.estimators import quantile as Q
+    from dpreg.privacy import quantile as Q
     assert PB.upq is Q.upq
     calls = []
 

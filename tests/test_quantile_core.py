@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpreg.estimators.quantile import QuantileResult, exact_stop_pmf, grid, k_max, upq
+from dpreg.privacy.quantile import QuantileResult, exact_stop_pmf, grid, k_max, upq
 from dpreg.privacy.counts import count_grid
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource

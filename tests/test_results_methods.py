@@ -11,7 +11,8 @@ from scipy import stats
 
 import dpreg
 from dpreg.errors import DPRegError
-from dpreg.results.fit import METHOD_CITATIONS, DPFit
+from dpreg.estimators.registry import METHODS
+from dpreg.results.fit import DPFit
 from dpreg.results.format import format_number
 
 LEVELS = {"g": ["a", "b", "c"]}
@@ -103,7 +104,7 @@ def test_title_names_method_and_paper(case):
     first = str(fit.summary()).splitlines()[0]
     kind = "DP logistic regression" if CASES[case][1] == "binomial" else "DP linear regression"
     assert first.startswith(kind)
-    assert METHOD_CITATIONS[fit.method].split(",")[0] in first
+    assert METHODS[fit.method].citation.split(",")[0] in first
     assert str(fit).strip().splitlines()[0] == first
 
 

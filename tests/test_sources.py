@@ -191,7 +191,7 @@ def test_binned_quantile_equals_sorted_search(q, anchor):
     # the histogram on the public grid gives exactly the counts #{x < g_k} of the sorted search, so with
     # the same seed the released value, the stopping step and the ledger rows are identical; extreme
     # rows (+-1e308) fall in the outermost bins and change nothing else
-    from dpreg.estimators.quantile import BinnedColumn, upq
+    from dpreg.privacy.quantile import BinnedColumn, upq
     from dpreg.privacy.ledger import Ledger
     from dpreg.privacy.mechanisms import NoiseSource
     rng = np.random.default_rng(3)

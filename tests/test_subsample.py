@@ -73,7 +73,7 @@ def test_worked_example_spread_step(model, B, qn, s_q_s, k_priv_s, warn):
 
 
 def test_auto_accounting_rule_examples():
-    from dpreg.estimators.univariate import resolve_accounting
+    from dpreg.univariate import resolve_accounting
     # spec 5.0: eps = 1, delta = 1e-6, p = 6 with SEs -> zCDP (17.6 vs 21.2); eps = 10 -> pure
     assert resolve_accounting("auto", 1.0, 1e-6, p=6, f_se=0.2)[0] == "zcdp"
     assert resolve_accounting("auto", 10.0, 1e-6, p=6, f_se=0.2)[0] == "pure"

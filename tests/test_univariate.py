@@ -8,7 +8,7 @@ import pytest
 
 import dpreg
 from dpreg.estimators import winsorized as W
-from dpreg.estimators.quantile import exact_stop_pmf
+from dpreg.privacy.quantile import exact_stop_pmf
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 

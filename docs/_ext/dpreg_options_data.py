@@ -2,7 +2,6 @@
 and by ``tests/test_docs_reference.py``; no Sphinx import here)."""
 from __future__ import annotations
 
-import importlib
 import inspect
 
 
@@ -15,14 +14,9 @@ def _cell(text: str) -> str:
 
 
 def method_options() -> dict[str, dict[str, tuple]]:
-    """``{method: {option: (default, origin)}}`` for every registered method, read from the estimators."""
-    from dpreg.estimators import REGISTRY
-    out: dict[str, dict[str, tuple]] = {}
-    for method, module in REGISTRY.items():
-        est = importlib.import_module(f"dpreg.estimators.{module}")
-        applies = getattr(est, "_APPLIES", {}).get(method)
-        out[method] = {k: v for k, v in est.OPTIONS.items() if applies is None or k in applies}
-    return out
+    """``{method: {option: (default, origin)}}`` for every registered method, read from the registry."""
+    from dpreg.estimators.registry import METHODS
+    return {name: {k: (o.default, o.origin) for k, o in spec.options.items()} for name, spec in METHODS.items()}
 
 
 def common_options() -> dict[str, tuple]:

@@ -2,7 +2,7 @@
 from .errors import (AccuracyWarning, BudgetExceeded, ConvergenceWarning, DPRegError, DPRegWarning,  # noqa: F401
                      EstimationFailed, PrivacyLeakWarning)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 
 def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land independently
@@ -10,7 +10,7 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
         from . import api
         return getattr(api, name)
     if name in ("dp_mean", "dp_quantile"):
-        from .estimators import univariate
+        from . import univariate
         return getattr(univariate, name)
     if name == "Budget":
         from .privacy.budget import Budget

@@ -11,7 +11,7 @@ import numpy as np
 from ._numeric import no_numeric_warnings
 from .errors import (AccuracyWarning, Diagnostic, DPRegWarning, EstimationFailed, InvalidArgument,
                      InvalidArgumentType, PrivacyLeakWarning, emitted)
-from .estimators import get_estimator
+from .estimators.registry import METHODS, get_method, resolve_options
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
 from .release import PrivacySpec
@@ -98,12 +98,12 @@ for dp_lm under replace-one the public n, the number of coefficients d and eps, 
 * every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
 * otherwise                                                -> "boosted_adassp"
 
-(dpreg.api.choose_method implements it.) Why (benchmarks/results/accuracy.md, test MSE relative to
-OLS): with factor dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while
-BoostedAdaSSP's fixed point does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds
-(price, log price) and Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell
-and gives narrower noise-aware intervals (AdaSSP spec 6.8). Without declared ranges BoostedAdaSSP adapts
-to the label scale (spec 9.5).
+(dpreg.api.choose_method implements it.) Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-8): with factor
+dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
+does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
+Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
+noise-aware intervals (docs/validity.md). Without declared ranges BoostedAdaSSP adapts to the label
+scale (its residuals are clipped, so the outcome's range matters less).
 
 Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with index < 20 the
 AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
@@ -121,6 +121,15 @@ heavy-tailed methods (ht_fw, ht_lasso: 1.3-11 x OLS on the larger real datasets,
 methods and dpgd; ht_sparse, given s = 10 on the sparse design above, beat dpgd in 10 of 12 cells, but
 it needs a user-chosen sparsity s, which no public fact gives).
 """
+
+
+def choose_method(family, *, all_ranges_declared, has_factor_dummies) -> str:
+    """method="auto" on public facts only (AUTO_RULE): the family, whether every numeric range
+    (outcome included) was declared, and whether the model matrix has factor dummy columns (known
+    once the public design is built; False for the provisional choice before it)."""
+    if family == "binomial":
+        return "dpgd"
+    return "adassp" if all_ranges_declared and not has_factor_dummies else "boosted_adassp"
 
 
 #: method="auto" (dp_lm) warns before fitting when the public signal-to-noise index
@@ -469,35 +478,29 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
                                                                     unit=unit)
         method = choose_method({"family": family, "all_declared": all_declared})
-    est = get_estimator(method)
-    families = getattr(est, "FAMILIES_BY_METHOD", {}).get(method, est.FAMILIES)
-    if family not in families:
+    est = get_method(method)
+    if family not in est.families:
         raise InvalidArgument(f"method {method!r} does not support family {family!r}")
-    if neighbours not in est.NEIGHBOURS:
-        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.NEIGHBOURS)}")
-    pure_ok = (method in est.PURE_DP_METHODS) if hasattr(est, "PURE_DP_METHODS") else getattr(est, "PURE_DP", False)
+    if neighbours not in est.neighbours:
+        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.neighbours)}")
+    pure_ok = est.pure_dp
     if delta == 0 and not pure_ok:
+        pure = ", ".join(sorted(m for m, s in METHODS.items() if s.pure_dp))
         raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
-                         "approximate-DP mechanisms; choose delta > 0, or a pure-DP method "
-                         "(ht_fw, subsample_aggregate)")
-    unknown = set(options) - set(est.OPTIONS)
-    if unknown:
-        chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if auto else ""
-        raise InvalidArgument(f"unknown option(s) for method {method!r}{chosen}: {', '.join(sorted(unknown))}; "
-                         f"known: {', '.join(sorted(est.OPTIONS)) or 'none'}")
-    if hasattr(est, "check_options"):   # option preconditions, before anything (a range search) is spent
-        est.check_options(method, options)
+                              f"approximate-DP mechanisms; choose delta > 0, or a pure-DP method ({pure})")
+    resolve_options(est, options, chosen_by_auto=auto)   # unknown options refused before anything is spent
     if unit is not None:
-        if not getattr(est, "SUPPORTS_UNITS", False):
+        if not est.supports_units:
             raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
                              f"{method!r}, whose privacy is calibrated per row; use "
                              "method='subsample_aggregate' or method='tukey'")
         design_opts["unit"] = unit
+    est.check_options(options)   # option preconditions, before anything (a range search) is spent
 
     # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
     # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
     # what the check on the design's n (below) would accept
-    if neighbours == "replace_one" and unit is None and method not in getattr(est, "PURE_DP_METHODS", ()):
+    if neighbours == "replace_one" and unit is None and not est.ignores_delta:
         from .privacy.accounting import check_delta_for_n
         if stream is not None:        # a streamed source: its row count (data is a two-row stand-in)
             check_delta_for_n(delta, int(stream[0].num_rows()), allow_large_delta=allow_large_delta)
@@ -520,7 +523,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
                              levels_share=levels_share, pure_ok=pure_ok,
                              allow_large_delta=allow_large_delta,
-                             stream=stream)
+                             stream=stream, all_declared=all_declared)
     except EstimationFailed:
         raise          # charged, with its statement attached
     except Exception as exc:
@@ -580,8 +583,9 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
         return data, None
     from . import sources
     from .design.chunked import can_stream
+    from .design.formula import formula_columns
     src = sources.open_source(data)
-    cols = sources.formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    cols = formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
     streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
     if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
                   neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):
@@ -624,15 +628,15 @@ RAW_SCALE_NOTE = ("This method runs on the scale set by the ranges; with standar
 
 def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
                   options, _noise_off, est, auto, noise, ledger, design_opts, bounds_share,
-                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None):
+                  levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False, allow_large_delta=False, stream=None,
+                  all_declared=False):
     """The part of :func:`_fit` that touches the data and spends budget."""
     from .design.build import SampleTooSmallForRanges, build_design
     from .privacy.accounting import check_delta_for_n, compose_ledger, conservative_share, eps_room
     from .results.fit import DPFit
 
-    # an estimator may need ranges only on some paths (e.g. its standardised default): it says so
-    wants = est.needs_bounds(options, unit=design_opts.get("unit"), family=family) if hasattr(est, "needs_bounds") \
-        else bool(est.NEEDS_BOUNDS)
+    # an estimator may need ranges only on some paths (e.g. its standardised default): its spec says so
+    wants = est.wants_bounds(options, unit=design_opts.get("unit"), family=family)
     need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
     try:
@@ -654,7 +658,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                     # pure-DP methods keep their pure claim: no (eps, delta) selection,
                     # their levels must be declared
                     levels_share_delta=levels_share * delta if delta > 0 and not pure_ok else None,
-                    noise=noise, ledger=ledger, allow_wide=getattr(est, "ALLOWS_WIDE", False),
+                    noise=noise, ledger=ledger, allow_wide=est.allows_wide,
                     n_public=neighbours == "replace_one", **design_opts)
                 try:
                     design = build(need_bounds=need_bounds)
@@ -662,7 +666,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                     # the heavy-tailed methods' standardised path asks for ranges but has a raw-scale
                     # path: say so. Not taken silently: on natural-scale data the raw scale was 20 to
                     # 7e5 x the OLS test MSE (docs/accuracy.md)
-                    if need_bounds and getattr(est, "RANGES_OPTIONAL", False):
+                    if need_bounds and est.ranges_optional:
                         raise SampleTooSmallForRanges(f"{exc} {RAW_SCALE_NOTE}") from None
                     raise
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
@@ -683,8 +687,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         refined = choose_method(facts)
         if refined != method:
             method = refined
-            est = get_estimator(method)
-            unknown = set(options) - set(est.OPTIONS)
+            est = get_method(method)
+            unknown = set(options) - est.accepted_options
             if unknown:
                 raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, "
                                       "which method='auto' chose for this design; pass method= explicitly")
@@ -708,10 +712,9 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         # under add/remove n is private: no rule can be checked on it; an always-pure method (ht_fw)
         # does not use delta at all
-        if neighbours == "replace_one" and method not in getattr(est, "PURE_DP_METHODS", ()):
+        if neighbours == "replace_one" and not est.ignores_delta:
             large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
-        if hasattr(est, "check_public"):
-            est.check_public(n_public, design.d, spec, options)
+        resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec}, chosen_by_auto=auto)
     except Exception as exc:
         exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
         raise
@@ -740,7 +743,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     try:
         with warnings.catch_warnings(record=True) as fit_caught:
             warnings.simplefilter("always")
-            release = est.fit(design, spec, noise, ledger, method=method, **options)
+            release = est.fit(design, spec, noise, ledger, **options)
     except EstimationFailed as exc:
         privacy = statement()
         charge(privacy)  # a failed propose-test-release still spent its budget

@@ -132,9 +132,9 @@ def _fit(formula: str, columns: dict, factors: dict | None, options: dict, famil
     kwargs, extra, noise_off = _fit_kwargs(options)
     data = _frame(columns, factors)
     if kwargs.get("method", "auto") != "auto":
-        from .estimators import get_estimator
+        from .estimators.registry import get_method
         try:
-            defaults = {k: v[0] for k, v in get_estimator(kwargs["method"]).OPTIONS.items()}
+            defaults = {k: o.default for k, o in get_method(kwargs["method"]).options.items()}
         except Exception:  # noqa: BLE001 - unknown methods are reported by api._fit itself
             defaults = {}
         extra = _whole_numbers_as_int(extra, defaults)
@@ -399,7 +399,7 @@ def core_info() -> dict[str, Any]:
     import dpreg
     return {"version": dpreg.__version__,
             "has_fit": _has("dpreg.results.fit"), "has_dp_glm": _has("dpreg.estimators.dpgd"),
-            "has_dp_mean": _has("dpreg.estimators.univariate")}
+            "has_dp_mean": _has("dpreg.univariate")}
 
 
 def _has(module: str) -> bool:

@@ -42,7 +42,9 @@ def _parser() -> argparse.ArgumentParser:
                    "such as 'dir/*.parquet' (read by DuckDB)")
     f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
     f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
-    f.add_argument("--method", default="auto", help="estimator (default: auto)")
+    from .estimators.registry import METHODS
+    f.add_argument("--method", default="auto", metavar="METHOD",
+                   help=f"estimator: auto (the default) or one of {', '.join(METHODS)}")
     f.add_argument("--allow-large-delta", action="store_true",
                    help="accept delta >= 1/n (refused by default: such a delta permits publishing a record "
                         "outright); the privacy statement then says so")

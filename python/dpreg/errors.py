@@ -116,3 +116,9 @@ class DeltaTooLarge(InvalidArgument):
 class InternalError(DPRegError, RuntimeError):
     """An invariant of dpreg itself failed (a bug, never a property of the user's data or arguments),
     e.g. a ledger that composes to more than the request. Also a ``RuntimeError``."""
+
+
+class DesignError(DPRegError, ValueError):
+    """Bad data or schema for the design (message names columns/options, never values). A
+    :class:`dpreg.DPRegError` and, as before, a ``ValueError``. Defined here (also importable as
+    ``dpreg.design.build.DesignError``) because data sources raise it too, below the design layer."""

@@ -17,19 +17,17 @@ _DBL_MAX = float(np.finfo(float).max)
 
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
+# the new-data path and the column helpers it shares with the design builder (re-exported here)
+from .newdata import (DesignError, _column_type, _match_levels, _pyval, _safe_categories,  # noqa: F401
+                      model_matrix_from_state, outside_ranges)
 from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
 from .intervals import domain_lower_limits, interval_of, product
-from ..errors import DPRegError, SampleTooSmall
+from ..errors import SampleTooSmall
 from .schema import Schema, VariableSchema
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
-
-
-class DesignError(DPRegError, ValueError):
-    """Bad data or schema for the design (message names columns/options, never values). A
-    :class:`dpreg.DPRegError` and, as before, a ``ValueError``."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -52,39 +50,6 @@ def _as_frame(data) -> pd.DataFrame:
     if df.columns.duplicated().any():
         raise DesignError("data has duplicated column names")
     return df
-
-
-def _pyval(v):
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _column_type(s: pd.Series) -> str:
-    """'numeric' | 'categorical' | 'bool' | 'string' | error for unsupported types."""
-    name = s.name
-    dt = s.dtype
-    if isinstance(dt, pd.CategoricalDtype):
-        return "categorical"
-    if pd.api.types.is_bool_dtype(dt):
-        return "bool"
-    if pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt) \
-            or isinstance(dt, (pd.PeriodDtype, pd.IntervalDtype)):
-        raise DesignError(f"column {name!r} has a date/time or interval type, which dpreg does not support; "
-                          "convert it to a number (e.g. days since a public origin) or a categorical")
-    if pd.api.types.is_complex_dtype(dt):
-        raise DesignError(f"column {name!r} is complex-valued, which dpreg does not support")
-    if pd.api.types.is_numeric_dtype(dt):
-        return "numeric"
-    if pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt):
-        kind = pd.api.types.infer_dtype(s, skipna=True)
-        if kind in ("string", "empty"):
-            return "string"
-        if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
-            return "numeric"
-        if kind == "boolean":
-            return "bool"
-        raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
-                          "give it one type: numbers, strings or a pandas Categorical")
-    raise DesignError(f"column {name!r} has a type dpreg does not support")
 
 
 def _norm_bounds(bounds, used):
@@ -154,31 +119,6 @@ def _sort_levels(values):
         return sorted(values, key=lambda z: (str(type(z)), z))
     except TypeError:
         return sorted(values, key=lambda z: (str(type(z)), str(z)))
-
-
-def _match_levels(s: pd.Series, lv: list):
-    """Codes of s in lv: -1 = not a declared level, -2 = missing. Exact matching first; if that leaves
-    values unmatched, matching of the string forms (e.g. levels declared as "1", "2" for integer codes)."""
-    na = s.isna().to_numpy()
-    base = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
-    try:
-        with warnings.catch_warnings():   # pandas warns (FutureWarning) about values outside lv: the
-            warnings.simplefilter("ignore")  # -1 codes are exactly what is wanted here
-            codes = pd.Categorical(base, categories=pd.Index(lv, dtype=object)).codes.astype(int)
-    except (TypeError, ValueError):
-        codes = np.full(len(s), -1, dtype=int)
-    codes[na] = -2
-    if (codes == -1).any():
-        slv = [str(v) for v in lv]
-        if len(set(slv)) == len(slv):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
-                                     categories=pd.Index(slv, dtype=object)).codes.astype(int)
-            alt[na] = -2
-            if (alt == -1).sum() < (codes == -1).sum():
-                codes = alt
-    return codes
 
 
 class _Leaks:
@@ -680,13 +620,6 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     return released, "reference"
 
 
-def _safe_categories(lv, col):
-    try:
-        return pd.Index(lv, dtype=object)
-    except Exception:
-        raise DesignError(f"levels of {col!r} cannot be used as categories") from None
-
-
 def _eval_numeric(info, frame):
     import ast as _ast
     from formulaic import model_matrix
@@ -770,86 +703,6 @@ def _column_intervals(parsed, X_df, structure, var_iv, encodings=None):
         for c in st["columns"]:
             lower[col_index[c]], upper[col_index[c]] = iv
     return lower, upper
-
-
-# ----------------------------------------------------------------------------------------------
-# new data (predict, saved fits, the R package): rebuilt from the formula and the public schema
-# ----------------------------------------------------------------------------------------------
-def _newdata_frame(public, newdata):
-    state = public.spec_state
-    if not state or "rhs" not in state:
-        raise DesignError("this fit has no model-matrix description (spec_state); it cannot build new rows")
-    if isinstance(newdata, pd.DataFrame):
-        df = newdata
-    elif isinstance(newdata, dict):
-        df = pd.DataFrame(newdata)
-    else:
-        raise InvalidArgumentType("newdata must be a pandas DataFrame (or a mapping of columns)")
-    needed = list(state["numeric"]) + list(state["categorical"])
-    absent = [v for v in needed if v not in df.columns]
-    if absent:
-        raise DesignError(f"newdata lacks column(s) {', '.join(map(repr, absent))}")
-    frame = {}
-    for v in state["numeric"]:
-        s = df[v]
-        t = _column_type(s)
-        if t != "numeric":
-            raise DesignError(f"column {v!r} of newdata must be numeric")
-        arr = np.asarray(pd.to_numeric(s, errors="coerce") if s.dtype == object else s, dtype=float)
-        if np.isnan(arr).any():
-            raise DesignError(f"missing values in column {v!r} of newdata")
-        if np.isinf(arr).any():
-            raise DesignError(f"infinite values in column {v!r} of newdata")
-        frame[v] = arr
-    for v, lv in state["categorical"].items():
-        codes = _match_levels(df[v], list(lv))
-        if (codes == -2).any():
-            raise DesignError(f"missing values in column {v!r} of newdata")
-        if (codes == -1).any() and v in (state.get("pooled") or {}):
-            codes[codes == -1] = int(state["pooled"][v])   # values the fit pooled (not released)
-        if (codes == -1).any():
-            raise DesignError(f"column {v!r} of newdata contains values that are not among the fit's levels")
-        frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(list(lv), v))
-    return df, pd.DataFrame(frame, index=df.index)
-
-
-def model_matrix_from_state(public, newdata) -> pd.DataFrame:
-    """See :meth:`PublicDesign.model_matrix`."""
-    from formulaic import model_matrix
-    df, frame = _newdata_frame(public, newdata)
-    if frame.shape[1] == 0:      # intercept-only model
-        frame = pd.DataFrame(index=df.index)
-        frame["__dpreg_rows__"] = 0.0
-    try:
-        mm = model_matrix(public.spec_state["rhs"], frame, na_action="raise", context=FORMULA_CONTEXT)
-    except Exception as exc:
-        raise DesignError(f"the formula could not be evaluated on newdata ({type(exc).__name__})") from None
-    cols = list(mm.columns)
-    if sorted(cols) != sorted(public.terms):
-        raise DesignError("newdata produced different model-matrix columns than the fit; check the "
-                          "column types of newdata")
-    out = pd.DataFrame(mm.to_numpy(dtype=float), columns=cols, index=df.index)[list(public.terms)]
-    if not np.all(np.isfinite(out.to_numpy())):
-        bad = [c for c in out.columns if not np.all(np.isfinite(out[c].to_numpy()))]
-        raise DesignError(f"the term(s) {', '.join(map(repr, bad))} are not finite for some rows of newdata "
-                          "(outside the domain of a transform)")
-    return out
-
-
-def outside_ranges(public, newdata) -> np.ndarray:
-    """See :meth:`PublicDesign.outside_ranges`."""
-    df, frame = _newdata_frame(public, newdata)
-    flag = np.zeros(df.shape[0], dtype=bool)
-    for v in public.spec_state["numeric"]:
-        vs = public.schema.variables.get(v)
-        if vs is None:
-            continue
-        x = frame[v].to_numpy(dtype=float)
-        if vs.lower is not None:
-            flag |= x < vs.lower
-        if vs.upper is not None:
-            flag |= x > vs.upper
-    return flag
 
 
 class SampleTooSmallForRanges(DesignError, SampleTooSmall):

@@ -39,6 +39,9 @@ class StreamedRows:
     """Stand-in for the (n, d) model matrix of a streamed design (original units, or scaled when
     ``scaling`` is set). Only :meth:`reduce` reads rows."""
 
+    #: read by ``design.scaling.scale_design`` (which does not import this module: no import cycle)
+    streamed = True
+
     def __init__(self, source, columns, build, n, d, scaling=None, progress=None):
         self.source = source
         self.columns = list(columns)
@@ -194,7 +197,7 @@ def can_stream(method, *, family, source, formula, levels, bounds, neighbours, d
     """Public facts only: stream when the method's data access is sums over rows, every categorical
     column of the formula has declared levels (a batch's own categories must never define columns),
     and nothing needs all rows at once (bounds='data', unit=, na_action='drop', add/remove)."""
-    from ..sources import formula_columns
+    from .formula import formula_columns
     if method not in STREAMING_METHODS or family != "gaussian" or source is None:
         return False
     if source.kind not in ("duckdb", "arrow", "spark"):
@@ -341,7 +344,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
 
 def binned_column(source, col, n):
     """The column as a quantile.BinnedColumn: each search reads it once, missing values as 0."""
-    from ..estimators.quantile import BinnedColumn
+    from ..privacy.quantile import BinnedColumn
 
     def batches():
         for rb in source.batches([col]):
@@ -361,15 +364,3 @@ def column_arrays(source, cols, n):
             out[c][pos:pos + m] = np.where(np.isnan(a), 0.0, a)
         pos += m
     return out
-
-
-def scale_streamed(design, mode, tau_x):
-    """``scale_design`` of a streamed design: the public maps (M, m, centres, row transform) from the
-    design of the first rows, the rows themselves scaled batch by batch when they are read."""
-    from .scaling import scale_design
-    rows = design.X
-    sd = scale_design(rows.build(rows.head), mode=mode, tau_x=tau_x)
-    scaled = rows.scaled(mode, tau_x)
-    sd.X = scaled
-    sd.y = scaled
-    return sd

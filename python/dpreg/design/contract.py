@@ -67,13 +67,13 @@ class PublicDesign:
         is an error naming the column); numeric values are NOT clamped (see ``outside_ranges``);
         missing or infinite values are an error naming the column.
         """
-        from .build import model_matrix_from_state
+        from .newdata import model_matrix_from_state
         return model_matrix_from_state(self, newdata)
 
     def outside_ranges(self, newdata) -> np.ndarray:
         """Boolean per row of ``newdata``: some numeric predictor lies outside its public range (the
         fit's data were clamped to these ranges; predictions there extrapolate)."""
-        from .build import outside_ranges
+        from .newdata import outside_ranges
         return outside_ranges(self, newdata)
 
     def to_dict(self) -> dict:

@@ -307,3 +307,22 @@ def categorical_in_formula(formula: str) -> set[str]:
         name = m.group(1)
         out.add(name[1:-1].replace("\\`", "`") if name.startswith("`") else name)
     return out
+
+
+def formula_columns(formula: str, source, levels=None, unit=None) -> list[str]:
+    """The columns of ``source`` that ``formula`` reads (outcome first), from public facts only (the
+    formula, the column names and their types). Raises SourceError for a missing column."""
+    from ..sources import SourceError
+    cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
+    try:
+        parsed = parse_formula(formula, source.names, cat_cols)
+    except FormulaError as exc:
+        text = str(exc)
+        if "not" in text and ("column" in text or "found" in text):
+            raise SourceError(f"{source.label}: {text}") from None
+        raise
+    cols = list(parsed.variables)
+    if unit is not None:
+        cols.append(unit)
+    source.require(cols)
+    return cols

@@ -3,7 +3,7 @@
 When a method needs public ranges and the user declared none for some numeric variable (outcome
 included), the design layer estimates ``[lo, hi]`` from a declared pure-DP share of the budget
 (``bounds_share_eps``), split equally over all the quantile searches needed (one per missing side).
-Every search is :func:`dpreg.estimators.quantile.upq` (exponential noise, beta = RANGE_BETA), with two
+Every search is :func:`dpreg.privacy.quantile.upq` (exponential noise, beta = RANGE_BETA), with two
 ledger rows each; the ranges are released values and are recorded in the schema
 (``bounds_source="estimated"``).
 
@@ -73,7 +73,7 @@ import warnings
 import numpy as np
 
 from ..errors import AccuracyWarning
-from ..estimators.quantile import upq
+from ..privacy.quantile import upq
 from ..errors import InvalidArgument
 
 #: grid ratio of the range searches (our choice, see the module docstring; the quantile API keeps 1.001)
@@ -222,7 +222,7 @@ def _upq_quiet(*args, **kw):
 
 def _as_column(v):
     """A float array, or a BinnedColumn (streamed sources: searched on binned counts, same results)."""
-    from ..estimators.quantile import BinnedColumn
+    from ..privacy.quantile import BinnedColumn
     return v if isinstance(v, BinnedColumn) else np.asarray(v, dtype=float)
 
 

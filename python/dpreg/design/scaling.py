@@ -85,9 +85,8 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
     if not (isinstance(tau_x, (int, float)) and math.isfinite(tau_x) and tau_x > 0):
         raise InvalidArgument("tau_x must be a finite number > 0")
     tau_x = float(tau_x)
-    from .chunked import is_streamed, scale_streamed
-    if is_streamed(design.X):        # out-of-core design: rows are scaled batch by batch when read
-        return scale_streamed(design, mode, tau_x)
+    if getattr(design.X, "streamed", False):   # out-of-core rows (design.chunked.StreamedRows): scaled
+        return _scale_streamed(design, mode, tau_x)   # batch by batch when read
     public = design.public
     X = np.asarray(design.X, dtype=float)
     n, d = X.shape
@@ -208,3 +207,14 @@ def apply_row_transform(X, row_transform) -> np.ndarray:
         out[:, icpt] = value
         return out
     raise InvalidArgument(f"unknown row transform kind {kind!r}")
+
+
+def _scale_streamed(design, mode, tau_x):
+    """``scale_design`` of a streamed design: the public maps (M, m, centres, row transform) from the
+    design of the first rows, the rows themselves scaled batch by batch when they are read."""
+    rows = design.X
+    sd = scale_design(rows.build(rows.head), mode=mode, tau_x=tau_x)
+    scaled = rows.scaled(mode, tau_x)
+    sd.X = scaled
+    sd.y = scaled
+    return sd

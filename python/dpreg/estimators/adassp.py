@@ -28,27 +28,24 @@ from ..release import Release
 from . import _ssp
 from ..errors import Diagnostic, InvalidArgument
 
-METHODS = ("adassp",)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one", "add_remove"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 _MODE_ORIGIN = ("schema when every model-matrix column has a public interval, else clip "
-                "(spec 2.3, 2.6; paper = benchmark replication, spec 2.7)")
+                "('paper' = the benchmark replication of the AdaSSP paper's preprocessing)")
 OPTIONS = {
     "mode": (None, _MODE_ORIGIN),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it, so it "
-                   "is dimensionless (spec 2.3)"),
+                   "is dimensionless"),
     "split": ((1.0, 1.0, 1.0), "our choice: equal split over (XtX, Xty, lambda_min) as in [DGJ]'s "
-                               "re-implementation; [S1] gives no value (spec 3.2); 'autodp' = 1/2:1/3:1/5"),
-    "ridge_rule": ("tang2023", "[REF23]/[AUTODP]: kappa_E = 1.96 sqrt(d), kappa_L = 1.96 (spec 3.2)"),
-    "ci": ("analytic", "spec 6.4: delta-method covariance; 'bootstrap' = percentile parametric "
-                       "bootstrap (spec 6.5)"),
-    "n_boot": (1000, "our choice (spec 6.5)"),
+                               "re-implementation; [S1] gives no value; 'autodp' = 1/2:1/3:1/5"),
+    "ridge_rule": ("tang2023", "[REF23]/[AUTODP]: kappa_E = 1.96 sqrt(d), kappa_L = 1.96"),
+    "ci": ("analytic", "delta-method covariance of the released statistics (docs/validity.md); 'bootstrap' = "
+                       "percentile parametric bootstrap"),
+    "n_boot": (1000, "our choice: enough replicates for stable 2.5% and 97.5% percentiles"),
     "level": (0.95, "conventional 95% intervals"),
     "inference_share": (0.10, "our choice: about 5% more estimator noise s.d. for sigma_hat within a "
-                              "few percent at n = 1e4, eps = 1 (spec 6.2)"),
-    "r_squared": (True, "spec 6.2: one extra release (R_c) for the DP R-squared"),
+                              "few percent at n = 1e4, eps = 1"),
+    "r_squared": (True, "our choice: one extra release (R_c) for the DP R-squared"),
     "y_bound": (1.0, "[S2] section V fixed AdaSSP bound; used only when the outcome has no public "
                      "interval (clip/paper mode): labels are clipped to [-y_bound, y_bound]"),
 }

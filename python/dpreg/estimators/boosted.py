@@ -27,10 +27,7 @@ from . import _ssp
 from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, drop_not_estimable, finish, restore_columns
 from ..errors import InvalidArgument
 
-METHODS = ("boosted_adassp",)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one", "add_remove"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
 
@@ -38,13 +35,13 @@ OPTIONS = {
     "T": (100, "[S1] Table 1 (fixed hyperparameters)"),
     "tau": (1.0, "[S1] Alg. 1 / [REF23] y_bound = 1: residual clipping bound (scaled outcome units in "
                  "schema mode)"),
-    "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it (spec 2.3)"),
+    "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
-    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases (spec 4.2)"),
+    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases"),
     "stable_ridge": (True, "our choice: ridge at least sigma1 (2 sqrt(d) + 3) >= ||E||_2 (w.p. 98.9%) so "
                            "that every round contracts; without it the rounds can diverge when "
-                           "lambda_min(X^T X) is just above the adaptive-ridge threshold (spec 4.3.2: "
-                           "the fixed point does not depend on lambda)"),
+                           "lambda_min(X^T X) is just above the adaptive-ridge threshold (the fixed point of the "
+                           "rounds does not depend on lambda)"),
     "mode": _ADA_OPTIONS["mode"],
     "ridge_rule": _ADA_OPTIONS["ridge_rule"],
     "ci": _ADA_OPTIONS["ci"],

@@ -41,25 +41,19 @@ from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from ..errors import InvalidArgument
 
-METHODS = ("dpgd",)
-#: every numeric range is needed (declared, or estimated privately by the design layer from a share of
-#: eps): the iteration runs in the standardised parametrisation those ranges define (issue 13)
-NEEDS_BOUNDS = True
-FAMILIES = {"gaussian", "binomial"}
-NEIGHBOURS = {"replace_one", "add_remove"}
-PURE_DP = False
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 OPTIONS = {
-    "C": (1.0, "default: spec 5.1 (our choice within the [S1] Table 1 range; per-sample gradient clip, "
+    "C": (1.0, "default: our choice within the [S1] Table 1 range (per-sample gradient clip, "
                "data units)"),
-    "T": (100, "default: spec 5.1 (our choice within the [S1] Table 1 range)"),
-    "step": (1.0, "default: eta0 = 1 (spec 5.1)"),
-    "schedule": ("constant", "default: constant step (spec 5.1)"),
-    "n_share": (0.05, "default: 5% of mu^2 for the released n under add/remove (spec 5.1)"),
+    "T": (100, "default: our choice within the [S1] Table 1 range"),
+    "step": (1.0, "default: eta0 = 1, the DP-GD baseline of [S1]"),
+    "schedule": ("constant", "default: constant step, the DP-GD baseline of [S1]"),
+    "n_share": (0.05, "default: our choice, 5% of mu^2 for the released n under add/remove"),
     "algorithm": ("auto", "our choice: 'newton' (private Newton/IRLS with a released X'WX per step, noise-aware "
                           "standard errors; 'mm' = Boehning majorise-minimise) for the logistic loss; "
                           "'precond' (clipped-gradient steps preconditioned by a released X'X, issue 13) for "
-                          "the squared loss; 'gd' = the plain iteration of spec 5.1"),
+                          "the squared loss; 'gd' = the plain DP-GD iteration of [S1]'s baseline"),
     "standardize": (True, "our choice: columns with a declared range are rescaled to [-1, 1] with those "
                           "public constants (and a declared outcome range for squared loss), so that the "
                           "default C = 1 and step = 1 suit the data; coefficients are mapped back exactly"),

@@ -9,10 +9,10 @@ Normative spec: ``specs/heavy_tailed.md`` (it corrects several constants of the 
                 l2 projection ((eps, delta)-DP); squared.
 * ``ht_sparse`` Algorithm 5: robust gradients + Peeling ((eps, delta)-DP); squared or logistic.
 
-None of them needs data bounds (``NEEDS_BOUNDS = False``): their scales ``K``, ``tau``, ``radius`` are
-public options in data units (defaults assume unit-scale data; see ``docs/heavy_tailed.md``). By default
-(issue 13) they ask for ranges (:func:`needs_bounds`: declared, or estimated privately from a share of
-eps) and run on the problem centred and scaled into [-1, 1] by them, mapped back exactly.
+None of them needs data bounds in principle: their scales ``K``, ``tau``, ``radius`` are public options in
+data units (see ``docs/heavy_tailed.md``). By default (squared loss) they ask for ranges (:func:`needs_bounds`,
+the spec's ``needs_bounds_hook``: declared, or estimated privately from a share of eps) and run on the
+problem centred and scaled into [-1, 1] by them, mapped back exactly.
 
 Privacy bookkeeping. Algorithms 1, 3, 5 touch each of T disjoint blocks (a data-independent random
 partition) exactly once, so by parallel composition the whole run costs what one block's mechanism
@@ -35,25 +35,13 @@ import numpy as np
 from ..errors import AccuracyWarning
 from ..privacy.composition import ComposedReleases
 from ..release import Release
+from .registry import METHODS as _REGISTRY
 from . import _robust as rb
 from ..errors import InvalidArgument
 
-METHODS = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
-NEEDS_BOUNDS = False
-#: the standardised path asks for ranges (needs_bounds); when the private range search is infeasible at
-#: the public n and budget (e.g. d >> n), the api runs the raw-scale path instead of refusing
-RANGES_OPTIONAL = True
-FAMILIES = {"gaussian", "binomial"}          # ht_lasso / ht_iht refuse binomial in check_family()
-#: per-method families (for an api that checks them before spending budget)
-FAMILIES_BY_METHOD = {"ht_fw": {"gaussian", "binomial"}, "ht_lasso": {"gaussian"}, "ht_iht": {"gaussian"},
-                      "ht_sparse": {"gaussian", "binomial"}}
-NEIGHBOURS = {"replace_one"}
-#: d >= n is supported and expected (spec 8.1): the design layer must not refuse wide designs
-ALLOWS_WIDE = True
-#: ht_fw is pure eps-DP (lets api accept delta = 0); the other three refuse delta = 0 in fit() before the data are read
-PURE_DP = True
-#: which of this module's methods are pure eps-DP (the others need delta > 0)
-PURE_DP_METHODS = ("ht_fw",)
+# methods, families (ht_lasso / ht_iht are squared-loss only), neighbouring relations, pure DP (ht_fw
+# only), wide designs (d >= n is expected) and which options apply to which method: declared in
+# estimators/registry.py
 
 _BINOMIAL_METHODS = ("ht_fw", "ht_sparse")
 _API_DEFAULT_DELTA = 1e-6
@@ -62,58 +50,43 @@ INFERENCE_NOTE = ("No standard errors or intervals are available for this estima
                   "guarantees are high-probability error bounds with unspecified constants; they "
                   "establish rates, not numerical intervals.")
 
-_CITATION = {
-    "ht_fw": "heavy-tailed DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 1]",
-    "ht_lasso": "heavy-tailed private LASSO: shrinkage + DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 2]",
-    "ht_iht": "truncated DP-IHT with Peeling [Hu, Ni, Xiao & Wang 2022, Algs. 3-4]",
-    "ht_sparse": "robust-gradient sparse learning with Peeling [Hu, Ni, Xiao & Wang 2022, Alg. 5]",
-}
+# the description of each method (its first summary line) is declared in the registry
 
 _SCALING = ("x_center", "x_scale", "y_center", "y_scale")
 OPTIONS = {
     "radius": (1.0, "default: unit l1 ball [HNXW 6.1]; in units of the (scaled) coefficients"),
-    "constraint": ("l1", "default: l1 ball (spec 3); 'simplex' or a k x d vertex matrix also allowed"),
-    "s": (None, "required for ht_iht / ht_sparse: sparsity used by the algorithm (spec 5, 6)"),
-    "tau": (1.0, "default (not data-derived): unit-scale bound on E[(d_j loss)^2] (spec 2.4)"),
-    "moment4": (1.0, "default (not data-derived): unit-scale fourth-moment bound (spec 4)"),
-    "K": (None, "default: K formula of spec 4 / 5 (bias-noise balance; in data units)"),
-    "K_x": (None, "default: K (spec 2.9)"),
-    "K_y": (None, "default: K_x (spec 2.9)"),
-    "scale": (None, "default: kappa_t formula of spec 3 / 6 (minimiser of bound (B) + noise term)"),
-    "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (spec 2.4)"),
-    "T": (None, "default: spec 3 / 4 / 5 iteration formula"),
-    "step": (None, "default: 0.5 (squared), 1 (logistic) (spec 5, 6; our choice for unit-scale data)"),
-    "proj_radius": (1.0, "default: unit l2 ball [HNXW 6.1] (spec 5)"),
-    "lambda_reg": (0.001, "default: tiny L2 penalty for formal strong convexity (spec 6, our choice)"),
-    "zeta": (0.1, "default: tuning failure probability (spec 2.4, our choice)"),
-    "accounting": ("zcdp", "default: calibrated zCDP/basic accountant (spec 2.6, 2.7)"),
-    "sensitivity": ("paper", "default: 4 sqrt(2)/3 constant (spec 2.3)"),
+    "constraint": ("l1", "default: l1 ball [HNXW Alg. 1]; 'simplex' or a k x d vertex matrix also allowed"),
+    "s": (None, "required for ht_iht / ht_sparse: sparsity used by the algorithm [HNXW Algs. 3-5]"),
+    "tau": (1.0, "default (not data-derived): unit-scale bound on E[(d_j loss)^2] (docs/heavy_tailed.md)"),
+    "moment4": (1.0, "default (not data-derived): unit-scale fourth-moment bound (docs/heavy_tailed.md)"),
+    "K": (None, "default: the shrinkage formula of docs/heavy_tailed.md (bias-noise balance; in data units)"),
+    "K_x": (None, "default: K"),
+    "K_y": (None, "default: K_x"),
+    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term)"),
+    "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (docs/heavy_tailed.md)"),
+    "T": (None, "default: the iteration-count formula of docs/heavy_tailed.md"),
+    "step": (None, "default: 0.5 (squared), 1 (logistic) (our choice for unit-scale data)"),
+    "proj_radius": (1.0, "default: unit l2 ball [HNXW 6.1]"),
+    "lambda_reg": (0.001, "default: tiny L2 penalty for formal strong convexity (our choice)"),
+    "zeta": (0.1, "default: tuning failure probability (our choice)"),
+    "accounting": ("zcdp", "default: calibrated zCDP/basic accountant (docs/heavy_tailed.md)"),
+    "sensitivity": ("paper", "default: 4 sqrt(2)/3 constant (docs/heavy_tailed.md)"),
     "w_init": (None, "default: 0 (or the mean of the vertices when 0 is not in the polytope)"),
     "keep_path": (False, "default: the iterate path is not stored"),
-    "x_center": (0.0, "default: no centring (public constants only; spec 7.5)"),
-    "x_scale": (1.0, "default: no scaling (public constants only; spec 7.5)"),
-    "y_center": (0.0, "default: no centring (public constant only; spec 7.5)"),
-    "y_scale": (1.0, "default: no scaling (public constant only; spec 7.5)"),
+    "x_center": (0.0, "default: no centring (public constants only)"),
+    "x_scale": (1.0, "default: no scaling (public constants only)"),
+    "y_center": (0.0, "default: no centring (public constant only)"),
+    "y_scale": (1.0, "default: no scaling (public constant only)"),
     "standardize": (True, "our choice (issue 13): numeric columns (and a gaussian outcome) centred and scaled "
                           "into [-1, 1] by their declared ranges when every one is declared, so that "
                           "radius, K, tau and the step sizes refer to unit-scale data; coefficients mapped "
                           "back exactly. Not applied when x_center/x_scale/y_center/y_scale are given"),
-    "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods "
-                                  "(spec 7.2)"),
+    "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods"),
 }
 
-_APPLIES = {
-    "ht_fw": {"radius", "constraint", "tau", "scale", "beta", "T", "zeta", "sensitivity", "w_init",
-              "keep_path", *_SCALING},
-    "ht_lasso": {"radius", "moment4", "K", "K_x", "K_y", "T", "accounting", "keep_path", *_SCALING},
-    "ht_iht": {"s", "step", "T", "proj_radius", "moment4", "K", "K_x", "K_y", "w_init", "accounting",
-               "keep_path", "penalize_intercept", *_SCALING},
-    "ht_sparse": {"s", "step", "T", "lambda_reg", "tau", "beta", "scale", "zeta", "accounting",
-                  "sensitivity", "keep_path", "penalize_intercept", *_SCALING},
-}
-
-for _m in _APPLIES:
-    _APPLIES[_m].add("standardize")
+#: the options that apply to each method (declared on its spec in the registry)
+_APPLIES = {m: set(spec.applies) for m, spec in _REGISTRY.items() if spec.module == "heavy_tailed"}
+METHODS = tuple(_APPLIES)     # the method= names this module implements
 
 #: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
 _CHUNK_ENTRIES = 2_000_000
@@ -238,10 +211,10 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         T = max(1, round((n * eps) ** 0.4))
     else:
         T = max(2, math.ceil(math.log(n) / 2))
-    origin_T = {"ht_fw": "default: round(0.5 (n eps)^(1/3)) (HNXW Thm 2 order; factor 0.5 calibrated, spec 3)",
-                "ht_lasso": "default: round((n eps)^(2/5)) (HNXW Thm 5 order, spec 4)",
-                "ht_iht": "default: max(2, ceil(ln(n)/2)) (linear convergence of IHT, spec 5)",
-                "ht_sparse": "default: max(2, ceil(ln(n)/2)) (spec 6)"}[method]
+    origin_T = {"ht_fw": "default: round(0.5 (n eps)^(1/3)) (HNXW Thm 2 order; factor 0.5 calibrated)",
+                "ht_lasso": "default: round((n eps)^(2/5)) (HNXW Thm 5 order)",
+                "ht_iht": "default: max(2, ceil(ln(n)/2)) (linear convergence of IHT)",
+                "ht_sparse": "default: max(2, ceil(ln(n)/2)) (linear convergence of the robust-gradient iteration)"}[method]
     tun["T"] = (T, "user" if "T" in options else origin_T)
     if method != "ht_lasso":
         rb.check_split(n, T, method)
@@ -270,15 +243,15 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
             K, oK = float(options["K"]), "user"
         elif method == "ht_lasso":
             K = (M * n * eps / (math.sqrt(T) * math.log(2 * d) * math.sqrt(L))) ** 0.25
-            oK = "default: (M n eps / (sqrt(T) ln(2d) sqrt(ln(1/delta))))^(1/4) (spec 4; data units)"
+            oK = "default: (M n eps / (sqrt(T) ln(2d) sqrt(ln(1/delta))))^(1/4) (data units)"
         else:
             s = tun["s"][0]
             K = (M * m * eps / (s * math.log(max(d, 2)) * math.sqrt(L))) ** 0.25
-            oK = ("default: (M m eps / (s ln(d) sqrt(ln(1/delta))))^(1/4), m = floor(n/T) (spec 5; "
+            oK = ("default: (M m eps / (s ln(d) sqrt(ln(1/delta))))^(1/4), m = floor(n/T) ("
                   "data units)")
         tun["K_x"] = (float(options["K_x"]), "user") if "K_x" in options else (K, oK)
         tun["K_y"] = (float(options["K_y"]), "user") if "K_y" in options else \
-            (tun["K_x"][0], "default: K_x (spec 2.9)")
+            (tun["K_x"][0], "default: K_x")
 
     if method == "ht_fw":
         c = options.get("constraint", "l1")
@@ -542,7 +515,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     coef = prob.to_original(w)
     nz = np.flatnonzero(w != 0)
     facts.update({
-        "description": _CITATION[method],
+        "description": _REGISTRY[method].description,
         "loss": "logistic" if family == "binomial" else "squared",
         "support": [prob.terms[j] for j in nz],
         "nonzeros": int(nz.size),
@@ -892,8 +865,8 @@ def _fit_sparse(prob, spec, noise, ledger, tun, delta, options):
                          "laplace_scale": float(b), "active_bound": active})
     run_rows.close()
     if "scale" not in options:
-        tun["scale"] = (_kappa_range(kappas), "default: 1/2 x kappa_t formula of spec 6 (factor 1/2 "
-                                              "calibrated, spec 13.5)")
+        tun["scale"] = (_kappa_range(kappas), "default: 1/2 x kappa_t formula of docs/heavy_tailed.md (factor 1/2 "
+                                              "calibrated)")
     loss = "logistic" if prob.family == "binomial" else "squared"
     facts = {"T": T, "block_sizes": [len(bk) for bk in blocks],
              "constraint": f"||w||_0 <= {s}" + (f"; {loss} loss + ({lam_reg:g}/2)||w||_2^2" if lam_reg else ""),

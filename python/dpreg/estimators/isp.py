@@ -28,29 +28,26 @@ from ..release import Release
 from . import _isp_core as core
 from ._isp_core import constants, default_L, ptr_pass_probability, sigma_gauss  # noqa: F401 (public)
 
-METHODS = ("isp",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 #: largest eps ISP accepts: its propose-test-release constants use e^eps (delta / (8 e^eps), e^eps_T),
 #: which overflow at eps ~ 709; 500 keeps them finite with room (and is no privacy at all)
 ISP_EPS_MAX = 500.0
 
 OPTIONS = {
     "L": (None, "leverage threshold; default L0(n, d) = (1 + 3 sqrt(d/n)) (d + 2 sqrt(d t) + 2t)/n, "
-                "t = log(n/0.05): our choice, spec isp §11.1 (chi^2_d tail with a union bound over rows)"),
+                "t = log(n/0.05): our choice (docs/isp.md; chi^2_d tail with a union bound over rows)"),
     "R": (None, "residual threshold in units of y; default sigma_hi sqrt(2 log(2n)) with sigma_hi from "
-                "PrivSigma or the declared sigma: our choice, spec isp §11.3"),
+                "PrivSigma or the declared sigma: our choice (docs/isp.md)"),
     "sigma": (None, "public (declared) residual standard deviation; if given, R = sigma sqrt(2 log(2n)) "
-                    "and no budget is spent on PrivSigma (spec isp §11.3)"),
-    "eps_T_frac": (0.5, "share of each ISSP call's eps for the PTR test: our choice, spec isp §3.1"),
-    "eps_N_frac": (0.1, "share for the covariance samples of the inference bundle: our choice, spec isp §3.1"),
-    "eps_S_frac": (0.1, "share for the noisy RSS of the inference bundle: our choice, spec isp §3.1"),
+                    "and no budget is spent on PrivSigma"),
+    "eps_T_frac": (0.5, "share of each ISSP call's eps for the PTR test: our choice (docs/isp.md)"),
+    "eps_N_frac": (0.1, "share for the covariance samples of the inference bundle: our choice (docs/isp.md)"),
+    "eps_S_frac": (0.1, "share for the noisy RSS of the inference bundle: our choice (docs/isp.md)"),
     "sigma_frac": (0.1, "share of (eps, delta) for PrivSigma when neither R nor sigma is given: our "
-                        "choice, spec isp §3.1"),
-    "iota_max": (math.e ** 2, "largest residual-grid inflation iota = rho^(2k); spec isp §3.1 "
+                        "choice (docs/isp.md)"),
+    "iota_max": (math.e ** 2, "largest residual-grid inflation iota = rho^(2k) (docs/isp.md) "
                               "(UNCERTAIN reconstruction of an e^(l/k) grid)"),
-    "L_tries": (1, "number of leverage thresholds L0 * 2^j tried in turn: our choice, spec isp §11.4"),
+    "L_tries": (1, "number of leverage thresholds L0 * 2^j tried in turn: our choice (docs/isp.md)"),
     "level": (0.95, "default confidence level of intervals: convention"),
 }
 
@@ -186,7 +183,7 @@ def plan(n, d, spec, options) -> dict:
         nmin = _min_n(int(d), float(spec.eps), float(spec.delta), inference, o)
         if nmin is not None:
             msg.append(f"With the default leverage threshold it needs at least n = {nmin} rows "
-                       f"at this eps and delta (spec table 3.5).")
+                       f"at this eps and delta (docs/isp.md).")
         if o["L"] is not None:
             Lmax = _max_L(int(n), int(d), float(spec.eps), float(spec.delta), inference, o)
             if Lmax is not None:
@@ -300,7 +297,7 @@ def _release(result, const, used, p, o, R, sigma_hi) -> Release:
         rel.df_resid = float(n - d)
         facts["privacy_variance_share"] = (c * c) / (sigma2 + c * c)
         rel.inference_note = (
-            "noise-aware Wald inference (spec isp §12): vcov = (sigma~^2 + c^2) S^, with S^ an estimate of "
+            "noise-aware Wald inference (docs/isp.md): vcov = (sigma~^2 + c^2) S^, with S^ an estimate of "
             "(X'X)^-1 from released Gaussian samples; assumes homoskedastic errors; approximate when "
             "rows were down-weighted (the trimming is ignored)")
     else:

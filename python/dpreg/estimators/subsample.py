@@ -29,13 +29,7 @@ from ..release import Release
 from . import winsorized as W
 from ..errors import InvalidArgument
 
-METHODS = ("subsample_aggregate",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
-PURE_DP = True
-#: accepts ``unit=`` (spec 0.2, 3.2 step 3): the partition assigns whole units to groups
-SUPPORTS_UNITS = True
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
 DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "
@@ -46,29 +40,29 @@ SE_WARNING = "SE step under-budgeted: intervals may under-cover"
 VCOV_NOTE = "subsample_aggregate estimates no cross-coefficient covariances"
 
 OPTIONS = {
-    "k": (None, "spec winsorized_sa 3.5 rule: max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
+    "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
-    "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice (spec 3.6), mirrors the paper's data analysis +-40*sqrt(d)"),
+    "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
-                           "as baselines, spec 3.8 (issue 5's names 'clipped_mean', 'widened_winsorized' "
+                           "as baselines (the names 'clipped_mean', 'widened_winsorized' "
                            "are accepted as aliases)"),
     "trim_count": (10, "authors' code (c = 10)"),
-    "trim": ("adaptive", "our choice (spec 3.5): trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025"),
-    "eta": (0.0, "our choice (spec 2.2): no contamination assumed"),
+    "trim": ("adaptive", "our choice: trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025"),
+    "eta": (0.0, "our choice: no contamination assumed"),
     "beta": (W.DEFAULT_BETA, "paper Section 4 (as in Durfee 2023)"),
     "split": (W.DEFAULT_SPLIT, "paper Section 3.2 / Appendix A.4 (1/4, 1/4, 1/2)"),
-    "quantile_noise": (None, "exponential (paper Section 2.4; provable in zCDP via eps^2/2, spec 1.5b)"),
-    "accounting": ("auto", "spec 5.0: pure if delta = 0, else the model with the smaller mean-step noise"),
-    "se_method": (None, "bootstrap when inference=True (spec 4.4), 'analytic' (4.3), 'none'"),
-    "se_fraction": (0.2, "our choice (spec 4.5): the spread needs only rough relative accuracy"),
-    "n_boot": (200, "our choice (spec 4.5)"),
+    "quantile_noise": (None, "exponential (paper Section 2.4; also eps^2/2-zCDP, so it serves zCDP accounting too)"),
+    "accounting": ("auto", "pure if delta = 0, else the model (pure or zCDP) with the smaller mean-step noise"),
+    "se_method": (None, "bootstrap when inference=True (docs/subsample_tukey.md), 'analytic', 'none'"),
+    "se_fraction": (0.2, "our choice: the spread needs only rough relative accuracy"),
+    "n_boot": (200, "our choice: enough replicates for the 2.5% and 97.5% percentiles"),
     "level": (0.95, "convention"),
-    "drop_remainder": (False, "spec 3.2: every unit is used; True drops N mod k units as the paper's code"),
-    "base_estimator": (None, "OLS per group (spec 3.3); any callable (X_g, y_g) -> R^p"),
-    "crossing": ("bounds", "authors' zCDP code (spec 2.4)"),
-    "residual_variance": (False, "spec 5.3 'Prediction': True releases a residual variance (one-sided PMWM of "
+    "drop_remainder": (False, "every unit is used; True drops N mod k units as the paper's code"),
+    "base_estimator": (None, "OLS per group; any callable (X_g, y_g) -> R^p"),
+    "crossing": ("bounds", "authors' zCDP code"),
+    "residual_variance": (False, "for prediction intervals: True releases a residual variance (one-sided PMWM of "
                                  "the group RSS/(m_g - p)) from an extra 10% of the budget"),
-    "sigma2_upper": (1e4, "spec 5.3: public upper end of the residual-variance search [0, sigma2_upper]"),
+    "sigma2_upper": (1e4, "public upper end of the residual-variance search [0, sigma2_upper]"),
     "standardize": (True, "our choice (issue 13): when every numeric range is public (declared, or estimated "
                           "privately) and coef_bounds / base_estimator are not given, each group is fitted "
                           "on columns and outcome centred and scaled into [-1, 1] by those ranges, with a "
@@ -162,7 +156,7 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
 
 def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
     """Spec 5.7: evaluate the 3.5 rule from public facts only -> (ok, k, reason)."""
-    from .univariate import resolve_accounting
+    from ._mean_accounting import resolve_accounting
     f_se = 0.2 if inference else 0.0
     model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
     lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
@@ -440,7 +434,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         sat.append(flag)
     ledger.add(LedgerEntry(statistic="spread correction (chi-square), SEs, intervals", mechanism="post-processing",
                            sensitivity=None, noise_scale=None,
-                           note="computed from released values only (spec 4.1-4.4)"))
+                           note="computed from released values only"))
     del theta_hat
     v_samp = s2 / k
     out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
@@ -495,7 +489,7 @@ def _options(options):
 
 
 def _check_options(opts, inference):
-    from .univariate import check_quantile_noise
+    from ._mean_accounting import check_quantile_noise
     if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
         raise InvalidArgument("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
                          "(alias 'widened_winsorized')")
@@ -548,7 +542,7 @@ def _check_options(opts, inference):
 
 
 def _resolve_model(opts, spec, p, f_se):
-    from .univariate import resolve_accounting
+    from ._mean_accounting import resolve_accounting
     if opts["accounting"] == "zcdp" and spec.delta == 0:
         raise InvalidArgument("accounting='zcdp' needs delta > 0")
     model, budget, rho = resolve_accounting(opts["accounting"], float(spec.eps), float(spec.delta),
@@ -773,12 +767,12 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     tuning["se_method"] = (se_method, "user" if "se_method" in options_given else OPTIONS["se_method"][1])
     tuning["k"] = (res["k"], "user" if ("k" in options_given or "group_size" in options_given)
                    else OPTIONS["k"][1])
-    tuning["xi"] = (rule["xi"], "spec 3.5 trimming rule" if opts["trim"] == "adaptive" else "paper Section 3.2")
-    tuning["c_eff"] = (rule["c_eff"], "spec 3.5: max(trim_count, ceil(4 s_q))" if opts["trim"] == "adaptive"
+    tuning["xi"] = (rule["xi"], "our trimming rule (docs/subsample_tukey.md)" if opts["trim"] == "adaptive" else "paper Section 3.2")
+    tuning["c_eff"] = (rule["c_eff"], "our rule: max(trim_count, ceil(4 s_q))" if opts["trim"] == "adaptive"
                        else "trim_count")
     if quantile_noise == "gaussian":
         res["warnings"].append("quantile_noise='gaussian': zCDP quantile of the paper's Lemma D.1 "
-                               "(constant not independently verified, spec 1.5c)")
+                               "(its constant is not independently verified)")
     sigma = None if res.get("sigma2") is None else math.sqrt(res["sigma2"])
     if sigma is None:
         note += (" Prediction intervals need residual_variance=True." if res["se"] is not None else "")

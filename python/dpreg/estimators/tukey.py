@@ -40,19 +40,13 @@ from ..privacy.counts import propose_test_release, report_noisy_max
 from ..privacy.selection_mechanisms import sample_index, sample_side, sample_uniform_point, uniform_jitter
 from ..release import Release
 
-METHODS = ("tukey",)
-NEEDS_BOUNDS = False
-FAMILIES = {"gaussian"}
-NEIGHBOURS = {"replace_one"}
-PURE_DP = False
-#: accepts ``unit=``: models are fitted on disjoint groups of whole units (see the module docstring)
-SUPPORTS_UNITS = True
+# families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
 #: spec 5.2: jitter before sorting, as the reference code
 JITTER = 1e-10
 
 OPTIONS = {
-    "m": (None, "our choice (spec adassp_boosted 5.2): floor(n/(10 d)), at least 10 records per "
+    "m": (None, "our choice: floor(n/(10 d)), at least 10 records per "
                 "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5"),
     "precheck": (True, "our choice (issue 13): refuse before spending budget when the PTR test would fail "
                        "with probability > 1/2 even for Gaussian block estimates (tukey.ptr_likely)"),
@@ -430,5 +424,5 @@ def fit(design, spec, noise, ledger, *, method="tukey", **options) -> Release:
     return Release(method="tukey", coef=v, vcov=None,
                    inference_note="TukeyEM offers no standard errors: its estimate is one random point drawn "
                                   "from a Tukey-depth region of the block estimates, and no noise-aware "
-                                  "variance for that draw has been validated (spec adassp_boosted 6.9)",
+                                  "variance for that draw has been validated (docs/subsample_tukey.md)",
                    tuning=tuning, facts=facts, warnings=[])

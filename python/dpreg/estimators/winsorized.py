@@ -5,7 +5,7 @@ rule), 3.8 (clipped mean, widened winsorized mean). Paper: Ramsay and Spicker (2
 subsample-and-aggregate via the private modified winsorized mean", Sections 2.4, 3.1-3.2.
 
 The private quantiles are the one unbounded-quantile implementation of the package,
-:func:`dpreg.estimators.quantile.upq`; this module only decides budgets, trimming and clipping,
+:func:`dpreg.privacy.quantile.upq`; this module only decides budgets, trimming and clipping,
 and releases the clipped mean.
 
 Budgets here are *internal* budgets in one currency: ``model="pure"`` (eps) or ``model="zcdp"`` (rho).
@@ -50,7 +50,7 @@ FEASIBILITY_WARNING = ("PMWM budget too small for n: quantile search may stop ea
 
 
 def _upq():
-    from .quantile import upq
+    from ..privacy.quantile import upq
     return upq
 
 
@@ -138,7 +138,7 @@ def quantile_budgets(budget: float, model: str, split, *, n_quantiles: int = 2) 
 # ------------------------------------------------------------------------------------------------
 def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noise, ledger, statistic,
                      max_steps=None, direction=None):
-    """One call of the package's unbounded private quantile (``estimators.quantile.upq``);
+    """One call of the package's unbounded private quantile (``privacy.quantile.upq``);
     ``direction`` as there (None: by q)."""
     kw = dict(budget_kw)
     kw.pop("threshold_share", None)  # always 1/2 here: check_split enforces s1 == s2

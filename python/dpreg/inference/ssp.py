@@ -13,7 +13,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import ConvergenceWarning, Diagnostic
-from ..estimators._ssp import pd_inverse, ridge_lambda
+from .linalg import pd_inverse, ridge_lambda
 
 
 # --------------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ class LedgerTable(list):
     def __str__(self) -> str:
         if not self:
             return "(no releases)"
-        from ..results.tables import render_text
+        from .._tables import render_text
         headers, rows = self._cells()
         return render_text(headers, rows, left_cols=2, sep="  ")
 
@@ -94,7 +94,7 @@ class LedgerTable(list):
         -------
         str
         """
-        from ..results.tables import render_html
+        from .._tables import render_html
         return render_html(*self._cells(), left_cols=2)
 
     def to_markdown(self) -> str:
@@ -104,7 +104,7 @@ class LedgerTable(list):
         -------
         str
         """
-        from ..results.tables import render_markdown
+        from .._tables import render_markdown
         return render_markdown(*self._cells(), left_cols=2)
 
     def _repr_html_(self) -> str:

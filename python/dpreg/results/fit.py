@@ -20,12 +20,14 @@ training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage,
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..errors import DPRegError, InvalidArgument, InvalidArgumentType, diagnostic_category
+from ..estimators.registry import METHODS
 from ..release import Release
 from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
                      from_plain_array, is_missing, stars, to_plain)
@@ -35,35 +37,6 @@ from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_l
 #: layout version of DPFit.to_dict() (bump when keys change meaning)
 DICT_FORMAT = "dpreg.DPFit/1"
 
-#: plain-words name of each method for the first summary line
-METHOD_DESCRIPTIONS = {
-    "adassp": "AdaSSP, Gaussian-DP calibration",
-    "boosted_adassp": "BoostedAdaSSP",
-    "isp": "insufficient statistics perturbation",
-    "tukey": "TukeyEM",
-    "dpgd": "DP gradient descent",
-    "subsample_aggregate": "subsample-and-aggregate, private modified winsorized mean",
-    "ht_fw": "heavy-tailed DP Frank-Wolfe [Hu, Ni, Xiao & Wang 2022, Alg. 1]",
-    "ht_lasso": "heavy-tailed private LASSO [Hu, Ni, Xiao & Wang 2022, Alg. 2]",
-    "ht_iht": "truncated DP-IHT for sparse regression [Hu, Ni, Xiao & Wang 2022, Algs. 3-4]",
-    "ht_sparse": "heavy-tailed robust-gradient sparse learning [Hu, Ni, Xiao & Wang 2022, Alg. 5]",
-}
-
-#: the paper each method implements, appended to the title when the description does not cite it
-METHOD_CITATIONS = {
-    "adassp": "Wang 2018, UAI",
-    "boosted_adassp": "Tang, Aydore, Kearns, Rho, Roth, Wang, Wang & Wu 2024, SaTML",
-    "isp": "Brown, Hayase, Hopkins, Kong, Liu, Oh, Perdomo & Smith 2024, COLT",
-    "tukey": "Amin, Joseph, Ribero & Vassilvitskii 2023, ICLR",
-    "dpgd": "baseline of Tang et al. 2024, spec adassp_boosted 5.1",
-    "subsample_aggregate": "Ramsay & Spicker 2025, arXiv:2501.14095",
-    "ht_fw": "Hu, Ni, Xiao & Wang 2022, Alg. 1",
-    "ht_lasso": "Hu, Ni, Xiao & Wang 2022, Alg. 2",
-    "ht_iht": "Hu, Ni, Xiao & Wang 2022, Algs. 3-4",
-    "ht_sparse": "Hu, Ni, Xiao & Wang 2022, Alg. 5",
-}
-
-_HEAVY_TAILED = ("ht_fw", "ht_lasso", "ht_iht", "ht_sparse")
 _INTERCEPT_NAMES = ("Intercept", "(Intercept)")
 _NO_INFERENCE = "this method provides no standard errors"
 
@@ -832,12 +805,14 @@ class DPFit:
         d = self._release.facts.get("description")
         if isinstance(d, str) and d:
             return d
-        return METHOD_DESCRIPTIONS.get(self._method, self._method)
+        spec = METHODS.get(self._method)
+        return spec.description if spec is not None else self._method
 
     @property
     def citation(self) -> str | None:
         """The paper the method implements (short form), or None."""
-        return METHOD_CITATIONS.get(self._method)
+        spec = METHODS.get(self._method)
+        return spec.citation if spec is not None else None
 
     @property
     def title(self) -> str:
@@ -911,7 +886,7 @@ class DPFit:
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
         sampling_sd, noise_sd, q_lo, q_hi (also in ``facts``).
         """
-        from .. import __version__
+        from .._version import __version__
         r = self._release
         level = self.level
         ci95 = self.conf_int(level=level)
@@ -1182,183 +1157,8 @@ def _range_str(values) -> str:
     return f"{format_number(lo)}-{format_number(hi)}"
 
 
-def _isp_lines(facts: dict) -> list[str]:
-    """ISP facts (spec isp 13.3): status, noise constant, where R came from, k, L, iota, the budget
-    split. All are public constants computed from (n, d, eps, delta, L, R) or released (R via
-    PrivSigma); the forbidden internals (s1, s2, weights, down-weighted rows, exact RSS) are never in
-    the facts."""
-    f = facts
-    fn = lambda k: format_number(f.get(k))  # noqa: E731
-    src = f.get("R_source")
-    if src == "PrivSigma":
-        r_from = "from PrivSigma (private residual scale"
-        if f.get("sigma_hi_privsigma") is not None:
-            r_from += f" sigma_hi = {fn('sigma_hi_privsigma')}"
-        r_from += ", spec isp 11.2)"
-    elif src == "declared sigma":
-        r_from = "from the declared sigma (sigma * sqrt(2 log(2n)); no budget spent on it)"
-    elif src == "declared R":
-        r_from = "declared (no budget spent on it)"
-    else:
-        r_from = f"({src})" if src else ""
-    lines = [
-        f"ISP status: {f.get('status', 'NA')}; noise constant c = {fn('noise_constant_c')} (units of y: "
-        "on well-behaved data the coefficients are OLS plus N(0, c^2 (X'X)^-1) noise)",
-        f"  residual bound R = {fn('R')} {r_from}",
-        f"  grid size k = {f.get('k', 'NA')}, leverage threshold L = {fn('L')}, residual inflation "
-        f"iota = {fn('iota')} (iota_max = {fn('iota_max')}), covariance samples N = "
-        f"{f.get('N_cov_samples') if f.get('N_cov_samples') is not None else 'none'}, leverage thresholds "
-        f"tried: {f.get('L_tries', 'NA')} (released: call {f.get('call_released', 'NA')})",
-    ]
-    lines = [_wrap(x, indent="    ") if x.startswith("  ") else _wrap(x) for x in lines]
-    ed = lambda e, d: f"{fn(e)} (delta {fn(d)})"  # noqa: E731
-    split = (f"Budget split (eps, delta): total {ed('eps_total', 'delta_total')}; PrivSigma eps_sigma = "
-             f"{ed('eps_sigma', 'delta_sigma')}; each ISP call {ed('eps_per_call', 'delta_per_call')} = "
-             f"eps_T {ed('eps_T', 'delta_T')} for the propose-test-release check + eps_M "
-             f"{ed('eps_M', 'delta_M')} and eps_C {ed('eps_C', 'delta_C')} for the coefficients")
-    if f.get("N_cov_samples") is not None:
-        split += (f" + eps_N {ed('eps_N', 'delta_N')} for the covariance samples + eps_S "
-                  f"{ed('eps_S', 'delta_S')} for the residual sum of squares")
-    lines.append(_wrap(split))
-    return lines
-
-
-def _subsample_lines(fit: "DPFit") -> list[str]:
-    """Subsample-and-aggregate facts (spec winsorized_sa 5.3)."""
-    f = fit.facts
-    agg_names = {"pmwm": "private modified winsorized mean", "clipped": "clipped mean (Nissim et al. 2007)",
-                 "wwm": "widened winsorized mean (Smith 2011)"}
-    agg = f.get("aggregator")
-    k, m, N = f.get("k"), f.get("m"), f.get("N")
-    by_unit = bool(f.get("by_unit"))  # unit=: groups of whole units; the row count is private
-    size = "" if m is None else f" of ~{format_number(m, 3)} {'units' if by_unit else 'rows'}"
-    n_txt = f"N = {N} units" if by_unit else f"N = {N}"
-    lines = [_wrap(f"Groups: k = {k} disjoint groups{size} ({n_txt}), OLS in each group; aggregator: "
-                   f"{agg_names.get(agg, agg)} ({agg}); beta = {_value_str(f.get('beta'))}, xi = "
-                   f"{_value_str(f.get('xi'))} (c_eff = {_value_str(f.get('c_eff'))})")]
-    acc = f.get("accounting")
-    if acc == "zcdp":
-        acc_s = f"zCDP, rho = {format_number(f.get('rho'))}"
-    elif acc == "pure":
-        acc_s = "pure eps-DP (delta = 0)"
-    else:
-        acc_s = str(acc)
-    shares = f.get("budget_shares") or {}
-    share_s = ", ".join(f"{str(k_).replace('_', ' ')} {100 * float(v):.0f}%" for k_, v in shares.items()
-                        if isinstance(v, (int, float)))
-    lines.append(_wrap(f"Accounting: {acc_s}; quantile noise: {f.get('quantile_noise')}"
-                       + (f"; budget: {share_s}" if share_s else "")))
-    se_m = f.get("se_method")
-    n_boot = fit.tuning.get("n_boot", (None,))[0]
-    se_text = {"bootstrap": "parametric bootstrap of the whole aggregator from the released spread"
-                            + (f" (B = {n_boot})" if n_boot is not None else "")
-                            + "; intervals from its replicates (spec winsorized_sa 4.4)",
-               "analytic": "analytic, SE = sqrt(sampling_sd^2 + noise_sd^2) (spec winsorized_sa 4.3)",
-               "none": "none (all budget on the coefficients)"}.get(se_m, str(se_m))
-    lines.append(_wrap(f"Standard errors: {se_text}; sampling_sd from the privately released spread of "
-                       "the group estimates, noise_sd of the aggregation noise"))
-    cb = f.get("coef_bounds")
-    if isinstance(cb, dict) and cb:
-        pairs = {tuple(map(float, v)) for v in cb.values()}
-        if len(pairs) == 1:
-            lo, hi = pairs.pop()
-            lines.append(f"Coefficient bounds: [{format_number(lo)}, {format_number(hi)}] for every term")
-        else:
-            lines.append(_wrap("Coefficient bounds: " + ", ".join(
-                f"{t} [{format_number(v[0])}, {format_number(v[1])}]" for t, v in cb.items())))
-    return lines
-
-
-def _tukey_lines(facts: dict) -> list[str]:
-    f = facts
-    blocks = (f"~{f.get('units_per_model')} whole units (every unit used)" if f.get("by_unit")
-              else f"{f.get('block_size')} rows ({f.get('unused_rows', 0)} rows unused)")
-    lines = [_wrap(f"TukeyEM: m = {f.get('m')} models, OLS on disjoint random blocks of {blocks}; "
-                   "the estimate is drawn from the "
-                   f"approximate Tukey-depth region of the m block estimates (depth >= t = "
-                   f"{f.get('depth_floor_t')})"),
-             _wrap(f"Propose-test-release check: passed (eps/2 = {format_number(f.get('eps_prime'))} for "
-                   f"the Laplace test against the cut {format_number(f.get('ptr_cut'))}; eps/2 and delta "
-                   "for the restricted exponential mechanism; a failed check releases nothing and raises "
-                   "EstimationFailed)")]
-    return lines
-
-
-def _dpgd_lines(facts: dict) -> list[str]:
-    f = facts
-    if "contraction" in f:   # logistic loss: private Newton or majorise-minimise
-        sens = f.get("sensitivities") or {}
-        if f.get("algorithm") == "newton":
-            head = (f"Private Newton: logistic loss, T = {f.get('T')} steps, each with a released X'WX "
-                    f"(noise sd {format_number(f.get('noise_sd_hessian'))}) and gradient sum")
-        else:
-            head = (f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
-                    f"released X'X (ridge {format_number(f.get('gram_ridge'))}) and a gradient sum")
-        return [_wrap(f"{head}; gradient-sum sensitivity {format_number(sens.get('gradient'))}, Gaussian "
-                      f"noise sd {format_number(f.get('noise_sd_gradient'))} per step; contraction at the "
-                      f"estimate {format_number(f.get('contraction'))}; last iterate reported")]
-    return [_wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
-                  f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
-                  f"{format_number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
-                  f"{format_number(f.get('noise_sd_per_step'))} on each gradient sum; last iterate "
-                  "reported")]
-
-
-def _heavy_tailed_lines(fit: "DPFit") -> list[str]:
-    """Heavy-tailed family (spec heavy_tailed 10): loss and constraint, iterations and blocks,
-    composition, per-iteration mechanism parameters, support, assumptions and every tuning value
-    with its origin."""
-    f = fit.facts
-    d = f.get("d", len(fit.terms))
-    lines = [_wrap(f"Loss: {f.get('loss', 'squared')}; constraint: {f.get('constraint', 'NA')}")]
-    bs = f.get("block_sizes")
-    if bs:
-        it = f"T = {f.get('T')} iterations on disjoint blocks of {_range_str(bs)} rows"
-    else:
-        it = f"T = {f.get('T')} iterations on the full (shrunken) data"
-    lines.append(_wrap(f"Iterations: {it}; composition: {f.get('composition', 'NA')}; privacy: "
-                       f"{f.get('privacy_type', 'NA')}, eps = {format_number(f.get('eps'))}, delta = "
-                       f"{format_number(f.get('delta'))}"))
-    per = f.get("per_iteration")
-    parts = []
-    if isinstance(per, list) and per:
-        keys = [k for k in per[0] if k not in ("t", "m")]
-        for k in keys:
-            vals = [p.get(k) for p in per if isinstance(p, dict)]
-            if all(isinstance(v, str) for v in vals):
-                parts.append(f"{k} = {'/'.join(dict.fromkeys(vals))}")
-            else:
-                parts.append(f"{k} = {_range_str(vals)}")
-    for k in ("eps_step", "eps_step_rule", "score_sensitivity", "sensitivity_constant", "accounting"):
-        if k in f and f[k] is not None:
-            parts.append(f"{k} = {_value_str(f[k])}")
-    if parts:
-        lines.append(_wrap("Mechanism per iteration: " + ", ".join(parts)))
-    if f.get("shrinkage"):
-        lines.append(_wrap(f"Shrinkage: {f['shrinkage']}"))
-    support = f.get("support")
-    if support is not None:
-        sup = f"Non-zero coefficients: {f.get('nonzeros', len(support))} of {d} (support: " \
-              f"{', '.join(support) if support else 'none'})"
-        if f.get("forced_into_support"):
-            sup += f"; forced into the support: {', '.join(f['forced_into_support'])}"
-        if f.get("sparsity_note"):
-            sup += f"; {f['sparsity_note']}"
-        lines.append(_wrap(sup))
-    if f.get("privacy_noise_sd") is not None:
-        lines.append(_wrap(f"privacy_noise_sd = {format_number(f['privacy_noise_sd'])} (NOT a standard "
-                           f"error): {f.get('privacy_noise_sd_note', '')}".rstrip(": ")))
-    if f.get("assumptions"):
-        lines.append(_wrap(f"Accuracy guarantee assumes: {f['assumptions']}"))
-    if f.get("scaled_problem"):
-        lines.append(_wrap(f"Scaling: {f['scaled_problem']}"))
-    tun = fit.tuning
-    if tun:
-        lines.append("Tuning (value -- origin):")
-        for k, (value, origin) in tun.items():
-            lines.append(_wrap(f"  {k} = {_value_str(value)} -- {origin or 'not recorded'}", indent="      "))
-    return lines
-
+#: the formatting kit handed to the methods' summary_lines (dpreg.estimators.summary_lines)
+_FMT = SimpleNamespace(number=format_number, wrap=_wrap, value=_value_str, range=_range_str)
 
 
 # ==================================================================================================
@@ -1463,20 +1263,12 @@ class Summary:
         return ["", "q_lo", "q_hi"], [[n, a, b] for n, a, b in zip(t.index, lo, hi)]
 
     def _method_lines(self) -> list[str] | None:
-        """Method-specific block (None: the generic Facts line is used instead)."""
-        f = self.fit
-        m = f.method
-        if m == "isp":
-            return _isp_lines(f.facts)
-        if m == "subsample_aggregate":
-            return _subsample_lines(f)
-        if m == "tukey":
-            return _tukey_lines(f.facts)
-        if m == "dpgd":
-            return _dpgd_lines(f.facts)
-        if m in _HEAVY_TAILED:
-            return _heavy_tailed_lines(f)
-        return None
+        """Method-specific block, declared on the method's spec (None: the generic Facts line is used
+        instead)."""
+        spec = METHODS.get(self.fit.method)
+        if spec is None or spec.summary_lines is None:
+            return None
+        return spec.summary_lines(self.fit, _FMT)
 
     def _n_line(self) -> str:
         f = self.fit
@@ -1491,7 +1283,8 @@ class Summary:
 
     def _tuning_line(self) -> str | None:
         tun = self.fit.tuning
-        if not tun or self.fit.method in _HEAVY_TAILED:   # those list every origin in full
+        spec = METHODS.get(self.fit.method)
+        if not tun or (spec is not None and spec.tuning_in_block):   # the block lists every origin in full
             return None
         parts = []
         for k, (value, origin) in tun.items():

@@ -257,7 +257,7 @@ class SparkSource(Source):
         for _pid, blob in rows:
             status, val = pickle.loads(blob)
             if status == "error":
-                from ..design.build import DesignError
+                from ..errors import DesignError
                 name, text, is_value = val
                 raise (DesignError if is_value else SourceError)(text)
             results.append(val)
@@ -427,22 +427,3 @@ def open_source(data) -> Source:
         return SparkSource(data)
     raise InvalidArgumentType("data must be a pandas or polars DataFrame, a pyarrow Table, a path or glob of Parquet/CSV "
                     "files, a DuckDB relation or (connection, table name), or a Spark DataFrame")
-
-
-def formula_columns(formula: str, source: Source, levels=None, unit=None) -> list[str]:
-    """The columns of ``source`` that ``formula`` reads (outcome first), from public facts only (the
-    formula, the column names and their types). Raises SourceError for a missing column."""
-    from ..design.formula import FormulaError, categorical_in_formula, parse_formula
-    cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
-    try:
-        parsed = parse_formula(formula, source.names, cat_cols)
-    except FormulaError as exc:
-        text = str(exc)
-        if "not" in text and ("column" in text or "found" in text):
-            raise SourceError(f"{source.label}: {text}") from None
-        raise
-    cols = list(parsed.variables)
-    if unit is not None:
-        cols.append(unit)
-    source.require(cols)
-    return cols

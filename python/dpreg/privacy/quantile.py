@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.counts import AboveThreshold
-from ..privacy.ledger import Ledger
+from .counts import AboveThreshold
+from .ledger import Ledger
 from ..errors import InvalidArgument
 
 #: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
@@ -147,7 +147,7 @@ def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
     rho = float(rho)
     if quantile_noise == "gaussian":
         sd = 1.0 / math.sqrt(rho / 2.0)            # Z ~ N(0, 1/rho_i), rho_i = rho/2 (spec 1.5c)
-        note = "charge from paper Lemma D.1 (numerical audit, unproven; spec 1.5c)"
+        note = "charge from the paper's Lemma D.1 (unproven: supported by a numerical audit only)"
         return "gaussian", sd, sd, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
     eps_q = math.sqrt(2.0 * rho)                   # eps_q-DP => eps_q^2/2 = rho zCDP (spec 1.5b)
     b = 2.0 / eps_q

@@ -17,16 +17,19 @@ import warnings as _warnings
 
 import numpy as np
 
-from .._numeric import without_numeric_warnings
-from ..errors import AccuracyWarning
-from ..privacy.ledger import Ledger
-from ..privacy.mechanisms import NoiseSource
-from . import winsorized as W
-from ..errors import InvalidArgument, InvalidArgumentType
-from ..privacy.accounting import conservative_share
+from ._numeric import without_numeric_warnings
+from .errors import AccuracyWarning
+from .privacy.ledger import Ledger
+from .privacy.mechanisms import NoiseSource
+from .estimators import winsorized as W
+from .errors import InvalidArgument, InvalidArgumentType
+from .privacy.accounting import conservative_share
+# the accounting models shared with subsample_aggregate (re-exported here)
+from .estimators._mean_accounting import (check_accounting, check_quantile_noise,  # noqa: F401
+                                          resolve_accounting, rho_star)
 
 GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
-                            "Lemma D.1, whose constant could not be verified (spec 1.5c, U1): numerical "
+                            "Lemma D.1, whose constant could not be verified: numerical "
                             "audits support it, but it is not proven here")
 
 
@@ -73,14 +76,14 @@ def _is_number(v) -> bool:
 def check_eps_delta(eps, delta, n=None, allow_large_delta=False):
     """The request's ranges are the package's (dpreg.privacy.accounting.check_request); with the public
     n, delta >= 1/n is refused unless allow_large_delta=True. Returns (eps, delta, large_delta)."""
-    from ..privacy.accounting import check_delta_for_n, check_request
+    from .privacy.accounting import check_delta_for_n, check_request
     eps, delta = check_request(eps, delta)
     return eps, delta, check_delta_for_n(delta, n, allow_large_delta=allow_large_delta)
 
 
 def _mark_large_delta(privacy, large):
     if large:
-        from ..api import LARGE_DELTA_NOTE
+        from .api import LARGE_DELTA_NOTE
         privacy.notes.append(LARGE_DELTA_NOTE)
 
 
@@ -93,49 +96,8 @@ def check_beta(beta) -> float:
     return float(beta)
 
 
-def check_quantile_noise(quantile_noise):
-    if quantile_noise not in (None, "exponential", "laplace", "gaussian"):
-        raise InvalidArgument("quantile_noise must be None, 'exponential', 'laplace' or 'gaussian'")
-    return quantile_noise
-
-
-def check_accounting(accounting, delta):
-    if accounting not in ("auto", "pure", "zcdp"):
-        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
-    if accounting == "zcdp" and delta == 0:
-        raise InvalidArgument("accounting='zcdp' needs delta > 0 (zCDP is converted to (eps, delta)-DP)")
-
-
-def rho_star(eps: float, delta: float) -> float:
-    """Largest rho whose CKS conversion gives (eps, delta)-DP (spec 5.0)."""
-    from ..privacy.accounting import rho_from_eps_delta_cks
-    return float(rho_from_eps_delta_cks(eps, delta))
-
-
-def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se=0.0, s3=0.5):
-    """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (spec 5.0)."""
-    if quantile_noise == "gaussian" and accounting == "pure":
-        raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
-                         "with delta > 0")
-    if accounting == "pure" or (accounting == "auto" and delta == 0):
-        if quantile_noise == "gaussian":
-            raise InvalidArgument("quantile_noise='gaussian' needs zCDP accounting, i.e. delta > 0")
-        return "pure", eps, None
-    rho = rho_star(eps, delta)
-    if accounting == "zcdp" or quantile_noise == "gaussian":
-        return "zcdp", rho, rho
-    # auto with delta > 0: compare mean-step noise multipliers per coordinate
-    b_pure = (1.0 - f_se) * eps / p
-    b_z = (1.0 - f_se) * rho / p
-    mult_pure = math.sqrt(2.0) / (b_pure * s3)
-    mult_z = 1.0 / math.sqrt(2.0 * b_z * s3)
-    if mult_z < mult_pure:
-        return "zcdp", rho, rho
-    return "pure", eps, None
-
-
 def _statement(ledger, eps, delta, noise, model):
-    from ..privacy.accounting import compose_ledger
+    from .privacy.accounting import compose_ledger
     return compose_ledger(ledger, eps=eps, delta=(delta if model == "zcdp" else 0.0),
                           neighbours="replace_one", seeded=noise.seeded, schema=None)
 
@@ -305,8 +267,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     """
     from scipy import stats as _stats
 
-    from ..results.estimate import DPEstimate
-    from .quantile import default_max_steps, k_max, noise_scales
+    from .results.estimate import DPEstimate
+    from .privacy.quantile import default_max_steps, k_max, noise_scales
 
     arr = check_data(x)
     qs, scalar = _check_levels(q)
@@ -572,8 +534,8 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
     """
-    from ..results.estimate import DPEstimate
-    from .quantile import default_max_steps, k_max
+    from .results.estimate import DPEstimate
+    from .privacy.quantile import default_max_steps, k_max
 
     arr = check_data(x)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
@@ -659,7 +621,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
     # under zCDP; the sampling error is approximately normal (central limit theorem)
     if model == "pure":
-        from .subsample import gauss_laplace_halfwidth
+        from .estimators.subsample import gauss_laplace_halfwidth
         halfwidth = gauss_laplace_halfwidth(sampling_sd or 0.0, noise_sd / math.sqrt(2.0), float(level))
     else:
         from scipy import stats as _stats

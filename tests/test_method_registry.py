@@ -1,0 +1,129 @@
+"""The method registry (dpreg.estimators.registry): one declared MethodSpec per method, read by the API
+before anything is spent. Parametrised over the registry, so a new method is checked the same way."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpreg
+from dpreg.errors import InvalidArgument
+from dpreg.estimators.registry import METHODS, MethodSpec, Option, get_method, resolve_options
+from dpreg.release import PrivacySpec
+
+SPECS = list(METHODS.values())
+IDS = [s.name for s in SPECS]
+#: internal document references that must not reach users ("spec 3.2", "spec isp 11.1", "spec table 3.5")
+INTERNAL_REF = re.compile(r"\bspec\s+(?:[a-z_]+\s+)?§?\d|\bspec table\b", re.I)
+
+
+@pytest.fixture(scope="module")
+def frame():
+    """Ten rows: enough for the checks below, which all refuse before the data are read."""
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"y": rng.uniform(-1, 1, 10), "x": rng.uniform(-1, 1, 10),
+                         "u": np.arange(10) // 2, "yb": (np.arange(10) % 2).astype(float)})
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_spec_declares_a_method_that_exists(spec):
+    assert isinstance(spec, MethodSpec) and get_method(spec.name) is spec
+    impl = spec.impl
+    assert callable(impl.fit) and isinstance(impl.OPTIONS, dict)
+    assert spec.description and spec.families <= {"gaussian", "binomial"} and spec.families
+    assert spec.neighbours <= {"replace_one", "add_remove"} and "replace_one" in spec.neighbours
+    if spec.applies is not None:          # a per-method subset of the module's declared options
+        assert spec.applies <= set(impl.OPTIONS), spec.applies - set(impl.OPTIONS)
+    for name, opt in spec.options.items():
+        assert isinstance(opt, Option) and isinstance(opt.origin, str) and opt.origin, name
+    assert not spec.ignores_delta or spec.pure_dp     # always pure implies delta = 0 is accepted
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_user_facing_texts_have_no_internal_references(spec):
+    texts = [spec.description, spec.citation or ""] + [o.origin for o in spec.options.values()]
+    bad = [t for t in texts if INTERNAL_REF.search(t)]
+    assert bad == []
+
+
+def test_every_module_option_applies_to_some_method():
+    by_module = {}
+    for spec in SPECS:
+        by_module.setdefault(spec.module, set()).update(spec.options)
+    for spec in SPECS:
+        assert set(spec.impl.OPTIONS) <= by_module[spec.module], spec.module
+
+
+def test_unknown_method_is_refused_with_the_known_names():
+    with pytest.raises(InvalidArgument, match="choose one of: .*adassp.*auto"):
+        get_method("magic")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_resolve_options_gives_defaults_with_origins_and_refuses_unknown_names(spec):
+    resolved = resolve_options(spec, {})
+    assert set(resolved) == set(spec.options)
+    for name, (value, origin) in resolved.items():
+        assert origin == spec.options[name].origin
+        assert value is spec.options[name].default
+    name = next(iter(spec.options), None)
+    if name is not None:
+        assert resolve_options(spec, {name: spec.options[name].default})[name][1] == "user"
+    with pytest.raises(InvalidArgument, match="unknown option"):
+        resolve_options(spec, {"no_such_option": 1})
+
+
+def test_resolve_options_runs_the_public_check():
+    # tukey's public check refuses m models that leave blocks of fewer rows than parameters
+    spec = get_method("tukey")
+    with pytest.raises(InvalidArgument):
+        resolve_options(spec, {"m": 200}, {"n": 1000, "d": 10, "privacy": PrivacySpec(eps=1.0, delta=1e-6)})
+    resolve_options(spec, {}, {"n": 100_000, "d": 10, "privacy": PrivacySpec(eps=1.0, delta=1e-6)})
+
+
+# ---- the API obeys each declaration before the data are read ---------------------------------------
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_api_refuses_what_the_spec_does_not_declare(spec, frame):
+    common = dict(method=spec.name, bounds={"y": (-1, 1), "x": (-1, 1)}, random_state=0)
+    if "binomial" not in spec.families:
+        with pytest.raises(InvalidArgument, match="does not support family"):
+            dpreg.dp_glm("yb ~ x", frame, **common)
+    if "add_remove" not in spec.neighbours:
+        with pytest.raises(InvalidArgument, match="supports neighbours"):
+            dpreg.dp_lm("y ~ x", frame, neighbours="add_remove", **common)
+    if not spec.pure_dp:
+        with pytest.raises(InvalidArgument, match="pure DP"):
+            dpreg.dp_lm("y ~ x", frame, delta=0.0, **common)
+    if not spec.supports_units:
+        with pytest.raises(InvalidArgument, match="unit="):
+            dpreg.dp_lm("y ~ x", frame, unit="u", **common)
+    with pytest.raises(InvalidArgument, match="unknown option"):
+        dpreg.dp_lm("y ~ x", frame, no_such_option=1, **common)
+
+
+def test_the_pure_dp_message_names_the_declared_pure_methods(frame):
+    with pytest.raises(InvalidArgument) as ei:
+        dpreg.dp_lm("y ~ x", frame, method="adassp", delta=0.0, bounds={"y": (-1, 1), "x": (-1, 1)})
+    listed = str(ei.value).rsplit("pure-DP method", 1)[1]
+    for name, spec in METHODS.items():
+        assert (name in listed) == spec.pure_dp, name
+
+
+# ---- summary blocks --------------------------------------------------------------------------------
+class _FakeFit:
+    """Public facts only, as the summary hands them to a method's block."""
+    facts = {"T": 3, "status": "released", "support": ["x"], "nonzeros": 1, "aggregator": "pmwm", "k": 4,
+             "m": 5, "algorithm": "newton", "contraction": 0.1, "R_source": "declared R"}
+    tuning = {"T": (3, "user")}
+    terms = ["Intercept", "x"]
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.summary_lines is not None],
+                         ids=[s.name for s in SPECS if s.summary_lines is not None])
+def test_summary_blocks_are_lines_of_text(spec):
+    from dpreg.results.fit import _FMT
+    lines = spec.summary_lines(_FakeFit(), _FMT)
+    assert lines and all(isinstance(x, str) and x for x in lines)
+    assert not any(INTERNAL_REF.search(x) for x in lines)
