@@ -183,15 +183,20 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> n
     kmax = g_all.shape[0]
     w = np.asarray(w, dtype=float)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        t = np.log1p(np.maximum(w - lower, 0.0))
-        t /= math.log1p(beta - 1.0)
+        t = np.subtract(w, lower)
+        np.maximum(t, 0.0, out=t)
+        np.log1p(t, out=t)
+        t *= 1.0 / math.log1p(beta - 1.0)
         np.minimum(t, float(kmax), out=t)
         idx = t.astype(np.int64)                 # floor (t >= 0)
+    del t
     gp = np.empty(kmax + 2)
     gp[0], gp[-1] = -np.inf, np.inf
     gp[1:-1] = g_all
-    bad = gp[idx] > w
-    bad |= gp[idx + 1] <= w
+    bad = np.take(gp, idx) > w
+    idx += 1
+    bad |= np.take(gp, idx) <= w
+    idx -= 1
     if bad.any():
         idx[bad] = np.searchsorted(g_all, w[bad], side="right")
     return idx
