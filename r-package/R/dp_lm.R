@@ -465,12 +465,21 @@ coef_assign <- function(core_terms, map, formula) {
 #' @param table Name of a table or view, or a SQL query.
 #' @return An object to pass as `data =`.
 #' @examples
-#' \dontrun{
-#' fit <- dp_lm(cost ~ age + region, data = "claims/*.parquet", eps = 1,
-#'              bounds = list(cost = c(0, 1e5), age = c(18, 100)),
-#'              levels = list(region = c("north", "south")), seed = 1)
-#' fit2 <- dp_lm(cost ~ age, data = duckdb_source("claims.duckdb", "claims"), eps = 1,
-#'               bounds = list(cost = c(0, 1e5), age = c(18, 100)))
+#' if (dpreg_available() && reticulate::py_module_available("duckdb")) {
+#'   set.seed(1)
+#'   df <- data.frame(age = round(runif(500, 18, 90)), region = sample(c("north", "south"), 500, TRUE))
+#'   df$cost <- round(100 + 5 * df$age + 50 * (df$region == "south") + rnorm(500, 0, 40), 2)
+#'   dir <- file.path(tempdir(), "claims")
+#'   dir.create(dir, showWarnings = FALSE)
+#'   utils::write.csv(df[1:200, ], file.path(dir, "a.csv"), row.names = FALSE)
+#'   utils::write.csv(df[201:500, ], file.path(dir, "b.csv"), row.names = FALSE)
+#'   # a glob of CSV (or Parquet) files: the rows are read by the Python core, not by R
+#'   fit <- dp_lm(cost ~ age + region, data = file.path(dir, "*.csv"), eps = 1, method = "adassp",
+#'                bounds = list(cost = c(0, 1000), age = c(18, 90)),
+#'                levels = list(region = c("north", "south")), seed = 1)
+#'   print(coef(fit))
+#'   # a table of a DuckDB database file: duckdb_source("claims.duckdb", "claims")
+#'   print(duckdb_source(file.path(dir, "claims.duckdb"), "claims"))
 #' }
 #' @export
 duckdb_source <- function(dbdir, table) {
