@@ -179,7 +179,7 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     factor = (tau_x / B_bar) / half
     for start in range(0, n, SCALE_BLOCK_ROWS):
         blk = Xs[start:start + SCALE_BLOCK_ROWS]
-        np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi, out=blk)
+        blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
         blk -= centre
         blk *= factor
         _clip_rows(blk, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
