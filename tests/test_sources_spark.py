@@ -72,26 +72,7 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds):
         assert np.max(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
 
 
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-def test_spark_missing_column_and_stopped_session(spark, frame):
-    sdf = spark.createDataFrame(frame)
-    b = dpreg.Budget(eps=2, delta=1e-5)
-    with pytest.raises(SourceError, match="'zz'"):
-        dpreg.dp_lm("y ~ x1 + zz", sdf, eps=1, bounds=BOUNDS, budget=b)
-    assert b.spent == (0.0, 0.0)
-
-
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-def test_stopped_session_is_refused_before_spending(spark, frame):
-    # last test of the module: it stops the shared session
-    sdf = spark.createDataFrame(frame.iloc[:50])
-    spark.stop()
-    b = dpreg.Budget(eps=2, delta=1e-5)
-    with pytest.raises(SourceError, match="not running"):
-        dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
-    assert b.spent == (0.0, 0.0)
-
-
+# (runs before the tests below, which stop the module's session)
 @pytest.mark.filterwarnings("ignore::dpreg.errors.AccuracyWarning")
 def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
     # dp_quantile: every search adds per-partition histograms on its public grid (integer counts, so
@@ -110,3 +91,23 @@ def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
     with pytest.raises(SourceError):
         dpreg.dp_quantile(sdf, 0.5, eps=1, column="g", budget=budget)
     assert budget.spent == (0, 0)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_missing_column_and_stopped_session(spark, frame):
+    sdf = spark.createDataFrame(frame)
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="'zz'"):
+        dpreg.dp_lm("y ~ x1 + zz", sdf, eps=1, bounds=BOUNDS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_stopped_session_is_refused_before_spending(spark, frame):
+    # last test of the module: it stops the shared session
+    sdf = spark.createDataFrame(frame.iloc[:50])
+    spark.stop()
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="not running"):
+        dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    assert b.spent == (0.0, 0.0)
