@@ -81,7 +81,8 @@ def data_vector(x, column=None, *, stream: bool):
             raise SourceError(f"data has no column {column!r}")
         return check_data(x[column])
     from ..sources import is_source
-    if not is_source(x):
+    # a list of strings is a vector (refused as not numeric) unless column= says it names files
+    if not is_source(x) or (isinstance(x, (list, tuple)) and column is None):
         if column is not None and not isinstance(x, pd.DataFrame):
             raise InvalidArgument("column= names a column of a data frame or data source; x is a vector")
         return check_data(x)
