@@ -60,7 +60,8 @@ dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, se
 # x of dp_mean() / dp_quantile(): a numeric vector (NULL returned), or files / duckdb_source() with
 # column = the numeric column to read (the source as the core takes it)
 univariate_source <- function(x, column) {
-  if (is_data_source(x)) {
+  # several strings without column = are a (non-numeric) vector, refused below as before
+  if (is_data_source(x) && (!is.character(x) || length(x) == 1 || !is.null(column))) {
     if (!is.null(column) && (!is.character(column) || length(column) != 1 || is.na(column))) {
       dp_stop("column must be the name of one column", call. = FALSE)
     }

@@ -71,3 +71,7 @@ test_that("dp_mean and dp_quantile read one column of files like the vector", {
   expect_error(dp_mean(glob, eps = 1, column = "g"), "not numeric")
   expect_error(dp_mean(df$x, eps = 1, column = "x"), "vector")
 })
+
+test_that("a character vector without column = is still refused as not numeric", {
+  expect_error(dp_mean(c("a", "b"), eps = 1), "numeric")
+})
