@@ -217,6 +217,18 @@ def test_cli_reads_parquet_globs(files, capsys, tmp_path):
     assert main(args + ["--data", str(files / "*.parquet")]) == 0
     from_parquet = capsys.readouterr().out
     assert from_csv == from_parquet
+    # a glob of CSV files and a directory (its Parquet files) read the same rows
+    (tmp_path / "csvs").mkdir()
+    frame_rows = pd.read_csv(files / "all.csv")
+    frame_rows.iloc[:1700].to_csv(tmp_path / "csvs" / "a.csv", index=False)
+    frame_rows.iloc[1700:].to_csv(tmp_path / "csvs" / "b.csv", index=False)
+    assert main(args + ["--data", str(tmp_path / "csvs" / "*.csv")]) == 0
+    assert capsys.readouterr().out == from_csv
+    (tmp_path / "pq").mkdir()
+    for p in files.glob("*.parquet"):
+        (tmp_path / "pq" / p.name).write_bytes(p.read_bytes())
+    assert main(args + ["--data", str(tmp_path / "pq")]) == 0
+    assert capsys.readouterr().out == from_csv
     assert main(args + ["--data", str(files / "missing-*.parquet")]) != 0
     assert "no file matches" in capsys.readouterr().err
 

@@ -72,6 +72,27 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds):
         assert np.max(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
 
 
+# (runs before the tests below, which stop the module's session)
+@pytest.mark.filterwarnings("ignore::dpreg.errors.AccuracyWarning")
+def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
+    # dp_quantile: every search adds per-partition histograms on its public grid (integer counts, so
+    # the order of the partitions does not matter): zero tolerance against the in-memory vector.
+    # dp_mean: the column is brought to the driver (within the row limit) in row order: identical too
+    sdf = spark.createDataFrame(frame).repartition(3)
+    ordered = frame.x1.to_numpy()
+    got = dpreg.dp_quantile(sdf, [0.2, 0.5], eps=1, column="x1", random_state=4)
+    ref = dpreg.dp_quantile(ordered, [0.2, 0.5], eps=1, random_state=4)
+    assert got.estimate == ref.estimate and got.privacy.ledger == ref.privacy.ledger
+    sdf1 = spark.createDataFrame(frame)
+    m = dpreg.dp_mean(sdf1, eps=1, column="x1", random_state=4)
+    m_rows = sdf1.select("x1").toPandas().x1.to_numpy()
+    assert m.estimate == dpreg.dp_mean(m_rows, eps=1, random_state=4).estimate
+    budget = dpreg.Budget(eps=3, delta=0)
+    with pytest.raises(SourceError):
+        dpreg.dp_quantile(sdf, 0.5, eps=1, column="g", budget=budget)
+    assert budget.spent == (0, 0)
+
+
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_spark_missing_column_and_stopped_session(spark, frame):
     sdf = spark.createDataFrame(frame)

@@ -194,6 +194,78 @@ def r_dp_glm(formula: str, columns: dict, factors: dict | None = None, options: 
     return _run(go)
 
 
+def _source_from_r(data):
+    """A data source named from R: a character vector of paths / globs of Parquet or CSV files, a
+    list ``(dbdir = "file.duckdb", table = "name or query")`` (opened read-only by DuckDB here), or a
+    Python object made with reticulate (a DuckDB relation, a Spark DataFrame, an Arrow table...)."""
+    from .sources import SourceError
+    if isinstance(data, dict) and "dbdir" in data:
+        import duckdb
+        dbdir, table = str(data["dbdir"]), str(data.get("table") or "")
+        if not table:
+            raise SourceError("a DuckDB source needs table = the name of a table or view, or a query")
+        import os
+        if not os.path.exists(dbdir):
+            raise SourceError(f"the DuckDB database file {dbdir!r} does not exist; check the path")
+        try:
+            con = duckdb.connect(dbdir, read_only=True)
+        except Exception as exc:
+            raise SourceError(f"the DuckDB database {dbdir!r} could not be opened ({type(exc).__name__}); close "
+                              "other connections that write to it") from None
+        return (con, table)
+    if isinstance(data, (list, tuple)):
+        items = [str(v) for v in data]
+        return items[0] if len(items) == 1 else items
+    return data
+
+
+def _source_schema(data) -> dict:
+    from . import sources
+    src = sources.open_source(_source_from_r(data))
+    import pyarrow as pa
+    kinds = {}
+    for name, t in src.arrow_types.items():
+        if t is None or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+            kinds[name] = "numeric"
+        elif pa.types.is_boolean(t):
+            kinds[name] = "logical"
+        elif name in src.categorical_columns():
+            kinds[name] = "factor"
+        else:
+            kinds[name] = "other"
+    return {"names": list(src.names), "kinds": kinds}
+
+
+def r_source_schema(data) -> dict:
+    """Column names and kinds ("numeric", "logical", "factor", "other") of a data source named from
+    R (public facts: the schema, never rows), so that R can translate the formula before the fit."""
+    return _run(_source_schema, data)
+
+
+def _fit_source(formula: str, data, options: dict, family: str) -> dict:
+    from . import api
+    kwargs, extra, noise_off = _fit_kwargs(options)
+    fit = api._fit(formula, _source_from_r(data), family=family,
+                   eps=kwargs.pop("eps", 1.0), delta=kwargs.pop("delta", 1e-6),
+                   method=kwargs.pop("method", "auto"), bounds=kwargs.pop("bounds", None),
+                   levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
+                   inference=kwargs.pop("inference", True), budget=None,
+                   random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
+    d = fit.to_dict()
+    d["privacy_paragraph"] = _privacy_paragraph(fit)
+    return _with_json(d)
+
+
+def r_dp_lm_source(formula: str, data, options: dict | None = None, family: str = "gaussian") -> dict:
+    """``dpreg.dp_lm`` / ``dp_glm`` on a data source named from R (see :func:`_source_from_r`): the rows
+    never cross to R; the core reads them (streamed or within its row limit, as from Python)."""
+    def go():
+        if family not in ("gaussian", "binomial"):
+            raise InvalidArgument("family must be gaussian or binomial")
+        return _fit_source(formula, data, dict(options or {}), family)
+    return _run(go)
+
+
 def _from_dict(fit_dict: dict):
     from .results.fit import DPFit
     return DPFit.from_dict(fit_dict)
@@ -352,10 +424,13 @@ def _estimate(kind: str, x, q, options: dict):
         lo, hi = options.pop("lower", None), options.pop("upper", None)
         if options.get("bounds") is None:
             options["bounds"] = (None if lo is None else float(lo), None if hi is None else float(hi))
-    try:
-        values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
-    except (TypeError, ValueError):   # float()'s message would quote the offending value
-        raise InvalidArgumentType("x must be a numeric vector") from None
+    if options.pop(".source", False):
+        values = _source_from_r(x)       # files / DuckDB / a Python object: the core reads the column
+    else:
+        try:
+            values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
+        except (TypeError, ValueError):   # float()'s message would quote the offending value
+            raise InvalidArgumentType("x must be a numeric vector") from None
     fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
     options = _whole_numbers_as_int(options, _signature_defaults(fn))
     if kind == "mean":

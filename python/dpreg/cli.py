@@ -38,8 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit a DP linear regression and print its summary",
                        description="Fit a DP linear regression on a CSV file and print its summary.")
     f.add_argument("formula", help='model formula, e.g. "price ~ carat + C(cut)"')
-    f.add_argument("--data", required=True, help="CSV file with a header row, or Parquet file(s) / a glob "
-                   "such as 'dir/*.parquet' (read by DuckDB)")
+    f.add_argument("--data", required=True, help="CSV file with a header row, a Parquet file, a glob such as "
+                   "'dir/*.parquet' or 'dir/*.csv', or a directory of such files (read by DuckDB)")
     f.add_argument("--eps", required=True, type=float, help="privacy budget eps (> 0)")
     f.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6; 0 for pure-DP methods)")
     from .estimators.registry import METHODS
@@ -175,8 +175,11 @@ def _fit(args) -> str:
         raise UsageError(f"{opt}: {exc}") from None
     if not (0 < args.level < 1):
         raise UsageError("--level must be strictly between 0 and 1")
-    if args.data.lower().endswith((".parquet", ".pq")) or any(ch in args.data for ch in "*?["):
-        data = args.data        # Parquet files or a glob: read by DuckDB through dpreg.sources
+    import os
+    if args.data.lower().endswith((".parquet", ".pq")) or any(ch in args.data for ch in "*?[") \
+            or os.path.isdir(args.data):
+        # Parquet files, a glob (Parquet or CSV) or a directory of them: read by DuckDB (dpreg.sources)
+        data = args.data
     else:
         data = _read_csv(args.data)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),

@@ -69,6 +69,33 @@ def check_data(x) -> np.ndarray:
     return arr
 
 
+def data_vector(x, column=None, *, stream: bool):
+    """The data of dp_mean / dp_quantile: an in-memory vector (checked by :func:`check_data`), or,
+    for a data source (a path or glob of Parquet/CSV files, polars, Arrow, DuckDB, Spark; see
+    ``dpreg.sources``), one numeric ``column`` of it. With ``stream=True`` a source becomes a
+    ``quantile.BinnedColumn`` (every quantile search reads the column once, a histogram on its
+    public grid: the same counts as the sorted vector, so the same release); otherwise the column
+    is read into memory (within ``sources.MATERIALISE_ROW_LIMIT`` rows; n is public here). Every
+    error is raised here, before any budget is spent."""
+    import pandas as pd
+    if isinstance(x, pd.DataFrame) and column is not None:
+        if column not in x.columns:
+            from .sources import SourceError
+            raise SourceError(f"data has no column {column!r}")
+        return check_data(x[column])
+    from .sources import is_source
+    # a list of strings is a vector (refused as not numeric) unless column= says it names files
+    if not is_source(x) or (isinstance(x, (list, tuple)) and column is None):
+        if column is not None and not isinstance(x, pd.DataFrame):
+            raise InvalidArgument("column= names a column of a data frame or data source; x is a vector")
+        return check_data(x)
+    from .sources import open_column
+    col = open_column(x, column)
+    if stream:
+        return col.binned()
+    return check_data(col.to_numpy())
+
+
 def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
@@ -190,7 +217,7 @@ def _rank_error_bound(kind: str, b: float, steps: int, alpha_p: float) -> float 
 
 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
-def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
+def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
                 beta=1.001, quantile_noise=None, accounting="auto", max_steps=None, random_state=None,
                 lower=None, upper=None, allow_large_delta=False):
     """Differentially private quantile(s) by the unbounded private quantile search.
@@ -201,9 +228,13 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
 
     Parameters
     ----------
-    x : array-like of float
+    x : array-like of float, or a data source
         Numeric vector (n >= 1; no missing or infinite values). Neighbours: replace one value; n is
-        public.
+        public. Or a data frame or data source with ``column=``: a pandas or polars DataFrame, a
+        pyarrow Table, a path or glob of Parquet/CSV files, a DuckDB relation or ``(connection,
+        "table")``, a Spark DataFrame. Only that column is read, once per search (a histogram on the
+        search's public grid; on Spark per partition), never all rows at once; the result equals
+        the one from the same values in memory for the same seed.
     q : float or sequence of float
         Level(s) in (0, 1). Several levels are released jointly from the one budget (split equally
         over the searches; the released values are sorted, which is post-processing).
@@ -238,6 +269,10 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     accounting : {"auto", "pure", "zcdp"}, default "auto"
     max_steps : int, optional
         Cap on grid steps when the far bound is infinite (default floor(700 / log beta)).
+    column : str, optional
+        The column of ``x`` to use when ``x`` is a data frame or data source (may be omitted for a
+        source with one column). A missing or non-numeric column is a ``SourceError``, raised before
+        any budget is spent.
     allow_large_delta : bool, default False
         Accept delta >= 1/n (refused by default: such a delta permits publishing a record
         outright); the privacy statement then says so.
@@ -270,7 +305,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, bounds=None, budget=None, inference=Tru
     from .results.estimate import DPEstimate
     from .privacy.quantile import default_max_steps, k_max, noise_scales
 
-    arr = check_data(x)
+    arr = data_vector(x, column, stream=True)
     qs, scalar = _check_levels(q)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     beta = check_beta(beta)
@@ -451,7 +486,7 @@ SE_FRACTION = 0.10
 
 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
-def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, level=0.95,
+def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
             se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
             beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
             crossing="bounds", clamp_output=False, random_state=None,
@@ -464,8 +499,11 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
 
     Parameters
     ----------
-    x : array-like of float
-        Numeric vector (n >= 1). Neighbours: replace one value; n is public.
+    x : array-like of float, or a data source
+        Numeric vector (n >= 1). Neighbours: replace one value; n is public. Or a data frame or
+        data source with ``column=`` (as in :func:`dp_quantile`); only that column is read, into
+        memory (within 20 million rows: the clipped mean and second moment are computed as for a
+        vector, so the result equals the in-memory one for the same seed).
     eps : float
         Privacy budget (> 0).
     delta : float, default 0
@@ -510,6 +548,10 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
         not finite).
     clamp_output : bool, default False
         Clamp the released mean to the bounds (clamping would bias it).
+    column : str, optional
+        The column of ``x`` to use when ``x`` is a data frame or data source (may be omitted for a
+        source with one column). A missing or non-numeric column is a ``SourceError``, raised before
+        any budget is spent.
     allow_large_delta : bool, default False
         Accept delta >= 1/n (refused by default: such a delta permits publishing a record
         outright); the privacy statement then says so.
@@ -537,7 +579,7 @@ def dp_mean(x, *, eps, delta=0.0, bounds=None, budget=None, inference=True, leve
     from .results.estimate import DPEstimate
     from .privacy.quantile import default_max_steps, k_max
 
-    arr = check_data(x)
+    arr = data_vector(x, column, stream=False)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     l, u = check_bounds_pair(bounds)
     declared = [v if math.isfinite(v) else None for v in (l, u)]

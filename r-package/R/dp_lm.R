@@ -46,7 +46,9 @@
 #'   clamped silently.
 #'
 #' @param formula An R formula.
-#' @param data A data frame.
+#' @param data A data frame; or a path, glob or directory of Parquet/CSV files
+#'   (`"claims/*.parquet"`), or [duckdb_source()]: read by the Python core (see
+#'   [duckdb_source()]).
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"`, without
@@ -169,7 +171,14 @@ holds_values <- function(e) {
 }
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
-  if (missing(data) || !is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
+  if (!missing(data) && is_data_source(data)) {
+    return(fit_source(call, formula, data, eps = eps, delta = delta, method = method, bounds = bounds,
+                      levels = levels, seed = seed, family = family, ...))
+  }
+  if (missing(data) || !is.data.frame(data)) {
+    dp_stop("'data' must be a data frame, a path or glob of Parquet/CSV files, or duckdb_source()",
+            call. = FALSE)
+  }
   lm_args_refused(call)
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
@@ -435,4 +444,122 @@ coef_assign <- function(core_terms, map, formula) {
     hit <- which(vapply(label_sets, function(s) identical(s, comps), TRUE))
     if (length(hit)) hit[1] else NA_integer_
   }, 0L, USE.NAMES = FALSE)
+}
+
+#' A table of a DuckDB database file as the data of dp_lm()
+#'
+#' `dp_lm()` and `dp_glm()` read their data from a data frame, from Parquet or
+#' CSV files (`data = "claims/*.parquet"`: a path, a glob or a directory, or a
+#' character vector of them), or from a table, view or query of a DuckDB
+#' database file (`data = duckdb_source("claims.duckdb", "claims")`). Files and
+#' databases are read by the Python core (DuckDB, embedded): the rows never
+#' cross into R, only the formula's columns are read, and with declared
+#' `bounds` and `levels` the methods `"adassp"`, `"boosted_adassp"` and the
+#' default path stream them in batches (memory bounded by the batch size, not
+#' the number of rows). The fit is the same as from a data frame holding the
+#' same rows, for the same `seed`. Character columns are factors whose levels
+#' must be declared (`levels =`) or are selected privately. Columns derived in
+#' the formula by R functions (`cut()`, `relevel()`, ...) need a data frame.
+#'
+#' The database is opened read-only: close R connections that write to it
+#' first.
+#'
+#' @param dbdir Path of the DuckDB database file.
+#' @param table Name of a table or view, or a SQL query.
+#' @return An object to pass as `data =`.
+#' @examples
+#' if (dpreg_available() && reticulate::py_module_available("duckdb")) {
+#'   set.seed(1)
+#'   df <- data.frame(age = round(runif(500, 18, 90)), region = sample(c("north", "south"), 500, TRUE))
+#'   df$cost <- round(100 + 5 * df$age + 50 * (df$region == "south") + rnorm(500, 0, 40), 2)
+#'   dir <- file.path(tempdir(), "claims")
+#'   dir.create(dir, showWarnings = FALSE)
+#'   utils::write.csv(df[1:200, ], file.path(dir, "a.csv"), row.names = FALSE)
+#'   utils::write.csv(df[201:500, ], file.path(dir, "b.csv"), row.names = FALSE)
+#'   # a glob of CSV (or Parquet) files: the rows are read by the Python core, not by R
+#'   fit <- dp_lm(cost ~ age + region, data = file.path(dir, "*.csv"), eps = 1, method = "adassp",
+#'                bounds = list(cost = c(0, 1000), age = c(18, 90)),
+#'                levels = list(region = c("north", "south")), seed = 1)
+#'   print(coef(fit))
+#'   # a table of a DuckDB database file: duckdb_source("claims.duckdb", "claims")
+#'   print(duckdb_source(file.path(dir, "claims.duckdb"), "claims"))
+#' }
+#' @export
+duckdb_source <- function(dbdir, table) {
+  if (!is.character(dbdir) || length(dbdir) != 1 || is.na(dbdir)) {
+    dp_stop("dbdir must be the path of a DuckDB database file", call. = FALSE)
+  }
+  if (!is.character(table) || length(table) != 1 || is.na(table) || !nzchar(table)) {
+    dp_stop("table must be the name of a table or view, or a query", call. = FALSE)
+  }
+  structure(list(dbdir = path.expand(dbdir), table = table), class = "dpreg_duckdb_source")
+}
+
+#' @export
+print.dpreg_duckdb_source <- function(x, ...) {
+  cat("<DuckDB source: ", x$table, " in ", x$dbdir, ">\n", sep = "")
+  invisible(x)
+}
+
+is_data_source <- function(data) {
+  (is.character(data) && length(data) >= 1 && !anyNA(data)) || inherits(data, "dpreg_duckdb_source") ||
+    inherits(data, "python.builtin.object")
+}
+
+source_for_core <- function(data) {
+  if (inherits(data, "dpreg_duckdb_source")) return(list(dbdir = data$dbdir, table = data$table))
+  if (is.character(data)) return(as.list(path.expand(data)))
+  data
+}
+
+# dp_lm() / dp_glm() on files or a DuckDB table: the formula is translated against a zero-row frame
+# with the source's column types (its public schema); the core reads the rows.
+fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
+  lm_args_refused(call)
+  dots <- list(...)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
+    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
+  }
+  dots <- lm_na_action(dots)
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
+  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
+    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
+  }
+  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
+  src <- source_for_core(data)
+  schema <- call_core("r_source_schema", src)
+  kinds <- unlist(schema$kinds)
+  empty <- lapply(names(kinds), function(v) switch(kinds[[v]], numeric = numeric(0), logical = logical(0),
+                                                   factor = factor(character(0)), character(0)))
+  names(empty) <- names(kinds)
+  proto <- as.data.frame(empty, stringsAsFactors = FALSE, optional = TRUE)
+  levels_data <- is.character(levels) && identical(levels, "data")
+  if (levels_data) levels <- NULL
+  levels <- check_named_list(levels, "levels")
+  tr <- translate_formula(formula, proto, levels)
+  if (length(tr$derived)) {
+    dp_stop("columns derived in the formula (", paste(names(tr$derived), collapse = ", "), ") are computed ",
+            "in R and need a data frame: compute them in the files or read the data into R", call. = FALSE)
+  }
+  if (!(is.character(bounds) && identical(bounds, "data"))) {
+    bounds <- check_named_list(bounds, "bounds")
+    for (b in names(bounds)) {
+      v <- bounds[[b]]
+      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+      bounds[[b]] <- as.list(as.double(v))
+    }
+    if (!length(bounds)) bounds <- NULL
+  }
+  if (!length(levels)) levels <- NULL
+  if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
+  if (levels_data) levels <- "data"
+  options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
+                    bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
+  options <- options[!vapply(options, is.null, TRUE)]
+  out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian")
+  vars <- intersect(tr$vars, names(kinds))
+  classes <- vapply(vars, function(v) if (kinds[[v]] == "factor") "factor" else kinds[[v]], "")
+  fac <- vars[classes == "factor"]
+  enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
+  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
 }

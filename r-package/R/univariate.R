@@ -4,7 +4,12 @@
 #' clip points, then a noisy clipped mean); `dp_quantile()` the unbounded private
 #' quantile. `x` must be numeric without missing values (the count is public).
 #'
-#' @param x A numeric vector.
+#' @param x A numeric vector; or a path, glob or directory of Parquet/CSV files,
+#'   or [duckdb_source()], with `column`: read by the Python core (only that
+#'   column; the quantile searches stream it), with the same result as from the
+#'   same values in R for the same `seed`.
+#' @param column With files or a DuckDB source: the numeric column to use (may
+#'   be omitted when there is only one).
 #' @param q Quantile level in (0, 1).
 #' @param eps,delta Privacy budget (`delta = 0`: pure eps-DP).
 #' @param bounds For `dp_mean()`: public loose bounds `c(lower, upper)` where the
@@ -26,28 +31,47 @@
 #'   print(dp_quantile(x, 0.5, eps = 1, lower = 0, seed = 2))
 #' }
 #' @export
-dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, ...) {
-  check_vector(x)
+dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = NULL, ...) {
+  src <- univariate_source(x, column)
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
-                 seed = check_seed(seed)), list(...))
+                 seed = check_seed(seed), column = column, .source = if (!is.null(src)) TRUE), list(...))
   opts <- opts[!vapply(opts, is.null, TRUE)]
-  new_dp_estimate(call_core("r_dp_mean", as.double(x), opts), match.call())
+  new_dp_estimate(call_core("r_dp_mean", if (is.null(src)) as.double(x) else src, opts), match.call())
 }
 
 #' @rdname dp_mean
 #' @export
-dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL, ...) {
-  check_vector(x)
+dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL,
+                        column = NULL, ...) {
+  src <- univariate_source(x, column)
   if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
     dp_stop("q must be a single number in (0, 1)", call. = FALSE)
   }
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  lower = if (is.null(lower)) NULL else as.double(lower),
                  upper = if (is.null(upper)) NULL else as.double(upper),
-                 seed = check_seed(seed)), list(...))
+                 seed = check_seed(seed), column = column, .source = if (!is.null(src)) TRUE), list(...))
   opts <- opts[!vapply(opts, is.null, TRUE)]
-  new_dp_estimate(call_core("r_dp_quantile", as.double(x), as.double(q), opts), match.call())
+  new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as.double(x) else src, as.double(q), opts),
+                  match.call())
+}
+
+# x of dp_mean() / dp_quantile(): a numeric vector (NULL returned), or files / duckdb_source() with
+# column = the numeric column to read (the source as the core takes it)
+univariate_source <- function(x, column) {
+  # several strings without column = are a (non-numeric) vector, refused below as before
+  if (is_data_source(x) && (!is.character(x) || length(x) == 1 || !is.null(column))) {
+    if (!is.null(column) && (!is.character(column) || length(column) != 1 || is.na(column))) {
+      dp_stop("column must be the name of one column", call. = FALSE)
+    }
+    return(source_for_core(x))
+  }
+  if (!is.null(column)) {
+    dp_stop("column = names a column of files or duckdb_source(); x is a vector", call. = FALSE)
+  }
+  check_vector(x)
+  NULL
 }
 
 check_vector <- function(x) {

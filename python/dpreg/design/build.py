@@ -525,8 +525,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             interval_of(info.tree, info.names, public_range, info.expr)
 
     # ---- model matrix -------------------------------------------------------------------------
+    # copy=False: the columns are already dpreg's own clamped copies; pandas would otherwise stack them
+    # into one 2-D block (a copy of every numeric column) that formulaic then takes apart again
     data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
-                               **cat_frame})
+                               **cat_frame}, copy=False)
     # public: from the formula and the declared levels only (checked before the data are coded)
     encodings = {expr: _encoding(info, schema) for expr, info in parsed.factors.items()
                  if info.kind == "categorical"}

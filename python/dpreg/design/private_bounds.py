@@ -213,11 +213,19 @@ def clamp_bound(n: int, eps_q: float, steps: int, kappa: float | None = None, fa
     return math.ceil(kappa * b) + b * (math.log(max(steps, 1)) + math.log(1.0 / fail_prob))
 
 
-def _upq_quiet(*args, **kw):
-    """upq without its coarse-grid warning: a coarse grid here is the documented public choice."""
+def _upq_quiet(x, *args, **kw):
+    """upq without its coarse-grid warning: a coarse grid here is the documented public choice.
+
+    An in-memory column is searched on binned counts too (``BinnedColumn.from_array``): one O(n)
+    histogram on the search's public grid instead of a sort, with exactly the counts #{x < g_k} the
+    sorted search reads, so the release, its distribution and its ledger rows are unchanged (tests:
+    test_private_ranges_binned_in_memory_equals_sorted, test_grid_index_equals_searchsorted)."""
+    from ..privacy.quantile import BinnedColumn
+    if not isinstance(x, BinnedColumn):
+        x = BinnedColumn.from_array(x)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="beta > 1.1", category=UserWarning)
-        return upq(*args, **kw)
+        return upq(x, *args, **kw)
 
 
 def _as_column(v):

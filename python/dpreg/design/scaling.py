@@ -46,6 +46,10 @@ def _intercept_index(public) -> int | None:
     raise InvalidArgument("the design says it has an intercept but no intercept column was found")
 
 
+#: rows per block when the model matrix is clamped and scaled (a block of 20 columns: 1.25 MiB)
+SCALE_BLOCK_ROWS = 8192
+
+
 def _clip_rows(X: np.ndarray, bound: float, inplace: bool = False) -> np.ndarray:
     """Scale every row with norm > bound back to norm bound (a copy unless ``inplace``)."""
     sq = np.einsum("ij,ij->i", X, X)
@@ -166,11 +170,18 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     col_hi = np.where(numeric, hi, 1.0)
     if icpt is not None:
         col_lo[icpt] = col_hi[icpt] = 1.0
-    Xs = np.array(X, dtype=float, order="C", copy=True)
-    np.clip(Xs, col_lo, col_hi, out=Xs)
-    Xs -= centre
-    Xs *= (tau_x / B_bar) / half
-    Xs = _clip_rows(Xs, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
+    # Row block by row block (issue 14: no whole-frame temporaries; the model matrix may be in
+    # column order, so a block is read once, while it is in cache): the same elementwise operations
+    # on every entry, and the per-row norms of _clip_rows, as on the whole array, so Xs is
+    # bit-identical (test: test_schema_scaling_blocked_equals_whole)
+    Xs = np.empty((n, d), dtype=float)
+    factor = (tau_x / B_bar) / half
+    for start in range(0, n, SCALE_BLOCK_ROWS):
+        blk = Xs[start:start + SCALE_BLOCK_ROWS]
+        blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
+        blk -= centre
+        blk *= factor
+        _clip_rows(blk, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
 
     y_s, c_y, h_y, declared = _outcome_scaling(public, design.y, centre=icpt is not None)
     K = h_y * tau_x / B_bar

@@ -167,27 +167,91 @@ class GridCounts:
         return self._below[np.asarray(ks, dtype=np.int64) - 1]
 
 
+def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> np.ndarray:
+    """``#{k : g_k <= w_i}`` for every value w_i, with ``g_all[k - 1] = g_k`` the public grid
+    ``lower + expm1(k log1p(beta - 1))`` (non-decreasing): exactly ``np.searchsorted(g_all, w,
+    side="right")``, in O(1) per value instead of a binary search.
+
+    A first guess inverts the grid, ``floor(log1p(w - lower) / log1p(beta - 1))`` clipped to
+    [0, K]; it is then checked against the float grid values themselves (``g_idx <= w < g_{idx+1}``,
+    with g_0 = -inf and g_{K+1} = +inf), and every value whose guess fails the check (rounding next
+    to a grid point, or a grid with ties far from 0) is placed by the binary search. So the result
+    never depends on the accuracy of log1p: counts are still taken against exactly the values g_k
+    that may be output (spec 1.2). Total on finite input: w - lower may overflow to +-inf (errstate
+    silences it; +inf maps to K, -inf to 0, both then checked).
+    """
+    kmax = g_all.shape[0]
+    w = np.asarray(w, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        t = np.subtract(w, lower)
+        np.maximum(t, 0.0, out=t)
+        np.log1p(t, out=t)
+        t *= 1.0 / math.log1p(beta - 1.0)
+        np.minimum(t, float(kmax), out=t)
+        idx = t.astype(np.int64)                 # floor (t >= 0)
+    del t
+    gp = np.empty(kmax + 2)
+    gp[0], gp[-1] = -np.inf, np.inf
+    gp[1:-1] = g_all
+    bad = np.take(gp, idx) > w
+    idx += 1
+    bad |= np.take(gp, idx) <= w
+    idx -= 1
+    if bad.any():
+        idx[bad] = np.searchsorted(g_all, w[bad], side="right")
+    return idx
+
+
+def search_grid(lower: float, upper: float, beta: float, max_steps) -> np.ndarray:
+    """The grid g_1..g_K exactly as _search_up computes it (same chunks of k, same arithmetic)."""
+    kmax = k_max(lower, upper, beta, max_steps)
+    return np.concatenate([grid(lower, np.arange(start, min(start + CHUNK, kmax + 1)), beta)
+                           for start in range(1, kmax + 1, CHUNK)])
+
+
+def grid_histogram(g_all: np.ndarray, values, lower: float, beta: float, negate: bool) -> np.ndarray:
+    """Histogram of one batch of values on the grid: ``hist[j] = #{i : j grid points are <= w_i}``
+    (w = -values when ``negate``); its cumulative sums are the counts #{w < g_k}."""
+    w = np.asarray(values, dtype=float)
+    w = -w if negate else w
+    return np.bincount(grid_index(g_all, w, lower, beta), minlength=g_all.shape[0] + 1)
+
+
 class BinnedColumn:
     """A column read in batches (``batches()`` yields float arrays, n values in all, finite) whose
     quantile search uses a histogram on the search's public grid instead of a sort: one pass over the
     data per search, memory O(grid + batch), and the same counts, hence the same output distribution
-    and the same ledger rows as the search on the sorted column."""
+    and the same ledger rows as the search on the sorted column. Also used for in-memory columns
+    (one batch): the histogram is O(n), a sort O(n log n)."""
 
     def __init__(self, n: int, batches):
         self.shape = (int(n),)
         self._batches = batches
 
-    def grid_counts(self, lower, upper, beta, max_steps, *, negate: bool) -> GridCounts:
-        kmax = k_max(lower, upper, beta, max_steps)
-        # the grid exactly as _search_up computes it (same chunks of k, same arithmetic)
-        g_all = np.concatenate([grid(lower, np.arange(start, min(start + CHUNK, kmax + 1)), beta)
-                                for start in range(1, kmax + 1, CHUNK)])
-        hist = np.zeros(kmax + 1, dtype=np.int64)
+    @property
+    def size(self) -> int:
+        return self.shape[0]
+
+    @classmethod
+    def from_array(cls, x) -> "BinnedColumn":
+        """An in-memory column (checked finite, as upq checks arrays)."""
+        arr = np.asarray(x, dtype=float).ravel()
+        if arr.shape[0] and not np.isfinite(arr).all():
+            raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
+        return cls(arr.shape[0], lambda: (arr,))
+
+    def histogram(self, g_all, lower, beta, negate: bool) -> np.ndarray:
+        """Sum of the batches' grid histograms (a Spark column adds per-partition histograms)."""
+        hist = np.zeros(g_all.shape[0] + 1, dtype=np.int64)
         for v in self._batches():
-            w = -np.asarray(v, dtype=float) if negate else np.asarray(v, dtype=float)
-            # idx = #{k: g_k <= w}; w < g_k  <=>  idx <= k - 1 (g is non-decreasing)
-            idx = np.searchsorted(g_all, w, side="right")
-            hist += np.bincount(idx, minlength=kmax + 1)
+            hist += grid_histogram(g_all, v, lower, beta, negate)
+        return hist
+
+    def grid_counts(self, lower, upper, beta, max_steps, *, negate: bool) -> GridCounts:
+        g_all = search_grid(lower, upper, beta, max_steps)
+        kmax = g_all.shape[0]
+        # idx = #{k: g_k <= w}; w < g_k  <=>  idx <= k - 1 (g is non-decreasing)
+        hist = self.histogram(g_all, lower, beta, negate)
         return GridCounts(self.shape[0], np.cumsum(hist)[:kmax])
 
 

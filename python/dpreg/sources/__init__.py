@@ -65,10 +65,10 @@ class Source:
                 out.add(c)
         return out
 
-    def require(self, columns) -> None:
+    def require(self, columns, what: str = "used by the formula") -> None:
         missing = [c for c in columns if c not in self.arrow_types]
         if missing:
-            raise SourceError(f"{self.label} has no column(s) {', '.join(map(repr, missing))} used by the formula; "
+            raise SourceError(f"{self.label} has no column(s) {', '.join(map(repr, missing))} {what}; "
                               f"columns present: {', '.join(map(repr, self.names[:20]))}"
                               + (" ..." if len(self.names) > 20 else ""))
 
@@ -427,3 +427,164 @@ def open_source(data) -> Source:
         return SparkSource(data)
     raise InvalidArgumentType("data must be a pandas or polars DataFrame, a pyarrow Table, a path or glob of Parquet/CSV "
                     "files, a DuckDB relation or (connection, table name), or a Spark DataFrame")
+
+
+# ------------------------------------------------------------------------------------------------
+# one numeric column (dp_mean / dp_quantile)
+# ------------------------------------------------------------------------------------------------
+def is_source(data) -> bool:
+    """True for the sources that ``open_source`` reads besides pandas (a path or glob, a list of
+    paths, polars, Arrow, DuckDB, Spark); False for plain vectors (arrays, lists of numbers, Series)."""
+    if isinstance(data, (str, os.PathLike)):
+        return True
+    if isinstance(data, (list, tuple)) and data and all(isinstance(x, (str, os.PathLike)) for x in data):
+        return True
+    if isinstance(data, tuple) and len(data) == 2 and "duckdb" in (type(data[0]).__module__ or "") \
+            and isinstance(data[1], str):
+        return True
+    mod = type(data).__module__ or ""
+    name = type(data).__name__
+    return ((mod.startswith("polars") and name in ("DataFrame", "LazyFrame"))
+            or (mod.startswith("pyarrow") and name in ("Table", "RecordBatch", "RecordBatchReader"))
+            or ("duckdb" in mod and name == "DuckDBPyRelation")
+            or (mod.startswith("pyspark") and name == "DataFrame"))
+
+
+MISSING_VALUES = ("missing values are not allowed; remove them before calling (the row count must be "
+                  "public)")
+NON_FINITE = "non-finite values are not allowed"
+
+
+class SourceColumn:
+    """One numeric column of a source, for the univariate estimators. Opening it checks (before any
+    budget is spent) that the column exists and is numeric; :meth:`validate` reads it once and
+    refuses missing or non-finite values with the same errors as an in-memory vector."""
+
+    def __init__(self, source: Source, column):
+        import pyarrow as pa
+        self.source = source
+        if column is None:
+            if len(source.names) != 1:
+                raise SourceError(f"{source.label} has {len(source.names)} columns: say which one with "
+                                  f"column= (one of {', '.join(map(repr, source.names[:10]))}"
+                                  + (", ..." if len(source.names) > 10 else "") + ")")
+            column = source.names[0]
+        if not isinstance(column, str):
+            raise SourceError("column= must be the name of a column (a string)")
+        source.require([column], what="named by column=")
+        t = source.arrow_types[column]
+        if t is not None and not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
+            raise SourceError(f"column {column!r} of {source.label} is not numeric (type {t}); give a numeric "
+                              "column")
+        self.column = column
+        self.label = source.label
+
+    def num_rows(self) -> int:
+        return self.source.num_rows()
+
+    def float_batches(self):
+        """The column's values as float64 arrays, one per record batch (nulls raise)."""
+        import numpy as np
+        for b in self.source.batches([self.column]):
+            col = b.column(0)
+            if col.null_count:
+                from ..errors import InvalidArgument
+                raise InvalidArgument(MISSING_VALUES)
+            yield np.asarray(col.to_numpy(zero_copy_only=False), dtype=float)
+
+    def validate(self) -> int:
+        """One pass: no missing, no infinite values (errors as for a vector). Returns n."""
+        import numpy as np
+        from ..errors import InvalidArgument
+        if isinstance(self.source, SparkSource):
+            flags = self.source.map_partitions([self.column], _spark_column_flags)
+            n = sum(f[0] for f in flags)
+            if any(f[1] for f in flags):
+                raise InvalidArgument(MISSING_VALUES)
+            if any(f[2] for f in flags):
+                raise InvalidArgument(NON_FINITE)
+        else:
+            n = 0
+            for v in self.float_batches():
+                n += v.shape[0]
+                if not np.isfinite(v).all():
+                    raise InvalidArgument(MISSING_VALUES if np.isnan(v).any() else NON_FINITE)
+        if n == 0:
+            raise InvalidArgument("x must contain at least one observation")
+        return n
+
+    def binned(self):
+        """A quantile.BinnedColumn: every quantile search reads the column once (a histogram on its
+        public grid), on the executors for Spark. Validates first."""
+        n = self.validate()
+        if isinstance(self.source, SparkSource):
+            return _SparkBinnedColumn(n, self.source, self.column)
+        from ..privacy.quantile import BinnedColumn
+        return BinnedColumn(n, self.float_batches)
+
+    def to_numpy(self, max_rows: int | None = MATERIALISE_ROW_LIMIT):
+        """The column in memory (within the row limit; n is public under replace-one)."""
+        import numpy as np
+        table = self.source.to_arrow([self.column], max_rows=max_rows)
+        col = table.column(0)
+        if col.null_count:
+            from ..errors import InvalidArgument
+            raise InvalidArgument(MISSING_VALUES)
+        return np.asarray(col.to_numpy(), dtype=float)
+
+
+def _spark_column_flags(batches):
+    """(rows, has missing, has non-finite) of one partition (run by the executors)."""
+    import numpy as np
+    n, miss, inf = 0, False, False
+    for b in batches:
+        col = b.column(0)
+        n += b.num_rows
+        if col.null_count:
+            miss = True
+            continue
+        v = np.asarray(col.to_numpy(zero_copy_only=False), dtype=float)
+        if not np.isfinite(v).all():
+            miss = miss or bool(np.isnan(v).any())
+            inf = True
+    return n, miss, inf
+
+
+def _make_spark_binned():
+    from ..privacy.quantile import BinnedColumn
+
+    class SparkBinnedColumn(BinnedColumn):
+        """Histograms computed per partition by the executors and added on the driver (integer counts:
+        the order of additions does not matter, so the counts equal those of the in-memory column)."""
+
+        def __init__(self, n, source, column):
+            super().__init__(n, None)
+            self._source, self._column = source, column
+
+        def histogram(self, g_all, lower, beta, negate):
+            import numpy as np
+
+            def part(batches):
+                import numpy as _np
+
+                from dpreg.privacy.quantile import grid_histogram
+                h = _np.zeros(g_all.shape[0] + 1, dtype=_np.int64)
+                for b in batches:
+                    if b.num_rows:
+                        v = _np.asarray(b.column(0).to_numpy(zero_copy_only=False), dtype=float)
+                        h += grid_histogram(g_all, v, lower, beta, negate)
+                return h
+            total = np.zeros(g_all.shape[0] + 1, dtype=np.int64)
+            for h in self._source.map_partitions([self._column], part):
+                total += h
+            return total
+    return SparkBinnedColumn
+
+
+def _SparkBinnedColumn(n, source, column):
+    return _make_spark_binned()(n, source, column)
+
+
+def open_column(data, column=None) -> SourceColumn:
+    """One numeric column of a source (see :func:`open_source`), checked before any budget is spent."""
+    return SourceColumn(open_source(data), column)

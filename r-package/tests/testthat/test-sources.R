@@ -1,0 +1,77 @@
+# dp_lm() on files and DuckDB tables: the Python core reads them (DuckDB); the fit equals the fit
+# from the data frame holding the same rows, with the same seed.
+
+source_frame <- function() {
+  df <- toy_data(600, seed = 5)
+  # values with 3 decimals: the CSV text written by R reads back to exactly the same doubles
+  df$x <- round(df$x, 3)
+  df$y <- round(df$y, 3)
+  df
+}
+
+write_parts <- function(df, dir) {
+  dir.create(dir, showWarnings = FALSE)
+  utils::write.csv(df[1:250, ], file.path(dir, "part-1.csv"), row.names = FALSE)
+  utils::write.csv(df[251:nrow(df), ], file.path(dir, "part-2.csv"), row.names = FALSE)
+  file.path(dir, "*.csv")
+}
+
+test_that("dp_lm reads a glob of CSV files and a DuckDB table like the data frame", {
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  df <- source_frame()
+  glob <- write_parts(df, file.path(tempdir(), "dpreg-src"))
+  fit_df <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds,
+                  levels = toy_levels, seed = 3)
+  fit_files <- dp_lm(y ~ x + g, data = glob, eps = 1, method = "adassp", bounds = toy_bounds,
+                     levels = toy_levels, seed = 3)
+  expect_identical(coef(fit_files), coef(fit_df))
+  expect_identical(fit_files$std.errors, fit_df$std.errors)
+  expect_equal(nobs(fit_files), 600L)
+  # a fit from files predicts from a data frame like any fit
+  expect_length(predict(fit_files, df[1:5, ]), 5)
+
+  db <- file.path(tempdir(), "dpreg-src.duckdb")
+  unlink(db)
+  duck <- reticulate::import("duckdb")
+  con <- duck$connect(db)
+  con$execute(sprintf("create table claims as select * from read_csv('%s')", glob))
+  con$close()
+  fit_db <- dp_lm(y ~ x + g, data = duckdb_source(db, "claims"), eps = 1, method = "adassp",
+                  bounds = toy_bounds, levels = toy_levels, seed = 3)
+  expect_identical(coef(fit_db), coef(fit_df))
+  expect_output(print(duckdb_source(db, "claims")), "DuckDB source")
+})
+
+test_that("bad sources are refused with one clear error", {
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  df <- source_frame()
+  glob <- write_parts(df, file.path(tempdir(), "dpreg-src2"))
+  expect_error(dp_lm(y ~ x, data = file.path(tempdir(), "no-such-file.parquet"), eps = 1,
+                     bounds = toy_bounds), "does not exist")
+  expect_error(dp_lm(y ~ z, data = glob, eps = 1, bounds = toy_bounds), "z")
+  expect_error(dp_lm(y ~ cut(x, breaks = c(0, 5, 10)), data = glob, eps = 1, bounds = toy_bounds), "data frame")
+  expect_error(dp_lm(y ~ x, data = duckdb_source(file.path(tempdir(), "none.duckdb"), "t"), eps = 1,
+                     bounds = toy_bounds), "does not exist")
+  expect_error(duckdb_source(1, "t"), "dbdir")
+})
+
+test_that("dp_mean and dp_quantile read one column of files like the vector", {
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  df <- source_frame()
+  glob <- write_parts(df, file.path(tempdir(), "dpreg-src3"))
+  m_vec <- dp_mean(df$x, eps = 1, bounds = c(0, 10), seed = 2)
+  m_src <- dp_mean(glob, eps = 1, bounds = c(0, 10), seed = 2, column = "x")
+  expect_identical(m_src$estimate, m_vec$estimate)
+  q_vec <- dp_quantile(df$y, 0.5, eps = 1, lower = -6, seed = 4)
+  q_src <- dp_quantile(glob, 0.5, eps = 1, lower = -6, seed = 4, column = "y")
+  expect_identical(q_src$estimate, q_vec$estimate)
+  expect_error(dp_mean(glob, eps = 1, column = "g"), "not numeric")
+  expect_error(dp_mean(df$x, eps = 1, column = "x"), "vector")
+})
+
+test_that("a character vector without column = is still refused as not numeric", {
+  expect_error(dp_mean(c("a", "b"), eps = 1), "numeric")
+})
