@@ -33,6 +33,7 @@ demo: $(STAMP)
 	$(PY) -m dpreg.demo
 
 test: r-deps $(STAMP)
+	$(MAKE) lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
 	$(MAKE) test-r
 	$(MAKE) docs
@@ -69,8 +70,9 @@ vignettes: docs
 bench: $(STAMP)
 	$(PY) -m benchmarks --help
 
+# ruff (pinned in the test extra; rules in pyproject.toml [tool.ruff.lint])
 lint: $(STAMP)
-	$(PY) -m pip install --quiet ruff && $(VENV)/bin/ruff check python tests benchmarks vignettes docs
+	$(VENV)/bin/ruff check python tests benchmarks vignettes docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info python/*.egg-info .pytest_cache

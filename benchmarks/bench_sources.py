@@ -120,7 +120,7 @@ def main(argv=None):
         rows.append(r)
         print(f"# {method}: {r}", flush=True)
     engine = "Spark local[2] (per-partition sums)" if a.spark else "DuckDB"
-    lines = [f"| {r['method']}{' (T=%d)' % a.T if r['method'] in ('boosted_adassp', 'default') else ''} | {engine} | {a.n:.0e} x {D} "
+    lines = [f"| {r['method']}{f' (T={a.T})' if r['method'] in ('boosted_adassp', 'default') else ''} | {engine} | {a.n:.0e} x {D} "
              f"| {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_rss_mb']:.0f} |" for r in rows]
     print("| method | engine | n x d | wall (s) | CPU (s) | peak RSS (MiB) |\n|---|---|---|---|---|---|")
     print("\n".join(lines))

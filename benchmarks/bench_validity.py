@@ -216,7 +216,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             fails += 1
             errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
             continue
-        except ValueError as exc:     # a refusal that is not (yet) a DPRegError
+        except ValueError:     # a refusal that is not (yet) a DPRegError
             fails += 1
             errors["ValueError"] = errors.get("ValueError", 0) + 1
             continue
@@ -229,7 +229,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             ci = ci.reindex(terms)
             lo_, hi_ = ci.iloc[:, 0].to_numpy(float), ci.iloc[:, 1].to_numpy(float)
             ok = np.isfinite(lo_) & np.isfinite(hi_)
-            for j, t in enumerate(terms):
+            for j in range(len(terms)):
                 if np.isnan(truth[j]):
                     zero_level_released += bool(ok[j])
                     continue

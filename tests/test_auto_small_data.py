@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import dpreg
 from dpreg import api

@@ -353,7 +353,7 @@ def test_numeric_warning_barrier_drops_only_runtime_warnings():
         warnings.simplefilter("always")
         with no_numeric_warnings():
             np.array([1e308]) * 10.0                     # overflow RuntimeWarning: dropped
-            warnings.warn("kept", UserWarning)
+            warnings.warn("kept", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["kept"]
 
 

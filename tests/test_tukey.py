@@ -79,7 +79,7 @@ def test_ptr_khat_matches_definition():
         t, Q = (m // 2) // 2, math.ceil(m / 2) - 1
         thr = math.log(delta / (8 * math.exp(eps_p)))
         best = -1
-        for k in range(0, t - 1):
+        for k in range(t - 1):
             if any(t + k + g + 1 <= Q and logV[t - k - 1] - logV[t + k + g + 1] - eps_p * g / 2 <= thr
                    for g in range(1, m)):
                 best = k

@@ -15,7 +15,7 @@ import pytest
 
 import dpreg
 from dpreg import datasets
-from dpreg.errors import DPRegError, SampleTooSmall
+from dpreg.errors import SampleTooSmall
 
 BETA = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
 BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}

@@ -123,15 +123,6 @@ it needs a user-chosen sparsity s, which no public fact gives).
 """
 
 
-def choose_method(family, *, all_ranges_declared, has_factor_dummies) -> str:
-    """method="auto" on public facts only (AUTO_RULE): the family, whether every numeric range
-    (outcome included) was declared, and whether the model matrix has factor dummy columns (known
-    once the public design is built; False for the provisional choice before it)."""
-    if family == "binomial":
-        return "dpgd"
-    return "adassp" if all_ranges_declared and not has_factor_dummies else "boosted_adassp"
-
-
 #: method="auto" (dp_lm) warns before fitting when the public signal-to-noise index
 #: n mu / (B^2 sqrt(d)) is below this (issue 13; docs/accuracy.md). B^2 = 1 + numeric columns + factor
 #: blocks is the norm budget of a scaled row, so a released Gram entry is of order n / B^2 while its

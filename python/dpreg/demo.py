@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     df = load()
     import dpreg
 
-    print(rule("dpreg demo: differentially private regression on diamonds (n = %d)" % len(df)))
+    print(rule(f"dpreg demo: differentially private regression on diamonds (n = {len(df)})"))
     print(f"Model: {FORMULA}\nBudget per fit: eps = {EPS:g}, delta = {DELTA:g}")
 
     print(rule("1. Declared public ranges and levels (domain knowledge); method='auto'"))

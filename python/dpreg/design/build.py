@@ -13,8 +13,6 @@ import warnings
 import numpy as np
 import pandas as pd
 
-_DBL_MAX = float(np.finfo(float).max)
-
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
@@ -24,6 +22,8 @@ from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, pars
 from .intervals import domain_lower_limits, interval_of, product
 from ..errors import SampleTooSmall
 from .schema import Schema, VariableSchema
+
+_DBL_MAX = float(np.finfo(float).max)
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
 NA_ACTIONS = ("fail", "impute", "drop", "zero")

@@ -97,7 +97,7 @@ class PublicDesign:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PublicDesign":
+    def from_dict(cls, d: dict) -> PublicDesign:
         from .schema import VariableSchema
         sd = d.get("schema") or {}
         schema = Schema(variables={k: VariableSchema(**v) for k, v in (sd.get("variables") or {}).items()},

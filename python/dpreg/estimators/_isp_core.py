@@ -613,7 +613,7 @@ def _sw(X, y, base, c, R, rho, k):
             break
         W_lev[lev] = W
     s2 = float(k)
-    for lev in range(0, k + 1):
+    for lev in range(k + 1):
         if np.isfinite(W_lev[lev]):
             s2 = min(s2, W_lev[lev] + lev)
     m = np.full(n, k, dtype=float)

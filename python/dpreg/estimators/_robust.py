@@ -216,8 +216,8 @@ def noisy_max_probabilities(scores, *, sensitivity: float, eps: float) -> np.nda
     for i in range(q.size):
         others = np.delete(q, i)
 
-        def f(z):     # density of Exp(1) at z times P(q_j + Z_j < q_i + z) for all j != i
-            return math.exp(-z) * float(np.prod(-np.expm1(-np.maximum(q[i] + z - others, 0.0))))
+        def f(z, qi=q[i], others=others):   # density of Exp(1) at z times P(q_j + Z_j < q_i + z), j != i
+            return math.exp(-z) * float(np.prod(-np.expm1(-np.maximum(qi + z - others, 0.0))))
         lo = max(0.0, float(np.max(others - q[i])) if others.size else 0.0)
         out[i] = quad(f, lo, lo + 60.0, limit=200, epsabs=1e-13)[0]
     return out / out.sum()

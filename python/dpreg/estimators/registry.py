@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from ..errors import InvalidArgument
 from . import summary_lines as _lines

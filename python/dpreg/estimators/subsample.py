@@ -749,7 +749,7 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     tuning = {}
     shown = ("coef_bounds", "aggregator", "trim_count", "trim", "eta", "beta", "split", "accounting",
              "se_fraction", "n_boot", "residual_variance")
-    for name, (default, origin) in OPTIONS.items():
+    for name, (_default, origin) in OPTIONS.items():
         if name not in shown and name not in options_given:
             continue
         if name == "base_estimator":

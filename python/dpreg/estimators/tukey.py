@@ -282,7 +282,7 @@ def ptr_khat(logV, m, eps_p, delta):
     c = ptr_constants(m, 2 * eps_p, delta)
     t, Q, thr = c["t"], c["Q"], c["log_threshold"]
     khat = -1
-    for k in range(0, t - 1):
+    for k in range(t - 1):
         gmax = Q - t - k - 1
         if gmax < 1:
             break

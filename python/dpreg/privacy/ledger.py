@@ -131,7 +131,7 @@ class Ledger:
         self.entries.append(entry)
         return entry
 
-    def extend(self, other: "Ledger") -> None:
+    def extend(self, other: Ledger) -> None:
         self.entries.extend(other.entries)
 
     def __iter__(self):

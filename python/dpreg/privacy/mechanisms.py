@@ -209,7 +209,7 @@ class NoiseSource:
         out = pool[idx]
         return out.reshape(shape + pool.shape[1:]) if shape else out[0]
 
-    def spawn(self) -> "NoiseSource":
+    def spawn(self) -> NoiseSource:
         """Independent child source (e.g. bootstrap replicates, AdaSSP spec 1.10 item 5): its keys are
         derived from this source's root key and a spawn counter, so its draws are independent of this
         source's and consume nothing from its streams."""

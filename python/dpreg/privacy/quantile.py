@@ -233,7 +233,7 @@ class BinnedColumn:
         return self.shape[0]
 
     @classmethod
-    def from_array(cls, x) -> "BinnedColumn":
+    def from_array(cls, x) -> BinnedColumn:
         """An in-memory column (checked finite, as upq checks arrays)."""
         arr = np.asarray(x, dtype=float).ravel()
         if arr.shape[0] and not np.isfinite(arr).all():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special
@@ -67,7 +67,7 @@ def bernoulli_exp_frac(stream: SecureStream, num, den) -> np.ndarray:
     return (k % 2) == 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def _inv_e_word(k: int) -> int:
     """The k-th 64-bit word (k = 1, 2, ...) of the binary expansion of 1/e, exactly: floor(2^(64k) / e)
     minus 2^64 floor(2^(64(k-1)) / e), from the alternating series sum_j (-1)^j / j! with its remainder

@@ -78,7 +78,6 @@ def select_levels(counts, *, eps: float, delta: float, neighbours: str, noise: N
         raise InvalidArgument("counts must be finite and >= 1 (only keys that occur in the data)")
     sens = histogram_l1_sensitivity(neighbours)
     tau = level_threshold(eps, delta, neighbours)
-    b = sens / float(eps)
     if c.size and not np.all(c == np.floor(c)):
         raise InvalidArgument("counts must be integers")
     # exact discrete Laplace noise of scale b on the counts (privacy.counts; the ledger row is written there)

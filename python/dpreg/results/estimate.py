@@ -37,7 +37,7 @@ class EstimateSummary:
         The estimate to summarise.
     """
 
-    def __init__(self, est: "DPEstimate"):
+    def __init__(self, est: DPEstimate):
         self._est = est
 
     def _table(self):

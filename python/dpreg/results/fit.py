@@ -164,7 +164,7 @@ class DPFit:
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_release(cls, release: Release, *, public, privacy, formula, method, options=None,
-                     auto=False) -> "DPFit":
+                     auto=False) -> DPFit:
         """Build a fit from an estimator's release (used by :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`).
 
         Parameters
@@ -785,7 +785,7 @@ class DPFit:
         return out
 
     # ---- summaries and printing ----------------------------------------------------------------
-    def summary(self, level: float | None = None) -> "Summary":
+    def summary(self, level: float | None = None) -> Summary:
         """R-like summary of the fit.
 
         Parameters
@@ -970,7 +970,7 @@ class DPFit:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DPFit":
+    def from_dict(cls, d: dict) -> DPFit:
         """Rebuild a working fit (coefficients, inference, summary, predict) from :meth:`to_dict`.
 
         Parameters
