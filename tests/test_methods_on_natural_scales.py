@@ -1,4 +1,5 @@
-"""Issue 13: methods usable on natural-scale data with factors, or refusing before spending budget."""
+"""Methods on natural-scale data with factors: usable (standardised by public or private ranges and
+mapped back exactly), or refusing before any budget is spent."""
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,6 +1,6 @@
-"""Issue 5 acceptance: privacy units (``unit=``, spec winsorized_sa 0.2, 3.2 step 3, 5.3) through
-dp_lm for subsample_aggregate and TukeyEM, and small gaps of the issue's checklist (aggregator
-aliases, one quantile implementation behind the private ranges)."""
+"""Privacy units (``unit=``: one person owning several rows) through dp_lm for subsample_aggregate and
+TukeyEM: partitions never split a unit, messages count units, the release holds no unit ids; plus the
+aggregator aliases and the one quantile implementation behind the private ranges."""
 import math
 import re
 import warnings
@@ -252,7 +252,7 @@ def test_tukey_with_units_end_to_end():
 # issue 5 checklist gaps
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("alias,name", [("clipped_mean", "clipped"), ("widened_winsorized", "wwm")])
-def test_issue_aggregator_names_are_aliases(alias, name):
+def test_aggregator_names_from_the_papers_are_aliases(alias, name):
     rng = np.random.default_rng(0)
     n = 3000
     x = rng.standard_normal(n)

@@ -1,7 +1,7 @@
-"""Acceptance checks for issue 2 (the foundation) that no other test file makes.
-
-Each test names the issue item or spec oracle (specs/adassp_boosted.md section 7) it proves. Entries that
-are already proven elsewhere are not repeated here (see the checklist in the acceptance report).
+"""End-to-end checks no other test file makes: the package layout and README's commands and example,
+noise-off fits equal to statsmodels' OLS, interval arithmetic of transforms, missing values and n,
+data-read bounds and levels marked in every output, clear errors that never quote data, the CLI's bad
+input, and a planted record that appears in no output of the default path.
 """
 import json
 import math
@@ -58,7 +58,7 @@ def run_module(*args, timeout=120):
 
 
 # ---- item 1 / 2: packaging, README, CI entry point ----------------------------------------------
-def test_item1_pyproject_layout_and_runtime_dependencies():
+def test_pyproject_layout_and_runtime_dependencies():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
         meta = tomllib.load(fh)
     project = meta["project"]
@@ -76,7 +76,7 @@ def test_item1_pyproject_layout_and_runtime_dependencies():
     assert "make test" in ci and os.access(os.path.join(ROOT, ".ci", "run"), os.X_OK)
 
 
-def test_item2_readme_has_the_commands_the_example_and_the_privacy_paragraph():
+def test_readme_has_the_commands_the_example_and_the_privacy_paragraph():
     readme = open(os.path.join(ROOT, "README.md")).read()
     assert "make demo" in readme and "make test" in readme
     assert 'fit = dpreg.dp_lm("price ~ carat + C(cut) + depth", diamonds, eps=1.0)' in readme
@@ -85,7 +85,7 @@ def test_item2_readme_has_the_commands_the_example_and_the_privacy_paragraph():
     assert "eps" in low and "delta" in low and "what is released" in low and "never shows" in low
 
 
-def test_item2_readme_three_line_example_runs_on_offline_diamonds():
+def test_readme_three_line_example_runs_on_offline_diamonds():
     diamonds = dpreg.datasets.load_diamonds() if hasattr(dpreg, "datasets") else None
     if diamonds is None:
         from dpreg.datasets import load_diamonds
@@ -101,7 +101,7 @@ def test_item2_readme_three_line_example_runs_on_offline_diamonds():
     assert fit.privacy.eps_spent <= 1.0 * (1 + 1e-9)
 
 
-def test_item2_make_demo_main_job_is_a_dp_fit_of_real_data_with_a_summary():
+def test_make_demo_main_job_is_a_dp_fit_of_real_data_with_a_summary():
     r = run_module("dpreg.demo")
     assert r.returncode == 0, r.stderr[-2000:]
     out = r.stdout
@@ -138,7 +138,7 @@ UNSCALING_CASES = [
 
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
 @pytest.mark.parametrize("formula,sm_formula,rename", UNSCALING_CASES, ids=[c[0] for c in UNSCALING_CASES])
-def test_item4_T10e_unscaled_noise_off_fit_equals_statsmodels_ols(method, formula, sm_formula, rename):
+def test_unscaled_noise_off_fit_equals_statsmodels_ols(method, formula, sm_formula, rename):
     """Exact un-scaling (spec 2.4) with derived columns, interactions, factor x numeric blocks, no
     intercept and the dot: noise off, the coefficients in original units are statsmodels' OLS.
     n = 20 000 so that lambda_min of the scaled Gram matrix clears AdaSSP's ridge threshold even for
@@ -158,7 +158,7 @@ def test_item4_T10e_unscaled_noise_off_fit_equals_statsmodels_ols(method, formul
     assert not fit.privacy.private      # the noise-off hook never claims privacy
 
 
-def test_item4_interval_arithmetic_for_log_sqrt_and_interactions_across_zero():
+def test_interval_arithmetic_for_log_sqrt_and_interactions_across_zero():
     df = _frame(200)
     d = build_design("y ~ log(x2) + sqrt(x2) + x1:z + I(z**2) + I(z**3) + z:C(f)", df, bounds=BOUNDS,
                      levels={"f": list("abc")}, noise=NoiseSource(1), ledger=Ledger())
@@ -175,7 +175,7 @@ def test_item4_interval_arithmetic_for_log_sqrt_and_interactions_across_zero():
     assert np.all(d.X[:, j] >= 0) and np.all(d.X[:, j] <= math.log(50) + 1e-12)
 
 
-def test_item4_missing_values_never_make_n_data_dependent():
+def test_missing_values_never_make_n_data_dependent():
     df = _frame(2000, seed=3)
     df.loc[[5, 17, 80], "x1"] = np.nan
     df.loc[[9], "f"] = np.nan
@@ -195,7 +195,7 @@ def test_item4_missing_values_never_make_n_data_dependent():
     assert dropped.nobs == len(df) - 4 and any("drop" in t for t in dropped.privacy.leaks)
 
 
-def test_item4_bounds_data_marks_the_fit_not_private_in_every_output():
+def test_bounds_data_marks_the_fit_not_private_in_every_output():
     df = _frame(1000)
     with pytest.warns(PrivacyLeakWarning):
         fit = dpreg.dp_lm("y ~ x1 + z", df, eps=1.0, bounds="data", method="adassp", random_state=1)
@@ -204,7 +204,7 @@ def test_item4_bounds_data_marks_the_fit_not_private_in_every_output():
     assert "NOT" in fit.summary().to_markdown() and "NOT" in fit.summary().to_html()
 
 
-def test_item4_levels_from_data_warn_even_when_the_design_then_fails():
+def test_levels_from_data_warn_even_when_the_design_then_fails():
     """A numeric column used as C(x) with levels="data" takes its levels from the data: the leak warning
     must reach the caller even though the design is then refused, and the refusal must not quote the
     number of coefficients (it counts the distinct values observed)."""
@@ -216,7 +216,7 @@ def test_item4_levels_from_data_warn_even_when_the_design_then_fails():
 
 
 # ---- item 5: default path with private ranges ---------------------------------------------------
-def test_item5_default_path_dot_formula_estimates_every_range_from_ten_percent():
+def test_default_path_dot_formula_estimates_every_range_from_ten_percent():
     df = _frame(20000, seed=4)[["y", "x1", "z", "f"]]
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)     # no leak on the default path
@@ -235,7 +235,7 @@ def test_item5_default_path_dot_formula_estimates_every_range_from_ten_percent()
     assert fit.privacy.eps_spent <= 1.0 * (1 + 1e-9)
 
 
-def test_item10_numpy_scalars_are_valid_budgets():
+def test_numpy_scalars_are_valid_budgets():
     """eps/delta taken from a numpy grid (np.int64, np.float32) are numbers, passed on as floats."""
     df = _frame(1000)
     fit = dpreg.dp_lm("y ~ x1", df, eps=np.int64(2), delta=np.float32(1e-6), bounds=BOUNDS, method="adassp",
@@ -248,7 +248,7 @@ def test_item10_numpy_scalars_are_valid_budgets():
 
 
 # ---- item 8: residuals / fitted on a real fit ---------------------------------------------------
-def test_item8_residuals_and_fitted_raise_on_a_real_fit():
+def test_residuals_and_fitted_raise_on_a_real_fit():
     df = _frame(1000)
     fit = dpreg.dp_lm("y ~ x1 + C(f)", df, eps=1.0, bounds=BOUNDS, method="adassp", random_state=1)
     for name in ("residuals", "fitted", "fitted_values", "resid"):
@@ -305,7 +305,7 @@ ITEM10 = [
 
 
 @pytest.mark.parametrize("case", ITEM10, ids=[c[0] for c in ITEM10])
-def test_item10_errors_are_clear_and_never_quote_data(case):
+def test_errors_are_clear_and_never_quote_data(case):
     _, formula, transform, kw, exc_type, needle = case
     df = _planted()
     if transform is not None:
@@ -345,7 +345,7 @@ CLI_BAD = [
 ]
 
 
-def test_item9_cli_bad_input_one_line_nonzero_exit_no_traceback(planted_csv):
+def test_cli_bad_input_one_line_nonzero_exit_no_traceback(planted_csv):
     """The real user path (a subprocess per bad input, run side by side): non-zero exit, exactly one
     stderr line naming the problem, no traceback, no data value."""
     data, bounds = planted_csv
@@ -366,7 +366,7 @@ def test_item9_cli_bad_input_one_line_nonzero_exit_no_traceback(planted_csv):
 
 
 # ---- T14: planted record on the default path (private ranges, auto), every output ---------------
-def test_T14_planted_record_default_path_every_output_and_warning():
+def test_planted_record_default_path_every_output_and_warning():
     rng = np.random.default_rng(11)   # synthetic test data (not dpreg noise)
     n = 20000
     df = pd.DataFrame({"x": rng.uniform(0, 100, n), "g": pd.Categorical(rng.choice(list("abc"), n),
