@@ -480,6 +480,82 @@ def _charge(budget, privacy, label):
 # ------------------------------------------------------------------------------------------------
 # dp_mean
 # ------------------------------------------------------------------------------------------------
+#: the interval of dp_mean is released only when its widening for the public bound on the
+#: winsorization bias (and on the variance clipping hides) is at most this share of the winsorized
+#: mean's own half-width (our choice: a larger widening would make the interval mostly a worst-case
+#: bias statement)
+BIAS_GATE = 0.25
+
+
+def _norm_ppf(p):
+    from scipy import stats as _stats
+    return float(_stats.norm.ppf(p))
+
+
+def _mean_halfwidth(model, sampling_sd, noise_sd, level):
+    """Half-width of the interval of the winsorized mean at ``level``: the mean-step noise is
+    Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian under zCDP; the sampling error is
+    approximately normal (central limit theorem)."""
+    if model == "pure":
+        from .estimators.subsample import gauss_laplace_halfwidth
+        return gauss_laplace_halfwidth(sampling_sd, noise_sd / math.sqrt(2.0), level)
+    return _norm_ppf(0.5 + level / 2.0) * math.hypot(noise_sd, sampling_sd)
+
+
+def _winsorization_bias_bound(n, l, u, res, *, xi, budget, model, qn, split, steps, alpha_p):
+    """Public bounds (bias_lo, bias_hi, extra_m2) on how far the winsorized mean of the sample lies
+    above / below its plain mean, and on the second moment lost by clipping; inf where no bound.
+
+    Derivation (docs/validity.md, "dp_mean"). Each clip point is a private quantile search at level
+    xi (q_lo) or 1 - xi (q_hi); with probability >= 1 - alpha_p it stops within r rows of its target
+    count (``_rank_error_bound``), so at most K = xi n + r rows lie beyond it. Each such row moves
+    by at most its distance to the declared bound when clipped (u - q_hi or q_lo - l), so
+    mean(x) - mean(clip(x)) lies in [-K (q_lo - l) / n, K (u - q_hi) / n]. The second moment about
+    the centre c of the clip points loses at most K ((u - c)^2 - h^2) / n above and
+    K ((c - l)^2 - h^2) / n below. Without a declared end there is no bound (inf). Clip points
+    replaced by the bounds after crossing clip nothing inside the bounds (bias 0); swapped ones have
+    no rank guarantee (inf). Every input is public (n, declared bounds, budgets, released clip points).
+    """
+    from .privacy.quantile import noise_scales
+    inf = math.inf
+    if res.crossed:
+        if res.q_lo == l and res.q_hi == u:
+            return 0.0, 0.0, 0.0
+        return inf, inf, inf
+    qkw = W.quantile_budgets(budget, model, split, n_quantiles=2)
+    kw = {"eps": qkw["eps"]} if "eps" in qkw else {"rho": qkw["rho"]}
+    _, b, _, _ = noise_scales(quantile_noise=qn, **kw)
+    r = _rank_error_bound(qn, b, steps, alpha_p)
+    if r is None or not (math.isfinite(l) and math.isfinite(u)):
+        return inf, inf, inf
+    k = min(float(n), xi * n + r)
+    c = 0.5 * res.q_lo + 0.5 * res.q_hi
+    h = 0.5 * res.q_hi - 0.5 * res.q_lo
+    # fractions first and halves: no overflow for declared bounds near +-1e308
+    frac = k / n
+    # halves first (no overflow for ends near +-1e308); a product that overflows is inf: no bound
+    bias_hi = frac * 2.0 * (u / 2.0 - res.q_hi / 2.0)
+    bias_lo = frac * 2.0 * (res.q_lo / 2.0 - l / 2.0)
+    du, dl = u / 2.0 - c / 2.0, c / 2.0 - l / 2.0
+    hh = h / 2.0
+    extra = 4.0 * frac * (max(du * du - hh * hh, 0.0) + max(dl * dl - hh * hh, 0.0))
+    if not math.isfinite(extra):
+        extra = inf
+    return float(max(bias_lo, 0.0)), float(max(bias_hi, 0.0)), float(extra)
+
+
+def _interval_withheld_message(bias_lo, bias_hi, halfwidth, l, u):
+    if not (math.isfinite(bias_lo) and math.isfinite(bias_hi)):
+        why = ("declare both bounds (lower, upper): without them the bias of the private clip points "
+               "cannot be bounded")
+    else:
+        why = (f"the private clip points may lie inside the data, and the bias this causes is bounded "
+               f"only by {format(bias_lo, '.3g')} below and {format(bias_hi, '.3g')} above from the declared "
+               f"bounds, more than {BIAS_GATE:g} x the half-width {format(halfwidth, '.3g')}; narrower "
+               f"declared bounds, a larger n or a larger eps give an interval")
+    return f"confidence interval of the mean not estimable at this n and eps: {why}"
+
+
 #: share of the budget spent on the private second moment behind the sampling part of the standard
 #: error (our choice: the variance needs only rough relative accuracy; 0 switches it off)
 SE_FRACTION = 0.10
@@ -660,17 +736,41 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         sampling_sd = math.sqrt(var / n)
     noise_sd = float(res.noise_sd)
     se = math.hypot(noise_sd, sampling_sd or 0.0)
-    # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
-    # under zCDP; the sampling error is approximately normal (central limit theorem)
-    if model == "pure":
-        from .estimators.subsample import gauss_laplace_halfwidth
-        halfwidth = gauss_laplace_halfwidth(sampling_sd or 0.0, noise_sd / math.sqrt(2.0), float(level))
-    else:
-        from scipy import stats as _stats
-        halfwidth = float(_stats.norm.ppf(0.5 + float(level) / 2.0)) * se
-    conf = [res.estimate - halfwidth, res.estimate + halfwidth]
-
     msgs = []
+    bias_lo = bias_hi = None
+    if f_se > 0:
+        # interval for the population mean (docs/validity.md, "dp_mean"): the clip points are private
+        # quantiles that may stop inside the data, so the winsorized mean is biased by up to the
+        # public bound below; the interval is widened by it, and withheld when the bound is large
+        # against the sampling + noise half-width (the bias cannot then be told apart from public facts)
+        alpha = 1.0 - float(level)
+        alpha_p = PRIVACY_ALPHA_SHARE * alpha
+        bias_lo, bias_hi, extra_m2 = _winsorization_bias_bound(
+            n, l, u, res, xi=float(res.xi), budget=B_mean, model=model, qn=qn, split=split, steps=steps,
+            alpha_p=alpha_p)
+        s_up = sampling_sd or 0.0
+        if math.isfinite(extra_m2):
+            # the sample variance of the unclipped data exceeds the clipped one by at most extra_m2
+            s_up = math.sqrt(s_up * s_up + extra_m2 / n)
+        level_stat = 1.0 - (alpha - 2.0 * alpha_p)
+        h_clipped = _mean_halfwidth(model, sampling_sd or 0.0, noise_sd, level_stat)
+        halfwidth = _mean_halfwidth(model, s_up, noise_sd, level_stat)
+        # gate: the widening for the bias (and the variance clipping may hide) is at most BIAS_GATE of
+        # the half-width of the winsorized mean's own interval
+        widening = (halfwidth - h_clipped) + 0.5 * (bias_lo + bias_hi)
+        if widening <= BIAS_GATE * h_clipped:
+            sampling_sd = s_up
+            conf = [res.estimate - halfwidth - bias_lo, res.estimate + halfwidth + bias_hi]
+            se = (halfwidth + 0.5 * (bias_lo + bias_hi)) / float(_norm_ppf(0.5 + float(level) / 2.0))
+        else:
+            conf = None
+            se = None
+            msgs.append(_interval_withheld_message(bias_lo, bias_hi, h_clipped, l, u))
+    else:
+        # noise only (inference=False or se_fraction=0): the interval of the privacy noise alone
+        halfwidth = _mean_halfwidth(model, sampling_sd or 0.0, noise_sd, float(level))
+        conf = [res.estimate - halfwidth, res.estimate + halfwidth]
+
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
     n_feasible = W.feasible_count(s_q, steps)
@@ -689,8 +789,13 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,
              "bounds": declared,
              "anchor": anchor, "beta": beta, "split": list(split), "noise_sd": noise_sd,
-             "sampling_sd": sampling_sd, "se_fraction": f_se, "level": float(level), "conf_int": conf,
-             "se_method": "sampling + noise" if sampling_sd is not None else "noise only",
+             "sampling_sd": sampling_sd, "se_fraction": f_se,
+             "level": float(level) if conf is not None else None, "conf_int": conf,
+             "winsorization_bias_bound": None if conf is None or bias_lo is None else [bias_lo, bias_hi],
+             "bias_alpha": 2.0 * PRIVACY_ALPHA_SHARE * (1.0 - float(level)),
+             "se_method": ("noise only" if sampling_sd is None else
+                           "sampling + noise + winsorization bias bound" if conf is not None else
+                           "not estimable (winsorization bias)"),
              "sensitivity": res.sensitivity, "crossed": res.crossed, "near_bound": res.near_bound,
              "clamped": res.clamped, "accounting": model, "rho": rho, "quantile_noise": qn,
              "eps": eps, "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
