@@ -18,15 +18,19 @@ def x():
 
 
 def test_dp_mean_se_includes_sampling_error(x):
-    m = dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), random_state=1)
+    m = dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), estimator="pmwm", random_state=1)
     f = m.facts
     assert f["sampling_sd"] is not None
-    # bounds +-100 around data of sd 2 at n = 2000, eps = 1: the public bound on the winsorization bias
-    # (up to ~135 rows beyond a clip point, each up to ~90 from it) swamps the half-width, so no interval
-    # and no standard error are released (tests/test_univariate_validity.py checks the rule)
+    # PMWM with bounds +-100 around data of sd 2 at n = 2000, eps = 1: the public bound on the
+    # winsorization bias (up to ~135 rows beyond a clip point, each up to ~90 from it) swamps the
+    # half-width, so no interval and no standard error are released
     assert f["se_method"].startswith("not estimable") and m.std_error is None
     assert m.conf_int().isna().all().all()
     assert any("not estimable" in w for w in m.warnings)
+    # the default with both bounds declared: the mean clipped to them, with an interval (no bias term)
+    d = dpreg.dp_mean(x, eps=1.0, bounds=(-100, 100), random_state=1)
+    assert d.facts["estimator"] == "clipped" and d.facts["winsorization_bias_bound"] == [0.0, 0.0]
+    assert np.isfinite(d.conf_int().to_numpy()).all() and d.std_error > 0
     # the released second moment is in the ledger and the ledger spends exactly eps
     stats = [r["statistic"] for r in m.privacy.ledger]
     assert "mean.second_moment" in stats

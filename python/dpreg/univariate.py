@@ -565,7 +565,7 @@ SE_FRACTION = 0.10
 def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
             se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
             beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
-            crossing="bounds", clamp_output=False, random_state=None,
+            crossing="bounds", clamp_output=False, estimator="auto", random_state=None,
             allow_large_delta=False):
     """Differentially private mean: the private modified winsorized mean (PMWM).
 
@@ -622,6 +622,13 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
     crossing : {"bounds", "swap"}, default "bounds"
         Crossed clip points fall back to the bounds (or are swapped; always swapped when a bound is
         not finite).
+    estimator : {"auto", "pmwm", "clipped"}, default "auto"
+        "pmwm": the private modified winsorized mean; "clipped": the mean of the data clipped to the
+        declared bounds (both must be finite; Laplace/Gaussian noise scaled to (upper - lower) / n).
+        "auto": "clipped" when both bounds are declared and ``inference=True`` (its interval is valid
+        without a bias term and narrower than a valid PMWM interval), else "pmwm". The PMWM's
+        interval is widened by a public bound on the bias of its private clip points and is
+        withheld ("not estimable", with the reason) when that bound is large or a bound is not declared.
     clamp_output : bool, default False
         Clamp the released mean to the bounds (clamping would bias it).
     column : str, optional
@@ -675,6 +682,10 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         raise InvalidArgument("conf_delta must be in (0, 1)")
     if crossing not in ("bounds", "swap"):
         raise InvalidArgument("crossing must be 'bounds' or 'swap'")
+    if estimator not in ("auto", "pmwm", "clipped"):
+        raise InvalidArgument("estimator must be 'auto', 'pmwm' or 'clipped'")
+    if estimator == "clipped" and not (math.isfinite(l) and math.isfinite(u)):
+        raise InvalidArgument("estimator='clipped' needs both bounds declared: bounds=(lower, upper)")
     if not _is_number(level) or not (0 < level < 1):
         raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
     if not _is_number(se_fraction) or not (0 <= se_fraction < 1):
@@ -708,9 +719,19 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         xi, c_eff = W.trim_proportion(n, trim_count=trim_count, eta=float(eta), trim=trim, s_q=s_q)
     # without both bounds the clip points cannot cross (each search starts from the other's side)
     crossing_used = crossing if both else "swap"
-    res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
-                 quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
-                 clamp_output=bool(clamp_output), anchor=anchor)
+    # estimator (public facts only): with both bounds declared and an interval requested, the mean of
+    # the data clipped to the declared bounds; its interval needs no bias term, and it is narrower than
+    # any valid PMWM interval (docs/validity.md, "dp_mean": the PMWM's public bias bound is
+    # K (u - l - (q_hi - q_lo)) / n with K >= xi n + r rows, r ~ 40 / eps, against a noise of about
+    # 3.3 (u - l) / (n eps) here)
+    use_clipped = estimator == "clipped" or (estimator == "auto" and both and f_se > 0)
+    if use_clipped:
+        res = W.clipped_mean_aggregate(arr, lower=l, upper=u, budget=B_mean, model=model, noise=noise,
+                                       ledger=ledger, label="mean")
+    else:
+        res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
+                     quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
+                     clamp_output=bool(clamp_output), anchor=anchor)
 
     sampling_sd = None
     if f_se > 0:
@@ -774,7 +795,7 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
     n_feasible = W.feasible_count(s_q, steps)
-    if n < n_feasible:
+    if n < n_feasible and not use_clipped:
         msgs.append(W.FEASIBILITY_WARNING)
     if res.near_bound or res.clamped:
         msgs.append("a private clip point hit or came near a bound: bounds may be too narrow or the "
@@ -799,7 +820,8 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
              "sensitivity": res.sensitivity, "crossed": res.crossed, "near_bound": res.near_bound,
              "clamped": res.clamped, "accounting": model, "rho": rho, "quantile_noise": qn,
              "eps": eps, "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
-             "n_feasible": n_feasible, "crossing": crossing_used}
+             "n_feasible": n_feasible, "crossing": crossing_used,
+             "estimator": "clipped" if use_clipped else "pmwm"}
     _emit(msgs)
     return DPEstimate(estimate=res.estimate, std_error=se, privacy=privacy, facts=facts,
                       warnings=msgs, kind="mean")

@@ -82,9 +82,14 @@ class EstimateSummary:
                 notes.append("Std. Error is the sd of the privacy noise of the mean step only "
                              "(sampling error not included: inference=False or se_fraction=0).")
             b = f.get("bounds") or [None, None]
-            notes.append(f"Released clip points: [{format_number(f.get('q_lo'))}, "
-                         f"{format_number(f.get('q_hi'))}]; xi = {format_number(f.get('xi'))}; bounds "
-                         f"[{format_number(b[0])}, {format_number(b[1])}]; beta = {format_number(f.get('beta'))}")
+            if f.get("estimator") == "clipped":
+                notes.append(f"Mean of the data clipped to the declared bounds [{format_number(b[0])}, "
+                             f"{format_number(b[1])}] (no winsorization bias for data inside them).")
+            else:
+                notes.append(f"Released clip points: [{format_number(f.get('q_lo'))}, "
+                             f"{format_number(f.get('q_hi'))}]; xi = {format_number(f.get('xi'))}; bounds "
+                             f"[{format_number(b[0])}, {format_number(b[1])}]; beta = "
+                             f"{format_number(f.get('beta'))}")
         else:
             notes.append(f"Search bounds: [{format_number(f.get('lower'))}, {format_number(f.get('upper'))}]"
                          + (f"; private anchor {format_number(f['anchor'])}" if f.get("anchor") is not None else "")
