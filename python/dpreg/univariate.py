@@ -598,10 +598,13 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         Charged with what the release spends; refused up front when it cannot pay.
     inference : bool, default True
         Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
-        ``std_error`` includes the sampling error: SE^2 = s^2 / n + noise_sd^2, with s^2 the variance
-        of the clipped data computed from the released second moment and the released mean, and
-        noise_sd the known sd of the mean-step privacy noise. Without it ``std_error`` is noise_sd
-        only (sampling error not included) and all the budget goes to the mean.
+        the interval includes the sampling error (the variance of the clipped data from the released
+        second moment and mean, plus one s.d. of that moment's noise), the privacy noise of the mean
+        and, for the PMWM, a public bound on the bias of its private clip points (the interval is
+        then withheld, with the reason, when that bound is large or a bound is not declared);
+        ``std_error`` is the interval's half-width / z (None when withheld). Without it
+        ``std_error`` is noise_sd only (sampling error not included) and all the budget goes to the
+        mean.
     level : float, default 0.95
         Level of ``conf_int()``: z intervals under zCDP; under pure DP the Gaussian-plus-Laplace
         quantile (the Laplace noise has heavier tails than a normal of the same sd).
