@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale")
+DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed")
 ALL_N = (300, 1000, 3000, 10000, 100000)
 ALL_EPS = (0.5, 1.0, 4.0)
 LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp")
@@ -68,6 +68,12 @@ class Design:
                          "C(g)[T.z]": None}    # None: no population value (no rows): must not be released
             self.bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "y": (-10.0, 12.0)}
             self.sigma = 1.0
+        elif name == "skewed":
+            # a right-skewed outcome (lognormal, mean e^0.5, median 1, sd 2.16) for dp_mean / dp_quantile
+            self.formula = "y ~ x1"
+            self.beta = {"Intercept": math.exp(0.5), "x1": 0.0}
+            self.bounds = {"x1": (-1.0, 1.0), "y": (0.0, 50.0)}
+            self.sigma = math.sqrt((math.e - 1.0) * math.e)
         elif name == "raw_scale":
             # predictors in the thousands (e.g. square feet, income), outcome in the hundreds
             self.formula = "y ~ x1 + x2"
@@ -83,12 +89,14 @@ class Design:
             return rng.standard_normal((n, 3)) @ self.chol.T
         if self.name == "raw_scale":
             return np.column_stack([rng.uniform(1000, 5000, n), rng.uniform(0, 3000, n)])
-        k = 2 if self.name == "rare_level" else 3
+        k = 2 if self.name == "rare_level" else 1 if self.name == "skewed" else 3
         return rng.uniform(-1, 1, (n, k))
 
     def _errors(self, n, x, rng):
         if self.name == "t3":
             return rng.standard_t(3, n) / math.sqrt(3.0)          # variance 1
+        if self.name == "skewed":
+            return rng.lognormal(0.0, 1.0, n) - math.exp(0.5)
         if self.name == "hetero":
             return rng.standard_normal(n) * math.sqrt(3.0) * np.abs(x[:, 0])   # E[3 x1^2] = 1
         return self.sigma * rng.standard_normal(n)
@@ -178,7 +186,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
         if univariate:
             y = df["y"].to_numpy(float)
             lo, hi = design.bounds["y"]
-            target = design.beta["Intercept"] if design.name not in ("rare_level",) else None
+            # population mean (dp_mean) or median (dp_quantile) of y, by Monte Carlo on 10^6 draws
+            target = _uni_target(design, method)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -190,17 +199,14 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
                 fails += 1
                 errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
                 continue
-            ci = getattr(est, "conf_int", None)
-            ci = ci() if callable(ci) else ci
-            if ci is None and est.std_error is not None:
-                ci = (est.estimate - Z95 * est.std_error, est.estimate + Z95 * est.std_error)
-            if ci is None:
-                released.append(False)
+            ci = est.facts.get("conf_int")
+            if ci is not None:
+                ci = np.asarray(ci, dtype=float).ravel()
+            if ci is None or not np.all(np.isfinite(ci)):
+                released.append(False)      # "not estimable" (dp_mean) or an unbounded end
                 continue
             released.append(True)
-            # population mean of y (and median: the designs' outcome is symmetric about its mean,
-            # except rare_level, whose mean is computed by Monte Carlo below)
-            t = _uni_target(design) if target is None else target
+            t = target
             cov_pop.append(ci[0] <= t <= ci[1])
             sd = float(np.std(y, ddof=1))
             widths.append((ci[1] - ci[0]) / (2 * Z95 * sd / math.sqrt(n)))
@@ -288,11 +294,12 @@ def _q(v, p):
 _UNI_TARGET = {}
 
 
-def _uni_target(design):
-    if design.name not in _UNI_TARGET:
-        df = design.draw(1_000_000, np.random.default_rng(7))
-        _UNI_TARGET[design.name] = float(df["y"].mean())
-    return _UNI_TARGET[design.name]
+def _uni_target(design, method):
+    key = (design.name, method)
+    if key not in _UNI_TARGET:
+        y = design.draw(1_000_000, np.random.default_rng(7))["y"].to_numpy(float)
+        _UNI_TARGET[key] = float(y.mean() if method == "dp_mean" else np.median(y))
+    return _UNI_TARGET[key]
 
 
 # --------------------------------------------------------------------------------------------------

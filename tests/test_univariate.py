@@ -193,11 +193,11 @@ def test_dp_mean_auto_accounting_rule(data):
 def test_feasibility_warning_and_determinism():
     x = np.random.default_rng(0).normal(5, 1, 50)
     with pytest.warns(UserWarning, match="budget too small"):
-        a = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), random_state=9)
+        a = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), estimator="pmwm", random_state=9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), random_state=9)
-        c = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), random_state=10)
+        b = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), estimator="pmwm", random_state=9)
+        c = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), estimator="pmwm", random_state=10)
     assert a.estimate == b.estimate and a.q_lo == b.q_lo and a.q_hi == b.q_hi
     assert a.estimate != c.estimate
     assert W.FEASIBILITY_WARNING in a.warnings
@@ -208,10 +208,12 @@ def test_trimming_rules():
     assert W.trim_proportion(1000, trim_count=10)[0] == pytest.approx(0.01)
     assert W.trim_proportion(100, trim_count=10)[0] == pytest.approx(0.025)
     assert W.trim_proportion(100, trim_count=10, eta=0.3)[0] == pytest.approx(0.3)
-    est = dpreg.dp_mean(np.arange(200.0), eps=5.0, bounds=(-10, 300), trim="adaptive", random_state=1)
+    est = dpreg.dp_mean(np.arange(200.0), eps=5.0, bounds=(-10, 300), trim="adaptive", estimator="pmwm",
+                          random_state=1)
     s_q = W.threshold_scale(5.0, "pure", "exponential", W.DEFAULT_SPLIT)
     assert est.facts["c_eff"] == max(10, math.ceil(4 * s_q))
-    est = dpreg.dp_mean(np.arange(200.0), eps=5.0, bounds=(-10, 300), variant="theoretical", random_state=1)
+    est = dpreg.dp_mean(np.arange(200.0), eps=5.0, bounds=(-10, 300), variant="theoretical",
+                          estimator="pmwm", random_state=1)
     assert est.xi == pytest.approx(min(0.49, 12 * math.log(4 / 0.05) / 200))
 
 

@@ -480,6 +480,86 @@ def _charge(budget, privacy, label):
 # ------------------------------------------------------------------------------------------------
 # dp_mean
 # ------------------------------------------------------------------------------------------------
+#: the interval of dp_mean is released only when its widening for the public bound on the
+#: winsorization bias (and on the variance clipping hides) is at most this share of the winsorized
+#: mean's own half-width (our choice: a larger widening would make the interval mostly a worst-case
+#: bias statement)
+BIAS_GATE = 0.25
+#: s.d.s of the second-moment noise added to the variance behind the sampling part of the interval
+#: (a plug-in margin for the noise of the released second moment, chosen and measured in
+#: docs/validity.md; not a bound)
+VAR_NOISE_SDS = 1.0
+
+
+def _norm_ppf(p):
+    from scipy import stats as _stats
+    return float(_stats.norm.ppf(p))
+
+
+def _mean_halfwidth(model, sampling_sd, noise_sd, level):
+    """Half-width of the interval of the winsorized mean at ``level``: the mean-step noise is
+    Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian under zCDP; the sampling error is
+    approximately normal (central limit theorem)."""
+    if model == "pure":
+        from .estimators.subsample import gauss_laplace_halfwidth
+        return gauss_laplace_halfwidth(sampling_sd, noise_sd / math.sqrt(2.0), level)
+    return _norm_ppf(0.5 + level / 2.0) * math.hypot(noise_sd, sampling_sd)
+
+
+def _winsorization_bias_bound(n, l, u, res, *, xi, budget, model, qn, split, steps, alpha_p):
+    """Public bounds (bias_lo, bias_hi, extra_m2) on how far the winsorized mean of the sample lies
+    above / below its plain mean, and on the second moment lost by clipping; inf where no bound.
+
+    Derivation (docs/validity.md, "dp_mean"). Each clip point is a private quantile search at level
+    xi (q_lo) or 1 - xi (q_hi); with probability >= 1 - alpha_p it stops within r rows of its target
+    count (``_rank_error_bound``), so at most K = xi n + r rows lie beyond it. Each such row moves
+    by at most its distance to the declared bound when clipped (u - q_hi or q_lo - l), so
+    mean(x) - mean(clip(x)) lies in [-K (q_lo - l) / n, K (u - q_hi) / n]. The second moment about
+    the centre c of the clip points loses at most K ((u - c)^2 - h^2) / n above and
+    K ((c - l)^2 - h^2) / n below. Without a declared end there is no bound (inf). Clip points
+    replaced by the bounds after crossing clip nothing inside the bounds (bias 0); swapped ones have
+    no rank guarantee (inf). Every input is public (n, declared bounds, budgets, released clip points).
+    """
+    from .privacy.quantile import noise_scales
+    inf = math.inf
+    if res.crossed:
+        if res.q_lo == l and res.q_hi == u:
+            return 0.0, 0.0, 0.0
+        return inf, inf, inf
+    qkw = W.quantile_budgets(budget, model, split, n_quantiles=2)
+    kw = {"eps": qkw["eps"]} if "eps" in qkw else {"rho": qkw["rho"]}
+    _, b, _, _ = noise_scales(quantile_noise=qn, **kw)
+    r = _rank_error_bound(qn, b, steps, alpha_p)
+    if r is None or not (math.isfinite(l) and math.isfinite(u)):
+        return inf, inf, inf
+    k = min(float(n), xi * n + r)
+    c = 0.5 * res.q_lo + 0.5 * res.q_hi
+    h = 0.5 * res.q_hi - 0.5 * res.q_lo
+    # fractions first and halves: no overflow for declared bounds near +-1e308
+    frac = k / n
+    # halves first (no overflow for ends near +-1e308); a product that overflows is inf: no bound
+    bias_hi = frac * 2.0 * (u / 2.0 - res.q_hi / 2.0)
+    bias_lo = frac * 2.0 * (res.q_lo / 2.0 - l / 2.0)
+    du, dl = u / 2.0 - c / 2.0, c / 2.0 - l / 2.0
+    hh = h / 2.0
+    extra = 4.0 * frac * (max(du * du - hh * hh, 0.0) + max(dl * dl - hh * hh, 0.0))
+    if not math.isfinite(extra):
+        extra = inf
+    return float(max(bias_lo, 0.0)), float(max(bias_hi, 0.0)), float(extra)
+
+
+def _interval_withheld_message(bias_lo, bias_hi, halfwidth, l, u):
+    if not (math.isfinite(bias_lo) and math.isfinite(bias_hi)):
+        why = ("declare both bounds (lower, upper): without them the bias of the private clip points "
+               "cannot be bounded")
+    else:
+        why = (f"the private clip points may lie inside the data, and the bias this causes is bounded "
+               f"only by {format(bias_lo, '.3g')} below and {format(bias_hi, '.3g')} above from the declared "
+               f"bounds, more than {BIAS_GATE:g} x the half-width {format(halfwidth, '.3g')}; narrower "
+               f"declared bounds, a larger n or a larger eps give an interval")
+    return f"confidence interval of the mean not estimable at this n and eps: {why}"
+
+
 #: share of the budget spent on the private second moment behind the sampling part of the standard
 #: error (our choice: the variance needs only rough relative accuracy; 0 switches it off)
 SE_FRACTION = 0.10
@@ -489,7 +569,7 @@ SE_FRACTION = 0.10
 def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
             se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
             beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
-            crossing="bounds", clamp_output=False, random_state=None,
+            crossing="bounds", clamp_output=False, estimator="auto", random_state=None,
             allow_large_delta=False):
     """Differentially private mean: the private modified winsorized mean (PMWM).
 
@@ -518,10 +598,13 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         Charged with what the release spends; refused up front when it cannot pay.
     inference : bool, default True
         Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
-        ``std_error`` includes the sampling error: SE^2 = s^2 / n + noise_sd^2, with s^2 the variance
-        of the clipped data computed from the released second moment and the released mean, and
-        noise_sd the known sd of the mean-step privacy noise. Without it ``std_error`` is noise_sd
-        only (sampling error not included) and all the budget goes to the mean.
+        the interval includes the sampling error (the variance of the clipped data from the released
+        second moment and mean, plus one s.d. of that moment's noise), the privacy noise of the mean
+        and, for the PMWM, a public bound on the bias of its private clip points (the interval is
+        then withheld, with the reason, when that bound is large or a bound is not declared);
+        ``std_error`` is the interval's half-width / z (None when withheld). Without it
+        ``std_error`` is noise_sd only (sampling error not included) and all the budget goes to the
+        mean.
     level : float, default 0.95
         Level of ``conf_int()``: z intervals under zCDP; under pure DP the Gaussian-plus-Laplace
         quantile (the Laplace noise has heavier tails than a normal of the same sd).
@@ -546,6 +629,13 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
     crossing : {"bounds", "swap"}, default "bounds"
         Crossed clip points fall back to the bounds (or are swapped; always swapped when a bound is
         not finite).
+    estimator : {"auto", "pmwm", "clipped"}, default "auto"
+        "pmwm": the private modified winsorized mean; "clipped": the mean of the data clipped to the
+        declared bounds (both must be finite; Laplace/Gaussian noise scaled to (upper - lower) / n).
+        "auto": "clipped" when both bounds are declared and ``inference=True`` (its interval is valid
+        without a bias term and narrower than a valid PMWM interval), else "pmwm". The PMWM's
+        interval is widened by a public bound on the bias of its private clip points and is
+        withheld ("not estimable", with the reason) when that bound is large or a bound is not declared.
     clamp_output : bool, default False
         Clamp the released mean to the bounds (clamping would bias it).
     column : str, optional
@@ -599,6 +689,10 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         raise InvalidArgument("conf_delta must be in (0, 1)")
     if crossing not in ("bounds", "swap"):
         raise InvalidArgument("crossing must be 'bounds' or 'swap'")
+    if estimator not in ("auto", "pmwm", "clipped"):
+        raise InvalidArgument("estimator must be 'auto', 'pmwm' or 'clipped'")
+    if estimator == "clipped" and not (math.isfinite(l) and math.isfinite(u)):
+        raise InvalidArgument("estimator='clipped' needs both bounds declared: bounds=(lower, upper)")
     if not _is_number(level) or not (0 < level < 1):
         raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
     if not _is_number(se_fraction) or not (0 <= se_fraction < 1):
@@ -632,9 +726,19 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         xi, c_eff = W.trim_proportion(n, trim_count=trim_count, eta=float(eta), trim=trim, s_q=s_q)
     # without both bounds the clip points cannot cross (each search starts from the other's side)
     crossing_used = crossing if both else "swap"
-    res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
-                 quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
-                 clamp_output=bool(clamp_output), anchor=anchor)
+    # estimator (public facts only): with both bounds declared and an interval requested, the mean of
+    # the data clipped to the declared bounds; its interval needs no bias term, and it is narrower than
+    # any valid PMWM interval (docs/validity.md, "dp_mean": the PMWM's public bias bound is
+    # K (u - l - (q_hi - q_lo)) / n with K >= xi n + r rows, r ~ 40 / eps, against a noise of about
+    # 3.3 (u - l) / (n eps) here)
+    use_clipped = estimator == "clipped" or (estimator == "auto" and both and f_se > 0)
+    if use_clipped:
+        res = W.clipped_mean_aggregate(arr, lower=l, upper=u, budget=B_mean, model=model, noise=noise,
+                                       ledger=ledger, label="mean")
+    else:
+        res = W.pmwm(arr, lower=l, upper=u, budget=B_mean, model=model, xi=xi, split=split, beta=beta,
+                     quantile_noise=qn, crossing=crossing_used, noise=noise, ledger=ledger, label="mean",
+                     clamp_output=bool(clamp_output), anchor=anchor)
 
     sampling_sd = None
     if f_se > 0:
@@ -650,31 +754,65 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
         if h2 > 0 and math.isfinite(h2):
             dc = np.clip(arr, res.q_lo, res.q_hi) - c
             d = np.minimum(dc * dc, h2)     # <= h^2 exactly (guards the last rounding bit)
-            m2, _ = W.noisy_clipped_mean(d, 0.0, h2, budget=B * f_se, model=model, noise=noise,
-                                         ledger=ledger, statistic="mean.second_moment")
+            m2, m2_sd = W.noisy_clipped_mean(d, 0.0, h2, budget=B * f_se, model=model, noise=noise,
+                                             ledger=ledger, statistic="mean.second_moment")
             # post-processing: variance of the clipped data = E(d) - (mean - c)^2, kept in [0, h^2]
             dev = res.estimate - c
             var = min(max(m2 - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
+            # the interval uses the variance plus VAR_NOISE_SDS s.d. of the noise of the released second
+            # moment (known: m2_sd): at small n the noise of m2 is comparable with the variance itself,
+            # and a low draw made the interval too short (coverage 0.90 at n = 100, eps = 4; a 99.5%
+            # upper bound instead over-covered every cell, 0.98-1.00; docs/validity.md)
+            var_up = min(max(m2 + VAR_NOISE_SDS * m2_sd - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
         else:
-            var = 0.0
+            var = var_up = 0.0
         sampling_sd = math.sqrt(var / n)
+        sampling_sd_up = math.sqrt(var_up / n)
     noise_sd = float(res.noise_sd)
     se = math.hypot(noise_sd, sampling_sd or 0.0)
-    # interval: the mean-step noise is Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian
-    # under zCDP; the sampling error is approximately normal (central limit theorem)
-    if model == "pure":
-        from .estimators.subsample import gauss_laplace_halfwidth
-        halfwidth = gauss_laplace_halfwidth(sampling_sd or 0.0, noise_sd / math.sqrt(2.0), float(level))
-    else:
-        from scipy import stats as _stats
-        halfwidth = float(_stats.norm.ppf(0.5 + float(level) / 2.0)) * se
-    conf = [res.estimate - halfwidth, res.estimate + halfwidth]
-
     msgs = []
+    bias_lo = bias_hi = None
+    bias_alpha = 0.0
+    if f_se > 0:
+        # interval for the population mean (docs/validity.md, "dp_mean"): the clip points are private
+        # quantiles that may stop inside the data, so the winsorized mean is biased by up to the
+        # public bound below; the interval is widened by it, and withheld when the bound is large
+        # against the sampling + noise half-width (the bias cannot then be told apart from public facts)
+        alpha = 1.0 - float(level)
+        alpha_p = PRIVACY_ALPHA_SHARE * alpha
+        bias_lo, bias_hi, extra_m2 = _winsorization_bias_bound(
+            n, l, u, res, xi=float(res.xi), budget=B_mean, model=model, qn=qn, split=split, steps=steps,
+            alpha_p=alpha_p)
+        s_up = sampling_sd_up
+        if math.isfinite(extra_m2):
+            # the sample variance of the unclipped data exceeds the clipped one by at most extra_m2
+            s_up = math.sqrt(s_up * s_up + extra_m2 / n)
+        # the clip points' rank guarantee spends 2 alpha_p of the miscoverage (none for the clipped
+        # estimator: nothing is searched)
+        bias_alpha = 0.0 if use_clipped else 2.0 * alpha_p
+        level_stat = 1.0 - (alpha - bias_alpha)
+        h_clipped = _mean_halfwidth(model, sampling_sd_up, noise_sd, level_stat)
+        halfwidth = _mean_halfwidth(model, s_up, noise_sd, level_stat)
+        # gate: the widening for the bias (and the variance clipping may hide) is at most BIAS_GATE of
+        # the half-width of the winsorized mean's own interval
+        widening = (halfwidth - h_clipped) + 0.5 * (bias_lo + bias_hi)
+        if widening <= BIAS_GATE * h_clipped:
+            sampling_sd = s_up
+            conf = [res.estimate - halfwidth - bias_lo, res.estimate + halfwidth + bias_hi]
+            se = (halfwidth + 0.5 * (bias_lo + bias_hi)) / float(_norm_ppf(0.5 + float(level) / 2.0))
+        else:
+            conf = None
+            se = None
+            msgs.append(_interval_withheld_message(bias_lo, bias_hi, h_clipped, l, u))
+    else:
+        # noise only (inference=False or se_fraction=0): the interval of the privacy noise alone
+        halfwidth = _mean_halfwidth(model, sampling_sd or 0.0, noise_sd, float(level))
+        conf = [res.estimate - halfwidth, res.estimate + halfwidth]
+
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
     n_feasible = W.feasible_count(s_q, steps)
-    if n < n_feasible:
+    if n < n_feasible and not use_clipped:
         msgs.append(W.FEASIBILITY_WARNING)
     if res.near_bound or res.clamped:
         msgs.append("a private clip point hit or came near a bound: bounds may be too narrow or the "
@@ -689,12 +827,18 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,
              "bounds": declared,
              "anchor": anchor, "beta": beta, "split": list(split), "noise_sd": noise_sd,
-             "sampling_sd": sampling_sd, "se_fraction": f_se, "level": float(level), "conf_int": conf,
-             "se_method": "sampling + noise" if sampling_sd is not None else "noise only",
+             "sampling_sd": sampling_sd, "se_fraction": f_se,
+             "level": float(level) if conf is not None else None, "conf_int": conf,
+             "winsorization_bias_bound": None if conf is None or bias_lo is None else [bias_lo, bias_hi],
+             "bias_alpha": bias_alpha,
+             "se_method": ("noise only" if sampling_sd is None else
+                           "sampling + noise + winsorization bias bound" if conf is not None else
+                           "not estimable (winsorization bias)"),
              "sensitivity": res.sensitivity, "crossed": res.crossed, "near_bound": res.near_bound,
              "clamped": res.clamped, "accounting": model, "rho": rho, "quantile_noise": qn,
              "eps": eps, "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
-             "n_feasible": n_feasible, "crossing": crossing_used}
+             "n_feasible": n_feasible, "crossing": crossing_used,
+             "estimator": "clipped" if use_clipped else "pmwm"}
     _emit(msgs)
     return DPEstimate(estimate=res.estimate, std_error=se, privacy=privacy, facts=facts,
                       warnings=msgs, kind="mean")

@@ -64,7 +64,17 @@ class EstimateSummary:
         f = e.facts
         notes = [f"n = {e.n} (public; replace-one neighbours)", _privacy_line(e.privacy, f)]
         if e.kind == "mean":
-            if f.get("sampling_sd") is not None:
+            if f.get("conf_int") is None and f.get("sampling_sd") is not None:
+                notes.append("No interval: the bias of the private clip points could not be bounded well "
+                             "enough from public facts (see the warning).")
+            elif f.get("winsorization_bias_bound") is not None:
+                bb = f["winsorization_bias_bound"]
+                notes.append(f"Interval for the mean: sampling error (sd {format_number(f['sampling_sd'])}, "
+                             f"from a privately released second moment), privacy noise (sd "
+                             f"{format_number(f.get('noise_sd'))}) and a public bound on the winsorization "
+                             f"bias (-{format_number(bb[0])}, +{format_number(bb[1])}); Std. Error = "
+                             f"half-width / z.")
+            elif f.get("sampling_sd") is not None:
                 notes.append(f"Std. Error combines sampling error (sd {format_number(f['sampling_sd'])}, from a "
                              f"privately released second moment) and privacy noise (sd "
                              f"{format_number(f.get('noise_sd'))}).")
@@ -72,9 +82,14 @@ class EstimateSummary:
                 notes.append("Std. Error is the sd of the privacy noise of the mean step only "
                              "(sampling error not included: inference=False or se_fraction=0).")
             b = f.get("bounds") or [None, None]
-            notes.append(f"Released clip points: [{format_number(f.get('q_lo'))}, "
-                         f"{format_number(f.get('q_hi'))}]; xi = {format_number(f.get('xi'))}; bounds "
-                         f"[{format_number(b[0])}, {format_number(b[1])}]; beta = {format_number(f.get('beta'))}")
+            if f.get("estimator") == "clipped":
+                notes.append(f"Mean of the data clipped to the declared bounds [{format_number(b[0])}, "
+                             f"{format_number(b[1])}] (no winsorization bias for data inside them).")
+            else:
+                notes.append(f"Released clip points: [{format_number(f.get('q_lo'))}, "
+                             f"{format_number(f.get('q_hi'))}]; xi = {format_number(f.get('xi'))}; bounds "
+                             f"[{format_number(b[0])}, {format_number(b[1])}]; beta = "
+                             f"{format_number(f.get('beta'))}")
         else:
             notes.append(f"Search bounds: [{format_number(f.get('lower'))}, {format_number(f.get('upper'))}]"
                          + (f"; private anchor {format_number(f['anchor'])}" if f.get("anchor") is not None else "")
@@ -296,11 +311,21 @@ class DPEstimate:
         from scipy import stats
         f = self.facts
         s, sd = f.get("sampling_sd") or 0.0, f.get("noise_sd") or 0.0
+        bias = f.get("winsorization_bias_bound")
+        if bias is not None:
+            # the bias bound holds with probability 1 - bias_alpha (spent from the released level's
+            # miscoverage), so only levels up to the released one can be recomputed
+            if level > f["level"]:
+                raise InvalidArgument(f"the winsorization bias bound of this interval was derived for level "
+                                      f"{f['level']:g}; rerun dp_mean(..., level={level:g}) for a higher level")
+            level = level + f["bias_alpha"]
         if f.get("accounting") == "pure":
             from ..estimators.subsample import gauss_laplace_halfwidth
             h = gauss_laplace_halfwidth(s, sd / math.sqrt(2.0), float(level))
         else:
             h = float(stats.norm.ppf(0.5 + level / 2.0)) * math.sqrt(s * s + sd * sd)
+        if bias is not None:
+            return [self.estimate - h - bias[0], self.estimate + h + bias[1]]
         return [self.estimate - h, self.estimate + h]
 
     # ---- display and exchange -----------------------------------------------------------------------
