@@ -571,11 +571,16 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
             beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
             crossing="bounds", clamp_output=False, estimator="auto", random_state=None,
             allow_large_delta=False):
-    """Differentially private mean: the private modified winsorized mean (PMWM).
+    """Differentially private mean.
 
-    Ramsay and Spicker (2025), Sections 3.1-3.2: two private quantiles at levels xi and 1 - xi (the
-    unbounded private quantile) are the clip points; the mean of the data clipped to them is
-    released with Laplace (pure) or Gaussian (zCDP) noise scaled to (q_hi - q_lo) / n.
+    With both ``bounds`` declared (and ``inference=True``, ``estimator="auto"``): the mean of the data
+    clipped to the declared bounds, with noise scaled to (upper - lower) / n, and an interval with no
+    winsorization bias for data inside the bounds (``docs/validity.md``). Otherwise the private
+    modified winsorized mean (PMWM), Ramsay and Spicker (2025), Sections 3.1-3.2: two private
+    quantiles at levels xi and 1 - xi (the unbounded private quantile) are the clip points; the mean
+    of the data clipped to them is released with Laplace (pure) or Gaussian (zCDP) noise scaled to
+    (q_hi - q_lo) / n. Its interval needs both bounds to bound the clip points' bias; without them it
+    is withheld with a warning saying so.
 
     Parameters
     ----------

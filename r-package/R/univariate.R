@@ -1,7 +1,11 @@
 #' Differentially private mean and quantile
 #'
-#' `dp_mean()` is the private modified winsorized mean (two private quantiles as
-#' clip points, then a noisy clipped mean); `dp_quantile()` the unbounded private
+#' `dp_mean()` is, with both `bounds` declared, the noisy mean of the data
+#' clipped to them; otherwise the private modified winsorized mean (two private
+#' quantiles as clip points, then a noisy clipped mean; no interval unless both
+#' bounds are declared, because the clip points' bias cannot be bounded without
+#' them); `estimator = "pmwm"` or `"clipped"` (passed on through `...`) chooses
+#' explicitly. `dp_quantile()` the unbounded private
 #' quantile. `x` must be numeric without missing values (the count is public).
 #'
 #' @param x A numeric vector; or a path, glob or directory of Parquet/CSV files,
@@ -99,6 +103,8 @@ new_dp_estimate <- function(d, call) {
 print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   what <- if (identical(x$kind, "quantile")) {
     paste0("quantile (q = ", format(x$facts$q), ")")
+  } else if (identical(x$facts$estimator, "clipped")) {
+    "mean (mean of the data clipped to the declared bounds)"
   } else "mean (private modified winsorized mean)"
   cat("Differentially private ", what, "\n", sep = "")
   cat("Estimate: ", format(x$estimate, digits = digits), sep = "")

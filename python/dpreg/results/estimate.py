@@ -22,6 +22,13 @@ _LABELS = {"mean": "private modified winsorized mean (PMWM)",
            "quantile": "unbounded private quantile (AboveThreshold search)"}
 
 
+def _label(e) -> str:
+    """The estimator's name for the summary title (dp_mean has two: PMWM, or the clipped mean)."""
+    if e.kind == "mean" and (e.facts or {}).get("estimator") == "clipped":
+        return "mean of the data clipped to the declared bounds"
+    return _LABELS.get(e.kind, e.kind)
+
+
 def _finite(x) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
@@ -104,7 +111,7 @@ class EstimateSummary:
     def __str__(self) -> str:
         e = self._est
         f = e.facts
-        kind = _LABELS.get(e.kind, e.kind)
+        kind = _label(e)
         lines = [f"Differentially private {e.kind}: {kind}"]
         if e.kind == "quantile" and not isinstance(f.get("q"), list):
             lines[0] += f", q = {format_number(f.get('q'))}"
@@ -123,7 +130,7 @@ class EstimateSummary:
         str
         """
         e = self._est
-        parts = [f"**Differentially private {e.kind}: {_LABELS.get(e.kind, e.kind)}**",
+        parts = [f"**Differentially private {e.kind}: {_label(e)}**",
                  render_markdown(*self._table()), "\n\n".join(self._notes())]
         parts += [f"Warning: {w}" for w in e.warnings]
         return "\n\n".join(parts) + "\n"
@@ -136,7 +143,7 @@ class EstimateSummary:
         str
         """
         e = self._est
-        out = [f"<p><strong>{_html.escape('Differentially private ' + e.kind + ': ' + _LABELS.get(e.kind, e.kind))}"
+        out = [f"<p><strong>{_html.escape('Differentially private ' + e.kind + ': ' + _label(e))}"
                "</strong></p>", render_html(*self._table())]
         out += [f"<p>{_html.escape(t)}</p>" for t in self._notes() + [f"Warning: {w}" for w in e.warnings]]
         return "\n".join(out) + "\n"
