@@ -126,6 +126,20 @@ def _fit_kwargs(options: dict) -> tuple[dict, dict, bool]:
     return kwargs, options, noise_off
 
 
+def _fit_to_plain(api, formula, data, family, kwargs, extra, noise_off) -> dict:
+    """One dp_lm / dp_glm fit for R (a data frame or a source), as plain types."""
+    fit = api._fit(formula, data, family=family,
+                   eps=kwargs.pop("eps", 1.0), delta=kwargs.pop("delta", 1e-6),
+                   method=kwargs.pop("method", "auto"), bounds=kwargs.pop("bounds", None),
+                   levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
+                   inference=kwargs.pop("inference", True), budget=None,
+                   random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
+    d = fit.to_dict()
+    # the methods-section text, stored at fit time so that R can print it without Python
+    d["privacy_paragraph"] = _privacy_paragraph(fit)
+    return _with_json(d)
+
+
 def _fit(formula: str, columns: dict, factors: dict | None, options: dict, family: str) -> dict:
     from . import api
 
@@ -138,16 +152,7 @@ def _fit(formula: str, columns: dict, factors: dict | None, options: dict, famil
         except Exception:  # noqa: BLE001 - unknown methods are reported by api._fit itself
             defaults = {}
         extra = _whole_numbers_as_int(extra, defaults)
-    fit = api._fit(formula, data, family=family,
-                   eps=kwargs.pop("eps", 1.0), delta=kwargs.pop("delta", 1e-6),
-                   method=kwargs.pop("method", "auto"), bounds=kwargs.pop("bounds", None),
-                   levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
-                   inference=kwargs.pop("inference", True), budget=None,
-                   random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
-    d = fit.to_dict()
-    # the methods-section text, stored at fit time so that R can print it without Python
-    d["privacy_paragraph"] = _privacy_paragraph(fit)
-    return _with_json(d)
+    return _fit_to_plain(api, formula, data, family, kwargs, extra, noise_off)
 
 
 def _privacy_paragraph(fit) -> str | None:
@@ -245,15 +250,7 @@ def r_source_schema(data) -> dict:
 def _fit_source(formula: str, data, options: dict, family: str) -> dict:
     from . import api
     kwargs, extra, noise_off = _fit_kwargs(options)
-    fit = api._fit(formula, _source_from_r(data), family=family,
-                   eps=kwargs.pop("eps", 1.0), delta=kwargs.pop("delta", 1e-6),
-                   method=kwargs.pop("method", "auto"), bounds=kwargs.pop("bounds", None),
-                   levels=kwargs.pop("levels", None), neighbours=kwargs.pop("neighbours", "replace_one"),
-                   inference=kwargs.pop("inference", True), budget=None,
-                   random_state=kwargs.pop("random_state", None), options=extra, _noise_off=noise_off)
-    d = fit.to_dict()
-    d["privacy_paragraph"] = _privacy_paragraph(fit)
-    return _with_json(d)
+    return _fit_to_plain(api, formula, _source_from_r(data), family, kwargs, extra, noise_off)
 
 
 def r_dp_lm_source(formula: str, data, options: dict | None = None, family: str = "gaussian") -> dict:
