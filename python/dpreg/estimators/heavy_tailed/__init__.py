@@ -26,13 +26,15 @@ gradients, no pre-noise vectors, no scores, no clip counts, no permutation.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ...errors import InvalidArgument
+from ...errors import AccuracyWarning, InvalidArgument
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
 from .options import (INFERENCE_NOTE, METHODS, OPTIONS, _SCALING, _delta_for, _public_standardisation,  # noqa: F401
-                      _resolve, _unit_truncation, check_family, check_options, needs_bounds)
+                      _resolve, _unit_truncation, check_family, check_options, needs_bounds, regime_note)
 from .problem import _Problem
 from .frank_wolfe import _fit_fw, _fit_lasso
 from .sparse import _fit_iht, _fit_sparse
@@ -52,6 +54,13 @@ def fit(design, spec, noise, ledger, *, method, **options):
     tun = _resolve(method, n, d, spec, options, family=family,
                    intercept=(0 if intercept_present else None))
     delta, notes = _delta_for(method, spec, n)
+    if family == "gaussian":
+        # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
+        # eps): a warning, since on such data they were poor (1.5-60 x OLS) but not unusable everywhere
+        note = regime_note(method, n, design.public, spec.eps, spec.delta)
+        if note is not None:
+            warnings.warn(note, AccuracyWarning, stacklevel=3)
+            notes.append(note)
     prob = _Problem(design, options, method, family)
     if std is not None:
         tun["standardize"] = (True, OPTIONS["standardize"][1])
