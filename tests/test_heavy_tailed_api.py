@@ -101,5 +101,40 @@ def test_fw_delta_explicit_warns(df):
         dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=1e-3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # a low-dimensional design: the regime warning is expected (tested separately), not a delta one
+        warnings.filterwarnings("ignore", message=".*outside that regime")
         # raw scale: the private range search would warn about its small budget (a different matter)
         dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=0.0, random_state=0, standardize=False)
+
+
+def test_regime_warning_from_public_facts():
+    """Outside their regime (issue 13): a low-dimensional design with many rows per coefficient, where
+    the sufficient-statistics methods' index n mu / (B^2 sqrt(d)) is >= 20, gives one AccuracyWarning
+    naming method='auto', also listed in the fit's warnings; a wide design (d = 200 predictors, n = 400,
+    index ~ 0.02) gives none. Both decided before any data-dependent step (public n, d, eps only)."""
+    from dpreg.errors import AccuracyWarning
+    rng = np.random.default_rng(4)
+    n = 3000
+    X = rng.uniform(-1, 1, (n, 3))
+    low = pd.DataFrame(X, columns=["a", "b", "c"])
+    low["y"] = X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.standard_t(3, n)
+    bounds = {"a": (-1.0, 1.0), "b": (-1.0, 1.0), "c": (-1.0, 1.0), "y": (-3.0, 3.0)}
+    for method, kw in (("ht_fw", {}), ("ht_lasso", {}), ("ht_sparse", {"s": 3})):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, bounds=bounds, method=method, random_state=1, **kw)
+        hits = [w for w in caught if issubclass(w.category, AccuracyWarning) and "outside that regime" in str(w.message)]
+        assert len(hits) == 1 and "method='auto'" in str(hits[0].message)
+        assert sum("outside that regime" in w for w in fit.warnings) == 1
+    p = 200
+    m = 400
+    W = rng.uniform(-1, 1, (m, p))
+    wide = pd.DataFrame(W, columns=[f"x{j}" for j in range(p)])
+    wide["y"] = W[:, 0] - W[:, 1] + 0.1 * rng.standard_t(3, m)
+    wb = {f"x{j}": (-1.0, 1.0) for j in range(p)}
+    wb["y"] = (-4.0, 4.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpreg.dp_lm("y ~ " + " + ".join(f"x{j}" for j in range(p)), wide, eps=1.0, bounds=wb, method="ht_fw",
+                    random_state=1)
+    assert not [w for w in caught if "outside that regime" in str(w.message)]

@@ -376,24 +376,56 @@ def outcome_range_from_data(public) -> bool:
 # --------------------------------------------------------------------------------------------------
 # columns the released Gram matrix shows to carry no information (issue 12)
 # --------------------------------------------------------------------------------------------------
-#: a factor dummy column is "not estimable" when its released Gram diagonal is below this many noise
-#: standard deviations: A_hat_jj = (rows at the level) x (scaled dummy)^2 + sigma1 z, so a declared
-#: level with no rows passes the test with probability Phi(-4) = 3e-5. With 3 (instead of 4) a 1% level
-#: at n = 1e4, eps = 1 (A_jj ~ 2.3 sigma1) was kept in 17% of fits, its noisy column made the ridge
-#: active and the other coefficients covered 0.87-0.92 (validity benchmark, rare_level design); 5
-#: dropped a 10% level at n = 2000, eps = 1 (A_jj ~ 4.6 sigma1) too often
-NOT_ESTIMABLE_Z = 4.0
+#: a factor dummy column is "not estimable" when its released Gram diagonal A_hat_jj is consistent with
+#: a level that has no rows, A_hat_jj < NOT_ESTIMABLE_Z sigma1 (A_hat_jj = rows x s^2 + sigma1 z, s the
+#: public scaled dummy value): a declared level with no rows is kept with probability Phi(-2) = 2.3%,
+#: and a kept empty column gets a wide interval that reflects it (penguins without the Chinstrap rows,
+#: every dummy kept: |t| > 2 in 0 of 30 fits, docs/validity.md). The old 4 sigma1 dropped real levels
+#: (penguins' Chinstrap, 68 rows, A_jj ~ 2.1 sigma1 at eps = 1; Bikeshare's hours, A_jj ~ 0.8 sigma1),
+#: merging them into the reference level: the other coefficients absorbed their effect (coverage of
+#: the OLS fit 0.64 at eps = 2-4 on penguins, Bikeshare test MSE 2.4-2.6 x OLS instead of 1.2-1.9 x)
+NOT_ESTIMABLE_Z = 2.0
+#: ... and, when n is public, also significantly below the mass of an average level of its block
+#: (see uninformative_dummies): a level the released counts cannot tell apart from its siblings is
+#: kept, since dropping it biases every other coefficient while keeping it only widens its interval
+NOT_ESTIMABLE_SIBLING_Z = 2.0
 
 
-def uninformative_dummies(A_hat, sigma_gram: float, factor_blocks, z: float = NOT_ESTIMABLE_Z) -> list[int]:
-    """Dummy columns j whose released diagonal A_hat_jj < z sigma1: the released counts do not show
-    that the level has any rows (post-processing of the released XtX)."""
+def uninformative_dummies(A_hat, sigma_gram: float, factor_blocks, z: float = NOT_ESTIMABLE_Z, *,
+                          n: int | None = None, dummy_sq: float | None = None,
+                          z_sibling: float = NOT_ESTIMABLE_SIBLING_Z) -> list[int]:
+    """Dummy columns j whose released counts are consistent with a level that has no rows, and that
+    stand out from their block as such (post-processing of the released XtX and public constants only).
+
+    Rule (derivation in docs/validity.md). With s^2 = ``dummy_sq`` the public squared scaled dummy value
+    and c_j the rows at level j, A_hat_jj = c_j s^2 + sigma1 Z_j. Column j is dropped when
+
+    1. A_hat_jj < z sigma1: the released count does not show rows at the 2.3% level (one-sided), and
+    2. (only with a public ``n`` and ``dummy_sq``) A_hat_jj < m_j - z_sibling sigma1, where
+       m_j = (n s^2 - A_hat_jj) / k is the released mass of an average other level of the block (its
+       k - 1 other dummies and the reference level, whose mass is n s^2 minus the dummies' mass):
+       equivalently A_hat_jj < (n s^2 - k z_sibling sigma1) / (k + 1). The noise of A_hat_jj - m_j is
+       sigma1 (1 + 1/k) plus that of the other diagonals, about sigma1 for the k >= 2 of a factor.
+
+    Without condition 2 every level of a block with many levels and few rows each (24 hours of 290
+    rows at eps = 1: A_jj ~ 0.8 sigma1) would be merged into the reference level, although the block
+    as a whole is clearly populated; with it, an empty level is dropped when the released counts can
+    tell it apart from a typical level of its block, and kept (with a wide interval) when they cannot.
+    """
     A_hat = np.asarray(A_hat, float)
+    use_siblings = n is not None and dummy_sq is not None and math.isfinite(float(dummy_sq)) \
+        and float(dummy_sq) > 0
     out = []
     for block in factor_blocks or []:
+        block = [int(j) for j in block]
+        k = len(block)          # levels other than j: its k - 1 sibling dummies and the reference level
         for j in block:
-            if A_hat[int(j), int(j)] < z * sigma_gram:
-                out.append(int(j))
+            a = float(A_hat[j, j])
+            if not a < z * sigma_gram:
+                continue
+            if use_siblings and not a < (float(n) * float(dummy_sq) - k * z_sibling * sigma_gram) / (k + 1):
+                continue
+            out.append(j)
     return sorted(out)
 
 

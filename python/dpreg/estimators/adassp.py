@@ -97,7 +97,8 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
     sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
-                                                       spec.delta, values["ridge_rule"])
+                                                       spec.delta, values["ridge_rule"],
+                                                       n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
     X, y = sd.X, sd.y
     n, d = X.shape
     delta_xy = _ssp.sensitivity_xty(spec.neighbours, tau_x, bound_y)
@@ -119,7 +120,7 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     return restore_columns(rel, keep, design)
 
 
-def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, rule):
+def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, rule, n_public=None):
     """Issue 12: factor dummy columns whose released Gram diagonal does not show any rows (a declared
     level with no rows, or too few for this n and eps) are left out of the fit and reported as not
     estimable, instead of a confident coefficient made of noise that also distorts the others.
@@ -127,7 +128,9 @@ def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, 
     Returns (sd, A_hat, keep, lam_hat used by the ridge rule)."""
     if mode != "schema":
         return sd, A_hat, None, lam_hat
-    drop = _ssp.uninformative_dummies(A_hat, sigma1, design.public.factor_blocks)
+    # n is public under replace-one only; the scaled dummy value tau_x / B_bar is public (schema mode)
+    drop = _ssp.uninformative_dummies(A_hat, sigma1, design.public.factor_blocks, n=n_public,
+                                      dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
     if not drop:
         return sd, A_hat, None, lam_hat
     sd, A_hat, keep = _ssp.reduce_design(sd, A_hat, drop)

@@ -128,7 +128,8 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
     sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
-                                                       spec.delta, values["ridge_rule"])
+                                                       spec.delta, values["ridge_rule"],
+                                                       n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
     X, y = sd.X, sd.y
     n, d = X.shape
     kappa_E, kappa_L = _ssp.ridge_constants(values["ridge_rule"], d, spec.delta)

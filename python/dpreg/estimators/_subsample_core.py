@@ -1,0 +1,426 @@
+"""The subsample-and-aggregate pipeline behind ``method="subsample_aggregate"``: the public k rule and
+feasibility check, per-group fits, the data-independent partition, the per-coordinate private
+aggregation and the noise-aware spread (specs/winsorized_sa.md sections 3-4). The privacy argument
+is in the docstring of :mod:`.subsample`; the method's options and its estimator-module contract
+live there too."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ..privacy.ledger import Ledger, LedgerEntry
+from . import winsorized as W
+from ..errors import InvalidArgument
+
+DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
+DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "
+                         "of your coefficients")
+K_WARNING = ("privacy budget too small for N and p: need k >= {k_priv} groups; estimates will be "
+             "dominated by privacy noise or unstable")
+SE_WARNING = "SE step under-budgeted: intervals may under-cover"
+VCOV_NOTE = "subsample_aggregate estimates no cross-coefficient covariances"
+#: spec 5.3: share of the budget for the residual variance when residual_variance=True
+RV_SHARE = 0.10
+
+
+
+# ------------------------------------------------------------------------------------------------
+# public-quantity rules
+# ------------------------------------------------------------------------------------------------
+def _resolve_bounds(coef_bounds, terms):
+    p = len(terms)
+    if isinstance(coef_bounds, dict):
+        unknown = set(coef_bounds) - set(terms)
+        if unknown:
+            raise InvalidArgument(f"coef_bounds names unknown term(s): {', '.join(sorted(map(str, unknown)))}")
+        pairs = [coef_bounds.get(t, DEFAULT_COEF_BOUNDS) for t in terms]
+    else:
+        pairs = [coef_bounds] * p
+    lo, hi = np.empty(p), np.empty(p)
+    for j, pair in enumerate(pairs):
+        try:
+            a, b = pair
+            a, b = float(a), float(b)
+        except (TypeError, ValueError):
+            raise InvalidArgument("coef_bounds must be a pair (l, u) or a dict term -> (l, u)") from None
+        if not (math.isfinite(a) and math.isfinite(b) and a < b):
+            raise InvalidArgument("coef_bounds must be finite with l < u")
+        lo[j], hi[j] = a, b
+    return lo, hi
+
+
+def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
+             lower, upper, beta: float, trim_count: int = 10, eta: float = 0.0, trim: str = "adaptive",
+             k=None, group_size=None) -> dict:
+    """The k and trimming rule of spec 3.5 (public quantities only). Returns a dict with k, m,
+    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings."""
+    lower, upper = np.atleast_1d(lower).astype(float), np.atleast_1d(upper).astype(float)
+    b_c = (1.0 - f_se) * budget / p
+    s_q = W.threshold_scale(b_c, model, quantile_noise, split, n_quantiles=2)
+    steps = max(W.grid_steps(a, b, beta) for a, b in zip(lower, upper))
+    k_priv = W.feasible_count(s_q, steps)
+    m_pref, m_min = max(4 * p, 20), max(2 * p, p + 5)
+    k_max = N // m_min
+    warnings = []
+    if k is None and group_size is None:
+        if k_max < 2:
+            raise InvalidArgument(f"too few units for subsample_aggregate with {p} coefficients: need N >= "
+                             f"{2 * m_min} (two groups of at least {m_min})")
+        k_sel = max(N // m_pref, k_priv)
+        if k_sel > k_max:
+            k_sel = k_max
+            warnings.append(K_WARNING.format(k_priv=k_priv))
+    else:
+        if group_size is not None:
+            if k is not None:
+                raise InvalidArgument("give k or group_size, not both")
+            if not isinstance(group_size, (int, np.integer)) or isinstance(group_size, bool) or group_size < 1:
+                raise InvalidArgument("group_size must be a positive integer")
+            k = N // int(group_size)
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not (2 <= k <= N / (p + 1)):
+            raise InvalidArgument(f"k must be an integer in [2, N/(p+1)] (N = {N}, p = {p})")
+        k_sel = int(k)
+        if k_sel < k_priv:
+            warnings.append(K_WARNING.format(k_priv=k_priv))
+    xi, c_eff = W.trim_proportion(k_sel, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q)
+    out = {"k": int(k_sel), "m": N / k_sel, "k_priv": k_priv, "s_q": s_q, "steps": steps, "c_eff": c_eff,
+           "xi": xi, "b_c": b_c, "warnings": warnings}
+    if f_se > 0:
+        b_s = f_se * budget / p
+        s_q_s = W.threshold_scale(b_s, model, quantile_noise, split, n_quantiles=1)
+        steps_s = max(W.grid_steps(0.0, (b - a) ** 2, beta) for a, b in zip(lower, upper))
+        k_priv_s = W.feasible_count(s_q_s, steps_s)
+        xi_s, c_s = W.trim_proportion(k_sel, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q_s)
+        out.update(b_s=b_s, s_q_s=s_q_s, steps_s=steps_s, k_priv_s=k_priv_s, xi_s=xi_s, c_s=c_s)
+        if k_sel < k_priv_s:
+            warnings.append(SE_WARNING)
+    return out
+
+
+def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
+    """Spec 5.7: evaluate the 3.5 rule from public facts only -> (ok, k, reason)."""
+    from ._mean_accounting import resolve_accounting
+    f_se = 0.2 if inference else 0.0
+    model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
+    lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
+    try:
+        r = choose_k(N, p, budget=budget, model=model, quantile_noise="exponential", split=W.DEFAULT_SPLIT,
+                     f_se=f_se, lower=lo, upper=hi, beta=beta)
+    except ValueError as exc:
+        return False, None, str(exc)
+    if r["k"] < r["k_priv"]:
+        return False, r["k"], r["warnings"][0]
+    return True, r["k"], "feasible"
+
+
+# ------------------------------------------------------------------------------------------------
+# noise-aware uncertainty helpers (post-processing)
+# ------------------------------------------------------------------------------------------------
+def chi2_clip_mean(t):
+    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (spec 4.1)."""
+    t = np.asarray(t, dtype=float)
+    return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
+
+
+def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
+    """Solve s2 * h(qhat/s2) = w (spec 4.1 step 3) -> (s2, saturated)."""
+    if not (w > 0) or not (qhat > 0):
+        return 0.0, False
+    if w >= qhat:
+        return float(w), True
+
+    def f(r):
+        return r * float(chi2_clip_mean(qhat / r)) - w
+    lo, hi = w, 2.0 * w  # r h(qhat/r) <= r, so f(w) <= 0; f increases to qhat - w > 0
+    while f(hi) <= 0:
+        hi *= 2.0
+        if hi > 1e300:
+            return float(w), True
+    if f(lo) >= 0:
+        return float(lo), False
+    return float(optimize.brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12)), False
+
+
+def gauss_laplace_cdf(x, sigma, b):
+    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (spec 4.3), products in log space."""
+    x = float(x)
+    a = sigma * sigma / (2.0 * b * b)
+    t1 = special.ndtr(x / sigma)
+    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
+    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
+    return t1 - t2 + t3
+
+
+def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
+    """h with P(|G + L| <= h) = level (spec 4.3)."""
+    if b <= 0:
+        return float(stats.norm.ppf((1 + level) / 2) * sigma)
+    if sigma <= 0:
+        return float(-b * math.log(1 - level))  # Laplace: P(|L| <= h) = 1 - exp(-h/b)
+
+    def g(h):
+        return gauss_laplace_cdf(h, sigma, b) - gauss_laplace_cdf(-h, sigma, b) - level
+    return float(optimize.brentq(g, 0.0, 10.0 * (sigma + b) * (1 + math.log(1 / (1 - level)))))
+
+
+# ------------------------------------------------------------------------------------------------
+# core
+# ------------------------------------------------------------------------------------------------
+def _ols(Xg, yg, p):
+    """Group OLS. y is divided by a power of two s near max |y| first (exact, and the same bits as the
+    direct solve once multiplied back), so a huge outcome cannot overflow inside the solve; a
+    coefficient whose exact value exceeds the largest double is returned as +-that largest double,
+    which the aggregation clips to the public coefficient bounds like the exact value."""
+    s = float(_pow2_scale(np.max(np.abs(yg)) if yg.size else 1.0))
+    coef, _, rank, _ = np.linalg.lstsq(Xg, yg / s, rcond=None)
+    if rank < p:
+        return None
+    if not np.all(np.isfinite(coef)):
+        return None
+    out = np.where(coef > 0, _DBL_MAX, -_DBL_MAX)
+    ok = np.abs(coef) <= _DBL_MAX / s
+    out[ok] = coef[ok] * s
+    return out
+
+
+_DBL_MAX = float(np.finfo(float).max)
+
+
+def _pow2_scale(v):
+    """Powers of two s with s <= max(|v|, 1) < 2 s, elementwise: dividing by them is exact, cannot
+    overflow, and leaves |v/s| < 2."""
+    _, e = np.frexp(np.maximum(np.abs(v), 1.0))
+    return np.ldexp(1.0, e - 1)
+
+
+def saturating_squared_diff(a, c):
+    """``(a - c)^2`` elementwise for finite a, c, with values beyond the largest double returned as
+    that largest double (never inf, no floating-point warning).
+
+    Used only where the result is compared with public grid points and clipped to public ranges, for
+    which any value above every finite grid point acts the same. With s a power of two near max(|a|, |c|),
+    ``a/s - c/s`` is exact scaling of the rounded difference, so the result equals the direct
+    ``(a - c)**2`` bit for bit whenever that does not overflow."""
+    a = np.asarray(a, dtype=float)
+    s = _pow2_scale(np.maximum(np.abs(a), abs(float(c))))
+    q = np.abs(a / s - c / s)                        # < 4
+    out = np.full(a.shape, _DBL_MAX)
+    ok = q <= math.sqrt(_DBL_MAX) / s
+    out[ok] = (q[ok] * s[ok]) ** 2
+    return out
+
+
+def _residual_variance(Xg, yg, est, dof):
+    """RSS/dof of one group, exact for every finite row (a value beyond the largest double is returned
+    as that largest double, which the one-sided PMWM clips to its public upper bound like any value
+    above it). Each residual is formed as s_i (y_i/s_i - (x_i/s_i)'est) with s_i a power of two >=
+    every |entry| of the row: the direct y_i - x_i'est bit for bit whenever that does not overflow."""
+    s = _pow2_scale(np.maximum(np.max(np.abs(Xg), axis=1), np.abs(yg)))
+    rs = yg / s - (Xg / s[:, None]) @ est           # finite: |x_ij/s_i| < 2
+    if np.all(np.abs(rs) <= math.sqrt(_DBL_MAX / (len(yg) + 1.0)) / s):
+        r = rs * s                                  # the sum of squares below cannot overflow
+        return float(np.sum(r * r) / dof)
+    # RSS = 2^(2e) sum (rs_i s_i / 2^e)^2 with 2^e = max s_i: every term is <= rs_i^2
+    e = int(np.frexp(np.max(s))[1]) - 1
+    t = rs * (s / np.ldexp(1.0, e))
+    q = float(np.sum(t * t)) / dof
+    if q == 0.0 or math.log(q) + 2 * e * math.log(2.0) < math.log(_DBL_MAX):
+        return float(np.ldexp(q, 2 * e))
+    return _DBL_MAX
+
+
+def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
+    """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
+    default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7).
+    With ``residual_variance`` also the (k,) group residual variances RSS_g/(m_g - p) (public
+    ``sigma2_default`` for failed groups or m_g <= p)."""
+    out = np.empty((len(groups), p))
+    s2 = np.full(len(groups), float(sigma2_default))
+    for i, rows in enumerate(groups):
+        Xg, yg = X[rows], y[rows]
+        try:
+            est = _ols(Xg, yg, p) if base_estimator is None else base_estimator(Xg, yg)
+        except Exception:  # noqa: BLE001 - a failing group must not reveal anything: use the default
+            est = None
+        if est is None:
+            out[i] = default
+            continue
+        est = np.asarray(est, dtype=float).ravel()
+        ok = est.shape == (p,) and np.all(np.isfinite(est))
+        out[i] = est if ok else default
+        if residual_variance and ok and Xg.shape[0] > p:
+            s2[i] = _residual_variance(Xg, yg, est, Xg.shape[0] - p)
+    return (out, s2) if residual_variance else out
+
+
+def partition(N, k, noise, drop_remainder=False):
+    """Uniform random partition of range(N) into k blocks (sizes floor/ceil of N/k)."""
+    perm = noise.permutation(N)
+    if drop_remainder:
+        size = N // k
+        return [perm[i * size:(i + 1) * size] for i in range(k)]
+    return np.array_split(perm, k)
+
+
+def _aggregate(values, j, cfg, noise, ledger, label):
+    agg = cfg["aggregator"]
+    lo, hi = cfg["lower"][j], cfg["upper"][j]
+    if agg == "pmwm":
+        return W.pmwm(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"], xi=cfg["xi"],
+                      split=cfg["split"], beta=cfg["beta"], quantile_noise=cfg["quantile_noise"],
+                      crossing=cfg["crossing"], noise=noise, ledger=ledger, label=label)
+    if agg == "clipped":
+        return W.clipped_mean_aggregate(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"],
+                                        noise=noise, ledger=ledger, label=label)
+    return W.wwm_aggregate(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"], noise=noise,
+                           ledger=ledger, label=label)
+
+
+def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds=DEFAULT_COEF_BOUNDS,
+           k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
+           beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
+           se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4) -> dict:
+    """Internal S&A fit on arrays (spec 3.2 steps 4-10, 4). ``budget`` is eps (model "pure") or rho
+    ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
+    number of distinct units (public). Returns a dict of released values and public facts."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    n, p = X.shape
+    lower, upper = _resolve_bounds(coef_bounds, terms)
+    f_se = 0.0 if se_method == "none" else float(se_fraction)
+    total_budget = budget
+    if residual_variance:   # spec 5.3: the 10% share is taken before the coefficient and SE shares
+        budget = (1.0 - RV_SHARE) * total_budget
+    if units is None:
+        N, unit_of_row = n, None
+    else:
+        _, unit_of_row = np.unique(np.asarray(units), return_inverse=True)
+        N = int(unit_of_row.max()) + 1
+    rule = choose_k(N, p, budget=budget, model=model, quantile_noise=quantile_noise, split=split, f_se=f_se,
+                    lower=lower, upper=upper, beta=beta, trim_count=trim_count, eta=eta, trim=trim, k=k,
+                    group_size=group_size)
+    k = rule["k"]
+    warns = list(rule["warnings"])
+    if bounds_notice:
+        warns.append(DEFAULT_BOUNDS_NOTICE)
+
+    # partition (data-independent), then group fits
+    blocks = partition(N, k, noise, drop_remainder)
+    if unit_of_row is None:
+        groups = blocks
+    else:
+        group_of_unit = np.full(N, -1)
+        for i, b in enumerate(blocks):
+            group_of_unit[b] = i
+        g_row = group_of_unit[unit_of_row]
+        order = np.argsort(g_row, kind="stable")
+        cuts = np.searchsorted(g_row[order], np.arange(1, k))
+        groups = [r for r in np.split(order, cuts)]
+        groups = [r[g_row[r] >= 0] for r in groups]
+    default = (lower + upper) / 2.0
+    if residual_variance:
+        theta_hat, sig2_groups = group_estimates(X, y, groups, p, default, base_estimator, True,
+                                                 sigma2_default=float(sigma2_upper) / 2.0)
+    else:
+        theta_hat, sig2_groups = group_estimates(X, y, groups, p, default, base_estimator), None
+    del X, y
+
+    cfg = {"aggregator": aggregator, "lower": lower, "upper": upper, "b_c": rule["b_c"], "model": model,
+           "xi": rule["xi"], "split": split, "beta": beta, "quantile_noise": quantile_noise,
+           "crossing": crossing}
+    coef = np.empty(p)
+    per = []
+    for j in range(p):
+        r = _aggregate(theta_hat[:, j], j, cfg, noise, ledger, f"coef[{terms[j]}]")
+        coef[j] = r.estimate
+        per.append(r)
+        if aggregator == "pmwm":
+            if r.near_bound or r.clamped:
+                warns.append(f"coefficient {terms[j]}: private quantile hit a bound; bounds may be too narrow "
+                             "or the budget too small")
+            if r.crossed:
+                warns.append(f"coefficient {terms[j]}: private clip points crossed and were replaced by "
+                             "the bounds")
+    v_noise = np.array([r.noise_sd ** 2 for r in per])
+
+    sigma2 = None
+    if residual_variance:
+        b_rv = RV_SHARE * total_budget
+        s_q_rv = W.threshold_scale(b_rv, model, quantile_noise, split, n_quantiles=1)
+        xi_rv, _ = W.trim_proportion(k, trim_count=trim_count, eta=eta, trim=trim, s_q=s_q_rv)
+        r_rv = W.pmwm_one_sided(sig2_groups, lower=0.0, upper=float(sigma2_upper), budget=b_rv, model=model,
+                                xi=xi_rv, split=split, beta=beta, quantile_noise=quantile_noise, noise=noise,
+                                ledger=ledger, label="residual variance")
+        sigma2 = max(r_rv.estimate, 0.0)
+        if k < W.feasible_count(s_q_rv, W.grid_steps(0.0, float(sigma2_upper), beta)):
+            warns.append("residual-variance step under-budgeted: prediction intervals may be unreliable")
+        if r_rv.near_bound or r_rv.clamped:
+            warns.append("residual variance: private quantile hit a bound; sigma2_upper may be too small")
+        del sig2_groups
+
+    out = {"coef": coef, "sigma2": sigma2, "k": k, "m": N / k, "N": N, "by_unit": unit_of_row is not None, "rule": rule, "per": per, "model": model,
+           "warnings": warns, "v_noise": v_noise, "se": None, "ci": None, "ci_draws": None,
+           "v_samp": None, "spread_saturated": [False] * p, "level": level}
+    if se_method == "none":
+        return out
+
+    # 4.1 private spread of the group estimates (one-sided PMWM per coordinate)
+    s2 = np.zeros(p)
+    sat = []
+    for j in range(p):
+        d = saturating_squared_diff(theta_hat[:, j], coef[j])   # a huge group estimate: no overflow
+        r = W.pmwm_one_sided(d, lower=0.0, upper=(upper[j] - lower[j]) ** 2, budget=rule["b_s"], model=model,
+                             xi=rule["xi_s"], split=split, beta=beta, quantile_noise=quantile_noise,
+                             noise=noise, ledger=ledger, label=f"spread[{terms[j]}]")
+        s2[j], flag = corrected_spread(r.estimate, r.q_hi)
+        sat.append(flag)
+    ledger.add(LedgerEntry(statistic="spread correction (chi-square), SEs, intervals", mechanism="post-processing",
+                           sensitivity=None, noise_scale=None,
+                           note="computed from released values only"))
+    del theta_hat
+    v_samp = s2 / k
+    out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
+    zq = stats.norm.ppf((1 + level) / 2)
+
+    if se_method == "analytic":
+        se = np.sqrt(v_samp + v_noise)
+        ci = np.empty((p, 2))
+        for j in range(p):
+            if model == "pure" or aggregator == "wwm":   # Laplace mean-step noise (WWM is pure inside)
+                h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), per[j].noise_sd / math.sqrt(2.0), level)
+            else:
+                h = zq * se[j]
+            ci[j] = coef[j] - h, coef[j] + h
+        out.update(se=se, ci=ci)
+        return out
+
+    # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
+    boot = noise.spawn()
+    scratch = Ledger()
+    D = np.empty((n_boot, p))
+    for j in range(p):
+        sd = math.sqrt(s2[j])
+        for b in range(n_boot):
+            # normal draws via the inverse CDF of uniforms: bootstrap data are not privacy noise
+            g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
+            D[b, j] = _aggregate(g, j, cfg, boot, scratch, "boot").estimate - coef[j]
+        scratch.entries.clear()
+    # issue 12: the replicate s.d. jumped ~40x between seeds: a few replicates whose private quantile
+    # searches stop early or late dominate it. The SE is the robust scale that matches the percentile
+    # interval below: its half-width over the normal quantile (= the s.d. for normal replicates)
+    alpha = 1 - level
+    q_lo_d, q_hi_d = np.quantile(D, [alpha / 2, 1 - alpha / 2], axis=0)
+    se = (q_hi_d - q_lo_d) / (2.0 * zq)
+    ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
+    ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
+                           sensitivity=None, noise_scale=None, note="simulated from released values only"))
+    out.update(se=se, ci=ci, ci_draws=coef[None, :] - D)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# estimator-module contract
+# ------------------------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""Heavy-tailed / high-dimensional DP estimators of Hu, Ni, Xiao & Wang (PODS 2022) [HNXW].
+
+Normative spec: ``specs/heavy_tailed.md`` (it corrects several constants of the paper; we follow it).
+
+* ``ht_fw``     Algorithm 1: robust-gradient DP Frank-Wolfe over a polytope (pure eps-DP);
+                squared or logistic loss.
+* ``ht_lasso``  Algorithm 2: shrinkage + DP Frank-Wolfe on the full data ((eps, delta)-DP); squared.
+* ``ht_iht``    Algorithms 3 + 4: truncated DP iterative hard thresholding with Peeling and an explicit
+                l2 projection ((eps, delta)-DP); squared.
+* ``ht_sparse`` Algorithm 5: robust gradients + Peeling ((eps, delta)-DP); squared or logistic.
+
+None of them needs data bounds in principle: their scales ``K``, ``tau``, ``radius`` are public options in
+data units (see ``docs/heavy_tailed.md``). By default (squared loss) they ask for ranges (:func:`needs_bounds`,
+the spec's ``needs_bounds_hook``: declared, or estimated privately from a share of eps) and run on the
+problem centred and scaled into [-1, 1] by them, mapped back exactly.
+
+Privacy bookkeeping. Algorithms 1, 3, 5 touch each of T disjoint blocks (a data-independent random
+partition) exactly once, so by parallel composition the whole run costs what one block's mechanism
+costs. The ledger therefore has ONE cost row for the run (``eps`` for Algorithm 1, ``eps`` + ``delta``
+otherwise) plus zero-cost note rows giving every per-iteration mechanism parameter (sensitivity, noise
+scale, active accountant bound). Algorithm 2 is T-fold adaptive composition on the full data; its cost
+row states the (eps, delta) certified by the spec 2.7 accountant.
+
+Nothing data-dependent is kept except the released iterates (and the public block sizes): no robust
+gradients, no pre-noise vectors, no scores, no clip counts, no permutation.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...errors import AccuracyWarning, InvalidArgument
+from ...release import Release
+from ..registry import METHODS as _REGISTRY
+from .options import (INFERENCE_NOTE, METHODS, OPTIONS, _SCALING, _delta_for, _public_standardisation,  # noqa: F401
+                      _resolve, _unit_truncation, check_family, check_options, needs_bounds, regime_note)
+from .problem import _Problem
+from .frank_wolfe import _fit_fw, _fit_lasso
+from .sparse import _fit_iht, _fit_sparse
+
+
+def fit(design, spec, noise, ledger, *, method, **options):
+    if method not in METHODS:
+        raise InvalidArgument(f"heavy_tailed.fit: unknown method {method!r}")
+    family = getattr(design.public, "family", "gaussian") or "gaussian"
+    check_family(method, family)
+    std = _public_standardisation(design, options, family)
+    options = {k: v for k, v in options.items() if k != "standardize"}
+    if std is not None:
+        options.update(std)
+    n, d = design.X.shape
+    intercept_present = bool(design.public.has_intercept)
+    tun = _resolve(method, n, d, spec, options, family=family,
+                   intercept=(0 if intercept_present else None))
+    delta, notes = _delta_for(method, spec, n)
+    if family == "gaussian":
+        # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
+        # eps): a warning, since on such data they were poor (1.5-60 x OLS) but not unusable everywhere
+        note = regime_note(method, n, design.public, spec.eps, spec.delta)
+        if note is not None:
+            warnings.warn(note, AccuracyWarning, stacklevel=3)
+            notes.append(note)
+    prob = _Problem(design, options, method, family)
+    if std is not None:
+        tun["standardize"] = (True, OPTIONS["standardize"][1])
+        _unit_truncation(tun, options)
+    elif prob.scaled:
+        for name in _SCALING:
+            if name in options:
+                v = options[name]
+                tun[name] = (v if np.ndim(v) == 0 or isinstance(v, dict) else list(map(float, v)), "user")
+    runner = {"ht_fw": _fit_fw, "ht_lasso": _fit_lasso, "ht_iht": _fit_iht, "ht_sparse": _fit_sparse}[method]
+    w, facts = runner(prob, spec, noise, ledger, tun, delta, options)
+    coef = prob.to_original(w)
+    nz = np.flatnonzero(w != 0)
+    facts.update({
+        "description": _REGISTRY[method].description,
+        "loss": "logistic" if family == "binomial" else "squared",
+        "support": [prob.terms[j] for j in nz],
+        "nonzeros": int(nz.size),
+        "d": int(d),
+        "n": int(n),
+        "privacy_type": "pure eps-DP" if method == "ht_fw" else "(eps, delta)-DP",
+        "eps": float(spec.eps),
+        "delta": float(delta),
+        "neighbours": "replace one row; n treated as public",
+        "scaled_problem": ("radius, K, tau and moment4 refer to the problem after the public "
+                           "centring/scaling constants") if prob.scaled else None,
+    })
+    if "path" in facts:
+        facts["path"] = [prob.to_original(p).tolist() for p in facts["path"]]
+    tuning = {k: (_plain(v), o) for k, (v, o) in tun.items() if not k.startswith("_")}
+    return Release(method=method, coef=coef, vcov=None, vcov_privacy=None, inference_note=INFERENCE_NOTE,
+                   tuning=tuning, facts=facts, warnings=notes,
+                   link="logit" if family == "binomial" else "identity")
+
+
+def _plain(v):
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    return v

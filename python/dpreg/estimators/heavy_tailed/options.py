@@ -1,0 +1,373 @@
+"""Options of the heavy-tailed estimators: defaults, validation of public inputs (spec 8.1), the
+data-independent resolution of every tuning value, and the public standardisation hooks."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ...errors import AccuracyWarning, InvalidArgument
+from ..registry import METHODS as _REGISTRY
+from .. import _robust as rb
+
+
+# methods, families (ht_lasso / ht_iht are squared-loss only), neighbouring relations, pure DP (ht_fw
+# only), wide designs (d >= n is expected) and which options apply to which method: declared in
+# estimators/registry.py
+
+_BINOMIAL_METHODS = ("ht_fw", "ht_sparse")
+_API_DEFAULT_DELTA = 1e-6
+
+INFERENCE_NOTE = ("No standard errors or intervals are available for this estimator. The paper's "
+                  "guarantees are high-probability error bounds with unspecified constants; they "
+                  "establish rates, not numerical intervals.")
+
+# the description of each method (its first summary line) is declared in the registry
+
+_SCALING = ("x_center", "x_scale", "y_center", "y_scale")
+OPTIONS = {
+    "radius": (1.0, "default: unit l1 ball [HNXW 6.1]; in units of the (scaled) coefficients"),
+    "constraint": ("l1", "default: l1 ball [HNXW Alg. 1]; 'simplex' or a k x d vertex matrix also allowed"),
+    "s": (None, "required for ht_iht / ht_sparse: sparsity used by the algorithm [HNXW Algs. 3-5]"),
+    "tau": (1.0, "default (not data-derived): unit-scale bound on E[(d_j loss)^2] (docs/heavy_tailed.md)"),
+    "moment4": (1.0, "default (not data-derived): unit-scale fourth-moment bound (docs/heavy_tailed.md)"),
+    "K": (None, "default: the shrinkage formula of docs/heavy_tailed.md (bias-noise balance; in data units)"),
+    "K_x": (None, "default: K"),
+    "K_y": (None, "default: K_x"),
+    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term)"),
+    "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (docs/heavy_tailed.md)"),
+    "T": (None, "default: the iteration-count formula of docs/heavy_tailed.md"),
+    "step": (None, "default: 0.5 (squared), 1 (logistic) (our choice for unit-scale data)"),
+    "proj_radius": (1.0, "default: unit l2 ball [HNXW 6.1]"),
+    "lambda_reg": (0.001, "default: tiny L2 penalty for formal strong convexity (our choice)"),
+    "zeta": (0.1, "default: tuning failure probability (our choice)"),
+    "accounting": ("zcdp", "default: calibrated zCDP/basic accountant (docs/heavy_tailed.md)"),
+    "sensitivity": ("paper", "default: 4 sqrt(2)/3 constant (docs/heavy_tailed.md)"),
+    "w_init": (None, "default: 0 (or the mean of the vertices when 0 is not in the polytope)"),
+    "keep_path": (False, "default: the iterate path is not stored"),
+    "x_center": (0.0, "default: no centring (public constants only)"),
+    "x_scale": (1.0, "default: no scaling (public constants only)"),
+    "y_center": (0.0, "default: no centring (public constant only)"),
+    "y_scale": (1.0, "default: no scaling (public constant only)"),
+    "standardize": (True, "our choice (issue 13): numeric columns (and a gaussian outcome) centred and scaled "
+                          "into [-1, 1] by their declared ranges when every one is declared, so that "
+                          "radius, K, tau and the step sizes refer to unit-scale data; coefficients mapped "
+                          "back exactly. Not applied when x_center/x_scale/y_center/y_scale are given"),
+    "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods"),
+}
+
+#: the options that apply to each method (declared on its spec in the registry)
+_APPLIES = {m: set(spec.applies) for m, spec in _REGISTRY.items() if spec.module == "heavy_tailed"}
+METHODS = tuple(_APPLIES)     # the method= names this module implements
+
+#: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
+_CHUNK_ENTRIES = 2_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# validation of public inputs (spec 8.1); messages quote only public values
+# ---------------------------------------------------------------------------------------------
+_NEEDS_S = ("method '{method}' needs the sparsity option s (an integer, 1 <= s <= d): the number of "
+            "coefficients it may keep, the intercept included. No default can be derived from public facts; "
+            "choose s from domain knowledge (a few times the number of predictors you expect to matter), or "
+            "use method='ht_fw' or 'ht_lasso', which need no s")
+
+
+def _positive(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
+        raise InvalidArgument(f"option '{name}' must be a finite number > 0")
+    return float(v)
+
+
+def _integer(name, v, lo, hi=None):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
+        rng = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+        raise InvalidArgument(f"option '{name}' must be an integer {rng}")
+    return int(v)
+
+
+def _choice(name, v, allowed):
+    if v not in allowed:
+        raise InvalidArgument(f"option '{name}' must be one of {', '.join(map(repr, allowed))}")
+    return v
+
+
+def _check_applicable(method, options):
+    bad = sorted(set(options) - _APPLIES[method])
+    if bad:
+        raise InvalidArgument(f"option(s) {', '.join(bad)} do not apply to method '{method}'; it accepts: "
+                         f"{', '.join(sorted(_APPLIES[method]))}")
+
+
+def check_family(method, family):
+    if family == "binomial" and method not in _BINOMIAL_METHODS:
+        raise InvalidArgument(f"method '{method}' is for squared loss (dp_lm); for logistic regression use "
+                         f"dp_glm with method 'ht_fw', 'ht_sparse' or 'dpgd'")
+
+
+def _delta_for(method, spec, n):
+    """delta handling of spec 4 / 8.1; returns (delta used, list of public warning texts)."""
+    notes = []
+    if method == "ht_fw":
+        if spec.delta > 0 and spec.delta != _API_DEFAULT_DELTA:
+            msg = "ht_fw is pure eps-DP; delta is not used (delta = 0 is reported)"
+            warnings.warn(msg, AccuracyWarning, stacklevel=4)
+            notes.append(msg)
+        return 0.0, notes
+    if not (0 < spec.delta < 1):
+        raise InvalidArgument(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
+    if spec.delta >= 1.0 / n:
+        msg = (f"delta = {spec.delta:g} is not below 1/n = {1.0 / n:g}; such a delta allows releasing "
+               "a row outright. Choose a smaller delta")
+        warnings.warn(msg, AccuracyWarning, stacklevel=4)
+        notes.append(msg)
+    return float(spec.delta), notes
+
+
+def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
+    """Resolve every tuning value (user or default, with origin). Data-independent: uses n, d, the
+    budget and the options only. Returns dict name -> (value, origin)."""
+    _check_applicable(method, options)
+    eps = float(spec.eps)
+    tun = {}
+
+    def put(name, value, user):
+        tun[name] = (value, "user" if user else OPTIONS[name][1])
+
+    def opt(name):
+        return options.get(name, OPTIONS[name][0]), name in options
+
+    if n < rb.M_MIN:
+        raise InvalidArgument(f"method '{method}' needs n >= {rb.M_MIN} rows (n = {n})")
+    if d < 1:
+        raise InvalidArgument(f"method '{method}' needs at least one model-matrix column")
+    delta = 0.0 if method == "ht_fw" else float(spec.delta)
+    if method != "ht_fw" and not (0 < delta < 1):
+        raise InvalidArgument(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
+    L = math.log(1.0 / delta) if delta > 0 else 0.0
+
+    for name in ("radius", "tau", "moment4", "proj_radius"):
+        if name in _APPLIES[method]:
+            v, u = opt(name)
+            put(name, _positive(name, v), u)
+    for name in ("K", "K_x", "K_y", "scale", "beta", "step"):
+        if name in options:
+            _positive(name, options[name])
+    if "zeta" in _APPLIES[method]:
+        v, u = opt("zeta")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < 1):
+            raise InvalidArgument("option 'zeta' must be in (0, 1)")
+        put("zeta", float(v), u)
+    if "lambda_reg" in _APPLIES[method]:
+        v, u = opt("lambda_reg")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+            raise InvalidArgument("option 'lambda_reg' must be a finite number >= 0")
+        put("lambda_reg", float(v), u)
+    for name, allowed in (("accounting", ("zcdp", "paper")), ("sensitivity", ("paper", "tight"))):
+        if name in _APPLIES[method]:
+            v, u = opt(name)
+            put(name, _choice(name, v, allowed), u)
+    for name in ("keep_path", "penalize_intercept"):
+        if name in _APPLIES[method]:
+            v, u = opt(name)
+            if not isinstance(v, (bool, np.bool_)):
+                raise InvalidArgument(f"option '{name}' must be True or False")
+            put(name, bool(v), u)
+
+    # iterations
+    if "T" in options:
+        T = _integer("T", options["T"], 1)
+    elif method == "ht_fw":
+        T = max(1, round(0.5 * (n * eps) ** (1 / 3)))
+    elif method == "ht_lasso":
+        T = max(1, round((n * eps) ** 0.4))
+    else:
+        T = max(2, math.ceil(math.log(n) / 2))
+    origin_T = {"ht_fw": "default: round(0.5 (n eps)^(1/3)) (HNXW Thm 2 order; factor 0.5 calibrated)",
+                "ht_lasso": "default: round((n eps)^(2/5)) (HNXW Thm 5 order)",
+                "ht_iht": "default: max(2, ceil(ln(n)/2)) (linear convergence of IHT)",
+                "ht_sparse": "default: max(2, ceil(ln(n)/2)) (linear convergence of the robust-gradient iteration)"}[method]
+    tun["T"] = (T, "user" if "T" in options else origin_T)
+    if method != "ht_lasso":
+        rb.check_split(n, T, method)
+    m = n // T
+
+    if method in ("ht_iht", "ht_sparse"):
+        if "s" not in options:
+            # no default from public facts: the theory asks for s >= c * (condition number)^2 * s*, with
+            # the true sparsity s* and the design's conditioning unknown (and private)
+            raise InvalidArgument(_NEEDS_S.format(method=method))
+        s = _integer("s", options["s"], 1, d)
+        if intercept is not None and not tun["penalize_intercept"][0] and s < 2:
+            raise InvalidArgument(f"method '{method}': s must be >= 2 because the intercept is forced into the "
+                             "support (or set penalize_intercept=True)")
+        tun["s"] = (s, "user")
+        if "step" in options:
+            tun["step"] = (float(options["step"]), "user")
+        else:
+            st = 1.0 if (method == "ht_sparse" and family == "binomial") else 0.5
+            tun["step"] = (st, OPTIONS["step"][1])
+
+    # shrinkage thresholds
+    if method in ("ht_lasso", "ht_iht"):
+        M = tun["moment4"][0]
+        if "K" in options:
+            K, oK = float(options["K"]), "user"
+        elif method == "ht_lasso":
+            K = (M * n * eps / (math.sqrt(T) * math.log(2 * d) * math.sqrt(L))) ** 0.25
+            oK = "default: (M n eps / (sqrt(T) ln(2d) sqrt(ln(1/delta))))^(1/4) (data units)"
+        else:
+            s = tun["s"][0]
+            K = (M * m * eps / (s * math.log(max(d, 2)) * math.sqrt(L))) ** 0.25
+            oK = ("default: (M m eps / (s ln(d) sqrt(ln(1/delta))))^(1/4), m = floor(n/T) ("
+                  "data units)")
+        tun["K_x"] = (float(options["K_x"]), "user") if "K_x" in options else (K, oK)
+        tun["K_y"] = (float(options["K_y"]), "user") if "K_y" in options else \
+            (tun["K_x"][0], "default: K_x")
+
+    if method == "ht_fw":
+        c = options.get("constraint", "l1")
+        if isinstance(c, str):
+            _choice("constraint", c, ("l1", "simplex"))
+            tun["constraint"] = (c, "user" if "constraint" in options else OPTIONS["constraint"][1])
+        else:
+            V = np.asarray(c, dtype=float)
+            if V.ndim != 2 or V.shape[0] < 2 or V.shape[1] != d or not np.all(np.isfinite(V)):
+                raise InvalidArgument(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
+                                 f"and d = {d} columns")
+            tun["constraint"] = ("vertex matrix", "user")
+    # robust-estimator tuning
+    if method in ("ht_fw", "ht_sparse"):
+        zeta = tun["zeta"][0]
+        if method == "ht_fw":
+            nv = _n_vertices(options.get("constraint", "l1"), d)
+            ell = math.log(nv * T / zeta)
+        else:
+            ell = math.log(2 * d * T / zeta)
+        if "beta" in options:
+            tun["beta"] = (float(options["beta"]), "user")
+        else:
+            tun["beta"] = (math.sqrt(2 * ell), OPTIONS["beta"][1])
+        tun["_ell"] = (ell, "internal")
+        if "scale" in options:
+            tun["scale"] = (float(options["scale"]), "user")
+    return tun
+
+
+def _n_vertices(constraint, d):
+    if isinstance(constraint, str):
+        return 2 * d if constraint == "l1" else d
+    return int(np.asarray(constraint).shape[0])
+
+
+def _public_standardisation(design, options, family):
+    """x_center / x_scale / y_center / y_scale from the DECLARED column intervals: numeric columns centred
+    and scaled into [-1, 1], factor dummies and the intercept left as they are; the outcome likewise for
+    the squared loss. None when a range is missing. No range is estimated privately for these methods
+    (they are built not to need ranges; on heavy-tailed data a private range is wide relative to the
+    spread, and scaling by it cost accuracy in tests/test_heavy_tailed_api.py's design)."""
+    from ..dpgd import public_scaling
+    if options.get("standardize", True) is False or any(k in options for k in _SCALING):
+        return None
+    public = design.public
+    centre, half, c_y, h_y, raw = public_scaling(public, family)
+    if raw:
+        return None
+    if family == "gaussian":
+        oi = public.outcome_interval
+        if oi is None or not (np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]):
+            return None
+    out = {"x_center": centre, "x_scale": half}
+    if family == "gaussian":
+        out.update(y_center=c_y, y_scale=h_y)
+    if not public.has_intercept:
+        out.pop("x_center")
+        out.pop("y_center", None)
+    return out
+
+
+def needs_bounds(options, unit=None, family="gaussian") -> bool:
+    """Whether the design layer should provide public ranges (declared, or estimated privately from a
+    share of eps; issue 13): yes for the standardised default path of the squared loss, whose radius, K,
+    tau and steps refer to the [-1, 1]-scaled problem. Without ranges these methods run on the raw scale,
+    where the default unit l1 ball and unit truncation levels cannot hold a fit on natural-scale data
+    (measured on real data: 20-7e5 x the OLS test MSE, docs/accuracy.md). Not with unit= (the range
+    search is calibrated per row), user scaling constants, or standardize=False; not for the logistic
+    loss (dp_glm), where the coefficients of predictors scaled by a wide range grow with that range and
+    leave the default unit l1 ball (declared ranges still standardise it, as before)."""
+    return (unit is None and family == "gaussian" and options.get("standardize", True) is not False
+            and not any(k in options for k in _SCALING))
+
+
+def check_options(method, options):
+    """Preconditions on the options alone, checked by the api before anything is spent (the private
+    range search of the standardised path included): options that do not apply to the method, and
+    ht_iht / ht_sparse without the sparsity s (no default follows from public facts; see _resolve)."""
+    if method not in METHODS:
+        return
+    _check_applicable(method, options)
+    if method in ("ht_iht", "ht_sparse") and "s" not in options:
+        raise InvalidArgument(_NEEDS_S.format(method=method))
+
+
+def _unit_truncation(tun, options):
+    """Truncation levels on the standardised path (issue 13). The design clamps every numeric variable
+    to its public range before the formula is evaluated, so after centring and scaling by those ranges
+    every entry of the scaled design and outcome lies in [-1, 1] (factor dummies and the intercept are
+    0/1 already). Shrinkage at K >= 1 is then the identity, while the sensitivities of ht_lasso / ht_iht
+    grow with K (spec 2.9: K_x K_y and K_x^2 terms): K_x = K_y = 1 gives the same estimator as any larger
+    K with the smallest noise. A user K, K_x or K_y is kept."""
+    for name in ("K_x", "K_y"):
+        if name in tun and not ({"K", name} & set(options)) and tun[name][0] > 1.0:
+            tun[name] = (1.0, "default on the standardised path: 1 (every scaled entry lies in [-1, 1], so "
+                              "larger K does not truncate and only adds noise)")
+
+
+# ---------------------------------------------------------------------------------------------
+# the regime of the heavy-tailed methods (issue 13), from public facts only
+# ---------------------------------------------------------------------------------------------
+#: the signal-to-noise index n mu / (B^2 sqrt(d)) of the sufficient-statistics methods above which
+#: they are in their regime: the same threshold as method="auto" (dpreg.api.AUTO_SNR_MIN, measured
+#: there); the estimators layer does not import the api, so the number is repeated here
+SSP_REGIME_SNR = 20.0
+
+
+def ssp_snr(n, d, b_sq, eps, delta=_API_DEFAULT_DELTA) -> float:
+    """n mu / (B^2 sqrt(d)) (dpreg.api.auto_snr): B^2 the squared-norm budget of a scaled row (1 for the
+    intercept, 1 per numeric column, 1 per factor block), mu the GDP parameter of (eps, delta)."""
+    from ...privacy.accounting import mu_from_eps_delta
+    mu = mu_from_eps_delta(float(eps), float(delta))
+    return n * mu / (max(b_sq, 1) * math.sqrt(max(d, 1)))
+
+
+def regime_note(method, n, public, eps, delta) -> str | None:
+    """An AccuracyWarning text when a heavy-tailed method runs outside its regime: a low-dimensional
+    problem with enough rows per coefficient that the sufficient-statistics methods are in theirs.
+
+    Why (derivation in docs/heavy_tailed.md, "Regime"). The heavy-tailed methods' guarantees are
+    excess risks of order log d / (n eps)^(1/3) (ht_fw, Thm 2), log d / (n eps)^(2/5) (ht_lasso, Thm 5)
+    and s*^2 log^2 d / (n eps) (ht_iht / ht_sparse, Thm 7) over an l1 ball of public radius (unit on
+    the standardised scale), built for d large relative to n eps, sparse coefficients and heavy tails.
+    The sufficient-statistics methods' Gram noise is sigma1 sqrt(d) ~ sqrt(d) / mu against an
+    information of order n / B^2 per direction: their relative error is about
+    1 / index, index = n mu / (B^2 sqrt(d)). Above 20 they were 1.0-2.0 x OLS test MSE on every real
+    dataset measured, while the heavy-tailed methods were 1.5-60 x (docs/accuracy.md): a dense factor
+    model's coefficients do not fit in the unit l1 ball, a bias that more eps does not remove."""
+    d = len(public.terms)
+    blocks = [b for b in (public.factor_blocks or []) if len(b)]
+    in_blocks = sum(len(b) for b in blocks)
+    icpt = 1 if public.has_intercept else 0
+    b_sq = icpt + (d - icpt - in_blocks) + len(blocks)
+    dl = float(delta) if delta and delta > 0 else _API_DEFAULT_DELTA
+    snr = ssp_snr(n, d, b_sq, eps, dl)
+    if snr < SSP_REGIME_SNR:
+        return None
+    what = "dense factor model" if blocks else "low-dimensional model"
+    return (f"{method} is built for sparse, high-dimensional or heavy-tailed problems; this {what} (n = {n}, "
+            f"d = {d}, eps = {float(eps):g}) is outside that regime: its coefficients need not fit in the "
+            f"method's l1 ball, and on such real data it was 1.5-60 x the test error of least squares. "
+            f"At this n, d and eps the sufficient-statistics methods are in theirs (signal-to-noise index "
+            f"{snr:.0f} >= {SSP_REGIME_SNR:g}): method='auto' (AdaSSP / BoostedAdaSSP, with standard errors) "
+            "is expected to be more accurate.")
