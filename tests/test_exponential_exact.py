@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpreg.errors import InvalidArgument
 from dpreg.privacy import exponential as ex
 from dpreg.privacy.counts import exponential_mechanism, report_noisy_max
 from dpreg.privacy.ledger import Ledger
@@ -128,7 +129,7 @@ def test_total_on_extreme_inputs_without_warnings():
                             log_base=np.array([1e308, 1e308, -np.inf]))
         assert ex.exponential_sample(lw, noise) in (0, 1)
         assert ex.exponential_sample(np.zeros(1), noise) == 0
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidArgument):
         ex.log_weights(np.zeros(2), eps=1e-300, sensitivity=1.0)
 
 
