@@ -194,7 +194,7 @@ def test_ptr_test_pass_probability_at_the_unsafe_distance(cut):
 def test_exponential_mechanism_frequencies_chi_square():
     # P(i) proportional to base_i exp(eps u_i / 2): base (1, 2, 3, 4), u (0, -1, 0, 1), eps = 2, so weights
     # base_i e^(u_i); chi-square goodness of fit at level 1e-3 with N = 8 000 draws (the sampler's law is
-    # within exp(+-2^-31) of these weights, far below what 8 000 draws can see)
+    # within exp(+-2^-30) of these weights, far below what 8 000 draws can see)
     base, u = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, -1.0, 0.0, 1.0])
     noise = NoiseSource(4)
     led = Ledger()

@@ -206,7 +206,7 @@ def exponential_mechanism(utility, *, eps: float, sensitivity: float, noise: Noi
     """The exponential mechanism (McSherry-Talwar): index i with probability proportional to
     ``base_i exp(eps u_i / (2 sensitivity))`` for a utility ``u`` of the given sensitivity and an optional
     base measure (``log_base_i = log base_i``), sampled with exact probabilities on a public grid
-    (:mod:`dpreg.privacy.exponential`; the rounding is paid by running at ``eps - 2^-31``). eps-DP; adds one
+    (:mod:`dpreg.privacy.exponential`; the rounding is paid by running at ``eps - 2^-29``). eps-DP; adds one
     ledger row (eps, or rho = eps^2/2 with ``cost_as_rho``: eps-DP implies (eps^2/2)-zCDP)."""
     if not (math.isfinite(eps) and eps > 0):
         raise InvalidArgument("eps must be positive and finite")

@@ -25,7 +25,7 @@ Nothing but integers (and one 128-bit comparison) decides the output; no low-ord
 leaves, and the law is that of the rounded weights. The rounding moves each probability by a factor
 within ``exp(+-ROUNDING_ALLOWANCE)`` of the exact exponential mechanism at ``eps_run`` for every
 candidate within ``TAIL_GAP`` nats of the best (all others together have probability below
-``e^-65000``): the mechanism is ``eps``-DP (``eps_run + 2 ROUNDING_ALLOWANCE = eps``) up to that tail.
+``e^-32000``): the mechanism is ``eps``-DP (``eps_run + 2 ROUNDING_ALLOWANCE = eps``) up to that tail.
 """
 from __future__ import annotations
 
@@ -37,26 +37,31 @@ import numpy as np
 from .mechanisms import NoiseSource
 from ..errors import InvalidArgument
 
-__all__ = ["GRID_BITS", "ROUNDING_ALLOWANCE", "exponential_sample", "grid_log_weights", "log_weights"]
+__all__ = ["BASE_LOG_LIMIT", "GRID_BITS", "ROUNDING_ALLOWANCE", "exponential_sample", "grid_log_weights", "log_weights"]
 
 #: log-weights are rounded to multiples of ln(2) 2^-GRID_BITS nats (3.2e-13 nats at most per weight)
 GRID_BITS = 40
 #: gaps to the best candidate beyond this (nats) are clamped (probability below e^-1e6: a tail event)
 MAX_GAP = 2.0 ** 20
 #: the derivation's tail: candidates more than this many nats behind the best are not covered by the
-#: multiplicative bound (together they have probability below N e^-TAIL_GAP, N < 2^40)
-TAIL_GAP = 2.0 ** 16
-#: public bound (nats) on how far the rounding moves any log-probability within TAIL_GAP of the best;
-#: the derivation bounds it by 2 (3.2e-13 + 2^-120 + 2^-50 (4100 + eps)) + 2^-50 (2^16 + 28) < 1.3e-10
-ROUNDING_ALLOWANCE = 2.0 ** -32
+#: multiplicative bound (together they have probability below N e^-TAIL_GAP e^(1e-9), N < 2^40)
+TAIL_GAP = 2.0 ** 15
+#: public bound (nats) on how far the rounding moves any log-probability within TAIL_GAP of the best,
+#: for base measures whose logs lie within +-BASE_LOG_LIMIT / 3 of each other and of 0: the derivation
+#: (noise.md 4.1) bounds it by 2 (ln2 2^-41 + 2^-120 + 2^-49 BASE_LOG_LIMIT) + 2^-49 (TAIL_GAP + 28),
+#: below 8.9e-10 < 2^-30
+ROUNDING_ALLOWANCE = 2.0 ** -30
+#: the largest |log base measure| spread the allowance covers (lengths of floats: 745; volumes of d
+#: such lengths: 745 d, so TukeyEM up to d = 58)
+BASE_LOG_LIMIT = 131_072.0
 #: proposal buckets 0..NEAR_BITS are exact powers of two; deeper candidates share bucket NEAR_BITS + 1
 NEAR_BITS = 62
 _ACCEPT_BITS = 128
 
 
 def log_weights(utility, *, eps: float, sensitivity: float, log_base=None) -> np.ndarray:
-    """``log_base_i + eps_run u_i / (2 sensitivity)`` with ``eps_run = eps - 2 ROUNDING_ALLOWANCE`` (the
-    margin that pays for the rounding of the sampler). NaN where a term is NaN (never chosen)."""
+    """``log_base_i + eps_run (u_i - max u) / (2 sensitivity)`` with ``eps_run = eps - 2 ROUNDING_ALLOWANCE``
+    (the margin that pays for the rounding of the sampler). NaN where a term is NaN (never chosen)."""
     if not (math.isfinite(eps) and eps > 4.0 * ROUNDING_ALLOWANCE):
         raise InvalidArgument("the exponential mechanism needs a finite eps above 1e-9")
     if not (math.isfinite(sensitivity) and sensitivity > 0):
@@ -64,6 +69,11 @@ def log_weights(utility, *, eps: float, sensitivity: float, log_base=None) -> np
     u = np.asarray(utility, dtype=float).ravel()
     k = (float(eps) - 2.0 * ROUNDING_ALLOWANCE) / (2.0 * float(sensitivity))
     with np.errstate(over="ignore", invalid="ignore"):
+        # utilities relative to the largest finite one (a common shift: same law), so that the rounding
+        # of k u is relative to the gap to the best candidate, not to the utilities' own magnitude
+        fin = np.isfinite(u)
+        if fin.any():
+            u = u - u[fin].max()
         lw = k * u
         if log_base is not None:
             lb = np.asarray(log_base, dtype=float).ravel()

@@ -200,7 +200,7 @@ def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity:
     exact probabilities on the public grid of :mod:`dpreg.privacy.exponential`; it writes the ledger row:
     eps, or rho = eps^2/2 with ``cost_as_rho``), then a uniform point inside it.
 
-    The interval's probabilities are within ``exp(+-2^-32)`` of the ideal ones (``docs/derivations/noise.md``
+    The interval's probabilities are within ``exp(+-2^-30)`` of the ideal ones (``docs/derivations/noise.md``
     section 4, paid by the margin in eps); the point is ``lo + U (hi - lo)`` in floating point, whose
     low-order bits are those of the interval's end points (the caller's data-dependent edges).
     """
@@ -231,8 +231,8 @@ def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity:
 # order statistics, so there is no public grid to round to.
 def sample_index(weights, noise: NoiseSource) -> int:
     """Index i with probability weights[i] / sum(weights) (finite, >= 0, not all zero): the exact sampler
-    of :mod:`dpreg.privacy.exponential` on ``log(weights)`` (probabilities within exp(+-3.3e-13) of the
-    given ones for weights within e^65000 of the largest)."""
+    of :mod:`dpreg.privacy.exponential` on ``log(weights)`` (probabilities within exp(+-2^-30) of the
+    given ones for weights within e^32000 of the largest)."""
     w = np.asarray(weights, dtype=float)
     with np.errstate(divide="ignore"):
         lw = np.log(w)
