@@ -251,7 +251,11 @@ def constants(n, d, eps, delta, L, R, options=None) -> dict:
     out.update(eps_C=eps_C, eps_M=eps_M)
     if not eps_M > 0:
         return fail("P9: eps_M <= 0 (the budget shares leave nothing for the coefficients)")
-    sG = sigma_gauss(eps_M, delta_M)
+    # the coefficient release is snapped (privacy/snapping.py): its analytic Gaussian is calibrated at
+    # delta_M less a slack of 2^-30 delta_M (an exact float difference), which pays for the snapping term
+    delta_M_cal = delta_M - delta_M * 2.0 ** -30
+    out["snap_slack"] = delta_M - delta_M_cal
+    sG = sigma_gauss(eps_M, delta_M_cal)
     c = delta_beta * sG
     out.update(sigma_G=sG, c=c)
     if inference:
@@ -363,7 +367,7 @@ def _issp_inner(X, y, const, noise, k, ledger, rel):
     beta_w = D * beta_s / sy
     LwT_inv = D[:, None] * np.linalg.inv(Lw).T   # d x d; z = L^{-T} g has covariance Sigma_w^{-1}
     beta_tilde = _release(rel, "coefficients", shaped_gaussian_mechanism, beta_w, LwT_inv, c=const["c"],
-                          noise=noise, ledger=ledger)
+                          snap_slack=const["snap_slack"], noise=noise, ledger=ledger)
     out = {"beta": beta_tilde}
     if const["inference"]:
         N = int(const["N"])
