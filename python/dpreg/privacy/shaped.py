@@ -8,14 +8,15 @@ What is and is not protected against floating-point attacks (``docs/derivations/
 
 * :func:`gaussian_analytic_mechanism` (a scalar or vector plus isotropic Gaussian noise) is the exact grid
   release of :func:`~dpreg.privacy.mechanisms.gaussian_mechanism`: protected.
-* :func:`shaped_gaussian_mechanism` and :func:`shape_samples_mechanism` are *not*: their noise is
-  ``c A g`` with ``A`` a data-dependent matrix (``Sigma_w^{-1/2}``) and ``g`` standard normal. The grid
-  construction needs a noise law fixed by public quantities (the lattice and the discrete Gaussian are
-  calibrated to a public scale); here the law itself depends on the data, the product ``A g`` and the sum
-  ``value + c A g`` are rounded in floating point, so low-order bits of the output can depend on the
-  data beyond what the Gaussian analysis covers. What is protected: the randomness (secure stream, exact
-  inversion at 53-bit uniforms, |g_i| < 8.3), the calibration (public c, sensitivity, cost), and the
-  accounting (row written here). What is not: the low-order bits of the released vector / samples.
+* :func:`shaped_gaussian_mechanism` (noise ``c A g`` with ``A = Sigma_w^{-1/2}`` data-dependent): protected
+  by snapping (:mod:`dpreg.privacy.snapping`, section 4.3): the noise is exact to ``2^-J``, the sum is
+  evaluated exactly and rounded once to the nearest double, so the output is the correct rounding of the
+  ideal real-valued release except on an event of probability ``delta_snap``, which the caller's delta
+  slack pays.
+* :func:`shape_samples_mechanism` is *not*: its N samples ``A g_i`` are computed in floating point (the
+  same construction would need N d wide draws, seconds to minutes per fit). What is protected: the
+  randomness (secure stream, exact inversion at 53-bit uniforms, |g_i| < 8.3), the calibration and the
+  accounting (row written here). What is not: the low-order bits of the samples.
 * :func:`ptr_bernoulli` releases one bit, PASS with probability ``p`` computed by the caller from the data
   in floating point; the bit carries no low-order bits, but ``p`` is exact only up to float rounding of
   its formula (the truncated-Laplace test's closed form).
