@@ -107,17 +107,31 @@ def test_claim1_exact_distribution_on_good_data(good):
     assert abs(Q.mean() - D1) <= 4 * math.sqrt(2 * D1 / 400)
 
 
-def test_noise_actually_added_matches_calibration(good):
+def test_noise_actually_added_matches_calibration(good, monkeypatch):
     X, y, G, b_ols = good
     spec = PrivacySpec(eps=EPS1, delta=1e-6, inference=True)
     noise = RecordingNoise(3)
+    # the coefficient noise is K 2^-J with K exact wide discrete Gaussians (privacy/snapping.py): record K
+    from dpreg.privacy import snapping
+    wide, drawn = snapping.wide_discrete_gaussian, []
+
+    def recording_wide(src, var, size):
+        k = wide(src, var, size)
+        drawn.append((var, list(k)))
+        return k
+    monkeypatch.setattr(snapping, "wide_discrete_gaussian", recording_wide)
     rel = isp.fit(make_design(X, y), spec, noise, Ledger(), sigma=1.0)
     p = isp.plan(N1, D1, spec, {"sigma": 1.0})
     const = core.constants(N1, D1, p["eps_I"], p["delta_I"], p["L_candidates"][0],
                            math.sqrt(2 * math.log(2 * N1)), {"inference": True})
-    g, Gs = noise.normals
+    Gs, = noise.normals
+    (var, K), = drawn
+    J = (var.bit_length() - 1) // 2                    # var = 2^(2J) + 144
+    assert var == (1 << (2 * J)) + 144
+    g = np.array([k / 2.0 ** J for k in K])
     Lc = np.linalg.cholesky(G)
-    # beta~ = beta_w + c L^{-T} g with w = 1 (Claim 1): c = Delta_beta sigma_G(eps_M, delta_M)
+    # beta~ = beta_w + c L^{-T} g with w = 1 (Claim 1): c = Delta_beta sigma_G(eps_M, delta_M - slack), the
+    # slack (2^-30 delta_M) paying for the snapping (docs/derivations/noise.md 4.3)
     expected = b_ols + const["c"] * np.linalg.solve(Lc.T, g)
     np.testing.assert_allclose(rel.coef, expected, rtol=1e-9, atol=1e-12)
     assert const["c"] == pytest.approx(const["delta_beta"] * core.sigma_gauss(const["eps_M"], const["delta_M"]))

@@ -192,13 +192,15 @@ def test_ptr_test_pass_probability_at_the_unsafe_distance(cut):
 
 
 def test_exponential_mechanism_frequencies_chi_square():
-    # P(i) proportional to exp(log_w_i); chi-square goodness of fit at level 1e-3 with N = 20 000 draws
-    logw = np.log(np.array([1.0, 2.0, 3.0, 4.0]))
+    # P(i) proportional to base_i exp(eps u_i / 2): base (1, 2, 3, 4), u (0, -1, 0, 1), eps = 2, so weights
+    # base_i e^(u_i); chi-square goodness of fit at level 1e-3 with N = 8 000 draws (the sampler's law is
+    # within exp(+-2^-30) of these weights, far below what 8 000 draws can see)
+    base, u = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, -1.0, 0.0, 1.0])
     noise = NoiseSource(4)
     led = Ledger()
-    draws = [exponential_mechanism(logw, eps=1.0, sensitivity=1.0, noise=noise, ledger=led, statistic="em")
-             for _ in range(20_000)]
+    draws = [exponential_mechanism(u, eps=2.0, sensitivity=1.0, log_base=np.log(base), noise=noise, ledger=led,
+                                   statistic="em") for _ in range(8_000)]
     counts = np.bincount(draws, minlength=4)
-    expected = 20_000 * np.exp(logw) / np.exp(logw).sum()
-    assert stats.chisquare(counts, expected).pvalue > 1e-3
-    assert led[0].eps == 1.0 and led[0].mechanism == "exponential_mechanism"
+    w = base * np.exp(u)
+    assert stats.chisquare(counts, 8_000 * w / w.sum()).pvalue > 1e-3
+    assert led[0].eps == 2.0 and led[0].mechanism == "exponential_mechanism"

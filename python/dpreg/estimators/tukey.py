@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import EstimationFailed, InvalidArgument
 from ..privacy.counts import propose_test_release, report_noisy_max
+from ..privacy.exponential import log_weights
 from ..privacy.selection_mechanisms import sample_index, sample_side, sample_uniform_point, uniform_jitter
 from ..release import Release
 
@@ -299,8 +300,8 @@ def sample_depth(logW, t, eps_p, noise):
     """Step 8: q in {t..floor(m/2)} with P(q) proportional to W_q exp(eps' q) (Gumbel-max)."""
     h = logW.shape[0] - 1
     qs = np.arange(t, h + 1)
-    score = logW[t:] + eps_p * qs
-    j = report_noisy_max(score, noise)      # accounted in the PTR + EM ledger row of tukey_em
+    # exact exponential mechanism (base measure W_q, utility q, eps = 2 eps'); accounted in the PTR + EM row
+    j = report_noisy_max(log_weights(qs, eps=2.0 * eps_p, sensitivity=1.0, log_base=logW[t:]), noise)
     return None if j is None else int(qs[j])
 
 

@@ -1,8 +1,8 @@
 """Mechanisms on integer-valued statistics (counts, distances to instability) and on selections.
 
 Every function here draws its noise from the fit's :class:`~dpreg.privacy.mechanisms.NoiseSource` and
-writes its ledger row in the same call (or is explicitly a step of a mechanism whose row another call of
-this module writes, as :func:`report_noisy_max` for the TukeyEM sampler).
+writes its ledger row in the same call (or is explicitly a step of a mechanism whose row another call
+writes, as :func:`report_noisy_max` for the TukeyEM sampler, whose row is TukeyEM's PTR + EM row).
 
 Counts need no rounding: with a grid ``gamma = 2^-s`` (``s >= 0``) every integer is a multiple of
 ``gamma``, so a count ``c`` is ``C = c 2^s`` grid units exactly, and a count query of sensitivity
@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from .exponential import exponential_sample, log_weights
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import MAX_SCALE_BITS, NoiseSource, _MARGIN, _grid_exponent, _tq
 from ..errors import InvalidArgument
@@ -190,31 +191,28 @@ class AboveThreshold:
 
 
 def report_noisy_max(scores, noise: NoiseSource) -> int | None:
-    """Index of the largest ``score_i + G_i`` (G_i iid standard Gumbel): a sample from the distribution
-    proportional to ``exp(score_i)`` (Gumbel-max). Non-finite scores are never chosen; None if all are.
-    Releases the index only (no low-order bits of any value leave); the selection probabilities are those
-    of Gumbel noise truncated to [-3.62, 37.43] by the 53-bit uniform of the sampler. Writes no ledger
-    row: the caller's mechanism (e.g. :func:`exponential_mechanism`, or a PTR row covering the whole
-    release) accounts for it."""
-    sc = np.asarray(scores, dtype=float)
-    ok = np.isfinite(sc)
-    if not ok.any():
-        return None
-    g = noise.gumbel(sc.shape[0])
-    return int(np.argmax(np.where(ok, sc + g, -np.inf)))
+    """Index ``i`` with probability proportional to ``exp(score_i)``: the exact sampler
+    :func:`dpreg.privacy.exponential.exponential_sample` (the name is kept from its former Gumbel-max
+    implementation). NaN and -inf scores are never chosen; None if all are. The caller builds the scores
+    with :func:`dpreg.privacy.exponential.log_weights`, which keeps the margin that pays for the grid
+    rounding. Writes no ledger row: the caller's mechanism (e.g. :func:`exponential_mechanism`, or a PTR
+    row covering the whole release) accounts for it."""
+    return exponential_sample(scores, noise)
 
 
-def exponential_mechanism(log_weights, *, eps: float, sensitivity: float, noise: NoiseSource, ledger: Ledger,
-                          statistic: str, cost_as_rho: bool = False, share: float | None = None) -> int | None:
-    """The exponential mechanism as a report-noisy-max: index i with probability proportional to
-    ``exp(log_weights_i)``, where the caller built ``log_weights_i = log(base measure_i) + eps u_i /
-    (2 sensitivity)`` from a utility ``u`` of the given sensitivity (McSherry-Talwar: eps-DP). Adds one
+def exponential_mechanism(utility, *, eps: float, sensitivity: float, noise: NoiseSource, ledger: Ledger,
+                          statistic: str, log_base=None, cost_as_rho: bool = False,
+                          share: float | None = None) -> int | None:
+    """The exponential mechanism (McSherry-Talwar): index i with probability proportional to
+    ``base_i exp(eps u_i / (2 sensitivity))`` for a utility ``u`` of the given sensitivity and an optional
+    base measure (``log_base_i = log base_i``), sampled with exact probabilities on a public grid
+    (:mod:`dpreg.privacy.exponential`; the rounding is paid by running at ``eps - 2^-29``). eps-DP; adds one
     ledger row (eps, or rho = eps^2/2 with ``cost_as_rho``: eps-DP implies (eps^2/2)-zCDP)."""
     if not (math.isfinite(eps) and eps > 0):
         raise InvalidArgument("eps must be positive and finite")
-    j = report_noisy_max(log_weights, noise)
+    lw = log_weights(utility, eps=float(eps), sensitivity=float(sensitivity), log_base=log_base)
+    j = exponential_sample(lw, noise)
     cost = {"rho": float(eps) ** 2 / 2.0} if cost_as_rho else {"eps": float(eps)}
     ledger.add(LedgerEntry(statistic=statistic, mechanism="exponential_mechanism", sensitivity=float(sensitivity),
                            noise_scale=2.0 * float(sensitivity) / float(eps), share=share, **cost))
     return j
-

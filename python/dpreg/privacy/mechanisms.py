@@ -17,9 +17,8 @@ What is protected against floating-point attacks (Mironov 2012; details in ``doc
 * The raw draws (:meth:`NoiseSource.gaussian`, ``laplace``, ``exponential``, ``gumbel``, ``uniform``)
   come from the secure stream, by inversion of the cdf at a 53-bit uniform; an estimator that adds
   such a draw to a value itself is *not* protected against floating-point attacks (the low-order bits
-  of ``value + z`` depend on the value). Report-noisy-max selections (argmax of scores plus Gumbel
-  draws) release an index only, so no low-order bits leave, but their selection probabilities are
-  those of Gumbel noise truncated to [-3.62, 37.43] by the 53-bit uniform.
+  of ``value + z`` depend on the value). Exponential-mechanism selections are sampled exactly on a
+  public grid (:mod:`dpreg.privacy.exponential`), no longer by Gumbel-max.
 """
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .exponential import exponential_sample
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import MIN_GRID_EXPONENT, NoiseSource, _MARGIN, _from_grid, _grid_exponent, _to_grid
 from ..errors import InvalidArgument
@@ -195,11 +196,12 @@ def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity:
     """A point drawn with density proportional to ``exp(eps u_i / (2 sensitivity))`` on each interval
     ``[edges[i], edges[i+1]]`` (McSherry-Talwar over the real line with a piecewise-constant utility, e.g.
     Smith's private quantile): the interval i with probability proportional to ``len_i exp(eps u_i /
-    (2 sensitivity))`` (Gumbel-max, :func:`dpreg.privacy.counts.exponential_mechanism`, which writes the
-    ledger row: eps, or rho = eps^2/2 with ``cost_as_rho``), then a uniform point inside it.
+    (2 sensitivity))`` (:func:`dpreg.privacy.counts.exponential_mechanism` with base measure ``log len_i``,
+    exact probabilities on the public grid of :mod:`dpreg.privacy.exponential`; it writes the ledger row:
+    eps, or rho = eps^2/2 with ``cost_as_rho``), then a uniform point inside it.
 
-    Not on the exact grid: the interval's choice has the truncated-Gumbel probabilities of
-    ``docs/derivations/noise.md`` section 4, and the point is ``lo + U (hi - lo)`` in floating point, whose
+    The interval's probabilities are within ``exp(+-2^-30)`` of the ideal ones (``docs/derivations/noise.md``
+    section 4, paid by the margin in eps); the point is ``lo + U (hi - lo)`` in floating point, whose
     low-order bits are those of the interval's end points (the caller's data-dependent edges).
     """
     from .counts import exponential_mechanism
@@ -207,27 +209,35 @@ def interval_exponential_mechanism(edges, utilities, *, eps: float, sensitivity:
     u = np.asarray(utilities, dtype=float)
     if z.ndim != 1 or u.shape != (z.size - 1,) or u.size == 0:
         raise InvalidArgument("need one utility per interval (len(edges) - 1 of them)")
+    big = np.finfo(float).max / 4
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        logw = np.log(np.diff(z)) + float(eps) * u / (2.0 * float(sensitivity))
-    j = exponential_mechanism(logw, eps=float(eps), sensitivity=float(sensitivity), noise=noise, ledger=ledger,
-                              statistic=statistic, cost_as_rho=cost_as_rho, share=share)
+        lo, hi = z[:-1], z[1:]
+        wide = (np.abs(lo) > big) | (np.abs(hi) > big)
+        # log of the length without overflow: halves where an end point is beyond a quarter of the range
+        loglen = np.where(wide, np.log(0.5 * hi - 0.5 * lo) + math.log(2.0), np.log(hi - lo))
+    j = exponential_mechanism(u, eps=float(eps), sensitivity=float(sensitivity), noise=noise, ledger=ledger,
+                              statistic=statistic, log_base=loglen, cost_as_rho=cost_as_rho, share=share)
     j = 0 if j is None else j        # every interval empty: keep a defined (data-free) index
-    return float(z[j] + noise.uniform() * (z[j + 1] - z[j]))
+    return sample_uniform_point(float(z[j]), float(z[j + 1]), noise, limit=big)
 
 
 # ---- sampling inside a selected region -----------------------------------------------------------------
 # The last step of a mechanism that samples from a density over a region of R^d (TukeyEM's restricted
 # exponential mechanism: a depth level, then a point uniform in that level's region). The caller's ledger
 # row covers the whole release (its PTR + exponential-mechanism row); these draws come from the privacy
-# stream. They are floating-point draws (secure bits, 53-bit uniforms), listed as such in
+# stream. The choice of a piece (sample_index) is exact on the grid of privacy/exponential.py; the point
+# draws are floating-point draws (secure bits, 53-bit uniforms), listed as such in
 # docs/derivations/noise.md section 4: the output is a point in a region whose boundaries are data-derived
 # order statistics, so there is no public grid to round to.
 def sample_index(weights, noise: NoiseSource) -> int:
-    """Index i with probability weights[i] / sum(weights) (finite, >= 0, not all zero), by inversion of the
-    cumulative weights at one uniform draw."""
+    """Index i with probability weights[i] / sum(weights) (finite, >= 0, not all zero): the exact sampler
+    of :mod:`dpreg.privacy.exponential` on ``log(weights)`` (probabilities within exp(+-2^-30) of the
+    given ones for weights within e^32000 of the largest)."""
     w = np.asarray(weights, dtype=float)
-    cdf = np.cumsum(w / w.sum())
-    return int(min(np.searchsorted(cdf, noise.uniform()), w.size - 1))
+    with np.errstate(divide="ignore"):
+        lw = np.log(w)
+    j = exponential_sample(lw, noise, argmax_when_noise_off=False)
+    return w.size - 1 if j is None else j
 
 
 def sample_side(left_length: float, right_length: float, noise: NoiseSource) -> bool:

@@ -8,14 +8,15 @@ What is and is not protected against floating-point attacks (``docs/derivations/
 
 * :func:`gaussian_analytic_mechanism` (a scalar or vector plus isotropic Gaussian noise) is the exact grid
   release of :func:`~dpreg.privacy.mechanisms.gaussian_mechanism`: protected.
-* :func:`shaped_gaussian_mechanism` and :func:`shape_samples_mechanism` are *not*: their noise is
-  ``c A g`` with ``A`` a data-dependent matrix (``Sigma_w^{-1/2}``) and ``g`` standard normal. The grid
-  construction needs a noise law fixed by public quantities (the lattice and the discrete Gaussian are
-  calibrated to a public scale); here the law itself depends on the data, the product ``A g`` and the sum
-  ``value + c A g`` are rounded in floating point, so low-order bits of the output can depend on the
-  data beyond what the Gaussian analysis covers. What is protected: the randomness (secure stream, exact
-  inversion at 53-bit uniforms, |g_i| < 8.3), the calibration (public c, sensitivity, cost), and the
-  accounting (row written here). What is not: the low-order bits of the released vector / samples.
+* :func:`shaped_gaussian_mechanism` (noise ``c A g`` with ``A = Sigma_w^{-1/2}`` data-dependent): protected
+  by snapping (:mod:`dpreg.privacy.snapping`, section 4.3): the noise is exact to ``2^-J``, the sum is
+  evaluated exactly and rounded once to the nearest double, so the output is the correct rounding of the
+  ideal real-valued release except on an event of probability ``delta_snap``, which the caller's delta
+  slack pays.
+* :func:`shape_samples_mechanism` is *not*: its N samples ``A g_i`` are computed in floating point (the
+  same construction would need N d wide draws, seconds to minutes per fit). What is protected: the
+  randomness (secure stream, exact inversion at 53-bit uniforms, |g_i| < 8.3), the calibration and the
+  accounting (row written here). What is not: the low-order bits of the samples.
 * :func:`ptr_bernoulli` releases one bit, PASS with probability ``p`` computed by the caller from the data
   in floating point; the bit carries no low-order bits, but ``p`` is exact only up to float rounding of
   its formula (the truncated-Laplace test's closed form).
@@ -29,6 +30,7 @@ import numpy as np
 from .accounting import delta_gdp
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import NoiseSource, gaussian_mechanism
+from .snapping import exact_shaped_release, snap_bits
 from ..errors import InvalidArgument
 
 __all__ = ["gaussian_analytic_mechanism", "ptr_bernoulli", "shape_samples_mechanism", "shaped_gaussian_mechanism"]
@@ -56,24 +58,38 @@ def ptr_bernoulli(p_pass: float, *, noise: NoiseSource, ledger: Ledger, statisti
 
 
 def shaped_gaussian_mechanism(value, shape, *, c: float, sensitivity: float, eps: float, delta: float,
-                              noise: NoiseSource, ledger: Ledger, statistic: str,
+                              noise: NoiseSource, ledger: Ledger, statistic: str, snap_slack: float,
                               mechanism: str = "gaussian_shaped_analytic", note: str | None = None) -> np.ndarray:
-    """``value + c * shape @ g``, g ~ N(0, I_d): Gaussian noise of covariance ``c^2 shape shape^T``.
+    """``value + c * shape @ g``, g ~ N(0, I_d): Gaussian noise of covariance ``c^2 shape shape^T``, snapped.
 
     For ISP, ``shape = Sigma_w^{-1/2}`` (any square root of the inverse weighted Gram matrix), so the noise
     has covariance ``c^2 Sigma_w^{-1}``: whitening by ``Sigma_w^{1/2}`` turns the release into an isotropic
     Gaussian mechanism of L2 sensitivity ``sensitivity`` (the ``Sigma_w``-norm sensitivity), and ``c`` is its
     analytic-Gaussian scale; the change of the shape between neighbours is part of the caller's (eps, delta).
-    Not protected against floating-point attacks (module docstring). Writes one row."""
+
+    Protected against floating-point attacks by snapping (:mod:`dpreg.privacy.snapping`): the noise is
+    exact to ``2^-J`` and the sum is evaluated exactly and rounded once to the nearest double, so the output
+    is the correct rounding of the ideal real-valued release except on an event of probability
+    ``delta_snap`` with ``(1 + e^eps) delta_snap <= snap_slack``. The caller must have calibrated the ideal
+    release at ``delta - snap_slack`` (ISP: the analytic Gaussian at ``delta_M - snap_slack``); the row
+    then carries ``delta`` in all, and its note states J and the snapping term. Writes one row."""
     _check_cost(eps, delta)
     value = np.asarray(value, dtype=float)
     A = np.asarray(shape, dtype=float)
     if A.ndim != 2 or A.shape[0] != value.size:
         raise InvalidArgument("the noise shape must be a matrix with one row per coordinate of the value")
-    g = noise.standard_normal(A.shape[1])
-    out = value + float(c) * (A @ g)
+    if not (math.isfinite(snap_slack) and 0 < snap_slack < delta):
+        raise InvalidArgument("a snapped release needs a delta slack in (0, delta)")
+    J, d_snap = snap_bits(A.shape[1], float(eps), float(snap_slack))
+    if noise._noise_off:
+        out = value.copy()
+    else:
+        out = exact_shaped_release(value, A, float(c), J, noise).reshape(value.shape)
+    snap_note = (f"snapped: noise exact to 2^-{J}, sum rounded once; delta_snap <= {d_snap:.1e}, "
+                 f"(1 + e^eps) delta_snap within the slack {snap_slack:.1e} of delta")
     ledger.add(LedgerEntry(statistic=statistic, mechanism=mechanism, sensitivity=float(sensitivity),
-                           noise_scale=float(c), eps=float(eps), delta=float(delta), note=note))
+                           noise_scale=float(c), eps=float(eps), delta=float(delta),
+                           note=f"{note}; {snap_note}" if note else snap_note))
     return out
 
 
