@@ -135,17 +135,27 @@ def test_batches_are_bounded_and_complete(frame, files):
     assert src.num_rows() == frame.shape[0]
 
 
+@pytest.mark.parametrize("spill", [False, True])
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
-def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypatch, method):
+def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypatch, method, spill, tmp_path):
     # the SSP methods stream: the materialisation limit does not apply, memory is bounded by the batch
-    # size, and with the in-memory cache of scaled rows switched off every pass re-reads the files;
-    # results stay bit-identical to pandas (same row blocks, same order of additions)
+    # size, and with the in-memory cache of scaled rows switched off every pass re-reads the files
+    # (spill=False) or the temporary file of scaled rows written by the first pass (spill=True);
+    # results stay bit-identical to pandas (same row blocks, same order of additions, same bytes)
     import dpreg.design.chunked as chunked
     import dpreg.estimators._ssp as _ssp
     import dpreg.sources as sources
     monkeypatch.setattr(sources, "MATERIALISE_ROW_LIMIT", 100)
     monkeypatch.setattr(sources, "BATCH_ROWS", 700)        # batches not aligned with the sum blocks
     monkeypatch.setattr(chunked, "CACHE_BYTES", 0)
+    monkeypatch.delenv("DPREG_SPILL", raising=False)
+    monkeypatch.setattr(chunked, "SPILL", spill)
+    monkeypatch.setenv("DPREG_SPILL_DIR", str(tmp_path))
+    if spill:       # the passes after the first must not read the source again
+        reads = []
+        real = sources.DuckDBSource.batches
+        monkeypatch.setattr(sources.DuckDBSource, "batches",
+                            lambda self, *a, **k: (reads.append(1), real(self, *a, **k))[1])
     monkeypatch.setattr(_ssp, "_CHUNK_FLOATS", 1280)       # sum blocks of 256 rows: many blocks
     ref = _fit(frame, method=method, T=5) if method == "boosted_adassp" else _fit(frame, method=method)
     kw = {"T": 5} if method == "boosted_adassp" else {}
@@ -154,6 +164,13 @@ def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypa
     np.testing.assert_array_equal(np.asarray(fit.std_errors), np.asarray(ref.std_errors))
     # (R² and sigma may be "not estimable" at this small n: then both are None on both paths)
     assert fit.r_squared == ref.r_squared and fit.sigma == ref.sigma
+    if spill:
+        import gc
+        gc.collect()
+        assert list(tmp_path.iterdir()) == []      # the temporary file is gone with the fit
+        # the validation pass and the first scaled pass (written to the file); nothing else reads the
+        # source (boosting's rounds and the inference bundle read the file)
+        assert len(reads) == 2, len(reads)
 
 
 def test_streamed_errors_come_before_spending(frame, tmp_path):

@@ -31,6 +31,12 @@ from ..errors import DPRegError, InternalError
 
 #: scaled rows (n (d + 1) doubles) up to this size are kept in memory between passes
 CACHE_BYTES = 1 << 30
+#: beyond CACHE_BYTES, the scaled rows of the first pass are written to a temporary file (in
+#: ``tempfile.gettempdir()``, or ``DPREG_SPILL_DIR``) and the next passes read it back block by block
+#: into one reused buffer, instead of reading and rebuilding the source again; ``DPREG_SPILL=0`` (or
+#: setting this to False) turns it off. The file holds the user's own scaled rows on the user's own
+#: disk and is deleted when the fit no longer needs it.
+SPILL = True
 #: methods whose data access is sums over rows (they stream from any non-pandas source)
 STREAMING_METHODS = ("adassp", "boosted_adassp")
 
@@ -51,6 +57,7 @@ class StreamedRows:
         self.progress = progress
         self.keep = None                 # None, or the boolean mask of model-matrix columns kept
         self._cache = None
+        self._spill = None               # (step, _SpillFile) once the first scaled pass was written
 
     def scaled(self, mode, tau_x):
         out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=(mode, tau_x),
@@ -146,24 +153,103 @@ class StreamedRows:
 
         When the scaled rows fit in ``CACHE_BYTES`` (a decision on the public n and d), the blocks of
         the first pass are kept for the next passes (boosting rounds, the inference bundle) instead of
-        reading and rebuilding the batches again; beyond it every pass reads the source again, so
-        memory stays bounded by the batch size."""
+        reading and rebuilding the batches again. Beyond it they are written to a temporary file
+        during the first pass (``SPILL``) and read back block by block into one buffer by the next
+        ones (the same bytes, so the same sums); memory stays bounded by the batch size either way."""
         n, d = self.shape
         if self.source.kind == "spark":
             return self._reduce_on_partitions(fn, step)
         use_cache = self.scaling is not None and n * (d + 1) * 8 <= CACHE_BYTES
         if use_cache and self._cache is not None and self._cache[0] == step:
             blocks = self._cache[1]
+        elif self._spill is not None and self._spill[0] == step:
+            blocks = self._spill[1].blocks()
         else:
             blocks = self.blocks(step)
             if use_cache:
                 blocks = list(blocks)
                 self._cache = (step, blocks)
+            elif self.scaling is not None and _spill_enabled():
+                spill = _SpillFile(step, d)
+                blocks = spill.writing(blocks)
+                self._spill = (step, spill)
         total = None
         for Xc, yc in blocks:
             v = fn(Xc, yc)
             total = v if total is None else total + v
+        if self._spill is not None and not self._spill[1].complete:
+            self._spill = None           # an interrupted first pass: the next pass reads the source
         return total
+
+
+def _spill_enabled() -> bool:
+    import os
+    env = os.environ.get("DPREG_SPILL")
+    if env is not None:
+        return env.strip() not in ("0", "false", "False", "")
+    return bool(SPILL)
+
+
+class _SpillFile:
+    """The scaled row blocks of one streamed design in a temporary file: written once, in row order,
+    by the first pass; every later pass reads them back into one reused buffer of one block (RSS stays
+    bounded by a block; the operating system's page cache may keep the file, which is not the
+    process's memory). Deleted when the design is garbage collected or the interpreter exits."""
+
+    def __init__(self, step, d):
+        import os
+        import tempfile
+        import weakref
+        fd, self.path = tempfile.mkstemp(prefix="dpreg-rows-", suffix=".bin",
+                                         dir=os.environ.get("DPREG_SPILL_DIR") or None)
+        os.close(fd)
+        self.step, self.d = int(step), int(d)
+        self.sizes = []
+        self.complete = False
+        self._final = weakref.finalize(self, _remove_file, self.path)
+
+    def writing(self, blocks):
+        """Pass the blocks through, appending each one (X then y, as float64) to the file."""
+        with open(self.path, "wb") as f:
+            for Xc, yc in blocks:
+                Xc = np.ascontiguousarray(Xc, dtype=float)
+                yc = np.ascontiguousarray(yc, dtype=float)
+                f.write(memoryview(Xc).cast("B"))
+                f.write(memoryview(yc).cast("B"))
+                self.sizes.append(Xc.shape[0])
+                yield Xc, yc
+        self.complete = True
+
+    def blocks(self):
+        from .._progress import bar
+        buf = np.empty(self.step * (self.d + 1))
+        total = sum(self.sizes)
+        progress = bar(total, "dpreg: pass over the data") if total else None
+        try:
+            with open(self.path, "rb", buffering=0) as f:
+                for m in self.sizes:
+                    k = m * (self.d + 1)
+                    view = memoryview(buf[:k]).cast("B")
+                    got = 0
+                    while got < len(view):
+                        r = f.readinto(view[got:])
+                        if not r:
+                            raise InternalError("the temporary file of scaled rows was truncated")
+                        got += r
+                    if progress is not None:
+                        progress.update(m)
+                    yield buf[:m * self.d].reshape(m, self.d), buf[m * self.d:k]
+        finally:
+            if progress is not None:
+                progress.close()
+
+
+def _remove_file(path):
+    import os
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 class _BatchIterSource:
