@@ -58,7 +58,7 @@ def write_parquet(directory, n, d=D, seed=0):
     open(stamp, "w").close()
 
 
-def one(method, directory, T, spark):
+def one(method, directory, T, spark, n):
     import dpreg
     formula, bounds = formula_and_bounds()
     data = os.path.join(directory, "*.parquet")
@@ -79,7 +79,8 @@ def one(method, directory, T, spark):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=1e-6, bounds=bounds, random_state=1, **opts)
+        # delta must stay below 1/n (dpreg refuses delta >= 1/n): 1e-6 up to 10^6 rows, then 0.1/n
+        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=min(1e-6, 0.1 / n), bounds=bounds, random_state=1, **opts)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"method": method, "wall": wall, "cpu": cpu, "peak_rss_mb": peak,
@@ -100,7 +101,7 @@ def main(argv=None):
     import tempfile
     directory = a.dir or os.path.join(tempfile.gettempdir(), f"dpreg-bench-parquet-{a.n}")
     if a.one:
-        one(a.one, directory, a.T, a.spark)
+        one(a.one, directory, a.T, a.spark, a.n)
         return 0
     t0 = time.perf_counter()
     write_parquet(directory, a.n)

@@ -555,14 +555,22 @@ def _make_spark_binned():
 
     class SparkBinnedColumn(BinnedColumn):
         """Histograms computed per partition by the executors and added on the driver (integer counts:
-        the order of additions does not matter, so the counts equal those of the in-memory column)."""
+        the order of additions does not matter, so the counts equal those of the in-memory column).
+        ``transform`` (run on the executors) maps each batch's float values before binning."""
 
-        def __init__(self, n, source, column):
+        def __init__(self, n, source, column, transform=None):
             super().__init__(n, None)
-            self._source, self._column = source, column
+            self._source, self._column, self._transform = source, column, transform
+
+        def mapped(self, f):
+            """The same column with ``f`` applied to its values (row-wise; on the executors)."""
+            t = self._transform
+            return SparkBinnedColumn(self.shape[0], self._source, self._column,
+                                     f if t is None else (lambda v: f(t(v))))
 
         def histogram(self, g_all, lower, beta, negate):
             import numpy as np
+            transform = self._transform
 
             def part(batches):
                 import numpy as _np
@@ -572,6 +580,8 @@ def _make_spark_binned():
                 for b in batches:
                     if b.num_rows:
                         v = _np.asarray(b.column(0).to_numpy(zero_copy_only=False), dtype=float)
+                        if transform is not None:
+                            v = transform(v)
                         h += grid_histogram(g_all, v, lower, beta, negate)
                 return h
             total = np.zeros(g_all.shape[0] + 1, dtype=np.int64)
@@ -581,8 +591,8 @@ def _make_spark_binned():
     return SparkBinnedColumn
 
 
-def _SparkBinnedColumn(n, source, column):
-    return _make_spark_binned()(n, source, column)
+def _SparkBinnedColumn(n, source, column, transform=None):
+    return _make_spark_binned()(n, source, column, transform)
 
 
 def open_column(data, column=None) -> SourceColumn:
