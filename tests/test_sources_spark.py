@@ -85,16 +85,18 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monk
 def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
     # dp_quantile: every search adds per-partition histograms on its public grid (integer counts, so
     # the order of the partitions does not matter): zero tolerance against the in-memory vector.
-    # dp_mean: the column is brought to the driver (within the row limit) in row order: identical too
+    # dp_mean: clip points from per-partition histograms, clipped mean and second moment from
+    # per-partition exact sums (rounded once on the driver): identical too, whatever the partitions
     sdf = spark.createDataFrame(frame).repartition(3)
     ordered = frame.x1.to_numpy()
     got = dpreg.dp_quantile(sdf, [0.2, 0.5], eps=1, column="x1", random_state=4)
     ref = dpreg.dp_quantile(ordered, [0.2, 0.5], eps=1, random_state=4)
     assert got.estimate == ref.estimate and got.privacy.ledger == ref.privacy.ledger
-    sdf1 = spark.createDataFrame(frame)
-    m = dpreg.dp_mean(sdf1, eps=1, column="x1", random_state=4)
-    m_rows = sdf1.select("x1").toPandas().x1.to_numpy()
-    assert m.estimate == dpreg.dp_mean(m_rows, eps=1, random_state=4).estimate
+    for kw in ({}, {"bounds": (-5, 5)}):
+        m = dpreg.dp_mean(sdf, eps=1, column="x1", random_state=4, **kw)
+        m_ref = dpreg.dp_mean(ordered, eps=1, random_state=4, **kw)
+        assert m.estimate == m_ref.estimate and m.std_error == m_ref.std_error
+        assert m.privacy.ledger == m_ref.privacy.ledger
     budget = dpreg.Budget(eps=3, delta=0)
     with pytest.raises(SourceError):
         dpreg.dp_quantile(sdf, 0.5, eps=1, column="g", budget=budget)

@@ -438,20 +438,14 @@ def _nan_as_zero(a):
 
 
 def binned_column(source, col, n):
-    """The column as a quantile.BinnedColumn: each search reads it once, missing values as 0 (as the
-    in-memory search). ``.mapped(f)`` gives the same column with ``f`` applied to every batch."""
+    """The column as a ``sources.columns.ValueColumn`` (a quantile.BinnedColumn): each search reads it
+    once, missing values as 0 (as the in-memory search); on Spark per partition, on the executors.
+    ``.mapped(f)`` gives the same column with ``f`` applied to every batch."""
+    from ..sources.columns import SparkValueColumn, ValueColumn
     if source.kind == "spark":
-        from ..sources import _SparkBinnedColumn
-        return _SparkBinnedColumn(n, source, col, _nan_as_zero)
+        return SparkValueColumn(n, source, col, _nan_as_zero)
 
     def batches():
         for rb in source.batches([col]):
-            yield _nan_as_zero(rb.column(0).to_numpy(zero_copy_only=False))
-    return _binned(n, batches)
-
-
-def _binned(n, batches):
-    from ..privacy.quantile import BinnedColumn
-    column = BinnedColumn(n, batches)
-    column.mapped = lambda f: _binned(n, lambda: (f(v) for v in batches()))
-    return column
+            yield rb.column(0).to_numpy(zero_copy_only=False)
+    return ValueColumn(n, batches, _nan_as_zero)
