@@ -479,7 +479,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                 for v, dom in domain_lower_limits(info.tree, info.names).items():
                     if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                         doms[v] = dom        # the strictest domain wins (log before log1p before sqrt)
-        search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
+        from .private_bounds import search_column
+        search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public)
@@ -491,6 +492,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
+        del search_vals             # its columns read the copies below: release them with the copies
 
     # impute / zero for numeric NAs (n unchanged; replace-one neighbours stay neighbours)
     for v in num_vars:

@@ -238,6 +238,24 @@ def on_log_scale(x, dom):
     return np.maximum(t, _LOG_FLOOR)
 
 
+def _nan_as_zero(a):
+    return np.where(np.isnan(a), 0.0, a)
+
+
+def search_column(arr):
+    """An in-memory column as the range search reads it (missing values as 0), binned block by block
+    (``sources.columns.ValueColumn``): the same counts as the whole array, without a full-size copy
+    of every searched column held at once (memory, issue 14). Infinite values are refused as by
+    ``BinnedColumn.from_array``."""
+    from ..sources.columns import ValueColumn
+    arr = np.asarray(arr, dtype=float)
+    if not np.all(np.isfinite(arr) | np.isnan(arr)):
+        raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
+    n = arr.shape[0]
+    step = ValueColumn.block_rows()
+    return ValueColumn(n, lambda: (arr[i:i + step] for i in range(0, n, step)), _nan_as_zero)
+
+
 def _as_column(v):
     """A float array, or a BinnedColumn (streamed sources: searched on binned counts, same results)."""
     from ..privacy.quantile import BinnedColumn

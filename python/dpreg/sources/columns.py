@@ -36,12 +36,18 @@ class ValueColumn(BinnedColumn):
     def __init__(self, n: int, batches, transform=None):
         self._raw = batches
         self._transform = transform
-        super().__init__(n, self._values)
+
+        def values():       # a closure, not a bound method: no reference cycle keeps the rows alive
+            for v in batches():
+                yield v if transform is None else transform(v)
+        super().__init__(n, values)
 
     def _values(self):
-        t = self._transform
-        for v in self._raw():
-            yield v if t is None else t(v)
+        return self._batches()
+
+    @staticmethod
+    def block_rows() -> int:
+        return VECTOR_BLOCK
 
     @classmethod
     def from_array(cls, x) -> ValueColumn:
