@@ -8,7 +8,9 @@ figure the issue's memory target (<= 4 GB at 10^8 rows) is about. adassp and boo
 all ranges declared (bounds=); "default" is dp_lm(formula, files, eps=1) with no bounds (private
 ranges from binned counts, one pass per range end, then BoostedAdaSSP with T rounds). None of them
 holds the model matrix: memory is bounded by the batch size (sources.BATCH_ROWS rows), plus the
-in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB).
+in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB);
+beyond it the scaled rows go to a temporary spill file (n (d + 1) doubles of disk, in the system's
+temporary directory) that the passes after the first read back.
 
     python -m benchmarks sources [--n 10000000] [--T 100] [--methods adassp,boosted_adassp,default] [--spark]
 
