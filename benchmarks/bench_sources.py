@@ -8,9 +8,15 @@ figure the issue's memory target (<= 4 GB at 10^8 rows) is about. adassp and boo
 all ranges declared (bounds=); "default" is dp_lm(formula, files, eps=1) with no bounds (private
 ranges from binned counts, one pass per range end, then BoostedAdaSSP with T rounds). None of them
 holds the model matrix: memory is bounded by the batch size (sources.BATCH_ROWS rows), plus the
-in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB).
+in-memory cache of scaled rows when n (d + 1) doubles fit in design.chunked.CACHE_BYTES (1 GiB);
+beyond it the scaled rows go to a temporary spill file (n (d + 1) doubles of disk, in the system's
+temporary directory) that the passes after the first read back.
 
     python -m benchmarks sources [--n 10000000] [--T 100] [--methods adassp,boosted_adassp,default] [--spark]
+
+``--methods duckdb_gram`` times a reference instead of a fit: DuckDB's own SQL aggregate of every
+entry of X'X and X'y (sum(x_j * x_k), 230 sums) over the same files, one query, all threads: the cost of
+the sufficient statistics by the engine alone, with nothing clamped, scaled or released.
 """
 from __future__ import annotations
 
@@ -58,7 +64,25 @@ def write_parquet(directory, n, d=D, seed=0):
     open(stamp, "w").close()
 
 
-def one(method, directory, T, spark):
+def duckdb_gram(directory):
+    """One DuckDB query: the upper triangle of [X y]'[X y] (X with the intercept) over the files."""
+    import duckdb
+    formula, _ = formula_and_bounds()
+    cols = [f"x{j + 1}" for j in range(D - 1)]
+    terms = ["count(*)"] + [f"sum({c})" for c in cols + ["y"]]
+    allc = cols + ["y"]
+    terms += [f"sum({a} * {b})" for i, a in enumerate(allc) for b in allc[i:]]
+    con = duckdb.connect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    row = con.execute(f"select {', '.join(terms)} from read_parquet('{os.path.join(directory, '*.parquet')}')").fetchone()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"method": "duckdb_gram", "wall": wall, "cpu": cpu, "peak_rss_mb": peak, "coef0": float(row[0])}))
+
+
+def one(method, directory, T, spark, n):
+    if method == "duckdb_gram":
+        return duckdb_gram(directory)
     import dpreg
     formula, bounds = formula_and_bounds()
     data = os.path.join(directory, "*.parquet")
@@ -79,7 +103,8 @@ def one(method, directory, T, spark):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=1e-6, bounds=bounds, random_state=1, **opts)
+        # delta must stay below 1/n (dpreg refuses delta >= 1/n): 1e-6 up to 10^6 rows, then 0.1/n
+        fit = dpreg.dp_lm(formula, data, eps=1.0, delta=min(1e-6, 0.1 / n), bounds=bounds, random_state=1, **opts)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"method": method, "wall": wall, "cpu": cpu, "peak_rss_mb": peak,
@@ -100,7 +125,7 @@ def main(argv=None):
     import tempfile
     directory = a.dir or os.path.join(tempfile.gettempdir(), f"dpreg-bench-parquet-{a.n}")
     if a.one:
-        one(a.one, directory, a.T, a.spark)
+        one(a.one, directory, a.T, a.spark, a.n)
         return 0
     t0 = time.perf_counter()
     write_parquet(directory, a.n)

@@ -9,7 +9,8 @@ first call is more than twice as slow as its next ones), then times ``repeat`` w
 reports the min and the median of the warm calls and the ratio of the mins to statsmodels' min (the
 least disturbed call of each, on a machine shared with other jobs). "extra peak RSS" is the
 process's peak resident set size after the calls minus the one before them (resource.getrusage),
-"tracemalloc peak" the largest traced Python / numpy allocation during one call. Targets (issue 14):
+"tracemalloc peak" the largest traced Python / numpy allocation during one call, and "peak / X" that
+peak over the size of the model matrix (n x d doubles; issue 14's memory target is about 2x). Targets (issue 14):
 default path <= 1.0x, adassp <= 0.3x, boosted_adassp <= 1.0x statsmodels' ``ols(formula, frame).fit()``.
 
     python -m benchmarks speed [--n 1000000] [--d 20] [--repeat 3] [--T 100]
@@ -118,13 +119,14 @@ def main(argv=None):
              f"n = {a.n}, d = {a.d} (intercept + {a.d - 1} numeric predictors, all ranges declared), eps = 1, "
              f"delta = {1e-6 if a.n <= 1_000_000 else 0.1 / a.n:.3g}, boosted T = {a.T}; one warm-up call, then {a.repeat} timed warm calls, each method "
              "in a fresh process; ratios are min over statsmodels' min. "
-             f"Frame size {rows['statsmodels']['frame_mb']:.0f} MiB. Machine: {os.cpu_count()} CPUs "
+             f"Frame size {rows['statsmodels']['frame_mb']:.0f} MiB, model matrix X {a.n * a.d * 8 / 2 ** 20:.0f} MiB. Machine: {os.cpu_count()} CPUs "
              "(shared with other jobs while measured, so wall times are indicative; CPU time = process_time, "
              "all threads).", "",
              "| method | min wall time (s) | median (s) | ratio of mins to statsmodels | min CPU time (s) | CPU ratio "
-             "| target | extra peak RSS (MiB) | tracemalloc peak of one call (MiB) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| target | extra peak RSS (MiB) | tracemalloc peak of one call (MiB) | peak / X |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     base_cpu = float(np.min(rows["statsmodels"]["cpu"]))
+    x_mb = a.n * a.d * 8 / 2 ** 20          # the model matrix (n x d doubles)
     for method in METHODS:
         r = rows[method]
         med, lo = float(np.median(r["times"])), float(np.min(r["times"]))
@@ -132,6 +134,6 @@ def main(argv=None):
         lines.append(f"| {label.get(method, method)} | {lo:.2f} | "
                      f"{med:.2f} | {lo / base:.2f} | {np.min(r['cpu']):.2f} | "
                      f"{np.min(r['cpu']) / base_cpu:.2f} | {target[method]} | {r['extra_rss_mb']:.0f} | "
-                     f"{r['traced_peak_mb']:.0f} |")
+                     f"{r['traced_peak_mb']:.0f} | {r['traced_peak_mb'] / x_mb:.2f} |")
     write_result("speed", "\n".join(lines))
     return 0

@@ -72,6 +72,24 @@ def test_every_source_fits_like_pandas(frame, files, method):
         assert fit.nobs == ref.nobs
 
 
+@pytest.mark.filterwarnings("ignore:the budget for private ranges is small")
+def test_streamed_private_ranges_inside_log_and_sqrt_equal_pandas(frame, tmp_path):
+    # undeclared ranges of columns inside log() / sqrt(): the validation pass checks the rows with a
+    # placeholder range inside the domain (rows outside it are clamped, never an error), and the
+    # lower end of log()'s column is searched on binned log-scale values, batch by batch: the same
+    # counts as in memory, so the same ranges, ledger and coefficients bit for bit
+    df = frame.assign(x3=frame.x2 - 0.05)          # some rows outside log()'s domain
+    pq.write_table(pa.Table.from_pandas(df.iloc[:1700], preserve_index=False), tmp_path / "a.parquet")
+    pq.write_table(pa.Table.from_pandas(df.iloc[1700:], preserve_index=False), tmp_path / "b.parquet")
+    formula = "y ~ x1 + log(x3) + sqrt(x2) + C(g)"
+    kw = dict(eps=1, bounds={"x1": (-4, 4)}, levels=LEVELS, random_state=3)
+    ref = dpreg.dp_lm(formula, df, **kw)
+    fit = dpreg.dp_lm(formula, str(tmp_path / "*.parquet"), **kw)
+    assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ledger == ref.privacy.ledger
+    assert any("log" in str(row["statistic"]) for row in fit.privacy.ledger)
+    np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
+
+
 def test_missing_path_is_a_clear_error_before_spending(tmp_path):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="does not exist"):
@@ -135,17 +153,27 @@ def test_batches_are_bounded_and_complete(frame, files):
     assert src.num_rows() == frame.shape[0]
 
 
+@pytest.mark.parametrize("spill", [False, True])
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
-def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypatch, method):
+def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypatch, method, spill, tmp_path):
     # the SSP methods stream: the materialisation limit does not apply, memory is bounded by the batch
-    # size, and with the in-memory cache of scaled rows switched off every pass re-reads the files;
-    # results stay bit-identical to pandas (same row blocks, same order of additions)
+    # size, and with the in-memory cache of scaled rows switched off every pass re-reads the files
+    # (spill=False) or the temporary file of scaled rows written by the first pass (spill=True);
+    # results stay bit-identical to pandas (same row blocks, same order of additions, same bytes)
     import dpreg.design.chunked as chunked
     import dpreg.estimators._ssp as _ssp
     import dpreg.sources as sources
     monkeypatch.setattr(sources, "MATERIALISE_ROW_LIMIT", 100)
     monkeypatch.setattr(sources, "BATCH_ROWS", 700)        # batches not aligned with the sum blocks
     monkeypatch.setattr(chunked, "CACHE_BYTES", 0)
+    monkeypatch.delenv("DPREG_SPILL", raising=False)
+    monkeypatch.setattr(chunked, "SPILL", spill)
+    monkeypatch.setenv("DPREG_SPILL_DIR", str(tmp_path))
+    if spill:       # the passes after the first must not read the source again
+        reads = []
+        real = sources.DuckDBSource.batches
+        monkeypatch.setattr(sources.DuckDBSource, "batches",
+                            lambda self, *a, **k: (reads.append(1), real(self, *a, **k))[1])
     monkeypatch.setattr(_ssp, "_CHUNK_FLOATS", 1280)       # sum blocks of 256 rows: many blocks
     ref = _fit(frame, method=method, T=5) if method == "boosted_adassp" else _fit(frame, method=method)
     kw = {"T": 5} if method == "boosted_adassp" else {}
@@ -154,6 +182,13 @@ def test_streaming_methods_read_files_without_a_row_limit(frame, files, monkeypa
     np.testing.assert_array_equal(np.asarray(fit.std_errors), np.asarray(ref.std_errors))
     # (R² and sigma may be "not estimable" at this small n: then both are None on both paths)
     assert fit.r_squared == ref.r_squared and fit.sigma == ref.sigma
+    if spill:
+        import gc
+        gc.collect()
+        assert list(tmp_path.iterdir()) == []      # the temporary file is gone with the fit
+        # the validation pass and the first scaled pass (written to the file); nothing else reads the
+        # source (boosting's rounds and the inference bundle read the file)
+        assert len(reads) == 2, len(reads)
 
 
 def test_streamed_errors_come_before_spending(frame, tmp_path):

@@ -50,26 +50,34 @@ def frame():
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 @pytest.mark.filterwarnings("ignore:the budget for private ranges is small")
-@pytest.mark.parametrize("method,bounds", [("adassp", BOUNDS), ("boosted_adassp", BOUNDS),
-                                           ("auto", {"x1": (-4, 4)})])
-def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds):
+@pytest.mark.parametrize("method,bounds,formula", [("adassp", BOUNDS, FORMULA), ("boosted_adassp", BOUNDS, FORMULA),
+                                                   # y's range ends and x2's upper end on the plain
+                                                   # scale, x2's lower end on the log scale
+                                                   ("auto", {"x1": (-4, 4)}, "y ~ x1 + log(x2) + C(g)")])
+def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monkeypatch):
     sdf = spark.createDataFrame(frame)   # row order as in pandas (createDataFrame keeps it)
     kw = {"T": 5} if method == "boosted_adassp" else {}     # one Spark job per round: few rounds suffice
-    ref = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
-    fit = dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
+    ref = dpreg.dp_lm(formula, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
+    # no row reaches the driver: the undeclared ranges are searched on per-partition histograms
+    from dpreg.sources import SparkSource
+    monkeypatch.setattr(SparkSource, "to_arrow", lambda *a, **k: pytest.fail("rows collected to the driver"))
+    fit = dpreg.dp_lm(formula, sdf.repartition(3), eps=1, bounds=bounds, levels=LEVELS, method=method,
+                      random_state=9, **kw) if method == "auto" else \
+        dpreg.dp_lm(formula, sdf, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
     if method == "auto":
-        # undeclared ranges: the Spark source is read through the driver (docs/sources.md), bit-identical
-        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
-    else:
-        # per-partition sums, added on the driver: the same sums in another order. Reordering a sum of n
-        # doubles moves it by at most (n - 1) u sum|terms| (u = 2^-53): with n = 3000 and |terms| <= 1
-        # (scaled rows), 3.3e-13 relative to n; the solve amplifies that by cond(A_hat + lam I), below
-        # 1e3 for this well-conditioned design, and the noise is the same draw: rtol 1e-8 is ample and
-        # still far below any noise-level difference (a different seed moves coefficients by ~1e-2)
-        np.testing.assert_allclose(np.asarray(fit.coef), np.asarray(ref.coef), rtol=1e-8, atol=1e-10)
-        other = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=10,
-                            **kw)
-        assert np.max(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
+        # the released ranges come from integer counts (the partitions' order does not matter): the
+        # same ranges and the same ledger rows, bit for bit (log(x2): its lower end on the log scale)
+        assert fit.privacy.ledger == ref.privacy.ledger
+        assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ranges
+    # per-partition sums, added on the driver: the same sums in another order. Reordering a sum of n
+    # doubles moves it by at most (n - 1) u sum|terms| (u = 2^-53): with n = 3000 and |terms| <= 1
+    # (scaled rows), 3.3e-13 relative to n; the solve amplifies that by cond(A_hat + lam I), below
+    # 1e3 for this well-conditioned design, and the noise is the same draw: rtol 1e-8 is ample and
+    # still far below any noise-level difference (a different seed moves coefficients by ~1e-2)
+    np.testing.assert_allclose(np.asarray(fit.coef), np.asarray(ref.coef), rtol=1e-8, atol=1e-10)
+    other = dpreg.dp_lm(formula, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=10,
+                        **kw)
+    assert np.nanmax(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
 
 
 # (runs before the tests below, which stop the module's session)
@@ -77,16 +85,18 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds):
 def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
     # dp_quantile: every search adds per-partition histograms on its public grid (integer counts, so
     # the order of the partitions does not matter): zero tolerance against the in-memory vector.
-    # dp_mean: the column is brought to the driver (within the row limit) in row order: identical too
+    # dp_mean: clip points from per-partition histograms, clipped mean and second moment from
+    # per-partition exact sums (rounded once on the driver): identical too, whatever the partitions
     sdf = spark.createDataFrame(frame).repartition(3)
     ordered = frame.x1.to_numpy()
     got = dpreg.dp_quantile(sdf, [0.2, 0.5], eps=1, column="x1", random_state=4)
     ref = dpreg.dp_quantile(ordered, [0.2, 0.5], eps=1, random_state=4)
     assert got.estimate == ref.estimate and got.privacy.ledger == ref.privacy.ledger
-    sdf1 = spark.createDataFrame(frame)
-    m = dpreg.dp_mean(sdf1, eps=1, column="x1", random_state=4)
-    m_rows = sdf1.select("x1").toPandas().x1.to_numpy()
-    assert m.estimate == dpreg.dp_mean(m_rows, eps=1, random_state=4).estimate
+    for kw in ({}, {"bounds": (-5, 5)}):
+        m = dpreg.dp_mean(sdf, eps=1, column="x1", random_state=4, **kw)
+        m_ref = dpreg.dp_mean(ordered, eps=1, random_state=4, **kw)
+        assert m.estimate == m_ref.estimate and m.std_error == m_ref.std_error
+        assert m.privacy.ledger == m_ref.privacy.ledger
     budget = dpreg.Budget(eps=3, delta=0)
     with pytest.raises(SourceError):
         dpreg.dp_quantile(sdf, 0.5, eps=1, column="g", budget=budget)

@@ -79,12 +79,25 @@ def test_dp_quantile_anchored_and_bounded(frame, files):
         assert got.estimate == ref.estimate
 
 
-def test_dp_mean_from_every_source_equals_vector(frame, files):
-    # the column is read into memory in row order, then the same computation as for the vector
-    ref = dpreg.dp_mean(frame.k, eps=1, random_state=3)
+@pytest.mark.parametrize("col", ["v", "k"])
+@pytest.mark.parametrize("kw", [{}, {"bounds": (-100, 1e6)}, {"bounds": (0, None), "accounting": "zcdp",
+                                                             "delta": 1e-6}])
+def test_dp_mean_from_every_source_equals_vector(frame, files, monkeypatch, col, kw):
+    # dp_mean streams: the column is read batch by batch (small batches here, and no source may be
+    # materialised), its clip points are quantile searches on binned counts and its clipped mean and
+    # second moment are exact sums rounded once, so the release equals the vector's with zero
+    # tolerance whatever the batches (the PMWM without bounds, the clipped mean with both, zCDP)
+    import dpreg.sources as sources
+    ref = dpreg.dp_mean(frame[col], eps=1, random_state=3, **kw)
+    monkeypatch.setattr(sources, "BATCH_ROWS", 333)
+    monkeypatch.setattr(sources, "MATERIALISE_ROW_LIMIT", 10)
     for name, src in _sources(frame, files).items():
-        got = dpreg.dp_mean(src, eps=1, column="k", random_state=3)
+        if col == "v" and name == "csv":
+            continue      # 1e308 does not survive the text round trip exactly; the k column covers CSV
+        got = dpreg.dp_mean(src, eps=1, column=col, random_state=3, **kw)
         assert got.estimate == ref.estimate and got.std_error == ref.std_error, name
+        assert got.facts["q_lo"] == ref.facts["q_lo"] and got.facts["q_hi"] == ref.facts["q_hi"], name
+        assert got.privacy.ledger == ref.privacy.ledger, name
 
 
 def test_single_column_source_needs_no_column_name(frame, tmp_path):

@@ -479,7 +479,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                 for v, dom in domain_lower_limits(info.tree, info.names).items():
                     if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                         doms[v] = dom        # the strictest domain wins (log before log1p before sqrt)
-        search_vals = {v: np.where(np.isnan(values[v]), 0.0, values[v]) for v in missing_ends}
+        from .private_bounds import search_column
+        search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public)
@@ -491,6 +492,7 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
             raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
+        del search_vals             # its columns read the copies below: release them with the copies
 
     # impute / zero for numeric NAs (n unchanged; replace-one neighbours stay neighbours)
     for v in num_vars:
@@ -535,9 +537,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     # overflow of a transform is saturated below; numpy must not warn about it on the way (a warning,
     # or an error under a warnings-as-errors filter, would reveal the row)
     with np.errstate(over="ignore", under="ignore"):
-        X_df, spec_state = _model_matrix(parsed, data_frame, schema)
+        X, X_df, spec_state, data_frame = _plain_numeric_matrix(parsed, data_frame, schema, values)
+        if X is None:
+            X_df, spec_state = _model_matrix(parsed, data_frame, schema)
     terms = list(X_df.columns)
-    X = X_df.to_numpy(dtype=float)
+    if X is None:
+        X = X_df.to_numpy(dtype=float)
     d = X.shape[1]
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")
@@ -630,6 +635,42 @@ def _eval_numeric(info, frame):
         return np.asarray(frame[info.names.get(body.id, body.id)], dtype=float)
     mm = model_matrix(f"{info.expr} - 1", frame, na_action="raise", context=FORMULA_CONTEXT)
     return mm.iloc[:, 0].to_numpy(dtype=float)
+
+
+def _plain_numeric_matrix(parsed, frame, schema, values):
+    """Memory (issue 14): when every right-hand term is the intercept or a numeric column as it is, the
+    model matrix is filled directly from dpreg's clamped column copies (``values``): formulaic, which
+    would copy every column before pandas copies them again into one array, only reads two rows for
+    the terms and the spec state. The matrix is the same (formulaic's column for such a term is
+    1 * the column, the intercept 1.0); the right-hand-only copies are released as soon as they are
+    in the matrix, so the peak is the copies plus one matrix. Returns (X, head model matrix, spec
+    state, the frame the outcome is evaluated on), or X = None for any other formula."""
+    n = frame.shape[0]
+    if n < 2:
+        return None, None, None, frame
+    head_df, state = _model_matrix(parsed, frame.iloc[:2].copy(), schema)   # a copy: no view of the rows
+    cols = []
+    for st in state["structure"]:
+        if st["kinds"] == ["intercept"] and st["columns"] == ["Intercept"]:
+            cols.append(None)
+        elif st["kinds"] == ["numeric"] and len(st["columns"]) == 1 and st["columns"][0] in values \
+                and st["factors"] == st["columns"] and st["columns"][0] in frame.columns:
+            cols.append(st["columns"][0])
+        else:
+            return None, None, None, frame
+    if list(head_df.columns) != ["Intercept" if c is None else c for c in cols]:
+        return None, None, None, frame
+    X = np.empty((n, len(cols)))
+    for j, c in enumerate(cols):
+        X[:, j] = 1.0 if c is None else values[c]
+    if np.isnan(X).any():           # formulaic's own error for a missing value, from the full path
+        return None, None, None, frame
+    keep = [c for c in frame.columns if c in parsed.outcome_vars or c not in cols]
+    frame = frame[keep] if len(keep) < frame.shape[1] else frame
+    for c in cols:
+        if c is not None and c not in keep:
+            values.pop(c, None)
+    return X, head_df, state, frame
 
 
 def _model_matrix(parsed, frame, schema):

@@ -31,6 +31,15 @@ from ..errors import DPRegError, InternalError
 
 #: scaled rows (n (d + 1) doubles) up to this size are kept in memory between passes
 CACHE_BYTES = 1 << 30
+#: beyond CACHE_BYTES, the scaled rows of the first pass are written to a temporary file (in
+#: ``tempfile.gettempdir()``, or ``DPREG_SPILL_DIR``) and the next passes read it back block by block
+#: into one reused buffer, instead of reading and rebuilding the source again; ``DPREG_SPILL=0`` (or
+#: setting this to False) turns it off. The file holds the user's own scaled rows on the user's own
+#: disk and is deleted when the fit no longer needs it.
+SPILL = True
+#: lower ends of the placeholder ranges of the validation pass, by domain (see build_streamed_design)
+_PLACEHOLDER_LOW = {"nonnegative": 0.0, "gt-1": -0.5, "positive": 0.5}
+_DOMAIN_EDGE = {"nonnegative": 0.0, "gt-1": -1.0, "positive": 0.0}
 #: methods whose data access is sums over rows (they stream from any non-pandas source)
 STREAMING_METHODS = ("adassp", "boosted_adassp")
 
@@ -51,6 +60,7 @@ class StreamedRows:
         self.progress = progress
         self.keep = None                 # None, or the boolean mask of model-matrix columns kept
         self._cache = None
+        self._spill = None               # (step, _SpillFile) once the first scaled pass was written
 
     def scaled(self, mode, tau_x):
         out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=(mode, tau_x),
@@ -146,24 +156,103 @@ class StreamedRows:
 
         When the scaled rows fit in ``CACHE_BYTES`` (a decision on the public n and d), the blocks of
         the first pass are kept for the next passes (boosting rounds, the inference bundle) instead of
-        reading and rebuilding the batches again; beyond it every pass reads the source again, so
-        memory stays bounded by the batch size."""
+        reading and rebuilding the batches again. Beyond it they are written to a temporary file
+        during the first pass (``SPILL``) and read back block by block into one buffer by the next
+        ones (the same bytes, so the same sums); memory stays bounded by the batch size either way."""
         n, d = self.shape
         if self.source.kind == "spark":
             return self._reduce_on_partitions(fn, step)
         use_cache = self.scaling is not None and n * (d + 1) * 8 <= CACHE_BYTES
         if use_cache and self._cache is not None and self._cache[0] == step:
             blocks = self._cache[1]
+        elif self._spill is not None and self._spill[0] == step:
+            blocks = self._spill[1].blocks()
         else:
             blocks = self.blocks(step)
             if use_cache:
                 blocks = list(blocks)
                 self._cache = (step, blocks)
+            elif self.scaling is not None and _spill_enabled():
+                spill = _SpillFile(step, d)
+                blocks = spill.writing(blocks)
+                self._spill = (step, spill)
         total = None
         for Xc, yc in blocks:
             v = fn(Xc, yc)
             total = v if total is None else total + v
+        if self._spill is not None and not self._spill[1].complete:
+            self._spill = None           # an interrupted first pass: the next pass reads the source
         return total
+
+
+def _spill_enabled() -> bool:
+    import os
+    env = os.environ.get("DPREG_SPILL")
+    if env is not None:
+        return env.strip() not in ("0", "false", "False", "")
+    return bool(SPILL)
+
+
+class _SpillFile:
+    """The scaled row blocks of one streamed design in a temporary file: written once, in row order,
+    by the first pass; every later pass reads them back into one reused buffer of one block (RSS stays
+    bounded by a block; the operating system's page cache may keep the file, which is not the
+    process's memory). Deleted when the design is garbage collected or the interpreter exits."""
+
+    def __init__(self, step, d):
+        import os
+        import tempfile
+        import weakref
+        fd, self.path = tempfile.mkstemp(prefix="dpreg-rows-", suffix=".bin",
+                                         dir=os.environ.get("DPREG_SPILL_DIR") or None)
+        os.close(fd)
+        self.step, self.d = int(step), int(d)
+        self.sizes = []
+        self.complete = False
+        self._final = weakref.finalize(self, _remove_file, self.path)
+
+    def writing(self, blocks):
+        """Pass the blocks through, appending each one (X then y, as float64) to the file."""
+        with open(self.path, "wb") as f:
+            for Xc, yc in blocks:
+                Xc = np.ascontiguousarray(Xc, dtype=float)
+                yc = np.ascontiguousarray(yc, dtype=float)
+                f.write(memoryview(Xc).cast("B"))
+                f.write(memoryview(yc).cast("B"))
+                self.sizes.append(Xc.shape[0])
+                yield Xc, yc
+        self.complete = True
+
+    def blocks(self):
+        from .._progress import bar
+        buf = np.empty(self.step * (self.d + 1))
+        total = sum(self.sizes)
+        progress = bar(total, "dpreg: pass over the data") if total else None
+        try:
+            with open(self.path, "rb", buffering=0) as f:
+                for m in self.sizes:
+                    k = m * (self.d + 1)
+                    view = memoryview(buf[:k]).cast("B")
+                    got = 0
+                    while got < len(view):
+                        r = f.readinto(view[got:])
+                        if not r:
+                            raise InternalError("the temporary file of scaled rows was truncated")
+                        got += r
+                    if progress is not None:
+                        progress.update(m)
+                    yield buf[:m * self.d].reshape(m, self.d), buf[m * self.d:k]
+        finally:
+            if progress is not None:
+                progress.close()
+
+
+def _remove_file(path):
+    import os
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 class _BatchIterSource:
@@ -218,13 +307,6 @@ def can_stream(method, *, family, source, formula, levels, bounds, neighbours, d
         if v in cat_cols and v not in lv:
             if not pa.types.is_boolean(source.arrow_types.get(v, pa.null())):
                 return False
-    if source.kind == "spark":      # the private range search reads the rows on the driver (for now)
-        b = bounds if isinstance(bounds, dict) else {}
-        for v in parsed.variables:
-            if v not in cat_cols:
-                lo_hi = b.get(v)
-                if lo_hi is None or any(e is None or not np.isfinite(e) for e in lo_hi):
-                    return False
     return True
 
 
@@ -268,16 +350,6 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                 need_bounds=need, noise=None, ledger=None, allow_wide=True,
                                 n_public=n_public, **design_opts)
 
-    # 1. validation pass: every batch, public schema, no budget (errors before anything is spent)
-    if source.kind == "spark":      # on the executors: only counts and two rows' types come back
-        parts = source.map_partitions(columns, lambda it: _validate_batches(_BatchIterSource(it), columns,
-                                                                            lambda fr: build(fr, declared))[0])
-        n = sum(parts)
-    else:
-        n, _ = _validate_batches(source, columns, lambda fr: build(fr, declared))
-    if n == 0:
-        raise DesignError("data has no rows or no columns")
-
     # the public schema: which ranges the search must estimate (and their domains)
     from .formula import categorical_in_formula, parse_formula
     from .intervals import domain_lower_limits
@@ -289,27 +361,45 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
     missing = {v: decl.get(v, (None, None)) for v in numeric
                if decl.get(v, (None, None))[0] is None or decl.get(v, (None, None))[1] is None}
 
+    doms = {}
+    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+        if info.tree is not None:
+            for v, dom in domain_lower_limits(info.tree, info.names).items():
+                if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
+                    doms[v] = dom
+    # the validation pass checks every row under the public schema; a column whose range is still to
+    # be searched and that enters a function with a restricted domain (log, sqrt, ...) is checked with
+    # a placeholder range inside that domain (public constants: the rows are clamped into it, as they
+    # will be into the released range, so a value outside the domain is never an error of its own)
+    checked = dict(declared)
+    if need_bounds:
+        for v, (lo, hi) in missing.items():
+            edge = _PLACEHOLDER_LOW.get(doms.get(v))
+            if edge is not None:
+                lo = edge if lo is None else lo
+                hi = lo + 1.0 if hi is None else hi
+                if not lo < hi:     # a declared upper end below the placeholder: halfway from the edge
+                    lo = _DOMAIN_EDGE[doms[v]] / 2.0 + hi / 2.0
+                checked[v] = (lo, hi)
+
+    # 1. validation pass: every batch, public schema, no budget (errors before anything is spent)
+    if source.kind == "spark":      # on the executors: only counts and two rows' types come back
+        parts = source.map_partitions(columns, lambda it: _validate_batches(_BatchIterSource(it), columns,
+                                                                            lambda fr: build(fr, checked))[0])
+        n = sum(parts)
+    else:
+        n, _ = _validate_batches(source, columns, lambda fr: build(fr, checked))
+    if n == 0:
+        raise DesignError("data has no rows or no columns")
+
     full = {v: b for v, b in decl.items()}
     estimated = []
-    if missing and need_bounds and source.kind == "spark":
-        names = ", ".join(repr(v) for v in missing)
-        raise DesignError(f"from a Spark DataFrame the ranges must be declared (bounds= for {names}): the "
-                          "private range search would need the rows on the driver")
     if missing and need_bounds:
         from .private_bounds import private_ranges
-        doms = {}
-        for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
-            if info.tree is not None:
-                for v, dom in domain_lower_limits(info.tree, info.names).items():
-                    if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
-                        doms[v] = dom
-        # one pass of binned counts per search (quantile.BinnedColumn); columns whose lower end is
-        # searched on the log scale (inside log()/log1p()) are read into memory for that search
-        in_memory = [v for v in missing if doms.get(v) in ("positive", "gt-1") and missing[v][0] is None]
-        vals = column_arrays(source, in_memory, n) if in_memory else {}
-        for v in missing:
-            if v not in vals:
-                vals[v] = binned_column(source, v, n)
+        # one pass of binned counts per search (quantile.BinnedColumn; on Spark each partition's
+        # histogram is computed by the executors and only the counts come back); a lower end searched
+        # on the log scale (inside log()/log1p()) bins the transformed values, batch by batch
+        vals = {v: binned_column(source, v, n) for v in missing}
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
                                                 ledger=ledger, domain=doms, n_public=n_public)
@@ -342,25 +432,20 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
     return Design(X=rows, y=rows, public=public)
 
 
+def _nan_as_zero(a):
+    a = np.asarray(a, dtype=float)
+    return np.where(np.isnan(a), 0.0, a)
+
+
 def binned_column(source, col, n):
-    """The column as a quantile.BinnedColumn: each search reads it once, missing values as 0."""
-    from ..privacy.quantile import BinnedColumn
+    """The column as a ``sources.columns.ValueColumn`` (a quantile.BinnedColumn): each search reads it
+    once, missing values as 0 (as the in-memory search); on Spark per partition, on the executors.
+    ``.mapped(f)`` gives the same column with ``f`` applied to every batch."""
+    from ..sources.columns import SparkValueColumn, ValueColumn
+    if source.kind == "spark":
+        return SparkValueColumn(n, source, col, _nan_as_zero)
 
     def batches():
         for rb in source.batches([col]):
-            a = rb.column(0).to_numpy(zero_copy_only=False).astype(float)
-            yield np.where(np.isnan(a), 0.0, a)
-    return BinnedColumn(n, batches)
-
-
-def column_arrays(source, cols, n):
-    """The named numeric columns as float arrays (missing values as 0, as the in-memory search)."""
-    out = {c: np.empty(n) for c in cols}
-    pos = 0
-    for rb in source.batches(cols):
-        m = rb.num_rows
-        for c in cols:
-            a = rb.column(c).to_numpy(zero_copy_only=False).astype(float)
-            out[c][pos:pos + m] = np.where(np.isnan(a), 0.0, a)
-        pos += m
-    return out
+            yield rb.column(0).to_numpy(zero_copy_only=False)
+    return ValueColumn(n, batches, _nan_as_zero)

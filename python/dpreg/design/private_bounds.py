@@ -67,6 +67,7 @@ margin would widen ranges of bounded variables for nothing).
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -228,6 +229,33 @@ def _upq_quiet(x, *args, **kw):
         return upq(x, *args, **kw)
 
 
+def on_log_scale(x, dom):
+    """The values on the log / log1p scale of a lower-end search (row-wise; values at or below the
+    domain's edge go to the floor of the scale)."""
+    fwd = _LOG_SCALES[dom][0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(x > _LOG_FLOOR_ARG[dom], fwd(np.maximum(x, _LOG_FLOOR_ARG[dom])), _LOG_FLOOR)
+    return np.maximum(t, _LOG_FLOOR)
+
+
+def _nan_as_zero(a):
+    return np.where(np.isnan(a), 0.0, a)
+
+
+def search_column(arr):
+    """An in-memory column as the range search reads it (missing values as 0), binned block by block
+    (``sources.columns.ValueColumn``): the same counts as the whole array, without a full-size copy
+    of every searched column held at once (memory, issue 14). Infinite values are refused as by
+    ``BinnedColumn.from_array``."""
+    from ..sources.columns import ValueColumn
+    arr = np.asarray(arr, dtype=float)
+    if not np.all(np.isfinite(arr) | np.isnan(arr)):
+        raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
+    n = arr.shape[0]
+    step = ValueColumn.block_rows()
+    return ValueColumn(n, lambda: (arr[i:i + step] for i in range(0, n, step)), _nan_as_zero)
+
+
 def _as_column(v):
     """A float array, or a BinnedColumn (streamed sources: searched on binned counts, same results)."""
     from ..privacy.quantile import BinnedColumn
@@ -304,9 +332,11 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                 # is relative, so the released end stays inside the domain (a quantile of an increasing
                 # row-wise transform is the transform of the quantile; same mechanism, same privacy)
                 fwd, inv = fwd_inv
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    t = np.where(x > _LOG_FLOOR_ARG[dom], fwd(np.maximum(x, _LOG_FLOOR_ARG[dom])), _LOG_FLOOR)
-                t = np.maximum(t, _LOG_FLOOR)
+                from ..privacy.quantile import BinnedColumn
+                if isinstance(x, BinnedColumn):     # streamed: the transform is applied batch by batch
+                    t = x.mapped(functools.partial(on_log_scale, dom=dom))
+                else:
+                    t = on_log_scale(x, dom)
                 r = _upq_quiet(t, q_lo, upper=float(fwd(hi_est)), eps=eps_q, noise=noise, ledger=ledger,
                         beta=beta_col, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale")
                 lo_est = float(inv(r.estimate))

@@ -147,6 +147,12 @@ def private_quantile(x, q, *, lower, upper, budget_kw, quantile_noise, beta, noi
                   direction=direction, **kw)
 
 
+def _values(x):
+    """A float array, or a column read in batches (``sources.columns.ValueColumn``: quantile searches on
+    binned counts, an exact clipped mean) as it is."""
+    return x if hasattr(x, "clipped_mean") else np.asarray(x, dtype=float)
+
+
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
                        ledger: Ledger, statistic: str = "clipped mean", lower_sens: float | None = None,
                        share: float | None = None, cost_as_rho: bool = False) -> tuple[float, float]:
@@ -157,11 +163,15 @@ def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, no
     zCDP: ``N(0, Delta^2/(2*budget))`` (budget-zCDP). ``lo``/``hi`` must be public (declared or
     already released). Returns ``(value, noise_sd)``.
     """
-    x = np.asarray(x, dtype=float)
+    x = _values(x)
     n = x.shape[0]
     lo, hi = float(lo), float(hi)
     delta_sens = hi / n - lo / n                 # (hi - lo)/n without overflowing for ends near 1e308
-    if not math.isfinite(delta_sens) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
+    if hasattr(x, "clipped_mean"):
+        # a column read in batches (dp_mean, any source): the exact mean, rounded once, so the same
+        # float whatever the batches (sources.columns; no overflow for values near +-1e308)
+        m = float(x.clipped_mean(lo, hi))
+    elif not math.isfinite(delta_sens) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
         m = float(np.sum(np.clip(x, lo, hi) / n))  # each term <= 1e308/n: the sum cannot overflow
     else:
         m = float(np.mean(np.clip(x, lo, hi)))
@@ -214,7 +224,7 @@ def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", x
     Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise (the
     lower quantile first when only ``upper`` is finite).
     """
-    x = np.asarray(x, dtype=float)
+    x = _values(x)
     n = x.shape[0]
     qkw = quantile_budgets(budget, model, split, n_quantiles=2)
     fin_lo, fin_hi = math.isfinite(lower), math.isfinite(upper)
@@ -259,7 +269,7 @@ def pmwm_one_sided(x, *, lower: float, upper: float, budget: float, model: str =
                    noise: NoiseSource, ledger: Ledger, label: str = "spread") -> PMWMResult:
     """One-sided PMWM (spec 2.5): public lower bound ``lower``; only the upper clip point is estimated
     and gets the whole quantile share. Privacy: ``B*s1 + B*s2 + B*s3 = B``."""
-    x = np.asarray(x, dtype=float)
+    x = _values(x)
     n = x.shape[0]
     qkw = quantile_budgets(budget, model, split, n_quantiles=1)
     r_hi = private_quantile(x, 1.0 - xi, lower=lower, upper=upper, budget_kw=qkw,
@@ -281,7 +291,7 @@ def clipped_mean_aggregate(x, *, lower: float, upper: float, budget: float, mode
                            ledger: Ledger, label: str = "mean") -> PMWMResult:
     """Standard S&A aggregator: mean of values clipped to the public [lower, upper] plus noise with
     sensitivity (upper - lower)/k (see :func:`noisy_clipped_mean`)."""
-    x = np.asarray(x, dtype=float)
+    x = _values(x)
     value, sd = noisy_clipped_mean(x, lower, upper, budget=budget, model=model, noise=noise, ledger=ledger,
                                    statistic=f"{label}.clipped_mean")
     return PMWMResult(estimate=value, q_lo=float(lower), q_hi=float(upper), xi=0.0,

@@ -514,13 +514,14 @@ class SourceColumn:
         return n
 
     def binned(self):
-        """A quantile.BinnedColumn: every quantile search reads the column once (a histogram on its
-        public grid), on the executors for Spark. Validates first."""
+        """A ``columns.ValueColumn`` (a quantile.BinnedColumn): every quantile search reads the column
+        once (a histogram on its public grid), and so does every exact clipped mean; on the executors
+        for Spark. Validates first."""
         n = self.validate()
+        from .columns import SparkValueColumn, ValueColumn
         if isinstance(self.source, SparkSource):
-            return _SparkBinnedColumn(n, self.source, self.column)
-        from ..privacy.quantile import BinnedColumn
-        return BinnedColumn(n, self.float_batches)
+            return SparkValueColumn(n, self.source, self.column)
+        return ValueColumn(n, self.float_batches)
 
     def to_numpy(self, max_rows: int | None = MATERIALISE_ROW_LIMIT):
         """The column in memory (within the row limit; n is public under replace-one)."""
@@ -548,41 +549,6 @@ def _spark_column_flags(batches):
             miss = miss or bool(np.isnan(v).any())
             inf = True
     return n, miss, inf
-
-
-def _make_spark_binned():
-    from ..privacy.quantile import BinnedColumn
-
-    class SparkBinnedColumn(BinnedColumn):
-        """Histograms computed per partition by the executors and added on the driver (integer counts:
-        the order of additions does not matter, so the counts equal those of the in-memory column)."""
-
-        def __init__(self, n, source, column):
-            super().__init__(n, None)
-            self._source, self._column = source, column
-
-        def histogram(self, g_all, lower, beta, negate):
-            import numpy as np
-
-            def part(batches):
-                import numpy as _np
-
-                from dpreg.privacy.quantile import grid_histogram
-                h = _np.zeros(g_all.shape[0] + 1, dtype=_np.int64)
-                for b in batches:
-                    if b.num_rows:
-                        v = _np.asarray(b.column(0).to_numpy(zero_copy_only=False), dtype=float)
-                        h += grid_histogram(g_all, v, lower, beta, negate)
-                return h
-            total = np.zeros(g_all.shape[0] + 1, dtype=np.int64)
-            for h in self._source.map_partitions([self._column], part):
-                total += h
-            return total
-    return SparkBinnedColumn
-
-
-def _SparkBinnedColumn(n, source, column):
-    return _make_spark_binned()(n, source, column)
 
 
 def open_column(data, column=None) -> SourceColumn:

@@ -1,0 +1,271 @@
+"""Shared input handling of ``dp_quantile`` and ``dp_mean``: argument checks (before any noise is
+drawn or budget logged; spec 5.4), the data (a vector or one column of a data source), the budget,
+the private anchor, and the parameter paragraphs their docstrings share."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings as _warnings
+
+import numpy as np
+
+from ..errors import AccuracyWarning, InvalidArgument, InvalidArgumentType
+from ..estimators import winsorized as W
+
+GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThreshold variant of the paper's "
+                            "Lemma D.1, whose constant could not be verified: numerical "
+                            "audits support it, but it is not proven here")
+
+
+
+# ------------------------------------------------------------------------------------------------
+# argument checking (before any noise is drawn or budget logged; spec 5.4)
+# ------------------------------------------------------------------------------------------------
+def check_data(x) -> np.ndarray:
+    if x is None:
+        raise InvalidArgumentType("x must be a numeric vector")
+    if hasattr(x, "to_numpy"):
+        try:
+            if x.isna().any():
+                raise InvalidArgument("missing values are not allowed; remove them before calling "
+                                 "(the row count must be public)")
+        except AttributeError:
+            pass
+        x = x.to_numpy()
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        if any(v is None for v in arr.ravel()):
+            raise InvalidArgument("missing values are not allowed; remove them before calling "
+                             "(the row count must be public)")
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise InvalidArgumentType("x must be numeric") from None
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise InvalidArgumentType("x must be numeric")
+    arr = np.asarray(arr, dtype=float).ravel()
+    if arr.size == 0:
+        raise InvalidArgument("x must contain at least one observation")
+    if np.isnan(arr).any():
+        raise InvalidArgument("missing values are not allowed; remove them before calling "
+                         "(the row count must be public)")
+    if not np.isfinite(arr).all():
+        raise InvalidArgument("non-finite values are not allowed")
+    return arr
+
+
+def data_vector(x, column=None):
+    """The data of dp_mean / dp_quantile: an in-memory vector (checked by :func:`check_data`), or,
+    for a data source (a path or glob of Parquet/CSV files, polars, Arrow, DuckDB, Spark; see
+    ``dpreg.sources``), one numeric ``column`` of it as a ``sources.columns.ValueColumn``, read batch
+    by batch (every quantile search reads it once, a histogram on its public grid: the same counts as
+    the sorted vector; its means are exact sums: the same floats), validated in one pass first.
+    Every error is raised here, before any budget is spent."""
+    import pandas as pd
+    if isinstance(x, pd.DataFrame) and column is not None:
+        if column not in x.columns:
+            from ..sources import SourceError
+            raise SourceError(f"data has no column {column!r}")
+        return check_data(x[column])
+    from ..sources import is_source
+    # a list of strings is a vector (refused as not numeric) unless column= says it names files
+    if not is_source(x) or (isinstance(x, (list, tuple)) and column is None):
+        if column is not None and not isinstance(x, pd.DataFrame):
+            raise InvalidArgument("column= names a column of a data frame or data source; x is a vector")
+        return check_data(x)
+    from ..sources import open_column
+    return open_column(x, column).binned()
+
+
+def as_value_column(data):
+    """The data of dp_mean as a ``sources.columns.ValueColumn``: a source's column as it is (read in
+    batches), an in-memory vector in blocks of one read."""
+    from ..sources.columns import ValueColumn
+    return data if isinstance(data, ValueColumn) else ValueColumn.from_array(data)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def check_eps_delta(eps, delta, n=None, allow_large_delta=False):
+    """The request's ranges are the package's (dpreg.privacy.accounting.check_request); with the public
+    n, delta >= 1/n is refused unless allow_large_delta=True. Returns (eps, delta, large_delta)."""
+    from ..privacy.accounting import check_delta_for_n, check_request
+    eps, delta = check_request(eps, delta)
+    return eps, delta, check_delta_for_n(delta, n, allow_large_delta=allow_large_delta)
+
+
+def _mark_large_delta(privacy, large):
+    if large:
+        from ..api import LARGE_DELTA_NOTE
+        privacy.notes.append(LARGE_DELTA_NOTE)
+
+
+def check_beta(beta) -> float:
+    if not _is_number(beta) or not math.isfinite(beta) or beta <= 1:
+        raise InvalidArgument("beta must be a finite number > 1")
+    if beta > 1.1:
+        # stacklevel 4: the caller of dp_quantile / dp_mean, past the no-numeric-warnings wrapper
+        _warnings.warn("beta > 1.1 makes the quantile grid very coarse", AccuracyWarning, stacklevel=4)
+    return float(beta)
+
+
+def _statement(ledger, eps, delta, noise, model):
+    from ..privacy.accounting import compose_ledger
+    return compose_ledger(ledger, eps=eps, delta=(delta if model == "zcdp" else 0.0),
+                          neighbours="replace_one", seeded=noise.seeded, schema=None)
+
+
+def _emit(msgs):
+    for m in msgs:
+        _warnings.warn(m, AccuracyWarning, stacklevel=4)  # 4: past the wrapper
+
+
+#: share of the budget spent on the private anchor when no bound is declared (our choice, the same
+#: 10% as dp_lm's private ranges)
+ANCHOR_SHARE = 0.10
+#: share of the miscoverage 1 - level given to the privacy-noise bound of each interval end
+PRIVACY_ALPHA_SHARE = 0.1
+
+
+def check_bounds_pair(bounds, *, lower=None, upper=None, name="bounds"):
+    """``bounds=(lower, upper)`` with None or +-inf for an end that is not declared; the legacy
+    ``lower=``/``upper=`` keywords of dp_quantile are accepted with a FutureWarning."""
+    if lower is not None or upper is not None:
+        if bounds is not None:
+            raise InvalidArgument("give bounds=(lower, upper) only (lower= and upper= are its old spelling)")
+        _warnings.warn("dp_quantile(lower=, upper=) is deprecated: use bounds=(lower, upper), with None "
+                       "for an end you do not declare", FutureWarning, stacklevel=3)
+        bounds = (lower, upper)
+    if bounds is None:
+        return -math.inf, math.inf
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{name} must be a pair (lower, upper); use None for an end you do not "
+                         "declare") from None
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+    for end, v in (("lower", lo), ("upper", hi)):
+        if not _is_number(v) or math.isnan(v):
+            raise InvalidArgument(f"the {end} end of {name} must be a number or None")
+    lo, hi = float(lo), float(hi)
+    if lo == math.inf or hi == -math.inf:
+        raise InvalidArgument(f"{name}: lower cannot be +inf and upper cannot be -inf")
+    if lo >= hi:
+        raise InvalidArgument(f"{name} must satisfy lower < upper")
+    return lo, hi
+
+
+
+def _rank_error_bound(kind: str, b: float, steps: int, alpha_p: float) -> float | None:
+    """Rank distance r (in rows) such that one search's stop lies within r rows of its target count
+    with probability >= 1 - alpha_p, or None for noise without a derivation here.
+
+    Derivation (upward search; the downward one is its mirror on the negated data). The search stops
+    at the first k with c_k + Z_k > q n + Z_0, with c_k = #{x < g_k} increasing in k.
+    * exponential noise (Z >= 0): at the stop c_K > q n - Z_K >= q n - max_k Z_k, and before it
+      c_{K-1} <= q n + Z_0 - Z_{K-1} <= q n + Z_0. P(Z_0 > b t) = e^{-t}; a union bound over the at
+      most ``steps`` step draws gives P(max_k Z_k > b (log steps + t)) <= e^{-t}. Both ends of the
+      interval are guarded by the larger of the two, with t = log(1 / alpha_p).
+    * Laplace noise: |Z_0| and max |Z_k| enter both sides; P(|Z| > b t) = e^{-t}, so with
+      t = log(2 / alpha_p) for each: r = b (2 t + log steps).
+    The +1 is the grid step: the released grid point is at most one count past the order statistic.
+    """
+    if kind == "exponential":
+        t = math.log(1.0 / alpha_p)
+        return b * (math.log(max(steps, 1)) + t) + 1.0
+    if kind == "laplace":
+        t = math.log(2.0 / alpha_p)
+        return b * (2.0 * t + math.log(max(steps, 1))) + 1.0
+    return None
+
+
+
+def _anchor(arr, budget, model, qn, beta, max_steps, noise, ledger, lo=-math.inf, hi=math.inf) -> float:
+    """Private anchor (the median) where a search has no declared start, with ``budget``.
+
+    With a finite lower bound the median walks up from it, with a finite upper bound down from it.
+    Without any bound it walks both up and down from 0 (half the budget each): on the side of 0 where
+    the median lies the walk finds it, the other stops at once next to 0, so the released value
+    farther from 0 is the anchor (about 0 when the median is). Every later search from the anchor is
+    correct wherever the anchor lies; a good anchor only shortens the walks."""
+    upq = W._upq()
+
+    def run(level_lo, level_hi, b, direction, where):
+        kw = {"eps": b} if model == "pure" else {"rho": b}
+        return float(upq(arr, 0.5, lower=level_lo, upper=level_hi, noise=noise, ledger=ledger, beta=beta,
+                         quantile_noise=qn, max_steps=max_steps, direction=direction,
+                         statistic=f"anchor (median searched {where})", **kw).estimate)
+
+    if math.isfinite(lo):
+        return run(lo, math.inf, budget, "up", "up from the lower bound")
+    if math.isfinite(hi):
+        return run(-math.inf, hi, budget, "down", "down from the upper bound")
+    up = run(0.0, math.inf, budget / 2.0, "up", "up from 0")
+    down = run(-math.inf, 0.0, budget / 2.0, "down", "down from 0")
+    return up if abs(up) >= abs(down) else down
+
+
+def _check_budget(budget, eps, delta):
+    """Refuse before anything is computed when a dpreg.Budget cannot pay (eps, delta)."""
+    if budget is None:
+        return
+    if not hasattr(budget, "can_spend"):
+        raise InvalidArgumentType("budget must be a dpreg.Budget")
+    if not budget.can_spend(eps, delta):
+        budget.spend(eps, delta)   # raises BudgetExceeded saying what remains
+
+
+def _charge(budget, privacy, label):
+    if budget is not None:
+        budget.spend(privacy.eps_spent, privacy.delta_spent, label=label)
+
+
+
+def _norm_ppf(p):
+    from scipy import stats as _stats
+    return float(_stats.norm.ppf(p))
+
+
+
+# ------------------------------------------------------------------------------------------------
+# the parameter paragraphs dp_quantile and dp_mean share (one text, inserted by ``shared_doc``)
+# ------------------------------------------------------------------------------------------------
+_SHARED_PARAMS = {
+    "x": """x : array-like of float, or a data source
+    Numeric vector (n >= 1; no missing or infinite values). Neighbours: replace one value; n is
+    public. Or a data frame or data source with ``column=``: a pandas or polars DataFrame, a
+    pyarrow Table, a path or glob of Parquet/CSV files, a DuckDB relation or ``(connection,
+    "table")``, a Spark DataFrame. Only that column is read, batch by batch (on Spark, partition by
+    partition), never all rows at once; the result equals the one from the same values in memory
+    for the same seed.""",
+    "eps": """eps : float
+    Privacy budget (> 0).""",
+    "budget": """budget : dpreg.Budget, optional
+    Charged with what the release spends; refused before anything is computed when it cannot pay.""",
+    "column": """column : str, optional
+    The column of ``x`` to use when ``x`` is a data frame or data source (may be omitted for a
+    source with one column). A missing or non-numeric column is a ``SourceError``, raised before
+    any budget is spent.""",
+    "allow_large_delta": """allow_large_delta : bool, default False
+    Accept delta >= 1/n (refused by default: such a delta permits publishing a record
+    outright); the privacy statement then says so.""",
+    "random_state": """random_state : None, int or numpy Generator
+    None draws secure noise; a seed makes the result reproducible (marked "seeded").""",
+}
+
+
+def shared_doc(fn):
+    """Replace each docstring line ``<shared: NAME>`` by the shared paragraph NAME, at its indent."""
+    out = []
+    for line in (fn.__doc__ or "").split("\n"):
+        s = line.strip()
+        if s.startswith("<shared: ") and s.endswith(">"):
+            indent = line[:len(line) - len(line.lstrip())]
+            out.extend(indent + t for t in _SHARED_PARAMS[s[len("<shared: "):-1]].split("\n"))
+        else:
+            out.append(line)
+    fn.__doc__ = "\n".join(out)
+    return fn

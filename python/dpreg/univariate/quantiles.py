@@ -1,0 +1,252 @@
+"""``dpreg.dp_quantile``: private quantiles by the unbounded private quantile search.
+
+Spec: ``specs/winsorized_sa.md`` section 1 (unbounded private quantile), 5.0-5.2 (API), 5.4 (bad
+input). Neighbours: replace-one, n public (spec 0.2).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._numeric import without_numeric_warnings
+from ..errors import InvalidArgument
+from ..estimators import winsorized as W
+from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
+from ..privacy.accounting import conservative_share
+from ..privacy.ledger import Ledger
+from ..privacy.mechanisms import NoiseSource
+from ._common import (ANCHOR_SHARE, GAUSSIAN_QUANTILE_CAVEAT, PRIVACY_ALPHA_SHARE, _anchor, _charge,
+                      _check_budget, _emit, _is_number, _mark_large_delta, _rank_error_bound, _statement,
+                      check_beta, check_bounds_pair, check_eps_delta, data_vector, shared_doc)
+
+
+def _check_levels(q):
+    """q as a list of levels in (0, 1) and whether it was a scalar."""
+    if _is_number(q):
+        qs, scalar = [q], True
+    else:
+        try:
+            qs = list(np.asarray(q, dtype=object).ravel())
+        except Exception:
+            raise InvalidArgument("q must be a number in (0, 1) or a sequence of them") from None
+        scalar = False
+        if not qs:
+            raise InvalidArgument("q must contain at least one level")
+    if not all(_is_number(v) and 0 < v < 1 for v in qs):
+        raise InvalidArgument("q must be a number in (0, 1) or a sequence of numbers in (0, 1)")
+    qs = [float(v) for v in qs]
+    if len(set(qs)) != len(qs):
+        raise InvalidArgument("q must not repeat a level")
+    return qs, scalar
+
+
+
+@without_numeric_warnings   # a floating-point warning would reveal an extreme value
+@shared_doc
+def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
+                beta=1.001, quantile_noise=None, accounting="auto", max_steps=None, random_state=None,
+                lower=None, upper=None, allow_large_delta=False):
+    """Differentially private quantile(s) by the unbounded private quantile search.
+
+    Durfee (2023) as used by Ramsay and Spicker (2025, Section 2.4): a noisy walk over a
+    data-independent geometric grid that stops where the noisy count of points below the grid point
+    passes the noisy target q n.
+
+    Parameters
+    ----------
+    <shared: x>
+    q : float or sequence of float
+        Level(s) in (0, 1). Several levels are released jointly from the one budget (split equally
+        over the searches; the released values are sorted, which is post-processing).
+    <shared: eps>
+    delta : float, default 0
+        0 gives pure eps-DP. The default differs from ``dp_lm`` (1e-6) on purpose: the quantile
+        search is pure DP, so no delta is needed; a delta > 0 only enables zCDP accounting.
+    bounds : (lower, upper), optional
+        Public bounds; either end may be None (not declared); with both, the result is clamped to
+        [lower, upper]. A level q >= 1/2 walks up from the lower bound, q < 1/2 down from the upper
+        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
+        private anchor (the median, searched from the declared bound, or both up and down from 0
+        without any) and the search starts there. Bounds may be very loose; the grid resolution near
+        v is (beta - 1)(abs(v - start) + 1).
+    <shared: budget>
+    inference : bool, default True
+        Also release, for each q, the two ends of a confidence interval (two more searches at the
+        levels q -+ (z sqrt(q (1 - q) / n) + r / n), with r the rank error bound of the search
+        noise): the interval covers the population quantile with probability >= ``level`` (sampling
+        error by the normal approximation to the binomial rank; privacy error by a tail bound).
+        The searches share the budget equally, so the point estimate gets a third of it.
+        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}.
+    level : float, default 0.95
+        Confidence level of the released interval.
+    beta : float, default 1.001
+        Grid ratio (paper Section 4).
+    quantile_noise : {"exponential", "laplace", "gaussian"}, optional
+        Default "exponential" (pure DP, paper Section 2.4); "gaussian" is the zCDP variant of the
+        paper's Lemma D.1 (unverified constant, labelled; no interval).
+    accounting : {"auto", "pure", "zcdp"}, default "auto"
+    max_steps : int, optional
+        Cap on grid steps when the far bound is infinite (default floor(700 / log beta)).
+    <shared: column>
+    <shared: allow_large_delta>
+    <shared: random_state>
+    lower, upper : float, optional
+        Deprecated spelling of ``bounds=(lower, upper)``.
+
+    Returns
+    -------
+    DPEstimate
+        ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
+        otherwise. ``conf_int()`` gives the released intervals.
+
+    See Also
+    --------
+    dp_mean : private mean (winsorized at two private quantiles).
+    dpreg.Budget : a total budget shared by several releases.
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds
+    >>> price = load_diamonds()["price"]
+    >>> est = dpreg.dp_quantile(price, [0.25, 0.5, 0.75], eps=1.0, bounds=(0, None), random_state=1)
+    >>> est.estimates  # doctest: +SKIP
+    """
+    from scipy import stats as _stats
+
+    from ..results.estimate import DPEstimate
+    from ..privacy.quantile import default_max_steps, k_max, noise_scales
+
+    arr = data_vector(x, column)
+    qs, scalar = _check_levels(q)
+    eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
+    beta = check_beta(beta)
+    check_quantile_noise(quantile_noise)
+    check_accounting(accounting, delta)
+    lo, hi = check_bounds_pair(bounds, lower=lower, upper=upper)
+    if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or max_steps < 1):
+        raise InvalidArgument("max_steps must be a positive integer")
+    if not _is_number(level) or not (0 < level < 1):
+        raise InvalidArgument("level must be a number strictly between 0 and 1, e.g. 0.95")
+    model, B, rho = resolve_accounting(accounting, eps, delta, quantile_noise=quantile_noise)
+    # rounded down by SPLIT_MARGIN: the float splits below can then never exceed the request
+    B = conservative_share(B)
+    qn = quantile_noise or "exponential"
+    _check_budget(budget, eps, delta if model == "zcdp" else 0.0)
+
+    n = int(arr.size)
+    k = len(qs)
+    fin_lo, fin_hi = math.isfinite(lo), math.isfinite(hi)
+    with_interval = bool(inference) and qn in ("exponential", "laplace")
+    # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
+    # walk towards a far quantile in the other direction would stop early: its count margin is small);
+    # a missing start is replaced by a released anchor (the median)
+    sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_interval else set())
+    anchored = (True in sides and not fin_lo) or (False in sides and not fin_hi)
+    B_rest = B * (1.0 - ANCHOR_SHARE) if anchored else B
+    per_q = 3 if with_interval else 1
+    B_each = B_rest / (k * per_q)
+    kw_each = {"eps": B_each} if model == "pure" else {"rho": B_each}
+    _, b_each, _, _ = noise_scales(quantile_noise=qn, **kw_each)
+
+    noise = NoiseSource(random_state)
+    ledger = Ledger()
+    msgs = []
+    upq = W._upq()
+
+    # where the searches start (public facts, or the released anchor)
+    anchor = _anchor(arr, B * ANCHOR_SHARE, model, qn, beta, max_steps, noise, ledger, lo, hi) \
+        if anchored else None
+    if fin_lo and fin_hi:
+        steps = k_max(lo, hi, beta, max_steps)
+    else:
+        steps = max_steps or default_max_steps(beta)
+
+    def search(level_q, label):
+        if fin_lo and fin_hi:
+            start_lo, start_hi = lo, hi
+        elif level_q >= 0.5:       # walk up: from the declared lower bound, else from the anchor
+            start_lo, start_hi = (lo if fin_lo else anchor), hi
+        else:                      # walk down: from the declared upper bound, else from the anchor
+            start_lo, start_hi = lo, (hi if fin_hi else anchor)
+        if not start_lo < start_hi:    # an anchor on a declared bound: nudge (post-processing)
+            start_lo, start_hi = (start_lo, start_lo + 1e-9 * max(1.0, abs(start_lo))) if level_q >= 0.5 \
+                else (start_hi - 1e-9 * max(1.0, abs(start_hi)), start_hi)
+        return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
+                   quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
+
+    est, flags = [], []
+    for qq in qs:
+        r = search(qq, f"quantile({format(qq, 'g')})")
+        est.append(float(r.estimate))
+        flags.append(r)
+    conf = None
+    if with_interval:
+        alpha = 1.0 - float(level)
+        alpha_p = PRIVACY_ALPHA_SHARE * alpha
+        z_s = float(_stats.norm.ppf(1.0 - (alpha - 2.0 * alpha_p) / 2.0))
+        r_rank = _rank_error_bound(qn, b_each, steps, alpha_p)
+        conf = []
+        for qq in qs:
+            half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
+            ql, qu = qq - half, qq + half
+            # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
+            low = search(ql, f"quantile({format(qq, 'g')}) interval lower").estimate if ql > 0 else lo
+            upp = search(qu, f"quantile({format(qq, 'g')}) interval upper").estimate if qu < 1 else hi
+            conf.append([float(low), float(upp)])
+    # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
+    order = np.argsort(qs)
+    est_sorted = np.sort(np.asarray(est)[order])
+    est_arr = np.empty(k)
+    est_arr[order] = est_sorted
+    if conf is not None:
+        conf = np.asarray(conf, dtype=float)
+        conf[:, 0] = np.minimum(conf[:, 0], est_arr)
+        conf[:, 1] = np.maximum(conf[:, 1], est_arr)
+
+    if qn == "gaussian":
+        msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
+    if any(r.near_bound or r.clamped for r in flags):
+        msgs.append("a private quantile is at or near a search bound: data may lie outside the bounds, "
+                    "or the budget is too small for n")
+    if any(r.reached_max_steps for r in flags):
+        msgs.append("the search reached max_steps without stopping: the estimate is a lower bound "
+                    "of the grid, not a quantile; supply a finite upper bound or a larger budget")
+    s_q = b_each
+    # premature-stop condition of spec 2.6 for one quantile (public quantities only)
+    if min(min(qs), 1 - max(qs)) * n < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
+        msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
+                    "expect large error")
+    if with_interval and not np.all(np.isfinite(conf)):
+        msgs.append("an interval end is unbounded: n is too small for this level and budget "
+                    "(declare bounds to close it)")
+    if inference and not with_interval:
+        msgs.append("no interval for quantile_noise='gaussian' (no tail bound derived for it)")
+    privacy = _statement(ledger, eps, delta, noise, model)
+    _mark_large_delta(privacy, large)
+    _charge(budget, privacy, f"dp_quantile(q = {', '.join(format(v, 'g') for v in qs)})")
+    se = None
+    if conf is not None:
+        z = float(_stats.norm.ppf(0.5 + float(level) / 2.0))
+        with np.errstate(invalid="ignore"):     # inf - inf: an unbounded interval has SE inf
+            se = conf[:, 1] / (2.0 * z) - conf[:, 0] / (2.0 * z)   # halves first: no overflow
+    facts = {"n": n, "q": qs[0] if scalar else list(qs), "lower": lo, "upper": hi, "beta": beta,
+             "anchor": anchor,
+             "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
+             "stopped": all(r.stopped for r in flags),
+             "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound for r in flags),
+             "reached_max_steps": any(r.reached_max_steps for r in flags),
+             "accounting": model, "rho": rho, "quantile_noise": qn, "eps": eps,
+             "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
+             "level": float(level) if conf is not None else None,
+             "conf_int": None if conf is None else conf.tolist(),
+             "se_method": "interval" if conf is not None else None}
+    _emit(msgs)
+    if scalar:
+        return DPEstimate(estimate=float(est_arr[0]), std_error=None if se is None else float(se[0]),
+                          privacy=privacy, facts=facts, warnings=msgs, kind="quantile")
+    return DPEstimate(estimate=est_arr.tolist(), std_error=None if se is None else se.tolist(),
+                      privacy=privacy, facts=facts, warnings=msgs, kind="quantile")
+
