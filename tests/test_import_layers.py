@@ -34,7 +34,7 @@ LAYERS = [
     # fit and estimate objects, summaries, tables, plots
     ("results", ("dpreg.results",)),
     # public entry points
-    ("api", ("dpreg.api", "dpreg.univariate")),
+    ("api", ("dpreg.api", "dpreg.api_checks", "dpreg.auto", "dpreg.univariate")),
     # front ends and the package's public names
     ("front", ("dpreg.cli", "dpreg.sklearn", "dpreg.bridge", "dpreg.demo", "dpreg.datasets", "dpreg")),
 ]
