@@ -20,7 +20,7 @@ PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[1] / "python" / "dpreg"
 #: lowest first. A module may import modules of its own layer or of lower layers only.
 LAYERS = [
     # base: exceptions and warnings, floating-point guards, progress bars, plain-text tables
-    ("base", ("dpreg.errors", "dpreg._numeric", "dpreg._progress", "dpreg._tables", "dpreg._version")),
+    ("base", ("dpreg.errors", "dpreg._numeric", "dpreg._plain", "dpreg._progress", "dpreg._tables", "dpreg._version")),
     # the one place to audit: mechanisms, ledger, accounting, private quantiles, the Release boundary
     ("privacy", ("dpreg.privacy", "dpreg.release")),
     # where rows come from

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._plain import to_plain
 from .schema import Schema
 
 
@@ -118,16 +119,9 @@ class PublicDesign:
 
 
 def _plain(obj):
-    """Recursively convert numpy scalars/arrays and tuples to plain Python types."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_plain(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
+    """Plain Python types for ``to_dict()``; NaN stays NaN (``from_dict`` reads it back as 'no finite
+    interval'), see :func:`dpreg._plain.to_plain`."""
+    return to_plain(obj, nonfinite="keep")
 
 
 @dataclass
