@@ -63,3 +63,21 @@ def test_wald_gives_a_reason_instead_of_a_number_when_it_cannot_be_computed(V, n
 def test_wald_with_no_slopes_says_so():
     out = wald_chi2(np.array([1.0]), np.eye(1), [])
     assert out["statistic"] is None and out["df"] == 0 and "intercept" in out["note"]
+
+
+def test_budget_split_check_accepts_positive_weights_and_refuses_the_rest():
+    from dpreg.errors import InvalidArgument
+    from dpreg.estimators.winsorized import check_split
+    from dpreg.privacy.requests import check_budget_split
+    assert check_budget_split([1, 2, 3], 3, message="m") == (1.0, 2.0, 3.0)
+    for bad in ([1, 2], [1, 0, 1], [1, float("nan"), 1], None, ["a", 1, 1]):
+        with pytest.raises(InvalidArgument, match="^m$"):
+            check_budget_split(bad, 3, message="m")
+    with pytest.raises(InvalidArgument):
+        check_budget_split([0.5, 0.5, 0.5], 3, message="m", sum_to_one=True)
+    # the winsorized mean's split goes through it (sum to 1) and adds its equal-shares rule
+    assert check_split((0.25, 0.25, 0.5)) == (0.25, 0.25, 0.5)
+    with pytest.raises(InvalidArgument, match="summing to 1"):
+        check_split((0.25, 0.25, 0.6))
+    with pytest.raises(InvalidArgument, match="equal threshold"):
+        check_split((0.2, 0.3, 0.5))

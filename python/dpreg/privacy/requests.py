@@ -208,3 +208,17 @@ def _check_mu_pos(mu):
     if not (math.isfinite(m) and m > 0.0):
         raise InvalidArgument("mu must be a finite number > 0")
     return m
+
+
+def check_budget_split(split, k: int, *, message: str, sum_to_one: bool = False) -> tuple[float, ...]:
+    """The one check of a budget split: ``k`` finite positive weights (summing to 1 when
+    ``sum_to_one``, to 1e-9), returned as a tuple of floats; otherwise InvalidArgument(``message``).
+    Public: the split is an option, never data."""
+    try:
+        w = tuple(float(v) for v in split)
+    except (TypeError, ValueError):
+        raise InvalidArgument(message) from None
+    if len(w) != k or not all(math.isfinite(v) and v > 0 for v in w) or \
+            (sum_to_one and abs(sum(w) - 1.0) > 1e-9):
+        raise InvalidArgument(message)
+    return w
