@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
 import numbers
 import warnings
 
@@ -11,12 +13,15 @@ from ._numeric import no_numeric_warnings
 from .errors import (AccuracyWarning, Diagnostic, EstimationFailed, InvalidArgument,
                      InvalidArgumentType, PrivacyLeakWarning)
 from .estimators.registry import METHODS, get_method, resolve_options
+from .privacy.budget import Budget
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
 from .release import PrivacySpec
+from .results.fit import DPFit
 from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emit, _from_caught  # noqa: F401
 from .auto import (AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr,  # noqa: F401
                    choose_method)
+
 
 #: share of eps spent on private ranges when some are not declared (our choice: 10%, issue 2 item 5)
 DEFAULT_BOUNDS_SHARE = 0.10
@@ -39,8 +44,11 @@ LARGE_DELTA_NOTE = ("delta is not below 1/n; it was accepted explicitly (allow_l
                     "delta permits mechanisms that publish single records outright")
 
 
-def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, levels=None,
-          neighbours="replace_one", inference=True, budget=None, random_state=None, **options):
+def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, method: str = "auto",
+          bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
+          levels: Mapping[str, Sequence[Any]] | str | None = None, neighbours: str = "replace_one",
+          inference: bool = True, budget: Budget | None = None,
+          random_state: int | np.random.Generator | None = None, **options: Any) -> DPFit:
     """Differentially private linear regression with noise-aware inference.
 
     Fits ``formula`` to ``data`` with the chosen DP estimator and returns lm-like results: coefficients
@@ -156,9 +164,11 @@ def dp_lm(formula, data, *, eps=1.0, delta=1e-6, method="auto", bounds=None, lev
                     random_state=random_state, options=options)
 
 
-def dp_glm(formula, data, *, family="binomial", eps=1.0, delta=1e-6, method="auto", bounds=None,
-           levels=None, neighbours="replace_one", inference=True, budget=None, random_state=None,
-           **options):
+def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.0, delta: float = 1e-6,
+           method: str = "auto", bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
+           levels: Mapping[str, Sequence[Any]] | str | None = None, neighbours: str = "replace_one",
+           inference: bool = True, budget: Budget | None = None,
+           random_state: int | np.random.Generator | None = None, **options: Any) -> DPFit:
     """Differentially private generalised linear model (logistic regression).
 
     Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, or a two-level

@@ -19,6 +19,8 @@ training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage,
 """
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -161,7 +163,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
         return self._auto
 
     @property
-    def privacy(self):
+    def privacy(self) -> Any:
         """The :class:`dpreg.PrivacyStatement` of the fit: guarantee, ledger of every release, leaks, ranges."""
         return self._privacy
 
@@ -182,7 +184,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
         return nb is not None and "add" in str(nb).lower()
 
     @property
-    def nobs(self):
+    def nobs(self) -> int | None:
         """Number of rows (public under replace-one). Under add/remove neighbours n is not public:
         the released DP estimate of n (rounded) when the method released one, else None."""
         if self._add_remove:
@@ -215,7 +217,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
         return _num(self._release.sigma)
 
     @property
-    def df_resid(self):
+    def df_resid(self) -> float | None:
         """Residual degrees of freedom n - d where sigma was released and n is public, else None."""
         if self._release.df_resid is not None:
             return self._release.df_resid
@@ -274,13 +276,13 @@ class DPFit(PredictionMixin, SerialisationMixin):
         return list(self._release.warnings)
 
     @property
-    def public(self):
+    def public(self) -> Any:
         """The public design (terms, formula, declared schema, column intervals). No data."""
         return self._public
 
     # ---- what a DP fit never holds --------------------------------------------------------------
     @property
-    def residuals(self):
+    def residuals(self) -> NoReturn:
         """Not available in a DP fit (raises :class:`dpreg.results.fit.NotReleasedError`): each residual of the training data is a function of one person's record. Use :attr:`sigma` or :meth:`predict` on new data. ``resid`` is the same."""
         raise NotReleasedError(
             "residuals of the training data are not available: each one is a function of one person's "
@@ -288,7 +290,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
             "new data")
 
     @property
-    def fitted(self):
+    def fitted(self) -> NoReturn:
         """Not available in a DP fit (raises :class:`dpreg.results.fit.NotReleasedError`): fitted values of the training data would, with the data, expose records. Use :meth:`predict` on new data. ``fitted_values`` is the same."""
         raise NotReleasedError(
             "fitted values of the training data are not available: together with the data they would "
@@ -337,7 +339,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
         return self.adj_r_squared
 
     @property
-    def df_model(self):
+    def df_model(self) -> int:
         """Number of coefficients other than the intercept (public: follows from the formula and
         the declared levels)."""
         return len(self._slopes())
@@ -362,7 +364,7 @@ class DPFit(PredictionMixin, SerialisationMixin):
     def _repr_markdown_(self) -> str:
         return self.summary().to_markdown()
 
-    def plot(self, **kwargs):
+    def plot(self, **kwargs: Any) -> Any:
         """Coefficient plot with noise-aware intervals (matplotlib).
 
         Parameters

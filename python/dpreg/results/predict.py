@@ -101,8 +101,8 @@ class PredictionMixin:
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           f"with; these predictions extrapolate", UserWarning, stacklevel=3)
 
-    def predict(self, newdata, interval=None, level: float | None = None, type: str = "response",
-                clamp: bool = True):
+    def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
+                type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:
         """Predictions for new data (post-processing of the release).
 
         Parameters

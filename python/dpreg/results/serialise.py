@@ -3,6 +3,8 @@ as dict/list/str/int/float/bool/None) and :meth:`DPFit.from_dict` (a working fit
 from __future__ import annotations
 
 
+from typing import Self
+
 import numpy as np
 
 from ..errors import InvalidArgument, diagnostic_category
@@ -141,7 +143,7 @@ class SerialisationMixin:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict):  # -> DPFit (the class it is called on)
+    def from_dict(cls, d: dict) -> Self:
         """Rebuild a working fit (coefficients, inference, summary, predict) from :meth:`to_dict`.
 
         Parameters
