@@ -282,7 +282,7 @@ def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False):
 def _se_fit(fit, data, type_) -> list:
     """Standard errors of the predictions (R's ``se.fit``), post-processing of released values only.
 
-    ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se (spec 6.7), so
+    ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se, so
     se = (upper - lower) / (2 z) recovers the core's se exactly up to rounding (relative error about
     1e-16 |eta| / (z se)); this keeps the one place that computes se (including its conservative
     bound when covariances are not estimated) in the core. For a logistic fit on the response scale

@@ -1,4 +1,4 @@
-"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; docs/api.md "Bounds" and "Data policy").
+"""Formula + public schema -> model matrix (docs/api.md "Bounds" and "Data policy").
 
 ``build_design`` is the only place that reads the user's data frame. What it may take from the data
 without budget is listed in the data-policy table of docs/api.md; each such leak warns with
@@ -68,14 +68,14 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         0 when it has none; categorical: reference level; n unchanged; a range still to be
         estimated privately is searched with missing values counted as 0, so n and the replace-one
         sensitivity are unchanged), "zero" (numeric 0,
-        categorical reference; heavy-tailed spec 7.6), "drop" (PrivacyLeakWarning: the count of
+        categorical reference), "drop" (PrivacyLeakWarning: the count of
         complete rows becomes public).
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).
     n_public : False under add/remove neighbours, where n is private: messages then never quote n.
     unit : None (each row is a privacy unit) or the name of a column of unit ids (e.g. a person id;
-        winsorized_sa spec 0.2, 3.2 step 3). The unit codes go on ``Design.units`` (data side only,
+        docs/subsample_tukey.md). The unit codes go on ``Design.units`` (data side only,
         never on ``PublicDesign``); ``public.n`` is then the number of distinct units N, public under
         replace-one-unit, and the row count is private (messages never quote it). Missing unit ids
         are an error naming the column, whatever ``na_action``. Only for estimators that partition

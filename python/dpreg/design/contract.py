@@ -149,9 +149,9 @@ class Design:
 
 @dataclass
 class ScaledDesign:
-    """Schema mode of AdaSSP spec 2.3: rows scaled so that ||x_i|| <= tau_x for every possible
-    record, outcome scaled into [-1, 1]; beta = M theta + m maps scaled coefficients to original units
-    (spec 2.4)."""
+    """Schema mode of the row scaling (dpreg.design.scaling): rows scaled so that ||x_i|| <= tau_x for
+    every possible record, outcome scaled into [-1, 1]; beta = M theta + m maps scaled coefficients to
+    original units."""
     X: np.ndarray            # (n, d) scaled rows
     y: np.ndarray            # (n,) scaled outcome
     M: np.ndarray            # (d, d)

@@ -1,4 +1,4 @@
-"""DP gradient descent with per-sample gradient clipping (specs/adassp_boosted.md section 5.1); for the
+"""DP gradient descent with per-sample gradient clipping (the baseline of Tang et al. 2024); for the
 squared loss with public ranges the default is its preconditioned form (``fit_linear_precond``,
 ``algorithm="precond"``, issue 13: steps scaled by a released X'X, see there), and, for
 the logistic loss (``dp_glm``), a private Newton iteration (``fit_logistic_mm``, issue 13; the default
@@ -234,7 +234,7 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
 
 def run(X, y, *, T, C, step, schedule, sigma, n_pub, noise, family="gaussian", theta0=None,
         sensitivity=None, mu_step=None, ledger=None):
-    """The DP-GD iteration (spec 5.1). Each step releases the clipped gradient sum through
+    """The DP-GD iteration (module docstring). Each step releases the clipped gradient sum through
     :func:`~dpreg.privacy.mechanisms.gaussian_mechanism` (L2 sensitivity ``sensitivity``, cost
     ``mu_step``, noise scale ``sigma = sensitivity / mu_step``; its row goes to ``ledger``). ``C = inf``
     (no clipping, infinite sigma) is allowed only with the noise switched off

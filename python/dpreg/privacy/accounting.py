@@ -3,8 +3,8 @@
 The request checks and budget-split arithmetic live in ``requests.py`` and the zCDP conversions in
 ``zcdp.py``; this module re-exports their names, so ``dpreg.privacy.accounting`` stays the one import.
 
-Normative source: ``specs/adassp_boosted.md`` section 1.3-1.6 (GDP, exact conversion, zCDP, Laplace,
-mixed ledgers) and ``specs/winsorized_sa.md`` section 0.3 / 5.0 (CKS conversion, rho*).
+Derivations: docs/derivations/accounting.md (GDP splits and conversion, zCDP, the composition of a
+ledger).
 
 Everything here is a function of public quantities only (requested budgets, the ledger's public
 calibrations). Nothing here draws random numbers.
@@ -57,12 +57,12 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------------------------
-# GDP <-> (eps, delta)  (spec 1.4)
+# GDP <-> (eps, delta)  (docs/derivations/accounting.md section 2)
 # ---------------------------------------------------------------------------------------------------
 def delta_gdp(eps, mu) -> float:
     """delta(eps; mu) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)  ([DRS] Cor 2.13).
 
-    Evaluated in log space (spec 1.4, DELTA_GDP) so that tiny deltas keep their relative precision;
+    Evaluated in log space (docs/derivations/accounting.md section 2) so that tiny deltas keep their relative precision;
     eps = 0 uses erf(mu / (2 sqrt 2)) = 2 Phi(mu/2) - 1 without cancellation.
     """
     eps = _check_eps_nonneg(eps)
@@ -115,7 +115,7 @@ def _floored(v):
 def mu_from_eps_delta(eps, delta) -> float:
     """The largest mu (up to 1e-12 relative, rounded towards privacy) with delta(eps; mu) <= delta.
 
-    Spec 1.4 MU_FROM_EPS_DELTA: closed form for eps = 0; otherwise the bracket
+    docs/derivations/accounting.md section 2: closed form for eps = 0; otherwise the bracket
     mu_lo = sqrt(2(L + eps)) - sqrt(2L), L = ln(1/delta) (delta(eps; mu_lo) <= delta/2 because
     eps/mu_lo - mu_lo/2 = sqrt(2L) and Phi(-t) <= exp(-t^2/2)/2), doubling for mu_hi, Brent's method
     on u = ln mu, then conservative rounding so that delta(eps; mu) <= delta holds in floating point.
@@ -155,8 +155,8 @@ def mu_from_eps_delta(eps, delta) -> float:
 
 
 def eps_from_mu_delta(mu, delta) -> float:
-    """The smallest eps (rounded towards privacy) with delta(eps; mu) <= delta (spec 1.4
-    EPS_FROM_MU_DELTA): the eps a mu-GDP mechanism achieves at the given delta."""
+    """The smallest eps (rounded towards privacy) with delta(eps; mu) <= delta (docs/derivations/
+    accounting.md section 2): the eps a mu-GDP mechanism achieves at the given delta."""
     delta = _check_delta_open(delta)
     mu = _check_mu_pos(mu)
     if delta_gdp(0.0, mu) <= delta:
@@ -184,7 +184,7 @@ def eps_from_mu_delta(mu, delta) -> float:
 
 
 def split_mu(mu, weights: Iterable[float]) -> list[float]:
-    """Split a total mu over releases: mu_i = mu * w_i / ||w||_2 (spec 1.3), so sqrt(sum mu_i^2) = mu.
+    """Split a total mu over releases: mu_i = mu * w_i / ||w||_2 (docs/derivations/accounting.md section 1), so sqrt(sum mu_i^2) = mu.
 
     Weights must be finite, non-negative and not all zero. A zero weight gives mu_i = 0 (that
     release must then not happen: a Gaussian mechanism needs mu > 0). The shares are rounded towards
@@ -209,7 +209,7 @@ def split_mu(mu, weights: Iterable[float]) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# ledger composition (spec 1.6, 1.7)
+# ledger composition (docs/derivations/accounting.md section 4)
 # ---------------------------------------------------------------------------------------------------
 def _entry_currency(e):
     """Classify a ledger row: 'gaussian' (mu), 'zcdp' (rho), 'pure' (eps, delta=0), 'approx'
@@ -303,7 +303,7 @@ def compose_ledger(ledger, *, eps, delta, neighbours="replace_one", seeded=False
                    leaks=None, notes=None):
     """Compose a fit's ledger into its :class:`~dpreg.privacy.statement.PrivacyStatement`.
 
-    Rules (spec 1.3, 1.5, 1.6):
+    Rules (docs/derivations/accounting.md section 4):
 
     * Gaussian rows (``mu``) compose by GDP: mu_G = sqrt(sum mu_i^2). Each such row is a discretised
       release, within a factor e^(+-Lambda) of a continuous mu-GDP mechanism (Lambda =

@@ -13,7 +13,7 @@ from ..errors import InvalidArgument
 from .requests import _check_delta_open, _check_eps_nonneg, _real
 
 # ---------------------------------------------------------------------------------------------------
-# zCDP (spec 1.5; winsorized spec 0.3, 5.0)
+# zCDP (docs/derivations/accounting.md section 3)
 # ---------------------------------------------------------------------------------------------------
 def rho_from_mu(mu) -> float:
     """Gaussian mechanisms: mu-GDP composes exactly as (mu^2/2)-zCDP."""
@@ -54,7 +54,7 @@ def rho_bs(eps, delta) -> float:
     return float(eps * eps / (math.sqrt(eps + L) + math.sqrt(L)) ** 2)
 
 
-_U_GRID = np.linspace(-20.0, 20.0, 4001)   # u = ln(alpha - 1), spec 1.5
+_U_GRID = np.linspace(-20.0, 20.0, 4001)   # u = ln(alpha - 1), docs/derivations/accounting.md section 3
 
 
 def _minimise_over_u(fun_vec, fun_scalar):
@@ -84,7 +84,8 @@ def eps_cks(rho, delta) -> float:
         eps = inf_{alpha > 1} [ alpha rho + (ln(1/delta) - ln alpha)/(alpha - 1) + ln(1 - 1/alpha) ].
 
     Minimised over u = ln(alpha - 1) in [-20, 20]: a grid of 4001 points, then a bounded scalar
-    minimiser around the best grid point; the smaller value is returned (spec 1.5). Never negative.
+    minimiser around the best grid point; the smaller value is returned (docs/derivations/accounting.md
+    section 3). Never negative.
     """
     rho = _check_rho(rho, allow_zero=True)
     delta = _check_delta_open(delta)
@@ -116,7 +117,7 @@ def delta_cks(rho, eps) -> float:
 
 
 def rho_from_eps_delta_cks(eps, delta, *, lo=1e-10, hi=1e4, rtol=1e-9) -> float:
-    """rho* = sup{rho : eps_cks(rho, delta) <= eps} (winsorized spec 5.0): bisection on ln rho over
+    """rho* = sup{rho : eps_cks(rho, delta) <= eps} (docs/derivations/accounting.md section 3): bisection on ln rho over
     [1e-10, 1e4] to relative precision 1e-9; returns the lower end, which satisfies the constraint,
     lowered by a further 1e-9 relative so that a composition of its shares (sums rounded to nearest),
     re-evaluated by compose_ledger, stays within eps despite the minimiser's own rounding."""

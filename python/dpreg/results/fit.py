@@ -3,18 +3,18 @@
 A DPFit is built from a :class:`~dpreg.release.Release` (released values and public facts only), the
 fit's :class:`~dpreg.design.contract.PublicDesign` (no data) and its PrivacyStatement. Everything it
 shows is either public (declared, n under replace-one) or released through the ledger, or
-post-processing of those (AdaSSP spec 6.4, 6.6, 6.7):
+post-processing of those:
 
 * standard errors are sqrt(diag V) of the noise-aware covariance V of the release;
-* z = beta / SE, p = 2 Phi(-|z|), Wald intervals beta +/- z_{1-a/2} SE (normal reference, spec 6.4),
-  or the release's percentile-bootstrap intervals / replicates when the method provides them (spec 6.5);
+* z = beta / SE, p = 2 Phi(-|z|), Wald intervals beta +/- z_{1-a/2} SE (normal reference),
+  or the release's percentile-bootstrap intervals / replicates when the method provides them;
 * the noise share of coefficient j is diag(V_priv)_j / diag(V)_j;
 * instead of an F test, the noise-aware Wald chi-square of "all non-intercept coefficients are 0"
-  (spec 6.6): W = b_S' V_SS^{-1} b_S on |S| degrees of freedom;
+  (dpreg.inference.wald): W = b_S' V_SS^{-1} b_S on |S| degrees of freedom;
 * DP residual standard error and DP R-squared only when the method released them (R-squared printed
   clamped to [0, 1], raw value kept in ``to_dict()``).
 
-Never computed, shown or stored (spec 6.7): residual quantiles, residuals or fitted values of the
+Never computed, shown or stored (each is a function of single records): residual quantiles, residuals or fitted values of the
 training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage, logLik/AIC/BIC.
 """
 from __future__ import annotations

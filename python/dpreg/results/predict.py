@@ -35,8 +35,8 @@ class PredictionMixin:
         if X.shape[1] != len(self._terms):
             raise DPRegError("internal: the model matrix of newdata has a different number of columns "
                              "than the fit's terms")
-        # issue 12: the fit was made on model-matrix columns clamped to their public intervals (spec
-        # 2.3), so by default new rows are clamped the same way; the check is on the model-matrix
+        # issue 12: the fit was made on model-matrix columns clamped to their public intervals (the
+        # design builder's clamp stage), so by default new rows are clamped the same way; the check is on the model-matrix
         # columns (the outcome and rows inside the ranges never trigger it)
         lo = np.asarray(getattr(self._public, "column_lower", np.full(X.shape[1], np.nan)), float)
         hi = np.asarray(getattr(self._public, "column_upper", np.full(X.shape[1], np.nan)), float)

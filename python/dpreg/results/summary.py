@@ -143,7 +143,7 @@ class Summary:
         headers += [self.lower_label, self.upper_label]
         extra = []
         if "sampling_sd" in t.columns and "noise_sd" in t.columns:
-            # subsample_aggregate: the two variance components themselves (spec winsorized_sa 5.3)
+            # subsample_aggregate: the two variance components themselves (released per coefficient)
             extra = [("Sampling sd", format_column(t["sampling_sd"].to_numpy())),
                      ("Noise sd", format_column(t["noise_sd"].to_numpy()))]
         elif bool(np.any(np.isfinite(t["Noise share"].to_numpy()))):
