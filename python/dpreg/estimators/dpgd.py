@@ -51,20 +51,55 @@ from .dpgd_precond import (PRECOND_C, PRECOND_SHARES, PRECOND_T, _precond_applic
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
+# ---- option checks (public: the option values alone), declared with each option in OPTIONS -----
+def _check_C(C):
+    if isinstance(C, bool) or not isinstance(C, numbers.Real) or not (C > 0) or not math.isfinite(C):
+        raise InvalidArgument("option 'C' (gradient clipping norm) must be a finite number > 0")
+
+
+def _check_T(T):
+    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
+        raise InvalidArgument("option 'T' (number of gradient steps) must be an integer >= 1")
+
+
+def _check_step(step):
+    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not (step > 0) or not math.isfinite(step):
+        raise InvalidArgument("option 'step' must be a finite number > 0")
+
+
+def _check_schedule(schedule):
+    if schedule not in ("constant", "1/t", "1/sqrt(t)"):
+        raise InvalidArgument("option 'schedule' must be 'constant', '1/t' or '1/sqrt(t)'")
+
+
+def _check_standardize(standardize):
+    if not isinstance(standardize, bool):
+        raise InvalidArgument("option 'standardize' must be True or False")
+
+
+def _check_algorithm(algorithm):
+    if algorithm not in ("auto", "newton", "mm", "gd", "precond"):
+        raise InvalidArgument("option 'algorithm' must be 'auto', 'newton' or 'mm' (logistic loss only), "
+                              "'precond' (squared loss only) or 'gd'")
+
+
+# {name: (default, origin, check)}; n_share has no declared check: whether it applies depends on the
+# neighbouring relation, so _resolve checks it
 OPTIONS = {
     "C": (1.0, "default: our choice within the [S1] Table 1 range (per-sample gradient clip, "
-               "data units)"),
-    "T": (100, "default: our choice within the [S1] Table 1 range"),
-    "step": (1.0, "default: eta0 = 1, the DP-GD baseline of [S1]"),
-    "schedule": ("constant", "default: constant step, the DP-GD baseline of [S1]"),
-    "n_share": (0.05, "default: our choice, 5% of mu^2 for the released n under add/remove"),
+               "data units)", _check_C),
+    "T": (100, "default: our choice within the [S1] Table 1 range", _check_T),
+    "step": (1.0, "default: eta0 = 1, the DP-GD baseline of [S1]", _check_step),
+    "schedule": ("constant", "default: constant step, the DP-GD baseline of [S1]", _check_schedule),
+    "n_share": (0.05, "default: our choice, 5% of mu^2 for the released n under add/remove", None),
     "algorithm": ("auto", "our choice: 'newton' (private Newton/IRLS with a released X'WX per step, noise-aware "
                           "standard errors; 'mm' = Boehning majorise-minimise) for the logistic loss; "
                           "'precond' (clipped-gradient steps preconditioned by a released X'X, issue 13) for "
-                          "the squared loss; 'gd' = the plain DP-GD iteration of [S1]'s baseline"),
+                          "the squared loss; 'gd' = the plain DP-GD iteration of [S1]'s baseline", _check_algorithm),
     "standardize": (True, "our choice: columns with a declared range are rescaled to [-1, 1] with those "
                           "public constants (and a declared outcome range for squared loss), so that the "
-                          "default C = 1 and step = 1 suit the data; coefficients are mapped back exactly"),
+                          "default C = 1 and step = 1 suit the data; coefficients are mapped back exactly",
+                    _check_standardize),
 }
 
 SCALE_WARNING = ("DP gradient descent ran on the raw scale of column(s) {cols}: its defaults (C = 1, step = 1) "
@@ -81,25 +116,13 @@ def _resolve(options, neighbours):
     def origin(name):
         return "user" if name in options else OPTIONS[name][1]
 
-    C = options.get("C", OPTIONS["C"][0])
-    if isinstance(C, bool) or not isinstance(C, numbers.Real) or not (C > 0) or not math.isfinite(C):
-        raise InvalidArgument("option 'C' (gradient clipping norm) must be a finite number > 0")
-    T = options.get("T", OPTIONS["T"][0])
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-        raise InvalidArgument("option 'T' (number of gradient steps) must be an integer >= 1")
-    step = options.get("step", OPTIONS["step"][0])
-    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not (step > 0) or not math.isfinite(step):
-        raise InvalidArgument("option 'step' must be a finite number > 0")
-    schedule = options.get("schedule", OPTIONS["schedule"][0])
-    if schedule not in ("constant", "1/t", "1/sqrt(t)"):
-        raise InvalidArgument("option 'schedule' must be 'constant', '1/t' or '1/sqrt(t)'")
-    standardize = options.get("standardize", OPTIONS["standardize"][0])
-    if not isinstance(standardize, bool):
-        raise InvalidArgument("option 'standardize' must be True or False")
-    algorithm = options.get("algorithm", OPTIONS["algorithm"][0])
-    if algorithm not in ("auto", "newton", "mm", "gd", "precond"):
-        raise InvalidArgument("option 'algorithm' must be 'auto', 'newton' or 'mm' (logistic loss only), "
-                              "'precond' (squared loss only) or 'gd'")
+    def value(name):   # the user's value or the default, checked by the option's declared check
+        v = options.get(name, OPTIONS[name][0])
+        OPTIONS[name][2](v)
+        return v
+
+    C, T, step = value("C"), value("T"), value("step")
+    schedule, standardize, algorithm = value("schedule"), value("standardize"), value("algorithm")
     tun["algorithm"] = (algorithm, origin("algorithm"))
     tun.update(C=(float(C), origin("C")), T=(int(T), origin("T")), step=(float(step), origin("step")),
                schedule=(schedule, origin("schedule")), standardize=(standardize, origin("standardize")))

@@ -33,12 +33,12 @@ from .common import (_INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_l
                      _level_from_alpha, _num, _warn_alpha_like, _z_quantile)
 from .format import format_column, format_number
 from .not_released import STATSMODELS_NOT_RELEASED, _not_released_property
-from .predict import PredictionMixin
-from .serialise import DICT_FORMAT, SerialisationMixin, _PlainStatement  # noqa: F401
+from .predict import _PredictionMixin
+from .serialise import DICT_FORMAT, _SerialisationMixin, _PlainStatement  # noqa: F401
 from .summary import _FMT, Summary  # noqa: F401
 
 
-class DPFit(PredictionMixin, SerialisationMixin):
+class DPFit(_PredictionMixin, _SerialisationMixin):
     """Result of :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`.
 
     Holds the released values (coefficients in original units, noise-aware covariance, released sigma

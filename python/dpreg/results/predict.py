@@ -13,7 +13,7 @@ from ..errors import DPRegError, InvalidArgument, InvalidArgumentType
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
 
-class PredictionMixin:
+class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
 
     def _new_model_matrix(self, newdata, clamp: bool = True):

@@ -41,7 +41,7 @@ class _PlainStatement:
         return f"Privacy: (eps = {format_number(eps)}, delta = {format_number(delta)})"
 
 
-class SerialisationMixin:
+class _SerialisationMixin:
     """``to_dict`` / ``from_dict`` of :class:`dpreg.results.fit.DPFit`."""
 
     def to_dict(self) -> dict:
