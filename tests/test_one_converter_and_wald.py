@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 from dpreg._plain import to_plain
+from dpreg.errors import InvalidArgument
 from dpreg.inference import ssp
 from dpreg.inference.wald import wald_chi2, wald_test
 
@@ -17,7 +18,7 @@ def test_to_plain_turns_nonfinite_into_none_by_default_and_keeps_it_on_request()
     assert kept["1"][0] == 1.5 and math.isnan(kept["1"][1]) and kept["1"][2] == math.inf
     # every value is a plain Python type (no numpy scalar survives)
     assert type(kept["t"][0]) is int and type(kept["t"][1]) is bool
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidArgument):
         to_plain(1.0, nonfinite="drop")
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import InvalidArgument
+
 
 def to_plain(obj: Any, *, nonfinite: str = "none") -> Any:
     """Recursively convert ``obj`` to dict/list/str/int/float/bool/None.
@@ -22,7 +24,7 @@ def to_plain(obj: Any, *, nonfinite: str = "none") -> Any:
     when they reach JSON or R.
     """
     if nonfinite not in ("none", "keep"):
-        raise ValueError("nonfinite must be 'none' or 'keep'")
+        raise InvalidArgument("nonfinite must be 'none' or 'keep'")
     return _plain(obj, nonfinite == "keep")
 
 
