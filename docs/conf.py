@@ -16,7 +16,7 @@ import dpreg  # noqa: E402
 
 project = "dpreg"
 author = "the dpreg developers"
-release = version = dpreg.__version__   # the one version number (python/dpreg/__init__.py)
+release = version = dpreg.__version__   # the one version number (python/dpreg/_version.py)
 
 extensions = [
     "sphinx.ext.autodoc",

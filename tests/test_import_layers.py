@@ -19,9 +19,10 @@ PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[1] / "python" / "dpreg"
 
 #: lowest first. A module may import modules of its own layer or of lower layers only.
 LAYERS = [
-    # base: exceptions and warnings, floating-point guards, exact sums, progress bars, plain-text tables
-    ("base", ("dpreg.errors", "dpreg._numeric", "dpreg._exact_sum", "dpreg._progress", "dpreg._tables",
-              "dpreg._version")),
+    # base: exceptions and warnings, floating-point guards, exact sums, plain conversion, progress bars,
+    # plain-text tables
+    ("base", ("dpreg.errors", "dpreg._numeric", "dpreg._exact_sum", "dpreg._plain", "dpreg._progress",
+              "dpreg._tables", "dpreg._version")),
     # the one place to audit: mechanisms, ledger, accounting, private quantiles, the Release boundary
     ("privacy", ("dpreg.privacy", "dpreg.release")),
     # where rows come from
@@ -35,7 +36,7 @@ LAYERS = [
     # fit and estimate objects, summaries, tables, plots
     ("results", ("dpreg.results",)),
     # public entry points
-    ("api", ("dpreg.api", "dpreg.univariate")),
+    ("api", ("dpreg.api", "dpreg.api_checks", "dpreg.auto", "dpreg.univariate")),
     # front ends and the package's public names
     ("front", ("dpreg.cli", "dpreg.sklearn", "dpreg.bridge", "dpreg.demo", "dpreg.datasets", "dpreg")),
 ]

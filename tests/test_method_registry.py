@@ -127,3 +127,25 @@ def test_summary_blocks_are_lines_of_text(spec):
     lines = spec.summary_lines(_FakeFit(), _FMT)
     assert lines and all(isinstance(x, str) and x for x in lines)
     assert not any(INTERNAL_REF.search(x) for x in lines)
+
+
+@pytest.mark.parametrize("method, options, message", [
+    ("dpgd", {"C": -1.0}, "option 'C' (gradient clipping norm) must be a finite number > 0"),
+    ("dpgd", {"T": 0}, "option 'T' (number of gradient steps) must be an integer >= 1"),
+    ("dpgd", {"schedule": "cosine"}, "option 'schedule' must be"),
+    ("dpgd", {"standardize": "yes"}, "option 'standardize' must be True or False"),
+    ("tukey", {"m": 1}, "m (number of models) must be an integer >= 2"),
+])
+def test_declared_option_checks_run_in_the_one_resolver_before_any_public_fact(method, options, message):
+    # no public facts: the declared check alone refuses the value (before data or budget are touched)
+    spec = get_method(method)
+    with pytest.raises(InvalidArgument) as info:
+        resolve_options(spec, options)
+    assert message in str(info.value)
+
+
+def test_declared_option_checks_accept_the_defaults():
+    for name in ("dpgd", "tukey"):
+        for opt in get_method(name).options.values():
+            if opt.check is not None:
+                opt.check(opt.default)    # must not raise

@@ -20,6 +20,7 @@ import math
 import warnings
 from typing import Any
 
+from ._plain import to_plain
 from .errors import InvalidArgument, InvalidArgumentType
 
 #: the options of a fit call that are not method hyperparameters (passed by keyword)
@@ -60,11 +61,6 @@ def _frame(columns: dict, factors: dict | None):
     return pd.DataFrame(out)
 
 
-def _plain(obj):
-    from .results.format import to_plain
-    return to_plain(obj)
-
-
 def _error_classes(exc) -> list[str]:
     """Names of the exception's classes, most specific first, up to (not including) Exception: R
     turns them into condition classes (dpreg_InvalidArgument, dpreg_DPRegError, dpreg_ValueError), so
@@ -89,7 +85,7 @@ def _run(fn, *args, **kwargs) -> dict:
             privacy = getattr(exc, "privacy", None)
             error = {"type": type(exc).__name__, "message": str(exc),
                      "classes": _error_classes(exc),
-                     "privacy": _plain(privacy) if privacy is not None else None}
+                     "privacy": to_plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
             "warnings": [{"category": w.category.__name__, "message": str(w.message)}
                          for w in caught if not _library_warning(w.category)]}
@@ -166,7 +162,7 @@ def _with_json(d: dict) -> dict:
     # the exact dict as JSON travels back unchanged for predict()/confint() (R's list conversion
     # of nested lists is lossy: length-1 lists become scalars, None inside vectors becomes NULL)
     import json
-    d = _plain(d)
+    d = to_plain(d)
     return {"dict": d, "json": json.dumps(d)}
 
 
@@ -274,10 +270,10 @@ def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False):
     interval = None if interval in (None, "none") else interval
     out = fit.predict(data, interval=interval, level=float(level), type=type_)
     if interval is None:
-        res = {"fit": _plain(list(getattr(out, "values", out)))}
+        res = {"fit": to_plain(list(getattr(out, "values", out)))}
     else:
-        res = {"fit": _plain(list(out["fit"])), "lower": _plain(list(out["lower"])),
-               "upper": _plain(list(out["upper"]))}
+        res = {"fit": to_plain(list(out["fit"])), "lower": to_plain(list(out["lower"])),
+               "upper": to_plain(list(out["upper"]))}
     if se_fit:
         res["se_fit"] = _se_fit(fit, data, type_)
     return res
@@ -286,7 +282,7 @@ def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False):
 def _se_fit(fit, data, type_) -> list:
     """Standard errors of the predictions (R's ``se.fit``), post-processing of released values only.
 
-    ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se (spec 6.7), so
+    ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se, so
     se = (upper - lower) / (2 z) recovers the core's se exactly up to rounding (relative error about
     1e-16 |eta| / (z se)); this keeps the one place that computes se (including its conservative
     bound when covariances are not estimated) in the core. For a logistic fit on the response scale
@@ -302,7 +298,7 @@ def _se_fit(fit, data, type_) -> list:
     if type_ == "response" and getattr(fit, "link", None) == "logit":
         p = stats.logistic.cdf(ci["fit"].to_numpy(float))
         se = se * p * (1.0 - p)
-    return _plain([float(v) for v in se])
+    return to_plain([float(v) for v in se])
 
 
 def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interval: str = "none",
@@ -316,7 +312,7 @@ def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interva
 
 def _conf_int(fit_json, level):
     ci = _load(fit_json).conf_int(level=float(level))
-    return {"lower": _plain(list(ci["lower"])), "upper": _plain(list(ci["upper"]))}
+    return {"lower": to_plain(list(ci["lower"])), "upper": to_plain(list(ci["upper"]))}
 
 
 def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
@@ -327,7 +323,7 @@ def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
 def _model_matrix(fit_json, columns, factors):
     fit = _load(fit_json)
     X, _ = fit._new_model_matrix(_frame(columns, factors))
-    return {"rows": _plain([[float(v) for v in row] for row in X]), "terms": list(fit.terms)}
+    return {"rows": to_plain([[float(v) for v in row] for row in X]), "terms": list(fit.terms)}
 
 
 def r_model_matrix(fit_json: str, columns: dict, factors: dict | None = None) -> dict:
@@ -385,7 +381,7 @@ def _compare(fit_jsons, names, term_labels, fmt, options):
         text = str(table)
     else:
         text = None
-    return _plain({"headers": list(headers), "rows": [list(r) for r in rows], "notes": table.notes(),
+    return to_plain({"headers": list(headers), "rows": [list(r) for r in rows], "notes": table.notes(),
                    "n_footer": table.N_FOOTER, "terms": list(table.terms), "names": list(table.names),
                    "estimates": [list(map(float, table.estimates[n])) for n in table.names],
                    "std_errors": [list(map(float, table.std_errors[n])) for n in table.names],
@@ -434,7 +430,7 @@ def _estimate(kind: str, x, q, options: dict):
         est = dpreg.dp_mean(values, random_state=seed, **options)
     else:
         est = dpreg.dp_quantile(values, float(q), random_state=seed, **options)
-    return _plain(est.to_dict())
+    return to_plain(est.to_dict())
 
 
 def r_dp_mean(x, options: dict | None = None) -> dict:

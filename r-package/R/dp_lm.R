@@ -179,22 +179,13 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     dp_stop("'data' must be a data frame, a path or glob of Parquet/CSV files, or duckdb_source()",
             call. = FALSE)
   }
-  lm_args_refused(call)
-  dots <- list(...)
-  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
-    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
-  }
-  dots <- lm_na_action(dots)
+  dots <- checked_dots(call, list(...))
   na_action <- dots$na_action
   if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
                                na_action %in% .na_actions)) {
     dp_stop("na_action must be one of: ", paste(.na_actions, collapse = ", "), call. = FALSE)
   }
-  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
-  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
-    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
-  }
-  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
+  check_budget_args(eps, delta, method)
   # the privacy-unit column identifies units: never a predictor, and `.` leaves it out
   tr_data <- data
   if (is.character(dots$unit) && length(dots$unit) == 1) {
@@ -240,15 +231,41 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     bounds <- bounds[!(names(bounds) %in% setdiff(names(data), tr$vars))]
     if (!length(bounds)) bounds <- NULL
   }
+  options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
+  fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
+  out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
+  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# The argument checks and the option list that the data-frame path (fit_core) and the source path
+# (fit_source) share: one copy, so that both paths refuse and pass on the same things.
+
+# lm()-only arguments refused, options in ... named, na.action translated
+checked_dots <- function(call, dots) {
+  lm_args_refused(call)
+  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
+    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
+  }
+  lm_na_action(dots)
+}
+
+check_budget_args <- function(eps, delta, method) {
+  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
+  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
+    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
+  }
+  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
+}
+
+# the options passed to the core: declared levels as lists of strings ("data" when asked for),
+# NULL entries dropped
+core_options <- function(eps, delta, method, bounds, levels, levels_data, seed, dots) {
   if (!length(levels)) levels <- NULL
   if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
   if (levels_data) levels <- "data"
   options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
                     bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
-  options <- options[!vapply(options, is.null, TRUE)]
-  fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
-  out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
-  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  options[!vapply(options, is.null, TRUE)]
 }
 
 # lm() arguments without a DP counterpart: refused before they are evaluated (subset = cyl == 4
@@ -515,17 +532,8 @@ source_for_core <- function(data) {
 # dp_lm() / dp_glm() on files or a DuckDB table: the formula is translated against a zero-row frame
 # with the source's column types (its public schema); the core reads the rows.
 fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
-  lm_args_refused(call)
-  dots <- list(...)
-  if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
-    dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
-  }
-  dots <- lm_na_action(dots)
-  if (!is.numeric(eps) || length(eps) != 1 || is.na(eps)) dp_stop("eps must be a number > 0", call. = FALSE)
-  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta)) {
-    dp_stop("delta must be a number with 0 <= delta < 1", call. = FALSE)
-  }
-  if (!is.character(method) || length(method) != 1) dp_stop("method must be a string", call. = FALSE)
+  dots <- checked_dots(call, list(...))
+  check_budget_args(eps, delta, method)
   src <- source_for_core(data)
   schema <- call_core("r_source_schema", src)
   kinds <- unlist(schema$kinds)
@@ -550,12 +558,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
     }
     if (!length(bounds)) bounds <- NULL
   }
-  if (!length(levels)) levels <- NULL
-  if (!is.null(levels)) levels <- lapply(levels, function(l) as.list(as.character(l)))
-  if (levels_data) levels <- "data"
-  options <- c(list(eps = as.double(eps), delta = as.double(delta), method = method,
-                    bounds = bounds, levels = levels, seed = check_seed(seed)), dots)
-  options <- options[!vapply(options, is.null, TRUE)]
+  options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian")
   vars <- intersect(tr$vars, names(kinds))
   classes <- vapply(vars, function(v) if (kinds[[v]] == "factor") "factor" else kinds[[v]], "")

@@ -1,179 +1,42 @@
-"""Formula + public schema -> model matrix (AdaSSP spec 2.1-2.2; docs/api.md "Bounds" and "Data policy").
+"""Formula + public schema -> model matrix (docs/api.md "Bounds" and "Data policy").
 
 ``build_design`` is the only place that reads the user's data frame. What it may take from the data
 without budget is listed in the data-policy table of docs/api.md; each such leak warns with
 ``PrivacyLeakWarning`` (an error with ``strict=True``) and is recorded in ``schema.leaks``.
 No message quotes a data value.
+
+``build_design`` runs five stages, each a function below: columns and NA policy
+(:func:`_columns_and_na`), categorical coding (:func:`_categorical_coding`, :func:`_binomial_outcome`),
+ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_model_matrix`), outcome
+(:func:`_outcome`); :func:`_assemble` puts the Design together. Input normalisation lives in
+``inputs.py``, the model-matrix helpers in ``matrix.py``.
 """
 from __future__ import annotations
 
 import math
-import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .contract import Design, PublicDesign
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
 from .newdata import (DesignError, _column_type, _match_levels, _pyval, _safe_categories,  # noqa: F401
                       model_matrix_from_state, outside_ranges)
-from .formula import FORMULA_CONTEXT, FormulaError, categorical_in_formula, parse_formula
-from .intervals import domain_lower_limits, interval_of, product
+from .formula import FormulaError, categorical_in_formula, parse_formula
+from .intervals import domain_lower_limits, interval_of
 from ..errors import SampleTooSmall
 from .schema import Schema, VariableSchema
+# the input normalisation (bounds, levels, leaks, column kinds) and the model-matrix helpers (re-exported)
+from .inputs import (OTHER_LEVEL, _as_frame, _classify, _Leaks, _norm_bounds, _norm_levels,  # noqa: F401
+                     _safe_type, _sort_levels, all_ranges_declared)
+from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix  # noqa: F401
 
 _DBL_MAX = float(np.finfo(float).max)
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
-
-
-# ----------------------------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------------------------
-def _as_frame(data) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        df = data
-    elif isinstance(data, dict):
-        try:
-            df = pd.DataFrame(data)
-        except Exception:
-            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
-    else:
-        raise InvalidArgumentType("data must be a pandas DataFrame (or a mapping of columns)")
-    if df.shape[0] == 0 or df.shape[1] == 0:
-        raise DesignError("data has no rows or no columns")
-    if not all(isinstance(c, str) for c in df.columns):
-        df = df.rename(columns=str)
-    if df.columns.duplicated().any():
-        raise DesignError("data has duplicated column names")
-    return df
-
-
-def _norm_bounds(bounds, used):
-    """-> (mode, {col: (lo|None, hi|None)}). mode: 'declared' or 'data'."""
-    if bounds is None:
-        return "declared", {}
-    if isinstance(bounds, str):
-        if bounds == "data":
-            return "data", {}
-        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
-    if not isinstance(bounds, dict):
-        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
-    out = {}
-    for col, b in bounds.items():
-        if str(col).startswith("__"):
-            continue
-        try:
-            lo, hi = b
-        except Exception:
-            raise DesignError(f"bounds for {col!r} must be a pair (lo, hi)") from None
-        vals = []
-        for v in (lo, hi):
-            if v is None or (isinstance(v, float) and math.isnan(v)):
-                vals.append(None)
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise DesignError(f"bounds for {col!r} must be numbers (or None for 'estimate this end')")
-            vals.append(None if math.isinf(v) else float(v))
-        if vals[0] is not None and vals[1] is not None and not vals[0] < vals[1]:
-            raise DesignError(f"bounds for {col!r} need lo < hi")
-        out[str(col)] = (vals[0], vals[1])
-    return "declared", out
-
-
-def _norm_levels(levels):
-    """-> (mode, {col: [levels]}). mode: 'declared' (undeclared levels are selected privately) or
-    'data' (undeclared levels are read from the data: a leak, opt-in)."""
-    if levels is None:
-        return "declared", {}
-    if isinstance(levels, str):
-        if levels == "data":
-            return "data", {}
-        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
-    if not isinstance(levels, dict):
-        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
-    out = {}
-    for col, lv in levels.items():
-        if isinstance(lv, (str, bytes)) or not hasattr(lv, "__iter__"):
-            raise DesignError(f"levels for {col!r} must be a list of levels")
-        lv = [_pyval(v) for v in lv]
-        if len(lv) == 0:
-            raise DesignError(f"levels for {col!r} must not be empty")
-        if len(set(map(repr, lv))) != len(lv):
-            raise DesignError(f"levels for {col!r} contain duplicates")
-        out[str(col)] = lv
-    return "declared", out
-
-
-#: name of the released level that pools the rows whose value was not released by the private selection
-OTHER_LEVEL = "(other)"
-
-
-def _sort_levels(values):
-    """Data-independent order of level values: by type name, then value (strings of values when a type
-    does not order its values)."""
-    try:
-        return sorted(values, key=lambda z: (str(type(z)), z))
-    except TypeError:
-        return sorted(values, key=lambda z: (str(type(z)), str(z)))
-
-
-class _Leaks:
-    def __init__(self, strict: bool, schema: Schema):
-        self.strict, self.schema = strict, schema
-
-    def __call__(self, text: str):
-        if self.strict:
-            raise PrivacyLeakError(text + " (strict=True)")
-        warnings.warn(text, PrivacyLeakWarning, stacklevel=4)
-        if text not in self.schema.leaks:
-            self.schema.leaks.append(text)
-
-
-# ----------------------------------------------------------------------------------------------
-# public functions
-# ----------------------------------------------------------------------------------------------
-def _classify(df, parsed_vars, levels, formula_cats):
-    kinds = {}
-    for v in parsed_vars:
-        t = _column_type(df[v])
-        if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
-            kinds[v] = "categorical"
-        else:
-            kinds[v] = "numeric"
-    return kinds
-
-
-def all_ranges_declared(formula, data, bounds, family="gaussian", unit=None) -> bool:
-    """True when every numeric raw variable of the formula (and a gaussian outcome) has a declared
-    finite (lo, hi) in ``bounds``. Public facts only (column names/types and the formula); the unit
-    column (``unit=``) is never a predictor."""
-    if not isinstance(bounds, dict):
-        return False
-    try:
-        df = _as_frame(data)
-        cats = categorical_in_formula(formula)
-        levels = {}
-        cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")} | cats
-        parsed = parse_formula(formula, df.columns, cat_cols, exclude=() if unit is None else (unit,))
-        _, declared = _norm_bounds(bounds, parsed.variables)
-        kinds = _classify(df, parsed.variables, levels, cats)
-    except Exception:
-        return False
-    need = [v for v in parsed.rhs_vars if kinds.get(v) == "numeric"]
-    if family == "gaussian":
-        need += [v for v in parsed.outcome_vars if v not in need]
-    return all(v in declared and declared[v][0] is not None and declared[v][1] is not None for v in need)
-
-
-def _safe_type(s):
-    try:
-        return _column_type(s)
-    except DesignError:
-        return "unsupported"
 
 
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
@@ -205,14 +68,14 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         0 when it has none; categorical: reference level; n unchanged; a range still to be
         estimated privately is searched with missing values counted as 0, so n and the replace-one
         sensitivity are unchanged), "zero" (numeric 0,
-        categorical reference; heavy-tailed spec 7.6), "drop" (PrivacyLeakWarning: the count of
+        categorical reference), "drop" (PrivacyLeakWarning: the count of
         complete rows becomes public).
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).
     n_public : False under add/remove neighbours, where n is private: messages then never quote n.
     unit : None (each row is a privacy unit) or the name of a column of unit ids (e.g. a person id;
-        winsorized_sa spec 0.2, 3.2 step 3). The unit codes go on ``Design.units`` (data side only,
+        docs/subsample_tukey.md). The unit codes go on ``Design.units`` (data side only,
         never on ``PublicDesign``); ``public.n`` is then the number of distinct units N, public under
         replace-one-unit, and the row count is private (messages never quote it). Missing unit ids
         are an error naming the column, whatever ``na_action``. Only for estimators that partition
@@ -232,6 +95,24 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         raise DesignError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}")
     if unknown_level not in UNKNOWN_LEVEL:
         raise DesignError("unknown_level must be 'error' or 'reference'")
+    c = _columns_and_na(formula, data, bounds=bounds, levels=levels, family=family, na_action=na_action,
+                        strict=strict, outcome_levels=outcome_levels, n_public=n_public, unit=unit)
+    cat_frame = _categorical_coding(c, unit=unit, unknown_level=unknown_level, noise=noise, ledger=ledger,
+                                    levels_share_eps=levels_share_eps, levels_share_delta=levels_share_delta)
+    y_bin, outcome_lv = _binomial_outcome(c, family=family, unknown_level=unknown_level)
+    num_vars, values, ranges, sources = _numeric_ranges(c, need_bounds=need_bounds, unit=unit, noise=noise,
+                                                        ledger=ledger, bounds_share_eps=bounds_share_eps)
+    m = _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, family=family,
+                                na_action=na_action, allow_wide=allow_wide)
+    y, outcome_interval = _outcome(c, m, family=family, y_bin=y_bin)
+    return _assemble(c, m, y, outcome_interval, formula=formula, family=family, outcome_lv=outcome_lv)
+
+
+def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict, outcome_levels, n_public,
+                    unit) -> SimpleNamespace:
+    """Stage 1, columns and NA policy: the data as a frame, the parsed formula, the declared bounds and
+    levels, the kind of each used column, +-Inf refused, missing values handled by ``na_action``
+    (fail / drop / remembered for impute and zero), the unit ids. Nothing is released here."""
     df = _as_frame(data)
     levels_mode, levels = _norm_levels(levels)
     # neighbouring relation of the rows (before unit= makes the row count private): it fixes the
@@ -341,7 +222,18 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         except TypeError:
             raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)") from None
     na_mask = {v: df[v].isna().to_numpy() for v in used if keep is None and v in na_cols}
+    return SimpleNamespace(df=df, levels_mode=levels_mode, levels=levels, sel_neighbours=sel_neighbours,
+                           parsed=parsed, outcome_var=outcome_var, n_public=n_public, bounds_mode=bounds_mode,
+                           declared=declared, schema=schema, leak=leak, rhs_kinds=rhs_kinds, ytype=ytype,
+                           frame=frame, numeric_cols=numeric_cols, n=n, unit_codes=unit_codes, na_mask=na_mask)
 
+
+def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_eps, levels_share_delta) -> dict:
+    """Stage 2, categorical coding: the public levels of each categorical predictor (declared, bool,
+    read from the data with levels="data", or released by the private selection) and its codes;
+    returns ``{column: pandas.Categorical}``."""
+    df, parsed, rhs_kinds, levels, levels_mode = c.df, c.parsed, c.rhs_kinds, c.levels, c.levels_mode
+    schema, leak, sel_neighbours = c.schema, c.leak, c.sel_neighbours
     # ---- categorical predictors: public levels, codes ----------------------------------------
     cat_vars = [v for v in parsed.rhs_vars if rhs_kinds[v] == "categorical"]
     # undeclared levels (Categorical/factor, strings, C() of numbers) are data: released only by the
@@ -394,7 +286,15 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         cat_frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(lv, v))
         schema.variables[v] = VariableSchema(name=v, kind="categorical", levels=list(lv), levels_source=src,
                                              pooled=pooled)
+    return cat_frame
 
+
+def _binomial_outcome(c, *, family, unknown_level):
+    """Stage 2b, the binomial outcome's two public levels and its 0/1 codes: ``(y, outcome_levels)``,
+    ``(None, None)`` for a numeric outcome."""
+    df, outcome_var, levels, levels_mode, ytype = c.df, c.outcome_var, c.levels, c.levels_mode, c.ytype
+    schema, leak = c.schema, c.leak
+    y_bin = None
     # ---- binomial outcome ---------------------------------------------------------------------
     outcome_lv = None
     if family == "binomial":
@@ -428,7 +328,15 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         schema.variables[outcome_var] = VariableSchema(name=outcome_var, kind="categorical", levels=list(lv),
                                                        levels_source="declared", lower=0.0, upper=1.0,
                                                        bounds_source="declared")
+    return y_bin, outcome_lv
 
+
+def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
+    """Stage 3, ranges: each numeric variable's range (declared, read from the data with bounds="data",
+    or estimated privately from ``bounds_share_eps``); returns ``(num_vars, values, ranges, sources)``
+    with ``values`` the variables' own float copies (not yet imputed or clamped)."""
+    numeric_cols, frame, declared, bounds_mode = c.numeric_cols, c.frame, c.declared, c.bounds_mode
+    leak, n_public, parsed = c.leak, c.n_public, c.parsed
     # ---- numeric ranges -----------------------------------------------------------------------
     num_vars = [v for v in numeric_cols]
     values = {}
@@ -493,7 +401,15 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
         del search_vals             # its columns read the copies below: release them with the copies
+    return num_vars, values, ranges, sources
 
+
+def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, family, na_action,
+                            allow_wide) -> SimpleNamespace:
+    """Stage 4, clamp and model matrix: numeric NAs imputed, every numeric variable clamped to its range
+    BEFORE any transform, the transforms' domains checked on the public ranges, the model matrix built
+    (overflow saturated) and its columns' public intervals derived."""
+    na_mask, schema, parsed, outcome_var, n, n_public = c.na_mask, c.schema, c.parsed, c.outcome_var, c.n, c.n_public
     # impute / zero for numeric NAs (n unchanged; replace-one neighbours stay neighbours)
     for v in num_vars:
         m = na_mask.get(v)
@@ -568,7 +484,14 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         bad = [terms[j] for j in range(d) if not np.all(np.isfinite(X[:, j]))]
         raise DesignError(f"the term(s) {', '.join(map(repr, bad))} produce non-finite values; declare "
                           "bounds that keep them inside their domain")
+    return SimpleNamespace(data_frame=data_frame, encodings=encodings, X=X, terms=terms, lower=lower, upper=upper,
+                           spec_state=spec_state, var_iv=var_iv)
 
+
+def _outcome(c, m, *, family, y_bin):
+    """Stage 5, the outcome: its values (0/1 for binomial; the clamped, transformed, saturated outcome
+    otherwise) and its public interval; returns ``(y, outcome_interval)``."""
+    parsed, data_frame, var_iv = c.parsed, m.data_frame, m.var_iv
     # ---- outcome -------------------------------------------------------------------------------
     if family == "binomial":
         y = y_bin
@@ -583,7 +506,14 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         if not np.all(np.isfinite(y)):
             raise DesignError("the outcome transform produces non-finite values; declare bounds that keep "
                               "it inside its domain")
+    return y, outcome_interval
 
+
+def _assemble(c, m, y, outcome_interval, *, formula, family, outcome_lv) -> Design:
+    """The Design: data side (X, y, unit codes) and public side (terms, column intervals, factor blocks,
+    schema, public n)."""
+    terms, encodings, spec_state, schema, unit_codes, n = m.terms, m.encodings, m.spec_state, c.schema, c.unit_codes, c.n
+    parsed, lower, upper, X = c.parsed, m.lower, m.upper, m.X
     blocks = []
     for st in spec_state["structure"]:
         # a factor block has one-hot semantics (values 0/1, at most one 1 per row: norm <= 1), which the
@@ -625,127 +555,6 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     if keep or not released:
         return released + [OTHER_LEVEL], OTHER_LEVEL
     return released, "reference"
-
-
-def _eval_numeric(info, frame):
-    import ast as _ast
-    from formulaic import model_matrix
-    body = info.tree.body
-    if isinstance(body, _ast.Name):
-        return np.asarray(frame[info.names.get(body.id, body.id)], dtype=float)
-    mm = model_matrix(f"{info.expr} - 1", frame, na_action="raise", context=FORMULA_CONTEXT)
-    return mm.iloc[:, 0].to_numpy(dtype=float)
-
-
-def _plain_numeric_matrix(parsed, frame, schema, values):
-    """Memory (issue 14): when every right-hand term is the intercept or a numeric column as it is, the
-    model matrix is filled directly from dpreg's clamped column copies (``values``): formulaic, which
-    would copy every column before pandas copies them again into one array, only reads two rows for
-    the terms and the spec state. The matrix is the same (formulaic's column for such a term is
-    1 * the column, the intercept 1.0); the right-hand-only copies are released as soon as they are
-    in the matrix, so the peak is the copies plus one matrix. Returns (X, head model matrix, spec
-    state, the frame the outcome is evaluated on), or X = None for any other formula."""
-    n = frame.shape[0]
-    if n < 2:
-        return None, None, None, frame
-    head_df, state = _model_matrix(parsed, frame.iloc[:2].copy(), schema)   # a copy: no view of the rows
-    cols = []
-    for st in state["structure"]:
-        if st["kinds"] == ["intercept"] and st["columns"] == ["Intercept"]:
-            cols.append(None)
-        elif st["kinds"] == ["numeric"] and len(st["columns"]) == 1 and st["columns"][0] in values \
-                and st["factors"] == st["columns"] and st["columns"][0] in frame.columns:
-            cols.append(st["columns"][0])
-        else:
-            return None, None, None, frame
-    if list(head_df.columns) != ["Intercept" if c is None else c for c in cols]:
-        return None, None, None, frame
-    X = np.empty((n, len(cols)))
-    for j, c in enumerate(cols):
-        X[:, j] = 1.0 if c is None else values[c]
-    if np.isnan(X).any():           # formulaic's own error for a missing value, from the full path
-        return None, None, None, frame
-    keep = [c for c in frame.columns if c in parsed.outcome_vars or c not in cols]
-    frame = frame[keep] if len(keep) < frame.shape[1] else frame
-    for c in cols:
-        if c is not None and c not in keep:
-            values.pop(c, None)
-    return X, head_df, state, frame
-
-
-def _model_matrix(parsed, frame, schema):
-    from formulaic import model_matrix
-    try:
-        mm = model_matrix(parsed.rhs, frame, na_action="raise", context=FORMULA_CONTEXT)
-    except Exception as exc:
-        raise DesignError(f"the formula could not be evaluated on the data ({type(exc).__name__}); check the "
-                          "terms and column types") from None
-    spec = mm.model_spec
-    structure = []
-    for st in spec.structure:
-        facs = list(st.term.factors)
-        kinds = []
-        for fa in facs:
-            enc = spec.encoder_state.get(str(fa.expr))
-            kind = "intercept" if str(fa.expr) == "1" else (
-                "categorical" if enc is not None and str(enc[0].value) == "categorical" else "numeric")
-            kinds.append(kind)
-        structure.append({"term": str(st.term), "factors": [str(f.expr) for f in facs], "kinds": kinds,
-                          "columns": list(st.columns)})
-    cats = {v: [ _pyval(x) for x in vs.levels] for v, vs in schema.variables.items()
-            if vs.kind == "categorical" and v in parsed.rhs_vars}
-    nums = [v for v in parsed.rhs_vars if v not in cats]
-    # selected levels: new values outside the released ones go where the fit's pooled rows went
-    pooled = {v: (cats[v].index(OTHER_LEVEL) if vs.pooled == OTHER_LEVEL else 0)
-              for v, vs in schema.variables.items() if v in cats and vs.pooled is not None}
-    state = {"rhs": parsed.rhs, "lhs": parsed.lhs, "categorical": cats, "numeric": nums,
-             "structure": structure, "terms": list(mm.columns), "pooled": pooled}
-    return mm, state
-
-
-def _encoding(info, schema):
-    """(lower, upper, one_hot) of the columns a categorical factor (C(x) or C(x, contrast)) can
-    produce, from its DECLARED levels only: the factor is coded on a frame holding each level once
-    (reduced and full-rank codings), so no data value is read. Treatment coding gives (0, 1, True)."""
-    from formulaic import model_matrix
-    var = info.variables[0]
-    vs = schema.variables.get(var)
-    if vs is None or not vs.levels:
-        return 0.0, 1.0, True
-    frame = pd.DataFrame({var: pd.Categorical.from_codes(np.arange(len(vs.levels)),
-                                                         categories=_safe_categories(vs.levels, var))})
-    vals = []
-    for f in (info.expr, f"{info.expr} - 1"):
-        try:
-            mm = model_matrix(f, frame, context=FORMULA_CONTEXT)
-        except Exception:
-            raise DesignError(f"the term {info.expr!r} cannot be coded with the declared levels of {var!r} "
-                              "(is the contrast's reference level one of them?)") from None
-        vals.append(mm.drop(columns=[c for c in mm.columns if c == "Intercept"]).to_numpy(dtype=float))
-    lo = min(0.0, *(float(v.min()) for v in vals if v.size))
-    hi = max(1.0, *(float(v.max()) for v in vals if v.size))
-    one_hot = all(v.size == 0 or (np.isin(v, (0.0, 1.0)).all() and (v.sum(axis=1) <= 1).all()) for v in vals)
-    return lo, hi, bool(one_hot)
-
-
-def _column_intervals(parsed, X_df, structure, var_iv, encodings=None):
-    lower = np.full(X_df.shape[1], np.nan)
-    upper = np.full(X_df.shape[1], np.nan)
-    col_index = {c: j for j, c in enumerate(X_df.columns)}
-    for st in structure:
-        iv = (1.0, 1.0)
-        for expr, kind in zip(st["factors"], st["kinds"]):
-            if kind == "intercept":
-                continue
-            if kind == "categorical":
-                lo_c, hi_c, _ = (encodings or {}).get(expr, (0.0, 1.0, True))
-                iv = product(iv, (lo_c, hi_c))
-            else:
-                info = parsed.factors[expr]
-                iv = product(iv, interval_of(info.tree, info.names, var_iv, info.expr))
-        for c in st["columns"]:
-            lower[col_index[c]], upper[col_index[c]] = iv
-    return lower, upper
 
 
 class SampleTooSmallForRanges(DesignError, SampleTooSmall):

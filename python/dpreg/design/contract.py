@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._plain import to_plain
 from .schema import Schema
 
 
@@ -118,16 +119,9 @@ class PublicDesign:
 
 
 def _plain(obj):
-    """Recursively convert numpy scalars/arrays and tuples to plain Python types."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_plain(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
+    """Plain Python types for ``to_dict()``; NaN stays NaN (``from_dict`` reads it back as 'no finite
+    interval'), see :func:`dpreg._plain.to_plain`."""
+    return to_plain(obj, nonfinite="keep")
 
 
 @dataclass
@@ -155,9 +149,9 @@ class Design:
 
 @dataclass
 class ScaledDesign:
-    """Schema mode of AdaSSP spec 2.3: rows scaled so that ||x_i|| <= tau_x for every possible
-    record, outcome scaled into [-1, 1]; beta = M theta + m maps scaled coefficients to original units
-    (spec 2.4)."""
+    """Schema mode of the row scaling (dpreg.design.scaling): rows scaled so that ||x_i|| <= tau_x for
+    every possible record, outcome scaled into [-1, 1]; beta = M theta + m maps scaled coefficients to
+    original units."""
     X: np.ndarray            # (n, d) scaled rows
     y: np.ndarray            # (n,) scaled outcome
     M: np.ndarray            # (d, d)

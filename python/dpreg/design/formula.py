@@ -1,5 +1,5 @@
 """Formula handling: R syntax on top of formulaic, `.` expansion, raw-variable extraction, and the
-rejection of data-dependent transforms (AdaSSP spec 2.2; heavy-tailed spec 7.2).
+rejection of data-dependent transforms (their parameters would be computed from, and reveal, the data).
 
 Only row-wise transformations are allowed, because every model-matrix column must have a public
 interval derived from the schema and one row's change may only change that row. The allowed

@@ -1,4 +1,4 @@
-"""Interval arithmetic for model-matrix columns (AdaSSP spec 2.2).
+"""Interval arithmetic for model-matrix columns (each column's public interval follows from the variables' ranges).
 
 Column intervals are derived from the public ranges of the raw variables only (never from data):
 

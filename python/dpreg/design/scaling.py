@@ -1,17 +1,17 @@
-"""Row scaling for the sufficient-statistics estimators (AdaSSP spec 2.3-2.7).
+"""Row scaling for the sufficient-statistics estimators (the three modes below).
 
 Three modes turn a :class:`~dpreg.design.contract.Design` (original units) into rows with
 ``||x_i|| <= tau_x`` and an outcome in known units:
 
-* ``"schema"`` (spec 2.3, default when every non-intercept column has a public interval): each
+* ``"schema"`` (default when every non-intercept column has a public interval): each
   column is centred and scaled into [-1, 1] with its *public* interval, factor main-effect blocks keep
   their 0/1 dummies, and the whole row is divided by the norm budget ``B_bar`` so that every possible
   record has norm <= tau_x. Clipping never bites; the fitted coefficients map back to ordinary lm
-  coefficients through ``beta = M theta + m`` (spec 2.4).
-* ``"clip"`` (spec 2.6, no public feature ranges): the intercept column is set to ``tau_x/sqrt(2)``
+  coefficients through ``beta = M theta + m``.
+* ``"clip"`` (no public feature ranges): the intercept column is set to ``tau_x/sqrt(2)``
   and the rest of the row is clipped to norm ``tau_x/sqrt(2)`` (whole row to ``tau_x`` without an
   intercept). Coefficients refer to the clipped design; predict() applies the same row transform.
-* ``"paper"`` (spec 2.7, benchmark replication only): the model matrix as built, each row clipped to
+* ``"paper"`` (benchmark replication only): the model matrix as built, each row clipped to
   ``tau_x``, the outcome raw. Write the formula with ``- 1`` (and factors, which formulaic then codes
   with all levels) to reproduce the seed paper's no-intercept one-hot design exactly.
 
@@ -78,7 +78,7 @@ def _outcome_scaling(public, y: np.ndarray, centre: bool):
 
 
 def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) -> ScaledDesign:
-    """Scale ``design`` for AdaSSP / BoostedAdaSSP (spec 2.3, 2.6, 2.7); see the module docstring.
+    """Scale ``design`` for AdaSSP / BoostedAdaSSP; the modes are described in the module docstring.
 
     Returns a :class:`ScaledDesign` whose ``M``, ``m`` map scaled coefficients to original units
     (``beta = M theta + m``) and whose ``extra`` holds the public ``row_transform`` predict() needs in
@@ -108,7 +108,7 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
                             extra={"mode": "paper", "intercept_index": icpt, "outcome_scaled": False,
                                    "row_transform": row_transform})
 
-    # clip mode (spec 2.6)
+    # clip mode (module docstring)
     y_s, c_y, h_y, declared = _outcome_scaling(public, design.y, centre=icpt is not None)
     if icpt is None:
         Xs = _clip_rows(X, tau_x)
@@ -158,7 +158,7 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     if icpt is not None:
         centre[numeric] = (lo[numeric] + hi[numeric]) / 2.0
         half[numeric] = (hi[numeric] - lo[numeric]) / 2.0
-    else:   # no intercept: centring would add an implicit intercept (spec 2.3)
+    else:   # no intercept: centring would add an implicit intercept
         half[numeric] = np.maximum(np.abs(lo[numeric]), np.abs(hi[numeric]))
     # the norm budget: 1 for the intercept, 1 per numeric/derived column, 1 per factor block
     b_sq = (1 if icpt is not None else 0) + int(numeric.sum()) + len(blocks)

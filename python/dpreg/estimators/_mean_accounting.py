@@ -22,7 +22,7 @@ def check_accounting(accounting, delta):
 
 
 def rho_star(eps: float, delta: float) -> float:
-    """Largest rho whose CKS conversion gives (eps, delta)-DP (spec 5.0)."""
+    """Largest rho whose CKS conversion gives (eps, delta)-DP (docs/derivations/accounting.md section 3)."""
     from ..privacy.accounting import rho_from_eps_delta_cks
     return float(rho_from_eps_delta_cks(eps, delta))
 

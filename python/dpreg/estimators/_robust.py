@@ -302,11 +302,17 @@ def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
 # ---------------------------------------------------------------------------------------------
 # 2.8 data splitting, 2.9 shrinkage
 # ---------------------------------------------------------------------------------------------
-def check_split(n: int, T: int, method: str) -> None:
-    """Public precondition of spec 2.8 (message quotes public quantities only)."""
+def check_blocks(n: int, T: int, method: str) -> None:
+    """Public precondition of spec 2.8: n rows split into T blocks of at least M_MIN rows each (message
+    quotes public quantities only). Not a budget split: those are checked by
+    :func:`dpreg.privacy.requests.check_budget_split`."""
     if n // T < M_MIN:
         raise InvalidArgument(f"method '{method}': n = {n} rows cannot be split into T = {T} blocks of at "
                          f"least {M_MIN} rows; reduce T or supply more rows")
+
+
+#: former name, kept for callers
+check_split = check_blocks
 
 
 def split_blocks(n: int, T: int, noise, method: str):
@@ -314,7 +320,7 @@ def split_blocks(n: int, T: int, noise, method: str):
 
     The permutation is independent of the data; every row is used in exactly one block, so the
     per-block guarantees compose in parallel (adaptively)."""
-    check_split(n, T, method)
+    check_blocks(n, T, method)
     return np.array_split(noise.permutation(n), T)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 
 def isp_lines(fit, fmt) -> list[str]:
-    """ISP facts (spec isp 13.3): status, noise constant, where R came from, k, L, iota, the budget
+    """ISP facts (docs/isp.md): status, noise constant, where R came from, k, L, iota, the budget
     split. All are public constants computed from (n, d, eps, delta, L, R) or released (R via
     PrivSigma); the forbidden internals (s1, s2, weights, down-weighted rows, exact RSS) are never in
     the facts."""
@@ -52,7 +52,7 @@ def isp_lines(fit, fmt) -> list[str]:
 
 
 def subsample_lines(fit, fmt) -> list[str]:
-    """Subsample-and-aggregate facts (spec winsorized_sa 5.3)."""
+    """Subsample-and-aggregate facts (docs/subsample_tukey.md)."""
     f = fit.facts
     agg_names = {"pmwm": "private modified winsorized mean", "clipped": "clipped mean (Nissim et al. 2007)",
                  "wwm": "widened winsorized mean (Smith 2011)"}
@@ -133,7 +133,7 @@ def dpgd_lines(fit, fmt) -> list[str]:
 
 
 def heavy_tailed_lines(fit, fmt) -> list[str]:
-    """Heavy-tailed family (spec heavy_tailed 10): loss and constraint, iterations and blocks,
+    """Heavy-tailed family (docs/heavy_tailed.md): loss and constraint, iterations and blocks,
     composition, per-iteration mechanism parameters, support, assumptions and every tuning value
     with its origin."""
     f = fit.facts

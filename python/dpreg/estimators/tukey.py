@@ -48,7 +48,8 @@ JITTER = 1e-10
 
 OPTIONS = {
     "m": (None, "our choice: floor(n/(10 d)), at least 10 records per "
-                "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5"),
+                "parameter per block; reproduces m ~ 1000 of the [AJRV] script at n ~ 1e5",
+          lambda m: _check_m(m)),   # (default, origin, check); the default is finished by _resolve_m
     "precheck": (True, "our choice (issue 13): refuse before spending budget when the PTR test would fail "
                        "with probability > 1/2 even for Gaussian block estimates (tukey.ptr_likely)"),
     "standardize": (True, "our choice (issue 13): when every numeric range is declared (TukeyEM needs no "
@@ -117,13 +118,19 @@ def smallest_m(d: int, eps: float, delta: float, m_max: int = 1 << 22) -> int | 
     return hi
 
 
-def _resolve_m(n, d, options):
-    m = options.get("m")
+def _check_m(m):
+    """Declared check of option ``m`` (None: the shape-dependent default of :func:`_resolve_m`)."""
     if m is None:
-        return default_m(n, d)
+        return
     if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 2:
         raise InvalidArgument("m (number of models) must be an integer >= 2")
-    return int(m)
+
+
+def _resolve_m(n, d, options):
+    """The one option whose default depends on the public shape (n, d): floor(n / (10 d))."""
+    m = options.get("m")
+    _check_m(m)
+    return default_m(n, d) if m is None else int(m)
 
 
 def check_public(n, d, spec, options):

@@ -34,6 +34,7 @@ from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
 from ..privacy.selection_mechanisms import interval_exponential_mechanism
 from ..errors import InvalidArgument
+from ..privacy.requests import check_budget_split
 
 #: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
 KAPPA_O = 4.0
@@ -58,12 +59,9 @@ def _upq():
 # public-quantity helpers (no data)
 # ------------------------------------------------------------------------------------------------
 def check_split(split) -> tuple[float, float, float]:
-    try:
-        s = tuple(float(v) for v in split)
-    except TypeError:
-        raise InvalidArgument("split must be 3 positive numbers summing to 1") from None
-    if len(s) != 3 or not all(math.isfinite(v) and v > 0 for v in s) or abs(sum(s) - 1.0) > 1e-9:
-        raise InvalidArgument("split must be 3 positive numbers summing to 1")
+    """The (threshold, steps, mean) budget split of the winsorized mean: 3 positive shares summing to 1
+    with equal threshold and step shares."""
+    s = check_budget_split(split, 3, message="split must be 3 positive numbers summing to 1", sum_to_one=True)
     if abs(s[0] - s[1]) > 1e-12:
         # the package's quantile search splits each quantile's budget equally between threshold and
         # steps (spec 1.5a); every split studied in the paper (Appendix A.4) has s1 == s2

@@ -14,6 +14,7 @@ from scipy import stats
 
 from ..errors import ConvergenceWarning, Diagnostic
 from .linalg import pd_inverse, ridge_lambda
+from .wald import wald_test  # noqa: F401  (the one Wald test; estimators call it as ssp.wald_test)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -318,32 +319,8 @@ def percentile_intervals(draws: np.ndarray, level: float) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
-# Wald test (spec 6.6) and diagnostics (spec 6.10)
+# diagnostics (spec 6.10); the Wald test is inference/wald.py
 # --------------------------------------------------------------------------------------------------
-def wald_test(beta, V, index) -> dict | None:
-    """Noise-aware Wald chi-square of 'the coefficients in ``index`` are all 0':
-    W = beta_S' (V_SS)^{-1} beta_S against chi^2 with |S| degrees of freedom."""
-    index = list(index)
-    if not index:
-        return None
-    b = np.asarray(beta, float)[index]
-    Vs = np.asarray(V, float)[np.ix_(index, index)]
-    # a (numerically) singular covariance gives no test: solving with it returns rounding noise, and
-    # whether solve() raises would then depend on the last bits of V
-    if not np.all(np.isfinite(Vs)):
-        return None
-    ev = np.linalg.eigvalsh((Vs + Vs.T) / 2.0)
-    if not ev[-1] > 0 or ev[0] <= 1e-10 * ev[-1]:
-        return None
-    try:
-        W = float(b @ np.linalg.solve(Vs, b))
-    except np.linalg.LinAlgError:
-        return None
-    df = len(index)
-    return {"statistic": W, "df": df, "p_value": float(stats.chi2.sf(W, df)),
-            "hypothesis": "all non-intercept coefficients are 0"}
-
-
 def boosting_contraction(Gamma, lam: float, sigma_gram: float) -> float:
     """r = ||Gamma||_2 (lambda + 2 sqrt(d) sigma1): bound on the contraction of the unclipped
     boosting recursion (spec 6.10 item 3)."""

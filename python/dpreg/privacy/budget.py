@@ -1,6 +1,6 @@
 """dpreg.Budget: a total (eps, delta) shared by several fits on the same data.
 
-Successive fits compose by basic composition (eps and delta add; spec 1.7 "across fits"), which is
+Successive fits compose by basic composition (eps and delta add; docs/derivations/accounting.md section 4), which is
 valid for any mix of mechanisms and for adaptively chosen analyses. A fit asks the Budget for its
 (eps, delta) *before* touching the data; a request that would overspend raises BudgetExceeded and
 changes nothing.

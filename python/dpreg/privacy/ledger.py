@@ -1,4 +1,4 @@
-"""The per-fit privacy ledger: one row per release (AdaSSP spec 1.7).
+"""The per-fit privacy ledger: one row per release (docs/derivations/accounting.md section 4).
 
 A row says which statistic was released, by which mechanism, with which sensitivity and noise
 scale, and what it cost in exactly one accounting currency:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._plain import to_plain
+
 __all__ = ["NEIGHBOURS_TEXT", "SEEDED_LABEL", "PrivacyStatement"]
 
 NEIGHBOURS_TEXT = {
@@ -57,30 +59,8 @@ def _g(x, digits=4):
 
 
 def _plain(v):
-    """Recursively convert to plain Python types (dict/list/str/float/int/bool/None)."""
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if isinstance(v, int):
-        return int(v)
-    if isinstance(v, float):
-        return float(v)
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    try:  # numpy scalars / arrays
-        import numpy as np
-        if isinstance(v, np.bool_):
-            return bool(v)
-        if isinstance(v, np.integer):
-            return int(v)
-        if isinstance(v, np.floating):
-            return float(v)
-        if isinstance(v, np.ndarray):
-            return _plain(v.tolist())
-    except ImportError:  # pragma: no cover
-        pass
-    return str(v)
+    """Plain Python types for the statement's rows; NaN stays NaN (see :func:`dpreg._plain.to_plain`)."""
+    return to_plain(v, nonfinite="keep")
 
 
 def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:

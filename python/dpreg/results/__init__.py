@@ -1,5 +1,7 @@
-"""Results: DPFit and its Summary (fit.py), number formatting (format.py), table rendering
-(tables.py), side-by-side comparison of fits (compare.py). Post-processing of releases only."""
+"""Results: the fit object DPFit (fit.py; prediction in predict.py, to_dict/from_dict in serialise.py,
+the statsmodels names it cannot hold in not_released.py), its Summary (summary.py), number formatting
+(format.py), table rendering (tables.py), side-by-side comparison of fits (compare.py).
+Post-processing of releases only."""
 
 
 def __getattr__(name):  # lazy, like dpreg/__init__.py

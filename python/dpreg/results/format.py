@@ -5,9 +5,10 @@ Everything here is pure formatting of values that are already public or released
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+
+from .._plain import to_plain  # noqa: F401  (the one converter; results code imports it from here)
 
 #: R's default for summaries: digits = max(3, getOption("digits") - 3) = 4
 DIGITS = 4
@@ -113,30 +114,7 @@ def format_percent_label(prob: float) -> str:
 
 
 # ---- plain Python types --------------------------------------------------------------------------
-def to_plain(obj: Any) -> Any:
-    """Recursively convert to dict/list/str/int/float/bool/None. NaN and +/-inf become None
-    (JSON has no NaN; R reads None as NULL/NA). numpy scalars and arrays become Python numbers and
-    (nested) lists; tuples become lists; objects with ``to_dict()`` are converted through it."""
-    if obj is None or isinstance(obj, (str, bool)):
-        return obj
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, np.ndarray):
-        return to_plain(obj.tolist())
-    if isinstance(obj, dict):
-        return {str(k): to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_plain(v) for v in obj]
-    if hasattr(obj, "to_dict") and callable(obj.to_dict):
-        return to_plain(obj.to_dict())
-    if hasattr(obj, "tolist"):
-        return to_plain(obj.tolist())
-    return str(obj)
+# the one converter, to_plain, lives in the base layer (dpreg._plain) and is re-exported above
 
 
 def from_plain_array(values, shape_2d: bool = False) -> np.ndarray | None:

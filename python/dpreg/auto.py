@@ -1,0 +1,127 @@
+"""method="auto": the rule that picks an estimator from public facts only, and the evidence for it.
+
+:func:`choose_method` is called by :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm` once before the design is
+built (provisionally: which ranges the design must carry) and once on the public design.
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import AccuracyWarning, Diagnostic
+
+AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, whether
+the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
+for dp_lm under replace-one the public n, the number of coefficients d and eps, delta):
+
+* family "binomial"                                        -> "dpgd" (its logistic solver: private
+                                                               Newton with standard errors)
+* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20), and inference=False
+                                                           -> "dpgd" (preconditioned DP-GD: the most
+                                                               accurate point estimate measured there, but
+                                                               no standard errors), with an AccuracyWarning
+  (with inference=True, the default: -> "adassp", whose noise-aware intervals stay valid there, wide;
+  BoostedAdaSSP withholds its intervals in this regime. The AccuracyWarning says that inference=False
+  would choose dpgd)
+* every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
+* otherwise                                                -> "boosted_adassp"
+
+(dpreg.api.choose_method implements it.) Why (benchmarks/results/accuracy.md, test MSE relative to OLS, 5 seeds, eps 0.5-8): with factor
+dummies the adaptive ridge of AdaSSP is active and shrinks the fit, while BoostedAdaSSP's fixed point
+does not depend on the ridge; BoostedAdaSSP won 23 of 24 cells on diamonds (price, log price) and
+Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell and gives narrower
+noise-aware intervals (docs/validity.md). Without declared ranges BoostedAdaSSP adapts to the label
+scale (its residuals are clipped, so the outcome's range matters less).
+
+Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with index < 20 the
+AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
+penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage at eps = 1 1.46 vs
+2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
+numeric design with 20-400 predictors, 11 cells, benchmarks/results/auto_sparse.md: dpgd 2.1-4.6 x the
+noise variance, the SSP choice 60-106 x).
+Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data) because they give noise-aware
+standard errors and dpgd's squared loss gives none.
+
+Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
+OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
+dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
+heavy-tailed methods (ht_fw, ht_lasso: 1.3-11 x OLS on the larger real datasets, worse than the SSP
+methods and dpgd; ht_sparse, given s = 10 on the sparse design above, beat dpgd in 10 of 12 cells, but
+it needs a user-chosen sparsity s, which no public fact gives).
+"""
+
+
+#: method="auto" (dp_lm) warns before fitting when the public signal-to-noise index
+#: n mu / (B^2 sqrt(d)) is below this (issue 13; docs/accuracy.md). B^2 = 1 + numeric columns + factor
+#: blocks is the norm budget of a scaled row, so a released Gram entry is of order n / B^2 while its
+#: noise is of order 1 / mu, and its operator-norm noise sqrt(d) / mu. In the accuracy benchmark every
+#: cell below 20 had auto's test MSE >= 2.1 x OLS (penguins, Credit; Wage at eps = 1) and every cell
+#: above it <= 2.0 x OLS.
+AUTO_SNR_MIN = 20.0
+
+
+def auto_snr(n, d, b_sq, eps, delta):
+    """The public signal-to-noise index of AUTO_SNR_MIN (n, d, the design's norm budget, eps, delta)."""
+    from .privacy.accounting import mu_from_eps_delta
+    mu = mu_from_eps_delta(eps, delta)
+    return n * mu / (max(b_sq, 1) * math.sqrt(max(d, 1)))
+
+
+def auto_b_sq(public):
+    """B^2 of the signal-to-noise index: the squared-norm budget of a scaled row (intercept, one per
+    numeric column, one per factor block: a row has one dummy set per block). Public (the design's
+    columns and factor blocks)."""
+    d = len(public.terms)
+    blocks = [b for b in (public.factor_blocks or []) if len(b)]
+    in_blocks = sum(len(b) for b in blocks)
+    icpt = 1 if public.has_intercept else 0
+    return icpt + (d - icpt - in_blocks) + len(blocks)
+
+
+def choose_method(facts):
+    """method="auto": the estimator chosen from public facts only (see AUTO_RULE). ``facts`` is a dict:
+    ``family``; ``all_declared`` (every numeric range, outcome included, declared); ``has_factors``
+    (factor dummy columns in the model matrix); and, once the public design is known (dp_lm,
+    replace-one: n public), ``n``, ``d``, ``b_sq`` (:func:`auto_b_sq`), ``eps``, ``delta``. Without the
+    design facts it returns the provisional choice the design is built for (the same needs: ranges)."""
+    if facts.get("family", "gaussian") == "binomial":
+        return "dpgd"
+    n, d = facts.get("n"), facts.get("d")
+    # dpgd releases no standard errors: chosen only when the caller asked for none (inference=False);
+    # a default fit keeps the intervals a statistician reads: AdaSSP, whose intervals stay valid (wide)
+    # where the noise dominates, while BoostedAdaSSP withholds them there (docs/validity.md)
+    if n is not None and d is not None and facts.get("delta", 0) > 0 and \
+            auto_snr(n, d, facts.get("b_sq", d), facts["eps"], facts["delta"]) < AUTO_SNR_MIN:
+        return "adassp" if facts.get("inference", True) else "dpgd"
+    if facts.get("all_declared") and not facts.get("has_factors", False):
+        return "adassp"
+    return "boosted_adassp"
+
+
+def auto_small_data_note(public, n, eps, delta, chosen=None):
+    """An AccuracyWarning diagnostic when auto's expected privacy noise dominates (public facts: n,
+    the model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would
+    reach AUTO_SNR_MIN; None otherwise."""
+    if n is None or not (delta > 0):
+        return None
+    d = len(public.terms)
+    b_sq = auto_b_sq(public)
+    snr = auto_snr(n, d, b_sq, eps, delta)
+    if snr >= AUTO_SNR_MIN:
+        return None
+    n_need = int(math.ceil(n * AUTO_SNR_MIN / snr))
+    eps_need = None
+    for cand in (0.5, 1, 2, 4, 8, 16, 32, 64):
+        if cand > eps and auto_snr(n, d, b_sq, cand, delta) >= AUTO_SNR_MIN:
+            eps_need = cand
+            break
+    more_eps = f", or eps >= {eps_need:g}" if eps_need is not None else ""
+    return Diagnostic(f"With n = {n} rows, {d} coefficients and eps = {eps:g}, the privacy noise is expected "
+                      f"to dominate this fit (on real data such fits had test errors 2-40 x those of "
+                      f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
+                      "fewer coefficients (e.g. fewer factor levels)." +
+                      (" method='auto' therefore chose dpgd, the most accurate method measured in this "
+                       "regime, which gives no standard errors." if chosen == "dpgd" else
+                       " The standard errors and intervals account for this noise. For a point estimate "
+                       "only, inference=False lets method='auto' choose dpgd, the most accurate method "
+                       "measured in this regime."),
+                      AccuracyWarning)

@@ -1,0 +1,157 @@
+"""Input normalisation of the design builder: the user's data as a frame, declared bounds and levels,
+the kind of each column, and the record of data-derived (non-private) choices."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
+from .formula import categorical_in_formula, parse_formula
+from .newdata import DesignError, _column_type, _pyval
+from .schema import Schema
+
+
+def _as_frame(data) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        df = data
+    elif isinstance(data, dict):
+        try:
+            df = pd.DataFrame(data)
+        except Exception:
+            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
+    else:
+        raise InvalidArgumentType("data must be a pandas DataFrame (or a mapping of columns)")
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise DesignError("data has no rows or no columns")
+    if not all(isinstance(c, str) for c in df.columns):
+        df = df.rename(columns=str)
+    if df.columns.duplicated().any():
+        raise DesignError("data has duplicated column names")
+    return df
+
+
+def _norm_bounds(bounds, used):
+    """-> (mode, {col: (lo|None, hi|None)}). mode: 'declared' or 'data'."""
+    if bounds is None:
+        return "declared", {}
+    if isinstance(bounds, str):
+        if bounds == "data":
+            return "data", {}
+        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
+    if not isinstance(bounds, dict):
+        raise DesignError("bounds must be a dict {'col': (lo, hi)}, None, or 'data'")
+    out = {}
+    for col, b in bounds.items():
+        if str(col).startswith("__"):
+            continue
+        try:
+            lo, hi = b
+        except Exception:
+            raise DesignError(f"bounds for {col!r} must be a pair (lo, hi)") from None
+        vals = []
+        for v in (lo, hi):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                vals.append(None)
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise DesignError(f"bounds for {col!r} must be numbers (or None for 'estimate this end')")
+            vals.append(None if math.isinf(v) else float(v))
+        if vals[0] is not None and vals[1] is not None and not vals[0] < vals[1]:
+            raise DesignError(f"bounds for {col!r} need lo < hi")
+        out[str(col)] = (vals[0], vals[1])
+    return "declared", out
+
+
+def _norm_levels(levels):
+    """-> (mode, {col: [levels]}). mode: 'declared' (undeclared levels are selected privately) or
+    'data' (undeclared levels are read from the data: a leak, opt-in)."""
+    if levels is None:
+        return "declared", {}
+    if isinstance(levels, str):
+        if levels == "data":
+            return "data", {}
+        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
+    if not isinstance(levels, dict):
+        raise DesignError("levels must be a dict {'col': [level, ...]} (first = reference), None, or 'data'")
+    out = {}
+    for col, lv in levels.items():
+        if isinstance(lv, (str, bytes)) or not hasattr(lv, "__iter__"):
+            raise DesignError(f"levels for {col!r} must be a list of levels")
+        lv = [_pyval(v) for v in lv]
+        if len(lv) == 0:
+            raise DesignError(f"levels for {col!r} must not be empty")
+        if len(set(map(repr, lv))) != len(lv):
+            raise DesignError(f"levels for {col!r} contain duplicates")
+        out[str(col)] = lv
+    return "declared", out
+
+
+#: name of the released level that pools the rows whose value was not released by the private selection
+OTHER_LEVEL = "(other)"
+
+
+def _sort_levels(values):
+    """Data-independent order of level values: by type name, then value (strings of values when a type
+    does not order its values)."""
+    try:
+        return sorted(values, key=lambda z: (str(type(z)), z))
+    except TypeError:
+        return sorted(values, key=lambda z: (str(type(z)), str(z)))
+
+
+class _Leaks:
+    def __init__(self, strict: bool, schema: Schema):
+        self.strict, self.schema = strict, schema
+
+    def __call__(self, text: str):
+        if self.strict:
+            raise PrivacyLeakError(text + " (strict=True)")
+        warnings.warn(text, PrivacyLeakWarning, stacklevel=5)  # leak -> stage -> build_design -> its caller
+        if text not in self.schema.leaks:
+            self.schema.leaks.append(text)
+
+
+# ----------------------------------------------------------------------------------------------
+# public functions
+# ----------------------------------------------------------------------------------------------
+def _classify(df, parsed_vars, levels, formula_cats):
+    kinds = {}
+    for v in parsed_vars:
+        t = _column_type(df[v])
+        if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
+            kinds[v] = "categorical"
+        else:
+            kinds[v] = "numeric"
+    return kinds
+
+
+def all_ranges_declared(formula, data, bounds, family="gaussian", unit=None) -> bool:
+    """True when every numeric raw variable of the formula (and a gaussian outcome) has a declared
+    finite (lo, hi) in ``bounds``. Public facts only (column names/types and the formula); the unit
+    column (``unit=``) is never a predictor."""
+    if not isinstance(bounds, dict):
+        return False
+    try:
+        df = _as_frame(data)
+        cats = categorical_in_formula(formula)
+        levels = {}
+        cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")} | cats
+        parsed = parse_formula(formula, df.columns, cat_cols, exclude=() if unit is None else (unit,))
+        _, declared = _norm_bounds(bounds, parsed.variables)
+        kinds = _classify(df, parsed.variables, levels, cats)
+    except Exception:
+        return False
+    need = [v for v in parsed.rhs_vars if kinds.get(v) == "numeric"]
+    if family == "gaussian":
+        need += [v for v in parsed.outcome_vars if v not in need]
+    return all(v in declared and declared[v][0] is not None and declared[v][1] is not None for v in need)
+
+
+def _safe_type(s):
+    try:
+        return _column_type(s)
+    except DesignError:
+        return "unsupported"

@@ -1,0 +1,67 @@
+"""The noise-aware Wald chi-square test, the one implementation in dpreg.
+
+Post-processing of a released coefficient vector b and its released noise-aware covariance V: the
+statistic of "the coefficients in S are all 0" is W = b_S' V_SS^{-1} b_S, referred to chi^2 with |S|
+degrees of freedom (a large-sample test: b_S is approximately normal with covariance V_SS, which
+includes the privacy noise). It is what a DP fit reports instead of the F test (the F test needs sums
+of squares of the data, which are not released).
+
+W is computed as ||L^{-1} b_S||^2 with the Cholesky factor L of V_SS. A covariance that is not finite,
+or not positive definite to working precision (smallest eigenvalue <= 1e-10 times the largest), gives
+no statistic: solving with it would return rounding noise, and whether the solve fails would depend
+on the last bits of V.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+#: the hypothesis the fits test (all coefficients except the intercept)
+ALL_SLOPES_ZERO = "all non-intercept coefficients are 0"
+
+#: relative size of the smallest eigenvalue of V_SS below which V_SS counts as singular
+SINGULAR_RTOL = 1e-10
+
+
+def wald_chi2(beta, V, index) -> dict:
+    """``{"statistic", "df", "p_value", "note"}`` of the Wald test of "beta[index] are all 0".
+
+    ``V`` may be None (the method released no covariance). When the test cannot be computed,
+    statistic and p_value are None and ``note`` says why in plain words (the caller may add its own
+    reason for a missing V)."""
+    index = list(index)
+    out = {"statistic": None, "df": len(index), "p_value": None, "note": None}
+    if not index:
+        out["note"] = "no coefficients other than the intercept"
+        return out
+    if V is None:
+        out["note"] = "not available: no covariance of the coefficients was released"
+        return out
+    Vs = np.asarray(V, float)[np.ix_(index, index)]
+    if not np.all(np.isfinite(Vs)):
+        out["note"] = "not available: covariances between coefficients are not estimated by this method"
+        return out
+    b = np.asarray(beta, float)[index]
+    ev = np.linalg.eigvalsh((Vs + Vs.T) / 2.0)
+    try:
+        if not ev[-1] > 0 or ev[0] <= SINGULAR_RTOL * ev[-1]:
+            raise np.linalg.LinAlgError("singular")
+        c = np.linalg.cholesky(Vs)
+    except np.linalg.LinAlgError:
+        out["note"] = "not available: the covariance of the coefficients is not positive definite"
+        return out
+    w_half = np.linalg.solve(c, b)
+    w = float(w_half @ w_half)
+    out["statistic"] = w
+    out["p_value"] = float(stats.chi2.sf(w, len(index)))
+    return out
+
+
+def wald_test(beta, V, index) -> dict | None:
+    """The test as an estimator records it among its released facts: ``{"statistic", "df",
+    "p_value", "hypothesis"}``, or None when :func:`wald_chi2` gives no statistic."""
+    out = wald_chi2(beta, V, index)
+    if out["statistic"] is None:
+        return None
+    return {"statistic": out["statistic"], "df": out["df"], "p_value": out["p_value"],
+            "hypothesis": ALL_SLOPES_ZERO}

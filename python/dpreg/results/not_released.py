@@ -1,0 +1,40 @@
+"""statsmodels names a DP fit cannot hold (issue 15): each raises NotReleasedError with the reason."""
+from __future__ import annotations
+
+from .common import NotReleasedError
+
+#: statsmodels attributes a DP fit cannot hold, with the reason (issue 15): each needs the training
+#: data's residuals, fitted values or likelihood, none of which is released.
+_RESID_REASON = ("each residual is a function of one person's record and would expose it; use "
+                 "fit.sigma (DP residual standard error) or predict() on new data")
+_LIKELIHOOD_REASON = ("the log-likelihood (and AIC/BIC built from it) is a function of the residuals "
+                      "of the training data and was not released; compare fits with their noise-aware "
+                      "intervals or wald_test() instead")
+_SUMS_REASON = ("sums of squares of the training data were not released (only a DP residual "
+                "standard error and R-squared, where the method releases them)")
+STATSMODELS_NOT_RELEASED = {
+    "fittedvalues": "fitted values of the training data are not available: together with the data "
+                    "they would expose individual records; use predict() on new data",
+    "resid_pearson": "residuals of the training data are not available: " + _RESID_REASON,
+    "wresid": "residuals of the training data are not available: " + _RESID_REASON,
+    "llf": _LIKELIHOOD_REASON, "aic": _LIKELIHOOD_REASON, "bic": _LIKELIHOOD_REASON,
+    "ssr": _SUMS_REASON, "ess": _SUMS_REASON, "centered_tss": _SUMS_REASON,
+    "uncentered_tss": _SUMS_REASON, "mse_model": _SUMS_REASON, "mse_total": _SUMS_REASON,
+    "fvalue": "the F statistic needs sums of squares of the training data, which were not released; "
+              "use wald_test() (noise-aware Wald chi-square of the same hypothesis)",
+    "f_pvalue": "the F statistic needs sums of squares of the training data, which were not released; "
+                "use wald_test()['p_value']",
+    "get_influence": "influence and leverage measure single records of the training data and would "
+                     "expose them",
+    "outlier_test": "outlier tests look at single records of the training data and would expose them",
+    "condition_number": "the condition number of the training design matrix was not released",
+    "eigenvals": "eigenvalues of the training design matrix were not released",
+}
+
+
+def _not_released_property(name: str, reason: str):
+    def getter(self):
+        raise NotReleasedError(f"{name}: {reason}")
+    getter.__name__ = name
+    getter.__doc__ = f"Not available in a DP fit (raises NotReleasedError): {reason}."
+    return property(getter)

@@ -1,0 +1,196 @@
+"""Prediction for new data: the model matrix of new rows from the public design (clamped to the
+fit's public ranges), and point predictions with confidence or prediction intervals. Post-processing
+of the release only."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import DPRegError, InvalidArgument, InvalidArgumentType
+from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
+
+
+class _PredictionMixin:
+    """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
+
+    def _new_model_matrix(self, newdata, clamp: bool = True):
+        if self._public is None or not hasattr(self._public, "model_matrix"):
+            raise DPRegError("this fit cannot build model matrices for new data (no public design)")
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        if not isinstance(newdata, pd.DataFrame):
+            raise InvalidArgumentType("newdata must be a pandas DataFrame (or a dict of columns)")
+        res = self._public.model_matrix(newdata)
+        outside = None
+        if isinstance(res, tuple):
+            res, outside = res[0], res[1]
+        elif hasattr(self._public, "outside_ranges"):
+            outside = self._public.outside_ranges(newdata)
+        X = np.asarray(res.to_numpy() if hasattr(res, "to_numpy") else res, dtype=float)
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        if X.shape[1] != len(self._terms):
+            raise DPRegError("internal: the model matrix of newdata has a different number of columns "
+                             "than the fit's terms")
+        # issue 12: the fit was made on model-matrix columns clamped to their public intervals (the
+        # design builder's clamp stage), so by default new rows are clamped the same way; the check is on the model-matrix
+        # columns (the outcome and rows inside the ranges never trigger it)
+        lo = np.asarray(getattr(self._public, "column_lower", np.full(X.shape[1], np.nan)), float)
+        hi = np.asarray(getattr(self._public, "column_upper", np.full(X.shape[1], np.nan)), float)
+        icpt = [j for j, t in enumerate(self._terms) if t in _INTERCEPT_NAMES]
+        known = np.isfinite(lo) & np.isfinite(hi) & (lo.shape == (X.shape[1],))
+        known[icpt] = False
+        if np.any(known):
+            tol = 1e-12 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+            off = known & (np.any(X < lo - tol, axis=0) | np.any(X > hi + tol, axis=0))
+            cols = [self._terms[j] for j in np.flatnonzero(off)]
+            if clamp:
+                X = np.where(known, np.clip(X, np.where(known, lo, -np.inf), np.where(known, hi, np.inf)), X)
+            self._warn_outside(cols, clamped=clamp)
+        else:
+            if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
+                    and bool(np.any(np.asarray(outside))):
+                outside = self._outside_columns(newdata) or outside
+            self._warn_outside(outside)
+        if self._release.row_transform is not None:
+            from ..design.scaling import apply_row_transform
+            X = np.asarray(apply_row_transform(X, self._release.row_transform), dtype=float)
+        return X, newdata.index
+
+    def _outside_columns(self, newdata) -> list[str]:
+        """Names of numeric columns of newdata with values outside the schema's public ranges."""
+        schema = getattr(self._public, "schema", None)
+        cols = []
+        outcome = getattr(self._public, "outcome", None)
+        for name, v in (getattr(schema, "variables", None) or {}).items():
+            if name == outcome:   # the outcome is not a predictor: a column of it in newdata is ignored
+                continue
+            if v.kind != "numeric" or name not in newdata or v.lower is None or v.upper is None:
+                continue
+            x = pd.to_numeric(newdata[name], errors="coerce").to_numpy(dtype=float)
+            if np.any((x < v.lower) | (x > v.upper)):
+                cols.append(str(name))
+        return cols
+
+    @staticmethod
+    def _warn_outside(outside, clamped: bool = False):
+        """Warn (naming columns, never values) when new rows leave the fit's public ranges."""
+        if outside is None:
+            return
+        cols = None
+        if isinstance(outside, (bool, np.bool_)):
+            hit = bool(outside)
+        elif isinstance(outside, dict):
+            cols = [str(k) for k, v in outside.items() if np.any(v)]
+            hit = bool(cols)
+        elif isinstance(outside, (list, tuple, set)) and all(isinstance(c, str) for c in outside):
+            cols = sorted(outside)
+            hit = bool(cols)
+        else:
+            hit = bool(np.any(np.asarray(outside)))
+        if hit and clamped:
+            where = f" of term(s) {', '.join(cols)}" if cols else ""
+            warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
+                          "with; they were clamped to those ranges, as the training data were "
+                          "(clamp=False extrapolates instead)", UserWarning, stacklevel=4)
+        elif hit:
+            where = f" of column(s) {', '.join(cols)}" if cols else ""
+            warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
+                          f"with; these predictions extrapolate", UserWarning, stacklevel=3)
+
+    def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
+                type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:
+        """Predictions for new data (post-processing of the release).
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame
+            Rows to predict, with the columns the formula uses (except the outcome).
+        interval : {None, "none", "confidence", "prediction"}, optional
+            None: a Series of predictions. "confidence": a DataFrame ``fit``, ``lower``, ``upper`` with
+            se_fit = sqrt(x0' V x0) (when the method estimates no covariances, the conservative bound
+            sum_j abs(x0_j) SE_j). "prediction" adds the released residual variance (gaussian fits only).
+        level : float, optional
+            Interval level; None: the fit's :attr:`level`.
+        type : {"response", "link"}, default "response"
+            For logistic fits: "response" gives probabilities (intervals mapped through the logistic
+            function), "link" the linear predictor.
+        clamp : bool, default True
+            True: model-matrix columns of newdata are clamped to the public ranges the fit used, as the
+            training rows were (the fit is the regression of the clamped data); a warning names the
+            terms that were clamped. False: no clamping (the prediction extrapolates the fitted line;
+            a warning says so).
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+        """
+        if interval in ("none",):
+            interval = None
+        if interval not in (None, "confidence", "prediction"):
+            raise InvalidArgument("interval must be None, 'confidence' or 'prediction'")
+        if type not in ("response", "link"):
+            raise InvalidArgument("type must be 'response' or 'link'")
+        logit = self._release.link == "logit"
+        if interval == "prediction" and logit:
+            raise InvalidArgument("prediction intervals are defined for linear regression (dp_lm) only; "
+                             "use interval='confidence' for a logistic fit")
+        level = self.level if level is None else level
+        _check_level(level)
+        if not isinstance(clamp, (bool, np.bool_)):
+            raise InvalidArgument("clamp must be True or False")
+        X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
+        b = np.asarray(self._release.coef, float)
+        # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
+        na = ~np.isfinite(b)
+        if na.any():
+            bad_rows = np.any(X[:, na] != 0, axis=1)
+            X = X[:, ~na]
+            b = b[~na]
+        eta = X @ b
+        if na.any():
+            eta = np.where(bad_rows, np.nan, eta)
+
+        def response(x):
+            return stats.logistic.cdf(x) if (logit and type == "response") else x
+
+        if interval is None:
+            return pd.Series(response(eta), index=index, name="fit")
+        v = self._vcov_array()
+        if v is not None and na.any():
+            v = v[np.ix_(~na, ~na)]
+        if v is None:
+            raise DPRegError("intervals are not available for this fit: "
+                             + (self.inference_note or _NO_INFERENCE))
+        dg = np.diag(v)
+        if np.all(np.isfinite(v)):
+            se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, v, X), 0.0))
+        elif np.all(np.isfinite(dg)) and np.all(dg >= 0):
+            # covariances not estimated (subsample-and-aggregate): sd(x'b) <= sum_j |x_j| SE_j holds for
+            # any correlation (triangle inequality for standard deviations), so the interval is conservative
+            se_fit = np.abs(X) @ np.sqrt(dg)
+        else:
+            raise DPRegError("intervals for predictions are not available for this fit: the method "
+                             "does not provide standard errors for every coefficient")
+        if interval == "prediction":
+            sig = self.sigma
+            if sig is None and (self.facts or {}).get("sigma_not_estimable"):
+                # issue 12: sigma is not estimable at this n and eps; its released 97.5% upper bound
+                # keeps the prediction interval conservative
+                sig = float(self.facts["sigma_interval"][1])
+                warnings.warn("the DP residual standard error is not estimable for this fit; the "
+                              "prediction interval uses its 95% upper bound (conservative)", UserWarning,
+                              stacklevel=2)
+            if sig is None:
+                raise DPRegError("prediction intervals need a DP residual standard error, which this "
+                                 "method did not release; use interval='confidence'")
+            se = np.sqrt(se_fit ** 2 + sig ** 2)
+        else:
+            se = se_fit
+        z = _z_quantile(level)
+        out = pd.DataFrame({"fit": response(eta), "lower": response(eta - z * se),
+                            "upper": response(eta + z * se)}, index=index)
+        return out
