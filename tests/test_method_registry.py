@@ -149,3 +149,15 @@ def test_declared_option_checks_accept_the_defaults():
         for opt in get_method(name).options.values():
             if opt.check is not None:
                 opt.check(opt.default)    # must not raise
+
+
+def test_an_argument_spelt_as_in_other_packages_is_named_in_the_refusal(frame):
+    # seed= (numpy, R's set.seed) lands in **options; the refusal must point to random_state=
+    with pytest.raises(InvalidArgument, match="'seed' is spelt random_state="):
+        dpreg.dp_lm("y ~ x", frame, method="adassp", bounds={"y": (-1, 1), "x": (-1, 1)}, seed=1)
+    # a near miss of a declared option is suggested; an unrelated name gets no suggestion
+    with pytest.raises(InvalidArgument, match="did you mean 'n_boot'"):
+        dpreg.dp_lm("y ~ x", frame, method="boosted_adassp", bounds={"y": (-1, 1), "x": (-1, 1)}, nboot=10)
+    with pytest.raises(InvalidArgument) as ei:
+        dpreg.dp_lm("y ~ x", frame, method="adassp", bounds={"y": (-1, 1), "x": (-1, 1)}, zzz=1)
+    assert "did you mean" not in str(ei.value) and "spelt" not in str(ei.value)

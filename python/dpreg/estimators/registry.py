@@ -215,6 +215,28 @@ def get_method(name: str) -> MethodSpec:
     return spec
 
 
+#: keyword arguments of the fitting functions that newcomers spell the way other packages do; a
+#: misspelt one lands in ``**options`` and would otherwise be reported only as an unknown option
+_ARGUMENT_ALIASES = {"seed": "random_state", "rng": "random_state", "random_seed": "random_state",
+                     "epsilon": "eps", "bound": "bounds", "ranges": "bounds", "level_names": "levels",
+                     "neighbors": "neighbours"}
+
+
+def _option_hints(unknown, accepted) -> str:
+    """' (did you mean ...?)' for names that are another spelling of an argument or close to an
+    option; the names are the user's own, so quoting them reveals nothing."""
+    import difflib
+    hints = []
+    for name in sorted(unknown):
+        if name in _ARGUMENT_ALIASES:
+            hints.append(f"{name!r} is spelt {_ARGUMENT_ALIASES[name]}=")
+        else:
+            close = difflib.get_close_matches(name, list(accepted), n=1, cutoff=0.75)
+            if close:
+                hints.append(f"{name!r}: did you mean {close[0]!r}?")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
 def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mapping | None = None, *,
                     chosen_by_auto: bool = False) -> dict[str, tuple[Any, str]]:
     """The one option resolver: refuse unknown names, run each declared option's ``check`` on the
@@ -225,8 +247,9 @@ def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mappi
     unknown = set(user_options) - set(spec.accepted_options)
     if unknown:
         chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if chosen_by_auto else ""
+        hints = _option_hints(unknown, spec.accepted_options)
         raise InvalidArgument(f"unknown option(s) for method {spec.name!r}{chosen}: {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(spec.accepted_options)) or 'none'}")
+                              f"known: {', '.join(sorted(spec.accepted_options)) or 'none'}{hints}")
     declared = spec.options
     for name, value in user_options.items():
         opt = declared.get(name)
