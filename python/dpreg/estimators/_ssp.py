@@ -41,6 +41,8 @@ from ..privacy.mechanisms import gaussian_mechanism
 # post-processing algebra shared with the inference layer (re-exported: _ssp.ridge_lambda, _ssp.pd_inverse)
 from ..inference.linalg import pd_inverse, ridge_lambda  # noqa: F401
 from ..errors import InvalidArgument
+from .._plain import to_plain
+from ..privacy.requests import check_budget_split
 
 NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
 RIDGE_RULES = ("tang2023", "wang2018", "seed_literal")
@@ -299,21 +301,11 @@ def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
     for name, (default, origin) in OPTIONS.items():
         if name in given:
             values[name] = given[name]
-            tuning[name] = (_plain(given[name]), "user")
+            tuning[name] = (to_plain(given[name], nonfinite="keep"), "user")
         else:
             values[name] = default
-            tuning[name] = (_plain(default), origin)
+            tuning[name] = (to_plain(default, nonfinite="keep"), origin)
     return values, tuning
-
-
-def _plain(v):
-    if isinstance(v, (tuple, list, np.ndarray)):
-        return [_plain(x) for x in v]
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
 
 
 def check_positive(name, value, allow_inf=False):
@@ -347,11 +339,9 @@ def check_common(values: dict) -> None:
 
 
 def check_split(split, k: int = 3):
-    w = np.asarray(split, dtype=float)
-    if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise InvalidArgument(f"split must be {k} positive finite weights (for XtX, the X^T y / boosting "
-                         "releases, lambda_min)")
-    return tuple(float(v) for v in w)
+    """AdaSSP's and BoostedAdaSSP's relative budget weights, through the package's one split check."""
+    return check_budget_split(split, k, message=f"split must be {k} positive finite weights (for XtX, the "
+                                                "X^T y / boosting releases, lambda_min)")
 
 
 def resolve_mode(mode, public) -> str:

@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from ...errors import AccuracyWarning, InvalidArgument
+from ..._plain import to_plain
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
 from .options import (INFERENCE_NOTE, METHODS, OPTIONS, _SCALING, _delta_for, _public_standardisation,  # noqa: F401
@@ -90,13 +91,9 @@ def fit(design, spec, noise, ledger, *, method, **options):
     })
     if "path" in facts:
         facts["path"] = [prob.to_original(p).tolist() for p in facts["path"]]
-    tuning = {k: (_plain(v), o) for k, (v, o) in tun.items() if not k.startswith("_")}
+    tuning = {k: (to_plain(v, nonfinite="keep"), o) for k, (v, o) in tun.items() if not k.startswith("_")}
     return Release(method=method, coef=coef, vcov=None, vcov_privacy=None, inference_note=INFERENCE_NOTE,
                    tuning=tuning, facts=facts, warnings=notes,
                    link="logit" if family == "binomial" else "identity")
 
 
-def _plain(v):
-    if isinstance(v, (np.floating, np.integer)):
-        return v.item()
-    return v
