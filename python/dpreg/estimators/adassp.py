@@ -244,7 +244,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             bias = (b_r if W_r is not None else state["lam"] * (state["Gamma"] @ theta)) \
                 if state["lam"] > 0 else None
             res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias,
-                                                    sigma_gram=state["sigma_gram"])
+                                                    sigma_gram=state["sigma_gram"], A_hat=state["A_hat"])
         excess = res_var["excess"]
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
