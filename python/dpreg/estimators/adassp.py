@@ -281,6 +281,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      sigma_estimable=res_var["estimable"])
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
+            tails = inf.heavy_tail_signal(bundle)
+            facts["residual_tail_ratio"] = tails["ratio"]
+            if tails["heavy"]:
+                # issue 12: say what sigma-hat estimates there (inf.heavy_tail_signal)
+                facts["sigma_estimand"] = (
+                    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
+                    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
+                    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
         else:
             facts["sigma_not_estimable"] = (
                 "not estimable at this n and eps: the privacy noise in the residual sum of squares is "
@@ -397,4 +405,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                    "conservative.", None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
+    if rel.sigma is not None and facts.get("sigma_estimand"):
+        # a note, not a warning: sigma-hat is valid for what it estimates (issue 12, t3 errors)
+        rel.warnings = list(rel.warnings) + [Diagnostic("DP residual standard error: "
+                                                        + facts["sigma_estimand"] + ".", None)]
     return rel

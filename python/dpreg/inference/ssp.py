@@ -204,6 +204,28 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             "var_rss": var_noise + (merr * df) ** 2}
 
 
+def heavy_tail_signal(bundle: dict) -> dict:
+    """Do the residuals look heavier-tailed than normal? (issue 12: what sigma-hat estimates)
+
+    sigma-hat rests on A2, the sum of squared residuals winsorized at c2 = 4 s1 with s1 = sqrt(pi/2)
+    mean|r| from A1, divided by kappa(4): for normal errors it is sigma; for heavy tails it is the
+    normal-theory scale of the winsorized residuals, smaller than sigma (t3 errors: 0.86 sigma). The
+    two released sums estimate the same thing under normality: ratio = (A2/kappa) / (n s1^2) is 1 up to
+    (a) sampling error, whose delta-method variance is (2 pi - 6)/n for normal residuals (mean r^2 and
+    (pi/2) mean|r|^2, with Var r^2 = 2 sigma^4, Var|r| = (1 - 2/pi) sigma^2, Cov(r^2, |r|) =
+    sqrt(2/pi) sigma^3), and (b) the privacy noise of A2 (relative s.d. sigma_b / A2) and of A1 (twice
+    its relative s.d., sigma_a / A1). For t3 errors the ratio is 0.744/0.637 = 1.17. ``heavy``: the
+    ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only."""
+    n_pub = bundle["n_pub"]
+    kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
+    a1, a2 = bundle["A1"], bundle["A2"]
+    if not (a1 > 0 and a2 > 0):
+        return {"ratio": None, "heavy": False}
+    ratio = (a2 / kap) / (n_pub * bundle["s1"] ** 2)
+    var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * bundle["sigma_a"] / a1) ** 2
+    return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var))}
+
+
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None) -> dict:
     """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
 
