@@ -213,6 +213,23 @@ def test_sigma_hat_says_what_it_estimates_under_heavy_tails():
             assert not notes and "sigma_estimand" not in fit.facts
 
 
+def test_r_squared_se_counts_the_gram_noise():
+    """dp_r_squared_gram: theta' S_c theta carries the Gram noise, u'Eu ~ N(0, sigma1^2 ||u||^4). Hand
+    computation without an intercept, S = I, V = 0, theta = (1, 0), RSS = 1 known exactly: ESS = 1,
+    R^2 = 1/2, Var(ESS) = sigma1^2, SE(R^2) = RSS sqrt(Var ESS) / (ESS + RSS)^2 = sigma1 / 4. With an
+    intercept (index 0) and S = [[4, 2], [2, 2]], theta = (0, 1): u = (-1/2, 1), ||u||^2 = 5/4,
+    S_c = 2 - 4/4 = 1, so ESS = 1 and SE = sigma1 * 5/4 / 4."""
+    from dpreg.inference.ssp import dp_r_squared_gram
+    out = dp_r_squared_gram([1.0, 0.0], np.eye(2), np.zeros((2, 2)), rss=1.0, var_rss=0.0, intercept=None,
+                            sigma_gram=0.4)
+    assert out["r2"] == pytest.approx(0.5) and out["se"] == pytest.approx(0.1, rel=1e-12)
+    assert dp_r_squared_gram([1.0, 0.0], np.eye(2), np.zeros((2, 2)), rss=1.0, var_rss=0.0,
+                             intercept=None)["se"] == 0.0
+    out = dp_r_squared_gram([0.0, 1.0], np.array([[4.0, 2.0], [2.0, 2.0]]), np.zeros((2, 2)), rss=1.0,
+                            var_rss=0.0, intercept=0, sigma_gram=0.4)
+    assert out["r2"] == pytest.approx(0.5) and out["se"] == pytest.approx(0.4 * 1.25 / 4.0, rel=1e-12)
+
+
 def _bundle(rss, n, d, sigma_b=1.0):
     """A released bundle whose residual sums equal ``rss`` exactly (no clipping: c2 far above s1)."""
     from dpreg.inference.ssp import clipped_second_moment

@@ -226,7 +226,8 @@ def heavy_tail_signal(bundle: dict) -> dict:
     return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var))}
 
 
-def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None) -> dict:
+def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
+                      sigma_gram: float = 0.0) -> dict:
     """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
 
     ESS = theta_s' S_c theta_s with S_c the Gram matrix centred on the intercept column (Schur
@@ -252,6 +253,18 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     ScV = Sc @ Vs
     ess = float(th @ Sc @ th) - float(np.trace(ScV))
     var_ess = 4.0 * float(th @ Sc @ Vs @ Sc @ th) + 2.0 * float(np.sum(ScV * ScV.T))
+    # the Gram noise E in S itself (issue 12): theta_s' S_c theta_s = u' S u with u = theta_s and, with
+    # an intercept, u_i = -S_is theta_s / S_ii (the minimiser of the Schur complement, so by the
+    # envelope theorem its derivative in S is u u'); u'Eu ~ N(0, sigma1^2 ||u||^4) for the symmetric
+    # Gram noise (rotation invariant, v'Ev ~ N(0, sigma1^2) for a unit v). Left out before, it was the
+    # larger term for BoostedAdaSSP (its Gram gets 1/(T + 2) of the budget): R^2 intervals covered
+    # 0.72-0.88 with private ranges
+    if sigma_gram:
+        if intercept is not None:
+            u2 = float(th @ th) + (float(S[i, s] @ th) / S[i, i]) ** 2
+        else:
+            u2 = float(th @ th)
+        var_ess += (float(sigma_gram) * u2) ** 2
     tot = ess + rss
     if not (tot > 0 and ess > 0 and rss > 0):
         return {"r2": None, "se": None, "estimable": False, "ess": ess}
