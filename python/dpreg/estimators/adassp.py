@@ -247,7 +247,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             bias = (b_r if W_r is not None else state["lam"] * (state["Gamma"] @ theta)) \
                 if state["lam"] > 0 else None
             res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias,
-                                                    sigma_gram=state["sigma_gram"])
+                                                    sigma_gram=state["sigma_gram"], A_hat=state["A_hat"])
         excess = res_var["excess"]
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
@@ -284,6 +284,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      sigma_estimable=res_var["estimable"])
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
+            tails = inf.heavy_tail_signal(bundle)
+            facts["residual_tail_ratio"] = tails["ratio"]
+            if tails["heavy"]:
+                # issue 12: say what sigma-hat estimates there (inf.heavy_tail_signal)
+                facts["sigma_estimand"] = (
+                    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
+                    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
+                    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
         else:
             facts["sigma_not_estimable"] = (
                 "not estimable at this n and eps: the privacy noise in the residual sum of squares is "
@@ -291,7 +299,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["r_squared"]:
             rss = res_var["rss"] if res_var["estimable"] else float("nan")
             r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
-                                        intercept=icpt)
+                                        intercept=icpt, sigma_gram=state["sigma_gram"])
             if r2i["estimable"]:
                 r2 = r2i["r2"]
                 rel.r_squared = r2
@@ -400,4 +408,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                    "conservative.", None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
+    if rel.sigma is not None and facts.get("sigma_estimand"):
+        # a note, not a warning: sigma-hat is valid for what it estimates (issue 12, t3 errors)
+        rel.warnings = list(rel.warnings) + [Diagnostic("DP residual standard error: "
+                                                        + facts["sigma_estimand"] + ".", None)]
     return rel
