@@ -22,11 +22,11 @@ import math
 import numpy as np
 
 from ..design.scaling import scale_design
+from ..errors import Diagnostic, InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from . import _ssp
-from ..errors import Diagnostic, InvalidArgument
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
@@ -348,14 +348,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # noise was upward, and covered 0.5-0.8)
         gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
-        if gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM):
-            # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
-            if rel.sigma is not None or rel.r_squared is not None:
-                rel.sigma = rel.r_squared = rel.adj_r_squared = None
-                facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
-                    "not estimable at this n and eps: its privacy correction relies on the covariance "
-                    "of the boosting noise, which is not reliable here")
-                facts.pop("r_squared_interval", None)
+        # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
+        if (gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)) \
+                and (rel.sigma is not None or rel.r_squared is not None):
+            rel.sigma = rel.r_squared = rel.adj_r_squared = None
+            facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
+                "not estimable at this n and eps: its privacy correction relies on the covariance "
+                "of the boosting noise, which is not reliable here")
+            facts.pop("r_squared_interval", None)
         if gram_swamped:
             rel.vcov = None
             rel.vcov_privacy = None

@@ -492,8 +492,8 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
         if bad:
             out.append(Diagnostic("Boosting may not have converged in T rounds; consider more rounds or "
                                   "declaring tighter bounds.", ConvergenceWarning))
-    if boosted and tau is not None and sigma_hat is not None and sigma_hat > 0:
-        if 2.0 * stats.norm.sf(tau / sigma_hat) > 0.01:
+    if boosted and tau is not None and sigma_hat is not None and sigma_hat > 0 \
+            and 2.0 * stats.norm.sf(tau / sigma_hat) > 0.01:
             out.append("Residual clipping is active: the estimator behaves like Huber regression; "
                        "standard errors are approximate.")
     if floor_hit:
