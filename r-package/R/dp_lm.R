@@ -233,7 +233,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
-  out <- call_core(fun, tr$core, enc$columns, enc$factors, options)
+  out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
+                   relabel = function(m) derived_labels(m, tr$derived))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
 }
 
@@ -559,7 +560,8 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
     if (!length(bounds)) bounds <- NULL
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
-  out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian")
+  out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
+                   relabel = function(m) derived_labels(m, tr$derived))
   vars <- intersect(tr$vars, names(kinds))
   classes <- vapply(vars, function(v) if (kinds[[v]] == "factor") "factor" else kinds[[v]], "")
   fac <- vars[classes == "factor"]

@@ -150,7 +150,9 @@ warning_class <- function(category) {
 # list(ok, value, error = list(type, message, privacy), warnings = list(list(category, message))).
 # Python warnings become R warnings (see warning_class()), Python
 # errors become R errors of class c("dpreg_<type>", "dpreg_error").
-call_core <- function(fun, ...) {
+# relabel: a function applied to the messages (dp_lm/dp_glm pass one that names derived columns, e.g.
+# cut(x, ...), by the user's expressions, as the summary does).
+call_core <- function(fun, ..., relabel = identity) {
   # function handles are cached: fewer short-lived Python references for R's GC to finalise
   f <- .dpreg$funs[[fun]]
   if (is.null(f)) {
@@ -173,7 +175,7 @@ call_core <- function(fun, ...) {
     seen <- c(seen, key)
     cls <- c(warning_class(w$category), r_condition_class(w$category, "warning"))
     warning(structure(class = unique(c(cls, "dpreg_warning", "warning", "condition")),
-                      list(message = r_dialect(r_syntax(w$message)), call = NULL)))
+                      list(message = r_dialect(relabel(r_syntax(w$message))), call = NULL)))
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
@@ -182,7 +184,7 @@ call_core <- function(fun, ...) {
     types <- unique(c(err$type, unlist(err$classes)))
     stop(structure(class = unique(c(vapply(types, r_condition_class, ""), paste0("dpreg_", types),
                                     "dpreg_error", "error", "condition")),
-                   list(message = r_dialect(r_syntax(err$message)), call = NULL,
+                   list(message = r_dialect(relabel(r_syntax(err$message))), call = NULL,
                         privacy = err$privacy)))
   }
   out$value
