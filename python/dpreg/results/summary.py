@@ -230,7 +230,10 @@ class Summary:
             # under add/remove n (hence df) is a released estimate: print it rounded, like n
             df_s = "NA" if df is None else (format_number(df, 10) if float(df).is_integer()
                                             else f"{float(df):.0f} (estimated)")
-            out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom")
+            si = (f.facts or {}).get("sigma_interval")
+            si_s = (f" (95% interval {format_number(si[0])} to {format_number(si[1])})"
+                    if si is not None and si[0] is not None and si[1] is not None else "")
+            out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom{si_s}")
         facts = f.facts or {}
         if f.sigma is None and facts.get("sigma_not_estimable"):
             lo_s, hi_s = facts.get("sigma_interval", (None, None))
