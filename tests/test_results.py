@@ -420,6 +420,11 @@ def test_e2e_adassp_summary_consistent_with_members():
     # docs/validity.md): either a value with R^2 in [0, 1], or "not estimable" with its interval
     if fit.sigma is not None:
         assert 0 <= fit.r_squared <= 1
+        # the printed line carries the released interval, and the interval holds the estimate
+        lo, hi = fit.facts["sigma_interval"]
+        assert lo <= fit.sigma <= hi
+        line = next(x for x in str(fit.summary()).splitlines() if x.startswith("DP residual standard error"))
+        assert line.endswith(f"(95% interval {format_number(lo)} to {format_number(hi)})")
     else:
         assert fit.r_squared is None and "not estimable" in str(fit.summary())
         lo, hi = fit.facts["sigma_interval"]
@@ -432,6 +437,18 @@ def test_e2e_adassp_summary_consistent_with_members():
     text = str(fit.summary())
     assert text.startswith("DP linear regression (AdaSSP") and "n = 3000 (public)" in text
     assert "seeded" in text
+
+
+@e2e
+def test_e2e_printed_sigma_carries_its_released_interval():
+    # eps = 8 at n = 3000: sigma is well inside its estimable region (docs/validity.md), so it is printed
+    fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=8.0, bounds=E2E_BOUNDS, method="adassp",
+                      random_state=3)
+    assert fit.sigma is not None
+    lo, hi = fit.facts["sigma_interval"]
+    assert lo <= fit.sigma <= hi
+    line = next(x for x in str(fit.summary()).splitlines() if x.startswith("DP residual standard error"))
+    assert line.endswith(f"(95% interval {format_number(lo)} to {format_number(hi)})")
 
 
 @e2e

@@ -96,7 +96,10 @@ summary.dp_fit <- function(object, ...) {
     privacy = object$privacy,
     # issue 12: sigma / R-squared computed but not estimable at this n and eps (a reason, not a number)
     sigma_not_estimable = object$facts$sigma_not_estimable,
-    r_squared_not_estimable = object$facts$r_squared_not_estimable
+    r_squared_not_estimable = object$facts$r_squared_not_estimable,
+    # the released 95% intervals of sigma and R-squared (NULL where not released)
+    sigma_interval = num(object$facts$sigma_interval),
+    r_squared_interval = num(object$facts$r_squared_interval)
   ), class = c(cls, "summary.dp_fit"))
 }
 
@@ -135,14 +138,16 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   }
   cat("\n")
   if (is.finite(x$sigma)) {
-    cat("DP residual standard error:", format(signif(x$sigma, digits)), "on",
-        format(x$df[min(2L, length(x$df))]), "degrees of freedom\n")
+    cat("DP residual standard error: ", format(signif(x$sigma, digits)), " on ",
+        format(x$df[min(2L, length(x$df))]), " degrees of freedom",
+        interval_text(x$sigma_interval, digits), "\n", sep = "")
   }
   if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
     cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable))
   }
   if (is.finite(x$r.squared)) {
-    cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), ",\tAdjusted R-squared:  ",
+    cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), interval_text(x$r_squared_interval, digits),
+        ",\tAdjusted R-squared:  ",
         formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
   } else if (!is.null(x$r_squared_not_estimable)) {
     cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable))
@@ -515,4 +520,10 @@ ledger_frame <- function(ledger) {
   keep <- vapply(out, function(col) !all(is.na(col)), TRUE)
   keep[c("statistic", "mechanism")] <- TRUE
   out[, keep, drop = FALSE]
+}
+
+# " (95% interval lo to hi)" for a released interval, "" where none was released
+interval_text <- function(iv, digits) {
+  if (length(iv) != 2L || anyNA(iv)) return("")
+  paste0(" (95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits)), ")")
 }

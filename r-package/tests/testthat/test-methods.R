@@ -47,6 +47,15 @@ test_that("summary has the summary.lm skeleton with DP substitutions and no resi
   expect_true(any(grepl("^n = 20 \\(public\\)$", out)))
 })
 
+test_that("summary shows the released intervals of sigma and R-squared", {
+  fit <- mock_fit()
+  fit$facts$sigma_interval <- list(0.9, 1.2)
+  fit$facts$r_squared_interval <- list(0.6, 0.8)
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("^DP residual standard error: 1.05 on 16 degrees of freedom \\(95% interval 0.9 to 1.2\\)$", out)))
+  expect_true(any(grepl("^DP R-squared:\\s+0.71 \\(95% interval 0.6 to 0.8\\),\tAdjusted", out)))
+})
+
 test_that("summary says what was not released", {
   fit <- mock_fit()
   fit$sigma <- NA_real_; fit$r.squared <- NA_real_
