@@ -41,7 +41,7 @@ KAPPA_O = 4.0
 KAPPA_P = 8.0
 #: paper Section 3.2 / authors' code: cap of the trimming proportion without contamination
 CAP_PAPER = 0.025
-#: docs/derivations/winsorized_sa.md §3.5: cap of the trimming proportion for the S&A aggregator (our choice, see spec)
+#: docs/derivations/winsorized_sa.md §3.5: cap of the trimming proportion for the S&A aggregator (a project choice)
 CAP_SA = 0.25
 DEFAULT_SPLIT = (0.25, 0.25, 0.5)
 DEFAULT_BETA = 1.001
