@@ -37,7 +37,7 @@ Threshold and step noise are Exp(b) with ``b = 2/eps_q`` (counts). We target the
   threshold noise by s; over K grid steps ``P <= K exp(-s/b)``. So with probability >= 1 - 1e-3 at
   most ``m + b (log K + 7)`` rows lie beyond each end (K = steps of the search, about
   ``log(|x| + 1)/log(beta)``). Tests use exactly this bound.
-* Why KAPPA = 3 and not the winsorized mean's 4 (spec 2.6): here an overshoot only widens a range,
+* Why KAPPA = 3 and not the winsorized mean's 4 (docs/derivations/winsorized_sa.md §2.6): here an overshoot only widens a range,
   while every unit of m clamps rows; 3 keeps a large stretch rare at beta = 1.01.
 
 Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). Our choice: a range

@@ -1,29 +1,29 @@
-"""Core of ``method="isp"``: Insufficient Statistics Perturbation (ISSP), normative spec ``specs/isp.md``.
+"""Core of ``method="isp"``: Insufficient Statistics Perturbation (ISSP); derivations in ``docs/derivations/isp.md``.
 
 Source: Brown, Hayase, Hopkins, Kong, Liu, Oh, Perdomo, Smith, "Insufficient Statistics Perturbation:
 Stable Estimators for Private Least Squares", COLT 2024 ([ISSP]); building block Brown, Hopkins,
-Smith, COLT 2023 ([BHS]). The numeric constants are the conservative reconstructions of spec §3/§9/§15
+Smith, COLT 2023 ([BHS]). The numeric constants are the conservative reconstructions of docs/derivations/isp.md §1-§4
 and are implemented exactly as written there (do not tune them).
 
 This module holds
 
-* the public constants of spec §3 (:func:`constants`, :func:`sigma_gauss`, :func:`eps_cov`,
+* the public constants of docs/derivations/isp.md §1 (:func:`constants`, :func:`sigma_gauss`, :func:`eps_cov`,
   :func:`default_L`, :func:`ptr_pass_probability`) - functions of public inputs only;
 * (in :mod:`dpreg.estimators._isp_solver`, re-exported here) the efficient data-touching algorithms of
-  spec §10 (SLF, SW/GRT top-down with rank-one updates);
-* PrivSigma (spec §11.2);
-* :func:`issp` - one ISSP call (spec §8), which returns ``None`` for FAIL.
+  docs/derivations/isp.md §5 (SLF, SW/GRT top-down with rank-one updates);
+* PrivSigma (docs/derivations/isp.md §6);
+* :func:`issp` - one ISSP call (docs/derivations/isp.md §4), which returns ``None`` for FAIL.
 
-Privacy summary (derivations: spec §9; repeated in the docstrings below):
+Privacy summary (derivations: docs/derivations/isp.md §2; repeated in the docstrings below):
 
-* the PTR bit uses a truncated-Laplace test on a score of sensitivity < ``Delta_s = 3`` (spec §9.4)
+* the PTR bit uses a truncated-Laplace test on a score of sensitivity < ``Delta_s = 3`` (docs/derivations/isp.md §2.2)
   and is (eps_T, delta_T)-DP;
 * in the safe zone the released ``beta_tilde ~ N(beta_w, c^2 Sigma_w^{-1})`` moves by at most
-  ``Delta_beta`` in the ``Sigma_w``-norm (spec §9.6), so with ``c = Delta_beta * sigma_G(eps_M, delta_M)``
+  ``Delta_beta`` in the ``Sigma_w``-norm (docs/derivations/isp.md §4.1), so with ``c = Delta_beta * sigma_G(eps_M, delta_M)``
   it is an analytic Gaussian mechanism of sensitivity 1 after whitening, and the change of the noise
-  shape is (eps_C, delta_C) (spec §9.7);
+  shape is (eps_C, delta_C) (docs/derivations/isp.md §4.2);
 * the inference bundle adds N covariance samples (eps_N, delta_N) and a noisy RSS of sensitivity
-  ``Delta_RSS`` (eps_S, delta_S) (spec §9.7-9.8).
+  ``Delta_RSS`` (eps_S, delta_S) (docs/derivations/isp.md §4.3).
 """
 from __future__ import annotations
 
@@ -44,9 +44,9 @@ from ..privacy.shaped import (
 )
 from ._isp_solver import CHUNK_ROWS, _internals, _prepare, _Singular, _slf, _sw, _weighted_system  # noqa: F401
 
-#: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
+#: score sensitivity (docs/derivations/isp.md §1, derived in §2.1-2.2; left open in the paper, conservative here)
 DELTA_S = 3.0
-#: weight-stability radius (spec §3.3, derived §9.5)
+#: weight-stability radius (docs/derivations/isp.md §1, derived in §2.3)
 ETA_W = 6.0
 DEFAULTS = {
     "eps_T_frac": 0.5,
@@ -60,7 +60,7 @@ DEFAULTS = {
 
 
 # ------------------------------------------------------------------------------------------------
-# public constants (spec §3)
+# public constants (docs/derivations/isp.md §1)
 # ------------------------------------------------------------------------------------------------
 def _gauss_delta(sigma: float, eps: float) -> float:
     """delta(sigma) of the analytic Gaussian mechanism with l2-sensitivity 1 (Balle & Wang 2018, Thm 8)."""
@@ -70,7 +70,7 @@ def _gauss_delta(sigma: float, eps: float) -> float:
 
 
 def sigma_gauss(eps: float, delta: float) -> float:
-    """Analytic-Gaussian multiplier ``sigma_G(eps, delta)`` for l2-sensitivity 1 (spec §3.3 item 14).
+    """Analytic-Gaussian multiplier ``sigma_G(eps, delta)`` for l2-sensitivity 1 (docs/derivations/isp.md §1 item 14).
 
     The smallest sigma with ``Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma) <= delta``
     (the left side decreases in sigma), by bisection to relative precision 1e-10, returning the upper
@@ -95,13 +95,13 @@ def sigma_gauss(eps: float, delta: float) -> float:
 
 def eps_cov(alpha: float, delta: float, N: float) -> float:
     """Privacy loss bound of N samples whose Gaussian shape changes with coefficient bound ``alpha``
-    (spec §3.3 item 12, derived §9.7 from Laurent-Massart tail bounds)."""
+    (docs/derivations/isp.md §1 item 12, derived §9.7 from Laurent-Massart tail bounds)."""
     lg = math.log(2.0 / delta)
     return 2.0 * N * alpha ** 2 + 2.0 * math.sqrt(2.0) * alpha * math.sqrt(N * lg) + 2.0 * alpha * lg
 
 
 def _max_samples(alpha: float, delta: float, eps_n: float) -> int:
-    """``max{N in NN: eps_cov(alpha, delta, N) <= eps_n}`` (spec §3.3 item 16); 0 if none."""
+    """``max{N in NN: eps_cov(alpha, delta, N) <= eps_n}`` (docs/derivations/isp.md §1 item 16); 0 if none."""
     if eps_cov(alpha, delta, 1) > eps_n:
         return 0
     lg = math.log(2.0 / delta)
@@ -118,20 +118,20 @@ def _max_samples(alpha: float, delta: float, eps_n: float) -> int:
 
 
 def default_L(n: int, d: int) -> float:
-    """Default leverage threshold ``L0(n, d)`` (spec §11.1, our choice): Laurent-Massart chi^2_d tail
+    """Default leverage threshold ``L0(n, d)`` (docs/derivations/isp.md §6, our choice): Laurent-Massart chi^2_d tail
     with a union bound over n rows (t = log(n/0.05)) and a finite-sample margin ``1 + 3 sqrt(d/n)``."""
     t = math.log(n / 0.05)
     return (1.0 + 3.0 * math.sqrt(d / n)) * (d + 2.0 * math.sqrt(d * t) + 2.0 * t) / n
 
 
 def ptr_truncation(eps_T: float, delta_T: float) -> float:
-    """Truncation point ``A`` of the truncated-Laplace PTR (spec §3.3 item 1)."""
+    """Truncation point ``A`` of the truncated-Laplace PTR (docs/derivations/isp.md §1 item 1)."""
     return math.log1p((math.expm1(eps_T)) / (2.0 * delta_T)) / eps_T
 
 
 def ptr_pass_probability(s: float, A: float, eps_T: float, k: int | None = None,
                          delta_s: float = DELTA_S) -> float:
-    """``p(s) = P(PASS)`` of the truncated-Laplace test of spec §7.
+    """``p(s) = P(PASS)`` of the truncated-Laplace test of docs/derivations/isp.md §3.
 
     PASS iff ``s = 0`` or ``s/Delta_s + Z < A`` with ``Z ~ TLap(1/eps_T)`` on ``[-A, A]``. Because the
     score moves by less than ``Delta_s`` between neighbours, ``s/Delta_s`` has sensitivity < 1, and
@@ -155,7 +155,7 @@ def ptr_pass_probability(s: float, A: float, eps_T: float, k: int | None = None,
 
 
 def grid_constants(k: int, L: float, R: float) -> dict:
-    """Budget-free constants of spec §3.3 items 3-11 for a given k (preconditions P2-P7).
+    """Budget-free constants of docs/derivations/isp.md §1 items 3-11 for a given k (preconditions P2-P7).
 
     Used by :func:`constants` and, with a small explicit k, by the tests of the internals."""
     out = {"k": k, "L": L, "R": R, "ok": False, "reason": None}
@@ -202,10 +202,10 @@ def grid_constants(k: int, L: float, R: float) -> dict:
 
 
 def constants(n, d, eps, delta, L, R, options=None) -> dict:
-    """All public constants of one ISSP call (spec §3.2-3.4), computed before the data are touched.
+    """All public constants of one ISSP call (docs/derivations/isp.md §1), computed before the data are touched.
 
     ``eps, delta`` are the budget of this ISSP call (``eps_I, delta_I``). ``options`` may hold
-    ``eps_T_frac``, ``eps_N_frac``, ``eps_S_frac``, ``iota_max``, ``inference`` (defaults of spec §3.1;
+    ``eps_T_frac``, ``eps_N_frac``, ``eps_S_frac``, ``iota_max``, ``inference`` (defaults of docs/derivations/isp.md §1;
     ``inference`` defaults to True) and, for tests of the internals only, ``_k`` (override of k).
     Returns a dict with every constant, ``ok`` (all preconditions P0-P9) and ``reason`` (first failed
     precondition in words, data-independent).
@@ -272,12 +272,12 @@ def constants(n, d, eps, delta, L, R, options=None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
-# one ISSP call (spec §8)
+# one ISSP call (docs/derivations/isp.md §4)
 # ------------------------------------------------------------------------------------------------
 def call_releases(const: dict, label: str) -> list[dict]:
-    """The releases of one planned ISSP call (spec §9.4-9.8): statistic, mechanism, public calibration and
+    """The releases of one planned ISSP call (docs/derivations/isp.md §3-§4): statistic, mechanism, public calibration and
     cost of each, in order (PTR bit, coefficients, covariance samples and RSS with the inference bundle).
-    Each is counted whether or not it runs (spec §11.4): the fit plans them with
+    Each is counted whether or not it runs (docs/derivations/isp.md §6): the fit plans them with
     :class:`dpreg.privacy.composition.PlannedReleases` and the mechanisms of :func:`issp` write the rows
     of those that run."""
     dM, dC, eM, eC = const["delta_M"], const["delta_C"], const["eps_M"], const["eps_C"]
@@ -285,7 +285,7 @@ def call_releases(const: dict, label: str) -> list[dict]:
         dict(statistic=f"{label}: PTR pass/fail", mechanism="ptr_truncated_laplace", sensitivity=DELTA_S,
              noise_scale=DELTA_S / const["eps_T"], eps=const["eps_T"], delta=const["delta_T"]),
         # the coefficient release: analytic Gaussian (eps_M, delta_M) after whitening, composed with the
-        # change of the noise shape (eps_C, delta_C) (spec §9.6-9.7)
+        # change of the noise shape (eps_C, delta_C) (docs/derivations/isp.md §4.2)
         dict(statistic=f"{label}: coefficients", mechanism="gaussian_shaped_analytic",
              sensitivity=const["delta_beta"], noise_scale=const["c"], eps=eM + eC,
              delta=max(dM + math.exp(eM) * dC, dC + math.exp(eC) * dM),
@@ -308,15 +308,15 @@ def issp(X, y, const: dict, noise, ledger=None, label: str = "ISP call") -> dict
     Returns None for FAIL (a DP outcome that says nothing about which step failed), else a dict with
     the released ``beta`` and, with the inference bundle, ``S_hat`` (estimate of Sigma_w^{-1}, from
     N Gaussian samples) and ``rss_noisy`` (RSS_w plus N(0, sigma_S^2)). Any numerical trouble inside
-    the mechanism maps to FAIL (spec §13.5): no data-dependent exception escapes.
+    the mechanism maps to FAIL (docs/derivations/isp.md §7): no data-dependent exception escapes.
 
-    Sensitivities (spec §9): the score ``s = max(s1, s2)`` moves by < 3 = Delta_s between neighbours
-    (§9.3-9.4) -> truncated-Laplace PTR with ``k = ceil(2 A Delta_s)`` is (eps_T, delta_T)-DP and
+    Sensitivities (docs/derivations/isp.md §2): the score ``s = max(s1, s2)`` moves by < 3 = Delta_s between neighbours
+    (§2.1-2.2) -> truncated-Laplace PTR with ``k = ceil(2 A Delta_s)`` is (eps_T, delta_T)-DP and
     fails surely for ``s >= k``. In the safe zone ``||Sigma_w^{1/2}(beta_w - beta_w')|| <= Delta_beta``
-    (§9.6), so ``beta_w + c L^{-T} g`` with ``c = Delta_beta sigma_G(eps_M, delta_M)`` is the analytic
-    Gaussian mechanism after whitening; the covariance change costs eps_C (§9.7); the N covariance
-    samples eps_N (§9.7) and ``|RSS_w - RSS_w'| <= Delta_RSS`` with noise ``Delta_RSS sigma_G(eps_S,
-    delta_S)`` costs (eps_S, delta_S) (§9.8).
+    (§4.1), so ``beta_w + c L^{-T} g`` with ``c = Delta_beta sigma_G(eps_M, delta_M)`` is the analytic
+    Gaussian mechanism after whitening; the covariance change costs eps_C (§4.2); the N covariance
+    samples eps_N (§4.2) and ``|RSS_w - RSS_w'| <= Delta_RSS`` with noise ``Delta_RSS sigma_G(eps_S,
+    delta_S)`` costs (eps_S, delta_S) (§4.3).
 
     The releases go through the mechanisms of :mod:`dpreg.privacy.shaped` (which draw the noise and write
     the rows of :func:`call_releases` into ``ledger``, a :class:`~dpreg.privacy.composition.PlannedReleases`
@@ -395,7 +395,7 @@ def _issp_inner(X, y, const, noise, k, ledger, rel):
 
 
 # ------------------------------------------------------------------------------------------------
-# PrivSigma (spec §11.2)
+# PrivSigma (docs/derivations/isp.md §6)
 # ------------------------------------------------------------------------------------------------
 PRIVSIGMA_BETA = 0.01
 PRIVSIGMA_BIN = 2.0 ** 0.25
@@ -412,7 +412,7 @@ def privsigma_blocks(n: int, d: int, eps_sigma: float, delta_sigma: float,
 
 def privsigma(X, y, eps_sigma: float, delta_sigma: float, noise, *, ledger, beta: float = PRIVSIGMA_BETA,
               b: float = PRIVSIGMA_BIN):
-    """Private upper bound ``sigma_hi`` on the residual scale (spec §11.2), or None for FAIL.
+    """Private upper bound ``sigma_hi`` on the residual scale (docs/derivations/isp.md §6), or None for FAIL.
 
     K disjoint blocks of m consecutive rows (storage order, data-independent partition); per block OLS
     and ``sigma_hat_j = sqrt(RSS_j/(m - d))``; geometric bins of ratio ``b``; stability-based histogram.

@@ -1,4 +1,4 @@
-"""The efficient data-touching algorithms of ``method="isp"`` (spec §10): SLF and SW/GRT top-down with
+"""The efficient data-touching algorithms of ``method="isp"`` (docs/derivations/isp.md §5): SLF and SW/GRT top-down with
 rank-one updates, and the rules that keep them faithful to exact arithmetic on extreme finite rows.
 
 NOT PRIVATE by themselves: their outputs (scores ``s1``, ``s2``, SLF weights ``c``, SW weights ``w``)
@@ -15,14 +15,14 @@ import numpy as np
 CHUNK_ROWS = 100_000
 
 # ------------------------------------------------------------------------------------------------
-# efficient algorithms (spec §10). NOT PRIVATE by themselves: their outputs (scores, weights) must
+# efficient algorithms (docs/derivations/isp.md §5). NOT PRIVATE by themselves: their outputs (scores, weights) must
 # never leave the mechanism.
 # ------------------------------------------------------------------------------------------------
 class _Singular(Exception):
     """Numerical singularity inside the mechanism: mapped to a score of k (FAIL)."""
 
 
-# Totality on extreme finite rows. The scores are defined in exact arithmetic (spec §4-6: every step
+# Totality on extreme finite rows. The scores are defined in exact arithmetic (docs/derivations/isp.md §2 and §5: every step
 # recomputes leverages and residuals of the remaining rows from scratch); the efficient algorithms
 # follow them by rank-one downdates. Three things can make a floating-point run differ from the exact
 # one when a single row is extreme (|entries| up to 1.8e308); each has its rule:
@@ -48,7 +48,7 @@ class _Singular(Exception):
 #
 # With these rules a floating-point run follows the exact one for every finite input (up to the
 # rounding of a fresh computation), so one extreme row changes the scores exactly as the
-# sensitivity analysis of spec §9 allows and no more (before, one row at x = 1e9 on the regression
+# sensitivity analysis of docs/derivations/isp.md §2 allows and no more (before, one row at x = 1e9 on the regression
 # line forced FAIL with certainty).
 
 #: column and outcome magnitudes in [2^-100, 2^100] are used as they are (Gram entries <= n 2^200)
@@ -123,7 +123,7 @@ def _certified_top_removals(X, lam_top, k):
     for rounding), row i violates the top level in the full data, and, since leverages only grow when
     rows are removed, it is outside the largest lam_top-good subset: the exact algorithm removes it at
     level 2k whatever the order of removals (the greedy removes exactly the complement of that subset,
-    spec §10 E2). The argument repeats on the remaining rows (the largest row first: the bound grows
+    docs/derivations/isp.md §5). The argument repeats on the remaining rows (the largest row first: the bound grows
     with m_i). These are the rows that dwarf the rest; removing them first keeps X'X of the remaining
     rows free of the cancellation they would cause (their x_i x_i' would swamp the others' entries)."""
     n, d = X.shape
@@ -178,7 +178,7 @@ def _chol_inv(M):
 
 
 def _leverages(X, Linv):
-    """h_i = ||Linv X_i||^2 in row chunks (one gemm per chunk, spec §10 E1)."""
+    """h_i = ||Linv X_i||^2 in row chunks (one gemm per chunk, docs/derivations/isp.md §5)."""
     n = X.shape[0]
     h = np.empty(n)
     B = np.ascontiguousarray(Linv.T)     # a transposed view would make numpy skip BLAS
@@ -242,7 +242,7 @@ def _slf_fresh(X, keep):
 
 
 def _slf(X, base, L, k, pre=()):
-    """Stable leverage filtering, levels top-down (spec §10 E2). Returns (s1, c) with s1 == k meaning
+    """Stable leverage filtering, levels top-down (docs/derivations/isp.md §5). Returns (s1, c) with s1 == k meaning
     the score is maximal (FAIL surely). At most k removals: the rows ``pre`` certified to leave at the
     top level (see :func:`_certified_top_removals`; ``base`` holds the other rows), then rank-one
     downdates, or a recomputation from the remaining rows for a dominant row (see the note on
@@ -259,7 +259,7 @@ def _slf(X, base, L, k, pre=()):
     h_act[rem_level >= 0] = -np.inf
     stop_level = -1                       # levels <= stop_level have term >= k
     lam = [L / (1.0 - l * L) for l in range(2 * k + 1)]
-    j = int(np.argmax(h_act))             # current argmax, recomputed only after a removal (spec E4)
+    j = int(np.argmax(h_act))             # current argmax, recomputed only after a removal (docs/derivations/isp.md §5)
     for lev in range(2 * k, -1, -1):
         blocked = False
         while nrem < k:
@@ -310,7 +310,7 @@ def _sw_fresh(X, y, cur, base):
 
 
 def _sw(X, y, base, c, R, rho, k):
-    """Stable weights over the residual grid, GRT for all levels in one top-down pass (spec §10 E3-E4).
+    """Stable weights over the residual grid, GRT for all levels in one top-down pass (docs/derivations/isp.md §5).
     Returns (s2, w); s2 == k means FAIL surely. Residuals and thresholds are in the scaled units of y."""
     n = X.shape[0]
     cur = c.copy()
@@ -375,7 +375,7 @@ def _sw(X, y, base, c, R, rho, k):
 
 def _internals(X, y, L, R, k, rho):
     """TEST-ONLY, NOT PRIVATE: the scores and weights ``(s1, c, s2, w)`` of the efficient algorithms
-    (spec §13.1). Never called by ``dp_lm``; its outputs must never be shown to anyone but a test.
+    (docs/derivations/isp.md §5). Never called by ``dp_lm``; its outputs must never be shown to anyone but a test.
     ``c``/``w`` are None when the corresponding score is k (FAIL surely)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)

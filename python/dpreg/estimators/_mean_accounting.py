@@ -28,7 +28,7 @@ def rho_star(eps: float, delta: float) -> float:
 
 
 def resolve_accounting(accounting, eps, delta, *, quantile_noise=None, p=1, f_se=0.0, s3=0.5):
-    """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (spec 5.0)."""
+    """Returns (model, budget, rho or None). ``p``, ``f_se``, ``s3`` enter the auto rule (docs/derivations/winsorized_sa.md §5.0)."""
     if quantile_noise == "gaussian" and accounting == "pure":
         raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism; use accounting='zcdp' or 'auto' "
                          "with delta > 0")

@@ -1,13 +1,13 @@
-"""Building blocks of the heavy-tailed estimators (specs/heavy_tailed.md section 2).
+"""Building blocks of the heavy-tailed estimators (derivations: docs/derivations/heavy_tailed.md §1-§9).
 
-* soft truncation ``psi`` (spec 2.1) and the smoothed robust mean estimator in its numerically stable
-  form ``smoothed_psi`` / ``robust_mean`` (spec 2.2.1); the paper's closed form
-  ``smoothed_psi_paper_form`` is a documented cross-check only (spec 2.2.2);
-* the estimator's sensitivity ``robust_sensitivity`` (spec 2.3);
-* the private vertex selection ``exponential_mechanism`` (spec 2.5; permute-and-flip with exact noise);
-* Peeling with accountant-calibrated Laplace noise ``peeling`` (spec 2.6);
-* the per-step budget of T-fold composition ``lasso_step_eps`` (spec 2.7);
-* data splitting ``split_blocks`` (spec 2.8) and shrinkage ``shrink`` (spec 2.9).
+* soft truncation ``psi`` (docs/derivations/heavy_tailed.md §1) and the smoothed robust mean estimator in its numerically stable
+  form ``smoothed_psi`` / ``robust_mean`` (docs/derivations/heavy_tailed.md §2.1); the paper's closed form
+  ``smoothed_psi_paper_form`` is a documented cross-check only (docs/derivations/heavy_tailed.md §2.2);
+* the estimator's sensitivity ``robust_sensitivity`` (docs/derivations/heavy_tailed.md §3);
+* the private vertex selection ``exponential_mechanism`` (docs/derivations/heavy_tailed.md §5; permute-and-flip with exact noise);
+* Peeling with accountant-calibrated Laplace noise ``peeling`` (docs/derivations/heavy_tailed.md §6);
+* the per-step budget of T-fold composition ``lasso_step_eps`` (docs/derivations/heavy_tailed.md §7);
+* data splitting ``split_blocks`` (docs/derivations/heavy_tailed.md §8) and shrinkage ``shrink`` (docs/derivations/heavy_tailed.md §9).
 
 All randomness comes from the fit's :class:`~dpreg.privacy.mechanisms.NoiseSource`. Nothing in this
 module formats data values into messages.
@@ -24,21 +24,21 @@ from ..privacy.selection_mechanisms import peeling_accounted_eps as _peeling_eps
 from ..privacy.selection_mechanisms import peeling_mechanism, report_noisy_max_exact
 
 SQRT2 = math.sqrt(2.0)
-#: sup |psi| = 2*sqrt(2)/3 (spec 2.1)
+#: sup |psi| = 2*sqrt(2)/3 (docs/derivations/heavy_tailed.md §1)
 PSI_MAX = 2.0 * SQRT2 / 3.0
-#: minimum block size of data splitting (spec 2.8, our choice)
+#: minimum block size of data splitting (docs/derivations/heavy_tailed.md §8, our choice)
 M_MIN = 20
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # 12 nodes: against 60-node quadrature the error is <= 1.3e-16 for every sigma > 5 (checked on
-# |t| in [1e-3, 1e9], beta in [0.1, 1e4]); the spec's 24 nodes cost twice as much for nothing
+# |t| in [1e-3, 1e9], beta in [0.1, 1e4]); 24 nodes cost twice as much for nothing
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(12)
 _GL_U = SQRT2 * _GL_X          # nodes on [-sqrt2, sqrt2]
 _GL_WU = SQRT2 * _GL_W         # weights for that interval
 #: entries processed at once by the vectorised smoothed psi (bounds temporary memory)
 _CHUNK = 1 << 20
 #: above this sigma = |t|/sqrt(beta) the middle part is integrated by Gauss-Legendre quadrature.
-#: The spec (2.2.1) switches at 50; the closed form then loses ~4e-12 to cancellation (mu^3 terms)
-#: near sigma ~ 40, enough to break exact monotonicity (spec 11.4). At sigma >= 5 the integrand
+#: A switch at sigma = 50 would be too late; the closed form then loses ~4e-12 to cancellation (mu^3 terms)
+#: near sigma ~ 40, enough to break exact monotonicity (docs/derivations/heavy_tailed.md §3). At sigma >= 5 the integrand
 #: (cubic x Gaussian density with curvature <= 1/25 on [-sqrt2, sqrt2]) is entire and 12-point
 #: Gauss-Legendre is exact to machine precision, so we switch there (our choice).
 _QUAD_SIGMA = 5.0
@@ -48,7 +48,7 @@ _QUAD_SIGMA = 5.0
 # 2.1 soft truncation
 # ---------------------------------------------------------------------------------------------
 def psi(u):
-    """Catoni-Giulini soft truncation: u - u^3/6 on [-sqrt2, sqrt2], +-2sqrt2/3 outside (spec 2.1).
+    """Catoni-Giulini soft truncation: u - u^3/6 on [-sqrt2, sqrt2], +-2sqrt2/3 outside (docs/derivations/heavy_tailed.md §1).
 
     Odd, continuous, non-decreasing, |psi| <= 2sqrt2/3."""
     u = np.asarray(u, dtype=float)
@@ -57,7 +57,7 @@ def psi(u):
 
 
 def c_beta(beta: float) -> float:
-    """sup_t |Psi_beta(t)| = (2sqrt2/3)(2 Phi(sqrt beta) - 1) (spec 2.3, tight constant)."""
+    """sup_t |Psi_beta(t)| = (2sqrt2/3)(2 Phi(sqrt beta) - 1) (docs/derivations/heavy_tailed.md §3, tight constant)."""
     return PSI_MAX * (2.0 * float(ndtr(math.sqrt(beta))) - 1.0)
 
 
@@ -69,7 +69,7 @@ def _phi(z):
 # 2.2 smoothed psi: Psi_beta(t) = E psi(t + |t| xi / sqrt(beta)), xi ~ N(0, 1)
 # ---------------------------------------------------------------------------------------------
 def _smoothed_psi_finite(t, beta):
-    """Stable form of spec 2.2.1 for finite, non-zero t (1-D array)."""
+    """Stable form of docs/derivations/heavy_tailed.md §2.1 for finite, non-zero t (1-D array)."""
     mu = t
     sigma = np.abs(t) / math.sqrt(beta)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -93,7 +93,7 @@ def _smoothed_psi_finite(t, beta):
     wide = sigma > _QUAD_SIGMA
     if np.any(wide):
         # the normal density is smooth over [-sqrt2, sqrt2] (curvature <= 1/_QUAD_SIGMA^2), so
-        # Gauss-Legendre is exact to machine precision there (spec 2.2.1 step 5)
+        # Gauss-Legendre is exact to machine precision there (docs/derivations/heavy_tailed.md §2.1 step 5)
         muw = mu[wide][:, None]
         sw = sigma[wide][:, None]
         dens = _phi((_GL_U[None, :] - muw) / sw) / sw
@@ -102,7 +102,7 @@ def _smoothed_psi_finite(t, beta):
 
 
 def smoothed_psi(t, beta: float, *, clip: float = PSI_MAX):
-    """Psi_beta(t) = E[psi(t(1 + chi))], chi ~ N(0, 1/beta), in the stable form of spec 2.2.1.
+    """Psi_beta(t) = E[psi(t(1 + chi))], chi ~ N(0, 1/beta), in the stable form of docs/derivations/heavy_tailed.md §2.1.
 
     The multiplicative smoothing noise is integrated out analytically: deterministic, no draw.
     t = 0 -> 0; t = +-inf -> +-c_beta (the limit); NaN -> 0 (only from overflow; keeps the bound).
@@ -125,7 +125,7 @@ def smoothed_psi(t, beta: float, *, clip: float = PSI_MAX):
 
 
 def smoothed_psi_paper_form(t, beta: float):
-    """The closed form of [HNXW eq. (5)] (spec 2.2.2), divided by kappa: a TEST ORACLE ONLY.
+    """The closed form of [HNXW eq. (5)] (docs/derivations/heavy_tailed.md §2.2), divided by kappa: a TEST ORACLE ONLY.
 
     Psi_beta(t) = t(1 - t^2/(2 beta)) - t^3/6 + C(t, |t|/sqrt(beta)). Cancels catastrophically for
     |t| > ~1e3; never used for estimation.
@@ -156,9 +156,9 @@ def smoothed_psi_paper_form(t, beta: float):
 
 def robust_mean(a, kappa: float, beta: float, *, clip: float = PSI_MAX):
     """Coordinate-wise smoothed robust mean of the rows of ``a`` (m x d, or m):
-    (kappa/m) sum_i Psi_beta(a_i / kappa) (spec 2.2). Deterministic.
+    (kappa/m) sum_i Psi_beta(a_i / kappa) (docs/derivations/heavy_tailed.md §2). Deterministic.
 
-    Sensitivity (spec 2.3): each sample contributes (kappa/m) Psi_beta(a_i/kappa) with
+    Sensitivity (docs/derivations/heavy_tailed.md §3): each sample contributes (kappa/m) Psi_beta(a_i/kappa) with
     |Psi_beta| <= ``clip`` (enforced by clipping), so replacing one of the m samples moves each
     coordinate by at most 2 * clip * kappa / m (= 4sqrt2 kappa/(3m) for the default clip).
     """
@@ -168,12 +168,12 @@ def robust_mean(a, kappa: float, beta: float, *, clip: float = PSI_MAX):
 
 
 def robust_sensitivity(kappa: float, m: int, *, constant: str = "paper", beta: float | None = None) -> float:
-    """l_inf sensitivity of ``robust_mean`` over a block of m samples under replace-one (spec 2.3).
+    """l_inf sensitivity of ``robust_mean`` over a block of m samples under replace-one (docs/derivations/heavy_tailed.md §3).
 
     "paper": 2 * (2sqrt2/3) * kappa/m = 4sqrt2 kappa/(3m) (one sample's contribution is at most
     (2sqrt2/3) kappa/m in absolute value; replacement can flip its sign).
     "tight": 2 c_beta kappa/m, because sup|Psi_beta| = c_beta (Psi_beta is odd and non-decreasing,
-    spec 2.3); the estimator must then be clipped to +-c_beta (``robust_clip``).
+    docs/derivations/heavy_tailed.md §3); the estimator must then be clipped to +-c_beta (``robust_clip``).
     """
     if constant == "paper":
         return 4.0 * SQRT2 * kappa / (3.0 * m)
@@ -227,7 +227,7 @@ def noisy_max_probabilities(scores, *, sensitivity: float, eps: float) -> np.nda
 # 2.6 Peeling
 # ---------------------------------------------------------------------------------------------
 def peeling_accounted_eps(b: float, *, lam: float, k: int, s: int, delta: float) -> float:
-    """epsilon of Peeling with Laplace scale b: min(basic, zCDP) (spec 2.6); the accountant of
+    """epsilon of Peeling with Laplace scale b: min(basic, zCDP) (docs/derivations/heavy_tailed.md §6); the accountant of
     :func:`dpreg.privacy.selection_mechanisms.peeling_accounted_eps`.
 
     basic: k noisy-max selections at 2 lam/b each, s released coordinates at lam/b each.
@@ -237,7 +237,7 @@ def peeling_accounted_eps(b: float, *, lam: float, k: int, s: int, delta: float)
 
 
 def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode: str = "zcdp"):
-    """Laplace scale b of Peeling and the bound that set it (spec 2.6).
+    """Laplace scale b of Peeling and the bound that set it (docs/derivations/heavy_tailed.md §6).
 
     Returns (b, active) with active in {"basic", "zcdp", "paper"}."""
     L = math.log(1.0 / delta)
@@ -254,7 +254,7 @@ def peeling_scale(*, s: int, k: int, eps: float, delta: float, lam: float, mode:
 
 def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, ledger, statistic: str, forced=(),
             mode: str = "zcdp"):
-    """Private top-s selection and release (Algorithm 4 / [CWZ21] Peeling, spec 2.6).
+    """Private top-s selection and release (Algorithm 4 / [CWZ21] Peeling, docs/derivations/heavy_tailed.md §6).
 
     ``lam`` must bound ||v(D) - v(D')||_inf over neighbours. Forced indices (data-independent,
     e.g. an unpenalised intercept) enter S first; k = s - |forced| report-noisy-max selections on
@@ -277,7 +277,7 @@ def peeling(v, *, s: int, eps: float, delta: float, lam: float, noise, ledger, s
 # 2.7 per-step budget for T-fold composition
 # ---------------------------------------------------------------------------------------------
 def composed_eps(eps_steps, delta: float) -> float:
-    """min(sum eps_i, rho + 2 sqrt(rho L)) with rho = sum eps_i^2 / 2 (spec 2.7 accountant)."""
+    """min(sum eps_i, rho + 2 sqrt(rho L)) with rho = sum eps_i^2 / 2 (docs/derivations/heavy_tailed.md §7 accountant)."""
     e = np.asarray(eps_steps, dtype=float)
     rho = float(np.sum(e ** 2)) / 2.0
     L = math.log(1.0 / delta)
@@ -285,7 +285,7 @@ def composed_eps(eps_steps, delta: float) -> float:
 
 
 def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
-    """Per-step epsilon of Algorithm 2 and the rule that set it (spec 2.7). Returns (eps_step, rule)."""
+    """Per-step epsilon of Algorithm 2 and the rule that set it (docs/derivations/heavy_tailed.md §7). Returns (eps_step, rule)."""
     L = math.log(1.0 / delta)
     zc = (math.sqrt(2 * L + 2 * eps) - math.sqrt(2 * L)) / math.sqrt(T)
     cal, rule = (zc, "zcdp") if zc >= eps / T else (eps / T, "basic")
@@ -303,7 +303,7 @@ def lasso_step_eps(eps: float, delta: float, T: int, mode: str = "zcdp"):
 # 2.8 data splitting, 2.9 shrinkage
 # ---------------------------------------------------------------------------------------------
 def check_blocks(n: int, T: int, method: str) -> None:
-    """Public precondition of spec 2.8: n rows split into T blocks of at least M_MIN rows each (message
+    """Public precondition of docs/derivations/heavy_tailed.md §8: n rows split into T blocks of at least M_MIN rows each (message
     quotes public quantities only). Not a budget split: those are checked by
     :func:`dpreg.privacy.requests.check_budget_split`."""
     if n // T < M_MIN:
@@ -316,7 +316,7 @@ check_split = check_blocks
 
 
 def split_blocks(n: int, T: int, noise, method: str):
-    """Uniformly random partition of range(n) into T blocks of floor/ceil(n/T) rows (spec 2.8).
+    """Uniformly random partition of range(n) into T blocks of floor/ceil(n/T) rows (docs/derivations/heavy_tailed.md §8).
 
     The permutation is independent of the data; every row is used in exactly one block, so the
     per-block guarantees compose in parallel (adaptively)."""
@@ -325,7 +325,7 @@ def split_blocks(n: int, T: int, noise, method: str):
 
 
 def shrink(a, K, exempt=None):
-    """Entry-wise truncation to [-K, K] (spec 2.9); columns in ``exempt`` (intercept) untouched.
+    """Entry-wise truncation to [-K, K] (docs/derivations/heavy_tailed.md §9); columns in ``exempt`` (intercept) untouched.
 
     ``K`` is a scalar or an array broadcastable along the last axis."""
     out = np.clip(a, -K, K)

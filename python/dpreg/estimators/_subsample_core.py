@@ -1,6 +1,6 @@
 """The subsample-and-aggregate pipeline behind ``method="subsample_aggregate"``: the public k rule and
 feasibility check, per-group fits, the data-independent partition, the per-coordinate private
-aggregation and the noise-aware spread (specs/winsorized_sa.md sections 3-4). The privacy argument
+aggregation and the noise-aware spread (docs/derivations/winsorized_sa.md §3-§4). The privacy argument
 is in the docstring of :mod:`.subsample`; the method's options and its estimator-module contract
 live there too."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ K_WARNING = ("privacy budget too small for N and p: need k >= {k_priv} groups; e
              "dominated by privacy noise or unstable")
 SE_WARNING = "SE step under-budgeted: intervals may under-cover"
 VCOV_NOTE = "subsample_aggregate estimates no cross-coefficient covariances"
-#: spec 5.3: share of the budget for the residual variance when residual_variance=True
+#: docs/derivations/winsorized_sa.md §5.3: share of the budget for the residual variance when residual_variance=True
 RV_SHARE = 0.10
 
 
@@ -54,7 +54,7 @@ def _resolve_bounds(coef_bounds, terms):
 def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
              lower, upper, beta: float, trim_count: int = 10, eta: float = 0.0, trim: str = "adaptive",
              k=None, group_size=None) -> dict:
-    """The k and trimming rule of spec 3.5 (public quantities only). Returns a dict with k, m,
+    """The k and trimming rule of docs/derivations/winsorized_sa.md §3.5 (public quantities only). Returns a dict with k, m,
     k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings."""
     lower, upper = np.atleast_1d(lower).astype(float), np.atleast_1d(upper).astype(float)
     b_c = (1.0 - f_se) * budget / p
@@ -100,7 +100,7 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
 
 
 def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
-    """Spec 5.7: evaluate the 3.5 rule from public facts only -> (ok, k, reason)."""
+    """Evaluate the rule of docs/derivations/winsorized_sa.md §3.5 from public facts only -> (ok, k, reason)."""
     from ._mean_accounting import resolve_accounting
     f_se = 0.2 if inference else 0.0
     model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
@@ -119,13 +119,13 @@ def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_B
 # noise-aware uncertainty helpers (post-processing)
 # ------------------------------------------------------------------------------------------------
 def chi2_clip_mean(t):
-    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (spec 4.1)."""
+    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (docs/derivations/winsorized_sa.md §4.1)."""
     t = np.asarray(t, dtype=float)
     return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
 
 
 def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
-    """Solve s2 * h(qhat/s2) = w (spec 4.1 step 3) -> (s2, saturated)."""
+    """Solve s2 * h(qhat/s2) = w (docs/derivations/winsorized_sa.md §4.1 step 3) -> (s2, saturated)."""
     if not (w > 0) or not (qhat > 0):
         return 0.0, False
     if w >= qhat:
@@ -144,7 +144,7 @@ def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
 
 
 def gauss_laplace_cdf(x, sigma, b):
-    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (spec 4.3), products in log space."""
+    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3), products in log space."""
     x = float(x)
     a = sigma * sigma / (2.0 * b * b)
     t1 = special.ndtr(x / sigma)
@@ -154,7 +154,7 @@ def gauss_laplace_cdf(x, sigma, b):
 
 
 def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
-    """h with P(|G + L| <= h) = level (spec 4.3)."""
+    """h with P(|G + L| <= h) = level (docs/derivations/winsorized_sa.md §4.3)."""
     if b <= 0:
         return float(stats.norm.ppf((1 + level) / 2) * sigma)
     if sigma <= 0:
@@ -233,7 +233,7 @@ def _residual_variance(Xg, yg, est, dof):
 
 def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
     """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
-    default vector, never dropped (dropping would make k data-dependent; spec 3.2 step 7).
+    default vector, never dropped (dropping would make k data-dependent; docs/derivations/winsorized_sa.md §3.2 step 7).
     With ``residual_variance`` also the (k,) group residual variances RSS_g/(m_g - p) (public
     ``sigma2_default`` for failed groups or m_g <= p)."""
     out = np.empty((len(groups), p))
@@ -283,7 +283,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
            crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4) -> dict:
-    """Internal S&A fit on arrays (spec 3.2 steps 4-10, 4). ``budget`` is eps (model "pure") or rho
+    """Internal S&A fit on arrays (docs/derivations/winsorized_sa.md §3.2 and §4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
     number of distinct units (public). Returns a dict of released values and public facts."""
     X = np.asarray(X, dtype=float)
@@ -292,7 +292,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     lower, upper = _resolve_bounds(coef_bounds, terms)
     f_se = 0.0 if se_method == "none" else float(se_fraction)
     total_budget = budget
-    if residual_variance:   # spec 5.3: the 10% share is taken before the coefficient and SE shares
+    if residual_variance:   # docs/derivations/winsorized_sa.md §5.3: the 10% share is taken before the coefficient and SE shares
         budget = (1.0 - RV_SHARE) * total_budget
     if units is None:
         N, unit_of_row = n, None

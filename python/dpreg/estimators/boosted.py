@@ -1,13 +1,13 @@
-"""BoostedAdaSSP ([S1] Algorithm 1; spec 4): gradient boosting of AdaSSP-preconditioned steps.
+"""BoostedAdaSSP ([S1] Algorithm 1; docs/derivations/adassp_boosted.md §6): gradient boosting of AdaSSP-preconditioned steps.
 
-Releases, in the canonical order of spec 1.10 (each through ``gaussian_mechanism``, one ledger row):
+Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each through ``gaussian_mechanism``, one ledger row):
 
 1. A_hat   = X^T X + sigma1 (G + G^T)/2     sensitivity sqrt(2) tau_x^2 | tau_x^2
 2. lam_hat = lambda_min(X^T X) + sigma3 z    sensitivity tau_x^2
 3. for t = 1..T: s_t = X^T g_hat_t + sigma_z z_t with g_hat_t = clip(y - X theta_{t-1}, tau)
    elementwise; sensitivity 2 tau_x tau (replace-one) | tau_x tau (add/remove), because every record
    contributes x_i g_hat_i with ||x_i g_hat_i|| <= tau_x tau
-4. the inference bundle of spec 6.2 at theta_T (if inference is on and allowed)
+4. the inference bundle of docs/derivations/adassp_boosted.md §8 at theta_T (if inference is on and allowed)
 
 (mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)||, per-round mu_r = mu2/sqrt(T), so by adaptive
 composition the estimator is sqrt(mu1^2 + T mu_r^2 + mu3^2) = mu_est-GDP ([S1] Thm 3.1). Gamma,
@@ -64,7 +64,7 @@ def stable_ridge_floor(sigma_gram: float, d: int) -> float:
     in [0, 1): every round contracts. With the adaptive rule alone (lam = 0 once lambda_min(X^T X)
     exceeds 1.96 sqrt(d) sigma1) the most negative eigenvalue of E (about -sqrt(2d) sigma1) can make
     the recursion expand and the boosting diverge. Post-processing of released values only: the
-    fixed point (OLS) does not depend on lam (spec 4.3.2); a larger lam slows the approach but also
+    fixed point (OLS) does not depend on lam (docs/derivations/adassp_boosted.md §6.3); a larger lam slows the approach but also
     averages the per-round noise (stationary variance sigma_z^2/(s^2 + 2 s lam) per eigen-direction s).
     """
     return float(sigma_gram) * (2.0 * math.sqrt(d) + 3.0)

@@ -1,7 +1,7 @@
 """TukeyEM (``method="tukey"``): Amin, Joseph, Ribero and Vassilvitskii (ICLR 2023), with the
 propose-test-release lemma of Brown, Gaboardi, Smith, Ullman and Zakynthinou (NeurIPS 2021).
 
-Normative source: ``specs/adassp_boosted.md`` section 5.2 (algorithm, defaults) and 7 T18 (tests).
+Derivation: ``docs/derivations/adassp_boosted.md`` §7 (algorithm, privacy, defaults); tests in ``tests/test_tukey.py``.
 
 Algorithm: m OLS models on the blocks of a data-independent random partition; the approximate
 Tukey depth of a point is the minimum over the 2d coordinate half-spaces of the number of models on
@@ -21,9 +21,9 @@ depth score and of the distance-to-unsafety lower bound ``khat``). Then ([AJRV] 
 
 Total ``eps = 2 eps'`` and delta, recorded as ONE ledger row ``"tukey_ptr_em"`` (the mechanism has
 no GDP/zCDP form). On failure nothing is released but the budget is spent: ``EstimationFailed``.
-The PTR Laplace noise has scale ``1/eps'`` (the reference code's ``eps'`` scale is a bug, spec 5.2 (i)).
+The PTR Laplace noise has scale ``1/eps'`` (a reference implementation's ``eps'`` scale is not the calibrated one; docs/derivations/adassp_boosted.md §7).
 
-Privacy units (``unit=``, winsorized_sa spec 0.2): the permutation is drawn over the N units and each
+Privacy units (``unit=``, docs/derivations/winsorized_sa.md §0.2): the permutation is drawn over the N units and each
 model is fitted on all rows of its units, so replacing one unit (all its rows) again changes exactly
 one model and every argument above holds with "record" read as "unit"; N is public, n (rows) is not,
 and the rules above use N in place of n (default m = floor(N/(10 d)), precondition N >= m d, which
@@ -43,7 +43,7 @@ from ..release import Release
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
-#: spec 5.2: jitter before sorting, as the reference code
+#: docs/derivations/adassp_boosted.md §7: jitter before sorting, as the reference code
 JITTER = 1e-10
 
 OPTIONS = {
@@ -299,7 +299,7 @@ def ptr_khat(logV, m, eps_p, delta):
         if np.any(lhs <= thr):
             khat = k
         else:
-            break  # monotone in k (spec 5.2 step 6)
+            break  # monotone in k (docs/derivations/adassp_boosted.md §7)
     return khat
 
 

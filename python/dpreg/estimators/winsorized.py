@@ -1,7 +1,7 @@
 """Private modified winsorized mean (PMWM) and the classic subsample-and-aggregate aggregators.
 
-Normative source: ``specs/winsorized_sa.md`` sections 1.5, 2 (PMWM), 2.6 (feasibility), 3.5 (trimming
-rule), 3.8 (clipped mean, widened winsorized mean). Paper: Ramsay and Spicker (2025), "Improved
+Derivations: ``docs/derivations/winsorized_sa.md`` §1.5, §2 (PMWM), §2.6 (feasibility), §3.5 (trimming
+rule), §3.8 (clipped mean, widened winsorized mean). Paper: Ramsay and Spicker (2025), "Improved
 subsample-and-aggregate via the private modified winsorized mean", Sections 2.4, 3.1-3.2.
 
 The private quantiles are the one unbounded-quantile implementation of the package,
@@ -11,11 +11,11 @@ and releases the clipped mean.
 Budgets here are *internal* budgets in one currency: ``model="pure"`` (eps) or ``model="zcdp"`` (rho).
 Every release adds a ledger row in that currency (``eps=`` for pure releases, ``rho=`` for zCDP ones).
 
-Privacy of one PMWM call with budget ``B`` and split ``(s1, s2, s3)`` (spec 2.3)
+Privacy of one PMWM call with budget ``B`` and split ``(s1, s2, s3)`` (docs/derivations/winsorized_sa.md §2.3)
 --------------------------------------------------------------------------------
 * two private quantiles, each with threshold budget ``B*s1/2`` and step budget ``B*s2/2``
-  (each (eps_thr + eps_step)-DP by the AboveThreshold argument of spec 1.6; in zCDP either the
-  pure quantile converted by eps -> eps^2/2 or the Gaussian variant of spec 1.5c);
+  (each (eps_thr + eps_step)-DP by the AboveThreshold argument of docs/derivations/winsorized_sa.md §1.6; in zCDP either the
+  pure quantile converted by eps -> eps^2/2 or the Gaussian variant of docs/derivations/winsorized_sa.md §1.5);
 * the clipped mean ``(1/n) sum clip(x_i, q_lo, q_hi)``: replacing one record moves one clipped value
   inside ``[q_lo, q_hi]``, so the mean moves by at most ``Delta = (q_hi - q_lo)/n`` (replace-one,
   n public). ``q_lo``, ``q_hi`` are already released, so this is adaptive composition. Laplace noise
@@ -36,12 +36,12 @@ from ..privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechan
 from ..privacy.requests import check_budget_split
 from ..privacy.selection_mechanisms import interval_exponential_mechanism
 
-#: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
+#: constants of the feasibility and trimming rules (docs/derivations/winsorized_sa.md §2.6 and §3.5; calibrated by simulation)
 KAPPA_O = 4.0
 KAPPA_P = 8.0
 #: paper Section 3.2 / authors' code: cap of the trimming proportion without contamination
 CAP_PAPER = 0.025
-#: spec 3.5: cap of the trimming proportion for the S&A aggregator (our choice, see spec)
+#: docs/derivations/winsorized_sa.md §3.5: cap of the trimming proportion for the S&A aggregator (a project choice)
 CAP_SA = 0.25
 DEFAULT_SPLIT = (0.25, 0.25, 0.5)
 DEFAULT_BETA = 1.001
@@ -64,13 +64,13 @@ def check_split(split) -> tuple[float, float, float]:
     s = check_budget_split(split, 3, message="split must be 3 positive numbers summing to 1", sum_to_one=True)
     if abs(s[0] - s[1]) > 1e-12:
         # the package's quantile search splits each quantile's budget equally between threshold and
-        # steps (spec 1.5a); every split studied in the paper (Appendix A.4) has s1 == s2
+        # steps (docs/derivations/winsorized_sa.md §1.5); every split studied in the paper (Appendix A.4) has s1 == s2
         raise InvalidArgument("split must have equal threshold and step shares: (s, s, 1 - 2s)")
     return s
 
 
 def grid_steps(lower: float, upper: float, beta: float) -> int:
-    """K_max of spec 1.2: first k with ``lower - 1 + beta^k >= upper``. The span of public bounds near
+    """K_max of docs/derivations/winsorized_sa.md §1.2: first k with ``lower - 1 + beta^k >= upper``. The span of public bounds near
     +-1.8e308 overflows a double; its logarithm is taken as log 2 + log(span / 2) instead."""
     span = upper - lower + 1.0
     log_span = math.log(span) if math.isfinite(span) else \
@@ -79,10 +79,10 @@ def grid_steps(lower: float, upper: float, beta: float) -> int:
 
 
 def threshold_scale(budget: float, model: str, quantile_noise: str, split, *, n_quantiles: int = 2) -> float:
-    """``s_q`` of spec 2.6 / 3.5: scale (in counts) of the threshold noise of one quantile.
+    """``s_q`` of docs/derivations/winsorized_sa.md §2.6 and §3.5: scale (in counts) of the threshold noise of one quantile.
 
     ``n_quantiles`` = 2 for the two-sided PMWM (each quantile gets half of s1 and s2), 1 for the
-    one-sided variant of spec 2.5 (the quantile gets all of s1 and s2).
+    one-sided variant of docs/derivations/winsorized_sa.md §2.5 (the quantile gets all of s1 and s2).
     """
     s1, s2, _ = split
     share = 1.0 / n_quantiles
@@ -96,13 +96,13 @@ def threshold_scale(budget: float, model: str, quantile_noise: str, split, *, n_
 
 
 def feasible_count(s_q: float, steps: int) -> int:
-    """Spec 2.6: smallest count of values for which the quantile search is reliable."""
+    """Smallest count of values for which the quantile search is reliable (docs/derivations/winsorized_sa.md §2.6)."""
     return int(math.ceil(s_q * (math.log(max(steps, 1)) + KAPPA_O + KAPPA_P)))
 
 
 def trim_proportion(n: int, *, trim_count: int = 10, eta: float = 0.0, trim: str = "paper",
                     s_q: float | None = None, cap: float | None = None) -> tuple[float, int]:
-    """Trimming proportion xi and effective trim count (spec 2.2 ``trim="paper"``, 3.5 ``"adaptive"``)."""
+    """Trimming proportion xi and effective trim count (docs/derivations/winsorized_sa.md §2.2 ``trim="paper"``, 3.5 ``"adaptive"``)."""
     if trim == "paper":
         c_eff = int(trim_count)
         cap_base = CAP_PAPER if cap is None else cap
@@ -118,12 +118,12 @@ def trim_proportion(n: int, *, trim_count: int = 10, eta: float = 0.0, trim: str
 
 
 def xi_theoretical(n: int, eta: float, conf_delta: float) -> float:
-    """Spec 2.1 (UNCERTAIN U2): Lugosi-Mendelson constants; public quantities only."""
+    """Lugosi-Mendelson constants; public quantities only (docs/derivations/winsorized_sa.md §2.1; the published constants are not legible, these are a reconstruction)."""
     return float(min(0.49, 8.0 * eta + 12.0 * math.log(4.0 / conf_delta) / n))
 
 
 def quantile_budgets(budget: float, model: str, split, *, n_quantiles: int = 2) -> dict:
-    """Per-quantile budget (spec 2.3), as keyword arguments of ``upq`` plus the threshold share."""
+    """Per-quantile budget (docs/derivations/winsorized_sa.md §2.3), as keyword arguments of ``upq`` plus the threshold share."""
     s1, s2, _ = split
     share = 1.0 / n_quantiles
     if model == "pure":
@@ -154,7 +154,7 @@ def _values(x):
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
                        ledger: Ledger, statistic: str = "clipped mean", lower_sens: float | None = None,
                        share: float | None = None, cost_as_rho: bool = False) -> tuple[float, float]:
-    """Release ``mean(clip(x, lo, hi)) + noise`` (spec 2.4 steps 6-8; T3 calibration).
+    """Release ``mean(clip(x, lo, hi)) + noise`` (docs/derivations/winsorized_sa.md §2.4).
 
     Sensitivity (replace-one, n public): one record's clipped value moves within [lo, hi], so the
     mean moves by at most ``Delta = (hi - lo)/n``. Pure: ``Lap(Delta/budget)`` (budget-DP).
@@ -209,17 +209,17 @@ def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", x
          split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
          crossing: str = "bounds", noise: NoiseSource, ledger: Ledger, label: str = "mean",
          clamp_output: bool = False, anchor: float | None = None) -> PMWMResult:
-    """Practical PMWM (spec 2.4). ``xi`` is public (from :func:`trim_proportion`).
+    """Practical PMWM (docs/derivations/winsorized_sa.md §2.4). ``xi`` is public (from :func:`trim_proportion`).
 
     Where the searches start (every start is public or already released):
-    * both bounds finite: q_hi walks up from ``lower``, q_lo down from ``upper`` (spec 2.4);
+    * both bounds finite: q_hi walks up from ``lower``, q_lo down from ``upper`` (docs/derivations/winsorized_sa.md §2.4);
     * ``lower`` finite only: q_hi walks up from it, then q_lo walks down from the released q_hi;
     * ``upper`` finite only: q_lo walks down from it, then q_hi walks up from the released q_lo;
     * neither: ``anchor`` (a released value) is required; q_hi walks up and q_lo down from it.
     A low quantile is never searched upward (nor a high one downward): the noisy walk would have to
     pass thousands of grid steps with a count margin of only xi n and would stop early.
 
-    Noise draw order (spec 5.5): upper quantile (threshold, steps), lower quantile, mean noise (the
+    Noise draw order (docs/derivations/winsorized_sa.md §5.5): upper quantile (threshold, steps), lower quantile, mean noise (the
     lower quantile first when only ``upper`` is finite).
     """
     x = _values(x)
@@ -265,7 +265,7 @@ def pmwm(x, *, lower: float, upper: float, budget: float, model: str = "pure", x
 def pmwm_one_sided(x, *, lower: float, upper: float, budget: float, model: str = "pure", xi: float,
                    split=DEFAULT_SPLIT, beta: float = DEFAULT_BETA, quantile_noise: str = "exponential",
                    noise: NoiseSource, ledger: Ledger, label: str = "spread") -> PMWMResult:
-    """One-sided PMWM (spec 2.5): public lower bound ``lower``; only the upper clip point is estimated
+    """One-sided PMWM (docs/derivations/winsorized_sa.md §2.5): public lower bound ``lower``; only the upper clip point is estimated
     and gets the whole quantile share. Privacy: ``B*s1 + B*s2 + B*s3 = B``."""
     x = _values(x)
     n = x.shape[0]
@@ -283,7 +283,7 @@ def pmwm_one_sided(x, *, lower: float, upper: float, budget: float, model: str =
 
 
 # ------------------------------------------------------------------------------------------------
-# classic aggregators (spec 3.8)
+# classic aggregators (docs/derivations/winsorized_sa.md §3.8)
 # ------------------------------------------------------------------------------------------------
 def clipped_mean_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,
                            ledger: Ledger, label: str = "mean") -> PMWMResult:
@@ -311,7 +311,7 @@ def _em_quantile(z_ext, q, eps, noise, ledger, statistic, model="pure"):
 
 def wwm_aggregate(x, *, lower: float, upper: float, budget: float, model: str, noise: NoiseSource,
                   ledger: Ledger, label: str = "mean", zeta: float = 0.1) -> PMWMResult:
-    """Widened winsorized mean (Smith 2011), spec 3.8. Pure budget b: two EM quartiles (b/4 each),
+    """Widened winsorized mean (Smith 2011), docs/derivations/winsorized_sa.md §3.8. Pure budget b: two EM quartiles (b/4 each),
     Laplace mean of values clipped to the widened interval (b/2), sensitivity (hi - lo)/k.
     zCDP budget rho: run the pure version with b = sqrt(2 rho) (b-DP implies b^2/2 = rho zCDP);
     each pure part eps_i is recorded as its zCDP cost eps_i^2/2 (sum 3/8 rho <= rho)."""

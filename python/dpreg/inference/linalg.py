@@ -8,7 +8,7 @@ import numpy as np
 
 def ridge_lambda(lam_hat, sigma_gram: float, sigma_lambda: float, kappa_E: float, kappa_L: float,
                  rule: str = "tang2023"):
-    """Adaptive ridge of spec 3.2 step 8 (vectorised over lam_hat): only as much ridge as the Gram
+    """Adaptive ridge of docs/derivations/adassp_boosted.md §5 (vectorised over lam_hat): only as much ridge as the Gram
     noise needs, lam = max(0, kappa_E sigma1 - max(0, lam_hat - kappa_L sigma3))."""
     lam_hat = np.asarray(lam_hat, dtype=float)
     if rule == "seed_literal":
@@ -20,7 +20,7 @@ def ridge_lambda(lam_hat, sigma_gram: float, sigma_lambda: float, kappa_E: float
 
 
 def pd_inverse(A, floor: float, repair: bool = True):
-    """Gamma = inverse of the symmetrised A with eigenvalues floored at ``floor`` (spec 3.2 step 9).
+    """Gamma = inverse of the symmetrised A with eigenvalues floored at ``floor`` (docs/derivations/adassp_boosted.md §5).
     Works on one (d, d) matrix or a stack (B, d, d). Returns (Gamma, repaired) with repaired a bool
     (or bool array) saying whether the floor changed any eigenvalue."""
     A = np.asarray(A, dtype=float)

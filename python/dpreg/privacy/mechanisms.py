@@ -119,7 +119,7 @@ class NoiseSource:
         return sd * self.standard_normal(size)
 
     def symmetric_gaussian(self, d: int, sd: float):
-        """Construction (A) of the AdaSSP spec 1.9: E = sd*(G + G^T)/2, G a d x d standard normal matrix
+        """Construction (A) of the docs/derivations/adassp_boosted.md §3: E = sd*(G + G^T)/2, G a d x d standard normal matrix
         filled row-major. Diagonal entries ~ N(0, sd^2), off-diagonal ~ N(0, sd^2/2)."""
         g = self.standard_normal((d, d))
         return sd * (g + g.T) / 2.0
@@ -209,7 +209,7 @@ class NoiseSource:
         return out.reshape(shape + pool.shape[1:]) if shape else out[0]
 
     def spawn(self) -> NoiseSource:
-        """Independent child source (e.g. bootstrap replicates, AdaSSP spec 1.10 item 5): its keys are
+        """Independent child source (e.g. bootstrap replicates, docs/derivations/adassp_boosted.md §4): its keys are
         derived from this source's root key and a spawn counter, so its draws are independent of this
         source's and consume nothing from its streams."""
         child = NoiseSource.__new__(NoiseSource)
@@ -293,7 +293,7 @@ def gaussian_mechanism(value, *, sensitivity: float, mu: float, noise: NoiseSour
 
     ``sensitivity`` is the L2 sensitivity of ``value`` under the fit's neighbouring relation (see
     :mod:`dpreg.privacy.sensitivity` for the derivations). With ``symmetric_matrix=True`` the value
-    is a symmetric d x d matrix and construction (A) of AdaSSP spec 1.9 is used (diagonal noise of
+    is a symmetric d x d matrix and construction (A) of docs/derivations/adassp_boosted.md §3 is used (diagonal noise of
     variance sigma^2, off-diagonal sigma^2/2, mirrored), whose vectorisation (M_jj; sqrt(2) M_jk) has
     norm ||M||_F, so ``sensitivity`` is the Frobenius sensitivity. Adds one ledger row; with
     ``cost_as_rho=True`` its cost is written as rho = mu^2/2 (zCDP, which the discrete release satisfies

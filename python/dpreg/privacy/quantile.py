@@ -4,12 +4,12 @@ Durfee's (NeurIPS 2023) AboveThreshold quantile as used by Ramsay and Spicker (2
 walk up the data-independent geometric grid ``g_k = l + expm1(k * log1p(beta - 1))`` (k = 1, 2, ...)
 from a public lower bound ``l`` and stop at the first k whose noisy count ``c_k + Z_k`` of points
 strictly below ``g_k`` exceeds the noisy threshold ``T = q*n + Z_0``. Lower quantiles (q < 1/2) use
-the negated data searched up from ``-u`` (spec 1.4).
+the negated data searched up from ``-u`` (docs/derivations/winsorized_sa.md §1.4).
 
 Used by ``dpreg.dp_quantile``, the private modified winsorized mean and the design layer's private
 ranges (``dpreg.design.private_bounds``). Nothing else in dpreg may implement this search.
 
-Privacy (spec 1.6, exponential noise; the Laplace variant is identical with Laplace ratios)
+Privacy (docs/derivations/winsorized_sa.md §1.6, exponential noise; the Laplace variant is identical with Laplace ratios)
 -----------------------------------------------------------------------------------------
 Neighbours replace one row (n public). Replacing x by x' changes every count ``c_k`` by
 ``1{x' < g_k} - 1{x < g_k}``: all changes have the same sign and magnitude <= 1 (monotone queries,
@@ -28,16 +28,16 @@ of the step noise and ``p_T`` for the threshold density.
 So the stopping index K is ``(eps_thr + eps_step)``-DP with ``b_thr = 1/eps_thr``, ``b_step =
 1/eps_step``; the output ``min(g_K, u)``, the stop at ``K_max`` (every ``K >= K_max`` maps to the
 same output ``u``), the negation wrapper and all flags are post-processing of K. The per-quantile
-budget ``eps_q`` is split equally (spec 1.5a): ``b_thr = b_step = 2/eps_q``.
+budget ``eps_q`` is split equally (docs/derivations/winsorized_sa.md §1.5): ``b_thr = b_step = 2/eps_q``.
 
-zCDP (spec 1.5b, default): ``eps_q = sqrt(2 rho_q)``; an eps_q-DP mechanism is ``eps_q^2/2 = rho_q``
-zCDP (Bun-Steinke 2016, Prop. 3.3). ``quantile_noise="gaussian"`` (spec 1.5c, paper Lemma D.1):
+zCDP (docs/derivations/winsorized_sa.md §1.5, default): ``eps_q = sqrt(2 rho_q)``; an eps_q-DP mechanism is ``eps_q^2/2 = rho_q``
+zCDP (Bun-Steinke 2016, Prop. 3.3). ``quantile_noise="gaussian"`` (docs/derivations/winsorized_sa.md §1.5, paper Lemma D.1):
 ``Z_0 ~ N(0, 1/rho_thr)``, ``Z_k ~ N(0, 1/rho_step)`` with ``rho_thr = rho_step = rho_q/2``, charged
 ``rho_q``; this charge is supported by the paper's lemma and a numerical Renyi audit only, NOT by a
 proof we could check; the ledger rows say so.
 
 Counts are computed against exactly the float value ``g_k`` that may be output (searchsorted on the
-sorted data, ``side="left"`` = strict inequality), never by log-binning (spec 1.2).
+sorted data, ``side="left"`` = strict inequality), never by log-binning (docs/derivations/winsorized_sa.md §1.2).
 """
 from __future__ import annotations
 
@@ -51,11 +51,11 @@ from ..errors import InvalidArgument
 from .counts import AboveThreshold
 from .ledger import Ledger
 
-#: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
+#: docs/derivations/winsorized_sa.md §1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
 DEFAULT_BETA = 1.001
-#: noise draws per vectorised chunk (spec 1.3: same output distribution as drawing one by one).
+#: noise draws per vectorised chunk (docs/derivations/winsorized_sa.md §1.3: same output distribution as drawing one by one).
 CHUNK = 65_536
-#: spec 1.7: near_bound when the stop is within this many grid steps of the starting bound.
+#: docs/derivations/winsorized_sa.md §1.7: near_bound when the stop is within this many grid steps of the starting bound.
 NEAR_BOUND_STEPS = 10
 
 _KINDS = ("exponential", "laplace", "gaussian")
@@ -98,17 +98,17 @@ class QuantileResult:
 
 
 def default_max_steps(beta: float) -> int:
-    """spec 1.1: ``floor(700 / log(beta))`` keeps ``beta^k <= e^700`` finite in float64."""
+    """docs/derivations/winsorized_sa.md §1.1: ``floor(700 / log(beta))`` keeps ``beta^k <= e^700`` finite in float64."""
     return int(math.floor(700.0 / math.log1p(beta - 1.0)))
 
 
 def grid(lower: float, k, beta: float):
-    """``g_k = l + expm1(k log1p(beta - 1))`` (spec 1.2): ``l - 1 + beta^k``, accurate for beta near 1."""
+    """``g_k = l + expm1(k log1p(beta - 1))`` (docs/derivations/winsorized_sa.md §1.2): ``l - 1 + beta^k``, accurate for beta near 1."""
     return lower + np.expm1(np.asarray(k, dtype=float) * math.log1p(beta - 1.0))
 
 
 def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None) -> int:
-    """First k with ``g_k >= upper`` (spec 1.2; data-independent), or the step cap when ``upper`` is
+    """First k with ``g_k >= upper`` (docs/derivations/winsorized_sa.md §1.2; data-independent), or the step cap when ``upper`` is
     infinite (or the span overflows). A user ``max_steps`` caps it further."""
     cap = default_max_steps(beta) if max_steps is None else int(max_steps)
     span = upper - lower + 1.0
@@ -124,7 +124,7 @@ def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None)
 
 
 def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
-    """Per-quantile noise scales (spec 1.5) -> (kind, scale_thr, scale_step, cost rows).
+    """Per-quantile noise scales (docs/derivations/winsorized_sa.md §1.5) -> (kind, scale_thr, scale_step, cost rows).
 
     cost rows: [(part, {"eps": ...} or {"rho": ...}, note)] for the threshold and the steps.
     """
@@ -138,7 +138,7 @@ def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
             raise InvalidArgument("eps of the quantile search must be a finite number > 0")
         if quantile_noise == "gaussian":
             raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism: give rho, not eps")
-        b = 2.0 / float(eps)                       # eps_thr = eps_step = eps/2 (spec 1.5a)
+        b = 2.0 / float(eps)                       # eps_thr = eps_step = eps/2 (docs/derivations/winsorized_sa.md §1.5)
         half = {"eps": float(eps) / 2.0}
         return quantile_noise, b, b, [("threshold", half, None), ("steps", half, None)]
     if isinstance(rho, bool) or not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho)
@@ -146,10 +146,10 @@ def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
         raise InvalidArgument("rho of the quantile search must be a finite number > 0")
     rho = float(rho)
     if quantile_noise == "gaussian":
-        sd = 1.0 / math.sqrt(rho / 2.0)            # Z ~ N(0, 1/rho_i), rho_i = rho/2 (spec 1.5c)
+        sd = 1.0 / math.sqrt(rho / 2.0)            # Z ~ N(0, 1/rho_i), rho_i = rho/2 (docs/derivations/winsorized_sa.md §1.5)
         note = "charge from the paper's Lemma D.1 (unproven: supported by a numerical audit only)"
         return "gaussian", sd, sd, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
-    eps_q = math.sqrt(2.0 * rho)                   # eps_q-DP => eps_q^2/2 = rho zCDP (spec 1.5b)
+    eps_q = math.sqrt(2.0 * rho)                   # eps_q-DP => eps_q^2/2 = rho zCDP (docs/derivations/winsorized_sa.md §1.5)
     b = 2.0 / eps_q
     note = f"pure {eps_q:.6g}-DP search converted to zCDP (eps^2/2)"
     return quantile_noise, b, b, [("threshold", {"rho": rho / 2}, note), ("steps", {"rho": rho / 2}, note)]
@@ -177,7 +177,7 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> n
     with g_0 = -inf and g_{K+1} = +inf), and every value whose guess fails the check (rounding next
     to a grid point, or a grid with ties far from 0) is placed by the binary search. So the result
     never depends on the accuracy of log1p: counts are still taken against exactly the values g_k
-    that may be output (spec 1.2). Total on finite input: w - lower may overflow to +-inf (errstate
+    that may be output (docs/derivations/winsorized_sa.md §1.2). Total on finite input: w - lower may overflow to +-inf (errstate
     silences it; +inf maps to K, -inf to 0, both then checked).
     """
     kmax = g_all.shape[0]
@@ -257,7 +257,7 @@ class BinnedColumn:
 
 def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, search: AboveThreshold,
                max_steps: int | None):
-    """UPQ_upper (spec 1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps).
+    """UPQ_upper (docs/derivations/winsorized_sa.md §1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps).
     ``search`` holds the noisy threshold ``q n + Z_0`` and draws the step noise (privacy.counts)."""
     kmax = k_max(lower, upper, beta, max_steps)
     start = 1
@@ -284,7 +284,7 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
 def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
         beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
         statistic: str = "quantile", direction: str | None = None) -> QuantileResult:
-    """Unbounded private quantile of ``x`` at level ``q`` (spec winsorized_sa 1.2-1.7).
+    """Unbounded private quantile of ``x`` at level ``q`` (docs/derivations/winsorized_sa.md §1).
 
     Parameters
     ----------
@@ -293,12 +293,12 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         ``q < 1/2`` searches the negated data up from ``-upper`` (``upper`` must be finite).
     lower, upper : public bounds (``lower < upper``); the result is always in [lower, upper].
     eps / rho : the budget of this one quantile, exactly one of them: pure eps-DP (split equally
-        between threshold and steps, ``b = 2/eps``) or rho-zCDP (spec 1.5b/c).
+        between threshold and steps, ``b = 2/eps``) or rho-zCDP (docs/derivations/winsorized_sa.md §1.5).
     noise, ledger : the fit's NoiseSource and Ledger; two ledger rows are added
         (``"<statistic>: threshold"``, ``"<statistic>: steps"``), sensitivity 1 (count queries).
-    beta : grid ratio > 1 (default 1.001, spec 1.1). A UserWarning for beta > 1.1 (coarse grid).
-    quantile_noise : "exponential" (default, spec 1.1), "laplace" (Lyu-Su-Li 2017) or, with rho,
-        "gaussian" (spec 1.5c, unproven charge).
+    beta : grid ratio > 1 (default 1.001, docs/derivations/winsorized_sa.md §1.1). A UserWarning for beta > 1.1 (coarse grid).
+    quantile_noise : "exponential" (default, docs/derivations/winsorized_sa.md §1.1), "laplace" (Lyu-Su-Li 2017) or, with rho,
+        "gaussian" (docs/derivations/winsorized_sa.md §1.5, unproven charge).
     max_steps : cap on grid steps (default ``floor(700/log(beta))`` when ``upper`` is infinite).
     direction : None (the rule above, by q), ``"up"`` (walk up from a finite ``lower`` for any q) or
         ``"down"`` (walk the negated data up from a finite ``-upper`` for any q). The privacy argument
@@ -365,7 +365,7 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
 
 def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str = "exponential",
                    width: float = 60.0) -> np.ndarray:
-    """Exact distribution of the stopping index for given counts (test and audit helper, spec 6 T4).
+    """Exact distribution of the stopping index for given counts (test and audit helper, docs/derivations/winsorized_sa.md §6).
 
     ``P(K = k) = int p_T(t) prod_{i<k} P(c_i + Z_i <= t) P(c_k + Z_k > t) dt`` with ``T = qn + Z_0``;
     the last entry is ``P(not stopped)``. Integrated piecewise between the kinks at the counts.

@@ -1,4 +1,4 @@
-"""Sensitivities of the released statistics (AdaSSP spec 1.8 and the L1 versions of 1.6).
+"""Sensitivities of the released statistics (docs/derivations/adassp_boosted.md §2, and §1 for the L1 versions).
 
 Every function takes the public bounds and the neighbouring relation ("replace_one": same n, one
 row replaced by any row of the domain; "add_remove": one row added or removed) and returns the
@@ -117,7 +117,7 @@ def sum_y(B_y, neighbours: str) -> float:
 
 
 def y_moments(neighbours: str, B=1.0) -> float:
-    """Joint L2 sensitivity of (sum y_i, sum y_i^2) with |y_i| <= B (spec 1.8: sqrt5 / sqrt2 at B = 1).
+    """Joint L2 sensitivity of (sum y_i, sum y_i^2) with |y_i| <= B (docs/derivations/adassp_boosted.md §2: sqrt5 / sqrt2 at B = 1).
 
     add/remove: the change is +/-(y, y^2), of norm sqrt(y^2 + y^4) <= sqrt(B^2 + B^4) (attained at
     |y| = B). replace-one: coordinate-wise the first sum changes by at most 2B (signed terms) and the
@@ -156,7 +156,7 @@ def clipped_gradient_sum(C, neighbours: str) -> float:
     return signed_sum_factor(neighbours) * _bound(C, "C")
 
 
-# ---- L1 versions for Laplace mechanisms (spec 1.6) -------------------------------------------------
+# ---- L1 versions for Laplace mechanisms (docs/derivations/adassp_boosted.md §1) -------------------------------------------------
 def xtx_upper_triangle_l1(B_x, d: int, neighbours: str) -> float:
     """L1 sensitivity of the upper triangle (diagonal included) of X^T X, x in R^d, ||x||_2 <= B_x.
 

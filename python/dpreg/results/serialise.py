@@ -128,7 +128,7 @@ class _SerialisationMixin:
 
     def _method_columns(self) -> dict:
         """Per-coefficient released facts of the method as extra coefficient-table columns
-        (subsample-and-aggregate: sampling_sd, noise_sd, q_lo, q_hi; spec winsorized_sa 5.3)."""
+        (subsample-and-aggregate: sampling_sd, noise_sd, q_lo, q_hi; docs/derivations/winsorized_sa.md §4)."""
         per = self._release.facts.get("coefficients")
         if self._method != "subsample_aggregate" or not isinstance(per, dict):
             return {}

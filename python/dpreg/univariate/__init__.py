@@ -1,10 +1,10 @@
 """Public univariate estimators: ``dpreg.dp_quantile`` (``quantiles.py``) and ``dpreg.dp_mean``
 (``means.py``), with their shared input handling (``_common.py``).
 
-Spec: ``specs/winsorized_sa.md`` sections 1 (unbounded private quantile), 2 (PMWM), 5.0-5.2 (API),
-5.4 (bad input). Neighbours: replace-one, n public (spec 0.2).
+Derivations: ``docs/derivations/winsorized_sa.md`` §1 (unbounded private quantile), §2 (PMWM), §5.0
+(accounting), §5.4 (bad input). Neighbours: replace-one, n public (docs/derivations/winsorized_sa.md §0.2).
 
-Accounting (spec 5.0): users give (eps, delta). ``accounting="pure"`` releases a pure eps-DP
+Accounting (docs/derivations/winsorized_sa.md §5.0): users give (eps, delta). ``accounting="pure"`` releases a pure eps-DP
 estimate (delta ignored, reported 0); ``"zcdp"`` needs delta > 0 and runs rho*-zCDP mechanisms with
 ``rho* = sup{rho: eps_CKS(rho, delta) <= eps}``; ``"auto"`` (default) is pure when delta == 0, else
 the model with the smaller mean-step noise multiplier (dp_mean) / pure (dp_quantile, unless

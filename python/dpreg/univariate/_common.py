@@ -1,5 +1,5 @@
 """Shared input handling of ``dp_quantile`` and ``dp_mean``: argument checks (before any noise is
-drawn or budget logged; spec 5.4), the data (a vector or one column of a data source), the budget,
+drawn or budget logged; docs/derivations/winsorized_sa.md §5.4), the data (a vector or one column of a data source), the budget,
 the private anchor, and the parameter paragraphs their docstrings share."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 
 
 # ------------------------------------------------------------------------------------------------
-# argument checking (before any noise is drawn or budget logged; spec 5.4)
+# argument checking (before any noise is drawn or budget logged; docs/derivations/winsorized_sa.md §5.4)
 # ------------------------------------------------------------------------------------------------
 def check_data(x) -> np.ndarray:
     if x is None:

@@ -1,8 +1,8 @@
 """``dpreg.dp_mean``: the private mean (clipped to declared bounds, or the private modified
 winsorized mean), with a noise-aware interval.
 
-Spec: ``specs/winsorized_sa.md`` sections 2 (PMWM), 5.0-5.2 (API), 5.4 (bad input). Neighbours:
-replace-one, n public (spec 0.2).
+Derivations: ``docs/derivations/winsorized_sa.md`` §2 (PMWM), §5.0 (accounting), §5.4 (bad input). Neighbours:
+replace-one, n public (docs/derivations/winsorized_sa.md §0.2).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``dpreg.dp_quantile``: private quantiles by the unbounded private quantile search.
 
-Spec: ``specs/winsorized_sa.md`` section 1 (unbounded private quantile), 5.0-5.2 (API), 5.4 (bad
-input). Neighbours: replace-one, n public (spec 0.2).
+Derivations: ``docs/derivations/winsorized_sa.md`` §1 (unbounded private quantile), §5.0 (accounting), §5.4 (bad
+input). Neighbours: replace-one, n public (docs/derivations/winsorized_sa.md §0.2).
 """
 from __future__ import annotations
 
@@ -230,7 +230,7 @@ def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, 
         msgs.append("the search reached max_steps without stopping: the estimate is a lower bound "
                     "of the grid, not a quantile; supply a finite upper bound or a larger budget")
     s_q = b_each
-    # premature-stop condition of spec 2.6 for one quantile (public quantities only)
+    # premature-stop condition of docs/derivations/winsorized_sa.md §2.6 for one quantile (public quantities only)
     if min(min(qs), 1 - max(qs)) * n < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")

@@ -1,6 +1,6 @@
 """Heavy-tailed / high-dimensional DP estimators of Hu, Ni, Xiao & Wang (PODS 2022) [HNXW].
 
-Normative spec: ``specs/heavy_tailed.md`` (it corrects several constants of the paper; we follow it).
+Derivations: ``docs/derivations/heavy_tailed.md`` (it corrects several constants of the paper; we follow it).
 
 * ``ht_fw``     Algorithm 1: robust-gradient DP Frank-Wolfe over a polytope (pure eps-DP);
                 squared or logistic loss.
@@ -11,7 +11,7 @@ Normative spec: ``specs/heavy_tailed.md`` (it corrects several constants of the 
 
 None of them needs data bounds in principle: their scales ``K``, ``tau``, ``radius`` are public options in
 data units (see ``docs/heavy_tailed.md``). By default (squared loss) they ask for ranges (:func:`needs_bounds`,
-the spec's ``needs_bounds_hook``: declared, or estimated privately from a share of eps) and run on the
+the ``needs_bounds_hook``: declared, or estimated privately from a share of eps) and run on the
 problem centred and scaled into [-1, 1] by them, mapped back exactly.
 
 Privacy bookkeeping. Algorithms 1, 3, 5 touch each of T disjoint blocks (a data-independent random
@@ -19,7 +19,7 @@ partition) exactly once, so by parallel composition the whole run costs what one
 costs. The ledger therefore has ONE cost row for the run (``eps`` for Algorithm 1, ``eps`` + ``delta``
 otherwise) plus zero-cost note rows giving every per-iteration mechanism parameter (sensitivity, noise
 scale, active accountant bound). Algorithm 2 is T-fold adaptive composition on the full data; its cost
-row states the (eps, delta) certified by the spec 2.7 accountant.
+row states the (eps, delta) certified by the docs/derivations/heavy_tailed.md §7 accountant.
 
 Nothing data-dependent is kept except the released iterates (and the public block sizes): no robust
 gradients, no pre-noise vectors, no scores, no clip counts, no permutation.

@@ -1,4 +1,4 @@
-"""Algorithms 1 and 2 of [HNXW] (specs/heavy_tailed.md sections 3-4): robust-gradient DP Frank-Wolfe
+"""Algorithms 1 and 2 of [HNXW] (docs/derivations/heavy_tailed.md §10): robust-gradient DP Frank-Wolfe
 on disjoint blocks (ht_fw), and shrinkage + DP Frank-Wolfe on the full data (ht_lasso)."""
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ def _kappa_range(kappas):
 
 
 def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
-    """Algorithm 1 (spec 3): pure eps-DP robust-gradient Frank-Wolfe on disjoint blocks.
+    """Algorithm 1 (docs/derivations/heavy_tailed.md §10): pure eps-DP robust-gradient Frank-Wolfe on disjoint blocks.
 
     Privacy: in block t the score u(v) = -<v, g~_t> has sensitivity
     Delta_t = R_V * Delta_rob(kappa_t, m_t), because |<v, g~ - g~'>| <= ||v||_1 ||g~ - g~'||_inf and
-    the robust estimate moves by at most Delta_rob per coordinate (spec 2.3). The exponential mechanism
+    the robust estimate moves by at most Delta_rob per coordinate (docs/derivations/heavy_tailed.md §3). The exponential mechanism
     with (eps, Delta_t) is eps-DP; blocks are disjoint, so the run is eps-DP (parallel composition).
     """
     n, d, eps = prob.n, prob.d, float(spec.eps)
@@ -50,7 +50,7 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
         w = np.zeros(d)
     else:
         w = np.full(d, r / d)
-    beta = tun["beta"][0]          # zeta entered through beta's default (spec 2.4)
+    beta = tun["beta"][0]          # zeta entered through beta's default (docs/derivations/heavy_tailed.md §4)
     ell = tun["_ell"][0]
     tau = tun["tau"][0]
     const = tun["sensitivity"][0]
@@ -132,18 +132,18 @@ def _in_polytope(w, constraint, r):
 
 
 def _kx_eff(prob, Kx):
-    """K_x in the bounds: the unclipped intercept column has |x| = 1 (spec 2.9)."""
+    """K_x in the bounds: the unclipped intercept column has |x| = 1 (docs/derivations/heavy_tailed.md §9)."""
     return max(Kx, 1.0) if prob.intercept is not None else Kx
 
 
 def _fit_lasso(prob, spec, noise, ledger, tun, delta, options):
-    """Algorithm 2 (spec 4): shrinkage + DP Frank-Wolfe on the full data, T-fold composition.
+    """Algorithm 2 (docs/derivations/heavy_tailed.md §10): shrinkage + DP Frank-Wolfe on the full data, T-fold composition.
 
     Privacy: every iterate is in the l1 ball of radius r (convex combination of vertices), so each
     shrunken per-sample gradient has ||x~(<x~, w> - y~)||_inf <= G = K_x(K_x r + K_y) and replacing
     one row moves the mean gradient by at most 2G/n per coordinate; the score -<v, g> over vertices
     +-r e_j therefore has sensitivity Delta = r * 2 K_x (K_x r + K_y) / n. Each step is the
-    exponential mechanism at eps_step; the spec 2.7 accountant certifies (eps, delta) for T steps.
+    exponential mechanism at eps_step; the docs/derivations/heavy_tailed.md §7 accountant certifies (eps, delta) for T steps.
     """
     n, d, eps = prob.n, prob.d, float(spec.eps)
     r, T = tun["radius"][0], tun["T"][0]

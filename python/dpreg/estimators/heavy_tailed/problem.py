@@ -101,7 +101,7 @@ class _Problem:
 
     def residual_factor(self, z, yb):
         """Per-sample gradient = factor_i * x_i. Squared: z - y. Logistic (y in +-1):
-        -y sigma(-y z), with sigma(-v) = exp(-logaddexp(0, v)) (spec 1)."""
+        -y sigma(-y z), with sigma(-v) = exp(-logaddexp(0, v)) (docs/derivations/heavy_tailed.md §10)."""
         if self.family == "binomial":
             return -yb * np.exp(-np.logaddexp(0.0, yb * z))
         return z - yb
@@ -110,7 +110,7 @@ class _Problem:
         return max(1, _CHUNK_ENTRIES // max(m, 1))
 
     def robust_gradient(self, idx, w, kappa, beta, clip):
-        """Coordinate-wise robust mean of the per-sample gradients of block ``idx`` (spec 2.2),
+        """Coordinate-wise robust mean of the per-sample gradients of block ``idx`` (docs/derivations/heavy_tailed.md §2),
         computed over column chunks (identical results, bounded memory)."""
         Xb, yb = self.block(idx)
         m = len(idx)
@@ -129,7 +129,7 @@ class _Problem:
         return rb.shrink(Xb, Kx, exempt), np.clip(yb, -Ky, Ky)
 
     def to_original(self, w):
-        """Exact back-transformation of spec 7.5 (post-processing)."""
+        """Exact back-transformation of docs/derivations/heavy_tailed.md §10 (post-processing)."""
         w = np.asarray(w, dtype=float)
         if not self.scaled:
             return w.copy()

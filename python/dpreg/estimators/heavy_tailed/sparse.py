@@ -1,4 +1,4 @@
-"""Algorithms 3-5 of [HNXW] (specs/heavy_tailed.md sections 5-6): truncated DP-IHT with Peeling
+"""Algorithms 3-5 of [HNXW] (docs/derivations/heavy_tailed.md §10): truncated DP-IHT with Peeling
 (ht_iht) and robust-gradient sparse learning with Peeling (ht_sparse)."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _forced(prob, tun):
 
 
 def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
-    """Algorithms 3 + 4 (spec 5): truncated DP-IHT with Peeling and an explicit l2 projection.
+    """Algorithms 3 + 4 (docs/derivations/heavy_tailed.md §10): truncated DP-IHT with Peeling and an explicit l2 projection.
 
     Privacy: by induction w_t is s-sparse with ||w_t||_2 <= R2 for every data set (w_init qualifies,
     Peeling outputs s-sparse vectors, the projection keeps both), so |<x~, w_t>| <= K_x sqrt(s) R2
@@ -88,11 +88,11 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
 
 
 def _fit_sparse(prob, spec, noise, ledger, tun, delta, options):
-    """Algorithm 5 (spec 6): robust gradients + Peeling on disjoint blocks.
+    """Algorithm 5 (docs/derivations/heavy_tailed.md §10): robust gradients + Peeling on disjoint blocks.
 
     Privacy: given w_t (a previous DP output), the only data-dependent part of
     w_{t+1/2} = w_t - eta (g~_t + lambda_reg w_t) is -eta g~_t, whose l_inf sensitivity is
-    eta * Delta_rob(kappa_t, m_t) = lambda_t (spec 2.3), for any w_t since the robust estimator is
+    eta * Delta_rob(kappa_t, m_t) = lambda_t (docs/derivations/heavy_tailed.md §3), for any w_t since the robust estimator is
     bounded. Peeling with lambda_t is (eps, delta)-DP; blocks are disjoint.
     """
     n, d, eps = prob.n, prob.d, float(spec.eps)
