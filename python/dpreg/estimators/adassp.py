@@ -1,11 +1,11 @@
-"""AdaSSP: adaptive sufficient-statistics perturbation with Gaussian-DP calibration (spec 3.2).
+"""AdaSSP: adaptive sufficient-statistics perturbation with Gaussian-DP calibration (docs/derivations/adassp_boosted.md §5).
 
-Releases, in the canonical order of spec 1.10 (each through ``gaussian_mechanism``, one ledger row):
+Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each through ``gaussian_mechanism``, one ledger row):
 
 1. A_hat   = X^T X + sigma1 (G + G^T)/2   sensitivity sqrt(2) B_x^2 (replace-one) | B_x^2 (add/remove)
 2. lam_hat = lambda_min(X^T X) + sigma3 z  sensitivity B_x^2 (Weyl)
 3. b_hat   = X^T y + sigma2 z'             sensitivity 2 B_x B_y | B_x B_y
-4. the inference bundle of spec 6.2 (if inference is on and allowed), at the released theta_hat
+4. the inference bundle of docs/derivations/adassp_boosted.md §8 (if inference is on and allowed), at the released theta_hat
 
 with sigma_i = Delta_i / mu_i and (mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)||, so the estimator
 is mu_est-GDP and the fit sqrt(mu_est^2 + mu_inf^2) = mu-GDP, mu = mu_from_eps_delta(eps, delta).
@@ -13,7 +13,7 @@ The derivations of the sensitivities are in :mod:`dpreg.estimators._ssp`. Everyt
 releases (adaptive ridge, PD repair, theta_hat = Gamma b_hat, un-scaling, covariance) is
 post-processing. In schema mode (default with a full schema) rows are scaled so that ||x|| <= tau_x
 for every record and the outcome into [-1, 1] (B_y = 1), so nothing is clipped and the coefficients
-are ordinary lm coefficients (spec 2.3-2.4).
+are ordinary lm coefficients (docs/derivations/adassp_boosted.md §9).
 """
 from __future__ import annotations
 
@@ -152,7 +152,7 @@ def restore_columns(rel, keep, design):
 
 
 def budget_plan(mu, spec, mode, outcome_scaled, share) -> dict:
-    """mu_est / mu_inf of spec 6.2: inference is allowed only in schema mode with a declared outcome."""
+    """mu_est / mu_inf of docs/derivations/adassp_boosted.md §8: inference is allowed only in schema mode with a declared outcome."""
     allowed = mode == "schema" and outcome_scaled
     on = bool(spec.inference) and allowed
     if on:
@@ -181,7 +181,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     boosted = state["kind"] == "boosted"
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
-        # ridge_active: the adaptive rule of spec 3.2 step 8 asked for a ridge (for BoostedAdaSSP the
+        # ridge_active: the adaptive rule of docs/derivations/adassp_boosted.md §5 asked for a ridge (for BoostedAdaSSP the
         # stability floor is reported separately and is not counted as "active")
         "ridge_lambda": float(state["lam"]), "ridge_active": bool(state.get("lam_rule", state["lam"]) > 0),
         "pd_repaired": bool(state["pd_repaired"]), "lambda_min_released": float(state["lam_hat"]),
@@ -210,7 +210,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     sigma_hat_scaled = None
     if plan["inference"]:
         # R^2 is post-processing of the released Gram matrix, theta_hat and sigma_hat (issue 12): the
-        # y-moments release of spec 6.2 is no longer made, its noise swamped the total sum of squares
+        # y-moments release of docs/derivations/adassp_boosted.md §8 is no longer made, its noise swamped the total sum of squares
         bundle = _ssp.release_bundle(X, y, theta, mu_inf=plan["mu_inf"], neighbours=spec.neighbours,
                                      r_squared=False, noise=noise, ledger=ledger, share_of=plan["mu"])
         S = _ssp.pd_project(state["A_hat"], state["sigma_gram"])
@@ -250,7 +250,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                     sigma_gram=state["sigma_gram"], A_hat=state["A_hat"])
         excess = res_var["excess"]
         floor_hit = False
-        # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
+        # not estimable: the sampling part of the covariance uses the floored value of docs/derivations/adassp_boosted.md §8
         sigma2_hat = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
         if boosted:
             V = inf.analytic_vcov_boosted(S, V_priv, sigma2_hat)
@@ -316,7 +316,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["ci"] == "bootstrap":
             child = noise.spawn()
             n_boot = int(values["n_boot"])
-            # house rule (spec T14): no stored array has a dimension equal to n. n is public only
+            # house rule (tests/test_outputs_private.py): no stored array has a dimension equal to n. n is public only
             # under replace-one; under add/remove B must not depend on n, and a (B, d) array of
             # replicates is not row-level data anyway
             if n_boot == n and spec.neighbours == "replace_one":

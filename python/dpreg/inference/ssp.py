@@ -1,8 +1,8 @@
-"""Noise-aware inference for AdaSSP and BoostedAdaSSP (spec 6.2-6.6, 6.10).
+"""Noise-aware inference for AdaSSP and BoostedAdaSSP (docs/derivations/adassp_boosted.md §8 and §10; docs/validity.md).
 
 Post-processing only: every function here takes released values (the noisy Gram matrix A_hat, the
 noisy estimate theta_hat, the inference bundle) and public constants (noise scales sigma_i, n under
-replace-one, T, learning rates). None of them sees X or y. Everything is in scaled units (spec 2.3);
+replace-one, T, learning rates). None of them sees X or y. Everything is in scaled units (docs/derivations/adassp_boosted.md §9);
 callers map to original units with beta = M theta + m, Cov(beta) = M V M^T.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .wald import wald_test  # noqa: F401  (the one Wald test; estimators call i
 
 
 # --------------------------------------------------------------------------------------------------
-# residual variance and R-squared (spec 6.2, 6.7)
+# residual variance and R-squared (docs/derivations/adassp_boosted.md §8; docs/validity.md)
 # --------------------------------------------------------------------------------------------------
 def clipped_second_moment(k: float) -> float:
     """kappa(k) = E[min(Z^2, k^2)], Z ~ N(0, 1): (2 Phi(k) - 1 - 2 k phi(k)) + 2 k^2 (1 - Phi(k))."""
@@ -27,7 +27,7 @@ def clipped_second_moment(k: float) -> float:
 
 
 def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bool]:
-    """sigma_hat^2 of spec 6.2 from the released A1, A2 and the privacy excess trace(S V_priv).
+    """sigma_hat^2 of docs/derivations/adassp_boosted.md §8 from the released A1, A2 and the privacy excess trace(S V_priv).
     Returns (sigma2_hat, floor_hit) where floor_hit says the 0.01 branch of the max was taken."""
     n_pub = bundle["n_pub"]
     kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
@@ -195,7 +195,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     lo = max(s2 - half, 0.0)
     hi = min(max(s2, 0.0) + half, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
-    # for the covariance when sigma is not estimable: the spec 6.2 value (floored at 1% of the released
+    # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
     # far too wide (coverage 0.99-1.00 at n = 300)
     sigma2_cov = max(rss, 0.01 * max(total, 0.0), tiny) / df
@@ -276,7 +276,7 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
 
 
 def dp_r_squared(sigma2_hat: float, bundle: dict, d: int) -> tuple[float, float] | tuple[None, None]:
-    """DP R^2 = 1 - sigma2_hat (n_pub - d) / TSS with TSS = M2 - M1^2 / n_pub (spec 6.7), and the
+    """DP R^2 = 1 - sigma2_hat (n_pub - d) / TSS with TSS = M2 - M1^2 / n_pub (docs/derivations/adassp_boosted.md §10), and the
     adjusted value. Raw (unclamped) values; None if R_c was not released or TSS <= 0. Kept for
     bundles with a y-moments release; fits now use :func:`dp_r_squared_gram`."""
     if "M1" not in bundle:
@@ -291,7 +291,7 @@ def dp_r_squared(sigma2_hat: float, bundle: dict, d: int) -> tuple[float, float]
 
 
 # --------------------------------------------------------------------------------------------------
-# privacy-noise covariance and analytic total covariance (spec 6.3, 6.4)
+# privacy-noise covariance and analytic total covariance (docs/derivations/adassp_boosted.md §10)
 # --------------------------------------------------------------------------------------------------
 def v_priv_adassp(Gamma, theta, sigma_gram: float, sigma_xty: float) -> np.ndarray:
     """V_priv = Gamma [sigma2^2 I + (sigma1^2/2)(||theta||^2 I + theta theta^T)] Gamma: first-order
@@ -306,7 +306,7 @@ def v_priv_adassp(Gamma, theta, sigma_gram: float, sigma_xty: float) -> np.ndarr
 
 def v_priv_boosted(Gamma, S, sigma_round: float, etas) -> np.ndarray:
     """V_T of the linear recursion V_t = A_t V_{t-1} A_t^T + eta_t^2 sigma_z^2 Gamma Gamma^T,
-    A_t = I - eta_t Gamma S, V_0 = 0 (unclipped regime, spec 6.3)."""
+    A_t = I - eta_t Gamma S, V_0 = 0 (unclipped regime, docs/derivations/adassp_boosted.md §10)."""
     d = S.shape[0]
     GS = Gamma @ S
     GG = Gamma @ Gamma.T
@@ -357,13 +357,13 @@ def ridge_debias(S, lam: float, theta):
 
 
 def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:
-    """V = Gamma sigma_hat^2 S Gamma + V_priv (spec 6.4: ridge sandwich plus privacy part)."""
+    """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus privacy part)."""
     V = sigma2_hat * (Gamma @ S @ Gamma) + V_priv
     return (V + V.T) / 2.0
 
 
 def analytic_vcov_boosted(S, V_priv, sigma2_hat: float) -> np.ndarray:
-    """V = sigma_hat^2 S^{-1} + V_T (spec 6.4: the boosting fixed point is OLS)."""
+    """V = sigma_hat^2 S^{-1} + V_T (docs/derivations/adassp_boosted.md §10: the boosting fixed point is OLS)."""
     V = sigma2_hat * np.linalg.inv(S) + V_priv
     return (V + V.T) / 2.0
 
@@ -374,7 +374,7 @@ def to_original(M, V) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
-# parametric bootstrap (spec 6.5; [FWS] fixed-design adaptation)
+# parametric bootstrap (docs/derivations/adassp_boosted.md §10; [FWS] fixed-design adaptation)
 # --------------------------------------------------------------------------------------------------
 def _bootstrap_world(child, S, theta, sigma2_hat, sigma_gram, sigma_lambda, kappa_E, kappa_L, rule, B,
                      pd_repair, lam_floor=0.0):
@@ -403,7 +403,7 @@ def bootstrap_adassp(child, *, S, theta, sigma2_hat, sigma_gram, sigma_lambda, s
 
 def bootstrap_boosted(child, *, S, theta, sigma2_hat, sigma_gram, sigma_lambda, sigma_round, etas,
                       kappa_E, kappa_L, rule, B, pd_repair=True, lam_floor=0.0) -> np.ndarray:
-    """B replicates of BoostedAdaSSP's theta_T (residual clipping ignored, valid under spec 6.1);
+    """B replicates of BoostedAdaSSP's theta_T (residual clipping ignored, valid under docs/derivations/adassp_boosted.md §6.3);
     ``lam_floor`` = the stability floor the fit used (0 without it)."""
     Gam, u = _bootstrap_world(child, S, theta, sigma2_hat, sigma_gram, sigma_lambda, kappa_E, kappa_L,
                               rule, B, pd_repair, lam_floor)
@@ -417,18 +417,18 @@ def bootstrap_boosted(child, *, S, theta, sigma2_hat, sigma_gram, sigma_lambda, 
 
 def percentile_intervals(draws: np.ndarray, level: float) -> np.ndarray:
     """(d, 2) percentile intervals of bootstrap draws (B, d). The 'basic' interval is not offered:
-    it under-covered when the ridge was active (spec 6.5)."""
+    it under-covered when the ridge was active (docs/derivations/adassp_boosted.md §10)."""
     alpha = 1.0 - level
     q = np.quantile(draws, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
     return q.T.copy()
 
 
 # --------------------------------------------------------------------------------------------------
-# diagnostics (spec 6.10); the Wald test is inference/wald.py
+# diagnostics (docs/derivations/adassp_boosted.md §10); the Wald test is inference/wald.py
 # --------------------------------------------------------------------------------------------------
 def boosting_contraction(Gamma, lam: float, sigma_gram: float) -> float:
     """r = ||Gamma||_2 (lambda + 2 sqrt(d) sigma1): bound on the contraction of the unclipped
-    boosting recursion (spec 6.10 item 3)."""
+    boosting recursion (docs/derivations/adassp_boosted.md §10)."""
     d = Gamma.shape[0]
     return float(np.linalg.norm(Gamma, 2) * (lam + 2.0 * math.sqrt(d) * sigma_gram))
 
@@ -467,7 +467,7 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
                 boosted: bool = False, contraction: float | None = None, T: int | None = None,
                 theta=None, se_scaled=None, tau: float | None = None, sigma_hat: float | None = None,
                 directional: float | None = None) -> list[str]:
-    """The plain-words warnings of spec 6.10, from released values and public constants only."""
+    """The plain-words warnings of docs/derivations/adassp_boosted.md §10, from released values and public constants only."""
     out = []
     if lam > 0 and not boosted:
         # AdaSSP's adaptive ridge is part of the method (a note, not a warning): its noise-aware
