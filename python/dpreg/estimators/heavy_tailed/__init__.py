@@ -35,7 +35,7 @@ from ..._plain import to_plain
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
 from .options import (INFERENCE_NOTE, METHODS, OPTIONS, _SCALING, _delta_for, _public_standardisation,  # noqa: F401
-                      _resolve, _unit_truncation, check_family, check_options, needs_bounds, regime_note)
+                      _resolve, _unit_truncation, check_family, check_options, given, needs_bounds, regime_note)
 from .problem import _Problem
 from .frank_wolfe import _fit_fw, _fit_lasso
 from .sparse import _fit_iht, _fit_sparse
@@ -47,7 +47,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     family = getattr(design.public, "family", "gaussian") or "gaussian"
     check_family(method, family)
     std = _public_standardisation(design, options, family)
-    options = {k: v for k, v in options.items() if k != "standardize"}
+    options = {k: v for k, v in given(options).items() if k != "standardize"}   # None: the default
     if std is not None:
         options.update(std)
     n, d = design.X.shape
