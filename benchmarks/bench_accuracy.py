@@ -119,9 +119,10 @@ def _task_inputs(name):
 
 
 def _islp_csv(name):
-    import pandas as pd
     import importlib.util
     import os
+
+    import pandas as pd
     # Wage and Credit ship with the ISLP package (a benchmark dependency), not inside dpreg
     spec = importlib.util.find_spec("ISLP")
     if spec is None or not spec.submodule_search_locations:

@@ -36,6 +36,7 @@ def _frame(n, p, seed):
 def main(argv=None):
     import dpreg
     from dpreg.api import auto_snr
+
     from . import write_result
     ap = argparse.ArgumentParser(prog="python -m benchmarks auto_sparse")
     ap.add_argument("--seeds", type=int, default=2)

@@ -65,7 +65,7 @@ def run_coverage(method="adassp", *, n=10000, eps=1.0, delta=1e-6, R=400, seed=1
         else:
             se = np.sqrt(np.diag(rel.vcov))
             lo, hi = rel.coef - z * se, rel.coef + z * se
-        cover[r] = (lo <= TRUE_BETA) & (TRUE_BETA <= hi)
+        cover[r] = (lo <= TRUE_BETA) & (hi >= TRUE_BETA)
         width1[r] = hi[1] - lo[1]
         samp = np.clip(np.diag(rel.vcov) - np.diag(rel.vcov_privacy), 0, None)
         naive[r] = np.abs(rel.coef - TRUE_BETA) <= z * np.sqrt(samp)

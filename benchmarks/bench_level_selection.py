@@ -42,8 +42,9 @@ def part_a(eps_list, reps, delta):
 
 
 def part_b(seeds):
-    import dpreg
     import statsmodels.formula.api as smf
+
+    import dpreg
     from dpreg.datasets import DIAMONDS_BOUNDS, DIAMONDS_LEVELS, load_diamonds
 
     df = load_diamonds()

@@ -52,6 +52,7 @@ def _fit(*args, **kw):
 
 def penguins(eps_grid, seeds):
     import statsmodels.formula.api as smf
+
     from dpreg import datasets
     p = datasets.load_penguins().dropna(subset=["body_mass_g", "flipper_length_mm", "species"])
     p = p.reset_index(drop=True)

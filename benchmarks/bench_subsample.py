@@ -82,13 +82,13 @@ def table_a(R, RB):
             ols = np.linalg.lstsq(X, y, rcond=None)[0]
             errs.append(res["coef"] - ols)
             errs_t.append(res["coef"] - TRUE)
-            cov.append((res["ci"][:, 0] <= TRUE) & (TRUE <= res["ci"][:, 1]))
+            cov.append((res["ci"][:, 0] <= TRUE) & (res["ci"][:, 1] >= TRUE))
         covb = []
         for s in range(RB):
             X, y = paper_design(10_000 + s)
             res = S.sa_fit(X, y, terms=TERMS, budget=B, model=model, noise=NoiseSource(s), ledger=Ledger(),
                            quantile_noise=qn, se_method="bootstrap", n_boot=150)
-            covb.append((res["ci"][:, 0] <= TRUE) & (TRUE <= res["ci"][:, 1]))
+            covb.append((res["ci"][:, 0] <= TRUE) & (res["ci"][:, 1] >= TRUE))
         errs, errs_t, cov = np.array(errs), np.array(errs_t), np.array(cov)
         rule = res["rule"]
         label = f"pure eps={B:g}" if model == "pure" else f"zCDP rho={B:g}"
@@ -121,14 +121,14 @@ def table_b(R, RB):
                 ols = np.linalg.lstsq(X, y, rcond=None)[0]
                 errs.append(rel.coef - ols)
                 errt.append(rel.coef - TRUE)
-                cov.append((rel.ci[:, 0] <= TRUE) & (TRUE <= rel.ci[:, 1]))
+                cov.append((rel.ci[:, 0] <= TRUE) & (rel.ci[:, 1] >= TRUE))
                 ses.append(np.sqrt(np.diag(rel.vcov)))
                 warn = "; ".join(w.split(":")[0] for w in rel.warnings)
                 facts = rel.facts
             if s < RB:
                 relb = S.fit(_design(X, y), PrivacySpec(eps=eps, delta=1e-6), NoiseSource(s), Ledger(),
                              se_method="bootstrap", n_boot=150, coef_bounds=(-100, 100))
-                covb.append((relb.ci[:, 0] <= TRUE) & (TRUE <= relb.ci[:, 1]))
+                covb.append((relb.ci[:, 0] <= TRUE) & (relb.ci[:, 1] >= TRUE))
                 sesb.append(np.sqrt(np.diag(relb.vcov)))
         errs, errt = np.array(errs), np.array(errt)
         lines.append(f"| {eps:g} | {facts['accounting']} | {facts['k']} | {math.sqrt(np.mean(errs ** 2)):.4f} "

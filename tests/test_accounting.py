@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+
 from dpreg.privacy import accounting as acc
 from dpreg.privacy import sensitivity as S
 from dpreg.privacy.ledger import Ledger, LedgerEntry

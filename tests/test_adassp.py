@@ -416,6 +416,7 @@ def _frame(n=4000, seed=21):
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
 def test_dp_lm_noise_off_equals_statsmodels(method):
     import statsmodels.formula.api as smf
+
     from dpreg.api import _fit
     df = _frame()
     opts = {"T": 1, "tau": 1e6, "stable_ridge": False} if method == "boosted_adassp" else {}

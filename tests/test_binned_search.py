@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from dpreg.privacy.quantile import BinnedColumn, grid_index, search_grid, upq
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
+from dpreg.privacy.quantile import BinnedColumn, grid_index, search_grid, upq
 
 
 @pytest.mark.parametrize("lower,beta", [(0.0, 1.01), (-3.0, 1.001), (-1e308, 1.01), (1e20, 1.01),

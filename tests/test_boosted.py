@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import linear_design
 from scipy import stats
 
 from dpreg.design.contract import Design, PublicDesign
@@ -14,8 +15,6 @@ from dpreg.privacy.accounting import mu_from_eps_delta
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
-
-from helpers import linear_design
 
 BIG_TAU = 1e6   # "tau = infinity": no residual is ever clipped (|r| <= 2 in scaled units)
 

@@ -3,9 +3,10 @@ import itertools
 import json
 import math
 
-import dpreg
 import numpy as np
 import pytest
+
+import dpreg
 from dpreg.design.schema import Schema, VariableSchema
 from dpreg.errors import BudgetExceeded, DPRegError
 from dpreg.privacy import accounting as acc

@@ -114,7 +114,7 @@ def test_raw_variables_are_clamped_before_transforms():
     assert d.X[1, 1:].tolist() == pytest.approx([1.0, 1.0, 0.0])
     assert d.y[2] == 4.0
     lo, hi = d.public.column_lower, d.public.column_upper
-    assert np.all(d.X >= lo - 1e-12) and np.all(d.X <= hi + 1e-12)
+    assert np.all(lo - 1e-12 <= d.X) and np.all(hi + 1e-12 >= d.X)
 
 
 def test_column_intervals_by_interval_arithmetic():

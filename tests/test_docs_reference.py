@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import pathlib
 import re
 import sys
 
@@ -211,10 +212,10 @@ def test_common_options_are_in_the_reference_and_in_dp_lm(options_data):
 
 def test_make_docs_fails_on_warnings_and_failing_cells():
     # the build flags that make a broken reference, a warning or a failing vignette cell fail `make test`
-    makefile = open(os.path.join(_DOCS_EXT, "..", "..", "Makefile"), encoding="utf-8").read()
+    makefile = pathlib.Path(_DOCS_EXT, "..", "..", "Makefile").read_text(encoding="utf-8")
     flags = re.search(r"^DOCS_FLAGS := (.*)$", makefile, flags=re.M).group(1).split()
     assert {"-n", "-W", "--keep-going"} <= set(flags)
     assert re.search(r"^test:.*\n(\t.*\n)*\t\$\(MAKE\) docs$", makefile, flags=re.M)
-    conf = open(os.path.join(_DOCS_EXT, "..", "conf.py"), encoding="utf-8").read()
+    conf = pathlib.Path(_DOCS_EXT, "..", "conf.py").read_text(encoding="utf-8")
     assert re.search(r"^nb_execution_raise_on_error = True$", conf, flags=re.M)
     assert re.search(r'^nb_execution_mode = "force"$', conf, flags=re.M)   # re-run every build, no cache

@@ -6,6 +6,7 @@ input, and a planted record that appears in no output of the default path.
 import json
 import math
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -71,13 +72,13 @@ def test_pyproject_layout_and_runtime_dependencies():
     import dpreg as pkg
     assert os.path.realpath(pkg.__file__).startswith(os.path.realpath(os.path.join(ROOT, "python", "dpreg")))
     for target in ("demo:", "test:"):
-        assert any(line.startswith(target) for line in open(os.path.join(ROOT, "Makefile")))
-    ci = open(os.path.join(ROOT, ".ci", "run")).read()
+        assert any(line.startswith(target) for line in pathlib.Path(ROOT, "Makefile").read_text().splitlines())
+    ci = pathlib.Path(ROOT, ".ci", "run").read_text()
     assert "make test" in ci and os.access(os.path.join(ROOT, ".ci", "run"), os.X_OK)
 
 
 def test_readme_has_the_commands_the_example_and_the_privacy_paragraph():
-    readme = open(os.path.join(ROOT, "README.md")).read()
+    readme = pathlib.Path(ROOT, "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
     assert 'fit = dpreg.dp_lm("price ~ carat + C(cut) + depth", diamonds, eps=1.0)' in readme
     assert "print(fit.summary())" in readme
@@ -209,9 +210,8 @@ def test_levels_from_data_warn_even_when_the_design_then_fails():
     must reach the caller even though the design is then refused, and the refusal must not quote the
     number of coefficients (it counts the distinct values observed)."""
     df = _frame(300)
-    with pytest.warns(PrivacyLeakWarning, match="x1"):
-        with pytest.raises(DPRegError) as exc:
-            dpreg.dp_lm("y ~ C(x1)", df, eps=1.0, bounds=BOUNDS, method="adassp", levels="data")
+    with pytest.warns(PrivacyLeakWarning, match="x1"), pytest.raises(DPRegError) as exc:
+        dpreg.dp_lm("y ~ C(x1)", df, eps=1.0, bounds=BOUNDS, method="adassp", levels="data")
     assert "coefficients" in str(exc.value) and "(300)" not in str(exc.value) and "(299)" not in str(exc.value)
 
 

@@ -213,7 +213,7 @@ def test_vertex_selection_privacy_exact():
 def test_peeling_huge_eps_returns_ordered_top_s():
     v = np.random.default_rng(6).standard_normal(1000)
     out, S, b, _ = rb.peeling(v, s=7, eps=1e9, delta=1e-6, lam=1.0, noise=NoiseSource(7), ledger=Ledger(), statistic="p")
-    assert S == list(np.argsort(-np.abs(v))[:7])
+    assert list(np.argsort(-np.abs(v))[:7]) == S
     assert np.max(np.abs(out[S] - v[S])) < 1e-6
     assert np.count_nonzero(out) == 7
 

@@ -4,8 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.bench_heavy_tailed import (FEATURES, logistic_risk, population_excess, simulate, true_w,
-                                           fit_method)
+from benchmarks.bench_heavy_tailed import FEATURES, fit_method, logistic_risk, population_excess, simulate, true_w
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from isp_reference import reference_internals
 
 from dpreg.estimators._isp_core import _internals, grid_constants
-from isp_reference import reference_internals
 
 
 def _order_stats(X, y):

@@ -22,8 +22,7 @@ from dpreg.design.build import OTHER_LEVEL, build_design
 from dpreg.errors import DPRegError, PrivacyLeakWarning
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
-from dpreg.privacy.selection import (histogram_l1_sensitivity, level_threshold, pooled_count_released,
-                                     select_levels)
+from dpreg.privacy.selection import histogram_l1_sensitivity, level_threshold, pooled_count_released, select_levels
 
 SECRET = "Jane Q Secret"
 

@@ -15,9 +15,10 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
-from scipy import stats
 
 N_DRAWS = 20_000
 LEVEL = 1e-3
@@ -513,8 +514,8 @@ def test_lattice_constant_bounds_every_release_the_mechanisms_can_make():
 def test_calibration_leaves_the_continuous_part_the_accounting_needs():
     # premise of derivation 3.2: t q - b^2 >= (grid sensitivity / mu)^2 for the vector release, and
     # >= half that for the off-diagonal of the symmetric construction
-    from dpreg.privacy.mechanisms import LATTICE_KERNEL_WIDTH, _check_shadow, _tq, discrete_gaussian_parameters
     from dpreg.errors import InternalError
+    from dpreg.privacy.mechanisms import LATTICE_KERNEL_WIDTH, _check_shadow, _tq, discrete_gaussian_parameters
     for sens, mu, r in ((1.0, 0.5, 1.0), (3.0, 0.01, 10.0), (1e-3, 2.0, 100.0), (5.0, 30.0, 1.0)):
         j, target = discrete_gaussian_parameters(sens, mu, r)
         need = (sens / 2.0 ** j + r) / mu
@@ -531,6 +532,7 @@ def test_analytic_gaussian_margin_covers_the_lattice_term():
     # relies on d ln delta / d ln mu = mu phi(eps/mu - mu/2) / delta >= 0.8 where delta < 1/2 (the
     # derivative of the GDP curve in mu is phi(eps/mu - mu/2)); checked here on a wide grid
     from scipy.stats import norm
+
     from dpreg.privacy.accounting import delta_gdp
     worst = math.inf
     for eps in np.geomspace(1e-6, 1e3, 40):
@@ -548,6 +550,7 @@ def test_analytic_gaussian_margin_covers_the_lattice_term():
 
 def test_gaussian_fit_statement_charges_the_lattice_term_and_claims_zcdp():
     from fractions import Fraction
+
     from dpreg.privacy import accounting as acc
     led = Ledger()
     mu = acc.mu_from_eps_delta(acc.conservative_share(1.0), 1e-6)
@@ -599,6 +602,7 @@ def test_inverse_e_expansion_and_bernoulli():
     # the words of 1/e against an independent 256-bit computation (decimal module), and the fast
     # Bernoulli(1/e) frequency: 200 000 draws, s.e. sqrt(p(1-p)/n) = 0.0011; 4 s.e.
     from decimal import Decimal, getcontext
+
     from dpreg.privacy import samplers
     from dpreg.privacy.secure_stream import SecureStream
     getcontext().prec = 120

@@ -10,8 +10,7 @@ import pytest
 from scipy import stats
 
 import dpreg
-from dpreg.privacy.counts import (AboveThreshold, count_grid, exponential_mechanism, noisy_counts,
-                                  propose_test_release)
+from dpreg.privacy.counts import AboveThreshold, count_grid, exponential_mechanism, noisy_counts, propose_test_release
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 

@@ -17,8 +17,12 @@ from dpreg.privacy.composition import ComposedReleases, PlannedReleases, eps_zcd
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
 from dpreg.privacy.selection_mechanisms import noisy_max_grid, peeling_mechanism, report_noisy_max_exact
-from dpreg.privacy.shaped import (gaussian_analytic_mechanism, ptr_bernoulli, shape_samples_mechanism,
-                                  shaped_gaussian_mechanism)
+from dpreg.privacy.shaped import (
+    gaussian_analytic_mechanism,
+    ptr_bernoulli,
+    shape_samples_mechanism,
+    shaped_gaussian_mechanism,
+)
 
 
 # ---- report-noisy-max ---------------------------------------------------------------------------------

@@ -4,13 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import grid_above as G
 
-from dpreg.privacy.quantile import QuantileResult, exact_stop_pmf, grid, k_max, upq
 from dpreg.privacy.counts import count_grid
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
-
-from helpers import grid_above as G
+from dpreg.privacy.quantile import QuantileResult, exact_stop_pmf, grid, k_max, upq
 
 BETA = 1.001
 

@@ -416,7 +416,14 @@ def test_e2e_adassp_summary_consistent_with_members():
     t = fit.summary().coef_table
     np.testing.assert_allclose(t["97.5 %"], fit.coef + Z975 * fit.std_errors, rtol=1e-12)
     np.testing.assert_allclose(fit.std_errors ** 2, np.diag(fit.vcov()), rtol=1e-12)
-    assert fit.sigma is not None and 0 <= fit.r_squared <= 1
+    # n = 3000, eps = 1 is at the edge of sigma-hat's estimability (printed in about 77% of such fits,
+    # docs/validity.md): either a value with R^2 in [0, 1], or "not estimable" with its interval
+    if fit.sigma is not None:
+        assert 0 <= fit.r_squared <= 1
+    else:
+        assert fit.r_squared is None and "not estimable" in str(fit.summary())
+        lo, hi = fit.facts["sigma_interval"]
+        assert 0 <= lo < hi
     w = fit.wald_test()
     S = [1, 2, 3]
     Vs = fit.vcov().to_numpy()[np.ix_(S, S)]

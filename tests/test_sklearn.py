@@ -66,10 +66,9 @@ def test_clone_shares_the_budget_and_caps_cross_validation(data):
     est = DPLinearRegression(eps=1.0, bounds=(0, 1), target_bounds=(-2, 4), budget=budget)
     c = clone(est)
     assert c.budget is budget and c.get_params() == est.get_params()
-    with pytest.warns(RepeatedFitWarning, match="cross-validation"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            scores = cross_val_score(est, X, y, cv=KFold(3))
+    with pytest.warns(RepeatedFitWarning, match="cross-validation"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        scores = cross_val_score(est, X, y, cv=KFold(3))
     assert len(scores) == 3 and budget.remaining[0] == pytest.approx(0.0, abs=1e-12)
     # a fourth fit would overspend: refused before touching the data
     with pytest.raises(BudgetExceeded):

@@ -52,7 +52,7 @@ def test_small_variance_law_chi_square():
     K = np.array(sn.wide_discrete_gaussian(NoiseSource(32), 20, 20_000))
     ks = np.arange(-25, 26)
     p = np.exp(-ks ** 2 / 40.0)
-    counts = np.array([(K == k).sum() for k in ks])
+    counts = np.array([(k == K).sum() for k in ks])
     assert (np.abs(K) <= 25).all()
     assert stats.chisquare(counts, 20_000 * p / p.sum()).pvalue > 1e-3
 

@@ -226,9 +226,9 @@ def test_binned_quantile_equals_sorted_search(q, anchor):
     # the histogram on the public grid gives exactly the counts #{x < g_k} of the sorted search, so with
     # the same seed the released value, the stopping step and the ledger rows are identical; extreme
     # rows (+-1e308) fall in the outermost bins and change nothing else
-    from dpreg.privacy.quantile import BinnedColumn, upq
     from dpreg.privacy.ledger import Ledger
     from dpreg.privacy.mechanisms import NoiseSource
+    from dpreg.privacy.quantile import BinnedColumn, upq
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.lognormal(1.0, 1.0, 5000), -rng.lognormal(0.0, 1.0, 500), [1e308, -1e308]])
     batches = lambda: (x[i:i + 777] for i in range(0, x.shape[0], 777))   # noqa: E731
@@ -242,6 +242,7 @@ def test_binned_quantile_equals_sorted_search(q, anchor):
 
 def test_cli_reads_parquet_globs(files, capsys, tmp_path):
     import json
+
     from dpreg.cli import main
     (tmp_path / "b.json").write_text(json.dumps(BOUNDS))
     (tmp_path / "l.json").write_text(json.dumps(LEVELS))

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import linear_design
 from scipy import integrate, stats
 
 from dpreg.design.scaling import scale_design
@@ -12,8 +13,6 @@ from dpreg.inference import ssp as inf
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
-
-from helpers import linear_design
 
 
 def test_clipped_second_moment_matches_integral():

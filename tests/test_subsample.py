@@ -181,7 +181,7 @@ def test_accuracy_and_coverage_pure_eps10_fast():
                     se_method="analytic", coef_bounds=(-100, 100))
         ols = np.linalg.lstsq(X, y, rcond=None)[0]
         errs.append(rel.coef - ols)
-        covered.append((rel.ci[:, 0] <= TRUE) & (TRUE <= rel.ci[:, 1]))
+        covered.append((rel.ci[:, 0] <= TRUE) & (rel.ci[:, 1] >= TRUE))
     assert math.sqrt(np.mean(np.square(errs))) <= 0.02
     assert np.mean(covered) >= 0.85
 
@@ -198,7 +198,7 @@ def test_t8_full(model, B, qn, rmse_ols, cov_min):
                        quantile_noise=qn, se_method="analytic")
         ols = np.linalg.lstsq(X, y, rcond=None)[0]
         errs.append(res["coef"] - ols)
-        covered.append((res["ci"][:, 0] <= TRUE) & (TRUE <= res["ci"][:, 1]))
+        covered.append((res["ci"][:, 0] <= TRUE) & (res["ci"][:, 1] >= TRUE))
     if rmse_ols is not None:
         assert math.sqrt(np.mean(np.square(errs))) <= rmse_ols
     assert np.mean(covered) >= cov_min

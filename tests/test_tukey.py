@@ -9,8 +9,8 @@ from scipy import stats
 import dpreg
 from dpreg.errors import EstimationFailed
 from dpreg.estimators import tukey as T
-from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.counts import count_grid
+from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.release import PrivacySpec
 

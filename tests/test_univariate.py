@@ -5,14 +5,13 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import grid_above as G
 
 import dpreg
 from dpreg.estimators import winsorized as W
-from dpreg.privacy.quantile import exact_stop_pmf
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
-
-from helpers import grid_above as G
+from dpreg.privacy.quantile import exact_stop_pmf
 
 BETA = 1.001
 

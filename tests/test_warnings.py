@@ -5,9 +5,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+
 import dpreg
-from dpreg.errors import (AccuracyWarning, ConvergenceWarning, Diagnostic, DPRegWarning, PrivacyLeakWarning,
-                          emitted)
+from dpreg.errors import AccuracyWarning, ConvergenceWarning, Diagnostic, DPRegWarning, PrivacyLeakWarning, emitted
 
 
 def _frame(n=400, seed=11):

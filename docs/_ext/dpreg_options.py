@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from docutils import nodes
 from docutils.statemachine import StringList
-from sphinx.util.docutils import SphinxDirective
-
 from dpreg_options_data import common_options_rst, method_options_rst
+from sphinx.util.docutils import SphinxDirective
 
 
 class _Table(SphinxDirective):

@@ -1,8 +1,14 @@
 """dpreg: differentially private linear regression with noise-aware inference."""
-from .errors import (AccuracyWarning, BudgetExceeded, ConvergenceWarning, DPRegError, DPRegWarning,  # noqa: F401
-                     EstimationFailed, PrivacyLeakWarning)
-
 from ._version import __version__  # noqa: F401
+from .errors import (  # noqa: F401
+    AccuracyWarning,
+    BudgetExceeded,
+    ConvergenceWarning,
+    DPRegError,
+    DPRegWarning,
+    EstimationFailed,
+    PrivacyLeakWarning,
+)
 
 
 def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land independently

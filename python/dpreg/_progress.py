@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 from .errors import InvalidArgument
 
 _SETTING = None

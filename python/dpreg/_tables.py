@@ -89,7 +89,7 @@ def render_latex(headers, rows, *, left_cols=1, caption=None, label=None, notes=
     body = [r"\begin{tabular}{" + spec + "}", r"\toprule",
             " & ".join(latex_escape(h) for h in headers) + r" \\", r"\midrule"]
     for i, r in enumerate(rows):
-        if midrule_before is not None and i == midrule_before and 0 < i:
+        if midrule_before is not None and i == midrule_before and i > 0:
             body.append(r"\midrule")
         body.append(" & ".join(latex_escape(c) for c in r) + r" \\")
     body += [r"\bottomrule", r"\end{tabular}"]

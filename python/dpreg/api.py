@@ -2,26 +2,30 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any
 import numbers
 import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ._numeric import no_numeric_warnings
-from .errors import (AccuracyWarning, Diagnostic, EstimationFailed, InvalidArgument,
-                     InvalidArgumentType, PrivacyLeakWarning)
+from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emit, _from_caught  # noqa: F401
+from .auto import AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr, choose_method  # noqa: F401
+from .errors import (
+    AccuracyWarning,
+    Diagnostic,
+    EstimationFailed,
+    InvalidArgument,
+    InvalidArgumentType,
+    PrivacyLeakWarning,
+)
 from .estimators.registry import METHODS, get_method, resolve_options
 from .privacy.budget import Budget
 from .privacy.ledger import Ledger
 from .privacy.mechanisms import NoiseSource
 from .release import PrivacySpec
 from .results.fit import DPFit
-from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emit, _from_caught  # noqa: F401
-from .auto import (AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr,  # noqa: F401
-                   choose_method)
-
 
 #: share of eps spent on private ranges when some are not declared (our choice: 10%, issue 2 item 5)
 DEFAULT_BOUNDS_SHARE = 0.10

@@ -108,9 +108,8 @@ def _fit_kwargs(options: dict) -> tuple[dict, dict, bool]:
     noise_off = bool(options.pop(".noise_off", False))
     kwargs = {k: options.pop(k) for k in _FIT_ARGS if k in options}
     seed = options.pop("seed", None)
-    if seed is not None:
-        if isinstance(seed, float) and seed.is_integer():
-            seed = int(seed)
+    if isinstance(seed, float) and seed.is_integer():     # R's numbers are doubles: 42 arrives as 42.0
+        seed = int(seed)
     kwargs["random_state"] = seed
     if isinstance(kwargs.get("bounds"), dict):
         kwargs["bounds"] = {str(k): tuple(float(v) for v in _as_list(b)) for k, b in kwargs["bounds"].items()}
@@ -404,6 +403,7 @@ def r_compare(fit_jsons, names=None, term_labels=None, format: str = "data.frame
 
 def _estimate(kind: str, x, q, options: dict):
     import numpy as np
+
     import dpreg
 
     options = dict(options or {})

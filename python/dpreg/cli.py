@@ -162,6 +162,7 @@ def _fit(args) -> str:
     import math
 
     import dpreg
+
     from .errors import DPRegError
     from .privacy.accounting import check_request
     if not (math.isfinite(args.eps) and args.eps > 0):

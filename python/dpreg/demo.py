@@ -36,6 +36,7 @@ EPS, DELTA = 1.0, 1e-6
 
 def load():
     import pandas as pd
+
     from .datasets import _read
     df = _read("diamonds")
     for col, lev in LEVELS.items():

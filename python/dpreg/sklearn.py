@@ -33,8 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the optional extra
     raise ImportError("dpreg.sklearn needs scikit-learn: pip install 'dpreg[sklearn]'") from exc
 
-from .errors import PrivacyLeakWarning
-from .errors import InvalidArgument, InvalidArgumentType
+from .errors import InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
 

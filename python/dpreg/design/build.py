@@ -19,18 +19,36 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from .contract import Design, PublicDesign
-# the new-data path and the column helpers it shares with the design builder (re-exported here)
-from .newdata import (DesignError, _column_type, _match_levels, _pyval, _safe_categories,  # noqa: F401
-                      model_matrix_from_state, outside_ranges)
-from .formula import FormulaError, categorical_in_formula, parse_formula
-from .intervals import domain_lower_limits, interval_of
 from ..errors import SampleTooSmall
-from .schema import Schema, VariableSchema
+from .contract import Design, PublicDesign
+from .formula import FormulaError, categorical_in_formula, parse_formula
+
 # the input normalisation (bounds, levels, leaks, column kinds) and the model-matrix helpers (re-exported)
-from .inputs import (OTHER_LEVEL, _as_frame, _classify, _Leaks, _norm_bounds, _norm_levels,  # noqa: F401
-                     _safe_type, _sort_levels, all_ranges_declared)
+from .inputs import (  # noqa: F401
+    OTHER_LEVEL,
+    _as_frame,
+    _classify,
+    _Leaks,
+    _norm_bounds,
+    _norm_levels,
+    _safe_type,
+    _sort_levels,
+    all_ranges_declared,
+)
+from .intervals import domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix  # noqa: F401
+
+# the new-data path and the column helpers it shares with the design builder (re-exported here)
+from .newdata import (  # noqa: F401
+    DesignError,
+    _column_type,
+    _match_levels,
+    _pyval,
+    _safe_categories,
+    model_matrix_from_state,
+    outside_ranges,
+)
+from .schema import Schema, VariableSchema
 
 _DBL_MAX = float(np.finfo(float).max)
 

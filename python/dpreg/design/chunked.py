@@ -248,11 +248,10 @@ class _SpillFile:
 
 
 def _remove_file(path):
+    import contextlib
     import os
-    try:
+    with contextlib.suppress(OSError):
         os.remove(path)
-    except OSError:
-        pass
 
 
 class _BatchIterSource:
@@ -304,9 +303,8 @@ def can_stream(method, *, family, source, formula, levels, bounds, neighbours, d
     formula_columns(formula, source, levels=lv)
     import pyarrow as pa
     for v in parsed.variables:
-        if v in cat_cols and v not in lv:
-            if not pa.types.is_boolean(source.arrow_types.get(v, pa.null())):
-                return False
+        if v in cat_cols and v not in lv and not pa.types.is_boolean(source.arrow_types.get(v, pa.null())):
+            return False
     return True
 
 
@@ -351,9 +349,9 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                 n_public=n_public, **design_opts)
 
     # the public schema: which ranges the search must estimate (and their domains)
+    from .build import _DOMAIN_RANK, _norm_bounds
     from .formula import categorical_in_formula, parse_formula
     from .intervals import domain_lower_limits
-    from .build import _DOMAIN_RANK, _norm_bounds
     cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
     parsed = parse_formula(formula, source.names, cat_cols)
     _, decl = _norm_bounds(bounds, parsed.variables)

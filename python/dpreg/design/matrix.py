@@ -6,13 +6,14 @@ import numpy as np
 import pandas as pd
 
 from .formula import FORMULA_CONTEXT
+from .inputs import OTHER_LEVEL
 from .intervals import interval_of, product
 from .newdata import DesignError, _pyval, _safe_categories
-from .inputs import OTHER_LEVEL
 
 
 def _eval_numeric(info, frame):
     import ast as _ast
+
     from formulaic import model_matrix
     body = info.tree.body
     if isinstance(body, _ast.Name):

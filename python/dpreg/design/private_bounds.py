@@ -73,9 +73,8 @@ import warnings
 
 import numpy as np
 
-from ..errors import AccuracyWarning
+from ..errors import AccuracyWarning, InvalidArgument
 from ..privacy.quantile import upq
-from ..errors import InvalidArgument
 
 #: grid ratio of the range searches (our choice, see the module docstring; the quantile API keeps 1.001)
 RANGE_BETA = 1.01

@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from .contract import Design, ScaledDesign
 from ..errors import InvalidArgument
+from .contract import Design, ScaledDesign
 
 MODES = ("schema", "clip", "paper")
 

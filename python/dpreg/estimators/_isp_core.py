@@ -32,12 +32,16 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ..errors import InvalidArgument
 from ..privacy.composition import PlannedReleases
 from ..privacy.counts import noisy_counts
 from ..privacy.ledger import Ledger
-from ..privacy.shaped import (gaussian_analytic_mechanism, ptr_bernoulli, shape_samples_mechanism,
-                              shaped_gaussian_mechanism)
-from ..errors import InvalidArgument
+from ..privacy.shaped import (
+    gaussian_analytic_mechanism,
+    ptr_bernoulli,
+    shape_samples_mechanism,
+    shaped_gaussian_mechanism,
+)
 from ._isp_solver import CHUNK_ROWS, _internals, _prepare, _Singular, _slf, _sw, _weighted_system  # noqa: F401
 
 #: score sensitivity (spec §3.3, derived §9.3-9.4; UNCERTAIN in the paper, conservative here)
@@ -261,7 +265,7 @@ def constants(n, d, eps, delta, L, R, options=None) -> dict:
     if inference:
         N = _max_samples(alpha, delta_N, eps_N)
         out.update(N=N, sigma_S=g["Delta_RSS"] * sigma_gauss(eps_S, delta_S))
-        if N < d + 1:
+        if d + 1 > N:
             return fail("P9: too few covariance samples (N < d + 1) for the inference bundle")
     out["ok"] = True
     return out

@@ -326,7 +326,7 @@ def _sw(X, y, base, c, R, rho, k):
     j = int(np.argmax(absr))
     for lev in range(2 * k, -1, -1):
         blocked = False
-        while W < k and absr[j] > thr[lev]:
+        while k > W and absr[j] > thr[lev]:
             cj = cur[j]
             u = Sinv @ Xs[j]
             hj = float(Xs[j] @ u)
@@ -357,7 +357,7 @@ def _sw(X, y, base, c, R, rho, k):
             W += cj
             rem[j] = lev
             j = int(np.argmax(absr))
-        if blocked or W >= k:
+        if blocked or k <= W:
             if lev >= k + 1 or lev == k:
                 return k, None
             break

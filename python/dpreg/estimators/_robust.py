@@ -20,8 +20,8 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..errors import InvalidArgument
-from ..privacy.selection_mechanisms import (peeling_accounted_eps as _peeling_eps, peeling_mechanism,
-                                           report_noisy_max_exact)
+from ..privacy.selection_mechanisms import peeling_accounted_eps as _peeling_eps
+from ..privacy.selection_mechanisms import peeling_mechanism, report_noisy_max_exact
 
 SQRT2 = math.sqrt(2.0)
 #: sup |psi| = 2*sqrt(2)/3 (spec 2.1)

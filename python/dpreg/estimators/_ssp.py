@@ -35,13 +35,13 @@ import math
 
 import numpy as np
 
+from .._plain import to_plain
 from ..design.chunked import is_streamed
+from ..errors import InvalidArgument
 
-from ..privacy.mechanisms import gaussian_mechanism
 # post-processing algebra shared with the inference layer (re-exported: _ssp.ridge_lambda, _ssp.pd_inverse)
 from ..inference.linalg import pd_inverse, ridge_lambda  # noqa: F401
-from ..errors import InvalidArgument
-from .._plain import to_plain
+from ..privacy.mechanisms import gaussian_mechanism
 from ..privacy.requests import check_budget_split
 
 NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
@@ -301,7 +301,7 @@ def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
         raise InvalidArgument(f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(OPTIONS))}")
     values, tuning = {}, {}
     for name, (default, origin, check) in OPTIONS.items():
-        value = given[name] if name in given else default
+        value = given.get(name, default)
         check(value)
         values[name] = value
         tuning[name] = (to_plain(value, nonfinite="keep"), "user" if name in given else origin)

@@ -10,9 +10,9 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
+from ..errors import InvalidArgument
 from ..privacy.ledger import Ledger, LedgerEntry
 from . import winsorized as W
-from ..errors import InvalidArgument
 
 DEFAULT_COEF_BOUNDS = (-100.0, 100.0)
 DEFAULT_BOUNDS_NOTICE = ("default coefficient bounds (-100, 100) used; supply coef_bounds on the scale "

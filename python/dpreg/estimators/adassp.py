@@ -22,11 +22,11 @@ import math
 import numpy as np
 
 from ..design.scaling import scale_design
+from ..errors import Diagnostic, InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from . import _ssp
-from ..errors import Diagnostic, InvalidArgument
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
@@ -235,7 +235,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             bias = (b_r if W_r is not None else state["lam"] * (state["Gamma"] @ theta)) \
                 if state["lam"] > 0 else None
             res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_priv, bias=bias,
-                                                    sigma_gram=state["sigma_gram"])
+                                                    sigma_gram=state["sigma_gram"], A_hat=state["A_hat"])
         excess = res_var["excess"]
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of spec 6.2
@@ -272,6 +272,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      sigma_estimable=res_var["estimable"])
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
+            tails = inf.heavy_tail_signal(bundle)
+            facts["residual_tail_ratio"] = tails["ratio"]
+            if tails["heavy"]:
+                # issue 12: say what sigma-hat estimates there (inf.heavy_tail_signal)
+                facts["sigma_estimand"] = (
+                    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
+                    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
+                    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
         else:
             facts["sigma_not_estimable"] = (
                 "not estimable at this n and eps: the privacy noise in the residual sum of squares is "
@@ -279,7 +287,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["r_squared"]:
             rss = res_var["rss"] if res_var["estimable"] else float("nan")
             r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
-                                        intercept=icpt)
+                                        intercept=icpt, sigma_gram=state["sigma_gram"])
             if r2i["estimable"]:
                 r2 = r2i["r2"]
                 rel.r_squared = r2
@@ -328,14 +336,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # noise was upward, and covered 0.5-0.8)
         gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
-        if gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM):
-            # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
-            if rel.sigma is not None or rel.r_squared is not None:
-                rel.sigma = rel.r_squared = rel.adj_r_squared = None
-                facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
-                    "not estimable at this n and eps: its privacy correction relies on the covariance "
-                    "of the boosting noise, which is not reliable here")
-                facts.pop("r_squared_interval", None)
+        # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
+        if (gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)) \
+                and (rel.sigma is not None or rel.r_squared is not None):
+            rel.sigma = rel.r_squared = rel.adj_r_squared = None
+            facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
+                "not estimable at this n and eps: its privacy correction relies on the covariance "
+                "of the boosting noise, which is not reliable here")
+            facts.pop("r_squared_interval", None)
         if gram_swamped:
             rel.vcov = None
             rel.vcov_privacy = None
@@ -388,4 +396,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                    "conservative.", None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
+    if rel.sigma is not None and facts.get("sigma_estimand"):
+        # a note, not a warning: sigma-hat is valid for what it estimates (issue 12, t3 errors)
+        rel.warnings = list(rel.warnings) + [Diagnostic("DP residual standard error: "
+                                                        + facts["sigma_estimand"] + ".", None)]
     return rel

@@ -21,11 +21,12 @@ import math
 import numpy as np
 
 from ..design.scaling import scale_design
+from ..errors import InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from . import _ssp
-from .adassp import OPTIONS as _ADA_OPTIONS, budget_plan, drop_not_estimable, finish, restore_columns
-from ..errors import InvalidArgument
+from .adassp import OPTIONS as _ADA_OPTIONS
+from .adassp import budget_plan, drop_not_estimable, finish, restore_columns
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 

@@ -36,18 +36,44 @@ import numbers
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ..privacy.composition import ComposedReleases, gdp_step_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
-from ..errors import InvalidArgument
+
 # the shared pieces, the logistic fits and the preconditioned squared loss (re-exported here)
-from ._dpgd_core import (_MODERATE, _ROW_CHUNK_ENTRIES, INFERENCE_NOTE, _clipped_extreme_rows,  # noqa: F401
-                         clipped_gradient_sum, public_scaling, unscale)
-from .dpgd_logistic import (MM_NOTE, MM_SHARES, MM_T, NEWTON_SHARES, NEWTON_STEP_CAP, NEWTON_T,  # noqa: F401
-                            _conv_warning, _logistic_sums, _pd_floor, _remaining_in_se, _sigmoid,
-                            fit_logistic_mm, mm_sensitivities)
-from .dpgd_precond import (PRECOND_C, PRECOND_SHARES, PRECOND_T, _precond_applicable,  # noqa: F401
-                           fit_linear_precond, precond_sensitivities)
+from ._dpgd_core import (  # noqa: F401
+    _MODERATE,
+    _ROW_CHUNK_ENTRIES,
+    INFERENCE_NOTE,
+    _clipped_extreme_rows,
+    clipped_gradient_sum,
+    public_scaling,
+    unscale,
+)
+from .dpgd_logistic import (  # noqa: F401
+    MM_NOTE,
+    MM_SHARES,
+    MM_T,
+    NEWTON_SHARES,
+    NEWTON_STEP_CAP,
+    NEWTON_T,
+    _conv_warning,
+    _logistic_sums,
+    _pd_floor,
+    _remaining_in_se,
+    _sigmoid,
+    fit_logistic_mm,
+    mm_sensitivities,
+)
+from .dpgd_precond import (  # noqa: F401
+    PRECOND_C,
+    PRECOND_SHARES,
+    PRECOND_T,
+    _precond_applicable,
+    fit_linear_precond,
+    precond_sensitivities,
+)
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 

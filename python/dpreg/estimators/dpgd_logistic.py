@@ -11,7 +11,6 @@ from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from ._dpgd_core import _ROW_CHUNK_ENTRIES, INFERENCE_NOTE
 
-
 # --------------------------------------------------------------------------------------------------
 # logistic regression: private majorise-minimise (Newton with Boehning's Hessian bound)
 # --------------------------------------------------------------------------------------------------

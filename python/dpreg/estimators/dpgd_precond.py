@@ -11,7 +11,6 @@ from ..release import Release
 from ._dpgd_core import INFERENCE_NOTE, clipped_gradient_sum, public_scaling
 from .dpgd_logistic import _pd_floor
 
-
 # --------------------------------------------------------------------------------------------------
 # squared loss: clipped-gradient steps preconditioned by a released Gram matrix (issue 13)
 # --------------------------------------------------------------------------------------------------

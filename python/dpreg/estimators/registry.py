@@ -13,9 +13,9 @@ own declared texts here (e.g. its description); it never imports the API or the 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Mapping
 
 from ..errors import InvalidArgument
 from . import summary_lines as _lines

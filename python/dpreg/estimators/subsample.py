@@ -23,17 +23,34 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ..release import Release
 from . import winsorized as W
-from ..errors import InvalidArgument
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
-
 from ._subsample_core import (  # noqa: F401  (re-exported: the module's public names are unchanged)
-    DEFAULT_BOUNDS_NOTICE, DEFAULT_COEF_BOUNDS, K_WARNING, RV_SHARE, SE_WARNING, VCOV_NOTE, _aggregate, _ols,
-    _pow2_scale, _residual_variance, _resolve_bounds, chi2_clip_mean, choose_k, corrected_spread, feasible,
-    gauss_laplace_cdf, gauss_laplace_halfwidth, group_estimates, partition, sa_fit, saturating_squared_diff)
-
+    DEFAULT_BOUNDS_NOTICE,
+    DEFAULT_COEF_BOUNDS,
+    K_WARNING,
+    RV_SHARE,
+    SE_WARNING,
+    VCOV_NOTE,
+    _aggregate,
+    _ols,
+    _pow2_scale,
+    _residual_variance,
+    _resolve_bounds,
+    chi2_clip_mean,
+    choose_k,
+    corrected_spread,
+    feasible,
+    gauss_laplace_cdf,
+    gauss_laplace_halfwidth,
+    group_estimates,
+    partition,
+    sa_fit,
+    saturating_squared_diff,
+)
 
 #: issue 5 names of the classic aggregators -> the spec's names (3.8)
 AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}

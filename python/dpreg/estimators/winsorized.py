@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource, gaussian_mechanism, laplace_mechanism
-from ..privacy.selection_mechanisms import interval_exponential_mechanism
-from ..errors import InvalidArgument
 from ..privacy.requests import check_budget_split
+from ..privacy.selection_mechanisms import interval_exponential_mechanism
 
 #: spec 2.6 / 3.5 constants (calibrated in spec 8.4)
 KAPPA_O = 4.0

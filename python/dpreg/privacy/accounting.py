@@ -19,13 +19,41 @@ import numpy as np
 from scipy import optimize, special
 
 from ..errors import InternalError, InvalidArgument
-from .requests import (COMPOSITION_RTOL, DELTA_EVAL_RTOL, DELTA_MIN, EPS_MAX, EPS_MIN,  # noqa: F401
-                       LATTICE_LOG_RATIO_PER_RELEASE, SPLIT_MARGIN, _check_delta_open, _check_eps_nonneg,
-                       _check_mu_pos, _exact_sum, _largest_float_at_most, _LOG_FLOOR, _number, _PURE_DP_MSG,
-                       _real, check_delta_for_n, check_request, conservative_share, eps_room,
-                       lattice_log_ratio_bound, split_eps)
-from .zcdp import (_U_GRID, _check_rho, delta_cks, eps_bs, eps_cks, mu_from_rho, rho_bs,  # noqa: F401
-                   rho_from_eps_delta_cks, rho_from_mu)
+from .requests import (  # noqa: F401
+    _LOG_FLOOR,
+    _PURE_DP_MSG,
+    COMPOSITION_RTOL,
+    DELTA_EVAL_RTOL,
+    DELTA_MIN,
+    EPS_MAX,
+    EPS_MIN,
+    LATTICE_LOG_RATIO_PER_RELEASE,
+    SPLIT_MARGIN,
+    _check_delta_open,
+    _check_eps_nonneg,
+    _check_mu_pos,
+    _exact_sum,
+    _largest_float_at_most,
+    _number,
+    _real,
+    check_delta_for_n,
+    check_request,
+    conservative_share,
+    eps_room,
+    lattice_log_ratio_bound,
+    split_eps,
+)
+from .zcdp import (  # noqa: F401
+    _U_GRID,
+    _check_rho,
+    delta_cks,
+    eps_bs,
+    eps_cks,
+    mu_from_rho,
+    rho_bs,
+    rho_from_eps_delta_cks,
+    rho_from_mu,
+)
 
 __all__ = [
     "COMPOSITION_RTOL",

@@ -73,7 +73,7 @@ class Budget:
     @property
     def remaining(self) -> tuple[float, float]:
         """(eps, delta) still available, rounded down: never more than is left."""
-        from .accounting import _largest_float_at_most   # rounded down: never more than is left
+        from .accounting import _largest_float_at_most  # rounded down: never more than is left
         e = Fraction(self.eps) - _exact(h[1] for h in self._history)
         d = Fraction(self.delta) - _exact(h[2] for h in self._history)
         return (_largest_float_at_most(e), _largest_float_at_most(d))

@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .ledger import Ledger, LedgerEntry
 from ..errors import InternalError, InvalidArgument
+from .ledger import Ledger, LedgerEntry
 
 #: most releases one composed row may stand for: the accounting's lattice term per Gaussian row
 #: (``accounting.LATTICE_LOG_RATIO_PER_RELEASE``) is bounded for 2^20 releases of 2^40 coordinates each

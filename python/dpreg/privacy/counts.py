@@ -22,10 +22,10 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .exponential import exponential_sample, log_weights
 from .ledger import Ledger, LedgerEntry
-from .mechanisms import MAX_SCALE_BITS, NoiseSource, _MARGIN, _grid_exponent, _tq
-from ..errors import InvalidArgument
+from .mechanisms import _MARGIN, MAX_SCALE_BITS, NoiseSource, _grid_exponent, _tq
 
 __all__ = ["COUNT_LIMIT", "AboveThreshold", "count_grid", "exponential_mechanism", "noisy_counts", "propose_test_release",
            "report_noisy_max"]

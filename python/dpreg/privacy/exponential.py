@@ -34,8 +34,8 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from .mechanisms import NoiseSource
 from ..errors import InvalidArgument
+from .mechanisms import NoiseSource
 
 __all__ = ["BASE_LOG_LIMIT", "GRID_BITS", "ROUNDING_ALLOWANCE", "exponential_sample", "grid_log_weights", "log_weights"]
 
@@ -164,7 +164,7 @@ def exponential_sample(log_w, noise: NoiseSource, *, argmax_when_noise_off: bool
     while True:
         U = _uniform_big(noise, total)
         k = 0
-        while U >= sizes[k]:
+        while sizes[k] <= U:
             U -= sizes[k]
             k += 1
         r = U >> (top - k)                                  # uniform member of bucket k (index order)

@@ -26,10 +26,10 @@ import secrets
 
 import numpy as np
 
+from ..errors import InternalError, InvalidArgument, InvalidArgumentType
 from . import samplers
 from .ledger import Ledger, LedgerEntry
 from .secure_stream import SecureStream, key_from_seed
-from ..errors import InternalError, InvalidArgument, InvalidArgumentType
 
 # grid of the discretised mechanisms: the nominal noise scale is (2^(GRID_BITS-1), 2^GRID_BITS] grid units
 GRID_BITS = 23

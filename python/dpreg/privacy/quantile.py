@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .counts import AboveThreshold
 from .ledger import Ledger
-from ..errors import InvalidArgument
 
 #: spec 1.1: the paper's simulations and data analysis use 1.001 ("as in Durfee").
 DEFAULT_BETA = 1.001

@@ -23,8 +23,8 @@ from functools import cache
 import numpy as np
 from scipy import special
 
-from .secure_stream import SecureStream
 from ..errors import InvalidArgument
+from .secure_stream import SecureStream
 
 _INT_LIMIT = 1 << 62
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+
 from ..errors import InvalidArgument
 
 _DOMAIN = b"dpreg/secure-stream/v1"

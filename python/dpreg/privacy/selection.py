@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .counts import noisy_counts, propose_test_release
 from .ledger import Ledger
 from .mechanisms import NoiseSource
-from ..errors import InvalidArgument
 
 __all__ = ["histogram_l1_sensitivity", "level_threshold", "pooled_count_released", "select_levels"]
 

@@ -38,10 +38,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .exponential import exponential_sample
 from .ledger import Ledger, LedgerEntry
-from .mechanisms import MIN_GRID_EXPONENT, NoiseSource, _MARGIN, _from_grid, _grid_exponent, _to_grid
-from ..errors import InvalidArgument
+from .mechanisms import _MARGIN, MIN_GRID_EXPONENT, NoiseSource, _from_grid, _grid_exponent, _to_grid
 
 __all__ = ["interval_exponential_mechanism", "noisy_max_grid", "peeling_accounted_eps", "peeling_mechanism",
            "report_noisy_max_exact"]
@@ -160,7 +160,7 @@ def peeling_mechanism(v, *, s: int, lam: float, scale: float, eps: float, delta:
     d = v.size
     S = [int(i) for i in forced]
     k = s - len(S)
-    if not (0 <= k and s <= d and len(set(S)) == len(S)):
+    if not (k >= 0 and s <= d and len(set(S)) == len(S)):
         raise InvalidArgument("Peeling needs 0 <= len(forced) <= s <= d and distinct forced indices")
     if not (math.isfinite(eps) and eps > 0 and 0 < delta < 1):
         raise InvalidArgument("Peeling needs eps > 0 and 0 < delta < 1")

@@ -27,11 +27,11 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from .accounting import delta_gdp
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import NoiseSource, gaussian_mechanism
 from .snapping import exact_shaped_release, snap_bits
-from ..errors import InvalidArgument
 
 __all__ = ["gaussian_analytic_mechanism", "ptr_bernoulli", "shape_samples_mechanism", "shaped_gaussian_mechanism"]
 

@@ -29,10 +29,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from . import samplers
 from .exponential import _uniform_big
 from .mechanisms import NoiseSource
-from ..errors import InvalidArgument
 
 __all__ = ["KERNEL_WIDTH", "ZETA_MAX", "exact_shaped_release", "snap_bits", "snap_delta", "wide_discrete_gaussian"]
 
@@ -93,10 +93,7 @@ def _bernoulli_exp(noise: NoiseSource, num: int, den: int) -> bool:
     whole, rest = divmod(num, den)
     if not _bernoulli_exp_frac(noise, rest, den):
         return False
-    for _ in range(whole):
-        if not _bernoulli_inv_e(noise):
-            return False
-    return True
+    return all(_bernoulli_inv_e(noise) for _ in range(whole))     # stops at the first failure, as the loop did
 
 
 def _discrete_laplace(noise: NoiseSource, t: int) -> int:

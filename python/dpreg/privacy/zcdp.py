@@ -9,8 +9,8 @@ import numpy as np
 from scipy import optimize
 
 from ..errors import InvalidArgument
-
 from .requests import _check_delta_open, _check_eps_nonneg, _real
+
 
 # ---------------------------------------------------------------------------------------------------
 # zCDP (docs/derivations/accounting.md section 3)

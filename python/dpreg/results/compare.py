@@ -8,8 +8,7 @@ import pandas as pd
 
 from ..errors import InvalidArgument, InvalidArgumentType
 from .format import format_number, is_missing, stars
-from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown,
-                     render_text)
+from .tables import html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown, render_text
 
 
 class Comparison:

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..errors import InvalidArgument, InvalidArgumentType
 from .format import format_number, format_percent_label, to_plain
 from .tables import render_html, render_markdown, render_text
-from ..errors import InvalidArgument, InvalidArgumentType
 
 _LABELS = {"mean": "private modified winsorized mean (PMWM)",
            "quantile": "unbounded private quantile (AboveThreshold search)"}

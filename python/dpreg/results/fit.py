@@ -29,12 +29,20 @@ from ..errors import InvalidArgument, InvalidArgumentType
 from ..estimators.registry import METHODS
 from ..inference.wald import wald_chi2
 from ..release import Release
-from .common import (_INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level,  # noqa: F401
-                     _level_from_alpha, _num, _warn_alpha_like, _z_quantile)
+from .common import (  # noqa: F401
+    _INTERCEPT_NAMES,
+    _NO_INFERENCE,
+    NotReleasedError,
+    _check_level,
+    _level_from_alpha,
+    _num,
+    _warn_alpha_like,
+    _z_quantile,
+)
 from .format import format_column, format_number
 from .not_released import STATSMODELS_NOT_RELEASED, _not_released_property
 from .predict import _PredictionMixin
-from .serialise import DICT_FORMAT, _SerialisationMixin, _PlainStatement  # noqa: F401
+from .serialise import DICT_FORMAT, _PlainStatement, _SerialisationMixin  # noqa: F401
 from .summary import _FMT, Summary  # noqa: F401
 
 

@@ -45,7 +45,7 @@ class _PredictionMixin:
         known[icpt] = False
         if np.any(known):
             tol = 1e-12 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
-            off = known & (np.any(X < lo - tol, axis=0) | np.any(X > hi + tol, axis=0))
+            off = known & (np.any(lo - tol > X, axis=0) | np.any(hi + tol < X, axis=0))
             cols = [self._terms[j] for j in np.flatnonzero(off)]
             if clamp:
                 X = np.where(known, np.clip(X, np.where(known, lo, -np.inf), np.where(known, hi, np.inf)), X)

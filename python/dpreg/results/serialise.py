@@ -2,7 +2,6 @@
 as dict/list/str/int/float/bool/None) and :meth:`DPFit.from_dict` (a working fit rebuilt from it)."""
 from __future__ import annotations
 
-
 from typing import Self
 
 import numpy as np

@@ -9,10 +9,8 @@ import pandas as pd
 from ..errors import diagnostic_category
 from ..estimators.registry import METHODS
 from .common import _NO_INFERENCE, _check_level
-from .format import (SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue,
-                     is_missing, stars)
-from .tables import (html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown,
-                     render_text)
+from .format import SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue, is_missing, stars
+from .tables import html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown, render_text
 
 
 def _wrap(text: str, width: int = 100, indent: str = "  ") -> str:

@@ -25,8 +25,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 
-from ..errors import DPRegError
-from ..errors import InternalError, InvalidArgumentType
+from ..errors import DPRegError, InternalError, InvalidArgumentType
 
 #: rows per Arrow record batch read from a file, relation or Spark partition (public constant)
 BATCH_ROWS = 1 << 16
@@ -237,6 +236,7 @@ class SparkSource(Source):
 
         def run(batches):
             import pickle as _p
+
             import pyarrow as _pa
             try:
                 out = ("ok", func(batches))
@@ -495,6 +495,7 @@ class SourceColumn:
     def validate(self) -> int:
         """One pass: no missing, no infinite values (errors as for a vector). Returns n."""
         import numpy as np
+
         from ..errors import InvalidArgument
         if isinstance(self.source, SparkSource):
             flags = self.source.map_partitions([self.column], _spark_column_flags)

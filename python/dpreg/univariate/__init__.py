@@ -13,13 +13,19 @@ the model with the smaller mean-step noise multiplier (dp_mean) / pure (dp_quant
 from __future__ import annotations
 
 # the public functions, and the names other modules and tests read from ``dpreg.univariate``
-from ..estimators._mean_accounting import (check_accounting, check_quantile_noise,  # noqa: F401
-                                           resolve_accounting, rho_star)
-from ._common import (ANCHOR_SHARE, GAUSSIAN_QUANTILE_CAVEAT, PRIVACY_ALPHA_SHARE,  # noqa: F401
-                      _rank_error_bound, check_beta, check_bounds_pair, check_data, check_eps_delta,
-                      data_vector)
-from .means import (BIAS_GATE, SE_FRACTION, VAR_NOISE_SDS, _winsorization_bias_bound,  # noqa: F401
-                    dp_mean)
+from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting, rho_star  # noqa: F401
+from ._common import (  # noqa: F401
+                                           ANCHOR_SHARE,
+                                           GAUSSIAN_QUANTILE_CAVEAT,
+                                           PRIVACY_ALPHA_SHARE,
+                                           _rank_error_bound,
+                                           check_beta,
+                                           check_bounds_pair,
+                                           check_data,
+                                           check_eps_delta,
+                                           data_vector,
+)
+from .means import BIAS_GATE, SE_FRACTION, VAR_NOISE_SDS, _winsorization_bias_bound, dp_mean  # noqa: F401
 from .quantiles import dp_quantile  # noqa: F401
 
 __all__ = ["dp_mean", "dp_quantile"]

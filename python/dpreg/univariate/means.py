@@ -19,11 +19,26 @@ from ..estimators._mean_accounting import check_accounting, check_quantile_noise
 from ..privacy.accounting import conservative_share
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
-from ._common import (ANCHOR_SHARE, GAUSSIAN_QUANTILE_CAVEAT, PRIVACY_ALPHA_SHARE, _anchor, _charge,
-                      _check_budget, _emit, _is_number, _mark_large_delta, _norm_ppf, _rank_error_bound,
-                      _statement, as_value_column, check_beta, check_bounds_pair, check_eps_delta, data_vector,
-                      shared_doc)
-
+from ._common import (
+    ANCHOR_SHARE,
+    GAUSSIAN_QUANTILE_CAVEAT,
+    PRIVACY_ALPHA_SHARE,
+    _anchor,
+    _charge,
+    _check_budget,
+    _emit,
+    _is_number,
+    _mark_large_delta,
+    _norm_ppf,
+    _rank_error_bound,
+    _statement,
+    as_value_column,
+    check_beta,
+    check_bounds_pair,
+    check_eps_delta,
+    data_vector,
+    shared_doc,
+)
 
 #: the interval of dp_mean is released only when its widening for the public bound on the
 #: winsorization bias (and on the variance clipping hides) is at most this share of the winsorized
@@ -206,8 +221,8 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
     >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
     """
-    from ..results.estimate import DPEstimate
     from ..privacy.quantile import default_max_steps, k_max
+    from ..results.estimate import DPEstimate
 
     # the data as a column read in blocks or batches (quantile searches on binned counts, means
     # summed exactly): the same release from a vector, a file, a database or a cluster

@@ -17,9 +17,24 @@ from ..estimators._mean_accounting import check_accounting, check_quantile_noise
 from ..privacy.accounting import conservative_share
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
-from ._common import (ANCHOR_SHARE, GAUSSIAN_QUANTILE_CAVEAT, PRIVACY_ALPHA_SHARE, _anchor, _charge,
-                      _check_budget, _emit, _is_number, _mark_large_delta, _rank_error_bound, _statement,
-                      check_beta, check_bounds_pair, check_eps_delta, data_vector, shared_doc)
+from ._common import (
+    ANCHOR_SHARE,
+    GAUSSIAN_QUANTILE_CAVEAT,
+    PRIVACY_ALPHA_SHARE,
+    _anchor,
+    _charge,
+    _check_budget,
+    _emit,
+    _is_number,
+    _mark_large_delta,
+    _rank_error_bound,
+    _statement,
+    check_beta,
+    check_bounds_pair,
+    check_eps_delta,
+    data_vector,
+    shared_doc,
+)
 
 
 def _check_levels(q):
@@ -116,8 +131,8 @@ def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, 
     """
     from scipy import stats as _stats
 
-    from ..results.estimate import DPEstimate
     from ..privacy.quantile import default_max_steps, k_max, noise_scales
+    from ..results.estimate import DPEstimate
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)

@@ -30,14 +30,27 @@ import warnings
 
 import numpy as np
 
-from ...errors import AccuracyWarning, InvalidArgument
 from ..._plain import to_plain
+from ...errors import AccuracyWarning, InvalidArgument
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
-from .options import (INFERENCE_NOTE, METHODS, OPTIONS, _SCALING, _delta_for, _public_standardisation,  # noqa: F401
-                      _resolve, _unit_truncation, check_family, check_options, given, needs_bounds, regime_note)
-from .problem import _Problem
 from .frank_wolfe import _fit_fw, _fit_lasso
+from .options import (  # noqa: F401
+    _SCALING,
+    INFERENCE_NOTE,
+    METHODS,
+    OPTIONS,
+    _delta_for,
+    _public_standardisation,
+    _resolve,
+    _unit_truncation,
+    check_family,
+    check_options,
+    given,
+    needs_bounds,
+    regime_note,
+)
+from .problem import _Problem
 from .sparse import _fit_iht, _fit_sparse
 
 

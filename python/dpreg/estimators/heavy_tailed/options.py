@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 
 from ...errors import AccuracyWarning, InvalidArgument
-from ..registry import METHODS as _REGISTRY, check_option_values
 from .. import _robust as rb
-
+from ..registry import METHODS as _REGISTRY
+from ..registry import check_option_values
 
 # methods, families (ht_lasso / ht_iht are squared-loss only), neighbouring relations, pure DP (ht_fw
 # only), wide designs (d >= n is expected) and which options apply to which method: declared in

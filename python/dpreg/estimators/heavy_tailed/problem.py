@@ -58,8 +58,7 @@ class _Problem:
             raise InvalidArgument("options 'x_center' / 'y_center' need an intercept in the formula (the "
                              "back-transformation to original units moves the centring into it)")
         self.scaled = bool(np.any(self.c != 0) or np.any(self.sx != 1) or self.cy != 0 or self.sy != 1)
-        if family == "binomial":
-            if not np.all((self.y == 0) | (self.y == 1)):
+        if family == "binomial" and not np.all((self.y == 0) | (self.y == 1)):
                 raise InvalidArgument("logistic regression needs a binary outcome coded 0/1 (declare its two "
                                  "levels)")
 
