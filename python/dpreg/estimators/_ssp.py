@@ -293,18 +293,18 @@ def _mu_cached(eps: float, delta: float) -> float:
 
 
 def merge_options(OPTIONS: dict, given: dict) -> tuple[dict, dict]:
-    """(values, tuning): defaults merged with the user's options, and {name: (value, origin)}."""
+    """(values, tuning): defaults merged with the user's options, and {name: (value, origin)}. Each
+    value (the user's or the default) passes its declared check (the third entry of its OPTIONS row,
+    see :func:`declare`): the same code the registry's resolver runs before anything is spent."""
     unknown = set(given) - set(OPTIONS)
     if unknown:
         raise InvalidArgument(f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(OPTIONS))}")
     values, tuning = {}, {}
-    for name, (default, origin) in OPTIONS.items():
-        if name in given:
-            values[name] = given[name]
-            tuning[name] = (to_plain(given[name], nonfinite="keep"), "user")
-        else:
-            values[name] = default
-            tuning[name] = (to_plain(default, nonfinite="keep"), origin)
+    for name, (default, origin, check) in OPTIONS.items():
+        value = given.get(name, default)
+        check(value)
+        values[name] = value
+        tuning[name] = (to_plain(value, nonfinite="keep"), "user" if name in given else origin)
     return values, tuning
 
 
@@ -316,26 +316,98 @@ def check_positive(name, value, allow_inf=False):
     return float(value)
 
 
-def check_common(values: dict) -> None:
-    """Checks of the inference options shared by both estimators (data-independent)."""
-    if values["ridge_rule"] not in RIDGE_RULES:
-        raise InvalidArgument(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
-    if values["ci"] not in CI_KINDS:
-        raise InvalidArgument("ci must be 'analytic' or 'bootstrap'")
-    nb = values["n_boot"]
-    if isinstance(nb, bool) or not isinstance(nb, (int, np.integer)) or nb < 20:
-        raise InvalidArgument("n_boot must be an integer >= 20")
-    lv = values["level"]
-    if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
-        raise InvalidArgument("level must be a number in (0, 1)")
-    s = values["inference_share"]
-    if isinstance(s, bool) or not isinstance(s, (int, float)) or not (0 < s < 1):
-        raise InvalidArgument("inference_share must be a number in (0, 1)")
-    if not isinstance(values["r_squared"], (bool, np.bool_)):
-        raise InvalidArgument("r_squared must be True or False")
-    if values["mode"] not in (None, "auto", "schema", "clip", "paper"):
+# ---- the declared check of each option of AdaSSP and BoostedAdaSSP (public: the value alone) ---------
+def _check_mode(v):
+    if v not in (None, "auto", "schema", "clip", "paper"):
         raise InvalidArgument("mode must be 'schema', 'clip' or 'paper' (or None for automatic)")
-    check_positive("tau_x", values["tau_x"])
+
+
+def _check_ridge_rule(v):
+    if v not in RIDGE_RULES:
+        raise InvalidArgument(f"ridge_rule must be one of {', '.join(RIDGE_RULES)}")
+
+
+def _check_ci(v):
+    if v not in CI_KINDS:
+        raise InvalidArgument("ci must be 'analytic' or 'bootstrap'")
+
+
+def _check_n_boot(v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 20:
+        raise InvalidArgument("n_boot must be an integer >= 20")
+
+
+def _check_level(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+        raise InvalidArgument("level must be a number in (0, 1)")
+
+
+def _check_inference_share(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+        raise InvalidArgument("inference_share must be a number in (0, 1)")
+
+
+def _check_bool(name):
+    def check(v):
+        if not isinstance(v, (bool, np.bool_)):
+            raise InvalidArgument(f"{name} must be True or False")
+    return check
+
+
+def _check_positive(name):
+    def check(v):
+        check_positive(name, v)
+    return check
+
+
+def _check_T(v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise InvalidArgument("T must be an integer >= 1")
+
+
+def _check_lr(v):
+    if v not in LR_SCHEDULES:
+        raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
+
+
+def _check_split_adassp(v):
+    """3 positive finite weights, or 'autodp' (AdaSSP)."""
+    if isinstance(v, str):
+        if v != "autodp":
+            raise InvalidArgument("split must be 3 positive weights or 'autodp'")
+    else:
+        check_split(v)
+
+
+def _check_split_boosted(v):
+    """3 positive finite weights, or None for (1, sqrt(T), 1) (BoostedAdaSSP)."""
+    if v is not None:
+        check_split(v)
+
+
+#: learning-rate schedules of BoostedAdaSSP
+LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
+
+#: option name -> its check, for the options of both estimators (``split`` differs: see SPLIT_CHECKS)
+OPTION_CHECKS = {
+    "mode": _check_mode, "tau_x": _check_positive("tau_x"), "ridge_rule": _check_ridge_rule, "ci": _check_ci,
+    "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
+    "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
+    "tau": _check_positive("tau"), "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
+}
+SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}
+
+
+def declare(table: dict, split: str) -> dict:
+    """``{name: (default, origin, check)}``: an estimator's ``{name: (default, origin)}`` table with the
+    declared check of each option attached (``split``: 'adassp' or 'boosted', whose split options
+    accept different non-numeric values). One table serves the registry's resolver, the option
+    reference and :func:`merge_options`, so each check exists once."""
+    out = {}
+    for name, row in table.items():
+        default, origin = row[:2]
+        out[name] = (default, origin, SPLIT_CHECKS[split] if name == "split" else OPTION_CHECKS[name])
+    return out
 
 
 def check_split(split, k: int = 3):

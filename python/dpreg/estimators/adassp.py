@@ -32,7 +32,7 @@ from . import _ssp
 
 _MODE_ORIGIN = ("schema when every model-matrix column has a public interval, else clip "
                 "('paper' = the benchmark replication of the AdaSSP paper's preprocessing)")
-OPTIONS = {
+OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared in _ssp
     "mode": (None, _MODE_ORIGIN),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it, so it "
                    "is dimensionless"),
@@ -48,36 +48,24 @@ OPTIONS = {
     "r_squared": (True, "our choice: one extra release (R_c) for the DP R-squared"),
     "y_bound": (1.0, "[S2] section V fixed AdaSSP bound; used only when the outcome has no public "
                      "interval (clip/paper mode): labels are clipped to [-y_bound, y_bound]"),
-}
+}, split="adassp")
 
 _AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
 
 
 def check_public(n, d, spec, options) -> None:
     """Data-independent preconditions (before the data are touched)."""
-    values, _ = _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})
-    _check_values(values)
+    _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)     # raises the pure-DP message
     if n <= d + 1:
         raise InvalidArgument("AdaSSP needs more rows than model-matrix columns plus one")
 
 
-def _check_values(values):
-    _ssp.check_common(values)
-    _ssp.check_positive("y_bound", values["y_bound"])
-    if isinstance(values["split"], str):
-        if values["split"] != "autodp":
-            raise InvalidArgument("split must be 3 positive weights or 'autodp'")
-    else:
-        _ssp.check_split(values["split"])
-
-
 def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd_repair=True, **options):
     """Fit AdaSSP; see the module docstring. ``_force_lambda`` / ``_pd_repair`` are internal test hooks
     (oracles T10(b)): they are not options of the public API."""
     values, tuning = _ssp.merge_options(OPTIONS, options)
-    _check_values(values)
     mu = _ssp.mu_from_spec(spec)
     mode = _ssp.resolve_mode(values["mode"], design.public)
     tuning["mode"] = (mode, tuning["mode"][1])

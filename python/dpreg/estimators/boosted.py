@@ -30,9 +30,9 @@ from .adassp import budget_plan, drop_not_estimable, finish, restore_columns
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
-LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
+LR_SCHEDULES = _ssp.LR_SCHEDULES
 
-OPTIONS = {
+OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared in _ssp
     "T": (100, "[S1] Table 1 (fixed hyperparameters)"),
     "tau": (1.0, "[S1] Alg. 1 / [REF23] y_bound = 1: residual clipping bound (scaled outcome units in "
                  "schema mode)"),
@@ -50,7 +50,7 @@ OPTIONS = {
     "level": _ADA_OPTIONS["level"],
     "inference_share": _ADA_OPTIONS["inference_share"],
     "r_squared": _ADA_OPTIONS["r_squared"],
-}
+}, split="boosted")
 
 
 def stable_ridge_floor(sigma_gram: float, d: int) -> float:
@@ -81,23 +81,8 @@ def learning_rates(lr: str, T: int) -> np.ndarray:
     raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
 
 
-def _check_values(values):
-    _ssp.check_common(values)
-    T = values["T"]
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise InvalidArgument("T must be an integer >= 1")
-    _ssp.check_positive("tau", values["tau"])
-    if values["lr"] not in LR_SCHEDULES:
-        raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
-    if values["split"] is not None:
-        _ssp.check_split(values["split"])
-    if not isinstance(values["stable_ridge"], (bool, np.bool_)):
-        raise InvalidArgument("stable_ridge must be True or False")
-
-
 def check_public(n, d, spec, options) -> None:
-    values, _ = _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})
-    _check_values(values)
+    _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)
     if n <= d + 1:
@@ -109,7 +94,6 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     """Fit BoostedAdaSSP; see the module docstring. ``_force_lambda`` / ``_pd_repair`` are internal test
     hooks (oracle T10(d)), not options of the public API."""
     values, tuning = _ssp.merge_options(OPTIONS, options)
-    _check_values(values)
     mu = _ssp.mu_from_spec(spec)
     mode = _ssp.resolve_mode(values["mode"], design.public)
     tuning["mode"] = (mode, tuning["mode"][1])

@@ -33,22 +33,62 @@ from ._isp_core import constants, default_L, ptr_pass_probability, sigma_gauss  
 #: which overflow at eps ~ 709; 500 keeps them finite with room (and is no privacy at all)
 ISP_EPS_MAX = 500.0
 
+
+# ---- the declared check of each option (public: the value alone), run by the registry's resolver --
+def _check_fraction(name):
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+            raise InvalidArgument(f"option {name} must be a number in (0, 1)")
+    return check
+
+
+def _check_positive_or_none(name):
+    def check(v):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                              or not math.isfinite(v) or v <= 0):
+            raise InvalidArgument(f"option {name} must be a positive finite number (or None for the default)")
+    return check
+
+
+def _check_L(v):
+    _check_positive_or_none("L")(v)
+    if v is not None and v >= 1:
+        raise InvalidArgument("option L (a leverage threshold) must be < 1")
+
+
+def _check_L_tries(v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise InvalidArgument("option L_tries must be an integer >= 1")
+
+
+def _check_iota_max(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 1:
+        raise InvalidArgument("option iota_max must be a number > 1")
+
+
+def _check_level(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+        raise InvalidArgument("option level must be in (0, 1)")
+
+
+# {name: (default, origin, check)}; L and R default to None: their values depend on n and d (L0(n, d))
+# or on a release (PrivSigma), and are finished by the public plan (_try_plan) and fit
 OPTIONS = {
     "L": (None, "leverage threshold; default L0(n, d) = (1 + 3 sqrt(d/n)) (d + 2 sqrt(d t) + 2t)/n, "
-                "t = log(n/0.05): our choice (docs/isp.md; chi^2_d tail with a union bound over rows)"),
+                "t = log(n/0.05): our choice (docs/isp.md; chi^2_d tail with a union bound over rows)", _check_L),
     "R": (None, "residual threshold in units of y; default sigma_hi sqrt(2 log(2n)) with sigma_hi from "
-                "PrivSigma or the declared sigma: our choice (docs/isp.md)"),
+                "PrivSigma or the declared sigma: our choice (docs/isp.md)", _check_positive_or_none("R")),
     "sigma": (None, "public (declared) residual standard deviation; if given, R = sigma sqrt(2 log(2n)) "
-                    "and no budget is spent on PrivSigma"),
-    "eps_T_frac": (0.5, "share of each ISSP call's eps for the PTR test: our choice (docs/isp.md)"),
-    "eps_N_frac": (0.1, "share for the covariance samples of the inference bundle: our choice (docs/isp.md)"),
-    "eps_S_frac": (0.1, "share for the noisy RSS of the inference bundle: our choice (docs/isp.md)"),
+                    "and no budget is spent on PrivSigma", _check_positive_or_none("sigma")),
+    "eps_T_frac": (0.5, "share of each ISSP call's eps for the PTR test: our choice (docs/isp.md)", _check_fraction("eps_T_frac")),
+    "eps_N_frac": (0.1, "share for the covariance samples of the inference bundle: our choice (docs/isp.md)", _check_fraction("eps_N_frac")),
+    "eps_S_frac": (0.1, "share for the noisy RSS of the inference bundle: our choice (docs/isp.md)", _check_fraction("eps_S_frac")),
     "sigma_frac": (0.1, "share of (eps, delta) for PrivSigma when neither R nor sigma is given: our "
-                        "choice (docs/isp.md)"),
+                        "choice (docs/isp.md)", _check_fraction("sigma_frac")),
     "iota_max": (math.e ** 2, "largest residual-grid inflation iota = rho^(2k) (docs/isp.md) "
-                              "(UNCERTAIN reconstruction of an e^(l/k) grid)"),
-    "L_tries": (1, "number of leverage thresholds L0 * 2^j tried in turn: our choice (docs/isp.md)"),
-    "level": (0.95, "default confidence level of intervals: convention"),
+                              "(UNCERTAIN reconstruction of an e^(l/k) grid)", _check_iota_max),
+    "L_tries": (1, "number of leverage thresholds L0 * 2^j tried in turn: our choice (docs/isp.md)", _check_L_tries),
+    "level": (0.95, "default confidence level of intervals: convention", _check_level),
 }
 
 _FAIL_MESSAGE = ("method='isp' declined to release an estimate (its propose-test-release check "
@@ -62,28 +102,12 @@ _FAIL_MESSAGE = ("method='isp' declined to release an estimate (its propose-test
 # public planning (no data)
 # ------------------------------------------------------------------------------------------------
 def _options(options) -> dict:
-    o = {name: default for name, (default, _) in OPTIONS.items()}
-    o.update({k: v for k, v in (options or {}).items() if k in OPTIONS})
-    for name in ("eps_T_frac", "eps_N_frac", "eps_S_frac", "sigma_frac"):
-        v = o[name]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
-            raise InvalidArgument(f"option {name} must be a number in (0, 1)")
-    for name in ("L", "R", "sigma"):
-        v = o[name]
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
-                              or not math.isfinite(v) or v <= 0):
-            raise InvalidArgument(f"option {name} must be a positive finite number (or None for the default)")
-    if o["L"] is not None and o["L"] >= 1:
-        raise InvalidArgument("option L (a leverage threshold) must be < 1")
-    J = o["L_tries"]
-    if isinstance(J, bool) or not isinstance(J, (int, np.integer)) or J < 1:
-        raise InvalidArgument("option L_tries must be an integer >= 1")
-    iota_max = o["iota_max"]
-    if isinstance(iota_max, bool) or not isinstance(iota_max, (int, float)) or not iota_max > 1:
-        raise InvalidArgument("option iota_max must be a number > 1")
-    level = o["level"]
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not (0 < level < 1):
-        raise InvalidArgument("option level must be in (0, 1)")
+    """The option values (the user's or the defaults), each passed through its declared check: the
+    same checks the registry's resolver runs before anything is spent (a direct ``fit`` call too)."""
+    o = {}
+    for name, (default, _, check) in OPTIONS.items():
+        o[name] = (options or {}).get(name, default)
+        check(o[name])
     return o
 
 
@@ -277,7 +301,7 @@ def _release(result, const, used, p, o, R, sigma_hi) -> Release:
     }
     if sigma_hi is not None:
         facts["sigma_hi_privsigma"] = sigma_hi
-    tuning = {name: (o[name], origin) for name, (_, origin) in OPTIONS.items()}
+    tuning = {name: (o[name], row[1]) for name, row in OPTIONS.items()}
     tuning["L"] = (const["L"], OPTIONS["L"][1] if o["L"] is None else "declared")
     tuning["R"] = (R, {"declared R": "declared", "declared sigma": "declared sigma * sqrt(2 log(2n))",
                        "PrivSigma": "PrivSigma sigma_hi * sqrt(2 log(2n)), spec isp §11.2-11.3"}[p["R_source"]])

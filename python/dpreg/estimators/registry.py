@@ -25,7 +25,9 @@ from . import summary_lines as _lines
 class Option:
     """One option of a method: its default and where that default comes from (a paper, or "our
     choice, because ..."), in words a user can read. ``check`` (optional) validates a user value from
-    public facts only and raises :class:`dpreg.errors.InvalidArgument`."""
+    the value alone and raises :class:`dpreg.errors.InvalidArgument`; the one resolver runs it before
+    anything is spent. A default of None means "finished from the public shape (n, d, eps) by the
+    method's own resolver at fit time"; a check need not accept None unless the method does."""
 
     default: Any
     origin: str
@@ -237,10 +239,27 @@ def _option_hints(unknown, accepted) -> str:
     return f" ({'; '.join(hints)})" if hints else ""
 
 
+def check_option_values(spec: MethodSpec, user_options: Mapping) -> None:
+    """The checks on the user's options alone (public, before anything is spent), in one place: options
+    of a module implementing several methods that do not apply to this one, then each declared option's
+    ``check`` on the user's value. A method's own resolver calls this too, so a direct ``fit`` call is
+    checked by the same code. Names unknown to the module are refused by :func:`resolve_options`."""
+    if spec.applies is not None:
+        bad = sorted(set(user_options) - spec.applies)
+        if bad:
+            raise InvalidArgument(f"option(s) {', '.join(bad)} do not apply to method '{spec.name}'; it accepts: "
+                                  f"{', '.join(sorted(spec.applies))}")
+    declared = spec.options
+    for name, value in user_options.items():
+        opt = declared.get(name)
+        if opt is not None and opt.check is not None:
+            opt.check(value)
+
+
 def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mapping | None = None, *,
                     chosen_by_auto: bool = False) -> dict[str, tuple[Any, str]]:
-    """The one option resolver: refuse unknown names, run each declared option's ``check`` on the
-    user's value, and, given public facts (``n``, ``d``, ``privacy``: a PrivacySpec), the method's
+    """The one option resolver: refuse unknown names and options that do not apply to this method, run
+    each declared option's ``check`` on the user's value (:func:`check_option_values`), and, given public facts (``n``, ``d``, ``privacy``: a PrivacySpec), the method's
     public precondition check. Returns ``{name: (value, origin)}`` for the options that apply: the
     user's value ("user") or the declared default with its origin. Methods whose defaults depend on
     the public shape (n, d, eps) finish the resolution in their own resolver at fit time."""
@@ -250,11 +269,8 @@ def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mappi
         hints = _option_hints(unknown, spec.accepted_options)
         raise InvalidArgument(f"unknown option(s) for method {spec.name!r}{chosen}: {', '.join(sorted(unknown))}; "
                               f"known: {', '.join(sorted(spec.accepted_options)) or 'none'}{hints}")
+    check_option_values(spec, user_options)
     declared = spec.options
-    for name, value in user_options.items():
-        opt = declared.get(name)
-        if opt is not None and opt.check is not None:
-            opt.check(value)
     if public_facts is not None:
         spec.check_public(public_facts["n"], public_facts["d"], public_facts["privacy"], user_options)
     return {name: ((user_options[name], "user") if name in user_options else (opt.default, opt.origin))

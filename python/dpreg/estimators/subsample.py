@@ -52,46 +52,142 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     saturating_squared_diff,
 )
 
+#: issue 5 names of the classic aggregators -> the spec's names (3.8)
+AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}
+
+
+# ---- the declared check of each option (public: the value alone), run by the registry's resolver --
+def _choice(message, allowed):
+    def check(v):
+        if v not in allowed:
+            raise InvalidArgument(message)
+    return check
+
+
+def _integer_at_least(name, lo):
+    def check(v):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
+            raise InvalidArgument(f"{name} must be an integer >= {lo}")
+    return check
+
+
+def _check_bool(name):
+    def check(v):
+        if not isinstance(v, (bool, np.bool_)):
+            raise InvalidArgument(f"{name} must be True or False")
+    return check
+
+
+def _check_eta(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < 0.5):
+        raise InvalidArgument("eta must be a number in [0, 0.5)")
+
+
+def _check_beta(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 1:
+        raise InvalidArgument("beta must be a finite number > 1")
+
+
+def _check_quantile_noise(v):
+    from ._mean_accounting import check_quantile_noise
+    check_quantile_noise(v)
+
+
+def _check_se_fraction(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < 1):
+        raise InvalidArgument("se_fraction must be in [0, 1)")
+
+
+def _check_level(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 1):
+        raise InvalidArgument("level must be in (0, 1)")
+
+
+def _check_sigma2_upper(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+        raise InvalidArgument("sigma2_upper must be a finite number > 0")
+
+
+def _check_ridge(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0):
+        raise InvalidArgument("ridge must be a finite number >= 0")
+
+
+def _check_base_estimator(v):
+    if v is not None and not callable(v):
+        raise InvalidArgument("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
+
+
+_AGGREGATORS = ("pmwm", "clipped", "wwm", *AGGREGATOR_ALIASES)
+
+# {name: (default, origin, check)}. k, group_size and coef_bounds have no check of their own: their
+# admissible values depend on N and the model matrix's columns (checked by the fit's k rule and bounds);
+# se_method's default and the se_fraction > 0 rule depend on inference= (see _se_method)
 OPTIONS = {
     "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
                            "as baselines (the names 'clipped_mean', 'widened_winsorized' "
-                           "are accepted as aliases)"),
-    "trim_count": (10, "authors' code (c = 10)"),
-    "trim": ("adaptive", "our choice: trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025"),
-    "eta": (0.0, "our choice: no contamination assumed"),
-    "beta": (W.DEFAULT_BETA, "paper Section 4 (as in Durfee 2023)"),
-    "split": (W.DEFAULT_SPLIT, "paper Section 3.2 / Appendix A.4 (1/4, 1/4, 1/2)"),
-    "quantile_noise": (None, "exponential (paper Section 2.4; also eps^2/2-zCDP, so it serves zCDP accounting too)"),
-    "accounting": ("auto", "pure if delta = 0, else the model (pure or zCDP) with the smaller mean-step noise"),
-    "se_method": (None, "bootstrap when inference=True (docs/subsample_tukey.md), 'analytic', 'none'"),
-    "se_fraction": (0.2, "our choice: the spread needs only rough relative accuracy"),
-    "n_boot": (200, "our choice: enough replicates for the 2.5% and 97.5% percentiles"),
-    "level": (0.95, "convention"),
+                           "are accepted as aliases)",
+                   _choice("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
+                           "(alias 'widened_winsorized')", _AGGREGATORS)),
+    "trim_count": (10, "authors' code (c = 10)",
+                   _integer_at_least("trim_count", 1)),
+    "trim": ("adaptive", "our choice: trim at least 4 threshold-noise scales; 'paper' = c/k capped at 0.025",
+             _choice("trim must be 'paper' or 'adaptive'", ("paper", "adaptive"))),
+    "eta": (0.0, "our choice: no contamination assumed",
+            _check_eta),
+    "beta": (W.DEFAULT_BETA, "paper Section 4 (as in Durfee 2023)",
+             _check_beta),
+    "split": (W.DEFAULT_SPLIT, "paper Section 3.2 / Appendix A.4 (1/4, 1/4, 1/2)",
+              W.check_split),
+    "quantile_noise": (None, "exponential (paper Section 2.4; also eps^2/2-zCDP, so it serves zCDP accounting too)",
+                       _check_quantile_noise),
+    "accounting": ("auto", "pure if delta = 0, else the model (pure or zCDP) with the smaller mean-step noise",
+                   _choice("accounting must be 'auto', 'pure' or 'zcdp'", ("auto", "pure", "zcdp"))),
+    "se_method": (None, "bootstrap when inference=True (docs/subsample_tukey.md), 'analytic', 'none'",
+                  _choice("se_method must be 'bootstrap', 'analytic' or 'none'", (None, "bootstrap", "analytic", "none"))),
+    "se_fraction": (0.2, "our choice: the spread needs only rough relative accuracy",
+                    _check_se_fraction),
+    "n_boot": (200, "our choice: enough replicates for the 2.5% and 97.5% percentiles",
+               _integer_at_least("n_boot", 20)),
+    "level": (0.95, "convention",
+              _check_level),
     "drop_remainder": (False, "every unit is used; True drops N mod k units as the paper's code"),
-    "base_estimator": (None, "OLS per group; any callable (X_g, y_g) -> R^p"),
-    "crossing": ("bounds", "authors' zCDP code"),
+    "base_estimator": (None, "OLS per group; any callable (X_g, y_g) -> R^p",
+                       _check_base_estimator),
+    "crossing": ("bounds", "authors' zCDP code",
+                 _choice("crossing must be 'bounds' or 'swap'", ("bounds", "swap"))),
     "residual_variance": (False, "for prediction intervals: True releases a residual variance (one-sided PMWM of "
-                                 "the group RSS/(m_g - p)) from an extra 10% of the budget"),
-    "sigma2_upper": (1e4, "public upper end of the residual-variance search [0, sigma2_upper]"),
+                                 "the group RSS/(m_g - p)) from an extra 10% of the budget",
+                          _check_bool("residual_variance")),
+    "sigma2_upper": (1e4, "public upper end of the residual-variance search [0, sigma2_upper]",
+                     _check_sigma2_upper),
     "standardize": (True, "our choice (issue 13): when every numeric range is public (declared, or estimated "
                           "privately) and coef_bounds / base_estimator are not given, each group is fitted "
                           "on columns and outcome centred and scaled into [-1, 1] by those ranges, with a "
                           "small ridge, and the group estimates are aggregated on that scale (where the "
-                          "default coef_bounds are meaningful); coefficients are mapped back exactly"),
+                          "default coef_bounds are meaningful); coefficients are mapped back exactly",
+                    _check_bool("standardize")),
     "ridge": (1e-3, "our choice (issue 13): ridge penalty of each group fit on the standardised scale (a "
                     "thousandth of one unit-scale row's curvature, intercept unpenalised): a group that misses "
                     "a factor level or is rank-deficient gets 0 for that coefficient instead of a huge value, "
-                    "while groups of ~4p rows are not shrunk (a ridge of 1 biased slopes by ~15%)"),
+                    "while groups of ~4p rows are not shrunk (a ridge of 1 biased slopes by ~15%)",
+              _check_ridge),
 }
 
 _DEFAULTS = {k: v[0] for k, v in OPTIONS.items()}
-#: issue 5 names of the classic aggregators -> the spec's names (3.8)
-AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}
+
 
 def _options(options):
+    """The option values (the user's or the defaults), each user value passed through its declared
+    check (the same checks the registry's resolver runs before anything is spent; a direct ``fit``
+    call too), the aggregator's aliases mapped to its names."""
+    for name, value in options.items():
+        row = OPTIONS.get(name, ())
+        if len(row) > 2:        # (default, origin, check); k, group_size, ... have no check of their own
+            row[2](value)
     opts = dict(_DEFAULTS)
     opts.update(options)
     agg = opts["aggregator"]
@@ -100,56 +196,14 @@ def _options(options):
     return opts
 
 
-def _check_options(opts, inference):
-    from ._mean_accounting import check_quantile_noise
-    if opts["aggregator"] not in ("pmwm", "clipped", "wwm"):
-        raise InvalidArgument("aggregator must be 'pmwm', 'clipped' (alias 'clipped_mean') or 'wwm' "
-                         "(alias 'widened_winsorized')")
-    tc = opts["trim_count"]
-    if not isinstance(tc, (int, np.integer)) or isinstance(tc, bool) or tc < 1:
-        raise InvalidArgument("trim_count must be an integer >= 1")
-    eta = opts["eta"]
-    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not (0 <= eta < 0.5):
-        raise InvalidArgument("eta must be a number in [0, 0.5)")
-    if opts["trim"] not in ("paper", "adaptive"):
-        raise InvalidArgument("trim must be 'paper' or 'adaptive'")
-    beta = opts["beta"]
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta <= 1:
-        raise InvalidArgument("beta must be a finite number > 1")
-    W.check_split(opts["split"])
-    check_quantile_noise(opts["quantile_noise"])
-    if opts["accounting"] not in ("auto", "pure", "zcdp"):
-        raise InvalidArgument("accounting must be 'auto', 'pure' or 'zcdp'")
+def _se_method(opts, inference):
+    """The standard-error method: its default depends on inference= (a public flag of the call), and so
+    does the one rule across options left here, se_fraction > 0 when standard errors are requested."""
     se_method = opts["se_method"]
     if se_method is None:
         se_method = "bootstrap" if inference else "none"
-    if se_method not in ("bootstrap", "analytic", "none"):
-        raise InvalidArgument("se_method must be 'bootstrap', 'analytic' or 'none'")
-    f = opts["se_fraction"]
-    if isinstance(f, bool) or not isinstance(f, (int, float)) or not (0 <= f < 1):
-        raise InvalidArgument("se_fraction must be in [0, 1)")
-    if se_method != "none" and f == 0:
+    if se_method != "none" and opts["se_fraction"] == 0:
         raise InvalidArgument("se_fraction must be > 0 when standard errors are requested")
-    nb = opts["n_boot"]
-    if not isinstance(nb, (int, np.integer)) or isinstance(nb, bool) or nb < 20:
-        raise InvalidArgument("n_boot must be an integer >= 20")
-    lv = opts["level"]
-    if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not (0 < lv < 1):
-        raise InvalidArgument("level must be in (0, 1)")
-    if opts["crossing"] not in ("bounds", "swap"):
-        raise InvalidArgument("crossing must be 'bounds' or 'swap'")
-    if not isinstance(opts["residual_variance"], (bool, np.bool_)):
-        raise InvalidArgument("residual_variance must be True or False")
-    su = opts["sigma2_upper"]
-    if isinstance(su, bool) or not isinstance(su, (int, float)) or not (math.isfinite(su) and su > 0):
-        raise InvalidArgument("sigma2_upper must be a finite number > 0")
-    if not isinstance(opts["standardize"], (bool, np.bool_)):
-        raise InvalidArgument("standardize must be True or False")
-    rg = opts["ridge"]
-    if isinstance(rg, bool) or not isinstance(rg, (int, float)) or not (math.isfinite(rg) and rg >= 0):
-        raise InvalidArgument("ridge must be a finite number >= 0")
-    if opts["base_estimator"] is not None and not callable(opts["base_estimator"]):
-        raise InvalidArgument("base_estimator must be a callable (X_group, y_group) -> coefficient vector")
     return se_method
 
 
@@ -168,7 +222,7 @@ def check_public(n, d, spec, options):
     if spec.neighbours != "replace_one":
         raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
     opts = _options(options)
-    se_method = _check_options(opts, spec.inference)
+    se_method = _se_method(opts, spec.inference)
     f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
     model, budget, _ = _resolve_model(opts, spec, d, f_se)
     terms = [str(j) for j in range(d)]
@@ -275,7 +329,7 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
     if spec.neighbours != "replace_one":
         raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
     opts = _options(options)
-    se_method = _check_options(opts, spec.inference)
+    se_method = _se_method(opts, spec.inference)
     terms = list(design.terms)
     p = len(terms)
     f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
@@ -361,7 +415,7 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
     tuning = {}
     shown = ("coef_bounds", "aggregator", "trim_count", "trim", "eta", "beta", "split", "accounting",
              "se_fraction", "n_boot", "residual_variance")
-    for name, (_default, origin) in OPTIONS.items():
+    for name, (_default, origin, *_check) in OPTIONS.items():
         if name not in shown and name not in options_given:
             continue
         if name == "base_estimator":

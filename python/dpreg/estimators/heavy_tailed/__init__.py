@@ -46,6 +46,7 @@ from .options import (  # noqa: F401
     _unit_truncation,
     check_family,
     check_options,
+    given,
     needs_bounds,
     regime_note,
 )
@@ -59,7 +60,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     family = getattr(design.public, "family", "gaussian") or "gaussian"
     check_family(method, family)
     std = _public_standardisation(design, options, family)
-    options = {k: v for k, v in options.items() if k != "standardize"}
+    options = {k: v for k, v in given(options).items() if k != "standardize"}   # None: the default
     if std is not None:
         options.update(std)
     n, d = design.X.shape

@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import AccuracyWarning, InvalidArgument
 from .. import _robust as rb
 from ..registry import METHODS as _REGISTRY
+from ..registry import check_option_values
 
 # methods, families (ht_lasso / ht_iht are squared-loss only), neighbouring relations, pure DP (ht_fw
 # only), wide designs (d >= n is expected) and which options apply to which method: declared in
@@ -25,55 +26,7 @@ INFERENCE_NOTE = ("No standard errors or intervals are available for this estima
 
 # the description of each method (its first summary line) is declared in the registry
 
-_SCALING = ("x_center", "x_scale", "y_center", "y_scale")
-OPTIONS = {
-    "radius": (1.0, "default: unit l1 ball [HNXW 6.1]; in units of the (scaled) coefficients"),
-    "constraint": ("l1", "default: l1 ball [HNXW Alg. 1]; 'simplex' or a k x d vertex matrix also allowed"),
-    "s": (None, "required for ht_iht / ht_sparse: sparsity used by the algorithm [HNXW Algs. 3-5]"),
-    "tau": (1.0, "default (not data-derived): unit-scale bound on E[(d_j loss)^2] (docs/heavy_tailed.md)"),
-    "moment4": (1.0, "default (not data-derived): unit-scale fourth-moment bound (docs/heavy_tailed.md)"),
-    "K": (None, "default: the shrinkage formula of docs/heavy_tailed.md (bias-noise balance; in data units)"),
-    "K_x": (None, "default: K"),
-    "K_y": (None, "default: K_x"),
-    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term)"),
-    "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (docs/heavy_tailed.md)"),
-    "T": (None, "default: the iteration-count formula of docs/heavy_tailed.md"),
-    "step": (None, "default: 0.5 (squared), 1 (logistic) (our choice for unit-scale data)"),
-    "proj_radius": (1.0, "default: unit l2 ball [HNXW 6.1]"),
-    "lambda_reg": (0.001, "default: tiny L2 penalty for formal strong convexity (our choice)"),
-    "zeta": (0.1, "default: tuning failure probability (our choice)"),
-    "accounting": ("zcdp", "default: calibrated zCDP/basic accountant (docs/heavy_tailed.md)"),
-    "sensitivity": ("paper", "default: 4 sqrt(2)/3 constant (docs/heavy_tailed.md)"),
-    "w_init": (None, "default: 0 (or the mean of the vertices when 0 is not in the polytope)"),
-    "keep_path": (False, "default: the iterate path is not stored"),
-    "x_center": (0.0, "default: no centring (public constants only)"),
-    "x_scale": (1.0, "default: no scaling (public constants only)"),
-    "y_center": (0.0, "default: no centring (public constant only)"),
-    "y_scale": (1.0, "default: no scaling (public constant only)"),
-    "standardize": (True, "our choice (issue 13): numeric columns (and a gaussian outcome) centred and scaled "
-                          "into [-1, 1] by their declared ranges when every one is declared, so that "
-                          "radius, K, tau and the step sizes refer to unit-scale data; coefficients mapped "
-                          "back exactly. Not applied when x_center/x_scale/y_center/y_scale are given"),
-    "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods"),
-}
-
-#: the options that apply to each method (declared on its spec in the registry)
-_APPLIES = {m: set(spec.applies) for m, spec in _REGISTRY.items() if spec.module == "heavy_tailed"}
-METHODS = tuple(_APPLIES)     # the method= names this module implements
-
-#: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
-_CHUNK_ENTRIES = 2_000_000
-
-
-# ---------------------------------------------------------------------------------------------
-# validation of public inputs (spec 8.1); messages quote only public values
-# ---------------------------------------------------------------------------------------------
-_NEEDS_S = ("method '{method}' needs the sparsity option s (an integer, 1 <= s <= d): the number of "
-            "coefficients it may keep, the intercept included. No default can be derived from public facts; "
-            "choose s from domain knowledge (a few times the number of predictors you expect to matter), or "
-            "use method='ht_fw' or 'ht_lasso', which need no s")
-
-
+# ---- the declared check of each option (public: the value alone), run by the registry's resolver --
 def _positive(name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
         raise InvalidArgument(f"option '{name}' must be a finite number > 0")
@@ -93,11 +46,127 @@ def _choice(name, v, allowed):
     return v
 
 
-def _check_applicable(method, options):
-    bad = sorted(set(options) - _APPLIES[method])
-    if bad:
-        raise InvalidArgument(f"option(s) {', '.join(bad)} do not apply to method '{method}'; it accepts: "
-                         f"{', '.join(sorted(_APPLIES[method]))}")
+def _positive_check(name, none_is_default=False):
+    def check(v):   # None: the default, for the options whose default is finished by _resolve
+        if not (none_is_default and v is None):
+            _positive(name, v)
+    return check
+
+
+def _integer_check(name, lo):
+    def check(v):   # None: the default, finished from n, d and eps by _resolve (s: required there)
+        if v is not None:
+            _integer(name, v, lo)
+    return check
+
+
+def given(options):
+    """The options the user set: None for an option whose declared default is None means "use the
+    default" (as for the other methods), so it is dropped here before anything reads the options."""
+    return {k: v for k, v in options.items() if not (v is None and k in OPTIONS and OPTIONS[k][0] is None)}
+
+
+def _choice_check(name, allowed):
+    def check(v):
+        _choice(name, v, allowed)
+    return check
+
+
+def _check_bool(name):
+    def check(v):
+        if not isinstance(v, (bool, np.bool_)):
+            raise InvalidArgument(f"option '{name}' must be True or False")
+    return check
+
+
+def _check_zeta(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < 1):
+        raise InvalidArgument("option 'zeta' must be in (0, 1)")
+
+
+def _check_lambda_reg(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+        raise InvalidArgument("option 'lambda_reg' must be a finite number >= 0")
+
+
+def _check_constraint(c):
+    """'l1', 'simplex', or a finite vertex matrix with at least 2 rows (its d columns: see _resolve)."""
+    if isinstance(c, str):
+        _choice("constraint", c, ("l1", "simplex"))
+        return
+    V = np.asarray(c, dtype=float)
+    if V.ndim != 2 or V.shape[0] < 2 or not np.all(np.isfinite(V)):
+        raise InvalidArgument("option 'constraint' as a vertex matrix must be finite with at least 2 rows "
+                              "and d columns")
+
+
+# {name: (default, origin, check)}. The defaults of None are finished from the public shape (n, d, eps,
+# delta) by _resolve at fit time (s has none: it is required). s <= d and a vertex matrix's d columns are
+# checked there too; the scaling constants (vectors or dicts by column) by the data view (problem.py).
+_SCALING = ("x_center", "x_scale", "y_center", "y_scale")
+OPTIONS = {
+    "radius": (1.0, "default: unit l1 ball [HNXW 6.1]; in units of the (scaled) coefficients",
+               _positive_check("radius")),
+    "constraint": ("l1", "default: l1 ball [HNXW Alg. 1]; 'simplex' or a k x d vertex matrix also allowed",
+                   _check_constraint),
+    "s": (None, "required for ht_iht / ht_sparse: sparsity used by the algorithm [HNXW Algs. 3-5]",
+          _integer_check("s", 1)),
+    "tau": (1.0, "default (not data-derived): unit-scale bound on E[(d_j loss)^2] (docs/heavy_tailed.md)",
+            _positive_check("tau")),
+    "moment4": (1.0, "default (not data-derived): unit-scale fourth-moment bound (docs/heavy_tailed.md)",
+                _positive_check("moment4")),
+    "K": (None, "default: the shrinkage formula of docs/heavy_tailed.md (bias-noise balance; in data units)",
+          _positive_check("K", none_is_default=True)),
+    "K_x": (None, "default: K",
+            _positive_check("K_x", none_is_default=True)),
+    "K_y": (None, "default: K_x",
+            _positive_check("K_y", none_is_default=True)),
+    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term)",
+              _positive_check("scale", none_is_default=True)),
+    "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (docs/heavy_tailed.md)",
+             _positive_check("beta", none_is_default=True)),
+    "T": (None, "default: the iteration-count formula of docs/heavy_tailed.md",
+          _integer_check("T", 1)),
+    "step": (None, "default: 0.5 (squared), 1 (logistic) (our choice for unit-scale data)",
+             _positive_check("step", none_is_default=True)),
+    "proj_radius": (1.0, "default: unit l2 ball [HNXW 6.1]",
+                    _positive_check("proj_radius")),
+    "lambda_reg": (0.001, "default: tiny L2 penalty for formal strong convexity (our choice)",
+                   _check_lambda_reg),
+    "zeta": (0.1, "default: tuning failure probability (our choice)",
+             _check_zeta),
+    "accounting": ("zcdp", "default: calibrated zCDP/basic accountant (docs/heavy_tailed.md)",
+                   _choice_check("accounting", ("zcdp", "paper"))),
+    "sensitivity": ("paper", "default: 4 sqrt(2)/3 constant (docs/heavy_tailed.md)",
+                    _choice_check("sensitivity", ("paper", "tight"))),
+    "w_init": (None, "default: 0 (or the mean of the vertices when 0 is not in the polytope)"),
+    "keep_path": (False, "default: the iterate path is not stored",
+                  _check_bool("keep_path")),
+    "x_center": (0.0, "default: no centring (public constants only)"),
+    "x_scale": (1.0, "default: no scaling (public constants only)"),
+    "y_center": (0.0, "default: no centring (public constant only)"),
+    "y_scale": (1.0, "default: no scaling (public constant only)"),
+    "standardize": (True, "our choice (issue 13): numeric columns (and a gaussian outcome) centred and scaled "
+                          "into [-1, 1] by their declared ranges when every one is declared, so that "
+                          "radius, K, tau and the step sizes refer to unit-scale data; coefficients mapped "
+                          "back exactly. Not applied when x_center/x_scale/y_center/y_scale are given"),
+    "penalize_intercept": (False, "default: intercept forced into the support of the sparse methods",
+                           _check_bool("penalize_intercept")),
+}
+
+METHODS = tuple(m for m, spec in _REGISTRY.items() if spec.module == "heavy_tailed")   # the method= names here
+
+#: cap on the entries of one per-sample-gradient chunk (bounds memory for very wide designs)
+_CHUNK_ENTRIES = 2_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# validation of public inputs (spec 8.1); messages quote only public values
+# ---------------------------------------------------------------------------------------------
+_NEEDS_S = ("method '{method}' needs the sparsity option s (an integer, 1 <= s <= d): the number of "
+            "coefficients it may keep, the intercept included. No default can be derived from public facts; "
+            "choose s from domain knowledge (a few times the number of predictors you expect to matter), or "
+            "use method='ht_fw' or 'ht_lasso', which need no s")
 
 
 def check_family(method, family):
@@ -127,8 +196,13 @@ def _delta_for(method, spec, n):
 
 def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
     """Resolve every tuning value (user or default, with origin). Data-independent: uses n, d, the
-    budget and the options only. Returns dict name -> (value, origin)."""
-    _check_applicable(method, options)
+    budget and the options only. Returns dict name -> (value, origin). The options' own checks are the
+    declared ones (OPTIONS), run through the registry as the API's resolver runs them; what is left here
+    depends on the public shape (n, d, eps, delta)."""
+    spec_m = _REGISTRY[method]
+    check_option_values(spec_m, options)
+    options = given(options)
+    applies = spec_m.applies
     eps = float(spec.eps)
     tun = {}
 
@@ -147,37 +221,20 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
         raise InvalidArgument(f"method '{method}' is (eps, delta)-DP and needs 0 < delta < 1")
     L = math.log(1.0 / delta) if delta > 0 else 0.0
 
-    for name in ("radius", "tau", "moment4", "proj_radius"):
-        if name in _APPLIES[method]:
-            v, u = opt(name)
-            put(name, _positive(name, v), u)
-    for name in ("K", "K_x", "K_y", "scale", "beta", "step"):
-        if name in options:
-            _positive(name, options[name])
-    if "zeta" in _APPLIES[method]:
-        v, u = opt("zeta")
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < 1):
-            raise InvalidArgument("option 'zeta' must be in (0, 1)")
-        put("zeta", float(v), u)
-    if "lambda_reg" in _APPLIES[method]:
-        v, u = opt("lambda_reg")
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-            raise InvalidArgument("option 'lambda_reg' must be a finite number >= 0")
-        put("lambda_reg", float(v), u)
-    for name, allowed in (("accounting", ("zcdp", "paper")), ("sensitivity", ("paper", "tight"))):
-        if name in _APPLIES[method]:
-            v, u = opt(name)
-            put(name, _choice(name, v, allowed), u)
+    # values of fixed defaults (checked: the user's above, the declared defaults by the registry's tests)
+    for name in ("radius", "tau", "moment4", "proj_radius", "zeta", "lambda_reg"):
+        if name in applies:
+            put(name, float(opt(name)[0]), opt(name)[1])
+    for name in ("accounting", "sensitivity"):
+        if name in applies:
+            put(name, *opt(name))
     for name in ("keep_path", "penalize_intercept"):
-        if name in _APPLIES[method]:
-            v, u = opt(name)
-            if not isinstance(v, (bool, np.bool_)):
-                raise InvalidArgument(f"option '{name}' must be True or False")
-            put(name, bool(v), u)
+        if name in applies:
+            put(name, bool(opt(name)[0]), opt(name)[1])
 
     # iterations
     if "T" in options:
-        T = _integer("T", options["T"], 1)
+        T = int(options["T"])
     elif method == "ht_fw":
         T = max(1, round(0.5 * (n * eps) ** (1 / 3)))
     elif method == "ht_lasso":
@@ -229,11 +286,9 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
     if method == "ht_fw":
         c = options.get("constraint", "l1")
         if isinstance(c, str):
-            _choice("constraint", c, ("l1", "simplex"))
             tun["constraint"] = (c, "user" if "constraint" in options else OPTIONS["constraint"][1])
         else:
-            V = np.asarray(c, dtype=float)
-            if V.ndim != 2 or V.shape[0] < 2 or V.shape[1] != d or not np.all(np.isfinite(V)):
+            if np.asarray(c, dtype=float).shape[1] != d:    # shape and finiteness: _check_constraint
                 raise InvalidArgument(f"option 'constraint' as a vertex matrix must be finite with at least 2 rows "
                                  f"and d = {d} columns")
             tun["constraint"] = ("vertex matrix", "user")
@@ -303,11 +358,12 @@ def needs_bounds(options, unit=None, family="gaussian") -> bool:
 def check_options(method, options):
     """Preconditions on the options alone, checked by the api before anything is spent (the private
     range search of the standardised path included): options that do not apply to the method, and
-    ht_iht / ht_sparse without the sparsity s (no default follows from public facts; see _resolve)."""
+    ht_iht / ht_sparse without the sparsity s (no default follows from public facts; see _resolve). The
+    options that do not apply to the method and each option's own check are refused by the registry's
+    resolver (estimators.registry.check_option_values), which the API runs before this."""
     if method not in METHODS:
         return
-    _check_applicable(method, options)
-    if method in ("ht_iht", "ht_sparse") and "s" not in options:
+    if method in ("ht_iht", "ht_sparse") and options.get("s") is None:
         raise InvalidArgument(_NEEDS_S.format(method=method))
 
 
