@@ -1,16 +1,16 @@
 """Shared pieces of the sufficient-statistics estimators (AdaSSP, BoostedAdaSSP).
 
-Normative source: ``specs/adassp_boosted.md`` (cited as "spec x.y"). This module holds
+Derivations: ``docs/derivations/adassp_boosted.md`` (cited by section). This module holds
 
-* the L2 sensitivities of spec 1.8 (with their derivations below),
+* the L2 sensitivities of docs/derivations/adassp_boosted.md §2 (with their derivations below),
 * the chunked sums over (already clipped / scaled) rows,
 * the releases shared by both estimators: the noisy Gram matrix and the noisy lambda_min
-  (canonical draw order of spec 1.10: G first, then the lambda_min scalar), the per-round clipped
-  gradient sums, and the inference bundle R_n, R_a, R_b, R_c of spec 6.2,
-* the post-processing pieces: adaptive ridge rule (spec 3.2 step 8) and positive-definiteness repair
-  (spec 3.2 step 9), the option checks and the budget split.
+  (canonical draw order of docs/derivations/adassp_boosted.md §4: G first, then the lambda_min scalar), the per-round clipped
+  gradient sums, and the inference bundle R_n, R_a, R_b, R_c of docs/derivations/adassp_boosted.md §8,
+* the post-processing pieces: adaptive ridge rule and positive-definiteness repair
+  (docs/derivations/adassp_boosted.md §5), the option checks and the budget split.
 
-Sensitivities (spec 1.8), rows with ||x|| <= B_x, |y| <= B_y, residuals clipped to tau:
+Sensitivities (docs/derivations/adassp_boosted.md §2), rows with ||x|| <= B_x, |y| <= B_y, residuals clipped to tau:
 
 * X^T X released with construction (A) (E = sigma (G + G^T)/2): equivalent to releasing the vector
   v(M) = (M_jj; sqrt(2) M_jk, j < k), whose norm is ||M||_F. Replacing x by x' changes X^T X by
@@ -23,7 +23,7 @@ Sensitivities (spec 1.8), rows with ||x|| <= B_x, |y| <= B_y, residuals clipped 
   (P = x x^T - x' x'^T is a difference of two PSD rank-one matrices with trace <= B_x^2 each), so
   lambda_min moves by at most B_x^2 under both relations.
 * X^T g_hat for one boosting round, |g_hat_i| <= tau: as X^T y with B_y = tau (2 tau_x tau / tau_x tau).
-* Inference bundle (spec 6.2): Sum_i min(|r_i|, c1) and Sum_i min(r_i^2, c2^2) are sums of terms
+* Inference bundle (docs/derivations/adassp_boosted.md §8): Sum_i min(|r_i|, c1) and Sum_i min(r_i^2, c2^2) are sums of terms
   in [0, c1] / [0, c2^2]: replacing one record changes them by at most c1 / c2^2 (and so does adding
   or removing one). (Sum y~, Sum y~^2) with |y~| <= 1: replacing changes the pair by at most (2, 1)
   in absolute value, norm sqrt(5); adding/removing by (1, 1), norm sqrt(2). n: 0 / 1.
@@ -48,11 +48,11 @@ NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
 RIDGE_RULES = ("tang2023", "wang2018", "seed_literal")
 CI_KINDS = ("analytic", "bootstrap")
 
-#: residual clipping constant of R_a (spec 6.2): |y~| <= 1 and sensible fitted values lie in [-1, 1]
+#: residual clipping constant of R_a (docs/derivations/adassp_boosted.md §8): |y~| <= 1 and sensible fitted values lie in [-1, 1]
 BUNDLE_C1 = 2.0
-#: R_b clips squared residuals at (k s1)^2 (spec 6.2): loses 0.012% of a normal residual's variance
+#: R_b clips squared residuals at (k s1)^2 (docs/derivations/adassp_boosted.md §8): loses 0.012% of a normal residual's variance
 BUNDLE_K = 4.0
-#: [W18] failure probability behind the wang2018 ridge constant (spec 3.1)
+#: [W18] failure probability behind the wang2018 ridge constant (docs/derivations/adassp_boosted.md §11)
 WANG_RHO_F = 0.05
 
 #: rows per chunk of the sums over rows: about 2^17 floats (1 MiB) per chunk, so that the second
@@ -61,7 +61,7 @@ _CHUNK_FLOATS = 1 << 17
 
 
 # --------------------------------------------------------------------------------------------------
-# sensitivities (spec 1.8; derivations in the module docstring)
+# sensitivities (docs/derivations/adassp_boosted.md §2; derivations in the module docstring)
 # --------------------------------------------------------------------------------------------------
 def sensitivity_gram(neighbours: str, bound_x: float) -> float:
     """Frobenius (construction (A)) sensitivity of X^T X: sqrt(2) B_x^2 (replace-one), B_x^2 (add/remove)."""
@@ -120,7 +120,7 @@ def lambda_min(A: np.ndarray) -> float:
 
 
 def clip_residuals(r: np.ndarray, tau: float) -> np.ndarray:
-    """clip(r_i, tau) elementwise: |g_hat_i| <= tau (spec 4.1 step 9)."""
+    """clip(r_i, tau) elementwise: |g_hat_i| <= tau (docs/derivations/adassp_boosted.md §6.1)."""
     return np.clip(r, -tau, tau)
 
 
@@ -192,7 +192,7 @@ def y_moments(X, y) -> np.ndarray:
 def release_gram(X, *, mu_gram: float, mu_lambda: float, neighbours: str, bound_x: float, noise, ledger,
                  share_of=None):
     """Release X^T X (construction (A), mu_gram-GDP) then lambda_min(X^T X) (mu_lambda-GDP), in the
-    canonical order of spec 1.10. Returns (A_hat, lam_hat, sigma_gram, sigma_lambda)."""
+    canonical order of docs/derivations/adassp_boosted.md §4. Returns (A_hat, lam_hat, sigma_gram, sigma_lambda)."""
     d_gram = sensitivity_gram(neighbours, bound_x)
     d_lam = sensitivity_lambda_min(neighbours, bound_x)
     A = gram(X)
@@ -209,13 +209,13 @@ def _share(mu_i, mu_total):
 
 
 # --------------------------------------------------------------------------------------------------
-# post-processing: ridge rule and PD repair (spec 3.2 steps 8-9)
+# post-processing: ridge rule and PD repair (docs/derivations/adassp_boosted.md §5)
 # --------------------------------------------------------------------------------------------------
 def ridge_constants(rule: str, d: int, delta: float) -> tuple[float, float]:
     """(kappa_E, kappa_L) of the adaptive ridge rule.
 
-    tang2023 (default): 1.96 sqrt(d), 1.96 ([REF23], [AUTODP]; spec 3.2).
-    wang2018: sqrt(d ln(2 d^2 / 0.05)), sqrt(ln(6/delta)) ([W18] Alg. 2; spec 3.1-3.2).
+    tang2023 (default): 1.96 sqrt(d), 1.96 ([REF23], [AUTODP]; docs/derivations/adassp_boosted.md §5).
+    wang2018: sqrt(d ln(2 d^2 / 0.05)), sqrt(ln(6/delta)) ([W18] Alg. 2; docs/derivations/adassp_boosted.md §11).
     seed_literal: the noisy lambda_min itself is the ridge ([S1] Alg. 4 read literally); constants unused.
     """
     if rule == "tang2023":
@@ -228,7 +228,7 @@ def ridge_constants(rule: str, d: int, delta: float) -> tuple[float, float]:
 
 
 def pd_project(A, floor: float) -> np.ndarray:
-    """S: the released A projected to positive definite, eigenvalues floored at ``floor`` (spec 6.3)."""
+    """S: the released A projected to positive definite, eigenvalues floored at ``floor`` (docs/derivations/adassp_boosted.md §10)."""
     sym = (np.asarray(A, float) + np.asarray(A, float).T) / 2.0
     w, Q = np.linalg.eigh(sym)
     S = (Q * np.maximum(w, floor)) @ Q.T
@@ -236,7 +236,7 @@ def pd_project(A, floor: float) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
-# inference bundle (spec 6.2)
+# inference bundle (docs/derivations/adassp_boosted.md §8)
 # --------------------------------------------------------------------------------------------------
 def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bool, noise, ledger,
                    share_of=None) -> dict:
@@ -279,7 +279,7 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
 # options
 # --------------------------------------------------------------------------------------------------
 def mu_from_spec(spec) -> float:
-    """The estimator's total GDP budget for (spec.eps, spec.delta) (spec 1.4)."""
+    """The estimator's total GDP budget for (spec.eps, spec.delta) (docs/derivations/accounting.md §2)."""
     if not spec.delta or spec.delta <= 0:
         raise InvalidArgument("delta = 0 (pure DP) cannot be met by the Gaussian mechanisms of AdaSSP / "
                          "BoostedAdaSSP; choose delta > 0 (e.g. 1e-6) or a pure-DP method")
@@ -417,7 +417,7 @@ def check_split(split, k: int = 3):
 
 
 def resolve_mode(mode, public) -> str:
-    """Schema mode when every non-intercept column has a finite public interval, else clip (spec 2.3, 2.6)."""
+    """Schema mode when every non-intercept column has a finite public interval, else clip (docs/derivations/adassp_boosted.md §9)."""
     if mode in (None, "auto"):
         lo = np.asarray(public.column_lower, float)
         hi = np.asarray(public.column_upper, float)

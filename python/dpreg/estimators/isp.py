@@ -1,18 +1,18 @@
-"""``method="isp"``: Insufficient Statistics Perturbation (ISSP; Brown et al., COLT 2024), spec ``specs/isp.md``.
+"""``method="isp"``: Insufficient Statistics Perturbation (ISSP; Brown et al., COLT 2024); derivations in ``docs/derivations/isp.md``.
 
 For large, clean data: no bounds are needed, the estimator is invariant to affine transformations
-of the design, and on (L, R)-good data it returns exactly ``N(beta_OLS, c^2 (X'X)^{-1})`` (spec
-Claim 1). It needs many rows: about ``n >= 2e6`` at d = 10, eps = 1 (spec table 3.5; see
+of the design, and on (L, R)-good data it returns exactly ``N(beta_OLS, c^2 (X'X)^{-1})`` (the
+paper's Claim 1). It needs many rows: about ``n >= 2e6`` at d = 10, eps = 1 (docs/derivations/isp.md §1; see
 ``docs/isp.md``). The mathematics lives in :mod:`dpreg.estimators._isp_core`; this module is the
 registry interface: public planning (budget split, L candidates, preconditions), the release and
 its ledger rows.
 
-Budget (spec §3.2, §11.3, §11.4): ``(eps, delta)`` of the fit = PrivSigma share (only when neither
+Budget (docs/derivations/isp.md §4.4 and §6): ``(eps, delta)`` of the fit = PrivSigma share (only when neither
 ``R`` nor ``sigma`` is given; ``sigma_frac`` of both) + ``J'`` equal ISSP calls (``L_tries``
 candidates surviving the public preconditions). Each ISSP call is split into the PTR test
 (eps_T, delta_T), the coefficients (eps_M + eps_C) and, with ``inference``, covariance samples
 (eps_N) and the noisy RSS (eps_S). The ledger records every part of every planned call, also after
-a FAIL or an early success (basic composition over all potential runs, spec §11.4), so the
+a FAIL or an early success (basic composition over all potential runs, docs/derivations/isp.md §6), so the
 recorded eps always equals the request.
 """
 from __future__ import annotations
@@ -217,7 +217,7 @@ def plan(n, d, spec, options) -> dict:
 
 
 def check_public(n, d, spec, options) -> None:
-    """Data-independent preconditions of spec §3.4 / §8 (``FAIL_PRECONDITION``), before the data are read."""
+    """Data-independent preconditions of docs/derivations/isp.md §1 and §4 (``FAIL_PRECONDITION``), before the data are read."""
     if spec.eps > ISP_EPS_MAX:
         raise InvalidArgument(f"method='isp' supports eps <= {ISP_EPS_MAX:g}: its propose-test-release "
                               "constants use e^eps, which would overflow; use a smaller eps or another method")
@@ -232,13 +232,13 @@ _NOT_RUN = "not run (an earlier call released, the call failed before it, or the
 
 def _plan_call(ledger, const, label):
     """The planned releases of one ISSP call (:func:`core.call_releases`), each counted whether or not it
-    runs (spec §11.4): the mechanisms that run write their rows through the plan, and closing it writes
+    runs (docs/derivations/isp.md §6): the mechanisms that run write their rows through the plan, and closing it writes
     the rows of the others."""
     return PlannedReleases(ledger, core.call_releases(const, label), not_run_note=_NOT_RUN)
 
 
 def fit(design, spec, noise, ledger, *, method="isp", **options) -> Release:
-    """ISSP release (spec §8) through a :class:`Release`. Raises EstimationFailed on FAIL."""
+    """ISSP release (docs/derivations/isp.md §4) through a :class:`Release`. Raises EstimationFailed on FAIL."""
     n, d = int(design.n), int(design.d)
     p = plan(n, d, spec, options)           # public: raises before the data are read
     o = _options(options)
@@ -304,7 +304,7 @@ def _release(result, const, used, p, o, R, sigma_hi) -> Release:
     tuning = {name: (o[name], row[1]) for name, row in OPTIONS.items()}
     tuning["L"] = (const["L"], OPTIONS["L"][1] if o["L"] is None else "declared")
     tuning["R"] = (R, {"declared R": "declared", "declared sigma": "declared sigma * sqrt(2 log(2n))",
-                       "PrivSigma": "PrivSigma sigma_hi * sqrt(2 log(2n)), spec isp §11.2-11.3"}[p["R_source"]])
+                       "PrivSigma": "private residual scale sigma_hi * sqrt(2 log(2n)) (docs/derivations/isp.md §6)"}[p["R_source"]])
     warnings = []
     rel = Release(method="isp", coef=np.asarray(result["beta"], float), tuning=tuning, facts=facts,
                   warnings=warnings, link="identity")

@@ -1,7 +1,7 @@
 """Subsample-and-aggregate regression with the private modified winsorized mean (``method="subsample_aggregate"``).
 
-Normative source: ``specs/winsorized_sa.md`` sections 3 (pipeline, k rule, bounds, warnings,
-classic aggregators), 4 (noise-aware uncertainty), 5.0 and 5.3 (API). Paper: Ramsay and Spicker
+Derivations: ``docs/derivations/winsorized_sa.md`` sections 3 (pipeline, k rule, bounds, warnings,
+classic aggregators), 4 (noise-aware uncertainty) and 5 (accounting, bad input). Paper: Ramsay and Spicker
 (2025), Section 5; Nissim, Raskhodnikova and Smith (2007); Smith (2011).
 
 Privacy (replace-one, n public)

@@ -1,4 +1,4 @@
-"""Options of the heavy-tailed estimators: defaults, validation of public inputs (spec 8.1), the
+"""Options of the heavy-tailed estimators: defaults, validation of public inputs (before anything is spent), the
 data-independent resolution of every tuning value, and the public standardisation hooks."""
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ _CHUNK_ENTRIES = 2_000_000
 
 
 # ---------------------------------------------------------------------------------------------
-# validation of public inputs (spec 8.1); messages quote only public values
+# validation of public inputs (before anything is spent); messages quote only public values
 # ---------------------------------------------------------------------------------------------
 _NEEDS_S = ("method '{method}' needs the sparsity option s (an integer, 1 <= s <= d): the number of "
             "coefficients it may keep, the intercept included. No default can be derived from public facts; "
@@ -176,7 +176,7 @@ def check_family(method, family):
 
 
 def _delta_for(method, spec, n):
-    """delta handling of spec 4 / 8.1; returns (delta used, list of public warning texts)."""
+    """delta handling (docs/derivations/heavy_tailed.md §10); returns (delta used, list of public warning texts)."""
     notes = []
     if method == "ht_fw":
         if spec.delta > 0 and spec.delta != _API_DEFAULT_DELTA:
@@ -372,7 +372,7 @@ def _unit_truncation(tun, options):
     to its public range before the formula is evaluated, so after centring and scaling by those ranges
     every entry of the scaled design and outcome lies in [-1, 1] (factor dummies and the intercept are
     0/1 already). Shrinkage at K >= 1 is then the identity, while the sensitivities of ht_lasso / ht_iht
-    grow with K (spec 2.9: K_x K_y and K_x^2 terms): K_x = K_y = 1 gives the same estimator as any larger
+    grow with K (docs/derivations/heavy_tailed.md §9: K_x K_y and K_x^2 terms): K_x = K_y = 1 gives the same estimator as any larger
     K with the smallest noise. A user K, K_x or K_y is kept."""
     for name in ("K_x", "K_y"):
         if name in tun and not ({"K", name} & set(options)) and tun[name][0] > 1.0:
