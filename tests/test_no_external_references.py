@@ -79,3 +79,15 @@ def test_every_cited_docs_page_and_section_exists():
             if page.is_file() and m.group(1) not in _headings(page):
                 missing.append(f"{rel}: {m.group(0)}")
     assert not missing, "cited pages or sections that do not exist:\n" + "\n".join(missing)
+
+
+def test_docs_vignettes_and_r_package_cite_no_outside_document():
+    # the pages users read (docs, vignettes, README, the R package's code and help) follow the same rule
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    pages += sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "derivations").glob("*.md"))
+    pages += sorted((ROOT / "vignettes").glob("*.md")) + sorted((ROOT / "r-package" / "R").glob("*.R"))
+    pages += sorted((ROOT / "r-package" / "vignettes").glob("*.Rmd"))
+    offenders = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+                 for p in pages if p.is_file()
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if SPEC_REF.search(line)]
+    assert not offenders, "references outside the repository:\n" + "\n".join(offenders)
