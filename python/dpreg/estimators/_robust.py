@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..errors import InvalidArgument
+from ..privacy import sensitivity
 from ..privacy.selection_mechanisms import peeling_accounted_eps as _peeling_eps
 from ..privacy.selection_mechanisms import peeling_mechanism, report_noisy_max_exact
 
@@ -176,9 +177,9 @@ def robust_sensitivity(kappa: float, m: int, *, constant: str = "paper", beta: f
     docs/derivations/heavy_tailed.md §3); the estimator must then be clipped to +-c_beta (``robust_clip``).
     """
     if constant == "paper":
-        return 4.0 * SQRT2 * kappa / (3.0 * m)
+        return sensitivity.robust_mean_linf(kappa, m)
     if constant == "tight":
-        return 2.0 * c_beta(beta) * kappa / m
+        return sensitivity.robust_mean_linf(kappa, m, c_beta(beta))
     raise InvalidArgument("sensitivity must be 'paper' or 'tight'")
 
 

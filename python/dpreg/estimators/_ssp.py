@@ -41,6 +41,7 @@ from ..errors import InvalidArgument
 
 # post-processing algebra shared with the inference layer (re-exported: _ssp.ridge_lambda, _ssp.pd_inverse)
 from ..inference.linalg import pd_inverse, ridge_lambda  # noqa: F401
+from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..privacy.requests import check_budget_split
 
@@ -63,29 +64,26 @@ _CHUNK_FLOATS = 1 << 17
 # --------------------------------------------------------------------------------------------------
 # sensitivities (docs/derivations/adassp_boosted.md §2; derivations in the module docstring)
 # --------------------------------------------------------------------------------------------------
+# The estimators' names for the functions of privacy/sensitivity.py, where each is derived and tested.
 def sensitivity_gram(neighbours: str, bound_x: float) -> float:
     """Frobenius (construction (A)) sensitivity of X^T X: sqrt(2) B_x^2 (replace-one), B_x^2 (add/remove)."""
-    _check_neighbours(neighbours)
-    return (math.sqrt(2.0) if neighbours == "replace_one" else 1.0) * bound_x ** 2
+    return sensitivity.xtx_frobenius(bound_x, neighbours)
 
 
 def sensitivity_lambda_min(neighbours: str, bound_x: float) -> float:
     """Sensitivity of lambda_min(X^T X): B_x^2 under both relations (Weyl)."""
-    _check_neighbours(neighbours)
-    return bound_x ** 2
+    return sensitivity.lambda_min(bound_x, neighbours)
 
 
 def sensitivity_xty(neighbours: str, bound_x: float, bound_y: float) -> float:
     """Sensitivity of X^T y (or of one boosting round X^T g_hat with bound_y = tau):
     2 B_x B_y (replace-one), B_x B_y (add/remove)."""
-    _check_neighbours(neighbours)
-    return (2.0 if neighbours == "replace_one" else 1.0) * bound_x * bound_y
+    return sensitivity.xty(bound_x, bound_y, neighbours)
 
 
 def sensitivity_moments(neighbours: str) -> float:
     """Joint sensitivity of (Sum y~, Sum y~^2) with |y~| <= 1: sqrt(5) (replace-one), sqrt(2) (add/remove)."""
-    _check_neighbours(neighbours)
-    return math.sqrt(5.0) if neighbours == "replace_one" else math.sqrt(2.0)
+    return sensitivity.y_moments(neighbours)
 
 
 def _check_neighbours(neighbours):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from ._dpgd_core import _ROW_CHUNK_ENTRIES, INFERENCE_NOTE
@@ -47,9 +48,8 @@ def mm_sensitivities(neighbours):
     * X'WX with w_i = sigmoid(x_i'theta)(1 - sigmoid(x_i'theta)) <= 1/4: the same argument for
       w x x' (PSD, Frobenius norm <= 1/4): sqrt(2)/4 (replace-one), 1/4 (add/remove).
     """
-    r = neighbours == "replace_one"
-    return {"gradient": 2.0 if r else 1.0, "gram": math.sqrt(2.0) if r else 1.0,
-            "hessian": (math.sqrt(2.0) if r else 1.0) / 4.0}
+    gram = sensitivity.xtx_frobenius(1.0, neighbours)
+    return {"gradient": sensitivity.clipped_gradient_sum(1.0, neighbours), "gram": gram, "hessian": gram / 4.0}
 
 
 def _sigmoid(z):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
 from ._dpgd_core import INFERENCE_NOTE, clipped_gradient_sum, public_scaling
@@ -49,8 +50,8 @@ def precond_sensitivities(neighbours, C):
       1 (add/remove).
     * sum_i clip_C(grad_i): each summand has norm <= C: 2C (replace-one), C (add/remove).
     """
-    r = neighbours == "replace_one"
-    return {"gram": math.sqrt(2.0) if r else 1.0, "gradient": 2.0 * C if r else C}
+    return {"gram": sensitivity.xtx_frobenius(1.0, neighbours),
+            "gradient": sensitivity.clipped_gradient_sum(C, neighbours)}
 
 
 def fit_linear_precond(design, spec, noise, ledger, tun):

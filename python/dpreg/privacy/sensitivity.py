@@ -63,7 +63,8 @@ def xtx_frobenius(B_x, neighbours: str) -> float:
     for orthogonal x, x' of norm B_x; hence sqrt(2) B_x^2.
     """
     B = _bound(B_x, "B_x")
-    return math.sqrt(2.0) * B * B if _rel(neighbours) == "replace_one" else B * B
+    # B ** 2 then the factor: the expression the estimators have always evaluated (bit-identical noise)
+    return math.sqrt(2.0) * B ** 2 if _rel(neighbours) == "replace_one" else B ** 2
 
 
 def xtx_upper_triangle(B_x, neighbours: str) -> float:
@@ -101,7 +102,7 @@ def lambda_min(B_x, neighbours: str) -> float:
     """
     _rel(neighbours)
     B = _bound(B_x, "B_x")
-    return B * B
+    return B ** 2
 
 
 def yty(B_y, neighbours: str) -> float:
@@ -178,3 +179,15 @@ def xty_l1(B_x, B_y, d: int, neighbours: str) -> float:
     if d < 1:
         raise InvalidArgument("d must be >= 1")
     return signed_sum_factor(neighbours) * math.sqrt(d) * _bound(B_x, "B_x") * _bound(B_y, "B_y")
+
+
+# ---- the robust mean of the heavy-tailed methods (docs/derivations/heavy_tailed.md §3) ------------
+def robust_mean_linf(kappa, m: int, sup_psi: float | None = None) -> float:
+    """l_inf sensitivity of the robust mean kappa/m sum_i Psi(a_i/kappa) over a block of m samples,
+    replace-one: one sample contributes at most sup|Psi| kappa/m in absolute value and replacing it can
+    flip the sign, so 2 sup|Psi| kappa/m. ``sup_psi=None``: the paper's bound sup|Psi| = 2 sqrt2/3,
+    i.e. 4 sqrt2 kappa/(3m); otherwise the tight sup of the truncated Psi_beta (c_beta)."""
+    k = _bound(kappa, "kappa")
+    if sup_psi is None:
+        return 4.0 * math.sqrt(2.0) * k / (3.0 * m)
+    return 2.0 * _bound(sup_psi, "sup_psi") * k / m
