@@ -65,6 +65,19 @@ def projection_shift(S, A_hat) -> np.ndarray:
     return (D + D.T) / 2.0
 
 
+def _excess_shares(S, V_priv, bias=None):
+    """(s_v, x_v, d): the eigenvalues of the released S (floored at 1e-300) and each eigendirection's
+    share x_v = s_v (v'V_priv v) + s_v (v'b)^2 of the estimated privacy excess (the shared set-up of
+    the first- and second-order error bounds)."""
+    S = np.asarray(S, float)
+    w, U = np.linalg.eigh((S + S.T) / 2.0)
+    w = np.maximum(w, 1e-300)
+    x = w * np.einsum("ij,jk,ki->i", U.T, np.asarray(V_priv, float), U)
+    if bias is not None:     # b' S b of the ridge / boosting bias: estimated with S^-1, as uncertain
+        x = x + w * (U.T @ np.asarray(bias, float)) ** 2
+    return w, x, S.shape[0]
+
+
 def first_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
     """Bound on the error of the first-order privacy excess trace(S V_priv) (issue 12).
 
@@ -78,13 +91,7 @@ def first_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
     sum_v min(r_v, 1) x_v (x_v also holds the direction's part s_v (v'b)^2 of the bias term b' S b,
     which rests on the same S^-1); a direction whose Gram noise is comparable with its eigenvalue (r_v >= 1)
     contributes its whole share. Released values and public constants only."""
-    S = np.asarray(S, float)
-    d = S.shape[0]
-    w, U = np.linalg.eigh((S + S.T) / 2.0)
-    w = np.maximum(w, 1e-300)
-    x = w * np.einsum("ij,jk,ki->i", U.T, np.asarray(V_priv, float), U)
-    if bias is not None:     # b' S b of the ridge / boosting bias: estimated with S^-1, as uncertain
-        x = x + w * (U.T @ np.asarray(bias, float)) ** 2
+    w, x, d = _excess_shares(S, V_priv, bias)
     r = np.minimum(float(sigma_gram) * math.sqrt(2.0 * (d + 1)) / w, 1.0)
     return float(np.sum(r * np.maximum(x, 0.0)))
 
@@ -123,13 +130,7 @@ def second_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
     direction, about sigma_z^2 eta Gamma_v / 2, hardly depends on s_v; it keeps
     :func:`first_order_excess_error` (this bound withheld its sigma-hat in 79% of the uniform n = 1e4,
     eps = 1 fits and printed the rest 6% high). Released values and public constants only."""
-    S = np.asarray(S, float)
-    d = S.shape[0]
-    w, U = np.linalg.eigh((S + S.T) / 2.0)
-    w = np.maximum(w, 1e-300)
-    x = w * np.einsum("ij,jk,ki->i", U.T, np.asarray(V_priv, float), U)
-    if bias is not None:     # b' S b of the ridge / boosting bias: estimated with S^-1, as uncertain
-        x = x + w * (U.T @ np.asarray(bias, float)) ** 2
+    w, x, d = _excess_shares(S, V_priv, bias)
     r = gram_noise_norm_bound(sigma_gram, d) / w
     return float(np.sum(((1.0 + r) ** 2 - 1.0) * np.maximum(x, 0.0)))
 
