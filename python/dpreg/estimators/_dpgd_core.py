@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 INFERENCE_NOTE = ("No standard errors or intervals are available for DP gradient descent. Its output is "
-                  "the last iterate of a noisy, clipped, finite-step optimisation: the privacy-noise part "
-                  "of its variance could be propagated, but the clipping bias and the optimisation error "
-                  "have no validated correction, so intervals would not reach their nominal coverage.")
+                  "the last iterate (or the mean of the last few) of a noisy, clipped, finite-step "
+                  "optimisation: the privacy-noise part of its variance could be propagated, but the "
+                  "clipping bias and the optimisation error have no validated correction, so intervals "
+                  "would not reach their nominal coverage.")
 
 _ROW_CHUNK_ENTRIES = 4_000_000
 

@@ -114,6 +114,8 @@ def tukey_lines(fit, fmt) -> list[str]:
 
 def dpgd_lines(fit, fmt) -> list[str]:
     f = fit.facts
+    k = int(f.get("averaged_iterates") or 1)
+    reported = f"mean of the last {k} iterates reported" if k > 1 else "last iterate reported"
     if "contraction" in f:   # logistic loss: private Newton or majorise-minimise
         sens = f.get("sensitivities") or {}
         if f.get("algorithm") == "newton":
@@ -124,12 +126,11 @@ def dpgd_lines(fit, fmt) -> list[str]:
                     f"released X'X (ridge {fmt.number(f.get('gram_ridge'))}) and a gradient sum")
         return [fmt.wrap(f"{head}; gradient-sum sensitivity {fmt.number(sens.get('gradient'))}, Gaussian "
                       f"noise sd {fmt.number(f.get('noise_sd_gradient'))} per step; contraction at the "
-                      f"estimate {fmt.number(f.get('contraction'))}; last iterate reported")]
+                      f"estimate {fmt.number(f.get('contraction'))}; {reported}")]
     return [fmt.wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
                   f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
                   f"{fmt.number(f.get('gradient_sensitivity'))}, Gaussian noise sd "
-                  f"{fmt.number(f.get('noise_sd_per_step'))} on each gradient sum; last iterate "
-                  "reported")]
+                  f"{fmt.number(f.get('noise_sd_per_step'))} on each gradient sum; {reported}")]
 
 
 def heavy_tailed_lines(fit, fmt) -> list[str]:

@@ -70,7 +70,8 @@ def fit(design, spec, noise, ledger, *, method, **options):
     delta, notes = _delta_for(method, spec, n)
     if family == "gaussian":
         # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
-        # eps): a warning, since on such data they were poor (1.5-60 x OLS) but not unusable everywhere
+        # eps): a warning, since on such data they were poor (1.2-17 x OLS) but not unusable everywhere, and no
+        # public fact separates the good cells from the poor ones (docs/heavy_tailed.md, "Regime")
         note = regime_note(method, n, design.public, spec.eps, spec.delta)
         if note is not None:
             warnings.warn(note, AccuracyWarning, stacklevel=3)
