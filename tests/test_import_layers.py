@@ -194,3 +194,43 @@ def test_the_checks_catch_what_they_forbid():
          "dpreg.results.fit": set()}
     assert upward_imports(g) == ["dpreg.design.build (design) imports dpreg.estimators.adassp (estimators)"]
     assert cycles(g) == [["dpreg.design.build", "dpreg.estimators.adassp"]]
+
+
+#: what ``dpreg.inference`` may import: post-processing of released numbers needs arithmetic, not data,
+#: mechanisms or results (issue of the one-way house: covariances, bootstrap and Wald tests live here)
+INFERENCE_THIRD_PARTY = {"numpy", "scipy"}
+
+
+def inference_imports() -> list[str]:
+    """Imports of ``dpreg.inference`` modules that reach beyond numpy, scipy, the standard library,
+    the base layer and ``dpreg.inference`` itself."""
+    import sys
+
+    modules = _modules()
+    base = LAYERS[0][1]
+    bad = []
+    for mod, (path, _) in modules.items():
+        if not (mod == "dpreg.inference" or mod.startswith("dpreg.inference.")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in INFERENCE_THIRD_PARTY or top in sys.stdlib_module_names or top == "__future__":
+                    continue
+                bad.append(f"{mod} imports {name}")
+    for mod, targets in import_graph().items():
+        if mod == "dpreg.inference" or mod.startswith("dpreg.inference."):
+            bad += [f"{mod} imports {t}" for t in targets
+                    if not (t.startswith("dpreg.inference") or t in base)]
+    return sorted(bad)
+
+
+def test_inference_depends_on_numpy_and_scipy_only():
+    assert inference_imports() == []

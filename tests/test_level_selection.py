@@ -271,3 +271,25 @@ def test_design_messages_never_state_a_count_from_the_data():
         assert "coefficients" in msg and "13" not in msg and "(12)" not in msg
         if neighbours == "add_remove":
             assert "12" not in msg
+
+
+def _refused_fit_spend(levels):
+    """What a Budget is charged when the method refuses on public facts after the design was built
+    (ISP needs millions of rows at eps = 1; 2000 rows are far too few)."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": rng.choice(["a", "b", "c"], n)})
+    df["y"] = df.x + (df.g == "b") + rng.normal(0, 0.1, n)
+    budget = dpreg.Budget(eps=5.0, delta=1e-5)
+    with pytest.raises(DPRegError):
+        dpreg.dp_lm("y ~ x + C(g)", df, eps=1.0, delta=1e-6, method="isp",
+                    bounds={"x": (0, 1), "y": (-1, 3)}, levels=levels, budget=budget, random_state=1)
+    return budget.spent
+
+
+def test_a_refusal_that_reads_privately_selected_levels_is_charged():
+    # the refusal is a function of d, and d of the private level selection: the Budget pays for the
+    # selection's releases (the 10% levels share of eps by default); with declared levels nothing
+    eps_spent, delta_spent = _refused_fit_spend(levels=None)
+    assert 0 < eps_spent <= 1.0 and delta_spent > 0
+    assert _refused_fit_spend(levels={"g": ["a", "b", "c"]}) == (0.0, 0.0)

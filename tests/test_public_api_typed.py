@@ -9,11 +9,12 @@ import dpreg
 from dpreg.results.not_released import STATSMODELS_NOT_RELEASED
 
 
-@pytest.mark.parametrize("name", ["dp_lm", "dp_glm"])
-def test_entry_points_are_annotated_and_the_hints_resolve(name):
+@pytest.mark.parametrize("name, returns", [("dp_lm", dpreg.DPFit), ("dp_glm", dpreg.DPFit),
+                                           ("dp_mean", dpreg.DPEstimate), ("dp_quantile", dpreg.DPEstimate)])
+def test_entry_points_are_annotated_and_the_hints_resolve(name, returns):
     fn = getattr(dpreg, name)
     hints = typing.get_type_hints(fn)
-    assert hints["return"] is dpreg.DPFit
+    assert hints["return"] is returns
     params = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_KEYWORD]
     assert [p.name for p in params if p.name not in hints] == []
 

@@ -382,6 +382,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise
 
 
+def _d_from_a_release(public) -> bool:
+    """True when the number of coefficients depends on a private level selection."""
+    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
+    return any(getattr(vs, "levels_source", None) == "selected" for vs in variables.values())
+
+
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
     """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
     other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
@@ -526,7 +532,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
         resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec}, chosen_by_auto=auto)
     except Exception as exc:
-        exc._dpreg_public = True   # a function of public facts only: not charged (see _fit)
+        # a function of n, the declared options and d. d is public unless a factor's levels were
+        # selected privately: then it is a function of that release, the refusal tells the caller
+        # something the release computed, and the Budget pays for what the ledger holds (see _fit)
+        exc._dpreg_public = not _d_from_a_release(design.public)
         raise
     notes = [LARGE_DELTA_NOTE] if large_delta else None
 

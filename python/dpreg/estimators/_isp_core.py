@@ -33,6 +33,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ..errors import InvalidArgument
+from ..inference.isp import sample_covariance
 from ..privacy.composition import PlannedReleases
 from ..privacy.counts import noisy_counts
 from ..privacy.ledger import Ledger
@@ -377,7 +378,7 @@ def _issp_inner(X, y, const, noise, k, ledger, rel):
         N = int(const["N"])
         Z = _release(rel, f"{N} covariance samples", shape_samples_mechanism, LwT_inv, N, noise=noise,
                      ledger=ledger)
-        S_hat = (Z @ Z.T) / N
+        S_hat = sample_covariance(Z)
         rss = 0.0                             # rows with w = 0 have no term (and are not computed)
         for st in range(0, n, CHUNK_ROWS):
             wc = w[st:st + CHUNK_ROWS]

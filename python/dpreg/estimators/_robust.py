@@ -312,9 +312,6 @@ def check_blocks(n: int, T: int, method: str) -> None:
                          f"least {M_MIN} rows; reduce T or supply more rows")
 
 
-#: former name, kept for callers
-check_split = check_blocks
-
 
 def split_blocks(n: int, T: int, noise, method: str):
     """Uniformly random partition of range(n) into T blocks of floor/ceil(n/T) rows (docs/derivations/heavy_tailed.md §8).

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ..errors import EstimationFailed, InvalidArgument
+from ..inference.isp import noise_aware_vcov
 from ..privacy.accounting import conservative_share
 from ..privacy.composition import PlannedReleases
 from ..release import Release
@@ -309,17 +310,15 @@ def _release(result, const, used, p, o, R, sigma_hi) -> Release:
     rel = Release(method="isp", coef=np.asarray(result["beta"], float), tuning=tuning, facts=facts,
                   warnings=warnings, link="identity")
     if p["inference"]:
-        S_hat = np.asarray(result["S_hat"], float)
-        S_hat = (S_hat + S_hat.T) / 2.0
-        sigma2 = max(float(result["rss_noisy"]), 0.0) / (n - d)
-        if result["rss_noisy"] <= 0:
+        inf = noise_aware_vcov(result["S_hat"], result["rss_noisy"], n=n, d=d, c=c)
+        if inf["rss_negative"]:
             warnings.append("the released residual sum of squares was negative and is set to 0; "
                             "standard errors then reflect privacy noise only")
-        rel.vcov = (sigma2 + c * c) * S_hat
-        rel.vcov_privacy = (c * c) * S_hat
-        rel.sigma = math.sqrt(sigma2)
+        rel.vcov = inf["vcov"]
+        rel.vcov_privacy = inf["vcov_privacy"]
+        rel.sigma = inf["sigma"]
         rel.df_resid = float(n - d)
-        facts["privacy_variance_share"] = (c * c) / (sigma2 + c * c)
+        facts["privacy_variance_share"] = inf["privacy_variance_share"]
         rel.inference_note = (
             "noise-aware Wald inference (docs/isp.md): vcov = (sigma~^2 + c^2) S^, with S^ an estimate of "
             "(X'X)^-1 from released Gaussian samples; assumes homoskedastic errors; approximate when "

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,8 +19,10 @@ from ..errors import InvalidArgument
 from ..estimators import winsorized as W
 from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
 from ..privacy.accounting import conservative_share
+from ..privacy.budget import Budget
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
+from ..results.estimate import DPEstimate
 from ._common import (
     ANCHOR_SHARE,
     GAUSSIAN_QUANTILE_CAVEAT,
@@ -127,11 +131,15 @@ SE_FRACTION = 0.10
 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
 @shared_doc
-def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
-            se_fraction=SE_FRACTION, trim_count=10, eta=0.0, trim="paper", split=(0.25, 0.25, 0.5),
-            beta=1.001, quantile_noise=None, accounting="auto", variant="practical", conf_delta=0.05,
-            crossing="bounds", clamp_output=False, estimator="auto", random_state=None,
-            allow_large_delta=False):
+def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None,
+            bounds: tuple[float | None, float | None] | None = None, budget: Budget | None = None,
+            inference: bool = True, level: float = 0.95, se_fraction: float = SE_FRACTION, trim_count: int = 10,
+            eta: float = 0.0, trim: str = "paper", split: Sequence[float] = (0.25, 0.25, 0.5),
+            beta: float = 1.001, quantile_noise: str | None = None, accounting: str = "auto",
+            variant: str = "practical", conf_delta: float = 0.05, crossing: str = "bounds",
+            clamp_output: bool = False, estimator: str = "auto",
+            random_state: int | np.random.Generator | None = None,
+            allow_large_delta: bool = False) -> DPEstimate:
     """Differentially private mean.
 
     With both ``bounds`` declared (and ``inference=True``, ``estimator="auto"``): the mean of the data
@@ -222,7 +230,6 @@ def dp_mean(x, *, eps, delta=0.0, column=None, bounds=None, budget=None, inferen
     >>> est.conf_int()  # doctest: +SKIP
     """
     from ..privacy.quantile import default_max_steps, k_max
-    from ..results.estimate import DPEstimate
 
     # the data as a column read in blocks or batches (quantile searches on binned counts, means
     # summed exactly): the same release from a vector, a file, a database or a cluster

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,8 +17,10 @@ from ..errors import InvalidArgument
 from ..estimators import winsorized as W
 from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
 from ..privacy.accounting import conservative_share
+from ..privacy.budget import Budget
 from ..privacy.ledger import Ledger
 from ..privacy.mechanisms import NoiseSource
+from ..results.estimate import DPEstimate
 from ._common import (
     ANCHOR_SHARE,
     GAUSSIAN_QUANTILE_CAVEAT,
@@ -60,9 +64,13 @@ def _check_levels(q):
 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
 @shared_doc
-def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, inference=True, level=0.95,
-                beta=1.001, quantile_noise=None, accounting="auto", max_steps=None, random_state=None,
-                lower=None, upper=None, allow_large_delta=False):
+def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float = 0.0,
+                column: str | None = None, bounds: tuple[float | None, float | None] | None = None,
+                budget: Budget | None = None, inference: bool = True, level: float = 0.95,
+                beta: float = 1.001, quantile_noise: str | None = None, accounting: str = "auto",
+                max_steps: int | None = None, random_state: int | np.random.Generator | None = None,
+                lower: float | None = None, upper: float | None = None,
+                allow_large_delta: bool = False) -> DPEstimate:
     """Differentially private quantile(s) by the unbounded private quantile search.
 
     Durfee (2023) as used by Ramsay and Spicker (2025, Section 2.4): a noisy walk over a
@@ -132,7 +140,6 @@ def dp_quantile(x, q, *, eps, delta=0.0, column=None, bounds=None, budget=None, 
     from scipy import stats as _stats
 
     from ..privacy.quantile import default_max_steps, k_max, noise_scales
-    from ..results.estimate import DPEstimate
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)

@@ -247,7 +247,7 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
                 "ht_sparse": "default: max(2, ceil(ln(n)/2)) (linear convergence of the robust-gradient iteration)"}[method]
     tun["T"] = (T, "user" if "T" in options else origin_T)
     if method != "ht_lasso":
-        rb.check_split(n, T, method)
+        rb.check_blocks(n, T, method)
     m = n // T
 
     if method in ("ht_iht", "ht_sparse"):
