@@ -8,9 +8,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from ..errors import InvalidArgument
+from ..inference.subsample import (  # noqa: F401  (re-exported: the SE/interval math lives in inference/)
+    analytic_intervals,
+    bootstrap_intervals,
+    chi2_clip_mean,
+    corrected_spread,
+    gauss_laplace_cdf,
+    gauss_laplace_halfwidth,
+)
 from ..privacy.ledger import Ledger, LedgerEntry
 from . import winsorized as W
 
@@ -113,56 +120,6 @@ def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_B
     if r["k"] < r["k_priv"]:
         return False, r["k"], r["warnings"][0]
     return True, r["k"], "feasible"
-
-
-# ------------------------------------------------------------------------------------------------
-# noise-aware uncertainty helpers (post-processing)
-# ------------------------------------------------------------------------------------------------
-def chi2_clip_mean(t):
-    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (docs/derivations/winsorized_sa.md §4.1)."""
-    t = np.asarray(t, dtype=float)
-    return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
-
-
-def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
-    """Solve s2 * h(qhat/s2) = w (docs/derivations/winsorized_sa.md §4.1 step 3) -> (s2, saturated)."""
-    if not (w > 0) or not (qhat > 0):
-        return 0.0, False
-    if w >= qhat:
-        return float(w), True
-
-    def f(r):
-        return r * float(chi2_clip_mean(qhat / r)) - w
-    lo, hi = w, 2.0 * w  # r h(qhat/r) <= r, so f(w) <= 0; f increases to qhat - w > 0
-    while f(hi) <= 0:
-        hi *= 2.0
-        if hi > 1e300:
-            return float(w), True
-    if f(lo) >= 0:
-        return float(lo), False
-    return float(optimize.brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12)), False
-
-
-def gauss_laplace_cdf(x, sigma, b):
-    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3), products in log space."""
-    x = float(x)
-    a = sigma * sigma / (2.0 * b * b)
-    t1 = special.ndtr(x / sigma)
-    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
-    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
-    return t1 - t2 + t3
-
-
-def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
-    """h with P(|G + L| <= h) = level (docs/derivations/winsorized_sa.md §4.3)."""
-    if b <= 0:
-        return float(stats.norm.ppf((1 + level) / 2) * sigma)
-    if sigma <= 0:
-        return float(-b * math.log(1 - level))  # Laplace: P(|L| <= h) = 1 - exp(-h/b)
-
-    def g(h):
-        return gauss_laplace_cdf(h, sigma, b) - gauss_laplace_cdf(-h, sigma, b) - level
-    return float(optimize.brentq(g, 0.0, 10.0 * (sigma + b) * (1 + math.log(1 / (1 - level)))))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -383,41 +340,25 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     del theta_hat
     v_samp = s2 / k
     out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
-    zq = stats.norm.ppf((1 + level) / 2)
-
     if se_method == "analytic":
-        se = np.sqrt(v_samp + v_noise)
-        ci = np.empty((p, 2))
-        for j in range(p):
-            if model == "pure" or aggregator == "wwm":   # Laplace mean-step noise (WWM is pure inside)
-                h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), per[j].noise_sd / math.sqrt(2.0), level)
-            else:
-                h = zq * se[j]
-            ci[j] = coef[j] - h, coef[j] + h
+        # Laplace mean-step noise in pure DP (WWM is pure inside)
+        se, ci = analytic_intervals(coef, v_samp, v_noise, np.array([r.noise_sd for r in per]),
+                                    laplace=(model == "pure" or aggregator == "wwm"), level=level)
         out.update(se=se, ci=ci)
         return out
 
     # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
     boot = noise.spawn()
     scratch = Ledger()
-    D = np.empty((n_boot, p))
-    for j in range(p):
-        sd = math.sqrt(s2[j])
-        for b in range(n_boot):
-            # normal draws via the inverse CDF of uniforms: bootstrap data are not privacy noise
-            g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
-            D[b, j] = _aggregate(g, j, cfg, boot, scratch, "boot").estimate - coef[j]
+
+    def rerun(g, j):
+        est = _aggregate(g, j, cfg, boot, scratch, "boot").estimate
         scratch.entries.clear()
-    # issue 12: the replicate s.d. jumped ~40x between seeds: a few replicates whose private quantile
-    # searches stop early or late dominate it. The SE is the robust scale that matches the percentile
-    # interval below: its half-width over the normal quantile (= the s.d. for normal replicates)
-    alpha = 1 - level
-    q_lo_d, q_hi_d = np.quantile(D, [alpha / 2, 1 - alpha / 2], axis=0)
-    se = (q_hi_d - q_lo_d) / (2.0 * zq)
-    ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
+        return est
+    se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
-    out.update(se=se, ci=ci, ci_draws=coef[None, :] - D)
+    out.update(se=se, ci=ci, ci_draws=draws)
     return out
 
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..inference.subsample import map_to_original_scale
 from ..release import Release
 from . import winsorized as W
 
@@ -281,48 +282,8 @@ def _ridge_estimator(lam, icpt, p):
     return ridge
 
 
-def _map_back(res, centre, half, c_y, h_y, icpt):
-    """Group-aggregated results on the standardised scale -> original units (post-processing).
-
-    beta = L theta + b with L_jj = h_y / half_j for slopes and, for the intercept,
-    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j). Point estimates, bootstrap draws and
-    slope SEs/intervals map exactly; the intercept's SE and interval half-width use the bound
-    sd(sum_j a_j theta_j) <= sum_j |a_j| sd(theta_j) (no cross-covariances are estimated, as for predict)."""
-    p = half.size
-    L = np.diag(h_y / half)
-    b = np.zeros(p)
-    if icpt is not None:
-        others = np.arange(p) != icpt
-        L[icpt, :] = 0.0
-        L[icpt, icpt] = h_y
-        L[icpt, others] = -h_y * centre[others] / half[others]
-        b[icpt] = c_y
-    absL = np.abs(L)
-    out = dict(res)
-    out["coef"] = L @ res["coef"] + b
-    for key in ("v_noise", "v_samp"):
-        if res.get(key) is not None:
-            out[key] = (absL @ np.sqrt(res[key])) ** 2
-    if res.get("se") is not None:
-        out["se"] = absL @ res["se"]
-    if res.get("ci") is not None:
-        hw = (res["ci"][:, 1] - res["ci"][:, 0]) / 2.0
-        mid = (res["ci"][:, 1] + res["ci"][:, 0]) / 2.0
-        m_out, hw_out = L @ mid + b, absL @ hw
-        ci = np.column_stack([m_out - hw_out, m_out + hw_out])
-        for j in range(p):   # slopes: exact image of the interval (a positive rescaling)
-            if j != icpt:
-                ci[j] = L[j, j] * res["ci"][j] + b[j]
-        out["ci"] = ci
-    if res.get("ci_draws") is not None:
-        out["ci_draws"] = res["ci_draws"] @ L.T + b
-    if res.get("sigma2") is not None:
-        out["sigma2"] = res["sigma2"] * h_y ** 2
-    # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
-    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
-    out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
-                    for j, r in enumerate(res["per"])]
-    return out
+#: the standardised -> original-units map of coefficients, SEs and intervals (post-processing)
+_map_back = map_to_original_scale
 
 
 def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options) -> Release:
