@@ -129,17 +129,60 @@ def _ols(Xg, yg, p):
     """Group OLS. y is divided by a power of two s near max |y| first (exact, and the same bits as the
     direct solve once multiplied back), so a huge outcome cannot overflow inside the solve; a
     coefficient whose exact value exceeds the largest double is returned as +-that largest double,
-    which the aggregation clips to the public coefficient bounds like the exact value."""
+    which the aggregation clips to the public coefficient bounds like the exact value.
+
+    A rank-deficient group (e.g. one that misses a level of a factor, or its reference level) returns
+    the coefficients it identifies and NaN for the others (docs/derivations/winsorized_sa.md §3.3): a
+    coefficient j is identified when e_j lies in the row space of the group's design, and then every
+    least-squares solution has the same j-th entry, the minimum-norm one included."""
+    fit = _ols_fit(Xg, yg, p)
+    return None if fit is None else fit[0]
+
+
+def _ols_fit(Xg, yg, p):
+    """(estimate with NaN where not identified, minimum-norm solution, rank) of :func:`_ols`, or None."""
     s = float(_pow2_scale(np.max(np.abs(yg)) if yg.size else 1.0))
     coef, _, rank, _ = np.linalg.lstsq(Xg, yg / s, rcond=None)
-    if rank < p:
-        return None
     if not np.all(np.isfinite(coef)):
         return None
     out = np.where(coef > 0, _DBL_MAX, -_DBL_MAX)
     ok = np.abs(coef) <= _DBL_MAX / s
     out[ok] = coef[ok] * s
-    return out
+    full = out.copy()
+    if rank < p:
+        ident = identified_coefficients(Xg)
+        if ident is None:
+            return None
+        out[~ident] = np.nan
+    return out, full, int(rank)
+
+
+#: a coordinate whose share in the design's null space exceeds this is not identified by the group
+IDENT_TOL = 1e-8
+
+
+def identified_coefficients(Xg):
+    """Boolean (p,) mask of the coefficients the design Xg identifies, or None if it cannot be
+    decided (non-finite singular vectors). Columns are first scaled by powers of two (exact; the row
+    space of X D is D times that of X, so which unit vectors it contains is unchanged), which keeps the
+    SVD finite for any finite entries. Null directions: right singular vectors with singular value
+    below the rank tolerance of numpy's lstsq (max(m, p) eps s_max)."""
+    Xg = np.asarray(Xg, dtype=float)
+    m, p = Xg.shape
+    if m == 0:
+        return np.zeros(p, dtype=bool)
+    Xs = Xg / _pow2_scale(np.max(np.abs(Xg), axis=0))
+    with np.errstate(all="ignore"):
+        _, sv, vt = np.linalg.svd(Xs, full_matrices=True)
+    if not (np.all(np.isfinite(sv)) and np.all(np.isfinite(vt))):
+        return None
+    full = np.zeros(p)
+    full[:sv.size] = sv
+    tol = max(m, p) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
+    null = vt[full <= tol]                          # rows: an orthonormal basis of the null space
+    if null.shape[0] == 0:
+        return np.ones(p, dtype=bool)
+    return np.sqrt(np.sum(null * null, axis=0)) <= IDENT_TOL
 
 
 _DBL_MAX = float(np.finfo(float).max)
@@ -189,26 +232,39 @@ def _residual_variance(Xg, yg, est, dof):
 
 
 def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
-    """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
-    default vector, never dropped (dropping would make k data-dependent; docs/derivations/winsorized_sa.md §3.2 step 7).
-    With ``residual_variance`` also the (k,) group residual variances RSS_g/(m_g - p) (public
-    ``sigma2_default`` for failed groups or m_g <= p)."""
+    """(k, p) group estimates; failures (non-finite, errors) become the public default vector, never
+    dropped (dropping would make k data-dependent; docs/derivations/winsorized_sa.md §3.2 step 7). With
+    the default OLS a rank-deficient group keeps the coefficients it identifies and gives the public
+    default for the others only (§3.3). With ``residual_variance`` also the (k,) group residual
+    variances RSS_g/(m_g - rank_g) (public ``sigma2_default`` for failed groups or m_g <= rank_g)."""
     out = np.empty((len(groups), p))
     s2 = np.full(len(groups), float(sigma2_default))
     for i, rows in enumerate(groups):
         Xg, yg = X[rows], y[rows]
+        full, rank = None, p
         try:
-            est = _ols(Xg, yg, p) if base_estimator is None else base_estimator(Xg, yg)
+            if base_estimator is None:
+                fit = _ols_fit(Xg, yg, p)
+                est = None if fit is None else fit[0]
+                if fit is not None:
+                    full, rank = fit[1], fit[2]
+            else:
+                est = base_estimator(Xg, yg)
         except Exception:  # noqa: BLE001 - a failing group must not reveal anything: use the default
             est = None
         if est is None:
             out[i] = default
             continue
         est = np.asarray(est, dtype=float).ravel()
+        if base_estimator is None:
+            # coefficients this group does not identify (NaN) take the public default, one by one
+            est = np.where(np.isnan(est), default, est)
         ok = est.shape == (p,) and np.all(np.isfinite(est))
         out[i] = est if ok else default
-        if residual_variance and ok and Xg.shape[0] > p:
-            s2[i] = _residual_variance(Xg, yg, est, Xg.shape[0] - p)
+        if residual_variance and ok and Xg.shape[0] > rank:
+            # a rank-deficient group: the fitted values of any least-squares solution (the minimum-norm
+            # one), with m_g - rank_g degrees of freedom
+            s2[i] = _residual_variance(Xg, yg, est if rank == p else full, Xg.shape[0] - rank)
     return (out, s2) if residual_variance else out
 
 
