@@ -58,17 +58,26 @@ def _resolve_bounds(coef_bounds, terms):
     return lo, hi
 
 
+def min_group_size(p: int, standardised: bool) -> int:
+    """The fewest rows per group the default k rule allows (docs/derivations/winsorized_sa.md §3.5,
+    §3.5a): max(2p, p + 5) for raw-scale OLS groups; p + 1 for the standardised ridge groups, whose
+    penalty keeps every group estimate finite and bounded even with one residual degree of freedom."""
+    return p + 1 if standardised else max(2 * p, p + 5)
+
+
 def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
              lower, upper, beta: float, trim_count: int = 10, eta: float = 0.0, trim: str = "adaptive",
-             k=None, group_size=None) -> dict:
+             k=None, group_size=None, m_min=None) -> dict:
     """The k and trimming rule of docs/derivations/winsorized_sa.md §3.5 (public quantities only). Returns a dict with k, m,
-    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings."""
+    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings.
+    ``m_min``: the fewest rows per group (default: that of raw-scale OLS groups, :func:`min_group_size`)."""
     lower, upper = np.atleast_1d(lower).astype(float), np.atleast_1d(upper).astype(float)
     b_c = (1.0 - f_se) * budget / p
     s_q = W.threshold_scale(b_c, model, quantile_noise, split, n_quantiles=2)
     steps = max(W.grid_steps(a, b, beta) for a, b in zip(lower, upper))
     k_priv = W.feasible_count(s_q, steps)
-    m_pref, m_min = max(4 * p, 20), max(2 * p, p + 5)
+    m_pref = max(4 * p, 20)
+    m_min = min_group_size(p, False) if m_min is None else int(m_min)
     k_max = N // m_min
     warnings = []
     if k is None and group_size is None:
@@ -295,7 +304,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
-           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4) -> dict:
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None) -> dict:
     """Internal S&A fit on arrays (docs/derivations/winsorized_sa.md §3.2 and §4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
     number of distinct units (public). Returns a dict of released values and public facts."""
@@ -314,7 +323,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         N = int(unit_of_row.max()) + 1
     rule = choose_k(N, p, budget=budget, model=model, quantile_noise=quantile_noise, split=split, f_se=f_se,
                     lower=lower, upper=upper, beta=beta, trim_count=trim_count, eta=eta, trim=trim, k=k,
-                    group_size=group_size)
+                    group_size=group_size, m_min=m_min)
     k = rule["k"]
     warns = list(rule["warnings"])
     if bounds_notice:

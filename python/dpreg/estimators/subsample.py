@@ -48,6 +48,7 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
     group_estimates,
+    min_group_size,
     partition,
     sa_fit,
     saturating_squared_diff,
@@ -125,7 +126,8 @@ _AGGREGATORS = ("pmwm", "clipped", "wwm", *AGGREGATOR_ALIASES)
 # admissible values depend on N and the model matrix's columns (checked by the fit's k rule and bounds);
 # se_method's default and the se_fraction > 0 rule depend on inference= (see _se_method)
 OPTIONS = {
-    "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
+    "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/m_min), "
+                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
@@ -231,20 +233,28 @@ def check_public(n, d, spec, options):
                              else DEFAULT_COEF_BOUNDS, terms)
     if opts["residual_variance"]:
         budget = (1.0 - RV_SHARE) * budget
+    m_min = min_group_size(d, _standardised_by_options(opts, options))
     rule = choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
                     split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
                     trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
-                    group_size=opts["group_size"])
+                    group_size=opts["group_size"], m_min=m_min)
     if opts["k"] is None and opts["group_size"] is None and rule["k"] < rule["k_priv"]:
         # outside the method's regime (issue 13): the private clip points need k_priv groups, and groups
-        # of m_min = max(2p, p + 5) rows allow only floor(N/m_min); the aggregate would be dominated by
+        # of at least m_min rows allow only floor(N/m_min); the aggregate would be dominated by
         # privacy noise or by the coefficient bounds. Refuse before any budget is spent.
-        m_min = max(2 * d, d + 5)
         raise InvalidArgument(
             f"subsample_aggregate cannot give a usable answer here: with p = {d} coefficients at eps = "
             f"{spec.eps:g} its private aggregation needs k >= {rule['k_priv']} groups of at least {m_min} "
             f"units, i.e. N >= {rule['k_priv'] * m_min}, and N = {n}. Use more data, a larger eps, fewer "
             "coefficients, or another method (method='auto'); pass k= to run it anyway.")
+
+
+def _standardised_by_options(opts, options_given) -> bool:
+    """Whether the options select the standardised ridge groups (public: the options alone). The k
+    rule's smallest group size follows this, in check_public and in fit alike, so the refusal before
+    spending and the fit agree (if a range then turns out not to be public, the raw path runs with the
+    same k)."""
+    return bool(opts["standardize"]) and "coef_bounds" not in options_given and opts["base_estimator"] is None
 
 
 def needs_bounds(options, unit=None, family="gaussian") -> bool:
@@ -320,7 +330,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
                  drop_remainder=bool(opts["drop_remainder"]), base_estimator=base,
                  crossing=opts["crossing"], bounds_notice=notice,
-                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper)
+                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper,
+                 m_min=min_group_size(p, _standardised_by_options(opts, options)))
     del X, y
     if std is not None:
         res = _map_back(res, *std)
