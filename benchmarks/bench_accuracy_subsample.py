@@ -13,12 +13,23 @@ facts that the method's regime is stated in (n, p, the number of groups k and th
 from __future__ import annotations
 
 import argparse
+import re
 import time
 import warnings
 
 import numpy as np
 
 from . import bench_accuracy as A
+
+
+def _short(refusal):
+    """The table's form of a refusal: the N the k rule needs, or the refusal's class."""
+    if refusal is None:
+        return None
+    m = re.search(r"N >= (\d+), and N = (\d+)", refusal)
+    if m:
+        return f"needs N >= {m.group(1)} (N = {m.group(2)})"
+    return refusal.split(":")[0]
 
 
 def run(tasks, eps_grid, seeds, n_boot, log=print):
@@ -53,8 +64,8 @@ def run(tasks, eps_grid, seeds, n_boot, log=print):
                             refusal = f"{type(exc).__name__}: {exc}"
                     secs = time.perf_counter() - t0
                     ratio = None if refusal else float(np.mean((y_test - pred) ** 2) / ols_mse)
-                    results.append((name, eps, "subsample_aggregate", bset, seed, ratio, secs, refusal))
-                    shown = f"refused ({refusal[:200]})" if refusal else f"MSE/MSE_OLS = {ratio:.4g}"
+                    results.append((name, eps, "subsample_aggregate", bset, seed, ratio, secs, _short(refusal)))
+                    shown = f"refused ({refusal[:260]})" if refusal else f"MSE/MSE_OLS = {ratio:.4g}"
                     log(f"# {name} seed={seed} eps={eps:g} {bset}: {shown} ({secs:.1f}s)", flush=True)
     return results, facts
 
@@ -79,7 +90,7 @@ def main(argv=None):
              f"80/20 split, {a.seeds} seeds, delta = 1e-6, replace-one, the tasks and declared ranges of "
              "`python -m benchmarks accuracy`. 'refused' = the method declined before spending budget (its "
              f"message is shown). Total time {time.perf_counter() - t0:.0f}s.", "",
-             "| task | n (train) | p | k | rows per group |", "|---|---|---|---|---|"]
+             "| task | n (train) | p | k (last fit that ran) | rows per group |", "|---|---|---|---|---|"]
     for name in tasks:
         if name in facts:
             n, p_, k, m = facts[name]
