@@ -288,8 +288,10 @@ def test_errors_are_public_and_early(design):
         S.check_public(20000, 6, spec, {"k": 1})
     with pytest.raises(ValueError, match="k must be"):
         S.check_public(20000, 6, spec, {"k": 5000})
-    with pytest.raises(ValueError, match="too few units"):
-        S.check_public(20, 6, spec, {})
+    with pytest.raises(ValueError, match="too few units"):     # two groups of p + 1 = 7 rows need 14
+        S.check_public(13, 6, spec, {})
+    with pytest.raises(ValueError, match="too few units"):     # raw-scale OLS groups: 2 x 17 rows
+        S.check_public(20, 6, spec, {"coef_bounds": (-10, 10)})
     with pytest.raises(ValueError, match="aggregator"):
         S.check_public(20000, 6, spec, {"aggregator": "median"})
     with pytest.raises(ValueError, match="se_fraction"):

@@ -8,9 +8,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from ..errors import InvalidArgument
+from ..inference.subsample import (  # noqa: F401  (re-exported: the SE/interval math lives in inference/)
+    analytic_intervals,
+    bootstrap_intervals,
+    chi2_clip_mean,
+    corrected_spread,
+    gauss_laplace_cdf,
+    gauss_laplace_halfwidth,
+)
 from ..privacy.ledger import Ledger, LedgerEntry
 from . import winsorized as W
 
@@ -51,17 +58,26 @@ def _resolve_bounds(coef_bounds, terms):
     return lo, hi
 
 
+def min_group_size(p: int, standardised: bool) -> int:
+    """The fewest rows per group the default k rule allows (docs/derivations/winsorized_sa.md §3.5,
+    §3.5a): max(2p, p + 5) for raw-scale OLS groups; p + 1 for the standardised ridge groups, whose
+    penalty keeps every group estimate finite and bounded even with one residual degree of freedom."""
+    return p + 1 if standardised else max(2 * p, p + 5)
+
+
 def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
              lower, upper, beta: float, trim_count: int = 10, eta: float = 0.0, trim: str = "adaptive",
-             k=None, group_size=None) -> dict:
+             k=None, group_size=None, m_min=None) -> dict:
     """The k and trimming rule of docs/derivations/winsorized_sa.md §3.5 (public quantities only). Returns a dict with k, m,
-    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings."""
+    k_priv, s_q, steps, c_eff, xi, the spread step's s_q_s, k_priv_s, c_s, xi_s, and warnings.
+    ``m_min``: the fewest rows per group (default: that of raw-scale OLS groups, :func:`min_group_size`)."""
     lower, upper = np.atleast_1d(lower).astype(float), np.atleast_1d(upper).astype(float)
     b_c = (1.0 - f_se) * budget / p
     s_q = W.threshold_scale(b_c, model, quantile_noise, split, n_quantiles=2)
     steps = max(W.grid_steps(a, b, beta) for a, b in zip(lower, upper))
     k_priv = W.feasible_count(s_q, steps)
-    m_pref, m_min = max(4 * p, 20), max(2 * p, p + 5)
+    m_pref = max(4 * p, 20)
+    m_min = min_group_size(p, False) if m_min is None else int(m_min)
     k_max = N // m_min
     warnings = []
     if k is None and group_size is None:
@@ -116,73 +132,66 @@ def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_B
 
 
 # ------------------------------------------------------------------------------------------------
-# noise-aware uncertainty helpers (post-processing)
-# ------------------------------------------------------------------------------------------------
-def chi2_clip_mean(t):
-    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (docs/derivations/winsorized_sa.md §4.1)."""
-    t = np.asarray(t, dtype=float)
-    return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
-
-
-def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
-    """Solve s2 * h(qhat/s2) = w (docs/derivations/winsorized_sa.md §4.1 step 3) -> (s2, saturated)."""
-    if not (w > 0) or not (qhat > 0):
-        return 0.0, False
-    if w >= qhat:
-        return float(w), True
-
-    def f(r):
-        return r * float(chi2_clip_mean(qhat / r)) - w
-    lo, hi = w, 2.0 * w  # r h(qhat/r) <= r, so f(w) <= 0; f increases to qhat - w > 0
-    while f(hi) <= 0:
-        hi *= 2.0
-        if hi > 1e300:
-            return float(w), True
-    if f(lo) >= 0:
-        return float(lo), False
-    return float(optimize.brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12)), False
-
-
-def gauss_laplace_cdf(x, sigma, b):
-    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3), products in log space."""
-    x = float(x)
-    a = sigma * sigma / (2.0 * b * b)
-    t1 = special.ndtr(x / sigma)
-    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
-    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
-    return t1 - t2 + t3
-
-
-def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
-    """h with P(|G + L| <= h) = level (docs/derivations/winsorized_sa.md §4.3)."""
-    if b <= 0:
-        return float(stats.norm.ppf((1 + level) / 2) * sigma)
-    if sigma <= 0:
-        return float(-b * math.log(1 - level))  # Laplace: P(|L| <= h) = 1 - exp(-h/b)
-
-    def g(h):
-        return gauss_laplace_cdf(h, sigma, b) - gauss_laplace_cdf(-h, sigma, b) - level
-    return float(optimize.brentq(g, 0.0, 10.0 * (sigma + b) * (1 + math.log(1 / (1 - level)))))
-
-
-# ------------------------------------------------------------------------------------------------
 # core
 # ------------------------------------------------------------------------------------------------
 def _ols(Xg, yg, p):
     """Group OLS. y is divided by a power of two s near max |y| first (exact, and the same bits as the
     direct solve once multiplied back), so a huge outcome cannot overflow inside the solve; a
     coefficient whose exact value exceeds the largest double is returned as +-that largest double,
-    which the aggregation clips to the public coefficient bounds like the exact value."""
+    which the aggregation clips to the public coefficient bounds like the exact value.
+
+    A rank-deficient group (e.g. one that misses a level of a factor, or its reference level) returns
+    the coefficients it identifies and NaN for the others (docs/derivations/winsorized_sa.md §3.3): a
+    coefficient j is identified when e_j lies in the row space of the group's design, and then every
+    least-squares solution has the same j-th entry, the minimum-norm one included."""
+    fit = _ols_fit(Xg, yg, p)
+    return None if fit is None else fit[0]
+
+
+def _ols_fit(Xg, yg, p):
+    """(estimate with NaN where not identified, minimum-norm solution, rank) of :func:`_ols`, or None."""
     s = float(_pow2_scale(np.max(np.abs(yg)) if yg.size else 1.0))
     coef, _, rank, _ = np.linalg.lstsq(Xg, yg / s, rcond=None)
-    if rank < p:
-        return None
     if not np.all(np.isfinite(coef)):
         return None
     out = np.where(coef > 0, _DBL_MAX, -_DBL_MAX)
     ok = np.abs(coef) <= _DBL_MAX / s
     out[ok] = coef[ok] * s
-    return out
+    full = out.copy()
+    if rank < p:
+        ident = identified_coefficients(Xg)
+        if ident is None:
+            return None
+        out[~ident] = np.nan
+    return out, full, int(rank)
+
+
+#: a coordinate whose share in the design's null space exceeds this is not identified by the group
+IDENT_TOL = 1e-8
+
+
+def identified_coefficients(Xg):
+    """Boolean (p,) mask of the coefficients the design Xg identifies, or None if it cannot be
+    decided (non-finite singular vectors). Columns are first scaled by powers of two (exact; the row
+    space of X D is D times that of X, so which unit vectors it contains is unchanged), which keeps the
+    SVD finite for any finite entries. Null directions: right singular vectors with singular value
+    below the rank tolerance of numpy's lstsq (max(m, p) eps s_max)."""
+    Xg = np.asarray(Xg, dtype=float)
+    m, p = Xg.shape
+    if m == 0:
+        return np.zeros(p, dtype=bool)
+    Xs = Xg / _pow2_scale(np.max(np.abs(Xg), axis=0))
+    with np.errstate(all="ignore"):
+        _, sv, vt = np.linalg.svd(Xs, full_matrices=True)
+    if not (np.all(np.isfinite(sv)) and np.all(np.isfinite(vt))):
+        return None
+    full = np.zeros(p)
+    full[:sv.size] = sv
+    tol = max(m, p) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
+    null = vt[full <= tol]                          # rows: an orthonormal basis of the null space
+    if null.shape[0] == 0:
+        return np.ones(p, dtype=bool)
+    return np.sqrt(np.sum(null * null, axis=0)) <= IDENT_TOL
 
 
 _DBL_MAX = float(np.finfo(float).max)
@@ -232,26 +241,39 @@ def _residual_variance(Xg, yg, est, dof):
 
 
 def group_estimates(X, y, groups, p, default, base_estimator=None, residual_variance=False, sigma2_default=0.0):
-    """(k, p) group estimates; failures (rank deficient, non-finite, errors) become the public
-    default vector, never dropped (dropping would make k data-dependent; docs/derivations/winsorized_sa.md §3.2 step 7).
-    With ``residual_variance`` also the (k,) group residual variances RSS_g/(m_g - p) (public
-    ``sigma2_default`` for failed groups or m_g <= p)."""
+    """(k, p) group estimates; failures (non-finite, errors) become the public default vector, never
+    dropped (dropping would make k data-dependent; docs/derivations/winsorized_sa.md §3.2 step 7). With
+    the default OLS a rank-deficient group keeps the coefficients it identifies and gives the public
+    default for the others only (§3.3). With ``residual_variance`` also the (k,) group residual
+    variances RSS_g/(m_g - rank_g) (public ``sigma2_default`` for failed groups or m_g <= rank_g)."""
     out = np.empty((len(groups), p))
     s2 = np.full(len(groups), float(sigma2_default))
     for i, rows in enumerate(groups):
         Xg, yg = X[rows], y[rows]
+        full, rank = None, p
         try:
-            est = _ols(Xg, yg, p) if base_estimator is None else base_estimator(Xg, yg)
+            if base_estimator is None:
+                fit = _ols_fit(Xg, yg, p)
+                est = None if fit is None else fit[0]
+                if fit is not None:
+                    full, rank = fit[1], fit[2]
+            else:
+                est = base_estimator(Xg, yg)
         except Exception:  # noqa: BLE001 - a failing group must not reveal anything: use the default
             est = None
         if est is None:
             out[i] = default
             continue
         est = np.asarray(est, dtype=float).ravel()
+        if base_estimator is None:
+            # coefficients this group does not identify (NaN) take the public default, one by one
+            est = np.where(np.isnan(est), default, est)
         ok = est.shape == (p,) and np.all(np.isfinite(est))
         out[i] = est if ok else default
-        if residual_variance and ok and Xg.shape[0] > p:
-            s2[i] = _residual_variance(Xg, yg, est, Xg.shape[0] - p)
+        if residual_variance and ok and Xg.shape[0] > rank:
+            # a rank-deficient group: the fitted values of any least-squares solution (the minimum-norm
+            # one), with m_g - rank_g degrees of freedom
+            s2[i] = _residual_variance(Xg, yg, est if rank == p else full, Xg.shape[0] - rank)
     return (out, s2) if residual_variance else out
 
 
@@ -282,7 +304,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
-           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4) -> dict:
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None) -> dict:
     """Internal S&A fit on arrays (docs/derivations/winsorized_sa.md §3.2 and §4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
     number of distinct units (public). Returns a dict of released values and public facts."""
@@ -301,7 +323,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         N = int(unit_of_row.max()) + 1
     rule = choose_k(N, p, budget=budget, model=model, quantile_noise=quantile_noise, split=split, f_se=f_se,
                     lower=lower, upper=upper, beta=beta, trim_count=trim_count, eta=eta, trim=trim, k=k,
-                    group_size=group_size)
+                    group_size=group_size, m_min=m_min)
     k = rule["k"]
     warns = list(rule["warnings"])
     if bounds_notice:
@@ -383,41 +405,25 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     del theta_hat
     v_samp = s2 / k
     out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
-    zq = stats.norm.ppf((1 + level) / 2)
-
     if se_method == "analytic":
-        se = np.sqrt(v_samp + v_noise)
-        ci = np.empty((p, 2))
-        for j in range(p):
-            if model == "pure" or aggregator == "wwm":   # Laplace mean-step noise (WWM is pure inside)
-                h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), per[j].noise_sd / math.sqrt(2.0), level)
-            else:
-                h = zq * se[j]
-            ci[j] = coef[j] - h, coef[j] + h
+        # Laplace mean-step noise in pure DP (WWM is pure inside)
+        se, ci = analytic_intervals(coef, v_samp, v_noise, np.array([r.noise_sd for r in per]),
+                                    laplace=(model == "pure" or aggregator == "wwm"), level=level)
         out.update(se=se, ci=ci)
         return out
 
     # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
     boot = noise.spawn()
     scratch = Ledger()
-    D = np.empty((n_boot, p))
-    for j in range(p):
-        sd = math.sqrt(s2[j])
-        for b in range(n_boot):
-            # normal draws via the inverse CDF of uniforms: bootstrap data are not privacy noise
-            g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
-            D[b, j] = _aggregate(g, j, cfg, boot, scratch, "boot").estimate - coef[j]
+
+    def rerun(g, j):
+        est = _aggregate(g, j, cfg, boot, scratch, "boot").estimate
         scratch.entries.clear()
-    # issue 12: the replicate s.d. jumped ~40x between seeds: a few replicates whose private quantile
-    # searches stop early or late dominate it. The SE is the robust scale that matches the percentile
-    # interval below: its half-width over the normal quantile (= the s.d. for normal replicates)
-    alpha = 1 - level
-    q_lo_d, q_hi_d = np.quantile(D, [alpha / 2, 1 - alpha / 2], axis=0)
-    se = (q_hi_d - q_lo_d) / (2.0 * zq)
-    ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
+        return est
+    se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
-    out.update(se=se, ci=ci, ci_draws=coef[None, :] - D)
+    out.update(se=se, ci=ci, ci_draws=draws)
     return out
 
 

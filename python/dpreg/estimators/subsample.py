@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..inference.subsample import map_to_original_scale
 from ..release import Release
 from . import winsorized as W
 
@@ -47,6 +48,7 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
     group_estimates,
+    min_group_size,
     partition,
     sa_fit,
     saturating_squared_diff,
@@ -124,7 +126,8 @@ _AGGREGATORS = ("pmwm", "clipped", "wwm", *AGGREGATOR_ALIASES)
 # admissible values depend on N and the model matrix's columns (checked by the fit's k rule and bounds);
 # se_method's default and the se_fraction > 0 rule depend on inference= (see _se_method)
 OPTIONS = {
-    "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/max(2p, p+5))"),
+    "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/m_min), "
+                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
@@ -230,20 +233,28 @@ def check_public(n, d, spec, options):
                              else DEFAULT_COEF_BOUNDS, terms)
     if opts["residual_variance"]:
         budget = (1.0 - RV_SHARE) * budget
+    m_min = min_group_size(d, _standardised_by_options(opts, options))
     rule = choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
                     split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
                     trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
-                    group_size=opts["group_size"])
+                    group_size=opts["group_size"], m_min=m_min)
     if opts["k"] is None and opts["group_size"] is None and rule["k"] < rule["k_priv"]:
         # outside the method's regime (issue 13): the private clip points need k_priv groups, and groups
-        # of m_min = max(2p, p + 5) rows allow only floor(N/m_min); the aggregate would be dominated by
+        # of at least m_min rows allow only floor(N/m_min); the aggregate would be dominated by
         # privacy noise or by the coefficient bounds. Refuse before any budget is spent.
-        m_min = max(2 * d, d + 5)
         raise InvalidArgument(
             f"subsample_aggregate cannot give a usable answer here: with p = {d} coefficients at eps = "
             f"{spec.eps:g} its private aggregation needs k >= {rule['k_priv']} groups of at least {m_min} "
             f"units, i.e. N >= {rule['k_priv'] * m_min}, and N = {n}. Use more data, a larger eps, fewer "
             "coefficients, or another method (method='auto'); pass k= to run it anyway.")
+
+
+def _standardised_by_options(opts, options_given) -> bool:
+    """Whether the options select the standardised ridge groups (public: the options alone). The k
+    rule's smallest group size follows this, in check_public and in fit alike, so the refusal before
+    spending and the fit agree (if a range then turns out not to be public, the raw path runs with the
+    same k)."""
+    return bool(opts["standardize"]) and "coef_bounds" not in options_given and opts["base_estimator"] is None
 
 
 def needs_bounds(options, unit=None, family="gaussian") -> bool:
@@ -281,48 +292,8 @@ def _ridge_estimator(lam, icpt, p):
     return ridge
 
 
-def _map_back(res, centre, half, c_y, h_y, icpt):
-    """Group-aggregated results on the standardised scale -> original units (post-processing).
-
-    beta = L theta + b with L_jj = h_y / half_j for slopes and, for the intercept,
-    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j). Point estimates, bootstrap draws and
-    slope SEs/intervals map exactly; the intercept's SE and interval half-width use the bound
-    sd(sum_j a_j theta_j) <= sum_j |a_j| sd(theta_j) (no cross-covariances are estimated, as for predict)."""
-    p = half.size
-    L = np.diag(h_y / half)
-    b = np.zeros(p)
-    if icpt is not None:
-        others = np.arange(p) != icpt
-        L[icpt, :] = 0.0
-        L[icpt, icpt] = h_y
-        L[icpt, others] = -h_y * centre[others] / half[others]
-        b[icpt] = c_y
-    absL = np.abs(L)
-    out = dict(res)
-    out["coef"] = L @ res["coef"] + b
-    for key in ("v_noise", "v_samp"):
-        if res.get(key) is not None:
-            out[key] = (absL @ np.sqrt(res[key])) ** 2
-    if res.get("se") is not None:
-        out["se"] = absL @ res["se"]
-    if res.get("ci") is not None:
-        hw = (res["ci"][:, 1] - res["ci"][:, 0]) / 2.0
-        mid = (res["ci"][:, 1] + res["ci"][:, 0]) / 2.0
-        m_out, hw_out = L @ mid + b, absL @ hw
-        ci = np.column_stack([m_out - hw_out, m_out + hw_out])
-        for j in range(p):   # slopes: exact image of the interval (a positive rescaling)
-            if j != icpt:
-                ci[j] = L[j, j] * res["ci"][j] + b[j]
-        out["ci"] = ci
-    if res.get("ci_draws") is not None:
-        out["ci_draws"] = res["ci_draws"] @ L.T + b
-    if res.get("sigma2") is not None:
-        out["sigma2"] = res["sigma2"] * h_y ** 2
-    # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
-    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
-    out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
-                    for j, r in enumerate(res["per"])]
-    return out
+#: the standardised -> original-units map of coefficients, SEs and intervals (post-processing)
+_map_back = map_to_original_scale
 
 
 def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options) -> Release:
@@ -359,7 +330,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  se_method=se_method, se_fraction=f_se, n_boot=int(opts["n_boot"]), level=float(opts["level"]),
                  drop_remainder=bool(opts["drop_remainder"]), base_estimator=base,
                  crossing=opts["crossing"], bounds_notice=notice,
-                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper)
+                 residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper,
+                 m_min=min_group_size(p, _standardised_by_options(opts, options)))
     del X, y
     if std is not None:
         res = _map_back(res, *std)

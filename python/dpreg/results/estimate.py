@@ -327,7 +327,7 @@ class DPEstimate:
                                       f"{f['level']:g}; rerun dp_mean(..., level={level:g}) for a higher level")
             level = level + f["bias_alpha"]
         if f.get("accounting") == "pure":
-            from ..estimators.subsample import gauss_laplace_halfwidth
+            from ..inference.subsample import gauss_laplace_halfwidth
             h = gauss_laplace_halfwidth(s, sd / math.sqrt(2.0), float(level))
         else:
             h = float(stats.norm.ppf(0.5 + level / 2.0)) * math.sqrt(s * s + sd * sd)

@@ -59,7 +59,7 @@ def _mean_halfwidth(model, sampling_sd, noise_sd, level):
     Laplace(b) under pure DP (b = noise_sd / sqrt 2), Gaussian under zCDP; the sampling error is
     approximately normal (central limit theorem)."""
     if model == "pure":
-        from ..estimators.subsample import gauss_laplace_halfwidth
+        from ..inference.subsample import gauss_laplace_halfwidth
         return gauss_laplace_halfwidth(sampling_sd, noise_sd / math.sqrt(2.0), level)
     return _norm_ppf(0.5 + level / 2.0) * math.hypot(noise_sd, sampling_sd)
 

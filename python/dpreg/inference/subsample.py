@@ -1,0 +1,149 @@
+"""Standard errors and intervals of subsample-and-aggregate, from released values only (post-processing).
+
+The private spread of the group estimates is corrected for its clipping under a normal model
+(``chi2_clip_mean``, ``corrected_spread``), turned into analytic standard errors and intervals (normal,
+or normal plus Laplace in pure DP: ``gauss_laplace_cdf``, ``gauss_laplace_halfwidth``), or into a
+parametric bootstrap of the whole aggregator (``bootstrap_intervals``), and mapped from the standardised
+scale back to the original units (``map_to_original_scale``). Derivations:
+``docs/derivations/winsorized_sa.md`` section 4 and section 3.9. Depends only on numpy and scipy: the
+aggregator that the bootstrap reruns is passed in by the estimator.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special, stats
+
+
+def chi2_clip_mean(t):
+    """h(t) = E[min(X, t)], X ~ chi2_1 = F_chi2_3(t) + t (1 - F_chi2_1(t)) (docs/derivations/winsorized_sa.md §4.1)."""
+    t = np.asarray(t, dtype=float)
+    return stats.chi2.cdf(t, 3) + t * stats.chi2.sf(t, 1)
+
+
+def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
+    """Solve s2 * h(qhat/s2) = w (docs/derivations/winsorized_sa.md §4.1 step 3) -> (s2, saturated)."""
+    if not (w > 0) or not (qhat > 0):
+        return 0.0, False
+    if w >= qhat:
+        return float(w), True
+
+    def f(r):
+        return r * float(chi2_clip_mean(qhat / r)) - w
+    lo, hi = w, 2.0 * w  # r h(qhat/r) <= r, so f(w) <= 0; f increases to qhat - w > 0
+    while f(hi) <= 0:
+        hi *= 2.0
+        if hi > 1e300:
+            return float(w), True
+    if f(lo) >= 0:
+        return float(lo), False
+    return float(optimize.brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12)), False
+
+
+def gauss_laplace_cdf(x, sigma, b):
+    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3), products in log space."""
+    x = float(x)
+    a = sigma * sigma / (2.0 * b * b)
+    t1 = special.ndtr(x / sigma)
+    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
+    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
+    return t1 - t2 + t3
+
+
+def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:
+    """h with P(|G + L| <= h) = level (docs/derivations/winsorized_sa.md §4.3)."""
+    if b <= 0:
+        return float(stats.norm.ppf((1 + level) / 2) * sigma)
+    if sigma <= 0:
+        return float(-b * math.log(1 - level))  # Laplace: P(|L| <= h) = 1 - exp(-h/b)
+
+    def g(h):
+        return gauss_laplace_cdf(h, sigma, b) - gauss_laplace_cdf(-h, sigma, b) - level
+    return float(optimize.brentq(g, 0.0, 10.0 * (sigma + b) * (1 + math.log(1 / (1 - level)))))
+
+
+def analytic_intervals(coef, v_samp, v_noise, noise_sd, *, laplace: bool, level: float):
+    """(se, ci) of §4.3: SE = sqrt(V_samp + V_noise); the interval is normal, or, when the mean step's
+    noise is Laplace (``laplace``), the exact normal-plus-Laplace interval of half-width
+    ``gauss_laplace_halfwidth(sqrt(V_samp), noise_sd/sqrt(2), level)``."""
+    p = len(coef)
+    zq = stats.norm.ppf((1 + level) / 2)
+    se = np.sqrt(v_samp + v_noise)
+    ci = np.empty((p, 2))
+    for j in range(p):
+        if laplace:
+            h = gauss_laplace_halfwidth(math.sqrt(v_samp[j]), noise_sd[j] / math.sqrt(2.0), level)
+        else:
+            h = zq * se[j]
+        ci[j] = coef[j] - h, coef[j] + h
+    return se, ci
+
+
+def bootstrap_intervals(coef, s2, k, aggregate, boot, *, n_boot: int, level: float):
+    """(se, ci, ci_draws) of the parametric bootstrap of §4.4.
+
+    For each coordinate j, k group estimates are drawn from N(coef_j, s2_j) (normal draws via the inverse
+    CDF of ``boot.uniform``: bootstrap data, not privacy noise) and rerun through
+    ``aggregate(values, j) -> estimate``, the identical aggregator with fresh noise and a scratch ledger
+    (supplied by the estimator). The interval is the basic bootstrap interval of the differences
+    D = estimate - coef_j; the SE is the robust scale that matches it, its half-width over the normal
+    quantile (= the s.d. for normal replicates): the replicate s.d. itself jumped ~40x between seeds, a
+    few replicates whose private quantile searches stop early or late dominating it."""
+    p = len(coef)
+    D = np.empty((n_boot, p))
+    for j in range(p):
+        sd = math.sqrt(s2[j])
+        for b in range(n_boot):
+            g = coef[j] + sd * special.ndtri(boot.uniform(size=k))
+            D[b, j] = aggregate(g, j) - coef[j]
+    zq = stats.norm.ppf((1 + level) / 2)
+    alpha = 1 - level
+    q_lo_d, q_hi_d = np.quantile(D, [alpha / 2, 1 - alpha / 2], axis=0)
+    se = (q_hi_d - q_lo_d) / (2.0 * zq)
+    ci = np.column_stack([coef - np.quantile(D, 1 - alpha / 2, axis=0), coef - np.quantile(D, alpha / 2, axis=0)])
+    return se, ci, coef[None, :] - D
+
+
+def map_to_original_scale(res, centre, half, c_y, h_y, icpt):
+    """Group-aggregated results on the standardised scale -> original units (post-processing).
+
+    beta = L theta + b with L_jj = h_y / half_j for slopes and, for the intercept,
+    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j). Point estimates, bootstrap draws and
+    slope SEs/intervals map exactly; the intercept's SE and interval half-width use the bound
+    sd(sum_j a_j theta_j) <= sum_j |a_j| sd(theta_j) (no cross-covariances are estimated, as for predict)."""
+    p = half.size
+    L = np.diag(h_y / half)
+    b = np.zeros(p)
+    if icpt is not None:
+        others = np.arange(p) != icpt
+        L[icpt, :] = 0.0
+        L[icpt, icpt] = h_y
+        L[icpt, others] = -h_y * centre[others] / half[others]
+        b[icpt] = c_y
+    absL = np.abs(L)
+    out = dict(res)
+    out["coef"] = L @ res["coef"] + b
+    for key in ("v_noise", "v_samp"):
+        if res.get(key) is not None:
+            out[key] = (absL @ np.sqrt(res[key])) ** 2
+    if res.get("se") is not None:
+        out["se"] = absL @ res["se"]
+    if res.get("ci") is not None:
+        hw = (res["ci"][:, 1] - res["ci"][:, 0]) / 2.0
+        mid = (res["ci"][:, 1] + res["ci"][:, 0]) / 2.0
+        m_out, hw_out = L @ mid + b, absL @ hw
+        ci = np.column_stack([m_out - hw_out, m_out + hw_out])
+        for j in range(p):   # slopes: exact image of the interval (a positive rescaling)
+            if j != icpt:
+                ci[j] = L[j, j] * res["ci"][j] + b[j]
+        out["ci"] = ci
+    if res.get("ci_draws") is not None:
+        out["ci_draws"] = res["ci_draws"] @ L.T + b
+    if res.get("sigma2") is not None:
+        out["sigma2"] = res["sigma2"] * h_y ** 2
+    # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
+    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
+    out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
+                    for j, r in enumerate(res["per"])]
+    return out
