@@ -357,6 +357,107 @@ def ridge_debias(S, lam: float, theta):
     return np.eye(d) + lam * Sinv, b
 
 
+#: BoostedAdaSSP, curvature-robust intervals (docs/validity.md, "BoostedAdaSSP: directions the released
+#: Gram matrix cannot resolve"): the lowest curvature assumed in a direction v is the one at which the
+#: T rounds remove all but exp(-CURVATURE_MIN_DECAY) of the starting error there (g_v s sum(eta) =
+#: this); the bias left at that curvature is carried by a bias-aware critical value
+CURVATURE_MIN_DECAY = 2.0
+#: one-sided allowance for the Gram noise in the curvature of a released eigendirection, in sigma1
+#: (v'Ev ~ N(0, sigma1^2) for a fixed unit v; 2 s.d. as a ~97.7% one-sided bound)
+CURVATURE_NOISE_SDS = 2.0
+#: grid points per direction between the lowest and the released curvature
+CURVATURE_GRID = 24
+
+
+def bias_aware_cv(b, level: float = 0.95):
+    """The critical value c with P(|N(b, 1)| <= c) = level (Armstrong and Kolesar's bias-aware
+    interval): an interval est +- c se covers whatever the bias within |bias| <= b se. c(0) = the
+    normal quantile; c(b) <= b + z_{level}. Vectorised; solved by bisection on a monotone function."""
+    b = np.abs(np.atleast_1d(np.asarray(b, float)))
+    lo = np.full_like(b, stats.norm.ppf(0.5 + level / 2.0))
+    hi = b + stats.norm.ppf(level) + 1e-9
+    hi = np.maximum(hi, lo)
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        cov = stats.norm.cdf(mid - b) - stats.norm.cdf(-mid - b)
+        low = cov < level
+        lo = np.where(low, mid, lo)
+        hi = np.where(low, hi, mid)
+    return hi
+
+
+def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
+                             sigma2_hat: float, level: float = 0.95):
+    """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not
+    resolve the curvature of X^T X in some directions (issue 12; docs/validity.md).
+
+    V_T of :func:`v_priv_boosted` and the sampling part sigma^2 S^-1 take the projected S (floored at
+    sigma1) for X^T X. In an eigendirection v of A_hat (eigenvalue a_v; Gamma shares the eigenvectors,
+    g_v = v'Gamma v) the rounds act as the scalar recursion e_t = (1 - eta_t g_v s) e_{t-1} + eta_t g_v
+    z_t with s = v'X^T X v the TRUE curvature, and
+
+        theta_T,v = (1 - R(s)) theta_OLS,v + noise,  R(s) = prod_t (1 - eta_t g_v s),
+        Var(noise) = N(s) = sum_t eta_t^2 g_v^2 sigma_z^2 prod_{u > t} (1 - eta_u g_v s)^2,
+        Var((1 - R) theta_OLS,v) = (1 - R(s))^2 sigma^2 / s   (sampling).
+
+    s = a_v - v'Ev is not known; where a_v is within the Gram noise of 0, s can be far below the floor
+    sigma1 (correlated design: true 0.4-1.0 sigma1, diamonds 0.2 sigma1), and both variance parts are
+    larger than V_T says (2-5x). Here s ranges over [s_lo, s_hi] with s_hi = max(a_v, sigma1) +
+    CURVATURE_NOISE_SDS sigma1 and s_lo = max(a_v - CURVATURE_NOISE_SDS sigma1, s_min), s_min =
+    CURVATURE_MIN_DECAY / (g_v sum_t eta_t) (the rounds remove all but about exp(-2) of the starting
+    error: an assumption, the release cannot rule out a smaller curvature); the variance of the
+    direction is the largest over a grid of that range, and the bias -R(s) theta_v is bounded by
+    R(s_lo) |theta_v| <= R(s_lo) (|theta_hat_v| + z sd_v) / (1 - R(s_lo)).
+
+    Returns (V, bias): V = U diag(var_v) U' (directions treated as independent), bias_j =
+    sum_v |U_jv| bias_v (worst-case alignment), both in scaled units. Released values and public
+    constants only."""
+    A = (np.asarray(A_hat, float) + np.asarray(A_hat, float).T) / 2.0
+    a, U = np.linalg.eigh(A)
+    g = np.maximum(np.einsum("ij,jk,ki->i", U.T, np.asarray(Gamma, float), U), 1e-300)
+    etas = np.asarray(etas, float)
+    s1 = float(sigma_gram)
+    s_min = CURVATURE_MIN_DECAY / (g * float(np.sum(etas)))
+    s_hi = np.maximum(a, s1) + CURVATURE_NOISE_SDS * s1
+    s_lo = np.minimum(np.maximum(a - CURVATURE_NOISE_SDS * s1, s_min), s_hi)
+    frac = np.linspace(0.0, 1.0, CURVATURE_GRID)
+    s = s_lo[:, None] * (s_hi / s_lo)[:, None] ** frac[None, :]       # (d, grid), log-spaced
+    R = np.ones_like(s)
+    N = np.zeros_like(s)
+    gz2 = (g * float(sigma_round)) ** 2
+    for eta in etas:
+        f = 1.0 - eta * g[:, None] * s
+        R = R * f
+        N = N * f * f + eta * eta * gz2[:, None]
+    samp = (1.0 - R) ** 2 * max(float(sigma2_hat), 0.0) / s
+    var = np.max(N + samp, axis=1)
+    sd = np.sqrt(var)
+    r_lo = np.abs(R[:, 0])
+    th_v = np.abs(U.T @ np.asarray(theta, float))
+    z = stats.norm.ppf(0.5 + level / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bias_v = np.where(r_lo < 1.0, r_lo * (th_v + z * sd) / np.maximum(1.0 - r_lo, 1e-300), np.inf)
+    V = (U * var) @ U.T
+    V = (V + V.T) / 2.0
+    bias = np.abs(U) @ bias_v
+    return V, bias
+
+
+def widen_for_bias(V, bias, level: float = 0.95):
+    """(V', f): the covariance with its standard errors scaled by f_j = cv(bias_j / se_j) / z, so that
+    the Wald interval coef +- z se' is the bias-aware interval coef +- cv(bias_j/se_j) se_j
+    (:func:`bias_aware_cv`; correlations kept). f_j = inf (and V' NaN on that row/column) where the
+    bias bound is infinite."""
+    V = np.asarray(V, float)
+    se = np.sqrt(np.maximum(np.diag(V), 0.0))
+    z = stats.norm.ppf(0.5 + level / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(se > 0, np.asarray(bias, float) / se, np.where(np.asarray(bias) > 0, np.inf, 0.0))
+    f = np.where(np.isfinite(b), bias_aware_cv(np.where(np.isfinite(b), b, 0.0), level) / z, np.inf)
+    Vw = V * np.outer(f, f)
+    return (Vw + Vw.T) / 2.0, f
+
+
 def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:
     """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus privacy part)."""
     V = sigma2_hat * (Gamma @ S @ Gamma) + V_priv
