@@ -306,7 +306,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["r_squared"]:
             rss = res_var["rss"] if res_var["estimable"] else float("nan")
             r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
-                                        intercept=icpt, sigma_gram=state["sigma_gram"])
+                                        intercept=icpt, sigma_gram=state["sigma_gram"],
+                                        rss_bias=res_var["excess_error"])
             if r2i["estimable"]:
                 r2 = r2i["r2"]
                 rel.r_squared = r2
