@@ -403,8 +403,7 @@ def bias_aware_cv(b, level: float = 0.95):
     normal quantile; c(b) <= b + z_{level}. Vectorised; solved by bisection on a monotone function."""
     b = np.abs(np.atleast_1d(np.asarray(b, float)))
     lo = np.full_like(b, stats.norm.ppf(0.5 + level / 2.0))
-    hi = b + stats.norm.ppf(level) + 1e-9
-    hi = np.maximum(hi, lo)
+    hi = b + lo + 1e-9   # c = b + z: coverage Phi(z) - Phi(-2b - z) >= Phi(z) - Phi(-z) = level
     for _ in range(80):
         mid = (lo + hi) / 2.0
         cov = stats.norm.cdf(mid - b) - stats.norm.cdf(-mid - b)
