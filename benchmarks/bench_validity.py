@@ -245,7 +245,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
                 cov_pop.append(lo_[j] <= truth[j] <= hi_[j])
                 if np.isfinite(b_ols[j]):
                     cov_ols.append(lo_[j] <= b_ols[j] <= hi_[j])
-                    widths.append((hi_[j] - lo_[j]) / (2 * Z95 * se_ols[j]))
+                    if se_ols[j] > 0:   # a column the released ranges clamped to a constant has none
+                        widths.append((hi_[j] - lo_[j]) / (2 * Z95 * se_ols[j]))
         else:
             released.extend([False] * int(np.isfinite(truth).sum()))
         s = fit.sigma

@@ -141,7 +141,9 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              "/facts/sigma_interval[]", "/facts/sigma_estimable", "/facts/sigma_not_estimable",
              "/facts/r_squared_se", "/facts/r_squared_interval[]", "/facts/r_squared_not_estimable",
              "/facts/gram_information_ratio", "/facts/boosting_remaining_shrinkage", "/facts/boosting_debiased",
-             "/facts/not_estimable_columns[]"}
+             "/facts/not_estimable_columns[]",
+             # issue 12: BoostedAdaSSP's bias-aware widening, post-processing of A_hat, Gamma, theta_T, sigma-hat
+             "/facts/bias_aware_widening[]"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).

@@ -211,6 +211,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             W, r_norm = inf.boosting_debias_map(state["Gamma"], S, state["etas"])
             facts["boosting_remaining_shrinkage"] = r_norm
             shrink_bias = None
+            theta_at_release = theta
             if W is not None:
                 shrink_bias = theta - W @ theta       # -R_T theta_OLS: part of the residuals at theta_T
                 V_priv_at_release = V_priv
@@ -240,8 +241,21 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         floor_hit = False
         # not estimable: the sampling part of the covariance uses the floored value of docs/derivations/adassp_boosted.md §8
         sigma2_hat = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
+        coef_bias = None
         if boosted:
             V = inf.analytic_vcov_boosted(S, V_priv, sigma2_hat)
+            if values["ci"] == "analytic":
+                # issue 12: S (floored at sigma1) stands in for X^T X in V; where the released Gram
+                # cannot resolve a direction's curvature that under-covered (correlated design 0.80,
+                # diamonds 0.76). Curvature-robust variance and a bound on the bias the rounds leave
+                V_rob, coef_bias = inf.boosted_curvature_robust(
+                    state["A_hat"], state["Gamma"], theta_at_release, sigma_gram=state["sigma_gram"],
+                    sigma_round=state["sigma_round"], etas=state["etas"], sigma2_hat=sigma2_hat,
+                    level=float(values["level"]))
+                if W is not None:
+                    V_rob = W @ V_rob @ W.T
+                    coef_bias = np.abs(W) @ coef_bias
+                V = (V_rob + V_rob.T) / 2.0
         else:
             V = inf.analytic_vcov_adassp(state["Gamma"], S, V_priv, sigma2_hat)
             if state["lam"] > 0:
@@ -265,6 +279,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             n_for_delta = n_pub
         rel.vcov = inf.to_original(M, V)
         rel.vcov_privacy = inf.to_original(M, V_priv)
+        if coef_bias is not None:
+            # bias-aware widening (inf.bias_aware_cv): the standard errors are scaled so that the Wald
+            # interval at the fit's level is coef +- cv(bias/se) se, valid whatever the bias within its bound
+            rel.vcov, widen = inf.widen_for_bias(rel.vcov, np.abs(M) @ coef_bias, float(values["level"]))
+            facts["bias_aware_widening"] = [float(x) for x in widen]
         rel.df_resid = float(n_pub - d)
         sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
         facts.update(sigma_scaled=sigma_hat_scaled, privacy_excess=excess, n_public=float(n_pub),
@@ -287,7 +306,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if values["r_squared"]:
             rss = res_var["rss"] if res_var["estimable"] else float("nan")
             r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
-                                        intercept=icpt, sigma_gram=state["sigma_gram"])
+                                        intercept=icpt, sigma_gram=state["sigma_gram"],
+                                        rss_bias=res_var["excess_error"])
             if r2i["estimable"]:
                 r2 = r2i["r2"]
                 rel.r_squared = r2
