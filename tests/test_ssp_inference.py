@@ -144,4 +144,8 @@ def test_t16_t17_coverage_and_sigma_bias(method, R):
     res = run_coverage(method, n=10000, eps=1.0, R=R, seed=16)
     assert 0.925 <= res["coverage"] <= 0.975, res
     assert res["naive"] < 0.5, res
+    # sigma-hat is withheld where its error bound is too wide (docs/validity.md); where printed, its
+    # mean is within 3% of 1 (R >= 200 fits: Monte Carlo s.e. of the mean below 0.5%), and it is printed
+    # in most fits of this design (n = 10^4, eps = 1: 90-100% measured)
+    assert res["sigma_printed"] >= 0.8, res
     assert abs(res["mean_sigma"] - 1.0) <= 0.03, res
