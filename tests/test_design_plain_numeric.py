@@ -149,3 +149,19 @@ def test_in_memory_adassp_peak_below_twice_the_model_matrix():
         tracemalloc.stop()
     x_bytes = df.shape[0] * 7 * 8
     assert peak <= 1.5 * x_bytes, peak / x_bytes
+
+
+def test_take_matrix_equals_to_numpy():
+    # formulaic's frame is taken column by column (each released once copied): the same values as
+    # to_numpy, in row order so that the fit can scale it in place
+    from formulaic import model_matrix
+
+    from dpreg.design.matrix import _take_matrix
+    df = _frame(300)
+    df["g"] = pd.Categorical(df["g"])
+    mm = model_matrix("x1 + C(g) + x1:x2 + I(k ** 2)", df)
+    ref = mm.to_numpy(dtype=float)
+    cols = list(mm.columns)
+    X, header = _take_matrix(mm)
+    assert np.array_equal(X, ref) and X.flags.c_contiguous
+    assert list(header.columns) == cols and mm.shape[1] == 0

@@ -13,6 +13,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 """
 from __future__ import annotations
 
+import gc
 import math
 from types import SimpleNamespace
 
@@ -36,7 +37,7 @@ from .inputs import (  # noqa: F401
     all_ranges_declared,
 )
 from .intervals import domain_lower_limits, interval_of
-from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix  # noqa: F401
+from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
 
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
 from .newdata import (  # noqa: F401
@@ -476,8 +477,10 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
     # ---- model matrix -------------------------------------------------------------------------
     # copy=False: the columns are already dpreg's own clamped copies; pandas would otherwise stack them
     # into one 2-D block (a copy of every numeric column) that formulaic then takes apart again
-    data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
-                               **cat_frame}, copy=False)
+    def frame_of_values():
+        return pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
+                             **cat_frame}, copy=False)
+    data_frame = frame_of_values()
     # public: from the formula and the declared levels only (checked before the data are coded)
     encodings = {expr: _encoding(info, schema) for expr, info in parsed.factors.items()
                  if info.kind == "categorical"}
@@ -494,12 +497,22 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
                 for v, (lo, hi) in pending.items():
                     values[v] = (np.clip(values[v], lo, hi) if math.isfinite(lo) and math.isfinite(hi)
                                  else values[v].copy())
-                    if v in data_frame.columns:
-                        data_frame[v] = values[v]
+                data_frame = frame_of_values()    # not setitem, which would copy each column again
             X_df, spec_state = _model_matrix(parsed, data_frame, schema)
+            # memory (issue 14): the right-hand-only copies are not read again (the outcome is evaluated
+            # on the outcome's columns), and the matrix is taken from formulaic's frame column by
+            # column, each column released once copied (the same array as to_numpy: values and order)
+            rhs_only = [v for v in num_vars if v in parsed.rhs_vars and v not in parsed.outcome_vars]
+            for v in rhs_only:
+                values.pop(v, None)
+            for v in rhs_only:          # in place: formulaic's spec may keep the frame object alive
+                if v in data_frame.columns:
+                    del data_frame[v]
+            # formulaic leaves its inputs in reference cycles: collect the young generations now, so
+            # the column copies do not wait for the collector (cheap: young objects only)
+            gc.collect(1)
+            X, X_df = _take_matrix(X_df)
     terms = list(X_df.columns)
-    if X is None:
-        X = X_df.to_numpy(dtype=float)
     d = X.shape[1]
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")

@@ -75,6 +75,21 @@ def _plain_numeric_matrix(parsed, frame, schema, values, pending=None):
     return X, head_df, state, frame
 
 
+def _take_matrix(mm):
+    """(X, header): ``mm.to_numpy(dtype=float)`` (the same values, the same column-major layout), filled
+    column by column while each of formulaic's columns is released (``mm`` is consumed), so the two
+    full-size copies never coexist; ``header`` is an empty frame with ``mm``'s columns."""
+    cols = list(mm.columns)
+    header = pd.DataFrame(columns=mm.columns)
+    if len(set(cols)) != len(cols):         # duplicate names: take the whole array
+        return mm.to_numpy(dtype=float), header
+    X = np.empty(mm.shape, dtype=float, order="C")
+    for j, c in enumerate(cols):
+        X[:, j] = mm[c].to_numpy(dtype=float)
+        del mm[c]
+    return X, header
+
+
 def _model_matrix(parsed, frame, schema):
     from formulaic import model_matrix
     try:
