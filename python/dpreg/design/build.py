@@ -475,8 +475,9 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
             interval_of(info.tree, info.names, public_range, info.expr)
 
     # ---- model matrix -------------------------------------------------------------------------
-    # copy=False: the columns are already dpreg's own clamped copies; pandas would otherwise stack them
-    # into one 2-D block (a copy of every numeric column) that formulaic then takes apart again
+    # copy=False: the columns are dpreg's own clamped copies (or the caller's columns, read only);
+    # pandas would otherwise stack them into one 2-D block (a copy of every numeric column) that
+    # formulaic then takes apart again
     def frame_of_values():
         return pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
                              **cat_frame}, copy=False)
@@ -501,7 +502,7 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
             X_df, spec_state = _model_matrix(parsed, data_frame, schema)
             # memory (issue 14): the right-hand-only copies are not read again (the outcome is evaluated
             # on the outcome's columns), and the matrix is taken from formulaic's frame column by
-            # column, each column released once copied (the same array as to_numpy: values and order)
+            # column, each column released once copied (the values of to_numpy, in row order)
             rhs_only = [v for v in num_vars if v in parsed.rhs_vars and v not in parsed.outcome_vars]
             for v in rhs_only:
                 values.pop(v, None)

@@ -76,9 +76,10 @@ def _plain_numeric_matrix(parsed, frame, schema, values, pending=None):
 
 
 def _take_matrix(mm):
-    """(X, header): ``mm.to_numpy(dtype=float)`` (the same values, the same column-major layout), filled
-    column by column while each of formulaic's columns is released (``mm`` is consumed), so the two
-    full-size copies never coexist; ``header`` is an empty frame with ``mm``'s columns."""
+    """(X, header): the values of ``mm.to_numpy(dtype=float)`` in a C-ordered (row-major) array, so that
+    AdaSSP / BoostedAdaSSP can scale it in place; filled column by column while each of formulaic's
+    columns is released (``mm`` is consumed), so the two full-size copies never coexist; ``header``
+    is an empty frame with ``mm``'s columns."""
     cols = list(mm.columns)
     header = pd.DataFrame(columns=mm.columns)
     if len(set(cols)) != len(cols):         # duplicate names: take the whole array
