@@ -556,6 +556,9 @@ class _NumpyWithoutClip:
 
     @staticmethod
     def clip(a, lo, hi, out=None, **kw):
+        if out is not None:          # clip(a, lo, hi, out=...) then copies a unchanged
+            out[...] = a
+            return out
         return a
 
 
@@ -563,14 +566,15 @@ class _NumpyWithoutClip:
 def clamping_skipped():
     """The design layer's clamp to the declared ranges and the estimators' defensive row clipping
     (design/scaling.py) are skipped."""
-    from dpreg.design import build, scaling
-    saved = build.np, scaling.np, scaling._clip_rows
-    build.np = scaling.np = _NumpyWithoutClip()
+    from dpreg.design import build, matrix, scaling
+    saved = build.np, matrix.np, scaling.np, scaling._clip_rows
+    # matrix: a plain numeric formula's columns are clamped as they are copied into the model matrix
+    build.np = matrix.np = scaling.np = _NumpyWithoutClip()
     scaling._clip_rows = lambda X, bound, inplace=False: X
     try:
         yield
     finally:
-        build.np, scaling.np, scaling._clip_rows = saved
+        build.np, matrix.np, scaling.np, scaling._clip_rows = saved
 
 
 @contextlib.contextmanager

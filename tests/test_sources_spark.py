@@ -80,6 +80,40 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monk
     assert np.nanmax(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_persisted_blocks_give_the_same_fit(spark, frame, monkeypatch):
+    # boosting on Spark reads the scaled row blocks persisted on the executors by the first scaled
+    # pass instead of rebuilding them from the source every round: the same blocks in the same order,
+    # so the same fit bit for bit as rebuilding every pass (DPREG_SPILL=0), and the persisted
+    # DataFrame is released once the fit no longer holds its design
+    import gc
+
+    from dpreg.design import chunked
+    sdf = spark.createDataFrame(frame).repartition(2)
+    made = []
+    real = chunked.StreamedRows._persisted_blocks
+
+    def spy(self, step):
+        out = real(self, step)
+        made.append(out)
+        return out
+    monkeypatch.setattr(chunked.StreamedRows, "_persisted_blocks", spy)
+    fit = dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, method="boosted_adassp", T=2,
+                      random_state=3)
+    # one persisted DataFrame read by every scaled pass (X'X, the rounds, the bundle), released with
+    # the design at the end of the fit
+    assert len(made) >= 4 and all(m is made[0] for m in made)
+    gc.collect()
+    assert not made[0].is_cached
+    monkeypatch.setenv("DPREG_SPILL", "0")
+    made.clear()
+    again = dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, method="boosted_adassp", T=2,
+                        random_state=3)
+    assert not made
+    assert np.array_equal(np.asarray(fit.coef), np.asarray(again.coef))
+    assert np.array_equal(np.asarray(fit.std_errors), np.asarray(again.std_errors), equal_nan=True)
+
+
 # (runs before the tests below, which stop the module's session)
 @pytest.mark.filterwarnings("ignore::dpreg.errors.AccuracyWarning")
 def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):

@@ -559,6 +559,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             budget.spend(privacy.eps_spent, privacy.delta_spent, label=f"{method}: {formula}")
 
     fit_caught = []
+    if method in ("adassp", "boosted_adassp"):
+        # the fit is the design's last reader (deleted below): its rows may be scaled in place
+        # (issue 14: peak memory <= 2x the model matrix; design.contract.Design.x_scratch)
+        design.x_scratch = True
     try:
         with warnings.catch_warnings(record=True) as fit_caught:
             warnings.simplefilter("always")

@@ -13,6 +13,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 """
 from __future__ import annotations
 
+import gc
 import math
 from types import SimpleNamespace
 
@@ -36,7 +37,7 @@ from .inputs import (  # noqa: F401
     all_ranges_declared,
 )
 from .intervals import domain_lower_limits, interval_of
-from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix  # noqa: F401
+from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
 
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
 from .newdata import (  # noqa: F401
@@ -358,8 +359,17 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
     # ---- numeric ranges -----------------------------------------------------------------------
     num_vars = [v for v in numeric_cols]
     values = {}
+    # A right-hand-side-only column is not copied here (memory, issue 14): it is read where it is (the
+    # caller's column, never written: ``c.borrowed``) and clamped straight into the model matrix when the
+    # formula is plain numeric (``_plain_numeric_matrix``); every other column, and any column that is
+    # imputed or goes through formulaic, gets its own copy in stage 4 before anything writes to it
+    c.borrowed = set()
     for v in num_vars:
-        arr = np.asarray(frame[v], dtype=float).copy()
+        arr = np.asarray(frame[v], dtype=float)
+        if v in parsed.rhs_vars and v not in parsed.outcome_vars and np.may_share_memory(arr, np.asarray(frame[v])):
+            c.borrowed.add(v)
+        else:
+            arr = arr.copy() if np.may_share_memory(arr, np.asarray(frame[v])) else arr
         values[v] = arr
     ranges, sources = {}, {}
     missing_ends = {}
@@ -428,10 +438,14 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
     BEFORE any transform, the transforms' domains checked on the public ranges, the model matrix built
     (overflow saturated) and its columns' public intervals derived."""
     na_mask, schema, parsed, outcome_var, n, n_public = c.na_mask, c.schema, c.parsed, c.outcome_var, c.n, c.n_public
+    borrowed = getattr(c, "borrowed", set())
     # impute / zero for numeric NAs (n unchanged; replace-one neighbours stay neighbours)
     for v in num_vars:
         m = na_mask.get(v)
         if m is not None and m.any():
+            if v in borrowed:          # the caller's column is never written: impute a copy
+                values[v] = values[v].copy()
+                borrowed.discard(v)
             lo, hi = ranges[v]
             if na_action == "zero" or not (math.isfinite(lo) and math.isfinite(hi)):
                 fill = 0.0
@@ -440,7 +454,7 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
             values[v][m] = fill
     for v in num_vars:
         lo, hi = ranges[v]
-        if math.isfinite(lo) and math.isfinite(hi):
+        if math.isfinite(lo) and math.isfinite(hi) and v not in borrowed:
             np.clip(values[v], lo, hi, out=values[v])       # clamp BEFORE transforms, never reported
         if v in schema.variables:     # (binomial outcome is categorical; numeric here only)
             continue
@@ -461,22 +475,45 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
             interval_of(info.tree, info.names, public_range, info.expr)
 
     # ---- model matrix -------------------------------------------------------------------------
-    # copy=False: the columns are already dpreg's own clamped copies; pandas would otherwise stack them
-    # into one 2-D block (a copy of every numeric column) that formulaic then takes apart again
-    data_frame = pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
-                               **cat_frame}, copy=False)
+    # copy=False: the columns are dpreg's own clamped copies (or the caller's columns, read only);
+    # pandas would otherwise stack them into one 2-D block (a copy of every numeric column) that
+    # formulaic then takes apart again
+    def frame_of_values():
+        return pd.DataFrame({**{v: values[v] for v in num_vars if v in parsed.rhs_vars or v == outcome_var},
+                             **cat_frame}, copy=False)
+    data_frame = frame_of_values()
     # public: from the formula and the declared levels only (checked before the data are coded)
     encodings = {expr: _encoding(info, schema) for expr, info in parsed.factors.items()
                  if info.kind == "categorical"}
     # overflow of a transform is saturated below; numpy must not warn about it on the way (a warning,
     # or an error under a warnings-as-errors filter, would reveal the row)
+    # the borrowed columns (caller's, not yet clamped) and their ranges: clamped on their way into the
+    # direct matrix, or copied and clamped here for formulaic (the same values either way)
+    pending = {v: ranges[v] for v in num_vars if v in borrowed}
     with np.errstate(over="ignore", under="ignore"):
-        X, X_df, spec_state, data_frame = _plain_numeric_matrix(parsed, data_frame, schema, values)
+        X, X_df, spec_state, data_frame = _plain_numeric_matrix(parsed, data_frame, schema, values,
+                                                                pending=pending)
         if X is None:
+            if pending:
+                for v, (lo, hi) in pending.items():
+                    values[v] = (np.clip(values[v], lo, hi) if math.isfinite(lo) and math.isfinite(hi)
+                                 else values[v].copy())
+                data_frame = frame_of_values()    # not setitem, which would copy each column again
             X_df, spec_state = _model_matrix(parsed, data_frame, schema)
+            # memory (issue 14): the right-hand-only copies are not read again (the outcome is evaluated
+            # on the outcome's columns), and the matrix is taken from formulaic's frame column by
+            # column, each column released once copied (the values of to_numpy, in row order)
+            rhs_only = [v for v in num_vars if v in parsed.rhs_vars and v not in parsed.outcome_vars]
+            for v in rhs_only:
+                values.pop(v, None)
+            for v in rhs_only:          # in place: formulaic's spec may keep the frame object alive
+                if v in data_frame.columns:
+                    del data_frame[v]
+            # formulaic leaves its inputs in reference cycles: collect the young generations now, so
+            # the column copies do not wait for the collector (cheap: young objects only)
+            gc.collect(1)
+            X, X_df = _take_matrix(X_df)
     terms = list(X_df.columns)
-    if X is None:
-        X = X_df.to_numpy(dtype=float)
     d = X.shape[1]
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")

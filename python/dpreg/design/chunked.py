@@ -61,6 +61,7 @@ class StreamedRows:
         self.keep = None                 # None, or the boolean mask of model-matrix columns kept
         self._cache = None
         self._spill = None               # (step, _SpillFile) once the first scaled pass was written
+        self._spark = None               # (step, persisted DataFrame of scaled blocks): Spark sources
 
     def scaled(self, mode, tau_x):
         out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=(mode, tau_x),
@@ -99,7 +100,14 @@ class StreamedRows:
     def _reduce_on_partitions(self, fn, step):
         """Spark: every partition sums ``fn`` over its own row blocks on an executor; the driver adds
         the per-partition sums in partition order (no row reaches the driver). Block boundaries are
-        per partition, so the result equals the in-memory one up to the order of additions."""
+        per partition, so the result equals the in-memory one up to the order of additions.
+
+        Scaled passes (the estimators' sums) read the scaled row blocks from a DataFrame persisted on
+        the executors by the first of them (``_persisted_blocks``), the Spark counterpart of the spill
+        file: the next passes (boosting rounds, the inference bundle) do not read and rebuild the
+        source again. The same blocks, in the same order, so the same sums."""
+        if self.scaling is not None and _spill_enabled():
+            return self._reduce_on_persisted(fn, step)
         build, scaling, cols, keep = self.build, self.scaling, self.columns, self.keep
 
         def part(batches):
@@ -113,6 +121,68 @@ class StreamedRows:
 
         total = None
         for v in self.source.map_partitions(cols, part):
+            if v is not None:
+                total = v if total is None else total + v
+        return total
+
+    def _persisted_blocks(self, step):
+        """The scaled row blocks of every partition (``step`` rows each, the same boundaries as
+        ``_reduce_on_partitions``) as a DataFrame persisted on the executors: one row per block (its
+        index k, its row count m, X and y as float64 bytes); an error while building a batch comes
+        back as a row with k = -1, raised by the pass that reads it. Unpersisted when these rows are
+        garbage collected (the fit no longer holds its design)."""
+        if self._spark is not None and self._spark[0] == step:
+            return self._spark[1]
+        import weakref
+        build, scaling, cols, keep = self.build, self.scaling, self.columns, self.keep
+
+        def produce(batches):
+            import pickle as _p
+
+            import pyarrow as _pa
+            schema = _pa.schema([("k", _pa.int64()), ("m", _pa.int64()), ("x", _pa.binary()), ("y", _pa.binary())])
+            local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
+            local.keep = keep
+            try:
+                for k, (Xc, yc) in enumerate(local.blocks(step)):
+                    Xc = np.ascontiguousarray(Xc, dtype=float)
+                    yc = np.ascontiguousarray(yc, dtype=float)
+                    yield _pa.RecordBatch.from_pydict({"k": [k], "m": [Xc.shape[0]], "x": [Xc.tobytes()],
+                                                       "y": [yc.tobytes()]}, schema=schema)
+            except Exception as exc:
+                err = _p.dumps((type(exc).__name__, str(exc), isinstance(exc, ValueError)))
+                yield _pa.RecordBatch.from_pydict({"k": [-1], "m": [0], "x": [err], "y": [b""]}, schema=schema)
+
+        frame = self.source.persisted(cols, produce, "k long, m long, x binary, y binary")
+        if self._spark is not None:
+            self._spark[2].detach()
+            _unpersist(self._spark[1])
+        self._spark = (step, frame, weakref.finalize(self, _unpersist, frame))
+        return frame
+
+    def _reduce_on_persisted(self, fn, step):
+        frame = self._persisted_blocks(step)
+        d = self.shape[1]
+
+        def part(batches):
+            import pickle as _p
+            total = None
+            for b in batches:
+                ks, ms = b.column("k").to_pylist(), b.column("m").to_pylist()
+                xs, ys = b.column("x"), b.column("y")
+                for i in range(b.num_rows):
+                    if ks[i] < 0:
+                        name, text, is_value = _p.loads(xs[i].as_py())
+                        raise (ValueError if is_value else RuntimeError)(text)
+                    # aligned, C-ordered copies: the same arrays (and BLAS calls) as the blocks built
+                    Xc = np.frombuffer(xs[i].as_py(), dtype=float).reshape(ms[i], d).copy()
+                    yc = np.frombuffer(ys[i].as_py(), dtype=float).copy()
+                    v = fn(Xc, yc)
+                    total = v if total is None else total + v
+            return total
+
+        total = None
+        for v in self.source.map_partitions(self.columns, part, frame=frame):
             if v is not None:
                 total = v if total is None else total + v
         return total
@@ -245,6 +315,12 @@ class _SpillFile:
         finally:
             if progress is not None:
                 progress.close()
+
+
+def _unpersist(frame):
+    import contextlib
+    with contextlib.suppress(Exception):       # the session may be stopped already
+        frame.unpersist(blocking=False)
 
 
 def _remove_file(path):

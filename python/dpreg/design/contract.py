@@ -6,7 +6,7 @@ The builder lives in :mod:`dpreg.design.build` (``build_design``); scaling in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -133,6 +133,11 @@ class Design:
     public: PublicDesign
     units: np.ndarray | None = None  # (n,) integer privacy-unit code of each row (``unit=``), else None:
                                      # data, read by unit-aware estimators only, never stored in a fit
+    #: not a field (``dataclasses.replace`` does not carry it): set on one Design by its last reader
+    #: (``dp_lm`` hands the design to AdaSSP / BoostedAdaSSP and drops it after the fit) to let
+    #: ``scaling.scale_design`` scale ``X`` in place instead of into a second n x d array (issue 14:
+    #: peak memory <= 2x the model matrix). After that ``X`` holds the scaled rows, not original units.
+    x_scratch: ClassVar[bool] = False
 
     @property
     def n(self) -> int:

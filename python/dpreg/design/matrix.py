@@ -22,18 +22,27 @@ def _eval_numeric(info, frame):
     return mm.iloc[:, 0].to_numpy(dtype=float)
 
 
-def _plain_numeric_matrix(parsed, frame, schema, values):
+def _plain_numeric_matrix(parsed, frame, schema, values, pending=None):
     """Memory (issue 14): when every right-hand term is the intercept or a numeric column as it is, the
     model matrix is filled directly from dpreg's clamped column copies (``values``): formulaic, which
     would copy every column before pandas copies them again into one array, only reads two rows for
     the terms and the spec state. The matrix is the same (formulaic's column for such a term is
-    1 * the column, the intercept 1.0); the right-hand-only copies are released as soon as they are
-    in the matrix, so the peak is the copies plus one matrix. Returns (X, head model matrix, spec
-    state, the frame the outcome is evaluated on), or X = None for any other formula."""
+    1 * the column, the intercept 1.0). ``pending`` maps the columns still unclamped (the caller's
+    own, read-only: ``build._numeric_ranges``) to their ranges: they are clamped on their way into the
+    matrix, so no copy of them is ever made, and the other right-hand-only copies are released as
+    soon as they are in the matrix: the peak is the matrix plus the outcome's copy, not the copies
+    plus the matrix. Returns (X, head model matrix, spec state, the frame the outcome is evaluated
+    on), or X = None for any other formula (then nothing was released or clamped)."""
+    import math
+    pending = pending or {}
     n = frame.shape[0]
     if n < 2:
         return None, None, None, frame
-    head_df, state = _model_matrix(parsed, frame.iloc[:2].copy(), schema)   # a copy: no view of the rows
+    head = frame.iloc[:2].copy()          # a copy: no view of the rows
+    for v, (lo, hi) in pending.items():   # the two rows as clamped (the terms and the spec state do
+        if v in head.columns and math.isfinite(lo) and math.isfinite(hi):   # not depend on them)
+            head[v] = np.clip(head[v].to_numpy(dtype=float), lo, hi)
+    head_df, state = _model_matrix(parsed, head, schema)
     cols = []
     for st in state["structure"]:
         if st["kinds"] == ["intercept"] and st["columns"] == ["Intercept"]:
@@ -45,17 +54,41 @@ def _plain_numeric_matrix(parsed, frame, schema, values):
             return None, None, None, frame
     if list(head_df.columns) != ["Intercept" if c is None else c for c in cols]:
         return None, None, None, frame
-    X = np.empty((n, len(cols)))
-    for j, c in enumerate(cols):
-        X[:, j] = 1.0 if c is None else values[c]
-    if np.isnan(X).any():           # formulaic's own error for a missing value, from the full path
+    # a missing value: formulaic's own error, from the full path (checked before any copy is released)
+    if any(c is not None and np.isnan(values[c]).any() for c in cols):
         return None, None, None, frame
     keep = [c for c in frame.columns if c in parsed.outcome_vars or c not in cols]
-    frame = frame[keep] if len(keep) < frame.shape[1] else frame
-    for c in cols:
-        if c is not None and c not in keep:
+    last = {c: j for j, c in enumerate(cols)}
+    X = np.empty((n, len(cols)))
+    for j, c in enumerate(cols):
+        if c is None:
+            X[:, j] = 1.0
+        elif c in pending and math.isfinite(pending[c][0]) and math.isfinite(pending[c][1]):
+            np.clip(values[c], pending[c][0], pending[c][1], out=X[:, j])   # clamped BEFORE transforms
+        else:
+            X[:, j] = values[c]
+        if c is not None and c not in keep and last[c] == j and c in frame.columns:
+            # released as soon as it is in the matrix (dpreg's own frame holds the same array, not a
+            # copy)
             values.pop(c, None)
+            del frame[c]
     return X, head_df, state, frame
+
+
+def _take_matrix(mm):
+    """(X, header): the values of ``mm.to_numpy(dtype=float)`` in a C-ordered (row-major) array, so that
+    AdaSSP / BoostedAdaSSP can scale it in place; filled column by column while each of formulaic's
+    columns is released (``mm`` is consumed), so the two full-size copies never coexist; ``header``
+    is an empty frame with ``mm``'s columns."""
+    cols = list(mm.columns)
+    header = pd.DataFrame(columns=mm.columns)
+    if len(set(cols)) != len(cols):         # duplicate names: take the whole array
+        return mm.to_numpy(dtype=float), header
+    X = np.empty(mm.shape, dtype=float, order="C")
+    for j, c in enumerate(cols):
+        X[:, j] = mm[c].to_numpy(dtype=float)
+        del mm[c]
+    return X, header
 
 
 def _model_matrix(parsed, frame, schema):

@@ -174,11 +174,21 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
     # column order, so a block is read once, while it is in cache): the same elementwise operations
     # on every entry, and the per-row norms of _clip_rows, as on the whole array, so Xs is
     # bit-identical (test: test_schema_scaling_blocked_equals_whole)
-    Xs = np.empty((n, d), dtype=float)
+    # In place when the design's last reader allows it (Design.x_scratch) and X is already the
+    # C-ordered float array a new one would be: no second n x d array, the same values and layout, so
+    # the same sums bit for bit (test: test_schema_scaling_in_place_equals_copy)
+    in_place = (getattr(design, "x_scratch", False) and X is design.X and X.flags.c_contiguous
+                and X.flags.writeable)
+    Xs = X if in_place else np.empty((n, d), dtype=float)
+    if in_place:
+        design.x_scratch = False      # once: X now holds scaled rows
     factor = (tau_x / B_bar) / half
     for start in range(0, n, SCALE_BLOCK_ROWS):
         blk = Xs[start:start + SCALE_BLOCK_ROWS]
-        blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
+        if in_place:
+            np.clip(blk, col_lo, col_hi, out=blk)
+        else:
+            blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
         blk -= centre
         blk *= factor
         _clip_rows(blk, tau_x, inplace=True)     # defensive: a no-op for records inside the schema

@@ -226,10 +226,21 @@ class SparkSource(Source):
         table = self.sdf.select(*list(columns)).toArrow()
         yield from table.to_batches(max_chunksize=batch_rows)
 
-    def map_partitions(self, columns, func):
+    def persisted(self, columns, produce, ddl):
+        """A DataFrame of what ``produce(iterator of pyarrow.RecordBatch) -> iterator of RecordBatch``
+        (output schema ``ddl``) makes of every partition of the formula's columns, persisted on the
+        executors (memory, then their local disk) when first computed: later jobs read it instead of
+        the source. Nothing reaches the driver; the caller unpersists it. One partition per source
+        partition (a narrow map), in the same order."""
+        from pyspark import StorageLevel
+        return self.sdf.select(*list(columns)).mapInArrow(produce, ddl).persist(StorageLevel.MEMORY_AND_DISK)
+
+    def map_partitions(self, columns, func, frame=None):
         """``func(iterator of pyarrow.RecordBatch) -> picklable object`` run on every partition by the
         executors; returns the list of the (small) results in partition order. Row-level data never
-        reach the driver. An exception inside ``func`` comes back as its type name and message."""
+        reach the driver. An exception inside ``func`` comes back as its type name and message.
+        ``frame``: a DataFrame derived from this one (e.g. :meth:`persisted`) read instead of the
+        formula's columns."""
         import pickle
 
         import pyarrow as pa
@@ -246,7 +257,7 @@ class SparkSource(Source):
             yield _pa.RecordBatch.from_pydict({"pid": [pid], "v": [_p.dumps(out)]},
                                               schema=_pa.schema([("pid", _pa.int64()), ("v", _pa.binary())]))
 
-        sub = self.sdf.select(*list(columns))
+        sub = self.sdf.select(*list(columns)) if frame is None else frame
         try:
             table = sub.mapInArrow(run, "pid long, v binary").toArrow()
         except Exception as exc:
