@@ -51,7 +51,9 @@ def test_constants_with_inference_bundle():
     c1 = _golden_constants(3e6, 10, 1, inference=True)
     assert c1["eps_M"] == pytest.approx(0.2965, abs=1e-4)
     assert c1["c"] == pytest.approx(9.6011, rel=5e-5)
-    assert c1["N"] == 12221
+    # the budget allows 12221 covariance samples; the exact (snapped) samples are capped at 2^16 wide draws
+    assert core._max_samples(c1["alpha"], c1["delta_N"] - c1["snap_slack_N"], c1["eps_N"]) == 12221
+    assert c1["N"] == core.COVARIANCE_DRAWS_CAP // 10 == 6553
     assert c1["Delta_RSS"] == pytest.approx(2665.99, rel=5e-6)
     assert c1["sigma_S"] == pytest.approx(114440.5, rel=5e-6)
     c3 = _golden_constants(2e5, 20, 8, inference=True)

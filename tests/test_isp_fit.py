@@ -124,8 +124,8 @@ def test_noise_actually_added_matches_calibration(good, monkeypatch):
     p = isp.plan(N1, D1, spec, {"sigma": 1.0})
     const = core.constants(N1, D1, p["eps_I"], p["delta_I"], p["L_candidates"][0],
                            math.sqrt(2 * math.log(2 * N1)), {"inference": True})
-    Gs, = noise.normals
-    (var, K), = drawn
+    assert noise.normals == []                          # no float normals: every Gaussian is exact
+    (var, K), *sample_draws = drawn                    # the coefficients, then one draw per covariance sample
     J = (var.bit_length() - 1) // 2                    # var = 2^(2J) + 144
     assert var == (1 << (2 * J)) + 144
     g = np.array([k / 2.0 ** J for k in K])
@@ -135,7 +135,13 @@ def test_noise_actually_added_matches_calibration(good, monkeypatch):
     expected = b_ols + const["c"] * np.linalg.solve(Lc.T, g)
     np.testing.assert_allclose(rel.coef, expected, rtol=1e-9, atol=1e-12)
     assert const["c"] == pytest.approx(const["delta_beta"] * core.sigma_gauss(const["eps_M"], const["delta_M"]))
-    # S^ = (1/N) Z Z^T, Z = L^{-T} G, N = const["N"] samples
+    # S^ = (1/N) Z Z^T, Z = L^{-T} G, N = const["N"] samples, G = K 2^-J_N (snapped like the coefficients,
+    # with their own J_N from the covariance release's slack)
+    assert len(sample_draws) == const["N"]
+    (var_N,) = {v for v, _ in sample_draws}
+    J_N = (var_N.bit_length() - 1) // 2
+    assert var_N == (1 << (2 * J_N)) + 144
+    Gs = np.array([[k / 2.0 ** J_N for k in Ks] for _, Ks in sample_draws]).T
     assert Gs.shape == (D1, const["N"])
     Z = np.linalg.solve(Lc.T, Gs)
     S_hat = Z @ Z.T / const["N"]

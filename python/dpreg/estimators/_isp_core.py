@@ -118,6 +118,10 @@ def _max_samples(alpha: float, delta: float, eps_n: float) -> int:
     return N
 
 
+#: at most this many exact wide Gaussian draws for the covariance samples (N d; about 0.1 ms each)
+COVARIANCE_DRAWS_CAP = 2 ** 16
+
+
 def default_L(n: int, d: int) -> float:
     """Default leverage threshold ``L0(n, d)`` (docs/derivations/isp.md §6, our choice): Laurent-Massart chi^2_d tail
     with a union bound over n rows (t = log(n/0.05)) and a finite-sample margin ``1 + 3 sqrt(d/n)``."""
@@ -264,8 +268,13 @@ def constants(n, d, eps, delta, L, R, options=None) -> dict:
     c = delta_beta * sG
     out.update(sigma_G=sG, c=c)
     if inference:
-        N = _max_samples(alpha, delta_N, eps_N)
-        out.update(N=N, sigma_S=g["Delta_RSS"] * sigma_gauss(eps_S, delta_S))
+        # the covariance samples are snapped too (privacy/snapping.py): their privacy is calibrated at
+        # delta_N less a slack of 2^-30 delta_N, and N is capped so that the N d exact wide draws stay
+        # a few seconds (COVARIANCE_DRAWS_CAP): fewer samples than the budget allows cost no more privacy,
+        # and S^ keeps a relative error near sqrt(2 / N) (docs/isp.md, "Inference")
+        delta_N_cal = delta_N - delta_N * 2.0 ** -30
+        N = min(_max_samples(alpha, delta_N_cal, eps_N), max(d + 1, COVARIANCE_DRAWS_CAP // d))
+        out.update(N=N, snap_slack_N=delta_N - delta_N_cal, sigma_S=g["Delta_RSS"] * sigma_gauss(eps_S, delta_S))
         if d + 1 > N:
             return fail("P9: too few covariance samples (N < d + 1) for the inference bundle")
     out["ok"] = True
@@ -377,7 +386,7 @@ def _issp_inner(X, y, const, noise, k, ledger, rel):
     if const["inference"]:
         N = int(const["N"])
         Z = _release(rel, f"{N} covariance samples", shape_samples_mechanism, LwT_inv, N, noise=noise,
-                     ledger=ledger)
+                     ledger=ledger, snap_slack=const["snap_slack_N"])
         S_hat = sample_covariance(Z)
         rss = 0.0                             # rows with w = 0 have no term (and are not computed)
         for st in range(0, n, CHUNK_ROWS):

@@ -240,18 +240,58 @@ def sample_index(weights, noise: NoiseSource) -> int:
     return w.size - 1 if j is None else j
 
 
+def _word_bits(noise: NoiseSource) -> int:
+    """64 secure bits as an integer."""
+    return int(noise._privacy.words(1)[0])
+
+
 def sample_side(left_length: float, right_length: float, noise: NoiseSource) -> bool:
-    """True (the left piece) with probability left / (left + right): one uniform draw."""
-    return bool(noise.uniform() * (left_length + right_length) < left_length)
+    """True (the left piece) with probability exactly left / (left + right) (the lengths are floats, hence
+    exact rationals): a uniform real U is refined 64 bits at a time until its dyadic interval lies on one
+    side of the probability (``docs/derivations/noise.md`` section 4.2). No floating-point product."""
+    L, R = Fraction(float(left_length)), Fraction(float(right_length))
+    p = L / (L + R)
+    m, k = 0, 0
+    while True:
+        m, k = (m << 64) | _word_bits(noise), k + 64
+        lo, hi = Fraction(m, 1 << k), Fraction(m + 1, 1 << k)
+        if hi <= p:
+            return True
+        if lo >= p:
+            return False
 
 
-def sample_uniform_point(lo: float, hi: float, noise: NoiseSource, *, limit: float) -> float:
-    """A uniform point of [lo, hi) without overflow: where ``hi - lo`` could overflow (an endpoint beyond
-    ``limit`` in absolute value, limit = largest float / 4) the arithmetic is done in halves."""
-    u = noise.uniform()
-    if abs(hi) <= limit and abs(lo) <= limit:
-        return lo + u * (hi - lo)
-    return 2.0 * (0.5 * lo + u * (0.5 * hi - 0.5 * lo))
+def _cell(x: float) -> tuple[Fraction, Fraction]:
+    """The reals that round to the finite double ``x`` (nearest, ties to even) lie in [a, b]: the
+    midpoints to its neighbours (its own end where a neighbour is infinite)."""
+    below, above = math.nextafter(x, -math.inf), math.nextafter(x, math.inf)
+    fx = Fraction(x)
+    a = (Fraction(below) + fx) / 2 if math.isfinite(below) else fx
+    b = (fx + Fraction(above)) / 2 if math.isfinite(above) else fx
+    return a, b
+
+
+def sample_uniform_point(lo: float, hi: float, noise: NoiseSource, *, limit: float | None = None) -> float:
+    """The double nearest to a uniform real point of [lo, hi] (lo < hi finite doubles): an exact sample
+    of the rounded continuous uniform, a fixed post-processing of the ideal draw, so the support and the
+    low-order bits of the output depend on lo and hi only through that rounding (``docs/derivations/noise.md``
+    section 4.2). A uniform real U is refined 64 bits at a time until every point of lo + (hi - lo) U's
+    dyadic interval rounds to one double. Exact rationals: no overflow for any finite lo, hi (``limit``
+    is accepted for the callers' old signature and not needed)."""
+    a, b = Fraction(float(lo)), Fraction(float(hi))
+    if not a < b:
+        return float(lo)
+    w = b - a
+    m, k = 0, 0
+    while True:
+        m, k = (m << 64) | _word_bits(noise), k + 64
+        x0 = a + w * Fraction(m, 1 << k)
+        x1 = a + w * Fraction(m + 1, 1 << k)
+        mid = (x0 + x1) / 2
+        x = mid.numerator / mid.denominator          # correctly rounded (finite: mid lies in [lo, hi])
+        ca, cb = _cell(x)
+        if ca <= x0 and x1 <= cb:
+            return x
 
 
 def uniform_jitter(values, width: float, noise: NoiseSource):

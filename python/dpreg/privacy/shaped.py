@@ -1,8 +1,8 @@
 """Mechanisms with a data-dependent noise shape (ISP, Brown-Hopkins-Smith style), and their test bit.
 
 Each function draws its noise from the fit's :class:`~dpreg.privacy.mechanisms.NoiseSource` and writes its
-ledger row in the same call; the costs are those of the caller's derivation (the ISP's: spec sections
-9.4-9.8, repeated in ``dpreg.estimators._isp_core``), passed in as (eps, delta).
+ledger row in the same call; the costs are those of the caller's derivation (the ISP's:
+``docs/derivations/isp.md``, computed in ``dpreg.estimators._isp_core``), passed in as (eps, delta).
 
 What is and is not protected against floating-point attacks (``docs/derivations/noise.md`` section 4):
 
@@ -13,10 +13,10 @@ What is and is not protected against floating-point attacks (``docs/derivations/
   evaluated exactly and rounded once to the nearest double, so the output is the correct rounding of the
   ideal real-valued release except on an event of probability ``delta_snap``, which the caller's delta
   slack pays.
-* :func:`shape_samples_mechanism` is *not*: its N samples ``A g_i`` are computed in floating point (the
-  same construction would need N d wide draws, seconds to minutes per fit). What is protected: the
-  randomness (secure stream, exact inversion at 53-bit uniforms, |g_i| < 8.3), the calibration and the
-  accounting (row written here). What is not: the low-order bits of the samples.
+* :func:`shape_samples_mechanism` (N samples ``A g_i``) with a ``snap_slack``, as ISP calls it: every
+  coordinate is snapped the same way (N d wide draws; ISP caps N d at ``2^16``), so each sample is the
+  correct rounding of the ideal one except on an event of probability ``delta_snap`` per sample, paid by
+  the caller's slack. Without a slack (no caller in the package) the samples are float arithmetic.
 * :func:`ptr_bernoulli` releases one bit, PASS with probability ``p`` computed by the caller from the data
   in floating point; the bit carries no low-order bits, but ``p`` is exact only up to float rounding of
   its formula (the truncated-Laplace test's closed form).
@@ -31,7 +31,7 @@ from ..errors import InvalidArgument
 from .accounting import delta_gdp
 from .ledger import Ledger, LedgerEntry
 from .mechanisms import NoiseSource, gaussian_mechanism
-from .snapping import exact_shaped_release, snap_bits
+from .snapping import exact_shaped_release, exact_shaped_samples, snap_bits
 
 __all__ = ["gaussian_analytic_mechanism", "ptr_bernoulli", "shape_samples_mechanism", "shaped_gaussian_mechanism"]
 
@@ -95,18 +95,35 @@ def shaped_gaussian_mechanism(value, shape, *, c: float, sensitivity: float, eps
 
 def shape_samples_mechanism(shape, n_samples: int, *, sensitivity: float, eps: float, delta: float,
                             noise: NoiseSource, ledger: Ledger, statistic: str,
-                            mechanism: str = "gaussian_shape_samples", note: str | None = None) -> np.ndarray:
+                            mechanism: str = "gaussian_shape_samples", note: str | None = None,
+                            snap_slack: float | None = None) -> np.ndarray:
     """``n_samples`` independent draws ``shape @ g_i`` (columns of the d x N result), g_i ~ N(0, I): samples
     from N(0, shape shape^T). Their privacy is that of the shape (the caller's bound ``sensitivity`` on
-    the change of the shape between neighbours and the derived (eps, delta)). Not protected against
-    floating-point attacks (module docstring). Writes one row."""
+    the change of the shape between neighbours and the derived (eps, delta)).
+
+    With ``snap_slack`` (ISP sets it): every coordinate of every sample is snapped like
+    :func:`shaped_gaussian_mechanism`'s release (``docs/derivations/noise.md`` section 4.3): each is the
+    correct rounding of the ideal Gaussian coordinate except on an event of probability ``snap_delta(J, d)``
+    per sample, so J is chosen with ``(1 + e^eps) N snap_delta <= snap_slack`` and the caller calibrates
+    the ideal release at ``delta - snap_slack``. Without it (no caller in the package) the samples are
+    computed in floating point and are not protected against floating-point attacks. Writes one row."""
     _check_cost(eps, delta)
     A = np.asarray(shape, dtype=float)
     N = int(n_samples)
     if A.ndim != 2 or N < 1:
         raise InvalidArgument("shape samples need a matrix and at least one sample")
-    G = noise.standard_normal((A.shape[1], N))
-    Z = A @ G
+    if snap_slack is None or noise._noise_off:
+        Z = A @ noise.standard_normal((A.shape[1], N))
+        snap_note = None
+    else:
+        if not (math.isfinite(snap_slack) and 0 < snap_slack < delta):
+            raise InvalidArgument("snapped samples need a delta slack in (0, delta)")
+        J, d_snap = snap_bits(A.shape[1], float(eps), float(snap_slack) / N)
+        Z = exact_shaped_samples(A, N, J, noise)
+        snap_note = (f"snapped: noise exact to 2^-{J}, each coordinate rounded once; N delta_snap <= "
+                     f"{N * d_snap:.1e}, (1 + e^eps) N delta_snap within the slack {snap_slack:.1e} of delta")
+    if snap_note is not None:
+        note = f"{note}; {snap_note}" if note else snap_note
     ledger.add(LedgerEntry(statistic=statistic, mechanism=mechanism, sensitivity=float(sensitivity),
                            noise_scale=None, eps=float(eps), delta=float(delta), note=note))
     return Z

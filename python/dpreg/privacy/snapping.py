@@ -34,7 +34,8 @@ from . import samplers
 from .exponential import _uniform_big
 from .mechanisms import NoiseSource
 
-__all__ = ["KERNEL_WIDTH", "ZETA_MAX", "exact_shaped_release", "snap_bits", "snap_delta", "wide_discrete_gaussian"]
+__all__ = ["KERNEL_WIDTH", "ZETA_MAX", "exact_shaped_release", "exact_shaped_samples", "snap_bits", "snap_delta",
+           "wide_discrete_gaussian"]
 
 #: width b (grid units) of the discrete kernel in the continuous-shadow argument (lambda(12) < e^-2800)
 KERNEL_WIDTH = 12
@@ -154,4 +155,30 @@ def exact_shaped_release(value, shape, c: float, J: int, noise: NoiseSource) -> 
         num = sum((r.numerator * (den // r.denominator)) * k for r, k in zip(row, K))
         acc = Fraction(num, den << J)
         out[i] = _round_to_double(Fraction(float(v[i])) + cf * acc)
+    return out
+
+
+def exact_shaped_samples(shape, n_samples: int, J: int, noise: NoiseSource) -> np.ndarray:
+    """``n_samples`` columns ``shape @ (K_i 2^-J)``, each K_i d exact discrete Gaussians of variance
+    2^(2J) + b^2, each coordinate evaluated exactly and rounded once to the nearest double: the release of
+    :func:`exact_shaped_release` with value 0 and c = 1, repeated (``docs/derivations/noise.md`` section 4.3).
+    The exact value of a coordinate is one integer over ``den 2^J`` (den a power of two common to the row),
+    and CPython's int / int is correctly rounded, so no Fraction is built."""
+    A = np.asarray(shape, dtype=float)
+    d, m = A.shape
+    var = (1 << (2 * J)) + KERNEL_WIDTH ** 2
+    rows = []
+    for i in range(d):
+        fr = [Fraction(float(a)) for a in A[i]]
+        den = max(r.denominator for r in fr)
+        rows.append(([r.numerator * (den // r.denominator) for r in fr], den << J))
+    out = np.empty((d, int(n_samples)))
+    for t in range(int(n_samples)):
+        K = wide_discrete_gaussian(noise, var, m)
+        for i, (nums, den) in enumerate(rows):
+            num = sum(a * k for a, k in zip(nums, K))
+            try:
+                out[i, t] = num / den
+            except OverflowError:
+                out[i, t] = math.inf if num > 0 else -math.inf
     return out
