@@ -26,7 +26,7 @@ def main():
     fits = [dpreg.dp_lm(formula, diamonds, eps=1.0, bounds=bounds, random_state=1),
             dpreg.dp_lm(formula, diamonds, eps=1.0, random_state=2),
             dpreg.dp_lm(formula, diamonds, eps=4.0, bounds=bounds, random_state=3)]
-    names = ["AdaSSP, eps = 1", "BoostedAdaSSP, private ranges, eps = 1", "AdaSSP, eps = 4"]
+    names = ["declared ranges, eps = 1", "private ranges, eps = 1", "declared ranges, eps = 4"]
     with open(os.path.join(HERE, "figures", "diamonds-table.md"), "w") as fh:
         fh.write(dpreg.compare(fits, names=names).to_markdown() + "\n")
     ols = smf.ols("np.log(price) ~ np.log(carat) + cut + depth", data=diamonds).fit()

@@ -357,13 +357,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
         # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
-        if (gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)) \
-                and (rel.sigma is not None or rel.r_squared is not None):
+        noise_cov_unreliable = gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)
+        if noise_cov_unreliable and (rel.sigma is not None or rel.r_squared is not None):
             rel.sigma = rel.r_squared = rel.adj_r_squared = None
             facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
                 "not estimable at this n and eps: its privacy correction relies on the covariance "
                 "of the boosting noise, which is not reliable here")
             facts.pop("r_squared_interval", None)
+        if noise_cov_unreliable:
+            facts.pop("sigma_interval", None)       # built on the same V_priv: not printed either
         if gram_swamped:
             rel.vcov = None
             rel.vcov_privacy = None
