@@ -309,6 +309,23 @@ def test_feasible_helper():
     assert not ok and "privacy budget too small" in reason
 
 
+def test_feasible_helper_agrees_with_the_refusal_before_spending():
+    # the helper judges the group size the fit uses: p + 1 rows for the default standardised ridge
+    # groups, max(2p, p + 5) for raw-scale OLS groups. Both sides of the default path's threshold
+    # (p = 21 at eps = 1: N >= k_priv * (p + 1)) must agree with check_public's refusal.
+    spec = PrivacySpec(eps=1.0, delta=1e-6)
+    for n in (41000, 43000):
+        ok, _, _ = S.feasible(n, 21, 1.0, 1e-6)
+        try:
+            S.check_public(n, 21, spec, {})
+            refused = False
+        except ValueError:
+            refused = True
+        assert ok != refused, n
+    # the raw-scale groups need about twice the rows: infeasible at 43000
+    assert not S.feasible(43000, 21, 1.0, 1e-6, standardised=False)[0]
+
+
 # ------------------------------------------------------------------------------------------------
 # end to end through dpreg.dp_lm
 # ------------------------------------------------------------------------------------------------

@@ -115,15 +115,18 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
     return out
 
 
-def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True):
-    """Evaluate the rule of docs/derivations/winsorized_sa.md §3.5 from public facts only -> (ok, k, reason)."""
+def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True,
+             standardised=True):
+    """Evaluate the rule of docs/derivations/winsorized_sa.md §3.5 from public facts only -> (ok, k, reason).
+    ``standardised``: the default path's ridge groups (smallest group p + 1 rows), as the fit uses them;
+    False for raw-scale OLS groups (``coef_bounds=`` or ``base_estimator=`` given)."""
     from ._mean_accounting import resolve_accounting
     f_se = 0.2 if inference else 0.0
     model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
     lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
     try:
         r = choose_k(N, p, budget=budget, model=model, quantile_noise="exponential", split=W.DEFAULT_SPLIT,
-                     f_se=f_se, lower=lo, upper=hi, beta=beta)
+                     f_se=f_se, lower=lo, upper=hi, beta=beta, m_min=min_group_size(p, standardised))
     except ValueError as exc:
         return False, None, str(exc)
     if r["k"] < r["k_priv"]:
