@@ -416,7 +416,8 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         return out
 
     # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
-    boot = noise.spawn()
+    # simulated noise: the reruns are post-processing of released values (SimulationSource)
+    boot = noise.spawn(simulation=True)
     scratch = Ledger()
 
     def rerun(g, j):
