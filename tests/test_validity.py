@@ -421,11 +421,12 @@ def test_predict_clamps_newdata_to_the_fit_ranges_by_default():
     fit = _ranged_fit()
     out = pd.DataFrame({"x1": [5.0], "x2": [0.0], "x3": [-0.5]})
     inside = pd.DataFrame({"x1": [1.0], "x2": [0.0], "x3": [-0.5]})   # out clamped to the range
-    with pytest.warns(UserWarning, match="clamped to those ranges"):
+    # dpreg's own warning class (R relays it as a "dpreg_range" condition)
+    with pytest.warns(dpreg.errors.RangeWarning, match="clamped to those ranges"):
         p_out = fit.predict(out, interval="confidence")
     p_in = fit.predict(inside, interval="confidence")
     np.testing.assert_allclose(p_out.to_numpy(), p_in.to_numpy(), rtol=1e-12)
-    with pytest.warns(UserWarning, match="extrapolate"):
+    with pytest.warns(dpreg.DPRegWarning, match="extrapolate"):
         p_raw = fit.predict(out, clamp=False)
     b = fit.coef
     assert p_raw.iloc[0] == pytest.approx(b["Intercept"] + 5.0 * b["x1"] - 0.5 * b["x3"], rel=1e-12)

@@ -8,6 +8,7 @@ from .errors import (  # noqa: F401
     DPRegWarning,
     EstimationFailed,
     PrivacyLeakWarning,
+    RangeWarning,
 )
 
 
@@ -43,5 +44,5 @@ def __getattr__(name):  # lazy: keeps `import dpreg` cheap and lets modules land
 
 
 __all__ = ["dp_lm", "dp_glm", "dp_mean", "dp_quantile", "Budget", "DPFit", "DPEstimate", "Summary",
-           "PrivacyStatement", "PrivacyLeakWarning", "DPRegWarning", "ConvergenceWarning", "AccuracyWarning",
+           "PrivacyStatement", "PrivacyLeakWarning", "DPRegWarning", "ConvergenceWarning", "AccuracyWarning", "RangeWarning",
            "DPRegError", "EstimationFailed", "BudgetExceeded", "compare", "plot_coef", "set_progress"]

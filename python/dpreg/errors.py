@@ -52,6 +52,11 @@ class AccuracyWarning(DPRegWarning):
     e.g. by heavy clipping, a repaired noisy matrix, or a budget too small for the design."""
 
 
+class RangeWarning(DPRegWarning):
+    """New data given to ``predict`` lie outside the public ranges the fit was made with: they are
+    clamped to those ranges (as the training rows were), or extrapolated with ``clamp=False``."""
+
+
 class PrivacyLeakWarning(DPRegWarning):
     """Something was taken from the data without budget (levels found in data, bounds read off data,
     rows dropped for missing values). The fit's privacy statement records it."""

@@ -142,6 +142,7 @@ warning_class <- function(category) {
                      PrivacyLeakWarning = "dpreg_privacy_leak",
                      ConvergenceWarning = "dpreg_convergence",
                      AccuracyWarning = "dpreg_accuracy",
+                     RangeWarning = "dpreg_range",
                      NULL)
   c(specific, "dpreg_warning")
 }

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DPRegError, InvalidArgument, InvalidArgumentType
+from ..errors import DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
 
@@ -95,11 +95,11 @@ class _PredictionMixin:
             where = f" of term(s) {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           "with; they were clamped to those ranges, as the training data were "
-                          "(clamp=False extrapolates instead)", UserWarning, stacklevel=4)
+                          "(clamp=False extrapolates instead)", RangeWarning, stacklevel=4)
         elif hit:
             where = f" of column(s) {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
-                          f"with; these predictions extrapolate", UserWarning, stacklevel=3)
+                          f"with; these predictions extrapolate", RangeWarning, stacklevel=3)
 
     def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
                 type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:
