@@ -195,3 +195,26 @@ def test_logistic_keeps_radius_one():
                            bounds={"a": (-1.0, 1.0), "b": (-1.0, 1.0)})
     assert fit.tuning["radius"][0] == 1.0
     assert not _pilot_rows(fit)
+
+
+def test_selection_sensitivity_scales_with_the_chosen_radius():
+    # §10 with the radius of the rule: ht_lasso's score sensitivity is r 2 K_x (K_x r + K_y) / n (K_x = K_y
+    # = 1 on the standardised path, intercept |x| = 1) and every selection row of the ledger carries it;
+    # ht_fw's per-block sensitivity is r Delta_rob(kappa_t, m_t)
+    from dpreg.estimators import _robust as rb
+    df, bounds = _dense(80_000, 3, coef=(1.0, -1.0, 0.6, -0.6))
+    n = len(df)
+    fit = _fit(df, bounds, "ht_lasso", 8.0)
+    r = fit.tuning["radius"][0]
+    assert r > 1.0
+    assert fit.facts["score_sensitivity"] == pytest.approx(r * 2.0 * (r + 1.0) / n, rel=1e-12)
+    sel = [row for row in _rows(fit) if "Frank-Wolfe" in str(row["statistic"])]
+    assert sel and all(row["sensitivity"] == pytest.approx(r * 2.0 * (r + 1.0) / n, rel=1e-12)
+                       or row["sensitivity"] is None for row in sel)
+    fit = _fit(df, bounds, "ht_fw", 8.0)
+    r = fit.tuning["radius"][0]
+    assert r > 1.0
+    beta = fit.tuning["beta"][0]
+    for it in fit.facts["per_iteration"]:
+        assert it["score_sensitivity"] == pytest.approx(
+            r * rb.robust_sensitivity(it["scale"], it["m"], constant="paper", beta=beta), rel=1e-12)
