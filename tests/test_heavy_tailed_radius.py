@@ -131,13 +131,25 @@ def test_pilot_is_ledgered_and_its_noise_matches_the_row(monkeypatch):
     assert fit.privacy.eps_spent == pytest.approx(8.0, rel=1e-9)
     assert fit.privacy.delta_spent == pytest.approx(1e-6)
     assert fit.tuning["radius"][1].startswith("private pilot")
-    # noise size: many seeds on a small problem
+    # noise size: the same pilot (same problem, eps and cap) rerun with 40 seeds
+    from dpreg.privacy.ledger import Ledger
+    from dpreg.privacy.mechanisms import NoiseSource
+    args = {}
+    real_pilot = rad.pilot_radius
+
+    def keep(prob, public, eps_pilot, cap, noise, ledger, share):
+        args.update(prob=prob, public=public, eps_pilot=eps_pilot, cap=cap, share=share)
+        return real_pilot(prob, public, eps_pilot, cap, noise, ledger, share)
+
+    monkeypatch.setattr("dpreg.estimators.heavy_tailed.pilot_radius", keep)
+    _fit(df, bounds, "ht_lasso", 8.0)
     captured.clear()
-    small, _ = _dense(20_000, 1)             # the cap still exceeds 1 at this n (a pilot runs)
     for seed in range(40):
-        _fit(small, bounds, "ht_lasso", 8.0, seed=seed)
+        real_pilot(args["prob"], args["public"], args["eps_pilot"], args["cap"], NoiseSource(seed), Ledger(),
+                   share=args["share"])
     z = np.concatenate([out - val for val, out, _ in captured])
     b = captured[0][2]["sensitivity_l1"] / captured[0][2]["eps"]
+    assert b == pytest.approx(sens / (rad.PILOT_SHARE * 8.0))
     assert z.size == 40 * 20
     assert abs(np.mean(np.abs(z)) / b - 1.0) < 5 / np.sqrt(z.size)
 
