@@ -26,12 +26,14 @@ gradients, no pre-noise vectors, no scores, no clip counts, no permutation.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 
 from ..._plain import to_plain
 from ...errors import AccuracyWarning, InvalidArgument
+from ...privacy.requests import eps_room
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
 from .frank_wolfe import _fit_fw, _fit_lasso
@@ -51,7 +53,22 @@ from .options import (  # noqa: F401
     regime_note,
 )
 from .problem import _Problem
+from .radius import PILOT_MAX_D, PILOT_SHARE, pilot_radius, radius_cap
 from .sparse import _fit_iht, _fit_sparse
+
+
+def _radius_rule_applies(method, std, family, options, d):
+    """The radius rule (radius.py) chooses the l1 radius of ht_fw / ht_lasso on the standardised path
+    of the squared loss, with the default l1 constraint, when the user gave no radius. Not for the
+    logistic loss (the pilot is a least-squares statistic) nor for d above PILOT_MAX_D (radius 1)."""
+    return (method in ("ht_fw", "ht_lasso") and std is not None and family == "gaussian"
+            and "radius" not in options and isinstance(options.get("constraint", "l1"), str)
+            and options.get("constraint", "l1") == "l1" and d <= PILOT_MAX_D)
+
+
+def _pilot_eps(spec):
+    """The pilot's eps: PILOT_SHARE of the fit's; the method runs on the exact rest (eps_room)."""
+    return float(spec.eps) * PILOT_SHARE
 
 
 def fit(design, spec, noise, ledger, *, method, **options):
@@ -65,8 +82,23 @@ def fit(design, spec, noise, ledger, *, method, **options):
         options.update(std)
     n, d = design.X.shape
     intercept_present = bool(design.public.has_intercept)
-    tun = _resolve(method, n, d, spec, options, family=family,
-                   intercept=(0 if intercept_present else None))
+    run_spec, cap = spec, None
+    if _radius_rule_applies(method, std, family, options, d):
+        # the radius rule (radius.py): a public cap at the method's share of eps; a pilot only if it is > 1
+        run_spec = dataclasses.replace(spec, eps=eps_room(float(spec.eps), [_pilot_eps(spec)]))
+        tun = _resolve(method, n, d, run_spec, options, family=family,
+                       intercept=(0 if intercept_present else None))
+        _unit_truncation(tun, options)
+        tun["_delta"] = (0.0 if method == "ht_fw" else float(spec.delta), "internal")
+        cap = radius_cap(method, n, d, run_spec.eps, tun, intercept_present)
+        if cap <= 1.0:
+            run_spec = spec
+    if run_spec is spec:
+        tun = _resolve(method, n, d, spec, options, family=family,
+                       intercept=(0 if intercept_present else None))
+    if cap is not None and cap <= 1.0:
+        tun["radius"] = (1.0, "default: 1; the public cap of the radius rule is 1 at this n, d and eps "
+                              "(docs/heavy_tailed.md, 'The l1 radius'), so no pilot was spent")
     delta, notes = _delta_for(method, spec, n)
     if family == "gaussian":
         # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
@@ -85,8 +117,18 @@ def fit(design, spec, noise, ledger, *, method, **options):
             if name in options:
                 v = options[name]
                 tun[name] = (v if np.ndim(v) == 0 or isinstance(v, dict) else list(map(float, v)), "user")
+    pilot_facts = {}
+    if run_spec is not spec:
+        r, pilot_facts = pilot_radius(prob, design.public, _pilot_eps(spec), cap, noise, ledger,
+                                      share=PILOT_SHARE)
+        tun["radius"] = (r, f"private pilot ({PILOT_SHARE:g} of eps): l1 norm of a ridge fit of the released "
+                            f"standardised X'X, X'y, rounded up to a power of 2, within [1, {cap:g}] (the "
+                            "public cap; docs/heavy_tailed.md, 'The l1 radius')")
+        tun["_share"] = (1.0 - PILOT_SHARE, "internal")
     runner = {"ht_fw": _fit_fw, "ht_lasso": _fit_lasso, "ht_iht": _fit_iht, "ht_sparse": _fit_sparse}[method]
-    w, facts = runner(prob, spec, noise, ledger, tun, delta, options)
+    w, facts = runner(prob, run_spec, noise, ledger, tun, delta, options)
+    if pilot_facts:
+        facts["radius_pilot"] = pilot_facts
     coef = prob.to_original(w)
     nz = np.flatnonzero(w != 0)
     facts.update({

@@ -59,7 +59,8 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
     # the T selections touch disjoint blocks: their rows compose in parallel into one (pure eps) row
     run_rows = ComposedReleases(ledger, statistic=f"heavy-tailed DP Frank-Wolfe: {T} vertex selections on "
                                 "disjoint blocks", mechanism="report_noisy_max", rule="parallel",
-                                claim={"eps": eps, "delta": 0.0}, keep_rows=True, share=1.0,
+                                claim={"eps": eps, "delta": 0.0}, keep_rows=True,
+                                share=tun.get("_share", (1.0,))[0],
                                 row_note="parallel composition over disjoint blocks: cost counted in the "
                                          "run's total row")
     keep = tun["keep_path"][0]
@@ -181,7 +182,8 @@ def _fit_lasso(prob, spec, noise, ledger, tun, delta, options):
     # T adaptive selections on the full data, composed through zCDP into one (eps, delta) row
     run_rows = ComposedReleases(ledger, statistic=f"private LASSO Frank-Wolfe: {T} vertex selections on the "
                                 "full shrunken data", mechanism="report_noisy_max", rule="eps_zcdp",
-                                claim={"eps": float(min(certified, eps)), "delta": float(delta)}, share=1.0,
+                                claim={"eps": float(min(certified, eps)), "delta": float(delta)},
+                                share=tun.get("_share", (1.0,))[0],
                                 note=f"eps_step = {eps_step:.6g} each ({rule} rule); zCDP/basic accountant "
                                      f"certifies eps = {certified:.6g} at this delta")
     for t in range(1, T + 1):
