@@ -139,7 +139,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
-    from ..privacy.quantile import default_max_steps, k_max, noise_scales
+    from ..privacy.quantile import default_max_steps, k_max, noise_scales, passed_rank_tail, passed_rank_target
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)
@@ -199,6 +199,27 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
                    quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 
+    def end_search(p, direction, alpha_end, label):
+        """One interval end with an exact rank tail (docs/derivations/quantile_search.md §5): the lower
+        end walks up from the declared lower bound, the upper end down from the declared upper bound
+        (p = 1 - q, on the negated data), each releasing its last passed grid point, with the target
+        count chosen so that it passes the population quantile with probability <= alpha_end."""
+        tau = passed_rank_target(n, p, b_each, alpha_end, qn)
+        if tau is None:            # even a target of 0 rows is not enough: the declared bound
+            return lo if direction == "up" else hi
+        # the search's threshold is level * n (up) or (1 - level) * n (down), as upq computes it
+        level_q = tau / n if direction == "up" else 1.0 - tau / n
+        thr = level_q * n if direction == "up" else (1.0 - level_q) * n
+        while passed_rank_tail(n, p, thr, b_each, qn) > alpha_end:   # float rounding of tau / n only
+            tau -= 1e-6 * max(1.0, tau)
+            level_q = tau / n if direction == "up" else 1.0 - tau / n
+            thr = level_q * n if direction == "up" else (1.0 - level_q) * n
+        if not 0.0 < level_q < 1.0:
+            return lo if direction == "up" else hi
+        return float(upq(arr, level_q, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=beta,
+                         quantile_noise=qn, max_steps=max_steps, statistic=label, direction=direction,
+                         output="passed", **kw_each).estimate)
+
     est, flags = [], []
     for qq in qs:
         r = search(qq, f"quantile({format(qq, 'g')})")
@@ -212,11 +233,20 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         r_rank = _rank_error_bound(qn, b_each, steps, alpha_p)
         conf = []
         for qq in qs:
+            # the old, union-bound construction (docs/derivations/quantile_search.md §5.4), only for an
+            # end whose own side has no declared bound to walk from
             half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
             ql, qu = qq - half, qq + half
-            # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
-            low = search(ql, f"quantile({format(qq, 'g')}) interval lower").estimate if ql > 0 else lo
-            upp = search(qu, f"quantile({format(qq, 'g')}) interval upper").estimate if qu < 1 else hi
+            name = f"quantile({format(qq, 'g')}) interval"
+            if fin_lo:
+                low = end_search(qq, "up", alpha / 2.0, f"{name} lower")
+            else:
+                # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
+                low = search(ql, f"{name} lower").estimate if ql > 0 else lo
+            if fin_hi:
+                upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper")
+            else:
+                upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
             conf.append([float(low), float(upp)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
     order = np.argsort(qs)
