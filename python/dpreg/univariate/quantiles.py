@@ -96,11 +96,15 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
-        Also release, for each q, the two ends of a confidence interval (two more searches at the
-        levels q -+ (z sqrt(q (1 - q) / n) + r / n), with r the rank error bound of the search
-        noise): the interval covers the population quantile with probability >= ``level`` (sampling
-        error by the normal approximation to the binomial rank; privacy error by a tail bound).
-        The searches share the budget equally, so the point estimate gets a third of it.
+        Also release, for each q, the two ends of a confidence interval (two more searches; the
+        searches share the budget equally, so the point estimate gets a third of it). With a declared
+        lower bound the lower end walks up from it and releases the last grid point it passed, with a
+        target count chosen so that it passes the population quantile with probability at most
+        (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
+        difference of two of the search's noises (no normal approximation, no union bound); the upper
+        end likewise walks down from a declared upper bound. An end whose side has no declared bound
+        is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
+        rank error (wider). The interval covers the population quantile with probability >= ``level``.
         ``std_error`` is the interval half-width divided by z_{(1 + level)/2}.
     level : float, default 0.95
         Confidence level of the released interval.
@@ -199,12 +203,15 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
                    quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 
+    end_targets = []
+
     def end_search(p, direction, alpha_end, label):
         """One interval end with an exact rank tail (docs/derivations/quantile_search.md §5): the lower
         end walks up from the declared lower bound, the upper end down from the declared upper bound
         (p = 1 - q, on the negated data), each releasing its last passed grid point, with the target
         count chosen so that it passes the population quantile with probability <= alpha_end."""
         tau = passed_rank_target(n, p, b_each, alpha_end, qn)
+        end_targets.append(0.0 if tau is None else tau)
         if tau is None:            # even a target of 0 rows is not enough: the declared bound
             return lo if direction == "up" else hi
         # the search's threshold is level * n (up) or (1 - level) * n (down), as upq computes it
@@ -271,6 +278,12 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     if min(min(qs), 1 - max(qs)) * n < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")
+    # the same rule for the interval ends (public quantities only): a target count within a few noise
+    # scales of 0 lets the walk from a loose declared bound stop before it reaches the data; the end
+    # is then at or near that bound (still valid, but the interval is much wider than needed)
+    if end_targets and min(end_targets) < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
+        msgs.append("budget too small for n: an interval end may stop early on its walk from the declared "
+                    "bound; the interval is valid but may be much wider than needed")
     if with_interval and not np.all(np.isfinite(conf)):
         msgs.append("an interval end is unbounded: n is too small for this level and budget "
                     "(declare bounds to close it)")
