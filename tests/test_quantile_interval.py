@@ -123,7 +123,7 @@ def test_noiseless_ends_are_the_exact_binomial_order_statistics(q):
 
 
 def test_interval_contains_estimate_and_every_end_is_released():
-    x = np.random.default_rng(7).lognormal(0.0, 1.0, 400)
+    x = np.random.default_rng(7).lognormal(0.0, 1.0, 2000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e = dpreg.dp_quantile(x, [0.25, 0.5, 0.9], eps=4.0, bounds=(0.0, 50.0), random_state=4)
@@ -137,6 +137,25 @@ def test_interval_contains_estimate_and_every_end_is_released():
             assert f"quantile({qq}) interval {end}: threshold" in rows
             assert f"quantile({qq}) interval {end}: steps" in rows
     assert e.privacy.eps_spent <= 4.0
+
+
+def test_interval_withheld_when_its_ends_would_stop_near_the_bounds():
+    # n = 100, eps = 1, bounds (-10, 12): each end has b = 6 rows of noise and a target of about 30
+    # rows, below b log K_max = 6 log 3135 = 48: no interval, the reason said, and the whole budget
+    # spent on the estimate (no interval rows in the ledger)
+    x = np.random.default_rng(8).normal(1.0, 1.7, 100)
+    with pytest.warns(UserWarning, match="not estimable"):
+        e = dpreg.dp_quantile(x, 0.5, eps=1.0, bounds=(-10.0, 12.0), random_state=2)
+    assert e.conf_int().isna().all().all() and e.std_error is None
+    assert np.isfinite(e.estimate)
+    rows = list(e.privacy.ledger)
+    assert not any("interval" in r["statistic"] for r in rows)
+    assert 0.99 <= e.privacy.eps_spent <= 1.0
+    # the same call at eps = 4 (target 39 rows against b log K_max = 12) releases an interval
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e4 = dpreg.dp_quantile(x, 0.5, eps=4.0, bounds=(-10.0, 12.0), random_state=2)
+    assert np.isfinite(e4.conf_int().to_numpy()).all()
 
 
 @pytest.mark.slow

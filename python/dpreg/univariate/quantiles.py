@@ -105,7 +105,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         end likewise walks down from a declared upper bound. An end whose side has no declared bound
         is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
         rank error (wider). The interval covers the population quantile with probability >= ``level``.
-        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}.
+        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
+        an end's target count is below b log K_max (b its noise scale in rows, K_max the grid steps
+        from the bound), its walk would likely stop near the declared bound: the interval is then
+        not released ("not estimable", with the reason; ``std_error`` None) and the whole budget
+        goes to the estimate.
     level : float, default 0.95
         Confidence level of the released interval.
     beta : float, default 1.001
@@ -169,13 +173,34 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
     # walk towards a far quantile in the other direction would stop early: its count margin is small);
     # a missing start is replaced by a released anchor (the median)
-    sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_interval else set())
-    anchored = (True in sides and not fin_lo) or (False in sides and not fin_hi)
-    B_rest = B * (1.0 - ANCHOR_SHARE) if anchored else B
-    per_q = 3 if with_interval else 1
-    B_each = B_rest / (k * per_q)
-    kw_each = {"eps": B_each} if model == "pure" else {"rho": B_each}
-    _, b_each, _, _ = noise_scales(quantile_noise=qn, **kw_each)
+    def plan(with_iv):
+        sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_iv else set())
+        anch = (True in sides and not fin_lo) or (False in sides and not fin_hi)
+        each = (B * (1.0 - ANCHOR_SHARE) if anch else B) / (k * (3 if with_iv else 1))
+        kw = {"eps": each} if model == "pure" else {"rho": each}
+        return anch, kw, noise_scales(quantile_noise=qn, **kw)[1]
+
+    anchored, kw_each, b_each = plan(with_interval)
+    withheld = None
+    if with_interval:
+        # public-facts gate (docs/validity.md, "dp_quantile"): an end that walks from a declared bound
+        # crosses the empty stretch to the data, up to K_max grid points each stopping with probability
+        # about e^(-target/b)/2; with a target below b log K_max the ends stop near the bounds in a large
+        # share of fits and the interval is about [lower, upper]: no interval is released and the whole
+        # budget goes to the estimate
+        steps_pub = k_max(lo, hi, beta, max_steps) if (fin_lo and fin_hi) else (max_steps or default_max_steps(beta))
+        targets = [passed_rank_target(n, p, b_each, (1.0 - float(level)) / 2.0, qn)
+                   for qq in qs for p, declared in ((qq, fin_lo), (1.0 - qq, fin_hi)) if declared]
+        targets = [0.0 if t is None else t for t in targets]
+        need = b_each * math.log(max(steps_pub, 1))
+        if targets and min(targets) < need:
+            withheld = (f"confidence interval of the quantile not estimable at this n and eps: the searches "
+                        f"for its ends would likely stop on their way from the declared bounds to the data "
+                        f"(target {format(min(targets), '.3g')} rows, below {format(need, '.3g')} = noise "
+                        f"scale {format(b_each, '.3g')} rows x log of {steps_pub} grid steps); a larger n, a "
+                        f"larger eps or narrower bounds give an interval. The whole budget went to the estimate")
+            with_interval = False
+            anchored, kw_each, b_each = plan(False)
 
     noise = NoiseSource(random_state)
     ledger = Ledger()
@@ -287,7 +312,9 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     if with_interval and not np.all(np.isfinite(conf)):
         msgs.append("an interval end is unbounded: n is too small for this level and budget "
                     "(declare bounds to close it)")
-    if inference and not with_interval:
+    if withheld is not None:
+        msgs.append(withheld)
+    elif inference and not with_interval:
         msgs.append("no interval for quantile_noise='gaussian' (no tail bound derived for it)")
     privacy = _statement(ledger, eps, delta, noise, model)
     _mark_large_delta(privacy, large)
@@ -307,7 +334,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
              "level": float(level) if conf is not None else None,
              "conf_int": None if conf is None else conf.tolist(),
-             "se_method": "interval" if conf is not None else None}
+             "se_method": ("interval" if conf is not None else
+                           "not estimable (budget too small for the interval ends)" if withheld else None)}
     _emit(msgs)
     if scalar:
         return DPEstimate(estimate=float(est_arr[0]), std_error=None if se is None else float(se[0]),
