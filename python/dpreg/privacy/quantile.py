@@ -283,7 +283,7 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
 
 def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
         beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
-        statistic: str = "quantile", direction: str | None = None) -> QuantileResult:
+        statistic: str = "quantile", direction: str | None = None, output: str = "stop") -> QuantileResult:
     """Unbounded private quantile of ``x`` at level ``q`` (docs/derivations/winsorized_sa.md §1).
 
     Parameters
@@ -304,6 +304,11 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         ``"down"`` (walk the negated data up from a finite ``-upper`` for any q). The privacy argument
         above does not use q (the counts are monotone whatever the level), so both directions cost
         the same; the direction only decides where the grid is fine (near its start).
+    output : ``"stop"`` (default) releases the grid point g_K where the walk stopped; ``"passed"``
+        releases g_{K-1}, the last grid point the walk passed without stopping (the start itself when
+        K = 1; the same as "stop" when the walk never stopped). Post-processing of K, so the cost is
+        the same; the interval ends of ``dp_quantile`` use it, because the rank of the passed point
+        has an exact, data-independent tail (:func:`passed_rank_tail`).
 
     Errors are raised before anything is added to the ledger; messages never quote data values.
     """
@@ -318,6 +323,8 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     if max_steps is not None and (isinstance(max_steps, bool) or int(max_steps) != max_steps
                                   or max_steps < 1):
         raise InvalidArgument("max_steps must be a positive integer")
+    if output not in ("stop", "passed"):
+        raise InvalidArgument("output must be 'stop' or 'passed'")
     if direction not in (None, "up", "down"):
         raise InvalidArgument("direction must be None, 'up' or 'down'")
     up = (q >= 0.5) if direction is None else (direction == "up")
@@ -350,11 +357,15 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
     if up:
         srt = arr.grid_counts(lower, upper, beta, max_steps, negate=False) if binned else np.sort(arr)
         val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, search(q), max_steps)
+        if output == "passed" and stopped:       # g_{K-1} < upper (K <= K_max); g_0 = lower
+            val = min(float(grid(lower, K - 1, beta)), upper)
         estimate = max(val, lower)
     else:
         srt = arr.grid_counts(-upper, -lower, beta, max_steps, negate=True) if binned else np.sort(-arr)
         val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, search(1.0 - q),
                                                      max_steps)
+        if output == "passed" and stopped:
+            val = min(float(grid(-upper, K - 1, beta)), -lower)
         estimate = min(-val, upper)
     near = bool(stopped and K <= NEAR_BOUND_STEPS)
     return QuantileResult(estimate=float(estimate), q=q, steps=int(K), stopped=bool(stopped),
@@ -410,3 +421,82 @@ def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str 
             tot += val
         out[k] = tot
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the rank of the last passed grid point (docs/derivations/quantile_search.md §5)
+# ------------------------------------------------------------------------------------------------
+def count_noise_scale(b: float) -> tuple[float, int]:
+    """(scale in counts, grid exponent s) of the integer noise that :class:`~dpreg.privacy.counts.AboveThreshold`
+    draws for the nominal scale ``b`` of both threshold and steps: ``t 2^-s`` with ``s = count_grid(b)``,
+    ``t = ceil(b 2^s (1 + 2^-40))`` (docs/derivations/quantile_search.md §2), slightly above ``b``."""
+    from .counts import count_grid
+    from .mechanisms import _MARGIN
+    s = count_grid(b)
+    t = max(int(math.ceil(math.ldexp(float(b), s) * _MARGIN)), 1)
+    return math.ldexp(float(t), -s), s
+
+
+def _difference_cdf(y: np.ndarray, scale: float, kind: str) -> np.ndarray:
+    """CDF of D = Z_step - Z_0 for two independent noises of the same scale: Laplace(scale) when both
+    are exponential (one-sided); for two Laplace noises the density is (1 + |y|/b) e^(-|y|/b) / (4 b),
+    whose tail beyond |y| is e^(-|y|/b) (2 + |y|/b) / 4."""
+    a = np.abs(y) / scale
+    if kind == "exponential":
+        tail = 0.5 * np.exp(-a)
+    elif kind == "laplace":
+        tail = 0.25 * np.exp(-a) * (2.0 + a)
+    else:
+        raise InvalidArgument("the rank tail is derived for exponential and laplace noise only")
+    return np.where(y < 0, tail, 1.0 - tail)
+
+
+def passed_rank_tail(n: int, q: float, threshold: float, b: float, kind: str = "exponential") -> float:
+    """Upper bound on the probability that an upward search with target count ``threshold`` (T = threshold
+    + Z_0) walks past a population q-quantile: ``P(Bin(n, q) + D <= threshold + 2^(1 - s))`` with
+    D = Z_step - Z_0 (docs/derivations/quantile_search.md §5). Only public inputs.
+
+    Why: let N = #{x_i <= xi_q}, at least Bin(n, q) in distribution. If the released passed point
+    g_J (J >= 1) lies above xi_q, then c_J = #{x_i < g_J} >= N, so the first grid index k* with
+    c_{k*} >= N is <= J: the walk did not stop at k*, i.e. c_{k*} + Z_{k*} <= T, hence
+    N + Z_{k*} - Z_0 <= threshold. k* is a function of the data only and the step noises are iid and
+    independent of the data and of Z_0, so Z_{k*} - Z_0 has the law of D whatever the data. The
+    integer noise is the floor of its continuous counterpart of scale ``t 2^-s`` (one unit per noise
+    at most), hence the slack 2^(1 - s). The bound is exact for data whose counts jump past N in one
+    grid step; on finer data the walk has further chances to stop early, so it is conservative there.
+    """
+    from scipy import stats as _stats
+    n = int(n)
+    scale, s = count_noise_scale(b)
+    x = float(threshold) + math.ldexp(2.0, -s)
+    sd = math.sqrt(n * q * (1.0 - q))
+    lo = max(0, int(math.floor(n * q - 12.0 * sd - 2.0)))
+    hi = min(n, int(math.ceil(n * q + 12.0 * sd + 2.0)))
+    j = np.arange(lo, hi + 1)
+    pmf = _stats.binom.pmf(j, n, q)
+    total = float(np.sum(pmf * _difference_cdf(x - j, scale, kind)))
+    # the mass outside [lo, hi], bounded above: CDF <= 1 below lo, <= its value at hi above hi
+    total += float(_stats.binom.cdf(lo - 1, n, q)) if lo > 0 else 0.0
+    total += float(_stats.binom.sf(hi, n, q)) * float(_difference_cdf(np.array([x - hi]), scale, kind)[0])
+    return min(total, 1.0)
+
+
+def passed_rank_target(n: int, q: float, b: float, alpha_end: float, kind: str = "exponential") -> float | None:
+    """The largest target count ``threshold`` with ``passed_rank_tail(n, q, threshold, b) <= alpha_end``,
+    found by bisection (the tail increases in the threshold), or None when even a target of 0 rows
+    passes the quantile too often (then no search: the interval end is the declared bound)."""
+    from scipy import optimize
+    n = int(n)
+
+    def f(t):
+        return passed_rank_tail(n, q, t, b, kind) - alpha_end
+
+    if f(0.0) > 0:
+        return None
+    hi = n * q
+    if f(hi) <= 0:     # cannot happen for alpha_end < 1/2 (the median of Bin + D is about n q); guard
+        return hi
+    t = optimize.brentq(f, 0.0, hi, xtol=1e-9, rtol=1e-12)
+    while t > 0 and f(t) > 0:
+        t -= 1e-6
+    return t if t > 0 else None

@@ -96,12 +96,20 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
-        Also release, for each q, the two ends of a confidence interval (two more searches at the
-        levels q -+ (z sqrt(q (1 - q) / n) + r / n), with r the rank error bound of the search
-        noise): the interval covers the population quantile with probability >= ``level`` (sampling
-        error by the normal approximation to the binomial rank; privacy error by a tail bound).
-        The searches share the budget equally, so the point estimate gets a third of it.
-        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}.
+        Also release, for each q, the two ends of a confidence interval (two more searches; the
+        searches share the budget equally, so the point estimate gets a third of it). With a declared
+        lower bound the lower end walks up from it and releases the last grid point it passed, with a
+        target count chosen so that it passes the population quantile with probability at most
+        (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
+        difference of two of the search's noises (no normal approximation, no union bound); the upper
+        end likewise walks down from a declared upper bound. An end whose side has no declared bound
+        is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
+        rank error (wider). The interval covers the population quantile with probability >= ``level``.
+        ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
+        an end's target count is below b log K_max (b its noise scale in rows, K_max the grid steps
+        from the bound), its walk would likely stop near the declared bound: the interval is then
+        not released ("not estimable", with the reason; ``std_error`` None) and the whole budget
+        goes to the estimate.
     level : float, default 0.95
         Confidence level of the released interval.
     beta : float, default 1.001
@@ -139,7 +147,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
-    from ..privacy.quantile import default_max_steps, k_max, noise_scales
+    from ..privacy.quantile import default_max_steps, k_max, noise_scales, passed_rank_tail, passed_rank_target
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)
@@ -165,13 +173,34 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
     # walk towards a far quantile in the other direction would stop early: its count margin is small);
     # a missing start is replaced by a released anchor (the median)
-    sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_interval else set())
-    anchored = (True in sides and not fin_lo) or (False in sides and not fin_hi)
-    B_rest = B * (1.0 - ANCHOR_SHARE) if anchored else B
-    per_q = 3 if with_interval else 1
-    B_each = B_rest / (k * per_q)
-    kw_each = {"eps": B_each} if model == "pure" else {"rho": B_each}
-    _, b_each, _, _ = noise_scales(quantile_noise=qn, **kw_each)
+    def plan(with_iv):
+        sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_iv else set())
+        anch = (True in sides and not fin_lo) or (False in sides and not fin_hi)
+        each = (B * (1.0 - ANCHOR_SHARE) if anch else B) / (k * (3 if with_iv else 1))
+        kw = {"eps": each} if model == "pure" else {"rho": each}
+        return anch, kw, noise_scales(quantile_noise=qn, **kw)[1]
+
+    anchored, kw_each, b_each = plan(with_interval)
+    withheld = None
+    if with_interval:
+        # public-facts gate (docs/validity.md, "dp_quantile"): an end that walks from a declared bound
+        # crosses the empty stretch to the data, up to K_max grid points each stopping with probability
+        # about e^(-target/b)/2; with a target below b log K_max the ends stop near the bounds in a large
+        # share of fits and the interval is about [lower, upper]: no interval is released and the whole
+        # budget goes to the estimate
+        steps_pub = k_max(lo, hi, beta, max_steps) if (fin_lo and fin_hi) else (max_steps or default_max_steps(beta))
+        targets = [passed_rank_target(n, p, b_each, (1.0 - float(level)) / 2.0, qn)
+                   for qq in qs for p, declared in ((qq, fin_lo), (1.0 - qq, fin_hi)) if declared]
+        targets = [0.0 if t is None else t for t in targets]
+        need = b_each * math.log(max(steps_pub, 1))
+        if targets and min(targets) < need:
+            withheld = (f"confidence interval of the quantile not estimable at this n and eps: the searches "
+                        f"for its ends would likely stop on their way from the declared bounds to the data "
+                        f"(target {format(min(targets), '.3g')} rows, below {format(need, '.3g')} = noise "
+                        f"scale {format(b_each, '.3g')} rows x log of {steps_pub} grid steps); a larger n, a "
+                        f"larger eps or narrower bounds give an interval. The whole budget went to the estimate")
+            with_interval = False
+            anchored, kw_each, b_each = plan(False)
 
     noise = NoiseSource(random_state)
     ledger = Ledger()
@@ -199,6 +228,30 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
                    quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 
+    end_targets = []
+
+    def end_search(p, direction, alpha_end, label):
+        """One interval end with an exact rank tail (docs/derivations/quantile_search.md §5): the lower
+        end walks up from the declared lower bound, the upper end down from the declared upper bound
+        (p = 1 - q, on the negated data), each releasing its last passed grid point, with the target
+        count chosen so that it passes the population quantile with probability <= alpha_end."""
+        tau = passed_rank_target(n, p, b_each, alpha_end, qn)
+        end_targets.append(0.0 if tau is None else tau)
+        if tau is None:            # even a target of 0 rows is not enough: the declared bound
+            return lo if direction == "up" else hi
+        # the search's threshold is level * n (up) or (1 - level) * n (down), as upq computes it
+        level_q = tau / n if direction == "up" else 1.0 - tau / n
+        thr = level_q * n if direction == "up" else (1.0 - level_q) * n
+        while passed_rank_tail(n, p, thr, b_each, qn) > alpha_end:   # float rounding of tau / n only
+            tau -= 1e-6 * max(1.0, tau)
+            level_q = tau / n if direction == "up" else 1.0 - tau / n
+            thr = level_q * n if direction == "up" else (1.0 - level_q) * n
+        if not 0.0 < level_q < 1.0:
+            return lo if direction == "up" else hi
+        return float(upq(arr, level_q, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=beta,
+                         quantile_noise=qn, max_steps=max_steps, statistic=label, direction=direction,
+                         output="passed", **kw_each).estimate)
+
     est, flags = [], []
     for qq in qs:
         r = search(qq, f"quantile({format(qq, 'g')})")
@@ -212,11 +265,20 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         r_rank = _rank_error_bound(qn, b_each, steps, alpha_p)
         conf = []
         for qq in qs:
+            # the old, union-bound construction (docs/derivations/quantile_search.md §5.4), only for an
+            # end whose own side has no declared bound to walk from
             half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
             ql, qu = qq - half, qq + half
-            # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
-            low = search(ql, f"quantile({format(qq, 'g')}) interval lower").estimate if ql > 0 else lo
-            upp = search(qu, f"quantile({format(qq, 'g')}) interval upper").estimate if qu < 1 else hi
+            name = f"quantile({format(qq, 'g')}) interval"
+            if fin_lo:
+                low = end_search(qq, "up", alpha / 2.0, f"{name} lower")
+            else:
+                # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
+                low = search(ql, f"{name} lower").estimate if ql > 0 else lo
+            if fin_hi:
+                upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper")
+            else:
+                upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
             conf.append([float(low), float(upp)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
     order = np.argsort(qs)
@@ -241,10 +303,18 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     if min(min(qs), 1 - max(qs)) * n < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
         msgs.append("budget too small for n and q: the quantile search may stop early or overshoot; "
                     "expect large error")
+    # the same rule for the interval ends (public quantities only): a target count within a few noise
+    # scales of 0 lets the walk from a loose declared bound stop before it reaches the data; the end
+    # is then at or near that bound (still valid, but the interval is much wider than needed)
+    if end_targets and min(end_targets) < s_q * (math.log(max(steps, 1)) + W.KAPPA_P):
+        msgs.append("budget too small for n: an interval end may stop early on its walk from the declared "
+                    "bound; the interval is valid but may be much wider than needed")
     if with_interval and not np.all(np.isfinite(conf)):
         msgs.append("an interval end is unbounded: n is too small for this level and budget "
                     "(declare bounds to close it)")
-    if inference and not with_interval:
+    if withheld is not None:
+        msgs.append(withheld)
+    elif inference and not with_interval:
         msgs.append("no interval for quantile_noise='gaussian' (no tail bound derived for it)")
     privacy = _statement(ledger, eps, delta, noise, model)
     _mark_large_delta(privacy, large)
@@ -264,7 +334,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
              "level": float(level) if conf is not None else None,
              "conf_int": None if conf is None else conf.tolist(),
-             "se_method": "interval" if conf is not None else None}
+             "se_method": ("interval" if conf is not None else
+                           "not estimable (budget too small for the interval ends)" if withheld else None)}
     _emit(msgs)
     if scalar:
         return DPEstimate(estimate=float(est_arr[0]), std_error=None if se is None else float(se[0]),
