@@ -386,6 +386,26 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 "standard errors not estimable at this n and eps: BoostedAdaSSP did not converge (more "
                 f"than half of its shrinkage towards 0 remains, {r_norm:.2f}); a larger n or eps, or "
                 "method='adassp', gives intervals")
+        unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
+        if unreliable:
+            # issue 12: a private range from a search this coarse (quantile level above RELIABLE_Q, or a
+            # grid chosen against premature stops) clamps the data by an unknown amount: the intervals
+            # covered 0.88-0.92 of the population coefficient even after the margin rule, and 0.72-0.82
+            # before it. Say so instead (a public decision: a function of n and eps only)
+            cols = ", ".join(repr(v) for v in unreliable[:8]) + (" ..." if len(unreliable) > 8 else "")
+            why = (f"the private ranges of {cols} come from a range search that is too coarse at this n and "
+                   "eps, so the data are clamped by an unknown amount")
+            rel.vcov = None
+            rel.vcov_privacy = None
+            rel.ci = rel.ci_draws = None
+            rel.inference_note = (f"standard errors not estimable at this n and eps: {why}; declare bounds= "
+                                  "for these columns (outcome included), or raise eps or bounds_share")
+            if rel.sigma is not None or rel.r_squared is not None or "sigma_not_estimable" not in facts:
+                rel.sigma = rel.r_squared = rel.adj_r_squared = None
+                facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
+                    f"not estimable at this n and eps: {why}")
+            facts.pop("sigma_interval", None)
+            facts.pop("r_squared_interval", None)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
