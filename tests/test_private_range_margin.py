@@ -153,3 +153,24 @@ def test_adassp_private_range_intervals_cover_the_population_coefficient():
         ci = fit.conf_int().to_numpy(float)
         cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
     assert abs(np.mean(cover) - 0.95) < 0.045
+
+
+def test_tied_ends_far_from_zero_stay_a_proper_interval(monkeypatch):
+    # an overshooting upper search can release an end far outside the data (e.g. 2e62 on a coarse grid)
+    # and the lower search, started there, the same value: the released range must still be an interval
+    # (before: lo == hi == 2e62 and the fit failed with "degenerate" range)
+    class R:          # stands in for upq's QuantileResult (only .estimate and .to_dict are read)
+        def __init__(self, v):
+            self.estimate = v
+
+        def to_dict(self):
+            return {"estimate": self.estimate}
+
+    for big in (2.056880696651483e+62, 1.7e308):
+        monkeypatch.setattr(pb, "_upq_quiet", lambda *a, big=big, **k: R(big))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+            out, _, _ = pb.private_ranges({"x": np.zeros(1000)}, missing={"x": (None, None)}, eps_total=1.0,
+                                          noise=NoiseSource(1), ledger=Ledger())
+        lo, hi = out["x"]
+        assert math.isfinite(lo) and math.isfinite(hi) and lo < hi

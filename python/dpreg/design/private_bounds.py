@@ -431,7 +431,13 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         if lo is None and domain.get(col) == "nonnegative":
             lo_est = max(lo_est, 0.0)
         if not lo_est < hi_est:      # possible only by post-processing ties; keep a proper interval
-            hi_est = lo_est + (beta_col - 1.0)
+            # one grid step relative to the end's size (a tie far from 0 after an overshoot, e.g. at
+            # 2e62, stayed degenerate with an absolute step of beta - 1 and the fit failed), saturated
+            with np.errstate(over="ignore"):
+                step = (beta_col - 1.0) * max(1.0, abs(float(lo_est)))
+                hi_est = min(float(lo_est) + step, float(np.finfo(float).max))
+            if not lo_est < hi_est:
+                lo_est = float(np.nextafter(hi_est, -np.inf))
         q_col = q_lo if lo is None else 1.0 - q_hi
         col_info["unreliable"] = range_unreliable(q_col, beta_col)
         if margin:
