@@ -174,3 +174,68 @@ def test_tied_ends_far_from_zero_stay_a_proper_interval(monkeypatch):
                                           noise=NoiseSource(1), ledger=Ledger())
         lo, hi = out["x"]
         assert math.isfinite(lo) and math.isfinite(hi) and lo < hi
+
+
+def _spd(rng, d, eigs):
+    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    return (Q * np.asarray(eigs, float)) @ Q.T
+
+
+def test_curvature_allowance_reduces_to_first_order_without_gram_noise():
+    # sigma1 = 0: no allowance, exactly sigma^2 S^-1 + V_priv (the first-order covariance)
+    from dpreg.inference import ssp as inf
+    rng = np.random.default_rng(1)
+    S = _spd(rng, 4, [50.0, 20.0, 5.0, 1.0])
+    B = rng.standard_normal((4, 4))
+    V_priv = B @ B.T * 1e-3
+    V = inf.curvature_allowance_vcov(S, V_priv, 0.7, 0.0)
+    assert np.allclose(V, 0.7 * np.linalg.inv(S) + V_priv, rtol=1e-10, atol=1e-14)
+
+
+def test_curvature_allowance_only_widens_and_spares_strong_directions():
+    # eigenvalues 1e6 (>> sigma1 = 1) are lowered by one part in 1e6; one at 3 sigma1 becomes 2 sigma1,
+    # so the sampling variance along it grows by exactly 3/2; the floor (s_v = sigma1) is kept
+    from dpreg.inference import ssp as inf
+    rng = np.random.default_rng(2)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    eig = np.array([1e6, 3.0, 1.0])
+    S = (Q * eig) @ Q.T
+    V0 = inf.curvature_allowance_vcov(S, np.zeros((3, 3)), 1.0, 0.0)
+    V1 = inf.curvature_allowance_vcov(S, np.zeros((3, 3)), 1.0, 1.0)
+    along = [float(Q[:, k] @ V1 @ Q[:, k]) / float(Q[:, k] @ V0 @ Q[:, k]) for k in range(3)]
+    assert along[0] == pytest.approx(1e6 / (1e6 - 1.0), rel=1e-9)
+    assert along[1] == pytest.approx(1.5, rel=1e-9) and along[2] == pytest.approx(1.0, rel=1e-9)
+    assert np.linalg.eigvalsh(V1 - V0).min() >= -1e-12          # never narrower
+
+
+def test_curvature_allowance_only_with_private_ranges():
+    # declared ranges keep the first-order covariance (their behaviour is unchanged by this change)
+    df = uniform_design(3000, 21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+        fp = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=3)
+        fd = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=3,
+                         bounds={"x1": (-1, 1), "x2": (-1, 1), "x3": (-1, 1), "y": (-10, 12)})
+    assert fp.facts.get("curvature_allowance") == 1.0
+    assert "curvature_allowance" not in fd.facts
+
+
+@pytest.mark.slow
+def test_adassp_private_range_intervals_cover_with_correlated_predictors():
+    # the correlated design of benchmarks/bench_validity.py (corr 0.8 / 0.64), n = 3000, eps = 1, 100
+    # fits: 0.907 before the curvature allowance (200 replicates). Tolerance as in the uniform test above
+    rng = np.random.default_rng(77)
+    r = 0.8
+    L = np.linalg.cholesky(np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]]))
+    beta = np.array([1.0, 2.0, -1.0, 0.5])
+    cover = []
+    for rep in range(100):
+        x = rng.standard_normal((3000, 3)) @ L.T
+        y = 1 + x @ beta[1:] + rng.standard_normal(3000)
+        df = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=rep + 1)
+        ci = fit.conf_int().to_numpy(float)
+        cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
+    assert abs(np.mean(cover) - 0.95) < 0.045
