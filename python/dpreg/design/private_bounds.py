@@ -68,7 +68,7 @@ The released ends sit about ``q = m/n`` rows in from each end of the data (``q``
 n eps is small: 16% per end at n = 3000, eps = 1 with the default budget share and four numeric
 columns). Clamping the outcome there shrinks every slope (measured: -13% to -18% in the uniform
 design of ``benchmarks/bench_validity.py``), so an interval built on the clamped data misses the
-population coefficient a statistician compares with (coverage 0.62-0.75). Each estimated end is
+population coefficient a statistician compares with (coverage 0.50-0.89). Each estimated end is
 therefore moved outward by ``w(q, p) (hi - lo)`` with
 
     w(q, p) = max(0, (z_p - z_q) / (2 z_q)),     z_a = Phi^{-1}(1 - a)
@@ -80,7 +80,7 @@ searches is unchanged. The tail share: ``p = OUTCOME_TAIL`` (1e-3) for the outco
 biases the slopes, and ``p = PREDICTOR_TAIL`` (0.05) for predictors, where a wide range costs noise
 in the released Gram matrix (its sensitivity grows with the square of the range) and mild clamping
 of a predictor biases little (measured: uniform design, n = 3000, eps = 1: 0.4% of x clamped, bias
-below 0.5% of the slope; with p = 1e-3 for predictors too the intervals were 1.4x wider for nothing).
+below 0.5% of the slope; with p = 1e-3 for predictors too the intervals were 2x wider for nothing).
 The normal shape is an assumption about the tails: data with heavier tails than the normal are still
 clamped more (declare bounds= for them). With q small (large n eps) the margin vanishes: at
 q <= 0.05 (predictors) it is 0, and for the outcome at q = 0.012 it widens the range by 37%.
