@@ -419,7 +419,8 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
-                                                noise=noise, ledger=ledger, domain=doms, n_public=n_public)
+                                                noise=noise, ledger=ledger, domain=doms, n_public=n_public,
+                                                outcome={c.outcome_var})
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
@@ -428,6 +429,8 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
             raise DesignError(str(exc)) from None
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
+            if _info.get(v, {}).get("unreliable") and v not in c.schema.unreliable_ranges:
+                c.schema.unreliable_ranges.append(v)
         del search_vals             # its columns read the copies below: release them with the copies
     return num_vars, values, ranges, sources
 

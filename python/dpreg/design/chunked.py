@@ -467,7 +467,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         raise DesignError("data has no rows or no columns")
 
     full = {v: b for v, b in decl.items()}
-    estimated = []
+    estimated, unreliable = [], []
     if missing and need_bounds:
         from .private_bounds import private_ranges
         # one pass of binned counts per search (quantile.BinnedColumn; on Spark each partition's
@@ -476,7 +476,8 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         vals = {v: binned_column(source, v, n) for v in missing}
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
-                                                ledger=ledger, domain=doms, n_public=n_public)
+                                                ledger=ledger, domain=doms, n_public=n_public,
+                                                outcome=set(parsed.outcome_vars))
         except ValueError as exc:
             if isinstance(exc, DPRegError):
                 raise
@@ -485,6 +486,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         for v, r in est.items():
             full[v] = r
             estimated.append(v)
+        unreliable = [v for v in est if _info.get(v, {}).get("unreliable")]
 
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always")
@@ -497,6 +499,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
     public.n = n
     for v in estimated:
         public.schema.variables[v].bounds_source = "estimated"
+    public.schema.unreliable_ranges = list(unreliable)
     d = len(public.terms)
     if n <= d:
         raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "

@@ -34,6 +34,10 @@ class Schema:
     variables: dict[str, VariableSchema] = field(default_factory=dict)
     outcome: str | None = None                 # name of the outcome variable (raw column)
     leaks: list[str] = field(default_factory=list)   # texts of PrivacyLeakWarnings raised
+    # issue 12: columns whose private range search was too coarse for its release to be widened by the
+    # margin rule (design/private_bounds.py; a public function of n and eps): intervals for population
+    # coefficients are withheld when one of them is used
+    unreliable_ranges: list[str] = field(default_factory=list)
     private: bool = True                       # False when bounds="data" (exploration only)
 
     def to_dict(self) -> dict:

@@ -108,6 +108,12 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     return restore_columns(rel, keep, design)
 
 
+def _private_ranges(design) -> bool:
+    """Some numeric range of the fit was estimated privately (public: the schema says so)."""
+    return any(v.kind == "numeric" and v.bounds_source == "estimated"
+               for v in design.public.schema.variables.values())
+
+
 def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, rule, n_public=None):
     """Issue 12: factor dummy columns whose released Gram diagonal does not show any rows (a declared
     level with no rows, or too few for this n and eps) are left out of the fit and reported as not
@@ -272,6 +278,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     coef = M @ theta + m
                     rel.coef = coef
                     facts["ridge_debiased"] = True
+            if values["ci"] == "analytic" and _private_ranges(design) and (state["lam"] == 0 or W is not None):
+                # issue 12: with private ranges the predictors' ranges are wider than the data (margin
+                # rule) and the released Gram's weak directions sit within a few sigma1 of its noise:
+                # the first-order covariance covered 0.91 (correlated design); an allowance of one sigma1
+                # per eigenvalue brings it to 0.95-0.96 (uniform unchanged). Declared ranges keep the
+                # first-order covariance (there it over-covered to 0.99 at n = 3000, eps = 4)
+                V = inf.curvature_allowance_vcov(S, V_priv, sigma2_hat, state["sigma_gram"])
+                facts["curvature_allowance"] = inf.CURVATURE_ALLOWANCE_SDS
         se_scaled = np.sqrt(np.diag(V))
         sigma_hat_scaled = math.sqrt(sigma2_hat)
         n_pub = bundle["n_pub"]
@@ -386,6 +400,26 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 "standard errors not estimable at this n and eps: BoostedAdaSSP did not converge (more "
                 f"than half of its shrinkage towards 0 remains, {r_norm:.2f}); a larger n or eps, or "
                 "method='adassp', gives intervals")
+        unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
+        if unreliable:
+            # issue 12: a private range from a search this coarse (quantile level above RELIABLE_Q, or a
+            # grid chosen against premature stops) clamps the data by an unknown amount: the intervals
+            # covered 0.88-0.92 of the population coefficient even after the margin rule, and 0.72-0.82
+            # before it. Say so instead (a public decision: a function of n and eps only)
+            cols = ", ".join(repr(v) for v in unreliable[:8]) + (" ..." if len(unreliable) > 8 else "")
+            why = (f"the private ranges of {cols} come from a range search that is too coarse at this n and "
+                   "eps, so the data are clamped by an unknown amount")
+            rel.vcov = None
+            rel.vcov_privacy = None
+            rel.ci = rel.ci_draws = None
+            rel.inference_note = (f"standard errors not estimable at this n and eps: {why}; declare bounds= "
+                                  "for these columns (outcome included), or raise eps or bounds_share")
+            if rel.sigma is not None or rel.r_squared is not None or "sigma_not_estimable" not in facts:
+                rel.sigma = rel.r_squared = rel.adj_r_squared = None
+                facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
+                    f"not estimable at this n and eps: {why}")
+            facts.pop("sigma_interval", None)
+            facts.pop("r_squared_interval", None)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:

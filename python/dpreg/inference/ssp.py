@@ -497,6 +497,34 @@ def analytic_vcov_boosted(S, V_priv, sigma2_hat: float) -> np.ndarray:
     return (V + V.T) / 2.0
 
 
+#: AdaSSP with private ranges: each eigenvalue of the released S is lowered by this many sigma1 in the
+#: covariance (floored at min(s_v, sigma1)); see curvature_allowance_vcov
+CURVATURE_ALLOWANCE_SDS = 1.0
+
+
+def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
+                             c: float = CURVATURE_ALLOWANCE_SDS) -> np.ndarray:
+    """Total covariance of the de-shrunk AdaSSP estimate theta = S^-1 b_hat with an allowance for the
+    Gram noise in S itself (issue 12, private ranges).
+
+    The first-order covariance sigma^2 S^-1 + S^-1 U S^-1 (``V_priv = S^-1 U S^-1``) treats the released
+    S as X^T X. In a direction v whose eigenvalue s_v = a_v + sigma1 Z is within a few sigma1 of the
+    noise, S^-1 is as noisy as the error it scales, and a draw with s_v above a_v gives both a small
+    error bound and the interval that misses (correlated predictors with private ranges: 0.91 instead of
+    0.95). Here s_v is replaced by ``max(s_v - c sigma1, min(s_v, sigma1))``: a one-sided allowance of
+    c sigma1 for the noise of the eigenvalue (v'Ev ~ N(0, sigma1^2) for a fixed unit v, as in
+    ``CURVATURE_NOISE_SDS``), never below the PD projection's floor. Directions with s_v >> sigma1 are
+    unchanged. Post-processing of released values only."""
+    S = np.asarray(S, float)
+    w, Q = np.linalg.eigh((S + S.T) / 2.0)
+    wr = np.maximum(w - c * float(sigma_gram), np.minimum(w, float(sigma_gram)))
+    wr = np.maximum(wr, 1e-300)
+    U = S @ np.asarray(V_priv, float) @ S
+    Sr_inv = (Q / wr) @ Q.T
+    V = sigma2_hat * Sr_inv + Sr_inv @ U @ Sr_inv
+    return (V + V.T) / 2.0
+
+
 def to_original(M, V) -> np.ndarray:
     W = M @ V @ M.T
     return (W + W.T) / 2.0
