@@ -9,7 +9,8 @@ import numpy as np
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
-from ._dpgd_core import INFERENCE_NOTE, clipped_gradient_sum, public_scaling
+from . import _ssp
+from ._dpgd_core import clipped_gradient_sum, public_scaling
 from .dpgd_logistic import _pd_floor
 
 # --------------------------------------------------------------------------------------------------
@@ -37,6 +38,12 @@ PRECOND_C = 1.0
 #: (eps = 1) and 1.85 -> 1.60 (eps = 8), Wage 1.39 -> 1.30 and 1.07 -> 1.05, Credit 17.5 -> 16.8 and
 #: 6.4 -> 7.0; on diamonds, Bikeshare and the synthetic design within 3% either way (3 seeds)
 PRECOND_AVERAGE = 0.5
+#: share of mu^2 for the residual moments of the estimate when inference is on (issue 13; AdaSSP's
+#: inference_share): about 5% more noise s.d. on the Gram and gradient releases
+PRECOND_INFERENCE_SHARE = 0.10
+#: how many r.m.s. Gram-noise norms are taken off the released Gram for the lower bound on X'X of
+#: the covariance (inference/dpgd.py, curvature_lower_bound)
+PRECOND_CURVATURE_Z = 1.0
 
 
 def _precond_applicable(public, options):
@@ -91,13 +98,32 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     T, C = tun["T"][0], tun["C"][0]
     mu = mu_from_eps_delta(spec.eps, spec.delta)
     sens = precond_sensitivities(spec.neighbours, C)
-    shares = PRECOND_SHARES
+    inference = bool(getattr(spec, "inference", True))
+    # issue 13: with inference, a share of mu^2 releases the residual moments of the estimate (the
+    # bundle of AdaSSP), the rest is split between Gram and gradients as without inference
+    inf_share = PRECOND_INFERENCE_SHARE if inference else 0.0
+    shares = {k: v * (1.0 - inf_share) for k, v in PRECOND_SHARES.items()}
+    if inference:
+        shares["inference"] = inf_share
     mu_g = mu * math.sqrt(shares["gram"])
     G = gaussian_mechanism(X.T @ X, sensitivity=sens["gram"], mu=mu_g, noise=noise, ledger=ledger,
                            statistic="XtX (scaled design)", share=shares["gram"], symmetric_matrix=True)
     sigma_G = sens["gram"] / mu_g
+    keep = None
+    if inference:
+        # a factor level whose released count shows no rows (a declared level never observed) has no
+        # estimable coefficient: its column is left out and reported as NA (post-processing of G, the
+        # rule of AdaSSP, issue 12); the remaining rows keep norm <= 1, so every sensitivity holds
+        drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
+                                          n=n if spec.neighbours == "replace_one" else None,
+                                          dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
+        if drop:
+            sd, G, keep = _ssp.reduce_design(sd, G, drop)
+            X, y = sd.X, np.asarray(sd.y, dtype=float)
+            n, d = X.shape
     lam = 2.0 * math.sqrt(d) * sigma_G
-    K = np.linalg.inv(_pd_floor(G, 0.0) + lam * np.eye(d))
+    G0 = _pd_floor(G, 0.0)
+    K = np.linalg.inv(G0 + lam * np.eye(d))
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
     theta = np.zeros(d)
@@ -123,5 +149,71 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                         "estimated) ranges, rows divided by the norm budget; coefficients mapped back exactly"}
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
-    return Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None, inference_note=INFERENCE_NOTE,
-                   tuning=tun, facts=facts, warnings=[], link="identity")
+    if not inference:
+        return Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
+                       inference_note="inference not requested (inference=False); the whole budget went to "
+                                      "the estimate",
+                       tuning=tun, facts=facts, warnings=[], link="identity")
+    rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
+    _attach_inference(rel, sd, X, y, theta, G, G0, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
+                      mu=mu, share=inf_share, spec=spec, noise=noise, ledger=ledger)
+    if keep is not None:
+        from .adassp import restore_columns
+        rel = restore_columns(rel, keep, design)
+    return rel
+
+
+def _attach_inference(rel, sd, X, y, theta, G, G0, K, *, sigma_G, sigma_grad, T, k, mu, share, spec, noise,
+                      ledger):
+    """Noise-aware covariance of the averaged iterate (docs/derivations/dpgd.md): the residual moments
+    of theta_bar are released (AdaSSP's bundle, ``share`` of mu^2), then everything is post-processing
+    of the released G, the gradients' public noise scale and that bundle."""
+    from ..inference import dpgd as inf_gd
+    from ..inference import ssp as inf
+
+    d = theta.size
+    bundle = _ssp.release_bundle(X, y, theta, mu_inf=mu * math.sqrt(share), neighbours=spec.neighbours,
+                                 r_squared=False, noise=noise, ledger=ledger, share_of=mu)
+    S = _ssp.pd_project(G, sigma_G)             # X'X for the sampling part (floored as in AdaSSP)
+    # the contraction with a LOWER bound on X'X (Weyl: X'X >= G - ||E|| I): where the released Gram does
+    # not resolve a direction's curvature the iteration may not have moved along it at all; the lower
+    # bound gives the larger contraction, so the larger remaining bias and the longer noise memory
+    H_lo = inf_gd.curvature_lower_bound(G, inf_gd.gram_noise_scale(sigma_G, d, PRECOND_CURVATURE_Z))
+    A = inf_gd.plugin_contraction(K, H_lo)
+    P, _ = inf_gd.averaging_maps(A, T, k)
+    V_noise = inf_gd.noise_covariance(K, A, sigma_grad, T, k)
+    W = inf_gd.debias_map(P)
+    facts = rel.facts
+    facts["remaining_contraction"] = float(np.linalg.norm(P, 2))
+    bias_scaled = None if W is None else inf_gd.bias_bound(P, W, theta, V_noise)
+    res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_noise,
+                                            bias=None if W is None else (theta - W @ theta),
+                                            sigma_gram=sigma_G)
+    sigma2 = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
+    V = inf_gd.sampling_covariance(P, S, sigma2) + V_noise
+    M = sd.M
+    n_pub = bundle["n_pub"]
+    rel.df_resid = float(n_pub - d)
+    if W is None:
+        rel.vcov = np.full((d, d), np.nan)
+        rel.vcov_privacy = np.full((d, d), np.nan)
+        rel.inference_note = (
+            "standard errors not estimable at this n and eps: after the gradient steps the estimate still "
+            f"holds {facts['remaining_contraction']:.0%} of its starting point in some direction (the released "
+            "Gram matrix is dominated by its noise there), a bias that cannot be bounded from the releases")
+    else:
+        V_orig = inf.to_original(M, V)
+        rel.vcov, widen = inf.widen_for_bias(V_orig, np.abs(M) @ bias_scaled, 0.95)
+        rel.vcov_privacy = inf.to_original(M, V_noise)
+        facts["bias_aware_widening"] = [float(x) for x in widen]
+        rel.inference_note = None
+    sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
+    facts.update(sigma_interval=sig_ci, sigma_estimable=res_var["estimable"], n_public=float(n_pub),
+                 privacy_excess=res_var["excess"])
+    if res_var["estimable"]:
+        rel.sigma = float(sd.h_y * math.sqrt(res_var["sigma2"]))
+    else:
+        facts["sigma_not_estimable"] = ("not estimable at this n and eps: the privacy noise in the residual "
+                                        "sum of squares is too large relative to it")
+    if "n_hat" in bundle:
+        facts["n_hat"] = bundle["n_hat"]
