@@ -88,7 +88,11 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     crawls (7-20 x OLS test MSE on real data in 100 steps); the released Gram corrects that in a few
     steps. Without clipping the fixed point is least squares on the scaled problem; with clipping it is
     the root of the clipped-gradient equation (a Huber-like M-estimator), so the estimate is not a
-    function of the released X'y as in sufficient-statistics perturbation (AdaSSP)."""
+    function of the released X'y as in sufficient-statistics perturbation (AdaSSP).
+
+    With inference (spec.inference, the default) PRECOND_INFERENCE_SHARE of mu^2 releases the residual
+    moments at the estimate and the covariance of docs/derivations/dpgd.md is attached
+    (:func:`_attach_inference`); factor levels whose released count shows no rows are left out (NA)."""
     from ..design.scaling import scale_design
     from ..privacy.accounting import mu_from_eps_delta
 
