@@ -139,8 +139,13 @@ def test_noise_dominated_fit_says_not_estimable():
     (~ n / 9 / 3 ~ 11), so the lower bound on X'X is 0, no contraction can be certified: the standard
     errors are withheld with the reason."""
     f = _fit(n=300, eps=0.5)
-    assert not f.has_inference or np.all(~np.isfinite(f.std_errors.to_numpy()))
+    assert not f.has_inference and np.all(~np.isfinite(f.std_errors.to_numpy()))
     assert "not estimable" in (f.inference_note or "")
+    # decided from the released Gram before the gradient steps: no residual moments released, their
+    # share went to the gradients, and the releases still compose to exactly the fit's mu
+    led = f.privacy.ledger
+    assert len(led) == 1 + f.facts["T"] and "inference" not in f.facts["shares"]
+    assert sum(r["mu"] ** 2 for r in led) == pytest.approx(mu_from_eps_delta(0.5, 1e-6) ** 2, rel=1e-9)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import numpy as np
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
+from ..inference import dpgd as _inf_gd
 from . import _ssp
 from ._dpgd_core import clipped_gradient_sum, public_scaling
 from .dpgd_logistic import _pd_floor
@@ -128,6 +129,17 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     lam = 2.0 * math.sqrt(d) * sigma_G
     G0 = _pd_floor(G, 0.0)
     K = np.linalg.inv(G0 + lam * np.eye(d))
+    k = max(1, int(round(PRECOND_AVERAGE * T)))
+    not_estimable = None
+    if inference:
+        # whether the covariance can be certified depends on the released G alone (the contraction
+        # with a lower bound on X'X, docs/derivations/dpgd.md §4), so it is decided before the
+        # gradient steps: where it cannot, no budget is spent on the residual moments and their share
+        # goes to the gradients (the split is a function of an earlier release: adaptive composition)
+        remaining = _certified_remaining(G, K, sigma_G, T, k)
+        if remaining > _inf_gd.MAX_REMAINING:
+            not_estimable = remaining
+            shares["gradient"] += shares.pop("inference")
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
     theta = np.zeros(d)
@@ -139,7 +151,6 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                                    share=shares["gradient"] / T)
         theta = theta - K @ g_hat
         iterates.append(theta)
-    k = max(1, int(round(PRECOND_AVERAGE * T)))
     theta = np.mean(iterates[-k:], axis=0)      # the estimate: the mean of the last k iterates
     beta = sd.M @ theta + sd.m
     facts = {"description": "DP gradient descent preconditioned by a released X'X, per-sample gradient "
@@ -158,16 +169,42 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                        inference_note="inference not requested (inference=False); the whole budget went to "
                                       "the estimate",
                        tuning=tun, facts=facts, warnings=[], link="identity")
-    rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
-    _attach_inference(rel, sd, X, y, theta, G, G0, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
-                      mu=mu, share=inf_share, spec=spec, noise=noise, ledger=ledger)
+    if not_estimable is not None:
+        facts["remaining_contraction"] = float(not_estimable)
+        rel = Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
+                      inference_note=NOT_ESTIMABLE_NOTE.format(share=not_estimable),
+                      tuning=tun, facts=facts, warnings=[], link="identity")
+    else:
+        rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
+        _attach_inference(rel, sd, X, y, theta, G, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
+                          mu=mu, share=inf_share, spec=spec, noise=noise, ledger=ledger)
     if keep is not None:
         from .adassp import restore_columns
         rel = restore_columns(rel, keep, design)
     return rel
 
 
-def _attach_inference(rel, sd, X, y, theta, G, G0, K, *, sigma_G, sigma_grad, T, k, mu, share, spec, noise,
+NOT_ESTIMABLE_NOTE = (
+    "standard errors not estimable at this n and eps: the released Gram matrix does not resolve the "
+    "curvature of every direction, so the gradient steps may have left up to {share:.0%} of the "
+    "coefficients' starting point (0) in some direction, a bias that no release bounds; no budget was "
+    "spent on inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
+
+
+def _contraction(G, K, sigma_G):
+    """A = I - K H_lo with the lower bound H_lo on X'X (docs/derivations/dpgd.md §3). Released G only."""
+    d = K.shape[0]
+    H_lo = _inf_gd.curvature_lower_bound(G, _inf_gd.gram_noise_scale(sigma_G, d, PRECOND_CURVATURE_Z))
+    return _inf_gd.plugin_contraction(K, H_lo)
+
+
+def _certified_remaining(G, K, sigma_G, T, k):
+    """||P||_2: the share of the starting point the averaged iterate may still hold (released G only)."""
+    P, _ = _inf_gd.averaging_maps(_contraction(G, K, sigma_G), T, k)
+    return float(np.linalg.norm(P, 2))
+
+
+def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, mu, share, spec, noise,
                       ledger):
     """Noise-aware covariance of the averaged iterate (docs/derivations/dpgd.md): the residual moments
     of theta_bar are released (AdaSSP's bundle, ``share`` of mu^2), then everything is post-processing
@@ -182,8 +219,7 @@ def _attach_inference(rel, sd, X, y, theta, G, G0, K, *, sigma_G, sigma_grad, T,
     # the contraction with a LOWER bound on X'X (Weyl: X'X >= G - ||E|| I): where the released Gram does
     # not resolve a direction's curvature the iteration may not have moved along it at all; the lower
     # bound gives the larger contraction, so the larger remaining bias and the longer noise memory
-    H_lo = inf_gd.curvature_lower_bound(G, inf_gd.gram_noise_scale(sigma_G, d, PRECOND_CURVATURE_Z))
-    A = inf_gd.plugin_contraction(K, H_lo)
+    A = _contraction(G, K, sigma_G)
     P, _ = inf_gd.averaging_maps(A, T, k)
     V_noise = inf_gd.noise_covariance(K, A, sigma_grad, T, k)
     W = inf_gd.debias_map(P)
@@ -198,13 +234,10 @@ def _attach_inference(rel, sd, X, y, theta, G, G0, K, *, sigma_G, sigma_grad, T,
     M = sd.M
     n_pub = bundle["n_pub"]
     rel.df_resid = float(n_pub - d)
-    if W is None:
+    if W is None:     # not reached: the caller checked ||P|| <= MAX_REMAINING before spending budget
         rel.vcov = np.full((d, d), np.nan)
         rel.vcov_privacy = np.full((d, d), np.nan)
-        rel.inference_note = (
-            "standard errors not estimable at this n and eps: after the gradient steps the estimate still "
-            f"holds {facts['remaining_contraction']:.0%} of its starting point in some direction (the released "
-            "Gram matrix is dominated by its noise there), a bias that cannot be bounded from the releases")
+        rel.inference_note = NOT_ESTIMABLE_NOTE.format(share=facts["remaining_contraction"])
     else:
         V_orig = inf.to_original(M, V)
         rel.vcov, widen = inf.widen_for_bias(V_orig, np.abs(M) @ bias_scaled, 0.95)

@@ -61,7 +61,12 @@ def plugin_contraction(K, S) -> np.ndarray:
     return np.eye(K.shape[0]) - K @ np.asarray(S, float)
 
 
-def debias_map(P, max_norm: float = 0.8):
+#: largest ||P||_2 (share of the starting point left in the averaged iterate) for which the bias is
+#: estimated and bounded (debias_map); above it the standard errors are not estimable
+MAX_REMAINING = 0.8
+
+
+def debias_map(P, max_norm: float = MAX_REMAINING):
     """W = (I - P)^-1 (E theta_bar = (I - P) theta*, so W theta_bar estimates theta*), or None when
     ||P||_2 > max_norm: there the map would amplify the noise more than 5x and the plug-in P (built
     from the released Gram matrix) is too uncertain to be inverted."""
