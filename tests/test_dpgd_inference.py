@@ -10,7 +10,7 @@ import pytest
 import dpreg
 from dpreg.estimators import _ssp
 from dpreg.inference import dpgd as inf_gd
-from dpreg.privacy.accounting import compose_ledger, mu_from_eps_delta
+from dpreg.privacy.accounting import mu_from_eps_delta
 
 
 def _problem(d=3, seed=0):

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
+from ..inference import dpgd as _inf_gd
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
-from ..inference import dpgd as _inf_gd
 from . import _ssp
 from ._dpgd_core import clipped_gradient_sum, public_scaling
 from .dpgd_logistic import _pd_floor
@@ -115,6 +115,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                            statistic="XtX (scaled design)", share=shares["gram"], symmetric_matrix=True)
     sigma_G = sens["gram"] / mu_g
     keep = None
+    full = (sd, G, X, y, n, d)
     if inference:
         # a factor level whose released count shows no rows (a declared level never observed) has no
         # estimable coefficient: its column is left out and reported as NA (post-processing of G, the
@@ -126,20 +127,21 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
             sd, G, keep = _ssp.reduce_design(sd, G, drop)
             X, y = sd.X, np.asarray(sd.y, dtype=float)
             n, d = X.shape
-    lam = 2.0 * math.sqrt(d) * sigma_G
-    G0 = _pd_floor(G, 0.0)
-    K = np.linalg.inv(G0 + lam * np.eye(d))
     k = max(1, int(round(PRECOND_AVERAGE * T)))
     not_estimable = None
     if inference:
         # whether the covariance can be certified depends on the released G alone (the contraction
         # with a lower bound on X'X, docs/derivations/dpgd.md §4), so it is decided before the
         # gradient steps: where it cannot, no budget is spent on the residual moments and their share
-        # goes to the gradients (the split is a function of an earlier release: adaptive composition)
-        remaining = _certified_remaining(G, K, sigma_G, T, k)
+        # goes to the gradients (the split is a function of an earlier release: adaptive composition),
+        # and the fit is the one without inference (all columns kept)
+        remaining = _certified_remaining(G, _preconditioner(G, sigma_G), sigma_G, T, k)
         if remaining > _inf_gd.MAX_REMAINING:
             not_estimable = remaining
             shares["gradient"] += shares.pop("inference")
+            (sd, G, X, y, n, d), keep = full, None
+    lam = 2.0 * math.sqrt(d) * sigma_G
+    K = _preconditioner(G, sigma_G)
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
     theta = np.zeros(d)
@@ -189,6 +191,12 @@ NOT_ESTIMABLE_NOTE = (
     "curvature of every direction, so the gradient steps may have left up to {share:.0%} of the "
     "coefficients' starting point (0) in some direction, a bias that no release bounds; no budget was "
     "spent on inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
+
+
+def _preconditioner(G, sigma_G):
+    """K = (G_0 + lam I)^-1, G_0 the released G with negative eigenvalues set to 0, lam = 2 sqrt(d) sigma_G."""
+    d = G.shape[0]
+    return np.linalg.inv(_pd_floor(G, 0.0) + 2.0 * math.sqrt(d) * sigma_G * np.eye(d))
 
 
 def _contraction(G, K, sigma_G):
