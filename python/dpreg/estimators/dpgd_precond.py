@@ -238,7 +238,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
                                             bias=None if W is None else (theta - W @ theta),
                                             sigma_gram=sigma_G)
     sigma2 = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
-    V = inf_gd.sampling_covariance(P, S, sigma2) + V_noise
+    V = inf_gd.sampling_covariance(None, S, sigma2) + V_noise     # sigma^2 S^-1 (conservative, see there)
     M = sd.M
     n_pub = bundle["n_pub"]
     rel.df_resid = float(n_pub - d)

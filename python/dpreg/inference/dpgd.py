@@ -79,10 +79,12 @@ def debias_map(P, max_norm: float = MAX_REMAINING):
 
 def sampling_covariance(P, S, sigma2: float) -> np.ndarray:
     """(I - P) sigma^2 S^-1 (I - P)^T: the sampling covariance of theta* = OLS (sigma^2 H^-1, with the
-    released, floored S for H) carried into theta_bar, which holds (I - P) theta*."""
-    P = np.asarray(P, float)
-    d = P.shape[0]
-    IP = np.eye(d) - P
+    released, floored S for H) carried into theta_bar, which holds (I - P) theta*. ``P=None`` gives
+    sigma^2 S^-1 (the estimator uses that: its P comes from a lower bound on the curvature, the larger
+    contraction, and (I - P) with it would understate the sampling part)."""
+    S = _sym(S)
+    d = S.shape[0]
+    IP = np.eye(d) - (np.zeros((d, d)) if P is None else np.asarray(P, float))
     Sinv = np.linalg.inv(_sym(S))
     return _sym(float(sigma2) * IP @ Sinv @ IP.T)
 
