@@ -224,9 +224,11 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     bundle = _ssp.release_bundle(X, y, theta, mu_inf=mu * math.sqrt(share), neighbours=spec.neighbours,
                                  r_squared=False, noise=noise, ledger=ledger, share_of=mu)
     S = _ssp.pd_project(G, sigma_G)             # X'X for the sampling part (floored as in AdaSSP)
-    # the contraction with a LOWER bound on X'X (Weyl: X'X >= G - ||E|| I): where the released Gram does
-    # not resolve a direction's curvature the iteration may not have moved along it at all; the lower
-    # bound gives the larger contraction, so the larger remaining bias and the longer noise memory
+    # the contraction with a LOWER bound on X'X's eigenvalues (Weyl: lambda_i(X'X) >= lambda_i(G) - ||E||):
+    # where the released Gram does not resolve a direction's curvature the iteration may not have moved
+    # along it at all; the lower bound gives the larger contraction, so the larger remaining bias and
+    # the longer noise memory. The bias-aware widening is taken at the 95% level (dpgd has no level
+    # option; other levels of conf_int scale the same standard errors)
     A = _contraction(G, K, sigma_G)
     P, _ = inf_gd.averaging_maps(A, T, k)
     V_noise = inf_gd.noise_covariance(K, A, sigma_grad, T, k)
