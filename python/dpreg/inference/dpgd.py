@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidArgument
+
 
 def _sym(V):
     V = np.asarray(V, float)
@@ -36,7 +38,7 @@ def averaging_maps(A, T: int, k: int):
     d = A.shape[0]
     T, k = int(T), int(k)
     if not (1 <= k <= T):
-        raise ValueError("need 1 <= k <= T")
+        raise InvalidArgument("the number of averaged iterates k must satisfy 1 <= k <= T")
     powers = [np.eye(d)]
     for _ in range(T):
         powers.append(A @ powers[-1])
