@@ -174,7 +174,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     if not_estimable is not None:
         facts["remaining_contraction"] = float(not_estimable)
         rel = Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
-                      inference_note=NOT_ESTIMABLE_NOTE.format(share=not_estimable),
+                      inference_note=NOT_ESTIMABLE_NOTE,
                       tuning=tun, facts=facts, warnings=[], link="identity")
     else:
         rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
@@ -188,9 +188,9 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
 
 NOT_ESTIMABLE_NOTE = (
     "standard errors not estimable at this n and eps: the released Gram matrix does not resolve the "
-    "curvature of every direction, so the gradient steps may have left up to {share:.0%} of the "
-    "coefficients' starting point (0) in some direction, a bias that no release bounds; no budget was "
-    "spent on inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
+    "curvature of every direction, so the gradient steps may have left much of the coefficients' "
+    "starting point (0) in some direction, a bias that no release bounds; no budget was spent on "
+    "inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
 
 
 def _preconditioner(G, sigma_G):
@@ -247,7 +247,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     if W is None:     # not reached: the caller checked ||P|| <= MAX_REMAINING before spending budget
         rel.vcov = np.full((d, d), np.nan)
         rel.vcov_privacy = np.full((d, d), np.nan)
-        rel.inference_note = NOT_ESTIMABLE_NOTE.format(share=facts["remaining_contraction"])
+        rel.inference_note = NOT_ESTIMABLE_NOTE
     else:
         V_orig = inf.to_original(M, V)
         rel.vcov, widen = inf.widen_for_bias(V_orig, np.abs(M) @ bias_scaled, 0.95)
