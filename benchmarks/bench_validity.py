@@ -35,7 +35,7 @@ import pandas as pd
 DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed")
 ALL_N = (300, 1000, 3000, 10000, 100000)
 ALL_EPS = (0.5, 1.0, 4.0)
-LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp")
+LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp", "dpgd")
 UNI_METHODS = ("dp_mean", "dp_quantile")
 Z95 = 1.959963984540054
 

@@ -231,7 +231,7 @@ def test_precond_noise_off_converges_to_ols_in_original_units():
 def test_precond_ledger_composes_and_records_sensitivities():
     D, _, _ = _ill_scaled(2000)
     led = Ledger()
-    rel = dpgd.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(3), led, T=4, C=0.5)
+    rel = dpgd.fit(D, PrivacySpec(1.0, 1e-6, inference=False), NoiseSource(3), led, T=4, C=0.5)
     assert len(led) == 1 + 4
     assert led.entries[0].sensitivity == pytest.approx(math.sqrt(2))
     assert all(e.sensitivity == pytest.approx(1.0) for e in led.entries[1:])    # 2C

@@ -64,7 +64,7 @@ CASES = {
     "ht_fw-binomial": ("ht_fw", "binomial", {}, 2000, 1.0, True),
     "ht_sparse-binomial": ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, True),
 }
-WITH_SE = ["adassp", "boosted_adassp", "isp", "subsample_aggregate", "dpgd-binomial"]
+WITH_SE = ["adassp", "boosted_adassp", "isp", "subsample_aggregate", "dpgd-binomial", "dpgd"]  # dpgd: issue 13
 HEAVY = ["ht_fw", "ht_lasso", "ht_iht", "ht_sparse", "ht_fw-binomial", "ht_sparse-binomial"]
 
 _CACHE = {}

@@ -17,8 +17,9 @@ for dp_lm under replace-one the public n, the number of coefficients d and eps, 
                                                                Newton with standard errors)
 * the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20), and inference=False
                                                            -> "dpgd" (preconditioned DP-GD: the most
-                                                               accurate point estimate measured there, but
-                                                               no standard errors), with an AccuracyWarning
+                                                               accurate point estimate measured there; its
+                                                               standard errors are not estimable there),
+                                                               with an AccuracyWarning
   (with inference=True, the default: -> "adassp", whose noise-aware intervals stay valid there, wide;
   BoostedAdaSSP withholds its intervals in this regime. The AccuracyWarning says that inference=False
   would choose dpgd)
@@ -38,8 +39,11 @@ penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage
 2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
 numeric design with 20-400 predictors, 11 cells, benchmarks/results/auto_sparse.md: dpgd 2.1-4.6 x the
 noise variance, the SSP choice 60-106 x).
-Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data) because they give noise-aware
-standard errors and dpgd's squared loss gives none.
+Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data). dpgd's squared loss has
+noise-aware standard errors since issue 13 (docs/derivations/dpgd.md), but they are released only where
+the released Gram matrix resolves the curvature of every direction; in the small-data cells above
+(penguins, Credit, Wage at every eps measured) it does not, and dpgd reports them as not estimable
+(benchmarks/results/validity_dpgd.md), so with inference=True auto keeps AdaSSP there.
 
 Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
@@ -86,7 +90,9 @@ def choose_method(facts):
     if facts.get("family", "gaussian") == "binomial":
         return "dpgd"
     n, d = facts.get("n"), facts.get("d")
-    # dpgd releases no standard errors: chosen only when the caller asked for none (inference=False);
+    # dpgd's standard errors are not estimable in this regime (issue 13, docs/derivations/dpgd.md: the
+    # released Gram does not resolve every direction's curvature): chosen only when the caller asked for
+    # none (inference=False);
     # a default fit keeps the intervals a statistician reads: AdaSSP, whose intervals stay valid (wide)
     # where the noise dominates, while BoostedAdaSSP withholds them there (docs/validity.md)
     if n is not None and d is not None and facts.get("delta", 0) > 0 and \
@@ -120,7 +126,7 @@ def auto_small_data_note(public, n, eps, delta, chosen=None):
                       f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
                       "fewer coefficients (e.g. fewer factor levels)." +
                       (" method='auto' therefore chose dpgd, the most accurate method measured in this "
-                       "regime, which gives no standard errors." if chosen == "dpgd" else
+                       "regime, without standard errors." if chosen == "dpgd" else
                        " The standard errors and intervals account for this noise. For a point estimate "
                        "only, inference=False lets method='auto' choose dpgd, the most accurate method "
                        "measured in this regime."),

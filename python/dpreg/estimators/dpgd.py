@@ -27,7 +27,9 @@ No data clipping and no bounds are needed ([S1] Table 1). Where the user declare
 are rescaled to [-1, 1] with those public constants first (option ``standardize``, our choice): the
 default C = 1 and step = 1 assume unit-scale data, and on raw columns such as a price or a horsepower
 the iteration oscillates or crawls. Rescaling by public constants is a row-wise transform, so the
-sensitivity argument below is unchanged. No standard errors are offered: see ``INFERENCE_NOTE``.
+sensitivity argument below is unchanged. The plain iteration offers no standard errors (see
+``INFERENCE_NOTE``); the preconditioned squared loss does where the released Gram matrix resolves every
+direction's curvature (issue 13, ``dpreg.inference.dpgd``, docs/derivations/dpgd.md).
 """
 from __future__ import annotations
 

@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 
+from ..inference import dpgd as _inf_gd
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
-from ._dpgd_core import INFERENCE_NOTE, clipped_gradient_sum, public_scaling
+from . import _ssp
+from ._dpgd_core import clipped_gradient_sum, public_scaling
 from .dpgd_logistic import _pd_floor
 
 # --------------------------------------------------------------------------------------------------
@@ -37,6 +39,12 @@ PRECOND_C = 1.0
 #: (eps = 1) and 1.85 -> 1.60 (eps = 8), Wage 1.39 -> 1.30 and 1.07 -> 1.05, Credit 17.5 -> 16.8 and
 #: 6.4 -> 7.0; on diamonds, Bikeshare and the synthetic design within 3% either way (3 seeds)
 PRECOND_AVERAGE = 0.5
+#: share of mu^2 for the residual moments of the estimate when inference is on (issue 13; AdaSSP's
+#: inference_share): about 5% more noise s.d. on the Gram and gradient releases
+PRECOND_INFERENCE_SHARE = 0.10
+#: how many r.m.s. Gram-noise norms are taken off the released Gram for the lower bound on X'X of
+#: the covariance (inference/dpgd.py, curvature_lower_bound)
+PRECOND_CURVATURE_Z = 1.0
 
 
 def _precond_applicable(public, options):
@@ -81,7 +89,11 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     crawls (7-20 x OLS test MSE on real data in 100 steps); the released Gram corrects that in a few
     steps. Without clipping the fixed point is least squares on the scaled problem; with clipping it is
     the root of the clipped-gradient equation (a Huber-like M-estimator), so the estimate is not a
-    function of the released X'y as in sufficient-statistics perturbation (AdaSSP)."""
+    function of the released X'y as in sufficient-statistics perturbation (AdaSSP).
+
+    With inference (spec.inference, the default) PRECOND_INFERENCE_SHARE of mu^2 releases the residual
+    moments at the estimate and the covariance of docs/derivations/dpgd.md is attached
+    (:func:`_attach_inference`); factor levels whose released count shows no rows are left out (NA)."""
     from ..design.scaling import scale_design
     from ..privacy.accounting import mu_from_eps_delta
 
@@ -91,13 +103,45 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     T, C = tun["T"][0], tun["C"][0]
     mu = mu_from_eps_delta(spec.eps, spec.delta)
     sens = precond_sensitivities(spec.neighbours, C)
-    shares = PRECOND_SHARES
+    inference = bool(getattr(spec, "inference", True))
+    # issue 13: with inference, a share of mu^2 releases the residual moments of the estimate (the
+    # bundle of AdaSSP), the rest is split between Gram and gradients as without inference
+    inf_share = PRECOND_INFERENCE_SHARE if inference else 0.0
+    shares = {k: v * (1.0 - inf_share) for k, v in PRECOND_SHARES.items()}
+    if inference:
+        shares["inference"] = inf_share
     mu_g = mu * math.sqrt(shares["gram"])
     G = gaussian_mechanism(X.T @ X, sensitivity=sens["gram"], mu=mu_g, noise=noise, ledger=ledger,
                            statistic="XtX (scaled design)", share=shares["gram"], symmetric_matrix=True)
     sigma_G = sens["gram"] / mu_g
+    keep = None
+    full = (sd, G, X, y, n, d)
+    if inference:
+        # a factor level whose released count shows no rows (a declared level never observed) has no
+        # estimable coefficient: its column is left out and reported as NA (post-processing of G, the
+        # rule of AdaSSP, issue 12); the remaining rows keep norm <= 1, so every sensitivity holds
+        drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
+                                          n=n if spec.neighbours == "replace_one" else None,
+                                          dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
+        if drop:
+            sd, G, keep = _ssp.reduce_design(sd, G, drop)
+            X, y = sd.X, np.asarray(sd.y, dtype=float)
+            n, d = X.shape
+    k = max(1, int(round(PRECOND_AVERAGE * T)))
+    not_estimable = None
+    if inference:
+        # whether the covariance can be certified depends on the released G alone (the contraction
+        # with a lower bound on X'X, docs/derivations/dpgd.md §4), so it is decided before the
+        # gradient steps: where it cannot, no budget is spent on the residual moments and their share
+        # goes to the gradients (the split is a function of an earlier release: adaptive composition),
+        # and the fit is the one without inference (all columns kept)
+        remaining = _certified_remaining(G, _preconditioner(G, sigma_G), sigma_G, T, k)
+        if remaining > _inf_gd.MAX_REMAINING:
+            not_estimable = remaining
+            shares["gradient"] += shares.pop("inference")
+            (sd, G, X, y, n, d), keep = full, None
     lam = 2.0 * math.sqrt(d) * sigma_G
-    K = np.linalg.inv(_pd_floor(G, 0.0) + lam * np.eye(d))
+    K = _preconditioner(G, sigma_G)
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
     theta = np.zeros(d)
@@ -109,7 +153,6 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                                    share=shares["gradient"] / T)
         theta = theta - K @ g_hat
         iterates.append(theta)
-    k = max(1, int(round(PRECOND_AVERAGE * T)))
     theta = np.mean(iterates[-k:], axis=0)      # the estimate: the mean of the last k iterates
     beta = sd.M @ theta + sd.m
     facts = {"description": "DP gradient descent preconditioned by a released X'X, per-sample gradient "
@@ -123,5 +166,101 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                         "estimated) ranges, rows divided by the norm budget; coefficients mapped back exactly"}
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
-    return Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None, inference_note=INFERENCE_NOTE,
-                   tuning=tun, facts=facts, warnings=[], link="identity")
+    if not inference:
+        return Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
+                       inference_note="inference not requested (inference=False); the whole budget went to "
+                                      "the estimate",
+                       tuning=tun, facts=facts, warnings=[], link="identity")
+    if not_estimable is not None:
+        facts["remaining_contraction"] = float(not_estimable)
+        rel = Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
+                      inference_note=NOT_ESTIMABLE_NOTE,
+                      tuning=tun, facts=facts, warnings=[], link="identity")
+    else:
+        rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
+        _attach_inference(rel, sd, X, y, theta, G, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
+                          mu=mu, share=inf_share, spec=spec, noise=noise, ledger=ledger)
+    if keep is not None:
+        from .adassp import restore_columns
+        rel = restore_columns(rel, keep, design)
+    return rel
+
+
+NOT_ESTIMABLE_NOTE = (
+    "standard errors not estimable at this n and eps: the released Gram matrix does not resolve the "
+    "curvature of every direction, so the gradient steps may have left much of the coefficients' "
+    "starting point (0) in some direction, a bias that no release bounds; no budget was spent on "
+    "inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
+
+
+def _preconditioner(G, sigma_G):
+    """K = (G_0 + lam I)^-1, G_0 the released G with negative eigenvalues set to 0, lam = 2 sqrt(d) sigma_G."""
+    d = G.shape[0]
+    return np.linalg.inv(_pd_floor(G, 0.0) + 2.0 * math.sqrt(d) * sigma_G * np.eye(d))
+
+
+def _contraction(G, K, sigma_G):
+    """A = I - K H_lo with the lower bound H_lo on X'X (docs/derivations/dpgd.md §3). Released G only."""
+    d = K.shape[0]
+    H_lo = _inf_gd.curvature_lower_bound(G, _inf_gd.gram_noise_scale(sigma_G, d, PRECOND_CURVATURE_Z))
+    return _inf_gd.plugin_contraction(K, H_lo)
+
+
+def _certified_remaining(G, K, sigma_G, T, k):
+    """||P||_2: the share of the starting point the averaged iterate may still hold (released G only)."""
+    P, _ = _inf_gd.averaging_maps(_contraction(G, K, sigma_G), T, k)
+    return float(np.linalg.norm(P, 2))
+
+
+def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, mu, share, spec, noise,
+                      ledger):
+    """Noise-aware covariance of the averaged iterate (docs/derivations/dpgd.md): the residual moments
+    of theta_bar are released (AdaSSP's bundle, ``share`` of mu^2), then everything is post-processing
+    of the released G, the gradients' public noise scale and that bundle."""
+    from ..inference import dpgd as inf_gd
+    from ..inference import ssp as inf
+
+    d = theta.size
+    bundle = _ssp.release_bundle(X, y, theta, mu_inf=mu * math.sqrt(share), neighbours=spec.neighbours,
+                                 r_squared=False, noise=noise, ledger=ledger, share_of=mu)
+    S = _ssp.pd_project(G, sigma_G)             # X'X for the sampling part (floored as in AdaSSP)
+    # the contraction with a LOWER bound on X'X's eigenvalues (Weyl: lambda_i(X'X) >= lambda_i(G) - ||E||):
+    # where the released Gram does not resolve a direction's curvature the iteration may not have moved
+    # along it at all; the lower bound gives the larger contraction, so the larger remaining bias and
+    # the longer noise memory. The bias-aware widening is taken at the 95% level (dpgd has no level
+    # option; other levels of conf_int scale the same standard errors)
+    A = _contraction(G, K, sigma_G)
+    P, _ = inf_gd.averaging_maps(A, T, k)
+    V_noise = inf_gd.noise_covariance(K, A, sigma_grad, T, k)
+    W = inf_gd.debias_map(P)
+    facts = rel.facts
+    facts["remaining_contraction"] = float(np.linalg.norm(P, 2))
+    bias_scaled = None if W is None else inf_gd.bias_bound(P, W, theta, V_noise)
+    res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_noise,
+                                            bias=None if W is None else (theta - W @ theta),
+                                            sigma_gram=sigma_G)
+    sigma2 = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
+    V = inf_gd.sampling_covariance(None, S, sigma2) + V_noise     # sigma^2 S^-1 (conservative, see there)
+    M = sd.M
+    n_pub = bundle["n_pub"]
+    rel.df_resid = float(n_pub - d)
+    if W is None:     # not reached: the caller checked ||P|| <= MAX_REMAINING before spending budget
+        rel.vcov = np.full((d, d), np.nan)
+        rel.vcov_privacy = np.full((d, d), np.nan)
+        rel.inference_note = NOT_ESTIMABLE_NOTE
+    else:
+        V_orig = inf.to_original(M, V)
+        rel.vcov, widen = inf.widen_for_bias(V_orig, np.abs(M) @ bias_scaled, 0.95)
+        rel.vcov_privacy = inf.to_original(M, V_noise)
+        facts["bias_aware_widening"] = [float(x) for x in widen]
+        rel.inference_note = None
+    sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
+    facts.update(sigma_interval=sig_ci, sigma_estimable=res_var["estimable"], n_public=float(n_pub),
+                 privacy_excess=res_var["excess"])
+    if res_var["estimable"]:
+        rel.sigma = float(sd.h_y * math.sqrt(res_var["sigma2"]))
+    else:
+        facts["sigma_not_estimable"] = ("not estimable at this n and eps: the privacy noise in the residual "
+                                        "sum of squares is too large relative to it")
+    if "n_hat" in bundle:
+        facts["n_hat"] = bundle["n_hat"]

@@ -239,3 +239,20 @@ test_that("the core's fit warnings are R warnings of their class, once each, and
   expect_true(any(grepl("^Warnings:", out)))
   expect_equal(sum(grepl("delta is not used", out)), 1)
 })
+
+test_that("method = 'dpgd' shows its noise-aware standard errors through the usual summary", {
+  skip_if_no_core()
+  # n = 4000, eps = 4: the released Gram resolves every direction, so dpgd releases its SEs (issue 13)
+  df <- toy_data(n = 4000, seed = 3)
+  fit <- dp_lm(y ~ x + g, data = df, eps = 4, bounds = toy_bounds, levels = toy_levels, seed = 1,
+               method = "dpgd")
+  expect_true(all(is.finite(fit$std.errors)) && all(fit$std.errors > 0))
+  expect_equal(unname(sqrt(diag(vcov(fit)))), unname(fit$std.errors))
+  ci <- confint(fit)
+  expect_true(all(ci[, 1] < coef(fit) & coef(fit) < ci[, 2]))
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("Std. Error", out)))
+  expect_true(any(grepl("Pr\\(>\\|z\\|\\)", out)))
+  td <- dpreg:::tidy.dp_fit(fit)
+  expect_equal(td$std.error, unname(fit$std.errors))
+})
