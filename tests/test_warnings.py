@@ -42,6 +42,15 @@ def _record(fn):
     return fit, [w for w in caught if issubclass(w.category, DPRegWarning)]
 
 
+def test_default_delta_does_not_warn_on_pure_dp_ht_fw():
+    # the default delta reaches the estimator a few ulps below 1e-6 (the conservative split of the
+    # request); the user chose nothing, so nothing is said about delta
+    fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, method="ht_fw",
+                                              bounds=BOUNDS, levels=LEVELS, random_state=1))
+    assert not [w for w in caught if "delta is not used" in str(w.message)]
+    assert not any("delta is not used" in w for w in fit.warnings)
+
+
 def test_estimator_warning_emitted_once_and_listed_in_summary():
     # ht_fw is pure eps-DP: a non-default delta is not used; the estimator both warns and returns the text
     fit, caught = _record(lambda: dpreg.dp_lm("y ~ x + g", _frame(), eps=1.0, delta=1e-5, method="ht_fw",

@@ -179,7 +179,9 @@ def _delta_for(method, spec, n):
     """delta handling (docs/derivations/heavy_tailed.md §10); returns (delta used, list of public warning texts)."""
     notes = []
     if method == "ht_fw":
-        if spec.delta > 0 and spec.delta != _API_DEFAULT_DELTA:
+        # the fit's delta reaches here after the conservative split of the request (it may be a few
+        # ulps below the default): only a delta the user chose, away from the default, is worth a warning
+        if spec.delta > 0 and not math.isclose(spec.delta, _API_DEFAULT_DELTA, rel_tol=1e-9):
             msg = "ht_fw is pure eps-DP; delta is not used (delta = 0 is reported)"
             warnings.warn(msg, AccuracyWarning, stacklevel=4)
             notes.append(msg)
