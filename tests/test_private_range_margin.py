@@ -239,3 +239,27 @@ def test_adassp_private_range_intervals_cover_with_correlated_predictors():
         ci = fit.conf_int().to_numpy(float)
         cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
     assert abs(np.mean(cover) - 0.95) < 0.045
+
+
+def test_no_margin_when_some_range_is_unreliable():
+    # with n eps small the searches sit deep inside the data (q > RELIABLE_Q): the intervals the margin
+    # is for are withheld, so every column keeps its searched ends (point estimates with less noise);
+    # with n eps large every column is reliable and widened. Same seed, same released ends.
+    rng = np.random.default_rng(4)
+    for n, eps, widened in ((1000, 0.1, False), (3000, 0.2, True)):
+        vals = {"x": rng.normal(size=n), "y": rng.normal(10, 2, size=n)}
+        missing = {"x": (None, None), "y": (None, None)}
+        res = {}
+        for margin in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+                res[margin] = pb.private_ranges(dict(vals), missing=missing, eps_total=eps, noise=NoiseSource(5),
+                                                ledger=Ledger(), outcome={"y"}, margin=margin)
+        (r0, _, info0), (r1, _, info1) = res[False], res[True]
+        unreliable = any(i["unreliable"] for i in info1.values())
+        assert unreliable == (not widened), (n, eps)
+        if widened:
+            assert r1["y"][0] <= r0["y"][0] and r1["y"][1] >= r0["y"][1] and r1["y"] != r0["y"]
+            assert info1["y"]["margin"] > 0
+        else:
+            assert r1 == r0 and not any("margin" in i for i in info1.values())
