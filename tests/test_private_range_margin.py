@@ -255,7 +255,7 @@ def test_no_margin_when_some_range_is_unreliable():
                 warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
                 res[margin] = pb.private_ranges(dict(vals), missing=missing, eps_total=eps, noise=NoiseSource(5),
                                                 ledger=Ledger(), outcome={"y"}, margin=margin)
-        (r0, _, info0), (r1, _, info1) = res[False], res[True]
+        (r0, _, _), (r1, _, info1) = res[False], res[True]
         unreliable = any(i["unreliable"] for i in info1.values())
         assert unreliable == (not widened), (n, eps)
         if widened:
