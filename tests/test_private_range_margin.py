@@ -143,16 +143,9 @@ def test_adassp_private_range_intervals_cover_the_population_coefficient():
     # uniform design, n = 3000, eps = 1, 100 fits x 4 coefficients. Before the margin rule coverage was
     # 0.62. Tolerance: the Monte Carlo s.e. over 400 intervals is sqrt(0.0475/400) = 0.011; the 4
     # intervals of one fit share the noise, so allow about 3 s.e. of a design effect of 2 (0.045)
-    cover = []
     beta = np.array([1.0, 2.0, -1.0, 0.5])
-    for rep in range(100):
-        df = uniform_design(3000, 1000 + rep)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=rep + 1)
-        ci = fit.conf_int().to_numpy(float)
-        cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
-    assert abs(np.mean(cover) - 0.95) < 0.045
+    frames = (uniform_design(3000, 1000 + rep) for rep in range(100))
+    assert abs(_private_range_coverage(frames, beta) - 0.95) < 0.045
 
 
 def test_tied_ends_far_from_zero_stay_a_proper_interval(monkeypatch):
@@ -228,17 +221,12 @@ def test_adassp_private_range_intervals_cover_with_correlated_predictors():
     r = 0.8
     L = np.linalg.cholesky(np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]]))
     beta = np.array([1.0, 2.0, -1.0, 0.5])
-    cover = []
-    for rep in range(100):
-        x = rng.standard_normal((3000, 3)) @ L.T
-        y = 1 + x @ beta[1:] + rng.standard_normal(3000)
-        df = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=rep + 1)
-        ci = fit.conf_int().to_numpy(float)
-        cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
-    assert abs(np.mean(cover) - 0.95) < 0.045
+    def frames():
+        for _ in range(100):
+            x = rng.standard_normal((3000, 3)) @ L.T
+            y = 1 + x @ beta[1:] + rng.standard_normal(3000)
+            yield pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+    assert abs(_private_range_coverage(frames(), beta) - 0.95) < 0.045
 
 
 def test_no_margin_when_some_range_is_unreliable():
@@ -263,3 +251,15 @@ def test_no_margin_when_some_range_is_unreliable():
             assert info1["y"]["margin"] > 0
         else:
             assert r1 == r0 and not any("margin" in i for i in info1.values())
+
+
+def _private_range_coverage(frames, beta):
+    """Share of AdaSSP's private-range 95% intervals (eps = 1, seeds 1, 2, ...) covering beta."""
+    cover = []
+    for rep, df in enumerate(frames):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=rep + 1)
+        ci = fit.conf_int().to_numpy(float)
+        cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
+    return float(np.mean(cover))
