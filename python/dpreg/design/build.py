@@ -303,7 +303,8 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
                 codes[codes == -1] = lv.index(OTHER_LEVEL) if pooled == OTHER_LEVEL else 0
             elif unknown_level == "error":
                 raise DesignError(f"column {v!r} contains values that are not among its declared levels; "
-                                  "declare all levels or use unknown_level='reference'")
+                                  "declare all levels or use unknown_level='reference'"
+                                  + _level_type_hint(s, lv))
             codes[codes == -1] = 0
         codes[codes == -2] = 0         # missing -> reference (impute / zero)
         cat_frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(lv, v))
@@ -313,6 +314,23 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
         _warn_collapsed_factors(collapsed, eps=levels_share_eps / len(to_select),
                                 delta=levels_share_delta / len(to_select), neighbours=sel_neighbours)
     return cat_frame
+
+
+def _level_type_hint(s: pd.Series, lv) -> str:
+    """A hint when declared levels and the column differ in kind (text levels for a number column, as
+    in levels={'occupation': ['1', '2']} for codes stored as 1.0, 2.0, or the other way round): the
+    values then never match. Only the column's dtype and the declared levels are used (no data value)."""
+    numeric_col = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    text_levels = all(isinstance(x, str) for x in lv)
+    number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
+    if numeric_col and text_levels:
+        return (f" (the column {s.name!r} holds numbers and the declared levels are text: declare them as "
+                "numbers, e.g. [1, 2, 3], or convert the column to text first)")
+    if not numeric_col and number_levels and (pd.api.types.is_object_dtype(s.dtype)
+                                              or pd.api.types.is_string_dtype(s.dtype)):
+        return (f" (the column {s.name!r} holds text and the declared levels are numbers: declare them as "
+                "text, e.g. ['1', '2', '3'])")
+    return ""
 
 
 def _warn_collapsed_factors(cols, *, eps, delta, neighbours):
