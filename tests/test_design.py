@@ -433,3 +433,25 @@ def test_private_range_clamp_bound_holds_over_seeds():
             v = df[col].to_numpy()
             bad += int((v < vs.lower).sum() > per_end) + int((v > vs.upper).sum() > per_end)
     assert bad <= 3
+
+
+def test_text_levels_declared_for_a_number_column_get_a_hint():
+    """Held-out session (statsmodels' fair: occupation codes stored as 1.0 .. 6.0): levels declared as
+    text ['1', ..., '6'] never match the numbers, and the refusal did not say why. It now names the
+    mismatch and what to declare; number levels for the same column work."""
+    import dpreg
+    rng = np.random.default_rng(0)      # test data, not a DP draw
+    df = pd.DataFrame({"occ": rng.choice([1.0, 2.0, 3.0], 200), "x": rng.uniform(0, 1, 200)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, 200)
+    b = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
+    with pytest.raises(dpreg.DPRegError, match=r"holds numbers and the declared levels are text: declare them "
+                                               r"as numbers"):
+        dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": ["1", "2", "3"]}, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2, 3]}, random_state=1)
+    assert len(fit.terms) == 4
+    # a genuinely undeclared value gets no such hint (the kinds agree)
+    with pytest.raises(dpreg.DPRegError) as exc:
+        dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2]}, random_state=1)
+    assert "not among its declared levels" in str(exc.value) and "holds numbers" not in str(exc.value)

@@ -138,3 +138,23 @@ def test_regime_warning_from_public_facts():
         dpreg.dp_lm("y ~ " + " + ".join(f"x{j}" for j in range(p)), wide, eps=1.0, bounds=wb, method="ht_fw",
                     random_state=1)
     assert not [w for w in caught if "outside that regime" in str(w.message)]
+
+
+def test_default_T_is_capped_by_the_blocks_the_rows_allow():
+    """Held-out session (40 rows of Carseats): ht_fw ran at eps = 1 (default T = 2) and refused at
+    eps = 8 (default T = round(0.5 (40 x 8)^(1/3)) = 3 blocks of 13 < 20 rows). A default T is now
+    capped at n // M_MIN; a T the user gives is still checked and refused."""
+    from dpreg.estimators import _robust as rb
+    rng = np.random.default_rng(0)     # test data, not a DP draw
+    n = 40
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, n)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, n)
+    b = {"x": (-1.0, 1.0), "y": (-2.0, 2.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)   # the regime warning
+        fit = dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1)
+    T, origin = fit.tuning["T"]
+    assert round(0.5 * (n * 8.0) ** (1 / 3)) > n // rb.M_MIN    # the uncapped default would not fit
+    assert T == n // rb.M_MIN == 2 and "capped" in origin
+    with pytest.raises(dpreg.DPRegError, match="cannot be split into T = 3 blocks"):
+        dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1, T=3)

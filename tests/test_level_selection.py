@@ -293,3 +293,35 @@ def test_a_refusal_that_reads_privately_selected_levels_is_charged():
     eps_spent, delta_spent = _refused_fit_spend(levels=None)
     assert 0 < eps_spent <= 1.0 and delta_spent > 0
     assert _refused_fit_spend(levels={"g": ["a", "b", "c"]}) == (0.0, 0.0)
+
+
+def test_a_factor_whose_selection_keeps_one_level_is_named_in_a_warning():
+    """Held-out session (Carseats-like, n = 400, eps = 8): the selection released fewer than two
+    levels of every factor, so all three terms silently dropped out of the coefficient table. The
+    fit now says which factors have no coefficient and what would work. Here a factor with two
+    levels of 150 rows each against a threshold tau of about 1 + (2 / 0.15) ln(1 / 2e-7) = 207 (eps share
+    0.2 x 0.75, delta share 0.1 x 1e-6): neither level can pass except by a ~4 b noise excess,
+    probability < 1e-2 per level, so the seed below is no knife edge; a numeric column keeps d >= 2."""
+    rng = np.random.default_rng(3)     # test data, not a DP draw
+    n = 300
+    df = pd.DataFrame({"g": np.repeat(["a", "b"], n // 2), "x": rng.uniform(0, 1, n)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, n)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ x + g", df, eps=2.0, method="adassp", bounds={"x": (0, 1), "y": (-1, 2)},
+                          random_state=5)
+    assert not any(t.startswith("g[") for t in fit.terms)      # the factor has no coefficient ...
+    msgs = [str(w.message) for w in caught if "no coefficient for 'g'" in str(w.message)]
+    assert len(msgs) == 1 and issubclass(next(w.category for w in caught if str(w.message) == msgs[0]),
+                                         dpreg.errors.AccuracyWarning)
+    assert "levels={'g': [...]}" in msgs[0]                      # ... and the message says what works
+    tau = level_threshold(0.75 * 0.1 * 2.0, 0.1 * 1e-6, "replace_one")
+    assert f"{tau:.0f} rows" in msgs[0]                          # public threshold, not a data count
+    assert any("no coefficient for 'g'" in w for w in fit.warnings)   # listed in the summary too
+    # declared levels: no selection, no such warning, the factor has its coefficient
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ x + g", df, eps=2.0, method="adassp", bounds={"x": (0, 1), "y": (-1, 2)},
+                          levels={"g": ["a", "b"]}, random_state=5)
+    assert "g[T.b]" in fit.terms
+    assert not any("no coefficient" in str(w.message) for w in caught)

@@ -472,6 +472,9 @@ def test_e2e_round_trip_and_predict():
     se_fit = np.sqrt(np.einsum("ij,jk,ik->i", X, fit.vcov().to_numpy(), X))
     # sigma not estimable at this n, eps (issue 12): the prediction interval uses its upper bound
     sig = fit.sigma if fit.sigma is not None else fit.facts["sigma_interval"][1]
+    if fit.sigma is None:     # ... and says so with dpreg's own warning class (was a bare UserWarning)
+        with pytest.warns(dpreg.errors.AccuracyWarning, match="uses its 95% upper bound"):
+            fit.predict(new, interval="prediction")
     np.testing.assert_allclose(p1["upper"] - p1["fit"], Z975 * np.sqrt(se_fit ** 2 + sig ** 2), rtol=1e-10)
 
 

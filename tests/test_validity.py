@@ -387,8 +387,18 @@ def test_not_estimable_column_prediction_rows():
     new = pd.DataFrame({"species": pd.Categorical(["Adelie", "Chinstrap"],
                                                   categories=datasets.PENGUINS_LEVELS["species"]),
                         "flipper_length_mm": [190.0, 190.0]})
-    pred = fit.predict(new)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pred = fit.predict(new)
     assert np.isfinite(pred.iloc[0]) and np.isnan(pred.iloc[1])
+    # held-out session: the NA predictions are said at predict time, naming the term (once)
+    said = [w for w in caught if "predicted as NA" in str(w.message)]
+    assert len(said) == 1 and issubclass(said[0].category, dpreg.errors.AccuracyWarning)
+    assert "species[T.Chinstrap]" in str(said[0].message)
+    with warnings.catch_warnings(record=True) as caught:   # no such row: no warning
+        warnings.simplefilter("always")
+        fit.predict(new.iloc[:1])
+    assert not any("predicted as NA" in str(w.message) for w in caught)
 
 
 # ------------------------------------------------------------------------------------------ case 4

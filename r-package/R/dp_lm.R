@@ -247,6 +247,12 @@ checked_dots <- function(call, dots) {
   if (length(dots) && (is.null(names(dots)) || any(!nzchar(names(dots))))) {
     dp_stop("options in ... must be named (e.g. na_action = \"impute\")", call. = FALSE)
   }
+  # the Python core's name for the seed: passed on, the core refused it as an unknown option and the
+  # R dialect of that message named 'seed', the very argument a newcomer then looks for
+  if ("random_state" %in% names(dots)) {
+    dp_stop("random_state is the Python name of the seed; in R pass seed = <a whole number> (e.g. ",
+            "seed = 1; the same number gives the same fit as random_state in Python)", call. = FALSE)
+  }
   lm_na_action(dots)
 }
 

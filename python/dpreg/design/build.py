@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import gc
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from ..errors import SampleTooSmall
+from ..errors import AccuracyWarning, SampleTooSmall
 from .contract import Design, PublicDesign
 from .formula import FormulaError, categorical_in_formula, parse_formula
 
@@ -269,6 +270,7 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
                               "delta = 0 cannot use it); "
                               "declare them with levels={'col': [...]} (first = reference)")
     cat_frame = {}
+    collapsed = []   # selected factors left with fewer than two levels: no coefficient in the fit
     for v in cat_vars:
         s = df[v]
         t = _column_type(s)
@@ -293,19 +295,58 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
                                         delta=levels_share_delta / len(to_select),
                                         neighbours=sel_neighbours, noise=noise, ledger=ledger)
             src = "selected"
+            if len(lv) < 2:
+                collapsed.append(v)
         codes = _match_levels(s, lv)
         if (codes == -1).any():
             if pooled is not None:     # values not released: the pooled level (or the reference)
                 codes[codes == -1] = lv.index(OTHER_LEVEL) if pooled == OTHER_LEVEL else 0
             elif unknown_level == "error":
                 raise DesignError(f"column {v!r} contains values that are not among its declared levels; "
-                                  "declare all levels or use unknown_level='reference'")
+                                  "declare all levels or use unknown_level='reference'"
+                                  + _level_type_hint(s, lv))
             codes[codes == -1] = 0
         codes[codes == -2] = 0         # missing -> reference (impute / zero)
         cat_frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(lv, v))
         schema.variables[v] = VariableSchema(name=v, kind="categorical", levels=list(lv), levels_source=src,
                                              pooled=pooled)
+    if collapsed:
+        _warn_collapsed_factors(collapsed, eps=levels_share_eps / len(to_select),
+                                delta=levels_share_delta / len(to_select), neighbours=sel_neighbours)
     return cat_frame
+
+
+def _level_type_hint(s: pd.Series, lv) -> str:
+    """A hint when declared levels and the column differ in kind (text levels for a number column, as
+    in levels={'occupation': ['1', '2']} for codes stored as 1.0, 2.0, or the other way round): the
+    values then never match. Only the column's dtype and the declared levels are used (no data value)."""
+    numeric_col = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    text_levels = all(isinstance(x, str) for x in lv)
+    number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
+    if numeric_col and text_levels:
+        return (f" (the column {s.name!r} holds numbers and the declared levels are text: declare them as "
+                "numbers, e.g. [1, 2, 3], or convert the column to text first)")
+    if not numeric_col and number_levels and (pd.api.types.is_object_dtype(s.dtype)
+                                              or pd.api.types.is_string_dtype(s.dtype)):
+        return (f" (the column {s.name!r} holds text and the declared levels are numbers: declare them as "
+                "text, e.g. ['1', '2', '3'])")
+    return ""
+
+
+def _warn_collapsed_factors(cols, *, eps, delta, neighbours):
+    """Say that factors of the formula have no coefficient: their private selection released fewer
+    than two levels, so every row has the same level (a newcomer otherwise sees the term vanish from
+    the table without a word). Public facts only: the column names, the number of released levels
+    (a release) and the selection's threshold, a function of eps, delta and the neighbour relation."""
+    from ..privacy.selection import level_threshold
+    tau = level_threshold(LEVEL_HISTOGRAM_SHARE * eps, delta, neighbours)
+    names = ", ".join(repr(c) for c in cols)
+    example = cols[0]
+    warnings.warn(f"no coefficient for {names}: the private selection of levels released fewer than two "
+                  f"levels at this budget (a level needs a noisy count above about {tau:.0f} rows), so all "
+                  f"rows share one level and the term drops out of the model. Declare the levels (public "
+                  f"domain knowledge) with levels={{{example!r}: [...]}} (first = reference), or raise "
+                  "levels_share or eps", AccuracyWarning, stacklevel=2)
 
 
 def _binomial_outcome(c, *, family, unknown_level):
@@ -589,6 +630,10 @@ def _assemble(c, m, y, outcome_interval, *, formula, family, outcome_lv) -> Desi
     return Design(X=X, y=y, public=public, units=unit_codes)
 
 
+#: share of a column's level-selection eps spent on the stability histogram (the rest: the pooled count)
+LEVEL_HISTOGRAM_SHARE = 0.75
+
+
 def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, ledger):
     """Private levels of one column -> (levels, pooled). The values that occur (missing values excluded)
     are counted and released by the stability histogram with 3/4 of the column's eps and all its delta;
@@ -603,7 +648,7 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     for x, c in obs.value_counts(sort=False).items():
         counts[_pyval(x)] = counts.get(_pyval(x), 0) + int(c)
     keys = _sort_levels([k for k in counts if str(k) != OTHER_LEVEL])
-    eps_sel, eps_pool = 0.75 * eps, 0.25 * eps
+    eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
     released = [keys[i] for i in idx]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
+from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
 
@@ -153,6 +153,14 @@ class _PredictionMixin:
         eta = X @ b
         if na.any():
             eta = np.where(bad_rows, np.nan, eta)
+            if bad_rows.any():
+                # said at predict time too: the fit's warning ("rows count with the reference level") is
+                # about the fit, and a newcomer otherwise meets the NaN predictions without a word
+                terms = [t for t, bad in zip(self._terms, na) if bad]
+                warnings.warn(f"newdata: rows at {', '.join(terms)} are predicted as NA: the coefficient"
+                              f"{'s are' if len(terms) > 1 else ' is'} not estimable (NA) in this fit; declare "
+                              "fewer levels or use more data or a larger eps to estimate "
+                              f"{'them' if len(terms) > 1 else 'it'}", AccuracyWarning, stacklevel=2)
 
         def response(x):
             return stats.logistic.cdf(x) if (logit and type == "response") else x
@@ -182,7 +190,7 @@ class _PredictionMixin:
                 # keeps the prediction interval conservative
                 sig = float(self.facts["sigma_interval"][1])
                 warnings.warn("the DP residual standard error is not estimable for this fit; the "
-                              "prediction interval uses its 95% upper bound (conservative)", UserWarning,
+                              "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,
                               stacklevel=2)
             if sig is None:
                 raise DPRegError("prediction intervals need a DP residual standard error, which this "

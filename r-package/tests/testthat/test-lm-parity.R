@@ -66,6 +66,10 @@ test_that("lm's na.action maps to the core's na_action; subset, weights, offset 
   expect_error(dp_lm(y ~ x, data = df, weights = cyl), "'weights' is not supported")
   expect_error(dp_lm(y ~ x, data = df, offset = cyl), "'offset' is not supported")
   expect_error(dp_glm(y ~ x, data = df, subset = cyl == 4), "'subset' is not supported")
+  # the Python name of the seed is pointed to R's (it reached the core as an unknown option, and the
+  # dialect turned the refusal into "unknown option(s) ...: seed")
+  expect_error(dp_lm(y ~ x, data = df, random_state = 1), "in R pass seed = ", fixed = TRUE)
+  expect_error(dp_glm(y ~ x, data = df, random_state = 1), "in R pass seed = ", fixed = TRUE)
 })
 
 test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with the leak warning", {

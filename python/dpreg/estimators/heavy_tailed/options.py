@@ -247,6 +247,12 @@ def _resolve(method, n, d, spec, options, *, family="gaussian", intercept=None):
                 "ht_lasso": "default: round((n eps)^(2/5)) (HNXW Thm 5 order)",
                 "ht_iht": "default: max(2, ceil(ln(n)/2)) (linear convergence of IHT)",
                 "ht_sparse": "default: max(2, ceil(ln(n)/2)) (linear convergence of the robust-gradient iteration)"}[method]
+    if "T" not in options and method != "ht_lasso" and max(1, n // rb.M_MIN) < T:
+        # the default grows with n eps: on small data a larger eps used to turn a fit that ran at
+        # eps = 1 into a refusal (40 rows: T = 3 blocks of 13 < M_MIN rows at eps = 8). A default is
+        # capped at the number of blocks the rows allow (public: n and M_MIN); a user's T is kept
+        T = max(1, n // rb.M_MIN)
+        origin_T = origin_T + f"; capped at n // {rb.M_MIN} = {T} blocks of at least {rb.M_MIN} rows"
     tun["T"] = (T, "user" if "T" in options else origin_T)
     if method != "ht_lasso":
         rb.check_blocks(n, T, method)
