@@ -463,7 +463,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                 design = build_streamed_design(formula, stream[0], stream[1], bounds=bounds, levels=levels,
                                                family=family, need_bounds=need_bounds,
                                                bounds_share_eps=bounds_share * eps, noise=noise, ledger=ledger,
-                                               n_public=neighbours == "replace_one", **design_opts)
+                                               n_public=neighbours == "replace_one",
+                                               range_margin=bool(inference), **design_opts)
             else:
                 if stream is not None:     # the source was not read: read its formula columns now
                     from . import sources
@@ -475,7 +476,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                     # their levels must be declared
                     levels_share_delta=levels_share * delta if delta > 0 and not pure_ok else None,
                     noise=noise, ledger=ledger, allow_wide=est.allows_wide,
-                    n_public=neighbours == "replace_one", **design_opts)
+                    n_public=neighbours == "replace_one",
+                    # the private ranges' margin buys intervals for the population coefficients: none
+                    # are released without inference, so the searched ends are kept (public flag)
+                    range_margin=bool(inference), **design_opts)
                 try:
                     design = build(need_bounds=need_bounds)
                 except SampleTooSmallForRanges as exc:

@@ -122,6 +122,11 @@ Q_CAP = 0.25
 #: largest quantile level at which a released range is extrapolated by the margin rule (issue 12):
 #: above it (or on a grid coarser than CLAMP_LADDER_MAX) the column's range is "unreliable"
 RELIABLE_Q = 0.2
+#: largest widening factor ``1 + 2 w(q, p)`` (widened width / released width) the margin rule may apply
+#: (issue 13): a column that would need more is treated like an unreliable one (its intervals withheld,
+#: nothing widened), because the noise a wider range costs outweighs what the intervals give
+#: (module docstring, "Public widening margin")
+MAX_WIDENING = 2.0
 #: tail share left beyond a widened end of the outcome / of a predictor (margin rule, docstring)
 OUTCOME_TAIL = 1e-3
 PREDICTOR_TAIL = 0.05
@@ -152,10 +157,18 @@ def tail_margin(q: float, tail: float) -> float:
     return max(0.0, (z_p - z_q) / (2.0 * z_q))
 
 
-def range_unreliable(q: float, beta: float) -> bool:
+def widening_factor(q: float, tail: float) -> float:
+    """Widened width / released width under the margin rule: ``1 + 2 w(q, p) = z_p / z_q`` (>= 1)."""
+    return 1.0 + 2.0 * tail_margin(q, tail)
+
+
+def range_unreliable(q: float, beta: float, tail: float | None = None) -> bool:
     """The range search of a column is too coarse for its release to be extrapolated (public: q and
-    beta are functions of n and the per-end budget only)."""
-    return q > RELIABLE_Q or beta > CLAMP_LADDER_MAX
+    beta are functions of n and the per-end budget only; ``tail`` is the column's public margin tail,
+    OUTCOME_TAIL or PREDICTOR_TAIL): quantile level above RELIABLE_Q, a grid coarser than
+    CLAMP_LADDER_MAX, or a margin that would more than MAX_WIDENING-fold the released width."""
+    return (q > RELIABLE_Q or beta > CLAMP_LADDER_MAX
+            or (tail is not None and widening_factor(q, tail) > MAX_WIDENING))
 
 
 def _widen(lo: float, hi: float, w: float, lower: bool, upper: bool, dom):
@@ -442,10 +455,10 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
             if not lo_est < hi_est:
                 lo_est = float(np.nextafter(hi_est, -np.inf))
         q_col = q_lo if lo is None else 1.0 - q_hi
-        col_info["unreliable"] = range_unreliable(q_col, beta_col)
+        tail = OUTCOME_TAIL if col in outcome else PREDICTOR_TAIL
+        col_info["unreliable"] = range_unreliable(q_col, beta_col, tail)
         if margin:
-            col_info["_widen"] = (tail_margin(q_col, OUTCOME_TAIL if col in outcome else PREDICTOR_TAIL),
-                                  lo is None, hi is None, domain.get(col))
+            col_info["_widen"] = (tail_margin(q_col, tail), lo is None, hi is None, domain.get(col))
         out[col] = (float(lo_est), float(hi_est))
         info[col] = col_info
     # The margin buys intervals for the population coefficients, at the price of noise (wider ranges).
