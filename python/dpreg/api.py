@@ -102,7 +102,10 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
         private (only methods that support it).
     inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need.
+        Spend a small declared share of the budget on what noise-aware standard errors need. With
+        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
+        intervals cover the population coefficients: no interval is released, and the margin would
+        only add noise to the estimates.
     budget : dpreg.Budget, optional
         An account to draw (eps, delta) from; a fit that would overspend is refused before the data
         are touched.
@@ -218,7 +221,10 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
         private (only methods that support it).
     inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need.
+        Spend a small declared share of the budget on what noise-aware standard errors need. With
+        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
+        intervals cover the population coefficients: no interval is released, and the margin would
+        only add noise to the estimates.
     budget : dpreg.Budget, optional
         An account to draw (eps, delta) from; a fit that would overspend is refused before the data
         are touched.
