@@ -88,14 +88,15 @@ def test_outlier_row_keeps_private_ranges_finite():
 
 
 def test_outcome_range_rarely_clamps_after_the_margin():
-    # n = 3000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each, m = 480 rows (q = 0.16).
-    # Before the margin rule 26% of y was clamped (median over seeds) and the slopes shrank by 13-18%.
-    # The rule widens y to the normal 1e-3 tail from its released ends; y here is lighter-tailed than
-    # a normal, so in expectation well below 2 x 1e-3 of the rows are beyond; the search's own noise
-    # (ends up to b log K = 160 x 7 rows inside the 16% quantiles) can move them inward, which 1% allows
+    # n = 10000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each, m = 480 rows (q = 0.048;
+    # the widening factor z_0.001 / z_0.048 = 1.86 is within MAX_WIDENING, so y is widened). Without the
+    # margin about 2 q = 9.6% of y would be clamped. The rule widens y to the normal 1e-3 tail from its
+    # released ends; y here is lighter-tailed than a normal, so in expectation well below 2 x 1e-3 of
+    # the rows are beyond; the search's own noise can move the ends inward, which 1% allows.
+    # (At n = 3000, eps = 1, q = 0.16, the factor would be 3: that range is withheld-and-unwidened.)
     shares = []
     for seed in range(5):
-        df = uniform_design(3000, 100 + seed)
+        df = uniform_design(10000, 100 + seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
             fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=seed)
@@ -140,11 +141,12 @@ def test_reliability_is_a_public_function_of_n_and_eps():
 
 @pytest.mark.slow
 def test_adassp_private_range_intervals_cover_the_population_coefficient():
-    # uniform design, n = 3000, eps = 1, 100 fits x 4 coefficients. Before the margin rule coverage was
-    # 0.62. Tolerance: the Monte Carlo s.e. over 400 intervals is sqrt(0.0475/400) = 0.011; the 4
+    # uniform design, n = 10000, eps = 1 (q = 0.048: widened, intervals released; at n = 3000 the
+    # outcome would need a 3x margin and the intervals are withheld), 100 fits x 4 coefficients.
+    # Tolerance: the Monte Carlo s.e. over 400 intervals is sqrt(0.0475/400) = 0.011; the 4
     # intervals of one fit share the noise, so allow about 3 s.e. of a design effect of 2 (0.045)
     beta = np.array([1.0, 2.0, -1.0, 0.5])
-    frames = (uniform_design(3000, 1000 + rep) for rep in range(100))
+    frames = (uniform_design(10000, 1000 + rep) for rep in range(100))
     assert abs(_private_range_coverage(frames, beta) - 0.95) < 0.045
 
 
@@ -215,16 +217,17 @@ def test_curvature_allowance_only_with_private_ranges():
 
 @pytest.mark.slow
 def test_adassp_private_range_intervals_cover_with_correlated_predictors():
-    # the correlated design of benchmarks/bench_validity.py (corr 0.8 / 0.64), n = 3000, eps = 1, 100
-    # fits: 0.907 before the curvature allowance (200 replicates). Tolerance as in the uniform test above
+    # the correlated design of benchmarks/bench_validity.py (corr 0.8 / 0.64), n = 10000, eps = 1 (a
+    # released cell: at n = 3000 the intervals are withheld since the margin would triple y's range),
+    # 100 fits. Tolerance as in the uniform test above
     rng = np.random.default_rng(77)
     r = 0.8
     L = np.linalg.cholesky(np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]]))
     beta = np.array([1.0, 2.0, -1.0, 0.5])
     def frames():
         for _ in range(100):
-            x = rng.standard_normal((3000, 3)) @ L.T
-            y = 1 + x @ beta[1:] + rng.standard_normal(3000)
+            x = rng.standard_normal((10000, 3)) @ L.T
+            y = 1 + x @ beta[1:] + rng.standard_normal(10000)
             yield pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
     assert abs(_private_range_coverage(frames(), beta) - 0.95) < 0.045
 
@@ -263,3 +266,94 @@ def _private_range_coverage(frames, beta):
         ci = fit.conf_int().to_numpy(float)
         cover.extend((ci[:, 0] <= beta) & (beta <= ci[:, 1]))
     return float(np.mean(cover))
+
+
+@pytest.mark.parametrize("q,tail", [(0.01, 1e-3), (0.048, 1e-3), (0.055, 1e-3), (0.07, 1e-3), (0.15, 1e-3),
+                                    (0.15, 0.05), (0.19, 0.05)])
+def test_widening_cap_is_a_public_rule_of_q_and_the_tail(q, tail):
+    # issue 13: a column whose margin would more than double its released width is treated as
+    # unreliable. The factor is the ratio of the normal's p- and q-quantile half-widths, computed here
+    # from scipy (not from the code's formula): q <= 0.061 for the outcome (tail 1e-3) is widened,
+    # above is not; predictors (tail 0.05) reach the cap only near q = 0.21 (RELIABLE_Q is 0.2)
+    factor = norm.isf(tail) / norm.isf(q)
+    assert pb.widening_factor(q, tail) == pytest.approx(max(1.0, factor), rel=1e-9)
+    assert pb.range_unreliable(q, 1.01, tail) is bool(factor > pb.MAX_WIDENING)
+    assert pb.range_unreliable(q, 1.01) is False          # without a tail: only q and the grid count
+    # the threshold for the outcome, from its definition: z_q = z_0.001 / 2
+    q_star = norm.sf(norm.isf(1e-3) / 2.0)
+    assert 0.06 < q_star < 0.062
+    assert not pb.range_unreliable(q_star * 0.999, 1.01, 1e-3) and pb.range_unreliable(q_star * 1.001, 1.01, 1e-3)
+
+
+def test_outcome_needing_more_than_twice_its_width_is_not_widened():
+    # the Wage setting of issue 13: n = 2400, three numeric columns (6 ends) from a range budget of 0.1:
+    # m = ceil(3 x 120) = 360 rows, q = 0.15. Widening y to its 1e-3 tail would take 2.98 x its released
+    # width (test MSE 24 x OLS instead of 3.4): the outcome is marked unreliable (intervals withheld)
+    # and no column is widened. The decision uses q, beta and the column's role only: the same for any
+    # data of this n; the searches and their ledger rows are those of margin=False (post-processing)
+    rng = np.random.default_rng(12)
+    n = 2400
+    for data_seed, scale in ((0, 1.0), (1, 1e4)):
+        r = np.random.default_rng(data_seed)
+        vals = {"y": r.normal(4.6, 0.35, n) * scale, "a": r.uniform(18, 80, n), "b": rng.integers(2003, 2010, n) * 1.0}
+        missing = {k: (None, None) for k in vals}
+        res = {}
+        for margin in (False, True):
+            led = Ledger()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+                out, _, info = pb.private_ranges(dict(vals), missing=missing, eps_total=0.1, noise=NoiseSource(8),
+                                                 ledger=led, outcome={"y"}, margin=margin)
+            res[margin] = (out, [(e.statistic, e.eps, e.sensitivity) for e in led], info)
+        (r0, rows0, _), (r1, rows1, info1) = res[False], res[True]
+        assert info1["y"]["q_lo"] == pytest.approx(360 / 2400)
+        assert info1["y"]["unreliable"] and not info1["a"]["unreliable"] and not info1["b"]["unreliable"]
+        assert r1 == r0 and rows1 == rows0
+        assert not any("margin" in i for i in info1.values())
+
+
+def _uniform_fit(n, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+        return dpreg.dp_lm("y ~ x1 + x2 + x3", uniform_design(n, 31), eps=1.0, method="adassp",
+                           random_state=4, **kw)
+
+
+def _ranges(fit):
+    return {k: (v.lower, v.upper) for k, v in fit.public.schema.variables.items() if v.kind == "numeric"}
+
+
+def test_inference_false_keeps_the_searched_ends():
+    # n = 10000, eps = 1: q = 0.048, y is widened by 1.86 x (within the cap) when intervals are requested.
+    # With inference=False no interval is released, so the margin would only add noise: the searched
+    # ends are kept. The range searches are the same releases (same ledger rows, same seed), so the
+    # ranges without inference are exactly the searched ones, inside the widened ones
+    f_inf, f_no = _uniform_fit(10000), _uniform_fit(10000, inference=False)
+    r_inf, r_no = _ranges(f_inf), _ranges(f_no)
+    rows = [(e["statistic"], e["eps"]) for e in f_inf.privacy.ledger if e["statistic"].startswith("range")]
+    assert rows and rows == [(e["statistic"], e["eps"]) for e in f_no.privacy.ledger
+                             if e["statistic"].startswith("range")]
+    lo_i, hi_i = r_inf["y"]
+    lo_n, hi_n = r_no["y"]
+    # widened by w (hi - lo) per side, w = (z_0.001 - z_q) / (2 z_q) from scipy's quantiles
+    z_q = norm.isf(480 / 10000)
+    w = (norm.isf(1e-3) - z_q) / (2 * z_q)
+    assert lo_i == pytest.approx(lo_n - w * (hi_n - lo_n), rel=1e-12)
+    assert hi_i == pytest.approx(hi_n + w * (hi_n - lo_n), rel=1e-12)
+    for x in ("x1", "x2", "x3"):       # predictors: q < 0.05, no margin either way
+        assert r_inf[x] == r_no[x]
+    assert not f_inf.public.schema.unreliable_ranges
+    assert np.isfinite(f_inf.conf_int().to_numpy(float)).all()
+
+
+def test_intervals_withheld_where_the_margin_would_exceed_the_cap():
+    # n = 3000, eps = 1: q = 0.16 (below RELIABLE_Q = 0.2, so released before issue 13), but y would be
+    # widened 3.1 x: the outcome's range is marked unreliable, AdaSSP withholds its intervals with the
+    # reason, and the ranges are the searched ones (the same as without inference)
+    fit = _uniform_fit(3000)
+    assert fit.public.schema.unreliable_ranges == ["y"]
+    assert not np.isfinite(fit.conf_int().to_numpy(float)).any()
+    assert fit.sigma is None and fit.r_squared is None
+    assert "declare bounds=" in str(fit.summary())
+    assert _ranges(fit) == _ranges(_uniform_fit(3000, inference=False))
+    assert np.all(np.isfinite(fit.params))

@@ -102,7 +102,10 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
         private (only methods that support it).
     inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need.
+        Spend a small declared share of the budget on what noise-aware standard errors need. With
+        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
+        intervals cover the population coefficients: no interval is released, and the margin would
+        only add noise to the estimates.
     budget : dpreg.Budget, optional
         An account to draw (eps, delta) from; a fit that would overspend is refused before the data
         are touched.
@@ -218,7 +221,10 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
         private (only methods that support it).
     inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need.
+        Spend a small declared share of the budget on what noise-aware standard errors need. With
+        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
+        intervals cover the population coefficients: no interval is released, and the margin would
+        only add noise to the estimates.
     budget : dpreg.Budget, optional
         An account to draw (eps, delta) from; a fit that would overspend is refused before the data
         are touched.
@@ -463,7 +469,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                 design = build_streamed_design(formula, stream[0], stream[1], bounds=bounds, levels=levels,
                                                family=family, need_bounds=need_bounds,
                                                bounds_share_eps=bounds_share * eps, noise=noise, ledger=ledger,
-                                               n_public=neighbours == "replace_one", **design_opts)
+                                               n_public=neighbours == "replace_one",
+                                               range_margin=bool(inference), **design_opts)
             else:
                 if stream is not None:     # the source was not read: read its formula columns now
                     from . import sources
@@ -475,7 +482,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                     # their levels must be declared
                     levels_share_delta=levels_share * delta if delta > 0 and not pure_ok else None,
                     noise=noise, ledger=ledger, allow_wide=est.allows_wide,
-                    n_public=neighbours == "replace_one", **design_opts)
+                    n_public=neighbours == "replace_one",
+                    # the private ranges' margin buys intervals for the population coefficients: none
+                    # are released without inference, so the searched ends are kept (public flag)
+                    range_margin=bool(inference), **design_opts)
                 try:
                     design = build(need_bounds=need_bounds)
                 except SampleTooSmallForRanges as exc:

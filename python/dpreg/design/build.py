@@ -62,7 +62,7 @@ UNKNOWN_LEVEL = ("error", "reference")
 def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", need_bounds=True,
                  bounds_share_eps=None, noise=None, ledger=None, na_action="fail", unknown_level="error",
                  strict=False, outcome_levels=None, allow_wide=False, n_public=True, unit=None,
-                 levels_share_eps=None, levels_share_delta=None) -> Design:
+                 levels_share_eps=None, levels_share_delta=None, range_margin=True) -> Design:
     """Build the model matrix of ``formula`` on ``data`` under the public schema.
 
     Parameters (see docs/api.md "Bounds" and "Data policy")
@@ -105,6 +105,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     levels_share_eps, levels_share_delta : the budget of the private selection of levels (None: no
         budget, so undeclared levels are refused); delta must be > 0 (a pure-DP fit needs declared
         levels).
+    range_margin : widen privately estimated ranges by the public margin rule (``private_bounds``);
+        False (the fit releases no intervals, ``inference=False``) keeps the searched ends.
 
     Raw numeric variables are clamped to their ranges before any transform; column intervals follow by
     interval arithmetic (:mod:`dpreg.design.intervals`).
@@ -121,7 +123,8 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                                     levels_share_eps=levels_share_eps, levels_share_delta=levels_share_delta)
     y_bin, outcome_lv = _binomial_outcome(c, family=family, unknown_level=unknown_level)
     num_vars, values, ranges, sources = _numeric_ranges(c, need_bounds=need_bounds, unit=unit, noise=noise,
-                                                        ledger=ledger, bounds_share_eps=bounds_share_eps)
+                                                        ledger=ledger, bounds_share_eps=bounds_share_eps,
+                                                        margin=range_margin)
     m = _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, family=family,
                                 na_action=na_action, allow_wide=allow_wide)
     y, outcome_interval = _outcome(c, m, family=family, y_bin=y_bin)
@@ -391,7 +394,7 @@ def _binomial_outcome(c, *, family, unknown_level):
     return y_bin, outcome_lv
 
 
-def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
+def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, margin=True):
     """Stage 3, ranges: each numeric variable's range (declared, read from the data with bounds="data",
     or estimated privately from ``bounds_share_eps``); returns ``(num_vars, values, ranges, sources)``
     with ``values`` the variables' own float copies (not yet imputed or clamped)."""
@@ -461,7 +464,7 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps):
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public,
-                                                outcome={c.outcome_var})
+                                                outcome={c.outcome_var}, margin=margin)
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)

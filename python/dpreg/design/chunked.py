@@ -410,7 +410,7 @@ def synthetic_head(source, columns, levels, ranges):
 
 
 def build_streamed_design(formula, source, columns, *, bounds, levels, family, need_bounds,
-                          bounds_share_eps, noise, ledger, n_public=True, **design_opts):
+                          bounds_share_eps, noise, ledger, n_public=True, range_margin=True, **design_opts):
     """Design whose X is a :class:`StreamedRows` (steps 1-4 of the module docstring)."""
     from .build import DesignError, build_design
     from .contract import Design
@@ -477,7 +477,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
                                                 ledger=ledger, domain=doms, n_public=n_public,
-                                                outcome=set(parsed.outcome_vars))
+                                                outcome=set(parsed.outcome_vars), margin=range_margin)
         except ValueError as exc:
             if isinstance(exc, DPRegError):
                 raise

@@ -92,8 +92,18 @@ columns are listed in the schema (``Schema.unreliable_ranges``, a public functio
 the estimators that print intervals for the population coefficients withhold them there
 ("not estimable at this n and eps", with the reason) instead of printing a number.
 Then no column is widened: the intervals the margin is for are withheld, and the margin would only
-add noise to the point estimates (Wage at eps = 1 with private ranges: test MSE 24x OLS with the
-margin, 3.4x without; ``benchmarks/results/accuracy_ranges_margin.md``).
+add noise to the point estimates.
+
+Cap on the margin (issue 13). The margin is not free: widening the outcome's range by a factor f
+multiplies the noise of X^T y by f (its variance by f^2) and that of y^T y by f^2. A column whose
+margin would more than double its released width (``widening_factor(q, p) = z_p / z_q >
+MAX_WIDENING`` = 2; for the outcome q > 0.061, for a predictor q > 0.206) is treated as unreliable
+too: its intervals are withheld and nothing is widened. Measured (test MSE / OLS, ``method="auto"``,
+eps = 1, 3 seeds; ``benchmarks/results/accuracy_ranges_margin2.md``): Wage (outcome q = 0.15, factor
+2.98) 24.2 -> 3.37, synthetic (q = 0.083, factor 2.23) 1.36 -> 1.07; Bikeshare (q = 0.052, factor
+1.90) keeps its margin and its intervals (2.33). With ``inference=False`` (``margin=False`` here) no
+interval is released and no column is widened (Bikeshare 1.45, Wage 1.32 with the method auto then
+picks). The cap is a function of q (n and eps) and the column's role only.
 """
 from __future__ import annotations
 
@@ -122,6 +132,11 @@ Q_CAP = 0.25
 #: largest quantile level at which a released range is extrapolated by the margin rule (issue 12):
 #: above it (or on a grid coarser than CLAMP_LADDER_MAX) the column's range is "unreliable"
 RELIABLE_Q = 0.2
+#: largest widening factor ``1 + 2 w(q, p)`` (widened width / released width) the margin rule may apply
+#: (issue 13): a column that would need more is treated like an unreliable one (its intervals withheld,
+#: nothing widened), because the noise a wider range costs outweighs what the intervals give
+#: (module docstring, "Public widening margin")
+MAX_WIDENING = 2.0
 #: tail share left beyond a widened end of the outcome / of a predictor (margin rule, docstring)
 OUTCOME_TAIL = 1e-3
 PREDICTOR_TAIL = 0.05
@@ -152,10 +167,18 @@ def tail_margin(q: float, tail: float) -> float:
     return max(0.0, (z_p - z_q) / (2.0 * z_q))
 
 
-def range_unreliable(q: float, beta: float) -> bool:
+def widening_factor(q: float, tail: float) -> float:
+    """Widened width / released width under the margin rule: ``1 + 2 w(q, p) = z_p / z_q`` (>= 1)."""
+    return 1.0 + 2.0 * tail_margin(q, tail)
+
+
+def range_unreliable(q: float, beta: float, tail: float | None = None) -> bool:
     """The range search of a column is too coarse for its release to be extrapolated (public: q and
-    beta are functions of n and the per-end budget only)."""
-    return q > RELIABLE_Q or beta > CLAMP_LADDER_MAX
+    beta are functions of n and the per-end budget only; ``tail`` is the column's public margin tail,
+    OUTCOME_TAIL or PREDICTOR_TAIL): quantile level above RELIABLE_Q, a grid coarser than
+    CLAMP_LADDER_MAX, or a margin that would more than MAX_WIDENING-fold the released width."""
+    return (q > RELIABLE_Q or beta > CLAMP_LADDER_MAX
+            or (tail is not None and widening_factor(q, tail) > MAX_WIDENING))
 
 
 def _widen(lo: float, hi: float, w: float, lower: bool, upper: bool, dom):
@@ -442,10 +465,10 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
             if not lo_est < hi_est:
                 lo_est = float(np.nextafter(hi_est, -np.inf))
         q_col = q_lo if lo is None else 1.0 - q_hi
-        col_info["unreliable"] = range_unreliable(q_col, beta_col)
+        tail = OUTCOME_TAIL if col in outcome else PREDICTOR_TAIL
+        col_info["unreliable"] = range_unreliable(q_col, beta_col, tail)
         if margin:
-            col_info["_widen"] = (tail_margin(q_col, OUTCOME_TAIL if col in outcome else PREDICTOR_TAIL),
-                                  lo is None, hi is None, domain.get(col))
+            col_info["_widen"] = (tail_margin(q_col, tail), lo is None, hi is None, domain.get(col))
         out[col] = (float(lo_est), float(hi_est))
         info[col] = col_info
     # The margin buys intervals for the population coefficients, at the price of noise (wider ranges).

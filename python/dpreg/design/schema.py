@@ -35,8 +35,9 @@ class Schema:
     outcome: str | None = None                 # name of the outcome variable (raw column)
     leaks: list[str] = field(default_factory=list)   # texts of PrivacyLeakWarnings raised
     # issue 12: columns whose private range search was too coarse for its release to be widened by the
-    # margin rule (design/private_bounds.py; a public function of n and eps): intervals for population
-    # coefficients are withheld when one of them is used
+    # margin rule, or would need more than MAX_WIDENING times its released width (issue 13)
+    # (design/private_bounds.py; a public function of n and eps): intervals for population
+    # coefficients are withheld when one of them is used, and no range is widened
     unreliable_ranges: list[str] = field(default_factory=list)
     private: bool = True                       # False when bounds="data" (exploration only)
 
