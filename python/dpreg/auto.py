@@ -15,14 +15,14 @@ for dp_lm under replace-one the public n, the number of coefficients d and eps, 
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
                                                                Newton with standard errors)
-* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20), and inference=False
+* the signal-to-noise index n mu / (B^2 sqrt(d)) below AUTO_SNR_MIN (20)
                                                            -> "dpgd" (preconditioned DP-GD: the most
-                                                               accurate point estimate measured there; its
-                                                               standard errors are not estimable there),
-                                                               with an AccuracyWarning
-  (with inference=True, the default: -> "adassp", whose noise-aware intervals stay valid there, wide;
-  BoostedAdaSSP withholds its intervals in this regime. The AccuracyWarning says that inference=False
-  would choose dpgd)
+                                                               accurate point estimate measured there),
+                                                               with an AccuracyWarning; with inference
+                                                               (the default) its noise-aware standard
+                                                               errors where the released Gram matrix
+                                                               resolves every direction, otherwise "not
+                                                               estimable at this n and eps" with the reason
 * every numeric range (outcome included) declared, and no factor dummy columns -> "adassp"
 * otherwise                                                -> "boosted_adassp"
 
@@ -33,17 +33,23 @@ Bikeshare. On a numeric-only design with declared ranges AdaSSP won every cell a
 noise-aware intervals (docs/validity.md). Without declared ranges BoostedAdaSSP adapts to the label
 scale (its residuals are clipped, so the outcome's range matters less).
 
-Small signal-to-noise (issue 13, docs/accuracy.md): in every measured cell with index < 20 the
+Small signal-to-noise (issues 12 and 13, docs/accuracy.md): in every measured cell with index < 20 the
 AdaSSP/BoostedAdaSSP choice was 2.1-106 x OLS, and dpgd was better in all but one of them (real data:
 penguins 6.3 vs 19.9 and 1.43 vs 4.39, Credit 27.7 vs 39.2 and 7.2 vs 10.2, Wage at eps = 1 1.46 vs
 2.13, declared ranges; the exception, Credit at eps = 8 with private ranges, 10.9 vs 5.4; a sparse
 numeric design with 20-400 predictors, 11 cells, benchmarks/results/auto_sparse.md: dpgd 2.1-4.6 x the
-noise variance, the SSP choice 60-106 x).
-Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data). dpgd's squared loss has
-noise-aware standard errors since issue 13 (docs/derivations/dpgd.md), but they are released only where
-the released Gram matrix resolves the curvature of every direction; in the small-data cells above
-(penguins, Credit, Wage at every eps measured) it does not, and dpgd reports them as not estimable
-(benchmarks/results/validity_dpgd.md), so with inference=True auto keeps AdaSSP there.
+noise variance, the SSP choice 60-106 x; benchmarks/results/accuracy_smalldata.md for this rule).
+Until issue 12/13's small-data pass auto kept AdaSSP there when inference was requested, for its
+intervals. Measured on the real data of that regime (benchmarks/results/smalldata_intervals.md), those
+intervals are not honest: the share of AdaSSP's released 95% intervals that hold the data's own
+least-squares coefficient (a target inside the population interval's sampling part) was 0.74 / 0.83 /
+0.74 at eps = 1 and 0.88 / 0.96 / 0.91 at eps = 8 (Credit / penguins / Wage, 10 fits each): their
+weakest curvature (scaled X'X: 0.007, 0.32, 2.0) is far below the Gram noise, which AdaSSP's covariance
+assumes away. dpgd's standard errors are certified from the released Gram alone
+(docs/derivations/dpgd.md) and say "not estimable" there instead, so auto now chooses dpgd in this
+regime whether or not inference is requested: the better point estimate, with intervals where they can
+be argued (covering 0.94-1.00 in benchmarks/results/validity_dpgd_small.md) and an honest refusal
+otherwise. Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data).
 
 Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
@@ -90,20 +96,19 @@ def choose_method(facts):
     if facts.get("family", "gaussian") == "binomial":
         return "dpgd"
     n, d = facts.get("n"), facts.get("d")
-    # dpgd's standard errors are not estimable in this regime (issue 13, docs/derivations/dpgd.md: the
-    # released Gram does not resolve every direction's curvature): chosen only when the caller asked for
-    # none (inference=False);
-    # a default fit keeps the intervals a statistician reads: AdaSSP, whose intervals stay valid (wide)
-    # where the noise dominates, while BoostedAdaSSP withholds them there (docs/validity.md)
+    # the noise-dominated regime (issues 12 and 13): dpgd's point estimate is the best measured there,
+    # and its standard errors are released only where the released Gram certifies them (otherwise "not
+    # estimable" with the reason), while AdaSSP's intervals there held the data's own OLS coefficient in
+    # only 74-96% of fits on real data (AUTO_RULE): dpgd with or without inference
     if n is not None and d is not None and facts.get("delta", 0) > 0 and \
             auto_snr(n, d, facts.get("b_sq", d), facts["eps"], facts["delta"]) < AUTO_SNR_MIN:
-        return "adassp" if facts.get("inference", True) else "dpgd"
+        return "dpgd"
     if facts.get("all_declared") and not facts.get("has_factors", False):
         return "adassp"
     return "boosted_adassp"
 
 
-def auto_small_data_note(public, n, eps, delta, chosen=None):
+def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True):
     """An AccuracyWarning diagnostic when auto's expected privacy noise dominates (public facts: n,
     the model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would
     reach AUTO_SNR_MIN; None otherwise."""
@@ -126,8 +131,9 @@ def auto_small_data_note(public, n, eps, delta, chosen=None):
                       f"ordinary least squares): about n >= {n_need} rows{more_eps} would be needed, or "
                       "fewer coefficients (e.g. fewer factor levels)." +
                       (" method='auto' therefore chose dpgd, the most accurate method measured in this "
-                       "regime, without standard errors." if chosen == "dpgd" else
-                       " The standard errors and intervals account for this noise. For a point estimate "
-                       "only, inference=False lets method='auto' choose dpgd, the most accurate method "
-                       "measured in this regime."),
+                       "regime" + ("; its standard errors are reported where the released Gram matrix "
+                                   "resolves every direction, and as not estimable (with the reason) "
+                                   "otherwise." if inference else ", without standard errors (inference=False).")
+                       if chosen == "dpgd" else
+                       " The standard errors and intervals account for this noise."),
                       AccuracyWarning)
