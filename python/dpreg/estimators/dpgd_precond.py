@@ -45,10 +45,10 @@ PRECOND_INFERENCE_SHARE = 0.10
 #: how many r.m.s. Gram-noise norms are taken off the released Gram for the lower bound on X'X of
 #: the covariance (inference/dpgd.py, curvature_lower_bound)
 PRECOND_CURVATURE_Z = 1.0
-#: share of mu^2 moved from the gradients to a second release of X'X when inference is requested,
-#: the first released Gram does not certify the contraction (docs/derivations/dpgd.md §4), and the
-#: same check with the noise of the combined release (sigma1 / sqrt(2): both releases at 22.5% of mu^2)
-#: would pass (issue 13, small data). Decided from the first release only (post-processing), so the split
+#: share (before the inference share is taken out, like PRECOND_SHARES) of mu^2 moved from the
+#: gradients to a second release of X'X when inference is requested, the first released Gram does not
+#: certify the contraction (docs/derivations/dpgd.md §4), and the same check with the noise of the
+#: combined release (0.225 + 0.2025 of mu^2: sigma1 / 1.38) would pass (issue 13, small data). Decided from the first release only (post-processing), so the split
 #: composes adaptively; where the check predicts no gain nothing is moved
 PRECOND_TOPUP_SHARE = 0.225
 
