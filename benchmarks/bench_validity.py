@@ -35,7 +35,7 @@ import pandas as pd
 DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed")
 ALL_N = (300, 1000, 3000, 10000, 100000)
 ALL_EPS = (0.5, 1.0, 4.0)
-LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp", "dpgd")
+LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp", "dpgd", "auto")
 UNI_METHODS = ("dp_mean", "dp_quantile")
 Z95 = 1.959963984540054
 
@@ -176,6 +176,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
     truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in terms])
     cov_pop, cov_ols, released, widths = [], [], [], []
     zero_level_released = 0
+    chosen = {}       # method="auto": which estimator each fit used (public: fit.method)
     sig, r2, sig_ne, r2_ne = [], [], 0, 0
     sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
     r2_cov = []       # the printed R^2's released interval contains the OLS R^2 of the clamped data
@@ -226,6 +227,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             fails += 1
             errors["ValueError"] = errors.get("ValueError", 0) + 1
             continue
+        chosen[fit.method] = chosen.get(fit.method, 0) + 1
         # the OLS target: the fit of the data clamped to the ranges the fit used (the declared ones, or
         # those its private range search released: public, so the target is defined per replicate)
         X, yc, names = design.clamped_matrix(df, used_bounds(fit, design) if ranges == "private" else None)
@@ -275,7 +277,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
            "n_intervals": len(cov_pop),
            "coverage_ols": float(np.mean(cov_ols)) if cov_ols else float("nan"),
            "width": float(np.median(widths)) if widths else float("nan"),
-           "zero_level_released": zero_level_released,
+           "zero_level_released": zero_level_released, "chosen": chosen,
            "seconds": time.perf_counter() - t0}
     if not univariate:
         out.update(sigma_true=design.sigma, r2_true=design.r2,
@@ -339,6 +341,13 @@ def table(rows, *, seed, command) -> str:
             f"{_f(r['fail'], '.2f')} | {_f(r['released'], '.2f')} | {_f(r['coverage'])} (±{_f(mc)}) | "
             f"{_f(r['coverage_ols'])} | {r['n_intervals']} | {_f(r['width'], '.2f')} | {s} | {sne} | {sci} | {q} | "
             f"{rne} | {rci} | {r['zero_level_released']} |")
+    chosen = [r for r in rows if r["method"] == "auto" and r.get("chosen")]
+    if chosen:
+        lines += ["", "method=\"auto\": the estimator it chose (fits per cell)", "",
+                  "| design | ranges | n | eps | chosen |", "|---|---|---|---|---|"]
+        for r in chosen:
+            pick = ", ".join(f"{m} {c}" for m, c in sorted(r["chosen"].items()))
+            lines.append(f"| {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | {pick} |")
     return "\n".join(lines)
 
 
@@ -370,7 +379,8 @@ def main(argv=None):
                     for eps in _floats(a.eps):
                         res = run_cell(method, design, ranges, n, eps, a.R, a.seed)
                         rows.append(res)
-                        print(f"# {method} {dname} {ranges} n={n} eps={eps:g}: coverage {_f(res['coverage'])} "
+                        pick = f" chose {res['chosen']}" if method == "auto" else ""
+                        print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "
                               f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
                               f"sigma {_f(res.get('sigma_med'))} R2 {_f(res.get('r2_med'))} "
                               f"({res['seconds']:.1f}s)", flush=True)

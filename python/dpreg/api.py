@@ -79,9 +79,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
         ``"auto"``, which chooses on public facts only (the family, which ranges were declared,
         whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
-        regression, and for linear regression with ``inference=False`` when the public
-        signal-to-noise index n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; with
-        the default ``inference=True`` auto chooses ``"adassp"`` there, whose intervals stay valid),
+        regression, and for linear regression when the public signal-to-noise index
+        n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
+        reported where they can be certified, and as not estimable with the reason otherwise),
         ``"adassp"`` when every numeric range is declared and there are no factor dummies,
         ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
@@ -520,7 +520,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                       "which method='auto' chose for this design; pass method= explicitly")
     if auto and family == "gaussian" and neighbours == "replace_one":
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
-                                     eps, delta, chosen=method)
+                                     eps, delta, chosen=method, inference=bool(inference))
         if small is not None:   # public facts only; said before the estimator spends anything
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)
             design_notes.append(small)

@@ -45,6 +45,12 @@ PRECOND_INFERENCE_SHARE = 0.10
 #: how many r.m.s. Gram-noise norms are taken off the released Gram for the lower bound on X'X of
 #: the covariance (inference/dpgd.py, curvature_lower_bound)
 PRECOND_CURVATURE_Z = 1.0
+#: share (before the inference share is taken out, like PRECOND_SHARES) of mu^2 moved from the
+#: gradients to a second release of X'X when inference is requested, the first released Gram does not
+#: certify the contraction (docs/derivations/dpgd.md §4), and the same check with the noise of the
+#: combined release (0.225 + 0.2025 of mu^2: sigma1 / 1.38) would pass (issue 13, small data). Decided from the first release only (post-processing), so the split
+#: composes adaptively; where the check predicts no gain nothing is moved
+PRECOND_TOPUP_SHARE = 0.225
 
 
 def _precond_applicable(public, options):
@@ -136,6 +142,35 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
         # goes to the gradients (the split is a function of an earlier release: adaptive composition),
         # and the fit is the one without inference (all columns kept)
         remaining = _certified_remaining(G, _preconditioner(G, sigma_G), sigma_G, T, k)
+        topup = PRECOND_TOPUP_SHARE * (1.0 - inf_share)
+        if remaining > _inf_gd.MAX_REMAINING and topup > 0 and shares["gradient"] > topup:
+            # issue 13, small data: would a Gram release with less noise certify it? The same check on
+            # the released G with the noise scale of the combined release (post-processing of G). Only
+            # then is a second X'X released (share ``topup`` from the gradients) and averaged with the
+            # first (inverse-variance weights: the pair is one Gaussian release at the summed share)
+            s_g = shares["gram"]
+            sigma_c = sens["gram"] / (mu * math.sqrt(s_g + topup))
+            if _certified_remaining(G, _preconditioner(G, sigma_c), sigma_c, T, k) <= _inf_gd.MAX_REMAINING:
+                sd0, _, X0, _, _, _ = full
+                G2 = gaussian_mechanism(X0.T @ X0, sensitivity=sens["gram"], mu=mu * math.sqrt(topup),
+                                        noise=noise, ledger=ledger,
+                                        statistic="XtX (scaled design), second release for inference",
+                                        share=topup, symmetric_matrix=True)
+                shares["gradient"] -= topup
+                shares["gram_topup"] = topup
+                G = (s_g * full[1] + topup * G2) / (s_g + topup)
+                sigma_G = sigma_c
+                sd, X, y, n, d = sd0, X0, full[3], full[4], full[5]
+                full = (sd, G, X, y, n, d)
+                keep = None
+                drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
+                                                  n=n if spec.neighbours == "replace_one" else None,
+                                                  dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
+                if drop:
+                    sd, G, keep = _ssp.reduce_design(sd, G, drop)
+                    X, y = sd.X, np.asarray(sd.y, dtype=float)
+                    n, d = X.shape
+                remaining = _certified_remaining(G, _preconditioner(G, sigma_G), sigma_G, T, k)
         if remaining > _inf_gd.MAX_REMAINING:
             not_estimable = remaining
             shares["gradient"] += shares.pop("inference")
@@ -190,7 +225,9 @@ NOT_ESTIMABLE_NOTE = (
     "standard errors not estimable at this n and eps: the released Gram matrix does not resolve the "
     "curvature of every direction, so the gradient steps may have left much of the coefficients' "
     "starting point (0) in some direction, a bias that no release bounds; no budget was spent on "
-    "inference (more rows, a larger eps or fewer columns help; AdaSSP gives intervals here)")
+    "inference. More rows, a larger eps, or fewer or less collinear columns (e.g. fewer factor levels) "
+    "help; method='adassp' prints intervals here, but they assume a curvature the released Gram matrix "
+    "cannot confirm")
 
 
 def _preconditioner(G, sigma_G):
