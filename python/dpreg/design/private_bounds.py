@@ -167,6 +167,15 @@ def tail_margin(q: float, tail: float) -> float:
     return max(0.0, (z_p - z_q) / (2.0 * z_q))
 
 
+def unreliable_ranges_note(columns) -> str:
+    """The reason printed where intervals are withheld because some private ranges come from a search too
+    coarse to be widened (public: the column names and a function of n and eps)."""
+    cols = ", ".join(repr(v) for v in list(columns)[:8]) + (" ..." if len(columns) > 8 else "")
+    return (f"standard errors not estimable at this n and eps: the private ranges of {cols} come from a "
+            "range search that is too coarse at this n and eps, so the data are clamped by an unknown "
+            "amount; declare bounds= for these columns (outcome included), or raise eps or bounds_share")
+
+
 def widening_factor(q: float, tail: float) -> float:
     """Widened width / released width under the margin rule: ``1 + 2 w(q, p) = z_p / z_q`` (>= 1)."""
     return 1.0 + 2.0 * tail_margin(q, tail)

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from ..design.private_bounds import unreliable_ranges_note
 from ..design.scaling import scale_design
 from ..errors import Diagnostic, InvalidArgument
 from ..privacy.accounting import split_mu
@@ -412,8 +413,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             rel.vcov = None
             rel.vcov_privacy = None
             rel.ci = rel.ci_draws = None
-            rel.inference_note = (f"standard errors not estimable at this n and eps: {why}; declare bounds= "
-                                  "for these columns (outcome included), or raise eps or bounds_share")
+            rel.inference_note = unreliable_ranges_note(unreliable)
             if rel.sigma is not None or rel.r_squared is not None or "sigma_not_estimable" not in facts:
                 rel.sigma = rel.r_squared = rel.adj_r_squared = None
                 facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
