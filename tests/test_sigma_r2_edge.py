@@ -152,3 +152,17 @@ def test_r2_never_bare_0_or_1_at_n1000_and_printed_with_interval_at_n3000():
     _, r2_ols = _ols_sigma_r2(df)
     assert abs(fit.r_squared - r2_ols) < 0.15
     assert "DP R-squared" in str(fit.summary()) and "95% interval" in str(fit.summary())
+
+
+def test_second_order_curvature_allowance():
+    """Declared ranges (docs/derivations/adassp_boosted.md §13): each eigenvalue s_v of S is lowered by
+    sigma1^2 / s_v (at most sigma1, never below min(s_v, sigma1)); hand computation on a diagonal S with
+    V_priv = 0 and sigma^2 = 1, where the covariance is diag(1 / lowered s_v)."""
+    s1 = 2.0
+    S = np.diag([40.0, 4.0, 1.5])
+    V = inf.curvature_allowance_vcov(S, np.zeros((3, 3)), 1.0, s1, second_order=True)
+    lowered = np.array([40.0 - s1 * s1 / 40.0, 4.0 - s1 * s1 / 4.0, 1.5])   # last: floor min(s_v, s1)
+    assert np.allclose(np.diag(V), 1.0 / lowered, rtol=1e-12)
+    full = inf.curvature_allowance_vcov(S, np.zeros((3, 3)), 1.0, s1)
+    V0 = inf.curvature_allowance_vcov(S, np.zeros((3, 3)), 1.0, 0.0, second_order=True)
+    assert np.all(np.diag(V0) <= np.diag(V) + 1e-15) and np.all(np.diag(V) <= np.diag(full) + 1e-15)

@@ -619,7 +619,7 @@ CURVATURE_ALLOWANCE_SDS = 1.0
 
 
 def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
-                             c: float = CURVATURE_ALLOWANCE_SDS) -> np.ndarray:
+                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False) -> np.ndarray:
     """Total covariance of the de-shrunk AdaSSP estimate theta = S^-1 b_hat with an allowance for the
     Gram noise in S itself (issue 12, private ranges).
 
@@ -630,10 +630,20 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     0.95). Here s_v is replaced by ``max(s_v - c sigma1, min(s_v, sigma1))``: a one-sided allowance of
     c sigma1 for the noise of the eigenvalue (v'Ev ~ N(0, sigma1^2) for a fixed unit v, as in
     ``CURVATURE_NOISE_SDS``), never below the PD projection's floor. Directions with s_v >> sigma1 are
-    unchanged. Post-processing of released values only."""
+    unchanged. Post-processing of released values only.
+
+    ``second_order`` (declared ranges; docs/derivations/adassp_boosted.md §13): the allowance is
+    c sigma1 min(1, sigma1 / s_v) instead, i.e. s_v -> s_v - sigma1^2 / s_v: to second order in the
+    Gram noise, E[1/(a + sigma1 Z)] = (1/a)(1 + sigma1^2/a^2) = 1/(a - sigma1^2/a), so the lowered
+    eigenvalue gives the inverse curvature averaged over the noise of the eigenvalue rather than at one
+    draw of it. It vanishes in well-resolved directions (s_v = 10 sigma1: 0.1 sigma1) and is the full
+    c sigma1 at s_v <= sigma1."""
     S = np.asarray(S, float)
     w, Q = np.linalg.eigh((S + S.T) / 2.0)
-    wr = np.maximum(w - c * float(sigma_gram), np.minimum(w, float(sigma_gram)))
+    cv = c * float(sigma_gram)
+    if second_order:
+        cv = cv * np.minimum(1.0, float(sigma_gram) / np.maximum(w, 1e-300))
+    wr = np.maximum(w - cv, np.minimum(w, float(sigma_gram)))
     wr = np.maximum(wr, 1e-300)
     U = S @ np.asarray(V_priv, float) @ S
     Sr_inv = (Q / wr) @ Q.T
