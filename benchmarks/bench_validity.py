@@ -178,6 +178,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
     zero_level_released = 0
     chosen = {}       # method="auto": which estimator each fit used (public: fit.method)
     sig, r2, sig_ne, r2_ne = [], [], 0, 0
+    sig_all, sig_only_interval = [], 0   # sig_all: printed values and interval-only fits (counted at 0)
     sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
     r2_cov = []       # the printed R^2's released interval contains the OLS R^2 of the clamped data
     fails, errors = 0, {}
@@ -252,9 +253,14 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
         else:
             released.extend([False] * int(np.isfinite(truth).sum()))
         s = fit.sigma
+        if s is None and (fit.facts or {}).get("sigma_edge"):
+            # printed as an interval only (its point at or below 0): counted at 0 in the all-fits median
+            sig_only_interval += 1
+            sig_all.append(0.0)
         if s is None or not np.isfinite(s):
             sig_ne += 1
         else:
+            sig_all.append(s)
             sig.append(s)
             si = (fit.facts or {}).get("sigma_interval")
             if si is not None:
@@ -282,7 +288,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
     if not univariate:
         out.update(sigma_true=design.sigma, r2_true=design.r2,
                    sigma_med=_q(sig, 0.5), sigma_q1=_q(sig, 0.25), sigma_q3=_q(sig, 0.75),
-                   sigma_ne=sig_ne / max(fitted, 1),
+                   sigma_ne=sig_ne / max(fitted, 1), sigma_med_all=_q(sig_all, 0.5),
+                   sigma_only_interval=sig_only_interval / max(fitted, 1),
                    sigma_cover=float(np.mean(sig_cov)) if sig_cov else float("nan"), sigma_m=len(sig_cov),
                    r2_cover=float(np.mean(r2_cov)) if r2_cov else float("nan"), r2_m=len(r2_cov),
                    r2_med=_q(r2, 0.5), r2_q1=_q(r2, 0.25), r2_q3=_q(r2, 0.75), r2_ne=r2_ne / max(fitted, 1),
@@ -319,6 +326,8 @@ def table(rows, *, seed, command) -> str:
              "(OLS: the declared ranges, or with private ranges those the fit released); `released`: share "
              "of intervals dpreg released (others said 'not estimable'); width: median ratio of the DP to "
              "the lm interval width; sigma / R2: median [IQR] of the printed values, with the truth; "
+             "'all': median over the printed values and the fits that printed sigma as an interval only "
+             "(its point at or below 0, counted at 0), with the share of those; "
              "n.e.: share of fits that reported the value as not estimable; sigma CI: share of printed "
              "sigma-hats whose released 95% interval contains the OLS sigma of the clamped data (R2 CI: the "
              "same for R^2 and the OLS R^2), with the number of printed values; fail: share of calls that "
@@ -329,6 +338,8 @@ def table(rows, *, seed, command) -> str:
     for r in rows:
         if "sigma_true" in r:
             s = (f"{_f(r['sigma_med'])} [{_f(r['sigma_q1'])}-{_f(r['sigma_q3'])}] ({r['sigma_true']:g})")
+            if r.get("sigma_only_interval"):
+                s += f"; all {_f(r['sigma_med_all'])}, interval only {_f(r['sigma_only_interval'], '.2f')}"
             q = f"{_f(r['r2_med'])} [{_f(r['r2_q1'])}-{_f(r['r2_q3'])}] ({r['r2_true']:.3f})"
             sne, rne = _f(r["sigma_ne"], ".2f"), _f(r["r2_ne"], ".2f")
             sci = f"{_f(r['sigma_cover'], '.2f')} ({r['sigma_m']})"
@@ -382,7 +393,10 @@ def main(argv=None):
                         pick = f" chose {res['chosen']}" if method == "auto" else ""
                         print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "
                               f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
-                              f"sigma {_f(res.get('sigma_med'))} R2 {_f(res.get('r2_med'))} "
+                              f"sigma {_f(res.get('sigma_med'))} (all {_f(res.get('sigma_med_all'))}, "
+                              f"interval only {_f(res.get('sigma_only_interval'), '.2f')}) "
+                              f"R2 {_f(res.get('r2_med'))} sigma CI {_f(res.get('sigma_cover'), '.2f')} "
+                              f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
                               f"({res['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])
     write_result(a.out, table(rows, seed=a.seed, command=cmd.strip()))

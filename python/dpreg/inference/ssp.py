@@ -48,6 +48,11 @@ SIGMA_MAX_REL_SE = 0.25
 #: R^2 is printed (with its 95% interval) only when its standard error is at most this; a tighter gate
 #: selected upward errors (a larger ESS lowers the delta-method SE) and biased the printed median
 R2_MAX_SE = 0.25
+#: at the edge of estimability (edge_residual_variance) R^2 is printed only when its delta-method s.e.
+#: is at most this (and its interval lies inside (0, 1)): with no s.e. gate the few values printed at
+#: n = 3000, eps = 0.5 were upward draws (median 0.70 against 0.637); with 0.1 none are printed there,
+#: and at n = 3000, eps = 1 93% (median 0.647, interval coverage 0.97 on 100 fits)
+EDGE_R2_MAX_SE = 0.1
 
 
 def gram_noise_norm_bound(sigma_gram: float, d: int) -> float:
@@ -206,6 +211,122 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             "var_rss": var_noise + (merr * df) ** 2}
 
 
+#: edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12): the expected privacy excess
+#: trace(S V_priv) + b'Sb is used with an interval from its variance (instead of the worst-case bound
+#: of :func:`second_order_excess_error`) only when every eigendirection of the released Gram is resolved:
+#: r_v = sigma1 sqrt((d + 1)/2) / s_v <= this (the r.m.s. Gram noise in the direction at most half its
+#: eigenvalue, so the expansion of the excess in powers of r_v converges fast). Correlated predictors,
+#: where the worst-case bound was needed, have r_v ~ 0.8 in their weakest direction (n = 1e4, eps = 1)
+EDGE_MAX_REL_NOISE = 0.5
+#: ... with each eigenvalue first lowered by this many sigma1 (its own noise, v'Ev ~ N(0, sigma1^2)):
+#: on the released eigenvalue itself the rule let through exactly the fits whose weak eigenvalue came
+#: out high, where the excess is underestimated (correlated design, n = 1e4, eps = 1: 9 of 100 fits,
+#: sigma interval coverage 0.89, R^2 0.67)
+EDGE_EIGEN_MARGIN_SDS = 2.0
+
+
+def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None) -> dict:
+    """The error of the expected privacy excess as a random part and a bias (docs/derivations/adassp_boosted.md §12).
+
+    In an eigendirection v of S (eigenvalue s_v) the excess share x_v = s_v (v'V_priv v) + s_v (v'b)^2
+    rests on s_v in place of v'X'Xv and on S^-1 in place of (X'X)^-1; both are off by a relative
+    amount eta_v = v'Ev / s_v + ..., of mean 0 and r.m.s. r_v = sigma1 sqrt((d + 1)/2) / s_v (E||Ev||^2 =
+    sigma1^2 (d + 1)/2 for the symmetric Gaussian Gram noise). The share is quadratic in that scale, so
+    the truth is x_v (1 + eta_v)^2 = x_v (1 + 2 eta_v + eta_v^2): a zero-mean part 2 eta_v x_v (s.d.
+    2 r_v x_v; the directions are added as if perfectly correlated, sd = sum_v 2 r_v x_v) and a mean
+    shift of at most r_v^2 x_v (bias = sum_v r_v^2 x_v). ``resolved``: r_v <= EDGE_MAX_REL_NOISE for
+    every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
+    Released values and public constants only."""
+    w, x, d = _excess_shares(S, V_priv, bias)
+    rms = float(sigma_gram) * math.sqrt((d + 1) / 2.0)
+    r = rms / w
+    x = np.maximum(x, 0.0)
+    low = w - EDGE_EIGEN_MARGIN_SDS * float(sigma_gram)
+    r_low = np.where(low > 0, rms / np.maximum(low, 1e-300), np.inf)
+    return {"sd": float(np.sum(2.0 * r * x)), "bias": float(np.sum(r * r * x)),
+            "max_rel_noise": float(np.max(r_low)), "resolved": bool(np.max(r_low) <= EDGE_MAX_REL_NOISE)}
+
+
+def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: float, bias=None,
+                           bias_map=None, theta=None, z: float = 1.959963984540054) -> dict | None:
+    """sigma^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12), or None
+    when the released Gram does not resolve every direction (no valid interval: the caller keeps "not
+    estimable").
+
+    RSS_hat = A2/kappa - (expected privacy excess) is the estimate of :func:`residual_variance_with_se`
+    (unbiased to first order in the noise). Its variance: the released pieces (A2's noise, the
+    fluctuation of the quadratic form e'X'Xe about its mean, the sampling variance of RSS) plus the
+    random part of the excess's own error (:func:`edge_excess_terms`); its bias: at most the second-order
+    mean shift. The 95% interval of sigma^2 is (RSS_hat -+ (z sd + bias)) / df, cut to [0, 1] (an outcome
+    scaled into [-1, 1] has residual variance at most 1). ``point``: RSS_hat/df when it lies in (0, 1],
+    else None (then only the interval is reported: never a bare 0).
+
+    ``bias_map`` L (with ``theta`` = theta_hat): the bias term b'Sb was estimated with b = L theta_hat
+    (the ridge's lam S^-1, the boosting's I - W), whose noise inflates it: E[theta_hat' L'SL theta_hat]
+    = b'Sb + trace(L'SL V_priv). That inflation is removed (it is second order in the noise, so the
+    first-order estimate keeps it; it was 2 of an excess of 9 in scaled units with the ridge active,
+    rare level design, n = 1000, eps = 1), and the quadratic form's variance
+    4 theta' A V A theta + 2 trace((A V)^2), A = L'SL, is added."""
+    if not sigma_gram:
+        return None
+    t = edge_excess_terms(S, V_priv, sigma_gram, bias)
+    if not t["resolved"]:
+        return None
+    rss = float(res_var["rss"])
+    var_extra = 0.0
+    if bias_map is not None and theta is not None:
+        L = np.asarray(bias_map, float)
+        A = L.T @ np.asarray(S, float) @ L
+        AV = A @ np.asarray(V_priv, float)
+        th = np.asarray(theta, float)
+        rss += float(np.trace(AV))
+        var_extra = 4.0 * float(th @ AV @ A @ th) + 2.0 * float(np.sum(AV * AV.T))
+    s2 = max(rss, 0.0) / df
+    # the zero-mean first-order part of the excess's error (t["sd"]) is not added: it moves with the
+    # realised excess (the same Gram noise drives both; correlation 0.36 measured), and without it the
+    # predicted variance of RSS_hat matched the measured one (docs/derivations/adassp_boosted.md §12)
+    var_rss = float(res_var["var_rss_noise"]) + var_extra + 2.0 * s2 * s2 * df
+    half = z * math.sqrt(var_rss) + t["bias"]
+    lo = min(max((rss - half) / df, 0.0), 1.0)
+    hi = min(max((rss + half) / df, 0.0), 1.0)
+    if not hi > 0:
+        return None
+    point = rss / df if 0.0 < rss / df <= 1.0 else None
+    return {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
+            "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
+
+
+def r2_interval(ess: float, rss: float, var_ess: float, var_rss: float, rss_bias: float = 0.0,
+                z: float = 1.959963984540054) -> tuple[float, float] | None:
+    """95% interval of R^2 = ESS/(ESS + RSS) by test inversion on t in [0, 1] (Fieller's construction
+    written in t = rho/(1 + rho), so it holds whatever the signs of the estimates): t is kept when
+    (ESS_hat (1 - t) - t RSS_hat)^2 <= z^2 ((1 - t)^2 var_ess + t^2 var_rss), a quadratic in t. The bias
+    bound of RSS_hat shifts it by +-rss_bias at the two ends. Returns the hull of the kept t, or None when
+    no t in [0, 1] is kept."""
+    def kept(r):
+        # f(t) = a t^2 + b t + c <= 0 with ESS (1 - t) - t RSS = ESS - t (ESS + RSS)
+        s = ess + r
+        a = s * s - z * z * (var_ess + var_rss)
+        b = -2.0 * ess * s + 2.0 * z * z * var_ess
+        c = ess * ess - z * z * var_ess
+        grid = [0.0, 1.0]
+        disc = b * b - 4.0 * a * c
+        if a != 0 and disc >= 0:
+            q = math.sqrt(disc)
+            grid += [(-b - q) / (2.0 * a), (-b + q) / (2.0 * a)]
+        elif a == 0 and b != 0:
+            grid.append(-c / b)
+        pts = sorted(min(max(g, 0.0), 1.0) for g in grid)
+        ok = [p for p in pts if a * p * p + b * p + c <= 1e-12 * (abs(a) + abs(b) + abs(c) + 1e-300)]
+        return (ok[0], ok[-1]) if ok else None
+    lo_set = kept(rss + rss_bias)        # the largest RSS gives the lowest R^2
+    hi_set = kept(rss - rss_bias)
+    if lo_set is None and hi_set is None:
+        return None
+    ends = [e for s in (lo_set, hi_set) if s is not None for e in s]
+    return float(min(ends)), float(max(ends))
+
+
 def heavy_tail_signal(bundle: dict) -> dict:
     """Do the residuals look heavier-tailed than normal? (issue 12: what sigma-hat estimates)
 
@@ -269,7 +390,7 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
         var_ess += (float(sigma_gram) * u2) ** 2
     tot = ess + rss
     if not (tot > 0 and ess > 0 and rss > 0):
-        return {"r2": None, "se": None, "estimable": False, "ess": ess}
+        return {"r2": None, "se": None, "estimable": False, "ess": ess, "var_ess": var_ess}
     r2 = ess / tot
     se = math.sqrt(rss * rss * var_ess + ess * ess * var_rss) / tot ** 2
     # the interval (issue 12): Fieller's construction on rho = ESS/RSS, R^2 = rho/(1 + rho), instead
@@ -285,7 +406,7 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     lo = _fieller_r2(ess, rss + rb, var_ess, var_noise)[0]
     hi = _fieller_r2(ess, max(rss - rb, 1e-300), var_ess, var_noise)[1]
     return {"r2": float(r2), "se": float(se), "estimable": bool(se <= R2_MAX_SE and 0 < r2 < 1),
-            "lower": float(min(lo, r2)), "upper": float(max(hi, r2)), "ess": ess}
+            "lower": float(min(lo, r2)), "upper": float(max(hi, r2)), "ess": ess, "var_ess": var_ess}
 
 
 def _fieller_r2(ess: float, rss: float, var_ess: float, var_rss: float, z: float = 1.959963984540054):
@@ -503,7 +624,7 @@ CURVATURE_ALLOWANCE_SDS = 1.0
 
 
 def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
-                             c: float = CURVATURE_ALLOWANCE_SDS) -> np.ndarray:
+                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False) -> np.ndarray:
     """Total covariance of the de-shrunk AdaSSP estimate theta = S^-1 b_hat with an allowance for the
     Gram noise in S itself (issue 12, private ranges).
 
@@ -514,10 +635,20 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     0.95). Here s_v is replaced by ``max(s_v - c sigma1, min(s_v, sigma1))``: a one-sided allowance of
     c sigma1 for the noise of the eigenvalue (v'Ev ~ N(0, sigma1^2) for a fixed unit v, as in
     ``CURVATURE_NOISE_SDS``), never below the PD projection's floor. Directions with s_v >> sigma1 are
-    unchanged. Post-processing of released values only."""
+    unchanged. Post-processing of released values only.
+
+    ``second_order`` (declared ranges; docs/derivations/adassp_boosted.md §13): the allowance is
+    c sigma1 min(1, sigma1 / s_v) instead, i.e. s_v -> s_v - sigma1^2 / s_v: to second order in the
+    Gram noise, E[1/(a + sigma1 Z)] = (1/a)(1 + sigma1^2/a^2) = 1/(a - sigma1^2/a), so the lowered
+    eigenvalue gives the inverse curvature averaged over the noise of the eigenvalue rather than at one
+    draw of it. It vanishes in well-resolved directions (s_v = 10 sigma1: 0.1 sigma1) and is the full
+    c sigma1 at s_v <= sigma1."""
     S = np.asarray(S, float)
     w, Q = np.linalg.eigh((S + S.T) / 2.0)
-    wr = np.maximum(w - c * float(sigma_gram), np.minimum(w, float(sigma_gram)))
+    cv = c * float(sigma_gram)
+    if second_order:
+        cv = cv * np.minimum(1.0, float(sigma_gram) / np.maximum(w, 1e-300))
+    wr = np.maximum(w - cv, np.minimum(w, float(sigma_gram)))
     wr = np.maximum(wr, 1e-300)
     U = S @ np.asarray(V_priv, float) @ S
     Sr_inv = (Q / wr) @ Q.T

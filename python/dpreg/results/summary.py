@@ -247,7 +247,9 @@ class Summary:
             out.append(f"DP R-squared:  {format_number(f.r_squared)}{ci_txt},\tAdjusted R-squared:  "
                        f"{format_number(adj)}")
         elif facts.get("r_squared_not_estimable"):
-            out.append(f"DP R-squared: {facts['r_squared_not_estimable']}")
+            ri = facts.get("r_squared_interval")
+            rng_r = (f"; 95% interval {format_number(ri[0])} to {format_number(ri[1])}" if ri else "")
+            out.append(f"DP R-squared: {facts['r_squared_not_estimable']}{rng_r}")
         if f.has_inference:
             w = f.wald_test()
             if w["statistic"] is not None:
