@@ -228,6 +228,13 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     if not np.all(np.isfinite(vcov)):
         vcov = vcov_priv = None
     resolution = None
+    not_converged = newton and averaged == 1 and k_avg > 1
+    if not_converged:
+        # the convergence checks failed (ConvergenceWarning): the iterate is still moving, possibly with
+        # capped steps, so neither the noise covariance (a fixed-point approximation) nor the remaining-
+        # share bound (uncapped steps) describes its error: no interval is released (issues 12/13;
+        # measured: diamonds' price > 5000 at eps = 8, 0.71 of such intervals contained the MLE)
+        vcov = vcov_priv = None
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
                                                        V_noise, Mmap, vcov, vcov_priv)
@@ -260,6 +267,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
         note = NOT_RESOLVED_NOTE
+    if not_converged:
+        note = NOT_CONVERGED_NOTE
     return Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
                    inference_note=note,
                    tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
@@ -270,6 +279,12 @@ NOT_RESOLVED_NOTE = (
     "of the directions every coefficient loads on, so the private Newton iteration may still hold part "
     "of its starting point (0) there, a bias no release bounds (more rows, a larger eps, or tighter "
     "declared ranges help)")
+
+
+NOT_CONVERGED_NOTE = (
+    "standard errors not estimable at this n and eps: the private Newton iteration was still moving after "
+    "its T steps (see the warning), so its distance from the maximum-likelihood fit is not bounded by any "
+    "release (raise T, use a larger eps or more rows, or declare tighter ranges)")
 
 
 def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv):
