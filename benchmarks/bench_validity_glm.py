@@ -83,7 +83,7 @@ def run_cell(design, n, eps, R, seed):
     rng = np.random.default_rng([seed, n, int(eps * 100), DESIGNS.index(design.name)])
     hits = hits_mle = released = total = fails = 0
     widths = []
-    for r in range(R):
+    for _ in range(R):
         df = design.draw(n, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -295,7 +295,6 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     and public constants only."""
     from ..inference import ssp as _inf_ssp
 
-    d = theta.size
     w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
     # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
     sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]

@@ -15,8 +15,6 @@ P_v cannot be bounded away from 1.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 #: largest remaining share P_v of the starting point for which a direction counts as estimable: above
