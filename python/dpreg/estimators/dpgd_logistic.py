@@ -201,11 +201,10 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # (beyond d + 4 sqrt(2 d), ~3.5 sd of chi^2_d) means the iteration was still moving
             V_tot = V_samp + V_noise
             stat = float(step @ np.linalg.solve(V_tot, step))
-            # and per eigendirection of the released X'WX (eigenvalue h_v): the ridge lam_H slows the
-            # step there to a contraction r_v = lam_H / (h_v + lam_H), so after T steps from 0 about
-            # r_v^T |v'theta| is left; in SE units above 0.25 (Wald coverage < 94%) it matters
-            slow = _remaining_in_se(H_pd, V_tot, theta, lam_H, T)
-            if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d) or slow > 0.25:
+            # (the former per-direction check here, _remaining_in_se, flagged the whole fit; the
+            # resolution rule below replaces it direction by direction: a coefficient in resolved
+            # directions keeps its interval, one on an unresolved direction is withheld)
+            if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d):
                 notes.append(_conv_warning(T))
             else:
                 # converged by the checks above: the last NEWTON_AVERAGE share of the iterates fluctuate
