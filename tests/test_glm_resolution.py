@@ -39,7 +39,7 @@ def _ridges(sigma_H, d, T, k):
 
 
 def test_remaining_share_bounds_a_simulated_ridged_newton_iteration():
-    """Derivation §2 steps 2: on a quadratic loss with curvature H = diag(50, 2, 0.2) the estimator's
+    """Derivation §2 step 2: on a quadratic loss with curvature H = diag(50, 2, 0.2) the estimator's
     iteration (pooled noisy curvature releases, ridge lam_t, no gradient noise so only the bias is left)
     keeps in theta_bar the share -v'(theta_bar - theta*)/v'theta* of its start along each axis. Its
     mean over 300 runs must not exceed the bound P (evaluated at h_lo = h, the true curvature) by more
