@@ -282,10 +282,13 @@ def run_glm(tasks, eps_grid, seeds, log=print):
                     z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
                     if not np.all(np.isfinite(z)):
                         raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
-                    cover = float(np.mean(np.abs(b - m) <= 1.96 * np.asarray(fit.std_errors, float)))
-                    out.append((name, eps, bset, seed, float(np.max(z)), cover, None))
+                    se = np.asarray(fit.std_errors, float)
+                    ok = np.isfinite(se)       # intervals withheld as "not estimable" are not counted
+                    cover = float(np.mean(np.abs(b - m)[ok] <= 1.96 * se[ok])) if ok.any() else None
+                    out.append((name, eps, bset, seed, float(np.max(z)), cover, None, float(np.mean(ok))))
                     log(f"# glm {name} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
-                        f"MLE inside 95% DP interval: {cover:.2f} ({time.perf_counter() - t0:.1f}s)")
+                        f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "
+                        f"{int(ok.sum())}/{ok.size} released ({time.perf_counter() - t0:.1f}s)")
     return out
 
 
@@ -294,8 +297,9 @@ def glm_table(results, eps_grid, tasks):
     for name in tasks:
         lines += ["", f"## dp_glm: {GLM_TASKS[name]['label']}", "",
                   "max over coefficients of |beta_DP - beta_MLE| / SE_MLE, median over seeds [min-max]; "
-                  "in brackets after it: share of coefficients whose 95% noise-aware DP interval contains "
-                  "the MLE (mean over seeds)", "",
+                  "in brackets after it: share of the released 95% noise-aware DP intervals that contain "
+                  "the MLE (pooled over seeds), and r = share of intervals released (the rest: not "
+                  "estimable at this n and eps)", "",
                   "| bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
                   "|---|" + "---|" * len(eps_grid)]
         for bset in ("declared", "private"):
@@ -306,8 +310,10 @@ def glm_table(results, eps_grid, tasks):
                 if not ok:
                     cells.append("refused: " + (r[0][6][:120] if r else "-"))
                     continue
-                cov = np.mean([x[5] for x in r if x[5] is not None])
-                cells.append(f"{np.median(ok):.3g} [{min(ok):.3g}-{max(ok):.3g}] ({cov:.2f})")
+                rel = [x[7] if len(x) > 7 else 1.0 for x in r if x[4] is not None]
+                covs = [x[5] * x[7] for x in r if x[4] is not None and x[5] is not None]
+                cov = f"{sum(covs) / sum(rel):.2f}" if sum(rel) > 0 else "NA"
+                cells.append(f"{np.median(ok):.3g} [{min(ok):.3g}-{max(ok):.3g}] ({cov}, r {np.mean(rel):.2f})")
             lines.append(f"| {bset} | " + " | ".join(cells) + " |")
     return lines
 

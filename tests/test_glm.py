@@ -188,8 +188,14 @@ def test_mm_response_probabilities_are_interior_on_raw_scale_predictors():
         fit = dpreg.dp_glm("m ~ body_mass_g + bill_depth_mm", frame, eps=1.0, random_state=2,
                            bounds={"body_mass_g": (2500, 6500), "bill_depth_mm": (12, 23)})
     p = fit.predict(frame.head(50), type="response").to_numpy()
-    assert np.all((p > 1e-6) & (p < 1 - 1e-6))
-    assert np.all(np.isfinite(np.asarray(fit.std_errors, float)))
+    # strictly inside (0, 1) and finite; not a fixed margin: the generating model itself puts some of
+    # these rows below 1e-6 (eta - mean(eta) reaches about -16), and the MLE follows it
+    assert np.all(np.isfinite(p) & (p > 0) & (p < 1))
+    # the data are nearly separated: the intercept direction's curvature is not resolved at eps = 1
+    # (its remaining share is 1), so the intervals are withheld with the reason instead of printed
+    se = np.asarray(fit.std_errors, float)
+    assert np.all(np.isfinite(se)) or any("Not estimable at this n and eps" in w for w in fit.warnings) or (
+        "not estimable" in (fit.inference_note or "") and np.all(np.isnan(se)))
 
 
 def test_newton_slow_direction_check():

@@ -178,8 +178,12 @@ CASES = [
     ("ht_sparse", "gaussian", {"s": 3}, 2000, 1.0, set()),
     ("dpgd", "gaussian", {}, 2000, 1.0, DPGD_FACTS | ADAPTIVE_FIELDS),
     # dp_glm's private Newton: contraction = spectral radius of I - K H with K, H post-processed from the
-    # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices
-    ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps"}),
+    # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices;
+    # the resolution rule (issues 12/13): remaining shares, widening, unresolved directions and withheld
+    # terms are post-processing of the mean released X'WX, theta_bar and the gradients' noise covariance
+    ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps",
+                                         "/facts/remaining_share[]", "/facts/bias_aware_widening[]",
+                                         "/facts/unresolved_directions", "/facts/not_estimable[]"}),
     ("ht_fw", "binomial", {}, 2000, 1.0, set()),
     ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, set()),
 ]

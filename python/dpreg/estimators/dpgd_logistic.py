@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..inference import logistic as _inf_logit
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
@@ -121,11 +122,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     mu_h = mu * math.sqrt(shares["hessian"] / n_h)
     sigma_H = sens["hessian"] / mu_h
     lam_H = 2.0 * math.sqrt(d) * sigma_H
+    released_H = []     # every released X'WX, in order (released_H[t] at theta_t)
 
     def release_hessian(theta, label, for_se=False):
         _, H = _logistic_sums(X, y, theta, weighted_gram=True)
         H_hat = gaussian_mechanism(H, sensitivity=sens["hessian"], mu=mu_h, noise=noise, ledger=ledger,
                                    statistic=label, share=shares["hessian"] / n_h, symmetric_matrix=True)
+        released_H.append(H_hat)
+        if for_se is None:
+            return None
         if for_se:
             # no ridge for the standard errors: in a flat direction (nearly separated data) the information
             # is small and the SE must be large; the eigenvalue floor is the noise scale of the release
@@ -144,9 +149,22 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     capped = 0
     cap = NEWTON_STEP_CAP * float(sd.B_bar)     # theta lives on the scale divided by B_bar
     iterates = []
+    k_avg = max(1, int(round(NEWTON_AVERAGE * T)))
+    t_pool = T - k_avg          # from step t_pool + 1 on, the releases from theta_{t_pool} on are pooled
+    ridges = []                 # the ridge of every Newton step (public: sigma_H and the step count)
     for t in range(1, T + 1):
         if newton:
-            K = np.linalg.inv(release_hessian(theta, f"X'WX (scaled design), step {t}"))
+            release_hessian(theta, f"X'WX (scaled design), step {t}", for_se=None)
+            # in the averaging phase the iterates fluctuate around the fixed point, so the releases of
+            # X'WX made there estimate the same matrix: their mean (m of them) has noise s.d.
+            # sigma_H / sqrt(m), and the ridge that keeps it positive definite shrinks by sqrt(m). The
+            # fixed point (g = 0) is the same; the steps along weakly curved directions are no longer
+            # slowed by the full ridge lam_H (issues 12/13: the bias toward 0 there). Post-processing.
+            m = 1 if t <= t_pool else t - t_pool
+            lam_t = lam_H / math.sqrt(m)
+            ridges.append(lam_t)
+            H_mean = _inf_logit.mean_release(released_H[-m:])
+            K = np.linalg.inv(_pd_floor(H_mean, 0.0) + lam_t * np.eye(d))
         g, _ = _logistic_sums(X, y, theta)
         g_hat = gaussian_mechanism(g, sensitivity=sens["gradient"], mu=mu_grad, noise=noise, ledger=ledger,
                                    statistic=f"logistic gradient sum, step {t}",
@@ -159,8 +177,16 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         theta = theta - step
         iterates.append(theta)
     H_pd = release_hessian(theta, "X'WX at the estimate (scaled design)", for_se=True)
+    sigma_bar = sigma_H
+    if newton:
+        # the last k_avg releases of X'WX were made at the k_avg iterates that the averaging uses
+        # (theta_{T-k+1}, ..., theta_T): their mean has noise s.d. sigma_H / sqrt(k) (post-processing);
+        # it sharpens the curvature behind the standard errors and the resolution rule below
+        H_bar = _inf_logit.mean_release(released_H[-k_avg:])
+        sigma_bar = sigma_H / math.sqrt(k_avg)
+        H_pd = _pd_floor(H_bar, sigma_bar)
     V_samp = np.linalg.inv(H_pd)
-    K_last = np.linalg.inv(H_pd + lam_H * np.eye(d)) if newton else K
+    K_last = np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
     # privacy part: near the fixed point e_t = A e_{t-1} - K sigma z_t with A = I - K H; the stationary
     # covariance (an upper bound for the finite-T one, which starts from no noise) solves a Lyapunov eq.
     A = np.eye(d) - K_last @ H_pd
@@ -175,17 +201,16 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # (beyond d + 4 sqrt(2 d), ~3.5 sd of chi^2_d) means the iteration was still moving
             V_tot = V_samp + V_noise
             stat = float(step @ np.linalg.solve(V_tot, step))
-            # and per eigendirection of the released X'WX (eigenvalue h_v): the ridge lam_H slows the
-            # step there to a contraction r_v = lam_H / (h_v + lam_H), so after T steps from 0 about
-            # r_v^T |v'theta| is left; in SE units above 0.25 (Wald coverage < 94%) it matters
-            slow = _remaining_in_se(H_pd, V_tot, theta, lam_H, T)
-            if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d) or slow > 0.25:
+            # (the former per-direction check here, _remaining_in_se, flagged the whole fit; the
+            # resolution rule below replaces it direction by direction: a coefficient in resolved
+            # directions keeps its interval, one on an unresolved direction is withheld)
+            if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d):
                 notes.append(_conv_warning(T))
             else:
                 # converged by the checks above: the last NEWTON_AVERAGE share of the iterates fluctuate
                 # around the fixed point, each carrying fresh gradient noise; their mean keeps the fixed
                 # point and divides the noise (post-processing of releases; docs/accuracy.md, dp_glm)
-                k = max(1, int(round(NEWTON_AVERAGE * T)))
+                k = k_avg
                 theta = np.mean(iterates[-k:], axis=0)
                 V_noise = _averaged_noise_cov(A, V_noise, k)
                 averaged = k
@@ -201,6 +226,22 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     vcov_priv = Mmap @ V_noise @ Mmap.T
     if not np.all(np.isfinite(vcov)):
         vcov = vcov_priv = None
+    resolution = None
+    not_converged = newton and averaged == 1 and k_avg > 1
+    if not_converged:
+        # the convergence checks failed (ConvergenceWarning): the iterate is still moving, possibly with
+        # capped steps, so neither the noise covariance (a fixed-point approximation) nor the remaining-
+        # share bound (uncapped steps) describes its error: no interval is released (issues 12/13;
+        # measured: diamonds' price > 5000 at eps = 8, 0.71 of such intervals contained the MLE)
+        vcov = vcov_priv = None
+    if newton and vcov is not None:
+        vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
+                                                       V_noise, Mmap, vcov, vcov_priv)
+        if resolution["withheld"]:
+            names = [design.public.terms[j] for j in resolution["withheld"]]
+            notes.append(_not_estimable_note(names, resolution, d))
+        if not np.any(np.isfinite(np.diag(vcov))):
+            vcov = vcov_priv = None
     facts = {"description": ("private Newton (IRLS) for the logistic loss" if newton else
                              "private majorise-minimise (Boehning's Hessian bound) for the logistic loss")
              + " on the schema-scaled design",
@@ -212,13 +253,74 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     if newton:
         facts["capped_steps"] = capped
         facts["averaged_iterates"] = averaged
+        facts["noise_sd_hessian_mean"] = float(sigma_bar)
+        if resolution is not None:
+            facts["unresolved_directions"] = resolution["unresolved"]
+            facts["bias_aware_widening"] = resolution["widening"]
+            facts["remaining_share"] = resolution["remaining"]
+            facts["not_estimable"] = [design.public.terms[j] for j in resolution["withheld"]]
     else:
         facts["gram_ridge"] = float(lam)
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
+    note = MM_NOTE if vcov is not None else INFERENCE_NOTE
+    if vcov is None and resolution is not None and resolution["withheld"]:
+        note = NOT_RESOLVED_NOTE
+    if not_converged:
+        note = NOT_CONVERGED_NOTE
     return Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
-                   inference_note=MM_NOTE if vcov is not None else INFERENCE_NOTE,
+                   inference_note=note,
                    tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
+
+
+NOT_RESOLVED_NOTE = (
+    "standard errors not estimable at this n and eps: the released X'WX does not resolve the curvature "
+    "of the directions every coefficient loads on, so the private Newton iteration may still hold part "
+    "of its starting point (0) there, a bias no release bounds (more rows, a larger eps, or tighter "
+    "declared ranges help)")
+
+
+NOT_CONVERGED_NOTE = (
+    "standard errors not estimable at this n and eps: the private Newton iteration was still moving after "
+    "its T steps (see the warning), so its distance from the maximum-likelihood fit is not bounded by any "
+    "release (raise T, use a larger eps or more rows, or declare tighter ranges)")
+
+
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv):
+    """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
+    the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
+    curvature; the intervals are widened by the bias that share implies, and withheld for the
+    coefficients that load on directions where it is not bounded (P_v > MAX_REMAINING). Released values
+    and public constants only."""
+    from ..inference import ssp as _inf_ssp
+
+    w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
+    # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
+    sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]
+    r = np.column_stack([_inf_logit.step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
+    P = _inf_logit.remaining_share(r, k)
+    b_dir = _inf_logit.direction_bias(U, P, theta, V_noise)
+    bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
+    vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)
+    vcov_priv = vcov_priv.copy()
+    withheld = [int(j) for j in np.flatnonzero(load > _inf_logit.MAX_UNRESOLVED_LOADING)]
+    for j in withheld:
+        vcov[j, :] = vcov[:, j] = np.nan
+        vcov_priv[j, :] = vcov_priv[:, j] = np.nan
+    return vcov, vcov_priv, {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
+                             "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
+                             "remaining": [float(x) for x in P]}
+
+
+def _not_estimable_note(names, resolution, d):
+    from ..errors import AccuracyWarning, Diagnostic
+    u = resolution["unresolved"]
+    return Diagnostic(
+        f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
+        f"The released X'WX does not resolve the curvature in {u} of {d} directions, so the private Newton "
+        "iteration may still hold part of its starting point (0) along them, a bias toward 0 that no release "
+        "bounds, and these coefficients load on them. More rows, a larger eps, or tighter declared ranges "
+        "help.", AccuracyWarning)
 
 
 def _averaged_noise_cov(A, V, k):

@@ -124,9 +124,22 @@ def dpgd_lines(fit, fmt) -> list[str]:
         else:
             head = (f"Private MM: logistic loss, T = {f.get('T')} Newton-like steps preconditioned by a "
                     f"released X'X (ridge {fmt.number(f.get('gram_ridge'))}) and a gradient sum")
-        return [fmt.wrap(f"{head}; gradient-sum sensitivity {fmt.number(sens.get('gradient'))}, Gaussian "
-                      f"noise sd {fmt.number(f.get('noise_sd_gradient'))} per step; contraction at the "
-                      f"estimate {fmt.number(f.get('contraction'))}; {reported}")]
+        lines = [fmt.wrap(f"{head}; gradient-sum sensitivity {fmt.number(sens.get('gradient'))}, Gaussian "
+                       f"noise sd {fmt.number(f.get('noise_sd_gradient'))} per step; contraction at the "
+                       f"estimate {fmt.number(f.get('contraction'))}; {reported}")]
+        widen = [w for w in (f.get("bias_aware_widening") or []) if w is not None]
+        if "unresolved_directions" in f:
+            # issues 12/13: the resolution rule of docs/derivations/dpgd_logistic.md (post-processing)
+            u, d = int(f["unresolved_directions"]), len(f.get("remaining_share") or [])
+            held = f.get("not_estimable") or []
+            txt = (f"Intervals: the mean of the last {k} released X'WX matrices (noise sd "
+                   f"{fmt.number(f.get('noise_sd_hessian_mean'))}) resolves {d - u} of {d} directions")
+            if widen and max(widen) > 1.01:
+                txt += f"; intervals widened for the bias toward 0 left by the steps (factor up to {fmt.number(max(widen))})"
+            if held:
+                txt += f"; withheld (not estimable at this n and eps): {', '.join(held)}"
+            lines.append(fmt.wrap(txt))
+        return lines
     return [fmt.wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "
                   f"{f.get('clipping', 'per-sample gradients clipped')}; per-step gradient sensitivity "
                   f"{fmt.number(f.get('gradient_sensitivity'))}, Gaussian noise sd "

@@ -519,6 +519,10 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         reason in ``note`` when it cannot be computed."""
         v = self._vcov_array()
         out = wald_chi2(self._release.coef, v, self._slopes())
+        if v is not None and out["statistic"] is None and any(
+                not np.isfinite(v[j, j]) for j in self._slopes()):
+            # a coefficient whose interval is withheld ("not estimable at this n and eps", e.g. dp_glm)
+            out["note"] = "not available: the standard errors of some coefficients are not estimable"
         if v is None and out["df"]:
             out["note"] = "not available: " + (self.inference_note or _NO_INFERENCE)
         return out

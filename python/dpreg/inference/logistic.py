@@ -1,0 +1,103 @@
+"""Which directions of dp_glm's private Newton estimate are resolved, and what its intervals may claim
+(issues 12 and 13; docs/derivations/dpgd_logistic.md).
+
+Post-processing only: every function takes released values (the released X'WX matrices, the released
+estimate, its noise covariance) and public constants (their noise scale, the ridge, T, k). None of them
+sees X or y. All in scaled units; the caller maps to original units with beta = M theta.
+
+The private Newton step in an eigendirection v of X'WX (curvature h_v) multiplies the error by
+r_v = 1 - h_v / (h_hat_v + lam), with h_hat_v the released (noisy) curvature and lam the ridge. Where
+h_v is small next to the noise bound the ridge makes r_v close to 1: the iteration, started at 0, has
+not reached the MLE along v after T steps, and the estimate still holds a share P_v of its starting
+point 0 (a bias toward 0 that the noise-aware covariance does not hold). This module bounds P_v from
+the releases, widens the intervals of the coefficients by the bias it implies, and withholds them where
+P_v cannot be bounded away from 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: largest remaining share P_v of the starting point for which a direction counts as estimable: above
+#: it the plug-in bias P/(1-P) |v'theta| would be more than 4x the distance travelled, and that plug-in
+#: (from a lower bound on the curvature) is too uncertain to be trusted (the same limit as the linear
+#: DP-GD's debiasing, inference/dpgd.MAX_REMAINING)
+MAX_REMAINING = 0.8
+#: a coefficient keeps its interval when the unit vector of its loadings (on the scaled coefficients)
+#: has at most this much of its length in the unresolved directions: its error from them is then at most
+#: 5% of the unresolved part of the scaled MLE (the rows of the scaled design have norm <= 1); more
+#: than that and its interval is withheld ("not estimable at this n and eps")
+MAX_UNRESOLVED_LOADING = 0.05
+#: standard deviations of the released curvature's noise taken off for its lower bound
+CURVATURE_Z = 1.0
+
+
+def _sym(A):
+    A = np.asarray(A, float)
+    return (A + A.T) / 2.0
+
+
+def mean_release(H_list):
+    """Mean of k released X'WX matrices (at the k averaged iterates): noise s.d. sigma_H / sqrt(k)."""
+    return _sym(sum(_sym(H) for H in H_list) / float(len(H_list)))
+
+
+def curvature_lower_bounds(H_bar, sigma_bar: float, z: float = CURVATURE_Z):
+    """(w, U, h_lo): eigenvalues w and eigenvectors U of the released H_bar, and per eigendirection the
+    lower bound h_lo = max(w - z sigma_bar, 0) on the true curvature. The noise E of H_bar is a symmetric
+    Gaussian matrix with s.d. sigma_bar on the diagonal and sigma_bar/sqrt(2) off it, so for a fixed
+    unit vector v, v'Ev ~ N(0, sigma_bar^2) exactly, and to first order an eigenvalue moves by v'Ev
+    (its eigenvector's quadratic form): w_v - z sigma_bar is a one-sided z-sd bound for it. (Weyl's
+    bound ||E||_2 ~ sigma_bar sqrt(2d) holds for all eigenvalues at once but is sqrt(2d) times wider;
+    the first-order bound is typical-size, as the linear DP-GD's curvature bound.)"""
+    H_bar = _sym(H_bar)
+    w, U = np.linalg.eigh(H_bar)
+    return w, U, np.maximum(w - float(z) * float(sigma_bar), 0.0)
+
+
+def step_contraction(h_lo, lam: float, sigma_step: float, z: float = 1.0):
+    """Upper bound r_v = (lam + z sigma_step)/(h_lo + lam + z sigma_step) on the per-step contraction
+    1 - h_v/(h_hat_v + lam) of the ridged Newton step along v: each step divides by its own released
+    curvature h_hat_v = h_v + v'E_t v (v'E_t v ~ N(0, sigma_step^2), fresh at every step); with
+    h_hat_v <= h_v + z sigma_step and h_v >= h_lo the contraction is at most r_v. Its geometric mean
+    over the steps is what P_v uses, so a typical (z = 1) excess is taken, not a worst case."""
+    e = float(z) * float(sigma_step)
+    return (float(lam) + e) / (np.asarray(h_lo, float) + float(lam) + e)
+
+
+def remaining_share(r, k: int):
+    """P_v = (1/k) sum_{t=T-k+1}^T prod_{s<=t} r_{v,s}: the share of the starting point 0 left along v in
+    the mean of the last k of T iterates, for per-step contractions r (shape (d, T); k = 1: the last
+    iterate)."""
+    r = np.asarray(r, float)
+    if r.ndim == 1:
+        r = r[:, None]
+    cum = np.cumprod(r, axis=1)
+    return np.mean(cum[:, -int(k):], axis=1)
+
+
+def direction_bias(U, P, theta, V_noise, z: float = 2.0):
+    """Per eigendirection, a bound on |v'(E theta_bar - theta*)| = P_v |v'theta*|: with
+    v'theta_bar ~ (1 - P_v) v'theta*, the plug-in P_v/(1 - P_v) (|v'theta_bar| + z sd_v), sd_v the
+    noise s.d. of v'theta_bar. Infinite where P_v > MAX_REMAINING (not estimable along v)."""
+    U = np.asarray(U, float)
+    P = np.asarray(P, float)
+    comp = np.abs(U.T @ np.asarray(theta, float))
+    sd = np.sqrt(np.maximum(np.einsum("ji,jk,ki->i", U, np.asarray(V_noise, float), U), 0.0))
+    ok = P <= MAX_REMAINING
+    b = np.full(P.shape, np.inf)
+    b[ok] = P[ok] / (1.0 - P[ok]) * (comp[ok] + z * sd[ok])
+    return b
+
+
+def coefficient_bias(Mmap, U, b_dir):
+    """(bias, unresolved_loading): per coefficient beta_j = a_j'theta (a_j the j-th row of Mmap), the
+    bias bound sum_v |a_j'v| b_v over the estimable directions, and the share ||a_j' U_bad|| / ||a_j||
+    of its loading on the directions that are not estimable (b_v infinite)."""
+    Mmap = np.asarray(Mmap, float)
+    L = Mmap @ np.asarray(U, float)          # L[j, v] = a_j'v
+    fin = np.isfinite(b_dir)
+    bias = np.abs(L[:, fin]) @ np.asarray(b_dir, float)[fin]
+    norm = np.linalg.norm(Mmap, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load = np.where(norm > 0, np.linalg.norm(L[:, ~fin], axis=1) / norm, 0.0)
+    return bias, load
