@@ -196,16 +196,3 @@ def test_mm_response_probabilities_are_interior_on_raw_scale_predictors():
     se = np.asarray(fit.std_errors, float)
     assert np.all(np.isfinite(se)) or any("Not estimable at this n and eps" in w for w in fit.warnings) or (
         "not estimable" in (fit.inference_note or "") and np.all(np.isnan(se)))
-
-
-def test_newton_slow_direction_check():
-    """H = diag(100, 0.1), ridge lam = 1: contractions 1/101 and 1/1.1 = 0.909; with theta = (1, 5) and
-    SEs (0.1, 1) the error left after T = 20 steps is 0.909^20 * 5 / 1 = 0.74 SE in the flat direction
-    (flagged, > 0.25) and 0 in the other; after T = 60 it is 0.0165 SE (not flagged)."""
-    from dpreg.estimators import dpgd
-    H = np.diag([100.0, 0.1])
-    V = np.diag([0.01, 1.0])
-    theta = np.array([1.0, 5.0])
-    assert dpgd._remaining_in_se(H, V, theta, 1.0, 20) == pytest.approx(5 * (1 / 1.1) ** 20, rel=1e-9)
-    assert dpgd._remaining_in_se(H, V, theta, 1.0, 20) > 0.25
-    assert dpgd._remaining_in_se(H, V, theta, 1.0, 60) < 0.25

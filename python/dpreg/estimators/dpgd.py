@@ -63,7 +63,6 @@ from .dpgd_logistic import (  # noqa: F401
     _conv_warning,
     _logistic_sums,
     _pd_floor,
-    _remaining_in_se,
     _sigmoid,
     fit_logistic_mm,
     mm_sensitivities,

@@ -201,7 +201,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # (beyond d + 4 sqrt(2 d), ~3.5 sd of chi^2_d) means the iteration was still moving
             V_tot = V_samp + V_noise
             stat = float(step @ np.linalg.solve(V_tot, step))
-            # (the former per-direction check here, _remaining_in_se, flagged the whole fit; the
+            # (a former whole-fit check of the slowest direction is gone; the
             # resolution rule below replaces it direction by direction: a coefficient in resolved
             # directions keeps its interval, one on an unresolved direction is withheld)
             if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d):
@@ -335,17 +335,6 @@ def _averaged_noise_cov(A, V, k):
         out = out + (k - h) * (C + C.T)
     out = out / float(k * k)
     return (out + out.T) / 2.0
-
-
-def _remaining_in_se(H, V, theta, lam, T):
-    """max over eigendirections v of H of (lam/(h_v + lam))^T |v'theta| / sqrt(v'Vv) (released values)."""
-    w, U = np.linalg.eigh((H + H.T) / 2.0)
-    r = lam / (np.maximum(w, 0.0) + lam)
-    comp = np.abs(U.T @ theta)
-    se = np.sqrt(np.maximum(np.einsum("ji,jk,ki->i", U, V, U), 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(se > 0, r ** T * comp / se, 0.0)
-    return float(np.max(ratio))
 
 
 def _conv_warning(T):
