@@ -77,6 +77,20 @@ def precond_sensitivities(neighbours, C):
             "gradient": sensitivity.clipped_gradient_sum(C, neighbours)}
 
 
+def _without_empty_levels(sd, G, sigma_G, design, spec, full):
+    """The design without the factor-level columns whose released count shows no rows (AdaSSP's rule,
+    issue 12; post-processing of G): (sd, G, keep, X, y, n, d), ``keep`` None when nothing is dropped."""
+    _, _, X, y, n, d = full
+    drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
+                                      n=n if spec.neighbours == "replace_one" else None,
+                                      dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
+    if not drop:
+        return sd, G, None, X, y, n, d
+    sd, G, keep = _ssp.reduce_design(sd, G, drop)
+    X = sd.X
+    return sd, G, keep, X, np.asarray(sd.y, dtype=float), X.shape[0], X.shape[1]
+
+
 def fit_linear_precond(design, spec, noise, ledger, tun):
     """Linear DP-GD in the standardised parametrisation with a private preconditioner.
 
@@ -126,13 +140,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
         # a factor level whose released count shows no rows (a declared level never observed) has no
         # estimable coefficient: its column is left out and reported as NA (post-processing of G, the
         # rule of AdaSSP, issue 12); the remaining rows keep norm <= 1, so every sensitivity holds
-        drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
-                                          n=n if spec.neighbours == "replace_one" else None,
-                                          dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
-        if drop:
-            sd, G, keep = _ssp.reduce_design(sd, G, drop)
-            X, y = sd.X, np.asarray(sd.y, dtype=float)
-            n, d = X.shape
+        sd, G, keep, X, y, n, d = _without_empty_levels(sd, G, sigma_G, design, spec, full)
     k = max(1, int(round(PRECOND_AVERAGE * T)))
     not_estimable = None
     if inference:
@@ -162,14 +170,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                 sigma_G = sigma_c
                 sd, X, y, n, d = sd0, X0, full[3], full[4], full[5]
                 full = (sd, G, X, y, n, d)
-                keep = None
-                drop = _ssp.uninformative_dummies(G, sigma_G, design.public.factor_blocks,
-                                                  n=n if spec.neighbours == "replace_one" else None,
-                                                  dummy_sq=(float(sd.tau_x) / float(sd.B_bar)) ** 2)
-                if drop:
-                    sd, G, keep = _ssp.reduce_design(sd, G, drop)
-                    X, y = sd.X, np.asarray(sd.y, dtype=float)
-                    n, d = X.shape
+                sd, G, keep, X, y, n, d = _without_empty_levels(sd, G, sigma_G, design, spec, full)
                 remaining = _certified_remaining(G, _preconditioner(G, sigma_G), sigma_G, T, k)
         if remaining > _inf_gd.MAX_REMAINING:
             not_estimable = remaining
