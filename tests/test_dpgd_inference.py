@@ -246,3 +246,28 @@ def test_covariance_uses_the_plugin_contraction_and_reports_its_inflation():
     base = np.diag(V) / (widen ** 2 * infl)
     # the privacy part alone is below the total before inflation and widening (the sampling part > 0)
     assert np.all(np.diag(f._release.vcov_privacy) < base)
+
+
+def test_fits_certified_without_margin_keep_the_lower_bound_covariance():
+    """docs/derivations/dpgd.md §3a: the plug-in (with its inflation) only where the check also passes
+    with PRECOND_PLUGIN_MARGIN_Z r.m.s. noise norms taken off; a fit certified with less margin keeps
+    the lower-bound covariance and no inflation (factor 1). n = 300, eps = 1: both kinds occur in 20
+    fits."""
+    from dpreg.estimators import dpgd_precond as pc
+
+    kinds = set()
+    for seed in range(1, 21):
+        f = _fit(n=300, eps=1.0, seed=seed)
+        if not f.has_inference:
+            continue
+        kind = f.facts["covariance_contraction"]
+        kinds.add(kind)
+        infl = np.asarray(f.facts["variance_estimate_inflation"])
+        if kind == "lower bound":
+            assert np.all(infl == 1.0)
+        else:
+            assert np.all(infl >= 1.0) and np.any(infl > 1.0)
+        # the verdict's remaining share (lower bound at PRECOND_CURVATURE_Z) is certified in both
+        assert f.facts["remaining_contraction"] <= inf_gd.MAX_REMAINING
+    assert kinds == {"plug-in", "lower bound"}
+    assert pc.PRECOND_PLUGIN_MARGIN_Z > pc.PRECOND_CURVATURE_Z
