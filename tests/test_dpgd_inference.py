@@ -162,3 +162,112 @@ def test_coverage_of_the_population_coefficients():
     cov = float(np.mean(hits))
     se = math.sqrt(0.0475 / len(hits))
     assert 0.95 - 3 * se <= cov <= 0.95 + 4 * se
+
+
+def _sym_gram_noise(rng, d, sigma1):
+    """The Gram release's noise: symmetric, s.d. sigma1 on the diagonal and sigma1 / sqrt(2) off it."""
+    Z = rng.standard_normal((d, d)) * sigma1 / math.sqrt(2.0)
+    E = np.triu(Z, 1)
+    return E + E.T + np.diag(rng.standard_normal(d) * sigma1)
+
+
+def test_plugin_noise_covariance_spread_against_a_monte_carlo_of_the_gram_noise():
+    """docs/derivations/dpgd.md §3a. Fixed X'X (scaled rows, n = 3000, d = 3) and N = 3000 draws of the
+    Gram noise E: G = X'X + E, K = (G_0 + lam I)^-1, the plug-in variance v_hat = diag V_noise(I - K G_0)
+    and the truth v = diag V_noise(I - K X'X) with the same K. The relative error v_hat / v - 1 has
+    variance s2 to first order (the function's claim). The sample variance has relative s.e.
+    sqrt(2 / N) = 0.026 (Gaussian to first order), so 4 s.e. = 0.10; the terms beyond first order are
+    relative O(s) with s = sqrt(s2) ~ 0.15 here: tolerance 0.10 + s."""
+    rng = np.random.default_rng(11)
+    n, d, T, k, sigma = 3000, 3, 6, 3, 1.7
+    X = np.column_stack([np.ones(n), rng.uniform(-1, 1, (n, 2))]) / math.sqrt(3.0)
+    H = X.T @ X
+    sigma1 = 0.1 * float(np.linalg.eigvalsh(H).min())
+    lam = 2.0 * math.sqrt(d) * sigma1
+    rel, s2s = [], []
+    for _ in range(3000):
+        G = H + _sym_gram_noise(rng, d, sigma1)
+        w, Q = np.linalg.eigh(G)
+        G0 = (Q * np.maximum(w, 0.0)) @ Q.T
+        K = np.linalg.inv(G0 + lam * np.eye(d))
+        A_hat = inf_gd.plugin_contraction(K, G0)
+        v_hat, s2 = inf_gd.plugin_noise_covariance_spread(K, A_hat, sigma, T, k, np.eye(d),
+                                                          np.zeros((d, d)), sigma1)
+        v = np.diag(inf_gd.noise_covariance(K, inf_gd.plugin_contraction(K, H), sigma, T, k))
+        rel.append(v_hat / v - 1.0)
+        s2s.append(s2)
+    rel, s2s = np.array(rel), np.array(s2s)
+    s = np.sqrt(s2s.mean(axis=0))
+    assert np.all(s > 0.03) and s.max() > 0.1     # the check has something to measure
+    ratio = rel.var(axis=0) / s2s.mean(axis=0)
+    assert np.all(np.abs(ratio - 1.0) <= 0.10 + s), ratio
+    # first-order unbiased: the mean relative error is within 4 Monte Carlo s.e. of 0 plus a second-order
+    # term, quadratic in E (so of the order of the largest s^2 over the coefficients: 2 s_max^2 allowed)
+    # and not negative (the variance is convex in the contraction: the plug-in errs on the safe side)
+    mc = 4 * rel.std(axis=0) / math.sqrt(len(rel))
+    assert np.all(rel.mean(axis=0) >= -mc) and np.all(rel.mean(axis=0) <= mc + 2 * s.max() ** 2)
+
+
+def test_noisy_variance_inflation_restores_the_coverage():
+    """docs/derivations/dpgd.md §3a: with v_hat = v (1 + delta), delta ~ N(0, s^2), the coverage of
+    coef +- 1.96 sqrt(v_hat) falls short of 0.95 by about 0.139 s^2, and the factor f restores it.
+    Checked against a Monte Carlo of 10^6 (error, delta) pairs: coverage within 4 Monte Carlo s.e.
+    (sqrt(0.0475 / 10^6) = 0.00022) of 0.95 with f, clearly below without; and f against its second-order
+    expansion 1 + (z^2 + 1)/4 s^2 (relative error O(s^4); the fourth-order coefficient of the expansion,
+    (z^2 + 1)/4 squared plus the kurtosis term, is below 5 here: 5 s^4 allowed)."""
+    rng = np.random.default_rng(4)
+    N = 1_000_000
+    z = 1.959963984540054
+    err = rng.standard_normal(N)
+    dz = rng.standard_normal(N)
+    for s in (0.1, 0.2, 0.3):
+        f = inf_gd.noisy_variance_inflation(s * s)
+        v_hat = np.maximum(1.0 + s * dz, 0.0)
+        raw = float(np.mean(np.abs(err) <= z * np.sqrt(v_hat)))
+        cor = float(np.mean(np.abs(err) <= z * np.sqrt(f * v_hat)))
+        se = math.sqrt(0.0475 / N)
+        assert abs(cor - 0.95) <= 4 * se
+        assert raw <= 0.95 - 0.1 * s * s
+        assert f == pytest.approx(1.0 + (z * z + 1.0) / 4.0 * s * s, rel=5 * s ** 4)
+    assert inf_gd.noisy_variance_inflation(0.0) == 1.0
+    assert np.all(np.diff(inf_gd.noisy_variance_inflation(np.array([0.0, 0.01, 0.1, 0.5]))) > 0)
+
+
+def test_covariance_uses_the_plugin_contraction_and_reports_its_inflation():
+    """The released standard errors are the plug-in noise covariance plus the sampling part, each variance
+    inflated by its reported factor, then widened by the reported bias-aware factor: rebuilt from the
+    release and the public constants of the fit (n = 3000, eps = 4)."""
+    f = _fit(n=3000, eps=4.0)
+    infl = np.asarray(f.facts["variance_estimate_inflation"])
+    widen = np.asarray(f.facts["bias_aware_widening"])
+    assert f.facts["covariance_contraction"] == "plug-in"       # certified with the margin
+    assert np.all(infl >= 1.0) and np.all(infl < 1.5)
+    V = f._release.vcov
+    base = np.diag(V) / (widen ** 2 * infl)
+    # the privacy part alone is below the total before inflation and widening (the sampling part > 0)
+    assert np.all(np.diag(f._release.vcov_privacy) < base)
+
+
+def test_fits_certified_without_margin_keep_the_lower_bound_covariance():
+    """docs/derivations/dpgd.md §3a: the plug-in (with its inflation) only where the check also passes
+    with PRECOND_PLUGIN_MARGIN_Z r.m.s. noise norms taken off; a fit certified with less margin keeps
+    the lower-bound covariance and no inflation (factor 1). n = 300, eps = 1: both kinds occur in 20
+    fits."""
+    from dpreg.estimators import dpgd_precond as pc
+
+    kinds = set()
+    for seed in range(1, 21):
+        f = _fit(n=300, eps=1.0, seed=seed)
+        if not f.has_inference:
+            continue
+        kind = f.facts["covariance_contraction"]
+        kinds.add(kind)
+        infl = np.asarray(f.facts["variance_estimate_inflation"])
+        if kind == "lower bound":
+            assert np.all(infl == 1.0)
+        else:
+            assert np.all(infl >= 1.0) and np.any(infl > 1.0)
+        # the verdict's remaining share (lower bound at PRECOND_CURVATURE_Z) is certified in both
+        assert f.facts["remaining_contraction"] <= inf_gd.MAX_REMAINING
+    assert kinds == {"plug-in", "lower bound"}
+    assert pc.PRECOND_PLUGIN_MARGIN_Z > pc.PRECOND_CURVATURE_Z

@@ -149,7 +149,8 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
 #: theta_bar and the resid_abs / resid_sq rows (AdaSSP's bundle)
 DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/sigma_interval[]",
               "/facts/sigma_estimable", "/facts/sigma_not_estimable", "/facts/bias_aware_widening[]",
-              "/facts/not_estimable_columns[]"}
+              "/facts/not_estimable_columns[]", "/facts/variance_estimate_inflation[]",
+              "/facts/covariance_contraction"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).

@@ -115,3 +115,78 @@ def curvature_lower_bound(G, e: float) -> np.ndarray:
     G = _sym(G)
     w, Q = np.linalg.eigh(G)
     return _sym((Q * np.maximum(w - float(e), 0.0)) @ Q.T)
+
+
+def plugin_noise_covariance_spread(K, A, sigma: float, T: int, k: int, M, V_other, sigma_gram: float):
+    """(v, s2): per coefficient, the variance v_j = (M (V_noise(A) + V_other) M^T)_jj and the first-order
+    relative variance s2_j of the noise part's estimate over the Gram noise (docs/derivations/dpgd.md §3a).
+
+    The noise covariance is computed with the plug-in contraction A = I - K G_0 (released G) where the
+    truth is I - K X'X = A + K E (E = G - X'X, the symmetric Gaussian Gram noise: entries of s.d.
+    sigma_gram on the diagonal, sigma_gram / sqrt(2) off it). To first order v_j(A + K E) - v_j(A) is
+    sum_{a <= b} D_ab E_ab with D_ab the derivative along the symmetric unit matrix B_ab, so the relative
+    error of v_j has variance s2_j = sum_{a <= b} (D_ab / v_j)^2 Var(E_ab). Derivatives by central
+    differences (v_j is a polynomial in A of degree 2T, the step is 1e-3 sigma_gram). ``V_other``
+    (the sampling part, scaled units) enters v_j but is held fixed. Released values and public
+    constants only."""
+    K = np.asarray(K, float)
+    A = np.asarray(A, float)
+    M = np.asarray(M, float)
+    d = K.shape[0]
+    sg = float(sigma_gram)
+
+    def diag_noise(Ax):
+        return np.einsum("ij,jk,ik->i", M, noise_covariance(K, Ax, sigma, T, k), M)
+
+    v = diag_noise(A) + np.einsum("ij,jk,ik->i", M, np.asarray(V_other, float), M)
+    s2 = np.zeros_like(v)
+    h = 1e-3 * sg
+    if not (h > 0 and math.isfinite(h)):
+        return v, s2
+    for a in range(d):
+        for b in range(a, d):
+            B = np.zeros((d, d))
+            B[a, b] = B[b, a] = 1.0
+            KB = h * (K @ B)
+            D = (diag_noise(A + KB) - diag_noise(A - KB)) / (2.0 * h)
+            var_e = sg * sg if a == b else sg * sg / 2.0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                s2 = s2 + np.where(v > 0, (D / v) ** 2, 0.0) * var_e
+    return v, s2
+
+
+#: largest relative s.d. of an estimated variance that :func:`noisy_variance_inflation` models (larger
+#: values are treated as this one; the model puts mass 0.023 on a negative variance there)
+MAX_VARIANCE_REL_SD = 0.5
+
+
+def noisy_variance_inflation(s2, level: float = 0.95):
+    """The factor f on an estimated variance v_hat = v (1 + delta), delta ~ N(0, s2) independent of the
+    estimate's own error, with E[2 Phi(z sqrt(f (1 + delta))) - 1] = level (docs/derivations/dpgd.md
+    §3a): the interval coef +- z sqrt(f v_hat) then covers at ``level`` on average over delta. To second
+    order f = 1 + (z^2 + 1)/4 s2 (C(r) = 2 Phi(z sqrt(r)) - 1 has -C''(1) / (2 C'(1)) = (z^2 + 1)/4; the
+    factor of Student's t with 2 / s2 degrees of freedom, to first order); solved exactly here (Gauss-
+    Hermite quadrature over delta, 1 + delta < 0 counted as zero width; bisection), f = 1 at s2 = 0."""
+    from scipy import stats
+
+    z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
+    # the model v_hat = v (1 + delta) needs P(1 + delta <= 0) well below 1 - level; s is capped at
+    # MAX_VARIANCE_REL_SD (P = 0.023 there; beyond it the plug-in variance is not informative anyway)
+    s = np.sqrt(np.clip(np.nan_to_num(np.atleast_1d(np.asarray(s2, float)), nan=MAX_VARIANCE_REL_SD ** 2),
+                        0.0, MAX_VARIANCE_REL_SD ** 2))
+    x, w = np.polynomial.hermite_e.hermegauss(60)
+    w = w / w.sum()
+    r = np.maximum(1.0 + s[:, None] * x[None, :], 0.0)
+
+    def coverage(f):
+        return (2.0 * stats.norm.cdf(z * np.sqrt(r * f[:, None])) - 1.0) @ w
+
+    lo = np.ones_like(s)
+    hi = np.full_like(s, 4.0)                 # coverage(4) > 0.95 for every s <= MAX_VARIANCE_REL_SD
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        low = coverage(mid) < level
+        lo = np.where(low, mid, lo)
+        hi = np.where(low, hi, mid)
+    out = np.where(s > 0, hi, 1.0)
+    return out if np.ndim(s2) else float(out[0])
