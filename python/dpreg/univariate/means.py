@@ -164,8 +164,8 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     inference : bool, default True
         Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
         the interval includes the sampling error (the variance of the clipped data from the released
-        second moment and mean, plus a margin for that moment's noise: the smallest
-        with which the interval covers for every variance the data could have), the privacy noise of the mean
+        second moment and mean, plus a margin for that moment's noise: the smallest with which
+        the interval covers for every variance the data could have), the privacy noise of the mean
         and, for the PMWM, a public bound on the bias of its private clip points (the interval is
         then withheld, with the reason, when that bound is large or a bound is not declared);
         ``std_error`` is the interval's half-width / z (None when withheld). Without it
@@ -212,7 +212,9 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     -------
     DPEstimate
         ``kind="mean"``; ``facts`` holds the released clip points q_lo, q_hi, the noise sd
-        (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
+        (``noise_sd``), the sampling sd (``sampling_sd``) and the margin on the variance in s.d.s of
+        the second moment's noise (``variance_margin_sds``, computed from public inputs; None without
+        inference); ``conf_int()`` the interval.
 
     See Also
     --------
