@@ -25,7 +25,7 @@ from ._common import (  # noqa: F401
                                            check_eps_delta,
                                            data_vector,
 )
-from .means import BIAS_GATE, SE_FRACTION, VAR_NOISE_SDS, _winsorization_bias_bound, dp_mean  # noqa: F401
+from .means import BIAS_GATE, SE_FRACTION, _winsorization_bias_bound, dp_mean  # noqa: F401
 from .quantiles import dp_quantile  # noqa: F401
 
 __all__ = ["dp_mean", "dp_quantile"]

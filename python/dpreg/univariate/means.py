@@ -43,16 +43,13 @@ from ._common import (
     data_vector,
     shared_doc,
 )
+from ._variance_margin import variance_margin_sds
 
 #: the interval of dp_mean is released only when its widening for the public bound on the
 #: winsorization bias (and on the variance clipping hides) is at most this share of the winsorized
 #: mean's own half-width (our choice: a larger widening would make the interval mostly a worst-case
 #: bias statement)
 BIAS_GATE = 0.25
-#: s.d.s of the second-moment noise added to the variance behind the sampling part of the interval
-#: (a plug-in margin for the noise of the released second moment, chosen and measured in
-#: docs/validity.md; not a bound)
-VAR_NOISE_SDS = 1.0
 
 def _mean_halfwidth(model, sampling_sd, noise_sd, level):
     """Half-width of the interval of the winsorized mean at ``level``: the mean-step noise is
@@ -167,7 +164,8 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     inference : bool, default True
         Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
         the interval includes the sampling error (the variance of the clipped data from the released
-        second moment and mean, plus one s.d. of that moment's noise), the privacy noise of the mean
+        second moment and mean, plus a margin for that moment's noise: the smallest with which
+        the interval covers for every variance the data could have), the privacy noise of the mean
         and, for the PMWM, a public bound on the bias of its private clip points (the interval is
         then withheld, with the reason, when that bound is large or a bound is not declared);
         ``std_error`` is the interval's half-width / z (None when withheld). Without it
@@ -214,7 +212,9 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     -------
     DPEstimate
         ``kind="mean"``; ``facts`` holds the released clip points q_lo, q_hi, the noise sd
-        (``noise_sd``) and the sampling sd (``sampling_sd``); ``conf_int()`` the interval.
+        (``noise_sd``), the sampling sd (``sampling_sd``) and the margin on the variance in s.d.s of
+        the second moment's noise (``variance_margin_sds``, computed from public inputs; None without
+        inference); ``conf_int()`` the interval.
 
     See Also
     --------
@@ -305,6 +305,14 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
                      clamp_output=bool(clamp_output), anchor=anchor)
 
     sampling_sd = None
+    margin_sds = None
+    # the level of the winsorized mean's own interval: the PMWM's clip points spend 2 alpha_p of the
+    # miscoverage on their rank guarantee (none for the clipped estimator: nothing is searched; none
+    # without inference: no interval for the population mean)
+    alpha = 1.0 - float(level)
+    alpha_p = PRIVACY_ALPHA_SHARE * alpha
+    bias_alpha = 0.0 if (use_clipped or f_se <= 0) else 2.0 * alpha_p
+    level_stat = 1.0 - (alpha - bias_alpha)
     if f_se > 0:
         # sampling part of the SE: the second moment of the clipped data about the centre c of the
         # released clip points. Each term (clip(x_i) - c)^2 lies in [0, h^2], h = (q_hi - q_lo)/2, so
@@ -322,11 +330,14 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
             # post-processing: variance of the clipped data = E(d) - (mean - c)^2, kept in [0, h^2]
             dev = res.estimate - c
             var = min(max(m2 - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
-            # the interval uses the variance plus VAR_NOISE_SDS s.d. of the noise of the released second
-            # moment (known: m2_sd): at small n the noise of m2 is comparable with the variance itself,
-            # and a low draw made the interval too short (coverage 0.90 at n = 100, eps = 4; a 99.5%
-            # upper bound instead over-covered every cell, 0.98-1.00; docs/validity.md)
-            var_up = min(max(m2 + VAR_NOISE_SDS * m2_sd - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
+            # the interval uses the variance plus k s.d. of the noise of the released second moment
+            # (known: m2_sd): at small n that noise is comparable with the variance itself, and a low
+            # draw would make the interval too short. k is the smallest margin with which the
+            # interval covers (up to COVERAGE_SLACK) for every population variance in [0, h^2] under
+            # the two noise laws (public inputs only; docs/derivations/winsorized_sa.md §2.7)
+            margin_sds = variance_margin_sds(n=n, h2=h2, m2_sd=m2_sd, noise_sd=float(res.noise_sd),
+                                             model=model, level=level_stat)
+            var_up = min(max(m2 + margin_sds * m2_sd - dev * dev, 0.0), h2) if math.isfinite(dev) else h2
         else:
             var = var_up = 0.0
         sampling_sd = math.sqrt(var / n)
@@ -335,14 +346,11 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     se = math.hypot(noise_sd, sampling_sd or 0.0)
     msgs = []
     bias_lo = bias_hi = None
-    bias_alpha = 0.0
     if f_se > 0:
         # interval for the population mean (docs/validity.md, "dp_mean"): the clip points are private
         # quantiles that may stop inside the data, so the winsorized mean is biased by up to the
         # public bound below; the interval is widened by it, and withheld when the bound is large
         # against the sampling + noise half-width (the bias cannot then be told apart from public facts)
-        alpha = 1.0 - float(level)
-        alpha_p = PRIVACY_ALPHA_SHARE * alpha
         bias_lo, bias_hi, extra_m2 = _winsorization_bias_bound(
             n, l, u, res, xi=float(res.xi), budget=B_mean, model=model, qn=qn, split=split, steps=steps,
             alpha_p=alpha_p)
@@ -350,10 +358,6 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
         if math.isfinite(extra_m2):
             # the sample variance of the unclipped data exceeds the clipped one by at most extra_m2
             s_up = math.sqrt(s_up * s_up + extra_m2 / n)
-        # the clip points' rank guarantee spends 2 alpha_p of the miscoverage (none for the clipped
-        # estimator: nothing is searched)
-        bias_alpha = 0.0 if use_clipped else 2.0 * alpha_p
-        level_stat = 1.0 - (alpha - bias_alpha)
         h_clipped = _mean_halfwidth(model, sampling_sd_up, noise_sd, level_stat)
         halfwidth = _mean_halfwidth(model, s_up, noise_sd, level_stat)
         # gate: the widening for the bias (and the variance clipping may hide) is at most BIAS_GATE of
@@ -390,7 +394,7 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
              "c_eff": c_eff, "eta": float(eta), "trim": trim, "variant": variant,
              "bounds": declared,
              "anchor": anchor, "beta": beta, "split": list(split), "noise_sd": noise_sd,
-             "sampling_sd": sampling_sd, "se_fraction": f_se,
+             "sampling_sd": sampling_sd, "se_fraction": f_se, "variance_margin_sds": margin_sds,
              "level": float(level) if conf is not None else None, "conf_int": conf,
              "winsorization_bias_bound": None if conf is None or bias_lo is None else [bias_lo, bias_hi],
              "bias_alpha": bias_alpha,
