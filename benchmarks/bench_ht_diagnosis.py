@@ -119,7 +119,8 @@ def main(argv=None):
     t0 = time.perf_counter()
     body = run(tasks, eps_grid, a.seeds)
     head = ["# Where the error of ht_fw / ht_lasso comes from (issue 13)", "",
-            f"Command: `python -m benchmarks ht_diagnosis --tasks {a.tasks} --eps {a.eps} --seeds {a.seeds}`", "",
+            f"Command: `python -m benchmarks ht_diagnosis --tasks {a.tasks} --eps {a.eps} --seeds {a.seeds}"
+            + ("" if a.out == "ht_diagnosis" else f" --out {a.out}") + "`", "",
             f"Test MSE / OLS test MSE, median of {a.seeds} seeds (80/20 splits of the accuracy benchmark), declared "
             f"ranges, delta = 1e-6; 'no noise' = eps = {NO_NOISE_EPS:g}. Total time "
             f"{time.perf_counter() - t0:.0f}s.", ""]
