@@ -548,7 +548,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # does not use delta at all
         if neighbours == "replace_one" and not est.ignores_delta:
             large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
-        resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec}, chosen_by_auto=auto)
+        resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec, "public": design.public},
+                        chosen_by_auto=auto)
     except Exception as exc:
         # a function of n, the declared options and d. d is public unless a factor's levels were
         # selected privately: then it is a function of that release, the refusal tells the caller

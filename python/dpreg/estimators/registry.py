@@ -82,6 +82,10 @@ class MethodSpec:
     check_options_hook : str or None
         Name of a module function ``(method, options)`` checking option preconditions before anything is
         spent (e.g. a sparsity the method cannot choose from public facts).
+    check_public_hook : str or None
+        Name of a module function ``(method, n, d, spec, options, public)`` with the method's preconditions
+        on public facts (``public``: the PublicDesign, or None), for a module serving several methods;
+        run where ``check_public`` is.
     """
 
     name: str
@@ -101,6 +105,7 @@ class MethodSpec:
     needs_bounds_hook: str | None = None
     ranges_optional: bool = False
     check_options_hook: str | None = None
+    check_public_hook: str | None = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     # ---- the implementation (loaded on first use) ----------------------------------------------
@@ -143,12 +148,14 @@ class MethodSpec:
         if self.check_options_hook is not None:
             getattr(self.impl, self.check_options_hook)(self.name, options)
 
-    def check_public(self, n, d, spec, options) -> None:
+    def check_public(self, n, d, spec, options, public=None) -> None:
         """The method's preconditions on public facts (n under replace-one, d, the budget, the
         options), before the data are touched; raises InvalidArgument saying what to change."""
         check = getattr(self.impl, "check_public", None)
         if check is not None:
             check(n, d, spec, options)
+        if self.check_public_hook is not None:
+            getattr(self.impl, self.check_public_hook)(self.name, n, d, spec, options, public)
 
     def fit(self, design, spec, noise, ledger, **options):
         """Run the method on a design; returns a :class:`dpreg.release.Release`."""
@@ -168,7 +175,8 @@ _HNXW = "Hu, Ni, Xiao & Wang 2022"
 _HT_SCALING = ("x_center", "x_scale", "y_center", "y_scale", "standardize")
 # the heavy-tailed methods ask for ranges for their standardised default (squared loss), have a raw-scale
 # path (standardize=False), and check the options they cannot default (s) before anything is spent
-_HT_HOOKS = dict(needs_bounds_hook="needs_bounds", ranges_optional=True, check_options_hook="check_options")
+_HT_HOOKS = dict(needs_bounds_hook="needs_bounds", ranges_optional=True, check_options_hook="check_options",
+                 check_public_hook="check_public_shape")
 
 #: every method, in the order of the documentation
 METHODS: dict[str, MethodSpec] = {s.name: s for s in (
@@ -272,6 +280,7 @@ def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mappi
     check_option_values(spec, user_options)
     declared = spec.options
     if public_facts is not None:
-        spec.check_public(public_facts["n"], public_facts["d"], public_facts["privacy"], user_options)
+        spec.check_public(public_facts["n"], public_facts["d"], public_facts["privacy"], user_options,
+                          public=public_facts.get("public"))
     return {name: ((user_options[name], "user") if name in user_options else (opt.default, opt.origin))
             for name, opt in declared.items()}

@@ -48,6 +48,7 @@ from .options import (  # noqa: F401
     _unit_truncation,
     check_family,
     check_options,
+    check_public_shape,
     given,
     needs_bounds,
     regime_note,

@@ -375,6 +375,23 @@ def check_options(method, options):
         raise InvalidArgument(_NEEDS_S.format(method=method))
 
 
+def check_public_shape(method, n, d, spec, options, public=None):
+    """The refusals that follow from public facts alone (n, d, the budget, the options, the formula's
+    intercept and family), run by the API through the registry before the estimator: a loss the method
+    does not have, n below the block minimum, s outside [1, d] (or below 2 with the intercept forced
+    in), a T the rows cannot be split into, a vertex matrix with the wrong number of columns, delta.
+    They used to be raised inside the fit, after the private range search of the standardised path had
+    released its ranges, so the Budget was charged for a refusal that depended on nothing private; the
+    API treats a refusal from here as public (nothing charged, nothing returned). The fit repeats the
+    same resolution (_resolve), so the two cannot disagree."""
+    if method not in METHODS:
+        return
+    family = getattr(public, "family", None) or "gaussian"
+    check_family(method, family)
+    intercept = 0 if (public is not None and public.has_intercept) else None
+    _resolve(method, int(n), int(d), spec, options, family=family, intercept=intercept)
+
+
 def _unit_truncation(tun, options):
     """Truncation levels on the standardised path (issue 13). The design clamps every numeric variable
     to its public range before the formula is evaluated, so after centring and scaling by those ranges
