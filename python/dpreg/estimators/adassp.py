@@ -467,6 +467,21 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 "standard errors not estimable at this n and eps: BoostedAdaSSP did not converge (more "
                 f"than half of its shrinkage towards 0 remains, {r_norm:.2f}); a larger n or eps, or "
                 "method='adassp', gives intervals")
+        if not boosted and _private_ranges(design) and inf.unresolved_curvature(state["A_hat"],
+                                                                               state["sigma_gram"]):
+            # issue 12 (raw-scale data, private ranges): an overshooting range search (a released end
+            # 10^1-10^6 x farther out than the data) squeezes a predictor to almost a constant; the
+            # released Gram then has an eigenvalue below sigma1 and the intervals covered 0.2-0.7
+            # (inf.unresolved_curvature; docs/derivations/adassp_boosted.md §14). Say so instead
+            rel.vcov = None
+            rel.vcov_privacy = None
+            rel.ci = rel.ci_draws = None
+            facts["curvature_unresolved"] = True
+            rel.inference_note = (
+                "standard errors not estimable at this n and eps: on the privately estimated ranges some "
+                "combination of the predictors is nearly constant, and the privacy noise in X^T X hides "
+                "how much the data vary along it, so its errors have no bound; declare bounds= for the "
+                "predictors, or raise eps or bounds_share")
         unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
         if unreliable:
             # issue 12: a private range from a search this coarse (quantile level above RELIABLE_Q, or a
