@@ -64,11 +64,10 @@ def test_unresolved_direction_is_flagged_and_its_intervals_would_not_cover():
 
 
 def test_resolved_directions_are_not_flagged_and_keep_their_coverage():
-    # spread 0.5: the weakest direction's curvature is about n 0.25 / 9 / 3 >> sigma1 = 2 (the rule
-    # fires only if the Gram noise lowers it by more than that: ||sym(G)|| would have to exceed ~9,
-    # probability far below 1e-6 for d = 3). The allowance is one-sided, so the intervals cover at
-    # least the nominal 0.95 up to Monte Carlo error (400 draws x 3 coefficients, s.e. 0.006;
-    # tolerance 4 s.e. below)
+    # spread 0.5: the weakest curvature of X'X is 45 = 22 sigma1 (sigma1 = 2); by Weyl the rule fires
+    # only if ||(G + G')/2|| > 21, while for d = 3 it exceeds 6 with probability < 5e-6 (simulated).
+    # The allowance is one-sided, so the intervals cover at least the nominal 0.95 up to Monte Carlo
+    # error (400 draws x 3 coefficients, s.e. 0.006; tolerance 4 s.e. below)
     X, y = _scaled_design(2000, 0.5, 3)
     flags, hits = _noise_draws(X, y, sigma1=2.0, sigma2=2.0, draws=400, seed=4)
     assert not flags.any()
