@@ -104,7 +104,7 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
 
     state = dict(kind="adassp", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_xty=sigma2, kappa_E=kappa_E, kappa_L=kappa_L,
-                 bound_y=bound_y, pd_repair=_pd_repair)
+                 bound_y=bound_y, pd_repair=_pd_repair, columns_dropped=keep is not None)
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
     return restore_columns(rel, keep, design)
 
@@ -467,6 +467,23 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 "standard errors not estimable at this n and eps: BoostedAdaSSP did not converge (more "
                 f"than half of its shrinkage towards 0 remains, {r_norm:.2f}); a larger n or eps, or "
                 "method='adassp', gives intervals")
+        # lambda_min was released for the full Gram matrix: not used once columns were dropped
+        lam_same_columns = None if state.get("columns_dropped", True) else state["lam_hat"]
+        if not boosted and _private_ranges(design) and inf.unresolved_curvature(
+                state["A_hat"], state["sigma_gram"], lam_same_columns, state["sigma_lambda"]):
+            # issue 12 (raw-scale data, private ranges): an overshooting range search (a released end
+            # 10^1-10^6 x farther out than the data) squeezes a predictor to almost a constant; the
+            # released Gram then has an eigenvalue below sigma1 and the intervals covered 0.2-0.7
+            # (inf.unresolved_curvature; docs/derivations/adassp_boosted.md §14). Say so instead
+            rel.vcov = None
+            rel.vcov_privacy = None
+            rel.ci = rel.ci_draws = None
+            facts["curvature_unresolved"] = True
+            rel.inference_note = (
+                "standard errors not estimable at this n and eps: on the privately estimated ranges some "
+                "combination of the predictors is nearly constant, and the privacy noise in X^T X hides "
+                "how much the data vary along it, so its errors have no bound; declare bounds= for the "
+                "predictors, or raise eps or bounds_share")
         unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
         if unreliable:
             # issue 12: a private range from a search this coarse (quantile level above RELIABLE_Q, or a

@@ -656,6 +656,24 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     return (V + V.T) / 2.0
 
 
+def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,
+                         sigma_lambda: float | None = None, c: float = CURVATURE_ALLOWANCE_SDS) -> bool:
+    """True when the release cannot bound the curvature of some direction away from 0 (docs/derivations/
+    adassp_boosted.md §14): an eigenvalue of the released (unprojected) Gram matrix below c sigma1, so
+    that the one-sided allowance of :func:`curvature_allowance_vcov` leaves no positive lower bound on
+    the true curvature, or (when given) the released lambda_min below c sigma3, the same one-sided test
+    on the independent release of the smallest curvature. There the estimate's error in the direction,
+    -(1 - s/s_v) theta_v, is not bounded by any released value (the true curvature s may be about 0 and
+    theta_v arbitrarily large), so no covariance built from the released Gram is a valid one; the floor
+    min(s_v, sigma1) of the allowance silently assumed s >= sigma1. Pass ``lam_hat`` only when it was
+    released for the same columns as ``A_hat``. Released values only (post-processing)."""
+    A = np.asarray(A_hat, float)
+    w = np.linalg.eigvalsh((A + A.T) / 2.0)
+    if w[0] < c * float(sigma_gram):
+        return True
+    return lam_hat is not None and float(lam_hat) < c * float(sigma_lambda)
+
+
 def to_original(M, V) -> np.ndarray:
     W = M @ V @ M.T
     return (W + W.T) / 2.0
