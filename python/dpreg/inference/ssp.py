@@ -222,16 +222,9 @@ EDGE_MAX_REL_NOISE = 0.5
 #: out high, where the excess is underestimated (correlated design, n = 1e4, eps = 1: 9 of 100 fits,
 #: sigma interval coverage 0.89, R^2 0.67)
 EDGE_EIGEN_MARGIN_SDS = 2.0
-#: R^2 at the edge (docs/derivations/adassp_boosted.md §14) uses the same expected excess with a looser
-#: resolution rule, r_v <= this (the r.m.s. Gram noise of every direction below its lowered
-#: eigenvalue): R^2 is a ratio whose interval carries the excess's error through both sums, and at
-#: 0.5 it was withheld in 87% of the rare level design's fits at n = 1000, eps = 1 (the dummy columns'
-#: weak direction sits at 4-6 sigma1); at 1.0 its interval covered 0.95 there (129 fits). sigma-hat
-#: keeps EDGE_MAX_REL_NOISE
-EDGE_R2_MAX_REL_NOISE = 1.0
 
 
-def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, max_rel_noise: float | None = None) -> dict:
+def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None) -> dict:
     """The error of the expected privacy excess as a random part and a bias (docs/derivations/adassp_boosted.md §12).
 
     In an eigendirection v of S (eigenvalue s_v) the excess share x_v = s_v (v'V_priv v) + s_v (v'b)^2
@@ -240,8 +233,8 @@ def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, max_rel_noise: fl
     sigma1^2 (d + 1)/2 for the symmetric Gaussian Gram noise). The share is quadratic in that scale, so
     the truth is x_v (1 + eta_v)^2 = x_v (1 + 2 eta_v + eta_v^2): a zero-mean part 2 eta_v x_v (s.d.
     2 r_v x_v; the directions are added as if perfectly correlated, sd = sum_v 2 r_v x_v) and a mean
-    shift of at most r_v^2 x_v (bias = sum_v r_v^2 x_v). ``resolved``: r_v <= EDGE_MAX_REL_NOISE (or
-    ``max_rel_noise``) for every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
+    shift of at most r_v^2 x_v (bias = sum_v r_v^2 x_v). ``resolved``: r_v <= EDGE_MAX_REL_NOISE for
+    every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
     Released values and public constants only."""
     w, x, d = _excess_shares(S, V_priv, bias)
     rms = float(sigma_gram) * math.sqrt((d + 1) / 2.0)
@@ -250,13 +243,11 @@ def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, max_rel_noise: fl
     low = w - EDGE_EIGEN_MARGIN_SDS * float(sigma_gram)
     r_low = np.where(low > 0, rms / np.maximum(low, 1e-300), np.inf)
     return {"sd": float(np.sum(2.0 * r * x)), "bias": float(np.sum(r * r * x)),
-            "max_rel_noise": float(np.max(r_low)),
-            "resolved": bool(np.max(r_low) <= (EDGE_MAX_REL_NOISE if max_rel_noise is None else max_rel_noise))}
+            "max_rel_noise": float(np.max(r_low)), "resolved": bool(np.max(r_low) <= EDGE_MAX_REL_NOISE)}
 
 
 def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: float, bias=None,
-                           bias_map=None, theta=None, z: float = 1.959963984540054,
-                           max_rel_noise: float | None = None) -> dict | None:
+                           bias_map=None, theta=None, z: float = 1.959963984540054) -> dict | None:
     """sigma^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12), or None
     when the released Gram does not resolve every direction (no valid interval: the caller keeps "not
     estimable").
@@ -277,7 +268,7 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     4 theta' A V A theta + 2 trace((A V)^2), A = L'SL, is added."""
     if not sigma_gram:
         return None
-    t = edge_excess_terms(S, V_priv, sigma_gram, bias, max_rel_noise)
+    t = edge_excess_terms(S, V_priv, sigma_gram, bias)
     if not t["resolved"]:
         return None
     rss = float(res_var["rss"])
