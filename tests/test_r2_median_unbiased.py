@@ -165,3 +165,22 @@ def test_r2_printed_with_interval_at_n1000_eps1():
         else:
             assert "not estimable" in facts["r_squared_not_estimable"]
     assert printed >= 4      # printed in 69% of 200 fits of the benchmark cell
+
+
+def test_imprecise_r2_interval_shown_in_compare_and_serialised():
+    """Wherever R^2 is shown, a noise-dominated one carries its interval: the compare() table prints
+    it next to the value when flagged imprecise, and the serialised fit keeps the interval and flag.
+    Uniform design, n = 1000, eps = 1: the first seed that prints R^2 (69% of fits do)."""
+    for seed in range(1, 20):
+        fit = _fit(_data(1000, 200 + seed), seed)
+        if fit.r_squared is not None:
+            break
+    assert fit.r_squared is not None and fit.facts["r_squared_imprecise"]
+    lo, hi = fit.facts["r_squared_interval"]
+    table = str(dpreg.compare([fit]))
+    row = next(ln for ln in table.splitlines() if "DP R-squared" in ln)
+    assert "[" in row and "]" in row
+    d = fit.to_dict()
+    assert d["facts"]["r_squared_interval"] == [lo, hi] and d["facts"]["r_squared_imprecise"] is True
+    ai = d["facts"]["adj_r_squared_interval"]
+    assert ai[0] <= fit.adj_r_squared_raw <= ai[1]
