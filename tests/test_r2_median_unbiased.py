@@ -183,4 +183,4 @@ def test_imprecise_r2_interval_shown_in_compare_and_serialised():
     d = fit.to_dict()
     assert d["facts"]["r_squared_interval"] == [lo, hi] and d["facts"]["r_squared_imprecise"] is True
     ai = d["facts"]["adj_r_squared_interval"]
-    assert ai[0] <= fit.adj_r_squared_raw <= ai[1]
+    assert 0.0 <= ai[0] <= fit.adj_r_squared <= ai[1] <= 1.0

@@ -149,7 +149,8 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
         facts["r_squared_edge"] = True
     facts["r_squared_imprecise"] = inf.r2_imprecise(lo, hi)
     adj = lambda t: 1.0 - (1.0 - t) * (n_pub - 1.0) / (n_pub - d)   # noqa: E731  (increasing in t)
-    facts["adj_r_squared_interval"] = [float(adj(lo)), float(adj(hi))]
+    # in [0, 1] like the printed adjusted R^2 (DPFit.adj_r_squared clamps it)
+    facts["adj_r_squared_interval"] = [float(min(max(adj(lo), 0.0), 1.0)), float(min(max(adj(hi), 0.0), 1.0))]
     if point["r2"] is not None:
         r2 = point["r2"]
         rel.r_squared = float(r2)
