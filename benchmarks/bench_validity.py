@@ -181,6 +181,10 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
     sig_all, sig_only_interval = [], 0   # sig_all: printed values and interval-only fits (counted at 0)
     sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
     r2_cov = []       # the printed R^2's released interval contains the OLS R^2 of the clamped data
+    # issue 12 (median-unbiased R^2): r2_all holds the printed values and the interval-only fits counted
+    # at the side their point fell on (0 or 1); r2_cov_all / r2_cov_pop: every fit with an R^2
+    # interval (printed or interval only) against the OLS R^2 of the clamped data / the population R^2
+    r2_all, r2_only_interval, r2_cov_all, r2_cov_pop, r2_imprecise = [], 0, [], [], 0
     fails, errors = 0, {}
     t0 = time.perf_counter()
     for rep in range(R):
@@ -266,14 +270,23 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
             if si is not None:
                 sig_cov.append(si[0] <= s_ols <= si[1])
         rr = fit.r_squared
+        ri = (fit.facts or {}).get("r_squared_interval")
+        side = (fit.facts or {}).get("r_squared_point_outside")
+        if ri is not None:
+            yc_c = yc - yc.mean()
+            r2_ols = 1.0 - s_ols ** 2 * (len(yc) - np.isfinite(b_ols).sum()) / float(yc_c @ yc_c)
+            r2_cov_all.append(ri[0] <= r2_ols <= ri[1])
+            r2_cov_pop.append(ri[0] <= design.r2 <= ri[1])
+            r2_imprecise += bool((fit.facts or {}).get("r_squared_imprecise"))
         if rr is None or not np.isfinite(rr):
             r2_ne += 1
+            if ri is not None and side in ("below 0", "above 1"):
+                r2_only_interval += 1
+                r2_all.append(0.0 if side == "below 0" else 1.0)
         else:
             r2.append(rr)
-            ri = (fit.facts or {}).get("r_squared_interval")
+            r2_all.append(rr)
             if ri is not None:
-                yc_c = yc - yc.mean()
-                r2_ols = 1.0 - s_ols ** 2 * (len(yc) - np.isfinite(b_ols).sum()) / float(yc_c @ yc_c)
                 r2_cov.append(ri[0] <= r2_ols <= ri[1])
     fitted = R - fails
     out = {"method": method, "design": design.name, "ranges": ranges, "n": n, "eps": eps, "R": R,
@@ -293,7 +306,12 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
                    sigma_cover=float(np.mean(sig_cov)) if sig_cov else float("nan"), sigma_m=len(sig_cov),
                    r2_cover=float(np.mean(r2_cov)) if r2_cov else float("nan"), r2_m=len(r2_cov),
                    r2_med=_q(r2, 0.5), r2_q1=_q(r2, 0.25), r2_q3=_q(r2, 0.75), r2_ne=r2_ne / max(fitted, 1),
-                   r2_min=_q(r2, 0.0), r2_max=_q(r2, 1.0), sigma_min=_q(sig, 0.0))
+                   r2_min=_q(r2, 0.0), r2_max=_q(r2, 1.0), sigma_min=_q(sig, 0.0),
+                   r2_med_all=_q(r2_all, 0.5), r2_only_interval=r2_only_interval / max(fitted, 1),
+                   r2_printed=len(r2) / max(fitted, 1), r2_m_all=len(r2_cov_all),
+                   r2_cover_all=float(np.mean(r2_cov_all)) if r2_cov_all else float("nan"),
+                   r2_cover_pop=float(np.mean(r2_cov_pop)) if r2_cov_pop else float("nan"),
+                   r2_imprecise=r2_imprecise / max(len(r2_cov_all), 1))
     return out
 
 
@@ -327,10 +345,13 @@ def table(rows, *, seed, command) -> str:
              "of intervals dpreg released (others said 'not estimable'); width: median ratio of the DP to "
              "the lm interval width; sigma / R2: median [IQR] of the printed values, with the truth; "
              "'all': median over the printed values and the fits that printed sigma as an interval only "
-             "(its point at or below 0, counted at 0), with the share of those; "
+             "(its point at or below 0, counted at 0), with the share of those (R2: the interval-only "
+             "fits counted at the side their point fell on, 0 or 1); "
              "n.e.: share of fits that reported the value as not estimable; sigma CI: share of printed "
              "sigma-hats whose released 95% interval contains the OLS sigma of the clamped data (R2 CI: the "
-             "same for R^2 and the OLS R^2), with the number of printed values; fail: share of calls that "
+             "same for R^2 and the OLS R^2), with the number of printed values ('all': every fit with an R^2 "
+             "interval, printed or interval only; 'pop.': those intervals against the population R^2); "
+             "fail: share of calls that "
              "raised. Monte Carlo s.e. of a coverage near 0.95 over m intervals: sqrt(0.0475/m).", "",
              "| method | design | ranges | n | eps | R | fail | released | coverage pop. | coverage OLS | "
              "m | width / lm | sigma (true) | sigma n.e. | sigma CI | R2 (true) | R2 n.e. | R2 CI | zero-row level released |",
@@ -341,9 +362,15 @@ def table(rows, *, seed, command) -> str:
             if r.get("sigma_only_interval"):
                 s += f"; all {_f(r['sigma_med_all'])}, interval only {_f(r['sigma_only_interval'], '.2f')}"
             q = f"{_f(r['r2_med'])} [{_f(r['r2_q1'])}-{_f(r['r2_q3'])}] ({r['r2_true']:.3f})"
+            if r.get("r2_only_interval"):
+                q += f"; all {_f(r['r2_med_all'])}, interval only {_f(r['r2_only_interval'], '.2f')}"
             sne, rne = _f(r["sigma_ne"], ".2f"), _f(r["r2_ne"], ".2f")
             sci = f"{_f(r['sigma_cover'], '.2f')} ({r['sigma_m']})"
             rci = f"{_f(r['r2_cover'], '.2f')} ({r['r2_m']})"
+            if r.get("r2_m_all", 0) > r["r2_m"]:
+                rci += f"; all {_f(r['r2_cover_all'], '.2f')} ({r['r2_m_all']})"
+            if r.get("r2_m_all"):
+                rci += f"; pop. {_f(r['r2_cover_pop'], '.2f')}"
         else:
             s = q = sne = rne = sci = rci = "-"
         mc = math.sqrt(0.0475 / r["n_intervals"]) if r["n_intervals"] else float("nan")
@@ -395,7 +422,10 @@ def main(argv=None):
                               f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
                               f"sigma {_f(res.get('sigma_med'))} (all {_f(res.get('sigma_med_all'))}, "
                               f"interval only {_f(res.get('sigma_only_interval'), '.2f')}) "
-                              f"R2 {_f(res.get('r2_med'))} sigma CI {_f(res.get('sigma_cover'), '.2f')} "
+                              f"R2 {_f(res.get('r2_med'))} (all {_f(res.get('r2_med_all'))}, printed "
+                              f"{_f(res.get('r2_printed'), '.2f')}, interval only {_f(res.get('r2_only_interval'), '.2f')}, "
+                              f"CI all {_f(res.get('r2_cover_all'), '.2f')} pop {_f(res.get('r2_cover_pop'), '.2f')}, "
+                              f"imprecise {_f(res.get('r2_imprecise'), '.2f')}) sigma CI {_f(res.get('sigma_cover'), '.2f')} "
                               f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
                               f"({res['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])

@@ -140,6 +140,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # released resid_sq, XtX and theta_hat
              "/facts/sigma_interval[]", "/facts/sigma_estimable", "/facts/sigma_not_estimable",
              "/facts/r_squared_se", "/facts/r_squared_interval[]", "/facts/r_squared_not_estimable",
+             # issue 12: the R^2 interval's flag, side and the adjusted R^2's interval (post-processing
+             # of the same released values)
+             "/facts/adj_r_squared_interval[]", "/facts/r_squared_imprecise", "/facts/r_squared_point_outside",
+             "/facts/r_squared_edge",
              "/facts/gram_information_ratio", "/facts/boosting_remaining_shrinkage", "/facts/boosting_debiased",
              "/facts/not_estimable_columns[]",
              # issue 12: BoostedAdaSSP's bias-aware widening, post-processing of A_hat, Gamma, theta_T, sigma-hat

@@ -55,8 +55,10 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 
 #' Glance at a DP fit (broom)
 #'
-#' One row: `r.squared adj.r.squared sigma statistic p.value df df.residual nobs`
-#' (the DP values where released, else `NA`; `statistic` is the noise-aware Wald
+#' One row: `r.squared r.squared.conf.low r.squared.conf.high adj.r.squared sigma
+#' statistic p.value df df.residual nobs` (the DP values where released, else `NA`;
+#' `r.squared.conf.low`/`.high` the released 95% interval of R-squared, also where
+#' only the interval is released; `statistic` is the noise-aware Wald
 #' chi-square) and the privacy budget `eps`, `delta`, and `method`. There is no
 #' `logLik`, `AIC` or `BIC`: they are not released.
 #' @param x A `dp_fit`.
@@ -74,8 +76,13 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 #' @exportS3Method generics::glance
 glance.dp_fit <- function(x, ...) {
   p <- x$privacy
+  # issue 12: the released 95% interval of R-squared goes with it (NA where none), so a
+  # noise-dominated R-squared is not read as a precise one
+  ri <- num(x$facts$r_squared_interval)
+  if (length(ri) != 2L) ri <- c(NA_real_, NA_real_)
   as_tbl(data.frame(
-    r.squared = x$r.squared, adj.r.squared = x$adj.r.squared, sigma = x$sigma,
+    r.squared = x$r.squared, r.squared.conf.low = ri[1], r.squared.conf.high = ri[2],
+    adj.r.squared = x$adj.r.squared, sigma = x$sigma,
     statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     df.residual = x$df.residual, nobs = x$nobs,
     eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))

@@ -99,7 +99,10 @@ summary.dp_fit <- function(object, ...) {
     r_squared_not_estimable = object$facts$r_squared_not_estimable,
     # the released 95% intervals of sigma and R-squared (NULL where not released)
     sigma_interval = num(object$facts$sigma_interval),
-    r_squared_interval = num(object$facts$r_squared_interval)
+    r_squared_interval = num(object$facts$r_squared_interval),
+    # issue 12: a wide R-squared interval is flagged where R-squared is printed; the adjusted one's
+    adj_r_squared_interval = num(object$facts$adj_r_squared_interval),
+    r_squared_imprecise = isTRUE(object$facts$r_squared_imprecise)
   ), class = c(cls, "summary.dp_fit"))
 }
 
@@ -146,11 +149,18 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable))
   }
   if (is.finite(x$r.squared)) {
-    cat("DP R-squared:  ", formatC(x$r.squared, digits = digits), interval_text(x$r_squared_interval, digits),
+    # issue 12: the interval is printed wherever R-squared is, and flagged when it is wide
+    wide <- isTRUE(x$r_squared_imprecise)
+    cat("DP R-squared:  ", formatC(x$r.squared, digits = digits),
+        interval_text(x$r_squared_interval, digits, if (wide) "imprecise at this n and eps"),
         ",\tAdjusted R-squared:  ",
-        formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
+        formatC(x$adj.r.squared, digits = digits),
+        if (wide) interval_text(x$adj_r_squared_interval, digits), "\n", sep = "")
   } else if (!is.null(x$r_squared_not_estimable)) {
-    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable))
+    iv <- x$r_squared_interval
+    rng <- if (length(iv) == 2L && !anyNA(iv))
+      paste0("; 95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits))) else ""
+    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable, rng))
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
@@ -523,7 +533,8 @@ ledger_frame <- function(ledger) {
 }
 
 # " (95% interval lo to hi)" for a released interval, "" where none was released
-interval_text <- function(iv, digits) {
+interval_text <- function(iv, digits, note = NULL) {
   if (length(iv) != 2L || anyNA(iv)) return("")
-  paste0(" (95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits)), ")")
+  paste0(" (95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits)),
+         if (!is.null(note)) paste0("; ", note), ")")
 }

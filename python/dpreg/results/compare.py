@@ -99,8 +99,18 @@ class Comparison:
         rows.append(["n"] + [("NA" if f.nobs is None else str(f.nobs)) for f in self.fits])
         rows.append(["DP residual s.e."] + [format_number(f.sigma, self.digits, na="")
                                            for f in self.fits])
-        rows.append(["DP R-squared"] + [format_number(f.r_squared, self.digits, na="") for f in self.fits])
+        rows.append(["DP R-squared"] + [self._r2_cell(f) for f in self.fits])
         return headers, rows
+
+    def _r2_cell(self, fit) -> str:
+        """DP R-squared, with its 95% interval when that is flagged imprecise (issue 12), so a
+        noise-dominated R-squared is not read as a precise one."""
+        txt = format_number(fit.r_squared, self.digits, na="")
+        facts = fit.facts or {}
+        ri = facts.get("r_squared_interval")
+        if txt and ri and facts.get("r_squared_imprecise"):
+            txt += f" [{format_number(ri[0], 2)}, {format_number(ri[1], 2)}]"
+        return txt
 
     @staticmethod
     def _priv(fit, name):

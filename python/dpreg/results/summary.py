@@ -243,9 +243,15 @@ class Summary:
         if f.r_squared is not None:
             adj = f.adj_r_squared
             ri = facts.get("r_squared_interval")
-            ci_txt = (f" (95% interval {format_number(ri[0])} to {format_number(ri[1])})" if ri else "")
+            # issue 12: the interval is printed wherever R^2 is, and flagged when it is wide, so that a
+            # noise-dominated R^2 is not read as a precise one
+            wide = "; imprecise at this n and eps" if facts.get("r_squared_imprecise") else ""
+            ci_txt = (f" (95% interval {format_number(ri[0])} to {format_number(ri[1])}{wide})" if ri else "")
+            ai = facts.get("adj_r_squared_interval")
+            adj_txt = (f" (95% interval {format_number(ai[0])} to {format_number(ai[1])})"
+                       if ai and wide else "")
             out.append(f"DP R-squared:  {format_number(f.r_squared)}{ci_txt},\tAdjusted R-squared:  "
-                       f"{format_number(adj)}")
+                       f"{format_number(adj)}{adj_txt}")
         elif facts.get("r_squared_not_estimable"):
             ri = facts.get("r_squared_interval")
             rng_r = (f"; 95% interval {format_number(ri[0])} to {format_number(ri[1])}" if ri else "")

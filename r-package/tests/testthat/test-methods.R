@@ -56,6 +56,24 @@ test_that("summary shows the released intervals of sigma and R-squared", {
   expect_true(any(grepl("^DP R-squared:\\s+0.71 \\(95% interval 0.6 to 0.8\\),\tAdjusted", out)))
 })
 
+test_that("a wide R-squared interval is flagged where R-squared is shown (issue 12)", {
+  fit <- mock_fit()
+  fit$facts$r_squared_interval <- list(0.08, 1)
+  fit$facts$adj_r_squared_interval <- list(0.02, 1)
+  fit$facts$r_squared_imprecise <- TRUE
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl(paste0("^DP R-squared:\\s+0.71 \\(95% interval 0.08 to 1; imprecise at this n and eps\\),",
+                               "\tAdjusted R-squared:\\s+0.66 \\(95% interval 0.02 to 1\\)$"), out)))
+  gl <- dpreg:::glance.dp_fit(fit)
+  expect_identical(c(gl$r.squared.conf.low, gl$r.squared.conf.high), c(0.08, 1))
+  # interval only: the point fell outside (0, 1); the reason and the interval, never a bare 0 or 1
+  fit$r.squared <- NA_real_
+  fit$facts$r_squared_not_estimable <- "no point estimate at this n and eps: the privacy noise put it below 0; its 95% interval is given"
+  txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
+  expect_true(grepl("DP R-squared: no point estimate .* its 95% interval is given; 95% interval 0.08 to 1", txt))
+  expect_true(is.na(dpreg:::glance.dp_fit(mock_fit())$r.squared.conf.low))
+})
+
 test_that("summary says what was not released", {
   fit <- mock_fit()
   fit$sigma <- NA_real_; fit$r.squared <- NA_real_
