@@ -368,10 +368,11 @@ def heavy_tail_signal(bundle: dict) -> dict:
     kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
     a1, a2 = bundle["A1"], bundle["A2"]
     if not (a1 > 0 and a2 > 0):
-        return {"ratio": None, "heavy": False}
+        return {"ratio": None, "heavy": False, "z": None}
     ratio = (a2 / kap) / (n_pub * bundle["s1"] ** 2)
     var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * bundle["sigma_a"] / a1) ** 2
-    return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var))}
+    return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var)),
+            "z": float((ratio - 1.0) / math.sqrt(var))}
 
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
