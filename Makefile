@@ -67,7 +67,10 @@ docs: $(STAMP)
 # The Python vignettes are pages of the documentation site: building it executes them.
 vignettes: docs
 
+# ISLP ships the Wage, Credit, Carseats, Auto, Default and OJ tables of the accuracy benchmark; only its
+# data files are read, so it is installed without its (deep-learning) dependencies
 bench: $(STAMP)
+	@$(PY) -c "import ISLP" 2>/dev/null || $(PY) -m pip install --quiet --no-deps ISLP
 	$(PY) -m benchmarks --help
 
 # ruff (pinned in the test extra; rules in pyproject.toml [tool.ruff.lint])

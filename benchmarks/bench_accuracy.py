@@ -171,7 +171,7 @@ def _islp_csv(name):
     # Wage and Credit ship with the ISLP package (a benchmark dependency), not inside dpreg
     spec = importlib.util.find_spec("ISLP")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the Wage and Credit datasets need the ISLP package (pip install ISLP)")
+        raise FileNotFoundError("the Wage, Credit, Carseats, Auto, Default and OJ tables need the ISLP package: `make bench` installs it (pip install --no-deps ISLP)")
     return pd.read_csv(os.path.join(list(spec.submodule_search_locations)[0], "data", f"{name}.csv"))
 
 
