@@ -166,7 +166,7 @@ def _ols(X, y, with_sigma=False):
 # --------------------------------------------------------------------------------------------------
 # one cell
 # --------------------------------------------------------------------------------------------------
-def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
+def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
     import dpreg
     from dpreg.errors import DPRegError
 
@@ -220,6 +220,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6):
         kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels)
         if ranges == "declared":
             kw["bounds"] = design.bounds
+        if ci_kind is not None:
+            kw["ci"] = ci_kind
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -403,6 +405,7 @@ def main(argv=None):
     p.add_argument("--methods", default="adassp,boosted_adassp",
                    help=f"any of {', '.join(LR_METHODS + UNI_METHODS)}")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--ci", default=None, help="the SSP methods' ci option (analytic, bootstrap); default: theirs")
     p.add_argument("--out", default="validity", help="result file name under benchmarks/results/")
     a = p.parse_args(argv)
     from . import write_result
@@ -415,7 +418,8 @@ def main(argv=None):
                     continue
                 for n in [int(v) for v in _floats(a.n)]:
                     for eps in _floats(a.eps):
-                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed)
+                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed,
+                                       ci_kind=a.ci if method in ("adassp", "boosted_adassp") else None)
                         rows.append(res)
                         pick = f" chose {res['chosen']}" if method == "auto" else ""
                         print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "
