@@ -204,8 +204,9 @@ def test_curvature_allowance_only_widens_and_spares_strong_directions():
 
 
 def test_curvature_allowance_only_with_private_ranges():
-    # declared ranges get the second-order allowance sigma1^2 / s_v (docs/derivations/adassp_boosted.md
-    # section 13); private ranges the full one sigma1
+    # declared ranges split the privacy covariance by source (docs/derivations/adassp_boosted.md
+    # section 16: no allowance on the exact X'y-noise part, 2 sigma1 on the others); private ranges
+    # keep the full one sigma1 on every part
     df = uniform_design(3000, 21)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
@@ -213,7 +214,8 @@ def test_curvature_allowance_only_with_private_ranges():
         fd = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", random_state=3,
                          bounds={"x1": (-1, 1), "x2": (-1, 1), "x3": (-1, 1), "y": (-10, 12)})
     assert fp.facts.get("curvature_allowance") == 1.0
-    assert fd.facts.get("curvature_allowance") == "second order (sigma1^2 / eigenvalue)"
+    assert fd.facts.get("curvature_allowance") == ("2 sigma1 on the Gram-noise and sampling parts; none on "
+                                                   "the exact X'y-noise part")
 
 
 @pytest.mark.slow

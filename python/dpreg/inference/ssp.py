@@ -702,6 +702,69 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     return (V + V.T) / 2.0
 
 
+def v_priv_adassp_parts(K, Gamma, theta_raw, sigma_gram: float, sigma_xty: float):
+    """AdaSSP's privacy covariance split by source (issue 12, over-coverage where the noise dominates;
+    docs/derivations/adassp_boosted.md §16). Returns (V_xty, V_gram).
+
+    The released estimate is K b_hat with b_hat = X'y + z (z ~ N(0, sigma2^2 I), the X'y noise) and K
+    a function of the released Gram matrix only (K = Gamma, or (I + lam S^-1) Gamma after the ridge
+    de-shrinkage), so its error is K z + (K X'X - I) theta_OLS (+ sampling). z is independent of the
+    Gram release, hence
+
+    * V_xty = sigma2^2 K K' is the EXACT covariance of K z given the released Gram matrix: it needs no
+      allowance for the Gram noise, whatever the curvature;
+    * V_gram = K C K' is the first-order covariance of the Gram-noise part -K E theta_OLS,
+      C = (sigma1^2/2)(||theta||^2 I + theta theta') (construction (A), as in :func:`v_priv_adassp`),
+      with the plug-in theta taken from the released raw estimate theta_raw = Gamma b_hat. That
+      plug-in carries the X'y noise: E||theta_raw||^2 = ||E theta_raw||^2 + tr Cov(theta_raw) and
+      Cov(theta_raw) >= sigma2^2 Gamma Gamma' (z is independent of the other parts), so C is scaled
+      by rho = max(0, 1 - sigma2^2 tr(Gamma Gamma') / ||theta_raw||^2), i.e. ||theta||^2 is estimated
+      by ||theta_raw||^2 - sigma2^2 tr(Gamma Gamma') (still biased upward by the other parts of the
+      covariance, the safe side). Where the noise dominates, ||theta_raw||^2 is mostly noise and rho
+      is small; where theta is well determined rho ~ 1.
+
+    V_xty + V_gram with rho = 1 is K (v_priv_adassp's inner matrix) K'. Released values and public
+    constants only (post-processing)."""
+    K = np.asarray(K, float)
+    G = np.asarray(Gamma, float)
+    th = np.asarray(theta_raw, float)
+    d = len(th)
+    V_xty = float(sigma_xty) ** 2 * (K @ K.T)
+    norm2 = float(th @ th)
+    rho = max(0.0, 1.0 - float(sigma_xty) ** 2 * float(np.sum(G * G)) / norm2) if norm2 > 0 else 0.0
+    C = 0.5 * float(sigma_gram) ** 2 * rho * (norm2 * np.eye(d) + np.outer(th, th))
+    V_gram = K @ C @ K.T
+    return (V_xty + V_xty.T) / 2.0, (V_gram + V_gram.T) / 2.0
+
+
+def noise_split_vcov(S, V_xty, V_gram, sigma2_hat: float, sigma_gram: float,
+                     c: float = CURVATURE_NOISE_SDS) -> np.ndarray:
+    """AdaSSP's total covariance with the curvature allowance only where the curvature is unknown
+    (issue 12; docs/derivations/adassp_boosted.md §16):
+
+        V = V_xty + S_c^-1 S V_gram S S_c^-1 + sigma^2 S_c^-1,
+
+    S_c = S with each eigenvalue s_v lowered to max(s_v - c sigma1, min(s_v, sigma1)) (the one-sided
+    bound on the true curvature at c s.d. of the eigenvalue's noise, v'Ev ~ N(0, sigma1^2) for a fixed
+    unit v; c = CURVATURE_NOISE_SDS = 2, 97.7%, as BoostedAdaSSP's curvature-robust intervals; never
+    below the PD projection's floor). The X'y-noise part V_xty is exact given the release
+    (:func:`v_priv_adassp_parts`) and is not touched. The Gram-noise part (K X'X - I) theta and the
+    sampling part sigma^2 K X'X K' depend on the unknown X'X = S - E, and the first-order covariance
+    evaluates them at the released S; they are evaluated at the lowest curvature the release allows
+    instead. :func:`curvature_allowance_vcov` put its (smaller) allowance on all three parts; on the
+    designs where the privacy noise dominates most of the variance is V_xty, so that over-covered
+    (0.97-0.99), while where a weak direction carries a large Gram-noise part (correlated predictors)
+    the Gram part needs the larger allowance. Released values and public constants only."""
+    S = np.asarray(S, float)
+    w, Q = np.linalg.eigh((S + S.T) / 2.0)
+    s1 = float(sigma_gram)
+    wr = np.maximum(np.maximum(w - c * s1, np.minimum(w, s1)), 1e-300)
+    Sc_inv = (Q / wr) @ Q.T
+    U = S @ np.asarray(V_gram, float) @ S
+    V = np.asarray(V_xty, float) + Sc_inv @ U @ Sc_inv + sigma2_hat * Sc_inv
+    return (V + V.T) / 2.0
+
+
 def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,
                          sigma_lambda: float | None = None, c: float = CURVATURE_ALLOWANCE_SDS) -> bool:
     """True when the release cannot bound the curvature of some direction away from 0 (docs/derivations/
