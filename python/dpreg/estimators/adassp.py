@@ -479,6 +479,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # issue 12, AdaSSP on real data: ci="auto" checks the delta-method intervals against a parametric
         # bootstrap of the released statistics and uses the bootstrap's where the check fails
         check_analytic = values["ci"] == "auto" and not boosted and rel.vcov is not None
+        if check_analytic:
+            # only the Gram noise acts non-linearly (the X'y noise enters linearly and its covariance is
+            # exact given the released Gram, docs/derivations/adassp_boosted.md §16): where its part of
+            # every coefficient's variance is small the delta method stands and no bootstrap is run
+            K_map = (W @ state["Gamma"]) if facts.get("ridge_debiased") else state["Gamma"]
+            _, V_gram_part = inf.v_priv_adassp_parts(K_map, state["Gamma"], theta_raw, state["sigma_gram"],
+                                                     state["sigma_xty"])
+            facts["gram_noise_share"] = float(np.max(np.diag(V_gram_part) / np.diag(V)))
+            check_analytic = facts["gram_noise_share"] >= inf.GRAM_SHARE_FOR_BOOTSTRAP_CHECK
         if values["ci"] == "bootstrap" or check_analytic:
             child = noise.spawn()
             n_boot = int(values["n_boot"])
@@ -505,8 +514,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             kind = "percentile"
             use_bootstrap = values["ci"] == "bootstrap"
             if check_analytic:
-                facts["gram_noise_to_curvature"] = inf.gram_noise_norm_bound(state["sigma_gram"], d) / float(
-                    np.linalg.eigvalsh(S)[0])
                 cover = inf.analytic_coverage_in_bootstrap_world(
                     beta_draws, np.asarray(rel.coef, float), np.sqrt(np.diag(rel.vcov)), float(values["level"]))
                 facts["analytic_coverage_bootstrap_world"] = cover
