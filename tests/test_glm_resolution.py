@@ -206,7 +206,7 @@ def test_curvature_fall_and_separated_directions_by_hand():
 
 def _steep_design(seed, n=20000, slope=60.0):
     """A steep logistic surface, y ~ Bernoulli(sigmoid(slope x1 + 0.5 x2)): nearly separated along x1
-    (rows with |x1| > 0.1 are classified with probability > 0.998), the MLE of x1 finite but large."""
+    (rows with |x1| > 0.1 are classified with probability > 0.99), the MLE of x1 finite but large."""
     rng = np.random.default_rng(seed)      # test data only
     x1 = rng.uniform(-1, 1, n)
     x2 = rng.uniform(-1, 1, n)

@@ -139,6 +139,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
 
     lam = None
     averaged = 1
+    window_drift = None     # the drift statistic over the averaging window (Newton, when computed)
     if not newton:
         mu_g = mu * math.sqrt(shares["gram"])
         G = gaussian_mechanism(X.T @ X, sensitivity=sens["gram"], mu=mu_g, noise=noise, ledger=ledger,
@@ -211,6 +212,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # steep or separating direction) passes the last-step check above but not this one
             drift = iterates[-1] - (iterates[-k_avg - 1] if len(iterates) > k_avg else np.zeros(d))
             drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg)
+            window_drift = drift_stat
             chi2_limit = d + 4.0 * math.sqrt(2.0 * d)
             if norm >= cap or stat > chi2_limit or drift_stat > chi2_limit:
                 notes.append(_conv_warning(T))
@@ -282,6 +284,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["separation_loading"] = [design.public.terms[j] for j in separation["separation_loading"]]
     if newton:
         facts["capped_steps"] = capped
+        facts["window_drift_chi2"] = window_drift
         facts["averaged_iterates"] = averaged
         facts["noise_sd_hessian_mean"] = float(sigma_bar)
         if resolution is not None:
