@@ -249,3 +249,32 @@ def test_nearly_separated_design_releases_no_interval_that_misses_the_mle(seed):
     assert not released[1]
     assert any(issubclass(w.category, dpreg.ConvergenceWarning) for w in caught)
     assert abs(b[1]) < 0.8 * abs(mle[1])    # the design is what it claims: x1 far from converged
+
+
+def test_quasi_separated_level_withholds_every_interval_and_names_the_level():
+    """Derivation §2b step 7 end to end: a factor level of ~10% of the rows with log-odds 9 below the
+    others (n = 20000, eps = 8; with this seed the level has almost no event, the MLE of f[T.c] is about
+    -8). The iteration passes its convergence checks, but the released curvature along the level's
+    direction fell from its value at theta = 0 (X'X/4: ~2000 rows / 4 on the scaled design) to the noise
+    floor: the fit is flagged as quasi-separated, no interval is released, and the warning names f[T.c]
+    first (it loads most on the separated direction); the summary says why."""
+    rng = np.random.default_rng(2)      # test data only
+    n = 20000
+    x1 = rng.uniform(-1, 1, n)
+    x2 = rng.uniform(-1, 1, n)
+    f = rng.choice(["a", "b", "c"], n, p=[0.5, 0.4, 0.1])
+    eta = 0.5 + x1 + 0.5 * x2 - 9.0 * (f == "c")
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    df = pd.DataFrame({"y": y, "x1": x1, "x2": x2, "f": f})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_glm("y ~ x1 + x2 + f", df, eps=8.0, bounds={"x1": (-1, 1), "x2": (-1, 1)},
+                           levels={"f": ["a", "b", "c"]}, random_state=2)
+    facts = fit._release.facts
+    assert facts["averaged_iterates"] > 1                   # converged by the other checks
+    assert facts["separated_directions"] >= 1 and facts["curvature_fall_sd"] > L.SEPARATION_Z
+    assert facts["separation_loading"][0] == "f[T.c]"
+    assert np.all(np.isnan(fit.std_errors.to_numpy()))
+    msgs = [str(w.message) for w in caught if issubclass(w.category, dpreg.ConvergenceWarning)]
+    assert any(m.startswith("Quasi-separation") and "f[T.c]" in m for m in msgs)
+    assert "(quasi-)separated" in str(fit.summary())
