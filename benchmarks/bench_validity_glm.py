@@ -19,9 +19,12 @@ Designs (declared ranges contain the data; x's are clamped to them by constructi
   truncated to the declared [-3, 3], beta = (-0.5, 1, -1, 0.5): two weakly identified directions;
 * ``rare_level``: y ~ x1 + C(g), g in {a (89%), b (10%), c (1%)}, beta = (-1, 1, 0.5, 1): the rare
   level's coefficient is weakly identified.
+* ``steep``: y ~ x1 + x2, x uniform on [-1, 1] independent, beta = (0, 30, 0.5): nearly separated along
+  x1 (rows with |x1| > 0.2 have probabilities within 0.005 of 0 or 1), the MLE of x1 finite but
+  reached slowly by a Newton iteration from 0 (issues 12/13, diamonds' price > 5000 in small).
 
     python -m benchmarks validity_glm [--R 100] [--n 1000,10000] [--eps 1,8]
-        [--designs wellcond,correlated,rare_level] [--seed 1] [--out validity_glm]
+        [--designs wellcond,correlated,rare_level,steep] [--seed 1] [--out validity_glm]
 """
 from __future__ import annotations
 
@@ -34,14 +37,18 @@ import numpy as np
 import pandas as pd
 
 Z95 = 1.959963984540054
-DESIGNS = ("wellcond", "correlated", "rare_level")
+DESIGNS = ("wellcond", "correlated", "rare_level", "steep")
 
 
 class Design:
     def __init__(self, name):
         self.name = name
         self.levels = None
-        if name in ("wellcond", "correlated"):
+        if name == "steep":
+            self.formula = "y ~ x1 + x2"
+            self.beta = {"Intercept": 0.0, "x1": 30.0, "x2": 0.5}
+            self.bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0)}
+        elif name in ("wellcond", "correlated"):
             self.formula = "y ~ x1 + x2 + x3"
             self.beta = {"Intercept": -0.5, "x1": 1.0, "x2": -1.0, "x3": 0.5}
             lim = 1.0 if name == "wellcond" else 3.0
@@ -55,7 +62,11 @@ class Design:
             raise ValueError(f"unknown design {name!r}")
 
     def draw(self, n, rng):
-        if self.name == "wellcond":
+        if self.name == "steep":
+            X = rng.uniform(-1.0, 1.0, size=(n, 2))
+            df = pd.DataFrame(X, columns=["x1", "x2"])
+            eta = X @ np.array([self.beta["x1"], self.beta["x2"]])
+        elif self.name == "wellcond":
             X = rng.uniform(-1.0, 1.0, size=(n, 3))
             df = pd.DataFrame(X, columns=["x1", "x2", "x3"])
             eta = self.beta["Intercept"] + X @ np.array([1.0, -1.0, 0.5])

@@ -154,3 +154,127 @@ def test_well_conditioned_design_keeps_every_interval():
     facts = fit._release.facts
     assert facts["unresolved_directions"] == 0 and facts["not_estimable"] == []
     assert max(facts["bias_aware_widening"]) < 1.1
+
+
+def test_window_drift_statistic_is_chi_square_at_the_fixed_point_and_large_when_drifting():
+    """The net movement theta_T - theta_{T-k} of the stationary recursion e_t = A e_{t-1} + u_t
+    (u_t ~ N(0, Q)) has covariance 2V - A^k V - V A'^k (V = A V A' + Q), so the statistic is chi^2_d:
+    over 2000 simulated windows its mean must be within 4 s.e. of d (s.e. sqrt(2d/2000) = 0.055 for
+    d = 3), and at most 1% of the windows may exceed the estimator's limit d + 4 sqrt(2d) (the chi^2_3
+    tail beyond it is 0.5%; 1% is 3 binomial s.e. above). A steady drift of 6 noise s.d.s per window
+    (shift' C^{-1} shift = 36) makes it noncentral chi^2_3(36), beyond the limit with probability 0.995:
+    at least 97% of the windows (more than 6 binomial s.e. below) must exceed it."""
+    from scipy import linalg as sla
+    d, k, R = 3, 10, 2000
+    A = np.diag([0.1, 0.5, 0.9])
+    Q = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, 0.5], [0.0, 0.5, 1.5]])
+    V = sla.solve_discrete_lyapunov(A, Q)
+    rng = np.random.default_rng(17)
+    Lq = np.linalg.cholesky(Q)
+    Lv = np.linalg.cholesky(V)
+    stats, drifted = [], []
+    C = 2 * V - np.linalg.matrix_power(A, k) @ V - V @ np.linalg.matrix_power(A, k).T
+    shift = 6.0 * np.linalg.cholesky(C) @ (np.ones(d) / math.sqrt(d))
+    for _ in range(R):
+        e = Lv @ rng.standard_normal(d)          # a stationary start
+        start = e.copy()
+        for _t in range(k):
+            e = A @ e + Lq @ rng.standard_normal(d)
+        stats.append(L.window_drift_statistic(e - start, A, V, k))
+        drifted.append(L.window_drift_statistic(e - start + shift, A, V, k))
+    stats = np.array(stats)
+    limit = d + 4.0 * math.sqrt(2.0 * d)
+    assert abs(stats.mean() - d) < 4 * math.sqrt(2.0 * d / R), stats.mean()
+    assert np.mean(stats > limit) < 0.01
+    assert np.mean(np.array(drifted) > limit) > 0.97
+
+
+def test_curvature_fall_and_separated_directions_by_hand():
+    """Derivation §2b: v'H_start v - w_v - sqrt(2d) sigma_bar (the noise's pull on the smallest
+    eigenvalues) in units of sqrt(sigma_start^2 + sigma_bar^2). Eigenvectors of H_bar = diag(0.1, 50),
+    sigma_bar = 0.5, d = 2 (pull 1.0): the first fell from 40 (start) to 0.1, (40 - 0.1 - 1)/sqrt(1.25) =
+    34.8 s.d.s, the second from 60 to 50, 8.0 s.d.s. Only an unresolved direction (P > 0.8) counts."""
+    H_bar = np.diag([0.1, 50.0])
+    H_start = np.diag([40.0, 60.0])
+    w, U, _ = L.curvature_lower_bounds(H_bar, 0.5)
+    fall = L.curvature_fall(H_start, 1.0, w, U, 0.5)
+    assert np.allclose(fall, [38.9 / math.sqrt(1.25), 9.0 / math.sqrt(1.25)])
+    assert L.separated_directions(fall, [0.95, 0.0]) == [0]
+    assert L.separated_directions(fall, [0.5, 0.0]) == []           # resolved: the drift check's job
+    assert L.separated_directions([2.0, 10.0], [0.95, 0.0]) == []   # a fall within noise: not separation
+
+
+def _steep_design(seed, n=20000, slope=60.0):
+    """A steep logistic surface, y ~ Bernoulli(sigmoid(slope x1 + 0.5 x2)): nearly separated along x1
+    (rows with |x1| > 0.1 are classified with probability > 0.99), the MLE of x1 finite but large."""
+    rng = np.random.default_rng(seed)      # test data only
+    x1 = rng.uniform(-1, 1, n)
+    x2 = rng.uniform(-1, 1, n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(slope * x1 + 0.5 * x2)))).astype(float)
+    return pd.DataFrame({"y": y, "x1": x1, "x2": x2})
+
+
+def _logistic_mle(df, terms):
+    """Plain Newton-Raphson for the logistic MLE (the reference, not the code under test)."""
+    X = np.column_stack([np.ones(len(df))] + [df[t].to_numpy(float) for t in terms])
+    y = df["y"].to_numpy(float)
+    b = np.zeros(X.shape[1])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(X @ b)))
+        step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X, X.T @ (y - p))
+        b = b + step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return b
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nearly_separated_design_releases_no_interval_that_misses_the_mle(seed):
+    """Issues 12/13 (diamonds' price > 5000 in small): on the steep design at n = 20000, eps = 8 the
+    private Newton iteration, started at 0, is still far from the MLE of x1 (about 60) after T = 20
+    steps: the curvature falls as it goes, so the curvature at the estimate overstates the speed left.
+    Before the drift check every seed released an x1 interval that missed the MLE with no warning. Now
+    every released interval must contain the MLE, and x1's is withheld with a ConvergenceWarning (the
+    net movement over the averaging window is beyond chi^2_d's limit) or the separation warning."""
+    df = _steep_design(seed)
+    mle = _logistic_mle(df, ["x1", "x2"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_glm("y ~ x1 + x2", df, eps=8.0, bounds={"x1": (-1, 1), "x2": (-1, 1)},
+                           random_state=seed)
+    b = fit.coef.to_numpy()
+    se = fit.std_errors.to_numpy()
+    released = np.isfinite(se)
+    assert np.all(np.abs(b - mle)[released] <= 1.96 * se[released])
+    assert not released[1]
+    assert any(issubclass(w.category, dpreg.ConvergenceWarning) for w in caught)
+    assert abs(b[1]) < 0.8 * abs(mle[1])    # the design is what it claims: x1 far from converged
+
+
+def test_quasi_separated_level_withholds_every_interval_and_names_the_level():
+    """Derivation §2b step 7 end to end: a factor level of ~10% of the rows with log-odds 9 below the
+    others (n = 20000, eps = 8; with this seed the level has almost no event, the MLE of f[T.c] is about
+    -8). The iteration passes its convergence checks, but the released curvature along the level's
+    direction fell from its value at theta = 0 (X'X/4: ~2000 rows / 4 on the scaled design) to the noise
+    floor: the fit is flagged as quasi-separated, no interval is released, and the warning names f[T.c]
+    first (it loads most on the separated direction); the summary says why."""
+    rng = np.random.default_rng(2)      # test data only
+    n = 20000
+    x1 = rng.uniform(-1, 1, n)
+    x2 = rng.uniform(-1, 1, n)
+    f = rng.choice(["a", "b", "c"], n, p=[0.5, 0.4, 0.1])
+    eta = 0.5 + x1 + 0.5 * x2 - 9.0 * (f == "c")
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    df = pd.DataFrame({"y": y, "x1": x1, "x2": x2, "f": f})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_glm("y ~ x1 + x2 + f", df, eps=8.0, bounds={"x1": (-1, 1), "x2": (-1, 1)},
+                           levels={"f": ["a", "b", "c"]}, random_state=2)
+    facts = fit._release.facts
+    assert facts["averaged_iterates"] > 1                   # converged by the other checks
+    assert facts["separated_directions"] >= 1 and facts["curvature_fall_sd"] > L.SEPARATION_Z
+    assert facts["separation_loading"][0] == "f[T.c]"
+    assert np.all(np.isnan(fit.std_errors.to_numpy()))
+    msgs = [str(w.message) for w in caught if issubclass(w.category, dpreg.ConvergenceWarning)]
+    assert any(m.startswith("Quasi-separation") and "f[T.c]" in m for m in msgs)
+    assert "(quasi-)separated" in str(fit.summary())

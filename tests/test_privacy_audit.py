@@ -185,10 +185,14 @@ CASES = [
     # dp_glm's private Newton: contraction = spectral radius of I - K H with K, H post-processed from the
     # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices;
     # the resolution rule (issues 12/13): remaining shares, widening, unresolved directions and withheld
-    # terms are post-processing of the mean released X'WX, theta_bar and the gradients' noise covariance
+    # terms are post-processing of the mean released X'WX, theta_bar and the gradients' noise covariance;
+    # the separation checks: the drift statistic of the iterates (computed from released gradients and
+    # matrices) and the fall of the released curvature since the first release, with what it flags
     ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps",
                                          "/facts/remaining_share[]", "/facts/bias_aware_widening[]",
-                                         "/facts/unresolved_directions", "/facts/not_estimable[]"}),
+                                         "/facts/unresolved_directions", "/facts/not_estimable[]",
+                                         "/facts/window_drift_chi2", "/facts/curvature_fall_sd",
+                                         "/facts/separated_directions", "/facts/separation_loading[]"}),
     ("ht_fw", "binomial", {}, 2000, 1.0, set()),
     ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, set()),
 ]

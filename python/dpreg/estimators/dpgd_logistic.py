@@ -139,6 +139,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
 
     lam = None
     averaged = 1
+    window_drift = None     # the drift statistic over the averaging window (Newton, when computed)
     if not newton:
         mu_g = mu * math.sqrt(shares["gram"])
         G = gaussian_mechanism(X.T @ X, sensitivity=sens["gram"], mu=mu_g, noise=noise, ledger=ledger,
@@ -204,7 +205,16 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # (a former whole-fit check of the slowest direction is gone; the
             # resolution rule below replaces it direction by direction: a coefficient in resolved
             # directions keeps its interval, one on an unresolved direction is withheld)
-            if norm >= cap or stat > d + 4.0 * math.sqrt(2.0 * d):
+            # the net movement over the averaging window (issues 12/13, nearly separated data): at the
+            # fixed point theta_T - theta_{T-k} is the difference of two states of the stationary
+            # recursion, covariance 2V - A^k V - V A'^k, so its quadratic form is chi^2_d to first
+            # order; a slow steady drift (a logistic loss whose curvature falls along the way, e.g. a
+            # steep or separating direction) passes the last-step check above but not this one
+            drift = iterates[-1] - (iterates[-k_avg - 1] if len(iterates) > k_avg else np.zeros(d))
+            drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg)
+            window_drift = drift_stat
+            chi2_limit = d + 4.0 * math.sqrt(2.0 * d)
+            if norm >= cap or stat > chi2_limit or drift_stat > chi2_limit:
                 notes.append(_conv_warning(T))
             else:
                 # converged by the checks above: the last NEWTON_AVERAGE share of the iterates fluctuate
@@ -228,19 +238,37 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov = vcov_priv = None
     resolution = None
     not_converged = newton and averaged == 1 and k_avg > 1
+    separation = None
     if not_converged:
         # the convergence checks failed (ConvergenceWarning): the iterate is still moving, possibly with
         # capped steps, so neither the noise covariance (a fixed-point approximation) nor the remaining-
         # share bound (uncapped steps) describes its error: no interval is released (issues 12/13;
         # measured: diamonds' price > 5000 at eps = 8, 0.71 of such intervals contained the MLE)
         vcov = vcov_priv = None
+        # say why when the releases show it: separation (derivation, section 2b) is the usual reason
+        w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1)
+        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap)
+        if separation["separated"]:
+            names = [design.public.terms[j] for j in separation["separation_loading"]]
+            notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv)
-        if resolution["withheld"]:
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0])
+        if resolution["separated"]:
+            # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
+            # along the path, so that the error left along an unresolved direction does not move the
+            # others (they are orthogonal in the eigenbasis of H_bar). Where the curvature collapses,
+            # the eigenbasis turns along the rest of the way to the MLE and the unbounded error along the
+            # separated direction moves every coefficient by an amount no release bounds (derivation,
+            # section 2b; measured: diamonds' price > 5000, colour dummies at 1-14 MLE SEs off even at
+            # the exact conditional optimum): no interval is released
+            names = [design.public.terms[j] for j in resolution["separation_loading"]]
+            notes.append(_separation_warning(names, len(resolution["separated"]), T))
+            vcov = vcov_priv = None
+        elif resolution["withheld"]:
             names = [design.public.terms[j] for j in resolution["withheld"]]
             notes.append(_not_estimable_note(names, resolution, d))
-        if not np.any(np.isfinite(np.diag(vcov))):
+        if vcov is not None and not np.any(np.isfinite(np.diag(vcov))):
             vcov = vcov_priv = None
     facts = {"description": ("private Newton (IRLS) for the logistic loss" if newton else
                              "private majorise-minimise (Boehning's Hessian bound) for the logistic loss")
@@ -250,8 +278,13 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
              "sensitivities": {k: float(v) for k, v in sens.items()}, "shares": dict(shares),
              "scaling": "columns centred and scaled into [-1, 1] with their public (declared or privately "
                         "estimated) ranges, rows divided by the norm budget; coefficients mapped back exactly"}
+    if separation is not None:
+        facts["separated_directions"] = len(separation["separated"])
+        facts["curvature_fall_sd"] = separation["curvature_fall_sd"]
+        facts["separation_loading"] = [design.public.terms[j] for j in separation["separation_loading"]]
     if newton:
         facts["capped_steps"] = capped
+        facts["window_drift_chi2"] = window_drift
         facts["averaged_iterates"] = averaged
         facts["noise_sd_hessian_mean"] = float(sigma_bar)
         if resolution is not None:
@@ -259,6 +292,11 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             facts["bias_aware_widening"] = resolution["widening"]
             facts["remaining_share"] = resolution["remaining"]
             facts["not_estimable"] = [design.public.terms[j] for j in resolution["withheld"]]
+            facts["separated_directions"] = len(resolution["separated"])
+            facts["curvature_fall_sd"] = resolution["curvature_fall_sd"]
+            if resolution["separated"]:
+                facts["not_estimable"] = list(design.public.terms)
+                facts["separation_loading"] = [design.public.terms[j] for j in resolution["separation_loading"]]
     else:
         facts["gram_ridge"] = float(lam)
     if spec.neighbours == "replace_one":
@@ -266,6 +304,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
         note = NOT_RESOLVED_NOTE
+    if resolution is not None and resolution["separated"]:
+        note = SEPARATED_NOTE
     if not_converged:
         note = NOT_CONVERGED_NOTE
     return Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
@@ -286,7 +326,40 @@ NOT_CONVERGED_NOTE = (
     "release (raise T, use a larger eps or more rows, or declare tighter ranges)")
 
 
-def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv):
+SEPARATED_NOTE = (
+    "standard errors not estimable: the data are (quasi-)separated along a direction of the coefficients "
+    "(see the warning), so the maximum-likelihood fit is far away or at infinity along it and the private "
+    "iteration's distance from it is not bounded by any release, for any coefficient")
+
+
+def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
+    """(w, U, P): eigenvalues and eigenvectors of the mean released X'WX and, per eigendirection, the
+    bound P_v on the share of the starting point 0 the estimate (the mean of the last k iterates) may
+    still hold (derivation, section 2). Released values and public constants only."""
+    w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
+    # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
+    sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]
+    r = np.column_stack([_inf_logit.step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
+    return w, U, _inf_logit.remaining_share(r, k)
+
+
+def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
+    """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions whose released
+    curvature collapsed since theta = 0, the coefficients that load on them (more than
+    MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among the
+    unresolved directions in noise s.d.s (None when every direction is resolved)."""
+    fall = _inf_logit.curvature_fall(H_start, sigma_H, w, U, sigma_bar)
+    separated = _inf_logit.separated_directions(fall, P)
+    unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
+    sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
+    unresolved = np.asarray(P) > _inf_logit.MAX_REMAINING
+    return {"separated": separated,
+            "separation_loading": [int(j) for j in np.argsort(-sep_load, kind="stable")
+                                   if sep_load[j] > _inf_logit.MAX_UNRESOLVED_LOADING],
+            "curvature_fall_sd": float(np.max(fall[unresolved])) if unresolved.any() else None}
+
+
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
     curvature; the intervals are widened by the bias that share implies, and withheld for the
@@ -294,11 +367,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     and public constants only."""
     from ..inference import ssp as _inf_ssp
 
-    w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
-    # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
-    sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]
-    r = np.column_stack([_inf_logit.step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
-    P = _inf_logit.remaining_share(r, k)
+    w, U, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k)
     b_dir = _inf_logit.direction_bias(U, P, theta, V_noise)
     bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
     vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)
@@ -307,9 +376,11 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     for j in withheld:
         vcov[j, :] = vcov[:, j] = np.nan
         vcov_priv[j, :] = vcov_priv[:, j] = np.nan
-    return vcov, vcov_priv, {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
-                             "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
-                             "remaining": [float(x) for x in P]}
+    out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
+           "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
+           "remaining": [float(x) for x in P]}
+    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    return vcov, vcov_priv, out
 
 
 def _not_estimable_note(names, resolution, d):
@@ -321,6 +392,22 @@ def _not_estimable_note(names, resolution, d):
         "iteration may still hold part of its starting point (0) along them, a bias toward 0 that no release "
         "bounds, and these coefficients load on them. More rows, a larger eps, or tighter declared ranges "
         "help.", AccuracyWarning)
+
+
+def _separation_warning(names, n_sep, T):
+    from ..errors import ConvergenceWarning, Diagnostic
+    # the five that load most (largest first); the full list is in the fit's facts (separation_loading)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    which = f"the coefficients that load on it ({shown})" if names else "the coefficients"
+    return Diagnostic(
+        "Quasi-separation: along " + ("one direction" if n_sep == 1 else f"{n_sep} directions")
+        + " of the coefficients the released curvature X'WX fell from its value at the start to about 0 "
+        "(fitted probabilities going to 0 or 1, as glm's 'fitted probabilities numerically 0 or 1 "
+        f"occurred'), and {T} private Newton steps do not reach the maximum-likelihood fit there: "
+        f"{which} are shrunk toward 0 by an amount no release bounds, and through the changing curvature "
+        "the others are moved too. No standard error or interval is released (reported as NA). Merging "
+        "sparse factor levels, dropping the separating term, or a penalised (e.g. Firth) model in place of "
+        "the plain MLE help.", ConvergenceWarning)
 
 
 def _averaged_noise_cov(A, V, k):

@@ -136,7 +136,11 @@ def dpgd_lines(fit, fmt) -> list[str]:
                    f"{fmt.number(f.get('noise_sd_hessian_mean'))}) resolves {d - u} of {d} directions")
             if widen and max(widen) > 1.01:
                 txt += f"; intervals widened for the bias toward 0 left by the steps (factor up to {fmt.number(max(widen))})"
-            if held:
+            if f.get("separated_directions"):
+                # the separation check (derivation section 2b) withholds every interval
+                txt += (f"; (quasi-)separated along {int(f['separated_directions'])} of them: no interval "
+                        "(see the warning)")
+            elif held:
                 txt += f"; withheld (not estimable at this n and eps): {', '.join(held)}"
             lines.append(fmt.wrap(txt))
         return lines

@@ -29,6 +29,14 @@ MAX_REMAINING = 0.8
 MAX_UNRESOLVED_LOADING = 0.05
 #: standard deviations of the released curvature's noise taken off for its lower bound
 CURVATURE_Z = 1.0
+#: noise standard deviations by which the released curvature along an unresolved direction must have
+#: fallen between theta = 0 and the estimate to count as (quasi-)separation: under a curvature that is
+#: constant along the path (the quadratic picture the per-direction rule rests on) the fall is
+#: N(0, sigma_start^2 + sigma_bar^2) to first order, so 3 s.d.s is a one-sided 0.13% false alarm per
+#: direction; a collapse of the curvature (the weights p(1 - p) of the rows that load on the direction
+#: going to 0 as the fitted probabilities go to 0 or 1) exceeds it by far (diamonds' price > 5000:
+#: 55 s.d.s at eps = 8)
+SEPARATION_Z = 3.0
 
 
 def _sym(A):
@@ -101,3 +109,49 @@ def coefficient_bias(Mmap, U, b_dir):
     with np.errstate(divide="ignore", invalid="ignore"):
         load = np.where(norm > 0, np.linalg.norm(L[:, ~fin], axis=1) / norm, 0.0)
     return bias, load
+
+
+def curvature_fall(H_start, sigma_start: float, w, U, sigma_bar: float):
+    """Per eigendirection v of the released H_bar (eigenvalues w, eigenvectors U): the fall of the
+    released curvature between theta = 0 and the estimate, (v'H_start v - w_v - sqrt(2d) sigma_bar) /
+    sqrt(sigma_start^2 + sigma_bar^2), in noise standard deviations. H_start is the release of X'WX at theta = 0, where every
+    weight is 1/4, the largest p(1 - p) can be: it is X'X/4 plus noise, an upper bound on the curvature
+    anywhere. v'E_start v ~ N(0, sigma_start^2) for a fixed unit v (the symmetric construction) and H_start
+    is a release separate from the ones averaged in H_bar; w_v has noise s.d. sigma_bar to first order.
+    A large fall in a direction the iteration does not resolve is (quasi-)separation: the rows that load
+    on v are being fitted with probabilities going to 0 or 1, the curvature along v collapses, and the
+    maximum-likelihood fit along v is far away or at infinity."""
+    U = np.asarray(U, float)
+    d = U.shape[0]
+    start = np.einsum("ji,jk,ki->i", U, _sym(H_start), U)
+    # the smallest eigenvalues of H_bar are pulled down by its noise (selection: the eigenvector that
+    # looks flattest is the one the noise flattened), by up to the typical spectral norm sqrt(2d) sigma_bar
+    # of the symmetric construction (the figure behind the ridge): that much of the fall is not counted
+    selection = np.sqrt(2.0 * d) * float(sigma_bar)
+    return (start - np.asarray(w, float) - selection) / float(np.hypot(sigma_start, sigma_bar))
+
+
+def separated_directions(fall, P, z: float = SEPARATION_Z):
+    """Indices of the directions that are unresolved (P_v > MAX_REMAINING) and whose curvature fell by
+    more than z noise s.d.s since theta = 0 (:func:`curvature_fall`)."""
+    P = np.asarray(P, float)
+    fall = np.asarray(fall, float)
+    return [int(i) for i in np.flatnonzero((P > MAX_REMAINING) & (fall > float(z)))]
+
+
+def window_drift_statistic(drift, A, V, k: int) -> float:
+    """drift' C^+ drift for the net movement theta_T - theta_{T-k} of the noisy iteration over its last k
+    steps, C = 2V - A^k V - V A'^k its covariance at the fixed point (V the stationary covariance of
+    e_t = A e_{t-1} + u_t, Cov(e_t, e_{t+h}) = A^h V). About chi^2_d when the iteration fluctuates around
+    its fixed point; larger when it is still drifting. The pseudo-inverse drops directions in which C is
+    0 to rounding (no noise there, so no movement either)."""
+    A = np.asarray(A, float)
+    V = _sym(V)
+    Ak = np.linalg.matrix_power(A, int(k))
+    C = _sym(2.0 * V - Ak @ V - V @ Ak.T)
+    w, Q = np.linalg.eigh(C)
+    keep = w > max(float(np.max(w)), 0.0) * 1e-12
+    if not np.any(keep):
+        return 0.0
+    proj = Q[:, keep].T @ np.asarray(drift, float)
+    return float(np.sum(proj ** 2 / w[keep]))
