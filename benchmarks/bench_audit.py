@@ -438,6 +438,12 @@ KNOWN_DPGD_NAN = "DP-GD: a row at x = 1.5e308 makes the released coefficients Na
 KNOWN_ISP_FAIL = "ISP: a row at x = 1e9 on the regression line makes the propose-test-release check FAIL"
 ISP_FAIL_FAR = ("ISP: one row at (1e300, -1e300) makes the propose-test-release check FAIL on every release "
                 "(found with the x = 1e9 finding; probably the same cause)")
+#: a one-sided outcome class must occur at least this often on its side: an outcome computed from the
+#: releases (a warning that an interval is not estimable) can sit at the same rate p on both sides, and
+#: with 4 releases per side ">= 2 against 0" then happens by chance (probability 0.17 at p = 0.3, either
+#: side); with 10 per side, ">= 5 against 0" has probability at most about 0.004 at any common rate
+ONE_SIDED_MIN = 5
+
 KNOWN_LEVEL_LEAK = "levels of a pandas Categorical built from the data are reported (a unique level name leaks)"
 NEW_HT_OVERFLOW = ("heavy-tailed methods without bounds: a row at x = 1.5e308 raises a numpy overflow "
                    "RuntimeWarning on one side only")
@@ -666,7 +672,8 @@ def evaluate(case, obs0, obs1, seconds=0.0, broken=None, scan=SCAN_RELEASES):
                                 "(infinite eps)")
                 break
     leak = bool(findings)
-    # 2. outcome classes: defects anywhere; classes in >= half of one side and never on the other
+    # 2. outcome classes: defects anywhere; classes in >= half of one side (and ONE_SIDED_MIN times)
+    #    and never on the other
     c0, c1 = _token_counts(obs0), _token_counts(obs1)
     k0, k1 = min(len(obs0), scan), min(len(obs1), scan)
     for t in sorted(set(c0) | set(c1)):
@@ -675,7 +682,7 @@ def evaluate(case, obs0, obs1, seconds=0.0, broken=None, scan=SCAN_RELEASES):
         na, nb = (k0, k1) if scanned_only else (len(obs0), len(obs1))
         if is_defect(t):
             findings.append(f"{t} in {a}/{na} releases of D and {b}/{nb} of D'")
-        elif (a == 0 and b >= nb / 2) or (b == 0 and a >= na / 2):
+        elif (a == 0 and b >= max(nb / 2, ONE_SIDED_MIN)) or (b == 0 and a >= max(na / 2, ONE_SIDED_MIN)):
             findings.append(f"one-sided outcome {t}: {a}/{na} releases of D, {b}/{nb} of D'")
     # 3. the distinguishing test
     sel = select_and_bound(obs0, obs1, delta, mu)
