@@ -147,7 +147,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              "/facts/gram_information_ratio", "/facts/boosting_remaining_shrinkage", "/facts/boosting_debiased",
              "/facts/not_estimable_columns[]",
              # issue 12: BoostedAdaSSP's bias-aware widening, post-processing of A_hat, Gamma, theta_T, sigma-hat
-             "/facts/bias_aware_widening[]"}
+             "/facts/bias_aware_widening[]",
+             # issue 12, AdaSSP's ci="auto": the Gram-noise share of the released covariance and the
+             # bootstrap of the released statistics (post-processing of A_hat, Gamma, theta_hat, sigma-hat)
+             "/facts/gram_noise_share", "/facts/analytic_coverage_bootstrap_world", "/facts/ci_used"}
 #: linear dpgd with its standard errors (issue 13): remaining_contraction is post-processing of the
 #: released XtX; sigma, the privacy excess and the bias-aware widening of the released XtX, gradients,
 #: theta_bar and the resid_abs / resid_sq rows (AdaSSP's bundle)
