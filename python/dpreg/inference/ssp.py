@@ -652,9 +652,11 @@ def widen_for_bias(V, bias, level: float = 0.95):
     return (Vw + Vw.T) / 2.0, f
 
 
-def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:
-    """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus privacy part)."""
-    V = sigma2_hat * (Gamma @ S @ Gamma) + V_priv
+def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float, meat=None) -> np.ndarray:
+    """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus
+    privacy part); with ``meat`` (§16) Gamma meat Gamma + V_priv."""
+    samp = sigma2_hat * (Gamma @ S @ Gamma) if meat is None else Gamma @ np.asarray(meat, float) @ Gamma
+    V = samp + V_priv
     return (V + V.T) / 2.0
 
 
@@ -670,7 +672,8 @@ CURVATURE_ALLOWANCE_SDS = 1.0
 
 
 def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
-                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False) -> np.ndarray:
+                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False,
+                             meat=None) -> np.ndarray:
     """Total covariance of the de-shrunk AdaSSP estimate theta = S^-1 b_hat with an allowance for the
     Gram noise in S itself (issue 12, private ranges).
 
@@ -688,7 +691,12 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     Gram noise, E[1/(a + sigma1 Z)] = (1/a)(1 + sigma1^2/a^2) = 1/(a - sigma1^2/a), so the lowered
     eigenvalue gives the inverse curvature averaged over the noise of the eigenvalue rather than at one
     draw of it. It vanishes in well-resolved directions (s_v = 10 sigma1: 0.1 sigma1) and is the full
-    c sigma1 at s_v <= sigma1."""
+    c sigma1 at s_v <= sigma1.
+
+    ``meat`` (the released, PD-repaired residual-weighted Gram matrix of docs/derivations/
+    adassp_boosted.md §16, HC1-scaled): the sampling part is the sandwich R meat R instead of
+    sigma^2 Sr^-1, with R = Q diag((s_v s_r,v)^-1/2) Q^T, which equals sigma^2 Sr^-1 when
+    meat = sigma^2 S (homoscedastic errors): the same allowance, applied to the sandwich."""
     S = np.asarray(S, float)
     w, Q = np.linalg.eigh((S + S.T) / 2.0)
     cv = c * float(sigma_gram)
@@ -698,7 +706,12 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     wr = np.maximum(wr, 1e-300)
     U = S @ np.asarray(V_priv, float) @ S
     Sr_inv = (Q / wr) @ Q.T
-    V = sigma2_hat * Sr_inv + Sr_inv @ U @ Sr_inv
+    if meat is None:
+        samp = sigma2_hat * Sr_inv
+    else:
+        R = (Q / np.sqrt(wr * np.maximum(w, 1e-300))) @ Q.T
+        samp = R @ np.asarray(meat, float) @ R
+    V = samp + Sr_inv @ U @ Sr_inv
     return (V + V.T) / 2.0
 
 
