@@ -271,10 +271,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # y-moments release of docs/derivations/adassp_boosted.md §8 is no longer made, its noise swamped the total sum of squares
         # issue 12: the sandwich (HC) covariance needs one more release, the residual-weighted Gram
         # matrix; whether to make it is decided from the released A_hat and public constants
-        # (_ssp.plan_meat; docs/derivations/adassp_boosted.md §16). AdaSSP with analytic intervals only
-        cov_type = values.get("cov_type", "classical")
+        # (_ssp.plan_meat; docs/derivations/adassp_boosted.md §16). Analytic intervals only
+        cov_type = values["cov_type"]
         meat_plan = None
-        if not boosted and values["ci"] == "analytic" and cov_type != "classical":
+        if values["ci"] == "analytic" and cov_type != "classical":
             meat_plan = _ssp.plan_meat(state["A_hat"], state["sigma_gram"], mu_inf=plan["mu_inf"],
                                        neighbours=spec.neighbours, r_squared=False, bound_x=float(sd.tau_x))
         meat_k = None
@@ -360,7 +360,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 V_rob, coef_bias = inf.boosted_curvature_robust(
                     state["A_hat"], state["Gamma"], theta_at_release, sigma_gram=state["sigma_gram"],
                     sigma_round=state["sigma_round"], etas=state["etas"], sigma2_hat=sigma2_hat,
-                    level=float(values["level"]))
+                    level=float(values["level"]), meat=meat)
                 if W is not None:
                     V_rob = W @ V_rob @ W.T
                     coef_bias = np.abs(W) @ coef_bias
@@ -397,17 +397,16 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                  second_order=not private, meat=meat)
                 facts["curvature_allowance"] = (inf.CURVATURE_ALLOWANCE_SDS if private
                                                 else "second order (sigma1^2 / eigenvalue)")
-        if not boosted:
-            # which covariance the intervals use, in the tuning (and so in the summary)
-            tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
-            facts["cov_type"] = cov_used
-            if cov_used == "HC":
-                rel.inference_note = (
-                    "covariance HC: a heteroscedasticity-consistent (sandwich) covariance from a "
-                    "privately released residual-weighted X^T X (squared residuals clipped at "
-                    f"{bundle['meat_k']:.3g} times their normal-theory scale), plus the privacy noise")
-            elif cov_why is not None:
-                rel.inference_note = "covariance classical: " + cov_why
+        # which covariance the intervals use, in the tuning (and so in the summary)
+        tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
+        facts["cov_type"] = cov_used
+        if cov_used == "HC":
+            rel.inference_note = (
+                "covariance HC: a heteroscedasticity-consistent (sandwich) covariance from a "
+                "privately released residual-weighted X^T X (squared residuals clipped at "
+                f"{bundle['meat_k']:.3g} times their normal-theory scale), plus the privacy noise")
+        elif cov_why is not None:
+            rel.inference_note = "covariance classical: " + cov_why
         se_scaled = np.sqrt(np.diag(V))
         sigma_hat_scaled = math.sqrt(sigma2_hat)
         n_pub = bundle["n_pub"]

@@ -581,7 +581,7 @@ def bias_aware_cv(b, level: float = 0.95):
 
 
 def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
-                             sigma2_hat: float, level: float = 0.95):
+                             sigma2_hat: float, level: float = 0.95, meat=None):
     """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not
     resolve the curvature of X^T X in some directions (issue 12; docs/validity.md).
 
@@ -603,6 +603,12 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
     direction is the largest over a grid of that range, and the bias -R(s) theta_v is bounded by
     R(s_lo) |theta_v| <= R(s_lo) (|theta_hat_v| + z sd_v) / (1 - R(s_lo)).
 
+    ``meat`` (the released, PD-repaired residual-weighted Gram matrix, docs/derivations/adassp_boosted.md
+    §16): the sampling part of direction v is (1 - R(s))^2 sigma_v^2 / s with sigma_v^2 = m_v / s_v,
+    m_v = v' meat v and s_v = max(a_v, sigma1) (the direction's curvature in the projected S): the
+    direction's own error variance instead of one sigma^2 for all; with meat = sigma^2 S it is the
+    classical one exactly.
+
     Returns (V, bias): V = U diag(var_v) U' (directions treated as independent), bias_j =
     sum_v |U_jv| bias_v (worst-case alignment), both in scaled units. Released values and public
     constants only."""
@@ -623,7 +629,13 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
         f = 1.0 - eta * g[:, None] * s
         R = R * f
         N = N * f * f + eta * eta * gz2[:, None]
-    samp = (1.0 - R) ** 2 * max(float(sigma2_hat), 0.0) / s
+    if meat is None:
+        samp = (1.0 - R) ** 2 * max(float(sigma2_hat), 0.0) / s
+    else:
+        # the direction's error variance m_v / s_v, s_v its curvature in the PD-projected S (the
+        # classical sigma^2 estimates the same with one variance for all directions)
+        m_v = np.maximum(np.einsum("ij,jk,ki->i", U.T, np.asarray(meat, float), U), 0.0)
+        samp = (1.0 - R) ** 2 * (m_v / np.maximum(a, s1))[:, None] / s
     var = np.max(N + samp, axis=1)
     sd = np.sqrt(var)
     r_lo = np.abs(R[:, 0])
