@@ -166,7 +166,7 @@ def _ols(X, y, with_sigma=False):
 # --------------------------------------------------------------------------------------------------
 # one cell
 # --------------------------------------------------------------------------------------------------
-def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
+def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None):
     import dpreg
     from dpreg.errors import DPRegError
 
@@ -177,6 +177,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
     cov_pop, cov_ols, released, widths = [], [], [], []
     zero_level_released = 0
     chosen = {}       # method="auto": which estimator each fit used (public: fit.method)
+    cov_by_term = {}  # coverage of the population coefficient, term by term
+    cov_types = {}    # AdaSSP: the covariance each fit used (public: facts['cov_type'])
     sig, r2, sig_ne, r2_ne = [], [], 0, 0
     sig_all, sig_only_interval = [], 0   # sig_all: printed values and interval-only fits (counted at 0)
     sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
@@ -217,11 +219,10 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
             sd = float(np.std(y, ddof=1))
             widths.append((ci[1] - ci[0]) / (2 * Z95 * sd / math.sqrt(n)))
             continue
-        kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels)
+        kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels,
+                  **(options or {}))
         if ranges == "declared":
             kw["bounds"] = design.bounds
-        if ci_kind is not None:
-            kw["ci"] = ci_kind
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -235,6 +236,9 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
             errors["ValueError"] = errors.get("ValueError", 0) + 1
             continue
         chosen[fit.method] = chosen.get(fit.method, 0) + 1
+        ct = (fit.facts or {}).get("cov_type")
+        if ct is not None:
+            cov_types[ct] = cov_types.get(ct, 0) + 1
         # the OLS target: the fit of the data clamped to the ranges the fit used (the declared ones, or
         # those its private range search released: public, so the target is defined per replicate)
         X, yc, names = design.clamped_matrix(df, used_bounds(fit, design) if ranges == "private" else None)
@@ -252,6 +256,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
                 if not ok[j]:
                     continue
                 cov_pop.append(lo_[j] <= truth[j] <= hi_[j])
+                cov_by_term.setdefault(terms[j], []).append(lo_[j] <= truth[j] <= hi_[j])
                 if np.isfinite(b_ols[j]):
                     cov_ols.append(lo_[j] <= b_ols[j] <= hi_[j])
                     if se_ols[j] > 0:   # a column the released ranges clamped to a constant has none
@@ -299,6 +304,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, ci_kind=None):
            "coverage_ols": float(np.mean(cov_ols)) if cov_ols else float("nan"),
            "width": float(np.median(widths)) if widths else float("nan"),
            "zero_level_released": zero_level_released, "chosen": chosen,
+           "coverage_by_term": {t: float(np.mean(v)) for t, v in cov_by_term.items()},
+           "m_by_term": {t: len(v) for t, v in cov_by_term.items()}, "cov_types": cov_types,
            "seconds": time.perf_counter() - t0}
     if not univariate:
         out.update(sigma_true=design.sigma, r2_true=design.r2,
@@ -381,6 +388,16 @@ def table(rows, *, seed, command) -> str:
             f"{_f(r['fail'], '.2f')} | {_f(r['released'], '.2f')} | {_f(r['coverage'])} (±{_f(mc)}) | "
             f"{_f(r['coverage_ols'])} | {r['n_intervals']} | {_f(r['width'], '.2f')} | {s} | {sne} | {sci} | {q} | "
             f"{rne} | {rci} | {r['zero_level_released']} |")
+    by_term = [r for r in rows if r.get("coverage_by_term")]
+    if by_term:
+        lines += ["", "Coverage of the population coefficient term by term (Monte Carlo s.e. sqrt(0.0475 / R) "
+                  "near 0.95), and the covariance the fits used (AdaSSP's `cov_type`: fits per type)", "",
+                  "| method | design | ranges | n | eps | coverage by term | covariance |", "|---|---|---|---|---|---|---|"]
+        for r in by_term:
+            terms_s = ", ".join(f"{t} {v:.3f}" for t, v in r["coverage_by_term"].items())
+            types_s = ", ".join(f"{k} {v}" for k, v in sorted(r.get("cov_types", {}).items())) or "-"
+            lines.append(f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | "
+                         f"{terms_s} | {types_s} |")
     chosen = [r for r in rows if r["method"] == "auto" and r.get("chosen")]
     if chosen:
         lines += ["", "method=\"auto\": the estimator it chose (fits per cell)", "",
@@ -405,9 +422,11 @@ def main(argv=None):
     p.add_argument("--methods", default="adassp,boosted_adassp",
                    help=f"any of {', '.join(LR_METHODS + UNI_METHODS)}")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--ci", default=None, help="the SSP methods' ci option (analytic, bootstrap); default: theirs")
     p.add_argument("--out", default="validity", help="result file name under benchmarks/results/")
+    p.add_argument("--options", default="", help="method options passed to dp_lm, e.g. cov_type=classical "
+                                                 "(name=value, comma-separated; values are strings)")
     a = p.parse_args(argv)
+    options = dict(kv.split("=", 1) for kv in a.options.split(",") if kv)
     from . import write_result
     rows = []
     designs = {d: Design(d) for d in a.designs.split(",")}
@@ -418,8 +437,7 @@ def main(argv=None):
                     continue
                 for n in [int(v) for v in _floats(a.n)]:
                     for eps in _floats(a.eps):
-                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed,
-                                       ci_kind=a.ci if method in ("adassp", "boosted_adassp") else None)
+                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed, options=options)
                         rows.append(res)
                         pick = f" chose {res['chosen']}" if method == "auto" else ""
                         print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "

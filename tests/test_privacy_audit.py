@@ -150,7 +150,12 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              "/facts/bias_aware_widening[]",
              # issue 12, AdaSSP's ci="auto": the Gram-noise share of the released covariance and the
              # bootstrap of the released statistics (post-processing of A_hat, Gamma, theta_hat, sigma-hat)
-             "/facts/gram_noise_share", "/facts/analytic_coverage_bootstrap_world", "/facts/ci_used"}
+             "/facts/gram_noise_share", "/facts/analytic_coverage_bootstrap_world", "/facts/ci_used",
+             # issue 12: the sandwich covariance (docs/derivations/adassp_boosted.md §17): its type, decided
+             # from the released XtX, its clip from the released A1 and the realised noise ratio of the
+             # released resid_weighted_XtX
+             "/facts/cov_type", "/tuning/cov_type[]", "/facts/meat_clip", "/facts/meat_clip_k",
+             "/facts/meat_noise_ratio"}
 #: linear dpgd with its standard errors (issue 13): remaining_contraction is post-processing of the
 #: released XtX; sigma, the privacy excess and the bias-aware widening of the released XtX, gradients,
 #: theta_bar and the resid_abs / resid_sq rows (AdaSSP's bundle)
@@ -159,10 +164,11 @@ DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/s
               "/facts/not_estimable_columns[]", "/facts/variance_estimate_inflation[]",
               "/facts/covariance_contraction"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
-#: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2);
+#: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2),
+#: and so does resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).
 #: The widened winsorized mean clips at mid +- 4 r IQR of two released EM quartiles (Smith 2011).
-ADAPTIVE_ROWS = re.compile(r"^(resid_sq|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
+ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_weighted_XtX|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
                            r"residual variance\.mean)$")
 ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_scale"}
 #: subsample-and-aggregate: per-coefficient released quantiles, their noise sd (from the released

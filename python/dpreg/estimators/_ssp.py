@@ -53,6 +53,21 @@ CI_KINDS = ("auto", "analytic", "bootstrap")
 BUNDLE_C1 = 2.0
 #: R_b clips squared residuals at (k s1)^2 (docs/derivations/adassp_boosted.md §8): loses 0.012% of a normal residual's variance
 BUNDLE_K = 4.0
+#: the residual-weighted Gram matrix of the sandwich covariance (docs/derivations/adassp_boosted.md §17):
+#: clipping-bias coefficient b of the reference heavy tail, t3 errors: winsorizing the squared residuals
+#: at c = k s1 loses about b / k of their second moment (8 / (3 pi) = 0.849 in units of sigma, and
+#: s1 = sqrt(pi / 2) E|e| = 2 / sqrt(2 pi) sigma = 0.798 sigma for t3: 1.064 in units of s1)
+HC_TAIL_B = 4.0 * math.sqrt(2.0 * math.pi) / (3.0 * math.pi)
+#: coverage cost per unit relative bias of the sampling variance (h'(1) of h(v) = 2 Phi(1.96 sqrt v) - 1)
+#: and per unit squared relative noise (-h''(1) / 2): the trade-off that sets k (§17)
+HC_COST_BIAS = 0.1145
+HC_COST_NOISE = 0.1385
+#: the sandwich is released only when the predicted relative noise of its least-resolved diagonal
+#: entry is at most this (a coverage cost HC_COST_NOISE rho^2 <= 0.006 where sampling dominates)
+HC_RHO_MAX = 0.2
+#: after the release: fall back to the classical covariance when the realised relative noise of some
+#: diagonal entry (sigma_M ||a_j||^2 / a_j' M a_j, released values) exceeds this
+HC_RHO_FALLBACK = 0.4
 #: [W18] failure probability behind the wang2018 ridge constant (docs/derivations/adassp_boosted.md §11)
 WANG_RHO_F = 0.05
 
@@ -170,6 +185,27 @@ def residual_sums(X, y, theta, c1: float):
     return total, clipped_sq
 
 
+def weighted_gram(X, y, theta, c: float) -> np.ndarray:
+    """M = Sum_i min(r_i^2, c^2) x_i x_i^T at residuals r_i = y_i - x_i^T theta, over row chunks
+    (the meat of the sandwich covariance, docs/derivations/adassp_boosted.md §17); exactly symmetric.
+    Rows are the scaled, bounded ones (||x|| <= tau_x), so every term is finite."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+    cc = float(c) * float(c)
+
+    def block(Xc, yc):
+        r = yc - Xc @ theta
+        w = np.minimum(r * r, cc)
+        return (Xc * w[:, None]).T @ Xc
+    if is_streamed(X):
+        A = X.reduce(block, step)
+        return (A + A.T) / 2.0
+    A = np.zeros((d, d))
+    for start in range(0, n, step):
+        A += block(X[start:start + step], y[start:start + step])
+    return (A + A.T) / 2.0
+
+
 def y_moments(X, y) -> np.ndarray:
     """(Sum y, Sum y^2) added block by block over the same row blocks as the other sums, so that a
     streamed design (dpreg.design.chunked) gives the same floating-point result as the in-memory one."""
@@ -236,13 +272,21 @@ def pd_project(A, floor: float) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # inference bundle (docs/derivations/adassp_boosted.md §8)
 # --------------------------------------------------------------------------------------------------
+def bundle_size(neighbours: str, r_squared: bool, meat: bool) -> int:
+    """Number of equal mu^2 shares of the inference bundle: R_n (add/remove), R_a, R_b, R_c, and the
+    residual-weighted Gram matrix of the sandwich covariance (``meat``, §17)."""
+    return 2 + (1 if neighbours == "add_remove" else 0) + (1 if r_squared else 0) + (1 if meat else 0)
+
+
 def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bool, noise, ledger,
-                   share_of=None) -> dict:
-    """Release R_n (add/remove only), R_a, R_b, R_c (if ``r_squared``) in this order, splitting
+                   share_of=None, meat_k: float | None = None, bound_x: float | None = None) -> dict:
+    """Release R_n (add/remove only), R_a, R_b, R_c (if ``r_squared``) and, when ``meat_k`` is given,
+    the residual-weighted Gram matrix M = Sum_i min(r_i^2, c^2) x_i x_i^T with c = min(meat_k s1, c1)
+    (docs/derivations/adassp_boosted.md §17; rows with ||x|| <= ``bound_x``) in this order, splitting
     ``mu_inf`` equally in mu^2. X, y are the scaled design (|y~| <= 1), theta the released estimate
     (scaled units). Returns the released values and the public constants they were computed with."""
     n, d = X.shape
-    k = 2 + (1 if neighbours == "add_remove" else 0) + (1 if r_squared else 0)
+    k = bundle_size(neighbours, r_squared, meat_k is not None)
     mu_each = mu_inf / math.sqrt(k)
     out = {"mu_each": mu_each, "c1": BUNDLE_C1}
     share = _share(mu_each, share_of)
@@ -270,7 +314,53 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
         noisy = gaussian_mechanism(mom, sensitivity=dm, mu=mu_each, noise=noise, ledger=ledger,
                                    statistic="y_moments", share=share)
         out.update(M1=float(noisy[0]), M2=float(noisy[1]), sigma_c=dm / mu_each)
+    if meat_k is not None:
+        # the clip is public: a public multiple of the released scale s1, capped at c1 (§17)
+        c_m = min(float(meat_k) * s1, BUNDLE_C1)
+        delta_m = sensitivity.weighted_xtx_frobenius(bound_x, c_m, neighbours)
+        meat = gaussian_mechanism(weighted_gram(X, y, theta, c_m), sensitivity=delta_m, mu=mu_each,
+                                  noise=noise, ledger=ledger, statistic="resid_weighted_XtX",
+                                  symmetric_matrix=True, share=share)
+        out.update(meat=np.asarray(meat, float), meat_c=c_m, meat_k=float(meat_k), sigma_meat=delta_m / mu_each)
     return out
+
+
+def plan_meat(A_hat, sigma_gram: float, *, mu_inf: float, neighbours: str, r_squared: bool,
+              bound_x: float) -> dict:
+    """Whether to release the sandwich's residual-weighted Gram matrix, and its clip multiplier k
+    (docs/derivations/adassp_boosted.md §17). Post-processing of the released A_hat and public
+    constants only (decided before anything more is released).
+
+    With c = k s1 and the weights about s1^2, the relative noise of the sandwich's diagonal entry j,
+    a_j' M a_j with a_j = S^-1 e_j, is rho_j = g_j k^2, g_j = (Delta_F(B_x) / mu_M) ||a_j||^2 /
+    (a_j' S a_j): free of the residual scale. The clipping bias under the reference tail (t3) is
+    HC_TAIL_B / k. The coverage cost HC_COST_BIAS b / k + HC_COST_NOISE g^2 k^4 (g the largest g_j)
+    is least at k^5 = HC_COST_BIAS b / (4 HC_COST_NOISE g^2); k is kept >= BUNDLE_K (the bundle's
+    own clip). Released when rho = g k^2 <= HC_RHO_MAX."""
+    mu_m = mu_inf / math.sqrt(bundle_size(neighbours, r_squared, True))
+    S = pd_project(A_hat, sigma_gram)
+    Sinv = np.linalg.inv(S)
+    num = np.sum(Sinv * Sinv, axis=0)               # ||S^-1 e_j||^2
+    den = np.maximum(np.diag(Sinv), 1e-300)         # a_j' S a_j = (S^-1)_jj
+    g = float(np.max(sensitivity.xtx_frobenius(bound_x, neighbours) / mu_m * num / den))
+    if not (math.isfinite(g) and g > 0):
+        return {"release": False, "k": None, "rho": math.inf, "g": g}
+    k = max(BUNDLE_K, (HC_COST_BIAS * HC_TAIL_B / (4.0 * HC_COST_NOISE * g * g)) ** 0.2)
+    rho = g * k * k
+    return {"release": rho <= HC_RHO_MAX, "k": float(k), "rho": float(rho), "g": g}
+
+
+def meat_resolution(meat_hat, sigma_meat: float, S) -> tuple[np.ndarray, float]:
+    """(M~, rho): the released meat projected to positive definite (eigenvalues floored at its own
+    noise s.d. sigma_M, as the Gram matrix is at sigma1) and the realised relative noise of the
+    sandwich's least-resolved diagonal entry, max_j sigma_M ||a_j||^2 / a_j' M~ a_j with a_j = S^-1 e_j.
+    Released values only."""
+    Mt = pd_project(meat_hat, sigma_meat)
+    Sinv = np.linalg.inv(S)
+    num = np.sum(Sinv * Sinv, axis=0)
+    den = np.einsum("ij,jk,ki->i", Sinv.T, Mt, Sinv)
+    rho = float(np.max(sigma_meat * num / np.maximum(den, 1e-300)))
+    return Mt, rho
 
 
 # --------------------------------------------------------------------------------------------------
@@ -328,6 +418,18 @@ def _check_ridge_rule(v):
 def _check_ci(v):
     if v not in CI_KINDS:
         raise InvalidArgument("ci must be 'auto', 'analytic' or 'bootstrap'")
+
+
+#: covariance of the coefficients (docs/derivations/adassp_boosted.md §17): "classical" = homoscedastic
+#: sampling part sigma-hat^2 (X'X)^-1 (as lm / statsmodels' "nonrobust"), "HC" = the DP sandwich
+#: (as sandwich::vcovHC / statsmodels' "HC1"), "auto" = HC where the released Gram matrix says the
+#: sandwich will be resolved at this n and eps, else classical
+COV_TYPES = ("auto", "classical", "HC")
+
+
+def _check_cov_type(v):
+    if v not in COV_TYPES:
+        raise InvalidArgument("cov_type must be 'auto', 'classical' or 'HC'")
 
 
 def _check_n_boot(v):
@@ -392,6 +494,7 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_positive("tau"), "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
+    "cov_type": _check_cov_type,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}
 

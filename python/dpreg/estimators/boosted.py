@@ -48,6 +48,7 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
     "ci": _ADA_OPTIONS["ci"],
     "n_boot": _ADA_OPTIONS["n_boot"],
     "level": _ADA_OPTIONS["level"],
+    "cov_type": _ADA_OPTIONS["cov_type"],
     "inference_share": _ADA_OPTIONS["inference_share"],
     "r_squared": _ADA_OPTIONS["r_squared"],
 }, split="boosted")

@@ -581,7 +581,7 @@ def bias_aware_cv(b, level: float = 0.95):
 
 
 def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
-                             sigma2_hat: float, level: float = 0.95):
+                             sigma2_hat: float, level: float = 0.95, meat=None):
     """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not
     resolve the curvature of X^T X in some directions (issue 12; docs/validity.md).
 
@@ -603,6 +603,12 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
     direction is the largest over a grid of that range, and the bias -R(s) theta_v is bounded by
     R(s_lo) |theta_v| <= R(s_lo) (|theta_hat_v| + z sd_v) / (1 - R(s_lo)).
 
+    ``meat`` (the released, PD-repaired residual-weighted Gram matrix, docs/derivations/adassp_boosted.md
+    §17): the sampling part of direction v is (1 - R(s))^2 sigma_v^2 / s with sigma_v^2 = m_v / s_v,
+    m_v = v' meat v and s_v = max(a_v, sigma1) (the direction's curvature in the projected S): the
+    direction's own error variance instead of one sigma^2 for all; with meat = sigma^2 S it is the
+    classical one exactly.
+
     Returns (V, bias): V = U diag(var_v) U' (directions treated as independent), bias_j =
     sum_v |U_jv| bias_v (worst-case alignment), both in scaled units. Released values and public
     constants only."""
@@ -623,7 +629,13 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
         f = 1.0 - eta * g[:, None] * s
         R = R * f
         N = N * f * f + eta * eta * gz2[:, None]
-    samp = (1.0 - R) ** 2 * max(float(sigma2_hat), 0.0) / s
+    if meat is None:
+        samp = (1.0 - R) ** 2 * max(float(sigma2_hat), 0.0) / s
+    else:
+        # the direction's error variance m_v / s_v, s_v its curvature in the PD-projected S (the
+        # classical sigma^2 estimates the same with one variance for all directions)
+        m_v = np.maximum(np.einsum("ij,jk,ki->i", U.T, np.asarray(meat, float), U), 0.0)
+        samp = (1.0 - R) ** 2 * (m_v / np.maximum(a, s1))[:, None] / s
     var = np.max(N + samp, axis=1)
     sd = np.sqrt(var)
     r_lo = np.abs(R[:, 0])
@@ -652,9 +664,11 @@ def widen_for_bias(V, bias, level: float = 0.95):
     return (Vw + Vw.T) / 2.0, f
 
 
-def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float) -> np.ndarray:
-    """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus privacy part)."""
-    V = sigma2_hat * (Gamma @ S @ Gamma) + V_priv
+def analytic_vcov_adassp(Gamma, S, V_priv, sigma2_hat: float, meat=None) -> np.ndarray:
+    """V = Gamma sigma_hat^2 S Gamma + V_priv (docs/derivations/adassp_boosted.md §10: ridge sandwich plus
+    privacy part); with ``meat`` (§17) Gamma meat Gamma + V_priv."""
+    samp = sigma2_hat * (Gamma @ S @ Gamma) if meat is None else Gamma @ np.asarray(meat, float) @ Gamma
+    V = samp + V_priv
     return (V + V.T) / 2.0
 
 
@@ -670,7 +684,8 @@ CURVATURE_ALLOWANCE_SDS = 1.0
 
 
 def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
-                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False) -> np.ndarray:
+                             c: float = CURVATURE_ALLOWANCE_SDS, second_order: bool = False,
+                             meat=None) -> np.ndarray:
     """Total covariance of the de-shrunk AdaSSP estimate theta = S^-1 b_hat with an allowance for the
     Gram noise in S itself (issue 12, private ranges).
 
@@ -688,7 +703,12 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     Gram noise, E[1/(a + sigma1 Z)] = (1/a)(1 + sigma1^2/a^2) = 1/(a - sigma1^2/a), so the lowered
     eigenvalue gives the inverse curvature averaged over the noise of the eigenvalue rather than at one
     draw of it. It vanishes in well-resolved directions (s_v = 10 sigma1: 0.1 sigma1) and is the full
-    c sigma1 at s_v <= sigma1."""
+    c sigma1 at s_v <= sigma1.
+
+    ``meat`` (the released, PD-repaired residual-weighted Gram matrix of docs/derivations/
+    adassp_boosted.md §17, HC1-scaled): the sampling part is the sandwich R meat R instead of
+    sigma^2 Sr^-1, with R = Q diag((s_v s_r,v)^-1/2) Q^T, which equals sigma^2 Sr^-1 when
+    meat = sigma^2 S (homoscedastic errors): the same allowance, applied to the sandwich."""
     S = np.asarray(S, float)
     w, Q = np.linalg.eigh((S + S.T) / 2.0)
     cv = c * float(sigma_gram)
@@ -698,7 +718,12 @@ def curvature_allowance_vcov(S, V_priv, sigma2_hat: float, sigma_gram: float,
     wr = np.maximum(wr, 1e-300)
     U = S @ np.asarray(V_priv, float) @ S
     Sr_inv = (Q / wr) @ Q.T
-    V = sigma2_hat * Sr_inv + Sr_inv @ U @ Sr_inv
+    if meat is None:
+        samp = sigma2_hat * Sr_inv
+    else:
+        R = (Q / np.sqrt(wr * np.maximum(w, 1e-300))) @ Q.T
+        samp = R @ np.asarray(meat, float) @ R
+    V = samp + Sr_inv @ U @ Sr_inv
     return (V + V.T) / 2.0
 
 
@@ -738,7 +763,7 @@ def v_priv_adassp_parts(K, Gamma, theta_raw, sigma_gram: float, sigma_xty: float
 
 
 def noise_split_vcov(S, V_xty, V_gram, sigma2_hat: float, sigma_gram: float,
-                     c: float = CURVATURE_NOISE_SDS) -> np.ndarray:
+                     c: float = CURVATURE_NOISE_SDS, meat=None) -> np.ndarray:
     """AdaSSP's total covariance with the curvature allowance only where the curvature is unknown
     (issue 12; docs/derivations/adassp_boosted.md §16):
 
@@ -754,14 +779,22 @@ def noise_split_vcov(S, V_xty, V_gram, sigma2_hat: float, sigma_gram: float,
     instead. :func:`curvature_allowance_vcov` put its (smaller) allowance on all three parts; on the
     designs where the privacy noise dominates most of the variance is V_xty, so that over-covered
     (0.97-0.99), while where a weak direction carries a large Gram-noise part (correlated predictors)
-    the Gram part needs the larger allowance. Released values and public constants only."""
+    the Gram part needs the larger allowance. Released values and public constants only.
+
+    ``meat`` (the sandwich covariance, as in :func:`curvature_allowance_vcov`): the sampling part is
+    R meat R with R = Q diag((s_c,v s_v)^-1/2) Q^T instead of sigma^2 S_c^-1 (equal when meat = sigma^2 S)."""
     S = np.asarray(S, float)
     w, Q = np.linalg.eigh((S + S.T) / 2.0)
     s1 = float(sigma_gram)
     wr = np.maximum(np.maximum(w - c * s1, np.minimum(w, s1)), 1e-300)
     Sc_inv = (Q / wr) @ Q.T
     U = S @ np.asarray(V_gram, float) @ S
-    V = np.asarray(V_xty, float) + Sc_inv @ U @ Sc_inv + sigma2_hat * Sc_inv
+    if meat is None:
+        samp = sigma2_hat * Sc_inv
+    else:
+        R = (Q / np.sqrt(wr * np.maximum(w, 1e-300))) @ Q.T
+        samp = R @ np.asarray(meat, float) @ R
+    V = np.asarray(V_xty, float) + Sc_inv @ U @ Sc_inv + samp
     return (V + V.T) / 2.0
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "sum_min_abs",
     "sum_min_sq",
     "sum_y",
+    "weighted_xtx_frobenius",
     "xtg",
     "xtx_frobenius",
     "xtx_upper_triangle",
@@ -65,6 +66,18 @@ def xtx_frobenius(B_x, neighbours: str) -> float:
     B = _bound(B_x, "B_x")
     # B ** 2 then the factor: the expression the estimators have always evaluated (bit-identical noise)
     return math.sqrt(2.0) * B ** 2 if _rel(neighbours) == "replace_one" else B ** 2
+
+
+def weighted_xtx_frobenius(B_x, c, neighbours: str) -> float:
+    """Frobenius sensitivity of the residual-weighted Gram matrix M = sum_i w_i x_i x_i^T with weights
+    w_i = min(r_i^2, c^2) in [0, c^2] and ||x_i|| <= B_x (docs/derivations/adassp_boosted.md §17).
+
+    add/remove: M changes by +/- w x x^T, ||w x x^T||_F = w ||x||^2 <= c^2 B_x^2.
+    replace-one: P = w x x^T - w' x' x'^T, ||P||_F^2 = w^2 ||x||^4 + w'^2 ||x'||^4 - 2 w w' (x^T x')^2
+    <= 2 c^4 B_x^4 (the cross term is >= 0), with equality for orthogonal x, x' of norm B_x and both
+    weights at c^2; hence sqrt(2) c^2 B_x^2: the Gram matrix's sensitivity times c^2.
+    """
+    return xtx_frobenius(B_x, neighbours) * _bound(c, "c") ** 2
 
 
 def xtx_upper_triangle(B_x, neighbours: str) -> float:
