@@ -190,9 +190,9 @@ def weighted_gram(X, y, theta, c: float) -> np.ndarray:
     (the meat of the sandwich covariance, docs/derivations/adassp_boosted.md §17); exactly symmetric.
     Rows are the scaled, bounded ones (||x|| <= tau_x), so every term is finite."""
     n, d = X.shape
-    # larger blocks than the other sums: the d x d product per block dominates here, and at 2^17
-    # floats per block its BLAS calls are too small to run at full speed
-    step = 8 * _chunk_rows(d)
+    # the other sums' blocks (larger ones ran the d x d products a little faster, but their weighted
+    # copy Z took the in-memory peak past 1.5x the model matrix at n = 2e5, d = 7)
+    step = _chunk_rows(d)
     cc = float(c) * float(c)
 
     def block(Xc, yc):
