@@ -385,6 +385,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     coef = M @ theta + m
                     rel.coef = coef
                     facts["ridge_debiased"] = True
+            # AdaSSP's privacy covariance by source (inf.v_priv_adassp_parts; docs/derivations/
+            # adassp_boosted.md §16): used by the noise-split covariance and by ci="auto"'s check
+            K = (W @ state["Gamma"]) if facts.get("ridge_debiased") else state["Gamma"]
+            V_xty, V_gram = inf.v_priv_adassp_parts(K, state["Gamma"], theta_raw, state["sigma_gram"],
+                                                    state["sigma_xty"])
             if values["ci"] in ("auto", "analytic") and (state["lam"] == 0 or W is not None):
                 # issue 12: with private ranges the predictors' ranges are wider than the data (margin
                 # rule) and the released Gram's weak directions sit within a few sigma1 of its noise:
@@ -407,9 +412,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     # part is exact given the released Gram and takes no allowance; the Gram-noise part (its
                     # theta plug-in net of the X'y noise) and the sampling part take the 2 sigma1 one. The
                     # allowance on every part covered 0.97-0.99 at n = 300 and at n = 1000, eps = 0.5
-                    K = (W @ state["Gamma"]) if facts.get("ridge_debiased") else state["Gamma"]
-                    V_xty, V_gram = inf.v_priv_adassp_parts(K, state["Gamma"], theta_raw, state["sigma_gram"],
-                                                            state["sigma_xty"])
                     V = inf.noise_split_vcov(S, V_xty, V_gram, sigma2_hat, state["sigma_gram"], meat=meat)
                     facts["curvature_allowance"] = (f"{inf.CURVATURE_NOISE_SDS:g} sigma1 on the Gram-noise and "
                                                     "sampling parts; none on the exact X'y-noise part")
@@ -523,10 +525,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # only the Gram noise acts non-linearly (the X'y noise enters linearly and its covariance is
             # exact given the released Gram, docs/derivations/adassp_boosted.md §16): where its part of
             # every coefficient's variance is small the delta method stands and no bootstrap is run
-            K_map = (W @ state["Gamma"]) if facts.get("ridge_debiased") else state["Gamma"]
-            _, V_gram_part = inf.v_priv_adassp_parts(K_map, state["Gamma"], theta_raw, state["sigma_gram"],
-                                                     state["sigma_xty"])
-            facts["gram_noise_share"] = float(np.max(np.diag(V_gram_part) / np.diag(V)))
+            facts["gram_noise_share"] = float(np.max(np.diag(V_gram) / np.diag(V)))
             check_analytic = facts["gram_noise_share"] >= inf.GRAM_SHARE_FOR_BOOTSTRAP_CHECK
         if values["ci"] == "bootstrap" or check_analytic:
             child = noise.spawn()
