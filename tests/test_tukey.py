@@ -230,3 +230,21 @@ def test_predicted_khat_matches_gaussian_block_models():
     k_pred = T.predicted_khat(m, d, eps, 1e-6)
     t = T.ptr_constants(m, eps, 1e-6)["t"]
     assert abs(k_real - k_pred) <= 0.15 * t
+
+
+def test_default_m_below_two_names_the_n_that_works_not_the_option():
+    """A user who never set m, on a dataset too small for two default-sized models (stackloss-like:
+    n = 21, d = 4 gives floor(n / 10 d) = 0), is told which n would work, not to 'use fewer models'."""
+    rng = np.random.default_rng(3)
+    n = 21
+    df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "x3": rng.normal(size=n)})
+    df["y"] = df.x1 + rng.normal(size=n)
+    budget = dpreg.Budget(eps=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match=r"default number of models.*is 0.*n >= (\d+)") as info:
+        dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1, delta=1e-6, method="tukey", random_state=2, budget=budget)
+    assert budget.spent == (0.0, 0.0)
+    assert "fewer models" not in str(info.value)
+    import re
+    n_min = int(re.search(r"n >= (\d+)", str(info.value)).group(1))
+    # the n named is the one whose default m passes the public prediction (d = 4 with the intercept)
+    assert T.ptr_likely(n_min // 40, 4, 1.0, 1e-6)

@@ -139,6 +139,17 @@ def check_public(n, d, spec, options):
     if not (spec.delta > 0):
         raise InvalidArgument("TukeyEM is (eps, delta)-DP: delta must be > 0")
     m = _resolve_m(n, d, options)
+    if options.get("m") is None and m < 2:
+        # the default m = floor(n / (10 d)) gives fewer than 2 models: say which n would work (the
+        # message below, about the option m, would tell a user who never set m to lower it)
+        m_need = smallest_m(d, spec.eps, spec.delta)
+        where = (f"about m >= {m_need} models of about 10 d rows each, i.e. n >= {m_need * 10 * d}"
+                 if m_need is not None else "far more models than any practical n gives")
+        raise InvalidArgument(f"TukeyEM needs at least 2 models of about 10 d rows each, and here (n = {n}, "
+                              f"d = {d}) the default number of models floor(n / (10 d)) is {m}; at eps = "
+                              f"{spec.eps:g}, delta = {spec.delta:g} its propose-test-release check needs {where}; "
+                              "nothing was spent. Use more data, a larger eps, fewer coefficients, or another "
+                              "method (method='auto')")
     if m < 2 or n < m * d:
         raise InvalidArgument(f"TukeyEM needs n >= m*d (m = {m} models, each fitted on at least d = {d} rows; "
                          f"n = {n}): use fewer models (option m) or more data")
