@@ -97,7 +97,20 @@ AUTO_LEVELS = {"origin": ["1", "2", "3"]}     # documented: 1 American, 2 Europe
 OJ_BOUNDS = {"PriceCH": (1.0, 3.0), "PriceMM": (1.0, 3.0), "LoyalCH": (0.0, 1.0), "DiscCH": (0.0, 1.0),
              "DiscMM": (0.0, 1.0)}    # dollar prices and discounts of a carton; LoyalCH is a share
 
+# small classic datasets (statsmodels; a newcomer's first tries): round domain bounds, not read off the data.
+# engel: Belgian working-class household income and food expenditure (francs per year, 1857)
+ENGEL_BOUNDS = {"foodexp": (0.0, 2500.0), "income": (0.0, 6000.0)}
+# longley: US macro series 1947-62 (employment and population in thousands, GNP in millions of dollars,
+# the deflator with 1954 = 100); notoriously collinear
+LONGLEY_BOUNDS = {"TOTEMP": (50000.0, 80000.0), "GNPDEFL": (50.0, 150.0), "GNP": (200000.0, 600000.0),
+                  "UNEMP": (0.0, 6000.0), "ARMED": (0.0, 4000.0), "POP": (100000.0, 140000.0)}
+
 TASKS.update({
+    "engel": dict(loader="engel", formula="foodexp ~ income", outcome=lambda df: df["foodexp"].to_numpy(float),
+                  label="engel food expenditure (statsmodels, n = 235)"),
+    "longley": dict(loader="longley", formula="TOTEMP ~ GNPDEFL + GNP + UNEMP + ARMED + POP",
+                    outcome=lambda df: df["TOTEMP"].to_numpy(float),
+                    label="longley employment (statsmodels, n = 16, collinear)"),
     "fair": dict(loader="fair", formula="rate_marriage ~ age + yrs_married + children + religious + educ + "
                                         "occupation + occupation_husb",
                  outcome=lambda df: df["rate_marriage"].to_numpy(float),
@@ -151,7 +164,7 @@ def _task_inputs(name):
     if name == "synthetic":
         df, bounds = _synthetic_frame()
         return df, bounds, None
-    if task["loader"] in ("wage", "penguins", "credit", "fair", "carseats", "auto"):
+    if task["loader"] in ("wage", "penguins", "credit", "fair", "carseats", "auto", "engel", "longley"):
         return _extra_inputs(task["loader"])
     df = getattr(datasets, task["loader"])()
     if name.startswith("diamonds"):
@@ -198,6 +211,10 @@ def _extra_inputs(which):
     from dpreg import datasets
     if which == "fair":
         return _fair_frame(), dict(FAIR_BOUNDS), dict(FAIR_LEVELS)
+    if which in ("engel", "longley"):
+        import statsmodels.api as sm
+        df = getattr(sm.datasets, which).load_pandas().data.copy()
+        return df, dict(ENGEL_BOUNDS if which == "engel" else LONGLEY_BOUNDS), None
     if which == "carseats":
         df = _categorical(_islp_csv("Carseats"), list(CARSEATS_LEVELS))
         return df, dict(CARSEATS_BOUNDS), dict(CARSEATS_LEVELS)

@@ -11,10 +11,14 @@ Per task x eps x method, over ``--seeds`` fits (fresh privacy noise, the whole d
 and levels): the share of coefficient intervals released, the share of released intervals that hold the
 OLS coefficient (with its number m; Monte Carlo s.e. of a share near 0.95: sqrt(0.0475 / m), but the
 intervals of one fit are correlated, so the effective m is smaller), and the median ratio of the DP
-standard error to OLS's. For method="auto" the chosen estimator is listed.
+standard error to OLS's. For method="auto" the chosen estimator is listed. With ``--per-term`` a second
+table gives, per coefficient, the share of its released intervals that hold the OLS coefficient and the
+mean and s.d. of its standardised error (estimate - OLS) / SE over the fits: a mean far from 0 is a bias
+the interval does not carry, an s.d. far from 1 a wrong SE.
 
     python -m benchmarks smalldata_intervals [--tasks penguins,credit,wage] [--eps 1,8]
-        [--methods adassp,dpgd,auto] [--seeds 20] [--out smalldata_intervals]
+        [--methods adassp,dpgd,auto] [--seeds 20] [--options ci=bootstrap] [--per-term]
+        [--out smalldata_intervals]
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ def _ols(X, y):
     return b, se
 
 
-def run_cell(task, eps, method, seeds, data):
+def run_cell(task, eps, method, seeds, data, options=None):
     import dpreg
     from benchmarks.bench_accuracy import TASKS
     df, bounds, levels = data
@@ -43,6 +47,7 @@ def run_cell(task, eps, method, seeds, data):
     for col, (lo, hi) in bounds.items():
         clamped[col] = clamped[col].clip(lo, hi)
     released, hold, ratios, chosen, fails = [], [], [], {}, 0
+    per_term = {}       # name -> (holds, standardised errors) over the fits that released its interval
     t0 = time.perf_counter()
     ols = None
     for seed in range(seeds):
@@ -50,7 +55,7 @@ def run_cell(task, eps, method, seeds, data):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fit = dpreg.dp_lm(formula, df, eps=eps, delta=1e-6, method=method, bounds=bounds,
-                                  levels=levels, random_state=1 + seed)
+                                  levels=levels, random_state=1 + seed, **(options or {}))
         except dpreg.DPRegError:
             fails += 1
             continue
@@ -70,12 +75,17 @@ def run_cell(task, eps, method, seeds, data):
             released.append(ok)
             if ok:
                 hold.append(ci[j, 0] <= b[j] <= ci[j, 1])
+                held, z = per_term.setdefault(str(fit.coef.index[j]), ([], []))
+                held.append(hold[-1])
+                if se[j] > 0:
+                    z.append((float(fit.coef.iloc[j]) - b[j]) / se[j])
                 if se_ols[j] > 0:
                     ratios.append(se[j] / se_ols[j])
     return {"task": task, "eps": eps, "method": method, "fits": seeds - fails, "fail": fails,
             "released": float(np.mean(released)) if released else float("nan"),
             "hold": float(np.mean(hold)) if hold else float("nan"), "m": len(hold),
             "se_ratio": float(np.median(ratios)) if ratios else float("nan"), "chosen": chosen,
+            "per_term": per_term,
             "seconds": time.perf_counter() - t0}
 
 
@@ -99,6 +109,21 @@ def table(rows, command):
     return "\n".join(lines)
 
 
+def per_term_table(rows):
+    lines = ["", "## Per coefficient", "",
+             "holds: share of the term's released intervals that hold the OLS coefficient (m of them); z: "
+             "mean and s.d. over the fits of (estimate - OLS coefficient) / SE (an honest SE gives mean ~0, "
+             "s.d. <= ~1).", "",
+             "| task | eps | method | term | m | holds | z mean | z s.d. |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for term, (held, z) in r["per_term"].items():
+            zm = float(np.mean(z)) if z else float("nan")
+            zs = float(np.std(z)) if len(z) > 1 else float("nan")
+            lines.append(f"| {r['task']} | {r['eps']:g} | {r['method']} | {term} | {len(held)} | "
+                         f"{_f(float(np.mean(held)), '.3f')} | {_f(zm, '+.2f')} | {_f(zs)} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     from benchmarks.bench_accuracy import _task_inputs
 
@@ -109,18 +134,25 @@ def main(argv=None):
     p.add_argument("--eps", default="1,8")
     p.add_argument("--methods", default="adassp,dpgd,auto")
     p.add_argument("--seeds", type=int, default=20)
+    p.add_argument("--options", default="", help="method options passed to dp_lm, e.g. ci=bootstrap "
+                                                 "(name=value, comma-separated; values are strings)")
+    p.add_argument("--per-term", action="store_true", help="also a per-coefficient table")
     p.add_argument("--out", default="smalldata_intervals")
     a = p.parse_args(argv)
+    options = dict(kv.split("=", 1) for kv in a.options.split(",") if kv)
     rows = []
     for task in [t for t in a.tasks.split(",") if t]:
         data = _task_inputs(task)
         for eps in [float(v) for v in a.eps.split(",") if v]:
             for method in a.methods.split(","):
-                r = run_cell(task, eps, method, a.seeds, data)
+                r = run_cell(task, eps, method, a.seeds, data, options=options)
                 rows.append(r)
                 print(f"# {task} eps={eps:g} {method}: released {_f(r['released'])} holds OLS "
                       f"{_f(r['hold'], '.3f')} (m = {r['m']}) se ratio {_f(r['se_ratio'], '.1f')} "
                       f"chose {r['chosen']} ({r['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks smalldata_intervals " + " ".join(argv if argv is not None else [])
-    write_result(a.out, table(rows, cmd.strip()))
+    text = table(rows, cmd.strip())
+    if a.per_term:
+        text += "\n" + per_term_table(rows)
+    write_result(a.out, text)
     return 0
