@@ -27,6 +27,12 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
   expect_equal(tr("a column without C() or C(g)[T.b]"), "a column without factor() or factor(g)b")
   expect_equal(tr("n_boot = 1000 (our choice (spec 6.5))"), "n_boot = 1000 (our choice)")
   expect_equal(tr("declared [-5, 15]; XtG[1]"), "declared [-5, 15]; XtG[1]")
+  # a column whose name starts with "spec" is not a pointer into the specification (penguins'
+  # species: the hint to declare its levels lost its argument)
+  expect_equal(tr("with levels = list(species = c(...)) (first = reference)"),
+               "with levels = list(species = c(...)) (first = reference)")
+  expect_equal(tr("declare them with levels={'species': [...]} (see specification 4)"),
+               "declare them with levels = list(species = c(...))")
   expect_equal(dpreg:::r_condition_class("ValueError"), "dpreg_value_error")
   expect_equal(dpreg:::r_condition_class("DesignError"), "dpreg_design_error")
   expect_equal(dpreg:::r_condition_class("UserWarning", "warning"), "dpreg_warning")
