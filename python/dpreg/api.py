@@ -65,7 +65,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
     formula : str
         Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels.
+        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
+        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
+        computed on the clamped value of ``z``).
     data : pandas.DataFrame
         The private data. Nothing computed from it leaves dpreg except through releases counted in
         the fit's privacy statement.
@@ -187,7 +189,9 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     formula : str
         Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels.
+        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
+        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
+        computed on the clamped value of ``z``).
     data : pandas.DataFrame
         The private data. Nothing computed from it leaves dpreg except through releases counted in
         the fit's privacy statement.

@@ -33,7 +33,9 @@ translate_arith <- function(e) {
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
   if (f == "(") return(paste0("(", translate_arith(args[[1]]), ")"))
-  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**", "%%" = "%", "%/%" = "//")
+  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**", "%%" = "%", "%/%" = "//",
+              # an indicator I(x > c): 0/1, one comparison per term (the core checks that)
+              ">" = ">", ">=" = ">=", "<" = "<", "<=" = "<=", "==" = "==", "!=" = "!=")
   if (f %in% names(binary)) {
     if (length(args) == 1) return(paste0(f, translate_arith(args[[1]])))
     return(paste0(translate_arith(args[[1]]), " ", binary[[f]], " ", translate_arith(args[[2]])))
@@ -41,7 +43,8 @@ translate_arith <- function(e) {
   if (f %in% names(.math_funs)) return(translate_math(f, args))
   if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
   dp_stop("the function ", f, "() is not supported in a dpreg formula ",
-       "(supported inside I(): + - * / ^ %% %/% and ", paste(names(.math_funs), collapse = ", "),
+       "(supported inside I(): + - * / ^ %% %/%, one comparison > >= < <= == != and ",
+       paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
 }
 

@@ -154,7 +154,9 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                           "predictor")
     outcome_var = parsed.outcome_vars[0] if len(parsed.outcome_vars) == 1 else None
     if family == "binomial" and (parsed.lhs_factor.expr not in df.columns or outcome_var is None):
-        raise DesignError("for family='binomial' the outcome must be a single column (no transform)")
+        raise DesignError("for family='binomial' the outcome must be a single column (no transform): add "
+                          "the binary outcome to the data first, e.g. a True/False column computed as "
+                          "price > 5000, and use its name as the outcome")
     if outcome_var is None:
         raise DesignError("the outcome must use exactly one column of the data")
     if outcome_var in parsed.rhs_vars:

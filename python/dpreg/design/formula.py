@@ -196,8 +196,15 @@ def _check_calls(tree, expr: str) -> None:
                 continue
             raise FormulaError(f"term {expr!r}: function {name}() is not supported; allowed: "
                                f"{', '.join(sorted(ALLOWED_FUNCTIONS))}, I(), C()")
+        if isinstance(node, ast.Compare):
+            # an indicator such as I(price > 5000): row-wise, its value is 0 or 1 whatever the data
+            # (interval [0, 1], design.intervals); one comparison against an expression of the row
+            if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq,
+                                                                   ast.NotEq)):
+                raise FormulaError(f"term {expr!r}: one comparison (>, >=, <, <=, ==, !=) per indicator")
+            continue
         if isinstance(node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp,
-                             ast.SetComp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Starred)):
+                             ast.SetComp, ast.BoolOp, ast.IfExp, ast.Starred)):
             raise FormulaError(f"term {expr!r}: this expression is not supported (row-wise arithmetic only)")
 
 

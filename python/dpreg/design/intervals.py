@@ -9,6 +9,7 @@ Column intervals are derived from the public ranges of the raw variables only (n
 * monotone functions (log, sqrt, exp, ...): images of the endpoints; an interval outside the domain
   is an error naming the term;
 * a numeric column times a dummy: [min(l, 0), max(u, 0)] (the product with [0, 1]);
+* an indicator I(x > c) (one comparison): [0, 1], whatever the operands' ranges;
 * intercept [1, 1].
 
 Unknown ranges are NaN and propagate (column interval NaN).
@@ -120,6 +121,12 @@ def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
                 if b[0] <= 0 <= b[1]:
                     raise FormulaError(f"term {expr!r}: the divisor's range must exclude 0")
                 return product(a, (1.0 / b[1], 1.0 / b[0]))
+        if isinstance(node, ast.Compare):
+            # an indicator (I(price > 5000)): 0 or 1 for every row, whatever its operands' ranges;
+            # the operands are still checked (a log of a non-positive range is an error either way)
+            ev(node.left)
+            ev(node.comparators[0])
+            return (0.0, 1.0)
         if isinstance(node, ast.Call):
             name = _func_name(node.func)
             if name == "I":

@@ -60,3 +60,15 @@ test_that("warnings name derived columns by the user's expressions, as the summa
   expect_true(length(msgs) > 0)
   expect_false(any(grepl("relevel_g|cut_x|pmin_x", msgs)))
 })
+
+
+test_that("an indicator term I(x > c) fits with lm's coefficient name", {
+  skip_if_no_core()
+  df <- toy_data(400)
+  fit <- dp_lm(y ~ x + I(x > 5), data = df, eps = 4, bounds = toy_bounds, method = "adassp", seed = 2)
+  expect_true("I(x > 5)" %in% names(coef(fit)))
+  expect_true(is.finite(coef(fit)[["I(x > 5)"]]))
+  # a binary outcome written as a comparison gets the hint to add the column first
+  expect_error(dp_glm(I(y > 0) ~ x, data = df, eps = 4, bounds = toy_bounds, seed = 2),
+               "add the binary outcome to the data first")
+})

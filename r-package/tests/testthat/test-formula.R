@@ -15,6 +15,8 @@ test_that("R formulas become formulaic strings", {
   expect_equal(tf(y ~ factor(g, levels = c("b", "a", "c")))$core,
                "y ~ C(g, levels=['b', 'a', 'c'])")
   expect_equal(tf(y ~ I(`z w` %% 2))$core, "y ~ I(`z w` % 2)")
+  # an indicator: one comparison inside I(), passed through (the core gives it the range [0, 1])
+  expect_equal(tf(y ~ x + I(h > 1) + I(x <= 2))$core, "y ~ x + I(h > 1) + I(x <= 2)")
   expect_equal(tf(y ~ . - h)$vars, c("y", "x", "g", "h", "z w"))
 })
 
