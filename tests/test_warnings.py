@@ -144,3 +144,23 @@ def test_readme_quick_start_is_quiet():
         pytest.skip("the diamonds data ship with plotnine, which is not installed")
     _, caught = _record(lambda: dpreg.dp_lm("price ~ carat + C(cut) + depth", diamonds, eps=1.0, random_state=1))
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_ridge_note_mentions_intervals_only_when_there_are_intervals(method):
+    """The ridge note said 'the intervals are approximate' on fits that released none (BoostedAdaSSP
+    with its standard errors withheld, or inference=False); it now speaks of the intervals only when
+    the fit has them."""
+    df = _frame(n=300)
+    fit = dpreg.dp_lm("y ~ x + g", df, eps=0.5, method=method, bounds=BOUNDS, levels=LEVELS,
+                      inference=False, random_state=3)
+    notes = [str(w) for w in fit.warnings if str(w).startswith("The ridge penalty was active")]
+    assert notes, "the ridge is active at n = 300, eps = 0.5 (expected a ridge note)"
+    assert not fit.has_inference
+    assert all("interval" not in t for t in notes)
+    if method == "adassp":      # the same fit with its intervals keeps the sentence about them
+        with_ci = dpreg.dp_lm("y ~ x + g", df, eps=0.5, method=method, bounds=BOUNDS, levels=LEVELS,
+                              random_state=3)
+        assert with_ci.has_inference
+        notes = [str(w) for w in with_ci.warnings if str(w).startswith("The ridge penalty was active")]
+        assert notes and all("interval" in t for t in notes)

@@ -63,7 +63,7 @@ r_dialect <- function(msg) {
     # leading Python exception / warning class names
     s <- gsub("^(?:[A-Z][A-Za-z]*(?:Error|Warning|Exception|Failed)): ", "", s, perl = TRUE)
     # pointers into the Python sources or the specification documents
-    # ("(spec 6.5)", "(see specification ...)"; not "(species = ...)", a column called species)
+    # (pointers such as "(see specification ...)"; not "(species = ...)", a column called species)
     s <- gsub(" ?\\((?:see )?spec(?:ification)?(?![A-Za-z])[^)]*\\)", "", s, perl = TRUE)
     s <- gsub("(?:;|,)? ?see dpreg\\.[A-Za-z_.]+", "; see ?dp_lm", s, perl = TRUE)
     s <- gsub("\\(; see", "(see", s, fixed = TRUE)

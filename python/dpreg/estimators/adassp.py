@@ -18,6 +18,7 @@ are ordinary lm coefficients (docs/derivations/adassp_boosted.md §9).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -687,6 +688,12 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         rel.warnings = [Diagnostic("The ridge penalty was active (lambda > 0): estimates are shrunk towards "
                                    "0; the intervals include the estimated shrinkage, so they are "
                                    "conservative.", None)
+                        if w.startswith("The ridge penalty was active") else w
+                        for w in rel.warnings]
+    if rel.vcov is None:
+        # no intervals were released (withheld, or inference=False): the ridge note says nothing about them
+        rel.warnings = [Diagnostic(re.split(r"[;:]? and the intervals|; the intervals", w)[0].rstrip(".") + ".",
+                                   None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
     if rel.sigma is not None and facts.get("sigma_estimand"):
