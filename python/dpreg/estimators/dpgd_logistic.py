@@ -52,8 +52,11 @@ NEWTON_AVERAGE = 0.5
 #: choice, measured (python -m benchmarks accuracy --glm ..., docs/accuracy.md, dp_glm on steep data)
 NEWTON_STEP_NOISE = 1.0 / 2000.0
 NEWTON_T_MAX = 200
-#: releases of X'WX in the averaging window when T > NEWTON_T (evenly spaced; see newton_hessian_steps)
-NEWTON_WINDOW_RELEASES = 4
+#: releases of X'WX in the averaging window when T > NEWTON_T (evenly spaced; see newton_hessian_steps).
+#: One, measured on diamonds' price > 5000 at eps = 8 (3 seeds, declared / private ranges): max MLE SEs
+#: 8.5, 2.1, 1.4 / 7.4, 5.4, 4.5 with one; 3.4, 4.8, 11.6 (not converged) / 7.5, 4.5, 6.4 with four (each
+#: release then has more noise, so the steps carry a larger ridge)
+NEWTON_WINDOW_RELEASES = 1
 
 
 def newton_default_T(n_public, mu, neighbours):
