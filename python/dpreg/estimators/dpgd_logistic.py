@@ -84,7 +84,9 @@ def newton_hessian_steps(T):
     t_pool = T - k
     steps = {2 ** j for j in range(int(math.log2(T)) + 1) if 2 ** j <= T}
     m = max(1, min(NEWTON_WINDOW_RELEASES, k))
-    steps |= {t_pool + 1 + (i * k) // m for i in range(m)}
+    # from step t_pool + 2 on: a release at step s is made at theta_{s-1}, one of the averaged iterates,
+    # so that it also enters the mean X'WX behind the standard errors
+    steps |= {min(T, t_pool + 2 + (i * (k - 1)) // m) for i in range(m)}
     return sorted(steps)
 
 
@@ -202,11 +204,13 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     t_pool = T - k_avg          # from step t_pool + 1 on, the releases from theta_{t_pool} on are pooled
     ridges = []                 # the ridge of every Newton step (public: sigma_H and the step count)
     pooled_releases = 0         # releases of X'WX made in the averaging phase so far
+    averaged_releases = 0       # ... of them, the ones made at averaged iterates (step >= t_pool + 2)
     for t in range(1, T + 1):
         if newton:
             if t in hessian_steps:
                 release_hessian(theta, f"X'WX (scaled design), step {t}", for_se=None)
                 pooled_releases += t > t_pool
+                averaged_releases += t > t_pool + 1
             # in the averaging phase the iterates fluctuate around the fixed point, so the releases of
             # X'WX made there estimate the same matrix: their mean (m of them) has noise s.d.
             # sigma_H / sqrt(m), and the ridge that keeps it positive definite shrinks by sqrt(m). The
@@ -234,7 +238,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         # the last k_avg releases of X'WX were made at the k_avg iterates that the averaging uses
         # (theta_{T-k+1}, ..., theta_T): their mean has noise s.d. sigma_H / sqrt(k) (post-processing);
         # it sharpens the curvature behind the standard errors and the resolution rule below
-        k_h = pooled_releases + 1      # with the release at the estimate
+        k_h = averaged_releases + 1    # with the release at the estimate
         H_bar = _inf_logit.mean_release(released_H[-k_h:])
         sigma_bar = sigma_H / math.sqrt(k_h)
         H_pd = _pd_floor(H_bar, sigma_bar)
