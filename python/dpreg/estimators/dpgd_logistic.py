@@ -400,19 +400,21 @@ def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
 
 
 def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
-    """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions whose released
+    """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions, and the ones at the
+    noise floor at the estimate (:func:`dpreg.inference.logistic.floor_directions`), whose released
     curvature collapsed since theta = 0, the coefficients that load on them (more than
-    MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among the
-    unresolved directions in noise s.d.s (None when every direction is resolved)."""
+    MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among those
+    weak directions in noise s.d.s (None when there is none)."""
     fall = _inf_logit.curvature_fall(H_start, sigma_H, w, U, sigma_bar)
-    separated = _inf_logit.separated_directions(fall, P)
+    floor = _inf_logit.floor_directions(w, sigma_bar, Mmap.shape[1])
+    separated = _inf_logit.separated_directions(fall, P, floor=floor)
     unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
     sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
-    unresolved = np.asarray(P) > _inf_logit.MAX_REMAINING
+    weak = (np.asarray(P) > _inf_logit.MAX_REMAINING) | floor
     return {"separated": separated,
             "separation_loading": [int(j) for j in np.argsort(-sep_load, kind="stable")
                                    if sep_load[j] > _inf_logit.MAX_UNRESOLVED_LOADING],
-            "curvature_fall_sd": float(np.max(fall[unresolved])) if unresolved.any() else None}
+            "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None}
 
 
 def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
