@@ -303,13 +303,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov = vcov_priv = None
         # say why when the releases show it: separation (derivation, section 2b) is the usual reason
         w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1)
-        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap)
+        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap,
+                                       long_run=T > NEWTON_T)
         if separation["separated"]:
             names = [design.public.terms[j] for j in separation["separation_loading"]]
             notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0])
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
+                                                       long_run=T > NEWTON_T)
         if resolution["separated"]:
             # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
             # along the path, so that the error left along an unresolved direction does not move the
@@ -399,14 +401,17 @@ def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
     return w, U, _inf_logit.remaining_share(r, k)
 
 
-def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
+def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap, long_run=False):
     """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions, and the ones at the
     noise floor at the estimate (:func:`dpreg.inference.logistic.floor_directions`), whose released
-    curvature collapsed since theta = 0, the coefficients that load on them (more than
+    curvature collapsed since theta = 0 (the floor directions only in a run longer than NEWTON_T steps,
+    ``long_run``: with 20 steps the remaining-share bound keeps such a direction unresolved or widens its
+    intervals by the bias, and Default's rare-event intercept, a direction at the floor whose curvature fell
+    by 86-119 s.d.s, keeps intervals that held the MLE in every seed), the coefficients that load on them (more than
     MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among those
     weak directions in noise s.d.s (None when there is none)."""
     fall = _inf_logit.curvature_fall(H_start, sigma_H, w, U, sigma_bar)
-    floor = _inf_logit.floor_directions(w, sigma_bar, Mmap.shape[1])
+    floor = _inf_logit.floor_directions(w, sigma_bar, Mmap.shape[1]) if long_run else np.zeros(len(w), bool)
     separated = _inf_logit.separated_directions(fall, P, floor=floor)
     unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
     sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
@@ -417,7 +422,8 @@ def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
             "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None}
 
 
-def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start,
+                     long_run=False):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
     curvature; the intervals are widened by the bias that share implies, and withheld for the
@@ -437,7 +443,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
            "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
            "remaining": [float(x) for x in P]}
-    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap, long_run=long_run))
     return vcov, vcov_priv, out
 
 
