@@ -140,7 +140,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     declared or privately estimated ranges; every constant public).
 
     ``algorithm="newton"`` (default): theta_t = theta_{t-1} - (H_t + lam I)^{-1} g_t with g_t the released
-    gradient sum and H_t the released X'WX at theta_{t-1}; lam = 2 sqrt(d) sigma_H keeps the noisy
+    gradient sum and H_t the latest released X'WX (at theta_{t-1} when step t releases one: every step up
+    to NEWTON_T steps, else the steps of newton_hessian_steps); lam = 2 sqrt(d) sigma_H keeps the noisy
     matrix positive definite; each step is capped at NEWTON_STEP_CAP (trust region). At theta_0 = 0,
     W = I/4, so the first step is Boehning's majorise-minimise step.
     ``algorithm="mm"``: Boehning's bound (Hessian <= X'X/4): G = X'X released once, then
@@ -166,7 +167,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     shares = NEWTON_SHARES if newton else MM_SHARES
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
-    # curvature releases: newton: T + 1 Hessians (one per step, one at the estimate); mm: one Gram + one
+    # curvature releases: newton: one per scheduled step and one at the estimate; mm: one Gram + one
     hessian_steps = newton_hessian_steps(T) if newton else []
     n_h = len(hessian_steps) + 1 if newton else 1
     mu_h = mu * math.sqrt(shares["hessian"] / n_h)
