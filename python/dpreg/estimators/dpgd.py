@@ -66,6 +66,7 @@ from .dpgd_logistic import (  # noqa: F401
     _sigmoid,
     fit_logistic_mm,
     mm_sensitivities,
+    newton_default_T,
 )
 from .dpgd_precond import (  # noqa: F401
     PRECOND_C,
@@ -193,8 +194,14 @@ def fit(design, spec, noise, ledger, *, method="dpgd", **options):
         algorithm = "newton" if algorithm == "auto" else algorithm
         tun["algorithm"] = (algorithm, tun["algorithm"][1])
         if "T" not in options:
-            tun["T"] = (NEWTON_T, "default: NEWTON_T (our choice, see dpreg.estimators.dpgd.NEWTON_T)") \
-                if algorithm == "newton" else (MM_T, "default: MM_T (our choice, see dpreg.estimators.dpgd.MM_T)")
+            if algorithm == "newton":
+                n_public = design.X.shape[0] if neighbours == "replace_one" else None
+                tun["T"] = (newton_default_T(n_public, mu_from_eps_delta(spec.eps, spec.delta), neighbours),
+                            "default: the most steps whose gradient noise s.d. stays below n/2000, within "
+                            "[20, 200] (20 when n is not public; our choice, see "
+                            "dpreg.estimators.dpgd_logistic.newton_default_T)")
+            else:
+                tun["T"] = (MM_T, "default: MM_T (our choice, see dpreg.estimators.dpgd.MM_T)")
         for name in ("C", "step", "schedule", "standardize"):
             if name in options:
                 raise InvalidArgument(f"option '{name}' applies to algorithm='gd' only")

@@ -41,6 +41,56 @@ NEWTON_STEP_CAP = 5.0
 #: from 0 (about 6-10 steps on non-separated data)
 NEWTON_AVERAGE = 0.5
 
+#: more steps where the gradient noise allows (issue 13): the default T is the largest number of steps
+#: whose per-step gradient noise s.d. stays below NEWTON_STEP_NOISE * n (n public), at least NEWTON_T
+#: and at most NEWTON_T_MAX. Why: a steep logistic fit (diamonds' price > 5000: |theta_MLE| = 158 on
+#: the scaled design, curvature 0.11 along its largest component against a ridge of 15) is still far
+#: from the MLE after 20 ridged Newton steps, a bias toward 0 of 20 MLE SEs that no noise explains (the
+#: same with the noise switched off); after 200 steps the fits are 1.4-3.9 MLE SEs away (median of 3
+#: seeds 1.7). Small or rare-event data (Default, OJ) are
+#: hurt by more, noisier steps (measured at T = 200: Default 4-15 MLE SEs instead of 1-2), and the rule
+#: keeps their T = 20: each step's noise must be small next to n, the largest gradient sum. 1/2000: our
+#: choice, measured (python -m benchmarks accuracy --glm ..., docs/accuracy.md, dp_glm on steep data)
+NEWTON_STEP_NOISE = 1.0 / 2000.0
+NEWTON_T_MAX = 200
+#: releases of X'WX in the averaging window when T > NEWTON_T (evenly spaced; see newton_hessian_steps).
+#: One, measured on diamonds' price > 5000 at eps = 8 (3 seeds, declared / private ranges): max MLE SEs
+#: 8.5, 2.1, 1.4 / 7.4, 5.4, 4.5 with one; 3.4, 4.8, 11.6 (not converged) / 7.5, 4.5, 6.4 with four (each
+#: release then has more noise, so the steps carry a larger ridge)
+NEWTON_WINDOW_RELEASES = 1
+
+
+def newton_default_T(n_public, mu, neighbours):
+    """Default number of private Newton steps from public facts (n under replace-one neighbours, mu):
+    the largest T with sigma_step = sens_g sqrt(T / share_g) / mu <= NEWTON_STEP_NOISE * n, within
+    [NEWTON_T, NEWTON_T_MAX]; NEWTON_T when n is not public (add/remove neighbours)."""
+    if n_public is None:
+        return NEWTON_T
+    sens_g = mm_sensitivities(neighbours)["gradient"]
+    t = (NEWTON_STEP_NOISE * float(n_public) * float(mu) / sens_g) ** 2 * NEWTON_SHARES["gradient"]
+    return int(min(NEWTON_T_MAX, max(NEWTON_T, math.floor(t))))
+
+
+def newton_hessian_steps(T):
+    """Steps of the private Newton iteration at which X'WX is released (a public function of T). Up to
+    NEWTON_T steps: every step. Beyond: steps 1, 2, 4, 8, ... (doubling) and NEWTON_WINDOW_RELEASES
+    evenly spaced in the averaging window; the other steps reuse the latest release. A release per step
+    would split the curvature budget T + 1 ways, and the ridge that keeps each release positive definite
+    (proportional to its noise s.d.) would grow as sqrt(T): along weakly curved directions the steps
+    would shrink as fast as their number grows. The curvature only preconditions the steps (the fixed
+    point g = 0 is the same), so a release made a few steps earlier serves."""
+    if T <= NEWTON_T:
+        return list(range(1, T + 1))
+    k = max(1, int(round(NEWTON_AVERAGE * T)))
+    t_pool = T - k
+    steps = {2 ** j for j in range(int(math.log2(T)) + 1) if 2 ** j <= T}
+    m = max(1, min(NEWTON_WINDOW_RELEASES, k))
+    # from step t_pool + 2 on: a release at step s is made at theta_{s-1}, one of the averaged iterates,
+    # so that it also enters the mean X'WX behind the standard errors
+    steps |= {min(T, t_pool + 2 + (i * (k - 1)) // m) for i in range(m)}
+    return sorted(steps)
+
+
 MM_NOTE = ("Standard errors are noise-aware approximations: the sampling part is the inverse of a "
            "privately released information matrix X'WX at the estimate, the privacy part the stationary "
            "covariance of the noisy iteration; both are computed from releases only.")
@@ -91,7 +141,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     declared or privately estimated ranges; every constant public).
 
     ``algorithm="newton"`` (default): theta_t = theta_{t-1} - (H_t + lam I)^{-1} g_t with g_t the released
-    gradient sum and H_t the released X'WX at theta_{t-1}; lam = 2 sqrt(d) sigma_H keeps the noisy
+    gradient sum and H_t the latest released X'WX (at theta_{t-1} when step t releases one: every step up
+    to NEWTON_T steps, else the steps of newton_hessian_steps); lam = 2 sqrt(d) sigma_H keeps the noisy
     matrix positive definite; each step is capped at NEWTON_STEP_CAP (trust region). At theta_0 = 0,
     W = I/4, so the first step is Boehning's majorise-minimise step.
     ``algorithm="mm"``: Boehning's bound (Hessian <= X'X/4): G = X'X released once, then
@@ -117,8 +168,9 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     shares = NEWTON_SHARES if newton else MM_SHARES
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
-    # curvature releases: newton: T + 1 Hessians (one per step, one at the estimate); mm: one Gram + one
-    n_h = T + 1 if newton else 1
+    # curvature releases: newton: one per scheduled step and one at the estimate; mm: one Gram + one
+    hessian_steps = newton_hessian_steps(T) if newton else []
+    n_h = len(hessian_steps) + 1 if newton else 1
     mu_h = mu * math.sqrt(shares["hessian"] / n_h)
     sigma_H = sens["hessian"] / mu_h
     lam_H = 2.0 * math.sqrt(d) * sigma_H
@@ -153,15 +205,20 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     k_avg = max(1, int(round(NEWTON_AVERAGE * T)))
     t_pool = T - k_avg          # from step t_pool + 1 on, the releases from theta_{t_pool} on are pooled
     ridges = []                 # the ridge of every Newton step (public: sigma_H and the step count)
+    pooled_releases = 0         # releases of X'WX made in the averaging phase so far
+    averaged_releases = 0       # ... of them, the ones made at averaged iterates (step >= t_pool + 2)
     for t in range(1, T + 1):
         if newton:
-            release_hessian(theta, f"X'WX (scaled design), step {t}", for_se=None)
+            if t in hessian_steps:
+                release_hessian(theta, f"X'WX (scaled design), step {t}", for_se=None)
+                pooled_releases += t > t_pool
+                averaged_releases += t > t_pool + 1
             # in the averaging phase the iterates fluctuate around the fixed point, so the releases of
             # X'WX made there estimate the same matrix: their mean (m of them) has noise s.d.
             # sigma_H / sqrt(m), and the ridge that keeps it positive definite shrinks by sqrt(m). The
             # fixed point (g = 0) is the same; the steps along weakly curved directions are no longer
             # slowed by the full ridge lam_H (issues 12/13: the bias toward 0 there). Post-processing.
-            m = 1 if t <= t_pool else t - t_pool
+            m = max(1, pooled_releases)
             lam_t = lam_H / math.sqrt(m)
             ridges.append(lam_t)
             H_mean = _inf_logit.mean_release(released_H[-m:])
@@ -183,8 +240,9 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         # the last k_avg releases of X'WX were made at the k_avg iterates that the averaging uses
         # (theta_{T-k+1}, ..., theta_T): their mean has noise s.d. sigma_H / sqrt(k) (post-processing);
         # it sharpens the curvature behind the standard errors and the resolution rule below
-        H_bar = _inf_logit.mean_release(released_H[-k_avg:])
-        sigma_bar = sigma_H / math.sqrt(k_avg)
+        k_h = averaged_releases + 1    # with the release at the estimate
+        H_bar = _inf_logit.mean_release(released_H[-k_h:])
+        sigma_bar = sigma_H / math.sqrt(k_h)
         H_pd = _pd_floor(H_bar, sigma_bar)
     V_samp = np.linalg.inv(H_pd)
     K_last = np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
@@ -247,13 +305,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov = vcov_priv = None
         # say why when the releases show it: separation (derivation, section 2b) is the usual reason
         w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1)
-        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap)
+        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap,
+                                       long_run=T > NEWTON_T)
         if separation["separated"]:
             names = [design.public.terms[j] for j in separation["separation_loading"]]
             notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0])
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
+                                                       long_run=T > NEWTON_T)
         if resolution["separated"]:
             # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
             # along the path, so that the error left along an unresolved direction does not move the
@@ -343,23 +403,29 @@ def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
     return w, U, _inf_logit.remaining_share(r, k)
 
 
-def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
-    """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions whose released
-    curvature collapsed since theta = 0, the coefficients that load on them (more than
-    MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among the
-    unresolved directions in noise s.d.s (None when every direction is resolved)."""
+def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap, long_run=False):
+    """(Quasi-)separation (derivation, section 2b, step 7): the unresolved directions, and the ones at the
+    noise floor at the estimate (:func:`dpreg.inference.logistic.floor_directions`), whose released
+    curvature collapsed since theta = 0 (the floor directions only in a run longer than NEWTON_T steps,
+    ``long_run``: with 20 steps the remaining-share bound keeps such a direction unresolved or widens its
+    intervals by the bias, and Default's rare-event intercept, a direction at the floor whose curvature fell
+    by 86-119 s.d.s, keeps intervals that held the MLE in every seed), the coefficients that load on them (more than
+    MAX_UNRESOLVED_LOADING of their unit loading vector, largest first), and the largest fall among those
+    weak directions in noise s.d.s (None when there is none)."""
     fall = _inf_logit.curvature_fall(H_start, sigma_H, w, U, sigma_bar)
-    separated = _inf_logit.separated_directions(fall, P)
+    floor = _inf_logit.floor_directions(w, sigma_bar, Mmap.shape[1]) if long_run else np.zeros(len(w), bool)
+    separated = _inf_logit.separated_directions(fall, P, floor=floor)
     unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
     sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
-    unresolved = np.asarray(P) > _inf_logit.MAX_REMAINING
+    weak = (np.asarray(P) > _inf_logit.MAX_REMAINING) | floor
     return {"separated": separated,
             "separation_loading": [int(j) for j in np.argsort(-sep_load, kind="stable")
                                    if sep_load[j] > _inf_logit.MAX_UNRESOLVED_LOADING],
-            "curvature_fall_sd": float(np.max(fall[unresolved])) if unresolved.any() else None}
+            "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None}
 
 
-def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start,
+                     long_run=False):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
     curvature; the intervals are widened by the bias that share implies, and withheld for the
@@ -379,7 +445,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
            "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
            "remaining": [float(x) for x in P]}
-    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap, long_run=long_run))
     return vcov, vcov_priv, out
 
 

@@ -131,12 +131,36 @@ def curvature_fall(H_start, sigma_start: float, w, U, sigma_bar: float):
     return (start - np.asarray(w, float) - selection) / float(np.hypot(sigma_start, sigma_bar))
 
 
-def separated_directions(fall, P, z: float = SEPARATION_Z):
-    """Indices of the directions that are unresolved (P_v > MAX_REMAINING) and whose curvature fell by
-    more than z noise s.d.s since theta = 0 (:func:`curvature_fall`)."""
+#: a direction whose released curvature at the estimate is below this many typical spectral norms
+#: sqrt(2d) sigma_bar of the noise of the mean release counts as at the noise floor (see
+#: :func:`floor_directions`)
+FLOOR_NORMS = 2.0
+
+
+def floor_directions(w, sigma_bar: float, d: int, c: float = FLOOR_NORMS):
+    """Boolean mask of the eigendirections whose released curvature w_v (of the mean release H_bar) is below
+    c sqrt(2d) sigma_bar: within a small multiple of the noise's typical spectral norm, the figure behind
+    the ridge. With enough steps the remaining-share bound P_v falls below its limit even along such a
+    direction (the ridge divides its curvature, but over many steps), yet where the curvature also fell
+    since theta = 0 the data are (quasi-)separated along it: the curvature changes by large factors within
+    the estimate's own noise (the fitted probabilities of the rows loading on it are near 0 or 1, and
+    their weights p(1 - p) move with exp(eta)), so the curvature released at the estimate does not
+    describe the curvature at the MLE and the Wald-type interval built from it is too narrow (measured:
+    a factor level with one event in 2 000 rows at n = 20 000, eps = 8, 35 steps: 3 of 4 released
+    intervals missed its MLE)."""
+    return np.asarray(w, float) < float(c) * np.sqrt(2.0 * int(d)) * float(sigma_bar)
+
+
+def separated_directions(fall, P, z: float = SEPARATION_Z, floor=None):
+    """Indices of the directions whose curvature fell by more than z noise s.d.s since theta = 0
+    (:func:`curvature_fall`) and that are unresolved (P_v > MAX_REMAINING) or, when ``floor`` is given
+    (:func:`floor_directions`), at the noise floor at the estimate."""
     P = np.asarray(P, float)
     fall = np.asarray(fall, float)
-    return [int(i) for i in np.flatnonzero((P > MAX_REMAINING) & (fall > float(z)))]
+    weak = P > MAX_REMAINING
+    if floor is not None:
+        weak = weak | np.asarray(floor, bool)
+    return [int(i) for i in np.flatnonzero(weak & (fall > float(z)))]
 
 
 def window_drift_statistic(drift, A, V, k: int) -> float:
