@@ -546,3 +546,35 @@ def test_e2e_auto_is_shown_in_call_and_method_line():
     fit2 = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, method="adassp",
                        random_state=3)
     assert 'method = "adassp")' in str(fit2.summary()) and "chosen by" not in str(fit2.summary())
+
+
+@pytest.mark.parametrize("method", ["boosted_adassp", "adassp"])
+def test_noise_share_agrees_with_the_width_of_the_intervals(method):
+    """Issue 12: 'the summary's noise share must agree with the table'. The share is the part of the
+    printed variance above the non-private sampling variance (sigma_hat^2 S^-1 at the released Gram).
+    Before, BoostedAdaSSP's README fit printed shares of 0.15 on intervals 30x lm's (its curvature-robust
+    variance was counted as sampling). Where the DP SE is >= 10x lm's, the privacy part is >= 99% of the
+    variance (1 - 1/10^2), so a share below 0.95 would contradict the interval; with the noise negligible
+    (eps = 1e5) the share is small."""
+    from dpreg.datasets import DIAMONDS_BOUNDS, DIAMONDS_LEVELS, load_diamonds
+    df = load_diamonds()
+    b = dict(DIAMONDS_BOUNDS)
+    lv = {"cut": DIAMONDS_LEVELS["cut"]}
+    cl = df.copy()
+    for c, (lo, hi) in b.items():
+        cl[c] = cl[c].clip(lo, hi)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("price ~ carat + C(cut) + depth", df, eps=1.0, bounds=b, levels=lv, method=method,
+                          random_state=5)
+        quiet = dpreg.dp_lm("price ~ carat + C(cut) + depth", df, eps=1e5, bounds=b, levels=lv, method=method,
+                            random_state=5)
+    X = np.asarray(fit.public.model_matrix(cl), float)
+    y = cl["price"].to_numpy(float)
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r = y - X @ beta
+    se_ols = np.sqrt(np.diag(float(r @ r) / (len(y) - X.shape[1]) * np.linalg.inv(X.T @ X)))
+    wide = fit.std_errors.to_numpy() >= 10 * se_ols
+    assert wide.any()
+    assert np.all(fit.noise_share.to_numpy()[wide] >= 0.95)
+    assert np.all(quiet.noise_share.to_numpy() <= 0.2)

@@ -35,7 +35,10 @@ class Release:
     method          : name of the method ("adassp", ...)
     coef            : (d,) released coefficients (original units)
     vcov            : (d, d) noise-aware total covariance (original units), or None (no inference)
-    vcov_privacy    : (d, d) part of vcov due to privacy noise (for the "noise share" column), or None
+    vcov_privacy    : (d, d) part of vcov due to privacy noise (for the "noise share" column), or None;
+                      for AdaSSP / BoostedAdaSSP vcov minus the non-private sampling covariance at the
+                      released Gram matrix, so that it includes what the noise adds through allowances,
+                      bias widening or the bootstrap
     ci              : optional (d, 2) intervals at ``ci_level`` when the method's intervals are not
                       Wald intervals from vcov (percentile bootstrap); conf_int() at another level
                       falls back to ``ci_draws`` or vcov

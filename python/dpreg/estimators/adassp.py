@@ -658,6 +658,18 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     f"not estimable at this n and eps: {why}")
             facts.pop("sigma_interval", None)
             _drop_r2_interval(facts)
+        if rel.vcov is not None and np.isfinite(sigma2_hat):
+            # the "noise share" column (issue 12: it must agree with the intervals): the part of the
+            # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1
+            # (or the sandwich's), both at the released S. V_priv alone left out what the privacy noise
+            # adds through the curvature allowance, BoostedAdaSSP's curvature-robust range and bias
+            # widening, and the bootstrap (README's quick start: share 0.15 on intervals 70x lm's)
+            S_inv = np.linalg.inv(S)
+            V_samp = sigma2_hat * S_inv if meat is None else S_inv @ meat @ S_inv
+            V_samp = inf.to_original(M, V_samp)
+            total = np.asarray(rel.vcov, float)
+            if np.all(np.isfinite(total)):
+                rel.vcov_privacy = (total - V_samp + (total - V_samp).T) / 2.0
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
