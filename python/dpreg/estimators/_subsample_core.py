@@ -303,6 +303,36 @@ def _aggregate(values, j, cfg, noise, ledger, label):
                            ledger=ledger, label=label)
 
 
+def _mean_step_inputs(values, j, r, cfg):
+    """(values, lo, hi, budget, model, cost_as_rho, statistic suffix) of the aggregator's mean step
+    at the clip points of ``r`` (an aggregator result for coordinate j): what ``_aggregate`` passed to
+    ``noisy_clipped_mean`` when it released ``r``."""
+    agg = cfg["aggregator"]
+    if agg == "pmwm":
+        return values, r.q_lo, r.q_hi, cfg["b_c"] * cfg["split"][2], cfg["model"], False, "mean"
+    if agg == "clipped":        # public clip points
+        return values, cfg["lower"][j], cfg["upper"][j], cfg["b_c"], cfg["model"], False, "clipped_mean"
+    # wwm: the values are clipped to the public bounds first, then to the widened interval; its mean is
+    # a pure Laplace release with half the pure-equivalent budget b (winsorized.wwm_aggregate)
+    b = cfg["b_c"] if cfg["model"] == "pure" else math.sqrt(2.0 * cfg["b_c"])
+    z = np.clip(values, cfg["lower"][j], cfg["upper"][j])
+    return z, r.q_lo, r.q_hi, b / 2.0, "pure", cfg["model"] != "pure", "wwm_mean"
+
+
+def _clipped_mean_at(values, j, r, cfg):
+    """The aggregator's mean step at the clip points of ``r``, without its noise."""
+    z, lo, hi, *_ = _mean_step_inputs(values, j, r, cfg)
+    return W.clipped_mean(z, lo, hi)
+
+
+def _mean_step_at_clip_points(values, j, r, cfg, noise, ledger, label):
+    """The aggregator's mean step at the clip points of ``r`` with its noise: the same mechanism, the
+    same noise law as the release of ``r`` (docs/derivations/winsorized_sa.md §2.4, §3.8, §4.4)."""
+    z, lo, hi, budget, model, as_rho, name = _mean_step_inputs(values, j, r, cfg)
+    return W.noisy_clipped_mean(z, lo, hi, budget=budget, model=model, noise=noise, ledger=ledger,
+                                statistic=f"{label}.{name}", cost_as_rho=as_rho)[0]
+
+
 def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds=DEFAULT_COEF_BOUNDS,
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
@@ -415,15 +445,22 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         out.update(se=se, ci=ci)
         return out
 
-    # 4.4 parametric bootstrap of the whole aggregator (post-processing, fresh noise, scratch ledger)
-    # simulated noise: the reruns are post-processing of released values (SimulationSource)
+    # 4.4 parametric bootstrap (post-processing: simulated data and noise, scratch ledger). Each
+    # replicate reruns the whole aggregator on simulated group estimates, so its clip points vary as
+    # the released ones do, but the noise it adds to the replicate's clipped mean has the RELEASED
+    # scale (the mechanism at the released clip points, minus its noiseless value): that scale is known,
+    # and averaging it over the reruns' own searches hid the rare fit whose search overshot (a clip
+    # interval tens of times the usual width and as much more noise; issue 12, where the intercept's
+    # s.d. was 1.8x its SE from such fits alone).
     boot = noise.spawn(simulation=True)
     scratch = Ledger()
 
     def rerun(g, j):
-        est = _aggregate(g, j, cfg, boot, scratch, "boot").estimate
+        r_b = _aggregate(g, j, cfg, boot, scratch, "boot")
+        noise_released_scale = (_mean_step_at_clip_points(g, j, per[j], cfg, boot, scratch, "boot")
+                                - _clipped_mean_at(g, j, per[j], cfg))
         scratch.entries.clear()
-        return est
+        return _clipped_mean_at(g, j, r_b, cfg) + noise_released_scale
     se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))

@@ -151,6 +151,21 @@ def _values(x):
     return x if hasattr(x, "clipped_mean") else np.asarray(x, dtype=float)
 
 
+def clipped_mean(x, lo: float, hi: float) -> float:
+    """``mean(clip(x, lo, hi))`` without noise, total on finite input: the value the mean step of
+    :func:`noisy_clipped_mean` adds its noise to (its bootstrap replicates use it too)."""
+    x = _values(x)
+    n = x.shape[0]
+    lo, hi = float(lo), float(hi)
+    if hasattr(x, "clipped_mean"):
+        # a column read in batches (dp_mean, any source): the exact mean, rounded once, so the same
+        # float whatever the batches (sources.columns; no overflow for values near +-1e308)
+        return float(x.clipped_mean(lo, hi))
+    if not math.isfinite(hi / n - lo / n) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
+        return float(np.sum(np.clip(x, lo, hi) / n))  # each term <= 1e308/n: the sum cannot overflow
+    return float(np.mean(np.clip(x, lo, hi)))
+
+
 def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, noise: NoiseSource,
                        ledger: Ledger, statistic: str = "clipped mean", lower_sens: float | None = None,
                        share: float | None = None, cost_as_rho: bool = False) -> tuple[float, float]:
@@ -165,14 +180,7 @@ def noisy_clipped_mean(x, lo: float, hi: float, *, budget: float, model: str, no
     n = x.shape[0]
     lo, hi = float(lo), float(hi)
     delta_sens = hi / n - lo / n                 # (hi - lo)/n without overflowing for ends near 1e308
-    if hasattr(x, "clipped_mean"):
-        # a column read in batches (dp_mean, any source): the exact mean, rounded once, so the same
-        # float whatever the batches (sources.columns; no overflow for values near +-1e308)
-        m = float(x.clipped_mean(lo, hi))
-    elif not math.isfinite(delta_sens) or not (abs(lo) < 1e300 and abs(hi) < 1e300):
-        m = float(np.sum(np.clip(x, lo, hi) / n))  # each term <= 1e308/n: the sum cannot overflow
-    else:
-        m = float(np.mean(np.clip(x, lo, hi)))
+    m = clipped_mean(x, lo, hi)
     if model == "pure":
         value = laplace_mechanism(m, sensitivity_l1=delta_sens, eps=budget, noise=noise, ledger=ledger,
                                   statistic=statistic, share=share, cost_as_rho=cost_as_rho)

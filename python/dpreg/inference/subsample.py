@@ -3,7 +3,7 @@
 The private spread of the group estimates is corrected for its clipping under a normal model
 (``chi2_clip_mean``, ``corrected_spread``), turned into analytic standard errors and intervals (normal,
 or normal plus Laplace in pure DP: ``gauss_laplace_cdf``, ``gauss_laplace_halfwidth``), or into a
-parametric bootstrap of the whole aggregator (``bootstrap_intervals``), and mapped from the standardised
+parametric bootstrap of the aggregator (``bootstrap_intervals``), and mapped from the standardised
 scale back to the original units (``map_to_original_scale``). Derivations:
 ``docs/derivations/winsorized_sa.md`` section 4 and section 3.9. Depends only on numpy and scipy: the
 aggregator that the bootstrap reruns is passed in by the estimator.
@@ -85,8 +85,9 @@ def bootstrap_intervals(coef, s2, k, aggregate, boot, *, n_boot: int, level: flo
 
     For each coordinate j, k group estimates are drawn from N(coef_j, s2_j) (normal draws via the inverse
     CDF of ``boot.uniform``: bootstrap data, not privacy noise) and rerun through
-    ``aggregate(values, j) -> estimate``, the identical aggregator with fresh noise and a scratch ledger
-    (supplied by the estimator). The interval is the basic bootstrap interval of the differences
+    ``aggregate(values, j) -> estimate``, the estimator's replicate of its aggregator (simulated noise, a
+    scratch ledger): subsample-and-aggregate re-searches the clip points and adds noise of the released
+    scale, which the released clip points fix (§4.4). The interval is the basic bootstrap interval of the differences
     D = estimate - coef_j; the SE is the robust scale that matches it, its half-width over the normal
     quantile (= the s.d. for normal replicates): the replicate s.d. itself jumped ~40x between seeds, a
     few replicates whose private quantile searches stop early or late dominating it."""
