@@ -57,6 +57,17 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
 #: issue 5 names of the classic aggregators -> the spec's names (3.8)
 AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}
 
+#: issue 12, factor levels: a share of the budget for the noisy row counts of the factor levels (designs
+#: with factor dummies only; docs/derivations/winsorized_sa.md §3.10)
+LEVEL_COUNT_SHARE = 0.05
+#: a level's coefficient is released only where the share of groups that miss the level, (1 - p)^m for
+#: a level with share p of the N rows and groups of m = floor(N / k) rows, is at most this by the released
+#: count's lower bound (a group without the level fits 0, or the default, for it: the aggregate is biased
+#: towards it by about that share of the effect)
+LEVEL_MAX_MISS_SHARE = 0.1
+#: the count's lower bound: released count minus this many Laplace scales (one-sided, P = e^-2 / 2)
+LEVEL_COUNT_MARGIN = 2.0
+
 
 # ---- the declared check of each option (public: the value alone), run by the registry's resolver --
 def _choice(message, allowed):
@@ -223,7 +234,15 @@ def _resolve_model(opts, spec, p, f_se):
     return model, budget, rho
 
 
-def check_public(n, d, spec, options):
+def check_public_levels(name, n, d, spec, options, public):
+    """The same refusal with the budget that is left after the factor levels' counts (a design with
+    factor dummies spends LEVEL_COUNT_SHARE of it on them, issue 12), so that the check before spending
+    and the fit agree."""
+    if public is not None and any(len(b) for b in (getattr(public, "factor_blocks", None) or [])):
+        check_public(n, d, spec, options, budget_scale=1.0 - LEVEL_COUNT_SHARE)
+
+
+def check_public(n, d, spec, options, budget_scale=1.0):
     """Data-independent preconditions (before the data are touched)."""
     if spec.neighbours != "replace_one":
         raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
@@ -231,6 +250,7 @@ def check_public(n, d, spec, options):
     se_method = _se_method(opts, spec.inference)
     f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
     model, budget, _ = _resolve_model(opts, spec, d, f_se)
+    budget = budget * float(budget_scale)
     terms = [str(j) for j in range(d)]
     lo, hi = _resolve_bounds(opts["coef_bounds"] if not isinstance(opts["coef_bounds"], dict)
                              else DEFAULT_COEF_BOUNDS, terms)
@@ -311,10 +331,17 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
     qn = opts["quantile_noise"] or "exponential"
     split = W.check_split(opts["split"])
     units = getattr(design, "units", None)
+    blocks = _level_blocks(design, units)
+    budget_levels = 0.0
+    if blocks:
+        budget_levels = LEVEL_COUNT_SHARE * budget
+        budget = budget - budget_levels
     std = _standardisation(design, opts, options)
     notice = "coef_bounds" not in options and std is None
     X, y, base = design.X, design.y, opts["base_estimator"]
     sigma2_upper = float(opts["sigma2_upper"])
+    level_counts = (_release_level_counts(X, blocks, budget_levels, model, noise, ledger)
+                    if blocks else None)
     if std is not None:
         if "crossing" not in options:
             # on the standardised scale the coefficient bounds are far wider than any group estimate: a
@@ -338,8 +365,15 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
     del X, y
     if std is not None:
         res = _map_back(res, *std)
+    if level_counts is not None:
+        _withhold_thin_levels(res, terms, level_counts, p)
     rel = release_from_result(res, terms=terms, opts=opts, se_method=se_method, f_se=f_se, rho=rho,
                               quantile_noise=qn, options_given=options)
+    if level_counts is not None:
+        rel.facts["budget_shares"] = {k: v * (1.0 - LEVEL_COUNT_SHARE) for k, v in rel.facts["budget_shares"].items()}
+        rel.facts["budget_shares"]["level_counts"] = LEVEL_COUNT_SHARE
+        if level_counts["not_estimable"]:
+            rel.facts["levels_not_estimable"] = [terms[j] for j in level_counts["not_estimable"]]
     if std is not None:
         rel.facts["standardised"] = ("each group fitted by ridge (lambda = {:g}, intercept unpenalised) on columns "
                                      "and outcome centred and scaled into [-1, 1] by their public ranges; "
@@ -348,6 +382,70 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
         rel.tuning["standardize"] = (True, OPTIONS["standardize"][1])
         rel.tuning["ridge"] = (float(opts["ridge"]), "user" if "ridge" in options else OPTIONS["ridge"][1])
     return rel
+
+
+def _level_blocks(design, units):
+    """The dummy columns of each factor main effect (public: the design's factor structure), or [] when
+    there are none or rows are not the privacy units (unit=: a unit's rows can all move levels, so a
+    count has no small sensitivity)."""
+    if units is not None:
+        return []
+    public = getattr(design, "public", None)
+    return [list(b) for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
+
+
+def _release_level_counts(X, blocks, budget, model, noise, ledger) -> dict:
+    """Issue 12: noisy row counts of the factor levels (each dummy column's sum), one Laplace release.
+    Replacing one row moves it from one level to another in each factor: two counts change by 1, so the
+    L1 sensitivity is 2 per factor (docs/derivations/winsorized_sa.md §3.10). Under zCDP accounting its
+    eps-DP cost is written as rho = eps^2 / 2."""
+    from ..privacy.mechanisms import laplace_mechanism
+    cols = [j for b in blocks for j in b]
+    counts = np.asarray(X, dtype=float)[:, cols].sum(axis=0)
+    sens = 2.0 * len(blocks)
+    if model == "pure":
+        eps_c, as_rho = float(budget), False
+    else:
+        eps_c, as_rho = math.sqrt(2.0 * float(budget)), True
+    noisy = laplace_mechanism(counts, sensitivity_l1=sens, eps=eps_c, noise=noise, ledger=ledger,
+                              statistic="factor level row counts (subsample)", cost_as_rho=as_rho)
+    return {"cols": cols, "noisy": np.asarray(noisy, float), "scale": sens / eps_c}
+
+
+def _withhold_thin_levels(res, terms, level_counts, p):
+    """Issue 12: a level that more than LEVEL_MAX_MISS_SHARE of the groups may miss (by the released count's
+    lower bound; a declared level with no rows among them) is reported as NA with the reason. A group
+    without the level gives 0 (or the public default) for it, so the aggregate is biased towards that by
+    about the share of such groups, which no interval holds (coverage 0.00 for a 1% level at n = 10^4,
+    and a narrow interval at 0 for a level with no rows). The other coefficients are unaffected (a column
+    without the level in a group does not enter the other coefficients' fit there). Post-processing of
+    released values and public facts (N, k)."""
+    k, N = float(res["k"]), float(res["N"])
+    m = max(math.floor(N / k), 1)
+    share_lo = np.clip((level_counts["noisy"] - LEVEL_COUNT_MARGIN * level_counts["scale"]) / N, 0.0, 1.0)
+    miss = (1.0 - share_lo) ** m
+    thin = [j for j, ms in zip(level_counts["cols"], miss) if ms > LEVEL_MAX_MISS_SHARE]
+    level_counts["not_estimable"] = thin
+    if not thin:
+        return
+    res["coef"] = np.array(res["coef"], dtype=float)
+    res["coef"][thin] = np.nan
+    for key in ("se", "v_noise", "v_samp"):
+        if res.get(key) is not None:
+            res[key] = np.array(res[key], dtype=float)
+            res[key][thin] = np.nan
+    if res.get("ci") is not None:
+        res["ci"] = np.array(res["ci"], dtype=float)
+        res["ci"][thin, :] = np.nan
+    if res.get("ci_draws") is not None:
+        res["ci_draws"] = np.array(res["ci_draws"], dtype=float)
+        res["ci_draws"][:, thin] = np.nan
+    names = ", ".join(terms[j] for j in thin)
+    res["warnings"].append(
+        f"Not estimable at this n and eps: {names} (by the released row counts more than "
+        f"{LEVEL_MAX_MISS_SHARE:.0%} of the {int(k)} groups of about {m} rows may miss these levels, and a group "
+        "that misses a level cannot estimate its effect, so their aggregate would be biased towards 0). "
+        "Reported as NA; the other coefficients are unaffected.")
 
 
 def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_noise, options_given) -> Release:
