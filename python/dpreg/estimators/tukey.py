@@ -133,6 +133,16 @@ def _resolve_m(n, d, options):
     return default_m(n, d) if m is None else int(m)
 
 
+def _models_needed(d, eps, delta, n_text: str) -> str:
+    """'about m >= M models<n_text>' with the smallest M the public prediction accepts (n_text may use
+    {n}: the n that M default-sized models of 10 d rows need)."""
+    m_need = smallest_m(d, eps, delta)
+    if m_need is None:
+        return "far more models than any practical n gives"
+    sep = "" if n_text.startswith(",") else " "
+    return f"about m >= {m_need} models{sep}" + n_text.format(n=m_need * 10 * d)
+
+
 def check_public(n, d, spec, options):
     if spec.neighbours != "replace_one":
         raise InvalidArgument("TukeyEM supports only replace_one neighbours")
@@ -142,9 +152,7 @@ def check_public(n, d, spec, options):
     if options.get("m") is None and m < 2:
         # the default m = floor(n / (10 d)) gives fewer than 2 models: say which n would work (the
         # message below, about the option m, would tell a user who never set m to lower it)
-        m_need = smallest_m(d, spec.eps, spec.delta)
-        where = (f"about m >= {m_need} models of about 10 d rows each, i.e. n >= {m_need * 10 * d}"
-                 if m_need is not None else "far more models than any practical n gives")
+        where = _models_needed(d, spec.eps, spec.delta, "of about 10 d rows each, i.e. n >= {n}")
         raise InvalidArgument(f"TukeyEM needs at least 2 models of about 10 d rows each, and here (n = {n}, "
                               f"d = {d}) the default number of models floor(n / (10 d)) is {m}; at eps = "
                               f"{spec.eps:g}, delta = {spec.delta:g} its propose-test-release check needs {where}; "
@@ -168,9 +176,7 @@ def check_public(n, d, spec, options):
                          f"m >= {need} models (and n >= m*d), or a larger eps/delta")
     if options.get("precheck", True) and not ptr_likely(m, d, spec.eps, spec.delta):
         # issue 13: even well-behaved (Gaussian) block estimates would fail the test more often than not
-        m_need = smallest_m(d, spec.eps, spec.delta)
-        where = (f"about m >= {m_need} models, i.e. n >= {m_need * 10 * d} with the default m"
-                 if m_need is not None else "far more models than any practical n gives")
+        where = _models_needed(d, spec.eps, spec.delta, ", i.e. n >= {n} with the default m")
         raise InvalidArgument(f"TukeyEM's propose-test-release check is unlikely to pass here (n = {n}, d = {d}, "
                          f"m = {m}, eps = {spec.eps:g}, delta = {spec.delta:g}): even with well-behaved block "
                          f"estimates it needs {where}; nothing was spent. Use more data, a larger eps, fewer "
