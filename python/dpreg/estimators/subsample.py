@@ -373,7 +373,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
         rel.facts["budget_shares"] = {k: v * (1.0 - LEVEL_COUNT_SHARE) for k, v in rel.facts["budget_shares"].items()}
         rel.facts["budget_shares"]["level_counts"] = LEVEL_COUNT_SHARE
         if level_counts["not_estimable"]:
-            rel.facts["levels_not_estimable"] = [terms[j] for j in level_counts["not_estimable"]]
+            # as AdaSSP's NA levels (the API contract reads the same fact)
+            rel.facts["not_estimable_columns"] = sorted(int(j) for j in level_counts["not_estimable"])
     if std is not None:
         rel.facts["standardised"] = ("each group fitted by ridge (lambda = {:g}, intercept unpenalised) on columns "
                                      "and outcome centred and scaled into [-1, 1] by their public ranges; "
