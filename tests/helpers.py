@@ -29,3 +29,16 @@ def grid_above(y, lower, beta=QUANTILE_BETA):
     while float(grid(lower, k, beta)) <= y:
         k += 1
     return float(grid(lower, k, beta))
+
+
+def logistic_mle(X, y, max_iter=200, tol=1e-10):
+    """Plain Newton-Raphson for the logistic MLE of 0/1 ``y`` on the model matrix ``X`` (a reference
+    for dp_glm's tests, not the code under test)."""
+    b = np.zeros(X.shape[1])
+    for _ in range(max_iter):
+        p = 1 / (1 + np.exp(-(X @ b)))
+        step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X, X.T @ (y - p))
+        b = b + step
+        if np.max(np.abs(step)) < tol:
+            break
+    return b

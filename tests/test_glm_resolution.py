@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import logistic_mle
 
 import dpreg
 from dpreg.inference import logistic as L
@@ -215,17 +216,9 @@ def _steep_design(seed, n=20000, slope=60.0):
 
 
 def _logistic_mle(df, terms):
-    """Plain Newton-Raphson for the logistic MLE (the reference, not the code under test)."""
+    """The logistic MLE of ``y`` on an intercept and ``terms`` (the shared Newton reference)."""
     X = np.column_stack([np.ones(len(df))] + [df[t].to_numpy(float) for t in terms])
-    y = df["y"].to_numpy(float)
-    b = np.zeros(X.shape[1])
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-(X @ b)))
-        step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X, X.T @ (y - p))
-        b = b + step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return b
+    return logistic_mle(X, df["y"].to_numpy(float), max_iter=100)
 
 
 @pytest.mark.parametrize("T", [20, None])

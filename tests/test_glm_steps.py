@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import logistic_mle
 
 import dpreg
 from dpreg.estimators import dpgd_logistic as DL
@@ -94,18 +95,6 @@ def _quasi_separated_level_design():
     return pd.DataFrame({"y": y, "x1": x1, "x2": x2, "f": f})
 
 
-def _logistic_mle(X, y):
-    """Plain Newton-Raphson for the logistic MLE (the reference, not the code under test)."""
-    b = np.zeros(X.shape[1])
-    for _ in range(200):
-        p = 1 / (1 + np.exp(-(X @ b)))
-        step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X, X.T @ (y - p))
-        b = b + step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return b
-
-
 def test_noise_off_the_longer_run_reaches_the_mle_where_20_steps_leave_a_bias():
     """The diagnosis of issue 13 in small: a steep model with large but well-determined coefficients
     (n = 60 000: slope 30 on x in [-1, 1], a four-level factor 4 log-odds apart per level; MLE s.e.s
@@ -153,7 +142,7 @@ def test_quasi_separated_level_releases_no_interval_after_the_longer_run(seed):
     Now no interval is released and the Quasi-separation warning names f[T.c]."""
     df = _quasi_separated_level_design()
     X = np.column_stack([np.ones(len(df)), df["x1"], df["x2"], df["f"] == "b", df["f"] == "c"]).astype(float)
-    mle = _logistic_mle(X, df["y"].to_numpy(float))
+    mle = logistic_mle(X, df["y"].to_numpy(float))
     assert mle[4] < -7.0            # the level's fitted probability is under 0.1%
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
