@@ -578,3 +578,27 @@ def test_noise_share_agrees_with_the_width_of_the_intervals(method):
     assert wide.any()
     assert np.all(fit.noise_share.to_numpy()[wide] >= 0.95)
     assert np.all(quiet.noise_share.to_numpy() <= 0.2)
+
+
+def test_dpgd_noise_share_agrees_with_the_width_of_the_intervals():
+    """As for AdaSSP (test above): dpgd's printed variance carries a noisy-variance inflation and a
+    bias-aware widening beside its noise covariance; the share counts both. n = 300, eps = 1: the DP SE
+    is >= 10x lm's, so the share must be >= 0.95 (1 - 1/10^2 = 0.99, minus the spread of sigma_hat);
+    eps = 1e4: the noise is negligible, share <= 0.2."""
+    rng = np.random.default_rng(1)        # test data only
+    bounds = {"x": (-1, 1), "y": (-10, 12)}
+    for n, eps, check in ((300, 1.0, "wide"), (20000, 1e4, "quiet")):
+        x = rng.uniform(-1, 1, n)
+        df = pd.DataFrame({"x": x, "y": 1 + 2 * x + rng.normal(size=n)})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ x", df, eps=eps, method="dpgd", bounds=bounds, random_state=3)
+        assert fit.has_inference
+        X = np.column_stack([np.ones(n), x])
+        r = df.y.to_numpy() - X @ np.linalg.lstsq(X, df.y.to_numpy(), rcond=None)[0]
+        se_ols = np.sqrt(np.diag(float(r @ r) / (n - 2) * np.linalg.inv(X.T @ X)))
+        share = fit.noise_share.to_numpy()
+        if check == "wide":
+            assert np.all(fit.std_errors.to_numpy() >= 10 * se_ols) and np.all(share >= 0.95)
+        else:
+            assert np.all(share <= 0.2)

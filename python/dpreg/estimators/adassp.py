@@ -666,10 +666,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # widening, and the bootstrap (README's quick start: share 0.15 on intervals 70x lm's)
             S_inv = np.linalg.inv(S)
             V_samp = sigma2_hat * S_inv if meat is None else S_inv @ meat @ S_inv
-            V_samp = inf.to_original(M, V_samp)
-            total = np.asarray(rel.vcov, float)
-            if np.all(np.isfinite(total)):
-                rel.vcov_privacy = (total - V_samp + (total - V_samp).T) / 2.0
+            part = inf.privacy_part(rel.vcov, V_samp, M)
+            if part is not None:
+                rel.vcov_privacy = part
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:

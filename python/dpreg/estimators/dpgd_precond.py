@@ -320,7 +320,10 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
             infl = np.ones(M.shape[0])
         V_orig = inf.to_original(M, V) * np.sqrt(np.outer(infl, infl))
         rel.vcov, widen = inf.widen_for_bias(V_orig, np.abs(M) @ bias_scaled, 0.95)
-        rel.vcov_privacy = inf.to_original(M, V_noise)
+        # the noise share counts the inflation and the bias widening too (as AdaSSP's, issue 12): the
+        # printed variance above the sampling part sigma^2 S^-1
+        part = inf.privacy_part(rel.vcov, V_samp, M)
+        rel.vcov_privacy = part if part is not None else inf.to_original(M, V_noise)
         facts["bias_aware_widening"] = [float(x) for x in widen]
         facts["variance_estimate_inflation"] = [float(x) for x in infl]
         rel.inference_note = None

@@ -816,6 +816,19 @@ def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,
     return lam_hat is not None and float(lam_hat) < c * float(sigma_lambda)
 
 
+def privacy_part(vcov, V_samp_scaled, M):
+    """The printed covariance minus the non-private sampling covariance (scaled units, mapped with M):
+    the part due to the privacy noise, for the "noise share" column (issue 12: the share must agree with
+    the intervals). Unlike the first-order privacy covariance alone, it includes what the noise adds
+    through curvature allowances, bias widening, variance inflation and the bootstrap. None where the
+    printed covariance is not finite."""
+    total = np.asarray(vcov, float)
+    if not np.all(np.isfinite(total)):
+        return None
+    D = total - to_original(M, V_samp_scaled)
+    return (D + D.T) / 2.0
+
+
 def to_original(M, V) -> np.ndarray:
     W = M @ V @ M.T
     return (W + W.T) / 2.0
