@@ -124,8 +124,8 @@ def _frame(n, seed=0):
 
 
 BOUNDS = {"x": (-1.0, 1.0), "z": (-4.0, 4.0), "y": (-10.0, 10.0)}
-METHODS = [("adassp", {}, BOUNDS), ("boosted_adassp", {}, BOUNDS), ("dpgd", {}, BOUNDS), ("ht_fw", {}, BOUNDS),
-           ("ht_lasso", {}, BOUNDS), ("ht_iht", {"s": 2}, BOUNDS), ("ht_sparse", {"s": 2}, BOUNDS),
+METHODS = [("adassp", {}, BOUNDS), ("boosted_adassp", {}, BOUNDS), ("dpgd", {}, BOUNDS), ("ht_fw", {"allow_outside_regime": True}, BOUNDS),
+           ("ht_lasso", {"allow_outside_regime": True}, BOUNDS), ("ht_iht", {"allow_outside_regime": True, "s": 2}, BOUNDS), ("ht_sparse", {"allow_outside_regime": True, "s": 2}, BOUNDS),
            ("subsample_aggregate", {}, BOUNDS), ("adassp", {}, {"x": (-1.0, 1.0)}),   # private ranges
            ("boosted_adassp", {"ci": "bootstrap", "n_boot": 50}, BOUNDS)]
 IDS = ["adassp", "boosted", "dpgd", "ht_fw", "ht_lasso", "ht_iht", "ht_sparse", "subsample", "adassp_ranges",

@@ -48,11 +48,26 @@ def test_named_n_and_eps_clear_the_rule():
     assert api.auto_snr(n_need - 1, 4, 3, 1.0, 1e-6) < api.AUTO_SNR_MIN
 
 
-def test_no_warning_with_enough_rows_or_an_explicit_method():
+def test_no_warning_with_enough_rows():
     _, ws = _accuracy_warnings(_frame(20_000), eps=1.0)
     assert ws == []
-    _, ws = _accuracy_warnings(_frame(150), eps=1.0, method="boosted_adassp")
+    _, ws = _accuracy_warnings(_frame(20_000), eps=1.0, method="boosted_adassp")
     assert ws == []
+
+
+def test_a_method_chosen_by_name_is_warned_by_the_same_rule():
+    """Issue 13 (warnings a user sees): the small-data rule does not depend on who chose the method.
+    At n = 150 (index below 20) boosted_adassp by name warns once, names the same n as auto's warning,
+    and says its intervals account for the noise; at n = 20 000 neither warns (test above)."""
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    n_need = math.ceil(150 * api.AUTO_SNR_MIN / (150 * mu / 6.0))
+    fit, ws = _accuracy_warnings(_frame(150), eps=1.0, method="boosted_adassp")
+    assert len(ws) == 1 and f"n >= {n_need}" in str(ws[0].message)
+    assert "account for this noise" in str(ws[0].message) and "chose dpgd" not in str(ws[0].message)
+    assert sum("dominate" in str(t) for t in fit.warnings) == 1
+    # with inference=False nothing in the output shows the noise, and the warning says so
+    _, ws = _accuracy_warnings(_frame(150), eps=1.0, method="adassp", inference=False)
+    assert len(ws) == 1 and "This fit reports no standard errors" in str(ws[0].message)
 
 
 def test_choose_method_rule_on_public_facts():

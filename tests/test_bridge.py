@@ -33,7 +33,8 @@ def test_whole_number_options_from_r_arrive_as_integers():
     # R sends every number as a double: s = 5 must still be the integer sparsity of ht_iht
     cols, factors = _columns(n=3000)
     out = bridge.r_dp_lm("y ~ x + C(g)", cols, factors,
-                         {"eps": 2.0, "method": "ht_iht", "s": 3.0, "seed": 1.0})
+                         {"eps": 2.0, "method": "ht_iht", "s": 3.0, "seed": 1.0,
+                          "allow_outside_regime": True})
     assert out["ok"], out["error"]
     assert out["value"]["dict"]["method"] == "ht_iht"
 

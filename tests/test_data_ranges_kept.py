@@ -64,7 +64,7 @@ def reveals(values, targets):
 
 
 METHODS = [("adassp", {}), ("boosted_adassp", {}), ("adassp", {"mode": "clip"}), ("dpgd", {}),
-           ("ht_fw", {}), ("subsample_aggregate", {})]
+           ("ht_fw", {"allow_outside_regime": True}), ("subsample_aggregate", {})]
 
 
 @pytest.mark.parametrize("method,kw", METHODS, ids=["adassp", "boosted", "adassp_clip", "dpgd", "ht_fw",

@@ -72,9 +72,9 @@ def _outcome(fn):
     return ("ok", np.asarray(fit.coef, float), None if se is None else np.asarray(se, float))
 
 
-LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_fw", {}), ("ht_lasso", {}),
-              ("ht_iht", {"s": 2}), ("ht_sparse", {"s": 2}),
-              ("ht_lasso", {"x_scale": 0.25, "y_scale": 0.5}), ("subsample_aggregate", {"se_method": "analytic"}),
+LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_fw", {"allow_outside_regime": True}), ("ht_lasso", {"allow_outside_regime": True}),
+              ("ht_iht", {"allow_outside_regime": True, "s": 2}), ("ht_sparse", {"allow_outside_regime": True, "s": 2}),
+              ("ht_lasso", {"allow_outside_regime": True, "x_scale": 0.25, "y_scale": 0.5}), ("subsample_aggregate", {"se_method": "analytic"}),
               ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True}), ("auto", {})]
 BOUNDS = {"x": (-4, 4), "x2": (-4, 4), "y": (-20, 20)}
 
@@ -102,7 +102,7 @@ def test_dp_lm_total_on_one_extreme_row(method, opts, bounds):
 
 
 @pytest.mark.parametrize("bounds", [None, {"x": (-4, 4), "x2": (-4, 4)}], ids=["no-bounds", "bounds"])
-@pytest.mark.parametrize("method,opts", [("dpgd", {}), ("ht_fw", {}), ("ht_sparse", {"s": 2})])
+@pytest.mark.parametrize("method,opts", [("dpgd", {}), ("ht_fw", {"allow_outside_regime": True}), ("ht_sparse", {"allow_outside_regime": True, "s": 2})])
 def test_dp_glm_total_on_one_extreme_row(method, opts, bounds):
     D = _data(3000, binomial=True)
     delta = 0.0 if method == "ht_fw" else 1e-6   # ht_fw is pure eps-DP (a delta would be warned about)
@@ -391,7 +391,8 @@ def test_formula_transforms_of_unbounded_columns_are_total():
     D["x"] = D["x"].abs() + 1.0
 
     def run(formula, d):
-        return _outcome(lambda: dp_lm(formula, d, eps=8, delta=0.0, method="ht_fw", random_state=1))
+        return _outcome(lambda: dp_lm(formula, d, eps=8, delta=0.0, method="ht_fw", random_state=1,
+                                      allow_outside_regime=True))
 
     base = run("y ~ np.exp(x) + I(x**2)", D)
     for v in (1e200, 1.7e308, -1e200):

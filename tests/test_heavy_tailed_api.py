@@ -18,8 +18,8 @@ def df():
     return d
 
 
-@pytest.mark.parametrize("method,opts", [("ht_fw", {}), ("ht_lasso", {}), ("ht_iht", {"s": 3}),
-                                         ("ht_sparse", {"s": 3})])
+@pytest.mark.parametrize("method,opts", [("ht_fw", {"allow_outside_regime": True}), ("ht_lasso", {"allow_outside_regime": True}), ("ht_iht", {"allow_outside_regime": True, "s": 3}),
+                                         ("ht_sparse", {"allow_outside_regime": True, "s": 3})])
 def test_dp_lm_methods(df, method, opts):
     fit = dpreg.dp_lm("y ~ x1 + x2 + g", df, eps=2.0, method=method, random_state=1,
                       levels={"g": ["a", "b", "c"]}, **opts)
@@ -49,7 +49,7 @@ def test_x1_found_by_sparse_methods(df):
     # deviations wide and shrink the signal (see docs/accuracy.md)
     for method in ("ht_iht", "ht_sparse"):
         fit = dpreg.dp_lm("y ~ x1 + x2 + g", df, eps=2.0, method=method, s=2, random_state=4,
-                          standardize=False)
+                          standardize=False, allow_outside_regime=True)
         assert "x1" in fit.facts["support"]
 
 
@@ -57,8 +57,9 @@ def test_na_action_zero_keeps_n(df):
     d2 = df.copy()
     d2.loc[[3, 10, 50], "x1"] = np.nan
     with pytest.raises(Exception, match="x1"):
-        dpreg.dp_lm("y ~ x1 + x2", d2, method="ht_fw", random_state=0)
-    fit = dpreg.dp_lm("y ~ x1 + x2", d2, method="ht_fw", random_state=0, na_action="zero")
+        dpreg.dp_lm("y ~ x1 + x2", d2, method="ht_fw", random_state=0, allow_outside_regime=True)
+    fit = dpreg.dp_lm("y ~ x1 + x2", d2, method="ht_fw", random_state=0, na_action="zero",
+                      allow_outside_regime=True)
     assert fit.nobs == len(d2)
 
 
@@ -68,7 +69,7 @@ def test_wider_than_long():
     X = rng.standard_t(5, (n, p))
     d = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
     d["y"] = X[:, 0] - X[:, 1] + rng.standard_t(5, n)
-    for method, opts in (("ht_fw", {}), ("ht_sparse", {"s": 5})):
+    for method, opts in (("ht_fw", {"allow_outside_regime": True}), ("ht_sparse", {"allow_outside_regime": True, "s": 5})):
         # 601 private range searches cannot share 10% of eps at n = 300: refused before anything is
         # spent, naming the raw-scale path, which these unit-scale data suit
         budget = dpreg.Budget(eps=5.0, delta=1e-5)
@@ -84,7 +85,7 @@ def test_wider_than_long():
 
 def test_public_scaling_through_api(df):
     fit = dpreg.dp_lm("y ~ x1 + x2", df, method="ht_fw", random_state=2, x_center={"x1": 0.1},
-                      x_scale={"x1": 2.0, "x2": 2.0}, y_scale=3.0)
+                      x_scale={"x1": 2.0, "x2": 2.0}, y_scale=3.0, allow_outside_regime=True)
     assert fit.tuning["y_scale"] == (3.0, "user")
     assert "public centring/scaling" in fit.facts["scaled_problem"]
 
@@ -98,21 +99,24 @@ def test_unknown_and_inapplicable_options(df):
 
 def test_fw_delta_explicit_warns(df):
     with pytest.warns(UserWarning, match="delta is not used"):
-        dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=1e-3, random_state=0)
+        dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=1e-3, random_state=0, allow_outside_regime=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # a low-dimensional design: the regime warning is expected (tested separately), not a delta one
         warnings.filterwarnings("ignore", message=".*outside that regime")
         # raw scale: the private range search would warn about its small budget (a different matter)
-        dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=0.0, random_state=0, standardize=False)
+        dpreg.dp_lm("y ~ x1", df, method="ht_fw", delta=0.0, random_state=0, standardize=False,
+                    allow_outside_regime=True)
 
 
-def test_regime_warning_from_public_facts():
+def test_outside_the_regime_refused_before_spending_from_public_facts():
     """Outside their regime (issue 13): a low-dimensional design with many rows per coefficient, where
-    the sufficient-statistics methods' index n mu / (B^2 sqrt(d)) is >= 20, gives one AccuracyWarning
-    naming method='auto', also listed in the fit's warnings; a wide design (d = 200 predictors, n = 400,
-    index ~ 0.02) gives none. Both decided before any data-dependent step (public n, d, eps only)."""
-    from dpreg.errors import AccuracyWarning
+    the sufficient-statistics methods' index n mu / (B^2 sqrt(d)) is >= 20, is refused before anything
+    is spent (the Budget is not charged), naming method='auto' and the opt-in; with
+    allow_outside_regime=True the fit runs and gives one AccuracyWarning, also listed in the fit's
+    warnings. A wide design (d = 200 predictors, n = 1000, index ~ 0.06) is neither refused nor warned.
+    All decided from public n, d, eps only."""
+    from dpreg.errors import AccuracyWarning, MethodOutsideRegime
     rng = np.random.default_rng(4)
     n = 3000
     X = rng.uniform(-1, 1, (n, 3))
@@ -120,14 +124,27 @@ def test_regime_warning_from_public_facts():
     low["y"] = X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.standard_t(3, n)
     bounds = {"a": (-1.0, 1.0), "b": (-1.0, 1.0), "c": (-1.0, 1.0), "y": (-3.0, 3.0)}
     for method, kw in (("ht_fw", {}), ("ht_lasso", {}), ("ht_sparse", {"s": 3})):
+        budget = dpreg.Budget(eps=2.0, delta=1e-5)
+        with pytest.raises(MethodOutsideRegime, match="allow_outside_regime=True") as info:
+            dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, bounds=bounds, method=method, random_state=1,
+                        budget=budget, **kw)
+        assert "method='auto'" in str(info.value) and "Nothing was spent" in str(info.value)
+        assert isinstance(info.value, ValueError) and budget.spent == (0.0, 0.0)
+        # private ranges: the refusal comes after the range search's public-facts check, still uncharged
+        budget = dpreg.Budget(eps=2.0, delta=1e-5)
+        with pytest.raises(MethodOutsideRegime):
+            dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, method=method, random_state=1, budget=budget, **kw)
+        assert budget.spent == (0.0, 0.0)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fit = dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, bounds=bounds, method=method, random_state=1, **kw)
+            fit = dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, bounds=bounds, method=method, random_state=1,
+                              allow_outside_regime=True, **kw)
         hits = [w for w in caught if issubclass(w.category, AccuracyWarning) and "outside that regime" in str(w.message)]
         assert len(hits) == 1 and "method='auto'" in str(hits[0].message)
         assert sum("outside that regime" in w for w in fit.warnings) == 1
+        assert fit.tuning["allow_outside_regime"] == (True, "user")
     p = 200
-    m = 400
+    m = 1000
     W = rng.uniform(-1, 1, (m, p))
     wide = pd.DataFrame(W, columns=[f"x{j}" for j in range(p)])
     wide["y"] = W[:, 0] - W[:, 1] + 0.1 * rng.standard_t(3, m)
@@ -152,9 +169,11 @@ def test_default_T_is_capped_by_the_blocks_the_rows_allow():
     b = {"x": (-1.0, 1.0), "y": (-2.0, 2.0)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)   # the regime warning
-        fit = dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1)
+        fit = dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1,
+                          allow_outside_regime=True)
     T, origin = fit.tuning["T"]
     assert round(0.5 * (n * 8.0) ** (1 / 3)) > n // rb.M_MIN    # the uncapped default would not fit
     assert T == n // rb.M_MIN == 2 and "capped" in origin
     with pytest.raises(dpreg.DPRegError, match="cannot be split into T = 3 blocks"):
-        dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1, T=3)
+        dpreg.dp_lm("y ~ x", df, eps=8.0, method="ht_fw", bounds=b, random_state=1, T=3,
+                    allow_outside_regime=True)

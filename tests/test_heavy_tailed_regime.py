@@ -11,7 +11,7 @@ import pytest
 from scipy import optimize, stats
 
 import dpreg
-from dpreg.errors import AccuracyWarning, InvalidArgument
+from dpreg.errors import AccuracyWarning, InvalidArgument, MethodOutsideRegime
 from dpreg.privacy.ledger import Ledger
 
 BOUNDS = {"a": (-5.0, 5.0), "b": (-5.0, 5.0), "c": (-5.0, 5.0), "y": (-10.0, 10.0)}
@@ -70,51 +70,59 @@ def _mu(eps, delta):
     return optimize.brentq(f, 1e-6, 50.0, xtol=1e-14)
 
 
-def _regime_warned(df, eps, method="ht_fw", **kw):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        dpreg.dp_lm("y ~ a + b + c", df, eps=eps, bounds=BOUNDS, method=method, random_state=2, T=2, **kw)
-    return any(issubclass(w.category, AccuracyWarning) and "outside that regime" in str(w.message) for w in caught)
+def _refused(df, eps, method="ht_fw", **kw):
+    """True when the fit is refused as outside the regime (before spending: the Budget is not charged)."""
+    budget = dpreg.Budget(eps=2 * eps, delta=1e-3)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dpreg.dp_lm("y ~ a + b + c", df, eps=eps, bounds=BOUNDS, method=method, random_state=2, T=2,
+                        budget=budget, **kw)
+    except MethodOutsideRegime:
+        assert budget.spent == (0.0, 0.0)
+        return True
+    return False
 
 
-def test_regime_warning_threshold_is_the_public_index():
-    """The warning fires exactly when n mu / (B^2 sqrt(d)) >= 20 (docs/heavy_tailed.md, "Regime"):
+def test_regime_threshold_is_the_public_index():
+    """The refusal happens exactly when n mu / (B^2 sqrt(d)) >= 20 (docs/heavy_tailed.md, "Regime"):
     here d = 4 (intercept + 3 numeric columns), B^2 = 4, delta = 1e-6 for the pure-DP ht_fw. The
     threshold n is computed in the test from the definition (mu solved independently): n one row
-    below it gets no warning, n at it gets one, whatever the data (two different data-generating
-    processes with the same public facts give the same decision)."""
-    eps = 1.0
+    below it is fitted, n at it is refused, whatever the data (two different data-generating
+    processes with the same public facts give the same decision). eps = 0.5 puts the threshold above
+    the minimum row count (1000), so the index alone decides."""
+    eps = 0.5
     mu = _mu(eps, 1e-6)
     n_min = math.ceil(20.0 * 4 * math.sqrt(4) / mu)
-    assert 200 < n_min < 2000          # a size the test can afford
+    assert 1000 < n_min < 3000          # above MIN_ROWS_LINEAR, and a size the test can afford
     for seed in (0, 1):
         below, at = _frame(n_min - 1, seed), _frame(n_min, seed)
         if seed == 1:                  # heavy-tailed data, another outcome model: same public facts
             rng = np.random.default_rng(9)
             for f in (below, at):
                 f["y"] = np.clip(rng.standard_t(2, len(f)) * 3, -10, 10)
-        assert not _regime_warned(below, eps)
-        assert _regime_warned(at, eps)
+        assert not _refused(below, eps)
+        assert _refused(at, eps)
+        with warnings.catch_warnings(record=True) as caught:     # the opt-in: fitted, with the warning
+            warnings.simplefilter("always")
+            dpreg.dp_lm("y ~ a + b + c", at, eps=eps, bounds=BOUNDS, method="ht_fw", random_state=2, T=2,
+                        allow_outside_regime=True)
+        assert sum(issubclass(w.category, AccuracyWarning) and "outside that regime" in str(w.message)
+                   for w in caught) == 1
 
 
-def test_regime_warning_for_the_delta_methods_uses_their_delta():
+def test_regime_for_the_delta_methods_uses_their_delta():
     """ht_lasso is (eps, delta)-DP: the index uses the fit's delta. At delta = 1e-10 mu is smaller, so
-    the threshold n is larger: an n between the two thresholds warns at delta = 1e-6 and not at 1e-10."""
-    eps = 1.0
+    the threshold n is larger: an n between the two thresholds is refused at delta = 1e-6 and not at
+    1e-10 (eps = 0.5: both thresholds above the minimum row count)."""
+    eps = 0.5
     n6 = math.ceil(20.0 * 8 / _mu(eps, 1e-6))
     n10 = math.ceil(20.0 * 8 / _mu(eps, 1e-10))
     assert n10 > n6 + 50
     n = (n6 + n10) // 2
     df = _frame(n, 3)
-
-    def warned(delta):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            dpreg.dp_lm("y ~ a + b + c", df, eps=eps, delta=delta, bounds=BOUNDS, method="ht_lasso",
-                        random_state=2, T=3)
-        return any("outside that regime" in str(w.message) for w in caught)
-
-    assert warned(1e-6) and not warned(1e-10)
+    assert _refused(df, eps, method="ht_lasso", delta=1e-6)
+    assert not _refused(df, eps, method="ht_lasso", delta=1e-10)
 
 
 def test_standardised_back_map_is_exact():
@@ -126,7 +134,7 @@ def test_standardised_back_map_is_exact():
     rng = np.random.default_rng(5)
     df = _frame(200, 4)
     fit = dpreg.dp_lm("y ~ a + b + c", df, eps=1.0, bounds=BOUNDS, method="ht_fw", random_state=1, T=2,
-                      x_center={"a": 0.3, "b": -1.0, "c": 2.0}, x_scale={"a": 5.0, "b": 0.5, "c": 3.0},
+                      allow_outside_regime=True, x_center={"a": 0.3, "b": -1.0, "c": 2.0}, x_scale={"a": 5.0, "b": 0.5, "c": 3.0},
                       y_center=1.5, y_scale=7.0)
     X = np.asarray(fit.public.model_matrix(df), float)
     c = np.array([0.0, 0.3, -1.0, 2.0])
@@ -186,7 +194,7 @@ def test_noise_free_lasso_is_exact_frank_wolfe_on_the_standardised_problem():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dpreg.dp_lm("y ~ a + b + c + g", df, eps=1e6, bounds=bounds, method="ht_lasso", random_state=3,
-                          T=T, radius=r)
+                          T=T, radius=r, allow_outside_regime=True)
     terms = list(fit.public.terms)
     X = np.asarray(fit.public.model_matrix(df), float)
     ys = df["y"].to_numpy() / 10.0
@@ -208,3 +216,34 @@ def test_noise_free_lasso_is_exact_frank_wolfe_on_the_standardised_problem():
     np.testing.assert_allclose(fit.coef.to_numpy(), 10.0 * w, rtol=1e-12, atol=1e-12)
     f = lambda v: 0.5 * v @ A @ v - bvec @ v                # noqa: E731
     assert f(w) >= _l1_constrained_min(A, bvec, r) - 1e-9
+
+
+def test_linear_model_needs_the_minimum_rows_even_inside_the_index_regime():
+    """Below MIN_ROWS_LINEAR rows a heavy-tailed linear fit is refused before spending, whatever the
+    index (issue 12/13: small data gets honest intervals or a refusal; these methods have no intervals).
+    A wide design (50 predictors, index far below 20) shows the rule is the row count: 999 rows refused,
+    1000 fitted; the opt-in fits 999 rows with one AccuracyWarning naming the minimum."""
+    from dpreg.estimators.heavy_tailed.options import MIN_ROWS_LINEAR
+    assert MIN_ROWS_LINEAR == 1000                 # the documented value (docs/heavy_tailed.md, 'Regime')
+    rng = np.random.default_rng(21)                # test data, not a DP draw
+    p = 50
+    X = rng.uniform(-1, 1, (1000, p))
+    df = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
+    df["y"] = X[:, 0] - X[:, 1] + 0.5 * rng.standard_t(3, 1000)
+    bounds = {**{f"v{j}": (-1.0, 1.0) for j in range(p)}, "y": (-10.0, 10.0)}
+    formula = "y ~ " + " + ".join(f"v{j}" for j in range(p))
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with pytest.raises(MethodOutsideRegime, match="at least 1000 rows") as info:
+        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_lasso", budget=budget,
+                    random_state=1)
+    assert "method='auto'" in str(info.value) and budget.spent == (0.0, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm(formula, df, eps=1.0, bounds=bounds, method="ht_lasso", random_state=1)
+    assert fit.nobs == 1000
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_lasso", random_state=1,
+                    allow_outside_regime=True)
+    assert sum(issubclass(w.category, AccuracyWarning) and "at least 1000 rows" in str(w.message)
+               for w in caught) == 1

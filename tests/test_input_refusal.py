@@ -132,8 +132,8 @@ def test_delta_outside_its_range_is_refused(delta):
         dpreg.dp_lm("y ~ x", frame(), eps=1.0, delta=delta, bounds=BOUNDS)
 
 
-LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_lasso", {}), ("ht_iht", {"s": 2}),
-              ("ht_sparse", {"s": 2}), ("subsample_aggregate", {}), ("tukey", {}), ("isp", {})]
+LM_METHODS = [("adassp", {}), ("boosted_adassp", {}), ("dpgd", {}), ("ht_lasso", {"allow_outside_regime": True}), ("ht_iht", {"allow_outside_regime": True, "s": 2}),
+              ("ht_sparse", {"allow_outside_regime": True, "s": 2}), ("subsample_aggregate", {}), ("tukey", {}), ("isp", {})]
 
 
 @pytest.mark.parametrize("method,kw", LM_METHODS, ids=[m for m, _ in LM_METHODS])
@@ -198,7 +198,8 @@ def test_univariate_opt_in_is_marked():
 def test_pure_method_that_ignores_delta_and_add_remove_have_no_delta_rule():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm("y ~ x", frame(), eps=1.0, delta=0.01, bounds=BOUNDS, method="ht_fw", random_state=1)
+        fit = dpreg.dp_lm("y ~ x", frame(), eps=1.0, delta=0.01, bounds=BOUNDS, method="ht_fw", random_state=1,
+                          allow_outside_regime=True)
     assert fit.privacy.delta_spent == 0.0          # ht_fw is pure: the delta it is given is not used
     # under add/remove n is private: there is no public n to compare delta with
     fit = dpreg.dp_lm("y ~ x", frame(), eps=1.0, delta=0.01, bounds=BOUNDS, method="adassp",

@@ -74,12 +74,14 @@ def test_ht_declared_ranges_standardise_exactly():
     """With every range declared the heavy-tailed methods run on the [-1, 1]-scaled problem; the same
     fit with those public constants passed by hand gives the same coefficients (exact back-map)."""
     df = _natural_frame(4000, seed=2)
-    fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5)
+    fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5,
+                      allow_outside_regime=True)
     by_hand = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5,
-                          x_center={"mass": 4000.0, "year": 2006.0}, x_scale={"mass": 2500.0, "year": 3.0},
+                          allow_outside_regime=True, x_center={"mass": 4000.0, "year": 2006.0}, x_scale={"mass": 2500.0, "year": 3.0},
                           y_center=4000.0, y_scale=4000.0)
     np.testing.assert_allclose(fit.coef.to_numpy(), by_hand.coef.to_numpy(), rtol=1e-10, atol=1e-10)
-    raw = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5, standardize=False)
+    raw = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, bounds=BOUNDS, method="ht_fw", random_state=5,
+                      standardize=False, allow_outside_regime=True)
     # on the raw scale the unit-radius l1 ball cannot hold the fit (intercept ~1000): far worse
     X = np.column_stack([np.ones(len(df)), df.mass, df.year] +
                         [(df.g == lv).to_numpy(float) for lv in ("b", "c", "rare")])
@@ -109,7 +111,7 @@ def _mse_ratio(df, coef):
     return mse(np.asarray(coef, float)) / mse(_ols(df))
 
 
-@pytest.mark.parametrize("method,opts", [("ht_fw", {}), ("ht_lasso", {}), ("ht_sparse", {"s": 4})])
+@pytest.mark.parametrize("method,opts", [("ht_fw", {"allow_outside_regime": True}), ("ht_lasso", {"allow_outside_regime": True}), ("ht_sparse", {"allow_outside_regime": True, "s": 4})])
 def test_ht_private_ranges_standardise(method, opts):
     """Without declared ranges the heavy-tailed methods get ranges from the private search (ledger rows,
     part of eps) and run on the [-1, 1]-scaled problem. On natural-scale data (intercept ~1000, slopes of
@@ -131,10 +133,11 @@ def test_ht_truncation_is_one_on_the_scaled_problem():
     raw-scale default keeps the spec's formula (> 1 here)."""
     df = _natural_frame(4000, seed=2)
     kw = dict(levels=LEVELS, eps=2.0, bounds=BOUNDS, random_state=0)
-    fit = dpreg.dp_lm(FORMULA, df, method="ht_lasso", **kw)
+    fit = dpreg.dp_lm(FORMULA, df, method="ht_lasso", allow_outside_regime=True, **kw)
     assert fit.tuning["K_x"][0] == 1.0 and fit.tuning["K_y"][0] == 1.0
-    assert dpreg.dp_lm(FORMULA, df, method="ht_lasso", K=3.0, **kw).tuning["K_x"] == (3.0, "user")
-    assert dpreg.dp_lm(FORMULA, df, method="ht_lasso", standardize=False, **kw).tuning["K_x"][0] > 1.0
+    assert dpreg.dp_lm(FORMULA, df, method="ht_lasso", K=3.0, allow_outside_regime=True, **kw).tuning["K_x"] == (3.0, "user")
+    assert dpreg.dp_lm(FORMULA, df, method="ht_lasso", standardize=False, allow_outside_regime=True,
+                       **kw).tuning["K_x"][0] > 1.0
 
 
 @pytest.mark.parametrize("method", ["ht_iht", "ht_sparse"])

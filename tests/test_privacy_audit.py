@@ -186,10 +186,10 @@ CASES = [
     ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
     ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
     ("subsample_aggregate", "gaussian", {"k": 100}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),  # below its k rule: k given
-    ("ht_fw", "gaussian", {}, 2000, 1.0, set()),
-    ("ht_lasso", "gaussian", {}, 2000, 1.0, set()),
-    ("ht_iht", "gaussian", {"s": 3}, 2000, 1.0, set()),
-    ("ht_sparse", "gaussian", {"s": 3}, 2000, 1.0, set()),
+    ("ht_fw", "gaussian", {"allow_outside_regime": True}, 2000, 1.0, set()),
+    ("ht_lasso", "gaussian", {"allow_outside_regime": True}, 2000, 1.0, set()),
+    ("ht_iht", "gaussian", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
+    ("ht_sparse", "gaussian", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
     ("dpgd", "gaussian", {}, 2000, 1.0, DPGD_FACTS | ADAPTIVE_FIELDS),
     # dp_glm's private Newton: contraction = spectral radius of I - K H with K, H post-processed from the
     # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices;
@@ -253,7 +253,7 @@ VARIANTS = [
     ("isp", {}, 100000, 8.0, 1e-6, "y ~ x + z", ISP_FACTS),
     ("isp", {"L_tries": 2, "sigma": 2.0}, 50000, 10.0, 1e-6, FORMULA, ISP_FACTS),
     # the iterates after each Peeling step are the method's releases (heavy-tailed spec, Alg. 3)
-    ("ht_iht", {"s": 3, "keep_path": True}, 2000, 1.0, 1e-6, FORMULA, {"/facts/path[][]"}),
+    ("ht_iht", {"allow_outside_regime": True, "s": 3, "keep_path": True}, 2000, 1.0, 1e-6, FORMULA, {"/facts/path[][]"}),
 ]
 
 
@@ -452,7 +452,7 @@ def test_no_data_extremes_or_counts_in_released_objects():
     far = [1, 2, 3, 4, 5, 6, 7]
     df.loc[far, "x"] = X_PLANT
     df.loc[far, "y"] = Y_PLANT
-    for method, kw in [("adassp", {}), ("subsample_aggregate", {"k": 100}), ("ht_fw", {}), ("dpgd", {})]:
+    for method, kw in [("adassp", {}), ("subsample_aggregate", {"k": 100}), ("ht_fw", {"allow_outside_regime": True}), ("dpgd", {})]:
         d = fit_dict(method, df, kw=kw)
         text = json.dumps(d)
         for needle in NEEDLES:
@@ -815,8 +815,8 @@ def test_failure_after_a_private_range_search_charges_the_budget():
     assert budget.spent == pytest.approx((0.1, 0.0), rel=1e-12)
 
 
-@pytest.mark.parametrize("method,kw", [("ht_fw", {}), ("ht_lasso", {}), ("ht_iht", {"s": 3}),
-                                       ("ht_sparse", {"s": 3}), ("dpgd", {})])
+@pytest.mark.parametrize("method,kw", [("ht_fw", {"allow_outside_regime": True}), ("ht_lasso", {"allow_outside_regime": True}), ("ht_iht", {"allow_outside_regime": True, "s": 3}),
+                                       ("ht_sparse", {"allow_outside_regime": True, "s": 3}), ("dpgd", {})])
 def test_huge_rows_raise_no_data_dependent_numpy_warnings(method, kw):
     """Methods that need no ranges see raw values; a huge row overflows inside the robust gradient.
     Its bounded influence is by design (smoothed_psi maps +-inf/NaN to its limits); numpy's

@@ -523,9 +523,12 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             if unknown:
                 raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, "
                                       "which method='auto' chose for this design; pass method= explicitly")
-    if auto and family == "gaussian" and neighbours == "replace_one":
+    if family == "gaussian" and neighbours == "replace_one":
+        # the same public rule whether auto chose the method or the user did (issue 13: a user who picks
+        # a method by name is told too when the noise is expected to dominate)
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
-                                     eps, delta, chosen=method, inference=bool(inference))
+                                     eps, delta, chosen=method, inference=bool(inference), explicit=not auto,
+                                     has_intervals=bool(inference) and est.reports_standard_errors)
         if small is not None:   # public facts only; said before the estimator spends anything
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)
             design_notes.append(small)

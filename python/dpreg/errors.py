@@ -118,6 +118,13 @@ class DeltaTooLarge(InvalidArgument):
     privacy statement then says so)."""
 
 
+class MethodOutsideRegime(InvalidArgument):
+    """The chosen method is outside the regime where it gives a usable answer, decided from public facts
+    only (n, the model matrix's columns and factor blocks, eps, delta), before any budget is spent. The
+    message names the condition and what would work (another method, or the method's opt-in
+    ``allow_outside_regime=True``, which fits anyway and says so in a warning)."""
+
+
 class InternalError(DPRegError, RuntimeError):
     """An invariant of dpreg itself failed (a bug, never a property of the user's data or arguments),
     e.g. a ledger that composes to more than the request. Also a ``RuntimeError``."""

@@ -64,6 +64,9 @@ class MethodSpec:
         ``unit=`` (one privacy unit owning several rows) is calibrated for.
     allows_wide : bool
         d >= n is expected; the design layer must not refuse wide designs.
+    reports_standard_errors : bool
+        The method can release standard errors and intervals (when inference is requested and the
+        release supports them); False for point-estimate-only methods.
     applies : frozenset or None
         The module options that apply to this method (None: all of the module's ``OPTIONS``). A module
         that implements several methods declares one set per method.
@@ -99,6 +102,7 @@ class MethodSpec:
     ignores_delta: bool = False
     supports_units: bool = False
     allows_wide: bool = False
+    reports_standard_errors: bool = True
     applies: frozenset | None = None
     summary_lines: Callable | None = None
     tuning_in_block: bool = False
@@ -176,7 +180,7 @@ _HT_SCALING = ("x_center", "x_scale", "y_center", "y_scale", "standardize")
 # the heavy-tailed methods ask for ranges for their standardised default (squared loss), have a raw-scale
 # path (standardize=False), and check the options they cannot default (s) before anything is spent
 _HT_HOOKS = dict(needs_bounds_hook="needs_bounds", ranges_optional=True, check_options_hook="check_options",
-                 check_public_hook="check_public_shape")
+                 check_public_hook="check_public_shape", reports_standard_errors=False)
 
 #: every method, in the order of the documentation
 METHODS: dict[str, MethodSpec] = {s.name: s for s in (
@@ -187,7 +191,7 @@ METHODS: dict[str, MethodSpec] = {s.name: s for s in (
     _spec("isp", "isp", "insufficient statistics perturbation",
           "Brown, Hayase, Hopkins, Kong, Liu, Oh, Perdomo & Smith 2024, COLT", summary_lines=_lines.isp_lines),
     _spec("tukey", "tukey", "TukeyEM", "Amin, Joseph, Ribero & Vassilvitskii 2023, ICLR",
-          supports_units=True, summary_lines=_lines.tukey_lines),
+          supports_units=True, reports_standard_errors=False, summary_lines=_lines.tukey_lines),
     _spec("dpgd", "dpgd", "DP gradient descent", "baseline of Tang et al. 2024",
           families=("gaussian", "binomial"), neighbours=_BOTH, needs_bounds=True, summary_lines=_lines.dpgd_lines),
     _spec("subsample_aggregate", "subsample", "subsample-and-aggregate, private modified winsorized mean",
@@ -197,22 +201,22 @@ METHODS: dict[str, MethodSpec] = {s.name: s for s in (
     _spec("ht_fw", "heavy_tailed", f"heavy-tailed DP Frank-Wolfe [{_HNXW}, Alg. 1]", f"{_HNXW}, Alg. 1",
           families=("gaussian", "binomial"), pure_dp=True, ignores_delta=True, allows_wide=True,
           applies=("radius", "constraint", "tau", "scale", "beta", "T", "zeta", "sensitivity", "w_init",
-                   "keep_path", *_HT_SCALING),
+                   "keep_path", "allow_outside_regime", *_HT_SCALING),
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
     _spec("ht_lasso", "heavy_tailed",
           f"heavy-tailed private LASSO: shrinkage + DP Frank-Wolfe [{_HNXW}, Alg. 2]", f"{_HNXW}, Alg. 2",
           allows_wide=True,
-          applies=("radius", "moment4", "K", "K_x", "K_y", "T", "accounting", "keep_path", *_HT_SCALING),
+          applies=("radius", "moment4", "K", "K_x", "K_y", "T", "accounting", "keep_path", "allow_outside_regime", *_HT_SCALING),
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
     _spec("ht_iht", "heavy_tailed", f"truncated DP-IHT with Peeling [{_HNXW}, Algs. 3-4]", f"{_HNXW}, Algs. 3-4",
           allows_wide=True,
           applies=("s", "step", "T", "proj_radius", "moment4", "K", "K_x", "K_y", "w_init", "accounting",
-                   "keep_path", "penalize_intercept", *_HT_SCALING),
+                   "keep_path", "penalize_intercept", "allow_outside_regime", *_HT_SCALING),
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
     _spec("ht_sparse", "heavy_tailed", f"robust-gradient sparse learning with Peeling [{_HNXW}, Alg. 5]",
           f"{_HNXW}, Alg. 5", families=("gaussian", "binomial"), allows_wide=True,
           applies=("s", "step", "T", "lambda_reg", "tau", "beta", "scale", "zeta", "accounting", "sensitivity",
-                   "keep_path", "penalize_intercept", *_HT_SCALING),
+                   "keep_path", "penalize_intercept", "allow_outside_regime", *_HT_SCALING),
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
 )}
 

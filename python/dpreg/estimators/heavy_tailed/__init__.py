@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from ..._plain import to_plain
-from ...errors import AccuracyWarning, InvalidArgument
+from ...errors import AccuracyWarning, InvalidArgument, MethodOutsideRegime
 from ...privacy.requests import eps_room
 from ...release import Release
 from ..registry import METHODS as _REGISTRY
@@ -103,9 +103,12 @@ def fit(design, spec, noise, ledger, *, method, **options):
     delta, notes = _delta_for(method, spec, n)
     if family == "gaussian":
         # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
-        # eps): a warning, since on such data they were poor (1.2-17 x OLS) but not unusable everywhere, and no
-        # public fact separates the good cells from the poor ones (docs/heavy_tailed.md, "Regime")
-        note = regime_note(method, n, design.public, spec.eps, spec.delta)
+        # eps): refused by the public check before anything is spent (check_public_shape); a user who
+        # opted in with allow_outside_regime=True gets the fit and the warning (docs/heavy_tailed.md, "Regime")
+        allowed = bool(options.get("allow_outside_regime", False))
+        note = regime_note(method, n, design.public, spec.eps, spec.delta, refusal=not allowed)
+        if note is not None and not allowed:
+            raise MethodOutsideRegime(note)
         if note is not None:
             warnings.warn(note, AccuracyWarning, stacklevel=3)
             notes.append(note)
