@@ -47,7 +47,7 @@ from ..privacy.requests import check_budget_split
 
 NEIGHBOUR_RELATIONS = ("replace_one", "add_remove")
 RIDGE_RULES = ("tang2023", "wang2018", "seed_literal")
-CI_KINDS = ("auto", "analytic", "bootstrap", "pivot", "auto_pivot")
+CI_KINDS = ("auto", "analytic", "bootstrap")
 
 #: residual clipping constant of R_a (docs/derivations/adassp_boosted.md §8): |y~| <= 1 and sensible fitted values lie in [-1, 1]
 BUNDLE_C1 = 2.0

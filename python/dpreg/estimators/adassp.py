@@ -114,7 +114,7 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     Gamma, repaired = _ssp.pd_inverse(A_hat + lam * np.eye(d), sigma1, _pd_repair)
     theta = Gamma @ b_hat
 
-    state = dict(kind="adassp", A_hat=A_hat, b_hat=b_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
+    state = dict(kind="adassp", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_xty=sigma2, kappa_E=kappa_E, kappa_L=kappa_L,
                  bound_y=bound_y, pd_repair=_pd_repair, columns_dropped=keep is not None)
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
@@ -173,52 +173,6 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
         where = {"above 1": "above 1", "below 0": "below 0"}.get(point["side"], "outside (0, 1)")
         facts["r_squared_not_estimable"] = (f"no point estimate at this n and eps: the privacy noise put "
                                             f"it {where}; its 95% interval is given")
-
-
-
-def _pivot_intervals(rel, facts, state, *, M, m, samp, level, withhold_unbounded=True):
-    """AdaSSP's intervals from the errors-in-variables pivot of the released normal equations (issue 12;
-    inference.gram_pivot, docs/derivations/adassp_boosted.md §18): the profile interval of each
-    original-unit coefficient beta_j = M_j theta + m_j over {theta : Q(theta) <= chi2_1(level)}, hulled
-    with the point estimate (which stays as it is). The standard errors become half-width / z with the
-    correlations of the analytic covariance (so the Wald test and the noise share follow the intervals).
-    Where the set is unbounded (the released Gram has an eigenvalue within sqrt(chi2_1) sigma1 of 0)
-    every coefficient is: no interval is released, with the reason. Released values only."""
-    from ..inference import gram_pivot
-    from scipy import stats
-    q = float(stats.chi2.ppf(level, 1))
-    a_min = gram_pivot.smallest_abs_eigenvalue(state["A_hat"]) / float(state["sigma_gram"])
-    facts["pivot_min_abs_eigenvalue_sds"] = a_min
-    iv = gram_pivot.pivot_intervals(state["A_hat"], state["b_hat"], M, sigma_gram=state["sigma_gram"],
-                                    sigma_xty=state["sigma_xty"], samp=samp, q=q)
-    if iv is None and not withhold_unbounded:
-        facts["ci_used_pivot"] = False
-        return
-    if iv is None:
-        rel.vcov = rel.vcov_privacy = None
-        rel.ci = rel.ci_draws = None
-        facts["ci_used"] = "pivot (unbounded)"
-        rel.inference_note = (
-            "standard errors not estimable at this n and eps: the privacy noise in X^T X is as large as "
-            f"the data's variation along some combination of the predictors (smallest released eigenvalue "
-            f"{a_min:.2g} noise s.d.s from 0, below {math.sqrt(q):.2f}), so every confidence set that holds "
-            "the coefficients with the stated probability is unbounded; a larger n or eps, or declared "
-            "bounds closer to the data, gives intervals")
-        return
-    coef = np.asarray(rel.coef, float)
-    lo = np.minimum(iv[:, 0] + m, coef)
-    hi = np.maximum(iv[:, 1] + m, coef)
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
-    se = (hi - lo) / (2.0 * z)
-    V = np.asarray(rel.vcov, float)
-    sd = np.sqrt(np.maximum(np.diag(V), 1e-300))
-    R = V / np.outer(sd, sd)
-    Vn = R * np.outer(se, se)
-    rel.vcov = (Vn + Vn.T) / 2.0
-    rel.ci = np.column_stack([lo, hi])
-    rel.ci_level = level
-    rel.ci_draws = None
-    facts["ci_used"] = "pivot"
 
 
 def _drop_r2_interval(facts):
@@ -285,9 +239,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     n, d = X.shape
     M, m = sd.M, sd.m
     coef = M @ theta + m
-    pivot_mode = values["ci"]
-    if pivot_mode == "auto_pivot":      # experimental: "auto", with the pivot's intervals where bounded
-        values = dict(values, ci="auto")
     icpt = sd.extra.get("intercept_index")
     boosted = state["kind"] == "boosted"
     facts = {
@@ -631,9 +582,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                         "parametric bootstrap of the released statistics (the noise of the released X^T X "
                         "acts non-linearly at this n, eps and design), so the intervals are the "
                         + rel.inference_note)
-        if not boosted and rel.vcov is not None and pivot_mode in ("pivot", "auto_pivot"):
-            _pivot_intervals(rel, facts, state, M=M, m=m, samp=(sigma2_hat * S if meat is None else meat),
-                             level=float(values["level"]), withhold_unbounded=pivot_mode == "pivot")
         # issue 12: BoostedAdaSSP's covariance uses S (the released Gram matrix) for X^T X in every
         # round; when the Gram noise s.d. sigma1 exceeds a column's released information S_jj (small
         # n eps: sigma1 grows with sqrt(T)), V_T is wrong and the intervals covered 0.80 at n = 300
