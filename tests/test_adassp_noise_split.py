@@ -148,7 +148,7 @@ def test_gram_part_is_the_covariance_of_the_mechanisms_gram_noise_times_theta():
     sigma1^2/2 off it). 4000 draws: a sample covariance entry of Gaussian vectors with known mean 0 has
     s.d. sqrt((C_ik^2 + C_ii C_kk) / R); every entry must be within 4 of them (two-sided 6e-5 each). The
     formula for i.i.d. mirrored entries, sigma1^2 (||theta||^2 I + theta theta' - diag(theta^2)), puts
-    about twice the variance on the diagonal and is rejected by the same draws (with this seed: largest
+    up to twice the variance on the diagonal and is rejected by the same draws (with this seed: largest
     |error| 1.8 s.d. for the formula, 21 s.d. for the i.i.d. one)."""
     from dpreg.privacy.ledger import Ledger
     from dpreg.privacy.mechanisms import NoiseSource, gaussian_mechanism
