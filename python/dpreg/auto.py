@@ -82,12 +82,8 @@ def auto_snr(n, d, b_sq, eps, delta):
 def auto_b_sq(public):
     """B^2 of the signal-to-noise index: the squared-norm budget of a scaled row (intercept, one per
     numeric column, one per factor block: a row has one dummy set per block). Public (the design's
-    columns and factor blocks)."""
-    d = len(public.terms)
-    blocks = [b for b in (public.factor_blocks or []) if len(b)]
-    in_blocks = sum(len(b) for b in blocks)
-    icpt = 1 if public.has_intercept else 0
-    return icpt + (d - icpt - in_blocks) + len(blocks)
+    columns and factor blocks; :attr:`dpreg.design.contract.PublicDesign.row_norm_budget`)."""
+    return public.row_norm_budget
 
 
 def choose_method(facts):

@@ -53,6 +53,17 @@ class PublicDesign:
         return len(self.terms)
 
     @property
+    def row_norm_budget(self) -> int:
+        """B^2, the squared-norm budget of a row scaled by its public ranges: 1 for the intercept, 1 per
+        numeric column, 1 per factor block (a row has one dummy set per block). Public (the columns and
+        factor blocks); the signal-to-noise index n mu / (B^2 sqrt(d)) of method="auto" and of the
+        heavy-tailed methods' regime rule uses it."""
+        blocks = [b for b in (self.factor_blocks or []) if len(b)]
+        in_blocks = sum(len(b) for b in blocks)
+        icpt = 1 if self.has_intercept else 0
+        return icpt + (self.d - icpt - in_blocks) + len(blocks)
+
+    @property
     def fully_bounded(self) -> bool:
         """Every non-intercept column has a finite public interval and the outcome is bounded."""
         lo, hi = np.asarray(self.column_lower, float), np.asarray(self.column_upper, float)

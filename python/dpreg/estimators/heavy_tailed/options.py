@@ -443,13 +443,8 @@ def ssp_snr(n, d, b_sq, eps, delta=_API_DEFAULT_DELTA) -> float:
 def regime_index(n, public, eps, delta) -> float:
     """The public signal-to-noise index of the regime rule for this design (n, the model matrix's
     columns and factor blocks, eps, delta)."""
-    d = len(public.terms)
-    blocks = [b for b in (public.factor_blocks or []) if len(b)]
-    in_blocks = sum(len(b) for b in blocks)
-    icpt = 1 if public.has_intercept else 0
-    b_sq = icpt + (d - icpt - in_blocks) + len(blocks)
     dl = float(delta) if delta and delta > 0 else _API_DEFAULT_DELTA
-    return ssp_snr(n, d, b_sq, eps, dl)
+    return ssp_snr(n, len(public.terms), public.row_norm_budget, eps, dl)
 
 
 def regime_note(method, n, public, eps, delta, *, refusal=False) -> str | None:
