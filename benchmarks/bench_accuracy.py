@@ -32,6 +32,7 @@ median over seeds, on the full data (no split: the target is the MLE itself).
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 import types
@@ -269,8 +270,9 @@ def _glm_inputs(name):
     return df, {k: v for k, v in WAGE_BOUNDS.items() if k in ("age", "year")}
 
 
-def run_glm(tasks, eps_grid, seeds, log=print):
-    """max_j |beta_j - MLE_j| / SE_MLE_j of dp_glm (auto) on the full data, per task/eps/bounds/seed."""
+def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
+    """max_j |beta_j - MLE_j| / SE_MLE_j of dp_glm (``methods``, default auto) on the full data, per
+    task/eps/bounds/seed; each result ends with the method."""
     import statsmodels.formula.api as smf
 
     import dpreg
@@ -279,33 +281,31 @@ def run_glm(tasks, eps_grid, seeds, log=print):
         task = GLM_TASKS[name]
         df, bounds = _glm_inputs(name)
         mle = smf.logit(task["formula"], df).fit(disp=0, maxiter=200)
-        for eps in eps_grid:
-            for bset in ("declared", "private"):
-                for seed in range(seeds):
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        try:
-                            fit = dpreg.dp_glm(task["formula"], df, eps=eps,
-                                               bounds=bounds if bset == "declared" else None,
-                                               levels=_declared_levels(df) or None, random_state=seed * 7919 + int(eps * 100))
-                        except (dpreg.DPRegError, ValueError) as exc:
-                            out.append((name, eps, bset, seed, None, None, str(exc)))
-                            log(f"# glm {name} eps={eps:g} {bset} seed={seed}: refused: {exc}")
-                            continue
-                    b = fit.coef.to_numpy()
-                    names = list(fit.coef.index)     # same term names; statsmodels orders them differently
-                    m = mle.params.reindex(names).to_numpy()
-                    z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
-                    if not np.all(np.isfinite(z)):
-                        raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
-                    se = np.asarray(fit.std_errors, float)
-                    ok = np.isfinite(se)       # intervals withheld as "not estimable" are not counted
-                    cover = float(np.mean(np.abs(b - m)[ok] <= 1.96 * se[ok])) if ok.any() else None
-                    out.append((name, eps, bset, seed, float(np.max(z)), cover, None, float(np.mean(ok))))
-                    log(f"# glm {name} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
-                        f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "
-                        f"{int(ok.sum())}/{ok.size} released ({time.perf_counter() - t0:.1f}s)")
+        for method, eps, bset, seed in itertools.product(methods, eps_grid, ("declared", "private"), range(seeds)):
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    fit = dpreg.dp_glm(task["formula"], df, eps=eps, method=method,
+                                       bounds=bounds if bset == "declared" else None,
+                                       levels=_declared_levels(df) or None, random_state=seed * 7919 + int(eps * 100))
+                except (dpreg.DPRegError, ValueError) as exc:
+                    out.append((name, eps, bset, seed, None, None, str(exc), 0.0, method))
+                    log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: refused: {exc}")
+                    continue
+            b = fit.coef.to_numpy()
+            names = list(fit.coef.index)     # same term names; statsmodels orders them differently
+            m = mle.params.reindex(names).to_numpy()
+            z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
+            if not np.all(np.isfinite(z)):
+                raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
+            se = np.asarray(fit.std_errors if fit.std_errors is not None else np.full(b.size, np.nan), float)
+            ok = np.isfinite(se)       # intervals withheld as "not estimable" are not counted
+            cover = float(np.mean(np.abs(b - m)[ok] <= 1.96 * se[ok])) if ok.any() else None
+            out.append((name, eps, bset, seed, float(np.max(z)), cover, None, float(np.mean(ok)), method))
+            log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
+                f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "
+                f"{int(ok.sum())}/{ok.size} released ({time.perf_counter() - t0:.1f}s)")
     return out
 
 
@@ -317,12 +317,13 @@ def glm_table(results, eps_grid, tasks):
                   "in brackets after it: share of the released 95% noise-aware DP intervals that contain "
                   "the MLE (pooled over seeds), and r = share of intervals released (the rest: not "
                   "estimable at this n and eps)", "",
-                  "| bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
-                  "|---|" + "---|" * len(eps_grid)]
-        for bset in ("declared", "private"):
+                  "| method | bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
+                  "|---|---|" + "---|" * len(eps_grid)]
+        methods = list(dict.fromkeys(x[8] for x in results if x[0] == name))
+        for method, bset in itertools.product(methods, ("declared", "private")):
             cells = []
             for eps in eps_grid:
-                r = [x for x in results if x[0] == name and x[1] == eps and x[2] == bset]
+                r = [x for x in results if x[0] == name and x[1] == eps and x[2] == bset and x[8] == method]
                 ok = [x[4] for x in r if x[4] is not None]
                 if not ok:
                     cells.append("refused: " + (r[0][6][:120] if r else "-"))
@@ -331,7 +332,7 @@ def glm_table(results, eps_grid, tasks):
                 covs = [x[5] * x[7] for x in r if x[4] is not None and x[5] is not None]
                 cov = f"{sum(covs) / sum(rel):.2f}" if sum(rel) > 0 else "NA"
                 cells.append(f"{np.median(ok):.3g} [{min(ok):.3g}-{max(ok):.3g}] ({cov}, r {np.mean(rel):.2f})")
-            lines.append(f"| {bset} | " + " | ".join(cells) + " |")
+            lines.append(f"| {method} | {bset} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -464,6 +465,8 @@ def main(argv=None):
                         "(the adassp/boosted/auto/diffprivlib comparison)")
     p.add_argument("--glm", default="default,diamonds_expensive,wage_ins",
                    help="binary-outcome tasks for dp_glm against the MLE ('' for none)")
+    p.add_argument("--glm-methods", default="auto",
+                   help="comma-separated dp_glm methods for the --glm tasks (auto, dpgd, ht_fw, ht_sparse)")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     from . import write_result
@@ -477,10 +480,12 @@ def main(argv=None):
     t0 = time.perf_counter()
     results = run(tasks, eps_grid, a.seeds, settings)
     glm_tasks = [t for t in a.glm.split(",") if t]
-    glm = run_glm(glm_tasks, eps_grid, a.seeds) if glm_tasks else []
+    glm_methods = [m for m in a.glm_methods.split(",") if m]
+    glm = run_glm(glm_tasks, eps_grid, a.seeds, methods=glm_methods) if glm_tasks else []
     lines = ["# Accuracy on real data: test MSE / MSE_OLS, and dp_glm against the logistic MLE", "",
              f"Command: `python -m benchmarks accuracy --seeds {a.seeds} --eps {a.eps} --tasks {a.tasks} "
-             f"--methods {a.methods} --glm {a.glm}`", "",
+             f"--methods {a.methods} --glm {a.glm}"
+             + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "") + "`", "",
              f"80/20 split, {a.seeds} seeds, delta = 1e-6 (diffprivlib: pure eps-DP, delta = 0), replace-one; "
              "'declared' = documented or analyst-declared public ranges, 'private' = ranges estimated privately "
              "from 10% of eps. 'refused' = the method declined before spending budget (its message "

@@ -247,3 +247,29 @@ def test_linear_model_needs_the_minimum_rows_even_inside_the_index_regime():
                     allow_outside_regime=True)
     assert sum(issubclass(w.category, AccuracyWarning) and "at least 1000 rows" in str(w.message)
                for w in caught) == 1
+
+
+def test_logistic_outside_the_regime_is_refused_and_names_dp_glms_default():
+    """dp_glm with ht_fw / ht_sparse follows the same public rule (index >= 20, or fewer than 1000 rows):
+    on five real binary outcomes ht_fw was 8-57 MLE standard errors from the MLE at eps = 8 where dpgd
+    was 0.8-5.6 (benchmarks/results/accuracy_glm_ht.md). The refusal names method='dpgd', charges
+    nothing, and the opt-in fits with one warning."""
+    rng = np.random.default_rng(17)                # test data, not a DP draw
+    n = 3000
+    X = rng.uniform(-1, 1, (n, 2))
+    df = pd.DataFrame(X, columns=["a", "b"])
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-(X @ np.array([1.0, -0.5]))))).astype(float)
+    bounds = {"a": (-1.0, 1.0), "b": (-1.0, 1.0)}
+    for method, kw in (("ht_fw", {}), ("ht_sparse", {"s": 2})):
+        budget = dpreg.Budget(eps=2.0, delta=1e-5)
+        with pytest.raises(MethodOutsideRegime, match="method='dpgd'") as info:
+            dpreg.dp_glm("y ~ a + b", df, eps=1.0, bounds=bounds, method=method, budget=budget, random_state=1, **kw)
+        assert budget.spent == (0.0, 0.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dpreg.dp_glm("y ~ a + b", df, eps=1.0, bounds=bounds, method=method, random_state=1,
+                         allow_outside_regime=True, **kw)
+        hits = [w for w in caught if issubclass(w.category, AccuracyWarning) and "outside that regime" in str(w.message)]
+        assert len(hits) == 1 and "method='dpgd'" in str(hits[0].message)
+    with pytest.raises(MethodOutsideRegime, match="at least 1000 rows for a logistic model"):
+        dpreg.dp_glm("y ~ a + b", df.iloc[:500], eps=0.5, bounds=bounds, method="ht_fw", random_state=1)

@@ -202,8 +202,8 @@ CASES = [
                                          "/facts/unresolved_directions", "/facts/not_estimable[]",
                                          "/facts/window_drift_chi2", "/facts/curvature_fall_sd",
                                          "/facts/separated_directions", "/facts/separation_loading[]"}),
-    ("ht_fw", "binomial", {}, 2000, 1.0, set()),
-    ("ht_sparse", "binomial", {"s": 3}, 2000, 1.0, set()),
+    ("ht_fw", "binomial", {"allow_outside_regime": True}, 2000, 1.0, set()),
+    ("ht_sparse", "binomial", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
 ]
 CASE_IDS = [f"{m}-{f}" for m, f, *_ in CASES]
 

@@ -101,17 +101,17 @@ def fit(design, spec, noise, ledger, *, method, **options):
         tun["radius"] = (1.0, "default: 1; the public cap of the radius rule is 1 at this n, d and eps "
                               "(docs/heavy_tailed.md, 'The l1 radius'), so no pilot was spent")
     delta, notes = _delta_for(method, spec, n)
-    if family == "gaussian":
-        # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks,
-        # eps): refused by the public check before anything is spent (check_public_shape); a user who
-        # opted in with allow_outside_regime=True gets the fit and the warning (docs/heavy_tailed.md, "Regime")
-        allowed = bool(options.get("allow_outside_regime", False))
-        note = regime_note(method, n, design.public, spec.eps, spec.delta, refusal=not allowed)
-        if note is not None and not allowed:
-            raise MethodOutsideRegime(note)
-        if note is not None:
-            warnings.warn(note, AccuracyWarning, stacklevel=3)
-            notes.append(note)
+    # outside the methods' regime (public facts: n, the model matrix's columns and factor blocks, eps;
+    # linear and logistic): refused by the public check before anything is spent (check_public_shape); a
+    # user who opted in with allow_outside_regime=True gets the fit and the warning (docs/heavy_tailed.md,
+    # "Regime")
+    allowed = bool(options.get("allow_outside_regime", False))
+    note = regime_note(method, n, design.public, spec.eps, spec.delta, refusal=not allowed, family=family)
+    if note is not None and not allowed:
+        raise MethodOutsideRegime(note)
+    if note is not None:
+        warnings.warn(note, AccuracyWarning, stacklevel=3)
+        notes.append(note)
     prob = _Problem(design, options, method, family)
     if std is not None:
         tun["standardize"] = (True, OPTIONS["standardize"][1])
