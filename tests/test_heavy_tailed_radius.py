@@ -207,7 +207,7 @@ def test_logistic_keeps_radius_one():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dpreg.dp_glm("y ~ a + b", df, eps=8.0, method="ht_fw", random_state=0,
-                           bounds={"a": (-1.0, 1.0), "b": (-1.0, 1.0)})
+                           bounds={"a": (-1.0, 1.0), "b": (-1.0, 1.0)}, allow_outside_regime=True)
     assert fit.tuning["radius"][0] == 1.0
     assert not _pilot_rows(fit)
 
