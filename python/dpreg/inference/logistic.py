@@ -141,7 +141,8 @@ def floor_directions(w, sigma_bar: float, d: int, c: float = FLOOR_NORMS):
     """Boolean mask of the eigendirections whose released curvature w_v (of the mean release H_bar) is below
     c sqrt(2d) sigma_bar: within a small multiple of the noise's typical spectral norm, the figure behind
     the ridge. With enough steps the remaining-share bound P_v falls below its limit even along such a
-    direction (the ridge divides its curvature, but over many steps), yet where the curvature also fell
+    direction (the ridge divides its curvature, but over many steps), and with 20 steps too where the
+    release's noise lifted w_v (the steep pass, issue 12), yet where the curvature also fell
     since theta = 0 the data are (quasi-)separated along it: the curvature changes by large factors within
     the estimate's own noise (the fitted probabilities of the rows loading on it are near 0 or 1, and
     their weights p(1 - p) move with exp(eta)), so the curvature released at the estimate does not
