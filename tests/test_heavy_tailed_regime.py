@@ -262,7 +262,7 @@ def test_logistic_outside_the_regime_is_refused_and_names_dp_glms_default():
     bounds = {"a": (-1.0, 1.0), "b": (-1.0, 1.0)}
     for method, kw in (("ht_fw", {}), ("ht_sparse", {"s": 2})):
         budget = dpreg.Budget(eps=2.0, delta=1e-5)
-        with pytest.raises(MethodOutsideRegime, match="method='dpgd'") as info:
+        with pytest.raises(MethodOutsideRegime, match="method='dpgd'"):
             dpreg.dp_glm("y ~ a + b", df, eps=1.0, bounds=bounds, method=method, budget=budget, random_state=1, **kw)
         assert budget.spent == (0.0, 0.0)
         with warnings.catch_warnings(record=True) as caught:
