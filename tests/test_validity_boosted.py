@@ -219,7 +219,9 @@ def test_withheld_boosted_inference_prints_no_sigma_interval():
     bounds = {"x1": (-1, 1), "x2": (-1, 1), "x3": (-1, 1), "y": (-6, 8)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="boosted_adassp", bounds=bounds,
+        # eps = 0.5: at eps = 1 the Gram release's larger share with inference (issue 12, derivation
+        # §19) resolves every column of this design, and the intervals are released
+        fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=0.5, method="boosted_adassp", bounds=bounds,
                           random_state=2)
     assert fit.vcov() is None or not fit.has_inference      # the regime this test is about
     assert "sigma_interval" not in fit.facts

@@ -54,6 +54,12 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
 }, split="boosted")
 
 
+#: issue 12 (docs/derivations/adassp_boosted.md §19): the default weight of the Gram release in the
+#: split (a, sqrt(T), 1) when inference is on ([REF23]: a = 1, i.e. 1/(T + 2) of the budget). 5 gives the
+#: Gram 25/126 of mu_est^2 (sigma1 4.5x smaller at T = 100); the rounds keep 100/126 instead of 100/102
+INFERENCE_GRAM_WEIGHT = 5.0
+
+
 def stable_ridge_floor(sigma_gram: float, d: int) -> float:
     """sigma1 (2 sqrt(d) + 3): a bound on ||E||_2 for the Gram noise E = sigma1 (G + G^T)/2 that holds
     with probability >= 1 - exp(-9/2) = 98.9% (||(G + G^T)/2|| <= ||G|| <= 2 sqrt(d) + t with
@@ -103,9 +109,27 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     outcome_scaled = bool(sd.extra["outcome_scaled"])
     plan = budget_plan(mu, spec, mode, outcome_scaled, values["inference_share"])
 
-    split = (1.0, math.sqrt(T), 1.0) if values["split"] is None else _ssp.check_split(values["split"])
-    tuning["split"] = (list(split), tuning["split"][1])
+    split_ref = (1.0, math.sqrt(T), 1.0)        # [REF23]'s split: one noise multiplier for T + 2 releases
+    if values["split"] is not None:
+        split = _ssp.check_split(values["split"])
+    elif plan["inference"]:
+        # issue 12 (docs/derivations/adassp_boosted.md §19): with inference on, the Gram release gets
+        # weight INFERENCE_GRAM_WEIGHT instead of 1, so that its noise sigma1 no longer hides the
+        # information of the columns the intervals need (at eps = 1 Bikeshare's hours and fair's levels
+        # had released diagonals below 2 sigma1 in every fit and no interval was printed)
+        split = (INFERENCE_GRAM_WEIGHT, math.sqrt(T), 1.0)
+        tuning["split"] = (list(split), "issue 12: Gram weight raised for inference (docs/derivations/"
+                                        "adassp_boosted.md §19); [REF23]: (1, sqrt(T), 1)")
+    else:
+        split = split_ref
+    if values["split"] is not None or not plan["inference"]:
+        tuning["split"] = (list(split), tuning["split"][1])
     mu1, mu2, mu3 = split_mu(plan["mu_est"], split)
+    # the stability ridge's scale: the Gram noise of the reference split (public: mu, T, tau_x, d), so that
+    # raising the Gram weight for inference leaves the ridge, and with it the averaging of the rounds'
+    # noise, as it was (a floor from the smaller sigma1 itself made the point estimate 2-10x worse on
+    # Bikeshare and fair, docs/derivations/adassp_boosted.md §19)
+    mu1_ref = split_mu(plan["mu_est"], split_ref)[0]
     mu_round = mu2 / math.sqrt(T)
     X, y = sd.X, sd.y
     n, d = X.shape
@@ -113,6 +137,7 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
+    sigma_ref = sigma1 * mu1 / mu1_ref if values["split"] is None else sigma1
     sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
                                                        spec.delta, values["ridge_rule"],
                                                        n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
@@ -122,7 +147,7 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     lam_rule = (float(_force_lambda) if _force_lambda is not None
                 else _ssp.ridge_lambda(lam_for_rule, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
     lam = lam_rule
-    stability_floor = stable_ridge_floor(sigma1, d)
+    stability_floor = max(stable_ridge_floor(sigma_ref, d), stable_ridge_floor(sigma1, d))
     if values["stable_ridge"] and _force_lambda is None:
         lam = max(lam_rule, stability_floor)
     Gamma, repaired = _ssp.pd_inverse(A_hat + lam * np.eye(d), sigma1, _pd_repair)
