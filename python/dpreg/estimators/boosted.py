@@ -9,7 +9,8 @@ Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each
    contributes x_i g_hat_i with ||x_i g_hat_i|| <= tau_x tau
 4. the inference bundle of docs/derivations/adassp_boosted.md §8 at theta_T (if inference is on and allowed)
 
-(mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)||, per-round mu_r = mu2/sqrt(T), so by adaptive
+(mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)|| with (a, b, c) = (1, sqrt(T), 1), or (5, sqrt(T), 1) when
+inference is on and no split is given (docs/derivations/adassp_boosted.md §19), per-round mu_r = mu2/sqrt(T), so by adaptive
 composition the estimator is sqrt(mu1^2 + T mu_r^2 + mu3^2) = mu_est-GDP ([S1] Thm 3.1). Gamma,
 theta_t and the residuals of later rounds depend on earlier releases and the data, which adaptive
 composition allows. Each round is one vectorised pass over X (X theta, X^T g) in row chunks.
@@ -38,7 +39,9 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                  "schema mode)"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
-    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases"),
+    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
+                    "on (INFERENCE_GRAM_WEIGHT, sqrt(T), 1) = (5, sqrt(T), 1), docs/derivations/"
+                    "adassp_boosted.md §19"),
     "stable_ridge": (True, "our choice: ridge at least sigma1 (2 sqrt(d) + 3) >= ||E||_2 (w.p. 98.9%) so "
                            "that every round contracts; without it the rounds can diverge when "
                            "lambda_min(X^T X) is just above the adaptive-ridge threshold (the fixed point of the "
@@ -127,8 +130,8 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     mu1, mu2, mu3 = split_mu(plan["mu_est"], split)
     # the stability ridge's scale: the Gram noise of the reference split (public: mu, T, tau_x, d), so that
     # raising the Gram weight for inference leaves the ridge, and with it the averaging of the rounds'
-    # noise, as it was (a floor from the smaller sigma1 itself made the point estimate 2-10x worse on
-    # Bikeshare and fair, docs/derivations/adassp_boosted.md §19)
+    # noise, as it was (a floor from the smaller sigma1 itself: in-sample excess error 2-7x the reference
+    # split's on Bikeshare, fair and diamonds at eps = 1, docs/derivations/adassp_boosted.md §19)
     mu1_ref = split_mu(plan["mu_est"], split_ref)[0]
     mu_round = mu2 / math.sqrt(T)
     X, y = sd.X, sd.y
