@@ -1,6 +1,7 @@
 """BoostedAdaSSP: oracles T10(c), (d), T13 (one boosting round), T8 (T + 2 estimator entries + bundle)
 and the properties of spec 4.3."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -59,7 +60,11 @@ def test_stable_ridge_noise_off_converges_to_ols():
     rel = boosted.fit(D, PrivacySpec(1.0, 1e-6), NoiseSource(1, _noise_off=True), Ledger(), T=100, tau=BIG_TAU)
     assert rel.facts["ridge_lambda_rule"] == 0.0
     assert rel.facts["ridge_lambda"] == pytest.approx(rel.facts["stability_floor"])
-    assert rel.facts["stability_floor"] == pytest.approx(rel.facts["sigma_XtX"] * (2 * math.sqrt(4) + 3))
+    # with inference on, the Gram release has weight 5 in (5, sqrt(T), 1) (issue 12, derivation §19)
+    # and the floor keeps the scale of the reference split (1, sqrt(T), 1): sigma1 ~ 1/mu1, so the
+    # reference Gram noise is sigma1 * (5 / sqrt(25 + T + 1)) / (1 / sqrt(T + 2))
+    sigma_ref = rel.facts["sigma_XtX"] * 5.0 * math.sqrt(100 + 2) / math.sqrt(25 + 100 + 1)
+    assert rel.facts["stability_floor"] == pytest.approx(sigma_ref * (2 * math.sqrt(4) + 3))
     beta = ols(D.X, D.y)
     assert np.max(np.abs(rel.coef - beta)) <= 1e-9 * np.linalg.norm(beta)
     assert not any("ridge" in w for w in rel.warnings)    # the floor alone is not a warning
@@ -121,10 +126,14 @@ def test_t8_ledger_boosted(neighbours):
     assert names[:T + 2] == ["XtX", "lambda_min"] + [f"XtG[{t}]" for t in range(1, T + 1)]
     bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq"]  # R^2 from the Gram (issue 12)
     assert names[T + 2:] == bundle
-    # default split (1, sqrt(T), 1): mu1 = mu3 = per-round mu = mu_est / sqrt(T + 2)
+    # default split with inference on (issue 12, derivation §19): (5, sqrt(T), 1), so mu1 = 5 mu_est /
+    # sqrt(25 + T + 1) and mu3 = per-round mu = mu_est / sqrt(25 + T + 1); the ledger still sums to mu
     mu_est = math.sqrt(0.9) * mu
+    norm = math.sqrt(25 + T + 1)
+    assert led.entries[0].mu == pytest.approx(5.0 * mu_est / norm, rel=1e-12)
+    for e in led.entries[1:T + 2]:
+        assert e.mu == pytest.approx(mu_est / norm, rel=1e-12)
     for e in led.entries[:T + 2]:
-        assert e.mu == pytest.approx(mu_est / math.sqrt(T + 2), rel=1e-12)
         assert e.mu == pytest.approx(e.sensitivity / e.noise_scale, rel=1e-12)
     factor = 2 if neighbours == "replace_one" else 1
     assert led.entries[2].sensitivity == pytest.approx(factor * 1.0 * 1.0)   # 2 tau_x tau | tau_x tau
@@ -171,6 +180,72 @@ def test_t13_noise_calibration_boosting_round(monkeypatch):
     assert stats.kstest(z, "norm").pvalue > 1e-3
 
 
+def test_inference_split_noise_calibration(monkeypatch):
+    """Issue 12 (docs/derivations/adassp_boosted.md §19): with inference on, the default split is
+    (INFERENCE_GRAM_WEIGHT, sqrt(T), 1) = (5, sqrt(T), 1). The noise actually added to the Gram release
+    and to the rounds is checked against the sensitivities divided by mu1 = 5 mu_est / sqrt(25 + T + 1)
+    and mu_r = mu_est / sqrt(25 + T + 1), mu_est = sqrt(0.9) mu (R = 2000 fits, T = 2; each check is a
+    two-sided test at level 1e-3, so a correct calibration fails it with probability about 1e-3)."""
+    from dpreg.privacy import mechanisms
+    log = []
+    real = mechanisms.gaussian_mechanism
+
+    def wrapped(value, **kw):
+        out = real(value, **kw)
+        log.append((kw["statistic"], np.asarray(out, float) - np.asarray(value, float)))
+        return out
+    monkeypatch.setattr(boosted, "gaussian_mechanism", wrapped)
+    monkeypatch.setattr(_ssp, "gaussian_mechanism", wrapped)
+    assert boosted.INFERENCE_GRAM_WEIGHT == 5.0
+    n = 30
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1, 1, (n, 1))
+    X = np.column_stack([np.ones(n), x])
+    pub = PublicDesign("y ~ x", "y", ["Intercept", "x"], True, np.array([1, -1.0]), np.array([1, 1.0]), [],
+                       (-3.0, 3.0), Schema(), n)
+    D = Design(X, np.clip(x[:, 0] + 0.3 * rng.normal(size=n), -3, 3), pub)
+    T, R, eps, delta, tau, tau_x = 2, 2000, 1.0, 1e-6, 0.7, 1.3
+    noise = NoiseSource(78)
+    for _ in range(R):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rel = boosted.fit(D, PrivacySpec(eps, delta, neighbours="add_remove"), noise, Ledger(), T=T,
+                              tau=tau, tau_x=tau_x)
+    assert rel.facts["inference"] and rel.tuning["split"][0] == pytest.approx([5.0, math.sqrt(T), 1.0])
+    mu_est = math.sqrt(0.9) * mu_from_eps_delta(eps, delta)
+    mu1 = 5.0 * mu_est / math.sqrt(25 + T + 1)
+    mu_r = mu_est / math.sqrt(25 + T + 1)
+    E = np.array([e for name, e in log if name == "XtX"])
+    assert E.shape == (R, 2, 2)
+    z_gram = E[:, 0, 1] / (tau_x ** 2 / mu1 / math.sqrt(2))   # off-diagonal: sigma1^2 / 2, add/remove tau_x^2
+    rounds = np.array([e for name, e in log if name.startswith("XtG")])
+    assert rounds.shape == (R * T, 2)
+    for z in (z_gram, rounds[:, 0] / (tau_x * tau / mu_r), rounds[:, 1] / (tau_x * tau / mu_r)):
+        chi = (len(z) - 1) * z.var(ddof=1)
+        p = 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1))
+        assert p > 1e-3
+        assert stats.kstest(z, "norm").pvalue > 1e-3
+
+
+def test_reference_split_without_inference_or_with_a_user_split():
+    """The [REF23] split (1, sqrt(T), 1) is kept when inference is off, and a split the user gives is
+    used as given; in both cases the stability floor is sigma1 (2 sqrt(d) + 3) of that release (§19
+    changes only the default with inference)."""
+    D = linear_design(n=3000, seed=9)
+    T = 20
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    for spec, opts, mu_est in ((PrivacySpec(1.0, 1e-6, inference=False), {}, mu),
+                               (PrivacySpec(1.0, 1e-6), {"split": (1, math.sqrt(T), 1)}, math.sqrt(0.9) * mu)):
+        led = Ledger()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rel = boosted.fit(D, spec, NoiseSource(3), led, T=T, **opts)
+        assert rel.tuning["split"][0] == pytest.approx([1, math.sqrt(T), 1])
+        for e in led.entries[:T + 2]:
+            assert e.mu == pytest.approx(mu_est / math.sqrt(T + 2), rel=1e-12)
+        assert rel.facts["stability_floor"] == pytest.approx(rel.facts["sigma_XtX"] * (2 * math.sqrt(4) + 3))
+
+
 def test_boosted_beats_adassp_on_large_label_scale():
     """Spec 9.5 in miniature: paper mode, labels of scale ~100, fixed bounds 1: BoostedAdaSSP with
     split (1,1,1) gets far closer to the data than AdaSSP (which clips labels to 1)."""
@@ -199,6 +274,6 @@ def test_boosted_bootstrap_and_facts():
     assert rel.ci_draws.shape == (200, 4) and rel.ci.shape == (4, 2)
     assert np.all(rel.ci[:, 0] < rel.ci[:, 1])
     assert rel.facts["T"] == 30 and rel.tuning["T"] == (30, "user")
-    assert rel.tuning["split"][0] == pytest.approx([1, math.sqrt(30), 1])
+    assert rel.tuning["split"][0] == pytest.approx([5, math.sqrt(30), 1])     # inference on (§19)
     assert rel.facts["wald"]["df"] == 3
     assert rel.df_resid == 3000 - 4

@@ -9,7 +9,8 @@ Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each
    contributes x_i g_hat_i with ||x_i g_hat_i|| <= tau_x tau
 4. the inference bundle of docs/derivations/adassp_boosted.md §8 at theta_T (if inference is on and allowed)
 
-(mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)||, per-round mu_r = mu2/sqrt(T), so by adaptive
+(mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)|| with (a, b, c) = (1, sqrt(T), 1), or (5, sqrt(T), 1) when
+inference is on and no split is given (docs/derivations/adassp_boosted.md §19), per-round mu_r = mu2/sqrt(T), so by adaptive
 composition the estimator is sqrt(mu1^2 + T mu_r^2 + mu3^2) = mu_est-GDP ([S1] Thm 3.1). Gamma,
 theta_t and the residuals of later rounds depend on earlier releases and the data, which adaptive
 composition allows. Each round is one vectorised pass over X (X theta, X^T g) in row chunks.
@@ -38,7 +39,9 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                  "schema mode)"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
-    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases"),
+    "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
+                    "on (INFERENCE_GRAM_WEIGHT, sqrt(T), 1) = (5, sqrt(T), 1), docs/derivations/"
+                    "adassp_boosted.md §19"),
     "stable_ridge": (True, "our choice: ridge at least sigma1 (2 sqrt(d) + 3) >= ||E||_2 (w.p. 98.9%) so "
                            "that every round contracts; without it the rounds can diverge when "
                            "lambda_min(X^T X) is just above the adaptive-ridge threshold (the fixed point of the "
@@ -52,6 +55,12 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
     "inference_share": _ADA_OPTIONS["inference_share"],
     "r_squared": _ADA_OPTIONS["r_squared"],
 }, split="boosted")
+
+
+#: issue 12 (docs/derivations/adassp_boosted.md §19): the default weight of the Gram release in the
+#: split (a, sqrt(T), 1) when inference is on ([REF23]: a = 1, i.e. 1/(T + 2) of the budget). 5 gives the
+#: Gram 25/126 of mu_est^2 (sigma1 4.5x smaller at T = 100); the rounds keep 100/126 instead of 100/102
+INFERENCE_GRAM_WEIGHT = 5.0
 
 
 def stable_ridge_floor(sigma_gram: float, d: int) -> float:
@@ -103,9 +112,27 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     outcome_scaled = bool(sd.extra["outcome_scaled"])
     plan = budget_plan(mu, spec, mode, outcome_scaled, values["inference_share"])
 
-    split = (1.0, math.sqrt(T), 1.0) if values["split"] is None else _ssp.check_split(values["split"])
-    tuning["split"] = (list(split), tuning["split"][1])
+    split_ref = (1.0, math.sqrt(T), 1.0)        # [REF23]'s split: one noise multiplier for T + 2 releases
+    if values["split"] is not None:
+        split = _ssp.check_split(values["split"])
+    elif plan["inference"]:
+        # issue 12 (docs/derivations/adassp_boosted.md §19): with inference on, the Gram release gets
+        # weight INFERENCE_GRAM_WEIGHT instead of 1, so that its noise sigma1 no longer hides the
+        # information of the columns the intervals need (at eps = 1 Bikeshare's hours and fair's levels
+        # had released diagonals below 2 sigma1 in every fit and no interval was printed)
+        split = (INFERENCE_GRAM_WEIGHT, math.sqrt(T), 1.0)
+        tuning["split"] = (list(split), "issue 12: Gram weight raised for inference (docs/derivations/"
+                                        "adassp_boosted.md §19); [REF23]: (1, sqrt(T), 1)")
+    else:
+        split = split_ref
+    if values["split"] is not None or not plan["inference"]:
+        tuning["split"] = (list(split), tuning["split"][1])
     mu1, mu2, mu3 = split_mu(plan["mu_est"], split)
+    # the stability ridge's scale: the Gram noise of the reference split (public: mu, T, tau_x, d), so that
+    # raising the Gram weight for inference leaves the ridge, and with it the averaging of the rounds'
+    # noise, as it was (a floor from the smaller sigma1 itself: in-sample excess error 2-7x the reference
+    # split's on Bikeshare, fair and diamonds at eps = 1, docs/derivations/adassp_boosted.md §19)
+    mu1_ref = split_mu(plan["mu_est"], split_ref)[0]
     mu_round = mu2 / math.sqrt(T)
     X, y = sd.X, sd.y
     n, d = X.shape
@@ -113,6 +140,7 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
                                                         neighbours=spec.neighbours, bound_x=tau_x,
                                                         noise=noise, ledger=ledger, share_of=mu)
+    sigma_ref = sigma1 * mu1 / mu1_ref if values["split"] is None else sigma1
     sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
                                                        spec.delta, values["ridge_rule"],
                                                        n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
@@ -122,7 +150,7 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     lam_rule = (float(_force_lambda) if _force_lambda is not None
                 else _ssp.ridge_lambda(lam_for_rule, sigma1, sigma3, kappa_E, kappa_L, values["ridge_rule"]))
     lam = lam_rule
-    stability_floor = stable_ridge_floor(sigma1, d)
+    stability_floor = max(stable_ridge_floor(sigma_ref, d), stable_ridge_floor(sigma1, d))
     if values["stable_ridge"] and _force_lambda is None:
         lam = max(lam_rule, stability_floor)
     Gamma, repaired = _ssp.pd_inverse(A_hat + lam * np.eye(d), sigma1, _pd_repair)
