@@ -87,12 +87,13 @@ def noise_cdf(x, law):
     x = np.asarray(x, dtype=float)
     if not scale > 0:
         return (x >= 0).astype(float)
-    with np.errstate(over="ignore"):          # |x| / scale may exceed the largest double: a tail of 0
+    # |x| / scale may exceed the largest double, and a far tail underflows: both are a tail of 0
+    with np.errstate(over="ignore", under="ignore"):
         t = np.abs(x) / scale
-    if kind == "normal":
-        return np.where(x < 0, special.ndtr(-t), special.ndtr(t))
-    half_tail = 0.5 * np.exp(-t)
-    return np.where(x < 0, half_tail, 1.0 - half_tail)
+        if kind == "normal":
+            return np.where(x < 0, special.ndtr(-t), special.ndtr(t))
+        half_tail = 0.5 * np.exp(-t)
+        return np.where(x < 0, half_tail, 1.0 - half_tail)
 
 
 def convolved_quantile(sampling, law, prob):
