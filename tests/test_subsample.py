@@ -157,20 +157,14 @@ def test_noise_off_equals_pmwm_of_group_ols(design):
     # with privacy noise off, the coefficient is the PMWM of the group OLS estimates on the same partition
     noise = NoiseSource(5, _noise_off=True)
     rel = S.fit(design, PrivacySpec(eps=10.0, delta=0.0), noise, Ledger(), se_method="none", k=400)
-    src = NoiseSource(5)
-    perm = src.permutation(design.n)
+    perm = NoiseSource(5).permutation(design.n)
     groups = np.array_split(perm, 400)
-    # the grids' public random offsets (docs/derivations/winsorized_sa.md §3.11), drawn after the
-    # partition from the same (partition) stream
-    from dpreg.estimators import _subsample_core as C
-    cfg = {"phase_span": [C.grid_phase_span(-100.0, 100.0, W.DEFAULT_BETA)] * 6}
-    offsets = [C.draw_grid_offsets(cfg, j, src) for j in range(6)]
     th = np.array([np.linalg.lstsq(design.X[g], design.y[g], rcond=None)[0] for g in groups])
     xi, _ = W.trim_proportion(400, trim_count=10, trim="adaptive",
                               s_q=W.threshold_scale(10.0 / 6, "pure", "exponential", W.DEFAULT_SPLIT))
     for j in range(6):
-        r = W.pmwm(th[:, j], lower=-100 - offsets[j][0], upper=100 + offsets[j][1], budget=10.0 / 6,
-                   model="pure", xi=xi, noise=NoiseSource(0, _noise_off=True), ledger=Ledger())
+        r = W.pmwm(th[:, j], lower=-100, upper=100, budget=10.0 / 6, model="pure", xi=xi,
+                   noise=NoiseSource(0, _noise_off=True), ledger=Ledger())
         assert rel.coef[j] == pytest.approx(r.estimate, abs=1e-12)
         # and the winsorized mean lies within the range of the clipped group estimates
         assert np.quantile(th[:, j], 0.0) <= rel.coef[j] <= np.quantile(th[:, j], 1.0)

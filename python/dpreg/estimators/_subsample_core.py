@@ -289,48 +289,10 @@ def partition(N, k, noise, drop_remainder=False):
     return np.array_split(perm, k)
 
 
-#: docs/derivations/winsorized_sa.md §3.11: the PMWM's clip-point grids start outside the coefficient
-#: bounds by a public, data-independent uniform offset of up to this many grid spacings (the spacing at
-#: the far bound, the widest), drawn afresh for the release of each coordinate and for every bootstrap
-#: replicate; 4 spacings near the far end are at least 8 near the middle, so the phase of the grid
-#: relative to the data is close to uniform there
-GRID_PHASE_SPACINGS = 4
-#: resolution of the offset drawn from the partition stream (an integer in [0, 2^30))
-_PHASE_BITS = 30
-
-
-def grid_phase_span(lower, upper, beta):
-    """The largest offset of §3.11 for bounds (lower, upper): GRID_PHASE_SPACINGS grid spacings at the
-    far bound, (beta - 1) (upper - lower + 1) each; 0 (no offset) where the offset bounds would not be
-    finite doubles (public bounds near +-1.8e308)."""
-    with np.errstate(all="ignore"):
-        span = GRID_PHASE_SPACINGS * (beta - 1.0) * 2.0 * (upper / 2.0 - lower / 2.0 + 0.5)
-        if not (math.isfinite(span) and math.isfinite(lower - span) and math.isfinite(upper + span)):
-            return 0.0
-    return float(span)
-
-
-def draw_grid_offsets(cfg, j, source, *, simulation=False):
-    """(offset of the lower bound, offset of the upper bound) of coordinate j (§3.11): uniform on
-    [0, span), independent of the data. The release draws them from the partition stream (integers,
-    like the partition itself: not privacy noise); a bootstrap replicate from its simulation source."""
-    span = cfg["phase_span"][j]
-    if not span > 0:
-        return 0.0, 0.0
-    if simulation:
-        u = source.uniform(0.0, 1.0, size=2)
-    else:
-        u = np.asarray(source.integers(0, 2 ** _PHASE_BITS, size=2), dtype=float) / 2.0 ** _PHASE_BITS
-    return float(u[0] * span), float(u[1] * span)
-
-
-def _aggregate(values, j, cfg, noise, ledger, label, offsets=(0.0, 0.0)):
-    """The aggregator of coordinate j. ``offsets``: the PMWM's grid offsets of §3.11 (the lower bound
-    moved down, the upper bound up; the searches walk their grids from there)."""
+def _aggregate(values, j, cfg, noise, ledger, label):
     agg = cfg["aggregator"]
     lo, hi = cfg["lower"][j], cfg["upper"][j]
     if agg == "pmwm":
-        lo, hi = lo - offsets[0], hi + offsets[1]
         return W.pmwm(values, lower=lo, upper=hi, budget=cfg["b_c"], model=cfg["model"], xi=cfg["xi"],
                       split=cfg["split"], beta=cfg["beta"], quantile_noise=cfg["quantile_noise"],
                       crossing=cfg["crossing"], noise=noise, ledger=ledger, label=label)
@@ -385,8 +347,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
-           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None,
-           grid_phase=True) -> dict:
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None) -> dict:
     """Internal S&A fit on arrays (docs/derivations/winsorized_sa.md §3.2 and §4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
     number of distinct units (public). Returns a dict of released values and public facts."""
@@ -437,13 +398,8 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
            "crossing": crossing}
     coef = np.empty(p)
     per = []
-    # §3.11: a public random phase of each coordinate's clip-point grids (pmwm only; the others search
-    # no grid), drawn before any value is read; the bootstrap draws its own for every replicate
-    cfg["phase_span"] = [grid_phase_span(lower[j], upper[j], beta) if aggregator == "pmwm" and grid_phase else 0.0
-                         for j in range(p)]
-    offsets = [draw_grid_offsets(cfg, j, noise) for j in range(p)]
     for j in range(p):
-        r = _aggregate(theta_hat[:, j], j, cfg, noise, ledger, f"coef[{terms[j]}]", offsets[j])
+        r = _aggregate(theta_hat[:, j], j, cfg, noise, ledger, f"coef[{terms[j]}]")
         coef[j] = r.estimate
         per.append(r)
         if aggregator == "pmwm":
@@ -510,7 +466,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     scratch = Ledger()
 
     def rerun(g, j):
-        r_b = _aggregate(g, j, cfg, boot, scratch, "boot", draw_grid_offsets(cfg, j, boot, simulation=True))
+        r_b = _aggregate(g, j, cfg, boot, scratch, "boot")
         clipped_released = _clipped_mean_at(g, j, per[j], cfg)
         noise_released_scale = (_mean_step_at_clip_points(g, j, per[j], cfg, boot, scratch, "boot")
                                 - clipped_released)
