@@ -44,9 +44,9 @@ def _standardised_truth(design, fit_terms):
 
 def run(design_name, n, eps, R, seed=3, n_boot=None):
     import dpreg
+    from benchmarks.bench_validity import Design
     from dpreg.estimators import _subsample_core as core
     from dpreg.estimators import winsorized as W
-    from benchmarks.bench_validity import Design
     design = Design(design_name)
     rng = np.random.default_rng(seed)
     seen = {}
