@@ -2,7 +2,7 @@
 docs/derivations/winsorized_sa.md §4.4).
 
 The bootstrap read the 2.5% / 97.5% points of its replicates D = S + E (S the clipped mean's sampling
-part, E the mean step's Laplace noise) off 200 noisy draws; their Monte Carlo error cost 0.006-0.009 of
+part, E the mean step's Laplace noise) off 200 noisy draws; their Monte Carlo error cost 0.002-0.008 of
 coverage. E's law is known exactly from the released clip points, so the interval now integrates it
 out: the quantiles of D are those of mean_b F_E(x - S_b).
 """
