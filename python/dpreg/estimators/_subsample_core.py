@@ -474,7 +474,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
         return _clipped_mean_at(g, j, r_b, cfg), noise_released_scale
     # the exact law of each released mean step's noise (fixed by its released clip points): the
     # interval integrates it out instead of reading it off n_boot noisy replicates (§4.4)
-    laws = None if boot._noise_off else [mean_step_noise_law(per[j], cfg) for j in range(p)]
+    laws = None if getattr(boot, "_noise_off", False) else [mean_step_noise_law(per[j], cfg) for j in range(p)]
     se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level, noise_laws=laws)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
