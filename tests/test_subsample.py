@@ -226,10 +226,14 @@ def test_bootstrap_is_post_processing_and_reproducible(design):
     # bootstrap and correction add only zero-cost rows
     notes = [e for e in a_led if e.mechanism == "post-processing"]
     assert len(notes) == 2 and all(e.eps is None and e.rho is None for e in notes)
-    # basic bootstrap: the interval is the percentile interval of the stored draws theta - D_b
-    lo = np.quantile(a.ci_draws, 0.025, axis=0)
-    hi = np.quantile(a.ci_draws, 0.975, axis=0)
-    assert np.allclose(a.ci[:, 0], lo) and np.allclose(a.ci[:, 1], hi)
+    assert np.array_equal(a.ci, b.ci)
+    # basic bootstrap: the stored draws are theta - D_b (D_b = sampling part + simulated noise); the 95%
+    # interval integrates the noise's exact law out instead of reading its ends off the draws
+    # (docs/derivations/winsorized_sa.md §4.4, tests/test_subsample_interval_parts.py), so its ends
+    # are near, not equal to, the draws' percentiles: with 40 draws the 2.5% / 97.5% points have a
+    # relative Monte Carlo error of tens of percent, so only the order is checked here
+    assert np.all(a.ci[:, 0] < a.coef) and np.all(a.coef < a.ci[:, 1])
+    assert np.all(a.ci[:, 0] < np.median(a.ci_draws, axis=0)) and np.all(np.median(a.ci_draws, axis=0) < a.ci[:, 1])
 
 
 @pytest.mark.parametrize("agg", ["clipped", "wwm"])

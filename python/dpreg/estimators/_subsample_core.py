@@ -325,6 +325,16 @@ def _clipped_mean_at(values, j, r, cfg):
     return W.clipped_mean(z, lo, hi)
 
 
+def mean_step_noise_law(r, cfg):
+    """("laplace", scale) or ("normal", sd) of the noise the mean step added when it released ``r``
+    (docs/derivations/winsorized_sa.md §2.4, §3.8): Laplace for pure DP and for the widened winsorized
+    mean (a pure release inside), normal under zCDP. ``r.noise_sd`` is its s.d. (sqrt 2 times the
+    Laplace scale)."""
+    if cfg["model"] == "pure" or cfg["aggregator"] == "wwm":
+        return "laplace", r.noise_sd / math.sqrt(2.0)
+    return "normal", r.noise_sd
+
+
 def _mean_step_at_clip_points(values, j, r, cfg, noise, ledger, label):
     """The aggregator's mean step at the clip points of ``r`` with its noise: the same mechanism, the
     same noise law as the release of ``r`` (docs/derivations/winsorized_sa.md §2.4, §3.8, §4.4)."""
@@ -457,11 +467,15 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
 
     def rerun(g, j):
         r_b = _aggregate(g, j, cfg, boot, scratch, "boot")
+        clipped_released = _clipped_mean_at(g, j, per[j], cfg)
         noise_released_scale = (_mean_step_at_clip_points(g, j, per[j], cfg, boot, scratch, "boot")
-                                - _clipped_mean_at(g, j, per[j], cfg))
+                                - clipped_released)
         scratch.entries.clear()
-        return _clipped_mean_at(g, j, r_b, cfg) + noise_released_scale
-    se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level)
+        return _clipped_mean_at(g, j, r_b, cfg), noise_released_scale
+    # the exact law of each released mean step's noise (fixed by its released clip points): the
+    # interval integrates it out instead of reading it off n_boot noisy replicates (§4.4)
+    laws = None if getattr(boot, "_noise_off", False) else [mean_step_noise_law(per[j], cfg) for j in range(p)]
+    se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level, noise_laws=laws)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
     out.update(se=se, ci=ci, ci_draws=draws)

@@ -164,7 +164,8 @@ OPTIONS = {
                   _choice("se_method must be 'bootstrap', 'analytic' or 'none'", (None, "bootstrap", "analytic", "none"))),
     "se_fraction": (0.2, "our choice: the spread needs only rough relative accuracy",
                     _check_se_fraction),
-    "n_boot": (200, "our choice: enough replicates for the 2.5% and 97.5% percentiles",
+    "n_boot": (200, "our choice: replicates of the sampling part for the 2.5% and 97.5% points (the "
+                    "noise law is integrated out exactly)",
                _integer_at_least("n_boot", 20)),
     "level": (0.95, "convention",
               _check_level),
@@ -465,7 +466,8 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
                 "sd(x'b) <= sum_j |x_j| SE_j). SEs assume roughly normal group estimates and ignore "
                 "the uncertainty of the private spread.")
         if se_method == "bootstrap":
-            note += " Intervals: basic parametric bootstrap (ci_draws are theta - D_b)."
+            note += (" Intervals: basic parametric bootstrap, the mean step's exact noise law integrated out "
+                     "(ci_draws are theta - D_b with simulated noise).")
     else:
         note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
     details = {}
