@@ -175,7 +175,9 @@ ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_sca
 #: clip points), the sampling sd from the released spread (spec winsorized_sa 4.1)
 SA_FACTS = {f"/facts/coefficients/{t}/{k}" for t in ("Intercept", "x", "z", "C(g)[T.b]", "C(g)[T.c]")
             for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd", "crossed", "near_bound",
-                      "spread_saturated")} | {f"/coef_table/{k}[]" for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd")}
+                      "spread_saturated")} | {f"/coef_table/{k}[]" for k in ("q_lo", "q_hi", "noise_sd", "sampling_sd")} | {
+    # issue 12: the levels withheld from the released level counts (post-processing of that release)
+    "/facts/not_estimable_columns[]", "/facts/inference_withheld_columns[]"}
 #: ISP: c^2 / (sigma~^2 + c^2) with sigma~^2 from the released residual sum of squares (isp 12)
 ISP_FACTS = {"/facts/privacy_variance_share"}
 

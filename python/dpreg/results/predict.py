@@ -176,10 +176,22 @@ class _PredictionMixin:
         dg = np.diag(v)
         if np.all(np.isfinite(v)):
             se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, v, X), 0.0))
-        elif np.all(np.isfinite(dg)) and np.all(dg >= 0):
+        elif np.any(np.isfinite(dg)) and np.all(dg[np.isfinite(dg)] >= 0):
             # covariances not estimated (subsample-and-aggregate): sd(x'b) <= sum_j |x_j| SE_j holds for
-            # any correlation (triangle inequality for standard deviations), so the interval is conservative
-            se_fit = np.abs(X) @ np.sqrt(dg)
+            # any correlation (triangle inequality for standard deviations), so the interval is conservative.
+            # A coefficient kept without a standard error (a level most groups miss, issue 12): rows that
+            # use its column get no interval (NA), the others are unaffected
+            ok = np.isfinite(dg)
+            se_fit = np.abs(X[:, ok]) @ np.sqrt(dg[ok])
+            if not ok.all():
+                no_se = np.any(X[:, ~ok] != 0, axis=1)
+                se_fit = np.where(no_se, np.nan, se_fit)
+                if no_se.any():
+                    kept = [t for t, bad in zip(np.asarray(self._terms)[~na] if na.any() else self._terms, ~ok)
+                            if bad]
+                    warnings.warn(f"newdata: rows at {', '.join(kept)} get no interval (NA): the standard "
+                                  f"error{'s are' if len(kept) > 1 else ' is'} not estimable in this fit",
+                                  AccuracyWarning, stacklevel=2)
         else:
             raise DPRegError("intervals for predictions are not available for this fit: the method "
                              "does not provide standard errors for every coefficient")
