@@ -42,12 +42,10 @@ def run_cell(task, eps, token, seeds, data):
     import dpreg
     import dpreg.estimators.boosted as boosted
     from benchmarks.bench_accuracy import TASKS
-    from benchmarks.bench_smalldata_intervals import _ols
+    from benchmarks.bench_smalldata_intervals import _ols, clamp_to, tally_intervals
     kind, weight, T = _config(token)
     df, bounds, levels = data
-    clamped = df.copy()
-    for col, (lo, hi) in bounds.items():
-        clamped[col] = clamped[col].clip(lo, hi)
+    clamped = clamp_to(df, bounds)
     options = {"T": T} if T != 100 else {}
     if kind == "user":
         options["split"] = (weight, math.sqrt(T), 1.0)
@@ -72,18 +70,7 @@ def run_cell(task, eps, token, seeds, data):
             coef = fit.coef.to_numpy(float)
             coef = np.where(np.isfinite(coef), coef, 0.0)
             excess.append(float(np.mean((X @ (coef - b)) ** 2)) / s2)
-            if not fit.has_inference:
-                released.extend([False] * b.size)
-                continue
-            ci = fit.conf_int().to_numpy(float)
-            se = fit.std_errors.to_numpy(float)
-            for j in range(b.size):
-                ok = bool(np.isfinite(ci[j]).all())
-                released.append(ok)
-                if ok:
-                    hold.append(ci[j, 0] <= b[j] <= ci[j, 1])
-                    if se_ols[j] > 0:
-                        ratios.append(se[j] / se_ols[j])
+            tally_intervals(fit, b, se_ols, released, hold, ratios)
     finally:
         boosted.INFERENCE_GRAM_WEIGHT = saved
     return {"task": task, "eps": eps, "config": token, "fits": seeds,

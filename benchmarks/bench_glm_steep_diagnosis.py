@@ -66,10 +66,10 @@ def _capture_fit(design, df, eps, seed):
     return fit, seen["H"], sd.M / sd.h_y
 
 
-def _weak_directions(fit, H_list, Mmap):
-    """Per resolved direction at the noise floor whose curvature fell by more than SEPARATION_Z s.d.s:
-    (w / sigma_bar, released curvature at 0 over that at the estimate, fall in s.d.s, P, |v'theta|
-    on the scaled design)."""
+def _direction_state(fit, H_list):
+    """What dp_glm's rule sees at the end of a fit: the eigen-decomposition (w, U) of the mean of the
+    released X'WX matrices behind the SEs, the fall of each direction's curvature since theta = 0 in noise
+    s.d.s, which directions are at the noise floor, the remaining shares P and sigma_bar."""
     from dpreg.estimators.dpgd_logistic import NEWTON_AVERAGE, newton_hessian_steps
     from dpreg.inference import logistic as L
     facts = fit._release.facts
@@ -82,6 +82,15 @@ def _weak_directions(fit, H_list, Mmap):
     fall = L.curvature_fall(H_list[0], sigma_H, w, U, sigma_bar)
     floor = L.floor_directions(w, sigma_bar, len(w))
     P = np.asarray(facts.get("remaining_share", [np.nan] * len(w)), float)
+    return w, U, fall, floor, P, sigma_bar
+
+
+def _weak_directions(fit, H_list, Mmap):
+    """Per resolved direction at the noise floor whose curvature fell by more than SEPARATION_Z s.d.s:
+    (w / sigma_bar, released curvature at 0 over that at the estimate, fall in s.d.s, P, |v'theta|
+    on the scaled design)."""
+    from dpreg.inference import logistic as L
+    w, U, fall, floor, P, sigma_bar = _direction_state(fit, H_list)
     theta = np.linalg.solve(Mmap, fit.coef.to_numpy())
     start = np.einsum("ji,jk,ki->i", U, L.mean_release([H_list[0]]), U)
     out = []
@@ -94,18 +103,8 @@ def _floor_and_fall(fit, H_list, Mmap):
     """(flag, P_x1): whether a direction of the mean X'WX behind the SEs is at the noise floor and fell by
     more than SEPARATION_Z noise s.d.s since theta = 0 while resolved (P <= MAX_REMAINING), and the
     remaining share of the eigendirection x1 (term 1) loads on most."""
-    from dpreg.estimators.dpgd_logistic import NEWTON_AVERAGE, newton_hessian_steps
     from dpreg.inference import logistic as L
-    facts = fit._release.facts
-    T = facts["T"]
-    k = max(1, int(round(NEWTON_AVERAGE * T)))
-    k_h = 1 + sum(1 for s in newton_hessian_steps(T) if s > T - k + 1)
-    H_bar = L.mean_release(H_list[-k_h:])
-    sigma_H, sigma_bar = facts["noise_sd_hessian"], facts["noise_sd_hessian_mean"]
-    w, U = np.linalg.eigh(H_bar)
-    fall = L.curvature_fall(H_list[0], sigma_H, w, U, sigma_bar)
-    floor = L.floor_directions(w, sigma_bar, len(w))
-    P = np.asarray(facts.get("remaining_share", [np.nan] * len(w)), float)
+    w, U, fall, floor, P, _ = _direction_state(fit, H_list)
     flag = bool(np.any(floor & (fall > L.SEPARATION_Z) & (P <= L.MAX_REMAINING)))
     v = int(np.argmax(np.abs(Mmap[1] @ U)))
     return flag, float(P[v])

@@ -38,14 +38,44 @@ def _ols(X, y):
     return b, se
 
 
+def clamp_to(df, bounds):
+    """The data clamped to the declared ranges (what the fit sees: the target is its OLS fit)."""
+    clamped = df.copy()
+    for col, (lo, hi) in bounds.items():
+        clamped[col] = clamped[col].clip(lo, hi)
+    return clamped
+
+
+def tally_intervals(fit, b, se_ols, released, hold, ratios, per_term=None):
+    """Append one fit's intervals to the running lists: released (per coefficient), hold (whether a
+    released interval contains the OLS coefficient b_j), ratios (DP SE / OLS SE); per_term, if given,
+    collects holds and standardised errors by term name."""
+    if not fit.has_inference:
+        released.extend([False] * b.size)
+        return
+    ci = fit.conf_int().to_numpy(float)
+    se = fit.std_errors.to_numpy(float)
+    for j in range(b.size):
+        ok = bool(np.isfinite(ci[j]).all())
+        released.append(ok)
+        if not ok:
+            continue
+        hold.append(ci[j, 0] <= b[j] <= ci[j, 1])
+        if per_term is not None:
+            held, z = per_term.setdefault(str(fit.coef.index[j]), ([], []))
+            held.append(hold[-1])
+            if se[j] > 0:
+                z.append((float(fit.coef.iloc[j]) - b[j]) / se[j])
+        if se_ols[j] > 0:
+            ratios.append(se[j] / se_ols[j])
+
+
 def run_cell(task, eps, method, seeds, data, options=None):
     import dpreg
     from benchmarks.bench_accuracy import TASKS
     df, bounds, levels = data
     formula = TASKS[task]["formula"]
-    clamped = df.copy()
-    for col, (lo, hi) in bounds.items():
-        clamped[col] = clamped[col].clip(lo, hi)
+    clamped = clamp_to(df, bounds)
     released, hold, ratios, chosen, fails = [], [], [], {}, 0
     per_term = {}       # name -> (holds, standardised errors) over the fits that released its interval
     t0 = time.perf_counter()
@@ -65,22 +95,7 @@ def run_cell(task, eps, method, seeds, data, options=None):
             y = TASKS[task]["outcome"](clamped)
             ols = _ols(X, y)
         b, se_ols = ols
-        if not fit.has_inference:
-            released.extend([False] * b.size)
-            continue
-        ci = fit.conf_int().to_numpy(float)
-        se = fit.std_errors.to_numpy(float)
-        for j in range(b.size):
-            ok = bool(np.isfinite(ci[j]).all())
-            released.append(ok)
-            if ok:
-                hold.append(ci[j, 0] <= b[j] <= ci[j, 1])
-                held, z = per_term.setdefault(str(fit.coef.index[j]), ([], []))
-                held.append(hold[-1])
-                if se[j] > 0:
-                    z.append((float(fit.coef.iloc[j]) - b[j]) / se[j])
-                if se_ols[j] > 0:
-                    ratios.append(se[j] / se_ols[j])
+        tally_intervals(fit, b, se_ols, released, hold, ratios, per_term)
     return {"task": task, "eps": eps, "method": method, "fits": seeds - fails, "fail": fails,
             "released": float(np.mean(released)) if released else float("nan"),
             "hold": float(np.mean(hold)) if hold else float("nan"), "m": len(hold),
