@@ -139,9 +139,9 @@ def test_t8_ledger_boosted(neighbours):
     assert led.entries[2].sensitivity == pytest.approx(factor * 1.0 * 1.0)   # 2 tau_x tau | tau_x tau
 
 
-def test_t13_noise_calibration_boosting_round(monkeypatch):
-    """Noise actually added to the rounds, Gram and lambda_min releases of BoostedAdaSSP against
-    sigma_z = Delta_g sqrt(T) / mu_2 etc. (R = 20 000 round draws from 10 000 fits with T = 2)."""
+def _log_gaussian_noise(monkeypatch):
+    """Record (statistic, noise added) of every Gaussian release BoostedAdaSSP makes (its rounds in
+    boosted, its Gram and lambda_min in _ssp), through the real mechanism."""
     from dpreg.privacy import mechanisms
     log = []
     real = mechanisms.gaussian_mechanism
@@ -152,6 +152,13 @@ def test_t13_noise_calibration_boosting_round(monkeypatch):
         return out
     monkeypatch.setattr(boosted, "gaussian_mechanism", wrapped)
     monkeypatch.setattr(_ssp, "gaussian_mechanism", wrapped)
+    return log
+
+
+def test_t13_noise_calibration_boosting_round(monkeypatch):
+    """Noise actually added to the rounds, Gram and lambda_min releases of BoostedAdaSSP against
+    sigma_z = Delta_g sqrt(T) / mu_2 etc. (R = 20 000 round draws from 10 000 fits with T = 2)."""
+    log = _log_gaussian_noise(monkeypatch)
     n = 30
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, (n, 1))
@@ -186,16 +193,7 @@ def test_inference_split_noise_calibration(monkeypatch):
     and to the rounds is checked against the sensitivities divided by mu1 = 5 mu_est / sqrt(25 + T + 1)
     and mu_r = mu_est / sqrt(25 + T + 1), mu_est = sqrt(0.9) mu (R = 2000 fits, T = 2; each check is a
     two-sided test at level 1e-3, so a correct calibration fails it with probability about 1e-3)."""
-    from dpreg.privacy import mechanisms
-    log = []
-    real = mechanisms.gaussian_mechanism
-
-    def wrapped(value, **kw):
-        out = real(value, **kw)
-        log.append((kw["statistic"], np.asarray(out, float) - np.asarray(value, float)))
-        return out
-    monkeypatch.setattr(boosted, "gaussian_mechanism", wrapped)
-    monkeypatch.setattr(_ssp, "gaussian_mechanism", wrapped)
+    log = _log_gaussian_noise(monkeypatch)
     assert boosted.INFERENCE_GRAM_WEIGHT == 5.0
     n = 30
     rng = np.random.default_rng(4)
