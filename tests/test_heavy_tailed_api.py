@@ -128,7 +128,7 @@ def test_outside_the_regime_refused_before_spending_from_public_facts():
         with pytest.raises(MethodOutsideRegime, match="allow_outside_regime=True") as info:
             dpreg.dp_lm("y ~ a + b + c", low, eps=1.0, bounds=bounds, method=method, random_state=1,
                         budget=budget, **kw)
-        assert "method='auto'" in str(info.value) and "Nothing was spent" in str(info.value)
+        assert "method='auto'" in str(info.value) and "Refused before fitting" in str(info.value)
         assert isinstance(info.value, ValueError) and budget.spent == (0.0, 0.0)
         # private ranges: the refusal comes after the range search's public-facts check, still uncharged
         budget = dpreg.Budget(eps=2.0, delta=1e-5)

@@ -481,7 +481,7 @@ def regime_note(method, n, public, eps, delta, *, refusal=False, family="gaussia
                 "(docs/heavy_tailed.md, 'Regime'), and these methods report no standard errors, so nothing in "
                 "their output would show it.")
         if refusal:
-            return (head + f" Nothing was spent. Use {instead}, or collect more rows; to fit this method anyway, "
+            return (head + f" Refused before fitting. Use {instead}, or collect more rows; to fit this method anyway, "
                     "pass allow_outside_regime=True.")
         return head
     if snr < SSP_REGIME_SNR:
@@ -496,6 +496,6 @@ def regime_note(method, n, public, eps, delta, *, refusal=False, family="gaussia
             f"n mu / (B^2 sqrt(d)) = {snr:.0f} >= {SSP_REGIME_SNR:g}): its coefficients need not fit in the "
             f"method's l1 ball, and {evidence}.")
     if refusal:
-        return (head + f" Nothing was spent. Use {instead}" + ("" if logistic else " or method='dpgd'") +
+        return (head + f" Refused before fitting. Use {instead}" + ("" if logistic else " or method='dpgd'") +
                 "; to fit this method anyway, pass allow_outside_regime=True.")
     return head + f" Another method is expected to be more accurate: {instead}."
