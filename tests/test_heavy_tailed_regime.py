@@ -94,7 +94,7 @@ def test_regime_threshold_is_the_public_index():
     eps = 0.5
     mu = _mu(eps, 1e-6)
     n_min = math.ceil(20.0 * 4 * math.sqrt(4) / mu)
-    assert 1000 < n_min < 3000          # above MIN_ROWS_LINEAR, and a size the test can afford
+    assert 1000 < n_min < 3000          # above MIN_ROWS, and a size the test can afford
     for seed in (0, 1):
         below, at = _frame(n_min - 1, seed), _frame(n_min, seed)
         if seed == 1:                  # heavy-tailed data, another outcome model: same public facts
@@ -219,12 +219,12 @@ def test_noise_free_lasso_is_exact_frank_wolfe_on_the_standardised_problem():
 
 
 def test_linear_model_needs_the_minimum_rows_even_inside_the_index_regime():
-    """Below MIN_ROWS_LINEAR rows a heavy-tailed linear fit is refused before spending, whatever the
+    """Below MIN_ROWS rows a heavy-tailed linear fit is refused before spending, whatever the
     index (issue 12/13: small data gets honest intervals or a refusal; these methods have no intervals).
     A wide design (50 predictors, index far below 20) shows the rule is the row count: 999 rows refused,
     1000 fitted; the opt-in fits 999 rows with one AccuracyWarning naming the minimum."""
-    from dpreg.estimators.heavy_tailed.options import MIN_ROWS_LINEAR
-    assert MIN_ROWS_LINEAR == 1000                 # the documented value (docs/heavy_tailed.md, 'Regime')
+    from dpreg.estimators.heavy_tailed.options import MIN_ROWS
+    assert MIN_ROWS == 1000                 # the documented value (docs/heavy_tailed.md, 'Regime')
     rng = np.random.default_rng(21)                # test data, not a DP draw
     p = 50
     X = rng.uniform(-1, 1, (1000, p))

@@ -423,13 +423,14 @@ def _unit_truncation(tun, options):
 #: there); the estimators layer does not import the api, so the number is repeated here
 SSP_REGIME_SNR = 20.0
 
-#: the fewest rows for which the heavy-tailed methods fit a linear model without the opt-in. Their rates
+#: the fewest rows for which the heavy-tailed methods fit a model (linear or logistic) without the opt-in.
+#: Their rates
 #: are slow in n eps (excess risk of order (n eps)^(-1/3) for ht_fw, [HNXW] Thm 2), they report no
 #: standard errors, and on the real data below this size (penguins n = 266, Credit n = 320 training rows)
 #: they were 4-47 x OLS test MSE at every eps up to 8; the designs where they were the best method had
 #: n >= 2000 (benchmarks/results/auto_sparse.md, heavy_tailed.md). A refusal, not a warning: issue 12's
 #: rule for small data is honest wide intervals or a refusal, and these methods have no intervals.
-MIN_ROWS_LINEAR = 1000
+MIN_ROWS = 1000
 
 
 def ssp_snr(n, d, b_sq, eps, delta=_API_DEFAULT_DELTA) -> float:
@@ -449,9 +450,10 @@ def regime_index(n, public, eps, delta) -> float:
 
 def regime_note(method, n, public, eps, delta, *, refusal=False, family="gaussian") -> str | None:
     """The text of the refusal (``refusal=True``) or, with ``allow_outside_regime=True``, of the
-    AccuracyWarning, when a heavy-tailed method is asked for a linear model outside its regime: a
-    low-dimensional problem with enough rows per coefficient that the sufficient-statistics methods are
-    in theirs. None inside the regime.
+    AccuracyWarning, when a heavy-tailed method is asked for a model outside its regime: fewer than
+    MIN_ROWS rows, or a low-dimensional problem with enough rows per coefficient that the
+    sufficient-statistics methods (dp_lm) or dpgd's private Newton solver (dp_glm, ``family="binomial"``)
+    are in theirs. None inside the regime.
 
     Why (derivation in docs/heavy_tailed.md, "Regime"). The heavy-tailed methods' guarantees are
     excess risks of order log d / (n eps)^(1/3) (ht_fw, Thm 2), log d / (n eps)^(2/5) (ht_lasso, Thm 5)
@@ -472,12 +474,12 @@ def regime_note(method, n, public, eps, delta, *, refusal=False, family="gaussia
     # dp_lm's method="auto" (AdaSSP / BoostedAdaSSP, or dpgd on small data)
     instead = ("method='dpgd' (dp_glm's default: a private Newton solver with standard errors)" if logistic else
                "method='auto' (AdaSSP / BoostedAdaSSP, with standard errors)")
-    if n < MIN_ROWS_LINEAR:
+    if n < MIN_ROWS:
         evidence = ("on real data the heavy-tailed methods were 4-47 x the test error of least squares below it "
                     "(penguins, Credit)" if not logistic else
                     "their error falls slowly with n eps, and on every real binary outcome measured (1070-53 940 "
                     "rows) ht_fw was farther from the maximum-likelihood fit than dpgd")
-        head = (f"{method} needs at least {MIN_ROWS_LINEAR} rows for a {model} model (n = {n}): {evidence} "
+        head = (f"{method} needs at least {MIN_ROWS} rows for a {model} model (n = {n}): {evidence} "
                 "(docs/heavy_tailed.md, 'Regime'), and these methods report no standard errors, so nothing in "
                 "their output would show it.")
         if refusal:
