@@ -139,6 +139,17 @@ def test_t8_ledger_boosted(neighbours):
     assert led.entries[2].sensitivity == pytest.approx(factor * 1.0 * 1.0)   # 2 tau_x tau | tau_x tau
 
 
+def _toy_design(seed, n=30):
+    """A 30-row design y ~ x (x uniform on [-1, 1], outcome clipped to its declared [-3, 3]) for the
+    noise-calibration tests: the data only matter through the sensitivities."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 1))
+    X = np.column_stack([np.ones(n), x])
+    pub = PublicDesign("y ~ x", "y", ["Intercept", "x"], True, np.array([1, -1.0]), np.array([1, 1.0]), [],
+                       (-3.0, 3.0), Schema(), n)
+    return Design(X, np.clip(x[:, 0] + 0.3 * rng.normal(size=n), -3, 3), pub)
+
+
 def _log_gaussian_noise(monkeypatch):
     """Record (statistic, noise added) of every Gaussian release BoostedAdaSSP makes (its rounds in
     boosted, its Gram and lambda_min in _ssp), through the real mechanism."""
@@ -159,13 +170,7 @@ def test_t13_noise_calibration_boosting_round(monkeypatch):
     """Noise actually added to the rounds, Gram and lambda_min releases of BoostedAdaSSP against
     sigma_z = Delta_g sqrt(T) / mu_2 etc. (R = 20 000 round draws from 10 000 fits with T = 2)."""
     log = _log_gaussian_noise(monkeypatch)
-    n = 30
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-1, 1, (n, 1))
-    X = np.column_stack([np.ones(n), x])
-    pub = PublicDesign("y ~ x", "y", ["Intercept", "x"], True, np.array([1, -1.0]), np.array([1, 1.0]), [],
-                       (-3.0, 3.0), Schema(), n)
-    D = Design(X, np.clip(x[:, 0] + 0.3 * rng.normal(size=n), -3, 3), pub)
+    D = _toy_design(3)
     T, R, eps, delta, tau = 2, 10000, 1.0, 1e-6, 0.7
     noise = NoiseSource(77)
     for _ in range(R):
@@ -195,13 +200,7 @@ def test_inference_split_noise_calibration(monkeypatch):
     two-sided test at level 1e-3, so a correct calibration fails it with probability about 1e-3)."""
     log = _log_gaussian_noise(monkeypatch)
     assert boosted.INFERENCE_GRAM_WEIGHT == 5.0
-    n = 30
-    rng = np.random.default_rng(4)
-    x = rng.uniform(-1, 1, (n, 1))
-    X = np.column_stack([np.ones(n), x])
-    pub = PublicDesign("y ~ x", "y", ["Intercept", "x"], True, np.array([1, -1.0]), np.array([1, 1.0]), [],
-                       (-3.0, 3.0), Schema(), n)
-    D = Design(X, np.clip(x[:, 0] + 0.3 * rng.normal(size=n), -3, 3), pub)
+    D = _toy_design(4)
     T, R, eps, delta, tau, tau_x = 2, 2000, 1.0, 1e-6, 0.7, 1.3
     noise = NoiseSource(78)
     for _ in range(R):
