@@ -40,9 +40,9 @@ PUBLIC_REFUSALS = [
 @pytest.mark.parametrize("declared", [True, False], ids=["declared", "private_ranges"])
 @pytest.mark.parametrize("kw,match", PUBLIC_REFUSALS, ids=lambda v: str(v)[:40])
 def test_public_refusals_spend_nothing(kw, match, declared, monkeypatch):
-    """With declared ranges nothing is released at all (no ledger row is ever written); with private
-    ranges the refusal comes after the range search, is a function of public facts only, and the
-    Budget is not charged (nothing computed from the data leaves dpreg)."""
+    """Refused before anything is released: no ledger row is ever written and the Budget is not charged,
+    with declared ranges and with private ones (the public design, built from the formula, the column
+    types and the declared ranges, is checked before the range search)."""
     rows = []
     real_add = Ledger.add
 
@@ -58,8 +58,31 @@ def test_public_refusals_spend_nothing(kw, match, declared, monkeypatch):
             dpreg.dp_lm("y ~ a + b + c", _frame(), eps=1.0, budget=budget, random_state=1,
                         bounds=BOUNDS if declared else None, **kw)
     assert budget.spent == (0.0, 0.0) and budget.history == []
-    if declared:
-        assert rows == []
+    assert rows == []
+
+
+def test_regime_refusal_with_private_ranges_comes_before_the_range_search(monkeypatch):
+    """Outside the regime with ranges to be estimated privately: refused before the search (no ledger
+    row, no warning about the range budget first), at the budget the estimator would get after it (the
+    message's eps is the remainder, 0.9 of 1 with the default bounds_share). With a factor whose levels
+    are selected privately d comes from a release, so the check runs on the built design instead, and
+    the refusal is still the regime's."""
+    rows = []
+    real_add = Ledger.add
+    monkeypatch.setattr(Ledger, "add", lambda self, entry: (rows.append(entry), real_add(self, entry))[1])
+    df = _frame(5000, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(MethodOutsideRegime, match=r"eps = 0\.9\b"):
+            dpreg.dp_lm("y ~ a + b + c", df, eps=1.0, method="ht_fw", random_state=1)
+    assert rows == [] and caught == []
+    df["g"] = pd.Categorical(np.where(df["a"] > 0, "u", "v"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MethodOutsideRegime):
+            # ht_lasso: (eps, delta)-DP, so it can pay for the selection (ht_fw, pure, needs declared levels)
+            dpreg.dp_lm("y ~ a + b + c + g", df, eps=1.0, bounds=BOUNDS, method="ht_lasso", random_state=1)
+    assert rows                               # the level selection ran first: its rows are in the ledger
 
 
 def _mu(eps, delta):

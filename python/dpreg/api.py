@@ -362,6 +362,11 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
             check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
+    if not auto and neighbours == "replace_one" and unit is None and stream is None \
+            and design_opts.get("na_action", "fail") != "drop":
+        _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
+                                  levels=levels, bounds_share=bounds_share, options=options)
+
     # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
     delta_needed = 0.0 if pure_ok else delta
     if budget is not None and not budget.can_spend(eps, delta_needed):
@@ -391,6 +396,34 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
+
+
+def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
+    """The method's preconditions on the public design (e.g. the heavy-tailed methods' regime rule),
+    checked before a private range search spends anything, where the design's shape is public: built
+    by :func:`dpreg.design.build.public_shape` from the formula, the column types and the declared
+    levels and ranges (None when the columns come from a private selection of levels: the check then
+    runs on the built design only). The budget it is checked at is the one the estimator will get: all
+    of eps when nothing is searched, else the rest after the range search's share. The same check runs
+    again on the built design (resolve_options in _fit_spending), so the two cannot disagree but for
+    the last bits of that split."""
+    from .design.build import all_ranges_declared, public_shape
+    from .privacy.accounting import conservative_share, eps_room
+    if est.check_public_hook is None:
+        return
+    shape = public_shape(formula, data, bounds=bounds if isinstance(bounds, dict) else None, levels=levels,
+                         family=family)
+    if shape is None:
+        return
+    n = int(data.shape[0]) if getattr(data, "shape", None) is not None else None
+    if n is None:
+        return
+    searched = est.wants_bounds(options, family=family) and bounds != "data" and not all_ranges_declared(
+        formula, data, bounds, family=family)
+    eps_left = eps_room(eps, [bounds_share * eps]) if searched else eps
+    spec = PrivacySpec(eps=conservative_share(eps_left), delta=conservative_share(delta) if delta > 0 else 0.0,
+                       neighbours="replace_one", inference=False)
+    est.check_public(n, shape.d, spec, options, public=shape)
 
 
 def _d_from_a_release(public) -> bool:

@@ -668,3 +668,65 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
 class SampleTooSmallForRanges(DesignError, SampleTooSmall):
     """Too few rows for private ranges at this budget (issue 12): both a DesignError and a
     :class:`dpreg.errors.SampleTooSmall`; the message says which n or eps would work."""
+
+
+def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian") -> PublicDesign | None:
+    """The public design (terms, factor blocks, intercept, column intervals) built from public facts
+    only: the formula, the columns' types, the declared levels and ranges, evaluated on two synthetic
+    rows (a declared level, an end of a declared range, False / True), never on the data's rows. It
+    lets a method's public preconditions (e.g. the heavy-tailed methods' regime rule) refuse before a
+    private range search spends anything.
+
+    None when the shape depends on a release or on the rows (a categorical predictor whose levels are
+    not declared: its columns come from the private selection; ``levels="data"``), or when these facts
+    do not determine it (the formula cannot be evaluated on the synthetic rows): the method's checks
+    then run on the built design, as before. Success or failure is a function of public facts only."""
+    try:
+        df = _as_frame(data)            # its column names and types; no value is read below
+        levels_mode, declared_levels = _norm_levels(levels)
+        if levels_mode == "data":
+            return None
+        formula_cats = categorical_in_formula(formula)
+        kinds = {c: _safe_type(df[c]) for c in df.columns}
+        cat_cols = {c for c, k in kinds.items() if k in ("categorical", "bool", "string")}
+        cat_cols |= set(declared_levels) | formula_cats
+        parsed = parse_formula(formula, df.columns, cat_cols)
+        _, declared_bounds = _norm_bounds(bounds, parsed.variables)
+        head, ranges, synthetic_ranges = {}, {}, False
+        for v in parsed.variables:
+            if v in declared_levels:
+                lv = declared_levels[v]
+                head[v] = pd.Series([lv[0], lv[-1]], dtype=bool if all(isinstance(z, bool) for z in lv)
+                                    else object)
+            elif kinds.get(v) == "bool":
+                head[v] = pd.Series([False, True], dtype=bool)
+            elif v in cat_cols:
+                return None                 # its columns would come from the private selection of levels
+            else:
+                lo, hi = declared_bounds.get(v, (None, None))
+                if lo is None or hi is None:
+                    # an undeclared end: a stand-in range of positive values, so that log() / sqrt()
+                    # evaluate; the intervals of the columns are then not known (set to NaN below)
+                    synthetic_ranges = True
+                    lo = 1.0 if lo is None else float(lo)
+                    hi = lo + 1.0 if hi is None else float(hi)
+                ranges[v] = (float(lo), float(hi))
+                head[v] = pd.Series([lo, hi], dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # nothing from the synthetic rows reaches the user
+            design = build_design(formula, pd.DataFrame(head), bounds=ranges, levels=declared_levels,
+                                  family=family, need_bounds=False, allow_wide=True)
+    except Exception:
+        return None
+    public = design.public
+    if synthetic_ranges:
+        keep = {j for block in (public.factor_blocks or []) for j in block}
+        keep |= {j for j, t in enumerate(public.terms) if t in ("Intercept", "(Intercept)")}
+        lower = np.array(public.column_lower, dtype=float)
+        upper = np.array(public.column_upper, dtype=float)
+        for j in range(lower.shape[0]):
+            if j not in keep:
+                lower[j] = upper[j] = np.nan
+        public.column_lower, public.column_upper = lower, upper
+        public.outcome_interval = None
+    return public
