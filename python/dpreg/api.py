@@ -403,24 +403,26 @@ def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds,
     checked before a private range search spends anything, where the design's shape is public: built
     by :func:`dpreg.design.build.public_shape` from the formula, the column types and the declared
     levels and ranges (None when the columns come from a private selection of levels: the check then
-    runs on the built design only). The budget it is checked at is the one the estimator will get: all
-    of eps when nothing is searched, else the rest after the range search's share. The same check runs
+    runs on the built design only). The budget it is checked at is the one the estimator will get: the
+    rest of eps after the range search's share. The same check runs
     again on the built design (resolve_options in _fit_spending), so the two cannot disagree but for
-    the last bits of that split."""
+    the last bits of that split. Without a range search nothing is spent before that check anyway."""
     from .design.build import all_ranges_declared, public_shape
     from .privacy.accounting import conservative_share, eps_room
-    if est.check_public_hook is None:
-        return
-    shape = public_shape(formula, data, bounds=bounds if isinstance(bounds, dict) else None, levels=levels,
-                         family=family)
-    if shape is None:
-        return
-    n = int(data.shape[0]) if getattr(data, "shape", None) is not None else None
-    if n is None:
+    if est.check_public_hook is None or getattr(data, "shape", None) is None:
         return
     searched = est.wants_bounds(options, family=family) and bounds != "data" and not all_ranges_declared(
         formula, data, bounds, family=family)
-    eps_left = eps_room(eps, [bounds_share * eps]) if searched else eps
+    if not searched:
+        # nothing is spent before the check on the built design unless levels are selected (and then
+        # the shape comes from the selection): the fit's own order of refusals is kept
+        return
+    shape = public_shape(formula, data, bounds=bounds if isinstance(bounds, dict) else None, levels=levels,
+                         family=family, ranges_searched=True)
+    if shape is None:
+        return
+    n = int(data.shape[0])
+    eps_left = eps_room(eps, [bounds_share * eps])
     spec = PrivacySpec(eps=conservative_share(eps_left), delta=conservative_share(delta) if delta > 0 else 0.0,
                        neighbours="replace_one", inference=False)
     est.check_public(n, shape.d, spec, options, public=shape)

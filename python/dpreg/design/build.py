@@ -670,7 +670,8 @@ class SampleTooSmallForRanges(DesignError, SampleTooSmall):
     :class:`dpreg.errors.SampleTooSmall`; the message says which n or eps would work."""
 
 
-def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian") -> PublicDesign | None:
+def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
+                 ranges_searched=True) -> PublicDesign | None:
     """The public design (terms, factor blocks, intercept, column intervals) built from public facts
     only: the formula, the columns' types, the declared levels and ranges, evaluated on two synthetic
     rows (a declared level, an end of a declared range, False / True), never on the data's rows. It
@@ -680,7 +681,12 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian") 
     None when the shape depends on a release or on the rows (a categorical predictor whose levels are
     not declared: its columns come from the private selection; ``levels="data"``), or when these facts
     do not determine it (the formula cannot be evaluated on the synthetic rows): the method's checks
-    then run on the built design, as before. Success or failure is a function of public facts only."""
+    then run on the built design, as before. Success or failure is a function of public facts only.
+
+    ``ranges_searched``: the fit will estimate the undeclared ranges privately, so a stand-in range
+    serves for them here (a searched range of log()'s argument lies in its domain). False: undeclared
+    ranges stay unknown, as in the fit, and a transform that needs one (log, sqrt) leaves the shape
+    undetermined (None), so that the fit's own refusal of it comes first."""
     try:
         df = _as_frame(data)            # its column names and types; no value is read below
         levels_mode, declared_levels = _norm_levels(levels)
@@ -704,6 +710,8 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian") 
                 return None                 # its columns would come from the private selection of levels
             else:
                 lo, hi = declared_bounds.get(v, (None, None))
+                if (lo is None or hi is None) and not ranges_searched:
+                    continue                # unknown in the fit too: no value in the synthetic rows
                 if lo is None or hi is None:
                     # an undeclared end: a stand-in range of positive values, so that log() / sqrt()
                     # evaluate; the intervals of the columns are then not known (set to NaN below)
