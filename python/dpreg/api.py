@@ -463,24 +463,15 @@ def _forget_data_ranges(public) -> None:
     """bounds="data": the ranges are the data's minima and maxima, i.e. exact values of single records.
     They served the fit (clamping, scaling) and are not kept in the result, which reports them by name
     only, like the privacy statement. Factor dummies ([0, 1]) and the intercept keep their intervals."""
-    import numpy as np
     schema = getattr(public, "schema", None)
     data_vars = [v for v in (schema.variables.values() if schema is not None else ())
                  if v.bounds_source == "data"]
     if not data_vars:
         return
+    from .design.build import forget_numeric_intervals
     for v in data_vars:
         v.lower = v.upper = None
-    keep = {j for block in (public.factor_blocks or []) for j in block}
-    keep |= {j for j, t in enumerate(public.terms) if t in ("Intercept", "(Intercept)")}
-    lo = np.array(public.column_lower, dtype=float)
-    hi = np.array(public.column_upper, dtype=float)
-    for j in range(lo.shape[0]):
-        if j not in keep:
-            lo[j] = hi[j] = np.nan
-    public.column_lower, public.column_upper = lo, hi
-    if schema.outcome in {v.name for v in data_vars}:
-        public.outcome_interval = None
+    forget_numeric_intervals(public, outcome=schema.outcome in {v.name for v in data_vars})
 
 
 RAW_SCALE_NOTE = ("This method runs on the scale set by the ranges; with standardize=False it runs on the raw "

@@ -726,15 +726,22 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
                                   family=family, need_bounds=False, allow_wide=True)
     except Exception:
         return None
-    public = design.public
     if synthetic_ranges:
-        keep = {j for block in (public.factor_blocks or []) for j in block}
-        keep |= {j for j, t in enumerate(public.terms) if t in ("Intercept", "(Intercept)")}
-        lower = np.array(public.column_lower, dtype=float)
-        upper = np.array(public.column_upper, dtype=float)
-        for j in range(lower.shape[0]):
-            if j not in keep:
-                lower[j] = upper[j] = np.nan
-        public.column_lower, public.column_upper = lower, upper
+        forget_numeric_intervals(design.public, outcome=True)
+    return design.public
+
+
+def forget_numeric_intervals(public: PublicDesign, *, outcome: bool) -> None:
+    """Set the column intervals of every numeric column to unknown (NaN), and the outcome's interval to
+    None when ``outcome``: for intervals that are not public (ranges read from the data) or not known
+    (stand-in ranges). Factor dummies ([0, 1]) and the intercept keep theirs."""
+    keep = {j for block in (public.factor_blocks or []) for j in block}
+    keep |= {j for j, t in enumerate(public.terms) if t in ("Intercept", "(Intercept)")}
+    lower = np.array(public.column_lower, dtype=float)
+    upper = np.array(public.column_upper, dtype=float)
+    for j in range(lower.shape[0]):
+        if j not in keep:
+            lower[j] = upper[j] = np.nan
+    public.column_lower, public.column_upper = lower, upper
+    if outcome:
         public.outcome_interval = None
-    return public
