@@ -494,7 +494,7 @@ def regime_note(method, n, public, eps, delta, *, refusal=False, family="gaussia
                 "on five real binary outcomes at eps = 8 ht_fw was 8-57 maximum-likelihood standard errors from "
                 "the maximum-likelihood fit, dpgd 0.8-5.6")
     head = (f"{method} is built for sparse, high-dimensional or heavy-tailed problems; this {what} (n = {n}, "
-            f"d = {d}, eps = {float(eps):g}) is outside that regime (signal-to-noise index "
+            f"d = {d}, eps = {float(eps):g} for the estimator) is outside that regime (signal-to-noise index "
             f"n mu / (B^2 sqrt(d)) = {snr:.0f} >= {SSP_REGIME_SNR:g}): its coefficients need not fit in the "
             f"method's l1 ball, and {evidence}.")
     if refusal:
