@@ -347,7 +347,7 @@ def _diffprivlib_lr():
     return LinearRegression
 
 
-def run(tasks, eps_grid, seeds, settings=None, log=print):
+def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True):
     import dpreg
     settings = SETTINGS if settings is None else settings
     results = []   # (task, eps, method, bounds, seed, ratio or None, seconds, refusal text or None)
@@ -373,7 +373,8 @@ def run(tasks, eps_grid, seeds, settings=None, log=print):
                             else:
                                 fit = dpreg.dp_lm(task["formula"], train, eps=eps, delta=1e-6, method=method,
                                                   bounds=bounds if bset == "declared" else None, levels=levels,
-                                                  random_state=seed * 7919 + int(eps * 100))
+                                                  random_state=seed * 7919 + int(eps * 100),
+                                                  inference=inference)
                                 pred = _predict(fit, test)
                         except (dpreg.DPRegError, ValueError) as exc:
                             refusal = f"{type(exc).__name__}: {exc}"
@@ -467,6 +468,9 @@ def main(argv=None):
                    help="binary-outcome tasks for dp_glm against the MLE ('' for none)")
     p.add_argument("--glm-methods", default="auto",
                    help="comma-separated dp_glm methods for the --glm tasks (auto, dpgd, ht_fw, ht_sparse)")
+    p.add_argument("--no-inference", action="store_true",
+                   help="dp_lm fits with inference=False (point estimates only: e.g. AdaSSP keeps its ridge "
+                        "estimate instead of the de-shrunk one its intervals are centred on)")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     from . import write_result
@@ -478,14 +482,15 @@ def main(argv=None):
         methods = ALL_METHODS if a.methods == "all" else a.methods.split(",")
         settings = [(m, b) for m in methods for b in ("declared", "private")] + [("diffprivlib", "declared")]
     t0 = time.perf_counter()
-    results = run(tasks, eps_grid, a.seeds, settings)
+    results = run(tasks, eps_grid, a.seeds, settings, inference=not a.no_inference)
     glm_tasks = [t for t in a.glm.split(",") if t]
     glm_methods = [m for m in a.glm_methods.split(",") if m]
     glm = run_glm(glm_tasks, eps_grid, a.seeds, methods=glm_methods) if glm_tasks else []
     lines = ["# Accuracy on real data: test MSE / MSE_OLS, and dp_glm against the logistic MLE", "",
              f"Command: `python -m benchmarks accuracy --seeds {a.seeds} --eps {a.eps} --tasks {a.tasks} "
              f"--methods {a.methods} --glm {a.glm}"
-             + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "") + "`", "",
+             + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "")
+             + (" --no-inference" if a.no_inference else "") + "`", "",
              f"80/20 split, {a.seeds} seeds, delta = 1e-6 (diffprivlib: pure eps-DP, delta = 0), replace-one; "
              "'declared' = documented or analyst-declared public ranges, 'private' = ranges estimated privately "
              "from 10% of eps. 'refused' = the method declined before spending budget (its message "
