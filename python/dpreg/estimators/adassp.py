@@ -419,11 +419,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     facts["curvature_allowance"] = (f"{inf.CURVATURE_NOISE_SDS:g} sigma1 on the Gram-noise and "
                                                     "sampling parts; none on the exact X'y-noise part")
                     # issue 12, small real data (docs/derivations/adassp_boosted.md §20): along the
-                    # directions the PD projection floored, the estimate is attenuated by an unknown
-                    # factor (Credit / Carseats: the strongest coefficient held 0.40-0.73); the intervals
-                    # are the union over the attenuations a stated lowest curvature allows
-                    attenuation = inf.attenuation_robust_ends(state["A_hat"], K, theta, V, state["sigma_gram"],
-                                                              M, float(values["level"]))
+                    # directions the release does not resolve (eigenvalue below 2 sigma1) the estimate is
+                    # attenuated by an unknown factor (Credit / Carseats: the strongest coefficient held
+                    # 0.40-0.73); the intervals are the union over the attenuations a stated lowest
+                    # curvature allows
+                    # (with no unresolved direction V is noise_split_vcov's)
+                    V, *attenuation = inf.attenuation_robust_ends(
+                        state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                        float(values["level"]), meat=meat)
         # which covariance the intervals use, in the tuning (and so in the summary)
         tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
         facts["cov_type"] = cov_used
