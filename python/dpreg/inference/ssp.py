@@ -876,15 +876,16 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
     th_v = Qk.T @ np.asarray(theta, float)
     if k <= ATTENUATION_EXACT_MAX:
         down, up = z * se0, z * se0
-        B = V @ Qk                     # V q_v
-        G = Qk.T @ B                   # q_u' V q_v
+        MB = M @ (V @ Qk)              # M V q_v
+        G = Qk.T @ V @ Qk              # q_u' V q_v
         bits = ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1).astype(float)
         for row in bits[1:]:
             cv = row * c_max
-            Lq = Qk * cv               # Q_k diag(c): L_c = I + Lq Q_k'
-            VL = V + Lq @ B.T + B @ Lq.T + Lq @ G @ Lq.T
+            MLq = MQ * cv              # M Q_k diag(c): M L_c = M + MLq Q_k'
+            # diag(M L_c V L_c' M') = se0^2 + 2 diag(MLq (M V Q_k)') + diag(MLq G MLq'), O(d k^2)
+            var = se0 ** 2 + 2.0 * np.sum(MLq * MB, axis=1) + np.sum((MLq @ G) * MLq, axis=1)
+            se = np.sqrt(np.maximum(var, 0.0))
             shift = MQ @ (cv * th_v)
-            se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", M, VL, M), 0.0))
             down = np.maximum(down, z * se - shift)
             up = np.maximum(up, z * se + shift)
         return V, down, up, k
