@@ -155,7 +155,11 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # from the released XtX, its clip from the released A1 and the realised noise ratio of the
              # released resid_weighted_XtX
              "/facts/cov_type", "/tuning/cov_type[]", "/facts/meat_clip", "/facts/meat_clip_k",
-             "/facts/meat_noise_ratio"}
+             "/facts/meat_noise_ratio",
+             # issue 12, AdaSSP's attenuation-robust intervals (docs/derivations/adassp_boosted.md §20): the
+             # number of released eigenvalues of XtX below sigma1 and the widening of the standard errors
+             # to the union's half-width, post-processing of XtX, Xty and theta_hat
+             "/facts/attenuation_directions", "/facts/attenuation_widening[]"}
 #: linear dpgd with its standard errors (issue 13): remaining_contraction is post-processing of the
 #: released XtX; sigma, the privacy excess and the bias-aware widening of the released XtX, gradients,
 #: theta_bar and the resid_abs / resid_sq rows (AdaSSP's bundle)

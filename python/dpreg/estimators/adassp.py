@@ -21,6 +21,7 @@ import math
 import re
 
 import numpy as np
+from scipy import stats
 
 from ..design.private_bounds import unreliable_ranges_note
 from ..design.scaling import scale_design
@@ -356,6 +357,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # not estimable: the sampling part of the covariance uses the floored value of docs/derivations/adassp_boosted.md §8
         sigma2_hat = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
         coef_bias = None
+        attenuation = None
         if boosted:
             V = inf.analytic_vcov_boosted(S, V_priv, sigma2_hat)
             if values["ci"] in ("auto", "analytic"):
@@ -416,6 +418,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     V = inf.noise_split_vcov(S, V_xty, V_gram, sigma2_hat, state["sigma_gram"], meat=meat)
                     facts["curvature_allowance"] = (f"{inf.CURVATURE_NOISE_SDS:g} sigma1 on the Gram-noise and "
                                                     "sampling parts; none on the exact X'y-noise part")
+                    # issue 12, small real data (docs/derivations/adassp_boosted.md §20): along the
+                    # directions the release does not resolve (eigenvalue below 2 sigma1) the estimate is
+                    # attenuated by an unknown factor (Credit / Carseats: the strongest coefficient held
+                    # 0.40-0.73); the intervals are the union over the attenuations a stated lowest
+                    # curvature allows
+                    # (with no unresolved direction V is noise_split_vcov's)
+                    V, *attenuation = inf.attenuation_robust_ends(
+                        state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                        float(values["level"]), meat=meat)
         # which covariance the intervals use, in the tuning (and so in the summary)
         tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
         facts["cov_type"] = cov_used
@@ -438,6 +449,24 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # interval at the fit's level is coef +- cv(bias/se) se, valid whatever the bias within its bound
             rel.vcov, widen = inf.widen_for_bias(rel.vcov, np.abs(M) @ coef_bias, float(values["level"]))
             facts["bias_aware_widening"] = [float(x) for x in widen]
+        vcov_unwidened = rel.vcov     # the bootstrap check below judges the delta-method intervals
+        attenuation_ci = None
+        if attenuation is not None and attenuation[2] > 0:
+            # the union's ends are the intervals at the fit's level; the standard errors are scaled to
+            # their half-width (so the printed SE, p-value and noise share agree with the interval)
+            down, up, k_att = attenuation
+            z = float(stats.norm.ppf(0.5 + float(values["level"]) / 2.0))
+            se_o = np.sqrt(np.maximum(np.diag(rel.vcov), 0.0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                widen = np.where(se_o > 0, (down + up) / (2.0 * z * se_o), 1.0)
+            widen = np.maximum(widen, 1.0)
+            rel.vcov = rel.vcov * np.outer(widen, widen)
+            coef_o = np.asarray(coef, float)
+            rel.ci = np.column_stack([coef_o - down, coef_o + up])
+            rel.ci_level = float(values["level"])
+            attenuation_ci = rel.ci
+            facts["attenuation_directions"] = int(k_att)
+            facts["attenuation_widening"] = [float(x) for x in widen]
         rel.df_resid = float(n_pub - d)
         sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
         facts.update(sigma_scaled=sigma_hat_scaled, privacy_excess=excess, n_public=float(n_pub),
@@ -555,7 +584,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             use_bootstrap = values["ci"] == "bootstrap"
             if check_analytic:
                 cover = inf.analytic_coverage_in_bootstrap_world(
-                    beta_draws, np.asarray(rel.coef, float), np.sqrt(np.diag(rel.vcov)), float(values["level"]))
+                    beta_draws, np.asarray(rel.coef, float), np.sqrt(np.diag(vcov_unwidened)), float(values["level"]))
                 facts["analytic_coverage_bootstrap_world"] = cover
                 use_bootstrap = cover is not None and cover < inf.ANALYTIC_MIN_BOOTSTRAP_COVERAGE
             if not use_bootstrap:
@@ -573,6 +602,19 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 rel.ci = inf.percentile_intervals(beta_draws, float(values["level"]))
                 rel.ci_level = float(values["level"])
                 rel.vcov = np.cov(beta_draws, rowvar=False).reshape(d, d)
+                if attenuation_ci is not None:
+                    # the bootstrap world's truth is the released Gram matrix, so its replicates do not
+                    # carry the attenuation along the floored directions: the interval at the fit's level
+                    # is the hull of both (§20), its standard errors scaled to the hull's half-width
+                    rel.ci = np.column_stack([np.minimum(rel.ci[:, 0], attenuation_ci[:, 0]),
+                                              np.maximum(rel.ci[:, 1], attenuation_ci[:, 1])])
+                    z = float(stats.norm.ppf(0.5 + float(values["level"]) / 2.0))
+                    se_b = np.sqrt(np.maximum(np.diag(rel.vcov), 0.0))
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        widen = np.where(se_b > 0, (rel.ci[:, 1] - rel.ci[:, 0]) / (2.0 * z * se_b), 1.0)
+                    widen = np.maximum(widen, 1.0)
+                    rel.vcov = rel.vcov * np.outer(widen, widen)
+                    facts["attenuation_widening"] = [float(x) for x in widen]
                 rel.inference_note = (f"{kind} parametric bootstrap ({n_boot} replicates); standard errors "
                                       "are the replicate standard deviations")
                 if check_analytic:
@@ -582,6 +624,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                         "parametric bootstrap of the released statistics (the noise of the released X^T X "
                         "acts non-linearly at this n, eps and design), so the intervals are the "
                         + rel.inference_note)
+                if attenuation_ci is not None:
+                    rel.inference_note += (
+                        f"; at level {float(values['level']):g} each interval also spans the interval that allows "
+                        "for attenuation along the directions of X^T X the privacy noise hides, and the "
+                        "standard errors are scaled to that span")
         # issue 12: BoostedAdaSSP's covariance uses S (the released Gram matrix) for X^T X in every
         # round; when the Gram noise s.d. sigma1 exceeds a column's released information S_jj (small
         # n eps: sigma1 grows with sqrt(T)), V_T is wrong and the intervals covered 0.80 at n = 300

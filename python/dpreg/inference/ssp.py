@@ -798,6 +798,105 @@ def noise_split_vcov(S, V_xty, V_gram, sigma2_hat: float, sigma_gram: float,
     return (V + V.T) / 2.0
 
 
+#: AdaSSP with declared ranges, attenuation-robust intervals (docs/derivations/adassp_boosted.md §20): a
+#: released eigendirection of A_hat is unresolved when its eigenvalue is below this many sigma1, where the
+#: one-sided allowance of §16 (s_v - 2 sigma1) leaves no positive lower bound on the data's curvature
+ATTENUATION_UNRESOLVED_SDS = CURVATURE_NOISE_SDS
+#: the stated assumption: along an unresolved direction the data's curvature v'X'Xv is at least this many
+#: sigma1 (the release cannot check it; §20 has the measured trade-off of 0.4 / 0.5 / 0.6 / 0.75)
+ATTENUATION_MIN_CURVATURE_SDS = 0.5
+#: up to this many unresolved directions the union of intervals is computed exactly (2^k vertices);
+#: beyond, its separable bound (triangle inequality on the standard error), which is wider
+ATTENUATION_EXACT_MAX = 10
+
+
+def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float, sigma_gram: float, M,
+                            level: float = 0.95, meat=None, f: float = ATTENUATION_MIN_CURVATURE_SDS,
+                            unresolved_sds: float = ATTENUATION_UNRESOLVED_SDS):
+    """AdaSSP (declared ranges): interval ends that hold the coefficient whatever the attenuation of the
+    estimate along the directions the released Gram matrix does not resolve, under a stated lower bound
+    on the data's curvature there (issue 12, small real data; docs/derivations/adassp_boosted.md §20).
+
+    The estimate is theta_hat = K b_hat = T theta + K z with T = K X'X (z the X'y noise, independent of
+    the Gram release). In an eigendirection v of A_hat (K is diagonal there: k_v = v'Kv) T acts as
+    t_v = k_v a_v, a_v = v'X'Xv the data's curvature: where the released eigenvalue overshoots a_v,
+    t_v < 1 and theta_hat_v is attenuated by t_v, a bias given the release that no variance term holds.
+    Where the released eigenvalue alpha_v is below ``unresolved_sds`` sigma1 the release allows a_v = 0;
+    the assumption a_v >= f sigma1 bounds t_v in [k_v f sigma1, 1], i.e. the de-attenuating factor
+    1 + c_v with c_v in [0, c_max,v], c_max,v = 1/(k_v f sigma1) - 1. For each c the estimator
+    L_c theta_hat, L_c = I + Q diag(c) Q', is unbiased given the release when c is the truth's, with
+    covariance L_c V L_c'; the union over the box of the Wald intervals L_c theta_hat +- z se_c holds the
+    target with the Wald interval's probability whenever the truth's c is in the box. Its upper end is a
+    convex and its lower end a concave function of c, so both are attained at vertices: exact for up to
+    ATTENUATION_EXACT_MAX unresolved directions, else bounded separably (se_c <= se_0 + sum_v c_v
+    |(M Q)_jv| sd_v), which is wider.
+
+    V is the noise-split covariance of §16 (:func:`noise_split_vcov`: V_xty + the Gram-noise and
+    sampling parts at a lowered curvature) with the lowering only on the resolved directions: on an
+    unresolved one the box of c replaces it. With no unresolved direction V is noise_split_vcov's.
+    Released values and public constants only (post-processing).
+
+    Returns (V, down, up, k): V in scaled units; the distances from the estimate M theta_hat (+ offset)
+    to the lower and upper end in original units (M maps scaled to original coefficients; both >= z se,
+    equal to it where nothing is unresolved; inf where a c_max is); k the number of unresolved directions."""
+    A = (np.asarray(A_hat, float) + np.asarray(A_hat, float).T) / 2.0
+    alpha, Q = np.linalg.eigh(A)
+    s1 = float(sigma_gram)
+    M = np.asarray(M, float)
+    S = np.asarray(S, float)
+    d = len(alpha)
+    unresolved = alpha < unresolved_sds * s1
+    # S = A_hat with its eigenvalues floored (same eigenvectors): its eigenvalues in A_hat's basis
+    s_v = np.maximum(np.einsum("iv,ij,jv->v", Q, S, Q), 1e-300)
+    wr = np.where(unresolved, s_v, np.maximum(s_v - CURVATURE_NOISE_SDS * s1, np.minimum(s_v, s1)))
+    wr = np.maximum(wr, 1e-300)
+    Sc_inv = (Q / wr) @ Q.T
+    U = S @ np.asarray(V_gram, float) @ S
+    if meat is None:
+        samp = max(float(sigma2_hat), 0.0) * Sc_inv
+    else:
+        R = (Q / np.sqrt(wr * s_v)) @ Q.T
+        samp = R @ np.asarray(meat, float) @ R
+    V = np.asarray(V_xty, float) + Sc_inv @ U @ Sc_inv + samp
+    V = (V + V.T) / 2.0
+    z = stats.norm.ppf(0.5 + level / 2.0)
+    se0 = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", M, V, M), 0.0))
+    idx = np.flatnonzero(unresolved)
+    k = int(len(idx))
+    if k == 0:
+        return V, z * se0, z * se0, 0
+    k_v = np.einsum("iv,ij,jv->v", Q[:, idx], np.asarray(K, float), Q[:, idx])
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        c_max = np.where(k_v > 0, 1.0 / (k_v * f * s1) - 1.0, np.inf)
+    if not np.all(np.isfinite(c_max)):
+        return V, np.full(d, np.inf), np.full(d, np.inf), k
+    c_max = np.maximum(c_max, 0.0)
+    Qk = Q[:, idx]
+    MQ = M @ Qk
+    th_v = Qk.T @ np.asarray(theta, float)
+    if k <= ATTENUATION_EXACT_MAX:
+        down, up = z * se0, z * se0
+        MB = M @ (V @ Qk)              # M V q_v
+        G = Qk.T @ V @ Qk              # q_u' V q_v
+        bits = ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1).astype(float)
+        for row in bits[1:]:
+            cv = row * c_max
+            MLq = MQ * cv              # M Q_k diag(c): M L_c = M + MLq Q_k'
+            # diag(M L_c V L_c' M') = se0^2 + 2 diag(MLq (M V Q_k)') + diag(MLq G MLq'), O(d k^2)
+            var = se0 ** 2 + 2.0 * np.sum(MLq * MB, axis=1) + np.sum((MLq @ G) * MLq, axis=1)
+            se = np.sqrt(np.maximum(var, 0.0))
+            shift = MQ @ (cv * th_v)
+            down = np.maximum(down, z * se - shift)
+            up = np.maximum(up, z * se + shift)
+        return V, down, up, k
+    sd_v = np.sqrt(np.maximum(np.einsum("iv,ij,jv->v", Qk, V, Qk), 0.0))
+    shift = MQ * (c_max * th_v)[None, :]
+    extra = z * (np.abs(MQ) @ (c_max * sd_v))
+    up = z * se0 + extra + np.sum(np.maximum(shift, 0.0), axis=1)
+    down = z * se0 + extra + np.sum(np.maximum(-shift, 0.0), axis=1)
+    return V, down, up, k
+
+
 def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,
                          sigma_lambda: float | None = None, c: float = CURVATURE_ALLOWANCE_SDS) -> bool:
     """True when the release cannot bound the curvature of some direction away from 0 (docs/derivations/

@@ -457,8 +457,11 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
     @property
     def ci_method(self) -> str:
         """How conf_int() builds intervals: "bootstrap" (the method's own intervals / replicates),
-        "wald z" or "not available"."""
+        "attenuation union" (AdaSSP's attenuation-robust intervals at the fit's level, Wald z from the
+        scaled standard errors at other levels), "wald z" or "not available"."""
         r = self._release
+        if r.ci is not None and r.ci_draws is None and (r.facts or {}).get("attenuation_directions"):
+            return "attenuation union"
         if r.ci is not None or r.ci_draws is not None:
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"

@@ -285,6 +285,14 @@ class Summary:
         if f.ci_method == "bootstrap":
             out.append("Intervals: from the method's bootstrap replicates; z and p from the "
                        "noise-aware standard errors")
+        elif f.ci_method == "attenuation union":
+            # issue 12 (AdaSSP, docs/derivations/adassp_boosted.md §20): k is a function of the released
+            # X'X and sigma1 only
+            k = int(f.facts.get("attenuation_directions") or 0)
+            out.append(f"Intervals: allow for the estimates being attenuated along {k} "
+                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
+                       "data vary along each at least half as much as that noise), so they are not "
+                       "symmetric about the estimate; the standard errors are scaled to their half-width")
         return out
 
     def _privacy_text(self) -> str:
