@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -408,3 +409,70 @@ def test_formula_transforms_of_unbounded_columns_are_total():
             # raw scale (no range at all; by default ht_fw now estimates ranges privately, and a log
             # column's range is searched inside its domain)
             dp_lm("y ~ np.log(x)", d, eps=8, delta=0.0, method="ht_fw", random_state=1, standardize=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# fourteenth audit pass: finite numbers beyond the double range (a Python int such as 10**400, a
+# Fraction, a long double) used to raise Python's OverflowError (dp_lm, dp_mean, dp_quantile) or be
+# refused as "infinite" (a long double): an exception that one row decides. They saturate at the
+# largest double instead, so the release is the one of a row at +-BIG (bit-identical with the same
+# seed, because the design / the univariate input then holds exactly the same floats).
+# ------------------------------------------------------------------------------------------------
+_HUGE = [(10 ** 400, BIG), (-(10 ** 400), -BIG), (2 ** 1024, BIG)]
+
+
+def _with_row0(values, v):
+    out = pd.Series(values, dtype=object)
+    out.iloc[0] = v
+    return out
+
+
+@pytest.mark.parametrize("huge,double", _HUGE, ids=["1e400", "-1e400", "2^1024"])
+@pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
+def test_integers_beyond_the_double_range_give_the_release_of_the_largest_double(huge, double, bounds):
+    D = _data(3000)
+
+    def fit(v):
+        d = D.copy()
+        d["x"] = _with_row0(D["x"], v)
+        return _outcome(lambda: dp_lm("y ~ x + x2", d, eps=2, method="adassp" if bounds else "auto",
+                                      bounds=bounds, random_state=5))
+    got, want = fit(huge), fit(double)
+    assert got[0] == want[0] == "ok"
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("huge,double", _HUGE + [(Fraction(10 ** 400, 3), BIG), (-Fraction(10 ** 400, 3), -BIG)],
+                         ids=["1e400", "-1e400", "2^1024", "Fraction", "-Fraction"])
+def test_univariate_values_beyond_the_double_range_give_the_release_of_the_largest_double(huge, double):
+    x = _data(2000)["x"].to_numpy()
+    for call in (lambda a: dp_mean(a, eps=1, bounds=(-1e6, 1e6), random_state=1),
+                 lambda a: dp_quantile(a, 0.5, eps=1, bounds=(-1e6, None), random_state=1)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=dpreg.AccuracyWarning)
+            got = call(np.array(_with_row0(x, huge).tolist(), dtype=object))
+            want = call(np.array(_with_row0(x, double).tolist(), dtype=object))
+            as_list = call(list(_with_row0(x, huge)))
+        assert got.estimate == want.estimate == as_list.estimate
+
+
+def test_long_doubles_beyond_the_double_range_saturate():
+    if np.finfo(np.longdouble).max <= BIG:
+        pytest.skip("this platform's long double is a double")
+    x = _data(2000)["x"].to_numpy()
+    big = np.longdouble(BIG) * 16
+    xl = x.astype(np.longdouble)
+    xl[0] = big
+    xd = x.copy()
+    xd[0] = BIG
+    got = dp_mean(xl, eps=1, bounds=(-1e6, 1e6), random_state=1)
+    want = dp_mean(xd, eps=1, bounds=(-1e6, 1e6), random_state=1)
+    assert got.estimate == want.estimate
+    D = _data(3000)
+    d1, d2 = D.copy(), D.copy()
+    d1["x"] = D["x"].astype(np.longdouble)
+    d1.loc[0, "x"] = -big
+    d2.loc[0, "x"] = -BIG
+    fits = [_outcome(lambda d=d: dp_lm("y ~ x + x2", d, eps=2, method="adassp", bounds=BOUNDS, random_state=5))
+            for d in (d1, d2)]
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])
