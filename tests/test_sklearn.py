@@ -165,3 +165,30 @@ def test_logistic_neighbours_with_one_observed_class_fit_alike(cast):
     fits = [_fit_quietly(DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0), X, v) for v in (d, d_prime)]
     assert [list(f.classes_) for f in fits] == [list(np.array([0, 1]).astype(cast))] * 2
     assert all(f.privacy_.private for f in fits)
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_values_beyond_the_double_range_fit_like_the_largest_double(where):
+    """Fourteenth audit pass: a Python int beyond the double range (an object column) raised Python's
+    OverflowError from the input validation; it saturates at the largest double, as in dp_lm, so the
+    fit is bit-identical (same seed) to the one with that row at the largest double."""
+    rng = np.random.default_rng(4)   # synthetic data (not dpreg noise)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 3000)})
+    y = pd.Series(2 * X["a"] + rng.normal(0, 0.1, 3000))
+
+    def with_row0(frame, col, v):
+        out = frame.copy()
+        if col is None:
+            out = out.astype(object)
+            out.iloc[0] = v
+        else:
+            out[col] = out[col].astype(object)
+            out.loc[0, col] = v
+        return out
+    coefs = []
+    for v in (10 ** 400, np.finfo(float).max):
+        XX, yy = (with_row0(X, "a", v), y) if where == "X" else (X, with_row0(y, None, v))
+        m = DPLinearRegression(eps=1, bounds=(0, 1), target_bounds=(-1, 3), random_state=0).fit(XX, yy)
+        coefs.append((m.coef_, m.intercept_))
+    np.testing.assert_array_equal(coefs[0][0], coefs[1][0])
+    assert coefs[0][1] == coefs[1][1]

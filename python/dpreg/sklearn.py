@@ -42,6 +42,41 @@ _LABELS_FROM_DATA = ("classes='data': the class labels were read from y (classes
                      "declare them with classes=[reference, event] to keep the fit private")
 
 
+def _saturated(values):
+    """Finite numbers beyond the double range (a Python int such as 10**400 in an object array or column,
+    a long double) saturated at the largest double, as dp_lm's design does (rule: one such row must not
+    decide between a fit and an exception); every other input unchanged, so that scikit-learn's own
+    validation keeps its messages (strings, NaN, inf, sparse matrices)."""
+    from scipy import sparse
+
+    from ._numeric import saturating_floats
+    if values is None or sparse.issparse(values):
+        return values
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        return values
+    if arr.dtype != object and not (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        return values
+    try:
+        fast = arr.astype(float)
+        if not np.isinf(fast).any():
+            return values                  # nothing overflowed: the caller's values, untouched
+    except OverflowError:
+        pass
+    except (TypeError, ValueError):
+        return values
+    try:
+        out = saturating_floats(arr)
+    except (TypeError, ValueError, ArithmeticError):
+        return values
+    if isinstance(values, pd.DataFrame):
+        return pd.DataFrame(out, columns=values.columns, index=values.index)
+    if isinstance(values, pd.Series):
+        return pd.Series(out, index=values.index, name=values.name)
+    return out
+
+
 class RepeatedFitWarning(UserWarning):
     """A dpreg estimator is fitted repeatedly on the same data (cross-validation, grid search): each
     fit spends its own privacy budget and the spends add up."""
@@ -65,6 +100,9 @@ class _DPBase(BaseEstimator):
         """scikit-learn's own input validation (messages, sparse refusal, n_features_in_,
         feature_names_in_), then a DataFrame with internal column names x0, x1, ..."""
         from sklearn.utils.validation import validate_data
+        X = _saturated(X)
+        if y is not None:
+            y = _saturated(y)
         if fitting:
             X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
                                  reset=True)
