@@ -310,7 +310,11 @@ class DPLinearRegression(RegressorMixin, _DPBase):
 
 class DPLogisticRegression(ClassifierMixin, _DPBase):
     __doc__ = ("Differentially private logistic regression (:func:`dpreg.dp_glm`) as a scikit-learn "
-               "binary classifier.\n" + _params_doc("dp_glm") + """
+               "binary classifier.\n" + _params_doc("dp_glm") + """classes : (reference, event) or "data", optional
+        The two class labels, public (the second is the event, the "1" of the model). Not needed for a
+        bool target or numeric 0/1 labels. ``"data"`` reads them from y, as scikit-learn does: the
+        labels are then published without a mechanism and the fit is marked NOT differentially private.
+
     Attributes
     ----------
     classes_ : the two class labels (the second is the "1" of the logistic model): ``[False, True]`` for a
