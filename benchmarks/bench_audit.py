@@ -563,6 +563,18 @@ def huge_int_pair(df):
     return df, d1
 
 
+def pilot_frame(n, seed=0):
+    """Bounded data on y = 0.25 + 0.8 x + N(0, 0.05^2), clipped to [-1, 1], row 0 at the corner (1, 1) (test
+    data, not dpreg noise): the pilot's l1 norm (of a ridge fit, on the standardised scale) is about 0.98,
+    so at n = 2000, eps = 8 it rounds to radius 1 in about 70% of the releases and to 2 in the rest."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.25 + 0.8 * x + 0.05 * rng.standard_normal(n), -1, 1)
+    x[0], y[0] = 1.0, 1.0
+    return pd.DataFrame({"y": y, "x": x})
+
+
 def level_frame(n, rare, seed=0, binary=False):
     """Bounded data with a declared factor g in {a, b, c}; level c held by the first ``rare`` rows
     (test data, not dpreg noise)."""
@@ -645,6 +657,19 @@ def fourteenth_pass_cases():
                           "(1, 1) -> (1.5e308, -1.5e308)", _lm("y ~ x", "ht_fw", delta=0.0, **kw),
                           lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(200)),
                           {"full": 300, "quick": 100, "test": 20}))
+    # the heavy-tailed l1 radius pilot (a Laplace release, then a rounding to a power of two within the
+    # public cap; docs/heavy_tailed.md, "The l1 radius"): ht_lasso at n = 2000, eps = 8 has cap 2, and on
+    # pilot_frame the pilot's l1 norm sits at the rounding boundary 1, so its choice (radius 1 or 2) is as
+    # close to a one-row switch as the data can make it
+    pilot = _lm("y ~ x", "ht_lasso", eps=8.0, allow_outside_regime=True)
+    cases += [
+        Case("ht_lasso, radius pilot: in-range corner", "ht_lasso (radius pilot)", "(1, 1) -> (1, -1)", pilot,
+             lambda: (lambda d: (d, replaced(d, x=1.0, y=-1.0)))(pilot_frame(2000)),
+             {"full": 1000, "quick": 300, "test": 0}),
+        Case("ht_lasso, radius pilot: x = 1.5e308", "ht_lasso (radius pilot)", "(1, 1) -> (1.5e308, -1.5e308)",
+             pilot, lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(pilot_frame(2000)),
+             {"full": 300, "quick": 100, "test": 30}),
+    ]
     # a Python int beyond the double range (fixed in this pass: it raised OverflowError)
     cases += [
         Case("adassp: x = 10**400 (int)", "adassp", "(1, 1) -> (10**400, -1), an object column",
