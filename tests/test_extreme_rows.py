@@ -476,3 +476,37 @@ def test_long_doubles_beyond_the_double_range_saturate():
     fits = [_outcome(lambda d=d: dp_lm("y ~ x + x2", d, eps=2, method="adassp", bounds=BOUNDS, random_state=5))
             for d in (d1, d2)]
     np.testing.assert_array_equal(fits[0][1], fits[1][1])
+
+
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_predict_without_clamping_on_rows_beyond_the_double_square_is_total(family):
+    """Fourteenth audit pass: predict(clamp=False) on new data at +-BIG let numpy's overflow / invalid
+    warnings through and gave NaN interval ends (inf - inf). Such a row's products overflow to +-inf
+    (an ordered interval, unbounded where its half-width overflows), never NaN; a row at 1e200, whose
+    squares overflow but whose predictions do not, is finite; the other rows are exactly those of a
+    prediction without these rows (rows are predicted independently)."""
+    D = _data(3000, binomial=family == "binomial")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = (dp_glm if family == "binomial" else dp_lm)("y ~ x + x2", D, eps=2, bounds=BOUNDS if family ==
+                                                          "gaussian" else {"x": (-4, 4), "x2": (-4, 4)},
+                                                          random_state=5)
+    ordinary = pd.DataFrame({"x": [0.5, -1.0], "x2": [0.0, 2.0]})
+    extreme = pd.DataFrame({"x": [0.5, BIG, -BIG, 1e200], "x2": [0.0, 1.0, BIG, -1e200]})
+    intervals = ["confidence"] + (["prediction"] if family == "gaussian" else [])
+    types = ["link", "response"] if family == "binomial" else ["response"]
+    for interval in intervals:
+        for typ in types:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                warnings.simplefilter("ignore", dpreg.RangeWarning)
+                with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                    got = fit.predict(extreme, interval=interval, clamp=False, type=typ)
+                    base = fit.predict(ordinary, interval=interval, clamp=False, type=typ)
+            assert not got.isna().any().any(), got
+            pd.testing.assert_series_equal(got.iloc[0], base.iloc[0], check_names=False)
+            # an interval, possibly unbounded or at +-inf where x'b itself overflows: ordered, never NaN
+            assert ((got["lower"] <= got["fit"]) & (got["fit"] <= got["upper"])).all(), got
+            if typ == "link" or family == "gaussian":
+                assert np.isinf(got.iloc[1:3].to_numpy()).all(), got    # the rows at +-BIG overflow
+                assert np.isfinite(got.iloc[3].to_numpy()).all(), got  # 1e200: its products do not
