@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -408,3 +409,104 @@ def test_formula_transforms_of_unbounded_columns_are_total():
             # raw scale (no range at all; by default ht_fw now estimates ranges privately, and a log
             # column's range is searched inside its domain)
             dp_lm("y ~ np.log(x)", d, eps=8, delta=0.0, method="ht_fw", random_state=1, standardize=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# fourteenth audit pass: finite numbers beyond the double range (a Python int such as 10**400, a
+# Fraction, a long double) used to raise Python's OverflowError (dp_lm, dp_mean, dp_quantile) or be
+# refused as "infinite" (a long double): an exception that one row decides. They saturate at the
+# largest double instead, so the release is the one of a row at +-BIG (bit-identical with the same
+# seed, because the design / the univariate input then holds exactly the same floats).
+# ------------------------------------------------------------------------------------------------
+_HUGE = [(10 ** 400, BIG), (-(10 ** 400), -BIG), (2 ** 1024, BIG)]
+
+
+def _with_row0(values, v):
+    out = pd.Series(values, dtype=object)
+    out.iloc[0] = v
+    return out
+
+
+@pytest.mark.parametrize("huge,double", _HUGE, ids=["1e400", "-1e400", "2^1024"])
+@pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
+def test_integers_beyond_the_double_range_give_the_release_of_the_largest_double(huge, double, bounds):
+    D = _data(3000)
+
+    def fit(v):
+        d = D.copy()
+        d["x"] = _with_row0(D["x"], v)
+        return _outcome(lambda: dp_lm("y ~ x + x2", d, eps=2, method="adassp" if bounds else "auto",
+                                      bounds=bounds, random_state=5))
+    got, want = fit(huge), fit(double)
+    assert got[0] == want[0] == "ok"
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("huge,double", _HUGE + [(Fraction(10 ** 400, 3), BIG), (-Fraction(10 ** 400, 3), -BIG)],
+                         ids=["1e400", "-1e400", "2^1024", "Fraction", "-Fraction"])
+def test_univariate_values_beyond_the_double_range_give_the_release_of_the_largest_double(huge, double):
+    x = _data(2000)["x"].to_numpy()
+    for call in (lambda a: dp_mean(a, eps=1, bounds=(-1e6, 1e6), random_state=1),
+                 lambda a: dp_quantile(a, 0.5, eps=1, bounds=(-1e6, None), random_state=1)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=dpreg.AccuracyWarning)
+            got = call(np.array(_with_row0(x, huge).tolist(), dtype=object))
+            want = call(np.array(_with_row0(x, double).tolist(), dtype=object))
+            as_list = call(list(_with_row0(x, huge)))
+        assert got.estimate == want.estimate == as_list.estimate
+
+
+def test_long_doubles_beyond_the_double_range_saturate():
+    if np.finfo(np.longdouble).max <= BIG:
+        pytest.skip("this platform's long double is a double")
+    x = _data(2000)["x"].to_numpy()
+    big = np.longdouble(BIG) * 16
+    xl = x.astype(np.longdouble)
+    xl[0] = big
+    xd = x.copy()
+    xd[0] = BIG
+    got = dp_mean(xl, eps=1, bounds=(-1e6, 1e6), random_state=1)
+    want = dp_mean(xd, eps=1, bounds=(-1e6, 1e6), random_state=1)
+    assert got.estimate == want.estimate
+    D = _data(3000)
+    d1, d2 = D.copy(), D.copy()
+    d1["x"] = D["x"].astype(np.longdouble)
+    d1.loc[0, "x"] = -big
+    d2.loc[0, "x"] = -BIG
+    fits = [_outcome(lambda d=d: dp_lm("y ~ x + x2", d, eps=2, method="adassp", bounds=BOUNDS, random_state=5))
+            for d in (d1, d2)]
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])
+
+
+@pytest.mark.parametrize("family", ["gaussian", "binomial"])
+def test_predict_without_clamping_on_rows_beyond_the_double_square_is_total(family):
+    """Fourteenth audit pass: predict(clamp=False) on new data at +-BIG let numpy's overflow / invalid
+    warnings through and gave NaN interval ends (inf - inf). Such a row's products overflow to +-inf
+    (an ordered interval, unbounded where its half-width overflows), never NaN; a row at 1e200, whose
+    squares overflow but whose predictions do not, is finite; the other rows are exactly those of a
+    prediction without these rows (rows are predicted independently)."""
+    D = _data(3000, binomial=family == "binomial")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = (dp_glm if family == "binomial" else dp_lm)("y ~ x + x2", D, eps=2, bounds=BOUNDS if family ==
+                                                          "gaussian" else {"x": (-4, 4), "x2": (-4, 4)},
+                                                          random_state=5)
+    ordinary = pd.DataFrame({"x": [0.5, -1.0], "x2": [0.0, 2.0]})
+    extreme = pd.DataFrame({"x": [0.5, BIG, -BIG, 1e200], "x2": [0.0, 1.0, BIG, -1e200]})
+    intervals = ["confidence"] + (["prediction"] if family == "gaussian" else [])
+    types = ["link", "response"] if family == "binomial" else ["response"]
+    for interval in intervals:
+        for typ in types:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                warnings.simplefilter("ignore", dpreg.RangeWarning)
+                with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                    got = fit.predict(extreme, interval=interval, clamp=False, type=typ)
+                    base = fit.predict(ordinary, interval=interval, clamp=False, type=typ)
+            assert not got.isna().any().any(), got
+            pd.testing.assert_series_equal(got.iloc[0], base.iloc[0], check_names=False)
+            # an interval, possibly unbounded or at +-inf where x'b itself overflows: ordered, never NaN
+            assert ((got["lower"] <= got["fit"]) & (got["fit"] <= got["upper"])).all(), got
+            if typ == "link" or family == "gaussian":
+                assert np.isinf(got.iloc[1:3].to_numpy()).all(), got    # the rows at +-BIG overflow
+                assert np.isfinite(got.iloc[3].to_numpy()).all(), got  # 1e200: its products do not

@@ -19,8 +19,10 @@ from dpreg.sklearn import DPLinearRegression, DPLogisticRegression, RepeatedFitW
 # scikit-learn's API checks run on instances with declared ranges (never derived from the data):
 # the checks' arrays are standardised (|values| < 5), so +-10 is a public range for every feature.
 # eps = 1e3 only makes the checks' 20-200-row fits stable; the conventions checked do not depend on it.
+# The checks' class labels are theirs (e.g. strings, 1/2): the classifier reads them with the opt-in
+# classes="data", which marks its fits not private.
 CHECKED = [DPLinearRegression(eps=1e3, bounds=(-10, 10), target_bounds=(-10, 10), random_state=0),
-           DPLogisticRegression(eps=1e3, bounds=(-10, 10), random_state=0)]
+           DPLogisticRegression(eps=1e3, bounds=(-10, 10), random_state=0, classes="data")]
 
 
 @parametrize_with_checks(CHECKED)
@@ -98,10 +100,95 @@ def test_logistic(data):
     rng = np.random.default_rng(1)
     p = 1 / (1 + np.exp(-(-1 + 3 * X["a"])))
     y = np.where(rng.uniform(size=len(p)) < p, "yes", "no")
-    m = DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0).fit(X, y)
+    m = DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0, classes=["no", "yes"]).fit(X, y)
     assert list(m.classes_) == ["no", "yes"]
     proba = m.predict_proba(X)
     assert proba.shape == (len(X), 2) and np.allclose(proba.sum(axis=1), 1)
     assert set(m.predict(X)) <= {"no", "yes"}
     with pytest.raises(ValueError, match="binary"):
         DPLogisticRegression().fit(X, np.arange(len(X)) % 3)
+
+
+# fourteenth audit pass: DPLogisticRegression read its class labels off y (np.unique) and released them
+# as classes_, and refused a y with one observed class ("got 1 class(es)"): a label only the data knew
+# was published, and one row decided between a fit and an error. The labels are now public by type
+# (bool, or numbers in {0, 1}), declared (classes=[reference, event]), or read from the data only with
+# classes="data", which marks the fit as not differentially private.
+SECRET_LABEL = "ZZsecretLabelZZ"
+
+
+def _binary_frame(n=2000, seed=3):
+    rng = np.random.default_rng(seed)   # synthetic data (not dpreg noise)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, n)})
+    y01 = (rng.uniform(size=n) < 1 / (1 + np.exp(-(-1 + 3 * X["a"])))).astype(int)
+    return X, y01
+
+
+def _fit_quietly(model, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.AccuracyWarning)
+        return model.fit(X, y)
+
+
+def test_logistic_class_labels_are_never_read_from_the_data_without_the_opt_in():
+    X, y01 = _binary_frame()
+    labels = np.where(y01 == 1, SECRET_LABEL, "ZZotherLabelZZ")
+    with pytest.raises(dpreg.errors.InvalidArgument) as err:
+        DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0).fit(X, labels)
+    assert SECRET_LABEL not in str(err.value) and "ZZotherLabelZZ" not in str(err.value)
+    # declared: released as declared (the second is the event), the fit stays private
+    m = _fit_quietly(DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0,
+                                          classes=["ZZotherLabelZZ", SECRET_LABEL]), X, labels)
+    assert list(m.classes_) == ["ZZotherLabelZZ", SECRET_LABEL] and m.privacy_.private
+    # a label outside the declared ones is refused without quoting it
+    bad = labels.copy()
+    bad[0] = "ZZundeclaredZZ"
+    with pytest.raises(dpreg.errors.InvalidArgument) as err:
+        DPLogisticRegression(eps=2, bounds=(0, 1), classes=["ZZotherLabelZZ", SECRET_LABEL]).fit(X, bad)
+    assert "ZZundeclaredZZ" not in str(err.value)
+    # the opt-in: read from the data, marked not private, with a PrivacyLeakWarning
+    with pytest.warns(PrivacyLeakWarning):
+        m = _fit_quietly(DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0, classes="data"), X, labels)
+    assert list(m.classes_) == sorted(["ZZotherLabelZZ", SECRET_LABEL]) and not m.privacy_.private   # sorted, as sklearn
+    assert "NOT differentially private" in m.fit_.summary().__str__() or m.privacy_.leaks
+
+
+@pytest.mark.parametrize("cast", [int, float, bool], ids=["int", "float", "bool"])
+def test_logistic_neighbours_with_one_observed_class_fit_alike(cast):
+    """Replace-one neighbours: D has one positive row, D' none. Both fit (the labels are public by type),
+    classes_ is the same on both sides, and both fits are private."""
+    X, _ = _binary_frame()
+    y = np.zeros(len(X), dtype=int)
+    y[0] = 1
+    d = np.asarray(y).astype(cast)
+    d_prime = np.zeros(len(X), dtype=int).astype(cast)
+    fits = [_fit_quietly(DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0), X, v) for v in (d, d_prime)]
+    assert [list(f.classes_) for f in fits] == [list(np.array([0, 1]).astype(cast))] * 2
+    assert all(f.privacy_.private for f in fits)
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_values_beyond_the_double_range_fit_like_the_largest_double(where):
+    """Fourteenth audit pass: a Python int beyond the double range (an object column) raised Python's
+    OverflowError from the input validation; it saturates at the largest double, as in dp_lm, so the
+    fit is bit-identical (same seed) to the one with that row at the largest double."""
+    rng = np.random.default_rng(4)   # synthetic data (not dpreg noise)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 3000)})
+    y = pd.Series(2 * X["a"] + rng.normal(0, 0.1, 3000))
+
+    def with_row0(frame, col, v):
+        out = frame.copy()
+        if col is None:
+            out = out.astype(object)
+            out.iloc[0] = v
+        else:
+            out[col] = out[col].astype(object)
+            out.loc[0, col] = v
+        return out
+    coefs = []
+    for v in (10 ** 400, np.finfo(float).max):
+        XX, yy = (with_row0(X, "a", v), y) if where == "X" else (X, with_row0(y, None, v))
+        m = DPLinearRegression(eps=1, bounds=(0, 1), target_bounds=(-1, 3), random_state=0).fit(XX, yy)
+        coefs.append((m.coef_, m.intercept_))
+    np.testing.assert_array_equal(coefs[0][0], coefs[1][0])
+    assert coefs[0][1] == coefs[1][1]

@@ -11,7 +11,12 @@ result: outputs are checked to be finite by the estimators and by those tests.
 from __future__ import annotations
 
 import contextlib
+import decimal
+import math
+import numbers
 import warnings
+
+import numpy as np
 
 
 @contextlib.contextmanager
@@ -32,3 +37,75 @@ def without_numeric_warnings(fn):
         with no_numeric_warnings():
             return fn(*args, **kwargs)
     return wrapper
+
+
+#: the largest double: a finite number beyond it saturates here, as an overflowing product does
+DBL_MAX = float(np.finfo(float).max)
+
+
+def _saturated_scalar(v):
+    """A finite number beyond the double range (a Python int such as 10**400, a Fraction, a Decimal, a
+    long double) as +-DBL_MAX; every other value unchanged (inf, nan, strings: the caller's checks
+    refuse them as before)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, decimal.Decimal)):
+        return v
+    try:
+        f = float(v)
+    except OverflowError:            # int / Fraction too large for a double: finite by construction
+        return DBL_MAX if v > 0 else -DBL_MAX
+    except (TypeError, ValueError):
+        return v
+    if math.isinf(f) and _finite(v):   # Decimal / long double: the conversion overflowed to inf
+        return math.copysign(DBL_MAX, f)
+    return v
+
+
+def _finite(v) -> bool:
+    if isinstance(v, decimal.Decimal):
+        return v.is_finite()
+    if isinstance(v, np.floating):
+        return bool(np.isfinite(v))
+    return True   # int, Fraction: always finite
+
+
+def saturating_floats(values):
+    """``values`` (a numpy array, possibly of dtype object or long double) as float64, with finite
+    numbers beyond the double range saturated at +-DBL_MAX (rule: every mechanism is total on finite
+    inputs; a row at 10**400 then behaves exactly like a row at the largest double, which every
+    method handles). Raises what ``astype(float)`` raises for values that are not numbers. The
+    element-wise path runs only when the fast conversion overflows, so ordinary columns pay nothing."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:          # long double: clip before narrowing
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(arr) & (np.abs(arr) > DBL_MAX)
+        if big.any():
+            arr = np.where(big, np.sign(arr) * DBL_MAX, arr)
+        return arr.astype(float)
+    if arr.dtype != object:
+        return arr.astype(float, copy=False)
+    try:
+        out = arr.astype(float)
+    except OverflowError:
+        out = None
+    if out is None or np.isinf(out).any():
+        out = np.array([_saturated_scalar(v) for v in arr.ravel()], dtype=object).reshape(arr.shape).astype(float)
+    return out
+
+
+def saturating_numeric_series(s):
+    """A pandas column of dtype object (numbers stored as Python objects) converted as
+    ``pd.to_numeric(s, errors="coerce")`` does, with finite numbers beyond the double range saturated at
+    +-DBL_MAX (:func:`saturating_floats`); a long-double column narrowed the same way; other columns
+    unchanged."""
+    import pandas as pd
+    if s.dtype != object:
+        if getattr(s.dtype, "kind", "") == "f" and s.dtype.itemsize > 8:
+            return pd.Series(saturating_floats(s.to_numpy()), index=s.index, name=s.name)
+        return s
+    try:
+        out = pd.to_numeric(s, errors="coerce")
+    except OverflowError:
+        out = None
+    if out is None or np.isinf(np.asarray(out, dtype=float)).any():
+        out = pd.to_numeric(s.map(_saturated_scalar), errors="coerce")
+    return out

@@ -38,6 +38,43 @@ from .errors import InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
 
 _TARGET = "target__"
+_LABELS_FROM_DATA = ("classes='data': the class labels were read from y (classes_), without a mechanism; "
+                     "declare them with classes=[reference, event] to keep the fit private")
+
+
+def _saturated(values):
+    """Finite numbers beyond the double range (a Python int such as 10**400 in an object array or column,
+    a long double) saturated at the largest double, as dp_lm's design does (rule: one such row must not
+    decide between a fit and an exception); every other input unchanged, so that scikit-learn's own
+    validation keeps its messages (strings, NaN, inf, sparse matrices)."""
+    from scipy import sparse
+
+    from ._numeric import saturating_floats
+    if values is None or sparse.issparse(values):
+        return values
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        return values
+    if arr.dtype != object and not (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        return values
+    try:
+        fast = arr.astype(float)
+        if not np.isinf(fast).any():
+            return values                  # nothing overflowed: the caller's values, untouched
+    except OverflowError:
+        pass
+    except (TypeError, ValueError):
+        return values
+    try:
+        out = saturating_floats(arr)
+    except (TypeError, ValueError, ArithmeticError):
+        return values
+    if isinstance(values, pd.DataFrame):
+        return pd.DataFrame(out, columns=values.columns, index=values.index)
+    if isinstance(values, pd.Series):
+        return pd.Series(out, index=values.index, name=values.name)
+    return out
 
 
 class RepeatedFitWarning(UserWarning):
@@ -63,6 +100,9 @@ class _DPBase(BaseEstimator):
         """scikit-learn's own input validation (messages, sparse refusal, n_features_in_,
         feature_names_in_), then a DataFrame with internal column names x0, x1, ..."""
         from sklearn.utils.validation import validate_data
+        X = _saturated(X)
+        if y is not None:
+            y = _saturated(y)
         if fitting:
             X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
                                  reset=True)
@@ -270,17 +310,22 @@ class DPLinearRegression(RegressorMixin, _DPBase):
 
 class DPLogisticRegression(ClassifierMixin, _DPBase):
     __doc__ = ("Differentially private logistic regression (:func:`dpreg.dp_glm`) as a scikit-learn "
-               "binary classifier.\n" + _params_doc("dp_glm") + """
+               "binary classifier.\n" + _params_doc("dp_glm") + """classes : (reference, event) or "data", optional
+        The two class labels, public (the second is the event, the "1" of the model). Not needed for a
+        bool target or numeric 0/1 labels. ``"data"`` reads them from y, as scikit-learn does: the
+        labels are then published without a mechanism and the fit is marked NOT differentially private.
+
     Attributes
     ----------
-    classes_ : the two class labels of y (sorted; the second is the "1" of the logistic model).
-        Like scikit-learn, they are read from y: use labels that are public (e.g. 0/1, "no"/"yes").
+    classes_ : the two class labels (the second is the "1" of the logistic model): ``[False, True]`` for a
+        bool y, ``[0, 1]`` (in y's dtype) for numeric 0/1 labels, the declared ``classes`` otherwise.
+        Never read off y unless ``classes="data"`` (then the fit is marked NOT differentially private).
     coef_, intercept_ : released coefficients on the logit scale
     fit_, privacy_, n_features_in_, feature_names_in_ : as in DPLinearRegression
     """)
 
     def __init__(self, eps=1.0, delta=1e-6, method="auto", bounds=None, target_bounds=None,
-                 fit_intercept=True, budget=None, random_state=None, options=None):
+                 fit_intercept=True, budget=None, random_state=None, options=None, classes=None):
         self.eps = eps
         self.delta = delta
         self.method = method
@@ -290,6 +335,38 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         self.budget = budget
         self.random_state = random_state
         self.options = options
+        self.classes = classes
+
+    def _public_classes(self, yv):
+        """(the two class labels, read from the data?). Labels that only the data know (strings, other
+        numbers) are data, like a factor's levels (rule: category names found in the data are released
+        only by a private selection or with an opt-in that marks the fit not private): they must be
+        declared, or read with ``classes="data"``. A bool y or numeric 0/1 labels are public by their
+        type, whichever of them occur, so a y where one class is absent fits like any other."""
+        from sklearn.utils.multiclass import type_of_target
+        if isinstance(self.classes, str) and self.classes == "data":
+            kind = type_of_target(yv)
+            classes = np.unique(yv)
+            if kind != "binary" or classes.size != 2:
+                raise InvalidArgument(f"Only binary classification is supported by DPLogisticRegression: it "
+                                      f"needs samples of exactly 2 classes; got {classes.size} class(es)")
+            return classes, True
+        if self.classes is not None:
+            declared = list(self.classes) if isinstance(self.classes, (list, tuple, np.ndarray, pd.Index)) else None
+            if declared is None or len(declared) != 2 or declared[0] == declared[1]:
+                raise InvalidArgument("classes must be two distinct labels [reference, event], or 'data'")
+            if not pd.Series(yv.ravel()).isin(declared).all():
+                # the label itself is not quoted: it is a value only the data know
+                raise InvalidArgument("y holds a label that is not one of the declared classes")
+            return np.asarray(declared, dtype=object if any(isinstance(c, str) for c in declared) else None), False
+        if yv.dtype.kind == "b":
+            return np.array([False, True]), False
+        if yv.dtype.kind in "iuf" and np.all((yv == 0) | (yv == 1)):
+            return np.array([0, 1], dtype=yv.dtype), False
+        raise InvalidArgument("DPLogisticRegression is a binary classifier, and the class labels of y (other than "
+                              "bool or 0/1) are data: declare them with classes=[reference, event] "
+                              "(public labels; the second is the event), use a bool or 0/1 target, or pass "
+                              "classes='data' to read them from y (the fit is then NOT differentially private)")
 
     def fit(self, X, y):
         """Fit privately (spends ``eps``; draws from ``budget`` when one is set).
@@ -299,25 +376,30 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
             Features (a DataFrame's column names are the names ``bounds`` refers to).
         y : array-like of shape (n_samples,)
-            Exactly two labels (public ones, e.g. 0/1 or "no"/"yes").
+            Two labels: bool, numeric 0/1, or the declared ``classes`` (``classes="data"`` reads them
+            from y and marks the fit not private).
 
         Returns
         -------
         self
         """
-        from sklearn.utils.multiclass import check_classification_targets, type_of_target
+        from sklearn.utils.multiclass import check_classification_targets
         if y is None:
             raise InvalidArgument("requires y to be passed, but the target y is None")
         yv = np.asarray(y)
         check_classification_targets(yv)
-        kind = type_of_target(yv)
-        classes = np.unique(yv)
-        if kind != "binary" or classes.size != 2:
-            raise InvalidArgument(f"Only binary classification is supported by DPLogisticRegression: it needs "
-                             f"samples of exactly 2 classes; got {classes.size} class(es)")
+        classes, from_data = self._public_classes(yv)
         self.classes_ = classes
         y01 = (yv == classes[1]).astype(float)
-        return self._dp_fit(X, y01, "binomial")
+        if from_data:
+            warnings.warn(_LABELS_FROM_DATA, PrivacyLeakWarning, stacklevel=2)
+        self._dp_fit(X, y01, "binomial")
+        if from_data:
+            # the labels are published without a mechanism: the statement says so (as levels="data")
+            self.privacy_.private = False
+            if _LABELS_FROM_DATA not in self.privacy_.leaks:
+                self.privacy_.leaks.append(_LABELS_FROM_DATA)
+        return self
 
     def decision_function(self, X):
         """Linear predictor (logit scale).

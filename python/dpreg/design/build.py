@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from .._numeric import saturating_numeric_series
 from ..errors import AccuracyWarning, SampleTooSmall
 from .contract import Design, PublicDesign
 from .formula import FormulaError, categorical_in_formula, parse_formula
@@ -216,7 +217,10 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     # ---- +-Inf: always an error ---------------------------------------------------------------
     numeric_cols = [v for v in used if (v == outcome_var and family == "gaussian") or rhs_kinds.get(v) == "numeric"]
     for v in numeric_cols:
-        frame[v] = pd.to_numeric(df[v], errors="coerce") if df[v].dtype == object else df[v]
+        # a finite number beyond the double range (a Python int such as 10**400 in an object column, a
+        # long double) saturates at the largest double instead of raising OverflowError or becoming inf:
+        # one such row must not decide between a fit and an exception (fourteenth audit pass)
+        frame[v] = saturating_numeric_series(df[v])
     inf_cols = [v for v in numeric_cols if np.isinf(np.asarray(frame[v], dtype=float)).any()]
     if inf_cols:
         raise DesignError(f"infinite values in column(s) {', '.join(map(repr, inf_cols))}; remove or "

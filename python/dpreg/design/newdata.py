@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._numeric import saturating_numeric_series
 from ..errors import DesignError, InvalidArgumentType
 from .formula import FORMULA_CONTEXT
 
@@ -99,7 +100,7 @@ def _newdata_frame(public, newdata):
         t = _column_type(s)
         if t != "numeric":
             raise DesignError(f"column {v!r} of newdata must be numeric")
-        arr = np.asarray(pd.to_numeric(s, errors="coerce") if s.dtype == object else s, dtype=float)
+        arr = np.asarray(saturating_numeric_series(s), dtype=float)   # as the fit's rows (design/build.py)
         if np.isnan(arr).any():
             raise DesignError(f"missing values in column {v!r} of newdata")
         if np.isinf(arr).any():

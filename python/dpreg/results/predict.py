@@ -12,6 +12,21 @@ from scipy import stats
 from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
+#: rows of new data with an entry above this are scaled before x'b and x'Vx (their squares would overflow)
+_ROW_SCALE_ABOVE = 1e150
+
+
+def _row_scales(X):
+    """Per-row scale max(|x_j|) for rows whose largest entry exceeds _ROW_SCALE_ABOVE, 1 elsewhere; None
+    when no row needs it (the ordinary case: the products are computed exactly as before)."""
+    if X.size == 0:
+        return None
+    top = np.max(np.abs(X), axis=1)
+    big = top > _ROW_SCALE_ABOVE
+    if not big.any():
+        return None
+    return np.where(big, top, 1.0)
+
 
 class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
@@ -150,7 +165,14 @@ class _PredictionMixin:
             bad_rows = np.any(X[:, na] != 0, axis=1)
             X = X[:, ~na]
             b = b[~na]
-        eta = X @ b
+        # new data far beyond the ranges (clamp=False): rows with an entry above _ROW_SCALE_ABOVE are
+        # scaled down before the products and back after, so that x'b and x'Vx overflow to +-inf (an
+        # unbounded extrapolation, said by the range warning) instead of letting numpy warnings through
+        # or giving inf - inf = NaN interval ends (fourteenth audit pass); other rows are untouched
+        row_scale = _row_scales(X)
+        Xs = X if row_scale is None else X / row_scale[:, None]
+        with np.errstate(over="ignore"):
+            eta = Xs @ b if row_scale is None else (Xs @ b) * row_scale
         if na.any():
             eta = np.where(bad_rows, np.nan, eta)
             if bad_rows.any():
@@ -175,14 +197,14 @@ class _PredictionMixin:
                              + (self.inference_note or _NO_INFERENCE))
         dg = np.diag(v)
         if np.all(np.isfinite(v)):
-            se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, v, X), 0.0))
+            se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xs, v, Xs), 0.0))
         elif np.any(np.isfinite(dg)) and np.all(dg[np.isfinite(dg)] >= 0):
             # covariances not estimated (subsample-and-aggregate): sd(x'b) <= sum_j |x_j| SE_j holds for
             # any correlation (triangle inequality for standard deviations), so the interval is conservative.
             # A coefficient kept without a standard error (a level most groups miss, issue 12): rows that
             # use its column get no interval (NA), the others are unaffected
             ok = np.isfinite(dg)
-            se_fit = np.abs(X[:, ok]) @ np.sqrt(dg[ok])
+            se_fit = np.abs(Xs[:, ok]) @ np.sqrt(dg[ok])
             if not ok.all():
                 no_se = np.any(X[:, ~ok] != 0, axis=1)
                 se_fit = np.where(no_se, np.nan, se_fit)
@@ -195,6 +217,9 @@ class _PredictionMixin:
         else:
             raise DPRegError("intervals for predictions are not available for this fit: the method "
                              "does not provide standard errors for every coefficient")
+        if row_scale is not None:
+            with np.errstate(over="ignore"):
+                se_fit = se_fit * row_scale
         if interval == "prediction":
             sig = self.sigma
             if sig is None and (self.facts or {}).get("sigma_not_estimable"):
@@ -207,10 +232,15 @@ class _PredictionMixin:
             if sig is None:
                 raise DPRegError("prediction intervals need a DP residual standard error, which this "
                                  "method did not release; use interval='confidence'")
-            se = np.sqrt(se_fit ** 2 + sig ** 2)
+            se = np.hypot(se_fit, sig)      # sqrt(se_fit^2 + sig^2) without overflowing the squares
         else:
             se = se_fit
         z = _z_quantile(level)
-        out = pd.DataFrame({"fit": response(eta), "lower": response(eta - z * se),
-                            "upper": response(eta + z * se)}, index=index)
+        with np.errstate(over="ignore", invalid="ignore"):
+            half = z * se
+            # an infinite half-width (overflowed extrapolation) is an unbounded interval, whatever eta
+            lower = np.where(np.isinf(half), -np.inf, eta - half)
+            upper = np.where(np.isinf(half), np.inf, eta + half)
+        out = pd.DataFrame({"fit": response(eta), "lower": response(lower),
+                            "upper": response(upper)}, index=index)
         return out

@@ -3,12 +3,14 @@ drawn or budget logged; docs/derivations/winsorized_sa.md §5.4), the data (a ve
 the private anchor, and the parameter paragraphs their docstrings share."""
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import warnings as _warnings
 
 import numpy as np
 
+from .._numeric import saturating_floats
 from ..errors import AccuracyWarning, InvalidArgument, InvalidArgumentType
 from ..estimators import winsorized as W
 
@@ -38,12 +40,14 @@ def check_data(x) -> np.ndarray:
             raise InvalidArgument("missing values are not allowed; remove them before calling "
                              "(the row count must be public)")
         try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError):
+            # a finite number beyond the double range (10**400, a Fraction) saturates at the largest
+            # double, as in the design: one such value must not raise OverflowError (fourteenth audit pass)
+            arr = saturating_floats(arr)
+        except (TypeError, ValueError, decimal.InvalidOperation):
             raise InvalidArgumentType("x must be numeric") from None
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise InvalidArgumentType("x must be numeric")
-    arr = np.asarray(arr, dtype=float).ravel()
+    arr = saturating_floats(arr).ravel()   # a long double beyond the double range saturates too
     if arr.size == 0:
         raise InvalidArgument("x must contain at least one observation")
     if np.isnan(arr).any():
