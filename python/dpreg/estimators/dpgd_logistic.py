@@ -310,7 +310,9 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         # a still-moving iterate by half the window's drift; the checks fail there for drifts of a few
         # noise s.d.s, small next to the sqrt(k) the mean removes. A 20-step run keeps the last iterate:
         # there a failed check means the approach from 0 is not over (diamonds at eps = 1: 35 MLE SEs),
-        # and the mean would add the lag to that bias. Post-processing of the iterates.
+        # and the mean would add the lag to that bias; a short long run still approaching its MLE is mixed
+        # (a steep simulated design at T = 30, 4 unconverged seeds: 0.5-3.1 MLE SEs with the mean, 0.7-5.3
+        # with the last iterate; docs/accuracy.md, fourteenth pass). Post-processing of the iterates.
         theta = np.mean(iterates[-k_avg:], axis=0)
         beta = Mmap @ theta
         reported_iterates = k_avg
