@@ -58,6 +58,9 @@ NEWTON_T_MAX = 200
 #: 8.5, 2.1, 1.4 / 7.4, 5.4, 4.5 with one; 3.4, 4.8, 11.6 (not converged) / 7.5, 4.5, 6.4 with four (each
 #: release then has more noise, so the steps carry a larger ridge)
 NEWTON_WINDOW_RELEASES = 1
+#: a run longer than NEWTON_T that fails the convergence checks reports the mean of its last k iterates,
+#: not the last one (issue 13, fourteenth pass; see fit_logistic_mm)
+AVERAGE_UNCONVERGED_LONG_RUN = True
 
 
 def newton_default_T(n_public, mu, neighbours):
@@ -296,7 +299,23 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov = vcov_priv = None
     resolution = None
     not_converged = newton and averaged == 1 and k_avg > 1
+    reported_iterates = averaged
     separation = None
+    if not_converged and T > NEWTON_T and AVERAGE_UNCONVERGED_LONG_RUN:
+        # a long run that fails the convergence checks still reports the mean of its last k iterates
+        # (only the point estimate: no interval, the ConvergenceWarning stays). Each of its steps carries
+        # gradient noise of s.d. proportional to sqrt(T), so its last iterate holds one such release: on
+        # diamonds' price > 5000 at eps = 8 (T = 200) the 4 of 20 fits that failed the checks were 10-27
+        # MLE SEs off with the last iterate and 2.9-5.4 with the mean (the others: 1.4-5.6). The mean lags
+        # a still-moving iterate by half the window's drift; the checks fail there for drifts of a few
+        # noise s.d.s, small next to the sqrt(k) the mean removes. A 20-step run keeps the last iterate:
+        # there a failed check means the approach from 0 is not over (diamonds at eps = 1: 35 MLE SEs),
+        # and the mean would add the lag to that bias; a short long run still approaching its MLE is mixed
+        # (a steep simulated design at T = 30, 4 unconverged seeds: 0.5-3.1 MLE SEs with the mean, 0.7-5.3
+        # with the last iterate; docs/accuracy.md, fourteenth pass). Post-processing of the iterates.
+        theta = np.mean(iterates[-k_avg:], axis=0)
+        beta = Mmap @ theta
+        reported_iterates = k_avg
     if not_converged:
         # the convergence checks failed (ConvergenceWarning): the iterate is still moving, possibly with
         # capped steps, so neither the noise covariance (a fixed-point approximation) nor the remaining-
@@ -343,7 +362,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     if newton:
         facts["capped_steps"] = capped
         facts["window_drift_chi2"] = window_drift
-        facts["averaged_iterates"] = averaged
+        facts["averaged_iterates"] = reported_iterates
         facts["noise_sd_hessian_mean"] = float(sigma_bar)
         if resolution is not None:
             facts["unresolved_directions"] = resolution["unresolved"]
