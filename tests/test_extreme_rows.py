@@ -456,6 +456,20 @@ def test_univariate_values_beyond_the_double_range_give_the_release_of_the_large
         assert got.estimate == want.estimate == as_list.estimate
 
 
+@pytest.mark.parametrize("inf", [float("inf"), -float("inf"), np.float64("inf")], ids=["inf", "-inf", "np.inf"])
+def test_an_infinity_among_python_objects_is_refused_like_a_float_columns(inf):
+    """Only finite numbers beyond the double range saturate: an infinity stored as a Python object (a
+    column of dtype object that also holds an int beyond the range, so the element-wise path runs) is
+    refused as infinite, exactly as in a float64 column (the documented '+-Inf: always an error')."""
+    D = _data(500)
+    for column in (_with_row0(D["x"], inf), pd.Series([inf] + D["x"].tolist()[1:], dtype=float)):
+        d = D.copy()
+        d["x"] = column
+        d.loc[1, "x"] = 10 ** 400 if column.dtype == object else d.loc[1, "x"]
+        with pytest.raises(dpreg.errors.DesignError, match="infinite values"):
+            dp_lm("y ~ x + x2", d, eps=2, method="adassp", bounds=BOUNDS, random_state=5)
+
+
 def test_long_doubles_beyond_the_double_range_saturate():
     if np.finfo(np.longdouble).max <= BIG:
         pytest.skip("this platform's long double is a double")

@@ -63,8 +63,8 @@ def _saturated_scalar(v):
 def _finite(v) -> bool:
     if isinstance(v, decimal.Decimal):
         return v.is_finite()
-    if isinstance(v, np.floating):
-        return bool(np.isfinite(v))
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isfinite(v))   # a float's inf is infinite, refused by the callers as before
     return True   # int, Fraction: always finite
 
 
