@@ -17,6 +17,18 @@ from dpreg.estimators import dpgd_logistic as DL
 from dpreg.privacy.accounting import mu_from_eps_delta
 
 
+def _steep_factor_frame():
+    """n = 60 000 rows: slope 30 on x in [-1, 1] and a four-level factor f, 4 log-odds apart per level
+    (test data only, fixed seed)."""
+    rng = np.random.default_rng(0)
+    n = 60_000
+    x = rng.uniform(-1, 1, n)
+    f = rng.choice(list("abcd"), n)
+    eta = 30.0 * x + 4.0 * (np.searchsorted(list("abcd"), f) - 1.5)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"y": y, "x": x, "f": f})
+
+
 def _step_noise_sd(T, mu, sens_g=2.0):
     """Per-step gradient noise s.d. of the private Newton iteration (replace-one: sensitivity 2)."""
     return sens_g * math.sqrt(T / DL.NEWTON_SHARES["gradient"]) / mu
@@ -106,13 +118,7 @@ def test_noise_off_the_longer_run_reaches_the_mle_where_20_steps_leave_a_bias():
     import statsmodels.formula.api as smf
 
     from dpreg.api import _fit
-    rng = np.random.default_rng(0)      # test data only
-    n = 60_000
-    x = rng.uniform(-1, 1, n)
-    f = rng.choice(list("abcd"), n)
-    eta = 30.0 * x + 4.0 * (np.searchsorted(list("abcd"), f) - 1.5)
-    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
-    df = pd.DataFrame({"y": y, "x": x, "f": f})
+    df = _steep_factor_frame()
     mle = smf.logit("y ~ x + f", df).fit(disp=0)
 
     def z_noise_off(**options):
@@ -230,13 +236,7 @@ def test_unconverged_long_run_reports_the_mean_of_its_last_iterates(monkeypatch)
     import statsmodels.formula.api as smf
 
     from dpreg.api import _fit
-    rng = np.random.default_rng(0)      # test data only
-    n = 60_000
-    x = rng.uniform(-1, 1, n)
-    f = rng.choice(list("abcd"), n)
-    eta = 30.0 * x + 4.0 * (np.searchsorted(list("abcd"), f) - 1.5)
-    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
-    df = pd.DataFrame({"y": y, "x": x, "f": f})
+    df = _steep_factor_frame()
     se = smf.logit("y ~ x + f", df).fit(disp=0).bse
 
     def fit_T30(seed, noise_off=False):
