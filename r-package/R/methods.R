@@ -400,7 +400,10 @@ deviance.dp_fit <- function(object, ...) {
 #' `se.fit = TRUE` a list with `fit`, `se.fit`, `df` and `residual.scale` (the
 #' DP residual standard error, `NA` where not released). Confidence intervals
 #' and `se.fit` use the noise-aware covariance; prediction intervals add the
-#' released DP residual variance. Rows of `newdata` with missing values give
+#' released DP residual variance. For `method = "adassp"` with its ridge active,
+#' `fit` is the prediction of the ridge estimate `coef(fit)` and the intervals
+#' are about that of the corrected estimate `fit$inference_centre` (whose
+#' coverage the intervals were checked for). Rows of `newdata` with missing values give
 #' `NA` (as `na.action = na.pass`). Computed by the Python core.
 #' @param object A `dp_fit`.
 #' @param newdata A data frame with the columns the formula uses. Required:
