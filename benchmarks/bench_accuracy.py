@@ -469,8 +469,8 @@ def main(argv=None):
     p.add_argument("--glm-methods", default="auto",
                    help="comma-separated dp_glm methods for the --glm tasks (auto, dpgd, ht_fw, ht_sparse)")
     p.add_argument("--no-inference", action="store_true",
-                   help="dp_lm fits with inference=False (point estimates only: e.g. AdaSSP keeps its ridge "
-                        "estimate instead of the de-shrunk one its intervals are centred on)")
+                   help="dp_lm fits with inference=False (point estimates only: the whole budget goes to the "
+                        "estimate; AdaSSP's estimate is its ridge fit either way since the ridge-estimate pass)")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     from . import write_result

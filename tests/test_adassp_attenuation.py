@@ -135,7 +135,7 @@ def test_fit_releases_the_union_with_standard_errors_scaled_to_it():
     assert fit.facts["attenuation_directions"] >= 1
     assert fit.ci_method == "attenuation union"
     ci = fit.conf_int().to_numpy()
-    b = fit.coef.to_numpy()
+    b = fit.inference_centre.to_numpy()      # the union is about the corrected estimate (ridge active)
     se = fit.std_errors.to_numpy()
     assert np.all(ci[:, 0] <= b) and np.all(b <= ci[:, 1])
     # the printed standard error is the union's half-width over z (never below the noise-split one)

@@ -159,7 +159,13 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # issue 12, AdaSSP's attenuation-robust intervals (docs/derivations/adassp_boosted.md §20): the
              # number of released eigenvalues of XtX below sigma1 and the widening of the standard errors
              # to the union's half-width, post-processing of XtX, Xty and theta_hat
-             "/facts/attenuation_directions", "/facts/attenuation_widening[]"}
+             "/facts/attenuation_directions", "/facts/attenuation_widening[]",
+             # issue 13, AdaSSP with its ridge corrected: coef is the ridge estimate M Gamma b_hat + m and
+             # the inference centre the corrected one, M W Gamma b_hat + m (W from the released XtX and
+             # the ridge rule of the released lambda_min); whether there is one is decided from the same
+             # released values
+             "/inference_centre[]", "/inference_centre", "/coef_table/inference_centre[]",
+             "/coef_table/inference_centre"}
 #: linear dpgd with its standard errors (issue 13): remaining_contraction is post-processing of the
 #: released XtX; sigma, the privacy excess and the bias-aware widening of the released XtX, gradients,
 #: theta_bar and the resid_abs / resid_sq rows (AdaSSP's bundle)

@@ -53,6 +53,10 @@ class Release:
     link            : "identity" or "logit"
     row_transform   : None (plain linear predictor on the model matrix) or a dict describing a public
                       row transform predict() must apply to new rows (clip mode / paper mode)
+    inference_centre: optional (d,) point the inference is about when it differs from ``coef``
+                      (AdaSSP with its ridge active: ``coef`` is the ridge estimate, the intervals,
+                      z values, Wald tests and prediction intervals are centred on the
+                      shrinkage-corrected estimate); None: the inference is about ``coef``
     """
     method: str
     coef: np.ndarray
@@ -71,3 +75,4 @@ class Release:
     warnings: list[str] = field(default_factory=list)
     link: str = "identity"
     row_transform: dict | None = None
+    inference_centre: np.ndarray | None = None

@@ -230,7 +230,8 @@ class DPLinearRegression(RegressorMixin, _DPBase):
                "regressor.\n" + _params_doc("dp_lm") + """
     Attributes
     ----------
-    coef_, intercept_ : released coefficients (original units)
+    coef_, intercept_ : released coefficients (original units); for ``method="adassp"`` with its ridge
+        active, the ridge estimate (``fit_.inference_centre`` is the corrected estimate its intervals are about)
     fit_ : DPFit, the full result (summary, noise-aware intervals, privacy statement)
     privacy_ : PrivacyStatement of the last fit
     n_features_in_, feature_names_in_ : as in scikit-learn

@@ -28,6 +28,12 @@ released_vcov <- function(object) {
   V
 }
 
+# The point the Wald tests are about: the released coefficients, or for AdaSSP's corrected ridge
+# (coef() the ridge estimate) the shrinkage-corrected estimate the covariance belongs to.
+inference_centre <- function(object) {
+  if (is.null(object$inference_centre)) object$coefficients else object$inference_centre
+}
+
 # b' V^-1 b by a Cholesky factor (V = R'R, so b' V^-1 b = |R'^-1 b|^2).
 wald_chisq <- function(b, V) {
   R <- tryCatch(chol(V), error = function(e) NULL)
@@ -47,7 +53,7 @@ wald_table <- function(labels, df, chisq, heading) {
 marginal_chisq <- function(object, labels) {
   a <- fit_assign(object)
   V <- released_vcov(object)
-  b <- object$coefficients
+  b <- inference_centre(object)
   idx <- match(labels, object$term.labels)
   chisq <- vapply(idx, function(k) {
     j <- which(a == k)
@@ -129,7 +135,7 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
       dp_stop("the noise-aware covariance of this fit is not positive definite: no Wald tests",
            call. = FALSE)
     }
-    eff <- as.vector(R %*% object$coefficients[ord])
+    eff <- as.vector(R %*% inference_centre(object)[ord])
     a_ord <- a[ord]
     chisq <- vapply(seq_along(labels), function(k) sum(eff[a_ord == k]^2), 0)
     df <- vapply(seq_along(labels), function(k) sum(a_ord == k), 0L)
@@ -155,7 +161,7 @@ anova_nested <- function(fits) {
            " must be among those of model ", i, ")", call. = FALSE)
     }
     V <- released_vcov(large)
-    rows[[i]] <- c(length(extra), wald_chisq(large$coefficients[extra],
+    rows[[i]] <- c(length(extra), wald_chisq(inference_centre(large)[extra],
                                              V[extra, extra, drop = FALSE]))
   }
   df <- c(NA_integer_, vapply(rows[-1], function(r) as.integer(r[1]), 0L))

@@ -9,7 +9,11 @@ as_tbl <- function(df) {
 #'
 #' One row per coefficient: `term estimate std.error statistic p.value`, plus
 #' `conf.low conf.high` with `conf.int = TRUE`. `statistic` is the noise-aware
-#' z value. Registered as a method of `generics::tidy()` (re-exported by broom).
+#' z value. For `method = "adassp"` with its ridge active and corrected for,
+#' `estimate` is the ridge estimate and an extra column `inference.centre`
+#' holds the shrinkage-corrected estimate that `statistic`, `p.value` and the
+#' intervals are about. Registered as a method of `generics::tidy()`
+#' (re-exported by broom).
 #' @param x A `dp_fit`.
 #' @param conf.int Add confidence intervals.
 #' @param conf.level Their level.
@@ -34,6 +38,11 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
   out <- data.frame(term = x$terms, estimate = unname(tab$estimate),
                     std.error = unname(tab$std.error), statistic = unname(tab$statistic),
                     p.value = unname(tab$p.value), stringsAsFactors = FALSE)
+  if (!is.null(tab$inference.centre)) {
+    # AdaSSP's corrected ridge: estimate is the ridge fit, statistic / p.value / intervals are about
+    # this shrinkage-corrected centre
+    out$inference.centre <- unname(tab$inference.centre)
+  }
   if (isTRUE(conf.int)) {
     ci <- confint.dp_fit(x, level = conf.level)
     out$conf.low <- unname(ci[, 1])
@@ -45,6 +54,7 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
            "are on the scale of the response", call. = FALSE)
     }
     out$estimate <- exp(out$estimate)
+    if (!is.null(out$inference.centre)) out$inference.centre <- exp(out$inference.centre)
     if (isTRUE(conf.int)) {
       out$conf.low <- exp(out$conf.low)
       out$conf.high <- exp(out$conf.high)

@@ -387,6 +387,9 @@ new_dp_fit <- function(d, json, call, tr, enc) {
   wald <- d$wald
   fit <- list(
     coefficients = named(d$coef),
+    # AdaSSP's corrected ridge only (else NULL): coef() is the ridge estimate, and the standard errors,
+    # intervals and tests are about this shrinkage-corrected estimate
+    inference_centre = named(d$inference_centre),
     std.errors = named(d$std_errors),
     vcov = mat(d$vcov, rn),
     coef_table = list(
@@ -394,7 +397,8 @@ new_dp_fit <- function(d, json, call, tr, enc) {
       statistic = named(tab$statistic), p.value = named(tab$p_value),
       conf.low = named(tab$conf_low), conf.high = named(tab$conf_high),
       conf.level = num1(tab$conf_level), noise.share = named(tab$noise_share),
-      stars = stats::setNames(chr(tab$stars), rn)),
+      stars = stats::setNames(chr(tab$stars), rn),
+      inference.centre = named(tab$inference_centre)),
     wald = list(statistic = num1(wald$statistic), df = num1(wald$df),
                 p.value = num1(wald$p_value), note = r_dialect(wald$note)),
     sigma = num1(d$sigma), df.residual = num1(d$df_resid),

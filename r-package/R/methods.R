@@ -56,9 +56,15 @@ privacy_first_line <- function(x) {
 #'
 #' @param object A `dp_fit`.
 #' @param ... Unused.
+#' For `method = "adassp"` with its ridge active and corrected for, `Estimate`
+#' is the ridge estimate and the printed table has a column `Corrected` (the
+#' shrinkage-corrected estimate the standard errors, z values, p-values and
+#' intervals are about; z value = Corrected / Std. Error).
+#'
 #' @return An object of class `c("summary.dp_lm", "summary.dp_fit")` (or
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
-#'   `Std. Error`, `z value`, `Pr(>|z|)`), `conf.int`, `sigma`, `df`,
+#'   `Std. Error`, `z value`, `Pr(>|z|)`), `inference_centre` (the corrected
+#'   estimate, or `NULL`), `conf.int`, `sigma`, `df`,
 #'   `r.squared`, `adj.r.squared`, `wald`, `privacy_text`, `nobs`, ...
 #' @examples
 #' if (dpreg_available()) {
@@ -83,6 +89,8 @@ summary.dp_fit <- function(object, ...) {
   cls <- if (inherits(object, "dp_glm")) "summary.dp_glm" else "summary.dp_lm"
   structure(list(
     call = object$call, title = object$title, coefficients = coefs, conf.int = ci,
+    # AdaSSP's corrected ridge only (else NULL): the estimate the inference columns are about
+    inference_centre = object$inference_centre,
     noise.share = tab$noise.share, has_inference = any(is.finite(tab$std.error)),
     # df as in summary.lm: c(rank (coefficients not NA), residual df, number of coefficients)
     sigma = object$sigma, df = as.integer(c(sum(!is.na(object$coefficients)), object$df.residual,
@@ -133,8 +141,20 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   }
   if (x$has_inference) {
     cat("Coefficients (noise-aware standard errors; normal reference):\n")
-    stats::printCoefmat(x$coefficients, digits = digits, signif.stars = signif.stars,
+    cm <- x$coefficients
+    centred <- !is.null(x$inference_centre)
+    if (centred) {
+      # AdaSSP's corrected ridge: the centre of the inference next to the (ridge) estimate
+      cm <- cbind(cm[, "Estimate", drop = FALSE], Corrected = unname(x$inference_centre),
+                  cm[, -1L, drop = FALSE])
+    }
+    stats::printCoefmat(cm, digits = digits, signif.stars = signif.stars,
                         has.Pvalue = TRUE, P.values = TRUE, na.print = "NA", ...)
+    if (centred) {
+      cat_wrapped(paste0("Estimate: the ridge estimate (AdaSSP; predict() uses it). Corrected: the ",
+                         "estimate corrected for the ridge's shrinkage; the Std. Error, z value ",
+                         "(= Corrected / Std. Error), p-value and intervals are about it."))
+    }
   } else {
     cat("Coefficients (no standard errors, see below):\n")
     print.default(x$coefficients[, "Estimate", drop = FALSE], digits = digits)
@@ -211,7 +231,11 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #'
 #' `coef()` gives the released coefficients (original units), `vcov()` their
 #' noise-aware covariance, `confint()` noise-aware intervals (Wald z, or the
-#' method's bootstrap percentiles). Wald intervals at any level and bootstrap
+#' method's bootstrap percentiles). For `method = "adassp"` with its ridge
+#' active and corrected for, `coef()` is the ridge estimate (the AdaSSP
+#' paper's, used by `predict()`), and `vcov()`, `confint()`, the z values and
+#' Wald tests are about the shrinkage-corrected estimate `fit$inference_centre`
+#' (the column `Corrected` of the printed summary; `NULL` for every other fit). Wald intervals at any level and bootstrap
 #' intervals at the level stored in the fit (0.95) need no Python (the released
 #' covariance is stored in the fit); bootstrap intervals at other levels are
 #' computed by the Python core from the stored replicates.
@@ -254,10 +278,12 @@ confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
     lo <- tab$conf.low; hi <- tab$conf.high
   } else if (!identical(object$ci_method, "bootstrap")) {
-    # Wald z intervals b +/- z SE from the released values: no Python needed
+    # Wald z intervals b +/- z SE from the released values: no Python needed. b is the centre of the
+    # inference (AdaSSP's corrected ridge: the corrected estimate, not coef())
     z <- stats::qnorm(0.5 + level / 2)
-    lo <- unname(tab$estimate - z * tab$std.error)
-    hi <- unname(tab$estimate + z * tab$std.error)
+    b <- if (is.null(tab$inference.centre)) tab$estimate else tab$inference.centre
+    lo <- unname(b - z * tab$std.error)
+    hi <- unname(b + z * tab$std.error)
   } else {
     out <- call_core("r_conf_int", object$core_json, level)
     lo <- num(out$lower); hi <- num(out$upper)
@@ -374,7 +400,10 @@ deviance.dp_fit <- function(object, ...) {
 #' `se.fit = TRUE` a list with `fit`, `se.fit`, `df` and `residual.scale` (the
 #' DP residual standard error, `NA` where not released). Confidence intervals
 #' and `se.fit` use the noise-aware covariance; prediction intervals add the
-#' released DP residual variance. Rows of `newdata` with missing values give
+#' released DP residual variance. For `method = "adassp"` with its ridge active,
+#' `fit` is the prediction of the ridge estimate `coef(fit)` and the intervals
+#' are about that of the corrected estimate `fit$inference_centre` (whose
+#' coverage the intervals were checked for). Rows of `newdata` with missing values give
 #' `NA` (as `na.action = na.pass`). Computed by the Python core.
 #' @param object A `dp_fit`.
 #' @param newdata A data frame with the columns the formula uses. Required:

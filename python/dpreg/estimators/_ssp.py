@@ -638,6 +638,8 @@ def expand_release(rel, keep, reason: str):
         out[np.ix_(keep, keep)] = V
         return out
     rel.coef = vec(rel.coef)
+    if rel.inference_centre is not None:
+        rel.inference_centre = vec(rel.inference_centre)
     if rel.vcov is not None:
         rel.vcov = mat(rel.vcov)
     if rel.vcov_privacy is not None:

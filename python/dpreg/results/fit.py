@@ -7,7 +7,9 @@ post-processing of those:
 
 * standard errors are sqrt(diag V) of the noise-aware covariance V of the release;
 * z = beta / SE, p = 2 Phi(-|z|), Wald intervals beta +/- z_{1-a/2} SE (normal reference),
-  or the release's percentile-bootstrap intervals / replicates when the method provides them;
+  or the release's percentile-bootstrap intervals / replicates when the method provides them; beta is
+  the release's inference centre, which differs from the printed estimate only for AdaSSP's
+  corrected ridge (the estimate is then the ridge fit, :attr:`DPFit.inference_centre` the corrected one);
 * the noise share of coefficient j is diag(V_priv)_j / diag(V)_j;
 * instead of an F test, the noise-aware Wald chi-square of "all non-intercept coefficients are 0"
   (dpreg.inference.wald): W = b_S' V_SS^{-1} b_S on |S| degrees of freedom;
@@ -394,6 +396,31 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         """Released coefficients in original units, a ``pandas.Series`` indexed by :attr:`terms` (statsmodels' name: :attr:`params`)."""
         return pd.Series(np.asarray(self._release.coef, float).copy(), index=self.terms, name="coef")
 
+    @property
+    def inference_centre(self) -> pd.Series:
+        """The point the standard errors, z values, p-values, intervals, Wald tests and prediction
+        intervals are about, a ``pandas.Series`` indexed by :attr:`terms`.
+
+        It equals :attr:`coef` except for AdaSSP (``method="adassp"``) fits whose ridge was active and
+        corrected for (``facts["ridge_debiased"]``): there :attr:`coef` is the ridge estimate of the
+        AdaSSP paper (what :meth:`predict` uses; the better point estimate on factor data at small
+        eps), and the inference is about the estimate corrected for the ridge's shrinkage (printed as
+        the column "Corrected" of the summary), as debiased-lasso software reports its intervals about
+        a bias-corrected centre. Both are post-processing of the same releases."""
+        c = self._release.inference_centre
+        if c is None:
+            return self.coef.rename("inference_centre")
+        return pd.Series(np.asarray(c, float).copy(), index=self.terms, name="inference_centre")
+
+    @property
+    def has_separate_centre(self) -> bool:
+        """True when :attr:`inference_centre` differs from :attr:`coef` (AdaSSP's corrected ridge)."""
+        return self._release.inference_centre is not None
+
+    def _centre_array(self) -> np.ndarray:
+        c = self._release.inference_centre
+        return np.asarray(self._release.coef if c is None else c, float)
+
     def _vcov_array(self) -> np.ndarray | None:
         v = self._release.vcov
         return None if v is None else np.asarray(v, dtype=float)
@@ -434,14 +461,15 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         return pd.Series(share, index=self.terms, name="noise_share")
 
     def z_values(self) -> pd.Series:
-        """z statistics coef / SE (normal reference, noise-aware SEs).
+        """z statistics centre / SE (normal reference, noise-aware SEs), with the centre
+        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge).
 
         Returns
         -------
         pandas.Series
         """
         with np.errstate(divide="ignore", invalid="ignore"):
-            z = self.coef.to_numpy() / self.std_errors.to_numpy()
+            z = self._centre_array() / self.std_errors.to_numpy()
         return pd.Series(z, index=self.terms, name="z_value")
 
     def p_values(self) -> pd.Series:
@@ -470,8 +498,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         """Confidence intervals of the coefficients.
 
         The release's own intervals when computed at this level (percentile bootstrap), else percentiles
-        of its bootstrap replicates, else Wald z intervals beta +/- z SE. NaN where the method offers no
-        inference.
+        of its bootstrap replicates, else Wald z intervals centre +/- z SE about
+        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge). NaN where the
+        method offers no inference.
 
         Parameters
         ----------
@@ -506,7 +535,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             ci = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0).T
         else:
             z = _z_quantile(level)
-            b, se = self.coef.to_numpy(), self.std_errors.to_numpy()
+            b, se = self._centre_array(), self.std_errors.to_numpy()
             ci = np.column_stack([b - z * se, b + z * se])
         return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
 
@@ -516,12 +545,13 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
     def wald_test(self) -> dict:
-        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0".
+        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (about
+        :attr:`inference_centre`, like the intervals).
 
         Returns ``{"statistic", "df", "p_value", "note"}``; statistic/p_value are None with a plain
         reason in ``note`` when it cannot be computed."""
         v = self._vcov_array()
-        out = wald_chi2(self._release.coef, v, self._slopes())
+        out = wald_chi2(self._centre_array(), v, self._slopes())
         if v is not None and out["statistic"] is None and any(
                 not np.isfinite(v[j, j]) for j in self._slopes()):
             # a coefficient whose interval is withheld ("not estimable at this n and eps", e.g. dp_glm)

@@ -128,6 +128,9 @@ class _PredictionMixin:
             None: a Series of predictions. "confidence": a DataFrame ``fit``, ``lower``, ``upper`` with
             se_fit = sqrt(x0' V x0) (when the method estimates no covariances, the conservative bound
             sum_j abs(x0_j) SE_j). "prediction" adds the released residual variance (gaussian fits only).
+            ``fit`` is x0' coef; the interval is about x0' :attr:`inference_centre`, which differs only
+            for AdaSSP's corrected ridge (``fit`` is then the ridge prediction, the interval the
+            corrected fit's).
         level : float, optional
             Interval level; None: the fit's :attr:`level`.
         type : {"response", "link"}, default "response"
@@ -159,12 +162,16 @@ class _PredictionMixin:
             raise InvalidArgument("clamp must be True or False")
         X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
         b = np.asarray(self._release.coef, float)
+        # the intervals are about the inference centre (AdaSSP's corrected ridge: the point prediction
+        # is the ridge fit's, the interval the corrected fit's, whose coverage was measured)
+        centre = self._centre_array()
         # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
         na = ~np.isfinite(b)
         if na.any():
             bad_rows = np.any(X[:, na] != 0, axis=1)
             X = X[:, ~na]
             b = b[~na]
+            centre = centre[~na]
         # new data far beyond the ranges (clamp=False): rows with an entry above _ROW_SCALE_ABOVE are
         # scaled down before the products and back after, so that x'b and x'Vx overflow to +-inf (an
         # unbounded extrapolation, said by the range warning) instead of letting numpy warnings through
@@ -173,8 +180,11 @@ class _PredictionMixin:
         Xs = X if row_scale is None else X / row_scale[:, None]
         with np.errstate(over="ignore"):
             eta = Xs @ b if row_scale is None else (Xs @ b) * row_scale
+            eta_centre = eta if centre is b else (
+                Xs @ centre if row_scale is None else (Xs @ centre) * row_scale)
         if na.any():
             eta = np.where(bad_rows, np.nan, eta)
+            eta_centre = np.where(bad_rows, np.nan, eta_centre)
             if bad_rows.any():
                 # said at predict time too: the fit's warning ("rows count with the reference level") is
                 # about the fit, and a newcomer otherwise meets the NaN predictions without a word
@@ -239,8 +249,8 @@ class _PredictionMixin:
         with np.errstate(over="ignore", invalid="ignore"):
             half = z * se
             # an infinite half-width (overflowed extrapolation) is an unbounded interval, whatever eta
-            lower = np.where(np.isinf(half), -np.inf, eta - half)
-            upper = np.where(np.isinf(half), np.inf, eta + half)
+            lower = np.where(np.isinf(half), -np.inf, eta_centre - half)
+            upper = np.where(np.isinf(half), np.inf, eta_centre + half)
         out = pd.DataFrame({"fit": response(eta), "lower": response(lower),
                             "upper": response(upper)}, index=index)
         return out

@@ -48,11 +48,13 @@ class _SerialisationMixin:
         int, float, bool, None). Missing numbers (NaN, no inference, not released) are ``None``.
 
         Keys: format, dpreg_version, title, call, method, method_description, auto, formula, family,
-        link, outcome, nobs, terms, coef, std_errors, vcov, vcov_privacy, noise_share, ci, ci_level,
+        link, outcome, nobs, terms, coef, inference_centre (None unless AdaSSP's corrected ridge, see
+        :attr:`DPFit.inference_centre`), std_errors, vcov, vcov_privacy, noise_share, ci, ci_level,
         ci_draws, ci_method, inference_note, sigma, df_resid, r_squared, adj_r_squared (clamped to
         [0, 1]), r_squared_raw, adj_r_squared_raw, tuning ({name: {value, origin}}), facts, warnings,
         row_transform, options, coef_table (columns term, estimate, std_error, statistic, p_value,
-        conf_low, conf_high, noise_share, stars, and conf_level), wald ({statistic, df, p_value, note}),
+        conf_low, conf_high, noise_share, stars, conf_level, and inference_centre where the fit has
+        one), wald ({statistic, df, p_value, note}),
         privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
         (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns
@@ -76,6 +78,9 @@ class _SerialisationMixin:
             "stars": [stars(x) for x in p],
             "conf_level": level,
         }
+        if self.has_separate_centre:
+            # AdaSSP's corrected ridge: the point the inference columns are about (estimate = ridge)
+            table["inference_centre"] = self.inference_centre.tolist()
         table.update(self._method_columns())
         out = {
             "format": DICT_FORMAT,
@@ -92,6 +97,7 @@ class _SerialisationMixin:
             "nobs": self.nobs,
             "terms": self.terms,
             "coef": np.asarray(r.coef, float),
+            "inference_centre": r.inference_centre,
             "std_errors": se.to_numpy(),
             "vcov": r.vcov,
             "vcov_privacy": r.vcov_privacy,
@@ -178,6 +184,7 @@ class _SerialisationMixin:
             warnings=_diagnostics_from_dict(d.get("warnings"), d.get("warning_classes")),
             link=d.get("link") or "identity",
             row_transform=d.get("row_transform"),
+            inference_centre=from_plain_array(d.get("inference_centre")),
         )
         public = _public_from_dict(d.get("public"))
         privacy = _privacy_from_dict(d.get("privacy"), d.get("privacy_text"))

@@ -97,13 +97,18 @@ class Summary:
     @property
     def coef_table(self) -> pd.DataFrame:
         """Estimate, Std. Error, z value, ``Pr(>|z|)``, the two CI bounds and the noise share; NaN where
-        not available."""
+        not available. For AdaSSP's corrected ridge also ``Corrected`` (after ``Estimate``): the
+        :attr:`DPFit.inference_centre` the inference columns are about (z value = Corrected / Std. Error)."""
         f = self.fit
         ci = f.conf_int(level=self.level)
-        table = pd.DataFrame({
-            "Estimate": f.coef, "Std. Error": f.std_errors, "z value": f.z_values(),
-            "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],
-            "Noise share": f.noise_share}, index=f.terms)
+        cols = {"Estimate": f.coef}
+        if f.has_separate_centre:
+            # AdaSSP's corrected ridge: the centre of the inference, next to the (ridge) estimate
+            cols["Corrected"] = f.inference_centre
+        cols.update({"Std. Error": f.std_errors, "z value": f.z_values(),
+                     "Pr(>|z|)": f.p_values(), self.lower_label: ci["lower"], self.upper_label: ci["upper"],
+                     "Noise share": f.noise_share})
+        table = pd.DataFrame(cols, index=f.terms)
         # method-specific released columns (subsample_aggregate: sampling_sd, noise_sd, q_lo, q_hi)
         for name, col in f._method_columns().items():
             table[name] = np.asarray(col, float)
@@ -127,15 +132,17 @@ class Summary:
         if not self.has_inference:
             est = format_column(t["Estimate"].to_numpy())
             return ["", "Estimate"], [[n, e] for n, e in zip(terms, est)]
+        centre = "Corrected" in t.columns
         cols = {
             "Estimate": format_column(t["Estimate"].to_numpy()),
+            "Corrected": format_column(t["Corrected"].to_numpy()) if centre else None,
             "Std. Error": format_column(t["Std. Error"].to_numpy()),
             "z value": [("NA" if is_missing(z) else f"{z:.3f}") for z in t["z value"]],
             "Pr(>|z|)": [format_pvalue(p) for p in t["Pr(>|z|)"]],
             self.lower_label: format_column(t[self.lower_label].to_numpy()),
             self.upper_label: format_column(t[self.upper_label].to_numpy()),
         }
-        headers = ["", "Estimate", "Std. Error", "z value", "Pr(>|z|)"]
+        headers = ["", "Estimate"] + (["Corrected"] if centre else []) + ["Std. Error", "z value", "Pr(>|z|)"]
         if with_stars:
             headers.append("")
         headers += [self.lower_label, self.upper_label]
@@ -150,13 +157,22 @@ class Summary:
         st = list(self.stars)
         rows = []
         for i, n in enumerate(terms):
-            row = [n, cols["Estimate"][i], cols["Std. Error"][i], cols["z value"][i], cols["Pr(>|z|)"][i]]
+            row = ([n, cols["Estimate"][i]] + ([cols["Corrected"][i]] if centre else [])
+                   + [cols["Std. Error"][i], cols["z value"][i], cols["Pr(>|z|)"][i]])
             if with_stars:
                 row.append(st[i])
             row += [cols[self.lower_label][i], cols[self.upper_label][i]]
             row += [c[i] for _, c in extra]
             rows.append(row)
         return headers, rows
+
+    #: the line under the coefficient table when the estimate and the inference centre differ
+    CENTRE_LINE = ("Estimate: the ridge estimate (AdaSSP; predict() uses it). Corrected: the estimate "
+                   "corrected for the ridge's shrinkage; the Std. Error, z value (= Corrected / Std. Error), "
+                   "p-value and intervals are about it.")
+
+    def _centre_lines(self) -> list[str]:
+        return [self.CENTRE_LINE] if self.fit.has_separate_centre and self.has_inference else []
 
     def _clip_cells(self):
         """(headers, rows) of subsample_aggregate's released clip points q_lo, q_hi, or None."""
@@ -292,7 +308,8 @@ class Summary:
             out.append(f"Intervals: allow for the estimates being attenuated along {k} "
                        f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
                        "data vary along each at least half as much as that noise), so they are not "
-                       "symmetric about the estimate; the standard errors are scaled to their half-width")
+                       f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; the "
+                       "standard errors are scaled to their half-width")
         return out
 
     def _privacy_text(self) -> str:
@@ -336,6 +353,7 @@ class Summary:
             lines.append("Coefficients (noise-aware standard errors; z reference):")
             lines.append(render_text(headers, rows))
             lines += ["---", SIGNIF_LEGEND]
+            lines += [_wrap(x) for x in self._centre_lines()]
         else:
             lines.append("Coefficients (no standard errors, see below):")
             lines.append(render_text(headers, rows))
@@ -361,7 +379,7 @@ class Summary:
 
     def _notes(self) -> list[str]:
         f = self.fit
-        notes = [f"Call: {f.call}", self._n_line()]
+        notes = self._centre_lines() + [f"Call: {f.call}", self._n_line()]
         notes += [x for x in (self._tuning_line(), self._facts_line()) if x]
         method_notes = []
         for x in self._method_lines() or []:

@@ -123,12 +123,13 @@ test_that("predict(se.fit = TRUE) returns predict.lm's list; se.fit matches the 
   expect_identical(p$residual.scale, sigma(fit))
   expect_true(is.na(p$fit[[2]]) && is.na(p$se.fit[[2]]))
   expect_identical(p$fit, predict(fit, nd))
-  # the core's interval is fit +/- z se: se.fit recovered from it equals the interval's half-width
-  # over z up to rounding of (fit + z se) - fit, i.e. about 1e-16 * |fit| / (z se) relative
+  # the core's interval is centre +/- z se (centre = fit except for AdaSSP's corrected ridge, where it
+  # is the corrected estimate's prediction): se.fit recovered from it equals the interval's half-width
+  # over z up to rounding, about 1e-16 * |centre| / (z se) relative
   pc <- predict(fit, nd, interval = "confidence", level = 0.9, se.fit = TRUE)
   expect_identical(dim(pc$fit), dim(predict(ref, nd, interval = "confidence", se.fit = TRUE)$fit))
   expect_identical(colnames(pc$fit), c("fit", "lwr", "upr"))
-  half <- (pc$fit[, "upr"] - pc$fit[, "fit"]) / qnorm(0.95)
+  half <- (pc$fit[, "upr"] - pc$fit[, "lwr"]) / (2 * qnorm(0.95))
   expect_equal(unname(pc$se.fit[c(1, 3)]), unname(half[c(1, 3)]), tolerance = 1e-10)
   expect_true(all(pc$se.fit[c(1, 3)] > 0))
   expect_error(predict(fit, nd, se.fit = NA), "se.fit must be TRUE or FALSE")

@@ -1,0 +1,81 @@
+# AdaSSP with its ridge active and corrected for (issue 13): coef() / predict() give the ridge
+# estimate, and the inference (confint, z, p, Wald tests) is about the shrinkage-corrected estimate
+# fit$inference_centre, printed as the column "Corrected" of the summary.
+
+# The mocked dict of helper-dpreg.R with a separate centre: no Python needed.
+mock_centred_fit <- function() {
+  fit <- mock_fit()
+  centre <- c(1.3, 0.6, 2.4, -1.1)
+  names(centre) <- names(coef(fit))
+  fit$inference_centre <- centre
+  fit$coef_table$inference.centre <- centre
+  fit
+}
+
+test_that("confint at another level is Wald z about the centre, not about coef()", {
+  fit <- mock_centred_fit()
+  ci <- confint(fit, level = 0.9)
+  # mock_fit's standard errors are 0.3, 0.05, 0.4, 0.45
+  z <- stats::qnorm(0.95)
+  expect_equal(unname(ci[, 1]), c(1.3, 0.6, 2.4, -1.1) - z * c(0.3, 0.05, 0.4, 0.45))
+  expect_equal(unname(rowMeans(ci)), unname(fit$inference_centre))
+  expect_identical(unname(coef(fit)), c(1.1, 0.52, 1.9, -0.8))
+})
+
+test_that("anova tests the centre", {
+  fit <- mock_centred_fit()
+  a <- anova(fit, type = "marginal")
+  # diagonal covariance: the chi-square of x is (centre / se)^2
+  expect_equal(a["x", "Chisq"], (0.6 / 0.05)^2)
+  expect_equal(a["g", "Chisq"], (2.4 / 0.4)^2 + (1.1 / 0.45)^2)
+})
+
+test_that("summary prints Estimate and Corrected, tidy has both, saveRDS keeps both", {
+  fit <- mock_centred_fit()
+  s <- summary(fit)
+  expect_identical(colnames(s$coefficients), c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+  out <- capture.output(print(s))
+  expect_true(any(grepl("^\\s+Estimate\\s+Corrected\\s+Std. Error\\s+z value\\s+Pr\\(>\\|z\\|\\)", out)))
+  expect_true(any(grepl("^Estimate: the ridge estimate", out)))
+  td <- dpreg:::tidy.dp_fit(fit)
+  expect_identical(td$estimate, unname(coef(fit)))
+  expect_identical(td$inference.centre, unname(fit$inference_centre))
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  expect_identical(back$inference_centre, fit$inference_centre)
+  expect_identical(capture.output(print(summary(back))), out)
+})
+
+test_that("a fit without a separate centre prints one estimate column", {
+  fit <- mock_fit()
+  expect_null(fit$inference_centre)
+  out <- capture.output(print(summary(fit)))
+  expect_false(any(grepl("Corrected", out)))
+  expect_false("inference.centre" %in% names(dpreg:::tidy.dp_fit(fit)))
+})
+
+test_that("a live AdaSSP fit with its ridge active: coef is the ridge, the inference about the centre", {
+  skip_if_no_core()
+  df <- toy_data(300)
+  fit <- suppressWarnings(dp_lm(y ~ x + g, data = df, eps = 0.5, method = "adassp",
+                                bounds = toy_bounds, levels = toy_levels, seed = 3))
+  expect_true(isTRUE(fit$facts$ridge_debiased))
+  b <- coef(fit)
+  cen <- fit$inference_centre
+  expect_identical(names(cen), names(b))
+  expect_false(isTRUE(all.equal(unname(b), unname(cen))))
+  # z = centre / SE, and the other-level interval is symmetric about the centre
+  expect_equal(unname(summary(fit)$coefficients[, "z value"]),
+               unname(cen / summary(fit)$coefficients[, "Std. Error"]))
+  expect_equal(unname(rowMeans(confint(fit, level = 0.8))), unname(cen))
+  # predict() gives the ridge estimate's predictions (the model matrix of the design rows)
+  mm <- model.matrix(fit, df[1:5, ])
+  expect_equal(unname(predict(fit, df[1:5, ])), unname(as.vector(mm %*% b)))
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("Estimate\\s+Corrected\\s+Std. Error", out)))
+  expect_true(any(grepl("fit\\$inference_centre", out)))
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  expect_identical(readRDS(f)$inference_centre, cen)
+})
