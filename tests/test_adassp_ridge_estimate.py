@@ -152,3 +152,24 @@ def test_inference_false_and_boosted_keep_one_vector(method, kw):
                           random_state=2, **kw)
     assert fit.facts["ridge_active"] and not fit.has_separate_centre
     assert "Corrected" not in str(fit.summary())
+
+
+def test_coefficient_plot_centres_the_dot_on_the_interval_and_compare_says_which_vector():
+    """The coefficient plot's filled dot is the point its interval is about (the corrected estimate) and
+    the ridge estimate is drawn apart; the comparison table's notes say that its estimates are the ridge
+    fit while its standard errors and stars are about the corrected one."""
+    import matplotlib
+    matplotlib.use("Agg")
+    fit = _fit(2000, 0.5, 2)
+    assert fit.has_separate_centre
+    ax = dpreg.plot_coef(fit, drop_intercept=False)
+    terms = list(fit.terms)
+    filled = [ln for ln in ax.get_lines() if ln.get_marker() == "o" and ln.get_markerfacecolor() != "none"]
+    hollow = [ln for ln in ax.get_lines() if ln.get_marker() == "o" and ln.get_markerfacecolor() == "none"]
+    np.testing.assert_allclose(filled[0].get_xdata(), fit.inference_centre.reindex(terms).to_numpy())
+    np.testing.assert_allclose(hollow[0].get_xdata(), fit.coef.reindex(terms).to_numpy())
+    notes = dpreg.compare([fit], names=["A"]).notes()
+    assert any(n.startswith("A: estimates are the ridge estimates") for n in notes)
+    plain = _fit(2000, 0.5, 2, inference=False)
+    assert not plain.has_separate_centre
+    assert not any("ridge estimates" in n for n in dpreg.compare([plain], names=["B"]).notes())

@@ -10,6 +10,11 @@
 #' in a methods paper or a validation study, but they are not differentially
 #' private and must not be published next to DP results of data you protect.
 #'
+#' For an AdaSSP fit whose ridge was corrected (`fit$inference_centre` not
+#' `NULL`), the filled point is the corrected estimate the interval is about,
+#' and the ridge estimate (`coef()`, what [predict.dp_fit()] uses) is an open
+#' circle.
+#'
 #' @param x A `dp_fit` (from [dp_lm()] or [dp_glm()]).
 #' @param ... Further graphical parameters passed to [graphics::plot.default()]
 #'   (e.g. `xlim`, `cex`).
@@ -22,7 +27,8 @@
 #' @param label Legend label of the DP estimates (default: method and eps).
 #' @param reference_label Legend label of the reference.
 #' @param legend Draw a legend.
-#' @return Invisibly, a data frame of what was drawn: `term`, `estimate`,
+#' @return Invisibly, a data frame of what was drawn: `term`, `estimate` (the
+#'   interval's centre),
 #'   `conf.low`, `conf.high`, `reference` (`NA` where none) and `y` (vertical
 #'   position).
 #' @examples
@@ -62,6 +68,13 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
     }
     ref <- unname(reference[terms])
   }
+  # the dot is the point the interval is about: for AdaSSP with its ridge corrected, the corrected
+  # estimate (fit$inference_centre); its ridge estimate, what predict() uses, is an open circle
+  ridge <- NULL
+  if (!is.null(x$inference_centre)) {
+    ridge <- est
+    est <- stats::setNames(as.numeric(x$inference_centre), all_terms)
+  }
   drawn <- data.frame(term = terms, estimate = unname(est[terms]),
                       conf.low = unname(ci[terms, 1]), conf.high = unname(ci[terms, 2]),
                       reference = ref, y = rev(seq_along(terms)), stringsAsFactors = FALSE)
@@ -74,8 +87,8 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
   if (is.null(label)) label <- paste0(x$method, " (eps = ", format(num1(x$privacy$eps)), ")")
   has_ref <- !is.null(reference)
   off <- if (has_ref) 0.12 else 0
-  xr <- range(c(0, drawn$estimate, drawn$conf.low, drawn$conf.high, drawn$reference),
-              finite = TRUE)
+  xr <- range(c(0, drawn$estimate, drawn$conf.low, drawn$conf.high, drawn$reference,
+                if (!is.null(ridge)) unname(ridge[terms])), finite = TRUE)
 
   # room on the left for the term names
   op <- graphics::par(no.readonly = TRUE)
@@ -94,11 +107,17 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
   graphics::segments(drawn$conf.low[has_ci], y_dp[has_ci], drawn$conf.high[has_ci], y_dp[has_ci],
                      col = col, lwd = 2)
   graphics::points(drawn$estimate, y_dp, pch = 19, col = col)
+  has_ridge <- !is.null(ridge)
+  if (has_ridge) graphics::points(unname(ridge[terms]), y_dp, pch = 1, col = col)
   if (has_ref) graphics::points(drawn$reference, drawn$y - off, pch = 5, col = "black")
   if (isTRUE(legend)) {
-    graphics::legend("bottomright", legend = c(label, if (has_ref) reference_label),
-                     pch = c(19, if (has_ref) 5), lty = c(if (any(has_ci)) 1 else 0, if (has_ref) 0),
-                     lwd = c(2, if (has_ref) 1), col = c(col, if (has_ref) "black"), bty = "n",
+    graphics::legend("bottomright",
+                     legend = c(label, if (has_ridge) "ridge estimate (used by predict)",
+                                if (has_ref) reference_label),
+                     pch = c(19, if (has_ridge) 1, if (has_ref) 5),
+                     lty = c(if (any(has_ci)) 1 else 0, if (has_ridge) 0, if (has_ref) 0),
+                     lwd = c(2, if (has_ridge) 1, if (has_ref) 1),
+                     col = c(col, if (has_ridge) col, if (has_ref) "black"), bty = "n",
                      cex = 0.85, inset = 0.01, bg = "white")
   }
   invisible(drawn)

@@ -135,6 +135,11 @@ class Comparison:
                 out.append(f"{name}: seeded, reproducible, not for release.")
             if getattr(f.privacy, "private", True) is False:
                 out.append(f"{name}: NOT differentially private (ranges read from the data).")
+            if getattr(f, "has_separate_centre", False):
+                # AdaSSP with its ridge corrected: the estimate and the inference have different centres
+                out.append(f"{name}: estimates are the ridge estimates (AdaSSP; predict() uses them); the "
+                           "standard errors and stars are about the estimates corrected for the ridge's "
+                           "shrinkage (its summary's column 'Corrected').")
         return out
 
     def __str__(self):

@@ -61,13 +61,18 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
     k = len(fits) + (reference is not None)
     offsets = (np.arange(k) - (k - 1) / 2) * 0.22
     for i, (fit, label) in enumerate(zip(fits, labels)):
-        est = fit.coef.reindex(terms).to_numpy(float)
+        # the dot is the point the interval is about (AdaSSP with its ridge corrected: the corrected
+        # estimate; its ridge estimate, what predict() uses, is drawn as an open circle)
+        centre = fit.inference_centre.reindex(terms).to_numpy(float)
         ci = fit.conf_int(level=level).reindex(terms)
         lo, hi = ci["lower"].to_numpy(float), ci["upper"].to_numpy(float)
         y = ypos + offsets[i]
         has = np.isfinite(lo) & np.isfinite(hi)
         ax.hlines(y[has], lo[has], hi[has], color=f"C{i}", lw=2)
-        ax.plot(est, y, "o", color=f"C{i}", label=label)
+        ax.plot(centre, y, "o", color=f"C{i}", label=label)
+        if getattr(fit, "has_separate_centre", False):
+            ax.plot(fit.coef.reindex(terms).to_numpy(float), y, "o", mfc="none", color=f"C{i}",
+                    label=f"{label}: ridge estimate (used by predict)")
     if reference is not None:
         ref = np.array([float(reference[t]) if t in reference else np.nan for t in terms])
         ax.plot(ref, ypos + offsets[-1], "D", mfc="none", color="black", label=reference_label)

@@ -79,3 +79,14 @@ test_that("a live AdaSSP fit with its ridge active: coef is the ridge, the infer
   saveRDS(fit, f)
   expect_identical(readRDS(f)$inference_centre, cen)
 })
+
+test_that("the coefficient plot's point is the interval's centre; the ridge estimate is drawn apart", {
+  fit <- mock_centred_fit()
+  f <- tempfile(fileext = ".pdf")
+  grDevices::pdf(f)
+  on.exit({ grDevices::dev.off(); unlink(f) }, add = TRUE)
+  # at 90% the intervals are Wald z about the centre (the mock's stored 95% ones are not recomputed)
+  drawn <- plot(fit, terms = names(coef(fit)), level = 0.9)
+  expect_equal(drawn$estimate, unname(fit$inference_centre))
+  expect_equal((drawn$conf.low + drawn$conf.high) / 2, unname(fit$inference_centre))
+})
