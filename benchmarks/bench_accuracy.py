@@ -347,7 +347,32 @@ def _diffprivlib_lr():
     return LinearRegression
 
 
-def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True):
+def _method_options(options, formula, train, bounds, levels):
+    """dp_lm options for the fit; ``s="all"`` is the number of coefficients of the public design (the
+    formula with the declared levels, built without reading a row), i.e. a sparse method that may keep
+    every coefficient."""
+    if not options:
+        return {}
+    out = {}
+    for key, value in options.items():
+        if key == "s" and value == "all":
+            from dpreg.design.build import public_shape
+            shape = public_shape(formula, train, bounds=bounds, levels=levels)
+            if shape is None:
+                raise ValueError("s=all needs a public design (declared levels)")
+            out[key] = len(shape.terms)
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                try:
+                    out[key] = float(value)
+                except ValueError:
+                    out[key] = value
+    return out
+
+
+def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True, options=None):
     import dpreg
     settings = SETTINGS if settings is None else settings
     results = []   # (task, eps, method, bounds, seed, ratio or None, seconds, refusal text or None)
@@ -374,7 +399,9 @@ def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True):
                                 fit = dpreg.dp_lm(task["formula"], train, eps=eps, delta=1e-6, method=method,
                                                   bounds=bounds if bset == "declared" else None, levels=levels,
                                                   random_state=seed * 7919 + int(eps * 100),
-                                                  inference=inference)
+                                                  inference=inference,
+                                                  **_method_options(options, task["formula"], train, bounds,
+                                                                    levels))
                                 pred = _predict(fit, test)
                         except (dpreg.DPRegError, ValueError) as exc:
                             refusal = f"{type(exc).__name__}: {exc}"
@@ -471,8 +498,12 @@ def main(argv=None):
     p.add_argument("--no-inference", action="store_true",
                    help="dp_lm fits with inference=False (point estimates only: the whole budget goes to the "
                         "estimate; AdaSSP's estimate is its ridge fit either way since the ridge-estimate pass)")
+    p.add_argument("--options", default="",
+                   help="method options passed to dp_lm (name=value, comma-separated; numbers are converted); "
+                        "s=all: the number of coefficients, for ht_iht / ht_sparse without sparsity")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
+    options = dict(kv.split("=", 1) for kv in a.options.split(",") if kv)
     from . import write_result
     eps_grid = [float(e) for e in a.eps.split(",")]
     tasks = [t for t in a.tasks.split(",") if t]
@@ -482,7 +513,7 @@ def main(argv=None):
         methods = ALL_METHODS if a.methods == "all" else a.methods.split(",")
         settings = [(m, b) for m in methods for b in ("declared", "private")] + [("diffprivlib", "declared")]
     t0 = time.perf_counter()
-    results = run(tasks, eps_grid, a.seeds, settings, inference=not a.no_inference)
+    results = run(tasks, eps_grid, a.seeds, settings, inference=not a.no_inference, options=options)
     glm_tasks = [t for t in a.glm.split(",") if t]
     glm_methods = [m for m in a.glm_methods.split(",") if m]
     glm = run_glm(glm_tasks, eps_grid, a.seeds, methods=glm_methods) if glm_tasks else []
@@ -490,7 +521,8 @@ def main(argv=None):
              f"Command: `python -m benchmarks accuracy --seeds {a.seeds} --eps {a.eps} --tasks {a.tasks} "
              f"--methods {a.methods} --glm {a.glm}"
              + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "")
-             + (" --no-inference" if a.no_inference else "") + "`", "",
+             + (" --no-inference" if a.no_inference else "")
+             + (f" --options {a.options}" if a.options else "") + "`", "",
              f"80/20 split, {a.seeds} seeds, delta = 1e-6 (diffprivlib: pure eps-DP, delta = 0), replace-one; "
              "'declared' = documented or analyst-declared public ranges, 'private' = ranges estimated privately "
              "from 10% of eps. 'refused' = the method declined before spending budget (its message "

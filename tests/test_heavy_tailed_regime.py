@@ -296,3 +296,80 @@ def test_logistic_outside_the_regime_is_refused_and_names_dp_glms_default():
         assert len(hits) == 1 and "method='dpgd'" in str(hits[0].message)
     with pytest.raises(MethodOutsideRegime, match="at least 1000 rows for a logistic model"):
         dpreg.dp_glm("y ~ a + b", df.iloc[:500], eps=0.5, bounds=bounds, method="ht_fw", random_state=1)
+
+
+# ht_iht's noise rule (issue 13): inside the index regime, a dense sparsity s drowns its Peeling steps
+def _wide_frame(n=2000, p=12, seed=3):
+    rng = np.random.default_rng(seed)       # test data, not a DP draw
+    df = pd.DataFrame(rng.uniform(-1, 1, size=(n, p)), columns=[f"x{j}" for j in range(p)])
+    df["y"] = df["x0"] - 0.5 * df["x1"] + 0.3 * rng.normal(size=n)
+    return df
+
+
+WIDE_FORMULA = "y ~ " + " + ".join(f"x{j}" for j in range(12))
+WIDE_BOUNDS = {**{f"x{j}": (-1.0, 1.0) for j in range(12)}, "y": (-3.0, 3.0)}
+
+
+def test_iht_noise_share_is_the_noise_the_fit_adds():
+    """The public prediction (n, d, eps, delta, options, the public design; nothing read from rows) equals
+    the noise of the fit's last Peeling step as the fit reports it, sqrt(2) b sqrt(s) / R2 (the last
+    block of np.array_split is the smallest, n // T rows, the block the prediction uses)."""
+    from dpreg.design.build import public_shape
+    from dpreg.estimators.heavy_tailed.options import iht_noise_share
+    df = _wide_frame()
+    public = public_shape(WIDE_FORMULA, df, bounds=WIDE_BOUNDS)
+    fit = dpreg.dp_lm(WIDE_FORMULA, df, eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=3, random_state=2)
+    reported = fit.facts["privacy_noise_sd"] * math.sqrt(3) / fit.tuning["proj_radius"][0]
+    predicted = iht_noise_share(len(df), public, 0.5, 1e-6, {"s": 3})
+    assert predicted == pytest.approx(reported, rel=1e-9)
+
+
+def test_iht_with_a_dense_sparsity_is_refused_before_spending_and_names_an_s_that_passes():
+    """s = d at small n eps: refused as noise-dominated (a public rule: no ledger row, the Budget not
+    charged); the s the message names is then fitted without a refusal, and the opt-in fits the dense s
+    with the same text as an AccuracyWarning."""
+    import re
+    df = _wide_frame()
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise") as err:
+            dpreg.dp_lm(WIDE_FORMULA, df, eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=13, budget=budget,
+                        random_state=1)
+    assert budget.spent == (0.0, 0.0) and budget.history == []
+    assert seen == []          # the refusal alone: not the small-data note as well (it comes after the check)
+    found = re.search(r"a sparsity s <= (\d+) would pass", str(err.value))
+    assert found is not None
+    s_ok = int(found.group(1))
+    assert 2 <= s_ok < 13
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MethodOutsideRegime)
+        warnings.simplefilter("ignore", AccuracyWarning)     # the small-data note of the API, not this rule
+        fit = dpreg.dp_lm(WIDE_FORMULA, df, eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=s_ok,
+                          random_state=1)
+    assert fit.facts["nonzeros"] <= s_ok
+    with pytest.raises(MethodOutsideRegime):
+        dpreg.dp_lm(WIDE_FORMULA, df, eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=s_ok + 1, random_state=1)
+    with pytest.warns(AccuracyWarning, match="dominated by its privacy noise"):
+        dpreg.dp_lm(WIDE_FORMULA, df, eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=13, random_state=1,
+                    allow_outside_regime=True)
+
+
+def test_iht_noise_rule_before_a_private_range_search_predicts_the_fit():
+    """With a range to be estimated privately (here the outcome's) the rule runs on the public shape
+    before the search (that interval not known yet): it must predict the standardised fit the search
+    leads to (unit truncation levels), not the raw-scale defaults, or it refuses sparsities the fit
+    handles (Wage at eps = 1 with s = 3 was refused so)."""
+    from dpreg.design.build import public_shape
+    from dpreg.estimators.heavy_tailed.options import iht_noise_share
+    df = _wide_frame()
+    x_bounds = {k: v for k, v in WIDE_BOUNDS.items() if k != "y"}
+    public = public_shape(WIDE_FORMULA, df, bounds=x_bounds, ranges_searched=True)
+    assert public.outcome_interval is None
+    eps_estimator = 0.9 * 1.0                           # the default bounds_share 0.1 goes to the search
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        fit = dpreg.dp_lm(WIDE_FORMULA, df, eps=1.0, bounds=x_bounds, method="ht_iht", s=3, random_state=4)
+    reported = fit.facts["privacy_noise_sd"] * math.sqrt(3) / fit.tuning["proj_radius"][0]
+    # tolerance: the estimator's eps is the conservative share of 0.9 (a few ulps below it)
+    assert iht_noise_share(len(df), public, eps_estimator, 1e-6, {"s": 3}) == pytest.approx(reported, rel=1e-6)

@@ -549,15 +549,6 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             if unknown:
                 raise InvalidArgument(f"option(s) {', '.join(sorted(unknown))} do not apply to {method!r}, "
                                       "which method='auto' chose for this design; pass method= explicitly")
-    if family == "gaussian" and neighbours == "replace_one":
-        # the same public rule whether auto chose the method or the user did (issue 13: a user who picks
-        # a method by name is told too when the noise is expected to dominate)
-        small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
-                                     eps, delta, chosen=method, inference=bool(inference), explicit=not auto,
-                                     has_intervals=bool(inference) and est.reports_standard_errors)
-        if small is not None:   # public facts only; said before the estimator spends anything
-            warnings.warn(str(small), AccuracyWarning, stacklevel=4)
-            design_notes.append(small)
     # what the design layer actually spent (ranges: pure eps; level selection: eps and delta; 0 if all
     # declared); the estimator gets the rest, rounded down (exactly) and by SPLIT_MARGIN, so that the
     # ledger composes to at most the request, not even exceeding it in the last bit
@@ -589,6 +580,16 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # something the release computed, and the Budget pays for what the ledger holds (see _fit)
         exc._dpreg_public = not _d_from_a_release(design.public)
         raise
+    if family == "gaussian" and neighbours == "replace_one":
+        # the same public rule whether auto chose the method or the user did (issue 13: a user who picks
+        # a method by name is told too when the noise is expected to dominate)
+        small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
+                                     eps, delta, chosen=method, inference=bool(inference), explicit=not auto,
+                                     has_intervals=bool(inference) and est.reports_standard_errors)
+        if small is not None:   # public facts only; said before the estimator spends anything, and
+            # after the method's public refusals (a refused fit gets the refusal alone)
+            warnings.warn(str(small), AccuracyWarning, stacklevel=4)
+            design_notes.append(small)
     notes = [LARGE_DELTA_NOTE] if large_delta else None
 
     if _noise_off:

@@ -78,6 +78,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     family = getattr(design.public, "family", "gaussian") or "gaussian"
     check_family(method, family)
     std = _public_standardisation(design, options, family)
+    raw_options = dict(options)       # as the user gave them (the public check's regime rule reads these)
     options = {k: v for k, v in given(options).items() if k != "standardize"}   # None: the default
     if std is not None:
         options.update(std)
@@ -106,7 +107,8 @@ def fit(design, spec, noise, ledger, *, method, **options):
     # user who opted in with allow_outside_regime=True gets the fit and the warning (docs/heavy_tailed.md,
     # "Regime")
     allowed = bool(options.get("allow_outside_regime", False))
-    note = regime_note(method, n, design.public, spec.eps, spec.delta, refusal=not allowed, family=family)
+    note = regime_note(method, n, design.public, spec.eps, spec.delta, refusal=not allowed, family=family,
+                       options=raw_options)
     if note is not None and not allowed:
         raise MethodOutsideRegime(note)
     if note is not None:
