@@ -209,7 +209,7 @@ def test_t12_empirical_sensitivity(neighbours):
     P = len(x)
     assert P >= 20000
     theta = np.array([0.4, -0.9, 0.2])
-    g_max = xy_max = a1_max = a2_max = mom_max = lam_max = 0.0
+    g_max = xy_max = a1_max = a2_max = a1c_max = mom_max = lam_max = 0.0
     gram_dev = []
     for i in range(P):
         if neighbours == "replace_one":
@@ -230,6 +230,8 @@ def test_t12_empirical_sensitivity(neighbours):
             s2, sq2 = _ssp.residual_sums(D2X, D2y, theta, _ssp.BUNDLE_C1)
             a1_max = max(a1_max, abs(s1 - s2))
             a2_max = max(a2_max, abs(sq1(0.7) - sq2(0.7)))
+            a1c_max = max(a1c_max, abs(_ssp.clipped_abs_residual_sum(D1X, D1y, theta, 0.7)
+                                       - _ssp.clipped_abs_residual_sum(D2X, D2y, theta, 0.7)))
             mom = np.array([D1y.sum() - D2y.sum(), D1y @ D1y - D2y @ D2y]) / by   # |y/by| <= 1
             mom_max = max(mom_max, np.linalg.norm(mom))
     tol = 1 + 1e-12
@@ -239,6 +241,7 @@ def test_t12_empirical_sensitivity(neighbours):
     assert xy_max <= _ssp.sensitivity_xty(neighbours, bx, by) * tol
     assert g_max <= _ssp.sensitivity_xty(neighbours, bx, tau) * tol
     assert a1_max <= _ssp.BUNDLE_C1 * tol and a2_max <= 0.7 ** 2 * tol
+    assert a1c_max <= 0.7 * tol            # min(|r|, c): sensitivity c (derivation §21)
     assert mom_max <= _ssp.sensitivity_moments(neighbours) * tol
     # the adversarial pairs attain the bounds for X^T X and X^T y
     assert gram_max == pytest.approx(_ssp.sensitivity_gram(neighbours, bx), abs=1e-9)
@@ -308,8 +311,17 @@ def test_t8_ledger_adassp(neighbours, inference):
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
     assert names[:3] == ["XtX", "lambda_min", "Xty"]
-    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq"]  # R^2 from the Gram (issue 12)
+    # R^2 from the Gram (issue 12); the absolute residual sum twice, clipped at c1 and at c2 (§21)
+    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_abs_clipped", "resid_sq"]
     assert names[3:] == (bundle if inference else [])
+    if inference:
+        # the two absolute sums share one equal share of the bundle: mu_each^2 = 2 mu_abs^2
+        row = {e.statistic: e for e in led}
+        assert row["resid_abs"].mu == pytest.approx(row["resid_sq"].mu / math.sqrt(2.0), rel=1e-12)
+        assert row["resid_abs_clipped"].mu == pytest.approx(row["resid_sq"].mu / math.sqrt(2.0), rel=1e-12)
+        # min(|r|, c2) with c2 = min(4 s1, c1) from the released A1: sensitivity c2, the clip of resid_sq
+        assert row["resid_abs_clipped"].sensitivity == pytest.approx(math.sqrt(row["resid_sq"].sensitivity),
+                                                                     rel=1e-12)
     for e in led:
         assert e.mechanism == "gaussian" and e.mu == pytest.approx(e.sensitivity / e.noise_scale, rel=1e-12)
     assert (rel.vcov is not None) == inference
@@ -326,9 +338,11 @@ def test_t8_ledger_is_data_independent():
         mod.fit(D1, PrivacySpec(1.0, 1e-6), NoiseSource(1), l1)
         mod.fit(D2, PrivacySpec(1.0, 1e-6), NoiseSource(2), l2)
         key = [(e.statistic, e.sensitivity, e.noise_scale, e.mu) for e in l1]
-        # the bundle's c2 is computed from the released A1, so R_b's sensitivity may differ; compare the rest
-        assert [k for k in key if k[0] != "resid_sq"] == \
-               [(e.statistic, e.sensitivity, e.noise_scale, e.mu) for e in l2 if e.statistic != "resid_sq"]
+        # the bundle's c2 is computed from the released A1, so the sensitivities of R_b and of the clipped
+        # absolute sum may differ; compare the rest
+        adaptive = ("resid_sq", "resid_abs_clipped")
+        assert [k for k in key if k[0] not in adaptive] == \
+               [(e.statistic, e.sensitivity, e.noise_scale, e.mu) for e in l2 if e.statistic not in adaptive]
 
 
 # ---------------------------------------------------------------------------------------------- T14

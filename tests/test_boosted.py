@@ -124,7 +124,8 @@ def test_t8_ledger_boosted(neighbours):
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
     assert names[:T + 2] == ["XtX", "lambda_min"] + [f"XtG[{t}]" for t in range(1, T + 1)]
-    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_sq"]  # R^2 from the Gram (issue 12)
+    # R^2 from the Gram (issue 12); the absolute residual sum twice, clipped at c1 and at c2 (§21)
+    bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_abs_clipped", "resid_sq"]
     assert names[T + 2:] == bundle
     # default split with inference on (issue 12, derivation §19): (5, sqrt(T), 1), so mu1 = 5 mu_est /
     # sqrt(25 + T + 1) and mu3 = per-round mu = mu_est / sqrt(25 + T + 1); the ledger still sums to mu

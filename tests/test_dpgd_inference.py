@@ -99,12 +99,13 @@ def test_inference_releases_are_in_the_ledger_with_their_sensitivities():
     f = _fit()
     led = f.privacy.ledger
     T = f.facts["T"]
-    assert len(led) == 1 + T + 2
+    assert len(led) == 1 + T + 3
     stats = [r["statistic"] for r in led]
-    assert stats[0].startswith("XtX") and stats[-2:] == ["resid_abs", "resid_sq"]
+    assert stats[0].startswith("XtX") and stats[-3:] == ["resid_abs", "resid_abs_clipped", "resid_sq"]
     assert led[0]["sensitivity"] == pytest.approx(math.sqrt(2))
     assert all(r["sensitivity"] == pytest.approx(2.0 * f.tuning["C"][0]) for r in led[1:1 + T])
-    assert led[-2]["sensitivity"] == pytest.approx(_ssp.BUNDLE_C1)
+    assert led[-3]["sensitivity"] == pytest.approx(_ssp.BUNDLE_C1)
+    assert led[-2]["sensitivity"] == pytest.approx(math.sqrt(led[-1]["sensitivity"]))   # c2 and c2^2
     for r in led:
         assert r["noise_scale"] == pytest.approx(r["sensitivity"] / r["mu"], rel=1e-9)
     mu = mu_from_eps_delta(4.0, 1e-6)

@@ -91,13 +91,16 @@ def test_ledger_row_and_share_of_the_sandwich_release():
     led = Ledger()
     rel = adassp.fit(_design(100000, "normal", 1), PrivacySpec(4.0, 1e-6), NoiseSource(2), led)
     names = [e.statistic for e in led]
-    assert names == ["XtX", "lambda_min", "Xty", "resid_abs", "resid_sq", "resid_weighted_XtX"]
+    assert names == ["XtX", "lambda_min", "Xty", "resid_abs", "resid_abs_clipped", "resid_sq",
+                     "resid_weighted_XtX"]
     mu = mu_from_eps_delta(4.0, 1e-6)
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     mu_inf = math.sqrt(0.10) * mu
     for e in led:
-        if e.statistic in ("resid_abs", "resid_sq", "resid_weighted_XtX"):
+        if e.statistic in ("resid_sq", "resid_weighted_XtX"):
             assert e.mu == pytest.approx(mu_inf / math.sqrt(3.0), rel=1e-12)
+        if e.statistic in ("resid_abs", "resid_abs_clipped"):      # halves of one equal share (§21)
+            assert e.mu == pytest.approx(mu_inf / math.sqrt(6.0), rel=1e-12)
     row = [e for e in led if e.statistic == "resid_weighted_XtX"][0]
     assert row.sensitivity == pytest.approx(math.sqrt(2.0) * rel.facts["meat_clip"] ** 2, rel=1e-12)
     assert rel.facts["cov_type"] == "HC" and rel.tuning["cov_type"][0] == "HC"
@@ -224,7 +227,32 @@ def test_boosted_uses_the_sandwich_where_it_is_resolved():
     led = Ledger()
     hc = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(5), led)
     cl = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(5), Ledger(), cov_type="classical")
-    assert [e.statistic for e in led][-3:] == ["resid_abs", "resid_sq", "resid_weighted_XtX"]
+    assert [e.statistic for e in led][-4:] == ["resid_abs", "resid_abs_clipped", "resid_sq", "resid_weighted_XtX"]
     assert hc.facts["cov_type"] == "HC" and cl.facts["cov_type"] == "classical"
     assert np.array_equal(hc.coef, cl.coef)
     assert hc.vcov[1, 1] > cl.vcov[1, 1]
+
+
+def test_clipped_absolute_sum_noise_matches_its_sensitivity(monkeypatch):
+    """The refined absolute residual sum (derivation §21): sensitivity c2 = min(4 s1, c1) from the released
+    s1, on half of the absolute sums' equal share, so its noise s.d. is c2 / (mu_inf / sqrt(2 k)) with k = 2
+    equal shares here (R_a, R_b; no R^2 moments): written out, not taken from the code. The standardised
+    draws are N(0, 1) (calibration checks of test_adassp)."""
+    log = _recorder(monkeypatch, [_ssp])
+    D = _design(60, "normal", 4)
+    from dpreg.design.scaling import scale_design
+    sd = scale_design(D, mode="schema", tau_x=1.0)
+    theta = np.linalg.lstsq(sd.X, sd.y, rcond=None)[0]
+    mu_inf, R = 0.3, 6000
+    noise = NoiseSource(78)
+    scales = []
+    for _ in range(R):
+        out = _ssp.release_bundle(sd.X, sd.y, theta, mu_inf=mu_inf, neighbours="replace_one", r_squared=False,
+                                  noise=noise, ledger=Ledger())
+        c2 = min(4.0 * out["s1"], _ssp.BUNDLE_C1)
+        expected = c2 / (mu_inf / math.sqrt(2.0) / math.sqrt(2.0))
+        assert out["sigma_ac"] == pytest.approx(expected, rel=1e-12)
+        scales.append(expected)
+    draws = [(out_ - v) for name, v, out_ in log if name == "resid_abs_clipped"]
+    assert len(draws) == R
+    _calibration_checks(np.asarray(draws, float) / np.asarray(scales), 1.0)

@@ -175,10 +175,10 @@ DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/s
               "/facts/covariance_contraction"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2),
-#: and so does resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
+#: and so does resid_abs_clipped (derivation §21: min(|r|, c2), sensitivity c2); resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).
 #: The widened winsorized mean clips at mid +- 4 r IQR of two released EM quartiles (Smith 2011).
-ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_weighted_XtX|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
+ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_abs_clipped|resid_weighted_XtX|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
                            r"residual variance\.mean)$")
 ADAPTIVE_FIELDS = {"/privacy/ledger[]/sensitivity", "/privacy/ledger[]/noise_scale"}
 #: subsample-and-aggregate: per-coefficient released quantiles, their noise sd (from the released

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from ..errors import ConvergenceWarning, Diagnostic
 from .linalg import pd_inverse, ridge_lambda
@@ -24,6 +24,38 @@ def clipped_second_moment(k: float) -> float:
     """kappa(k) = E[min(Z^2, k^2)], Z ~ N(0, 1): (2 Phi(k) - 1 - 2 k phi(k)) + 2 k^2 (1 - Phi(k))."""
     k = float(k)
     return (2.0 * stats.norm.cdf(k) - 1.0 - 2.0 * k * stats.norm.pdf(k)) + 2.0 * k * k * stats.norm.sf(k)
+
+
+def clipped_abs_moment(k: float) -> float:
+    """g(k) = E[min(|Z|, k)], Z ~ N(0, 1): sqrt(2/pi) (1 - exp(-k^2/2)) + 2 k (1 - Phi(k))."""
+    k = float(k)
+    return math.sqrt(2.0 / math.pi) * -math.expm1(-0.5 * k * k) + 2.0 * k * stats.norm.sf(k)
+
+
+def normal_scale_from_clipped_abs(mean_clipped_abs: float, c: float) -> float | None:
+    """The scale sigma of normal residuals whose mean of min(|r|, c) is the released one,
+    sigma g(c / sigma) = m (docs/derivations/adassp_boosted.md §21). The left side increases from 0 to c
+    with sigma, so the root is unique; None when m is not in (0, c) (a noise draw past either end)."""
+    m, c = float(mean_clipped_abs), float(c)
+    if not (0.0 < m < c * (1.0 - 1e-9)):
+        return None
+    f = lambda sig: sig * clipped_abs_moment(c / sig) - m      # noqa: E731
+    lo, hi = m * math.sqrt(math.pi / 2.0), m * math.sqrt(math.pi / 2.0)
+    while f(hi) < 0.0:          # m = E min(|r|, c) <= E|r| = sigma sqrt(2/pi): the root is >= m sqrt(pi/2)
+        hi *= 2.0
+        if hi > 1e300:
+            return None
+    return float(optimize.brentq(f, lo, hi, xtol=1e-15 * hi, rtol=1e-12))
+
+
+def _normal_theory_scale(bundle: dict) -> tuple[float, float, float] | None:
+    """(scale, its released sum, that sum's noise s.d.): from the absolute residual sum clipped at c2
+    where the bundle has it (§21), else from the one clipped at c1 (s1). None when the clipped sum
+    gives no scale."""
+    if bundle.get("A1c") is not None:
+        sc = normal_scale_from_clipped_abs(bundle["A1c"] / bundle["n_pub"], bundle["c2"])
+        return None if sc is None else (sc, bundle["A1c"], bundle["sigma_ac"])
+    return bundle["s1"], bundle.get("A1"), bundle.get("sigma_a")
 
 
 def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bool]:
@@ -191,7 +223,9 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     # itself: gating on A2 printed only its upward noise draws (the printed median of sigma-hat was
     # 12% high for BoostedAdaSSP at n = 1e4, eps = 1).
     total = bundle["A2"] / kap
-    total_a1 = n_pub * bundle["s1"] ** 2
+    # the verdict's normal-theory residual sum, from the precise clipped absolute sum where released (§21)
+    scale = _normal_theory_scale(bundle)
+    total_a1 = n_pub * (scale[0] if scale is not None else bundle["s1"]) ** 2
     s2_a1 = max(total_a1 - excess, 0.0) / df
     se_a1 = math.sqrt(var_noise + 2.0 * s2_a1 * s2_a1 * df) / df
     half = 1.96 * se + merr
@@ -362,15 +396,22 @@ def heavy_tail_signal(bundle: dict) -> dict:
     (a) sampling error, whose delta-method variance is (2 pi - 6)/n for normal residuals (mean r^2 and
     (pi/2) mean|r|^2, with Var r^2 = 2 sigma^4, Var|r| = (1 - 2/pi) sigma^2, Cov(r^2, |r|) =
     sqrt(2/pi) sigma^3), and (b) the privacy noise of A2 (relative s.d. sigma_b / A2) and of A1 (twice
-    its relative s.d., sigma_a / A1). For t3 errors the ratio is 0.744/0.637 = 1.17. ``heavy``: the
+    its relative s.d., sigma_a / A1). For t3 errors the ratio is 0.744/0.637 = 1.17. Where the bundle
+    has the absolute sum clipped at c2 (A1c, §21), the scale is the normal one that sum implies
+    (normal_scale_from_clipped_abs) and its noise is about 28 times smaller at the benchmark's residual
+    scale; for t3 errors the ratio is then 1.24 (both sums winsorized at 4 s1). ``heavy``: the
     ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only."""
     n_pub = bundle["n_pub"]
-    kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
-    a1, a2 = bundle["A1"], bundle["A2"]
-    if not (a1 > 0 and a2 > 0):
+    a2 = bundle["A2"]
+    scale = _normal_theory_scale(bundle)
+    if scale is None or scale[1] is None or not (scale[1] > 0 and a2 > 0):
         return {"ratio": None, "heavy": False, "z": None}
-    ratio = (a2 / kap) / (n_pub * bundle["s1"] ** 2)
-    var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * bundle["sigma_a"] / a1) ** 2
+    s, a1, sigma_a1 = scale
+    kap = clipped_second_moment(bundle["c2"] / s)
+    ratio = (a2 / kap) / (n_pub * s ** 2)
+    # with the clipped sum (§21) the scale's relative noise is that sum's to first order (g(c / s) is
+    # flat at c / s = 4: its log-derivative there is below 1e-3)
+    var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * sigma_a1 / a1) ** 2
     return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var)),
             "z": float((ratio - 1.0) / math.sqrt(var))}
 
