@@ -80,14 +80,18 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**base, "all_declared": False}) == "boosted_adassp"
     mu = mu_from_eps_delta(1.0, 1e-6)
     n_edge = math.ceil(api.AUTO_SNR_MIN * 6.0 / mu)                 # d = 4, B^2 = 3: index = n mu / 6
-    facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6, inference=False)
+    facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6, inference=True)
     assert api.choose_method({**facts, "n": n_edge}) == "adassp"
     assert api.choose_method({**facts, "n": n_edge - 1}) == "dpgd"
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
-    # with inference (the default) too (issues 12/13: dpgd certifies its standard errors or says why not);
-    # above the edge inference does not matter
-    assert api.choose_method({**facts, "n": n_edge - 1, "inference": True, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_edge, "inference": True, "has_factors": True}) == "boosted_adassp"
+    # below the edge with factors too (issues 12/13: dpgd certifies its standard errors or says why not)
+    assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "boosted_adassp"
+    # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
+    # accurate point estimate in 47 of 48 real-data cells above it), but not at delta = 0
+    assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
+    assert api.choose_method({**facts, "n": 100 * n_edge, "inference": False, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_edge, "inference": False, "delta": 0.0}) == "adassp"
     # a pure function of the public facts: the data never enter, and eps moves the edge as mu does
     assert api.choose_method({**facts, "n": n_edge - 1, "eps": 8.0}) == "adassp"
 
@@ -125,3 +129,14 @@ def test_auto_small_regime_releases_dpgd_intervals_where_the_gram_certifies_them
     assert fit.method == "dpgd" and fit.has_inference
     assert np.all(np.isfinite(fit.std_errors.to_numpy()))
     assert sum(issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message) for w in caught) == 1
+
+
+def test_auto_without_inference_fits_dpgd_above_the_index_too():
+    """inference=False on a factor design well above the index: auto fits dpgd (the point estimate only;
+    no warning, no standard errors, nothing spent on them); with inference it fits BoostedAdaSSP."""
+    df = _frame(20000)
+    point, ws = _accuracy_warnings(df, eps=4.0, inference=False)
+    assert point.method == "dpgd" and point.auto and ws == []
+    assert not np.isfinite(point.std_errors).any()
+    full, _ = _accuracy_warnings(df, eps=4.0)
+    assert full.method == "boosted_adassp" and np.isfinite(full.std_errors).all()

@@ -52,9 +52,10 @@
 #'   [duckdb_source()]).
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
-#'   family, declared ranges, factor columns, n, d and eps; `"dpgd"`, without
-#'   standard errors, when the privacy noise is expected to dominate and
-#'   `inference = FALSE`),
+#'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
+#'   privacy noise is expected to dominate, with standard errors where they can
+#'   be certified, and with `inference = FALSE`, where its point estimate was
+#'   the most accurate measured),
 #'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
 #'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
 #'   The heavy-tailed methods (`"ht_*"`) refuse a model outside their regime
