@@ -21,7 +21,7 @@ from ._dpgd_core import _ROW_CHUNK_ENTRIES, INFERENCE_NOTE
 #: matrices (X'X once for "mm", X'WX at every step for "newton") only precondition the steps and feed
 #: the standard errors, and their sensitivity (<= sqrt(2)/4 for X'WX) is small next to their size
 MM_SHARES = {"gram": 0.2, "gradient": 0.65, "hessian": 0.15}
-NEWTON_SHARES = {"gradient": 0.52, "hessian": 0.4, "fall": 0.08}
+NEWTON_SHARES = {"gradient": 0.6, "hessian": 0.4}
 #: default number of steps. "mm": Boehning's bound gives a linear rate of at least
 #: 1 - 4 min_i p_i (1 - p_i) per step, slow when probabilities are near 0 or 1 (measured: 40 steps
 #: left Default's and diamonds' MLE 8-40 SEs away). "newton": IRLS from 0 converges in about 6-10
@@ -110,28 +110,7 @@ def mm_sensitivities(neighbours):
       w x x' (PSD, Frobenius norm <= 1/4): sqrt(2)/4 (replace-one), 1/4 (add/remove).
     """
     gram = sensitivity.xtx_frobenius(1.0, neighbours)
-    return {"gradient": sensitivity.clipped_gradient_sum(1.0, neighbours), "gram": gram, "hessian": gram / 4.0,
-            "fall": sensitivity.weighted_xtx_frobenius(1.0, 0.5, neighbours)}
-
-
-def _curvature_parts_along(X, theta, U):
-    """(f, h): f_j = sum_i (1/4 - w_i) (u_j'x_i)^2 and h_j = sum_i w_i (u_j'x_i)^2 for the columns u_j of
-    U, w_i = p_i (1 - p_i) at theta: the fall of the curvature between theta = 0 (where it is X'X/4) and
-    theta, and the curvature at theta, along each u_j, in row chunks, stacked into one vector of 2d.
-    Per row the entries are >= 0 and add up to ||x_i||^2 / 4 <= 1/4 (w_i clipped to [0, 1/4] against
-    rounding: the sensitivity rests on it)."""
-    n, d = X.shape
-    fall = np.zeros(U.shape[1])
-    curv = np.zeros(U.shape[1])
-    step = max(1, _ROW_CHUNK_ENTRIES // max(d, 1))
-    for i0 in range(0, n, step):
-        Xc = X[i0:i0 + step]
-        p = _sigmoid(Xc @ theta)
-        w = np.clip(p * (1.0 - p), 0.0, 0.25)
-        proj2 = (Xc @ U) ** 2
-        fall += (0.25 - w) @ proj2
-        curv += w @ proj2
-    return np.concatenate([fall, curv])
+    return {"gradient": sensitivity.clipped_gradient_sum(1.0, neighbours), "gram": gram, "hessian": gram / 4.0}
 
 
 def _sigmoid(z):
@@ -193,10 +172,6 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     mu_grad = mu * math.sqrt(shares["gradient"] / T)
     sigma_grad = sens["gradient"] / mu_grad
     # curvature releases: newton: one per scheduled step and one at the estimate; mm: one Gram + one
-    # newton: the release of the curvature fall along the eigendirections of the mean X'WX, which the
-    # collapse check reads (steps 7-8 of the derivation, section 2d)
-    mu_fall = mu * math.sqrt(shares["fall"]) if newton else None
-    sigma_fall = sens["fall"] / mu_fall if newton else None
     hessian_steps = newton_hessian_steps(T) if newton else []
     n_h = len(hessian_steps) + 1 if newton else 1
     mu_h = mu * math.sqrt(shares["hessian"] / n_h)
@@ -341,20 +316,6 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         theta = np.mean(iterates[-k_avg:], axis=0)
         beta = Mmap @ theta
         reported_iterates = k_avg
-    fall_sd = None
-    if newton:
-        # the fall of the curvature between theta = 0 and the reported estimate, along the eigenvectors
-        # of the mean release H_bar, released directly (derivation, section 2d): its noise is that of
-        # one release at its own share, with no selection bias (the directions come from releases made
-        # before it, independent of its noise), where the difference of the release at theta = 0 and
-        # H_bar carried both releases' noise and the selection of H_bar's flattest eigenvector
-        _, U_fall = np.linalg.eigh(_inf_logit._sym(H_bar))
-        parts = gaussian_mechanism(_curvature_parts_along(X, theta, U_fall), sensitivity=sens["fall"],
-                                   mu=mu_fall, noise=noise, ledger=ledger,
-                                   statistic="curvature fall X'(I/4 - W)X and curvature X'WX along the "
-                                             "eigenvectors of the mean X'WX, at the estimate (scaled design)",
-                                   share=shares["fall"])
-        fall_sd = _inf_logit.relative_fall_sd(parts[:d], parts[d:], sigma_fall)
     if not_converged:
         # the convergence checks failed (ConvergenceWarning): the iterate is still moving, possibly with
         # capped steps, so neither the noise covariance (a fixed-point approximation) nor the remaining-
@@ -363,13 +324,13 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov = vcov_priv = None
         # say why when the releases show it: separation (derivation, section 2b) is the usual reason
         w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1)
-        separation = _separation_check(w_bar, U_bar, P_last, fall_sd, sigma_bar, Mmap)
+        separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap)
         if separation["separated"]:
             names = [design.public.terms[j] for j in separation["separation_loading"]]
             notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv, fall_sd)
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0])
         if resolution["separated"]:
             # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
             # along the path, so that the error left along an unresolved direction does not move the
@@ -460,7 +421,7 @@ def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
     return w, U, _inf_logit.remaining_share(r, k)
 
 
-def _separation_check(w, U, P, fall, sigma_bar, Mmap):
+def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
     """(Quasi-)separation and steep directions (derivation, section 2b, steps 7-8): the unresolved
     directions, and the ones at the noise floor at the estimate
     (:func:`dpreg.inference.logistic.floor_directions`), whose released curvature collapsed since
@@ -471,8 +432,9 @@ def _separation_check(w, U, P, fall, sigma_bar, Mmap):
     direction released x1 intervals that covered the population slope in 0.33-0.45 of the fits (0.90 at
     n = 10^4, eps = 8; derivation, section 2c). The cost: ISLP Default's 20-step intervals, whose releases
     look the same, are withheld too."""
+    fall = _inf_logit.curvature_fall(H_start, sigma_H, w, U, sigma_bar)
     floor = _inf_logit.floor_directions(w, sigma_bar, Mmap.shape[1])
-    separated = _inf_logit.separated_directions(fall, P, z=_inf_logit.COLLAPSE_Z, floor=floor)
+    separated = _inf_logit.separated_directions(fall, P, floor=floor)
     unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
     sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
     weak = (np.asarray(P) > _inf_logit.MAX_REMAINING) | floor
@@ -482,7 +444,7 @@ def _separation_check(w, U, P, fall, sigma_bar, Mmap):
             "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None}
 
 
-def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, fall_sd):
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
     curvature; the intervals are widened by the bias that share implies, and withheld for the
@@ -502,7 +464,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
            "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
            "remaining": [float(x) for x in P]}
-    out.update(_separation_check(w, U, P, fall_sd, sigma_bar, Mmap))
+    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
     return vcov, vcov_priv, out
 
 

@@ -131,21 +131,6 @@ def curvature_fall(H_start, sigma_start: float, w, U, sigma_bar: float):
     return (start - np.asarray(w, float) - selection) / float(np.hypot(sigma_start, sigma_bar))
 
 
-#: the collapse the check looks for: the curvature at the estimate below 1 / (1 + COLLAPSE_RATIO) of its
-#: value at theta = 0, i.e. a fall f larger than COLLAPSE_RATIO times the curvature h left
-COLLAPSE_RATIO = 1.0
-COLLAPSE_Z = 2.0
-
-
-def relative_fall_sd(fall, curvature, sigma: float, ratio: float = COLLAPSE_RATIO):
-    """Per direction, (f - ratio h) / (sigma sqrt(1 + ratio^2)) for the released fall f and curvature h
-    (one release, independent noise of s.d. sigma in each entry): how many noise s.d.s the fall exceeds
-    ratio times the curvature left."""
-    f = np.asarray(fall, float)
-    h = np.asarray(curvature, float)
-    return (f - float(ratio) * h) / (float(sigma) * np.sqrt(1.0 + float(ratio) ** 2))
-
-
 #: a direction whose released curvature at the estimate is below this many typical spectral norms
 #: sqrt(2d) sigma_bar of the noise of the mean release counts as at the noise floor (see
 #: :func:`floor_directions`)
