@@ -88,7 +88,7 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "boosted_adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
-    # accurate point estimate in 47 of 48 real-data cells above it), but not at delta = 0
+    # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
     assert api.choose_method({**facts, "n": 100 * n_edge, "inference": False, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_edge, "inference": False, "delta": 0.0}) == "adassp"
