@@ -712,8 +712,7 @@ def test_univariate_neighbours_same_ledger():
                                                    "/privacy/ledger[]/noise_scale", "/std_error",
                                                    "/conf_int/lower[]", "/conf_int/upper[]", "/facts/conf_int[]",
                                                    "/facts/conf_int[][]",
-                                                   "/facts/sampling_sd", "/summary_text",
-                                                   "/facts/interval_grid_beta[][]"}
+                                                   "/facts/sampling_sd", "/summary_text"}
         _assert_clean(json.dumps(b), fn.__name__)
 
 

@@ -62,40 +62,27 @@ def _check_levels(q):
 
 
 
-#: the interval end searched second walks a grid whose cells near the quantile hold about this many
-#: noise scales b of rows, by the density released by the first end and the estimate
-#: (docs/derivations/quantile_search.md §5.5; measured in docs/validity.md, "dp_quantile: a grid for the
-#: second end"). It sets only how sharp the end is: the end is valid on any grid fixed before its walk.
-END_CELL_NOISE_SCALES = 0.5
-#: the second end's grid ratio stays in [1 + (beta - 1) / END_MIN_RATIO_DIVISOR, max(beta, END_MAX_RATIO)]:
-#: at most 4x finer than the user's grid (the walk's steps grow as 1 / log ratio) and no coarser than
-#: the ratio above which upq warns of a very coarse grid
-END_MIN_RATIO_DIVISOR = 4.0
-END_MAX_RATIO = 1.1
+#: an interval end walks a grid centred on the released estimate whose cells, where the end stops
+#: (about n q - target rows from the estimate), hold about this many noise scales b of rows:
+#: ratio = 1 + END_CELL_NOISE_SCALES b / (n q - target) (docs/derivations/quantile_search.md §5.5;
+#: 0.5, 1, 1.5, 2 measured in docs/validity.md, "dp_quantile: ends on a grid centred on the estimate").
+#: It sets only how sharp the end is: the end's miss bound holds on any grid fixed before its walk.
+END_CELL_NOISE_SCALES = 1.0
+#: the centred grid's ratio stays in [beta, max(beta, END_MAX_RATIO)] (never finer than the user's grid;
+#: cells at most about half the distance to the estimate)
+END_MAX_RATIO = 2.0
 
 
-def end_grid_ratio(beta: float, b: float, rows_between: float, distance: float, centre: float,
-                   bound: float) -> float:
-    """Grid ratio for the interval end searched second (docs/derivations/quantile_search.md §5.5).
-
-    ``distance`` is the released distance between the first end and the released estimate
-    ``centre``, which hold about ``rows_between`` rows (n q - target of the first end: public), so
-    ``rows_between / distance`` rows per unit lie near the quantile. The second end walks from the
-    declared ``bound`` on the geometric grid, whose spacing near ``centre`` is (ratio - 1)(|centre -
-    bound| + 1); the ratio gives cells of about ``END_CELL_NOISE_SCALES`` noise scales ``b`` of rows.
-    A function of released values and public facts only (post-processing); without a usable
-    density (no rows between, a zero or infinite distance) the user's ``beta``.
-    """
-    lowest = 1.0 + (beta - 1.0) / END_MIN_RATIO_DIVISOR
-    highest = max(beta, END_MAX_RATIO)
-    if not (rows_between > 0.0 and math.isfinite(distance) and distance > 0.0 and lowest > 1.0):
-        return beta
-    spacing = END_CELL_NOISE_SCALES * b * (distance / rows_between)
-    offset = abs(centre - bound) + 1.0          # may be inf for bounds near the double range
-    ratio = 1.0 + spacing / offset if math.isfinite(offset) else lowest
-    if math.isnan(ratio):
-        return beta
-    return float(min(max(ratio, lowest), highest))
+def end_grid_ratio(beta: float, b: float, rows_between: float) -> float:
+    """Ratio of the centred grid of an interval end (docs/derivations/quantile_search.md §5.5): a cell
+    at distance d from the estimate is about (ratio - 1) d wide, so where the end stops, about
+    ``rows_between`` = n q - target rows from the estimate (public), it holds about
+    (ratio - 1) rows_between = END_CELL_NOISE_SCALES b rows, whatever the data's density there.
+    Public inputs only (n, q, the target, the noise scale b, the user's beta)."""
+    top = max(beta, END_MAX_RATIO)
+    if not rows_between > 0.0:
+        return top
+    return float(min(max(1.0 + END_CELL_NOISE_SCALES * b / rows_between, beta), top))
 
 
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
@@ -183,7 +170,14 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
-    from ..privacy.quantile import default_max_steps, k_max, noise_scales, passed_rank_tail, passed_rank_target
+    from ..privacy.quantile import (
+        centred_grid,
+        default_max_steps,
+        k_max,
+        noise_scales,
+        passed_rank_target,
+        walk_passed,
+    )
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)
@@ -266,29 +260,27 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
 
     end_targets = []
 
-    def end_search(p, direction, alpha_end, label, grid_beta):
+    def end_search(p, direction, alpha_end, label, centre):
         """One interval end with an exact rank tail (docs/derivations/quantile_search.md §5): the lower
         end walks up from the declared lower bound, the upper end down from the declared upper bound
         (p = 1 - q, on the negated data), each releasing its last passed grid point, with the target
-        count chosen so that it passes the population quantile with probability <= alpha_end, on the
-        grid of ratio ``grid_beta`` (any grid fixed before the walk keeps that bound, §5.5).
-        Returns (end, target count or None when no search ran)."""
+        count chosen so that it passes the population quantile with probability <= alpha_end. The grid
+        is centred on the released estimate ``centre`` (§5.5): any grid fixed before the walk keeps the
+        bound, and this one has cells of about END_CELL_NOISE_SCALES noise scales of rows where the
+        end stops, so the walk has few extra chances to stop early (§5.3) whatever the density."""
         tau = passed_rank_target(n, p, b_each, alpha_end, qn)
         end_targets.append(0.0 if tau is None else tau)
         if tau is None:            # even a target of 0 rows is not enough: the declared bound
-            return (lo if direction == "up" else hi), None
-        # the search's threshold is level * n (up) or (1 - level) * n (down), as upq computes it
-        level_q = tau / n if direction == "up" else 1.0 - tau / n
-        thr = level_q * n if direction == "up" else (1.0 - level_q) * n
-        while passed_rank_tail(n, p, thr, b_each, qn) > alpha_end:   # float rounding of tau / n only
-            tau -= 1e-6 * max(1.0, tau)
-            level_q = tau / n if direction == "up" else 1.0 - tau / n
-            thr = level_q * n if direction == "up" else (1.0 - level_q) * n
-        if not 0.0 < level_q < 1.0:
-            return (lo if direction == "up" else hi), None
-        return float(upq(arr, level_q, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=grid_beta,
-                         quantile_noise=qn, max_steps=max_steps, statistic=label, direction=direction,
-                         output="passed", **kw_each).estimate), tau
+            return lo if direction == "up" else hi
+        ratio = end_grid_ratio(beta, b_each, n * p - tau)
+        end_ratios.append(ratio)
+        # the walk's own coordinates: up from lo, or (negated data) up from -hi
+        start, c, stop = (lo, centre, hi) if direction == "up" else (-hi, -centre, -lo)
+        floor = (beta - 1.0) * (abs(c / 2.0 - start / 2.0) * 2.0 + 1.0)   # the user's grid spacing at c
+        pts = centred_grid(start, c, stop, ratio, floor, max_steps or default_max_steps(ratio))
+        val = walk_passed(arr, tau, pts, start, noise=noise, ledger=ledger, quantile_noise=qn,
+                          statistic=label, negate=(direction == "down"), **kw_each)[0]
+        return float(min(max(val, lo), hi))
 
     est, flags = [], []
     for qq in qs:
@@ -309,43 +301,16 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
             half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
             ql, qu = qq - half, qq + half
             name = f"quantile({format(qq, 'g')}) interval"
-
-            def union_end(side):
-                # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released;
-                # about n * half rows lie between a released end and the quantile
-                if side == "lower":
-                    return (search(ql, f"{name} lower").estimate, n * half) if ql > 0 else (lo, None)
-                return (search(qu, f"{name} upper").estimate, n * half) if qu < 1 else (hi, None)
-
-            # §5.5: the first end walks the user's grid; the second a grid whose cells near the quantile
-            # hold about END_CELL_NOISE_SCALES noise scales of rows by the density the first end and the
-            # estimate release (rows between them: n q - target, public). First: the union-bound end if
-            # any, else the end whose grid is coarser at the estimate (it over-covers least on it).
-            if fin_lo and fin_hi:
-                sides = ("upper", "lower") if abs(hi - centre) > abs(centre - lo) else ("lower", "upper")
+            if fin_lo:
+                low = end_search(qq, "up", alpha / 2.0, f"{name} lower", centre)
             else:
-                sides = ("upper", "lower") if fin_lo else ("lower", "upper")
-            ends, ratios, first = {}, {}, None
-            for side in sides:
-                declared = fin_lo if side == "lower" else fin_hi
-                if not declared:
-                    ends[side], rows = union_end(side)
-                    ratios[side] = beta
-                else:
-                    grid_beta = beta
-                    if first is not None:
-                        first_end, rows_first = first
-                        grid_beta = end_grid_ratio(beta, b_each, rows_first, abs(first_end - centre), centre,
-                                                   lo if side == "lower" else hi)
-                    p_side = qq if side == "lower" else 1.0 - qq
-                    ends[side], tau = end_search(p_side, "up" if side == "lower" else "down", alpha / 2.0,
-                                                 f"{name} {side}", grid_beta)
-                    ratios[side] = grid_beta
-                    rows = None if tau is None else n * p_side - tau
-                if first is None:
-                    first = (float(ends[side]), rows if rows is not None else 0.0)
-            conf.append([float(ends["lower"]), float(ends["upper"])])
-            end_ratios.append([float(ratios["lower"]), float(ratios["upper"])])
+                # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
+                low = search(ql, f"{name} lower").estimate if ql > 0 else lo
+            if fin_hi:
+                upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper", centre)
+            else:
+                upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
+            conf.append([float(low), float(upp)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
     order = np.argsort(qs)
     est_sorted = np.sort(np.asarray(est)[order])
@@ -400,7 +365,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
              "level": float(level) if conf is not None else None,
              "conf_int": None if conf is None else conf.tolist(),
-             "interval_grid_beta": end_ratios if conf is not None else None,
+             "interval_grid_ratio": (end_ratios or None) if conf is not None else None,
              "se_method": ("interval" if conf is not None else
                            "not estimable (budget too small for the interval ends)" if withheld else None)}
     _emit(msgs)
