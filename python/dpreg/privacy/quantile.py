@@ -505,6 +505,18 @@ def passed_rank_target(n: int, q: float, b: float, alpha_end: float, kind: str =
 # ------------------------------------------------------------------------------------------------
 # interval ends on a grid centred on the released estimate (docs/derivations/quantile_search.md §5.5)
 # ------------------------------------------------------------------------------------------------
+def centred_floor(beta: float, start: float, centre: float) -> float:
+    """The spacing of the user's geometric grid (ratio ``beta``, from ``start``) at ``centre``,
+    (beta - 1)(|centre - start| + 1): the finest cell of a centred grid. Computed in halves and capped
+    at a quarter of the largest double (no overflow for bounds near the double range)."""
+    big = float(np.finfo(float).max)
+    half = abs(float(centre) / 2.0 - float(start) / 2.0)
+    val = (float(beta) - 1.0) * half
+    if not val < big / 8.0:
+        return big / 4.0
+    return 2.0 * val + (float(beta) - 1.0)
+
+
 def centred_grid(start: float, centre: float, stop: float, ratio: float, floor: float,
                  max_points: int) -> np.ndarray:
     """Increasing grid for a walk up from ``start``: points approaching the (released) ``centre``
@@ -556,7 +568,7 @@ def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=No
     if arr.shape[0] < 1 or not np.all(np.isfinite(arr)):
         raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
     pts = np.asarray(points, dtype=float)
-    if pts.shape[0] < 1 or not (np.all(np.diff(pts) > 0) and pts[0] > start):
+    if pts.shape[0] < 1 or not (np.all(pts[1:] > pts[:-1]) and pts[0] > start):
         raise InvalidArgument("the walk needs an increasing grid above its start")
     (_, thr_cost, thr_note), (_, step_cost, _) = costs
     search = AboveThreshold(float(threshold), kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,

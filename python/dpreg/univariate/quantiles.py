@@ -171,6 +171,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     from scipy import stats as _stats
 
     from ..privacy.quantile import (
+        centred_floor,
         centred_grid,
         default_max_steps,
         k_max,
@@ -276,8 +277,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         end_ratios.append(ratio)
         # the walk's own coordinates: up from lo, or (negated data) up from -hi
         start, c, stop = (lo, centre, hi) if direction == "up" else (-hi, -centre, -lo)
-        floor = (beta - 1.0) * (abs(c / 2.0 - start / 2.0) * 2.0 + 1.0)   # the user's grid spacing at c
-        pts = centred_grid(start, c, stop, ratio, floor, max_steps or default_max_steps(ratio))
+        pts = centred_grid(start, c, stop, ratio, centred_floor(beta, start, c),
+                           max_steps or default_max_steps(ratio))
         val = walk_passed(arr, tau, pts, start, noise=noise, ledger=ledger, quantile_noise=qn,
                           statistic=label, negate=(direction == "down"), **kw_each)[0]
         return float(min(max(val, lo), hi))
