@@ -125,7 +125,9 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         target count chosen so that it passes the population quantile with probability at most
         (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
         difference of two of the search's noises (no normal approximation, no union bound); the upper
-        end likewise walks down from a declared upper bound. An end whose side has no declared bound
+        end likewise walks down from a declared upper bound. Both walk a grid geometric towards the
+        released estimate (ratio 1 + b / (n q - target), at least ``beta``; ``facts["interval_grid_ratio"]``),
+        whose cells where an end stops hold about b rows of data whatever their density. An end whose side has no declared bound
         is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
         rank error (wider). The interval covers the population quantile with probability >= ``level``.
         ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
@@ -136,7 +138,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     level : float, default 0.95
         Confidence level of the released interval.
     beta : float, default 1.001
-        Grid ratio (paper Section 4).
+        Grid ratio (paper Section 4) of the estimate's search; the interval ends use a grid centred on
+        the estimate whose ratio is at least beta and whose finest cell is the beta grid's spacing there.
     quantile_noise : {"exponential", "laplace", "gaussian"}, optional
         Default "exponential" (pure DP, paper Section 2.4); "gaussian" is the zCDP variant of the
         paper's Lemma D.1 (unverified constant, labelled; no interval).
