@@ -315,3 +315,18 @@ def test_centred_grid_keeps_the_walk_from_stopping_in_the_empty_stretch():
                        output="passed").estimate < 0.0
     pc, pd = early_c / R, early_d / R
     assert pd - pc > 3 * math.sqrt((pc * (1 - pc) + pd * (1 - pd)) / R)
+
+
+def test_walk_passed_on_a_streamed_column_equals_the_vector():
+    # a source column (BinnedColumn, read in batches) gives the walk exactly the vector's counts, hence
+    # with the same noise stream the same released end and stop, in both directions
+    from dpreg.privacy.quantile import BinnedColumn
+    x = np.random.default_rng(12).lognormal(0.0, 1.0, 2001)
+    x[:3] = [0.0, 50.0, 1.0]                           # values on the bounds and on the centre
+    col = BinnedColumn(x.size, lambda: (x[i:i + 300] for i in range(0, x.size, 300)))
+    for start, centre, stop, negate in ((0.0, 1.0, 50.0, False), (-50.0, -1.0, 0.0, True)):
+        pts = centred_grid(start, centre, stop, 1.05, centred_floor(1.001, start, centre), 10 ** 5)
+        for seed in range(5):
+            a = walk_passed(x, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
+            b = walk_passed(col, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
+            assert a == b

@@ -562,10 +562,13 @@ def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=No
     ``threshold + Z_0``; release the last point passed (``start`` when it stops at the first point, the
     last point when it never stops), in the coordinates of x (negated back). The same mechanism and
     cost as :func:`upq` (sensitivity-1 monotone counts; two ledger rows ``"<statistic>: threshold"``
-    and ``"<statistic>: steps"``); only the public grid differs. Returns (value, K, stopped)."""
+    and ``"<statistic>: steps"``); only the public grid differs. ``x`` may be a :class:`BinnedColumn`
+    (a streamed source): its histogram on the grid gives exactly the same counts. Returns (value, K,
+    stopped)."""
     kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
-    arr = np.asarray(x, dtype=float).ravel()
-    if arr.shape[0] < 1 or not np.all(np.isfinite(arr)):
+    binned = isinstance(x, BinnedColumn)
+    arr = x if binned else np.asarray(x, dtype=float).ravel()
+    if arr.shape[0] < 1 or (not binned and not np.all(np.isfinite(arr))):   # a source checked this already
         raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
     pts = np.asarray(points, dtype=float)
     if pts.shape[0] < 1 or not (np.all(pts[1:] > pts[:-1]) and pts[0] > start):
@@ -574,8 +577,13 @@ def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=No
     search = AboveThreshold(float(threshold), kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,
                             ledger=ledger, statistic=statistic, threshold_cost=thr_cost, step_cost=step_cost,
                             note=thr_note)
-    w = np.sort(-arr if negate else arr)
-    counts = np.searchsorted(w, pts, side="left")        # #{w_i < g_k}, against exactly the released g_k
+    if binned:
+        # hist[j] = #{i: j grid points <= w_i}, so its cumulative sums are #{w_i < g_k}; grid_index checks
+        # every value against the float points themselves (its geometric first guess only saves time)
+        counts = np.cumsum(arr.histogram(pts, start, 2.0, negate))[:pts.shape[0]]
+    else:
+        w = np.sort(-arr if negate else arr)
+        counts = np.searchsorted(w, pts, side="left")    # #{w_i < g_k}, against exactly the released g_k
     k = search.first_above(counts)
     if k is None:
         val, K, stopped = float(pts[-1]), int(pts.shape[0]), False
