@@ -125,7 +125,7 @@ def test_noiseless_ends_are_the_exact_binomial_order_statistics(q):
     j = j if stats.binom.cdf(j, n, q) <= 0.025 else j - 1
     jj = int(stats.binom.ppf(0.025, n, 1 - q))
     jj = jj if stats.binom.cdf(jj, n, 1 - q) <= 0.025 else jj - 1
-    assert e.facts["interval_grid_ratio"] == [1.001, 1.001]
+    assert e.facts["interval_grid_ratio"] == [[1.001, 1.001]]
     assert xs[j] < c < xs[n - 1 - jj]         # both ends walk towards the centre from below / above
     step_lo = 1.001e-3 * (c + 10.0 + 1.0)
     step_hi = 1.001e-3 * (12.0 - c + 1.0)

@@ -126,7 +126,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
         difference of two of the search's noises (no normal approximation, no union bound); the upper
         end likewise walks down from a declared upper bound. Both walk a grid geometric towards the
-        released estimate (ratio 1 + b / (n q - target), at least ``beta``; ``facts["interval_grid_ratio"]``),
+        released estimate (ratio 1 + b / (n q - target), at least ``beta``; ``facts["interval_grid_ratio"]``,
+        per level [lower end, upper end], None for an end that did not walk),
         whose cells where an end stops hold about b rows of data whatever their density. An end whose side has no declared bound
         is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
         rank error (wider). The interval covers the population quantile with probability >= ``level``.
@@ -277,7 +278,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         if tau is None:            # even a target of 0 rows is not enough: the declared bound
             return lo if direction == "up" else hi
         ratio = end_grid_ratio(beta, b_each, n * p - tau)
-        end_ratios.append(ratio)
+        walked_ratio[direction] = ratio
         # the walk's own coordinates: up from lo, or (negated data) up from -hi
         start, c, stop = (lo, centre, hi) if direction == "up" else (-hi, -centre, -lo)
         pts = centred_grid(start, c, stop, ratio, centred_floor(beta, start, c),
@@ -292,7 +293,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         est.append(float(r.estimate))
         flags.append(r)
     conf = None
-    end_ratios = []
+    end_ratios = []          # per level: [ratio of the lower end's grid, of the upper end's] (None: no walk)
+    walked_ratio = {}
     if with_interval:
         alpha = 1.0 - float(level)
         alpha_p = PRIVACY_ALPHA_SHARE * alpha
@@ -315,6 +317,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
             else:
                 upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
             conf.append([float(low), float(upp)])
+            end_ratios.append([walked_ratio.pop("up", None), walked_ratio.pop("down", None)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
     order = np.argsort(qs)
     est_sorted = np.sort(np.asarray(est)[order])
@@ -369,7 +372,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
              "level": float(level) if conf is not None else None,
              "conf_int": None if conf is None else conf.tolist(),
-             "interval_grid_ratio": (end_ratios or None) if conf is not None else None,
+             "interval_grid_ratio": end_ratios if conf is not None else None,
              "se_method": ("interval" if conf is not None else
                            "not estimable (budget too small for the interval ends)" if withheld else None)}
     _emit(msgs)
