@@ -126,10 +126,10 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
         difference of two of the search's noises (no normal approximation, no union bound); the upper
         end likewise walks down from a declared upper bound. Both walk a grid geometric towards the
-        released estimate (ratio 1 + b / (n q - target), at least ``beta``; ``facts["interval_grid_ratio"]``,
-        per level [lower end, upper end], None for an end that did not walk),
-        whose cells where an end stops hold about b rows of data whatever their density. An end whose side has no declared bound
-        is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
+        released estimate (ratio 1 + b / (n q - target), at least ``beta``; per level [lower end,
+        upper end] in ``facts["interval_grid_ratio"]``, None for an end that did not walk), whose
+        cells where an end stops hold about b rows of data whatever their density. An end whose side
+        has no declared bound is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
         rank error (wider). The interval covers the population quantile with probability >= ``level``.
         ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
         an end's target count is below b log K_max (b its noise scale in rows, K_max the grid steps
