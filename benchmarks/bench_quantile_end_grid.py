@@ -8,8 +8,8 @@ same data and noise stream: uniform rows on [0, 1] (population median 0.5), lowe
 one end's eps (b = 2 / eps rows of noise), R fresh data sets per grid.
 
 Grids: the user's geometric grid from the bound (beta = 1.001, main before §5.5); the centred grid of
-§5.5 (ratio 1 + b / (n/2 - target)) centred on the sample median, on the point R rows above it and
-R/2 rows below it (R = n/2 - target); uniform grids near the data with cells of b/2, b and 2b rows
+§5.5 (ratio 1 + c b / (n/2 - target), c = 1 as shipped, and c = 0.5, 2) centred on the sample median,
+and (c = 1) on the point R rows above it and R/2 rows below it (R = n/2 - target); uniform grids near the data with cells of b/2, b and 2b rows
 (known density, an oracle no public rule has). Reported: miss rate (s.d. sqrt(0.025 0.975 / R)),
 median rank of the released end (the target is ``target``; lower = wider interval), and the share of
 walks that stopped before the data (below 0).
@@ -56,6 +56,8 @@ def run(n, eps, R, seed):
     ratio = end_grid_ratio(1.001, b, rows)
     grids = [("user grid, beta = 1.001 (before)", None),
              ("centred on the sample median", lambda xs: xs[n // 2]),
+             ("centred on the sample median, cells of b/2 rows (c = 0.5)", (lambda xs: xs[n // 2], 0.5)),
+             ("centred on the sample median, cells of 2b rows (c = 2)", (lambda xs: xs[n // 2], 2.0)),
              (f"centred {rows:.0f} rows above the median", lambda xs: xs[min(n - 1, int(n // 2 + rows))]),
              (f"centred {rows / 2:.0f} rows below the median", lambda xs: xs[max(0, int(n // 2 - rows / 2))]),
              ("uniform cells of b/2 rows (oracle)", 0.5 * b / n),
@@ -71,9 +73,11 @@ def run(n, eps, R, seed):
                 v = upq(x, tau / n, lower=LOWER, upper=UPPER, eps=eps, noise=noise, ledger=Ledger(), direction="up",
                         output="passed").estimate
             else:
-                if callable(spec):
-                    c = float(spec(np.sort(x)))
-                    pts = centred_grid(LOWER, c, UPPER, ratio, centred_floor(1.001, LOWER, c), 10 ** 5)
+                if callable(spec) or isinstance(spec, tuple):
+                    at, cells = spec if isinstance(spec, tuple) else (spec, None)
+                    c = float(at(np.sort(x)))
+                    r = ratio if cells is None else 1.0 + cells * b / rows     # the rule with another c
+                    pts = centred_grid(LOWER, c, UPPER, r, centred_floor(1.001, LOWER, c), 10 ** 5)
                 else:
                     pts = _uniform_grid(spec)
                 v = walk_passed(x, tau, pts, LOWER, eps=eps, noise=noise, ledger=Ledger())[0]

@@ -65,7 +65,8 @@ def _check_levels(q):
 #: an interval end walks a grid centred on the released estimate whose cells, where the end stops
 #: (about n q - target rows from the estimate), hold about this many noise scales b of rows:
 #: ratio = 1 + END_CELL_NOISE_SCALES b / (n q - target) (docs/derivations/quantile_search.md §5.5;
-#: 0.5, 1, 1.5, 2 measured in docs/validity.md, "dp_quantile: ends on a grid centred on the estimate").
+#: of 0.5, 1, 2, 1 left an end closest to its target: docs/validity.md, "dp_quantile: ends on a grid
+#: centred on the estimate", `python -m benchmarks quantile_end_grid`).
 #: It sets only how sharp the end is: the end's miss bound holds on any grid fixed before its walk.
 END_CELL_NOISE_SCALES = 1.0
 #: the centred grid's ratio stays in [beta, max(beta, END_MAX_RATIO)] (never finer than the user's grid;
