@@ -8,6 +8,8 @@ the negated data searched up from ``-u`` (docs/derivations/winsorized_sa.md §1.
 
 Used by ``dpreg.dp_quantile``, the private modified winsorized mean and the design layer's private
 ranges (``dpreg.design.private_bounds``). Nothing else in dpreg may implement this search.
+``walk_passed`` is the same search on another public grid (``centred_grid``: geometric towards a
+released value), used by ``dp_quantile``'s interval ends (docs/derivations/quantile_search.md §5.5).
 
 Privacy (docs/derivations/winsorized_sa.md §1.6, exponential noise; the Laplace variant is identical with Laplace ratios)
 -----------------------------------------------------------------------------------------
