@@ -130,8 +130,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         released estimate (ratio 1 + b / (n q - target), at least ``beta``; per level [lower end,
         upper end] in ``facts["interval_grid_ratio"]``, None for an end that did not walk), whose
         cells where an end stops hold about b rows of data whatever their density. An end whose side
-        has no declared bound is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
-        rank error (wider). The interval covers the population quantile with probability >= ``level``.
+        has no declared bound is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union
+        bound on the search's rank error (wider). The interval covers the population quantile with probability >= ``level``.
         ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
         an end's target count is below b log K_max (b its noise scale in rows, K_max the grid steps
         from the bound), its walk would likely stop near the declared bound: the interval is then
