@@ -17,11 +17,14 @@ from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.privacy.quantile import (
     _difference_cdf,
+    centred_floor,
+    centred_grid,
     count_noise_scale,
     grid,
     passed_rank_tail,
     passed_rank_target,
     upq,
+    walk_passed,
 )
 
 
@@ -104,7 +107,12 @@ def test_passed_output_is_one_grid_step_below_the_stop():
 def test_noiseless_ends_are_the_exact_binomial_order_statistics(q):
     # with a huge budget D ~ 0, so the target is just below j + 1 with j the largest integer with
     # P(Bin(n, q) <= j) <= 0.025, and the lower end is the last grid point at or below x_(j+1) (the
-    # distribution-free order-statistic bound); the upper end mirrors it with Bin(n, 1 - q)
+    # distribution-free order-statistic bound); the upper end mirrors it with Bin(n, 1 - q). The noise
+    # never vanishes: its finest grid is 2^-20 rows (count_grid's cap) and the target sits about 2
+    # such units below j + 1 (the slack 2^(1-s) of §5.2), so with probability about
+    # r^3 / (1 + r) = 0.036 (r = e^-1, one-sided noise of one unit) an end passes one more row: the ends
+    # are the order statistics up to one rank. The grid is centred on the estimate (§5.5) with the
+    # user's ratio 1.001 here: every cell below the centre is at most (beta - 1)(centre - bound + 1) wide.
     n = 301
     x = np.random.default_rng(5).normal(2.0, 1.0, n)
     xs = np.sort(x)
@@ -112,14 +120,17 @@ def test_noiseless_ends_are_the_exact_binomial_order_statistics(q):
         warnings.simplefilter("ignore")
         e = dpreg.dp_quantile(x, q, eps=1e7, bounds=(-10.0, 12.0), random_state=1)
     low, upp = e.facts["conf_int"][0]
+    c = e.estimate
     j = int(stats.binom.ppf(0.025, n, q))
     j = j if stats.binom.cdf(j, n, q) <= 0.025 else j - 1
     jj = int(stats.binom.ppf(0.025, n, 1 - q))
     jj = jj if stats.binom.cdf(jj, n, 1 - q) <= 0.025 else jj - 1
-    step_lo = 1e-3 * (xs[j] + 10.0 + 1.0) * 1.01
-    step_hi = 1e-3 * (12.0 - xs[n - 1 - jj] + 1.0) * 1.01
-    assert xs[j] - step_lo < low <= xs[j]
-    assert xs[n - 1 - jj] <= upp < xs[n - 1 - jj] + step_hi
+    assert e.facts["interval_grid_ratio"] == [[1.001, 1.001]]
+    assert xs[j] < c < xs[n - 1 - jj]         # both ends walk towards the centre from below / above
+    step_lo = 1.001e-3 * (c + 10.0 + 1.0)
+    step_hi = 1.001e-3 * (12.0 - c + 1.0)
+    assert xs[j] - step_lo < low <= xs[j + 1]
+    assert xs[n - 2 - jj] <= upp < xs[n - 1 - jj] + step_hi
 
 
 def test_interval_contains_estimate_and_every_end_is_released():
@@ -177,3 +188,145 @@ def test_interval_covers_population_median(n, eps):
     assert (R - miss_lo - miss_hi) / R >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / R)
     for m in (miss_lo, miss_hi):
         assert m / R <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / R)
+
+
+# ---------------------------------------------------------------------------------------------------
+# §5.5: interval ends on a grid centred on the released estimate
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("start,centre,stop,ratio", [(-10.0, 1.0, 12.0, 1.3), (0.0, 1.0, 50.0, 1.001),
+                                                      (-12.0, -0.5, 10.0, 1.05), (0.0, 0.0, 5.0, 1.2)])
+def test_centred_grid_cells_grow_geometrically_from_the_centre(start, centre, stop, ratio):
+    # below the centre the points are centre - (centre - start) ratio^-j: each cell is 1 - 1/ratio of
+    # its upper point's distance to the centre; above it, centre + floor ratio^j: each cell is
+    # ratio - 1 of its lower point's distance. So a cell r rows from the centre holds about
+    # (ratio - 1) r rows for any smooth density (the rule of §5.5). Relative float error 1e-9.
+    floor = 1e-3 * (abs(centre - start) + 1.0)
+    g = centred_grid(start, centre, stop, ratio, floor, 10 ** 6)
+    assert np.all(np.diff(g) > 0) and g[0] > start and g[-1] == stop and (centre in g or centre == start)
+    below, above = g[g < centre], g[g > centre]
+    if below.size > 1:
+        assert np.allclose(np.diff(below) / (centre - below[1:]), ratio - 1.0, rtol=1e-9)
+        assert centre - below[-1] >= floor * (1 - 1e-12) and centre - below[-1] < floor * ratio * (1 + 1e-12)
+    a = above[:-1]                               # the last point is the stop itself
+    if a.size > 1:
+        assert np.allclose(np.diff(a) / (a[:-1] - centre), ratio - 1.0, rtol=1e-9)
+        assert a[0] - centre == pytest.approx(floor, rel=1e-12)
+
+
+def test_centred_grid_is_total_at_the_double_range():
+    # bounds and centre at the largest doubles: no overflow warning, no NaN, a bounded number of points
+    big = np.finfo(float).max
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for start, centre, stop in ((-big, big * 0.999, big), (-big, -big * 0.999, big), (-big, 0.0, math.inf)):
+            g = centred_grid(start, centre, stop, 1.01, centred_floor(1.001, start, centre), 5000)
+            assert np.all(np.isfinite(g)) and np.all(g[1:] > g[:-1]) and g[0] > start
+            assert g.size < 80_000
+
+
+def test_walk_passed_stopping_index_follows_the_exact_law():
+    # the walk on a public grid is the AboveThreshold of §3 with b = 2/eps for threshold and steps: its
+    # stopping index has the law exact_stop_pmf computes from the counts (chi-square, p > 1e-4, fixed
+    # seed); this checks the drawn noise against the stated scale
+    from dpreg.privacy.quantile import exact_stop_pmf
+    n, eps, tau = 40, 1.0, 17.0
+    x = np.random.default_rng(11).normal(0.0, 1.0, n)
+    pts = centred_grid(-4.0, 0.0, 4.0, 1.4, 0.05, 100)
+    c = np.searchsorted(np.sort(x), pts, side="left")
+    p = exact_stop_pmf(c, tau, 2 / eps, 2 / eps)
+    R = 3000
+    obs = np.zeros(pts.size + 1)
+    noise = NoiseSource(2027)
+    for _ in range(R):
+        _, K, stopped = walk_passed(x, tau, pts, -4.0, eps=eps, noise=noise, ledger=Ledger())
+        obs[K - 1 if stopped else pts.size] += 1
+    keep = p * R >= 5
+    exp_, ob = p[keep] * R, obs[keep]
+    exp_, ob = np.append(exp_, R - exp_.sum()), np.append(ob, R - ob.sum())
+    assert stats.chisquare(ob, exp_).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("kind", ["exponential", "laplace"])
+def test_walk_passed_tail_is_exact_where_the_counts_jump(kind):
+    # the bound's tight case on the centred grid (walking down, the upper end's direction): n equal
+    # values between two grid points, so the walk passes the value exactly when n + Z_k <= T + Z_0
+    # (probability P(D <= T - n) = 0.303 exponential, 0.379 Laplace at T = n - 1, b = 2); 2000 walks,
+    # 5 binomial s.d.
+    n, R, T = 50, 2000, 49.0
+    x = np.full(n, 1.0)
+    pts = centred_grid(-3.0, -1.2, 0.0, 1.3, 0.01, 100)     # negated coordinates: from -3 up
+    noise = NoiseSource(2028)
+    passed = 0
+    for _ in range(R):
+        val, _, _ = walk_passed(x, T, pts, -3.0, eps=1.0, noise=noise, ledger=Ledger(), quantile_noise=kind,
+                                negate=True)
+        passed += val < 1.0
+    scale, _ = count_noise_scale(2.0)
+    p = float(_difference_cdf(np.array([-1.0]), scale, kind)[0])
+    assert abs(passed / R - p) <= 5 * math.sqrt(p * (1 - p) / R)
+
+
+@pytest.mark.parametrize("centre_rank", ["sample median", "end target", "above"])
+def test_centred_end_keeps_its_bound_on_grids_chosen_from_the_data(centre_rank):
+    # §5.5: the miss bound holds on any grid fixed before the walk, even one built from the data
+    # themselves (the worst case for a released centre): uniform rows, n = 300, one end's eps = 1/6
+    # (b = 12 rows), lower bound -10; the centre at the sample median (finest cells where the miss is
+    # decided), at the order statistic of the end's target, or 1.5 (R) rows above the median. Miss rate
+    # <= 0.025 + 3 binomial s.d. over 3000 fresh data sets.
+    from dpreg.privacy.quantile import noise_scales
+    from dpreg.univariate.quantiles import end_grid_ratio
+    n, R, eps = 300, 3000, 1.0 / 6.0
+    b = noise_scales(eps=eps)[1]
+    tau = passed_rank_target(n, 0.5, b, 0.025)
+    ratio = end_grid_ratio(1.001, b, n * 0.5 - tau)
+    rng = np.random.default_rng(31)
+    noise = NoiseSource(32)
+    miss = 0
+    for _ in range(R):
+        x = rng.uniform(0.0, 1.0, n)
+        xs = np.sort(x)
+        centre = {"sample median": xs[n // 2], "end target": xs[int(tau)],
+                  "above": xs[min(n - 1, int(1.5 * n * 0.5 - 0.5 * tau))]}[centre_rank]
+        pts = centred_grid(-10.0, centre, 2.0, ratio, centred_floor(1.001, -10.0, centre), 10 ** 5)
+        miss += walk_passed(x, tau, pts, -10.0, eps=eps, noise=noise, ledger=Ledger())[0] > 0.5
+    assert miss / R <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / R)
+
+
+def test_centred_grid_keeps_the_walk_from_stopping_in_the_empty_stretch():
+    # from a loose bound (-10, data in [0, 1]) the default grid puts about log(11) / log(1.001) = 2400
+    # points before the data, each a chance e^(-target/b)/2 to stop (target 111 rows, b = 12: 5e-5),
+    # so about 10% of walks stop there and release a point below the data; the centred grid has about
+    # log(10.5 / 0.5) / log(1.31) = 11 points there (measured: 10% against 0.13%). Same data and noise;
+    # 3000 walks each: the centred share must be below the default one by more than 3 s.d.
+    from dpreg.privacy.quantile import noise_scales
+    from dpreg.univariate.quantiles import end_grid_ratio
+    n, R, eps = 300, 3000, 1.0 / 6.0
+    b = noise_scales(eps=eps)[1]
+    tau = passed_rank_target(n, 0.5, b, 0.025)
+    ratio = end_grid_ratio(1.001, b, n * 0.5 - tau)
+    rng = np.random.default_rng(41)
+    noise = NoiseSource(42)
+    early_c = early_d = 0
+    for _ in range(R):
+        x = rng.uniform(0.0, 1.0, n)
+        pts = centred_grid(-10.0, 0.5, 2.0, ratio, centred_floor(1.001, -10.0, 0.5), 10 ** 5)
+        early_c += walk_passed(x, tau, pts, -10.0, eps=eps, noise=noise, ledger=Ledger())[0] < 0.0
+        early_d += upq(x, tau / n, lower=-10.0, upper=2.0, eps=eps, noise=noise, ledger=Ledger(), direction="up",
+                       output="passed").estimate < 0.0
+    pc, pd = early_c / R, early_d / R
+    assert pd - pc > 3 * math.sqrt((pc * (1 - pc) + pd * (1 - pd)) / R)
+
+
+def test_walk_passed_on_a_streamed_column_equals_the_vector():
+    # a source column (BinnedColumn, read in batches) gives the walk exactly the vector's counts, hence
+    # with the same noise stream the same released end and stop, in both directions
+    from dpreg.privacy.quantile import BinnedColumn
+    x = np.random.default_rng(12).lognormal(0.0, 1.0, 2001)
+    x[:3] = [0.0, 50.0, 1.0]                           # values on the bounds and on the centre
+    col = BinnedColumn(x.size, lambda: (x[i:i + 300] for i in range(0, x.size, 300)))
+    for start, centre, stop, negate in ((0.0, 1.0, 50.0, False), (-50.0, -1.0, 0.0, True)):
+        pts = centred_grid(start, centre, stop, 1.05, centred_floor(1.001, start, centre), 10 ** 5)
+        for seed in range(5):
+            a = walk_passed(x, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
+            b = walk_passed(col, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
+            assert a == b

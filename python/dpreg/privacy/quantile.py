@@ -8,6 +8,8 @@ the negated data searched up from ``-u`` (docs/derivations/winsorized_sa.md §1.
 
 Used by ``dpreg.dp_quantile``, the private modified winsorized mean and the design layer's private
 ranges (``dpreg.design.private_bounds``). Nothing else in dpreg may implement this search.
+``walk_passed`` is the same search on another public grid (``centred_grid``: geometric towards a
+released value), used by ``dp_quantile``'s interval ends (docs/derivations/quantile_search.md §5.5).
 
 Privacy (docs/derivations/winsorized_sa.md §1.6, exponential noise; the Laplace variant is identical with Laplace ratios)
 -----------------------------------------------------------------------------------------
@@ -500,3 +502,93 @@ def passed_rank_target(n: int, q: float, b: float, alpha_end: float, kind: str =
     while t > 0 and f(t) > 0:
         t -= 1e-6
     return t if t > 0 else None
+
+
+# ------------------------------------------------------------------------------------------------
+# interval ends on a grid centred on the released estimate (docs/derivations/quantile_search.md §5.5)
+# ------------------------------------------------------------------------------------------------
+def centred_floor(beta: float, start: float, centre: float) -> float:
+    """The spacing of the user's geometric grid (ratio ``beta``, from ``start``) at ``centre``,
+    (beta - 1)(|centre - start| + 1): the finest cell of a centred grid. Computed in halves and capped
+    at a quarter of the largest double (no overflow for bounds near the double range)."""
+    big = float(np.finfo(float).max)
+    half = abs(float(centre) / 2.0 - float(start) / 2.0)
+    val = (float(beta) - 1.0) * half
+    if not val < big / 8.0:
+        return big / 4.0
+    return 2.0 * val + (float(beta) - 1.0)
+
+
+def centred_grid(start: float, centre: float, stop: float, ratio: float, floor: float,
+                 max_points: int) -> np.ndarray:
+    """Increasing grid for a walk up from ``start``: points approaching the (released) ``centre``
+    geometrically, ``centre - (centre - start) ratio^-j`` (j >= 1) while their distance to it is at
+    least ``floor``, then ``centre`` itself, then ``centre + floor ratio^j`` (j >= 0) below ``stop``, then
+    ``stop`` when finite. A cell at distance d from the centre is about (ratio - 1) d wide, so a walk
+    that stops r rows from the centre meets cells of about (ratio - 1) r rows whatever the density.
+
+    Public inputs only (the centre is a released value). Total on finite inputs: the points below the
+    centre are convex combinations of ``start`` and ``centre`` (no overflow), distances are compared in
+    halves, and at most about ``log(1 / floor-share) / log(ratio)`` + ``max_points`` points are built.
+    """
+    start, centre, stop = float(start), float(centre), float(stop)
+    lr = math.log(ratio)
+    floor = min(float(floor), np.finfo(float).max / 4.0)
+    parts = []
+    half_span = centre / 2.0 - start / 2.0                   # (centre - start) / 2, never overflows
+    if half_span > 0.0 and floor > 0.0:
+        j_below = int(math.floor((math.log(half_span) + math.log(2.0) - math.log(floor)) / lr))
+        if j_below >= 1:
+            w = np.exp(-lr * np.arange(j_below, 0, -1, dtype=float))   # ratio^-j, increasing points
+            parts.append(start * w + centre * (1.0 - w))
+    parts.append(np.array([centre]))
+    half_gap = stop / 2.0 - centre / 2.0 if math.isfinite(stop) else np.finfo(float).max / 2.0
+    if half_gap > 0.0 and floor > 0.0:
+        j_above = int(math.ceil((math.log(half_gap) + math.log(2.0) - math.log(floor)) / lr))
+        j_above = max(0, min(j_above, int(max_points)))
+        with np.errstate(over="ignore"):
+            d = floor * np.exp(lr * np.arange(j_above, dtype=float))
+            above = centre + d
+        parts.append(above[(d / 2.0 < half_gap) & np.isfinite(above)])
+    if math.isfinite(stop):
+        parts.append(np.array([stop]))
+    pts = np.unique(np.concatenate(parts))                    # sorted, no repeated float
+    return pts[(pts > start) & (pts <= stop)]
+
+
+def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=None, rho=None, noise,
+                ledger: Ledger, quantile_noise: str = "exponential", statistic: str = "quantile",
+                negate: bool = False) -> tuple[float, int, bool]:
+    """AboveThreshold over a public increasing grid (docs/derivations/quantile_search.md §3 and §5.5):
+    stop at the first point ``g_k`` whose count ``#{w_i < g_k}`` (w = x, or -x when ``negate``) passes
+    ``threshold + Z_0``; release the last point passed (``start`` when it stops at the first point, the
+    last point when it never stops), in the coordinates of x (negated back). The same mechanism and
+    cost as :func:`upq` (sensitivity-1 monotone counts; two ledger rows ``"<statistic>: threshold"``
+    and ``"<statistic>: steps"``); only the public grid differs. ``x`` may be a :class:`BinnedColumn`
+    (a streamed source): its histogram on the grid gives exactly the same counts. Returns (value, K,
+    stopped)."""
+    kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
+    binned = isinstance(x, BinnedColumn)
+    arr = x if binned else np.asarray(x, dtype=float).ravel()
+    if arr.shape[0] < 1 or (not binned and not np.all(np.isfinite(arr))):   # a source checked this already
+        raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
+    pts = np.asarray(points, dtype=float)
+    if pts.shape[0] < 1 or not (np.all(pts[1:] > pts[:-1]) and pts[0] > start):
+        raise InvalidArgument("the walk needs an increasing grid above its start")
+    (_, thr_cost, thr_note), (_, step_cost, _) = costs
+    search = AboveThreshold(float(threshold), kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,
+                            ledger=ledger, statistic=statistic, threshold_cost=thr_cost, step_cost=step_cost,
+                            note=thr_note)
+    if binned:
+        # hist[j] = #{i: j grid points <= w_i}, so its cumulative sums are #{w_i < g_k}; grid_index checks
+        # every value against the float points themselves (its geometric first guess only saves time)
+        counts = np.cumsum(arr.histogram(pts, start, 2.0, negate))[:pts.shape[0]]
+    else:
+        w = np.sort(-arr if negate else arr)
+        counts = np.searchsorted(w, pts, side="left")    # #{w_i < g_k}, against exactly the released g_k
+    k = search.first_above(counts)
+    if k is None:
+        val, K, stopped = float(pts[-1]), int(pts.shape[0]), False
+    else:
+        val, K, stopped = (float(start) if k == 0 else float(pts[k - 1])), int(k) + 1, True
+    return (-val if negate else val), K, stopped

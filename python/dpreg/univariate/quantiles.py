@@ -62,6 +62,30 @@ def _check_levels(q):
 
 
 
+#: an interval end walks a grid centred on the released estimate whose cells, where the end stops
+#: (about n q - target rows from the estimate), hold about this many noise scales b of rows:
+#: ratio = 1 + END_CELL_NOISE_SCALES b / (n q - target) (docs/derivations/quantile_search.md §5.5;
+#: of 0.5, 1, 2, 1 left an end closest to its target: docs/validity.md, "dp_quantile: ends on a grid
+#: centred on the estimate", `python -m benchmarks quantile_end_grid`).
+#: It sets only how sharp the end is: the end's miss bound holds on any grid fixed before its walk.
+END_CELL_NOISE_SCALES = 1.0
+#: the centred grid's ratio stays in [beta, max(beta, END_MAX_RATIO)] (never finer than the user's grid;
+#: cells at most about half the distance to the estimate)
+END_MAX_RATIO = 2.0
+
+
+def end_grid_ratio(beta: float, b: float, rows_between: float) -> float:
+    """Ratio of the centred grid of an interval end (docs/derivations/quantile_search.md §5.5): a cell
+    at distance d from the estimate is about (ratio - 1) d wide, so where the end stops, about
+    ``rows_between`` = n q - target rows from the estimate (public), it holds about
+    (ratio - 1) rows_between = END_CELL_NOISE_SCALES b rows, whatever the data's density there.
+    Public inputs only (n, q, the target, the noise scale b, the user's beta)."""
+    top = max(beta, END_MAX_RATIO)
+    if not rows_between > 0.0:
+        return top
+    return float(min(max(1.0 + END_CELL_NOISE_SCALES * b / rows_between, beta), top))
+
+
 @without_numeric_warnings   # a floating-point warning would reveal an extreme value
 @shared_doc
 def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float = 0.0,
@@ -102,9 +126,12 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         target count chosen so that it passes the population quantile with probability at most
         (1 - level)/2: that probability is bounded exactly by P(Bin(n, q) + D <= target), D the
         difference of two of the search's noises (no normal approximation, no union bound); the upper
-        end likewise walks down from a declared upper bound. An end whose side has no declared bound
-        is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union bound on the search's
-        rank error (wider). The interval covers the population quantile with probability >= ``level``.
+        end likewise walks down from a declared upper bound. Both walk a grid geometric towards the
+        released estimate (ratio 1 + b / (n q - target), at least ``beta``; per level [lower end,
+        upper end] in ``facts["interval_grid_ratio"]``, None for an end that did not walk), whose
+        cells where an end stops hold about b rows of data whatever their density. An end whose side
+        has no declared bound is a search at the level q -+ (z sqrt(q (1 - q) / n) + r / n), r a union
+        bound on the search's rank error (wider). The interval covers the population quantile with probability >= ``level``.
         ``std_error`` is the interval half-width divided by z_{(1 + level)/2}. When, by public facts,
         an end's target count is below b log K_max (b its noise scale in rows, K_max the grid steps
         from the bound), its walk would likely stop near the declared bound: the interval is then
@@ -113,7 +140,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     level : float, default 0.95
         Confidence level of the released interval.
     beta : float, default 1.001
-        Grid ratio (paper Section 4).
+        Grid ratio (paper Section 4) of the estimate's search; the interval ends use a grid centred on
+        the estimate whose ratio is at least beta and whose finest cell is the beta grid's spacing there.
     quantile_noise : {"exponential", "laplace", "gaussian"}, optional
         Default "exponential" (pure DP, paper Section 2.4); "gaussian" is the zCDP variant of the
         paper's Lemma D.1 (unverified constant, labelled; no interval).
@@ -147,7 +175,15 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
-    from ..privacy.quantile import default_max_steps, k_max, noise_scales, passed_rank_tail, passed_rank_target
+    from ..privacy.quantile import (
+        centred_floor,
+        centred_grid,
+        default_max_steps,
+        k_max,
+        noise_scales,
+        passed_rank_target,
+        walk_passed,
+    )
 
     arr = data_vector(x, column)
     qs, scalar = _check_levels(q)
@@ -230,27 +266,27 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
 
     end_targets = []
 
-    def end_search(p, direction, alpha_end, label):
+    def end_search(p, direction, alpha_end, label, centre):
         """One interval end with an exact rank tail (docs/derivations/quantile_search.md §5): the lower
         end walks up from the declared lower bound, the upper end down from the declared upper bound
         (p = 1 - q, on the negated data), each releasing its last passed grid point, with the target
-        count chosen so that it passes the population quantile with probability <= alpha_end."""
+        count chosen so that it passes the population quantile with probability <= alpha_end. The grid
+        is centred on the released estimate ``centre`` (§5.5): any grid fixed before the walk keeps the
+        bound, and this one has cells of about END_CELL_NOISE_SCALES noise scales of rows where the
+        end stops, so the walk has few extra chances to stop early (§5.3) whatever the density."""
         tau = passed_rank_target(n, p, b_each, alpha_end, qn)
         end_targets.append(0.0 if tau is None else tau)
         if tau is None:            # even a target of 0 rows is not enough: the declared bound
             return lo if direction == "up" else hi
-        # the search's threshold is level * n (up) or (1 - level) * n (down), as upq computes it
-        level_q = tau / n if direction == "up" else 1.0 - tau / n
-        thr = level_q * n if direction == "up" else (1.0 - level_q) * n
-        while passed_rank_tail(n, p, thr, b_each, qn) > alpha_end:   # float rounding of tau / n only
-            tau -= 1e-6 * max(1.0, tau)
-            level_q = tau / n if direction == "up" else 1.0 - tau / n
-            thr = level_q * n if direction == "up" else (1.0 - level_q) * n
-        if not 0.0 < level_q < 1.0:
-            return lo if direction == "up" else hi
-        return float(upq(arr, level_q, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=beta,
-                         quantile_noise=qn, max_steps=max_steps, statistic=label, direction=direction,
-                         output="passed", **kw_each).estimate)
+        ratio = end_grid_ratio(beta, b_each, n * p - tau)
+        walked_ratio[direction] = ratio
+        # the walk's own coordinates: up from lo, or (negated data) up from -hi
+        start, c, stop = (lo, centre, hi) if direction == "up" else (-hi, -centre, -lo)
+        pts = centred_grid(start, c, stop, ratio, centred_floor(beta, start, c),
+                           max_steps or default_max_steps(ratio))
+        val = walk_passed(arr, tau, pts, start, noise=noise, ledger=ledger, quantile_noise=qn,
+                          statistic=label, negate=(direction == "down"), **kw_each)[0]
+        return float(min(max(val, lo), hi))
 
     est, flags = [], []
     for qq in qs:
@@ -258,28 +294,31 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         est.append(float(r.estimate))
         flags.append(r)
     conf = None
+    end_ratios = []          # per level: [ratio of the lower end's grid, of the upper end's] (None: no walk)
+    walked_ratio = {}
     if with_interval:
         alpha = 1.0 - float(level)
         alpha_p = PRIVACY_ALPHA_SHARE * alpha
         z_s = float(_stats.norm.ppf(1.0 - (alpha - 2.0 * alpha_p) / 2.0))
         r_rank = _rank_error_bound(qn, b_each, steps, alpha_p)
         conf = []
-        for qq in qs:
+        for qq, centre in zip(qs, est):
             # the old, union-bound construction (docs/derivations/quantile_search.md §5.4), only for an
             # end whose own side has no declared bound to walk from
             half = z_s * math.sqrt(qq * (1.0 - qq) / n) + r_rank / n
             ql, qu = qq - half, qq + half
             name = f"quantile({format(qq, 'g')}) interval"
             if fin_lo:
-                low = end_search(qq, "up", alpha / 2.0, f"{name} lower")
+                low = end_search(qq, "up", alpha / 2.0, f"{name} lower", centre)
             else:
                 # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
                 low = search(ql, f"{name} lower").estimate if ql > 0 else lo
             if fin_hi:
-                upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper")
+                upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper", centre)
             else:
                 upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
             conf.append([float(low), float(upp)])
+            end_ratios.append([walked_ratio.pop("up", None), walked_ratio.pop("down", None)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
     order = np.argsort(qs)
     est_sorted = np.sort(np.asarray(est)[order])
@@ -334,6 +373,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,
              "level": float(level) if conf is not None else None,
              "conf_int": None if conf is None else conf.tolist(),
+             "interval_grid_ratio": end_ratios if conf is not None else None,
              "se_method": ("interval" if conf is not None else
                            "not estimable (budget too small for the interval ends)" if withheld else None)}
     _emit(msgs)
