@@ -266,6 +266,17 @@ def test_walk_passed_tail_is_exact_where_the_counts_jump(kind):
     assert abs(passed / R - p) <= 5 * math.sqrt(p * (1 - p) / R)
 
 
+def _centred_median_end():
+    """The lower end of a median interval at n = 300 with one end's eps = 1/6 (b = 12 rows) and the
+    default grid ratio 1.001: (n, replicates R, eps, the end's rank target, the centred grid's ratio)."""
+    from dpreg.privacy.quantile import noise_scales
+    from dpreg.univariate.quantiles import end_grid_ratio
+    n, R, eps = 300, 3000, 1.0 / 6.0
+    b = noise_scales(eps=eps)[1]
+    tau = passed_rank_target(n, 0.5, b, 0.025)
+    return n, R, eps, tau, end_grid_ratio(1.001, b, n * 0.5 - tau)
+
+
 @pytest.mark.parametrize("centre_rank", ["sample median", "end target", "above"])
 def test_centred_end_keeps_its_bound_on_grids_chosen_from_the_data(centre_rank):
     # §5.5: the miss bound holds on any grid fixed before the walk, even one built from the data
@@ -273,12 +284,7 @@ def test_centred_end_keeps_its_bound_on_grids_chosen_from_the_data(centre_rank):
     # (b = 12 rows), lower bound -10; the centre at the sample median (finest cells where the miss is
     # decided), at the order statistic of the end's target, or 1.5 (R) rows above the median. Miss rate
     # <= 0.025 + 3 binomial s.d. over 3000 fresh data sets.
-    from dpreg.privacy.quantile import noise_scales
-    from dpreg.univariate.quantiles import end_grid_ratio
-    n, R, eps = 300, 3000, 1.0 / 6.0
-    b = noise_scales(eps=eps)[1]
-    tau = passed_rank_target(n, 0.5, b, 0.025)
-    ratio = end_grid_ratio(1.001, b, n * 0.5 - tau)
+    n, R, eps, tau, ratio = _centred_median_end()
     rng = np.random.default_rng(31)
     noise = NoiseSource(32)
     miss = 0
@@ -298,12 +304,7 @@ def test_centred_grid_keeps_the_walk_from_stopping_in_the_empty_stretch():
     # so about 10% of walks stop there and release a point below the data; the centred grid has about
     # log(10.5 / 0.5) / log(1.31) = 11 points there (measured: 10% against 0.13%). Same data and noise;
     # 3000 walks each: the centred share must be below the default one by more than 3 s.d.
-    from dpreg.privacy.quantile import noise_scales
-    from dpreg.univariate.quantiles import end_grid_ratio
-    n, R, eps = 300, 3000, 1.0 / 6.0
-    b = noise_scales(eps=eps)[1]
-    tau = passed_rank_target(n, 0.5, b, 0.025)
-    ratio = end_grid_ratio(1.001, b, n * 0.5 - tau)
+    n, R, eps, tau, ratio = _centred_median_end()
     rng = np.random.default_rng(41)
     noise = NoiseSource(42)
     early_c = early_d = 0
