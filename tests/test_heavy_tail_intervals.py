@@ -48,7 +48,9 @@ def test_the_tail_check_has_power_where_its_coarse_sum_had_none():
     sigma interval and R^2 are withheld in every one of five seeds, and kept on normal errors."""
     import math
     import warnings
+
     from scipy import stats
+
     from dpreg.inference.ssp import clipped_abs_moment, normal_scale_from_clipped_abs
     # the scale from the clipped mean: exact for normal residuals (quadrature, not the code's formula)
     for sigma, c in ((0.07, 0.28), (1.0, 1.5), (2.0, 40.0)):
