@@ -96,8 +96,11 @@
 #'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
 #' }
 #' @export
-dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL,
-                  levels = NULL, seed = NULL, ...) {
+dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL, ...,
+                  levels = NULL, seed = NULL) {
+  # `levels` and `seed` come after `...` so that they are matched exactly: before it, R's partial
+  # matching bound the options `s` (ht_iht / ht_sparse's sparsity) to `seed` and `level` (the
+  # interval level) to `levels`, so neither reached the core
   fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
            bounds = bounds, levels = levels, seed = seed, family = "gaussian", ...)
 }
@@ -124,7 +127,7 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' }
 #' @export
 dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1e-6,
-                   method = "auto", bounds = NULL, levels = NULL, seed = NULL, ...) {
+                   method = "auto", bounds = NULL, ..., levels = NULL, seed = NULL) {
   fam <- family
   if (is.function(fam)) fam <- fam()
   fam_name <- if (is.character(fam)) fam else if (inherits(fam, "family")) fam$family else NA

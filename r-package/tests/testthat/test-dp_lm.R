@@ -257,3 +257,16 @@ test_that("method = 'dpgd' shows its noise-aware standard errors through the usu
   td <- dpreg:::tidy.dp_fit(fit)
   expect_equal(td$std.error, unname(fit$std.errors))
 })
+
+test_that("options that are prefixes of levels / seed reach the core (no partial matching)", {
+  skip_if_no_core()
+  df <- toy_data(3000)
+  # `s` used to bind to `seed` and `level` to `levels`: ht_iht then said "needs the sparsity option s"
+  fit <- suppressWarnings(dp_lm(y ~ x + g, data = df, eps = 1, method = "ht_iht", s = 2,
+                                bounds = toy_bounds, levels = toy_levels, seed = 3,
+                                allow_outside_regime = TRUE))
+  expect_identical(fit$tuning$s$value, 2L)
+  lm90 <- suppressWarnings(dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", level = 0.9,
+                                 bounds = toy_bounds, levels = toy_levels, seed = 3))
+  expect_equal(lm90$tuning$level$value, 0.9)
+})
