@@ -43,7 +43,7 @@ def test_second_gram_release_is_in_the_ledger_and_the_budget_composes():
     led = f.privacy.ledger
     stats = [r["statistic"] for r in led]
     assert stats[0].startswith("XtX") and stats[1].startswith("XtX") and "second release" in stats[1]
-    assert len(led) == 2 + f.facts["T"] + 2            # two Grams, T gradients, the residual bundle
+    assert len(led) == 2 + f.facts["T"] + 3            # two Grams, T gradients, the residual bundle (3 rows)
     assert led[1]["sensitivity"] == pytest.approx(math.sqrt(2))
     mu = mu_from_eps_delta(0.3, 1e-6)
     assert sum(r["mu"] ** 2 for r in led) == pytest.approx(mu ** 2, rel=1e-9)
