@@ -1158,6 +1158,8 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
                        "standard errors are approximate.")
     if floor_hit:
         out.append("The residual variance is poorly determined (its privacy correction hit the floor).")
-    if delta > 1.0 / n:
+    # n = inf: no n to compare with (add/remove without a released n, e.g. inference=False); delta > 1/inf
+    # would call every delta large
+    if math.isfinite(n) and delta > 1.0 / n:
         out.append("delta is large relative to n (delta > 1/n).")
     return out
