@@ -577,10 +577,7 @@ def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | No
     # a user's T sets the block size n / T (fewer rounds, larger blocks, less noise): name the largest
     # T that passes with this s (public: the same rule at other T)
     T = int(_iht_T(n, public, eps, delta, options))
-    fewer = ([t for t in range(T - 1, 0, -1)
-              if _iht_resolvable(n, public, eps, delta, {**options, "T": t}, s)
-              and iht_noise_share(n, public, eps, delta, {**options, "T": t}) <= IHT_NOISE_MAX][:1]
-             if "T" in given(options) else [])
+    fewer = _largest_passing_T(n, public, eps, delta, options, s, T) if "T" in given(options) else []
     if fewer:
         what += f"; with s = {s}, T <= {fewer[0]} rounds would (T = {T} was given)"
     # a larger eps is advice only while the method stays in its regime (the index rule above)
@@ -600,6 +597,24 @@ def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | No
         return (head + f" Refused before fitting. Use {use} or method='auto'; to fit "
                 "anyway, pass allow_outside_regime=True.")
     return head
+
+
+def _largest_passing_T(n, public, eps, delta, options, s, T) -> list[int]:
+    """[the largest t < T whose noise share passes] or []: the share grows with t (blocks of n // t rows,
+    lambda ~ 1 / block size), so a bisection (a user's T can be in the thousands); public facts only."""
+    def passes(t):
+        return (_iht_resolvable(n, public, eps, delta, {**options, "T": t}, s)
+                and iht_noise_share(n, public, eps, delta, {**options, "T": t}) <= IHT_NOISE_MAX)
+    if T <= 1 or not passes(1):
+        return []
+    lo, hi = 1, T - 1                      # passes(lo); find the largest passing t in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return [lo]
 
 
 def _iht_T(n, public, eps, delta, options):
