@@ -416,6 +416,18 @@ def test_small_n_triggers_ridge_warning():
     assert any("delta is large" in w for w in rel.warnings)
 
 
+@pytest.mark.parametrize("method", [adassp, boosted])
+def test_no_delta_warning_without_a_released_n(method):
+    # add/remove with inference=False releases no n (the ledger has no "n" row, test_t8 above), so the
+    # fit knows nothing to compare delta with: 1e-6 at n = 1000 must not be called large (it was, as
+    # delta > 1 / inf); with inference the released n_pub (about 1000) is compared, and 1e-6 passes
+    D = linear_design(n=1000)
+    for inference in (False, True):
+        rel = method.fit(D, PrivacySpec(1.0, 1e-6, neighbours="add_remove", inference=inference),
+                         NoiseSource(8), Ledger())
+        assert not any("delta is large" in w for w in rel.warnings), inference
+
+
 # ---------------------------------------------------------------------------------------------- end to end
 def _frame(n=4000, seed=21):
     import pandas as pd

@@ -140,3 +140,6 @@ def test_auto_without_inference_fits_dpgd_above_the_index_too():
     assert not np.isfinite(point.std_errors).any()
     full, _ = _accuracy_warnings(df, eps=4.0)
     assert full.method == "boosted_adassp" and np.isfinite(full.std_errors).all()
+    # the summary's method line names the fact that decided (inference=False), not only n, d and eps
+    method_line = next(x for x in str(point.summary()).splitlines() if x.startswith("Method:"))
+    assert "inference" in method_line

@@ -71,3 +71,20 @@ def test_the_tail_check_has_power_where_its_coarse_sum_had_none():
                                     random_state=seed)
             assert heavy.r_squared is None and "sigma_interval" not in heavy.facts, (n, eps, seed)
             assert plain.r_squared is not None and "sigma_interval" in plain.facts, (n, eps, seed)
+
+
+def test_normal_scale_from_clipped_abs_is_total_at_extreme_released_means():
+    """The released mean min(|r|, c) can be any number in (0, c) (a noise draw): at the smallest
+    positive doubles the root search must neither warn (inf * 0 in g(c / sigma) when c / sigma
+    overflows) nor fail (a zero absolute tolerance). For m << c the clip is never reached, so sigma is
+    m sqrt(pi / 2) (E|Z| = sqrt(2 / pi)); the relative tolerance is brentq's 1e-12 with headroom."""
+    import math
+    import warnings as _w
+
+    from dpreg.inference.ssp import normal_scale_from_clipped_abs
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        for m, c in [(1e-320, 1.0), (5e-324, 1e-300), (1e-310, 1e-12), (1e-300, 1.0)]:
+            sigma = normal_scale_from_clipped_abs(m, c)
+            assert sigma is not None and math.isfinite(sigma)
+            assert sigma == pytest.approx(m * math.sqrt(math.pi / 2.0), rel=1e-6)

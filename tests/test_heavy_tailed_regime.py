@@ -373,3 +373,41 @@ def test_iht_noise_rule_before_a_private_range_search_predicts_the_fit():
     reported = fit.facts["privacy_noise_sd"] * math.sqrt(3) / fit.tuning["proj_radius"][0]
     # tolerance: the estimator's eps is the conservative share of 0.9 (a few ulps below it)
     assert iht_noise_share(len(df), public, eps_estimator, 1e-6, {"s": 3}) == pytest.approx(reported, rel=1e-6)
+
+
+def _iht_refusal(**options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise") as err:
+            dpreg.dp_lm(WIDE_FORMULA, _wide_frame(), eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht",
+                        random_state=1, **options)
+    return str(err.value)
+
+
+def test_iht_refusal_with_a_user_given_T_names_the_rounds_that_pass():
+    """A user-given T sets the block size n / T the noise depends on (the default T is the method's own
+    formula): with T = 100 (blocks of 20 rows) not even s = 2 passes, so the refusal must not tell the
+    user to use a smaller s; it names the largest T that passes, and that T then fits without refusal."""
+    import re
+    text = _iht_refusal(s=3, T=100)
+    assert "no sparsity would pass" in text and "a smaller s" not in text
+    found = re.search(r"T <= (\d+) rounds would", text)
+    assert found is not None
+    T_ok = int(found.group(1))
+    assert 1 <= T_ok < 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MethodOutsideRegime)
+        warnings.simplefilter("ignore", AccuracyWarning)
+        dpreg.dp_lm(WIDE_FORMULA, _wide_frame(), eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=3, T=T_ok,
+                    random_state=1)
+    with pytest.raises(MethodOutsideRegime):
+        dpreg.dp_lm(WIDE_FORMULA, _wide_frame(), eps=0.5, bounds=WIDE_BOUNDS, method="ht_iht", s=3, T=T_ok + 1,
+                    random_state=1)
+
+
+def test_iht_refusal_on_the_raw_scale_does_not_say_standardised():
+    """standardize=False: the radius the share is measured against is that of the raw-scale
+    coefficients, so the text must not call them standardised (it does on the default path)."""
+    assert "standardised coefficients" in _iht_refusal(s=13)
+    text = _iht_refusal(s=13, standardize=False)
+    assert "standardised" not in text and "own scale" in text

@@ -250,6 +250,10 @@ def test_neighbours_noise_off_differ_only_in_released_fields(method, family, kw,
     assert a["public"] == b["public"]
 
 
+#: the heavy-tail check of the residual scale (inference/ssp.py heavy_tail_signal): post-processing of the
+#: released resid_abs_clipped and resid_sq (derivation §21); sigma_estimand is its text (a decision on it)
+TAIL_FACTS = {"/facts/residual_tail_ratio", "/facts/sigma_estimand"}
+
 #: option variants with other release paths: (method, options, n, eps, delta, formula, allowed extra)
 VARIANTS = [
     ("adassp", {"ci": "bootstrap", "n_boot": 200}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
@@ -266,6 +270,15 @@ VARIANTS = [
     ("isp", {"L_tries": 2, "sigma": 2.0}, 50000, 10.0, 1e-6, FORMULA, ISP_FACTS),
     # the iterates after each Peeling step are the method's releases (heavy-tailed spec, Alg. 3)
     ("ht_iht", {"allow_outside_regime": True, "s": 3, "keep_path": True}, 2000, 1.0, 1e-6, FORMULA, {"/facts/path[][]"}),
+    # the residual scale estimable (large n eps): the heavy-tail check runs on the released resid_abs_clipped
+    # and resid_sq (derivation §21), so its ratio and the texts it decides appear (at n = 2000, eps = 1
+    # sigma-hat is not estimable and the check never ran in this audit)
+    ("adassp", {}, 30000, 8.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS | TAIL_FACTS),
+    # boosting_contraction: 2 lam / (max(0, lam_hat - kappa_L sigma3) + 2 lam) from the released lambda_min
+    # (inference/ssp.py guarded_contraction; boosting_contraction: from the released Gram); at n = 2000,
+    # eps = 1 it did not move between the neighbours
+    ("boosted_adassp", {"T": 20}, 30000, 8.0, 1e-6, FORMULA,
+     SSP_FACTS | ADAPTIVE_FIELDS | TAIL_FACTS | {"/facts/boosting_contraction"}),
 ]
 
 

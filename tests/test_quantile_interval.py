@@ -331,3 +331,19 @@ def test_walk_passed_on_a_streamed_column_equals_the_vector():
             a = walk_passed(x, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
             b = walk_passed(col, 700.0, pts, start, eps=0.5, noise=NoiseSource(seed), ledger=Ledger(), negate=negate)
             assert a == b
+
+
+def test_summary_says_how_the_interval_ends_were_found():
+    """The printed note names the construction that ran: with both bounds declared, ends that walk a
+    grid centred on the estimate with an exact rank tail (it used to describe the union-bound levels of
+    §5.4, which only an end without a declared bound uses); with one bound missing, that end's widened
+    level is named too."""
+    x = np.random.default_rng(7).lognormal(0.0, 1.0, 2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = dpreg.dp_quantile(x, 0.5, eps=4.0, bounds=(0.0, 50.0), random_state=4)
+        one = dpreg.dp_quantile(x, 0.5, eps=4.0, bounds=(0.0, None), random_state=4)
+    assert both.facts["conf_int"] is not None and one.facts["conf_int"] is not None
+    text_both, text_one = str(both), str(one)
+    assert "centred on the estimate" in text_both and "widened" not in text_both
+    assert "centred on the estimate" in text_one and "widened" in text_one

@@ -86,7 +86,8 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
         reported where they can be certified, and as not estimable with the reason otherwise) or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
-        real data), ``"adassp"`` when every numeric range is declared and there are no factor
+        real data; both dpgd rules need the public n and d of replace-one neighbours on an in-memory
+        data frame without ``unit=``, so a streamed source keeps the SSP methods), ``"adassp"`` when every numeric range is declared and there are no factor
         dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included

@@ -11,7 +11,9 @@ from .errors import AccuracyWarning, Diagnostic
 
 AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, whether
 the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
-for dp_lm under replace-one the public n, the number of coefficients d and eps, delta):
+for dp_lm under replace-one on an in-memory data frame without unit= the public n, the number of
+coefficients d and eps, delta; the two "dpgd" rules of dp_lm below use them, so a streamed source
+(files, DuckDB, Spark) or a unit= fit keeps the SSP methods):
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
                                                                Newton with standard errors)
@@ -23,7 +25,7 @@ for dp_lm under replace-one the public n, the number of coefficients d and eps, 
                                                                errors where the released Gram matrix
                                                                resolves every direction, otherwise "not
                                                                estimable at this n and eps" with the reason
-* inference=False (point estimates only; dp_lm under replace-one)
+* inference=False (point estimates only; dp_lm under replace-one, in memory, no unit=)
                                                            -> "dpgd" (the most accurate point estimate
                                                                measured on every real dataset, fifteenth
                                                                pass; its intervals are what it gives up)

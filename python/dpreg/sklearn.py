@@ -228,7 +228,8 @@ def _params_doc(kind):
 class DPLinearRegression(RegressorMixin, _DPBase):
     __doc__ = ("Differentially private linear regression (:func:`dpreg.dp_lm`) as a scikit-learn "
                "regressor.\n" + _params_doc("dp_lm") + """
-    For prediction alone, ``options={"inference": False}`` with ``method="auto"`` fits dpgd, whose
+    For prediction alone, ``options={"inference": False}`` with ``method="auto"`` fits dpgd (replace-one
+    neighbours, the default), whose
     predictions were the most accurate measured on real data (docs/accuracy.md, "Every method on every
     dataset"); ``fit_`` then has no standard errors.
 

@@ -55,7 +55,8 @@
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
 #'   privacy noise is expected to dominate, with standard errors where they can
 #'   be certified, and with `inference = FALSE`, where its point estimate was
-#'   the most accurate measured),
+#'   the most accurate measured; both need replace-one neighbours and data in
+#'   memory, so a DuckDB source keeps the SSP methods),
 #'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
 #'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
 #'   The heavy-tailed methods (`"ht_*"`) refuse a model outside their regime

@@ -54,13 +54,13 @@ privacy_first_line <- function(x) {
 #' test of all non-intercept coefficients instead of the F test; and the privacy
 #' statement. Residual quantiles are never shown (they would expose records).
 #'
-#' @param object A `dp_fit`.
-#' @param ... Unused.
 #' For `method = "adassp"` with its ridge active and corrected for, `Estimate`
 #' is the ridge estimate and the printed table has a column `Corrected` (the
 #' shrinkage-corrected estimate the standard errors, z values, p-values and
 #' intervals are about; z value = Corrected / Std. Error).
 #'
+#' @param object A `dp_fit`.
+#' @param ... Unused.
 #' @return An object of class `c("summary.dp_lm", "summary.dp_fit")` (or
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
 #'   `Std. Error`, `z value`, `Pr(>|z|)`), `inference_centre` (the corrected

@@ -29,6 +29,8 @@ def clipped_second_moment(k: float) -> float:
 def clipped_abs_moment(k: float) -> float:
     """g(k) = E[min(|Z|, k)], Z ~ N(0, 1): sqrt(2/pi) (1 - exp(-k^2/2)) + 2 k (1 - Phi(k))."""
     k = float(k)
+    if k > 40.0:   # 2 k (1 - Phi(k)) < 1e-340 and exp(-k^2/2) underflows: the unclipped E|Z| (and no inf * 0
+        return math.sqrt(2.0 / math.pi)   # when c / sigma overflows at the smallest released means)
     return math.sqrt(2.0 / math.pi) * -math.expm1(-0.5 * k * k) + 2.0 * k * stats.norm.sf(k)
 
 
@@ -45,7 +47,8 @@ def normal_scale_from_clipped_abs(mean_clipped_abs: float, c: float) -> float | 
         hi *= 2.0
         if hi > 1e300:
             return None
-    return float(optimize.brentq(f, lo, hi, xtol=1e-15 * hi, rtol=1e-12))
+    # xtol > 0 even where 1e-15 hi underflows (released means near the smallest doubles)
+    return float(optimize.brentq(f, lo, hi, xtol=max(1e-15 * hi, 5e-324), rtol=1e-12))
 
 
 def _normal_theory_scale(bundle: dict) -> tuple[float, float, float] | None:
@@ -1158,6 +1161,8 @@ def diagnostics(*, lam: float, pd_repaired: bool, floor_hit: bool | None, delta:
                        "standard errors are approximate.")
     if floor_hit:
         out.append("The residual variance is poorly determined (its privacy correction hit the floor).")
-    if delta > 1.0 / n:
+    # n = inf: no n to compare with (add/remove without a released n, e.g. inference=False); delta > 1/inf
+    # would call every delta large
+    if math.isfinite(n) and delta > 1.0 / n:
         out.append("delta is large relative to n (delta > 1/n).")
     return out

@@ -102,8 +102,22 @@ class EstimateSummary:
                          + (f"; private anchor {format_number(f['anchor'])}" if f.get("anchor") is not None else "")
                          + f"; beta = {format_number(f.get('beta'))}")
             if f.get("conf_int") is not None:
-                notes.append("Intervals: released order statistics at levels widened for sampling error "
-                             "(binomial rank) and the search noise (tail bound); Std. Error = half-width / z.")
+                # the construction that ran (docs/derivations/quantile_search.md §5, §5.4, §5.5): an end
+                # with a declared bound on its side walks from it on a grid centred on the estimate; an end
+                # without one is a search at a widened level
+                declared = [v is not None and math.isfinite(float(v)) for v in (f.get("lower"), f.get("upper"))]
+                walked = ("each end" if all(declared) else "the end on the declared bound's side"
+                          if any(declared) else None)
+                text = "Intervals: "
+                if walked:
+                    text += (f"{walked} walks from its declared bound on a grid centred on the estimate and "
+                             "releases the last point passed, at a count target that bounds its miss "
+                             "probability exactly (binomial rank and search noise)")
+                if not all(declared):
+                    text += (("; the other end is" if walked else "each end is") + " a released order "
+                             "statistic at a level widened for sampling error (binomial rank) and the "
+                             "search noise (tail bound)")
+                notes.append(text + "; Std. Error = half-width / z.")
         if f.get("anchor") is not None and e.kind == "mean":
             notes.append(f"No bound declared: private anchor {format_number(f['anchor'])} (10% of the budget).")
         return notes

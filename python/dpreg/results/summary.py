@@ -331,7 +331,8 @@ class Summary:
         lines = []
         if f.auto:
             lines.append(f'Method: "{f.method}", chosen by method = "auto" from public facts '
-                         "(family, declared ranges, factor columns, n, d and eps; see dpreg.api.AUTO_RULE)")
+                         "(family, declared ranges, factor columns, n, d, eps and whether inference was asked "
+                         "for; see dpreg.api.AUTO_RULE)")
         for extra in (self._tuning_line(), self._facts_line()):
             if extra:
                 lines.append(extra)

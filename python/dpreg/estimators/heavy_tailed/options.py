@@ -533,9 +533,7 @@ def iht_noise_share(n, public, eps, delta, options) -> float:
     std = _public_standardisation(SimpleNamespace(public=public), options, "gaussian")
     if std is not None:
         opts.update(std)
-    # before a private range search the public shape has no numeric intervals yet (stand-ins, forgotten):
-    # the fit will run on the standardised path all the same, with the searched ranges
-    standardised = std is not None or (needs_bounds(options) and public.outcome_interval is None)
+    standardised = _iht_standardised(public, options, std)
     tun = _resolve("ht_iht", int(n), d, SimpleNamespace(eps=float(eps), delta=float(delta)), opts,
                    family="gaussian", intercept=intercept)
     if standardised:
@@ -549,6 +547,16 @@ def iht_noise_share(n, public, eps, delta, options) -> float:
     b, _ = rb.peeling_scale(s=s, k=s - forced, eps=float(eps), delta=float(delta), lam=lam,
                             mode=tun["accounting"][0])
     return math.sqrt(2.0) * b * math.sqrt(s) / R2
+
+
+def _iht_standardised(public, options, std=None) -> bool:
+    """Whether the fit runs on the standardised path (public facts and options only)."""
+    from types import SimpleNamespace
+    if std is None:
+        std = _public_standardisation(SimpleNamespace(public=public), options, "gaussian")
+    # before a private range search the public shape has no numeric intervals yet (stand-ins, forgotten):
+    # the fit will run on the standardised path all the same, with the searched ranges
+    return std is not None or (needs_bounds(options) and public.outcome_interval is None)
 
 
 def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | None:
@@ -566,18 +574,47 @@ def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | No
         eps_need *= 1.25
     what = (f"At this n and eps a sparsity s <= {smaller[0]} would pass" if smaller
             else "At this n and eps no sparsity would pass")
+    # a user's T sets the block size n / T (fewer rounds, larger blocks, less noise): name the largest
+    # T that passes with this s (public: the same rule at other T)
+    T = int(_iht_T(n, public, eps, delta, options))
+    fewer = _largest_passing_T(n, public, eps, delta, options, s, T) if "T" in given(options) else []
+    if fewer:
+        what += f"; with s = {s}, T <= {fewer[0]} rounds would (T = {T} was given)"
     # a larger eps is advice only while the method stays in its regime (the index rule above)
     if eps_need < 1e6 and regime_index(n, public, eps_need, delta) < SSP_REGIME_SNR:
         what += f"; with s = {s}, about eps >= {eps_need:.3g} would"
+    std_path = _iht_standardised(public, options)
+    radius = "the radius of the standardised coefficients" if std_path else \
+        "the radius of the coefficients on the data's own scale"
     head = (f"ht_iht with s = {s} at n = {n}, eps = {float(eps):g} is dominated by its privacy noise: every step "
-            f"uses a disjoint block of about {int(n) // int(_iht_T(n, public, eps, delta, options))} rows, and the "
-            f"noise of the last Peeling step on the {s} kept coefficients is {share:.2g} times the radius of the "
-            f"standardised coefficients (above {IHT_NOISE_MAX:g}, where on real data its test error was up to 8 x "
+            f"uses a disjoint block of about {int(n) // T} rows, and the "
+            f"noise of the last Peeling step on the {s} kept coefficients is {share:.2g} times {radius} "
+            f"({'' if std_path else 'standardize=False; '}above {IHT_NOISE_MAX:g}, where on real data its test error was up to 8 x "
             f"that of least squares; docs/accuracy.md, 'ht_iht and ht_sparse with a sparsity'). {what}.")
     if refusal:
-        return (head + " Refused before fitting. Use a smaller s, method='ht_sparse' or method='auto'; to fit "
+        use = ", ".join((["a smaller s"] if smaller else []) + (["fewer rounds T"] if fewer else [])
+                        + ["method='ht_sparse'"])
+        return (head + f" Refused before fitting. Use {use} or method='auto'; to fit "
                 "anyway, pass allow_outside_regime=True.")
     return head
+
+
+def _largest_passing_T(n, public, eps, delta, options, s, T) -> list[int]:
+    """[the largest t < T whose noise share passes] or []: the share grows with t (blocks of n // t rows,
+    lambda ~ 1 / block size), so a bisection (a user's T can be in the thousands); public facts only."""
+    def passes(t):
+        return (_iht_resolvable(n, public, eps, delta, {**options, "T": t}, s)
+                and iht_noise_share(n, public, eps, delta, {**options, "T": t}) <= IHT_NOISE_MAX)
+    if T <= 1 or not passes(1):
+        return []
+    lo, hi = 1, T - 1                      # passes(lo); find the largest passing t in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return [lo]
 
 
 def _iht_T(n, public, eps, delta, options):
@@ -589,7 +626,7 @@ def _iht_T(n, public, eps, delta, options):
 
 
 def _iht_resolvable(n, public, eps, delta, options, s):
-    """Whether s is a valid sparsity here (_resolve refuses s < 2 with the intercept forced in)."""
+    """Whether s (with the options' T) is valid here (_resolve refuses s < 2 with the intercept forced in)."""
     try:
         _iht_T(n, public, eps, delta, {**options, "s": s})
     except InvalidArgument:
