@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import dpreg
 from dpreg import api
@@ -143,3 +144,12 @@ def test_auto_without_inference_fits_dpgd_above_the_index_too():
     # the summary's method line names the fact that decided (inference=False), not only n, d and eps
     method_line = next(x for x in str(point.summary()).splitlines() if x.startswith("Method:"))
     assert "inference" in method_line
+
+
+def test_auto_with_pure_dp_names_auto_and_the_pure_methods():
+    """delta = 0 with method='auto': refused before anything is spent, naming auto (not only the method it
+    would have chosen, which the user did not ask for) and the pure-DP methods."""
+    from dpreg.errors import InvalidArgument
+    with pytest.raises(InvalidArgument, match=r"method='auto' \(its choices") as err:
+        dpreg.dp_lm("y ~ x + g", _frame(2000), eps=1.0, delta=0.0, bounds=BOUNDS, levels=LEVELS)
+    assert "ht_fw" in str(err.value) and "subsample_aggregate" in str(err.value)

@@ -411,3 +411,24 @@ def test_iht_refusal_on_the_raw_scale_does_not_say_standardised():
     assert "standardised coefficients" in _iht_refusal(s=13)
     text = _iht_refusal(s=13, standardize=False)
     assert "standardised" not in text and "own scale" in text
+
+
+def test_sparsity_bound_from_a_private_level_selection_says_where_d_came_from():
+    """With a factor's levels left undeclared, d comes from the private selection of levels (a release):
+    an s above it is refused with a message saying so and how to make d public, instead of a bare bound
+    that reads like a miscount of the formula's columns."""
+    rng = np.random.default_rng(5)       # test data, not a DP draw
+    n = 3000
+    df = pd.DataFrame({"a": rng.uniform(-1, 1, n), "g": rng.choice(["u", "v", "w"], n)})
+    df["y"] = df["a"] + (df["g"] == "v") + rng.normal(size=n)
+    bounds = {"a": (-1.0, 1.0), "y": (-5.0, 5.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InvalidArgument, match=r"after the private selection of the levels of g") as err:
+            dpreg.dp_lm("y ~ a + g", df, eps=1.0, bounds=bounds, method="ht_iht", s=50, random_state=1)
+    assert "levels={...}" in str(err.value)
+    # with the levels declared the bound is the formula's own count, without the selection's note
+    with pytest.raises(InvalidArgument, match="between 1 and 4") as err2:
+        dpreg.dp_lm("y ~ a + g", df, eps=1.0, bounds=bounds, levels={"g": ["u", "v", "w"]}, method="ht_iht",
+                    s=50, random_state=1)
+    assert "private selection" not in str(err2.value)

@@ -343,8 +343,11 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     pure_ok = est.pure_dp
     if delta == 0 and not pure_ok:
         pure = ", ".join(sorted(m for m, s in METHODS.items() if s.pure_dp))
-        raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by method {method!r}, which uses Gaussian or "
-                              f"approximate-DP mechanisms; choose delta > 0, or a pure-DP method ({pure})")
+        which = (f"method='auto' (its choices for this model, here {method!r}, use Gaussian or approximate-DP "
+                 "mechanisms)" if auto else
+                 f"method {method!r}, which uses Gaussian or approximate-DP mechanisms")
+        raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by {which}; choose delta > 0, or a pure-DP "
+                              f"method ({pure})")
     resolve_options(est, options, chosen_by_auto=auto)   # unknown options refused before anything is spent
     if unit is not None:
         if not est.supports_units:

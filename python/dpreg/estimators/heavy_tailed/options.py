@@ -395,12 +395,30 @@ def check_public_shape(method, n, d, spec, options, public=None):
     family = getattr(public, "family", None) or "gaussian"
     check_family(method, family)
     intercept = 0 if (public is not None and public.has_intercept) else None
-    _resolve(method, int(n), int(d), spec, options, family=family, intercept=intercept)
+    try:
+        _resolve(method, int(n), int(d), spec, options, family=family, intercept=intercept)
+    except InvalidArgument as exc:
+        selected = _selected_factors(public)
+        if selected and str(exc).startswith("option 's' must be"):
+            # d came from the private selection of these factors' levels (a release): say so, or the
+            # bound on s reads as a miscount of the formula's columns
+            raise InvalidArgument(
+                f"{exc}: the model has d = {int(d)} coefficients after the private selection of the levels "
+                f"of {', '.join(selected)} (levels found in the data are released only through that "
+                "selection, which keeps the levels with enough rows at this eps); declare them with "
+                "levels={...} to fix d from public facts") from None
+        raise
     if public is not None and not options.get("allow_outside_regime", False):
         text = regime_note(method, int(n), public, spec.eps, spec.delta, refusal=True, family=family,
                            options=options)
         if text is not None:
             raise MethodOutsideRegime(text)
+
+
+def _selected_factors(public) -> list[str]:
+    """The factors whose levels (and so columns) came from the private selection of levels."""
+    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
+    return [name for name, vs in variables.items() if getattr(vs, "levels_source", None) == "selected"]
 
 
 def _unit_truncation(tun, options):
