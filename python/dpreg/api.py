@@ -435,8 +435,8 @@ def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds,
 
 def _d_from_a_release(public) -> bool:
     """True when the number of coefficients depends on a private level selection."""
-    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
-    return any(getattr(vs, "levels_source", None) == "selected" for vs in variables.values())
+    from .design.build import selected_level_factors
+    return bool(selected_level_factors(public))
 
 
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):

@@ -735,6 +735,13 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
     return design.public
 
 
+def selected_level_factors(public) -> list[str]:
+    """The factors whose levels (and so the model matrix's columns) came from the private selection of
+    levels: where these exist, d is a function of that release, not a public fact."""
+    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
+    return [name for name, vs in variables.items() if getattr(vs, "levels_source", None) == "selected"]
+
+
 def forget_numeric_intervals(public: PublicDesign, *, outcome: bool) -> None:
     """Set the column intervals of every numeric column to unknown (NaN), and the outcome's interval to
     None when ``outcome``: for intervals that are not public (ranges read from the data) or not known

@@ -398,7 +398,8 @@ def check_public_shape(method, n, d, spec, options, public=None):
     try:
         _resolve(method, int(n), int(d), spec, options, family=family, intercept=intercept)
     except InvalidArgument as exc:
-        selected = _selected_factors(public)
+        from ...design.build import selected_level_factors
+        selected = selected_level_factors(public)
         if selected and str(exc).startswith("option 's' must be"):
             # d came from the private selection of these factors' levels (a release): say so, or the
             # bound on s reads as a miscount of the formula's columns
@@ -413,12 +414,6 @@ def check_public_shape(method, n, d, spec, options, public=None):
                            options=options)
         if text is not None:
             raise MethodOutsideRegime(text)
-
-
-def _selected_factors(public) -> list[str]:
-    """The factors whose levels (and so columns) came from the private selection of levels."""
-    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
-    return [name for name, vs in variables.items() if getattr(vs, "levels_source", None) == "selected"]
 
 
 def _unit_truncation(tun, options):
