@@ -185,18 +185,29 @@ def residual_sums(X, y, theta, c1: float):
     return total, clipped_sq
 
 
-def clipped_abs_residual_sum(X, y, theta, c: float) -> float:
-    """Sum_i min(|r_i|, c) at residuals r_i = y_i - x_i^T theta, over row chunks (the refined absolute
-    sum of the inference bundle, docs/derivations/adassp_boosted.md §8 and §21)."""
+def clipped_residual_sums(X, y, theta, c: float) -> tuple[float, float]:
+    """(Sum_i min(|r_i|, c), Sum_i min(r_i^2, c^2)) at residuals r_i = y_i - x_i^T theta, in one pass over
+    the row chunks: the refined absolute sum and R_b of the inference bundle share the clip c = c2
+    (docs/derivations/adassp_boosted.md §8 and §21)."""
     n, d = X.shape
     step = _chunk_rows(d)
+    cc = float(c) * float(c)
+
+    def block(Xc, yc):
+        r = np.abs(yc - Xc @ theta)
+        return np.array([float(np.minimum(r, c).sum()), float(np.minimum(r * r, cc).sum())])
     if is_streamed(X):
-        return X.reduce(lambda Xc, yc: float(np.minimum(np.abs(yc - Xc @ theta), c).sum()), step)
-    total = 0.0
-    for start in range(0, n, step):
-        r = y[start:start + step] - X[start:start + step] @ theta
-        total += float(np.minimum(np.abs(r), c).sum())
-    return total
+        total = X.reduce(block, step)
+    else:
+        total = np.zeros(2)
+        for start in range(0, n, step):
+            total = total + block(X[start:start + step], y[start:start + step])
+    return float(total[0]), float(total[1])
+
+
+def clipped_abs_residual_sum(X, y, theta, c: float) -> float:
+    """Sum_i min(|r_i|, c) (the refined absolute sum of the bundle; :func:`clipped_residual_sums`)."""
+    return clipped_residual_sums(X, y, theta, c)[0]
 
 
 def weighted_gram(X, y, theta, c: float) -> np.ndarray:
@@ -316,7 +327,7 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     else:
         n_pub = float(n)
     out["n_pub"] = n_pub
-    a1_exact, clipped_sq = residual_sums(X, y, theta, BUNDLE_C1)
+    a1_exact, _ = residual_sums(X, y, theta, BUNDLE_C1)
     # issue 12 (§21): the absolute residual sum is released twice, on halves of its equal share (mu^2
     # adds, so the other statistics keep theirs): first clipped at c1, the whole scaled range, which only
     # places the clip c2 = 4 s1; then clipped at c2, with a sensitivity c1 / c2 (about 28 at the
@@ -330,9 +341,11 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     # mean absolute residual -> s.d. under normality; the floor guards against a negative noisy A1
     s1 = max(math.sqrt(math.pi / 2.0) * A1 / n_pub, 1e-12 * BUNDLE_C1)
     c2 = min(BUNDLE_K * s1, BUNDLE_C1)
-    A1c = gaussian_mechanism(clipped_abs_residual_sum(X, y, theta, c2), sensitivity=c2, mu=mu_abs,
+    # both sums at c2 in one pass over the rows (released in this order, as before)
+    abs_c2, sq_c2 = clipped_residual_sums(X, y, theta, c2)
+    A1c = gaussian_mechanism(abs_c2, sensitivity=c2, mu=mu_abs,
                              noise=noise, ledger=ledger, statistic="resid_abs_clipped", share=share_abs)
-    A2 = gaussian_mechanism(clipped_sq(c2), sensitivity=c2 * c2, mu=mu_each, noise=noise, ledger=ledger,
+    A2 = gaussian_mechanism(sq_c2, sensitivity=c2 * c2, mu=mu_each, noise=noise, ledger=ledger,
                             statistic="resid_sq", share=share)
     out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, sigma_a=BUNDLE_C1 / mu_abs,
                sigma_b=c2 * c2 / mu_each, A1c=float(A1c), sigma_ac=c2 / mu_abs)
