@@ -88,3 +88,86 @@ def test_normal_scale_from_clipped_abs_is_total_at_extreme_released_means():
             sigma = normal_scale_from_clipped_abs(m, c)
             assert sigma is not None and math.isfinite(sigma)
             assert sigma == pytest.approx(m * math.sqrt(math.pi / 2.0), rel=1e-6)
+
+
+# --- §22: the sigma-hat / R^2 intervals allow for the tails the check cannot exclude -----------------
+def _sums_as_released(r, k=4.0):
+    """The bundle's sums of residuals r without noise, clipped as the release clips them
+    (c2 = k s1, s1 = sqrt(pi/2) mean|r|): a bundle with zero noise scales."""
+    import math
+    n = r.size
+    s1 = math.sqrt(math.pi / 2.0) * np.mean(np.abs(r))
+    c2 = k * s1
+    return {"n_pub": n, "A1": float(np.sum(np.abs(r))), "s1": s1, "c2": c2, "c1": 1e9,
+            "A2": float(np.sum(np.minimum(r * r, c2 * c2))), "A1c": float(np.sum(np.minimum(np.abs(r), c2))),
+            "sigma_b": 0.0, "sigma_ac": 0.0, "sigma_a": 0.0}
+
+
+def test_student_t_table_matches_simulated_residual_sums():
+    """The table's ratio (what heavy_tail_signal estimates) and winsorized share of the variance, checked
+    against 2e6 simulated residuals run through the same clipping. Tolerances: the ratio is a smooth
+    function of two clipped means whose relative s.e. at n = 2e6 is below 1e-3, so 0.005 is > 5 s.e.;
+    the share divides by the sample variance, whose relative s.e. is sqrt((kurtosis - 1) / n): 0.0023 for
+    t10 (kurtosis 4), 0.0045 for t5 (kurtosis 9), so 0.02 is > 4 s.e. (t3's variance has no finite
+    variance of its own: only its ratio is checked)."""
+    from dpreg.inference.ssp import heavy_tail_signal, student_t_tail_table
+    table = {row[0]: row for row in student_t_tail_table(4.0)}
+    rng = np.random.default_rng(11)
+    for df in (3.0, 5.0, 10.0, np.inf):
+        r = rng.standard_normal(2_000_000) if np.isinf(df) else rng.standard_t(df, 2_000_000)
+        bundle = _sums_as_released(3.7 * r)           # any scale
+        _, ratio, share = table[float(df)]
+        assert heavy_tail_signal(bundle)["ratio"] == pytest.approx(ratio, abs=0.005)
+        if df >= 5:
+            from dpreg.inference.ssp import clipped_second_moment
+            simulated_share = bundle["A2"] / clipped_second_moment(4.0) / np.sum((3.7 * r) ** 2)
+            assert simulated_share == pytest.approx(share, abs=0.02)
+    # heavier tails: larger ratio, smaller share; the normal is (1, 1)
+    rows = student_t_tail_table(4.0)
+    assert all(a[1] > b[1] and a[2] < b[2] for a, b in zip(rows, rows[1:]))
+    assert rows[-1][1] == pytest.approx(1.0, abs=1e-9) and rows[-1][2] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_tail_allowance_follows_the_checks_upper_bound():
+    """factor = 1 / share of the heaviest t the check's upper bound ratio + 1.96 sd reaches: 1 where the
+    bound stays at or below the normal's ratio, t3's 1 / 0.744 where it reaches past t3 (the stated
+    assumption's limit), in between otherwise, and increasing in the released ratio."""
+    from dpreg.inference.ssp import student_t_tail_table, tail_variance_allowance
+    rng = np.random.default_rng(2)
+    base = _sums_as_released(rng.standard_normal(200_000))
+    t3_share = student_t_tail_table(4.0)[0][2]
+    sd_small = dict(base, sigma_b=base["A2"] * 1e-4)         # a null s.d. of about 0.002
+    assert tail_variance_allowance(dict(sd_small, A2=sd_small["A2"] * 0.99))["factor"] == 1.0
+    heavy = tail_variance_allowance(dict(sd_small, A2=sd_small["A2"] * 1.5))
+    assert heavy["factor"] == pytest.approx(1.0 / t3_share) and heavy["df"] == 3.0
+    factors = [tail_variance_allowance(dict(sd_small, A2=sd_small["A2"] * m))["factor"]
+               for m in (1.01, 1.03, 1.06, 1.1, 1.15, 1.2)]
+    assert all(1.0 < a < b <= 1.0 / t3_share for a, b in zip(factors, factors[1:]))
+    # no ratio (the clipped mean past its ends): the assumption's largest factor
+    assert tail_variance_allowance(dict(base, A1c=-1.0))["factor"] == pytest.approx(1.0 / t3_share)
+
+
+def test_printed_intervals_allow_for_tails_the_check_cannot_exclude():
+    """n = 1000, eps = 4: the check's null s.d. is about 0.15 (derivation §22), so even on normal errors
+    its upper bound reaches t3's ratio and the sigma interval's upper end is raised by up to 1 / sqrt(0.744);
+    the lower end and the point do not move, the note says what the interval assumes, and R^2's lower end
+    moves down (RSS up by the same factor). At n = 2e4, eps = 8 (null s.d. about 0.01) normal errors are
+    left as they were (factor within 1%)."""
+    import math
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = dpreg.dp_lm("y ~ x1 + x2 + x3", _data(lambda rng, n: rng.standard_normal(n), n=1000, seed=4),
+                            eps=4, bounds=BOUNDS, method="adassp", random_state=5)
+        big = dpreg.dp_lm("y ~ x1 + x2 + x3", _data(lambda rng, n: rng.standard_normal(n)),
+                          eps=8, bounds=BOUNDS, method="adassp", random_state=3)
+    allow = small.facts["tail_allowance"]
+    assert allow["variance_factor"] > 1.05
+    lo, hi = small.facts["sigma_interval"]
+    assert lo <= small.sigma < hi and hi > small.sigma * 1.1
+    assert "Student's t" in small.facts["tail_allowance_note"]
+    assert any("Student's t" in str(w) for w in small.warnings)
+    assert "Student's t" in str(small.summary())
+    assert big.facts["tail_allowance"]["variance_factor"] < 1.01
+    assert "tail_allowance_note" not in big.facts
+    assert math.isfinite(hi)

@@ -252,7 +252,10 @@ def test_neighbours_noise_off_differ_only_in_released_fields(method, family, kw,
 
 #: the heavy-tail check of the residual scale (inference/ssp.py heavy_tail_signal): post-processing of the
 #: released resid_abs_clipped and resid_sq (derivation §21); sigma_estimand is its text (a decision on it)
-TAIL_FACTS = {"/facts/residual_tail_ratio", "/facts/sigma_estimand"}
+TAIL_FACTS = {"/facts/residual_tail_ratio", "/facts/sigma_estimand",
+              # the allowance for tails the check cannot exclude (§22): the same released sums
+              "/facts/tail_allowance/variance_factor", "/facts/tail_allowance/student_t_df",
+              "/facts/tail_allowance_note"}
 
 #: option variants with other release paths: (method, options, n, eps, delta, formula, allowed extra)
 VARIANTS = [

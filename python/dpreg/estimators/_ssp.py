@@ -692,3 +692,44 @@ def expand_release(rel, keep, reason: str):
     rel.facts["not_estimable_columns"] = [int(j) for j in np.flatnonzero(~keep)]
     rel.warnings = list(rel.warnings) + [reason]
     return rel
+
+
+def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float, d: int) -> None:
+    """Issue 12 (docs/derivations/adassp_boosted.md §22): the upper end of the printed residual standard
+    error's interval, and the lower end of R^2's, allow for residual tails as heavy as the released sums
+    cannot exclude (down to Student t with inf.TAIL_ALLOWANCE_MIN_DF degrees of freedom, the stated
+    assumption). The winsorized residual sum they rest on holds less of a heavier-tailed residual
+    variance (0.744 of it for t3), and where the heavy-tail check had no power those intervals held the
+    OLS sigma in 0.31-0.76 of t3 fits. Post-processing of released values; the points do not change."""
+    from ..inference import ssp as inf
+    if facts.get("sigma_interval") is None and facts.get("r_squared_interval") is None:
+        return
+    allow = inf.tail_variance_allowance(bundle)
+    factor = float(allow["factor"])
+    if not factor > 1.0:
+        return
+    si = facts.get("sigma_interval")
+    if si is not None and si[1] is not None:
+        # an outcome scaled into [-1, 1] has residual standard deviation at most 1: h_y in its units
+        facts["sigma_interval"] = [si[0], float(min(si[1] * math.sqrt(factor), h_y))]
+    ri = facts.get("r_squared_interval")
+    if ri is not None and ri[0] is not None:
+        # R^2 = ESS / (ESS + RSS): RSS up by the factor moves an end t to t / (t + factor (1 - t))
+        lo = float(ri[0])
+        lo = lo / (lo + factor * (1.0 - lo)) if lo > 0.0 else lo
+        facts["r_squared_interval"] = [lo, ri[1]]
+        ai = facts.get("adj_r_squared_interval")
+        if ai is not None:
+            adj = 1.0 - (1.0 - lo) * (n_pub - 1.0) / (n_pub - d)
+            facts["adj_r_squared_interval"] = [float(min(max(adj, 0.0), 1.0)), ai[1]]
+    facts["tail_allowance"] = {"variance_factor": factor, "student_t_df": float(allow["df"])}
+    if math.sqrt(factor) > 1.005:       # below that the printed ends do not move at 3 digits
+        df = float(allow["df"])
+        heaviest = df <= inf.TAIL_ALLOWANCE_MIN_DF
+        facts["tail_allowance_note"] = (
+            "the upper end of the residual standard error's 95% interval (and the lower end of R-squared's) "
+            "allows for residual tails as heavy as Student's t with "
+            + (f"{inf.TAIL_ALLOWANCE_MIN_DF:g} degrees of freedom, which the released residual sums cannot "
+               "exclude at this n and eps (the intervals assume tails no heavier than that)" if heaviest else
+               f"{df:.2g} degrees of freedom, which the released residual sums cannot exclude at this n and "
+               "eps"))

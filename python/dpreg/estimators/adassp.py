@@ -550,6 +550,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 facts["r_squared_not_estimable"] = (
                     "not estimable: the residuals look heavier-tailed than normal, and the residual sum "
                     "released for it is winsorized, so R-squared would overstate the fit")
+        # issue 12 (§22): the printed sigma and R^2 intervals allow for the tails the check cannot exclude
+        _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
         if "n_hat" in bundle:
             facts["n_hat"] = bundle["n_hat"]
         # issue 12, AdaSSP on real data: ci="auto" checks the delta-method intervals against a parametric
@@ -777,6 +779,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                    None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
+    if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
+        # a note: the intervals are valid under the stated assumption, which the note states (§22)
+        rel.warnings = list(rel.warnings) + [Diagnostic(
+            facts["tail_allowance_note"][0].upper() + facts["tail_allowance_note"][1:] + ".", None)]
     if rel.sigma is not None and facts.get("sigma_estimand"):
         # a note, not a warning: sigma-hat is valid for what it estimates (issue 12, t3 errors)
         rel.warnings = list(rel.warnings) + [Diagnostic("DP residual standard error: "

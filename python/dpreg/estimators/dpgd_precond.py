@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..errors import Diagnostic
 from ..inference import dpgd as _inf_gd
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
@@ -330,10 +331,16 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
     facts.update(sigma_interval=sig_ci, sigma_estimable=res_var["estimable"], n_public=float(n_pub),
                  privacy_excess=res_var["excess"])
+    # issue 12 (derivation adassp_boosted.md §22): the upper end allows for the tails the released sums
+    # cannot exclude
+    _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
     if res_var["estimable"]:
         rel.sigma = float(sd.h_y * math.sqrt(res_var["sigma2"]))
     else:
         facts["sigma_not_estimable"] = ("not estimable at this n and eps: the privacy noise in the residual "
                                         "sum of squares is too large relative to it")
+    if facts.get("tail_allowance_note") and facts.get("sigma_interval"):
+        rel.warnings = list(rel.warnings) + [Diagnostic(
+            facts["tail_allowance_note"][0].upper() + facts["tail_allowance_note"][1:] + ".", None)]
     if "n_hat" in bundle:
         facts["n_hat"] = bundle["n_hat"]

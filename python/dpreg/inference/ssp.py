@@ -7,6 +7,7 @@ callers map to original units with beta = M theta + m, Cov(beta) = M V M^T.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -409,7 +410,7 @@ def heavy_tail_signal(bundle: dict) -> dict:
     a2 = bundle["A2"]
     scale = _normal_theory_scale(bundle)
     if scale is None or scale[1] is None or not (scale[1] > 0 and a2 > 0):
-        return {"ratio": None, "heavy": False, "z": None}
+        return {"ratio": None, "heavy": False, "z": None, "sd": None}
     s, a1, sigma_a1 = scale
     kap = clipped_second_moment(bundle["c2"] / s)
     ratio = (a2 / kap) / (n_pub * s ** 2)
@@ -417,7 +418,75 @@ def heavy_tail_signal(bundle: dict) -> dict:
     # flat at c / s = 4: its log-derivative there is below 1e-3)
     var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * sigma_a1 / a1) ** 2
     return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var)),
-            "z": float((ratio - 1.0) / math.sqrt(var))}
+            "z": float((ratio - 1.0) / math.sqrt(var)), "sd": float(math.sqrt(var))}
+
+
+#: the stated assumption behind the upper end of the sigma-hat interval and the lower end of R^2's
+#: (issue 12; docs/derivations/adassp_boosted.md §22): the residuals' tails are no heavier than those of
+#: Student's t with this many degrees of freedom. Where the heavy-tail check cannot exclude such tails (its
+#: upper confidence bound on the ratio reaches the t family), the interval allows for them: under t3 errors
+#: the winsorized residual sum holds 0.744 of the residual variance, and the intervals built on it alone
+#: held the OLS sigma in 0.31-0.76 of the fits where the check had no power (docs/validity.md)
+TAIL_ALLOWANCE_MIN_DF = 3.0
+#: the degrees of freedom of the Student t table (the heaviest first; infinity is the normal)
+_TAIL_TABLE_DF = (3.0, 3.25, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.5, 10.0, 13.0, 17.0, 25.0, 40.0, 70.0, 150.0, math.inf)
+
+
+@functools.lru_cache(maxsize=8)
+def student_t_tail_table(k: float = 4.0) -> tuple[tuple[float, float, float], ...]:
+    """(df, ratio, share) for residuals that are Student t with df degrees of freedom (any scale), the
+    bundle's clips placed as the release places them (c2 = k s1, s1 = sqrt(pi/2) E|r|, k = 4 unless c2
+    reached the outcome's range):
+    ``ratio`` is what heavy_tail_signal's ratio estimates for them (1 for normal residuals) and ``share``
+    the part of the residual variance the winsorized sum A2 / kappa(4) holds (1 for normal residuals).
+    Both by quadrature (docs/derivations/adassp_boosted.md §22); public constants, computed once."""
+    from scipy import integrate
+    rows = []
+    for nu in _TAIL_TABLE_DF:
+        law = stats.norm if math.isinf(nu) else stats.t(nu)
+        variance = 1.0 if math.isinf(nu) else nu / (nu - 2.0)
+        # E|T| = 2 nu f(0) / (nu - 1): (nu + x^2) f(x) has derivative -(nu - 1) x f(x) for the t density
+        mean_abs = math.sqrt(2.0 / math.pi) if math.isinf(nu) else 2.0 * nu * law.pdf(0.0) / (nu - 1.0)
+        c = k * math.sqrt(math.pi / 2.0) * mean_abs
+        clipped_sq = 2.0 * (integrate.quad(lambda x: x * x * law.pdf(x), 0.0, c)[0] + c * c * law.sf(c))
+        clipped_abs = 2.0 * (integrate.quad(lambda x: x * law.pdf(x), 0.0, c)[0] + c * law.sf(c))
+        scale = normal_scale_from_clipped_abs(clipped_abs, c)
+        ratio = (clipped_sq / clipped_second_moment(c / scale)) / scale ** 2
+        share = (clipped_sq / clipped_second_moment(k)) / variance
+        rows.append((float(nu), float(ratio), float(min(share, 1.0))))
+    return tuple(rows)
+
+
+def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
+    """How much larger than the winsorized sum says the residual variance may be, given the released
+    sums (issue 12; docs/derivations/adassp_boosted.md §22).
+
+    The heavy-tail check's ratio (heavy_tail_signal) has an upper confidence bound ratio + z s.d.; the
+    heaviest Student t whose ratio is not above it (at most TAIL_ALLOWANCE_MIN_DF degrees of freedom) has
+    a winsorized share b of its variance, and ``factor`` = 1 / b multiplies the upper end of the residual
+    variance's interval (the lower end, and the point, stay: winsorizing only lowers the sum). 1 where the
+    bound does not reach past the normal; the assumption's largest factor where the released sums give no
+    ratio. Released values and public constants only."""
+    # the multiple of s1 at which the release clipped (4, or less where c2 reached c1), to 3 digits so
+    # that the cached tables stay few
+    table = student_t_tail_table(round(float(bundle["c2"]) / float(bundle["s1"]), 3))
+    worst = table[0]
+    tails = heavy_tail_signal(bundle)
+    if tails["ratio"] is None:
+        return {"factor": 1.0 / worst[2], "df": worst[0], "ratio_upper": None}
+    upper = tails["ratio"] + z * tails["sd"]
+    if not math.isfinite(upper) or upper >= worst[1]:
+        return {"factor": 1.0 / worst[2], "df": worst[0], "ratio_upper": float(upper)}
+    if upper <= 1.0:
+        return {"factor": 1.0, "df": math.inf, "ratio_upper": float(upper)}
+    # the table's ratio falls as df grows (heavier tails, larger ratio): interpolate the share, and 1/df
+    # for the note, on the ratio
+    ratios = np.array([r[1] for r in table])[::-1]       # increasing
+    shares = np.array([r[2] for r in table])[::-1]
+    inv_df = np.array([1.0 / r[0] for r in table])[::-1]
+    share = float(np.interp(upper, ratios, shares))
+    df = 1.0 / float(np.interp(upper, ratios, inv_df))
+    return {"factor": 1.0 / share, "df": df, "ratio_upper": float(upper)}
 
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
