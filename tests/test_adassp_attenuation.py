@@ -141,10 +141,36 @@ def test_fit_releases_the_union_with_standard_errors_scaled_to_it():
     # the printed standard error is the union's half-width over z (never below the noise-split one)
     np.testing.assert_allclose((ci[:, 1] - ci[:, 0]) / 2.0, Z95 * se, rtol=1e-9)
     assert min(fit.facts["attenuation_widening"]) >= 1.0
-    # other levels: Wald z from the scaled standard errors
+    # other levels: Wald z from the scaled standard errors, nested with the union (a 90% interval never
+    # reaches past the 95% one on the union's short side; a 99% one spans it)
     ci90 = fit.conf_int(0.9).to_numpy()
-    np.testing.assert_allclose(ci90[:, 1] - b, 1.6448536269514722 * se, rtol=1e-9)
+    wald90 = np.column_stack([b - 1.6448536269514722 * se, b + 1.6448536269514722 * se])
+    np.testing.assert_allclose(ci90, np.column_stack([np.maximum(wald90[:, 0], ci[:, 0]),
+                                                      np.minimum(wald90[:, 1], ci[:, 1])]), rtol=1e-12)
+    ci99 = fit.conf_int(0.99).to_numpy()
+    assert np.all(ci99[:, 0] <= ci[:, 0]) and np.all(ci[:, 1] <= ci99[:, 1])
+    assert np.all(ci[:, 0] <= ci90[:, 0]) and np.all(ci90[:, 1] <= ci[:, 1])
     assert "attenuated along" in str(fit.summary())
+
+
+def test_other_levels_nest_with_an_asymmetric_released_interval():
+    """A union much longer on one side (the side the de-attenuation moves the coefficient to): the
+    symmetric Wald interval at 90% from the scaled standard errors would reach past the 95% union on its
+    short side; conf_int cuts it there, and a 99% interval spans the union."""
+    fit = _fit(_correlated_frame(300, 3), 1.0)
+    b = fit.inference_centre.to_numpy()
+    se = fit.std_errors.to_numpy()
+    # the same half-width z se as the release's, split 1 : 4 between the sides
+    fit._release.ci = np.column_stack([b - 0.4 * Z95 * se, b + 1.6 * Z95 * se])
+    ci = fit.conf_int().to_numpy()
+    z90 = 1.6448536269514722
+    assert np.all(b - z90 * se < ci[:, 0])          # the symmetric 90% interval would reach past it
+    ci90 = fit.conf_int(0.9).to_numpy()
+    np.testing.assert_allclose(ci90[:, 0], ci[:, 0], rtol=1e-12)     # cut at the union's short side
+    np.testing.assert_allclose(ci90[:, 1], b + z90 * se, rtol=1e-12)
+    ci99 = fit.conf_int(0.99).to_numpy()
+    assert np.all(ci99[:, 0] <= ci[:, 0]) and np.all(ci[:, 1] <= ci99[:, 1])
+    np.testing.assert_allclose(ci99[:, 1], ci[:, 1], rtol=1e-12)     # the union's long side
 
 
 def test_resolved_fit_is_unchanged():

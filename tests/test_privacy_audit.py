@@ -145,6 +145,8 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              "/facts/adj_r_squared_interval[]", "/facts/r_squared_imprecise", "/facts/r_squared_point_outside",
              "/facts/r_squared_edge",
              "/facts/gram_information_ratio", "/facts/boosting_remaining_shrinkage", "/facts/boosting_debiased",
+             # BoostedAdaSSP: the allowance for its gate's selection (§23), from the released Gram diagonal
+             "/facts/gate_selection_extra_sds",
              "/facts/not_estimable_columns[]",
              # issue 12: BoostedAdaSSP's bias-aware widening, post-processing of A_hat, Gamma, theta_T, sigma-hat
              "/facts/bias_aware_widening[]",

@@ -282,3 +282,46 @@ def test_demo_fit_releases_intervals_without_a_convergence_warning():
     assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert fit.has_inference and np.isfinite(fit.std_errors.to_numpy(float)).all()
     assert fit.facts.get("boosting_debiased") and "bias_aware_widening" in fit.facts
+
+
+# --------------------------------------------------------------------------------------------------
+# the gate's selection (derivation §23)
+# --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("truth", [0.5, 1.0, 2.0, 3.5])
+def test_gate_selection_bound_holds_among_the_fits_the_gate_lets_through(truth):
+    """A released curvature alpha = a + e (units of sigma1, e ~ N(0, 1)) is used only when alpha >= 2.
+    Among the draws that pass, the bound alpha - (2 + extra(alpha)) must hold a with probability at least
+    1 - Phi(-2) = 0.9772 (the truncated-normal pivot is exact given a); the untruncated alpha - 2 fails
+    far more often near the gate (a = 1: P(e > 2 | e > 1) = 0.143). 40 000 draws; tolerance 4 binomial
+    s.e. of the passing count (at least 2 400 of them: P(e > 1.5) = 0.067 at a = 0.5)."""
+    rng = np.random.default_rng(17)
+    alpha = truth + rng.standard_normal(40_000)
+    passed = alpha[alpha >= 2.0]
+    extra = np.array([inf.gate_selection_extra_sds(x, 2.0) for x in passed])
+    holds = passed - (2.0 + extra) <= truth
+    tail = stats.norm.sf(2.0)
+    se = math.sqrt(tail * (1 - tail) / passed.size)
+    assert 1.0 - holds.mean() <= tail + 4 * se
+    naive_fails = np.mean(passed - 2.0 > truth)
+    if truth <= 1.0:
+        assert naive_fails > 2.5 * tail          # the reason for the allowance (0.14-0.34 here)
+    # far above the gate no allowance is added; at the gate the bound is unbounded
+    assert inf.gate_selection_extra_sds(9.0, 2.0) < 1e-6
+    assert inf.gate_selection_extra_sds(2.0, 2.0) == math.inf
+    assert inf.gate_selection_extra_sds(1.5, 2.0) == 0.0
+
+
+def test_selection_allowance_widens_the_curvature_robust_covariance():
+    """A larger allowance below the released curvature (a released diagonal nearer the gate) gives a
+    variance at least as large in every direction and larger where the allowance moves the lowest
+    curvature (eigenvalues 4.5-8 sigma1 here, above the decay floor s_min); inf: down to s_min, finite."""
+    d = 3
+    A = np.diag([8.0, 6.0, 4.5])
+    Gamma = np.linalg.inv(A + 0.5 * np.eye(d))
+    theta = np.array([0.3, -0.2, 0.4])
+    kw = dict(sigma_gram=1.0, sigma_round=0.5, etas=[1.0] * 5, sigma2_hat=0.01)
+    V0, _ = inf.boosted_curvature_robust(A, Gamma, theta, **kw)
+    V1, _ = inf.boosted_curvature_robust(A, Gamma, theta, extra_noise_sds=1.5, **kw)
+    Vinf, _ = inf.boosted_curvature_robust(A, Gamma, theta, extra_noise_sds=math.inf, **kw)
+    assert np.all(np.diag(V1) >= np.diag(V0) * (1 - 1e-12)) and np.any(np.diag(V1) > np.diag(V0) * 1.01)
+    assert np.all(np.diag(Vinf) >= np.diag(V1) * (1 - 1e-12)) and np.all(np.isfinite(Vinf))

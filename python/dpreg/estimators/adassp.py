@@ -65,6 +65,9 @@ _AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
 #: heavier-tailed residuals than normal (inf.heavy_tail_signal) at this many null s.d.s: the sigma-hat
 #: interval and R^2 are withheld (issue 12; both assume normal errors)
 HEAVY_TAIL_WITHHOLD_Z = 3.0
+#: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
+#: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
+BOOSTED_GATE_SDS = 2.0
 
 
 def check_public(n, d, spec, options) -> None:
@@ -364,10 +367,16 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 # issue 12: S (floored at sigma1) stands in for X^T X in V; where the released Gram
                 # cannot resolve a direction's curvature that under-covered (correlated design 0.80,
                 # diamonds 0.76). Curvature-robust variance and a bound on the bias the rounds leave
+                # the intervals are released only if every slope column's released information passes
+                # BOOSTED_GATE_SDS sigma1 (below): fits let through near that gate are those whose Gram
+                # noise was upward, so the curvature's lower bound allows for the selection (§23)
+                diag_sds = [float(state["A_hat"][j, j]) / state["sigma_gram"] for j in range(d) if j != icpt]
+                extra = inf.gate_selection_extra_sds(min(diag_sds), BOOSTED_GATE_SDS) if diag_sds else 0.0
+                facts["gate_selection_extra_sds"] = float(extra) if math.isfinite(extra) else None
                 V_rob, coef_bias = inf.boosted_curvature_robust(
                     state["A_hat"], state["Gamma"], theta_at_release, sigma_gram=state["sigma_gram"],
                     sigma_round=state["sigma_round"], etas=state["etas"], sigma2_hat=sigma2_hat,
-                    level=float(values["level"]), meat=meat)
+                    level=float(values["level"]), meat=meat, extra_noise_sds=extra)
                 if W is not None:
                     V_rob = W @ V_rob @ W.T
                     coef_bias = np.abs(W) @ coef_bias
@@ -641,7 +650,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         slope_diag = [float(state["A_hat"][j, j]) for j in range(d) if j != icpt]   # unprojected
         # (2 sigma1: with 1 sigma1 the few fits let through near the threshold were those whose Gram
         # noise was upward, and covered 0.5-0.8)
-        gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < 2.0 * state["sigma_gram"]
+        gram_swamped = boosted and bool(slope_diag) and min(slope_diag) < BOOSTED_GATE_SDS * state["sigma_gram"]
         facts["gram_information_ratio"] = (min(slope_diag) / state["sigma_gram"]) if slope_diag else None
         # sigma and R^2 rest on the same V_priv: withdrawn with the intervals
         noise_cov_unreliable = gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)

@@ -694,8 +694,35 @@ def bias_aware_cv(b, level: float = 0.95):
     return hi
 
 
+def gate_selection_extra_sds(released_sds: float, gate_sds: float) -> float:
+    """How much farther below a released curvature the truth may lie, in sigma1, when the fit was let
+    through because that released value passed a gate (issue 12; docs/derivations/adassp_boosted.md §23).
+
+    A released value alpha = a + e, e ~ N(0, sigma1^2), seen only because alpha >= gate: the lower
+    confidence bound for a at the one-sided level of CURVATURE_NOISE_SDS solves the truncated-normal pivot
+    P(a + e >= alpha | a + e >= gate) = Phi(-CURVATURE_NOISE_SDS). Far above the gate it is the
+    untruncated alpha - CURVATURE_NOISE_SDS sigma1 (extra 0); at the gate it is unbounded (inf). Returns
+    (alpha - bound) / sigma1 - CURVATURE_NOISE_SDS, in [0, inf]. Released values and public constants."""
+    x, g = float(released_sds), float(gate_sds)
+    if not (x > g):
+        return math.inf if x == g else 0.0
+    log_tail = float(stats.norm.logsf(CURVATURE_NOISE_SDS))
+    # log P(e >= x - a) - log P(e >= g - a) rises with a from -inf to 0 (log-concavity of the normal)
+    f = lambda a: float(stats.norm.logsf(x - a) - stats.norm.logsf(g - a)) - log_tail   # noqa: E731
+    hi = x - CURVATURE_NOISE_SDS          # untruncated bound: f(hi) >= 0
+    if f(hi) <= 0.0:
+        return 0.0
+    lo = hi - 1.0
+    while f(lo) > 0.0:
+        lo = hi - 2.0 * (hi - lo)
+        if hi - lo > 1e6:
+            return math.inf
+    a_lower = float(optimize.brentq(f, lo, hi, xtol=1e-9))
+    return max((x - a_lower) - CURVATURE_NOISE_SDS, 0.0)
+
+
 def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
-                             sigma2_hat: float, level: float = 0.95, meat=None):
+                             sigma2_hat: float, level: float = 0.95, meat=None, extra_noise_sds: float = 0.0):
     """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not
     resolve the curvature of X^T X in some directions (issue 12; docs/validity.md).
 
@@ -723,6 +750,9 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
     direction's own error variance instead of one sigma^2 for all; with meat = sigma^2 S it is the
     classical one exactly.
 
+    ``extra_noise_sds``: more allowance below the released curvature, in sigma1, where the fit was let
+    through by a gate on released values (gate_selection_extra_sds; derivation §23).
+
     Returns (V, bias): V = U diag(var_v) U' (directions treated as independent), bias_j =
     sum_v |U_jv| bias_v (worst-case alignment), both in scaled units. Released values and public
     constants only."""
@@ -733,7 +763,8 @@ def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_ro
     s1 = float(sigma_gram)
     s_min = CURVATURE_MIN_DECAY / (g * float(np.sum(etas)))
     s_hi = np.maximum(a, s1) + CURVATURE_NOISE_SDS * s1
-    s_lo = np.minimum(np.maximum(a - CURVATURE_NOISE_SDS * s1, s_min), s_hi)
+    below = CURVATURE_NOISE_SDS + float(extra_noise_sds)      # inf: down to the assumption's s_min
+    s_lo = np.minimum(np.maximum(a - below * s1 if math.isfinite(below) else -np.inf, s_min), s_hi)
     frac = np.linspace(0.0, 1.0, CURVATURE_GRID)
     s = s_lo[:, None] * (s_hi / s_lo)[:, None] ** frac[None, :]       # (d, grid), log-spaced
     R = np.ones_like(s)

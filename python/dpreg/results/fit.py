@@ -499,8 +499,10 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
         The release's own intervals when computed at this level (percentile bootstrap), else percentiles
         of its bootstrap replicates, else Wald z intervals centre +/- z SE about
-        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge). NaN where the
-        method offers no inference.
+        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge). Where the release
+        has its own intervals at one level (an attenuation union, a bootstrap hull), the intervals at
+        other levels nest with them: a lower level's are cut at the released ends, a higher level's
+        span them. NaN where the method offers no inference.
 
         Parameters
         ----------
@@ -537,6 +539,17 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             z = _z_quantile(level)
             b, se = self._centre_array(), self.std_errors.to_numpy()
             ci = np.column_stack([b - z * se, b + z * se])
+        if r.ci is not None and r.ci_level is not None and abs(float(r.ci_level) - level) >= 1e-12:
+            # the release's own intervals (an asymmetric attenuation union, a bootstrap hull) hold at their
+            # level; another level's intervals nest with them (issue 12: a 90% interval reaching past the
+            # 95% one on the union's short side read as a contradiction). A lower level is cut to the
+            # released one: each released end misses on its side with probability at most about
+            # (1 - its level) / 2, below the lower level's share; a higher level spans it
+            own = np.asarray(r.ci, float).reshape(d, 2)
+            if level < float(r.ci_level):
+                ci = np.column_stack([np.fmax(ci[:, 0], own[:, 0]), np.fmin(ci[:, 1], own[:, 1])])
+            else:
+                ci = np.column_stack([np.fmin(ci[:, 0], own[:, 0]), np.fmax(ci[:, 1], own[:, 1])])
         return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
 
     def _slopes(self) -> list[int]:
