@@ -448,8 +448,8 @@ def student_t_tail_table(k: float = 4.0) -> tuple[tuple[float, float, float], ..
         # E|T| = 2 nu f(0) / (nu - 1): (nu + x^2) f(x) has derivative -(nu - 1) x f(x) for the t density
         mean_abs = math.sqrt(2.0 / math.pi) if math.isinf(nu) else 2.0 * nu * law.pdf(0.0) / (nu - 1.0)
         c = k * math.sqrt(math.pi / 2.0) * mean_abs
-        clipped_sq = 2.0 * (integrate.quad(lambda x: x * x * law.pdf(x), 0.0, c)[0] + c * c * law.sf(c))
-        clipped_abs = 2.0 * (integrate.quad(lambda x: x * law.pdf(x), 0.0, c)[0] + c * law.sf(c))
+        clipped_sq = 2.0 * (integrate.quad(lambda x, law=law: x * x * law.pdf(x), 0.0, c)[0] + c * c * law.sf(c))
+        clipped_abs = 2.0 * (integrate.quad(lambda x, law=law: x * law.pdf(x), 0.0, c)[0] + c * law.sf(c))
         scale = normal_scale_from_clipped_abs(clipped_abs, c)
         ratio = (clipped_sq / clipped_second_moment(c / scale)) / scale ** 2
         share = (clipped_sq / clipped_second_moment(k)) / variance
