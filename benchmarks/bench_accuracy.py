@@ -300,8 +300,10 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
             if not np.all(np.isfinite(z)):
                 raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
             se = np.asarray(fit.std_errors if fit.std_errors is not None else np.full(b.size, np.nan), float)
-            ok = np.isfinite(se)       # intervals withheld as "not estimable" are not counted
-            cover = float(np.mean(np.abs(b - m)[ok] <= 1.96 * se[ok])) if ok.any() else None
+            # the printed intervals (Wald z, or dp_glm's asymmetric separation union, sixteenth pass)
+            ci = fit.conf_int().to_numpy() if fit.std_errors is not None else np.full((b.size, 2), np.nan)
+            ok = np.isfinite(se) & np.isfinite(ci).all(axis=1)   # withheld ("not estimable"): not counted
+            cover = float(np.mean(((ci[:, 0] <= m) & (m <= ci[:, 1]))[ok])) if ok.any() else None
             out.append((name, eps, bset, seed, float(np.max(z)), cover, None, float(np.mean(ok)), method))
             log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
                 f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "

@@ -304,11 +304,106 @@ def test_steep_design_releases_only_covering_intervals_or_says_why(n):
         y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(X @ beta[1:])))).astype(float)
         df = pd.DataFrame({"y": y, "x1": X[:, 0], "x2": X[:, 1]})
         fit = _fit(df, "y ~ x1 + x2", 8.0, {"x1": (-1, 1), "x2": (-1, 1)}, seed)
-        b, se = fit.coef.to_numpy(), fit.std_errors.to_numpy()
+        se = fit.std_errors.to_numpy()
+        ci = fit.conf_int().to_numpy()      # as printed: Wald z, or the separation union (§2e)
         ok = np.isfinite(se)
         if not ok.all():
             assert any(w.startswith(_WITHHELD_REASONS) for w in fit.warnings), fit.warnings
+        if fit.ci_method == "separation union":     # released under the stated assumption, said so
+            assert any(w.startswith("Quasi-separation") and "half the noise s.d." in w for w in fit.warnings)
         released += int(ok.sum())
-        hits += int(np.sum(np.abs(b - beta)[ok] <= 1.959963984540054 * se[ok]))
+        hits += int(np.sum(((ci[:, 0] <= beta) & (beta <= ci[:, 1]))[ok]))
     if released:
         assert hits >= 0.95 * released - 3.0 * math.sqrt(0.95 * 0.05 * released), (hits, released)
+
+
+def test_deattenuation_union_ends_by_hand():
+    """The union over c in [0, c_max] of the Wald intervals of L_c theta, L_c = I + c q q' (derivation
+    §2e; shared with AdaSSP's §20): extremes at the vertices, computed by hand. theta = (3, 1), V =
+    diag(1, 4), q = e1, c_max = 1, z = 2. With M = I: at c = 1, L_c theta = (6, 1) and se = (2, 2), so
+    coefficient 1 reaches up to 6 + 4 = 7 above 3 (up = 4 + 3 = 7) and down only to max(2, 4 - 3) = 2;
+    coefficient 2 does not load on q: 2 * 2 = 4 both ways. With M = [[1, 1], [0, 1]] (beta_1 = theta_1 +
+    theta_2): se at c = 0 is sqrt(5), at c = 1 sqrt(4 + 4) (M L_c = [[2, 1], [0, 1]]), the shift 3:
+    up = 2 sqrt(8) + 3, down = max(2 sqrt(5), 2 sqrt(8) - 3) = 2 sqrt(5)."""
+    from dpreg.inference.ssp import deattenuation_union_ends
+    theta, V, q = np.array([3.0, 1.0]), np.diag([1.0, 4.0]), np.array([[1.0], [0.0]])
+    down, up = deattenuation_union_ends(theta, V, q, np.array([1.0]), np.eye(2), 2.0)
+    assert np.allclose(up, [7.0, 4.0]) and np.allclose(down, [2.0, 4.0])
+    down, up = deattenuation_union_ends(theta, V, q, np.array([1.0]), np.array([[1.0, 1.0], [0.0, 1.0]]), 2.0)
+    assert np.isclose(up[0], 2 * math.sqrt(8) + 3) and np.isclose(down[0], 2 * math.sqrt(5))
+    # c_max = 0: the plain Wald interval
+    down, up = deattenuation_union_ends(theta, V, q, np.array([0.0]), np.eye(2), 2.0)
+    assert np.allclose(down, [2.0, 4.0]) and np.allclose(up, [2.0, 4.0])
+
+
+def _union_case(f):
+    """A 2-d fit's releases: H_bar = diag(1.8, 60) with sigma_bar = 1 (the first direction at the noise
+    floor: its one-s.d. lower bound 0.8; the second well curved), 20 steps of noise s.d. sigma_H = 1 with the pooled ridges of the
+    averaging phase, theta = (8, 2) on the scaled design, direction 0 separated; Mmap = I."""
+    sigma_H = 1.0
+    lam_H = 2 * math.sqrt(2) * sigma_H
+    ridges = [lam_H] * 10 + [lam_H / math.sqrt(m) for m in range(1, 11)]
+    return L.separated_union(np.diag([1.8, 60.0]), 1.0, sigma_H, ridges, 10, np.array([8.0, 2.0]), np.eye(2),
+                             5.0, [0], f=f)
+
+
+def test_separated_union_rests_on_the_assumed_curvature():
+    """separated_union (derivation §2e) on hand-made releases. Along the separated direction the sampling
+    covariance is that of the assumed lowest curvature f sigma_bar (1/h_min; the release's own floor
+    sigma_bar would claim 1/1), the interval extends away from 0 (theta_0 = 8 > 0: up > down), and a
+    stronger assumption (larger f) gives a narrower interval; the well-curved coordinate's interval is
+    about symmetric. Where the assumption is too weak to bound the share left (f = 0.01: P > 0.8) there
+    is no union (None: the caller withholds, as before)."""
+    u = _union_case(0.5)
+    assert np.isclose((u["V"] - u["V_noise"])[0, 0], 1 / 0.5)
+    assert u["up"][0] > u["down"][0] + 1.0
+    assert u["down"][0] >= u["z"] * math.sqrt(u["V"][0, 0]) - 1e-12
+    assert abs(u["up"][1] - u["down"][1]) < 0.05 * u["up"][1]
+    u1 = _union_case(1.0)
+    assert u1["up"][0] < u["up"][0] and u1["P"][0] < u["P"][0]
+    assert _union_case(0.01) is None
+
+
+def _default_like(seed, n=10000):
+    """ISLP Default in simulation (its logistic MLE as the truth): balance ~ N(835, 484) on [0, 3000],
+    income ~ N(33 500, 13 300) on [0, 80 000], 30% students, about 3% events."""
+    rng = np.random.default_rng(seed)      # test data only
+    balance = np.clip(rng.normal(835, 484, n), 0, 3000)
+    income = np.clip(rng.normal(33500, 13300, n), 0, 80000)
+    student = rng.uniform(size=n) < 0.3
+    eta = -10.87 + 0.00574 * balance + 3e-6 * income - 0.647 * student
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"y": y, "balance": balance, "income": income,
+                         "student": np.where(student, "Yes", "No")})
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rare_event_design_releases_union_intervals_that_hold_the_mle(seed):
+    """Issue 12, sixteenth pass: on a Default-like rare outcome (n = 10 000, 3% events, eps = 8) the
+    released curvature along the flattest direction collapses since theta = 0 (the rows' weights p(1 - p)
+    fall from 1/4 to about p) and the collapse check flags it; until this pass no interval was released
+    (ISLP Default: none at eps = 8). Now the intervals are the remaining-share union (derivation §2e):
+    every one holds the MLE, balance's excludes 0 (the rare-event slope is estimable in sign), and they
+    extend away from 0 along the collapsed direction (balance's upper end is farther from the estimate
+    than its lower end). Seeds 0-2 all flag the collapse (seeds 3 and 5 do not, and keep Wald intervals)."""
+    df = _default_like(seed)
+    X = np.column_stack([np.ones(len(df)), (df["student"] == "Yes").astype(float), df["balance"], df["income"]])
+    mle = logistic_mle(X, df["y"].to_numpy(float), max_iter=100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_glm("y ~ student + balance + income", df, eps=8.0,
+                           bounds={"balance": (0, 3000), "income": (0, 80000)},
+                           levels={"student": ["No", "Yes"]}, random_state=seed)
+    assert fit.ci_method == "separation union"
+    msgs = [str(w.message) for w in caught if issubclass(w.category, dpreg.ConvergenceWarning)]
+    assert any(m.startswith("Quasi-separation") and "half the noise s.d." in m for m in msgs)
+    ci = fit.conf_int().to_numpy()
+    assert np.all(np.isfinite(ci))
+    assert np.all((ci[:, 0] <= mle) & (mle <= ci[:, 1]))
+    b = fit.coef.to_numpy()
+    assert ci[2, 0] > 0
+    assert ci[2, 1] - b[2] > b[2] - ci[2, 0]
+    # the standard errors are the union's half-width (so z, p and the interval agree on its width)
+    se = fit.std_errors.to_numpy()
+    assert np.allclose(2 * 1.959963984540054 * se, ci[:, 1] - ci[:, 0], rtol=1e-6)
+    assert "separation union" not in str(fit.summary()) and "union over the share" in str(fit.summary())

@@ -134,9 +134,17 @@ def dpgd_lines(fit, fmt) -> list[str]:
             held = f.get("not_estimable") or []
             txt = (f"Intervals: the mean of the last {k} released X'WX matrices (noise sd "
                    f"{fmt.number(f.get('noise_sd_hessian_mean'))}) resolves {d - u} of {d} directions")
-            if widen and max(widen) > 1.01:
+            union = [w for w in (f.get("separation_union_widening") or []) if w is not None]
+            if widen and max(widen) > 1.01 and not f.get("separation_union_directions"):
                 txt += f"; intervals widened for the bias toward 0 left by the steps (factor up to {fmt.number(max(widen))})"
-            if f.get("separated_directions"):
+            if f.get("separation_union_directions"):
+                # the remaining-share union (derivation section 2e): intervals under a stated assumption
+                txt += (f"; (quasi-)separated along {int(f['separation_union_directions'])} of them: intervals "
+                        "are the union over the share of the way left there (see the warning), widened up "
+                        f"to {fmt.number(max(union) if union else 1.0)}x")
+                if held:
+                    txt += f"; withheld (not estimable at this n and eps): {', '.join(held)}"
+            elif f.get("separated_directions"):
                 # the separation check (derivation section 2b) withholds every interval
                 txt += (f"; (quasi-)separated along {int(f['separated_directions'])} of them: no interval "
                         "(see the warning)")

@@ -16,6 +16,7 @@ P_v cannot be bounded away from 1.
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 #: largest remaining share P_v of the starting point for which a direction counts as estimable: above
 #: it the plug-in bias P/(1-P) |v'theta| would be more than 4x the distance travelled, and that plug-in
@@ -180,3 +181,88 @@ def window_drift_statistic(drift, A, V, k: int) -> float:
         return 0.0
     proj = Q[:, keep].T @ np.asarray(drift, float)
     return float(np.sum(proj ** 2 / w[keep]))
+
+
+#: the stated assumption of the remaining-share union (issue 12, sixteenth pass; derivation §2e): along a
+#: direction whose released curvature collapsed (separated_directions), the data's curvature at every point
+#: between the estimate and the maximum-likelihood fit is at least this many noise s.d.s sigma_bar of the
+#: mean X'WX release. The releases cannot check it (the curvature beyond the estimate is where no release
+#: looks); 1/2 is the figure of AdaSSP's attenuation-robust intervals (inference.ssp.
+#: ATTENUATION_MIN_CURVATURE_SDS), and measured: 1/4 and 1/2 keep the steep simulated design's released
+#: intervals valid, 1 does not (docs/validity.md, "sixteenth pass")
+SEPARATED_MIN_CURVATURE_SDS = 0.5
+
+
+def separated_union(H_bar, sigma_bar: float, sigma_H: float, ridges, k: int, theta, Mmap, sigma_grad: float,
+                    separated, level: float = 0.95, f: float = SEPARATED_MIN_CURVATURE_SDS):
+    """Intervals of dp_glm's averaged estimate that hold the coefficients whatever share of the way to the
+    maximum-likelihood fit is left along the separated directions (derivation §2e), under the stated
+    assumption that the curvature along each of them is at least h_min = f sigma_bar between the estimate
+    and the MLE. Post-processing of released values (H_bar, theta) and public constants (sigma_bar,
+    sigma_H, the ridges, k, the gradient noise s.d.).
+
+    * Curvature: along a separated direction v the union is over every curvature >= h_min, and each part
+      of the interval (the sampling variance 1/h, the noise of the iteration, the remaining share P) grows
+      as h falls, so the union is the interval at h_min: the released eigenvalue is replaced by
+      min(max(w_v, sigma_bar), h_min) in the sampling and noise covariances, and its lower bound by
+      min(h_lo,v, h_min) in the remaining share P_v (:func:`remaining_share`).
+    * The way left: E v'theta_bar = (1 - P_v) v'theta*, so v'theta* = (1 + c_v) E v'theta_bar with
+      c_v = P_v / (1 - P_v) in [0, c_max,v]; the union over that box of the Wald intervals of the
+      de-attenuated estimators L_c theta_bar (inference.ssp.deattenuation_union_ends) extends on the side
+      the de-attenuation moves each coefficient to.
+    * The other directions keep the rule of steps 1-4: their bias bound is added to both ends, and a
+      coefficient that loads on an unresolved one is withheld.
+
+    Returns None when a separated direction's share at h_min exceeds MAX_REMAINING (its c_max above 4:
+    not bounded, as for an unresolved direction), else a dict with V (scaled), V_noise (scaled), down, up
+    (distances from the estimate Mmap theta to the ends, original units), bias (the other directions'),
+    withheld (indices), and P (the shares at h_min)."""
+    from scipy import linalg as sla
+
+    from . import ssp as _ssp
+
+    sep = [int(i) for i in separated]
+    theta = np.asarray(theta, float)
+    Mmap = np.asarray(Mmap, float)
+    d = theta.size
+    w, U, h_lo = curvature_lower_bounds(H_bar, sigma_bar)
+    h_min = float(f) * float(sigma_bar)
+    h_lo = h_lo.copy()
+    h_lo[sep] = np.minimum(h_lo[sep], h_min)
+    curv = np.maximum(w, float(sigma_bar))          # the floored curvature behind the standard errors
+    curv[sep] = np.minimum(curv[sep], h_min)
+    H_pd = (U * curv) @ U.T
+    V_samp = (U / curv) @ U.T
+    K = np.linalg.inv(H_pd + float(ridges[-1]) * np.eye(d))
+    A = np.eye(d) - K @ H_pd                        # eigenvalues ridge / (curv + ridge), in (0, 1)
+    V_noise = sla.solve_discrete_lyapunov(A, float(sigma_grad) ** 2 * (K @ K.T))
+    V_noise = averaged_iterate_cov(A, _sym(V_noise), int(k))
+    sig_steps = [float(sigma_H) * lam / float(ridges[0]) for lam in ridges]
+    r = np.column_stack([step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
+    P = remaining_share(r, int(k))
+    if np.any(P[sep] > MAX_REMAINING):
+        return None
+    b_dir = direction_bias(U, P, theta, V_noise)
+    b_dir[sep] = 0.0                                # carried by the union below
+    bias, load = coefficient_bias(Mmap, U, b_dir)
+    V = _sym(V_samp + V_noise)
+    z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
+    c_max = P[sep] / (1.0 - P[sep])
+    down, up = _ssp.deattenuation_union_ends(theta, V, U[:, sep], c_max, Mmap, z)
+    return {"V": V, "V_noise": V_noise, "down": down + bias, "up": up + bias, "bias": bias,
+            "withheld": [int(j) for j in np.flatnonzero(load > MAX_UNRESOLVED_LOADING)], "P": P,
+            "z": z}
+
+
+def averaged_iterate_cov(A, V, k: int):
+    """Covariance of the mean of k consecutive states of the stationary recursion e_t = A e_{t-1} + u_t
+    with stationary covariance V: Cov(e_t, e_{t+h}) = A^h V, so
+    Var(mean) = (1/k^2) [k V + sum_{h=1}^{k-1} (k - h) (A^h V + V A'^h)]."""
+    out = k * V
+    Ah = np.eye(A.shape[0])
+    for h in range(1, k):
+        Ah = A @ Ah
+        C = Ah @ V
+        out = out + (k - h) * (C + C.T)
+    out = out / float(k * k)
+    return (out + out.T) / 2.0

@@ -1016,7 +1016,30 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
     if not np.all(np.isfinite(c_max)):
         return V, np.full(d, np.inf), np.full(d, np.inf), k
     c_max = np.maximum(c_max, 0.0)
-    Qk = Q[:, idx]
+    down, up = deattenuation_union_ends(theta, V, Q[:, idx], c_max, M, z, se0=se0)
+    return V, down, up, k
+
+
+def deattenuation_union_ends(theta, V, Qk, c_max, M, z: float, se0=None):
+    """(down, up): the distances from M theta to the lower and upper ends of the union, over the box
+    c_v in [0, c_max,v] (one c per column q_v of Qk), of the Wald intervals (M L_c theta)_j +- z se_c,j,
+    L_c = I + Qk diag(c) Qk', se_c^2 the diagonal of M L_c V L_c' M'. The estimator L_c theta
+    de-attenuates theta by the factor 1 + c_v along q_v; where the truth's c is in the box, its Wald
+    interval is in the union. The upper end is convex and the lower end concave in c, so both extremes
+    are at the box's vertices: exact for up to ATTENUATION_EXACT_MAX columns (2^k vertices, O(d k^2)
+    each), else bounded separably (se_c <= se_0 + sum_v c_v |(M Q)_jv| sd_v, each shift at its worst
+    sign), which is wider. Used by AdaSSP's attenuation-robust intervals (§20 of
+    docs/derivations/adassp_boosted.md) and by dp_glm's remaining-share union along collapsed directions
+    (docs/derivations/dpgd_logistic.md §2e). Post-processing of released values."""
+    M = np.asarray(M, float)
+    V = np.asarray(V, float)
+    Qk = np.asarray(Qk, float)
+    c_max = np.asarray(c_max, float)
+    if se0 is None:
+        se0 = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", M, V, M), 0.0))
+    k = Qk.shape[1]
+    if k == 0:
+        return z * se0, z * se0
     MQ = M @ Qk
     th_v = Qk.T @ np.asarray(theta, float)
     if k <= ATTENUATION_EXACT_MAX:
@@ -1033,13 +1056,13 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
             shift = MQ @ (cv * th_v)
             down = np.maximum(down, z * se - shift)
             up = np.maximum(up, z * se + shift)
-        return V, down, up, k
+        return down, up
     sd_v = np.sqrt(np.maximum(np.einsum("iv,ij,jv->v", Qk, V, Qk), 0.0))
     shift = MQ * (c_max * th_v)[None, :]
     extra = z * (np.abs(MQ) @ (c_max * sd_v))
     up = z * se0 + extra + np.sum(np.maximum(shift, 0.0), axis=1)
     down = z * se0 + extra + np.sum(np.maximum(-shift, 0.0), axis=1)
-    return V, down, up, k
+    return down, up
 
 
 def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,

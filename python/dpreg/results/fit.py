@@ -486,10 +486,14 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
     def ci_method(self) -> str:
         """How conf_int() builds intervals: "bootstrap" (the method's own intervals / replicates),
         "attenuation union" (AdaSSP's attenuation-robust intervals at the fit's level, Wald z from the
-        scaled standard errors at other levels), "wald z" or "not available"."""
+        scaled standard errors at other levels), "separation union" (dp_glm's intervals along a collapsed
+        curvature, the union over the share of the way left; the same use of levels), "wald z" or
+        "not available"."""
         r = self._release
         if r.ci is not None and r.ci_draws is None and (r.facts or {}).get("attenuation_directions"):
             return "attenuation union"
+        if r.ci is not None and r.ci_draws is None and (r.facts or {}).get("separation_union_directions"):
+            return "separation union"
         if r.ci is not None or r.ci_draws is not None:
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"

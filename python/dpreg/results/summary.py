@@ -310,6 +310,15 @@ class Summary:
                        "data vary along each at least half as much as that noise), so they are not "
                        f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; the "
                        "standard errors are scaled to their half-width")
+        elif f.ci_method == "separation union":
+            # issue 12, sixteenth pass (docs/derivations/dpgd_logistic.md §2e): k is a function of the
+            # released X'WX matrices only
+            k = int(f.facts.get("separation_union_directions") or 0)
+            out.append(f"Intervals: allow for the private iteration having covered only part of the way to "
+                       f"the maximum-likelihood fit along {k} direction{'s' if k != 1 else ''} where the "
+                       "released curvature collapsed (assuming it stays at least half the noise s.d. of its "
+                       "release there), so they are wide and not symmetric about the estimate; the standard "
+                       "errors are scaled to their half-width")
         return out
 
     def _privacy_text(self) -> str:
