@@ -6,6 +6,7 @@ over the box of allowed c."""
 import warnings
 
 import numpy as np
+from scipy import stats
 import pandas as pd
 import pytest
 
@@ -171,6 +172,19 @@ def test_other_levels_nest_with_an_asymmetric_released_interval():
     ci99 = fit.conf_int(0.99).to_numpy()
     assert np.all(ci99[:, 0] <= ci[:, 0]) and np.all(ci[:, 1] <= ci99[:, 1])
     np.testing.assert_allclose(ci99[:, 1], ci[:, 1], rtol=1e-12)     # the union's long side
+    # p-values agree with the released interval: below 0.05 exactly when it excludes 0, from the
+    # half-width on the side of 0 (so z = centre / ((centre - lower) / z95) for a positive centre)
+    h = Z95 * se
+    for a in (0.1, 0.4, 1.0, 1.6, 1.9):     # the side towards 0 gets a of the 2 half-widths
+        toward, away = a * h, (2.0 - a) * h
+        fit._release.ci = np.where(b[:, None] >= 0, np.column_stack([b - toward, b + away]),
+                                   np.column_stack([b - away, b + toward]))
+        own = fit.conf_int().to_numpy()
+        p = fit.p_values().to_numpy()
+        excludes = (own[:, 0] > 0) | (own[:, 1] < 0)
+        np.testing.assert_array_equal(p < 0.05, excludes)
+        half = np.where(b >= 0, b - own[:, 0], own[:, 1] - b)
+        np.testing.assert_allclose(p, 2 * stats.norm.sf(np.abs(b) / (half / Z95)), rtol=1e-9)
 
 
 def test_resolved_fit_is_unchanged():

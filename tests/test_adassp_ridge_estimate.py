@@ -59,18 +59,28 @@ def test_ridge_active_estimate_and_centre(n, eps, seed, ci_method):
     b, c = fit.coef.to_numpy(), fit.inference_centre.to_numpy()
     se = fit.std_errors.to_numpy()
     assert not np.allclose(b, c)
-    # z = centre / SE and p = 2 Phi(-|z|): the inference is about the centre
+    ci = fit.conf_int().to_numpy()
+    # z = centre / SE and p = 2 Phi(-|z|): the inference is about the centre; with a released interval
+    # of its own (union, bootstrap) SE is its half-width on the side of 0 over z
+    if ci_method != "wald z":
+        se = np.where(c >= 0, c - ci[:, 0], ci[:, 1] - c) / Z95
     np.testing.assert_allclose(fit.z_values().to_numpy(), c / se, rtol=1e-12)
     np.testing.assert_allclose(fit.p_values().to_numpy(), 2 * stats.norm.sf(np.abs(c / se)), rtol=1e-12)
-    ci = fit.conf_int().to_numpy()
+    se = fit.std_errors.to_numpy()
     if ci_method == "wald z":        # symmetric about the centre
         np.testing.assert_allclose(ci.mean(axis=1), c, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose((ci[:, 1] - ci[:, 0]) / 2, Z95 * se, rtol=1e-12)
     else:                            # the union / basic bootstrap hold their centre
         ok = np.isfinite(c)          # a level reported as not estimable (NA) has no interval
         assert ok.sum() >= 3 and np.all(ci[ok, 0] <= c[ok]) and np.all(c[ok] <= ci[ok, 1])
-    if ci_method != "bootstrap":     # other levels: Wald z about the centre
+    if ci_method == "wald z":        # other levels: Wald z about the centre
         np.testing.assert_allclose(fit.conf_int(0.9).to_numpy().mean(axis=1), c, rtol=1e-12, atol=1e-12)
+    elif ci_method == "attenuation union":   # Wald z about the centre, cut at the union's ends
+        z90 = 1.6448536269514722
+        wald = np.column_stack([c - z90 * se, c + z90 * se])
+        np.testing.assert_allclose(fit.conf_int(0.9).to_numpy(),
+                                   np.column_stack([np.fmax(wald[:, 0], ci[:, 0]), np.fmin(wald[:, 1], ci[:, 1])]),
+                                   rtol=1e-12)
     # the Wald chi-square of the slopes = 0 at the centre, b_S' V_SS^-1 b_S (linear algebra here)
     V = fit.vcov().to_numpy()
     s = [j for j, t in enumerate(fit.terms) if t != "Intercept" and np.isfinite(c[j])]   # NA: not tested

@@ -277,9 +277,11 @@ confint.dp_fit <- function(object, parm, level = 0.95, ...) {
   tab <- object$coef_table
   if (isTRUE(abs(level - tab$conf.level) < 1e-12)) {
     lo <- tab$conf.low; hi <- tab$conf.high
-  } else if (!identical(object$ci_method, "bootstrap")) {
+  } else if (identical(object$ci_method, "wald z") || identical(object$ci_method, "not available")) {
     # Wald z intervals b +/- z SE from the released values: no Python needed. b is the centre of the
-    # inference (AdaSSP's corrected ridge: the corrected estimate, not coef())
+    # inference (AdaSSP's corrected ridge: the corrected estimate, not coef()). Fits with their own
+    # intervals at one level (a bootstrap, an attenuation or separation union) ask the core, whose
+    # intervals at other levels nest with those
     z <- stats::qnorm(0.5 + level / 2)
     b <- if (is.null(tab$inference.centre)) tab$estimate else tab$inference.centre
     lo <- unname(b - z * tab$std.error)

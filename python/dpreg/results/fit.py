@@ -462,15 +462,37 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
     def z_values(self) -> pd.Series:
         """z statistics centre / SE (normal reference, noise-aware SEs), with the centre
-        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge).
+        :attr:`inference_centre` (= :attr:`coef` except for AdaSSP's corrected ridge). Where the release
+        has its own asymmetric intervals (:attr:`ci_method` "attenuation union", "separation union",
+        "bootstrap"), SE is that interval's half-width on the side of 0 over z, so that the p-value is
+        below 1 - level exactly when the released interval excludes 0.
 
         Returns
         -------
         pandas.Series
         """
+        b = self._centre_array()
+        se = self.std_errors.to_numpy()
+        side = self._release_side_se(b)
+        if side is not None:
+            se = np.where(np.isfinite(side), side, se)
         with np.errstate(divide="ignore", invalid="ignore"):
-            z = self._centre_array() / self.std_errors.to_numpy()
+            z = b / se
         return pd.Series(z, index=self.terms, name="z_value")
+
+    def _release_side_se(self, b) -> np.ndarray | None:
+        """Where the release has its own, asymmetric intervals at its level (an attenuation or separation
+        union, a bootstrap hull), the standard error of the side 0 lies on: the released half-width on
+        that side over z (issue 12: with the symmetric scaled SE, a union excluding 0 printed p = 0.23-0.33).
+        So p < 1 - level exactly when the released interval excludes 0. None where there is none."""
+        r = self._release
+        if r.ci is None or r.ci_level is None or r.vcov is None:
+            return None
+        own = np.asarray(r.ci, float).reshape(len(self._terms), 2)
+        z = _z_quantile(float(r.ci_level))
+        with np.errstate(invalid="ignore"):
+            half = np.where(b >= 0, b - own[:, 0], own[:, 1] - b)
+            return np.where(np.isfinite(half) & (half > 0), half / z, np.nan)
 
     def p_values(self) -> pd.Series:
         """Two-sided p-values 2 Phi(-abs(z)) (normal reference).
@@ -486,9 +508,10 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
     def ci_method(self) -> str:
         """How conf_int() builds intervals: "bootstrap" (the method's own intervals / replicates),
         "attenuation union" (AdaSSP's attenuation-robust intervals at the fit's level, Wald z from the
-        scaled standard errors at other levels), "separation union" (dp_glm's intervals along a collapsed
-        curvature, the union over the share of the way left; the same use of levels), "wald z" or
-        "not available"."""
+        scaled standard errors at other levels, nested with the union), "separation union" (dp_glm's
+        intervals along a collapsed curvature, the union over the share of the way left; the same use of
+        levels), "wald z" or "not available". With a union or bootstrap, z values and p-values use the
+        released interval's half-width on the side of 0 (:meth:`z_values`)."""
         r = self._release
         if r.ci is not None and r.ci_draws is None and (r.facts or {}).get("attenuation_directions"):
             return "attenuation union"

@@ -300,7 +300,7 @@ class Summary:
             out.append(f"Inference note: {f.inference_note}")
         if f.ci_method == "bootstrap":
             out.append("Intervals: from the method's bootstrap replicates; z and p from the "
-                       "noise-aware standard errors")
+                       "interval's half-width on the side of 0 (p < 1 - level exactly when it excludes 0)")
         elif f.ci_method == "attenuation union":
             # issue 12 (AdaSSP, docs/derivations/adassp_boosted.md §20): k is a function of the released
             # X'X and sigma1 only
@@ -309,7 +309,8 @@ class Summary:
                        f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
                        "data vary along each at least half as much as that noise), so they are not "
                        f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; the "
-                       "standard errors are scaled to their half-width")
+                       "standard errors are scaled to their half-width, z and p use the half-width on the "
+                       "side of 0 (p < 1 - level exactly when the interval excludes 0)")
         elif f.ci_method == "separation union":
             # issue 12, sixteenth pass (docs/derivations/dpgd_logistic.md §2e): k is a function of the
             # released X'WX matrices only
@@ -318,7 +319,8 @@ class Summary:
                        f"the maximum-likelihood fit along {k} direction{'s' if k != 1 else ''} where the "
                        "released curvature collapsed (assuming it stays at least half the noise s.d. of its "
                        "release there), so they are wide and not symmetric about the estimate; the standard "
-                       "errors are scaled to their half-width")
+                       "errors are scaled to their half-width, z and p use the half-width on the side of 0 "
+                       "(p < 1 - level exactly when the interval excludes 0)")
         return out
 
     def _privacy_text(self) -> str:

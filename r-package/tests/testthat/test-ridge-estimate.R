@@ -65,10 +65,15 @@ test_that("a live AdaSSP fit with its ridge active: coef is the ridge, the infer
   cen <- fit$inference_centre
   expect_identical(names(cen), names(b))
   expect_false(isTRUE(all.equal(unname(b), unname(cen))))
-  # z = centre / SE, and the other-level interval is symmetric about the centre
-  expect_equal(unname(summary(fit)$coefficients[, "z value"]),
-               unname(cen / summary(fit)$coefficients[, "Std. Error"]))
-  expect_equal(unname(rowMeans(confint(fit, level = 0.8))), unname(cen))
+  # z = centre / SE about the centre; this fit's released intervals are the attenuation union (not
+  # symmetric), so SE is the union's half-width on the side of 0 over z, and other levels nest with it
+  expect_identical(fit$ci_method, "attenuation union")
+  ci95 <- confint(fit)
+  side <- ifelse(cen >= 0, cen - ci95[, 1], ci95[, 2] - cen) / stats::qnorm(0.975)
+  expect_equal(unname(summary(fit)$coefficients[, "z value"]), unname(cen / side))
+  ci80 <- confint(fit, level = 0.8)
+  expect_true(all(ci80[, 1] >= ci95[, 1] & ci80[, 2] <= ci95[, 2]))
+  expect_true(all(ci80[, 1] <= cen & cen <= ci80[, 2]))
   # predict() gives the ridge estimate's predictions (the model matrix of the design rows)
   mm <- model.matrix(fit, df[1:5, ])
   expect_equal(unname(predict(fit, df[1:5, ])), unname(as.vector(mm %*% b)))
@@ -89,4 +94,25 @@ test_that("the coefficient plot's point is the interval's centre; the ridge esti
   drawn <- plot(fit, terms = names(coef(fit)), level = 0.9)
   expect_equal(drawn$estimate, unname(fit$inference_centre))
   expect_equal((drawn$conf.low + drawn$conf.high) / 2, unname(fit$inference_centre))
+})
+
+test_that("confint at other levels nests with an attenuation union's released intervals", {
+  skip_if_no_core()
+  # correlated predictors, n = 300, eps = 1: AdaSSP's released intervals are the attenuation union
+  set.seed(3)
+  n <- 300
+  z1 <- rnorm(n); z2 <- rnorm(n); z3 <- rnorm(n)
+  x1 <- z1; x2 <- 0.8 * z1 + 0.6 * z2; x3 <- 0.64 * z1 + 0.48 * z2 + 0.6 * z3
+  d <- data.frame(x1 = x1, x2 = x2, x3 = x3, y = 1 + 2 * x1 - x2 + 0.5 * x3 + rnorm(n))
+  fit <- suppressWarnings(dp_lm(y ~ x1 + x2 + x3, d, eps = 1, method = "adassp", seed = 1,
+                                bounds = list(x1 = c(-4, 4), x2 = c(-4, 4), x3 = c(-4, 4), y = c(-15, 17))))
+  skip_if(!identical(fit$ci_method, "attenuation union"), "this draw has no unresolved direction")
+  ci95 <- confint(fit)
+  ci90 <- confint(fit, level = 0.9)
+  ci99 <- confint(fit, level = 0.99)
+  expect_true(all(ci90[, 1] >= ci95[, 1] - 1e-12 & ci90[, 2] <= ci95[, 2] + 1e-12))
+  expect_true(all(ci99[, 1] <= ci95[, 1] + 1e-12 & ci99[, 2] >= ci95[, 2] - 1e-12))
+  # p < 0.05 exactly where the released 95% interval excludes 0
+  p <- summary(fit)$coefficients[, "Pr(>|z|)"]
+  expect_identical(unname(p < 0.05), unname(ci95[, 1] > 0 | ci95[, 2] < 0))
 })
