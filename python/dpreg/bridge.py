@@ -443,6 +443,21 @@ def r_dp_quantile(x, q: float, options: dict | None = None) -> dict:
     return _run(_estimate, "quantile", x, q, options)
 
 
+def _estimate_conf_int(kind: str, estimate, std_error, facts: dict, level: float) -> dict:
+    from .results.estimate import DPEstimate
+    est = DPEstimate(estimate=estimate, std_error=std_error, privacy=None, facts=dict(facts or {}),
+                     kind=kind)
+    ci = est.conf_int(level=float(level))
+    return {"lower": [float(v) for v in ci["lower"]], "upper": [float(v) for v in ci["upper"]]}
+
+
+def r_estimate_conf_int(kind: str, estimate, std_error, facts: dict, level: float) -> dict:
+    """``DPEstimate.conf_int(level)`` of an estimate R holds as plain values (its released facts):
+    dp_mean's interval at another level from its released components; dp_quantile's ends were
+    released at one level, so another level is refused (InvalidArgument)."""
+    return _run(_estimate_conf_int, kind, estimate, std_error, facts, level)
+
+
 def _whole_numbers_as_int(options: dict, defaults: dict) -> dict:
     # R numbers are doubles: 10 arrives as 10.0; options whose default is an int get an int back
     out = dict(options)

@@ -100,8 +100,8 @@ glance.dp_fit <- function(x, ...) {
 
 #' Tidy a DP mean or quantile (broom)
 #'
-#' One row: `estimate`, `std.error`, `conf.low`, `conf.high` (Wald z interval
-#' from the released estimate and standard error, see [confint.dp_estimate()]),
+#' One row: `estimate`, `std.error`, `conf.low`, `conf.high` (the released
+#' interval, or at another level the core's, see [confint.dp_estimate()]),
 #' `kind`, `nobs`.
 #' @param x A `dp_estimate` (from [dp_mean()] or [dp_quantile()]).
 #' @param conf.level Level of the interval.

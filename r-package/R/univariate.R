@@ -136,10 +136,14 @@ within_text <- function(p) {
 
 #' Confidence interval of a DP mean or quantile
 #'
-#' The interval the core released with the estimate when there is one at this
-#' level; otherwise the Wald z interval `estimate +/- z * std.error` from the
-#' released estimate and standard error (post-processing, no Python). `NA`
-#' when no standard error was released.
+#' At the level the estimate was released for (`level` of [dp_mean()] /
+#' [dp_quantile()], default 0.95): the interval the core released with it
+#' (no Python needed; for a quantile it need not be symmetric about the
+#' estimate). At another level, the core's `DPEstimate.conf_int()`: a mean's
+#' interval is recomputed from its released components (up to the released
+#' level when it includes a winsorization bias bound); a quantile's interval
+#' ends are releases at one level, so another level is an error (rerun
+#' `dp_quantile(..., level = )`). `NA` when no interval was released.
 #' @param object A `dp_estimate`.
 #' @param parm Unused (one parameter).
 #' @param level Confidence level.
@@ -157,13 +161,16 @@ confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
     dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }
-  ci <- object$conf.int
-  if (!is.null(ci) && isTRUE(abs(num1(ci$level) - level) < 1e-12)) {
-    lo <- num1(ci$lower); hi <- num1(ci$upper)
+  f <- object$facts
+  released <- num(unlist(f$conf_int))
+  if (length(released) != 2) {
+    lo <- hi <- NA_real_
+  } else if (isTRUE(abs(num1(f$level) - level) < 1e-12)) {
+    lo <- released[1]; hi <- released[2]
   } else {
-    z <- stats::qnorm(0.5 + level / 2)
-    lo <- object$estimate - z * object$std.error
-    hi <- object$estimate + z * object$std.error
+    ci <- call_core("r_estimate_conf_int", object$kind, object$estimate,
+                    if (is.finite(object$std.error)) object$std.error, f, as.double(level))
+    lo <- num1(ci$lower[[1]]); hi <- num1(ci$upper[[1]])
   }
   what <- if (identical(object$kind, "quantile")) "quantile" else "mean"
   matrix(c(lo, hi), 1, 2, dimnames = list(what, perc_labels(level)))
