@@ -36,6 +36,7 @@
 #' }
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = NULL, ...) {
+  base_r_args_refused(list(...))
   src <- univariate_source(x, column)
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
@@ -48,6 +49,14 @@ dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = 
 #' @export
 dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL,
                         column = NULL, ...) {
+  dots <- list(...)
+  if (missing(q) && "probs" %in% names(dots)) {
+    p <- dots$probs
+    dp_stop("dp_quantile() takes the level as q = (one number in (0, 1)), not probs =: e.g. ",
+            "dp_quantile(x, q = ", if (is.numeric(p) && length(p) >= 1) format(p[1]) else "0.5", ", ...)",
+            call. = FALSE)
+  }
+  base_r_args_refused(dots)
   src <- univariate_source(x, column)
   if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
     dp_stop("q must be a single number in (0, 1)", call. = FALSE)
@@ -59,6 +68,16 @@ dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, se
   opts <- opts[!vapply(opts, is.null, TRUE)]
   new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as.double(x) else src, as.double(q), opts),
                   match.call())
+}
+
+# mean()'s and quantile()'s na.rm = would reach the core as an unknown keyword (Python's TypeError
+# text); missing values are never dropped inside a DP estimate (the count would change privately)
+base_r_args_refused <- function(dots) {
+  if ("na.rm" %in% names(dots)) {
+    dp_stop("na.rm is not supported: remove the missing values first (x[!is.na(x)]); the number of ",
+            "values left is then treated as public", call. = FALSE)
+  }
+  invisible()
 }
 
 # x of dp_mean() / dp_quantile(): a numeric vector (NULL returned), or files / duckdb_source() with

@@ -23,3 +23,18 @@ test_that("delta >= 1/n is refused unless allow_large_delta = TRUE, which the st
                allow_large_delta = TRUE)
   expect_match(fit$privacy_paragraph, "allow_large_delta = TRUE", fixed = TRUE)   # in R's dialect
 })
+
+test_that("base R's mean()/quantile() arguments get an R answer from dp_mean()/dp_quantile()", {
+  # na.rm = TRUE (mean()'s habit) reached the core as an unknown keyword argument and came back as
+  # Python's TypeError text; probs = (quantile()'s name for q) failed with "argument q is missing"
+  x <- c(1, 5, 9)
+  err <- tryCatch(dp_mean(x, bounds = c(0, 10), na.rm = TRUE), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "na.rm", fixed = TRUE)
+  expect_match(conditionMessage(err), "remove the missing values", fixed = TRUE)
+  expect_false(grepl("keyword argument", conditionMessage(err)))
+  expect_error(dp_quantile(x, lower = 0, na.rm = TRUE), "na.rm", class = "dpreg_input_error")
+  err <- tryCatch(dp_quantile(x, probs = 0.9, lower = 0), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "q = 0.9", fixed = TRUE)
+})
