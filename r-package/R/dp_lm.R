@@ -217,7 +217,9 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
-  enc <- encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data")
+  enc <- with_derived_labels(
+    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data"),
+    tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
@@ -350,6 +352,26 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
     data[[v]] <- factor(lab, levels = lv)
   }
   data
+}
+
+# The R-side refusals of the data name columns; a derived column (cut(), relevel(), pmin(), ...) has
+# an internal name that appears nowhere in the user's code: show the user's expression instead, and
+# say where cut()'s missing values come from.
+with_derived_labels <- function(expr, derived) {
+  if (!length(derived)) return(expr)
+  tryCatch(expr, dpreg_error = function(e) {
+    msg <- conditionMessage(e)
+    cut_named <- vapply(names(derived), function(nm) {
+      !is.null(derived[[nm]]$cut_args) && grepl(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), msg,
+                                                perl = TRUE)
+    }, TRUE)
+    e$message <- derived_labels(msg, derived)
+    if (any(cut_named) && grepl("missing values", msg, fixed = TRUE)) {
+      e$message <- paste0(e$message, ". cut() gives NA for values outside its breaks (and at the lowest ",
+                          "break unless include.lowest = TRUE): make the breaks cover the column's range")
+    }
+    stop(e)
+  })
 }
 
 # NULL / list-with-NULLs from Python -> numeric vector with NA

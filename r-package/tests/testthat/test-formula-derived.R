@@ -72,3 +72,15 @@ test_that("an indicator term I(x > c) fits with lm's coefficient name", {
   expect_error(dp_glm(I(y > 0) ~ x, data = df, eps = 4, bounds = toy_bounds, seed = 2),
                "add the binary outcome to the data first")
 })
+
+test_that("an error about a derived column names the user's expression, not its internal column", {
+  # cut() gives NA outside its breaks: the refusal named the internal column "cut_x", which appears
+  # nowhere in the user's code
+  df <- toy_data()
+  err <- tryCatch(dp_lm(y ~ cut(x, breaks = c(2, 5, 10)), data = df, bounds = toy_bounds, seed = 1),
+                  error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "cut(x, breaks = c(2, 5, 10))", fixed = TRUE)
+  expect_match(conditionMessage(err), "outside its breaks", fixed = TRUE)
+  expect_false(grepl("cut_x", conditionMessage(err), fixed = TRUE))
+})
