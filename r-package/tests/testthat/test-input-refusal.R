@@ -38,3 +38,11 @@ test_that("base R's mean()/quantile() arguments get an R answer from dp_mean()/d
   expect_s3_class(err, "dpreg_input_error")
   expect_match(conditionMessage(err), "q = 0.9", fixed = TRUE)
 })
+
+test_that("a Date column is refused with the conversion to use", {
+  df <- toy_data(50)
+  df$day <- as.Date("2024-01-01") + seq_len(50)
+  err <- tryCatch(dp_lm(y ~ x + day, data = df, bounds = toy_bounds, seed = 1), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "as.numeric(day)", fixed = TRUE)
+})
