@@ -265,6 +265,17 @@ checked_dots <- function(call, dots) {
     dp_stop("random_state is the Python name of the seed; in R pass seed = <a whole number> (e.g. ",
             "seed = 1; the same number gives the same fit as random_state in Python)", call. = FALSE)
   }
+  # levels and seed come after ... (so that the core's options level and s are not taken for them):
+  # R therefore does not complete an abbreviation of them, which would reach the core as an unknown
+  # option (and "lev" be offered the interval's "level")
+  for (nm in setdiff(names(dots), c("level", "levels_share", "s"))) {
+    full <- c("levels", "seed")[nchar(nm) >= 2 & startsWith(c("levels", "seed"), nm)]
+    if (length(full)) {
+      dp_stop("'", nm, "' is not an argument of dp_lm()/dp_glm(): did you mean ", full, " = ...? ",
+              "Write ", full, " in full (it comes after ..., where R does not complete names)",
+              call. = FALSE)
+    }
+  }
   lm_na_action(dots)
 }
 

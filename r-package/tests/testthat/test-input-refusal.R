@@ -46,3 +46,14 @@ test_that("a Date column is refused with the conversion to use", {
   expect_s3_class(err, "dpreg_input_error")
   expect_match(conditionMessage(err), "as.numeric(day)", fixed = TRUE)
 })
+
+test_that("an abbreviated levels = or seed = is caught (they come after ..., so R does not match them)", {
+  # lev = reached the core as an unknown option, whose hint was "did you mean level" (the interval
+  # level), the wrong argument
+  df <- toy_data(50)
+  err <- tryCatch(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, lev = toy_levels), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "levels = ", fixed = TRUE)
+  expect_match(conditionMessage(err), "in full", fixed = TRUE)
+  expect_error(dp_lm(y ~ x, data = df, bounds = toy_bounds, se = 1), "seed = ", class = "dpreg_input_error")
+})
