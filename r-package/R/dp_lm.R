@@ -9,7 +9,10 @@
 #' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
 #'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ..., and indicators
-#'   with one comparison such as `I(z > 55)` (a 0/1 column). Row-wise
+#'   with one comparison such as `I(z > 55)` (a 0/1 column); a factor or
+#'   character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
+#'   `I(g %in% c("a", "b"))`, is a `FALSE`/`TRUE` factor as in `lm()` (also as
+#'   the outcome of [dp_glm()]; its levels need no declaring). Row-wise
 #'   transforms whose constants are written in the formula are computed in R
 #'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
 #'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`

@@ -57,6 +57,21 @@ translate_math <- function(f, args) {
   paste0(.math_funs[[f]], "(", translate_arith(args[[1]]), ")")
 }
 
+# I(g == "b"), I(g != "b"), I(g %in% c("a", "b")): a column compared with typed text (a factor's or
+# character column's labels), computed in R as a FALSE/TRUE factor (public levels, like a logical
+# column); the comparisons of numbers stay the core's 0/1 indicators
+is_level_test <- function(a) {
+  if (!is.call(a) || length(a) != 3) return(FALSE)
+  op <- deparse(a[[1]])
+  if (!(op %in% c("==", "!=", "%in%"))) return(FALSE)
+  sides <- list(a[[2]], a[[3]])
+  text <- vapply(sides, function(x) {
+    is.character(x) || (is.call(x) && identical(deparse(x[[1]]), "c") &&
+                          all(vapply(as.list(x)[-1], is.character, TRUE)))
+  }, TRUE)
+  any(text) && any(vapply(sides, is.name, TRUE))
+}
+
 # Translates one leaf of the formula (a variable or a transformed variable) and records
 # core-expression -> R-label in the environment `map`.
 translate_leaf <- function(e, map, factor_cols) {
@@ -89,6 +104,8 @@ translate_leaf <- function(e, map, factor_cols) {
       }
     }
     py <- paste0("C(", var, extra, ")")
+  } else if (f == "I" && is_level_test(args[[1]])) {
+    py <- derive_leaf(e)
   } else if (f == "I") {
     py <- paste0("I(", translate_arith(args[[1]]), ")")
   } else if (f %in% names(.math_funs)) {
@@ -263,6 +280,17 @@ derive_leaf <- function(e) {
       })
       list(kind = "numeric", var = NULL, parts = parts, fun_name = f)
     },
+    I = {
+      a <- args[[1]]
+      op <- deparse(a[[1]])
+      col <- if (is.name(a[[2]])) a[[2]] else a[[3]]
+      if (op == "%in%" && !is.name(a[[2]])) {
+        dp_stop("write I(", deparse(col), " %in% c(...)) with the column first", call. = FALSE)
+      }
+      value <- public_constant(if (is.name(a[[2]])) a[[3]] else a[[2]], "the text compared in I()")
+      list(kind = "factor", var = as.character(col), levels = c("FALSE", "TRUE"),
+           test = list(op = op, value = as.character(value)))
+    },
     ordered = , as.ordered = , factor = , as.factor = {
       v <- col_arg()
       lv <- if (!is.null(e$levels)) public_constant(e$levels, "the levels") else ctx$levels[[v]]
@@ -293,7 +321,8 @@ add_derived <- function(data, derived) {
     if (identical(d$kind, "factor")) {
       x <- data[[d$var]]
       if (is.null(x)) dp_stop("column ", d$var, " not found", call. = FALSE)
-      lab <- if (is.null(d$cut_args)) as.character(x)
+      lab <- if (!is.null(d$test)) level_test(as.character(x), d$test)
+             else if (is.null(d$cut_args)) as.character(x)
              else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
       data[[nm]] <- factor(lab, levels = d$levels)
     } else {
@@ -307,6 +336,13 @@ add_derived <- function(data, derived) {
     }
   }
   data
+}
+
+# "FALSE"/"TRUE" of I(g == "b") and its kin; a missing value stays missing (%in% would say FALSE)
+level_test <- function(x, test) {
+  hit <- switch(test$op, "==" = x == test$value[1], "!=" = x != test$value[1], "%in%" = x %in% test$value)
+  hit[is.na(x)] <- NA
+  as.character(hit)
 }
 
 # Public ranges of pmin()/pmax() columns from the declared ranges of their arguments (monotone in

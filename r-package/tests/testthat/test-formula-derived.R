@@ -84,3 +84,31 @@ test_that("an error about a derived column names the user's expression, not its 
   expect_match(conditionMessage(err), "outside its breaks", fixed = TRUE)
   expect_false(grepl("cut_x", conditionMessage(err), fixed = TRUE))
 })
+
+test_that("I(g == \"b\") and I(g %in% c(...)) are indicators with lm's names, computed in R", {
+  # the comparison of a factor (or character column) with a typed constant was refused with
+  # 'unsupported element in a formula term: "b"'; its levels FALSE, TRUE are public whatever the data
+  df <- toy_data()
+  tr <- dpreg:::translate_formula(y ~ x + I(g == "b") + I(g %in% c("a", "c")), df)
+  d <- dpreg:::add_derived(df, tr$derived)
+  labels <- vapply(tr$derived, function(s) s$label, "")
+  eq <- names(labels)[labels == 'I(g == "b")']
+  inn <- names(labels)[labels == 'I(g %in% c("a", "c"))']
+  expect_equal(as.character(d[[eq]]), as.character(df$g == "b"))
+  expect_equal(as.character(d[[inn]]), as.character(df$g %in% c("a", "c")))
+  expect_equal(levels(d[[eq]]), c("FALSE", "TRUE"))
+  # a missing value stays missing (%in% alone would call it FALSE)
+  df$g[3] <- NA
+  expect_true(is.na(dpreg:::add_derived(df, tr$derived)[[inn]][3]))
+  skip_if_no_core()
+  df <- toy_data()
+  fit <- dp_lm(y ~ x + I(g == "b"), data = df, bounds = toy_bounds, method = "adassp", seed = 1)
+  expect_equal(names(coef(fit)), names(coef(lm(y ~ x + I(g == "b"), data = df))))
+  nd <- data.frame(x = c(1, 1), g = factor(c("a", "b")))
+  p <- predict(fit, nd)
+  expect_equal(unname(p[2] - p[1]), unname(coef(fit)[3]))
+  # a logistic outcome written as a comparison
+  df$hit <- factor(ifelse(df$y > 4, "yes", "no"))
+  g <- dp_glm(I(hit == "yes") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
+  expect_equal(names(coef(g)), c("(Intercept)", "x"))
+})
