@@ -431,14 +431,26 @@ deviance.dp_fit <- function(object, ...) {
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
                            type = c("response", "link"), ...) {
+  terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type))
+}
+
+# lm's and glm's type = "terms" centre each term's contribution at the training data's column means
+terms_not_released <- function(type) {
+  if (identical(type, "terms")) {
+    not_released("the column means (which type = \"terms\" centres each term at)",
+                 paste0("no DP mechanism released them; model.matrix(fit, data = newdata) times ",
+                        "coef(fit), term by term (attr(, \"assign\")), gives uncentred contributions"))
+  }
+  invisible()
 }
 
 #' @rdname predict.dp_fit
 #' @export
 predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
                            interval = c("none", "confidence"), level = 0.95, ...) {
+  terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type))
 }
