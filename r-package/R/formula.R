@@ -112,6 +112,10 @@ translate_leaf <- function(e, map, factor_cols) {
     py <- translate_math(f, args)
     # a top-level "(a / b)" would be read as formula syntax: make it python code
     if (startsWith(py, "(")) py <- paste0("I", py)
+  } else if (f == "cbind") {
+    dp_stop("cbind(successes, failures) is not supported: dp_glm() takes one row per trial, with a 0/1, ",
+            "logical or two-level factor outcome (expand the counts into rows first, e.g. with rep()); ",
+            "a row then is the privacy unit", call. = FALSE)
   } else if (f %in% .refused_funs) {
     dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
          "row-wise transform); use I() with public constants instead", call. = FALSE)

@@ -39,3 +39,11 @@ test_that("core term names map back to lm's coefficient names", {
   expect_equal(dpreg:::r_term_names(c("Intercept", "x", "g[T.b]", "g[T.c]", "I(x ** 2)",
                                       "C(h)[T.2.0]"), tr2$map), names(coef(fit)))
 })
+
+test_that("a binomial outcome written as cbind(successes, failures) gets the reason and the way out", {
+  # glm()'s habit (datasets::esoph): it was listed among unsupported functions with no hint
+  df <- data.frame(k = c(1, 2), m = c(3, 1), x = c(0, 1))
+  err <- tryCatch(dpreg:::translate_formula(cbind(k, m) ~ x, df), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "one row per trial", fixed = TRUE)
+})
