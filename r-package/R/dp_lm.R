@@ -314,6 +314,11 @@ lm_args_refused <- function(call) {
     dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
          call. = FALSE)
   }
+  for (a in intersect(c("model", "x", "y", "qr"), given)) {
+    dp_stop("the lm() argument '", a, "' is not supported: it would keep the training data (model ",
+            "frame, model matrix, response or QR decomposition) in the fit, which a DP fit never holds; ",
+            "model.matrix(fit, data = newdata) builds the matrix of new rows", call. = FALSE)
+  }
   for (a in c("offset", "contrasts")) {
     if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
   }

@@ -57,3 +57,16 @@ test_that("an abbreviated levels = or seed = is caught (they come after ..., so 
   expect_match(conditionMessage(err), "in full", fixed = TRUE)
   expect_error(dp_lm(y ~ x, data = df, bounds = toy_bounds, se = 1), "seed = ", class = "dpreg_input_error")
 })
+
+test_that("lm()'s model = / x = / y = / qr = are refused: they would keep the training data", {
+  # they reached the core as unknown options, and "model" was offered the core's option "mode"
+  df <- toy_data(50)
+  for (a in c("model", "x", "y", "qr")) {
+    args <- list(y ~ x, data = df, bounds = toy_bounds, seed = 1)
+    args[[a]] <- TRUE
+    err <- tryCatch(do.call(dp_lm, args), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), paste0("'", a, "'"), fixed = TRUE)
+    expect_match(conditionMessage(err), "training data", fixed = TRUE)
+  }
+})
