@@ -303,8 +303,9 @@ model.matrix.dp_fit <- function(object, data, ...) {
     not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
   }
   if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
-  data <- add_derived(data, object$derived)
-  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
+  derived <- predictor_derived(object)
+  data <- add_derived(data, derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(derived)))
   enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   ok <- stats::complete.cases(data[, vars, drop = FALSE])

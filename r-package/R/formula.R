@@ -318,6 +318,18 @@ derive_leaf <- function(e) {
   name
 }
 
+# The derived columns the right-hand side uses: new rows (predict(), model.matrix()) need only
+# these; an outcome computed in R (pmin(y, 12) ~ x, I(hit == "yes") ~ x) is not evaluated for them
+predictor_derived <- function(object) {
+  d <- object$derived
+  if (!length(d)) return(d)
+  rhs <- sub("^[^~]*~", "", object$core_formula)
+  used <- vapply(names(d), function(nm) {
+    grepl(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), rhs, perl = TRUE)
+  }, TRUE)
+  d[used]
+}
+
 # Adds the derived columns to a data frame (training rows or newdata).
 add_derived <- function(data, derived) {
   for (nm in names(derived)) {

@@ -463,8 +463,9 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
     dp_stop("se.fit must be TRUE or FALSE", call. = FALSE)
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
-  newdata <- add_derived(newdata, object$derived)
-  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
+  derived <- predictor_derived(object)
+  newdata <- add_derived(newdata, derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(derived)))
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   n <- nrow(newdata)

@@ -112,3 +112,19 @@ test_that("I(g == \"b\") and I(g %in% c(...)) are indicators with lm's names, co
   g <- dp_glm(I(hit == "yes") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
   expect_equal(names(coef(g)), c("(Intercept)", "x"))
 })
+
+test_that("predict() and model.matrix() on new rows without the response of a derived outcome", {
+  # an outcome computed in R (pmin(y, 12), I(hit == "yes")) was computed for new rows too, so
+  # predict() stopped with "column y not found" on rows that, as usual, carry no response
+  skip_if_no_core()
+  df <- toy_data()
+  nd <- data.frame(x = c(2, 8), g = factor(c("a", "b"), levels = c("a", "b", "c")))
+  fit <- dp_lm(pmin(y, 12) ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels,
+               method = "adassp", seed = 1)
+  p <- predict(fit, nd)
+  X <- model.matrix(fit, data = nd)
+  expect_equal(unname(p), unname(drop(X %*% coef(fit))))
+  df$hit <- factor(ifelse(df$y > 4, "yes", "no"))
+  g <- dp_glm(I(hit == "yes") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
+  expect_length(predict(g, nd["x"], type = "response"), 2)
+})
