@@ -83,9 +83,12 @@ translate_leaf <- function(e, map, factor_cols) {
   }
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
+  # factor(x, levels = c(...)) too: its levels are typed in the formula (public); the core's C() takes
+  # no levels = (declared levels go in levels = list(...)), so R makes the column, as for ordered()
   if (f %in% .derived_funs ||
-      (f %in% c("factor", "as.factor") && isTRUE(tryCatch(eval(e$ordered, baseenv()),
-                                                        error = function(err) FALSE)))) {
+      (f %in% c("factor", "as.factor") && (!is.null(e$levels) ||
+                                           isTRUE(tryCatch(eval(e$ordered, baseenv()),
+                                                           error = function(err) FALSE))))) {
     py <- derive_leaf(e)
   } else if (f %in% c("factor", "as.factor")) {
     if (length(args) < 1 || !is.name(args[[1]])) {
@@ -297,6 +300,12 @@ derive_leaf <- function(e) {
     },
     ordered = , as.ordered = , factor = , as.factor = {
       v <- col_arg()
+      other <- setdiff(nms[-1], c("levels", "ordered"))
+      if (length(other)) {
+        dp_stop(f, "() in a dpreg formula takes levels = (and ordered =) only, not ",
+                paste(ifelse(nzchar(other), other, "unnamed arguments"), collapse = ", "),
+                "; declare the levels as they appear in the data", call. = FALSE)
+      }
       lv <- if (!is.null(e$levels)) public_constant(e$levels, "the levels") else ctx$levels[[v]]
       if (is.null(lv)) {
         dp_stop(f, "(", v, ") needs public levels: ", f, "(", v, ", levels = c(...)) or ",

@@ -128,3 +128,22 @@ test_that("predict() and model.matrix() on new rows without the response of a de
   g <- dp_glm(I(hit == "yes") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
   expect_length(predict(g, nd["x"], type = "response"), 2)
 })
+
+test_that("factor(x, levels = c(...)) in a formula fits, with lm's names", {
+  # documented (the levels typed in the formula are public) and translated to the core's
+  # C(x, levels=[...]), which the core refuses ("use factor(x) or factor(x, contrast)"): every such
+  # fit stopped; it is now a column computed in R with those levels, like ordered(x, levels = )
+  skip_if_no_core()
+  df <- toy_data()
+  df$h <- rep(c(4, 6, 8), length.out = nrow(df))
+  fit <- dp_lm(y ~ x + factor(g, levels = c("b", "a", "c")) + factor(h, levels = c(4, 6, 8)),
+               data = df, bounds = toy_bounds, method = "adassp", seed = 1)
+  ref <- lm(y ~ x + factor(g, levels = c("b", "a", "c")) + factor(h, levels = c(4, 6, 8)), data = df)
+  expect_equal(names(coef(fit)), names(coef(ref)))
+  nd <- data.frame(x = c(1, 1), g = factor(c("b", "c")), h = c(4, 4))
+  p <- predict(fit, nd)
+  expect_equal(unname(p[2] - p[1]), unname(coef(fit)[4]))   # level c against the reference b
+  # other arguments of factor() (labels = ...) would rename the levels: refused, not ignored
+  expect_error(dp_lm(y ~ factor(g, levels = c("a", "b", "c"), labels = c("A", "B", "C")), data = df,
+                     bounds = toy_bounds, seed = 1), "labels", class = "dpreg_input_error")
+})

@@ -12,8 +12,10 @@ test_that("R formulas become formulaic strings", {
   expect_equal(tf(y ~ (x + h)^2)$core, "y ~ (x + h) ^ 2")
   expect_equal(tf(y ~ sqrt(x) + exp(h))$core, "y ~ np.sqrt(x) + np.exp(h)")
   expect_equal(tf(y ~ log(x, 2))$core, "y ~ I(np.log(x) / np.log(2))")
-  expect_equal(tf(y ~ factor(g, levels = c("b", "a", "c")))$core,
-               "y ~ C(g, levels=['b', 'a', 'c'])")
+  # levels typed in factor(): a column computed in R with those (public) levels
+  tr <- tf(y ~ factor(g, levels = c("b", "a", "c")))
+  expect_equal(tr$core, "y ~ factor_g")
+  expect_equal(tr$derived$factor_g$levels, c("b", "a", "c"))
   expect_equal(tf(y ~ I(`z w` %% 2))$core, "y ~ I(`z w` % 2)")
   # an indicator: one comparison inside I(), passed through (the core gives it the range [0, 1])
   expect_equal(tf(y ~ x + I(h > 1) + I(x <= 2))$core, "y ~ x + I(h > 1) + I(x <= 2)")
