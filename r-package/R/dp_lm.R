@@ -8,7 +8,8 @@
 #'
 #' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
-#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ..., and indicators
+#'   `I()` with arithmetic (`+ - * / ^`) and `log` (also `log(x, base)`),
+#'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
 #'   with one comparison such as `I(z > 55)` (a 0/1 column); a factor or
 #'   character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
 #'   `I(g %in% c("a", "b"))`, is a `FALSE`/`TRUE` factor as in `lm()` (also as

@@ -1,9 +1,10 @@
 # R formula -> the core's formulaic syntax, plus the map from the core's term names back to the
 # names R users know from lm() ("C(g)[T.b]" -> "factor(g)b", "Intercept" -> "(Intercept)").
 
+# the functions the core gives a public range (dpreg.design.formula.ALLOWED_FUNCTIONS; all increasing):
+# abs(), sin(), cos(), tan() would reach it only to be refused there
 .math_funs <- c(log = "np.log", log2 = "np.log2", log10 = "np.log10", log1p = "np.log1p",
-                exp = "np.exp", expm1 = "np.expm1", sqrt = "np.sqrt", abs = "np.abs",
-                sin = "np.sin", cos = "np.cos", tan = "np.tan")
+                exp = "np.exp", expm1 = "np.expm1", sqrt = "np.sqrt")
 .refused_funs <- c("poly", "scale", "ns", "bs", "offset", "splines::ns",
                    "splines::bs", "rank", "quantile", "mean", "median", "min", "max", "range",
                    "sd", "var", "cumsum", "ifelse", "lag", "interaction")
@@ -33,7 +34,8 @@ translate_arith <- function(e) {
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
   if (f == "(") return(paste0("(", translate_arith(args[[1]]), ")"))
-  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**", "%%" = "%", "%/%" = "//",
+  # (%% and %/% have no public range in the core's interval arithmetic: not offered)
+  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**",
               # an indicator I(x > c): 0/1, one comparison per term (the core checks that)
               ">" = ">", ">=" = ">=", "<" = "<", "<=" = "<=", "==" = "==", "!=" = "!=")
   if (f %in% names(binary)) {
@@ -43,7 +45,7 @@ translate_arith <- function(e) {
   if (f %in% names(.math_funs)) return(translate_math(f, args))
   if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
   dp_stop("the function ", f, "() is not supported in a dpreg formula ",
-       "(supported inside I(): + - * / ^ %% %/%, one comparison > >= < <= == != and ",
+       "(supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
        paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
 }
