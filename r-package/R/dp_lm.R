@@ -512,8 +512,8 @@ diag_is_note <- function(d) {
 coef_assign <- function(core_terms, map, formula) {
   labels <- attr(stats::terms(formula), "term.labels")
   leaf <- function(comp) {
-    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
-    x <- if (length(m) == 4) m[2] else comp
+    m <- split_level(comp, map)
+    x <- if (!is.null(m)) m[1] else comp
     r <- map[norm_expr(x)]
     if (is.na(r)) norm_expr(x) else norm_expr(unname(r))
   }

@@ -201,6 +201,19 @@ split_interaction <- function(s) {
   c(parts, paste(ch[start:length(ch)], collapse = ""))
 }
 
+# "g[T.b]" -> c("g", "b"): a factor's column of the core's model matrix split into the factor and
+# the level, or NULL. The split is at the first "[" whose prefix is a factor of the formula (in
+# `map`): a level may hold brackets itself (cut()'s "[5,10)", include.lowest's "[0,5]").
+split_level <- function(comp, map) {
+  if (!endsWith(comp, "]")) return(NULL)
+  starts <- gregexpr("[", comp, fixed = TRUE)[[1]]
+  if (starts[1] < 0) return(NULL)
+  known <- starts[vapply(starts, function(p) !is.na(map[norm_expr(substr(comp, 1, p - 1))]), TRUE)]
+  p <- if (length(known)) known[1] else starts[length(starts)]
+  level <- substr(comp, p + 1, nchar(comp) - 1)
+  c(substr(comp, 1, p - 1), sub("^T\\.", "", level))
+}
+
 # Core term names -> R coefficient names as lm() would print them.
 r_term_names <- function(core_terms, map) {
   one <- function(comp) {
@@ -208,11 +221,11 @@ r_term_names <- function(core_terms, map) {
       r <- map[norm_expr(x)]
       if (is.na(r)) x else unname(r)
     }
-    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
-    if (length(m) == 4) {
+    m <- split_level(comp, map)
+    if (!is.null(m)) {
       # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2" as R prints it
-      level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[4])
-      return(paste0(lab(m[2]), level))
+      level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
+      return(paste0(lab(m[1]), level))
     }
     lab(comp)
   }

@@ -147,3 +147,15 @@ test_that("factor(x, levels = c(...)) in a formula fits, with lm's names", {
   expect_error(dp_lm(y ~ factor(g, levels = c("a", "b", "c"), labels = c("A", "B", "C")), data = df,
                      bounds = toy_bounds, seed = 1), "labels", class = "dpreg_input_error")
 })
+
+test_that("levels with brackets (cut(right = FALSE), include.lowest) keep lm's coefficient names", {
+  # the core names a level "cut_x[T.[5,10)]"; splitting at the last "[" gave "cut_x[T.5,10)", the
+  # internal column in the coefficient's name, and anova() could not group it by term
+  skip_if_no_core()
+  df <- toy_data()
+  f <- y ~ x + cut(x, breaks = c(0, 5, 10), right = FALSE)
+  fit <- dp_lm(f, data = df, bounds = toy_bounds, method = "adassp", seed = 1)
+  expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+  expect_equal(rownames(anova(fit)), c("x", "cut(x, breaks = c(0, 5, 10), right = FALSE)"))
+  expect_equal(dpreg:::r_term_names("C(g)[T.[a]]", c("C(g)" = "g")), "g[a]")
+})
