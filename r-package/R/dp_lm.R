@@ -18,9 +18,9 @@
 #'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
 #'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`
 #'   becomes the reference), `pmin(x, 200)`, `pmax(x, 0)` (ranges from the
-#'   declared ranges of their arguments, else estimated privately), and
-#'   `ordered(g, levels = c(...))` / `factor(g, levels = c(...), ordered =
-#'   TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
+#'   declared ranges of their arguments, else estimated privately),
+#'   `factor(g, levels = c(...))`, and `ordered(g, levels = c(...))` /
+#'   `factor(g, levels = c(...), ordered = TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
 #'   `cut(x, 3)`) are refused.
 #'
 #'   Ordered factors use treatment contrasts (first level = reference), not
