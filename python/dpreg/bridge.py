@@ -429,7 +429,9 @@ def _estimate(kind: str, x, q, options: dict):
     if kind == "mean":
         est = dpreg.dp_mean(values, random_state=seed, **options)
     else:
-        est = dpreg.dp_quantile(values, float(q), random_state=seed, **options)
+        # several levels arrive as a list (released jointly from one budget), one as a number
+        levels = [float(v) for v in q] if isinstance(q, (list, tuple)) else float(q)
+        est = dpreg.dp_quantile(values, levels, random_state=seed, **options)
     return to_plain(est.to_dict())
 
 

@@ -172,6 +172,29 @@ test_that("confint() of dp_quantile is the released interval, and other levels a
                core_mean_interval(x, 0.8, eps = 1, bounds = c(0, 30), random_state = 2L))
 })
 
+test_that("dp_quantile() takes several levels, as quantile() does, released jointly by the core", {
+  # quantile(x, c(0.25, 0.5, 0.75)) is the R idiom; R refused a vector q ("q must be a single
+  # number") although the core releases several levels from one budget
+  skip_if_no_core()
+  set.seed(9)
+  x <- rnorm(5000)
+  q <- dp_quantile(x, c(0.25, 0.5, 0.75), eps = 1, lower = -10, upper = 10, seed = 1)
+  expect_length(q$estimate, 3)
+  # the same release as the Python core's dp_quantile(x, [0.25, 0.5, 0.75]) with that seed
+  core <- reticulate::import("dpreg", convert = FALSE)$dp_quantile(
+    x, list(0.25, 0.5, 0.75), eps = 1, bounds = list(-10, 10), random_state = 1L)
+  expect_equal(q$estimate, reticulate::py_to_r(core$estimates$tolist()))
+  # each within the grid resolution (beta - 1)(v - lower + 1) ~ 0.11 plus sampling error ~ 0.04 of
+  # the normal quantiles: 0.5 is a wide margin
+  expect_true(all(abs(q$estimate - qnorm(c(0.25, 0.5, 0.75))) < 0.5))
+  ci <- confint(q)
+  expect_equal(rownames(ci), c("25%", "50%", "75%"))
+  expect_equal(unname(ci), matrix(unlist(q$facts$conf_int), 3, 2, byrow = TRUE))
+  expect_equal(broom::tidy(q)$q, c(0.25, 0.5, 0.75))
+  expect_output(print(q), "75%")
+  expect_error(dp_quantile(x, c(0.5, NA), lower = -10), "q must be", class = "dpreg_input_error")
+})
+
 test_that("declared levels make number and character columns categorical", {
   skip_if_no_core()
   df <- toy_data()
