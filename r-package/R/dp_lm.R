@@ -428,7 +428,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
   }
   if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
   core_terms <- chr(d$terms)
-  rn <- r_term_names(core_terms, tr$map)
+  rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
   tab <- d$coef_table
   wald <- d$wald

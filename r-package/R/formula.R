@@ -215,12 +215,12 @@ split_level <- function(comp, map) {
 }
 
 # Core term names -> R coefficient names as lm() would print them.
-r_term_names <- function(core_terms, map) {
+r_term_names <- function(core_terms, map, labels = NULL) {
+  lab <- function(x) {
+    r <- map[norm_expr(x)]
+    if (is.na(r)) x else unname(r)
+  }
   one <- function(comp) {
-    lab <- function(x) {
-      r <- map[norm_expr(x)]
-      if (is.na(r)) x else unname(r)
-    }
     m <- split_level(comp, map)
     if (!is.null(m)) {
       # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2" as R prints it
@@ -229,9 +229,22 @@ r_term_names <- function(core_terms, map) {
     }
     lab(comp)
   }
+  factor_of <- function(comp) {
+    m <- split_level(comp, map)
+    norm_expr(lab(if (is.null(m)) comp else m[1]))
+  }
+  label_parts <- lapply(labels, function(l) norm_expr(split_interaction(l)))
   vapply(core_terms, function(t) {
     if (identical(t, "Intercept")) return("(Intercept)")
-    paste(vapply(split_interaction(t), one, ""), collapse = ":")
+    comps <- split_interaction(t)
+    if (length(comps) > 1 && length(label_parts)) {
+      # lm names an interaction's columns in the order of its term label (x:g -> "x:gb"); the
+      # core may order the factors otherwise ("g[T.b]:x")
+      f <- vapply(comps, factor_of, "", USE.NAMES = FALSE)
+      hit <- Filter(function(p) identical(sort(p), sort(f)), label_parts)
+      if (length(hit)) comps <- comps[order(match(f, hit[[1]]))]
+    }
+    paste(vapply(comps, one, ""), collapse = ":")
   }, "", USE.NAMES = FALSE)
 }
 
