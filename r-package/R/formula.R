@@ -172,7 +172,18 @@ translate_formula <- function(formula, data, levels = NULL) {
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {
-    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
+    # lm() would take them from the formula's environment (breaks = brks, I(x > thr)); dpreg reads
+    # only the data and the constants written in the formula
+    env <- environment(formula)
+    in_session <- missing[vapply(missing, function(v) {
+      !is.null(env) && exists(v, envir = env) && !is.function(get(v, envir = env))
+    }, TRUE)]
+    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "),
+            if (length(in_session)) paste0(
+              ". ", paste(in_session, collapse = ", "), " is an object of your R session: a column ",
+              "belongs in data; a constant (breaks, levels, a threshold): write its value in the ",
+              "formula, e.g. breaks = c(0, 10, 20)"),
+            call. = FALSE)
   }
   map <- new.env(parent = emptyenv())
   lhs <- translate_leaf(expanded[[2]], map, NULL)

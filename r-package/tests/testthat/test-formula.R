@@ -61,3 +61,16 @@ test_that("the transforms R offers are those the core can give a public range", 
   expect_equal(tf(y ~ log2(x) + log10(x) + log1p(x) + expm1(x))$core,
                "y ~ np.log2(x) + np.log10(x) + np.log1p(x) + np.expm1(x)")
 })
+
+test_that("a constant from the R session in the formula gets a hint, not only 'not a column'", {
+  # cut(x, breaks = brks), I(x > thr): lm finds them in the formula's environment; dpreg reads only
+  # the data and the constants written in the formula, and said only "not found in data: brks"
+  brks <- c(0, 1, 3)
+  err <- tryCatch(dpreg:::translate_formula(y ~ cut(x, breaks = brks), df), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "brks", fixed = TRUE)
+  expect_match(conditionMessage(err), "write its value in the formula", fixed = TRUE)
+  # a name that is nowhere: the plain message
+  expect_false(grepl("write its value", conditionMessage(
+    tryCatch(dpreg:::translate_formula(y ~ nothere2, df), error = function(e) e))))
+})
