@@ -6,9 +6,9 @@ over the box of allowed c."""
 import warnings
 
 import numpy as np
-from scipy import stats
 import pandas as pd
 import pytest
+from scipy import stats
 
 import dpreg
 from dpreg.estimators import _ssp

@@ -429,6 +429,30 @@ def test_more_formula_and_level_forms():
     assert d.terms == ["Intercept", "z"]
 
 
+def test_columns_named_like_python_keywords_are_ordinary_columns():
+    # R data often has a column "class" (ggplot2::mpg); "class", "if", "True" are identifiers to
+    # str.isidentifier() but not names to Python's parser, and were refused ("cannot parse the term")
+    import dpreg
+    rng = np.random.default_rng(3)
+    n = 600
+    plain = pd.DataFrame({"y": rng.normal(size=n), "a": rng.uniform(0, 1, n), "b": rng.uniform(0, 1, n),
+                          "g": rng.choice(["u", "v"], n)})
+    named = plain.rename(columns={"a": "class", "b": "True", "g": "if"})
+    kw = dict(eps=1, method="adassp", random_state=5)
+    ref = dpreg.dp_lm("y ~ a + b + g", plain, bounds={"y": (-4, 4), "a": (0, 1), "b": (0, 1)},
+                      levels={"g": ["u", "v"]}, **kw)
+    for formula in ("y ~ class + True + if", "y ~ `class` + `True` + `if`", "y ~ ."):
+        fit = dpreg.dp_lm(formula, named, bounds={"y": (-4, 4), "class": (0, 1), "True": (0, 1)},
+                          levels={"if": ["u", "v"]}, **kw)
+        assert fit.terms == ["Intercept", "class", "True", "if[T.v]"]
+        # the same columns under other names: the same release, bit for bit
+        np.testing.assert_array_equal(fit.coef, ref.coef)
+        np.testing.assert_array_equal(fit.predict(named.iloc[:5]), ref.predict(plain.iloc[:5]))
+    # inside a function call formulaic cannot parse such a name at all: the error says why
+    with pytest.raises(FormulaError, match="'class'.*Python keywords.*rename"):
+        dpreg.dp_lm("y ~ I(`class` ** 2)", named, bounds={"y": (-4, 4), "class": (0, 1)}, **kw)
+
+
 def test_categorical_in_arithmetic_and_outcome_as_predictor_are_errors():
     with pytest.raises(DesignError, match="x2"):
         build("y ~ I(x2 * 2)")

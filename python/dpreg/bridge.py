@@ -429,7 +429,9 @@ def _estimate(kind: str, x, q, options: dict):
     if kind == "mean":
         est = dpreg.dp_mean(values, random_state=seed, **options)
     else:
-        est = dpreg.dp_quantile(values, float(q), random_state=seed, **options)
+        # several levels arrive as a list (released jointly from one budget), one as a number
+        levels = [float(v) for v in q] if isinstance(q, (list, tuple)) else float(q)
+        est = dpreg.dp_quantile(values, levels, random_state=seed, **options)
     return to_plain(est.to_dict())
 
 
@@ -441,6 +443,21 @@ def r_dp_mean(x, options: dict | None = None) -> dict:
 def r_dp_quantile(x, q: float, options: dict | None = None) -> dict:
     """``dpreg.dp_quantile`` of a numeric vector; value is ``DPEstimate.to_dict()``."""
     return _run(_estimate, "quantile", x, q, options)
+
+
+def _estimate_conf_int(kind: str, estimate, std_error, facts: dict, level: float) -> dict:
+    from .results.estimate import DPEstimate
+    est = DPEstimate(estimate=estimate, std_error=std_error, privacy=None, facts=dict(facts or {}),
+                     kind=kind)
+    ci = est.conf_int(level=float(level))
+    return {"lower": [float(v) for v in ci["lower"]], "upper": [float(v) for v in ci["upper"]]}
+
+
+def r_estimate_conf_int(kind: str, estimate, std_error, facts: dict, level: float) -> dict:
+    """``DPEstimate.conf_int(level)`` of an estimate R holds as plain values (its released facts):
+    dp_mean's interval at another level from its released components; dp_quantile's ends were
+    released at one level, so another level is refused (InvalidArgument)."""
+    return _run(_estimate_conf_int, kind, estimate, std_error, facts, level)
 
 
 def _whole_numbers_as_int(options: dict, defaults: dict) -> dict:

@@ -13,11 +13,17 @@ fit_assign <- function(object) {
   as.integer(a)
 }
 
+# The coefficients the Wald tests are about: a coefficient reported as not estimable (NA, e.g. a
+# level the released counts cannot estimate) is left out, with its row and column of the
+# covariance, as the core's own Wald test does (DPFit._slopes).
+estimable <- function(object) is.finite(inference_centre(object))
+
 # The released covariance, or an error of class dpreg_no_inference_error when the method released
-# none (a Wald test needs it).
+# none for the estimable coefficients (a Wald test needs it).
 released_vcov <- function(object) {
   V <- object$vcov
-  if (is.null(V) || !all(is.finite(V))) {
+  keep <- estimable(object)
+  if (is.null(V) || !all(is.finite(V[keep, keep]))) {
     note <- if (is.null(object$inference_note)) "the method released no covariance"
             else object$inference_note
     stop(structure(class = c("dpreg_no_inference_error", "dpreg_error", "error", "condition"),
@@ -36,6 +42,7 @@ inference_centre <- function(object) {
 
 # b' V^-1 b by a Cholesky factor (V = R'R, so b' V^-1 b = |R'^-1 b|^2).
 wald_chisq <- function(b, V) {
+  if (!length(b)) return(NA_real_)
   R <- tryCatch(chol(V), error = function(e) NULL)
   if (is.null(R)) return(NA_real_)
   z <- forwardsolve(t(R), b)
@@ -54,12 +61,13 @@ marginal_chisq <- function(object, labels) {
   a <- fit_assign(object)
   V <- released_vcov(object)
   b <- inference_centre(object)
+  keep <- estimable(object)
   idx <- match(labels, object$term.labels)
   chisq <- vapply(idx, function(k) {
-    j <- which(a == k)
+    j <- which(a == k & keep)
     wald_chisq(b[j], V[j, j, drop = FALSE])
   }, 0)
-  df <- vapply(idx, function(k) sum(a == k), 0L)
+  df <- vapply(idx, function(k) sum(a == k & keep), 0L)
   list(chisq = chisq, df = df)
 }
 
@@ -129,6 +137,7 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
   } else {
     V <- released_vcov(object)
     ord <- order(a)
+    ord <- ord[estimable(object)[ord]]
     info <- tryCatch(solve(V[ord, ord, drop = FALSE]), error = function(e) NULL)
     R <- if (is.null(info)) NULL else tryCatch(chol(info), error = function(e) NULL)
     if (is.null(R)) {
@@ -137,8 +146,8 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
     }
     eff <- as.vector(R %*% inference_centre(object)[ord])
     a_ord <- a[ord]
-    chisq <- vapply(seq_along(labels), function(k) sum(eff[a_ord == k]^2), 0)
     df <- vapply(seq_along(labels), function(k) sum(a_ord == k), 0L)
+    chisq <- vapply(seq_along(labels), function(k) if (df[k]) sum(eff[a_ord == k]^2) else NA_real_, 0)
   }
   heading <- c(paste0("Noise-aware Wald chi-square tests by term (", type, ";\n",
                       "from the released coefficients and covariance; normal reference)\n"),
@@ -161,6 +170,7 @@ anova_nested <- function(fits) {
            " must be among those of model ", i, ")", call. = FALSE)
     }
     V <- released_vcov(large)
+    extra <- extra[estimable(large)[extra]]
     rows[[i]] <- c(length(extra), wald_chisq(inference_centre(large)[extra],
                                              V[extra, extra, drop = FALSE]))
   }
@@ -293,8 +303,9 @@ model.matrix.dp_fit <- function(object, data, ...) {
     not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
   }
   if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
-  data <- add_derived(data, object$derived)
-  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
+  derived <- predictor_derived(object)
+  data <- add_derived(data, derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(derived)))
   enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   ok <- stats::complete.cases(data[, vars, drop = FALSE])

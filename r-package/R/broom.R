@@ -100,9 +100,10 @@ glance.dp_fit <- function(x, ...) {
 
 #' Tidy a DP mean or quantile (broom)
 #'
-#' One row: `estimate`, `std.error`, `conf.low`, `conf.high` (Wald z interval
-#' from the released estimate and standard error, see [confint.dp_estimate()]),
-#' `kind`, `nobs`.
+#' One row per estimate (per level `q` of [dp_quantile()]): `estimate`,
+#' `std.error`, `conf.low`, `conf.high` (the released
+#' interval, or at another level the core's, see [confint.dp_estimate()]),
+#' `kind`, `nobs`; for a quantile first its level `q`.
 #' @param x A `dp_estimate` (from [dp_mean()] or [dp_quantile()]).
 #' @param conf.level Level of the interval.
 #' @param ... Unused.
@@ -116,8 +117,13 @@ glance.dp_fit <- function(x, ...) {
 #' @exportS3Method generics::tidy
 tidy.dp_estimate <- function(x, conf.level = 0.95, ...) {
   ci <- confint.dp_estimate(x, level = conf.level)
-  as_tbl(data.frame(estimate = x$estimate, std.error = x$std.error,
-                    conf.low = unname(ci[1, 1]), conf.high = unname(ci[1, 2]),
+  out <- data.frame(estimate = x$estimate, std.error = x$std.error,
+                    conf.low = unname(ci[, 1]), conf.high = unname(ci[, 2]),
                     kind = if (is.null(x$kind)) NA_character_ else as.character(x$kind),
-                    nobs = x$nobs, stringsAsFactors = FALSE))
+                    nobs = x$nobs, stringsAsFactors = FALSE)
+  # the level of each quantile, which tells the rows of dp_quantile(x, c(...)) apart
+  if (identical(x$kind, "quantile") && length(num(x$facts$q)) == nrow(out)) {
+    out <- cbind(q = num(x$facts$q), out)
+  }
+  as_tbl(out)
 }

@@ -63,8 +63,12 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
          "levels read from the data are not private", call. = FALSE)
   }
   if (length(bad)) {
+    times <- bad[vapply(bad, function(v) inherits(data[[v]], c("Date", "POSIXt", "difftime")), TRUE)]
     dp_stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",
-         "logical nor factor", call. = FALSE)
+         "logical nor factor",
+         if (length(times)) paste0("; a date or time enters as a number: add a column such as as.numeric(",
+                                   times[1], ") (days since 1970-01-01 for a Date) and declare its bounds"),
+         call. = FALSE)
   }
   if (length(ordered_cols) && is.null(xlevels)) {
     message("Note: ordered factor(s) ", paste(ordered_cols, collapse = ", "), " are treated as ",

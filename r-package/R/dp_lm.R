@@ -8,15 +8,19 @@
 #'
 #' @section Formulas: A usual R formula: `y ~ x1 + x2`, `y ~ .`, `log(y) ~ x`,
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
-#'   `I()` with arithmetic and `log`, `exp`, `sqrt`, `abs` ..., and indicators
-#'   with one comparison such as `I(z > 55)` (a 0/1 column). Row-wise
+#'   `I()` with arithmetic (`+ - * / ^`) and `log` (also `log(x, base)`),
+#'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
+#'   with one comparison such as `I(z > 55)` (a 0/1 column); a factor or
+#'   character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
+#'   `I(g %in% c("a", "b"))`, is a `FALSE`/`TRUE` factor as in `lm()` (also as
+#'   the outcome of [dp_glm()]; its levels need no declaring). Row-wise
 #'   transforms whose constants are written in the formula are computed in R
 #'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
 #'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`
 #'   becomes the reference), `pmin(x, 200)`, `pmax(x, 0)` (ranges from the
-#'   declared ranges of their arguments, else estimated privately), and
-#'   `ordered(g, levels = c(...))` / `factor(g, levels = c(...), ordered =
-#'   TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
+#'   declared ranges of their arguments, else estimated privately),
+#'   `factor(g, levels = c(...))`, and `ordered(g, levels = c(...))` /
+#'   `factor(g, levels = c(...), ordered = TRUE)`. Transforms that depend on the data (`poly()`, `scale()`, splines,
 #'   `cut(x, 3)`) are refused.
 #'
 #'   Ordered factors use treatment contrasts (first level = reference), not
@@ -217,7 +221,9 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
-  enc <- encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data")
+  enc <- with_derived_labels(
+    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data"),
+    tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
@@ -263,6 +269,17 @@ checked_dots <- function(call, dots) {
     dp_stop("random_state is the Python name of the seed; in R pass seed = <a whole number> (e.g. ",
             "seed = 1; the same number gives the same fit as random_state in Python)", call. = FALSE)
   }
+  # levels and seed come after ... (so that the core's options level and s are not taken for them):
+  # R therefore does not complete an abbreviation of them, which would reach the core as an unknown
+  # option (and "lev" be offered the interval's "level")
+  for (nm in setdiff(names(dots), c("level", "levels_share", "s"))) {
+    full <- c("levels", "seed")[nchar(nm) >= 2 & startsWith(c("levels", "seed"), nm)]
+    if (length(full)) {
+      dp_stop("'", nm, "' is not an argument of dp_lm()/dp_glm(): did you mean ", full, " = ...? ",
+              "Write ", full, " in full (it comes after ..., where R does not complete names)",
+              call. = FALSE)
+    }
+  }
   lm_na_action(dots)
 }
 
@@ -297,6 +314,11 @@ lm_args_refused <- function(call) {
   if ("weights" %in% given) {
     dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
          call. = FALSE)
+  }
+  for (a in intersect(c("model", "x", "y", "qr"), given)) {
+    dp_stop("the lm() argument '", a, "' is not supported: it would keep the training data (model ",
+            "frame, model matrix, response or QR decomposition) in the fit, which a DP fit never holds; ",
+            "model.matrix(fit, data = newdata) builds the matrix of new rows", call. = FALSE)
   }
   for (a in c("offset", "contrasts")) {
     if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
@@ -352,6 +374,26 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
   data
 }
 
+# The R-side refusals of the data name columns; a derived column (cut(), relevel(), pmin(), ...) has
+# an internal name that appears nowhere in the user's code: show the user's expression instead, and
+# say where cut()'s missing values come from.
+with_derived_labels <- function(expr, derived) {
+  if (!length(derived)) return(expr)
+  tryCatch(expr, dpreg_error = function(e) {
+    msg <- conditionMessage(e)
+    cut_named <- vapply(names(derived), function(nm) {
+      !is.null(derived[[nm]]$cut_args) && grepl(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), msg,
+                                                perl = TRUE)
+    }, TRUE)
+    e$message <- derived_labels(msg, derived)
+    if (any(cut_named) && grepl("missing values", msg, fixed = TRUE)) {
+      e$message <- paste0(e$message, ". cut() gives NA for values outside its breaks (and at the lowest ",
+                          "break unless include.lowest = TRUE): make the breaks cover the column's range")
+    }
+    stop(e)
+  })
+}
+
 # NULL / list-with-NULLs from Python -> numeric vector with NA
 num <- function(x) {
   if (is.null(x)) return(NULL)
@@ -386,7 +428,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
   }
   if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
   core_terms <- chr(d$terms)
-  rn <- r_term_names(core_terms, tr$map)
+  rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
   tab <- d$coef_table
   wald <- d$wald
@@ -470,8 +512,8 @@ diag_is_note <- function(d) {
 coef_assign <- function(core_terms, map, formula) {
   labels <- attr(stats::terms(formula), "term.labels")
   leaf <- function(comp) {
-    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
-    x <- if (length(m) == 4) m[2] else comp
+    m <- split_level(comp, map)
+    x <- if (!is.null(m)) m[1] else comp
     r <- map[norm_expr(x)]
     if (is.na(r)) norm_expr(x) else norm_expr(unname(r))
   }

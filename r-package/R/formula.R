@@ -1,9 +1,10 @@
 # R formula -> the core's formulaic syntax, plus the map from the core's term names back to the
 # names R users know from lm() ("C(g)[T.b]" -> "factor(g)b", "Intercept" -> "(Intercept)").
 
+# the functions the core gives a public range (dpreg.design.formula.ALLOWED_FUNCTIONS; all increasing):
+# abs(), sin(), cos(), tan() would reach it only to be refused there
 .math_funs <- c(log = "np.log", log2 = "np.log2", log10 = "np.log10", log1p = "np.log1p",
-                exp = "np.exp", expm1 = "np.expm1", sqrt = "np.sqrt", abs = "np.abs",
-                sin = "np.sin", cos = "np.cos", tan = "np.tan")
+                exp = "np.exp", expm1 = "np.expm1", sqrt = "np.sqrt")
 .refused_funs <- c("poly", "scale", "ns", "bs", "offset", "splines::ns",
                    "splines::bs", "rank", "quantile", "mean", "median", "min", "max", "range",
                    "sd", "var", "cumsum", "ifelse", "lag", "interaction")
@@ -33,7 +34,8 @@ translate_arith <- function(e) {
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
   if (f == "(") return(paste0("(", translate_arith(args[[1]]), ")"))
-  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**", "%%" = "%", "%/%" = "//",
+  # (%% and %/% have no public range in the core's interval arithmetic: not offered)
+  binary <- c("+" = "+", "-" = "-", "*" = "*", "/" = "/", "^" = "**",
               # an indicator I(x > c): 0/1, one comparison per term (the core checks that)
               ">" = ">", ">=" = ">=", "<" = "<", "<=" = "<=", "==" = "==", "!=" = "!=")
   if (f %in% names(binary)) {
@@ -43,7 +45,7 @@ translate_arith <- function(e) {
   if (f %in% names(.math_funs)) return(translate_math(f, args))
   if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
   dp_stop("the function ", f, "() is not supported in a dpreg formula ",
-       "(supported inside I(): + - * / ^ %% %/%, one comparison > >= < <= == != and ",
+       "(supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
        paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
 }
@@ -57,6 +59,21 @@ translate_math <- function(f, args) {
   paste0(.math_funs[[f]], "(", translate_arith(args[[1]]), ")")
 }
 
+# I(g == "b"), I(g != "b"), I(g %in% c("a", "b")): a column compared with typed text (a factor's or
+# character column's labels), computed in R as a FALSE/TRUE factor (public levels, like a logical
+# column); the comparisons of numbers stay the core's 0/1 indicators
+is_level_test <- function(a) {
+  if (!is.call(a) || length(a) != 3) return(FALSE)
+  op <- deparse(a[[1]])
+  if (!(op %in% c("==", "!=", "%in%"))) return(FALSE)
+  sides <- list(a[[2]], a[[3]])
+  text <- vapply(sides, function(x) {
+    is.character(x) || (is.call(x) && identical(deparse(x[[1]]), "c") &&
+                          all(vapply(as.list(x)[-1], is.character, TRUE)))
+  }, TRUE)
+  any(text) && any(vapply(sides, is.name, TRUE))
+}
+
 # Translates one leaf of the formula (a variable or a transformed variable) and records
 # core-expression -> R-label in the environment `map`.
 translate_leaf <- function(e, map, factor_cols) {
@@ -68,9 +85,12 @@ translate_leaf <- function(e, map, factor_cols) {
   }
   f <- deparse(e[[1]])
   args <- as.list(e)[-1]
+  # factor(x, levels = c(...)) too: its levels are typed in the formula (public); the core's C() takes
+  # no levels = (declared levels go in levels = list(...)), so R makes the column, as for ordered()
   if (f %in% .derived_funs ||
-      (f %in% c("factor", "as.factor") && isTRUE(tryCatch(eval(e$ordered, baseenv()),
-                                                        error = function(err) FALSE)))) {
+      (f %in% c("factor", "as.factor") && (!is.null(e$levels) ||
+                                           isTRUE(tryCatch(eval(e$ordered, baseenv()),
+                                                           error = function(err) FALSE))))) {
     py <- derive_leaf(e)
   } else if (f %in% c("factor", "as.factor")) {
     if (length(args) < 1 || !is.name(args[[1]])) {
@@ -89,12 +109,18 @@ translate_leaf <- function(e, map, factor_cols) {
       }
     }
     py <- paste0("C(", var, extra, ")")
+  } else if (f == "I" && is_level_test(args[[1]])) {
+    py <- derive_leaf(e)
   } else if (f == "I") {
     py <- paste0("I(", translate_arith(args[[1]]), ")")
   } else if (f %in% names(.math_funs)) {
     py <- translate_math(f, args)
     # a top-level "(a / b)" would be read as formula syntax: make it python code
     if (startsWith(py, "(")) py <- paste0("I", py)
+  } else if (f == "cbind") {
+    dp_stop("cbind(successes, failures) is not supported: dp_glm() takes one row per trial, with a 0/1, ",
+            "logical or two-level factor outcome (expand the counts into rows first, e.g. with rep()); ",
+            "a row then is the privacy unit", call. = FALSE)
   } else if (f %in% .refused_funs) {
     dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
          "row-wise transform); use I() with public constants instead", call. = FALSE)
@@ -146,7 +172,18 @@ translate_formula <- function(formula, data, levels = NULL) {
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {
-    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "), call. = FALSE)
+    # lm() would take them from the formula's environment (breaks = brks, I(x > thr)); dpreg reads
+    # only the data and the constants written in the formula
+    env <- environment(formula)
+    in_session <- missing[vapply(missing, function(v) {
+      !is.null(env) && exists(v, envir = env) && !is.function(get(v, envir = env))
+    }, TRUE)]
+    dp_stop("column(s) not found in data: ", paste(missing, collapse = ", "),
+            if (length(in_session)) paste0(
+              ". ", paste(in_session, collapse = ", "), " is an object of your R session: a column ",
+              "belongs in data; a constant (breaks, levels, a threshold): write its value in the ",
+              "formula, e.g. breaks = c(0, 10, 20)"),
+            call. = FALSE)
   }
   map <- new.env(parent = emptyenv())
   lhs <- translate_leaf(expanded[[2]], map, NULL)
@@ -175,24 +212,50 @@ split_interaction <- function(s) {
   c(parts, paste(ch[start:length(ch)], collapse = ""))
 }
 
+# "g[T.b]" -> c("g", "b"): a factor's column of the core's model matrix split into the factor and
+# the level, or NULL. The split is at the first "[" whose prefix is a factor of the formula (in
+# `map`): a level may hold brackets itself (cut()'s "[5,10)", include.lowest's "[0,5]").
+split_level <- function(comp, map) {
+  if (!endsWith(comp, "]")) return(NULL)
+  starts <- gregexpr("[", comp, fixed = TRUE)[[1]]
+  if (starts[1] < 0) return(NULL)
+  known <- starts[vapply(starts, function(p) !is.na(map[norm_expr(substr(comp, 1, p - 1))]), TRUE)]
+  p <- if (length(known)) known[1] else starts[length(starts)]
+  level <- substr(comp, p + 1, nchar(comp) - 1)
+  c(substr(comp, 1, p - 1), sub("^T\\.", "", level))
+}
+
 # Core term names -> R coefficient names as lm() would print them.
-r_term_names <- function(core_terms, map) {
+r_term_names <- function(core_terms, map, labels = NULL) {
+  lab <- function(x) {
+    r <- map[norm_expr(x)]
+    if (is.na(r)) x else unname(r)
+  }
   one <- function(comp) {
-    lab <- function(x) {
-      r <- map[norm_expr(x)]
-      if (is.na(r)) x else unname(r)
-    }
-    m <- regmatches(comp, regexec("^(.*)\\[(T\\.)?(.*)\\]$", comp))[[1]]
-    if (length(m) == 4) {
+    m <- split_level(comp, map)
+    if (!is.null(m)) {
       # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2" as R prints it
-      level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[4])
-      return(paste0(lab(m[2]), level))
+      level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
+      return(paste0(lab(m[1]), level))
     }
     lab(comp)
   }
+  factor_of <- function(comp) {
+    m <- split_level(comp, map)
+    norm_expr(lab(if (is.null(m)) comp else m[1]))
+  }
+  label_parts <- lapply(labels, function(l) norm_expr(split_interaction(l)))
   vapply(core_terms, function(t) {
     if (identical(t, "Intercept")) return("(Intercept)")
-    paste(vapply(split_interaction(t), one, ""), collapse = ":")
+    comps <- split_interaction(t)
+    if (length(comps) > 1 && length(label_parts)) {
+      # lm names an interaction's columns in the order of its term label (x:g -> "x:gb"); the
+      # core may order the factors otherwise ("g[T.b]:x")
+      f <- vapply(comps, factor_of, "", USE.NAMES = FALSE)
+      hit <- Filter(function(p) identical(sort(p), sort(f)), label_parts)
+      if (length(hit)) comps <- comps[order(match(f, hit[[1]]))]
+    }
+    paste(vapply(comps, one, ""), collapse = ":")
   }, "", USE.NAMES = FALSE)
 }
 
@@ -263,8 +326,25 @@ derive_leaf <- function(e) {
       })
       list(kind = "numeric", var = NULL, parts = parts, fun_name = f)
     },
+    I = {
+      a <- args[[1]]
+      op <- deparse(a[[1]])
+      col <- if (is.name(a[[2]])) a[[2]] else a[[3]]
+      if (op == "%in%" && !is.name(a[[2]])) {
+        dp_stop("write I(", deparse(col), " %in% c(...)) with the column first", call. = FALSE)
+      }
+      value <- public_constant(if (is.name(a[[2]])) a[[3]] else a[[2]], "the text compared in I()")
+      list(kind = "factor", var = as.character(col), levels = c("FALSE", "TRUE"),
+           test = list(op = op, value = as.character(value)))
+    },
     ordered = , as.ordered = , factor = , as.factor = {
       v <- col_arg()
+      other <- setdiff(nms[-1], c("levels", "ordered"))
+      if (length(other)) {
+        dp_stop(f, "() in a dpreg formula takes levels = (and ordered =) only, not ",
+                paste(ifelse(nzchar(other), other, "unnamed arguments"), collapse = ", "),
+                "; declare the levels as they appear in the data", call. = FALSE)
+      }
       lv <- if (!is.null(e$levels)) public_constant(e$levels, "the levels") else ctx$levels[[v]]
       if (is.null(lv)) {
         dp_stop(f, "(", v, ") needs public levels: ", f, "(", v, ", levels = c(...)) or ",
@@ -286,6 +366,18 @@ derive_leaf <- function(e) {
   name
 }
 
+# The derived columns the right-hand side uses: new rows (predict(), model.matrix()) need only
+# these; an outcome computed in R (pmin(y, 12) ~ x, I(hit == "yes") ~ x) is not evaluated for them
+predictor_derived <- function(object) {
+  d <- object$derived
+  if (!length(d)) return(d)
+  rhs <- sub("^[^~]*~", "", object$core_formula)
+  used <- vapply(names(d), function(nm) {
+    grepl(paste0("(?<![A-Za-z0-9_.])", nm, "(?![A-Za-z0-9_])"), rhs, perl = TRUE)
+  }, TRUE)
+  d[used]
+}
+
 # Adds the derived columns to a data frame (training rows or newdata).
 add_derived <- function(data, derived) {
   for (nm in names(derived)) {
@@ -293,7 +385,8 @@ add_derived <- function(data, derived) {
     if (identical(d$kind, "factor")) {
       x <- data[[d$var]]
       if (is.null(x)) dp_stop("column ", d$var, " not found", call. = FALSE)
-      lab <- if (is.null(d$cut_args)) as.character(x)
+      lab <- if (!is.null(d$test)) level_test(as.character(x), d$test)
+             else if (is.null(d$cut_args)) as.character(x)
              else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
       data[[nm]] <- factor(lab, levels = d$levels)
     } else {
@@ -307,6 +400,13 @@ add_derived <- function(data, derived) {
     }
   }
   data
+}
+
+# "FALSE"/"TRUE" of I(g == "b") and its kin; a missing value stays missing (%in% would say FALSE)
+level_test <- function(x, test) {
+  hit <- switch(test$op, "==" = x == test$value[1], "!=" = x != test$value[1], "%in%" = x %in% test$value)
+  hit[is.na(x)] <- NA
+  as.character(hit)
 }
 
 # Public ranges of pmin()/pmax() columns from the declared ranges of their arguments (monotone in

@@ -433,14 +433,26 @@ deviance.dp_fit <- function(object, ...) {
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
                            type = c("response", "link"), ...) {
+  terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type))
+}
+
+# lm's and glm's type = "terms" centre each term's contribution at the training data's column means
+terms_not_released <- function(type) {
+  if (identical(type, "terms")) {
+    not_released("the column means (which type = \"terms\" centres each term at)",
+                 paste0("no DP mechanism released them; model.matrix(fit, data = newdata) times ",
+                        "coef(fit), term by term (attr(, \"assign\")), gives uncentred contributions"))
+  }
+  invisible()
 }
 
 #' @rdname predict.dp_fit
 #' @export
 predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
                            interval = c("none", "confidence"), level = 0.95, ...) {
+  terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type))
 }
@@ -453,8 +465,9 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
     dp_stop("se.fit must be TRUE or FALSE", call. = FALSE)
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
-  newdata <- add_derived(newdata, object$derived)
-  vars <- unique(c(all.vars(object$formula[[3]]), names(object$derived)))
+  derived <- predictor_derived(object)
+  newdata <- add_derived(newdata, derived)
+  vars <- unique(c(all.vars(object$formula[[3]]), names(derived)))
   enc <- encode_columns(newdata, vars, what = "newdata", xlevels = object$xlevels,
                         check_na = FALSE, xpooled = object$xpooled)
   n <- nrow(newdata)

@@ -14,7 +14,9 @@
 #'   same values in R for the same `seed`.
 #' @param column With files or a DuckDB source: the numeric column to use (may
 #'   be omitted when there is only one).
-#' @param q Quantile level in (0, 1).
+#' @param q Quantile level in (0, 1), or several (`c(0.25, 0.5, 0.75)`, as in
+#'   [stats::quantile()]): released together from the one budget, one row
+#'   each in `print()`, `confint()` and `tidy()` (named `"25%"`, ...).
 #' @param eps,delta Privacy budget (`delta = 0`: pure eps-DP).
 #' @param bounds For `dp_mean()`: public loose bounds `c(lower, upper)` where the
 #'   quantile searches start (required; they may be very loose).
@@ -36,6 +38,7 @@
 #' }
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = NULL, ...) {
+  base_r_args_refused(list(...))
   src <- univariate_source(x, column)
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
@@ -48,17 +51,36 @@ dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = 
 #' @export
 dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, seed = NULL,
                         column = NULL, ...) {
+  dots <- list(...)
+  if (missing(q) && "probs" %in% names(dots)) {
+    p <- dots$probs
+    dp_stop("dp_quantile() takes the level as q = (one number in (0, 1)), not probs =: e.g. ",
+            "dp_quantile(x, q = ", if (is.numeric(p) && length(p) >= 1) format(p[1]) else "0.5", ", ...)",
+            call. = FALSE)
+  }
+  base_r_args_refused(dots)
   src <- univariate_source(x, column)
-  if (!is.numeric(q) || length(q) != 1 || !(q > 0 && q < 1)) {
-    dp_stop("q must be a single number in (0, 1)", call. = FALSE)
+  if (!is.numeric(q) || !length(q) || anyNA(q) || !all(q > 0 & q < 1)) {
+    dp_stop("q must be a number in (0, 1), or several (released together from one budget)", call. = FALSE)
   }
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  lower = if (is.null(lower)) NULL else as.double(lower),
                  upper = if (is.null(upper)) NULL else as.double(upper),
                  seed = check_seed(seed), column = column, .source = if (!is.null(src)) TRUE), list(...))
   opts <- opts[!vapply(opts, is.null, TRUE)]
-  new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as.double(x) else src, as.double(q), opts),
+  new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as.double(x) else src,
+                            if (length(q) > 1) as.list(as.double(q)) else as.double(q), opts),
                   match.call())
+}
+
+# mean()'s and quantile()'s na.rm = would reach the core as an unknown keyword (Python's TypeError
+# text); missing values are never dropped inside a DP estimate (the count would change privately)
+base_r_args_refused <- function(dots) {
+  if ("na.rm" %in% names(dots)) {
+    dp_stop("na.rm is not supported: remove the missing values first (x[!is.na(x)]); the number of ",
+            "values left is then treated as public", call. = FALSE)
+  }
+  invisible()
 }
 
 # x of dp_mean() / dp_quantile(): a numeric vector (NULL returned), or files / duckdb_source() with
@@ -90,7 +112,11 @@ check_vector <- function(x) {
 }
 
 new_dp_estimate <- function(d, call) {
-  structure(list(estimate = num1(d$estimate), std.error = num1(d$std_error), kind = d$kind,
+  est <- num(d$estimate)
+  if (is.null(est)) est <- NA_real_
+  se <- num(d$std_error)
+  if (is.null(se)) se <- rep(NA_real_, length(est))
+  structure(list(estimate = est, std.error = se, kind = d$kind,
                  facts = d$facts, privacy = within_text(d$privacy), warnings = r_dialect(chr(d$warnings)),
                  call = call,
                  nobs = if (is.null(d$facts$n)) NA_integer_ else as.integer(d$facts$n)),
@@ -101,6 +127,7 @@ new_dp_estimate <- function(d, call) {
 #' @param digits Significant digits.
 #' @export
 print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  if (length(x$estimate) > 1) return(print_quantiles(x, digits))
   what <- if (identical(x$kind, "quantile")) {
     paste0("quantile (q = ", format(x$facts$q), ")")
   } else if (identical(x$facts$estimator, "clipped")) {
@@ -116,7 +143,22 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
     } else " (sampling error and privacy noise)"
     cat("   Std. Error: ", format(x$std.error, digits = digits), what_se, sep = "")
   }
-  cat("\nn = ", x$nobs, " (public)\n", sep = "")
+  cat("\n")
+  print_estimate_footer(x)
+}
+
+# several quantile levels: one row each, named as quantile() names them
+print_quantiles <- function(x, digits) {
+  cat("Differentially private quantiles (released together)\n")
+  tab <- cbind(Estimate = x$estimate, `Std. Error` = x$std.error)
+  rownames(tab) <- estimate_names(x)
+  print(tab, digits = digits)
+  cat("Std. Error: half-width of the released interval / z\n")
+  print_estimate_footer(x)
+}
+
+print_estimate_footer <- function(x) {
+  cat("n = ", x$nobs, " (public)\n", sep = "")
   p <- x$privacy
   if (!is.null(p$eps)) {
     cat("Privacy: eps = ", format(p$eps), ", delta = ", format(num1(p$delta)),
@@ -129,6 +171,13 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   invisible(x)
 }
 
+# "mean", "quantile", or for several levels "25%", "50%", ... as quantile() names them
+estimate_names <- function(x) {
+  if (!identical(x$kind, "quantile")) return("mean")
+  if (length(x$estimate) == 1) return("quantile")
+  paste0(format(100 * num(x$facts$q), trim = TRUE), "%")
+}
+
 within_text <- function(p) {
   if (is.list(p) && !is.null(p$text)) p$text <- r_dialect(p$text)
   p
@@ -136,10 +185,14 @@ within_text <- function(p) {
 
 #' Confidence interval of a DP mean or quantile
 #'
-#' The interval the core released with the estimate when there is one at this
-#' level; otherwise the Wald z interval `estimate +/- z * std.error` from the
-#' released estimate and standard error (post-processing, no Python). `NA`
-#' when no standard error was released.
+#' At the level the estimate was released for (`level` of [dp_mean()] /
+#' [dp_quantile()], default 0.95): the interval the core released with it
+#' (no Python needed; for a quantile it need not be symmetric about the
+#' estimate). At another level, the core's `DPEstimate.conf_int()`: a mean's
+#' interval is recomputed from its released components (up to the released
+#' level when it includes a winsorization bias bound); a quantile's interval
+#' ends are releases at one level, so another level is an error (rerun
+#' `dp_quantile(..., level = )`). `NA` when no interval was released.
 #' @param object A `dp_estimate`.
 #' @param parm Unused (one parameter).
 #' @param level Confidence level.
@@ -157,14 +210,19 @@ confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
     dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }
-  ci <- object$conf.int
-  if (!is.null(ci) && isTRUE(abs(num1(ci$level) - level) < 1e-12)) {
-    lo <- num1(ci$lower); hi <- num1(ci$upper)
+  f <- object$facts
+  k <- length(object$estimate)
+  released <- num(unlist(f$conf_int))
+  if (length(released) != 2 * k) {
+    lo <- hi <- rep(NA_real_, k)
+  } else if (isTRUE(abs(num1(f$level) - level) < 1e-12)) {
+    lo <- released[c(TRUE, FALSE)]; hi <- released[c(FALSE, TRUE)]
   } else {
-    z <- stats::qnorm(0.5 + level / 2)
-    lo <- object$estimate - z * object$std.error
-    hi <- object$estimate + z * object$std.error
+    one <- function(v) if (k == 1) v else as.list(v)
+    se <- object$std.error
+    ci <- call_core("r_estimate_conf_int", object$kind, one(object$estimate),
+                    if (all(is.finite(se))) one(se), f, as.double(level))
+    lo <- num(ci$lower); hi <- num(ci$upper)
   }
-  what <- if (identical(object$kind, "quantile")) "quantile" else "mean"
-  matrix(c(lo, hi), 1, 2, dimnames = list(what, perc_labels(level)))
+  matrix(c(lo, hi), k, 2, dimnames = list(estimate_names(object), perc_labels(level)))
 }

@@ -9,6 +9,7 @@ functions form a whitelist (:data:`ALLOWED_FUNCTIONS`); ``C(x)`` marks a categor
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -85,7 +86,11 @@ class ParsedFormula:
 
 
 def quote_name(name: str) -> str:
-    return name if name.isidentifier() else "`" + name.replace("`", "\\`") + "`"
+    # a keyword (class, if, lambda) or constant (True, None) is an identifier to str.isidentifier() but
+    # not a name to Python's parser: a column called "class" must be back-quoted like "my var"
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    return "`" + name.replace("`", "\\`") + "`"
 
 
 def _power_in_calls(text: str) -> str:
@@ -260,6 +265,18 @@ def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
     return FactorInfo(expr, "numeric", vars_, tree, names)
 
 
+def _keyword_hint(text: str, columns) -> str:
+    """Why formulaic could not parse ``text``, when the reason is a column named like a Python keyword
+    (``class``, ``if``): formulaic looks such a column up as a bare term but cannot parse it inside a
+    function call, back-quoted or not."""
+    named = [c for c in columns if keyword.iskeyword(c) and re.search(rf"(?<![\w.]){re.escape(c)}(?![\w.])", text)]
+    if not named:
+        return ""
+    return (f": column(s) {', '.join(repr(c) for c in named)} are named like Python keywords, which the "
+            "formula parser accepts as bare terms but not inside a function such as I(), log() or C(); "
+            "rename the column(s)")
+
+
 def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
@@ -281,7 +298,7 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     try:
         lhs_f = Formula(lhs_text)
     except Exception:
-        raise FormulaError("cannot parse the outcome of the formula") from None
+        raise FormulaError("cannot parse the outcome of the formula" + _keyword_hint(lhs_text, columns)) from None
     lhs_terms = [t for t in lhs_f if str(t) != "1"]
     if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
         raise FormulaError("the formula needs exactly one outcome on the left of '~'")
@@ -293,7 +310,8 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:
-        raise FormulaError(f"cannot parse the right-hand side of the formula ({type(exc).__name__})") from None
+        raise FormulaError(f"cannot parse the right-hand side of the formula ({type(exc).__name__})"
+                           + _keyword_hint(rhs_text, columns)) from None
     factors: dict[str, FactorInfo] = {}
     rhs_vars: list[str] = []
     for term in rhs_f:

@@ -11,6 +11,13 @@ skip_if_core_lacks <- function(what) {
   if (!isTRUE(info[[what]])) skip(paste("the dpreg Python core has no", what, "yet"))
 }
 
+# The interval of the Python core's own dp_mean at `level` (the same seed gives the same release):
+# the reference for confint() of a dp_mean result at a level other than the released one.
+core_mean_interval <- function(x, level, ...) {
+  est <- reticulate::import("dpreg", convert = FALSE)$dp_mean(x, ...)
+  reticulate::py_to_r(est$conf_int(level = level)$to_numpy()$ravel()$tolist())
+}
+
 toy_data <- function(n = 400, seed = 11) {
   set.seed(seed)  # the data only; all privacy noise comes from the core's seeded NoiseSource
   x <- runif(n, 0, 10)

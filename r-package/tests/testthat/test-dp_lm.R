@@ -153,6 +153,48 @@ test_that("dp_mean and dp_quantile release univariate estimates", {
   expect_error(dp_quantile(x, 2), "q must be")
 })
 
+test_that("confint() of dp_quantile is the released interval, and other levels are the core's", {
+  skip_if_no_core()
+  # wages with many zeros (as AER::PSID1976, 43% zeros): the released interval of the median is
+  # far from symmetric about the estimate, and confint() used to rebuild it as estimate +/- z * se
+  set.seed(4)
+  x <- c(rep(0, 320), rlnorm(433, 0.8, 0.6))
+  q <- dp_quantile(x, 0.5, eps = 1, lower = 0, upper = 30, seed = 1)
+  released <- unlist(q$facts$conf_int)
+  expect_equal(unname(confint(q)[1, ]), released)
+  expect_equal(unname(unlist(broom::tidy(q)[, c("conf.low", "conf.high")])), released)
+  # the ends of a quantile interval are releases at one level: another level is refused, as in Python
+  expect_error(confint(q, level = 0.9), class = "dpreg_invalid_argument_error")
+  # dp_mean recomputes another level from its released components: the core's DPEstimate.conf_int
+  m <- dp_mean(x, eps = 1, bounds = c(0, 30), seed = 2)
+  expect_equal(unname(confint(m)[1, ]), unlist(m$facts$conf_int))
+  expect_equal(unname(confint(m, level = 0.8)[1, ]),
+               core_mean_interval(x, 0.8, eps = 1, bounds = c(0, 30), random_state = 2L))
+})
+
+test_that("dp_quantile() takes several levels, as quantile() does, released jointly by the core", {
+  # quantile(x, c(0.25, 0.5, 0.75)) is the R idiom; R refused a vector q ("q must be a single
+  # number") although the core releases several levels from one budget
+  skip_if_no_core()
+  set.seed(9)
+  x <- rnorm(5000)
+  q <- dp_quantile(x, c(0.25, 0.5, 0.75), eps = 1, lower = -10, upper = 10, seed = 1)
+  expect_length(q$estimate, 3)
+  # the same release as the Python core's dp_quantile(x, [0.25, 0.5, 0.75]) with that seed
+  core <- reticulate::import("dpreg", convert = FALSE)$dp_quantile(
+    x, list(0.25, 0.5, 0.75), eps = 1, bounds = list(-10, 10), random_state = 1L)
+  expect_equal(q$estimate, reticulate::py_to_r(core$estimates$tolist()))
+  # each within the grid resolution (beta - 1)(v - lower + 1) ~ 0.11 plus sampling error ~ 0.04 of
+  # the normal quantiles: 0.5 is a wide margin
+  expect_true(all(abs(q$estimate - qnorm(c(0.25, 0.5, 0.75))) < 0.5))
+  ci <- confint(q)
+  expect_equal(rownames(ci), c("25%", "50%", "75%"))
+  expect_equal(unname(ci), matrix(unlist(q$facts$conf_int), 3, 2, byrow = TRUE))
+  expect_equal(broom::tidy(q)$q, c(0.25, 0.5, 0.75))
+  expect_output(print(q), "75%")
+  expect_error(dp_quantile(x, c(0.5, NA), lower = -10), "q must be", class = "dpreg_input_error")
+})
+
 test_that("declared levels make number and character columns categorical", {
   skip_if_no_core()
   df <- toy_data()

@@ -12,9 +12,11 @@ test_that("R formulas become formulaic strings", {
   expect_equal(tf(y ~ (x + h)^2)$core, "y ~ (x + h) ^ 2")
   expect_equal(tf(y ~ sqrt(x) + exp(h))$core, "y ~ np.sqrt(x) + np.exp(h)")
   expect_equal(tf(y ~ log(x, 2))$core, "y ~ I(np.log(x) / np.log(2))")
-  expect_equal(tf(y ~ factor(g, levels = c("b", "a", "c")))$core,
-               "y ~ C(g, levels=['b', 'a', 'c'])")
-  expect_equal(tf(y ~ I(`z w` %% 2))$core, "y ~ I(`z w` % 2)")
+  # levels typed in factor(): a column computed in R with those (public) levels
+  tr <- tf(y ~ factor(g, levels = c("b", "a", "c")))
+  expect_equal(tr$core, "y ~ factor_g")
+  expect_equal(tr$derived$factor_g$levels, c("b", "a", "c"))
+  expect_equal(tf(y ~ I(`z w` / 2))$core, "y ~ I(`z w` / 2)")
   # an indicator: one comparison inside I(), passed through (the core gives it the range [0, 1])
   expect_equal(tf(y ~ x + I(h > 1) + I(x <= 2))$core, "y ~ x + I(h > 1) + I(x <= 2)")
   expect_equal(tf(y ~ . - h)$vars, c("y", "x", "g", "h", "z w"))
@@ -38,4 +40,37 @@ test_that("core term names map back to lm's coefficient names", {
   tr2 <- tf(log(y) ~ x + g + I(x^2) + factor(h))
   expect_equal(dpreg:::r_term_names(c("Intercept", "x", "g[T.b]", "g[T.c]", "I(x ** 2)",
                                       "C(h)[T.2.0]"), tr2$map), names(coef(fit)))
+})
+
+test_that("a binomial outcome written as cbind(successes, failures) gets the reason and the way out", {
+  # glm()'s habit (datasets::esoph): it was listed among unsupported functions with no hint
+  df <- data.frame(k = c(1, 2), m = c(3, 1), x = c(0, 1))
+  err <- tryCatch(dpreg:::translate_formula(cbind(k, m) ~ x, df), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "one row per trial", fixed = TRUE)
+})
+
+test_that("the transforms R offers are those the core can give a public range", {
+  # abs(), sin(), cos(), tan(), %% and %/% were translated and listed as supported, and then refused
+  # by the core ("function abs() is not supported", "cannot derive a public range")
+  for (f in list(y ~ abs(x - 1), y ~ sin(x), y ~ I(cos(x) + 1), y ~ I(x %% 2), y ~ I(x %/% 2))) {
+    err <- tryCatch(tf(f), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_false(grepl("abs|sin|cos|tan|%%", sub("^.*supported", "", conditionMessage(err))))
+  }
+  expect_equal(tf(y ~ log2(x) + log10(x) + log1p(x) + expm1(x))$core,
+               "y ~ np.log2(x) + np.log10(x) + np.log1p(x) + np.expm1(x)")
+})
+
+test_that("a constant from the R session in the formula gets a hint, not only 'not a column'", {
+  # cut(x, breaks = brks), I(x > thr): lm finds them in the formula's environment; dpreg reads only
+  # the data and the constants written in the formula, and said only "not found in data: brks"
+  brks <- c(0, 1, 3)
+  err <- tryCatch(dpreg:::translate_formula(y ~ cut(x, breaks = brks), df), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "brks", fixed = TRUE)
+  expect_match(conditionMessage(err), "write its value in the formula", fixed = TRUE)
+  # a name that is nowhere: the plain message
+  expect_false(grepl("write its value", conditionMessage(
+    tryCatch(dpreg:::translate_formula(y ~ nothere2, df), error = function(e) e))))
 })

@@ -23,3 +23,50 @@ test_that("delta >= 1/n is refused unless allow_large_delta = TRUE, which the st
                allow_large_delta = TRUE)
   expect_match(fit$privacy_paragraph, "allow_large_delta = TRUE", fixed = TRUE)   # in R's dialect
 })
+
+test_that("base R's mean()/quantile() arguments get an R answer from dp_mean()/dp_quantile()", {
+  # na.rm = TRUE (mean()'s habit) reached the core as an unknown keyword argument and came back as
+  # Python's TypeError text; probs = (quantile()'s name for q) failed with "argument q is missing"
+  x <- c(1, 5, 9)
+  err <- tryCatch(dp_mean(x, bounds = c(0, 10), na.rm = TRUE), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "na.rm", fixed = TRUE)
+  expect_match(conditionMessage(err), "remove the missing values", fixed = TRUE)
+  expect_false(grepl("keyword argument", conditionMessage(err)))
+  expect_error(dp_quantile(x, lower = 0, na.rm = TRUE), "na.rm", class = "dpreg_input_error")
+  err <- tryCatch(dp_quantile(x, probs = 0.9, lower = 0), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "q = 0.9", fixed = TRUE)
+})
+
+test_that("a Date column is refused with the conversion to use", {
+  df <- toy_data(50)
+  df$day <- as.Date("2024-01-01") + seq_len(50)
+  err <- tryCatch(dp_lm(y ~ x + day, data = df, bounds = toy_bounds, seed = 1), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "as.numeric(day)", fixed = TRUE)
+})
+
+test_that("an abbreviated levels = or seed = is caught (they come after ..., so R does not match them)", {
+  # lev = reached the core as an unknown option, whose hint was "did you mean level" (the interval
+  # level), the wrong argument
+  df <- toy_data(50)
+  err <- tryCatch(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, lev = toy_levels), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "levels = ", fixed = TRUE)
+  expect_match(conditionMessage(err), "in full", fixed = TRUE)
+  expect_error(dp_lm(y ~ x, data = df, bounds = toy_bounds, se = 1), "seed = ", class = "dpreg_input_error")
+})
+
+test_that("lm()'s model = / x = / y = / qr = are refused: they would keep the training data", {
+  # they reached the core as unknown options, and "model" was offered the core's option "mode"
+  df <- toy_data(50)
+  for (a in c("model", "x", "y", "qr")) {
+    args <- list(y ~ x, data = df, bounds = toy_bounds, seed = 1)
+    args[[a]] <- TRUE
+    err <- tryCatch(do.call(dp_lm, args), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), paste0("'", a, "'"), fixed = TRUE)
+    expect_match(conditionMessage(err), "training data", fixed = TRUE)
+  }
+})

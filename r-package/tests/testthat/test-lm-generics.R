@@ -30,6 +30,38 @@ test_that("anova() Wald tests are the matrix algebra of the released coefficient
   expect_equal(d[["Chisq"]], a2[["Chisq"]])
 })
 
+test_that("anova(), drop1() and car::Anova() leave out a coefficient reported as not estimable", {
+  # a level the released counts cannot estimate has coefficient NA and an NA row/column in vcov
+  # (boosted_adassp, subsample_aggregate); the fit's own Wald test drops it (issue 12): so must the
+  # tables by term, instead of refusing every test for want of a covariance
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  fit$coefficients[4] <- NA_real_
+  fit$vcov[4, ] <- NA_real_
+  fit$vcov[, 4] <- NA_real_
+  b <- fit$coefficients
+  # V is diagonal in the mock: each statistic is a sum of squared z values of the estimable ones
+  a <- anova(fit, type = "marginal")
+  expect_equal(a[["Df"]], c(1L, 1L))
+  expect_equal(a[["Chisq"]], c((b[2] / 0.05)^2, (b[3] / 0.4)^2), ignore_attr = TRUE)
+  expect_equal(anova(fit)[["Chisq"]], a[["Chisq"]])
+  expect_equal(drop1(fit)[["Df"]], c(1L, 1L))
+  skip_if_not_installed("car")
+  expect_equal(car::Anova(fit, type = "III")[["Chisq"]], a[["Chisq"]])
+  # every coefficient of a term not estimable: the term has no test (Df 0, NA), the others keep theirs
+  fit$coefficients[3] <- NA_real_
+  fit$vcov[3, ] <- NA_real_
+  fit$vcov[, 3] <- NA_real_
+  s <- anova(fit)
+  expect_equal(s[["Df"]], c(1L, 0L))
+  expect_equal(s[["Chisq"]][1], unname((b[2] / 0.05)^2))
+  expect_true(is.na(s[["Chisq"]][2]))
+  # an estimable coefficient whose variance is withheld still stops the tests
+  fit$vcov[2, 2] <- NA_real_
+  expect_error(anova(fit), class = "dpreg_no_inference_error")
+})
+
 test_that("anova() stops when no covariance was released", {
   fit <- mock_fit()
   fit$assign <- c(0L, 1L, 2L, 2L)
@@ -108,7 +140,11 @@ test_that("tidy(exponentiate = TRUE) for dp_glm and methods for dp_mean results"
   expect_equal(t1$conf.low, exp(t0$conf.low))
   m <- dp_mean(df$x, eps = 1, bounds = c(-100, 100), seed = 1)
   ci <- confint(m, level = 0.9)
-  expect_equal(unname(ci[1, ]), m$estimate + c(-1, 1) * qnorm(0.95) * m$std.error)
+  # another level than the released 0.95: the core's interval (its pure-DP noise is Laplace, so not
+  # estimate +/- z * se), inside the released one
+  expect_equal(unname(ci[1, ]), core_mean_interval(df$x, 0.9, eps = 1, bounds = c(-100, 100),
+                                                   random_state = 1L))
+  expect_true(ci[1, 1] > confint(m)[1, 1] && ci[1, 2] < confint(m)[1, 2])
   tm <- broom::tidy(m)
   expect_equal(tm$estimate, m$estimate)
   expect_equal(tm$nobs, 600L)

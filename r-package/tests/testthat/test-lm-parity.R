@@ -236,3 +236,17 @@ test_that("confint(parm) takes names and indices like confint.lm, unknown names 
   ref <- lm(y ~ x + g, data = toy_data(20))
   expect_identical(dimnames(confint(ref, c("x", "nope"))), dimnames(nope))
 })
+
+test_that("interaction coefficients are named in the order of lm's term labels", {
+  # y ~ x + g:x: R's term is x:g and lm names x:gb; the core ordered the factor first (gb:x)
+  tr <- dpreg:::translate_formula(y ~ x + g:x, toy_data(20))
+  expect_equal(dpreg:::r_term_names(c("Intercept", "x", "g[T.b]:x", "g[T.c]:x"), tr$map,
+                                    attr(terms(tr$formula), "term.labels")),
+               c("(Intercept)", "x", "x:gb", "x:gc"))
+  skip_if_no_core()
+  df <- toy_data()
+  for (f in list(y ~ x + g:x, y ~ x + I(g == "b"):x, y ~ x * g)) {
+    fit <- dp_lm(f, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 1)
+    expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+  }
+})

@@ -135,3 +135,14 @@ test_that("the stored call and formula carry no data", {
   f <- local({ secret <- 42; dpreg:::translate_formula(y ~ x, data.frame(x = 1, y = 2))$formula })
   expect_identical(environment(f), baseenv())
 })
+
+test_that("predict(type = \"terms\") says why it is not available", {
+  # lm's term contributions are centred at the training data's column means, which a DP fit does not
+  # release; the call failed with match.arg's "'arg' should be one of ..."
+  fit <- mock_fit()
+  nd <- data.frame(x = 1, g = factor("a", levels = c("a", "b", "c")))
+  err <- tryCatch(predict(fit, nd, type = "terms"), error = function(e) e)
+  expect_s3_class(err, "dpreg_not_released")
+  expect_match(conditionMessage(err), "means", fixed = TRUE)
+  expect_match(conditionMessage(err), "model.matrix(fit, data = newdata)", fixed = TRUE)
+})
