@@ -61,6 +61,25 @@ def test_wald_gives_a_reason_instead_of_a_number_when_it_cannot_be_computed(V, n
         assert wald_test(np.array([1.0, 2.0]), V, [0, 1]) is None
 
 
+def test_wald_does_not_depend_on_the_units_of_the_predictors():
+    """A well-conditioned correlation matrix with coefficients on very different scales (income in
+    dollars next to a dummy: standard errors 1.5e-5 and 4): the covariance's own eigenvalue ratio is
+    about 1e-11, yet the test is the same as in rescaled units (W is invariant to rescaling b_j and V's
+    rows / columns by the same factors), computed here with an explicit inverse."""
+    C = np.array([[1.0, 0.3, -0.2], [0.3, 1.0, 0.4], [-0.2, 0.4, 1.0]])
+    sd = np.array([4.0, 5e-3, 1.5e-5])
+    V = C * np.outer(sd, sd)
+    b = np.array([-0.5, 5.6e-3, 9e-7])
+    assert np.linalg.eigvalsh(V)[0] / np.linalg.eigvalsh(V)[-1] < 1e-10   # the old check's trigger
+    w_ref = float((b / sd) @ np.linalg.inv(C) @ (b / sd))
+    out = wald_chi2(b, V, [0, 1, 2])
+    assert out["statistic"] == pytest.approx(w_ref, rel=1e-10)
+    # and the same number in units where every coefficient is of order 1
+    scale = 1.0 / sd
+    out2 = wald_chi2(b * scale, V * np.outer(scale, scale), [0, 1, 2])
+    assert out2["statistic"] == pytest.approx(out["statistic"], rel=1e-10)
+
+
 def test_wald_with_no_slopes_says_so():
     out = wald_chi2(np.array([1.0]), np.eye(1), [])
     assert out["statistic"] is None and out["df"] == 0 and "intercept" in out["note"]

@@ -7,7 +7,8 @@ includes the privacy noise). It is what a DP fit reports instead of the F test (
 of squares of the data, which are not released).
 
 W is computed as ||L^{-1} b_S||^2 with the Cholesky factor L of V_SS. A covariance that is not finite,
-or not positive definite to working precision (smallest eigenvalue <= 1e-10 times the largest), gives
+or not positive definite to working precision (smallest eigenvalue of its correlation matrix <= 1e-10
+times the largest: a check that does not depend on the predictors' units), gives
 no statistic: solving with it would return rounding noise, and whether the solve fails would depend
 on the last bits of V.
 """
@@ -42,15 +43,23 @@ def wald_chi2(beta, V, index) -> dict:
         out["note"] = "not available: covariances between coefficients are not estimated by this method"
         return out
     b = np.asarray(beta, float)[index]
-    ev = np.linalg.eigvalsh((Vs + Vs.T) / 2.0)
+    # on the correlation scale: W = (b / sd)' C^-1 (b / sd) is the same number, and the singularity check
+    # no longer depends on the units of the predictors (income in dollars next to a dummy put the
+    # eigenvalue ratio of V_SS below 1e-10 with a well-conditioned correlation matrix)
+    sd = np.sqrt(np.diag(Vs))
+    if not np.all(sd > 0):
+        out["note"] = "not available: the covariance of the coefficients is not positive definite"
+        return out
+    Cs = Vs / np.outer(sd, sd)
+    ev = np.linalg.eigvalsh((Cs + Cs.T) / 2.0)
     try:
         if not ev[-1] > 0 or ev[0] <= SINGULAR_RTOL * ev[-1]:
             raise np.linalg.LinAlgError("singular")
-        c = np.linalg.cholesky(Vs)
+        c = np.linalg.cholesky((Cs + Cs.T) / 2.0)
     except np.linalg.LinAlgError:
         out["note"] = "not available: the covariance of the coefficients is not positive definite"
         return out
-    w_half = np.linalg.solve(c, b)
+    w_half = np.linalg.solve(c, b / sd)
     w = float(w_half @ w_half)
     out["statistic"] = w
     out["p_value"] = float(stats.chi2.sf(w, len(index)))
