@@ -448,7 +448,7 @@ def _overflow_frame(n=1000, seed=6):
 def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatch):
     """Sixteenth audit pass. Whether ht_iht runs standardised (and so its noise rule) depends on the
     column intervals; with a range searched privately those are a release. The public shape checked
-    before the search has stand-in ranges (standardised: the share 0.19 passes), the built design the
+    before the search has stand-in ranges (standardised: the share 0.17 passes), the built design the
     released one (exp(v) infinite: raw scale, share 0.53, refused). That refusal is a function of the
     released range, so the Budget pays for the search (it was charged nothing, and a caller could repeat
     such fits for free). With v's range declared the same refusal is public and comes before anything is
