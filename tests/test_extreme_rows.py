@@ -468,12 +468,15 @@ _OTHER_NUMBERS = [(Fraction(1, 3), 1.0 / 3.0), (Decimal("0.125"), 0.125), (Fract
 @pytest.mark.parametrize("other,double", _OTHER_NUMBERS, ids=["Fraction", "Decimal", "Fraction-huge",
                                                                "Decimal-huge"])
 @pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
-def test_a_fraction_or_decimal_among_floats_fits_like_its_float(other, double, bounds):
+@pytest.mark.parametrize("with_int", [False, True], ids=["floats", "floats-and-an-int"])
+def test_a_fraction_or_decimal_among_floats_fits_like_its_float(other, double, bounds, with_int):
     D = _data(3000)
 
     def fit(v):
         d = D.copy()
         d["x"] = _with_row0(D["x"], v)
+        if with_int:                 # pandas then calls the column "mixed-integer", not "mixed"
+            d.loc[1, "x"] = 1
         return _outcome(lambda: dp_lm("y ~ x + x2", d, eps=2, method="adassp" if bounds else "auto",
                                       bounds=bounds, random_state=5))
     got, want = fit(other), fit(double)

@@ -43,7 +43,7 @@ def _column_type(s: pd.Series) -> str:
             return "numeric"
         if kind == "boolean":
             return "bool"
-        if kind == "mixed" and _all_numbers(s):
+        if kind in ("mixed", "mixed-integer") and _all_numbers(s):
             # Fractions or Decimals among floats (pandas calls that "mixed"): numbers all the same, used as
             # their floats (saturating_numeric_series); refusing them would be a decision of that one row
             return "numeric"
