@@ -144,6 +144,15 @@ def _features(res):
             v = getattr(res, name, None)
             if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool):
                 f[name] = float(v)
+        # sixteenth pass: the standard errors and AdaSSP's separate inference centre are released
+        # numbers too (a withheld one, NaN, is left out: it is the fit's declared decision, not a defect)
+        if getattr(res, "has_inference", False):
+            for term, v in res.std_errors.items():
+                if math.isfinite(float(v)):
+                    f[f"se[{term}]"] = float(v)
+        if getattr(res, "has_separate_centre", False):
+            for term, v in res.inference_centre.items():
+                f[f"centre[{term}]"] = float(v)
     for path, v in _numbers(getattr(res, "facts", {}) or {}, "facts"):
         f[path] = v
     for i, e in enumerate(getattr(res.privacy, "ledger", []) or []):
@@ -151,6 +160,12 @@ def _features(res):
             if isinstance(e.get(k), (int, float)):
                 f[f"ledger[{i}].{k}"] = float(e[k])
     return f
+
+
+def _text_facts(res):
+    """Outcome classes for the texts among a fit's facts (sixteenth pass): a note such as sigma_estimand
+    or sigma_not_estimable is a decision, present or absent, that the released numbers may not show."""
+    return {f"fact:{k}" for k, v in (getattr(res, "facts", None) or {}).items() if isinstance(v, str)}
 
 
 def _declared_not_estimable(res):
@@ -190,6 +205,7 @@ def observe(fit, data, seed, scan=False):
         else:
             claim = _claim(res.privacy)
             feats = _features(res)
+            tokens |= _text_facts(res)
             declared_na = _declared_not_estimable(res)
             for k, v in feats.items():
                 if not math.isfinite(v) and not k.startswith("facts"):
@@ -543,7 +559,7 @@ def build_cases():
                  lambda: (lambda d: (d, replaced(d, x=1.5e308)))(bounded_frame(200)),
                  {"full": 1000, "quick": 200, "test": 0}),
         ]
-    return cases + fourteenth_pass_cases()
+    return cases + fourteenth_pass_cases() + sixteenth_pass_cases()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -683,6 +699,80 @@ def fourteenth_pass_cases():
         Case("dp_quantile: x = 10**400 (int)", "dp_quantile", "1 -> 10**400, an object column", _quantile(),
              lambda: huge_int_pair(bounded_frame(200)), {"full": 1000, "quick": 300, "test": 50}),
     ]
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------
+# sixteenth pass (docs/audit.md): the heavy-tail check, auto without inference, ht_iht's noise rule
+# after a private range search
+# ---------------------------------------------------------------------------------------------------
+def tail_frame(n, seed=0, df_t=45):
+    """y = 0.3 x + 0.15 t_45, clipped to [-1, 1], row 0 at the corner (1, 1) (test data, not dpreg noise).
+    At n = 3e4, eps = 8 the heavy-tail check of the residual scale (inference/ssp.py heavy_tail_signal, on
+    the released resid_abs_clipped and resid_sq) sits near its thresholds on these residuals: the
+    sigma_estimand note and the withholding of sigma's interval and R^2 (z > 3) go either way between
+    releases (t_30: always heavy; t_60: nearly never)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.3 * x + 0.15 * rng.standard_t(df_t, n), -1, 1)
+    x[0], y[0] = 1.0, 1.0
+    return pd.DataFrame({"y": y, "x": x})
+
+
+def overflow_frame(n=1000, seed=0):
+    """Bounded x, z, w and a column v around 511, half of it below (test data, not dpreg noise). At
+    n = 1000, eps = 0.5 the private range search of v runs on a grid of ratio 2 whose points near the data
+    are 511 and 1023, and its target count lies near the rows below 511: the released upper end is
+    either 511 (exp(v)'s column interval finite: ht_iht runs standardised, its noise rule passes) or 1023
+    (exp(1023) overflows: raw scale, refused after the search, charged). Row 0 at v = 500."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({c: rng.uniform(-1, 1, n) for c in ("x", "z", "w")})
+    df["v"] = rng.uniform(500.0, 522.0, n)
+    df["y"] = np.clip(df["x"] + 0.3 * rng.standard_normal(n), -3, 3)
+    df.loc[0, "v"] = 500.0
+    return df
+
+
+def sixteenth_pass_cases():
+    """Neighbours for the paths of the fifteenth pass that no audit case reached: the heavy-tail check
+    and its withholding (AdaSSP / BoostedAdaSSP with inference where the residual scale is estimable),
+    method="auto" choosing dpgd with inference=False on private ranges, and ht_iht's noise rule deciding
+    on the built design after a private range search."""
+    cases = []
+    for label, method, reps in (("adassp", "adassp", (300, 100, 0)), ("boosted_adassp", "boosted_adassp",
+                                                                     (200, 60, 0))):
+        fit = _lm("y ~ x", method, eps=8.0, inference=True)
+        cases += [
+            Case(f"{label}, inference, heavy-tail check: x = 1.5e308", f"{label} (tail check)",
+                 "(1, 1) -> (1.5e308, -1.5e308), clamped; n = 3e4, t45 residuals, eps = 8", fit,
+                 lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(tail_frame(30_000)),
+                 {"full": reps[0], "quick": reps[1], "test": reps[2]}),
+        ]
+    cases.append(Case("adassp, inference, heavy-tail check: in-range corner", "adassp (tail check)",
+                      "(1, 1) -> (1, -1); n = 3e4, t45 residuals, eps = 8", _lm("y ~ x", "adassp", eps=8.0,
+                                                                                  inference=True),
+                      lambda: (lambda d: (d, replaced(d, x=1.0, y=-1.0)))(tail_frame(30_000)),
+                      {"full": 300, "quick": 100, "test": 0}))
+    # auto with inference=False and nothing declared: private ranges, then dpgd (the public flag decides)
+    auto = _lm("y ~ x", "auto", bounds=None, inference=False)
+    cases += [
+        Case("auto, inference=False, private ranges: x = 1.5e308", "auto (no inference)",
+             "(1, 1) -> (1.5e308, -1.5e308)", auto,
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(2000)),
+             {"full": 600, "quick": 200, "test": 20}),
+        Case("auto, inference=False, private ranges: x = 10**400 (int)", "auto (no inference)",
+             "(1, 1) -> (10**400, -1)", auto, lambda: huge_int_pair(bounded_frame(2000)),
+             {"full": 300, "quick": 100, "test": 0}),
+    ]
+    # ht_iht's noise rule on the built design reads the searched range of v (raw scale when exp(v)'s
+    # interval overflows): refused or fitted by a function of that release, which is charged
+    iht = _lm("y ~ x + z + w + exp(v)", "ht_iht", eps=0.5, bounds={c: (-1.0, 1.0) for c in ("x", "z", "w")}, s=2)
+    cases.append(Case("ht_iht, searched range at exp()'s overflow: v = 1.5e308", "ht_iht (searched range)",
+                      "v = 500 -> 1.5e308 (n = 1000, eps = 0.5, s = 2)", iht,
+                      lambda: (lambda d: (d, replaced(d, v=1.5e308)))(overflow_frame()),
+                      {"full": 300, "quick": 100, "test": 0}))
     return cases
 
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import warnings
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -454,6 +455,44 @@ def test_univariate_values_beyond_the_double_range_give_the_release_of_the_large
             want = call(np.array(_with_row0(x, double).tolist(), dtype=object))
             as_list = call(list(_with_row0(x, huge)))
         assert got.estimate == want.estimate == as_list.estimate
+
+
+# sixteenth audit pass: a Fraction or a Decimal among the floats of an object column made the column's
+# inferred type "mixed" and the fit was refused ("mixes value types") on that one row's account; a small
+# Fraction was also read as missing by pd.to_numeric. Such a value is a number: it is used as its float
+# (saturated beyond the double range), so the release is bit-identical to the one with that float.
+_OTHER_NUMBERS = [(Fraction(1, 3), 1.0 / 3.0), (Decimal("0.125"), 0.125), (Fraction(10 ** 400, 3), BIG),
+                  (Decimal("-1e500"), -BIG)]
+
+
+@pytest.mark.parametrize("other,double", _OTHER_NUMBERS, ids=["Fraction", "Decimal", "Fraction-huge",
+                                                               "Decimal-huge"])
+@pytest.mark.parametrize("bounds", [None, BOUNDS], ids=["no-bounds", "bounds"])
+@pytest.mark.parametrize("with_int", [False, True], ids=["floats", "floats-and-an-int"])
+def test_a_fraction_or_decimal_among_floats_fits_like_its_float(other, double, bounds, with_int):
+    D = _data(3000)
+
+    def fit(v):
+        d = D.copy()
+        d["x"] = _with_row0(D["x"], v)
+        if with_int:                 # pandas then calls the column "mixed-integer", not "mixed"
+            d.loc[1, "x"] = 1
+        return _outcome(lambda: dp_lm("y ~ x + x2", d, eps=2, method="adassp" if bounds else "auto",
+                                      bounds=bounds, random_state=5))
+    got, want = fit(other), fit(double)
+    assert got[0] == want[0] == "ok"
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("odd", ["abc", True, b"1"], ids=["str", "bool", "bytes"])
+def test_a_value_that_is_not_a_number_in_a_numeric_column_is_refused_naming_the_column_only(odd):
+    """Not numbers (a string, a bool, bytes) among floats: refused, as a missing or infinite value is
+    (dpreg never rewrites or drops a row silently), with a message that names the column, not the value."""
+    D = _data(500)
+    D["x"] = _with_row0(D["x"], odd)
+    with pytest.raises(dpreg.errors.DesignError, match="column 'x' mixes value types") as err:
+        dp_lm("y ~ x + x2", D, eps=2, method="adassp", bounds=BOUNDS, random_state=5)
+    assert repr(odd) not in str(err.value) and "abc" not in str(err.value)
 
 
 @pytest.mark.parametrize("inf", [float("inf"), -float("inf"), np.float64("inf")], ids=["inf", "-inf", "np.inf"])

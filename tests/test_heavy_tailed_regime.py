@@ -432,3 +432,48 @@ def test_sparsity_bound_from_a_private_level_selection_says_where_d_came_from():
         dpreg.dp_lm("y ~ a + g", df, eps=1.0, bounds=bounds, levels={"g": ["u", "v", "w"]}, method="ht_iht",
                     s=50, random_state=1)
     assert "private selection" not in str(err2.value)
+
+
+def _overflow_frame(n=1000, seed=6):
+    """Bounded x, z, w and a column v just below 709.78, where exp() overflows (test data, not a DP draw):
+    a privately searched range of v ends above it (the search rounds outward), so exp(v)'s column interval
+    is infinite and the heavy-tailed fit runs on the raw scale, whose noise share is larger."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({c: rng.uniform(-1, 1, n) for c in ("x", "z", "w")})
+    df["v"] = rng.uniform(700.0, 705.0, n)
+    df["y"] = df["x"] + 0.3 * rng.normal(size=n)
+    return df
+
+
+def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatch):
+    """Sixteenth audit pass. Whether ht_iht runs standardised (and so its noise rule) depends on the
+    column intervals; with a range searched privately those are a release. The public shape checked
+    before the search has stand-in ranges (standardised: the share 0.17 passes), the built design the
+    released one (exp(v) infinite: raw scale, share 0.53, refused). That refusal is a function of the
+    released range, so the Budget pays for the search (it was charged nothing, and a caller could repeat
+    such fits for free). With v's range declared the same refusal is public and comes before anything is
+    spent."""
+    rows = []
+    real_add = Ledger.add
+    monkeypatch.setattr(Ledger, "add", lambda self, entry: (rows.append(entry), real_add(self, entry))[1])
+    df = _overflow_frame()
+    declared = {"x": (-1.0, 1.0), "z": (-1.0, 1.0), "w": (-1.0, 1.0)}
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise") as err:
+            dpreg.dp_lm("y ~ x + z + w + exp(v)", df, eps=0.5, bounds=declared, method="ht_iht", s=2,
+                        budget=budget, random_state=1)
+    # the raw scale came from the range, not from an option the caller did not pass
+    assert "own scale" in str(err.value) and "standardize=False" not in str(err.value)
+    searched = sum(e.eps for e in rows if e.eps is not None)
+    assert rows and searched > 0                         # the range search ran before the refusal
+    assert budget.spent[0] == pytest.approx(searched, rel=1e-12) and len(budget.history) == 1
+    rows.clear()
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise"):
+            dpreg.dp_lm("y ~ x + z + w + exp(v)", df, eps=0.5, method="ht_iht", s=2, budget=budget, random_state=1,
+                        bounds={**declared, "v": (700.0, 712.0), "y": (-3.0, 3.0)})
+    assert rows == [] and budget.spent == (0.0, 0.0)

@@ -192,3 +192,18 @@ def test_values_beyond_the_double_range_fit_like_the_largest_double(where):
         coefs.append((m.coef_, m.intercept_))
     np.testing.assert_array_equal(coefs[0][0], coefs[1][0])
     assert coefs[0][1] == coefs[1][1]
+
+
+def test_add_remove_few_samples_are_fitted_not_refused():
+    """Sixteenth audit pass: under add/remove (options={'neighbours': 'add_remove'}) n is private, so
+    n_samples <= the number of coefficients is fitted (as dp_lm does there), not refused; under the
+    default replace-one neighbours n is public and the refusal stays."""
+    X = np.array([[0.1, 0.2], [0.3, -0.5]])
+    y = np.array([0.5, -0.2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-1, 1),
+                               options={"neighbours": "add_remove"}, random_state=1).fit(X, y)
+    assert m.coef_.shape == (2,) and np.all(np.isfinite(m.coef_))
+    with pytest.raises(dpreg.errors.InvalidArgument, match="too small"):
+        DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-1, 1), random_state=1).fit(X, y)

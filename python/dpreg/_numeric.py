@@ -60,6 +60,22 @@ def _saturated_scalar(v):
     return v
 
 
+def is_real_number(v) -> bool:
+    """A real number of any Python or numpy type (int, float, Fraction, Decimal), not a bool."""
+    return not isinstance(v, (bool, np.bool_)) and isinstance(v, (numbers.Real, decimal.Decimal))
+
+
+def _as_saturated_float(v):
+    """A real number as its float (+-DBL_MAX beyond the double range); every other value unchanged."""
+    if not is_real_number(v):
+        return v
+    v = _saturated_scalar(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
 def _finite(v) -> bool:
     if isinstance(v, decimal.Decimal):
         return v.is_finite()
@@ -106,6 +122,8 @@ def saturating_numeric_series(s):
         out = pd.to_numeric(s, errors="coerce")
     except OverflowError:
         out = None
-    if out is None or np.isinf(np.asarray(out, dtype=float)).any():
-        out = pd.to_numeric(s.map(_saturated_scalar), errors="coerce")
+    # element-wise where the fast conversion overflowed, or read a number as missing (pd.to_numeric
+    # coerces a Fraction to NaN): every real number becomes its float, saturated beyond the double range
+    if out is None or np.isinf(np.asarray(out, dtype=float)).any() or bool((out.isna() & s.notna()).any()):
+        out = pd.to_numeric(s.map(_as_saturated_float), errors="coerce")
     return out

@@ -439,6 +439,12 @@ def _d_from_a_release(public) -> bool:
     return bool(selected_level_factors(public))
 
 
+def _ranges_from_a_release(public) -> bool:
+    """True when a variable's range (and so the column intervals) came from the private range search."""
+    variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
+    return any(getattr(v, "bounds_source", None) == "estimated" for v in variables.values())
+
+
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
     """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
     other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
@@ -583,7 +589,13 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # a function of n, the declared options and d. d is public unless a factor's levels were
         # selected privately: then it is a function of that release, the refusal tells the caller
         # something the release computed, and the Budget pays for what the ledger holds (see _fit)
-        exc._dpreg_public = not _d_from_a_release(design.public)
+        # The heavy-tailed methods' check (check_public_hook) also reads the column intervals (whether the
+        # fit runs standardised): after a private range search those are a release too (a searched range
+        # whose image overflows, exp(v), puts the fit on the raw scale, with more noise). Its refusals on
+        # public facts were made before the search (_check_public_shape_early); one made here depends on
+        # the released ranges, and the Budget pays for them (sixteenth audit pass)
+        exc._dpreg_public = not (_d_from_a_release(design.public) or (
+            est.check_public_hook is not None and _ranges_from_a_release(design.public)))
         raise
     if family == "gaussian" and neighbours == "replace_one":
         # the same public rule whether auto chose the method or the user did (issue 13: a user who picks

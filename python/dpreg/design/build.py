@@ -570,7 +570,10 @@ def _clamp_and_model_matrix(c, num_vars, values, ranges, sources, cat_frame, *, 
     d = X.shape[1]
     if d == 0:
         raise DesignError("the formula has no terms on the right-hand side")
-    if n <= d and not allow_wide:  # methods built for d >= n (heavy-tailed family) pass allow_wide
+    # under add/remove n is private: no refusal may depend on it (sixteenth audit pass: n <= d against
+    # n = d + 1 was a refusal against a fit, a one-row difference seen with certainty); the mechanisms
+    # are total at any n there, and what is reported rests on the released count
+    if n_public and n <= d and not allow_wide:  # methods built for d >= n (heavy-tailed family) pass allow_wide
         rows = f"n = {n} rows is" if n_public else "the number of rows is"
         # with levels taken from the data, d counts observed values: not public, so not quoted
         d_public = not any(getattr(vs, "levels_source", None) == "data" for vs in schema.variables.values())

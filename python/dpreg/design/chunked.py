@@ -501,7 +501,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         public.schema.variables[v].bounds_source = "estimated"
     public.schema.unreliable_ranges = list(unreliable)
     d = len(public.terms)
-    if n <= d:
+    if n_public and n <= d:        # under add/remove n is private: no refusal on it (build_design)
         raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d}); use fewer terms "
                           "or more rows")
     rows = StreamedRows(source, columns, lambda fr: build(fr, full), n, d)

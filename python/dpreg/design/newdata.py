@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._numeric import saturating_numeric_series
+from .._numeric import is_real_number, saturating_numeric_series
 from ..errors import DesignError, InvalidArgumentType
 from .formula import FORMULA_CONTEXT
 
@@ -43,9 +43,19 @@ def _column_type(s: pd.Series) -> str:
             return "numeric"
         if kind == "boolean":
             return "bool"
+        if kind in ("mixed", "mixed-integer") and _all_numbers(s):
+            # Fractions or Decimals among floats (pandas calls that "mixed"): numbers all the same, used as
+            # their floats (saturating_numeric_series); refusing them would be a decision of that one row
+            return "numeric"
         raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
                           "give it one type: numbers, strings or a pandas Categorical")
     raise DesignError(f"column {name!r} has a type dpreg does not support")
+
+
+def _all_numbers(s: pd.Series) -> bool:
+    """Every non-missing value of an object column is a real number (int, float, Fraction, Decimal, numpy
+    number); bools, strings and other objects are not."""
+    return all(is_real_number(v) for v in s.dropna())
 
 
 def _match_levels(s: pd.Series, lv: list):

@@ -95,7 +95,8 @@ def check_public(n, d, spec, options) -> None:
     _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
     if not spec.delta or spec.delta <= 0:
         _ssp.mu_from_spec(spec)
-    if n <= d + 1:
+    # under add/remove n is private: no refusal may depend on it (its inference uses the released count)
+    if spec.neighbours == "replace_one" and n <= d + 1:
         raise InvalidArgument("BoostedAdaSSP needs more rows than model-matrix columns plus one")
 
 

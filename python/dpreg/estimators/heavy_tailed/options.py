@@ -602,7 +602,7 @@ def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | No
     head = (f"ht_iht with s = {s} at n = {n}, eps = {float(eps):g} is dominated by its privacy noise: every step "
             f"uses a disjoint block of about {int(n) // T} rows, and the "
             f"noise of the last Peeling step on the {s} kept coefficients is {share:.2g} times {radius} "
-            f"({'' if std_path else 'standardize=False; '}above {IHT_NOISE_MAX:g}, where on real data its test error was up to 8 x "
+            f"({'' if std_path else _raw_scale_reason(options) + '; '}above {IHT_NOISE_MAX:g}, where on real data its test error was up to 8 x "
             f"that of least squares; docs/accuracy.md, 'ht_iht and ht_sparse with a sparsity'). {what}.")
     if refusal:
         use = ", ".join((["a smaller s"] if smaller else []) + (["fewer rounds T"] if fewer else [])
@@ -628,6 +628,16 @@ def _largest_passing_T(n, public, eps, delta, options, s, T) -> list[int]:
         else:
             hi = mid - 1
     return [lo]
+
+
+def _raw_scale_reason(options) -> str:
+    """Why ht_iht runs on the raw scale (_public_standardisation returned None), for its refusal text:
+    the user's option, or a column interval that is not finite (e.g. exp() of a wide range)."""
+    if options.get("standardize", True) is False:
+        return "standardize=False"
+    if any(k in options for k in _SCALING):
+        return "with the scaling constants given"
+    return "a model-matrix column or the outcome has no finite range"
 
 
 def _iht_T(n, public, eps, delta, options):
