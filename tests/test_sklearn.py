@@ -192,3 +192,25 @@ def test_values_beyond_the_double_range_fit_like_the_largest_double(where):
         coefs.append((m.coef_, m.intercept_))
     np.testing.assert_array_equal(coefs[0][0], coefs[1][0])
     assert coefs[0][1] == coefs[1][1]
+
+
+@pytest.mark.parametrize("dtype", [object, "string[pyarrow]", "str"])
+def test_non_numeric_input_is_refused_without_quoting_a_value(data, dtype):
+    # newcomer review, sixteenth pass: scikit-learn's validation passed on numpy's "could not convert
+    # string to float: '<value>'", which quotes a data value; the refusal names the column instead
+    X, y = data
+    secret = "SECRET-VALUE-17"
+    Xs = X.assign(g=pd.Series([secret, "other"] * (len(X) // 2), dtype=dtype))
+    est = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0)
+    with pytest.raises(dpreg.errors.InvalidArgumentType, match="column\\(s\\) 'g'") as caught:
+        est.fit(Xs, y)
+    assert secret not in str(caught.value)
+    fitted = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0).fit(X, y)
+    with pytest.raises(TypeError) as caught:
+        fitted.predict(X.assign(a=pd.Series([secret] * len(X), dtype=dtype)))
+    assert secret not in str(caught.value)
+    ys = y.astype(object).copy()
+    ys.iloc[3] = secret
+    with pytest.raises(ValueError) as caught:
+        est.fit(X, ys)
+    assert secret not in str(caught.value)

@@ -77,6 +77,11 @@ def _saturated(values):
     return out
 
 
+def _quotes_a_value(err: ValueError) -> bool:
+    """numpy's failed float conversion, whose message ends with the offending value."""
+    return str(err).startswith("could not convert")
+
+
 class RepeatedFitWarning(UserWarning):
     """A dpreg estimator is fitted repeatedly on the same data (cross-validation, grid search): each
     fit spends its own privacy budget and the spends add up."""
@@ -103,16 +108,35 @@ class _DPBase(BaseEstimator):
         X = _saturated(X)
         if y is not None:
             y = _saturated(y)
-        if fitting:
-            X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
-                                 reset=True)
-        else:
-            X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+        try:
+            if fitting:
+                X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
+                                     reset=True)
+            else:
+                X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+        except ValueError as err:
+            if _quotes_a_value(err):
+                raise self._not_numbers_error("X", X) from None
+            raise
         values = np.asarray(X, dtype=float)
         names = [str(c) for c in getattr(self, "feature_names_in_", [])] or \
             [f"x{j}" for j in range(values.shape[1])]
         cols = [f"x{j}" for j in range(values.shape[1])]
         return pd.DataFrame(values, columns=cols), names, y
+
+    def _not_numbers_error(self, what, values):
+        """numpy's "could not convert string to float: '<value>'" quotes a data value; this names the
+        columns (public: the user's schema) and never a value (data policy, docs/api.md)."""
+        where = ""
+        if isinstance(values, pd.DataFrame):
+            bad = [str(c) for c, t in values.dtypes.items()
+                   if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+            where = f" (column(s) {', '.join(repr(c) for c in bad)})" if bad else ""
+        hint = ("encode categorical features as numbers first (e.g. a OneHotEncoder in a Pipeline), "
+                "or use dpreg.dp_lm / dp_glm with a formula, which codes them itself"
+                if what == "X" else "the target of a regression must be numeric")
+        return InvalidArgumentType(f"{type(self).__name__}: {what} holds values that are not numbers"
+                                   f"{where}; {hint}")
 
     def _bounds(self, names):
         """Declared bounds by the user's feature names (or x0, x1, ...) -> internal names."""
@@ -158,7 +182,12 @@ class _DPBase(BaseEstimator):
             raise InvalidArgument(f"{type(self).__name__} requires y to be passed, but the target y is None")
         self._check_budget_param()
         df, names, y = self._frame(X, y, fitting=True)
-        df[_TARGET] = np.asarray(y, dtype=float).ravel()
+        try:
+            df[_TARGET] = np.asarray(y, dtype=float).ravel()
+        except ValueError as err:
+            if _quotes_a_value(err):
+                raise self._not_numbers_error("y", y) from None
+            raise
         n, p = df.shape[0], df.shape[1] - 1 + bool(self.fit_intercept)
         if n <= p:
             raise InvalidArgument(f"n_samples={n} is too small for {p} coefficients: a regression needs more "
