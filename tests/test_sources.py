@@ -109,6 +109,22 @@ def test_corrupt_parquet_names_the_file(files, tmp_path):
     assert b.spent == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_declarations_for_columns_the_formula_does_not_use_are_ignored_like_pandas(frame, files, method):
+    # newcomer review, sixteenth pass: one bounds / levels dict reused for a smaller model. A pandas
+    # frame ignores the unused keys; every other source refused them as "not in the data" (they are
+    # in it: only the formula's columns were read). adassp streams the files, boosted_adassp reads them.
+    formula = "y ~ x1"
+    kw = dict(eps=1, bounds=BOUNDS, levels=LEVELS, method=method, random_state=5)
+    ref = dpreg.dp_lm(formula, frame, **kw)
+    for name, src in _sources(frame, files).items():
+        fit = dpreg.dp_lm(formula, src, **kw)
+        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+    # a key that is no column at all is still refused, with the hint
+    with pytest.raises(DPRegError, match="did you mean 'x2'"):
+        dpreg.dp_lm(formula, str(files / "*.parquet"), eps=1, bounds={**BOUNDS, "x22": (0, 1)}, method=method)
+
+
 def test_missing_formula_column_is_named(frame, files):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="'zz'"):
