@@ -50,7 +50,7 @@ def test_fit_predict_and_attributes(data):
     assert list(m.feature_names_in_) == ["a", "b"] and m.n_features_in_ == 2
     # predict is X @ coef_ + intercept_, the released coefficients of the DPFit
     np.testing.assert_allclose(m.predict(X), X.to_numpy() @ m.coef_ + m.intercept_)
-    np.testing.assert_allclose(m.coef_, m.fit_.coef[["x0", "x1"]].to_numpy())
+    np.testing.assert_allclose(m.coef_, m.fit_.coef[["a", "b"]].to_numpy())
     assert np.allclose(m.coef_, [2, -1], atol=0.3)   # eps = 2, n = 3000: noise sd ~ 0.05
     with pytest.warns(PrivacyLeakWarning):
         assert m.score(X, y) > 0.8
@@ -214,3 +214,23 @@ def test_non_numeric_input_is_refused_without_quoting_a_value(data, dtype):
     with pytest.raises(ValueError) as caught:
         est.fit(X, ys)
     assert secret not in str(caught.value)
+
+
+def test_fit_speaks_of_the_feature_names(data):
+    # newcomer review, sixteenth pass: fit_.summary() of a DataFrame fit spoke of "target__ ~ x0 + x1"
+    # and its ranges of x0, x1; it now uses the feature names and the target Series' name where they are
+    # plain identifiers, and x0, x1, ... otherwise (here: a name with a space, or a repeated name)
+    X, y = data
+    m = DPLinearRegression(eps=2, bounds={"a": (0, 1), "b": (0, 1)}, target_bounds=(-2, 4),
+                           random_state=1).fit(X, y.rename("outcome"))
+    assert list(m.fit_.coef.index) == ["Intercept", "a", "b"] and m.fit_.formula == "outcome ~ a + b"
+    assert "outcome declared [-2, 4]; a declared [0, 1]; b declared [0, 1]" in str(m.fit_.summary())
+    numbered = DPLinearRegression(eps=2, bounds={"a b": (0, 1), "b": (0, 1)}, target_bounds=(-2, 4),
+                                  random_state=1).fit(X.rename(columns={"a": "a b"}), y)
+    assert list(numbered.fit_.coef.index) == ["Intercept", "x0", "x1"]
+    # the same seed and ranges: the names change nothing else
+    np.testing.assert_array_equal(numbered.coef_, m.coef_)
+    clash = DPLinearRegression(eps=2, bounds=(0, 1), target_bounds=(-2, 4), random_state=1).fit(
+        X.rename(columns={"a": "y"}), y)
+    assert list(clash.fit_.coef.index) == ["Intercept", "y", "b"] and clash.fit_.formula.startswith("target__ ~")
+    np.testing.assert_array_equal(clash.coef_, m.coef_)
