@@ -80,6 +80,17 @@ def test_formula_forms_and_names():
     assert d.public.outcome_interval == pytest.approx((0.0, math.log(5)))
 
 
+def test_patsy_quoting_points_to_backticks():
+    # newcomer review, sixteenth pass: Q('x1') got "function Q() is not supported; allowed: exp, ...";
+    # the refusal now says how dpreg quotes a name, and the backticked name builds the same column
+    df = frame().rename(columns={"x1": "x.1"})
+    with pytest.raises(FormulaError, match="backticks"):
+        build("y ~ Q('x.1')", df, bounds={"x.1": (1, 5), "y": (-4, 4)})
+    d = build("y ~ `x.1`", df, bounds={"x.1": (1, 5), "y": (-4, 4)})
+    assert d.terms == ["Intercept", "x.1"]
+    np.testing.assert_array_equal(d.X[:, 1], df["x.1"])
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public

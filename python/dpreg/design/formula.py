@@ -194,6 +194,9 @@ def _check_calls(tree, expr: str) -> None:
                 if name in ("I",) + tuple(ALLOWED_FUNCTIONS) and (len(node.args) != 1 or node.keywords):
                     raise FormulaError(f"term {expr!r}: {name}() takes exactly one argument here")
                 continue
+            if name == "Q":   # patsy's quoting of a column name
+                raise FormulaError(f"term {expr!r}: Q() (patsy's quoting) is not supported; quote a column "
+                                   "name with backticks instead, e.g. `my column` or `yrs.since.phd`")
             raise FormulaError(f"term {expr!r}: function {name}() is not supported; allowed: "
                                f"{', '.join(sorted(ALLOWED_FUNCTIONS))}, I(), C()")
         if isinstance(node, ast.Compare):
