@@ -125,6 +125,22 @@ def test_declarations_for_columns_the_formula_does_not_use_are_ignored_like_pand
         dpreg.dp_lm(formula, str(files / "*.parquet"), eps=1, bounds={**BOUNDS, "x22": (0, 1)}, method=method)
 
 
+def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
+    # newcomer review, sixteenth pass: a fit made from a polars frame refused polars (and pyarrow)
+    # newdata ("newdata must be a pandas DataFrame")
+    fit = _fit(pa.Table.from_pandas(frame, preserve_index=False))
+    new = frame.iloc[:5].reset_index(drop=True)
+    ref = fit.predict(new, interval="confidence")
+    others = {"arrow": pa.Table.from_pandas(new, preserve_index=False)}
+    try:
+        import polars as pl
+        others["polars"] = pl.from_pandas(new)
+    except ImportError:
+        pass
+    for name, data in others.items():
+        pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
+
+
 def test_missing_formula_column_is_named(frame, files):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="'zz'"):

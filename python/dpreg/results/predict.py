@@ -28,6 +28,13 @@ def _row_scales(X):
     return np.where(big, top, 1.0)
 
 
+def _is_arrow_like_frame(obj) -> bool:
+    """A polars DataFrame or a pyarrow Table (both convert with ``to_pandas()``)."""
+    module = type(obj).__module__.split(".")[0]
+    return module in ("polars", "pyarrow") and type(obj).__name__ in ("DataFrame", "Table") \
+        and callable(getattr(obj, "to_pandas", None))
+
+
 class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
 
@@ -36,8 +43,12 @@ class _PredictionMixin:
             raise DPRegError("this fit cannot build model matrices for new data (no public design)")
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
+        elif _is_arrow_like_frame(newdata):
+            # the in-memory sources dp_lm fits on (polars, pyarrow): predict takes them too
+            newdata = newdata.to_pandas()
         if not isinstance(newdata, pd.DataFrame):
-            raise InvalidArgumentType("newdata must be a pandas DataFrame (or a dict of columns)")
+            raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table, or a "
+                                      "dict of columns")
         res = self._public.model_matrix(newdata)
         outside = None
         if isinstance(res, tuple):
