@@ -234,3 +234,9 @@ def test_fit_speaks_of_the_feature_names(data):
         X.rename(columns={"a": "y"}), y)
     assert list(clash.fit_.coef.index) == ["Intercept", "y", "b"] and clash.fit_.formula.startswith("target__ ~")
     np.testing.assert_array_equal(clash.coef_, m.coef_)
+
+
+def test_repeated_fit_warning_is_a_dpreg_warning():
+    # docs/api.md: "Every warning is a dpreg.DPRegWarning" (it was a bare UserWarning); filtering
+    # DPRegWarning, or UserWarning as before, catches it
+    assert issubclass(RepeatedFitWarning, dpreg.DPRegWarning) and issubclass(RepeatedFitWarning, UserWarning)

@@ -48,7 +48,8 @@ def test_conf_int_alpha_keyword(fit):
     with pytest.raises(ValueError):
         fit.conf_int(0.9, alpha=0.1)
     # statsmodels' positional alpha would silently give 5% intervals: warned
-    with pytest.warns(UserWarning, match="alpha"):
+    # a DPRegWarning, as every warning of dpreg (newcomer review, sixteenth pass: it was a bare UserWarning)
+    with pytest.warns(dpreg.DPRegWarning, match="alpha"):
         narrow = fit.conf_int(0.05)
     assert (narrow["upper"] - narrow["lower"] < b["upper"] - b["lower"]).all()
     with warnings.catch_warnings():

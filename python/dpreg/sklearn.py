@@ -33,7 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the optional extra
     raise ImportError("dpreg.sklearn needs scikit-learn: pip install 'dpreg[sklearn]'") from exc
 
-from .errors import InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
+from .errors import DPRegWarning, InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
 
@@ -107,9 +107,10 @@ def _target_name(y, feature_names) -> str:
     return name if name not in set(map(str, feature_names)) else _TARGET
 
 
-class RepeatedFitWarning(UserWarning):
+class RepeatedFitWarning(DPRegWarning):
     """A dpreg estimator is fitted repeatedly on the same data (cross-validation, grid search): each
-    fit spends its own privacy budget and the spends add up."""
+    fit spends its own privacy budget and the spends add up. A :class:`dpreg.errors.DPRegWarning`
+    (hence a ``UserWarning``), like every warning dpreg gives."""
 
 
 def _in_model_selection() -> bool:
