@@ -184,6 +184,22 @@ def test_statement_not_private_when_bounds_read_from_data():
     assert "123.456" not in blob and "789.012" not in blob
 
 
+def test_statement_names_every_kind_of_value_read_from_the_data():
+    # newcomer review, sixteenth pass: with levels read from the data the paragraph said "The data were
+    # accessed only through ... releases", and with ranges and levels read it spoke of the ranges only
+    both = _statement(schema=_schema(with_data_bounds=True))          # g's levels and z's range read
+    text, p = str(both), both.paragraph()
+    assert "NOT differentially private (bounds and levels read from data)" in text.splitlines()[0]
+    assert "variable ranges and category levels were read from the data" in text
+    assert "the ranges of some variables and the levels of some categorical variables were read" in p
+    assert "Apart from the ranges and levels read from the data, the data were accessed only" in p
+    levels_only = _statement()                                          # g's levels read
+    p = levels_only.paragraph()
+    assert "NOT differentially private (levels read from data)" in str(levels_only).splitlines()[0]
+    assert "Apart from the levels read from the data, the data were accessed only" in p
+    assert "The data were accessed only" not in p
+
+
 def test_statement_unseeded_pure():
     led = Ledger()
     laplace_mechanism(0.0, sensitivity_l1=1.0, eps=0.5, noise=NoiseSource(None), ledger=led, statistic="mean")
