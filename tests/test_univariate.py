@@ -254,6 +254,12 @@ def test_bad_inputs_raise_before_any_release(kw, exc):
         dpreg.dp_mean(x, **args)
 
 
+def test_bool_vector_refusal_says_how_to_get_a_proportion():
+    # newcomer review, sixteenth pass: dp_mean(bool series) said only "x must be numeric"
+    with pytest.raises(TypeError, match=r"x.astype\(float\) with bounds=\(0, 1\)"):
+        dpreg.dp_mean(np.array([True, False, True]), eps=1.0, bounds=(0, 1))
+
+
 def test_bad_quantile_levels():
     for q in (0, 1, -0.1, 1.5, True):
         with pytest.raises(ValueError):
