@@ -240,3 +240,14 @@ def test_repeated_fit_warning_is_a_dpreg_warning():
     # docs/api.md: "Every warning is a dpreg.DPRegWarning" (it was a bare UserWarning); filtering
     # DPRegWarning, or UserWarning as before, catches it
     assert issubclass(RepeatedFitWarning, dpreg.DPRegWarning) and issubclass(RepeatedFitWarning, UserWarning)
+
+
+def test_fit_warnings_point_at_the_callers_line(data):
+    # newcomer review, sixteenth pass: the warnings of the underlying dp_glm / dp_lm fit (here an
+    # accuracy warning of a tiny eps) pointed at a line of dpreg/sklearn.py
+    X, y = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(eps=0.05, bounds=(0, 1), random_state=0).fit(X.iloc[:300], (y.iloc[:300] > 1))
+    ours = [w for w in caught if issubclass(w.category, dpreg.DPRegWarning)]
+    assert ours and all(w.filename == __file__ for w in ours), [(w.filename, str(w.message)[:60]) for w in ours]

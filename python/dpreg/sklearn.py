@@ -229,10 +229,15 @@ class _DPBase(BaseEstimator):
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             # the private-range notes of dp_lm speak of its own options (bounds_share), not this estimator's
             warnings.filterwarnings("ignore", message=".*budget for private ranges is small.*")
             fit = dp_glm(formula, df, **kw) if family == "binomial" else dp_lm(formula, df, **kw)
+        for w in caught:
+            # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
+            # the caller's warning filters apply as usual
+            warnings.warn(w.message, stacklevel=3)
         coef = fit.coef
         self.fit_ = fit
         self.privacy_ = fit.privacy
