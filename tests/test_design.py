@@ -278,8 +278,10 @@ def test_binomial_outcome():
     d = build("z01 ~ x1", df, family="binomial")
     np.testing.assert_array_equal(d.y, df.z01)
     df.loc[0, "z01"] = 2
-    with pytest.raises(DesignError, match="z01"):
+    # newcomer review, sixteenth pass: this said "not among its 2 declared levels", with none declared
+    with pytest.raises(DesignError, match="'z01' is numeric with values other than 0 and 1") as exc:
         build("z01 ~ x1", df, family="binomial")
+    assert "2" not in str(exc.value)   # the offending value is not quoted
 
 
 # ---- ranges -----------------------------------------------------------------------------------

@@ -394,6 +394,10 @@ def _binomial_outcome(c, *, family, unknown_level):
         codes = _match_levels(s, lv)
         if (codes == -1).any():
             if unknown_level == "error":
+                if outcome_var not in levels and ytype == "numeric":   # the implied levels 0 and 1
+                    raise DesignError(f"the binary outcome {outcome_var!r} is numeric with values other than "
+                                      "0 and 1; code it as 0/1 or True/False, or declare its two values "
+                                      f"with levels={{{outcome_var!r}: [reference, event]}}")
                 raise DesignError(f"the outcome {outcome_var!r} contains values that are not among its 2 "
                                   "declared levels")
             codes[codes == -1] = 0
