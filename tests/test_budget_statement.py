@@ -31,6 +31,22 @@ def test_budget_spend_and_remaining():
     assert "remaining" in r and "Budget(" in r
 
 
+def test_budget_messages_show_a_rounding_remainder_as_zero():
+    # newcomer review, sixteenth pass: five cross-validation fits of eps = 0.5, each charged the
+    # 0.49999999999995 it spent, left "remaining eps=2.68952e-13" in the repr and the refusal; the
+    # attribute keeps the exact (rounded-down) remainder, the messages say 0
+    b = Budget(2.5, delta=1e-5)
+    for _ in range(5):
+        b.spend(0.49999999999995, 1e-6)
+    assert 0 < b.remaining[0] < 1e-9
+    assert "remaining eps=0, delta=5e-06" in repr(b)
+    with pytest.raises(BudgetExceeded, match=r"has only \(eps = 0, delta = 5e-06\) remaining"):
+        b.spend(0.5, 1e-6)
+    half = Budget(2.5)
+    half.spend(2.4)
+    assert "remaining eps=0.1," in repr(half)      # a real remainder is shown as it is
+
+
 def test_budget_overspend_raises_and_changes_nothing():
     b = Budget(1.0, delta=1e-6)
     b.spend(0.7, 5e-7, label="a")
