@@ -99,6 +99,24 @@ def test_plot_method(fit):
     assert dpreg.plot_coef is not None
 
 
+def test_coef_plot_takes_a_dict_and_draws_every_fits_terms():
+    # newcomer review, sixteenth pass: plot_coef({"a": f1, "b": f2}) (as dpreg.compare takes) raised
+    # AttributeError: 'dict' object has no attribute 'method', and a term only the second fit has
+    # was not drawn
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 500), "z": rng.uniform(0, 1, 500)})
+    df["y"] = df.x + df.z + rng.normal(0, 0.2, 500)
+    kw = dict(eps=2, random_state=2, bounds={"x": (0, 1), "z": (0, 1), "y": (-1, 3)})
+    f1, f2 = dpreg.dp_lm("y ~ x", df, **kw), dpreg.dp_lm("y ~ x + z", df, **kw)
+    ax = dpreg.plot_coef({"small": f1, "large": f2})
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "z"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["small", "large"]
+    with pytest.raises(TypeError, match="dict"):
+        dpreg.plot_coef([f1, "not a fit"])
+
+
 def test_coef_plot_tick_labels_not_clipped_by_plain_savefig(tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
