@@ -391,6 +391,8 @@ def test_compare_side_by_side():
         dpreg.compare([])
     with pytest.raises(ValueError):
         dpreg.compare([f1, f2], names=["A", "A"])
+    # one fit is a one-column table (newcomer review, sixteenth pass: "'DPFit' object is not iterable")
+    pd.testing.assert_frame_equal(dpreg.compare(f1).estimates, dpreg.compare([f1]).estimates)
 
 
 def test_summary_is_exported():
