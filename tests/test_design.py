@@ -91,6 +91,20 @@ def test_patsy_quoting_points_to_backticks():
     np.testing.assert_array_equal(d.X[:, 1], df["x.1"])
 
 
+def test_a_column_named_1_is_refused_not_dropped():
+    # newcomer review, sixteenth pass: pd.DataFrame(array) has columns 0, 1, 2; formulaic reads `1` as
+    # the intercept, so "y ~ ." and "y ~ `0` + `1`" fitted without column 1, silently
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.uniform(0, 1, (60, 3)))
+    df["y"] = rng.normal(size=60)
+    bounds = {0: (0, 1), 1: (0, 1), 2: (0, 1), "y": (-4, 4)}
+    for formula in ("y ~ .", "y ~ `0` + `1`"):
+        with pytest.raises(FormulaError, match="column named '1'"):
+            build(formula, df, bounds=bounds, levels=None)
+    d = build("y ~ `0` + `2`", df, bounds=bounds, levels=None)    # other numeric names are columns
+    assert d.terms == ["Intercept", "0", "2"]
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public

@@ -293,6 +293,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
         raise FormulaError("write the outcome without C(); declare its levels with levels=")
     outcome_vars = lhs_factor.variables
     rhs_text = _expand_dot(rhs_text, columns, set(outcome_vars) | {str(c) for c in exclude})
+    if "1" in colset and "`1`" in rhs_text:
+        # formulaic reads `1` as the intercept, so a column named 1 (pd.DataFrame(array) has columns
+        # 0, 1, 2, ...) silently vanished from "y ~ ." and "y ~ `0` + `1`"
+        raise FormulaError("the formula uses a column named '1', which the formula parser cannot tell apart "
+                           "from the intercept (it would be dropped without a word); rename the columns, "
+                           "e.g. df.columns = [f'x{c}' for c in df.columns]")
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:
