@@ -91,7 +91,7 @@ def test_patsy_quoting_points_to_backticks():
     np.testing.assert_array_equal(d.X[:, 1], df["x.1"])
 
 
-def test_a_column_named_1_is_refused_not_dropped():
+def test_columns_named_1_or_intercept_are_refused_not_dropped():
     # newcomer review, sixteenth pass: pd.DataFrame(array) has columns 0, 1, 2; formulaic reads `1` as
     # the intercept, so "y ~ ." and "y ~ `0` + `1`" fitted without column 1, silently
     rng = np.random.default_rng(0)
@@ -103,6 +103,11 @@ def test_a_column_named_1_is_refused_not_dropped():
             build(formula, df, bounds=bounds, levels=None)
     d = build("y ~ `0` + `2`", df, bounds=bounds, levels=None)    # other numeric names are columns
     assert d.terms == ["Intercept", "0", "2"]
+    # likewise a column named Intercept: it collided with the constant term and vanished
+    df = df.rename(columns={0: "Intercept"})
+    for formula in ("y ~ Intercept + `2`", "y ~ Intercept - 1"):
+        with pytest.raises(FormulaError, match="column named 'Intercept'"):
+            build(formula, df, bounds={"Intercept": (0, 1), 2: (0, 1), "y": (-4, 4)}, levels=None)
 
 
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():

@@ -312,6 +312,11 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
             for v in info.variables:
                 if v not in rhs_vars:
                     rhs_vars.append(v)
+    if "Intercept" in rhs_vars:
+        # the model matrix names the constant column "Intercept": a column of that name collided with
+        # it and one of the two vanished from the fit without a word
+        raise FormulaError("the formula uses a column named 'Intercept', the name of the model's constant "
+                           "term; rename the column")
     return ParsedFormula(formula=formula, lhs=lhs_text, rhs=rhs_text, outcome_vars=outcome_vars,
                          rhs_vars=rhs_vars, factors=factors, lhs_factor=lhs_factor)
 
