@@ -654,6 +654,16 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         raise
     privacy = statement()
     charge(privacy)
+    if not spec.inference and (release.vcov is not None or release.ci is not None):
+        # a method whose releases give intervals by post-processing (dp_glm's Newton solver) still
+        # withholds them when no inference was asked for, or when it was skipped because the private
+        # ranges are unreliable: the ranges were not widened for intervals (range_margin), and the
+        # summary printed standard errors beside the note that they are not estimable
+        release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
+        release.ci_level = None
+        release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
+        release.inference_note = ("inference not requested (inference=False); no standard errors or "
+                                  "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
