@@ -31,6 +31,22 @@ def test_budget_spend_and_remaining():
     assert "remaining" in r and "Budget(" in r
 
 
+def test_budget_messages_show_a_rounding_remainder_as_zero():
+    # newcomer review, sixteenth pass: five cross-validation fits of eps = 0.5, each charged the
+    # 0.49999999999995 it spent, left "remaining eps=2.68952e-13" in the repr and the refusal; the
+    # attribute keeps the exact (rounded-down) remainder, the messages say 0
+    b = Budget(2.5, delta=1e-5)
+    for _ in range(5):
+        b.spend(0.49999999999995, 1e-6)
+    assert 0 < b.remaining[0] < 1e-9
+    assert "remaining eps=0, delta=5e-06" in repr(b)
+    with pytest.raises(BudgetExceeded, match=r"has only \(eps = 0, delta = 5e-06\) remaining"):
+        b.spend(0.5, 1e-6)
+    half = Budget(2.5)
+    half.spend(2.4)
+    assert "remaining eps=0.1," in repr(half)      # a real remainder is shown as it is
+
+
 def test_budget_overspend_raises_and_changes_nothing():
     b = Budget(1.0, delta=1e-6)
     b.spend(0.7, 5e-7, label="a")
@@ -182,6 +198,22 @@ def test_statement_not_private_when_bounds_read_from_data():
     # values read off the data are not re-published by the statement
     blob = json.dumps(st.to_dict())
     assert "123.456" not in blob and "789.012" not in blob
+
+
+def test_statement_names_every_kind_of_value_read_from_the_data():
+    # newcomer review, sixteenth pass: with levels read from the data the paragraph said "The data were
+    # accessed only through ... releases", and with ranges and levels read it spoke of the ranges only
+    both = _statement(schema=_schema(with_data_bounds=True))          # g's levels and z's range read
+    text, p = str(both), both.paragraph()
+    assert "NOT differentially private (bounds and levels read from data)" in text.splitlines()[0]
+    assert "variable ranges and category levels were read from the data" in text
+    assert "the ranges of some variables and the levels of some categorical variables were read" in p
+    assert "Apart from the ranges and levels read from the data, the data were accessed only" in p
+    levels_only = _statement()                                          # g's levels read
+    p = levels_only.paragraph()
+    assert "NOT differentially private (levels read from data)" in str(levels_only).splitlines()[0]
+    assert "Apart from the levels read from the data, the data were accessed only" in p
+    assert "The data were accessed only" not in p
 
 
 def test_statement_unseeded_pure():

@@ -71,6 +71,18 @@ def test_version_subprocess():
     assert r.stdout.strip() == f"dpreg {__version__}"
 
 
+def test_python_m_dpreg_runs_the_command_line():
+    # newcomer review, sixteenth pass: "python -m dpreg --help" said "'dpreg' is a package and cannot be
+    # directly executed" (the CLI lived only in the `dpreg` script and `python -m dpreg.cli`)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-m", "dpreg", "--version"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == f"dpreg {__version__}"
+    r = subprocess.run([sys.executable, "-m", "dpreg", "fit", "--help"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and "--eps" in r.stdout
+
+
 def test_missing_data_file_subprocess(tmp_path):
     r = run_cli("fit", "y ~ x", "--data", str(tmp_path / "nope.csv"), "--eps", "1")
     assert r.returncode == 2
@@ -176,6 +188,21 @@ def test_fit_same_seed_same_output(csv_file, bounds_file, levels_file, capsys):
     assert main(argv) == 0
     b = json.loads(capsys.readouterr().out)
     assert a["coef"] == b["coef"]
+
+
+@needs_builder
+def test_levels_accept_inline_json_like_bounds(csv_file, bounds_file, levels_file, capsys):
+    # newcomer review, sixteenth pass: --bounds took inline JSON, --levels only a file ("levels file not
+    # found: {...}"); the same inline levels give the same fit as the file
+    base = ["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--bounds", str(bounds_file),
+            "--seed", "11", "--format", "json", "--levels"]
+    assert main(base + [str(levels_file)]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    assert main(base + ['{"g": ["a", "b"]}']) == 0
+    inline = json.loads(capsys.readouterr().out)
+    assert inline["coef"] == from_file["coef"]
+    assert main(base + ['{"g": ["a",']) == 2
+    assert "--levels is not valid JSON" in capsys.readouterr().err
 
 
 @needs_builder

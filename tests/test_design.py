@@ -80,6 +80,36 @@ def test_formula_forms_and_names():
     assert d.public.outcome_interval == pytest.approx((0.0, math.log(5)))
 
 
+def test_patsy_quoting_points_to_backticks():
+    # newcomer review, sixteenth pass: Q('x1') got "function Q() is not supported; allowed: exp, ...";
+    # the refusal now says how dpreg quotes a name, and the backticked name builds the same column
+    df = frame().rename(columns={"x1": "x.1"})
+    with pytest.raises(FormulaError, match="backticks"):
+        build("y ~ Q('x.1')", df, bounds={"x.1": (1, 5), "y": (-4, 4)})
+    d = build("y ~ `x.1`", df, bounds={"x.1": (1, 5), "y": (-4, 4)})
+    assert d.terms == ["Intercept", "x.1"]
+    np.testing.assert_array_equal(d.X[:, 1], df["x.1"])
+
+
+def test_columns_named_1_or_intercept_are_refused_not_dropped():
+    # newcomer review, sixteenth pass: pd.DataFrame(array) has columns 0, 1, 2; formulaic reads `1` as
+    # the intercept, so "y ~ ." and "y ~ `0` + `1`" fitted without column 1, silently
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.uniform(0, 1, (60, 3)))
+    df["y"] = rng.normal(size=60)
+    bounds = {0: (0, 1), 1: (0, 1), 2: (0, 1), "y": (-4, 4)}
+    for formula in ("y ~ .", "y ~ `0` + `1`"):
+        with pytest.raises(FormulaError, match="column named '1'"):
+            build(formula, df, bounds=bounds, levels=None)
+    d = build("y ~ `0` + `2`", df, bounds=bounds, levels=None)    # other numeric names are columns
+    assert d.terms == ["Intercept", "0", "2"]
+    # likewise a column named Intercept: it collided with the constant term and vanished
+    df = df.rename(columns={0: "Intercept"})
+    for formula in ("y ~ Intercept + `2`", "y ~ Intercept - 1"):
+        with pytest.raises(FormulaError, match="column named 'Intercept'"):
+            build(formula, df, bounds={"Intercept": (0, 1), 2: (0, 1), "y": (-4, 4)}, levels=None)
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public
@@ -267,8 +297,10 @@ def test_binomial_outcome():
     d = build("z01 ~ x1", df, family="binomial")
     np.testing.assert_array_equal(d.y, df.z01)
     df.loc[0, "z01"] = 2
-    with pytest.raises(DesignError, match="z01"):
+    # newcomer review, sixteenth pass: this said "not among its 2 declared levels", with none declared
+    with pytest.raises(DesignError, match="'z01' is numeric with values other than 0 and 1") as exc:
         build("z01 ~ x1", df, family="binomial")
+    assert "2" not in str(exc.value)   # the offending value is not quoted
 
 
 # ---- ranges -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """dp_glm (logistic regression) end to end through the public API: ht_fw, ht_sparse, dpgd."""
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -198,3 +199,28 @@ def test_mm_response_probabilities_are_interior_on_raw_scale_predictors():
     se = np.asarray(fit.std_errors, float)
     assert np.all(np.isfinite(se)) or any("Not estimable at this n and eps" in w for w in fit.warnings) or (
         "not estimable" in (fit.inference_note or "") and np.all(np.isnan(se)))
+
+
+
+def test_no_intervals_without_inference_or_with_unreliable_private_ranges():
+    # newcomer review, sixteenth pass (carData's Wells): the private Newton solver ignored
+    # inference=False, and when the private ranges were too coarse for inference its summary printed
+    # standard errors beside "standard errors not estimable ...: the private ranges ... too coarse"
+    rng = np.random.default_rng(7)
+    n = 3000
+    w = pd.DataFrame({"a": rng.lognormal(0.3, 0.7, n), "d": rng.exponential(50, n),
+                      "e": rng.integers(0, 17, n).astype(float)})
+    w["s"] = rng.random(n) < 1 / (1 + np.exp(-(0.2 + 0.4 * w.a - 0.01 * w.d)))
+    bounds = {"a": (0, 10), "d": (0, 300), "e": (0, 16)}
+    off = dpreg.dp_glm("s ~ a + d + e", w, eps=4, bounds=bounds, random_state=3, inference=False)
+    assert off.std_errors.isna().all() and "inference=False" in off.inference_note
+    assert off.conf_int().isna().all().all() and off.wald_test()["statistic"] is None
+    assert "Intervals:" not in str(off.summary())
+    on = dpreg.dp_glm("s ~ a + d + e", w, eps=4, bounds=bounds, random_state=3)
+    assert np.isfinite(on.std_errors).all()
+    np.testing.assert_array_equal(off.coef, on.coef)       # the same releases, the same estimate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.AccuracyWarning)   # "the budget for private ranges is small"
+        coarse = dpreg.dp_glm("s ~ a + d + e", w, eps=0.5, random_state=1)
+    assert coarse.inference_note.startswith("standard errors not estimable")
+    assert coarse.std_errors.isna().all() and coarse.conf_int().isna().all().all()

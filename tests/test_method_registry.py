@@ -163,6 +163,18 @@ def test_an_argument_spelt_as_in_other_packages_is_named_in_the_refusal(frame):
     assert "did you mean" not in str(ei.value) and "spelt" not in str(ei.value)
 
 
+def test_lm_arguments_dpreg_does_not_have_say_what_to_do(frame):
+    # newcomer review, sixteenth pass: weights= got "unknown option(s) for method 'adassp' (chosen by
+    # method='auto'; pass method= explicitly to use other options)", as if another method took it
+    kw = dict(bounds={"y": (-1, 1), "x": (-1, 1)})
+    with pytest.raises(InvalidArgument, match="case weights are not supported"):
+        dpreg.dp_lm("y ~ x", frame, weights=np.ones(len(frame)), **kw)
+    with pytest.raises(InvalidArgument, match=r"use dp_glm\(family='binomial'\)"):
+        dpreg.dp_lm("y ~ x", frame, family="binomial", **kw)
+    with pytest.raises(InvalidArgument, match="pass the rows to analyse"):
+        dpreg.dp_lm("y ~ x", frame, subset=frame.x > 0, **kw)
+
+
 # ---- every declared option check, for every method, runs before anything is spent ------------------
 #: values tried in turn until the option's declared check refuses one; a check that refuses none of
 #: them would be vacuous, and the test below says so

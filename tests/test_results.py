@@ -15,7 +15,7 @@ from scipy import stats
 import dpreg
 from dpreg.design.contract import PublicDesign
 from dpreg.design.schema import Schema, VariableSchema
-from dpreg.errors import DPRegError
+from dpreg.errors import DPRegError, InvalidArgument
 from dpreg.privacy.accounting import compose_ledger, mu_from_eps_delta
 from dpreg.privacy.ledger import Ledger, LedgerEntry
 from dpreg.release import Release
@@ -139,6 +139,24 @@ def test_wald_chi_square_against_hand_computation():
     text = str(fit.summary())
     assert f"Noise-aware Wald chi-square: {format_number(w)} on 2 DF,  p-value: " in text
     assert "F-statistic" not in text
+
+
+def test_wald_test_of_named_terms_and_factor_blocks():
+    # newcomer review, sixteenth pass: the messages for fvalue / llf point to wald_test(), which tested
+    # only "all slopes = 0"; it now takes terms, and a factor's name for all its coefficients
+    fit = make_fit()
+    one = fit.wald_test("x1")
+    assert one["df"] == 1 and one["statistic"] == pytest.approx(B[1] ** 2 / V[1, 1], rel=1e-12)
+    factor = fit.wald_test("C(g)")     # the factor block [C(g)[T.b]]
+    assert factor["df"] == 1 and factor["statistic"] == pytest.approx(B[2] ** 2 / V[2, 2], rel=1e-12)
+    both = fit.wald_test(["x1", "C(g)"])
+    assert both["statistic"] == pytest.approx(fit.wald_test()["statistic"], rel=1e-12)
+    with pytest.raises(InvalidArgument, match="the terms are Intercept, x1, C\\(g\\)\\[T.b\\]"):
+        fit.wald_test("x1 = 0")
+    with pytest.raises(InvalidArgument, match="did you mean 'x1'"):
+        fit.wald_test("x11")
+    with pytest.raises(TypeError):
+        fit.wald_test(3)
 
 
 def test_summary_text_layout_and_forbidden_blocks():
@@ -373,6 +391,8 @@ def test_compare_side_by_side():
         dpreg.compare([])
     with pytest.raises(ValueError):
         dpreg.compare([f1, f2], names=["A", "A"])
+    # one fit is a one-column table (newcomer review, sixteenth pass: "'DPFit' object is not iterable")
+    pd.testing.assert_frame_equal(dpreg.compare(f1).estimates, dpreg.compare([f1]).estimates)
 
 
 def test_summary_is_exported():

@@ -50,7 +50,7 @@ def test_fit_predict_and_attributes(data):
     assert list(m.feature_names_in_) == ["a", "b"] and m.n_features_in_ == 2
     # predict is X @ coef_ + intercept_, the released coefficients of the DPFit
     np.testing.assert_allclose(m.predict(X), X.to_numpy() @ m.coef_ + m.intercept_)
-    np.testing.assert_allclose(m.coef_, m.fit_.coef[["x0", "x1"]].to_numpy())
+    np.testing.assert_allclose(m.coef_, m.fit_.coef[["a", "b"]].to_numpy())
     assert np.allclose(m.coef_, [2, -1], atol=0.3)   # eps = 2, n = 3000: noise sd ~ 0.05
     with pytest.warns(PrivacyLeakWarning):
         assert m.score(X, y) > 0.8
@@ -207,3 +207,62 @@ def test_add_remove_few_samples_are_fitted_not_refused():
     assert m.coef_.shape == (2,) and np.all(np.isfinite(m.coef_))
     with pytest.raises(dpreg.errors.InvalidArgument, match="too small"):
         DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-1, 1), random_state=1).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", [object, "string[pyarrow]", "str"])
+def test_non_numeric_input_is_refused_without_quoting_a_value(data, dtype):
+    # newcomer review, sixteenth pass: scikit-learn's validation passed on numpy's "could not convert
+    # string to float: '<value>'", which quotes a data value; the refusal names the column instead
+    X, y = data
+    secret = "SECRET-VALUE-17"
+    Xs = X.assign(g=pd.Series([secret, "other"] * (len(X) // 2), dtype=dtype))
+    est = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0)
+    with pytest.raises(dpreg.errors.InvalidArgumentType, match="column\\(s\\) 'g'") as caught:
+        est.fit(Xs, y)
+    assert secret not in str(caught.value)
+    fitted = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0).fit(X, y)
+    with pytest.raises(TypeError) as caught:
+        fitted.predict(X.assign(a=pd.Series([secret] * len(X), dtype=dtype)))
+    assert secret not in str(caught.value)
+    ys = y.astype(object).copy()
+    ys.iloc[3] = secret
+    with pytest.raises(ValueError) as caught:
+        est.fit(X, ys)
+    assert secret not in str(caught.value)
+
+
+def test_fit_speaks_of_the_feature_names(data):
+    # newcomer review, sixteenth pass: fit_.summary() of a DataFrame fit spoke of "target__ ~ x0 + x1"
+    # and its ranges of x0, x1; it now uses the feature names and the target Series' name where they are
+    # plain identifiers, and x0, x1, ... otherwise (here: a name with a space, or a repeated name)
+    X, y = data
+    m = DPLinearRegression(eps=2, bounds={"a": (0, 1), "b": (0, 1)}, target_bounds=(-2, 4),
+                           random_state=1).fit(X, y.rename("outcome"))
+    assert list(m.fit_.coef.index) == ["Intercept", "a", "b"] and m.fit_.formula == "outcome ~ a + b"
+    assert "outcome declared [-2, 4]; a declared [0, 1]; b declared [0, 1]" in str(m.fit_.summary())
+    numbered = DPLinearRegression(eps=2, bounds={"a b": (0, 1), "b": (0, 1)}, target_bounds=(-2, 4),
+                                  random_state=1).fit(X.rename(columns={"a": "a b"}), y)
+    assert list(numbered.fit_.coef.index) == ["Intercept", "x0", "x1"]
+    # the same seed and ranges: the names change nothing else
+    np.testing.assert_array_equal(numbered.coef_, m.coef_)
+    clash = DPLinearRegression(eps=2, bounds=(0, 1), target_bounds=(-2, 4), random_state=1).fit(
+        X.rename(columns={"a": "y"}), y)
+    assert list(clash.fit_.coef.index) == ["Intercept", "y", "b"] and clash.fit_.formula.startswith("target__ ~")
+    np.testing.assert_array_equal(clash.coef_, m.coef_)
+
+
+def test_repeated_fit_warning_is_a_dpreg_warning():
+    # docs/api.md: "Every warning is a dpreg.DPRegWarning" (it was a bare UserWarning); filtering
+    # DPRegWarning, or UserWarning as before, catches it
+    assert issubclass(RepeatedFitWarning, dpreg.DPRegWarning) and issubclass(RepeatedFitWarning, UserWarning)
+
+
+def test_fit_warnings_point_at_the_callers_line(data):
+    # newcomer review, sixteenth pass: the warnings of the underlying dp_glm / dp_lm fit (here an
+    # accuracy warning of a tiny eps) pointed at a line of dpreg/sklearn.py
+    X, y = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(eps=0.05, bounds=(0, 1), random_state=0).fit(X.iloc[:300], (y.iloc[:300] > 1))
+    ours = [w for w in caught if issubclass(w.category, dpreg.DPRegWarning)]
+    assert ours and all(w.filename == __file__ for w in ours), [(w.filename, str(w.message)[:60]) for w in ours]

@@ -109,6 +109,38 @@ def test_corrupt_parquet_names_the_file(files, tmp_path):
     assert b.spent == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
+def test_declarations_for_columns_the_formula_does_not_use_are_ignored_like_pandas(frame, files, method):
+    # newcomer review, sixteenth pass: one bounds / levels dict reused for a smaller model. A pandas
+    # frame ignores the unused keys; every other source refused them as "not in the data" (they are
+    # in it: only the formula's columns were read). adassp streams the files, boosted_adassp reads them.
+    formula = "y ~ x1"
+    kw = dict(eps=1, bounds=BOUNDS, levels=LEVELS, method=method, random_state=5)
+    ref = dpreg.dp_lm(formula, frame, **kw)
+    for name, src in _sources(frame, files).items():
+        fit = dpreg.dp_lm(formula, src, **kw)
+        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+    # a key that is no column at all is still refused, with the hint
+    with pytest.raises(DPRegError, match="did you mean 'x2'"):
+        dpreg.dp_lm(formula, str(files / "*.parquet"), eps=1, bounds={**BOUNDS, "x22": (0, 1)}, method=method)
+
+
+def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
+    # newcomer review, sixteenth pass: a fit made from a polars frame refused polars (and pyarrow)
+    # newdata ("newdata must be a pandas DataFrame")
+    fit = _fit(pa.Table.from_pandas(frame, preserve_index=False))
+    new = frame.iloc[:5].reset_index(drop=True)
+    ref = fit.predict(new, interval="confidence")
+    others = {"arrow": pa.Table.from_pandas(new, preserve_index=False)}
+    try:
+        import polars as pl
+        others["polars"] = pl.from_pandas(new)
+    except ImportError:
+        pass
+    for name, data in others.items():
+        pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
+
+
 def test_missing_formula_column_is_named(frame, files):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="'zz'"):

@@ -48,7 +48,8 @@ def test_conf_int_alpha_keyword(fit):
     with pytest.raises(ValueError):
         fit.conf_int(0.9, alpha=0.1)
     # statsmodels' positional alpha would silently give 5% intervals: warned
-    with pytest.warns(UserWarning, match="alpha"):
+    # a DPRegWarning, as every warning of dpreg (newcomer review, sixteenth pass: it was a bare UserWarning)
+    with pytest.warns(dpreg.DPRegWarning, match="alpha"):
         narrow = fit.conf_int(0.05)
     assert (narrow["upper"] - narrow["lower"] < b["upper"] - b["lower"]).all()
     with warnings.catch_warnings():
@@ -96,6 +97,24 @@ def test_plot_method(fit):
     ax = fit.plot()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["x"]
     assert dpreg.plot_coef is not None
+
+
+def test_coef_plot_takes_a_dict_and_draws_every_fits_terms():
+    # newcomer review, sixteenth pass: plot_coef({"a": f1, "b": f2}) (as dpreg.compare takes) raised
+    # AttributeError: 'dict' object has no attribute 'method', and a term only the second fit has
+    # was not drawn
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 500), "z": rng.uniform(0, 1, 500)})
+    df["y"] = df.x + df.z + rng.normal(0, 0.2, 500)
+    kw = dict(eps=2, random_state=2, bounds={"x": (0, 1), "z": (0, 1), "y": (-1, 3)})
+    f1, f2 = dpreg.dp_lm("y ~ x", df, **kw), dpreg.dp_lm("y ~ x + z", df, **kw)
+    ax = dpreg.plot_coef({"small": f1, "large": f2})
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "z"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["small", "large"]
+    with pytest.raises(TypeError, match="dict"):
+        dpreg.plot_coef([f1, "not a fit"])
 
 
 def test_coef_plot_tick_labels_not_clipped_by_plain_savefig(tmp_path):

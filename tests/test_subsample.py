@@ -111,6 +111,25 @@ def test_gauss_laplace_interval(sigma, b):
     assert cover == pytest.approx(0.95, abs=1e-9)
 
 
+@pytest.mark.parametrize("sigma,b", [(1518.0, 5.6e-7), (1.0, 1e-9), (1.0, 1e-12), (3.0, 1e-6)])
+def test_gauss_laplace_interval_with_negligible_laplace_noise(sigma, b):
+    # dp_mean at eps ~ 1e9 (newcomer review, sixteenth pass): b / sigma <= 1e-6 made the log-space
+    # CDF cancel two terms of size sigma^2 / b^2, giving a half-width 4.9 sigma or an OverflowError.
+    # |G + L| is within |L| of |G|, and P(|L| > 40 b) < 1e-17, so the half-width lies within 40 b of
+    # the normal one z sigma, and the CDF within the normal density times 40 b of Phi(x / sigma).
+    z = stats.norm.ppf(0.975)
+    assert S.gauss_laplace_halfwidth(sigma, b, 0.95) == pytest.approx(z * sigma, abs=40 * b + 1e-12 * sigma)
+    for t in (-3.0, -1.0, 0.0, 0.5, 2.0):
+        assert S.gauss_laplace_cdf(t * sigma, sigma, b) == pytest.approx(stats.norm.cdf(t), abs=40 * b / sigma + 1e-13)
+
+
+def test_gauss_laplace_cdf_is_total_on_extreme_scales():
+    # a CDF in [0, 1], with no exception, however far x lies and however the two scales compare
+    for x in (-1e300, -1.0, 0.0, 1.0, 1e300):
+        for sigma, b in [(1.0, 1e-300), (1e-300, 1.0), (1e300, 1e-300), (1e-300, 1e300), (1e300, 1e300)]:
+            assert 0.0 <= S.gauss_laplace_cdf(x, sigma, b) <= 1.0
+
+
 # ------------------------------------------------------------------------------------------------
 # fit() through the estimator contract
 # ------------------------------------------------------------------------------------------------

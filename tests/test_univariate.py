@@ -109,6 +109,16 @@ def test_dp_mean_huge_eps_is_clipped_mean_at_released_points(data):
     assert est.std_error == pytest.approx(math.sqrt(2) * (est.q_hi - est.q_lo) / data.size / 5e8, rel=1e-12)
 
 
+def test_dp_mean_huge_eps_interval_is_the_sampling_interval():
+    # newcomer review, sixteenth pass: with inference at eps = 1e9 the pure-DP interval (normal plus
+    # Laplace) was 4.9 times the sampling interval, wider than at eps = 1. The Laplace noise sd here is
+    # below 1e-6 of the sampling sd, so the half-width is z * sampling_sd up to that relative amount.
+    wide = np.random.default_rng(20231).normal(0.0, 25.0, 400)   # sampling sd / noise sd ~ 2e9
+    est = dpreg.dp_mean(wide, eps=1e9, bounds=(-50, 50), random_state=5)
+    assert est.facts["noise_sd"] < 1e-6 * est.facts["sampling_sd"]
+    assert est.std_error == pytest.approx(est.facts["sampling_sd"], rel=1e-6)
+
+
 @pytest.mark.parametrize("model", ["pure", "zcdp"])
 def test_mean_step_noise_matches_calibration(model):
     # T3 (reduced R): fixed clip points; variance ratio of R draws has sd sqrt((kurt+2)/R):
@@ -242,6 +252,12 @@ def test_bad_inputs_raise_before_any_release(kw, exc):
     x = args.pop("x")
     with pytest.raises(exc):
         dpreg.dp_mean(x, **args)
+
+
+def test_bool_vector_refusal_says_how_to_get_a_proportion():
+    # newcomer review, sixteenth pass: dp_mean(bool series) said only "x must be numeric"
+    with pytest.raises(TypeError, match=r"x.astype\(float\) with bounds=\(0, 1\)"):
+        dpreg.dp_mean(np.array([True, False, True]), eps=1.0, bounds=(0, 1))
 
 
 def test_bad_quantile_levels():

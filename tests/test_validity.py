@@ -448,6 +448,20 @@ def test_predict_clamps_newdata_to_the_fit_ranges_by_default():
         fit.predict(out, clamp="yes")
 
 
+def test_predict_range_warnings_point_at_the_callers_line():
+    # newcomer review, sixteenth pass: with clamp=False the warning pointed into dpreg/results/predict.py
+    # (stacklevel one short) and called the terms "column(s)"; both cases name the user's line and terms
+    fit = _ranged_fit()
+    out = pd.DataFrame({"x1": [5.0], "x2": [0.0], "x3": [-0.5]})
+    for clamp in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit.predict(out, clamp=clamp)
+        ranges = [w for w in caught if issubclass(w.category, dpreg.errors.RangeWarning)]
+        assert len(ranges) == 1 and ranges[0].filename == __file__
+        assert "of term(s) x1 lie outside" in str(ranges[0].message)
+
+
 def test_predict_does_not_warn_on_rows_inside_the_ranges():
     """The 'outside the public ranges' warning must not fire for rows inside them, nor because
     newdata carries the outcome column."""

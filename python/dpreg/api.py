@@ -326,8 +326,9 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     # a file, relation, Arrow/polars table or Spark DataFrame: opened and checked (paths, files, the
     # formula's columns, types across files, the Spark session) before anything is spent
-    data, stream = _open_data(formula, data, family=family, method=method, bounds=bounds, levels=levels,
-                              unit=unit, neighbours=neighbours, design_opts=design_opts, options=options)
+    data, stream, bounds, levels = _open_data(formula, data, family=family, method=method, bounds=bounds,
+                                              levels=levels, unit=unit, neighbours=neighbours,
+                                              design_opts=design_opts, options=options)
 
     auto = method == "auto"
     all_declared = False
@@ -446,28 +447,46 @@ def _ranges_from_a_release(public) -> bool:
 
 
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
-    """(data for the design, stream). pandas frames and mappings pass unchanged (stream None). Any
-    other source (dpreg.sources) is checked first. A method whose data access is sums over rows then
-    streams it (stream = (source, columns); data = two rows of public facts with the source's column
+    """(data for the design, stream, bounds, levels). pandas frames and mappings pass unchanged (stream
+    None). Any other source (dpreg.sources) is checked first. A method whose data access is sums over rows
+    then streams it (stream = (source, columns); data = two rows of public facts with the source's column
     types, which the public method choice reads); other methods get its formula columns as a pandas frame (within
-    ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public)."""
+    ``sources.MATERIALISE_ROW_LIMIT`` rows under replace-one, where n is public). Only the formula's
+    columns are read, so bounds / levels declared for other columns of the source are set aside here, as
+    a pandas frame's unused columns are ignored; a key that is no column of the source is refused, with
+    the closest column name as a hint."""
     import pandas as pd
     if isinstance(data, (pd.DataFrame, dict)):
-        return data, None
+        return data, None, bounds, levels
     from . import sources
     from .design.chunked import can_stream
     from .design.formula import formula_columns
     src = sources.open_source(data)
     cols = formula_columns(formula, src, levels=levels if isinstance(levels, dict) else None, unit=unit)
+    declared_keys = [k for d in (bounds, levels) if isinstance(d, dict) for k in d]
+    unknown = [k for k in declared_keys if str(k) not in set(map(str, src.names))]
+    if unknown:   # refused here, where every column name of the source is known for the hint
+        from .design.build import unknown_columns_error
+        raise unknown_columns_error(unknown, src.names)
+    bounds, levels = (_without_unread_columns(d, src.names, cols) for d in (bounds, levels))
     streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
     if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
                   neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):
         from .design.chunked import synthetic_head
         declared = {k: v for k, v in bounds.items()} if isinstance(bounds, dict) else {}
-        return synthetic_head(src, cols, levels, declared), (src, cols)
+        return synthetic_head(src, cols, levels, declared), (src, cols), bounds, levels
     # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
     limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
-    return src.to_pandas(cols, max_rows=limit), None
+    return src.to_pandas(cols, max_rows=limit), None, bounds, levels
+
+
+def _without_unread_columns(declared, source_columns, read_columns):
+    """A bounds / levels mapping without the keys that name a column of the source the formula does not
+    read; anything else (None, "data") unchanged."""
+    if not isinstance(declared, dict):
+        return declared
+    unread = set(map(str, source_columns)) - set(map(str, read_columns))
+    return {k: v for k, v in declared.items() if str(k) not in unread}
 
 
 def _forget_data_ranges(public) -> None:
@@ -647,6 +666,16 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         raise
     privacy = statement()
     charge(privacy)
+    if not spec.inference and (release.vcov is not None or release.ci is not None):
+        # a method whose releases give intervals by post-processing (dp_glm's Newton solver) still
+        # withholds them when no inference was asked for, or when it was skipped because the private
+        # ranges are unreliable: the ranges were not widened for intervals (range_margin), and the
+        # summary printed standard errors beside the note that they are not estimable
+        release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
+        release.ci_level = None
+        release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
+        release.inference_note = ("inference not requested (inference=False); no standard errors or "
+                                  "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's

@@ -50,9 +50,9 @@ def _parser() -> argparse.ArgumentParser:
                         "outright); the privacy statement then says so")
     f.add_argument("--bounds", help='public ranges as inline JSON \'{"column": [lower, upper], ...}\' or a '
                                     'JSON file holding it, or the word data (exploration only: not private)')
-    f.add_argument("--levels", help='JSON file {"column": ["reference", "level2", ...], ...} of public levels '
-                                    '(others are selected privately), or the word data (exploration only: '
-                                    'not private)')
+    f.add_argument("--levels", help='public levels as inline JSON \'{"column": ["reference", "level2", ...], '
+                                    '...}\' or a JSON file holding it (others are selected privately), or '
+                                    'the word data (exploration only: not private)')
     f.add_argument("--seed", type=int, help="fix the random seed (reproducible, NOT for release)")
     f.add_argument("--family", choices=("gaussian", "binomial"), default="gaussian",
                    help="gaussian (dp_lm, default) or binomial (dp_glm, logistic regression)")
@@ -78,18 +78,22 @@ def _read_json(path: str, what: str):
         raise UsageError(f"cannot read {what} file {path}") from None
 
 
+def _inline_or_file_json(arg: str, what: str):
+    """Inline JSON (--bounds '{"price": [300, 19000]}') or the path of a JSON file."""
+    if arg.lstrip().startswith("{"):
+        try:
+            return json.loads(arg)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--{what} is not valid JSON (column {exc.colno})") from None
+    return _read_json(arg, what)
+
+
 def _bounds(arg):
     if arg is None:
         return None
     if arg == "data":
         return "data"
-    if arg.lstrip().startswith("{"):   # inline JSON: --bounds '{"price": [300, 19000]}'
-        try:
-            raw = json.loads(arg)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--bounds is not valid JSON (column {exc.colno})") from None
-    else:
-        raw = _read_json(arg, "bounds")
+    raw = _inline_or_file_json(arg, "bounds")
     if not isinstance(raw, dict):
         raise UsageError('bounds JSON must be an object {"column": [lower, upper], ...}')
     out = {}
@@ -113,7 +117,7 @@ def _levels(arg):
         return None
     if arg == "data":
         return "data"
-    raw = _read_json(arg, "levels")
+    raw = _inline_or_file_json(arg, "levels")
     if not isinstance(raw, dict) or not all(isinstance(v, list) and v for v in raw.values()):
         raise UsageError('levels JSON must be an object {"column": ["reference", "level2", ...], ...}')
     return {str(k): [str(x) for x in v] for k, v in raw.items()}

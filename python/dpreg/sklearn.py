@@ -33,7 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the optional extra
     raise ImportError("dpreg.sklearn needs scikit-learn: pip install 'dpreg[sklearn]'") from exc
 
-from .errors import InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
+from .errors import DPRegWarning, InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
 
@@ -77,9 +77,40 @@ def _saturated(values):
     return out
 
 
-class RepeatedFitWarning(UserWarning):
+def _quotes_a_value(err: ValueError) -> bool:
+    """numpy's failed float conversion, whose message ends with the offending value."""
+    return str(err).startswith("could not convert")
+
+
+def _plain_name(name) -> bool:
+    """A name the formula can carry as itself: an identifier that is not a Python keyword (True, None,
+    class, ...) and not a name the design reserves."""
+    import keyword
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) \
+        and name not in ("Intercept", _TARGET)
+
+
+def _formula_names(names: list[str]) -> list[str]:
+    """The feature names as the columns of the formula's frame, so that ``fit_`` (its summary, terms
+    and privacy statement) speaks of the user's features; x0, x1, ... when any of them is not a plain
+    identifier or they repeat (names only: public)."""
+    if names and len(set(names)) == len(names) and all(_plain_name(n) for n in names):
+        return list(names)
+    return [f"x{j}" for j in range(len(names))]
+
+
+def _target_name(y, feature_names) -> str:
+    """The outcome's name in ``fit_``: a pandas Series' name when it is a plain identifier, else "y";
+    the internal name when that clashes with a feature."""
+    name = getattr(y, "name", None) if isinstance(y, pd.Series) else None
+    name = name if _plain_name(name) else "y"
+    return name if name not in set(map(str, feature_names)) else _TARGET
+
+
+class RepeatedFitWarning(DPRegWarning):
     """A dpreg estimator is fitted repeatedly on the same data (cross-validation, grid search): each
-    fit spends its own privacy budget and the spends add up."""
+    fit spends its own privacy budget and the spends add up. A :class:`dpreg.errors.DPRegWarning`
+    (hence a ``UserWarning``), like every warning dpreg gives."""
 
 
 def _in_model_selection() -> bool:
@@ -98,24 +129,43 @@ class _DPBase(BaseEstimator):
     # ---- data -> formula ---------------------------------------------------------------------------
     def _frame(self, X, y=None, *, fitting: bool):
         """scikit-learn's own input validation (messages, sparse refusal, n_features_in_,
-        feature_names_in_), then a DataFrame with internal column names x0, x1, ..."""
+        feature_names_in_), then a DataFrame whose columns are the feature names where they can serve
+        as formula names (``_formula_names``), else x0, x1, ..."""
         from sklearn.utils.validation import validate_data
         X = _saturated(X)
         if y is not None:
             y = _saturated(y)
-        if fitting:
-            X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
-                                 reset=True)
-        else:
-            X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+        try:
+            if fitting:
+                X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
+                                     reset=True)
+            else:
+                X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+        except ValueError as err:
+            if _quotes_a_value(err):
+                raise self._not_numbers_error("X", X) from None
+            raise
         values = np.asarray(X, dtype=float)
         names = [str(c) for c in getattr(self, "feature_names_in_", [])] or \
             [f"x{j}" for j in range(values.shape[1])]
-        cols = [f"x{j}" for j in range(values.shape[1])]
-        return pd.DataFrame(values, columns=cols), names, y
+        return pd.DataFrame(values, columns=_formula_names(names)), names, y
 
-    def _bounds(self, names):
-        """Declared bounds by the user's feature names (or x0, x1, ...) -> internal names."""
+    def _not_numbers_error(self, what, values):
+        """numpy's "could not convert string to float: '<value>'" quotes a data value; this names the
+        columns (public: the user's schema) and never a value (data policy, docs/api.md)."""
+        where = ""
+        if isinstance(values, pd.DataFrame):
+            bad = [str(c) for c, t in values.dtypes.items()
+                   if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+            where = f" (column(s) {', '.join(repr(c) for c in bad)})" if bad else ""
+        hint = ("encode categorical features as numbers first (e.g. a OneHotEncoder in a Pipeline), "
+                "or use dpreg.dp_lm / dp_glm with a formula, which codes them itself"
+                if what == "X" else "the target of a regression must be numeric")
+        return InvalidArgumentType(f"{type(self).__name__}: {what} holds values that are not numbers"
+                                   f"{where}; {hint}")
+
+    def _bounds(self, names, columns, target):
+        """Declared bounds by the user's feature names (or x0, x1, ...) -> the frame's column names."""
         out = {}
         if isinstance(self.bounds, (tuple, list)) and len(self.bounds) == 2 and \
                 not isinstance(self.bounds[0], (tuple, list)):
@@ -131,11 +181,11 @@ class _DPBase(BaseEstimator):
                 close = difflib.get_close_matches(str(k), list(names), n=1)
                 hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
             raise InvalidArgument(f"bounds name unknown feature(s): {', '.join(hints)}")
-        for j, name in enumerate(names):
+        for name, column in zip(names, columns):
             if name in declared:
-                out[f"x{j}"] = tuple(declared[name])
+                out[column] = tuple(declared[name])
         if self.target_bounds is not None:
-            out[_TARGET] = tuple(self.target_bounds)
+            out[target] = tuple(self.target_bounds)
         return out
 
     def _check_budget_param(self):
@@ -157,30 +207,45 @@ class _DPBase(BaseEstimator):
         if y is None:
             raise InvalidArgument(f"{type(self).__name__} requires y to be passed, but the target y is None")
         self._check_budget_param()
+        target = _target_name(y, list(X.columns) if isinstance(X, pd.DataFrame) else [])
         df, names, y = self._frame(X, y, fitting=True)
-        df[_TARGET] = np.asarray(y, dtype=float).ravel()
+        columns = list(df.columns)
+        if target in columns:
+            target = _TARGET
+        try:
+            df[target] = np.asarray(y, dtype=float).ravel()
+        except ValueError as err:
+            if _quotes_a_value(err):
+                raise self._not_numbers_error("y", y) from None
+            raise
         n, p = df.shape[0], df.shape[1] - 1 + bool(self.fit_intercept)
         # under add/remove (options={"neighbours": "add_remove"}) n is private: no refusal on it (the
         # sixteenth audit pass; dp_lm fits any n >= 1 there)
         if n <= p and dict(self.options or {}).get("neighbours", "replace_one") == "replace_one":
             raise InvalidArgument(f"n_samples={n} is too small for {p} coefficients: a regression needs more "
                              "rows than coefficients")
-        formula = f"{_TARGET} ~ " + " + ".join(c for c in df.columns if c != _TARGET)
+        formula = f"{target} ~ " + " + ".join(columns)
         if not self.fit_intercept:
             formula += " - 1"
         self._warn_repeated()
-        kw = dict(eps=self.eps, delta=self.delta, method=self.method, bounds=self._bounds(names) or None,
+        kw = dict(eps=self.eps, delta=self.delta, method=self.method,
+                  bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
-        with warnings.catch_warnings():
-            # the private-range notes of dp_lm speak of the internal column names x0, x1, ...
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # the private-range notes of dp_lm speak of its own options (bounds_share), not this estimator's
             warnings.filterwarnings("ignore", message=".*budget for private ranges is small.*")
             fit = dp_glm(formula, df, **kw) if family == "binomial" else dp_lm(formula, df, **kw)
+        for w in caught:
+            # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
+            # the caller's warning filters apply as usual
+            warnings.warn(w.message, stacklevel=3)
         coef = fit.coef
         self.fit_ = fit
         self.privacy_ = fit.privacy
         inter = [t for t in coef.index if t in ("Intercept", "(Intercept)")]
         self.intercept_ = float(coef[inter[0]]) if inter else 0.0
-        self.coef_ = np.array([float(coef.get(f"x{j}", 0.0)) for j in range(df.shape[1] - 1)])
+        self.coef_ = np.array([float(coef.get(c, 0.0)) for c in columns])
         return self
 
     def _linear(self, X):
@@ -239,7 +304,9 @@ class DPLinearRegression(RegressorMixin, _DPBase):
     ----------
     coef_, intercept_ : released coefficients (original units); for ``method="adassp"`` with its ridge
         active, the ridge estimate (``fit_.inference_centre`` is the corrected estimate its intervals are about)
-    fit_ : DPFit, the full result (summary, noise-aware intervals, privacy statement)
+    fit_ : DPFit, the full result (summary, noise-aware intervals, privacy statement); its terms are the
+        feature names, and its outcome the name of a pandas Series y (x0, x1, ... and y when there are no
+        names or one is not a Python identifier)
     privacy_ : PrivacyStatement of the last fit
     n_features_in_, feature_names_in_ : as in scikit-learn
     """)

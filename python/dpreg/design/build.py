@@ -132,6 +132,18 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     return _assemble(c, m, y, outcome_interval, formula=formula, family=family, outcome_lv=outcome_lv)
 
 
+def unknown_columns_error(keys, columns) -> DesignError:
+    """The refusal of bounds / levels keys that are no column of the data, each with the closest
+    column name as a hint (names only: the user's schema)."""
+    import difflib
+    cols = [str(c) for c in columns]
+    hints = []
+    for k in dict.fromkeys(keys):
+        close = difflib.get_close_matches(str(k), cols, n=1)
+        hints.append(repr(k) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints))
+
+
 def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict, outcome_levels, n_public,
                     unit) -> SimpleNamespace:
     """Stage 1, columns and NA policy: the data as a frame, the parsed formula, the declared bounds and
@@ -182,13 +194,7 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     if unknown_keys:
         # an error, not a warning: a misspelt key ({"prise": ...}) would leave the real column
         # undeclared, and the fit would silently spend budget estimating its range instead
-        import difflib
-        cols = [str(c) for c in df.columns]
-        hints = []
-        for k in dict.fromkeys(unknown_keys):
-            close = difflib.get_close_matches(str(k), cols, n=1)
-            hints.append(repr(k) + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints))
+        raise unknown_columns_error(unknown_keys, df.columns)
     schema = Schema(outcome=outcome_var)
     leak = _Leaks(bool(strict), schema)
     if bounds_mode == "data":
@@ -388,6 +394,10 @@ def _binomial_outcome(c, *, family, unknown_level):
         codes = _match_levels(s, lv)
         if (codes == -1).any():
             if unknown_level == "error":
+                if outcome_var not in levels and ytype == "numeric":   # the implied levels 0 and 1
+                    raise DesignError(f"the binary outcome {outcome_var!r} is numeric with values other than "
+                                      "0 and 1; code it as 0/1 or True/False, or declare its two values "
+                                      f"with levels={{{outcome_var!r}: [reference, event]}}")
                 raise DesignError(f"the outcome {outcome_var!r} contains values that are not among its 2 "
                                   "declared levels")
             codes[codes == -1] = 0

@@ -199,6 +199,9 @@ def _check_calls(tree, expr: str) -> None:
                 if name in ("I",) + tuple(ALLOWED_FUNCTIONS) and (len(node.args) != 1 or node.keywords):
                     raise FormulaError(f"term {expr!r}: {name}() takes exactly one argument here")
                 continue
+            if name == "Q":   # patsy's quoting of a column name
+                raise FormulaError(f"term {expr!r}: Q() (patsy's quoting) is not supported; quote a column "
+                                   "name with backticks instead, e.g. `my column` or `yrs.since.phd`")
             raise FormulaError(f"term {expr!r}: function {name}() is not supported; allowed: "
                                f"{', '.join(sorted(ALLOWED_FUNCTIONS))}, I(), C()")
         if isinstance(node, ast.Compare):
@@ -307,6 +310,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
         raise FormulaError("write the outcome without C(); declare its levels with levels=")
     outcome_vars = lhs_factor.variables
     rhs_text = _expand_dot(rhs_text, columns, set(outcome_vars) | {str(c) for c in exclude})
+    if "1" in colset and "`1`" in rhs_text:
+        # formulaic reads `1` as the intercept, so a column named 1 (pd.DataFrame(array) has columns
+        # 0, 1, 2, ...) silently vanished from "y ~ ." and "y ~ `0` + `1`"
+        raise FormulaError("the formula uses a column named '1', which the formula parser cannot tell apart "
+                           "from the intercept (it would be dropped without a word); rename the columns, "
+                           "e.g. df.columns = [f'x{c}' for c in df.columns]")
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:
@@ -321,6 +330,11 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
             for v in info.variables:
                 if v not in rhs_vars:
                     rhs_vars.append(v)
+    if "Intercept" in rhs_vars:
+        # the model matrix names the constant column "Intercept": a column of that name collided with
+        # it and one of the two vanished from the fit without a word
+        raise FormulaError("the formula uses a column named 'Intercept', the name of the model's constant "
+                           "term; rename the column")
     return ParsedFormula(formula=formula, lhs=lhs_text, rhs=rhs_text, outcome_vars=outcome_vars,
                          rhs_vars=rhs_vars, factors=factors, lhs_factor=lhs_factor)
 

@@ -237,6 +237,17 @@ _ARGUMENT_ALIASES = {"seed": "random_state", "rng": "random_state", "random_seed
                      "neighbors": "neighbours"}
 
 
+#: arguments of lm / glm / statsmodels that dpreg does not have: what to do instead (a generic "unknown
+#: option ... pass method= explicitly to use other options" suggested another method might take them)
+_NOT_SUPPORTED = {
+    "weights": "case weights are not supported: every row counts once (the privacy guarantee is per row)",
+    "subset": "there is no subset=: pass the rows to analyse (their number is treated as public)",
+    "offset": "offsets are not supported",
+    "family": "dp_lm fits the gaussian linear model; use dp_glm(family='binomial') for logistic regression",
+    "alpha": "the interval level is level= (conf_int(alpha=...) takes statsmodels' alpha)",
+}
+
+
 def _option_hints(unknown, accepted) -> str:
     """' (did you mean ...?)' for names that are another spelling of an argument or close to an
     option; the names are the user's own, so quoting them reveals nothing."""
@@ -245,6 +256,8 @@ def _option_hints(unknown, accepted) -> str:
     for name in sorted(unknown):
         if name in _ARGUMENT_ALIASES:
             hints.append(f"{name!r} is spelt {_ARGUMENT_ALIASES[name]}=")
+        elif name in _NOT_SUPPORTED and name not in accepted:
+            hints.append(f"{name!r}: {_NOT_SUPPORTED[name]}")
         else:
             close = difflib.get_close_matches(name, list(accepted), n=1, cutoff=0.75)
             if close:

@@ -42,13 +42,29 @@ def corrected_spread(w: float, qhat: float) -> tuple[float, bool]:
 
 
 def gauss_laplace_cdf(x, sigma, b):
-    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3), products in log space."""
-    x = float(x)
-    a = sigma * sigma / (2.0 * b * b)
+    """CDF of G + L, G ~ N(0, sigma^2), L ~ Lap(b) (docs/derivations/winsorized_sa.md §4.3); the two
+    Laplace terms without cancellation (``_gauss_laplace_tail``)."""
+    x, sigma, b = float(x), float(sigma), float(b)
     t1 = special.ndtr(x / sigma)
-    t2 = 0.5 * math.exp(a - x / b + special.log_ndtr(x / sigma - sigma / b))
-    t3 = 0.5 * math.exp(a + x / b + special.log_ndtr(-x / sigma - sigma / b))
-    return t1 - t2 + t3
+    return t1 - _gauss_laplace_tail(x, sigma, b) + _gauss_laplace_tail(-x, sigma, b)
+
+
+def _gauss_laplace_tail(x, sigma, b):
+    """0.5 exp(sigma^2 / (2 b^2) - x / b) Phi(x / sigma - sigma / b), total for finite x.
+
+    With u = sigma / b - x / sigma >= 0 it equals 0.25 erfcx(u / sqrt 2) exp(-x^2 / (2 sigma^2)) (the
+    exponents cancel exactly), which stays accurate when b << sigma: the log-space form adds two
+    terms of size sigma^2 / b^2 that cancel, so at sigma / b ~ 1e9 (dp_mean at eps ~ 1e9) it lost
+    every digit or overflowed. For u < 0 the log-space form has no such cancellation."""
+    u = sigma / b - x / sigma
+    if u >= 0:
+        z = x / sigma
+        return 0.25 * special.erfcx(u / math.sqrt(2.0)) * math.exp(-0.5 * z * z)
+    # here x / sigma > r = sigma / b, and r^2 / 2 - x / b = r (r / 2 - x / sigma) < 0; the two spellings
+    # keep every product finite (no inf - inf) for extreme x, sigma or b
+    r = sigma / b
+    spread = 0.5 * r * r - x / b if r <= 1.0 else r * (0.5 * r - x / sigma)
+    return 0.5 * math.exp(min(spread + float(special.log_ndtr(-u)), 0.0))
 
 
 def gauss_laplace_halfwidth(sigma: float, b: float, level: float) -> float:

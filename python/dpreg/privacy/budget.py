@@ -129,7 +129,7 @@ class Budget:
         """
         eps, delta = self._check_request(eps, delta)
         if not self.can_spend(eps, delta):
-            re, rd = self.remaining
+            re, rd = self._remaining_shown()
             raise BudgetExceeded(
                 f"this fit needs (eps = {eps:.6g}, delta = {delta:.6g}) but the Budget has only "
                 f"(eps = {re:.6g}, delta = {rd:.6g}) remaining of (eps = {self.eps:.6g}, "
@@ -171,8 +171,16 @@ class Budget:
         return {"eps": self.eps, "delta": self.delta, "spent": [e, d], "remaining": [re, rd],
                 "history": [[lab, float(x), float(y)] for lab, x, y in self._history]}
 
+    def _remaining_shown(self) -> tuple[float, float]:
+        """:attr:`remaining` for messages: a remainder below 1e-9 of the total is shown as 0. Fits are
+        charged what they spent, often a few ulps below their request (eps 0.49999999999995 of 0.5), so
+        five fits of eps = 0.5 leave 2.7e-13 of 2.5, which printed as if something were left; 0 is
+        still "rounded down" (never more than is left)."""
+        re, rd = self.remaining
+        return (0.0 if re < 1e-9 * self.eps else re, 0.0 if rd < 1e-9 * self.delta else rd)
+
     def __repr__(self) -> str:
         e, d = self.spent
-        re, rd = self.remaining
+        re, rd = self._remaining_shown()
         return (f"Budget(eps={self.eps:.6g}, delta={self.delta:.6g}; spent eps={e:.6g}, delta={d:.6g}; "
                 f"remaining eps={re:.6g}, delta={rd:.6g}; {len(self._history)} fit(s))")

@@ -24,6 +24,8 @@ NOT_PRIVATE_TEXT = ("this fit is NOT differentially private: variable ranges wer
                     "(bounds='data', exploration only)")
 NOT_PRIVATE_LEVELS_TEXT = ("this fit is NOT differentially private: category levels were read from the data "
                            "(levels='data', exploration only)")
+NOT_PRIVATE_BOTH_TEXT = ("this fit is NOT differentially private: variable ranges and category levels were read "
+                         "from the data (bounds='data', levels='data', exploration only)")
 
 _SOURCE_TEXT = {"declared": "declared", "estimated": "estimated privately",
                 "data": "read from data (leak)", None: "not needed"}
@@ -261,6 +263,8 @@ class PrivacyStatement:
 
     @property
     def _not_private_text(self) -> str:
+        if self._data_ranges and self._data_levels:
+            return NOT_PRIVATE_BOTH_TEXT
         if self._data_ranges:
             return NOT_PRIVATE_TEXT
         if self._data_levels:
@@ -305,8 +309,8 @@ class PrivacyStatement:
         if self.seeded:
             head += ", " + SEEDED_LABEL
         if not self.private:
-            head += ", NOT differentially private" + (" (bounds read from data)" if self._data_ranges else
-                                                       " (levels read from data)" if self._data_levels else "")
+            read = [w for w, hit in (("bounds", self._data_ranges), ("levels", self._data_levels)) if hit]
+            head += ", NOT differentially private" + (f" ({' and '.join(read)} read from data)" if read else "")
         lines = [head]
         if (abs(self.eps_spent - self.eps) > 1e-9 * max(self.eps, 1.0)
                 or abs(self.delta_spent - self.delta) > 1e-9 * max(self.delta, 1e-300)):
@@ -347,9 +351,13 @@ class PrivacyStatement:
         str
         """
         s = []
+        # what was read off the data without a mechanism (bounds='data', levels='data'), for the first
+        # sentence and for "apart from ..." (the data were not accessed only through the releases)
+        read = " and ".join(w for w, hit in (("ranges", self._data_ranges), ("levels", self._data_levels)) if hit)
         if not self.private:
-            s.append("The estimates are NOT differentially private: the ranges of some variables were "
-                     "read from the data (exploration only)." if self._data_ranges else
+            s.append("The estimates are NOT differentially private: the ranges of some variables "
+                     + ("and the levels of some categorical variables " if self._data_levels else "")
+                     + "were read from the data (exploration only)." if self._data_ranges else
                      "The estimates are NOT differentially private: " + "; ".join(self.leaks) + ".")
         mechs = self._mechanism_counts()
         if mechs:
@@ -359,8 +367,8 @@ class PrivacyStatement:
                 parts.append(f"{k} {m} {noun} ({self._list_stats(stats)})")
             mech_text = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
             lead = ("The results were obtained with differential privacy; the data" if self.private
-                    else "Apart from the ranges read from the data, the data" if self._data_ranges
-                    else "The data")
+                    else f"Apart from the {read} read from the data, the data" if read
+                    else "Apart from that, the data")
             s.append(f"{lead} were accessed only through {mech_text}, and everything reported was "
                      f"computed from these releases.")
         else:

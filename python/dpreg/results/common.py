@@ -6,7 +6,7 @@ import warnings
 
 from scipy import stats
 
-from ..errors import DPRegError, InvalidArgument
+from ..errors import DPRegError, DPRegWarning, InvalidArgument
 
 _INTERCEPT_NAMES = ("Intercept", "(Intercept)")
 _NO_INFERENCE = "this method provides no standard errors"
@@ -46,7 +46,7 @@ def _warn_alpha_like(level):
     if isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 0.5:
         warnings.warn(f"conf_int({level:g}) asks for {100 * level:g}% intervals: dpreg's first argument "
                       f"is the confidence level (statsmodels' conf_int(alpha) is conf_int(alpha={level:g}) "
-                      f"here)", UserWarning, stacklevel=3)
+                      f"here)", DPRegWarning, stacklevel=3)
 
 
 def _num(x):

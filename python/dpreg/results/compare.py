@@ -200,8 +200,8 @@ def compare(fits, names=None, **kwargs) -> Comparison:
 
     Parameters
     ----------
-    fits : sequence of dpreg.DPFit or dict
-        The fits; a dict maps column names to fits.
+    fits : dpreg.DPFit, sequence of dpreg.DPFit, or dict
+        The fits (one fit gives a one-column table); a dict maps column names to fits.
     names : sequence of str, optional
         Column names (default: the dict's keys, or the methods).
     **kwargs
@@ -217,6 +217,8 @@ def compare(fits, names=None, **kwargs) -> Comparison:
     """
     if isinstance(fits, dict) and names is None:
         names, fits = list(fits.keys()), list(fits.values())
+    elif hasattr(fits, "inference_centre"):   # one fit (it raised "'DPFit' object is not iterable")
+        fits = [fits]
     return Comparison(fits, names, **kwargs)
 
 

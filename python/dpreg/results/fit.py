@@ -579,21 +579,54 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                 ci = np.column_stack([np.fmin(ci[:, 0], own[:, 0]), np.fmax(ci[:, 1], own[:, 1])])
         return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
 
+    def _term_index(self, terms) -> list[int]:
+        """Positions of the named terms; a factor's name stands for its coefficients ``name[...]``."""
+        names = [terms] if isinstance(terms, str) else terms
+        if not isinstance(names, (list, tuple)) or not names or not all(isinstance(t, str) for t in names):
+            raise InvalidArgumentType("terms must be a term name or a list of term names (fit.terms)")
+        all_terms = [str(t) for t in self._terms]
+        index = []
+        for name in names:
+            hits = [j for j, t in enumerate(all_terms) if t == name] or \
+                [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
+            if not hits:
+                import difflib
+                close = difflib.get_close_matches(name, all_terms, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                shown = ", ".join(all_terms[:8]) + (", ..." if len(all_terms) > 8 else "")
+                raise InvalidArgument(f"wald_test: {name!r} is not a term or factor of this fit{hint}. It "
+                                      "takes names and tests that those coefficients are all 0 "
+                                      "(['x1', 'x2'] for 'x1 = 0, x2 = 0'; other hypotheses are not "
+                                      f"parsed); the terms are {shown}")
+            index.extend(j for j in hits if j not in index)
+        # as in the default test: a coefficient reported as not estimable (NA) is left out
+        b = np.asarray(self._release.coef, float)
+        return [j for j in index if np.isfinite(b[j])]
+
     def _slopes(self) -> list[int]:
         # a coefficient reported as not estimable (NA) is not part of the Wald test (issue 12)
         b = np.asarray(self._release.coef, float)
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
-    def wald_test(self) -> dict:
-        """Noise-aware Wald chi-square of "all non-intercept coefficients are 0" (about
-        :attr:`inference_centre`, like the intervals).
+    def wald_test(self, terms: str | list[str] | None = None) -> dict:
+        """Noise-aware Wald chi-square of "these coefficients are all 0" (about
+        :attr:`inference_centre`, like the intervals); post-processing of the released covariance.
+
+        Parameters
+        ----------
+        terms : str or list of str, optional
+            None (default): every coefficient but the intercept (the test printed by ``summary()``).
+            Otherwise term names (``fit.terms``), or the name of a factor, which stands for all its
+            coefficients: ``fit.wald_test("C(occupation)")`` tests the whole factor (what an F test of
+            the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes jointly.
 
         Returns ``{"statistic", "df", "p_value", "note"}``; statistic/p_value are None with a plain
         reason in ``note`` when it cannot be computed."""
+        index = self._slopes() if terms is None else self._term_index(terms)
         v = self._vcov_array()
-        out = wald_chi2(self._centre_array(), v, self._slopes())
+        out = wald_chi2(self._centre_array(), v, index)
         if v is not None and out["statistic"] is None and any(
-                not np.isfinite(v[j, j]) for j in self._slopes()):
+                not np.isfinite(v[j, j]) for j in index):
             # a coefficient whose interval is withheld ("not estimable at this n and eps", e.g. dp_glm)
             out["note"] = "not available: the standard errors of some coefficients are not estimable"
         if v is None and out["df"]:

@@ -25,12 +25,13 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
 
     Parameters
     ----------
-    fits : dpreg.DPFit or list of dpreg.DPFit
-        One fit, or several with the same terms, drawn side by side.
+    fits : dpreg.DPFit, list of dpreg.DPFit, or dict
+        One fit, or several drawn side by side (the terms of all of them; a fit without a term has no
+        mark there); a dict maps legend labels to fits, as in :func:`dpreg.compare`.
     level : float, default 0.95
         Level of the intervals.
     labels : list of str, optional
-        Legend labels, one per fit (default: method and eps).
+        Legend labels, one per fit (default: the dict's keys, else method and eps).
     reference : mapping, optional
         term -> value (e.g. the non-private statsmodels coefficients), drawn as open diamonds and
         labelled as the non-private reference.
@@ -48,9 +49,17 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
     matplotlib.axes.Axes
     """
     plt = _plt()
-    fits = fits if isinstance(fits, (list, tuple)) else [fits]
+    if isinstance(fits, dict):
+        labels = labels or [str(k) for k in fits]
+        fits = list(fits.values())
+    fits = list(fits) if isinstance(fits, (list, tuple)) else [fits]
+    if not fits or not all(hasattr(f, "inference_centre") and hasattr(f, "conf_int") for f in fits):
+        from ..errors import InvalidArgumentType
+        raise InvalidArgumentType("plot_coef takes a fit, a list of fits or a dict {label: fit} "
+                                  "(dpreg.DPFit objects)")
     labels = labels or [f"{f.method} (eps = {f.privacy.eps:g})" for f in fits]
-    all_terms = list(fits[0].coef.index)
+    # the union of the fits' terms, in the order they first appear (as dpreg.compare's rows)
+    all_terms = list(dict.fromkeys(t for f in fits for t in f.coef.index))
     if terms is None:
         terms = [t for t in all_terms if not (drop_intercept and t == "Intercept")]
     if ax is None:

@@ -28,6 +28,13 @@ def _row_scales(X):
     return np.where(big, top, 1.0)
 
 
+def _is_arrow_like_frame(obj) -> bool:
+    """A polars DataFrame or a pyarrow Table (both convert with ``to_pandas()``)."""
+    module = type(obj).__module__.split(".")[0]
+    return module in ("polars", "pyarrow") and type(obj).__name__ in ("DataFrame", "Table") \
+        and callable(getattr(obj, "to_pandas", None))
+
+
 class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
 
@@ -36,8 +43,12 @@ class _PredictionMixin:
             raise DPRegError("this fit cannot build model matrices for new data (no public design)")
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
+        elif _is_arrow_like_frame(newdata):
+            # the in-memory sources dp_lm fits on (polars, pyarrow): predict takes them too
+            newdata = newdata.to_pandas()
         if not isinstance(newdata, pd.DataFrame):
-            raise InvalidArgumentType("newdata must be a pandas DataFrame (or a dict of columns)")
+            raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table, or a "
+                                      "dict of columns")
         res = self._public.model_matrix(newdata)
         outside = None
         if isinstance(res, tuple):
@@ -64,7 +75,7 @@ class _PredictionMixin:
             cols = [self._terms[j] for j in np.flatnonzero(off)]
             if clamp:
                 X = np.where(known, np.clip(X, np.where(known, lo, -np.inf), np.where(known, hi, np.inf)), X)
-            self._warn_outside(cols, clamped=clamp)
+            self._warn_outside(cols, clamped=clamp, named="term(s)")
         else:
             if outside is not None and not isinstance(outside, (dict, list, tuple, set)) \
                     and bool(np.any(np.asarray(outside))):
@@ -91,7 +102,7 @@ class _PredictionMixin:
         return cols
 
     @staticmethod
-    def _warn_outside(outside, clamped: bool = False):
+    def _warn_outside(outside, clamped: bool = False, named: str = "column(s)"):
         """Warn (naming columns, never values) when new rows leave the fit's public ranges."""
         if outside is None:
             return
@@ -107,14 +118,16 @@ class _PredictionMixin:
         else:
             hit = bool(np.any(np.asarray(outside)))
         if hit and clamped:
-            where = f" of term(s) {', '.join(cols)}" if cols else ""
+            where = f" of {named} {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           "with; they were clamped to those ranges, as the training data were "
                           "(clamp=False extrapolates instead)", RangeWarning, stacklevel=4)
         elif hit:
-            where = f" of column(s) {', '.join(cols)}" if cols else ""
+            # the same call depth as the clamped case (predict -> _new_model_matrix -> here): the
+            # warning points at the user's predict() call, not into dpreg
+            where = f" of {named} {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
-                          f"with; these predictions extrapolate", RangeWarning, stacklevel=3)
+                          f"with; these predictions extrapolate", RangeWarning, stacklevel=4)
 
     def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
                 type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:

@@ -45,7 +45,10 @@ def check_data(x) -> np.ndarray:
             arr = saturating_floats(arr)
         except (TypeError, ValueError, decimal.InvalidOperation):
             raise InvalidArgumentType("x must be numeric") from None
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+    if arr.dtype.kind == "b":
+        raise InvalidArgumentType("x must be numeric; for the proportion of True values pass "
+                                  "x.astype(float) with bounds=(0, 1)")
+    if arr.dtype.kind not in "iuf":
         raise InvalidArgumentType("x must be numeric")
     arr = saturating_floats(arr).ravel()   # a long double beyond the double range saturates too
     if arr.size == 0:
