@@ -64,6 +64,10 @@ def _range_str(values) -> str:
 #: the formatting kit handed to the methods' summary_lines (dpreg.estimators.summary_lines)
 _FMT = SimpleNamespace(number=format_number, wrap=_wrap, value=_value_str, range=_range_str)
 
+#: what the standard error, z and p of a fit with asymmetric released intervals mean (DPFit.z_values)
+_UNION_SE_TEXT = ("the standard errors are scaled to their half-width, z and p use the half-width on the side "
+                  "of 0 (p < 1 - level exactly when the interval excludes 0)")
+
 
 # ==================================================================================================
 class Summary:
@@ -308,9 +312,8 @@ class Summary:
             out.append(f"Intervals: allow for the estimates being attenuated along {k} "
                        f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
                        "data vary along each at least half as much as that noise), so they are not "
-                       f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; the "
-                       "standard errors are scaled to their half-width, z and p use the half-width on the "
-                       "side of 0 (p < 1 - level exactly when the interval excludes 0)")
+                       f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; "
+                       + _UNION_SE_TEXT)
         elif f.ci_method == "separation union":
             # issue 12, sixteenth pass (docs/derivations/dpgd_logistic.md §2e): k is a function of the
             # released X'WX matrices only
@@ -318,9 +321,8 @@ class Summary:
             out.append(f"Intervals: allow for the private iteration having covered only part of the way to "
                        f"the maximum-likelihood fit along {k} direction{'s' if k != 1 else ''} where the "
                        "released curvature collapsed (assuming it stays at least half the noise s.d. of its "
-                       "release there), so they are wide and not symmetric about the estimate; the standard "
-                       "errors are scaled to their half-width, z and p use the half-width on the side of 0 "
-                       "(p < 1 - level exactly when the interval excludes 0)")
+                       "release there), so they are wide and not symmetric about the estimate; "
+                       + _UNION_SE_TEXT)
         return out
 
     def _privacy_text(self) -> str:
