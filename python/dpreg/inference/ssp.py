@@ -706,6 +706,10 @@ def gate_selection_extra_sds(released_sds: float, gate_sds: float) -> float:
     x, g = float(released_sds), float(gate_sds)
     if not (x > g):
         return math.inf if x == g else 0.0
+    if x - g > 40.0 + CURVATURE_NOISE_SDS:
+        # P(e >= g - a) = 1 to double precision for every a the bound can take: no selection effect. (At
+        # x >= 2^53, hi - 1.0 == hi and the bracketing below would never widen.)
+        return 0.0
     log_tail = float(stats.norm.logsf(CURVATURE_NOISE_SDS))
     # log P(e >= x - a) - log P(e >= g - a) rises with a from -inf to 0 (log-concavity of the normal)
     f = lambda a: float(stats.norm.logsf(x - a) - stats.norm.logsf(g - a)) - log_tail   # noqa: E731
