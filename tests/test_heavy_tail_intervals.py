@@ -171,3 +171,23 @@ def test_printed_intervals_allow_for_tails_the_check_cannot_exclude():
     assert big.facts["tail_allowance"]["variance_factor"] < 1.01
     assert "tail_allowance_note" not in big.facts
     assert math.isfinite(hi)
+
+
+def test_tail_allowance_refreshes_the_r2_imprecision_flag():
+    """R^2's interval [0.5, 0.65] (width 0.15, not 'imprecise') with t3's allowance (factor 1 / 0.744 where
+    the released sums give no ratio) has its lower end at 0.5 / (0.5 + 0.5 / 0.744) = 0.427: width 0.223,
+    above R2_IMPRECISE_WIDTH = 0.2, so the summary must say 'imprecise' (the flag was computed before the
+    allowance and kept; review of the sixteenth pass)."""
+    from dpreg.estimators._ssp import allow_for_heavy_tails
+    from dpreg.inference.ssp import R2_IMPRECISE_WIDTH, r2_imprecise, student_t_tail_table
+    rng = np.random.default_rng(2)
+    bundle = dict(_sums_as_released(rng.standard_normal(20_000)), A1c=-1.0)    # no ratio: t3's factor
+    facts = {"sigma_interval": [0.9, 1.1], "r_squared_interval": [0.5, 0.65],
+             "adj_r_squared_interval": [0.49, 0.64], "r_squared_imprecise": r2_imprecise(0.5, 0.65)}
+    assert facts["r_squared_imprecise"] is False
+    allow_for_heavy_tails(facts, bundle, h_y=10.0, n_pub=20_000.0, d=3)
+    share = student_t_tail_table(4.0)[0][2]
+    lo, hi = facts["r_squared_interval"]
+    assert lo == pytest.approx(0.5 / (0.5 + 0.5 / share), rel=1e-3) and hi == 0.65
+    assert hi - lo > R2_IMPRECISE_WIDTH
+    assert facts["r_squared_imprecise"] is True
