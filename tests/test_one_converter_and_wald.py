@@ -101,3 +101,16 @@ def test_budget_split_check_accepts_positive_weights_and_refuses_the_rest():
         check_split((0.25, 0.25, 0.6))
     with pytest.raises(InvalidArgument, match="equal threshold"):
         check_split((0.2, 0.3, 0.5))
+
+
+def test_wald_on_the_correlation_scale_overflows_to_infinity_without_a_numpy_warning():
+    """A coefficient of 1e300 with standard error 1e-10 (declared ranges at the extremes) has
+    b / sd = 1e310: the statistic is infinite and p = 0, with no numpy overflow warning reaching the
+    user (privacy rule 3; the correlation-scale solve of the sixteenth pass divided without a guard)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = wald_chi2(np.array([1e300, 1.0]), np.diag([1e-20, 1.0]), [0, 1])
+        big = wald_chi2(np.array([1e200, 1e200]), np.eye(2), [0, 1])
+    assert out["statistic"] == np.inf and out["p_value"] == 0.0
+    assert big["statistic"] == np.inf and big["p_value"] == 0.0

@@ -325,3 +325,12 @@ def test_selection_allowance_widens_the_curvature_robust_covariance():
     Vinf, _ = inf.boosted_curvature_robust(A, Gamma, theta, extra_noise_sds=math.inf, **kw)
     assert np.all(np.diag(V1) >= np.diag(V0) * (1 - 1e-12)) and np.any(np.diag(V1) > np.diag(V0) * 1.01)
     assert np.all(np.diag(Vinf) >= np.diag(V1) * (1 - 1e-12)) and np.all(np.isfinite(Vinf))
+
+
+def test_gate_selection_bound_is_total_far_above_the_gate():
+    """Released curvatures of 2^53 sigma1 and more (n eps large) made the bracketing loop spin forever:
+    hi - 1.0 == hi in floating point, so the bracket never widened (review of the sixteenth pass). Far
+    above the gate the selection has no effect (P(e >= gate - a) = 1 to double precision once a - gate
+    exceeds 40), so the allowance is 0, as it already was at alpha = 9."""
+    for released in (60.0, 1e3, 1e16, 1e17, 1e300, np.finfo(float).max):
+        assert inf.gate_selection_extra_sds(released, 2.0) == 0.0

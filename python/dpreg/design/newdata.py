@@ -5,6 +5,7 @@ This module sits below :mod:`dpreg.design.build` and :mod:`dpreg.design.contract
 so that the public design object can build new rows without importing the builder."""
 from __future__ import annotations
 
+import decimal
 import warnings
 
 import numpy as np
@@ -36,6 +37,12 @@ def _column_type(s: pd.Series) -> str:
     if pd.api.types.is_numeric_dtype(dt):
         return "numeric"
     if pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt):
+        if pd.api.types.is_object_dtype(dt) and any(
+                isinstance(v, decimal.Decimal) and v.is_snan() for v in s.to_numpy()):
+            # a signalling NaN Decimal raises in pandas' missing-value checks and hashing (InvalidOperation,
+            # TypeError): refused like any object dpreg cannot use, the column named only
+            raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
+                              "give it one type: numbers, strings or a pandas Categorical")
         kind = pd.api.types.infer_dtype(s, skipna=True)
         if kind in ("string", "empty"):
             return "string"

@@ -718,6 +718,9 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
         lo = float(ri[0])
         lo = lo / (lo + factor * (1.0 - lo)) if lo > 0.0 else lo
         facts["r_squared_interval"] = [lo, ri[1]]
+        if "r_squared_imprecise" in facts:
+            # the flag reads the printed interval: the widened one (it was computed before the allowance)
+            facts["r_squared_imprecise"] = inf.r2_imprecise(lo, float(ri[1]))
         ai = facts.get("adj_r_squared_interval")
         if ai is not None:
             adj = 1.0 - (1.0 - lo) * (n_pub - 1.0) / (n_pub - d)

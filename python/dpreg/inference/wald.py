@@ -59,8 +59,14 @@ def wald_chi2(beta, V, index) -> dict:
     except np.linalg.LinAlgError:
         out["note"] = "not available: the covariance of the coefficients is not positive definite"
         return out
-    w_half = np.linalg.solve(c, b / sd)
-    w = float(w_half @ w_half)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = b / sd
+        w_half = np.linalg.solve(c, t)
+        w = float(w_half @ w_half)
+    if not np.isfinite(w) and np.all(np.isfinite(b)):
+        # b / sd beyond the double range (a coefficient of 1e300 with an SE of 1e-10), or W itself: W >=
+        # ||t||^2 / lambda_max(C) >= ||t||^2 / |S| is beyond it too, so W is infinite and p is 0
+        w = float("inf")
     out["statistic"] = w
     out["p_value"] = float(stats.chi2.sf(w, len(index)))
     return out
