@@ -87,7 +87,14 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
     # below the edge with factors too (issues 12/13: dpgd certifies its standard errors or says why not)
     assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "boosted_adassp"
+    # factors with every range declared: AdaSSP's ridge estimate from the index 20 up to AUTO_BOOSTED_MIN,
+    # BoostedAdaSSP from there (sixteenth pass); private ranges keep BoostedAdaSSP above 20
+    n_boost = math.ceil(api.AUTO_BOOSTED_MIN * 6.0 / mu)
+    assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "adassp"
+    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "adassp"
+    assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_edge, "has_factors": True, "all_declared": False}) == \
+        "boosted_adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._numeric import no_numeric_warnings
 from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emit, _from_caught  # noqa: F401
-from .auto import AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr, choose_method  # noqa: F401
+from .auto import AUTO_BOOSTED_MIN, AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr, choose_method  # noqa: F401
 from .design.private_bounds import unreliable_ranges_note
 from .errors import (
     AccuracyWarning,
