@@ -153,7 +153,8 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     if (centred) {
       cat_wrapped(paste0("Estimate: the ridge estimate (AdaSSP; predict() uses it). Corrected: the ",
                          "estimate corrected for the ridge's shrinkage; the Std. Error, z value ",
-                         "(= Corrected / Std. Error), p-value and intervals are about it."))
+                         "(Corrected / Std. Error where the intervals are symmetric), p-value and ",
+                         "intervals are about it."))
     }
   } else {
     cat("Coefficients (no standard errors, see below):\n")

@@ -172,8 +172,8 @@ class Summary:
 
     #: the line under the coefficient table when the estimate and the inference centre differ
     CENTRE_LINE = ("Estimate: the ridge estimate (AdaSSP; predict() uses it). Corrected: the estimate "
-                   "corrected for the ridge's shrinkage; the Std. Error, z value (= Corrected / Std. Error), "
-                   "p-value and intervals are about it.")
+                   "corrected for the ridge's shrinkage; the Std. Error, z value (Corrected / Std. Error where "
+                   "the intervals are symmetric), p-value and intervals are about it.")
 
     def _centre_lines(self) -> list[str]:
         return [self.CENTRE_LINE] if self.fit.has_separate_centre and self.has_inference else []
