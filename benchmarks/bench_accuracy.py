@@ -173,28 +173,33 @@ HELDOUT_SOURCES = {"cps1988": ("AER", "CPS1988"), "gssvocab": ("carData", "GSSvo
                    "wells": ("carData", "Wells"), "hmda": ("AER", "HMDA"), "mroz": ("carData", "Mroz"),
                    "creditcard": ("AER", "CreditCard"), "cps_parttime": ("AER", "CPS1988")}
 
+def _column(name):
+    """The outcome of a held-out task that is one column of its data, as floats."""
+    return lambda df: df[name].to_numpy(float)
+
+
 TASKS.update({
     "cps1988": dict(loader="heldout", formula="np.log(wage) ~ education + experience + ethnicity + smsa + region + "
                                               "parttime",
                     outcome=lambda df: np.log(df["wage"].to_numpy(float)),
                     label="CPS1988 log(weekly wage) (AER, n = 28 155)"),
     "gssvocab": dict(loader="heldout", formula="vocab ~ age + educ + year + gender + nativeBorn",
-                     outcome=lambda df: df["vocab"].to_numpy(float),
+                     outcome=_column("vocab"),
                      label="GSSvocab vocabulary score (carData, n = 27 360 complete rows)"),
     "slid": dict(loader="heldout", formula="wages ~ education + age + sex + language",
-                 outcome=lambda df: df["wages"].to_numpy(float),
+                 outcome=_column("wages"),
                  label="SLID hourly wage (carData, n = 3 987 complete rows)"),
     "txhousing": dict(loader="heldout", formula="median ~ year + month + sales + listings + inventory",
-                      outcome=lambda df: df["median"].to_numpy(float),
+                      outcome=_column("median"),
                       label="txhousing median price (ggplot2, n = 7 126 complete rows)"),
     "caschools": dict(loader="heldout", formula="read ~ lunch + calworks + english + income + expenditure + grades",
-                      outcome=lambda df: df["read"].to_numpy(float),
+                      outcome=_column("read"),
                       label="CASchools reading score (AER, n = 420)"),
     "salaries": dict(loader="heldout", formula="salary ~ rank + discipline + yrs_since_phd + yrs_service + sex",
-                     outcome=lambda df: df["salary"].to_numpy(float),
+                     outcome=_column("salary"),
                      label="Salaries nine-month salary (carData, n = 397)"),
     "prestige": dict(loader="heldout", formula="prestige ~ education + income + women + type",
-                     outcome=lambda df: df["prestige"].to_numpy(float),
+                     outcome=_column("prestige"),
                      label="Prestige occupational prestige (carData, n = 98 complete rows)"),
 })
 
