@@ -58,7 +58,11 @@ used, else 1.25 (coarser ratios only when needed against premature stops). A Use
 whenever the grid is coarser than 1.01 or the tail-clamp estimate stays above 2% of n; when even
 beta = 2 leaves the premature-stop bound above ``MAX_PREMATURE`` (20%) the design refuses with an
 error naming the columns to declare (a range from such a search would be noise and would silently
-clamp most of the data). Measured (benchmark, 20 seeds, median clamped share / median width ratio):
+clamp most of the data). It refuses too where the chosen grid makes a large overshoot likely
+(:func:`overshoot_bound` above ``MAX_OVERSHOOT`` = 0.5% per end for a stretch beyond 100 times the
+data's distance from the anchor; docs/derivations/quantile_search.md §7): at KAPPA = 3 that excludes
+beta = 2 and the searches whose quantile level is capped at small n eps, where the bound is 1-4% per
+end (a 317-row dataset at eps = 2 had its outcome range released 6e3 times too wide in 1 fit of 40). Measured (benchmark, 20 seeds, median clamped share / median width ratio):
 Bikeshare temp at eps 0.05 per column, 4.4% / 0.76 at beta 1.01 vs 0.1% / 1.01 at 1.25; penguins
 body mass at eps 0.2, 49% / 0.38 vs 2.9% / 0.86; diamonds keeps 1.01 (under 1% clamped).
 
@@ -123,6 +127,12 @@ RANGE_BETA = 1.01
 FEASIBILITY_SCALE = 1e6
 #: largest public premature-stop bound accepted (with the coarsest grid) before refusing
 MAX_PREMATURE = 0.2
+#: a search that passes the data overshoots: refuse when the public probability, per range end, that it
+#: stops more than OVERSHOOT_STRETCH times farther from its anchor than the data's end exceeds
+#: MAX_OVERSHOOT (:func:`overshoot_bound`; issue 13: a 1-in-40 outcome range 6e3 times too wide on a
+#: 317-row dataset at eps = 2 made every method 1e8 x worse than OLS)
+OVERSHOOT_STRETCH = 100.0
+MAX_OVERSHOOT = 0.005
 #: warn when the public tail-clamp estimate exceeds this share of n per end
 CLAMP_WARN_SHARE = 0.02
 #: order statistics left beyond each end, in units of the threshold noise scale b = 2/eps_q
@@ -230,6 +240,25 @@ def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_
     return min(1.0, 0.5 * steps * math.exp(-q_hi * n / b))
 
 
+def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
+                    stretch: float = OVERSHOOT_STRETCH) -> float:
+    """Public probability that one range search passes the data and stops more than ``stretch`` times
+    farther from its anchor than the data's end (docs/derivations/quantile_search.md §7).
+
+    The walk passes the last row only if the threshold noise exceeds ``m_eff = (1 - q_hi) n`` (the rows
+    the target leaves beyond the end): probability ``exp(-m_eff / b)``. Given that, the excess over
+    ``m_eff`` is again Exp(b), so each later step stops with probability ``U = exp(-excess / b)``,
+    uniform on (0, 1), and ``P(at least s more steps) = E (1 - U)^s = 1 / (s + 1)``. The grid
+    ``g_k = l - 1 + beta^k`` multiplies the distance from the anchor by about beta per step, and the
+    first grid point past the data may already be up to beta beyond its end, so a stretch beyond
+    ``stretch`` takes at least ``s = log(stretch) / log(beta) - 1`` more steps:
+    ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only.
+    """
+    b = 2.0 / eps_q
+    m_eff = max(0.0, (1.0 - q_hi) * n)
+    return min(1.0, math.exp(-m_eff / b) * math.log(beta) / math.log(stretch))
+
+
 def tail_clamp_estimate(eps_q: float, beta: float = RANGE_BETA) -> float:
     """Public rough count of rows left beyond one end: ``m`` plus the early-stop bias of the one-sided
     step noise inside the data, about ``b log K_data``, with ``K_data`` = grid steps across a factor-2
@@ -273,7 +302,8 @@ def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA):
 
 def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
     q_hi = quantile_levels(n, eps_q)[1]
-    return choose_beta(n, eps_q, q_hi, beta)[1] <= MAX_PREMATURE
+    b_col, bound = choose_beta(n, eps_q, q_hi, beta)
+    return bound <= MAX_PREMATURE and overshoot_bound(n, eps_q, q_hi, b_col) <= MAX_OVERSHOOT
 
 
 def min_rows_for_ranges(eps_q: float, beta: float = RANGE_BETA) -> int:
@@ -402,7 +432,9 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         n = _as_column(values[col]).shape[0]
         q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
         b_col, bound = choose_beta(n, eps_q, q_hi, beta)
-        if bound > MAX_PREMATURE:
+        # refuse where a search would likely stop before the data (premature stop) or far beyond them
+        # (overshoot): either gives a range that is noise (public facts n, eps_q, beta only)
+        if bound > MAX_PREMATURE or overshoot_bound(n, eps_q, q_hi, b_col) > MAX_OVERSHOOT:
             from ..errors import SampleTooSmall
             names = [repr(c) for c in missing]
             cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
@@ -418,7 +450,7 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
             raise SampleTooSmall(
                 f"{f'n = {n} rows is' if n_public else 'the number of rows is'} too small for private ranges "
                 f"with a budget of {float(eps_total):.4g} split "
-                f"over {n_ends} range ends (columns {cols}): the searches would be unreliable. {what}. "
+                f"over {n_ends} range ends (columns {cols}): the searches would be unreliable (likely to stop short of the data or far beyond them). {what}. "
                 f"Or declare the ranges from public knowledge (documentation, physical limits), e.g. "
                 f"bounds={{{example}}}: with declared ranges dpreg fits at any n, with intervals as wide "
                 "as the privacy noise requires")
