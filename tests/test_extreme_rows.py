@@ -362,7 +362,7 @@ def test_numeric_warning_barrier_drops_only_runtime_warnings():
 
 
 def test_cli_stderr_has_no_runtime_warning_on_an_extreme_row(tmp_path):
-    d = _neighbour(_data(1000), "x")
+    d = _neighbour(_data(2000), "x")
     path = tmp_path / "extreme.csv"
     d.to_csv(path, index=False)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
@@ -376,7 +376,7 @@ def test_cli_stderr_has_no_runtime_warning_on_an_extreme_row(tmp_path):
 
 def test_r_bridge_reports_no_runtime_warning_on_an_extreme_row():
     from dpreg import bridge
-    d = _neighbour(_data(1000), "x")
+    d = _neighbour(_data(2000), "x")
     res = bridge._run(dp_lm, "y ~ x + x2", d, eps=1, method="dpgd", random_state=3)
     assert res["ok"]
     assert not any(w["category"] == "RuntimeWarning" for w in res["warnings"])

@@ -456,7 +456,7 @@ def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatc
     rows = []
     real_add = Ledger.add
     monkeypatch.setattr(Ledger, "add", lambda self, entry: (rows.append(entry), real_add(self, entry))[1])
-    df = _overflow_frame()
+    df = _overflow_frame(1800)   # private ranges need n >= 1715 here (overshoot rule); the index stays below 20
     declared = {"x": (-1.0, 1.0), "z": (-1.0, 1.0), "w": (-1.0, 1.0)}
     budget = dpreg.Budget(eps=2.0, delta=1e-5)
     with warnings.catch_warnings():
