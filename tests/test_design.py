@@ -422,6 +422,26 @@ def test_private_ranges_refuse_hopeless_budgets_before_spending():
     assert len(led) == 0 and "'x'" in str(exc.value) and "'y'" in str(exc.value)
 
 
+def test_range_refusals_on_public_facts_come_before_the_private_selection_of_levels():
+    # newcomer review 17 (MASS::birthwt, n = 189): "bwt ~ age + lwt + C(race)" with no ranges declared
+    # selected race's levels privately (0.1 eps, 0.1 delta in the ledger) and only then refused the
+    # range search as hopeless, though that refusal reads only n, the undeclared numeric columns and
+    # the budget (all public). The same for the add/remove refusal of any range search.
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.normal(size=189), "x": rng.uniform(0, 10, 189),
+                       "g": rng.choice(["a", "b", "c"], 189)})
+    led = Ledger()
+    with pytest.raises(DesignError, match="too small for private ranges"):
+        build_design("y ~ x + C(g)", df, noise=NoiseSource(1), ledger=led, bounds_share_eps=0.1,
+                     levels_share_eps=0.1, levels_share_delta=1e-7)
+    assert len(led) == 0
+    led = Ledger()
+    with pytest.raises(DesignError, match="add_remove"):
+        build_design("y ~ x + C(g)", df, noise=NoiseSource(1), ledger=led, bounds_share_eps=0.1,
+                     levels_share_eps=0.1, levels_share_delta=1e-7, n_public=False)
+    assert len(led) == 0
+
+
 def test_private_ranges_coarser_grid_and_warning_when_budget_is_tight():
     from dpreg.design.private_bounds import choose_beta, premature_stop_bound, quantile_levels
     q_lo, q_hi, m, capped = quantile_levels(1000, 0.025)
