@@ -469,8 +469,10 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         arr = np.asarray(frame[v], dtype=float)
         if v in parsed.rhs_vars and v not in parsed.outcome_vars and np.may_share_memory(arr, np.asarray(frame[v])):
             c.borrowed.add(v)
-        else:
-            arr = arr.copy() if np.may_share_memory(arr, np.asarray(frame[v])) else arr
+        elif np.may_share_memory(arr, np.asarray(frame[v])) or not arr.flags.writeable:
+            # pandas 3 hands out read-only arrays, also fresh ones (a nullable or Arrow column with
+            # missing values): imputing and clamping write into this copy
+            arr = arr.copy()
         values[v] = arr
     ranges, sources = {}, {}
     for v in num_vars:
