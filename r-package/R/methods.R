@@ -118,6 +118,12 @@ summary.dp_fit <- function(object, ...) {
 #' @export
 summary.dp_lm <- function(object, ...) summary.dp_fit(object, ...)
 
+# "; 95% interval lo to hi" after a "not estimable" reason, "" without a released interval
+interval_range_text <- function(iv, digits) {
+  if (length(iv) != 2L || anyNA(iv)) return("")
+  paste0("; 95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits)))
+}
+
 perc_labels <- function(level) {
   if (is.na(level)) level <- 0.95
   a <- (1 - level) / 2
@@ -167,7 +173,9 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         interval_text(x$sigma_interval, digits), "\n", sep = "")
   }
   if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
-    cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable))
+    # the released interval with the reason, as for R-squared below (and as the core prints it)
+    cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable,
+                       interval_range_text(x$sigma_interval, digits)))
   }
   if (is.finite(x$r.squared)) {
     # issue 12: the interval is printed wherever R-squared is, and flagged when it is wide
@@ -178,10 +186,8 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         formatC(x$adj.r.squared, digits = digits),
         if (wide) interval_text(x$adj_r_squared_interval, digits), "\n", sep = "")
   } else if (!is.null(x$r_squared_not_estimable)) {
-    iv <- x$r_squared_interval
-    rng <- if (length(iv) == 2L && !anyNA(iv))
-      paste0("; 95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits))) else ""
-    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable, rng))
+    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable,
+                       interval_range_text(x$r_squared_interval, digits)))
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
