@@ -168,3 +168,12 @@ test_that("lm's diagnostics and model-selection generics stop with the privacy r
   expect_identical(stats::family(fit)$family, "gaussian")
   expect_identical(stats::variable.names(fit), names(coef(fit)))
 })
+
+test_that("car::Anova() takes type = 2 and type = 3 as numbers, as car's own methods do", {
+  # newcomer review 17: car::Anova(fit, type = 3) stopped in match.arg(): "'arg' must be NULL or a
+  # character vector"
+  skip_if_not_installed("car")
+  fit <- mock_fit()
+  expect_identical(car::Anova(fit, type = 3), car::Anova(fit, type = "III"))
+  expect_identical(car::Anova(fit, type = 2), car::Anova(fit, type = "II"))
+})
