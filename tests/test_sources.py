@@ -334,3 +334,23 @@ def test_auto_on_an_in_memory_arrow_or_polars_frame_chooses_as_on_pandas(frame, 
                           inference=inference)
         assert fit.method == "dpgd", name
         np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+
+
+@pytest.mark.parametrize("inference", [True, False])
+def test_small_data_warning_on_a_streamed_file_says_what_auto_kept(frame, tmp_path, inference):
+    # newcomer review 17: auto cannot take dpgd for a streamed file, so its noise-dominated fit keeps an
+    # SSP method, and the AccuracyWarning said "The standard errors and intervals account for this noise"
+    # even with inference=False (no standard errors at all), quoting the range measured for dpgd
+    small = frame.iloc[:300].reset_index(drop=True)
+    path = tmp_path / "small.parquet"
+    pq.write_table(pa.Table.from_pandas(small, preserve_index=False), path)
+    with pytest.warns(dpreg.AccuracyWarning) as ws:
+        fit = dpreg.dp_lm(FORMULA, str(path), eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5,
+                          inference=inference)
+    assert fit.method != "dpgd"
+    text = " ".join(str(w.message) for w in ws if "dominate" in str(w.message))
+    assert f"method='auto' keeps {fit.method!r}" in text and "in-memory data frame" in text
+    if inference:
+        assert "Where standard errors are reported, they account for this noise" in text
+    else:
+        assert "account for this noise" not in text and "reports no standard errors" in text
