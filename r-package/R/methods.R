@@ -361,7 +361,7 @@ fitted.dp_fit <- function(object, ...) {
 #' standard error (`NA` where the method did not release one), `family()` the
 #' family of a [dp_glm()] fit. `logLik()`, `deviance()` and hence `AIC()` /
 #' `BIC()` stop: a DP fit does not release them.
-#' @param x,object A `dp_fit`.
+#' @param x,object,fit A `dp_fit`.
 #' @param ... Unused.
 #' @examples
 #' if (dpreg_available()) {
@@ -439,7 +439,7 @@ case_diagnostic_not_released <- function(what, arg = "model") {
 #' of `lm` need the residuals or the model matrix of the training data, which a
 #' DP fit does not hold: they stop with that reason (class
 #' `dpreg_not_released`), as [residuals.dp_fit()] does.
-#' @param model,infl,x,object,fit A `dp_fit`.
+#' @param model,x,object A `dp_fit`.
 #' @param nsim,seed Unused (as in [stats::simulate()]).
 #' @param ... Unused.
 #' @name dp_fit-diagnostics
