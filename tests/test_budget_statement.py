@@ -47,6 +47,23 @@ def test_budget_messages_show_a_rounding_remainder_as_zero():
     assert "remaining eps=0.1," in repr(half)      # a real remainder is shown as it is
 
 
+def test_hopeless_range_search_with_factors_to_select_charges_nothing():
+    # newcomer review 17: MASS::birthwt (n = 189), "bwt ~ age + lwt + C(race) + smoke" without ranges.
+    # The refusal (n too small for private ranges at this budget) reads public facts only, but it came
+    # after race's private level selection, and the Budget was charged (0.1, 1e-7) for a fit that
+    # released nothing
+    import pandas as pd
+
+    from dpreg.errors import SampleTooSmall
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.normal(size=189), "x": rng.uniform(0, 10, 189),
+                       "g": rng.choice(["a", "b", "c"], 189)})
+    b = Budget(5.0, delta=1e-5)
+    with pytest.raises(SampleTooSmall, match="too small for private ranges"):
+        dpreg.dp_lm("y ~ x + C(g)", df, eps=1, budget=b, random_state=1)
+    assert b.spent == (0.0, 0.0)
+
+
 def test_budget_overspend_raises_and_changes_nothing():
     b = Budget(1.0, delta=1e-6)
     b.spend(0.7, 5e-7, label="a")

@@ -422,6 +422,26 @@ def test_private_ranges_refuse_hopeless_budgets_before_spending():
     assert len(led) == 0 and "'x'" in str(exc.value) and "'y'" in str(exc.value)
 
 
+def test_range_refusals_on_public_facts_come_before_the_private_selection_of_levels():
+    # newcomer review 17 (MASS::birthwt, n = 189): "bwt ~ age + lwt + C(race)" with no ranges declared
+    # selected race's levels privately (0.1 eps, 0.1 delta in the ledger) and only then refused the
+    # range search as hopeless, though that refusal reads only n, the undeclared numeric columns and
+    # the budget (all public). The same for the add/remove refusal of any range search.
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.normal(size=189), "x": rng.uniform(0, 10, 189),
+                       "g": rng.choice(["a", "b", "c"], 189)})
+    led = Ledger()
+    with pytest.raises(DesignError, match="too small for private ranges"):
+        build_design("y ~ x + C(g)", df, noise=NoiseSource(1), ledger=led, bounds_share_eps=0.1,
+                     levels_share_eps=0.1, levels_share_delta=1e-7)
+    assert len(led) == 0
+    led = Ledger()
+    with pytest.raises(DesignError, match="add_remove"):
+        build_design("y ~ x + C(g)", df, noise=NoiseSource(1), ledger=led, bounds_share_eps=0.1,
+                     levels_share_eps=0.1, levels_share_delta=1e-7, n_public=False)
+    assert len(led) == 0
+
+
 def test_private_ranges_coarser_grid_and_warning_when_budget_is_tight():
     from dpreg.design.private_bounds import choose_beta, premature_stop_bound, quantile_levels
     q_lo, q_hi, m, capped = quantile_levels(1000, 0.025)
@@ -544,3 +564,31 @@ def test_indicator_predictor_end_to_end_recovers_its_effect():
                       bounds={"x": (-1, 1), "z": (0, 100), "y": (-10, 12)})
     est, se = float(fit.coef["I(z > 55)"]), float(fit.std_errors["I(z > 55)"])
     assert abs(est - 1.5) <= 4 * se
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "double[pyarrow]", "Int64", "int64[pyarrow]"])
+@pytest.mark.parametrize("column", ["x", "y"])
+@pytest.mark.parametrize("na_action", ["impute", "drop"])
+def test_nullable_and_arrow_columns_with_missing_values_fit_like_float64_with_nan(dtype, column, na_action):
+    # newcomer review 17 (MASS::survey read with pandas 3 dtype_backend="pyarrow" or "numpy_nullable"):
+    # na_action="impute" raised numpy's "ValueError: assignment destination is read-only". pandas 3
+    # hands out a read-only array for such a column when it has missing values (a fresh conversion,
+    # so not detected as the caller's memory), and the imputation wrote into it
+    rng = np.random.default_rng(5)
+    n = 200
+    df = pd.DataFrame({"y": rng.integers(-3, 4, n).astype(float), "x": rng.integers(0, 10, n).astype(float)})
+    df.loc[[3, 17], column] = np.nan
+    other = df.copy()
+    other[column] = other[column].astype(dtype)
+    assert other[column].isna().sum() == 2
+    bounds = {"x": (0, 9), "y": (-3, 3)}
+    kw = dict(bounds=bounds, na_action=na_action, noise=NoiseSource(1), ledger=Ledger())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)     # na_action="drop" is a declared leak
+        want = build_design("y ~ x", df, **kw)
+        kw.update(noise=NoiseSource(1), ledger=Ledger())
+        got = build_design("y ~ x", other, **kw)
+    np.testing.assert_array_equal(got.X, want.X)
+    np.testing.assert_array_equal(got.y, want.y)
+    assert not np.isnan(df[column]).all()      # the caller's frame is not written
+    assert other[column].isna().sum() == 2

@@ -311,3 +311,46 @@ def test_glm_from_parquet_equals_pandas(tmp_path):
     a = dpreg.dp_glm("y ~ x", df, eps=1, bounds={"x": (-1, 1)}, random_state=2)
     b = dpreg.dp_glm("y ~ x", str(tmp_path / "glm.parquet"), eps=1, bounds={"x": (-1, 1)}, random_state=2)
     np.testing.assert_array_equal(np.asarray(a.coef), np.asarray(b.coef))
+
+
+@pytest.mark.parametrize("inference", [True, False])
+def test_auto_on_an_in_memory_arrow_or_polars_frame_chooses_as_on_pandas(frame, inference):
+    # newcomer review 17 (MASS::survey, n = 237, eps = 1, ranges and levels declared): the pandas frame
+    # got dpgd (the noise-dominated rule of method="auto"), the same data as a polars frame got
+    # BoostedAdaSSP, because an in-memory Arrow table was streamed and auto keeps the SSP methods for a
+    # streamed source. Here n = 300 at eps = 0.5 is below the rule's index (and inference=False takes
+    # dpgd at any n): the in-memory tables must give pandas' method and, with the same seed, its numbers
+    small = frame.iloc[:300].reset_index(drop=True)
+    ref = dpreg.dp_lm(FORMULA, small, eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5, inference=inference)
+    assert ref.method == "dpgd"
+    tables = {"arrow": pa.Table.from_pandas(small, preserve_index=False)}
+    try:
+        import polars as pl
+        tables["polars"] = pl.from_pandas(small)
+    except ImportError:
+        pass
+    for name, table in tables.items():
+        fit = dpreg.dp_lm(FORMULA, table, eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5,
+                          inference=inference)
+        assert fit.method == "dpgd", name
+        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+
+
+@pytest.mark.parametrize("inference", [True, False])
+def test_small_data_warning_on_a_streamed_file_says_what_auto_kept(frame, tmp_path, inference):
+    # newcomer review 17: auto cannot take dpgd for a streamed file, so its noise-dominated fit keeps an
+    # SSP method, and the AccuracyWarning said "The standard errors and intervals account for this noise"
+    # even with inference=False (no standard errors at all), quoting the range measured for dpgd
+    small = frame.iloc[:300].reset_index(drop=True)
+    path = tmp_path / "small.parquet"
+    pq.write_table(pa.Table.from_pandas(small, preserve_index=False), path)
+    with pytest.warns(dpreg.AccuracyWarning) as ws:
+        fit = dpreg.dp_lm(FORMULA, str(path), eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5,
+                          inference=inference)
+    assert fit.method != "dpgd"
+    text = " ".join(str(w.message) for w in ws if "dominate" in str(w.message))
+    assert f"method='auto' keeps {fit.method!r}" in text and "in-memory data frame" in text
+    if inference:
+        assert "Where standard errors are reported, they account for this noise" in text
+    else:
+        assert "account for this noise" not in text and "reports no standard errors" in text

@@ -87,7 +87,7 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         reported where they can be certified, and as not estimable with the reason otherwise) or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; both dpgd rules need the public n and d of replace-one neighbours on an in-memory
-        data frame without ``unit=``, so a streamed source keeps the SSP methods), ``"adassp"`` when every numeric range is declared and there are no factor
+        data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
         dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
@@ -331,6 +331,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                               design_opts=design_opts, options=options)
 
     auto = method == "auto"
+    if auto and stream is not None:
+        data, stream = _in_memory_table_as_pandas_where_auto_takes_dpgd(
+            formula, data, stream, family=family, eps=eps, delta=delta, bounds=bounds, levels=levels,
+            neighbours=neighbours, inference=inference, unit=unit)
     all_declared = False
     if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
         all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
@@ -478,6 +482,35 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
     # under add/remove n is private: no refusal may depend on it, so no row limit is checked there
     limit = sources.MATERIALISE_ROW_LIMIT if neighbours == "replace_one" else None
     return src.to_pandas(cols, max_rows=limit), None, bounds, levels
+
+
+def _in_memory_table_as_pandas_where_auto_takes_dpgd(formula, data, stream, *, family, eps, delta, bounds,
+                                                      levels, neighbours, inference, unit):
+    """(data, stream). method="auto" takes dpgd (its noise-dominated rule, or inference=False) only on a
+    data frame in memory; a streamed source keeps the SSP methods. A pyarrow or polars table is in memory
+    too, but was streamed like a file, so the same data gave another method (and other numbers) than
+    as a pandas frame (newcomer review 17). Where the rule, applied to the public shape (the formula,
+    the column types, the declared levels and ranges, n: all public under replace-one), chooses dpgd,
+    such a table is read as the pandas frame of its formula columns, which is then fitted like one.
+    Files, DuckDB and Spark stay streamed (AUTO_RULE)."""
+    src, columns = stream
+    if src.kind != "arrow" or family != "gaussian" or neighbours != "replace_one" or unit is not None:
+        return data, stream
+    from . import sources
+    from .design.build import all_ranges_declared, public_shape
+    n = int(src.num_rows())
+    if n > sources.MATERIALISE_ROW_LIMIT:
+        return data, stream
+    shape = public_shape(formula, data, bounds=bounds if isinstance(bounds, dict) else None, levels=levels,
+                         family=family, ranges_searched=True)
+    if shape is None:
+        return data, stream
+    facts = {"family": family, "all_declared": all_ranges_declared(formula, data, bounds, family=family),
+             "has_factors": bool(shape.factor_blocks), "inference": bool(inference), "n": n,
+             "d": len(shape.terms), "b_sq": auto_b_sq(shape), "eps": eps, "delta": delta}
+    if choose_method(facts) != "dpgd":
+        return data, stream
+    return src.to_pandas(columns, max_rows=sources.MATERIALISE_ROW_LIMIT), None
 
 
 def _without_unread_columns(declared, source_columns, read_columns):

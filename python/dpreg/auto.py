@@ -13,7 +13,8 @@ AUTO_RULE = """method="auto" (public facts only: the family, which ranges the us
 the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
 for dp_lm under replace-one on an in-memory data frame without unit= the public n, the number of
 coefficients d and eps, delta; the two "dpgd" rules of dp_lm below use them, so a streamed source
-(files, DuckDB, Spark) or a unit= fit keeps the SSP methods):
+(files, DuckDB, Spark) or a unit= fit keeps the SSP methods; an in-memory pyarrow or polars table is
+read as a pandas frame where they choose "dpgd", and fitted like one):
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
                                                                Newton with standard errors)
@@ -174,19 +175,23 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
             "dominate this fit ")
     need = (f"about n >= {n_need} rows{more_eps} would be needed, or fewer coefficients (e.g. fewer factor "
             "levels).")
-    if explicit:
-        # the same public rule for a method the user chose (issue 13: warnings a user sees); the range
-        # is over every method in the accuracy benchmark's cells below the index (docs/accuracy.md)
-        tail = (" The standard errors and intervals account for this noise." if has_intervals else
+    if explicit or chosen != "dpgd":
+        # the same public rule for a method the user chose (issue 13: warnings a user sees), and for the
+        # SSP method auto keeps where its dpgd rule cannot apply (a streamed source, unit=); the range is
+        # over every method in the accuracy benchmark's cells below the index (docs/accuracy.md). The
+        # standard errors may still be withheld after the releases (BoostedAdaSSP's check): "where"
+        kept = ("" if explicit else
+                f" method='auto' keeps {chosen!r} here: its dpgd rule needs an in-memory data frame, "
+                "replace-one neighbours and no unit= (dpreg.auto.AUTO_RULE).")
+        tail = (" Where standard errors are reported, they account for this noise." if has_intervals else
                 " This fit reports no standard errors, so nothing in its output shows the noise.")
         return Diagnostic(head + "(on real data, fits in this regime had test errors 1.2-49 x those of "
-                          "ordinary least squares, depending on the method): " + need + tail, AccuracyWarning)
+                          "ordinary least squares, depending on the method): " + need + kept + tail,
+                          AccuracyWarning)
     return Diagnostic(head + "(on real data such fits had test errors 1.2-24 x those of "
                       "ordinary least squares): " + need +
-                      (" method='auto' therefore chose dpgd, the most accurate method measured in this "
-                       "regime" + ("; its standard errors are reported where the released Gram matrix "
-                                   "resolves every direction, and as not estimable (with the reason) "
-                                   "otherwise." if inference else ", without standard errors (inference=False).")
-                       if chosen == "dpgd" else
-                       " The standard errors and intervals account for this noise."),
+                      " method='auto' therefore chose dpgd, the most accurate method measured in this "
+                      "regime" + ("; its standard errors are reported where the released Gram matrix "
+                                  "resolves every direction, and as not estimable (with the reason) "
+                                  "otherwise." if inference else ", without standard errors (inference=False)."),
                       AccuracyWarning)

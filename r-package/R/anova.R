@@ -236,7 +236,7 @@ drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
 #' contained in another (a model without interactions), the only case
 #' supported for type II.
 #' @param mod A `dp_fit`.
-#' @param type `"II"` or `"III"`.
+#' @param type `"II"` or `"III"` (or `2`, `3`).
 #' @param ... Unused.
 #' @return An object of class `c("anova", "data.frame")`.
 #' @examples
@@ -252,6 +252,7 @@ drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
 #' @rdname car-Anova
 #' @exportS3Method car::Anova
 Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
+  if (is.numeric(type)) type <- as.character(type)    # car's methods take type = 2 / 3 too
   type <- match.arg(type)
   type <- c("2" = "II", "3" = "III", II = "II", III = "III")[[type]]
   labels <- mod$term.labels

@@ -57,10 +57,12 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     }
   }
   if (length(chars)) {
-    dp_stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": make them ",
-         "factors with declared (public) levels, e.g. data$", chars[1], " <- factor(data$",
-         chars[1], ", levels = c(...)), or declare levels = list(", chars[1], " = c(...)); ",
-         "levels read from the data are not private", call. = FALSE)
+    # factor() is no declaration: a factor's levels are data, selected privately unless declared
+    dp_stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": declare their ",
+         "levels with levels = list(", chars[1], " = c(...)) (public; first = reference); or make ",
+         "them factors, but factor() declares nothing: a factor's levels are selected privately ",
+         "from a share of eps unless declared",
+         call. = FALSE)
   }
   if (length(bad)) {
     times <- bad[vapply(bad, function(v) inherits(data[[v]], c("Date", "POSIXt", "difftime")), TRUE)]

@@ -8,5 +8,6 @@
 #' loading the package. Loading the package does not start Python.
 #' @keywords internal
 #' @importFrom stats coef confint fitted formula nobs predict residuals vcov terms sigma family logLik deviance
-#'   anova drop1 model.matrix model.frame update
+#'   anova drop1 model.matrix model.frame update hatvalues cooks.distance influence rstandard rstudent
+#'   dfbeta dfbetas effects simulate extractAIC variable.names
 "_PACKAGE"

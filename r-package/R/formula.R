@@ -126,7 +126,9 @@ translate_leaf <- function(e, map, factor_cols) {
          "row-wise transform); use I() with public constants instead", call. = FALSE)
   } else {
     dp_stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
-         paste(names(.math_funs), collapse = ", "), ")", call. = FALSE)
+         paste(names(.math_funs), collapse = ", "), "; and, computed in R from values typed into ",
+         "the formula: ", paste0(setdiff(.derived_funs, "as.ordered"), "()", collapse = ", "), ")",
+         call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
   py

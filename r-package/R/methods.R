@@ -118,6 +118,12 @@ summary.dp_fit <- function(object, ...) {
 #' @export
 summary.dp_lm <- function(object, ...) summary.dp_fit(object, ...)
 
+# "; 95% interval lo to hi" after a "not estimable" reason, "" without a released interval
+interval_range_text <- function(iv, digits) {
+  if (length(iv) != 2L || anyNA(iv)) return("")
+  paste0("; 95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits)))
+}
+
 perc_labels <- function(level) {
   if (is.na(level)) level <- 0.95
   a <- (1 - level) / 2
@@ -167,7 +173,9 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         interval_text(x$sigma_interval, digits), "\n", sep = "")
   }
   if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
-    cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable))
+    # the released interval with the reason, as for R-squared below (and as the core prints it)
+    cat_wrapped(paste0("DP residual standard error: ", x$sigma_not_estimable,
+                       interval_range_text(x$sigma_interval, digits)))
   }
   if (is.finite(x$r.squared)) {
     # issue 12: the interval is printed wherever R-squared is, and flagged when it is wide
@@ -178,10 +186,8 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
         formatC(x$adj.r.squared, digits = digits),
         if (wide) interval_text(x$adj_r_squared_interval, digits), "\n", sep = "")
   } else if (!is.null(x$r_squared_not_estimable)) {
-    iv <- x$r_squared_interval
-    rng <- if (length(iv) == 2L && !anyNA(iv))
-      paste0("; 95% interval ", format(signif(iv[1], digits)), " to ", format(signif(iv[2], digits))) else ""
-    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable, rng))
+    cat_wrapped(paste0("DP R-squared: ", x$r_squared_not_estimable,
+                       interval_range_text(x$r_squared_interval, digits)))
   }
   w <- x$wald
   if (x$has_inference && is.finite(w$statistic)) {
@@ -355,7 +361,7 @@ fitted.dp_fit <- function(object, ...) {
 #' standard error (`NA` where the method did not release one), `family()` the
 #' family of a [dp_glm()] fit. `logLik()`, `deviance()` and hence `AIC()` /
 #' `BIC()` stop: a DP fit does not release them.
-#' @param x,object A `dp_fit`.
+#' @param x,object,fit A `dp_fit`.
 #' @param ... Unused.
 #' @examples
 #' if (dpreg_available()) {
@@ -394,6 +400,83 @@ logLik.dp_fit <- function(object, ...) {
 #' @export
 deviance.dp_fit <- function(object, ...) {
   not_released("deviance values (residual sums of squares)", "no DP mechanism released it; sigma() gives the DP residual standard error where released")
+}
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+family.dp_lm <- function(object, ...) stats::gaussian()
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+variable.names.dp_fit <- function(object, ...) names(object$coefficients)
+
+#' @rdname dp_fit-lm-accessors
+#' @param scale,k Unused (as in [stats::extractAIC()]).
+#' @export
+extractAIC.dp_fit <- function(fit, scale = 0, k = 2, ...) {
+  not_released("log-likelihood values (and so AIC, which step() and add1() compare)",
+               paste0("it is a sum over records that no DP mechanism released; compare models with ",
+                      "anova() or drop1() (noise-aware Wald tests of the released coefficients)"))
+}
+
+# lm's case diagnostics and decompositions: each is a function of single training rows (leverages,
+# residuals, the QR factor of the model matrix, simulated responses around the fitted values)
+case_diagnostic_not_released <- function(what, arg = "model") {
+  force(what)
+  method <- function(model, ...) {
+    not_released(what, paste0("each is computed from single records (residuals or the model matrix), ",
+                              "which a DP fit does not hold; summary(), confint() and anova() use the ",
+                              "released coefficients and their noise-aware covariance"))
+  }
+  names(formals(method))[1] <- arg     # the generic's argument name (R CMD check: S3 consistency)
+  method
+}
+
+#' Case diagnostics are not released
+#'
+#' `hatvalues()`, `cooks.distance()`, `influence()`, `rstandard()`,
+#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()` and `simulate()`
+#' of `lm` need the residuals or the model matrix of the training data, which a
+#' DP fit does not hold: they stop with that reason (class
+#' `dpreg_not_released`), as [residuals.dp_fit()] does.
+#' @param model,x,object A `dp_fit`.
+#' @param nsim,seed Unused (as in [stats::simulate()]).
+#' @param ... Unused.
+#' @name dp_fit-diagnostics
+NULL
+
+#' @rdname dp_fit-diagnostics
+#' @export
+hatvalues.dp_fit <- case_diagnostic_not_released("leverages (hat values)")
+#' @rdname dp_fit-diagnostics
+#' @export
+cooks.distance.dp_fit <- case_diagnostic_not_released("Cook's distances")
+#' @rdname dp_fit-diagnostics
+#' @export
+influence.dp_fit <- case_diagnostic_not_released("influence measures")
+#' @rdname dp_fit-diagnostics
+#' @export
+rstandard.dp_fit <- case_diagnostic_not_released("standardized residuals")
+#' @rdname dp_fit-diagnostics
+#' @export
+rstudent.dp_fit <- case_diagnostic_not_released("studentized residuals")
+#' @rdname dp_fit-diagnostics
+#' @export
+dfbeta.dp_fit <- case_diagnostic_not_released("leave-one-out coefficient changes (dfbeta)")
+#' @rdname dp_fit-diagnostics
+#' @export
+dfbetas.dp_fit <- case_diagnostic_not_released("leave-one-out coefficient changes (dfbetas)")
+#' @rdname dp_fit-diagnostics
+#' @export
+effects.dp_fit <- case_diagnostic_not_released("orthogonal effects", "object")
+#' @rdname dp_fit-diagnostics
+#' @export
+qr.dp_fit <- case_diagnostic_not_released("the QR decomposition of the model matrix", "x")
+#' @rdname dp_fit-diagnostics
+#' @export
+simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
+  not_released("simulated responses (around the fitted values)",
+               "the fitted values of the training rows are not released; predict(fit, newdata) gives predictions")
 }
 
 #' Predictions from a DP fit

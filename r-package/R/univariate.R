@@ -101,7 +101,11 @@ univariate_source <- function(x, column) {
 }
 
 check_vector <- function(x) {
-  if (is.factor(x) || is.character(x) || is.logical(x) || !is.numeric(x)) {
+  if (is.logical(x)) {
+    dp_stop("x must be a numeric vector; for the proportion of TRUE values use as.numeric(x) with ",
+            "bounds = c(0, 1)", call. = FALSE)
+  }
+  if (is.factor(x) || is.character(x) || !is.numeric(x)) {
     dp_stop("x must be a numeric vector", call. = FALSE)
   }
   if (anyNA(x)) {
@@ -146,6 +150,11 @@ print.dp_estimate <- function(x, digits = max(3L, getOption("digits") - 3L), ...
   cat("\n")
   print_estimate_footer(x)
 }
+
+#' @rdname dp_mean
+#' @param object A `dp_estimate`.
+#' @export
+summary.dp_estimate <- function(object, ...) object   # the estimate block is its own summary
 
 # several quantile levels: one row each, named as quantile() names them
 print_quantiles <- function(x, digits) {

@@ -120,6 +120,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         raise DesignError("unknown_level must be 'error' or 'reference'")
     c = _columns_and_na(formula, data, bounds=bounds, levels=levels, family=family, na_action=na_action,
                         strict=strict, outcome_levels=outcome_levels, n_public=n_public, unit=unit)
+    # the range search's refusals read public facts only: made before the private selection of levels
+    # spends anything (newcomer review 17: a hopeless search at n = 189 was refused after a selection)
+    _check_range_search_early(c, need_bounds=need_bounds, unit=unit, bounds_share_eps=bounds_share_eps)
     cat_frame = _categorical_coding(c, unit=unit, unknown_level=unknown_level, noise=noise, ledger=ledger,
                                     levels_share_eps=levels_share_eps, levels_share_delta=levels_share_delta)
     y_bin, outcome_lv = _binomial_outcome(c, family=family, unknown_level=unknown_level)
@@ -410,6 +413,44 @@ def _binomial_outcome(c, *, family, unknown_level):
     return y_bin, outcome_lv
 
 
+def _check_range_search_early(c, *, need_bounds, unit, bounds_share_eps) -> dict:
+    """The numeric variables' missing range ends ``{column: (lo or None, hi or None)}`` that the private
+    range search would estimate, after its refusals on public facts (the formula's numeric columns, the
+    declared bounds, n, the neighbours, unit= and the budget share), which spend nothing."""
+    if c.bounds_mode == "data" or not need_bounds:
+        return {}
+    missing_ends = {}
+    for v in c.numeric_cols:
+        lo, hi = c.declared.get(v, (None, None))
+        if lo is None or hi is None:
+            missing_ends[v] = (lo, hi)
+    if not missing_ends:
+        return {}
+    names = [repr(col) for col in missing_ends]
+    if unit is not None:
+        raise DesignError("with unit= the private range search (calibrated for one row) is not available; "
+                          f"declare bounds= for {', '.join(names[:8])}, or use a method that needs no ranges")
+    if not c.n_public:
+        # the search plan (grid ratio, quantile levels, the "budget small for n" notice) is a function
+        # of n, which is private under add/remove: a released range would reveal on which side of a
+        # ladder threshold n lies (grids of different ratios have different supports)
+        cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+        raise DesignError(f"under neighbours='add_remove' the number of rows is private, and the private "
+                          f"range search is planned from it; declare bounds= for {cols} (outcome included), "
+                          "or use neighbours='replace_one'")
+    if bounds_share_eps is None or not (bounds_share_eps > 0 and math.isfinite(bounds_share_eps)):
+        return missing_ends        # no budget for a search: refused where the search would run
+    from .private_bounds import check_range_plan
+    try:
+        check_range_plan(dict.fromkeys(missing_ends, c.n), missing=missing_ends, eps_total=bounds_share_eps,
+                         n_public=c.n_public)
+    except SampleTooSmall as exc:
+        raise SampleTooSmallForRanges(str(exc)) from None
+    except ValueError as exc:
+        raise DesignError(str(exc)) from None
+    return missing_ends
+
+
 def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, margin=True):
     """Stage 3, ranges: each numeric variable's range (declared, read from the data with bounds="data",
     or estimated privately from ``bounds_share_eps``); returns ``(num_vars, values, ranges, sources)``
@@ -428,11 +469,12 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         arr = np.asarray(frame[v], dtype=float)
         if v in parsed.rhs_vars and v not in parsed.outcome_vars and np.may_share_memory(arr, np.asarray(frame[v])):
             c.borrowed.add(v)
-        else:
-            arr = arr.copy() if np.may_share_memory(arr, np.asarray(frame[v])) else arr
+        elif np.may_share_memory(arr, np.asarray(frame[v])) or not arr.flags.writeable:
+            # pandas 3 hands out read-only arrays, also fresh ones (a nullable or Arrow column with
+            # missing values): imputing and clamping write into this copy
+            arr = arr.copy()
         values[v] = arr
     ranges, sources = {}, {}
-    missing_ends = {}
     for v in num_vars:
         lo, hi = declared.get(v, (None, None))
         if bounds_mode == "data":
@@ -446,25 +488,12 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
             continue
         if lo is not None and hi is not None:
             ranges[v], sources[v] = (lo, hi), "declared"
-        elif need_bounds:
-            missing_ends[v] = (lo, hi)
-        else:
+        elif not need_bounds:
             ranges[v], sources[v] = (math.nan, math.nan), None
     if bounds_mode == "data":
         leak("bounds='data': ranges were read from the data (not private; exploration only)")
-    if missing_ends and unit is not None:
-        names = [repr(c) for c in missing_ends]
-        raise DesignError("with unit= the private range search (calibrated for one row) is not available; "
-                          f"declare bounds= for {', '.join(names[:8])}, or use a method that needs no ranges")
-    if missing_ends and not n_public:
-        # the search plan (grid ratio, quantile levels, the "budget small for n" notice) is a function
-        # of n, which is private under add/remove: a released range would reveal on which side of a
-        # ladder threshold n lies (grids of different ratios have different supports)
-        names = [repr(c) for c in missing_ends]
-        cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
-        raise DesignError(f"under neighbours='add_remove' the number of rows is private, and the private "
-                          f"range search is planned from it; declare bounds= for {cols} (outcome included), "
-                          "or use neighbours='replace_one'")
+    missing_ends = _check_range_search_early(c, need_bounds=need_bounds, unit=unit,
+                                             bounds_share_eps=bounds_share_eps)
     if missing_ends:
         from .private_bounds import private_ranges
         if noise is None or ledger is None:

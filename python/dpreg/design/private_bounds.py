@@ -403,33 +403,21 @@ def _as_column(v):
     return v if isinstance(v, BinnedColumn) else np.asarray(v, dtype=float)
 
 
-def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
-                   domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True,
-                   outcome=(), margin: bool = True):
-    """Estimate the missing range ends.
-
-    values  : {column: 1-D float array} (finite; n rows each, n public)
-    missing : {column: (lo or None, hi or None)} declared ends (None = estimate that end)
-    eps_total : pure-DP budget for all searches, split equally over the missing ends
-    domain  : {column: "nonnegative" | "positive" | "gt-1"}: released lower ends are raised to 0 for
-              "nonnegative" (sqrt, post-processing); "positive"/"gt-1" search the lower end on the
-              log / log1p scale
-    outcome : names of the outcome column(s) (their estimated ends get the OUTCOME_TAIL margin, the
-              others PREDICTOR_TAIL); margin=False releases the searched ends as they are
-    Returns ({column: (lo, hi)}, list of warning texts, {column: info dict}); ``info[col]["unreliable"]``
-    says the column's search is too coarse for the margin rule (``range_unreliable``).
-    """
-    domain = domain or {}
+def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float = RANGE_BETA,
+                     n_public: bool = True) -> bool:
+    """The public checks of :func:`private_ranges`, which spend nothing: the budget share is valid and
+    every searched column (``rows``: {column: its number of rows}) has rows enough for its searches at
+    ``eps_total`` split over the missing ends. Raises InvalidArgument / SampleTooSmall; False when no
+    end is missing. The design runs it before anything else is released (a private selection of
+    levels), so that a refusal on public facts is never preceded by a release."""
     n_ends = sum((lo is None) + (hi is None) for lo, hi in missing.values())
     if n_ends == 0:
-        return {}, [], {}
+        return False
     if eps_total is None or not (eps_total > 0 and math.isfinite(eps_total)):
         raise InvalidArgument("private ranges need a positive budget share (bounds_share_eps)")
     eps_q = float(eps_total) / n_ends
-    out, notes, info = {}, [], {}
-    plans = {}
-    for col in missing:                 # public checks first: nothing is spent if one fails
-        n = _as_column(values[col]).shape[0]
+    for col in missing:
+        n = rows[col]
         q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
         b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         # refuse where a search would likely stop before the data (premature stop) or far beyond them
@@ -454,6 +442,39 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                 f"Or declare the ranges from public knowledge (documentation, physical limits), e.g. "
                 f"bounds={{{example}}}: with declared ranges dpreg fits at any n, with intervals as wide "
                 "as the privacy noise requires")
+    return True
+
+
+def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
+                   domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True,
+                   outcome=(), margin: bool = True):
+    """Estimate the missing range ends.
+
+    values  : {column: 1-D float array} (finite; n rows each, n public)
+    missing : {column: (lo or None, hi or None)} declared ends (None = estimate that end)
+    eps_total : pure-DP budget for all searches, split equally over the missing ends
+    domain  : {column: "nonnegative" | "positive" | "gt-1"}: released lower ends are raised to 0 for
+              "nonnegative" (sqrt, post-processing); "positive"/"gt-1" search the lower end on the
+              log / log1p scale
+    outcome : names of the outcome column(s) (their estimated ends get the OUTCOME_TAIL margin, the
+              others PREDICTOR_TAIL); margin=False releases the searched ends as they are
+    Returns ({column: (lo, hi)}, list of warning texts, {column: info dict}); ``info[col]["unreliable"]``
+    says the column's search is too coarse for the margin rule (``range_unreliable``).
+    """
+    domain = domain or {}
+    n_ends = sum((lo is None) + (hi is None) for lo, hi in missing.values())
+    if n_ends == 0:
+        return {}, [], {}
+    # public checks first: nothing is spent if one fails
+    check_range_plan({col: _as_column(values[col]).shape[0] for col in missing}, missing=missing,
+                     eps_total=eps_total, beta=beta, n_public=n_public)
+    eps_q = float(eps_total) / n_ends
+    out, notes, info = {}, [], {}
+    plans = {}
+    for col in missing:
+        n = _as_column(values[col]).shape[0]
+        q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
+        b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         heavy_clamp = tail_clamp_estimate(eps_q, b_col) > CLAMP_WARN_SHARE * n
         plans[col] = (q_lo, q_hi, b_col, capped or b_col != beta or heavy_clamp)
     for col, (lo, hi) in missing.items():

@@ -23,7 +23,14 @@ test_that("NA in a used column is an error naming the columns, without values", 
 
 test_that("character columns are refused with advice to declare levels", {
   d <- data.frame(x = 1:3, s = c("u", "v", "u"), stringsAsFactors = FALSE)
-  expect_error(enc(d), "character column\\(s\\) s .*factors with declared")
+  expect_error(enc(d), "character column\\(s\\) s .*declare their levels with levels = list\\(s = c\\(")
+  # newcomer review 17 (MASS::survey): the advice was `data$s <- factor(data$s, levels = c(...))`, "with
+  # declared (public) levels"; but a factor's levels are data, selected privately unless declared with
+  # levels = (at n = 237, eps = 1 the factor then dropped out of the model). The refusal must not
+  # present factor() as a declaration
+  msg <- tryCatch(enc(d), error = conditionMessage)
+  expect_false(grepl("factors with declared", msg))
+  expect_match(msg, "a factor's levels are selected privately")
 })
 
 test_that("ordered factors are treated as unordered with a note", {

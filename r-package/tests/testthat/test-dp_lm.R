@@ -153,6 +153,17 @@ test_that("dp_mean and dp_quantile release univariate estimates", {
   expect_error(dp_quantile(x, 2), "q must be")
 })
 
+test_that("summary() of a dp_mean / dp_quantile result prints the estimate; a logical x gets a hint", {
+  # newcomer review 17 (datasets::quakes, MASS::birthwt): summary(dp_mean(...)) printed summary.default's
+  # table of list components ("1 1 1 35 20 0 5 1 -none- ..."), and dp_mean(birthwt$smoke == 1) said only
+  # "x must be a numeric vector" (Python says how to get a proportion)
+  skip_if_no_core()
+  m <- dp_mean(c(4.2, 4.6, 5.1, 4.4, 4.8), eps = 1, bounds = c(4, 6.5), seed = 1)
+  expect_identical(summary(m), m)
+  expect_identical(capture.output(print(summary(m))), capture.output(print(m)))
+  expect_error(dp_mean(c(TRUE, FALSE, TRUE), eps = 1), "as.numeric\\(x\\).*bounds = c\\(0, 1\\)")
+})
+
 test_that("confint() of dp_quantile is the released interval, and other levels are the core's", {
   skip_if_no_core()
   # wages with many zeros (as AER::PSID1976, 43% zeros): the released interval of the median is

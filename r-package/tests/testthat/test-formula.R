@@ -62,6 +62,15 @@ test_that("the transforms R offers are those the core can give a public range", 
                "y ~ np.log2(x) + np.log10(x) + np.log1p(x) + np.expm1(x)")
 })
 
+test_that("the refusal of an unsupported function lists the row-wise transforms R computes too", {
+  # newcomer review 17 (MASS::birthwt): y ~ as.numeric(x) got "supported: factor(), I(), log, ..., sqrt";
+  # cut(), relevel(), pmin(), pmax() and ordered(), documented in ?dp_lm and fitted, were not named
+  msg <- tryCatch(tf(y ~ as.numeric(x)), error = conditionMessage)
+  for (f in c("cut()", "relevel()", "pmin()", "pmax()", "ordered()", "log", "I()")) {
+    expect_match(msg, f, fixed = TRUE)
+  }
+})
+
 test_that("a constant from the R session in the formula gets a hint, not only 'not a column'", {
   # cut(x, breaks = brks), I(x > thr): lm finds them in the formula's environment; dpreg reads only
   # the data and the constants written in the formula, and said only "not found in data: brks"

@@ -149,3 +149,31 @@ test_that("tidy(exponentiate = TRUE) for dp_glm and methods for dp_mean results"
   expect_equal(tm$estimate, m$estimate)
   expect_equal(tm$nobs, 600L)
 })
+
+test_that("lm's diagnostics and model-selection generics stop with the privacy reason", {
+  # newcomer review 17 (datasets::quakes): hatvalues(), cooks.distance(), influence(), rstandard(),
+  # extractAIC() and so step() / add1(), simulate(), effects() gave R's "no applicable method for
+  # 'hatvalues' applied to an object of class c('dp_lm', 'dp_fit')", qr() "'list' object cannot be
+  # coerced to type 'double'"; family() and variable.names() had no method for a dp_lm
+  fit <- mock_fit()
+  for (f in list(stats::hatvalues, stats::cooks.distance, stats::influence, stats::rstandard,
+                 stats::rstudent, stats::dfbeta, stats::dfbetas, stats::effects, base::qr,
+                 stats::simulate)) {
+    expect_error(f(fit), class = "dpreg_not_released")
+  }
+  expect_error(stats::extractAIC(fit), class = "dpreg_not_released")
+  expect_error(stats::step(fit, trace = 0), "anova\\(\\) or drop1\\(\\)")
+  expect_error(stats::add1(fit, ~ . + z), class = "dpreg_not_released")
+  class(fit) <- c("dp_lm", "dp_fit")
+  expect_identical(stats::family(fit)$family, "gaussian")
+  expect_identical(stats::variable.names(fit), names(coef(fit)))
+})
+
+test_that("car::Anova() takes type = 2 and type = 3 as numbers, as car's own methods do", {
+  # newcomer review 17: car::Anova(fit, type = 3) stopped in match.arg(): "'arg' must be NULL or a
+  # character vector"
+  skip_if_not_installed("car")
+  fit <- mock_fit()
+  expect_identical(car::Anova(fit, type = 3), car::Anova(fit, type = "III"))
+  expect_identical(car::Anova(fit, type = 2), car::Anova(fit, type = "II"))
+})

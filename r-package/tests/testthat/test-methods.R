@@ -74,6 +74,18 @@ test_that("a wide R-squared interval is flagged where R-squared is shown (issue 
   expect_true(is.na(dpreg:::glance.dp_fit(mock_fit())$r.squared.conf.low))
 })
 
+test_that("a residual standard error that is not estimable is printed with its released interval", {
+  # newcomer review 17 (datasets::quakes, mag ~ depth + stations, eps = 1, AdaSSP): Python printed
+  # "DP residual standard error: not estimable ...; 95% interval 0 to 0.4845", R the reason only, then
+  # a note about "the upper end of the residual standard error's 95% interval" that R had not shown
+  fit <- mock_fit()
+  fit$sigma <- NA_real_
+  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: the privacy noise in the residual sum of squares is too large relative to it"
+  fit$facts$sigma_interval <- list(0, 0.4845)
+  txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
+  expect_true(grepl("DP residual standard error: not estimable .* relative to it; 95% interval 0 to 0.4845", txt))
+})
+
 test_that("summary says what was not released", {
   fit <- mock_fit()
   fit$sigma <- NA_real_; fit$r.squared <- NA_real_
