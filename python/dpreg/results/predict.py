@@ -38,9 +38,8 @@ def _is_arrow_like_frame(obj) -> bool:
 class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
 
-    def _new_model_matrix(self, newdata, clamp: bool = True):
-        if self._public is None or not hasattr(self._public, "model_matrix"):
-            raise DPRegError("this fit cannot build model matrices for new data (no public design)")
+    @staticmethod
+    def _newdata_as_frame(newdata) -> pd.DataFrame:
         if isinstance(newdata, dict):
             newdata = pd.DataFrame(newdata)
         elif _is_arrow_like_frame(newdata):
@@ -49,6 +48,38 @@ class _PredictionMixin:
         if not isinstance(newdata, pd.DataFrame):
             raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table, or a "
                                       "dict of columns")
+        return newdata
+
+    def _rows_with_missing_values(self, newdata: pd.DataFrame):
+        """Boolean array: rows of newdata with a missing value in a column the formula uses (None when
+        the fit keeps no description of its columns). Only newdata is read."""
+        state = getattr(self._public, "spec_state", None)
+        if not state or "numeric" not in state:
+            return None
+        used = [v for v in list(state["numeric"]) + list(state.get("categorical") or {}) if v in newdata.columns]
+        if not used:
+            return None
+        return newdata[used].isna().any(axis=1).to_numpy(bool)
+
+    def _predict_complete_rows(self, newdata, incomplete, **kw):
+        n = len(newdata)
+        keep = np.flatnonzero(~incomplete)
+        part = self.predict(newdata.iloc[keep], **kw) if keep.size else None
+        if kw.get("interval") is None:
+            values = np.full(n, np.nan)
+            if part is not None:
+                values[keep] = part.to_numpy(float)
+            return pd.Series(values, index=newdata.index, name="fit")
+        cols = {c: np.full(n, np.nan) for c in ("fit", "lower", "upper")}
+        if part is not None:
+            for c in cols:
+                cols[c][keep] = part[c].to_numpy(float)
+        return pd.DataFrame(cols, index=newdata.index)
+
+    def _new_model_matrix(self, newdata, clamp: bool = True):
+        if self._public is None or not hasattr(self._public, "model_matrix"):
+            raise DPRegError("this fit cannot build model matrices for new data (no public design)")
+        newdata = self._newdata_as_frame(newdata)
         res = self._public.model_matrix(newdata)
         outside = None
         if isinstance(res, tuple):
@@ -129,6 +160,14 @@ class _PredictionMixin:
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           f"with; these predictions extrapolate", RangeWarning, stacklevel=4)
 
+    @staticmethod
+    def _prediction_without_interval(eta, response, index, reason):
+        """The point predictions with NA interval ends and the reason as an AccuracyWarning (what
+        :meth:`conf_int` gives for the coefficients of such a fit)."""
+        warnings.warn(f"{reason}; the interval ends are NA", AccuracyWarning, stacklevel=3)
+        nan = np.full(len(eta), np.nan)
+        return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
+
     def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
                 type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:
         """Predictions for new data (post-processing of the release).
@@ -136,14 +175,17 @@ class _PredictionMixin:
         Parameters
         ----------
         newdata : pandas.DataFrame
-            Rows to predict, with the columns the formula uses (except the outcome).
+            Rows to predict, with the columns the formula uses (except the outcome). A row with a
+            missing value in one of those columns is predicted as NaN (R's ``na.pass``).
         interval : {None, "none", "confidence", "prediction"}, optional
             None: a Series of predictions. "confidence": a DataFrame ``fit``, ``lower``, ``upper`` with
             se_fit = sqrt(x0' V x0) (when the method estimates no covariances, the conservative bound
             sum_j abs(x0_j) SE_j). "prediction" adds the released residual variance (gaussian fits only).
             ``fit`` is x0' coef; the interval is about x0' :attr:`inference_centre`, which differs only
             for AdaSSP's corrected ridge (``fit`` is then the ridge prediction, the interval the
-            corrected fit's).
+            corrected fit's). Where the fit has no standard errors (or, for "prediction", no released
+            residual standard error) the ends are NA with an AccuracyWarning giving the reason, as
+            :meth:`conf_int` gives NA for the coefficients.
         level : float, optional
             Interval level; None: the fit's :attr:`level`.
         type : {"response", "link"}, default "response"
@@ -173,6 +215,13 @@ class _PredictionMixin:
         _check_level(level)
         if not isinstance(clamp, (bool, np.bool_)):
             raise InvalidArgument("clamp must be True or False")
+        newdata = self._newdata_as_frame(newdata)
+        incomplete = self._rows_with_missing_values(newdata)
+        if incomplete is not None and incomplete.any():
+            # rows with a missing value in a column the formula uses are predicted as NA, the others as
+            # usual (R's predict(na.action = na.pass), statsmodels' NaN); the positions are kept
+            return self._predict_complete_rows(newdata, incomplete, interval=interval, level=level,
+                                               type=type, clamp=clamp)
         X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
         b = np.asarray(self._release.coef, float)
         # the intervals are about the inference centre (AdaSSP's corrected ridge: the point prediction
@@ -216,8 +265,11 @@ class _PredictionMixin:
         if v is not None and na.any():
             v = v[np.ix_(~na, ~na)]
         if v is None:
-            raise DPRegError("intervals are not available for this fit: "
-                             + (self.inference_note or _NO_INFERENCE))
+            # like conf_int() and vcov(): NA bounds and the reason, not an error (a loop over fits should
+            # not stop at the first noise-dominated one; seventeenth newcomer pass)
+            return self._prediction_without_interval(
+                eta, response, index, "intervals are not available for this fit: "
+                + (self.inference_note or _NO_INFERENCE))
         dg = np.diag(v)
         if np.all(np.isfinite(v)):
             se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xs, v, Xs), 0.0))
@@ -238,8 +290,9 @@ class _PredictionMixin:
                                   f"error{'s are' if len(kept) > 1 else ' is'} not estimable in this fit",
                                   AccuracyWarning, stacklevel=2)
         else:
-            raise DPRegError("intervals for predictions are not available for this fit: the method "
-                             "does not provide standard errors for every coefficient")
+            return self._prediction_without_interval(
+                eta, response, index, "intervals for predictions are not available for this fit: the "
+                "method does not provide standard errors for every coefficient")
         if row_scale is not None:
             with np.errstate(over="ignore"):
                 se_fit = se_fit * row_scale
@@ -253,8 +306,9 @@ class _PredictionMixin:
                               "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,
                               stacklevel=2)
             if sig is None:
-                raise DPRegError("prediction intervals need a DP residual standard error, which this "
-                                 "method did not release; use interval='confidence'")
+                return self._prediction_without_interval(
+                    eta, response, index, "prediction intervals need a DP residual standard error, which "
+                    "this method did not release; use interval='confidence'")
             se = np.hypot(se_fit, sig)      # sqrt(se_fit^2 + sig^2) without overflowing the squares
         else:
             se = se_fit

@@ -158,3 +158,17 @@ test_that("predict(type = \"terms\") says why it is not available", {
   expect_match(conditionMessage(err), "means", fixed = TRUE)
   expect_match(conditionMessage(err), "model.matrix(fit, data = newdata)", fixed = TRUE)
 })
+
+test_that("predict(interval =) on a fit without standard errors gives NA ends, like confint()", {
+  skip_if_no_core()
+  set.seed(1)
+  df <- data.frame(x = runif(3000, 0, 10))
+  df$y <- 1 + 0.5 * df$x + rnorm(3000)
+  fit <- dp_lm(y ~ x, data = df, eps = 1, inference = FALSE,
+               bounds = list(x = c(0, 10), y = c(-5, 10)), seed = 1)
+  expect_true(all(is.na(confint(fit))))
+  expect_warning(p <- predict(fit, data.frame(x = c(2, 8)), interval = "confidence"),
+                 "intervals are not available")
+  expect_true(all(is.na(p[, c("lwr", "upr")])))
+  expect_true(all(is.finite(p[, "fit"])))
+})
