@@ -31,12 +31,14 @@ def _one_line(text) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
-    p = _Parser(prog="dpreg", description="Differentially private linear regression with noise-aware "
-                                          "inference.")
+    p = _Parser(prog="dpreg", description="Differentially private linear and logistic regression with "
+                                          "noise-aware inference.")
     p.add_argument("--version", action="version", version=f"dpreg {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    f = sub.add_parser("fit", help="fit a DP linear regression and print its summary",
-                       description="Fit a DP linear regression on a CSV file and print its summary.")
+    f = sub.add_parser("fit", help="fit a DP linear (or, with --family binomial, logistic) regression and "
+                                   "print its summary",
+                       description="Fit a DP linear regression (--family binomial: logistic regression) on "
+                                   "a CSV or Parquet file and print its summary.")
     f.add_argument("formula", help='model formula, e.g. "price ~ carat + C(cut)"')
     f.add_argument("--data", required=True, help="CSV file with a header row, a Parquet file, a glob such as "
                    "'dir/*.parquet' or 'dir/*.csv', or a directory of such files (read by DuckDB)")

@@ -138,8 +138,11 @@ dp_glm <- function(formula, data, family = stats::binomial(), eps = 1, delta = 1
   fam_name <- if (is.character(fam)) fam else if (inherits(fam, "family")) fam$family else NA
   if (!identical(fam_name, "binomial") ||
       (inherits(fam, "family") && !identical(fam$link, "logit"))) {
-    dp_stop("dp_glm() supports family = binomial() with the logit link (logistic regression); ",
-         "use dp_lm() for a gaussian model", call. = FALSE)
+    dp_stop("dp_glm() supports family = binomial() with the logit link (logistic regression) only",
+         if (identical(fam_name, "gaussian")) "; use dp_lm() for a gaussian model" else
+           paste0("; ", if (identical(fam_name, "binomial")) paste0("the ", fam$link, " link") else
+             paste0("family ", fam_name), " has no DP estimator in dpreg"),
+         call. = FALSE)
   }
   fit_core(match.call(), formula, data, eps = eps, delta = delta, method = method,
            bounds = bounds, levels = levels, seed = seed, family = "binomial", ...)
