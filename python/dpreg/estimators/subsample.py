@@ -142,7 +142,9 @@ _AGGREGATORS = ("pmwm", "clipped", "wwm", *AGGREGATOR_ALIASES)
 # se_method's default and the se_fraction > 0 rule depend on inference= (see _se_method)
 OPTIONS = {
     "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/m_min), "
-                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups"),
+                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups, and "
+                "with factors at least the smallest m with (1 - 1/L)^m <= 0.1 for the factor with the most "
+                "levels L (derivation §3.5b)"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
