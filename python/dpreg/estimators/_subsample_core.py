@@ -58,11 +58,49 @@ def _resolve_bounds(coef_bounds, terms):
     return lo, hi
 
 
-def min_group_size(p: int, standardised: bool) -> int:
+#: a factor level's coefficient is reliable where at most this share of the groups miss the level: a group
+#: without the level gives 0 (or the public default) for it, so the aggregate is biased towards that by
+#: about this share of the effect (docs/derivations/winsorized_sa.md §3.5b, §3.10)
+LEVEL_MAX_MISS_SHARE = 0.1
+
+
+def level_group_size(levels_per_factor, miss_share: float = LEVEL_MAX_MISS_SHARE) -> int:
+    """The fewest rows per group at which a group misses a given level of each factor with probability at
+    most ``miss_share`` when the factor's levels are equally frequent: the smallest m with
+    (1 - 1/L)^m <= miss_share, for the factor with the most levels L (docs/derivations/winsorized_sa.md
+    §3.5b). Public: the number of levels of each factor, never their frequencies (equal frequencies are
+    the most favourable case; a rarer level is what the released counts of §3.10 flag). 0 without factors."""
+    m = 0
+    for n_levels in levels_per_factor:
+        n_levels = int(n_levels)
+        if n_levels < 2:
+            continue
+        # ceil of log(share) / log(1 - 1/L), then the exact check (floating-point rounding at integers)
+        m_l = max(1, math.ceil(math.log(miss_share) / math.log1p(-1.0 / n_levels)))
+        while m_l > 1 and (1.0 - 1.0 / n_levels) ** (m_l - 1) <= miss_share:
+            m_l -= 1
+        while (1.0 - 1.0 / n_levels) ** m_l > miss_share:
+            m_l += 1
+        m = max(m, m_l)
+    return m
+
+
+def levels_per_factor(public) -> list[int]:
+    """The number of levels of each factor main effect of a public design: its dummy columns plus the
+    reference level (treatment coding; a fully coded block, without an intercept, is counted one level
+    larger, a little conservative). Public: the design's factor structure, from the declared levels."""
+    blocks = [b for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
+    return [len(b) + 1 for b in blocks]
+
+
+def min_group_size(p: int, standardised: bool, levels=()) -> int:
     """The fewest rows per group the default k rule allows (docs/derivations/winsorized_sa.md §3.5,
-    §3.5a): max(2p, p + 5) for raw-scale OLS groups; p + 1 for the standardised ridge groups, whose
-    penalty keeps every group estimate finite and bounded even with one residual degree of freedom."""
-    return p + 1 if standardised else max(2 * p, p + 5)
+    §3.5a, §3.5b): max(2p, p + 5) for raw-scale OLS groups; p + 1 for the standardised ridge groups, whose
+    penalty keeps every group estimate finite and bounded even with one residual degree of freedom; and
+    with factors (``levels``: the number of levels of each) at least :func:`level_group_size`, so that a
+    group misses each level of a factor with equally frequent levels in at most 10% of the groups."""
+    base = p + 1 if standardised else max(2 * p, p + 5)
+    return max(base, level_group_size(levels))
 
 
 def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, split, f_se: float,
@@ -116,17 +154,18 @@ def choose_k(N: int, p: int, *, budget: float, model: str, quantile_noise: str, 
 
 
 def feasible(N, p, eps, delta, coef_bounds=DEFAULT_COEF_BOUNDS, beta=W.DEFAULT_BETA, inference=True,
-             standardised=True):
+             standardised=True, levels=()):
     """Evaluate the rule of docs/derivations/winsorized_sa.md §3.5 from public facts only -> (ok, k, reason).
     ``standardised``: the default path's ridge groups (smallest group p + 1 rows), as the fit uses them;
-    False for raw-scale OLS groups (``coef_bounds=`` or ``base_estimator=`` given)."""
+    False for raw-scale OLS groups (``coef_bounds=`` or ``base_estimator=`` given). ``levels``: the number
+    of levels of each factor (§3.5b)."""
     from ._mean_accounting import resolve_accounting
     f_se = 0.2 if inference else 0.0
     model, budget, _ = resolve_accounting("auto", float(eps), float(delta), p=p, f_se=f_se, s3=0.5)
     lo, hi = _resolve_bounds(coef_bounds, [str(j) for j in range(p)])
     try:
         r = choose_k(N, p, budget=budget, model=model, quantile_noise="exponential", split=W.DEFAULT_SPLIT,
-                     f_se=f_se, lower=lo, upper=hi, beta=beta, m_min=min_group_size(p, standardised))
+                     f_se=f_se, lower=lo, upper=hi, beta=beta, m_min=min_group_size(p, standardised, levels))
     except ValueError as exc:
         return False, None, str(exc)
     if r["k"] < r["k_priv"]:

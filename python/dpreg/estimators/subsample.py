@@ -19,6 +19,7 @@ zCDP). The normal-theory correction and the parametric bootstrap use released va
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -33,6 +34,7 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     DEFAULT_BOUNDS_NOTICE,
     DEFAULT_COEF_BOUNDS,
     K_WARNING,
+    LEVEL_MAX_MISS_SHARE,
     RV_SHARE,
     SE_WARNING,
     VCOV_NOTE,
@@ -48,6 +50,8 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
     group_estimates,
+    level_group_size,
+    levels_per_factor,
     min_group_size,
     partition,
     sa_fit,
@@ -61,10 +65,10 @@ AGGREGATOR_ALIASES = {"clipped_mean": "clipped", "widened_winsorized": "wwm"}
 #: with factor dummies only; docs/derivations/winsorized_sa.md §3.10)
 LEVEL_COUNT_SHARE = 0.05
 #: a level's coefficient is released only where the share of groups that miss the level, (1 - p)^m for
-#: a level with share p of the N rows and groups of m = floor(N / k) rows, is at most this by the released
-#: count's lower bound (a group without the level fits 0, or the default, for it: the aggregate is biased
-#: towards it by about that share of the effect)
-LEVEL_MAX_MISS_SHARE = 0.1
+#: a level with share p of the N rows and groups of m = floor(N / k) rows, is at most LEVEL_MAX_MISS_SHARE
+#: (defined with the group-size rule in _subsample_core, which uses the same share for equally frequent
+#: levels) by the released count's lower bound (a group without the level fits 0, or the default, for it:
+#: the aggregate is biased towards it by about that share of the effect)
 #: the count's lower bound: released count minus this many Laplace scales (one-sided, P = e^-2 / 2)
 LEVEL_COUNT_MARGIN = 2.0
 
@@ -138,7 +142,9 @@ _AGGREGATORS = ("pmwm", "clipped", "wwm", *AGGREGATOR_ALIASES)
 # se_method's default and the se_fraction > 0 rule depend on inference= (see _se_method)
 OPTIONS = {
     "k": (None, "our rule (docs/subsample_tukey.md): max(floor(N/max(4p, 20)), k_priv), capped at floor(N/m_min), "
-                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups"),
+                "m_min = p + 1 for the standardised ridge groups, max(2p, p + 5) for raw-scale OLS groups, and "
+                "with factors at least the smallest m with (1 - 1/L)^m <= 0.1 for the factor with the most "
+                "levels L (derivation §3.5b)"),
     "group_size": (None, "alternative to k: k = floor(N/group_size)"),
     "coef_bounds": (DEFAULT_COEF_BOUNDS, "our choice, mirrors the paper's data analysis +-40*sqrt(d)"),
     "aggregator": ("pmwm", "paper Section 5 (PMWM); 'clipped' (Nissim et al. 2007) and 'wwm' (Smith 2011) "
@@ -238,15 +244,27 @@ def _resolve_model(opts, spec, p, f_se):
 def check_public_levels(name, n, d, spec, options, public):
     """The same refusal with the budget that is left after the factor levels' counts (a design with
     factor dummies spends LEVEL_COUNT_SHARE of it on them, issue 12), so that the check before spending
-    and the fit agree."""
-    if public is not None and any(len(b) for b in (getattr(public, "factor_blocks", None) or [])):
-        check_public(n, d, spec, options, budget_scale=1.0 - LEVEL_COUNT_SHARE)
+    and the fit agree, and with the group-size rule of the factor structure (§3.5b: each group must be
+    large enough to hold every level of each factor, were the levels equally frequent)."""
+    factors = _factors_of(public)
+    if factors:
+        check_public(n, d, spec, options, budget_scale=1.0 - LEVEL_COUNT_SHARE, factors=factors)
 
 
-def check_public(n, d, spec, options, budget_scale=1.0):
-    """Data-independent preconditions (before the data are touched)."""
-    if spec.neighbours != "replace_one":
-        raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+def _factors_of(public) -> list[tuple[str, int]]:
+    """(name, number of levels) of each factor main effect of the public design (its declared structure)."""
+    if public is None:
+        return []
+    blocks = [b for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
+    terms = list(getattr(public, "terms", None) or [])
+    names = [terms[b[0]].split("[")[0] if b[0] < len(terms) else "a factor" for b in blocks]
+    return list(zip(names, levels_per_factor(public)))
+
+
+def _public_rule(n, d, spec, options, budget_scale=1.0, factors=(), eps=None):
+    """(rule of choose_k, m_min) at the public facts, at eps= if given (the same delta and options)."""
+    if eps is not None:
+        spec = dataclasses.replace(spec, eps=float(eps))
     opts = _options(options)
     se_method = _se_method(opts, spec.inference)
     f_se = 0.0 if se_method == "none" else float(opts["se_fraction"])
@@ -257,20 +275,63 @@ def check_public(n, d, spec, options, budget_scale=1.0):
                              else DEFAULT_COEF_BOUNDS, terms)
     if opts["residual_variance"]:
         budget = (1.0 - RV_SHARE) * budget
-    m_min = min_group_size(d, _standardised_by_options(opts, options))
+    m_min = min_group_size(d, _standardised_by_options(opts, options), [L for _, L in factors])
     rule = choose_k(n, d, budget=budget, model=model, quantile_noise=opts["quantile_noise"] or "exponential",
                     split=W.check_split(opts["split"]), f_se=f_se, lower=lo, upper=hi, beta=float(opts["beta"]),
                     trim_count=int(opts["trim_count"]), eta=float(opts["eta"]), trim=opts["trim"], k=opts["k"],
                     group_size=opts["group_size"], m_min=m_min)
+    return rule, m_min
+
+
+def _eps_that_would_work(n, d, spec, options, budget_scale, factors):
+    """The smallest eps (two significant digits, rounded up; same delta) at which the default k rule
+    has k_priv groups of m_min rows in N, or None when no eps up to 1000 times the request has (public
+    facts only: a search over the public rule)."""
+    def ok(e):
+        try:
+            rule, _ = _public_rule(n, d, spec, options, budget_scale, factors, eps=e)
+        except InvalidArgument:
+            return False
+        return rule["k"] >= rule["k_priv"]
+    lo, hi = float(spec.eps), 1000.0 * float(spec.eps)
+    if not ok(hi):
+        return None
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    digits = 1 - math.floor(math.log10(hi))
+    up = math.ceil(hi * 10 ** digits) / 10 ** digits
+    return up if ok(up) else hi
+
+
+def check_public(n, d, spec, options, budget_scale=1.0, factors=()):
+    """Data-independent preconditions (before the data are touched). ``factors``: (name, number of
+    levels) of each factor of the public design, for the group-size rule of §3.5b."""
+    if spec.neighbours != "replace_one":
+        raise InvalidArgument("subsample_aggregate/PMWM support only replace_one neighbours (n is public)")
+    opts = _options(options)
+    rule, m_min = _public_rule(n, d, spec, options, budget_scale, factors)
     if opts["k"] is None and opts["group_size"] is None and rule["k"] < rule["k_priv"]:
         # outside the method's regime (issue 13): the private clip points need k_priv groups, and groups
         # of at least m_min rows allow only floor(N/m_min); the aggregate would be dominated by
-        # privacy noise or by the coefficient bounds. Refuse before any budget is spent.
+        # privacy noise or by the coefficient bounds, or (§3.5b) groups would miss factor levels.
+        # Refuse before any budget is spent.
+        m_base = min_group_size(d, _standardised_by_options(opts, options))
+        why = ""
+        if m_min > m_base:
+            name, n_levels = max(factors, key=lambda f: f[1])
+            why = (f" (the {n_levels}-level factor {name} needs groups of {m_min} rows for each of its levels "
+                   f"to appear in {1 - LEVEL_MAX_MISS_SHARE:.0%} of the groups, were the levels equally "
+                   f"frequent; without it {m_base})")
+        eps_ok = _eps_that_would_work(n, d, spec, options, budget_scale, factors)
+        at_eps = "" if eps_ok is None else f" (the estimator's eps >= {eps_ok:g} at this N)"
+        fewer_levels = ", a factor with fewer levels" if why else ""
         raise InvalidArgument(
             f"subsample_aggregate cannot give a usable answer here: with p = {d} coefficients at eps = "
             f"{spec.eps:g} its private aggregation needs k >= {rule['k_priv']} groups of at least {m_min} "
-            f"units, i.e. N >= {rule['k_priv'] * m_min}, and N = {n}. Use more data, a larger eps, fewer "
-            "coefficients, or another method (method='auto'); pass k= to run it anyway.")
+            f"units{why}, i.e. N >= {rule['k_priv'] * m_min}, and N = {n}. Use more data, a larger "
+            f"eps{at_eps}{fewer_levels}, fewer coefficients, or another method (method='auto'); pass k= to "
+            "run it anyway.")
 
 
 def _standardised_by_options(opts, options_given) -> bool:
@@ -362,7 +423,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  drop_remainder=bool(opts["drop_remainder"]), base_estimator=base,
                  crossing=opts["crossing"], bounds_notice=notice,
                  residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper,
-                 m_min=min_group_size(p, _standardised_by_options(opts, options)))
+                 m_min=min_group_size(p, _standardised_by_options(opts, options),
+                                      levels_per_factor(getattr(design, "public", None))))
     del X, y
     if std is not None:
         res = _map_back(res, *std)
