@@ -56,14 +56,15 @@ def test_detectable_curvature_is_where_a_complete_collapse_is_flagged_with_95_pe
 
 
 def test_blind_directions_by_hand():
-    """§2f on hand-made releases, d = 3, sigma_start = 10.8, sigma_bar = 3.42 (floor level
-    2 sqrt(6) 3.42 = 16.8, c* = 61.1, z_0.05 = 1.645 so one-sided margins of 17.8 on the start): the
-    eigenvectors of H_bar = diag(2, 5, 300) are the axes. Direction 0 starts at 28 (the steep design's
-    x1): at the floor, could have fallen (28 + 17.8 > 16.8), not shown above c* (28 - 17.8 < 61.1):
-    blind. Direction 1 starts at 150: 150 - 17.8 > 61.1, a complete collapse would be flagged: checked.
-    Direction 2 is not at the floor. With direction 0 already flagged as separated it is not counted
-    twice; a start of -5 (upper bound 12.8 below the floor level: weak from the start, nothing to
-    fall) is not blind."""
+    """§2f on hand-made releases, d = 3, sigma_start = 10.8, sigma_bar = 3.42 (selection sqrt(6) 3.42 =
+    8.38, s = 11.33, floor level F = 16.75, c* = 61.1, z_0.05 = 1.645): the eigenvectors of
+    H_bar = diag(2, 5, 300) are the axes. Direction 0 starts at 28 (the steep design's x1): at the
+    floor, not shown above c* (28 - 1.645 * 10.8 = 10.2 < 61.1), and its fall statistic
+    (28 - 2 - 8.38)/11.33 = 1.56 does not exclude a fall of F (limit (16.75 - 8.38)/11.33 - 1.645 =
+    -0.91): blind. Direction 1 starts at 150: 150 - 17.8 > 61.1, a complete collapse would be flagged:
+    checked. Direction 2 is not at the floor. With direction 0 already flagged as separated it is not
+    counted twice; a start of -5 (fall statistic -1.36 < -0.91: no fall to speak of, weak from the
+    start) is not blind."""
     H_bar = np.diag([2.0, 5.0, 300.0])
     w, U, _ = L.curvature_lower_bounds(H_bar, 3.42)
     U = np.abs(U)       # the axes, signs fixed

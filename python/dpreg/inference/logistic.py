@@ -180,11 +180,14 @@ def blind_directions(H_start, sigma_start: float, w, U, sigma_bar: float, floor,
                      alpha: float = COLLAPSE_POWER_ALPHA):
     """(mask, c*): the eigendirections of the released H_bar along which the collapse check cannot see a
     collapse (derivation §2f): at the noise floor at the estimate (``floor``, :func:`floor_directions`),
-    not already flagged (``separated``), and with a released curvature at theta = 0 that neither excludes
-    a start above the floor (v'H_start v + z_alpha sigma_start > FLOOR_NORMS sqrt(2d) sigma_bar: a fall to
-    the floor is possible) nor shows a start at or above c* (v'H_start v - z_alpha sigma_start < c*, see
-    :func:`collapse_detectable_curvature`: a complete collapse could go unflagged with probability above
-    alpha). Along such a direction a steep slope whose curvature keeps falling beyond the estimate and a
+    not already flagged (``separated``), whose released curvature at theta = 0 does not show a start at or
+    above c* (v'H_start v - z_alpha sigma_start < c*, see :func:`collapse_detectable_curvature`: a complete
+    collapse could go unflagged with probability above alpha), and whose released fall does not exclude a
+    fall of the floor level F = FLOOR_NORMS sqrt(2d) sigma_bar, the least fall that takes a curvature above
+    the floor to 0: the fall statistic of :func:`curvature_fall`, about N((c_0 - h - sqrt(2d) sigma_bar)/s,
+    1) for a fall c_0 - h (the selection of the flattest eigenvalue only raises it), is at least
+    (F - sqrt(2d) sigma_bar)/s - z_alpha (a direction weak from the start, or one whose curvature did not
+    fall, has nothing to collapse from). Along such a direction a steep slope whose curvature keeps falling beyond the estimate and a
     direction that is weak by design give the same releases, and the remaining-share bound holds only for
     the second (the steep simulated design at n = 1000, eps = 1: x1's intervals covered 0.14). v is an
     eigenvector of H_bar, a release separate from H_start, so v'E_start v ~ N(0, sigma_start^2).
@@ -195,7 +198,10 @@ def blind_directions(H_start, sigma_start: float, w, U, sigma_bar: float, floor,
     c_star = collapse_detectable_curvature(d, sigma_start, sigma_bar, alpha=alpha)
     start = np.einsum("ji,jk,ki->i", U, _sym(H_start), U)
     floor_level = FLOOR_NORMS * np.sqrt(2.0 * d) * float(sigma_bar)
-    could_fall = start + z_alpha * float(sigma_start) > floor_level
+    selection = np.sqrt(2.0 * d) * float(sigma_bar)
+    spread = float(np.hypot(sigma_start, sigma_bar))
+    fall = (start - np.asarray(w, float) - selection) / spread
+    could_fall = fall >= (floor_level - selection) / spread - z_alpha
     powerless = start - z_alpha * float(sigma_start) < c_star
     mask = np.asarray(floor, bool) & could_fall & powerless
     mask[[int(i) for i in separated]] = False
