@@ -552,9 +552,13 @@ def test_predict_without_clamping_on_rows_beyond_the_double_square_is_total(fami
     squares overflow but whose predictions do not, is finite; the other rows are exactly those of a
     prediction without these rows (rows are predicted independently)."""
     D = _data(3000, binomial=family == "binomial")
+    # the logistic fit at eps = 4: at eps = 2 the collapse check has no power along a floor direction of
+    # this design and its intervals are withheld (seventeenth pass, docs/derivations/dpgd_logistic.md
+    # §2f), and this test needs interval ends
+    eps = 4 if family == "binomial" else 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = (dp_glm if family == "binomial" else dp_lm)("y ~ x + x2", D, eps=2, bounds=BOUNDS if family ==
+        fit = (dp_glm if family == "binomial" else dp_lm)("y ~ x + x2", D, eps=eps, bounds=BOUNDS if family ==
                                                           "gaussian" else {"x": (-4, 4), "x2": (-4, 4)},
                                                           random_state=5)
     ordinary = pd.DataFrame({"x": [0.5, -1.0], "x2": [0.0, 2.0]})

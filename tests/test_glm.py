@@ -212,11 +212,14 @@ def test_no_intervals_without_inference_or_with_unreliable_private_ranges():
                       "e": rng.integers(0, 17, n).astype(float)})
     w["s"] = rng.random(n) < 1 / (1 + np.exp(-(0.2 + 0.4 * w.a - 0.01 * w.d)))
     bounds = {"a": (0, 10), "d": (0, 300), "e": (0, 16)}
-    off = dpreg.dp_glm("s ~ a + d + e", w, eps=4, bounds=bounds, random_state=3, inference=False)
+    # eps = 6: at eps = 4 the collapse check has no power along one floor direction of this design and
+    # three of its intervals are withheld since the seventeenth pass (derivation §2f); this test needs a
+    # fit that releases every interval
+    off = dpreg.dp_glm("s ~ a + d + e", w, eps=6, bounds=bounds, random_state=3, inference=False)
     assert off.std_errors.isna().all() and "inference=False" in off.inference_note
     assert off.conf_int().isna().all().all() and off.wald_test()["statistic"] is None
     assert "Intervals:" not in str(off.summary())
-    on = dpreg.dp_glm("s ~ a + d + e", w, eps=4, bounds=bounds, random_state=3)
+    on = dpreg.dp_glm("s ~ a + d + e", w, eps=6, bounds=bounds, random_state=3)
     assert np.isfinite(on.std_errors).all()
     np.testing.assert_array_equal(off.coef, on.coef)       # the same releases, the same estimate
     with warnings.catch_warnings():

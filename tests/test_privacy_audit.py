@@ -213,14 +213,17 @@ CASES = [
     # matrices) and the fall of the released curvature since the first release, with what it flags;
     # issue 12, sixteenth pass: the remaining-share union's number of directions and the widening of the
     # standard errors to its half-width (post-processing of the mean released X'WX, theta_bar and the
-    # public noise scales; docs/derivations/dpgd_logistic.md §2e)
+    # public noise scales; docs/derivations/dpgd_logistic.md §2e); issue 12, seventeenth pass: the number
+    # of floor directions along which the collapse check has no power (post-processing of the released
+    # X'WX at theta = 0 and the mean release; §2f; its threshold collapse_detectable_curvature is public)
     ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps",
                                          "/facts/remaining_share[]", "/facts/bias_aware_widening[]",
                                          "/facts/unresolved_directions", "/facts/not_estimable[]",
                                          "/facts/window_drift_chi2", "/facts/curvature_fall_sd",
                                          "/facts/separated_directions", "/facts/separation_loading[]",
                                          "/facts/separation_union_directions",
-                                         "/facts/separation_union_widening[]"}),
+                                         "/facts/separation_union_widening[]",
+                                         "/facts/collapse_check_blind_directions"}),
     ("ht_fw", "binomial", {"allow_outside_regime": True}, 2000, 1.0, set()),
     ("ht_sparse", "binomial", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
 ]

@@ -351,13 +351,20 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
                 notes.append(_separation_warning(names, len(resolution["separated"]), T))
                 vcov = vcov_priv = None
             else:
+                union["withheld"] = sorted(set(union["withheld"]) | set(resolution["blind_withheld"]))
                 vcov, vcov_priv, union_ci, union_widening = _union_release(union, Mmap, beta)
                 resolution["withheld"] = union["withheld"]
                 withheld_names = [design.public.terms[j] for j in union["withheld"]]
                 notes.append(_separation_union_warning(names, withheld_names, len(resolution["separated"]), T))
         elif resolution["withheld"]:
-            names = [design.public.terms[j] for j in resolution["withheld"]]
-            notes.append(_not_estimable_note(names, resolution, d))
+            if resolution["unresolved_withheld"]:
+                names = [design.public.terms[j] for j in resolution["unresolved_withheld"]]
+                notes.append(_not_estimable_note(names, resolution, d))
+            blind_only = [j for j in resolution["blind_withheld"] if j not in resolution["unresolved_withheld"]]
+            if blind_only:
+                names = [design.public.terms[j] for j in blind_only]
+                notes.append(_blind_collapse_note(names, resolution["blind"],
+                                                  resolution["collapse_detectable_curvature"]))
         if vcov is not None and not np.any(np.isfinite(np.diag(vcov))):
             vcov = vcov_priv = union_ci = None
     facts = {"description": ("private Newton (IRLS) for the logistic loss" if newton else
@@ -384,6 +391,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             facts["not_estimable"] = [design.public.terms[j] for j in resolution["withheld"]]
             facts["separated_directions"] = len(resolution["separated"])
             facts["curvature_fall_sd"] = resolution["curvature_fall_sd"]
+            facts["collapse_check_blind_directions"] = resolution["blind"]
+            facts["collapse_detectable_curvature"] = resolution["collapse_detectable_curvature"]
             if resolution["separated"]:
                 facts["not_estimable"] = list(design.public.terms)
                 facts["separation_loading"] = [design.public.terms[j] for j in resolution["separation_loading"]]
@@ -397,7 +406,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["n"] = int(n)
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
-        note = NOT_RESOLVED_NOTE
+        note = NOT_RESOLVED_NOTE if resolution["unresolved_withheld"] else BLIND_COLLAPSE_NOTE
     if resolution is not None and resolution["separated"]:
         note = SEPARATED_NOTE if union_ci is None else SEPARATED_UNION_NOTE
     if not_converged:
@@ -412,6 +421,14 @@ NOT_RESOLVED_NOTE = (
     "of the directions every coefficient loads on, so the private Newton iteration may still hold part "
     "of its starting point (0) there, a bias no release bounds (more rows, a larger eps, or tighter "
     "declared ranges help)")
+
+
+BLIND_COLLAPSE_NOTE = (
+    "standard errors not estimable at this n and eps: along a direction every coefficient loads on, the "
+    "released X'WX at the estimate is at the noise floor, and at this n and eps the check for a curvature "
+    "that collapsed since the start (a steep slope or a rare outcome, where the private Newton steps stop "
+    "short of the maximum-likelihood fit) has no power there (see the warning; more rows or a larger eps "
+    "help)")
 
 
 NOT_CONVERGED_NOTE = (
@@ -489,10 +506,17 @@ def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
     unit_rows = Mmap / np.maximum(np.linalg.norm(Mmap, axis=1), np.finfo(float).tiny)[:, None]
     sep_load = np.linalg.norm(unit_rows @ U[:, separated], axis=1) if separated else np.zeros(Mmap.shape[0])
     weak = (np.asarray(P) > _inf_logit.MAX_REMAINING) | floor
+    # issue 12, seventeenth pass (derivation §2f): the floor directions along which this check has no
+    # power (a complete collapse would go unflagged with probability above 5%); the coefficients that load
+    # on them are withheld by the resolution rule
+    blind, c_star = _inf_logit.blind_directions(H_start, sigma_H, w, U, sigma_bar, floor, separated)
+    blind_load = np.linalg.norm(unit_rows @ U[:, blind], axis=1) if blind.any() else np.zeros(Mmap.shape[0])
     return {"separated": separated,
             "separation_loading": [int(j) for j in np.argsort(-sep_load, kind="stable")
                                    if sep_load[j] > _inf_logit.MAX_UNRESOLVED_LOADING],
-            "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None}
+            "curvature_fall_sd": float(np.max(fall[weak])) if weak.any() else None,
+            "blind": int(np.sum(blind)), "collapse_detectable_curvature": c_star,
+            "blind_withheld": [int(j) for j in np.flatnonzero(blind_load > _inf_logit.MAX_UNRESOLVED_LOADING)]}
 
 
 def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
@@ -508,14 +532,18 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
     vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)
     vcov_priv = vcov_priv.copy()
-    withheld = [int(j) for j in np.flatnonzero(load > _inf_logit.MAX_UNRESOLVED_LOADING)]
+    unresolved_withheld = [int(j) for j in np.flatnonzero(load > _inf_logit.MAX_UNRESOLVED_LOADING)]
+    out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "unresolved_withheld": unresolved_withheld,
+           "remaining": [float(x) for x in P]}
+    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    # a coefficient on a direction the collapse check cannot see (derivation §2f) is withheld as one on an
+    # unresolved direction: its remaining-share bound may understate the way left
+    withheld = sorted(set(unresolved_withheld) | set(out["blind_withheld"]))
     for j in withheld:
         vcov[j, :] = vcov[:, j] = np.nan
         vcov_priv[j, :] = vcov_priv[:, j] = np.nan
-    out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "withheld": withheld,
-           "widening": [float(x) if j not in withheld else None for j, x in enumerate(widen)],
-           "remaining": [float(x) for x in P]}
-    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    out["withheld"] = withheld
+    out["widening"] = [float(x) if j not in withheld else None for j, x in enumerate(widen)]
     return vcov, vcov_priv, out
 
 
@@ -528,6 +556,23 @@ def _not_estimable_note(names, resolution, d):
         "iteration may still hold part of its starting point (0) along them, a bias toward 0 that no release "
         "bounds, and these coefficients load on them. More rows, a larger eps, or tighter declared ranges "
         "help.", AccuracyWarning)
+
+
+def _blind_collapse_note(names, n_blind, c_star):
+    from ..errors import AccuracyWarning, Diagnostic
+    # derivation §2f: the numbers in it are public (c* is a function of d and the releases' noise scales)
+    return Diagnostic(
+        f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
+        "Along " + ("one direction" if n_blind == 1 else f"{n_blind} directions") + " of the coefficients "
+        "the released curvature X'WX at the estimate is at the noise floor, and the check for a curvature "
+        "that collapsed since the start (a steep slope, a rare outcome or quasi-separation, where the "
+        "private Newton steps stop far short of the maximum-likelihood fit and the interval would miss) "
+        "has no power there: it flags a complete collapse with probability 95% only along a direction "
+        f"whose curvature at the start is at least {c_star:.3g} on the scaled design (set by the noise of "
+        "the releases, so by n, eps and delta only), and the release at the start does not show that. "
+        "A steep slope and a direction that is weak by design give the same releases at this n and eps. "
+        "More rows (the curvature grows with n) or a larger eps (the threshold falls with the noise) help.",
+        AccuracyWarning)
 
 
 def _separation_warning(names, n_sep, T):

@@ -150,6 +150,10 @@ def dpgd_lines(fit, fmt) -> list[str]:
                         "(see the warning)")
             elif held:
                 txt += f"; withheld (not estimable at this n and eps): {', '.join(held)}"
+            if f.get("collapse_check_blind_directions") and not f.get("separated_directions"):
+                # derivation section 2f: floor directions the collapse check cannot see at this n and eps
+                txt += (f"; the collapse check has no power along {int(f['collapse_check_blind_directions'])} "
+                        "of them (see the warning)")
             lines.append(fmt.wrap(txt))
         return lines
     return [fmt.wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "

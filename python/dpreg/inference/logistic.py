@@ -153,6 +153,61 @@ def floor_directions(w, sigma_bar: float, d: int, c: float = FLOOR_NORMS):
     return np.asarray(w, float) < float(c) * np.sqrt(2.0 * int(d)) * float(sigma_bar)
 
 
+#: one-sided level of the collapse check's power (issue 12, seventeenth pass; derivation §2f): a
+#: direction at the noise floor counts as checked only where a complete collapse of its curvature since
+#: theta = 0 would be flagged (fall beyond SEPARATION_Z) with probability at least 1 - this; the same
+#: level bounds its released curvature at theta = 0 from both sides. Our choice: the usual 5%, one-sided
+COLLAPSE_POWER_ALPHA = 0.05
+
+
+def collapse_detectable_curvature(d: int, sigma_start: float, sigma_bar: float, z: float = SEPARATION_Z,
+                                  alpha: float = COLLAPSE_POWER_ALPHA) -> float:
+    """c* = sqrt(2d) sigma_bar + (z + z_alpha) sqrt(sigma_start^2 + sigma_bar^2): the smallest curvature
+    at theta = 0 along a direction whose complete collapse (the data's curvature at the estimate about 0)
+    :func:`curvature_fall` shows beyond z noise s.d.s with probability at least 1 - alpha. The fall
+    statistic is (v'H_start v - w_v - sqrt(2d) sigma_bar) / s, s = sqrt(sigma_start^2 + sigma_bar^2),
+    with v'H_start v ~ N(c_0, sigma_start^2) and w_v ~ N(h, sigma_bar^2) to first order (w_v is the
+    smallest eigenvalues' selection, pulled down, which only helps the check); at h = 0 it exceeds z with
+    probability Phi((c_0 - sqrt(2d) sigma_bar)/s - z), at least 1 - alpha exactly when c_0 >= c*. A
+    function of public constants only (d, the noise scales of the releases, z, alpha): it grows as 1/mu,
+    while the data's curvature at theta = 0 grows with n."""
+    z_alpha = float(stats.norm.ppf(1.0 - float(alpha)))
+    return float(np.sqrt(2.0 * int(d)) * float(sigma_bar)
+                 + (float(z) + z_alpha) * np.hypot(float(sigma_start), float(sigma_bar)))
+
+
+def blind_directions(H_start, sigma_start: float, w, U, sigma_bar: float, floor, separated=(),
+                     alpha: float = COLLAPSE_POWER_ALPHA):
+    """(mask, c*): the eigendirections of the released H_bar along which the collapse check cannot see a
+    collapse (derivation §2f): at the noise floor at the estimate (``floor``, :func:`floor_directions`),
+    not already flagged (``separated``), whose released curvature at theta = 0 does not show a start at or
+    above c* (v'H_start v - z_alpha sigma_start < c*, see :func:`collapse_detectable_curvature`: a complete
+    collapse could go unflagged with probability above alpha), and whose released fall does not exclude a
+    fall of the floor level F = FLOOR_NORMS sqrt(2d) sigma_bar, the least fall that takes a curvature above
+    the floor to 0: the fall statistic of :func:`curvature_fall`, about N((c_0 - h - sqrt(2d) sigma_bar)/s,
+    1) for a fall c_0 - h (the selection of the flattest eigenvalue only raises it), is at least
+    (F - sqrt(2d) sigma_bar)/s - z_alpha (a direction weak from the start, or one whose curvature did not
+    fall, has nothing to collapse from). Along such a direction a steep slope whose curvature keeps falling beyond the estimate and a
+    direction that is weak by design give the same releases, and the remaining-share bound holds only for
+    the second (the steep simulated design at n = 1000, eps = 1: x1's intervals covered 0.14). v is an
+    eigenvector of H_bar, a release separate from H_start, so v'E_start v ~ N(0, sigma_start^2).
+    Post-processing of released matrices and public constants."""
+    U = np.asarray(U, float)
+    d = U.shape[0]
+    z_alpha = float(stats.norm.ppf(1.0 - float(alpha)))
+    c_star = collapse_detectable_curvature(d, sigma_start, sigma_bar, alpha=alpha)
+    start = np.einsum("ji,jk,ki->i", U, _sym(H_start), U)
+    floor_level = FLOOR_NORMS * np.sqrt(2.0 * d) * float(sigma_bar)
+    selection = np.sqrt(2.0 * d) * float(sigma_bar)
+    spread = float(np.hypot(sigma_start, sigma_bar))
+    fall = (start - np.asarray(w, float) - selection) / spread
+    could_fall = fall >= (floor_level - selection) / spread - z_alpha
+    powerless = start - z_alpha * float(sigma_start) < c_star
+    mask = np.asarray(floor, bool) & could_fall & powerless
+    mask[[int(i) for i in separated]] = False
+    return mask, c_star
+
+
 def separated_directions(fall, P, z: float = SEPARATION_Z, floor=None):
     """Indices of the directions whose curvature fell by more than z noise s.d.s since theta = 0
     (:func:`curvature_fall`) and that are unresolved (P_v > MAX_REMAINING) or, when ``floor`` is given
