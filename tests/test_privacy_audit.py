@@ -642,8 +642,10 @@ def test_predict_messages_never_quote_newdata():
     assert err is None and warns and any("outside the public ranges" in w for w in warns)
     for t in warns:
         _assert_clean(t, "predict extrapolation warning")
+    # a missing value predicts NA (R's na.pass), with no message at all
+    err, warns = _messages(lambda: fit.predict(pd.DataFrame({"x": [np.nan], "z": [0.0], "g": ["a"]})))
+    assert err is None and not warns
     for bad in (pd.DataFrame({"x": [1.0], "z": [0.0], "g": [SECRET]}),
-                pd.DataFrame({"x": [np.nan], "z": [0.0], "g": ["a"]}),
                 pd.DataFrame({"x": [SECRET], "z": [0.0], "g": ["a"]}),
                 pd.DataFrame({"x": [np.inf], "z": [Y_PLANT], "g": ["a"]})):
         err, warns = _messages(lambda: fit.predict(bad))
