@@ -126,7 +126,7 @@ class Summary:
 
     @property
     def wald(self) -> dict:
-        """Noise-aware Wald test of all slopes = 0 (see :meth:`DPFit.wald_test`)."""
+        """Noise-aware joint test of all slopes = 0 (see :meth:`DPFit.wald_test`; its ``rule`` says which)."""
         return self.fit.wald_test()
 
     # ---- cells ------------------------------------------------------------------------------------
