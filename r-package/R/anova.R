@@ -196,7 +196,7 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
   heading <- if (asym) {
     c(paste0("Noise-aware tests by term (marginal: each term given all others",
              if (type == "sequential") paste0(";\nsequential tests are not available: they test ",
-                                              "combinations of coefficients, for which this fit's ",
+                                              "combinations of coefficients, for which this\nfit's ",
                                               "asymmetric intervals give no released interval") else "",
              ")\n"),
       BONFERRONI_NOTE, response_line(object))
