@@ -126,6 +126,9 @@ RELEASED_COMMON = {
     "/coef[]", "/std_errors[]", "/vcov[][]", "/vcov_privacy[][]", "/noise_share[]", "/ci[][]",
     "/ci_draws[][]", "/sigma", "/r_squared", "/r_squared_raw", "/adj_r_squared", "/adj_r_squared_raw",
     "/wald/statistic", "/wald/p_value", "/wald/note", "/summary_text", "/print_text", "/method_text",
+    # issue 12: the joint test's rule, "bonferroni" where the release has its own asymmetric intervals
+    # (decided from the released ci / vcov, docs/derivations/joint_tests.md), else "chi-square"
+    "/wald/rule",
     *(f"/coef_table/{c}[]" for c in ("estimate", "std_error", "statistic", "p_value", "conf_low",
                                      "conf_high", "noise_share", "stars")),
 }

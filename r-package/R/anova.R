@@ -49,26 +49,56 @@ wald_chisq <- function(b, V) {
   sum(z^2)
 }
 
-wald_table <- function(labels, df, chisq, heading) {
-  p <- stats::pchisq(chisq, df, lower.tail = FALSE)
+# Issue 12: a fit whose released intervals are its own asymmetric ones (AdaSSP's attenuation union,
+# dp_glm's separation union, a bootstrap hull) prints z values and p-values from the interval's
+# half-width on the side of 0; the chi-square of the released covariance disagreed with them (Default's
+# balance: 0.24 against 0.003). The core marks such fits by the rule of its own joint test
+# (DPFit.wald_test, rule "bonferroni"), and their tests by term are Bonferroni over the printed
+# per-coefficient p-values: p = min(1, k min_j p_j), valid whenever those are, and for a one-coefficient
+# term its printed p-value exactly (docs/derivations/joint_tests.md).
+asymmetric_intervals <- function(object) identical(object$wald$rule, "bonferroni")
+
+# Bonferroni over the printed side-of-0 z tests of coefficients j: c(max z^2, p)
+bonferroni_test <- function(object, j) {
+  if (!length(j)) return(c(NA_real_, NA_real_))
+  z <- unname(object$coef_table$statistic[j])
+  p <- unname(object$coef_table$p.value[j])
+  if (anyNA(z) || anyNA(p)) return(c(NA_real_, NA_real_))
+  c(max(z^2), min(1, length(j) * min(p)))
+}
+
+BONFERRONI_COLUMNS <- c("Df", "Max z^2", "Pr(Bonferroni)")
+BONFERRONI_NOTE <- paste0(
+  "Bonferroni over the coefficients' side-of-0 z tests (the p-values summary() prints: this fit's\n",
+  "intervals are asymmetric); Max z^2: the largest squared z value of the term's coefficients\n")
+
+wald_table <- function(labels, df, chisq, heading, p = NULL) {
+  bonferroni <- !is.null(p)
+  if (!bonferroni) p <- stats::pchisq(chisq, df, lower.tail = FALSE)
   tab <- data.frame(Df = as.integer(df), Chisq = chisq, p, check.names = FALSE)
-  names(tab)[3] <- "Pr(>Chisq)"
+  names(tab) <- if (bonferroni) BONFERRONI_COLUMNS else c("Df", "Chisq", "Pr(>Chisq)")
   rownames(tab) <- labels
   structure(tab, heading = heading, class = c("anova", "data.frame"))
 }
 
+# Each term given all others: chi-square b_t' V_tt^-1 b_t, or on a fit with asymmetric intervals
+# Bonferroni over the term's printed p-values (p then set; NULL for the chi-square)
 marginal_chisq <- function(object, labels) {
   a <- fit_assign(object)
   V <- released_vcov(object)
   b <- inference_centre(object)
   keep <- estimable(object)
   idx <- match(labels, object$term.labels)
+  df <- vapply(idx, function(k) sum(a == k & keep), 0L)
+  if (asymmetric_intervals(object)) {
+    rows <- vapply(idx, function(k) bonferroni_test(object, which(a == k & keep)), c(0, 0))
+    return(list(chisq = rows[1, ], df = df, p = rows[2, ]))
+  }
   chisq <- vapply(idx, function(k) {
     j <- which(a == k & keep)
     wald_chisq(b[j], V[j, j, drop = FALSE])
   }, 0)
-  df <- vapply(idx, function(k) sum(a == k & keep), 0L)
-  list(chisq = chisq, df = df)
+  list(chisq = chisq, df = df, p = NULL)
 }
 
 response_line <- function(object) paste0("Response: ", object$response)
@@ -89,6 +119,15 @@ response_line <- function(object) paste0("Response: ", object$response)
 #' * `type = "marginal"`: each term given all the others, `b_t' V_tt^-1 b_t`
 #'   (as `drop1()` and `car::Anova(type = "III")`).
 #'
+#' A fit whose released intervals are its own asymmetric ones (`fit$ci_method`
+#' `"attenuation union"`, `"separation union"` or `"bootstrap"`) prints z
+#' values and p-values from each interval's half-width on the side of 0; its
+#' tests by term are Bonferroni over those printed p-values,
+#' `min(1, k * min(p))` for a term of `k` coefficients (a one-coefficient term
+#' gets its printed p-value), in columns `Df`, `Max z^2`, `Pr(Bonferroni)`, and
+#' the heading says so. Sequential tests (of combinations of coefficients) are
+#' not available there: the table is the marginal one, and the heading says so.
+#'
 #' With several fits, `anova(small, large)` tests the coefficients of `large`
 #' that `small` does not have (the fits must be nested: the terms of `small`
 #' among those of `large`). The test uses the released coefficients and
@@ -99,7 +138,7 @@ response_line <- function(object) paste0("Response: ", object$response)
 #' @param ... Further `dp_fit` objects, nested, for a comparison.
 #' @param type `"sequential"` or `"marginal"`.
 #' @return An object of class `c("anova", "data.frame")` with columns `Df`,
-#'   `Chisq`, `Pr(>Chisq)`.
+#'   `Chisq`, `Pr(>Chisq)` (or `Df`, `Max z^2`, `Pr(Bonferroni)`, see above).
 #' @seealso [drop1.dp_fit()], [Anova.dp_fit()].
 #' @examples
 #' if (dpreg_available()) {
@@ -130,10 +169,15 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
   labels <- object$term.labels
   a <- fit_assign(object)
   if (!length(labels)) dp_stop("the model has no terms to test", call. = FALSE)
-  if (type == "marginal") {
+  p <- NULL
+  asym <- asymmetric_intervals(object)
+  if (type == "marginal" || asym) {
+    # a sequential test is of combinations of coefficients, for which a fit with asymmetric intervals
+    # released no interval: each term given all others, said so in the heading
     mc <- marginal_chisq(object, labels)
     chisq <- mc$chisq
     df <- mc$df
+    p <- mc$p
   } else {
     V <- released_vcov(object)
     ord <- order(a)
@@ -149,10 +193,19 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
     df <- vapply(seq_along(labels), function(k) sum(a_ord == k), 0L)
     chisq <- vapply(seq_along(labels), function(k) if (df[k]) sum(eff[a_ord == k]^2) else NA_real_, 0)
   }
-  heading <- c(paste0("Noise-aware Wald chi-square tests by term (", type, ";\n",
-                      "from the released coefficients and covariance; normal reference)\n"),
-               response_line(object))
-  wald_table(labels, df, chisq, heading)
+  heading <- if (asym) {
+    c(paste0("Noise-aware tests by term (marginal: each term given all others",
+             if (type == "sequential") paste0(";\nsequential tests are not available: they test ",
+                                              "combinations of coefficients, for which this\nfit's ",
+                                              "asymmetric intervals give no released interval") else "",
+             ")\n"),
+      BONFERRONI_NOTE, response_line(object))
+  } else {
+    c(paste0("Noise-aware Wald chi-square tests by term (", type, ";\n",
+             "from the released coefficients and covariance; normal reference)\n"),
+      response_line(object))
+  }
+  wald_table(labels, df, chisq, heading, p)
 }
 
 anova_nested <- function(fits) {
@@ -171,20 +224,30 @@ anova_nested <- function(fits) {
     }
     V <- released_vcov(large)
     extra <- extra[estimable(large)[extra]]
-    rows[[i]] <- c(length(extra), wald_chisq(inference_centre(large)[extra],
-                                             V[extra, extra, drop = FALSE]))
+    rows[[i]] <- if (asymmetric_intervals(large)) c(length(extra), bonferroni_test(large, extra))
+                 else c(length(extra), wald_chisq(inference_centre(large)[extra],
+                                                  V[extra, extra, drop = FALSE]), NA_real_)
   }
   df <- c(NA_integer_, vapply(rows[-1], function(r) as.integer(r[1]), 0L))
   chisq <- c(NA_real_, vapply(rows[-1], function(r) r[2], 0))
-  tab <- wald_table(paste(seq_along(fits)), df, chisq, NULL)
+  asym <- vapply(fits[-1], asymmetric_intervals, TRUE)
+  if (any(asym) && !all(asym)) {
+    dp_stop("anova(): some of the larger fits have asymmetric intervals (their tests are Bonferroni ",
+            "over the printed p-values) and some do not (chi-square): compare them one pair at a time",
+            call. = FALSE)
+  }
+  p <- if (all(asym)) c(NA_real_, vapply(rows[-1], function(r) r[3], 0)) else NULL
+  tab <- wald_table(paste(seq_along(fits)), df, chisq, NULL, p)
   eps <- vapply(fits, function(f) num1(f$privacy$eps), 0)
   delta <- vapply(fits, function(f) num1(f$privacy$delta), 0)
   forms <- vapply(seq_along(fits), function(i) {
     paste0("Model ", i, ": ", paste(deparse(fits[[i]]$formula, width.cutoff = 500L), collapse = " "))
   }, "")
   attr(tab, "heading") <- c(
-    "Noise-aware Wald chi-square tests of nested DP fits (each row: the coefficients the model",
-    "has beyond the previous one, tested with its released coefficients and covariance)\n",
+    if (all(asym)) c("Noise-aware tests of nested DP fits (each row: the coefficients the model has",
+                     "beyond the previous one)", BONFERRONI_NOTE)
+    else c("Noise-aware Wald chi-square tests of nested DP fits (each row: the coefficients the model",
+           "has beyond the previous one, tested with its released coefficients and covariance)\n"),
     paste(forms, collapse = "\n"),
     paste0("Budget of the fits together (if made from the same data): eps = ",
            format(sum(eps)), ", delta = ", format(sum(delta)), "\n"))
@@ -223,8 +286,11 @@ drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
   if (length(bad)) dp_stop("terms not in the model: ", paste(bad, collapse = ", "), call. = FALSE)
   mc <- marginal_chisq(object, labels)
   wald_table(labels, mc$df, mc$chisq,
-             c("Single term deletions: noise-aware Wald chi-square tests (no refit)\n",
-               response_line(object)))
+             if (is.null(mc$p)) c("Single term deletions: noise-aware Wald chi-square tests (no refit)\n",
+                                  response_line(object))
+             else c("Single term deletions: noise-aware tests (no refit)\n", BONFERRONI_NOTE,
+                    response_line(object)),
+             mc$p)
 }
 
 #' Anova tables for car's `Anova()`
@@ -269,8 +335,11 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
   }
   mc <- marginal_chisq(mod, labels)
   wald_table(labels, mc$df, mc$chisq,
-             c(paste0("Anova table (Type ", type, " tests): noise-aware Wald chi-square\n"),
-               response_line(mod)))
+             if (is.null(mc$p)) c(paste0("Anova table (Type ", type, " tests): noise-aware Wald chi-square\n"),
+                                  response_line(mod))
+             else c(paste0("Anova table (Type ", type, " tests): noise-aware tests\n"), BONFERRONI_NOTE,
+                    response_line(mod)),
+             mc$p)
 }
 
 #' Model matrix and model frame of new data

@@ -68,8 +68,11 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 #' One row: `r.squared r.squared.conf.low r.squared.conf.high adj.r.squared sigma
 #' statistic p.value df df.residual nobs` (the DP values where released, else `NA`;
 #' `r.squared.conf.low`/`.high` the released 95% interval of R-squared, also where
-#' only the interval is released; `statistic` is the noise-aware Wald
-#' chi-square) and the privacy budget `eps`, `delta`, and `method`. There is no
+#' only the interval is released; `statistic`, `p.value`, `df` the joint test
+#' of the slopes: the noise-aware Wald chi-square, or on a fit with asymmetric
+#' intervals (`x$wald$rule == "bonferroni"`) Bonferroni over the printed
+#' p-values with `statistic` the largest squared z value) and the privacy
+#' budget `eps`, `delta`, and `method`. There is no
 #' `logLik`, `AIC` or `BIC`: they are not released.
 #' @param x A `dp_fit`.
 #' @param ... Unused.

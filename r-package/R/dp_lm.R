@@ -450,7 +450,10 @@ new_dp_fit <- function(d, json, call, tr, enc) {
       stars = stats::setNames(chr(tab$stars), rn),
       inference.centre = named(tab$inference_centre)),
     wald = list(statistic = num1(wald$statistic), df = num1(wald$df),
-                p.value = num1(wald$p_value), note = r_dialect(wald$note)),
+                p.value = num1(wald$p_value), note = r_dialect(wald$note),
+                # "chi-square", or "bonferroni" where the intervals are asymmetric (issue 12; NULL in a
+                # fit saved before the rule was recorded: chi-square)
+                rule = if (is.null(wald$rule)) "chi-square" else as.character(wald$rule)),
     sigma = num1(d$sigma), df.residual = num1(d$df_resid),
     r.squared = num1(d$r_squared), adj.r.squared = num1(d$adj_r_squared),
     nobs = if (is.null(d$nobs)) NA_integer_ else as.integer(d$nobs),

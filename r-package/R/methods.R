@@ -190,7 +190,12 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
                        interval_range_text(x$r_squared_interval, digits)))
   }
   w <- x$wald
-  if (x$has_inference && is.finite(w$statistic)) {
+  if (x$has_inference && is.finite(w$statistic) && identical(w$rule, "bonferroni")) {
+    # issue 12: asymmetric intervals; the joint test that agrees with the printed p-values
+    cat_wrapped(paste0("Joint test that the ", format(w$df), " slopes are 0: p-value: ",
+                       format.pval(w$p.value, digits = digits), " (Bonferroni over their side-of-0 ",
+                       "z tests, as the intervals are asymmetric)"))
+  } else if (x$has_inference && is.finite(w$statistic)) {
     cat_wrapped(paste0("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits),
                        " on ", format(w$df), " DF,  p-value: ",
                        format.pval(w$p.value, digits = digits)))

@@ -54,7 +54,8 @@ class _SerialisationMixin:
         [0, 1]), r_squared_raw, adj_r_squared_raw, tuning ({name: {value, origin}}), facts, warnings,
         row_transform, options, coef_table (columns term, estimate, std_error, statistic, p_value,
         conf_low, conf_high, noise_share, stars, conf_level, and inference_centre where the fit has
-        one), wald ({statistic, df, p_value, note}),
+        one), wald ({statistic, df, p_value, note, rule}: rule "chi-square" or "bonferroni", see
+        DPFit.wald_test),
         privacy (PrivacyStatement.to_dict()), privacy_text (str(privacy)), public
         (PublicDesign.to_dict()), summary_text (str(summary())), print_text (str(fit)).
         ``coef_table`` uses the fit's ``level``; subsample_aggregate adds the released columns

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..errors import diagnostic_category
 from ..estimators.registry import METHODS
+from ..inference.wald import BONFERRONI_RULE
 from .common import _NO_INFERENCE, _check_level
 from .format import SIGNIF_LEGEND, format_column, format_number, format_percent_label, format_pvalue, is_missing, stars
 from .tables import html_paragraphs, markdown_paragraphs, render_html, render_latex, render_markdown, render_text
@@ -125,7 +126,7 @@ class Summary:
 
     @property
     def wald(self) -> dict:
-        """Noise-aware Wald test of all slopes = 0 (see :meth:`DPFit.wald_test`)."""
+        """Noise-aware joint test of all slopes = 0 (see :meth:`DPFit.wald_test`; its ``rule`` says which)."""
         return self.fit.wald_test()
 
     # ---- cells ------------------------------------------------------------------------------------
@@ -278,7 +279,13 @@ class Summary:
             out.append(f"DP R-squared: {facts['r_squared_not_estimable']}{rng_r}")
         if f.has_inference:
             w = f.wald_test()
-            if w["statistic"] is not None:
+            if w["statistic"] is not None and w.get("rule") == BONFERRONI_RULE:
+                # issue 12: the intervals are asymmetric, so the joint test is the one that agrees with
+                # the printed p-values (docs/derivations/joint_tests.md); the line says which rule
+                out.append(_wrap(f"Joint test that the {w['df']} slopes are 0: p-value: "
+                                 f"{format_pvalue(w['p_value'], floor_text='< 2.2e-16')} (Bonferroni over "
+                                 "their side-of-0 z tests, as the intervals are asymmetric)"))
+            elif w["statistic"] is not None:
                 out.append(f"Noise-aware Wald chi-square: {format_number(w['statistic'])} on {w['df']} DF,  "
                            f"p-value: {format_pvalue(w['p_value'], floor_text='< 2.2e-16')}")
             elif w["note"]:

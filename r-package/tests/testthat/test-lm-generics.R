@@ -88,7 +88,7 @@ test_that("lm-family generics on a real fit: anova, car::Anova, model.matrix, au
   expect_equal(rownames(a), c("x", "g", "x:g"))
   expect_equal(a[["Df"]], c(1L, 2L, 2L))
   if (requireNamespace("car", quietly = TRUE)) {
-    expect_equal(car::Anova(fit, type = "III")[["Chisq"]], anova(fit, type = "marginal")[["Chisq"]])
+    expect_equal(car::Anova(fit, type = "III")[[2]], anova(fit, type = "marginal")[[2]])
     expect_error(car::Anova(fit, type = "II"), "interactions")
   }
   small <- dp_lm(y ~ x + g, data = df, eps = 1, bounds = toy_bounds, levels = toy_levels,
@@ -99,7 +99,12 @@ test_that("lm-family generics on a real fit: anova, car::Anova, model.matrix, au
   # the Wald test is about the centre of the inference (AdaSSP's corrected ridge: fit$inference_centre,
   # else coef(fit))
   b <- if (is.null(fit$inference_centre)) coef(fit) else fit$inference_centre
-  expect_equal(n[["Chisq"]][2], drop(t(b[extra]) %*% solve(vcov(fit)[extra, extra]) %*% b[extra]))
+  if (identical(fit$wald$rule, "bonferroni")) {
+    # asymmetric intervals (issue 12): Bonferroni over the printed p-values of the extra coefficients
+    expect_equal(n[["Pr(Bonferroni)"]][2], min(1, 2 * min(fit$coef_table$p.value[extra])))
+  } else {
+    expect_equal(n[["Chisq"]][2], drop(t(b[extra]) %*% solve(vcov(fit)[extra, extra]) %*% b[extra]))
+  }
   expect_error(anova(fit, dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, seed = 3,
                                 method = "adassp")), NA)
   nd <- data.frame(x = c(1, 9, NA), g = factor(c("a", "c", "b")), y = c(2, 3, 4))
@@ -176,4 +181,66 @@ test_that("car::Anova() takes type = 2 and type = 3 as numbers, as car's own met
   fit <- mock_fit()
   expect_identical(car::Anova(fit, type = 3), car::Anova(fit, type = "III"))
   expect_identical(car::Anova(fit, type = 2), car::Anova(fit, type = "II"))
+})
+
+# A mock fit whose intervals are asymmetric (an attenuation or separation union): the core's own joint
+# test is Bonferroni (wald$rule), and its printed z and p are from the side-of-0 half-widths, which
+# differ from Estimate / Std. Error
+asymmetric_mock <- function() {
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  fit$wald$rule <- "bonferroni"
+  fit$coef_table$statistic <- stats::setNames(c(3.1, 1.8, 2.2, -0.9), fit$terms)
+  fit$coef_table$p.value <- 2 * pnorm(-abs(fit$coef_table$statistic))
+  fit
+}
+
+test_that("on asymmetric intervals a one-coefficient term's test is the printed p-value (issue 12)", {
+  fit <- asymmetric_mock()
+  p <- fit$coef_table$p.value
+  for (tab in list(anova(fit, type = "marginal"), drop1(fit), anova(fit))) {
+    expect_identical(names(tab), c("Df", "Max z^2", "Pr(Bonferroni)"))
+    # x: one coefficient, the summary's own p-value (the chi-square of V gave (0.52 / 0.05)^2 instead)
+    expect_equal(tab["x", "Pr(Bonferroni)"], unname(p["x"]))
+    expect_equal(tab["x", "Max z^2"], 1.8^2)
+    # g: two coefficients, Bonferroni over their printed p-values
+    expect_equal(tab["g", "Pr(Bonferroni)"], min(1, 2 * min(p[3:4])))
+    expect_equal(tab["g", "Df"], 2L)
+    expect_true(any(grepl("Bonferroni over the coefficients' side-of-0 z tests", attr(tab, "heading"))))
+  }
+  # sequential tests are of combinations of coefficients: not available, and the heading says so
+  expect_true(any(grepl("sequential tests are not available", attr(anova(fit), "heading"))))
+  skip_if_not_installed("car")
+  expect_equal(car::Anova(fit, type = "III")[["Pr(Bonferroni)"]], drop1(fit)[["Pr(Bonferroni)"]])
+})
+
+test_that("nested anova on asymmetric intervals is Bonferroni over the larger fit's extra coefficients", {
+  large <- asymmetric_mock()
+  small <- large
+  small$coefficients <- large$coefficients[1:2]
+  small$terms <- large$terms[1:2]
+  n <- anova(small, large)
+  p <- large$coef_table$p.value
+  expect_equal(n[["Pr(Bonferroni)"]][2], min(1, 2 * min(p[3:4])))
+  expect_equal(n[["Df"]][2], 2L)
+  # a symmetric larger fit keeps the chi-square
+  large$wald$rule <- "chi-square"
+  expect_identical(names(anova(small, large)), c("Df", "Chisq", "Pr(>Chisq)"))
+})
+
+test_that("on a real union fit anova() agrees with summary() (issue 12)", {
+  skip_if_no_core()
+  set.seed(3)   # data only
+  n <- 300
+  df <- data.frame(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1), x3 = runif(n, -1, 1))
+  df$y <- 1 + 2 * df$x1 - df$x2 + 0.5 * df$x3 + rnorm(n)
+  fit <- dp_lm(y ~ x1 + x2 + x3, data = df, eps = 1, method = "adassp",
+               bounds = list(x1 = c(-1, 1), x2 = c(-1, 1), x3 = c(-1, 1), y = c(-10, 12)), seed = 1)
+  expect_identical(fit$ci_method, "attenuation union")
+  expect_identical(fit$wald$rule, "bonferroni")
+  s <- coef(summary(fit))
+  a <- anova(fit, type = "marginal")
+  expect_equal(a[c("x1", "x2", "x3"), "Pr(Bonferroni)"], unname(s[c("x1", "x2", "x3"), "Pr(>|z|)"]))
+  expect_equal(fit$wald$p.value, min(1, 3 * min(s[c("x1", "x2", "x3"), "Pr(>|z|)"])))
 })

@@ -172,3 +172,29 @@ test_that("predict(interval =) on a fit without standard errors gives NA ends, l
   expect_true(all(is.na(p[, c("lwr", "upr")])))
   expect_true(all(is.finite(p[, "fit"])))
 })
+
+test_that("sigma not estimable: its released interval is printed with the reason and the tail note (issue 12)", {
+  # as the core's summary prints it: the tail-allowance note (a note of the fit) qualifies the upper
+  # end of that interval, so the interval must be printed where the note is
+  fit <- mock_fit()
+  fit$sigma <- NA_real_
+  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: the privacy noise in the residual sum of squares is too large relative to it"
+  fit$facts$sigma_interval <- list(0, 2.666)
+  fit$notes <- "The upper end of the residual standard error's 95% interval (and the lower end of R-squared's) allows for residual tails as heavy as Student's t with 3 degrees of freedom."
+  txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
+  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* relative to it; 95% interval 0 to 2.666", txt))
+  expect_true(grepl("The upper end of the residual standard error's 95% interval", txt))
+  # no released interval: the reason alone
+  fit$facts$sigma_interval <- NULL
+  txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
+  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* relative to it", txt))
+  expect_false(grepl("relative to it; 95% interval", txt))
+})
+
+test_that("summary names the joint test's rule on a fit with asymmetric intervals (issue 12)", {
+  fit <- mock_fit()
+  fit$wald <- list(statistic = 3.2, df = 3, p.value = 0.0042, note = NULL, rule = "bonferroni")
+  txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
+  expect_true(grepl("Joint test that the 3 slopes are 0: p-value: 0.0042 \\(Bonferroni over their side-of-0 z tests", txt))
+  expect_false(grepl("Noise-aware Wald chi-square", txt))
+})
