@@ -546,7 +546,10 @@ def _method_options(options, formula, train, bounds, levels):
 def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True, options=None):
     import dpreg
     settings = SETTINGS if settings is None else settings
-    results = []   # (task, eps, method, bounds, seed, ratio or None, seconds, refusal text or None)
+    # (task, eps, method, bounds, seed, ratio or None, seconds, refusal text or None, what the fit
+    # released: dict(share of coefficients with a finite 95% interval, sigma printed, R^2 printed, the
+    # public index of dpreg.auto.auto_snr at the training n) or None for a refusal / diffprivlib)
+    results = []
     for name in tasks:
         df, bounds, levels = _task_inputs(name)
         task = TASKS[name]
@@ -561,6 +564,7 @@ def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True, option
                 for method, bset in settings:
                     t0 = time.perf_counter()
                     refusal = None
+                    released = None
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         try:
@@ -574,14 +578,52 @@ def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True, option
                                                   **_method_options(options, task["formula"], train, bounds,
                                                                     levels))
                                 pred = _predict(fit, test)
+                                released = _released(fit, eps)
                         except (dpreg.DPRegError, ValueError) as exc:
                             refusal = f"{type(exc).__name__}: {exc}"
                     secs = time.perf_counter() - t0
                     ratio = None if refusal else float(np.mean((y_test - pred) ** 2) / ols_mse)
-                    results.append((name, eps, method, bset, seed, ratio, secs, refusal))
+                    results.append((name, eps, method, bset, seed, ratio, secs, refusal, released))
                     shown = f"refused ({refusal[:160]})" if refusal else f"MSE/MSE_OLS = {ratio:.4g}"
                     log(f"# {name} seed={seed} eps={eps:g} {method}/{bset}: {shown} ({secs:.2f}s)")
     return results
+
+
+def _released(fit, eps, delta=1e-6):
+    """What a fit printed besides its estimate (public facts for the tables): the share of coefficients
+    with a finite 95% interval, whether sigma-hat and R^2 were released, and the public index of
+    dpreg.auto.auto_snr (training n, d, the row norm budget, eps, delta) that a rule can be read off."""
+    from dpreg.auto import auto_b_sq, auto_snr
+    ci = fit.conf_int().to_numpy(float)
+    public = fit.public
+    return dict(share=float(np.mean(np.isfinite(ci).all(axis=1))), sigma=fit.sigma is not None,
+                r2=fit.r_squared_raw is not None,
+                index=auto_snr(fit.nobs, len(public.terms), auto_b_sq(public), eps, delta))
+
+
+def released_table(results, eps_grid, tasks, settings):
+    """Per task: the share of coefficients with a released 95% interval (mean over the seeds' fits that
+    ran), how many of those fits released sigma-hat and R^2, and the public index (median over seeds)."""
+    lines = []
+    for name in tasks:
+        lines += ["", f"## {TASKS[name]['label']}: share of coefficients with a released 95% interval "
+                  "(mean over fits); sigma-hat / R^2 released in k/m fits; public index n mu / (B^2 sqrt d)", "",
+                  "| method | bounds | " + " | ".join(f"eps = {e:g}" for e in eps_grid) + " |",
+                  "|---|---|" + "---|" * len(eps_grid)]
+        for method, bset in settings:
+            cells = []
+            for eps in eps_grid:
+                rel = [x[8] for x in results if x[0] == name and x[1] == eps and x[2] == method and x[3] == bset
+                       and len(x) > 8 and x[8] is not None]
+                if not rel:
+                    cells.append("-")
+                    continue
+                share = np.mean([r["share"] for r in rel])
+                cells.append(f"{share:.2f}; sigma {sum(r['sigma'] for r in rel)}/{len(rel)}, "
+                             f"R2 {sum(r['r2'] for r in rel)}/{len(rel)}; "
+                             f"index {np.median([r['index'] for r in rel]):.3g}")
+            lines.append(f"| {method} | {bset} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _predict(fit, test):
@@ -672,6 +714,11 @@ def main(argv=None):
     p.add_argument("--options", default="",
                    help="method options passed to dp_lm (name=value, comma-separated; numbers are converted); "
                         "s=all: the number of coefficients, for ht_iht / ht_sparse without sparsity")
+    p.add_argument("--ranges", default="declared,private",
+                   help="which range settings to run for each method: declared, private or both (default)")
+    p.add_argument("--released", action="store_true",
+                   help="add, per task, the share of coefficients with a released 95%% interval, whether "
+                        "sigma-hat and R^2 were released, and the public index of dpreg.auto.auto_snr")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     options = dict(kv.split("=", 1) for kv in a.options.split(",") if kv)
@@ -682,7 +729,9 @@ def main(argv=None):
         settings = SETTINGS
     else:
         methods = ALL_METHODS if a.methods == "all" else a.methods.split(",")
-        settings = [(m, b) for m in methods for b in ("declared", "private")] + [("diffprivlib", "declared")]
+        ranges = [r for r in a.ranges.split(",") if r]
+        settings = [(m, b) for m in methods for b in ranges] + \
+            ([("diffprivlib", "declared")] if "declared" in ranges else [])
     t0 = time.perf_counter()
     results = run(tasks, eps_grid, a.seeds, settings, inference=not a.no_inference, options=options)
     glm_tasks = [t for t in a.glm.split(",") if t]
@@ -693,12 +742,16 @@ def main(argv=None):
              f"--methods {a.methods} --glm {a.glm}"
              + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "")
              + (" --no-inference" if a.no_inference else "")
-             + (f" --options {a.options}" if a.options else "") + "`", "",
+             + (f" --options {a.options}" if a.options else "")
+             + (f" --ranges {a.ranges}" if a.ranges != "declared,private" else "")
+             + (" --released" if a.released else "") + "`", "",
              f"80/20 split, {a.seeds} seeds, delta = 1e-6 (diffprivlib: pure eps-DP, delta = 0), replace-one; "
              "'declared' = documented or analyst-declared public ranges, 'private' = ranges estimated privately "
              "from 10% of eps. 'refused' = the method declined before spending budget (its message "
              f"is shown). Total time {time.perf_counter() - t0:.0f}s."]
     lines += table(results, eps_grid, tasks, settings)
+    if a.released:
+        lines += released_table(results, eps_grid, tasks, settings)
     lines += glm_table(glm, eps_grid, glm_tasks)
     write_result(a.out, "\n".join(lines))
     return 0

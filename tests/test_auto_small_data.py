@@ -95,6 +95,11 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True, "all_declared": False}) == \
         "boosted_adassp"
+    # ... across the whole band 20-100 (seventeenth pass, docs/accuracy.md "auto with private ranges on
+    # factor data": AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in
+    # three, and it met every target AdaSSP met)
+    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True, "all_declared": False}) == \
+        "boosted_adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
