@@ -170,11 +170,12 @@ def _text_facts(res):
 
 def _declared_not_estimable(res):
     """Feature names of the coefficients a DPFit reports as not estimable (facts
-    ``not_estimable_columns``: column indices into its terms)."""
+    ``not_estimable_columns``: column indices into its terms), and of their inference centre (AdaSSP's
+    corrected estimate is NA there too; seventeenth pass: counted as a defect before)."""
     cols = (getattr(res, "facts", None) or {}).get("not_estimable_columns") or []
     coef = getattr(res, "coef", None)
     terms = list(coef.index) if hasattr(coef, "index") else []
-    return {f"coef[{terms[j]}]" for j in cols if 0 <= j < len(terms)}
+    return {f"{kind}[{terms[j]}]" for j in cols if 0 <= j < len(terms) for kind in ("coef", "centre")}
 
 
 def _text(res):
