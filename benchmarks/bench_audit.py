@@ -170,11 +170,12 @@ def _text_facts(res):
 
 def _declared_not_estimable(res):
     """Feature names of the coefficients a DPFit reports as not estimable (facts
-    ``not_estimable_columns``: column indices into its terms)."""
+    ``not_estimable_columns``: column indices into its terms), and of their inference centre (AdaSSP's
+    corrected estimate is NA there too; seventeenth pass: counted as a defect before)."""
     cols = (getattr(res, "facts", None) or {}).get("not_estimable_columns") or []
     coef = getattr(res, "coef", None)
     terms = list(coef.index) if hasattr(coef, "index") else []
-    return {f"coef[{terms[j]}]" for j in cols if 0 <= j < len(terms)}
+    return {f"{kind}[{terms[j]}]" for j in cols if 0 <= j < len(terms) for kind in ("coef", "centre")}
 
 
 def _text(res):
@@ -559,7 +560,7 @@ def build_cases():
                  lambda: (lambda d: (d, replaced(d, x=1.5e308)))(bounded_frame(200)),
                  {"full": 1000, "quick": 200, "test": 0}),
         ]
-    return cases + fourteenth_pass_cases() + sixteenth_pass_cases()
+    return cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -773,6 +774,56 @@ def sixteenth_pass_cases():
                       "v = 500 -> 1.5e308 (n = 1000, eps = 0.5, s = 2)", iht,
                       lambda: (lambda d: (d, replaced(d, v=1.5e308)))(overflow_frame()),
                       {"full": 300, "quick": 100, "test": 0}))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------
+# seventeenth pass (docs/audit.md): the tail allowance at small n eps, method="auto" on factor data on
+# either side of AUTO_BOOSTED_MIN, dp_glm's separation union, numpy's error state set by the caller
+# ---------------------------------------------------------------------------------------------------
+def _with_numpy_errors_raised(fit):
+    """The fit called under the caller's np.seterr(all="raise") (restored afterwards)."""
+    def wrapped(data, seed):
+        old = np.seterr(all="raise")
+        try:
+            return fit(data, seed)
+        finally:
+            np.seterr(**old)
+    return wrapped
+
+
+def seventeenth_pass_cases():
+    """Neighbours for the code of the sixteenth pass: the sigma-hat / R^2 tail allowance where the released
+    scale s1 dwarfs the clip (n = 4, eps = 0.005: c2 / s1 rounds to 0 in about 4% of releases, which raised
+    TypeError before this pass, on both sides alike); method="auto" on factor data with declared ranges,
+    whose choice between AdaSSP and BoostedAdaSSP reads n, d, the norm budget, eps and delta
+    (AUTO_BOOSTED_MIN = 100; index 79 at eps = 1, 279 at eps = 4), with a row that empties a declared
+    level; dp_glm with inference where the separation union goes either way between releases (n = 400,
+    eps = 4: in 5 and 3 of 10 seeds); and AdaSSP under the caller's np.seterr(all="raise") with a row at
+    the smallest double (before this pass: FloatingPointError on every release of D', a fit on D)."""
+    lv = {"g": ["a", "b", "c"]}
+    cases = [
+        Case("adassp, inference, tail allowance at n = 4, eps = 0.005: x = 1.5e308", "adassp (tail allowance)",
+             "(1, 1) -> (1.5e308, -1.5e308); n = 4", _lm("y ~ x", "adassp", eps=0.005, inference=True),
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(4)),
+             {"full": 1000, "quick": 300, "test": 0}),
+    ]
+    for eps, index, chosen in ((1.0, 79, "adassp"), (4.0, 279, "boosted_adassp")):
+        cases.append(Case(f"auto, factor data, index {index} ({chosen}): a row empties a declared level",
+                          f"auto (factor data, {chosen})",
+                          "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000",
+                          _lm("y ~ x + C(g)", "auto", eps=eps, inference=True, levels=lv),
+                          lambda: emptied_level_pair(2000, 1), {"full": 300, "quick": 100, "test": 0}))
+    cases += [
+        Case("dp_glm dpgd, inference, separation union: a row separates the data", "dp_glm dpgd (separation union)",
+             "only overlap (1, no) -> (1, yes); n = 400, eps = 4",
+             _lm("y ~ x", "dpgd", family="binomial", eps=4.0, inference=True), lambda: separation_pair(400),
+             {"full": 1000, "quick": 200, "test": 0}),
+        Case("adassp, inference, np.seterr(all='raise'): x = 5e-324", "adassp (caller's numpy errors raised)",
+             "(1, 1) -> (5e-324, -1)", _with_numpy_errors_raised(_lm("y ~ x", "adassp", inference=True)),
+             lambda: (lambda d: (d, replaced(d, x=5e-324, y=-1.0)))(bounded_frame(200)),
+             {"full": 300, "quick": 100, "test": 0}),
+    ]
     return cases
 
 

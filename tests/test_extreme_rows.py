@@ -580,3 +580,39 @@ def test_predict_without_clamping_on_rows_beyond_the_double_square_is_total(fami
             if typ == "link" or family == "gaussian":
                 assert np.isinf(got.iloc[1:3].to_numpy()).all(), got    # the rows at +-BIG overflow
                 assert np.isfinite(got.iloc[3].to_numpy()).all(), got  # 1e200: its products do not
+
+
+def test_the_callers_numpy_error_settings_do_not_change_a_fit_with_a_subnormal_row():
+    """Seventeenth audit pass: the estimators are written for numpy's default error handling, where an
+    underflow to 0 is silent. Under a caller's np.seterr(all="raise") a row at 5e-324 (the smallest
+    double) raised FloatingPointError from the scaling's underflow in dp_lm (every SSP method, dpgd,
+    dp_glm), dp_mean and predict, while its neighbour with the row at 1 was fitted: a one-row switch
+    between an error and a release (under "print" numpy writes the report to the C stdout, outside the
+    warnings the barrier drops). Now the public entry points pin numpy's defaults: the same seed gives
+    the same release, bit for bit, whatever the caller set."""
+    x = np.linspace(-1.0, 1.0, 2000)
+    x[0] = 5e-324
+    df = pd.DataFrame({"x": x, "y": 0.5 * x})
+    new = pd.DataFrame({"x": [5e-324, 0.5]})
+    bounds = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
+
+    def fits():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpreg.errors.DPRegWarning)
+            lm = dp_lm("y ~ x", df, eps=1.0, bounds=bounds, method="adassp", random_state=3)
+            glm_df = df.assign(y=pd.Categorical(np.where(x > 0.1, "yes", "no"), categories=["no", "yes"]))
+            glm = dp_glm("y ~ x", glm_df, eps=1.0, bounds={"x": (-1.0, 1.0)}, levels={"y": ["no", "yes"]},
+                         random_state=3)
+            mean = dp_mean(x, eps=1.0, bounds=(-1.0, 1.0), random_state=3)
+            pred = lm.predict(new, interval="confidence")
+        return (lm.coef.to_numpy(), lm.std_errors.to_numpy(), glm.coef.to_numpy(), mean.estimate,
+                pred.to_numpy())
+
+    default = fits()
+    old = np.seterr(all="raise")
+    try:
+        pinned = fits()
+    finally:
+        np.seterr(**old)
+    for a, b in zip(default, pinned):
+        np.testing.assert_array_equal(a, b)

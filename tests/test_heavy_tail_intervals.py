@@ -226,3 +226,30 @@ def test_tail_allowance_reaches_t3_for_t3_residuals_at_its_level():
     full = [tail_variance_allowance(_sums_as_released(rng.standard_t(3.0, 3000)))["factor"] >= t3_factor * (1 - 1e-9)
             for _ in range(400)]
     assert np.mean(full) >= 0.975 - 3 * np.sqrt(0.975 * 0.025 / 400)
+
+
+def test_tail_allowance_is_total_when_the_released_scale_dwarfs_the_clip():
+    """Seventeenth audit pass: at small n eps a noise draw of the released absolute residual sum A1 puts
+    the scale s1 thousands of times above c1, so c2 = c1 and the clip multiple c2 / s1 rounds to 0 at 3
+    digits; the Student t table at k = 0 has no scale and raised TypeError (in 4 of 120 seeds of the fit
+    below, and in 9 of 200 on other data at n = 4, eps = 0.005). Now the table is computed at k >= 0.001,
+    where every law's ratio is 1 to 1e-9 (the check has no power) and t3's winsorized share is within 2e-4
+    of its k -> 0 limit (pi / 2) (E|T|)^2 / Var T, so the allowance is t3's full factor."""
+    import math
+    import warnings
+
+    from dpreg.inference.ssp import tail_variance_allowance
+    t3_limit = math.pi / 2 * (3.0 * 0.36755259694786135) ** 2 / 3.0      # E|T| = 3 f(0) for t3
+    for k in (4e-4, 1e-9):
+        bundle = {"n_pub": 10.0, "A2": 1e-3, "c2": k, "s1": 1.0, "A1c": 1.25 * k, "sigma_ac": 1.0,
+                  "sigma_b": 1.0, "A1": 100.0, "sigma_a": 1.0}
+        allow = tail_variance_allowance(bundle)
+        assert allow["df"] == 3.0
+        assert allow["factor"] == pytest.approx(1.0 / t3_limit, rel=1e-3) and allow["factor"] >= 1.0 / t3_limit
+    df = pd.DataFrame({"x": [-0.5, 0.25, 0.75, -1.0], "y": [0.2, -0.4, 0.9, 0.1]})
+    for seed in (0, 29, 45, 87):     # the seeds that raised TypeError
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpreg.errors.DPRegWarning)
+            fit = dpreg.dp_lm("y ~ x", df, eps=0.005, bounds={"x": (-1, 1), "y": (-1, 1)}, method="adassp",
+                              random_state=seed)
+        assert fit.facts["tail_allowance"]["student_t_df"] == 3.0

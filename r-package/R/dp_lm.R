@@ -218,7 +218,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   levels <- check_named_list(levels, "levels")
   tr <- translate_formula(formula, tr_data, levels)
   # derived columns (cut(), relevel(), pmin(), ...): computed here, their levels declared
-  data <- add_derived(data, tr$derived)
+  data <- add_derived(data, tr$derived,
+                     unknown_level = if (is.null(dots$unknown_level)) "error" else dots$unknown_level)
   for (nm in names(tr$derived)) {
     if (identical(tr$derived[[nm]]$kind, "factor")) levels[[nm]] <- tr$derived[[nm]]$levels
   }

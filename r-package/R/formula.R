@@ -380,8 +380,12 @@ predictor_derived <- function(object) {
   d[used]
 }
 
-# Adds the derived columns to a data frame (training rows or newdata).
-add_derived <- function(data, derived) {
+# Adds the derived columns to a data frame (training rows or newdata). `unknown_level` (the training
+# rows: "error" or "reference", the core's policy): a value of relevel(g, ...), factor(g, levels = )
+# or ordered(g) outside the column's public levels is refused naming the expression, or recoded to
+# its reference level; NULL (new rows) keeps factor()'s NA. (Seventeenth audit pass: it became a
+# missing value, so unknown_level = "reference" was ignored and the refusal spoke of missing values.)
+add_derived <- function(data, derived, unknown_level = NULL) {
   for (nm in names(derived)) {
     d <- derived[[nm]]
     if (identical(d$kind, "factor")) {
@@ -390,6 +394,16 @@ add_derived <- function(data, derived) {
       lab <- if (!is.null(d$test)) level_test(as.character(x), d$test)
              else if (is.null(d$cut_args)) as.character(x)
              else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
+      if (!is.null(unknown_level) && is.null(d$test) && is.null(d$cut_args)) {
+        unknown <- !is.na(lab) & !(lab %in% d$levels)
+        if (any(unknown)) {
+          if (!identical(unknown_level, "reference")) {
+            dp_stop("column ", d$var, " contains values that are not among the levels of ", d$label,
+                    "; declare all levels or use unknown_level = \"reference\"", call. = FALSE)
+          }
+          lab[unknown] <- d$levels[1]
+        }
+      }
       data[[nm]] <- factor(lab, levels = d$levels)
     } else {
       vals <- lapply(d$parts, function(p) {

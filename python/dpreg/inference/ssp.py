@@ -432,6 +432,13 @@ TAIL_ALLOWANCE_MIN_DF = 3.0
 _TAIL_TABLE_DF = (3.0, 3.25, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.5, 10.0, 13.0, 17.0, 25.0, 40.0, 70.0, 150.0, math.inf)
 
 
+#: the smallest clip multiple k the tail table is computed at (seventeenth audit pass). As k -> 0 every row's
+#: ratio tends to 1 (the check has no power), its sampling variance to 0 (it is O(k)) and its share to
+#: (pi / 2) (E|T|)^2 / Var T (t3: 0.63662); at k = 0.001 they are within 2e-4 of those limits, and the
+#: share is below its limit (a factor on the safe side). At k = 0 the clip is 0 and the table has no scale
+TAIL_TABLE_MIN_K = 0.001
+
+
 @functools.lru_cache(maxsize=8)
 def student_t_tail_table(k: float = 4.0) -> tuple[tuple[float, float, float], ...]:
     """(df, ratio, share) for residuals that are Student t with df degrees of freedom (any scale), the
@@ -521,8 +528,9 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
     every law, as before the sixteenth pass's review, t3 residuals escaped the bound in about 16% of fits
     where sampling dominates.) Released values and public constants only."""
     # the multiple of s1 at which the release clipped (4, or less where c2 reached c1), to 3 digits so
-    # that the cached tables stay few
-    k = round(float(bundle["c2"]) / float(bundle["s1"]), 3)
+    # that the cached tables stay few; at least TAIL_TABLE_MIN_K (a noise draw of A1 far above the data
+    # puts s1 thousands of times above c1 at small n eps, and k = 0 made the table divide by None)
+    k = max(round(float(bundle["c2"]) / float(bundle["s1"]), 3), TAIL_TABLE_MIN_K)
     table = student_t_tail_table(k)
     worst = table[0]
     tails = heavy_tail_signal(bundle)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._numeric import NUMPY_ERRSTATE
 from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
@@ -152,13 +153,13 @@ class _PredictionMixin:
             where = f" of {named} {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
                           "with; they were clamped to those ranges, as the training data were "
-                          "(clamp=False extrapolates instead)", RangeWarning, stacklevel=4)
+                          "(clamp=False extrapolates instead)", RangeWarning, stacklevel=5)
         elif hit:
-            # the same call depth as the clamped case (predict -> _new_model_matrix -> here): the
+            # the same call depth as the clamped case (predict -> _predict -> _new_model_matrix -> here): the
             # warning points at the user's predict() call, not into dpreg
             where = f" of {named} {', '.join(cols)}" if cols else ""
             warnings.warn(f"newdata: values{where} lie outside the public ranges the fit was made "
-                          f"with; these predictions extrapolate", RangeWarning, stacklevel=4)
+                          f"with; these predictions extrapolate", RangeWarning, stacklevel=5)
 
     @staticmethod
     def _prediction_without_interval(eta, response, index, reason):
@@ -201,6 +202,12 @@ class _PredictionMixin:
         -------
         pandas.Series or pandas.DataFrame
         """
+        # numpy's default error handling whatever the caller's np.seterr (seventeenth audit pass: a new
+        # row at 5e-324 raised FloatingPointError from an underflow under np.seterr(all="raise"))
+        with np.errstate(**NUMPY_ERRSTATE):
+            return self._predict(newdata, interval, level, type, clamp)
+
+    def _predict(self, newdata, interval, level, type, clamp):
         if interval in ("none",):
             interval = None
         if interval not in (None, "confidence", "prediction"):
@@ -254,7 +261,7 @@ class _PredictionMixin:
                 warnings.warn(f"newdata: rows at {', '.join(terms)} are predicted as NA: the coefficient"
                               f"{'s are' if len(terms) > 1 else ' is'} not estimable (NA) in this fit; declare "
                               "fewer levels or use more data or a larger eps to estimate "
-                              f"{'them' if len(terms) > 1 else 'it'}", AccuracyWarning, stacklevel=2)
+                              f"{'them' if len(terms) > 1 else 'it'}", AccuracyWarning, stacklevel=3)
 
         def response(x):
             return stats.logistic.cdf(x) if (logit and type == "response") else x
@@ -288,7 +295,7 @@ class _PredictionMixin:
                             if bad]
                     warnings.warn(f"newdata: rows at {', '.join(kept)} get no interval (NA): the standard "
                                   f"error{'s are' if len(kept) > 1 else ' is'} not estimable in this fit",
-                                  AccuracyWarning, stacklevel=2)
+                                  AccuracyWarning, stacklevel=3)
         else:
             return self._prediction_without_interval(
                 eta, response, index, "intervals for predictions are not available for this fit: the "
@@ -304,7 +311,7 @@ class _PredictionMixin:
                 sig = float(self.facts["sigma_interval"][1])
                 warnings.warn("the DP residual standard error is not estimable for this fit; the "
                               "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,
-                              stacklevel=2)
+                              stacklevel=3)
             if sig is None:
                 return self._prediction_without_interval(
                     eta, response, index, "prediction intervals need a DP residual standard error, which "

@@ -159,3 +159,26 @@ test_that("levels with brackets (cut(right = FALSE), include.lowest) keep lm's c
   expect_equal(rownames(anova(fit)), c("x", "cut(x, breaks = c(0, 5, 10), right = FALSE)"))
   expect_equal(dpreg:::r_term_names("C(g)[T.[a]]", c("C(g)" = "g")), "g[a]")
 })
+
+test_that("a value outside a derived factor's public levels follows unknown_level (not a missing value)", {
+  skip_if_no_core()
+  # seventeenth audit pass: relevel(g, ...), factor(g, levels = ) and ordered(g) turned a value outside
+  # their public levels into NA, so unknown_level = "reference" was ignored (the fit stopped with
+  # "missing values (NA) in column(s) relevel(g, ref = \"b\")") and the default refusal spoke of
+  # missing values the data do not have
+  df <- toy_data(3000)
+  df$g <- as.character(df$g)
+  odd <- df
+  odd$g[1] <- "zzz"
+  as_ref <- df
+  as_ref$g[1] <- "b"
+  f <- y ~ x + relevel(g, ref = "b")
+  fit_odd <- dp_lm(f, data = odd, eps = 4, bounds = toy_bounds, levels = toy_levels, method = "adassp",
+                   unknown_level = "reference", seed = 1)
+  fit_ref <- dp_lm(f, data = as_ref, eps = 4, bounds = toy_bounds, levels = toy_levels, method = "adassp",
+                   unknown_level = "reference", seed = 1)
+  expect_identical(coef(fit_odd), coef(fit_ref))
+  expect_error(dp_lm(y ~ x + factor(g, levels = c("a", "b", "c")), data = odd, eps = 4, bounds = toy_bounds,
+                     method = "adassp", seed = 1),
+               "not among the levels of factor\\(g")
+})
