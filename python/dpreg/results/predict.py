@@ -65,7 +65,14 @@ class _PredictionMixin:
     def _predict_complete_rows(self, newdata, incomplete, **kw):
         n = len(newdata)
         keep = np.flatnonzero(~incomplete)
-        part = self.predict(newdata.iloc[keep], **kw) if keep.size else None
+        part = None
+        if keep.size:
+            # the complete rows' warnings, re-issued at the caller's line (the inner call is deeper)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                part = self._predict(newdata.iloc[keep], **kw)
+            for w in caught:
+                warnings.warn(w.message, w.category, stacklevel=4)
         if kw.get("interval") is None:
             values = np.full(n, np.nan)
             if part is not None:
@@ -165,7 +172,7 @@ class _PredictionMixin:
     def _prediction_without_interval(eta, response, index, reason):
         """The point predictions with NA interval ends and the reason as an AccuracyWarning (what
         :meth:`conf_int` gives for the coefficients of such a fit)."""
-        warnings.warn(f"{reason}; the interval ends are NA", AccuracyWarning, stacklevel=3)
+        warnings.warn(f"{reason}; the interval ends are NA", AccuracyWarning, stacklevel=4)
         nan = np.full(len(eta), np.nan)
         return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
 
