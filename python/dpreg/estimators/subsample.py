@@ -46,6 +46,7 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     chi2_clip_mean,
     choose_k,
     corrected_spread,
+    factor_cells,
     feasible,
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
@@ -252,13 +253,9 @@ def check_public_levels(name, n, d, spec, options, public):
 
 
 def _factors_of(public) -> list[tuple[str, int]]:
-    """(name, number of levels) of each factor main effect of the public design (its declared structure)."""
-    if public is None:
-        return []
-    blocks = [b for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
-    terms = list(getattr(public, "terms", None) or [])
-    names = [terms[b[0]].split("[")[0] if b[0] < len(terms) else "a factor" for b in blocks]
-    return list(zip(names, levels_per_factor(public)))
+    """(name, number of levels) of each factor main effect of the public design (its declared structure),
+    and (name, number of cells) of each interaction involving a factor (:func:`factor_cells`)."""
+    return factor_cells(public)
 
 
 def _public_rule(n, d, spec, options, budget_scale=1.0, factors=(), eps=None):
@@ -320,7 +317,9 @@ def check_public(n, d, spec, options, budget_scale=1.0, factors=()):
         why = ""
         if m_min > m_base:
             name, n_levels = max(factors, key=lambda f: f[1])
-            why = (f" (the {n_levels}-level factor {name} needs groups of {m_min} rows for each of its levels "
+            what = (f"the {n_levels}-cell interaction {name}" if ":" in name else
+                    f"the {n_levels}-level factor {name}")
+            why = (f" ({what} needs groups of {m_min} rows for each of its levels "
                    f"to appear in {1 - LEVEL_MAX_MISS_SHARE:.0%} of the groups, were the levels equally "
                    f"frequent; without it {m_base})")
         eps_ok = _eps_that_would_work(n, d, spec, options, budget_scale, factors)
