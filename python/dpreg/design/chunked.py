@@ -479,6 +479,12 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                                 ledger=ledger, domain=doms, n_public=n_public,
                                                 outcome=set(parsed.outcome_vars), margin=range_margin)
         except ValueError as exc:
+            from ..errors import SampleTooSmall
+            from .build import SampleTooSmallForRanges
+            if isinstance(exc, SampleTooSmall) and not isinstance(exc, SampleTooSmallForRanges):
+                # the class an in-memory frame gets for the same refusal (a DesignError too; review of
+                # the seventeenth pass: a parquet file raised the bare SampleTooSmall)
+                raise SampleTooSmallForRanges(str(exc)) from None
             if isinstance(exc, DPRegError):
                 raise
             raise DesignError(str(exc)) from None
