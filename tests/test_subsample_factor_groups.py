@@ -152,3 +152,23 @@ def test_an_interaction_of_factors_counts_its_cells():
                     method="subsample_aggregate", budget=budget, random_state=1)
     assert budget.spent == (0.0, 0.0)
     assert "12-cell interaction g:h" in str(info.value) and "groups of 27 rows" in str(info.value)
+
+
+def test_interactions_only_design_is_checked_at_the_budget_the_fit_uses():
+    """A design whose factors enter only through interactions (y ~ g:h) has no main-effect block, so the
+    fit spends no level counts (_level_blocks) and keeps the whole budget; the public check must use the
+    same budget, or it refuses N that the fit would run at (review of the seventeenth pass)."""
+    rng = np.random.default_rng(1)          # data only
+    df = pd.DataFrame({"g": rng.choice(list("abcd"), 200), "h": rng.choice(list("uvw"), 200),
+                       "y": rng.uniform(0, 1, 200)})
+    public = build_design("y ~ g:h", df, bounds={"y": (0, 1)}, levels={"g": list("abcd"), "h": list("uvw")}).public
+    assert not any(len(b) for b in public.factor_blocks) and S._factors_of(public) == [("g:h", 12)]
+    d = len(public.terms)
+    spec = PrivacySpec(eps=8.0, delta=1e-6, neighbours="replace_one", inference=True)
+    with pytest.raises(dpreg.DPRegError) as info:
+        S.check_public(1000, d, spec, {}, factors=[("g:h", 12)])          # the whole budget
+    k_priv = int(re.search(r"k >= (\d+) groups", str(info.value)).group(1))
+    n_edge = k_priv * 27
+    S.check_public_levels("subsample_aggregate", n_edge, d, spec, {}, public)   # runs, as the fit would
+    with pytest.raises(dpreg.DPRegError):
+        S.check_public_levels("subsample_aggregate", n_edge - 1, d, spec, {}, public)
