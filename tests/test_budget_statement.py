@@ -64,6 +64,20 @@ def test_hopeless_range_search_with_factors_to_select_charges_nothing():
     assert b.spent == (0.0, 0.0)
 
 
+def test_rows_not_more_than_coefficients_refused_before_the_range_search_spends():
+    # review of the seventeenth pass: n and d are public (replace-one, no factor to select), but the
+    # refusal "n <= d" came after the private range search, which charged the Budget (eps = 1e4 of a fit
+    # at eps = 1e5, where the search's plan accepts n = 2) for a fit that released nothing
+    import pandas as pd
+
+    from dpreg.design.build import DesignError
+    df = pd.DataFrame({"y": [0.3, -1.2], "x": [1.0, 2.5]})
+    b = Budget(2e5, delta=1e-5)
+    with pytest.raises(DesignError, match="not more than the number of coefficients"):
+        dpreg.dp_lm("y ~ x", df, eps=1e5, budget=b, random_state=1)
+    assert b.spent == (0.0, 0.0)
+
+
 def test_budget_overspend_raises_and_changes_nothing():
     b = Budget(1.0, delta=1e-6)
     b.spend(0.7, 5e-7, label="a")

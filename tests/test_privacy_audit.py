@@ -781,7 +781,10 @@ def test_univariate_random_state():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             seeded = {fn(x, *args, eps=0.05, random_state=s, **kw).estimate for s in range(6, 12)}
-            unseeded = [fn(x, *args, eps=0.05, **kw) for _ in range(6)]
+            # unseeded (the OS generator): the median's most likely grid point has probability about
+            # 0.48 (400 draws), so 6 draws all agreed in 1.2% of runs (a spurious failure, review of the
+            # seventeenth pass); 24 draws all agree with probability about 0.48^24 = 2e-8
+            unseeded = [fn(x, *args, eps=0.05, **kw) for _ in range(24)]
         assert a.to_dict() == b.to_dict()
         assert len(seeded) > 1 and len({u.estimate for u in unseeded}) > 1
         assert a.privacy.seeded is True and unseeded[0].privacy.seeded is False

@@ -237,6 +237,34 @@ def test_streamed_errors_come_before_spending(frame, tmp_path):
     assert b.spent == (0.0, 0.0)
 
 
+def test_streamed_refusal_of_private_ranges_has_the_in_memory_class(tmp_path):
+    # review of the seventeenth pass: too few rows for private ranges (the premature-stop / overshoot
+    # rules) raised SampleTooSmallForRanges (a DesignError) on a data frame but the bare SampleTooSmall
+    # on a parquet file; both refuse before spending
+    from dpreg.design.build import SampleTooSmallForRanges
+    rng = np.random.default_rng(0)          # data only
+    df = pd.DataFrame({"x": rng.normal(size=300)})
+    df["y"] = df["x"] + rng.normal(size=300)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "small.parquet")
+    for data in (df, str(tmp_path / "small.parquet")):
+        b = dpreg.Budget(eps=10, delta=1e-4)
+        with pytest.raises(SampleTooSmallForRanges, match="too small for private ranges"):
+            dpreg.dp_lm("y ~ x", data, eps=1, method="adassp", budget=b, random_state=1)
+        assert b.spent == (0.0, 0.0)
+
+
+def test_streamed_rows_not_more_than_coefficients_refused_before_the_range_search_spends(tmp_path):
+    # review of the seventeenth pass: at eps = 1e5 the range plan accepts n = 2, and the n <= d refusal
+    # (two public facts) came after the search had charged eps = 1e4 to the Budget
+    from dpreg.design.build import DesignError
+    df = pd.DataFrame({"x": [1.0, 2.5], "y": [0.3, -1.2]})
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "two.parquet")
+    b = dpreg.Budget(eps=2e5, delta=1e-4)
+    with pytest.raises(DesignError, match="not more than the number of coefficients"):
+        dpreg.dp_lm("y ~ x", str(tmp_path / "two.parquet"), eps=1e5, method="adassp", budget=b, random_state=1)
+    assert b.spent == (0.0, 0.0)
+
+
 def test_progress_is_silent_by_default_and_switchable(frame, files, capsys, monkeypatch):
     import dpreg._progress as progress
     monkeypatch.delenv("DPREG_PROGRESS", raising=False)

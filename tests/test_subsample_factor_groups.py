@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import dpreg
+from dpreg.design.build import build_design
 from dpreg.estimators import _subsample_core as C
 from dpreg.estimators import subsample as S
 from dpreg.release import PrivacySpec
@@ -112,3 +113,62 @@ def test_inside_the_rule_the_fit_uses_groups_that_hold_every_level():
     assert math.floor(8000 / fit.facts["k"]) >= 27
     assert not fit.facts.get("inference_withheld_columns") and not fit.facts.get("not_estimable_columns")
     assert budget.spent[0] == pytest.approx(8.0)
+
+
+def test_an_interaction_of_factors_counts_its_cells():
+    """Review of the seventeenth pass: a coefficient of g:h (4 x 3 levels) is identified only by the rows
+    of its cell, and the least frequent of 12 cells has a share of at most 1/12, as the least frequent
+    level of a 12-level factor (§3.5b). The rule counted only the main effects (4 and 3 levels: 9 rows),
+    and "y ~ g:h" (no main effect) had no factor rule at all. By hand: (11/12)^27 = 0.095 <= 0.1 <
+    (11/12)^26 = 0.104, so 27 rows."""
+    rng = np.random.default_rng(0)          # data only
+    n = 400
+    df = pd.DataFrame({"g": rng.choice(list("abcd"), n), "h": rng.choice(list("uvw"), n),
+                       "x": rng.uniform(0, 1, n), "y": rng.uniform(0, 1, n)})
+    levels = {"g": list("abcd"), "h": list("uvw")}
+    bounds = {"x": (0, 1), "y": (0, 1)}
+    for formula in ("y ~ x + g * h", "y ~ g:h", "y ~ g:h - 1"):
+        public = build_design(formula, df, bounds=bounds, levels=levels).public
+        assert max(C.levels_per_factor(public)) == 12, formula
+        assert C.min_group_size(len(public.terms), True, C.levels_per_factor(public)) == 27, formula
+    # a numeric-by-factor interaction without the main effect counts the factor's levels
+    public = build_design("y ~ x:g", df, bounds=bounds, levels=levels).public
+    assert C.levels_per_factor(public) == [4]
+    # end to end: at an N where groups of p + 1 = 14 rows fit but groups of 27 do not, the fit refuses
+    # before spending and names the interaction
+    spec = PrivacySpec(eps=8.0, delta=1e-6, neighbours="replace_one", inference=True)
+    with pytest.raises(dpreg.DPRegError) as info:
+        S.check_public(1000, 13, spec, {}, budget_scale=1 - S.LEVEL_COUNT_SHARE)
+    k_priv = int(re.search(r"k >= (\d+) groups", str(info.value)).group(1))
+    n_mid = k_priv * 20
+    S.check_public(n_mid, 13, spec, {}, budget_scale=1 - S.LEVEL_COUNT_SHARE,
+                   factors=[("g", 4), ("h", 3)])       # the main effects alone: 14 rows, passes
+    big = pd.DataFrame({"g": rng.choice(list("abcd"), n_mid), "h": rng.choice(list("uvw"), n_mid),
+                        "x": rng.uniform(0, 1, n_mid)})
+    big["y"] = np.clip(0.5 * big["x"] + 0.1 * (big["g"] == "b") + rng.normal(0, 0.1, n_mid), 0, 1)
+    budget = dpreg.Budget(eps=20.0, delta=1e-4)
+    with pytest.raises(dpreg.DPRegError) as info:
+        dpreg.dp_lm("y ~ x + g * h", big, levels=levels, bounds=bounds, eps=8.0, delta=1e-6,
+                    method="subsample_aggregate", budget=budget, random_state=1)
+    assert budget.spent == (0.0, 0.0)
+    assert "12-cell interaction g:h" in str(info.value) and "groups of 27 rows" in str(info.value)
+
+
+def test_interactions_only_design_is_checked_at_the_budget_the_fit_uses():
+    """A design whose factors enter only through interactions (y ~ g:h) has no main-effect block, so the
+    fit spends no level counts (_level_blocks) and keeps the whole budget; the public check must use the
+    same budget, or it refuses N that the fit would run at (review of the seventeenth pass)."""
+    rng = np.random.default_rng(1)          # data only
+    df = pd.DataFrame({"g": rng.choice(list("abcd"), 200), "h": rng.choice(list("uvw"), 200),
+                       "y": rng.uniform(0, 1, 200)})
+    public = build_design("y ~ g:h", df, bounds={"y": (0, 1)}, levels={"g": list("abcd"), "h": list("uvw")}).public
+    assert not any(len(b) for b in public.factor_blocks) and S._factors_of(public) == [("g:h", 12)]
+    d = len(public.terms)
+    spec = PrivacySpec(eps=8.0, delta=1e-6, neighbours="replace_one", inference=True)
+    with pytest.raises(dpreg.DPRegError) as info:
+        S.check_public(1000, d, spec, {}, factors=[("g:h", 12)])          # the whole budget
+    k_priv = int(re.search(r"k >= (\d+) groups", str(info.value)).group(1))
+    n_edge = k_priv * 27
+    S.check_public_levels("subsample_aggregate", n_edge, d, spec, {}, public)   # runs, as the fit would
+    with pytest.raises(dpreg.DPRegError):
+        S.check_public_levels("subsample_aggregate", n_edge - 1, d, spec, {}, public)

@@ -122,7 +122,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
                         strict=strict, outcome_levels=outcome_levels, n_public=n_public, unit=unit)
     # the range search's refusals read public facts only: made before the private selection of levels
     # spends anything (newcomer review 17: a hopeless search at n = 189 was refused after a selection)
-    _check_range_search_early(c, need_bounds=need_bounds, unit=unit, bounds_share_eps=bounds_share_eps)
+    searched = _check_range_search_early(c, need_bounds=need_bounds, unit=unit, bounds_share_eps=bounds_share_eps)
+    _check_rows_against_public_terms_early(c, formula, data, bounds=bounds, levels=levels, family=family,
+                                           allow_wide=allow_wide,
+                                           releases=bool(searched) and noise is not None and ledger is not None)
     cat_frame = _categorical_coding(c, unit=unit, unknown_level=unknown_level, noise=noise, ledger=ledger,
                                     levels_share_eps=levels_share_eps, levels_share_delta=levels_share_delta)
     y_bin, outcome_lv = _binomial_outcome(c, family=family, unknown_level=unknown_level)
@@ -449,6 +452,21 @@ def _check_range_search_early(c, *, need_bounds, unit, bounds_share_eps) -> dict
     except ValueError as exc:
         raise DesignError(str(exc)) from None
     return missing_ends
+
+
+def _check_rows_against_public_terms_early(c, formula, data, *, bounds, levels, family, allow_wide, releases):
+    """The refusal "n rows is not more than the number of coefficients" before the design releases anything
+    (``releases``: a private range search will run), where d is public: the shape built from the formula, the column types and
+    the declared levels (:func:`public_shape`; None when a factor's columns come from the private selection
+    of levels, whose own refusal then stays after it). Review of the seventeenth pass: at n = 2, eps = 1e5
+    the range search spent eps = 1e4 of a Budget and the fit was then refused on n <= d, two public facts."""
+    if not releases or allow_wide or not c.n_public:
+        return
+    shape = public_shape(formula, data, bounds=bounds if isinstance(bounds, dict) else None, levels=levels,
+                         family=family, ranges_searched=True)
+    if shape is not None and c.n <= len(shape.terms):
+        raise DesignError(f"n = {c.n} rows is not more than the number of coefficients ({len(shape.terms)}); "
+                          "use fewer terms or more rows")
 
 
 def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, margin=True):

@@ -468,6 +468,22 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
 
     full = {v: b for v, b in decl.items()}
     estimated, unreliable = [], []
+    if missing and need_bounds and n_public:
+        # n <= d refused before the range search spends (review of the seventeenth pass: a 2-row file at
+        # eps = 1e5 charged eps = 1e4 to a Budget, then was refused): d from the public schema (every level
+        # is declared here) on the synthetic rows, with stand-in ranges for the columns still to search
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                d_public = len(build_design(formula, synthetic_head(source, columns, levels, checked),
+                                            bounds=checked, levels=levels, family=family, need_bounds=False,
+                                            noise=None, ledger=None, allow_wide=True, n_public=n_public,
+                                            **design_opts).public.terms)
+        except Exception:
+            d_public = None             # not determined here: the check after the search stays
+        if d_public is not None and n <= d_public:
+            raise DesignError(f"n = {n} rows is not more than the number of coefficients ({d_public}); use "
+                              "fewer terms or more rows")
     if missing and need_bounds:
         from .private_bounds import private_ranges
         # one pass of binned counts per search (quantile.BinnedColumn; on Spark each partition's
@@ -479,6 +495,12 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                                 ledger=ledger, domain=doms, n_public=n_public,
                                                 outcome=set(parsed.outcome_vars), margin=range_margin)
         except ValueError as exc:
+            from ..errors import SampleTooSmall
+            from .build import SampleTooSmallForRanges
+            if isinstance(exc, SampleTooSmall) and not isinstance(exc, SampleTooSmallForRanges):
+                # the class an in-memory frame gets for the same refusal (a DesignError too; review of
+                # the seventeenth pass: a parquet file raised the bare SampleTooSmall)
+                raise SampleTooSmallForRanges(str(exc)) from None
             if isinstance(exc, DPRegError):
                 raise
             raise DesignError(str(exc)) from None

@@ -252,7 +252,9 @@ def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
     ``g_k = l - 1 + beta^k`` multiplies the distance from the anchor by about beta per step, and the
     first grid point past the data may already be up to beta beyond its end, so a stretch beyond
     ``stretch`` takes at least ``s = log(stretch) / log(beta) - 1`` more steps:
-    ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only.
+    ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only. The
+    distances are ``distance + 1`` in the column's units (``beta^k = g_k - l + 1``): for a data end within
+    about a unit of the anchor the plain distance ratio can exceed ``stretch`` more often (§7, "Units").
     """
     b = 2.0 / eps_q
     m_eff = max(0.0, (1.0 - q_hi) * n)

@@ -86,11 +86,72 @@ def level_group_size(levels_per_factor, miss_share: float = LEVEL_MAX_MISS_SHARE
 
 
 def levels_per_factor(public) -> list[int]:
-    """The number of levels of each factor main effect of a public design: its dummy columns plus the
-    reference level (treatment coding; a fully coded block, without an intercept, is counted one level
-    larger, a little conservative). Public: the design's factor structure, from the declared levels."""
+    """The number of levels of each factor main effect of a public design (its dummy columns plus the
+    reference level: treatment coding; a fully coded block, without an intercept, is counted one level
+    larger, a little conservative), then the number of cells of each interaction that involves a factor
+    (:func:`factor_cells`). Public: the design's factor structure, from the declared levels."""
+    return [cells for _, cells in factor_cells(public)]
+
+
+def _split_term(term: str) -> list[str]:
+    """A column name split at the ':' of an interaction, not at one inside a level label ``name[...]``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(term):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(0, depth - 1)
+        elif ch == ":" and depth == 0:
+            parts.append(term[start:i])
+            start = i + 1
+    parts.append(term[start:])
+    return parts
+
+
+def factor_cells(public) -> list[tuple[str, int]]:
+    """(name, L) for each factor main effect (L its levels, as :func:`levels_per_factor` counts them) and
+    for each interaction term whose columns involve a factor (L the product of its factors' levels: the
+    cells a group must hold for each of its coefficients, e.g. 12 for a 4-level by 3-level interaction,
+    4 for a numeric by 4-level one without the factor's main effect). A coefficient of an interaction
+    of factors is identified by the rows of its cell; the least frequent of L1 L2 cells has a share at
+    most 1/(L1 L2), as the least frequent level of one factor has at most 1/L (derivation
+    winsorized_sa.md §3.5b; review of the seventeenth pass: "y ~ g * h" counted only the main effects,
+    and "y ~ g:h" had no rule). Public: the column names of the public design only."""
+    if public is None:
+        return []
+    terms = [str(t) for t in (getattr(public, "terms", None) or [])]
     blocks = [b for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
-    return [len(b) + 1 for b in blocks]
+    out = [(terms[b[0]].split("[")[0] if b[0] < len(terms) else "a factor", len(b) + 1) for b in blocks]
+    in_blocks = {j for b in blocks for j in b}
+    labels, parsed = {}, []
+    for j, term in enumerate(terms):
+        factor_parts = []
+        for part in _split_term(term):
+            if part.endswith("]") and "[" in part:
+                prefix, label = part[:part.index("[")], part[part.index("[") + 1:-1]
+                labels.setdefault(prefix, set()).add(label)
+                factor_parts.append(prefix)
+        parsed.append((j, factor_parts))
+
+    def n_levels(prefix):
+        seen = labels[prefix]
+        # treatment-coded labels "T.b" leave the reference level out; a fully coded occurrence (inside an
+        # interaction without the main effect: "h[u]") shows every level
+        names = {lab[2:] if lab.startswith("T.") else lab for lab in seen}
+        return len(names) + (1 if all(lab.startswith("T.") for lab in seen) else 0)
+
+    interactions = {}
+    for j, factor_parts in parsed:
+        if j in in_blocks or not factor_parts:
+            continue
+        if len(factor_parts) == 1 and len(_split_term(terms[j])) == 1:
+            continue                      # a factor column outside the blocks: counted with its block
+        key = ":".join(factor_parts)
+        cells = 1
+        for prefix in factor_parts:
+            cells *= n_levels(prefix)
+        interactions[key] = max(cells, interactions.get(key, 0))
+    return out + sorted(interactions.items())
 
 
 def min_group_size(p: int, standardised: bool, levels=()) -> int:

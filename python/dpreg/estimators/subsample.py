@@ -46,6 +46,7 @@ from ._subsample_core import (  # noqa: F401  (re-exported: the module's public 
     chi2_clip_mean,
     choose_k,
     corrected_spread,
+    factor_cells,
     feasible,
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
@@ -248,17 +249,17 @@ def check_public_levels(name, n, d, spec, options, public):
     large enough to hold every level of each factor, were the levels equally frequent)."""
     factors = _factors_of(public)
     if factors:
-        check_public(n, d, spec, options, budget_scale=1.0 - LEVEL_COUNT_SHARE, factors=factors)
+        # the level counts are spent only on factor main-effect blocks (_level_blocks); a design whose
+        # factors enter through interactions only keeps the whole budget, as the fit does
+        counted = any(len(b) for b in (getattr(public, "factor_blocks", None) or []))
+        check_public(n, d, spec, options, budget_scale=1.0 - LEVEL_COUNT_SHARE if counted else 1.0,
+                     factors=factors)
 
 
 def _factors_of(public) -> list[tuple[str, int]]:
-    """(name, number of levels) of each factor main effect of the public design (its declared structure)."""
-    if public is None:
-        return []
-    blocks = [b for b in (getattr(public, "factor_blocks", None) or []) if len(b)]
-    terms = list(getattr(public, "terms", None) or [])
-    names = [terms[b[0]].split("[")[0] if b[0] < len(terms) else "a factor" for b in blocks]
-    return list(zip(names, levels_per_factor(public)))
+    """(name, number of levels) of each factor main effect of the public design (its declared structure),
+    and (name, number of cells) of each interaction involving a factor (:func:`factor_cells`)."""
+    return factor_cells(public)
 
 
 def _public_rule(n, d, spec, options, budget_scale=1.0, factors=(), eps=None):
@@ -320,8 +321,11 @@ def check_public(n, d, spec, options, budget_scale=1.0, factors=()):
         why = ""
         if m_min > m_base:
             name, n_levels = max(factors, key=lambda f: f[1])
-            why = (f" (the {n_levels}-level factor {name} needs groups of {m_min} rows for each of its levels "
-                   f"to appear in {1 - LEVEL_MAX_MISS_SHARE:.0%} of the groups, were the levels equally "
+            what = (f"the {n_levels}-cell interaction {name}" if ":" in name else
+                    f"the {n_levels}-level factor {name}")
+            unit_name = "cells" if ":" in name else "levels"
+            why = (f" ({what} needs groups of {m_min} rows for each of its {unit_name} "
+                   f"to appear in {1 - LEVEL_MAX_MISS_SHARE:.0%} of the groups, were the {unit_name} equally "
                    f"frequent; without it {m_base})")
         eps_ok = _eps_that_would_work(n, d, spec, options, budget_scale, factors)
         at_eps = "" if eps_ok is None else f" (the estimator's eps >= {eps_ok:g} at this N)"

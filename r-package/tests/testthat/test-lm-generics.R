@@ -57,7 +57,8 @@ test_that("anova(), drop1() and car::Anova() leave out a coefficient reported as
   expect_equal(s[["Df"]], c(1L, 0L))
   expect_equal(s[["Chisq"]][1], unname((b[2] / 0.05)^2))
   expect_true(is.na(s[["Chisq"]][2]))
-  # an estimable coefficient whose variance is withheld still stops the tests
+  # an estimable coefficient whose variance is withheld stops the sequential tests (they condition on
+  # it); the marginal ones test the other terms (the next test)
   fit$vcov[2, 2] <- NA_real_
   expect_error(anova(fit), class = "dpreg_no_inference_error")
 })
@@ -243,4 +244,29 @@ test_that("on a real union fit anova() agrees with summary() (issue 12)", {
   a <- anova(fit, type = "marginal")
   expect_equal(a[c("x1", "x2", "x3"), "Pr(Bonferroni)"], unname(s[c("x1", "x2", "x3"), "Pr(>|z|)"]))
   expect_equal(fit$wald$p.value, min(1, 3 * min(s[c("x1", "x2", "x3"), "Pr(>|z|)"])))
+})
+
+test_that("a coefficient with a withheld standard error leaves NA only in its own term's test", {
+  # review of the seventeenth pass: dp_glm withholds the intervals of coefficients on directions its
+  # checks cannot resolve (vcov row NA, coefficient finite); the core's fit.wald_test() still tests the
+  # other terms, but anova(), drop1() and car::Anova() stopped with "the method released no covariance"
+  full <- mock_fit()
+  fit <- full
+  fit$vcov[3, ] <- NA_real_
+  fit$vcov[, 3] <- NA_real_
+  fit$coef_table$statistic[3] <- NA_real_
+  fit$coef_table$p.value[3] <- NA_real_
+  a <- anova(fit, type = "marginal")
+  expect_equal(a["x", "Chisq"], anova(full, type = "marginal")["x", "Chisq"])
+  expect_true(is.na(a["g", "Chisq"]) && is.na(a["g", "Pr(>Chisq)"]))
+  expect_equal(drop1(fit)[["Chisq"]], a[["Chisq"]])
+  expect_error(anova(fit), "not estimable", class = "dpreg_no_inference_error")
+  # the same on asymmetric intervals (Bonferroni over the printed p-values)
+  fit$wald$rule <- "bonferroni"
+  b <- anova(fit, type = "marginal")
+  expect_equal(b["x", "Pr(Bonferroni)"], unname(fit$coef_table$p.value["x"]))
+  expect_true(is.na(b["g", "Pr(Bonferroni)"]))
+  # no standard error at all: still the error that says so
+  fit$vcov[] <- NA_real_
+  expect_error(anova(fit, type = "marginal"), class = "dpreg_no_inference_error")
 })
