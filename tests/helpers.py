@@ -42,3 +42,17 @@ def logistic_mle(X, y, max_iter=200, tol=1e-10):
         if np.max(np.abs(step)) < tol:
             break
     return b
+
+
+def default_like(seed, n=10000):
+    """ISLP Default in simulation (its logistic MLE as the truth): balance ~ N(835, 484) on [0, 3000],
+    income ~ N(33 500, 13 300) on [0, 80 000], 30% students, about 3% events (test data only)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    balance = np.clip(rng.normal(835, 484, n), 0, 3000)
+    income = np.clip(rng.normal(33500, 13300, n), 0, 80000)
+    student = rng.uniform(size=n) < 0.3
+    eta = -10.87 + 0.00574 * balance + 3e-6 * income - 0.647 * student
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"y": y, "balance": balance, "income": income,
+                         "student": np.where(student, "Yes", "No")})

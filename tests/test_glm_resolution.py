@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import logistic_mle
+from helpers import default_like, logistic_mle
 
 import dpreg
 from dpreg.inference import logistic as L
@@ -364,19 +364,6 @@ def test_separated_union_rests_on_the_assumed_curvature():
     assert _union_case(0.01) is None
 
 
-def _default_like(seed, n=10000):
-    """ISLP Default in simulation (its logistic MLE as the truth): balance ~ N(835, 484) on [0, 3000],
-    income ~ N(33 500, 13 300) on [0, 80 000], 30% students, about 3% events."""
-    rng = np.random.default_rng(seed)      # test data only
-    balance = np.clip(rng.normal(835, 484, n), 0, 3000)
-    income = np.clip(rng.normal(33500, 13300, n), 0, 80000)
-    student = rng.uniform(size=n) < 0.3
-    eta = -10.87 + 0.00574 * balance + 3e-6 * income - 0.647 * student
-    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
-    return pd.DataFrame({"y": y, "balance": balance, "income": income,
-                         "student": np.where(student, "Yes", "No")})
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_rare_event_design_releases_union_intervals_that_hold_the_mle(seed):
     """Issue 12, sixteenth pass: on a Default-like rare outcome (n = 10 000, 3% events, eps = 8) the
@@ -386,7 +373,7 @@ def test_rare_event_design_releases_union_intervals_that_hold_the_mle(seed):
     every one holds the MLE, balance's excludes 0 (the rare-event slope is estimable in sign), and they
     extend away from 0 along the collapsed direction (balance's upper end is farther from the estimate
     than its lower end). Seeds 0-2 all flag the collapse (seeds 3 and 5 do not, and keep Wald intervals)."""
-    df = _default_like(seed)
+    df = default_like(seed)
     X = np.column_stack([np.ones(len(df)), (df["student"] == "Yes").astype(float), df["balance"], df["income"]])
     mle = logistic_mle(X, df["y"].to_numpy(float), max_iter=100)
     with warnings.catch_warnings(record=True) as caught:

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import default_like
 
 import dpreg
 from dpreg.inference.wald import BONFERRONI_RULE, CHI2_RULE, side_of_zero_bonferroni
@@ -37,22 +38,10 @@ def _adassp(n, seed, eps=1.0, beta=(1.0, 2.0, -1.0, 0.5)):
                            bounds=BOUNDS, random_state=seed + 1)
 
 
-def _default_like(seed, n=10000):
-    """ISLP Default in simulation (as tests/test_glm_resolution.py): 3% events, its MLE as the truth."""
-    rng = np.random.default_rng(seed)      # test data only
-    balance = np.clip(rng.normal(835, 484, n), 0, 3000)
-    income = np.clip(rng.normal(33500, 13300, n), 0, 80000)
-    student = rng.uniform(size=n) < 0.3
-    eta = -10.87 + 0.00574 * balance + 3e-6 * income - 0.647 * student
-    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
-    return pd.DataFrame({"y": y, "balance": balance, "income": income,
-                         "student": np.where(student, "Yes", "No")})
-
-
 def _glm_union_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return dpreg.dp_glm("y ~ student + balance + income", _default_like(0), eps=8.0,
+        return dpreg.dp_glm("y ~ student + balance + income", default_like(0), eps=8.0,
                             bounds={"balance": (0, 3000), "income": (0, 80000)},
                             levels={"student": ["No", "Yes"]}, random_state=0)
 
