@@ -131,6 +131,38 @@ test_that("dp_glm fits a logistic regression", {
   expect_true(any(grepl("logistic", out)))
 })
 
+test_that("glance() of a dp_glm has glm's columns that a DP fit can report, not lm's", {
+  # newcomer review (R, second pass): glance() of a dp_glm had lm's r.squared and sigma (NA) and
+  # df.residual NA, where broom's glance.glm has null.deviance df.null logLik AIC BIC deviance
+  # df.residual nobs; the counts are public, the likelihood and deviances are not released
+  skip_if_no_core()
+  skip_if_not_installed("generics")
+  set.seed(5)
+  n <- 2000
+  df <- data.frame(x = runif(n, -2, 2), g = factor(sample(c("a", "b", "c"), n, TRUE)))
+  df$yy <- as.integer(runif(n) < plogis(-0.5 + 1.2 * df$x))
+  # (the warning that some intervals are withheld at this n and eps is not what is tested here)
+  fit <- suppressWarnings(dp_glm(yy ~ x + g, data = df, family = binomial(), eps = 2,
+                                 bounds = list(x = c(-2, 2)), levels = list(g = c("a", "b", "c")), seed = 1))
+  gl <- generics::glance(fit)
+  expect_identical(nrow(gl), 1L)
+  # the counts as glm() has them on the same data (independent of dpreg)
+  ref <- glm(yy ~ x + g, data = df, family = binomial())
+  expect_identical(gl$nobs, nobs(ref))
+  expect_equal(gl$df.null, ref$df.null)
+  expect_equal(gl$df.residual, ref$df.residual)
+  expect_false(any(c("r.squared", "adj.r.squared", "sigma", "r.squared.conf.low", "null.deviance",
+                     "logLik", "AIC", "BIC", "deviance") %in% names(gl)))
+  expect_identical(gl$df, 3)
+  expect_identical(gl$statistic, fit$wald$statistic)
+  # without an intercept glm's df.null is n
+  fit0 <- suppressWarnings(dp_glm(yy ~ x - 1, data = df, family = binomial(), eps = 2,
+                                  bounds = list(x = c(-2, 2)), seed = 1))
+  expect_equal(generics::glance(fit0)$df.null, glm(yy ~ x - 1, data = df, family = binomial())$df.null)
+  skip_if_not_installed("broom")
+  expect_identical(names(broom::glance(fit)), names(gl))
+})
+
 test_that("dp_mean and dp_quantile release univariate estimates", {
   skip_if_no_core()
   set.seed(9)
