@@ -167,3 +167,25 @@ tidy.dp_estimate <- function(x, conf.level = 0.95, ...) {
   }
   as_tbl(out)
 }
+
+#' Glance at a DP mean or quantile (broom)
+#'
+#' One row for the whole release (also for several levels of [dp_quantile()]
+#' released together): `kind` ("mean" or "quantile"), `nobs` (public), and the
+#' privacy budget `eps`, `delta`. The estimates and their intervals are in
+#' [tidy.dp_estimate()]; there is no test statistic or p-value (none is
+#' released).
+#' @param x A `dp_estimate` (from [dp_mean()] or [dp_quantile()]).
+#' @param ... Unused.
+#' @return A one-row tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   m <- dp_mean(CO2$uptake, eps = 1, bounds = c(0, 50), seed = 1)
+#'   broom::glance(m)
+#' }
+#' @exportS3Method generics::glance
+glance.dp_estimate <- function(x, ...) {
+  p <- x$privacy
+  as_tbl(data.frame(kind = if (is.null(x$kind)) NA_character_ else as.character(x$kind),
+                    nobs = x$nobs, eps = num1(p$eps), delta = num1(p$delta), stringsAsFactors = FALSE))
+}

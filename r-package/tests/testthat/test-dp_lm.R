@@ -215,6 +215,26 @@ test_that("confint() of dp_quantile is the released interval, and other levels a
                core_mean_interval(x, 0.8, eps = 1, bounds = c(0, 30), random_state = 2L))
 })
 
+test_that("glance() of a dp_mean / dp_quantile result gives its public facts and budget", {
+  # newcomer review (R, second pass): tidy(dp_mean(...)) worked, glance() stopped with "No glance
+  # method for objects of class dp_estimate", breaking a map(fits, glance) over a list of results
+  skip_if_no_core()
+  skip_if_not_installed("generics")
+  m <- dp_mean(CO2$uptake, eps = 1, bounds = c(0, 50), seed = 1)
+  gl <- generics::glance(m)
+  expect_identical(nrow(gl), 1L)
+  expect_identical(gl$nobs, nrow(CO2))
+  expect_identical(c(gl$eps, gl$delta), c(1, 0))
+  expect_identical(gl$kind, "mean")
+  # one row for the whole release, also for several quantiles released jointly
+  q <- suppressWarnings(dp_quantile(CO2$uptake, c(0.25, 0.5), eps = 1, lower = 0, upper = 50, seed = 1))
+  gq <- generics::glance(q)
+  expect_identical(nrow(gq), 1L)
+  expect_identical(gq$kind, "quantile")
+  # no data-derived number beyond the released estimate (which tidy() gives) and the public n
+  expect_identical(sort(names(gq)), sort(c("kind", "nobs", "eps", "delta")))
+})
+
 test_that("dp_quantile() takes several levels, as quantile() does, released jointly by the core", {
   # quantile(x, c(0.25, 0.5, 0.75)) is the R idiom; R refused a vector q ("q must be a single
   # number") although the core releases several levels from one budget
