@@ -324,8 +324,27 @@ lm_args_refused <- function(call) {
             "frame, model matrix, response or QR decomposition) in the fit, which a DP fit never holds; ",
             "model.matrix(fit, data = newdata) builds the matrix of new rows", call. = FALSE)
   }
-  for (a in c("offset", "contrasts")) {
-    if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
+  if ("offset" %in% given) {
+    dp_stop("the lm()/glm() argument 'offset' is not supported: dpreg fits no offset (a term whose ",
+            "coefficient is fixed at 1)", call. = FALSE)
+  }
+  if ("contrasts" %in% given) {
+    dp_stop("the lm()/glm() argument 'contrasts' is not supported: dpreg codes every factor with ",
+            "treatment contrasts (each coefficient is the difference from the first level); choose ",
+            "that level with relevel() or factor(x, levels = c(...))", call. = FALSE)
+  }
+  # glm()'s fitting controls: without this they reached the core as options unknown to the method
+  # that auto chose, as if another method took them
+  for (a in intersect(c("start", "etastart", "mustart"), given)) {
+    dp_stop("the glm() argument '", a, "' is not supported: the private Newton iteration of dp_glm() ",
+            "starts at 0 (its intervals allow for what is left of that start), and a start taken from ",
+            "the data or another fit would need its own privacy accounting", call. = FALSE)
+  }
+  if ("control" %in% given) {
+    dp_stop("the glm() argument 'control' is not supported: the private Newton iteration has no ",
+            "convergence test (each step is a release); its number of steps is the option T = ",
+            "(default 20), e.g. dp_glm(..., T = 30), which spends the same budget over more releases",
+            call. = FALSE)
   }
   invisible()
 }

@@ -72,6 +72,34 @@ test_that("lm's na.action maps to the core's na_action; subset, weights, offset 
   expect_error(dp_glm(y ~ x, data = df, random_state = 1), "in R pass seed = ", fixed = TRUE)
 })
 
+test_that("glm()'s start / etastart / mustart / control and contrasts = are refused with the reason", {
+  # newcomer review (R, second pass), carData::Arrests: dp_glm(..., start = c(0, 0, 0)) and
+  # control = glm.control(maxit = 50) reached the core as "unknown option(s) for method \"dpgd\" (chosen
+  # by method = \"auto\"; pass method = ... explicitly to use other options)", as if another method
+  # took them; contrasts = list(g = "contr.sum") was refused with "(treatment contrasts, no offset)"
+  df <- toy_data(30)
+  df$hit <- df$y > 4
+  for (a in c("start", "etastart", "mustart")) {
+    args <- list(hit ~ x, data = df, family = binomial(), seed = 1)
+    args[[a]] <- 0
+    err <- tryCatch(do.call(dp_glm, args), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), paste0("the glm() argument '", a, "' is not supported"), fixed = TRUE)
+    expect_match(conditionMessage(err), "starts at 0", fixed = TRUE)
+  }
+  err <- tryCatch(dp_glm(hit ~ x, data = df, control = glm.control(maxit = 50)), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "T = ", fixed = TRUE)
+  expect_false(grepl("unknown option", conditionMessage(err)))
+  for (f in c(dp_lm, dp_glm)) {
+    err <- tryCatch(f(y ~ x + g, data = df, contrasts = list(g = "contr.sum")), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), "treatment contrasts", fixed = TRUE)
+    expect_match(conditionMessage(err), "relevel()", fixed = TRUE)
+    expect_false(grepl("offset", conditionMessage(err)))
+  }
+})
+
 test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with the leak warning", {
   skip_if_no_core()
   df <- toy_data()
