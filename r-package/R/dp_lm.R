@@ -316,8 +316,10 @@ lm_args_refused <- function(call) {
          call. = FALSE)
   }
   if ("weights" %in% given) {
-    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
-         call. = FALSE)
+    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows, each ",
+            "counted once. For frequency weights (a table of counts, e.g. Freq in MASS::housing) ",
+            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), data$Freq), ]",
+            call. = FALSE)
   }
   for (a in intersect(c("model", "x", "y", "qr"), given)) {
     dp_stop("the lm() argument '", a, "' is not supported: it would keep the training data (model ",

@@ -100,6 +100,19 @@ test_that("glm()'s start / etastart / mustart / control and contrasts = are refu
   }
 })
 
+test_that("weights = says how to fit a table of counts (frequency weights): one row per case", {
+  # newcomer review (R, second pass): MASS::housing is a table with counts in Freq, which glm() takes
+  # as weights = Freq; dpreg said only "the DP estimators of dpreg take unweighted rows". Expanding the
+  # table to one row per person is what makes n and the row-level privacy unit right
+  df <- toy_data(30)
+  for (f in c(dp_lm, dp_glm)) {
+    err <- tryCatch(f(y ~ x, data = df, weights = Freq), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), "'weights' is not supported", fixed = TRUE)
+    expect_match(conditionMessage(err), "data[rep(seq_len(nrow(data)), data$Freq), ]", fixed = TRUE)
+  }
+})
+
 test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with the leak warning", {
   skip_if_no_core()
   df <- toy_data()
