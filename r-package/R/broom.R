@@ -133,7 +133,7 @@ glance.dp_glm <- function(x, ...) {
   # counts; a coefficient reported NA still counts, it was estimated and withheld)
   has_intercept <- attr(stats::terms(x$formula), "intercept") == 1L
   as_tbl(data.frame(
-    df.null = as.integer(n - has_intercept), df.residual = as.integer(n - length(x$coefficients)),
+    df.null = as.integer(n - has_intercept), df.residual = df.residual.dp_glm(x),
     nobs = n, statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))
 }

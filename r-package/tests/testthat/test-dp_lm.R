@@ -151,6 +151,7 @@ test_that("glance() of a dp_glm has glm's columns that a DP fit can report, not 
   expect_identical(gl$nobs, nobs(ref))
   expect_equal(gl$df.null, ref$df.null)
   expect_equal(gl$df.residual, ref$df.residual)
+  expect_equal(df.residual(fit), df.residual(ref))
   expect_false(any(c("r.squared", "adj.r.squared", "sigma", "r.squared.conf.low", "null.deviance",
                      "logLik", "AIC", "BIC", "deviance") %in% names(gl)))
   expect_identical(gl$df, 3)
