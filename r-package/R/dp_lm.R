@@ -28,7 +28,10 @@
 #'   reference level, the scale on which the noise-aware standard errors and the
 #'   private selection of levels work (a level pooled or not released would
 #'   break the equal spacing that polynomial contrasts assume). Compare with
-#'   `lm(..., contrasts = list(g = "contr.treatment"))`.
+#'   `lm(..., contrasts = list(g = "contr.treatment"))`. Unordered factors
+#'   always use treatment contrasts too: the `contrasts =` argument is refused,
+#'   and a global `options(contrasts = )` other than `contr.treatment` is not
+#'   followed (a warning of class `dpreg_contrasts` says so).
 #' @section Factors and data policy: The levels of a factor are data (a factor
 #'   made with `factor(x)` lists the values that occur, so one person with a
 #'   unique value would appear among them). They are public only when declared
@@ -255,7 +258,29 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
                    relabel = function(m) derived_labels(m, tr$derived))
-  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  warn_global_contrasts(enc$classes, tr$formula)
+  fit
+}
+
+# lm() follows options(contrasts = ) for unordered factors; dpreg always codes them with treatment
+# contrasts. Said once per fit where that option is set otherwise and a predictor is a factor (the
+# column classes are public), so that a comparison with lm() does not compare different parameters.
+warn_global_contrasts <- function(classes, formula) {
+  unordered <- getOption("contrasts")[1]
+  if (is.null(unordered) || is.na(unordered) || identical(unname(unordered), "contr.treatment")) {
+    return(invisible())
+  }
+  response <- if (length(formula) == 3L) all.vars(formula[[2]]) else character()
+  factors <- setdiff(names(classes)[classes == "factor"], response)
+  if (!length(factors)) return(invisible())
+  msg <- paste0("options(contrasts = ) sets ", unname(unordered), " for unordered factors, but dpreg ",
+                "codes every factor with treatment contrasts (each coefficient the difference from ",
+                "the first level): the coefficients of ", paste(factors, collapse = ", "),
+                " are not those lm() gives under that option; compare with lm(..., contrasts = ",
+                "list(", factors[1], " = \"contr.treatment\"))")
+  warning(structure(class = c("dpreg_contrasts", "dpreg_warning", "warning", "condition"),
+                    list(message = msg, call = NULL)))
 }
 
 # The argument checks and the option list that the data-frame path (fit_core) and the source path

@@ -100,6 +100,40 @@ test_that("glm()'s start / etastart / mustart / control and contrasts = are refu
   }
 })
 
+test_that("a global options(contrasts = ) other than treatment is not ignored silently", {
+  # newcomer review (R, second pass): with options(contrasts = c("contr.sum", "contr.poly")) lm() codes
+  # CO2's Type as Type1 (sum contrasts); dp_lm() fitted treatment contrasts (TypeMississippi) without
+  # a word, so a comparison with lm() under that option compared different parameters
+  skip_if_no_core()
+  df <- toy_data(400)
+  fit_it <- function() dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds,
+                             levels = toy_levels, seed = 1)
+  withr_old <- options(contrasts = c("contr.sum", "contr.poly"))
+  on.exit(options(withr_old), add = TRUE)
+  w <- NULL
+  fit <- withCallingHandlers(fit_it(), dpreg_contrasts = function(c) {
+    w <<- c
+    invokeRestart("muffleWarning")
+  })
+  expect_s3_class(w, "dpreg_warning")
+  expect_match(conditionMessage(w), "contr.sum", fixed = TRUE)
+  expect_match(conditionMessage(w), "treatment contrasts", fixed = TRUE)
+  # the fit is the treatment-coded one, as documented
+  expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
+  # no factor among the predictors: nothing to say
+  expect_no_warning_of <- function(expr) {
+    hit <- FALSE
+    withCallingHandlers(expr, dpreg_contrasts = function(c) {
+      hit <<- TRUE
+      invokeRestart("muffleWarning")
+    })
+    expect_false(hit)
+  }
+  expect_no_warning_of(dp_lm(y ~ x, data = df, eps = 4, method = "adassp", bounds = toy_bounds, seed = 1))
+  options(contrasts = c("contr.treatment", "contr.poly"))
+  expect_no_warning_of(fit_it())
+})
+
 test_that("weights = says how to fit a table of counts (frequency weights): one row per case", {
   # newcomer review (R, second pass): MASS::housing is a table with counts in Freq, which glm() takes
   # as weights = Freq; dpreg said only "the DP estimators of dpreg take unweighted rows". Expanding the
