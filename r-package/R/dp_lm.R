@@ -259,26 +259,33 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
                    relabel = function(m) derived_labels(m, tr$derived))
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
-  warn_global_contrasts(enc$classes, tr$formula)
+  warn_global_contrasts(enc$classes, tr)
   fit
 }
 
 # lm() follows options(contrasts = ) for unordered factors; dpreg always codes them with treatment
 # contrasts. Said once per fit where that option is set otherwise and a predictor is a factor (the
 # column classes are public), so that a comparison with lm() does not compare different parameters.
-warn_global_contrasts <- function(classes, formula) {
+warn_global_contrasts <- function(classes, tr) {
   unordered <- getOption("contrasts")[1]
   if (is.null(unordered) || is.na(unordered) || identical(unname(unordered), "contr.treatment")) {
     return(invisible())
   }
-  response <- if (length(formula) == 3L) all.vars(formula[[2]]) else character()
-  factors <- setdiff(names(classes)[classes == "factor"], response)
+  # the factor columns on the right-hand side of the core's formula (a column used only inside a
+  # derived one, such as Type in relevel(Type, ...), is not a predictor), named as the user wrote them
+  rhs <- sub("^[^~]*~", "", tr$core)
+  factors <- names(classes)[classes == "factor"]
+  factors <- factors[vapply(factors, function(v) grepl(paste0("\\b\\Q", v, "\\E\\b"), rhs, perl = TRUE), TRUE)]
   if (!length(factors)) return(invisible())
+  factors <- vapply(factors, function(v) {
+    lab <- tr$derived[[v]]$label
+    if (is.null(lab)) v else lab
+  }, "", USE.NAMES = FALSE)
   msg <- paste0("options(contrasts = ) sets ", unname(unordered), " for unordered factors, but dpreg ",
                 "codes every factor with treatment contrasts (each coefficient the difference from ",
                 "the first level): the coefficients of ", paste(factors, collapse = ", "),
-                " are not those lm() gives under that option; compare with lm(..., contrasts = ",
-                "list(", factors[1], " = \"contr.treatment\"))")
+                " are not those lm() gives under that option; compare with lm() under ",
+                "options(contrasts = c(\"contr.treatment\", \"contr.poly\"))")
   warning(structure(class = c("dpreg_contrasts", "dpreg_warning", "warning", "condition"),
                     list(message = msg, call = NULL)))
 }

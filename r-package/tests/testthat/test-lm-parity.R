@@ -120,6 +120,17 @@ test_that("a global options(contrasts = ) other than treatment is not ignored si
   expect_match(conditionMessage(w), "treatment contrasts", fixed = TRUE)
   # the fit is the treatment-coded one, as documented
   expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
+  # a factor made in the formula is named as written, not by its internal column; g, used only
+  # inside it, is not named
+  w <- NULL
+  withCallingHandlers(dp_lm(y ~ x + relevel(g, ref = "b"), data = df, eps = 4, method = "adassp",
+                            bounds = toy_bounds, levels = toy_levels, seed = 1),
+                      dpreg_contrasts = function(c) {
+                        w <<- c
+                        invokeRestart("muffleWarning")
+                      })
+  expect_match(conditionMessage(w), "coefficients of relevel(g, ref = \"b\") are", fixed = TRUE)
+  expect_false(grepl("relevel_g", conditionMessage(w), fixed = TRUE))
   # no factor among the predictors: nothing to say
   expect_no_warning_of <- function(expr) {
     hit <- FALSE
