@@ -140,14 +140,28 @@ def _fit(formula: str, columns: dict, factors: dict | None, options: dict, famil
 
     kwargs, extra, noise_off = _fit_kwargs(options)
     data = _frame(columns, factors)
-    if kwargs.get("method", "auto") != "auto":
-        from .estimators.registry import get_method
-        try:
-            defaults = {k: o.default for k, o in get_method(kwargs["method"]).options.items()}
-        except Exception:  # noqa: BLE001 - unknown methods are reported by api._fit itself
-            defaults = {}
-        extra = _whole_numbers_as_int(extra, defaults)
+    extra = _whole_numbers_as_int(extra, _method_option_defaults(kwargs.get("method", "auto")))
     return _fit_to_plain(api, formula, data, family, kwargs, extra, noise_off)
+
+
+def _method_option_defaults(method: str) -> dict:
+    """The option defaults that tell R's whole numbers meant as integers: the named method's, or under
+    ``method="auto"`` (chosen later, from the data's public shape) those of every method, an option
+    counting as integer where any method declares an integer default (an int is accepted wherever a
+    float is). Without the auto case ``dp_glm(..., T = 30)`` from R was refused ("must be an integer")."""
+    from .estimators.registry import METHODS, get_method
+    if method != "auto":
+        try:
+            return {k: o.default for k, o in get_method(method).options.items()}
+        except Exception:  # noqa: BLE001 - unknown methods are reported by api._fit itself
+            return {}
+    defaults: dict = {}
+    for spec in METHODS.values():
+        for k, o in spec.options.items():
+            d = o.default
+            if d is None or (isinstance(d, int) and not isinstance(d, bool)) or k not in defaults:
+                defaults[k] = d
+    return defaults
 
 
 def _privacy_paragraph(fit) -> str | None:
@@ -245,6 +259,7 @@ def r_source_schema(data) -> dict:
 def _fit_source(formula: str, data, options: dict, family: str) -> dict:
     from . import api
     kwargs, extra, noise_off = _fit_kwargs(options)
+    extra = _whole_numbers_as_int(extra, _method_option_defaults(kwargs.get("method", "auto")))
     return _fit_to_plain(api, formula, _source_from_r(data), family, kwargs, extra, noise_off)
 
 

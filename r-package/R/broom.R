@@ -73,7 +73,8 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 #' intervals (`x$wald$rule == "bonferroni"`) Bonferroni over the printed
 #' p-values with `statistic` the largest squared z value) and the privacy
 #' budget `eps`, `delta`, and `method`. There is no
-#' `logLik`, `AIC` or `BIC`: they are not released.
+#' `logLik`, `AIC` or `BIC`: they are not released. A [dp_glm()] fit has its
+#' own columns, see [glance.dp_glm()].
 #' @param x A `dp_fit`.
 #' @param ... Unused.
 #' @examples
@@ -98,6 +99,42 @@ glance.dp_fit <- function(x, ...) {
     adj.r.squared = x$adj.r.squared, sigma = x$sigma,
     statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     df.residual = x$df.residual, nobs = x$nobs,
+    eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))
+}
+
+#' Glance at a DP logistic fit (broom)
+#'
+#' One row with the columns of `broom::glance()` of a `glm` that a DP fit
+#' can report: `df.null`, `df.residual` and `nobs` (public: n and the number of
+#' coefficients; under `neighbours = "add_remove"` n is the released DP count),
+#' then the joint test of the slopes `statistic p.value df` (as for [dp_lm()]
+#' fits, see [glance.dp_fit()]) and the privacy budget `eps`, `delta`, and
+#' `method`. The columns `null.deviance`, `logLik`, `AIC`, `BIC` and `deviance`
+#' of `glance.glm()` are absent: a DP fit releases no likelihood or deviance
+#' (they are sums over the rows that no mechanism released). Nor are
+#' `r.squared` or `sigma`, which a logistic model does not have.
+#' @param x A `dp_glm` fit.
+#' @param ... Unused.
+#' @return A one-row tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(2000, -2, 2))
+#'   df$ok <- rbinom(2000, 1, plogis(-0.5 + 1.2 * df$x))
+#'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 2,
+#'                 bounds = list(x = c(-2, 2)), seed = 1)
+#'   broom::glance(fit)
+#' }
+#' @exportS3Method generics::glance
+glance.dp_glm <- function(x, ...) {
+  p <- x$privacy
+  n <- x$nobs
+  # glm's df.null and df.residual: n less the intercept, n less the number of coefficients (public
+  # counts; a coefficient reported NA still counts, it was estimated and withheld)
+  has_intercept <- attr(stats::terms(x$formula), "intercept") == 1L
+  as_tbl(data.frame(
+    df.null = as.integer(n - has_intercept), df.residual = df.residual.dp_glm(x),
+    nobs = n, statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))
 }
 
@@ -129,4 +166,26 @@ tidy.dp_estimate <- function(x, conf.level = 0.95, ...) {
     out <- cbind(q = num(x$facts$q), out)
   }
   as_tbl(out)
+}
+
+#' Glance at a DP mean or quantile (broom)
+#'
+#' One row for the whole release (also for several levels of [dp_quantile()]
+#' released together): `kind` ("mean" or "quantile"), `nobs` (public), and the
+#' privacy budget `eps`, `delta`. The estimates and their intervals are in
+#' [tidy.dp_estimate()]; there is no test statistic or p-value (none is
+#' released).
+#' @param x A `dp_estimate` (from [dp_mean()] or [dp_quantile()]).
+#' @param ... Unused.
+#' @return A one-row tibble (a data frame if tibble is not installed).
+#' @examples
+#' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
+#'   m <- dp_mean(CO2$uptake, eps = 1, bounds = c(0, 50), seed = 1)
+#'   broom::glance(m)
+#' }
+#' @exportS3Method generics::glance
+glance.dp_estimate <- function(x, ...) {
+  p <- x$privacy
+  as_tbl(data.frame(kind = if (is.null(x$kind)) NA_character_ else as.character(x$kind),
+                    nobs = x$nobs, eps = num1(p$eps), delta = num1(p$delta), stringsAsFactors = FALSE))
 }

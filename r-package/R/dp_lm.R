@@ -28,7 +28,10 @@
 #'   reference level, the scale on which the noise-aware standard errors and the
 #'   private selection of levels work (a level pooled or not released would
 #'   break the equal spacing that polynomial contrasts assume). Compare with
-#'   `lm(..., contrasts = list(g = "contr.treatment"))`.
+#'   `lm(..., contrasts = list(g = "contr.treatment"))`. Unordered factors
+#'   always use treatment contrasts too: the `contrasts =` argument is refused,
+#'   and a global `options(contrasts = )` other than `contr.treatment` is not
+#'   followed (a warning of class `dpreg_contrasts` says so).
 #' @section Factors and data policy: The levels of a factor are data (a factor
 #'   made with `factor(x)` lists the values that occur, so one person with a
 #'   unique value would appear among them). They are public only when declared
@@ -255,7 +258,36 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
                    relabel = function(m) derived_labels(m, tr$derived))
-  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  warn_global_contrasts(enc$classes, tr)
+  fit
+}
+
+# lm() follows options(contrasts = ) for unordered factors; dpreg always codes them with treatment
+# contrasts. Said once per fit where that option is set otherwise and a predictor is a factor (the
+# column classes are public), so that a comparison with lm() does not compare different parameters.
+warn_global_contrasts <- function(classes, tr) {
+  unordered <- getOption("contrasts")[1]
+  if (is.null(unordered) || is.na(unordered) || identical(unname(unordered), "contr.treatment")) {
+    return(invisible())
+  }
+  # the factor columns on the right-hand side of the core's formula (a column used only inside a
+  # derived one, such as Type in relevel(Type, ...), is not a predictor), named as the user wrote them
+  rhs <- sub("^[^~]*~", "", tr$core)
+  factors <- names(classes)[classes == "factor"]
+  factors <- factors[vapply(factors, function(v) grepl(paste0("\\b\\Q", v, "\\E\\b"), rhs, perl = TRUE), TRUE)]
+  if (!length(factors)) return(invisible())
+  factors <- vapply(factors, function(v) {
+    lab <- tr$derived[[v]]$label
+    if (is.null(lab)) v else lab
+  }, "", USE.NAMES = FALSE)
+  msg <- paste0("options(contrasts = ) sets ", unname(unordered), " for unordered factors, but dpreg ",
+                "codes every factor with treatment contrasts (each coefficient the difference from ",
+                "the first level): the coefficients of ", paste(factors, collapse = ", "),
+                " are not those lm() gives under that option; compare with lm() under ",
+                "options(contrasts = c(\"contr.treatment\", \"contr.poly\"))")
+  warning(structure(class = c("dpreg_contrasts", "dpreg_warning", "warning", "condition"),
+                    list(message = msg, call = NULL)))
 }
 
 # The argument checks and the option list that the data-frame path (fit_core) and the source path
@@ -316,16 +348,37 @@ lm_args_refused <- function(call) {
          call. = FALSE)
   }
   if ("weights" %in% given) {
-    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows",
-         call. = FALSE)
+    dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows, each ",
+            "counted once. For frequency weights (a table of counts, e.g. Freq in MASS::housing) ",
+            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), data$Freq), ]",
+            call. = FALSE)
   }
   for (a in intersect(c("model", "x", "y", "qr"), given)) {
     dp_stop("the lm() argument '", a, "' is not supported: it would keep the training data (model ",
             "frame, model matrix, response or QR decomposition) in the fit, which a DP fit never holds; ",
             "model.matrix(fit, data = newdata) builds the matrix of new rows", call. = FALSE)
   }
-  for (a in c("offset", "contrasts")) {
-    if (a %in% given) dp_stop("the lm() argument '", a, "' is not supported by dpreg (treatment contrasts, no offset)", call. = FALSE)
+  if ("offset" %in% given) {
+    dp_stop("the lm()/glm() argument 'offset' is not supported: dpreg fits no offset (a term whose ",
+            "coefficient is fixed at 1)", call. = FALSE)
+  }
+  if ("contrasts" %in% given) {
+    dp_stop("the lm()/glm() argument 'contrasts' is not supported: dpreg codes every factor with ",
+            "treatment contrasts (each coefficient is the difference from the first level); choose ",
+            "that level with relevel() or factor(x, levels = c(...))", call. = FALSE)
+  }
+  # glm()'s fitting controls: without this they reached the core as options unknown to the method
+  # that auto chose, as if another method took them
+  for (a in intersect(c("start", "etastart", "mustart"), given)) {
+    dp_stop("the glm() argument '", a, "' is not supported: the private Newton iteration of dp_glm() ",
+            "starts at 0 (its intervals allow for what is left of that start), and a start taken from ",
+            "the data or another fit would need its own privacy accounting", call. = FALSE)
+  }
+  if ("control" %in% given) {
+    dp_stop("the glm() argument 'control' is not supported: the private Newton iteration has no ",
+            "convergence test (each step is a release); its number of steps is the option T = ",
+            "(default 20), e.g. dp_glm(..., T = 30), which spends the same budget over more releases",
+            call. = FALSE)
   }
   invisible()
 }

@@ -364,7 +364,8 @@ fitted.dp_fit <- function(object, ...) {
 #' `terms()` gives the terms object of the fit's formula (as for `lm`; the
 #' coefficient names are `names(coef(fit))`), `sigma()` the DP residual
 #' standard error (`NA` where the method did not release one), `family()` the
-#' family of a [dp_glm()] fit. `logLik()`, `deviance()` and hence `AIC()` /
+#' family of a [dp_glm()] fit and `df.residual()` its residual degrees of
+#' freedom (n minus the number of coefficients, as for `glm`). `logLik()`, `deviance()` and hence `AIC()` /
 #' `BIC()` stop: a DP fit does not release them.
 #' @param x,object,fit A `dp_fit`.
 #' @param ... Unused.
@@ -394,6 +395,14 @@ sigma.dp_fit <- function(object, ...) object$sigma
 #' @rdname dp_fit-lm-accessors
 #' @export
 family.dp_glm <- function(object, ...) stats::binomial()
+
+#' @rdname dp_fit-lm-accessors
+#' @export
+df.residual.dp_glm <- function(object, ...) {
+  # glm's n - (number of coefficients): public counts (n is the released DP count under add/remove);
+  # a coefficient reported NA still counts, it was estimated and its interval withheld
+  as.integer(object$nobs - length(object$coefficients))
+}
 
 #' @rdname dp_fit-lm-accessors
 #' @export

@@ -72,6 +72,92 @@ test_that("lm's na.action maps to the core's na_action; subset, weights, offset 
   expect_error(dp_glm(y ~ x, data = df, random_state = 1), "in R pass seed = ", fixed = TRUE)
 })
 
+test_that("glm()'s start / etastart / mustart / control and contrasts = are refused with the reason", {
+  # newcomer review (R, second pass), carData::Arrests: dp_glm(..., start = c(0, 0, 0)) and
+  # control = glm.control(maxit = 50) reached the core as "unknown option(s) for method \"dpgd\" (chosen
+  # by method = \"auto\"; pass method = ... explicitly to use other options)", as if another method
+  # took them; contrasts = list(g = "contr.sum") was refused with "(treatment contrasts, no offset)"
+  df <- toy_data(30)
+  df$hit <- df$y > 4
+  for (a in c("start", "etastart", "mustart")) {
+    args <- list(hit ~ x, data = df, family = binomial(), seed = 1)
+    args[[a]] <- 0
+    err <- tryCatch(do.call(dp_glm, args), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), paste0("the glm() argument '", a, "' is not supported"), fixed = TRUE)
+    expect_match(conditionMessage(err), "starts at 0", fixed = TRUE)
+  }
+  err <- tryCatch(dp_glm(hit ~ x, data = df, control = glm.control(maxit = 50)), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "T = ", fixed = TRUE)
+  expect_false(grepl("unknown option", conditionMessage(err)))
+  for (f in c(dp_lm, dp_glm)) {
+    err <- tryCatch(f(y ~ x + g, data = df, contrasts = list(g = "contr.sum")), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), "treatment contrasts", fixed = TRUE)
+    expect_match(conditionMessage(err), "relevel()", fixed = TRUE)
+    expect_false(grepl("offset", conditionMessage(err)))
+  }
+})
+
+test_that("a global options(contrasts = ) other than treatment is not ignored silently", {
+  # newcomer review (R, second pass): with options(contrasts = c("contr.sum", "contr.poly")) lm() codes
+  # CO2's Type as Type1 (sum contrasts); dp_lm() fitted treatment contrasts (TypeMississippi) without
+  # a word, so a comparison with lm() under that option compared different parameters
+  skip_if_no_core()
+  df <- toy_data(400)
+  fit_it <- function() dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds,
+                             levels = toy_levels, seed = 1)
+  withr_old <- options(contrasts = c("contr.sum", "contr.poly"))
+  on.exit(options(withr_old), add = TRUE)
+  w <- NULL
+  fit <- withCallingHandlers(fit_it(), dpreg_contrasts = function(c) {
+    w <<- c
+    invokeRestart("muffleWarning")
+  })
+  expect_s3_class(w, "dpreg_warning")
+  expect_match(conditionMessage(w), "contr.sum", fixed = TRUE)
+  expect_match(conditionMessage(w), "treatment contrasts", fixed = TRUE)
+  # the fit is the treatment-coded one, as documented
+  expect_identical(names(coef(fit)), c("(Intercept)", "x", "gb", "gc"))
+  # a factor made in the formula is named as written, not by its internal column; g, used only
+  # inside it, is not named
+  w <- NULL
+  withCallingHandlers(dp_lm(y ~ x + relevel(g, ref = "b"), data = df, eps = 4, method = "adassp",
+                            bounds = toy_bounds, levels = toy_levels, seed = 1),
+                      dpreg_contrasts = function(c) {
+                        w <<- c
+                        invokeRestart("muffleWarning")
+                      })
+  expect_match(conditionMessage(w), "coefficients of relevel(g, ref = \"b\") are", fixed = TRUE)
+  expect_false(grepl("relevel_g", conditionMessage(w), fixed = TRUE))
+  # no factor among the predictors: nothing to say
+  expect_no_warning_of <- function(expr) {
+    hit <- FALSE
+    withCallingHandlers(expr, dpreg_contrasts = function(c) {
+      hit <<- TRUE
+      invokeRestart("muffleWarning")
+    })
+    expect_false(hit)
+  }
+  expect_no_warning_of(dp_lm(y ~ x, data = df, eps = 4, method = "adassp", bounds = toy_bounds, seed = 1))
+  options(contrasts = c("contr.treatment", "contr.poly"))
+  expect_no_warning_of(fit_it())
+})
+
+test_that("weights = says how to fit a table of counts (frequency weights): one row per case", {
+  # newcomer review (R, second pass): MASS::housing is a table with counts in Freq, which glm() takes
+  # as weights = Freq; dpreg said only "the DP estimators of dpreg take unweighted rows". Expanding the
+  # table to one row per person is what makes n and the row-level privacy unit right
+  df <- toy_data(30)
+  for (f in c(dp_lm, dp_glm)) {
+    err <- tryCatch(f(y ~ x, data = df, weights = Freq), error = function(e) e)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), "'weights' is not supported", fixed = TRUE)
+    expect_match(conditionMessage(err), "data[rep(seq_len(nrow(data)), data$Freq), ]", fixed = TRUE)
+  }
+})
+
 test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with the leak warning", {
   skip_if_no_core()
   df <- toy_data()
