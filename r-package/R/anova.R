@@ -226,6 +226,13 @@ anova_nested <- function(fits) {
   fits <- fits[order(k)]
   resp <- vapply(fits, function(f) f$response, "")
   if (length(unique(resp)) != 1) dp_stop("anova(): the fits have different responses", call. = FALSE)
+  n <- vapply(fits, function(f) as.numeric(if (is.null(f$nobs)) NA else f$nobs), 0)
+  if (length(unique(n)) != 1) {
+    # as anova.lm: models fitted to different rows (e.g. after na.omit of different columns) are not
+    # nested comparisons (n is public under replace-one: each fit printed it)
+    dp_stop("anova(): models were not all fitted to the same size of dataset (n = ",
+            paste(format(n), collapse = ", "), ")", call. = FALSE)
+  }
   rows <- list()
   for (i in seq_along(fits)[-1]) {
     small <- fits[[i - 1]]

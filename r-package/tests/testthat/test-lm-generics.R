@@ -136,11 +136,13 @@ test_that("lm-family generics on a real fit: anova, car::Anova, model.matrix, au
 test_that("tidy(exponentiate = TRUE) for dp_glm and methods for dp_mean results", {
   skip_if_no_core()
   set.seed(3)
-  df <- data.frame(x = runif(600, 0, 10))
-  df$ok <- rbinom(600, 1, plogis(-1 + 0.3 * df$x))
+  # n = 5000: at 600 rows the collapse check has no power and the intervals are withheld
+  df <- data.frame(x = runif(5000, 0, 10))
+  df$ok <- rbinom(5000, 1, plogis(-1 + 0.3 * df$x))
   gf <- dp_glm(ok ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 1)
   skip_if_not_installed("broom")
   t0 <- broom::tidy(gf, conf.int = TRUE)
+  expect_true(all(is.finite(t0$conf.low)))
   t1 <- broom::tidy(gf, conf.int = TRUE, exponentiate = TRUE)
   expect_equal(t1$estimate, exp(t0$estimate))
   expect_equal(t1$conf.low, exp(t0$conf.low))
@@ -153,7 +155,7 @@ test_that("tidy(exponentiate = TRUE) for dp_glm and methods for dp_mean results"
   expect_true(ci[1, 1] > confint(m)[1, 1] && ci[1, 2] < confint(m)[1, 2])
   tm <- broom::tidy(m)
   expect_equal(tm$estimate, m$estimate)
-  expect_equal(tm$nobs, 600L)
+  expect_equal(tm$nobs, 5000L)
 })
 
 test_that("lm's diagnostics and model-selection generics stop with the privacy reason", {
@@ -269,4 +271,17 @@ test_that("a coefficient with a withheld standard error leaves NA only in its ow
   # no standard error at all: still the error that says so
   fit$vcov[] <- NA_real_
   expect_error(anova(fit, type = "marginal"), class = "dpreg_no_inference_error")
+})
+
+test_that("anova(small, large) refuses fits to different numbers of rows, as anova.lm does", {
+  skip_if_no_core()
+  set.seed(4)
+  df <- data.frame(x = runif(2000, 0, 10), z = runif(2000, 0, 10))
+  df$y <- 1 + 0.5 * df$x + 0.2 * df$z + rnorm(2000)
+  b <- list(x = c(0, 10), z = c(0, 10), y = c(-5, 15))
+  small <- dp_lm(y ~ x, data = df[1:1900, ], eps = 2, bounds = b, seed = 1)
+  large <- dp_lm(y ~ x + z, data = df, eps = 2, bounds = b, seed = 1)
+  expect_error(anova(small, large), "same size of dataset")
+  small2 <- dp_lm(y ~ x, data = df, eps = 2, bounds = b, seed = 1)
+  expect_s3_class(anova(small2, large), "anova")
 })
