@@ -29,6 +29,12 @@ default /tmp/dpreg_heldout): ``cps1988`` (AER, 28 155 rows, log weekly wage), ``
 ``prestige`` (carData, 98); dp_glm tasks ``wells``, ``hmda``, ``mroz``, ``creditcard`` and
 ``cps_parttime``. Declared ranges: HELDOUT_BOUNDS / HELDOUT_GLM_BOUNDS (documented or natural scales).
 
+Held-out datasets of the seventeenth pass (same mechanism): ``cpssw8`` (AER, 61 395 rows, hourly
+earnings), ``star_k`` (AER STAR, 5 751 complete kindergarten rows, reading score), ``doctorvisits`` (AER,
+5 190), ``economics`` (ggplot2, 574, unemployed in thousands on consumption and population), ``ornstein``
+(carData, 248, interlocks on assets in millions); dp_glm tasks ``smokeban``, ``healthinsurance`` and
+``arrests``.
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
