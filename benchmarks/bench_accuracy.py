@@ -29,6 +29,12 @@ default /tmp/dpreg_heldout): ``cps1988`` (AER, 28 155 rows, log weekly wage), ``
 ``prestige`` (carData, 98); dp_glm tasks ``wells``, ``hmda``, ``mroz``, ``creditcard`` and
 ``cps_parttime``. Declared ranges: HELDOUT_BOUNDS / HELDOUT_GLM_BOUNDS (documented or natural scales).
 
+Held-out datasets of the seventeenth pass (same mechanism): ``cpssw8`` (AER, 61 395 rows, hourly
+earnings), ``star_k`` (AER STAR, 5 751 complete kindergarten rows, reading score), ``doctorvisits`` (AER,
+5 190), ``economics`` (ggplot2, 574, unemployed in thousands on consumption and population), ``ornstein``
+(carData, 248, interlocks on assets in millions); dp_glm tasks ``smokeban``, ``healthinsurance`` and
+``arrests``.
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
@@ -204,6 +210,61 @@ TASKS.update({
 })
 
 
+#: held-out datasets of the seventeenth pass (R packages AER, carData and ggplot2, as above; never used to
+#: tune anything). Ranges are documented or natural scales rounded outward, never read off the data:
+#: CPSSW8's average hourly earnings of full-time workers (dollars; 150 an hour is far above the CPS
+#: range), working ages 16-70, years of schooling; STAR's kindergarten total reading scaled score (the
+#: Stanford Achievement Test's scale, 250-750 widened), teachers' years of experience 0-50; DoctorVisits
+#: (Australian Health Survey 1977-78): visits and days of reduced activity in the past 2 weeks (0-14),
+#: illnesses in the past 2 weeks (0-10), age in years / 100 (adults: 0.15-1.0), yearly income in $10 000s
+#: (0-5), Goldberg's general health questionnaire score (0-12); ggplot2's economics (US monthly, 1967 on):
+#: personal consumption expenditures in billions of dollars (0-20 000), population in thousands
+#: (150 000-400 000), the personal savings rate in per cent (0-30), median weeks unemployed (0-60),
+#: unemployed in thousands (0-20 000); Ornstein's Canadian firms: assets in millions of dollars (0-200 000),
+#: interlocking directorates (0-200).
+HELDOUT_BOUNDS.update({
+    "cpssw8": {"earnings": (0.0, 150.0), "age": (16.0, 70.0), "education": (0.0, 20.0)},
+    "star_k": {"readk": (250.0, 750.0), "experiencek": (0.0, 50.0)},
+    "doctorvisits": {"visits": (0.0, 14.0), "age": (0.15, 1.0), "income": (0.0, 5.0), "illness": (0.0, 10.0),
+                     "reduced": (0.0, 14.0), "health": (0.0, 12.0)},
+    "economics": {"unemploy": (0.0, 20000.0), "pce": (0.0, 20000.0), "pop": (150000.0, 400000.0),
+                  "psavert": (0.0, 30.0), "uempmed": (0.0, 60.0)},
+    "ornstein": {"interlocks": (0.0, 200.0), "assets": (0.0, 200000.0)},
+})
+HELDOUT_LEVELS.update({
+    "cpssw8": {"gender": ["male", "female"], "region": ["Northeast", "Midwest", "South", "West"]},
+    "star_k": {"stark": ["regular", "small", "regular+aide"], "gender": ["male", "female"],
+               "ethnicity": ["cauc", "afam", "asian", "hispanic", "amindian", "other"],
+               "lunchk": ["non-free", "free"], "schoolk": ["inner-city", "suburban", "rural", "urban"],
+               "degreek": ["bachelor", "master", "specialist", "master+"]},
+    "doctorvisits": {c: ["no", "yes"] for c in ("private", "freepoor", "freerepat", "nchronic", "lchronic")}
+    | {"gender": ["male", "female"]},
+    "economics": {},
+    "ornstein": {"sector": ["AGR", "BNK", "CON", "FIN", "HLD", "MAN", "MER", "MIN", "TRN", "WOD"],
+                 "nation": ["CAN", "OTH", "UK", "US"]},
+})
+HELDOUT_SOURCES.update({"cpssw8": ("AER", "CPSSW8"), "star_k": ("AER", "STAR"),
+                        "doctorvisits": ("AER", "DoctorVisits"), "economics": ("ggplot2", "economics"),
+                        "ornstein": ("carData", "Ornstein"), "smokeban": ("AER", "SmokeBan"),
+                        "healthinsurance": ("AER", "HealthInsurance"), "arrests": ("carData", "Arrests")})
+TASKS.update({
+    "cpssw8": dict(loader="heldout", formula="earnings ~ age + education + gender + region",
+                   outcome=_column("earnings"), label="CPSSW8 hourly earnings (AER, n = 61 395)"),
+    "star_k": dict(loader="heldout", formula="readk ~ stark + gender + ethnicity + lunchk + schoolk + degreek + "
+                                            "experiencek",
+                   outcome=_column("readk"),
+                   label="STAR kindergarten reading score (AER, n = 5 751 complete rows)"),
+    "doctorvisits": dict(loader="heldout", formula="visits ~ gender + age + income + illness + reduced + health + "
+                                                   "private + freepoor + freerepat + nchronic + lchronic",
+                         outcome=_column("visits"), label="DoctorVisits visits in 2 weeks (AER, n = 5 190)"),
+    "economics": dict(loader="heldout", formula="unemploy ~ pce + pop + psavert + uempmed",
+                      outcome=_column("unemploy"),
+                      label="economics unemployed in thousands (ggplot2, n = 574)"),
+    "ornstein": dict(loader="heldout", formula="interlocks ~ assets + sector + nation",
+                     outcome=_column("interlocks"), label="Ornstein interlocks (carData, n = 248)"),
+})
+
+
 def _r_dataset(key):
     """A held-out R data set as a DataFrame: exported once by Rscript to $DPREG_HELDOUT_DIR (default
     /tmp/dpreg_heldout) as CSV; dots in column names become underscores (formula names)."""
@@ -296,6 +357,36 @@ GLM_TASKS.update({
                        outcome="card", label="CreditCard (AER, n = 1 319): application accepted"),
     "cps_parttime": dict(loader="heldout", formula="parttime ~ education + experience + ethnicity + smsa + region",
                          outcome="parttime", label="CPS1988 (AER, n = 28 155): works part time"),
+})
+
+
+#: held-out binary tasks of the seventeenth pass: ages of adult workers (SmokeBan, HealthInsurance:
+#: 16-90), family size (1-20), Arrests' year (1997-2002, documented), age (10-90) and checks (0-6, documented).
+HELDOUT_GLM_BOUNDS.update({
+    "smokeban": {"age": (16.0, 90.0)},
+    "healthinsurance": {"age": (16.0, 90.0), "family": (1.0, 20.0)},
+    "arrests": {"year": (1997.0, 2002.0), "age": (10.0, 90.0), "checks": (0.0, 6.0)},
+})
+HELDOUT_GLM_LEVELS.update({
+    "smokeban": ("smoker", "yes", {"ban": ["no", "yes"], "afam": ["no", "yes"], "hispanic": ["no", "yes"],
+                                   "gender": ["male", "female"],
+                                   "education": ["hs drop out", "hs", "some college", "college", "master"]}),
+    "healthinsurance": ("insurance", "yes", {
+        "health": ["no", "yes"], "limit": ["no", "yes"], "gender": ["female", "male"], "married": ["no", "yes"],
+        "selfemp": ["no", "yes"], "region": ["northeast", "midwest", "south", "west"],
+        "ethnicity": ["other", "afam", "cauc"],
+        "education": ["none", "ged", "highschool", "bachelor", "master", "phd", "other"]}),
+    "arrests": ("released", "Yes", {"colour": ["Black", "White"], "sex": ["Female", "Male"],
+                                    "employed": ["No", "Yes"], "citizen": ["No", "Yes"]}),
+})
+GLM_TASKS.update({
+    "smokeban": dict(loader="heldout", formula="smoker ~ ban + age + education + afam + hispanic + gender",
+                     outcome="smoker", label="SmokeBan (AER, n = 10 000): current smoker"),
+    "healthinsurance": dict(loader="heldout", formula="insurance ~ health + age + limit + gender + married + "
+                                                      "selfemp + family + region + ethnicity + education",
+                            outcome="insurance", label="HealthInsurance (AER, n = 8 802): insured"),
+    "arrests": dict(loader="heldout", formula="released ~ colour + year + age + sex + employed + citizen + checks",
+                    outcome="released", label="Arrests (carData, n = 5 226): released with a summons"),
 })
 
 

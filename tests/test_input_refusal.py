@@ -319,3 +319,22 @@ def test_no_bare_builtin_errors_are_raised_by_the_package():
                 if isinstance(exc, ast.Name) and exc.id in bare:
                     found.append(f"{rel}:{node.lineno} {exc.id}")
     assert not found, found
+
+
+@pytest.mark.parametrize("outcome_levels", [None, ["no"], ["no", "yes", "maybe"]])
+def test_glm_text_outcome_without_two_declared_levels_is_refused_before_the_level_selection(outcome_levels):
+    """Seventeenth held-out pass (AER's SmokeBan from R: dp_glm(smoker ~ ban + age + education + ...)
+    with no levels=): the private selection of the predictors' levels spent 0.1 of eps and warned about
+    them, and only then was the fit refused for the outcome's levels, a public fact known at the start."""
+    rng = np.random.default_rng(0)      # test data, not privacy noise
+    n = 2000
+    df = pd.DataFrame({"y": rng.choice(["no", "yes"], n), "g": rng.choice(["a", "b"], n),
+                       "x": rng.uniform(0, 1, n)})
+    levels = None if outcome_levels is None else {"y": outcome_levels}
+    budget = dpreg.Budget(5.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # no warning about the predictors' levels of a refused fit
+        with pytest.raises(DPRegError, match="binary outcome 'y' needs exactly 2 declared levels"):
+            dpreg.dp_glm("y ~ g + x", df, eps=1, bounds={"x": (0, 1)}, levels=levels, budget=budget,
+                         random_state=1)
+    assert budget.spent == (0.0, 0.0)

@@ -248,3 +248,17 @@ def test_default_m_below_two_names_the_n_that_works_not_the_option():
     n_min = int(re.search(r"n >= (\d+)", str(info.value)).group(1))
     # the n named is the one whose default m passes the public prediction (d = 4 with the intercept)
     assert T.ptr_likely(n_min // 40, 4, 1.0, 1e-6)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+def test_first_refusal_names_an_n_that_passes_every_public_check(eps):
+    """Seventeenth held-out pass (STAR kindergarten, n = 4 600, d = 17): the refusal for too few default
+    models named n >= 19 720 at eps = 1, but at that n the PTR prediction (the next public check) refused
+    again, asking for n >= 182 240. The n a refusal names must pass all of check_public's checks (with
+    the default precheck), so the user is not sent to collect data that is refused once more."""
+    import re
+    spec = PrivacySpec(eps=eps, delta=1e-6)
+    with pytest.raises(ValueError, match=r"n >= (\d+)") as info:
+        T.check_public(4600, 17, spec, {})
+    n_named = int(re.search(r"n >= (\d+)", str(info.value)).group(1))
+    T.check_public(n_named, 17, spec, {})      # must not raise

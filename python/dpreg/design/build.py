@@ -126,6 +126,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     _check_rows_against_public_terms_early(c, formula, data, bounds=bounds, levels=levels, family=family,
                                            allow_wide=allow_wide,
                                            releases=bool(searched) and noise is not None and ledger is not None)
+    # the binary outcome's declared levels are public too: refused before the selection spends anything
+    # (held-out pass 17: SmokeBan from R without levels= spent 0.1 of eps, then was refused)
+    _check_binomial_outcome_levels_early(c, family=family)
     cat_frame = _categorical_coding(c, unit=unit, unknown_level=unknown_level, noise=noise, ledger=ledger,
                                     levels_share_eps=levels_share_eps, levels_share_delta=levels_share_delta)
     y_bin, outcome_lv = _binomial_outcome(c, family=family, unknown_level=unknown_level)
@@ -368,6 +371,21 @@ def _warn_collapsed_factors(cols, *, eps, delta, neighbours):
                   f"rows share one level and the term drops out of the model. Declare the levels (public "
                   f"domain knowledge) with levels={{{example!r}: [...]}} (first = reference), or raise "
                   "levels_share or eps", AccuracyWarning, stacklevel=2)
+
+
+def _check_binomial_outcome_levels_early(c, *, family):
+    """The refusals of :func:`_binomial_outcome` that read public facts only (the declared levels, the
+    column's type, the levels mode), made before any private selection of levels spends budget."""
+    if family != "binomial":
+        return
+    outcome_var, levels = c.outcome_var, c.levels
+    if outcome_var in levels:
+        if len(list(levels[outcome_var])) != 2:
+            raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels "
+                              "(reference first, event second)")
+    elif not (c.ytype in ("bool", "numeric") or (c.ytype == "categorical" and c.levels_mode == "data")):
+        raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels: "
+                          f"levels={{{outcome_var!r}: [reference, event]}}")
 
 
 def _binomial_outcome(c, *, family, unknown_level):

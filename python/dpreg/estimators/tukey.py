@@ -164,6 +164,17 @@ def check_public(n, d, spec, options):
     c = ptr_constants(m, spec.eps, spec.delta)
     if c["t"] - 2 <= c["cut"]:
         need = 4 * (int(math.floor(c["cut"])) + 3)
+        if options.get("precheck", True):
+            # the m named must also pass the PTR prediction below, which can ask for far more models
+            # (STAR, d = 17, eps = 1: 116 here, 1 072 there); naming the smaller sent users to an n that
+            # is refused again
+            m_ptr = smallest_m(d, spec.eps, spec.delta)
+            need = max(need, m_ptr) if m_ptr is not None else None
+        if need is None:
+            raise InvalidArgument(f"TukeyEM cannot pass its propose-test-release check with probability above 1/2 "
+                                  f"here (n = {n}, d = {d}, eps = {spec.eps:g}, delta = {spec.delta:g}): it needs "
+                                  "far more models than any practical n gives; nothing was spent. Use a larger eps, "
+                                  "fewer coefficients, or another method (method='auto')")
         if options.get("m") is None:   # default m = floor(n/(10 d)): say which n would do
             n_min = need * 10 * d
             raise InvalidArgument(f"TukeyEM cannot pass its propose-test-release check with probability above 1/2 "
