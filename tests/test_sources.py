@@ -125,19 +125,25 @@ def test_declarations_for_columns_the_formula_does_not_use_are_ignored_like_pand
         dpreg.dp_lm(formula, str(files / "*.parquet"), eps=1, bounds={**BOUNDS, "x22": (0, 1)}, method=method)
 
 
+def _in_memory_tables(frame):
+    """The in-memory sources dp_lm and predict take besides pandas: a pyarrow Table, and a polars
+    DataFrame where polars is installed."""
+    tables = {"arrow": pa.Table.from_pandas(frame, preserve_index=False)}
+    try:
+        import polars as pl
+        tables["polars"] = pl.from_pandas(frame)
+    except ImportError:
+        pass
+    return tables
+
+
 def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
     # newcomer review, sixteenth pass: a fit made from a polars frame refused polars (and pyarrow)
     # newdata ("newdata must be a pandas DataFrame")
     fit = _fit(pa.Table.from_pandas(frame, preserve_index=False))
     new = frame.iloc[:5].reset_index(drop=True)
     ref = fit.predict(new, interval="confidence")
-    others = {"arrow": pa.Table.from_pandas(new, preserve_index=False)}
-    try:
-        import polars as pl
-        others["polars"] = pl.from_pandas(new)
-    except ImportError:
-        pass
-    for name, data in others.items():
+    for name, data in _in_memory_tables(new).items():
         pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
 
 
@@ -351,13 +357,7 @@ def test_auto_on_an_in_memory_arrow_or_polars_frame_chooses_as_on_pandas(frame, 
     small = frame.iloc[:300].reset_index(drop=True)
     ref = dpreg.dp_lm(FORMULA, small, eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5, inference=inference)
     assert ref.method == "dpgd"
-    tables = {"arrow": pa.Table.from_pandas(small, preserve_index=False)}
-    try:
-        import polars as pl
-        tables["polars"] = pl.from_pandas(small)
-    except ImportError:
-        pass
-    for name, table in tables.items():
+    for name, table in _in_memory_tables(small).items():
         fit = dpreg.dp_lm(FORMULA, table, eps=0.5, bounds=BOUNDS, levels=LEVELS, random_state=5,
                           inference=inference)
         assert fit.method == "dpgd", name
