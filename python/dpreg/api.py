@@ -88,7 +88,8 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; both dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
-        dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
+        dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
+        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
@@ -332,7 +333,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     auto = method == "auto"
     if auto and stream is not None:
-        data, stream = _in_memory_table_as_pandas_where_auto_takes_dpgd(
+        data, stream = _in_memory_table_as_pandas_where_auto_needs_n(
             formula, data, stream, family=family, eps=eps, delta=delta, bounds=bounds, levels=levels,
             neighbours=neighbours, inference=inference, unit=unit)
     all_declared = False
@@ -484,15 +485,17 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
     return src.to_pandas(cols, max_rows=limit), None, bounds, levels
 
 
-def _in_memory_table_as_pandas_where_auto_takes_dpgd(formula, data, stream, *, family, eps, delta, bounds,
+def _in_memory_table_as_pandas_where_auto_needs_n(formula, data, stream, *, family, eps, delta, bounds,
                                                       levels, neighbours, inference, unit):
-    """(data, stream). method="auto" takes dpgd (its noise-dominated rule, or inference=False) only on a
-    data frame in memory; a streamed source keeps the SSP methods. A pyarrow or polars table is in memory
-    too, but was streamed like a file, so the same data gave another method (and other numbers) than
-    as a pandas frame (newcomer review 17). Where the rule, applied to the public shape (the formula,
-    the column types, the declared levels and ranges, n: all public under replace-one), chooses dpgd,
-    such a table is read as the pandas frame of its formula columns, which is then fitted like one.
-    Files, DuckDB and Spark stay streamed (AUTO_RULE)."""
+    """(data, stream). The rules of method="auto" that need n and d (dpgd where the noise dominates or
+    with inference=False; AdaSSP rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
+    only to a data frame in memory; a streamed source gets the choice without them. A pyarrow or polars
+    table is in memory too, but was streamed like a file, so the same data gave another method (and
+    other numbers) than as a pandas frame (newcomer reviews 17, for dpgd, and 18, for AdaSSP). Where
+    the rule, applied to the public shape (the formula, the column types, the declared levels and
+    ranges, n: all public under replace-one), chooses otherwise than without n and d, such a table is
+    read as the pandas frame of its formula columns, which is then fitted like one. Files, DuckDB and
+    Spark stay streamed (AUTO_RULE)."""
     src, columns = stream
     if src.kind != "arrow" or family != "gaussian" or neighbours != "replace_one" or unit is not None:
         return data, stream
@@ -508,7 +511,8 @@ def _in_memory_table_as_pandas_where_auto_takes_dpgd(formula, data, stream, *, f
     facts = {"family": family, "all_declared": all_ranges_declared(formula, data, bounds, family=family),
              "has_factors": bool(shape.factor_blocks), "inference": bool(inference), "n": n,
              "d": len(shape.terms), "b_sq": auto_b_sq(shape), "eps": eps, "delta": delta}
-    if choose_method(facts) != "dpgd":
+    streamed_facts = {k: v for k, v in facts.items() if k not in ("n", "d")}
+    if choose_method(facts) == choose_method(streamed_facts):
         return data, stream
     return src.to_pandas(columns, max_rows=sources.MATERIALISE_ROW_LIMIT), None
 
