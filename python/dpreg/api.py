@@ -289,8 +289,8 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     >>> fit = dpreg.dp_glm("male ~ body_mass_g", penguins, eps=1.0, na_action="impute",
     ...                    bounds={"body_mass_g": (2000, 7000)})  # doctest: +SKIP
     """
-    if family != "binomial":
-        raise InvalidArgument("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
+    if not (isinstance(family, str) and family == "binomial"):
+        raise InvalidArgument(_unsupported_family_message(family))
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
@@ -449,6 +449,21 @@ def _ranges_from_a_release(public) -> bool:
     """True when a variable's range (and so the column intervals) came from the private range search."""
     variables = getattr(getattr(public, "schema", None), "variables", {}) or {}
     return any(getattr(v, "bounds_source", None) == "estimated" for v in variables.values())
+
+
+def _unsupported_family_message(family) -> str:
+    """The refusal of a dp_glm family other than "binomial", naming what was asked for (newcomer review
+    18: family="probit" and "poisson" were told "use dp_lm for gaussian", as R's dp_glm no longer is)."""
+    head = "dp_glm fits logistic regression only (family='binomial', logit link)"
+    name = family.lower() if isinstance(family, str) else type(family).__name__.lower()
+    if name == "gaussian":
+        return f"{head}; use dp_lm() for a gaussian model"
+    if name in ("logit", "logistic"):
+        return f"{head}: write family='binomial' for logistic regression"
+    if name == "binomial":      # e.g. statsmodels' sm.families.Binomial(): a class, not the name
+        return f"{head}: pass the name family='binomial', not a family object"
+    shown = repr(family) if isinstance(family, str) else type(family).__name__
+    return f"{head}; family {shown} has no DP estimator in dpreg"
 
 
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
