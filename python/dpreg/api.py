@@ -94,8 +94,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
         outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
-        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
+        is an error naming the closest column; keys for columns the formula does not use are ignored
+        (one dict serves several models). ``"data"`` reads every range from the data: a
         :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
     levels : dict or "data", optional
         ``{"column": [levels]}``: declared public category levels, the first is the reference.
@@ -215,8 +216,9 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
         outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
-        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
+        is an error naming the closest column; keys for columns the formula does not use are ignored
+        (one dict serves several models). ``"data"`` reads every range from the data: a
         :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
     levels : dict or "data", optional
         ``{"column": [levels]}``: declared public category levels, the first is the reference.
