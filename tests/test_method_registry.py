@@ -186,7 +186,7 @@ def test_an_argument_no_method_takes_is_refused_with_its_reason_alone(frame, nam
         dpreg.dp_lm("y ~ x", frame, bounds={"y": (-1, 1), "x": (-1, 1)}, **{name: 1})
     text = str(ei.value)
     assert "pass method=" not in text and "known:" not in text and "unknown option" not in text
-    assert text.startswith(f"there is no argument {name}=") or text.startswith(f"'{name}' is spelt")
+    assert text.startswith((f"there is no argument {name}=", f"'{name}' is spelt"))
     # with a genuinely unknown option beside it, the method's list of options is still given
     with pytest.raises(InvalidArgument, match="known: "):
         dpreg.dp_lm("y ~ x", frame, bounds={"y": (-1, 1), "x": (-1, 1)}, zzz=1, **{name: 1})
