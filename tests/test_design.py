@@ -1,6 +1,7 @@
 """Design layer: formula + public schema -> model matrix (AdaSSP spec 2.1-2.2, API.md data policy)."""
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -479,6 +480,24 @@ def test_more_formula_and_level_forms():
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
     d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})
     assert d.terms == ["Intercept", "z"]
+
+
+@pytest.mark.parametrize("formula,missing,close", [
+    ("y ~ beuty", "beuty", "beauty"),               # a plain column
+    ("y ~ C(gendr)", "gendr", "gender"),            # inside C()
+    ("y ~ np.log(beuty)", "beuty", "beauty"),       # inside a function
+    ("yy ~ beauty", "yy", "y"),                     # the outcome
+])
+def test_a_misspelt_formula_column_gets_the_closest_column_as_a_hint(formula, missing, close):
+    # newcomer review 18 (AER::TeachingRatings): "the formula uses column 'beuty', which is not in the
+    # data" had no hint, where a misspelt bounds key gets "(did you mean ...?)"; column names only
+    df = pd.DataFrame({"y": [1.0, 2.0, 3.0], "beauty": [0.5, 1.0, 1.5], "gender": ["a", "b", "a"]})
+    with pytest.raises(FormulaError, match=re.escape(f"column {missing!r}, which is not in the data "
+                                                     f"(did you mean {close!r}?)")):
+        build_design(formula, df, bounds={"y": (0, 4), "beauty": (0.1, 2)}, levels={"gender": ["a", "b"]})
+    with pytest.raises(FormulaError) as ei:
+        build_design("y ~ zzz", df, bounds={"y": (0, 4)})
+    assert "did you mean" not in str(ei.value)
 
 
 def test_columns_named_like_python_keywords_are_ordinary_columns():

@@ -227,3 +227,19 @@ def test_no_intervals_without_inference_or_with_unreliable_private_ranges():
         coarse = dpreg.dp_glm("s ~ a + d + e", w, eps=0.5, random_state=1)
     assert coarse.inference_note.startswith("standard errors not estimable")
     assert coarse.std_errors.isna().all() and coarse.conf_int().isna().all().all()
+
+
+@pytest.mark.parametrize("family,expected", [
+    ("probit", "family 'probit' has no DP estimator"),
+    ("poisson", "family 'poisson' has no DP estimator"),
+    ("gaussian", "use dp_lm() for a gaussian model"),
+    ("logit", "write family='binomial'"),
+])
+def test_dp_glm_refuses_other_families_naming_what_was_asked(family, expected):
+    # newcomer review 18 (carData::Cowles): family="probit" and "poisson" were told "use dp_lm for
+    # gaussian"; the refusal names the family asked for, before the data are touched
+    df = pd.DataFrame({"y": [0, 1] * 10, "x": np.arange(20.0)})
+    with pytest.raises(dpreg.errors.InvalidArgument) as ei:
+        dpreg.dp_glm("y ~ x", df, family=family, bounds={"x": (0, 20)})
+    assert expected in str(ei.value)
+    assert family == "gaussian" or "gaussian" not in str(ei.value)

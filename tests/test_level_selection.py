@@ -325,3 +325,25 @@ def test_a_factor_whose_selection_keeps_one_level_is_named_in_a_warning():
                           levels={"g": ["a", "b"]}, random_state=5)
     assert "g[T.b]" in fit.terms
     assert not any("no coefficient" in str(w.message) for w in caught)
+
+
+def test_wald_test_of_a_factor_that_dropped_out_says_why():
+    """Newcomer review 18 (AER::TeachingRatings, n = 463, eps = 1): after the warning "no coefficient for
+    'gender'", fit.wald_test("gender") said "'gender' is not a term or factor of this fit", as for a
+    misspelt name. The design of the test above (threshold about 207 rows against two levels of 150)."""
+    rng = np.random.default_rng(3)     # test data, not a DP draw
+    n = 300
+    df = pd.DataFrame({"g": np.repeat(["a", "b"], n // 2), "x": rng.uniform(0, 1, n)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x + C(g)", df, eps=2.0, method="adassp", bounds={"x": (0, 1), "y": (-1, 2)},
+                          random_state=5)
+    assert not any("g" in t for t in fit.terms if t != "Intercept" and t != "x")
+    for name in ("g", "C(g)"):
+        with pytest.raises(dpreg.errors.InvalidArgument, match="dropped out of the model") as ei:
+            fit.wald_test(name)
+        assert "levels={'g': [...]}" in str(ei.value) and "not a term" not in str(ei.value)
+    # a name the formula does not have keeps the old refusal
+    with pytest.raises(dpreg.errors.InvalidArgument, match="not a term or factor"):
+        fit.wald_test("h")

@@ -175,6 +175,23 @@ def test_lm_arguments_dpreg_does_not_have_say_what_to_do(frame):
         dpreg.dp_lm("y ~ x", frame, subset=frame.x > 0, **kw)
 
 
+@pytest.mark.parametrize("name", ["weights", "subset", "offset", "seed"])
+def test_an_argument_no_method_takes_is_refused_with_its_reason_alone(frame, name):
+    # newcomer review 18: the sixteenth pass added the reason, but after "unknown option(s) for method
+    # 'adassp' (chosen by method='auto'; pass method= explicitly to use other options): weights; known:
+    # ci, cov_type, ...", which still says another method might take weights=. No method does, so the
+    # refusal is the reason alone
+    assert not any(name in m.accepted_options for m in METHODS.values())
+    with pytest.raises(InvalidArgument) as ei:
+        dpreg.dp_lm("y ~ x", frame, bounds={"y": (-1, 1), "x": (-1, 1)}, **{name: 1})
+    text = str(ei.value)
+    assert "pass method=" not in text and "known:" not in text and "unknown option" not in text
+    assert text.startswith((f"there is no argument {name}=", f"'{name}' is spelt"))
+    # with a genuinely unknown option beside it, the method's list of options is still given
+    with pytest.raises(InvalidArgument, match="known: "):
+        dpreg.dp_lm("y ~ x", frame, bounds={"y": (-1, 1), "x": (-1, 1)}, zzz=1, **{name: 1})
+
+
 # ---- every declared option check, for every method, runs before anything is spent ------------------
 #: values tried in turn until the option's declared check refuses one; a check that refuses none of
 #: them would be vacuous, and the test below says so

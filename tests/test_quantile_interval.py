@@ -169,6 +169,28 @@ def test_interval_withheld_when_its_ends_would_stop_near_the_bounds():
     assert np.isfinite(e4.conf_int().to_numpy()).all()
 
 
+def test_interval_withheld_without_bounds_where_no_end_could_be_searched():
+    # newcomer review 18 (AER::SwissLabor income, n = 872, three quartiles at eps = 0.5, no bounds): each
+    # of the 9 searches gets eps 0.9 * 0.5 / 9 = 0.05, i.e. exponential noise of 1 / 0.025 = 40 rows, so
+    # an end's rank error bound is r = 40 (log 700350 + log(1 / 0.005)) + 1 = 751 rows > 0.75 n: every
+    # end's level q -+ (z sqrt(q (1 - q) / n) + r / n) leaves (0, 1), nothing is searched for it, and
+    # the fit spent 0.2 of its 0.5 (the estimate got a third of the budget, the rest went unspent).
+    # Now the interval is withheld before anything is spent, with the reason, and the estimate gets it all
+    x = np.random.default_rng(18).normal(10.7, 1.0, 872)
+    with pytest.warns(UserWarning, match="not estimable at this n and eps without declared bounds"):
+        e = dpreg.dp_quantile(x, [0.25, 0.5, 0.75], eps=0.5, random_state=1)
+    assert e.conf_int().isna().all().all()
+    assert not any("interval" in r["statistic"] for r in e.privacy.ledger)
+    assert 0.499 <= e.privacy.eps_spent <= 0.5
+    # with one end searchable (the median alone at eps = 4: b = 1 / (0.9 * 4 / 3 / 2) = 1.7 rows, r = 32
+    # rows, about 0.04 n) the interval is still released
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e4 = dpreg.dp_quantile(x, 0.5, eps=4.0, random_state=1)
+    assert np.isfinite(e4.conf_int().to_numpy()).all()
+    assert any("interval" in r["statistic"] for r in e4.privacy.ledger)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n,eps", [(1000, 1.0), (300, 4.0)])
 def test_interval_covers_population_median(n, eps):

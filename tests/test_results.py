@@ -649,3 +649,26 @@ def test_predict_gives_na_for_rows_with_missing_values_and_keeps_the_others():
             np.testing.assert_allclose(out[["lower", "upper"]].iloc[[0, 3]].to_numpy(float),
                                        alone[["lower", "upper"]].to_numpy(float))
     assert fit.predict(nd.iloc[[1]]).isna().all()          # every row incomplete: all NA
+
+
+def test_predict_names_the_rows_without_interval_and_the_coefficients_they_use():
+    # newcomer review 18 (carData::Cowles, dp_glm at eps = 2): "newdata: rows at Intercept, neuroticism,
+    # ... get no interval (NA)" did not say which rows. A fit whose coefficient z has no standard error:
+    # a new row with z = 0 does not use it and keeps its interval; a row with z != 0 gets NA, and the
+    # warning counts the rows of newdata (the caller's own) and names the coefficient
+    rng = np.random.default_rng(1)
+    n = 2000
+    df = pd.DataFrame({"x": rng.uniform(size=n), "z": rng.uniform(size=n)})
+    df["y"] = df.x + 0.1 * rng.normal(size=n)
+    d = dpreg.dp_lm("y ~ x + z", df, eps=4, bounds={"x": (0, 1), "z": (0, 1), "y": (-1, 2)}, random_state=1,
+                    method="adassp").to_dict()
+    d["vcov"] = [[v if 2 not in (i, j) else float("nan") for j, v in enumerate(row)] for i, row in enumerate(d["vcov"])]
+    d["std_errors"][2] = None
+    fit = DPFit.from_dict(d)
+    new = pd.DataFrame({"x": [0.5, 0.5, 0.2], "z": [0.0, 0.3, 0.0]})
+    with pytest.warns(AccuracyWarning) as ws:
+        got = fit.predict(new, interval="confidence")
+    assert np.isfinite(got.loc[[0, 2], ["lower", "upper"]].to_numpy()).all()
+    assert got.loc[1, ["lower", "upper"]].isna().all()
+    text = " ".join(str(w.message) for w in ws)
+    assert "1 of 3 rows get no interval" in text and "coefficient z," in text

@@ -266,3 +266,20 @@ def test_fit_warnings_point_at_the_callers_line(data):
         DPLogisticRegression(eps=0.05, bounds=(0, 1), random_state=0).fit(X.iloc[:300], (y.iloc[:300] > 1))
     ours = [w for w in caught if issubclass(w.category, dpreg.DPRegWarning)]
     assert ours and all(w.filename == __file__ for w in ours), [(w.filename, str(w.message)[:60]) for w in ours]
+
+
+def test_bounds_naming_the_target_point_to_target_bounds():
+    # newcomer review 18 (AER::SwissLabor): dp_lm's bounds dict, outcome included, reused for
+    # DPLinearRegression was refused as "bounds name unknown feature(s): 'income'" without saying that
+    # the target's range is target_bounds=
+    from dpreg.sklearn import DPLinearRegression
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.uniform(2, 7, 200), "education": rng.uniform(0, 25, 200)})
+    y = pd.Series(10 + 0.1 * X["age"], name="income")
+    bounds = {"income": (8, 14), "age": (2, 7), "education": (0, 25)}
+    with pytest.raises(dpreg.errors.InvalidArgument, match=r"'income' \(the target: declare its range with "
+                                                           r"target_bounds="):
+        DPLinearRegression(eps=1, bounds=bounds).fit(X, y)
+    # a misspelt feature keeps its own hint
+    with pytest.raises(dpreg.errors.InvalidArgument, match="did you mean 'education'"):
+        DPLinearRegression(eps=1, bounds={"educaton": (0, 25)}).fit(X, y)

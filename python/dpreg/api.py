@@ -88,13 +88,15 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; both dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
-        dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
+        dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
+        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     bounds : dict or "data", optional
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
         outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
-        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
+        is an error naming the closest column; keys for columns the formula does not use are ignored
+        (one dict serves several models). ``"data"`` reads every range from the data: a
         :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
     levels : dict or "data", optional
         ``{"column": [levels]}``: declared public category levels, the first is the reference.
@@ -214,8 +216,9 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
         (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
         outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the formula
-        is an error naming the closest column. ``"data"`` reads every range from the data: a
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
+        is an error naming the closest column; keys for columns the formula does not use are ignored
+        (one dict serves several models). ``"data"`` reads every range from the data: a
         :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
     levels : dict or "data", optional
         ``{"column": [levels]}``: declared public category levels, the first is the reference.
@@ -288,8 +291,8 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     >>> fit = dpreg.dp_glm("male ~ body_mass_g", penguins, eps=1.0, na_action="impute",
     ...                    bounds={"body_mass_g": (2000, 7000)})  # doctest: +SKIP
     """
-    if family != "binomial":
-        raise InvalidArgument("dp_glm supports family='binomial' (logistic regression); use dp_lm for gaussian")
+    if not (isinstance(family, str) and family == "binomial"):
+        raise InvalidArgument(_unsupported_family_message(family))
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
@@ -332,7 +335,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     auto = method == "auto"
     if auto and stream is not None:
-        data, stream = _in_memory_table_as_pandas_where_auto_takes_dpgd(
+        data, stream = _in_memory_table_as_pandas_where_auto_needs_n(
             formula, data, stream, family=family, eps=eps, delta=delta, bounds=bounds, levels=levels,
             neighbours=neighbours, inference=inference, unit=unit)
     all_declared = False
@@ -450,6 +453,21 @@ def _ranges_from_a_release(public) -> bool:
     return any(getattr(v, "bounds_source", None) == "estimated" for v in variables.values())
 
 
+def _unsupported_family_message(family) -> str:
+    """The refusal of a dp_glm family other than "binomial", naming what was asked for (newcomer review
+    18: family="probit" and "poisson" were told "use dp_lm for gaussian", as R's dp_glm no longer is)."""
+    head = "dp_glm fits logistic regression only (family='binomial', logit link)"
+    name = family.lower() if isinstance(family, str) else type(family).__name__.lower()
+    if name == "gaussian":
+        return f"{head}; use dp_lm() for a gaussian model"
+    if name in ("logit", "logistic"):
+        return f"{head}: write family='binomial' for logistic regression"
+    if name == "binomial":      # e.g. statsmodels' sm.families.Binomial(): a class, not the name
+        return f"{head}: pass the name family='binomial', not a family object"
+    shown = repr(family) if isinstance(family, str) else type(family).__name__
+    return f"{head}; family {shown} has no DP estimator in dpreg"
+
+
 def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbours, design_opts, options):
     """(data for the design, stream, bounds, levels). pandas frames and mappings pass unchanged (stream
     None). Any other source (dpreg.sources) is checked first. A method whose data access is sums over rows
@@ -484,15 +502,17 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
     return src.to_pandas(cols, max_rows=limit), None, bounds, levels
 
 
-def _in_memory_table_as_pandas_where_auto_takes_dpgd(formula, data, stream, *, family, eps, delta, bounds,
+def _in_memory_table_as_pandas_where_auto_needs_n(formula, data, stream, *, family, eps, delta, bounds,
                                                       levels, neighbours, inference, unit):
-    """(data, stream). method="auto" takes dpgd (its noise-dominated rule, or inference=False) only on a
-    data frame in memory; a streamed source keeps the SSP methods. A pyarrow or polars table is in memory
-    too, but was streamed like a file, so the same data gave another method (and other numbers) than
-    as a pandas frame (newcomer review 17). Where the rule, applied to the public shape (the formula,
-    the column types, the declared levels and ranges, n: all public under replace-one), chooses dpgd,
-    such a table is read as the pandas frame of its formula columns, which is then fitted like one.
-    Files, DuckDB and Spark stay streamed (AUTO_RULE)."""
+    """(data, stream). The rules of method="auto" that need n and d (dpgd where the noise dominates or
+    with inference=False; AdaSSP rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
+    only to a data frame in memory; a streamed source gets the choice without them. A pyarrow or polars
+    table is in memory too, but was streamed like a file, so the same data gave another method (and
+    other numbers) than as a pandas frame (newcomer reviews 17, for dpgd, and 18, for AdaSSP). Where
+    the rule, applied to the public shape (the formula, the column types, the declared levels and
+    ranges, n: all public under replace-one), chooses otherwise than without n and d, such a table is
+    read as the pandas frame of its formula columns, which is then fitted like one. Files, DuckDB and
+    Spark stay streamed (AUTO_RULE)."""
     src, columns = stream
     if src.kind != "arrow" or family != "gaussian" or neighbours != "replace_one" or unit is not None:
         return data, stream
@@ -508,7 +528,8 @@ def _in_memory_table_as_pandas_where_auto_takes_dpgd(formula, data, stream, *, f
     facts = {"family": family, "all_declared": all_ranges_declared(formula, data, bounds, family=family),
              "has_factors": bool(shape.factor_blocks), "inference": bool(inference), "n": n,
              "d": len(shape.terms), "b_sq": auto_b_sq(shape), "eps": eps, "delta": delta}
-    if choose_method(facts) != "dpgd":
+    streamed_facts = {k: v for k, v in facts.items() if k not in ("n", "d")}
+    if choose_method(facts) == choose_method(streamed_facts):
         return data, stream
     return src.to_pandas(columns, max_rows=sources.MATERIALISE_ROW_LIMIT), None
 

@@ -12,9 +12,10 @@ from .errors import AccuracyWarning, Diagnostic
 AUTO_RULE = """method="auto" (public facts only: the family, which ranges the user declared, whether
 the model matrix has factor dummy columns, which follows from the formula and the declared levels, and
 for dp_lm under replace-one on an in-memory data frame without unit= the public n, the number of
-coefficients d and eps, delta; the two "dpgd" rules of dp_lm below use them, so a streamed source
-(files, DuckDB, Spark) or a unit= fit keeps the SSP methods; an in-memory pyarrow or polars table is
-read as a pandas frame where they choose "dpgd", and fitted like one):
+coefficients d and eps, delta; the two "dpgd" rules of dp_lm below and its AUTO_BOOSTED_MIN rule use
+them, so a streamed source (files, DuckDB, Spark) or a unit= fit keeps the SSP methods (BoostedAdaSSP
+for factor data); an in-memory pyarrow or polars table is read as a pandas frame where they choose
+otherwise, and fitted like one):
 
 * family "binomial"                                        -> "dpgd" (its logistic solver: private
                                                                Newton with standard errors)

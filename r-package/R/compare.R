@@ -50,6 +50,12 @@
 #' @export
 dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "markdown", "html", "text"),
                        digits = 4, stars = TRUE, caption = "DP regression fits", label = NULL) {
+  # newcomer review 18: dp_compare(f1, f2), as anova(f1, f2), put the second fit into 'names' ("'names'
+  # must have one entry per fit") or a third into 'format'
+  if (inherits(names, "dp_fit") || (!missing(format) && inherits(format, "dp_fit"))) {
+    dp_stop("pass the fits as one list, e.g. dp_compare(list(f1, f2)) or, with column names, ",
+            "dp_compare(list(small = f1, large = f2)); the second argument is 'names'", call. = FALSE)
+  }
   format <- match.arg(format)
   if (inherits(fits, "dp_fit")) fits <- list(fits)
   if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, TRUE, "dp_fit"))) {

@@ -77,9 +77,14 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
             "unordered factors (treatment contrasts, first level = reference).")
   }
   if (check_na && length(with_na) && (is.null(na_action) || identical(na_action, "fail"))) {
+    # newcomer review 18: lm() drops such rows by its default na.action (getOption("na.action"),
+    # "na.omit"); an R user reads a refusal that names only na_action as "dpreg ignores na.action"
     dp_stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
-         ": remove or impute them first, or use na_action = \"impute\" (private) or ",
-         "na_action = \"drop\" (the count of complete rows is then treated as public)",
+         ": ", if (is.null(na_action)) paste0("dpreg does not drop incomplete rows unasked, as lm() ",
+         "does by getOption(\"na.action\") (dropping makes their count public). "),
+         "Remove or impute them first, or use ",
+         "na_action = \"impute\" (private), or na.action = na.omit (the same as na_action = \"drop\": ",
+         "the count of complete rows is then treated as public)",
          call. = FALSE)
   }
   list(columns = columns, factors = factors, classes = classes,

@@ -47,9 +47,11 @@
 #'   formulas). Logical columns are
 #'   factors with the public levels `FALSE`, `TRUE`. Character columns are
 #'   refused: make them factors, or declare their levels. Missing values in a used column are an
-#'   error naming the columns; `na_action = "impute"` (the centre of the
-#'   column's public range, or the reference level; private) or
-#'   `na_action = "drop"` (the count of complete rows is treated as public, with
+#'   error naming the columns (unlike `lm()`, which drops those rows by
+#'   `getOption("na.action")`, an option dpreg does not read); `na_action = "impute"`
+#'   (the centre of the column's public range, or the reference level; private) or
+#'   `na.action = na.omit`, the same as `na_action = "drop"` (the count of complete rows is
+#'   treated as public, with
 #'   a `PrivacyLeakWarning`) change that. Values outside declared bounds are
 #'   clamped silently.
 #'

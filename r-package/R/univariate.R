@@ -105,6 +105,12 @@ check_vector <- function(x) {
     dp_stop("x must be a numeric vector; for the proportion of TRUE values use as.numeric(x) with ",
             "bounds = c(0, 1)", call. = FALSE)
   }
+  if (is.data.frame(x)) {
+    # newcomer review 18: dp_mean(df["income"]) (a one-column data frame or tibble) was told only
+    # "x must be a numeric vector"
+    dp_stop("x must be a numeric vector, not a data frame: take the column with df$name or ",
+            "df[[\"name\"]]", call. = FALSE)
+  }
   if (is.factor(x) || is.character(x) || !is.numeric(x)) {
     dp_stop("x must be a numeric vector", call. = FALSE)
   }

@@ -234,6 +234,15 @@ def _expand_dot(rhs: str, columns, exclude) -> str:
     return pat.sub("(" + " + ".join(quote_name(str(c)) for c in others) + ")", rhs)
 
 
+def _missing_column_error(name, columns) -> FormulaError:
+    """A formula column that is not in the data, with the closest column name as a hint, as a
+    misspelt bounds key gets (newcomer review 18: 'beuty' for 'beauty' had none). Names only."""
+    import difflib
+    close = difflib.get_close_matches(str(name), [str(c) for c in columns], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return FormulaError(f"the formula uses column {name!r}, which is not in the data{hint}")
+
+
 def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
     from formulaic.parser.types import Factor
     expr = str(fa.expr)
@@ -241,7 +250,7 @@ def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
         return FactorInfo(expr, "intercept", [])
     if fa.eval_method == Factor.EvalMethod.LOOKUP:
         if expr not in columns:
-            raise FormulaError(f"the formula uses column {expr!r}, which is not in the data")
+            raise _missing_column_error(expr, columns)
         kind = "categorical" if expr in categorical_vars else "numeric"
         tree, names = _parse_python(quote_name(expr))
         return FactorInfo(expr, kind, [expr], tree, names)
@@ -255,14 +264,14 @@ def _factor_info(fa, columns, categorical_vars) -> FactorInfo:
             raise FormulaError(f"term {expr!r}: C() takes a column name")
         var = names.get(arg.id, arg.id)
         if var not in columns:
-            raise FormulaError(f"the formula uses column {var!r}, which is not in the data")
+            raise _missing_column_error(var, columns)
         return FactorInfo(expr, "categorical", [var], tree, names)
     vars_ = []
     for v in used:
         if v in ("np", "numpy") or v in ALLOWED_FUNCTIONS or v in ("I", "C"):
             continue
         if v not in columns:
-            raise FormulaError(f"the formula uses column {v!r}, which is not in the data")
+            raise _missing_column_error(v, columns)
         if v not in vars_:
             vars_.append(v)
     return FactorInfo(expr, "numeric", vars_, tree, names)

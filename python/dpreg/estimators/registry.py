@@ -241,7 +241,7 @@ _ARGUMENT_ALIASES = {"seed": "random_state", "rng": "random_state", "random_seed
 #: option ... pass method= explicitly to use other options" suggested another method might take them)
 _NOT_SUPPORTED = {
     "weights": "case weights are not supported: every row counts once (the privacy guarantee is per row)",
-    "subset": "there is no subset=: pass the rows to analyse (their number is treated as public)",
+    "subset": "pass the rows to analyse (their number is treated as public)",
     "offset": "offsets are not supported",
     "family": "dp_lm fits the gaussian linear model; use dp_glm(family='binomial') for logistic regression",
     "alpha": "the interval level is level= (conf_int(alpha=...) takes statsmodels' alpha)",
@@ -291,6 +291,15 @@ def resolve_options(spec: MethodSpec, user_options: Mapping, public_facts: Mappi
     the public shape (n, d, eps) finish the resolution in their own resolver at fit time."""
     unknown = set(user_options) - set(spec.accepted_options)
     if unknown:
+        not_options = {name for name in unknown if name in _ARGUMENT_ALIASES
+                       or (name in _NOT_SUPPORTED and not any(name in m.accepted_options for m in METHODS.values()))}
+        if not_options == unknown:
+            # lm / statsmodels arguments and other spellings: no method takes them, so the reason comes
+            # first, without "unknown option for method ...; pass method= explicitly" (newcomer review 18:
+            # weights= still read as if another method took it)
+            raise InvalidArgument("; ".join(
+                f"{name!r} is spelt {_ARGUMENT_ALIASES[name]}=" if name in _ARGUMENT_ALIASES
+                else f"there is no argument {name}=: {_NOT_SUPPORTED[name]}" for name in sorted(unknown)))
         chosen = " (chosen by method='auto'; pass method= explicitly to use other options)" if chosen_by_auto else ""
         hints = _option_hints(unknown, spec.accepted_options)
         raise InvalidArgument(f"unknown option(s) for method {spec.name!r}{chosen}: {', '.join(sorted(unknown))}; "

@@ -590,6 +590,14 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             hits = [j for j, t in enumerate(all_terms) if t == name] or \
                 [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
             if not hits:
+                collapsed = self._collapsed_factor(name)
+                if collapsed is not None:
+                    # newcomer review 18: "is not a term or factor of this fit" for a factor the formula
+                    # has, whose private selection released one level (the warning said so at the fit)
+                    raise InvalidArgument(f"wald_test: {name!r} has no coefficient in this fit: the private "
+                                          "selection of its levels released fewer than two levels, so the "
+                                          "term dropped out of the model (see fit.warnings). Declare its "
+                                          f"levels with levels={{{collapsed!r}: [...]}} to test it")
                 import difflib
                 close = difflib.get_close_matches(name, all_terms, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -602,6 +610,18 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         # as in the default test: a coefficient reported as not estimable (NA) is left out
         b = np.asarray(self._release.coef, float)
         return [j for j in index if np.isfinite(b[j])]
+
+    def _collapsed_factor(self, name: str) -> str | None:
+        """The column of a factor named ``name`` (or ``C(name)``, ``C(name, ...)``) whose released levels
+        number fewer than two, so it has no coefficient; None otherwise. Public schema only."""
+        schema = getattr(self.public, "schema", None)
+        if schema is None:
+            return None
+        column = name[2:-1].split(",")[0].strip() if name.startswith("C(") and name.endswith(")") else name
+        v = schema.variables.get(column)
+        if v is not None and v.kind == "categorical" and v.levels is not None and len(v.levels) < 2:
+            return column
+        return None
 
     def _slopes(self) -> list[int]:
         # a coefficient reported as not estimable (NA) is not part of the Wald test (issue 12)

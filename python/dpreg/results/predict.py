@@ -300,8 +300,11 @@ class _PredictionMixin:
                 if no_se.any():
                     kept = [t for t, bad in zip(np.asarray(self._terms)[~na] if na.any() else self._terms, ~ok)
                             if bad]
-                    warnings.warn(f"newdata: rows at {', '.join(kept)} get no interval (NA): the standard "
-                                  f"error{'s are' if len(kept) > 1 else ' is'} not estimable in this fit",
+                    # newcomer review 18: "rows at Intercept, x get no interval" did not say which rows
+                    plural = len(kept) > 1
+                    warnings.warn(f"newdata: {int(no_se.sum())} of {len(no_se)} rows get no interval (NA): "
+                                  f"they use the coefficient{'s' if plural else ''} {', '.join(kept)}, whose "
+                                  f"standard error{'s are' if plural else ' is'} not estimable in this fit",
                                   AccuracyWarning, stacklevel=3)
         else:
             return self._prediction_without_interval(

@@ -53,6 +53,10 @@ test_that("dp_compare takes names from a named list and checks them", {
   expect_error(dp_compare(fits, names = "x"), "one entry per fit")
   expect_error(dp_compare(list(fits$a, lm(y ~ x, data = toy_data()))), "list of fits")
   expect_error(dp_compare(fits, format = "word"))
+  # newcomer review 18: dp_compare(f1, f2), written as anova(f1, f2), said "'names' must have one entry
+  # per fit"; a third fit landed in 'format'. Both say to pass one list
+  expect_error(dp_compare(fits$a, fits$b), "dp_compare(list(f1, f2))", fixed = TRUE)
+  expect_error(dp_compare(fits$a, c("x", "y"), fits$b), "pass the fits as one list", fixed = TRUE)
 })
 
 test_that("dp_compare renders booktabs LaTeX, Markdown, HTML and text", {

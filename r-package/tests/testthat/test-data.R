@@ -15,6 +15,10 @@ test_that("NA in a used column is an error naming the columns, without values", 
   d <- data.frame(x = c(1, NA, 3), g = factor(c("a", NA, "b")), z = c(NA, 1, 2))
   expect_error(enc(d, c("x", "g")), "missing values \\(NA\\) in column\\(s\\) x, g")
   expect_error(enc(d, c("x", "g"), na_action = "fail"), "column\\(s\\) x, g")
+  # newcomer review 18 (carData::Davis): lm() drops these rows by getOption("na.action"); the refusal
+  # names lm's own spelling na.action = na.omit beside na_action, and says why the option is not used
+  expect_error(enc(d, c("x", "g")), "na.action = na.omit", fixed = TRUE)
+  expect_error(enc(d, c("x", "g")), "getOption(\"na.action\")", fixed = TRUE)
   # with na_action passed through, NA crosses as NaN (never reticulate's corrupted NA)
   e <- enc(d, c("x", "g"), na_action = "impute")
   expect_true(is.na(e$columns$x[2]) && is.double(e$columns$x))  # reticulate sends double NA as NaN

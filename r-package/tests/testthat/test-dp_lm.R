@@ -195,6 +195,14 @@ test_that("summary() of a dp_mean / dp_quantile result prints the estimate; a lo
   expect_identical(summary(m), m)
   expect_identical(capture.output(print(summary(m))), capture.output(print(m)))
   expect_error(dp_mean(c(TRUE, FALSE, TRUE), eps = 1), "as.numeric\\(x\\).*bounds = c\\(0, 1\\)")
+  # newcomer review 18 (AER::SwissLabor): dp_mean(df["income"]), a one-column data frame, got only
+  # "x must be a numeric vector"; the refusal says how to take the column (before any core call)
+  df <- data.frame(income = c(10.1, 10.5, 11.0))
+  expect_error(dp_mean(df["income"], eps = 1, bounds = c(8, 14)), "not a data frame: take the column with df$name",
+               fixed = TRUE)
+  if (requireNamespace("tibble", quietly = TRUE)) {
+    expect_error(dp_quantile(tibble::as_tibble(df), 0.5, eps = 1), "not a data frame", fixed = TRUE)
+  }
 })
 
 test_that("confint() of dp_quantile is the released interval, and other levels are the core's", {

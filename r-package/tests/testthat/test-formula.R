@@ -27,6 +27,10 @@ test_that("data-dependent or unknown transforms are refused with the reason", {
   expect_error(tf(y ~ scale(x)), "depends on the data")
   expect_error(tf(y ~ foo(x)), "not supported")
   expect_error(tf(y ~ nothere), "not found in data: nothere")
+  # newcomer review 18 (AER::TeachingRatings, eval ~ beuty): a misspelt column gets the closest one as a
+  # hint, as a misspelt bounds key does; an unrelated name gets none
+  expect_error(tf(y ~ xx + g), "(\"xx\": did you mean \"x\"?)", fixed = TRUE)
+  expect_false(grepl("did you mean", tryCatch(tf(y ~ nothere), error = conditionMessage)))
   expect_error(tf(~ x), "needs a response")
 })
 

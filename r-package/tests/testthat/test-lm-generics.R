@@ -285,3 +285,22 @@ test_that("anova(small, large) refuses fits to different numbers of rows, as ano
   small2 <- dp_lm(y ~ x, data = df, eps = 2, bounds = b, seed = 1)
   expect_s3_class(anova(small2, large), "anova")
 })
+
+test_that("car::linearHypothesis() tests the inference centre with the released covariance", {
+  # newcomer review 18 (AER::TeachingRatings, AdaSSP with its ridge active): car's default method
+  # tested coef(fit), the ridge estimate (beauty: chi-square 1.17, p 0.28), where summary(), anova()
+  # and drop1() test the corrected estimate the covariance is about (z^2 2.57, p 0.11)
+  skip_if_not_installed("car")
+  fit <- mock_fit()
+  fit$inference_centre <- stats::setNames(c(1.2, 0.6, 2.0, -0.9), names(coef(fit)))
+  lh <- car::linearHypothesis(fit, "x = 0")
+  # hand computation: (0.6 - 0)^2 / Var(x) = 0.36 / 0.0025 = 144 (coef(fit)'s 0.52 would give 108.16)
+  expect_equal(lh$Chisq[2], 144)
+  expect_equal(lh[["Pr(>Chisq)"]][2], stats::pchisq(144, 1, lower.tail = FALSE))
+  # two restrictions on the diagonal covariance: 0.6^2 / 0.0025 + (2.0 - 1)^2 / 0.16 = 144 + 6.25
+  expect_equal(car::linearHypothesis(fit, c("x = 0", "gb = 1"))$Chisq[2], 150.25)
+  expect_error(car::linearHypothesis(fit, "x = 0", test = "F"), "normal reference", class = "dpreg_input_error")
+  # a fit whose intervals are asymmetric: combinations of coefficients have no released interval
+  fit$wald$rule <- "bonferroni"
+  expect_error(car::linearHypothesis(fit, "x = 0"), "intervals are asymmetric", class = "dpreg_input_error")
+})
