@@ -18,10 +18,13 @@ releases, so the rows of one cell compare rules on identical fits:
 
 Per cell: coverage of the population coefficients (binomial MC s.e.), of the MLE, share released,
 median width / MLE width, and per coefficient the covering / released counts. ``--slope`` replaces
-the steep design's x1 slope (30) to test the variants beyond the benchmark's design.
+the steep design's x1 slope (30) to test the variants beyond the benchmark's design. ``--glm TASKS``
+replays the real binary-outcome tasks of ``python -m benchmarks accuracy --glm`` instead (the same
+data, bounds, levels and seeds; declared and private ranges; coverage is of the MLE there, "n" is the
+number of seeds).
 
     python -m benchmarks glm_blind_variants [--R 100] [--n 1000] [--eps 1] [--designs steep,wellcond]
-        [--slope 30] [--union 4] [--one-sided] [--seed 1] [--out glm_blind_variants]
+        [--slope 30] [--union 4] [--one-sided] [--glm wage_ins,oj] [--seed 1] [--out glm_blind_variants]
 """
 from __future__ import annotations
 
@@ -83,6 +86,36 @@ def _fits(design, n, eps, R, seed, slope):
         names = list(fit.coef.index)
         out.append({"rec": store[0] if store else None, "ci": fit.conf_int().to_numpy(), "names": names,
                     "truth": np.array([design.beta[t] for t in names]), "mle_b": mle_b, "mle_se": mle_se,
+                    "sigma_grad": fit._release.facts.get("noise_sd_gradient")})
+    return out
+
+
+def _real_fits(name, eps, bset, seeds):
+    """The fits of ``python -m benchmarks accuracy --glm NAME`` (same data, bounds, levels and seeds), with
+    the MLE as the reference ("truth" is the MLE: real data have no population coefficient)."""
+    import statsmodels.formula.api as smf
+
+    import dpreg
+
+    from .bench_accuracy import GLM_TASKS, _declared_levels, _glm_inputs
+    task = GLM_TASKS[name]
+    df, bounds = _glm_inputs(name)
+    mle = smf.logit(task["formula"], df).fit(disp=0, maxiter=200)
+    out, store = [], []
+    for seed in range(seeds):
+        store.clear()
+        with warnings.catch_warnings(), _captured_rule(store):
+            warnings.simplefilter("ignore")
+            try:
+                fit = dpreg.dp_glm(task["formula"], df, eps=eps, bounds=bounds if bset == "declared" else None,
+                                   levels=_declared_levels(df) or None, random_state=seed * 7919 + int(eps * 100))
+            except (dpreg.DPRegError, ValueError):
+                continue            # refused before spending budget (e.g. private ranges at small n): not counted
+        names = list(fit.coef.index)
+        m = mle.params.reindex(names).to_numpy()
+        ci = fit.conf_int().to_numpy() if fit.std_errors is not None else np.full((len(names), 2), np.nan)
+        out.append({"rec": store[0] if store else None, "ci": ci, "names": names, "truth": m, "mle_b": m,
+                    "mle_se": mle.bse.reindex(names).to_numpy(),
                     "sigma_grad": fit._release.facts.get("noise_sd_gradient")})
     return out
 
@@ -209,6 +242,9 @@ def main(argv=None):
     p.add_argument("--slope", type=float, default=None, help="the steep design's x1 slope (default 30)")
     p.add_argument("--union", default="4", help="comma-separated boxes c of the union variant")
     p.add_argument("--one-sided", action="store_true", help="add the one-sided variant (union over every c >= 0)")
+    p.add_argument("--glm", default="", help="real binary-outcome tasks of the accuracy benchmark (e.g. "
+                   "wage_ins,oj; the coverage is of the MLE), instead of the simulated designs")
+    p.add_argument("--glm-seeds", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="glm_blind_variants", help="result file name under benchmarks/results/")
     a = p.parse_args(argv)
@@ -225,7 +261,20 @@ def main(argv=None):
              "| design | n | eps | variant | coverage | vs MLE | released | width | per coefficient | "
              + ("one-sided | " if a.one_sided else "") + "fidelity |",
              "|---" * (11 if a.one_sided else 10) + "|"]
-    for dname in a.designs.split(","):
+    for name in [t for t in a.glm.split(",") if t]:
+        for eps in [float(v) for v in a.eps.split(",")]:
+            for bset in ("declared", "private"):
+                t0 = time.perf_counter()
+                fits = _real_fits(name, eps, bset, a.glm_seeds)
+                fid = fidelity(fits)
+                for v in variants:
+                    r = score(fits, v)
+                    lines.append(f"| {name} ({bset}) | {len(fits)} of {a.glm_seeds} seeds fitted | {eps:g} | {v} | {_f(r['coverage'])} | "
+                                 f"{_f(r['coverage_mle'])} | {_f(r['released'], '.2f')} | {_f(r['width'], '.2f')} | "
+                                 f"{r['per']} | " + (f"{r['one_sided']} | " if a.one_sided else "")
+                                 + f"{fid if v == 'shipped' else ''} |")
+                print(f"# {name} {bset} eps={eps:g}: {time.perf_counter() - t0:.0f}s, fidelity {fid}", flush=True)
+    for dname in ([] if a.glm else a.designs.split(",")):
         for n in [int(float(v)) for v in a.n.split(",")]:
             for eps in [float(v) for v in a.eps.split(",")]:
                 t0 = time.perf_counter()
