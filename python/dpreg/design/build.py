@@ -90,7 +90,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         estimated privately is searched with missing values counted as 0, so n and the replace-one
         sensitivity are unchanged), "zero" (numeric 0,
         categorical reference), "drop" (PrivacyLeakWarning: the count of
-        complete rows becomes public).
+        complete rows becomes public). "impute" and "zero" fill predictors only, never the outcome:
+        a missing outcome is refused under replace-one (n public; the filtered count would be a new
+        number), and its rows are left out under add/remove (a row-by-row filter: neighbours stay
+        neighbours or become equal).
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).

@@ -695,7 +695,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         if v is not None and self._release_side_se(b) is not None:
             # asymmetric intervals: Bonferroni over the rows' side-of-q z tests (each row one coefficient;
             # t_test refuses combinations, with the reason)
-            _effect, _se, z, _note, _interval = linear_combinations(self, R, q, labels)
+            _effect, _se, z, _note, _interval = linear_combinations(self, R, q, labels, caller="wald_test")
             return side_of_zero_bonferroni(z, range(k))
         if v is None:
             out = wald_chi2(np.zeros(k), None, range(k))

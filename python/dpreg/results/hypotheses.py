@@ -28,7 +28,7 @@ from scipy import stats
 
 from ..errors import InvalidArgument, InvalidArgumentType
 from .common import _check_level, _level_from_alpha, _z_quantile
-from .format import format_number
+from .format import format_number, format_pvalue
 
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -166,7 +166,7 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
     return R, q, [_row_label(R[i], q[i], terms) for i in range(R.shape[0])]
 
 
-def linear_combinations(fit, R, q, labels):
+def linear_combinations(fit, R, q, labels, caller="t_test"):
     """Per-row estimate, standard error, z, p-value of ``R b = q`` on ``fit``, and how to build its
     intervals (module docstring). Returns ``(effect, se, z, note, interval_rule)`` where
     ``interval_rule(level)`` gives the ``(k, 2)`` interval ends of R b."""
@@ -187,11 +187,11 @@ def linear_combinations(fit, R, q, labels):
         if not single.all():
             bad = [labels[i] for i in np.flatnonzero(~single)]
             raise InvalidArgument(
-                f"t_test: {bad[0]!r} combines several coefficients; this fit's intervals are its own "
+                f"{caller}: {bad[0]!r} combines several coefficients; this fit's intervals are its own "
                 f"asymmetric ones ({fit.ci_method}), and a combination of coefficients has no released "
                 "interval (as R's car::linearHypothesis() refuses such fits). Test one coefficient per "
-                "row, e.g. 'x1 = 0', or the joint hypothesis with wald_test(), which uses Bonferroni over "
-                "the printed p-values (docs/derivations/joint_tests.md)")
+                "row, e.g. 'x1 = 0', or several coefficients jointly with wald_test(['x1', 'x2']), which "
+                "uses Bonferroni over the printed p-values (docs/derivations/joint_tests.md)")
         own = fit.conf_int(level=fit._release.ci_level).to_numpy()
         z_level = _z_quantile(float(fit._release.ci_level))
         se = np.full(k, np.nan)
@@ -246,7 +246,16 @@ class LinearHypothesisTest:
     ``ContrastResults`` with a normal reference).
 
     Post-processing of the released coefficients and covariance (no new release). For a row naming one
-    coefficient with ``q = 0`` the z value, p-value and interval are the fit's summary row.
+    coefficient with ``q = 0`` the z value, p-value and interval are the fit's summary row. Made by
+    :meth:`dpreg.DPFit.t_test`, not constructed directly.
+
+    Parameters
+    ----------
+    hypotheses, effect, sd, statistic, q, level, note
+        The attributes below.
+    interval : callable
+        ``interval(level)`` gives the interval ends at a level (the fit's rule: Wald z, or the released
+        asymmetric interval scaled by the hypothesis' coefficient).
 
     Attributes
     ----------
@@ -348,10 +357,11 @@ class LinearHypothesisTest:
         frame = self.summary_frame(level=level)
         pct = f"{100 * level:g}%"
         header = ["hypothesis", "estimate", "std err", "z", "P>|z|", f"{pct} lower", f"{pct} upper"]
-        rows = [[h] + [format_number(float(v)) if np.isfinite(v) else "NA" for v in frame.loc[h].to_numpy()]
-                for h in frame.index] if frame.index.is_unique else \
-            [[h] + [format_number(float(v)) if np.isfinite(v) else "NA" for v in row]
-             for h, row in zip(frame.index, frame.to_numpy())]
+        rows = []
+        for h, row in zip(frame.index, frame.to_numpy()):
+            cells = [format_number(float(v)) if np.isfinite(v) else "NA" for v in row]
+            cells[3] = format_pvalue(float(row[3]))       # R's format.pval, as the summary prints p
+            rows.append([h] + cells)
         widths = [max(len(r[c]) for r in [header] + rows) for c in range(len(header))]
         lines = ["Linear hypotheses: noise-aware z tests (normal reference; no new release)"]
         lines.append("  ".join(header[c].ljust(widths[c]) if c == 0 else header[c].rjust(widths[c])
@@ -373,7 +383,22 @@ class LinearHypothesisTest:
 class PredictionResults:
     """Result of :meth:`dpreg.DPFit.get_prediction`: predictions of new rows with their standard errors,
     as statsmodels' ``PredictionResults``. Post-processing of the release, with :meth:`dpreg.DPFit.predict`'s
-    rules (clamping to the public ranges, NA rows, the reasons for missing intervals).
+    rules (clamping to the public ranges, NA rows, the reasons for missing intervals). Made by
+    :meth:`dpreg.DPFit.get_prediction`, not constructed directly.
+
+    Parameters
+    ----------
+    predicted_mean, se_mean, level
+        The attributes below.
+    link_fit, link_centre, link_se : numpy.ndarray
+        The linear predictor x0' coef, the centre of its intervals x0' inference_centre, and its
+        standard error (the identity link for dp_lm).
+    obs_se : numpy.ndarray or None
+        The standard error of a new observation (dp_lm: sqrt(se^2 + sigma^2)); None for dp_glm.
+    logit : bool
+        True: the mean and the interval ends are mapped through the logistic function.
+    index : pandas.Index
+        The rows of the new data.
 
     Attributes
     ----------
