@@ -618,8 +618,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                 shown = ", ".join(all_terms[:8]) + (", ..." if len(all_terms) > 8 else "")
                 raise InvalidArgument(f"wald_test: {name!r} is not a term or factor of this fit{hint}. It "
                                       "takes names and tests that those coefficients are all 0 "
-                                      "(['x1', 'x2'] for 'x1 = 0, x2 = 0'; other hypotheses are not "
-                                      f"parsed); the terms are {shown}")
+                                      "(['x1', 'x2']), or a hypothesis such as 'x1 = 0, x2 - x3 = 0'; "
+                                      f"the terms are {shown}")
             index.extend(j for j in hits if j not in index)
         # as in the default test: a coefficient reported as not estimable (NA) is left out
         b = np.asarray(self._release.coef, float)
