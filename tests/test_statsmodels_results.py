@@ -198,3 +198,19 @@ def test_get_prediction_of_a_logistic_fit(union_fits):
     np.testing.assert_allclose(frame["mean_se"], p * (1 - p) * link["mean_se"], rtol=1e-12)
     with pytest.raises(InvalidArgument, match=r"\(dp_lm\) only"):
         fit.get_prediction(new).conf_int(obs=True)
+
+
+def test_hypotheses_at_the_ends_of_the_double_range_are_total(wald_fit, union_fits):
+    # a hypothesis scaled by 1e308 or 5e-324 is the same hypothesis: same z and p, no numpy warning
+    # (z is computed on rows scaled to a largest coefficient of 1; the estimate and interval of R b
+    # itself saturate at +-inf)
+    for fit in (wald_fit, union_fits["adassp"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            plain = fit.t_test("x1 = 1")
+            for scaled in ("1e308*x1 = 1e308", "5e-324*x1 = 5e-324"):
+                res = fit.t_test(scaled)
+                assert res.statistic[0] == pytest.approx(plain.statistic[0], rel=1e-12)
+                assert fit.wald_test(scaled)["p_value"] == pytest.approx(plain.pvalue[0], rel=1e-9)
+            far = fit.t_test("x1 = 1e308")
+            assert far.pvalue[0] == 0.0 and np.all(np.isfinite(far.conf_int()))

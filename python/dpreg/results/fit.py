@@ -43,7 +43,13 @@ from .common import (  # noqa: F401
     _z_quantile,
 )
 from .format import format_column, format_number
-from .hypotheses import LinearHypothesisTest, PredictionResults, linear_combinations, parse_hypotheses
+from .hypotheses import (
+    LinearHypothesisTest,
+    PredictionResults,
+    linear_combinations,
+    normalised_rows,
+    parse_hypotheses,
+)
 from .not_released import STATSMODELS_NOT_RELEASED, _not_released_property
 from .predict import _PredictionMixin
 from .serialise import DICT_FORMAT, _PlainStatement, _SerialisationMixin  # noqa: F401
@@ -686,6 +692,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
     def _wald_test_of_hypotheses(self, hypotheses) -> dict:
         """wald_test() of statsmodels-style linear hypotheses R b = q (see :meth:`wald_test`)."""
         R, q, labels = parse_hypotheses(hypotheses, self._terms)
+        R, q, _scale = normalised_rows(R, q)      # W does not change; the products cannot overflow
         k = R.shape[0]
         if np.linalg.matrix_rank(R) < k:
             raise InvalidArgument("wald_test: the hypotheses are linearly dependent (one row of R is a "

@@ -166,10 +166,34 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
     return R, q, [_row_label(R[i], q[i], terms) for i in range(R.shape[0])]
 
 
+def normalised_rows(R, q):
+    """``(R / s, q / s, s)`` with s_i = max_j |R_ij|: each hypothesis scaled to a largest coefficient of 1.
+    z, p and the Wald statistic do not change under such a scaling, and computed on the scaled rows they
+    cannot overflow (``"1e308*x1 = 1e308"`` is ``"x1 = 1"``) or underflow (``"5e-324*x1 = 0"``)."""
+    scale = np.max(np.abs(R), axis=1)
+    return R / scale[:, None], q / scale, scale
+
+
 def linear_combinations(fit, R, q, labels, caller="t_test"):
     """Per-row estimate, standard error, z, p-value of ``R b = q`` on ``fit``, and how to build its
     intervals (module docstring). Returns ``(effect, se, z, note, interval_rule)`` where
-    ``interval_rule(level)`` gives the ``(k, 2)`` interval ends of R b."""
+    ``interval_rule(level)`` gives the ``(k, 2)`` interval ends of R b. z is computed on the rows scaled
+    to a largest coefficient of 1 (:func:`normalised_rows`); estimate, standard error and interval are
+    of R b as given (beyond the double range they are infinite)."""
+    Rn, qn, scale = normalised_rows(R, q)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        effect, se, z, note, interval = _unit_combinations(fit, Rn, qn, labels, caller)
+        effect_given, se_given = effect * scale, se * scale
+
+    def interval_given(level):
+        ends = interval(level)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return ends * scale[:, None]
+
+    return effect_given, se_given, z, note, interval_given
+
+
+def _unit_combinations(fit, R, q, labels, caller):
     b = fit._centre_array()
     V = fit._vcov_array()
     k = R.shape[0]
@@ -199,7 +223,8 @@ def linear_combinations(fit, R, q, labels, caller="t_test"):
         for i in range(k):
             j = int(np.flatnonzero(used[i])[0])
             c = float(R[i, j])
-            ends = np.sort(c * own[j])
+            with np.errstate(over="ignore", invalid="ignore"):
+                ends = np.sort(c * own[j])
             scaled_ends[i] = ends
             target = q[i]
             with np.errstate(invalid="ignore", over="ignore"):
@@ -232,7 +257,8 @@ def linear_combinations(fit, R, q, labels, caller="t_test"):
             out = np.full((k, 2), np.nan)
             for i in range(k):
                 j = int(np.flatnonzero(used[i])[0])
-                out[i] = np.sort(float(R[i, j]) * own_l[j])
+                with np.errstate(over="ignore", invalid="ignore"):
+                    out[i] = np.sort(float(R[i, j]) * own_l[j])
             return np.where(na[:, None], np.nan, out)
         zq = _z_quantile(level)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -290,12 +316,12 @@ class LinearHypothesisTest:
 
     @property
     def zvalue(self) -> np.ndarray:
-        """The z statistics (:attr:`statistic`)."""
+        """The z statistics (``statistic``)."""
         return self.statistic
 
     @property
     def tvalue(self) -> np.ndarray:
-        """statsmodels' name, an alias of :attr:`zvalue`: the reference is normal, not t."""
+        """statsmodels' name, an alias of ``zvalue``: the reference is normal, not t."""
         return self.statistic
 
     def conf_int(self, alpha: float | None = None, level: float | None = None) -> np.ndarray:
@@ -306,7 +332,7 @@ class LinearHypothesisTest:
         alpha : float, optional
             statsmodels' keyword: ``level = 1 - alpha``.
         level : float, optional
-            The confidence level; None (and no alpha): :attr:`level`.
+            The confidence level; None (and no alpha): ``level``.
 
         Returns
         -------
@@ -327,7 +353,7 @@ class LinearHypothesisTest:
         alpha : float, optional
             statsmodels' keyword: ``level = 1 - alpha``.
         level : float, optional
-            The confidence level; None (and no alpha): :attr:`level`.
+            The confidence level; None (and no alpha): ``level``.
 
         Returns
         -------
@@ -346,7 +372,7 @@ class LinearHypothesisTest:
         alpha : float, optional
             statsmodels' keyword: ``level = 1 - alpha``.
         level : float, optional
-            The confidence level of the intervals; None: :attr:`level`.
+            The confidence level of the intervals; None: ``level``.
 
         Returns
         -------
@@ -441,7 +467,7 @@ class PredictionResults:
         alpha : float, optional
             statsmodels' keyword: ``level = 1 - alpha``.
         level : float, optional
-            The confidence level; None (and no alpha): :attr:`level`.
+            The confidence level; None (and no alpha): ``level``.
         obs : bool, default False
             True: prediction intervals for a new observation (they add the released residual variance).
 
@@ -470,7 +496,7 @@ class PredictionResults:
             statsmodels' keyword: ``level = 1 - alpha`` (statsmodels' default 0.05 is the fit's default
             level 0.95).
         level : float, optional
-            The confidence level; None (and no alpha): :attr:`level`.
+            The confidence level; None (and no alpha): ``level``.
 
         Returns
         -------
