@@ -803,34 +803,30 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             raise InvalidArgument("type must be 'response' or 'link'")
         logit = self._release.link == "logit"
         level = self.level
-        z = _z_quantile(level)
         seen, parts = [], {}
         with np.errstate(**NUMPY_ERRSTATE), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            parts["mean"] = self._predict(newdata, "confidence", level, "link", clamp)
+            parts["mean"] = self._predict(newdata, "confidence", level, "link", clamp, _parts=True)
             if not logit:
-                parts["obs"] = self._predict(newdata, "prediction", level, "link", clamp)
+                parts["obs"] = self._predict(newdata, "prediction", level, "link", clamp, _parts=True)
         for w in caught:            # each reason once, at the caller's line
             if (str(w.message), w.category) not in seen:
                 seen.append((str(w.message), w.category))
                 warnings.warn(w.message, w.category, stacklevel=2)
 
-        def centre_and_se(frame):
-            lo, hi = frame["lower"].to_numpy(float), frame["upper"].to_numpy(float)
-            unbounded = np.isinf(lo) & np.isinf(hi)
-            with np.errstate(invalid="ignore", over="ignore"):
-                se = np.where(unbounded, np.inf, (hi - lo) / (2.0 * z))
-                centre = np.where(unbounded, frame["fit"].to_numpy(float), lo / 2.0 + hi / 2.0)
-            return centre, se
+        def column(frame, name):
+            # a fit without intervals gives predict()'s NA ends and no centre or standard error
+            return frame[name].to_numpy(float) if name in frame else np.full(len(frame), np.nan)
 
         mean = parts["mean"]
         link_fit = mean["fit"].to_numpy(float)
-        centre, se = centre_and_se(mean)
-        obs_se = centre_and_se(parts["obs"])[1] if "obs" in parts else None
+        centre, se = column(mean, "_centre"), column(mean, "_se")
+        obs_se = column(parts["obs"], "_se") if "obs" in parts else None
         to_response = logit and type == "response"
         if to_response:
             p = stats.logistic.cdf(link_fit)
-            predicted, se_mean = p, p * (1.0 - p) * se
+            with np.errstate(over="ignore", invalid="ignore"):
+                predicted, se_mean = p, p * (1.0 - p) * se
         else:
             predicted, se_mean = link_fit, se
         return PredictionResults(predicted, se_mean, link_fit, centre, se, obs_se, to_response, level,
