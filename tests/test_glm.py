@@ -286,3 +286,5 @@ def test_a_missing_outcome_under_add_remove_leaves_the_row_out_and_imputes_predi
     reference = fitter("y ~ x", without, **kw)
     assert fit.privacy.private and not fit.privacy.leaks
     np.testing.assert_array_equal(fit.coef.to_numpy(), reference.coef.to_numpy())
+    np.testing.assert_array_equal(fit.std_errors.to_numpy(), reference.std_errors.to_numpy())
+    assert fit.nobs == reference.nobs      # the released count (n is private under add/remove)
