@@ -43,10 +43,13 @@ def _public_objects():
     from dpreg.results.compare import Comparison
     from dpreg.results.estimate import EstimateSummary
     from dpreg.results.fit import NotReleasedError
+    from dpreg.results.hypotheses import LinearHypothesisTest, PredictionResults
     roots += [("dpreg.results.compare.Comparison", Comparison),
               ("dpreg.results.estimate.EstimateSummary", EstimateSummary),
               ("dpreg.privacy.ledger.LedgerTable", LedgerTable),
               ("dpreg.results.fit.NotReleasedError", NotReleasedError),
+              ("dpreg.results.hypotheses.LinearHypothesisTest", LinearHypothesisTest),
+              ("dpreg.results.hypotheses.PredictionResults", PredictionResults),
               ("dpreg.design.build.DesignError", DesignError), ("dpreg.design.formula.FormulaError", FormulaError)]
     out = []
     for qn, obj in roots:

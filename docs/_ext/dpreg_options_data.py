@@ -32,8 +32,10 @@ def common_options() -> dict[str, tuple]:
                          "our choice: share of eps and of delta spent on the private selection of "
                          "category levels that are not declared (see the level-selection derivation)"),
         "na_action": (design["na_action"].default,
-                      "'fail' refuses missing values; 'impute' uses the range centre / reference level "
-                      "(n unchanged); 'drop' makes the number of complete rows public (a leak warning)"),
+                      "'fail' refuses missing values; 'impute' gives a missing predictor the range centre / "
+                      "reference level (n unchanged) and never fills the outcome (refused under replace-one, "
+                      "the rows left out under add/remove); 'drop' makes the number of complete rows public "
+                      "(a leak warning)"),
         "unknown_level": (design["unknown_level"].default,
                           "a value outside the declared levels is an error; 'other' pools it"),
         "strict": (design["strict"].default, "True turns every privacy-leak warning into an error"),

@@ -286,7 +286,7 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     --------
     >>> import dpreg
     >>> from dpreg.datasets import load_penguins
-    >>> penguins = load_penguins()
+    >>> penguins = load_penguins().dropna(subset=["sex"])   # the outcome: never imputed
     >>> penguins["male"] = (penguins["sex"] == "male").astype(float)
     >>> fit = dpreg.dp_glm("male ~ body_mass_g", penguins, eps=1.0, na_action="impute",
     ...                    bounds={"body_mass_g": (2000, 7000)})  # doctest: +SKIP

@@ -49,7 +49,9 @@
 #'   refused: make them factors, or declare their levels. Missing values in a used column are an
 #'   error naming the columns (unlike `lm()`, which drops those rows by
 #'   `getOption("na.action")`, an option dpreg does not read); `na_action = "impute"`
-#'   (the centre of the column's public range, or the reference level; private) or
+#'   (a predictor gets the centre of its public range, or the reference level; private; a
+#'   missing outcome is never filled: refused, or its rows left out under
+#'   `neighbours = "add_remove"`) or
 #'   `na.action = na.omit`, the same as `na_action = "drop"` (the count of complete rows is
 #'   treated as public, with
 #'   a `PrivacyLeakWarning`) change that. Values outside declared bounds are

@@ -90,7 +90,10 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
         estimated privately is searched with missing values counted as 0, so n and the replace-one
         sensitivity are unchanged), "zero" (numeric 0,
         categorical reference), "drop" (PrivacyLeakWarning: the count of
-        complete rows becomes public).
+        complete rows becomes public). "impute" and "zero" fill predictors only, never the outcome:
+        a missing outcome is refused under replace-one (n public; the filtered count would be a new
+        number), and its rows are left out under add/remove (a row-by-row filter: neighbours stay
+        neighbours or become equal).
     unknown_level : "error" (naming the column) or "reference".
     outcome_levels : binomial only: alternative way to declare the outcome's two levels.
     allow_wide : accept n <= number of columns (only for estimators built for d >= n).
@@ -253,11 +256,29 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
             keep = ~df[used].isna().any(axis=1).to_numpy()
             leak("na_action='drop': rows with missing values in the used columns were dropped; the "
                  "number of complete rows is treated as public")
+        elif outcome_var in na_cols:
+            # sm_results (newcomer review 18): 'impute' and 'zero' filled a missing outcome (dp_glm: the
+            # reference level, a changed label; dp_lm: the range centre), which no statistician wants; lm
+            # and statsmodels drop such rows. Under add/remove neighbours (n private, no unit column)
+            # leaving out the rows with a missing outcome is a row-by-row filter: neighbours stay
+            # neighbours or become equal, so it costs no privacy. Under replace-one n is public and
+            # the filtered count would be a new unreleased number: refused, as 'fail' refuses.
+            if sel_neighbours == "add_remove" and unit is None:
+                keep = ~df[outcome_var].isna().to_numpy()
+                na_cols = [v for v in na_cols if v != outcome_var]
+            else:
+                raise DesignError(
+                    f"missing values in the outcome {outcome_var!r}: na_action={na_action!r} fills missing "
+                    "predictors only, never the outcome (a filled outcome is a made-up response). Remove "
+                    "those rows before the fit (the remaining row count is then the public n), use "
+                    "na_action='drop' (not private: the number of complete rows becomes public), or "
+                    "neighbours='add_remove', under which rows without an outcome are left out privately")
     if keep is not None:
         df = df.loc[keep]
         frame = {v: s.loc[keep] for v, s in frame.items()}
         if df.shape[0] == 0:
-            raise DesignError("no complete rows remain after na_action='drop'")
+            raise DesignError("no complete rows remain after na_action='drop'" if na_action == "drop" else
+                              f"no rows remain with a value of the outcome {outcome_var!r}")
     n = int(df.shape[0])
     unit_codes = None
     if unit is not None:
@@ -265,7 +286,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
             unit_codes = pd.factorize(df[unit], sort=False)[0].astype(np.int64)
         except TypeError:
             raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)") from None
-    na_mask = {v: df[v].isna().to_numpy() for v in used if keep is None and v in na_cols}
+    # the predictors to impute (after leaving out rows without an outcome under add/remove)
+    na_mask = {v: df[v].isna().to_numpy() for v in used if na_action != "drop" and v in na_cols}
     return SimpleNamespace(df=df, levels_mode=levels_mode, levels=levels, sel_neighbours=sel_neighbours,
                            parsed=parsed, outcome_var=outcome_var, n_public=n_public, bounds_mode=bounds_mode,
                            declared=declared, schema=schema, leak=leak, rhs_kinds=rhs_kinds, ytype=ytype,

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._numeric import NUMPY_ERRSTATE
 from ..errors import InvalidArgument, InvalidArgumentType
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
@@ -42,10 +43,29 @@ from .common import (  # noqa: F401
     _z_quantile,
 )
 from .format import format_column, format_number
+from .hypotheses import (
+    LinearHypothesisTest,
+    PredictionResults,
+    linear_combinations,
+    normalised_rows,
+    parse_hypotheses,
+)
 from .not_released import STATSMODELS_NOT_RELEASED, _not_released_property
 from .predict import _PredictionMixin
 from .serialise import DICT_FORMAT, _PlainStatement, _SerialisationMixin  # noqa: F401
 from .summary import _FMT, Summary  # noqa: F401
+
+
+def _is_hypothesis(terms) -> bool:
+    """A statsmodels-style linear hypothesis (a string with '=', a matrix, a tuple (R, q)), as opposed to
+    term names."""
+    if isinstance(terms, str):
+        return "=" in terms
+    if isinstance(terms, tuple) and len(terms) == 2 and not all(isinstance(t, str) for t in terms):
+        return True
+    if isinstance(terms, list) and terms and not all(isinstance(t, str) for t in terms):
+        return True      # a matrix as a list of rows
+    return isinstance(terms, np.ndarray)
 
 
 class DPFit(_PredictionMixin, _SerialisationMixin):
@@ -604,8 +624,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                 shown = ", ".join(all_terms[:8]) + (", ..." if len(all_terms) > 8 else "")
                 raise InvalidArgument(f"wald_test: {name!r} is not a term or factor of this fit{hint}. It "
                                       "takes names and tests that those coefficients are all 0 "
-                                      "(['x1', 'x2'] for 'x1 = 0, x2 = 0'; other hypotheses are not "
-                                      f"parsed); the terms are {shown}")
+                                      "(['x1', 'x2']), or a hypothesis such as 'x1 = 0, x2 - x3 = 0'; "
+                                      f"the terms are {shown}")
             index.extend(j for j in hits if j not in index)
         # as in the default test: a coefficient reported as not estimable (NA) is left out
         b = np.asarray(self._release.coef, float)
@@ -634,11 +654,15 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
         Parameters
         ----------
-        terms : str or list of str, optional
+        terms : str, list of str, array or tuple, optional
             None (default): every coefficient but the intercept (the test printed by ``summary()``).
             Otherwise term names (``fit.terms``), or the name of a factor, which stands for all its
             coefficients: ``fit.wald_test("C(occupation)")`` tests the whole factor (what an F test of
             the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes jointly.
+            statsmodels' linear hypotheses are taken too: a string with ``=``
+            (``"x1 = 0, x2 - x3 = 0"``), a matrix R (hypothesis R b = 0) or a tuple ``(R, q)``, as
+            :meth:`t_test` takes them; then the statistic is W = (R b - q)' (R V R')^-1 (R b - q) on as
+            many degrees of freedom as rows.
 
         Where the release has its own asymmetric intervals (:attr:`ci_method` "attenuation union",
         "separation union", "bootstrap"), the released centre and covariance are not what they rest on,
@@ -650,6 +674,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         Returns ``{"statistic", "df", "p_value", "note", "rule"}``; ``rule`` is "chi-square" (statistic
         W on df degrees of freedom) or "bonferroni" (statistic max_j z_j^2 of the df coefficients).
         statistic/p_value are None with a plain reason in ``note`` when it cannot be computed."""
+        if _is_hypothesis(terms):
+            return self._wald_test_of_hypotheses(terms)
         index = self._slopes() if terms is None else self._term_index(terms)
         v = self._vcov_array()
         if v is not None and self._release_side_se(self._centre_array()) is not None:
@@ -662,6 +688,149 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         if v is None and out["df"]:
             out["note"] = "not available: " + (self.inference_note or _NO_INFERENCE)
         return out
+
+    def _wald_test_of_hypotheses(self, hypotheses) -> dict:
+        """wald_test() of statsmodels-style linear hypotheses R b = q (see :meth:`wald_test`)."""
+        R, q, labels = parse_hypotheses(hypotheses, self._terms)
+        R, q, _scale = normalised_rows(R, q)      # W does not change; the products cannot overflow
+        k = R.shape[0]
+        if np.linalg.matrix_rank(R) < k:
+            raise InvalidArgument("wald_test: the hypotheses are linearly dependent (one row of R is a "
+                                  "combination of the others); give each constraint once")
+        v = self._vcov_array()
+        b = self._centre_array()
+        if v is not None and self._release_side_se(b) is not None:
+            # asymmetric intervals: Bonferroni over the rows' side-of-q z tests (each row one coefficient;
+            # t_test refuses combinations, with the reason)
+            _effect, _se, z, _note, _interval = linear_combinations(self, R, q, labels, caller="wald_test")
+            return side_of_zero_bonferroni(z, range(k))
+        if v is None:
+            out = wald_chi2(np.zeros(k), None, range(k))
+            out["note"] = "not available: " + (self.inference_note or _NO_INFERENCE)
+            return out
+        used = R != 0
+        if any(not np.all(np.isfinite(b[used[i]])) for i in range(k)):
+            return {"statistic": None, "df": k, "p_value": None, "rule": "chi-square",
+                    "note": "not available: a hypothesis uses a coefficient that is not estimable (NA)"}
+        with np.errstate(invalid="ignore", over="ignore"):
+            effect = R @ np.where(np.isfinite(b), b, 0.0) - q
+            cov = R @ np.where(np.isfinite(v), v, 0.0) @ R.T
+        if not np.all(np.isfinite(v[np.ix_(used.any(axis=0), used.any(axis=0))])):
+            cov = np.full((k, k), np.nan)
+        out = wald_chi2(effect, cov, range(k))
+        if out["statistic"] is None and np.any(~np.isfinite(np.diag(cov))):
+            out["note"] = "not available: the standard errors of some coefficients are not estimable"
+        return out
+
+    def t_test(self, r_matrix, level: float | None = None) -> LinearHypothesisTest:
+        """z tests of linear hypotheses about the coefficients (statsmodels' ``t_test``; the reference is
+        normal, the standard errors noise-aware). Post-processing of released values (no budget).
+
+        Parameters
+        ----------
+        r_matrix : str, array or tuple
+            ``"x1 = 0, x2 - x3 = 0, 2*x1 + x2 = 1"`` (comma-separated equations over :attr:`terms`; a side
+            without ``=`` means ``= 0``), a matrix R with one column per coefficient (R b = 0), or a tuple
+            ``(R, q)``.
+        level : float, optional
+            The default level of the result's intervals; None: the fit's :attr:`level`.
+
+        Returns
+        -------
+        dpreg.results.hypotheses.LinearHypothesisTest
+            One row per hypothesis: estimate r b (about :attr:`inference_centre`), standard error
+            sqrt(r V r'), z, p-value, interval; ``print()`` shows the table, ``summary_frame()`` gives it
+            as a DataFrame. For ``"x1 = 0"`` the numbers are the summary's row of x1.
+
+        Notes
+        -----
+        On a fit whose intervals are its own asymmetric ones (:attr:`ci_method` "attenuation union",
+        "separation union", "bootstrap") each hypothesis must name one coefficient: its test uses the
+        released interval (p below 1 - level exactly when it excludes the hypothesised value), and a
+        combination of coefficients, which has no released interval, is refused (R's
+        ``car::linearHypothesis()`` refuses such fits). Where the method estimates no covariances the
+        standard error of a combination is the conservative bound sum_j abs(r_j) SE_j, as in
+        :meth:`predict`.
+        """
+        level = self.level if level is None else level
+        _check_level(level)
+        R, q, labels = parse_hypotheses(r_matrix, self._terms)
+        effect, se, z, note, interval = linear_combinations(self, R, q, labels)
+        return LinearHypothesisTest(labels, effect, se, z, q, interval, level, note)
+
+    def f_test(self, r_matrix) -> NoReturn:
+        """Not available in a DP fit (raises :class:`dpreg.results.fit.NotReleasedError`): an F test
+        needs the residual sum of squares of the training data, which is not released, and the privacy
+        noise in the estimates does not follow an F law. :meth:`wald_test` takes the same hypotheses and
+        gives the noise-aware chi-square (Bonferroni on fits with asymmetric intervals).
+
+        Parameters
+        ----------
+        r_matrix : str, array or tuple
+            As for :meth:`wald_test` (the message names the call to use).
+        """
+        shown = repr(r_matrix) if isinstance(r_matrix, str) else "r_matrix"
+        raise NotReleasedError(
+            "f_test: an F test needs the residual sum of squares of the training data, which was not "
+            "released, and the privacy noise in the estimates does not follow an F law; use "
+            f"fit.wald_test({shown}), the noise-aware chi-square of the same hypothesis (Bonferroni over "
+            "the printed p-values on fits with asymmetric intervals), or fit.t_test() for one z test per row")
+
+    def get_prediction(self, newdata, type: str = "response", clamp: bool = True) -> PredictionResults:
+        """Predictions of new rows with standard errors (statsmodels' ``get_prediction``), by the rules of
+        :meth:`predict` (clamping to the public ranges, NA rows, the reasons for missing intervals).
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame
+            Rows to predict (as for :meth:`predict`; a dict of columns, polars and pyarrow tables too).
+        type : {"response", "link"}, default "response"
+            For logistic fits: "response" gives probabilities (intervals mapped through the logistic
+            function, ``mean_se`` by the delta method), "link" the linear predictor.
+        clamp : bool, default True
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        dpreg.results.hypotheses.PredictionResults
+            ``predicted_mean``, ``se_mean``, ``conf_int(alpha=)`` and ``summary_frame(alpha=)`` with
+            statsmodels' columns ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper`` (and, for
+            dp_lm, ``obs_ci_lower``, ``obs_ci_upper``): the intervals of ``predict(interval=...)`` at the
+            same level.
+        """
+        import warnings
+        if type not in ("response", "link"):
+            raise InvalidArgument("type must be 'response' or 'link'")
+        logit = self._release.link == "logit"
+        level = self.level
+        seen, parts = [], {}
+        with np.errstate(**NUMPY_ERRSTATE), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parts["mean"] = self._predict(newdata, "confidence", level, "link", clamp, _parts=True)
+            if not logit:
+                parts["obs"] = self._predict(newdata, "prediction", level, "link", clamp, _parts=True)
+        for w in caught:            # each reason once, at the caller's line
+            if (str(w.message), w.category) not in seen:
+                seen.append((str(w.message), w.category))
+                warnings.warn(w.message, w.category, stacklevel=2)
+
+        def column(frame, name):
+            # a fit without intervals gives predict()'s NA ends and no centre or standard error
+            return frame[name].to_numpy(float) if name in frame else np.full(len(frame), np.nan)
+
+        mean = parts["mean"]
+        link_fit = mean["fit"].to_numpy(float)
+        centre, se = column(mean, "_centre"), column(mean, "_se")
+        obs_se = column(parts["obs"], "_se") if "obs" in parts else None
+        to_response = logit and type == "response"
+        if to_response:
+            p = stats.logistic.cdf(link_fit)
+            with np.errstate(over="ignore", invalid="ignore"):
+                predicted, se_mean = p, p * (1.0 - p) * se
+        else:
+            predicted, se_mean = link_fit, se
+        return PredictionResults(predicted, se_mean, link_fit, centre, se, obs_se, to_response, level,
+                                 mean.index)
 
     # ---- summaries and printing ----------------------------------------------------------------
     def summary(self, level: float | None = None) -> Summary:

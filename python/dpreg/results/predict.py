@@ -78,7 +78,8 @@ class _PredictionMixin:
             if part is not None:
                 values[keep] = part.to_numpy(float)
             return pd.Series(values, index=newdata.index, name="fit")
-        cols = {c: np.full(n, np.nan) for c in ("fit", "lower", "upper")}
+        names = ("fit", "lower", "upper") if part is None else tuple(part.columns)
+        cols = {c: np.full(n, np.nan) for c in names}
         if part is not None:
             for c in cols:
                 cols[c][keep] = part[c].to_numpy(float)
@@ -214,7 +215,9 @@ class _PredictionMixin:
         with np.errstate(**NUMPY_ERRSTATE):
             return self._predict(newdata, interval, level, type, clamp)
 
-    def _predict(self, newdata, interval, level, type, clamp):
+    def _predict(self, newdata, interval, level, type, clamp, _parts=False):
+        # _parts (get_prediction): the frame also holds the interval's centre and standard error on the
+        # link scale, columns "_centre" and "_se"
         if interval in ("none",):
             interval = None
         if interval not in (None, "confidence", "prediction"):
@@ -235,7 +238,7 @@ class _PredictionMixin:
             # rows with a missing value in a column the formula uses are predicted as NA, the others as
             # usual (R's predict(na.action = na.pass), statsmodels' NaN); the positions are kept
             return self._predict_complete_rows(newdata, incomplete, interval=interval, level=level,
-                                               type=type, clamp=clamp)
+                                               type=type, clamp=clamp, _parts=_parts)
         X, index = self._new_model_matrix(newdata, clamp=bool(clamp))
         b = np.asarray(self._release.coef, float)
         # the intervals are about the inference centre (AdaSSP's corrected ridge: the point prediction
@@ -337,4 +340,6 @@ class _PredictionMixin:
             upper = np.where(np.isinf(half), np.inf, eta_centre + half)
         out = pd.DataFrame({"fit": response(eta), "lower": response(lower),
                             "upper": response(upper)}, index=index)
+        if _parts:
+            out["_centre"], out["_se"] = eta_centre, se
         return out

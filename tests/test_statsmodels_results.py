@@ -1,0 +1,216 @@
+"""statsmodels' results idioms on a DP fit (newcomer review 18: t_test, f_test, get_prediction were plain
+AttributeErrors): ``t_test`` and ``wald_test`` of linear hypotheses, ``f_test`` refused with the reason,
+``get_prediction(...).summary_frame()``. All post-processing of released values; for one coefficient the
+numbers are the summary's, for predictions predict()'s.
+"""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import default_like
+from scipy import stats
+
+import dpreg
+from dpreg.errors import InvalidArgument, RangeWarning
+from dpreg.inference.wald import BONFERRONI_RULE, CHI2_RULE
+from dpreg.results.fit import NotReleasedError
+
+BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
+
+
+def _uniform(n, seed):
+    rng = np.random.default_rng(seed)      # test data only
+    x = rng.uniform(-1, 1, (n, 3))
+    y = 1.0 + x @ np.array([2.0, -1.0, 0.5]) + rng.standard_normal(n)
+    return pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+
+
+def _quiet(f, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*args, **kw)
+
+
+@pytest.fixture(scope="module")
+def wald_fit():
+    # n = 5000, eps = 4: AdaSSP's ridge inactive, Gaussian (Wald z) intervals
+    fit = _quiet(dpreg.dp_lm, "y ~ x1 + x2 + x3", _uniform(5000, 2), eps=4.0, method="adassp", bounds=BOUNDS,
+                 random_state=3)
+    assert fit.ci_method == "wald z"
+    return fit
+
+
+@pytest.fixture(scope="module")
+def union_fits():
+    # the fits of tests/test_joint_tests.py: AdaSSP's attenuation union (n = 300, eps = 1) and dp_glm's
+    # separation union (Default-like rare outcome at eps = 8, seed 0)
+    lm = _quiet(dpreg.dp_lm, "y ~ x1 + x2 + x3", _uniform(300, 0), eps=1.0, method="adassp", bounds=BOUNDS,
+                random_state=1)
+    glm = _quiet(dpreg.dp_glm, "y ~ student + balance + income", default_like(0), eps=8.0,
+                 bounds={"balance": (0, 3000), "income": (0, 80000)}, levels={"student": ["No", "Yes"]},
+                 random_state=0)
+    assert lm.ci_method == "attenuation union" and glm.ci_method == "separation union"
+    return {"adassp": lm, "dpgd": glm}
+
+
+def _all_fits(wald_fit, union_fits):
+    return [wald_fit, union_fits["adassp"], union_fits["dpgd"]]
+
+
+def test_one_coefficient_t_test_is_the_summary_row(wald_fit, union_fits):
+    for fit in _all_fits(wald_fit, union_fits):
+        slopes = [t for t in fit.terms if t != "Intercept"]
+        res = fit.t_test(", ".join(f"{t} = 0" for t in slopes))
+        frame = res.summary_frame()
+        np.testing.assert_allclose(res.effect, fit.inference_centre[slopes], rtol=1e-14)
+        np.testing.assert_allclose(res.statistic, fit.z_values()[slopes], rtol=1e-12)
+        np.testing.assert_allclose(res.pvalue, fit.p_values()[slopes], rtol=1e-10, atol=1e-300)
+        ci = fit.conf_int().loc[slopes].to_numpy()
+        np.testing.assert_allclose(res.conf_int(), ci, rtol=1e-14)
+        np.testing.assert_allclose(frame[["Conf. Int. Low", "Conf. Int. Upp."]].to_numpy(), ci, rtol=1e-14)
+        # another level: conf_int()'s intervals at that level (nested with a union's, as conf_int nests)
+        np.testing.assert_allclose(res.conf_int(alpha=0.1), fit.conf_int(level=0.9).loc[slopes].to_numpy(),
+                                   rtol=1e-14)
+        assert list(frame.columns) == ["coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp."]
+        assert str(res).startswith("Linear hypotheses") and f"{slopes[0]} = 0" in str(res)
+
+
+def test_string_matrix_and_tuple_forms_agree(wald_fit):
+    terms = wald_fit.terms
+    R = np.zeros((2, len(terms)))
+    R[0, terms.index("x1")], R[0, terms.index("x2")] = 1.0, -1.0
+    R[1, terms.index("x3")] = 2.0
+    q = np.array([0.0, 1.0])
+    by_text = wald_fit.t_test("x1 - x2 = 0, 2*x3 = 1")
+    by_tuple = wald_fit.t_test((R, q))
+    by_sides = wald_fit.t_test("x1 = x2, 2 * x3 - 1 = 0")
+    for other in (by_tuple, by_sides):
+        np.testing.assert_allclose(other.statistic, by_text.statistic, rtol=1e-14)
+        np.testing.assert_allclose(other.conf_int(), by_text.conf_int(), rtol=1e-14)
+    assert by_text.hypotheses == ["x1 - x2 = 0", "2*x3 = 1"]
+    # a matrix alone: q = 0
+    np.testing.assert_allclose(wald_fit.t_test(R[:1]).statistic, by_text.statistic[:1], rtol=1e-14)
+
+
+def test_a_combination_uses_the_released_covariance(wald_fit):
+    # var(b1 - b2) = V11 + V22 - 2 V12 from the released covariance (the definition, read off vcov())
+    V = wald_fit.vcov()
+    b = wald_fit.inference_centre
+    res = wald_fit.t_test("x1 - x2 = 0.5")
+    se = np.sqrt(V.loc["x1", "x1"] + V.loc["x2", "x2"] - 2 * V.loc["x1", "x2"])
+    assert res.sd[0] == pytest.approx(se, rel=1e-12)
+    z = (b["x1"] - b["x2"] - 0.5) / se
+    assert res.statistic[0] == pytest.approx(z, rel=1e-12)
+    assert res.pvalue[0] == pytest.approx(2 * stats.norm.sf(abs(z)), rel=1e-10)
+    # scaling a hypothesis by 2 changes neither z nor p; "2*x1 = 2" is "x1 = 1"
+    assert wald_fit.t_test("2*x1 = 2").statistic[0] == pytest.approx(wald_fit.t_test("x1 = 1").statistic[0],
+                                                                    rel=1e-12)
+
+
+@pytest.mark.parametrize("which", ["adassp", "dpgd"])
+def test_asymmetric_fits_test_one_coefficient_by_its_released_interval(union_fits, which):
+    fit = union_fits[which]
+    slope = [t for t in fit.terms if t != "Intercept"][0]
+    lower, upper = fit.conf_int().loc[slope]
+    # the hypothesised value at the released interval's end: p = 1 - level exactly (the interval excludes
+    # a value exactly when p < 1 - level, as the summary's p-value does for 0)
+    for end in (lower, upper):
+        res = fit.t_test(f"{slope} = {end!r}")
+        assert res.pvalue[0] == pytest.approx(0.05, rel=1e-9)
+    inside = fit.t_test(f"{slope} = {(lower + upper) / 2!r}").pvalue[0]
+    assert inside > 0.05
+    # a combination of coefficients has no released interval: refused (as R's car::linearHypothesis())
+    other = [t for t in fit.terms if t != "Intercept"][1]
+    with pytest.raises(InvalidArgument, match="combines several coefficients.*linearHypothesis"):
+        fit.t_test(f"{slope} - {other} = 0")
+    with pytest.raises(InvalidArgument, match="combines several coefficients"):
+        fit.wald_test(f"{slope} - {other} = 0")
+
+
+def test_wald_test_takes_the_same_hypotheses(wald_fit, union_fits):
+    for fit in _all_fits(wald_fit, union_fits):
+        slopes = [t for t in fit.terms if t != "Intercept"][:2]
+        by_names = fit.wald_test(slopes)
+        by_text = fit.wald_test(", ".join(f"{t} = 0" for t in slopes))
+        assert by_text["rule"] == by_names["rule"] and by_text["df"] == by_names["df"] == 2
+        assert by_text["p_value"] == pytest.approx(by_names["p_value"], rel=1e-10, abs=1e-300)
+    # one row: the chi-square of 1 df is z^2 of the t_test
+    out = wald_fit.wald_test("x1 - x2 = 0.5")
+    assert out["rule"] == CHI2_RULE
+    assert out["p_value"] == pytest.approx(wald_fit.t_test("x1 - x2 = 0.5").pvalue[0], rel=1e-9)
+    assert union_fits["adassp"].wald_test("x1 = 0, x2 = 0")["rule"] == BONFERRONI_RULE
+    with pytest.raises(InvalidArgument, match="linearly dependent"):
+        wald_fit.wald_test("x1 = 0, 2*x1 = 0")
+
+
+def test_hypothesis_errors_name_the_problem(wald_fit):
+    with pytest.raises(InvalidArgument, match="'x11' is not a coefficient.*did you mean 'x1'"):
+        wald_fit.t_test("x11 = 0")
+    with pytest.raises(InvalidArgument, match="one column per coefficient"):
+        wald_fit.t_test(np.ones((1, 2)))
+    with pytest.raises(InvalidArgument, match="names no coefficient"):
+        wald_fit.t_test("3 = 0")
+
+
+def test_f_test_is_refused_pointing_to_wald_test(wald_fit):
+    with pytest.raises(NotReleasedError, match=r"F law.*wald_test\('x1 = 0'\)"):
+        wald_fit.f_test("x1 = 0")
+
+
+def test_get_prediction_summary_frame_is_predicts_intervals(wald_fit):
+    new = pd.DataFrame({"x1": [0.2, -0.5, np.nan, 3.0], "x2": [0.1, 0.9, 0.0, 0.0], "x3": [-0.3, 0.0, 0.0, 0.0]})
+    with pytest.warns(RangeWarning, match="x1"):       # the fourth row is clamped, as by predict()
+        pred = wald_fit.get_prediction(new)
+    frame = pred.summary_frame(alpha=0.1)
+    assert list(frame.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper", "obs_ci_lower",
+                                   "obs_ci_upper"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RangeWarning)
+        conf = wald_fit.predict(new, interval="confidence", level=0.9)
+        obs = wald_fit.predict(new, interval="prediction", level=0.9)
+    np.testing.assert_allclose(frame["mean"], conf["fit"], rtol=1e-14)
+    np.testing.assert_allclose(frame[["mean_ci_lower", "mean_ci_upper"]].to_numpy(),
+                               conf[["lower", "upper"]].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(frame[["obs_ci_lower", "obs_ci_upper"]].to_numpy(),
+                               obs[["lower", "upper"]].to_numpy(), rtol=1e-12)
+    assert frame.iloc[2].isna().all()                 # a row with a missing value: NA, as predict()
+    # mean_se = sqrt(x0' V x0) with x0 = (1, x1, x2, x3) written out here (rows inside the ranges)
+    V = wald_fit.vcov().to_numpy()
+    for i in (0, 1):
+        x0 = np.r_[1.0, new.iloc[i].to_numpy()]
+        assert frame["mean_se"].iloc[i] == pytest.approx(np.sqrt(x0 @ V @ x0), rel=1e-10)
+    np.testing.assert_allclose(pred.conf_int()[:2], wald_fit.predict(new.iloc[:2], interval="confidence")[
+        ["lower", "upper"]].to_numpy(), rtol=1e-12)
+
+
+def test_get_prediction_of_a_logistic_fit(union_fits):
+    fit = union_fits["dpgd"]
+    new = pd.DataFrame({"student": ["No", "Yes"], "balance": [1500.0, 2000.0], "income": [30000.0, 20000.0]})
+    frame = fit.get_prediction(new).summary_frame()
+    assert "obs_ci_lower" not in frame
+    conf = fit.predict(new, interval="confidence")
+    np.testing.assert_allclose(frame[["mean", "mean_ci_lower", "mean_ci_upper"]].to_numpy(),
+                               conf[["fit", "lower", "upper"]].to_numpy(), rtol=1e-12)
+    # mean_se on the probability scale by the delta method: p (1 - p) times the link's se
+    link = fit.get_prediction(new, type="link").summary_frame()
+    p = frame["mean"].to_numpy()
+    np.testing.assert_allclose(frame["mean_se"], p * (1 - p) * link["mean_se"], rtol=1e-12)
+    with pytest.raises(InvalidArgument, match=r"\(dp_lm\) only"):
+        fit.get_prediction(new).conf_int(obs=True)
+
+
+def test_hypotheses_at_the_ends_of_the_double_range_are_total(wald_fit, union_fits):
+    # a hypothesis scaled by 1e308 or 5e-324 is the same hypothesis: same z and p, no numpy warning
+    # (z is computed on rows scaled to a largest coefficient of 1; the estimate and interval of R b
+    # itself saturate at +-inf)
+    for fit in (wald_fit, union_fits["adassp"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            plain = fit.t_test("x1 = 1")
+            for scaled in ("1e308*x1 = 1e308", "5e-324*x1 = 5e-324"):
+                res = fit.t_test(scaled)
+                assert res.statistic[0] == pytest.approx(plain.statistic[0], rel=1e-12)
+                assert fit.wald_test(scaled)["p_value"] == pytest.approx(plain.pvalue[0], rel=1e-9)
+            far = fit.t_test("x1 = 1e308")
+            assert far.pvalue[0] == 0.0 and np.all(np.isfinite(far.conf_int()))
