@@ -35,6 +35,14 @@ earnings), ``star_k`` (AER STAR, 5 751 complete kindergarten rows, reading score
 (carData, 248, interlocks on assets in millions); dp_glm tasks ``smokeban``, ``healthinsurance`` and
 ``arrests``.
 
+Held-out datasets of the eighteenth pass (same mechanism; R packages lme4, mlmRev, modeldata, AER,
+carData): ``insteval`` (lme4 InstEval, 73 421 lecture ratings on four factors, one with 14 levels),
+``chem97`` (mlmRev, 31 022 A-level chemistry scores), ``ames`` (modeldata, 2 930 house prices in dollars,
+a 29-level neighbourhood factor with levels of 0-2 sales), ``nmes1988`` (AER, 4 406 office visits),
+``psid7682`` (AER, 4 165 log weekly wages) and ``sacramento`` (modeldata, 932 house prices, a 37-level
+city factor with nine single-sale levels); dp_glm tasks ``mplsstops`` (carData, 43 638 complete police
+stops: vehicle searched) and ``fertility2`` (AER, 30 000 mothers: more than two children).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
