@@ -114,10 +114,12 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     bounds : (lower, upper), optional
         Public bounds; either end may be None (not declared); with both, the result is clamped to
         [lower, upper]. A level q >= 1/2 walks up from the lower bound, q < 1/2 down from the upper
-        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
-        private anchor (the median, searched from the declared bound, or both up and down from 0
-        without any) and the search starts there. Bounds may be very loose; the grid resolution near
-        v is (beta - 1)(abs(v - start) + 1).
+        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a start
+        beyond the quantiles instead (docs/derivations/quantile_search.md §8): with a lower bound only,
+        the 0.9-quantile searched up from it on a grid of ratio 1.1 is the upper start; with an upper
+        bound only, the mirror image; with neither, the 0.9-quantile M of |x| searched up from 0, and
+        the walks start at -M (up) and M (down). ``facts["starts"]`` holds [lower start, upper start].
+        Bounds may be very loose; the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
         Also release, for each q, the two ends of a confidence interval (two more searches; the
