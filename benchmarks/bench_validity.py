@@ -166,7 +166,7 @@ def _ols(X, y, with_sigma=False):
 # --------------------------------------------------------------------------------------------------
 # one cell
 # --------------------------------------------------------------------------------------------------
-def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None):
+def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, q=0.5):
     import dpreg
     from dpreg.errors import DPRegError
 
@@ -175,6 +175,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None):
     terms = list(design.beta)
     truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in terms])
     cov_pop, cov_ols, released, widths = [], [], [], []
+    uni_err = []      # dp_mean / dp_quantile: |estimate - target| / population sd
     zero_level_released = 0
     chosen = {}       # method="auto": which estimator each fit used (public: fit.method)
     cov_by_term = {}  # coverage of the population coefficient, term by term
@@ -193,20 +194,21 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None):
         df = design.draw(n, rng)
         if univariate:
             y = df["y"].to_numpy(float)
-            lo, hi = design.bounds["y"]
-            # population mean (dp_mean) or median (dp_quantile) of y, by Monte Carlo on 10^6 draws
-            target = _uni_target(design, method)
+            lo, hi = design.bounds["y"] if ranges == "declared" else (None, None)
+            # population mean (dp_mean) or q-quantile (dp_quantile) of y, by Monte Carlo on 10^6 draws
+            target, pop_sd = _uni_target(design, method, q)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if method == "dp_mean":
                         est = dpreg.dp_mean(y, eps=eps, bounds=(lo, hi), random_state=rep + 1)
                     else:
-                        est = dpreg.dp_quantile(y, 0.5, eps=eps, lower=lo, upper=hi, random_state=rep + 1)
+                        est = dpreg.dp_quantile(y, q, eps=eps, bounds=(lo, hi), random_state=rep + 1)
             except DPRegError as exc:
                 fails += 1
                 errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
                 continue
+            uni_err.append(abs(float(est.estimate) - target) / pop_sd)
             ci = est.facts.get("conf_int")
             if ci is not None:
                 ci = np.asarray(ci, dtype=float).ravel()
@@ -307,6 +309,9 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None):
            "coverage_by_term": {t: float(np.mean(v)) for t, v in cov_by_term.items()},
            "m_by_term": {t: len(v) for t, v in cov_by_term.items()}, "cov_types": cov_types,
            "seconds": time.perf_counter() - t0}
+    if univariate:
+        out.update(q=q if method == "dp_quantile" else None, err_med=_q(uni_err, 0.5),
+                   err_p90=_q(uni_err, 0.9), err_max=_q(uni_err, 1.0))
     if not univariate:
         out.update(sigma_true=design.sigma, r2_true=design.r2,
                    sigma_med=_q(sig, 0.5), sigma_q1=_q(sig, 0.25), sigma_q3=_q(sig, 0.75),
@@ -331,11 +336,12 @@ def _q(v, p):
 _UNI_TARGET = {}
 
 
-def _uni_target(design, method):
-    key = (design.name, method)
+def _uni_target(design, method, q=0.5):
+    """(population mean or q-quantile, population sd) of the outcome, from 10^6 draws."""
+    key = (design.name, method, q)
     if key not in _UNI_TARGET:
         y = design.draw(1_000_000, np.random.default_rng(7))["y"].to_numpy(float)
-        _UNI_TARGET[key] = float(y.mean() if method == "dp_mean" else np.median(y))
+        _UNI_TARGET[key] = (float(y.mean() if method == "dp_mean" else np.quantile(y, q)), float(y.std()))
     return _UNI_TARGET[key]
 
 
@@ -398,6 +404,17 @@ def table(rows, *, seed, command) -> str:
             types_s = ", ".join(f"{k} {v}" for k, v in sorted(r.get("cov_types", {}).items())) or "-"
             lines.append(f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | "
                          f"{terms_s} | {types_s} |")
+    uni = [r for r in rows if "err_med" in r]
+    if uni:
+        lines += ["", "dp_mean / dp_quantile: error of the estimate in population s.d. units, |estimate - "
+                  "target| / sd (target: the population mean or q-quantile), median / 90th percentile / max "
+                  "over the fits; ranges `none`: no bounds declared", "",
+                  "| method | q | design | ranges | n | eps | R | error median | error p90 | error max | "
+                  "released | coverage |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in uni:
+            lines.append(f"| {r['method']} | {_f(r['q'], 'g')} | {r['design']} | {r['ranges']} | {r['n']} | "
+                         f"{r['eps']:g} | {r['R']} | {_f(r['err_med'])} | {_f(r['err_p90'])} | "
+                         f"{_f(r['err_max'])} | {_f(r['released'], '.2f')} | {_f(r['coverage'])} |")
     chosen = [r for r in rows if r["method"] == "auto" and r.get("chosen")]
     if chosen:
         lines += ["", "method=\"auto\": the estimator it chose (fits per cell)", "",
@@ -418,7 +435,9 @@ def main(argv=None):
     p.add_argument("--n", default="300,1000,3000,10000")
     p.add_argument("--eps", default="0.5,1,4")
     p.add_argument("--designs", default="uniform,rare_level")
-    p.add_argument("--ranges", default="declared", help="declared,private")
+    p.add_argument("--ranges", default="declared",
+                   help="declared,private (dp_lm); declared,none for dp_mean / dp_quantile (none: no bounds)")
+    p.add_argument("--q", default="0.5", help="level(s) of dp_quantile, comma-separated (default 0.5)")
     p.add_argument("--methods", default="adassp,boosted_adassp",
                    help=f"any of {', '.join(LR_METHODS + UNI_METHODS)}")
     p.add_argument("--seed", type=int, default=1)
@@ -433,23 +452,26 @@ def main(argv=None):
     for method in a.methods.split(","):
         for dname, design in designs.items():
             for ranges in a.ranges.split(","):
-                if method in UNI_METHODS and ranges != "declared":
+                # dp_lm: declared or private ranges; dp_quantile: declared or none; dp_mean: declared
+                allowed = {"dp_mean": ("declared",), "dp_quantile": ("declared", "none")}.get(
+                    method, ("declared", "private"))
+                if ranges not in allowed:
                     continue
-                for n in [int(v) for v in _floats(a.n)]:
-                    for eps in _floats(a.eps):
-                        res = run_cell(method, design, ranges, n, eps, a.R, a.seed, options=options)
-                        rows.append(res)
-                        pick = f" chose {res['chosen']}" if method == "auto" else ""
-                        print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "
-                              f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
-                              f"sigma {_f(res.get('sigma_med'))} (all {_f(res.get('sigma_med_all'))}, "
-                              f"interval only {_f(res.get('sigma_only_interval'), '.2f')}) "
-                              f"R2 {_f(res.get('r2_med'))} (all {_f(res.get('r2_med_all'))}, printed "
-                              f"{_f(res.get('r2_printed'), '.2f')}, interval only {_f(res.get('r2_only_interval'), '.2f')}, "
-                              f"CI all {_f(res.get('r2_cover_all'), '.2f')} pop {_f(res.get('r2_cover_pop'), '.2f')}, "
-                              f"imprecise {_f(res.get('r2_imprecise'), '.2f')}) sigma CI {_f(res.get('sigma_cover'), '.2f')} "
-                              f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
-                              f"({res['seconds']:.1f}s)", flush=True)
+                levels = _floats(a.q) if method == "dp_quantile" else [0.5]
+                for q, n, eps in [(q, int(n), e) for q in levels for n in _floats(a.n) for e in _floats(a.eps)]:
+                    res = run_cell(method, design, ranges, n, eps, a.R, a.seed, options=options, q=q)
+                    rows.append(res)
+                    pick = f" chose {res['chosen']}" if method == "auto" else ""
+                    print(f"# {method} {dname} {ranges} n={n} eps={eps:g}{pick}: coverage {_f(res['coverage'])} "
+                          f"released {_f(res['released'], '.2f')} fail {_f(res['fail'], '.2f')} "
+                          f"sigma {_f(res.get('sigma_med'))} (all {_f(res.get('sigma_med_all'))}, "
+                          f"interval only {_f(res.get('sigma_only_interval'), '.2f')}) "
+                          f"R2 {_f(res.get('r2_med'))} (all {_f(res.get('r2_med_all'))}, printed "
+                          f"{_f(res.get('r2_printed'), '.2f')}, interval only {_f(res.get('r2_only_interval'), '.2f')}, "
+                          f"CI all {_f(res.get('r2_cover_all'), '.2f')} pop {_f(res.get('r2_cover_pop'), '.2f')}, "
+                          f"imprecise {_f(res.get('r2_imprecise'), '.2f')}) sigma CI {_f(res.get('sigma_cover'), '.2f')} "
+                          f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
+                          f"err {_f(res.get('err_med'))} ({res['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])
     write_result(a.out, table(rows, seed=a.seed, command=cmd.strip()))
     return 0

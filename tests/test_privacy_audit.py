@@ -757,11 +757,14 @@ def test_univariate_neighbours_same_ledger():
     x2[0] = Y_PLANT
     for fn, args, kw in ((dpreg.dp_mean, (), {"bounds": (-100, 100)}),
                          (dpreg.dp_mean, (), {"bounds": (-100, 100), "delta": 1e-6}),
-                         (dpreg.dp_quantile, (0.5,), {"bounds": (-100.0, 100.0)})):
+                         (dpreg.dp_quantile, (0.5,), {"bounds": (-100.0, 100.0)}),
+                         # no bounds: the released starts of the walks (quantile_search.md §8)
+                         (dpreg.dp_quantile, ([0.25, 0.75],), {})):
         a = fn(x, *args, eps=1.0, random_state=5, **kw).to_dict()
         b = fn(x2, *args, eps=1.0, random_state=5, **kw).to_dict()
         # released values (and text printing them): estimate, clip points, interval ends, SE parts
-        assert set(collapse(diff_paths(a, b))) <= {"/estimate", "/facts/q_lo", "/facts/q_hi", "/facts/sensitivity",
+        assert set(collapse(diff_paths(a, b))) <= {"/estimate", "/estimate[]", "/facts/starts[]",
+                                                   "/facts/q_lo", "/facts/q_hi", "/facts/sensitivity",
                                                    "/facts/noise_sd", "/privacy/ledger[]/sensitivity",
                                                    "/privacy/ledger[]/noise_scale", "/std_error",
                                                    "/conf_int/lower[]", "/conf_int/upper[]", "/facts/conf_int[]",

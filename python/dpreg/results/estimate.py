@@ -100,6 +100,8 @@ class EstimateSummary:
         else:
             notes.append(f"Search bounds: [{format_number(f.get('lower'))}, {format_number(f.get('upper'))}]"
                          + (f"; private anchor {format_number(f['anchor'])}" if f.get("anchor") is not None else "")
+                         + (f"; released starts of the walks [{format_number(f['starts'][0])}, "
+                            f"{format_number(f['starts'][1])}]" if f.get("starts") is not None else "")
                          + f"; beta = {format_number(f.get('beta'))}")
             if f.get("conf_int") is not None:
                 # the construction that ran (docs/derivations/quantile_search.md §5, §5.4, §5.5): an end

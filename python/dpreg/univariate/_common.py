@@ -215,6 +215,59 @@ def _anchor(arr, budget, model, qn, beta, max_steps, noise, ledger, lo=-math.inf
     return up if abs(up) >= abs(down) else down
 
 
+#: level of the search that releases the missing start of dp_quantile's walks (our choice: a start
+#: must lie beyond every quantile walked from it, and a premature stop leaves it short only when the
+#: stop comes with fewer than q n rows passed: a count margin of (START_LEVEL - q) n rows, against
+#: (1/2 - q) n for a median anchor; docs/derivations/quantile_search.md §8)
+START_LEVEL = 0.9
+#: grid ratio of that search (our choice: few grid points between its origin and the data, hence few
+#: chances of a premature stop; the start only needs to lie beyond the quantiles, the walks from it
+#: use the user's beta; §8). 1.1 is the largest ratio upq accepts without its coarse-grid warning.
+START_BETA = 1.1
+
+
+def _starts(arr, budget, model, qn, noise, ledger, lo=-math.inf, hi=math.inf):
+    """The released starts ``(lower_start, upper_start)`` of dp_quantile's walks where a bound is not
+    declared, with ``budget`` (docs/derivations/quantile_search.md §8). A walk up (q >= 1/2) starts
+    at or below its quantile, a walk down (q < 1/2) at or above it: a start on the wrong side stops
+    the walk at once (its output is the start).
+
+    * lower bound declared only: the upper start is the stop of a search at level START_LEVEL walking
+      up from it; upper bound only: the mirror image (level 1 - START_LEVEL, walking down).
+    * none: one search at level START_LEVEL on the magnitudes |x|, walking up from 0, releases M; the
+      starts are -M and M. #{x < M} >= #{|x| < M} and #{x < -M} <= #{|x| >= M}, so M is above and -M
+      below every quantile in [1 - START_LEVEL, START_LEVEL] unless that search stopped short or
+      overshot, and the law is the same for x and -x (|-x| = |x|).
+
+    A premature stop (the failure of every search at small n eps) leaves a start too close to its
+    origin; the magnitude search's origin is 0, so -M and M are then still on the correct side of any
+    quantile of data whose mass is farther from 0, and a start on the correct side is all a walk needs.
+    An overshoot only moves a start farther out (a longer walk). Each search is upq: sensitivity 1
+    (|x| is a row-wise map of the row: replacing one row still moves every count by at most 1, all in
+    one direction), two ledger rows; the starts are post-processing of its output."""
+    upq = W._upq()
+    kw = {"eps": budget} if model == "pure" else {"rho": budget}
+    if math.isfinite(lo) and not math.isfinite(hi):
+        r = upq(arr, START_LEVEL, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=START_BETA,
+                quantile_noise=qn, max_steps=None, direction="up",
+                statistic="start (upper start searched up from the lower bound)", **kw)
+        return lo, float(r.estimate)
+    if math.isfinite(hi) and not math.isfinite(lo):
+        r = upq(arr, 1.0 - START_LEVEL, lower=lo, upper=hi, noise=noise, ledger=ledger, beta=START_BETA,
+                quantile_noise=qn, max_steps=None, direction="down",
+                statistic="start (lower start searched down from the upper bound)", **kw)
+        return float(r.estimate), hi
+    if hasattr(arr, "mapped"):          # a data source's column: |x| batch by batch
+        mags = arr.mapped(np.abs)
+    else:
+        mags = np.abs(np.asarray(arr, dtype=float))
+    r = upq(mags, START_LEVEL, lower=0.0, upper=math.inf, noise=noise, ledger=ledger, beta=START_BETA,
+            quantile_noise=qn, max_steps=None, direction="up",
+            statistic="start (magnitude |x| searched up from 0)", **kw)
+    m = float(r.estimate)
+    return -m, m
+
+
 def _check_budget(budget, eps, delta):
     """Refuse before anything is computed when a dpreg.Budget cannot pay (eps, delta)."""
     if budget is None:

@@ -25,13 +25,13 @@ from ._common import (
     ANCHOR_SHARE,
     GAUSSIAN_QUANTILE_CAVEAT,
     PRIVACY_ALPHA_SHARE,
-    _anchor,
     _charge,
     _check_budget,
     _emit,
     _is_number,
     _mark_large_delta,
     _rank_error_bound,
+    _starts,
     _statement,
     check_beta,
     check_bounds_pair,
@@ -114,10 +114,12 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     bounds : (lower, upper), optional
         Public bounds; either end may be None (not declared); with both, the result is clamped to
         [lower, upper]. A level q >= 1/2 walks up from the lower bound, q < 1/2 down from the upper
-        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a
-        private anchor (the median, searched from the declared bound, or both up and down from 0
-        without any) and the search starts there. Bounds may be very loose; the grid resolution near
-        v is (beta - 1)(abs(v - start) + 1).
+        bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a start
+        beyond the quantiles instead (docs/derivations/quantile_search.md §8): with a lower bound only,
+        the 0.9-quantile searched up from it on a grid of ratio 1.1 is the upper start; with an upper
+        bound only, the mirror image; with neither, the 0.9-quantile M of |x| searched up from 0, and
+        the walks start at -M (up) and M (down). ``facts["starts"]`` holds [lower start, upper start].
+        Bounds may be very loose; the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
         Also release, for each q, the two ends of a confidence interval (two more searches; the
@@ -265,25 +267,27 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     msgs = []
     upq = W._upq()
 
-    # where the searches start (public facts, or the released anchor)
-    anchor = _anchor(arr, B * ANCHOR_SHARE, model, qn, beta, max_steps, noise, ledger, lo, hi) \
-        if anchored else None
+    # where the searches start: the declared bounds, or released starts beyond the quantiles
+    # (docs/derivations/quantile_search.md §8)
+    start_lo, start_hi = _starts(arr, B * ANCHOR_SHARE, model, qn, noise, ledger, lo, hi) \
+        if anchored else (lo, hi)
     if fin_lo and fin_hi:
         steps = k_max(lo, hi, beta, max_steps)
     else:
         steps = max_steps or default_max_steps(beta)
 
     def search(level_q, label):
-        if fin_lo and fin_hi:
-            start_lo, start_hi = lo, hi
-        elif level_q >= 0.5:       # walk up: from the declared lower bound, else from the anchor
-            start_lo, start_hi = (lo if fin_lo else anchor), hi
-        else:                      # walk down: from the declared upper bound, else from the anchor
-            start_lo, start_hi = lo, (hi if fin_hi else anchor)
-        if not start_lo < start_hi:    # an anchor on a declared bound: nudge (post-processing)
-            start_lo, start_hi = (start_lo, start_lo + 1e-9 * max(1.0, abs(start_lo))) if level_q >= 0.5 \
-                else (start_hi - 1e-9 * max(1.0, abs(start_hi)), start_hi)
-        return upq(arr, level_q, lower=start_lo, upper=start_hi, noise=noise, ledger=ledger, beta=beta,
+        # a level q >= 1/2 walks up from the lower start (the declared lower bound, or a released
+        # start below every quantile it serves), q < 1/2 down from the upper start; the far end of the
+        # walk is the declared bound (infinite when not declared)
+        if level_q >= 0.5:
+            a, z = start_lo, hi
+        else:
+            a, z = lo, start_hi
+        if not a < z:    # a released start on a declared bound: nudge (post-processing)
+            a, z = (a, a + 1e-9 * max(1.0, abs(a))) if level_q >= 0.5 \
+                else (z - 1e-9 * max(1.0, abs(z)), z)
+        return upq(arr, level_q, lower=a, upper=z, noise=noise, ledger=ledger, beta=beta,
                    quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 
     end_targets = []
@@ -386,7 +390,10 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         with np.errstate(invalid="ignore"):     # inf - inf: an unbounded interval has SE inf
             se = conf[:, 1] / (2.0 * z) - conf[:, 0] / (2.0 * z)   # halves first: no overflow
     facts = {"n": n, "q": qs[0] if scalar else list(qs), "lower": lo, "upper": hi, "beta": beta,
-             "anchor": anchor,
+             "anchor": None,
+             # the released starts of the walks (docs/derivations/quantile_search.md §8; None where
+             # both bounds are declared): [lower start, upper start], a declared bound as itself
+             "starts": [start_lo, start_hi] if anchored else None,
              "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
              "stopped": all(r.stopped for r in flags),
              "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound for r in flags),
