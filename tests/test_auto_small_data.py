@@ -9,6 +9,7 @@ import pytest
 
 import dpreg
 from dpreg import api
+from dpreg.auto import AUTO_PRIVATE_DPGD_MAX
 from dpreg.errors import AccuracyWarning
 from dpreg.privacy.accounting import mu_from_eps_delta
 
@@ -93,13 +94,21 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "adassp"
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "adassp"
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_edge, "has_factors": True, "all_declared": False}) == \
-        "boosted_adassp"
-    # ... across the whole band 20-100 (seventeenth pass, docs/accuracy.md "auto with private ranges on
-    # factor data": AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in
-    # three, and it met every target AdaSSP met)
-    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True, "all_declared": False}) == \
-        "boosted_adassp"
+    # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX (eighteenth pass,
+    # docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real cells, where
+    # BoostedAdaSSP released intervals in one), BoostedAdaSSP from there to 100 and above (seventeenth
+    # pass: AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in three)
+    n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
+    private_factors = {**facts, "has_factors": True, "all_declared": False}
+    assert api.choose_method({**private_factors, "n": n_edge}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_private - 1}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_private}) == "boosted_adassp"
+    assert api.choose_method({**private_factors, "n": n_boost - 1}) == "boosted_adassp"
+    assert api.choose_method({**private_factors, "n": n_private - 1, "delta": 0.0}) == "boosted_adassp"
+    # the rule is for factor data (the measured cells); declared ranges keep AdaSSP in the band, for its
+    # intervals
+    assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
