@@ -118,6 +118,26 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge - 1, "eps": 8.0}) == "adassp"
 
 
+def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
+    """Eighteenth pass (docs/accuracy.md, "auto at index 20-40"): with the ranges estimated privately and
+    a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX, without the
+    small-data warning (the index is above 20); with the same data and declared ranges it keeps AdaSSP,
+    and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
+    from dpreg.auto import auto_b_sq
+    df = _frame(900)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ x + g", df, eps=1.0, levels=LEVELS, random_state=3)
+    index = api.auto_snr(900, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
+    assert api.AUTO_SNR_MIN <= index < AUTO_PRIVATE_DPGD_MAX
+    assert fit.method == "dpgd" and fit.auto
+    assert not any(issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message) for w in caught)
+    declared, _ = _accuracy_warnings(df, eps=1.0)
+    assert declared.method == "adassp"
+    big = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
+    assert big.method == "boosted_adassp"             # index 118: above the band
+
+
 def test_auto_picks_dpgd_in_the_small_regime_with_or_without_inference():
     """Below the index auto chooses dpgd; with inference (the default) its standard errors are either
     released or reported as not estimable with the reason, and the AccuracyWarning is given once per fit
