@@ -9,6 +9,7 @@ import pytest
 
 import dpreg
 from dpreg import api
+from dpreg.auto import AUTO_PRIVATE_DPGD_MAX
 from dpreg.errors import AccuracyWarning
 from dpreg.privacy.accounting import mu_from_eps_delta
 
@@ -93,13 +94,21 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "adassp"
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "adassp"
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_edge, "has_factors": True, "all_declared": False}) == \
-        "boosted_adassp"
-    # ... across the whole band 20-100 (seventeenth pass, docs/accuracy.md "auto with private ranges on
-    # factor data": AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in
-    # three, and it met every target AdaSSP met)
-    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True, "all_declared": False}) == \
-        "boosted_adassp"
+    # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX (eighteenth pass,
+    # docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real cells, where
+    # BoostedAdaSSP released intervals in one), BoostedAdaSSP from there to 100 and above (seventeenth
+    # pass: AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in three)
+    n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
+    private_factors = {**facts, "has_factors": True, "all_declared": False}
+    assert api.choose_method({**private_factors, "n": n_edge}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_private - 1}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_private}) == "boosted_adassp"
+    assert api.choose_method({**private_factors, "n": n_boost - 1}) == "boosted_adassp"
+    assert api.choose_method({**private_factors, "n": n_private - 1, "delta": 0.0}) == "boosted_adassp"
+    # the rule is for factor data (the measured cells); declared ranges keep AdaSSP in the band, for its
+    # intervals
+    assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
@@ -107,6 +116,26 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge, "inference": False, "delta": 0.0}) == "adassp"
     # a pure function of the public facts: the data never enter, and eps moves the edge as mu does
     assert api.choose_method({**facts, "n": n_edge - 1, "eps": 8.0}) == "adassp"
+
+
+def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
+    """Eighteenth pass (docs/accuracy.md, "auto at index 20-40"): with the ranges estimated privately and
+    a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX, without the
+    small-data warning (the index is above 20); with the same data and declared ranges it keeps AdaSSP,
+    and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
+    from dpreg.auto import auto_b_sq
+    df = _frame(900)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ x + g", df, eps=1.0, levels=LEVELS, random_state=3)
+    index = api.auto_snr(900, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
+    assert api.AUTO_SNR_MIN <= index < AUTO_PRIVATE_DPGD_MAX
+    assert fit.method == "dpgd" and fit.auto
+    assert not any(issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message) for w in caught)
+    declared, _ = _accuracy_warnings(df, eps=1.0)
+    assert declared.method == "adassp"
+    big = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
+    assert big.method == "boosted_adassp"             # index 118: above the band
 
 
 def test_auto_picks_dpgd_in_the_small_regime_with_or_without_inference():

@@ -84,9 +84,10 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
-        reported where they can be certified, and as not estimable with the reason otherwise) or
+        reported where they can be certified, and as not estimable with the reason otherwise), below 40
+        when some range is estimated privately and the model matrix has factor dummies, or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
-        real data; both dpgd rules need the public n and d of replace-one neighbours on an in-memory
+        real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
         dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
         ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
