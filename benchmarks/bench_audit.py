@@ -560,7 +560,8 @@ def build_cases():
                  lambda: (lambda d: (d, replaced(d, x=1.5e308)))(bounded_frame(200)),
                  {"full": 1000, "quick": 200, "test": 0}),
         ]
-    return cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
+    return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
+            + eighteenth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -825,6 +826,99 @@ def seventeenth_pass_cases():
              {"full": 300, "quick": 100, "test": 0}),
     ]
     return cases
+
+
+# ---------------------------------------------------------------------------------------------------
+# eighteenth pass (docs/audit.md): dp_glm's blind-direction withholding, the private ranges at the
+# overshoot rule's boundary, method="auto" on an in-memory pyarrow table, the scikit-learn classifier
+# (extreme rows under the caller's np.seterr, and its refusal of a label outside {0, 1}), an undeclared
+# value recoded to the reference level. Every name starts with "eighteenth pass" (--only selects them)
+# ---------------------------------------------------------------------------------------------------
+def undeclared_value_pair(n=2000, binary=False):
+    """D: level c held by row 0 only (declared levels a, b, c; an object column); D': row 0 holds a value
+    outside the declared levels, which unknown_level="reference" recodes to a (the value must never
+    appear in the output)."""
+    d0 = level_frame(n, 1, binary=binary)
+    d0["g"] = d0["g"].astype(object)
+    d1 = d0.copy()
+    d1.loc[0, "g"] = SECRET_LEVEL
+    return d0, d1
+
+
+def bad_label_pair(n=300):
+    """A 0/1 target whose row 0 holds a label outside {0, 1}: 2.0 in D, 0.5 in D'. Both are refused (the
+    labels are public by type only when every one is 0 or 1); before the eighteenth pass scikit-learn's
+    target check refused 0.5 with its ValueError ("continuous"), 2.0 with dpreg's InvalidArgument."""
+    import pandas as pd
+    d = bounded_frame(n, binary=True)
+    y = (d["y"] == "yes").astype(float).to_numpy()
+    d0 = pd.DataFrame({"x": d["x"].to_numpy(), "y": y})
+    d1 = d0.copy()
+    d0.loc[0, "y"], d1.loc[0, "y"] = 2.0, 0.5
+    return d0, d1
+
+
+def _sk_logistic(eps=1.0, classes=None):
+    def fit(data, seed):
+        from dpreg.sklearn import DPLogisticRegression
+        y = data["y"].to_numpy()
+        if hasattr(data["y"], "cat"):
+            y = (data["y"] == "yes").to_numpy()
+        est = DPLogisticRegression(eps=eps, bounds=(-1.0, 1.0), random_state=seed, classes=classes)
+        return est.fit(data[["x"]].to_numpy(), y).fit_
+    return fit
+
+
+def _on_arrow_table(fit):
+    """The fit called on the data as an in-memory pyarrow table."""
+    def wrapped(data, seed):
+        import pyarrow as pa
+        return fit(pa.Table.from_pandas(data, preserve_index=False), seed)
+    return wrapped
+
+
+def eighteenth_pass_cases():
+    """Neighbours for the code of the seventeenth pass: dp_glm withholds the intervals of coefficients on
+    floor directions where its collapse check has no power (derivation dpgd_logistic.md §2f; at n = 2000,
+    eps = 2 a blind direction is found in 5 of 12 releases of D), with a row that empties a declared
+    level; the private ranges at the smallest n the overshoot rule admits at eps = 1 (858 rows: the
+    searches there are as fragile as the rule allows); method="auto" on an in-memory pyarrow table (read
+    as the pandas frame of its formula columns where the rule takes dpgd); the scikit-learn classifier
+    under the caller's np.seterr(all="raise") and its refusal of a label outside {0, 1}; and an undeclared
+    value recoded to the reference level by unknown_level="reference"."""
+    lv = {"g": ["a", "b", "c"]}
+    glm = _lm("y ~ x + C(g)", "dpgd", eps=2.0, family="binomial", inference=True, levels=lv)
+    return [
+        Case("eighteenth pass: dp_glm dpgd, inference, blind directions: a row empties a declared level",
+             "dp_glm dpgd (blind directions)",
+             "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000, eps = 2", glm,
+             lambda: emptied_level_pair(2000, 1, binary=True), {"full": 300, "quick": 100, "test": 0}),
+        Case("eighteenth pass: adassp, inference, private ranges at the overshoot boundary (n = 858): "
+             "x = 1.5e308", "adassp (private ranges, n = 858)", "(1, 1) -> (1.5e308, -1.5e308); eps = 1",
+             _lm("y ~ x", "adassp", bounds=None, inference=True),
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(858)),
+             {"full": 300, "quick": 60, "test": 0}),
+        Case("eighteenth pass: auto on a pyarrow table, inference=False (dpgd): x = 1.5e308",
+             "auto (pyarrow table)", "(1, 1) -> (1.5e308, -1.5e308); n = 300",
+             _on_arrow_table(_lm("y ~ x", "auto", inference=False)),
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(300)),
+             {"full": 300, "quick": 100, "test": 0}),
+        Case("eighteenth pass: DPLogisticRegression, np.seterr(all='raise'): x = 1.5e308",
+             "DPLogisticRegression (caller's numpy errors raised)", "(1, yes) -> (1.5e308, no); n = 300",
+             _with_numpy_errors_raised(_sk_logistic()),
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y="no")))(bounded_frame(300, binary=True)),
+             {"full": 300, "quick": 100, "test": 0}),
+        Case("eighteenth pass: DPLogisticRegression: a label outside {0, 1} (2.0 -> 0.5)",
+             "DPLogisticRegression (label refusal)", "label 2.0 -> 0.5 in row 0 (both refused)",
+             _sk_logistic(), bad_label_pair, {"full": 100, "quick": 50, "test": 10}),   # refusals: instant
+        Case("eighteenth pass: dp_glm dpgd, unknown_level='reference': an undeclared value",
+             "dp_glm dpgd (undeclared value to reference)",
+             "row 0: declared level c -> an undeclared value; n = 2000, eps = 2",
+             _lm("y ~ x + C(g)", "dpgd", eps=2.0, family="binomial", inference=True, levels=lv,
+                 unknown_level="reference"),
+             lambda: undeclared_value_pair(2000, binary=True), {"full": 300, "quick": 100, "test": 0},
+             secrets=(SECRET_LEVEL,)),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------

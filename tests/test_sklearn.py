@@ -153,6 +153,24 @@ def test_logistic_class_labels_are_never_read_from_the_data_without_the_opt_in()
     assert "NOT differentially private" in m.fit_.summary().__str__() or m.privacy_.leaks
 
 
+@pytest.mark.parametrize("classes", [None, [0.0, 1.0]], ids=["0/1 by type", "declared"])
+def test_logistic_refusal_of_an_undeclared_label_does_not_depend_on_its_value(classes):
+    """Eighteenth audit pass: replace-one neighbours whose row 0 holds a label outside {0, 1}. Both are
+    refused (the one-row refusal of a label that is not public), but sklearn's check ran first and gave a
+    ValueError ("Unknown label type: continuous") for 0.5 or 1e308 where 2.0 or -1.0 gave dpreg's
+    InvalidArgument: the class and text told whether that row's label was a whole number. One refusal,
+    the same class and text, whatever the value."""
+    X, y01 = _binary_frame()
+    outcomes = set()
+    for bad in (2.0, -1.0, 0.5, 1e308, -7.25):
+        y = np.asarray(y01, dtype=float).copy()
+        y[0] = bad
+        with pytest.raises(dpreg.errors.InvalidArgument) as err:
+            DPLogisticRegression(eps=2, bounds=(0, 1), random_state=0, classes=classes).fit(X, y)
+        outcomes.add((type(err.value), str(err.value)))
+    assert len(outcomes) == 1
+
+
 @pytest.mark.parametrize("cast", [int, float, bool], ids=["int", "float", "bool"])
 def test_logistic_neighbours_with_one_observed_class_fit_alike(cast):
     """Replace-one neighbours: D has one positive row, D' none. Both fit (the labels are public by type),

@@ -304,3 +304,17 @@ test_that("car::linearHypothesis() tests the inference centre with the released 
   fit$wald$rule <- "bonferroni"
   expect_error(car::linearHypothesis(fit, "x = 0"), "intervals are asymmetric", class = "dpreg_input_error")
 })
+
+test_that("anova(small, large) under add/remove does not compare the fits' released estimates of n", {
+  skip_if_no_core()
+  # each fit releases its own noisy n (nobs), so two fits of the same rows differ (2999 and 2981 at
+  # seeds 1 and 2 here); that is no evidence of different datasets (eighteenth audit pass)
+  set.seed(4)
+  df <- data.frame(x = runif(3000, -1, 1), z = runif(3000, -1, 1))
+  df$y <- pmin(pmax(0.5 * df$x + 0.2 * df$z + rnorm(3000, 0, 0.3), -1), 1)
+  b <- list(x = c(-1, 1), z = c(-1, 1), y = c(-1, 1))
+  small <- dp_lm(y ~ x, data = df, eps = 2, bounds = b, neighbours = "add_remove", seed = 1)
+  large <- dp_lm(y ~ x + z, data = df, eps = 2, bounds = b, neighbours = "add_remove", seed = 2)
+  expect_false(identical(nobs(small), nobs(large)))
+  expect_s3_class(anova(small, large), "anova")
+})
