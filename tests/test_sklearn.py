@@ -301,3 +301,29 @@ def test_bounds_naming_the_target_point_to_target_bounds():
     # a misspelt feature keeps its own hint
     with pytest.raises(dpreg.errors.InvalidArgument, match="did you mean 'education'"):
         DPLinearRegression(eps=1, bounds={"educaton": (0, 25)}).fit(X, y)
+
+
+def test_predict_on_rows_beyond_the_double_range_gives_no_numpy_warning_whatever_np_seterr():
+    # audit, eighteenth pass: predict / predict_proba ran X @ coef_ outside the numeric barrier, so a new
+    # row at 1e308 gave numpy's "overflow encountered in matmul" RuntimeWarning, and a FloatingPointError
+    # under np.seterr(all="raise"). Now +-inf (and probabilities 0 / 1) as the saturated product, silently
+    rng = np.random.default_rng(18)
+    X = rng.uniform(-1, 1, (2000, 2))
+    y = X @ [1.0, 2.0] + rng.normal(0, 0.3, 2000)
+    reg = DPLinearRegression(eps=2, bounds=(-1, 1), target_bounds=(-4, 4), random_state=1).fit(X, y)
+    clf = DPLogisticRegression(eps=2, bounds=(-1, 1), random_state=1).fit(X, (y > 0).astype(int))
+    new = np.array([[1e308, 1e308], [0.5, 0.5]])
+    old = np.seterr(all="raise")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            pred = reg.predict(new)
+            proba = clf.predict_proba(new)
+            labels = clf.predict(new)
+    finally:
+        np.seterr(**old)
+    # the first row: the sign of the product, an infinite prediction; the second: the finite linear form
+    assert np.isinf(pred[0]) and np.sign(pred[0]) == np.sign(reg.coef_.sum())
+    assert pred[1] == pytest.approx(0.5 * reg.coef_.sum() + reg.intercept_)
+    assert np.all((proba >= 0) & (proba <= 1)) and np.allclose(proba.sum(axis=1), 1.0)
+    assert set(labels) <= set(clf.classes_)

@@ -33,6 +33,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the optional extra
     raise ImportError("dpreg.sklearn needs scikit-learn: pip install 'dpreg[sklearn]'") from exc
 
+from ._numeric import no_numeric_warnings
 from .errors import DPRegWarning, InvalidArgument, InvalidArgumentType, PrivacyLeakWarning
 
 __all__ = ["DPLinearRegression", "DPLogisticRegression", "RepeatedFitWarning"]
@@ -256,7 +257,11 @@ class _DPBase(BaseEstimator):
     def _linear(self, X):
         check_is_fitted(self, "coef_")
         df, _, _ = self._frame(X, fitting=False)
-        return df.to_numpy() @ self.coef_ + self.intercept_
+        # X @ coef_ + intercept_ as scikit-learn's linear models (no clamping: coef_ keeps its meaning); a
+        # new row beyond the double range gives +-inf, an underflow 0, with numpy's default error handling
+        # whatever the caller's np.seterr and no RuntimeWarning, as DPFit.predict (audit, eighteenth pass)
+        with no_numeric_warnings():
+            return df.to_numpy() @ self.coef_ + self.intercept_
 
     def _leak_warning(self):
         warnings.warn("score() is computed on the data you pass, without differential privacy: on the "
