@@ -49,6 +49,80 @@ LARGE_DELTA_NOTE = ("delta is not below 1/n; it was accepted explicitly (allow_l
                     "delta permits mechanisms that publish single records outright")
 
 
+# The parameters from ``bounds`` on, and the Raises / Warns sections, are the same for dp_lm and dp_glm:
+# written once here and put into both docstrings (their rendered pages are unchanged).
+_SHARED_PARAMETERS = """bounds : dict or "data", optional
+        ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
+        (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
+        outside are clamped, silently. Ranges not declared are estimated privately from
+        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
+        is an error naming the closest column; keys for columns the formula does not use are ignored
+        (one dict serves several models). ``"data"`` reads every range from the data: a
+        :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
+    levels : dict or "data", optional
+        ``{"column": [levels]}``: declared public category levels, the first is the reference.
+        Levels that are not declared (pandas Categorical, string columns, ``C(x)`` of numbers) are
+        data: they are released by a private selection from ``levels_share`` of eps and of delta, in
+        sorted order, with the rows of unreleased values pooled (see :doc:`/derivations/level_selection`).
+        ``"data"`` reads them from the data instead (:class:`dpreg.PrivacyLeakWarning`; the fit is not
+        private). Pure-DP methods need declared levels.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
+        private (only methods that support it).
+    inference : bool, default True
+        Spend a small declared share of the budget on what noise-aware standard errors need. With
+        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
+        intervals cover the population coefficients: no interval is released, and the margin would
+        only add noise to the estimates.
+    budget : dpreg.Budget, optional
+        An account to draw (eps, delta) from; a fit that would overspend is refused before the data
+        are touched.
+    random_state : None, int or numpy.random.Generator, optional
+        None: secure randomness. A seed makes the fit reproducible; the privacy statement then marks
+        it "seeded" (not for release).
+    **options
+        Options every method accepts (``bounds_share``, default 0.1; ``levels_share``, default 0.1;
+        ``na_action``, default "fail"; ``unknown_level``, default "error"; ``strict``, default False;
+        ``unit``, default None; ``allow_large_delta``, default False) and the options of the chosen
+        method (e.g. ``T`` of the iterative methods, ``s`` of the sparse ones). Every option, its
+        default and where the default comes from: :doc:`/reference/options`. An unknown option is
+        refused before anything is spent.
+"""
+
+_RAISES_AND_WARNS = """Raises
+    ------
+    dpreg.errors.InvalidArgument
+        An argument or option outside its valid range (also a ``ValueError``); raised before the data
+        are touched and before anything is spent. :class:`dpreg.errors.DeltaTooLarge` for delta >= 1/n.
+    dpreg.errors.InvalidArgumentType
+        An argument of the wrong type (e.g. a formula that is not a string).
+    dpreg.design.formula.FormulaError, dpreg.design.build.DesignError
+        A formula or design dpreg cannot fit privately (e.g. missing values with ``na_action="fail"``).
+    dpreg.BudgetExceeded
+        ``budget`` cannot pay for the fit (nothing is spent).
+    dpreg.EstimationFailed
+        A mechanism declined to release (e.g. a propose-test-release check failed); the budget of
+        the attempt is spent and the exception's ``privacy`` says what was spent.
+
+    Warns
+    -----
+    dpreg.PrivacyLeakWarning
+        Something was taken from the data without budget (``bounds="data"``, ``levels="data"``,
+        ``na_action="drop"``); an error with ``strict=True``.
+    dpreg.AccuracyWarning, dpreg.ConvergenceWarning
+        The fit is private but its accuracy or intervals may be degraded.
+"""
+
+
+def _with_shared_docs(fn):
+    """Put the shared parameter and Raises / Warns text into ``fn``'s docstring."""
+    if fn.__doc__:   # None under python -OO
+        fn.__doc__ = fn.__doc__.replace("{shared_parameters}", _SHARED_PARAMETERS).replace(
+            "{raises_and_warns}", _RAISES_AND_WARNS)
+    return fn
+
+
+@_with_shared_docs
 def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, method: str = "auto",
           bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
           levels: Mapping[str, Sequence[Any]] | str | None = None, neighbours: str = "replace_one",
@@ -91,72 +165,14 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
         dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
         ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
-    bounds : dict or "data", optional
-        ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
-        (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
-        outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
-        is an error naming the closest column; keys for columns the formula does not use are ignored
-        (one dict serves several models). ``"data"`` reads every range from the data: a
-        :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
-    levels : dict or "data", optional
-        ``{"column": [levels]}``: declared public category levels, the first is the reference.
-        Levels that are not declared (pandas Categorical, string columns, ``C(x)`` of numbers) are
-        data: they are released by a private selection from ``levels_share`` of eps and of delta, in
-        sorted order, with the rows of unreleased values pooled (see :doc:`/derivations/level_selection`).
-        ``"data"`` reads them from the data instead (:class:`dpreg.PrivacyLeakWarning`; the fit is not
-        private). Pure-DP methods need declared levels.
-    neighbours : {"replace_one", "add_remove"}, default "replace_one"
-        Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
-        private (only methods that support it).
-    inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need. With
-        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
-        intervals cover the population coefficients: no interval is released, and the margin would
-        only add noise to the estimates.
-    budget : dpreg.Budget, optional
-        An account to draw (eps, delta) from; a fit that would overspend is refused before the data
-        are touched.
-    random_state : None, int or numpy.random.Generator, optional
-        None: secure randomness. A seed makes the fit reproducible; the privacy statement then marks
-        it "seeded" (not for release).
-    **options
-        Options every method accepts (``bounds_share``, default 0.1; ``levels_share``, default 0.1;
-        ``na_action``, default "fail"; ``unknown_level``, default "error"; ``strict``, default False;
-        ``unit``, default None; ``allow_large_delta``, default False) and the options of the chosen
-        method (e.g. ``T`` of the iterative methods, ``s`` of the sparse ones). Every option, its
-        default and where the default comes from: :doc:`/reference/options`. An unknown option is
-        refused before anything is spent.
-
+    {shared_parameters}
     Returns
     -------
     dpreg.DPFit
         The released fit: ``coef``/``params``, ``std_errors``/``bse``, ``conf_int()``, ``predict()``,
         ``summary()``, ``privacy``.
 
-    Raises
-    ------
-    dpreg.errors.InvalidArgument
-        An argument or option outside its valid range (also a ``ValueError``); raised before the data
-        are touched and before anything is spent. :class:`dpreg.errors.DeltaTooLarge` for delta >= 1/n.
-    dpreg.errors.InvalidArgumentType
-        An argument of the wrong type (e.g. a formula that is not a string).
-    dpreg.design.formula.FormulaError, dpreg.design.build.DesignError
-        A formula or design dpreg cannot fit privately (e.g. missing values with ``na_action="fail"``).
-    dpreg.BudgetExceeded
-        ``budget`` cannot pay for the fit (nothing is spent).
-    dpreg.EstimationFailed
-        A mechanism declined to release (e.g. a propose-test-release check failed); the budget of
-        the attempt is spent and the exception's ``privacy`` says what was spent.
-
-    Warns
-    -----
-    dpreg.PrivacyLeakWarning
-        Something was taken from the data without budget (``bounds="data"``, ``levels="data"``,
-        ``na_action="drop"``); an error with ``strict=True``.
-    dpreg.AccuracyWarning, dpreg.ConvergenceWarning
-        The fit is private but its accuracy or intervals may be degraded.
-
+    {raises_and_warns}
     See Also
     --------
     dp_glm : logistic regression.
@@ -179,6 +195,7 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
                     random_state=random_state, options=options)
 
 
+@_with_shared_docs
 def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.0, delta: float = 1e-6,
            method: str = "auto", bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
            levels: Mapping[str, Sequence[Any]] | str | None = None, neighbours: str = "replace_one",
@@ -213,72 +230,14 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
         ``"auto"`` (``"dpgd"``, a private Newton solver with standard errors). ``ht_fw`` and
         ``ht_sparse`` also fit logistic models.
-    bounds : dict or "data", optional
-        ``{"column": (lo, hi)}``: declared public ranges of the numeric variables, outcome included
-        (numbers with lo < hi; ``None`` for an end asks for a private estimate of that end). Values
-        outside are clamped, silently. Ranges not declared are estimated privately from
-        ``bounds_share`` of eps (or the method needs none). A key that is not a column of the data
-        is an error naming the closest column; keys for columns the formula does not use are ignored
-        (one dict serves several models). ``"data"`` reads every range from the data: a
-        :class:`dpreg.PrivacyLeakWarning`, and the fit is not private.
-    levels : dict or "data", optional
-        ``{"column": [levels]}``: declared public category levels, the first is the reference.
-        Levels that are not declared (pandas Categorical, string columns, ``C(x)`` of numbers) are
-        data: they are released by a private selection from ``levels_share`` of eps and of delta, in
-        sorted order, with the rows of unreleased values pooled (see :doc:`/derivations/level_selection`).
-        ``"data"`` reads them from the data instead (:class:`dpreg.PrivacyLeakWarning`; the fit is not
-        private). Pure-DP methods need declared levels.
-    neighbours : {"replace_one", "add_remove"}, default "replace_one"
-        Neighbouring datasets of the guarantee. Under replace-one n is public; under add/remove it is
-        private (only methods that support it).
-    inference : bool, default True
-        Spend a small declared share of the budget on what noise-aware standard errors need. With
-        False, ranges estimated privately (no ``bounds=``) are not widened by the margin that makes
-        intervals cover the population coefficients: no interval is released, and the margin would
-        only add noise to the estimates.
-    budget : dpreg.Budget, optional
-        An account to draw (eps, delta) from; a fit that would overspend is refused before the data
-        are touched.
-    random_state : None, int or numpy.random.Generator, optional
-        None: secure randomness. A seed makes the fit reproducible; the privacy statement then marks
-        it "seeded" (not for release).
-    **options
-        Options every method accepts (``bounds_share``, default 0.1; ``levels_share``, default 0.1;
-        ``na_action``, default "fail"; ``unknown_level``, default "error"; ``strict``, default False;
-        ``unit``, default None; ``allow_large_delta``, default False) and the options of the chosen
-        method (e.g. ``T`` of the iterative methods, ``s`` of the sparse ones). Every option, its
-        default and where the default comes from: :doc:`/reference/options`. An unknown option is
-        refused before anything is spent.
-
+    {shared_parameters}
     Returns
     -------
     dpreg.DPFit
         The released fit, coefficients on the logit scale; ``predict(type="response")`` gives
         probabilities.
 
-    Raises
-    ------
-    dpreg.errors.InvalidArgument
-        An argument or option outside its valid range (also a ``ValueError``); raised before the data
-        are touched and before anything is spent. :class:`dpreg.errors.DeltaTooLarge` for delta >= 1/n.
-    dpreg.errors.InvalidArgumentType
-        An argument of the wrong type (e.g. a formula that is not a string).
-    dpreg.design.formula.FormulaError, dpreg.design.build.DesignError
-        A formula or design dpreg cannot fit privately (e.g. missing values with ``na_action="fail"``).
-    dpreg.BudgetExceeded
-        ``budget`` cannot pay for the fit (nothing is spent).
-    dpreg.EstimationFailed
-        A mechanism declined to release (e.g. a propose-test-release check failed); the budget of
-        the attempt is spent and the exception's ``privacy`` says what was spent.
-
-    Warns
-    -----
-    dpreg.PrivacyLeakWarning
-        Something was taken from the data without budget (``bounds="data"``, ``levels="data"``,
-        ``na_action="drop"``); an error with ``strict=True``.
-    dpreg.AccuracyWarning, dpreg.ConvergenceWarning
-        The fit is private but its accuracy or intervals may be degraded.
-
+    {raises_and_warns}
     See Also
     --------
     dp_lm : linear regression.
