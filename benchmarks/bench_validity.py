@@ -32,7 +32,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed")
+# (new designs go at the end: a design's index seeds its data)
+DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed", "collinear")
 ALL_N = (300, 1000, 3000, 10000, 100000)
 ALL_EPS = (0.5, 1.0, 4.0)
 LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp", "dpgd", "auto")
@@ -60,6 +61,15 @@ class Design:
             r = 0.8
             self.corr = np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]])
             self.chol = np.linalg.cholesky(self.corr)
+        elif name == "collinear":
+            # issue 12 (economics: pce and pop correlated 0.987, their coefficients of opposite sign): x1
+            # and x2 correlated 0.99 with a large coefficient along x1 - x2, x3 moderately correlated
+            self.formula = "y ~ x1 + x2 + x3"
+            self.beta = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
+            self.bounds = {"x1": (-4.0, 4.0), "x2": (-4.0, 4.0), "x3": (-4.0, 4.0), "y": (-15.0, 17.0)}
+            self.sigma = 1.0
+            self.corr = np.array([[1.0, 0.99, 0.3], [0.99, 1.0, 0.3], [0.3, 0.3, 1.0]])
+            self.chol = np.linalg.cholesky(self.corr)
         elif name == "rare_level":
             # g: "a" (baseline, 59%), "b" (rare, 1%), "c" (40%), "z" declared but never observed
             self.formula = "y ~ x1 + x2 + C(g)"
@@ -85,7 +95,7 @@ class Design:
         self.r2 = self._population_r2()
 
     def _x(self, n, rng):
-        if self.name == "correlated":
+        if self.name in ("correlated", "collinear"):
             return rng.standard_normal((n, 3)) @ self.chol.T
         if self.name == "raw_scale":
             return np.column_stack([rng.uniform(1000, 5000, n), rng.uniform(0, 3000, n)])
