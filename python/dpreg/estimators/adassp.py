@@ -798,13 +798,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             part = inf.privacy_part(rel.vcov, V_samp, M)
             if part is not None:
                 rel.vcov_privacy = part
-        if rel.vcov is not None and not boosted and not _private_ranges(design):
+        if rel.vcov is not None and attenuation is not None:
             # issue 12, collinear designs (docs/derivations/adassp_boosted.md §24): along a released
             # eigendirection of X^T X below 2 sigma1 the release allows the data's curvature to be 0,
             # and then the estimate along it is attenuated by an unknown factor and the coefficient
             # along it is bounded by no release (§18); the union above holds only under its stated
             # lowest curvature (economics, Credit's Income, Carseats' Price: 0.48-0.75 where it
-            # fails). A coefficient that loads on those directions has its interval withheld
+            # fails). A coefficient that loads on those directions has its interval withheld (where
+            # the union applies: ci="auto" / "analytic"; ci="bootstrap" is left as the user chose it)
             _withhold_hidden_loading(rel, facts, state, M)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
