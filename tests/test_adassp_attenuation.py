@@ -313,3 +313,21 @@ def test_resolved_fit_withholds_nothing():
     fit = _fit(_correlated_frame(10000, 4), 4.0)
     assert "hidden_withheld" not in fit.facts and "hidden_directions" not in fit.facts
     assert np.all(np.isfinite(fit.std_errors.to_numpy()))
+
+
+def test_hidden_directions_assume_keeps_the_union_and_a_bad_value_is_refused():
+    # the opt-in to the stated assumption: the same release, every interval the union (the behaviour
+    # before section 24); the default withholds them
+    df = _contrast_frame(3000, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", bounds=BOUNDS,
+                           random_state=1, hidden_directions="assume")
+    withheld = _fit(df, 1.0, seed=1)
+    assert kept.ci_method == "attenuation union" and "hidden_withheld" not in kept.facts
+    assert np.all(np.isfinite(kept.conf_int().to_numpy()))
+    np.testing.assert_array_equal(kept.coef.to_numpy(), withheld.coef.to_numpy())
+    assert np.isnan(withheld.std_errors["x1"])
+    with pytest.raises(dpreg.errors.InvalidArgument, match="hidden_directions"):
+        dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", bounds=BOUNDS,
+                    hidden_directions="maybe")

@@ -49,6 +49,13 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                    "0.90 in the bootstrap"),
     "n_boot": (1000, "our choice: enough replicates for stable 2.5% and 97.5% percentiles"),
     "level": (0.95, "conventional 95% intervals"),
+    "hidden_directions": ("withhold", "our choice (issue 12, docs/derivations/adassp_boosted.md §24): with "
+                                      "declared ranges and ci 'auto' / 'analytic', a coefficient that loads "
+                                      "on a direction of X^T X the privacy noise hides gets no interval "
+                                      "('withhold'; no release bounds its error there), or the interval "
+                                      "that assumes the data vary along it at least half as much as that "
+                                      "noise ('assume'; 0.48-0.75 of them held the OLS coefficient where "
+                                      "the data vary less: economics, Credit's Income, Carseats' Price)"),
     "cov_type": ("auto", "our choice: 'HC' (a DP heteroscedasticity-consistent sandwich, like vcovHC) "
                          "wherever the released X^T X says it is resolved at this n and eps, else "
                          "'classical' (sigma-hat^2 (X^T X)^-1, like lm); heteroscedastic and t3 errors at "
@@ -134,10 +141,10 @@ def _withhold_hidden_loading(rel, facts, state, M):
     from ..inference import ssp as inf
     A = np.asarray(state["A_hat"], float)
     alpha = np.linalg.eigvalsh((A + A.T) / 2.0)
-    k = int(np.sum(alpha < inf.ATTENUATION_UNRESOLVED_SDS * state["sigma_gram"]))
+    k = int(np.sum(alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]))
     if k == 0:
         return []
-    load = inf.hidden_direction_loading(A, state["sigma_gram"], M)
+    load = inf.hidden_direction_loading(A, state["sigma_gram"], M, inf.HIDDEN_WITHHOLD_SDS)
     withheld = [int(j) for j in np.flatnonzero(load > inf.HIDDEN_MAX_LOADING)]
     facts["hidden_directions"] = k
     facts["hidden_loading"] = [float(x) for x in load]
@@ -798,7 +805,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             part = inf.privacy_part(rel.vcov, V_samp, M)
             if part is not None:
                 rel.vcov_privacy = part
-        if rel.vcov is not None and attenuation is not None:
+        if rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold":
             # issue 12, collinear designs (docs/derivations/adassp_boosted.md §24): along a released
             # eigendirection of X^T X below 2 sigma1 the release allows the data's curvature to be 0,
             # and then the estimate along it is attenuated by an unknown factor and the coefficient

@@ -1097,6 +1097,12 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
 #: from them is at most that share times the hidden part ||Q_h' theta|| of the scaled OLS coefficient,
 #: which no release bounds (§18); the same limit as dp_glm's (inference.logistic.MAX_UNRESOLVED_LOADING)
 HIDDEN_MAX_LOADING = 0.05
+#: ... and the directions counted as hidden for that rule: released eigenvalue below this many sigma1. A
+#: direction whose data curvature is at most sigma1 / 2 (below the union's assumption) is released above
+#: it with probability Phi(-2.5) = 0.6% for a fixed direction (above 2 sigma1: 6.7%, and those releases
+#: were the only intervals of the blind coefficients left, covering 0.00: docs/derivations/adassp_boosted.md
+#: §24)
+HIDDEN_WITHHOLD_SDS = 3.0
 
 
 def hidden_direction_loading(A_hat, sigma_gram: float, M, unresolved_sds: float = ATTENUATION_UNRESOLVED_SDS):
