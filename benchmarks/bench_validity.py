@@ -32,7 +32,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed")
+# (new designs go at the end: a design's index seeds its data)
+DESIGNS = ("uniform", "correlated", "rare_level", "t3", "hetero", "raw_scale", "skewed", "collinear",
+           "collinear_contrast")
 ALL_N = (300, 1000, 3000, 10000, 100000)
 ALL_EPS = (0.5, 1.0, 4.0)
 LR_METHODS = ("adassp", "boosted_adassp", "subsample_aggregate", "isp", "dpgd", "auto")
@@ -60,6 +62,19 @@ class Design:
             r = 0.8
             self.corr = np.array([[1, r, r * r], [r, 1, r], [r * r, r, 1.0]])
             self.chol = np.linalg.cholesky(self.corr)
+        elif name in ("collinear", "collinear_contrast"):
+            # issue 12 (economics: pce and pop correlated 0.987): x1 and x2 correlated 0.99, x3 0.3 with
+            # both. "collinear" keeps the correlated design's coefficients (scaled coefficient along
+            # x1 - x2 about 0.5); "collinear_contrast" has a large one there (x1 10, x2 -9: about 3.4, as
+            # economics' 2.8-5.4 along its weak directions), the case the release cannot bound
+            self.formula = "y ~ x1 + x2 + x3"
+            self.beta = {"Intercept": 1.0, "x1": 2.0, "x2": -1.0, "x3": 0.5}
+            if name == "collinear_contrast":
+                self.beta = {"Intercept": 1.0, "x1": 10.0, "x2": -9.0, "x3": 0.5}
+            self.bounds = {"x1": (-4.0, 4.0), "x2": (-4.0, 4.0), "x3": (-4.0, 4.0), "y": (-15.0, 17.0)}
+            self.sigma = 1.0
+            self.corr = np.array([[1.0, 0.99, 0.3], [0.99, 1.0, 0.3], [0.3, 0.3, 1.0]])
+            self.chol = np.linalg.cholesky(self.corr)
         elif name == "rare_level":
             # g: "a" (baseline, 59%), "b" (rare, 1%), "c" (40%), "z" declared but never observed
             self.formula = "y ~ x1 + x2 + C(g)"
@@ -85,7 +100,7 @@ class Design:
         self.r2 = self._population_r2()
 
     def _x(self, n, rng):
-        if self.name == "correlated":
+        if self.name in ("correlated", "collinear", "collinear_contrast"):
             return rng.standard_normal((n, 3)) @ self.chol.T
         if self.name == "raw_scale":
             return np.column_stack([rng.uniform(1000, 5000, n), rng.uniform(0, 3000, n)])

@@ -165,6 +165,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # number of released eigenvalues of XtX below sigma1 and the widening of the standard errors
              # to the union's half-width, post-processing of XtX, Xty and theta_hat
              "/facts/attenuation_directions", "/facts/attenuation_widening[]",
+             # issue 12, collinear designs (§24): the number of released eigenvalues of XtX below 2 sigma1,
+             # each coefficient's loading on their eigenvectors (post-processing of XtX and the public
+             # scaling map) and the terms whose intervals that withholds (public names)
+             "/facts/hidden_directions", "/facts/hidden_loading[]", "/facts/hidden_withheld[]",
              # issue 13, AdaSSP with its ridge corrected: coef is the ridge estimate M Gamma b_hat + m and
              # the inference centre the corrected one, M W Gamma b_hat + m (W from the released XtX and
              # the ridge rule of the released lambda_min); whether there is one is decided from the same

@@ -461,6 +461,17 @@ def _check_ci(v):
         raise InvalidArgument("ci must be 'auto', 'analytic' or 'bootstrap'")
 
 
+#: AdaSSP with declared ranges (issue 12, docs/derivations/adassp_boosted.md §24): what a coefficient that
+#: loads on a direction of X'X the privacy noise hides gets: "withhold" = no interval ("not estimable"),
+#: "assume" = the attenuation union of §20 under its stated lowest curvature (sigma1 / 2)
+HIDDEN_DIRECTION_RULES = ("withhold", "assume")
+
+
+def _check_hidden_directions(v):
+    if v not in HIDDEN_DIRECTION_RULES:
+        raise InvalidArgument("hidden_directions must be 'withhold' or 'assume'")
+
+
 #: covariance of the coefficients (docs/derivations/adassp_boosted.md §17): "classical" = homoscedastic
 #: sampling part sigma-hat^2 (X'X)^-1 (as lm / statsmodels' "nonrobust"), "HC" = the DP sandwich
 #: (as sandwich::vcovHC / statsmodels' "HC1"), "auto" = HC where the released Gram matrix says the
@@ -535,7 +546,7 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_positive("tau"), "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
-    "cov_type": _check_cov_type,
+    "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}
 

@@ -49,6 +49,13 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                    "0.90 in the bootstrap"),
     "n_boot": (1000, "our choice: enough replicates for stable 2.5% and 97.5% percentiles"),
     "level": (0.95, "conventional 95% intervals"),
+    "hidden_directions": ("withhold", "our choice (issue 12, docs/derivations/adassp_boosted.md §24): with "
+                                      "declared ranges and ci 'auto' / 'analytic', a coefficient that loads "
+                                      "on a direction of X^T X the privacy noise hides gets no interval "
+                                      "('withhold'; no release bounds its error there), or the interval "
+                                      "that assumes the data vary along it at least half as much as that "
+                                      "noise ('assume'; 0.48-0.75 of them held the OLS coefficient where "
+                                      "the data vary less: economics, Credit's Income, Carseats' Price)"),
     "cov_type": ("auto", "our choice: 'HC' (a DP heteroscedasticity-consistent sandwich, like vcovHC) "
                          "wherever the released X^T X says it is resolved at this n and eps, else "
                          "'classical' (sigma-hat^2 (X^T X)^-1, like lm); heteroscedastic and t3 errors at "
@@ -121,9 +128,75 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
 
     state = dict(kind="adassp", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_xty=sigma2, kappa_E=kappa_E, kappa_L=kappa_L,
-                 bound_y=bound_y, pd_repair=_pd_repair, columns_dropped=keep is not None)
+                 bound_y=bound_y, pd_repair=_pd_repair, columns_dropped=keep is not None, keep=keep)
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
     return restore_columns(rel, keep, design)
+
+
+def _withhold_hidden_loading(rel, facts, state, M):
+    """Issue 12 (docs/derivations/adassp_boosted.md §24): withhold the interval of every coefficient
+    whose map loads by more than inf.HIDDEN_MAX_LOADING on the released eigendirections of X^T X below
+    ATTENUATION_UNRESOLVED_SDS sigma1 (NaN standard error, covariance row and interval; the estimate
+    stays). Released values and public constants only. Returns the withheld indices."""
+    from ..inference import ssp as inf
+    A = np.asarray(state["A_hat"], float)
+    alpha = np.linalg.eigvalsh((A + A.T) / 2.0)
+    k = int(np.sum(alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]))
+    if k == 0:
+        return []
+    load = inf.hidden_direction_loading(A, state["sigma_gram"], M, inf.HIDDEN_WITHHOLD_SDS)
+    withheld = [int(j) for j in np.flatnonzero(load > inf.HIDDEN_MAX_LOADING)]
+    facts["hidden_directions"] = k
+    facts["hidden_loading"] = [float(x) for x in load]
+    if not withheld:
+        return []
+    facts["hidden_withheld"] = withheld
+    if len(withheld) == len(load):
+        # every coefficient: no standard errors at all, the reason in the inference note
+        rel.vcov = rel.vcov_privacy = rel.ci = rel.ci_draws = None
+        rel.inference_note = "standard errors not estimable at this n and eps: " + _hidden_direction_reason(k)
+        facts.pop("attenuation_widening", None)
+        return withheld
+    vcov = np.array(rel.vcov, float)
+    vcov[withheld, :] = np.nan
+    vcov[:, withheld] = np.nan
+    rel.vcov = vcov
+    if rel.vcov_privacy is not None:
+        vp = np.array(rel.vcov_privacy, float)
+        vp[withheld, :] = np.nan
+        vp[:, withheld] = np.nan
+        rel.vcov_privacy = vp
+    if rel.ci is not None:
+        ci = np.array(rel.ci, float)
+        ci[withheld, :] = np.nan
+        rel.ci = ci
+    if rel.ci_draws is not None:
+        draws = np.array(rel.ci_draws, float)
+        draws[:, withheld] = np.nan
+        rel.ci_draws = draws
+    for key in ("attenuation_widening",):
+        if key in facts:
+            facts[key] = [None if j in withheld else x for j, x in enumerate(facts[key])]
+    return withheld
+
+
+def _hidden_direction_reason(k, names=None):
+    # the count k is a function of the released X^T X; the names are the design's public terms
+    which = "these coefficients load" if names else "every coefficient loads"
+    return (("one combination" if k == 1 else f"{k} combinations") + " of the scaled predictors "
+            + ("varies" if k == 1 else "vary") + " too little for the privacy noise in X^T X to show how "
+            "much (nearly collinear predictors, or weak directions at this n and eps); along "
+            + ("it" if k == 1 else "them") + " the estimate may be shrunk toward 0 by an amount no release "
+            f"bounds, and {which} on " + ("it" if k == 1 else "them") + ". More rows, a larger eps, "
+            "declared ranges that fit the data tighter, or dropping one of a collinear pair help")
+
+
+def _hidden_direction_note(names, k):
+    from ..errors import AccuracyWarning, Diagnostic
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    reason = _hidden_direction_reason(k, names)
+    return Diagnostic(f"Not estimable at this n and eps: the intervals of {shown} are withheld (reported "
+                      f"as NA): {reason}.", AccuracyWarning)
 
 
 def _private_ranges(design) -> bool:
@@ -732,6 +805,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             part = inf.privacy_part(rel.vcov, V_samp, M)
             if part is not None:
                 rel.vcov_privacy = part
+        if rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold":
+            # issue 12, collinear designs (docs/derivations/adassp_boosted.md §24): along a released
+            # eigendirection of X^T X below 2 sigma1 the release allows the data's curvature to be 0,
+            # and then the estimate along it is attenuated by an unknown factor and the coefficient
+            # along it is bounded by no release (§18); the union above holds only under its stated
+            # lowest curvature (economics, Credit's Income, Carseats' Price: 0.48-0.75 where it
+            # fails). A coefficient that loads on those directions has its interval withheld (where
+            # the union applies: ci="auto" / "analytic"; ci="bootstrap" is left as the user chose it)
+            _withhold_hidden_loading(rel, facts, state, M)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
@@ -789,6 +871,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                    None)
                         if w.startswith("The ridge penalty was active") else w
                         for w in rel.warnings]
+    if facts.get("hidden_withheld"):
+        # the indices are those of the columns kept (a declared level without rows was dropped first)
+        kept = (np.arange(len(design.public.terms)) if state.get("keep") is None
+                else np.flatnonzero(np.asarray(state["keep"])))
+        facts["hidden_withheld"] = [design.public.terms[kept[j]] for j in facts["hidden_withheld"]]
+        if rel.vcov is not None:
+            # some coefficients keep their intervals: name the others (all withheld: the inference note)
+            rel.warnings = list(rel.warnings) + [_hidden_direction_note(facts["hidden_withheld"],
+                                                                        facts["hidden_directions"])]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(

@@ -1091,6 +1091,37 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
     return V, down, up, k
 
 
+#: AdaSSP with declared ranges (issue 12, collinear designs; docs/derivations/adassp_boosted.md §24): a
+#: coefficient whose map onto the scaled coefficients has more than this share of its length on the
+#: released eigendirections below ATTENUATION_UNRESOLVED_SDS sigma1 has its interval withheld. Its error
+#: from them is at most that share times the hidden part ||Q_h' theta|| of the scaled OLS coefficient,
+#: which no release bounds (§18); the same limit as dp_glm's (inference.logistic.MAX_UNRESOLVED_LOADING)
+HIDDEN_MAX_LOADING = 0.05
+#: ... and the directions counted as hidden for that rule: released eigenvalue below this many sigma1. A
+#: direction whose data curvature is at most sigma1 / 2 (below the union's assumption) is released above
+#: it with probability Phi(-2.5) = 0.6% for a fixed direction (above 2 sigma1: 6.7%, and those releases
+#: were the only intervals of the blind coefficients left, covering 0.00: docs/derivations/adassp_boosted.md
+#: §24)
+HIDDEN_WITHHOLD_SDS = 3.0
+
+
+def hidden_direction_loading(A_hat, sigma_gram: float, M, unresolved_sds: float = ATTENUATION_UNRESOLVED_SDS):
+    """Per coefficient beta_j = M_j theta (original units), the share ||M_j Q_h|| / ||M_j|| of its map
+    that falls on the released eigendirections Q_h of A_hat below ``unresolved_sds`` sigma1 (the
+    directions whose curvature the release does not bound away from 0; §20 and §24 of
+    docs/derivations/adassp_boosted.md). 0 where nothing is unresolved. Released values only."""
+    A = (np.asarray(A_hat, float) + np.asarray(A_hat, float).T) / 2.0
+    alpha, Q = np.linalg.eigh(A)
+    M = np.asarray(M, float)
+    hidden = alpha < float(unresolved_sds) * float(sigma_gram)
+    norm = np.linalg.norm(M, axis=1)
+    if not np.any(hidden):
+        return np.zeros(M.shape[0])
+    part = np.linalg.norm(M @ Q[:, hidden], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(norm > 0, part / norm, 0.0)
+
+
 def deattenuation_union_ends(theta, V, Qk, c_max, M, z: float, se0=None):
     """(down, up): the distances from M theta to the lower and upper ends of the union, over the box
     c_v in [0, c_max,v] (one c per column q_v of Qk), of the Wald intervals (M L_c theta)_j +- z se_c,j,

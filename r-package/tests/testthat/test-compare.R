@@ -2,8 +2,12 @@
 
 compare_fits <- function() {
   df <- toy_data()
-  list(a = dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 1),
-       b = dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 2))
+  # hidden_directions = "assume": standard errors to tabulate (the default withholds them at this n, the
+  # coefficients loading on directions of X'X the noise hides)
+  list(a = dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 1,
+                 hidden_directions = "assume"),
+       b = dp_lm(y ~ x + g, data = df, eps = 4, method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 2,
+                 hidden_directions = "assume"))
 }
 
 # strips stars / parentheses from a formatted cell

@@ -4,8 +4,10 @@
 
 lm_toy <- function() {
   df <- toy_data()
+  # eps 4: every level estimable (shapes as lm's); hidden_directions = "assume": every interval released
+  # (the default withholds those loading on a direction of X'X the noise hides)
   list(df = df, fit = dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
-                            seed = 4, eps = 4),  # eps 4: every level estimable (shapes as lm's)
+                            seed = 4, eps = 4, hidden_directions = "assume"),
        ref = lm(y ~ x + g, data = df))
 }
 

@@ -36,8 +36,9 @@ test_that("the non-private reference is matched by name", {
 
 test_that("plot() at another level uses the core's intervals", {
   skip_if_no_core()
+  # every level estimable at n = 400; hidden_directions = "assume": every interval released
   fit <- dp_lm(y ~ x + g, data = toy_data(), method = "adassp", bounds = toy_bounds, levels = toy_levels, seed = 4,
-               eps = 4)   # every level estimable at n = 400
+               eps = 4, hidden_directions = "assume")
   with_null_device(drawn <- plot(fit, level = 0.9, reference = coef(lm(y ~ x + g, toy_data()))))
   expect_equal(drawn$conf.low, unname(confint(fit, level = 0.9)[-1, 1]))
   # Wald z intervals: half-widths scale with the normal quantile, qnorm(0.95) / qnorm(0.975)
