@@ -455,8 +455,8 @@ MIN_ROWS = 1000
 #: ht_lasso below the index"): on real data (eight datasets, n eps 600-3500) they were worse than auto's
 #: choice (dpgd) in 31 of 32 fits, up to 10 x OLS where dpgd was 1.0-2.6 x; on the sparse numeric design
 #: of benchmarks/bench_auto_sparse.py (3 of 20-400 slopes non-zero) ht_fw beat dpgd in 1 of 12 cells
-#: below n eps = 16 000 and in 3 of 7 from 16 000 up (all at eps >= 4: necessary, not sufficient);
-#: ht_lasso in none of 16 below 40 000, in 2 of 3 from there. Only on the standardised path (the data of
+#: below n eps = 16 000 and in 4 of 8 from 16 000 up (all at eps >= 4: necessary, not sufficient);
+#: ht_lasso in none of 16 below 40 000, in 3 of 4 from there. Only on the standardised path (the data of
 #: every one of these cells); not on the raw scale (_standardised_path). The logistic ht_fw is held to ht_fw's rule
 #: (OJ at eps = 1, n eps = 1070: 13 maximum-likelihood standard errors from the MLE where dpgd was 6.0,
 #: benchmarks/results/accuracy_glm_ht_regime.md).
