@@ -114,8 +114,9 @@ def test_outside_the_regime_refused_before_spending_from_public_facts():
     the sufficient-statistics methods' index n mu / (B^2 sqrt(d)) is >= 20, is refused before anything
     is spent (the Budget is not charged), naming method='auto' and the opt-in; with
     allow_outside_regime=True the fit runs and gives one AccuracyWarning, also listed in the fit's
-    warnings. A wide design (d = 200 predictors, n = 1000, index ~ 0.06) is neither refused nor warned.
-    All decided from public n, d, eps only."""
+    warnings. On a wide design (d = 200 predictors, n = 1000, index ~ 0.06) ht_sparse is neither refused
+    nor warned by the index rule (ht_fw there has n x eps = 1000 and is refused by its own rule,
+    tests/test_heavy_tailed_regime.py). All decided from public n, d, eps only."""
     from dpreg.errors import AccuracyWarning, MethodOutsideRegime
     rng = np.random.default_rng(4)
     n = 3000
@@ -152,8 +153,8 @@ def test_outside_the_regime_refused_before_spending_from_public_facts():
     wb["y"] = (-4.0, 4.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        dpreg.dp_lm("y ~ " + " + ".join(f"x{j}" for j in range(p)), wide, eps=1.0, bounds=wb, method="ht_fw",
-                    random_state=1)
+        dpreg.dp_lm("y ~ " + " + ".join(f"x{j}" for j in range(p)), wide, eps=1.0, bounds=wb,
+                    method="ht_sparse", s=3, random_state=1)
     assert not [w for w in caught if "outside that regime" in str(w.message)]
 
 

@@ -113,7 +113,9 @@ def test_regime_threshold_is_the_public_index():
     threshold n is computed in the test from the definition (mu solved independently): n one row
     below it is fitted, n at it is refused, whatever the data (two different data-generating
     processes with the same public facts give the same decision). eps = 0.5 puts the threshold above
-    the minimum row count (1000), so the index alone decides."""
+    the minimum row count (1000), so the index alone decides. The fits below it are ht_sparse's (with
+    delta = 1e-6, the same index): ht_fw below it has n x eps < 16 000 and is refused by its own rule
+    (test_frank_wolfe_methods_below_the_index_with_small_n_eps_are_refused_before_spending)."""
     eps = 0.5
     mu = _mu(eps, 1e-6)
     n_min = math.ceil(20.0 * 4 * math.sqrt(4) / mu)
@@ -124,7 +126,8 @@ def test_regime_threshold_is_the_public_index():
             rng = np.random.default_rng(9)
             for f in (below, at):
                 f["y"] = np.clip(rng.standard_t(2, len(f)) * 3, -10, 10)
-        assert not _refused(below, eps)
+        assert not _refused(below, eps, method="ht_sparse", s=2, delta=1e-6)
+        assert _refused(at, eps, method="ht_sparse", s=2, delta=1e-6)
         assert _refused(at, eps)
         with warnings.catch_warnings(record=True) as caught:     # the opt-in: fitted, with the warning
             warnings.simplefilter("always")
@@ -135,17 +138,18 @@ def test_regime_threshold_is_the_public_index():
 
 
 def test_regime_for_the_delta_methods_uses_their_delta():
-    """ht_lasso is (eps, delta)-DP: the index uses the fit's delta. At delta = 1e-10 mu is smaller, so
-    the threshold n is larger: an n between the two thresholds is refused at delta = 1e-6 and not at
-    1e-10 (eps = 0.5: both thresholds above the minimum row count)."""
+    """ht_sparse (like ht_lasso and ht_iht) is (eps, delta)-DP: the index uses the fit's delta. At delta =
+    1e-10 mu is smaller, so the threshold n is larger: an n between the two thresholds is refused at
+    delta = 1e-6 and not at 1e-10 (eps = 0.5: both thresholds above the minimum row count; ht_lasso
+    there has n x eps < 16 000, refused by its own rule whatever delta)."""
     eps = 0.5
     n6 = math.ceil(20.0 * 8 / _mu(eps, 1e-6))
     n10 = math.ceil(20.0 * 8 / _mu(eps, 1e-10))
     assert n10 > n6 + 50
     n = (n6 + n10) // 2
     df = _frame(n, 3)
-    assert _refused(df, eps, method="ht_lasso", delta=1e-6)
-    assert not _refused(df, eps, method="ht_lasso", delta=1e-10)
+    assert _refused(df, eps, method="ht_sparse", s=2, delta=1e-6)
+    assert not _refused(df, eps, method="ht_sparse", s=2, delta=1e-10)
 
 
 def test_standardised_back_map_is_exact():
@@ -245,7 +249,8 @@ def test_linear_model_needs_the_minimum_rows_even_inside_the_index_regime():
     """Below MIN_ROWS rows a heavy-tailed linear fit is refused before spending, whatever the
     index (issue 12/13: small data gets honest intervals or a refusal; these methods have no intervals).
     A wide design (50 predictors, index far below 20) shows the rule is the row count: 999 rows refused,
-    1000 fitted; the opt-in fits 999 rows with one AccuracyWarning naming the minimum."""
+    1000 fitted (ht_sparse with s = 3: ht_lasso at n x eps = 1000 is refused by its n x eps rule, which
+    comes after this one); the opt-in fits 999 rows with one AccuracyWarning naming the minimum."""
     from dpreg.estimators.heavy_tailed.options import MIN_ROWS
     assert MIN_ROWS == 1000                 # the documented value (docs/heavy_tailed.md, 'Regime')
     rng = np.random.default_rng(21)                # test data, not a DP draw
@@ -257,16 +262,16 @@ def test_linear_model_needs_the_minimum_rows_even_inside_the_index_regime():
     formula = "y ~ " + " + ".join(f"v{j}" for j in range(p))
     budget = dpreg.Budget(eps=2.0, delta=1e-5)
     with pytest.raises(MethodOutsideRegime, match="at least 1000 rows") as info:
-        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_lasso", budget=budget,
+        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_sparse", s=3, budget=budget,
                     random_state=1)
     assert "method='auto'" in str(info.value) and budget.spent == (0.0, 0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm(formula, df, eps=1.0, bounds=bounds, method="ht_lasso", random_state=1)
+        fit = dpreg.dp_lm(formula, df, eps=1.0, bounds=bounds, method="ht_sparse", s=3, random_state=1)
     assert fit.nobs == 1000
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_lasso", random_state=1,
+        dpreg.dp_lm(formula, df.iloc[:999], eps=1.0, bounds=bounds, method="ht_sparse", s=3, random_state=1,
                     allow_outside_regime=True)
     assert sum(issubclass(w.category, AccuracyWarning) and "at least 1000 rows" in str(w.message)
                for w in caught) == 1
@@ -477,3 +482,144 @@ def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatc
             dpreg.dp_lm("y ~ x + z + w + exp(v)", df, eps=0.5, method="ht_iht", s=2, budget=budget, random_state=1,
                         bounds={**declared, "v": (700.0, 712.0), "y": (-3.0, 3.0)})
     assert rows == [] and budget.spent == (0.0, 0.0)
+
+
+# ht_fw / ht_lasso below the index (eighteenth pass, issue 13): their error is set by n x eps, not the index
+def _numeric_frame(n, p, seed, heavy=False):
+    rng = np.random.default_rng(seed)       # test data, not a DP draw
+    X = rng.uniform(-1, 1, (n, p))
+    df = pd.DataFrame(X, columns=[f"v{j}" for j in range(p)])
+    noise = rng.standard_t(2, n) if heavy else rng.normal(size=n)
+    df["y"] = np.clip(X[:, 0] - 0.5 * X[:, 1] + 0.5 * noise, -5, 5)
+    bounds = {**{f"v{j}": (-1.0, 1.0) for j in range(p)}, "y": (-5.0, 5.0)}
+    return df, "y ~ " + " + ".join(f"v{j}" for j in range(p)), bounds
+
+
+@pytest.mark.parametrize("method", ["ht_fw", "ht_lasso"])
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "private_ranges"])
+def test_frank_wolfe_methods_below_the_index_with_small_n_eps_are_refused_before_spending(method, declared,
+                                                                                          monkeypatch):
+    """n = 2000 rows, 3 numeric predictors, eps = 0.25: the index n mu / (B^2 sqrt(d)) is below 20 (the
+    index rule does not refuse; the test checks it from the definition), n x eps = 500. These
+    cells were fitted, with only the small-data AccuracyWarning, at 2-10 x OLS where dpgd was 1.0-2.3 x
+    (docs/accuracy.md, 'ht_fw and ht_lasso below the index'). Now refused before anything is released
+    (no ledger row, Budget not charged, with private ranges too: before the range search), naming n x eps,
+    the threshold (16 000 for ht_fw, 40 000 for ht_lasso), method='auto' and ht_sparse with a sparsity;
+    the same decision on heavy-tailed data
+    with the same public facts; the opt-in fits with the same text as one AccuracyWarning."""
+    eps, n = 0.25, 2000
+    assert n * _mu(eps * (1.0 if declared else 0.9), 1e-6) / (4 * math.sqrt(4)) < 20.0
+    rows = []
+    real_add = Ledger.add
+    monkeypatch.setattr(Ledger, "add", lambda self, entry: (rows.append(entry), real_add(self, entry))[1])
+    for heavy in (False, True):
+        df, formula, bounds = _numeric_frame(n, 3, 5, heavy=heavy)
+        budget = dpreg.Budget(eps=1.0, delta=1e-5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(MethodOutsideRegime, match=r"n x eps = (500|450) ") as info:
+                dpreg.dp_lm(formula, df, eps=eps, bounds=bounds if declared else None, method=method,
+                            budget=budget, random_state=1)
+        text = str(info.value)
+        threshold = {"ht_fw": "16000", "ht_lasso": "40000"}[method]    # documented (docs/heavy_tailed.md)
+        assert f"below {threshold}:" in text and "method='auto'" in text
+        assert "method='ht_sparse' with a sparsity s" in text
+        assert "allow_outside_regime=True" in text
+        assert budget.spent == (0.0, 0.0) and rows == []
+    df, formula, bounds = _numeric_frame(n, 3, 5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm(formula, df, eps=eps, bounds=bounds, method=method, random_state=1,
+                          allow_outside_regime=True)
+    hits = [w for w in caught if issubclass(w.category, AccuracyWarning) and "n x eps = 500 " in str(w.message)]
+    assert len(hits) == 1 and fit.method == method
+
+
+@pytest.mark.parametrize("method,p,eps_pass", [("ht_fw", 40, 2.0), ("ht_lasso", 100, 5.0)])
+def test_frank_wolfe_n_eps_threshold_is_exact_and_names_what_passes(method, p, eps_pass):
+    """n = 8000 rows and p numeric predictors (d = B^2 = p + 1) keep the index below 20 at the eps
+    compared (checked from the definition), so the n x eps rule alone decides, at its documented
+    threshold (docs/heavy_tailed.md: 16 000 for ht_fw, 40 000 for ht_lasso): eps just below
+    threshold / n is refused and names that eps at this n; eps = threshold / n is fitted."""
+    n = 8000
+    eps_below = eps_pass - 0.001
+    for eps in (eps_below, eps_pass):
+        assert n * _mu(eps, 1e-6) / ((p + 1) * math.sqrt(p + 1)) < 20.0
+    df, formula, bounds = _numeric_frame(n, p, 6)
+
+    def fit(eps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return dpreg.dp_lm(formula, df, eps=eps, delta=1e-6, bounds=bounds, method=method, random_state=1,
+                               T=2)
+
+    with pytest.raises(MethodOutsideRegime, match=rf"It would pass with eps >= {eps_pass:g} for the estimator "
+                                                  r"at n = 8000"):
+        fit(eps_below)
+    assert fit(eps_pass).method == method
+
+
+def test_frank_wolfe_refusal_on_a_small_dense_model_names_no_eps_that_leaves_the_index_regime():
+    """On a low-dimensional model (3 predictors, n = 2000, eps = 0.25) the eps that would reach n x eps =
+    16 000 (eps = 8) and the n (64 000 rows) both put the index far above 20, where the method is refused
+    again: the message must not advise them (it says why neither would do)."""
+    df, formula, bounds = _numeric_frame(2000, 3, 5)
+    assert 2000 * _mu(8.0, 1e-6) / 8 >= 20.0 and 64000 * _mu(0.25, 1e-6) / 8 >= 20.0
+    with pytest.raises(MethodOutsideRegime) as info:
+        dpreg.dp_lm(formula, df, eps=0.25, bounds=bounds, method="ht_fw", random_state=1)
+    text = str(info.value)
+    assert "It would pass" not in text and "Neither eps >= 8 at this n nor n >= 64000 at this eps" in text
+
+
+def test_logistic_frank_wolfe_below_the_index_needs_n_eps_too():
+    """dp_glm's ht_fw follows the same n x eps rule (OJ at eps = 1, n eps = 1070: 13 MLE standard errors from
+    the MLE): refused before spending, naming dp_glm's default; ht_sparse with s is not affected."""
+    rng = np.random.default_rng(18)                # test data, not a DP draw
+    n = 1600                                       # d = 3, eps = 0.25: index below 20 (checked below)
+    assert n * _mu(0.25, 1e-6) / (3 * math.sqrt(3)) < 20.0
+    X = rng.uniform(-1, 1, (n, 2))
+    df = pd.DataFrame(X, columns=["a", "b"])
+    df["y"] = (rng.random(n) < 1 / (1 + np.exp(-(X @ np.array([1.0, -0.5]))))).astype(float)
+    bounds = {"a": (-1.0, 1.0), "b": (-1.0, 1.0)}
+    budget = dpreg.Budget(eps=2.0, delta=1e-5)
+    with pytest.raises(MethodOutsideRegime, match=r"n x eps = 400 .*method='dpgd'"):
+        dpreg.dp_glm("y ~ a + b", df, eps=0.25, bounds=bounds, method="ht_fw", budget=budget, random_state=1)
+    assert budget.spent == (0.0, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_glm("y ~ a + b", df, eps=0.25, bounds=bounds, method="ht_sparse", s=2, random_state=1)
+    assert fit.method == "ht_sparse"
+
+
+def test_small_data_warning_for_a_heavy_tailed_method_does_not_advise_an_n_it_would_refuse():
+    """Below the index an explicit method gets the small-data AccuracyWarning naming the n and eps that
+    reach index 20; a heavy-tailed method is refused there (the index rule), so for it the warning says
+    so rather than leave that advice (before: 'about n >= ... would be needed' alone). dpgd's is unchanged."""
+    df, formula, bounds = _numeric_frame(2000, 3, 5)
+
+    def small_data_warnings(method, **kw):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dpreg.dp_lm(formula, df, eps=0.25, bounds=bounds, method=method, random_state=1, **kw)
+        return [str(w.message) for w in caught if issubclass(w.category, AccuracyWarning)
+                and "privacy noise is expected to dominate" in str(w.message)]
+
+    ht = small_data_warnings("ht_sparse", s=3)
+    assert len(ht) == 1 and "'ht_sparse' is refused in favour of method='auto'" in ht[0]
+    gd = small_data_warnings("dpgd")
+    assert len(gd) == 1 and "refused in favour" not in gd[0]
+
+
+@pytest.mark.parametrize("method", ["ht_fw", "ht_lasso"])
+def test_frank_wolfe_n_eps_rule_is_for_the_standardised_path_only(method):
+    """The n x eps rule rests on data scaled by public ranges (declared or private), where dpgd is the
+    alternative. On the raw scale (standardize=False: heavy-tailed data of unit scale, no ranges) the
+    same public n, d and eps are fitted: there ht_fw was the only method that worked (docs/heavy_tailed.md,
+    'Below the index'); the small-data warning still comes."""
+    df, formula, _ = _numeric_frame(2000, 3, 5, heavy=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm(formula, df, eps=0.25, method=method, standardize=False, random_state=1)
+    assert fit.method == method
+    assert not [w for w in caught if "n x eps" in str(w.message)]
+    assert [w for w in caught if "privacy noise is expected to dominate" in str(w.message)]

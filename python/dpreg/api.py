@@ -635,7 +635,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # a method by name is told too when the noise is expected to dominate)
         small = auto_small_data_note(design.public, design.n if design.units is None else design.public.n,
                                      eps, delta, chosen=method, inference=bool(inference), explicit=not auto,
-                                     has_intervals=bool(inference) and est.reports_standard_errors)
+                                     has_intervals=bool(inference) and est.reports_standard_errors,
+                                     refused_above_index=est.refused_above_index)
         if small is not None:   # public facts only; said before the estimator spends anything, and
             # after the method's public refusals (a refused fit gets the refusal alone)
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)

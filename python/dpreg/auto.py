@@ -125,8 +125,19 @@ Not chosen by auto (no measured cell where they would win): tukey and subsample_
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
 dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
 heavy-tailed methods (ht_fw, ht_lasso: 1.3-11 x OLS on the larger real datasets, worse than the SSP
-methods and dpgd; ht_sparse, given s = 10 on the sparse design above, beat dpgd in 10 of 12 cells, but
-it needs a user-chosen sparsity s, which no public fact gives).
+methods and dpgd; ht_sparse needs a user-chosen sparsity s, which no public fact gives).
+
+Sparse methods when d is large relative to n eps (eighteenth pass, issue 13 item 3; docs/accuracy.md,
+"ht_fw and ht_lasso below the index"): not chosen. The public facts (n, d, eps) cannot tell a sparse
+truth from a dense one, and the two go opposite ways: on the synthetic design of `python -m benchmarks
+auto_sparse` (n = 2000-10 000, p = 20-400) with 3 non-zero slopes ht_fw beat dpgd at eps 4-8 with
+p >= 100 (10 000 x 400, eps = 4: 1.35 against 2.77 x the noise variance), while with every slope
+non-zero (--slopes dense, the same n, p, eps) ht_fw, ht_lasso and ht_sparse (s = 10) were worse than dpgd
+in all 8 cells (3.4-7.8, 2.5-6.1, 3.0-5.4 against 1.2-4.3); at eps <= 2 ht_fw and ht_lasso lost to
+dpgd on the sparse design as well, and on real data below the index dpgd was better than ht_fw /
+ht_lasso in 31 of 32 fits. dpgd was at most 2.1 times the best method's error in every sparse cell and
+the best in every dense one: never far off in either case. ht_sparse with the user's s remains the
+explicit choice for a sparse truth.
 """
 
 
@@ -197,11 +208,13 @@ def choose_method(facts):
 
 
 def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, explicit=False,
-                         has_intervals=True):
+                         has_intervals=True, refused_above_index=False):
     """An AccuracyWarning diagnostic when the expected privacy noise dominates (public facts: n, the
     model matrix's columns and factor blocks, eps, delta), naming the n and the eps that would reach
     AUTO_SNR_MIN; None otherwise. ``explicit``: the user chose the method (``chosen``) rather than
-    method="auto"; ``has_intervals``: whether that method reports standard errors at all."""
+    method="auto"; ``has_intervals``: whether that method reports standard errors at all;
+    ``refused_above_index``: the chosen method is refused at AUTO_SNR_MIN and above (the heavy-tailed
+    methods), so that n or eps is named for the other methods, not as a way to fit this one."""
     if n is None or not (delta > 0):
         return None
     d = len(public.terms)
@@ -228,6 +241,12 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
         kept = ("" if explicit else
                 f" method='auto' keeps {chosen!r} here: its dpgd rule needs an in-memory data frame, "
                 "replace-one neighbours and no unit= (dpreg.auto.AUTO_RULE).")
+        if refused_above_index:
+            # the n or eps named above puts the fit where the sufficient-statistics methods are in their
+            # regime, and this method refuses there (docs/heavy_tailed.md, "Regime"): say so, or the
+            # advice leads to a refusal (eighteenth pass)
+            need = need[:-1] + (f" (at that n or eps {chosen!r} is refused in favour of method='auto', "
+                                "whose sufficient-statistics methods are in their regime there).")
         tail = (" Where standard errors are reported, they account for this noise." if has_intervals else
                 " This fit reports no standard errors, so nothing in its output shows the noise.")
         return Diagnostic(head + "(on real data, fits in this regime had test errors 1.2-49 x those of "

@@ -72,8 +72,10 @@
 #'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
 #'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
 #'   The heavy-tailed methods (`"ht_*"`) refuse a model outside their regime
-#'   (below 1000 rows, or a low-dimensional model with many rows per
-#'   coefficient) before spending anything, in [dp_lm()] and [dp_glm()];
+#'   (below 1000 rows, a low-dimensional model with many rows per
+#'   coefficient, or for `"ht_fw"` / `"ht_lasso"` on range-scaled data n * eps
+#'   below 16000 / 40000)
+#'   before spending anything, in [dp_lm()] and [dp_glm()];
 #'   `allow_outside_regime = TRUE` fits it anyway, with a warning.
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
 #'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges

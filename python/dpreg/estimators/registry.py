@@ -64,6 +64,10 @@ class MethodSpec:
         ``unit=`` (one privacy unit owning several rows) is calibrated for.
     allows_wide : bool
         d >= n is expected; the design layer must not refuse wide designs.
+    refused_above_index : bool
+        The method is refused (unless opted in) where the public signal-to-noise index of
+        ``method="auto"`` is >= 20, because the sufficient-statistics methods are in their regime there
+        (the heavy-tailed methods): the small-data warning does not advise it a larger n or eps.
     reports_standard_errors : bool
         The method can release standard errors and intervals (when inference is requested and the
         release supports them); False for point-estimate-only methods.
@@ -102,6 +106,7 @@ class MethodSpec:
     ignores_delta: bool = False
     supports_units: bool = False
     allows_wide: bool = False
+    refused_above_index: bool = False
     reports_standard_errors: bool = True
     applies: frozenset | None = None
     summary_lines: Callable | None = None
@@ -180,7 +185,7 @@ _HT_SCALING = ("x_center", "x_scale", "y_center", "y_scale", "standardize")
 # the heavy-tailed methods ask for ranges for their standardised default (squared loss), have a raw-scale
 # path (standardize=False), and check the options they cannot default (s) before anything is spent
 _HT_HOOKS = dict(needs_bounds_hook="needs_bounds", ranges_optional=True, check_options_hook="check_options",
-                 check_public_hook="check_public_shape", reports_standard_errors=False)
+                 check_public_hook="check_public_shape", reports_standard_errors=False, refused_above_index=True)
 
 #: every method, in the order of the documentation
 METHODS: dict[str, MethodSpec] = {s.name: s for s in (

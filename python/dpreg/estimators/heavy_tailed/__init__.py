@@ -9,6 +9,12 @@ Derivations: ``docs/derivations/heavy_tailed.md`` (it corrects several constants
                 l2 projection ((eps, delta)-DP); squared.
 * ``ht_sparse`` Algorithm 5: robust gradients + Peeling ((eps, delta)-DP); squared or logistic.
 
+Regime (docs/heavy_tailed.md, "Regime"; options.regime_note, public facts only): refused before anything is
+spent, unless ``allow_outside_regime=True``, below 1000 rows, where the signal-to-noise index of
+method="auto" is >= 20 (the sufficient-statistics methods are in their regime), and below it ht_fw /
+ht_lasso on range-scaled data at n x eps < 16 000 / 40 000 (their error is set by n eps; there dpgd was
+better in nearly every measured cell) and ht_iht when its Peeling noise drowns the s kept coefficients.
+
 None of them needs data bounds in principle: their scales ``K``, ``tau``, ``radius`` are public options in
 data units (see ``docs/heavy_tailed.md``). By default (squared loss) they ask for ranges (:func:`needs_bounds`,
 the ``needs_bounds_hook``: declared, or estimated privately from a share of eps) and run on the
