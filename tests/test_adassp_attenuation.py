@@ -308,6 +308,13 @@ def test_every_coefficient_withheld_gives_no_standard_errors_and_says_why():
     assert len(fit.facts["hidden_withheld"]) == 4
     assert "standard errors not estimable at this n and eps" in str(fit.summary())
     assert "vary too little for the privacy noise" in str(fit.summary())
+    # and the user hears it at fit time, once (as when only some are withheld; dp_glm alike)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpreg.dp_lm("y ~ x1 + x2 + x3", _contrast_frame(300, 3), eps=1.0, method="adassp", bounds=BOUNDS,
+                    random_state=2)
+    said = [w for w in caught if "no standard errors or intervals" in str(w.message)]
+    assert len(said) == 1 and issubclass(said[0].category, dpreg.AccuracyWarning)
 
 
 def test_resolved_fit_withholds_nothing():

@@ -191,10 +191,16 @@ def _hidden_direction_reason(k, names=None):
             "declared ranges that fit the data tighter, or dropping one of a collinear pair help")
 
 
-def _hidden_direction_note(names, k):
+def _hidden_direction_note(names, k, n_coef=None):
     from ..errors import AccuracyWarning, Diagnostic
     shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     reason = _hidden_direction_reason(k, names)
+    if names and len(names) == n_coef:
+        # the reason in full is the fit's inference note (printed beside the coefficients)
+        return Diagnostic("Not estimable at this n and eps: no standard errors or intervals (reported as NA): "
+                          "the privacy noise in X^T X hides how much the predictors vary along "
+                          + ("one combination" if k == 1 else f"{k} combinations") + ", on which every "
+                          "coefficient loads (fit.inference_note says why and what helps).", AccuracyWarning)
     return Diagnostic(f"Not estimable at this n and eps: the intervals of {shown} are withheld (reported "
                       f"as NA): {reason}.", AccuracyWarning)
 
@@ -876,10 +882,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         kept = (np.arange(len(design.public.terms)) if state.get("keep") is None
                 else np.flatnonzero(np.asarray(state["keep"])))
         facts["hidden_withheld"] = [design.public.terms[kept[j]] for j in facts["hidden_withheld"]]
-        if rel.vcov is not None:
-            # some coefficients keep their intervals: name the others (all withheld: the inference note)
-            rel.warnings = list(rel.warnings) + [_hidden_direction_note(facts["hidden_withheld"],
-                                                                        facts["hidden_directions"])]
+        # some coefficients keep their intervals: name the others; all withheld: the inference note says
+        # why, and the warning says so at fit time too (as dp_glm's blind directions), once
+        rel.warnings = list(rel.warnings) + [_hidden_direction_note(
+            facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(
