@@ -249,8 +249,15 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     keep = None
     if na_cols:
         if na_action == "fail":
+            # review 18: with the outcome among them, 'impute' alone is refused under replace-one (it never
+            # fills the outcome): the hint says so rather than offer a call that fails next
+            impute_hint = ("na_action='impute' (range centre / reference level, n unchanged)"
+                           if outcome_var not in na_cols else
+                           f"na_action='impute' (range centre / reference level for predictors; never the outcome "
+                           f"{outcome_var!r}: its rows are left out privately under neighbours='add_remove', "
+                           "and remain refused under replace-one)")
             raise DesignError(f"missing values in column(s) {', '.join(map(repr, na_cols))}; use "
-                              "na_action='impute' (range centre / reference level, n unchanged) or "
+                              f"{impute_hint} or "
                               "na_action='drop' (not private: the number of complete rows becomes public)")
         if na_action == "drop":
             keep = ~df[used].isna().any(axis=1).to_numpy()
