@@ -49,6 +49,18 @@ LARGE_DELTA_NOTE = ("delta is not below 1/n; it was accepted explicitly (allow_l
                     "delta permits mechanisms that publish single records outright")
 
 
+# ``formula`` and ``data``, the first two parameters of both (dp_glm's ``family`` follows them)
+_FORMULA_AND_DATA = """formula : str
+        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
+        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
+        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
+        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
+        computed on the clamped value of ``z``).
+    data : pandas.DataFrame
+        The private data. Nothing computed from it leaves dpreg except through releases counted in
+        the fit's privacy statement."""
+
+
 # The parameters from ``bounds`` on, and the Raises / Warns sections, are the same for dp_lm and dp_glm:
 # written once here and put into both docstrings (their rendered pages are unchanged).
 _SHARED_PARAMETERS = """bounds : dict or "data", optional
@@ -118,7 +130,7 @@ def _with_shared_docs(fn):
     """Put the shared parameter and Raises / Warns text into ``fn``'s docstring."""
     if fn.__doc__:   # None under python -OO
         fn.__doc__ = fn.__doc__.replace("{shared_parameters}", _SHARED_PARAMETERS).replace(
-            "{raises_and_warns}", _RAISES_AND_WARNS)
+            "{raises_and_warns}", _RAISES_AND_WARNS).replace("{formula_and_data}", _FORMULA_AND_DATA)
     return fn
 
 
@@ -136,15 +148,7 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
 
     Parameters
     ----------
-    formula : str
-        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
-        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
-    data : pandas.DataFrame
-        The private data. Nothing computed from it leaves dpreg except through releases counted in
-        the fit's privacy statement.
+    {formula_and_data}
     eps : float, default 1.0
         Privacy budget of the fit, in [1e-6, 1e9].
     delta : float, default 1e-6
@@ -208,15 +212,7 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
 
     Parameters
     ----------
-    formula : str
-        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
-        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
-    data : pandas.DataFrame
-        The private data. Nothing computed from it leaves dpreg except through releases counted in
-        the fit's privacy statement.
+    {formula_and_data}
     family : {"binomial"}, default "binomial"
         Only logistic regression; use :func:`dp_lm` for a gaussian outcome.
     eps : float, default 1.0
