@@ -278,6 +278,12 @@ def test_na_policies():
     for policy in ("impute", "zero"):
         with pytest.raises(DesignError, match="outcome 'y'"):
             build("y ~ x1 + C(x2)", df, na_action=policy)
+    # review 18: with unit= (replace-one-unit; no unit-level method takes add/remove) the refusal offered
+    # neighbours='add_remove' and called the remaining row count "the public n" (the units are public)
+    units = df.assign(u=np.arange(len(df)) // 2)
+    with pytest.raises(DesignError, match="outcome 'y'") as refused:
+        build("y ~ x1", units, na_action="impute", unit="u")
+    assert "add_remove" not in str(refused.value) and "public n" not in str(refused.value)
     complete_y = df.copy()
     complete_y.loc[2, "y"] = 1.0
     d = build("y ~ x1 + C(x2)", complete_y, na_action="impute")

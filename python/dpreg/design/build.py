@@ -274,12 +274,17 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                 keep = ~df[outcome_var].isna().to_numpy()
                 na_cols = [v for v in na_cols if v != outcome_var]
             else:
+                # with unit= (review 18) the public count is the units', and no unit-level method takes
+                # add/remove: neither is offered
                 raise DesignError(
                     f"missing values in the outcome {outcome_var!r}: na_action={na_action!r} fills missing "
                     "predictors only, never the outcome (a filled outcome is a made-up response). Remove "
-                    "those rows before the fit (the remaining row count is then the public n), use "
-                    "na_action='drop' (not private: the number of complete rows becomes public), or "
-                    "neighbours='add_remove', under which rows without an outcome are left out privately")
+                    "those rows before the fit ("
+                    + ("the remaining row count is then the public n" if unit is None else
+                       "the remaining units are then the public ones")
+                    + "), or use na_action='drop' (not private: the number of complete rows becomes public)"
+                    + (", or neighbours='add_remove', under which rows without an outcome are left out privately"
+                       if unit is None else ""))
     if keep is not None:
         df = df.loc[keep]
         frame = {v: s.loc[keep] for v, s in frame.items()}
