@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from .bench_validity_glm import DESIGNS, Z95, Design
+from .bench_validity_glm import DESIGNS, Z95, Design, logit_mle
 
 #: the one-sided variant: the union's box [0, ONE_SIDED_C] stands for [0, inf); an end farther than
 #: ONE_SIDED_INF Wald half-widths from the estimate grows with c and is reported as infinite
@@ -62,9 +62,6 @@ def _captured_rule(store):
 
 
 def _fits(design, n, eps, R, seed, slope):
-    import statsmodels.api as sm
-    from formulaic import model_matrix
-
     import dpreg
     if design.name == "steep" and slope is not None:
         design.beta = dict(design.beta, x1=float(slope))
@@ -77,12 +74,7 @@ def _fits(design, n, eps, R, seed, slope):
             warnings.simplefilter("ignore")
             fit = dpreg.dp_glm(design.formula, df, eps=eps, bounds=design.bounds, levels=design.levels,
                                random_state=int(rng.integers(2 ** 31)))
-            try:
-                mm = model_matrix(design.formula, df)
-                mle = sm.Logit(np.asarray(mm.lhs, float).ravel(), mm.rhs).fit(disp=0, maxiter=200)
-                mle_b, mle_se = mle.params.to_numpy(), mle.bse.to_numpy()
-            except Exception:           # separation at small n: no MLE to compare with
-                mle_b = mle_se = None
+            mle_b, mle_se = logit_mle(design.formula, df)
         names = list(fit.coef.index)
         out.append({"rec": store[0] if store else None, "ci": fit.conf_int().to_numpy(), "names": names,
                     "truth": np.array([design.beta[t] for t in names]), "mle_b": mle_b, "mle_se": mle_se,

@@ -87,10 +87,21 @@ class Design:
         return df
 
 
-def run_cell(design, n, eps, R, seed):
+def logit_mle(formula, df):
+    """statsmodels' logistic MLE of ``formula`` on ``df``: ``(coefficients, standard errors)`` as arrays, or
+    ``(None, None)`` where it fails (separation at small n: no MLE to compare with). Shared with
+    bench_glm_blind_variants."""
     import statsmodels.api as sm
     from formulaic import model_matrix
+    try:
+        mm = model_matrix(formula, df)
+        mle = sm.Logit(np.asarray(mm.lhs, float).ravel(), mm.rhs).fit(disp=0, maxiter=200)
+        return mle.params.to_numpy(), mle.bse.to_numpy()
+    except Exception:
+        return None, None
 
+
+def run_cell(design, n, eps, R, seed):
     import dpreg
     t0 = time.perf_counter()
     rng = np.random.default_rng([seed, n, int(eps * 100), DESIGNS.index(design.name)])
@@ -106,12 +117,7 @@ def run_cell(design, n, eps, R, seed):
             except dpreg.DPRegError:
                 fails += 1
                 continue
-            try:
-                mm = model_matrix(design.formula, df)
-                mle = sm.Logit(np.asarray(mm.lhs, float).ravel(), mm.rhs).fit(disp=0, maxiter=200)
-                mle_b, mle_se = mle.params.to_numpy(), mle.bse.to_numpy()
-            except Exception:           # separation at small n: no MLE to compare with
-                mle_b = mle_se = None
+            mle_b, mle_se = logit_mle(design.formula, df)
         names = list(fit.coef.index)
         se = np.asarray(fit.std_errors, float)
         # the released intervals as printed: Wald z about the estimate, or the asymmetric union of

@@ -264,12 +264,26 @@ def test_na_policies():
     df.loc[0, "x1"] = np.nan
     df.loc[1, "x2"] = None
     df.loc[2, "y"] = np.nan
-    with pytest.raises(DesignError, match="'x1'.*'x2'|'y'.*'x1'"):
+    with pytest.raises(DesignError, match="'x1'.*'x2'|'y'.*'x1'") as refused:
         build("y ~ x1 + C(x2)", df)
+    # review 18: with the outcome among the columns, the refusal offered na_action='impute', which then
+    # refused the outcome under replace-one; it says what impute does with a missing outcome
+    assert "never the outcome" in str(refused.value) and "add_remove" in str(refused.value)
+    complete_y_only = df.copy()
+    complete_y_only.loc[2, "y"] = 1.0
+    with pytest.raises(DesignError, match="'x1'") as refused:
+        build("y ~ x1 + C(x2)", complete_y_only)
+    assert "outcome" not in str(refused.value)
     # the outcome is never filled (sm_results): refused under replace-one, predictors imputed
     for policy in ("impute", "zero"):
         with pytest.raises(DesignError, match="outcome 'y'"):
             build("y ~ x1 + C(x2)", df, na_action=policy)
+    # review 18: with unit= (replace-one-unit; no unit-level method takes add/remove) the refusal offered
+    # neighbours='add_remove' and called the remaining row count "the public n" (the units are public)
+    units = df.assign(u=np.arange(len(df)) // 2)
+    with pytest.raises(DesignError, match="outcome 'y'") as refused:
+        build("y ~ x1", units, na_action="impute", unit="u")
+    assert "add_remove" not in str(refused.value) and "public n" not in str(refused.value)
     complete_y = df.copy()
     complete_y.loc[2, "y"] = 1.0
     d = build("y ~ x1 + C(x2)", complete_y, na_action="impute")

@@ -49,6 +49,26 @@ LARGE_DELTA_NOTE = ("delta is not below 1/n; it was accepted explicitly (allow_l
                     "delta permits mechanisms that publish single records outright")
 
 
+# ``formula`` and ``data``, the first two parameters of both, and ``eps``, ``delta`` (dp_glm's ``family``
+# comes between them)
+_FORMULA_AND_DATA = """formula : str
+        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
+        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
+        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
+        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
+        computed on the clamped value of ``z``).
+    data : pandas.DataFrame
+        The private data. Nothing computed from it leaves dpreg except through releases counted in
+        the fit's privacy statement."""
+
+_EPS_AND_DELTA = """eps : float, default 1.0
+        Privacy budget of the fit, in [1e-6, 1e9].
+    delta : float, default 1e-6
+        0 (pure-DP methods only: ``ht_fw``, ``subsample_aggregate``) or in [1e-300, 1). Under
+        replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
+        outright) unless ``allow_large_delta=True``."""
+
+
 # The parameters from ``bounds`` on, and the Raises / Warns sections, are the same for dp_lm and dp_glm:
 # written once here and put into both docstrings (their rendered pages are unchanged).
 _SHARED_PARAMETERS = """bounds : dict or "data", optional
@@ -118,7 +138,8 @@ def _with_shared_docs(fn):
     """Put the shared parameter and Raises / Warns text into ``fn``'s docstring."""
     if fn.__doc__:   # None under python -OO
         fn.__doc__ = fn.__doc__.replace("{shared_parameters}", _SHARED_PARAMETERS).replace(
-            "{raises_and_warns}", _RAISES_AND_WARNS)
+            "{raises_and_warns}", _RAISES_AND_WARNS).replace("{formula_and_data}", _FORMULA_AND_DATA).replace(
+            "{eps_and_delta}", _EPS_AND_DELTA)
     return fn
 
 
@@ -136,21 +157,8 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
 
     Parameters
     ----------
-    formula : str
-        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
-        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
-    data : pandas.DataFrame
-        The private data. Nothing computed from it leaves dpreg except through releases counted in
-        the fit's privacy statement.
-    eps : float, default 1.0
-        Privacy budget of the fit, in [1e-6, 1e9].
-    delta : float, default 1e-6
-        0 (pure-DP methods only: ``ht_fw``, ``subsample_aggregate``) or in [1e-300, 1). Under
-        replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
-        outright) unless ``allow_large_delta=True``.
+    {formula_and_data}
+    {eps_and_delta}
     method : str, default "auto"
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
@@ -208,23 +216,10 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
 
     Parameters
     ----------
-    formula : str
-        Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
-        ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
-        declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
-    data : pandas.DataFrame
-        The private data. Nothing computed from it leaves dpreg except through releases counted in
-        the fit's privacy statement.
+    {formula_and_data}
     family : {"binomial"}, default "binomial"
         Only logistic regression; use :func:`dp_lm` for a gaussian outcome.
-    eps : float, default 1.0
-        Privacy budget of the fit, in [1e-6, 1e9].
-    delta : float, default 1e-6
-        0 (pure-DP methods only: ``ht_fw``, ``subsample_aggregate``) or in [1e-300, 1). Under
-        replace-one neighbours delta >= 1/n is refused (such a delta permits publishing a record
-        outright) unless ``allow_large_delta=True``.
+    {eps_and_delta}
     method : str, default "auto"
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or

@@ -7,7 +7,7 @@
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
 #              classes = named chr, levels = named list) for the columns `vars` of `data`.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
-                           check_na = TRUE, xpooled = NULL) {
+                           check_na = TRUE, xpooled = NULL, outcome = NULL) {
   if (!is.data.frame(data) && !is.list(data)) {
     dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
@@ -83,7 +83,14 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
          ": ", if (is.null(na_action)) paste0("dpreg does not drop incomplete rows unasked, as lm() ",
          "does by getOption(\"na.action\") (dropping makes their count public). "),
          "Remove or impute them first, or use ",
-         "na_action = \"impute\" (private), or na.action = na.omit (the same as na_action = \"drop\": ",
+         # review 18: impute never fills the outcome (refused under replace-one): say so, rather than
+         # offer a call that is refused next
+         if (any(with_na %in% outcome)) paste0(
+           "na_action = \"impute\" (private; predictors only, never the outcome ",
+           paste(intersect(outcome, with_na), collapse = ", "), ": its rows are left out under ",
+           "neighbours = \"add_remove\" and refused under replace-one)")
+         else "na_action = \"impute\" (private)",
+         ", or na.action = na.omit (the same as na_action = \"drop\": ",
          "the count of complete rows is then treated as public)",
          call. = FALSE)
   }

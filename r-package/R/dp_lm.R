@@ -236,7 +236,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
   enc <- with_derived_labels(
-    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data"),
+    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
+                   outcome = tryCatch(all.vars(stats::as.formula(formula)[[2]]), error = function(e) NULL)),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")

@@ -249,8 +249,15 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     keep = None
     if na_cols:
         if na_action == "fail":
+            # review 18: with the outcome among them, 'impute' alone is refused under replace-one (it never
+            # fills the outcome): the hint says so rather than offer a call that fails next
+            impute_hint = ("na_action='impute' (range centre / reference level, n unchanged)"
+                           if outcome_var not in na_cols else
+                           f"na_action='impute' (range centre / reference level for predictors; never the outcome "
+                           f"{outcome_var!r}: its rows are left out privately under neighbours='add_remove', "
+                           "and remain refused under replace-one)")
             raise DesignError(f"missing values in column(s) {', '.join(map(repr, na_cols))}; use "
-                              "na_action='impute' (range centre / reference level, n unchanged) or "
+                              f"{impute_hint} or "
                               "na_action='drop' (not private: the number of complete rows becomes public)")
         if na_action == "drop":
             keep = ~df[used].isna().any(axis=1).to_numpy()
@@ -267,12 +274,17 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                 keep = ~df[outcome_var].isna().to_numpy()
                 na_cols = [v for v in na_cols if v != outcome_var]
             else:
+                # with unit= (review 18) the public count is the units', and no unit-level method takes
+                # add/remove: neither is offered
                 raise DesignError(
                     f"missing values in the outcome {outcome_var!r}: na_action={na_action!r} fills missing "
                     "predictors only, never the outcome (a filled outcome is a made-up response). Remove "
-                    "those rows before the fit (the remaining row count is then the public n), use "
-                    "na_action='drop' (not private: the number of complete rows becomes public), or "
-                    "neighbours='add_remove', under which rows without an outcome are left out privately")
+                    "those rows before the fit ("
+                    + ("the remaining row count is then the public n" if unit is None else
+                       "the remaining units are then the public ones")
+                    + "), or use na_action='drop' (not private: the number of complete rows becomes public)"
+                    + (", or neighbours='add_remove', under which rows without an outcome are left out privately"
+                       if unit is None else ""))
     if keep is not None:
         df = df.loc[keep]
         frame = {v: s.loc[keep] for v, s in frame.items()}

@@ -56,14 +56,25 @@ from .serialise import DICT_FORMAT, _PlainStatement, _SerialisationMixin  # noqa
 from .summary import _FMT, Summary  # noqa: F401
 
 
-def _is_hypothesis(terms) -> bool:
-    """A statsmodels-style linear hypothesis (a string with '=', a matrix, a tuple (R, q)), as opposed to
-    term names."""
+def _is_hypothesis(terms, names=()) -> bool:
+    """A statsmodels-style linear hypothesis (a string with '=', a matrix, a tuple (R, q), a list of
+    equations), as opposed to term names. A string without '=' that is no term name but parses as a
+    combination of the coefficients ``names`` ("x1 - x2", statsmodels' "x1 - x2 = 0") is one too."""
     if isinstance(terms, str):
-        return "=" in terms
-    if isinstance(terms, tuple) and len(terms) == 2 and not all(isinstance(t, str) for t in terms):
+        if "=" in terms:
+            return True
+        if terms in names:
+            return False
+        try:
+            parse_hypotheses(terms, names)
+        except (InvalidArgument, InvalidArgumentType):
+            return False     # a factor name, or a misspelt name: the term lookup and its hints
         return True
-    if isinstance(terms, list) and terms and not all(isinstance(t, str) for t in terms):
+    if isinstance(terms, (list, tuple)) and terms and all(isinstance(t, str) for t in terms):
+        return any("=" in t for t in terms)     # a list of equations (patsy), else term names
+    if isinstance(terms, tuple) and len(terms) == 2:
+        return True
+    if isinstance(terms, list) and terms:
         return True      # a matrix as a list of rows
     return isinstance(terms, np.ndarray)
 
@@ -660,7 +671,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             coefficients: ``fit.wald_test("C(occupation)")`` tests the whole factor (what an F test of
             the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes jointly.
             statsmodels' linear hypotheses are taken too: a string with ``=``
-            (``"x1 = 0, x2 - x3 = 0"``), a matrix R (hypothesis R b = 0) or a tuple ``(R, q)``, as
+            (``"x1 = 0, x2 - x3 = 0"``) or a combination that is no term name (``"x1 - x2"``, meaning
+            ``= 0``), a list of such equations, a matrix R (hypothesis R b = 0) or a tuple ``(R, q)``, as
             :meth:`t_test` takes them; then the statistic is W = (R b - q)' (R V R')^-1 (R b - q) on as
             many degrees of freedom as rows.
 
@@ -674,7 +686,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         Returns ``{"statistic", "df", "p_value", "note", "rule"}``; ``rule`` is "chi-square" (statistic
         W on df degrees of freedom) or "bonferroni" (statistic max_j z_j^2 of the df coefficients).
         statistic/p_value are None with a plain reason in ``note`` when it cannot be computed."""
-        if _is_hypothesis(terms):
+        if _is_hypothesis(terms, self._terms):
             return self._wald_test_of_hypotheses(terms)
         index = self._slopes() if terms is None else self._term_index(terms)
         v = self._vcov_array()
@@ -730,8 +742,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         ----------
         r_matrix : str, array or tuple
             ``"x1 = 0, x2 - x3 = 0, 2*x1 + x2 = 1"`` (comma-separated equations over :attr:`terms`; a side
-            without ``=`` means ``= 0``), a matrix R with one column per coefficient (R b = 0), or a tuple
-            ``(R, q)``.
+            without ``=`` means ``= 0``; a list of such equations as patsy takes them), a matrix R with one
+            column per coefficient (R b = 0), or a tuple ``(R, q)``. Numbers must be finite.
         level : float, optional
             The default level of the result's intervals; None: the fit's :attr:`level`.
 

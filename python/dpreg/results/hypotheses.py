@@ -99,7 +99,8 @@ def _linear_side(text: str, terms: list[str], where: str) -> tuple[np.ndarray, f
             raise InvalidArgument(f"hypothesis {where!r}: {word!r} is not a coefficient of this fit{hint}; "
                                   f"the coefficients are {', '.join(terms[:8])}{', ...' if len(terms) > 8 else ''}")
         j = name_here[0]
-        coef[j] += sign * factor
+        with np.errstate(over="ignore", invalid="ignore"):   # 1e308*x1 + 1e308*x1: inf, refused by the caller
+            coef[j] += sign * factor
         i += len(terms[j])
         seen = True
     if not seen:
@@ -123,10 +124,13 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
     """``(R, q, labels)`` of linear hypotheses ``R b = q`` given as statsmodels takes them.
 
     ``hypotheses``: a string of comma-separated equations over the coefficient names
-    (``"x1 = 0, x2 - x3 = 0, 2*x1 + x2 = 1"``; a side without ``=`` means ``= 0``), a matrix R (one row
-    per hypothesis, one column per coefficient; q = 0), or a tuple ``(R, q)``."""
+    (``"x1 = 0, x2 - x3 = 0, 2*x1 + x2 = 1"``; a side without ``=`` means ``= 0``) or a list of such
+    equations, a matrix R (one row per hypothesis, one column per coefficient; q = 0), or a tuple
+    ``(R, q)``. Non-finite numbers (a literal beyond the double range, or sums overflowing) are refused."""
     terms = [str(t) for t in terms]
     d = len(terms)
+    if isinstance(hypotheses, (list, tuple)) and hypotheses and all(isinstance(h, str) for h in hypotheses):
+        hypotheses = ", ".join(hypotheses)     # statsmodels (patsy) also takes a list of equations
     if isinstance(hypotheses, str):
         rows, consts = [], []
         for piece in _split_top_level(hypotheses, ","):
@@ -138,9 +142,15 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
             left, left_c = _linear_side(sides[0], terms, piece.strip())
             right, right_c = (np.zeros(d), 0.0) if len(sides) == 1 else \
                 _linear_side(sides[1], terms, piece.strip())
-            rows.append(left - right)
-            consts.append(right_c - left_c)
+            with np.errstate(over="ignore", invalid="ignore"):
+                rows.append(left - right)
+                consts.append(right_c - left_c)
         R, q = np.array(rows, float), np.array(consts, float)
+        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(q))):
+            # review 18: "x1 = 1e400" was tested as "x1 = NA" (z = -inf) and "1e400*x1 = 0" gave numpy's
+            # invalid-value warning; the same numbers as a matrix are refused just below
+            raise InvalidArgument(f"hypothesis {hypotheses!r}: its numbers and their sums must be finite "
+                                  "(beyond the double range, about 1.8e308, they are infinite)")
     else:
         if isinstance(hypotheses, tuple) and len(hypotheses) == 2:
             R, q = hypotheses

@@ -211,7 +211,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     with_interval = bool(inference) and qn in ("exponential", "laplace")
     # a level q >= 1/2 walks up from a finite lower bound, q < 1/2 down from a finite upper bound (a
     # walk towards a far quantile in the other direction would stop early: its count margin is small);
-    # a missing start is replaced by a released anchor (the median)
+    # a missing start is replaced by a released start beyond the quantiles (_starts; quantile_search.md
+    # §8), paid from ANCHOR_SHARE of the budget
     def plan(with_iv):
         sides = {qq >= 0.5 for qq in qs} | ({True, False} if with_iv else set())
         anch = (True in sides and not fin_lo) or (False in sides and not fin_hi)

@@ -19,6 +19,13 @@ test_that("NA in a used column is an error naming the columns, without values", 
   # names lm's own spelling na.action = na.omit beside na_action, and says why the option is not used
   expect_error(enc(d, c("x", "g")), "na.action = na.omit", fixed = TRUE)
   expect_error(enc(d, c("x", "g")), "getOption(\"na.action\")", fixed = TRUE)
+  # review 18: with the outcome among them, impute is offered for predictors only (it never fills the
+  # outcome: refused under replace-one, rows left out under add/remove)
+  expect_error(enc(d, c("x", "g"), outcome = "x"), "never the outcome x", fixed = TRUE)
+  expect_error(enc(d, c("x", "g"), outcome = "x"), "neighbours = \"add_remove\"", fixed = TRUE)
+  expect_error(enc(d, c("g", "z"), outcome = "z"), "never the outcome z", fixed = TRUE)
+  err <- tryCatch(enc(d, c("x", "g"), outcome = "y"), error = conditionMessage)
+  expect_false(grepl("outcome", err, fixed = TRUE))
   # with na_action passed through, NA crosses as NaN (never reticulate's corrupted NA)
   e <- enc(d, c("x", "g"), na_action = "impute")
   expect_true(is.na(e$columns$x[2]) && is.double(e$columns$x))  # reticulate sends double NA as NaN
