@@ -99,8 +99,8 @@
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -109,6 +109,14 @@
 #'   print(confint(fit, level = 0.9))
 #'   print(privacy(fit))
 #'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
+#'   # The first 300 rows at the same eps: the estimates are released, but the
+#'   # intervals are withheld ("not estimable at this n and eps", with the reason).
+#'   # More rows, a larger eps or tighter declared ranges bring them back;
+#'   # hidden_directions = "assume" gives them under its stated assumption.
+#'   small <- dp_lm(y ~ x + g, data = df[1:300, ], eps = 1, method = "adassp",
+#'                  bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                  levels = list(g = c("a", "b")), seed = 1)
+#'   print(confint(small))
 #' }
 #' @export
 dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL, ...,
@@ -133,8 +141,8 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(400, 0, 10))
-#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   df <- data.frame(x = runif(2000, 0, 10))
+#'   df$ok <- rbinom(2000, 1, plogis(-1 + 0.3 * df$x))
 #'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
 #'                 bounds = list(x = c(0, 10)), seed = 1)
 #'   print(fit)
