@@ -224,10 +224,13 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     Examples
     --------
     >>> import dpreg
-    >>> from dpreg.datasets import load_diamonds
+    >>> from dpreg.datasets import load_diamonds, DIAMONDS_BOUNDS
     >>> carat = load_diamonds()["carat"]
-    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
+    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=DIAMONDS_BOUNDS["carat"], random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
+
+    With one bound only (``bounds=(0, None)``) the estimate is released but the interval is withheld
+    with an AccuracyWarning: the bias of the private clip points cannot be bounded.
     """
     from ..privacy.quantile import default_max_steps, k_max
 
