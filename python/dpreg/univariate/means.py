@@ -158,7 +158,8 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
         smaller).
     bounds : (lower, upper), optional
         Public loose bounds where the quantile searches start; either end may be None. Without a
-        finite end, 10% of the budget releases a private anchor (as in :func:`dp_quantile`). They
+        finite end, 10% of the budget releases a private anchor, the median, where the searches start
+        (:func:`dp_quantile` releases starts beyond its quantiles instead, ``facts["starts"]``). They
         may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
