@@ -244,7 +244,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
   enc <- with_derived_labels(
-    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data"),
+    encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
+                   outcome = intersect(formula_outcome_vars(formula), tr$vars)),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
@@ -704,4 +705,11 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# The data columns of a formula's left-hand side (`log(price)` -> "price"); none for a one-sided one.
+formula_outcome_vars <- function(formula) {
+  f <- tryCatch(stats::as.formula(formula), error = function(e) NULL)
+  if (is.null(f) || length(f) != 3L) return(character())
+  all.vars(f[[2L]])
 }

@@ -248,6 +248,19 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     na_cols = [v for v in used if df[v].isna().any()]
     keep = None
     if na_cols:
+        if na_action == "fail" and outcome_var in na_cols:
+            # docs pass 18: this refusal said "use na_action='impute'", which refuses a missing outcome
+            # too (below); it names the ways that do work, and impute for the predictors only
+            predictors = [v for v in na_cols if v != outcome_var]
+            raise DesignError(
+                f"missing values in the outcome {outcome_var!r}"
+                + (f" and in column(s) {', '.join(map(repr, predictors))}" if predictors else "")
+                + ": the outcome is never imputed (a filled outcome is a made-up response). Remove the rows "
+                "without an outcome before the fit (the remaining row count is then the public n), use "
+                "neighbours='add_remove' with na_action='impute', under which they are left out privately, "
+                "or na_action='drop' (not private: the number of complete rows becomes public)"
+                + ("; na_action='impute' fills the missing predictors (range centre / reference level, "
+                   "n unchanged)" if predictors else ""))
         if na_action == "fail":
             raise DesignError(f"missing values in column(s) {', '.join(map(repr, na_cols))}; use "
                               "na_action='impute' (range centre / reference level, n unchanged) or "
