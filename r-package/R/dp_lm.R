@@ -110,7 +110,8 @@
 #'   print(privacy(fit))
 #'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
 #'   # The first 300 rows at the same eps: the estimates are released, but the
-#'   # intervals are withheld ("not estimable at this n and eps", with the reason).
+#'   # intervals are withheld (NA; summary(small) says "not estimable at this n
+#'   # and eps" and why).
 #'   # More rows, a larger eps or tighter declared ranges bring them back;
 #'   # hidden_directions = "assume" gives them under its stated assumption.
 #'   small <- dp_lm(y ~ x + g, data = df[1:300, ], eps = 1, method = "adassp",
