@@ -265,6 +265,29 @@ def test_a_missing_outcome_is_never_filled(fit_with, na_action):
 
 
 @pytest.mark.parametrize("fit_with", ["dp_glm", "dp_lm"])
+@pytest.mark.parametrize("missing_predictor", [False, True])
+def test_the_default_refusal_of_a_missing_outcome_does_not_point_to_impute(fit_with, missing_predictor):
+    # docs pass 18: the default refusal (na_action='fail') of a missing outcome said "use
+    # na_action='impute'", which then refuses the same data (the outcome is never filled). It names the
+    # outcome and the ways that do work; impute is offered for a missing predictor only
+    rng = np.random.default_rng(3)
+    n = 400
+    data = pd.DataFrame({"x": rng.uniform(0, 1, n)})
+    data["y"] = (rng.uniform(size=n) < 0.5).astype(float) if fit_with == "dp_glm" else data["x"] + 1.0
+    data.loc[[4, 9], "y"] = np.nan
+    if missing_predictor:
+        data.loc[[11], "x"] = np.nan
+    fitter = getattr(dpreg, fit_with)
+    with pytest.raises(DPRegError, match="outcome 'y'") as exc:
+        fitter("y ~ x", data, eps=2.0, bounds={"x": (0, 1), "y": (0, 2)}, random_state=1)
+    message = str(exc.value)
+    assert "never imputed" in message and "neighbours='add_remove'" in message
+    # imputation (the range centre / reference level) is offered only where there is a predictor to fill
+    assert ("range centre" in message) == missing_predictor
+    assert not any(ch.isdigit() for ch in message)
+
+
+@pytest.mark.parametrize("fit_with", ["dp_glm", "dp_lm"])
 def test_a_missing_outcome_under_add_remove_leaves_the_row_out_and_imputes_predictors(fit_with):
     # under add/remove (n private) leaving out rows without an outcome is a row-by-row filter, free of
     # privacy cost: the fit equals, bit for bit with the same seed, the fit on the data without those rows;

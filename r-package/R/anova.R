@@ -146,8 +146,8 @@ response_line <- function(object) paste0("Response: ", object$response)
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   bounds <- list(x = c(0, 10), y = c(-5, 10))
 #'   levels <- list(g = c("a", "b"))
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
@@ -293,8 +293,8 @@ anova_nested <- function(fits) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), z = runif(300, 0, 10))
-#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), z = runif(1000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
 #'   print(drop1(fit))
@@ -332,8 +332,8 @@ drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
 #' @examples
 #' if (dpreg_available() && requireNamespace("car", quietly = TRUE)) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -385,8 +385,8 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
 #' @examples
 #' if (dpreg_available() && requireNamespace("car", quietly = TRUE)) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), z = runif(300, 0, 10))
-#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), z = runif(1000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
 #'   print(car::linearHypothesis(fit, "x = 0.5"))
@@ -427,8 +427,8 @@ linearHypothesis.dp_fit <- function(model, hypothesis.matrix, rhs = NULL, test =
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -492,8 +492,8 @@ model.frame.dp_fit <- function(formula, data = NULL, ...) {
 #' @examples
 #' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10))
-#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
 #'   fit <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)), seed = 1)
 #'   broom::augment(fit, newdata = data.frame(x = c(1, 5), y = c(1.4, 3.6)),
@@ -542,8 +542,8 @@ augment.dp_fit <- function(x, newdata = NULL, se_fit = FALSE,
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), z = runif(300, 0, 10))
-#'   df$y <- 1 + 0.5 * df$x + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), z = runif(1000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
 #'   print(update(fit, . ~ . - z, seed = 2))

@@ -25,8 +25,8 @@ as_tbl <- function(df) {
 #' @examples
 #' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(400, 0, 10))
-#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   df <- data.frame(x = runif(2000, 0, 10))
+#'   df$ok <- rbinom(2000, 1, plogis(-1 + 0.3 * df$x))
 #'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
 #'                 bounds = list(x = c(0, 10)), seed = 1)
 #'   print(broom::tidy(fit, conf.int = TRUE, exponentiate = TRUE))
@@ -80,8 +80,8 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)

@@ -6,8 +6,9 @@
 
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
 #              classes = named chr, levels = named list) for the columns `vars` of `data`.
+# `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
-                           check_na = TRUE, xpooled = NULL, outcome = NULL) {
+                           check_na = TRUE, xpooled = NULL, outcome = character()) {
   if (!is.data.frame(data) && !is.list(data)) {
     dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
@@ -76,20 +77,31 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     message("Note: ordered factor(s) ", paste(ordered_cols, collapse = ", "), " are treated as ",
             "unordered factors (treatment contrasts, first level = reference).")
   }
+  missing_outcome <- intersect(outcome, with_na)
+  if (check_na && length(missing_outcome) && (is.null(na_action) || identical(na_action, "fail"))) {
+    # docs pass 18: the refusal below says "use na_action = \"impute\"", which refuses a missing
+    # outcome too (the core never fills it); this one names the ways that work
+    predictors <- setdiff(with_na, missing_outcome)
+    dp_stop("missing values (NA) in the outcome ", paste(missing_outcome, collapse = ", "),
+            if (length(predictors)) paste0(" and in column(s) ", paste(predictors, collapse = ", ")),
+            " of ", what, ": the outcome is never imputed (a filled outcome is a made-up response; ",
+            "na_action = \"impute\" fills predictors only, never the outcome ",
+            paste(missing_outcome, collapse = ", "), "). ",
+            "Remove the rows without an outcome first (the remaining row count is then the public n), ",
+            "use neighbours = \"add_remove\" with na_action = \"impute\", under which they are left out ",
+            "privately, or na.action = na.omit (the same as na_action = \"drop\": the count of ",
+            "complete rows is then treated as public)",
+            if (length(predictors)) paste0("; na_action = \"impute\" fills the missing predictors (the ",
+                                           "range centre or the reference level; private)"),
+            call. = FALSE)
+  }
   if (check_na && length(with_na) && (is.null(na_action) || identical(na_action, "fail"))) {
     # newcomer review 18: lm() drops such rows by its default na.action (getOption("na.action"),
     # "na.omit"); an R user reads a refusal that names only na_action as "dpreg ignores na.action"
     dp_stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
          ": ", if (is.null(na_action)) paste0("dpreg does not drop incomplete rows unasked, as lm() ",
          "does by getOption(\"na.action\") (dropping makes their count public). "),
-         "Remove or impute them first, or use ",
-         # review 18: impute never fills the outcome (refused under replace-one): say so, rather than
-         # offer a call that is refused next
-         if (any(with_na %in% outcome)) paste0(
-           "na_action = \"impute\" (private; predictors only, never the outcome ",
-           paste(intersect(outcome, with_na), collapse = ", "), ": its rows are left out under ",
-           "neighbours = \"add_remove\" and refused under replace-one)")
-         else "na_action = \"impute\" (private)",
+         "Remove or impute them first, or use na_action = \"impute\" (private)",
          ", or na.action = na.omit (the same as na_action = \"drop\": ",
          "the count of complete rows is then treated as public)",
          call. = FALSE)

@@ -99,8 +99,8 @@
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -109,6 +109,15 @@
 #'   print(confint(fit, level = 0.9))
 #'   print(privacy(fit))
 #'   print(predict(fit, data.frame(x = 5, g = factor("b")), interval = "prediction"))
+#'   # The first 300 rows at the same eps: the estimates are released, but the
+#'   # intervals are withheld (NA; summary(small) says "not estimable at this n
+#'   # and eps" and why).
+#'   # More rows, a larger eps or tighter declared ranges bring them back;
+#'   # hidden_directions = "assume" gives them under its stated assumption.
+#'   small <- dp_lm(y ~ x + g, data = df[1:300, ], eps = 1, method = "adassp",
+#'                  bounds = list(x = c(0, 10), y = c(-5, 10)),
+#'                  levels = list(g = c("a", "b")), seed = 1)
+#'   print(confint(small))
 #' }
 #' @export
 dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds = NULL, ...,
@@ -133,8 +142,8 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(400, 0, 10))
-#'   df$ok <- rbinom(400, 1, plogis(-1 + 0.3 * df$x))
+#'   df <- data.frame(x = runif(2000, 0, 10))
+#'   df$ok <- rbinom(2000, 1, plogis(-1 + 0.3 * df$x))
 #'   fit <- dp_glm(ok ~ x, data = df, family = binomial(), eps = 1,
 #'                 bounds = list(x = c(0, 10)), seed = 1)
 #'   print(fit)
@@ -237,7 +246,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
   enc <- with_derived_labels(
     encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
-                   outcome = tryCatch(all.vars(stats::as.formula(formula)[[2]]), error = function(e) NULL)),
+                   outcome = intersect(formula_outcome_vars(formula), tr$vars)),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
@@ -697,4 +706,11 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# The data columns of a formula's left-hand side (`log(price)` -> "price"); none for a one-sided one.
+formula_outcome_vars <- function(formula) {
+  f <- tryCatch(stats::as.formula(formula), error = function(e) NULL)
+  if (is.null(f) || length(f) != 3L) return(character())
+  all.vars(f[[2L]])
 }

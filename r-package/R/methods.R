@@ -10,8 +10,8 @@
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -69,8 +69,8 @@ privacy_first_line <- function(x) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -258,8 +258,8 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -341,8 +341,8 @@ not_released <- function(what, why) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -372,8 +372,8 @@ fitted.dp_fit <- function(object, ...) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -518,8 +518,8 @@ simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)
@@ -607,8 +607,8 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(300, 0, 10), g = factor(sample(c("a", "b"), 300, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(300)
+#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)

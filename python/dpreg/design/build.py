@@ -248,16 +248,26 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     na_cols = [v for v in used if df[v].isna().any()]
     keep = None
     if na_cols:
+        if na_action == "fail" and outcome_var in na_cols:
+            # docs pass 18 / review 18: this refusal said "use na_action='impute'", which refuses a missing
+            # outcome too (below); it names the ways that do work, and impute for the predictors only. With
+            # unit= the public count is the units', and no unit-level method takes add/remove: neither is
+            # offered
+            predictors = [v for v in na_cols if v != outcome_var]
+            raise DesignError(
+                f"missing values in the outcome {outcome_var!r}"
+                + (f" and in column(s) {', '.join(map(repr, predictors))}" if predictors else "")
+                + ": the outcome is never imputed (a filled outcome is a made-up response; na_action='impute' "
+                "fills predictors only, never the outcome). Remove the rows without an outcome before the fit ("
+                + ("the remaining row count is then the public n), use neighbours='add_remove' with "
+                   "na_action='impute', under which they are left out privately," if unit is None else
+                   "the remaining units are then the public ones),")
+                + " or na_action='drop' (not private: the number of complete rows becomes public)"
+                + ("; na_action='impute' fills the missing predictors (range centre / reference level, "
+                   "n unchanged)" if predictors else ""))
         if na_action == "fail":
-            # review 18: with the outcome among them, 'impute' alone is refused under replace-one (it never
-            # fills the outcome): the hint says so rather than offer a call that fails next
-            impute_hint = ("na_action='impute' (range centre / reference level, n unchanged)"
-                           if outcome_var not in na_cols else
-                           f"na_action='impute' (range centre / reference level for predictors; never the outcome "
-                           f"{outcome_var!r}: its rows are left out privately under neighbours='add_remove', "
-                           "and remain refused under replace-one)")
             raise DesignError(f"missing values in column(s) {', '.join(map(repr, na_cols))}; use "
-                              f"{impute_hint} or "
+                              "na_action='impute' (range centre / reference level, n unchanged) or "
                               "na_action='drop' (not private: the number of complete rows becomes public)")
         if na_action == "drop":
             keep = ~df[used].isna().any(axis=1).to_numpy()

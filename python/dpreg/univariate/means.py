@@ -158,7 +158,8 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
         smaller).
     bounds : (lower, upper), optional
         Public loose bounds where the quantile searches start; either end may be None. Without a
-        finite end, 10% of the budget releases a private anchor (as in :func:`dp_quantile`). They
+        finite end, 10% of the budget releases a private anchor, the median, where the searches start
+        (:func:`dp_quantile` releases starts beyond its quantiles instead, ``facts["starts"]``). They
         may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>
     inference : bool, default True
@@ -224,10 +225,13 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     Examples
     --------
     >>> import dpreg
-    >>> from dpreg.datasets import load_diamonds
+    >>> from dpreg.datasets import load_diamonds, DIAMONDS_BOUNDS
     >>> carat = load_diamonds()["carat"]
-    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=(0, None), random_state=1)
+    >>> est = dpreg.dp_mean(carat, eps=1.0, bounds=DIAMONDS_BOUNDS["carat"], random_state=1)
     >>> est.conf_int()  # doctest: +SKIP
+
+    With one bound only (``bounds=(0, None)``) the estimate is released but the interval is withheld
+    with an AccuracyWarning: the bias of the private clip points cannot be bounded.
     """
     from ..privacy.quantile import default_max_steps, k_max
 

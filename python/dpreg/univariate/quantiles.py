@@ -117,7 +117,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         bound; when that bound is not declared, 10% of the budget (``ANCHOR_SHARE``) releases a start
         beyond the quantiles instead (docs/derivations/quantile_search.md §8): with a lower bound only,
         the 0.9-quantile searched up from it on a grid of ratio 1.1 is the upper start; with an upper
-        bound only, the mirror image; with neither, the 0.9-quantile M of |x| searched up from 0, and
+        bound only, the mirror image; with neither, the 0.9-quantile M of abs(x) searched up from 0, and
         the walks start at -M (up) and M (down). ``facts["starts"]`` holds [lower start, upper start].
         Bounds may be very loose; the grid resolution near v is (beta - 1)(abs(v - start) + 1).
     <shared: budget>

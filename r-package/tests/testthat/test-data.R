@@ -32,6 +32,23 @@ test_that("NA in a used column is an error naming the columns, without values", 
   expect_true(is.na(e$columns$g[2]) && is.double(e$columns$g))
 })
 
+test_that("NA in the outcome: the refusal does not point to na_action = 'impute', which refuses it too", {
+  # docs pass 18: the default refusal said "use na_action = \"impute\"", and impute never fills an
+  # outcome (refused under replace-one); it names the outcome and the ways that work, and offers
+  # imputation only for a missing predictor
+  d <- data.frame(y = c(1, NA, 3), x = c(1, 2, 3), z = c(NA, 1, 2))
+  msg <- tryCatch(enc(d, c("y", "x"), outcome = "y"), error = conditionMessage)
+  expect_match(msg, "outcome y", fixed = TRUE)
+  expect_match(msg, "never imputed", fixed = TRUE)
+  expect_match(msg, "neighbours = \"add_remove\"", fixed = TRUE)
+  expect_match(msg, "na.action = na.omit", fixed = TRUE)
+  expect_false(grepl("range centre", msg, fixed = TRUE))
+  msg2 <- tryCatch(enc(d, c("y", "z"), outcome = "y"), error = conditionMessage)
+  expect_match(msg2, "outcome y and in column(s) z", fixed = TRUE)
+  expect_match(msg2, "range centre", fixed = TRUE)
+  expect_false(grepl("[0-9]", msg2))
+})
+
 test_that("character columns are refused with advice to declare levels", {
   d <- data.frame(x = 1:3, s = c("u", "v", "u"), stringsAsFactors = FALSE)
   expect_error(enc(d), "character column\\(s\\) s .*declare their levels with levels = list\\(s = c\\(")
