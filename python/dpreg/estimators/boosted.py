@@ -71,9 +71,10 @@ INFERENCE_GRAM_WEIGHT = 5.0
 #: range) the fixed point is the Huber fit of that radius, a fixed distance from least squares on a skewed
 #: bounded outcome, while the standard errors shrink like 1/sqrt(n) (Chem97, index 734 / 4 750 at eps 1 / 8:
 #: 3.0 least-squares SEs, intervals holding lm's coefficient in 0.919 / 0.787 of fits). tau = 2 doubles the
-#: rounds' noise, which costs where that noise dominates the error (Bikeshare at eps = 1, index 43: test
-#: MSE 3.3 -> 10.3 x OLS; diamonds at eps = 1: 1.14 -> 1.55) but little above this index, where the
-#: sampling error dominates (docs/validity.md, "BoostedAdaSSP's target at large n")
+#: rounds' noise, which costs where that noise dominates the error (median test MSE / OLS, Bikeshare at
+#: eps = 1, index 43: 2.30 -> 5.75; diamonds at eps = 1, index 318: 1.13 -> 1.52) and less above this
+#: index (CPSSW8 at index 879: 1.045 -> 1.166; Chem97, InstEval within 2%; docs/validity.md,
+#: "BoostedAdaSSP's target at large n")
 WIDE_TAU_MIN_INDEX = 500.0
 WIDE_TAU = 2.0
 
