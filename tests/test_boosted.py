@@ -290,3 +290,71 @@ def test_clipping_warning_says_the_intervals_are_huber_not_least_squares():
     clip = [t for t in texts if "Residual clipping is active" in t]
     assert len(clip) == 1
     assert "Huber" in clip[0] and "not the least-squares" in clip[0] and "method='adassp'" in clip[0]
+
+
+def _skewed_score_design(n, seed):
+    """A 0-10 score clamped at its ends (the shape of Chem97, docs/accuracy.md, eighteenth held-out pass):
+    y = clamp(2 + 6 x + 3 (Exp(1) - 1), 0, 10) with x ~ U(0, 1), declared x in [0, 1] and y in [0, 10].
+    The errors are skewed, so the Huber fit of radius half the range (5 points) is not least squares."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 1, n)
+    y = np.clip(2 + 6 * x + 3 * (rng.exponential(1.0, n) - 1), 0, 10)
+    X = np.column_stack([np.ones(n), x])
+    pub = PublicDesign("y ~ x", "y", ["Intercept", "x"], True, np.array([1, 0.0]), np.array([1, 1.0]), [],
+                       (0.0, 10.0), Schema(), n)
+    return Design(X, y, pub)
+
+
+def test_default_tau_targets_least_squares_at_large_index():
+    """Nineteenth pass (docs/derivations/adassp_boosted.md §6.4): at a public index n mu / (B^2 sqrt d) of
+    at least WIDE_TAU_MIN_INDEX the default clip is the whole scaled outcome range (tau = 2), so a fit whose
+    fitted values stay in the declared range has no clipped residual and the fixed point is least squares,
+    not the Huber fit of radius half the range. Noise off, so the fit is the fixed point (to the rounds'
+    convergence); the tolerance 0.05 OLS standard errors is far below the Huber gap (checked > 1 SE)."""
+    D = _skewed_score_design(20000, 4)
+    X, y = D.X, D.y
+    beta = ols(X, y)
+    resid = y - X @ beta
+    se = np.sqrt(resid @ resid / (len(y) - 2) * np.diag(np.linalg.inv(X.T @ X)))
+    fitted = X @ beta
+    assert fitted.min() >= 0 and fitted.max() <= 10          # in range: no residual exceeds the whole range
+    assert np.mean(np.abs(resid) > 5) > 0.01                 # half the range: clipping at tau = 1 binds
+    spec = PrivacySpec(8.0, 1e-6, inference=False)
+    rel = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger())
+    assert rel.tuning["tau"][0] == 2.0
+    assert np.max(np.abs(rel.coef - beta) / se) < 0.05
+    huber = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger(), tau=1.0)
+    assert np.max(np.abs(huber.coef - beta) / se) > 1.0      # the gap the wider clip removes
+
+
+def test_default_tau_is_half_the_range_at_small_index_and_under_add_remove():
+    """Below WIDE_TAU_MIN_INDEX (the privacy noise dominates the standard errors, and doubling tau doubles
+    the rounds' noise: Bikeshare at eps = 1, median test MSE 2.30 -> 5.75 x OLS) and under add/remove (n is
+    private, so the index is not public) the default stays tau = 1 ([S1], [REF23])."""
+    D = _skewed_score_design(2000, 5)
+    n, d = D.X.shape
+    mu = mu_from_eps_delta(1.0, 1e-6)
+    assert n * mu / (D.public.row_norm_budget * math.sqrt(d)) < boosted.WIDE_TAU_MIN_INDEX
+    rel = boosted.fit(D, PrivacySpec(1.0, 1e-6, inference=False), NoiseSource(1), Ledger())
+    assert rel.tuning["tau"][0] == 1.0
+    big = _skewed_score_design(20000, 6)
+    rel = boosted.fit(big, PrivacySpec(8.0, 1e-6, neighbours="add_remove", inference=False), NoiseSource(1),
+                      Ledger())
+    assert rel.tuning["tau"][0] == 1.0
+
+
+def test_default_wide_tau_noise_calibration(monkeypatch):
+    """The rounds' noise with the default tau = 2 (large index): sigma_z = 2 tau_x tau / mu_r with
+    tau = 2 (replace-one; docs/derivations/adassp_boosted.md §2), R = 400 fits x T = 5 rounds x 2
+    coordinates; two-sided variance test at level 1e-3 (a correct calibration fails with prob. 1e-3)."""
+    log = _log_gaussian_noise(monkeypatch)
+    D = _skewed_score_design(20000, 7)
+    T, R, eps, delta = 5, 400, 8.0, 1e-6
+    noise = NoiseSource(79)
+    for _ in range(R):
+        rel = boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T)
+    assert rel.tuning["tau"][0] == 2.0
+    mu_r = mu_from_eps_delta(eps, delta) / math.sqrt(T + 2)      # split (1, sqrt(T), 1), inference off
+    z = np.array([e for name, e in log if name.startswith("XtG")]).ravel() / (2 * 1.0 * 2.0 / mu_r)
+    chi = (len(z) - 1) * z.var(ddof=1)
+    assert 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1)) > 1e-3

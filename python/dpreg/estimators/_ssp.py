@@ -512,6 +512,12 @@ def _check_positive(name):
     return check
 
 
+def _check_tau(v):
+    """BoostedAdaSSP's residual clip: a finite number > 0, or None for the default (boosted.default_tau)."""
+    if v is not None:
+        check_positive("tau", v)
+
+
 def _check_T(v):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
         raise InvalidArgument("T must be an integer >= 1")
@@ -545,7 +551,7 @@ OPTION_CHECKS = {
     "mode": _check_mode, "tau_x": _check_positive("tau_x"), "ridge_rule": _check_ridge_rule, "ci": _check_ci,
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
-    "tau": _check_positive("tau"), "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
+    "tau": _check_tau, "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
     "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}

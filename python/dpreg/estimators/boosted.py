@@ -35,8 +35,11 @@ LR_SCHEDULES = _ssp.LR_SCHEDULES
 
 OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared in _ssp
     "T": (100, "[S1] Table 1 (fixed hyperparameters)"),
-    "tau": (1.0, "[S1] Alg. 1 / [REF23] y_bound = 1: residual clipping bound (scaled outcome units in "
-                 "schema mode)"),
+    "tau": (None, "residual clipping bound (scaled outcome units when the outcome is scaled). None: 2, the "
+                  "whole scaled outcome range, when the outcome is scaled, neighbours are replace-one and the "
+                  "public index n mu / (B^2 sqrt d) is at least WIDE_TAU_MIN_INDEX (nineteenth pass, "
+                  "docs/derivations/adassp_boosted.md §6.4: the fixed point is then least squares, not a "
+                  "Huber fit); otherwise 1 ([S1] Alg. 1 / [REF23] y_bound = 1)"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
     "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
@@ -61,6 +64,33 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
 #: split (a, sqrt(T), 1) when inference is on ([REF23]: a = 1, i.e. 1/(T + 2) of the budget). 5 gives the
 #: Gram 25/126 of mu_est^2 (sigma1 4.5x smaller at T = 100); the rounds keep 100/126 instead of 100/102
 INFERENCE_GRAM_WEIGHT = 5.0
+
+
+#: nineteenth pass (docs/derivations/adassp_boosted.md §6.4): the default residual clip is the whole scaled
+#: outcome range (tau = WIDE_TAU) from this public index n mu / (B^2 sqrt d) up. With tau = 1 (half the
+#: range) the fixed point is the Huber fit of that radius, a fixed distance from least squares on a skewed
+#: bounded outcome, while the standard errors shrink like 1/sqrt(n) (Chem97, index 734 / 4 750 at eps 1 / 8:
+#: 3.0 least-squares SEs, intervals holding lm's coefficient in 0.919 / 0.787 of fits). tau = 2 doubles the
+#: rounds' noise, which costs where that noise dominates the error (median test MSE / OLS, Bikeshare at
+#: eps = 1, index 43: 2.30 -> 5.75; diamonds at eps = 1, index 318: 1.13 -> 1.52) and less above this
+#: index (CPSSW8 at index 879: 1.045 -> 1.166; Chem97, InstEval within 2%; docs/validity.md,
+#: "BoostedAdaSSP's target at large n")
+WIDE_TAU_MIN_INDEX = 500.0
+WIDE_TAU = 2.0
+
+
+def default_tau(outcome_scaled: bool, neighbours: str, n: int, d: int, b_sq: float, mu: float) -> tuple[float, str]:
+    """The default residual clip and its origin, from public facts only: whether the outcome is scaled to
+    [-1, 1] (declared or privately estimated range), the neighbouring relation, and under replace-one the
+    public n, the number of columns d, the row-norm budget B^2 and the budget mu (the index of
+    dpreg.auto.auto_snr). Under add/remove n is private, so the index is not used and tau stays 1."""
+    if outcome_scaled and neighbours == "replace_one":
+        index = n * mu / (max(float(b_sq), 1.0) * math.sqrt(max(d, 1)))
+        if index >= WIDE_TAU_MIN_INDEX:
+            return WIDE_TAU, (f"nineteenth pass: index n mu / (B^2 sqrt d) >= {WIDE_TAU_MIN_INDEX:g}, the whole "
+                              "scaled outcome range, so a fit with fitted values in the outcome's range clips "
+                              "no residual (docs/derivations/adassp_boosted.md §6.4)")
+    return 1.0, "[S1] Alg. 1 / [REF23] y_bound = 1 (half the scaled outcome range; §6.4 for the wider default)"
 
 
 def stable_ridge_floor(sigma_gram: float, d: int) -> float:
@@ -108,9 +138,15 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     mu = _ssp.mu_from_spec(spec)
     mode = _ssp.resolve_mode(values["mode"], design.public)
     tuning["mode"] = (mode, tuning["mode"][1])
-    tau_x, tau, T = float(values["tau_x"]), float(values["tau"]), int(values["T"])
+    tau_x, T = float(values["tau_x"]), int(values["T"])
     sd = scale_design(design, mode=mode, tau_x=tau_x)
     outcome_scaled = bool(sd.extra["outcome_scaled"])
+    if values["tau"] is None:
+        tau, tau_origin = default_tau(outcome_scaled, spec.neighbours, sd.X.shape[0], sd.X.shape[1],
+                                      design.public.row_norm_budget, mu)
+        tuning["tau"] = (tau, tau_origin)
+    else:
+        tau = float(values["tau"])
     plan = budget_plan(mu, spec, mode, outcome_scaled, values["inference_share"])
 
     split_ref = (1.0, math.sqrt(T), 1.0)        # [REF23]'s split: one noise multiplier for T + 2 releases
