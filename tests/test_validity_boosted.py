@@ -232,7 +232,7 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
     """Issue 12 usability (docs/derivations/adassp_boosted.md §19): with inference on, BoostedAdaSSP's
     Gram release has weight 5 in (5, sqrt(T), 1), sigma1 = 14.1 at eps = 1 instead of 63.6, and the
     24 hour dummies of Bikeshare (about 360 rows each, 60 in scaled units: 4.2 sigma1 instead of 0.9)
-    are resolved, so the default path prints standard errors (with the reference split it withheld them
+    are resolved, so BoostedAdaSSP prints standard errors (with the reference split it withheld them
     in 20 of 20 fits, benchmarks/results/realdata_intervals_boosted_before.md). The intervals of the
     released coefficients hold the data's OLS coefficients. Tolerance: 3 seeds give about 110 intervals;
     were each to hold with probability 0.95 independently, a share below 0.88 is 3.4 s.e. away
@@ -249,7 +249,8 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
     for col, (lo, hi) in bounds.items():
         clamped[col] = clamped[col].clip(lo, hi)
     # BoostedAdaSSP by name; and the default path, which fits AdaSSP's ridge estimate here since the
-    # sixteenth pass (index 43 < AUTO_BOOSTED_MIN), with intervals about its corrected centre
+    # sixteenth pass (index 43 < AUTO_BOOSTED_MIN), with intervals about its corrected centre where they
+    # are not withheld (since the eighteenth pass nearly all are: its coverage is checked only if >= 20 show)
     for method in ("boosted_adassp", "auto"):
         held = []
         for seed in (1, 2, 3):
@@ -266,10 +267,19 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
             b_ols = np.linalg.lstsq(X, clamped["bikers"].to_numpy(float), rcond=None)[0]
             ci = fit.conf_int().to_numpy(float)
             shown = np.isfinite(ci).all(axis=1)
-            # NA only for the levels the level rule drops (a few per fit)
-            assert shown.sum() >= len(shown) - 4
+            hidden = set(fit.facts.get("hidden_withheld") or [])
+            # NA only for the levels the level rule drops (a few per fit) and, for AdaSSP, the coefficients
+            # that load on a direction its Gram noise hides (eighteenth pass, derivation §24: at eps = 1 its
+            # equal split leaves the hour dummies at about 0.9 sigma1, below the 3 sigma1 threshold, so the
+            # default path withholds nearly all of them, with the reason; BoostedAdaSSP's Gram share
+            # resolves them)
+            unexplained = [t for t, ok in zip(fit.coef.index, shown) if not ok and t not in hidden]
+            assert len(unexplained) <= 4, (method, unexplained)
+            if method == "boosted_adassp":
+                assert not hidden and shown.sum() >= len(shown) - 4
             held.extend((ci[shown, 0] <= b_ols[shown]) & (b_ols[shown] <= ci[shown, 1]))
-        assert np.mean(held) >= 0.88, method
+        if method == "boosted_adassp" or len(held) >= 20:
+            assert np.mean(held) >= 0.88, method
 
 
 def test_demo_fit_releases_intervals_without_a_convergence_warning():
