@@ -15,7 +15,6 @@ import pytest
 from dpreg.estimators import dpgd_logistic as DL
 from dpreg.inference import logistic as IL
 
-
 LEVELS = {"a": list("ABCDEF"), "b": list("pqrs"), "c": list("uvw"), "f": ["m", "f"]}
 
 
