@@ -296,7 +296,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # order; a slow steady drift (a logistic loss whose curvature falls along the way, e.g. a
             # steep or separating direction) passes the last-step check above but not this one
             drift = iterates[-1] - (iterates[-k_avg - 1] if len(iterates) > k_avg else np.zeros(d))
-            drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg)
+            V_start = None
+            if step_lengths[-1] != step_lengths[t_pool - 1]:
+                # the window's steps are shorter (derivation §1c): theta_{T-k} carries the stationary
+                # scatter of the full steps before the window, larger than the window's own
+                K_full = step_lengths[t_pool - 1] * np.linalg.inv(H_pd + ridges[t_pool - 1] * np.eye(d))
+                A_full = np.eye(d) - K_full @ H_pd
+                if float(np.max(np.abs(np.linalg.eigvals(A_full)))) < 1.0:
+                    V_start = sla.solve_discrete_lyapunov(A_full, sigma_grad ** 2 * (K_full @ K_full.T))
+            drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg, V_start=V_start)
             window_drift = drift_stat
             chi2_limit = d + 4.0 * math.sqrt(2.0 * d)
             if norm >= cap or stat > chi2_limit or drift_stat > chi2_limit:

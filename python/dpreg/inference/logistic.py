@@ -223,16 +223,22 @@ def separated_directions(fall, P, z: float = SEPARATION_Z, floor=None):
     return [int(i) for i in np.flatnonzero(weak & (fall > float(z)))]
 
 
-def window_drift_statistic(drift, A, V, k: int) -> float:
+def window_drift_statistic(drift, A, V, k: int, V_start=None) -> float:
     """drift' C^+ drift for the net movement theta_T - theta_{T-k} of the noisy iteration over its last k
     steps, C = 2V - A^k V - V A'^k its covariance at the fixed point (V the stationary covariance of
     e_t = A e_{t-1} + u_t, Cov(e_t, e_{t+h}) = A^h V). About chi^2_d when the iteration fluctuates around
     its fixed point; larger when it is still drifting. The pseudo-inverse drops directions in which C is
-    0 to rounding (no noise there, so no movement either)."""
+    0 to rounding (no noise there, so no movement either). ``V_start``: the covariance of e_{T-k} when it
+    is not V (the window's steps are shorter than the ones before it, derivation §1c): then
+    C = (A^k - I) V_start (A^k - I)' + V - A^k V A'^k, which is the formula above at V_start = V."""
     A = np.asarray(A, float)
     V = _sym(V)
     Ak = np.linalg.matrix_power(A, int(k))
-    C = _sym(2.0 * V - Ak @ V - V @ Ak.T)
+    if V_start is None:
+        C = _sym(2.0 * V - Ak @ V - V @ Ak.T)
+    else:
+        D = Ak - np.eye(A.shape[0])
+        C = _sym(D @ _sym(V_start) @ D.T + V - Ak @ V @ Ak.T)
     w, Q = np.linalg.eigh(C)
     keep = w > max(float(np.max(w)), 0.0) * 1e-12
     if not np.any(keep):
