@@ -93,3 +93,30 @@ def test_rare_outcome_with_rare_levels_is_within_two_mle_ses_at_eps_8():
         z_rare.append(float(z[names.index("a[T.F]")]))
     assert np.median(worst) <= 2.0
     assert abs(np.mean(z_rare)) <= 1.0
+
+
+def test_window_drift_statistic_is_chi2_when_the_window_steps_are_shorter():
+    """A recursion e_t = A e_{t-1} - K xi_t with full steps (K = (H + lam I)^{-1}) until the window and
+    steps of length gamma in it, started at the full steps' stationary covariance: the drift
+    theta_T - theta_{T-k} over the window is chi^2_d under window_drift_statistic with V_start (mean within
+    4 Monte Carlo s.e. of d: s.d. of chi^2_d is sqrt(2d), over R draws sqrt(2d/R)). Without V_start the
+    window's first iterate is taken to scatter as little as the window's, and the mean is far above d."""
+    from scipy import linalg as sla
+    rng = np.random.default_rng(3)
+    d, k, gamma, lam, sigma = 3, 40, 0.5, 2.0, 1.0
+    H = np.diag([1.0, 5.0, 40.0])
+    K_full = np.linalg.inv(H + lam * np.eye(d))
+    K_win = gamma * K_full
+    A_full, A_win = np.eye(d) - K_full @ H, np.eye(d) - K_win @ H
+    V_full = sla.solve_discrete_lyapunov(A_full, sigma ** 2 * K_full @ K_full.T)
+    V_win = sla.solve_discrete_lyapunov(A_win, sigma ** 2 * K_win @ K_win.T)
+    R = 3000
+    e0 = rng.multivariate_normal(np.zeros(d), V_full, size=R)      # theta_{T-k} - theta*
+    e = e0.copy()
+    for _ in range(k):
+        e = e @ A_win.T - rng.normal(0.0, sigma, (R, d)) @ K_win.T
+    drift = e - e0
+    with_start = [IL.window_drift_statistic(x, A_win, V_win, k, V_start=V_full) for x in drift]
+    without = [IL.window_drift_statistic(x, A_win, V_win, k) for x in drift]
+    assert abs(np.mean(with_start) - d) <= 4 * np.sqrt(2 * d / R)
+    assert np.mean(without) > d + 10 * np.sqrt(2 * d / R)
