@@ -61,6 +61,19 @@ NEWTON_WINDOW_RELEASES = 1
 #: a run longer than NEWTON_T that fails the convergence checks reports the mean of its last k iterates,
 #: not the last one (issue 13, fourteenth pass; see fit_logistic_mm)
 AVERAGE_UNCONVERGED_LONG_RUN = True
+#: length of the steps in the averaging window of a run longer than NEWTON_T (issue 13, eighteenth pass;
+#: derivation §1c). The mean of the window's iterates keeps E[g(theta_t)] = 0, not theta_t = theta*: with a
+#: rare outcome the logistic gradient is curved in theta, and iterates that scatter by s.d. s around theta*
+#: have a mean shifted by O(s^2) (Jensen), toward a smaller intercept when the outcome is rare. A step of
+#: length gamma shrinks the stationary scatter of each iterate by about gamma / (2 - gamma), so the shift,
+#: while the variance of the window's mean, sigma_g^2 H^{-2} / k for k >> 1/gamma, stays. The price: the
+#: remaining-share bound counts the shorter steps, so weak directions keep more of the way left (more
+#: intervals withheld as gamma falls). Measured at eps = 8, 6 seeds (median of the largest MLE SEs; share of
+#: intervals released): MplsStops (T = 167) 1.48, 0.67 with gamma = 1; 0.99, 0.83 with 0.5; 0.99, 0.17
+#: with 0.3; 2.19 with 0.1 (the window's mean then averages too few independent iterates); a simulated
+#: rare outcome with rare levels (tests/test_glm_rare.py, n = 40 000) 2.61, 0.33 with 1; 1.07, 0.67 with
+#: 0.5; 0.97, 0.17 with 0.3. 0.5: our choice (derivation §1c)
+NEWTON_WINDOW_STEP = 0.5
 
 
 def newton_default_T(n_public, mu, neighbours):
@@ -92,6 +105,13 @@ def newton_hessian_steps(T):
     # so that it also enters the mean X'WX behind the standard errors
     steps |= {min(T, t_pool + 2 + (i * (k - 1)) // m) for i in range(m)}
     return sorted(steps)
+
+
+def newton_step_lengths(T):
+    """Length of each of the T private Newton steps (a public function of T): 1, except in the averaging
+    window of a run longer than NEWTON_T (its last round(NEWTON_AVERAGE T) steps), NEWTON_WINDOW_STEP."""
+    k = max(1, int(round(NEWTON_AVERAGE * T)))
+    return [NEWTON_WINDOW_STEP if (T > NEWTON_T and t > T - k) else 1.0 for t in range(1, T + 1)]
 
 
 MM_NOTE = ("Standard errors are noise-aware approximations: the sampling part is the inverse of a "
@@ -208,6 +228,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     k_avg = max(1, int(round(NEWTON_AVERAGE * T)))
     t_pool = T - k_avg          # from step t_pool + 1 on, the releases from theta_{t_pool} on are pooled
     ridges = []                 # the ridge of every Newton step (public: sigma_H and the step count)
+    # the length of every Newton step (public: T): shortened in the averaging window of a long run
+    step_lengths = newton_step_lengths(T) if newton else [1.0] * T
     pooled_releases = 0         # releases of X'WX made in the averaging phase so far
     averaged_releases = 0       # ... of them, the ones made at averaged iterates (step >= t_pool + 2)
     for t in range(1, T + 1):
@@ -231,6 +253,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
                                    statistic=f"logistic gradient sum, step {t}",
                                    share=shares["gradient"] / T)
         step = K @ g_hat
+        if newton:
+            step = step_lengths[t - 1] * step
         norm = float(np.linalg.norm(step))
         if newton and norm > cap:
             step *= cap / norm
@@ -248,7 +272,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         sigma_bar = sigma_H / math.sqrt(k_h)
         H_pd = _pd_floor(H_bar, sigma_bar)
     V_samp = np.linalg.inv(H_pd)
-    K_last = np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
+    K_last = step_lengths[-1] * np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
     # privacy part: near the fixed point e_t = A e_{t-1} - K sigma z_t with A = I - K H; the stationary
     # covariance (an upper bound for the finite-T one, which starts from no noise) solves a Lyapunov eq.
     A = np.eye(d) - K_last @ H_pd
@@ -272,7 +296,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # order; a slow steady drift (a logistic loss whose curvature falls along the way, e.g. a
             # steep or separating direction) passes the last-step check above but not this one
             drift = iterates[-1] - (iterates[-k_avg - 1] if len(iterates) > k_avg else np.zeros(d))
-            drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg)
+            V_start = None
+            if step_lengths[-1] != step_lengths[t_pool - 1]:
+                # the window's steps are shorter (derivation §1c): theta_{T-k} carries the stationary
+                # scatter of the full steps before the window, larger than the window's own
+                K_full = step_lengths[t_pool - 1] * np.linalg.inv(H_pd + ridges[t_pool - 1] * np.eye(d))
+                A_full = np.eye(d) - K_full @ H_pd
+                if float(np.max(np.abs(np.linalg.eigvals(A_full)))) < 1.0:
+                    V_start = sla.solve_discrete_lyapunov(A_full, sigma_grad ** 2 * (K_full @ K_full.T))
+            drift_stat = _inf_logit.window_drift_statistic(drift, A, V_noise, k_avg, V_start=V_start)
             window_drift = drift_stat
             chi2_limit = d + 4.0 * math.sqrt(2.0 * d)
             if norm >= cap or stat > chi2_limit or drift_stat > chi2_limit:
@@ -324,14 +356,15 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         # measured: diamonds' price > 5000 at eps = 8, 0.71 of such intervals contained the MLE)
         vcov = vcov_priv = None
         # say why when the releases show it: separation (derivation, section 2b) is the usual reason
-        w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1)
+        w_bar, U_bar, P_last = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, 1, step_lengths)
         separation = _separation_check(w_bar, U_bar, P_last, released_H[0], sigma_H, sigma_bar, Mmap)
         if separation["separated"]:
             names = [design.public.terms[j] for j in separation["separation_loading"]]
             notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0])
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
+                                                       step_lengths=step_lengths)
         if resolution["separated"]:
             # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
             # along the path, so that the error left along an unresolved direction does not move the
@@ -346,7 +379,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             # the steep simulated design's released intervals cover 0.97-0.98 (docs/validity.md)
             names = [design.public.terms[j] for j in resolution["separation_loading"]]
             union = _inf_logit.separated_union(H_bar, sigma_bar, sigma_H, ridges, averaged, theta, Mmap,
-                                               sigma_grad, resolution["separated"])
+                                               sigma_grad, resolution["separated"], step_lengths=step_lengths)
             if union is None:
                 notes.append(_separation_warning(names, len(resolution["separated"]), T))
                 vcov = vcov_priv = None
@@ -478,14 +511,16 @@ def _union_release(union, Mmap, beta):
     return vcov, vcov_priv, ci, [None if j in union["withheld"] else float(x) for j, x in enumerate(widen)]
 
 
-def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k):
+def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths=None):
     """(w, U, P): eigenvalues and eigenvectors of the mean released X'WX and, per eigendirection, the
     bound P_v on the share of the starting point 0 the estimate (the mean of the last k iterates) may
     still hold (derivation, section 2). Released values and public constants only."""
     w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
     # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
     sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]
-    r = np.column_stack([_inf_logit.step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
+    lengths = [1.0] * len(ridges) if step_lengths is None else step_lengths
+    r = np.column_stack([_inf_logit.step_contraction(h_lo, lam, s, step_length=g)
+                         for lam, s, g in zip(ridges, sig_steps, lengths)])
     return w, U, _inf_logit.remaining_share(r, k)
 
 
@@ -519,7 +554,8 @@ def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
             "blind_withheld": [int(j) for j in np.flatnonzero(blind_load > _inf_logit.MAX_UNRESOLVED_LOADING)]}
 
 
-def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start):
+def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start,
+                     step_lengths=None):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
     curvature; the intervals are widened by the bias that share implies, and withheld for the
@@ -527,7 +563,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     and public constants only."""
     from ..inference import ssp as _inf_ssp
 
-    w, U, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k)
+    w, U, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths)
     b_dir = _inf_logit.direction_bias(U, P, theta, V_noise)
     bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
     vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)

@@ -63,14 +63,17 @@ def curvature_lower_bounds(H_bar, sigma_bar: float, z: float = CURVATURE_Z):
     return w, U, np.maximum(w - float(z) * float(sigma_bar), 0.0)
 
 
-def step_contraction(h_lo, lam: float, sigma_step: float, z: float = 1.0):
+def step_contraction(h_lo, lam: float, sigma_step: float, z: float = 1.0, step_length: float = 1.0):
     """Upper bound r_v = (lam + z sigma_step)/(h_lo + lam + z sigma_step) on the per-step contraction
     1 - h_v/(h_hat_v + lam) of the ridged Newton step along v: each step divides by its own released
     curvature h_hat_v = h_v + v'E_t v (v'E_t v ~ N(0, sigma_step^2), fresh at every step); with
     h_hat_v <= h_v + z sigma_step and h_v >= h_lo the contraction is at most r_v. Its geometric mean
-    over the steps is what P_v uses, so a typical (z = 1) excess is taken, not a worst case."""
+    over the steps is what P_v uses, so a typical (z = 1) excess is taken, not a worst case.
+    A step shortened to ``step_length`` gamma in (0, 1] (the averaging window of a long run, derivation
+    §1c) contracts by 1 - gamma h_v/(h_hat_v + lam) <= 1 - gamma (1 - r_v)."""
     e = float(z) * float(sigma_step)
-    return (float(lam) + e) / (np.asarray(h_lo, float) + float(lam) + e)
+    h_lo = np.asarray(h_lo, float)
+    return 1.0 - float(step_length) * h_lo / (h_lo + float(lam) + e)
 
 
 def remaining_share(r, k: int):
@@ -220,16 +223,22 @@ def separated_directions(fall, P, z: float = SEPARATION_Z, floor=None):
     return [int(i) for i in np.flatnonzero(weak & (fall > float(z)))]
 
 
-def window_drift_statistic(drift, A, V, k: int) -> float:
+def window_drift_statistic(drift, A, V, k: int, V_start=None) -> float:
     """drift' C^+ drift for the net movement theta_T - theta_{T-k} of the noisy iteration over its last k
     steps, C = 2V - A^k V - V A'^k its covariance at the fixed point (V the stationary covariance of
     e_t = A e_{t-1} + u_t, Cov(e_t, e_{t+h}) = A^h V). About chi^2_d when the iteration fluctuates around
     its fixed point; larger when it is still drifting. The pseudo-inverse drops directions in which C is
-    0 to rounding (no noise there, so no movement either)."""
+    0 to rounding (no noise there, so no movement either). ``V_start``: the covariance of e_{T-k} when it
+    is not V (the window's steps are shorter than the ones before it, derivation §1c): then
+    C = (A^k - I) V_start (A^k - I)' + V - A^k V A'^k, which is the formula above at V_start = V."""
     A = np.asarray(A, float)
     V = _sym(V)
     Ak = np.linalg.matrix_power(A, int(k))
-    C = _sym(2.0 * V - Ak @ V - V @ Ak.T)
+    if V_start is None:
+        C = _sym(2.0 * V - Ak @ V - V @ Ak.T)
+    else:
+        D = Ak - np.eye(A.shape[0])
+        C = _sym(D @ _sym(V_start) @ D.T + V - Ak @ V @ Ak.T)
     w, Q = np.linalg.eigh(C)
     keep = w > max(float(np.max(w)), 0.0) * 1e-12
     if not np.any(keep):
@@ -249,7 +258,7 @@ SEPARATED_MIN_CURVATURE_SDS = 0.5
 
 
 def separated_union(H_bar, sigma_bar: float, sigma_H: float, ridges, k: int, theta, Mmap, sigma_grad: float,
-                    separated, level: float = 0.95, f: float = SEPARATED_MIN_CURVATURE_SDS):
+                    separated, level: float = 0.95, f: float = SEPARATED_MIN_CURVATURE_SDS, step_lengths=None):
     """Intervals of dp_glm's averaged estimate that hold the coefficients whatever share of the way to the
     maximum-likelihood fit is left along the separated directions (derivation §2e), under the stated
     assumption that the curvature along each of them is at least h_min = f sigma_bar between the estimate
@@ -288,12 +297,15 @@ def separated_union(H_bar, sigma_bar: float, sigma_H: float, ridges, k: int, the
     curv[sep] = np.minimum(curv[sep], h_min)
     H_pd = (U * curv) @ U.T
     V_samp = (U / curv) @ U.T
-    K = np.linalg.inv(H_pd + float(ridges[-1]) * np.eye(d))
-    A = np.eye(d) - K @ H_pd                        # eigenvalues ridge / (curv + ridge), in (0, 1)
+    lengths = [1.0] * len(ridges) if step_lengths is None else [float(x) for x in step_lengths]
+    # the last step's gain, shortened as the averaging window's steps are (derivation §1c)
+    K = lengths[-1] * np.linalg.inv(H_pd + float(ridges[-1]) * np.eye(d))
+    A = np.eye(d) - K @ H_pd                        # eigenvalues 1 - gamma curv / (curv + ridge), in (0, 1)
     V_noise = sla.solve_discrete_lyapunov(A, float(sigma_grad) ** 2 * (K @ K.T))
     V_noise = averaged_iterate_cov(A, _sym(V_noise), int(k))
     sig_steps = [float(sigma_H) * lam / float(ridges[0]) for lam in ridges]
-    r = np.column_stack([step_contraction(h_lo, lam, s) for lam, s in zip(ridges, sig_steps)])
+    r = np.column_stack([step_contraction(h_lo, lam, s, step_length=g)
+                         for lam, s, g in zip(ridges, sig_steps, lengths)])
     P = remaining_share(r, int(k))
     if np.any(P[sep] > MAX_REMAINING):
         return None
