@@ -122,5 +122,12 @@ def test_auto_intervals_hold_the_ols_coefficient_on_diamonds():
         y = np.log(clamped["price"].to_numpy(float))
         b_ols = np.linalg.lstsq(X, y, rcond=None)[0]
         ci = fit.conf_int().to_numpy(float)
-        hold.extend((ci[:, 0] <= b_ols) & (b_ols <= ci[:, 1]))
+        shown = np.isfinite(ci).all(axis=1)
+        # since the eighteenth pass (derivation §24) the intervals of coefficients loading on a direction
+        # AdaSSP's Gram noise hides are withheld, and named; at eps = 1 most of the 20 dummies' are
+        withheld = set(fit.facts.get("hidden_withheld") or [])
+        assert {t for t, ok in zip(fit.coef.index, shown) if not ok} <= withheld
+        hold.extend((ci[shown, 0] <= b_ols[shown]) & (b_ols[shown] <= ci[shown, 1]))
+    # at least the 12 log(carat) intervals (measured: released in every fit)
+    assert len(hold) >= 12
     assert np.mean(hold) >= 0.88

@@ -318,13 +318,24 @@ def test_coverage_of_released_intervals_small_n(method, n):
     0.95 with m = 240: 0.014; with correlation inflating it by up to sqrt(2): 0.02. We require
     coverage >= 0.95 - 3 x 0.02 = 0.89 (a clear failure, such as the issue's 0.79, is far below)."""
     rng = np.random.default_rng(100 + n)
+    # since the eighteenth pass (derivation §24) AdaSSP at n = 300, eps = 1 withholds nearly every interval
+    # by default (a direction its Gram noise hides; 3 of 240 released with these seeds): there the test
+    # checks the intervals of the stated assumption (hidden_directions="assume"), which this independent
+    # uniform design meets
+    extra = {"hidden_directions": "assume"} if (method, n) == ("adassp", 300) else {}
     hits = []
     for seed in range(60):
-        fit = quiet_fit(FORMULA, frame(n, rng), eps=1.0, bounds=BOUNDS, method=method, random_state=seed + 1)
+        fit = quiet_fit(FORMULA, frame(n, rng), eps=1.0, bounds=BOUNDS, method=method, random_state=seed + 1,
+                        **extra)
         if not fit.has_inference:
             continue
         ci = fit.conf_int()
+        withheld = set(fit.facts.get("hidden_withheld") or [])
         for t, b in BETA.items():
+            if not np.isfinite(ci.loc[t]).all():
+                # only AdaSSP's hidden-direction rule withholds single intervals here, and it names them
+                assert t in withheld
+                continue
             hits.append(ci.loc[t].iloc[0] <= b <= ci.loc[t].iloc[1])
     assert len(hits) >= 120
     assert np.mean(hits) >= 0.89
