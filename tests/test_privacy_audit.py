@@ -169,6 +169,12 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # each coefficient's loading on their eigenvectors (post-processing of XtX and the public
              # scaling map) and the terms whose intervals that withholds (public names)
              "/facts/hidden_directions", "/facts/hidden_loading[]", "/facts/hidden_withheld[]",
+             # issue 12, intervals of combinations and predictions (§25): the scaled inference centre
+             # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
+             # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of
+             # XtX, the released lambda rule and the public constants)
+             "/combinations/centre[]", "/combinations/vcov[][]", "/combinations/hidden[][]",
+             "/combinations/unresolved[][]", "/combinations/c_max[]", "/combinations/bounded",
              # issue 13, AdaSSP with its ridge corrected: coef is the ridge estimate M Gamma b_hat + m and
              # the inference centre the corrected one, M W Gamma b_hat + m (W from the released XtX and
              # the ridge rule of the released lambda_min); whether there is one is decided from the same

@@ -666,6 +666,8 @@ def test_predict_names_the_rows_without_interval_and_the_coefficients_they_use()
                     method="adassp").to_dict()
     d["vcov"] = [[v if 2 not in (i, j) else float("nan") for j, v in enumerate(row)] for i, row in enumerate(d["vcov"])]
     d["std_errors"][2] = None
+    # a method without AdaSSP's pieces for combinations (those decide rows by their own map, §25)
+    d["combinations"] = None
     fit = DPFit.from_dict(d)
     new = pd.DataFrame({"x": [0.5, 0.5, 0.2], "z": [0.0, 0.3, 0.0]})
     with pytest.warns(AccuracyWarning) as ws:

@@ -57,6 +57,13 @@ class Release:
                       (AdaSSP with its ridge active: ``coef`` is the ridge estimate, the intervals,
                       z values, Wald tests and prediction intervals are centred on the
                       shrinkage-corrected estimate); None: the inference is about ``coef``
+    combinations    : optional dict of released pieces for the intervals of linear combinations of the
+                      coefficients (predictions, t tests of several coefficients) on AdaSSP fits with
+                      declared ranges (docs/derivations/adassp_boosted.md §25): ``map`` M (original =
+                      M scaled + offset), ``centre`` (scaled inference centre), ``vcov`` (scaled), the
+                      attenuation box ``unresolved`` (columns q_v) and ``c_max``, the ``hidden``
+                      directions (columns) and ``max_loading`` of the withholding rule, ``withhold``
+                      (False under hidden_directions="assume"); None elsewhere
     """
     method: str
     coef: np.ndarray
@@ -76,3 +83,4 @@ class Release:
     link: str = "identity"
     row_transform: dict | None = None
     inference_centre: np.ndarray | None = None
+    combinations: dict | None = None

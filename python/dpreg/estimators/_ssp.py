@@ -706,6 +706,13 @@ def expand_release(rel, keep, reason: str):
         dr = np.full((rel.ci_draws.shape[0], d), np.nan)
         dr[:, keep] = rel.ci_draws
         rel.ci_draws = dr
+    if rel.combinations is not None:
+        # the map of a combination: the kept coefficients' rows of M (a dropped column's coefficient is
+        # NA, and rows that use it are NA before the map is read)
+        M = np.asarray(rel.combinations["map"], float)
+        full = np.zeros((d, M.shape[1]))
+        full[keep] = M
+        rel.combinations = dict(rel.combinations, map=full)
     rel.facts["not_estimable_columns"] = [int(j) for j in np.flatnonzero(~keep)]
     rel.warnings = list(rel.warnings) + [reason]
     return rel

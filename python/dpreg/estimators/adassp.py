@@ -180,6 +180,30 @@ def _withhold_hidden_loading(rel, facts, state, M):
     return withheld
 
 
+def _near_sds(values):
+    """The upper end of the directions above the withholding threshold that join the union's box (§26),
+    or None where the rule is not in force (hidden_directions="assume": nothing is selected by it)."""
+    from ..inference import ssp as inf
+    return inf.ATTENUATION_NEAR_SDS if values.get("hidden_directions", "withhold") == "withhold" else None
+
+
+def _combination_pieces(state, K, M, theta, V, values):
+    """What the intervals of a linear combination r'beta need (docs/derivations/adassp_boosted.md §25):
+    the map M (beta = M theta + offset), the scaled inference centre theta and its covariance V, the
+    attenuation box of §20 (directions below 2 sigma1 and their c_max) and the hidden directions of §24
+    (below 3 sigma1). Functions of released values and public constants only."""
+    from ..inference import ssp as inf
+    A = np.asarray(state["A_hat"], float)
+    Qk, c_max = inf.attenuation_box(A, K, state["sigma_gram"], near_sds=_near_sds(values))
+    alpha, Q = np.linalg.eigh((A + A.T) / 2.0)
+    hidden = Q[:, alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]]
+    bounded = bool(np.all(np.isfinite(c_max)))
+    return {"map": np.asarray(M, float), "centre": np.asarray(theta, float), "vcov": np.asarray(V, float),
+            "unresolved": Qk, "c_max": np.where(np.isfinite(c_max), c_max, 0.0), "bounded": bounded,
+            "hidden": hidden, "max_loading": float(inf.HIDDEN_MAX_LOADING),
+            "withhold": values.get("hidden_directions", "withhold") == "withhold"}
+
+
 def _hidden_direction_reason(k, names=None):
     # the count k is a function of the released X^T X; the names are the design's public terms
     which = "these coefficients load" if names else "every coefficient loads"
@@ -517,9 +541,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     # 0.40-0.73); the intervals are the union over the attenuations a stated lowest
                     # curvature allows
                     # (with no unresolved direction V is noise_split_vcov's)
+                    # with the withholding rule in force (§24) the directions released just above its
+                    # threshold join the box too (§26: their releases are the overshooting ones)
                     V, *attenuation = inf.attenuation_robust_ends(
                         state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
-                        float(values["level"]), meat=meat)
+                        float(values["level"]), meat=meat, near_sds=_near_sds(values))
         # which covariance the intervals use, in the tuning (and so in the summary)
         tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
         facts["cov_type"] = cov_used
@@ -820,6 +846,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # fails). A coefficient that loads on those directions has its interval withheld (where
             # the union applies: ci="auto" / "analytic"; ci="bootstrap" is left as the user chose it)
             _withhold_hidden_loading(rel, facts, state, M)
+        if rel.vcov is not None and attenuation is not None and facts.get("ci_used") != "bootstrap":
+            # linear combinations (predictions, several-coefficient t tests; §25): the same union and
+            # the same withholding rule applied to the combination's own map, from these released pieces
+            rel.combinations = _combination_pieces(state, K, M, theta, V, values)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:

@@ -32,6 +32,7 @@ from ..errors import InvalidArgument, InvalidArgumentType
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
 from ..release import Release
+from . import combinations
 from .common import (  # noqa: F401
     _INTERCEPT_NAMES,
     _NO_INFERENCE,
@@ -727,7 +728,12 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         with np.errstate(invalid="ignore", over="ignore"):
             effect = R @ np.where(np.isfinite(b), b, 0.0) - q
             cov = R @ np.where(np.isfinite(v), v, 0.0) @ R.T
-        if not np.all(np.isfinite(v[np.ix_(used.any(axis=0), used.any(axis=0))])):
+        if combinations.applies(self._release):
+            # AdaSSP with declared ranges and no unresolved direction (Wald z intervals): rows the
+            # withholding rule lets through are tested with the covariance of their own maps, also where
+            # they use coefficients whose own intervals are withheld (docs/derivations/adassp_boosted.md §25)
+            cov = combinations.combination_vcov(self._release, R)
+        elif not np.all(np.isfinite(v[np.ix_(used.any(axis=0), used.any(axis=0))])):
             cov = np.full((k, k), np.nan)
         out = wald_chi2(effect, cov, range(k))
         if out["statistic"] is None and np.any(~np.isfinite(np.diag(cov))):
@@ -841,8 +847,18 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                 predicted, se_mean = p, p * (1.0 - p) * se
         else:
             predicted, se_mean = link_fit, se
+        link_ends = None
+        if "_lower" in mean:
+            # asymmetric intervals (AdaSSP's union, §25): the ends are predict()'s own at each level; the
+            # reasons were said above, once
+            def link_ends(at_level, obs):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    frame = self._predict(newdata, "prediction" if obs else "confidence", at_level, "link",
+                                          clamp, _parts=True)
+                return column(frame, "_lower"), column(frame, "_upper")
         return PredictionResults(predicted, se_mean, link_fit, centre, se, obs_se, to_response, level,
-                                 mean.index)
+                                 mean.index, link_ends=link_ends)
 
     # ---- summaries and printing ----------------------------------------------------------------
     def summary(self, level: float | None = None) -> Summary:

@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import InvalidArgument, InvalidArgumentType
+from . import combinations
 from .common import _check_level, _level_from_alpha, _z_quantile
 from .format import format_number, format_pvalue
 
@@ -209,6 +210,10 @@ def _unit_combinations(fit, R, q, labels, caller):
     k = R.shape[0]
     side = fit._release_side_se(b) if V is not None else None
     used = R != 0
+    # AdaSSP with declared ranges: a row naming several coefficients gets the union interval of its own
+    # map and the withholding rule of the coefficients (docs/derivations/adassp_boosted.md §25)
+    by_rule = combinations.applies(fit._release)
+    multi = (used.sum(axis=1) > 1) & by_rule
     with np.errstate(invalid="ignore", over="ignore"):
         effect = np.array([float(R[i, used[i]] @ b[used[i]]) for i in range(k)])
     na = np.array([not np.all(np.isfinite(b[used[i]])) for i in range(k)])
@@ -218,7 +223,7 @@ def _unit_combinations(fit, R, q, labels, caller):
         note = "not available: " + (fit.inference_note or "this method provides no standard errors")
     elif side is not None:
         single = used.sum(axis=1) == 1
-        if not single.all():
+        if not single.all() and not by_rule:
             bad = [labels[i] for i in np.flatnonzero(~single)]
             raise InvalidArgument(
                 f"{caller}: {bad[0]!r} combines several coefficients; this fit's intervals are its own "
@@ -230,7 +235,7 @@ def _unit_combinations(fit, R, q, labels, caller):
         z_level = _z_quantile(float(fit._release.ci_level))
         se = np.full(k, np.nan)
         scaled_ends = np.full((k, 2), np.nan)
-        for i in range(k):
+        for i in np.flatnonzero(single):
             j = int(np.flatnonzero(used[i])[0])
             c = float(R[i, j])
             with np.errstate(over="ignore", invalid="ignore"):
@@ -256,23 +261,37 @@ def _unit_combinations(fit, R, q, labels, caller):
                         "standard error is the bound sum_j |r_j| SE_j (conservative)")
         if np.any(~np.isfinite(se)) and note is None:
             note = "not available for some rows: the standard errors of some coefficients are not estimable"
+    if multi.any():
+        z_fit = _z_quantile(fit.level)
+        with np.errstate(invalid="ignore", over="ignore"):
+            down, up, withheld = combinations.combination_ends(fit._release, R[multi], z_fit)
+            half = np.where(effect[multi] >= q[multi], down, up)
+            se[multi] = np.where(np.isfinite(half) & (half > 0), half / z_fit, np.nan)
+        if withheld.any():
+            note = ("not available for some rows: they combine the coefficients along a direction the "
+                    "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals)")
     se = np.where(na, np.nan, se)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = (effect - q) / se
 
     def interval(level):
+        zq = _z_quantile(level)
         if side is not None:
             # the released intervals at the fit's level, nested at other levels (conf_int's rule)
             own_l = fit.conf_int(level=level).to_numpy()
             out = np.full((k, 2), np.nan)
-            for i in range(k):
+            for i in np.flatnonzero(~multi):
                 j = int(np.flatnonzero(used[i])[0])
                 with np.errstate(over="ignore", invalid="ignore"):
                     out[i] = np.sort(float(R[i, j]) * own_l[j])
-            return np.where(na[:, None], np.nan, out)
-        zq = _z_quantile(level)
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.column_stack([effect - zq * se, effect + zq * se])
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                out = np.column_stack([effect - zq * se, effect + zq * se])
+        if multi.any():
+            with np.errstate(invalid="ignore", over="ignore"):
+                lo, hi, _ = combinations.combination_ends(fit._release, R[multi], zq)
+                out[multi] = np.column_stack([effect[multi] - lo, effect[multi] + hi])
+        return np.where(na[:, None], np.nan, out)
 
     return effect, se, z, note, interval
 
@@ -447,7 +466,8 @@ class PredictionResults:
         The default level of :meth:`conf_int` and :meth:`summary_frame` (the fit's).
     """
 
-    def __init__(self, predicted_mean, se_mean, link_fit, link_centre, link_se, obs_se, logit, level, index):
+    def __init__(self, predicted_mean, se_mean, link_fit, link_centre, link_se, obs_se, logit, level, index,
+                 link_ends=None):
         self.predicted_mean = pd.Series(np.asarray(predicted_mean, float), index=index, name="mean")
         self.se_mean = pd.Series(np.asarray(se_mean, float), index=index, name="mean_se")
         self.level = float(level)
@@ -457,11 +477,17 @@ class PredictionResults:
         self._obs_se = None if obs_se is None else np.asarray(obs_se, float)
         self._logit = bool(logit)
         self._index = index
+        # asymmetric intervals (AdaSSP's union, docs/derivations/adassp_boosted.md §25): a callable
+        # (level, obs) -> (lower, upper) on the link scale, predict()'s own ends
+        self._link_ends = link_ends
 
     def _response(self, x):
         return stats.logistic.cdf(x) if self._logit else x
 
-    def _ends(self, se, level):
+    def _ends(self, se, level, obs=False):
+        if self._link_ends is not None:
+            lower, upper = self._link_ends(level, obs)
+            return self._response(lower), self._response(upper)
         zq = _z_quantile(level)
         with np.errstate(over="ignore", invalid="ignore"):
             half = zq * se
@@ -492,7 +518,7 @@ class PredictionResults:
         if obs and self._obs_se is None:
             raise InvalidArgument("obs=True: prediction intervals for a new observation are defined for linear "
                                   "regression (dp_lm) only")
-        lower, upper = self._ends(self._obs_se if obs else self._link_se, level)
+        lower, upper = self._ends(self._obs_se if obs else self._link_se, level, obs)
         return np.column_stack([lower, upper])
 
     def summary_frame(self, alpha: float | None = None, level: float | None = None) -> pd.DataFrame:
@@ -519,5 +545,5 @@ class PredictionResults:
         cols = {"mean": self.predicted_mean.to_numpy(), "mean_se": self.se_mean.to_numpy(),
                 "mean_ci_lower": mean_lo, "mean_ci_upper": mean_hi}
         if self._obs_se is not None:
-            cols["obs_ci_lower"], cols["obs_ci_upper"] = self._ends(self._obs_se, level)
+            cols["obs_ci_lower"], cols["obs_ci_upper"] = self._ends(self._obs_se, level, True)
         return pd.DataFrame(cols, index=self._index)

@@ -11,6 +11,7 @@ from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE
 from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
+from . import combinations
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
 #: rows of new data with an entry above this are scaled before x'b and x'Vx (their squares would overflow)
@@ -215,6 +216,62 @@ class _PredictionMixin:
         with np.errstate(**NUMPY_ERRSTATE):
             return self._predict(newdata, interval, level, type, clamp)
 
+    def _prediction_sigma(self):
+        """The residual standard error a prediction interval adds, or None (not released). Where sigma is
+        not estimable at this n and eps its released 97.5% upper bound keeps the interval conservative
+        (issue 12), said by an AccuracyWarning."""
+        sig = self.sigma
+        if sig is None and (self.facts or {}).get("sigma_not_estimable") and self.facts.get("sigma_interval"):
+            sig = float(self.facts["sigma_interval"][1])
+            warnings.warn("the DP residual standard error is not estimable for this fit; the "
+                          "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,
+                          stacklevel=4)
+        return sig
+
+    def _predict_combinations(self, X, bad_rows, eta, eta_centre, interval, level, response, index, parts):
+        """predict()'s intervals on an AdaSSP fit with declared ranges (docs/derivations/adassp_boosted.md
+        §25): each row x0 is the combination x0'beta, with the union interval of its own map (for a row
+        naming one coefficient exactly conf_int()'s), and NA with the reason where it uses a coefficient
+        whose interval is withheld or its own map loads on a direction the Gram noise hides."""
+        z = _z_quantile(level)
+        row_scale = _row_scales(X)
+        scale = np.ones(len(X)) if row_scale is None else row_scale
+        Xs = X / scale[:, None]
+        extra = None
+        if interval == "prediction":
+            sig = self._prediction_sigma()
+            if sig is None:
+                return self._prediction_without_interval(
+                    eta, response, index, "prediction intervals need a DP residual standard error, which "
+                    "this method did not release; use interval='confidence'")
+            with np.errstate(over="ignore", under="ignore"):
+                extra = (float(sig) / scale) ** 2
+        with np.errstate(over="ignore", invalid="ignore"):
+            down, up, withheld = combinations.combination_ends(self._release, Xs, z, extra_var=extra)
+            down, up = down * scale, up * scale
+        withheld = withheld & ~bad_rows
+        if withheld.any():
+            withheld_terms = [t for t in self._release.facts.get("hidden_withheld") or []]
+            uses = f" (they use {', '.join(withheld_terms[:8])}, or " if withheld_terms else " ("
+            warnings.warn(f"newdata: {int(withheld.sum())} of {len(withheld)} rows get no interval (NA): they "
+                          "depend on combinations of the predictors that vary too little in the data for the "
+                          "privacy noise in X^T X to show how much" + uses + "load on them), the rule that "
+                          "withholds the coefficients' intervals; more rows, a larger eps or declared ranges "
+                          "that fit the data tighter help", AccuracyWarning, stacklevel=4)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lower = np.where(np.isinf(down), -np.inf, eta_centre - down)
+            upper = np.where(np.isinf(up), np.inf, eta_centre + up)
+        lower = np.where(bad_rows, np.nan, lower)
+        upper = np.where(bad_rows, np.nan, upper)
+        out = pd.DataFrame({"fit": response(eta), "lower": response(lower), "upper": response(upper)},
+                           index=index)
+        if parts:
+            with np.errstate(over="ignore", invalid="ignore"):
+                se = np.where(bad_rows | withheld, np.nan, (down + up) / (2.0 * z))
+            out["_centre"], out["_se"] = eta_centre, se
+            out["_lower"], out["_upper"] = lower, upper
+        return out
+
     def _predict(self, newdata, interval, level, type, clamp, _parts=False):
         # _parts (get_prediction): the frame also holds the interval's centre and standard error on the
         # link scale, columns "_centre" and "_se"
@@ -245,7 +302,9 @@ class _PredictionMixin:
         # is the ridge fit's, the interval the corrected fit's, whose coverage was measured)
         centre = self._centre_array()
         # a not-estimable (NA) coefficient: rows that use its column get NA, the others ignore it
+        X_all = X
         na = ~np.isfinite(b)
+        bad_rows = np.zeros(len(X), bool)
         if na.any():
             bad_rows = np.any(X[:, na] != 0, axis=1)
             X = X[:, ~na]
@@ -278,6 +337,10 @@ class _PredictionMixin:
 
         if interval is None:
             return pd.Series(response(eta), index=index, name="fit")
+        if combinations.applies(self._release):
+            # AdaSSP with declared ranges: the row's own union interval and withholding rule (§25)
+            return self._predict_combinations(X_all, bad_rows, eta, eta_centre, interval, level, response,
+                                              index, _parts)
         v = self._vcov_array()
         if v is not None and na.any():
             v = v[np.ix_(~na, ~na)]
@@ -317,14 +380,7 @@ class _PredictionMixin:
             with np.errstate(over="ignore"):
                 se_fit = se_fit * row_scale
         if interval == "prediction":
-            sig = self.sigma
-            if sig is None and (self.facts or {}).get("sigma_not_estimable"):
-                # issue 12: sigma is not estimable at this n and eps; its released 97.5% upper bound
-                # keeps the prediction interval conservative
-                sig = float(self.facts["sigma_interval"][1])
-                warnings.warn("the DP residual standard error is not estimable for this fit; the "
-                              "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,
-                              stacklevel=3)
+            sig = self._prediction_sigma()
             if sig is None:
                 return self._prediction_without_interval(
                     eta, response, index, "prediction intervals need a DP residual standard error, which "

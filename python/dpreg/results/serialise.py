@@ -52,7 +52,8 @@ class _SerialisationMixin:
         :attr:`DPFit.inference_centre`), std_errors, vcov, vcov_privacy, noise_share, ci, ci_level,
         ci_draws, ci_method, inference_note, sigma, df_resid, r_squared, adj_r_squared (clamped to
         [0, 1]), r_squared_raw, adj_r_squared_raw, tuning ({name: {value, origin}}), facts, warnings,
-        row_transform, options, coef_table (columns term, estimate, std_error, statistic, p_value,
+        row_transform, combinations (released pieces for intervals of coefficient combinations, or None),
+        options, coef_table (columns term, estimate, std_error, statistic, p_value,
         conf_low, conf_high, noise_share, stars, conf_level, and inference_centre where the fit has
         one), wald ({statistic, df, p_value, note, rule}: rule "chi-square" or "bonferroni", see
         DPFit.wald_test),
@@ -121,6 +122,7 @@ class _SerialisationMixin:
             "warning_classes": [None if diagnostic_category(w) is None else diagnostic_category(w).__name__
                                 for w in r.warnings],
             "row_transform": r.row_transform,
+            "combinations": r.combinations,
             "options": self._options,
             "coef_table": table,
             "wald": self.wald_test(),
@@ -186,6 +188,7 @@ class _SerialisationMixin:
             link=d.get("link") or "identity",
             row_transform=d.get("row_transform"),
             inference_centre=from_plain_array(d.get("inference_centre")),
+            combinations=d.get("combinations"),
         )
         public = _public_from_dict(d.get("public"))
         privacy = _privacy_from_dict(d.get("privacy"), d.get("privacy_text"))

@@ -317,8 +317,9 @@ class Summary:
             # X'X and sigma1 only
             k = int(f.facts.get("attenuation_directions") or 0)
             out.append(f"Intervals: allow for the estimates being attenuated along {k} "
-                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
-                       "data vary along each at least half as much as that noise), so they are not "
+                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides or blurs (by "
+                       "as much as the released X'X allows; where it hides a direction, assuming the data "
+                       "vary along it at least half as much as that noise), so they are not "
                        f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; "
                        + _UNION_SE_TEXT)
         elif f.ci_method == "separation union":
