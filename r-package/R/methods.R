@@ -250,7 +250,8 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #' (the column `Corrected` of the printed summary; `NULL` for every other fit). Wald intervals at any level and bootstrap
 #' intervals at the level stored in the fit (0.95) need no Python (the released
 #' covariance is stored in the fit); bootstrap intervals at other levels are
-#' computed by the Python core from the stored replicates.
+#' computed by the Python core from the stored replicates. `labels()` gives
+#' the term labels (as for `lm`: what `anova()` and `drop1()` test).
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
@@ -323,6 +324,12 @@ nobs.dp_fit <- function(object, ...) object$nobs
 #' @param x A `dp_fit`.
 #' @export
 formula.dp_fit <- function(x, ...) x$formula
+
+# newcomer review 19: labels(fit) gave labels.default's names of the list's 41 components; lm's
+# labels() are the term labels (what drop1() and anova() test)
+#' @rdname dp_fit-accessors
+#' @export
+labels.dp_fit <- function(object, ...) object$term.labels
 
 not_released <- function(what, why, verb = "are") {
   stop(structure(class = c("dpreg_not_released", "dpreg_error", "error", "condition"),

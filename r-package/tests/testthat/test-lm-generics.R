@@ -399,3 +399,8 @@ test_that("the refusals of model.matrix(), model.frame() and qr() read as Englis
   expect_error(qr(fit), "model matrix of the training data is not available .*: it is computed")
   expect_error(stats::hatvalues(fit), "are not available .*: each is computed")
 })
+
+test_that("labels() of a fit are its term labels, as for lm", {
+  # newcomer review 19: labels(fit) listed the names of the fit's list components
+  expect_identical(labels(mock_fit()), c("x", "g"))
+})
