@@ -57,6 +57,19 @@ def test_conf_int_alpha_keyword(fit):
         pd.testing.assert_frame_equal(fit.conf_int(level=0.05), narrow)
 
 
+def test_summary_takes_statsmodels_alpha(fit):
+    # newcomer review 19 (diamonds): fit.summary(alpha=0.1), statsmodels' way to a 90% table, was a
+    # TypeError while conf_int(alpha=0.1) worked
+    s = fit.summary(alpha=0.1)
+    assert s.level == pytest.approx(0.9)
+    assert str(s) == str(fit.summary(level=0.9))
+    assert "5%" in str(s) and "95%" in str(s)
+    with pytest.raises(ValueError, match="not both"):
+        fit.summary(level=0.9, alpha=0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        fit.summary(alpha=1.5)
+
+
 @pytest.mark.parametrize("name", sorted(STATSMODELS_NOT_RELEASED) + ["resid", "fittedvalues"])
 def test_unreleased_statsmodels_attributes_raise_with_reason(fit, name):
     with pytest.raises(NotReleasedError) as info:

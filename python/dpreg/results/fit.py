@@ -845,18 +845,22 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                                  mean.index)
 
     # ---- summaries and printing ----------------------------------------------------------------
-    def summary(self, level: float | None = None) -> Summary:
+    def summary(self, level: float | None = None, alpha: float | None = None) -> Summary:
         """R-like summary of the fit.
 
         Parameters
         ----------
         level : float, optional
             Level of the interval columns; None: the fit's :attr:`level`.
+        alpha : float, optional
+            statsmodels' keyword: the same as ``level = 1 - alpha`` (as in :meth:`conf_int`).
 
         Returns
         -------
         Summary
         """
+        # newcomer review 19: summary(alpha=0.1), statsmodels' spelling, was a TypeError
+        level = _level_from_alpha(level, alpha)
         return Summary(self, level=self.level if level is None else level)
 
     @property
