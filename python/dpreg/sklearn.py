@@ -528,6 +528,26 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
+    def predict_log_proba(self, X):
+        """Logarithms of the class probabilities, computed on the log scale (finite where a probability
+        rounds to 0 in :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``: log(1 - p) = log_expit(-eta) and log p = log_expit(eta).
+        """
+        # newcomer review 19: scikit-learn's classifiers have predict_log_proba (soft voting, stacking);
+        # np.log(predict_proba) would be -inf (with numpy's divide warning) where 1 - p rounds to 0
+        from scipy.special import log_expit
+        eta = self.decision_function(X)
+        return np.column_stack([log_expit(-eta), log_expit(eta)])
+
     def predict(self, X):
         """Predicted class labels (probability of the second class >= 0.5).
 
