@@ -111,6 +111,28 @@ def test_columns_named_1_or_intercept_are_refused_not_dropped():
             build(formula, df, bounds={"Intercept": (0, 1), 2: (0, 1), "y": (-4, 4)}, levels=None)
 
 
+def test_arithmetic_on_the_outcome_outside_I_is_refused_not_dropped():
+    # newcomer review 19 (penguins): "body_mass_g - 3000 ~ flipper_length_mm", "body_mass_g**2 ~ ..." and
+    # "np.log(body_mass_g) - 1 ~ ..." fitted body_mass_g (or its log) with the same coefficients as without
+    # the arithmetic: the formula parser reads - ** : on the left of ~ as operators on terms, and the
+    # constant or the power vanished without a word (lm computes y - 3000; R's dp_lm refuses it).
+    # "body_mass_g / 1000 ~ ..." said only "cannot parse the outcome"
+    rng = np.random.default_rng(19)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 60), "my y": rng.uniform(1, 2, 60)})
+    df["y"] = 1 + df.x + rng.normal(0, 0.1, 60)
+    bounds = {"x": (0, 1), "y": (0.1, 4), "my y": (1, 2)}
+    for formula in ("y - 3 ~ x", "y**2 ~ x", "y^2 ~ x", "np.log(y) - 1 ~ x", "y / 1000 ~ x", "-y ~ x",
+                    "y:y ~ x", "y - 1 ~ x", "`my y` * 2 ~ x"):
+        with pytest.raises(FormulaError, match=r"inside I\(\), e\.g\. 'I\("):
+            build(formula, df, bounds=bounds, levels=None)
+    # the same arithmetic inside I(), a function of the outcome, and back-quoted names are fitted
+    for formula, outcome in (("I(y - 3) ~ x", "I(y - 3)"), ("np.log(y) ~ x", "np.log(y)"),
+                             ("`my y` ~ x", "my y"), ("(y) ~ x", "y"), ("I(y ** 2) ~ x", "I(y ** 2)")):
+        d = build(formula, df, bounds=bounds, levels=None)
+        assert d.terms == ["Intercept", "x"]
+        assert d.public.outcome == outcome, formula
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public

@@ -289,6 +289,32 @@ def _keyword_hint(text: str, columns) -> str:
             "rename the column(s)")
 
 
+_OUTCOME_OPERATORS = set("+-*/:^%|&<>=!")
+
+
+def _outcome_operator(lhs_text: str) -> str | None:
+    """The first formula operator outside parentheses and back-quotes on the left of ``~``, or None.
+
+    The formula parser reads ``y - 3``, ``y**2``, ``y:y`` and ``np.log(y) - 1`` as operations on terms,
+    all of which leave the term ``y`` (or ``np.log(y)``), so the arithmetic vanished without a word;
+    lm computes it on the values. Inside a call (``I(y - 3)``, ``np.log(y / 1000)``) it is arithmetic."""
+    depth, i = 0, 0
+    while i < len(lhs_text):
+        ch = lhs_text[i]
+        if ch == "`":
+            j = lhs_text.find("`", i + 1)
+            i = len(lhs_text) if j < 0 else j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch in _OUTCOME_OPERATORS:
+            return "**" if lhs_text.startswith("**", i) else ch
+        i += 1
+    return None
+
+
 def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
@@ -305,6 +331,13 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     lhs_text, rhs_text = _power_in_calls(lhs_text.strip()), _power_in_calls(rhs_text.strip())
     if not lhs_text:
         raise FormulaError("formula needs an outcome on the left of '~'")
+    operator = _outcome_operator(lhs_text)
+    if operator is not None:
+        # newcomer review 19: "body_mass_g - 3000 ~ x" fitted body_mass_g, the constant dropped silently
+        raise FormulaError(f"the outcome {lhs_text!r} uses {operator!r} outside a function: on the left "
+                           "of '~' the formula parser reads it as an operator on terms, not on values (it "
+                           "would drop the arithmetic without a word); write arithmetic on the outcome "
+                           f"inside I(), e.g. 'I({lhs_text}) ~ ...'")
     columns = [str(c) for c in columns]
     colset = set(columns)
     try:
