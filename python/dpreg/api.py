@@ -56,7 +56,9 @@ _FORMULA_AND_DATA = """formula : str
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
         monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
+        computed on the clamped value of ``z``). Arithmetic on the outcome goes inside ``I()`` too
+        (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
+        ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
         The private data. Nothing computed from it leaves dpreg except through releases counted in
         the fit's privacy statement."""

@@ -57,7 +57,9 @@
 #'   a `PrivacyLeakWarning`) change that. Values outside declared bounds are
 #'   clamped silently.
 #'
-#' @param formula An R formula.
+#' @param formula An R formula. Arithmetic on the response is computed as in
+#'   `lm()` (`y - 3000 ~ x`, `log(y) - 1 ~ x`; the outcome of `dp_glm()` is a
+#'   column).
 #' @param data A data frame; or a path, glob or directory of Parquet/CSV files
 #'   (`"claims/*.parquet"`), or [duckdb_source()]: read by the Python core (see
 #'   [duckdb_source()]).
