@@ -70,6 +70,16 @@ def test_summary_takes_statsmodels_alpha(fit):
         fit.summary(alpha=1.5)
 
 
+def test_summary_has_statsmodels_as_text_as_latex_as_html(fit):
+    # newcomer review 19: fit.summary().as_latex(), statsmodels' way to a paper's table, was an
+    # AttributeError ('Summary' object has no attribute 'as_latex'); to_latex() holds the same table
+    s = fit.summary()
+    assert s.as_text() == str(s)
+    assert s.as_latex() == s.to_latex()
+    assert s.as_html() == s.to_html()
+    assert "\\begin{table}" in s.as_latex() and "Privacy." in s.as_latex()
+
+
 @pytest.mark.parametrize("name", sorted(STATSMODELS_NOT_RELEASED) + ["resid", "fittedvalues"])
 def test_unreleased_statsmodels_attributes_raise_with_reason(fit, name):
     with pytest.raises(NotReleasedError) as info:

@@ -469,6 +469,35 @@ class Summary:
         return render_latex(headers, rows, caption=caption or self.fit.title, label=label,
                             notes=notes) + "\n"
 
+    # statsmodels' names for the same renderings (newcomer review 19: summary().as_latex() was an
+    # AttributeError)
+    def as_text(self) -> str:
+        """statsmodels' name for ``str(summary)``.
+
+        Returns
+        -------
+        str
+        """
+        return str(self)
+
+    def as_latex(self) -> str:
+        """statsmodels' name for :meth:`to_latex` (default caption and no label).
+
+        Returns
+        -------
+        str
+        """
+        return self.to_latex()
+
+    def as_html(self) -> str:
+        """statsmodels' name for :meth:`to_html`.
+
+        Returns
+        -------
+        str
+        """
+        return self.to_html()
+
     def to_dict(self) -> dict:
         """The fit's :meth:`DPFit.to_dict`.
 
