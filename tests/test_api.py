@@ -56,6 +56,18 @@ def test_formula_must_be_a_string(frame):
         dpreg.dp_lm(None, frame, bounds=BOUNDS)
 
 
+def test_data_passed_first_says_the_formula_comes_first(frame):
+    # newcomer review 19: frame.pipe(dpreg.dp_lm, "y ~ x") (pandas passes the frame first), or
+    # dp_lm(frame, "y ~ x"), said only "formula must be a string", beside a formula that is one
+    for call in (lambda: dpreg.dp_lm(frame, "y ~ x", bounds=BOUNDS),
+                 lambda: frame.pipe(dpreg.dp_lm, "y ~ x", bounds=BOUNDS),
+                 lambda: frame.pipe(dpreg.dp_glm, "g ~ x", bounds=BOUNDS)):
+        with pytest.raises(TypeError, match=r"the formula comes first.*pipe\(\(dpreg\.dp_"):
+            call()
+    fit = frame.pipe((dpreg.dp_lm, "data"), "y ~ x", bounds=BOUNDS, random_state=1)   # the way that works
+    assert fit.terms == ["Intercept", "x"]
+
+
 def test_budget_is_drawn_down_and_refuses_overspend(frame):
     budget = dpreg.Budget(1.5, 1e-5)
     dpreg.dp_lm("y ~ x + g", frame, eps=1.0, bounds=BOUNDS, budget=budget, random_state=1)

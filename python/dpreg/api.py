@@ -265,6 +265,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if neighbours not in ("replace_one", "add_remove"):
         raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
     if not isinstance(formula, str):
+        if isinstance(data, str) and "~" in data:
+            # newcomer review 19: df.pipe(dpreg.dp_lm, "y ~ x") passes the frame first
+            name = "dp_glm" if family == "binomial" else "dp_lm"
+            raise InvalidArgumentType(f"{name}(formula, data): the formula comes first, as in lm() and "
+                                      f"statsmodels; with DataFrame.pipe, name the data argument: "
+                                      f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
     allow_large_delta = options.pop("allow_large_delta", False)
