@@ -209,6 +209,14 @@ holds_values <- function(e) {
 }
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
+  if (!missing(data) && inherits(data, "formula") && is.data.frame(formula)) {
+    # newcomer review 19: df |> dp_lm(y ~ x) (the pipe passes the data first) said "'data' must be a
+    # data frame, ..." beside a data frame
+    fn <- if (identical(family, "binomial")) "dp_glm" else "dp_lm"
+    dp_stop(fn, "(formula, data): the formula comes first, as in lm(); with the native pipe write ",
+            "df |> ", fn, "(y ~ x, data = _) (R >= 4.2), with magrittr df %>% ", fn, "(y ~ x, data = .)",
+            call. = FALSE)
+  }
   if (!missing(data) && is_data_source(data)) {
     return(fit_source(call, formula, data, eps = eps, delta = delta, method = method, bounds = bounds,
                       levels = levels, seed = seed, family = family, ...))
