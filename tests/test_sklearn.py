@@ -238,6 +238,10 @@ def test_non_numeric_input_is_refused_without_quoting_a_value(data, dtype):
     with pytest.raises(dpreg.errors.InvalidArgumentType, match="column\\(s\\) 'g'") as caught:
         est.fit(Xs, y)
     assert secret not in str(caught.value)
+    # newcomer review 19: the hint advised "a OneHotEncoder in a Pipeline", whose default
+    # categories='auto' reads the categories off the private data (what levels='data' flags as not
+    # private); it names declared categories and the formula interface's private selection
+    assert "categories=" in str(caught.value) and "not private" in str(caught.value)
     fitted = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0).fit(X, y)
     with pytest.raises(TypeError) as caught:
         fitted.predict(X.assign(a=pd.Series([secret] * len(X), dtype=dtype)))

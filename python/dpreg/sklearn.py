@@ -159,8 +159,10 @@ class _DPBase(BaseEstimator):
             bad = [str(c) for c, t in values.dtypes.items()
                    if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
             where = f" (column(s) {', '.join(repr(c) for c in bad)})" if bad else ""
-        hint = ("encode categorical features as numbers first (e.g. a OneHotEncoder in a Pipeline), "
-                "or use dpreg.dp_lm / dp_glm with a formula, which codes them itself"
+        hint = ("encode categorical features as numbers first with declared categories, e.g. "
+                "OneHotEncoder(categories=[[...]]) in a Pipeline (its default categories='auto' reads "
+                "them off the data: not private), or use dpreg.dp_lm / dp_glm with a formula, which "
+                "selects the levels privately unless you declare them"
                 if what == "X" else "the target of a regression must be numeric")
         return InvalidArgumentType(f"{type(self).__name__}: {what} holds values that are not numbers"
                                    f"{where}; {hint}")
