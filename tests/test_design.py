@@ -133,6 +133,25 @@ def test_arithmetic_on_the_outcome_outside_I_is_refused_not_dropped():
         assert d.public.outcome == outcome, formula
 
 
+def test_numbers_other_than_0_and_1_on_the_right_are_refused_not_dropped():
+    # newcomer review 19 (penguins): "body_mass_g ~ flipper_length_mm - 3" fitted body_mass_g ~
+    # flipper_length_mm (the parser removes a term "3" that is not there; lm refuses the formula), and
+    # "~ x / 10", "~ x + 5", "~ 2*x" said only "cannot parse the right-hand side (FormulaSyntaxError)"
+    rng = np.random.default_rng(19)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 60), "z": rng.uniform(0, 1, 60)})
+    df["y"] = 1 + df.x + rng.normal(0, 0.1, 60)
+    bounds = {"x": (0, 1), "z": (0, 1), "y": (-4, 4)}
+    for formula in ("y ~ x - 3", "y ~ x / 10", "y ~ x + 5", "y ~ 2*x", "y ~ x * 2.5", "y ~ z + x - 1e3"):
+        with pytest.raises(FormulaError, match=r"inside I\(\)"):
+            build(formula, df, bounds=bounds, levels=None)
+    # 0 and 1 (the intercept), powers of terms and numbers inside I() or a call are fitted as before
+    for formula, terms in (("y ~ x - 1", ["x"]), ("y ~ 0 + x", ["x"]), ("y ~ (x + z)**2", None),
+                           ("y ~ (x + z)^2", None), ("y ~ I(x - 3) + np.log(z + 2)", None)):
+        d = build(formula, df, bounds=bounds, levels=None)
+        if terms is not None:
+            assert d.terms == terms, formula
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public

@@ -315,6 +315,42 @@ def _outcome_operator(lhs_text: str) -> str | None:
     return None
 
 
+def _top_level_text(text: str) -> str:
+    """``text`` with everything inside parentheses and back-quotes blanked out (same length)."""
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "`":
+            j = text.find("`", i + 1)
+            j = len(text) - 1 if j < 0 else j
+            out.append(" " * (j - i + 1))
+            i = j + 1
+            continue
+        if ch == ")":
+            depth = max(depth - 1, 0)
+        out.append(ch if depth == 0 else " ")
+        if ch == "(":
+            depth += 1
+        i += 1
+    return "".join(out)
+
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)(?![\w.])")
+
+
+def _stray_number(rhs_text: str) -> str | None:
+    """A number other than 0 and 1 standing as a term on the right of ``~`` (not an exponent of ``**`` or
+    ``^``), or None. The formula parser drops ``- 3`` without a word (it removes a term "3" that is not
+    there) and cannot parse ``x / 10`` or ``2*x``; lm refuses such formulas."""
+    top = _top_level_text(rhs_text)
+    for m in _NUMBER.finditer(top):
+        before = top[:m.start()].rstrip()
+        if before.endswith(("**", "^")) or float(m.group(1)) in (0.0, 1.0):
+            continue
+        return m.group(1)
+    return None
+
+
 def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
@@ -358,6 +394,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
         raise FormulaError("the formula uses a column named '1', which the formula parser cannot tell apart "
                            "from the intercept (it would be dropped without a word); rename the columns, "
                            "e.g. df.columns = [f'x{c}' for c in df.columns]")
+    number = _stray_number(rhs_text)
+    if number is not None:
+        # newcomer review 19: "y ~ x - 3" fitted y ~ x
+        raise FormulaError(f"the right-hand side uses the number {number} as a term; only 0 and 1 (the "
+                           "intercept) are terms, and arithmetic on a column goes inside I(), e.g. "
+                           f"I(x - {number}) or I(x / {number})")
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:
