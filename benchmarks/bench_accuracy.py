@@ -951,6 +951,7 @@ def main(argv=None):
              f"--methods {a.methods} --glm {a.glm}"
              + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "")
              + (" --no-inference" if a.no_inference else "")
+             + (" --no-diffprivlib" if a.no_diffprivlib else "")
              + (f" --options {a.options}" if a.options else "")
              + (f" --ranges {a.ranges}" if a.ranges != "declared,private" else "")
              + (" --released" if a.released else "") + "`", "",
