@@ -925,6 +925,9 @@ def main(argv=None):
     p.add_argument("--released", action="store_true",
                    help="add, per task, the share of coefficients with a released 95%% interval, whether "
                         "sigma-hat and R^2 were released, and the public index of dpreg.auto.auto_snr")
+    p.add_argument("--no-diffprivlib", action="store_true",
+                   help="leave out the diffprivlib comparison row (otherwise added with declared ranges): "
+                        "it is the slowest fit on the larger tasks and does not enter auto's choice")
     p.add_argument("--out", default="accuracy", help="name of the results file under benchmarks/results/")
     a = p.parse_args(argv)
     options = dict(kv.split("=", 1) for kv in a.options.split(",") if kv)
@@ -937,7 +940,7 @@ def main(argv=None):
         methods = ALL_METHODS if a.methods == "all" else a.methods.split(",")
         ranges = [r for r in a.ranges.split(",") if r]
         settings = [(m, b) for m in methods for b in ranges] + \
-            ([("diffprivlib", "declared")] if "declared" in ranges else [])
+            ([("diffprivlib", "declared")] if "declared" in ranges and not a.no_diffprivlib else [])
     t0 = time.perf_counter()
     results = run(tasks, eps_grid, a.seeds, settings, inference=not a.no_inference, options=options)
     glm_tasks = [t for t in a.glm.split(",") if t]
@@ -948,6 +951,7 @@ def main(argv=None):
              f"--methods {a.methods} --glm {a.glm}"
              + (f" --glm-methods {a.glm_methods}" if a.glm_methods != "auto" else "")
              + (" --no-inference" if a.no_inference else "")
+             + (" --no-diffprivlib" if a.no_diffprivlib else "")
              + (f" --options {a.options}" if a.options else "")
              + (f" --ranges {a.ranges}" if a.ranges != "declared,private" else "")
              + (" --released" if a.released else "") + "`", "",

@@ -797,10 +797,10 @@ def seventeenth_pass_cases():
     """Neighbours for the code of the sixteenth pass: the sigma-hat / R^2 tail allowance where the released
     scale s1 dwarfs the clip (n = 4, eps = 0.005: c2 / s1 rounds to 0 in about 4% of releases, which raised
     TypeError before this pass, on both sides alike); method="auto" on factor data with declared ranges,
-    whose choice between AdaSSP and BoostedAdaSSP reads n, d, the norm budget, eps and delta
-    (AUTO_BOOSTED_MIN = 100; index 79 at eps = 1, 279 at eps = 4), with a row that empties a declared
-    level; dp_glm with inference where the separation union goes either way between releases (n = 400,
-    eps = 4: in 5 and 3 of 10 seeds); and AdaSSP under the caller's np.seterr(all="raise") with a row at
+    whose choice between AdaSSP (dpgd since the nineteenth pass) and BoostedAdaSSP reads n, d, the norm
+    budget, eps and delta (AUTO_BOOSTED_MIN = 100; index 79 at eps = 1, 279 at eps = 4), with a row that
+    empties a declared level; dp_glm with inference where the separation union goes either way between
+    releases (n = 400, eps = 4: in 5 and 3 of 10 seeds); and AdaSSP under the caller's np.seterr(all="raise") with a row at
     the smallest double (before this pass: FloatingPointError on every release of D', a fit on D)."""
     lv = {"g": ["a", "b", "c"]}
     cases = [
@@ -809,7 +809,8 @@ def seventeenth_pass_cases():
              lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(4)),
              {"full": 1000, "quick": 300, "test": 0}),
     ]
-    for eps, index, chosen in ((1.0, 79, "adassp"), (4.0, 279, "boosted_adassp")):
+    # (index 79 was AdaSSP from the sixteenth to the eighteenth pass, docs/audit.md's seventeenth-pass run)
+    for eps, index, chosen in ((1.0, 79, "dpgd"), (4.0, 279, "boosted_adassp")):
         cases.append(Case(f"auto, factor data, index {index} ({chosen}): a row empties a declared level",
                           f"auto (factor data, {chosen})",
                           "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000",

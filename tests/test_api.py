@@ -81,12 +81,12 @@ def test_auto_rule_uses_public_facts_only(frame):
     # numeric-only design with every range declared -> AdaSSP
     numeric = dpreg.dp_lm("y ~ x", frame, eps=1.0, bounds=BOUNDS, random_state=3)
     assert numeric.method == "adassp"
-    # factor dummies in the model matrix: AdaSSP's ridge estimate below the index AUTO_BOOSTED_MIN,
-    # BoostedAdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
+    # factor dummies in the model matrix: dpgd below the index AUTO_BOOSTED_MIN (AdaSSP's ridge estimate
+    # from the sixteenth to the eighteenth pass), BoostedAdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
     with_factor = dpreg.dp_lm("y ~ x + g", frame, eps=1.0, bounds=BOUNDS, random_state=3)
     big_factor = dpreg.dp_lm("y ~ x + g", pd.concat([frame] * 40, ignore_index=True), eps=8.0, bounds=BOUNDS,
                              random_state=3)
-    assert with_factor.method == "adassp" and big_factor.method == "boosted_adassp"
+    assert with_factor.method == "dpgd" and big_factor.method == "boosted_adassp"
     # a range not declared -> BoostedAdaSSP with private ranges
     big = pd.concat([frame] * 10, ignore_index=True)   # private ranges need n * eps large enough
     estimated = dpreg.dp_lm("y ~ x", big, eps=1.0, random_state=3)

@@ -364,19 +364,20 @@ def test_auto_on_an_in_memory_arrow_or_polars_frame_chooses_as_on_pandas(frame, 
         np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
 
 
-def test_auto_on_an_in_memory_table_takes_adassp_for_factor_data_as_on_pandas(frame):
+def test_auto_on_an_in_memory_table_takes_the_band_method_for_factor_data_as_on_pandas(frame):
     # newcomer review 18 (AER::SwissLabor, n = 872, eps = 2, ranges and levels declared, a factor): the
     # pandas frame got AdaSSP (auto's rule for factor data with every range declared below the index
     # AUTO_BOOSTED_MIN, which needs n and d), the same data as a polars frame BoostedAdaSSP, with other
-    # numbers from the same seed. Here n = 3000 at eps = 1 lies between AUTO_SNR_MIN and AUTO_BOOSTED_MIN
+    # numbers from the same seed. Here n = 3000 at eps = 1 lies between AUTO_SNR_MIN and AUTO_BOOSTED_MIN,
+    # where the rule fits dpgd since the nineteenth pass (AdaSSP before)
     from dpreg.auto import AUTO_BOOSTED_MIN, AUTO_SNR_MIN, auto_b_sq, auto_snr
     ref = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=BOUNDS, levels=LEVELS, random_state=5)
     index = auto_snr(len(frame), len(ref.terms), auto_b_sq(ref.public), 1, 1e-6)
     assert AUTO_SNR_MIN <= index < AUTO_BOOSTED_MIN       # the band this test is about
-    assert ref.method == "adassp"
+    assert ref.method == "dpgd"
     for name, table in _in_memory_tables(frame).items():
         fit = dpreg.dp_lm(FORMULA, table, eps=1, bounds=BOUNDS, levels=LEVELS, random_state=5)
-        assert fit.method == "adassp", name
+        assert fit.method == "dpgd", name
         np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
 
 

@@ -169,12 +169,12 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
         reported where they can be certified, and as not estimable with the reason otherwise), below 40
-        when some range is estimated privately and the model matrix has factor dummies, or
+        when some range is estimated privately and the model matrix has factor dummies, below 100
+        (``AUTO_BOOSTED_MIN``) when every range is declared and it has factor dummies, or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
-        dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
-        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
+        dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     {shared_parameters}
     Returns
     -------
@@ -468,7 +468,7 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
 def _in_memory_table_as_pandas_where_auto_needs_n(formula, data, stream, *, family, eps, delta, bounds,
                                                       levels, neighbours, inference, unit):
     """(data, stream). The rules of method="auto" that need n and d (dpgd where the noise dominates or
-    with inference=False; AdaSSP rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
+    with inference=False; dpgd rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
     only to a data frame in memory; a streamed source gets the choice without them. A pyarrow or polars
     table is in memory too, but was streamed like a file, so the same data gave another method (and
     other numbers) than as a pandas frame (newcomer reviews 17, for dpgd, and 18, for AdaSSP). Where

@@ -66,8 +66,9 @@
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
-#'   privacy noise is expected to dominate (with ranges estimated privately on
-#'   factor data, up to twice that signal-to-noise index), with standard errors
+#'   privacy noise is expected to dominate (on factor data up to twice that
+#'   signal-to-noise index with ranges estimated privately, five times with
+#'   every range declared), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
 #'   and data in memory, so a DuckDB source keeps the SSP methods),
