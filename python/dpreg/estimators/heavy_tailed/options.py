@@ -121,7 +121,9 @@ OPTIONS = {
             _positive_check("K_x", none_is_default=True)),
     "K_y": (None, "default: K_x",
             _positive_check("K_y", none_is_default=True)),
-    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term)",
+    "scale": (None, "default: kappa_t formula of docs/heavy_tailed.md (minimiser of the bias bound + noise term); "
+                    "ht_fw on range-scaled data (squared loss): at most radius + 1, the bound on a gradient entry "
+                    "there (docs/derivations/heavy_tailed.md §4)",
               _positive_check("scale", none_is_default=True)),
     "beta": (None, "default: sqrt(2 ln(|V| T / zeta)) (docs/heavy_tailed.md)",
              _positive_check("beta", none_is_default=True)),
