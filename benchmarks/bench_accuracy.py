@@ -738,6 +738,8 @@ def _method_options(options, formula, train, bounds, levels):
             if shape is None:
                 raise ValueError("s=all needs a public design (declared levels)")
             out[key] = len(shape.terms)
+        elif value in ("True", "False"):           # e.g. allow_outside_regime=True
+            out[key] = value == "True"
         else:
             try:
                 out[key] = int(value)
