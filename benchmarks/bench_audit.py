@@ -952,10 +952,12 @@ def collinear_frame(n=1500, seed=0):
     return pd.DataFrame({"y": y, "x": x, "x2": x2})
 
 
-def _quantile_unbounded(q=(0.25, 0.5), eps=1.0):
+def _quantile_unbounded(q=0.25, eps=1.0):
     def fit(data, seed):
         import dpreg
-        return dpreg.dp_quantile(data["x"].to_numpy(), list(q), eps=eps, random_state=seed)
+        # q < 1/2 walks down from the released upper start M of the search on |x| (one estimate: the
+        # harness reads a scalar)
+        return dpreg.dp_quantile(data["x"].to_numpy(), q, eps=eps, random_state=seed)
     return fit
 
 
@@ -981,7 +983,7 @@ def nineteenth_pass_cases():
              "boosted_adassp (add/remove)", "D -> D + (1.5e308, -1.5e308); n = 2000, eps = 4",
              _lm("y ~ x", "boosted_adassp", eps=4.0, inference=True, neighbours="add_remove"),
              added_row_pair, {"full": 300, "quick": 100, "test": 0}),
-        Case("nineteenth pass: dp_quantile without bounds (released starts), q = 0.25, 0.5: x = -1.5e308",
+        Case("nineteenth pass: dp_quantile without bounds (released starts), q = 0.25: x = -1.5e308",
              "dp_quantile (no bounds)", "1 -> -1.5e308; n = 200", _quantile_unbounded(),
              lambda: (lambda d: (d, replaced(d, x=-1.5e308)))(bounded_frame(200)),
              {"full": 2000, "quick": 500, "test": 0}),
