@@ -136,7 +136,17 @@ def _features(res):
     if hasattr(res, "estimate"):                       # DPEstimate
         f["estimate"] = float(res.estimate)
         if res.std_error is not None:
-            f["std_error"] = float(res.std_error)
+            se = float(res.std_error)
+            # nineteenth pass: an interval with an unbounded released end (dp_quantile without bounds at
+            # small n eps, said by its warning) has an infinite half-width, hence Std. Error: the result's
+            # own declared outcome, as a withheld coefficient's NA; a non-finite SE beside finite ends is
+            # still a defect
+            try:
+                unbounded_end = bool(np.any(np.isinf(np.asarray(res.conf_int(), dtype=float))))
+            except Exception:  # noqa: BLE001 - no released interval: the SE is judged alone
+                unbounded_end = False
+            if math.isfinite(se) or not unbounded_end:
+                f["std_error"] = se
     else:
         for term, v in res.coef.items():
             f[f"coef[{term}]"] = float(v)
