@@ -962,6 +962,17 @@ def collinear_frame(n=1500, seed=0):
     return pd.DataFrame({"y": y, "x": x, "x2": x2})
 
 
+def single_value_object_pair(n=2000):
+    """Replace-one neighbours on an object column x with declared bounds: in D its only non-missing value
+    is row 0's 0.5, in D' that row is missing too (pandas' value inference: numeric against "empty")."""
+    import pandas as pd
+    d1 = bounded_frame(n)
+    d1["x"] = pd.Series([None] * n, dtype=object)
+    d0 = d1.copy()
+    d0.loc[0, "x"] = 0.5
+    return d0, d1
+
+
 def _quantile_unbounded(q=0.25, eps=1.0):
     def fit(data, seed):
         import dpreg
@@ -1002,6 +1013,10 @@ def nineteenth_pass_cases():
              _lm("y ~ x", "dpgd", eps=8.0, family="binomial", inference=True),
              lambda: (lambda d: (d, replaced(d, x=1.5e308, y="no")))(bounded_frame(20000, binary=True)),
              {"full": 200, "quick": 60, "test": 0}),
+        Case("nineteenth pass: adassp, inference, object column with declared bounds: its only value -> missing",
+             "adassp (object column, one value)", "x (object) 0.5 -> None, every other x missing; n = 2000",
+             _lm("y ~ x", "adassp", inference=True, na_action="impute"), single_value_object_pair,
+             {"full": 100, "quick": 40, "test": 0}),
         Case("nineteenth pass: adassp, inference, hidden directions (collinear x, x2): a far row",
              "adassp (hidden directions)", "(1, 1, 1) -> (1.5e308, -1.5e308, -1.5e308); n = 1500, eps = 4",
              _lm("y ~ x + x2", "adassp", eps=4.0, bounds=bounds2, inference=True),
