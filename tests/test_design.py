@@ -658,3 +658,19 @@ def test_an_object_column_with_declared_bounds_is_numeric_whatever_one_row_holds
     assert [e["statistic"] for e in fits[0].privacy.ledger] == [e["statistic"] for e in fits[1].privacy.ledger]
     # a declared numeric column is never a factor, also when every value is missing
     assert all_ranges_declared("y ~ z + x", base, bounds)
+
+
+def test_an_object_outcome_with_declared_bounds_and_no_value_is_refused_as_missing():
+    # audit 19, the outcome's side of the rule above: with every value missing it was a string column,
+    # refused as "must be numeric", while with one number the same frame got the missing-outcome refusal
+    import dpreg
+    z = np.random.default_rng(0).uniform(-1, 1, 200)          # test data only
+    texts = []
+    for value in (None, 0.5):
+        y = pd.Series([None] * 200, dtype=object)
+        y[0] = value
+        with pytest.raises(DesignError) as err:
+            dpreg.dp_lm("y ~ z", pd.DataFrame({"z": z, "y": y}), eps=1.0, bounds={"z": (-1, 1), "y": (-3, 3)},
+                        method="adassp", na_action="impute", random_state=1)
+        texts.append(str(err.value))
+    assert texts[0] == texts[1] and "missing values in the outcome 'y'" in texts[0]

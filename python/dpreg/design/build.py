@@ -225,6 +225,9 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
 
     # ---- outcome type checks ---------------------------------------------------------------
     ytype = _column_type(df[outcome_var])
+    if ytype == "string" and family == "gaussian" and \
+            declared_number_without_values(df[outcome_var], outcome_var, declared, levels):
+        ytype = "numeric"       # a declared number column with no value (as for the predictors)
     if family == "gaussian":
         if ytype != "numeric":
             raise DesignError(f"the outcome {outcome_var!r} must be numeric for a linear model "
