@@ -674,3 +674,44 @@ def test_nullable_and_arrow_columns_with_missing_values_fit_like_float64_with_na
     np.testing.assert_array_equal(got.y, want.y)
     assert not np.isnan(df[column]).all()      # the caller's frame is not written
     assert other[column].isna().sum() == 2
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+def test_an_object_column_with_declared_bounds_is_numeric_whatever_one_row_holds(neighbours):
+    # audit 19: an object column's kind was read off its values (pandas' infer_dtype), so one with a
+    # single non-missing number was numeric and, with that row missing (or left out for its missing
+    # outcome under add/remove), "empty": a string column, whose levels were selected privately (spent)
+    # and found none; the terms differed ('Intercept', 'z', 'x' against 'Intercept', 'z'): the two
+    # neighbours told apart with certainty. Its declared bounds say it is a number column (public).
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 500
+    base = pd.DataFrame({"z": rng.uniform(-1, 1, n), "x": pd.Series([None] * n, dtype=object)})
+    base["y"] = base["z"] + 0.3 * rng.standard_normal(n)
+    one = base.copy()
+    one.loc[0, "x"] = 0.5
+    bounds = {"z": (-1, 1), "x": (-1, 1), "y": (-3, 3)}
+    kw = dict(eps=1.0, bounds=bounds, method="adassp", neighbours=neighbours, na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_lm("y ~ z + x", d, **kw) for d in (base, one)]
+    assert list(fits[0].terms) == list(fits[1].terms) == ["Intercept", "z", "x"]
+    assert [e["statistic"] for e in fits[0].privacy.ledger] == [e["statistic"] for e in fits[1].privacy.ledger]
+    # a declared numeric column is never a factor, also when every value is missing
+    assert all_ranges_declared("y ~ z + x", base, bounds)
+
+
+def test_an_object_outcome_with_declared_bounds_and_no_value_is_refused_as_missing():
+    # audit 19, the outcome's side of the rule above: with every value missing it was a string column,
+    # refused as "must be numeric", while with one number the same frame got the missing-outcome refusal
+    import dpreg
+    z = np.random.default_rng(0).uniform(-1, 1, 200)          # test data only
+    texts = []
+    for value in (None, 0.5):
+        y = pd.Series([None] * 200, dtype=object)
+        y[0] = value
+        with pytest.raises(DesignError) as err:
+            dpreg.dp_lm("y ~ z", pd.DataFrame({"z": z, "y": y}), eps=1.0, bounds={"z": (-1, 1), "y": (-3, 3)},
+                        method="adassp", na_action="impute", random_state=1)
+        texts.append(str(err.value))
+    assert texts[0] == texts[1] and "missing values in the outcome 'y'" in texts[0]

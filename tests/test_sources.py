@@ -399,3 +399,34 @@ def test_small_data_warning_on_a_streamed_file_says_what_auto_kept(frame, tmp_pa
         assert "Where standard errors are reported, they account for this noise" in text
     else:
         assert "account for this noise" not in text and "reports no standard errors" in text
+
+
+def test_a_csv_column_with_declared_bounds_is_a_number_column_whatever_one_row_holds(tmp_path):
+    # audit 19: DuckDB types a CSV column from its values: one text value (or every value empty) made a
+    # number column VARCHAR, read as a string factor whose levels were selected privately, so one row
+    # changed the model's terms (Intercept, z, x against Intercept, z). Declared bounds say "a number
+    # column": all empty is that column with every value missing; text in it is refused naming the column
+    import warnings
+
+    from dpreg.design.build import DesignError
+    rng = np.random.default_rng(0)                       # test data only
+    n = 300
+    z, noise, xs = rng.uniform(-1, 1, n), 0.3 * rng.standard_normal(n), np.round(rng.uniform(-1, 1, n), 3)
+    cases = {"empty": [""] * n, "one number": ["0.5"] + [""] * (n - 1),
+             "numbers": [str(v) for v in xs], "one text value": ["zzzsecret"] + [str(v) for v in xs[1:]]}
+    kw = dict(eps=1.0, bounds={"z": (-1, 1), "x": (-1, 1), "y": (-3, 3)}, method="adassp", na_action="impute",
+              random_state=1)
+    terms = {}
+    for name, xcol in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.csv"
+        with open(path, "w") as fh:
+            fh.write("z,x,y\n" + "".join(f"{a},{b},{a + c}\n" for a, b, c in zip(z, xcol, noise)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if name == "one text value":
+                with pytest.raises(DesignError, match="column 'x' has declared bounds") as err:
+                    dpreg.dp_lm("y ~ z + x", str(path), **kw)
+                assert "zzzsecret" not in str(err.value)
+            else:
+                terms[name] = list(dpreg.dp_lm("y ~ z + x", str(path), **kw).terms)
+    assert all(t == ["Intercept", "z", "x"] for t in terms.values()), terms

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._numeric import NUMPY_ERRSTATE
+from .._numeric import NUMPY_ERRSTATE, numpy_defaults
 from ..errors import InvalidArgument, InvalidArgumentType
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
@@ -659,6 +659,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         b = np.asarray(self._release.coef, float)
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
+    @numpy_defaults
     def wald_test(self, terms: str | list[str] | None = None) -> dict:
         """Noise-aware Wald chi-square of "these coefficients are all 0" (about
         :attr:`inference_centre`, like the intervals); post-processing of the released covariance.
@@ -734,6 +735,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             out["note"] = "not available: the standard errors of some coefficients are not estimable"
         return out
 
+    @numpy_defaults
     def t_test(self, r_matrix, level: float | None = None) -> LinearHypothesisTest:
         """z tests of linear hypotheses about the coefficients (statsmodels' ``t_test``; the reference is
         normal, the standard errors noise-aware). Post-processing of released values (no budget).

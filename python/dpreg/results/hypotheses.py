@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._numeric import numpy_defaults
 from ..errors import InvalidArgument, InvalidArgumentType
 from .common import _check_level, _level_from_alpha, _z_quantile
 from .format import format_number, format_pvalue
@@ -120,6 +121,7 @@ def _row_label(r_row: np.ndarray, q: float, terms: list[str]) -> str:
     return f"{text} = {format_number(float(q)) if q != 0 else '0'}"
 
 
+@numpy_defaults
 def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """``(R, q, labels)`` of linear hypotheses ``R b = q`` given as statsmodels takes them.
 
@@ -176,6 +178,7 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
     return R, q, [_row_label(R[i], q[i], terms) for i in range(R.shape[0])]
 
 
+@numpy_defaults
 def normalised_rows(R, q):
     """``(R / s, q / s, s)`` with s_i = max_j |R_ij|: each hypothesis scaled to a largest coefficient of 1.
     z, p and the Wald statistic do not change under such a scaling, and computed on the scaled rows they
@@ -184,6 +187,7 @@ def normalised_rows(R, q):
     return R / scale[:, None], q / scale, scale
 
 
+@numpy_defaults
 def linear_combinations(fit, R, q, labels, caller="t_test"):
     """Per-row estimate, standard error, z, p-value of ``R b = q`` on ``fit``, and how to build its
     intervals (module docstring). Returns ``(effect, se, z, note, interval_rule)`` where
@@ -195,6 +199,7 @@ def linear_combinations(fit, R, q, labels, caller="t_test"):
         effect, se, z, note, interval = _unit_combinations(fit, Rn, qn, labels, caller)
         effect_given, se_given = effect * scale, se * scale
 
+    @numpy_defaults
     def interval_given(level):
         ends = interval(level)
         with np.errstate(over="ignore", invalid="ignore"):
