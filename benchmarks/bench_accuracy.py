@@ -470,7 +470,10 @@ def _r_dataset(key):
         except (OSError, subprocess.CalledProcessError) as exc:
             raise FileNotFoundError(f"the held-out task {key!r} needs R with the {package} package "
                                     f"(Rscript could not export {name}: {exc})") from exc
-    df = pd.read_csv(path)
+    # R writes a missing value as NA and nothing else: pandas' other default missing-value strings ("None",
+    # "NULL", "N/A", "") are level labels here (gss_cat's religion "None" was read as missing and its rows
+    # dropped; nineteenth pass)
+    df = pd.read_csv(path, keep_default_na=False, na_values=["NA"])
     df.columns = [c.replace(".", "_") for c in df.columns]
     return df
 
