@@ -45,7 +45,7 @@ stops: vehicle searched) and ``fertility2`` (AER, 30 000 mothers: more than two 
 
 Held-out datasets of the nineteenth pass (same mechanism; R packages spData (needs sp), forcats, plm,
 mlmRev, modeldata, mets): ``house`` (spData, 25 357 Lucas County house prices in dollars on years and
-square feet), ``gss_cat`` (forcats, 9 367 complete rows: hours of television a day on 6- to 16-level
+square feet), ``gss_cat`` (forcats, 11 299 complete rows: hours of television a day on 6- to 16-level
 factors with rare levels), ``males`` (plm, 3 115 complete rows: log hourly wage, 12- and 9-level factors),
 ``exam`` (mlmRev, 4 059 exam scores, a 65-level school factor), ``concrete`` (modeldata, 1 030 mixtures in
 kg per cubic metre, whose components nearly sum to a constant) and ``produc`` (plm, 816 state-years of gross
