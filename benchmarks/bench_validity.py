@@ -449,11 +449,14 @@ def table(rows, *, seed, command) -> str:
             f"{rne} | {rci} | {r['zero_level_released']} |")
     by_term = [r for r in rows if r.get("coverage_by_term")]
     if by_term:
-        lines += ["", "Coverage of the population coefficient term by term (Monte Carlo s.e. sqrt(0.0475 / R) "
-                  "near 0.95), and the covariance the fits used (AdaSSP's `cov_type`: fits per type)", "",
+        lines += ["", "Coverage of the population coefficient term by term (Monte Carlo s.e. sqrt(0.0475 / m) "
+                  "near 0.95 with m released intervals of the term: R, or the number in parentheses where some "
+                  "were withheld), and the covariance the fits used (AdaSSP's `cov_type`: fits per type)", "",
                   "| method | design | ranges | n | eps | coverage by term | covariance |", "|---|---|---|---|---|---|---|"]
         for r in by_term:
-            terms_s = ", ".join(f"{t} {v:.3f}" for t, v in r["coverage_by_term"].items())
+            m_by_term = r.get("m_by_term", {})
+            terms_s = ", ".join(f"{t} {v:.3f}" + (f" ({m_by_term[t]})" if m_by_term.get(t, r["R"]) < r["R"] else "")
+                                for t, v in r["coverage_by_term"].items())
             types_s = ", ".join(f"{k} {v}" for k, v in sorted(r.get("cov_types", {}).items())) or "-"
             lines.append(f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | "
                          f"{terms_s} | {types_s} |")
