@@ -527,7 +527,10 @@ def main(argv=None):
                           f"CI all {_f(res.get('r2_cover_all'), '.2f')} pop {_f(res.get('r2_cover_pop'), '.2f')}, "
                           f"imprecise {_f(res.get('r2_imprecise'), '.2f')}) sigma CI {_f(res.get('sigma_cover'), '.2f')} "
                           f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
-                          f"err {_f(res.get('err_med'))} ({res['seconds']:.1f}s)", flush=True)
+                          f"err {_f(res.get('err_med'))}"
+                          # a failure that is not a DPRegError (ValueError) is a crash, not a refusal: name it
+                          + (f" failures {res['errors']}" if res["errors"] else "")
+                          + f" ({res['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])
     write_result(a.out, table(rows, seed=a.seed, command=cmd.strip()))
     return 0
