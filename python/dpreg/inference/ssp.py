@@ -44,6 +44,11 @@ def normal_scale_from_clipped_abs(mean_clipped_abs: float, c: float) -> float | 
         return None
     f = lambda sig: sig * clipped_abs_moment(c / sig) - m      # noqa: E731
     lo, hi = m * math.sqrt(math.pi / 2.0), m * math.sqrt(math.pi / 2.0)
+    if f(lo) >= 0.0:
+        # f(lo) <= 0 in exact arithmetic (g <= sqrt(2/pi)); it rounds above 0 only where g(c / lo) is
+        # sqrt(2/pi) to the last bit (c / lo > 8: the clip is never reached), so lo is the root. brentq
+        # refuses a bracket without a sign change (ValueError out of dp_lm: raw_scale, n = 300, eps = 4)
+        return float(lo)
     while f(hi) < 0.0:          # m = E min(|r|, c) <= E|r| = sigma sqrt(2/pi): the root is >= m sqrt(pi/2)
         hi *= 2.0
         if hi > 1e300:
