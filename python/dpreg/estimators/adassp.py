@@ -133,6 +133,23 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     return restore_columns(rel, keep, design)
 
 
+def _certified_floor(state, values, level):
+    """Issue 12, nineteenth pass (docs/derivations/adassp_boosted.md §25): (floor, gamma) where the
+    default rule would withhold (hidden_directions 'withhold', some released eigenvalue of X^T X below
+    inf.HIDDEN_WITHHOLD_SDS sigma1) and the released lambda_min certifies a positive floor on the data's
+    curvature (inf.certified_curvature_floor); else None. Released values and public constants only. The
+    released lambda_min is that of the full Gram matrix; with dummy columns dropped it still bounds the
+    reduced one (a principal submatrix: Cauchy interlacing)."""
+    from ..inference import ssp as inf
+    if values.get("hidden_directions", "withhold") != "withhold":
+        return None
+    A = np.asarray(state["A_hat"], float)
+    alpha = np.linalg.eigvalsh((A + A.T) / 2.0)
+    if not np.any(alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]):
+        return None
+    return inf.certified_curvature_floor(state["lam_hat"], state["sigma_lambda"], level)
+
+
 def _withhold_hidden_loading(rel, facts, state, M):
     """Issue 12 (docs/derivations/adassp_boosted.md §24): withhold the interval of every coefficient
     whose map loads by more than inf.HIDDEN_MAX_LOADING on the released eigendirections of X^T X below
@@ -517,9 +534,23 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     # 0.40-0.73); the intervals are the union over the attenuations a stated lowest
                     # curvature allows
                     # (with no unresolved direction V is noise_split_vcov's)
-                    V, *attenuation = inf.attenuation_robust_ends(
-                        state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
-                        float(values["level"]), meat=meat)
+                    level = float(values["level"])
+                    certified = _certified_floor(state, values, level)
+                    if certified is None:
+                        V, *attenuation = inf.attenuation_robust_ends(
+                            state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                            level, meat=meat)
+                    else:
+                        # issue 12, nineteenth pass (§25): the released lambda_min bounds the data's
+                        # curvature along every direction from below (with probability 1 - gamma), so
+                        # the union's box along each direction released below HIDDEN_WITHHOLD_SDS sigma1
+                        # rests on that floor instead of the assumption, and nothing is withheld
+                        floor, gamma = certified
+                        V, *attenuation = inf.attenuation_robust_ends(
+                            state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                            level + gamma, meat=meat, f=floor / state["sigma_gram"],
+                            unresolved_sds=inf.HIDDEN_WITHHOLD_SDS)
+                        facts["hidden_certified_floor"] = float(floor / state["sigma_gram"])
         # which covariance the intervals use, in the tuning (and so in the summary)
         tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
         facts["cov_type"] = cov_used
@@ -811,7 +842,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             part = inf.privacy_part(rel.vcov, V_samp, M)
             if part is not None:
                 rel.vcov_privacy = part
-        if rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold":
+        if (rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold"
+                and "hidden_certified_floor" not in facts):
             # issue 12, collinear designs (docs/derivations/adassp_boosted.md §24): along a released
             # eigendirection of X^T X below 2 sigma1 the release allows the data's curvature to be 0,
             # and then the estimate along it is attenuated by an unknown factor and the coefficient

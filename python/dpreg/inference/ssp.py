@@ -1103,6 +1103,28 @@ HIDDEN_MAX_LOADING = 0.05
 #: were the only intervals of the blind coefficients left, covering 0.00: docs/derivations/adassp_boosted.md
 #: §24)
 HIDDEN_WITHHOLD_SDS = 3.0
+#: AdaSSP (declared ranges; docs/derivations/adassp_boosted.md §25): the share of the intervals' miss
+#: probability 1 - level spent on the released lambda_min's lower bound, which certifies a floor on the
+#: data's curvature along every direction (our choice: a quarter, gamma = 0.0125 at level 0.95, z = 2.24;
+#: the Wald part then runs at level + gamma)
+HIDDEN_CERTIFY_ALPHA_SHARE = 0.25
+
+
+def certified_curvature_floor(lam_hat: float, sigma_lambda: float, level: float = 0.95):
+    """(L, gamma): L = lam_hat - z_{1-gamma} sigma3, a lower bound on lambda_min(X'X), hence on the data's
+    curvature v'X'Xv along every unit direction v (also of a principal submatrix, by interlacing), that
+    holds with probability >= 1 - gamma whatever the data and whatever the other releases: lam_hat =
+    lambda_min(X'X) + sigma3 z3 with z3 standard normal and independent of the Gram and X'y releases
+    (docs/derivations/adassp_boosted.md §25). gamma = HIDDEN_CERTIFY_ALPHA_SHARE (1 - level) is fixed before
+    lam_hat is seen. None where L <= 0 (no floor) or the inputs are not finite. Released values only."""
+    lam_hat, sigma_lambda, level = float(lam_hat), float(sigma_lambda), float(level)
+    if not (math.isfinite(lam_hat) and math.isfinite(sigma_lambda) and sigma_lambda > 0 and 0 < level < 1):
+        return None
+    gamma = HIDDEN_CERTIFY_ALPHA_SHARE * (1.0 - level)
+    floor = lam_hat - float(stats.norm.isf(gamma)) * sigma_lambda
+    if not (math.isfinite(floor) and floor > 0):
+        return None
+    return floor, gamma
 
 
 def hidden_direction_loading(A_hat, sigma_gram: float, M, unresolved_sds: float = ATTENUATION_UNRESOLVED_SDS):
