@@ -55,7 +55,9 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                                       "('withhold'; no release bounds its error there), or the interval "
                                       "that assumes the data vary along it at least half as much as that "
                                       "noise ('assume'; 0.48-0.75 of them held the OLS coefficient where "
-                                      "the data vary less: economics, Credit's Income, Carseats' Price)"),
+                                      "the data vary less: economics, Credit's Income, Carseats' Price). "
+                                      "'withhold' keeps the interval where the released lambda_min "
+                                      "certifies that much variation (§25)"),
     "cov_type": ("auto", "our choice: 'HC' (a DP heteroscedasticity-consistent sandwich, like vcovHC) "
                          "wherever the released X^T X says it is resolved at this n and eps, else "
                          "'classical' (sigma-hat^2 (X^T X)^-1, like lm); heteroscedastic and t3 errors at "
@@ -147,7 +149,7 @@ def _certified_floor(state, values, level):
     alpha = np.linalg.eigvalsh((A + A.T) / 2.0)
     if not np.any(alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]):
         return None
-    return inf.certified_curvature_floor(state["lam_hat"], state["sigma_lambda"], level)
+    return inf.certified_curvature_floor(state["lam_hat"], state["sigma_lambda"], state["sigma_gram"], level)
 
 
 def _withhold_hidden_loading(rel, facts, state, M):
