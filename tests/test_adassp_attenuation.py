@@ -346,14 +346,14 @@ def test_hidden_directions_assume_keeps_the_union_and_a_bad_value_is_refused():
 
 
 def test_certified_floor_is_lam_hat_minus_its_one_sided_quantile_and_at_least_half_sigma1():
-    # gamma = a tenth of 1 - level, fixed before lam_hat is seen: z_{1 - 0.005} = 2.5758
+    # gamma = a quarter of 1 - level, fixed before lam_hat is seen: z_{1 - 0.0125} = 2.2414
     floor, gamma = inf.certified_curvature_floor(10.0, 2.0, 1.0, 0.95)
-    assert gamma == pytest.approx(0.005)
-    assert floor == pytest.approx(10.0 - stats.norm.isf(0.005) * 2.0)
-    assert inf.certified_curvature_floor(4.0, 2.0, 1.0, 0.95) is None        # 4 - 5.15 < 0: no floor
+    assert gamma == pytest.approx(0.0125)
+    assert floor == pytest.approx(10.0 - stats.norm.isf(0.0125) * 2.0)
+    assert inf.certified_curvature_floor(4.0, 2.0, 1.0, 0.95) is None        # 4 - 4.48 < 0: no floor
     # a positive floor below sigma1 / 2 (the curvature section 20 assumes) certifies nothing
-    assert inf.certified_curvature_floor(6.0, 2.0, 2.0, 0.95) is None        # 0.85 < 1.0
-    assert inf.certified_curvature_floor(6.0, 2.0, 1.6, 0.95) is not None    # 0.85 >= 0.8
+    assert inf.certified_curvature_floor(6.0, 2.0, 3.5, 0.95) is None        # 1.52 < 1.75
+    assert inf.certified_curvature_floor(6.0, 2.0, 3.0, 0.95) is not None    # 1.52 >= 1.5
     assert inf.certified_curvature_floor(float("nan"), 2.0, 1.0, 0.95) is None
     assert inf.certified_curvature_floor(1e308, 2.0, 1.0, 0.95)[0] > 0      # finite, no overflow
 
@@ -361,8 +361,8 @@ def test_certified_floor_is_lam_hat_minus_its_one_sided_quantile_and_at_least_ha
 def test_certified_floor_holds_lambda_min_with_probability_one_minus_gamma():
     """The floor is a one-sided bound on lambda_min from the released lam_hat = lambda_min + sigma3 z3
     (the mechanism's own draw, through the call the fit makes). Over 2000 draws the share of floors
-    above the truth must be gamma = 0.005 within 3 binomial s.e. (sqrt(0.005 * 0.995 / 2000) = 0.0016, so
-    0.0047; a floor at a quarter of alpha, z = 2.24, would put 0.0125 above, 0.0075 away)."""
+    above the truth must be gamma = 0.0125 within 3 binomial s.e. (sqrt(0.0125 * 0.9875 / 2000) = 0.0025,
+    so 0.0074; a floor at z = 1.96 would put 0.025 above, 0.0125 away)."""
     from dpreg.privacy.ledger import Ledger
     from dpreg.privacy.mechanisms import NoiseSource
     rng = np.random.default_rng(11)
@@ -376,8 +376,8 @@ def test_certified_floor_holds_lambda_min_with_probability_one_minus_gamma():
                                                         share_of=2.0)
         got = inf.certified_curvature_floor(lam_hat, sigma3, sigma1, 0.95, min_sds=0.0)
         above += got is not None and got[0] > lam_true
-    se = np.sqrt(0.005 * 0.995 / draws)
-    assert abs(above / draws - 0.005) <= 3 * se
+    se = np.sqrt(0.0125 * 0.9875 / draws)
+    assert abs(above / draws - 0.0125) <= 3 * se
 
 
 def test_certified_union_holds_the_weak_coefficient_without_the_curvature_assumption():
