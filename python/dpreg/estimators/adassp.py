@@ -138,7 +138,7 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
 def _certified_floor(state, values, level):
     """Issue 12, nineteenth pass (docs/derivations/adassp_boosted.md §25): (floor, gamma) where the
     default rule would withhold (hidden_directions 'withhold', some released eigenvalue of X^T X below
-    inf.HIDDEN_WITHHOLD_SDS sigma1) and the released lambda_min certifies a positive floor on the data's
+    inf.HIDDEN_WITHHOLD_SDS sigma1) and the released lambda_min certifies a floor of at least sigma1 / 2 on the data's
     curvature (inf.certified_curvature_floor); else None. Released values and public constants only. The
     released lambda_min is that of the full Gram matrix; with dummy columns dropped it still bounds the
     reduced one (a principal submatrix: Cauchy interlacing)."""
