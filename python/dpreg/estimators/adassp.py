@@ -755,8 +755,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 if attenuation_ci is not None:
                     rel.inference_note += (
                         f"; at level {float(values['level']):g} each interval also spans the interval that allows "
-                        "for attenuation along the directions of X^T X the privacy noise hides, and the "
-                        "standard errors are scaled to that span")
+                        "for attenuation along the directions of X^T X the privacy noise hides"
+                        + (" (as far as the released lambda_min allows)" if "hidden_certified_floor" in facts
+                           else "")
+                        + ", and the standard errors are scaled to that span")
         # issue 12: BoostedAdaSSP's covariance uses S (the released Gram matrix) for X^T X in every
         # round; when the Gram noise s.d. sigma1 exceeds a column's released information S_jj (small
         # n eps: sigma1 grows with sqrt(T)), V_T is wrong and the intervals covered 0.80 at n = 300
