@@ -169,6 +169,9 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # each coefficient's loading on their eigenvectors (post-processing of XtX and the public
              # scaling map) and the terms whose intervals that withholds (public names)
              "/facts/hidden_directions", "/facts/hidden_loading[]", "/facts/hidden_withheld[]",
+             # issue 12, nineteenth pass (§25): the curvature floor certified by the released lambda_min,
+             # (lam_hat - z_gamma sigma3) / sigma1, a function of released values and public constants
+             "/facts/hidden_certified_floor",
              # issue 13, AdaSSP with its ridge corrected: coef is the ridge estimate M Gamma b_hat + m and
              # the inference centre the corrected one, M W Gamma b_hat + m (W from the released XtX and
              # the ridge rule of the released lambda_min); whether there is one is decided from the same

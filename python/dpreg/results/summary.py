@@ -316,9 +316,13 @@ class Summary:
             # issue 12 (AdaSSP, docs/derivations/adassp_boosted.md §20): k is a function of the released
             # X'X and sigma1 only
             k = int(f.facts.get("attenuation_directions") or 0)
+            # issue 12, nineteenth pass (§25): where the released lambda_min bounds the curvature, the
+            # union rests on that bound (a released value), not on the stated assumption
+            basis = ("with the data's variation along each bounded below by the released lambda_min"
+                     if f.facts.get("hidden_certified_floor") else
+                     "assuming the data vary along each at least half as much as that noise")
             out.append(f"Intervals: allow for the estimates being attenuated along {k} "
-                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides (assuming the "
-                       "data vary along each at least half as much as that noise), so they are not "
+                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides ({basis}), so they are not "
                        f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; "
                        + _UNION_SE_TEXT)
         elif f.ci_method == "separation union":
