@@ -125,7 +125,10 @@ def run_cell(kind, n, eps, seeds, delta=1e-6, methods=METHODS, ranges="declared"
                 pred = _predict(fit, test)
             mse[m].append(float(np.mean((test["y"] - pred) ** 2)) / mse_ols)
             ci = fit.conf_int().to_numpy(float)
-            width[m].append(_median_or_nan((ci[:, 1] - ci[:, 0]) / (2 * 1.959964 * ols.bse.to_numpy())))
+            # statsmodels puts the factor's dummies before the numeric terms, dpreg keeps the formula's
+            # order: align by name (before the nineteenth pass the widths were divided positionally)
+            ols_se = ols.bse.reindex(list(fit.terms)).to_numpy(float)
+            width[m].append(_median_or_nan((ci[:, 1] - ci[:, 0]) / (2 * 1.959964 * ols_se)))
             share[m].append(float(np.mean(np.isfinite(ci).all(axis=1))))
             if index is None:
                 index = auto_snr(n, len(fit.terms), auto_b_sq(fit.public), eps, delta)

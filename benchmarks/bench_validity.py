@@ -248,6 +248,9 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, 
     sig, r2, sig_ne, r2_ne = [], [], 0, 0
     sig_all, sig_only_interval = [], 0   # sig_all: printed values and interval-only fits (counted at 0)
     sig_cov = []      # the printed sigma's released interval contains the OLS sigma of the clamped data
+    # ... every fit with a sigma interval, printed or interval only (its point at or below 0): the
+    # interval-only fits are the ones whose residual-sum noise was most negative (nineteenth pass)
+    sig_cov_all = []
     r2_cov = []       # the printed R^2's released interval contains the OLS R^2 of the clamped data
     # issue 12 (median-unbiased R^2): r2_all holds the printed values and the interval-only fits counted
     # at the side their point fell on (0 or 1); r2_cov_all / r2_cov_pop: every fit with an R^2
@@ -331,6 +334,9 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, 
         else:
             released.extend([False] * int(np.isfinite(truth).sum()))
         s = fit.sigma
+        si_any = (fit.facts or {}).get("sigma_interval")
+        if si_any is not None:
+            sig_cov_all.append(si_any[0] <= s_ols <= si_any[1])
         if s is None and (fit.facts or {}).get("sigma_edge"):
             # printed as an interval only (its point at or below 0): counted at 0 in the all-fits median
             sig_only_interval += 1
@@ -383,6 +389,8 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, 
                    sigma_ne=sig_ne / max(fitted, 1), sigma_med_all=_q(sig_all, 0.5),
                    sigma_only_interval=sig_only_interval / max(fitted, 1),
                    sigma_cover=float(np.mean(sig_cov)) if sig_cov else float("nan"), sigma_m=len(sig_cov),
+                   sigma_cover_all=float(np.mean(sig_cov_all)) if sig_cov_all else float("nan"),
+                   sigma_m_all=len(sig_cov_all),
                    r2_cover=float(np.mean(r2_cov)) if r2_cov else float("nan"), r2_m=len(r2_cov),
                    r2_med=_q(r2, 0.5), r2_q1=_q(r2, 0.25), r2_q3=_q(r2, 0.75), r2_ne=r2_ne / max(fitted, 1),
                    r2_min=_q(r2, 0.0), r2_max=_q(r2, 1.0), sigma_min=_q(sig, 0.0),
@@ -429,8 +437,9 @@ def table(rows, *, seed, command) -> str:
              "fits counted at the side their point fell on, 0 or 1); "
              "n.e.: share of fits that reported the value as not estimable; sigma CI: share of printed "
              "sigma-hats whose released 95% interval contains the OLS sigma of the clamped data (R2 CI: the "
-             "same for R^2 and the OLS R^2), with the number of printed values ('all': every fit with an R^2 "
-             "interval, printed or interval only; 'pop.': those intervals against the population R^2); "
+             "same for R^2 and the OLS R^2), with the number of printed values ('all': every fit with a sigma "
+             "or R^2 interval, printed or interval only; 'pop.': those R^2 intervals against the population "
+             "R^2); "
              "fail: share of calls that "
              "raised. Monte Carlo s.e. of a coverage near 0.95 over m intervals: sqrt(0.0475/m).", "",
              "| method | design | ranges | n | eps | R | fail | released | coverage pop. | coverage OLS | "
@@ -446,6 +455,8 @@ def table(rows, *, seed, command) -> str:
                 q += f"; all {_f(r['r2_med_all'])}, interval only {_f(r['r2_only_interval'], '.2f')}"
             sne, rne = _f(r["sigma_ne"], ".2f"), _f(r["r2_ne"], ".2f")
             sci = f"{_f(r['sigma_cover'], '.2f')} ({r['sigma_m']})"
+            if r.get("sigma_m_all", 0) > r["sigma_m"]:
+                sci += f"; all {_f(r['sigma_cover_all'], '.2f')} ({r['sigma_m_all']})"
             rci = f"{_f(r['r2_cover'], '.2f')} ({r['r2_m']})"
             if r.get("r2_m_all", 0) > r["r2_m"]:
                 rci += f"; all {_f(r['r2_cover_all'], '.2f')} ({r['r2_m_all']})"
@@ -461,11 +472,14 @@ def table(rows, *, seed, command) -> str:
             f"{rne} | {rci} | {r['zero_level_released']} |")
     by_term = [r for r in rows if r.get("coverage_by_term")]
     if by_term:
-        lines += ["", "Coverage of the population coefficient term by term (Monte Carlo s.e. sqrt(0.0475 / R) "
-                  "near 0.95), and the covariance the fits used (AdaSSP's `cov_type`: fits per type)", "",
+        lines += ["", "Coverage of the population coefficient term by term (Monte Carlo s.e. sqrt(0.0475 / m) "
+                  "near 0.95 with m released intervals of the term: R, or the number in parentheses where some "
+                  "were withheld), and the covariance the fits used (AdaSSP's `cov_type`: fits per type)", "",
                   "| method | design | ranges | n | eps | coverage by term | covariance |", "|---|---|---|---|---|---|---|"]
         for r in by_term:
-            terms_s = ", ".join(f"{t} {v:.3f}" for t, v in r["coverage_by_term"].items())
+            m_by_term = r.get("m_by_term", {})
+            terms_s = ", ".join(f"{t} {v:.3f}" + (f" ({m_by_term[t]})" if m_by_term.get(t, r["R"]) < r["R"] else "")
+                                for t, v in r["coverage_by_term"].items())
             types_s = ", ".join(f"{k} {v}" for k, v in sorted(r.get("cov_types", {}).items())) or "-"
             lines.append(f"| {r['method']} | {r['design']} | {r['ranges']} | {r['n']} | {r['eps']:g} | "
                          f"{terms_s} | {types_s} |")
@@ -535,8 +549,12 @@ def main(argv=None):
                           f"{_f(res.get('r2_printed'), '.2f')}, interval only {_f(res.get('r2_only_interval'), '.2f')}, "
                           f"CI all {_f(res.get('r2_cover_all'), '.2f')} pop {_f(res.get('r2_cover_pop'), '.2f')}, "
                           f"imprecise {_f(res.get('r2_imprecise'), '.2f')}) sigma CI {_f(res.get('sigma_cover'), '.2f')} "
+                          f"(all {_f(res.get('sigma_cover_all'), '.2f')} of {res.get('sigma_m_all')}) "
                           f"R2 CI {_f(res.get('r2_cover'), '.2f')} ({res.get('r2_m')}) "
-                          f"err {_f(res.get('err_med'))} ({res['seconds']:.1f}s)", flush=True)
+                          f"err {_f(res.get('err_med'))}"
+                          # a failure that is not a DPRegError (ValueError) is a crash, not a refusal: name it
+                          + (f" failures {res['errors']}" if res["errors"] else "")
+                          + f" ({res['seconds']:.1f}s)", flush=True)
     cmd = "python -m benchmarks validity " + " ".join(argv if argv is not None else [])
     write_result(a.out, table(rows, seed=a.seed, command=cmd.strip()))
     return 0

@@ -339,3 +339,115 @@ def test_hidden_directions_assume_keeps_the_union_and_a_bad_value_is_refused():
     with pytest.raises(dpreg.errors.InvalidArgument, match="hidden_directions"):
         dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", bounds=BOUNDS,
                     hidden_directions="maybe")
+
+
+# --- issue 12, nineteenth pass (docs/derivations/adassp_boosted.md §25): the released lambda_min
+# certifies a curvature floor, and the union along the hidden directions rests on it instead of withholding
+
+
+def test_certified_floor_is_lam_hat_minus_its_one_sided_quantile_and_at_least_half_sigma1():
+    # gamma = a quarter of 1 - level, fixed before lam_hat is seen: z_{1 - 0.0125} = 2.2414
+    floor, gamma = inf.certified_curvature_floor(10.0, 2.0, 1.0, 0.95)
+    assert gamma == pytest.approx(0.0125)
+    assert floor == pytest.approx(10.0 - stats.norm.isf(0.0125) * 2.0)
+    assert inf.certified_curvature_floor(4.0, 2.0, 1.0, 0.95) is None        # 4 - 4.48 < 0: no floor
+    # a positive floor below sigma1 / 2 (the curvature section 20 assumes) certifies nothing
+    assert inf.certified_curvature_floor(6.0, 2.0, 3.5, 0.95) is None        # 1.52 < 1.75
+    assert inf.certified_curvature_floor(6.0, 2.0, 3.0, 0.95) is not None    # 1.52 >= 1.5
+    assert inf.certified_curvature_floor(float("nan"), 2.0, 1.0, 0.95) is None
+    assert inf.certified_curvature_floor(1e308, 2.0, 1.0, 0.95)[0] > 0      # finite, no overflow
+
+
+def test_certified_floor_holds_lambda_min_with_probability_one_minus_gamma():
+    """The floor is a one-sided bound on lambda_min from the released lam_hat = lambda_min + sigma3 z3
+    (the mechanism's own draw, through the call the fit makes). Over 2000 draws the share of floors
+    above the truth must be gamma = 0.0125 within 3 binomial s.e. (sqrt(0.0125 * 0.9875 / 2000) = 0.0025,
+    so 0.0074; a floor at z = 1.96 would put 0.025 above, 0.0125 away)."""
+    from dpreg.privacy.ledger import Ledger
+    from dpreg.privacy.mechanisms import NoiseSource
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1, 1, (400, 3)) / np.sqrt(3.0)
+    lam_true = float(np.linalg.eigvalsh(X.T @ X)[0])
+    above = 0
+    draws = 2000
+    for seed in range(draws):
+        _, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=1.0, mu_lambda=1.0, neighbours="replace_one",
+                                                        bound_x=1.0, noise=NoiseSource(seed), ledger=Ledger(),
+                                                        share_of=2.0)
+        got = inf.certified_curvature_floor(lam_hat, sigma3, sigma1, 0.95, min_sds=0.0)
+        above += got is not None and got[0] > lam_true
+    se = np.sqrt(0.0125 * 0.9875 / draws)
+    assert abs(above / draws - 0.0125) <= 3 * se
+
+
+def test_certified_union_holds_the_weak_coefficient_without_the_curvature_assumption():
+    """Monte Carlo of the release (construction (A), sigma1 = sigma2 = 1, sigma3 = 0.5): X'X = diag(2, 50),
+    a large coefficient (6) along the weak direction, lam_hat = 2 + 0.5 z3. Among the draws whose weak
+    eigenvalue is released below 3 sigma1 (hidden: withheld before) and whose floor is positive, the
+    union over c_v in [0, 1/(k_v L) - 1] at level 0.95 + gamma holds theta_1 at least 0.95 - 3 binomial
+    s.e. (the assumption-based union would need a_v >= sigma1 / 2, which the release cannot check; here
+    the floor is certified by lam_hat). Before this pass these draws' theta_1 had no interval (loading 1)."""
+    rng = np.random.default_rng(8)
+    XtX = np.diag([2.0, 50.0])
+    theta = np.array([6.0, 1.0])
+    union = []
+    for _ in range(3000):
+        G = rng.standard_normal((2, 2))
+        A = XtX + (G + G.T) / 2.0
+        lam_hat = 2.0 + 0.5 * rng.standard_normal()
+        b = XtX @ theta + rng.standard_normal(2)
+        if np.linalg.eigvalsh(A)[0] >= inf.HIDDEN_WITHHOLD_SDS:
+            continue
+        cert = inf.certified_curvature_floor(lam_hat, 0.5, 1.0, 0.95)
+        if cert is None:
+            continue
+        S = _ssp.pd_project(A, 1.0)
+        K = np.linalg.inv(S)
+        t = K @ b
+        V_xty, V_gram = inf.v_priv_adassp_parts(K, K, t, 1.0, 1.0)
+        V, down, up, k = inf.attenuation_robust_ends(A, S, K, t, V_xty, V_gram, 0.0, 1.0, np.eye(2),
+                                                     0.95 + cert[1], f=cert[0],
+                                                     unresolved_sds=inf.HIDDEN_WITHHOLD_SDS)
+        assert k >= 1 and np.all(np.isfinite(down)) and np.all(np.isfinite(up))
+        union.append(t[0] - down[0] <= theta[0] <= t[0] + up[0])
+    m = len(union)
+    se = np.sqrt(0.95 * 0.05 / m)
+    assert m > 1000
+    assert np.mean(union) >= 0.95 - 3 * se
+
+
+def _uniform_frame(n, seed):
+    # the validity benchmark's uniform design: x ~ U(-1, 1)^3, y = 1 + 2 x1 - x2 + 0.5 x3 + N(0, 1)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 3))
+    y = 1.0 + 2.0 * x[:, 0] - x[:, 1] + 0.5 * x[:, 2] + rng.standard_normal(n)
+    return pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+
+
+UNIFORM_BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
+
+
+def test_uniform_fit_with_a_certified_floor_releases_every_interval():
+    """n = 1000, eps = 0.5 (the grid's uniform cell that kept 0.28 of its intervals in the eighteenth
+    pass): directions released below 3 sigma1, but lambda_min released well above its noise. The fit
+    releases every interval (finite, containing the corrected estimate), says which floor it used, and
+    the same fit with hidden_directions='assume' keeps the stated-assumption union (the option is the
+    user's)."""
+    df = _uniform_frame(1000, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=0.5, method="adassp", bounds=UNIFORM_BOUNDS,
+                          random_state=2)
+    f = fit.facts
+    assert f["hidden_certified_floor"] > 0
+    assert "hidden_withheld" not in f
+    ci = fit.conf_int().to_numpy()
+    assert np.all(np.isfinite(ci)) and np.all(np.isfinite(fit.std_errors.to_numpy()))
+    assert fit.ci_method == "attenuation union" and f["attenuation_directions"] >= 1
+    assert "bounded below by the released lambda_min" in str(fit.summary())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assumed = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=0.5, method="adassp", bounds=UNIFORM_BOUNDS,
+                              random_state=2, hidden_directions="assume")
+    assert "hidden_certified_floor" not in assumed.facts
+    assert "released lambda_min" not in str(assumed.summary())

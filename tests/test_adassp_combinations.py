@@ -1,5 +1,5 @@
 """Intervals of linear combinations on AdaSSP fits with declared ranges: predictions and t tests of several
-coefficients by the coefficients' own rules (docs/derivations/adassp_boosted.md §25)."""
+coefficients by the coefficients' own rules (docs/derivations/adassp_boosted.md §27)."""
 import warnings
 
 import numpy as np
@@ -51,8 +51,7 @@ def withheld_fit():
 def test_a_coefficient_is_a_combination(union_fit, withheld_fit):
     # the rule for a row naming one coefficient is that coefficient's: same interval, same withholding
     for fit in (union_fit, withheld_fit):
-        z = 1.959963984540054
-        down, up, withheld = combinations.combination_ends(fit._release, np.eye(len(fit.terms)), z)
+        down, up, withheld = combinations.combination_ends(fit._release, np.eye(len(fit.terms)), 0.95)
         ci = fit.conf_int().to_numpy()
         centre = fit.inference_centre.to_numpy()
         assert np.array_equal(withheld, ~np.isfinite(ci[:, 0]))
@@ -71,7 +70,7 @@ def test_predict_uses_the_union_of_the_rows_own_map(union_fit):
                                union_fit.conf_int().loc["Intercept"].to_numpy(float), rtol=1e-10)
     # every row: the union of its own map, about x0' inference_centre
     X = np.column_stack([np.ones(3), new.to_numpy()])
-    down, up, _ = combinations.combination_ends(union_fit._release, X, 1.959963984540054)
+    down, up, _ = combinations.combination_ends(union_fit._release, X, 0.95)
     centre = X @ union_fit.inference_centre.to_numpy()
     np.testing.assert_allclose(got["lower"], centre - down, rtol=1e-10)
     np.testing.assert_allclose(got["upper"], centre + up, rtol=1e-10)
@@ -99,7 +98,7 @@ def test_t_test_of_a_combination_is_the_predictions_interval(union_fit):
 def test_rows_using_withheld_coefficients_get_no_interval(withheld_fit):
     # a row like the data (x2 ~ x1) loads only 1-2% on the hidden contrast, but its standard error is
     # small and the contrast's coefficient is bounded by no release: released, such rows covered 0.72 on
-    # this design (§25), so the coefficients' rule holds for rows too
+    # this design (§27), so the coefficients' rule holds for rows too
     new = pd.DataFrame({"x1": [0.0, 1.0, 1.0], "x2": [0.0, 0.95, -1.0], "x3": [0.0, 0.2, 0.0]})
     with pytest.warns(AccuracyWarning, match="2 of 3 rows get no interval"):
         got = withheld_fit.predict(new, interval="confidence")

@@ -56,6 +56,18 @@ def test_formula_must_be_a_string(frame):
         dpreg.dp_lm(None, frame, bounds=BOUNDS)
 
 
+def test_data_passed_first_says_the_formula_comes_first(frame):
+    # newcomer review 19: frame.pipe(dpreg.dp_lm, "y ~ x") (pandas passes the frame first), or
+    # dp_lm(frame, "y ~ x"), said only "formula must be a string", beside a formula that is one
+    for call in (lambda: dpreg.dp_lm(frame, "y ~ x", bounds=BOUNDS),
+                 lambda: frame.pipe(dpreg.dp_lm, "y ~ x", bounds=BOUNDS),
+                 lambda: frame.pipe(dpreg.dp_glm, "g ~ x", bounds=BOUNDS)):
+        with pytest.raises(TypeError, match=r"the formula comes first.*pipe\(\(dpreg\.dp_"):
+            call()
+    fit = frame.pipe((dpreg.dp_lm, "data"), "y ~ x", bounds=BOUNDS, random_state=1)   # the way that works
+    assert fit.terms == ["Intercept", "x"]
+
+
 def test_budget_is_drawn_down_and_refuses_overspend(frame):
     budget = dpreg.Budget(1.5, 1e-5)
     dpreg.dp_lm("y ~ x + g", frame, eps=1.0, bounds=BOUNDS, budget=budget, random_state=1)
@@ -69,12 +81,12 @@ def test_auto_rule_uses_public_facts_only(frame):
     # numeric-only design with every range declared -> AdaSSP
     numeric = dpreg.dp_lm("y ~ x", frame, eps=1.0, bounds=BOUNDS, random_state=3)
     assert numeric.method == "adassp"
-    # factor dummies in the model matrix: AdaSSP's ridge estimate below the index AUTO_BOOSTED_MIN,
-    # BoostedAdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
+    # factor dummies in the model matrix: dpgd below the index AUTO_BOOSTED_MIN (AdaSSP's ridge estimate
+    # from the sixteenth to the eighteenth pass), BoostedAdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
     with_factor = dpreg.dp_lm("y ~ x + g", frame, eps=1.0, bounds=BOUNDS, random_state=3)
     big_factor = dpreg.dp_lm("y ~ x + g", pd.concat([frame] * 40, ignore_index=True), eps=8.0, bounds=BOUNDS,
                              random_state=3)
-    assert with_factor.method == "adassp" and big_factor.method == "boosted_adassp"
+    assert with_factor.method == "dpgd" and big_factor.method == "boosted_adassp"
     # a range not declared -> BoostedAdaSSP with private ranges
     big = pd.concat([frame] * 10, ignore_index=True)   # private ranges need n * eps large enough
     estimated = dpreg.dp_lm("y ~ x", big, eps=1.0, random_state=3)

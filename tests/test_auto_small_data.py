@@ -88,12 +88,17 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
     # below the edge with factors too (issues 12/13: dpgd certifies its standard errors or says why not)
     assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
-    # factors with every range declared: AdaSSP's ridge estimate from the index 20 up to AUTO_BOOSTED_MIN,
-    # BoostedAdaSSP from there (sixteenth pass); private ranges keep BoostedAdaSSP above 20
+    # factors with every range declared: dpgd from the index 20 up to AUTO_BOOSTED_MIN (nineteenth pass,
+    # docs/accuracy.md "auto on declared factor data after AdaSSP's withholding": the better estimate in 28
+    # of 31 real cells, AdaSSP's intervals withheld there; AdaSSP from the sixteenth to the eighteenth
+    # pass), BoostedAdaSSP from there; at delta = 0 no dpgd (a Gaussian mechanism), so BoostedAdaSSP
     n_boost = math.ceil(api.AUTO_BOOSTED_MIN * 6.0 / mu)
-    assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "adassp"
-    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "adassp"
+    assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True, "delta": 0.0}) == "boosted_adassp"
+    # without the design facts (a streamed source, unit=) the rule cannot apply: BoostedAdaSSP as before
+    assert api.choose_method({**base, "has_factors": True, "inference": True}) == "boosted_adassp"
     # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX (eighteenth pass,
     # docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real cells, where
     # BoostedAdaSSP released intervals in one), BoostedAdaSSP from there to 100 and above (seventeenth
@@ -105,10 +110,12 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**private_factors, "n": n_private}) == "boosted_adassp"
     assert api.choose_method({**private_factors, "n": n_boost - 1}) == "boosted_adassp"
     assert api.choose_method({**private_factors, "n": n_private - 1, "delta": 0.0}) == "boosted_adassp"
-    # the rule is for factor data (the measured cells); declared ranges keep AdaSSP in the band, for its
-    # intervals
+    # the private-range rule is for factor data (the measured cells); declared ranges on factor data take
+    # dpgd in the whole band (above), numeric-only data AdaSSP
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "adassp"
+    assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_private, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_boost - 1}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
@@ -121,8 +128,8 @@ def test_choose_method_rule_on_public_facts():
 def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
     """Eighteenth pass (docs/accuracy.md, "auto at index 20-40"): with the ranges estimated privately and
     a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX, without the
-    small-data warning (the index is above 20); with the same data and declared ranges it keeps AdaSSP,
-    and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
+    small-data warning (the index is above 20); with the same data and declared ranges dpgd as well (since
+    the nineteenth pass, up to AUTO_BOOSTED_MIN), and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
     from dpreg.auto import auto_b_sq
     df = _frame(900)
     with warnings.catch_warnings(record=True) as caught:
@@ -133,7 +140,7 @@ def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
     assert fit.method == "dpgd" and fit.auto
     assert not any(issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message) for w in caught)
     declared, _ = _accuracy_warnings(df, eps=1.0)
-    assert declared.method == "adassp"
+    assert declared.method == "dpgd"                  # nineteenth pass: declared ranges take dpgd too
     big = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
     assert big.method == "boosted_adassp"             # index 118: above the band
 
@@ -194,3 +201,29 @@ def test_auto_with_pure_dp_names_auto_and_the_pure_methods():
     with pytest.raises(InvalidArgument, match=r"method='auto' \(its choices") as err:
         dpreg.dp_lm("y ~ x + g", _frame(2000), eps=1.0, delta=0.0, bounds=BOUNDS, levels=LEVELS)
     assert "ht_fw" in str(err.value) and "subsample_aggregate" in str(err.value)
+
+
+def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(tmp_path):
+    """Nineteenth pass (docs/accuracy.md, "auto on declared factor data after AdaSSP's withholding"):
+    with every range declared and a factor in the formula, auto fits dpgd from the index 20 up to
+    AUTO_BOOSTED_MIN (AdaSSP before), BoostedAdaSSP from there; numeric-only data keep AdaSSP. Public facts
+    only: n = 2000 at eps = 1 is index 78.9 (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118; the same rows from
+    a file (streamed: n unknown to the rule) keep BoostedAdaSSP."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpreg.auto import AUTO_BOOSTED_MIN, auto_b_sq
+    df = _frame(2000)
+    fit, ws = _accuracy_warnings(df, eps=1.0)
+    index = api.auto_snr(2000, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
+    assert AUTO_PRIVATE_DPGD_MAX <= index < AUTO_BOOSTED_MIN      # above the private-range band, below 100
+    assert fit.method == "dpgd" and fit.auto
+    assert ws == []                                               # above AUTO_SNR_MIN: no small-data warning
+    big, _ = _accuracy_warnings(_frame(3000), eps=1.0)
+    assert big.method == "boosted_adassp"
+    numeric = dpreg.dp_lm("y ~ x", df, eps=1.0, bounds=BOUNDS, random_state=3)
+    assert numeric.method == "adassp"
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+    streamed = dpreg.dp_lm("y ~ x + g", str(path), eps=1.0, bounds=BOUNDS, levels=LEVELS, random_state=3)
+    assert streamed.method == "boosted_adassp"

@@ -111,6 +111,47 @@ def test_columns_named_1_or_intercept_are_refused_not_dropped():
             build(formula, df, bounds={"Intercept": (0, 1), 2: (0, 1), "y": (-4, 4)}, levels=None)
 
 
+def test_arithmetic_on_the_outcome_outside_I_is_refused_not_dropped():
+    # newcomer review 19 (penguins): "body_mass_g - 3000 ~ flipper_length_mm", "body_mass_g**2 ~ ..." and
+    # "np.log(body_mass_g) - 1 ~ ..." fitted body_mass_g (or its log) with the same coefficients as without
+    # the arithmetic: the formula parser reads - ** : on the left of ~ as operators on terms, and the
+    # constant or the power vanished without a word (lm computes y - 3000; R's dp_lm refuses it).
+    # "body_mass_g / 1000 ~ ..." said only "cannot parse the outcome"
+    rng = np.random.default_rng(19)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 60), "my y": rng.uniform(1, 2, 60)})
+    df["y"] = 1 + df.x + rng.normal(0, 0.1, 60)
+    bounds = {"x": (0, 1), "y": (0.1, 4), "my y": (1, 2)}
+    for formula in ("y - 3 ~ x", "y**2 ~ x", "y^2 ~ x", "np.log(y) - 1 ~ x", "y / 1000 ~ x", "-y ~ x",
+                    "y:y ~ x", "y - 1 ~ x", "`my y` * 2 ~ x"):
+        with pytest.raises(FormulaError, match=r"inside I\(\), e\.g\. 'I\("):
+            build(formula, df, bounds=bounds, levels=None)
+    # the same arithmetic inside I(), a function of the outcome, and back-quoted names are fitted
+    for formula, outcome in (("I(y - 3) ~ x", "I(y - 3)"), ("np.log(y) ~ x", "np.log(y)"),
+                             ("`my y` ~ x", "my y"), ("(y) ~ x", "y"), ("I(y ** 2) ~ x", "I(y ** 2)")):
+        d = build(formula, df, bounds=bounds, levels=None)
+        assert d.terms == ["Intercept", "x"]
+        assert d.public.outcome == outcome, formula
+
+
+def test_numbers_other_than_0_and_1_on_the_right_are_refused_not_dropped():
+    # newcomer review 19 (penguins): "body_mass_g ~ flipper_length_mm - 3" fitted body_mass_g ~
+    # flipper_length_mm (the parser removes a term "3" that is not there; lm refuses the formula), and
+    # "~ x / 10", "~ x + 5", "~ 2*x" said only "cannot parse the right-hand side (FormulaSyntaxError)"
+    rng = np.random.default_rng(19)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 60), "z": rng.uniform(0, 1, 60)})
+    df["y"] = 1 + df.x + rng.normal(0, 0.1, 60)
+    bounds = {"x": (0, 1), "z": (0, 1), "y": (-4, 4)}
+    for formula in ("y ~ x - 3", "y ~ x / 10", "y ~ x + 5", "y ~ 2*x", "y ~ x * 2.5", "y ~ z + x - 1e3"):
+        with pytest.raises(FormulaError, match=r"inside I\(\)"):
+            build(formula, df, bounds=bounds, levels=None)
+    # 0 and 1 (the intercept), powers of terms and numbers inside I() or a call are fitted as before
+    for formula, terms in (("y ~ x - 1", ["x"]), ("y ~ 0 + x", ["x"]), ("y ~ (x + z)**2", None),
+                           ("y ~ (x + z)^2", None), ("y ~ I(x - 3) + np.log(z + 2)", None)):
+        d = build(formula, df, bounds=bounds, levels=None)
+        if terms is not None:
+            assert d.terms == terms, formula
+
+
 def test_categorical_dtype_levels_are_not_public_and_bool_levels_are():
     # a Categorical's categories are data: without declared levels and without a budget to select them
     # privately the design refuses (naming the column); bool levels [False, True] are public
@@ -633,3 +674,44 @@ def test_nullable_and_arrow_columns_with_missing_values_fit_like_float64_with_na
     np.testing.assert_array_equal(got.y, want.y)
     assert not np.isnan(df[column]).all()      # the caller's frame is not written
     assert other[column].isna().sum() == 2
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+def test_an_object_column_with_declared_bounds_is_numeric_whatever_one_row_holds(neighbours):
+    # audit 19: an object column's kind was read off its values (pandas' infer_dtype), so one with a
+    # single non-missing number was numeric and, with that row missing (or left out for its missing
+    # outcome under add/remove), "empty": a string column, whose levels were selected privately (spent)
+    # and found none; the terms differed ('Intercept', 'z', 'x' against 'Intercept', 'z'): the two
+    # neighbours told apart with certainty. Its declared bounds say it is a number column (public).
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 500
+    base = pd.DataFrame({"z": rng.uniform(-1, 1, n), "x": pd.Series([None] * n, dtype=object)})
+    base["y"] = base["z"] + 0.3 * rng.standard_normal(n)
+    one = base.copy()
+    one.loc[0, "x"] = 0.5
+    bounds = {"z": (-1, 1), "x": (-1, 1), "y": (-3, 3)}
+    kw = dict(eps=1.0, bounds=bounds, method="adassp", neighbours=neighbours, na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_lm("y ~ z + x", d, **kw) for d in (base, one)]
+    assert list(fits[0].terms) == list(fits[1].terms) == ["Intercept", "z", "x"]
+    assert [e["statistic"] for e in fits[0].privacy.ledger] == [e["statistic"] for e in fits[1].privacy.ledger]
+    # a declared numeric column is never a factor, also when every value is missing
+    assert all_ranges_declared("y ~ z + x", base, bounds)
+
+
+def test_an_object_outcome_with_declared_bounds_and_no_value_is_refused_as_missing():
+    # audit 19, the outcome's side of the rule above: with every value missing it was a string column,
+    # refused as "must be numeric", while with one number the same frame got the missing-outcome refusal
+    import dpreg
+    z = np.random.default_rng(0).uniform(-1, 1, 200)          # test data only
+    texts = []
+    for value in (None, 0.5):
+        y = pd.Series([None] * 200, dtype=object)
+        y[0] = value
+        with pytest.raises(DesignError) as err:
+            dpreg.dp_lm("y ~ z", pd.DataFrame({"z": z, "y": y}), eps=1.0, bounds={"z": (-1, 1), "y": (-3, 3)},
+                        method="adassp", na_action="impute", random_state=1)
+        texts.append(str(err.value))
+    assert texts[0] == texts[1] and "missing values in the outcome 'y'" in texts[0]

@@ -90,6 +90,28 @@ def test_normal_scale_from_clipped_abs_is_total_at_extreme_released_means():
             assert sigma == pytest.approx(m * math.sqrt(math.pi / 2.0), rel=1e-6)
 
 
+
+def test_normal_scale_from_clipped_abs_is_total_where_the_clip_is_far_out():
+    """For m well below c (a released clipped mean that noise pushed down: m / c about 0.1, so
+    c / sigma is about 8) g(c / sigma) equals sqrt(2 / pi) to the last bit, and the search's lower end
+    m sqrt(pi / 2), the root in exact arithmetic, can evaluate a rounding error above m. It raised
+    scipy's ValueError ("f(a) and f(b) must have different signs") out of dp_lm in 1 of 200 fits of the
+    validity benchmark (raw_scale, n = 300, eps = 4, seed 19; docs/validity.md, nineteenth pass); the
+    first pair is that fit's. The scale must come back and solve sigma g(c / sigma) = m to brentq's
+    relative tolerance 1e-12 (with headroom: 1e-10); there it is m sqrt(pi / 2), since
+    2 k (1 - Phi(k)) + sqrt(2 / pi) exp(-k^2 / 2) < 1e-14 at k > 8."""
+    import math
+
+    from dpreg.inference.ssp import clipped_abs_moment, normal_scale_from_clipped_abs
+    pairs = [(0.07825462023417155, 0.8161451325381868)]
+    pairs += [(r * 0.8161451325381868, 0.8161451325381868) for r in np.linspace(0.001, 0.15, 4000)]
+    for m, c in pairs:
+        sigma = normal_scale_from_clipped_abs(m, c)
+        assert sigma is not None and math.isfinite(sigma), (m, c)
+        assert sigma * clipped_abs_moment(c / sigma) == pytest.approx(m, rel=1e-10), (m, c)
+        if c / (m * math.sqrt(math.pi / 2.0)) > 8.0:
+            assert sigma == pytest.approx(m * math.sqrt(math.pi / 2.0), rel=1e-10), (m, c)
+
 # --- §22: the sigma-hat / R^2 intervals allow for the tails the check cannot exclude -----------------
 def _sums_as_released(r, k=4.0):
     """The bundle's sums of residuals r without noise, clipped as the release clips them

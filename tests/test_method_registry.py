@@ -173,9 +173,12 @@ def test_lm_arguments_dpreg_does_not_have_say_what_to_do(frame):
         dpreg.dp_lm("y ~ x", frame, family="binomial", **kw)
     with pytest.raises(InvalidArgument, match="pass the rows to analyse"):
         dpreg.dp_lm("y ~ x", frame, subset=frame.x > 0, **kw)
+    # newcomer review 19: statsmodels' missing="drop" got the list of AdaSSP's options
+    with pytest.raises(InvalidArgument, match=r"^there is no argument missing=: .*na_action='drop'"):
+        dpreg.dp_lm("y ~ x", frame, missing="drop", **kw)
 
 
-@pytest.mark.parametrize("name", ["weights", "subset", "offset", "seed"])
+@pytest.mark.parametrize("name", ["weights", "subset", "offset", "seed", "missing"])
 def test_an_argument_no_method_takes_is_refused_with_its_reason_alone(frame, name):
     # newcomer review 18: the sixteenth pass added the reason, but after "unknown option(s) for method
     # 'adassp' (chosen by method='auto'; pass method= explicitly to use other options): weights; known:

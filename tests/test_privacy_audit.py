@@ -169,12 +169,16 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # each coefficient's loading on their eigenvectors (post-processing of XtX and the public
              # scaling map) and the terms whose intervals that withholds (public names)
              "/facts/hidden_directions", "/facts/hidden_loading[]", "/facts/hidden_withheld[]",
-             # issue 12, intervals of combinations and predictions (§25): the scaled inference centre
+             # issue 12, intervals of combinations and predictions (§27): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of
              # XtX, the released lambda rule and the public constants)
              "/combinations/centre[]", "/combinations/vcov[][]", "/combinations/hidden[][]",
              "/combinations/unresolved[][]", "/combinations/c_max[]", "/combinations/bounded",
+
+             # issue 12, nineteenth pass (§25): the curvature floor certified by the released lambda_min,
+             # (lam_hat - z_gamma sigma3) / sigma1, a function of released values and public constants
+             "/facts/hidden_certified_floor",
              # issue 13, AdaSSP with its ridge corrected: coef is the ridge estimate M Gamma b_hat + m and
              # the inference centre the corrected one, M W Gamma b_hat + m (W from the released XtX and
              # the ridge rule of the released lambda_min); whether there is one is decided from the same
@@ -740,6 +744,11 @@ def test_noise_sources_are_built_from_the_users_random_state_only():
 
 @pytest.mark.parametrize("method,family,kw,n,eps,allowed", CASES, ids=CASE_IDS)
 def test_random_state_is_honoured(method, family, kw, n, eps, allowed):
+    if method == "ht_fw" and family == "gaussian":
+        # at eps = 1 ht_fw's selection (kappa capped at radius + 1 since the nineteenth pass) follows this
+        # frame's strong intercept signal through all T = 6 steps on seeds 11 and 12 alike, so a change of
+        # seed need not change the coefficients there; at eps = 0.5 the noise decides some steps
+        eps = 0.5
     df = frame(n, binary=family == "binomial", n_c=_n_c(method))
     a = fit_dict(method, df, family=family, eps=eps, kw=kw, seed=11)
     b = fit_dict(method, df, family=family, eps=eps, kw=kw, seed=11)

@@ -142,3 +142,26 @@ def test_no_bounds_spends_the_start_share_once():
     assert len(start_rows) == 2
     assert sum(r["eps"] for r in start_rows) == pytest.approx(ANCHOR_SHARE * 1.0, rel=1e-9)
     assert sum(r["eps"] for r in led) == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("bound", [1e17, 1e100, 1e308])
+@pytest.mark.parametrize("side", ["lower", "upper"])
+def test_a_start_on_a_declared_bound_keeps_the_release_inside_the_bounds(bound, side):
+    # audit 19: with one bound declared and every row clamped to it, the start search stops on the bound
+    # itself where its first grid steps are below the bound's rounding unit (|bound| >= about 1e16); the
+    # walk on the other side of the start was then nudged by 1e-9 |bound| past the DECLARED bound, so
+    # dp_quantile(x, 0.1, bounds=(1e17, None)) released 9.99999999e16 < 1e17 (and the mirror image above
+    # a declared upper bound). The nudge now moves the released start, away from the declared bound.
+    x = np.random.default_rng(0).normal(5.0, 2.0, 2000)     # test data only
+    if side == "lower":
+        lo, hi, data = bound, None, x
+    else:
+        lo, hi, data = None, -bound, -x
+    for q in (0.1, 0.5, 0.9, [0.1, 0.5, 0.9]):
+        est = _quiet(dpreg.dp_quantile, data, q, eps=1.0, bounds=(lo, hi), random_state=1)
+        values = np.atleast_1d(est.estimate)
+        assert np.all(np.isfinite(values))
+        if lo is not None:
+            assert np.all(values >= lo), (q, values)
+        else:
+            assert np.all(values <= hi), (q, values)

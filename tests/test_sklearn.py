@@ -238,6 +238,10 @@ def test_non_numeric_input_is_refused_without_quoting_a_value(data, dtype):
     with pytest.raises(dpreg.errors.InvalidArgumentType, match="column\\(s\\) 'g'") as caught:
         est.fit(Xs, y)
     assert secret not in str(caught.value)
+    # newcomer review 19: the hint advised "a OneHotEncoder in a Pipeline", whose default
+    # categories='auto' reads the categories off the private data (what levels='data' flags as not
+    # private); it names declared categories and the formula interface's private selection
+    assert "categories=" in str(caught.value) and "not private" in str(caught.value)
     fitted = DPLinearRegression(bounds=(0, 1), target_bounds=(-2, 4), random_state=0).fit(X, y)
     with pytest.raises(TypeError) as caught:
         fitted.predict(X.assign(a=pd.Series([secret] * len(X), dtype=dtype)))
@@ -327,3 +331,27 @@ def test_predict_on_rows_beyond_the_double_range_gives_no_numpy_warning_whatever
     assert pred[1] == pytest.approx(0.5 * reg.coef_.sum() + reg.intercept_)
     assert np.all((proba >= 0) & (proba <= 1)) and np.allclose(proba.sum(axis=1), 1.0)
     assert set(labels) <= set(clf.classes_)
+
+
+def test_predict_log_proba_is_finite_where_a_probability_rounds_to_0():
+    # newcomer review 19 (penguins): DPLogisticRegression had predict_proba but no predict_log_proba
+    # (scikit-learn's LogisticRegression has both; soft-voting and stacking code calls it). Computed on
+    # the log scale, log(1 - p) = log_expit(-eta) stays finite where 1 - p rounds to 0 in double precision
+    # (|eta| > about 37), so np.log(predict_proba) would give -inf there
+    rng = np.random.default_rng(19)
+    X = rng.uniform(-1, 1, (2000, 2))
+    y = (X @ [2.0, 1.0] + rng.normal(0, 0.5, 2000) > 0).astype(int)
+    clf = _fit_quietly(DPLogisticRegression(eps=2, bounds=(-1, 1), random_state=1), X, y)
+    eta_far = 100 * clf.decision_function(np.array([[1.0, 1.0]]))[0] - 99 * clf.intercept_
+    assert abs(eta_far) > 40      # the row below lies far out along the fitted direction
+    new = np.array([[0.2, -0.1], [100.0, 100.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # no numpy divide-by-zero warning from log(0)
+        log_proba = clf.predict_log_proba(new)
+    assert log_proba.shape == (2, 2) and np.all(np.isfinite(log_proba))
+    np.testing.assert_allclose(log_proba[0], np.log(clf.predict_proba(new[:1])[0]), rtol=1e-12)
+    # each row's probabilities sum to 1: logsumexp of the row is 0
+    from scipy.special import logsumexp
+    np.testing.assert_allclose(logsumexp(log_proba, axis=1), 0.0, atol=1e-12)
+    # the smaller log-probability of the far row is -|eta| + log1p(exp(-|eta|)) = -|eta| to double precision
+    assert log_proba[1].min() == pytest.approx(-abs(eta_far), rel=1e-12)

@@ -364,19 +364,20 @@ def test_auto_on_an_in_memory_arrow_or_polars_frame_chooses_as_on_pandas(frame, 
         np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
 
 
-def test_auto_on_an_in_memory_table_takes_adassp_for_factor_data_as_on_pandas(frame):
+def test_auto_on_an_in_memory_table_takes_the_band_method_for_factor_data_as_on_pandas(frame):
     # newcomer review 18 (AER::SwissLabor, n = 872, eps = 2, ranges and levels declared, a factor): the
     # pandas frame got AdaSSP (auto's rule for factor data with every range declared below the index
     # AUTO_BOOSTED_MIN, which needs n and d), the same data as a polars frame BoostedAdaSSP, with other
-    # numbers from the same seed. Here n = 3000 at eps = 1 lies between AUTO_SNR_MIN and AUTO_BOOSTED_MIN
+    # numbers from the same seed. Here n = 3000 at eps = 1 lies between AUTO_SNR_MIN and AUTO_BOOSTED_MIN,
+    # where the rule fits dpgd since the nineteenth pass (AdaSSP before)
     from dpreg.auto import AUTO_BOOSTED_MIN, AUTO_SNR_MIN, auto_b_sq, auto_snr
     ref = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=BOUNDS, levels=LEVELS, random_state=5)
     index = auto_snr(len(frame), len(ref.terms), auto_b_sq(ref.public), 1, 1e-6)
     assert AUTO_SNR_MIN <= index < AUTO_BOOSTED_MIN       # the band this test is about
-    assert ref.method == "adassp"
+    assert ref.method == "dpgd"
     for name, table in _in_memory_tables(frame).items():
         fit = dpreg.dp_lm(FORMULA, table, eps=1, bounds=BOUNDS, levels=LEVELS, random_state=5)
-        assert fit.method == "adassp", name
+        assert fit.method == "dpgd", name
         np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
 
 
@@ -398,3 +399,34 @@ def test_small_data_warning_on_a_streamed_file_says_what_auto_kept(frame, tmp_pa
         assert "Where standard errors are reported, they account for this noise" in text
     else:
         assert "account for this noise" not in text and "reports no standard errors" in text
+
+
+def test_a_csv_column_with_declared_bounds_is_a_number_column_whatever_one_row_holds(tmp_path):
+    # audit 19: DuckDB types a CSV column from its values: one text value (or every value empty) made a
+    # number column VARCHAR, read as a string factor whose levels were selected privately, so one row
+    # changed the model's terms (Intercept, z, x against Intercept, z). Declared bounds say "a number
+    # column": all empty is that column with every value missing; text in it is refused naming the column
+    import warnings
+
+    from dpreg.design.build import DesignError
+    rng = np.random.default_rng(0)                       # test data only
+    n = 300
+    z, noise, xs = rng.uniform(-1, 1, n), 0.3 * rng.standard_normal(n), np.round(rng.uniform(-1, 1, n), 3)
+    cases = {"empty": [""] * n, "one number": ["0.5"] + [""] * (n - 1),
+             "numbers": [str(v) for v in xs], "one text value": ["zzzsecret"] + [str(v) for v in xs[1:]]}
+    kw = dict(eps=1.0, bounds={"z": (-1, 1), "x": (-1, 1), "y": (-3, 3)}, method="adassp", na_action="impute",
+              random_state=1)
+    terms = {}
+    for name, xcol in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.csv"
+        with open(path, "w") as fh:
+            fh.write("z,x,y\n" + "".join(f"{a},{b},{a + c}\n" for a, b, c in zip(z, xcol, noise)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if name == "one text value":
+                with pytest.raises(DesignError, match="column 'x' has declared bounds") as err:
+                    dpreg.dp_lm("y ~ z + x", str(path), **kw)
+                assert "zzzsecret" not in str(err.value)
+            else:
+                terms[name] = list(dpreg.dp_lm("y ~ z + x", str(path), **kw).terms)
+    assert all(t == ["Intercept", "z", "x"] for t in terms.values()), terms

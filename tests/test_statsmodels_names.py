@@ -57,6 +57,29 @@ def test_conf_int_alpha_keyword(fit):
         pd.testing.assert_frame_equal(fit.conf_int(level=0.05), narrow)
 
 
+def test_summary_takes_statsmodels_alpha(fit):
+    # newcomer review 19 (diamonds): fit.summary(alpha=0.1), statsmodels' way to a 90% table, was a
+    # TypeError while conf_int(alpha=0.1) worked
+    s = fit.summary(alpha=0.1)
+    assert s.level == pytest.approx(0.9)
+    assert str(s) == str(fit.summary(level=0.9))
+    assert "5%" in str(s) and "95%" in str(s)
+    with pytest.raises(ValueError, match="not both"):
+        fit.summary(level=0.9, alpha=0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        fit.summary(alpha=1.5)
+
+
+def test_summary_has_statsmodels_as_text_as_latex_as_html(fit):
+    # newcomer review 19: fit.summary().as_latex(), statsmodels' way to a paper's table, was an
+    # AttributeError ('Summary' object has no attribute 'as_latex'); to_latex() holds the same table
+    s = fit.summary()
+    assert s.as_text() == str(s)
+    assert s.as_latex() == s.to_latex()
+    assert s.as_html() == s.to_html()
+    assert "\\begin{table}" in s.as_latex() and "Privacy." in s.as_latex()
+
+
 @pytest.mark.parametrize("name", sorted(STATSMODELS_NOT_RELEASED) + ["resid", "fittedvalues"])
 def test_unreleased_statsmodels_attributes_raise_with_reason(fit, name):
     with pytest.raises(NotReleasedError) as info:

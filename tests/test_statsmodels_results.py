@@ -253,3 +253,28 @@ def test_statsmodels_forms_without_equals_sign_and_lists_of_equations(wald_fit):
         wald_fit.wald_test("x1 = 0, x2 = 0")["p_value"], rel=1e-12, abs=1e-300)
     with pytest.raises(InvalidArgument, match="'x11' is not a term or factor.*did you mean 'x1'"):
         wald_fit.wald_test("x11")
+
+
+@pytest.mark.parametrize("errors", ["raise", "warn"])
+def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers_np_seterr(wald_fit, errors):
+    # audit 19: the scaled rows of a hypothesis ("5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300") underflow
+    # to 0 on the way, silently under numpy's defaults; under the caller's np.seterr(all="raise") t_test and
+    # wald_test raised FloatingPointError, under "warn" they printed numpy's RuntimeWarning, where dp_lm,
+    # predict() and get_prediction() pin numpy's defaults (dpreg._numeric.NUMPY_ERRSTATE). The results must
+    # be those under numpy's defaults, with no floating-point report
+    hyps = ["5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300", "x1 = 1e-320", "5e-324*x1 + x2 = 5e-324"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected = [(wald_fit.t_test(h).summary_frame(alpha=0.01), wald_fit.wald_test(h)) for h in hyps]
+    saved = np.seterr(all=errors)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for h, (frame, wald) in zip(hyps, expected):
+                res = wald_fit.t_test(h)
+                pd.testing.assert_frame_equal(res.summary_frame(alpha=0.01), frame)
+                assert str(res) == str(wald_fit.t_test(h))
+                np.testing.assert_array_equal(res.conf_int(level=0.9), res.conf_int(alpha=0.1))
+                assert wald_fit.wald_test(h) == wald
+    finally:
+        np.seterr(**saved)

@@ -248,10 +248,18 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
     clamped = df.copy()
     for col, (lo, hi) in bounds.items():
         clamped[col] = clamped[col].clip(lo, hi)
-    # BoostedAdaSSP by name; and the default path, which fits AdaSSP's ridge estimate here since the
-    # sixteenth pass (index 43 < AUTO_BOOSTED_MIN), with intervals about its corrected centre where they
-    # are not withheld (since the eighteenth pass nearly all are: its coverage is checked only if >= 20 show)
-    for method in ("boosted_adassp", "auto"):
+    # BoostedAdaSSP by name; and the default path, which fits dpgd here since the nineteenth pass (index 54
+    # < AUTO_BOOSTED_MIN; AdaSSP from the sixteenth to the eighteenth, whose intervals were then nearly all
+    # withheld): its standard errors are "not estimable" on this design (its Gram certificate fails), and
+    # the note names BoostedAdaSSP as what prints intervals here
+    for seed in (1, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm(formula, df, eps=1.0, bounds=bounds, levels=levels, random_state=seed)
+        assert fit.method == "dpgd" and not fit.has_inference
+        assert not np.isfinite(fit.conf_int().to_numpy(float)).any()
+        assert "not estimable" in fit.inference_note and "method='boosted_adassp'" in fit.inference_note
+    for method in ("boosted_adassp",):
         held = []
         for seed in (1, 2, 3):
             with warnings.catch_warnings():
@@ -259,10 +267,7 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
                 fit = dpreg.dp_lm(formula, df, eps=1.0, bounds=bounds, levels=levels, random_state=seed,
                                   method=method)
             assert fit.has_inference
-            if method == "auto":
-                assert fit.method == "adassp"
-            else:
-                assert fit.tuning["split"][0] == pytest.approx([5.0, 10.0, 1.0])
+            assert fit.tuning["split"][0] == pytest.approx([5.0, 10.0, 1.0])
             X = np.asarray(fit.public.model_matrix(clamped), float)
             b_ols = np.linalg.lstsq(X, clamped["bikers"].to_numpy(float), rcond=None)[0]
             ci = fit.conf_int().to_numpy(float)
@@ -278,8 +283,7 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
             if method == "boosted_adassp":
                 assert not hidden and shown.sum() >= len(shown) - 4
             held.extend((ci[shown, 0] <= b_ols[shown]) & (b_ols[shown] <= ci[shown, 1]))
-        if method == "boosted_adassp" or len(held) >= 20:
-            assert np.mean(held) >= 0.88, method
+        assert np.mean(held) >= 0.88, method
 
 
 def test_demo_fit_releases_intervals_without_a_convergence_warning():

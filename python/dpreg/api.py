@@ -56,7 +56,9 @@ _FORMULA_AND_DATA = """formula : str
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
         monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``).
+        computed on the clamped value of ``z``). Arithmetic on the outcome goes inside ``I()`` too
+        (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
+        ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
         The private data. Nothing computed from it leaves dpreg except through releases counted in
         the fit's privacy statement."""
@@ -167,12 +169,12 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
         reported where they can be certified, and as not estimable with the reason otherwise), below 40
-        when some range is estimated privately and the model matrix has factor dummies, or
+        when some range is estimated privately and the model matrix has factor dummies, below 100
+        (``AUTO_BOOSTED_MIN``) when every range is declared and it has factor dummies, or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
-        dummies (or there are, and the index is below ``AUTO_BOOSTED_MIN``, again on a frame in memory),
-        ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
+        dummies, ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
     {shared_parameters}
     Returns
     -------
@@ -263,6 +265,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     if neighbours not in ("replace_one", "add_remove"):
         raise InvalidArgument("neighbours must be 'replace_one' or 'add_remove'")
     if not isinstance(formula, str):
+        if isinstance(data, str) and "~" in data:
+            # newcomer review 19: df.pipe(dpreg.dp_lm, "y ~ x") passes the frame first
+            name = "dp_glm" if family == "binomial" else "dp_lm"
+            raise InvalidArgumentType(f"{name}(formula, data): the formula comes first, as in lm() and "
+                                      f"statsmodels; with DataFrame.pipe, name the data argument: "
+                                      f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
     allow_large_delta = options.pop("allow_large_delta", False)
@@ -460,7 +468,7 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
 def _in_memory_table_as_pandas_where_auto_needs_n(formula, data, stream, *, family, eps, delta, bounds,
                                                       levels, neighbours, inference, unit):
     """(data, stream). The rules of method="auto" that need n and d (dpgd where the noise dominates or
-    with inference=False; AdaSSP rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
+    with inference=False; dpgd rather than BoostedAdaSSP for factor data below AUTO_BOOSTED_MIN) apply
     only to a data frame in memory; a streamed source gets the choice without them. A pyarrow or polars
     table is in memory too, but was streamed like a file, so the same data gave another method (and
     other numbers) than as a pandas frame (newcomer reviews 17, for dpgd, and 18, for AdaSSP). Where

@@ -159,8 +159,10 @@ class _DPBase(BaseEstimator):
             bad = [str(c) for c, t in values.dtypes.items()
                    if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
             where = f" (column(s) {', '.join(repr(c) for c in bad)})" if bad else ""
-        hint = ("encode categorical features as numbers first (e.g. a OneHotEncoder in a Pipeline), "
-                "or use dpreg.dp_lm / dp_glm with a formula, which codes them itself"
+        hint = ("encode categorical features as numbers first with declared categories, e.g. "
+                "OneHotEncoder(categories=[[...]]) in a Pipeline (its default categories='auto' reads "
+                "them off the data: not private), or use dpreg.dp_lm / dp_glm with a formula, which "
+                "selects the levels privately unless you declare them"
                 if what == "X" else "the target of a regression must be numeric")
         return InvalidArgumentType(f"{type(self).__name__}: {what} holds values that are not numbers"
                                    f"{where}; {hint}")
@@ -527,6 +529,26 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         from scipy.special import expit
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        """Logarithms of the class probabilities, computed on the log scale (finite where a probability
+        rounds to 0 in :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Features (a DataFrame's column names are the names ``bounds`` refers to).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``: log(1 - p) = log_expit(-eta) and log p = log_expit(eta).
+        """
+        # newcomer review 19: scikit-learn's classifiers have predict_log_proba (soft voting, stacking);
+        # np.log(predict_proba) would be -inf (with numpy's divide warning) where 1 - p rounds to 0
+        from scipy.special import log_expit
+        eta = self.decision_function(X)
+        return np.column_stack([log_expit(-eta), log_expit(eta)])
 
     def predict(self, X):
         """Predicted class labels (probability of the second class >= 0.5).

@@ -440,7 +440,7 @@ linearHypothesis.dp_fit <- function(model, hypothesis.matrix, rhs = NULL, test =
 #' @export
 model.matrix.dp_fit <- function(object, data, ...) {
   if (missing(data) || is.null(data)) {
-    not_released("the model matrix", "model.matrix() needs 'data' (new rows)")
+    not_released("the model matrix", "model.matrix() needs 'data' (new rows)", verb = "is")
   }
   if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)
@@ -466,7 +466,7 @@ model.matrix.dp_fit <- function(object, data, ...) {
 #' @export
 model.frame.dp_fit <- function(formula, data = NULL, ...) {
   if (is.null(data)) {
-    not_released("the model frame", "model.frame() needs 'data' (new rows)")
+    not_released("the model frame", "model.frame() needs 'data' (new rows)", verb = "is")
   }
   if (!is.data.frame(data)) dp_stop("'data' must be a data frame", call. = FALSE)
   tt <- stats::terms(formula$formula)
@@ -569,4 +569,165 @@ update.dp_fit <- function(object, formula., ..., evaluate = TRUE) {
          call. = FALSE)
   }
   if (evaluate) eval(call, parent.frame()) else call
+}
+
+# The released covariance of the estimable coefficients for the tests of other packages, or a refusal
+# where the fit's intervals are asymmetric (no released interval for combinations of coefficients).
+covariance_for <- function(model, what) {
+  if (asymmetric_intervals(model)) {
+    dp_stop(what, " is not available for this fit: its intervals are asymmetric (see summary()), and ",
+            "combinations of coefficients have no released interval; summary(), confint(), ",
+            "anova(fit, type = \"marginal\") and drop1() give the tests and intervals of single ",
+            "coefficients and terms", call. = FALSE)
+  }
+  released_vcov(model)
+}
+
+# A covariance other than the released one (a sandwich estimator, a function of the fit) needs the
+# residuals or the model matrix of the training data; the released one is used or nothing.
+refuse_other_vcov <- function(vcov., what) {
+  if (!is.null(vcov.)) {
+    dp_stop(what, " on a DP fit uses the fit's own noise-aware covariance vcov(fit): vcov. = ",
+            "(e.g. a sandwich estimator) needs the residuals or the model matrix of the training ",
+            "data, which are not released", call. = FALSE)
+  }
+}
+
+refuse_t_reference <- function(df, what) {
+  if (!is.null(df) && any(is.finite(df) & df > 0)) {
+    dp_stop(what, " on a DP fit has a normal reference (z, df = Inf): the noise-aware standard ",
+            "errors have no t law", call. = FALSE)
+  }
+}
+
+#' Tests and intervals of other packages on a DP fit: lmtest, multcomp, car
+#'
+#' Methods that make `lmtest::coeftest()`, `lmtest::coefci()`,
+#' `lmtest::waldtest()`, `multcomp::glht()` and `car::deltaMethod()` agree
+#' with `summary()` and `confint()`. Their default methods take `coef(fit)`,
+#' which for AdaSSP with an active ridge is the ridge estimate, not the
+#' shrinkage-corrected estimate `fit$inference_centre` the covariance
+#' `vcov(fit)` belongs to, and lmtest used a t reference with
+#' `df.residual(fit)` degrees of freedom where the fit's statistics are z.
+#'
+#' * `coeftest(fit)` is the table of `summary()`: `Estimate` is the centre of
+#'   the inference (`fit$inference_centre` where there is one), `Std. Error`,
+#'   `z value` and `Pr(>|z|)` are those `summary()` prints (normal reference).
+#' * `coefci(fit, parm, level)` is `confint(fit, parm, level)`.
+#' * `glht()` (through multcomp's `modelparm()`) and `deltaMethod()` use the
+#'   inference centre with `vcov(fit)` and a normal reference; a fit whose
+#'   intervals are asymmetric (`summary()` says so) gives combinations of
+#'   coefficients no released interval and is refused, as by
+#'   `car::linearHypothesis()`.
+#' * `waldtest(small, large)` of two fits is `anova(small, large)`.
+#'   `waldtest(fit, "term")` (or a formula) would refit the model with
+#'   `update()`, spending another eps on the same data, and is refused:
+#'   `anova(fit, type = "marginal")`, `drop1(fit)` and
+#'   `car::linearHypothesis()` test terms of the fit without spending.
+#'
+#' `vcov. =` (e.g. `sandwich::vcovHC`) is refused: such estimators need the
+#' residuals or the model matrix of the training data, which are not released.
+#' All of these are post-processing of released values (no budget).
+#' @param x,model,object A `dp_fit`.
+#' @param vcov.,vcov Must be `NULL`: the fit's own covariance is used.
+#' @param df `NULL`, `0` or `Inf` (normal reference).
+#' @param parm,level As for [confint.dp_fit()].
+#' @param coef. Must be `NULL`: the centre of the fit's inference is used.
+#' @param g. As for `car::deltaMethod()`.
+#' @param test,name Ignored by `waldtest()` on DP fits (the test is the
+#'   noise-aware Wald chi-square of [anova.dp_fit()]).
+#' @param ... Further fits for `waldtest()`; passed on to the default
+#'   methods otherwise.
+#' @return As the default methods: a `coeftest` matrix, the matrix of
+#'   intervals, an `anova` table, multcomp's `modelparm`, car's `deltaMethod`
+#'   data frame.
+#' @examples
+#' if (dpreg_available() && requireNamespace("lmtest", quietly = TRUE)) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(1000, 0, 10), z = runif(1000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
+#'   fit <- dp_lm(y ~ x + z, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), z = c(0, 10), y = c(-5, 10)), seed = 1)
+#'   print(lmtest::coeftest(fit))
+#'   print(lmtest::coefci(fit))
+#' }
+#' @name dp_fit-other-tests
+NULL
+
+#' @rdname dp_fit-other-tests
+#' @exportS3Method lmtest::coeftest
+coeftest.dp_fit <- function(x, vcov. = NULL, df = NULL, ...) {
+  # newcomer review 19 (palmerpenguins, AdaSSP with its ridge active, eps = 4): lmtest's default
+  # method gave t tests of coef(fit), the ridge estimate (sexmale -21.7, t -0.022 on 327 df), beside
+  # summary()'s z test of the corrected estimate (10.8, z 0.012)
+  refuse_other_vcov(vcov., "coeftest()")
+  refuse_t_reference(df, "coeftest()")
+  tab <- x$coef_table
+  out <- cbind(Estimate = unname(inference_centre(x)), `Std. Error` = tab$std.error,
+               `z value` = tab$statistic, `Pr(>|z|)` = tab$p.value)
+  rownames(out) <- names(coef(x))
+  structure(out, class = "coeftest",
+            method = "z test of coefficients (noise-aware standard errors, as in summary())",
+            df = 0, nobs = x$nobs)
+}
+
+#' @rdname dp_fit-other-tests
+#' @exportS3Method lmtest::coefci
+coefci.dp_fit <- function(x, parm = NULL, level = 0.95, vcov. = NULL, df = NULL, ...) {
+  refuse_other_vcov(vcov., "coefci()")
+  refuse_t_reference(df, "coefci()")
+  ci <- confint.dp_fit(x, level = level)
+  rownames(ci) <- names(coef(x))
+  if (is.null(parm)) return(ci)
+  # as lmtest's default: numbers index the coefficients, names select the ones that exist
+  if (is.character(parm)) parm <- which(rownames(ci) %in% parm)
+  ci[parm, , drop = FALSE]
+}
+
+#' @rdname dp_fit-other-tests
+#' @exportS3Method lmtest::waldtest
+waldtest.dp_fit <- function(object, ..., vcov = NULL, test = NULL, name = NULL) {
+  # newcomer review 19: lmtest's default method refitted the model without the term by update(),
+  # a second fit spending eps again on the same rows (penguins: a second eps = 2 fit, then
+  # "system is computationally singular")
+  refuse_other_vcov(vcov, "waldtest()")
+  others <- list(...)
+  if (length(others) && all(vapply(others, inherits, logical(1), "dp_fit"))) {
+    return(anova(object, ...))
+  }
+  dp_stop("waldtest() with a term or formula refits the model with update(), which would spend ",
+          "another eps on the same data; test terms of this fit without spending with ",
+          "anova(fit, type = \"marginal\"), drop1(fit) or car::linearHypothesis(fit, ...), or pass ",
+          "fits you already made: waldtest(small, large) (as anova(small, large))", call. = FALSE)
+}
+
+#' @rdname dp_fit-other-tests
+#' @exportS3Method multcomp::modelparm
+modelparm.dp_fit <- function(model, coef. = NULL, vcov. = NULL, df = NULL, ...) {
+  refuse_other_vcov(vcov., "glht()")
+  refuse_t_reference(df, "glht()")
+  if (!is.null(coef.)) {
+    dp_stop("glht() on a DP fit tests the centre of its inference (fit$inference_centre, or ",
+            "coef(fit)); coef. = is not taken", call. = FALSE)
+  }
+  V <- covariance_for(model, "glht()")
+  b <- inference_centre(model)
+  names(b) <- names(coef(model))
+  # a coefficient without a released standard error is "not estimable" to multcomp: a hypothesis
+  # that uses it is refused by glht() ("some linear functions are not estimable")
+  keep <- is.finite(b) & is.finite(diag(V))
+  structure(list(coef = b[keep], vcov = V[keep, keep, drop = FALSE], df = 0, estimable = keep),
+            class = "modelparm")
+}
+
+#' @rdname dp_fit-other-tests
+#' @exportS3Method car::deltaMethod
+deltaMethod.dp_fit <- function(object, g., vcov. = NULL, ...) {
+  refuse_other_vcov(vcov., "deltaMethod()")
+  V <- covariance_for(object, "deltaMethod()")
+  b <- inference_centre(object)
+  names(b) <- names(coef(object))
+  dimnames(V) <- list(names(b), names(b))
+  dm_default <- utils::getS3method("deltaMethod", "default", envir = asNamespace("car"))
+  dm_default(b, g., vcov. = V, ...)
 }

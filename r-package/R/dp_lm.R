@@ -57,15 +57,18 @@
 #'   a `PrivacyLeakWarning`) change that. Values outside declared bounds are
 #'   clamped silently.
 #'
-#' @param formula An R formula.
+#' @param formula An R formula. Arithmetic on the response is computed as in
+#'   `lm()` (`y - 3000 ~ x`, `log(y) - 1 ~ x`; the outcome of `dp_glm()` is a
+#'   column).
 #' @param data A data frame; or a path, glob or directory of Parquet/CSV files
 #'   (`"claims/*.parquet"`), or [duckdb_source()]: read by the Python core (see
 #'   [duckdb_source()]).
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
-#'   privacy noise is expected to dominate (with ranges estimated privately on
-#'   factor data, up to twice that signal-to-noise index), with standard errors
+#'   privacy noise is expected to dominate (on factor data up to twice that
+#'   signal-to-noise index with ranges estimated privately, five times with
+#'   every range declared), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
 #'   and data in memory, so a DuckDB source keeps the SSP methods),
@@ -207,6 +210,14 @@ holds_values <- function(e) {
 }
 
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
+  if (!missing(data) && inherits(data, "formula") && is.data.frame(formula)) {
+    # newcomer review 19: df |> dp_lm(y ~ x) (the pipe passes the data first) said "'data' must be a
+    # data frame, ..." beside a data frame
+    fn <- if (identical(family, "binomial")) "dp_glm" else "dp_lm"
+    dp_stop(fn, "(formula, data): the formula comes first, as in lm(); with the native pipe write ",
+            "df |> ", fn, "(y ~ x, data = _) (R >= 4.2), with magrittr df %>% ", fn, "(y ~ x, data = .)",
+            call. = FALSE)
+  }
   if (!missing(data) && is_data_source(data)) {
     return(fit_source(call, formula, data, eps = eps, delta = delta, method = method, bounds = bounds,
                       levels = levels, seed = seed, family = family, ...))

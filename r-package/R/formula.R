@@ -189,7 +189,17 @@ translate_formula <- function(formula, data, levels = NULL) {
             call. = FALSE)
   }
   map <- new.env(parent = emptyenv())
-  lhs <- translate_leaf(expanded[[2]], map, NULL)
+  lhs_expr <- expanded[[2]]
+  if (is.call(lhs_expr) && deparse(lhs_expr[[1]]) %in% c("+", "-", "*", "/", "^")) {
+    # newcomer review 19: lm() computes arithmetic on the response (y - 3000 ~ x fits y - 3000); dpreg
+    # said "the function -() is not supported". The core's parser reads such operators on the left of
+    # ~ as formula operators on terms, so the arithmetic goes to it inside I()
+    lhs <- paste0("I(", translate_arith(lhs_expr), ")")
+    assign(norm_expr(lhs), paste(deparse(lhs_expr, width.cutoff = 500L, backtick = TRUE), collapse = " "),
+           envir = map)
+  } else {
+    lhs <- translate_leaf(lhs_expr, map, NULL)
+  }
   rhs <- translate_rhs(expanded[[3]], map, NULL)
   m <- unlist(as.list(map))
   derived <- .dpreg$derive$cols

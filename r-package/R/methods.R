@@ -250,7 +250,8 @@ print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
 #' (the column `Corrected` of the printed summary; `NULL` for every other fit). Wald intervals at any level and bootstrap
 #' intervals at the level stored in the fit (0.95) need no Python (the released
 #' covariance is stored in the fit); bootstrap intervals at other levels are
-#' computed by the Python core from the stored replicates.
+#' computed by the Python core from the stored replicates. `labels()` gives
+#' the term labels (as for `lm`: what `anova()` and `drop1()` test).
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
@@ -324,9 +325,15 @@ nobs.dp_fit <- function(object, ...) object$nobs
 #' @export
 formula.dp_fit <- function(x, ...) x$formula
 
-not_released <- function(what, why) {
+# newcomer review 19: labels(fit) gave labels.default's names of the list's 41 components; lm's
+# labels() are the term labels (what drop1() and anova() test)
+#' @rdname dp_fit-accessors
+#' @export
+labels.dp_fit <- function(object, ...) object$term.labels
+
+not_released <- function(what, why, verb = "are") {
   stop(structure(class = c("dpreg_not_released", "dpreg_error", "error", "condition"),
-                 list(message = paste0(what, " of the training data are not available from a ",
+                 list(message = paste0(what, " of the training data ", verb, " not available from a ",
                                        "differentially private fit: ", why), call = NULL)))
 }
 
@@ -435,12 +442,15 @@ extractAIC.dp_fit <- function(fit, scale = 0, k = 2, ...) {
 
 # lm's case diagnostics and decompositions: each is a function of single training rows (leverages,
 # residuals, the QR factor of the model matrix, simulated responses around the fitted values)
-case_diagnostic_not_released <- function(what, arg = "model") {
+case_diagnostic_not_released <- function(what, arg = "model", verb = "are") {
   force(what)
+  force(verb)
   method <- function(model, ...) {
-    not_released(what, paste0("each is computed from single records (residuals or the model matrix), ",
-                              "which a DP fit does not hold; summary(), confint() and anova() use the ",
-                              "released coefficients and their noise-aware covariance"))
+    subject <- if (verb == "is") "it is" else "each is"
+    not_released(what, verb = verb,
+                 paste0(subject, " computed from single records (residuals or the model matrix), ",
+                        "which a DP fit does not hold; summary(), confint() and anova() use the ",
+                        "released coefficients and their noise-aware covariance"))
   }
   names(formals(method))[1] <- arg     # the generic's argument name (R CMD check: S3 consistency)
   method
@@ -485,7 +495,7 @@ dfbetas.dp_fit <- case_diagnostic_not_released("leave-one-out coefficient change
 effects.dp_fit <- case_diagnostic_not_released("orthogonal effects", "object")
 #' @rdname dp_fit-diagnostics
 #' @export
-qr.dp_fit <- case_diagnostic_not_released("the QR decomposition of the model matrix", "x")
+qr.dp_fit <- case_diagnostic_not_released("the QR decomposition of the model matrix", "x", verb = "is")
 #' @rdname dp_fit-diagnostics
 #' @export
 simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {

@@ -15,6 +15,11 @@
 #' and the ridge estimate (`coef()`, what [predict.dp_fit()] uses) is an open
 #' circle.
 #'
+#' `plot.lm`'s diagnostic plots (`which = 1:6`: residuals against fitted
+#' values, normal Q-Q, scale-location, Cook's distances, leverage) are drawn
+#' from the residuals and the model matrix of the training data, which a DP fit
+#' does not hold; `plot(fit, which = )` stops with that reason.
+#'
 #' @param x A `dp_fit` (from [dp_lm()] or [dp_glm()]).
 #' @param ... Further graphical parameters passed to [graphics::plot.default()]
 #'   (e.g. `xlim`, `cex`).
@@ -46,6 +51,13 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
                         main = "DP estimates with noise-aware intervals", xlab = NULL,
                         col = "#1f77b4", label = NULL,
                         reference_label = "non-private reference (not DP)", legend = TRUE) {
+  # newcomer review 19 (mtcars): plot(fit, which = 1) as for lm gave four "'which' is not a graphical
+  # parameter" warnings and then "invalid 'which' argument"
+  if ("which" %in% base::names(list(...))) {
+    not_released("the residual and leverage plots (plot.lm's 'which')",
+                 paste0("they are drawn from the residuals and the model matrix of the training data; ",
+                        "plot(fit) draws the coefficients with their noise-aware intervals"))
+  }
   est <- stats::coef(x)
   all_terms <- x$terms
   if (is.null(terms)) {

@@ -207,12 +207,15 @@ within_text <- function(p) {
 #' interval is recomputed from its released components (up to the released
 #' level when it includes a winsorization bias bound); a quantile's interval
 #' ends are releases at one level, so another level is an error (rerun
-#' `dp_quantile(..., level = )`). `NA` when no interval was released.
+#' `dp_quantile(..., level = )`). `NA` when no interval was released, and for
+#' an end the core did not release (an unbounded end of a quantile's interval
+#' without declared bounds), in that row only.
 #' @param object A `dp_estimate`.
 #' @param parm Unused (one parameter).
 #' @param level Confidence level.
 #' @param ... Unused.
-#' @return A 1 x 2 matrix.
+#' @return A matrix with one row per estimate (1 x 2 for a mean or a single
+#'   quantile).
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
@@ -227,11 +230,19 @@ confint.dp_estimate <- function(object, parm, level = 0.95, ...) {
   }
   f <- object$facts
   k <- length(object$estimate)
-  released <- num(unlist(f$conf_int))
-  if (length(released) != 2 * k) {
+  # one row (lower, upper) per estimate; an end the core did not release (an unbounded end of a quantile's
+  # interval, null in its JSON) is NA in its own row only (audit 19: unlist() dropped it, so every row of
+  # a joint release became NA, the released interval of the other levels too)
+  rows <- f$conf_int
+  if (!is.null(rows) && !is.list(rows)) rows <- list(rows)
+  ends <- lapply(rows, function(r) {
+    v <- num(r)
+    if (length(v) == 2) v else c(NA_real_, NA_real_)
+  })
+  if (length(ends) != k) {
     lo <- hi <- rep(NA_real_, k)
   } else if (isTRUE(abs(num1(f$level) - level) < 1e-12)) {
-    lo <- released[c(TRUE, FALSE)]; hi <- released[c(FALSE, TRUE)]
+    lo <- vapply(ends, `[`, 0, 1); hi <- vapply(ends, `[`, 0, 2)
   } else {
     one <- function(v) if (k == 1) v else as.list(v)
     se <- object$std.error

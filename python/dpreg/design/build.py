@@ -37,6 +37,7 @@ from .inputs import (  # noqa: F401
     _safe_type,
     _sort_levels,
     all_ranges_declared,
+    declared_number_without_values,
 )
 from .intervals import domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
@@ -167,7 +168,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     # sensitivity of the level counts
     sel_neighbours = "replace_one" if n_public else "add_remove"
     formula_cats = categorical_in_formula(formula)
-    cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")}
+    cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")
+                and not declared_number_without_values(df[c], c, bounds, levels)}
     cat_cols |= set(levels) | formula_cats
     try:
         parsed = parse_formula(formula, df.columns, cat_cols,
@@ -212,7 +214,7 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     if bounds_mode == "data":
         schema.private = False
 
-    rhs_kinds = _classify(df, parsed.rhs_vars, levels, formula_cats)
+    rhs_kinds = _classify(df, parsed.rhs_vars, levels, formula_cats, bounds=declared)
     # a column used as categorical must not be used in arithmetic
     for info in parsed.factors.values():
         if info.kind == "numeric":
@@ -223,6 +225,9 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
 
     # ---- outcome type checks ---------------------------------------------------------------
     ytype = _column_type(df[outcome_var])
+    if ytype == "string" and family == "gaussian" and \
+            declared_number_without_values(df[outcome_var], outcome_var, declared, levels):
+        ytype = "numeric"       # a declared number column with no value (as for the predictors)
     if family == "gaussian":
         if ytype != "numeric":
             raise DesignError(f"the outcome {outcome_var!r} must be numeric for a linear model "
@@ -820,6 +825,9 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
             return None
         formula_cats = categorical_in_formula(formula)
         kinds = {c: _safe_type(df[c]) for c in df.columns}
+        # a declared number column with no value (every entry missing) is numeric (inputs._classify)
+        kinds = {c: "numeric" if k == "string" and declared_number_without_values(df[c], c, bounds, declared_levels)
+                 else k for c, k in kinds.items()}
         cat_cols = {c for c, k in kinds.items() if k in ("categorical", "bool", "string")}
         cat_cols |= set(declared_levels) | formula_cats
         parsed = parse_formula(formula, df.columns, cat_cols)

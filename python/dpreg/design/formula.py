@@ -289,6 +289,68 @@ def _keyword_hint(text: str, columns) -> str:
             "rename the column(s)")
 
 
+_OUTCOME_OPERATORS = set("+-*/:^%|&<>=!")
+
+
+def _outcome_operator(lhs_text: str) -> str | None:
+    """The first formula operator outside parentheses and back-quotes on the left of ``~``, or None.
+
+    The formula parser reads ``y - 3``, ``y**2``, ``y:y`` and ``np.log(y) - 1`` as operations on terms,
+    all of which leave the term ``y`` (or ``np.log(y)``), so the arithmetic vanished without a word;
+    lm computes it on the values. Inside a call (``I(y - 3)``, ``np.log(y / 1000)``) it is arithmetic."""
+    depth, i = 0, 0
+    while i < len(lhs_text):
+        ch = lhs_text[i]
+        if ch == "`":
+            j = lhs_text.find("`", i + 1)
+            i = len(lhs_text) if j < 0 else j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch in _OUTCOME_OPERATORS:
+            return "**" if lhs_text.startswith("**", i) else ch
+        i += 1
+    return None
+
+
+def _top_level_text(text: str) -> str:
+    """``text`` with everything inside parentheses and back-quotes blanked out (same length)."""
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "`":
+            j = text.find("`", i + 1)
+            j = len(text) - 1 if j < 0 else j
+            out.append(" " * (j - i + 1))
+            i = j + 1
+            continue
+        if ch == ")":
+            depth = max(depth - 1, 0)
+        out.append(ch if depth == 0 else " ")
+        if ch == "(":
+            depth += 1
+        i += 1
+    return "".join(out)
+
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)(?![\w.])")
+
+
+def _stray_number(rhs_text: str) -> str | None:
+    """A number other than 0 and 1 standing as a term on the right of ``~`` (not an exponent of ``**`` or
+    ``^``), or None. The formula parser drops ``- 3`` without a word (it removes a term "3" that is not
+    there) and cannot parse ``x / 10`` or ``2*x``; lm refuses such formulas."""
+    top = _top_level_text(rhs_text)
+    for m in _NUMBER.finditer(top):
+        before = top[:m.start()].rstrip()
+        if before.endswith(("**", "^")) or float(m.group(1)) in (0.0, 1.0):
+            continue
+        return m.group(1)
+    return None
+
+
 def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
@@ -305,6 +367,13 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     lhs_text, rhs_text = _power_in_calls(lhs_text.strip()), _power_in_calls(rhs_text.strip())
     if not lhs_text:
         raise FormulaError("formula needs an outcome on the left of '~'")
+    operator = _outcome_operator(lhs_text)
+    if operator is not None:
+        # newcomer review 19: "body_mass_g - 3000 ~ x" fitted body_mass_g, the constant dropped silently
+        raise FormulaError(f"the outcome {lhs_text!r} uses {operator!r} outside a function: on the left "
+                           "of '~' the formula parser reads it as an operator on terms, not on values (it "
+                           "would drop the arithmetic without a word); write arithmetic on the outcome "
+                           f"inside I(), e.g. 'I({lhs_text}) ~ ...'")
     columns = [str(c) for c in columns]
     colset = set(columns)
     try:
@@ -325,6 +394,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
         raise FormulaError("the formula uses a column named '1', which the formula parser cannot tell apart "
                            "from the intercept (it would be dropped without a word); rename the columns, "
                            "e.g. df.columns = [f'x{c}' for c in df.columns]")
+    number = _stray_number(rhs_text)
+    if number is not None:
+        # newcomer review 19: "y ~ x - 3" fitted y ~ x
+        raise FormulaError(f"the right-hand side uses the number {number} as a term; only 0 and 1 (the "
+                           "intercept) are terms, and arithmetic on a column goes inside I(), e.g. "
+                           f"I(x - {number}) or I(x / {number})")
     try:
         rhs_f = Formula(rhs_text)
     except Exception as exc:

@@ -55,7 +55,9 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                                       "('withhold'; no release bounds its error there), or the interval "
                                       "that assumes the data vary along it at least half as much as that "
                                       "noise ('assume'; 0.48-0.75 of them held the OLS coefficient where "
-                                      "the data vary less: economics, Credit's Income, Carseats' Price)"),
+                                      "the data vary less: economics, Credit's Income, Carseats' Price). "
+                                      "'withhold' keeps the interval where the released lambda_min "
+                                      "certifies that much variation (§25)"),
     "cov_type": ("auto", "our choice: 'HC' (a DP heteroscedasticity-consistent sandwich, like vcovHC) "
                          "wherever the released X^T X says it is resolved at this n and eps, else "
                          "'classical' (sigma-hat^2 (X^T X)^-1, like lm); heteroscedastic and t3 errors at "
@@ -133,6 +135,23 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     return restore_columns(rel, keep, design)
 
 
+def _certified_floor(state, values, level):
+    """Issue 12, nineteenth pass (docs/derivations/adassp_boosted.md §25): (floor, gamma) where the
+    default rule would withhold (hidden_directions 'withhold', some released eigenvalue of X^T X below
+    inf.HIDDEN_WITHHOLD_SDS sigma1) and the released lambda_min certifies a floor of at least sigma1 / 2 on the data's
+    curvature (inf.certified_curvature_floor); else None. Released values and public constants only. The
+    released lambda_min is that of the full Gram matrix; with dummy columns dropped it still bounds the
+    reduced one (a principal submatrix: Cauchy interlacing)."""
+    from ..inference import ssp as inf
+    if values.get("hidden_directions", "withhold") != "withhold":
+        return None
+    A = np.asarray(state["A_hat"], float)
+    alpha = np.linalg.eigvalsh((A + A.T) / 2.0)
+    if not np.any(alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]):
+        return None
+    return inf.certified_curvature_floor(state["lam_hat"], state["sigma_lambda"], state["sigma_gram"], level)
+
+
 def _withhold_hidden_loading(rel, facts, state, M):
     """Issue 12 (docs/derivations/adassp_boosted.md §24): withhold the interval of every coefficient
     whose map loads by more than inf.HIDDEN_MAX_LOADING on the released eigendirections of X^T X below
@@ -187,21 +206,30 @@ def _near_sds(values):
     return inf.ATTENUATION_NEAR_SDS if values.get("hidden_directions", "withhold") == "withhold" else None
 
 
-def _combination_pieces(state, K, M, theta, V, values):
-    """What the intervals of a linear combination r'beta need (docs/derivations/adassp_boosted.md §25):
+def _combination_pieces(state, K, M, theta, V, values, certified=None):
+    """What the intervals of a linear combination r'beta need (docs/derivations/adassp_boosted.md §27):
     the map M (beta = M theta + offset), the scaled inference centre theta and its covariance V, the
-    attenuation box of §20 (directions below 2 sigma1 and their c_max) and the hidden directions of §24
-    (below 3 sigma1). Functions of released values and public constants only."""
+    attenuation box of the coefficients' intervals (§20; with a certified floor, §25, the directions
+    below HIDDEN_WITHHOLD_SDS sigma1 at that floor and the union at level + gamma; under the withholding
+    rule, §26, also the directions just above its threshold) and the hidden directions of §24 (below 3
+    sigma1; nothing is withheld under a certified floor). Functions of released values and public
+    constants only."""
     from ..inference import ssp as inf
     A = np.asarray(state["A_hat"], float)
-    Qk, c_max = inf.attenuation_box(A, K, state["sigma_gram"], near_sds=_near_sds(values))
+    s1 = state["sigma_gram"]
+    if certified is None:
+        Qk, c_max = inf.attenuation_box(A, K, s1, near_sds=_near_sds(values))
+        level_add = 0.0
+    else:
+        floor, level_add = certified
+        Qk, c_max = inf.attenuation_box(A, K, s1, f=floor / s1, unresolved_sds=inf.HIDDEN_WITHHOLD_SDS)
     alpha, Q = np.linalg.eigh((A + A.T) / 2.0)
-    hidden = Q[:, alpha < inf.HIDDEN_WITHHOLD_SDS * state["sigma_gram"]]
+    hidden = Q[:, alpha < inf.HIDDEN_WITHHOLD_SDS * s1]
     bounded = bool(np.all(np.isfinite(c_max)))
     return {"map": np.asarray(M, float), "centre": np.asarray(theta, float), "vcov": np.asarray(V, float),
             "unresolved": Qk, "c_max": np.where(np.isfinite(c_max), c_max, 0.0), "bounded": bounded,
-            "hidden": hidden, "max_loading": float(inf.HIDDEN_MAX_LOADING),
-            "withhold": values.get("hidden_directions", "withhold") == "withhold"}
+            "level_add": float(level_add), "hidden": hidden, "max_loading": float(inf.HIDDEN_MAX_LOADING),
+            "withhold": certified is None and values.get("hidden_directions", "withhold") == "withhold"}
 
 
 def _hidden_direction_reason(k, names=None):
@@ -541,11 +569,25 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     # 0.40-0.73); the intervals are the union over the attenuations a stated lowest
                     # curvature allows
                     # (with no unresolved direction V is noise_split_vcov's)
-                    # with the withholding rule in force (§24) the directions released just above its
-                    # threshold join the box too (§26: their releases are the overshooting ones)
-                    V, *attenuation = inf.attenuation_robust_ends(
-                        state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
-                        float(values["level"]), meat=meat, near_sds=_near_sds(values))
+                    level = float(values["level"])
+                    certified = _certified_floor(state, values, level)
+                    if certified is None:
+                        # with the withholding rule in force (§24) the directions released just above its
+                        # threshold join the box too (§26: their releases are the overshooting ones)
+                        V, *attenuation = inf.attenuation_robust_ends(
+                            state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                            level, meat=meat, near_sds=_near_sds(values))
+                    else:
+                        # issue 12, nineteenth pass (§25): the released lambda_min bounds the data's
+                        # curvature along every direction from below (with probability 1 - gamma), so
+                        # the union's box along each direction released below HIDDEN_WITHHOLD_SDS sigma1
+                        # rests on that floor instead of the assumption, and nothing is withheld
+                        floor, gamma = certified
+                        V, *attenuation = inf.attenuation_robust_ends(
+                            state["A_hat"], S, K, theta, V_xty, V_gram, sigma2_hat, state["sigma_gram"], M,
+                            level + gamma, meat=meat, f=floor / state["sigma_gram"],
+                            unresolved_sds=inf.HIDDEN_WITHHOLD_SDS)
+                        facts["hidden_certified_floor"] = float(floor / state["sigma_gram"])
         # which covariance the intervals use, in the tuning (and so in the summary)
         tuning["cov_type"] = (cov_used, tuning["cov_type"][1])
         facts["cov_type"] = cov_used
@@ -748,8 +790,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 if attenuation_ci is not None:
                     rel.inference_note += (
                         f"; at level {float(values['level']):g} each interval also spans the interval that allows "
-                        "for attenuation along the directions of X^T X the privacy noise hides, and the "
-                        "standard errors are scaled to that span")
+                        "for attenuation along the directions of X^T X the privacy noise hides"
+                        + (" (as far as the released lambda_min allows)" if "hidden_certified_floor" in facts
+                           else "")
+                        + ", and the standard errors are scaled to that span")
         # issue 12: BoostedAdaSSP's covariance uses S (the released Gram matrix) for X^T X in every
         # round; when the Gram noise s.d. sigma1 exceeds a column's released information S_jj (small
         # n eps: sigma1 grows with sqrt(T)), V_T is wrong and the intervals covered 0.80 at n = 300
@@ -837,7 +881,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             part = inf.privacy_part(rel.vcov, V_samp, M)
             if part is not None:
                 rel.vcov_privacy = part
-        if rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold":
+        if (rel.vcov is not None and attenuation is not None and values.get("hidden_directions", "withhold") == "withhold"
+                and "hidden_certified_floor" not in facts):
             # issue 12, collinear designs (docs/derivations/adassp_boosted.md §24): along a released
             # eigendirection of X^T X below 2 sigma1 the release allows the data's curvature to be 0,
             # and then the estimate along it is attenuated by an unknown factor and the coefficient
@@ -847,9 +892,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # the union applies: ci="auto" / "analytic"; ci="bootstrap" is left as the user chose it)
             _withhold_hidden_loading(rel, facts, state, M)
         if rel.vcov is not None and attenuation is not None and facts.get("ci_used") != "bootstrap":
-            # linear combinations (predictions, several-coefficient t tests; §25): the same union and
+            # linear combinations (predictions, several-coefficient t tests; §27): the same union and
             # the same withholding rule applied to the combination's own map, from these released pieces
-            rel.combinations = _combination_pieces(state, K, M, theta, V, values)
+            rel.combinations = _combination_pieces(state, K, M, theta, V, values, certified)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:

@@ -231,13 +231,18 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
     return rel
 
 
+# what helps names BoostedAdaSSP (nineteenth pass): auto fits dpgd on declared factor data up to the index 100,
+# where AdaSSP's default withholds the intervals along the hidden directions (eighteenth pass) and
+# BoostedAdaSSP released valid ones on most real designs (docs/accuracy.md, "auto on declared factor data
+# after AdaSSP's withholding")
 NOT_ESTIMABLE_NOTE = (
     "standard errors not estimable at this n and eps: the released Gram matrix does not resolve the "
     "curvature of every direction, so the gradient steps may have left much of the coefficients' "
     "starting point (0) in some direction, a bias that no release bounds; no budget was spent on "
     "inference. More rows, a larger eps, or fewer or less collinear columns (e.g. fewer factor levels) "
-    "help; method='adassp' prints intervals here, but they assume a curvature the released Gram matrix "
-    "cannot confirm")
+    "help; method='boosted_adassp' may print intervals here (wider, from its own larger share of the "
+    "budget for X^T X, about its own estimate), and method='adassp' with hidden_directions='assume' under "
+    "an assumption the released Gram matrix cannot confirm")
 
 
 # the second X'X release was made (it looked able to certify the curvature) and still did not: its

@@ -250,6 +250,10 @@ _NOT_SUPPORTED = {
     "offset": "offsets are not supported",
     "family": "dp_lm fits the gaussian linear model; use dp_glm(family='binomial') for logistic regression",
     "alpha": "the interval level is level= (conf_int(alpha=...) takes statsmodels' alpha)",
+    "missing": ("statsmodels' missing= is na_action= here: 'fail' (the default, as missing='raise'), "
+                "'drop' (as missing='drop'; the number of complete rows is then treated as public, with a "
+                "PrivacyLeakWarning) "
+                "or 'impute'; so missing='drop' is na_action='drop'"),
 }
 
 

@@ -44,6 +44,11 @@ def normal_scale_from_clipped_abs(mean_clipped_abs: float, c: float) -> float | 
         return None
     f = lambda sig: sig * clipped_abs_moment(c / sig) - m      # noqa: E731
     lo, hi = m * math.sqrt(math.pi / 2.0), m * math.sqrt(math.pi / 2.0)
+    if f(lo) >= 0.0:
+        # f(lo) <= 0 in exact arithmetic (g <= sqrt(2/pi)); it rounds above 0 only where g(c / lo) is
+        # sqrt(2/pi) to the last bit (c / lo > 8: the clip is never reached), so lo is the root. brentq
+        # refuses a bracket without a sign change (ValueError out of dp_lm: raw_scale, n = 300, eps = 4)
+        return float(lo)
     while f(hi) < 0.0:          # m = E min(|r|, c) <= E|r| = sigma sqrt(2/pi): the root is >= m sqrt(pi/2)
         hi *= 2.0
         if hi > 1e300:
@@ -1104,7 +1109,7 @@ def attenuation_box(A_hat, K, sigma_gram: float, f: float = ATTENUATION_MIN_CURV
     """(Q_k, c_max): the released eigendirections of A_hat whose curvature the union bounds (columns of
     Q_k) and, for each, the largest de-attenuating c_v = 1 / (k_v a_L,v) - 1 >= 0 (k_v = q_v' K q_v; inf
     where k_v <= 0: no bound), the box of :func:`attenuation_robust_ends` (§20 of
-    docs/derivations/adassp_boosted.md), shared with the intervals of linear combinations (§26).
+    docs/derivations/adassp_boosted.md), shared with the intervals of linear combinations (§27).
 
     Below ``unresolved_sds`` sigma1 the release allows a curvature of 0 and a_L is the stated assumption
     f sigma1 (§20). With ``near_sds`` (the withholding rule of §24 in force) the directions released from
@@ -1170,6 +1175,34 @@ HIDDEN_MAX_LOADING = 0.05
 #: were the only intervals of the blind coefficients left, covering 0.00: docs/derivations/adassp_boosted.md
 #: §24)
 HIDDEN_WITHHOLD_SDS = 3.0
+#: AdaSSP (declared ranges; docs/derivations/adassp_boosted.md §25): the share of the intervals' miss
+#: probability 1 - level spent on the released lambda_min's lower bound, which certifies a floor on the
+#: data's curvature along every direction (our choice: a quarter, gamma = 0.0125 at level 0.95, z = 2.24;
+#: the Wald part then runs at level + gamma). With the floor required to be at least sigma1 / 2, a fit whose
+#: lambda_min is 0 (any certified floor wrong) is certified with probability 0.16% (§25); a tenth (z = 2.58,
+#: 0.05%) released 0.08-0.10 fewer intervals on the correlated design, none of the measured cells lower
+HIDDEN_CERTIFY_ALPHA_SHARE = 0.25
+
+
+def certified_curvature_floor(lam_hat: float, sigma_lambda: float, sigma_gram: float, level: float = 0.95,
+                              min_sds: float = ATTENUATION_MIN_CURVATURE_SDS):
+    """(L, gamma): L = lam_hat - z_{1-gamma} sigma3, a lower bound on lambda_min(X'X), hence on the data's
+    curvature v'X'Xv along every unit direction v (also of a principal submatrix, by interlacing), that
+    holds with probability >= 1 - gamma whatever the data: lam_hat = lambda_min(X'X) + sigma3 z3 with z3
+    standard normal and independent of the Gram and X'y releases (docs/derivations/adassp_boosted.md §25).
+    gamma = HIDDEN_CERTIFY_ALPHA_SHARE (1 - level) is fixed before lam_hat is seen. None unless L is at
+    least ``min_sds`` sigma1 (the curvature §20 assumes: the certificate establishes that assumption, and
+    where lambda_min is near 0 a floor is certified, wrongly, in at most P(Z > z_gamma + min_sds
+    sigma1 / sigma3) of the fits), or where the inputs are not finite. Released values only."""
+    lam_hat, sigma_lambda, sigma_gram, level = float(lam_hat), float(sigma_lambda), float(sigma_gram), float(level)
+    if not (math.isfinite(lam_hat) and math.isfinite(sigma_lambda) and sigma_lambda > 0
+            and math.isfinite(sigma_gram) and sigma_gram > 0 and 0 < level < 1):
+        return None
+    gamma = HIDDEN_CERTIFY_ALPHA_SHARE * (1.0 - level)
+    floor = lam_hat - float(stats.norm.isf(gamma)) * sigma_lambda
+    if not (math.isfinite(floor) and floor >= float(min_sds) * sigma_gram and floor > 0):
+        return None
+    return floor, gamma
 
 
 def hidden_direction_loading(A_hat, sigma_gram: float, M, unresolved_sds: float = ATTENUATION_UNRESOLVED_SDS):
@@ -1198,7 +1231,7 @@ def deattenuation_union_ends(theta, V, Qk, c_max, M, z: float, se0=None, extra_v
     are at the box's vertices: exact for up to ATTENUATION_EXACT_MAX columns (2^k vertices, O(d k^2)
     each), else bounded separably (se_c <= se_0 + sum_v c_v |(M Q)_jv| sd_v, each shift at its worst
     sign), which is wider. Used by AdaSSP's attenuation-robust intervals (§20 of
-    docs/derivations/adassp_boosted.md), the intervals of linear combinations and predictions (§25) and
+    docs/derivations/adassp_boosted.md), the intervals of linear combinations and predictions (§27) and
     by dp_glm's remaining-share union along collapsed directions (docs/derivations/dpgd_logistic.md §2e).
     ``extra_var`` (per row, original units; a new observation's residual variance for a prediction
     interval) is added to every se_c^2: it does not depend on c, so the vertices still give the extremes

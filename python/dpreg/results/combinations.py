@@ -1,5 +1,5 @@
 """Intervals of linear combinations r'beta of an AdaSSP fit's coefficients (predictions, t tests of
-several coefficients) by the rules of its coefficient intervals (docs/derivations/adassp_boosted.md §25).
+several coefficients) by the rules of its coefficient intervals (docs/derivations/adassp_boosted.md §27).
 
 A coefficient is one combination (r = e_j); nothing in the attenuation union of §20 is specific to it.
 For a row r (original units) its map onto the scaled coefficients is m = r'M, and the interval is the
@@ -10,7 +10,7 @@ than the rule's share of its length on the hidden directions (a contrast of rele
 a hidden direction). Releasing rows that use withheld coefficients because their own map loads little
 was tried and is not valid: a row like the data has a small standard error, and a loading of 1-2% times
 a hidden coefficient no release bounds was 1-2 of them (collinear_contrast design, n = 10^4, eps = 1:
-0.72 coverage; §25).
+0.72 coverage; §27).
 
 Post-processing of the pieces the estimator stored in ``Release.combinations`` (released values and
 public constants); no new release.
@@ -18,6 +18,7 @@ public constants); no new release.
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from ..inference.ssp import deattenuation_union_ends
 
@@ -33,9 +34,16 @@ def _columns(x, d):
     return np.asarray([] if x is None else x, float).reshape(d, -1)
 
 
-def combination_ends(release, rows, z: float, extra_var=None):
-    """(down, up, withheld) for the combinations ``rows`` (k, d) in original units at the normal
-    quantile ``z``: the distances from r' inference_centre to the interval's lower and upper ends, and
+def union_z(release, level: float) -> float:
+    """The normal quantile of the union's Wald intervals at ``level``: at level + gamma where a certified
+    curvature floor (§25) spends gamma of the miss probability, as the coefficients' intervals do."""
+    add = float((release.combinations or {}).get("level_add") or 0.0)
+    return float(stats.norm.ppf(0.5 + min(float(level) + add, 1.0 - 1e-15) / 2.0))
+
+
+def combination_ends(release, rows, level: float, extra_var=None):
+    """(down, up, withheld) for the combinations ``rows`` (k, d) in original units at the confidence
+    ``level``: the distances from r' inference_centre to the interval's lower and upper ends, and
     whether the withholding rule of §24 applies to the row (it uses a withheld coefficient, or its own map
     loads above the rule's share on the hidden directions; its ends are then NaN). ``extra_var`` (per
     row) is added to the variance of every Wald interval of the union (a prediction interval's
@@ -69,7 +77,8 @@ def combination_ends(release, rows, z: float, extra_var=None):
         down = up = np.full(len(maps), np.inf)
     else:
         down, up = deattenuation_union_ends(np.asarray(p["centre"], float), np.asarray(p["vcov"], float),
-                                            unresolved, c_max, maps, z, extra_var=extra_var)
+                                            unresolved, c_max, maps, union_z(release, level),
+                                            extra_var=extra_var)
     down = np.where(withheld, np.nan, down)
     up = np.where(withheld, np.nan, up)
     return down, up, withheld
@@ -83,7 +92,7 @@ def combination_vcov(release, rows):
     rows = np.atleast_2d(np.asarray(rows, float))
     maps = rows @ np.asarray(p["map"], float)
     cov = maps @ np.asarray(p["vcov"], float) @ maps.T
-    _down, _up, withheld = combination_ends(release, rows, 1.0)
+    _down, _up, withheld = combination_ends(release, rows, 0.95)
     if withheld.any():
         cov = np.full_like(cov, np.nan)
     return (cov + cov.T) / 2.0

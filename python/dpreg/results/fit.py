@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._numeric import NUMPY_ERRSTATE
+from .._numeric import NUMPY_ERRSTATE, numpy_defaults
 from ..errors import InvalidArgument, InvalidArgumentType
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
@@ -660,6 +660,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         b = np.asarray(self._release.coef, float)
         return [j for j, t in enumerate(self._terms) if t not in _INTERCEPT_NAMES and np.isfinite(b[j])]
 
+    @numpy_defaults
     def wald_test(self, terms: str | list[str] | None = None) -> dict:
         """Noise-aware Wald chi-square of "these coefficients are all 0" (about
         :attr:`inference_centre`, like the intervals); post-processing of the released covariance.
@@ -731,7 +732,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         if combinations.applies(self._release):
             # AdaSSP with declared ranges and no unresolved direction (Wald z intervals): rows the
             # withholding rule lets through are tested with the covariance of their own maps, also where
-            # they use coefficients whose own intervals are withheld (docs/derivations/adassp_boosted.md §25)
+            # they use coefficients whose own intervals are withheld (docs/derivations/adassp_boosted.md §27)
             cov = combinations.combination_vcov(self._release, R)
         elif not np.all(np.isfinite(v[np.ix_(used.any(axis=0), used.any(axis=0))])):
             cov = np.full((k, k), np.nan)
@@ -740,6 +741,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             out["note"] = "not available: the standard errors of some coefficients are not estimable"
         return out
 
+    @numpy_defaults
     def t_test(self, r_matrix, level: float | None = None) -> LinearHypothesisTest:
         """z tests of linear hypotheses about the coefficients (statsmodels' ``t_test``; the reference is
         normal, the standard errors noise-aware). Post-processing of released values (no budget).
@@ -849,7 +851,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             predicted, se_mean = link_fit, se
         link_ends = None
         if "_lower" in mean:
-            # asymmetric intervals (AdaSSP's union, §25): the ends are predict()'s own at each level; the
+            # asymmetric intervals (AdaSSP's union, §27): the ends are predict()'s own at each level; the
             # reasons were said above, once
             def link_ends(at_level, obs):
                 with warnings.catch_warnings():
@@ -861,18 +863,22 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                                  mean.index, link_ends=link_ends)
 
     # ---- summaries and printing ----------------------------------------------------------------
-    def summary(self, level: float | None = None) -> Summary:
+    def summary(self, level: float | None = None, alpha: float | None = None) -> Summary:
         """R-like summary of the fit.
 
         Parameters
         ----------
         level : float, optional
             Level of the interval columns; None: the fit's :attr:`level`.
+        alpha : float, optional
+            statsmodels' keyword: the same as ``level = 1 - alpha`` (as in :meth:`conf_int`).
 
         Returns
         -------
         Summary
         """
+        # newcomer review 19: summary(alpha=0.1), statsmodels' spelling, was a TypeError
+        level = _level_from_alpha(level, alpha)
         return Summary(self, level=self.level if level is None else level)
 
     @property

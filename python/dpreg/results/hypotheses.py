@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._numeric import numpy_defaults
 from ..errors import InvalidArgument, InvalidArgumentType
 from . import combinations
 from .common import _check_level, _level_from_alpha, _z_quantile
@@ -121,6 +122,7 @@ def _row_label(r_row: np.ndarray, q: float, terms: list[str]) -> str:
     return f"{text} = {format_number(float(q)) if q != 0 else '0'}"
 
 
+@numpy_defaults
 def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """``(R, q, labels)`` of linear hypotheses ``R b = q`` given as statsmodels takes them.
 
@@ -177,6 +179,7 @@ def parse_hypotheses(hypotheses, terms) -> tuple[np.ndarray, np.ndarray, list[st
     return R, q, [_row_label(R[i], q[i], terms) for i in range(R.shape[0])]
 
 
+@numpy_defaults
 def normalised_rows(R, q):
     """``(R / s, q / s, s)`` with s_i = max_j |R_ij|: each hypothesis scaled to a largest coefficient of 1.
     z, p and the Wald statistic do not change under such a scaling, and computed on the scaled rows they
@@ -185,6 +188,7 @@ def normalised_rows(R, q):
     return R / scale[:, None], q / scale, scale
 
 
+@numpy_defaults
 def linear_combinations(fit, R, q, labels, caller="t_test"):
     """Per-row estimate, standard error, z, p-value of ``R b = q`` on ``fit``, and how to build its
     intervals (module docstring). Returns ``(effect, se, z, note, interval_rule)`` where
@@ -196,6 +200,7 @@ def linear_combinations(fit, R, q, labels, caller="t_test"):
         effect, se, z, note, interval = _unit_combinations(fit, Rn, qn, labels, caller)
         effect_given, se_given = effect * scale, se * scale
 
+    @numpy_defaults
     def interval_given(level):
         ends = interval(level)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -211,7 +216,7 @@ def _unit_combinations(fit, R, q, labels, caller):
     side = fit._release_side_se(b) if V is not None else None
     used = R != 0
     # AdaSSP with declared ranges: a row naming several coefficients gets the union interval of its own
-    # map and the withholding rule of the coefficients (docs/derivations/adassp_boosted.md §25)
+    # map and the withholding rule of the coefficients (docs/derivations/adassp_boosted.md §27)
     by_rule = combinations.applies(fit._release)
     multi = (used.sum(axis=1) > 1) & by_rule
     with np.errstate(invalid="ignore", over="ignore"):
@@ -264,7 +269,7 @@ def _unit_combinations(fit, R, q, labels, caller):
     if multi.any():
         z_fit = _z_quantile(fit.level)
         with np.errstate(invalid="ignore", over="ignore"):
-            down, up, withheld = combinations.combination_ends(fit._release, R[multi], z_fit)
+            down, up, withheld = combinations.combination_ends(fit._release, R[multi], fit.level)
             half = np.where(effect[multi] >= q[multi], down, up)
             se[multi] = np.where(np.isfinite(half) & (half > 0), half / z_fit, np.nan)
         if withheld.any():
@@ -289,7 +294,7 @@ def _unit_combinations(fit, R, q, labels, caller):
                 out = np.column_stack([effect - zq * se, effect + zq * se])
         if multi.any():
             with np.errstate(invalid="ignore", over="ignore"):
-                lo, hi, _ = combinations.combination_ends(fit._release, R[multi], zq)
+                lo, hi, _ = combinations.combination_ends(fit._release, R[multi], level)
                 out[multi] = np.column_stack([effect[multi] - lo, effect[multi] + hi])
         return np.where(na[:, None], np.nan, out)
 
@@ -477,7 +482,7 @@ class PredictionResults:
         self._obs_se = None if obs_se is None else np.asarray(obs_se, float)
         self._logit = bool(logit)
         self._index = index
-        # asymmetric intervals (AdaSSP's union, docs/derivations/adassp_boosted.md §25): a callable
+        # asymmetric intervals (AdaSSP's union, docs/derivations/adassp_boosted.md §27): a callable
         # (level, obs) -> (lower, upper) on the link scale, predict()'s own ends
         self._link_ends = link_ends
 

@@ -316,10 +316,14 @@ class Summary:
             # issue 12 (AdaSSP, docs/derivations/adassp_boosted.md §20): k is a function of the released
             # X'X and sigma1 only
             k = int(f.facts.get("attenuation_directions") or 0)
+            # issue 12, nineteenth pass (§25): where the released lambda_min bounds the curvature, the
+            # union rests on that bound (a released value), not on the stated assumption
+            basis = ("with the data's variation along each bounded below by the released lambda_min"
+                     if f.facts.get("hidden_certified_floor") else
+                     "assuming the data vary along each at least half as much as that noise")
             out.append(f"Intervals: allow for the estimates being attenuated along {k} "
-                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides or blurs (by "
-                       "as much as the released X'X allows; where it hides a direction, assuming the data "
-                       "vary along it at least half as much as that noise), so they are not "
+                       f"direction{'s' if k != 1 else ''} of X'X that the privacy noise hides or blurs "
+                       f"({basis}; where it blurs one, by as much as the released X'X allows), so they are not "
                        f"symmetric about the {'corrected ' if f.has_separate_centre else ''}estimate; "
                        + _UNION_SE_TEXT)
         elif f.ci_method == "separation union":
@@ -469,6 +473,35 @@ class Summary:
         notes = self._notes() + [f"Privacy. {self._privacy_paragraph()}"]
         return render_latex(headers, rows, caption=caption or self.fit.title, label=label,
                             notes=notes) + "\n"
+
+    # statsmodels' names for the same renderings (newcomer review 19: summary().as_latex() was an
+    # AttributeError)
+    def as_text(self) -> str:
+        """statsmodels' name for ``str(summary)``.
+
+        Returns
+        -------
+        str
+        """
+        return str(self)
+
+    def as_latex(self) -> str:
+        """statsmodels' name for :meth:`to_latex` (default caption and no label).
+
+        Returns
+        -------
+        str
+        """
+        return self.to_latex()
+
+    def as_html(self) -> str:
+        """statsmodels' name for :meth:`to_html`.
+
+        Returns
+        -------
+        str
+        """
+        return self.to_html()
 
     def to_dict(self) -> dict:
         """The fit's :meth:`DPFit.to_dict`.

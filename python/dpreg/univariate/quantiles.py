@@ -285,9 +285,19 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
             a, z = start_lo, hi
         else:
             a, z = lo, start_hi
-        if not a < z:    # a released start on a declared bound: nudge (post-processing)
-            a, z = (a, a + 1e-9 * max(1.0, abs(a))) if level_q >= 0.5 \
-                else (z - 1e-9 * max(1.0, abs(z)), z)
+        if not a < z:
+            # a released start on the declared bound the walk ends at: move the START away from that
+            # bound by 1e-9 of its size (post-processing), so that the walk stays inside the declared
+            # bounds (audit 19: the declared end was moved instead, and with every row clamped to a
+            # bound of 1e17 or more, where the start search stops on the bound itself, the release lay
+            # 1e-9 of it outside: dp_quantile(x, 0.1, bounds=(1e17, None)) gave 9.99999999e16). At a
+            # declared bound of -+DBL_MAX no double lies beyond it: there the other end moves, as before
+            if level_q >= 0.5:
+                moved = z - 1e-9 * max(1.0, abs(z))
+                a, z = (moved, z) if math.isfinite(moved) else (a, a + 1e-9 * max(1.0, abs(a)))
+            else:
+                moved = a + 1e-9 * max(1.0, abs(a))
+                a, z = (a, moved) if math.isfinite(moved) else (z - 1e-9 * max(1.0, abs(z)), z)
         return upq(arr, level_q, lower=a, upper=z, noise=noise, ledger=ledger, beta=beta,
                    quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
 

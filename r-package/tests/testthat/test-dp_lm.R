@@ -272,6 +272,21 @@ test_that("dp_quantile() takes several levels, as quantile() does, released join
   expect_error(dp_quantile(x, c(0.5, NA), lower = -10), "q must be", class = "dpreg_input_error")
 })
 
+test_that("confint() of a joint dp_quantile keeps each level's released interval where one end is unbounded", {
+  # audit 19: without bounds at n = 1000, eps = 1 the 25% interval's lower end is unbounded (null in the
+  # core's facts); unlist() dropped it, and confint() gave NA for every level, also for the median's
+  # released interval
+  skip_if_no_core()
+  x <- qnorm(ppoints(1000))
+  q <- suppressWarnings(dp_quantile(x, c(0.25, 0.5), eps = 1, seed = 1))
+  core <- suppressWarnings(reticulate::import("dpreg", convert = FALSE)$dp_quantile(
+    x, list(0.25, 0.5), eps = 1, random_state = 1L))
+  ends <- matrix(reticulate::py_to_r(core$conf_int()$to_numpy()$ravel()$tolist()), 2, 2, byrow = TRUE)
+  expect_true(is.infinite(ends[1, 1]) && all(is.finite(ends[2, ])))   # the case this test is about
+  ends[!is.finite(ends)] <- NA_real_
+  expect_equal(unname(confint(q)), ends)
+})
+
 test_that("declared levels make number and character columns categorical", {
   skip_if_no_core()
   df <- toy_data()

@@ -87,3 +87,24 @@ test_that("a constant from the R session in the formula gets a hint, not only 'n
   expect_false(grepl("write its value", conditionMessage(
     tryCatch(dpreg:::translate_formula(y ~ nothere2, df), error = function(e) e))))
 })
+
+test_that("arithmetic on the response is computed, as lm() does", {
+  # newcomer review 19 (penguins): body_mass_g - 3000 ~ flipper_length_mm, which lm() fits with the
+  # outcome body_mass_g - 3000, was refused ("the function -() is not supported"); the core reads
+  # such operators on the left of ~ as formula operators, so R passes them inside I()
+  expect_equal(tf(y - 3 ~ x)$core, "I(y - 3) ~ x")
+  expect_equal(tf(y / 1000 ~ x)$core, "I(y / 1000) ~ x")
+  expect_equal(tf(y^2 ~ x)$core, "I(y ** 2) ~ x")
+  expect_equal(tf(log(y) - 1 ~ x)$core, "I(np.log(y) - 1) ~ x")
+  expect_equal(tf(`z w` * 2 ~ x)$core, "I(`z w` * 2) ~ x")
+  expect_equal(tf(y - 3 ~ x)$response, "y - 3")
+  expect_equal(tf(log(y) ~ x)$core, "np.log(y) ~ x")   # a single function stays as it was
+  skip_if_no_core()
+  set.seed(19)
+  d <- data.frame(x = runif(3000))
+  d$y <- 4 + 2 * d$x + rnorm(3000, 0, 0.2)
+  b <- list(x = c(0, 1), y = c(2, 8))
+  # at a huge eps the fit is lm's on the clamped data: the intercept moves by the constant 3
+  fit <- dp_lm(y - 3 ~ x, data = d, eps = 1e6, bounds = b, method = "adassp", seed = 1)
+  expect_equal(unname(coef(fit)), unname(coef(lm(y - 3 ~ x, data = d))), tolerance = 1e-3)
+})

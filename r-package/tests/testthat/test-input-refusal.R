@@ -70,3 +70,13 @@ test_that("lm()'s model = / x = / y = / qr = are refused: they would keep the tr
     expect_match(conditionMessage(err), "training data", fixed = TRUE)
   }
 })
+
+test_that("data passed first (a pipe without data = _) is told that the formula comes first", {
+  # newcomer review 19 (penguins |> dp_lm(body_mass_g ~ flipper_length_mm, eps = 1)): "'data' must be
+  # a data frame, a path or glob of Parquet/CSV files, or duckdb_source()", beside a data frame
+  df <- data.frame(y = c(1, 2, 3), x = c(0, 1, 2), ok = c(TRUE, FALSE, TRUE))
+  expect_error(df |> dp_lm(y ~ x, eps = 1), "dp_lm\\(formula, data\\): the formula comes first.*data = _",
+               class = "dpreg_input_error")
+  expect_error(dp_glm(df, ok ~ x, eps = 1), "dp_glm\\(formula, data\\): the formula comes first",
+               class = "dpreg_input_error")
+})

@@ -323,3 +323,84 @@ test_that("anova(small, large) under add/remove does not compare the fits' relea
   expect_false(identical(nobs(small), nobs(large)))
   expect_s3_class(anova(small, large), "anova")
 })
+
+# A mock fit whose ridge was corrected: the inference is about centre (not coef(fit)), with the
+# mock's diagonal covariance (standard errors 0.3, 0.05, 0.4, 0.45) and summary()'s z = centre / SE
+corrected_mock_fit <- function() {
+  fit <- mock_fit()
+  centre <- stats::setNames(c(1.2, 0.6, 2.0, -0.9), names(coef(fit)))
+  fit$inference_centre <- centre
+  fit$coef_table$inference.centre <- unname(centre)
+  fit$coef_table$statistic <- unname(centre) / fit$coef_table$std.error
+  fit$coef_table$p.value <- 2 * stats::pnorm(-abs(fit$coef_table$statistic))
+  fit
+}
+
+test_that("lmtest::coeftest() and coefci() give summary()'s z tests and confint()'s intervals", {
+  # newcomer review 19 (palmerpenguins, AdaSSP with its ridge active): lmtest's default methods used
+  # coef(fit), the ridge estimate (sexmale -21.7), and a t reference on df.residual(fit) = 327,
+  # beside summary()'s z test of the corrected estimate (10.8); coefci() gave other intervals
+  skip_if_not_installed("lmtest")
+  fit <- corrected_mock_fit()
+  ct <- lmtest::coeftest(fit)
+  expect_s3_class(ct, "coeftest")
+  expect_equal(colnames(ct), c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+  expect_equal(rownames(ct), names(coef(fit)))
+  # hand computation: x's corrected estimate 0.6 over its standard error 0.05 = 12 (normal reference)
+  expect_equal(unname(ct["x", ]), c(0.6, 0.05, 12, 2 * stats::pnorm(-12)))
+  expect_equal(unname(ct[, "z value"]), unname(coef(summary(fit))[, "z value"]))
+  expect_match(attr(ct, "method"), "^z test")
+  expect_equal(lmtest::coefci(fit), confint(fit), ignore_attr = "dimnames")
+  expect_equal(rownames(lmtest::coefci(fit, "x")), "x")
+  # 0.6 +/- qnorm(0.95) * 0.05 at level 0.9 (the Wald z interval about the corrected estimate)
+  expect_equal(unname(lmtest::coefci(fit, "x", level = 0.9)[1, ]),
+               0.6 + c(-1, 1) * stats::qnorm(0.95) * 0.05)
+  expect_error(lmtest::coeftest(fit, df = 16), "normal reference", class = "dpreg_input_error")
+  expect_error(lmtest::coeftest(fit, vcov. = diag(4)), "not released", class = "dpreg_input_error")
+})
+
+test_that("multcomp::glht() and car::deltaMethod() use the inference centre and vcov(fit)", {
+  skip_if_not_installed("multcomp")
+  skip_if_not_installed("car")
+  fit <- corrected_mock_fit()
+  g <- summary(multcomp::glht(fit, linfct = c("x = 0")))
+  # hand computation: 0.6 / 0.05 = 12, a z statistic (multcomp's df = 0)
+  expect_equal(unname(g$test$coefficients), 0.6)
+  expect_equal(unname(g$test$tstat), 12)
+  expect_equal(g$df, 0)
+  # delta method for x * gb: estimate 0.6 * 2.0; gradient (gb, x) = (2.0, 0.6) on the diagonal
+  # covariance: sqrt(2.0^2 * 0.0025 + 0.6^2 * 0.16) = sqrt(0.0676) = 0.26
+  dm <- car::deltaMethod(fit, "x * gb")
+  expect_equal(c(dm$Estimate, dm$SE), c(1.2, 0.26))
+  fit$wald$rule <- "bonferroni"   # asymmetric intervals: no released interval for combinations
+  expect_error(multcomp::glht(fit, linfct = c("x = 0")), "asymmetric", class = "dpreg_input_error")
+  expect_error(car::deltaMethod(fit, "x * gb"), "asymmetric", class = "dpreg_input_error")
+})
+
+test_that("lmtest::waldtest() of a term refuses to refit; of two fits it is anova()", {
+  # newcomer review 19: waldtest(fit, "sex") refitted the model without sex by update(), spending
+  # eps again on the same rows, and then stopped ("system is computationally singular")
+  skip_if_not_installed("lmtest")
+  fit <- mock_fit()
+  expect_error(lmtest::waldtest(fit, "g"), "spend", class = "dpreg_input_error")
+  expect_error(lmtest::waldtest(fit, . ~ . - g), "spend", class = "dpreg_input_error")
+  skip_if_no_core()
+  df <- toy_data()
+  small <- dp_lm(y ~ x, data = df, eps = 8, bounds = toy_bounds, method = "adassp", seed = 1)
+  large <- dp_lm(y ~ x + g, data = df, eps = 8, bounds = toy_bounds, levels = toy_levels,
+                 method = "adassp", seed = 2)
+  expect_equal(lmtest::waldtest(small, large), anova(small, large))
+})
+
+test_that("the refusals of model.matrix(), model.frame() and qr() read as English", {
+  fit <- mock_fit()
+  expect_error(model.matrix(fit), "the model matrix of the training data is not available")
+  expect_error(model.frame(fit), "the model frame of the training data is not available")
+  expect_error(qr(fit), "model matrix of the training data is not available .*: it is computed")
+  expect_error(stats::hatvalues(fit), "are not available .*: each is computed")
+})
+
+test_that("labels() of a fit are its term labels, as for lm", {
+  # newcomer review 19: labels(fit) listed the names of the fit's list components
+  expect_identical(labels(mock_fit()), c("x", "g"))
+})

@@ -71,3 +71,12 @@ test_that("privacy_utility_plot draws medians and quartiles of the replicates", 
     expect_error(privacy_utility_plot(c(0, 1, 2), errs), "positive")
   })
 })
+
+test_that("plot(fit, which = ) of lm's diagnostic plots stops with the privacy reason", {
+  # newcomer review 19 (mtcars): plot(fit, which = 1) gave four "'which' is not a graphical parameter"
+  # warnings and then "invalid 'which' argument"
+  fit <- mock_fit()
+  with_null_device(expect_error(plot(fit, which = 1), "residuals .* of the training data",
+                                class = "dpreg_not_released"))
+  with_null_device(expect_warning(plot(fit), NA))
+})

@@ -73,6 +73,14 @@ def _radius_rule_applies(method, std, family, options, d):
             and options.get("constraint", "l1") == "l1" and d <= PILOT_MAX_D)
 
 
+def _mark_entry_bound(tun, method, std, family, options):
+    """On the standardised path of the squared loss every entry of the scaled design and outcome lies in
+    [-1, 1], so ht_fw's per-sample gradient entries are at most R_V + 1 in size: its default robust-mean
+    scale is capped there (options.fw_kappa; a user's scale is kept). Public: the path and the options."""
+    if method == "ht_fw" and std is not None and family == "gaussian" and "scale" not in options:
+        tun["_entry_bound"] = (True, "internal")
+
+
 def _pilot_eps(spec):
     """The pilot's eps: PILOT_SHARE of the fit's; the method runs on the exact rest (eps_room)."""
     return float(spec.eps) * PILOT_SHARE
@@ -96,6 +104,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
         run_spec = dataclasses.replace(spec, eps=eps_room(float(spec.eps), [_pilot_eps(spec)]))
         tun = _resolve(method, n, d, run_spec, options, family=family,
                        intercept=(0 if intercept_present else None))
+        _mark_entry_bound(tun, method, std, family, options)
         _unit_truncation(tun, options)
         tun["_delta"] = (0.0 if method == "ht_fw" else float(spec.delta), "internal")
         cap = radius_cap(method, n, d, run_spec.eps, tun, intercept_present)
@@ -104,6 +113,7 @@ def fit(design, spec, noise, ledger, *, method, **options):
     if run_spec is spec:
         tun = _resolve(method, n, d, spec, options, family=family,
                        intercept=(0 if intercept_present else None))
+        _mark_entry_bound(tun, method, std, family, options)
     if cap is not None and cap <= 1.0:
         tun["radius"] = (1.0, "default: 1; the public cap of the radius rule is 1 at this n, d and eps "
                               "(docs/heavy_tailed.md, 'The l1 radius'), so no pilot was spent")

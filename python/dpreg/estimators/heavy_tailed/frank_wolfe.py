@@ -9,7 +9,7 @@ import numpy as np
 from ...errors import InvalidArgument
 from ...privacy.composition import ComposedReleases
 from .. import _robust as rb
-from .options import _CHUNK_ENTRIES, OPTIONS
+from .options import _CHUNK_ENTRIES, OPTIONS, fw_kappa
 
 
 def _kappa_range(kappas):
@@ -51,8 +51,6 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
     else:
         w = np.full(d, r / d)
     beta = tun["beta"][0]          # zeta entered through beta's default (docs/derivations/heavy_tailed.md §4)
-    ell = tun["_ell"][0]
-    tau = tun["tau"][0]
     const = tun["sensitivity"][0]
     clip = rb.robust_clip(const, beta)
     blocks = rb.split_blocks(n, T, noise, "ht_fw")
@@ -71,7 +69,8 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
         if "scale" in options:
             kappa = tun["scale"][0]
         else:
-            kappa = math.sqrt(tau * (1 + 1 / beta) * m / (beta + 2 * ell + (8 * math.sqrt(2) / 3) * ell / eps))
+            # capped at R_V + 1 on the standardised path of the squared loss (fw_kappa; tun["_entry_bound"])
+            kappa = fw_kappa(m, eps, tun, R_V if "_entry_bound" in tun else None)
         kappas.append(kappa)
         g = prob.robust_gradient(idx, w, kappa, beta, clip)
         delta_t = R_V * rb.robust_sensitivity(kappa, m, constant=const, beta=beta)
@@ -102,7 +101,11 @@ def _fit_fw(prob, spec, noise, ledger, tun, delta, options):
         per_iter.append({"t": t, "m": m, "scale": float(kappa), "score_sensitivity": float(delta_t)})
     run_rows.close()
     if "scale" not in options:
-        tun["scale"] = (_kappa_range(kappas), OPTIONS["scale"][1])
+        origin = OPTIONS["scale"][1]
+        if "_entry_bound" in tun:
+            origin += (f", capped at R_V + 1 = {R_V + 1:g}: on the standardised problem no per-sample gradient "
+                       "entry is larger (docs/derivations/heavy_tailed.md §4)")
+        tun["scale"] = (_kappa_range(kappas), origin)
     ctext = {"l1": f"||w||_1 <= {r:g}", "simplex": f"w in the simplex of scale {r:g}"}.get(
         constraint if isinstance(constraint, str) else "", "w in the convex hull of the given vertices")
     facts = {"T": T, "block_sizes": [len(b) for b in blocks],

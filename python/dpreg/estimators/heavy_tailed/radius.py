@@ -27,6 +27,7 @@ import numpy as np
 
 from ...privacy.mechanisms import laplace_mechanism
 from .. import _robust as rb
+from .options import fw_kappa
 
 #: share of the fit's eps spent on the pilot when it runs (the method runs on the rest)
 PILOT_SHARE = 0.1
@@ -67,17 +68,18 @@ def pilot_sensitivity(a: float) -> float:
 def selection_loss(method, r, n, d, eps, tun, intercept) -> float:
     """The exponential mechanism's score loss 2 Delta(r) ln(#vertices) / eps_step of one Frank-Wolfe
     selection at radius r (public: n, d, eps and the resolved tuning). ht_fw: Delta = r Delta_rob(kappa,
-    m) on the smallest block m = floor(n / T), with kappa the default formula (or the user's scale);
+    m) on the smallest block m = floor(n / T), with kappa the fit's default (options.fw_kappa at r) or the user's scale;
     ht_lasso: Delta = r 2 K_x (K_x r + K_y) / n at eps_step of the T-fold composition."""
     T = tun["T"][0]
     ln_v = math.log(2 * d)
     if method == "ht_fw":
         m = n // T
-        beta, ell, tau = tun["beta"][0], tun["_ell"][0], tun["tau"][0]
+        beta = tun["beta"][0]
         if "scale" in tun:
             kappa = tun["scale"][0]
         else:
-            kappa = math.sqrt(tau * (1 + 1 / beta) * m / (beta + 2 * ell + (8 * math.sqrt(2) / 3) * ell / eps))
+            # the fit's kappa at radius r (capped at r + 1 on the standardised path: fw_kappa)
+            kappa = fw_kappa(m, eps, tun, r if "_entry_bound" in tun else None)
         delta_r = r * rb.robust_sensitivity(kappa, m, constant=tun["sensitivity"][0], beta=beta)
         return 2.0 * delta_r * ln_v / eps
     kx, ky = tun["K_x"][0], tun["K_y"][0]
