@@ -1033,7 +1033,7 @@ ATTENUATION_MIN_CURVATURE_SDS = 0.5
 #: 3.55 against 3.67 sigma1 without it at level 0.99)
 ATTENUATION_NEAR_SDS = 6.0
 #: ... the one-sided level of that bound (selective above HIDDEN_WITHHOLD_SDS: selective_curvature_lower)
-ATTENUATION_NEAR_GAMMA = 0.01
+ATTENUATION_NEAR_GAMMA = 0.1
 #: up to this many unresolved directions the union of intervals is computed exactly (2^k vertices);
 #: beyond, its separable bound (triangle inequality on the standard error), which is wider
 ATTENUATION_EXACT_MAX = 10
