@@ -423,12 +423,16 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
                                    (p_lo, 0.5, 1.0 - p_lo))
         lo = min(max((rss - float(law[2]) - t["bias"]) / df, 0.0), 1.0)
         hi = min(max((rss - float(law[0]) + t["bias"]) / df, 0.0), 1.0)
+        rss_mean = rss
         rss = rss - float(law[1])
     if not hi > 0:
         return None
     point = rss / df if 0.0 < rss / df <= 1.0 else None
-    return {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
-            "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
+    out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
+           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
+    if skewed:
+        out["rss_mean"] = rss_mean
+    return out
 
 
 def r2_interval(ess: float, rss: float, var_ess: float, var_rss: float, rss_bias: float = 0.0,
