@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dpreg.estimators._ssp import BUNDLE_C1, BUNDLE_K, pd_project
+from dpreg.estimators.adassp import PRIVACY_EXCESS_ALLOWANCE_MAX, _privacy_excess_share
 from dpreg.inference import ssp as inf
 
 # the scale of the rare_level design at n = 30 000, eps = 1 in scaled units (measured in one fit:
@@ -156,7 +157,7 @@ def test_heavy_tail_null_allows_for_privacy_offsets_on_a_rare_level():
     1% of rows of a rare level, q / RSS = 0.06 (2.5 error s.d.s on those rows; the fits at eps = 4 have
     q / RSS about 0.02-0.06): the check's ratio (1.016) exceeds 1 by 5 of its sampling s.d.s (so R^2
     was withheld), but stays within the bound 1 + q / RSS of §25 (a loose one: 1.016 against 1.06), and with that share in the null the check does not fire. t3 errors without
-    offsets (ratio about 1.24) still fire with the same share."""
+    offsets (ratio about 1.24) still fire at the largest allowance the fit uses."""
     rng = np.random.default_rng(5)
     n = 30_000
     eps = 0.09 * rng.standard_normal(n)
@@ -174,4 +175,12 @@ def test_heavy_tail_null_allows_for_privacy_offsets_on_a_rare_level():
     allowed = inf.heavy_tail_signal(b, privacy_excess_share=q / rss)
     assert allowed["z"] <= 3.0 and not allowed["heavy"]
     t3 = 0.09 * rng.standard_t(3, n) / math.sqrt(3.0)
-    assert inf.heavy_tail_signal(_tail_bundle(t3, n), privacy_excess_share=share)["z"] > 3.0
+    assert inf.heavy_tail_signal(_tail_bundle(t3, n), privacy_excess_share=PRIVACY_EXCESS_ALLOWANCE_MAX)["z"] > 3.0
+
+
+def test_privacy_excess_share_is_capped():
+    """The null's allowance is (E q + 3 sd(q)) / RSS_hat, at most PRIVACY_EXCESS_ALLOWANCE_MAX (so
+    t3-like tails stay detectable, previous test), and none without a positive residual sum."""
+    assert _privacy_excess_share({"rss": 248.0, "excess": 5.0, "excess_sd": 2.0}) == pytest.approx(11.0 / 248.0)
+    assert _privacy_excess_share({"rss": 248.0, "excess": 85.0, "excess_sd": 64.0}) == PRIVACY_EXCESS_ALLOWANCE_MAX
+    assert _privacy_excess_share({"rss": -3.0, "excess": 5.0, "excess_sd": 4.0}) is None

@@ -216,6 +216,12 @@ def _private_ranges(design) -> bool:
 #: form): at the rare_level design, n = 30 000, eps = 4 the check fired (z > 3) on normal errors in 26
 #: of 100 BoostedAdaSSP fits at tau = 2, where the privacy offsets sit on the 1% level's rows
 PRIVACY_EXCESS_ALLOWANCE_SDS = 3.0
+#: ... capped at this share: the bound q / RSS is loose (offsets spread over many rows barely move the
+#: ratio), and without a cap the check lost t3 tails where q / RSS is large: t3 errors at n = 30 000,
+#: eps = 1 printed R^2 in 100 of 100 fits with median 0.723 against 0.636 (8 of 100 before, the winsorized
+#: residual sum understating RSS); with a cap of 0.1 in 29, with 0.05 in 15 (median 0.721), while the
+#: rare_level fits at n = 30 000, eps = 4 print it in 98 (74 without the allowance)
+PRIVACY_EXCESS_ALLOWANCE_MAX = 0.05
 
 
 def _privacy_excess_share(res_var) -> float | None:
@@ -223,7 +229,8 @@ def _privacy_excess_share(res_var) -> float | None:
     rss = float(res_var["rss"])
     if not rss > 0:
         return None
-    return max(float(res_var["excess"]) + PRIVACY_EXCESS_ALLOWANCE_SDS * float(res_var["excess_sd"]), 0.0) / rss
+    share = max(float(res_var["excess"]) + PRIVACY_EXCESS_ALLOWANCE_SDS * float(res_var["excess_sd"]), 0.0) / rss
+    return min(share, PRIVACY_EXCESS_ALLOWANCE_MAX)
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
