@@ -1,5 +1,5 @@
 """BoostedAdaSSP's sigma-hat and R^2 under the wide residual clip (issue 12, twentieth pass;
-docs/derivations/adassp_boosted.md §25).
+docs/derivations/adassp_boosted.md §26).
 
 At tau = 2 the rounds' noise, and with it the privacy excess q = e'X'Xe of the released residual sum,
 is four times what it was at tau = 1. Three things then went wrong on normal errors (rare_level design,
@@ -42,7 +42,7 @@ def _boosting_error(H, S, rng):
 
 def test_excess_estimate_with_the_ridge_holds_in_an_unresolved_direction():
     """The released-value estimate trace(S V_T) of E q, with S = X'X + E the noisy Gram matrix, errs by
-    a relative E_v / (s_v + 2 lam) per direction (§25), not 2 E_v / s_v: in a direction whose curvature
+    a relative E_v / (s_v + 2 lam) per direction (§26), not 2 E_v / s_v: in a direction whose curvature
     (60) is within 3 sigma1 of 0 the old rule calls the excess unresolved in most fits (88% measured), the damped one in none, and
     the estimate's mean error over Gram and round noise lies within the damped bias bound plus 3
     Monte Carlo s.e. (N = 1500 fits: the s.e. of the mean of q, s.d. about 60, is 1.6)."""
@@ -156,7 +156,7 @@ def test_heavy_tail_null_allows_for_privacy_offsets_on_a_rare_level():
     """Normal errors (scale 0.09, the rare_level design's in scaled units) plus a privacy offset on the
     1% of rows of a rare level, q / RSS = 0.06 (2.5 error s.d.s on those rows; the fits at eps = 4 have
     q / RSS about 0.02-0.06): the check's ratio (1.016) exceeds 1 by 5 of its sampling s.d.s (so R^2
-    was withheld), but stays within the bound 1 + q / RSS of §25 (a loose one: 1.016 against 1.06), and with that share in the null the check does not fire. t3 errors without
+    was withheld), but stays within the bound 1 + q / RSS of §26 (a loose one: 1.016 against 1.06), and with that share in the null the check does not fire. t3 errors without
     offsets (ratio about 1.24) still fire at the largest allowance the fit uses."""
     rng = np.random.default_rng(5)
     n = 30_000

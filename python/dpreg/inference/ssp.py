@@ -183,7 +183,7 @@ EXCESS_LAW_NODES = 4000
 
 def excess_law_quantiles(S, V_priv, normal_var: float, probs) -> np.ndarray:
     """Quantiles of q - E q + N(0, normal_var), q = e' S e with e ~ N(0, V_priv) (issue 12, twentieth
-    pass; docs/derivations/adassp_boosted.md §25). Released values and public constants only.
+    pass; docs/derivations/adassp_boosted.md §26). Released values and public constants only.
 
     q is a weighted sum of independent chi-square(1) variables with weights the eigenvalues l_v of
     S^(1/2) V_priv S^(1/2); with few directions carrying the privacy noise (BoostedAdaSSP at tau = 2:
@@ -252,7 +252,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     estimable" (with the interval) and uses ``sigma2_cov`` for the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
 
-    ``skewed_excess`` (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md §25): the
+    ``skewed_excess`` (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md §26): the
     quadratic form q is not replaced by its mean but by its law (:func:`excess_law_quantiles`): the
     point subtracts the median of q plus the normal noise, so RSS_hat (and with it sigma-hat, a
     monotone map) is median-unbiased, and the interval's ends are that law's 2.5% and 97.5% points
@@ -282,7 +282,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     se = math.sqrt(var) / df
     law = None
     if skewed_excess:
-        # the excess's law, not its mean (§25): quantiles of q - E q + N(0, A2's noise + sampling)
+        # the excess's law, not its mean (§26): quantiles of q - E q + N(0, A2's noise + sampling)
         law = excess_law_quantiles(S, V_priv, var_a2 + 2.0 * s2 * s2 * df, (0.025, 0.5, 0.975))
         rss = rss_mean - float(law[1])
         s2 = max(rss, 0.0) / df
@@ -355,7 +355,7 @@ def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, boosting_ridge: f
     every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
 
     ``boosting_ridge`` lam > 0 (BoostedAdaSSP with its rounds run to their fixed point, no bias term;
-    twentieth pass, docs/derivations/adassp_boosted.md §25): the excess is the stationary noise of the
+    twentieth pass, docs/derivations/adassp_boosted.md §26): the excess is the stationary noise of the
     rounds, whose share in a direction with curvature h is sigma_z^2 / (h + 2 E_v + 2 lam) in truth and
     sigma_z^2 / (s_v + 2 lam) as estimated (s_v = h + E_v): the relative error is E_v / (s_v + 2 lam),
     not 2 E_v / s_v, so r_v = rms / (s_v + 2 lam) (and s_v - 2 sigma1 + 2 lam in the check).
@@ -416,7 +416,7 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     lo = min(max((rss - half) / df, 0.0), 1.0)
     hi = min(max((rss + half) / df, 0.0), 1.0)
     if skewed:
-        # BoostedAdaSSP (§25): the median and the outer points of the excess's law, not its mean and
+        # BoostedAdaSSP (§26): the median and the outer points of the excess's law, not its mean and
         # +-z s.d.
         p_lo = float(stats.norm.cdf(-z))
         law = excess_law_quantiles(S, V_priv, float(res_var["var_a2_noise"]) + var_extra + 2.0 * s2 * s2 * df,
@@ -509,7 +509,7 @@ def heavy_tail_signal(bundle: dict, privacy_excess_share: float | None = None) -
     ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only.
 
     ``privacy_excess_share`` a >= 0 (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md
-    §25): the residuals at theta_hat are r_i = e_i + x_i'(theta_hat - theta_OLS), normal errors shifted
+    §26): the residuals at theta_hat are r_i = e_i + x_i'(theta_hat - theta_OLS), normal errors shifted
     by row-wise privacy offsets; their squares sum to RSS + q while the absolute sum's scale is at least
     the errors' (|Z sigma + delta| is stochastically larger than |Z sigma|), so under normal errors the
     ratio can reach 1 + q / RSS (offsets concentrated on a few rows: the rare level's). The null is then
@@ -804,7 +804,7 @@ def v_priv_boosted(Gamma, S, sigma_round: float, etas) -> np.ndarray:
 
 
 #: ||R_T||_2 below this: the rounds have reached their fixed point (nothing to undo; the privacy error is
-#: the rounds' stationary noise, docs/derivations/adassp_boosted.md §25)
+#: the rounds' stationary noise, docs/derivations/adassp_boosted.md §26)
 BOOSTING_CONVERGED_NORM = 1e-3
 #: the boosting shrinkage is undone only when ||R_T||_2 is at most this (else (I - R_T)^-1 would
 #: amplify the noise by more than 2x and rest on the S-for-X^T X approximation too heavily)
