@@ -1,4 +1,4 @@
-"""BoostedAdaSSP's sigma-hat and R^2 under the wide residual clip (issue 12, twentieth pass;
+"""BoostedAdaSSP's sigma-hat and R^2 under the wide residual clip (issue 12, nineteenth pass;
 docs/derivations/adassp_boosted.md §26).
 
 At tau = 2 the rounds' noise, and with it the privacy excess q = e'X'Xe of the released residual sum,

@@ -230,7 +230,7 @@ def _private_ranges(design) -> bool:
                for v in design.public.schema.variables.values())
 
 
-#: twentieth pass (docs/derivations/adassp_boosted.md §26): the heavy-tail check's null allows for the
+#: nineteenth pass (docs/derivations/adassp_boosted.md §26): the heavy-tail check's null allows for the
 #: privacy excess q up to its mean plus this many s.d.s (sqrt(2 trace((S V)^2)), a Gaussian quadratic
 #: form): at the rare_level design, n = 30 000, eps = 4 the check fired (z > 3) on normal errors in 26
 #: of 100 BoostedAdaSSP fits at tau = 2, where the privacy offsets sit on the 1% level's rows
@@ -451,7 +451,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         if boosted:
             if W is None:
                 rv_args = dict(S=S, V_priv=V_priv, bias=None)
-                # twentieth pass (§26): once the rounds have reached their fixed point (R_T negligible)
+                # nineteenth pass (§26): once the rounds have reached their fixed point (R_T negligible)
                 # the excess is their stationary noise, whose error the ridge damps, so the edge's
                 # resolution rule takes the ridge into account (not when R_T is too large to undo)
                 edge_map = (dict(boosting_ridge=float(state["lam"]))
@@ -459,7 +459,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             else:
                 rv_args = dict(S=S, V_priv=V_priv_at_release, bias=shrink_bias)
                 edge_map = dict(bias_map=np.eye(d) - W, theta=theta_at_release)
-            # twentieth pass (§26): the privacy excess by its law, not its mean (sigma-hat median-unbiased)
+            # nineteenth pass (§26): the privacy excess by its law, not its mean (sigma-hat median-unbiased)
             res_var = inf.residual_variance_with_se(bundle, d=d, sigma_gram=state["sigma_gram"],
                                                     skewed_excess=True, **rv_args)
         else:
@@ -484,7 +484,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # n = 3000, eps = 4 and n = 1e4, eps = 1, whose intervals covered 0.67 / 0.83: not kept)
         edge_r2 = edge
         if edge is not None and "rss_mean" in edge:
-            # twentieth pass (§26): R^2 keeps the mean-corrected residual sum of §15 (with the
+            # nineteenth pass (§26): R^2 keeps the mean-corrected residual sum of §15 (with the
             # median-corrected one its intervals held the OLS R^2 in 0.93 instead of 0.97 of the uniform
             # design's fits at n = 30 000, eps = 1); the excess's law is used for sigma-hat
             edge_r2 = dict(edge, rss=edge["rss_mean"])

@@ -187,7 +187,7 @@ EXCESS_LAW_NODES = 4000
 
 
 def excess_law_quantiles(S, V_priv, normal_var: float, probs) -> np.ndarray:
-    """Quantiles of q - E q + N(0, normal_var), q = e' S e with e ~ N(0, V_priv) (issue 12, twentieth
+    """Quantiles of q - E q + N(0, normal_var), q = e' S e with e ~ N(0, V_priv) (issue 12, nineteenth
     pass; docs/derivations/adassp_boosted.md §26). Released values and public constants only.
 
     q is a weighted sum of independent chi-square(1) variables with weights the eigenvalues l_v of
@@ -257,7 +257,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     estimable" (with the interval) and uses ``sigma2_cov`` for the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
 
-    ``skewed_excess`` (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md §26): the
+    ``skewed_excess`` (BoostedAdaSSP; nineteenth pass, docs/derivations/adassp_boosted.md §26): the
     quadratic form q is not replaced by its mean but by its law (:func:`excess_law_quantiles`): the
     point subtracts the median of q plus the normal noise, so RSS_hat (and with it sigma-hat, a
     monotone map) is median-unbiased, and the interval's ends are that law's 2.5% and 97.5% points
@@ -360,7 +360,7 @@ def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, boosting_ridge: f
     every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
 
     ``boosting_ridge`` lam > 0 (BoostedAdaSSP with its rounds run to their fixed point, no bias term;
-    twentieth pass, docs/derivations/adassp_boosted.md §26): the excess is the stationary noise of the
+    nineteenth pass, docs/derivations/adassp_boosted.md §26): the excess is the stationary noise of the
     rounds, whose share in a direction with curvature h is sigma_z^2 / (h + 2 E_v + 2 lam) in truth and
     sigma_z^2 / (s_v + 2 lam) as estimated (s_v = h + E_v): the relative error is E_v / (s_v + 2 lam),
     not 2 E_v / s_v, so r_v = rms / (s_v + 2 lam) (and s_v - 2 sigma1 + 2 lam in the check).
@@ -513,7 +513,7 @@ def heavy_tail_signal(bundle: dict, privacy_excess_share: float | None = None) -
     scale; for t3 errors the ratio is then 1.24 (both sums winsorized at 4 s1). ``heavy``: the
     ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only.
 
-    ``privacy_excess_share`` a >= 0 (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md
+    ``privacy_excess_share`` a >= 0 (BoostedAdaSSP; nineteenth pass, docs/derivations/adassp_boosted.md
     §26): the residuals at theta_hat are r_i = e_i + x_i'(theta_hat - theta_OLS), normal errors shifted
     by row-wise privacy offsets; their squares sum to RSS + q while the absolute sum's scale is at least
     the errors' (|Z sigma + delta| is stochastically larger than |Z sigma|), so under normal errors the
