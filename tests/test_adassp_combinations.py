@@ -1,5 +1,5 @@
 """Intervals of linear combinations on AdaSSP fits with declared ranges: predictions and t tests of several
-coefficients by the coefficients' own rules (docs/derivations/adassp_boosted.md §27)."""
+coefficients by the coefficients' own rules (docs/derivations/adassp_boosted.md §28)."""
 import warnings
 
 import numpy as np
@@ -98,7 +98,7 @@ def test_t_test_of_a_combination_is_the_predictions_interval(union_fit):
 def test_rows_using_withheld_coefficients_get_no_interval(withheld_fit):
     # a row like the data (x2 ~ x1) loads only 1-2% on the hidden contrast, but its standard error is
     # small and the contrast's coefficient is bounded by no release: released, such rows covered 0.72 on
-    # this design (§27), so the coefficients' rule holds for rows too
+    # this design (§28), so the coefficients' rule holds for rows too
     new = pd.DataFrame({"x1": [0.0, 1.0, 1.0], "x2": [0.0, 0.95, -1.0], "x3": [0.0, 0.2, 0.0]})
     with pytest.warns(AccuracyWarning, match="2 of 3 rows get no interval"):
         got = withheld_fit.predict(new, interval="confidence")
@@ -190,13 +190,13 @@ def test_released_predictions_cover_the_population_mean():
     assert hits / released >= 0.95 - 3 * np.sqrt(0.0475 / released)
 
 
-# ---- directions released just above the withholding threshold (§26) ----------------------------------
+# ---- directions released just above the withholding threshold (§27) ----------------------------------
 
 def test_selective_curvature_bound_holds_given_the_release():
     # the released eigenvalue alpha ~ N(a, sigma1^2); an interval along the direction is released only when
     # alpha >= 3 sigma1. Given that, the bound must sit below the true curvature a in at least 1 - gamma of
     # releases, for any a (a near the threshold is the hard case: the releases are the overshoots), and
-    # exactly that share: the ratio at the truth is uniform given the release (§26). 2 000 releases per a
+    # exactly that share: the ratio at the truth is uniform given the release (§27). 2 000 releases per a
     # (draws conditioned on alpha >= 3 sigma1 by rejection): Monte Carlo s.e. sqrt(gamma (1 - gamma) /
     # 2000), allowed 4 s.e. either way
     from scipy import stats
@@ -241,7 +241,7 @@ def test_the_box_takes_directions_just_above_the_threshold_only_under_the_withho
 def test_released_intervals_of_a_contrast_near_the_threshold_cover():
     # x1, x2 correlated 0.8 with a large contrast (10, -9) at n = 3000, eps = 4: the direction x1 - x2 is
     # released 3-6 sigma1 in most fits that release x1's interval, and those releases are attenuated by
-    # the eigenvalue's overshoot. Before §26 the released x1 intervals held 10 in 0.71 of 41 fits (0.21
+    # the eigenvalue's overshoot. Before §27 the released x1 intervals held 10 in 0.71 of 41 fits (0.21
     # where alpha was 4-6 sigma1). 60 fits; at least 0.95 - 3 Monte Carlo s.e. sqrt(0.0475 / m)
     corr = np.array([[1.0, 0.8, 0.3], [0.8, 1.0, 0.3], [0.3, 0.3, 1.0]])
     hits = released = 0

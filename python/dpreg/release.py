@@ -59,7 +59,7 @@ class Release:
                       shrinkage-corrected estimate); None: the inference is about ``coef``
     combinations    : optional dict of released pieces for the intervals of linear combinations of the
                       coefficients (predictions, t tests of several coefficients) on AdaSSP fits with
-                      declared ranges (docs/derivations/adassp_boosted.md §27): ``map`` M (original =
+                      declared ranges (docs/derivations/adassp_boosted.md §28): ``map`` M (original =
                       M scaled + offset), ``centre`` (scaled inference centre), ``vcov`` (scaled), the
                       attenuation box ``unresolved`` (columns q_v) and ``c_max``, the ``hidden``
                       directions (columns) and ``max_loading`` of the withholding rule, ``withhold``

@@ -180,8 +180,68 @@ def second_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
     return float(np.sum(((1.0 + r) ** 2 - 1.0) * np.maximum(x, 0.0)))
 
 
+#: nodes of the midpoint rule over the chi-square's probability scale in :func:`excess_law_quantiles`:
+#: the CDF of the convolution is an average of normal CDFs, off by at most about 1/(2 x this) in the
+#: tails of the chi-square (1.3e-4), far below the Monte Carlo error of any coverage we measure
+EXCESS_LAW_NODES = 4000
+
+
+def excess_law_quantiles(S, V_priv, normal_var: float, probs) -> np.ndarray:
+    """Quantiles of q - E q + N(0, normal_var), q = e' S e with e ~ N(0, V_priv) (issue 12, nineteenth
+    pass; docs/derivations/adassp_boosted.md §26). Released values and public constants only.
+
+    q is a weighted sum of independent chi-square(1) variables with weights the eigenvalues l_v of
+    S^(1/2) V_priv S^(1/2); with few directions carrying the privacy noise (BoostedAdaSSP at tau = 2:
+    the rare level's direction), it is strongly right-skewed, and subtracting its mean E q = sum l_v
+    from the released residual sum leaves the residual sum's estimate above the truth in only a minority
+    of fits (rare_level, n = 30 000, eps = 1: median of q 48 against its mean 85, so sigma-hat's median
+    was 0.93 of the truth). q is approximated by the scaled chi-square with its mean and variance
+    (Satterthwaite / Box 1954: c chi2_nu, c = sum l^2 / sum l, nu = (sum l)^2 / sum l^2), convolved with
+    the normal part (the released sum's noise, sampling) by a midpoint rule over the chi-square's
+    probability scale. Returns the quantiles at ``probs`` of the centred law; a normal law where q is
+    degenerate."""
+    probs = np.atleast_1d(np.asarray(probs, float))
+    S = np.asarray(S, float)
+    V = np.asarray(V_priv, float)
+    w, U = np.linalg.eigh((S + S.T) / 2.0)
+    root = (U * np.sqrt(np.maximum(w, 0.0))) @ U.T
+    M = root @ ((V + V.T) / 2.0) @ root
+    lam = np.maximum(np.linalg.eigvalsh((M + M.T) / 2.0), 0.0)
+    s = math.sqrt(max(float(normal_var), 0.0))
+    # in units of the largest part, so that squares cannot overflow (rule 3); scaled back at the end
+    unit = max(float(np.max(lam)) if lam.size else 0.0, s)
+    if not (math.isfinite(unit) and unit > 0.0):
+        return np.zeros_like(probs)
+    return unit * _excess_law_unit(lam / unit, s / unit, probs)
+
+
+def _excess_law_unit(lam, s, probs) -> np.ndarray:
+    """excess_law_quantiles in units where the largest weight or the normal s.d. is 1."""
+    m1, m2 = float(np.sum(lam)), float(np.sum(lam * lam))
+    total_sd = math.sqrt(2.0 * m2 + s * s)
+    if not (m1 > 0.0 and m2 > 0.0 and math.isfinite(m1 * m1 / m2)) or m1 < 1e-12 * total_sd:
+        return stats.norm.ppf(probs) * s
+    c, nu = m2 / m1, m1 * m1 / m2
+    u = (np.arange(EXCESS_LAW_NODES) + 0.5) / EXCESS_LAW_NODES
+    centred = c * stats.chi2.ppf(u, nu) - m1          # the chi-square part at the nodes, centred
+
+    def cdf(x):
+        if s <= 1e-12 * total_sd:
+            return float(np.mean(centred <= x))
+        return float(np.mean(stats.norm.cdf((x - centred) / s)))
+
+    lo, hi = -m1 - 12.0 * s - 1e-9 * total_sd, 40.0 * total_sd + 12.0 * s
+    out = []
+    for p in probs:
+        if s <= 1e-12 * total_sd:    # no normal part: the chi-square's own quantile
+            out.append(c * float(stats.chi2.ppf(p, nu)) - m1)
+            continue
+        out.append(float(optimize.brentq(lambda x, p=p: cdf(x) - p, lo, hi, xtol=1e-9 * total_sd)))
+    return np.asarray(out, float)
+
+
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None,
-                              A_hat=None) -> dict:
+                              A_hat=None, skewed_excess: bool = False) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -196,6 +256,12 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     below). When it is not, the printed value would be mostly noise, so the caller says "not
     estimable" (with the interval) and uses ``sigma2_cov`` for the sampling part of the covariance. ``bias``: a known systematic part of theta_hat -
     theta_OLS (ridge shrinkage, unfinished boosting), whose b' S b is also removed.
+
+    ``skewed_excess`` (BoostedAdaSSP; nineteenth pass, docs/derivations/adassp_boosted.md §26): the
+    quadratic form q is not replaced by its mean but by its law (:func:`excess_law_quantiles`): the
+    point subtracts the median of q plus the normal noise, so RSS_hat (and with it sigma-hat, a
+    monotone map) is median-unbiased, and the interval's ends are that law's 2.5% and 97.5% points
+    (plus the excess error bound) instead of +-1.96 s.d. about the mean-corrected sum.
     """
     n_pub = bundle["n_pub"]
     df = n_pub - d
@@ -213,10 +279,18 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
         if bias is not None:
             excess -= float(b @ D @ b)
     rss = bundle["A2"] / kap - excess
-    var_noise = (bundle["sigma_b"] / kap) ** 2 + 2.0 * float(np.sum(SV * SV.T))
+    rss_mean = rss
+    var_a2 = (bundle["sigma_b"] / kap) ** 2
+    var_noise = var_a2 + 2.0 * float(np.sum(SV * SV.T))
     s2 = max(rss, 0.0) / df
     var = var_noise + 2.0 * s2 * s2 * df
     se = math.sqrt(var) / df
+    law = None
+    if skewed_excess:
+        # the excess's law, not its mean (§26): quantiles of q - E q + N(0, A2's noise + sampling)
+        law = excess_law_quantiles(S, V_priv, var_a2 + 2.0 * s2 * s2 * df, (0.025, 0.5, 0.975))
+        rss = rss_mean - float(law[1])
+        s2 = max(rss, 0.0) / df
     # The first-order excess has its own error (first_order_excess_error: directions of S whose Gram
     # noise is comparable with their eigenvalue), a bias rather than noise, so it widens the
     # interval linearly: half-width h = 1.96 se + merr.
@@ -243,6 +317,9 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
                  and s2 <= 1.0)
     lo = max(s2 - half, 0.0)
     hi = min(max(s2, 0.0) + half, 1.0)
+    if law is not None:
+        lo = max((rss_mean - float(law[2])) / df - merr, 0.0)
+        hi = min(max((rss_mean - float(law[0])) / df, 0.0) + merr, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -250,6 +327,8 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     sigma2_cov = max(rss, 0.01 * max(total, 0.0), tiny) / df
     return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "se": se, "estimable": bool(estimable), "lower": lo,
             "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise,
+            "rss_mean": rss_mean, "var_a2_noise": var_a2, "skewed_excess": bool(skewed_excess),
+            "excess_sd": math.sqrt(2.0 * max(float(np.sum(SV * SV.T)), 0.0)),
             "excess_error": merr * df,
             "var_rss": var_noise + (merr * df) ** 2}
 
@@ -268,7 +347,7 @@ EDGE_MAX_REL_NOISE = 0.5
 EDGE_EIGEN_MARGIN_SDS = 2.0
 
 
-def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None) -> dict:
+def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None, boosting_ridge: float = 0.0) -> dict:
     """The error of the expected privacy excess as a random part and a bias (docs/derivations/adassp_boosted.md §12).
 
     In an eigendirection v of S (eigenvalue s_v) the excess share x_v = s_v (v'V_priv v) + s_v (v'b)^2
@@ -279,19 +358,27 @@ def edge_excess_terms(S, V_priv, sigma_gram: float, bias=None) -> dict:
     2 r_v x_v; the directions are added as if perfectly correlated, sd = sum_v 2 r_v x_v) and a mean
     shift of at most r_v^2 x_v (bias = sum_v r_v^2 x_v). ``resolved``: r_v <= EDGE_MAX_REL_NOISE for
     every direction, with s_v lowered by EDGE_EIGEN_MARGIN_SDS sigma1 in that check.
+
+    ``boosting_ridge`` lam > 0 (BoostedAdaSSP with its rounds run to their fixed point, no bias term;
+    nineteenth pass, docs/derivations/adassp_boosted.md §26): the excess is the stationary noise of the
+    rounds, whose share in a direction with curvature h is sigma_z^2 / (h + 2 E_v + 2 lam) in truth and
+    sigma_z^2 / (s_v + 2 lam) as estimated (s_v = h + E_v): the relative error is E_v / (s_v + 2 lam),
+    not 2 E_v / s_v, so r_v = rms / (s_v + 2 lam) (and s_v - 2 sigma1 + 2 lam in the check).
     Released values and public constants only."""
     w, x, d = _excess_shares(S, V_priv, bias)
     rms = float(sigma_gram) * math.sqrt((d + 1) / 2.0)
-    r = rms / w
+    ridge2 = 2.0 * max(float(boosting_ridge), 0.0) if bias is None else 0.0
+    r = rms / (w + ridge2)
     x = np.maximum(x, 0.0)
-    low = w - EDGE_EIGEN_MARGIN_SDS * float(sigma_gram)
+    low = np.maximum(w - EDGE_EIGEN_MARGIN_SDS * float(sigma_gram), 0.0) + ridge2
     r_low = np.where(low > 0, rms / np.maximum(low, 1e-300), np.inf)
     return {"sd": float(np.sum(2.0 * r * x)), "bias": float(np.sum(r * r * x)),
             "max_rel_noise": float(np.max(r_low)), "resolved": bool(np.max(r_low) <= EDGE_MAX_REL_NOISE)}
 
 
 def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: float, bias=None,
-                           bias_map=None, theta=None, z: float = 1.959963984540054) -> dict | None:
+                           bias_map=None, theta=None, z: float = 1.959963984540054,
+                           boosting_ridge: float = 0.0) -> dict | None:
     """sigma^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12), or None
     when the released Gram does not resolve every direction (no valid interval: the caller keeps "not
     estimable").
@@ -312,10 +399,11 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     4 theta' A V A theta + 2 trace((A V)^2), A = L'SL, is added."""
     if not sigma_gram:
         return None
-    t = edge_excess_terms(S, V_priv, sigma_gram, bias)
+    t = edge_excess_terms(S, V_priv, sigma_gram, bias, boosting_ridge=boosting_ridge)
     if not t["resolved"]:
         return None
-    rss = float(res_var["rss"])
+    skewed = bool(res_var.get("skewed_excess"))
+    rss = float(res_var["rss_mean"] if skewed else res_var["rss"])
     var_extra = 0.0
     if bias_map is not None and theta is not None:
         L = np.asarray(bias_map, float)
@@ -332,11 +420,24 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     half = z * math.sqrt(var_rss) + t["bias"]
     lo = min(max((rss - half) / df, 0.0), 1.0)
     hi = min(max((rss + half) / df, 0.0), 1.0)
+    if skewed:
+        # BoostedAdaSSP (§26): the median and the outer points of the excess's law, not its mean and
+        # +-z s.d.
+        p_lo = float(stats.norm.cdf(-z))
+        law = excess_law_quantiles(S, V_priv, float(res_var["var_a2_noise"]) + var_extra + 2.0 * s2 * s2 * df,
+                                   (p_lo, 0.5, 1.0 - p_lo))
+        lo = min(max((rss - float(law[2]) - t["bias"]) / df, 0.0), 1.0)
+        hi = min(max((rss - float(law[0]) + t["bias"]) / df, 0.0), 1.0)
+        rss_mean = rss
+        rss = rss - float(law[1])
     if not hi > 0:
         return None
     point = rss / df if 0.0 < rss / df <= 1.0 else None
-    return {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
-            "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
+    out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
+           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
+    if skewed:
+        out["rss_mean"] = rss_mean
+    return out
 
 
 def r2_interval(ess: float, rss: float, var_ess: float, var_rss: float, rss_bias: float = 0.0,
@@ -396,7 +497,7 @@ def r2_imprecise(lo: float, hi: float) -> bool:
     return bool(hi - lo > R2_IMPRECISE_WIDTH or lo <= 0.0 or hi >= 1.0)
 
 
-def heavy_tail_signal(bundle: dict) -> dict:
+def heavy_tail_signal(bundle: dict, privacy_excess_share: float | None = None) -> dict:
     """Do the residuals look heavier-tailed than normal? (issue 12: what sigma-hat estimates)
 
     sigma-hat rests on A2, the sum of squared residuals winsorized at c2 = 4 s1 with s1 = sqrt(pi/2)
@@ -410,7 +511,14 @@ def heavy_tail_signal(bundle: dict) -> dict:
     has the absolute sum clipped at c2 (A1c, §21), the scale is the normal one that sum implies
     (normal_scale_from_clipped_abs) and its noise is about 28 times smaller at the benchmark's residual
     scale; for t3 errors the ratio is then 1.24 (both sums winsorized at 4 s1). ``heavy``: the
-    ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only."""
+    ratio exceeds 1 by more than 1.96 of those s.d.s. Released values and public constants only.
+
+    ``privacy_excess_share`` a >= 0 (BoostedAdaSSP; nineteenth pass, docs/derivations/adassp_boosted.md
+    §26): the residuals at theta_hat are r_i = e_i + x_i'(theta_hat - theta_OLS), normal errors shifted
+    by row-wise privacy offsets; their squares sum to RSS + q while the absolute sum's scale is at least
+    the errors' (|Z sigma + delta| is stochastically larger than |Z sigma|), so under normal errors the
+    ratio can reach 1 + q / RSS (offsets concentrated on a few rows: the rare level's). The null is then
+    1 + a, a an upper bound on q / RSS from released values; z and ``heavy`` are measured from it."""
     n_pub = bundle["n_pub"]
     a2 = bundle["A2"]
     scale = _normal_theory_scale(bundle)
@@ -422,8 +530,9 @@ def heavy_tail_signal(bundle: dict) -> dict:
     # with the clipped sum (§21) the scale's relative noise is that sum's to first order (g(c / s) is
     # flat at c / s = 4: its log-derivative there is below 1e-3)
     var = (2.0 * math.pi - 6.0) / n_pub + (bundle["sigma_b"] / a2) ** 2 + (2.0 * sigma_a1 / a1) ** 2
-    return {"ratio": float(ratio), "heavy": bool(ratio > 1.0 + 1.96 * math.sqrt(var)),
-            "z": float((ratio - 1.0) / math.sqrt(var)), "sd": float(math.sqrt(var))}
+    null = 1.0 + (max(float(privacy_excess_share), 0.0) if privacy_excess_share is not None else 0.0)
+    return {"ratio": float(ratio), "heavy": bool(ratio > null + 1.96 * math.sqrt(var)),
+            "z": float((ratio - null) / math.sqrt(var)), "sd": float(math.sqrt(var)), "null": float(null)}
 
 
 #: the stated assumption behind the upper end of the sigma-hat interval and the lower end of R^2's
@@ -699,6 +808,9 @@ def v_priv_boosted(Gamma, S, sigma_round: float, etas) -> np.ndarray:
     return (V + V.T) / 2.0
 
 
+#: ||R_T||_2 below this: the rounds have reached their fixed point (nothing to undo; the privacy error is
+#: the rounds' stationary noise, docs/derivations/adassp_boosted.md §26)
+BOOSTING_CONVERGED_NORM = 1e-3
 #: the boosting shrinkage is undone only when ||R_T||_2 is at most this (else (I - R_T)^-1 would
 #: amplify the noise by more than 2x and rest on the S-for-X^T X approximation too heavily)
 DEBIAS_MAX_NORM = 0.5
@@ -713,7 +825,7 @@ def boosting_debias_map(Gamma, S, etas):
     for eta in etas:
         R = (np.eye(d) - eta * GS) @ R
     nrm = float(np.linalg.norm(R, 2))
-    if nrm < 1e-3 or nrm > DEBIAS_MAX_NORM:
+    if nrm < BOOSTING_CONVERGED_NORM or nrm > DEBIAS_MAX_NORM:
         return None, nrm
     return np.linalg.inv(np.eye(d) - R), nrm
 
@@ -1027,7 +1139,7 @@ ATTENUATION_UNRESOLVED_SDS = CURVATURE_NOISE_SDS
 #: sigma1 (the release cannot check it; §20 has the measured trade-off of 0.4 / 0.5 / 0.6 / 0.75)
 ATTENUATION_MIN_CURVATURE_SDS = 0.5
 #: AdaSSP, declared ranges, the withholding rule in force (issue 12, nineteenth pass;
-#: docs/derivations/adassp_boosted.md §26): released eigendirections of XtX from HIDDEN_WITHHOLD_SDS up to
+#: docs/derivations/adassp_boosted.md §27): released eigendirections of XtX from HIDDEN_WITHHOLD_SDS up to
 #: this many sigma1 join the union's box with a selective lower confidence bound on their curvature (the
 #: measured misses were at 4-6 sigma1; at 6 the selection by the threshold 3 no longer moves the bound:
 #: 3.55 against 3.67 sigma1 without it at level 0.99)
@@ -1067,7 +1179,7 @@ def attenuation_robust_ends(A_hat, S, K, theta, V_xty, V_gram, sigma2_hat: float
 
     ``near_sds`` (the withholding rule of §24 in force): the directions released from HIDDEN_WITHHOLD_SDS
     up to near_sds sigma1 join the box with a selective lower bound on their curvature
-    (:func:`attenuation_box`, §26).
+    (:func:`attenuation_box`, §27).
 
     Returns (V, down, up, k): V in scaled units; the distances from the estimate M theta_hat (+ offset)
     to the lower and upper end in original units (M maps scaled to original coefficients; both >= z se,
@@ -1109,7 +1221,7 @@ def attenuation_box(A_hat, K, sigma_gram: float, f: float = ATTENUATION_MIN_CURV
     """(Q_k, c_max): the released eigendirections of A_hat whose curvature the union bounds (columns of
     Q_k) and, for each, the largest de-attenuating c_v = 1 / (k_v a_L,v) - 1 >= 0 (k_v = q_v' K q_v; inf
     where k_v <= 0: no bound), the box of :func:`attenuation_robust_ends` (§20 of
-    docs/derivations/adassp_boosted.md), shared with the intervals of linear combinations (§27).
+    docs/derivations/adassp_boosted.md), shared with the intervals of linear combinations (§28).
 
     Below ``unresolved_sds`` sigma1 the release allows a curvature of 0 and a_L is the stated assumption
     f sigma1 (§20). With ``near_sds`` (the withholding rule of §24 in force) the directions released from
@@ -1117,7 +1229,7 @@ def attenuation_box(A_hat, K, sigma_gram: float, f: float = ATTENUATION_MIN_CURV
     released only because its eigenvalue alpha passed the threshold, and those releases are the ones
     whose alpha overshot the curvature a, so that the estimate along it is attenuated by a / alpha
     (issue 12, nineteenth pass: a pair correlated 0.8 with a large contrast, released x1 intervals held
-    0.21-0.29 where alpha was 4-6 sigma1; §26). There a_L is the selective lower confidence bound
+    0.21-0.29 where alpha was 4-6 sigma1; §27). There a_L is the selective lower confidence bound
     :func:`selective_curvature_lower`, never below f sigma1. Released values and public constants only."""
     A = (np.asarray(A_hat, float) + np.asarray(A_hat, float).T) / 2.0
     alpha, Q = np.linalg.eigh(A)
@@ -1231,7 +1343,7 @@ def deattenuation_union_ends(theta, V, Qk, c_max, M, z: float, se0=None, extra_v
     are at the box's vertices: exact for up to ATTENUATION_EXACT_MAX columns (2^k vertices, O(d k^2)
     each), else bounded separably (se_c <= se_0 + sum_v c_v |(M Q)_jv| sd_v, each shift at its worst
     sign), which is wider. Used by AdaSSP's attenuation-robust intervals (§20 of
-    docs/derivations/adassp_boosted.md), the intervals of linear combinations and predictions (§27) and
+    docs/derivations/adassp_boosted.md), the intervals of linear combinations and predictions (§28) and
     by dp_glm's remaining-share union along collapsed directions (docs/derivations/dpgd_logistic.md §2e).
     ``extra_var`` (per row, original units; a new observation's residual variance for a prediction
     interval) is added to every se_c^2: it does not depend on c, so the vertices still give the extremes

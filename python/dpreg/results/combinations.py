@@ -1,5 +1,5 @@
 """Intervals of linear combinations r'beta of an AdaSSP fit's coefficients (predictions, t tests of
-several coefficients) by the rules of its coefficient intervals (docs/derivations/adassp_boosted.md §27).
+several coefficients) by the rules of its coefficient intervals (docs/derivations/adassp_boosted.md §28).
 
 A coefficient is one combination (r = e_j); nothing in the attenuation union of §20 is specific to it.
 For a row r (original units) its map onto the scaled coefficients is m = r'M, and the interval is the
@@ -10,7 +10,7 @@ than the rule's share of its length on the hidden directions (a contrast of rele
 a hidden direction). Releasing rows that use withheld coefficients because their own map loads little
 was tried and is not valid: a row like the data has a small standard error, and a loading of 1-2% times
 a hidden coefficient no release bounds was 1-2 of them (collinear_contrast design, n = 10^4, eps = 1:
-0.72 coverage; §27).
+0.72 coverage; §28).
 
 Post-processing of the pieces the estimator stored in ``Release.combinations`` (released values and
 public constants); no new release.

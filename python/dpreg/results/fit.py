@@ -732,7 +732,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         if combinations.applies(self._release):
             # AdaSSP with declared ranges and no unresolved direction (Wald z intervals): rows the
             # withholding rule lets through are tested with the covariance of their own maps, also where
-            # they use coefficients whose own intervals are withheld (docs/derivations/adassp_boosted.md §27)
+            # they use coefficients whose own intervals are withheld (docs/derivations/adassp_boosted.md §28)
             cov = combinations.combination_vcov(self._release, R)
         elif not np.all(np.isfinite(v[np.ix_(used.any(axis=0), used.any(axis=0))])):
             cov = np.full((k, k), np.nan)
@@ -851,7 +851,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             predicted, se_mean = link_fit, se
         link_ends = None
         if "_lower" in mean:
-            # asymmetric intervals (AdaSSP's union, §27): the ends are predict()'s own at each level; the
+            # asymmetric intervals (AdaSSP's union, §28): the ends are predict()'s own at each level; the
             # reasons were said above, once
             def link_ends(at_level, obs):
                 with warnings.catch_warnings():

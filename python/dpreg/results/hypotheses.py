@@ -216,7 +216,7 @@ def _unit_combinations(fit, R, q, labels, caller):
     side = fit._release_side_se(b) if V is not None else None
     used = R != 0
     # AdaSSP with declared ranges: a row naming several coefficients gets the union interval of its own
-    # map and the withholding rule of the coefficients (docs/derivations/adassp_boosted.md §27)
+    # map and the withholding rule of the coefficients (docs/derivations/adassp_boosted.md §28)
     by_rule = combinations.applies(fit._release)
     multi = (used.sum(axis=1) > 1) & by_rule
     with np.errstate(invalid="ignore", over="ignore"):
@@ -482,7 +482,7 @@ class PredictionResults:
         self._obs_se = None if obs_se is None else np.asarray(obs_se, float)
         self._logit = bool(logit)
         self._index = index
-        # asymmetric intervals (AdaSSP's union, docs/derivations/adassp_boosted.md §27): a callable
+        # asymmetric intervals (AdaSSP's union, docs/derivations/adassp_boosted.md §28): a callable
         # (level, obs) -> (lower, upper) on the link scale, predict()'s own ends
         self._link_ends = link_ends
 

@@ -230,7 +230,7 @@ class _PredictionMixin:
 
     def _predict_combinations(self, X, bad_rows, eta, eta_centre, interval, level, response, index, parts):
         """predict()'s intervals on an AdaSSP fit with declared ranges (docs/derivations/adassp_boosted.md
-        §27): each row x0 is the combination x0'beta, with the union interval of its own map (for a row
+        §28): each row x0 is the combination x0'beta, with the union interval of its own map (for a row
         naming one coefficient exactly conf_int()'s), and NA with the reason where it uses a coefficient
         whose interval is withheld or its own map loads on a direction the Gram noise hides."""
         z = _z_quantile(level)
@@ -338,7 +338,7 @@ class _PredictionMixin:
         if interval is None:
             return pd.Series(response(eta), index=index, name="fit")
         if combinations.applies(self._release):
-            # AdaSSP with declared ranges: the row's own union interval and withholding rule (§27)
+            # AdaSSP with declared ranges: the row's own union interval and withholding rule (§28)
             return self._predict_combinations(X_all, bad_rows, eta, eta_centre, interval, level, response,
                                               index, _parts)
         v = self._vcov_array()
