@@ -217,8 +217,11 @@ def test_selective_curvature_bound_holds_given_the_release():
         assert abs(share - (1 - gamma)) <= tol, (a, share)
     # below the threshold nothing is selected: the one-sided bound alpha - z sigma1
     assert inf.selective_curvature_lower(2.0 * s1, s1) == pytest.approx((2.0 - stats.norm.isf(gamma)) * s1)
-    # finite for any finite alpha (log survival functions)
-    assert np.isfinite(inf.selective_curvature_lower(1e300, 1.0))
+    # total on the whole line: far above the threshold the plain bound (no loss of precision in alpha - t),
+    # just above it no bound (-inf, floored by the callers; a search to a -> -inf looped forever there)
+    assert inf.selective_curvature_lower(1e300, 1.0) == 1e300
+    assert inf.selective_curvature_lower(3.0 + 1e-12, 1.0) == -np.inf
+    assert inf.selective_curvature_lower(-1e308, 1.0) <= -1e307
 
 
 def test_the_box_takes_directions_just_above_the_threshold_only_under_the_withholding_rule():

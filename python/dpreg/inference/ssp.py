@@ -1146,6 +1146,8 @@ ATTENUATION_MIN_CURVATURE_SDS = 0.5
 ATTENUATION_NEAR_SDS = 6.0
 #: ... the one-sided level of that bound (selective above HIDDEN_WITHHOLD_SDS: selective_curvature_lower)
 ATTENUATION_NEAR_GAMMA = 0.1
+#: selective_curvature_lower searches at most this many sigma1 below alpha (beyond it: no bound)
+SELECTIVE_SEARCH_SDS = 40.0
 #: up to this many unresolved directions the union of intervals is computed exactly (2^k vertices);
 #: beyond, its separable bound (triangle inequality on the standard error), which is wider
 ATTENUATION_EXACT_MAX = 10
@@ -1255,13 +1257,17 @@ def selective_curvature_lower(alpha: float, sigma_gram: float, gamma: float | No
     sigma1^2): alpha - z_{1-gamma} sigma1 below HIDDEN_WITHHOLD_SDS sigma1; above it, where an interval
     loading on the direction is released only because alpha passed that threshold t, the bound of the
     truncated law, the a with P_a(alpha' >= alpha | alpha' >= t) = gamma (increasing in a; solved on log
-    survival functions, so it is finite for any finite alpha). gamma: ATTENUATION_NEAR_GAMMA."""
+    survival functions; -inf, no bound, where alpha is so close above t that the bound lies more than
+    SELECTIVE_SEARCH_SDS sigma1 below it). gamma: ATTENUATION_NEAR_GAMMA."""
     g = ATTENUATION_NEAR_GAMMA if gamma is None else float(gamma)
     s1 = float(sigma_gram)
     x = float(alpha) / s1
     t = HIDDEN_WITHHOLD_SDS
     z = float(stats.norm.isf(g))
-    if x < t:
+    if x < t or x - t > SELECTIVE_SEARCH_SDS:
+        # below the threshold nothing is selected; far above it the truncation has no weight near alpha
+        # (P_a(alpha' >= t) = 1 to double precision for every a within the search) and the plain one-sided
+        # bound is the selective one
         return (x - z) * s1
     log_g = math.log(g)
 
@@ -1271,6 +1277,11 @@ def selective_curvature_lower(alpha: float, sigma_gram: float, gamma: float | No
     hi = x              # at a = x the ratio is 1/2 / P(alpha' >= t) >= 1/2 > gamma
     lo = x - z
     while excess(lo) > 0.0:
+        if lo < x - SELECTIVE_SEARCH_SDS:
+            # alpha just above the threshold: the truncated law cannot bound a from below within the range
+            # where its log survival functions are accurate (their difference is a small number between
+            # two large ones); no bound (callers floor it at the stated assumption)
+            return -math.inf
         lo -= z
     return float(optimize.brentq(excess, lo, hi, xtol=1e-10)) * s1
 
