@@ -459,6 +459,10 @@ class PredictionResults:
         True: the mean and the interval ends are mapped through the logistic function.
     index : pandas.Index
         The rows of the new data.
+    link_ends : callable, optional
+        ``link_ends(level, obs)`` -> (lower, upper) on the link scale: the interval ends where they are
+        not the centre +- z se (AdaSSP's union intervals, docs/derivations/adassp_boosted.md §28); None:
+        symmetric.
 
     Attributes
     ----------
