@@ -54,12 +54,17 @@ def test_noise_off_forced_ridge_estimate_is_the_ridge_and_centre_is_least_square
                                                    (300, 0.5, 1, "bootstrap")])
 def test_ridge_active_estimate_and_centre(n, eps, seed, ci_method, monkeypatch):
     """Seeded factor fits at small n eps (the ridge is active there), one per kind of interval."""
+    from dpreg.inference import ssp as inf
     if ci_method != "wald z":
         # the union's (and the bootstrap hull's) mechanics: since the eighteenth pass the coefficients
         # that load on a hidden direction are withheld (docs/derivations/adassp_boosted.md §24), here
         # all of them
-        from dpreg.inference import ssp as inf
         monkeypatch.setattr(inf, "HIDDEN_MAX_LOADING", np.inf)
+    else:
+        # the Wald intervals' mechanics: since the nineteenth pass a direction released just above the
+        # withholding threshold joins the union's box (§27; tests/test_adassp_combinations.py), as one
+        # does in this fit
+        monkeypatch.setattr(inf, "ATTENUATION_NEAR_SDS", 0.0)
     fit = _fit(n, eps, seed)
     assert fit.facts["ridge_debiased"] and fit.has_separate_centre and fit.ci_method == ci_method
     b, c = fit.coef.to_numpy(), fit.inference_centre.to_numpy()
@@ -102,7 +107,11 @@ def test_ridge_active_estimate_and_centre(n, eps, seed, ci_method, monkeypatch):
         assert out["p_value"] == pytest.approx(min(1.0, len(s) * p[s].min()), rel=1e-9)
 
 
-def test_predict_uses_the_estimate_and_its_intervals_the_centre():
+def test_predict_uses_the_estimate_and_its_intervals_the_centre(monkeypatch):
+    # Wald intervals (the union of a direction just above the withholding threshold, §27, switched off:
+    # its asymmetric predictions are tests/test_adassp_combinations.py's)
+    from dpreg.inference import ssp as inf
+    monkeypatch.setattr(inf, "ATTENUATION_NEAR_SDS", 0.0)
     fit = _fit(2000, 0.5, 2)
     rows = _frame(n=2000).drop(columns="y").head(25)     # design rows
     X = np.asarray(fit.public.model_matrix(rows), float)
@@ -163,7 +172,10 @@ def test_sklearn_wrapper_uses_the_estimate(monkeypatch):
     assert not np.allclose(model.coef_, fit.inference_centre[["x0", "x1"]].to_numpy())
 
 
-def test_ridge_inactive_keeps_one_vector():
+def test_ridge_inactive_keeps_one_vector(monkeypatch):
+    # symmetric intervals about the one vector (the union of §27 switched off, as above)
+    from dpreg.inference import ssp as inf
+    monkeypatch.setattr(inf, "ATTENUATION_NEAR_SDS", 0.0)
     fit = _fit(3000, 1.0, 1)
     assert not fit.facts["ridge_active"] and not fit.has_separate_centre
     np.testing.assert_array_equal(fit.inference_centre.to_numpy(), fit.coef.to_numpy())
