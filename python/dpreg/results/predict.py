@@ -16,6 +16,9 @@ from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
 
 #: rows of new data with an entry above this are scaled before x'b and x'Vx (their squares would overflow)
 _ROW_SCALE_ABOVE = 1e150
+#: why a prediction interval has NA ends when the method released no residual standard error
+_NO_RESIDUAL_SE = ("prediction intervals need a DP residual standard error, which this method did not "
+                   "release; use interval='confidence'")
 
 
 def _row_scales(X):
@@ -241,9 +244,7 @@ class _PredictionMixin:
         if interval == "prediction":
             sig = self._prediction_sigma()
             if sig is None:
-                return self._prediction_without_interval(
-                    eta, response, index, "prediction intervals need a DP residual standard error, which "
-                    "this method did not release; use interval='confidence'")
+                return self._prediction_without_interval(eta, response, index, _NO_RESIDUAL_SE)
             with np.errstate(over="ignore", under="ignore"):
                 extra = (float(sig) / scale) ** 2
         with np.errstate(over="ignore", invalid="ignore"):
@@ -382,9 +383,7 @@ class _PredictionMixin:
         if interval == "prediction":
             sig = self._prediction_sigma()
             if sig is None:
-                return self._prediction_without_interval(
-                    eta, response, index, "prediction intervals need a DP residual standard error, which "
-                    "this method did not release; use interval='confidence'")
+                return self._prediction_without_interval(eta, response, index, _NO_RESIDUAL_SE)
             se = np.hypot(se_fit, sig)      # sqrt(se_fit^2 + sig^2) without overflowing the squares
         else:
             se = se_fit
