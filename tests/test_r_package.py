@@ -286,3 +286,12 @@ def test_bridge_returns_errors_and_warnings_instead_of_raising():
     expect = ref.predict(pd.DataFrame({"x": [1.0, 2.0]}), interval="confidence", level=0.9)
     assert pred["value"]["fit"] == expect["fit"].tolist()
     assert pred["value"]["lower"] == expect["lower"].tolist()
+    # clamp reaches DPFit.predict: x = 20 is outside the declared [0, 10], clamped to 10 by default
+    # and extrapolated with clamp=False (R's predict(clamp = FALSE) passed nothing before)
+    outside = {"x": [20.0]}
+    clamped = bridge.r_predict(ok["value"]["json"], outside, None, "none", 0.95, "response", False)
+    raw = bridge.r_predict(ok["value"]["json"], outside, None, "none", 0.95, "response", True, False)
+    assert clamped["value"]["fit"] == ref.predict(pd.DataFrame({"x": [10.0]}), clamp=False).tolist()
+    assert raw["value"]["fit"] == ref.predict(pd.DataFrame({"x": [20.0]}), clamp=False).tolist()
+    assert raw["value"]["fit"] != clamped["value"]["fit"]
+    assert any("extrapolate" in w["message"] for w in raw["warnings"])

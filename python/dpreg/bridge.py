@@ -278,22 +278,22 @@ def _from_dict(fit_dict: dict):
     return DPFit.from_dict(fit_dict)
 
 
-def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False):
+def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False, clamp=True):
     fit = _load(fit_json)
     data = _frame(columns, factors)
     interval = None if interval in (None, "none") else interval
-    out = fit.predict(data, interval=interval, level=float(level), type=type_)
+    out = fit.predict(data, interval=interval, level=float(level), type=type_, clamp=bool(clamp))
     if interval is None:
         res = {"fit": to_plain(list(getattr(out, "values", out)))}
     else:
         res = {"fit": to_plain(list(out["fit"])), "lower": to_plain(list(out["lower"])),
                "upper": to_plain(list(out["upper"]))}
     if se_fit:
-        res["se_fit"] = _se_fit(fit, data, type_)
+        res["se_fit"] = _se_fit(fit, data, type_, clamp)
     return res
 
 
-def _se_fit(fit, data, type_) -> list:
+def _se_fit(fit, data, type_, clamp=True) -> list:
     """Standard errors of the predictions (R's ``se.fit``), post-processing of released values only.
 
     ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se, so
@@ -306,7 +306,7 @@ def _se_fit(fit, data, type_) -> list:
     level = 0.95
     with warnings.catch_warnings():   # the extrapolation warning was already given by the call above
         warnings.simplefilter("ignore")
-        ci = fit.predict(data, interval="confidence", level=level, type="link")
+        ci = fit.predict(data, interval="confidence", level=level, type="link", clamp=bool(clamp))
     z = float(stats.norm.ppf(0.5 + level / 2))
     se = (ci["upper"].to_numpy(float) - ci["lower"].to_numpy(float)) / (2.0 * z)
     if type_ == "response" and getattr(fit, "link", None) == "logit":
@@ -316,12 +316,13 @@ def _se_fit(fit, data, type_) -> list:
 
 
 def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interval: str = "none",
-              level: float = 0.95, type: str = "response", se_fit: bool = False) -> dict:
+              level: float = 0.95, type: str = "response", se_fit: bool = False, clamp: bool = True) -> dict:
     """Predictions for new rows from a fit stored as ``to_dict()`` JSON (``DPFit.from_dict``).
     Value: ``{"fit": [...]}`` plus ``"lower"``, ``"upper"`` for confidence/prediction intervals,
     and ``"se_fit"`` (link-scale se, or its delta-method image for logistic ``type="response"``)
-    when ``se_fit`` is true."""
-    return _run(_predict, fit_json, columns, factors, interval, level, type, bool(se_fit))
+    when ``se_fit`` is true. ``clamp`` as in ``DPFit.predict``: new rows are clamped to the fit's public
+    ranges (True) or extrapolated (False)."""
+    return _run(_predict, fit_json, columns, factors, interval, level, type, bool(se_fit), bool(clamp))
 
 
 def _conf_int(fit_json, level):

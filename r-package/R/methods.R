@@ -524,6 +524,12 @@ simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
 #' @param type For `dp_lm` fits only `"response"`. For [dp_glm()] fits, as in
 #'   `predict.glm()`: `"link"` (the default, the linear predictor) or
 #'   `"response"` (probabilities).
+#' @param clamp `TRUE` (the default): values of `newdata` outside the public
+#'   ranges the fit used (declared in `bounds`, or privately estimated) are
+#'   clamped to those ranges, as the training rows were, so the prediction is
+#'   that of the model that was fitted; a warning names the columns. `FALSE`:
+#'   no clamping; the prediction extrapolates the fitted line beyond the data's
+#'   ranges (a warning says so).
 #' @param ... Unused.
 #' @examples
 #' if (dpreg_available()) {
@@ -540,10 +546,10 @@ simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
 #' @export
 predict.dp_fit <- function(object, newdata, se.fit = FALSE,
                            interval = c("none", "confidence", "prediction"), level = 0.95,
-                           type = c("response", "link"), ...) {
+                           type = c("response", "link"), clamp = TRUE, ...) {
   terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
-               type = match.arg(type))
+               type = match.arg(type), clamp = clamp)
 }
 
 # lm's and glm's type = "terms" centre each term's contribution at the training data's column means
@@ -559,18 +565,21 @@ terms_not_released <- function(type) {
 #' @rdname predict.dp_fit
 #' @export
 predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
-                           interval = c("none", "confidence"), level = 0.95, ...) {
+                           interval = c("none", "confidence"), level = 0.95, clamp = TRUE, ...) {
   terms_not_released(type)
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
-               type = match.arg(type))
+               type = match.arg(type), clamp = clamp)
 }
 
-predict_core <- function(object, newdata, se.fit, interval, level, type) {
+predict_core <- function(object, newdata, se.fit, interval, level, type, clamp = TRUE) {
   if (missing(newdata) || is.null(newdata)) {
     not_released("fitted values", "predict() needs 'newdata'")
   }
   if (!is.logical(se.fit) || length(se.fit) != 1 || is.na(se.fit)) {
     dp_stop("se.fit must be TRUE or FALSE", call. = FALSE)
+  }
+  if (!is.logical(clamp) || length(clamp) != 1 || is.na(clamp)) {
+    dp_stop("clamp must be TRUE or FALSE", call. = FALSE)
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)
@@ -586,7 +595,7 @@ predict_core <- function(object, newdata, se.fit, interval, level, type) {
   se <- stats::setNames(rep(NA_real_, n), rn)
   if (any(ok)) {
     out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type,
-                     se.fit)
+                     se.fit, clamp)
     res[ok, "fit"] <- num(out$fit)
     if (interval != "none") {
       res[ok, "lwr"] <- num(out$lower)

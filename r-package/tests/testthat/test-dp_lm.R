@@ -119,6 +119,25 @@ test_that("predict returns what predict.lm returns", {
                     (pc[1:2, "upr"] - pc[1:2, "lwr"]) * qnorm(0.95) / qnorm(0.975)))
 })
 
+test_that("predict(clamp =) clamps new rows to the public ranges by default, or extrapolates", {
+  skip_if_no_core()
+  fit <- dp_lm(y ~ x + g, data = toy_data(), eps = 4, bounds = toy_bounds, levels = toy_levels,
+               seed = 4, method = "adassp")
+  b <- coef(fit)
+  # x = 20 lies outside the declared range [0, 10]: by default it is predicted at x = 10, as the
+  # training rows were clamped; clamp = FALSE extrapolates the fitted line to x = 20
+  nd <- data.frame(x = 20, g = factor("a", levels = c("a", "b", "c")))
+  expect_warning(p_clamped <- predict(fit, nd), "clamped to those ranges", class = "dpreg_range")
+  expect_equal(unname(p_clamped), unname(b["(Intercept)"] + b["x"] * 10))
+  expect_warning(p_raw <- predict(fit, nd, clamp = FALSE), "extrapolate", class = "dpreg_range")
+  expect_equal(unname(p_raw), unname(b["(Intercept)"] + b["x"] * 20))
+  # a row inside the ranges is the same either way, with no warning
+  inside <- data.frame(x = 5, g = factor("b", levels = c("a", "b", "c")))
+  expect_no_warning(p_in <- predict(fit, inside, clamp = FALSE))
+  expect_identical(p_in, predict(fit, inside))
+  expect_error(predict(fit, nd, clamp = NA), "clamp must be TRUE or FALSE")
+})
+
 test_that("dp_glm fits a logistic regression", {
   skip_if_no_core()
   set.seed(5)
