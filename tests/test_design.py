@@ -715,3 +715,66 @@ def test_an_object_outcome_with_declared_bounds_and_no_value_is_refused_as_missi
                         method="adassp", na_action="impute", random_state=1)
         texts.append(str(err.value))
     assert texts[0] == texts[1] and "missing values in the outcome 'y'" in texts[0]
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_a_column_with_declared_bounds_is_numeric_when_one_row_holds_true_or_false(neighbours, value):
+    # audit 20: the nineteenth pass made an object column with declared bounds numeric when every value is
+    # missing, but a True / False value still made it a bool factor: with one row holding True (and every
+    # other value missing) the terms were 'Intercept', 'z', 'x[T.True]', without that row (missing, or left
+    # out for its missing outcome under add/remove) 'Intercept', 'z', 'x': the neighbours told apart with
+    # certainty. Declared bounds make it a number column, True / False its numbers 1 / 0
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 500
+    base = pd.DataFrame({"z": rng.uniform(-1, 1, n), "x": pd.Series([None] * n, dtype=object)})
+    base["y"] = base["z"] + 0.3 * rng.standard_normal(n)
+    if neighbours == "replace_one":
+        other = base.copy()
+        other.loc[0, "x"] = value
+    else:
+        other = pd.concat([base, pd.DataFrame({"z": [0.0], "x": pd.Series([value], dtype=object),
+                                               "y": [np.nan]})], ignore_index=True)
+    bounds = {"z": (-1, 1), "x": (0, 1), "y": (-3, 3)}
+    kw = dict(eps=1.0, bounds=bounds, method="adassp", neighbours=neighbours, na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_lm("y ~ z + x", d, **kw) for d in (base, other)]
+    assert list(fits[0].terms) == list(fits[1].terms) == ["Intercept", "z", "x"]
+    assert [e["statistic"] for e in fits[0].privacy.ledger] == [e["statistic"] for e in fits[1].privacy.ledger]
+    assert all_ranges_declared("y ~ z + x", other, bounds)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "boolean", "object"])
+def test_true_false_in_a_column_with_declared_bounds_are_the_numbers_1_and_0(dtype):
+    # audit 20: a bool column (numpy, pandas' nullable boolean, or object) with declared bounds and no
+    # declared levels is a number column (True = 1, False = 0): its design column is the 0/1 column of the
+    # bool factor it was before, named 'x'. In an object column True / False and numbers go together (one
+    # row changing True to 0.5 was refused as "mixes value types")
+    import dpreg
+    rng = np.random.default_rng(1)                    # test data only
+    n = 400
+    flags = rng.random(n) < 0.5
+    df = pd.DataFrame({"x": pd.Series(flags, dtype=dtype)})
+    df["y"] = 2.0 * flags + 0.1 * rng.standard_normal(n)
+    d = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None, noise=NoiseSource(1),
+                     ledger=Ledger())
+    assert d.terms == ["Intercept", "x"]
+    np.testing.assert_array_equal(np.asarray(d.X)[:, 1], flags.astype(float))
+    if dtype == "object":
+        mixed = df.copy()
+        mixed["x"] = mixed["x"].astype(object)
+        mixed.loc[0, "x"] = 0.5
+        d2 = build_design("y ~ x", mixed, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None,
+                          noise=NoiseSource(1), ledger=Ledger())
+        assert d2.terms == ["Intercept", "x"] and float(np.asarray(d2.X)[0, 1]) == 0.5
+    # declared levels (or C()) keep it a factor
+    d3 = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (-1, 3)}, levels={"x": [False, True]},
+                      noise=NoiseSource(1), ledger=Ledger())
+    assert d3.terms == ["Intercept", "x[T.True]"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x", df, eps=4.0, bounds={"x": (0, 1), "y": (-1, 3)}, method="adassp",
+                          random_state=1)
+    assert list(fit.terms) == ["Intercept", "x"]

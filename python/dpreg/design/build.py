@@ -37,7 +37,8 @@ from .inputs import (  # noqa: F401
     _safe_type,
     _sort_levels,
     all_ranges_declared,
-    declared_number_without_values,
+    declared_number_column,
+    declared_number_values,
 )
 from .intervals import domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
@@ -169,7 +170,7 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     sel_neighbours = "replace_one" if n_public else "add_remove"
     formula_cats = categorical_in_formula(formula)
     cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")
-                and not declared_number_without_values(df[c], c, bounds, levels)}
+                and not declared_number_column(df[c], c, bounds, levels)}
     cat_cols |= set(levels) | formula_cats
     try:
         parsed = parse_formula(formula, df.columns, cat_cols,
@@ -224,10 +225,10 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                                       f"term {info.expr!r}")
 
     # ---- outcome type checks ---------------------------------------------------------------
-    ytype = _column_type(df[outcome_var])
-    if ytype == "string" and family == "gaussian" and \
-            declared_number_without_values(df[outcome_var], outcome_var, declared, levels):
-        ytype = "numeric"       # a declared number column with no value (as for the predictors)
+    if family == "gaussian" and declared_number_column(df[outcome_var], outcome_var, declared, levels):
+        ytype = "numeric"       # a declared number column (numbers, True / False or nothing), as a predictor
+    else:
+        ytype = _column_type(df[outcome_var])
     if family == "gaussian":
         if ytype != "numeric":
             raise DesignError(f"the outcome {outcome_var!r} must be numeric for a linear model "
@@ -243,7 +244,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
         # a finite number beyond the double range (a Python int such as 10**400 in an object column, a
         # long double) saturates at the largest double instead of raising OverflowError or becoming inf:
         # one such row must not decide between a fit and an exception (fourteenth audit pass)
-        frame[v] = saturating_numeric_series(df[v])
+        frame[v] = declared_number_values(df[v]) if declared_number_column(df[v], v, declared, levels) \
+            else saturating_numeric_series(df[v])
     inf_cols = [v for v in numeric_cols if np.isinf(np.asarray(frame[v], dtype=float)).any()]
     if inf_cols:
         raise DesignError(f"infinite values in column(s) {', '.join(map(repr, inf_cols))}; remove or "
@@ -826,7 +828,7 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
         formula_cats = categorical_in_formula(formula)
         kinds = {c: _safe_type(df[c]) for c in df.columns}
         # a declared number column with no value (every entry missing) is numeric (inputs._classify)
-        kinds = {c: "numeric" if k == "string" and declared_number_without_values(df[c], c, bounds, declared_levels)
+        kinds = {c: "numeric" if declared_number_column(df[c], c, bounds, declared_levels)
                  else k for c, k in kinds.items()}
         cat_cols = {c for c, k in kinds.items() if k in ("categorical", "bool", "string")}
         cat_cols |= set(declared_levels) | formula_cats

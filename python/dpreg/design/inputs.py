@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .formula import categorical_in_formula, parse_formula
-from .newdata import DesignError, _column_type, _pyval
+from .newdata import DesignError, _column_type, _numbers_or_true_false, _pyval, numbers_with_true_false
 from .schema import Schema
 
 
@@ -117,35 +117,46 @@ class _Leaks:
 # ----------------------------------------------------------------------------------------------
 # public functions
 # ----------------------------------------------------------------------------------------------
-def declared_number_without_values(s, name, bounds, levels=()) -> bool:
-    """An object (or text) column in which every value is missing, whose range the caller declared (a key of the
-    ``bounds`` dict) and whose levels they did not: a number column (public: the declaration), where
-    pandas' value inference would call it "empty", i.e. a string column. Its kind must not come from its
-    values: one non-missing number would make it numeric, so one row (or one row left out for a missing
-    outcome under add/remove) decided between a numeric term and a factor with privately selected levels
-    (nineteenth audit pass)."""
-    # object or text dtype: pandas 3 reads a CSV / Arrow text column (a DuckDB column typed VARCHAR because
-    # every value is empty) as its "str" dtype
-    return (isinstance(bounds, dict) and name in bounds and name not in levels
-            and (pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype))
-            and not isinstance(s.dtype, pd.CategoricalDtype) and bool(s.isna().all()))
+def declared_number_column(s, name, bounds, levels=()) -> bool:
+    """A column whose range the caller declared (a key of the ``bounds`` dict) and whose levels they did
+    not, holding only numbers, True / False (the numbers 1 / 0) or missing values: a number column (public:
+    the declaration), whatever pandas' value inference or the column's dtype would call it. Its kind must
+    not come from its values: an object column with every value missing is "empty" (a string column) to
+    pandas, one with a single True a bool factor, one with a single number numeric, so one row (or one
+    row left out for a missing outcome under add/remove) decided between a numeric term and a factor
+    (nineteenth and twentieth audit passes). A pandas Categorical keeps its kind (its dtype, not its
+    values, makes it a factor); a column holding text is not one (refused by :func:`_classify`)."""
+    if not (isinstance(bounds, dict) and name in bounds and name not in levels):
+        return False
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return False
+    # bool dtype, or object / text dtype: pandas 3 reads a CSV / Arrow text column (a DuckDB column typed
+    # VARCHAR because every value is empty) as its "str" dtype
+    return _numbers_or_true_false(s)
+
+
+declared_number_values = numbers_with_true_false
 
 
 def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
     kinds = {}
     for v in parsed_vars:
+        if v not in formula_cats and declared_number_column(df[v], v, bounds, levels):
+            # numbers, True / False or nothing, under declared bounds: a number column whatever one row
+            # holds (nineteenth and twentieth audit passes)
+            kinds[v] = "numeric"
+            continue
         t = _column_type(df[v])
         if t == "string" and v not in formula_cats and v not in levels and isinstance(bounds, dict) and v in bounds:
-            if not declared_number_without_values(df[v], v, bounds, levels):
-                # declared bounds say "a number column" (public); text in it is refused naming the column,
-                # as a value of another type in a number column is ("mixes value types"). A CSV reader
-                # types a column as text when one of its values is not a number: read as a factor, that
-                # one row changed the model's terms (nineteenth audit pass)
-                raise DesignError(f"column {v!r} has declared bounds, so it is a number column, but it holds "
-                                  "text (a CSV column is read as text when one of its values is not a "
-                                  "number); convert it to numbers, or declare levels= for it if it is a "
-                                  "category")
-            t = "numeric"
+            # declared bounds say "a number column" (public); text in it is refused naming the column,
+            # as a value of another type in a number column is ("mixes value types"). A CSV reader
+            # types a column as text when one of its values is not a number: read as a factor, that
+            # one row changed the model's terms (nineteenth audit pass)
+            raise DesignError(f"column {v!r} has declared bounds, so it is a number column, but it holds "
+                              "text (a CSV column is read as text when one of its values is not a "
+                              "number); convert it to numbers, or declare levels= for it if it is a "
+                              "category")
         if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
             kinds[v] = "categorical"
         else:
@@ -164,7 +175,7 @@ def all_ranges_declared(formula, data, bounds, family="gaussian", unit=None) -> 
         cats = categorical_in_formula(formula)
         levels = {}
         cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")
-                    and not declared_number_without_values(df[c], c, bounds)} | cats
+                    and not declared_number_column(df[c], c, bounds)} | cats
         parsed = parse_formula(formula, df.columns, cat_cols, exclude=() if unit is None else (unit,))
         _, declared = _norm_bounds(bounds, parsed.variables)
         kinds = _classify(df, parsed.variables, levels, cats, bounds=bounds)
