@@ -98,8 +98,8 @@ def _safe_categories(lv, col):
 
 
 def _numbers_or_true_false(s: pd.Series) -> bool:
-    """A column of a bool dtype, or of dtype object / text whose non-missing values are numbers and True /
-    False (no Categorical)."""
+    """A column of a bool dtype, or of dtype object / text whose non-missing values are all True / False or
+    all numbers (no Categorical)."""
     dt = s.dtype
     if isinstance(dt, pd.CategoricalDtype):
         return False
@@ -108,10 +108,13 @@ def _numbers_or_true_false(s: pd.Series) -> bool:
     if not (pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt)):
         return False
     try:
-        return all((isinstance(v, (bool, np.bool_)) or is_real_number(v))
-                   and not (isinstance(v, decimal.Decimal) and v.is_snan()) for v in s.dropna())
+        values = list(s.dropna())
     except Exception:       # objects pandas' missing-value check cannot handle: refused by _column_type
         return False
+    # True / False alone, or numbers alone: a bool among numbers stays refused as a value of another type
+    # (tests/test_extreme_rows.py), as a string among them is
+    return (all(isinstance(v, (bool, np.bool_)) for v in values)
+            or all(is_real_number(v) and not (isinstance(v, decimal.Decimal) and v.is_snan()) for v in values))
 
 
 def numbers_with_true_false(s: pd.Series) -> pd.Series:
