@@ -750,8 +750,8 @@ def test_a_column_with_declared_bounds_is_numeric_when_one_row_holds_true_or_fal
 def test_true_false_in_a_column_with_declared_bounds_are_the_numbers_1_and_0(dtype):
     # audit 20: a bool column (numpy, pandas' nullable boolean, or object) with declared bounds and no
     # declared levels is a number column (True = 1, False = 0): its design column is the 0/1 column of the
-    # bool factor it was before, named 'x'. True / False among numbers stay refused as values of another
-    # type (the documented one-row refusal, tests/test_extreme_rows.py), naming the column only
+    # bool factor it was before, named 'x'. True / False among numbers are 1 / 0 too: refusing them there
+    # (while True alone is a number) made the refusal depend on two rows together
     import dpreg
     rng = np.random.default_rng(1)                    # test data only
     n = 400
@@ -766,9 +766,10 @@ def test_true_false_in_a_column_with_declared_bounds_are_the_numbers_1_and_0(dty
         mixed = df.copy()
         mixed["x"] = mixed["x"].astype(object)
         mixed.loc[0, "x"] = 0.5
-        with pytest.raises(DesignError, match="column 'x' mixes value types"):
-            build_design("y ~ x", mixed, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None,
-                         noise=NoiseSource(1), ledger=Ledger())
+        d2 = build_design("y ~ x", mixed, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None,
+                          noise=NoiseSource(1), ledger=Ledger())
+        assert d2.terms == ["Intercept", "x"]
+        np.testing.assert_array_equal(np.asarray(d2.X)[:, 1], np.r_[0.5, flags[1:].astype(float)])
     # declared levels (or C()) keep it a factor
     d3 = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (-1, 3)}, levels={"x": [False, True]},
                       noise=NoiseSource(1), ledger=Ledger())
@@ -778,3 +779,32 @@ def test_true_false_in_a_column_with_declared_bounds_are_the_numbers_1_and_0(dty
         fit = dpreg.dp_lm("y ~ x", df, eps=4.0, bounds={"x": (0, 1), "y": (-1, 3)}, method="adassp",
                           random_state=1)
     assert list(fit.terms) == ["Intercept", "x"]
+
+
+@pytest.mark.parametrize("role", ["predictor", "outcome"])
+def test_the_refusal_of_a_declared_number_column_holding_other_values_does_not_depend_on_the_other_rows(role):
+    # audit 20: an object column with declared bounds holding a text value (or bytes) was refused with one
+    # text where its other values were missing ("has declared bounds, so it is a number column, but it holds text"; for
+    # the outcome "must be numeric") and with another where one of them was a number ("mixes value
+    # types"): replacing a missing value by a number in another row changed the error text. One text,
+    # naming the column only, whatever the other rows hold
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    texts = set()
+    for other in (None, 0.5, True, "more text"):
+        for odd in ("zzzsecret", b"1"):
+            col = pd.Series([None] * n, dtype=object)
+            col[0] = odd
+            col[1] = other
+            df = pd.DataFrame({"z": z, "x": rng.uniform(0, 1, n), "y": z + rng.normal(0, 0.3, n)})
+            df["x" if role == "predictor" else "y"] = col
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(DesignError) as err:
+                    dpreg.dp_lm("y ~ z + x", df, eps=1.0, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)},
+                                method="adassp", na_action="impute", random_state=1)
+            texts.add(str(err.value).replace("'y'", "'x'"))
+    assert len(texts) == 1, texts
+    assert "zzzsecret" not in texts.pop()

@@ -38,6 +38,8 @@ from .inputs import (  # noqa: F401
     _sort_levels,
     all_ranges_declared,
     declared_number_column,
+    declared_number_error,
+    declared_number_refused,
     declared_number_values,
 )
 from .intervals import domain_lower_limits, interval_of
@@ -225,6 +227,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                                       f"term {info.expr!r}")
 
     # ---- outcome type checks ---------------------------------------------------------------
+    if family == "gaussian" and declared_number_refused(df[outcome_var], outcome_var, declared, levels):
+        raise declared_number_error(outcome_var)      # one text whatever the other rows hold (audit 20)
     if family == "gaussian" and declared_number_column(df[outcome_var], outcome_var, declared, levels):
         ytype = "numeric"       # a declared number column (numbers, True / False or nothing), as a predictor
     else:

@@ -139,6 +139,30 @@ def declared_number_column(s, name, bounds, levels=()) -> bool:
 declared_number_values = numbers_with_true_false
 
 
+def declared_number_refused(s, name, bounds, levels=()) -> bool:
+    """A column with declared bounds and no declared levels (an object or text column, not a Categorical)
+    holding a value that is neither a number nor True / False: refused with :func:`declared_number_error`,
+    one text whatever the other rows hold (audit 20: the text was "holds text" where the other values were
+    missing and "mixes value types" where one was a number)."""
+    if not (isinstance(bounds, dict) and name in bounds and name not in levels):
+        return False
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return False
+    return ((pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt))
+            and not declared_number_column(s, name, bounds, levels))
+
+
+def declared_number_error(name) -> DesignError:
+    """The refusal of :func:`declared_number_refused`, naming the column only. Declared bounds say "a number
+    column" (public); a value of another type in it is refused as in any number column. A CSV reader types
+    a column as text when one of its values is not a number: read as a factor, that one row changed the
+    model's terms (nineteenth audit pass)."""
+    return DesignError(f"column {name!r} mixes value types or holds text, but it has declared bounds, so it is a "
+                       "number column (a CSV column is read as text when one of its values is not a number); "
+                       "convert it to numbers, or declare levels= for it if it is a category")
+
+
 def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
     kinds = {}
     for v in parsed_vars:
@@ -147,16 +171,9 @@ def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
             # holds (nineteenth and twentieth audit passes)
             kinds[v] = "numeric"
             continue
+        if v not in formula_cats and declared_number_refused(df[v], v, bounds, levels):
+            raise declared_number_error(v)
         t = _column_type(df[v])
-        if t == "string" and v not in formula_cats and v not in levels and isinstance(bounds, dict) and v in bounds:
-            # declared bounds say "a number column" (public); text in it is refused naming the column,
-            # as a value of another type in a number column is ("mixes value types"). A CSV reader
-            # types a column as text when one of its values is not a number: read as a factor, that
-            # one row changed the model's terms (nineteenth audit pass)
-            raise DesignError(f"column {v!r} has declared bounds, so it is a number column, but it holds "
-                              "text (a CSV column is read as text when one of its values is not a "
-                              "number); convert it to numbers, or declare levels= for it if it is a "
-                              "category")
         if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
             kinds[v] = "categorical"
         else:

@@ -98,8 +98,8 @@ def _safe_categories(lv, col):
 
 
 def _numbers_or_true_false(s: pd.Series) -> bool:
-    """A column of a bool dtype, or of dtype object / text whose non-missing values are all True / False or
-    all numbers (no Categorical)."""
+    """A column of a bool dtype, or of dtype object / text whose non-missing values are numbers or True /
+    False (no Categorical)."""
     dt = s.dtype
     if isinstance(dt, pd.CategoricalDtype):
         return False
@@ -111,10 +111,10 @@ def _numbers_or_true_false(s: pd.Series) -> bool:
         values = list(s.dropna())
     except Exception:       # objects pandas' missing-value check cannot handle: refused by _column_type
         return False
-    # True / False alone, or numbers alone: a bool among numbers stays refused as a value of another type
-    # (tests/test_extreme_rows.py), as a string among them is
-    return (all(isinstance(v, (bool, np.bool_)) for v in values)
-            or all(is_real_number(v) and not (isinstance(v, decimal.Decimal) and v.is_snan()) for v in values))
+    # True / False are the numbers 1 / 0, also among other numbers: whether a column is a number column
+    # must not depend on two rows together (True alone a number, True beside 0.5 refused; audit 20)
+    return all(isinstance(v, (bool, np.bool_))
+               or (is_real_number(v) and not (isinstance(v, decimal.Decimal) and v.is_snan())) for v in values)
 
 
 def numbers_with_true_false(s: pd.Series) -> pd.Series:
