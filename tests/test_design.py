@@ -808,3 +808,27 @@ def test_the_refusal_of_a_declared_number_column_holding_other_values_does_not_d
             texts.add(str(err.value).replace("'y'", "'x'"))
     assert len(texts) == 1, texts
     assert "zzzsecret" not in texts.pop()
+
+
+def test_a_categorical_column_with_declared_bounds_is_refused_naming_the_column():
+    # audit 20: declared bounds make a column a number column, but a pandas Categorical (an R factor) with
+    # declared bounds was a factor, its bounds silently ignored. R's read.csv(stringsAsFactors = TRUE)
+    # reads a column whose only non-empty value is text as a factor and an empty one as logical (now a
+    # number column): one row decided between the terms 'Intercept', 'z' (levels selected privately,
+    # none released) and 'Intercept', 'z', 'x'. Refused by the column's type and the declaration alone;
+    # declared levels (or C()) keep it a factor
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    df = pd.DataFrame({"z": z, "y": z + rng.normal(0, 0.3, n),
+                       "x": pd.Categorical(["zzzsecret"] + [None] * (n - 1))})
+    kw = dict(eps=1.0, method="adassp", na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(DesignError, match="column 'x' is categorical but has declared bounds") as err:
+            dpreg.dp_lm("y ~ z + x", df, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)}, **kw)
+        assert "zzzsecret" not in str(err.value)
+        fit = dpreg.dp_lm("y ~ z + x", df, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)},
+                          levels={"x": ["zzzsecret", "other"]}, **kw)
+    assert list(fit.terms) == ["Intercept", "z", "x[T.other]"]

@@ -173,6 +173,15 @@ def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
             continue
         if v not in formula_cats and declared_number_refused(df[v], v, bounds, levels):
             raise declared_number_error(v)
+        if (v not in formula_cats and v not in levels and isinstance(bounds, dict) and v in bounds
+                and isinstance(df[v].dtype, pd.CategoricalDtype)):
+            # declared bounds say "a number column" (public); a Categorical (an R factor) with them was a
+            # factor, its bounds ignored, and R's read.csv(stringsAsFactors = TRUE) makes a factor of a
+            # column whose only value is text, a logical (a number column) of an empty one (audit 20).
+            # Refused by the column's type and the declaration alone
+            raise DesignError(f"column {v!r} is categorical but has declared bounds, so it is a number column; "
+                              "convert it to numbers, or declare its levels (and drop its bounds) if it is a "
+                              "category")
         t = _column_type(df[v])
         if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
             kinds[v] = "categorical"

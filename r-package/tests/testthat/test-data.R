@@ -121,4 +121,15 @@ test_that("a logical column with declared bounds is a number column whatever one
   fit2 <- suppressWarnings(dp_lm(y ~ z + x, df, eps = 2, bounds = bb[c("y", "z")], method = "adassp",
                                  seed = 1))
   expect_identical(fit2$terms, c("(Intercept)", "z", "xTRUE"))
+  # read.csv(stringsAsFactors = TRUE) makes a factor of a column whose only value is text: with declared
+  # bounds it is refused naming the column (it was a factor, its bounds ignored: other terms than the
+  # empty column's x)
+  tf <- tempfile(fileext = ".csv")
+  utils::write.csv(data.frame(y = y, z = z, x = c("zzzsecret", rep("", n - 1))), tf, row.names = FALSE)
+  d <- utils::read.csv(tf, stringsAsFactors = TRUE)
+  expect_true(is.factor(d$x))
+  err <- tryCatch(dp_lm(y ~ z + x, d, eps = 1, bounds = b, method = "adassp", seed = 1, na_action = "impute"),
+                  error = function(e) conditionMessage(e))
+  expect_match(err, "column \"x\" is categorical but has declared bounds", fixed = TRUE)
+  expect_false(grepl("zzzsecret", err))
 })
