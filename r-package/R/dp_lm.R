@@ -85,7 +85,7 @@
 #'   not declared are estimated privately from a share of the budget.
 #'   `"data"` reads them from the data (not private; exploration only). A
 #'   column with declared bounds and no declared levels is a number column: a
-#'   logical one enters as 1 / 0 (term `x`, not `xTRUE`).
+#'   logical one enters as 1 / 0 (term `x`, not `xTRUE`), a factor is refused.
 #' @param levels Public levels of categorical columns: a named list of
 #'   character vectors (first = reference), e.g. `list(g = c("a", "b", "c"))`.
 #'   A factor's own levels are not public: undeclared levels are selected
