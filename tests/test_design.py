@@ -619,17 +619,20 @@ def test_text_levels_declared_for_a_number_column_get_a_hint():
     df = pd.DataFrame({"occ": rng.choice([1.0, 2.0, 3.0], 200), "x": rng.uniform(0, 1, 200)})
     df["y"] = df["x"] + rng.normal(0, 0.1, 200)
     b = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
-    with pytest.raises(dpreg.DPRegError, match=r"holds numbers and the declared levels are text: declare them "
-                                               r"as numbers"):
+    # (audit 20: the hint reads the declared levels only; from the column's dtype it told a neighbour with
+    # one value of another type apart)
+    with pytest.raises(dpreg.DPRegError, match=r"declared levels of 'occ' are text: if the column holds numbers, "
+                                               r"declare them as numbers"):
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": ["1", "2", "3"]}, random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2, 3]}, random_state=1)
     assert len(fit.terms) == 4
-    # a genuinely undeclared value gets no such hint (the kinds agree)
+    # a genuinely undeclared value gets the same refusal, with the hint of number levels
     with pytest.raises(dpreg.DPRegError) as exc:
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2]}, random_state=1)
-    assert "not among its declared levels" in str(exc.value) and "holds numbers" not in str(exc.value)
+    assert "not among its declared levels" in str(exc.value) and "are numbers: if the column holds text" in str(
+        exc.value)
 
 
 def test_indicator_predictor_end_to_end_recovers_its_effect():
@@ -832,3 +835,36 @@ def test_a_categorical_column_with_declared_bounds_is_refused_naming_the_column(
         fit = dpreg.dp_lm("y ~ z + x", df, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)},
                           levels={"x": ["zzzsecret", "other"]}, **kw)
     assert list(fit.terms) == ["Intercept", "z", "x[T.other]"]
+
+
+@pytest.mark.parametrize("levels,values", [([1, 2], [1, 2]), (["a", "b"], ["a", "b"]), ([True, False], [True, False])])
+def test_a_value_outside_declared_levels_is_handled_alike_whatever_its_type(levels, values):
+    # audit 20: in a column with declared levels a value outside them is refused (unknown_level="error")
+    # or recoded to the reference ("reference"), but one of another type than the other values ("zzzsecret"
+    # among integer codes, 3 among text, True among numbers) was refused as "mixes value types" instead,
+    # also under "reference": a neighbour changing 3 into "zzzsecret" went from a fit to a refusal. The
+    # declared levels make the column categorical (public); every undeclared value is unknown alike, and the
+    # refusal's hint reads the declared levels only
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    base = [values[i % 2] for i in range(n)]
+    texts, fits = set(), set()
+    for odd in (3, 3.5, "zzzsecret", "1", True, 1e308, 5e-324, b"1"):
+        if odd in levels or str(odd) in map(str, levels):
+            continue                                  # a declared level (True == 1; "1" matches 1 by its text)
+        col = list(base)
+        col[0] = odd
+        df = pd.DataFrame({"z": z, "y": z + rng.normal(0, 0.3, n), "g": pd.Series(col, dtype=object)})
+        kw = dict(eps=1.0, bounds={"z": (-1, 1), "y": (-3, 3)}, levels={"g": levels}, method="adassp",
+                  random_state=1)
+        with pytest.raises(DesignError) as err:
+            dpreg.dp_lm("y ~ z + g", df, unknown_level="error", **kw)
+        texts.add(str(err.value))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ z + g", df, unknown_level="reference", **kw)
+        fits.add((tuple(fit.terms), tuple(e["statistic"] for e in fit.privacy.ledger)))
+    assert len(texts) == 1 and "zzzsecret" not in texts.pop()
+    assert len(fits) == 1

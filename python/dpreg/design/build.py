@@ -352,7 +352,7 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
     collapsed = []   # selected factors left with fewer than two levels: no coefficient in the fit
     for v in cat_vars:
         s = df[v]
-        t = _column_type(s)
+        t = None if v in levels else _column_type(s)     # declared levels: any value type (inputs._classify)
         pooled = None
         if v in levels:
             lv, src = list(levels[v]), "declared"
@@ -396,18 +396,18 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
 
 
 def _level_type_hint(s: pd.Series, lv) -> str:
-    """A hint when declared levels and the column differ in kind (text levels for a number column, as
-    in levels={'occupation': ['1', '2']} for codes stored as 1.0, 2.0, or the other way round): the
-    values then never match. Only the column's dtype and the declared levels are used (no data value)."""
-    numeric_col = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    """A hint when the declared levels may differ in kind from the column's values (text levels for codes
+    stored as numbers, as in levels={'occupation': ['1', '2']} for 1.0, 2.0, or the other way round): the
+    values then never match. It reads the declared levels only (public): the column's dtype is a function
+    of its values (one text value makes a number column object), so a hint from it told a neighbour with a
+    value of another type apart (audit 20)."""
     text_levels = all(isinstance(x, str) for x in lv)
     number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
-    if numeric_col and text_levels:
-        return (f" (the column {s.name!r} holds numbers and the declared levels are text: declare them as "
+    if text_levels:
+        return (f" (the declared levels of {s.name!r} are text: if the column holds numbers, declare them as "
                 "numbers, e.g. [1, 2, 3], or convert the column to text first)")
-    if not numeric_col and number_levels and (pd.api.types.is_object_dtype(s.dtype)
-                                              or pd.api.types.is_string_dtype(s.dtype)):
-        return (f" (the column {s.name!r} holds text and the declared levels are numbers: declare them as "
+    if number_levels:
+        return (f" (the declared levels of {s.name!r} are numbers: if the column holds text, declare them as "
                 "text, e.g. ['1', '2', '3'])")
     return ""
 

@@ -2,6 +2,7 @@
 the kind of each column, and the record of data-derived (non-private) choices."""
 from __future__ import annotations
 
+import decimal
 import math
 import warnings
 
@@ -163,6 +164,18 @@ def declared_number_error(name) -> DesignError:
                        "convert it to numbers, or declare levels= for it if it is a category")
 
 
+def _check_declared_levels_column(s) -> None:
+    """The refusals of a column with declared levels: its dtype (a date, an interval, complex numbers), or an
+    object pandas cannot compare (a signalling-NaN Decimal), naming the column only; never the mix of its
+    values' types, which the declared levels make irrelevant."""
+    if pd.api.types.is_object_dtype(s.dtype):
+        if any(isinstance(v, decimal.Decimal) and v.is_snan() for v in s.to_numpy()):
+            raise DesignError(f"column {s.name!r} mixes value types (or holds objects dpreg cannot use); "
+                              "give it one type: numbers, strings or a pandas Categorical")
+        return
+    _column_type(s)
+
+
 def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
     kinds = {}
     for v in parsed_vars:
@@ -170,6 +183,14 @@ def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
             # numbers, True / False or nothing, under declared bounds: a number column whatever one row
             # holds (nineteenth and twentieth audit passes)
             kinds[v] = "numeric"
+            continue
+        if v in levels:
+            # declared levels make it categorical (public): every value outside them is unknown alike
+            # (unknown_level), whatever its type; only the column's own type can refuse it (audit 20: a
+            # value of another type than the others was refused as "mixes value types", also under
+            # unknown_level="reference")
+            _check_declared_levels_column(df[v])
+            kinds[v] = "categorical"
             continue
         if v not in formula_cats and declared_number_refused(df[v], v, bounds, levels):
             raise declared_number_error(v)
