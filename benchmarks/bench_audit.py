@@ -571,7 +571,7 @@ def build_cases():
                  {"full": 1000, "quick": 200, "test": 0}),
         ]
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
-            + eighteenth_pass_cases() + nineteenth_pass_cases())
+            + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1023,6 +1023,40 @@ def nineteenth_pass_cases():
              _lm("y ~ x + x2", "adassp", eps=4.0, bounds=bounds2, inference=True),
              lambda: (lambda d: (d, replaced(d, x=1.5e308, x2=-1.5e308, y=-1.5e308)))(collinear_frame()),
              {"full": 300, "quick": 100, "test": 0}),
+    ]
+
+
+def single_true_object_pair(n=2000):
+    """Replace-one neighbours on an object column x with declared bounds: in D its only non-missing value
+    is row 0's True, in D' that row is missing too (a bool factor against a number column before the
+    twentieth pass)."""
+    d0, d1 = single_value_object_pair(n)
+    d0.loc[0, "x"] = True
+    return d0, d1
+
+
+def true_missing_outcome_pair(n=2000):
+    """Add/remove neighbours: D is D' (an object column x with declared bounds, every value missing) plus a
+    row with x = True and no outcome (left out under add/remove; its True made x a bool factor before the
+    twentieth pass)."""
+    import pandas as pd
+    _, d1 = single_value_object_pair(n)
+    extra = pd.DataFrame({"y": [np.nan], "x": pd.Series([True], dtype=object)})
+    return pd.concat([d1, extra], ignore_index=True), d1
+
+
+def twentieth_pass_cases():
+    """Neighbours for the twentieth pass: an object column with declared bounds whose only value is True
+    (replace-one: that value -> missing; add/remove: a row with that value and no outcome)."""
+    return [
+        Case("twentieth pass: adassp, inference, object column with declared bounds: its only value True -> missing",
+             "adassp (object column, one True)", "x (object) True -> None, every other x missing; n = 2000",
+             _lm("y ~ x", "adassp", inference=True, na_action="impute"), single_true_object_pair,
+             {"full": 100, "quick": 40, "test": 0}),
+        Case("twentieth pass: adassp, add/remove, inference, object column with declared bounds: a row (x = True, y = NA)",
+             "adassp (add/remove, one True without outcome)", "D' + a row (x = True, y = NA) -> D'; n = 2000",
+             _lm("y ~ x", "adassp", inference=True, neighbours="add_remove", na_action="impute"),
+             true_missing_outcome_pair, {"full": 100, "quick": 40, "test": 0}),
     ]
 
 

@@ -619,17 +619,20 @@ def test_text_levels_declared_for_a_number_column_get_a_hint():
     df = pd.DataFrame({"occ": rng.choice([1.0, 2.0, 3.0], 200), "x": rng.uniform(0, 1, 200)})
     df["y"] = df["x"] + rng.normal(0, 0.1, 200)
     b = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
-    with pytest.raises(dpreg.DPRegError, match=r"holds numbers and the declared levels are text: declare them "
-                                               r"as numbers"):
+    # (audit 20: the hint reads the declared levels only; from the column's dtype it told a neighbour with
+    # one value of another type apart)
+    with pytest.raises(dpreg.DPRegError, match=r"declared levels of 'occ' are text: if the column holds numbers, "
+                                               r"declare them as numbers"):
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": ["1", "2", "3"]}, random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2, 3]}, random_state=1)
     assert len(fit.terms) == 4
-    # a genuinely undeclared value gets no such hint (the kinds agree)
+    # a genuinely undeclared value gets the same refusal, with the hint of number levels
     with pytest.raises(dpreg.DPRegError) as exc:
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2]}, random_state=1)
-    assert "not among its declared levels" in str(exc.value) and "holds numbers" not in str(exc.value)
+    assert "not among its declared levels" in str(exc.value) and "are numbers: if the column holds text" in str(
+        exc.value)
 
 
 def test_indicator_predictor_end_to_end_recovers_its_effect():
@@ -715,3 +718,153 @@ def test_an_object_outcome_with_declared_bounds_and_no_value_is_refused_as_missi
                         method="adassp", na_action="impute", random_state=1)
         texts.append(str(err.value))
     assert texts[0] == texts[1] and "missing values in the outcome 'y'" in texts[0]
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_a_column_with_declared_bounds_is_numeric_when_one_row_holds_true_or_false(neighbours, value):
+    # audit 20: the nineteenth pass made an object column with declared bounds numeric when every value is
+    # missing, but a True / False value still made it a bool factor: with one row holding True (and every
+    # other value missing) the terms were 'Intercept', 'z', 'x[T.True]', without that row (missing, or left
+    # out for its missing outcome under add/remove) 'Intercept', 'z', 'x': the neighbours told apart with
+    # certainty. Declared bounds make it a number column, True / False its numbers 1 / 0
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 500
+    base = pd.DataFrame({"z": rng.uniform(-1, 1, n), "x": pd.Series([None] * n, dtype=object)})
+    base["y"] = base["z"] + 0.3 * rng.standard_normal(n)
+    if neighbours == "replace_one":
+        other = base.copy()
+        other.loc[0, "x"] = value
+    else:
+        other = pd.concat([base, pd.DataFrame({"z": [0.0], "x": pd.Series([value], dtype=object),
+                                               "y": [np.nan]})], ignore_index=True)
+    bounds = {"z": (-1, 1), "x": (0, 1), "y": (-3, 3)}
+    kw = dict(eps=1.0, bounds=bounds, method="adassp", neighbours=neighbours, na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_lm("y ~ z + x", d, **kw) for d in (base, other)]
+    assert list(fits[0].terms) == list(fits[1].terms) == ["Intercept", "z", "x"]
+    assert [e["statistic"] for e in fits[0].privacy.ledger] == [e["statistic"] for e in fits[1].privacy.ledger]
+    assert all_ranges_declared("y ~ z + x", other, bounds)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "boolean", "object"])
+def test_true_false_in_a_column_with_declared_bounds_are_the_numbers_1_and_0(dtype):
+    # audit 20: a bool column (numpy, pandas' nullable boolean, or object) with declared bounds and no
+    # declared levels is a number column (True = 1, False = 0): its design column is the 0/1 column of the
+    # bool factor it was before, named 'x'. True / False among numbers are 1 / 0 too: refusing them there
+    # (while True alone is a number) made the refusal depend on two rows together
+    import dpreg
+    rng = np.random.default_rng(1)                    # test data only
+    n = 400
+    flags = rng.random(n) < 0.5
+    df = pd.DataFrame({"x": pd.Series(flags, dtype=dtype)})
+    df["y"] = 2.0 * flags + 0.1 * rng.standard_normal(n)
+    d = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None, noise=NoiseSource(1),
+                     ledger=Ledger())
+    assert d.terms == ["Intercept", "x"]
+    np.testing.assert_array_equal(np.asarray(d.X)[:, 1], flags.astype(float))
+    if dtype == "object":
+        mixed = df.copy()
+        mixed["x"] = mixed["x"].astype(object)
+        mixed.loc[0, "x"] = 0.5
+        d2 = build_design("y ~ x", mixed, bounds={"x": (0, 1), "y": (-1, 3)}, levels=None,
+                          noise=NoiseSource(1), ledger=Ledger())
+        assert d2.terms == ["Intercept", "x"]
+        np.testing.assert_array_equal(np.asarray(d2.X)[:, 1], np.r_[0.5, flags[1:].astype(float)])
+    # declared levels (or C()) keep it a factor
+    d3 = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (-1, 3)}, levels={"x": [False, True]},
+                      noise=NoiseSource(1), ledger=Ledger())
+    assert d3.terms == ["Intercept", "x[T.True]"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x", df, eps=4.0, bounds={"x": (0, 1), "y": (-1, 3)}, method="adassp",
+                          random_state=1)
+    assert list(fit.terms) == ["Intercept", "x"]
+
+
+@pytest.mark.parametrize("role", ["predictor", "outcome"])
+def test_the_refusal_of_a_declared_number_column_holding_other_values_does_not_depend_on_the_other_rows(role):
+    # audit 20: an object column with declared bounds holding a text value (or bytes) was refused with one
+    # text where its other values were missing ("has declared bounds, so it is a number column, but it holds text"; for
+    # the outcome "must be numeric") and with another where one of them was a number ("mixes value
+    # types"): replacing a missing value by a number in another row changed the error text. One text,
+    # naming the column only, whatever the other rows hold
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    texts = set()
+    for other in (None, 0.5, True, "more text"):
+        for odd in ("zzzsecret", b"1"):
+            col = pd.Series([None] * n, dtype=object)
+            col[0] = odd
+            col[1] = other
+            df = pd.DataFrame({"z": z, "x": rng.uniform(0, 1, n), "y": z + rng.normal(0, 0.3, n)})
+            df["x" if role == "predictor" else "y"] = col
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(DesignError) as err:
+                    dpreg.dp_lm("y ~ z + x", df, eps=1.0, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)},
+                                method="adassp", na_action="impute", random_state=1)
+            texts.add(str(err.value).replace("'y'", "'x'"))
+    assert len(texts) == 1, texts
+    assert "zzzsecret" not in texts.pop()
+
+
+def test_a_categorical_column_with_declared_bounds_is_refused_naming_the_column():
+    # audit 20: declared bounds make a column a number column, but a pandas Categorical (an R factor) with
+    # declared bounds was a factor, its bounds silently ignored. R's read.csv(stringsAsFactors = TRUE)
+    # reads a column whose only non-empty value is text as a factor and an empty one as logical (now a
+    # number column): one row decided between the terms 'Intercept', 'z' (levels selected privately,
+    # none released) and 'Intercept', 'z', 'x'. Refused by the column's type and the declaration alone;
+    # declared levels (or C()) keep it a factor
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    df = pd.DataFrame({"z": z, "y": z + rng.normal(0, 0.3, n),
+                       "x": pd.Categorical(["zzzsecret"] + [None] * (n - 1))})
+    kw = dict(eps=1.0, method="adassp", na_action="impute", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(DesignError, match="column 'x' is categorical but has declared bounds") as err:
+            dpreg.dp_lm("y ~ z + x", df, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)}, **kw)
+        assert "zzzsecret" not in str(err.value)
+        fit = dpreg.dp_lm("y ~ z + x", df, bounds={"z": (-1, 1), "x": (0, 1), "y": (-3, 3)},
+                          levels={"x": ["zzzsecret", "other"]}, **kw)
+    assert list(fit.terms) == ["Intercept", "z", "x[T.other]"]
+
+
+@pytest.mark.parametrize("levels,values", [([1, 2], [1, 2]), (["a", "b"], ["a", "b"]), ([True, False], [True, False])])
+def test_a_value_outside_declared_levels_is_handled_alike_whatever_its_type(levels, values):
+    # audit 20: in a column with declared levels a value outside them is refused (unknown_level="error")
+    # or recoded to the reference ("reference"), but one of another type than the other values ("zzzsecret"
+    # among integer codes, 3 among text, True among numbers) was refused as "mixes value types" instead,
+    # also under "reference": a neighbour changing 3 into "zzzsecret" went from a fit to a refusal. The
+    # declared levels make the column categorical (public); every undeclared value is unknown alike, and the
+    # refusal's hint reads the declared levels only
+    import dpreg
+    rng = np.random.default_rng(0)                    # test data only
+    n = 300
+    z = rng.uniform(-1, 1, n)
+    base = [values[i % 2] for i in range(n)]
+    texts, fits = set(), set()
+    for odd in (3, 3.5, "zzzsecret", "1", True, 1e308, 5e-324, b"1"):
+        if odd in levels or str(odd) in map(str, levels):
+            continue                                  # a declared level (True == 1; "1" matches 1 by its text)
+        col = list(base)
+        col[0] = odd
+        df = pd.DataFrame({"z": z, "y": z + rng.normal(0, 0.3, n), "g": pd.Series(col, dtype=object)})
+        kw = dict(eps=1.0, bounds={"z": (-1, 1), "y": (-3, 3)}, levels={"g": levels}, method="adassp",
+                  random_state=1)
+        with pytest.raises(DesignError) as err:
+            dpreg.dp_lm("y ~ z + g", df, unknown_level="error", **kw)
+        texts.add(str(err.value))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ z + g", df, unknown_level="reference", **kw)
+        fits.add((tuple(fit.terms), tuple(e["statistic"] for e in fit.privacy.ledger)))
+    assert len(texts) == 1 and "zzzsecret" not in texts.pop()
+    assert len(fits) == 1

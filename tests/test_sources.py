@@ -424,7 +424,7 @@ def test_a_csv_column_with_declared_bounds_is_a_number_column_whatever_one_row_h
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if name == "one text value":
-                with pytest.raises(DesignError, match="column 'x' has declared bounds") as err:
+                with pytest.raises(DesignError, match="column 'x' mixes value types or holds text, but it has declared bounds") as err:
                     dpreg.dp_lm("y ~ z + x", str(path), **kw)
                 assert "zzzsecret" not in str(err.value)
             else:

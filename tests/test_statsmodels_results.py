@@ -278,3 +278,27 @@ def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers
                 assert wald_fit.wald_test(h) == wald
     finally:
         np.seterr(**saved)
+
+
+@pytest.mark.parametrize("errors", ["raise", "warn"])
+def test_get_prediction_intervals_at_other_levels_do_not_depend_on_the_callers_np_seterr(wald_fit, errors):
+    # audit 20: get_prediction() pins numpy's defaults, but the ends of AdaSSP's intervals at another level
+    # (summary_frame(alpha=...), conf_int(obs=True)) are predict()'s own, computed later by a closure
+    # outside that pin: a new row at 5e-324 underflowed in the product with the coefficients and raised
+    # FloatingPointError under the caller's np.seterr(all="raise") (the new row's numbers, no privacy
+    # consequence). The results must be those under numpy's defaults, with no floating-point report
+    new = pd.DataFrame({"x1": [0.0, 5e-324, 1e308], "x2": [0.0, 5e-324, -1e308], "x3": [0.5, 0.0, 5e-324]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = wald_fit.get_prediction(new)
+        expected = (res.summary_frame(alpha=0.01), res.conf_int(level=0.9, obs=True))
+    saved = np.seterr(all=errors)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", RuntimeWarning)
+            res = wald_fit.get_prediction(new)
+            pd.testing.assert_frame_equal(res.summary_frame(alpha=0.01), expected[0])
+            np.testing.assert_array_equal(res.conf_int(level=0.9, obs=True), expected[1])
+    finally:
+        np.seterr(**saved)

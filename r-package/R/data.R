@@ -7,8 +7,13 @@
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
 #              classes = named chr, levels = named list) for the columns `vars` of `data`.
 # `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
+# `as_numbers`: logical columns sent as the numbers 1 / 0 (a column with declared bounds and no declared
+# levels is a number column, whatever its values: read.csv() reads a column with every value empty, or
+# with TRUE as its only value, as logical, one with one number as numeric; audit pass 20). In new data a
+# logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
-                           check_na = TRUE, xpooled = NULL, outcome = character()) {
+                           check_na = TRUE, xpooled = NULL, outcome = character(),
+                           as_numbers = character()) {
   if (!is.data.frame(data) && !is.list(data)) {
     dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
@@ -44,6 +49,9 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
       columns[[v]] <- as.double(as.integer(x))
       factors[[v]] <- levels(x)
       classes[[v]] <- "factor"
+    } else if (is.logical(x) && (v %in% as_numbers || identical(what, "newdata"))) {
+      columns[[v]] <- as.double(x)
+      classes[[v]] <- "numeric"
     } else if (is.logical(x)) {
       columns[[v]] <- as.double(as.integer(factor(x, levels = c(FALSE, TRUE))))
       factors[[v]] <- c("FALSE", "TRUE")

@@ -83,7 +83,9 @@
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
 #'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges
 #'   not declared are estimated privately from a share of the budget.
-#'   `"data"` reads them from the data (not private; exploration only).
+#'   `"data"` reads them from the data (not private; exploration only). A
+#'   column with declared bounds and no declared levels is a number column: a
+#'   logical one enters as 1 / 0 (term `x`, not `xTRUE`), a factor is refused.
 #' @param levels Public levels of categorical columns: a named list of
 #'   character vectors (first = reference), e.g. `list(g = c("a", "b", "c"))`.
 #'   A factor's own levels are not public: undeclared levels are selected
@@ -255,9 +257,12 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   data <- apply_declared_levels(data, levels, tr$vars, dots$unknown_level)
   # the privacy-unit column (subsample_aggregate / tukey) crosses too; it is never stored in the fit
+  # a logical column with declared bounds and no declared levels is a number column (audit pass 20)
+  bounded <- if (is.list(bounds)) setdiff(names(bounds), names(levels)) else character()
+  if (family == "binomial") bounded <- setdiff(bounded, formula_outcome_vars(formula))
   enc <- with_derived_labels(
     encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
-                   outcome = intersect(formula_outcome_vars(formula), tr$vars)),
+                   outcome = intersect(formula_outcome_vars(formula), tr$vars), as_numbers = bounded),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")

@@ -37,7 +37,10 @@ from .inputs import (  # noqa: F401
     _safe_type,
     _sort_levels,
     all_ranges_declared,
-    declared_number_without_values,
+    declared_number_column,
+    declared_number_error,
+    declared_number_refused,
+    declared_number_values,
 )
 from .intervals import domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
@@ -169,7 +172,7 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     sel_neighbours = "replace_one" if n_public else "add_remove"
     formula_cats = categorical_in_formula(formula)
     cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")
-                and not declared_number_without_values(df[c], c, bounds, levels)}
+                and not declared_number_column(df[c], c, bounds, levels)}
     cat_cols |= set(levels) | formula_cats
     try:
         parsed = parse_formula(formula, df.columns, cat_cols,
@@ -224,10 +227,12 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                                       f"term {info.expr!r}")
 
     # ---- outcome type checks ---------------------------------------------------------------
-    ytype = _column_type(df[outcome_var])
-    if ytype == "string" and family == "gaussian" and \
-            declared_number_without_values(df[outcome_var], outcome_var, declared, levels):
-        ytype = "numeric"       # a declared number column with no value (as for the predictors)
+    if family == "gaussian" and declared_number_refused(df[outcome_var], outcome_var, declared, levels):
+        raise declared_number_error(outcome_var)      # one text whatever the other rows hold (audit 20)
+    if family == "gaussian" and declared_number_column(df[outcome_var], outcome_var, declared, levels):
+        ytype = "numeric"       # a declared number column (numbers, True / False or nothing), as a predictor
+    else:
+        ytype = _column_type(df[outcome_var])
     if family == "gaussian":
         if ytype != "numeric":
             raise DesignError(f"the outcome {outcome_var!r} must be numeric for a linear model "
@@ -243,7 +248,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
         # a finite number beyond the double range (a Python int such as 10**400 in an object column, a
         # long double) saturates at the largest double instead of raising OverflowError or becoming inf:
         # one such row must not decide between a fit and an exception (fourteenth audit pass)
-        frame[v] = saturating_numeric_series(df[v])
+        frame[v] = declared_number_values(df[v]) if declared_number_column(df[v], v, declared, levels) \
+            else saturating_numeric_series(df[v])
     inf_cols = [v for v in numeric_cols if np.isinf(np.asarray(frame[v], dtype=float)).any()]
     if inf_cols:
         raise DesignError(f"infinite values in column(s) {', '.join(map(repr, inf_cols))}; remove or "
@@ -346,7 +352,7 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
     collapsed = []   # selected factors left with fewer than two levels: no coefficient in the fit
     for v in cat_vars:
         s = df[v]
-        t = _column_type(s)
+        t = None if v in levels else _column_type(s)     # declared levels: any value type (inputs._classify)
         pooled = None
         if v in levels:
             lv, src = list(levels[v]), "declared"
@@ -390,18 +396,18 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
 
 
 def _level_type_hint(s: pd.Series, lv) -> str:
-    """A hint when declared levels and the column differ in kind (text levels for a number column, as
-    in levels={'occupation': ['1', '2']} for codes stored as 1.0, 2.0, or the other way round): the
-    values then never match. Only the column's dtype and the declared levels are used (no data value)."""
-    numeric_col = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+    """A hint when the declared levels may differ in kind from the column's values (text levels for codes
+    stored as numbers, as in levels={'occupation': ['1', '2']} for 1.0, 2.0, or the other way round): the
+    values then never match. It reads the declared levels only (public): the column's dtype is a function
+    of its values (one text value makes a number column object), so a hint from it told a neighbour with a
+    value of another type apart (audit 20)."""
     text_levels = all(isinstance(x, str) for x in lv)
     number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
-    if numeric_col and text_levels:
-        return (f" (the column {s.name!r} holds numbers and the declared levels are text: declare them as "
+    if text_levels:
+        return (f" (the declared levels of {s.name!r} are text: if the column holds numbers, declare them as "
                 "numbers, e.g. [1, 2, 3], or convert the column to text first)")
-    if not numeric_col and number_levels and (pd.api.types.is_object_dtype(s.dtype)
-                                              or pd.api.types.is_string_dtype(s.dtype)):
-        return (f" (the column {s.name!r} holds text and the declared levels are numbers: declare them as "
+    if number_levels:
+        return (f" (the declared levels of {s.name!r} are numbers: if the column holds text, declare them as "
                 "text, e.g. ['1', '2', '3'])")
     return ""
 
@@ -826,7 +832,7 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
         formula_cats = categorical_in_formula(formula)
         kinds = {c: _safe_type(df[c]) for c in df.columns}
         # a declared number column with no value (every entry missing) is numeric (inputs._classify)
-        kinds = {c: "numeric" if k == "string" and declared_number_without_values(df[c], c, bounds, declared_levels)
+        kinds = {c: "numeric" if declared_number_column(df[c], c, bounds, declared_levels)
                  else k for c, k in kinds.items()}
         cat_cols = {c for c, k in kinds.items() if k in ("categorical", "bool", "string")}
         cat_cols |= set(declared_levels) | formula_cats

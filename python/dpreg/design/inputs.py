@@ -2,6 +2,7 @@
 the kind of each column, and the record of data-derived (non-private) choices."""
 from __future__ import annotations
 
+import decimal
 import math
 import warnings
 
@@ -10,7 +11,7 @@ import pandas as pd
 
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .formula import categorical_in_formula, parse_formula
-from .newdata import DesignError, _column_type, _pyval
+from .newdata import DesignError, _column_type, _numbers_or_true_false, _pyval, numbers_with_true_false
 from .schema import Schema
 
 
@@ -117,35 +118,92 @@ class _Leaks:
 # ----------------------------------------------------------------------------------------------
 # public functions
 # ----------------------------------------------------------------------------------------------
-def declared_number_without_values(s, name, bounds, levels=()) -> bool:
-    """An object (or text) column in which every value is missing, whose range the caller declared (a key of the
-    ``bounds`` dict) and whose levels they did not: a number column (public: the declaration), where
-    pandas' value inference would call it "empty", i.e. a string column. Its kind must not come from its
-    values: one non-missing number would make it numeric, so one row (or one row left out for a missing
-    outcome under add/remove) decided between a numeric term and a factor with privately selected levels
-    (nineteenth audit pass)."""
-    # object or text dtype: pandas 3 reads a CSV / Arrow text column (a DuckDB column typed VARCHAR because
-    # every value is empty) as its "str" dtype
-    return (isinstance(bounds, dict) and name in bounds and name not in levels
-            and (pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype))
-            and not isinstance(s.dtype, pd.CategoricalDtype) and bool(s.isna().all()))
+def declared_number_column(s, name, bounds, levels=()) -> bool:
+    """A column whose range the caller declared (a key of the ``bounds`` dict) and whose levels they did
+    not, holding only numbers, True / False (the numbers 1 / 0) or missing values: a number column (public:
+    the declaration), whatever pandas' value inference or the column's dtype would call it. Its kind must
+    not come from its values: an object column with every value missing is "empty" (a string column) to
+    pandas, one with a single True a bool factor, one with a single number numeric, so one row (or one
+    row left out for a missing outcome under add/remove) decided between a numeric term and a factor
+    (nineteenth and twentieth audit passes). A pandas Categorical keeps its kind (its dtype, not its
+    values, makes it a factor); a column holding text is not one (refused by :func:`_classify`)."""
+    if not (isinstance(bounds, dict) and name in bounds and name not in levels):
+        return False
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return False
+    # bool dtype, or object / text dtype: pandas 3 reads a CSV / Arrow text column (a DuckDB column typed
+    # VARCHAR because every value is empty) as its "str" dtype
+    return _numbers_or_true_false(s)
+
+
+declared_number_values = numbers_with_true_false
+
+
+def declared_number_refused(s, name, bounds, levels=()) -> bool:
+    """A column with declared bounds and no declared levels (an object or text column, not a Categorical)
+    holding a value that is neither a number nor True / False: refused with :func:`declared_number_error`,
+    one text whatever the other rows hold (audit 20: the text was "holds text" where the other values were
+    missing and "mixes value types" where one was a number)."""
+    if not (isinstance(bounds, dict) and name in bounds and name not in levels):
+        return False
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return False
+    return ((pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt))
+            and not declared_number_column(s, name, bounds, levels))
+
+
+def declared_number_error(name) -> DesignError:
+    """The refusal of :func:`declared_number_refused`, naming the column only. Declared bounds say "a number
+    column" (public); a value of another type in it is refused as in any number column. A CSV reader types
+    a column as text when one of its values is not a number: read as a factor, that one row changed the
+    model's terms (nineteenth audit pass)."""
+    return DesignError(f"column {name!r} mixes value types or holds text, but it has declared bounds, so it is a "
+                       "number column (a CSV column is read as text when one of its values is not a number); "
+                       "convert it to numbers, or declare levels= for it if it is a category")
+
+
+def _check_declared_levels_column(s) -> None:
+    """The refusals of a column with declared levels: its dtype (a date, an interval, complex numbers), or an
+    object pandas cannot compare (a signalling-NaN Decimal), naming the column only; never the mix of its
+    values' types, which the declared levels make irrelevant."""
+    if pd.api.types.is_object_dtype(s.dtype):
+        if any(isinstance(v, decimal.Decimal) and v.is_snan() for v in s.to_numpy()):
+            raise DesignError(f"column {s.name!r} mixes value types (or holds objects dpreg cannot use); "
+                              "give it one type: numbers, strings or a pandas Categorical")
+        return
+    _column_type(s)
 
 
 def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
     kinds = {}
     for v in parsed_vars:
+        if v not in formula_cats and declared_number_column(df[v], v, bounds, levels):
+            # numbers, True / False or nothing, under declared bounds: a number column whatever one row
+            # holds (nineteenth and twentieth audit passes)
+            kinds[v] = "numeric"
+            continue
+        if v in levels:
+            # declared levels make it categorical (public): every value outside them is unknown alike
+            # (unknown_level), whatever its type; only the column's own type can refuse it (audit 20: a
+            # value of another type than the others was refused as "mixes value types", also under
+            # unknown_level="reference")
+            _check_declared_levels_column(df[v])
+            kinds[v] = "categorical"
+            continue
+        if v not in formula_cats and declared_number_refused(df[v], v, bounds, levels):
+            raise declared_number_error(v)
+        if (v not in formula_cats and v not in levels and isinstance(bounds, dict) and v in bounds
+                and isinstance(df[v].dtype, pd.CategoricalDtype)):
+            # declared bounds say "a number column" (public); a Categorical (an R factor) with them was a
+            # factor, its bounds ignored, and R's read.csv(stringsAsFactors = TRUE) makes a factor of a
+            # column whose only value is text, a logical (a number column) of an empty one (audit 20).
+            # Refused by the column's type and the declaration alone
+            raise DesignError(f"column {v!r} is categorical but has declared bounds, so it is a number column; "
+                              "convert it to numbers, or declare its levels (and drop its bounds) if it is a "
+                              "category")
         t = _column_type(df[v])
-        if t == "string" and v not in formula_cats and v not in levels and isinstance(bounds, dict) and v in bounds:
-            if not declared_number_without_values(df[v], v, bounds, levels):
-                # declared bounds say "a number column" (public); text in it is refused naming the column,
-                # as a value of another type in a number column is ("mixes value types"). A CSV reader
-                # types a column as text when one of its values is not a number: read as a factor, that
-                # one row changed the model's terms (nineteenth audit pass)
-                raise DesignError(f"column {v!r} has declared bounds, so it is a number column, but it holds "
-                                  "text (a CSV column is read as text when one of its values is not a "
-                                  "number); convert it to numbers, or declare levels= for it if it is a "
-                                  "category")
-            t = "numeric"
         if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
             kinds[v] = "categorical"
         else:
@@ -164,7 +222,7 @@ def all_ranges_declared(formula, data, bounds, family="gaussian", unit=None) -> 
         cats = categorical_in_formula(formula)
         levels = {}
         cat_cols = {c for c in df.columns if _safe_type(df[c]) in ("categorical", "bool", "string")
-                    and not declared_number_without_values(df[c], c, bounds)} | cats
+                    and not declared_number_column(df[c], c, bounds)} | cats
         parsed = parse_formula(formula, df.columns, cat_cols, exclude=() if unit is None else (unit,))
         _, declared = _norm_bounds(bounds, parsed.variables)
         kinds = _classify(df, parsed.variables, levels, cats, bounds=bounds)

@@ -97,6 +97,36 @@ def _safe_categories(lv, col):
         raise DesignError(f"levels of {col!r} cannot be used as categories") from None
 
 
+def _numbers_or_true_false(s: pd.Series) -> bool:
+    """A column of a bool dtype, or of dtype object / text whose non-missing values are numbers or True /
+    False (no Categorical)."""
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        return False
+    if pd.api.types.is_bool_dtype(dt):
+        return True
+    if not (pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt)):
+        return False
+    try:
+        values = list(s.dropna())
+    except Exception:       # objects pandas' missing-value check cannot handle: refused by _column_type
+        return False
+    # True / False are the numbers 1 / 0, also among other numbers: whether a column is a number column
+    # must not depend on two rows together (True alone a number, True beside 0.5 refused; audit 20)
+    return all(isinstance(v, (bool, np.bool_))
+               or (is_real_number(v) and not (isinstance(v, decimal.Decimal) and v.is_snan())) for v in values)
+
+
+def numbers_with_true_false(s: pd.Series) -> pd.Series:
+    """A column of numbers, True / False (as 1 / 0) and missing values as its float column (other values
+    converted as :func:`saturating_numeric_series` does)."""
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return pd.Series(s.to_numpy(dtype=float, na_value=np.nan), index=s.index, name=s.name)
+    if pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype):
+        s = s.astype(object).map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+    return saturating_numeric_series(s)
+
+
 def _newdata_frame(public, newdata):
     state = public.spec_state
     if not state or "rhs" not in state:
@@ -114,10 +144,13 @@ def _newdata_frame(public, newdata):
     frame = {}
     for v in state["numeric"]:
         s = df[v]
-        t = _column_type(s)
-        if t != "numeric":
-            raise DesignError(f"column {v!r} of newdata must be numeric")
-        arr = np.asarray(saturating_numeric_series(s), dtype=float)   # as the fit's rows (design/build.py)
+        if _numbers_or_true_false(s):
+            # a declared number column may hold True / False (1 / 0) in the fit (design/inputs.py)
+            arr = np.asarray(numbers_with_true_false(s), dtype=float)
+        else:
+            if _column_type(s) != "numeric":
+                raise DesignError(f"column {v!r} of newdata must be numeric")
+            arr = np.asarray(saturating_numeric_series(s), dtype=float)   # as the fit's rows (design/build.py)
         if np.isnan(arr).any():
             raise DesignError(f"missing values in column {v!r} of newdata")
         if np.isinf(arr).any():

@@ -852,7 +852,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         link_ends = None
         if "_lower" in mean:
             # asymmetric intervals (AdaSSP's union, §28): the ends are predict()'s own at each level; the
-            # reasons were said above, once
+            # reasons were said above, once. Called later (summary_frame, conf_int), outside this method's
+            # pin of numpy's error state: pinned again (a new row at 5e-324 underflows; audit 20)
+            @numpy_defaults
             def link_ends(at_level, obs):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -90,3 +90,46 @@ test_that("declared levels turn numbers and strings into factors, unknown values
   ref <- dpreg:::apply_declared_levels(d, list(h = c("1")), "h", unknown_level = "reference")
   expect_identical(as.character(ref$h), c("1", "1", "1"))
 })
+
+test_that("a logical column with declared bounds is a number column whatever one row holds", {
+  # audit pass 20: read.csv() reads a column whose values are all empty (or TRUE, or FALSE) as logical,
+  # and one holding a number as numeric; a logical column got the levels FALSE, TRUE (a factor, term
+  # xTRUE), so with declared bounds one row decided between the terms x and xTRUE. Declared bounds (no
+  # declared levels) make it a number column: TRUE / FALSE are 1 / 0
+  skip_if_no_core()
+  set.seed(1)
+  n <- 500
+  z <- runif(n, -1, 1)
+  y <- z + rnorm(n, 0, 0.3)
+  b <- list(y = c(-3, 3), z = c(-1, 1), x = c(0, 1))
+  terms_with <- function(x) {
+    df <- data.frame(y = y, z = z)
+    df$x <- x
+    suppressWarnings(dp_lm(y ~ z + x, df, eps = 1, bounds = b, method = "adassp", seed = 1,
+                           na_action = "impute"))$terms
+  }
+  for (x in list(rep(NA, n), c(0.5, rep(NA, n - 1)), c(TRUE, rep(NA, n - 1)), runif(n) < 0.5)) {
+    expect_identical(terms_with(x), c("(Intercept)", "z", "x"))
+  }
+  # new data may hold TRUE / FALSE for that column (1 / 0), and without declared bounds it stays a factor
+  flag <- runif(n) < 0.5
+  df <- data.frame(y = y + flag, z = z, x = flag)
+  bb <- list(y = c(-3, 4), z = c(-1, 1), x = c(0, 1))
+  fit <- suppressWarnings(dp_lm(y ~ z + x, df, eps = 2, bounds = bb, method = "adassp", seed = 1))
+  expect_equal(unname(predict(fit, data.frame(z = 0, x = TRUE))),
+               unname(predict(fit, data.frame(z = 0, x = 1))))
+  fit2 <- suppressWarnings(dp_lm(y ~ z + x, df, eps = 2, bounds = bb[c("y", "z")], method = "adassp",
+                                 seed = 1))
+  expect_identical(fit2$terms, c("(Intercept)", "z", "xTRUE"))
+  # read.csv(stringsAsFactors = TRUE) makes a factor of a column whose only value is text: with declared
+  # bounds it is refused naming the column (it was a factor, its bounds ignored: other terms than the
+  # empty column's x)
+  tf <- tempfile(fileext = ".csv")
+  utils::write.csv(data.frame(y = y, z = z, x = c("zzzsecret", rep("", n - 1))), tf, row.names = FALSE)
+  d <- utils::read.csv(tf, stringsAsFactors = TRUE)
+  expect_true(is.factor(d$x))
+  err <- tryCatch(dp_lm(y ~ z + x, d, eps = 1, bounds = b, method = "adassp", seed = 1, na_action = "impute"),
+                  error = function(e) conditionMessage(e))
+  expect_match(err, "column \"x\" is categorical but has declared bounds", fixed = TRUE)
+  expect_false(grepl("zzzsecret", err))
+})
