@@ -278,3 +278,23 @@ def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers
                 assert wald_fit.wald_test(h) == wald
     finally:
         np.seterr(**saved)
+
+
+def test_names_back_quoted_as_in_the_formula_are_taken():
+    """Newcomer review 20: a column whose name needs back-quotes in the formula ("y ~ `body mass`") got
+    "'`body' is not a coefficient of this fit" from t_test("`body mass` = 0"), and wald_test("`x.y`")
+    "is not a term or factor"; the unquoted name worked. The quoted spelling is the same hypothesis."""
+    df = _uniform(2000, 5).rename(columns={"x1": "body mass", "x2": "x.y"})
+    bounds = {"body mass": BOUNDS["x1"], "x.y": BOUNDS["x2"], "x3": BOUNDS["x3"], "y": BOUNDS["y"]}
+    fit = _quiet(dpreg.dp_lm, "y ~ `body mass` + `x.y` + x3", df, eps=4.0, method="adassp", bounds=bounds,
+                 random_state=1)
+    plain = fit.t_test("body mass - x.y = 0, x3 = 0.5")
+    quoted = fit.t_test("`body mass` - `x.y` = 0, `x3` = 0.5")
+    assert quoted.hypotheses == plain.hypotheses == ["body mass - x.y = 0", "x3 = 0.5"]
+    np.testing.assert_array_equal(quoted.statistic, plain.statistic)
+    for quoted_terms, plain_terms in [("`x.y`", "x.y"), (["`body mass`", "`x.y`"], ["body mass", "x.y"])]:
+        assert fit.wald_test(quoted_terms)["statistic"] == pytest.approx(
+            fit.wald_test(plain_terms)["statistic"], rel=1e-12)
+    # an unknown name stays refused with the hint
+    with pytest.raises(InvalidArgument, match="is not a coefficient"):
+        fit.t_test("`body` = 0")

@@ -619,6 +619,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         all_terms = [str(t) for t in self._terms]
         index = []
         for name in names:
+            if len(name) > 2 and name[0] == name[-1] == "`" and name not in all_terms:
+                name = name[1:-1]      # back-quoted as in the formula ("`body mass`")
             hits = [j for j, t in enumerate(all_terms) if t == name] or \
                 [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
             if not hits:

@@ -59,8 +59,11 @@ def _linear_side(text: str, terms: list[str], where: str) -> tuple[np.ndarray, f
     by_length = sorted(range(len(terms)), key=lambda j: -len(terms[j]))
 
     def names_at(pos):
+        """(term index, characters it spans) of the names at ``pos``; a name may be back-quoted as in the
+        formula (newcomer review 20: "`body mass` = 0" was "'`body' is not a coefficient")."""
+        quoted = [(j, len(terms[j]) + 2) for j in by_length if text.startswith(f"`{terms[j]}`", pos)]
         # a term name followed by a name character is a longer, unknown name ("x11" is not "x1")
-        return [j for j in by_length if text.startswith(terms[j], pos) and not (
+        return quoted or [(j, len(terms[j])) for j in by_length if text.startswith(terms[j], pos) and not (
             pos + len(terms[j]) < n and (text[pos + len(terms[j])].isalnum() or text[pos + len(terms[j])] in "_."))]
     i, n, seen = 0, len(text), False
     while True:
@@ -100,10 +103,10 @@ def _linear_side(text: str, terms: list[str], where: str) -> tuple[np.ndarray, f
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise InvalidArgument(f"hypothesis {where!r}: {word!r} is not a coefficient of this fit{hint}; "
                                   f"the coefficients are {', '.join(terms[:8])}{', ...' if len(terms) > 8 else ''}")
-        j = name_here[0]
+        j, span = name_here[0]
         with np.errstate(over="ignore", invalid="ignore"):   # 1e308*x1 + 1e308*x1: inf, refused by the caller
             coef[j] += sign * factor
-        i += len(terms[j])
+        i += span
         seen = True
     if not seen:
         raise InvalidArgument(f"hypothesis {where!r}: a side of the equation is empty")
