@@ -247,6 +247,19 @@ def test_data_dependent_transforms_are_rejected(term):
         build(f"y ~ {term}")
 
 
+@pytest.mark.parametrize("term, why, powers", [
+    ("poly(x1, 2)", "orthogonalises with the data", "x1 + I(x1**2)"),
+    ("poly(x1, 3, raw=True)", "is the raw powers", "x1 + I(x1**2) + I(x1**3)"),
+    ("poly(np.log(x1), degree=2)", "orthogonalises", "np.log(x1) + I(np.log(x1)**2)")])
+def test_poly_refusal_writes_the_powers_that_give_the_same_model(term, why, powers):
+    # newcomer review 20: "use public constants instead (e.g. I((x - 50) / 10)) or declare them" did not
+    # say how to fit a polynomial, and poly(x, 2, raw=True) (row-wise) was told it orthogonalises
+    with pytest.raises(FormulaError) as caught:
+        build(f"y ~ {term}")
+    assert why in str(caught.value) and f"write the powers instead: {powers} " in str(caught.value)
+    build(f"y ~ {powers}")                   # and the advice fits
+
+
 # ---- errors (item 10) and the data policy ------------------------------------------------------
 def planted():
     df = frame()
