@@ -400,6 +400,26 @@ def test_compare_side_by_side():
     pd.testing.assert_frame_equal(dpreg.compare(f1).estimates, dpreg.compare([f1]).estimates)
 
 
+def test_compare_says_why_a_standard_error_is_empty_where_it_is_not_estimable():
+    """Newcomer review 20 (mlmRev's Hsb82, AdaSSP at eps = 1): the table's only note on an empty standard
+    error was "empty where a method offers no inference", beside AdaSSP's withheld coefficients. A fit
+    that offers inference and reports some standard errors as not estimable now gets a note naming them;
+    one with every standard error not estimable says so; a method without inference gets no such note."""
+    withheld = V.copy()
+    withheld[1, :] = withheld[:, 1] = np.nan
+    partial = make_fit(vcov=withheld, vcov_privacy=0.25 * withheld)
+    none_estimable = make_fit(vcov=None, vcov_privacy=None,
+                              inference_note="standard errors not estimable at this n and eps: ...")
+    no_inference = make_fit(method="ht_fw", vcov=None, vcov_privacy=None, inference_note="none")
+    notes = dpreg.compare([partial, none_estimable, no_inference], names=["A", "B", "C"]).notes()
+    assert f"A: no standard error for {TERMS[1]}: not estimable at this n and eps" in " ".join(notes)
+    assert not any(TERMS[0] in n or TERMS[2] in n for n in notes if n.startswith("A: no standard error"))
+    assert any(n.startswith("B: no standard errors: not estimable at this n and eps") for n in notes)
+    assert not any(n.startswith("C: no standard error") for n in notes)
+    # a fit with every standard error has no such note
+    assert not any("no standard error" in n for n in dpreg.compare([make_fit()]).notes())
+
+
 def test_summary_is_exported():
     assert dpreg.Summary is Summary and dpreg.DPFit is DPFit
 
