@@ -418,6 +418,12 @@ def test_compare_says_why_a_standard_error_is_empty_where_it_is_not_estimable():
     assert not any(n.startswith("C: no standard error") for n in notes)
     # a fit with every standard error has no such note
     assert not any("no standard error" in n for n in dpreg.compare([make_fit()]).notes())
+    # R's bridge relabels the terms to lm()'s names: the note uses them, and still finds every one
+    from dpreg import bridge
+    out = bridge.r_compare([json.dumps(partial.to_dict())], None, [{t: f"r_{t}" for t in TERMS}], "text", {})
+    assert out["ok"], out["error"]
+    out = out["value"]
+    assert f"no standard error for r_{TERMS[1]}: not estimable" in " ".join(out["notes"])
 
 
 def test_summary_is_exported():

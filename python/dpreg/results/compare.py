@@ -152,10 +152,12 @@ class Comparison:
         which standard errors are NaN, and the fit's inference note."""
         se = self.std_errors[name]
         est = self.estimates[name]
-        missing = [t for t in fit.terms if not is_missing(est.get(t)) and is_missing(se.get(t))]
+        # the table's term names (R's bridge relabels them to lm()'s), restricted to this fit's estimates
+        estimated = [t for t in self.terms if not is_missing(est.get(t))]
+        missing = [t for t in estimated if is_missing(se.get(t))]
         if not missing:
             return None
-        if len(missing) < len(fit.terms):
+        if len(missing) < len(estimated):
             shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
             return (f"{name}: no standard error for {shown}: not estimable at this n and eps (withheld; "
                     "its summary says why).")
