@@ -75,7 +75,17 @@ BONFERRONI_NOTE <- paste0(
   "Bonferroni over the coefficients' side-of-0 z tests (the p-values summary() prints: this fit's\n",
   "intervals are asymmetric); Max z^2: the largest squared z value of the term's coefficients\n")
 
+# Newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): rows of terms whose coefficients' intervals are
+# withheld were printed empty, without a word on why
+WITHHELD_ROWS_NOTE <- paste0(
+  "Empty rows: a coefficient of the term has no standard error (not estimable at this n and eps;\n",
+  "summary() says why)\n")
+withheld_rows_note <- function(df, chisq) {
+  if (any(!is.na(df) & df > 0 & is.na(chisq))) WITHHELD_ROWS_NOTE else character()
+}
+
 wald_table <- function(labels, df, chisq, heading, p = NULL) {
+  heading <- c(heading, withheld_rows_note(df, chisq))
   bonferroni <- !is.null(p)
   if (!bonferroni) p <- stats::pchisq(chisq, df, lower.tail = FALSE)
   tab <- data.frame(Df = as.integer(df), Chisq = chisq, p, check.names = FALSE)
@@ -274,7 +284,8 @@ anova_nested <- function(fits) {
            "has beyond the previous one, tested with its released coefficients and covariance)\n"),
     paste(forms, collapse = "\n"),
     paste0("Budget of the fits together (if made from the same data): eps = ",
-           format(sum(eps)), ", delta = ", format(sum(delta)), "\n"))
+           format(sum(eps)), ", delta = ", format(sum(delta)), "\n"),
+    withheld_rows_note(df, chisq))
   tab
 }
 

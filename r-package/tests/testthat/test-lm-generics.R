@@ -63,6 +63,21 @@ test_that("anova(), drop1() and car::Anova() leave out a coefficient reported as
   expect_error(anova(fit), class = "dpreg_no_inference_error")
 })
 
+test_that("a row left empty for a withheld standard error says why", {
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): anova(fit, type = "marginal") and
+  # anova(small, large) printed the rows of terms with withheld intervals empty, without a word
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  expect_false(any(grepl("Empty rows", attr(anova(fit, type = "marginal"), "heading"))))
+  fit$vcov[2, ] <- NA_real_
+  fit$vcov[, 2] <- NA_real_
+  a <- anova(fit, type = "marginal")
+  expect_true(is.na(a[["Chisq"]][1]) && is.finite(a[["Chisq"]][2]))
+  expect_true(any(grepl("Empty rows: a coefficient of the term has no standard error", attr(a, "heading"))))
+  expect_true(any(grepl("Empty rows", attr(drop1(fit), "heading"))))
+})
+
 test_that("anova() stops when no covariance was released", {
   fit <- mock_fit()
   fit$assign <- c(0L, 1L, 2L, 2L)
