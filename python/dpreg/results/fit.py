@@ -769,8 +769,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         On a fit whose intervals are its own asymmetric ones (:attr:`ci_method` "attenuation union",
         "separation union", "bootstrap") each hypothesis must name one coefficient: its test uses the
         released interval (p below 1 - level exactly when it excludes the hypothesised value), and a
-        combination of coefficients, which has no released interval, is refused (R's
-        ``car::linearHypothesis()`` refuses such fits). Where the method estimates no covariances the
+        combination of coefficients, which has no released interval, is refused, except on AdaSSP fits
+        with declared ranges (the union interval of the combination's own map; R's
+        ``car::linearHypothesis()`` asks the same code). Where the method estimates no covariances the
         standard error of a combination is the conservative bound sum_j abs(r_j) SE_j, as in
         :meth:`predict`.
         """

@@ -15,8 +15,9 @@ whose intervals are asymmetric, and predict()'s intervals. No new release, no bu
   docs/derivations/joint_tests.md): only rows naming one coefficient, c b_j = q, are tested, with the
   released interval of b_j scaled by c and the side-of-q/c half-width as the standard error, so that
   p < 1 - level exactly when the released interval excludes q/c (with q = 0: the summary's p-value). A
-  combination of several coefficients has no released interval and is refused, as R's
-  ``car::linearHypothesis()`` refuses such fits.
+  combination of several coefficients has no released interval and is refused (R's
+  ``car::linearHypothesis()`` asks this code, so it answers and refuses alike), except on AdaSSP fits
+  with declared ranges, where it gets the union interval of its own map (``combinations``, §28).
 """
 from __future__ import annotations
 
@@ -236,7 +237,7 @@ def _unit_combinations(fit, R, q, labels, caller):
             raise InvalidArgument(
                 f"{caller}: {bad[0]!r} combines several coefficients; this fit's intervals are its own "
                 f"asymmetric ones ({fit.ci_method}), and a combination of coefficients has no released "
-                "interval (as R's car::linearHypothesis() refuses such fits). Test one coefficient per "
+                "interval. Test one coefficient per "
                 "row, e.g. 'x1 = 0', or several coefficients jointly with wald_test(['x1', 'x2']), which "
                 "uses Bonferroni over the printed p-values (docs/derivations/joint_tests.md)")
         own = fit.conf_int(level=fit._release.ci_level).to_numpy()
