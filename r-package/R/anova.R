@@ -627,7 +627,8 @@ covariance_for <- function(model, what) {
     dp_stop(what, " is not available for this fit: its intervals are asymmetric (see summary()), and ",
             "combinations of coefficients have no released interval; summary(), confint(), ",
             "anova(fit, type = \"marginal\") and drop1() give the tests and intervals of single ",
-            "coefficients and terms", call. = FALSE)
+            "coefficients and terms, and car::linearHypothesis() tests hypotheses row by row (Bonferroni ",
+            "jointly)", call. = FALSE)
   }
   released_vcov(model)
 }
@@ -666,8 +667,10 @@ refuse_t_reference <- function(df, what) {
 #' * `glht()` (through multcomp's `modelparm()`) and `deltaMethod()` use the
 #'   inference centre with `vcov(fit)` and a normal reference; a fit whose
 #'   intervals are asymmetric (`summary()` says so) gives combinations of
-#'   coefficients no released interval and is refused, as by
-#'   `car::linearHypothesis()`.
+#'   coefficients no released interval and is refused; there
+#'   `car::linearHypothesis()` tests each row by its released interval (or, on
+#'   AdaSSP with declared ranges, the union interval of its own combination)
+#'   and the rows jointly by Bonferroni.
 #' * `waldtest(small, large)` of two fits is `anova(small, large)`.
 #'   `waldtest(fit, "term")` (or a formula) would refit the model with
 #'   `update()`, spending another eps on the same data, and is refused:
