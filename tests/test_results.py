@@ -426,6 +426,19 @@ def test_compare_says_why_a_standard_error_is_empty_where_it_is_not_estimable():
     assert f"no standard error for r_{TERMS[1]}: not estimable" in " ".join(out["notes"])
 
 
+def test_sigma_and_r_squared_intervals_are_properties_also_where_only_the_interval_is_released():
+    """Newcomer review 20: the summary printed "DP residual standard error: not estimable ...; 95% interval
+    0 to 9.301", and fit.sigma was None with the interval reachable only through fit.facts."""
+    fit = make_fit(facts={"mode": "schema", "sigma_interval": [0.9, 1.3], "r_squared_interval": [0.3, 0.5]})
+    assert fit.sigma_interval == (0.9, 1.3) and fit.r_squared_interval == (0.3, 0.5)
+    assert "95% interval 0.9 to 1.3" in str(fit.summary())          # the numbers the summary prints
+    shown = make_fit(sigma=None, facts={"mode": "schema", "sigma_interval": [0.0, 9.301],
+                                        "sigma_not_estimable": "not estimable at this n and eps: ..."})
+    assert shown.sigma is None and shown.sigma_interval == (0.0, 9.301)
+    assert "not estimable at this n and eps: ...; 95% interval 0 to 9.301" in str(shown.summary())
+    assert make_fit().sigma_interval is None and make_fit().r_squared_interval is None
+
+
 def test_summary_is_exported():
     assert dpreg.Summary is Summary and dpreg.DPFit is DPFit
 

@@ -80,6 +80,13 @@ def _is_hypothesis(terms, names=()) -> bool:
     return isinstance(terms, np.ndarray)
 
 
+def _released_interval(ends) -> tuple[float, float] | None:
+    # newcomer review 20: the intervals of sigma and R^2 were reachable only through fit.facts
+    if ends is None or len(ends) != 2 or any(e is None for e in ends):
+        return None
+    return float(ends[0]), float(ends[1])
+
+
 class DPFit(_PredictionMixin, _SerialisationMixin):
     """Result of :func:`dpreg.dp_lm` / :func:`dpreg.dp_glm`.
 
@@ -272,6 +279,20 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         """DP R-squared clamped to [0, 1]; the raw value is ``r_squared_raw``."""
         r = self._release.r_squared
         return None if r is None or not np.isfinite(r) else float(min(1.0, max(0.0, r)))
+
+    @property
+    def sigma_interval(self) -> tuple[float, float] | None:
+        """The released 95% interval of the DP residual standard error, as the summary prints it, also
+        where :attr:`sigma` is None because sigma is not estimable at this n and eps (the summary then
+        prints the reason and this interval only); None where none was released. R: ``glance()``'s
+        ``sigma.conf.low`` / ``sigma.conf.high``."""
+        return _released_interval((self._release.facts or {}).get("sigma_interval"))
+
+    @property
+    def r_squared_interval(self) -> tuple[float, float] | None:
+        """The released 95% interval of the DP R-squared (summary and ``glance()``'s
+        ``r.squared.conf.low`` / ``.high``), also where only the interval is released; None otherwise."""
+        return _released_interval((self._release.facts or {}).get("r_squared_interval"))
 
     @property
     def r_squared_raw(self) -> float | None:
