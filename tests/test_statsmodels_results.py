@@ -3,6 +3,7 @@ AttributeErrors): ``t_test`` and ``wald_test`` of linear hypotheses, ``f_test`` 
 ``get_prediction(...).summary_frame()``. All post-processing of released values; for one coefficient the
 numbers are the summary's, for predictions predict()'s.
 """
+import json
 import warnings
 
 import numpy as np
@@ -298,3 +299,18 @@ def test_names_back_quoted_as_in_the_formula_are_taken():
     # an unknown name stays refused with the hint
     with pytest.raises(InvalidArgument, match="is not a coefficient"):
         fit.t_test("`body` = 0")
+
+
+def test_wald_test_prints_a_sentence_and_has_statsmodels_attribute_names(wald_fit, union_fits):
+    """Newcomer review 20: print(fit.wald_test("x1")) showed the raw dict and statsmodels' res.pvalue was an
+    AttributeError. The result is still the documented dict (equal to it, plain for JSON and R)."""
+    res = wald_fit.wald_test("x1 = 0, x2 = 0")
+    assert isinstance(res, dict) and set(res) == {"statistic", "df", "p_value", "note", "rule"}
+    assert res.pvalue == res["p_value"] and res.statistic == res["statistic"] and res.df == res["df"] == 2
+    assert str(res).startswith("Noise-aware Wald chi-square: ") and " on 2 DF, p-value: " in str(res)
+    assert json.loads(json.dumps(res)) == dict(res)
+    union = union_fits["adassp"].wald_test("x1")
+    assert union["rule"] == BONFERRONI_RULE and str(union).startswith("Bonferroni over 1 z test ")
+    # not available: the reason is what prints
+    no_se = dict(statistic=None, df=1, p_value=None, note="not available: because", rule=CHI2_RULE)
+    assert str(type(res)(no_se)) == "Wald test on 1 DF: not available: because"

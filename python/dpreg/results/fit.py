@@ -47,6 +47,7 @@ from .format import format_column, format_number
 from .hypotheses import (
     LinearHypothesisTest,
     PredictionResults,
+    WaldTestResult,
     linear_combinations,
     normalised_rows,
     parse_hypotheses,
@@ -710,7 +711,12 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
         Returns ``{"statistic", "df", "p_value", "note", "rule"}``; ``rule`` is "chi-square" (statistic
         W on df degrees of freedom) or "bonferroni" (statistic max_j z_j^2 of the df coefficients).
-        statistic/p_value are None with a plain reason in ``note`` when it cannot be computed."""
+        statistic/p_value are None with a plain reason in ``note`` when it cannot be computed. The dict
+        prints as a sentence and has statsmodels' attribute names too (``.statistic``, ``.pvalue``,
+        ``.df``): :class:`dpreg.results.hypotheses.WaldTestResult`."""
+        return WaldTestResult(self._wald_test_dict(terms))
+
+    def _wald_test_dict(self, terms) -> dict:
         if _is_hypothesis(terms, self._terms):
             return self._wald_test_of_hypotheses(terms)
         index = self._slopes() if terms is None else self._term_index(terms)

@@ -305,6 +305,41 @@ def _unit_combinations(fit, R, q, labels, caller):
     return effect, se, z, note, interval
 
 
+class WaldTestResult(dict):
+    """What :meth:`DPFit.wald_test` returns: the dict ``{"statistic", "df", "p_value", "note", "rule"}``
+    (as documented; R and JSON receive it as a plain dict), printed as one sentence, with statsmodels'
+    attribute names ``statistic``, ``pvalue`` and ``df`` (newcomer review 20: ``print(fit.wald_test(...))``
+    showed the raw dict, and ``res.pvalue`` of statsmodels' idiom was an AttributeError)."""
+
+    @property
+    def statistic(self):
+        """The chi-square W (rule "chi-square") or the largest squared z (rule "bonferroni"); None when
+        not available (see ``note``)."""
+        return self.get("statistic")
+
+    @property
+    def pvalue(self):
+        """The p-value (statsmodels' name; the key is ``"p_value"``); None when not available."""
+        return self.get("p_value")
+
+    @property
+    def df(self):
+        """Degrees of freedom: the number of coefficients or hypothesis rows tested."""
+        return self.get("df")
+
+    def __str__(self) -> str:
+        stat, p, df = self.get("statistic"), self.get("p_value"), self.get("df")
+        if stat is None or p is None:
+            return f"Wald test on {df} DF: {self.get('note') or 'not available'}"
+        if self.get("rule") == "bonferroni":
+            return (f"Bonferroni over {df} z test{'s' if df != 1 else ''} (the fit's intervals are "
+                    f"asymmetric): largest z^2 {format_number(stat)}, p-value: {format_pvalue(p)}")
+        return f"Noise-aware Wald chi-square: {format_number(stat)} on {df} DF, p-value: {format_pvalue(p)}"
+
+    def __repr__(self) -> str:
+        return f"<{self}; keys {', '.join(self.keys())}>"
+
+
 class LinearHypothesisTest:
     """Result of :meth:`dpreg.DPFit.t_test`: one z test per hypothesis ``r_i b = q_i`` (statsmodels'
     ``ContrastResults`` with a normal reference).
