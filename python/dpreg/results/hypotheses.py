@@ -278,7 +278,8 @@ def _unit_combinations(fit, R, q, labels, caller):
             se[multi] = np.where(np.isfinite(half) & (half > 0), half / z_fit, np.nan)
         if withheld.any():
             note = ("not available for some rows: they combine the coefficients along a direction the "
-                    "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals)")
+                    "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals; "
+                    "hidden_directions='assume' gives them under its stated assumption)")
     se = np.where(na, np.nan, se)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = (effect - q) / se
