@@ -428,6 +428,19 @@ linearHypothesis.dp_fit <- function(model, hypothesis.matrix, rhs = NULL, test =
 # combination's own map (docs/derivations/adassp_boosted.md §28), and the joint test is Bonferroni over
 # the rows (DPFit.wald_test). linearHypothesis() was refused there ("combinations of coefficients have no
 # released interval") while Python's t_test() / wald_test() answered the same hypotheses.
+# The core's refusal of a combination (bootstrap hulls, dp_glm's separation union) speaks of
+# wald_test(['x1', 'x2']); an R user called linearHypothesis()
+lh_dialect <- function(msg) {
+  msg <- sub("^wald_test: ", "linearHypothesis(): ", msg)
+  call <- regmatches(msg, regexpr("wald_test\\(\\[[^]]*\\]\\)", msg))
+  if (length(call)) {
+    names <- regmatches(call, gregexpr("'[^']+'", call))[[1]]
+    eqs <- paste0("\"", gsub("'", "", names), " = 0\"", collapse = ", ")
+    msg <- sub(call, paste0("linearHypothesis(fit, c(", eqs, "))"), msg, fixed = TRUE)
+  }
+  msg
+}
+
 linear_hypothesis_by_core <- function(model, hypothesis.matrix, rhs) {
   cn <- names(coef(model))
   if (is.character(hypothesis.matrix)) {
@@ -444,7 +457,8 @@ linear_hypothesis_by_core <- function(model, hypothesis.matrix, rhs) {
             "value per row", call. = FALSE)
   }
   out <- call_core("r_wald_test", model$core_json,
-                   lapply(seq_len(nrow(L)), function(i) as.list(unname(L[i, ]))), as.list(q))
+                   lapply(seq_len(nrow(L)), function(i) as.list(unname(L[i, ]))), as.list(q),
+                   relabel = lh_dialect)
   bonferroni <- identical(out$rule, "bonferroni")
   tab <- data.frame(Df = as.integer(out$df), num1(out$statistic), num1(out$p_value), check.names = FALSE)
   names(tab) <- if (bonferroni) BONFERRONI_COLUMNS else c("Df", "Chisq", "Pr(>Chisq)")

@@ -345,6 +345,14 @@ test_that("car::linearHypothesis() on a fit with asymmetric intervals tests each
   expect_equal(two$Df, 2L)
   expect_equal(two[["Pr(Bonferroni)"]], min(1, 2 * min(ct[c("x1", "x3"), "Pr(>|z|)"])), tolerance = 1e-10)
   expect_equal(two[["Max z^2"]], max(ct[c("x1", "x3"), "z value"]^2), tolerance = 1e-10)
+  # a fit whose intervals are a bootstrap hull refuses combinations, in R's words
+  boot <- suppressWarnings(dp_lm(y ~ x1 + x2 + x3, data = df, eps = 1, method = "adassp", ci = "bootstrap",
+                                 bounds = list(x1 = c(-1, 1), x2 = c(-1, 1), x3 = c(-1, 1), y = c(-10, 12)),
+                                 seed = 1))
+  expect_identical(boot$wald$rule, "bonferroni")
+  expect_error(car::linearHypothesis(boot, "x1 - x2 = 0"),
+               "^linearHypothesis\\(\\): .*linearHypothesis\\(fit, c\\(\"x1 = 0\", \"x2 = 0\"\\)\\)",
+               class = "dpreg_error")
   # a combination is answered by the core (a number, or NA with the reason in the heading)
   comb <- car::linearHypothesis(fit, "x1 - x2 = 0")
   expect_s3_class(comb, "anova")
