@@ -307,7 +307,7 @@ def _unit_combinations(fit, R, q, labels, caller):
 
 
 class WaldTestResult(dict):
-    """What :meth:`DPFit.wald_test` returns: the dict ``{"statistic", "df", "p_value", "note", "rule"}``
+    """What :meth:`dpreg.DPFit.wald_test` returns: the dict ``{"statistic", "df", "p_value", "note", "rule"}``
     (as documented; R and JSON receive it as a plain dict), printed as one sentence, with statsmodels'
     attribute names ``statistic``, ``pvalue`` and ``df`` (newcomer review 20: ``print(fit.wald_test(...))``
     showed the raw dict, and ``res.pvalue`` of statsmodels' idiom was an AttributeError)."""
