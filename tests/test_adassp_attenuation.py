@@ -327,6 +327,7 @@ def test_the_withholding_reason_names_the_options_that_give_intervals_at_this_n_
     assert not fit.has_inference
     note = fit.inference_note
     assert "hidden_directions='assume'" in note and "method='boosted_adassp'" in note
+    assert "spends its own eps" in note          # a refit is a new release, not post-processing
     # the partial case (a warning naming the withheld coefficients) gives the same advice
     partial = _fit(_contrast_frame(3000, 3), 1.0, seed=1)
     warned = [w for w in partial.warnings if "are withheld" in str(w)]

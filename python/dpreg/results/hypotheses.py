@@ -279,7 +279,8 @@ def _unit_combinations(fit, R, q, labels, caller):
         if withheld.any():
             note = ("not available for some rows: they combine the coefficients along a direction the "
                     "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals; "
-                    "hidden_directions='assume' gives them under its stated assumption)")
+                    "a fit with hidden_directions='assume', which spends its own eps, gives them under its "
+                    "stated assumption)")
     se = np.where(na, np.nan, se)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = (effect - q) / se

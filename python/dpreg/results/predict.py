@@ -259,8 +259,9 @@ class _PredictionMixin:
                           "depend on combinations of the predictors that vary too little in the data for the "
                           "privacy noise in X^T X to show how much" + uses + "load on them), by the rule that "
                           "withholds the coefficients' intervals; more rows, a larger eps or declared ranges "
-                          "that fit the data tighter help, and hidden_directions='assume' gives these "
-                          "intervals under its stated assumption", AccuracyWarning, stacklevel=4)
+                          "that fit the data tighter help, and a fit with hidden_directions='assume' (a new "
+                          "fit, which spends its own eps) gives these intervals under its stated assumption",
+                          AccuracyWarning, stacklevel=4)
         with np.errstate(over="ignore", invalid="ignore"):
             lower = np.where(np.isinf(down), -np.inf, eta_centre - down)
             upper = np.where(np.isinf(up), np.inf, eta_centre + up)
