@@ -439,6 +439,27 @@ def test_sigma_and_r_squared_intervals_are_properties_also_where_only_the_interv
     assert make_fit().sigma_interval is None and make_fit().r_squared_interval is None
 
 
+def test_coef_plot_marks_an_estimate_whose_interval_is_withheld():
+    """Newcomer review 20 (Hsb82, AdaSSP at eps = 1): ses and ses:sector had dots without bars, the
+    same mark as an estimate with an interval too narrow to see. Now their mark is an x, with a legend
+    entry saying why; the estimates with intervals keep the dot."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    withheld = V.copy()
+    withheld[1, :] = withheld[:, 1] = np.nan
+    fit = make_fit(vcov=withheld, vcov_privacy=0.25 * withheld)
+    ax = dpreg.plot_coef(fit, drop_intercept=False)
+    by_label = {line.get_label(): line for line in ax.get_lines()}
+    bare = [k for k in by_label if "no interval (not estimable at this n and eps)" in k]
+    assert len(bare) == 1
+    np.testing.assert_allclose(by_label[bare[0]].get_xdata(), [B[1]])
+    dots = by_label[[k for k in by_label if k not in bare][0]].get_xdata()
+    assert np.isnan(dots[1]) and np.isfinite(np.delete(dots, 1)).all()
+    # a fit with every interval has no such entry
+    assert not any("no interval" in line.get_label() for line in dpreg.plot_coef(make_fit()).get_lines())
+
+
 def test_summary_is_exported():
     assert dpreg.Summary is Summary and dpreg.DPFit is DPFit
 
