@@ -260,6 +260,17 @@ def test_poly_refusal_writes_the_powers_that_give_the_same_model(term, why, powe
     build(f"y ~ {powers}")                   # and the advice fits
 
 
+def test_an_outcome_of_several_columns_is_refused_saying_what_to_do():
+    # newcomer review 20: "I(y - x1) ~ x3" (an offset, a difference score) got "the outcome must use exactly
+    # one column of the data" and nothing on what works; the refusal names the outcome and the way out
+    with pytest.raises(DesignError) as caught:
+        build("I(y - x1) ~ x3")
+    text = str(caught.value)
+    assert "'I(y - x1)'" in text and "uses 2" in text and "add it to the data first" in text
+    df = frame().assign(y_minus_x1=lambda d: d["y"] - d["x1"])
+    build("y_minus_x1 ~ x3", df, bounds={**BOUNDS, "y_minus_x1": (-9, 3)})     # the advice fits
+
+
 # ---- errors (item 10) and the data policy ------------------------------------------------------
 def planted():
     df = frame()
