@@ -256,31 +256,6 @@ def test_statsmodels_forms_without_equals_sign_and_lists_of_equations(wald_fit):
         wald_fit.wald_test("x11")
 
 
-@pytest.mark.parametrize("errors", ["raise", "warn"])
-def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers_np_seterr(wald_fit, errors):
-    # audit 19: the scaled rows of a hypothesis ("5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300") underflow
-    # to 0 on the way, silently under numpy's defaults; under the caller's np.seterr(all="raise") t_test and
-    # wald_test raised FloatingPointError, under "warn" they printed numpy's RuntimeWarning, where dp_lm,
-    # predict() and get_prediction() pin numpy's defaults (dpreg._numeric.NUMPY_ERRSTATE). The results must
-    # be those under numpy's defaults, with no floating-point report
-    hyps = ["5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300", "x1 = 1e-320", "5e-324*x1 + x2 = 5e-324"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        expected = [(wald_fit.t_test(h).summary_frame(alpha=0.01), wald_fit.wald_test(h)) for h in hyps]
-    saved = np.seterr(all=errors)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            for h, (frame, wald) in zip(hyps, expected):
-                res = wald_fit.t_test(h)
-                pd.testing.assert_frame_equal(res.summary_frame(alpha=0.01), frame)
-                assert str(res) == str(wald_fit.t_test(h))
-                np.testing.assert_array_equal(res.conf_int(level=0.9), res.conf_int(alpha=0.1))
-                assert wald_fit.wald_test(h) == wald
-    finally:
-        np.seterr(**saved)
-
-
 def test_names_back_quoted_as_in_the_formula_are_taken():
     """Newcomer review 20: a column whose name needs back-quotes in the formula ("y ~ `body mass`") got
     "'`body' is not a coefficient of this fit" from t_test("`body mass` = 0"), and wald_test("`x.y`")
@@ -314,3 +289,29 @@ def test_wald_test_prints_a_sentence_and_has_statsmodels_attribute_names(wald_fi
     # not available: the reason is what prints
     no_se = dict(statistic=None, df=1, p_value=None, note="not available: because", rule=CHI2_RULE)
     assert str(type(res)(no_se)) == "Wald test on 1 DF: not available: because"
+
+
+@pytest.mark.parametrize("errors", ["raise", "warn"])
+def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers_np_seterr(wald_fit, errors):
+    # audit 19: the scaled rows of a hypothesis ("5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300") underflow
+    # to 0 on the way, silently under numpy's defaults; under the caller's np.seterr(all="raise") t_test and
+    # wald_test raised FloatingPointError, under "warn" they printed numpy's RuntimeWarning, where dp_lm,
+    # predict() and get_prediction() pin numpy's defaults (dpreg._numeric.NUMPY_ERRSTATE). The results must
+    # be those under numpy's defaults, with no floating-point report
+    hyps = ["5e-324*x1 = 0", "1e300*x1 + 1e-300*x2 = 1e300", "x1 = 1e-320", "5e-324*x1 + x2 = 5e-324"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected = [(wald_fit.t_test(h).summary_frame(alpha=0.01), wald_fit.wald_test(h)) for h in hyps]
+    saved = np.seterr(all=errors)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for h, (frame, wald) in zip(hyps, expected):
+                res = wald_fit.t_test(h)
+                pd.testing.assert_frame_equal(res.summary_frame(alpha=0.01), frame)
+                assert str(res) == str(wald_fit.t_test(h))
+                np.testing.assert_array_equal(res.conf_int(level=0.9), res.conf_int(alpha=0.1))
+                assert wald_fit.wald_test(h) == wald
+    finally:
+        np.seterr(**saved)
+
