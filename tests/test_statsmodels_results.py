@@ -314,4 +314,3 @@ def test_hypotheses_at_the_ends_of_the_double_range_do_not_depend_on_the_callers
                 assert wald_fit.wald_test(h) == wald
     finally:
         np.seterr(**saved)
-
