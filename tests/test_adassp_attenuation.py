@@ -317,6 +317,29 @@ def test_every_coefficient_withheld_gives_no_standard_errors_and_says_why():
     assert len(said) == 1 and issubclass(said[0].category, dpreg.AccuracyWarning)
 
 
+def test_the_withholding_reason_names_the_options_that_give_intervals_at_this_n_and_eps():
+    """Newcomer review 20: the reason listed only more data, a larger eps, tighter ranges or dropping a
+    column, while README names hidden_directions='assume' (and dpgd's note names BoostedAdaSSP too). The
+    advice has to work: the refit with the option the reason names gives the withheld coefficients
+    intervals, from the same release (the same estimates)."""
+    df = _contrast_frame(300, 3)
+    fit = _fit(df, 1.0, seed=2)
+    assert not fit.has_inference
+    note = fit.inference_note
+    assert "hidden_directions='assume'" in note and "method='boosted_adassp'" in note
+    assert "spends its own eps" in note          # a refit is a new release, not post-processing
+    # the partial case (a warning naming the withheld coefficients) gives the same advice
+    partial = _fit(_contrast_frame(3000, 3), 1.0, seed=1)
+    warned = [w for w in partial.warnings if "are withheld" in str(w)]
+    assert warned and "hidden_directions='assume'" in str(warned[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assumed = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=1.0, method="adassp", bounds=BOUNDS,
+                              random_state=2, hidden_directions="assume")
+    np.testing.assert_array_equal(assumed.coef.to_numpy(), fit.coef.to_numpy())
+    assert np.all(np.isfinite(assumed.conf_int().to_numpy()))
+
+
 def test_resolved_fit_withholds_nothing():
     fit = _fit(_correlated_frame(10000, 4), 4.0)
     assert "hidden_withheld" not in fit.facts and "hidden_directions" not in fit.facts

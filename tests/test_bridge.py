@@ -46,3 +46,23 @@ def test_errors_come_back_as_data_without_values():
     out = bridge.r_dp_lm("y ~ x", cols, factors, {"eps": 1.0, "bounds": {"y": [0, 1], "x": [0, 1]}})
     assert not out["ok"]
     assert "x" in out["error"]["message"] and "123456" not in out["error"]["message"]
+
+
+def test_wald_test_of_hypothesis_rows_is_the_fits_own():
+    # newcomer review 20: R's car::linearHypothesis() on fits with asymmetric intervals asks the core, which
+    # gives the answer of fit.wald_test((R, q)) (Bonferroni over the rows there); here a Wald z fit, whose
+    # rule is the chi-square, with rows as R sends them (lists of doubles, a length-1 rhs as a scalar)
+    import dpreg
+    cols, factors = _columns()
+    opts = {"eps": 2.0, "bounds": {"y": [-2.0, 5.0], "x": [0.0, 1.0]}, "seed": 3.0, "method": "adassp"}
+    fitted = bridge.r_dp_lm("y ~ x + C(g)", cols, factors, opts)
+    assert fitted["ok"], fitted["error"]
+    fit = dpreg.DPFit.from_dict(fitted["value"]["dict"])
+    rows = [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]]
+    out = bridge.r_wald_test(fitted["value"]["json"], rows, [2.0, 0.0])
+    assert out["ok"], out["error"]
+    want = fit.wald_test((np.array(rows), np.array([2.0, 0.0])))
+    assert out["value"]["rule"] == want["rule"] and out["value"]["df"] == 2
+    assert out["value"]["statistic"] == want["statistic"] and out["value"]["p_value"] == want["p_value"]
+    one = bridge.r_wald_test(fitted["value"]["json"], [[0.0, 1.0, 0.0, 0.0]], 2.0)
+    assert one["ok"] and one["value"]["df"] == 1

@@ -247,6 +247,30 @@ def test_data_dependent_transforms_are_rejected(term):
         build(f"y ~ {term}")
 
 
+@pytest.mark.parametrize("term, why, powers", [
+    ("poly(x1, 2)", "orthogonalises with the data", "x1 + I(x1**2)"),
+    ("poly(x1, 3, raw=True)", "is the raw powers", "x1 + I(x1**2) + I(x1**3)"),
+    ("poly(np.log(x1), degree=2)", "orthogonalises", "np.log(x1) + I(np.log(x1)**2)")])
+def test_poly_refusal_writes_the_powers_that_give_the_same_model(term, why, powers):
+    # newcomer review 20: "use public constants instead (e.g. I((x - 50) / 10)) or declare them" did not
+    # say how to fit a polynomial, and poly(x, 2, raw=True) (row-wise) was told it orthogonalises
+    with pytest.raises(FormulaError) as caught:
+        build(f"y ~ {term}")
+    assert why in str(caught.value) and f"write the powers instead: {powers} " in str(caught.value)
+    build(f"y ~ {powers}")                   # and the advice fits
+
+
+def test_an_outcome_of_several_columns_is_refused_saying_what_to_do():
+    # newcomer review 20: "I(y - x1) ~ x3" (an offset, a difference score) got "the outcome must use exactly
+    # one column of the data" and nothing on what works; the refusal names the outcome and the way out
+    with pytest.raises(DesignError) as caught:
+        build("I(y - x1) ~ x3")
+    text = str(caught.value)
+    assert "'I(y - x1)'" in text and "uses 2" in text and "add it to the data first" in text
+    df = frame().assign(y_minus_x1=lambda d: d["y"] - d["x1"])
+    build("y_minus_x1 ~ x3", df, bounds={**BOUNDS, "y_minus_x1": (-9, 3)})     # the advice fits
+
+
 # ---- errors (item 10) and the data policy ------------------------------------------------------
 def planted():
     df = frame()

@@ -168,3 +168,23 @@ def test_well_conditioned_design_at_n1000_eps1_is_withheld_with_the_reason():
     assert held and fit._release.facts["collapse_check_blind_directions"] >= 1
     assert any(w.startswith("Not estimable at this n and eps") and "has no power there" in w
                for w in fit.warnings)
+
+
+def test_the_summary_line_on_blind_directions_points_at_no_missing_warning():
+    """Newcomer review 20 (Pima, n = 752, eps = 4): every interval was withheld for unresolved directions,
+    and the Intervals line added "the collapse check has no power along 2 of them (see the warning)",
+    but the only warning was about the unresolved directions: the collapse check's own warning is issued
+    only where it withholds something more. The line now says what the check is, without a pointer, and
+    a pointer to a warning is never left without that warning."""
+    rng = np.random.default_rng([0, 1000])     # test data only: the well-conditioned design at eps = 0.5
+    n = 1000
+    X = rng.uniform(-1, 1, (n, 3))
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(-0.5 + X @ np.array([1.0, -1.0, 0.5]))))).astype(float)
+    df = pd.DataFrame({"y": y, "x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2]})
+    fit = _fit(df, "y ~ x1 + x2 + x3", 0.5, {c: (-1, 1) for c in ("x1", "x2", "x3")}, 0)
+    facts = fit._release.facts
+    assert facts["collapse_check_blind_directions"] >= 1 and facts["unresolved_directions"] >= 1
+    assert not any("has no power there" in w for w in fit.warnings)     # the case of the finding
+    intervals_line = str(fit.summary()).split("Intervals:")[1].split("\nPrivacy:")[0]
+    assert "no power along" in intervals_line and "collapsed since the start" in intervals_line
+    assert "see the warning" not in intervals_line

@@ -400,6 +400,66 @@ def test_compare_side_by_side():
     pd.testing.assert_frame_equal(dpreg.compare(f1).estimates, dpreg.compare([f1]).estimates)
 
 
+def test_compare_says_why_a_standard_error_is_empty_where_it_is_not_estimable():
+    """Newcomer review 20 (mlmRev's Hsb82, AdaSSP at eps = 1): the table's only note on an empty standard
+    error was "empty where a method offers no inference", beside AdaSSP's withheld coefficients. A fit
+    that offers inference and reports some standard errors as not estimable now gets a note naming them;
+    one with every standard error not estimable says so; a method without inference gets no such note."""
+    withheld = V.copy()
+    withheld[1, :] = withheld[:, 1] = np.nan
+    partial = make_fit(vcov=withheld, vcov_privacy=0.25 * withheld)
+    none_estimable = make_fit(vcov=None, vcov_privacy=None,
+                              inference_note="standard errors not estimable at this n and eps: ...")
+    no_inference = make_fit(method="ht_fw", vcov=None, vcov_privacy=None, inference_note="none")
+    notes = dpreg.compare([partial, none_estimable, no_inference], names=["A", "B", "C"]).notes()
+    assert f"A: no standard error for {TERMS[1]}: not estimable at this n and eps" in " ".join(notes)
+    assert not any(TERMS[0] in n or TERMS[2] in n for n in notes if n.startswith("A: no standard error"))
+    assert any(n.startswith("B: no standard errors: not estimable at this n and eps") for n in notes)
+    assert not any(n.startswith("C: no standard error") for n in notes)
+    # a fit with every standard error has no such note
+    assert not any("no standard error" in n for n in dpreg.compare([make_fit()]).notes())
+    # R's bridge relabels the terms to lm()'s names: the note uses them, and still finds every one
+    from dpreg import bridge
+    out = bridge.r_compare([json.dumps(partial.to_dict())], None, [{t: f"r_{t}" for t in TERMS}], "text", {})
+    assert out["ok"], out["error"]
+    out = out["value"]
+    assert f"no standard error for r_{TERMS[1]}: not estimable" in " ".join(out["notes"])
+
+
+def test_sigma_and_r_squared_intervals_are_properties_also_where_only_the_interval_is_released():
+    """Newcomer review 20: the summary printed "DP residual standard error: not estimable ...; 95% interval
+    0 to 9.301", and fit.sigma was None with the interval reachable only through fit.facts."""
+    fit = make_fit(facts={"mode": "schema", "sigma_interval": [0.9, 1.3], "r_squared_interval": [0.3, 0.5]})
+    assert fit.sigma_interval == (0.9, 1.3) and fit.r_squared_interval == (0.3, 0.5)
+    assert "95% interval 0.9 to 1.3" in str(fit.summary())          # the numbers the summary prints
+    shown = make_fit(sigma=None, facts={"mode": "schema", "sigma_interval": [0.0, 9.301],
+                                        "sigma_not_estimable": "not estimable at this n and eps: ..."})
+    assert shown.sigma is None and shown.sigma_interval == (0.0, 9.301)
+    assert "not estimable at this n and eps: ...; 95% interval 0 to 9.301" in str(shown.summary())
+    assert make_fit().sigma_interval is None and make_fit().r_squared_interval is None
+
+
+def test_coef_plot_marks_an_estimate_whose_interval_is_withheld():
+    """Newcomer review 20 (Hsb82, AdaSSP at eps = 1): ses and ses:sector had dots without bars, the
+    same mark as an estimate with an interval too narrow to see. Now their mark is an x, with a legend
+    entry saying why; the estimates with intervals keep the dot."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    withheld = V.copy()
+    withheld[1, :] = withheld[:, 1] = np.nan
+    fit = make_fit(vcov=withheld, vcov_privacy=0.25 * withheld)
+    ax = dpreg.plot_coef(fit, drop_intercept=False)
+    by_label = {line.get_label(): line for line in ax.get_lines()}
+    bare = [k for k in by_label if "no interval (not estimable at this n and eps)" in k]
+    assert len(bare) == 1
+    np.testing.assert_allclose(by_label[bare[0]].get_xdata(), [B[1]])
+    dots = by_label[[k for k in by_label if k not in bare][0]].get_xdata()
+    assert np.isnan(dots[1]) and np.isfinite(np.delete(dots, 1)).all()
+    # a fit with every interval has no such entry
+    assert not any("no interval" in line.get_label() for line in dpreg.plot_coef(make_fit()).get_lines())
+
+
 def test_summary_is_exported():
     assert dpreg.Summary is Summary and dpreg.DPFit is DPFit
 

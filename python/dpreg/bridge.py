@@ -335,6 +335,23 @@ def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
     return _run(_conf_int, fit_json, level)
 
 
+def _wald_test(fit_json, rows, rhs):
+    import numpy as np
+
+    R = np.array([[float(v) for v in _as_list(row)] for row in _as_list(rows)], dtype=float)
+    q = np.array([float(v) for v in _as_list(rhs)], dtype=float)
+    return to_plain(_load(fit_json).wald_test((R, q)))
+
+
+def r_wald_test(fit_json: str, rows, rhs) -> dict:
+    """``DPFit.wald_test((R, q))`` of a fit stored as ``to_dict()`` JSON: the joint test of the linear
+    hypotheses R b = q (rows of R as lists, one entry per coefficient), by the fit's own rule (the
+    chi-square, or on fits with asymmetric intervals Bonferroni over the rows' side-of-q z tests, with
+    the combinations of §28 on AdaSSP). Value: ``statistic``, ``df``, ``p_value``, ``note``, ``rule``.
+    Post-processing of the released values; for R's ``car::linearHypothesis()``."""
+    return _run(_wald_test, fit_json, rows, rhs)
+
+
 def _model_matrix(fit_json, columns, factors):
     fit = _load(fit_json)
     X, _ = fit._new_model_matrix(_frame(columns, factors))

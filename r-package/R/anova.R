@@ -75,7 +75,17 @@ BONFERRONI_NOTE <- paste0(
   "Bonferroni over the coefficients' side-of-0 z tests (the p-values summary() prints: this fit's\n",
   "intervals are asymmetric); Max z^2: the largest squared z value of the term's coefficients\n")
 
+# Newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): rows of terms whose coefficients' intervals are
+# withheld were printed empty, without a word on why
+WITHHELD_ROWS_NOTE <- paste0(
+  "Empty rows: a coefficient of the term has no standard error (not estimable at this n and eps;\n",
+  "summary() says why)\n")
+withheld_rows_note <- function(df, chisq) {
+  if (any(!is.na(df) & df > 0 & is.na(chisq))) WITHHELD_ROWS_NOTE else character()
+}
+
 wald_table <- function(labels, df, chisq, heading, p = NULL) {
+  heading <- c(heading, withheld_rows_note(df, chisq))
   bonferroni <- !is.null(p)
   if (!bonferroni) p <- stats::pchisq(chisq, df, lower.tail = FALSE)
   tab <- data.frame(Df = as.integer(df), Chisq = chisq, p, check.names = FALSE)
@@ -274,7 +284,8 @@ anova_nested <- function(fits) {
            "has beyond the previous one, tested with its released coefficients and covariance)\n"),
     paste(forms, collapse = "\n"),
     paste0("Budget of the fits together (if made from the same data): eps = ",
-           format(sum(eps)), ", delta = ", format(sum(delta)), "\n"))
+           format(sum(eps)), ", delta = ", format(sum(delta)), "\n"),
+    withheld_rows_note(df, chisq))
   tab
 }
 
@@ -374,9 +385,13 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
 #' shrinkage-corrected estimate, not `coef(fit)`, the ridge estimate), with the
 #' released covariance `vcov(fit)`. car's default method used `coef(fit)` and
 #' so disagreed with `summary()`. The reference is the normal distribution
-#' (`test = "Chisq"`); a fit whose intervals are asymmetric (`summary()` says so)
-#' gives combinations of coefficients no released interval, and is refused, as
-#' by `anova()`'s sequential tests.
+#' (`test = "Chisq"`). On a fit whose intervals are asymmetric (`summary()` says
+#' so) each row of the hypothesis is tested as Python's `fit.t_test()` tests it:
+#' one coefficient by its released interval (the p-value `summary()` prints
+#' where the hypothesis is "= 0"), a combination on AdaSSP with declared ranges
+#' by the union interval of its own map, a row that uses a withheld direction
+#' not at all (NA, with the reason); the joint test is then Bonferroni over the
+#' rows (columns `Df`, `Max z^2`, `Pr(Bonferroni)`), as in `anova()`.
 #' @param model A `dp_fit`.
 #' @param hypothesis.matrix,rhs As for `car::linearHypothesis()`.
 #' @param test `"Chisq"` only (the statistics are z, not t).
@@ -401,15 +416,63 @@ linearHypothesis.dp_fit <- function(model, hypothesis.matrix, rhs = NULL, test =
     dp_stop("linearHypothesis() on a DP fit gives the Wald chi-square only (test = \"Chisq\"): the ",
             "statistics have a normal reference, not t or F", call. = FALSE)
   }
-  if (asymmetric_intervals(model)) {
-    dp_stop("linearHypothesis() is not available for this fit: its intervals are asymmetric (see ",
-            "summary()), and combinations of coefficients have no released interval; anova(fit, type = ",
-            "\"marginal\") and drop1() test terms from the printed p-values", call. = FALSE)
-  }
+  if (asymmetric_intervals(model)) return(linear_hypothesis_by_core(model, hypothesis.matrix, rhs))
   V <- released_vcov(model)
   lh_default <- utils::getS3method("linearHypothesis", "default", envir = asNamespace("car"))
   lh_default(model, hypothesis.matrix, rhs = rhs, test = "Chisq", vcov. = V,
              coef. = inference_centre(model), suppress.vcov.msg = TRUE, ...)
+}
+
+# A fit with asymmetric intervals (newcomer review 20): the core tests each row of the hypothesis by the
+# released interval of its coefficient, or on AdaSSP with declared ranges by the union interval of the
+# combination's own map (docs/derivations/adassp_boosted.md §28), and the joint test is Bonferroni over
+# the rows (DPFit.wald_test). linearHypothesis() was refused there ("combinations of coefficients have no
+# released interval") while Python's t_test() / wald_test() answered the same hypotheses.
+# The core's refusal of a combination (bootstrap hulls, dp_glm's separation union) speaks of
+# wald_test(['x1', 'x2']); an R user called linearHypothesis()
+lh_dialect <- function(msg) {
+  msg <- sub("^wald_test: ", "linearHypothesis(): ", msg)
+  call <- regmatches(msg, regexpr("wald_test\\(\\[[^]]*\\]\\)", msg))
+  if (length(call)) {
+    names <- regmatches(call, gregexpr("'[^']+'", call))[[1]]
+    eqs <- paste0("\"", gsub("'", "", names), " = 0\"", collapse = ", ")
+    msg <- sub(call, paste0("linearHypothesis(fit, c(", eqs, "))"), msg, fixed = TRUE)
+  }
+  msg
+}
+
+linear_hypothesis_by_core <- function(model, hypothesis.matrix, rhs) {
+  cn <- names(coef(model))
+  if (is.character(hypothesis.matrix)) {
+    L <- car::makeHypothesis(cn, hypothesis.matrix, rhs)
+    if (is.null(dim(L))) L <- t(L)
+    q <- unname(L[, ncol(L)])
+    L <- L[, -ncol(L), drop = FALSE]
+  } else {
+    L <- if (is.null(dim(hypothesis.matrix))) t(hypothesis.matrix) else hypothesis.matrix
+    q <- if (is.null(rhs)) rep(0, nrow(L)) else as.numeric(rhs)
+  }
+  if (ncol(L) != length(cn) || length(q) != nrow(L)) {
+    dp_stop("the hypothesis matrix needs one column per coefficient (", length(cn), ") and rhs one ",
+            "value per row", call. = FALSE)
+  }
+  out <- call_core("r_wald_test", model$core_json,
+                   lapply(seq_len(nrow(L)), function(i) as.list(unname(L[i, ]))), as.list(q),
+                   relabel = lh_dialect)
+  bonferroni <- identical(out$rule, "bonferroni")
+  tab <- data.frame(Df = as.integer(out$df), num1(out$statistic), num1(out$p_value), check.names = FALSE)
+  names(tab) <- if (bonferroni) BONFERRONI_COLUMNS else c("Df", "Chisq", "Pr(>Chisq)")
+  rownames(tab) <- "hypothesis"
+  shown <- gsub("  +", " ", trimws(car::printHypothesis(L, q, cn)))
+  heading <- c("Linear hypothesis test (noise-aware; no new release)", "", "Hypothesis:",
+               shown[nzchar(shown)], "",
+               if (bonferroni) c(paste0("Bonferroni over the rows' z tests (each row by its released interval, ",
+                                        "as summary() and"),
+                                 paste0("fit.t_test() in Python test it: this fit's intervals are asymmetric); ",
+                                        "Max z^2: the largest"),
+                                 "squared z value of the rows", ""),
+               if (!is.null(out$note)) c(paste0("Note: ", r_dialect(out$note)), ""))
+  structure(tab, heading = heading, class = c("anova", "data.frame"))
 }
 
 #' Model matrix and model frame of new data
@@ -578,7 +641,8 @@ covariance_for <- function(model, what) {
     dp_stop(what, " is not available for this fit: its intervals are asymmetric (see summary()), and ",
             "combinations of coefficients have no released interval; summary(), confint(), ",
             "anova(fit, type = \"marginal\") and drop1() give the tests and intervals of single ",
-            "coefficients and terms", call. = FALSE)
+            "coefficients and terms, and car::linearHypothesis() tests hypotheses row by row (Bonferroni ",
+            "jointly)", call. = FALSE)
   }
   released_vcov(model)
 }
@@ -617,8 +681,10 @@ refuse_t_reference <- function(df, what) {
 #' * `glht()` (through multcomp's `modelparm()`) and `deltaMethod()` use the
 #'   inference centre with `vcov(fit)` and a normal reference; a fit whose
 #'   intervals are asymmetric (`summary()` says so) gives combinations of
-#'   coefficients no released interval and is refused, as by
-#'   `car::linearHypothesis()`.
+#'   coefficients no released interval and is refused; there
+#'   `car::linearHypothesis()` tests each row by its released interval (or, on
+#'   AdaSSP with declared ranges, the union interval of its own combination)
+#'   and the rows jointly by Bonferroni.
 #' * `waldtest(small, large)` of two fits is `anova(small, large)`.
 #'   `waldtest(fit, "term")` (or a formula) would refit the model with
 #'   `update()`, spending another eps on the same data, and is refused:

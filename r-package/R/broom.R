@@ -66,9 +66,11 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
 #' Glance at a DP fit (broom)
 #'
 #' One row: `r.squared r.squared.conf.low r.squared.conf.high adj.r.squared sigma
-#' statistic p.value df df.residual nobs` (the DP values where released, else `NA`;
-#' `r.squared.conf.low`/`.high` the released 95% interval of R-squared, also where
-#' only the interval is released; `statistic`, `p.value`, `df` the joint test
+#' sigma.conf.low sigma.conf.high statistic p.value df df.residual nobs` (the DP
+#' values where released, else `NA`; `r.squared.conf.low`/`.high` and
+#' `sigma.conf.low`/`.high` the released 95% intervals of R-squared and of the
+#' residual standard error, also where only the interval is released (`summary()`
+#' then says "not estimable at this n and eps" beside it); `statistic`, `p.value`, `df` the joint test
 #' of the slopes: the noise-aware Wald chi-square, or on a fit with asymmetric
 #' intervals (`x$wald$rule == "bonferroni"`) Bonferroni over the printed
 #' p-values with `statistic` the largest squared z value) and the privacy
@@ -94,9 +96,13 @@ glance.dp_fit <- function(x, ...) {
   # noise-dominated R-squared is not read as a precise one
   ri <- num(x$facts$r_squared_interval)
   if (length(ri) != 2L) ri <- c(NA_real_, NA_real_)
+  # newcomer review 20: sigma's released interval too, which summary() prints even where sigma itself
+  # is "not estimable at this n and eps" (glance() showed sigma NA and nothing else)
+  si <- num(x$facts$sigma_interval)
+  if (length(si) != 2L) si <- c(NA_real_, NA_real_)
   as_tbl(data.frame(
     r.squared = x$r.squared, r.squared.conf.low = ri[1], r.squared.conf.high = ri[2],
-    adj.r.squared = x$adj.r.squared, sigma = x$sigma,
+    adj.r.squared = x$adj.r.squared, sigma = x$sigma, sigma.conf.low = si[1], sigma.conf.high = si[2],
     statistic = x$wald$statistic, p.value = x$wald$p.value, df = x$wald$df,
     df.residual = x$df.residual, nobs = x$nobs,
     eps = num1(p$eps), delta = num1(p$delta), method = x$method, stringsAsFactors = FALSE))

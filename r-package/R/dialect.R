@@ -75,7 +75,7 @@ r_dialect <- function(msg) {
     s <- gsub("\\b(bounds|levels)=\\{[^}]*\\}", "\\1 = list(...)", s, perl = TRUE)
     s <- gsub("\\brandom_state\\b", "seed", s, perl = TRUE)
     # Python attributes of a fit that the R fit holds as list elements
-    s <- gsub("\\bfit\\.inference_centre\\b", "fit$inference_centre", s, perl = TRUE)
+    s <- gsub("\\bfit\\.(inference_centre|inference_note)\\b", "fit$\\1", s, perl = TRUE)
     # formula syntax
     s <- gsub("\\bnp\\.([a-z0-9]+)\\(", "\\1(", s, perl = TRUE)
     s <- gsub("(?<=[A-Za-z0-9_)\\]]) ?\\*\\* ?(?=[A-Za-z0-9_(])", "^", s, perl = TRUE)

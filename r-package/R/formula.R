@@ -121,6 +121,8 @@ translate_leaf <- function(e, map, factor_cols) {
     dp_stop("cbind(successes, failures) is not supported: dp_glm() takes one row per trial, with a 0/1, ",
             "logical or two-level factor outcome (expand the counts into rows first, e.g. with rep()); ",
             "a row then is the privacy unit", call. = FALSE)
+  } else if (f == "poly") {
+    dp_stop(poly_refusal(e), call. = FALSE)
   } else if (f %in% .refused_funs) {
     dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
          "row-wise transform); use I() with public constants instead", call. = FALSE)
@@ -132,6 +134,26 @@ translate_leaf <- function(e, map, factor_cols) {
   }
   assign(norm_expr(py), r_label, envir = map)
   py
+}
+
+# poly(): orthogonal polynomials are built from the data; raw = TRUE is row-wise but not translated.
+# The refusal writes the powers that span the same model (newcomer review 20: "use I() with public
+# constants instead" did not say how, and raw = TRUE got "it depends on the data").
+poly_refusal <- function(e) {
+  args <- as.list(e)[-1]
+  x <- if (length(args)) paste(deparse(args[[1]]), collapse = "") else "x"
+  deg_arg <- if (!is.null(args$degree)) args$degree else if (length(args) > 1 && (is.null(names(args)) ||
+    !nzchar(names(args)[2]))) args[[2]] else 1
+  deg <- suppressWarnings(as.integer(tryCatch(eval(deg_arg, baseenv()), error = function(err) NA)))
+  if (is.na(deg) || deg < 1 || deg > 10) deg <- 2L
+  pw <- if (is.name(args[[1]])) x else paste0("(", x, ")")
+  terms <- c(x, if (deg > 1) paste0("I(", pw, "^", 2:deg, ")"))
+  paste0("poly() is not supported in a dpreg formula: ", deparse(e)[1], " ",
+         if (isTRUE(tryCatch(eval(args$raw, baseenv()), error = function(err) FALSE)))
+           "is the raw powers, which dpreg takes written out"
+         else "orthogonalises with the data (not differentially private)",
+         "; write the powers instead: ", paste(terms, collapse = " + "),
+         " (the model poly(", x, ", ", deg, ") fits)")
 }
 
 # formulaic normalises the code of python terms ("I(x**2)" -> "I(x ** 2)"); compare without spaces.

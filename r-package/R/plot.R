@@ -34,8 +34,9 @@
 #' @param legend Draw a legend.
 #' @return Invisibly, a data frame of what was drawn: `term`, `estimate` (the
 #'   interval's centre),
-#'   `conf.low`, `conf.high`, `reference` (`NA` where none) and `y` (vertical
-#'   position).
+#'   `conf.low`, `conf.high`, `reference` (`NA` where none), `y` (vertical
+#'   position) and `withheld` (`TRUE` where the interval is withheld, "not
+#'   estimable at this n and eps": drawn as an x, with its own legend entry).
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
@@ -91,10 +92,15 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
                       conf.low = unname(ci[terms, 1]), conf.high = unname(ci[terms, 2]),
                       reference = ref, y = rev(seq_along(terms)), stringsAsFactors = FALSE)
   has_ci <- is.finite(drawn$conf.low) & is.finite(drawn$conf.high)
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP): an estimate whose interval is withheld was a dot without a
+  # bar, the mark of an estimate too precise for its bar to show; it is an x, with its own legend entry
+  not_estimable <- grepl("not estimable", paste(x$inference_note, collapse = " "))
+  drawn$withheld <- is.finite(drawn$estimate) & !has_ci & (any(has_ci) || not_estimable)
   if (is.null(xlab)) {
     xlab <- if (any(has_ci)) {
       paste0("estimate with ", format(100 * level), "% noise-aware interval")
-    } else "estimate (this method offers no intervals)"
+    } else if (not_estimable) "estimate (no intervals: not estimable at this n and eps)"
+    else "estimate (this method offers no intervals)"
   }
   if (is.null(label)) label <- paste0(x$method, " (eps = ", format(num1(x$privacy$eps)), ")")
   has_ref <- !is.null(reference)
@@ -118,18 +124,21 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
   y_dp <- drawn$y + off
   graphics::segments(drawn$conf.low[has_ci], y_dp[has_ci], drawn$conf.high[has_ci], y_dp[has_ci],
                      col = col, lwd = 2)
-  graphics::points(drawn$estimate, y_dp, pch = 19, col = col)
+  bare <- drawn$withheld
+  graphics::points(drawn$estimate[!bare], y_dp[!bare], pch = 19, col = col)
+  if (any(bare)) graphics::points(drawn$estimate[bare], y_dp[bare], pch = 4, col = col)
   has_ridge <- !is.null(ridge)
   if (has_ridge) graphics::points(unname(ridge[terms]), y_dp, pch = 1, col = col)
   if (has_ref) graphics::points(drawn$reference, drawn$y - off, pch = 5, col = "black")
   if (isTRUE(legend)) {
     graphics::legend("bottomright",
-                     legend = c(label, if (has_ridge) "ridge estimate (used by predict)",
+                     legend = c(label, if (any(bare)) "no interval (not estimable at this n and eps)",
+                                if (has_ridge) "ridge estimate (used by predict)",
                                 if (has_ref) reference_label),
-                     pch = c(19, if (has_ridge) 1, if (has_ref) 5),
-                     lty = c(if (any(has_ci)) 1 else 0, if (has_ridge) 0, if (has_ref) 0),
-                     lwd = c(2, if (has_ridge) 1, if (has_ref) 1),
-                     col = c(col, if (has_ridge) col, if (has_ref) "black"), bty = "n",
+                     pch = c(19, if (any(bare)) 4, if (has_ridge) 1, if (has_ref) 5),
+                     lty = c(if (any(has_ci)) 1 else 0, if (any(bare)) 0, if (has_ridge) 0, if (has_ref) 0),
+                     lwd = c(2, if (any(bare)) 1, if (has_ridge) 1, if (has_ref) 1),
+                     col = c(col, if (any(bare)) col, if (has_ridge) col, if (has_ref) "black"), bty = "n",
                      cex = 0.85, inset = 0.01, bg = "white")
   }
   invisible(drawn)

@@ -188,7 +188,12 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                           "the binary outcome to the data first, e.g. a True/False column computed as "
                           "price > 5000, and use its name as the outcome")
     if outcome_var is None:
-        raise DesignError("the outcome must use exactly one column of the data")
+        # newcomer review 20: I(y - z) ~ x (an lm user's offset, or a difference score) got this sentence
+        # alone; the outcome's public range is one column's, so the way out is a column of its own
+        raise DesignError(f"the outcome {parsed.lhs_factor.expr!r} must use exactly one column of the data "
+                          f"(it uses {len(parsed.outcome_vars)}): add it to the data first as a column "
+                          "of its own (e.g. a difference y - z computed before the fit), declare that "
+                          "column's bounds, and use its name as the outcome")
     if outcome_var in parsed.rhs_vars:
         raise DesignError(f"column {outcome_var!r} is both the outcome and a predictor")
     if outcome_levels is not None and family == "binomial":

@@ -168,6 +168,27 @@ def _check_contrast(node, expr: str) -> None:
                                    "Treatment('b') (the reference level, one of the declared levels)")
 
 
+def _poly_refusal(node, expr: str) -> str:
+    """poly(x, k) is refused (orthogonalised with the data; formulaic's raw=True is row-wise but has no
+    public range here); the message writes the powers that give the same model (newcomer review 20:
+    "use public constants instead (e.g. I((x - 50) / 10)) or declare them" did not say how, and
+    raw=True was told it orthogonalises)."""
+    x = ast.unparse(node.args[0]) if node.args else "x"
+    degree_node = node.args[1] if len(node.args) > 1 else next(
+        (k.value for k in node.keywords if k.arg == "degree"), ast.Constant(1))
+    degree = degree_node.value if isinstance(degree_node, ast.Constant) and isinstance(
+        degree_node.value, int) and 1 <= degree_node.value <= 10 else 2
+    raw = any(k.arg == "raw" and isinstance(k.value, ast.Constant) and k.value.value is True
+              for k in node.keywords)
+    base = x if isinstance(node.args[0] if node.args else None, (ast.Name, ast.Call)) else f"({x})"
+    powers = " + ".join([x] + [f"I({base}**{p})" for p in range(2, degree + 1)])
+    why = ("is the raw powers, which dpreg takes written out" if raw else
+           "orthogonalises with the data, which uses the data to build the columns and is not "
+           "differentially private")
+    return (f"term {expr!r}: poly() {why}; write the powers instead: {powers} (the model "
+            f"poly({x}, {degree}) fits)")
+
+
 def _check_calls(tree, expr: str) -> None:
     skip = set()
     for node in ast.walk(tree):
@@ -184,6 +205,8 @@ def _check_calls(tree, expr: str) -> None:
                 raise FormulaError(f"term {expr!r}: only plain functions such as log(), sqrt(), exp(), I() "
                                    "and C() are supported")
             low = name.lower()
+            if low == "poly":
+                raise FormulaError(_poly_refusal(node, expr))
             if low in DATA_DEPENDENT:
                 raise FormulaError(f"term {expr!r}: {DATA_DEPENDENT[low]}, which uses the data to build the "
                                    "column and is not differentially private; use public constants instead "

@@ -240,7 +240,12 @@ def _hidden_direction_reason(k, names=None):
             "much (nearly collinear predictors, or weak directions at this n and eps); along "
             + ("it" if k == 1 else "them") + " the estimate may be shrunk toward 0 by an amount no release "
             f"bounds, and {which} on " + ("it" if k == 1 else "them") + ". More rows, a larger eps, "
-            "declared ranges that fit the data tighter, or dropping one of a collinear pair help")
+            "declared ranges that fit the data tighter, or dropping one of a collinear pair help; at this n "
+            "and eps, a fit with hidden_directions='assume' gives intervals under the assumption that the "
+            "data vary along each such combination at least half as much as the noise, which the release "
+            "cannot confirm, and one with method='boosted_adassp' may print intervals (wider, from its own "
+            "larger share of the budget for X^T X, about its own estimate); each is a new fit, which spends "
+            "its own eps")
 
 
 def _hidden_direction_note(names, k, n_coef=None):

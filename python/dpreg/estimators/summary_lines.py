@@ -151,9 +151,13 @@ def dpgd_lines(fit, fmt) -> list[str]:
             elif held:
                 txt += f"; withheld (not estimable at this n and eps): {', '.join(held)}"
             if f.get("collapse_check_blind_directions") and not f.get("separated_directions"):
-                # derivation section 2f: floor directions the collapse check cannot see at this n and eps
-                txt += (f"; the collapse check has no power along {int(f['collapse_check_blind_directions'])} "
-                        "of them (see the warning)")
+                # derivation section 2f: floor directions the collapse check cannot see at this n and eps.
+                # Said in full here: its own warning is issued only where it withholds an interval the
+                # unresolved directions did not (newcomer review 20: "(see the warning)" pointed at a
+                # warning about the other rule on Pima, n = 752, eps = 4)
+                txt += ("; the check for a curvature that collapsed since the start (a steep slope or a rare "
+                        f"outcome) has no power along {int(f['collapse_check_blind_directions'])} of them at "
+                        "this n and eps")
             lines.append(fmt.wrap(txt))
         return lines
     return [fmt.wrap(f"DP-GD: {f.get('loss', 'squared')} loss, T = {f.get('T')} full-batch steps, "

@@ -135,12 +135,36 @@ class Comparison:
                 out.append(f"{name}: seeded, reproducible, not for release.")
             if getattr(f.privacy, "private", True) is False:
                 out.append(f"{name}: NOT differentially private (ranges read from the data).")
+            withheld = self._not_estimable(name, f)
+            if withheld:
+                out.append(withheld)
             if getattr(f, "has_separate_centre", False):
                 # AdaSSP with its ridge corrected: the estimate and the inference have different centres
                 out.append(f"{name}: estimates are the ridge estimates (AdaSSP; predict() uses them); the "
                            "standard errors and stars are about the estimates corrected for the ridge's "
                            "shrinkage (its summary's column 'Corrected').")
         return out
+
+    def _not_estimable(self, name, fit) -> str | None:
+        """A note for the empty standard errors of a fit that offers inference but reports them as not
+        estimable at this n and eps (newcomer review 20: the table's only word on an empty cell was "empty
+        where a method offers no inference", beside AdaSSP's withheld coefficients). Released facts only:
+        which standard errors are NaN, and the fit's inference note."""
+        se = self.std_errors[name]
+        est = self.estimates[name]
+        # the table's term names (R's bridge relabels them to lm()'s), restricted to this fit's estimates
+        estimated = [t for t in self.terms if not is_missing(est.get(t))]
+        missing = [t for t in estimated if is_missing(se.get(t))]
+        if not missing:
+            return None
+        if len(missing) < len(estimated):
+            shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+            return (f"{name}: no standard error for {shown}: not estimable at this n and eps (withheld; "
+                    "its summary says why).")
+        note = getattr(fit, "inference_note", None) or ""
+        if "not estimable" in note:
+            return f"{name}: no standard errors: not estimable at this n and eps (its summary says why)."
+        return None
 
     def __str__(self):
         headers, rows = self.rows()

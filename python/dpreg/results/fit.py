@@ -47,6 +47,7 @@ from .format import format_column, format_number
 from .hypotheses import (
     LinearHypothesisTest,
     PredictionResults,
+    WaldTestResult,
     linear_combinations,
     normalised_rows,
     parse_hypotheses,
@@ -78,6 +79,13 @@ def _is_hypothesis(terms, names=()) -> bool:
     if isinstance(terms, list) and terms:
         return True      # a matrix as a list of rows
     return isinstance(terms, np.ndarray)
+
+
+def _released_interval(ends) -> tuple[float, float] | None:
+    # newcomer review 20: the intervals of sigma and R^2 were reachable only through fit.facts
+    if ends is None or len(ends) != 2 or any(e is None for e in ends):
+        return None
+    return float(ends[0]), float(ends[1])
 
 
 class DPFit(_PredictionMixin, _SerialisationMixin):
@@ -272,6 +280,20 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         """DP R-squared clamped to [0, 1]; the raw value is ``r_squared_raw``."""
         r = self._release.r_squared
         return None if r is None or not np.isfinite(r) else float(min(1.0, max(0.0, r)))
+
+    @property
+    def sigma_interval(self) -> tuple[float, float] | None:
+        """The released 95% interval of the DP residual standard error, as the summary prints it, also
+        where :attr:`sigma` is None because sigma is not estimable at this n and eps (the summary then
+        prints the reason and this interval only); None where none was released. R: ``glance()``'s
+        ``sigma.conf.low`` / ``sigma.conf.high``."""
+        return _released_interval((self._release.facts or {}).get("sigma_interval"))
+
+    @property
+    def r_squared_interval(self) -> tuple[float, float] | None:
+        """The released 95% interval of the DP R-squared (summary and ``glance()``'s
+        ``r.squared.conf.low`` / ``.high``), also where only the interval is released; None otherwise."""
+        return _released_interval((self._release.facts or {}).get("r_squared_interval"))
 
     @property
     def r_squared_raw(self) -> float | None:
@@ -619,6 +641,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         all_terms = [str(t) for t in self._terms]
         index = []
         for name in names:
+            if len(name) > 2 and name[0] == name[-1] == "`" and name not in all_terms:
+                name = name[1:-1]      # back-quoted as in the formula ("`body mass`")
             hits = [j for j, t in enumerate(all_terms) if t == name] or \
                 [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
             if not hits:
@@ -687,7 +711,12 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
         Returns ``{"statistic", "df", "p_value", "note", "rule"}``; ``rule`` is "chi-square" (statistic
         W on df degrees of freedom) or "bonferroni" (statistic max_j z_j^2 of the df coefficients).
-        statistic/p_value are None with a plain reason in ``note`` when it cannot be computed."""
+        statistic/p_value are None with a plain reason in ``note`` when it cannot be computed. The dict
+        prints as a sentence and has statsmodels' attribute names too (``.statistic``, ``.pvalue``,
+        ``.df``): :class:`dpreg.results.hypotheses.WaldTestResult`."""
+        return WaldTestResult(self._wald_test_dict(terms))
+
+    def _wald_test_dict(self, terms) -> dict:
         if _is_hypothesis(terms, self._terms):
             return self._wald_test_of_hypotheses(terms)
         index = self._slopes() if terms is None else self._term_index(terms)
@@ -767,8 +796,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         On a fit whose intervals are its own asymmetric ones (:attr:`ci_method` "attenuation union",
         "separation union", "bootstrap") each hypothesis must name one coefficient: its test uses the
         released interval (p below 1 - level exactly when it excludes the hypothesised value), and a
-        combination of coefficients, which has no released interval, is refused (R's
-        ``car::linearHypothesis()`` refuses such fits). Where the method estimates no covariances the
+        combination of coefficients, which has no released interval, is refused, except on AdaSSP fits
+        with declared ranges (the union interval of the combination's own map; R's
+        ``car::linearHypothesis()`` asks the same code). Where the method estimates no covariances the
         standard error of a combination is the conservative bound sum_j abs(r_j) SE_j, as in
         :meth:`predict`.
         """

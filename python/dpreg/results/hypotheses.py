@@ -15,8 +15,9 @@ whose intervals are asymmetric, and predict()'s intervals. No new release, no bu
   docs/derivations/joint_tests.md): only rows naming one coefficient, c b_j = q, are tested, with the
   released interval of b_j scaled by c and the side-of-q/c half-width as the standard error, so that
   p < 1 - level exactly when the released interval excludes q/c (with q = 0: the summary's p-value). A
-  combination of several coefficients has no released interval and is refused, as R's
-  ``car::linearHypothesis()`` refuses such fits.
+  combination of several coefficients has no released interval and is refused (R's
+  ``car::linearHypothesis()`` asks this code, so it answers and refuses alike), except on AdaSSP fits
+  with declared ranges, where it gets the union interval of its own map (``combinations``, §28).
 """
 from __future__ import annotations
 
@@ -59,8 +60,11 @@ def _linear_side(text: str, terms: list[str], where: str) -> tuple[np.ndarray, f
     by_length = sorted(range(len(terms)), key=lambda j: -len(terms[j]))
 
     def names_at(pos):
+        """(term index, characters it spans) of the names at ``pos``; a name may be back-quoted as in the
+        formula (newcomer review 20: "`body mass` = 0" was "'`body' is not a coefficient")."""
+        quoted = [(j, len(terms[j]) + 2) for j in by_length if text.startswith(f"`{terms[j]}`", pos)]
         # a term name followed by a name character is a longer, unknown name ("x11" is not "x1")
-        return [j for j in by_length if text.startswith(terms[j], pos) and not (
+        return quoted or [(j, len(terms[j])) for j in by_length if text.startswith(terms[j], pos) and not (
             pos + len(terms[j]) < n and (text[pos + len(terms[j])].isalnum() or text[pos + len(terms[j])] in "_."))]
     i, n, seen = 0, len(text), False
     while True:
@@ -100,10 +104,10 @@ def _linear_side(text: str, terms: list[str], where: str) -> tuple[np.ndarray, f
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise InvalidArgument(f"hypothesis {where!r}: {word!r} is not a coefficient of this fit{hint}; "
                                   f"the coefficients are {', '.join(terms[:8])}{', ...' if len(terms) > 8 else ''}")
-        j = name_here[0]
+        j, span = name_here[0]
         with np.errstate(over="ignore", invalid="ignore"):   # 1e308*x1 + 1e308*x1: inf, refused by the caller
             coef[j] += sign * factor
-        i += len(terms[j])
+        i += span
         seen = True
     if not seen:
         raise InvalidArgument(f"hypothesis {where!r}: a side of the equation is empty")
@@ -233,7 +237,7 @@ def _unit_combinations(fit, R, q, labels, caller):
             raise InvalidArgument(
                 f"{caller}: {bad[0]!r} combines several coefficients; this fit's intervals are its own "
                 f"asymmetric ones ({fit.ci_method}), and a combination of coefficients has no released "
-                "interval (as R's car::linearHypothesis() refuses such fits). Test one coefficient per "
+                "interval. Test one coefficient per "
                 "row, e.g. 'x1 = 0', or several coefficients jointly with wald_test(['x1', 'x2']), which "
                 "uses Bonferroni over the printed p-values (docs/derivations/joint_tests.md)")
         own = fit.conf_int(level=fit._release.ci_level).to_numpy()
@@ -274,7 +278,9 @@ def _unit_combinations(fit, R, q, labels, caller):
             se[multi] = np.where(np.isfinite(half) & (half > 0), half / z_fit, np.nan)
         if withheld.any():
             note = ("not available for some rows: they combine the coefficients along a direction the "
-                    "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals)")
+                    "privacy noise in X^T X hides (the rule that withholds the coefficients' intervals; "
+                    "a fit with hidden_directions='assume', which spends its own eps, gives them under its "
+                    "stated assumption)")
     se = np.where(na, np.nan, se)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = (effect - q) / se
@@ -299,6 +305,41 @@ def _unit_combinations(fit, R, q, labels, caller):
         return np.where(na[:, None], np.nan, out)
 
     return effect, se, z, note, interval
+
+
+class WaldTestResult(dict):
+    """What :meth:`dpreg.DPFit.wald_test` returns: the dict ``{"statistic", "df", "p_value", "note", "rule"}``
+    (as documented; R and JSON receive it as a plain dict), printed as one sentence, with statsmodels'
+    attribute names ``statistic``, ``pvalue`` and ``df`` (newcomer review 20: ``print(fit.wald_test(...))``
+    showed the raw dict, and ``res.pvalue`` of statsmodels' idiom was an AttributeError)."""
+
+    @property
+    def statistic(self):
+        """The chi-square W (rule "chi-square") or the largest squared z (rule "bonferroni"); None when
+        not available (see ``note``)."""
+        return self.get("statistic")
+
+    @property
+    def pvalue(self):
+        """The p-value (statsmodels' name; the key is ``"p_value"``); None when not available."""
+        return self.get("p_value")
+
+    @property
+    def df(self):
+        """Degrees of freedom: the number of coefficients or hypothesis rows tested."""
+        return self.get("df")
+
+    def __str__(self) -> str:
+        stat, p, df = self.get("statistic"), self.get("p_value"), self.get("df")
+        if stat is None or p is None:
+            return f"Wald test on {df} DF: {self.get('note') or 'not available'}"
+        if self.get("rule") == "bonferroni":
+            return (f"Bonferroni over {df} z test{'s' if df != 1 else ''} (the fit's intervals are "
+                    f"asymmetric): largest z^2 {format_number(stat)}, p-value: {format_pvalue(p)}")
+        return f"Noise-aware Wald chi-square: {format_number(stat)} on {df} DF, p-value: {format_pvalue(p)}"
+
+    def __repr__(self) -> str:
+        return f"<{self}; keys {', '.join(self.keys())}>"
 
 
 class LinearHypothesisTest:

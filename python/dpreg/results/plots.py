@@ -78,7 +78,13 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
         y = ypos + offsets[i]
         has = np.isfinite(lo) & np.isfinite(hi)
         ax.hlines(y[has], lo[has], hi[has], color=f"C{i}", lw=2)
-        ax.plot(centre, y, "o", color=f"C{i}", label=label)
+        # a point whose interval is withheld gets its own mark and legend entry (newcomer review 20: a dot
+        # without a bar read as a very precise estimate)
+        bare = np.isfinite(centre) & ~has
+        ax.plot(np.where(bare, np.nan, centre), y, "o", color=f"C{i}", label=label)
+        if bare.any():
+            ax.plot(centre[bare], y[bare], "x", color=f"C{i}",
+                    label=f"{label}: no interval (not estimable at this n and eps)")
         if getattr(fit, "has_separate_centre", False):
             ax.plot(fit.coef.reindex(terms).to_numpy(float), y, "o", mfc="none", color=f"C{i}",
                     label=f"{label}: ridge estimate (used by predict)")

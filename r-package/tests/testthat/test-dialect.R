@@ -33,6 +33,9 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
                "with levels = list(species = c(...)) (first = reference)")
   expect_equal(tr("declare them with levels={'species': [...]} (see specification 4)"),
                "declare them with levels = list(species = c(...))")
+  # newcomer review 20: AdaSSP's "every coefficient withheld" warning sent R users to fit.inference_note
+  expect_equal(tr("loads (fit.inference_note says why and what helps); column 'Corrected', fit.inference_centre"),
+               "loads (fit$inference_note says why and what helps); column \"Corrected\", fit$inference_centre")
   expect_equal(dpreg:::r_condition_class("ValueError"), "dpreg_value_error")
   expect_equal(dpreg:::r_condition_class("DesignError"), "dpreg_design_error")
   expect_equal(dpreg:::r_condition_class("UserWarning", "warning"), "dpreg_warning")

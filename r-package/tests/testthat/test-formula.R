@@ -23,7 +23,11 @@ test_that("R formulas become formulaic strings", {
 })
 
 test_that("data-dependent or unknown transforms are refused with the reason", {
-  expect_error(tf(y ~ poly(x, 2)), "depends on the data")
+  expect_error(tf(y ~ poly(x, 2)), "orthogonalises with the data")
+  # newcomer review 20: the refusal writes the powers that span the same model, raw = TRUE included
+  expect_error(tf(y ~ poly(x, 2)), "write the powers instead: x + I(x^2) ", fixed = TRUE)
+  expect_error(tf(y ~ poly(x, 3, raw = TRUE)), "is the raw powers.*x \\+ I\\(x\\^2\\) \\+ I\\(x\\^3\\)")
+  expect_error(tf(y ~ poly(log(x), degree = 2)), "log(x) + I((log(x))^2)", fixed = TRUE)
   expect_error(tf(y ~ scale(x)), "depends on the data")
   expect_error(tf(y ~ foo(x)), "not supported")
   expect_error(tf(y ~ nothere), "not found in data: nothere")

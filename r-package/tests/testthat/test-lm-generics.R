@@ -63,6 +63,21 @@ test_that("anova(), drop1() and car::Anova() leave out a coefficient reported as
   expect_error(anova(fit), class = "dpreg_no_inference_error")
 })
 
+test_that("a row left empty for a withheld standard error says why", {
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): anova(fit, type = "marginal") and
+  # anova(small, large) printed the rows of terms with withheld intervals empty, without a word
+  fit <- mock_fit()
+  fit$assign <- c(0L, 1L, 2L, 2L)
+  fit$term.labels <- c("x", "g")
+  expect_false(any(grepl("Empty rows", attr(anova(fit, type = "marginal"), "heading"))))
+  fit$vcov[2, ] <- NA_real_
+  fit$vcov[, 2] <- NA_real_
+  a <- anova(fit, type = "marginal")
+  expect_true(is.na(a[["Chisq"]][1]) && is.finite(a[["Chisq"]][2]))
+  expect_true(any(grepl("Empty rows: a coefficient of the term has no standard error", attr(a, "heading"))))
+  expect_true(any(grepl("Empty rows", attr(drop1(fit), "heading"))))
+})
+
 test_that("anova() stops when no covariance was released", {
   fit <- mock_fit()
   fit$assign <- c(0L, 1L, 2L, 2L)
@@ -305,9 +320,43 @@ test_that("car::linearHypothesis() tests the inference centre with the released 
   # two restrictions on the diagonal covariance: 0.6^2 / 0.0025 + (2.0 - 1)^2 / 0.16 = 144 + 6.25
   expect_equal(car::linearHypothesis(fit, c("x = 0", "gb = 1"))$Chisq[2], 150.25)
   expect_error(car::linearHypothesis(fit, "x = 0", test = "F"), "normal reference", class = "dpreg_input_error")
-  # a fit whose intervals are asymmetric: combinations of coefficients have no released interval
-  fit$wald$rule <- "bonferroni"
-  expect_error(car::linearHypothesis(fit, "x = 0"), "intervals are asymmetric", class = "dpreg_input_error")
+})
+
+test_that("car::linearHypothesis() on a fit with asymmetric intervals tests each row as t_test() does", {
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): it was refused ("combinations of coefficients
+  # have no released interval") even for "sxMale = 0", while summary() prints that test and Python's
+  # t_test() / wald_test() answer combinations too (the union of the combination's own map, §28)
+  skip_if_no_core()
+  skip_if_not_installed("car")
+  set.seed(7)
+  df <- data.frame(x1 = runif(300, -1, 1), x2 = runif(300, -1, 1), x3 = runif(300, -1, 1))
+  df$y <- 1 + 2 * df$x1 - df$x2 + 0.5 * df$x3 + rnorm(300)
+  fit <- suppressWarnings(dp_lm(y ~ x1 + x2 + x3, data = df, eps = 1, method = "adassp",
+                                bounds = list(x1 = c(-1, 1), x2 = c(-1, 1), x3 = c(-1, 1), y = c(-10, 12)),
+                                hidden_directions = "assume", seed = 1))
+  expect_identical(fit$ci_method, "attenuation union")
+  ct <- summary(fit)$coefficients
+  one <- car::linearHypothesis(fit, "x1 = 0")
+  # one coefficient = 0: the test summary() prints (Bonferroni over one row is that row)
+  expect_equal(one[["Pr(Bonferroni)"]], unname(ct["x1", "Pr(>|z|)"]), tolerance = 1e-10)
+  expect_equal(one[["Max z^2"]], unname(ct["x1", "z value"])^2, tolerance = 1e-10)
+  # two rows: Bonferroni over them, min(1, 2 min p) with the larger z^2
+  two <- car::linearHypothesis(fit, c("x1 = 0", "x3 = 0"))
+  expect_equal(two$Df, 2L)
+  expect_equal(two[["Pr(Bonferroni)"]], min(1, 2 * min(ct[c("x1", "x3"), "Pr(>|z|)"])), tolerance = 1e-10)
+  expect_equal(two[["Max z^2"]], max(ct[c("x1", "x3"), "z value"]^2), tolerance = 1e-10)
+  # a fit whose intervals are a bootstrap hull refuses combinations, in R's words
+  boot <- suppressWarnings(dp_lm(y ~ x1 + x2 + x3, data = df, eps = 1, method = "adassp", ci = "bootstrap",
+                                 bounds = list(x1 = c(-1, 1), x2 = c(-1, 1), x3 = c(-1, 1), y = c(-10, 12)),
+                                 seed = 1))
+  expect_identical(boot$wald$rule, "bonferroni")
+  expect_error(car::linearHypothesis(boot, "x1 - x2 = 0"),
+               "^linearHypothesis\\(\\): .*linearHypothesis\\(fit, c\\(\"x1 = 0\", \"x2 = 0\"\\)\\)",
+               class = "dpreg_error")
+  # a combination is answered by the core (a number, or NA with the reason in the heading)
+  comb <- car::linearHypothesis(fit, "x1 - x2 = 0")
+  expect_s3_class(comb, "anova")
+  expect_true(is.finite(comb[["Pr(Bonferroni)"]]) || any(grepl("^Note: ", attr(comb, "heading"))))
 })
 
 test_that("anova(small, large) under add/remove does not compare the fits' released estimates of n", {

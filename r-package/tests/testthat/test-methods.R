@@ -104,6 +104,21 @@ test_that("residuals and fitted values stop with the reason", {
   expect_error(predict(fit), "needs 'newdata'")
 })
 
+test_that("glance() gives the released interval of sigma, also where sigma is not estimable", {
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): summary() printed "DP residual standard
+  # error: not estimable ...; 95% interval 0 to 9.301", glance() only sigma = NA
+  fit <- mock_fit()
+  expect_true(all(is.na(unlist(dpreg:::glance.dp_fit(fit)[c("sigma.conf.low", "sigma.conf.high")]))))
+  fit$facts$sigma_interval <- list(0.9, 1.2)
+  gl <- dpreg:::glance.dp_fit(fit)
+  expect_identical(c(gl$sigma, gl$sigma.conf.low, gl$sigma.conf.high), c(1.05, 0.9, 1.2))
+  fit$sigma <- NA_real_
+  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: the privacy noise ..."
+  gl <- dpreg:::glance.dp_fit(fit)
+  expect_true(is.na(gl$sigma))
+  expect_identical(c(gl$sigma.conf.low, gl$sigma.conf.high), c(0.9, 1.2))
+})
+
 test_that("tidy and glance have broom's columns", {
   fit <- mock_fit()
   td <- dpreg:::tidy.dp_fit(fit, conf.int = TRUE)

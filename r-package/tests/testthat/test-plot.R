@@ -34,6 +34,21 @@ test_that("the non-private reference is matched by name", {
   })
 })
 
+test_that("plot() marks an estimate whose interval is withheld", {
+  # newcomer review 20 (mlmRev::Hsb82, AdaSSP at eps = 1): a withheld interval left a dot without a bar,
+  # the mark of an estimate too precise for its bar to show
+  fit <- mock_fit()
+  with_null_device(drawn <- plot(fit))
+  expect_false(any(drawn$withheld))
+  fit$coef_table$conf.low[2] <- NA_real_
+  fit$coef_table$conf.high[2] <- NA_real_
+  fit$vcov[2, ] <- NA_real_
+  fit$vcov[, 2] <- NA_real_
+  with_null_device(drawn <- plot(fit))
+  expect_true(all(is.na(unlist(drawn[drawn$term == "x", c("conf.low", "conf.high")]))))
+  expect_identical(drawn$withheld, c(TRUE, FALSE, FALSE))
+})
+
 test_that("plot() at another level uses the core's intervals", {
   skip_if_no_core()
   # every level estimable at n = 400; hidden_directions = "assume": every interval released
