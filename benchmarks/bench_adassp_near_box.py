@@ -10,7 +10,11 @@ equal the validity benchmark's per-term coverage). Fits with a certified floor (
 unchanged (the box of §27 does not apply there).
 
 Variants: ``near<S>_g<G>`` (near-threshold box up to S sigma1, selective bound at one-sided level G;
-S = 0: the box off), ``bonf`` (G = 0.025 and the Wald part at 1 - (0.05 - 0.025)).
+S = 0: the box off), ``bonf`` (G = 0.025 and the Wald part at 1 - (0.05 - 0.025)); the suffix
+``_nolower``: no curvature allowance in the covariance along the box's near directions (as §20 treats the
+directions below 2 sigma1). Then the released intervals split by where they come from (fits with a
+certified floor, fits with a direction at 3-6 sigma1, the others) and, where ci="auto" switched to the
+bootstrap, the bootstrap interval and the union alone (the printed interval is their hull).
 
 Also per bucket of the released eigenvalue nearest above the threshold, (alpha - 3 sigma1) / sigma1, the
 coverage with the box off and on.
