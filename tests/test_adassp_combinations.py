@@ -224,6 +224,11 @@ def test_selective_curvature_bound_holds_given_the_release():
     assert inf.selective_curvature_lower(1e300, 1.0) == 1e300
     assert inf.selective_curvature_lower(3.0 + 1e-12, 1.0) == -np.inf
     assert inf.selective_curvature_lower(-1e308, 1.0) <= -1e307
+    # gamma at or above 1/2 has no lower bound to give (the search step z_{1-gamma} is 0 there: it looped
+    # forever, twentieth pass); refused instead
+    for bad in (0.5, 0.7, 0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="gamma"):
+            inf.selective_curvature_lower(3.5, 1.0, gamma=bad)
 
 
 def test_the_box_takes_directions_just_above_the_threshold_only_under_the_withholding_rule():

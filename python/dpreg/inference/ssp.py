@@ -1260,6 +1260,10 @@ def selective_curvature_lower(alpha: float, sigma_gram: float, gamma: float | No
     survival functions; -inf, no bound, where alpha is so close above t that the bound lies more than
     SELECTIVE_SEARCH_SDS sigma1 below it). gamma: ATTENUATION_NEAR_GAMMA."""
     g = ATTENUATION_NEAR_GAMMA if gamma is None else float(gamma)
+    if not 0.0 < g < 0.5:
+        # the search below steps down by z_{1-gamma}, which is 0 at gamma = 1/2 (it looped forever there), and
+        # a "lower bound" at confidence 1 - gamma <= 1/2 lies at or above the released value: not a bound
+        raise ValueError(f"gamma must lie strictly between 0 and 0.5 (got {g!r})")
     s1 = float(sigma_gram)
     x = float(alpha) / s1
     t = HIDDEN_WITHHOLD_SDS
