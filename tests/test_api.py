@@ -78,9 +78,12 @@ def test_budget_is_drawn_down_and_refuses_overspend(frame):
 
 
 def test_auto_rule_uses_public_facts_only(frame):
-    # numeric-only design with every range declared -> AdaSSP
+    # numeric-only design with every range declared: dpgd below the index AUTO_NUMERIC_DPGD_MAX (here
+    # about 42; AdaSSP before the twentieth pass), AdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
     numeric = dpreg.dp_lm("y ~ x", frame, eps=1.0, bounds=BOUNDS, random_state=3)
-    assert numeric.method == "adassp"
+    big_numeric = dpreg.dp_lm("y ~ x", pd.concat([frame] * 10, ignore_index=True), eps=8.0, bounds=BOUNDS,
+                              random_state=3)
+    assert numeric.method == "dpgd" and big_numeric.method == "adassp"
     # factor dummies in the model matrix: dpgd below the index AUTO_BOOSTED_MIN (AdaSSP's ridge estimate
     # from the sixteenth to the eighteenth pass), BoostedAdaSSP above it (docs/accuracy.md; dpreg.auto.AUTO_RULE)
     with_factor = dpreg.dp_lm("y ~ x + g", frame, eps=1.0, bounds=BOUNDS, random_state=3)

@@ -9,7 +9,7 @@ import pytest
 
 import dpreg
 from dpreg import api
-from dpreg.auto import AUTO_PRIVATE_DPGD_MAX
+from dpreg.auto import AUTO_NUMERIC_DPGD_MAX, AUTO_PRIVATE_DPGD_MAX
 from dpreg.errors import AccuracyWarning
 from dpreg.privacy.accounting import mu_from_eps_delta
 
@@ -83,8 +83,15 @@ def test_choose_method_rule_on_public_facts():
     mu = mu_from_eps_delta(1.0, 1e-6)
     n_edge = math.ceil(api.AUTO_SNR_MIN * 6.0 / mu)                 # d = 4, B^2 = 3: index = n mu / 6
     facts = dict(base, d=4, b_sq=3, eps=1.0, delta=1e-6, inference=True)
-    assert api.choose_method({**facts, "n": n_edge}) == "adassp"
     assert api.choose_method({**facts, "n": n_edge - 1}) == "dpgd"
+    # numeric-only with every range declared: dpgd from the index 20 up to AUTO_NUMERIC_DPGD_MAX too
+    # (twentieth pass, docs/accuracy.md "Twentieth pass: auto on numeric-only data": the better estimate
+    # in 7 of 7 benchmark cells and 42 of 49 validity-design cells; AdaSSP before), AdaSSP from there
+    n_numeric = math.ceil(AUTO_NUMERIC_DPGD_MAX * 6.0 / mu)
+    assert api.choose_method({**facts, "n": n_edge}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_numeric - 1}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_numeric}) == "adassp"
+    assert api.choose_method({**facts, "n": n_numeric - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
     # below the edge with factors too (issues 12/13: dpgd certifies its standard errors or says why not)
     assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
@@ -115,7 +122,8 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_private, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_boost - 1}) == "adassp"
+    assert api.choose_method({**facts, "n": n_boost - 1}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_boost}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
@@ -206,8 +214,8 @@ def test_auto_with_pure_dp_names_auto_and_the_pure_methods():
 def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(tmp_path):
     """Nineteenth pass (docs/accuracy.md, "auto on declared factor data after AdaSSP's withholding"):
     with every range declared and a factor in the formula, auto fits dpgd from the index 20 up to
-    AUTO_BOOSTED_MIN (AdaSSP before), BoostedAdaSSP from there; numeric-only data keep AdaSSP. Public facts
-    only: n = 2000 at eps = 1 is index 78.9 (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118; the same rows from
+    AUTO_BOOSTED_MIN (AdaSSP before), BoostedAdaSSP from there; numeric-only data ("y ~ x": index 170 at
+    n = 2000, above AUTO_NUMERIC_DPGD_MAX) AdaSSP. Public facts only: n = 2000 at eps = 1 is index 78.9 (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118; the same rows from
     a file (streamed: n unknown to the rule) keep BoostedAdaSSP."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -456,8 +456,8 @@ def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatc
     before the search has stand-in ranges (standardised: the share 0.17 passes), the built design the
     released one (exp(v) infinite: raw scale, share 0.53, refused). That refusal is a function of the
     released range, so the Budget pays for the search (it was charged nothing, and a caller could repeat
-    such fits for free). With v's range declared the same refusal is public and comes before anything is
-    spent."""
+    spent. (residual_clip at the unclipped bound: the shares quoted are those of the fit before the
+    twentieth pass's residual clip, which lowers both below the threshold at s = 2.)"""
     rows = []
     real_add = Ledger.add
     monkeypatch.setattr(Ledger, "add", lambda self, entry: (rows.append(entry), real_add(self, entry))[1])
@@ -468,7 +468,7 @@ def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatc
         warnings.simplefilter("ignore")
         with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise") as err:
             dpreg.dp_lm("y ~ x + z + w + exp(v)", df, eps=0.5, bounds=declared, method="ht_iht", s=2,
-                        budget=budget, random_state=1)
+                        budget=budget, random_state=1, residual_clip=1e6)
     # the raw scale came from the range, not from an option the caller did not pass
     assert "own scale" in str(err.value) and "standardize=False" not in str(err.value)
     searched = sum(e.eps for e in rows if e.eps is not None)
@@ -480,7 +480,7 @@ def test_iht_refusal_that_reads_a_privately_searched_range_is_charged(monkeypatc
         warnings.simplefilter("ignore")
         with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise"):
             dpreg.dp_lm("y ~ x + z + w + exp(v)", df, eps=0.5, method="ht_iht", s=2, budget=budget, random_state=1,
-                        bounds={**declared, "v": (700.0, 712.0), "y": (-3.0, 3.0)})
+                        bounds={**declared, "v": (700.0, 712.0), "y": (-3.0, 3.0)}, residual_clip=1e6)
     assert rows == [] and budget.spent == (0.0, 0.0)
 
 
@@ -623,3 +623,27 @@ def test_frank_wolfe_n_eps_rule_is_for_the_standardised_path_only(method):
     assert fit.method == method
     assert not [w for w in caught if "n x eps" in str(w.message)]
     assert [w for w in caught if "privacy noise is expected to dominate" in str(w.message)]
+
+
+def test_iht_noise_rule_after_the_residual_clip_on_a_sparse_wide_design():
+    """Twentieth pass (docs/accuracy.md, "Twentieth pass: ht_iht"): the residual clip divides ht_iht's
+    Peeling noise by sqrt(s) + 1 on the standardised path, and the rule's threshold moved from 0.25 to
+    0.1 with it. On a 2000 x 100 range-scaled design with s = 10 the shares are 0.25 / 0.125 / 0.063 at
+    eps = 1 / 2 / 4 (1.04 / 0.52 / 0.26 before the clip): the cells at 0.125 and above were worse than
+    predicting 0 on the sparse benchmark design (4.9-10.8 x the noise variance) and are refused before
+    anything is spent; eps = 4 (refused before the clip, 3.1 x there, dpgd 2.9 x) fits."""
+    df, formula, bounds = _numeric_frame(2000, 100, 0)
+    for eps in (1.0, 2.0):
+        budget = dpreg.Budget(eps=8.0, delta=1e-5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AccuracyWarning)
+            with pytest.raises(MethodOutsideRegime, match="dominated by its privacy noise"):
+                dpreg.dp_lm(formula, df, eps=eps, bounds=bounds, method="ht_iht", s=10, budget=budget,
+                            random_state=1)
+        assert budget.spent == (0.0, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MethodOutsideRegime)
+        warnings.simplefilter("ignore", AccuracyWarning)
+        fit = dpreg.dp_lm(formula, df, eps=4.0, bounds=bounds, method="ht_iht", s=10, random_state=1)
+    assert fit.tuning["residual_clip"][0] == 1.0          # K_y on the standardised path
+    assert fit.facts["nonzeros"] <= 10

@@ -68,7 +68,7 @@
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
 #'   privacy noise is expected to dominate (on factor data up to twice that
 #'   signal-to-noise index with ranges estimated privately, five times with
-#'   every range declared), with standard errors
+#'   every range declared, on numeric-only data too), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
 #'   and data in memory, so a DuckDB source keeps the SSP methods),

@@ -215,7 +215,7 @@ METHODS: dict[str, MethodSpec] = {s.name: s for s in (
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
     _spec("ht_iht", "heavy_tailed", f"truncated DP-IHT with Peeling [{_HNXW}, Algs. 3-4]", f"{_HNXW}, Algs. 3-4",
           allows_wide=True,
-          applies=("s", "step", "T", "proj_radius", "moment4", "K", "K_x", "K_y", "w_init", "accounting",
+          applies=("s", "step", "T", "proj_radius", "residual_clip", "moment4", "K", "K_x", "K_y", "w_init", "accounting",
                    "keep_path", "penalize_intercept", "allow_outside_regime", *_HT_SCALING),
           summary_lines=_lines.heavy_tailed_lines, tuning_in_block=True, **_HT_HOOKS),
     _spec("ht_sparse", "heavy_tailed", f"robust-gradient sparse learning with Peeling [{_HNXW}, Alg. 5]",

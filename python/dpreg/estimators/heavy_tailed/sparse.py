@@ -10,6 +10,7 @@ from ...errors import InvalidArgument
 from ...privacy.composition import ComposedReleases
 from .. import _robust as rb
 from .frank_wolfe import _kappa_range, _kx_eff
+from .options import iht_residual_clip
 
 
 def _forced(prob, tun):
@@ -21,16 +22,19 @@ def _forced(prob, tun):
 def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
     """Algorithms 3 + 4 (docs/derivations/heavy_tailed.md §10): truncated DP-IHT with Peeling and an explicit l2 projection.
 
-    Privacy: by induction w_t is s-sparse with ||w_t||_2 <= R2 for every data set (w_init qualifies,
-    Peeling outputs s-sparse vectors, the projection keeps both), so |<x~, w_t>| <= K_x sqrt(s) R2
-    and each per-sample gradient has l_inf norm <= K_x (K_x sqrt(s) R2 + K_y); replacing one row of
-    block t moves w_{t+1/2} by at most lambda_t = 2 eta K_x (K_x sqrt(s) R2 + K_y) / m_t per
-    coordinate. Peeling with that lambda_t is (eps, delta)-DP; blocks are disjoint.
+    Privacy: each per-sample gradient is x~ clip(<x~, w_t> - y~, -C, C), so its l_inf norm is at most
+    K_x C whatever w_t is (C <= K_x sqrt(s) R2 + K_y, the bound on the unclipped residual of an s-sparse
+    w_t with ||w_t||_2 <= R2, which the projection keeps by induction); replacing one row of block t
+    moves w_{t+1/2} by at most lambda_t = 2 eta K_x C / m_t per coordinate. Peeling with that lambda_t
+    is (eps, delta)-DP; blocks are disjoint.
     """
     n, d, eps = prob.n, prob.d, float(spec.eps)
     T, s, eta, R2 = tun["T"][0], tun["s"][0], tun["step"][0], tun["proj_radius"][0]
     Kx, Ky = tun["K_x"][0], tun["K_y"][0]
     Kxe = _kx_eff(prob, Kx)
+    # the clipped residual bounds every per-sample gradient entry by Kxe C whatever w is (the residual
+    # at w = 0 is -y, within K_y: the default C clips nothing there)
+    C = iht_residual_clip(tun, options, Kxe)
     mode = tun["accounting"][0]
     F = _forced(prob, tun)
     if "w_init" in options:
@@ -56,9 +60,9 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
     for t, idx in enumerate(blocks, start=1):
         m = len(idx)
         Xs, ys = prob.shrunk_block(idx, Kx, Ky)
-        g = Xs.T @ (Xs @ w - ys) / m
+        g = Xs.T @ np.clip(Xs @ w - ys, -C, C) / m
         half = w - eta * g
-        lam = 2.0 * eta * Kxe * (Kxe * math.sqrt(s) * R2 + Ky) / m
+        lam = 2.0 * eta * Kxe * C / m
         wt, S, b, active = rb.peeling(half, s=s, eps=eps, delta=delta, lam=lam, noise=noise, forced=F,
                                       mode=mode, ledger=run_rows,
                                       statistic=f"Peeling top-{s}, iteration {t} (block of {m} rows)")
