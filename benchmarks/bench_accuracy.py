@@ -52,6 +52,16 @@ kg per cubic metre, whose components nearly sum to a constant) and ``produc`` (p
 state product on private capital and employment, a collinear pair); dp_glm tasks ``lending_club``
 (modeldata, 9 857 loans, 5% bad) and ``prt`` (mets, 29 222 twins, 3% prostate cancer).
 
+Held-out datasets of the twentieth pass (same mechanism; R packages dplyr, modeldata, mlmRev, plm, AER,
+mets): ``storms`` (dplyr, 11 859 six-hourly records: maximum wind in knots on pressure in millibars,
+position, year, and a 9-level declared status of which 3 occur), ``check_times`` (modeldata, 13 626 CRAN
+package check times in seconds on raw counts of files and dependencies: a skewed outcome), ``hsb82``
+(mlmRev, 7 185 math scores, a 160-level school factor), ``cigar`` (plm, 1 380 state-years of cigarette
+packs per capita: population and population over 16, a collinear pair), ``college_distance`` (AER, 4 739
+years of education, bounded 12-18, on eight two-level factors) and ``phd_publications`` (AER, 915 article
+counts); dp_glm tasks ``twinstut`` (mets, 32 894 twins, 5.6% stutter) and ``resume_names`` (AER, 4 870
+resumes, 8% called back, 26 coefficients).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
