@@ -52,6 +52,16 @@ kg per cubic metre, whose components nearly sum to a constant) and ``produc`` (p
 state product on private capital and employment, a collinear pair); dp_glm tasks ``lending_club``
 (modeldata, 9 857 loans, 5% bad) and ``prt`` (mets, 29 222 twins, 3% prostate cancer).
 
+Held-out datasets of the twentieth pass (same mechanism; R packages dplyr, modeldata, mlmRev, plm, AER,
+mets): ``storms`` (dplyr, 11 859 six-hourly records: maximum wind in knots on pressure in millibars,
+position, year, and a 9-level declared status of which 3 occur), ``check_times`` (modeldata, 13 626 CRAN
+package check times in seconds on raw counts of files and dependencies: a skewed outcome), ``hsb82``
+(mlmRev, 7 185 math scores, a 160-level school factor), ``cigar`` (plm, 1 380 state-years of cigarette
+packs per capita: population and population over 16, a collinear pair), ``college_distance`` (AER, 4 739
+years of education, bounded 12-18, on eight two-level factors) and ``phd_publications`` (AER, 915 article
+counts); dp_glm tasks ``twinstut`` (mets, 32 894 twins, 5.6% stutter) and ``resume_names`` (AER, 4 870
+resumes, 8% called back, 26 coefficients).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
@@ -447,6 +457,94 @@ TASKS.update({
 })
 
 
+
+#: held-out datasets of the twentieth pass (R packages dplyr, modeldata, mlmRev, plm and AER; never used to
+#: tune anything). Ranges are documented or natural scales rounded outward, chosen from the help pages and
+#: domain knowledge without looking at the data: storms (NOAA's Atlantic hurricane database, 6-hourly): the
+#: maximum sustained wind in knots (0-200: the strongest Atlantic storms reach about 165-190), the central
+#: pressure in millibars (850-1050: the Atlantic record low is 882, sea-level pressure tops out near 1050),
+#: latitude 0-70 N and longitude -110 to 0 (the Atlantic basin with the Gulf of Mexico), year 1970-2025 (the
+#: data set starts in 1975), month 1-12; status the nine HURDAT2 system types (the help page names three, the
+#: HURDAT2 format documentation nine: the declared set). check_times (CRAN package check times, 2019):
+#: seconds (0-3 600: a CRAN check is cut off long before an hour), authors (0-100), packages imported,
+#: suggested, depended on (0-100 each), R files, documentation files, source files, testthat files (0-1 000
+#: each), Roxygen / GitHub indicators (0-1). Hsb82 (High School and Beyond 1982, 160 schools): the math
+#: achievement score, formula-scored on a 25-item test (-7 to 25: a wrong answer costs a quarter point), the
+#: standardised SES composite (-4 to 4); the school ids are the 160 schools of the public HS&B sample (the
+#: HLM textbook's list, R's level attribute: metadata, not a count). Cigar (46 US states 1963-92): packs per
+#: capita a year (0-400: a pack a day is 365), price and neighbours' minimum price in cents a pack (0-300),
+#: population and population over 16 in thousands (0-40 000: California had about 30 million in 1992), CPI
+#: (1983 = 100; 0-200), disposable income per capita in dollars (0-40 000). CollegeDistance (Rouse 1995,
+#: high-school seniors of 1980): years of education (12-18, documented), the composite test score (0-100),
+#: county unemployment in per cent (0-30), state hourly manufacturing wage in 1980 dollars (0-20), distance
+#: to a 4-year college in 10 miles (0-30), tuition in 1000 USD (0-5). PhDPublications (Long 1990, biochemists):
+#: articles in the last 3 years of the PhD (0-50), children under 6 (0-10), the programme's prestige (0-5,
+#: Long's 1-5 scale), the mentor's articles (0-200).
+HELDOUT_BOUNDS.update({
+    "storms": {"wind": (0.0, 200.0), "pressure": (850.0, 1050.0), "lat": (0.0, 70.0), "long": (-110.0, 0.0),
+               "year": (1970.0, 2025.0), "month": (1.0, 12.0)},
+    "check_times": {"check_time": (0.0, 3600.0), "authors": (0.0, 100.0), "imports": (0.0, 100.0),
+                    "suggests": (0.0, 100.0), "depends": (0.0, 100.0), "r_count": (0.0, 1000.0),
+                    "doc_count": (0.0, 1000.0), "src_count": (0.0, 1000.0), "testthat_count": (0.0, 1000.0),
+                    "Roxygen": (0.0, 1.0), "gh": (0.0, 1.0)},
+    "hsb82": {"mAch": (-7.0, 25.0), "ses": (-4.0, 4.0)},
+    "cigar": {"sales": (0.0, 400.0), "price": (0.0, 300.0), "pop": (0.0, 40000.0), "pop16": (0.0, 40000.0),
+              "cpi": (0.0, 200.0), "ndi": (0.0, 40000.0), "pimin": (0.0, 300.0)},
+    "college_distance": {"education": (12.0, 18.0), "score": (0.0, 100.0), "unemp": (0.0, 30.0),
+                         "wage": (0.0, 20.0), "distance": (0.0, 30.0), "tuition": (0.0, 5.0)},
+    "phd_publications": {"articles": (0.0, 50.0), "kids": (0.0, 10.0), "prestige": (0.0, 5.0),
+                         "mentor": (0.0, 200.0)},
+})
+_HSB82_SCHOOLS = [str(k) for k in (
+    8367, 8854, 4458, 5762, 6990, 5815, 7172, 4868, 7341, 1358, 4383, 2305, 8800, 3088, 8775, 7890, 6144,
+    6443, 5192, 6808, 2818, 9340, 4523, 6816, 2277, 8009, 5783, 3013, 7101, 4530, 9021, 4511, 2639, 3377,
+    6578, 9347, 3705, 3533, 1296, 4350, 9397, 4253, 2655, 7342, 9292, 3499, 7364, 8983, 5650, 2658, 8188,
+    4410, 9508, 8707, 1499, 8477, 1288, 6291, 1224, 4292, 8857, 3967, 6415, 1317, 2629, 4223, 1462, 9550,
+    6464, 4931, 5937, 7919, 3716, 1909, 2651, 2467, 1374, 6600, 5667, 5720, 3498, 3881, 2995, 5838, 3688,
+    9158, 8946, 7232, 2917, 6170, 8165, 9104, 2030, 8150, 4042, 8357, 8531, 6074, 4420, 1906, 3992, 3999,
+    4173, 4325, 5761, 6484, 6897, 7635, 7734, 8175, 8874, 9225, 2458, 3610, 5640, 3838, 9359, 2208, 6089,
+    1477, 2768, 3039, 5819, 6397, 1308, 1433, 1436, 1461, 1637, 1942, 1946, 2336, 2526, 2626, 2755, 2771,
+    2990, 3020, 3152, 3332, 3351, 3427, 3657, 4642, 5404, 5619, 6366, 6469, 7011, 7276, 7332, 7345, 7688,
+    7697, 8193, 8202, 8627, 8628, 9198, 9586)]
+HELDOUT_LEVELS.update({
+    "storms": {"status": ["tropical depression", "tropical storm", "hurricane", "extratropical",
+                          "subtropical depression", "subtropical storm", "other low", "tropical wave",
+                          "disturbance"]},
+    "check_times": {},
+    "hsb82": {"minrty": ["No", "Yes"], "sx": ["Male", "Female"], "school": _HSB82_SCHOOLS},
+    "cigar": {},
+    "college_distance": {"gender": ["male", "female"], "ethnicity": ["other", "afam", "hispanic"],
+                         "fcollege": ["no", "yes"], "mcollege": ["no", "yes"], "home": ["no", "yes"],
+                         "urban": ["no", "yes"], "income": ["low", "high"], "region": ["other", "west"]},
+    "phd_publications": {"gender": ["male", "female"], "married": ["no", "yes"]},
+})
+HELDOUT_SOURCES.update({"storms": ("dplyr", "storms"), "check_times": ("modeldata", "check_times"),
+                        "hsb82": ("mlmRev", "Hsb82"), "cigar": ("plm", "Cigar"),
+                        "college_distance": ("AER", "CollegeDistance"),
+                        "phd_publications": ("AER", "PhDPublications"), "twinstut": ("mets", "twinstut"),
+                        "resume_names": ("AER", "ResumeNames")})
+TASKS.update({
+    "storms": dict(loader="heldout", formula="wind ~ pressure + lat + long + year + month + status",
+                   outcome=_column("wind"), label="storms maximum sustained wind (dplyr, n = 11 859)"),
+    "check_times": dict(loader="heldout", formula="check_time ~ authors + imports + suggests + depends + r_count + "
+                                                  "doc_count + src_count + testthat_count + Roxygen + gh",
+                        outcome=_column("check_time"),
+                        label="check_times CRAN check seconds (modeldata, n = 13 626)"),
+    "hsb82": dict(loader="heldout", formula="mAch ~ minrty + sx + ses + school", outcome=_column("mAch"),
+                  label="Hsb82 math achievement (mlmRev, n = 7 185, 160 schools)"),
+    "cigar": dict(loader="heldout", formula="sales ~ price + pop + pop16 + cpi + ndi + pimin",
+                  outcome=_column("sales"), label="Cigar packs per capita (plm, n = 1 380)"),
+    "college_distance": dict(loader="heldout", formula="education ~ gender + ethnicity + score + fcollege + mcollege + "
+                                                       "home + urban + unemp + wage + distance + tuition + "
+                                                       "income + region",
+                             outcome=_column("education"),
+                             label="CollegeDistance years of education (AER, n = 4 739)"),
+    "phd_publications": dict(loader="heldout", formula="articles ~ gender + married + kids + prestige + mentor",
+                             outcome=_column("articles"),
+                             label="PhDPublications articles in 3 years (AER, n = 915)"),
+})
+
+
 def _r_dataset(key):
     """A held-out R data set as a DataFrame: exported once by Rscript to $DPREG_HELDOUT_DIR (default
     /tmp/dpreg_heldout) as CSV; dots in column names become underscores (formula names)."""
@@ -628,6 +726,34 @@ GLM_TASKS.update({
                          outcome="Class", label="lending_club (modeldata, n = 9 857): bad loan"),
     "prt": dict(loader="heldout", formula="cancer ~ country + zyg + time", outcome="cancer",
                 label="prt (mets, n = 29 222 twins): prostate cancer"),
+})
+
+#: held-out binary tasks of the twentieth pass: twinstut (mets, Danish twins: stuttering, a rare outcome, n >=
+#: 10^4) on zygosity, sex and age in years (0-120); ResumeNames (AER, Bertrand and Mullainathan's resume
+#: experiment: a callback, a rare outcome) on the documented factors, the number of jobs listed (0-10) and
+#: years of experience (0-50).
+HELDOUT_GLM_BOUNDS.update({
+    "twinstut": {"age": (0.0, 120.0)},
+    "resume_names": {"jobs": (0.0, 10.0), "experience": (0.0, 50.0)},
+})
+HELDOUT_GLM_LEVELS.update({
+    "twinstut": ("stutter", "yes", {"zyg": ["dz", "mz", "os"], "sex": ["female", "male"]}),
+    "resume_names": ("call", "yes", {
+        "ethnicity": ["cauc", "afam"], "gender": ["male", "female"], "quality": ["low", "high"],
+        "city": ["boston", "chicago"], "honors": ["no", "yes"], "volunteer": ["no", "yes"],
+        "military": ["no", "yes"], "holes": ["no", "yes"], "email": ["no", "yes"], "computer": ["no", "yes"],
+        "special": ["no", "yes"], "college": ["no", "yes"],
+        "wanted": ["manager", "supervisor", "secretary", "office support", "retail sales", "other"],
+        "industry": ["manufacturing", "transport/communication", "finance/insurance/real estate", "trade",
+                     "business/personal services", "health/education/social services", "unknown"]}),
+})
+GLM_TASKS.update({
+    "twinstut": dict(loader="heldout", formula="stutter ~ zyg + sex + age", outcome="stutter",
+                     label="twinstut (mets, n = 32 894 twins): stutters"),
+    "resume_names": dict(loader="heldout", formula="call ~ ethnicity + gender + quality + city + jobs + experience + "
+                                                   "honors + volunteer + military + holes + email + computer + "
+                                                   "special + college + wanted + industry",
+                         outcome="call", label="ResumeNames (AER, n = 4 870): callback"),
 })
 
 ALL_METHODS = ["adassp", "boosted_adassp", "auto", "isp", "tukey", "dpgd", "subsample_aggregate", "ht_fw",
