@@ -714,9 +714,22 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         elif values["r_squared"]:
             # R^2 on the mean-corrected residual sum (§26, as at the edge above)
             rss = res_var.get("rss_mean", res_var["rss"]) if res_var["estimable"] else float("nan")
+            end_vars = None
+            if boosted and res_var["estimable"]:
+                # twentieth pass (§29): the interval's ends take the excess's skewed law (the points of
+                # q - E q + N(0, A2's noise + sampling) divided by z), not +-z s.d.: with the symmetric
+                # variance the R^2 intervals missed on the high side only (private ranges, raw_scale
+                # n = 3000, eps = 4: 0.91 of 197)
+                df_r = float(n_pub - d)
+                s2_r = max(rss, 0.0) / df_r
+                law = inf.excess_law_quantiles(rv_args["S"], rv_args["V_priv"],
+                                               float(res_var["var_a2_noise"]) + 2.0 * s2_r * s2_r * df_r,
+                                               (0.025, 0.975))
+                z95 = 1.959963984540054
+                end_vars = ((max(-float(law[0]), 0.0) / z95) ** 2, (max(float(law[1]), 0.0) / z95) ** 2)
             r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
                                         intercept=icpt, sigma_gram=state["sigma_gram"],
-                                        rss_bias=res_var["excess_error"])
+                                        rss_bias=res_var["excess_error"], rss_end_vars=end_vars)
             if r2i["estimable"]:
                 r2 = r2i["r2"]
                 rel.r_squared = r2
@@ -728,6 +741,19 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                        "its privacy noise is too large" + (f" (standard error {r2i['se']:.2g})"
                                                            if r2i.get("se") is not None else ""))
                 facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
+        if (boosted and facts.get("boosting_debiased") and (rel.r_squared is not None or "r_squared_interval" in facts)
+                and float(np.linalg.eigvalsh(S)[0]) < inf.CURVATURE_NOISE_SDS * state["sigma_gram"]):
+            # twentieth pass (§29): the rounds' shrinkage was undone (W = (I - R_T)^-1, computed with the
+            # released Gram for X^T X) while a direction of that Gram is within its noise of 0, where R_T's
+            # true value is unknown: the excess's bias term b'Sb is then not bounded by released values
+            # (private ranges, n = 3000, eps = 4: the residual sum 10-22 s.d.s off, every such R^2 interval
+            # on raw_scale missed)
+            rel.r_squared = rel.adj_r_squared = None
+            _drop_r2_interval(facts)
+            facts["r_squared_not_estimable"] = (
+                "not estimable at this n and eps: the boosting's remaining shrinkage was undone along a "
+                "direction of X^T X that the privacy noise does not resolve, so the residual sum of squares "
+                "is not bounded")
         if heavy_withhold:
             # issue 12: the sigma-hat and R^2 intervals assume normal errors (the winsorizing constant
             # kappa, a sampling variance of 2 sigma^4 per row). Where the released sums show heavier

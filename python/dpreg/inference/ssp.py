@@ -748,7 +748,7 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
                       sigma_gram: float = 0.0, rss_bias: float | None = None, noise_map=None,
-                      sigma_xty: float | None = None) -> dict:
+                      sigma_xty: float | None = None, rss_end_vars: tuple[float, float] | None = None) -> dict:
     """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
 
     ESS = theta_s' S_c theta_s with S_c the Gram matrix centred on the intercept column (Schur
@@ -765,7 +765,13 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     intercept), of variance 4 sigma_xty^2 ||w||^2 + sigma1^2 ||M||_F^2 (Var tr(EM) = sigma1^2 ||M||_F^2
     for the symmetric Gram noise). Adding the two parts separately counts the Gram noise's share about
     five times instead of once; at the uniform design's scale (n = 1000, eps = 1) that share is small
-    (predicted Var ESS_hat 220 against 234, Monte Carlo 228, tests/test_r2_median_unbiased.py)."""
+    (predicted Var ESS_hat 220 against 234, Monte Carlo 228, tests/test_r2_median_unbiased.py).
+
+    ``rss_end_vars`` (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md §29): the
+    variances of RSS_hat's noise that the lower and the upper end of the interval use, from the 97.5% and
+    2.5% points of the excess's law (:func:`excess_law_quantiles`), each divided by z: the privacy excess
+    is a right-skewed quadratic form, so the residual sum can lie further below its mean-corrected
+    estimate than +-z s.d. allows (which lowers the upper end: it is the side the intervals missed)."""
     theta = np.asarray(theta, float)
     S = np.asarray(S, float)
     V = np.asarray(V_priv, float)
@@ -820,8 +826,11 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     else:
         rb = float(rss_bias)
         var_noise = max(var_rss - rb * rb, 0.0)
-    lo = _fieller_r2(ess, rss + rb, var_ess, var_noise)[0]
-    hi = _fieller_r2(ess, max(rss - rb, 1e-300), var_ess, var_noise)[1]
+    var_lo_end = var_hi_end = var_noise
+    if rss_end_vars is not None:
+        var_lo_end, var_hi_end = (max(float(v), 0.0) for v in rss_end_vars)
+    lo = _fieller_r2(ess, rss + rb, var_ess, var_lo_end)[0]
+    hi = _fieller_r2(ess, max(rss - rb, 1e-300), var_ess, var_hi_end)[1]
     return {"r2": float(r2), "se": float(se), "estimable": bool(se <= R2_MAX_SE and 0 < r2 < 1),
             "lower": float(min(lo, r2)), "upper": float(max(hi, r2)), "ess": ess, "var_ess": var_ess}
 
