@@ -746,7 +746,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # twentieth pass (§29): the rounds' shrinkage was undone (W = (I - R_T)^-1, computed with the
             # released Gram for X^T X) while a direction of that Gram is within its noise of 0, where R_T's
             # true value is unknown: the excess's bias term b'Sb is then not bounded by released values
-            # (private ranges, n = 3000, eps = 4: the residual sum 10-22 s.d.s off, every such R^2 interval
+            # (private ranges, n = 3000, eps = 4: the residual sum 10-14 s.d.s off, every such R^2 interval
             # on raw_scale missed)
             rel.r_squared = rel.adj_r_squared = None
             _drop_r2_interval(facts)
