@@ -2,13 +2,12 @@
 
 With private ranges at n = 3000, eps = 4 its intervals held the OLS R^2 in 0.91 (raw_scale) and 0.90
 (t3) of the fits, every miss on the high side. Two causes: the privacy excess q of the residual sum is a
-right-skewed quadratic form, while the interval's ends used +-z of its s.d.; and in the fits where the
-rounds' shrinkage was undone along a direction of the released Gram within its noise of 0, the residual
-sum was 10-22 s.d.s off."""
+right-skewed quadratic form, while the interval's ends used +-z of its s.d. (the other cause, the fits
+where the rounds' shrinkage was undone along a direction of the released Gram within its noise of 0, is
+not fixed: docs/validity.md)."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -61,27 +60,3 @@ def test_r2_interval_with_the_excess_law_holds_r2_on_both_sides():
     assert low <= bound, low
     _, high_sym = _coverage(np.random.default_rng(2020), R, skewed=False)
     assert high_sym > high          # the skew is what moved the upper end
-
-
-def test_r2_withheld_where_the_shrinkage_was_undone_along_an_unresolved_direction():
-    # fit 49 of the raw_scale cell with private ranges (n = 3000, eps = 4, seed 19 of the validity
-    # benchmark): the rounds' shrinkage was undone while the released Gram's weakest eigenvalue sat at its
-    # floor (1 sigma1); its R^2 interval (0.00-0.82) missed the OLS R^2 of 0.881 before
-    import dpreg
-    from benchmarks.bench_validity import DESIGN_SEED_INDEX, DESIGNS, Design
-
-    design = Design("raw_scale")
-    n, eps = 3000, 4.0
-    rng = np.random.default_rng([19, n, int(eps * 1000), DESIGN_SEED_INDEX.get(design.name,
-                                                                             DESIGNS.index(design.name))])
-    for _ in range(49):
-        df = design.draw(n, rng)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm(design.formula, df, eps=eps, delta=1e-6, method="auto", random_state=49)
-    assert fit.method == "boosted_adassp"
-    assert fit.facts.get("boosting_debiased")
-    assert fit.r_squared is None
-    assert "r_squared_interval" not in fit.facts
-    assert "does not resolve" in fit.facts["r_squared_not_estimable"]
-    assert "does not resolve" in str(fit.summary())      # the reason reaches the printed summary

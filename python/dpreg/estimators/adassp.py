@@ -741,19 +741,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                        "its privacy noise is too large" + (f" (standard error {r2i['se']:.2g})"
                                                            if r2i.get("se") is not None else ""))
                 facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
-        if (boosted and facts.get("boosting_debiased") and (rel.r_squared is not None or "r_squared_interval" in facts)
-                and float(np.linalg.eigvalsh(S)[0]) < inf.CURVATURE_NOISE_SDS * state["sigma_gram"]):
-            # twentieth pass (§29): the rounds' shrinkage was undone (W = (I - R_T)^-1, computed with the
-            # released Gram for X^T X) while a direction of that Gram is within its noise of 0, where R_T's
-            # true value is unknown: the excess's bias term b'Sb is then not bounded by released values
-            # (private ranges, n = 3000, eps = 4: the residual sum 10-14 s.d.s off, every such R^2 interval
-            # on raw_scale missed)
-            rel.r_squared = rel.adj_r_squared = None
-            _drop_r2_interval(facts)
-            facts["r_squared_not_estimable"] = (
-                "not estimable at this n and eps: the boosting's remaining shrinkage was undone along a "
-                "direction of X^T X that the privacy noise does not resolve, so the residual sum of squares "
-                "is not bounded")
         if heavy_withhold:
             # issue 12: the sigma-hat and R^2 intervals assume normal errors (the winsorizing constant
             # kappa, a sampling variance of 2 sigma^4 per row). Where the released sums show heavier
