@@ -760,3 +760,14 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
                "exclude at this n and eps (the intervals assume tails no heavier than that)" if heaviest else
                f"{df:.2g} degrees of freedom, which the released residual sums cannot exclude at this n and "
                "eps"))
+        r2 = facts.get("r_squared_raw")
+        if r2 is not None and 0.0 < float(r2) < 1.0:
+            # twentieth pass (§29): the point is not moved (a correction from the noisy tail ratio, or
+            # withholding it by the bound, cost normal-error fits more than it gained on t3 errors,
+            # docs/validity.md), but its possible overstatement under those tails is said
+            t = float(r2)
+            over = t - t / (t + factor * (1.0 - t))
+            if over >= 0.005:
+                facts["tail_allowance_note"] += (
+                    f"; the R-squared point assumes normal tails and would overstate R-squared by up to "
+                    f"{over:.2f} under them")

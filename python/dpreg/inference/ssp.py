@@ -24,6 +24,12 @@ from .wald import wald_test  # noqa: F401  (the one Wald test; estimators call i
 def clipped_second_moment(k: float) -> float:
     """kappa(k) = E[min(Z^2, k^2)], Z ~ N(0, 1): (2 Phi(k) - 1 - 2 k phi(k)) + 2 k^2 (1 - Phi(k))."""
     k = float(k)
+    if k < 1e-3:
+        # the closed form cancels to rounding noise of order 1e-16 against k^2 as k -> 0 (twentieth pass:
+        # the winsorized sum is inverted at clips far below the residual scale); the series
+        # k^2 - (4/3) phi(0) k^3 + (2/15) phi(0) k^5 is exact to O(k^7) there
+        p0 = 1.0 / math.sqrt(2.0 * math.pi)
+        return k * k * (1.0 - (4.0 / 3.0) * p0 * k + (2.0 / 15.0) * p0 * k ** 3)
     return (2.0 * stats.norm.cdf(k) - 1.0 - 2.0 * k * stats.norm.pdf(k)) + 2.0 * k * k * stats.norm.sf(k)
 
 
@@ -55,6 +61,68 @@ def normal_scale_from_clipped_abs(mean_clipped_abs: float, c: float) -> float | 
             return None
     # xtol > 0 even where 1e-15 hi underflows (released means near the smallest doubles)
     return float(optimize.brentq(f, lo, hi, xtol=max(1e-15 * hi, 5e-324), rtol=1e-12))
+
+
+#: a released mean of min(r^2, c^2) within this share of c^2 is taken as saturated (every residual at the
+#: clip): the scale it implies exceeds about 0.5 / this times c, beyond anything the winsorized sum can
+#: tell apart (twentieth pass)
+CLIPPED_SQ_SATURATION = 1e-6
+
+
+def normal_scale_from_clipped_sq(mean_clipped_sq: float, c: float) -> float | None:
+    """The scale sigma of normal residuals whose mean of min(r^2, c^2) is the released one,
+    sigma^2 kappa(c / sigma) = m (twentieth pass, docs/derivations/adassp_boosted.md §29). The left side
+    increases from 0 to c^2 with sigma (its derivative in sigma^2 is E[Z^2; |Z| < c / sigma] > 0), so
+    the root is unique; 0 for m <= 0, None when m is within CLIPPED_SQ_SATURATION of c^2 or past it
+    (the released sum does not bound the scale from above). Solved in units of c (no overflow)."""
+    m, c = float(mean_clipped_sq), float(c)
+    if not c > 0.0:
+        return None
+    if not m > 0.0:
+        return 0.0
+    u = m / (c * c)
+    if not u < 1.0 - CLIPPED_SQ_SATURATION:
+        return None
+    f = lambda s: s * s * clipped_second_moment(1.0 / s) - u      # noqa: E731
+    lo = math.sqrt(u)          # kappa <= 1, so s^2 >= u at the root
+    if f(lo) >= 0.0:           # kappa(1 / lo) is 1 to the last bit: the clip is never reached
+        return float(lo * c)
+    hi = 2.0 * lo
+    while f(hi) < 0.0:
+        hi *= 2.0
+    return float(optimize.brentq(f, lo, hi, xtol=1e-15 * hi, rtol=1e-12) * c)
+
+
+def unclipped_sum_from_winsorized(A2: float, sigma_b: float, n: float, c: float,
+                                  z: float = 1.959963984540054) -> dict:
+    """The residual sum of squares that the winsorized sum A2 = sum min(r_i^2, c^2) + noise implies for
+    normal residuals, with the variance of A2's noise carried through the inversion (twentieth pass,
+    docs/derivations/adassp_boosted.md §29).
+
+    The clip c = c2 = 4 s1 is placed by the released A1, whose noise at small n eps is as large as the
+    sum (raw_scale, n = 1000, eps = 1: s1 / the residuals' scale had s.d. 0.59, below 0.65 in a quarter
+    of the fits and 0 where A1's noise was negative). Dividing A2 by kappa(c2 / s1) = kappa(4) assumes
+    the clip sits at 4 residual scales; where it sits at 1.3 the sum lost 30% and the interval printed
+    without its point held the OLS sigma in 0.65 of the fits. Here the scale is the one A2 itself
+    implies (normal_scale_from_clipped_sq), so the total is n sigma_A2^2 = A2 / kappa(c / sigma_A2),
+    and A2's noise enters through the same monotone map: the ends of A2 -+ z sigma_b are mapped, and
+    the larger of the two half-widths, divided by z, is the s.d. of the total's noise part. Where the
+    upper end saturates (the clip so low that the noisy sum cannot bound the residual sum from above)
+    the s.d. is n (the interval of sigma^2 then reaches the largest residual variance, 1). Where the
+    clip is far out (k = c / sigma_A2 > 4) this is A2 / kappa(k) with s.d. sigma_b / kappa(k), the
+    previous formula to within 1e-4. ``bounded`` False: A2 itself is at the saturation point (no total)."""
+    n = float(n)
+    sig = normal_scale_from_clipped_sq(A2 / n, c)
+    if sig is None:
+        return {"total": None, "var": n * n, "bounded": False, "k": 0.0}
+    total = n * sig * sig
+    hi_sig = normal_scale_from_clipped_sq((A2 + z * sigma_b) / n, c)
+    lo_sig = normal_scale_from_clipped_sq((A2 - z * sigma_b) / n, c)
+    half_up = n if hi_sig is None else n * hi_sig * hi_sig - total
+    half_down = total - n * lo_sig * lo_sig
+    half = min(max(half_up, half_down, 0.0), z * n)
+    return {"total": total, "var": (half / z) ** 2, "bounded": True,
+            "k": (c / sig) if sig > 0 else math.inf}
 
 
 def _normal_theory_scale(bundle: dict) -> tuple[float, float, float] | None:
@@ -266,6 +334,9 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     n_pub = bundle["n_pub"]
     df = n_pub - d
     kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
+    # twentieth pass (§29): the unclipped sum at the scale A2 itself implies, not at kappa(c2 / s1) =
+    # kappa(4): s1 is noisy where n eps is small, and a low draw put the clip near the residuals' scale
+    wins = unclipped_sum_from_winsorized(bundle["A2"], bundle["sigma_b"], n_pub, bundle["c2"])
     SV = np.asarray(S) @ np.asarray(V_priv)
     excess = float(np.trace(SV))
     if bias is not None:     # a systematic part of theta_hat - theta_OLS (ridge / unfinished boosting)
@@ -278,9 +349,13 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
         excess -= float(np.sum(D * np.asarray(V_priv, float)))
         if bias is not None:
             excess -= float(b @ D @ b)
-    rss = bundle["A2"] / kap - excess
+    # (the previous estimate, bundle["A2"] / kap - excess, is kept for the covariance's floored sampling
+    # part below: the coefficient intervals were calibrated on it and do not move in this pass)
+    rss_kappa4 = bundle["A2"] / kap - excess
+    # saturated (no total): the saturation value stands in; it is neither printed nor given an interval
+    rss = (wins["total"] if wins["bounded"] else n_pub * bundle["c2"] ** 2 / kap) - excess
     rss_mean = rss
-    var_a2 = (bundle["sigma_b"] / kap) ** 2
+    var_a2 = wins["var"]
     var_noise = var_a2 + 2.0 * float(np.sum(SV * SV.T))
     s2 = max(rss, 0.0) / df
     var = var_noise + 2.0 * s2 * s2 * df
@@ -313,21 +388,22 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     s2_a1 = max(total_a1 - excess, 0.0) / df
     se_a1 = math.sqrt(var_noise + 2.0 * s2_a1 * s2_a1 * df) / df
     half = 1.96 * se + merr
-    estimable = (rss > 0 and s2_a1 > 0 and 1.96 * se_a1 + merr <= 1.96 * SIGMA_MAX_REL_SE * s2_a1
-                 and s2 <= 1.0)
-    lo = max(s2 - half, 0.0)
+    estimable = (wins["bounded"] and rss > 0 and s2_a1 > 0
+                 and 1.96 * se_a1 + merr <= 1.96 * SIGMA_MAX_REL_SE * s2_a1 and s2 <= 1.0)
+    lo = min(max(s2 - half, 0.0), 1.0)     # (a residual variance above 1 is impossible: both ends in [0, 1])
     hi = min(max(s2, 0.0) + half, 1.0)
     if law is not None:
-        lo = max((rss_mean - float(law[2])) / df - merr, 0.0)
+        lo = min(max((rss_mean - float(law[2])) / df - merr, 0.0), 1.0)
         hi = min(max((rss_mean - float(law[0])) / df, 0.0) + merr, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
     # far too wide (coverage 0.99-1.00 at n = 300)
-    sigma2_cov = max(rss, 0.01 * max(total, 0.0), tiny) / df
+    sigma2_cov = max(rss_kappa4 if law is None else rss_kappa4 - float(law[1]), 0.01 * max(total, 0.0), tiny) / df
     return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "se": se, "estimable": bool(estimable), "lower": lo,
             "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise,
             "rss_mean": rss_mean, "var_a2_noise": var_a2, "skewed_excess": bool(skewed_excess),
+            "winsorized_bounded": bool(wins["bounded"]), "winsorized_clip_k": float(wins["k"]),
             "excess_sd": math.sqrt(2.0 * max(float(np.sum(SV * SV.T)), 0.0)),
             "excess_error": merr * df,
             "var_rss": var_noise + (merr * df) ** 2}
@@ -397,8 +473,8 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     first-order estimate keeps it; it was 2 of an excess of 9 in scaled units with the ridge active,
     rare level design, n = 1000, eps = 1), and the quadratic form's variance
     4 theta' A V A theta + 2 trace((A V)^2), A = L'SL, is added."""
-    if not sigma_gram:
-        return None
+    if not sigma_gram or not res_var.get("winsorized_bounded", True):
+        return None      # the winsorized sum does not bound the residual sum (§29): no interval
     t = edge_excess_terms(S, V_priv, sigma_gram, bias, boosting_ridge=boosting_ridge)
     if not t["resolved"]:
         return None
@@ -672,7 +748,7 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
                       sigma_gram: float = 0.0, rss_bias: float | None = None, noise_map=None,
-                      sigma_xty: float | None = None) -> dict:
+                      sigma_xty: float | None = None, rss_end_vars: tuple[float, float] | None = None) -> dict:
     """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
 
     ESS = theta_s' S_c theta_s with S_c the Gram matrix centred on the intercept column (Schur
@@ -689,7 +765,13 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     intercept), of variance 4 sigma_xty^2 ||w||^2 + sigma1^2 ||M||_F^2 (Var tr(EM) = sigma1^2 ||M||_F^2
     for the symmetric Gram noise). Adding the two parts separately counts the Gram noise's share about
     five times instead of once; at the uniform design's scale (n = 1000, eps = 1) that share is small
-    (predicted Var ESS_hat 220 against 234, Monte Carlo 228, tests/test_r2_median_unbiased.py)."""
+    (predicted Var ESS_hat 220 against 234, Monte Carlo 228, tests/test_r2_median_unbiased.py).
+
+    ``rss_end_vars`` (BoostedAdaSSP; twentieth pass, docs/derivations/adassp_boosted.md §29): the
+    variances of RSS_hat's noise that the lower and the upper end of the interval use, from the 97.5% and
+    2.5% points of the excess's law (:func:`excess_law_quantiles`), each divided by z: the privacy excess
+    is a right-skewed quadratic form, so the residual sum can lie further below its mean-corrected
+    estimate than +-z s.d. allows (which lowers the upper end: it is the side the intervals missed)."""
     theta = np.asarray(theta, float)
     S = np.asarray(S, float)
     V = np.asarray(V_priv, float)
@@ -744,8 +826,11 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     else:
         rb = float(rss_bias)
         var_noise = max(var_rss - rb * rb, 0.0)
-    lo = _fieller_r2(ess, rss + rb, var_ess, var_noise)[0]
-    hi = _fieller_r2(ess, max(rss - rb, 1e-300), var_ess, var_noise)[1]
+    var_lo_end = var_hi_end = var_noise
+    if rss_end_vars is not None:
+        var_lo_end, var_hi_end = (max(float(v), 0.0) for v in rss_end_vars)
+    lo = _fieller_r2(ess, rss + rb, var_ess, var_lo_end)[0]
+    hi = _fieller_r2(ess, max(rss - rb, 1e-300), var_ess, var_hi_end)[1]
     return {"r2": float(r2), "se": float(se), "estimable": bool(se <= R2_MAX_SE and 0 < r2 < 1),
             "lower": float(min(lo, r2)), "upper": float(max(hi, r2)), "ess": ess, "var_ess": var_ess}
 
