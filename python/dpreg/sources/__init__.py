@@ -44,8 +44,8 @@ def not_a_number_error(name, formula=True) -> SourceError:
     text whatever the other rows hold, naming the column, never the value; raised before any budget is
     spent. ``formula=False``: the column of dp_mean / dp_quantile."""
     if not formula:
-        return SourceError(f"column {name!r} of the CSV data holds a value that is not a number (nor missing: "
-                           "empty or NA); dp_mean and dp_quantile read a column of numbers")
+        return SourceError(f"column {name!r} of the CSV data is not numeric: it holds a value that is not a number "
+                           "(nor missing: empty or NA); dp_mean and dp_quantile read a column of numbers")
     return SourceError(
         f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
         "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
