@@ -224,15 +224,18 @@ class CsvTextSource(DuckDBSource):
         ``categorical``); the other columns stay text and are not read. A cell of a number column that is
         not a number (nor missing, true or false) is refused naming the column (one scan, before any budget
         is spent), whatever the other rows hold."""
-        from .text_columns import sql_category, sql_not_a_number, sql_number
+        from .text_columns import sql_category, sql_not_a_number, sql_number, sql_trimmed
         self.require(columns)
         categorical = set(categorical)
         numbers = [c for c in columns if c not in categorical]
         quoted = {c: '"' + c.replace('"', '""') + '"' for c in self.names}
+        # number columns trimmed once, then tested and cast
+        trimmed = self.relation.project(", ".join(
+            f"{sql_trimmed(quoted[c])} AS {quoted[c]}" if c in numbers else quoted[c] for c in self.names))
         if numbers:
             checks = ", ".join(f"bool_or({sql_not_a_number(quoted[c])})" for c in numbers)
             try:
-                bad = self.relation.aggregate(checks).fetchall()[0]
+                bad = trimmed.aggregate(checks).fetchall()[0]
             except Exception as exc:
                 raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
             for c, is_bad in zip(numbers, bad):
@@ -242,7 +245,7 @@ class CsvTextSource(DuckDBSource):
             (f"{sql_number(quoted[c])} AS {quoted[c]}" if c in numbers
              else f"{sql_category(quoted[c])} AS {quoted[c]}" if c in categorical else quoted[c])
             for c in self.names)
-        src = DuckDBSource(self.relation.project(projection), label=self.label, connection=self.connection)
+        src = DuckDBSource(trimmed.project(projection), label=self.label, connection=self.connection)
         src.files = getattr(self, "files", None)
         return src
 

@@ -30,7 +30,6 @@ MISSING_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-
                 "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 #: the whitespace removed around a cell (the same characters in Python and in DuckDB's regular expression)
 WHITESPACE = " \t\n\r\f\v"
-_WS_CLASS = r"[ \t\n\r\f\v]"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -76,31 +75,35 @@ def categories_from_text(series):
 # ------------------------------------------------------------------------------------------------
 # DuckDB SQL (a path, glob or directory of CSV files)
 # ------------------------------------------------------------------------------------------------
-def _sql_text(quoted):
-    return f"regexp_replace({quoted}, '^{_WS_CLASS}+|{_WS_CLASS}+$', '', 'g')"
+#: WHITESPACE as a DuckDB string expression (chr() codes: no escapes in SQL string literals)
+_SQL_WHITESPACE = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
 
 
-def _sql_missing(quoted):
+def sql_trimmed(quoted):
+    """The cell without surrounding whitespace (the first of two projections: the cell rules below read
+    the trimmed cell once, rather than trimming it for every test)."""
+    return f"trim({quoted}, {_SQL_WHITESPACE})"
+
+
+def _sql_missing(trimmed):
     tokens = ", ".join("'" + t.replace("'", "''") + "'" for t in MISSING_TEXT)
-    return f"({quoted} IS NULL OR {_sql_text(quoted)} IN ({tokens}))"
+    return f"({trimmed} IS NULL OR {trimmed} IN ({tokens}))"
 
 
-def sql_number(quoted):
-    """The DOUBLE of a VARCHAR column of a CSV file (missing cells NULL)."""
-    t = _sql_text(quoted)
-    return (f"CAST(CASE WHEN {_sql_missing(quoted)} THEN NULL WHEN lower({t}) = 'true' THEN 1.0 "
-            f"WHEN lower({t}) = 'false' THEN 0.0 ELSE TRY_CAST({t} AS DOUBLE) END AS DOUBLE)")
+def sql_number(trimmed):
+    """The DOUBLE of a trimmed VARCHAR cell of a number column (missing cells NULL)."""
+    return (f"CAST(CASE WHEN {_sql_missing(trimmed)} THEN NULL ELSE coalesce(TRY_CAST({trimmed} AS DOUBLE), "
+            f"CASE lower({trimmed}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END) END AS DOUBLE)")
 
 
-def sql_not_a_number(quoted):
-    """True on a cell that :func:`numbers_from_text` refuses."""
-    t = _sql_text(quoted)
-    num = f"TRY_CAST({t} AS DOUBLE)"
+def sql_not_a_number(trimmed):
+    """True on a trimmed cell that :func:`numbers_from_text` refuses."""
+    num = f"TRY_CAST({trimmed} AS DOUBLE)"
     # DuckDB's cast reads digit separators ("1_000"); pandas does not: refused by both
-    return (f"(NOT {_sql_missing(quoted)} AND lower({t}) NOT IN ('true', 'false') "
-            f"AND ({num} IS NULL OR isnan({num}) OR contains({t}, '_')))")
+    return (f"(NOT {_sql_missing(trimmed)} AND lower({trimmed}) NOT IN ('true', 'false') "
+            f"AND ({num} IS NULL OR isnan({num}) OR contains({trimmed}, '_')))")
 
 
 def sql_category(quoted):
-    """The VARCHAR of a categorical column of a CSV file (missing cells NULL, other cells unchanged)."""
-    return f"CASE WHEN {_sql_missing(quoted)} THEN NULL ELSE {quoted} END"
+    """The VARCHAR of a categorical column's cell (missing cells NULL, other cells unchanged)."""
+    return f"CASE WHEN {_sql_missing(sql_trimmed(quoted))} THEN NULL ELSE {quoted} END"
