@@ -578,3 +578,32 @@ def test_duckdb_and_pandas_read_a_number_cell_alike(cell, tmp_path):
         assert "column 'x'" in duck
     else:
         assert (np.isnan(duck) and np.isnan(pand)) or duck == pand, (duck, pand)
+
+
+def test_a_text_outcome_of_a_csv_file_needs_declared_levels(tmp_path):
+    # dp_glm's outcome "no" / "yes": a category only by levels= (C() is not written on an outcome); without
+    # them it is a number column holding text, refused with the outcome's own hint, on both readers
+    import contextlib
+    import io
+    import warnings
+
+    from dpreg.cli import main
+    rng = np.random.default_rng(4)                       # test data only
+    n = 600
+    x = np.round(rng.uniform(0, 1, n), 4)
+    path = _write_csv(tmp_path / "b.csv", {"y": np.where(rng.uniform(size=n) < x, "yes", "no"), "x": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_glm("y ~ x", path, eps=2.0, bounds={"x": (0, 1)}, levels={"y": ["no", "yes"]},
+                           random_state=1)
+        assert list(fit.terms) == ["Intercept", "x"]
+        with pytest.raises(SourceError, match="column 'y' of the CSV data .* declare levels= for it \\(an outcome"):
+            dpreg.dp_glm("y ~ x", path, eps=2.0, bounds={"x": (0, 1)}, random_state=1)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial",
+                     "--bounds", '{"x": [0, 1]}']) == 2
+    assert "column 'y' of the CSV data" in err.getvalue() and "an outcome is written without C()" in err.getvalue()
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial", "--seed", "1",
+                     "--bounds", '{"x": [0, 1]}', "--levels", '{"y": ["no", "yes"]}']) == 0

@@ -181,7 +181,8 @@ def type_csv_source(source, formula, columns, levels, unit=None):
     """A ``sources.CsvTextSource`` typed by :func:`csv_categorical_columns`: ``columns`` (the formula's,
     and the unit column, an identifier read as text) become DOUBLE or VARCHAR."""
     categorical = csv_categorical_columns(formula, levels) | ({unit} if unit is not None else set())
-    return source.typed(list(columns), categorical)
+    parsed = parse_formula(formula, source.names, categorical, exclude=() if unit is None else (unit,))
+    return source.typed(list(columns), categorical, outcome=set(parsed.outcome_vars))
 
 
 def type_csv_frame(frame, formula, levels, unit=None):
@@ -200,7 +201,7 @@ def type_csv_frame(frame, formula, levels, unit=None):
             continue
         out[v], refused = numbers_from_text(frame[v])
         if refused:
-            raise not_a_number_error(v)
+            raise not_a_number_error(v, outcome=v in parsed.outcome_vars)
     return out
 
 

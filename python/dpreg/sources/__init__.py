@@ -39,17 +39,19 @@ class SourceError(DPRegError, ValueError):
     change between files, no running Spark session...). Raised before any budget is spent."""
 
 
-def not_a_number_error(name, formula=True) -> SourceError:
+def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
     """The refusal of a cell that is not a number in a number column of CSV data (``text_columns``): one
     text whatever the other rows hold, naming the column, never the value; raised before any budget is
-    spent. ``formula=False``: the column of dp_mean / dp_quantile."""
+    spent. ``formula=False``: the column of dp_mean / dp_quantile; ``outcome``: the formula's outcome
+    (written without C(): its levels are declared)."""
     if not formula:
         return SourceError(f"column {name!r} of the CSV data is not numeric: it holds a value that is not a number "
                            "(nor missing: empty or NA); dp_mean and dp_quantile read a column of numbers")
     return SourceError(
         f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
         "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
-        f"category: write C({name}) in the formula, or declare levels= for it")
+        + ("category: declare levels= for it (an outcome is written without C())" if outcome
+           else f"category: write C({name}) in the formula, or declare levels= for it"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -219,7 +221,7 @@ class CsvTextSource(DuckDBSource):
         import pyarrow as pa
         self.arrow_types = {c: pa.float64() for c in self.names}
 
-    def typed(self, columns, categorical=(), formula=True) -> DuckDBSource:
+    def typed(self, columns, categorical=(), formula=True, outcome=()) -> DuckDBSource:
         """A DuckDB source whose ``columns`` are DOUBLE (the number columns) or VARCHAR (those in
         ``categorical``); the other columns stay text and are not read. A cell of a number column that is
         not a number (nor missing, true or false) is refused naming the column (one scan, before any budget
@@ -240,7 +242,7 @@ class CsvTextSource(DuckDBSource):
                 raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
             for c, is_bad in zip(numbers, bad):
                 if is_bad:
-                    raise not_a_number_error(c, formula=formula)
+                    raise not_a_number_error(c, formula=formula, outcome=c in outcome)
         projection = ", ".join(
             (f"{sql_number(quoted[c])} AS {quoted[c]}" if c in numbers
              else f"{sql_category(quoted[c])} AS {quoted[c]}" if c in categorical else quoted[c])
