@@ -571,7 +571,8 @@ def build_cases():
                  {"full": 1000, "quick": 200, "test": 0}),
         ]
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
-            + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases())
+            + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
+            + csv_typing_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1057,6 +1058,52 @@ def twentieth_pass_cases():
              "adassp (add/remove, one True without outcome)", "D' + a row (x = True, y = NA) -> D'; n = 2000",
              _lm("y ~ x", "adassp", inference=True, neighbours="add_remove", na_action="impute"),
              true_missing_outcome_pair, {"full": 100, "quick": 40, "test": 0}),
+    ]
+
+
+_CSV_FILES: dict = {}
+
+
+def _lm_csv(formula, method, **kw):
+    """The fit of :func:`_lm` on the data written as a CSV file (every cell as its text) and read from its
+    path (DuckDB), one file per data set and process."""
+    inner = _lm(formula, method, **kw)
+
+    def fit(data, seed):
+        import hashlib
+        import os
+        import tempfile
+        text = data.to_csv(index=False)
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in _CSV_FILES:
+            path = os.path.join(tempfile.mkdtemp(prefix="dpreg_audit_csv_"), "data.csv")
+            with open(path, "w") as fh:
+                fh.write(text)
+            _CSV_FILES[key] = path
+        return inner(_CSV_FILES[key], seed)
+    return fit
+
+
+def csv_true_among_numbers_pair(n=2000):
+    """Replace-one neighbours of a CSV file whose predictor x has no declared range and no levels: in D row
+    0's x is the text "true", in D' the number 0.25; every other x a number, every other column the same.
+    DuckDB's sniffer typed x VARCHAR in D (a factor whose levels were selected privately) and DOUBLE in D'
+    before "CSV typing"; now x is a number column in both ("true" is 1)."""
+    d1 = bounded_frame(n)
+    d1["x"] = [repr(float(v)) for v in d1["x"]]
+    d1.loc[0, "x"] = "0.25"
+    d0 = d1.copy()
+    d0.loc[0, "x"] = "true"
+    return d0, d1
+
+
+def csv_typing_cases():
+    """Neighbours for "CSV typing" (docs/audit.md): one cell of an undeclared predictor of a CSV file."""
+    return [
+        Case("csv typing: adassp, inference, CSV file, undeclared predictor: its row 0 'true' -> '0.25'",
+             "adassp (CSV, undeclared x)", "x 'true' -> '0.25' in a CSV file, x's range searched; n = 2000",
+             _lm_csv("y ~ x", "adassp", inference=True, bounds={"y": BOUNDS["y"]}), csv_true_among_numbers_pair,
+             {"full": 100, "quick": 40, "test": 0}),
     ]
 
 

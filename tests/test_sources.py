@@ -406,9 +406,9 @@ def test_a_csv_column_with_declared_bounds_is_a_number_column_whatever_one_row_h
     # number column VARCHAR, read as a string factor whose levels were selected privately, so one row
     # changed the model's terms (Intercept, z, x against Intercept, z). Declared bounds say "a number
     # column": all empty is that column with every value missing; text in it is refused naming the column
+    # (since "CSV typing", every CSV column without levels= or C() is a number column: the refusal is
+    # the CSV one, raised by the source before anything is spent)
     import warnings
-
-    from dpreg.design.build import DesignError
     rng = np.random.default_rng(0)                       # test data only
     n = 300
     z, noise, xs = rng.uniform(-1, 1, n), 0.3 * rng.standard_normal(n), np.round(rng.uniform(-1, 1, n), 3)
@@ -424,9 +424,186 @@ def test_a_csv_column_with_declared_bounds_is_a_number_column_whatever_one_row_h
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if name == "one text value":
-                with pytest.raises(DesignError, match="column 'x' mixes value types or holds text, but it has declared bounds") as err:
+                with pytest.raises(SourceError, match="column 'x' of the CSV data holds a value that is not a number") \
+                        as err:
                     dpreg.dp_lm("y ~ z + x", str(path), **kw)
                 assert "zzzsecret" not in str(err.value)
             else:
                 terms[name] = list(dpreg.dp_lm("y ~ z + x", str(path), **kw).terms)
     assert all(t == ["Intercept", "z", "x"] for t in terms.values()), terms
+
+
+# ------------------------------------------------------------------------------------------------
+# CSV typing: a CSV column's kind comes from the formula and the declarations, never from its values
+# ------------------------------------------------------------------------------------------------
+def _write_csv(path, columns):
+    import csv
+    names = list(columns)
+    with open(path, "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(names)
+        out.writerows(zip(*(columns[c] for c in names)))
+    return str(path)
+
+
+def _csv_neighbours(tmp_path, row0_values, rest="numbers", n=400):
+    """One CSV file per value of row 0 of the predictor x (no declared range, no levels); the other rows
+    the same in every file (test data only, fixed seed)."""
+    rng = np.random.default_rng(3)
+    z = np.round(rng.uniform(0, 1, n), 4)
+    x = np.round(rng.uniform(0, 2, n), 4)
+    y = np.round(z + x + 0.1 * rng.standard_normal(n), 4)
+    g = rng.choice(["a", "b", "c"], n)
+    rest_x = {"numbers": [str(v) for v in x], "empty": [""] * n, "true/false": ["true", "false"] * (n // 2),
+              "text": ["qqq"] * n}[rest]
+    paths = {}
+    for i, v in enumerate(row0_values):
+        xs = [v] + rest_x[1:]
+        paths[v] = _write_csv(tmp_path / f"n{i}.csv", {"y": y, "z": z, "x": xs, "g": g})
+    return paths
+
+
+def _fit_both_paths(formula, path, **kw):
+    """(terms, ledger statistics) or the refusal text, from the DuckDB path (dp_lm on the path) and from
+    the command line (`dpreg fit`, which reads a CSV file with pandas), the same fit on both."""
+    import contextlib
+    import io
+    import json
+    import warnings
+
+    from dpreg.cli import main
+    out = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm(formula, path, **kw)
+        out.append((list(fit.terms), [e["statistic"] for e in fit.privacy.ledger]))
+    except DPRegError as exc:
+        out.append(str(exc))
+    argv = ["fit", formula, "--data", path, "--eps", str(kw["eps"]), "--format", "json", "--method", kw["method"],
+            "--seed", str(kw["random_state"]), "--bounds", json.dumps(kw["bounds"])]
+    argv += ["--levels", json.dumps(kw["levels"])] if "levels" in kw else []
+    argv += ["-o", f"na_action={kw['na_action']}"]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    if code == 0:
+        d = json.loads(stdout.getvalue())
+        out.append((d["terms"], [e["statistic"] for e in d["privacy"]["ledger"]]))
+    else:
+        out.append(stderr.getvalue().strip().splitlines()[-1].removeprefix("dpreg: error: "))
+    return out
+
+
+CSV_KW = dict(eps=2.0, bounds={"y": (-1, 4), "z": (0, 1)}, levels={"g": ["a", "b", "c"]}, method="adassp",
+              na_action="impute", random_state=1)
+
+
+def test_csv_neighbours_differing_in_one_cell_of_an_undeclared_predictor_give_the_same_terms_and_ledger(tmp_path):
+    # before: DuckDB and pandas typed x BOOLEAN / text / number from its values: "true" in row 0 among
+    # numbers made x text (a factor, levels selected privately), an empty x column was VARCHAR, a column of
+    # true/false a bool factor; now x is a number column on every file (its range searched privately)
+    results = {}
+    for rest in ("numbers", "empty", "true/false"):
+        d = tmp_path / rest.replace("/", "_")
+        d.mkdir()
+        for v, path in _csv_neighbours(d, ["3.5", "true", "", "NA", "1", " 0.25 "], rest=rest).items():
+            results[(rest, v)] = _fit_both_paths("y ~ z + x + g", path, **CSV_KW)
+    expected_terms = ["Intercept", "z", "x", "g[T.b]", "g[T.c]"]
+    for key, (duck, pandas_) in results.items():
+        assert not isinstance(duck, str) and not isinstance(pandas_, str), (key, duck, pandas_)
+        assert duck[0] == pandas_[0] == expected_terms, key
+        assert duck[1] == pandas_[1], key
+    ledgers = {tuple(r[0][1]) for r in results.values()}
+    assert len(ledgers) == 1, ledgers
+    assert any("x" in str(s) for s in ledgers.pop())      # x's range was searched privately (a ledger row)
+
+
+def test_a_cell_that_is_not_a_number_is_refused_with_one_text_whatever_the_other_rows_hold(tmp_path):
+    texts = set()
+    for rest in ("numbers", "empty", "true/false", "text"):
+        d = tmp_path / rest.replace("/", "_")
+        d.mkdir()
+        for v, path in _csv_neighbours(d, ["zzzsecret", "1_000", "1,5", "NAN", "0x1F"], rest=rest).items():
+            for outcome in _fit_both_paths("y ~ z + x + g", path, **CSV_KW):
+                assert isinstance(outcome, str), (rest, v, outcome)
+                assert v not in outcome
+                texts.add(outcome)
+    assert len(texts) == 1, texts
+    text = texts.pop()
+    assert "column 'x'" in text and "C(x)" in text and "levels=" in text
+
+
+def test_a_text_category_from_csv_through_c_or_declared_levels_on_both_paths(tmp_path):
+    # the same file: g is text; C(g) selects its levels privately, levels= declares them; x reads numbers
+    path = _csv_neighbours(tmp_path, ["0.5"])["0.5"]
+    kw = {k: v for k, v in CSV_KW.items() if k != "levels"}
+    with_c = _fit_both_paths("y ~ z + x + C(g)", path, **kw)
+    assert with_c[0] == with_c[1] and not isinstance(with_c[0], str)
+    assert with_c[0][0][:3] == ["Intercept", "z", "x"]
+    declared = _fit_both_paths("y ~ z + x + g", path, **CSV_KW)
+    assert declared[0] == declared[1] and declared[0][0] == ["Intercept", "z", "x", "g[T.b]", "g[T.c]"]
+    # without C() or levels=, text is refused as in any number column, naming g and how to make it a category
+    refused = _fit_both_paths("y ~ z + x + g", path, **kw)
+    assert all(isinstance(r, str) and "column 'g'" in r and "C(g)" in r for r in refused), refused
+    # numbers declared as levels of a text column match as they do for a pandas frame
+    numeric_codes = _write_csv(tmp_path / "codes.csv", {"y": [1.0, 2.0, 3.0, 4.0] * 50, "h": [1, 2, 3, 1] * 50})
+    fit = dpreg.dp_lm("y ~ h", numeric_codes, eps=2.0, bounds={"y": (0, 5)}, levels={"h": [1, 2, 3]},
+                      method="adassp", random_state=1)
+    assert list(fit.terms) == ["Intercept", "h[T.2]", "h[T.3]"]
+
+
+CELLS = ["1.5", " 1.5 ", "\t-2", "1e400", "-1e400", "inf", "-Infinity", "+3", ".5", "5.", "1e-400", "4.9e-324",
+         "0001", "TRUE", "false", "True", "", " ", "NA", "NaN", "nan", "null", "None", "#N/A", "n/a", "<NA>",
+         "NAN", "+nan", "nan(1)", "1_000", "1,5", "0x10", "abc", "1e", "--1", "1 2", "\u0661", "T", "yes"]
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_duckdb_and_pandas_read_a_number_cell_alike(cell, tmp_path):
+    # the two readers of CSV text (the SQL of a path / glob, the pandas code of the command line) follow
+    # one rule cell by cell: the same number, missing value, or refusal
+    from dpreg.sources import not_a_number_error, open_files
+    from dpreg.sources.text_columns import numbers_from_text
+    path = tmp_path / "c.csv"
+    path.write_text('x,k\n"' + cell + '",1\n')
+    src = open_files(str(path))
+    try:
+        duck = src.typed(["x"]).to_pandas(["x"]).x.to_numpy(dtype=float)[0]
+    except SourceError as exc:
+        duck = str(exc)
+    values, refused = numbers_from_text(pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False).x)
+    pand = str(not_a_number_error("x")) if refused else values[0]
+    if isinstance(duck, str) or isinstance(pand, str):
+        assert duck == pand
+        assert "column 'x'" in duck
+    else:
+        assert (np.isnan(duck) and np.isnan(pand)) or duck == pand, (duck, pand)
+
+
+def test_a_text_outcome_of_a_csv_file_needs_declared_levels(tmp_path):
+    # dp_glm's outcome "no" / "yes": a category only by levels= (C() is not written on an outcome); without
+    # them it is a number column holding text, refused with the outcome's own hint, on both readers
+    import contextlib
+    import io
+    import warnings
+
+    from dpreg.cli import main
+    rng = np.random.default_rng(4)                       # test data only
+    n = 600
+    x = np.round(rng.uniform(0, 1, n), 4)
+    path = _write_csv(tmp_path / "b.csv", {"y": np.where(rng.uniform(size=n) < x, "yes", "no"), "x": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_glm("y ~ x", path, eps=2.0, bounds={"x": (0, 1)}, levels={"y": ["no", "yes"]},
+                           random_state=1)
+        assert list(fit.terms) == ["Intercept", "x"]
+        with pytest.raises(SourceError, match="column 'y' of the CSV data .* declare levels= for it \\(an outcome"):
+            dpreg.dp_glm("y ~ x", path, eps=2.0, bounds={"x": (0, 1)}, random_state=1)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial",
+                     "--bounds", '{"x": [0, 1]}']) == 2
+    assert "column 'y' of the CSV data" in err.getvalue() and "an outcome is written without C()" in err.getvalue()
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial", "--seed", "1",
+                     "--bounds", '{"x": [0, 1]}', "--levels", '{"y": ["no", "yes"]}']) == 0

@@ -454,6 +454,10 @@ def _open_data(formula, data, *, family, method, bounds, levels, unit, neighbour
         from .design.build import unknown_columns_error
         raise unknown_columns_error(unknown, src.names)
     bounds, levels = (_without_unread_columns(d, src.names, cols) for d in (bounds, levels))
+    if isinstance(src, sources.CsvTextSource):
+        # CSV cells are text: the formula's columns are typed from public facts (the formula, levels=)
+        from .design.inputs import type_csv_source
+        src = type_csv_source(src, formula, cols, levels, unit=unit)
     streamed_method = method if method != "auto" else ("adassp" if family == "gaussian" else method)
     if can_stream(streamed_method, family=family, source=src, formula=formula, levels=levels, bounds=bounds,
                   neighbours=neighbours, design_opts={**design_opts, "unit": unit}, options=options):

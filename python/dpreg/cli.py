@@ -142,7 +142,10 @@ def _options(items) -> dict:
 def _read_csv(path: str):
     import pandas as pd
     try:
-        return pd.read_csv(path)
+        # every cell as text, nothing read as missing: the formula's columns are typed from public facts
+        # (design.inputs.type_csv_frame), as for CSV files read by DuckDB; pandas' inference typed a column
+        # from its values (one text cell made a number column a factor)
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except FileNotFoundError:
         raise UsageError(f"data file not found: {path}") from None
     except pd.errors.EmptyDataError:
@@ -188,7 +191,8 @@ def _fit(args) -> str:
         # Parquet files, a glob (Parquet or CSV) or a directory of them: read by DuckDB (dpreg.sources)
         data = args.data
     else:
-        data = _read_csv(args.data)
+        from .design.inputs import type_csv_frame
+        data = type_csv_frame(_read_csv(args.data), args.formula, _levels(args.levels))
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
     if args.allow_large_delta:

@@ -630,8 +630,14 @@ coef_assign <- function(core_terms, map, formula) {
 #' `bounds` and `levels` the methods `"adassp"`, `"boosted_adassp"` and the
 #' default path stream them in batches (memory bounded by the batch size, not
 #' the number of rows). The fit is the same as from a data frame holding the
-#' same rows, for the same `seed`. Character columns are factors whose levels
-#' must be declared (`levels =`) or are selected privately. Columns derived in
+#' same rows, for the same `seed`. A CSV file has no column types: a column
+#' of CSV files is a factor only when the formula writes `factor(x)` or its
+#' levels are declared (`levels =`); every other column the formula uses is
+#' read as numbers (`true`/`false` as 1/0, empty or `NA` as missing), and a
+#' value that is not a number is refused naming the column, whatever the
+#' other rows hold. Character columns of Parquet files and DuckDB tables are
+#' factors whose levels must be declared (`levels =`) or are selected
+#' privately. Columns derived in
 #' the formula by R functions (`cut()`, `relevel()`, ...) need a data frame.
 #'
 #' The database is opened read-only: close R connections that write to it
@@ -718,7 +724,12 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
                    relabel = function(m) derived_labels(m, tr$derived))
   vars <- intersect(tr$vars, names(kinds))
-  classes <- vapply(vars, function(v) if (kinds[[v]] == "factor") "factor" else kinds[[v]], "")
+  # a CSV column has no type: the core made it a factor by the formula and levels = (its schema said
+  # numeric), so the fit's own kinds say which columns new data give as factors
+  core_vars <- out$dict$public$schema$variables
+  classes <- vapply(vars, function(v) {
+    if (kinds[[v]] == "factor" || identical(core_vars[[v]]$kind, "categorical")) "factor" else kinds[[v]]
+  }, "")
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)

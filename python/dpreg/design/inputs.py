@@ -164,6 +164,47 @@ def declared_number_error(name) -> DesignError:
                        "convert it to numbers, or declare levels= for it if it is a category")
 
 
+def csv_categorical_columns(formula, levels) -> set:
+    """The columns of data read from CSV that are categorical: those with declared levels (``levels=``)
+    and those written ``C(x)`` in the formula; every other column the formula uses is a number column
+    (its range declared or searched privately), and a cell in it that is not a number is refused naming
+    the column (``sources.text_columns``). Public facts only: a CSV file has no column types, and typing a
+    column from its values (DuckDB's sniffer, pandas' ``read_csv``) let one row decide between a numeric
+    term and a factor with privately selected levels (docs/audit.md, "CSV typing"). The one rule for both
+    readers: a path / glob / directory through DuckDB (:func:`type_csv_source`) and the command line's
+    pandas reader (:func:`type_csv_frame`)."""
+    declared = {str(k) for k in levels} if isinstance(levels, dict) else set()
+    return declared | categorical_in_formula(formula)
+
+
+def type_csv_source(source, formula, columns, levels, unit=None):
+    """A ``sources.CsvTextSource`` typed by :func:`csv_categorical_columns`: ``columns`` (the formula's,
+    and the unit column, an identifier read as text) become DOUBLE or VARCHAR."""
+    categorical = csv_categorical_columns(formula, levels) | ({unit} if unit is not None else set())
+    parsed = parse_formula(formula, source.names, categorical, exclude=() if unit is None else (unit,))
+    return source.typed(list(columns), categorical, outcome=set(parsed.outcome_vars))
+
+
+def type_csv_frame(frame, formula, levels, unit=None):
+    """A pandas frame of CSV text (every cell a string, nothing read as missing) with the formula's columns
+    typed by :func:`csv_categorical_columns`: float64 number columns, object columns of text (missing
+    cells None); the other columns are left as text and not used."""
+    from ..sources import not_a_number_error
+    from ..sources.text_columns import categories_from_text, numbers_from_text
+    categorical = csv_categorical_columns(formula, levels)
+    parsed = parse_formula(formula, [str(c) for c in frame.columns], categorical,
+                           exclude=() if unit is None else (unit,))
+    out = frame.copy()
+    for v in parsed.variables:
+        if v in categorical:
+            out[v] = categories_from_text(frame[v])
+            continue
+        out[v], refused = numbers_from_text(frame[v])
+        if refused:
+            raise not_a_number_error(v, outcome=v in parsed.outcome_vars)
+    return out
+
+
 def _check_declared_levels_column(s) -> None:
     """The refusals of a column with declared levels: its dtype (a date, an interval, complex numbers), or an
     object pandas cannot compare (a signalling-NaN Decimal), naming the column only; never the mix of its

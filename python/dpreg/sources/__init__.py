@@ -39,6 +39,21 @@ class SourceError(DPRegError, ValueError):
     change between files, no running Spark session...). Raised before any budget is spent."""
 
 
+def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
+    """The refusal of a cell that is not a number in a number column of CSV data (``text_columns``): one
+    text whatever the other rows hold, naming the column, never the value; raised before any budget is
+    spent. ``formula=False``: the column of dp_mean / dp_quantile; ``outcome``: the formula's outcome
+    (written without C(): its levels are declared)."""
+    if not formula:
+        return SourceError(f"column {name!r} of the CSV data is not numeric: it holds a value that is not a number "
+                           "(nor missing: empty or NA); dp_mean and dp_quantile read a column of numbers")
+    return SourceError(
+        f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
+        "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
+        + ("category: declare levels= for it (an outcome is written without C())" if outcome
+           else f"category: write C({name}) in the formula, or declare levels= for it"))
+
+
 # ------------------------------------------------------------------------------------------------
 # kinds of sources
 # ------------------------------------------------------------------------------------------------
@@ -193,6 +208,53 @@ class DuckDBSource(Source):
                               "a file may be corrupt or have changed") from None
 
 
+class CsvTextSource(DuckDBSource):
+    """CSV files read by DuckDB with every cell as text (``all_varchar``): a CSV file has no column types,
+    and DuckDB's sniffer typed a column from its values, so that one row decided between a number column
+    and a factor (docs/audit.md, "CSV typing"). Until :meth:`typed` is given the categorical columns (the
+    design's rule, :func:`dpreg.design.inputs.csv_categorical_columns`: public facts only), its schema
+    says every column is a number column (DOUBLE), the rule's default, and its rows cannot be read."""
+    kind = "duckdb"
+
+    def __init__(self, relation, label, connection=None):
+        super().__init__(relation, label=label, connection=connection)
+        import pyarrow as pa
+        self.arrow_types = {c: pa.float64() for c in self.names}
+
+    def typed(self, columns, categorical=(), formula=True, outcome=()) -> DuckDBSource:
+        """A DuckDB source whose ``columns`` are DOUBLE (the number columns) or VARCHAR (those in
+        ``categorical``); the other columns stay text and are not read. A cell of a number column that is
+        not a number (nor missing, true or false) is refused naming the column (one scan, before any budget
+        is spent), whatever the other rows hold."""
+        from .text_columns import sql_category, sql_not_a_number, sql_number, sql_trimmed
+        self.require(columns)
+        categorical = set(categorical)
+        numbers = [c for c in columns if c not in categorical]
+        quoted = {c: '"' + c.replace('"', '""') + '"' for c in self.names}
+        # number columns trimmed once, then tested and cast
+        trimmed = self.relation.project(", ".join(
+            f"{sql_trimmed(quoted[c])} AS {quoted[c]}" if c in numbers else quoted[c] for c in self.names))
+        if numbers:
+            checks = ", ".join(f"bool_or({sql_not_a_number(quoted[c])})" for c in numbers)
+            try:
+                bad = trimmed.aggregate(checks).fetchall()[0]
+            except Exception as exc:
+                raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
+            for c, is_bad in zip(numbers, bad):
+                if is_bad:
+                    raise not_a_number_error(c, formula=formula, outcome=c in outcome)
+        projection = ", ".join(
+            (f"{sql_number(quoted[c])} AS {quoted[c]}" if c in numbers
+             else f"{sql_category(quoted[c])} AS {quoted[c]}" if c in categorical else quoted[c])
+            for c in self.names)
+        src = DuckDBSource(trimmed.project(projection), label=self.label, connection=self.connection)
+        src.files = getattr(self, "files", None)
+        return src
+
+    def batches(self, columns, batch_rows: int | None = None):
+        raise InternalError("a CSV source is read only after typed() has typed its columns")
+
+
 class SparkSource(Source):
     """A Spark DataFrame. Rows stay on the executors: :meth:`map_partitions` runs a function on the
     Arrow batches of every partition and brings back only what it returns (partial sums)."""
@@ -337,7 +399,7 @@ def _file_schema(con, path, fmt):
         if fmt == "parquet":
             import pyarrow.parquet as pq
             return pq.read_schema(path)
-        rel = con.read_csv(path)
+        rel = con.read_csv(path, header=True, all_varchar=True)
         return rel.limit(0).to_arrow_table().schema
     except Exception as exc:
         raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({type(exc).__name__}); it "
@@ -369,10 +431,12 @@ def open_files(data) -> DuckDBSource:
         if fmt == "parquet":
             rel = con.read_parquet(files)
         else:
-            rel = con.read_csv(files)
+            # every cell as text: the columns are typed from public facts (CsvTextSource.typed); the
+            # header row is declared rather than guessed from the values
+            rel = con.read_csv(files, header=True, all_varchar=True)
     except Exception as exc:
         raise SourceError(f"{label} could not be opened by DuckDB ({type(exc).__name__})") from None
-    src = DuckDBSource(rel, label=label, connection=con)
+    src = (DuckDBSource if fmt == "parquet" else CsvTextSource)(rel, label=label, connection=con)
     src.files = files
     return src
 
@@ -483,6 +547,8 @@ class SourceColumn:
         if not isinstance(column, str):
             raise SourceError("column= must be the name of a column (a string)")
         source.require([column], what="named by column=")
+        if isinstance(source, CsvTextSource):     # a CSV column has no type: a number column, as in a formula
+            source = self.source = source.typed([column], formula=False)
         t = source.arrow_types[column]
         if t is not None and not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
             raise SourceError(f"column {column!r} of {source.label} is not numeric (type {t}); give a numeric "

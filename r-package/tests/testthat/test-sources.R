@@ -57,6 +57,25 @@ test_that("bad sources are refused with one clear error", {
   expect_error(duckdb_source(1, "t"), "dbdir")
 })
 
+test_that("a CSV column is a factor by the formula or levels =, never by its values", {
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  df <- source_frame()
+  df$g <- as.character(df$g)
+  glob <- write_parts(df, file.path(tempdir(), "dpreg-src-typing"))
+  # declared levels without factor(): the core makes g a factor; predict() takes g as text, as for
+  # the data frame (the CSV source's schema says numeric: a CSV column has no type)
+  fit_files <- dp_lm(y ~ x + g, data = glob, eps = 1, method = "adassp", bounds = toy_bounds,
+                     levels = toy_levels, seed = 3)
+  fit_df <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp", bounds = toy_bounds,
+                  levels = toy_levels, seed = 3)
+  expect_identical(coef(fit_files), coef(fit_df))
+  expect_identical(predict(fit_files, df[1:5, ]), predict(fit_df, df[1:5, ]))
+  # text without factor() or levels = is refused naming the column, whatever the other rows hold
+  expect_error(dp_lm(y ~ x + g, data = glob, eps = 1, method = "adassp", bounds = toy_bounds, seed = 3),
+               "column \"g\" of the CSV data holds a value that is not a number.*factor\\(g\\)")
+})
+
 test_that("dp_mean and dp_quantile read one column of files like the vector", {
   skip_if_no_core()
   skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
