@@ -11,6 +11,7 @@ from scipy import stats
 from dpreg.design.contract import Design, PublicDesign
 from dpreg.design.scaling import scale_design
 from dpreg.design.schema import Schema
+from dpreg.errors import InvalidArgument
 from dpreg.estimators import _ssp, boosted
 from dpreg.privacy.accounting import mu_from_eps_delta
 from dpreg.privacy.ledger import Ledger
@@ -120,7 +121,8 @@ def test_t8_ledger_boosted(neighbours):
     D = linear_design(n=1000)
     T = 25
     led = Ledger()
-    boosted.fit(D, PrivacySpec(1.0, 1e-6, neighbours=neighbours), NoiseSource(8), led, T=T)
+    # huber_gap forced on: at this small index the default rule leaves it off (test below)
+    boosted.fit(D, PrivacySpec(1.0, 1e-6, neighbours=neighbours), NoiseSource(8), led, T=T, huber_gap=True)
     mu = mu_from_eps_delta(1.0, 1e-6)
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
@@ -393,3 +395,25 @@ def test_huber_gap_is_total_on_a_row_at_1e308(value):
         warnings.simplefilter("error")
         rel = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(2), Ledger())
     assert rel.facts["huber_gap"] and np.all(np.isfinite(rel.coef)) and np.all(np.isfinite(rel.vcov))
+
+
+def test_huber_gap_default_rule_is_the_public_index():
+    """The step is on by default from GAP_MIN_INDEX up under replace-one with a scaled outcome, and off below
+    it, under add/remove (n private) and with an unscaled outcome: the index is n mu / (B^2 sqrt d)."""
+    mu, d, b_sq = 0.5, 4, 1.0
+    n_at = int(math.ceil(boosted.GAP_MIN_INDEX * b_sq * math.sqrt(d) / mu))
+    assert boosted.default_huber_gap(True, "replace_one", n_at, d, b_sq, mu)[0] is True
+    assert boosted.default_huber_gap(True, "replace_one", n_at - 1, d, b_sq, mu)[0] is False
+    assert boosted.default_huber_gap(True, "add_remove", 10 * n_at, d, b_sq, mu)[0] is False
+    assert boosted.default_huber_gap(False, "replace_one", 10 * n_at, d, b_sq, mu)[0] is False
+    # the clip is half the range at every index (the nineteenth pass's tau = 2 is gone)
+    assert boosted.default_tau(True, "replace_one", 10 * n_at, d, b_sq, mu)[0] == 1.0
+    # a fit follows the rule: the ledger has the huber_gap release at a large index, none at a small one
+    for n, expect in ((400, False), (30000, True)):
+        D = linear_design(n=n)
+        led = Ledger()
+        rel = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(3), led, T=10)
+        assert ("huber_gap" in [e.statistic for e in led]) is expect, n
+        assert rel.tuning["huber_gap"][0] is expect
+    with pytest.raises(InvalidArgument, match="huber_gap"):
+        boosted.fit(linear_design(n=400), PrivacySpec(1.0, 1e-6), NoiseSource(3), Ledger(), huber_gap="yes")

@@ -523,6 +523,13 @@ def _check_bool(name):
     return check
 
 
+def _check_optional_bool(name):
+    def check(v):
+        if v is not None and not isinstance(v, (bool, np.bool_)):
+            raise InvalidArgument(f"{name} must be True, False or None (the default rule)")
+    return check
+
+
 def _check_positive(name):
     def check(v):
         check_positive(name, v)
@@ -569,7 +576,7 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_tau, "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
-    "huber_gap": _check_bool("huber_gap"),
+    "huber_gap": _check_optional_bool("huber_gap"),
     "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}
