@@ -11,6 +11,7 @@ from scipy import stats
 from dpreg.design.contract import Design, PublicDesign
 from dpreg.design.scaling import scale_design
 from dpreg.design.schema import Schema
+from dpreg.errors import InvalidArgument
 from dpreg.estimators import _ssp, boosted
 from dpreg.privacy.accounting import mu_from_eps_delta
 from dpreg.privacy.ledger import Ledger
@@ -95,11 +96,12 @@ def test_stable_ridge_prevents_divergence():
 
 
 def test_noise_off_clipped_fixed_point_is_huber():
-    """Spec 4.3.3: with residual clipping active the fixed point solves sum x_i clip(r_i, tau) = 0."""
+    """Spec 4.3.3: with residual clipping active the fixed point of the rounds solves
+    sum x_i clip(r_i, tau) = 0 (the Huber gap step of §6.5 switched off: it moves the estimate off it)."""
     D = linear_design(n=2000, seed=5, sd=2.0)
     tau = 0.05
     rel = boosted.fit(D, PrivacySpec(1.0, 1e-6, inference=False), NoiseSource(1, _noise_off=True), Ledger(),
-                      T=400, tau=tau)
+                      T=400, tau=tau, huber_gap=False)
     sd = scale_design(D)
     theta = np.linalg.solve(sd.M, rel.coef - sd.m)
     score = sd.X.T @ np.clip(sd.y - sd.X @ theta, -tau, tau)
@@ -119,25 +121,33 @@ def test_t8_ledger_boosted(neighbours):
     D = linear_design(n=1000)
     T = 25
     led = Ledger()
-    boosted.fit(D, PrivacySpec(1.0, 1e-6, neighbours=neighbours), NoiseSource(8), led, T=T)
+    # huber_gap forced on: at this small index the default rule leaves it off (test below)
+    boosted.fit(D, PrivacySpec(1.0, 1e-6, neighbours=neighbours), NoiseSource(8), led, T=T, huber_gap=True)
     mu = mu_from_eps_delta(1.0, 1e-6)
     assert led.mu_total == pytest.approx(mu, rel=1e-12)
     names = [e.statistic for e in led]
     assert names[:T + 2] == ["XtX", "lambda_min"] + [f"XtG[{t}]" for t in range(1, T + 1)]
+    assert names[T + 2] == "huber_gap"          # twentieth pass (§6.5): after the rounds, before the bundle
     # R^2 from the Gram (issue 12); the absolute residual sum twice, clipped at c1 and at c2 (§21)
     bundle = (["n"] if neighbours == "add_remove" else []) + ["resid_abs", "resid_abs_clipped", "resid_sq"]
-    assert names[T + 2:] == bundle
+    assert names[T + 3:] == bundle
     # default split with inference on (issue 12, derivation §19): (5, sqrt(T), 1), so mu1 = 5 mu_est /
     # sqrt(25 + T + 1) and mu3 = per-round mu = mu_est / sqrt(25 + T + 1); the ledger still sums to mu
     mu_est = math.sqrt(0.9) * mu
     norm = math.sqrt(25 + T + 1)
     assert led.entries[0].mu == pytest.approx(5.0 * mu_est / norm, rel=1e-12)
-    for e in led.entries[1:T + 2]:
-        assert e.mu == pytest.approx(mu_est / norm, rel=1e-12)
-    for e in led.entries[:T + 2]:
+    assert led.entries[1].mu == pytest.approx(mu_est / norm, rel=1e-12)
+    # the rounds' mu2 = sqrt(T) mu_est / norm, of which the Huber gap takes GAP_SHARE of mu2^2 (§6.5)
+    mu2 = math.sqrt(T) * mu_est / norm
+    for e in led.entries[2:T + 2]:
+        assert e.mu == pytest.approx(math.sqrt(1 - boosted.GAP_SHARE) * mu2 / math.sqrt(T), rel=1e-12)
+    assert led.entries[T + 2].mu == pytest.approx(math.sqrt(boosted.GAP_SHARE) * mu2, rel=1e-12)
+    for e in led.entries[:T + 3]:
         assert e.mu == pytest.approx(e.sensitivity / e.noise_scale, rel=1e-12)
     factor = 2 if neighbours == "replace_one" else 1
     assert led.entries[2].sensitivity == pytest.approx(factor * 1.0 * 1.0)   # 2 tau_x tau | tau_x tau
+    # the gap's scalar clip(r, 2) - clip(r, 1) lies in [-1, 1]: 2 tau_x | tau_x (§6.5)
+    assert led.entries[T + 2].sensitivity == pytest.approx(factor * 1.0)
 
 
 def _toy_design(seed, n=30):
@@ -176,7 +186,7 @@ def test_t13_noise_calibration_boosting_round(monkeypatch):
     noise = NoiseSource(77)
     for _ in range(R):
         boosted.fit(D, PrivacySpec(eps, delta, neighbours="add_remove", inference=False), noise, Ledger(),
-                    T=T, tau=tau, tau_x=1.3)
+                    T=T, tau=tau, tau_x=1.3, huber_gap=False)   # the rounds' calibration alone
     mu_i = mu_from_eps_delta(eps, delta) / math.sqrt(T + 2)
     sigma_z = 1.3 * tau / mu_i                     # add/remove: Delta_g = tau_x tau
     rounds = np.array([e for name, e in log if name.startswith("XtG")])
@@ -208,7 +218,7 @@ def test_inference_split_noise_calibration(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rel = boosted.fit(D, PrivacySpec(eps, delta, neighbours="add_remove"), noise, Ledger(), T=T,
-                              tau=tau, tau_x=tau_x)
+                              tau=tau, tau_x=tau_x, huber_gap=False)
     assert rel.facts["inference"] and rel.tuning["split"][0] == pytest.approx([5.0, math.sqrt(T), 1.0])
     mu_est = math.sqrt(0.9) * mu_from_eps_delta(eps, delta)
     mu1 = 5.0 * mu_est / math.sqrt(25 + T + 1)
@@ -237,7 +247,7 @@ def test_reference_split_without_inference_or_with_a_user_split():
         led = Ledger()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rel = boosted.fit(D, spec, NoiseSource(3), led, T=T, **opts)
+            rel = boosted.fit(D, spec, NoiseSource(3), led, T=T, huber_gap=False, **opts)
         assert rel.tuning["split"][0] == pytest.approx([1, math.sqrt(T), 1])
         for e in led.entries[:T + 2]:
             assert e.mu == pytest.approx(mu_est / math.sqrt(T + 2), rel=1e-12)
@@ -285,7 +295,7 @@ def test_clipping_warning_says_the_intervals_are_huber_not_least_squares():
     least squares, not only that the standard errors are "approximate"."""
     D = linear_design(n=4000, seed=3, sd=2.0)
     # tau = 0.05 in scaled outcome units against a residual s.d. far above tau / 2.58: clipping active
-    rel = boosted.fit(D, PrivacySpec(8.0, 1e-6), NoiseSource(2), Ledger(), tau=0.05)
+    rel = boosted.fit(D, PrivacySpec(8.0, 1e-6), NoiseSource(2), Ledger(), tau=0.05, huber_gap=False)
     texts = [str(w) for w in rel.warnings]
     clip = [t for t in texts if "Residual clipping is active" in t]
     assert len(clip) == 1
@@ -305,12 +315,13 @@ def _skewed_score_design(n, seed):
     return Design(X, y, pub)
 
 
-def test_default_tau_targets_least_squares_at_large_index():
-    """Nineteenth pass (docs/derivations/adassp_boosted.md §6.4): at a public index n mu / (B^2 sqrt d) of
-    at least WIDE_TAU_MIN_INDEX the default clip is the whole scaled outcome range (tau = 2), so a fit whose
-    fitted values stay in the declared range has no clipped residual and the fixed point is least squares,
-    not the Huber fit of radius half the range. Noise off, so the fit is the fixed point (to the rounds'
-    convergence); the tolerance 0.05 OLS standard errors is far below the Huber gap (checked > 1 SE)."""
+def test_huber_gap_step_moves_the_huber_fit_to_least_squares():
+    """Twentieth pass (docs/derivations/adassp_boosted.md §6.5): the rounds clip at tau = 1 (half the scaled
+    range), so their fixed point is the Huber fit of that radius, more than 1 OLS SE from least squares on
+    this skewed bounded outcome (checked); with every fitted value in range, theta_OLS = theta_Huber +
+    (X^T X)^-1 h exactly, and the released gap's step Gamma h_hat (noise off) leaves only the ridge's part
+    lam Gamma (theta_OLS - theta_Huber) of the gap: at most lam / (s_min + lam) of it per eigendirection,
+    here under a quarter of an OLS SE (0.5 would already cost 2 points of coverage)."""
     D = _skewed_score_design(20000, 4)
     X, y = D.X, D.y
     beta = ols(X, y)
@@ -319,42 +330,90 @@ def test_default_tau_targets_least_squares_at_large_index():
     fitted = X @ beta
     assert fitted.min() >= 0 and fitted.max() <= 10          # in range: no residual exceeds the whole range
     assert np.mean(np.abs(resid) > 5) > 0.01                 # half the range: clipping at tau = 1 binds
-    spec = PrivacySpec(8.0, 1e-6, inference=False)
-    rel = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger())
-    assert rel.tuning["tau"][0] == 2.0
-    assert np.max(np.abs(rel.coef - beta) / se) < 0.05
-    huber = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger(), tau=1.0)
-    assert np.max(np.abs(huber.coef - beta) / se) > 1.0      # the gap the wider clip removes
+    for inference in (False, True):                          # with inference, the step after W (finish)
+        spec = PrivacySpec(8.0, 1e-6, inference=inference)
+        rel = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger())
+        assert rel.tuning["tau"][0] == 1.0 and rel.facts["huber_gap"]
+        assert np.max(np.abs(rel.coef - beta) / se) < 0.25
+        huber = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger(), huber_gap=False)
+        assert np.max(np.abs(huber.coef - beta) / se) > 1.0      # the gap the step removes
 
 
-def test_default_tau_is_half_the_range_at_small_index_and_under_add_remove():
-    """Below WIDE_TAU_MIN_INDEX (the privacy noise dominates the standard errors, and doubling tau doubles
-    the rounds' noise: Bikeshare at eps = 1, median test MSE 2.30 -> 5.75 x OLS) and under add/remove (n is
-    private, so the index is not public) the default stays tau = 1 ([S1], [REF23])."""
-    D = _skewed_score_design(2000, 5)
-    n, d = D.X.shape
-    mu = mu_from_eps_delta(1.0, 1e-6)
-    assert n * mu / (D.public.row_norm_budget * math.sqrt(d)) < boosted.WIDE_TAU_MIN_INDEX
-    rel = boosted.fit(D, PrivacySpec(1.0, 1e-6, inference=False), NoiseSource(1), Ledger())
-    assert rel.tuning["tau"][0] == 1.0
-    big = _skewed_score_design(20000, 6)
-    rel = boosted.fit(big, PrivacySpec(8.0, 1e-6, neighbours="add_remove", inference=False), NoiseSource(1),
-                      Ledger())
-    assert rel.tuning["tau"][0] == 1.0
+@pytest.mark.parametrize("neighbours,bound", [("replace_one", 2.0), ("add_remove", 1.0)])
+def test_huber_gap_sensitivity(neighbours, bound):
+    """§6.5: h = sum_i x_i (clip(r_i, 2) - clip(r_i, 1)) with ||x_i|| <= 1 and |y_i| <= 1 (scaled units)
+    changes by at most 2 when one record is replaced and by at most 1 when one is added or removed,
+    whatever the estimate: the worst records (r far beyond 2, rows of norm 1) reach the bound exactly."""
+    rng = np.random.default_rng(3)
+    n, d = 500, 3
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    y = rng.uniform(-1, 1, n)
+    theta = np.array([50.0, -30.0, 0.0])                     # far off: many residuals beyond 2
+    h = _ssp.xt_huber_gap(X, y, theta, 1.0, 2.0)
+    worst = np.array([1.0, 0.0, 0.0])
+    largest = 0.0
+    for x_new, y_new in [(worst, 1.0), (-worst, -1.0), (worst, -1.0), (np.zeros(d), 0.0)]:
+        for i in range(0, n, 25):
+            Xn, yn = X.copy(), y.copy()
+            if neighbours == "replace_one":
+                Xn[i], yn[i] = x_new, y_new
+            else:
+                Xn, yn = np.delete(Xn, i, axis=0), np.delete(yn, i)
+            largest = max(largest, float(np.linalg.norm(_ssp.xt_huber_gap(Xn, yn, theta, 1.0, 2.0) - h)))
+    assert largest <= bound * (1 + 1e-12)
+    assert largest >= 0.5 * bound       # the bound is not loose by a factor on such data
+    assert _ssp.sensitivity_xty(neighbours, 1.0, boosted.WIDE_TAU - 1.0) == bound
 
 
-def test_default_wide_tau_noise_calibration(monkeypatch):
-    """The rounds' noise with the default tau = 2 (large index): sigma_z = 2 tau_x tau / mu_r with
-    tau = 2 (replace-one; docs/derivations/adassp_boosted.md §2), R = 400 fits x T = 5 rounds x 2
-    coordinates; two-sided variance test at level 1e-3 (a correct calibration fails with prob. 1e-3)."""
+def test_huber_gap_noise_calibration(monkeypatch):
+    """The gap's noise: sigma_h = 2 tau_x / mu_gap (replace-one), mu_gap = sqrt(GAP_SHARE) mu2 with mu2 the
+    rounds' part of the split (1, sqrt(T), 1) (inference off); R = 1000 fits x 2 coordinates; two-sided
+    variance test at level 1e-3 (a correct calibration fails with probability 1e-3)."""
     log = _log_gaussian_noise(monkeypatch)
-    D = _skewed_score_design(20000, 7)
-    T, R, eps, delta = 5, 400, 8.0, 1e-6
-    noise = NoiseSource(79)
+    D = _skewed_score_design(2000, 7)
+    T, R, eps, delta = 5, 1000, 8.0, 1e-6
+    noise = NoiseSource(81)
     for _ in range(R):
-        rel = boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T)
-    assert rel.tuning["tau"][0] == 2.0
-    mu_r = mu_from_eps_delta(eps, delta) / math.sqrt(T + 2)      # split (1, sqrt(T), 1), inference off
-    z = np.array([e for name, e in log if name.startswith("XtG")]).ravel() / (2 * 1.0 * 2.0 / mu_r)
+        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T)
+    mu2 = mu_from_eps_delta(eps, delta) * math.sqrt(T) / math.sqrt(T + 2)
+    sigma_h = 2 * 1.0 * 1.0 / (math.sqrt(boosted.GAP_SHARE) * mu2)
+    z = np.array([e for name, e in log if name == "huber_gap"]).ravel() / sigma_h
+    assert len(z) == 2 * R
     chi = (len(z) - 1) * z.var(ddof=1)
     assert 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1)) > 1e-3
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_huber_gap_is_total_on_a_row_at_1e308(value):
+    """Rule 3: a record at +-1e308 is clamped by the declared ranges before the gap is summed, so the fit
+    takes the same path (the gap is released) with finite results and no numpy warning."""
+    D = _skewed_score_design(3000, 8)
+    D.X[0, 1] = value
+    D.y[0] = -value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(2), Ledger())
+    assert rel.facts["huber_gap"] and np.all(np.isfinite(rel.coef)) and np.all(np.isfinite(rel.vcov))
+
+
+def test_huber_gap_default_rule_is_the_public_index():
+    """The step is on by default from GAP_MIN_INDEX up under replace-one with a scaled outcome, and off below
+    it, under add/remove (n private) and with an unscaled outcome: the index is n mu / (B^2 sqrt d)."""
+    mu, d, b_sq = 0.5, 4, 1.0
+    n_at = int(math.ceil(boosted.GAP_MIN_INDEX * b_sq * math.sqrt(d) / mu))
+    assert boosted.default_huber_gap(True, "replace_one", n_at, d, b_sq, mu)[0] is True
+    assert boosted.default_huber_gap(True, "replace_one", n_at - 1, d, b_sq, mu)[0] is False
+    assert boosted.default_huber_gap(True, "add_remove", 10 * n_at, d, b_sq, mu)[0] is False
+    assert boosted.default_huber_gap(False, "replace_one", 10 * n_at, d, b_sq, mu)[0] is False
+    # the clip is half the range at every index (the nineteenth pass's tau = 2 is gone)
+    assert boosted.default_tau(True, "replace_one", 10 * n_at, d, b_sq, mu)[0] == 1.0
+    # a fit follows the rule: the ledger has the huber_gap release at a large index, none at a small one
+    for n, expect in ((400, False), (30000, True)):
+        D = linear_design(n=n)
+        led = Ledger()
+        rel = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(3), led, T=10)
+        assert ("huber_gap" in [e.statistic for e in led]) is expect, n
+        assert rel.tuning["huber_gap"][0] is expect
+    with pytest.raises(InvalidArgument, match="huber_gap"):
+        boosted.fit(linear_design(n=400), PrivacySpec(1.0, 1e-6), NoiseSource(3), Ledger(), huber_gap="yes")

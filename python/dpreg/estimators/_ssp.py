@@ -156,6 +156,23 @@ def xt_clipped_residual(X: np.ndarray, y: np.ndarray, theta: np.ndarray | None, 
     return out
 
 
+def xt_huber_gap(X: np.ndarray, y: np.ndarray, theta: np.ndarray, inner: float, outer: float) -> np.ndarray:
+    """Sum_i x_i (clip(r_i, outer) - clip(r_i, inner)) with r = y - X theta, over row chunks: the Huber gap
+    of docs/derivations/adassp_boosted.md §6.5. Each row's scalar lies in [-(outer - inner), outer - inner]."""
+    n, d = X.shape
+    step = _chunk_rows(d)
+
+    def part(Xc, yc):
+        r = yc - Xc @ theta
+        return Xc.T @ (clip_residuals(r, outer) - clip_residuals(r, inner))
+    if is_streamed(X):
+        return X.reduce(part, step)
+    out = np.zeros(d)
+    for start in range(0, n, step):
+        out += part(X[start:start + step], y[start:start + step])
+    return out
+
+
 def residual_sums(X, y, theta, c1: float):
     """(Sum_i min(|r_i|, c1), r -> Sum_i min(r_i^2, c^2) as a function of c): residuals at the released
     theta are recomputed chunk by chunk; the second sum is evaluated lazily because its clipping
@@ -506,6 +523,13 @@ def _check_bool(name):
     return check
 
 
+def _check_optional_bool(name):
+    def check(v):
+        if v is not None and not isinstance(v, (bool, np.bool_)):
+            raise InvalidArgument(f"{name} must be True, False or None (the default rule)")
+    return check
+
+
 def _check_positive(name):
     def check(v):
         check_positive(name, v)
@@ -552,6 +576,7 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_tau, "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
+    "huber_gap": _check_optional_bool("huber_gap"),
     "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}

@@ -422,7 +422,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     if boosted:
         facts.update(T=int(state["T"]), sigma_round=float(state["sigma_round"]), lr=state["lr"],
                      tau=float(state["tau"]), ridge_lambda_rule=float(state["lam_rule"]),
-                     stable_ridge=state["stable_ridge"], stability_floor=float(state["stability_floor"]))
+                     stable_ridge=state["stable_ridge"], stability_floor=float(state["stability_floor"]),
+                     huber_gap=state.get("sigma_gap") is not None)
+        if state.get("sigma_gap") is not None:
+            facts["sigma_huber_gap"] = float(state["sigma_gap"])
     else:
         facts["sigma_Xty"] = float(state["sigma_xty"])
         facts["B_y"] = float(state["bound_y"])
@@ -467,6 +470,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             cov_why = "the sandwich needs analytic intervals (ci='auto' or 'analytic'); the classical covariance is used"
         if boosted:
             V_priv = inf.v_priv_boosted(state["Gamma"], S, state["sigma_round"], state["etas"])
+            if state.get("gap_vcov") is not None:
+                # twentieth pass (§6.5): the Huber gap step's noise, in the coordinates W maps below
+                V_priv = V_priv + state["gap_vcov"]
             # issue 12: after T rounds theta_T = (I - R_T) theta_OLS + noise with R_T = prod(I - eta_t
             # Gamma S) (S standing in for X^T X): at small n eps the stability ridge leaves R_T far
             # from 0 and theta_T shrunk towards 0. Undo the shrinkage (post-processing) when R_T is
@@ -547,6 +553,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     state["A_hat"], state["Gamma"], theta_at_release, sigma_gram=state["sigma_gram"],
                     sigma_round=state["sigma_round"], etas=state["etas"], sigma2_hat=sigma2_hat,
                     level=float(values["level"]), meat=meat, extra_noise_sds=extra)
+                if state.get("gap_vcov") is not None:
+                    V_rob = V_rob + state["gap_vcov"]
                 if W is not None:
                     V_rob = W @ V_rob @ W.T
                     coef_bias = np.abs(W) @ coef_bias
@@ -973,7 +981,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         contraction=contraction, T=state.get("T"), theta=theta, se_scaled=se_scaled,
         directional=((0.0 if bias_carried else inf.directional_remaining(S, V, theta, state["lam"], state["T"]))
                      if boosted and state["stable_ridge"] and plan["inference"] else None),
-        tau=state.get("tau") if sd.extra["outcome_scaled"] else None, sigma_hat=sigma_hat_scaled)
+        # twentieth pass (§6.5): after the Huber gap step the target is least squares, not the Huber fit
+        tau=state.get("tau") if sd.extra["outcome_scaled"] and state.get("sigma_gap") is None else None,
+        sigma_hat=sigma_hat_scaled)
     if facts.get("ridge_debiased"):
         # like debiased-lasso software: the estimate (coef, predict) is the penalised fit, the paper's
         # AdaSSP from the same releases, and the inference is about a separate, bias-corrected centre.
