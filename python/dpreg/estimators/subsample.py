@@ -366,7 +366,26 @@ def _standardisation(design, opts, options_given):
     if raw or oi is None or not (np.isfinite(oi[0]) and np.isfinite(oi[1]) and oi[1] > oi[0]):
         return None       # some range is not public: raw scale (the coef_bounds notice says so)
     icpt = public.terms.index("Intercept") if public.has_intercept and "Intercept" in public.terms else None
+    if icpt is not None:
+        centre = intercept_anchor(centre, public.column_lower, public.column_upper)
     return centre, half, c_y, h_y, icpt
+
+
+def intercept_anchor(centre, lower, upper):
+    """The point each group's intercept is taken at (twentieth pass; docs/derivations/winsorized_sa.md
+    §3.3, "The intercept's anchor"): the raw zero of every column whose public range contains 0, the
+    middle of the range otherwise. The per-coordinate aggregation of the group intercepts is only as good
+    as the groups agree on the prediction at that point; at the middle of a range far wider than the data
+    (skewed counts declared 0-1000) it is a far extrapolation whose spread over the groups is heavy-tailed
+    and whose robust centre is not the data's (check_times: 19 x OLS at eps = 8). The zero of a range
+    that contains it is the natural floor of counts, amounts and durations, where such data lie. Public:
+    a function of the declared (or privately released) ranges only. Factor dummies and the intercept
+    keep the 0 that public_scaling gives them."""
+    centre = np.array(centre, dtype=float)
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    holds_zero = (lower <= 0.0) & (upper >= 0.0)
+    centre[holds_zero] = 0.0
+    return centre
 
 
 def _ridge_estimator(lam, icpt, p):
