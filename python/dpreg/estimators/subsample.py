@@ -188,7 +188,8 @@ OPTIONS = {
                      _check_sigma2_upper),
     "standardize": (True, "our choice (issue 13): when every numeric range is public (declared, or estimated "
                           "privately) and coef_bounds / base_estimator are not given, each group is fitted "
-                          "on columns and outcome centred and scaled into [-1, 1] by those ranges, with a "
+                          "on columns and outcome scaled by those ranges (a column anchored at 0 when its range "
+                          "contains 0, at its midpoint otherwise; the outcome centred), with a "
                           "small ridge, and the group estimates are aggregated on that scale (where the "
                           "default coef_bounds are meaningful); coefficients are mapped back exactly",
                     _check_bool("standardize")),
@@ -466,7 +467,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
             rel.facts["inference_withheld_columns"] = sorted(int(j) for j in level_counts["inference_withheld"])
     if std is not None:
         rel.facts["standardised"] = ("each group fitted by ridge (lambda = {:g}, intercept unpenalised) on columns "
-                                     "and outcome centred and scaled into [-1, 1] by their public ranges; "
+                                     "scaled by their public ranges and anchored at 0 where the range holds "
+                                     "0 (else at its midpoint), the outcome centred and scaled into [-1, 1]; "
                                      "aggregated on that scale (coef_bounds, q_lo, q_hi refer to it), mapped "
                                      "back exactly").format(float(opts["ridge"]))
         rel.tuning["standardize"] = (True, OPTIONS["standardize"][1])
