@@ -178,7 +178,8 @@ def map_to_original_scale(res, centre, half, c_y, h_y, icpt):
     """Group-aggregated results on the standardised scale -> original units (post-processing).
 
     beta = L theta + b with L_jj = h_y / half_j for slopes and, for the intercept,
-    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j). Point estimates, bootstrap draws and
+    beta_0 = c_y + h_y (theta_0 - sum_j theta_j centre_j / half_j), centre the groups' anchor (the
+    midpoint of a range, or 0 where the range holds it: winsorized_sa.md §3.3). Point estimates, bootstrap draws and
     slope SEs/intervals map exactly; the intercept's SE and interval half-width use the bound
     sd(sum_j a_j theta_j) <= sum_j |a_j| sd(theta_j) (no cross-covariances are estimated, as for predict)."""
     p = half.size
@@ -212,7 +213,7 @@ def map_to_original_scale(res, centre, half, c_y, h_y, icpt):
     if res.get("sigma2") is not None:
         out["sigma2"] = res["sigma2"] * h_y ** 2
     # clip points of the slopes map exactly (a positive rescaling); the intercept's were taken on the
-    # centred-intercept scale and have no original-unit counterpart on their own (reported as NaN)
+    # anchored-intercept scale and have no original-unit counterpart on their own (reported as NaN)
     out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
                     for j, r in enumerate(res["per"])]
     return out
