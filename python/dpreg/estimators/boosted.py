@@ -121,6 +121,16 @@ def default_huber_gap(outcome_scaled: bool, neighbours: str, n: int, d: int, b_s
                    "outcome), where the step adds more noise than the Huber target's distance")
 
 
+def _given_or_default(values: dict, tuning: dict, name: str, rule, public_facts: tuple):
+    """The user's value of option ``name``, or (None given) the default ``rule(*public_facts)`` -> (value,
+    origin), recorded in ``tuning``."""
+    if values[name] is not None:
+        return values[name]
+    value, origin = rule(*public_facts)
+    tuning[name] = (value, origin)
+    return value
+
+
 def stable_ridge_floor(sigma_gram: float, d: int) -> float:
     """sigma1 (2 sqrt(d) + 3): a bound on ||E||_2 for the Gram noise E = sigma1 (G + G^T)/2 that holds
     with probability >= 1 - exp(-9/2) = 98.9% (||(G + G^T)/2|| <= ||G|| <= 2 sqrt(d) + t with
@@ -204,21 +214,13 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     tau_x, T = float(values["tau_x"]), int(values["T"])
     sd = scale_design(design, mode=mode, tau_x=tau_x)
     outcome_scaled = bool(sd.extra["outcome_scaled"])
-    if values["tau"] is None:
-        tau, tau_origin = default_tau(outcome_scaled, spec.neighbours, sd.X.shape[0], sd.X.shape[1],
-                                      design.public.row_norm_budget, mu)
-        tuning["tau"] = (tau, tau_origin)
-    else:
-        tau = float(values["tau"])
+    # the public facts the default rules read (replace-one n, d, B^2, mu: the index of dpreg.auto.auto_snr)
+    public_facts = (outcome_scaled, spec.neighbours, sd.X.shape[0], sd.X.shape[1], design.public.row_norm_budget, mu)
+    tau = float(_given_or_default(values, tuning, "tau", default_tau, public_facts))
     plan = budget_plan(mu, spec, mode, outcome_scaled, values["inference_share"])
     # twentieth pass (§6.5): the gap step needs |y| <= 1 (scaled outcome) for its sensitivity and for
     # clip(r, 2) = r at a fit in range; a clip of 2 or more leaves no gap to close
-    if values["huber_gap"] is None:
-        gap_on, gap_origin = default_huber_gap(outcome_scaled, spec.neighbours, sd.X.shape[0], sd.X.shape[1],
-                                               design.public.row_norm_budget, mu)
-        tuning["huber_gap"] = (gap_on, gap_origin)
-    else:
-        gap_on = bool(values["huber_gap"])
+    gap_on = bool(_given_or_default(values, tuning, "huber_gap", default_huber_gap, public_facts))
     use_gap = gap_on and outcome_scaled and tau < WIDE_TAU
 
     split_ref = (1.0, math.sqrt(T), 1.0)        # [REF23]'s split: one noise multiplier for T + 2 releases
