@@ -169,6 +169,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # each coefficient's loading on their eigenvectors (post-processing of XtX and the public
              # scaling map) and the terms whose intervals that withholds (public names)
              "/facts/hidden_directions", "/facts/hidden_loading[]", "/facts/hidden_withheld[]",
+             # issue 12, twentieth pass (§30): BoostedAdaSSP's dummies whose intervals are withheld, a level
+             # whose released count cannot rule out no rows given the keep rule (public names, chosen from
+             # the released XtX and public constants)
+             "/facts/empty_level_withheld[]",
              # issue 12, intervals of combinations and predictions (§28): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of

@@ -273,6 +273,13 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
             ci = fit.conf_int().to_numpy(float)
             shown = np.isfinite(ci).all(axis=1)
             hidden = set(fit.facts.get("hidden_withheld") or [])
+            # twentieth pass (derivation §30): a level whose released count is below 3.28 sigma1 cannot be
+            # told from a level with no rows given the keep rule, and its interval is withheld with the
+            # reason: the hour dummies (about 4.2 sigma1 each at eps = 1) fall there with probability
+            # Phi(-0.92) = 0.18, about 4 of 23 per fit (s.d. 1.8; 10 is 3.3 s.d. above)
+            empty_like = set(fit.facts.get("empty_level_withheld") or [])
+            assert len(empty_like) <= 10, (seed, sorted(empty_like))
+            hidden |= empty_like
             # NA only for the levels the level rule drops (a few per fit) and, for AdaSSP, the coefficients
             # that load on a direction its Gram noise hides (eighteenth pass, derivation §24: at eps = 1 its
             # equal split leaves the hour dummies at about 0.9 sigma1, below the 3 sigma1 threshold, so the
@@ -281,7 +288,7 @@ def test_default_path_releases_intervals_on_bikeshare_at_eps_1():
             unexplained = [t for t, ok in zip(fit.coef.index, shown) if not ok and t not in hidden]
             assert len(unexplained) <= 4, (method, unexplained)
             if method == "boosted_adassp":
-                assert not hidden and shown.sum() >= len(shown) - 4
+                assert not (hidden - empty_like) and shown.sum() >= len(shown) - 4 - len(empty_like)
             held.extend((ci[shown, 0] <= b_ols[shown]) & (b_ols[shown] <= ci[shown, 1]))
         assert np.mean(held) >= 0.88, method
 

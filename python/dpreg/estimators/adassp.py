@@ -176,6 +176,13 @@ def _withhold_hidden_loading(rel, facts, state, M):
         rel.inference_note = "standard errors not estimable at this n and eps: " + _hidden_direction_reason(k)
         facts.pop("attenuation_widening", None)
         return withheld
+    _withhold_intervals(rel, facts, withheld)
+    return withheld
+
+
+def _withhold_intervals(rel, facts, withheld):
+    """NaN standard errors, covariance rows and columns, intervals and bootstrap draws for the
+    coefficients ``withheld`` (indices); the estimates stay."""
     vcov = np.array(rel.vcov, float)
     vcov[withheld, :] = np.nan
     vcov[:, withheld] = np.nan
@@ -194,9 +201,8 @@ def _withhold_hidden_loading(rel, facts, state, M):
         draws[:, withheld] = np.nan
         rel.ci_draws = draws
     for key in ("attenuation_widening",):
-        if key in facts:
+        if key in facts and isinstance(facts[key], list):
             facts[key] = [None if j in withheld else x for j, x in enumerate(facts[key])]
-    return withheld
 
 
 def _near_sds(values):
@@ -956,6 +962,18 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # linear combinations (predictions, several-coefficient t tests; §28): the same union and
             # the same withholding rule applied to the combination's own map, from these released pieces
             rel.combinations = _combination_pieces(state, K, M, theta, V, values, certified)
+        if boosted and rel.vcov is not None and state.get("dummy_columns"):
+            # issue 12, twentieth pass (docs/derivations/adassp_boosted.md §30): a kept dummy whose
+            # released count, given that it passed the keep rule and the interval gate, cannot rule out a
+            # declared level with no rows has no identified coefficient: its interval is withheld (storms:
+            # estimates near -300 knots with intervals excluding 0 for a level with no rows)
+            gate = max(_ssp.NOT_ESTIMABLE_Z, BOOSTED_GATE_SDS)
+            empty_like = inf.possibly_empty_levels(state["A_hat"], state["sigma_gram"], state["dummy_columns"],
+                                                   gate)
+            if empty_like and len(empty_like) < d:
+                _withhold_intervals(rel, facts, empty_like)
+                names = state.get("kept_terms") or []
+                facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
@@ -1024,6 +1042,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # why, and the warning says so at fit time too (as dp_glm's blind directions), once
         rel.warnings = list(rel.warnings) + [_hidden_direction_note(
             facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
+    if facts.get("empty_level_withheld"):
+        names = facts["empty_level_withheld"]
+        plural = len(names) > 1
+        rel.warnings = list(rel.warnings) + [Diagnostic(
+            f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
+            f"{'these levels' if plural else 'this level'}, allowing for the rule that kept "
+            f"{'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose coefficient "
+            "is not identified (the estimate is mostly privacy noise). A larger n or eps gives "
+            f"{'their' if plural else 'its'} interval where the level has rows.", None)]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(

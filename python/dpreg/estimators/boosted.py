@@ -284,10 +284,17 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                                                     neighbours=spec.neighbours, debias=plan["inference"],
                                                     noise=noise, ledger=ledger)
 
+    # the factor dummy columns kept, as indices of the reduced design, and their public names: a kept
+    # dummy whose released count cannot rule out a level with no rows gets no interval (§30)
+    kept_idx = np.arange(len(design.public.terms)) if keep is None else np.flatnonzero(np.asarray(keep))
+    position = {int(j): i for i, j in enumerate(kept_idx)}
+    dummy_columns = [position[int(j)] for block in (design.public.factor_blocks or []) for j in block
+                     if int(j) in position]
     state = dict(kind="boosted", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_round=delta_g / mu_round, kappa_E=kappa_E,
                  kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair,
-                 lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor, gap_vcov=gap_vcov,
-                 sigma_gap=sigma_gap)
+                 lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor,
+                 gap_vcov=gap_vcov, sigma_gap=sigma_gap,
+                 dummy_columns=dummy_columns, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
     return restore_columns(rel, keep, design)

@@ -994,6 +994,36 @@ def gate_selection_extra_sds(released_sds: float, gate_sds: float) -> float:
     return max((x - a_lower) - CURVATURE_NOISE_SDS, 0.0)
 
 
+def selective_count_lower(released_sds: float, gate_sds: float) -> float:
+    """The lower confidence bound (in sigma1) for a column's Gram diagonal a, given its released value
+    alpha = a + e (e ~ N(0, sigma1^2), ``released_sds`` = alpha / sigma1) and that the column was only
+    kept because alpha passed ``gate_sds`` sigma1: the truncated-normal pivot of
+    :func:`gate_selection_extra_sds` at the one-sided level Phi(-CURVATURE_NOISE_SDS) (issue 12, twentieth
+    pass; docs/derivations/adassp_boosted.md §30). -inf at the gate. Released values and public constants."""
+    x = float(released_sds)
+    extra = gate_selection_extra_sds(x, float(gate_sds))
+    return x - CURVATURE_NOISE_SDS - extra if math.isfinite(extra) else -math.inf
+
+
+def possibly_empty_levels(A_hat, sigma_gram: float, dummy_columns, gate_sds: float) -> list[int]:
+    """The factor dummy columns (indices into A_hat) whose kept released count cannot rule out a level
+    with no rows: the selective lower bound of :func:`selective_count_lower` for the diagonal (rows at
+    the level times the public squared dummy value) is at most 0. With the level at Phi(-2) and the gate
+    at 2 sigma1 that is a released diagonal below about 3.28 sigma1 (sf(3.28) = sf(2)^2). An empty level
+    the fit kept (probability Phi(-2) each) then keeps its interval with probability Phi(-2) only (docs/
+    derivations/adassp_boosted.md §30). Released values and public constants only."""
+    A = np.asarray(A_hat, float)
+    s1 = float(sigma_gram)
+    out = []
+    for j in dummy_columns or []:
+        j = int(j)
+        if not s1 > 0.0:
+            continue
+        if selective_count_lower(float(A[j, j]) / s1, gate_sds) <= 0.0:
+            out.append(j)
+    return out
+
+
 def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
                              sigma2_hat: float, level: float = 0.95, meat=None, extra_noise_sds: float = 0.0):
     """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not

@@ -363,7 +363,14 @@ class _PredictionMixin:
             # A coefficient kept without a standard error (a level most groups miss, issue 12): rows that
             # use its column get no interval (NA), the others are unaffected
             ok = np.isfinite(dg)
-            se_fit = np.abs(Xs[:, ok]) @ np.sqrt(dg[ok])
+            block = v[np.ix_(ok, ok)]
+            if np.all(np.isfinite(block)):
+                # only whole rows and columns withheld (BoostedAdaSSP's possibly empty level, issue 12,
+                # twentieth pass): the covariance of the others is known, so the rows that do not use
+                # the withheld columns get the exact quadratic form
+                se_fit = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xs[:, ok], block, Xs[:, ok]), 0.0))
+            else:
+                se_fit = np.abs(Xs[:, ok]) @ np.sqrt(dg[ok])
             if not ok.all():
                 no_se = np.any(X[:, ~ok] != 0, axis=1)
                 se_fit = np.where(no_se, np.nan, se_fit)
