@@ -13,7 +13,7 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-from ..errors import ConvergenceWarning, Diagnostic
+from ..errors import ConvergenceWarning, Diagnostic, InvalidArgument
 from .linalg import pd_inverse, ridge_lambda
 from .wald import wald_test  # noqa: F401  (the one Wald test; estimators call it as ssp.wald_test)
 
@@ -1378,7 +1378,7 @@ def selective_curvature_lower(alpha: float, sigma_gram: float, gamma: float | No
     if not 0.0 < g < 0.5:
         # the search below steps down by z_{1-gamma}, which is 0 at gamma = 1/2 (it looped forever there), and
         # a "lower bound" at confidence 1 - gamma <= 1/2 lies at or above the released value: not a bound
-        raise ValueError(f"gamma must lie strictly between 0 and 0.5 (got {g!r})")
+        raise InvalidArgument(f"gamma must lie strictly between 0 and 0.5 (got {g!r})")
     s1 = float(sigma_gram)
     x = float(alpha) / s1
     t = HIDDEN_WITHHOLD_SDS
