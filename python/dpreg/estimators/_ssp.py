@@ -785,6 +785,15 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
                "exclude at this n and eps (the intervals assume tails no heavier than that)" if heaviest else
                f"{df:.2g} degrees of freedom, which the released residual sums cannot exclude at this n and "
                "eps"))
+        si = facts.get("sigma_interval")
+        under = 1.0 - 1.0 / math.sqrt(factor)
+        if si is not None and under >= 0.005:
+            # twenty-first pass (§32): the point rests on the same winsorized sum as R^2's, so under the
+            # tails the interval allows for it estimates the residual s.d. times sqrt(b), b = 1 / factor
+            # (t3: 0.86 of the error s.d., 0.90 of the s.d. of the data clamped to the benchmark's range)
+            facts["tail_allowance_note"] += (
+                f"; the residual standard error's point assumes normal tails and would understate it by "
+                f"up to {100.0 * under:.0f}% under them")
         r2 = facts.get("r_squared_raw")
         if r2 is not None and 0.0 < float(r2) < 1.0:
             # twentieth pass (§29): the point is not moved (a correction from the noisy tail ratio, or
