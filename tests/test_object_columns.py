@@ -58,7 +58,8 @@ def _structure(formula, df, **kw):
 
 
 @pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
-@pytest.mark.parametrize("value", [True, False, np.bool_(True), 0.5, 7, Decimal("0.25"), Fraction(1, 3), 10 ** 400])
+@pytest.mark.parametrize("value", [True, False, np.bool_(True), 0.5, 7, Decimal("0.25"), Fraction(1, 3), 10 ** 400],
+                         ids=["True", "False", "np.True_", "0.5", "7", "Decimal", "Fraction", "10**400"])
 def test_one_number_or_true_in_an_undeclared_object_column_leaves_the_structure_unchanged(neighbours, value):
     # audit 21: x's only non-missing value True made x a bool factor ('x[T.True]', public levels), the same
     # row missing made it a text factor (levels selected privately: a 'levels(x)' ledger row, no term), a
