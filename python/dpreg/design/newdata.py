@@ -43,9 +43,11 @@ def _column_type(s: pd.Series) -> str:
     if pd.api.types.is_numeric_dtype(dt):
         return "numeric"
     if pd.api.types.is_object_dtype(dt):
-        if any(isinstance(v, decimal.Decimal) and v.is_snan() for v in s.to_numpy()):
+        if any((isinstance(v, decimal.Decimal) and v.is_snan()) or not _hashable(v) for v in s.to_numpy()):
             # a signalling NaN Decimal raises in pandas' missing-value checks and hashing (InvalidOperation,
-            # TypeError): refused like any object dpreg cannot use, the column named only
+            # TypeError), and a list or an array cannot be a level (the selection counts values by their
+            # hash: it raised TypeError, audit 21): refused like any object dpreg cannot use, the column
+            # named only
             raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
                               "give it one type: numbers, strings or a pandas Categorical")
         # dtype object fixes no kind: it is categorical where the formula (C(x)) or levels= says so, else a
@@ -55,6 +57,14 @@ def _column_type(s: pd.Series) -> str:
     if pd.api.types.is_string_dtype(dt):
         return "string"     # pandas' str / StringDtype: a text column by its schema type, a factor
     raise DesignError(f"column {name!r} has a type dpreg does not support")
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except Exception:       # TypeError, or what a user type's __hash__ raises
+        return False
+    return True
 
 
 def _match_levels(s: pd.Series, lv: list):
