@@ -572,7 +572,7 @@ def build_cases():
         ]
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
-            + csv_typing_cases())
+            + csv_typing_cases() + twenty_first_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1103,6 +1103,31 @@ def csv_typing_cases():
         Case("csv typing: adassp, inference, CSV file, undeclared predictor: its row 0 'true' -> '0.25'",
              "adassp (CSV, undeclared x)", "x 'true' -> '0.25' in a CSV file, x's range searched; n = 2000",
              _lm_csv("y ~ x", "adassp", inference=True, bounds={"y": BOUNDS["y"]}), csv_true_among_numbers_pair,
+             {"full": 100, "quick": 40, "test": 0}),
+    ]
+
+
+def undeclared_true_object_pair(n=2000):
+    """Replace-one neighbours on an object column g with no declared bounds or levels, not in C(): in D its
+    only non-missing value is row 0's True, in D' that row is missing too. pandas' value inference made g a
+    bool factor (public levels, the term g[T.True]) in D and a text factor (levels selected privately, a
+    ledger row, no term) in D' before the twenty-first pass; now g is a number column in both (True is 1)."""
+    import pandas as pd
+    d1 = bounded_frame(n)
+    d1["g"] = pd.Series([None] * n, dtype=object)
+    d0 = d1.copy()
+    d0.loc[0, "g"] = True
+    return d0, d1
+
+
+def twenty_first_pass_cases():
+    """Neighbours for the twenty-first pass (docs/audit.md, "Object columns"): one value of an object
+    column used without declarations."""
+    return [
+        Case("twenty-first pass: adassp, inference, undeclared object column: its only value True -> missing",
+             "adassp (undeclared object column, one True)", "g (object) True -> None, every other g missing, "
+             "g's range searched; n = 2000",
+             _lm("y ~ x + g", "adassp", inference=True, na_action="impute"), undeclared_true_object_pair,
              {"full": 100, "quick": 40, "test": 0}),
     ]
 

@@ -52,6 +52,11 @@ def test_no_shape_where_it_comes_from_a_release():
     """A categorical predictor without declared levels has its columns from the private selection, and
     levels='data' reads them from the rows: neither has a public shape."""
     df = _frame([1.0, 2.0], ["a", "b"])
+    # dtype object fixes no kind (audit 21): outside C() and levels= it is a number column in the shape (the
+    # fit refuses its text), whatever its values; a text dtype or C() makes it a factor
+    assert public_shape("y ~ x + g", df, bounds=BOUNDS).terms == ["Intercept", "x", "g"]
+    assert public_shape("y ~ x + C(g)", df, bounds=BOUNDS) is None
+    df["g"] = df["g"].astype("string")
     assert public_shape("y ~ x + g", df, bounds=BOUNDS) is None
     assert public_shape("y ~ x + g", df, bounds=BOUNDS, levels="data") is None
     df["g"] = pd.Categorical(df["g"])

@@ -41,6 +41,8 @@ from .inputs import (  # noqa: F401
     declared_number_error,
     declared_number_refused,
     declared_number_values,
+    object_column_error,
+    object_number_column,
 )
 from .intervals import domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
@@ -236,6 +238,12 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
         raise declared_number_error(outcome_var)      # one text whatever the other rows hold (audit 20)
     if family == "gaussian" and declared_number_column(df[outcome_var], outcome_var, declared, levels):
         ytype = "numeric"       # a declared number column (numbers, True / False or nothing), as a predictor
+    elif outcome_var not in levels and pd.api.types.is_object_dtype(df[outcome_var].dtype):
+        # dtype object fixes no kind: a number column (True / False are 1 / 0), as a predictor outside C()
+        # (audit 21); its values never make it a factor
+        if not object_number_column(df[outcome_var]):
+            raise object_column_error(outcome_var, outcome=True, binary=family == "binomial")
+        ytype = "numeric"
     else:
         ytype = _column_type(df[outcome_var])
     if family == "gaussian":
@@ -253,7 +261,9 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
         # a finite number beyond the double range (a Python int such as 10**400 in an object column, a
         # long double) saturates at the largest double instead of raising OverflowError or becoming inf:
         # one such row must not decide between a fit and an exception (fourteenth audit pass)
-        frame[v] = declared_number_values(df[v]) if declared_number_column(df[v], v, declared, levels) \
+        # True / False are 1 / 0 in a declared number column and in a number column of dtype object
+        frame[v] = declared_number_values(df[v]) if (declared_number_column(df[v], v, declared, levels)
+                                                     or object_number_column(df[v])) \
             else saturating_numeric_series(df[v])
     inf_cols = [v for v in numeric_cols if np.isinf(np.asarray(frame[v], dtype=float)).any()]
     if inf_cols:

@@ -87,9 +87,10 @@ class StreamedRows:
         return out
 
     def _batches(self):
+        from ..sources import arrow_to_pandas
         from .scaling import scale_design
         for rb in self.source.batches(self.columns):
-            design = self.build(rb.to_pandas())
+            design = self.build(arrow_to_pandas(rb))
             if self.scaling is None:
                 X, y = np.asarray(design.X, float), np.asarray(design.y, float)
             else:
@@ -345,9 +346,10 @@ class _BatchIterSource:
 
 def _validate_batches(source, columns, build):
     """Rows counted and every batch's design built (errors raised)."""
+    from ..sources import arrow_to_pandas
     n = 0
     for rb in source.batches(columns):
-        frame = rb.to_pandas()
+        frame = arrow_to_pandas(rb)
         build(frame)
         n += frame.shape[0]
     return n, None

@@ -164,6 +164,40 @@ def declared_number_error(name) -> DesignError:
                        "convert it to numbers, or declare levels= for it if it is a category")
 
 
+def object_number_column(s) -> bool:
+    """A column of dtype object that is a number column (used outside ``C()`` and without declared levels):
+    its non-missing values are numbers (int, float, Fraction, Decimal, numpy numbers) or True / False (1 /
+    0). Anything else in it is refused with :func:`object_column_error`, one text whatever the other rows
+    hold."""
+    return pd.api.types.is_object_dtype(s.dtype) and _numbers_or_true_false(s)
+
+
+def object_column_error(name, *, outcome=False, binary=False) -> DesignError:
+    """The refusal of a column of dtype object, used without ``C()`` or declared levels, that holds a value
+    other than a number, True / False or a missing value; it names the column only (never the value) and
+    reads no other row. dtype object says nothing of a column's kind, and its kind must not come from its
+    values: read from them (pandas' ``infer_dtype``), one row decided between a bool factor with public
+    levels, a factor with privately selected levels and a number column, also under add/remove where that
+    row was left out for a missing outcome (twenty-first audit pass). It is therefore a number column, as
+    a CSV column is; a factor is declared by the formula or ``levels=``, or by a text dtype."""
+    if binary:
+        return DesignError(f"the binary outcome {name!r} has dtype object and holds a value that is not a "
+                           "number (nor True / False or missing); a column of dtype object is a number column "
+                           "unless levels= declares it (its kind never comes from its values): declare its two "
+                           f"levels with levels={{{name!r}: [reference, event]}}, or code it as 0/1 or "
+                           "True/False")
+    if outcome:
+        return DesignError(f"the outcome {name!r} has dtype object and holds a value that is not a number (nor "
+                           "True / False or missing); a column of dtype object is a number column (its kind "
+                           "never comes from its values): convert it to numbers")
+    return DesignError(f"column {name!r} has dtype object and holds a value that is not a number (nor True / "
+                       "False or missing); a column of dtype object is a number column unless the formula "
+                       "writes C() or levels= declares its levels (its kind never comes from its values). "
+                       f"For a factor write C({name}) in the formula, or declare levels={{{name!r}: [...]}} "
+                       f"(public; first = reference), or give it a text dtype (data[{name!r}].astype(\"string\")), "
+                       "whose levels are selected privately unless declared; else convert it to numbers")
+
+
 def csv_categorical_columns(formula, levels) -> set:
     """The columns of data read from CSV that are categorical: those with declared levels (``levels=``)
     and those written ``C(x)`` in the formula; every other column the formula uses is a number column
@@ -244,6 +278,14 @@ def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
             raise DesignError(f"column {v!r} is categorical but has declared bounds, so it is a number column; "
                               "convert it to numbers, or declare its levels (and drop its bounds) if it is a "
                               "category")
+        if v not in formula_cats and pd.api.types.is_object_dtype(df[v].dtype):
+            # dtype object fixes no kind, and its values must not (audit 21: a single True made a bool
+            # factor, that row missing a factor with privately selected levels, a single number a number
+            # column): outside C() and levels= it is a number column, as a CSV column is
+            if not _numbers_or_true_false(df[v]):
+                raise object_column_error(v)
+            kinds[v] = "numeric"
+            continue
         t = _column_type(df[v])
         if t in ("categorical", "bool", "string") or v in levels or v in formula_cats:
             kinds[v] = "categorical"

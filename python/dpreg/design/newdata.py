@@ -20,8 +20,14 @@ def _pyval(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+#: the kind :func:`_column_type` gives a column of dtype object: none of its own (see inputs._classify)
+OBJECT_KIND = "object"
+
+
 def _column_type(s: pd.Series) -> str:
-    """'numeric' | 'categorical' | 'bool' | 'string' | error for unsupported types."""
+    """The kind a column's dtype (its schema type) gives it: 'numeric' | 'categorical' | 'bool' | 'string'
+    | :data:`OBJECT_KIND` (dtype object: no kind of its own); an error for unsupported types. Never read
+    from the values, which are private."""
     name = s.name
     dt = s.dtype
     if isinstance(dt, pd.CategoricalDtype):
@@ -36,33 +42,29 @@ def _column_type(s: pd.Series) -> str:
         raise DesignError(f"column {name!r} is complex-valued, which dpreg does not support")
     if pd.api.types.is_numeric_dtype(dt):
         return "numeric"
-    if pd.api.types.is_string_dtype(dt) or pd.api.types.is_object_dtype(dt):
-        if pd.api.types.is_object_dtype(dt) and any(
-                isinstance(v, decimal.Decimal) and v.is_snan() for v in s.to_numpy()):
+    if pd.api.types.is_object_dtype(dt):
+        if any((isinstance(v, decimal.Decimal) and v.is_snan()) or not _hashable(v) for v in s.to_numpy()):
             # a signalling NaN Decimal raises in pandas' missing-value checks and hashing (InvalidOperation,
-            # TypeError): refused like any object dpreg cannot use, the column named only
+            # TypeError), and a list or an array cannot be a level (the selection counts values by their
+            # hash: it raised TypeError, audit 21): refused like any object dpreg cannot use, the column
+            # named only
             raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
                               "give it one type: numbers, strings or a pandas Categorical")
-        kind = pd.api.types.infer_dtype(s, skipna=True)
-        if kind in ("string", "empty"):
-            return "string"
-        if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
-            return "numeric"
-        if kind == "boolean":
-            return "bool"
-        if kind in ("mixed", "mixed-integer") and _all_numbers(s):
-            # Fractions or Decimals among floats (pandas calls that "mixed"): numbers all the same, used as
-            # their floats (saturating_numeric_series); refusing them would be a decision of that one row
-            return "numeric"
-        raise DesignError(f"column {name!r} mixes value types (or holds objects dpreg cannot use); "
-                          "give it one type: numbers, strings or a pandas Categorical")
+        # dtype object fixes no kind: it is categorical where the formula (C(x)) or levels= says so, else a
+        # number column (inputs._classify). Read from its values (pandas' infer_dtype), one row decided
+        # between a bool factor, a factor with privately selected levels and a number column (audit 21)
+        return OBJECT_KIND
+    if pd.api.types.is_string_dtype(dt):
+        return "string"     # pandas' str / StringDtype: a text column by its schema type, a factor
     raise DesignError(f"column {name!r} has a type dpreg does not support")
 
 
-def _all_numbers(s: pd.Series) -> bool:
-    """Every non-missing value of an object column is a real number (int, float, Fraction, Decimal, numpy
-    number); bools, strings and other objects are not."""
-    return all(is_real_number(v) for v in s.dropna())
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except Exception:       # TypeError, or what a user type's __hash__ raises
+        return False
+    return True
 
 
 def _match_levels(s: pd.Series, lv: list):

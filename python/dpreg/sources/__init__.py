@@ -54,6 +54,25 @@ def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
            else f"category: write C({name}) in the formula, or declare levels= for it"))
 
 
+def arrow_to_pandas(table):
+    """An Arrow table or record batch as a pandas frame whose dtypes come from the Arrow schema alone: a
+    boolean column is pandas' nullable ``boolean`` and a string column a text dtype, also where a value is
+    null. ``to_pandas()`` makes an object column of a boolean column with a null (and of a string column
+    before pandas 3), and a column of dtype object takes its kind from declarations only (a number column
+    unless C() or levels=; design.inputs): the Arrow type, public, decides instead (audit 21)."""
+    import pandas as pd
+    import pyarrow as pa
+    text_is_object = pa.array(["a"]).to_pandas().dtype == object
+
+    def dtype_of(t):
+        if pa.types.is_boolean(t):
+            return pd.BooleanDtype()
+        if text_is_object and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            return pd.StringDtype()
+        return None
+    return table.to_pandas(types_mapper=dtype_of)
+
+
 # ------------------------------------------------------------------------------------------------
 # kinds of sources
 # ------------------------------------------------------------------------------------------------
@@ -111,9 +130,9 @@ class Source:
 
     def to_pandas(self, columns, max_rows: int | None = MATERIALISE_ROW_LIMIT):
         """The requested columns as a pandas DataFrame (Arrow dictionaries become pandas Categoricals,
-        strings become object columns, as pandas users give them)."""
+        booleans pandas' nullable booleans, strings a text dtype: :func:`arrow_to_pandas`)."""
         table = self.to_arrow(columns, max_rows=max_rows)
-        return table.to_pandas()
+        return arrow_to_pandas(table)
 
 
 class PandasSource(Source):

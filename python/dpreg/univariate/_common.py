@@ -23,28 +23,57 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 # ------------------------------------------------------------------------------------------------
 # argument checking (before any noise is drawn or budget logged; docs/derivations/winsorized_sa.md §5.4)
 # ------------------------------------------------------------------------------------------------
+_MISSING_TEXT = "missing values are not allowed; remove them before calling (the row count must be public)"
+
+
+def _object_values_as_numbers(arr) -> np.ndarray:
+    """An array of dtype object as floats: its values must be numbers (int, float, Fraction, Decimal, numpy
+    numbers; beyond the double range saturated) or True / False (1 / 0), as in a number column of the
+    design (design.inputs). Any other value (text, also "1", bytes, other objects, a signalling-NaN Decimal)
+    is refused with one text, before and whatever the missing values: numpy's conversion read the text "1"
+    and the bytes b"1" as the number 1 but refused "a", a signalling NaN escaped as decimal.InvalidOperation,
+    and pd.NA was "not numeric" in an array but "missing" in a Series (twenty-first audit pass)."""
+    import pandas as pd
+    values = arr.ravel()
+    missing = False
+    numbers_out = np.empty(values.size, dtype=object)
+    for i, v in enumerate(values):
+        if isinstance(v, (bool, np.bool_)):
+            numbers_out[i] = float(v)
+        elif isinstance(v, decimal.Decimal):
+            if v.is_snan():
+                raise InvalidArgumentType("x must be numeric")
+            missing = missing or v.is_nan()
+            numbers_out[i] = v
+        elif isinstance(v, numbers.Real):
+            numbers_out[i] = v
+        elif pd.api.types.is_scalar(v) and not isinstance(v, (str, bytes)) and pd.isna(v):
+            missing = True        # None, pd.NA, NaT: missing, as pandas' isna() says for a Series
+            numbers_out[i] = np.nan
+        else:
+            raise InvalidArgumentType("x must be numeric")
+    if missing:
+        raise InvalidArgument(_MISSING_TEXT)
+    return saturating_floats(numbers_out.reshape(arr.shape))
+
+
 def check_data(x) -> np.ndarray:
     if x is None:
         raise InvalidArgumentType("x must be a numeric vector")
     if hasattr(x, "to_numpy"):
-        try:
-            if x.isna().any():
-                raise InvalidArgument("missing values are not allowed; remove them before calling "
-                                 "(the row count must be public)")
-        except AttributeError:
-            pass
-        x = x.to_numpy()
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind == "O":
+            x = x.to_numpy(dtype=object)   # its values decide below, a value that is not a number first
+        else:
+            try:
+                if x.isna().any():
+                    raise InvalidArgument(_MISSING_TEXT)
+            except AttributeError:
+                pass
+            x = x.to_numpy()
     arr = np.asarray(x)
     if arr.dtype == object:
-        if any(v is None for v in arr.ravel()):
-            raise InvalidArgument("missing values are not allowed; remove them before calling "
-                             "(the row count must be public)")
-        try:
-            # a finite number beyond the double range (10**400, a Fraction) saturates at the largest
-            # double, as in the design: one such value must not raise OverflowError (fourteenth audit pass)
-            arr = saturating_floats(arr)
-        except (TypeError, ValueError, decimal.InvalidOperation):
-            raise InvalidArgumentType("x must be numeric") from None
+        arr = _object_values_as_numbers(arr)
     if arr.dtype.kind == "b":
         raise InvalidArgumentType("x must be numeric; for the proportion of True values pass "
                                   "x.astype(float) with bounds=(0, 1)")
