@@ -47,6 +47,36 @@ def test_budget_messages_show_a_rounding_remainder_as_zero():
     assert "remaining eps=0.1," in repr(half)      # a real remainder is shown as it is
 
 
+def test_a_budget_without_delta_names_delta_when_a_fit_needs_one():
+    # newcomer review, twenty-first pass: Budget(2) (delta defaults to 0) and dp_lm(..., eps=1) (delta
+    # defaults to 1e-6) was refused with "needs (eps = 1, delta = 1e-06) but the Budget has only
+    # (eps = 2, delta = 0) remaining ...; lower eps/delta of the fit", as if eps were short. The refusal
+    # must say which of the two is short and how to make a Budget that holds a delta.
+    b = Budget(2.0)
+    with pytest.raises(BudgetExceeded) as exc:
+        b.spend(1.0, 1e-6)
+    msg = str(exc.value)
+    assert "delta" in msg and "Budget(2, delta=" in msg
+    assert "lower eps" not in msg          # eps is not what is short
+    assert b.spent == (0.0, 0.0)
+    # eps short, delta fine: the refusal names eps, not delta
+    b = Budget(1.0, delta=1e-5)
+    with pytest.raises(BudgetExceeded) as exc:
+        b.spend(2.0, 1e-6)
+    assert "eps" in str(exc.value) and "Budget(1, delta=" not in str(exc.value)
+
+
+def test_dp_lm_with_a_budget_without_delta_is_refused_before_spending():
+    # the same through dp_lm: nothing is charged, the message names delta
+    rng = np.random.default_rng(0)
+    df = {"x": rng.uniform(0, 1, 200), "y": rng.uniform(0, 1, 200)}
+    import pandas as pd
+    b = Budget(2.0)
+    with pytest.raises(BudgetExceeded, match="delta"):
+        dpreg.dp_lm("y ~ x", pd.DataFrame(df), eps=1, bounds={"x": (0, 1), "y": (0, 1)}, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
 def test_hopeless_range_search_with_factors_to_select_charges_nothing():
     # newcomer review 17: MASS::birthwt (n = 189), "bwt ~ age + lwt + C(race) + smoke" without ranges.
     # The refusal (n too small for private ranges at this budget) reads public facts only, but it came
