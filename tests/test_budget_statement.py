@@ -249,6 +249,24 @@ def test_statement_text_and_paragraph():
     assert "(eps = 1, delta = 1e-06)" in p
 
 
+def test_paragraph_names_the_conversion_that_certified_eps():
+    # newcomer review, twenty-first pass: an all-Gaussian ledger calibrated to eps = 1 said "the releases
+    # compose to rho = 0.02801 in zero-concentrated differential privacy, converted with the bound of
+    # Canonne, Kamath and Steinke (2020)"; that bound gives eps = 1.08 for this rho, so a reader checking
+    # the paragraph found it inconsistent. The eps was certified by the exact Gaussian-DP conversion of the
+    # releases (components["conversion"]); the paragraph says so.
+    ledger = Ledger()
+    mu = acc.mu_from_eps_delta(1.0, 1e-6 * 0.999)
+    gaussian_mechanism(np.zeros(3), sensitivity=1.0, mu=mu, noise=NoiseSource(0), ledger=ledger, statistic="XtX")
+    st = acc.compose_ledger(ledger, eps=1.0, delta=1e-6)
+    assert st.rho is not None and st.eps_spent <= 1.0
+    assert acc.eps_cks(st.rho, 1e-6) > st.eps_spent + 0.05     # CKS alone would not give this eps
+    p = st.paragraph()
+    assert "Canonne" not in p
+    assert "Gaussian" in p and "Dong, Roth and Su" in p
+    assert f"rho = {st.rho:.4g}" in p                          # the zCDP claim itself stays
+
+
 def test_statement_not_private_when_bounds_read_from_data():
     st = _statement(schema=_schema(with_data_bounds=True))
     assert st.private is False
