@@ -172,7 +172,7 @@ test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with 
   leak <- tryCatch(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                          seed = 2, na.action = na.omit), dpreg_privacy_leak = conditionMessage)
   expect_match(leak, "na.action = na.omit (na_action = \"drop\")", fixed = TRUE)
-  expect_match(paste(f1$privacy$leaks, collapse = " "), "na.action = na.omit", fixed = TRUE)
+  expect_match(privacy_paragraph(f1), "na.action = na.omit", fixed = TRUE)
   f2 <- suppressWarnings(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                                seed = 2, na_action = "drop"))
   expect_identical(coef(f1), coef(f2))
