@@ -23,22 +23,26 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 # ------------------------------------------------------------------------------------------------
 # argument checking (before any noise is drawn or budget logged; docs/derivations/winsorized_sa.md §5.4)
 # ------------------------------------------------------------------------------------------------
+#: newcomer review, twenty-first pass: "remove them before calling" did not say how; R's refusal shows
+#: x[!is.na(x)]
+MISSING_X = ("missing values are not allowed: remove them first, e.g. x.dropna() for a pandas Series or "
+             "x[~np.isnan(x)] for an array (the number of values left is then treated as public)")
+
+
 def check_data(x) -> np.ndarray:
     if x is None:
         raise InvalidArgumentType("x must be a numeric vector")
     if hasattr(x, "to_numpy"):
         try:
             if x.isna().any():
-                raise InvalidArgument("missing values are not allowed; remove them before calling "
-                                 "(the row count must be public)")
+                raise InvalidArgument(MISSING_X)
         except AttributeError:
             pass
         x = x.to_numpy()
     arr = np.asarray(x)
     if arr.dtype == object:
         if any(v is None for v in arr.ravel()):
-            raise InvalidArgument("missing values are not allowed; remove them before calling "
-                             "(the row count must be public)")
+            raise InvalidArgument(MISSING_X)
         try:
             # a finite number beyond the double range (10**400, a Fraction) saturates at the largest
             # double, as in the design: one such value must not raise OverflowError (fourteenth audit pass)
@@ -54,8 +58,7 @@ def check_data(x) -> np.ndarray:
     if arr.size == 0:
         raise InvalidArgument("x must contain at least one observation")
     if np.isnan(arr).any():
-        raise InvalidArgument("missing values are not allowed; remove them before calling "
-                         "(the row count must be public)")
+        raise InvalidArgument(MISSING_X)
     if not np.isfinite(arr).all():
         raise InvalidArgument("non-finite values are not allowed")
     return arr
