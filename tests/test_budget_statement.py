@@ -47,6 +47,36 @@ def test_budget_messages_show_a_rounding_remainder_as_zero():
     assert "remaining eps=0.1," in repr(half)      # a real remainder is shown as it is
 
 
+def test_a_budget_without_delta_names_delta_when_a_fit_needs_one():
+    # newcomer review, twenty-first pass: Budget(2) (delta defaults to 0) and dp_lm(..., eps=1) (delta
+    # defaults to 1e-6) was refused with "needs (eps = 1, delta = 1e-06) but the Budget has only
+    # (eps = 2, delta = 0) remaining ...; lower eps/delta of the fit", as if eps were short. The refusal
+    # must say which of the two is short and how to make a Budget that holds a delta.
+    b = Budget(2.0)
+    with pytest.raises(BudgetExceeded) as exc:
+        b.spend(1.0, 1e-6)
+    msg = str(exc.value)
+    assert "delta" in msg and "Budget(2, delta=" in msg
+    assert "lower eps" not in msg          # eps is not what is short
+    assert b.spent == (0.0, 0.0)
+    # eps short, delta fine: the refusal names eps, not delta
+    b = Budget(1.0, delta=1e-5)
+    with pytest.raises(BudgetExceeded) as exc:
+        b.spend(2.0, 1e-6)
+    assert "eps" in str(exc.value) and "Budget(1, delta=" not in str(exc.value)
+
+
+def test_dp_lm_with_a_budget_without_delta_is_refused_before_spending():
+    # the same through dp_lm: nothing is charged, the message names delta
+    rng = np.random.default_rng(0)
+    df = {"x": rng.uniform(0, 1, 200), "y": rng.uniform(0, 1, 200)}
+    import pandas as pd
+    b = Budget(2.0)
+    with pytest.raises(BudgetExceeded, match="delta"):
+        dpreg.dp_lm("y ~ x", pd.DataFrame(df), eps=1, bounds={"x": (0, 1), "y": (0, 1)}, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
 def test_hopeless_range_search_with_factors_to_select_charges_nothing():
     # newcomer review 17: MASS::birthwt (n = 189), "bwt ~ age + lwt + C(race) + smoke" without ranges.
     # The refusal (n too small for private ranges at this budget) reads public facts only, but it came
@@ -217,6 +247,24 @@ def test_statement_text_and_paragraph():
                  "levels of g", "must not be released", "inference used 10% of mu^2"):
         assert must in p, must
     assert "(eps = 1, delta = 1e-06)" in p
+
+
+def test_paragraph_names_the_conversion_that_certified_eps():
+    # newcomer review, twenty-first pass: an all-Gaussian ledger calibrated to eps = 1 said "the releases
+    # compose to rho = 0.02801 in zero-concentrated differential privacy, converted with the bound of
+    # Canonne, Kamath and Steinke (2020)"; that bound gives eps = 1.08 for this rho, so a reader checking
+    # the paragraph found it inconsistent. The eps was certified by the exact Gaussian-DP conversion of the
+    # releases (components["conversion"]); the paragraph says so.
+    ledger = Ledger()
+    mu = acc.mu_from_eps_delta(1.0, 1e-6 * 0.999)
+    gaussian_mechanism(np.zeros(3), sensitivity=1.0, mu=mu, noise=NoiseSource(0), ledger=ledger, statistic="XtX")
+    st = acc.compose_ledger(ledger, eps=1.0, delta=1e-6)
+    assert st.rho is not None and st.eps_spent <= 1.0
+    assert acc.eps_cks(st.rho, 1e-6) > st.eps_spent + 0.05     # CKS alone would not give this eps
+    p = st.paragraph()
+    assert "Canonne" not in p
+    assert "Gaussian" in p and "Dong, Roth and Su" in p
+    assert f"rho = {st.rho:.4g}" in p                          # the zCDP claim itself stays
 
 
 def test_statement_not_private_when_bounds_read_from_data():

@@ -232,3 +232,35 @@ def test_method_options(csv_file, bounds_file, levels_file, capsys):
     assert "nonsense_option" in err
     assert main(base + ["-o", "novalue"]) == 2
     one_error_line(capsys.readouterr().err)
+
+
+def test_refusals_are_printed_whole_and_give_command_line_advice(tmp_path, capsys):
+    # newcomer review, twenty-first pass: a CSV with an empty outcome cell was refused with the message
+    # cut at 500 characters ("...; na_action='i...") and advice in Python's spelling (na_action='drop',
+    # bounds={'y': (lower, upper)}), which the command line takes as -o NAME=VALUE and --bounds JSON
+    rng = np.random.default_rng(5)   # synthetic test data (not dpreg noise)
+    y = rng.uniform(0, 1, 60).round(3).astype(str)
+    y[3] = ""
+    path = tmp_path / "na.csv"
+    pd.DataFrame({"y": y, "x": rng.uniform(0, 1, 60).round(3)}).to_csv(path, index=False)
+    assert main(["fit", "y ~ x", "--data", str(path), "--eps", "1"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "-o na_action=drop" in err and "na_action='" not in err
+    assert not err.rstrip().endswith("...")
+    # the range refusal at small n: the --bounds JSON to write, not a Python dict
+    ok = tmp_path / "ok.csv"
+    pd.DataFrame({"y": rng.uniform(0, 1, 60), "x": rng.uniform(0, 1, 60)}).to_csv(ok, index=False)
+    assert main(["fit", "y ~ x", "--data", str(ok), "--eps", "1"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert """--bounds '{"y": [lower, upper], "x": [lower, upper]}'""" in err
+    assert "bounds={" not in err
+
+
+def test_command_line_dialect_leaves_quoted_calls_and_formulas_alone():
+    from dpreg.cli import _cli_dialect
+    assert _cli_dialect("create one, e.g. Budget(2, delta=1e-5)") == "create one, e.g. Budget(2, delta=1e-5)"
+    assert _cli_dialect("term 'C(g, Treatment(reference='b'))'") == "term 'C(g, Treatment(reference='b'))'"
+    assert _cli_dialect("method='boosted_adassp', hidden_directions='assume' or random_state=1") == (
+        "--method boosted_adassp, -o hidden_directions=assume or --seed 1")

@@ -77,6 +77,25 @@ def test_clone_shares_the_budget_and_caps_cross_validation(data):
         clone(est).fit(X, y)
 
 
+def test_repeated_fit_warning_does_not_ask_for_the_budget_already_passed(data):
+    # newcomer review, twenty-first pass: with budget= passed, cross_val_score's warning said "(capped by
+    # the Budget you passed). Pass budget=dpreg.Budget(total_eps, total_delta) to cap it."
+    X, y = data
+    budget = dpreg.Budget(3.0, delta=1e-5)
+    est = DPLinearRegression(eps=1.0, bounds=(0, 1), target_bounds=(-2, 4), budget=budget)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_val_score(est, X, y, cv=KFold(3))
+    texts = {str(w.message) for w in caught if issubclass(w.category, RepeatedFitWarning)}
+    assert texts and not any("Pass budget=" in t for t in texts)
+    assert all("Budget" in t and "remaining" in t for t in texts)
+    # without a Budget the advice to pass one stays
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_val_score(DPLinearRegression(eps=1.0, bounds=(0, 1), target_bounds=(-2, 4)), X, y, cv=KFold(2))
+    assert any("Pass budget=" in str(w.message) for w in caught if issubclass(w.category, RepeatedFitWarning))
+
+
 def test_pipeline_and_grid_search(data):
     X, y = data
     pipe = make_pipeline(FunctionTransformer(lambda Z: np.asarray(Z) * 1.0),

@@ -342,3 +342,14 @@ def test_paper_ballpark_full_t6():
     ratios = np.array(ratios)
     assert ratios.min() >= 0.6 and ratios.max() <= 1.7
     assert 0.85 <= math.exp(np.mean(np.log(ratios))) <= 1.15
+
+
+def test_missing_values_refusal_says_how_to_remove_them():
+    # newcomer review, twenty-first pass: dp_mean(penguins.body_mass_g, ...) (two NaN) said only "remove
+    # them before calling"; the refusal names the pandas and numpy idioms, and nothing is spent
+    import pandas as pd
+    budget = dpreg.Budget(2.0)
+    for x in (pd.Series([1.0, np.nan, 3.0] * 20), np.array([1.0, np.nan, 3.0] * 20)):
+        with pytest.raises(dpreg.errors.InvalidArgument, match=r"x\.dropna\(\).*x\[~np\.isnan\(x\)\]"):
+            dpreg.dp_mean(x, eps=1, bounds=(0, 5), budget=budget)
+    assert budget.spent == (0.0, 0.0)

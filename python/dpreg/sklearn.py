@@ -203,11 +203,19 @@ class _DPBase(BaseEstimator):
 
     def _warn_repeated(self):
         if _in_model_selection():
-            capped = "" if self.budget is None else " (capped by the Budget you passed)"
+            # newcomer review, twenty-first pass: with a Budget passed, the advice to pass one read as if
+            # it had been ignored; say what it has left instead
+            if self.budget is None:
+                cap = ". Pass budget=dpreg.Budget(total_eps, total_delta) to cap it."
+            else:
+                shown = getattr(self.budget, "_remaining_shown", None)
+                re, rd = shown() if shown is not None else self.budget.remaining
+                cap = (f", capped by the Budget you passed (remaining before this fit: eps = {re:.6g}, "
+                       f"delta = {rd:.6g}).")
             warnings.warn(
                 f"{type(self).__name__} is being fitted by cross-validation or a parameter search: every "
                 f"fit spends eps = {self.eps:g} on the same data, so the total privacy loss is eps times "
-                f"the number of fits{capped}. Pass budget=dpreg.Budget(total_eps, total_delta) to cap it.",
+                f"the number of fits{cap}",
                 RepeatedFitWarning, stacklevel=4)
 
     def _dp_fit(self, X, y, family):

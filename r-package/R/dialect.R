@@ -93,6 +93,13 @@ r_dialect <- function(msg) {
     s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[ ,;)]|$)", "\\1 = ...", s, perl = TRUE)
     # quoted names: 'x' -> "x" (R's messages quote with double quotes or none)
     s <- gsub("(?<![A-Za-z])'([^' ]+)'", "\"\\1\"", s, perl = TRUE)
+    # newcomer review 21: lists of coefficients ("the intervals of Intercept, wt are withheld") use
+    # lm's name of the constant, as coef() does
+    s <- gsub("(?<![(A-Za-z0-9_.])Intercept(?![)A-Za-z0-9_.])", "(Intercept)", s, perl = TRUE)
+    # newcomer review 21: R users drop incomplete rows with lm's na.action = na.omit; the core's
+    # spelling alone read as an option they had not used
+    s <- gsub("\\bna_action = \"drop\"(?! \\(the same)", "na.action = na.omit (na_action = \"drop\")",
+              s, perl = TRUE)
     s
   }
   vapply(msg, one, "", USE.NAMES = FALSE)

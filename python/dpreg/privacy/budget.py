@@ -130,13 +130,29 @@ class Budget:
         eps, delta = self._check_request(eps, delta)
         if not self.can_spend(eps, delta):
             re, rd = self._remaining_shown()
+            eps_short = _exact(h[1] for h in self._history) + Fraction(eps) > Fraction(self.eps)
+            # newcomer review, twenty-first pass: Budget(2) holds delta = 0 and dp_lm's default is
+            # delta = 1e-6, so the first fit was refused with "lower eps/delta" although eps was not short
+            delta_short = not self._delta_fits(delta)
+            if eps_short:
+                advice = ("lower eps and delta of the fit or create a larger Budget" if delta_short else
+                          "lower eps of the fit or create a larger Budget")
+            elif self.delta == 0:
+                advice = (f"a Budget made without delta holds delta = 0 (pure-DP releases only, such as "
+                          f"dp_mean); create one with a delta, e.g. Budget({self.eps:.6g}, delta=1e-5)")
+            else:
+                advice = "lower delta of the fit or create a Budget with a larger delta"
+            short = "eps and delta" if eps_short and delta_short else ("eps" if eps_short else "delta")
             raise BudgetExceeded(
                 f"this fit needs (eps = {eps:.6g}, delta = {delta:.6g}) but the Budget has only "
                 f"(eps = {re:.6g}, delta = {rd:.6g}) remaining of (eps = {self.eps:.6g}, "
-                f"delta = {self.delta:.6g}); lower eps/delta of the fit or create a larger Budget")
+                f"delta = {self.delta:.6g}), not enough {short}; {advice}")
         self._history.append((str(label) if label is not None else f"fit {len(self._history) + 1}",
                               eps, delta))
         return self.remaining
+
+    def _delta_fits(self, delta) -> bool:
+        return _exact(h[2] for h in self._history) + Fraction(delta) <= Fraction(self.delta)
 
     @staticmethod
     def _check_request(eps, delta):

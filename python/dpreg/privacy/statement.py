@@ -385,7 +385,19 @@ class PrivacyStatement:
                         f"differential privacy (Dong, Roth and Su 2022), converted to (eps, delta) exactly")
             elif self.rho is not None:
                 txt += (f"; the releases compose to rho = {_g(self.rho)} in zero-concentrated differential "
-                        f"privacy, converted with the bound of Canonne, Kamath and Steinke (2020)")
+                        f"privacy")
+                comp = self.components or {}
+                if comp.get("mu_gaussian") and not comp.get("rho_zcdp"):
+                    # newcomer review, twenty-first pass: all releases Gaussian, so (eps, delta) was certified
+                    # by the exact GDP conversion (accounting.compose_ledger); CKS from rho gives a larger
+                    # eps (1.08 for rho = 0.028 at delta = 1e-6), and naming it made the paragraph disagree
+                    # with its own numbers
+                    txt += (f"; (eps, delta) follows from the exact conversion of their continuous "
+                            f"counterpart, mu = {_g(comp['mu_gaussian'])} in Gaussian differential privacy "
+                            f"(Dong, Roth and Su 2022), plus the discretisation's term of at most "
+                            f"{_g(comp.get('eps_lattice') or 0.0)} in eps")
+                else:
+                    txt += ", converted with the bound of Canonne, Kamath and Steinke (2020)"
             elif how:
                 txt += f" ({how}; other releases by basic composition)"
             s.append(txt + ".")

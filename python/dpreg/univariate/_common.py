@@ -23,7 +23,10 @@ GAUSSIAN_QUANTILE_CAVEAT = ("quantile_noise='gaussian' uses the zCDP AboveThresh
 # ------------------------------------------------------------------------------------------------
 # argument checking (before any noise is drawn or budget logged; docs/derivations/winsorized_sa.md §5.4)
 # ------------------------------------------------------------------------------------------------
-_MISSING_TEXT = "missing values are not allowed; remove them before calling (the row count must be public)"
+#: newcomer review, twenty-first pass: "remove them before calling" did not say how; R's refusal shows
+#: x[!is.na(x)]
+MISSING_X = ("missing values are not allowed: remove them first, e.g. x.dropna() for a pandas Series or "
+             "x[~np.isnan(x)] for an array (the number of values left is then treated as public)")
 
 
 def _object_values_as_numbers(arr) -> np.ndarray:
@@ -53,7 +56,7 @@ def _object_values_as_numbers(arr) -> np.ndarray:
         else:
             raise InvalidArgumentType("x must be numeric")
     if missing:
-        raise InvalidArgument(_MISSING_TEXT)
+        raise InvalidArgument(MISSING_X)
     return saturating_floats(numbers_out.reshape(arr.shape))
 
 
@@ -67,7 +70,7 @@ def check_data(x) -> np.ndarray:
         else:
             try:
                 if x.isna().any():
-                    raise InvalidArgument(_MISSING_TEXT)
+                    raise InvalidArgument(MISSING_X)
             except AttributeError:
                 pass
             x = x.to_numpy()
@@ -83,8 +86,7 @@ def check_data(x) -> np.ndarray:
     if arr.size == 0:
         raise InvalidArgument("x must contain at least one observation")
     if np.isnan(arr).any():
-        raise InvalidArgument("missing values are not allowed; remove them before calling "
-                         "(the row count must be public)")
+        raise InvalidArgument(MISSING_X)
     if not np.isfinite(arr).all():
         raise InvalidArgument("non-finite values are not allowed")
     return arr

@@ -27,6 +27,10 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
   expect_equal(tr("a column without C() or C(g)[T.b]"), "a column without factor() or factor(g)b")
   expect_equal(tr("n_boot = 1000 (our choice (spec 6.5))"), "n_boot = 1000 (our choice)")
   expect_equal(tr("declared [-5, 15]; XtG[1]"), "declared [-5, 15]; XtG[1]")
+  # newcomer review 21: lm's name of the constant in lists of coefficients; not inside other names
+  expect_equal(tr("the intervals of Intercept, wt are withheld"), "the intervals of (Intercept), wt are withheld")
+  expect_equal(tr("(Intercept) and Intercept_x and x.Intercept"), "(Intercept) and Intercept_x and x.Intercept")
+  expect_equal(tr("na_action='drop': rows were dropped"), "na.action = na.omit (na_action = \"drop\"): rows were dropped")
   # a column whose name starts with "spec" is not a pointer into the specification (penguins'
   # species: the hint to declare its levels lost its argument)
   expect_equal(tr("with levels = list(species = c(...)) (first = reference)"),

@@ -167,6 +167,12 @@ test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with 
   expect_warning(f1 <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                              seed = 2, na.action = na.omit),
                  class = "dpreg_privacy_leak")
+  # newcomer review 21: the warning and the privacy statement named only na_action = "drop", an option
+  # the user had not written; they name lm's na.action = na.omit first
+  leak <- tryCatch(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
+                         seed = 2, na.action = na.omit), dpreg_privacy_leak = conditionMessage)
+  expect_match(leak, "na.action = na.omit (na_action = \"drop\")", fixed = TRUE)
+  expect_match(privacy_paragraph(f1), "na.action = na.omit", fixed = TRUE)
   f2 <- suppressWarnings(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp",
                                seed = 2, na_action = "drop"))
   expect_identical(coef(f1), coef(f2))
