@@ -1190,7 +1190,20 @@ def csv_typing_cases():
              "adassp (CSV, undeclared x)", "x 'true' -> '0.25' in a CSV file, x's range searched; n = 2000",
              _lm_csv("y ~ x", "adassp", inference=True, bounds={"y": BOUNDS["y"]}), csv_true_among_numbers_pair,
              {"full": 100, "quick": 40, "test": 0}),
+        Case("csv typing (twenty-first pass): adassp, inference, CSV file, declared bounds: row 0 '1e999' -> '0.25'",
+             "adassp (CSV, a number beyond the double range)", "x '1e999' -> '0.25' in a CSV file; n = 2000",
+             _lm_csv("y ~ x", "adassp", inference=True), csv_beyond_double_pair,
+             {"full": 100, "quick": 40, "test": 0}),
     ]
+
+
+def csv_beyond_double_pair(n=2000):
+    """Replace-one neighbours of a CSV file whose predictor x has declared bounds: row 0's x is the decimal
+    number 1e999 (beyond the double range: both readers parsed it to inf and the design refused the file
+    before the twenty-first pass) in D, 0.25 in D'."""
+    d0, d1 = csv_true_among_numbers_pair(n)
+    d0.loc[0, "x"] = "1e999"
+    return d0, d1
 
 
 # ---------------------------------------------------------------------------------------------------
