@@ -43,8 +43,10 @@ def test_empirical_eps_lower_bound_within_claim(case):
     r = A.run_case(case, case.n["test"], scan=TEST_SCAN)
     if math.isnan(r["eps"]):
         # no release on either side: the method refused every time (e.g. a pure-DP method asked to use
-        # undeclared levels). Refusing is fine when it is the same on both sides (checked as findings)
-        assert not r["findings"], r["findings"]
+        # undeclared levels). Refusing is fine when it is the same on both sides (checked as findings),
+        # and only where the case says it audits a refusal: otherwise its mechanism went unaudited
+        # (twenty-first pass: the heavy-tailed cases after the regime refusal), which evaluate() flags
+        assert case.refusal and not r["findings"], r["findings"]
         return
     assert r["eps_lb"] <= r["eps"], r["findings"]
     if r["mu"] is not None:
@@ -100,3 +102,22 @@ def test_selection_and_held_out_bound_on_a_simulated_laplace_mechanism():
     assert ok["eps_lb"] <= 1.0
     bad = A.select_and_bound(obs(rng.laplace(0, 0.25, n)), obs(1 + rng.laplace(0, 0.25, n)), 0.0, None)
     assert bad["eps_lb"] > 1.0
+
+
+def test_a_case_whose_every_release_is_refused_is_flagged_unless_it_audits_a_refusal():
+    """Twenty-first pass: 44 cases (every heavy-tailed one) had refusals on both sides after the twentieth
+    pass's regime rule and passed as "ok" with eps_lb 0. A case with no release on either side is now a
+    finding, unless it is declared a refusal case; the heavy-tailed cases fit (with the opt-in)."""
+    refused = A.Obs(tokens=frozenset({"error:MethodOutsideRegime"}), feats={}, claim=None)
+    plain = A.Case("m: x", "m", "x -> y", None, None, {"full": 1, "quick": 1, "test": 1})
+    r = A.evaluate(plain, [refused] * 6, [refused] * 6)
+    assert r["flagged"] and any("no release on either side" in f for f in r["findings"])
+    as_refusal = A.Case("m: x", "m", "x -> y", None, None, {"full": 1, "quick": 1, "test": 1}, refusal=True)
+    assert not A.evaluate(as_refusal, [refused] * 6, [refused] * 6)["flagged"]
+    ht = [c for c in A.build_cases() if c.method.startswith("ht_") and c.n["test"] > 0 and not c.refusal]
+    assert len(ht) >= 10
+    for case in ht:
+        d0, d1 = case.make()
+        claims = [A.observe(case.fit, d, seed).claim for seed, d in enumerate((d0, d1))]
+        assert all(c is not None for c in claims), case.name
+

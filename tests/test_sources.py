@@ -495,6 +495,9 @@ def _fit_both_paths(formula, path, **kw):
     return out
 
 
+#: the largest double
+DBL_MAX = float(np.finfo(float).max)
+
 CSV_KW = dict(eps=2.0, bounds={"y": (-1, 4), "z": (0, 1)}, levels={"g": ["a", "b", "c"]}, method="adassp",
               na_action="impute", random_state=1)
 
@@ -579,6 +582,44 @@ def test_duckdb_and_pandas_read_a_number_cell_alike(cell, tmp_path):
     else:
         assert (np.isnan(duck) and np.isnan(pand)) or duck == pand, (duck, pand)
 
+
+
+@pytest.mark.parametrize("cell,expected", [("1e999", DBL_MAX), ("-1e999", -DBL_MAX), ("+2.5E400", DBL_MAX),
+                                           ("1.7976931348623159e308", DBL_MAX), (" -1e+999 ", -DBL_MAX)])
+def test_a_csv_number_beyond_the_double_range_is_the_largest_double_on_both_readers(cell, expected, tmp_path):
+    """Twenty-first audit pass: a decimal number beyond the double range is a finite value, which a row at
+    +-DBL_MAX represents (the declared or searched range clamps it, as a Python int of 10**400 or a float
+    at 1e308). Both readers parsed it to +-inf, and the design refused the file ("Non-finite values in
+    column 'x'") where its neighbour with an ordinary number fitted: one cell decided between a fit and a
+    refusal. The spellings of infinity itself ("inf", "Infinity") stay infinite (and refused)."""
+    from dpreg.sources import open_files
+    from dpreg.sources.text_columns import numbers_from_text
+    path = tmp_path / "c.csv"
+    path.write_text('x,k\n"' + cell + '",1\n')
+    duck = open_files(str(path)).typed(["x"]).to_pandas(["x"]).x.to_numpy(dtype=float)[0]
+    values, refused = numbers_from_text(pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False).x)
+    assert duck == expected and values[0] == expected and not refused
+    # neighbouring files (row 0 of a predictor with declared bounds at this cell / at 0.5): one outcome
+    outcomes = {}
+    for v in (cell, "0.5"):
+        d = tmp_path / f"nb{len(outcomes)}"
+        d.mkdir()
+        fitted = _fit_both_paths("y ~ z + x + g", _csv_neighbours(d, [v])[v],
+                                 **{**CSV_KW, "bounds": {**CSV_KW["bounds"], "x": (0, 2)}})
+        assert not any(isinstance(o, str) for o in fitted), (v, fitted)
+        outcomes[v] = fitted
+    assert outcomes[cell] == outcomes["0.5"]
+
+
+@pytest.mark.parametrize("cell", ["inf", "-Infinity", "+INF"])
+def test_a_csv_spelling_of_infinity_stays_infinite(cell, tmp_path):
+    from dpreg.sources import open_files
+    from dpreg.sources.text_columns import numbers_from_text
+    path = tmp_path / "c.csv"
+    path.write_text('x,k\n"' + cell + '",1\n')
+    duck = open_files(str(path)).typed(["x"]).to_pandas(["x"]).x.to_numpy(dtype=float)[0]
+    values, _ = numbers_from_text(pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False).x)
+    assert np.isinf(duck) and np.isinf(values[0]) and np.sign(duck) == np.sign(values[0])
 
 def test_a_text_outcome_of_a_csv_file_needs_declared_levels(tmp_path):
     # dp_glm's outcome "no" / "yes": a category only by levels= (C() is not written on an outcome); without

@@ -17,7 +17,10 @@ A cell, with surrounding whitespace removed, is
   NULL, NaN, ...);
 * in a number column, ``true`` / ``false`` (any case) are the numbers 1 / 0 (as for a column with
   declared bounds, twentieth audit pass); any other cell must be a decimal number (``1``, ``-2.5e3``,
-  ``inf``); anything else, including digit separators (``1_000``, ``1,000``) and a NaN spelled otherwise
+  ``inf``); a decimal number beyond the double range (``1e999``) is the largest double of its sign, a
+  finite row that the declared or searched range clamps like one at 1e308 (twenty-first audit pass: it
+  was infinite, and the design refused the file where a neighbour with an ordinary number fitted; only
+  the spellings of infinity, :data:`INFINITY_TEXT`, are infinite); anything else, including digit separators (``1_000``, ``1,000``) and a NaN spelled otherwise
   than a missing token, is refused by ``dpreg.sources.not_a_number_error``, naming the column only.
 * in a categorical column, its text (unchanged) is the level.
 """
@@ -28,6 +31,11 @@ from __future__ import annotations
 #: a pandas release
 MISSING_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
                 "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+#: the spellings of infinity (lower case, after an optional sign) that both readers parse as infinite;
+#: every other cell that parses as infinite is a decimal number beyond the double range
+INFINITY_TEXT = ("inf", "infinity")
+#: the largest double: a decimal number beyond the double range is this value with its sign
+DBL_MAX_TEXT = "1.7976931348623157e308"
 #: the whitespace removed around a cell (the same characters in Python and in DuckDB's regular expression)
 WHITESPACE = " \t\n\r\f\v"
 
@@ -58,6 +66,10 @@ def numbers_from_text(series):
     # refused (DuckDB's cast reads "nan(1)" or "NAN" as NaN, pandas' as a failure: one rule for both)
     refused = bool(np.isnan(values[~missing]).any())
     values = np.where(is_true, 1.0, np.where(is_false, 0.0, values))
+    # a decimal number beyond the double range parsed as +-inf: the largest double of its sign
+    spelled_infinity = lower.str.lstrip("+-").isin(INFINITY_TEXT).to_numpy()
+    beyond = np.isinf(values) & ~spelled_infinity
+    values[beyond] = np.copysign(float(DBL_MAX_TEXT), values[beyond])
     values[missing] = np.nan
     return values, refused
 
@@ -91,8 +103,14 @@ def _sql_missing(trimmed):
 
 
 def sql_number(trimmed):
-    """The DOUBLE of a trimmed VARCHAR cell of a number column (missing cells NULL)."""
-    return (f"CAST(CASE WHEN {_sql_missing(trimmed)} THEN NULL ELSE coalesce(TRY_CAST({trimmed} AS DOUBLE), "
+    """The DOUBLE of a trimmed VARCHAR cell of a number column (missing cells NULL; a decimal number beyond
+    the double range the largest double of its sign, as in :func:`numbers_from_text`)."""
+    num = f"TRY_CAST({trimmed} AS DOUBLE)"
+    spellings = ", ".join(f"'{t}'" for t in INFINITY_TEXT)
+    beyond = f"(isinf({num}) AND ltrim(lower({trimmed}), '+-') NOT IN ({spellings}))"
+    number = (f"CASE WHEN {beyond} THEN CAST(sign({num}) AS DOUBLE) * CAST('{DBL_MAX_TEXT}' AS DOUBLE) "
+              f"ELSE {num} END")
+    return (f"CAST(CASE WHEN {_sql_missing(trimmed)} THEN NULL ELSE coalesce({number}, "
             f"CASE lower({trimmed}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 END) END AS DOUBLE)")
 
 
