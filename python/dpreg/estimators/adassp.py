@@ -705,15 +705,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["sigma_interval"] = [float(sd.h_y * math.sqrt(edge["lower"])),
                                        float(sd.h_y * math.sqrt(edge["upper"]))]
             facts["sigma_edge"] = True
-            if inf.edge_point_printable(edge, res_var):
+            if edge["sigma2"] is not None:
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
-            elif edge["sigma2"] is not None:
-                # twenty-first pass (§33): where the noise is as large as the residual sum itself the
-                # point is noise (n = 1000, eps = 1: BoostedAdaSSP's points, printed where positive, had
-                # median 1.93 for a true 1); the interval stays
-                facts["sigma_not_estimable"] = (
-                    "no point estimate at this n and eps: the privacy noise in the residual sum of squares "
-                    "is as large as the sum; its 95% interval is given")
             else:
                 facts["sigma_not_estimable"] = (
                     "no point estimate at this n and eps: the privacy noise in the residual sum of squares "

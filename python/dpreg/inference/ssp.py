@@ -400,8 +400,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
     # far too wide (coverage 0.99-1.00 at n = 300)
     sigma2_cov = max(rss_kappa4 if law is None else rss_kappa4 - float(law[1]), 0.01 * max(total, 0.0), tiny) / df
-    return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "sigma2_a1": s2_a1, "se": se,
-            "estimable": bool(estimable), "lower": lo,
+    return {"sigma2": max(s2, tiny), "sigma2_cov": sigma2_cov, "se": se, "estimable": bool(estimable), "lower": lo,
             "upper": max(hi, tiny), "excess": excess, "rss": rss, "var_rss_noise": var_noise,
             "rss_mean": rss_mean, "var_a2_noise": var_a2, "skewed_excess": bool(skewed_excess),
             "winsorized_bounded": bool(wins["bounded"]), "winsorized_clip_k": float(wins["k"]),
@@ -510,34 +509,11 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     if not hi > 0:
         return None
     point = rss / df if 0.0 < rss / df <= 1.0 else None
-    # the interval's half-width from the noise alone (not from the point, so that a verdict on it does
-    # not select the point's own noise draws): :func:`edge_point_printable`
-    half_noise = (z * math.sqrt(max(float(res_var["var_rss_noise"]) + var_extra, 0.0)) + t["bias"]) / df
-    out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss, "half_noise": half_noise,
+    out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
            "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"]}
     if skewed:
         out["rss_mean"] = rss_mean
     return out
-
-
-#: at the edge of estimability sigma-hat's point is printed only where the noise half-width of its
-#: sigma^2 interval is at most this many times the residual variance read off the independently
-#: released absolute sum A1 (twenty-first pass; docs/derivations/adassp_boosted.md §33): beyond it the
-#: point is noise (n = 1000, eps = 1: intervals [0, 1.6-3.6] for a true sigma of 1; BoostedAdaSSP's
-#: points, printed where positive, had median 1.93)
-EDGE_POINT_MAX_REL_HALF = 1.0
-
-
-def edge_point_printable(edge: dict | None, res_var: dict) -> bool:
-    """Print sigma-hat's point at the edge of estimability? Only where it exists (in (0, 1]) and the
-    interval's noise half-width is at most EDGE_POINT_MAX_REL_HALF x the A1 scale of sigma^2. The
-    verdict reads released values that do not carry the point's own noise (A2's noise enters the
-    half-width through its variance only; A1 is a separate release), so it does not select upward
-    draws of the point, as a verdict on the interval's lower end (point - half > 0) would."""
-    if edge is None or edge.get("sigma2") is None:
-        return False
-    scale = float(res_var.get("sigma2_a1", 0.0))
-    return bool(scale > 0.0 and float(edge["half_noise"]) <= EDGE_POINT_MAX_REL_HALF * scale)
 
 
 def r2_interval(ess: float, rss: float, var_ess: float, var_rss: float, rss_bias: float = 0.0,
