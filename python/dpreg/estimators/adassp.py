@@ -205,6 +205,39 @@ def _withhold_intervals(rel, facts, withheld):
             facts[key] = [None if j in withheld else x for j, x in enumerate(facts[key])]
 
 
+def empty_level_note(names):
+    """The note of a fit that withheld the intervals of kept factor levels whose released counts cannot
+    rule out a declared level with no rows (§30; BoostedAdaSSP and dpgd)."""
+    plural = len(names) > 1
+    return Diagnostic(
+        f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
+        f"{'these levels' if plural else 'this level'}, allowing for the rule that kept "
+        f"{'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose coefficient "
+        "is not identified (the estimate is mostly privacy noise). A larger n or eps gives "
+        f"{'their' if plural else 'its'} interval where the level has rows.", None)
+
+
+def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
+    """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
+    keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
+    A_hat. ``keep``: the kept columns of the full design (None: all). Records their names in the facts and
+    the note in the warnings."""
+    from ..inference import ssp as inf
+    if rel.vcov is None or not design.public.factor_blocks:
+        return
+    kept_idx = np.arange(len(design.public.terms)) if keep is None else np.flatnonzero(np.asarray(keep))
+    position = {int(j): i for i, j in enumerate(kept_idx)}
+    dummy_columns = [position[int(j)] for block in design.public.factor_blocks for j in block
+                     if int(j) in position]
+    empty_like = inf.possibly_empty_levels(A_hat, sigma_gram, dummy_columns, gate_sds)
+    if not empty_like or len(empty_like) >= len(kept_idx):
+        return
+    _withhold_intervals(rel, rel.facts, empty_like)
+    names = [design.public.terms[int(kept_idx[j])] for j in empty_like]
+    rel.facts["empty_level_withheld"] = names
+    rel.warnings = list(rel.warnings) + [empty_level_note(names)]
+
+
 def _near_sds(values):
     """The upper end of the directions above the withholding threshold that join the union's box (§27),
     or None where the rule is not in force (hidden_directions="assume": nothing is selected by it)."""
@@ -1043,14 +1076,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         rel.warnings = list(rel.warnings) + [_hidden_direction_note(
             facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
     if facts.get("empty_level_withheld"):
-        names = facts["empty_level_withheld"]
-        plural = len(names) > 1
-        rel.warnings = list(rel.warnings) + [Diagnostic(
-            f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
-            f"{'these levels' if plural else 'this level'}, allowing for the rule that kept "
-            f"{'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose coefficient "
-            "is not identified (the estimate is mostly privacy noise). A larger n or eps gives "
-            f"{'their' if plural else 'its'} interval where the level has rows.", None)]
+        rel.warnings = list(rel.warnings) + [empty_level_note(facts["empty_level_withheld"])]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(

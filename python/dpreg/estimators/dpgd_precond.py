@@ -225,6 +225,11 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
         rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
         _attach_inference(rel, sd, X, y, theta, G, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
                           mu=mu, share=inf_share, spec=spec, noise=noise, ledger=ledger)
+        # twenty-first pass (docs/derivations/adassp_boosted.md §30, as BoostedAdaSSP): a kept level whose
+        # released count, allowing for the keep rule's gate, cannot rule out a declared level with no rows
+        # gets no interval (the validity grid: the zero-row level printed one in about 1% of fits)
+        from .adassp import withhold_possibly_empty_levels
+        withhold_possibly_empty_levels(rel, design, keep, G, sigma_G, _ssp.NOT_ESTIMABLE_Z)
     if keep is not None:
         from .adassp import restore_columns
         rel = restore_columns(rel, keep, design)
