@@ -1229,8 +1229,17 @@ def _ols_mse(public, train, test, y_train, y_test, task=None, bounds=None, level
                              random_state=0).public
     Xtr = np.asarray(public.model_matrix(train), float)
     Xte = np.asarray(public.model_matrix(test), float)
-    beta = np.linalg.lstsq(Xtr, y_train, rcond=None)[0]
+    beta = _least_squares(Xtr, y_train)
     return float(np.mean((y_test - Xte @ beta) ** 2))
+
+
+def _least_squares(X, y):
+    """The least-squares coefficients, solved on columns scaled to a unit maximum: lstsq's default cutoff
+    (machine epsilon x max(n, d) x the largest singular value) otherwise drops the intercept's and the
+    dummies' directions beside a raw-scale column (GDP in dollars, 1e13), and the baseline is not OLS."""
+    scale = np.abs(X).max(axis=0)
+    scale[scale == 0] = 1.0
+    return np.linalg.lstsq(X / scale, y, rcond=None)[0] / scale
 
 
 def _fit_diffprivlib(dpreg, task, train, test, bounds, levels, eps, seed):
