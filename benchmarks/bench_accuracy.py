@@ -62,6 +62,18 @@ years of education, bounded 12-18, on eight two-level factors) and ``phd_publica
 counts); dp_glm tasks ``twinstut`` (mets, 32 894 twins, 5.6% stutter) and ``resume_names`` (AER, 4 870
 resumes, 8% called back, 26 coefficients).
 
+Held-out datasets of the twenty-first pass (same mechanism; R packages AER, HSAUR3, dslabs, geepack and
+modeldata; HSAUR3 and dslabs are Debian's r-cran-hsaur3 / r-cran-dslabs): ``fertility_work`` (AER's full
+Fertility, 254 654 mothers: weeks worked in 1979 on the children's sexes with their interaction),
+``forbes2000`` (HSAUR3, 1 995 complete rows: market value in billions of dollars, a heavy tail, a 27-level
+category whose first level is small), ``olive`` (dslabs, 572 Italian olive oils: oleic acid on the other
+seven fatty acids, percentages that sum to 100), ``gapminder`` (dslabs, life expectancy on GDP in dollars
+and population: raw scales up to 10^13), ``chfls`` (HSAUR3, 1 534 Chinese women's monthly incomes in yuan:
+a heavy tail, ordered factors) and ``contagious`` (dslabs' us_contagious_diseases, 16 065 state-years of
+case counts on disease, a 51-level state factor and population); dp_glm tasks ``stackoverflow`` (modeldata,
+5 594 developers: works remotely, a rare class, salary in dollars) and ``muscatine`` (geepack, obesity of
+school children on sex and age with their interaction).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
@@ -545,6 +557,92 @@ TASKS.update({
 })
 
 
+#: held-out datasets of the twenty-first pass (R packages AER, HSAUR3, dslabs, geepack, modeldata; never used
+#: to tune anything). Ranges are documented or natural scales rounded outward, chosen from the help pages
+#: and domain knowledge before any summary of the data was looked at (only the columns' types and R's level
+#: attributes were read). Fertility (1980 census, married women aged 21-35 with two or more children, both
+#: documented): weeks worked in 1979 (0-52). Forbes2000 (the 2004 list, billions of dollars): market value
+#: 0-500 (the largest firm of 2004, General Electric, was near 300), sales 0-500 (Wal-Mart's near 260),
+#: profits -100 to 50 (write-downs of the early 2000s reached about -100; the largest profits about 20-25),
+#: assets 0-2 000 (the largest banks held about 1 300). olive (percent of the fatty acids, documented):
+#: the International Olive Council's limits for olive oil widened: palmitic 5-25, palmitoleic 0-5, stearic
+#: 0-5, oleic 50-90, linoleic 0-25, linolenic, arachidic 0-2, eicosenoic 0-1. gapminder (184 countries
+#: 1960-2016, documented): life expectancy 0-100 years, infant deaths per 1 000 births 0-300, children per
+#: woman 0-10, population 0-2 000 000 000 (China about 1.4e9), GDP in dollars 0-2e13 (the US economy is of
+#: order 1e13). CHFLS (1999-2000, women aged 20-64, documented): monthly incomes of the woman and of her
+#: partner in yuan 0-20 000 (urban average wages were near 700 a month), heights in cm 130-200 (women) and
+#: 140-210 (partners). us_contagious_diseases (Tycho, US states, yearly): reported cases 0-200 000 (measles
+#: in a large state before the vaccine), weeks reporting 0-52, state population 0-40 000 000 (California),
+#: years 1900-2020. Level sets: the documented factor levels (R's level attributes; reference = R's first).
+HELDOUT_BOUNDS.update({
+    "fertility_work": {"work": (0.0, 52.0), "age": (21.0, 35.0)},
+    "forbes2000": {"marketvalue": (0.0, 500.0), "sales": (0.0, 500.0), "profits": (-100.0, 50.0),
+                   "assets": (0.0, 2000.0)},
+    "olive": {"oleic": (50.0, 90.0), "palmitic": (5.0, 25.0), "palmitoleic": (0.0, 5.0), "stearic": (0.0, 5.0),
+              "linoleic": (0.0, 25.0), "linolenic": (0.0, 2.0), "arachidic": (0.0, 2.0), "eicosenoic": (0.0, 1.0)},
+    "gapminder": {"life_expectancy": (0.0, 100.0), "infant_mortality": (0.0, 300.0), "fertility": (0.0, 10.0),
+                  "population": (0.0, 2e9), "gdp": (0.0, 2e13), "year": (1960.0, 2016.0)},
+    "chfls": {"R_income": (0.0, 20000.0), "A_income": (0.0, 20000.0), "R_age": (20.0, 64.0),
+              "R_height": (130.0, 200.0), "A_height": (140.0, 210.0)},
+    "contagious": {"count": (0.0, 200000.0), "weeks_reporting": (0.0, 52.0), "population": (0.0, 4e7),
+                   "year": (1900.0, 2020.0)},
+})
+_NO_YES = ["no", "yes"]
+_CHFLS_EDU = ["Never attended school", "Elementary school", "Junior high school", "Senior high school",
+              "Junior college", "University"]
+_FORBES_CATEGORIES = [
+    "Aerospace & defense", "Banking", "Business services & supplies", "Capital goods", "Chemicals",
+    "Conglomerates", "Construction", "Consumer durables", "Diversified financials", "Drugs & biotechnology",
+    "Food drink & tobacco", "Food markets", "Health care equipment & services", "Hotels restaurants & leisure",
+    "Household & personal products", "Insurance", "Materials", "Media", "Oil & gas operations", "Retailing",
+    "Semiconductors", "Software & services", "Technology hardware & equipment", "Telecommunications services",
+    "Trading companies", "Transportation", "Utilities"]
+_US_STATES = [
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
+    "District Of Columbia", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas",
+    "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi",
+    "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York",
+    "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island",
+    "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "Washington",
+    "West Virginia", "Wisconsin", "Wyoming"]
+HELDOUT_LEVELS.update({
+    "fertility_work": {"morekids": _NO_YES, "gender1": ["female", "male"], "gender2": ["female", "male"],
+                       "afam": _NO_YES, "hispanic": _NO_YES, "other": _NO_YES},
+    "forbes2000": {"category": _FORBES_CATEGORIES},
+    "olive": {"region": ["Northern Italy", "Sardinia", "Southern Italy"]},
+    "gapminder": {"continent": ["Africa", "Americas", "Asia", "Europe", "Oceania"]},
+    "chfls": {"R_edu": _CHFLS_EDU, "R_health": ["Poor", "Not good", "Fair", "Good", "Excellent"],
+              "R_happy": ["Very unhappy", "Not too happy", "Somewhat happy", "Very happy"],
+              "R_region": ["Coastal South", "Coastal East", "Inlands", "North", "Northeast", "Central West"]},
+    "contagious": {"disease": ["Hepatitis A", "Measles", "Mumps", "Pertussis", "Polio", "Rubella", "Smallpox"],
+                   "state": _US_STATES},
+})
+HELDOUT_SOURCES.update({"fertility_work": ("AER", "Fertility"), "forbes2000": ("HSAUR3", "Forbes2000"),
+                        "olive": ("dslabs", "olive"), "gapminder": ("dslabs", "gapminder"),
+                        "chfls": ("HSAUR3", "CHFLS"), "contagious": ("dslabs", "us_contagious_diseases"),
+                        "stackoverflow": ("modeldata", "stackoverflow"), "muscatine": ("geepack", "muscatine")})
+TASKS.update({
+    "fertility_work": dict(loader="heldout", formula="work ~ morekids + gender1 * gender2 + age + afam + hispanic + "
+                                                     "other",
+                           outcome=_column("work"), label="Fertility weeks worked in 1979 (AER, n = 254 654)"),
+    "forbes2000": dict(loader="heldout", formula="marketvalue ~ sales + profits + assets + category",
+                       outcome=_column("marketvalue"),
+                       label="Forbes2000 market value, billions (HSAUR3, 27 categories)"),
+    "olive": dict(loader="heldout", formula="oleic ~ palmitic + palmitoleic + stearic + linoleic + linolenic + "
+                                            "arachidic + eicosenoic + region",
+                  outcome=_column("oleic"), label="olive oleic acid per cent (dslabs, n = 572)"),
+    "gapminder": dict(loader="heldout", formula="life_expectancy ~ infant_mortality + fertility + population + gdp + "
+                                                "year + continent",
+                      outcome=_column("life_expectancy"), label="gapminder life expectancy (dslabs)"),
+    "chfls": dict(loader="heldout", formula="R_income ~ R_age + R_edu + R_health + R_happy + R_height + A_height + "
+                                            "A_income + R_region",
+                  outcome=_column("R_income"), label="CHFLS monthly income, yuan (HSAUR3, n = 1 534)"),
+    "contagious": dict(loader="heldout", formula="count ~ disease + state + year + weeks_reporting + population",
+                       outcome=_column("count"),
+                       label="us_contagious_diseases yearly cases (dslabs, 51 states)"),
+})
+
+
 def _r_dataset(key):
     """A held-out R data set as a DataFrame: exported once by Rscript to $DPREG_HELDOUT_DIR (default
     /tmp/dpreg_heldout) as CSV; dots in column names become underscores (formula names)."""
@@ -754,6 +852,32 @@ GLM_TASKS.update({
                                                    "honors + volunteer + military + holes + email + computer + "
                                                    "special + college + wanted + industry",
                          outcome="call", label="ResumeNames (AER, n = 4 870): callback"),
+})
+
+#: held-out binary tasks of the twenty-first pass: stackoverflow (modeldata, the 2017 Stack Overflow survey's
+#: developers in five countries: works remotely, a rare class) on the salary in US dollars (0-500 000), years
+#: coded at a job (0-20: the survey's top answer is "20 or more years"), company size in employees (0-20 000:
+#: the survey's top bracket is 10 000 or more), career satisfaction (0-10, the survey's scale) and 0/1
+#: indicators; muscatine (geepack, Muscatine children measured 1977-81: obese) on sex and the current age
+#: (4-20: cohorts aged 5-15 at the start, measured over four years) with their interaction.
+HELDOUT_GLM_BOUNDS.update({
+    "stackoverflow": {"Salary": (0.0, 500000.0), "YearsCodedJob": (0.0, 20.0), "OpenSource": (0.0, 1.0),
+                      "Hobby": (0.0, 1.0), "CompanySizeNumber": (0.0, 20000.0), "CareerSatisfaction": (0.0, 10.0),
+                      "Data_scientist": (0.0, 1.0), "Web_developer": (0.0, 1.0)},
+    "muscatine": {"age": (4.0, 20.0)},
+})
+HELDOUT_GLM_LEVELS.update({
+    "stackoverflow": ("Remote", "Remote", {"Country": ["Canada", "Germany", "India", "United Kingdom",
+                                                       "United States"]}),
+    "muscatine": ("obese", "yes", {"gender": ["M", "F"]}),
+})
+GLM_TASKS.update({
+    "stackoverflow": dict(loader="heldout", formula="Remote ~ Country + Salary + YearsCodedJob + OpenSource + Hobby + "
+                                                    "CompanySizeNumber + CareerSatisfaction + Data_scientist + "
+                                                    "Web_developer",
+                          outcome="Remote", label="stackoverflow (modeldata, n = 5 594): works remotely"),
+    "muscatine": dict(loader="heldout", formula="obese ~ gender * age", outcome="obese",
+                      label="muscatine (geepack, Muscatine children): obese"),
 })
 
 ALL_METHODS = ["adassp", "boosted_adassp", "auto", "isp", "tukey", "dpgd", "subsample_aggregate", "ht_fw",
@@ -1105,8 +1229,17 @@ def _ols_mse(public, train, test, y_train, y_test, task=None, bounds=None, level
                              random_state=0).public
     Xtr = np.asarray(public.model_matrix(train), float)
     Xte = np.asarray(public.model_matrix(test), float)
-    beta = np.linalg.lstsq(Xtr, y_train, rcond=None)[0]
+    beta = _least_squares(Xtr, y_train)
     return float(np.mean((y_test - Xte @ beta) ** 2))
+
+
+def _least_squares(X, y):
+    """The least-squares coefficients, solved on columns scaled to a unit maximum: lstsq's default cutoff
+    (machine epsilon x max(n, d) x the largest singular value) otherwise drops the intercept's and the
+    dummies' directions beside a raw-scale column (GDP in dollars, 1e13), and the baseline is not OLS."""
+    scale = np.abs(X).max(axis=0)
+    scale[scale == 0] = 1.0
+    return np.linalg.lstsq(X / scale, y, rcond=None)[0] / scale
 
 
 def _fit_diffprivlib(dpreg, task, train, test, bounds, levels, eps, seed):
