@@ -7,9 +7,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from test_boosted_empty_levels import BOUNDS, LEVELS, _data
 
 import dpreg
-from test_boosted_empty_levels import BOUNDS, LEVELS, _data
 
 
 def test_dpgd_withholds_the_interval_of_a_kept_level_that_may_have_no_rows():
