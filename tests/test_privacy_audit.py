@@ -173,6 +173,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # whose released count cannot rule out no rows given the keep rule (public names, chosen from
              # the released XtX and public constants)
              "/facts/empty_level_withheld[]",
+             # issue 12, twenty-first pass (§33): the intercept and the block's dummies whose intervals are
+             # withheld because the reference level's released count cannot rule out no rows (public names,
+             # chosen from the released XtX and public constants)
+             "/facts/reference_level_withheld[]",
              # issue 12, intervals of combinations and predictions (§28): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of

@@ -552,6 +552,15 @@ def _check_lr(v):
         raise InvalidArgument(f"lr must be one of {', '.join(LR_SCHEDULES)}")
 
 
+def _check_factor_coding(v):
+    if v not in FACTOR_CODINGS:
+        raise InvalidArgument(f"factor_coding must be one of {', '.join(FACTOR_CODINGS)}")
+
+
+#: BoostedAdaSSP's internal coding of the largest factor block (docs/derivations/adassp_boosted.md §33)
+FACTOR_CODINGS = ("auto", "cell", "treatment")
+
+
 def _check_split_adassp(v):
     """3 positive finite weights, or 'autodp' (AdaSSP)."""
     if isinstance(v, str):
@@ -576,7 +585,7 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_tau, "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
-    "huber_gap": _check_optional_bool("huber_gap"),
+    "huber_gap": _check_optional_bool("huber_gap"), "factor_coding": _check_factor_coding,
     "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}

@@ -180,6 +180,49 @@ def _withhold_hidden_loading(rel, facts, state, M):
     return withheld
 
 
+def _constant_first_basis(state, theta, S, V_priv, icpt) -> dict:
+    """(theta, S, V_priv, icpt) for the R^2 of docs/derivations/adassp_boosted.md §15, centred on the
+    constant. With an intercept column that is the column itself; under BoostedAdaSSP's cell coding (§33)
+    the constant is X c with c the sum of the reference column and the block's level columns, and the
+    coordinates are rotated by an orthogonal Q whose first column is c / ||c|| (X Q's first column is then
+    constant, and an orthogonal change keeps the Gram noise isotropic and R^2 unchanged)."""
+    ref = state.get("reference_column")
+    if ref is None:
+        return dict(theta=theta, S=S, V_priv=V_priv, icpt=icpt)
+    d = len(theta)
+    c = np.zeros(d)
+    c[list(state["reference_coefs"])] = 1.0
+    Q, _ = np.linalg.qr(np.column_stack([c, np.eye(d)]))
+    Q = Q[:, :d]
+    if float(Q[:, 0] @ c) < 0:
+        Q[:, 0] = -Q[:, 0]
+    S_q = Q.T @ S @ Q
+    V_q = Q.T @ V_priv @ Q
+    return dict(theta=Q.T @ theta, S=(S_q + S_q.T) / 2.0, V_priv=(V_q + V_q.T) / 2.0, icpt=0)
+
+
+def _withhold_unresolved_reference(rel, facts, state):
+    """Twenty-first pass (docs/derivations/adassp_boosted.md §33): under the cell coding the reference
+    level has its own column, whose released diagonal alpha_r = c_r s^2 + sigma1 Z shows its count. The
+    column is not selected by the interval gate (it sits where the intercept was), so its one-sided lower
+    bound is the untruncated alpha_r - CURVATURE_NOISE_SDS sigma1. Where that is at most 0 the release
+    cannot rule out a reference level with no rows, whose mean is not identified, and every coefficient it
+    enters (the intercept and the block's dummies) has its interval withheld, as §30 does for a dummy.
+    Released values and public constants only."""
+    from ..inference import ssp as inf
+
+    r = int(state["reference_column"])
+    lower = float(np.asarray(state["A_hat"], float)[r, r]) - inf.CURVATURE_NOISE_SDS * float(state["sigma_gram"])
+    if lower > 0.0:
+        return
+    withheld = [int(j) for j in state["reference_coefs"]]
+    if len(withheld) >= len(rel.coef):
+        return
+    _withhold_intervals(rel, facts, withheld)
+    names = state.get("kept_terms") or []
+    facts["reference_level_withheld"] = [names[j] if j < len(names) else str(j) for j in withheld]
+
+
 def _withhold_intervals(rel, facts, withheld):
     """NaN standard errors, covariance rows and columns, intervals and bootstrap draws for the
     coefficients ``withheld`` (indices); the estimates stay."""
@@ -753,15 +796,18 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         r2_noise = {} if boosted else dict(
             noise_map=(W @ state["Gamma"]) if facts.get("ridge_debiased") else state["Gamma"],
             sigma_xty=state["sigma_xty"])
+        # BoostedAdaSSP's cell coding (§33) has no intercept column: R^2 is centred in the orthonormal
+        # basis whose first vector is the constant direction, where the Gram noise is still isotropic
+        r2_at = _constant_first_basis(state, theta, S, V_priv, icpt)
         if values["r_squared"] and edge_r2 is not None:
-            _edge_r_squared(rel, facts, edge_r2, theta=theta, S=S, V_priv=V_priv, icpt=icpt,
+            _edge_r_squared(rel, facts, edge_r2, **r2_at,
                             sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, **r2_noise)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias
             _edge_r_squared(rel, facts, dict(rss=res_var["rss"], var_rss=res_var["var_rss_noise"],
                                              rss_bias=res_var["excess_error"]),
-                            theta=theta, S=S, V_priv=V_priv, icpt=icpt, sigma_gram=state["sigma_gram"],
+                            **r2_at, sigma_gram=state["sigma_gram"],
                             n_pub=n_pub, d=d, at_edge=False, **r2_noise)
         elif values["r_squared"]:
             # R^2 on the mean-corrected residual sum (§26, as at the edge above)
@@ -779,8 +825,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                (0.025, 0.975))
                 z95 = 1.959963984540054
                 end_vars = ((max(-float(law[0]), 0.0) / z95) ** 2, (max(float(law[1]), 0.0) / z95) ** 2)
-            r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=rss, var_rss=res_var["var_rss"],
-                                        intercept=icpt, sigma_gram=state["sigma_gram"],
+            r2i = inf.dp_r_squared_gram(r2_at["theta"], r2_at["S"], r2_at["V_priv"], rss=rss,
+                                        var_rss=res_var["var_rss"], intercept=r2_at["icpt"], sigma_gram=state["sigma_gram"],
                                         rss_bias=res_var["excess_error"], rss_end_vars=end_vars)
             if r2i["estimable"]:
                 r2 = r2i["r2"]
@@ -1007,6 +1053,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 _withhold_intervals(rel, facts, empty_like)
                 names = state.get("kept_terms") or []
                 facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
+        if boosted and rel.vcov is not None and state.get("reference_column") is not None:
+            _withhold_unresolved_reference(rel, facts, state)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
@@ -1077,6 +1125,13 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
     if facts.get("empty_level_withheld"):
         rel.warnings = list(rel.warnings) + [empty_level_note(facts["empty_level_withheld"])]
+    if facts.get("reference_level_withheld"):
+        # twenty-first pass (§33): the reference level's own released count, under the cell coding
+        rel.warnings = list(rel.warnings) + [Diagnostic(
+            f"No interval for {', '.join(facts['reference_level_withheld'])}: the released count of the "
+            "factor's reference level cannot rule out a level with no rows, and every one of these "
+            "coefficients contains the reference level's mean, which is then not identified. A larger n or "
+            "eps, or a more populated first declared level, gives their intervals.", None)]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(

@@ -50,6 +50,14 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                         "False: on / off. On: release the Huber gap X^T (clip(r, 2) - clip(r, tau)) at the final "
                         "estimate (GAP_SHARE of the rounds' budget) and take one step Gamma h_hat towards least "
                         "squares"),
+    "factor_coding": ("auto", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33). 'auto': "
+                              "in schema mode with an intercept and exactly one factor block, the rounds run on "
+                              "the factor's cell-means coding (the reference level's indicator in place of the "
+                              "intercept column), mapped back exactly to treatment coding, so that the "
+                              "reference level's curvature is c_r s^2 instead of c_r s^2 / (1 + k) against the "
+                              "same ridge; 'cell': the same for the block with the most levels whatever the "
+                              "number of blocks (it slows the other blocks' reference contrasts); 'treatment': "
+                              "the model matrix as given"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
     "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
@@ -183,6 +191,41 @@ def huber_gap_step(X, y, theta, *, A_hat, Gamma, sigma_gram, etas, tau, tau_x, m
     return theta + step, (V_h + V_h.T) / 2.0, float(sigma_gap)
 
 
+def cell_coding(sd, design, coding: str = "auto"):
+    """Twenty-first pass (docs/derivations/adassp_boosted.md §33): the scaled design recoded so that the
+    intercept column becomes the indicator of the reference level of the factor block (under "auto" the only
+    one; under "cell" the one with the most levels): the intercept column minus that block's dummies, the
+    dummies staying; and the coefficient map
+    ``M`` composed with the exact change of coordinates ``theta = C phi`` (``theta_0 = phi_0``, ``theta_j =
+    phi_j - phi_0`` for the block's dummies), so that ``coef = M C phi + m`` is the treatment-coded
+    coefficient vector of the same fitted values. Public: the block structure and the schema scaling only.
+    Each recoded row is the old row with one entry set to 0 (a non-reference row) or kept (a reference
+    row), so its norm is at most the old one's, and every sensitivity in tau_x still holds.
+    Returns (sd, block), or (sd, None) when it does not apply (no intercept, no factor, not schema mode, a
+    streamed design, or under "auto" more than one factor block)."""
+    import dataclasses
+
+    icpt = sd.extra.get("intercept_index")
+    blocks = [[int(j) for j in b] for b in (design.public.factor_blocks or []) if len(b)]
+    if icpt is None or not blocks or sd.extra.get("mode") != "schema" or not isinstance(sd.X, np.ndarray):
+        return sd, None
+    # "auto": one factor block only. With a second block the constant is no longer a column, and the
+    # second block's reference indicator (the constant minus its dummies) spreads over 1 + k1 + k2
+    # coordinates instead of 1 + k2 (Bikeshare at eps = 1, hr recoded: the month contrasts' intervals held
+    # OLS 270 / 282 times against 281 / 282 in treatment coding; Hsb82 at eps = 8, school recoded: every
+    # interval held, but the in-sample excess error rose from 5.0-6.7 to 9.5-19; docs/validity.md,
+    # "Twenty-first pass")
+    if coding == "auto" and len(blocks) != 1:
+        return sd, None
+    block = max(blocks, key=len)          # the first of the largest: (1 + k) is what the coding gains
+    X = sd.X if sd.X.flags.writeable else sd.X.copy()
+    X[:, icpt] -= X[:, block].sum(axis=1)
+    C = np.eye(X.shape[1])
+    C[block, icpt] = -1.0
+    extra = dict(sd.extra, coding_block=block)
+    return dataclasses.replace(sd, X=X, M=sd.M @ C, extra=extra), block
+
+
 def learning_rates(lr: str, T: int) -> np.ndarray:
     t = np.arange(1, T + 1, dtype=float)
     if lr == "constant":
@@ -213,6 +256,9 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     tuning["mode"] = (mode, tuning["mode"][1])
     tau_x, T = float(values["tau_x"]), int(values["T"])
     sd = scale_design(design, mode=mode, tau_x=tau_x)
+    coding_block = None
+    if values["factor_coding"] != "treatment":
+        sd, coding_block = cell_coding(sd, design, values["factor_coding"])
     outcome_scaled = bool(sd.extra["outcome_scaled"])
     # the public facts the default rules read (replace-one n, d, B^2, mu: the index of dpreg.auto.auto_snr)
     public_facts = (outcome_scaled, spec.neighbours, sd.X.shape[0], sd.X.shape[1], design.public.row_norm_budget, mu)
@@ -290,11 +336,18 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     position = {int(j): i for i, j in enumerate(kept_idx)}
     dummy_columns = [position[int(j)] for block in (design.public.factor_blocks or []) for j in block
                      if int(j) in position]
+    # the reference column of the cell coding (§33) and the coefficients it enters (the intercept and
+    # the block's dummies), as indices of the reduced design
+    reference_column, reference_coefs = None, []
+    if coding_block is not None:
+        reference_column = sd.extra.get("intercept_index")
+        reference_coefs = [reference_column] + [position[j] for j in coding_block if j in position]
     state = dict(kind="boosted", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_round=delta_g / mu_round, kappa_E=kappa_E,
                  kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair,
                  lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor,
                  gap_vcov=gap_vcov, sigma_gap=sigma_gap,
-                 dummy_columns=dummy_columns, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
+                 dummy_columns=dummy_columns, reference_column=reference_column,
+                 reference_coefs=reference_coefs, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
     return restore_columns(rel, keep, design)
