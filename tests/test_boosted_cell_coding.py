@@ -39,6 +39,8 @@ def _ols(fit, df):
 
 
 def _boosted(df, seed, eps=8.0, noise_off=False, **options):
+    # the cell coding is opt-in (factor_coding="auto"; the default "treatment" keeps streamed sources equal)
+    options.setdefault("factor_coding", "auto")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _fit(FORMULA, df, family="gaussian", eps=eps, delta=1e-6, method="boosted_adassp", bounds=BOUNDS,
