@@ -182,6 +182,20 @@ against 1.004-1.06 at index 104-672, uniform 1.02-1.09 against 1.04-1.13) or bet
 (correlated at index 191 1.17 against 1.79), and AdaSSP's intervals were released on the
 well-conditioned data; that threshold was not re-measured beyond these cells.
 
+Where the eps = 8 target (test MSE <= 1.5 x OLS) holds above the index (twenty-second pass, docs/accuracy.md,
+"Twenty-second pass: the eps = 8 misses"; 5 seeds, `python -m benchmarks eps8_misses`). The privacy noise
+adds a test MSE fixed in units of the declared outcome range, so the ratio to OLS also depends on how much
+of that range the residuals fill, which no public fact shows. BoostedAdaSSP at index about 400 (d = 10 and
+60) added a prediction error of s.d. 2.0-2.7% of the declared outcome range (median over seeds): the 1.5 x
+target holds where OLS's residual s.d. is at least about 3-4% of the declared range (gapminder, 3.3-3.6%:
+1.31 x OLS) and not below it (us_contagious_diseases, counts declared 0-200 000, 2.3-2.6%: 2.26 x; with
+the noise off 1.00 x in every seed). No choice from the public facts keeps both the target and the
+intervals there: dpgd (1.26 x) and BoostedAdaSSP with T = 25 (1.84 x) release no interval on that
+design, BoostedAdaSSP with the Huber gap step was 2.24 x. Private ranges moved that fit into the regime
+(auto 1.05 x OLS, every interval released): the range search finds an outcome range the counts fill.
+dpgd at the index 20 (Auto mpg at eps = 8, index 20.0) added 4.8% of the range: 1.51 x OLS (seeds
+1.18-1.97), the regime's edge, where OLS's residual s.d. is 5.5-6.8% of the declared range.
+
 Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
 dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
