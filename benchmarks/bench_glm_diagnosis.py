@@ -52,8 +52,9 @@ def _fit(task, df, bounds, eps, seed, T=None, noise_off=False):
                        _noise_off=noise_off)
 
 
-def _scaled_design(task, df, bounds, eps):
-    """The schema-scaled design dp_glm's solver sees (captured from a noise-off fit), for the oracle floor."""
+def _scaled_design(task, df, bounds, eps, mode=None):
+    """The scaled design dp_glm's solver sees (captured from a noise-off fit), for the oracle floor; ``mode``
+    another scaling of the same design (default: the Newton solver's, ``NEWTON_SCALING``)."""
     from dpreg.design.scaling import scale_design
     from dpreg.estimators import dpgd, dpgd_logistic
     seen = {}
@@ -68,7 +69,7 @@ def _scaled_design(task, df, bounds, eps):
         _fit(task, df, bounds, eps, 0, T=1, noise_off=True)
     finally:
         dpgd.fit_logistic_mm = original
-    sd = scale_design(seen["design"], mode="schema", tau_x=1.0)
+    sd = scale_design(seen["design"], mode=mode or dpgd_logistic.NEWTON_SCALING, tau_x=1.0)
     return sd.X, np.asarray(seen["design"].y, float), sd.M / sd.h_y, dpgd_logistic
 
 

@@ -112,9 +112,11 @@ def test_noise_off_the_longer_run_reaches_the_mle_where_20_steps_leave_a_bias():
     (n = 60 000: slope 30 on x in [-1, 1], a four-level factor 4 log-odds apart per level; MLE s.e.s
     0.12-0.53). With the privacy noise switched off (the internal test hook) the path is deterministic
     and what remains is the optimiser's own bias: the ridge that the noise of X'WX needs slows every step
-    along the weakly curved directions. 20 steps leave every coefficient more than 3 MLE s.e.s from the
-    MLE (measured 3.2-4.6); the rule's 200 steps (n mu = 92 000) reach it to rounding (measured < 0.005
-    s.e.), so 0.1 s.e. has ample room and still separates the two by a factor of 30."""
+    along the weakly curved directions. On the schema scaling 20 steps leave every coefficient more than 3
+    MLE s.e.s from the MLE (measured 3.2-4.6); on the cells scaling (twenty-second pass, derivation §6: the
+    factor's cells in place of the intercept, a less flat least curvature) 1.3-2.1, so more than 1 and
+    less than the schema scaling's least; the rule's 200 steps (n mu = 92 000) reach the MLE to rounding
+    on both (measured < 0.005 s.e.), so 0.1 s.e. has ample room and still separates them by a factor of 10."""
     import statsmodels.formula.api as smf
 
     from dpreg.api import _fit
@@ -133,9 +135,17 @@ def test_noise_off_the_longer_run_reaches_the_mle_where_20_steps_leave_a_bias():
         warnings.simplefilter("ignore")
         T_default, z_default = z_noise_off()
         T_20, z_20 = z_noise_off(T=20)
+        assert DL.NEWTON_SCALING == "schema_cells"
+        try:
+            DL.NEWTON_SCALING = "schema"
+            _, z_default_schema = z_noise_off()
+            _, z_20_schema = z_noise_off(T=20)
+        finally:
+            DL.NEWTON_SCALING = "schema_cells"
     assert T_default == DL.NEWTON_T_MAX and T_20 == 20
-    assert np.all(z_20 > 3.0)
-    assert np.all(z_default < 0.1)
+    assert np.all(z_20 > 1.0) and np.all(z_20_schema > 3.0)
+    assert np.max(z_20) < np.min(z_20_schema)
+    assert np.all(z_default < 0.1) and np.all(z_default_schema < 0.1)
 
 
 @pytest.mark.parametrize("seed", [2, 3, 4, 5])

@@ -8,6 +8,13 @@ Three modes turn a :class:`~dpreg.design.contract.Design` (original units) into 
   their 0/1 dummies, and the whole row is divided by the norm budget ``B_bar`` so that every possible
   record has norm <= tau_x. Clipping never bites; the fitted coefficients map back to ordinary lm
   coefficients through ``beta = M theta + m``.
+* ``"schema_cells"`` (dp_glm's Newton solver, twenty-second pass): ``"schema"`` with the largest factor
+  main-effect block (most columns; the first on a tie) coded by its cells: the intercept column is replaced
+  by the indicator of that factor's reference level, so exactly one column of the block's L columns is 1.
+  The block then spends 1 of the norm budget instead of the intercept's 1 plus the block's 1
+  (``B_bar^2`` one smaller), and the reference cell has a coordinate of its own: its noise no longer
+  passes through the intercept and every other level's column (docs/derivations/dpgd_logistic.md,
+  section 6). The same span as ``"schema"``: ``beta = M theta`` maps back exactly.
 * ``"clip"`` (no public feature ranges): the intercept column is set to ``tau_x/sqrt(2)``
   and the rest of the row is clipped to norm ``tau_x/sqrt(2)`` (whole row to ``tau_x`` without an
   intercept). Coefficients refer to the clipped design; predict() applies the same row transform.
@@ -28,7 +35,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from .contract import Design, ScaledDesign
 
-MODES = ("schema", "clip", "paper")
+MODES = ("schema", "schema_cells", "clip", "paper")
 
 
 def _intercept_index(public) -> int | None:
@@ -96,8 +103,8 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
     n, d = X.shape
     icpt = _intercept_index(public)
 
-    if mode == "schema":
-        return _schema_mode(design, X, icpt, tau_x)
+    if mode in ("schema", "schema_cells"):
+        return _schema_mode(design, X, icpt, tau_x, cells=mode == "schema_cells")
 
     if mode == "paper":
         y_raw = np.asarray(design.y, float)
@@ -133,7 +140,16 @@ def scale_design(design: Design, *, mode: str = "schema", tau_x: float = 1.0) ->
                                "row_transform": row_transform})
 
 
-def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) -> ScaledDesign:
+def _cell_block(blocks, icpt):
+    """The factor block coded by its cells in ``"schema_cells"`` mode: the one with most columns (public:
+    the declared or privately selected levels), the first on a tie; None without intercept or factor."""
+    if icpt is None or not blocks:
+        return None
+    return max(blocks, key=len)
+
+
+def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float,
+                 cells: bool = False) -> ScaledDesign:
     public = design.public
     n, d = X.shape
     lo = np.asarray(public.column_lower, float).copy()
@@ -160,8 +176,10 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
         half[numeric] = (hi[numeric] - lo[numeric]) / 2.0
     else:   # no intercept: centring would add an implicit intercept
         half[numeric] = np.maximum(np.abs(lo[numeric]), np.abs(hi[numeric]))
-    # the norm budget: 1 for the intercept, 1 per numeric/derived column, 1 per factor block
-    b_sq = (1 if icpt is not None else 0) + int(numeric.sum()) + len(blocks)
+    # the norm budget: 1 for the intercept, 1 per numeric/derived column, 1 per factor block; with the
+    # cells of one block in place of the intercept, that block and the intercept share one unit
+    cell_block = _cell_block(blocks, icpt) if cells else None
+    b_sq = (1 if icpt is not None else 0) + int(numeric.sum()) + len(blocks) - (cell_block is not None)
     B_bar = math.sqrt(max(b_sq, 1))
 
     # one copy of X, then in place: clamp to the public intervals, centre, scale (dummies: [0, 1], c = 0,
@@ -190,6 +208,8 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
         else:
             blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
         blk -= centre
+        if cell_block is not None:   # the reference cell's indicator: 1 - (the block's dummies)
+            blk[:, icpt] -= blk[:, cell_block].sum(axis=1)
         blk *= factor
         _clip_rows(blk, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
 
@@ -201,10 +221,13 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float) 
         M[icpt, :] = -K * centre / half
         M[icpt, icpt] = K
         m[icpt] = c_y
+        if cell_block is not None:   # x' beta = z' theta with z_icpt = 1 - sum(block): beta_l = K theta_l - K theta_icpt
+            M[cell_block, icpt] = -K
     return ScaledDesign(X=Xs, y=y_s, M=M, m=m, centre=centre, half_width=half, c_y=c_y, h_y=h_y,
                         B_bar=B_bar, tau_x=tau_x,
-                        extra={"mode": "schema", "intercept_index": icpt, "outcome_scaled": declared,
-                               "row_transform": None, "n_factor_blocks": len(blocks)})
+                        extra={"mode": "schema_cells" if cells else "schema", "intercept_index": icpt, "outcome_scaled": declared,
+                               "row_transform": None, "n_factor_blocks": len(blocks),
+                               "cell_block": None if cell_block is None else list(cell_block)})
 
 
 def apply_row_transform(X, row_transform) -> np.ndarray:
