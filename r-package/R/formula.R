@@ -260,6 +260,18 @@ split_level <- function(comp, map) {
   c(substr(comp, 1, p - 1), sub("^T\\.", "", level))
 }
 
+# An indicator I(x > c) is a logical column in lm, which names its coefficient "I(x > c)TRUE"; the
+# core's 0/1 column carries the bare label (twenty-second pass: confint(fit, "I(displ > 3)TRUE"), as
+# copied from an lm session, gave an NA row). Arithmetic inside I() keeps its label.
+indicator_name <- function(label) {
+  e <- tryCatch(str2lang(label), error = function(err) NULL)
+  if (is.call(e) && identical(e[[1]], as.name("I")) && length(e) == 2 && is.call(e[[2]]) &&
+      deparse(e[[2]][[1]]) %in% c(">", ">=", "<", "<=", "==", "!=")) {
+    return(paste0(label, "TRUE"))
+  }
+  label
+}
+
 # Core term names -> R coefficient names as lm() would print them.
 r_term_names <- function(core_terms, map, labels = NULL) {
   lab <- function(x) {
@@ -273,7 +285,7 @@ r_term_names <- function(core_terms, map, labels = NULL) {
       level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
       return(paste0(lab(m[1]), level))
     }
-    lab(comp)
+    indicator_name(lab(comp))
   }
   factor_of <- function(comp) {
     m <- split_level(comp, map)

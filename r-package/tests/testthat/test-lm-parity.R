@@ -344,3 +344,28 @@ test_that("interaction coefficients are named in the order of lm's term labels",
     expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
   }
 })
+
+test_that("an indicator I(x > c) is named as lm names it (I(x > c)TRUE), in interactions too", {
+  # twenty-second pass: mpg, hwy ~ I(displ > 3) + cty gave "I(displ > 3)", lm "I(displ > 3)TRUE", so
+  # confint(fit, "I(displ > 3)TRUE") copied from an lm session gave an NA row
+  df <- toy_data(20)
+  tr <- dpreg:::translate_formula(y ~ I(x > 5) * g + I(x <= 2), df)
+  expect_equal(dpreg:::r_term_names(c("Intercept", "I(x > 5)", "g[T.b]", "I(x <= 2)", "I(x > 5):g[T.b]"),
+                                    tr$map, attr(terms(tr$formula), "term.labels")),
+               c("(Intercept)", "I(x > 5)TRUE", "gb", "I(x <= 2)TRUE", "I(x > 5)TRUE:gb"))
+  # arithmetic inside I() is no indicator: its name stays as lm's
+  tr2 <- dpreg:::translate_formula(y ~ I(x^2) + I((x > 5) * x), df)
+  expect_equal(dpreg:::r_term_names(c("Intercept", "I(x ** 2)", "I((x > 5) * x)"), tr2$map,
+                                    attr(terms(tr2$formula), "term.labels")),
+               c("(Intercept)", "I(x^2)", "I((x > 5) * x)"))
+  skip_if_no_core()
+  df <- toy_data()
+  for (f in list(y ~ I(x > 5) + g, y ~ I(x > 5) * g)) {
+    # eps 4 and hidden_directions = "assume": every interval released, so that anova() has its covariance
+    fit <- dp_lm(f, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 1,
+                 eps = 4, hidden_directions = "assume")
+    expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+    # the term-wise tests still group the renamed column under its term
+    expect_equal(rownames(anova(fit)), attr(terms(f), "term.labels"))
+  }
+})
