@@ -159,6 +159,14 @@ poly_refusal <- function(e) {
 # formulaic normalises the code of python terms ("I(x**2)" -> "I(x ** 2)"); compare without spaces.
 norm_expr <- function(s) gsub("[[:space:]]", "", s)
 
+# The way out of an offset (twenty-second pass: the refusals said none): in a linear model
+# y ~ x + offset(z) has the coefficients of (y - z) ~ x
+offset_advice <- function() {
+  paste0("in a linear model (dp_lm()) subtract the offset from the outcome instead, e.g. ",
+         "data$y_minus_offset <- data$y - offset, declare its bounds and fit y_minus_offset ~ x (the same ",
+         "coefficients; add the offset back to the predictions); dp_glm() fits no offset")
+}
+
 translate_rhs <- function(e, map, factor_cols) {
   if (is.numeric(e)) return(format(e))
   if (is.call(e)) {
@@ -171,7 +179,7 @@ translate_rhs <- function(e, map, factor_cols) {
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
     if (f == "(") return(paste0("(", translate_rhs(args[[1]], map, factor_cols), ")"))
-    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula", call. = FALSE)
+    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula: ", offset_advice(), call. = FALSE)
   }
   translate_leaf(e, map, factor_cols)
 }

@@ -67,6 +67,15 @@ test_that("lm's na.action maps to the core's na_action; subset, weights, offset 
   expect_error(dp_lm(y ~ x, data = df, subset = cyl == 4), "'subset' is not supported")
   expect_error(dp_lm(y ~ x, data = df, weights = cyl), "'weights' is not supported")
   expect_error(dp_lm(y ~ x, data = df, offset = cyl), "'offset' is not supported")
+  # twenty-second pass (cars, dist ~ speed + offset(2 * speed)): "offset() is not supported in a dpreg
+  # formula" and no way out; a linear model's offset is the outcome minus it
+  for (call in list(quote(dp_lm(y ~ x, data = df, offset = cyl)),
+                    quote(dp_lm(y ~ x + offset(2 * x), data = df)))) {
+    err <- tryCatch(eval(call), error = identity)
+    expect_match(conditionMessage(err), "subtract the offset from the outcome", fixed = TRUE)
+    expect_match(conditionMessage(err), "data$y_minus_offset <- data$y - offset", fixed = TRUE)
+  }
+  expect_error(dp_glm(y ~ x + offset(x), data = df), "dp_glm() fits no offset", fixed = TRUE)
   expect_error(dp_glm(y ~ x, data = df, subset = cyl == 4), "'subset' is not supported")
   # the Python name of the seed is pointed to R's (it reached the core as an unknown option, and the
   # dialect turned the refusal into "unknown option(s) ...: seed")
