@@ -271,6 +271,18 @@ def test_an_outcome_of_several_columns_is_refused_saying_what_to_do():
     build("y_minus_x1 ~ x3", df, bounds={**BOUNDS, "y_minus_x1": (-9, 3)})     # the advice fits
 
 
+def test_an_offset_is_refused_saying_how_a_linear_model_fits_one():
+    # newcomer review 22: "y ~ x1 + offset(x3)" (R: dist ~ speed + offset(2 * speed) on cars) got
+    # "function offset() is not supported; allowed: exp, ..." and no way out; in a linear model an offset
+    # is the outcome minus it
+    with pytest.raises(FormulaError) as caught:
+        build("y ~ x1 + offset(x3)")
+    text = str(caught.value)
+    assert "'offset(x3)'" in text and "subtract the offset from the outcome" in text and "dp_glm fits no offset" in text
+    df = frame().assign(y_minus_offset=lambda d: d["y"] - d["x3"])
+    build("y_minus_offset ~ x1", df, bounds={**BOUNDS, "y_minus_offset": (-7, 6)})     # the advice fits
+
+
 # ---- errors (item 10) and the data policy ------------------------------------------------------
 def planted():
     df = frame()

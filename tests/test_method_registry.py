@@ -176,6 +176,10 @@ def test_lm_arguments_dpreg_does_not_have_say_what_to_do(frame):
     # newcomer review 19: statsmodels' missing="drop" got the list of AdaSSP's options
     with pytest.raises(InvalidArgument, match=r"^there is no argument missing=: .*na_action='drop'"):
         dpreg.dp_lm("y ~ x", frame, missing="drop", **kw)
+    # newcomer review 22: "offsets are not supported" and nothing else; a linear model's offset is the
+    # outcome minus it
+    with pytest.raises(InvalidArgument, match=r"^there is no argument offset=: .*subtract the offset from the outcome"):
+        dpreg.dp_lm("y ~ x", frame, offset=frame.x, **kw)
 
 
 @pytest.mark.parametrize("name", ["weights", "subset", "offset", "seed", "missing"])

@@ -736,3 +736,17 @@ def test_predict_names_the_rows_without_interval_and_the_coefficients_they_use()
     assert got.loc[1, ["lower", "upper"]].isna().all()
     text = " ".join(str(w.message) for w in ws)
     assert "1 of 3 rows get no interval" in text and "coefficient z," in text
+
+
+def test_predict_takes_a_dict_of_scalars_as_one_row():
+    # newcomer review 22: fit.predict({"flipper_length_mm": 200, "species": "Adelie"}) (one new row, as
+    # statsmodels' res.predict(dict(...)) is often called) stopped with pandas' bare "ValueError: If using
+    # all scalar values, you must pass an index"
+    fit = make_fit()
+    one = {k: v[0] for k, v in NEW.to_dict(orient="list").items()}
+    p = fit.predict(one)
+    np.testing.assert_allclose(p.to_numpy(), fit.predict(NEW.iloc[:1]).to_numpy())
+    # columns of several values stay a frame of those rows; columns of unequal length are refused
+    assert len(fit.predict(NEW.to_dict(orient="list"))) == len(NEW)
+    with pytest.raises(InvalidArgument, match="same length"):
+        fit.predict({**NEW.to_dict(orient="list"), list(NEW.columns)[0]: [1.0]})

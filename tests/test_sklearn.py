@@ -374,3 +374,33 @@ def test_predict_log_proba_is_finite_where_a_probability_rounds_to_0():
     np.testing.assert_allclose(logsumexp(log_proba, axis=1), 0.0, atol=1e-12)
     # the smaller log-probability of the far row is -|eta| + log1p(exp(-|eta|)) = -|eta| to double precision
     assert log_proba[1].min() == pytest.approx(-abs(eta_far), rel=1e-12)
+
+
+@pytest.mark.parametrize("features", [["flipper", "bill"], ["flipper length", "bill"]],
+                         ids=["identifiers", "x0-x1 in the formula"])
+def test_too_few_rows_for_private_ranges_says_how_to_declare_them_to_the_estimator(features):
+    # twenty-second pass (penguins, n = 333, eps = 1, no ranges declared): the refusal advised
+    # bounds={'body_mass_g': (lower, upper), 'x0': ..., 'x1': ...}, dp_lm's spelling, which this
+    # estimator refuses ('body_mass_g' is the target: target_bounds=), and the formula's x0, x1 where
+    # the user's features have other names
+    from dpreg.design.build import SampleTooSmallForRanges
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({features[0]: rng.uniform(170, 235, 333), features[1]: rng.uniform(30, 60, 333)})
+    y = pd.Series(20 * X[features[0]] + rng.normal(0, 300, 333), name="body_mass_g")
+    with pytest.raises(SampleTooSmallForRanges) as info:
+        DPLinearRegression(eps=1, random_state=0).fit(X, y)
+    text = str(info.value)
+    assert "n = 333 rows is too small for private ranges" in text       # dp_lm's reason is kept
+    assert (f"DPLinearRegression(bounds={{{features[0]!r}: (lower, upper), {features[1]!r}: (lower, upper)}}, "
+            "target_bounds=(lower, upper))") in text
+    assert "bounds={'body_mass_g'" not in text and "'x0'" not in text
+    # one feature declared: only the other one and the target are named; the logistic estimator's
+    # 0/1 target needs no range
+    with pytest.raises(SampleTooSmallForRanges) as info:
+        DPLinearRegression(eps=1, bounds={features[0]: (170, 235)}, random_state=0).fit(X, y)
+    assert (f"DPLinearRegression(bounds={{{features[1]!r}: (lower, upper)}}, target_bounds=(lower, upper))"
+            in str(info.value))
+    with pytest.raises(SampleTooSmallForRanges) as info:
+        DPLogisticRegression(eps=1, random_state=0).fit(X, y > y.median())
+    assert (f"DPLogisticRegression(bounds={{{features[0]!r}: (lower, upper), {features[1]!r}: (lower, upper)}})"
+            in str(info.value)) and "target_bounds" not in str(info.value)

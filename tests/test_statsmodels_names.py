@@ -156,3 +156,11 @@ def test_coef_plot_tick_labels_not_clipped_by_plain_savefig(tmp_path):
     for label in ax.get_yticklabels():
         box = label.get_window_extent(renderer)
         assert box.x0 >= 0 and box.x1 <= fig.bbox.width   # inside the saved canvas
+
+
+def test_statsmodels_anova_lm_says_what_to_use_instead(fit):
+    # twenty-second pass (penguins): sm.stats.anova_lm(fit) stopped with "AttributeError: 'DPFit'
+    # object has no attribute 'model'" (statsmodels reads the training data through res.model)
+    import statsmodels.api as sm
+    with pytest.raises(NotReleasedError, match=r"anova_lm.*wald_test\("):
+        sm.stats.anova_lm(fit)

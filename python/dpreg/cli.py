@@ -77,16 +77,30 @@ def _cli_dialect(text: str) -> str:
     return re.sub(r"\brandom_state\b", "--seed", text)
 
 
+# newcomer review, twenty-second pass: the help showed no command to start from. Both lines run as
+# printed (tests/test_cli.py::test_help_examples_run_as_written); the table ships with dpreg, and its
+# rows with missing values are left out first (the fit refuses missing values unless told otherwise)
+_EXAMPLE = """\
+example (the penguins table that ships with dpreg, written to a CSV file, then fitted):
+  python -c "from dpreg.datasets import load_penguins; load_penguins().dropna().to_csv('penguins.csv', index=False)"
+  python -m dpreg fit "body_mass_g ~ flipper_length_mm + sex" --data penguins.csv --eps 2 --bounds '{"body_mass_g": [2500, 6500], "flipper_length_mm": [170, 235]}' --levels '{"sex": ["female", "male"]}'
+
+Declared --bounds and --levels are public facts (from documentation, not read off the data); without
+them dpreg estimates ranges and selects levels privately from a share of eps."""
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
     p = _Parser(prog="dpreg", description="Differentially private linear and logistic regression with "
-                                          "noise-aware inference.")
+                                          "noise-aware inference.",
+                epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"dpreg {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     f = sub.add_parser("fit", help="fit a DP linear (or, with --family binomial, logistic) regression and "
                                    "print its summary",
                        description="Fit a DP linear regression (--family binomial: logistic regression) on "
-                                   "a CSV or Parquet file and print its summary.")
+                                   "a CSV or Parquet file and print its summary.",
+                       epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     f.add_argument("formula", help='model formula, e.g. "price ~ carat + C(cut)"')
     f.add_argument("--data", required=True, help="CSV file with a header row, a Parquet file, a glob such as "
                    "'dir/*.parquet' or 'dir/*.csv', or a directory of such files (read by DuckDB)")
@@ -206,13 +220,15 @@ def _render(fit, fmt: str, level: float) -> str:
     if fmt == "json":
         return json.dumps(fit.to_dict(), allow_nan=False, indent=1)
     s = fit.summary(level=level)
+    # the summary's warnings and notes carry the core's advice in Python's spelling
+    # (method='boosted_adassp'), as the refusals did (newcomer review, twenty-second pass)
     if fmt == "markdown":
-        return s.to_markdown()
+        return _cli_dialect(s.to_markdown())
     if fmt == "latex":
         return s.to_latex()
     if fmt == "html":
         return s.to_html()
-    return str(s)
+    return _cli_dialect(str(s))
 
 
 def _fit(args) -> str:

@@ -196,6 +196,26 @@ class _DPBase(BaseEstimator):
             out[target] = tuple(self.target_bounds)
         return out
 
+    def _ranges_refusal(self, text, names, columns, declared, family):
+        """dp_lm's refusal of private ranges at this n and eps, told in this estimator's terms
+        (twenty-second pass): the features by the user's names, not the formula's x0, x1, ..., and the
+        ranges declared as ``bounds=`` (features) and ``target_bounds=`` (the target), where dp_lm's
+        advice ``bounds={'<target>': ...}`` would be refused here. Names and the refusal's public
+        numbers only."""
+        for name, column in zip(names, columns):
+            if name != column:
+                text = text.replace(repr(column), repr(name))
+        head = text.split(" Or declare the ranges", 1)[0]
+        undeclared = [name for name, column in zip(names, columns) if column not in (declared or {})]
+        args = []
+        if undeclared:
+            args.append("bounds={" + ", ".join(f"{name!r}: (lower, upper)" for name in undeclared) + "}")
+        if family != "binomial" and self.target_bounds is None:
+            args.append("target_bounds=(lower, upper)")
+        return (f"{head} Or declare the ranges from public knowledge (documentation, physical limits), e.g. "
+                f"{type(self).__name__}({', '.join(args)}): with declared ranges dpreg fits at any n, with "
+                "intervals as wide as the privacy noise requires")
+
     def _check_budget_param(self):
         b = self.budget
         if b is not None and not hasattr(b, "can_spend"):
@@ -247,11 +267,16 @@ class _DPBase(BaseEstimator):
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
+        from .design.build import SampleTooSmallForRanges
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             # the private-range notes of dp_lm speak of its own options (bounds_share), not this estimator's
             warnings.filterwarnings("ignore", message=".*budget for private ranges is small.*")
-            fit = dp_glm(formula, df, **kw) if family == "binomial" else dp_lm(formula, df, **kw)
+            try:
+                fit = dp_glm(formula, df, **kw) if family == "binomial" else dp_lm(formula, df, **kw)
+            except SampleTooSmallForRanges as exc:
+                raise SampleTooSmallForRanges(self._ranges_refusal(str(exc), names, columns, kw["bounds"],
+                                                                   family)) from None
         for w in caught:
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual

@@ -393,7 +393,7 @@ lm_args_refused <- function(call) {
   }
   if ("offset" %in% given) {
     dp_stop("the lm()/glm() argument 'offset' is not supported: dpreg fits no offset (a term whose ",
-            "coefficient is fixed at 1)", call. = FALSE)
+            "coefficient is fixed at 1); ", offset_advice(), call. = FALSE)
   }
   if ("contrasts" %in% given) {
     dp_stop("the lm()/glm() argument 'contrasts' is not supported: dpreg codes every factor with ",

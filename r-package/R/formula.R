@@ -159,6 +159,14 @@ poly_refusal <- function(e) {
 # formulaic normalises the code of python terms ("I(x**2)" -> "I(x ** 2)"); compare without spaces.
 norm_expr <- function(s) gsub("[[:space:]]", "", s)
 
+# The way out of an offset (twenty-second pass: the refusals said none): in a linear model
+# y ~ x + offset(z) has the coefficients of (y - z) ~ x
+offset_advice <- function() {
+  paste0("in a linear model (dp_lm()) subtract the offset from the outcome instead, e.g. ",
+         "data$y_minus_offset <- data$y - offset, declare its bounds and fit y_minus_offset ~ x (the same ",
+         "coefficients; add the offset back to the predictions); dp_glm() fits no offset")
+}
+
 translate_rhs <- function(e, map, factor_cols) {
   if (is.numeric(e)) return(format(e))
   if (is.call(e)) {
@@ -171,7 +179,7 @@ translate_rhs <- function(e, map, factor_cols) {
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
     if (f == "(") return(paste0("(", translate_rhs(args[[1]], map, factor_cols), ")"))
-    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula", call. = FALSE)
+    if (f == "offset") dp_stop("offset() is not supported in a dpreg formula: ", offset_advice(), call. = FALSE)
   }
   translate_leaf(e, map, factor_cols)
 }
@@ -260,6 +268,18 @@ split_level <- function(comp, map) {
   c(substr(comp, 1, p - 1), sub("^T\\.", "", level))
 }
 
+# An indicator I(x > c) is a logical column in lm, which names its coefficient "I(x > c)TRUE"; the
+# core's 0/1 column carries the bare label (twenty-second pass: confint(fit, "I(displ > 3)TRUE"), as
+# copied from an lm session, gave an NA row). Arithmetic inside I() keeps its label.
+indicator_name <- function(label) {
+  e <- tryCatch(str2lang(label), error = function(err) NULL)
+  if (is.call(e) && identical(e[[1]], as.name("I")) && length(e) == 2 && is.call(e[[2]]) &&
+      deparse(e[[2]][[1]]) %in% c(">", ">=", "<", "<=", "==", "!=")) {
+    return(paste0(label, "TRUE"))
+  }
+  label
+}
+
 # Core term names -> R coefficient names as lm() would print them.
 r_term_names <- function(core_terms, map, labels = NULL) {
   lab <- function(x) {
@@ -273,7 +293,7 @@ r_term_names <- function(core_terms, map, labels = NULL) {
       level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
       return(paste0(lab(m[1]), level))
     }
-    lab(comp)
+    indicator_name(lab(comp))
   }
   factor_of <- function(comp) {
     m <- split_level(comp, map)

@@ -41,6 +41,14 @@ _STAT_WORDS = ("mean", "median", "quantile", "percentile", "std", "var", "min", 
                "cumsum", "sort", "argsort", "unique", "count", "diff", "shift")
 
 #: name -> (numpy function, domain) ; domain: "all", "positive" (> 0), "nonnegative" (>= 0), "gt-1"
+
+#: the way out of an offset (newcomer review 22: "function offset() is not supported" said none): in a
+#: linear model y ~ x + offset(z) has the coefficients of (y - z) ~ x
+OFFSET_ADVICE = ("in a linear model (dp_lm) subtract the offset from the outcome instead: add outcome - "
+                 "offset to the data as a column of its own, declare its bounds, and fit it on the other "
+                 "terms (the same coefficients; add the offset back to the predictions); dp_glm fits no "
+                 "offset")
+
 ALLOWED_FUNCTIONS = {
     "log": (np.log, "positive"), "log2": (np.log2, "positive"), "log10": (np.log10, "positive"),
     "log1p": (np.log1p, "gt-1"), "exp": (np.exp, "all"), "exp2": (np.exp2, "all"),
@@ -222,6 +230,8 @@ def _check_calls(tree, expr: str) -> None:
                 if name in ("I",) + tuple(ALLOWED_FUNCTIONS) and (len(node.args) != 1 or node.keywords):
                     raise FormulaError(f"term {expr!r}: {name}() takes exactly one argument here")
                 continue
+            if low == "offset":
+                raise FormulaError(f"term {expr!r}: offset() is not supported; {OFFSET_ADVICE}")
             if name == "Q":   # patsy's quoting of a column name
                 raise FormulaError(f"term {expr!r}: Q() (patsy's quoting) is not supported; quote a column "
                                    "name with backticks instead, e.g. `my column` or `yrs.since.phd`")

@@ -247,7 +247,10 @@ _ARGUMENT_ALIASES = {"seed": "random_state", "rng": "random_state", "random_seed
 _NOT_SUPPORTED = {
     "weights": "case weights are not supported: every row counts once (the privacy guarantee is per row)",
     "subset": "pass the rows to analyse (their number is treated as public)",
-    "offset": "offsets are not supported",
+    "offset": ("offsets are not supported; in a linear model (dp_lm) subtract the offset from the outcome "
+               "instead: add outcome - offset to the data as a column of its own, declare its bounds, and fit "
+               "it on the other terms (the same coefficients; add the offset back to the predictions); dp_glm "
+               "fits no offset"),
     "family": "dp_lm fits the gaussian linear model; use dp_glm(family='binomial') for logistic regression",
     "alpha": "the interval level is level= (conf_int(alpha=...) takes statsmodels' alpha)",
     "missing": ("statsmodels' missing= is na_action= here: 'fail' (the default, as missing='raise'), "

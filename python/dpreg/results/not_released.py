@@ -29,6 +29,12 @@ STATSMODELS_NOT_RELEASED = {
     "outlier_test": "outlier tests look at single records of the training data and would expose them",
     "condition_number": "the condition number of the training design matrix was not released",
     "eigenvals": "eigenvalues of the training design matrix were not released",
+    # twenty-second pass: sm.stats.anova_lm(fit) stopped with "'DPFit' object has no attribute 'model'"
+    "model": "statsmodels' res.model holds the training data (endog, exog), which a DP fit does not "
+             "keep, so statsmodels functions that read it (anova_lm, influence and outlier measures) "
+             "cannot run on it; the noise-aware test of a term (as a row of anova_lm) is "
+             "fit.wald_test('C(species)'), of several jointly fit.wald_test(['age', 'educ']), and "
+             "fit.t_test('age = 0') tests a linear hypothesis",
 }
 
 

@@ -46,7 +46,13 @@ class _PredictionMixin:
     @staticmethod
     def _newdata_as_frame(newdata) -> pd.DataFrame:
         if isinstance(newdata, dict):
-            newdata = pd.DataFrame(newdata)
+            # newcomer review 22: a dict of single values (one new row) stopped with pandas' bare
+            # "If using all scalar values, you must pass an index"; unequal columns with its ValueError
+            sizes = {len(v) for v in newdata.values() if np.ndim(v) > 0}
+            if len(sizes) > 1:
+                raise InvalidArgument("newdata: the columns of a dict must have the same length (or all be "
+                                      "single values, one new row)")
+            newdata = pd.DataFrame(newdata, index=None if sizes else [0])
         elif _is_arrow_like_frame(newdata):
             # the in-memory sources dp_lm fits on (polars, pyarrow): predict takes them too
             newdata = newdata.to_pandas()

@@ -67,6 +67,15 @@ test_that("lm's na.action maps to the core's na_action; subset, weights, offset 
   expect_error(dp_lm(y ~ x, data = df, subset = cyl == 4), "'subset' is not supported")
   expect_error(dp_lm(y ~ x, data = df, weights = cyl), "'weights' is not supported")
   expect_error(dp_lm(y ~ x, data = df, offset = cyl), "'offset' is not supported")
+  # twenty-second pass (cars, dist ~ speed + offset(2 * speed)): "offset() is not supported in a dpreg
+  # formula" and no way out; a linear model's offset is the outcome minus it
+  for (call in list(quote(dp_lm(y ~ x, data = df, offset = cyl)),
+                    quote(dp_lm(y ~ x + offset(2 * x), data = df)))) {
+    err <- tryCatch(eval(call), error = identity)
+    expect_match(conditionMessage(err), "subtract the offset from the outcome", fixed = TRUE)
+    expect_match(conditionMessage(err), "data$y_minus_offset <- data$y - offset", fixed = TRUE)
+  }
+  expect_error(dp_glm(y ~ x + offset(x), data = df), "dp_glm() fits no offset", fixed = TRUE)
   expect_error(dp_glm(y ~ x, data = df, subset = cyl == 4), "'subset' is not supported")
   # the Python name of the seed is pointed to R's (it reached the core as an unknown option, and the
   # dialect turned the refusal into "unknown option(s) ...: seed")
@@ -342,5 +351,30 @@ test_that("interaction coefficients are named in the order of lm's term labels",
   for (f in list(y ~ x + g:x, y ~ x + I(g == "b"):x, y ~ x * g)) {
     fit <- dp_lm(f, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 1)
     expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+  }
+})
+
+test_that("an indicator I(x > c) is named as lm names it (I(x > c)TRUE), in interactions too", {
+  # twenty-second pass: mpg, hwy ~ I(displ > 3) + cty gave "I(displ > 3)", lm "I(displ > 3)TRUE", so
+  # confint(fit, "I(displ > 3)TRUE") copied from an lm session gave an NA row
+  df <- toy_data(20)
+  tr <- dpreg:::translate_formula(y ~ I(x > 5) * g + I(x <= 2), df)
+  expect_equal(dpreg:::r_term_names(c("Intercept", "I(x > 5)", "g[T.b]", "I(x <= 2)", "I(x > 5):g[T.b]"),
+                                    tr$map, attr(terms(tr$formula), "term.labels")),
+               c("(Intercept)", "I(x > 5)TRUE", "gb", "I(x <= 2)TRUE", "I(x > 5)TRUE:gb"))
+  # arithmetic inside I() is no indicator: its name stays as lm's
+  tr2 <- dpreg:::translate_formula(y ~ I(x^2) + I((x > 5) * x), df)
+  expect_equal(dpreg:::r_term_names(c("Intercept", "I(x ** 2)", "I((x > 5) * x)"), tr2$map,
+                                    attr(terms(tr2$formula), "term.labels")),
+               c("(Intercept)", "I(x^2)", "I((x > 5) * x)"))
+  skip_if_no_core()
+  df <- toy_data()
+  for (f in list(y ~ I(x > 5) + g, y ~ I(x > 5) * g)) {
+    # eps 4 and hidden_directions = "assume": every interval released, so that anova() has its covariance
+    fit <- dp_lm(f, data = df, bounds = toy_bounds, levels = toy_levels, method = "adassp", seed = 1,
+                 eps = 4, hidden_directions = "assume")
+    expect_equal(names(coef(fit)), names(coef(lm(f, data = df))))
+    # the term-wise tests still group the renamed column under its term
+    expect_equal(rownames(anova(fit)), attr(terms(f), "term.labels"))
   }
 })
