@@ -74,6 +74,15 @@ _AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
 #: heavier-tailed residuals than normal (inf.heavy_tail_signal) at this many null s.d.s: the sigma-hat
 #: interval and R^2 are withheld (issue 12; both assume normal errors)
 HEAVY_TAIL_WITHHOLD_Z = 3.0
+#: twenty-second pass (docs/derivations/adassp_boosted.md §34): at the edge of estimability (§12) sigma-hat's
+#: point is printed only from this public index n mu / (B^2 sqrt d) up (the index of dpreg.auto.auto_snr; n
+#: the public or released count); below it only the interval. Where the privacy noise of the residual sum
+#: is larger than the sum, a point printed where it came out positive is that noise selected upwards
+#: (BoostedAdaSSP at index 30: median 1.7-2.1 x the truth), and no released value measures the sum
+#: independently of that noise (§34). Our choice, from the noise s.d. of the residual variance relative to
+#: its truth measured on the uniform design (docs/validity.md, "Twenty-second pass"): at most about 1 from
+#: these indices up (AdaSSP 0.62 at index 47, 1.27 at 30; BoostedAdaSSP 0.78-0.96 at 89-105, 2.1 at 47)
+EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
 BOOSTED_GATE_SDS = 2.0
@@ -273,6 +282,15 @@ def withhold_empty_level_estimates(rel, withheld) -> None:
         centre = np.array(rel.inference_centre, float)
         centre[list(withheld)] = np.nan
         rel.inference_centre = centre
+
+
+def _edge_point_index(design, spec, n_pub: float) -> float:
+    """The public index n mu / (B^2 sqrt d) of dpreg.auto.auto_snr for the edge rule of sigma-hat's point
+    (EDGE_POINT_MIN_INDEX; §34): n the public count (replace-one) or the released one (add/remove), mu
+    the fit's budget, B^2 and d the public design's."""
+    public = design.public
+    return n_pub * _ssp.mu_from_spec(spec) / (max(float(public.row_norm_budget), 1.0)
+                                             * math.sqrt(max(len(public.terms), 1)))
 
 
 def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
@@ -797,8 +815,16 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["sigma_interval"] = [float(sd.h_y * math.sqrt(edge["lower"])),
                                        float(sd.h_y * math.sqrt(edge["upper"]))]
             facts["sigma_edge"] = True
-            if edge["sigma2"] is not None:
+            # twenty-second pass (§34): the point only from the method's public index up
+            edge_index = _edge_point_index(design, spec, float(n_pub))
+            min_index = EDGE_POINT_MIN_INDEX["boosted_adassp" if boosted else "adassp"]
+            if edge["sigma2"] is not None and edge_index >= min_index:
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif edge["sigma2"] is not None:
+                facts["sigma_not_estimable"] = (
+                    f"no point estimate at this n and eps (public index n mu / (B^2 sqrt d) = {edge_index:.3g}, "
+                    f"below {min_index:g}): the privacy noise in the residual sum of squares is as large as "
+                    "the sum, so a point would be mostly noise; its 95% interval is given")
             else:
                 facts["sigma_not_estimable"] = (
                     "no point estimate at this n and eps: the privacy noise in the residual sum of squares "
