@@ -243,7 +243,10 @@ def _ols(X, y, with_sigma=False):
 
 
 def _option_value(text):
-    """A --options value: an int or float where it reads as one (T=50, tau=1), else the string."""
+    """A --options value: True / False / None as Python's, an int or float where it reads as one (T=50,
+    tau=1), else the string (huber_gap=True needs the bool: the option's check refuses the string)."""
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
     for convert in (int, float):
         try:
             return convert(text)

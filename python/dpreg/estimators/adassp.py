@@ -74,6 +74,15 @@ _AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
 #: heavier-tailed residuals than normal (inf.heavy_tail_signal) at this many null s.d.s: the sigma-hat
 #: interval and R^2 are withheld (issue 12; both assume normal errors)
 HEAVY_TAIL_WITHHOLD_Z = 3.0
+#: twenty-second pass (docs/derivations/adassp_boosted.md §34): at the edge of estimability (§12) sigma-hat's
+#: point is printed only from this public index n mu / (B^2 sqrt d) up (the index of dpreg.auto.auto_snr; n
+#: the public or released count); below it only the interval. Where the privacy noise of the residual sum
+#: is larger than the sum, a point printed where it came out positive is that noise selected upwards
+#: (BoostedAdaSSP at index 30: median 1.7-2.1 x the truth), and no released value measures the sum
+#: independently of that noise (§34). Our choice, from the noise s.d. of the residual variance relative to
+#: its truth measured on the uniform design (docs/validity.md, "Twenty-second pass"): at most about 1 from
+#: these indices up (AdaSSP 0.62 at index 47, 1.27 at 30; BoostedAdaSSP 0.78-0.96 at 89-105, 2.1 at 47)
+EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
 BOOSTED_GATE_SDS = 2.0
@@ -249,22 +258,46 @@ def _withhold_intervals(rel, facts, withheld):
 
 
 def empty_level_note(names):
-    """The note of a fit that withheld the intervals of kept factor levels whose released counts cannot
-    rule out a declared level with no rows (§30; BoostedAdaSSP and dpgd)."""
+    """The note of a fit that withheld the estimates and intervals of kept factor levels whose released
+    counts cannot rule out a declared level with no rows (§30; BoostedAdaSSP and dpgd)."""
     plural = len(names) > 1
     return Diagnostic(
-        f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
-        f"{'these levels' if plural else 'this level'}, allowing for the rule that kept "
-        f"{'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose coefficient "
-        "is not identified (the estimate is mostly privacy noise). A larger n or eps gives "
-        f"{'their' if plural else 'its'} interval where the level has rows.", None)
+        f"Not estimable (reported as NA, no interval): {', '.join(names)}: the released count"
+        f"{'s' if plural else ''} of {'these levels' if plural else 'this level'}, allowing for the rule "
+        f"that kept {'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose "
+        "coefficient is not identified (a value there would be mostly privacy noise); predictions at "
+        f"{'these levels' if plural else 'this level'} are NA. A larger n or eps gives "
+        f"{'their' if plural else 'its'} estimate and interval where the level has rows.", None)
+
+
+def withhold_empty_level_estimates(rel, withheld) -> None:
+    """Report the coefficients ``withheld`` (indices of rel.coef) as not estimable (NA), the convention
+    of the levels the keep rule drops: the estimate of a level the release cannot tell from one with no
+    rows is not an estimate of anything identified (twenty-second pass, §30). Also the inference centre
+    where there is one. Post-processing."""
+    coef = np.array(rel.coef, float)
+    coef[list(withheld)] = np.nan
+    rel.coef = coef
+    if getattr(rel, "inference_centre", None) is not None:
+        centre = np.array(rel.inference_centre, float)
+        centre[list(withheld)] = np.nan
+        rel.inference_centre = centre
+
+
+def _edge_point_index(design, spec, n_pub: float) -> float:
+    """The public index n mu / (B^2 sqrt d) of dpreg.auto.auto_snr for the edge rule of sigma-hat's point
+    (EDGE_POINT_MIN_INDEX; §34): n the public count (replace-one) or the released one (add/remove), mu
+    the fit's budget, B^2 and d the public design's."""
+    public = design.public
+    return n_pub * _ssp.mu_from_spec(spec) / (max(float(public.row_norm_budget), 1.0)
+                                             * math.sqrt(max(len(public.terms), 1)))
 
 
 def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
     """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
     keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
-    A_hat. ``keep``: the kept columns of the full design (None: all). Records their names in the facts and
-    the note in the warnings."""
+    A_hat. ``keep``: the kept columns of the full design (None: all). Their estimates are reported as NA
+    too (twenty-second pass). Records their names in the facts and the note in the warnings."""
     from ..inference import ssp as inf
     if rel.vcov is None or not design.public.factor_blocks:
         return
@@ -276,6 +309,7 @@ def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, 
     if not empty_like or len(empty_like) >= len(kept_idx):
         return
     _withhold_intervals(rel, rel.facts, empty_like)
+    withhold_empty_level_estimates(rel, empty_like)
     names = [design.public.terms[int(kept_idx[j])] for j in empty_like]
     rel.facts["empty_level_withheld"] = names
     rel.warnings = list(rel.warnings) + [empty_level_note(names)]
@@ -781,8 +815,16 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["sigma_interval"] = [float(sd.h_y * math.sqrt(edge["lower"])),
                                        float(sd.h_y * math.sqrt(edge["upper"]))]
             facts["sigma_edge"] = True
-            if edge["sigma2"] is not None:
+            # twenty-second pass (§34): the point only from the method's public index up
+            edge_index = _edge_point_index(design, spec, float(n_pub))
+            min_index = EDGE_POINT_MIN_INDEX["boosted_adassp" if boosted else "adassp"]
+            if edge["sigma2"] is not None and edge_index >= min_index:
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif edge["sigma2"] is not None:
+                facts["sigma_not_estimable"] = (
+                    f"no point estimate at this n and eps (public index n mu / (B^2 sqrt d) = {edge_index:.3g}, "
+                    f"below {min_index:g}): the privacy noise in the residual sum of squares is as large as "
+                    "the sum, so a point would be mostly noise; its 95% interval is given")
             else:
                 facts["sigma_not_estimable"] = (
                     "no point estimate at this n and eps: the privacy noise in the residual sum of squares "
@@ -1051,6 +1093,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                    gate)
             if empty_like and len(empty_like) < d:
                 _withhold_intervals(rel, facts, empty_like)
+                withhold_empty_level_estimates(rel, empty_like)
                 names = state.get("kept_terms") or []
                 facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
         if boosted and rel.vcov is not None and state.get("reference_column") is not None:
