@@ -258,30 +258,15 @@ def _withhold_intervals(rel, facts, withheld):
 
 
 def empty_level_note(names):
-    """The note of a fit that withheld the estimates and intervals of kept factor levels whose released
-    counts cannot rule out a declared level with no rows (§30; BoostedAdaSSP and dpgd)."""
+    """The note of a fit that withheld the intervals of kept factor levels whose released counts cannot
+    rule out a declared level with no rows (§30; BoostedAdaSSP and dpgd)."""
     plural = len(names) > 1
     return Diagnostic(
-        f"Not estimable (reported as NA, no interval): {', '.join(names)}: the released count"
-        f"{'s' if plural else ''} of {'these levels' if plural else 'this level'}, allowing for the rule "
-        f"that kept {'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose "
-        "coefficient is not identified (a value there would be mostly privacy noise); predictions at "
-        f"{'these levels' if plural else 'this level'} are NA. A larger n or eps gives "
-        f"{'their' if plural else 'its'} estimate and interval where the level has rows.", None)
-
-
-def withhold_empty_level_estimates(rel, withheld) -> None:
-    """Report the coefficients ``withheld`` (indices of rel.coef) as not estimable (NA), the convention
-    of the levels the keep rule drops: the estimate of a level the release cannot tell from one with no
-    rows is not an estimate of anything identified (twenty-second pass, §30). Also the inference centre
-    where there is one. Post-processing."""
-    coef = np.array(rel.coef, float)
-    coef[list(withheld)] = np.nan
-    rel.coef = coef
-    if getattr(rel, "inference_centre", None) is not None:
-        centre = np.array(rel.inference_centre, float)
-        centre[list(withheld)] = np.nan
-        rel.inference_centre = centre
+        f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
+        f"{'these levels' if plural else 'this level'}, allowing for the rule that kept "
+        f"{'them' if plural else 'it'}, cannot rule out a declared level with no rows, whose coefficient "
+        "is not identified (the estimate is mostly privacy noise). A larger n or eps gives "
+        f"{'their' if plural else 'its'} interval where the level has rows.", None)
 
 
 def _edge_point_index(design, spec, n_pub: float) -> float:
@@ -296,8 +281,8 @@ def _edge_point_index(design, spec, n_pub: float) -> float:
 def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
     """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
     keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
-    A_hat. ``keep``: the kept columns of the full design (None: all). Their estimates are reported as NA
-    too (twenty-second pass). Records their names in the facts and the note in the warnings."""
+    A_hat. ``keep``: the kept columns of the full design (None: all). Records their names in the facts and
+    the note in the warnings."""
     from ..inference import ssp as inf
     if rel.vcov is None or not design.public.factor_blocks:
         return
@@ -309,7 +294,6 @@ def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, 
     if not empty_like or len(empty_like) >= len(kept_idx):
         return
     _withhold_intervals(rel, rel.facts, empty_like)
-    withhold_empty_level_estimates(rel, empty_like)
     names = [design.public.terms[int(kept_idx[j])] for j in empty_like]
     rel.facts["empty_level_withheld"] = names
     rel.warnings = list(rel.warnings) + [empty_level_note(names)]
@@ -1093,7 +1077,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                    gate)
             if empty_like and len(empty_like) < d:
                 _withhold_intervals(rel, facts, empty_like)
-                withhold_empty_level_estimates(rel, empty_like)
                 names = state.get("kept_terms") or []
                 facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
         if boosted and rel.vcov is not None and state.get("reference_column") is not None:
