@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..design.scaling import scale_design
+from ..design.scaling import scale_design, subtract_block_from_intercept
 from ..errors import InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
@@ -203,13 +203,15 @@ def cell_coding(sd, design, coding: str = "auto"):
     coefficient vector of the same fitted values. Public: the block structure and the schema scaling only.
     Each recoded row is the old row with one entry set to 0 (a non-reference row) or kept (a reference
     row), so its norm is at most the old one's, and every sensitivity in tau_x still holds.
-    Returns (sd, block), or (sd, None) when it does not apply (no intercept, no factor, not schema mode, a
-    streamed design, or under "auto" more than one factor block)."""
+    A streamed design (DuckDB, Arrow, Spark) is recoded the same way, batch by batch as its rows are read
+    (``design.chunked.StreamedRows.recoded``), so every source gives the same fit (twenty-second pass).
+    Returns (sd, block), or (sd, None) when it does not apply (no intercept, no factor, not schema mode, or
+    under "auto" more than one factor block)."""
     import dataclasses
 
     icpt = sd.extra.get("intercept_index")
     blocks = [[int(j) for j in b] for b in (design.public.factor_blocks or []) if len(b)]
-    if icpt is None or not blocks or sd.extra.get("mode") != "schema" or not isinstance(sd.X, np.ndarray):
+    if icpt is None or not blocks or sd.extra.get("mode") != "schema":
         return sd, None
     # "auto": one factor block only. With a second block the constant is no longer a column, and the
     # second block's reference indicator (the constant minus its dummies) spreads over 1 + k1 + k2
@@ -220,8 +222,13 @@ def cell_coding(sd, design, coding: str = "auto"):
     if coding == "auto" and len(blocks) != 1:
         return sd, None
     block = max(blocks, key=len)          # the first of the largest: (1 + k) is what the coding gains
-    X = sd.X if sd.X.flags.writeable else sd.X.copy()
-    X[:, icpt] -= X[:, block].sum(axis=1)
+    if isinstance(sd.X, np.ndarray):
+        X = subtract_block_from_intercept(sd.X if sd.X.flags.writeable else sd.X.copy(), icpt, block)
+    else:
+        # a streamed design (DuckDB, Arrow, Spark): every batch is recoded by the same function as it is
+        # read, before any sum over rows, so every release (the Gram matrix, lambda_min, the rounds, the
+        # Huber gap, the inference bundle) sees the recoded rows, as in memory
+        X = sd.X.recoded(icpt, block)
     C = np.eye(X.shape[1])
     C[block, icpt] = -1.0
     extra = dict(sd.extra, coding_block=block)
