@@ -39,8 +39,7 @@ def _ols(fit, df):
 
 
 def _boosted(df, seed, eps=8.0, noise_off=False, **options):
-    # the cell coding is opt-in (factor_coding="auto"; the default "treatment" keeps streamed sources equal)
-    options.setdefault("factor_coding", "auto")
+    # factor_coding="auto" is the default (twenty-second pass); left to the default here
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _fit(FORMULA, df, family="gaussian", eps=eps, delta=1e-6, method="boosted_adassp", bounds=BOUNDS,
@@ -138,3 +137,22 @@ def test_cell_coding_point_estimate_is_no_worse_than_treatment_coding(n_ref):
             out.append(float(np.mean((X @ (fit.coef.to_numpy(float) - ols)) ** 2)))
         gaps[coding] = float(np.mean(out))
     assert gaps["auto"] <= 1.25 * gaps["treatment"], gaps
+
+
+def test_default_coding_is_auto_and_a_several_factor_design_keeps_treatment_coding():
+    # twenty-second pass: with every source recoded alike, "auto" is the default; on a design with one
+    # factor the default fit is the "auto" fit (same seed: same noise, same rows), and not the treatment
+    # one at T = 5 rounds (the coding moves the path before the fixed point)
+    df = _school_like(2, 40, n=1500)
+    default, auto, treat = (_boosted(df, 4, T=5, **kw) for kw in ({}, {"factor_coding": "auto"},
+                                                                  {"factor_coding": "treatment"}))
+    np.testing.assert_array_equal(np.asarray(default.coef), np.asarray(auto.coef))
+    assert np.nanmax(np.abs(np.asarray(default.coef) - np.asarray(treat.coef))) > 1e-6
+    # two factor blocks: "auto" leaves the design in treatment coding, so the default fit is that one
+    df2 = df.assign(h=np.where(df["x"] > 5, "hi", "lo"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [_fit("y ~ g + h + x", df2, family="gaussian", eps=8.0, delta=1e-6, method="boosted_adassp",
+                     bounds=BOUNDS, levels=dict(LEVELS, h=["lo", "hi"]), neighbours="replace_one", inference=True,
+                     budget=None, random_state=4, options=dict(T=5, **kw)) for kw in ({}, {"factor_coding": "treatment"})]
+    np.testing.assert_array_equal(np.asarray(fits[0].coef), np.asarray(fits[1].coef))

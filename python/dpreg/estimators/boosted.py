@@ -50,16 +50,17 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                         "False: on / off. On: release the Huber gap X^T (clip(r, 2) - clip(r, tau)) at the final "
                         "estimate (GAP_SHARE of the rounds' budget) and take one step Gamma h_hat towards least "
                         "squares"),
-    "factor_coding": ("treatment", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33). "
-                              "'treatment' (default): the model matrix as given; 'auto': "
-                              "in schema mode with an intercept and exactly one factor block, the rounds run on "
-                              "the factor's cell-means coding (the reference level's indicator in place of the "
-                              "intercept column), mapped back exactly to treatment coding, so that the "
-                              "reference level's curvature is c_r s^2 instead of c_r s^2 / (1 + k) against the "
-                              "same ridge; 'cell': the same for the block with the most levels whatever the "
-                              "number of blocks (it slows the other blocks' reference contrasts). 'auto' and 'cell' "
-                              "apply to in-memory data only (a streamed source keeps the treatment coding), so "
-                              "they are not the default: every source must give the same fit"),
+    "factor_coding": ("auto", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33; the "
+                              "default since the twenty-second pass). 'auto' (default): in schema mode with "
+                              "an intercept and exactly one factor block, the rounds run on the factor's "
+                              "cell-means coding (the reference level's indicator in place of the intercept "
+                              "column), mapped back exactly to treatment coding, so that the reference "
+                              "level's curvature is c_r s^2 instead of c_r s^2 / (1 + k) against the same "
+                              "ridge; any other design keeps the treatment coding; 'treatment': the model "
+                              "matrix as given; 'cell': the cell-means coding of the block with the most "
+                              "levels whatever the number of blocks (it slows the other blocks' reference "
+                              "contrasts). Every source is recoded alike (in memory, DuckDB, Arrow, files, "
+                              "Spark: each batch as it is read), so every source gives the same fit"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
     "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
