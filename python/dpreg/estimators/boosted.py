@@ -360,4 +360,4 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                  dummy_columns=dummy_columns, reference_column=reference_column,
                  reference_coefs=reference_coefs, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
-    return restore_columns(rel, keep, design)
+    return restore_columns(rel, keep, design, coding_block=coding_block)
