@@ -59,6 +59,10 @@ class StreamedRows:
         self.scaling = scaling           # None or (mode, tau_x)
         self.progress = progress
         self.keep = None                 # None, or the boolean mask of model-matrix columns kept
+        #: None, or (intercept index, factor block) of BoostedAdaSSP's cell coding (estimators.boosted.
+        #: cell_coding), in the full model matrix's column indices: applied to every scaled batch before
+        #: ``keep``, by the same function as in memory, so the recoded rows are the in-memory ones
+        self.recode = None
         self._cache = None
         self._spill = None               # (step, _SpillFile) once the first scaled pass was written
         self._spark = None               # (step, persisted DataFrame of scaled blocks): Spark sources
@@ -68,6 +72,19 @@ class StreamedRows:
                            progress=self.progress)
         out.head = getattr(self, "head", None)
         out.keep = self.keep
+        out.recode = self.recode
+        return out
+
+    def recoded(self, intercept_index, block):
+        """The same rows with the intercept column replaced by the intercept column minus the columns
+        ``block`` (BoostedAdaSSP's cell coding, docs/derivations/adassp_boosted.md §33), in full-column
+        indices; a fresh object, so no cache of the unrecoded rows is reused."""
+        if self.scaling is None or self.keep is not None:
+            raise InternalError("the cell coding applies to the scaled rows before columns are dropped")
+        out = StreamedRows(self.source, self.columns, self.build, *self.shape, scaling=self.scaling,
+                           progress=self.progress)
+        out.head = getattr(self, "head", None)
+        out.recode = (int(intercept_index), [int(j) for j in block])
         return out
 
     def __getitem__(self, idx):
@@ -84,11 +101,12 @@ class StreamedRows:
                            scaling=self.scaling, progress=self.progress)
         out.head = getattr(self, "head", None)
         out.keep = full
+        out.recode = self.recode
         return out
 
     def _batches(self):
         from ..sources import arrow_to_pandas
-        from .scaling import scale_design
+        from .scaling import scale_design, subtract_block_from_intercept
         for rb in self.source.batches(self.columns):
             design = self.build(arrow_to_pandas(rb))
             if self.scaling is None:
@@ -96,6 +114,8 @@ class StreamedRows:
             else:
                 sd = scale_design(design, mode=self.scaling[0], tau_x=self.scaling[1])
                 X, y = sd.X, sd.y
+                if self.recode is not None:      # the batch's own scaled array: recoded in place
+                    subtract_block_from_intercept(X, *self.recode)
             yield (X if self.keep is None else np.ascontiguousarray(X[:, self.keep])), y
 
     def _reduce_on_partitions(self, fn, step):
@@ -109,11 +129,11 @@ class StreamedRows:
         source again. The same blocks, in the same order, so the same sums."""
         if self.scaling is not None and _spill_enabled():
             return self._reduce_on_persisted(fn, step)
-        build, scaling, cols, keep = self.build, self.scaling, self.columns, self.keep
+        build, scaling, cols, keep, recode = self.build, self.scaling, self.columns, self.keep, self.recode
 
         def part(batches):
             local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
-            local.keep = keep
+            local.keep, local.recode = keep, recode
             total = None
             for Xc, yc in local.blocks(step):
                 v = fn(Xc, yc)
@@ -135,7 +155,7 @@ class StreamedRows:
         if self._spark is not None and self._spark[0] == step:
             return self._spark[1]
         import weakref
-        build, scaling, cols, keep = self.build, self.scaling, self.columns, self.keep
+        build, scaling, cols, keep, recode = self.build, self.scaling, self.columns, self.keep, self.recode
 
         def produce(batches):
             import pickle as _p
@@ -143,7 +163,7 @@ class StreamedRows:
             import pyarrow as _pa
             schema = _pa.schema([("k", _pa.int64()), ("m", _pa.int64()), ("x", _pa.binary()), ("y", _pa.binary())])
             local = StreamedRows(_BatchIterSource(batches), cols, build, 0, 0, scaling=scaling)
-            local.keep = keep
+            local.keep, local.recode = keep, recode
             try:
                 for k, (Xc, yc) in enumerate(local.blocks(step)):
                     Xc = np.ascontiguousarray(Xc, dtype=float)

@@ -230,6 +230,16 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float,
                                "cell_block": None if cell_block is None else list(cell_block)})
 
 
+def subtract_block_from_intercept(X: np.ndarray, intercept_index: int, block) -> np.ndarray:
+    """In place: the intercept column of the scaled rows ``X`` minus the columns ``block`` (one factor's
+    dummies), BoostedAdaSSP's cell coding (docs/derivations/adassp_boosted.md §33). Row by row, so an
+    in-memory design and a streamed one (each batch as it is read, design.chunked.StreamedRows) get the
+    same recoded rows bit for bit. A row keeps its entries or loses its intercept entry: its norm does not
+    grow."""
+    X[:, intercept_index] -= X[:, list(block)].sum(axis=1)
+    return X
+
+
 def apply_row_transform(X, row_transform) -> np.ndarray:
     """Apply the public row transform recorded in a Release (clip / paper mode) to new model-matrix
     rows ``X`` (original units), so that ``apply_row_transform(X, rt) @ coef`` is the prediction.

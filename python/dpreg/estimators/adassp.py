@@ -466,13 +466,33 @@ def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, 
     return sd, A_hat, keep, lam_rule
 
 
-def restore_columns(rel, keep, design):
+def restore_columns(rel, keep, design, coding_block=None):
+    """The dropped columns put back as NA, with the note saying what the fit did with their rows.
+
+    ``coding_block``: the factor block whose cell-means coding BoostedAdaSSP's rounds ran on (§33), or
+    None. A dropped dummy of that block leaves its rows with no level effect at all (the reference
+    indicator, which replaced the intercept column, is 0 on them), so they are fitted at the outcome's
+    centre plus their numeric terms (docs/derivations/adassp_boosted.md §33, twenty-second pass); any
+    other dropped dummy leaves its rows with the block's reference level (treatment coding)."""
     if keep is None:
         return rel
-    names = [design.public.terms[j] for j in np.flatnonzero(~np.asarray(keep))]
+    dropped = [int(j) for j in np.flatnonzero(~np.asarray(keep))]
+    in_coding = set(int(j) for j in coding_block) if coding_block is not None else set()
+    with_reference = [design.public.terms[j] for j in dropped if j not in in_coding]
+    no_level = [design.public.terms[j] for j in dropped if j in in_coding]
+    said = []
+    if with_reference:
+        said.append("any such rows count with the reference level" if not no_level else
+                    f"{', '.join(with_reference)}: any such rows count with the reference level")
+    if no_level:
+        said.append(f"{', '.join(no_level)}: the rounds ran on this factor's cell-means coding, so any such "
+                    "rows are fitted with no level effect (at the centre of the outcome's range, plus the "
+                    "numeric slopes times their distance from the centres of those terms' ranges) and the "
+                    "factor's other coefficients do not use them")
+    names = [design.public.terms[j] for j in dropped]
     reason = (f"Not estimable at this n and eps: {', '.join(names)} (the released counts do not show "
-              "enough rows at these levels to estimate them at this privacy noise; any such rows count "
-              "with the reference level). Reported as NA.")
+              f"enough rows at these levels to estimate them at this privacy noise; {'; '.join(said)}). "
+              "Reported as NA.")
     return _ssp.expand_release(rel, keep, reason)
 
 

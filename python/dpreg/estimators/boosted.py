@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..design.scaling import scale_design
+from ..design.scaling import scale_design, subtract_block_from_intercept
 from ..errors import InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
@@ -50,16 +50,17 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                         "False: on / off. On: release the Huber gap X^T (clip(r, 2) - clip(r, tau)) at the final "
                         "estimate (GAP_SHARE of the rounds' budget) and take one step Gamma h_hat towards least "
                         "squares"),
-    "factor_coding": ("treatment", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33). "
-                              "'treatment' (default): the model matrix as given; 'auto': "
-                              "in schema mode with an intercept and exactly one factor block, the rounds run on "
-                              "the factor's cell-means coding (the reference level's indicator in place of the "
-                              "intercept column), mapped back exactly to treatment coding, so that the "
-                              "reference level's curvature is c_r s^2 instead of c_r s^2 / (1 + k) against the "
-                              "same ridge; 'cell': the same for the block with the most levels whatever the "
-                              "number of blocks (it slows the other blocks' reference contrasts). 'auto' and 'cell' "
-                              "apply to in-memory data only (a streamed source keeps the treatment coding), so "
-                              "they are not the default: every source must give the same fit"),
+    "factor_coding": ("auto", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33; the "
+                              "default since the twenty-second pass). 'auto' (default): in schema mode with "
+                              "an intercept and exactly one factor block, the rounds run on the factor's "
+                              "cell-means coding (the reference level's indicator in place of the intercept "
+                              "column), mapped back exactly to treatment coding, so that the reference "
+                              "level's curvature is c_r s^2 instead of c_r s^2 / (1 + k) against the same "
+                              "ridge; any other design keeps the treatment coding; 'treatment': the model "
+                              "matrix as given; 'cell': the cell-means coding of the block with the most "
+                              "levels whatever the number of blocks (it slows the other blocks' reference "
+                              "contrasts). Every source is recoded alike (in memory, DuckDB, Arrow, files, "
+                              "Spark: each batch as it is read), so every source gives the same fit"),
     "tau_x": (1.0, "[S1] Table 1 (data clipping bound 1); in schema mode rows are scaled to it"),
     "lr": ("constant", "[S1] Table 1: constant learning rate 1"),
     "split": (None, "[REF23]: (1, sqrt(T), 1), one noise multiplier for T+2 equal releases; with inference "
@@ -208,13 +209,15 @@ def cell_coding(sd, design, coding: str = "auto"):
     coefficient vector of the same fitted values. Public: the block structure and the schema scaling only.
     Each recoded row is the old row with one entry set to 0 (a non-reference row) or kept (a reference
     row), so its norm is at most the old one's, and every sensitivity in tau_x still holds.
-    Returns (sd, block), or (sd, None) when it does not apply (no intercept, no factor, not schema mode, a
-    streamed design, or under "auto" more than one factor block)."""
+    A streamed design (DuckDB, Arrow, Spark) is recoded the same way, batch by batch as its rows are read
+    (``design.chunked.StreamedRows.recoded``), so every source gives the same fit (twenty-second pass).
+    Returns (sd, block), or (sd, None) when it does not apply (no intercept, no factor, not schema mode, or
+    under "auto" more than one factor block)."""
     import dataclasses
 
     icpt = sd.extra.get("intercept_index")
     blocks = [[int(j) for j in b] for b in (design.public.factor_blocks or []) if len(b)]
-    if icpt is None or not blocks or sd.extra.get("mode") != "schema" or not isinstance(sd.X, np.ndarray):
+    if icpt is None or not blocks or sd.extra.get("mode") != "schema":
         return sd, None
     # "auto": one factor block only. With a second block the constant is no longer a column, and the
     # second block's reference indicator (the constant minus its dummies) spreads over 1 + k1 + k2
@@ -225,8 +228,13 @@ def cell_coding(sd, design, coding: str = "auto"):
     if coding == "auto" and len(blocks) != 1:
         return sd, None
     block = max(blocks, key=len)          # the first of the largest: (1 + k) is what the coding gains
-    X = sd.X if sd.X.flags.writeable else sd.X.copy()
-    X[:, icpt] -= X[:, block].sum(axis=1)
+    if isinstance(sd.X, np.ndarray):
+        X = subtract_block_from_intercept(sd.X if sd.X.flags.writeable else sd.X.copy(), icpt, block)
+    else:
+        # a streamed design (DuckDB, Arrow, Spark): every batch is recoded by the same function as it is
+        # read, before any sum over rows, so every release (the Gram matrix, lambda_min, the rounds, the
+        # Huber gap, the inference bundle) sees the recoded rows, as in memory
+        X = sd.X.recoded(icpt, block)
     C = np.eye(X.shape[1])
     C[block, icpt] = -1.0
     extra = dict(sd.extra, coding_block=block)
@@ -357,4 +365,4 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                  dummy_columns=dummy_columns, reference_column=reference_column,
                  reference_coefs=reference_coefs, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
-    return restore_columns(rel, keep, design)
+    return restore_columns(rel, keep, design, coding_block=coding_block)
