@@ -110,3 +110,20 @@ def test_arrow_dtypes_pandas_cannot_classify_are_refused_as_a_dpreg_error(arrow_
     out = _outcome(frame, {})
     assert out[0] != "refused" or out[1] == "DesignError" or "string" in str(arrow_type)
     assert _outcome(frame, {"x": (0, 1)})[:2] == ("refused", "DesignError")
+
+
+@pytest.mark.parametrize("arrow_type,value", [(pa.date32(), datetime.date(2020, 1, 1)), (pa.binary(), SECRET.encode()),
+                                              (pa.string(), "0.5")], ids=["date32", "binary", "string"])
+def test_a_parquet_column_is_refused_by_its_type_whatever_its_values(tmp_path, arrow_type, value):
+    # audit 22: a Parquet path is read through Arrow (sources.arrow_to_pandas): the same rule as a table;
+    # on main 7 of 8 such file pairs were a fit on one side and a refusal on the other
+    import pyarrow.parquet as pq
+    z, y = _numbers()
+    paths = []
+    for k, values in enumerate([[None] * N, [value] + [None] * (N - 1)]):
+        path = tmp_path / f"x{k}.parquet"
+        pq.write_table(pa.table({"z": z, "y": y, "x": pa.array(values, type=arrow_type)}), path)
+        paths.append(str(path))
+    a = _outcome(paths[0], {"x": (0, 1)})
+    b = _outcome(paths[1], {"x": (0, 1)})
+    assert a == b and a[0] == "refused" and a[1] == "DesignError"
