@@ -592,7 +592,8 @@ def build_cases():
         ]
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
-            + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases())
+            + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
+            + twenty_second_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1219,6 +1220,50 @@ def object_column_cases():
              "g's range searched; n = 2000",
              _lm("y ~ x + g", "adassp", inference=True, na_action="impute"), undeclared_true_object_pair,
              {"full": 100, "quick": 40, "test": 0}),
+    ]
+
+
+def text_column_with_bounds_pair(n=2000):
+    """Replace-one neighbours on a text-typed column g (pandas' "string" dtype) with declared bounds: in D its
+    only non-missing value is row 0's "0.5", in D' that row is missing too. Before the twenty-second pass the
+    all-missing column was a number column (a fit with the term g) and the one with a value refused ("holds
+    text"); now the type refuses both."""
+    import pandas as pd
+    d1 = bounded_frame(n)
+    d1["g"] = pd.Series([None] * n, dtype="string")
+    d0 = d1.copy()
+    d0["g"] = pd.Series(["0.5"] + [None] * (n - 1), dtype="string")
+    return d0, d1
+
+
+def arrow_date_column_pair(n=2000):
+    """Replace-one neighbours as Arrow tables with a date32 column g used as a predictor: row 0's date in D,
+    null in D' (every other g null). to_pandas() made an object column: a number column where every value
+    was null, a refusal where one was a date (before the twenty-second pass); now the Arrow type refuses."""
+    import datetime
+
+    import pyarrow as pa
+    d1 = bounded_frame(n)
+    dates = [datetime.date(2020, 1, 1)] + [None] * (n - 1)
+    t0 = pa.table({"x": d1["x"].to_numpy(), "y": d1["y"].to_numpy(), "g": pa.array(dates, type=pa.date32())})
+    t1 = pa.table({"x": d1["x"].to_numpy(), "y": d1["y"].to_numpy(), "g": pa.array([None] * n, type=pa.date32())})
+    return t0, t1
+
+
+def twenty_second_pass_cases():
+    """Neighbours for the twenty-second pass (docs/audit.md): a column's schema type, not its values, decides
+    whether it can be used."""
+    return [
+        Case("twenty-second pass: adassp, inference, text column with declared bounds: its only value '0.5' -> missing",
+             "adassp (text column with declared bounds)", "g (string) '0.5' -> <NA>, every other g missing, "
+             "bounds g = (0, 1); n = 2000",
+             _lm("y ~ x + g", "adassp", inference=True, na_action="impute", bounds={**BOUNDS, "g": (0.0, 1.0)}),
+             text_column_with_bounds_pair, {"full": 100, "quick": 40, "test": 0}, refusal=True),
+        Case("twenty-second pass: adassp, Arrow date32 predictor: its only value -> null",
+             "adassp (Arrow date column)", "g (date32) 2020-01-01 -> null, every other g null, g's range "
+             "searched; n = 2000",
+             _lm("y ~ x + g", "adassp", inference=True, na_action="impute"),
+             arrow_date_column_pair, {"full": 100, "quick": 40, "test": 0}, refusal=True),
     ]
 
 

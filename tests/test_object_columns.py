@@ -295,3 +295,22 @@ def test_an_object_column_in_c_holding_a_value_that_cannot_be_a_level_is_refused
         assert out[0] == "refused"
         texts.add(out[1:])
     assert len(texts) == 1 and "column 'x'" in texts.pop()[1]
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(float).max, reason="long double is a double here")
+@pytest.mark.parametrize("declared", [True, False], ids=["bounds", "no bounds"])
+def test_a_long_double_beyond_the_double_range_in_an_object_column_saturates_like_a_big_int(declared):
+    # audit 22: np.longdouble("1e4000") is finite, but the object column's True / False pass (Series.map)
+    # inferred float64 and made it inf: refused ("non-finite values") where 10**400 or Decimal("1e99999")
+    # there fits (clamped like a row at the largest double): one row decided between a fit and a refusal
+    base = _base()
+    base["x"] = pd.Series([0.5] * N, dtype=object)
+    bounds = {"z": (-1, 1), "y": (-3, 3), **({"x": (0, 1)} if declared else {})}
+    out = {}
+    for label, value in [("big int", 10 ** 400), ("long double", np.longdouble("1e4000")),
+                         ("negative long double", -np.longdouble("1e4000"))]:
+        other = base.copy()
+        other["x"] = pd.Series([value] + [0.5] * (N - 1), dtype=object)
+        out[label] = _structure("y ~ z + x", other, bounds=bounds)
+    assert out["long double"] == out["big int"] == out["negative long double"]
+    assert out["big int"][0] == ("Intercept", "z", "x")

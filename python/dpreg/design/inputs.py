@@ -150,6 +150,8 @@ def declared_number_refused(s, name, bounds, levels=()) -> bool:
     dt = s.dtype
     if isinstance(dt, pd.CategoricalDtype):
         return False
+    if isinstance(dt, pd.ArrowDtype):
+        _column_type(s)      # an Arrow type that is not a number, bool or text: refused by that type
     return ((pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt))
             and not declared_number_column(s, name, bounds, levels))
 
@@ -254,6 +256,8 @@ def _check_declared_levels_column(s) -> None:
 def _classify(df, parsed_vars, levels, formula_cats, bounds=None):
     kinds = {}
     for v in parsed_vars:
+        if isinstance(df[v].dtype, pd.ArrowDtype):
+            _column_type(df[v])     # an Arrow type that is not a number, bool or text: refused by that type
         if v not in formula_cats and declared_number_column(df[v], v, bounds, levels):
             # numbers, True / False or nothing, under declared bounds: a number column whatever one row
             # holds (nineteenth and twentieth audit passes)

@@ -24,12 +24,31 @@ def _pyval(v):
 OBJECT_KIND = "object"
 
 
+def _check_arrow_dtype(name, t) -> None:
+    """Refuse a pandas ArrowDtype column whose Arrow type is not a number, a bool or text, by that type
+    alone (audit 22). pandas' own dtype checks raise on some of them (string_view, binary_view, the
+    month-day-nano interval), and others (date, binary, list, struct, map) converted to dtype object
+    were judged by their values: a number column with every value missing, a refusal with one value."""
+    import pyarrow as pa
+
+    if (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t)
+            or pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return
+    if pa.types.is_temporal(t) or pa.types.is_interval(t):
+        raise DesignError(f"column {name!r} has a date/time or interval type, which dpreg does not support; "
+                          "convert it to a number (e.g. days since a public origin) or a categorical")
+    raise DesignError(f"column {name!r} has a type dpreg does not support (Arrow type {t}); convert it to "
+                      "numbers, text or a categorical")
+
+
 def _column_type(s: pd.Series) -> str:
     """The kind a column's dtype (its schema type) gives it: 'numeric' | 'categorical' | 'bool' | 'string'
     | :data:`OBJECT_KIND` (dtype object: no kind of its own); an error for unsupported types. Never read
     from the values, which are private."""
     name = s.name
     dt = s.dtype
+    if isinstance(dt, pd.ArrowDtype):
+        _check_arrow_dtype(name, dt.pyarrow_dtype)
     if isinstance(dt, pd.CategoricalDtype):
         return "categorical"
     if pd.api.types.is_bool_dtype(dt):
@@ -100,14 +119,19 @@ def _safe_categories(lv, col):
 
 
 def _numbers_or_true_false(s: pd.Series) -> bool:
-    """A column of a bool dtype, or of dtype object / text whose non-missing values are numbers or True /
-    False (no Categorical)."""
+    """A column of a bool dtype, or of dtype object whose non-missing values are numbers or True / False (no
+    Categorical, no text dtype)."""
     dt = s.dtype
+    if isinstance(dt, pd.ArrowDtype):
+        _check_arrow_dtype(s.name, dt.pyarrow_dtype)
     if isinstance(dt, pd.CategoricalDtype):
         return False
     if pd.api.types.is_bool_dtype(dt):
         return True
-    if not (pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt)):
+    # only dtype object has no kind of its own: a text dtype (pandas' str / "string", an Arrow string) is text
+    # by its schema type, whatever it holds. Judged by its values, one with every value missing was a number
+    # column and one with a single value a refusal (audit 22)
+    if not pd.api.types.is_object_dtype(dt):
         return False
     try:
         values = list(s.dropna())
@@ -125,7 +149,10 @@ def numbers_with_true_false(s: pd.Series) -> pd.Series:
     if pd.api.types.is_bool_dtype(s.dtype):
         return pd.Series(s.to_numpy(dtype=float, na_value=np.nan), index=s.index, name=s.name)
     if pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype):
-        s = s.astype(object).map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+        # built as dtype object: Series.map infers a float64 dtype, which turned a long double beyond the
+        # double range (finite) into inf, refused, where a Decimal or int there saturates (audit 22)
+        s = pd.Series([float(v) if isinstance(v, (bool, np.bool_)) else v for v in s.astype(object)],
+                      index=s.index, name=s.name, dtype=object)
     return saturating_numeric_series(s)
 
 

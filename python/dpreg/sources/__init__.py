@@ -54,6 +54,15 @@ def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
            else f"category: write C({name}) in the formula, or declare levels= for it"))
 
 
+def _object_without_kind(pa, t) -> bool:
+    """Arrow types that to_pandas() turns into dtype object holding values that are not numbers: every type
+    but numbers (decimals too, as Decimal objects: numbers), bools, text, dictionaries, null, timestamps and
+    durations (pandas dtypes of their own)."""
+    return (pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_interval(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or getattr(pa.types, "is_binary_view", lambda _t: False)(t) or pa.types.is_nested(t))
+
+
 def arrow_to_pandas(table):
     """An Arrow table or record batch as a pandas frame whose dtypes come from the Arrow schema alone: a
     boolean column is pandas' nullable ``boolean`` and a string column a text dtype, also where a value is
@@ -69,6 +78,11 @@ def arrow_to_pandas(table):
             return pd.BooleanDtype()
         if text_is_object and (pa.types.is_string(t) or pa.types.is_large_string(t)):
             return pd.StringDtype()
+        if _object_without_kind(pa, t):
+            # to_pandas() makes an object column of these (dates, times, bytes, lists, structs, maps), which
+            # would be a number column where every value is null and refused where one is not (audit 22):
+            # kept as an Arrow dtype, the design refuses it by its type
+            return pd.ArrowDtype(t)
         return None
     return table.to_pandas(types_mapper=dtype_of)
 
