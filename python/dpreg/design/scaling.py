@@ -209,7 +209,7 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float,
             blk[...] = np.clip(np.asarray(X[start:start + SCALE_BLOCK_ROWS], dtype=float), col_lo, col_hi)
         blk -= centre
         if cell_block is not None:   # the reference cell's indicator: 1 - (the block's dummies)
-            blk[:, icpt] -= blk[:, cell_block].sum(axis=1)
+            subtract_block_from_intercept(blk, icpt, cell_block)
         blk *= factor
         _clip_rows(blk, tau_x, inplace=True)     # defensive: a no-op for records inside the schema
 
@@ -232,9 +232,9 @@ def _schema_mode(design: Design, X: np.ndarray, icpt: int | None, tau_x: float,
 
 def subtract_block_from_intercept(X: np.ndarray, intercept_index: int, block) -> np.ndarray:
     """In place: the intercept column of the scaled rows ``X`` minus the columns ``block`` (one factor's
-    dummies), BoostedAdaSSP's cell coding (docs/derivations/adassp_boosted.md §33). Row by row, so an
-    in-memory design and a streamed one (each batch as it is read, design.chunked.StreamedRows) get the
-    same recoded rows bit for bit. A row keeps its entries or loses its intercept entry: its norm does not
+    dummies): BoostedAdaSSP's cell coding (docs/derivations/adassp_boosted.md §33) and dp_glm's
+    "schema_cells" scaling. Row by row, so an in-memory design and a streamed one (each batch as it is
+    read, design.chunked.StreamedRows) get the same recoded rows bit for bit. A row keeps its entries or loses its intercept entry: its norm does not
     grow."""
     X[:, intercept_index] -= X[:, list(block)].sum(axis=1)
     return X
