@@ -418,14 +418,3 @@ def test_huber_gap_default_rule_is_the_public_index():
     with pytest.raises(InvalidArgument, match="huber_gap"):
         boosted.fit(linear_design(n=400), PrivacySpec(1.0, 1e-6), NoiseSource(3), Ledger(), huber_gap="yes")
 
-
-def test_huber_gap_is_on_at_the_score_designs_index_484():
-    # twenty-second pass: the validity design "score" at n = 3000, eps = 4 (an intercept, x1 and one factor
-    # block: d = 3, B^2 = 3) has index 3000 mu / (3 sqrt 3) = 484 with mu(4, 1e-6) = 0.838; with tau = 1 alone
-    # its intercept interval held the population value in 0.912 of 400 fits (the Huber fit's intercept on a
-    # skewed outcome), so the step is on there now; uniform at n = 10^4, eps = 1 (index 296), where the step
-    # lowered coverage to 0.930, keeps it off
-    from dpreg.privacy.accounting import mu_from_eps_delta
-    mu4, mu1 = mu_from_eps_delta(4.0, 1e-6), mu_from_eps_delta(1.0, 1e-6)
-    assert boosted.default_huber_gap(True, "replace_one", 3000, 3, 3.0, mu4)[0] is True
-    assert boosted.default_huber_gap(True, "replace_one", 10000, 4, 4.0, mu1)[0] is False

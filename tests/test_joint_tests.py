@@ -46,15 +46,17 @@ def _adassp(n, seed, eps=1.0, beta=(1.0, 2.0, -1.0, 0.5)):
 def _glm_union_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return dpreg.dp_glm("y ~ student + balance + income", default_like(0), eps=8.0,
+        # seed 2: on the Newton solver's cells scaling (twenty-second pass) seeds 2 and 4 flag the collapse,
+        # seed 0 no longer does (test_glm_resolution.py)
+        return dpreg.dp_glm("y ~ student + balance + income", default_like(2), eps=8.0,
                             bounds={"balance": (0, 3000), "income": (0, 80000)},
-                            levels={"student": ["No", "Yes"]}, random_state=0)
+                            levels={"student": ["No", "Yes"]}, random_state=2)
 
 
 @pytest.fixture(scope="module")
 def union_fits():
     # n = 300, eps = 1: AdaSSP's attenuation union is active (docs/validity.md); the Default-like
-    # rare outcome at eps = 8 flags a collapsed curvature (test_glm_resolution.py, seed 0)
+    # rare outcome at eps = 8 flags a collapsed curvature (test_glm_resolution.py, seed 2)
     lm = _adassp(300, 0)
     glm = _glm_union_fit()
     assert lm.ci_method == "attenuation union" and glm.ci_method == "separation union"

@@ -222,7 +222,7 @@ ISP_FACTS = {"/facts/privacy_variance_share"}
 CASES = [
     ("adassp", "gaussian", {}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
-    # the Huber gap release and step (twentieth pass, adassp_boosted.md §6.5; by default from index 400 since the twenty-second pass)
+    # the Huber gap release and step (twentieth pass, adassp_boosted.md §6.5; by default from index 500)
     ("boosted_adassp", "gaussian", {"T": 20, "huber_gap": True}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
     ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
