@@ -453,3 +453,27 @@ test_that("labels() of a fit are its term labels, as for lm", {
   # newcomer review 19: labels(fit) listed the names of the fit's list components
   expect_identical(labels(mock_fit()), c("x", "g"))
 })
+
+test_that("anova(small, large, test = \"Chisq\") and glm's other test names work or say why", {
+  # newcomer review 23: a glm user's anova(m0, m1, test = "Chisq") reached the fits' list through `...`
+  # and was refused as "every argument must come from dp_lm() or dp_glm()"
+  large <- mock_fit()
+  large$assign <- c(0L, 1L, 2L, 2L)
+  large$term.labels <- c("x", "g")
+  small <- large
+  small$coefficients <- large$coefficients[1:2]
+  small$terms <- large$terms[1:2]
+  plain <- anova(small, large)
+  for (test in c("Chisq", "LRT")) {
+    expect_equal(anova(small, large, test = test), plain)
+    expect_equal(anova(large, test = test), anova(large))
+    expect_equal(drop1(large, test = test), drop1(large))
+  }
+  # the tests that need sums over the training rows stop with the reason and the test that works
+  expect_error(anova(small, large, test = "F"), "residual sum of squares.*test = \"Chisq\"",
+               class = "dpreg_error")
+  expect_error(anova(large, test = "Rao"), "score", class = "dpreg_error")
+  expect_error(drop1(large, test = "F"), "F law", class = "dpreg_error")
+  # an unknown named argument is named in the refusal
+  expect_error(anova(small, large, tst = "Chisq"), "no argument tst", class = "dpreg_error")
+})
