@@ -164,3 +164,20 @@ def test_statsmodels_anova_lm_says_what_to_use_instead(fit):
     import statsmodels.api as sm
     with pytest.raises(NotReleasedError, match=r"anova_lm.*wald_test\("):
         sm.stats.anova_lm(fit)
+
+
+def test_statsmodels_comparisons_of_nested_fits_say_what_to_use_instead(fit):
+    # newcomer review 23: sm.stats.anova_lm(small, large) stopped at "ssr: sums of squares ... were not
+    # released" with no way out, and large.compare_lr_test(small) / compare_f_test(small) were bare
+    # AttributeErrors; each now names the noise-aware test of the larger fit's extra terms
+    import statsmodels.api as sm
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 4000), "z": rng.uniform(0, 1, 4000)})
+    df["y"] = 1 + 2 * df.x + rng.normal(0, 0.3, 4000)
+    large = dpreg.dp_lm("y ~ x + z", df, eps=2, bounds={**BOUNDS, "z": (0.0, 1.0)}, method="adassp",
+                        random_state=1)
+    with pytest.raises(NotReleasedError, match=r"anova_lm\(small, large\).*large\.wald_test\("):
+        sm.stats.anova_lm(fit, large)
+    for name in ("compare_f_test", "compare_lr_test", "compare_lm_test"):
+        with pytest.raises(NotReleasedError, match=r"large\.wald_test\("):
+            getattr(large, name)(fit)
