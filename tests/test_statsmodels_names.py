@@ -181,3 +181,22 @@ def test_statsmodels_comparisons_of_nested_fits_say_what_to_use_instead(fit):
     for name in ("compare_f_test", "compare_lr_test", "compare_lm_test"):
         with pytest.raises(NotReleasedError, match=r"large\.wald_test\("):
             getattr(large, name)(fit)
+
+
+def test_glm_predict_takes_statsmodels_which():
+    # newcomer review 23: GLMResults.predict(new, which="linear") (statsmodels' spelling of type="link")
+    # was a TypeError; it is type's other name, and anything else is refused naming both
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = (rng.uniform(size=3000) < 1 / (1 + np.exp(-(4 * df.x - 2)))).astype(float)
+    glm = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0.0, 1.0)}, random_state=1)
+    new = pd.DataFrame({"x": [0.1, 0.5, 0.9]})
+    pd.testing.assert_series_equal(glm.predict(new, which="linear"), glm.predict(new, type="link"))
+    pd.testing.assert_series_equal(glm.predict(new, which="mean"), glm.predict(new))
+    # the mean is the logistic function of the linear predictor (checked from the definition)
+    eta = glm.predict(new, which="linear").to_numpy()
+    np.testing.assert_allclose(glm.predict(new, which="mean").to_numpy(), 1 / (1 + np.exp(-eta)))
+    with pytest.raises(dpreg.errors.InvalidArgument, match="which is 'mean'"):
+        glm.predict(new, which="var")
+    with pytest.raises(dpreg.errors.InvalidArgument, match="disagree"):
+        glm.predict(new, type="link", which="mean")
