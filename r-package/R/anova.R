@@ -684,7 +684,7 @@ refuse_other_vcov <- function(vcov., what) {
   if (!is.null(vcov.)) {
     dp_stop(what, " on a DP fit uses the fit's own noise-aware covariance vcov(fit): vcov. = ",
             "(e.g. a sandwich estimator) needs the residuals or the model matrix of the training ",
-            "data, which are not released", call. = FALSE)
+            "data, which are not released; for a robust covariance, ", SANDWICH_ADVICE, call. = FALSE)
   }
 }
 

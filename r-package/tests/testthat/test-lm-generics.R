@@ -406,6 +406,8 @@ test_that("lmtest::coeftest() and coefci() give summary()'s z tests and confint(
                0.6 + c(-1, 1) * stats::qnorm(0.95) * 0.05)
   expect_error(lmtest::coeftest(fit, df = 16), "normal reference", class = "dpreg_input_error")
   expect_error(lmtest::coeftest(fit, vcov. = diag(4)), "not released", class = "dpreg_input_error")
+  # newcomer review 23: the refusal names the DP sandwich a fit can release instead
+  expect_error(lmtest::coeftest(fit, vcov. = diag(4)), "cov_type = \"HC\"", class = "dpreg_input_error")
 })
 
 test_that("multcomp::glht() and car::deltaMethod() use the inference centre and vcov(fit)", {
@@ -476,4 +478,18 @@ test_that("anova(small, large, test = \"Chisq\") and glm's other test names work
   expect_error(drop1(large, test = "F"), "F law", class = "dpreg_error")
   # an unknown named argument is named in the refusal
   expect_error(anova(small, large, tst = "Chisq"), "no argument tst", class = "dpreg_error")
+})
+
+test_that("sandwich::vcovHC() says how a DP fit gets a robust covariance, and returns the released one", {
+  # newcomer review 23: sandwich::vcovHC(fit) stopped with "the model matrix of the training data is not
+  # available ...: model.matrix() needs 'data' (new rows)", no word on dp_lm's own DP sandwich
+  skip_if_not_installed("sandwich")
+  fit <- mock_fit()
+  expect_error(sandwich::vcovHC(fit), "cov_type = \"HC\"", class = "dpreg_not_released")
+  expect_error(sandwich::estfun(fit), "cov_type = \"HC\"", class = "dpreg_not_released")
+  # a fit whose released covariance is the DP sandwich (HC1-scaled): vcovHC() is it
+  fit$facts$cov_type <- "HC"
+  expect_identical(sandwich::vcovHC(fit), vcov(fit))
+  expect_identical(sandwich::vcovHC(fit, type = "HC1"), vcov(fit))
+  expect_error(sandwich::vcovHC(fit, type = "HC3"), "leverage", class = "dpreg_not_released")
 })
