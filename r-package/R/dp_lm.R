@@ -418,9 +418,7 @@ lm_args_refused <- function(call) {
             "coefficient is fixed at 1); ", offset_advice(), call. = FALSE)
   }
   if ("contrasts" %in% given) {
-    dp_stop("the lm()/glm() argument 'contrasts' is not supported: dpreg codes every factor with ",
-            "treatment contrasts (each coefficient is the difference from the first level); choose ",
-            "that level with relevel() or factor(x, levels = c(...))", call. = FALSE)
+    dp_stop(contrasts_refusal("the lm()/glm() argument 'contrasts'"), call. = FALSE)
   }
   # glm()'s fitting controls: without this they reached the core as options unknown to the method
   # that auto chose, as if another method took them
