@@ -235,3 +235,15 @@ def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
     streamed = dpreg.dp_lm("y ~ x + g", str(path), eps=1.0, bounds=BOUNDS, levels=LEVELS, random_state=3)
     assert streamed.method == "boosted_adassp"
+
+
+def test_small_data_warning_counts_one_coefficient_in_the_singular():
+    # newcomer review 23 (R's cars, dist ~ speed - 1): "With n = 50 rows, 1 coefficients and eps = 1"
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"speed": rng.uniform(4, 25, 50)})
+    df["dist"] = 3 * df.speed + rng.normal(0, 15, 50)
+    with pytest.warns(AccuracyWarning) as rec:
+        dpreg.dp_lm("dist ~ speed - 1", df, eps=1, bounds={"speed": (0, 30), "dist": (0, 130)},
+                    random_state=1)
+    head = [str(w.message) for w in rec if "privacy noise is expected to dominate" in str(w.message)]
+    assert head and "1 coefficient and eps" in head[0] and "1 coefficients" not in head[0]

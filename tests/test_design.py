@@ -904,3 +904,16 @@ def test_a_value_outside_declared_levels_is_handled_alike_whatever_its_type(leve
         fits.add((tuple(fit.terms), tuple(e["statistic"] for e in fit.privacy.ledger)))
     assert len(texts) == 1 and "zzzsecret" not in texts.pop()
     assert len(fits) == 1
+
+
+def test_binomial_outcome_transform_refusal_names_the_users_expression():
+    # newcomer review 23: dp_glm("I(y > 3) ~ z", family binomial) was refused with a fixed example,
+    # "a True/False column computed as price > 5000", whatever the user's outcome was
+    df = frame()
+    with pytest.raises(DesignError) as exc:
+        build("I(x1 > 0.5) ~ x3", df, family="binomial")
+    msg = str(exc.value)
+    assert "price" not in msg and "'I(x1 > 0.5)'" in msg and "computed as x1 > 0.5" in msg
+    with pytest.raises(DesignError) as exc:
+        build("np.log(x1) ~ x3", df, family="binomial")
+    assert "price" not in str(exc.value) and "'np.log(x1)'" in str(exc.value)

@@ -311,3 +311,22 @@ def test_a_missing_outcome_under_add_remove_leaves_the_row_out_and_imputes_predi
     np.testing.assert_array_equal(fit.coef.to_numpy(), reference.coef.to_numpy())
     np.testing.assert_array_equal(fit.std_errors.to_numpy(), reference.std_errors.to_numpy())
     assert fit.nobs == reference.nobs      # the released count (n is private under add/remove)
+
+
+def test_dp_glm_takes_statsmodels_binomial_family_with_the_logit_link():
+    # newcomer review 23: smf.glm's spelling family=sm.families.Binomial() was refused ("pass the name
+    # family='binomial', not a family object") although it is the model dp_glm fits; it is that model.
+    # Another link is still refused, naming it, before the data are touched
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.uniform(0, 20, 2000)})
+    df["y"] = (rng.uniform(size=2000) < 1 / (1 + np.exp(-(df.x - 10) / 4))).astype(float)
+    by_name = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0, 20)}, random_state=1)
+    for family in (sm.families.Binomial(), "Binomial"):
+        same = dpreg.dp_glm("y ~ x", df, family=family, eps=2, bounds={"x": (0, 20)}, random_state=1)
+        pd.testing.assert_series_equal(same.coef, by_name.coef)   # the same model, the same releases
+    with pytest.raises(dpreg.errors.InvalidArgument, match="probit"):
+        dpreg.dp_glm("y ~ x", df, family=sm.families.Binomial(link=sm.families.links.Probit()),
+                     bounds={"x": (0, 20)})
+    with pytest.raises(dpreg.errors.InvalidArgument, match="family Poisson has no DP estimator"):
+        dpreg.dp_glm("y ~ x", df, family=sm.families.Poisson(), bounds={"x": (0, 20)})

@@ -164,3 +164,39 @@ def test_statsmodels_anova_lm_says_what_to_use_instead(fit):
     import statsmodels.api as sm
     with pytest.raises(NotReleasedError, match=r"anova_lm.*wald_test\("):
         sm.stats.anova_lm(fit)
+
+
+def test_statsmodels_comparisons_of_nested_fits_say_what_to_use_instead(fit):
+    # newcomer review 23: sm.stats.anova_lm(small, large) stopped at "ssr: sums of squares ... were not
+    # released" with no way out, and large.compare_lr_test(small) / compare_f_test(small) were bare
+    # AttributeErrors; each now names the noise-aware test of the larger fit's extra terms
+    import statsmodels.api as sm
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 4000), "z": rng.uniform(0, 1, 4000)})
+    df["y"] = 1 + 2 * df.x + rng.normal(0, 0.3, 4000)
+    large = dpreg.dp_lm("y ~ x + z", df, eps=2, bounds={**BOUNDS, "z": (0.0, 1.0)}, method="adassp",
+                        random_state=1)
+    with pytest.raises(NotReleasedError, match=r"anova_lm\(small, large\).*large\.wald_test\("):
+        sm.stats.anova_lm(fit, large)
+    for name in ("compare_f_test", "compare_lr_test", "compare_lm_test"):
+        with pytest.raises(NotReleasedError, match=r"large\.wald_test\("):
+            getattr(large, name)(fit)
+
+
+def test_glm_predict_takes_statsmodels_which():
+    # newcomer review 23: GLMResults.predict(new, which="linear") (statsmodels' spelling of type="link")
+    # was a TypeError; it is type's other name, and anything else is refused naming both
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = (rng.uniform(size=3000) < 1 / (1 + np.exp(-(4 * df.x - 2)))).astype(float)
+    glm = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0.0, 1.0)}, random_state=1)
+    new = pd.DataFrame({"x": [0.1, 0.5, 0.9]})
+    pd.testing.assert_series_equal(glm.predict(new, which="linear"), glm.predict(new, type="link"))
+    pd.testing.assert_series_equal(glm.predict(new, which="mean"), glm.predict(new))
+    # the mean is the logistic function of the linear predictor (checked from the definition)
+    eta = glm.predict(new, which="linear").to_numpy()
+    np.testing.assert_allclose(glm.predict(new, which="mean").to_numpy(), 1 / (1 + np.exp(-eta)))
+    with pytest.raises(dpreg.errors.InvalidArgument, match="which is 'mean'"):
+        glm.predict(new, which="var")
+    with pytest.raises(dpreg.errors.InvalidArgument, match="disagree"):
+        glm.predict(new, type="link", which="mean")

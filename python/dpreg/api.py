@@ -220,7 +220,8 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     ----------
     {formula_and_data}
     family : {"binomial"}, default "binomial"
-        Only logistic regression; use :func:`dp_lm` for a gaussian outcome.
+        Only logistic regression; use :func:`dp_lm` for a gaussian outcome. statsmodels'
+        ``sm.families.Binomial()`` (its default logit link) is the same model and is accepted.
     {eps_and_delta}
     method : str, default "auto"
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
@@ -248,7 +249,7 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     >>> fit = dpreg.dp_glm("male ~ body_mass_g", penguins, eps=1.0, na_action="impute",
     ...                    bounds={"body_mass_g": (2000, 7000)})  # doctest: +SKIP
     """
-    if not (isinstance(family, str) and family == "binomial"):
+    if _glm_family_name(family) != "binomial":
         raise InvalidArgument(_unsupported_family_message(family))
     with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
@@ -416,6 +417,18 @@ def _ranges_from_a_release(public) -> bool:
     return any(getattr(v, "bounds_source", None) == "estimated" for v in variables.values())
 
 
+def _glm_family_name(family) -> str | None:
+    """"binomial" for the model dp_glm fits, however it is spelt: the name in any case, or statsmodels'
+    family object ``sm.families.Binomial()`` with its default logit link (newcomer review 23: smf.glm's
+    spelling was refused though it is the same model); None for anything else."""
+    if isinstance(family, str):
+        return family.lower()
+    link = getattr(family, "link", None)
+    if type(family).__name__ == "Binomial" and type(link).__name__.lower() == "logit":
+        return "binomial"
+    return None
+
+
 def _unsupported_family_message(family) -> str:
     """The refusal of a dp_glm family other than "binomial", naming what was asked for (newcomer review
     18: family="probit" and "poisson" were told "use dp_lm for gaussian", as R's dp_glm no longer is)."""
@@ -425,8 +438,9 @@ def _unsupported_family_message(family) -> str:
         return f"{head}; use dp_lm() for a gaussian model"
     if name in ("logit", "logistic"):
         return f"{head}: write family='binomial' for logistic regression"
-    if name == "binomial":      # e.g. statsmodels' sm.families.Binomial(): a class, not the name
-        return f"{head}: pass the name family='binomial', not a family object"
+    if name == "binomial":      # statsmodels' sm.families.Binomial() with a link other than the logit
+        link = type(getattr(family, "link", None)).__name__.lower()
+        return f"{head}; the {link} link has no DP estimator in dpreg"
     shown = repr(family) if isinstance(family, str) else type(family).__name__
     return f"{head}; family {shown} has no DP estimator in dpreg"
 

@@ -321,8 +321,8 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
             eps_need = cand
             break
     more_eps = f", or eps >= {eps_need:g}" if eps_need is not None else ""
-    head = (f"With n = {n} rows, {d} coefficients and eps = {eps:g}, the privacy noise is expected to "
-            "dominate this fit ")
+    head = (f"With n = {n} rows, {d} coefficient{'' if d == 1 else 's'} and eps = {eps:g}, the privacy "
+            "noise is expected to dominate this fit ")
     need = (f"about n >= {n_need} rows{more_eps} would be needed, or fewer coefficients (e.g. fewer factor "
             "levels).")
     if explicit or chosen != "dpgd":

@@ -150,6 +150,12 @@ response_line <- function(object) paste0("Response: ", object$response)
 #' @param object A `dp_fit` (from [dp_lm()] or [dp_glm()]).
 #' @param ... Further `dp_fit` objects, nested, for a comparison.
 #' @param type `"sequential"` or `"marginal"`.
+#' @param test As `anova.glm()`'s: `NULL` (the default), `"Chisq"` or its
+#'   synonym `"LRT"` give the noise-aware Wald chi-square tests above (the
+#'   likelihood itself is not released, so `"LRT"` is the Wald test, which has
+#'   the same large-sample chi-square law); `"F"`, `"Rao"` and `"Cp"` stop with
+#'   the reason (they need sums over the training rows that no DP mechanism
+#'   released).
 #' @return An object of class `c("anova", "data.frame")` with columns `Df`,
 #'   `Chisq`, `Pr(>Chisq)` (or `Df`, `Max z^2`, `Pr(Bonferroni)`, see above).
 #' @seealso [drop1.dp_fit()], [Anova.dp_fit()].
@@ -169,13 +175,17 @@ response_line <- function(object) paste0("Response: ", object$response)
 #'   print(anova(small, fit))
 #' }
 #' @export
-anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
+anova.dp_fit <- function(object, ..., type = c("sequential", "marginal"), test = NULL) {
   type <- match.arg(type)
+  check_wald_test_name(test, "anova")
   others <- list(...)
   if (length(others)) {
     if (!all(vapply(others, inherits, TRUE, "dp_fit"))) {
-      dp_stop("anova() compares DP fits: every argument must come from dp_lm() or dp_glm()",
-           call. = FALSE)
+      named <- setdiff(names(others), "")
+      dp_stop("anova() compares DP fits: every unnamed argument must come from dp_lm() or dp_glm()",
+              if (length(named)) paste0(" (anova() of a DP fit takes no argument ",
+                                        paste(named, collapse = ", "), "; its options are type = and test =)"),
+              call. = FALSE)
     }
     return(anova_nested(c(list(object), others)))
   }
@@ -229,6 +239,26 @@ anova.dp_fit <- function(object, ..., type = c("sequential", "marginal")) {
       response_line(object))
   }
   wald_table(labels, df, chisq, heading, p)
+}
+
+# Newcomer review 23: anova(small, large, test = "Chisq"), a glm user's first comparison, reached the
+# fits' list through `...` and was refused as "every argument must come from dp_lm() or dp_glm()".
+# glm's "Chisq" and "LRT" are one test there; with no likelihood released, the Wald chi-square is what a
+# DP fit has (the same large-sample law). The others need sums over the training rows.
+check_wald_test_name <- function(test, fun) {
+  if (is.null(test) || isFALSE(test)) return(invisible(NULL))
+  if (!is.character(test) || length(test) != 1L || is.na(test)) {
+    dp_stop(fun, "(): test must be \"Chisq\" (or its synonym \"LRT\") on a DP fit", call. = FALSE)
+  }
+  if (test %in% c("Chisq", "LRT")) return(invisible(NULL))
+  why <- switch(test,
+    F = paste0("an F test divides by the residual sum of squares of the training data, which was not ",
+               "released, and the privacy noise in the estimates does not follow an F law"),
+    Rao = "a score (Rao) test needs the score of the training rows at the smaller fit, which was not released",
+    Cp = "Mallows' Cp needs the residual sum of squares of the training data, which was not released",
+    paste0("test = \"", test, "\" is not a test anova() knows"))
+  dp_stop(fun, "(): ", why, "; test = \"Chisq\" (the default here) gives the noise-aware Wald ",
+          "chi-square tests, computed from the released coefficients and covariance", call. = FALSE)
 }
 
 anova_nested <- function(fits) {
@@ -298,7 +328,8 @@ anova_nested <- function(fits) {
 #' @param object A `dp_fit`.
 #' @param scope Terms to consider (a formula or character vector); by default
 #'   every term not contained in a higher-order term.
-#' @param test Only `"Chisq"` (the Wald test).
+#' @param test `"Chisq"` (the Wald test) or its synonym `"LRT"`; others stop
+#'   with the reason, as in [anova.dp_fit()].
 #' @param ... Unused.
 #' @return An object of class `c("anova", "data.frame")`.
 #' @examples
@@ -312,7 +343,7 @@ anova_nested <- function(fits) {
 #' }
 #' @export
 drop1.dp_fit <- function(object, scope, test = "Chisq", ...) {
-  if (!identical(test, "Chisq")) dp_stop("drop1() on a DP fit gives Wald chi-square tests only (test = \"Chisq\")", call. = FALSE)
+  check_wald_test_name(test, "drop1")
   tt <- stats::terms(object$formula)
   labels <- if (missing(scope)) stats::drop.scope(tt)
             else if (inherits(scope, "formula")) attr(stats::terms(stats::update.formula(object$formula, scope)), "term.labels")
@@ -653,7 +684,7 @@ refuse_other_vcov <- function(vcov., what) {
   if (!is.null(vcov.)) {
     dp_stop(what, " on a DP fit uses the fit's own noise-aware covariance vcov(fit): vcov. = ",
             "(e.g. a sandwich estimator) needs the residuals or the model matrix of the training ",
-            "data, which are not released", call. = FALSE)
+            "data, which are not released; for a robust covariance, ", SANDWICH_ADVICE, call. = FALSE)
   }
 }
 

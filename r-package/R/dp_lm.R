@@ -211,6 +211,28 @@ holds_values <- function(e) {
   any(vapply(as.list(e)[-1], function(a) !missing(a) && holds_values(a), TRUE))
 }
 
+# Newcomer review 23: lm(y ~ x) reads vectors from the formula's environment and lm(df$y ~ df$x) works;
+# dp_lm() reads one data frame (its rows are the privacy units, its columns' declared ranges the
+# public facts), so each of those, and a matrix, is told the spelling that works.
+data_advice <- function(formula, data) {
+  text <- tryCatch(paste(deparse(stats::as.formula(formula)), collapse = " "),
+                   error = function(e) NULL)
+  if (!is.null(text) && grepl("$", text, fixed = TRUE)) {
+    frame <- regmatches(text, regexpr("[A-Za-z.][A-Za-z0-9._]*(?=\\$)", text, perl = TRUE))
+    plain <- gsub("[A-Za-z.][A-Za-z0-9._]*\\$", "", text)
+    return(paste0(": write the columns without their data frame and pass it as data, e.g. ", plain,
+                  ", data = ", if (length(frame)) frame[1] else "df"))
+  }
+  if (is.null(data)) {
+    vars <- tryCatch(all.vars(stats::as.formula(formula)), error = function(e) character())
+    example <- if (length(vars)) paste0("data.frame(", paste(vars, collapse = ", "), ")") else "a data frame"
+    return(paste0(": dpreg reads the variables from 'data', not from the formula's environment as lm() ",
+                  "can; pass data = ", example))
+  }
+  if (is.matrix(data)) return(": a matrix is not one; pass as.data.frame(data) (its column names are the variables)")
+  ""
+}
+
 fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
   if (!missing(data) && inherits(data, "formula") && is.data.frame(formula)) {
     # newcomer review 19: df |> dp_lm(y ~ x) (the pipe passes the data first) said "'data' must be a
@@ -226,7 +248,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   if (missing(data) || !is.data.frame(data)) {
     dp_stop("'data' must be a data frame, a path or glob of Parquet/CSV files, or duckdb_source()",
-            call. = FALSE)
+            data_advice(formula, if (missing(data)) NULL else data), call. = FALSE)
   }
   dots <- checked_dots(call, list(...))
   na_action <- dots$na_action
@@ -396,9 +418,7 @@ lm_args_refused <- function(call) {
             "coefficient is fixed at 1); ", offset_advice(), call. = FALSE)
   }
   if ("contrasts" %in% given) {
-    dp_stop("the lm()/glm() argument 'contrasts' is not supported: dpreg codes every factor with ",
-            "treatment contrasts (each coefficient is the difference from the first level); choose ",
-            "that level with relevel() or factor(x, levels = c(...))", call. = FALSE)
+    dp_stop(contrasts_refusal("the lm()/glm() argument 'contrasts'"), call. = FALSE)
   }
   # glm()'s fitting controls: without this they reached the core as options unknown to the method
   # that auto chose, as if another method took them

@@ -186,6 +186,18 @@ translate_rhs <- function(e, map, factor_cols) {
 
 # Returns list(core = "<formulaic string>", formula = <expanded R formula>, vars = <columns used>,
 # map = <named chr: normalised core expr -> R label>, response = <R label of the response>)
+calls_function <- function(e, name) {
+  if (!is.call(e)) return(FALSE)
+  if (identical(e[[1]], as.name(name))) return(TRUE)
+  any(vapply(as.list(e)[-1], function(a) !missing(a) && calls_function(a, name), TRUE))
+}
+
+contrasts_refusal <- function(what) {
+  paste0(what, " is not supported: dpreg codes every factor with treatment contrasts (each ",
+         "coefficient is the difference from the first level); choose that level with relevel() or ",
+         "factor(x, levels = c(...))")
+}
+
 translate_formula <- function(formula, data, levels = NULL) {
   .dpreg$derive <- list(data_names = names(data), levels = levels, cols = list())
   on.exit(.dpreg$derive <- NULL)
@@ -201,6 +213,10 @@ translate_formula <- function(formula, data, levels = NULL) {
   # the fit keeps the formula: never the caller's environment, which may hold the data and would
   # be written out by saveRDS()
   environment(expanded) <- baseenv()
+  if (calls_function(expanded, "C")) {
+    # newcomer review 23: C(g, contr.sum) was refused as "column(s) not found in data: contr.sum"
+    dp_stop(contrasts_refusal("C(g, contrast) in the formula"), call. = FALSE)
+  }
   vars <- all.vars(expanded)
   missing <- setdiff(vars, names(data))
   if (length(missing)) {

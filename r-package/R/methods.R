@@ -503,6 +503,51 @@ simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
                "the fitted values of the training rows are not released; predict(fit, newdata) gives predictions")
 }
 
+#' Robust (sandwich) covariances
+#'
+#' `sandwich::vcovHC()` of `lm` computes a heteroscedasticity-consistent
+#' covariance from the residuals and the model matrix of the training rows,
+#' which a DP fit does not hold. `dp_lm(..., cov_type = "HC")` (AdaSSP and
+#' BoostedAdaSSP) releases a DP sandwich covariance instead (HC1-scaled, as
+#' `vcovHC(type = "HC1")`; `cov_type = "auto"`, their default, chooses it
+#' wherever the released X'X resolves it). For such a fit `vcovHC(fit)` (type
+#' `NULL`, `"HC0"` or `"HC1"`) returns that released covariance, `vcov(fit)`;
+#' `"HC2"` to `"HC5"` need each row's leverage and stop. For any other fit,
+#' `vcovHC()` and `estfun()` (which `vcovCL()`, `sandwich()` and `vcovHAC()`
+#' read) stop saying so.
+#' @param x A `dp_fit`.
+#' @param type As in `sandwich::vcovHC()`.
+#' @param ... Unused.
+#' @name dp_fit-sandwich
+NULL
+
+# Newcomer review 23: sandwich::vcovHC(fit) stopped with "the model matrix ... model.matrix() needs
+# 'data' (new rows)" (sandwich's meatHC reads it first), no word on cov_type = "HC"
+SANDWICH_ADVICE <- paste0(
+  "dp_lm(..., cov_type = \"HC\") (AdaSSP and BoostedAdaSSP) releases a DP heteroscedasticity-consistent ",
+  "sandwich covariance (HC1-scaled) instead, which vcov(fit) and vcovHC(fit) then return")
+
+#' @rdname dp_fit-sandwich
+#' @exportS3Method sandwich::vcovHC
+vcovHC.dp_fit <- function(x, type = NULL, ...) {
+  if (identical(x$facts$cov_type, "HC")) {
+    if (is.null(type) || type %in% c("HC0", "HC1")) return(stats::vcov(x))
+    not_released(paste0("the leverages that vcovHC(type = \"", type, "\") needs"), verb = "are",
+                 paste0("each is a function of one training row; this fit's vcov(fit) is its released DP ",
+                        "sandwich covariance, HC1-scaled (vcovHC(fit, type = \"HC1\"))"))
+  }
+  not_released("residuals and the model matrix that vcovHC() needs", verb = "are",
+               paste0("this fit's covariance is the classical one; ", SANDWICH_ADVICE))
+}
+
+#' @rdname dp_fit-sandwich
+#' @exportS3Method sandwich::estfun
+estfun.dp_fit <- function(x, ...) {
+  not_released("score contributions (estfun, one per row)", verb = "are",
+               paste0("robust covariances (vcovHC, vcovCL, sandwich) cannot be computed after the fit; ",
+                      SANDWICH_ADVICE))
+}
+
 #' Predictions from a DP fit
 #'
 #' Like `predict.lm` (and `predict.glm` for [dp_glm()] fits): a named vector,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import math
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -186,9 +187,14 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
                           "predictor")
     outcome_var = parsed.outcome_vars[0] if len(parsed.outcome_vars) == 1 else None
     if family == "binomial" and (parsed.lhs_factor.expr not in df.columns or outcome_var is None):
-        raise DesignError("for family='binomial' the outcome must be a single column (no transform): add "
-                          "the binary outcome to the data first, e.g. a True/False column computed as "
-                          "price > 5000, and use its name as the outcome")
+        # newcomer review 23: the example was a fixed "price > 5000" whatever the user wrote; name their
+        # own expression (I(y > 3) -> "computed as y > 3"), a glm user's usual way to a binary outcome
+        lhs = parsed.lhs_factor.expr
+        inner = re.fullmatch(r"I\((.*)\)", lhs.strip())
+        example = inner.group(1).strip() if inner else "a comparison such as y > 3"
+        raise DesignError(f"for family='binomial' the outcome must be a single column of the data (no "
+                          f"transform), not {lhs!r}: add the binary outcome to the data first, as a "
+                          f"True/False column computed as {example}, and use its name as the outcome")
     if outcome_var is None:
         # newcomer review 20: I(y - z) ~ x (an lm user's offset, or a difference score) got this sentence
         # alone; the outcome's public range is one column's, so the way out is a column of its own

@@ -10,8 +10,15 @@ _RESID_REASON = ("each residual is a function of one person's record and would e
 _LIKELIHOOD_REASON = ("the log-likelihood (and AIC/BIC built from it) is a function of the residuals "
                       "of the training data and was not released; compare fits with their noise-aware "
                       "intervals or wald_test() instead")
+# newcomer review 23: statsmodels' anova_lm(small, large) reads ssr first, and stopped here with no way out
+_NESTED_ADVICE = ("to compare nested fits (statsmodels' anova_lm(small, large), large.compare_f_test(small) "
+                  "or compare_lr_test(small)), test the coefficients the larger fit has beyond the smaller "
+                  "one: large.wald_test(['z', 'g']), the noise-aware chi-square from the larger fit's "
+                  "released coefficients and covariance (no new release)")
 _SUMS_REASON = ("sums of squares of the training data were not released (only a DP residual "
-                "standard error and R-squared, where the method releases them)")
+                "standard error and R-squared, where the method releases them); " + _NESTED_ADVICE)
+_COMPARE_REASON = ("an F, likelihood-ratio or score comparison of nested fits needs the residual sums or "
+                   "the likelihood of the training data, which were not released; " + _NESTED_ADVICE)
 STATSMODELS_NOT_RELEASED = {
     "fittedvalues": "fitted values of the training data are not available: together with the data "
                     "they would expose individual records; use predict() on new data",
@@ -29,6 +36,7 @@ STATSMODELS_NOT_RELEASED = {
     "outlier_test": "outlier tests look at single records of the training data and would expose them",
     "condition_number": "the condition number of the training design matrix was not released",
     "eigenvals": "eigenvalues of the training design matrix were not released",
+    "compare_f_test": _COMPARE_REASON, "compare_lr_test": _COMPARE_REASON, "compare_lm_test": _COMPARE_REASON,
     # twenty-second pass: sm.stats.anova_lm(fit) stopped with "'DPFit' object has no attribute 'model'"
     "model": "statsmodels' res.model holds the training data (endog, exog), which a DP fit does not "
              "keep, so statsmodels functions that read it (anova_lm, influence and outlier measures) "

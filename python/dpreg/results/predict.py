@@ -188,7 +188,7 @@ class _PredictionMixin:
         return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
 
     def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
-                type: str = "response", clamp: bool = True) -> pd.Series | pd.DataFrame:
+                type: str = "response", clamp: bool = True, which: str | None = None) -> pd.Series | pd.DataFrame:
         """Predictions for new data (post-processing of the release).
 
         Parameters
@@ -215,11 +215,23 @@ class _PredictionMixin:
             training rows were (the fit is the regression of the clamped data); a warning names the
             terms that were clamped. False: no clamping (the prediction extrapolates the fitted line;
             a warning says so).
+        which : {None, "mean", "linear"}, optional
+            statsmodels' name for ``type`` (``GLMResults.predict(which=...)``): "mean" is
+            ``type="response"``, "linear" is ``type="link"``; None leaves ``type`` as given.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
+        if which is not None:
+            # newcomer review 23: a statsmodels user's predict(new, which="linear") was a TypeError
+            by_which = {"mean": "response", "linear": "link"}
+            if which not in by_which:
+                raise InvalidArgument(f"predict(which={which!r}): which is 'mean' (probabilities, "
+                                      "type='response') or 'linear' (the linear predictor, type='link')")
+            if type != "response" and type != by_which[which]:
+                raise InvalidArgument(f"predict(): type={type!r} and which={which!r} disagree; give one")
+            type = by_which[which]
         # numpy's default error handling whatever the caller's np.seterr (seventeenth audit pass: a new
         # row at 5e-324 raised FloatingPointError from an underflow under np.seterr(all="raise"))
         with np.errstate(**NUMPY_ERRSTATE):

@@ -112,3 +112,11 @@ test_that("arithmetic on the response is computed, as lm() does", {
   fit <- dp_lm(y - 3 ~ x, data = d, eps = 1e6, bounds = b, method = "adassp", seed = 1)
   expect_equal(unname(coef(fit)), unname(coef(lm(y - 3 ~ x, data = d))), tolerance = 1e-3)
 })
+
+test_that("C(g, contr.sum) is refused as a contrast, not as a missing column", {
+  # newcomer review 23: dp_lm(y ~ x + C(g, contr.sum), ...) said "column(s) not found in data: contr.sum"
+  df <- data.frame(y = c(1, 2, 3), x = c(0, 1, 2), g = factor(c("a", "b", "a")))
+  for (f in list(y ~ x + C(g, contr.sum), y ~ C(g, contr.treatment(2, base = 2)), y ~ C(g))) {
+    expect_error(dpreg:::translate_formula(f, df), "treatment contrasts.*relevel", class = "dpreg_error")
+  }
+})

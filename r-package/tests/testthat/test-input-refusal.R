@@ -80,3 +80,16 @@ test_that("data passed first (a pipe without data = _) is told that the formula 
   expect_error(dp_glm(df, ok ~ x, eps = 1), "dp_glm\\(formula, data\\): the formula comes first",
                class = "dpreg_input_error")
 })
+
+test_that("a missing data argument, df$col terms or a matrix are told what data = takes", {
+  # newcomer review 23: lm(y ~ x) reads vectors from the formula's environment and lm(df$y ~ df$x) works;
+  # dp_lm said only "'data' must be a data frame, a path or ..." to both, and to a matrix
+  df <- data.frame(x = runif(50), y = runif(50))
+  x <- df$x
+  y <- df$y
+  b <- list(x = c(0, 1), y = c(0, 1))
+  expect_error(dp_lm(y ~ x, eps = 1, bounds = b), "data = data.frame\\(y, x\\)", class = "dpreg_error")
+  expect_error(dp_lm(df$y ~ df$x, eps = 1, bounds = b), "y ~ x, data = df", class = "dpreg_error")
+  expect_error(dp_lm(y ~ x, data = as.matrix(df), eps = 1, bounds = b), "as.data.frame",
+               class = "dpreg_error")
+})

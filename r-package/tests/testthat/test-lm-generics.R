@@ -406,6 +406,8 @@ test_that("lmtest::coeftest() and coefci() give summary()'s z tests and confint(
                0.6 + c(-1, 1) * stats::qnorm(0.95) * 0.05)
   expect_error(lmtest::coeftest(fit, df = 16), "normal reference", class = "dpreg_input_error")
   expect_error(lmtest::coeftest(fit, vcov. = diag(4)), "not released", class = "dpreg_input_error")
+  # newcomer review 23: the refusal names the DP sandwich a fit can release instead
+  expect_error(lmtest::coeftest(fit, vcov. = diag(4)), "cov_type = \"HC\"", class = "dpreg_input_error")
 })
 
 test_that("multcomp::glht() and car::deltaMethod() use the inference centre and vcov(fit)", {
@@ -452,4 +454,42 @@ test_that("the refusals of model.matrix(), model.frame() and qr() read as Englis
 test_that("labels() of a fit are its term labels, as for lm", {
   # newcomer review 19: labels(fit) listed the names of the fit's list components
   expect_identical(labels(mock_fit()), c("x", "g"))
+})
+
+test_that("anova(small, large, test = \"Chisq\") and glm's other test names work or say why", {
+  # newcomer review 23: a glm user's anova(m0, m1, test = "Chisq") reached the fits' list through `...`
+  # and was refused as "every argument must come from dp_lm() or dp_glm()"
+  large <- mock_fit()
+  large$assign <- c(0L, 1L, 2L, 2L)
+  large$term.labels <- c("x", "g")
+  small <- large
+  small$coefficients <- large$coefficients[1:2]
+  small$terms <- large$terms[1:2]
+  plain <- anova(small, large)
+  for (test in c("Chisq", "LRT")) {
+    expect_equal(anova(small, large, test = test), plain)
+    expect_equal(anova(large, test = test), anova(large))
+    expect_equal(drop1(large, test = test), drop1(large))
+  }
+  # the tests that need sums over the training rows stop with the reason and the test that works
+  expect_error(anova(small, large, test = "F"), "residual sum of squares.*test = \"Chisq\"",
+               class = "dpreg_error")
+  expect_error(anova(large, test = "Rao"), "score", class = "dpreg_error")
+  expect_error(drop1(large, test = "F"), "F law", class = "dpreg_error")
+  # an unknown named argument is named in the refusal
+  expect_error(anova(small, large, tst = "Chisq"), "no argument tst", class = "dpreg_error")
+})
+
+test_that("sandwich::vcovHC() says how a DP fit gets a robust covariance, and returns the released one", {
+  # newcomer review 23: sandwich::vcovHC(fit) stopped with "the model matrix of the training data is not
+  # available ...: model.matrix() needs 'data' (new rows)", no word on dp_lm's own DP sandwich
+  skip_if_not_installed("sandwich")
+  fit <- mock_fit()
+  expect_error(sandwich::vcovHC(fit), "cov_type = \"HC\"", class = "dpreg_not_released")
+  expect_error(sandwich::estfun(fit), "cov_type = \"HC\"", class = "dpreg_not_released")
+  # a fit whose released covariance is the DP sandwich (HC1-scaled): vcovHC() is it
+  fit$facts$cov_type <- "HC"
+  expect_identical(sandwich::vcovHC(fit), vcov(fit))
+  expect_identical(sandwich::vcovHC(fit, type = "HC1"), vcov(fit))
+  expect_error(sandwich::vcovHC(fit, type = "HC3"), "leverage", class = "dpreg_not_released")
 })
