@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-roxygen2 r-cran-knitr r-cran-jsonlite \
-          r-cran-rmarkdown r-cran-broom r-cran-car r-cran-lmtest r-cran-multcomp r-cran-ggplot2 pandoc
+          r-cran-rmarkdown r-cran-broom r-cran-car r-cran-lmtest r-cran-multcomp r-cran-sandwich r-cran-ggplot2 pandoc
 # pdflatex + booktabs: the LaTeX tables are compiled in a test (skipped where no engine exists)
 TEX_DEBS := texlive-latex-base texlive-latex-recommended
 # Java for the local Spark session of the Spark data-source tests (pyspark is in the test extra)
