@@ -108,35 +108,49 @@ def main(argv=None):
     p.add_argument("--n-ref", default="10,300", help="school_like's reference rows (comma-separated)")
     p.add_argument("--eps", default="", help="comma-separated eps values (default: the task's own)")
     p.add_argument("--out", default="reference_level")
+    p.add_argument("--summarise-only", action="store_true",
+                   help="tabulate benchmarks/results/<out>_fits.csv (e.g. of a run stopped early) without fitting")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    lines = ["# BoostedAdaSSP along the reference level (twenty-first pass)", "",
+    lines = ["# BoostedAdaSSP along the reference level (twenty-first pass; --eps, widths: twenty-third)", "",
              f"Command: `python -m benchmarks reference_level --tasks {a.tasks} --codings {a.codings} "
              f"--seeds {a.seeds} --n-ref {a.n_ref}" + (f" --eps {a.eps}" if a.eps else "") + "`.", "",
              "| task | eps | coding | fits | intervals released | held OLS | intercept released | intercept held | "
              "median z (intercept) | reference withheld | in-sample excess (median) | intercept width (median) | "
              "interval width (median of medians) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in [t for t in a.tasks.split(",") if t]:
-            refs = [int(r) for r in a.n_ref.split(",")] if name == "school_like" else [None]
-            for n_ref in refs:
-                label = f"{name} (n_ref = {n_ref})" if n_ref is not None else name
-                for eps, coding in [(e, c) for e in (a.eps.split(",") if a.eps else [None])
-                                    for c in a.codings.split(",") if c]:
-                    rows = [one_fit(name, coding, seed, n_ref, None if eps is None else float(eps))
-                            for seed in range(1, a.seeds + 1)]
-                    r = pd.DataFrame(rows)
-                    rel, tot = int(r.released.sum()), int(r.n_coef.sum())
-                    lines.append(
-                        f"| {label} | {eps or 'task'} | {coding} | {len(r)} | {rel} / {tot} | {int(r.held.sum())} / {rel} | "
-                        f"{int(r.intercept_released.sum())} | {int(r.intercept_held.sum())} | "
-                        f"{np.nanmedian(r.z0):.2f} | {int(r.ref_withheld.sum())} | {r.excess.median():.3g} | "
-                        f"{np.nanmedian(r.width0):.3g} | {np.nanmedian(r.width):.3g} |")
-                    r.assign(task=label, eps=eps, coding=coding).to_csv(
-                        RESULTS_DIR / f"{a.out}_fits.csv", mode="a", index=False,
-                        header=not (RESULTS_DIR / f"{a.out}_fits.csv").exists())
+    fits_csv = RESULTS_DIR / f"{a.out}_fits.csv"
+    cells = [(name, n_ref, None if e is None else float(e), c)
+             for name in [t for t in a.tasks.split(",") if t]
+             for n_ref in ([int(r) for r in a.n_ref.split(",")] if name == "school_like" else [None])
+             for e in (a.eps.split(",") if a.eps else [None]) for c in a.codings.split(",") if c]
+    if not a.summarise_only:
+        if fits_csv.exists():
+            fits_csv.unlink()
+        # seed by seed across the cells, each fit appended as it ends: a run stopped early leaves every
+        # cell with (nearly) the same seeds, and --summarise-only tabulates it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for seed in range(1, a.seeds + 1):
+                for name, n_ref, eps, coding in cells:
+                    row = one_fit(name, coding, seed, n_ref, eps)
+                    pd.DataFrame([dict(row, task=name, n_ref=n_ref, eps=eps, coding=coding, seed=seed)]).to_csv(
+                        fits_csv, mode="a", index=False, header=not fits_csv.exists())
+    fits = pd.read_csv(fits_csv)
+    warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)   # a cell with no interval released
+    for name, n_ref, eps, coding in cells:
+        r = fits[(fits.task == name) & (fits.coding == coding)
+                 & (fits.n_ref.isna() if n_ref is None else fits.n_ref == n_ref)
+                 & (fits.eps.isna() if eps is None else fits.eps == eps)]
+        if r.empty:
+            continue
+        label = f"{name} (n_ref = {n_ref})" if n_ref is not None else name
+        rel, tot = int(r.released.sum()), int(r.n_coef.sum())
+        lines.append(
+            f"| {label} | {eps or 'task'} | {coding} | {len(r)} | {rel} / {tot} | {int(r.held.sum())} / {rel} | "
+            f"{int(r.intercept_released.sum())} | {int(r.intercept_held.sum())} | "
+            f"{np.nanmedian(r.z0):.2f} | {int(r.ref_withheld.sum())} | {r.excess.median():.3g} | "
+            f"{np.nanmedian(r.width0):.3g} | {np.nanmedian(r.width):.3g} |")
     lines += ["", f"Total time {time.perf_counter() - t0:.0f}s.", ""]
     write_result(a.out, "\n".join(lines))
 
