@@ -10,7 +10,12 @@ Twenty-first pass (docs/derivations/adassp_boosted.md §31, §33, docs/validity.
   [0, 10] with slope 0.5, normal errors of s.d. 4, outcome declared on [-10, 35], eps = 8;
 * ``hsb82``: mlmRev's Hsb82 (``$DPREG_HELDOUT_DIR``, exported as in benchmarks.bench_accuracy), eps = 8;
 * ``bikeshare``: the packaged Bikeshare data at eps = 1, the formula of
-  tests/test_validity_boosted.py::test_default_path_releases_intervals_on_bikeshare_at_eps_1.
+  tests/test_validity_boosted.py::test_default_path_releases_intervals_on_bikeshare_at_eps_1;
+* any task of ``python -m benchmarks accuracy`` whose outcome is a plain column (its formula, ranges and
+  levels), at eps = 1 (twenty-third pass: the one-factor held-out tasks chem97, forbes2000, produc).
+
+``--eps`` replaces the task's eps (comma-separated: one table row per eps and coding); every fit's row is
+also appended to ``benchmarks/results/<out>_fits.csv``.
 
 Per fit: the share of coefficients with a released interval, how many of those hold the data's OLS
 coefficient (outcome clamped to its declared range), the intercept's standardised error
@@ -27,7 +32,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from benchmarks import write_result
+from benchmarks import RESULTS_DIR, write_result
 
 N_LEVELS = 60
 SCHOOL_LEVELS = {"g": [f"L{j:02d}" for j in range(N_LEVELS)]}
@@ -58,12 +63,20 @@ def _task(name, seed, n_ref):
         levels = dict(datasets.BIKESHARE_LEVELS, hr=[str(h) for h in range(24)])
         return ("bikers ~ mnth + C(hr) + workingday + temp + weathersit", datasets.load_bikeshare(), bounds,
                 levels, "bikers", 1.0)
+    from benchmarks.bench_accuracy import TASKS, _task_inputs
+    outcome = TASKS[name]["formula"].split("~")[0].strip() if name in TASKS else ""
+    if outcome.isidentifier():
+        # any accuracy task whose outcome is a plain column (twenty-third pass: the one-factor held-out
+        # tasks chem97, forbes2000, produc), at eps 1 unless --eps says otherwise
+        df, bounds, levels = _task_inputs(name)
+        return TASKS[name]["formula"], df, bounds, levels, outcome, 1.0
     raise SystemExit(f"unknown task {name!r}")
 
 
-def one_fit(name, coding, seed, n_ref):
+def one_fit(name, coding, seed, n_ref, eps=None):
     from dpreg.api import _fit
-    formula, df, bounds, levels, outcome, eps = _task(name, seed, n_ref)
+    formula, df, bounds, levels, outcome, task_eps = _task(name, seed, n_ref)
+    eps = task_eps if eps is None else eps
     clamped = df.copy()
     for col, (lo, hi) in bounds.items():
         if col in clamped:
@@ -82,6 +95,8 @@ def one_fit(name, coding, seed, n_ref):
     return dict(released=int(released.sum()), n_coef=len(coef), held=int(hold[released].sum()),
                 intercept_released=bool(released[0]), intercept_held=bool(hold[0]), z0=float(z0),
                 excess=float(np.mean((X @ (np.nan_to_num(coef) - ols)) ** 2)),
+                width0=float(ci[0, 1] - ci[0, 0]),
+                width=float(np.median(ci[released, 1] - ci[released, 0])) if released.any() else float("nan"),
                 ref_withheld=bool(fit.facts.get("reference_level_withheld")))
 
 
@@ -91,29 +106,51 @@ def main(argv=None):
     p.add_argument("--codings", default="treatment,cell")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--n-ref", default="10,300", help="school_like's reference rows (comma-separated)")
+    p.add_argument("--eps", default="", help="comma-separated eps values (default: the task's own)")
     p.add_argument("--out", default="reference_level")
+    p.add_argument("--summarise-only", action="store_true",
+                   help="tabulate benchmarks/results/<out>_fits.csv (e.g. of a run stopped early) without fitting")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    lines = ["# BoostedAdaSSP along the reference level (twenty-first pass)", "",
+    lines = ["# BoostedAdaSSP along the reference level (twenty-first pass; --eps, widths: twenty-third)", "",
              f"Command: `python -m benchmarks reference_level --tasks {a.tasks} --codings {a.codings} "
-             f"--seeds {a.seeds} --n-ref {a.n_ref}`.", "",
-             "| task | coding | fits | intervals released | held OLS | intercept released | intercept held | "
-             "median z (intercept) | reference withheld | in-sample excess (median) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in [t for t in a.tasks.split(",") if t]:
-            refs = [int(r) for r in a.n_ref.split(",")] if name == "school_like" else [None]
-            for n_ref in refs:
-                label = f"{name} (n_ref = {n_ref})" if n_ref is not None else name
-                for coding in [c for c in a.codings.split(",") if c]:
-                    rows = [one_fit(name, coding, seed, n_ref) for seed in range(1, a.seeds + 1)]
-                    r = pd.DataFrame(rows)
-                    rel, tot = int(r.released.sum()), int(r.n_coef.sum())
-                    lines.append(
-                        f"| {label} | {coding} | {len(r)} | {rel} / {tot} | {int(r.held.sum())} / {rel} | "
-                        f"{int(r.intercept_released.sum())} | {int(r.intercept_held.sum())} | "
-                        f"{np.nanmedian(r.z0):.2f} | {int(r.ref_withheld.sum())} | {r.excess.median():.3g} |")
+             f"--seeds {a.seeds} --n-ref {a.n_ref}" + (f" --eps {a.eps}" if a.eps else "") + "`.", "",
+             "| task | eps | coding | fits | intervals released | held OLS | intercept released | intercept held | "
+             "median z (intercept) | reference withheld | in-sample excess (median) | intercept width (median) | "
+             "interval width (median of medians) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    fits_csv = RESULTS_DIR / f"{a.out}_fits.csv"
+    cells = [(name, n_ref, None if e is None else float(e), c)
+             for name in [t for t in a.tasks.split(",") if t]
+             for n_ref in ([int(r) for r in a.n_ref.split(",")] if name == "school_like" else [None])
+             for e in (a.eps.split(",") if a.eps else [None]) for c in a.codings.split(",") if c]
+    if not a.summarise_only:
+        if fits_csv.exists():
+            fits_csv.unlink()
+        # seed by seed across the cells, each fit appended as it ends: a run stopped early leaves every
+        # cell with (nearly) the same seeds, and --summarise-only tabulates it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for seed in range(1, a.seeds + 1):
+                for name, n_ref, eps, coding in cells:
+                    row = one_fit(name, coding, seed, n_ref, eps)
+                    pd.DataFrame([dict(row, task=name, n_ref=n_ref, eps=eps, coding=coding, seed=seed)]).to_csv(
+                        fits_csv, mode="a", index=False, header=not fits_csv.exists())
+    fits = pd.read_csv(fits_csv)
+    warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)   # a cell with no interval released
+    for name, n_ref, eps, coding in cells:
+        r = fits[(fits.task == name) & (fits.coding == coding)
+                 & (fits.n_ref.isna() if n_ref is None else fits.n_ref == n_ref)
+                 & (fits.eps.isna() if eps is None else fits.eps == eps)]
+        if r.empty:
+            continue
+        label = f"{name} (n_ref = {n_ref})" if n_ref is not None else name
+        rel, tot = int(r.released.sum()), int(r.n_coef.sum())
+        lines.append(
+            f"| {label} | {eps or 'task'} | {coding} | {len(r)} | {rel} / {tot} | {int(r.held.sum())} / {rel} | "
+            f"{int(r.intercept_released.sum())} | {int(r.intercept_held.sum())} | "
+            f"{np.nanmedian(r.z0):.2f} | {int(r.ref_withheld.sum())} | {r.excess.median():.3g} | "
+            f"{np.nanmedian(r.width0):.3g} | {np.nanmedian(r.width):.3g} |")
     lines += ["", f"Total time {time.perf_counter() - t0:.0f}s.", ""]
     write_result(a.out, "\n".join(lines))
 

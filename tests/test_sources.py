@@ -699,3 +699,46 @@ def test_a_text_outcome_of_a_csv_file_needs_declared_levels(tmp_path):
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial", "--seed", "1",
                      "--bounds", '{"x": [0, 1]}', "--levels", '{"y": ["no", "yes"]}']) == 0
+
+
+@pytest.mark.filterwarnings("ignore:Boosting may not have converged")
+def test_cell_coding_of_one_of_several_factors_streams_like_pandas(frame, monkeypatch, tmp_path):
+    # twenty-third pass (docs/derivations/adassp_boosted.md §36): factor_coding="cell" recodes the block
+    # with the most declared levels of a design with several factor blocks; a streamed design gets the
+    # same recoding batch by batch (the same public block index, read from the public schema on both
+    # paths), so DuckDB and files read in batches that do not line up with the sum blocks give the pandas
+    # fit bit for bit
+    import dpreg.design.chunked as chunked
+    import dpreg.estimators._ssp as _ssp
+    import dpreg.sources as sources
+
+    rng = np.random.default_rng(23)          # data only
+    df = frame.assign(h=rng.choice(["p", "q", "r", "s", "t"], len(frame)))
+    df["y"] = df["y"] + (df["h"] == "q") - 0.5 * (df["h"] == "t")
+    pq.write_table(pa.Table.from_pandas(df.iloc[:1300], preserve_index=False), tmp_path / "p0.parquet")
+    pq.write_table(pa.Table.from_pandas(df.iloc[1300:], preserve_index=False), tmp_path / "p1.parquet")
+    glob = str(tmp_path / "p*.parquet")
+    levels = dict(LEVELS, h=["p", "q", "r", "s", "t"])
+
+    def fit_of(data, coding="cell"):
+        return dpreg.dp_lm("y ~ x1 + x2 + C(g) + C(h)", data, eps=1, bounds=BOUNDS, levels=levels,
+                           method="boosted_adassp", T=5, factor_coding=coding, random_state=7)
+
+    def same(fit, ref, name):
+        np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef), err_msg=name)
+        np.testing.assert_array_equal(np.asarray(fit.std_errors), np.asarray(ref.std_errors), err_msg=name)
+        assert fit.privacy.ledger == ref.privacy.ledger, name
+
+    ref = fit_of(df)
+    # not vacuous: the treatment-coded rounds with the same noise end elsewhere after T = 5 rounds
+    assert np.nanmax(np.abs(np.asarray(fit_of(df, "treatment").coef) - np.asarray(ref.coef))) > 1e-6
+    for name, src in {"relation": duckdb.read_parquet(glob), "glob": glob}.items():
+        same(fit_of(src), ref, name)
+    monkeypatch.setattr(sources, "BATCH_ROWS", 700)        # batches not aligned with the sum blocks
+    monkeypatch.setattr(chunked, "CACHE_BYTES", 0)
+    monkeypatch.delenv("DPREG_SPILL", raising=False)
+    monkeypatch.setenv("DPREG_SPILL_DIR", str(tmp_path / "spill"))
+    (tmp_path / "spill").mkdir()
+    monkeypatch.setattr(_ssp, "_CHUNK_FLOATS", 1280)       # sum blocks of 256 rows: many blocks
+    small_blocks = fit_of(df)
+    same(fit_of(glob), small_blocks, "chunked")
