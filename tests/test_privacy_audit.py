@@ -173,6 +173,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # whose released count cannot rule out no rows given the keep rule (public names, chosen from
              # the released XtX and public constants)
              "/facts/empty_level_withheld[]",
+             # issue 12, twenty-third pass (§36): of those (and of dp_glm's dummies without an interval),
+             # the levels whose released count of rows is at most 0, reported as NA (public names, chosen
+             # by the sign of a released Gram / X'WX-at-0 diagonal)
+             "/facts/empty_level_not_estimable[]",
              # issue 12, twenty-first pass (§33): the intercept and the block's dummies whose intervals are
              # withheld because the reference level's released count cannot rule out no rows (public names,
              # chosen from the released XtX and public constants)
