@@ -173,7 +173,7 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # whose released count cannot rule out no rows given the keep rule (public names, chosen from
              # the released XtX and public constants)
              "/facts/empty_level_withheld[]",
-             # issue 12, twenty-third pass (§36): of those (and of dp_glm's dummies without an interval),
+             # issue 12, twenty-third pass (§37): of those (and of dp_glm's dummies without an interval),
              # the levels whose released count of rows is at most 0, reported as NA (public names, chosen
              # by the sign of a released Gram / X'WX-at-0 diagonal)
              "/facts/empty_level_not_estimable[]",
@@ -255,7 +255,7 @@ CASES = [
                                          "/facts/separation_union_directions",
                                          "/facts/separation_union_widening[]",
                                          "/facts/collapse_check_blind_directions",
-                                         # twenty-third pass (§36): a level without an interval whose
+                                         # twenty-third pass (§37): a level without an interval whose
                                          # released X'WX at theta = 0 is at most 0 (the neighbour's
                                          # one-row level c: 0 with the noise off) is NA, named in the
                                          # facts and in one more note; the Wald test's degrees of

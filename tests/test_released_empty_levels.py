@@ -1,6 +1,6 @@
 """Issue 12, twenty-third pass: a kept factor level whose interval is withheld as possibly empty, and whose
 released count of rows is at most 0, is reported as not estimable (NA estimate, NA predictions at it);
-one whose released count is positive keeps its point (docs/derivations/adassp_boosted.md §36)."""
+one whose released count is positive keeps its point (docs/derivations/adassp_boosted.md §37)."""
 from __future__ import annotations
 
 import math

@@ -280,7 +280,7 @@ def _edge_point_index(design, spec, n_pub: float) -> float:
 
 def released_empty_note(names):
     """The note of a fit that reports as NA the estimates of kept factor levels whose released count of
-    rows is at most 0 (§36): their intervals were withheld already (§30), and the point of a level the
+    rows is at most 0 (§37): their intervals were withheld already (§30), and the point of a level the
     release itself points to as empty is not an estimate of anything identified."""
     plural = len(names) > 1
     these = "these levels" if plural else "this level"
@@ -294,7 +294,7 @@ def released_empty_note(names):
 def report_released_empty_levels(rel, facts, columns, names, released_diagonal) -> list[int]:
     """Among ``columns`` (indices of rel.coef whose intervals were withheld as possibly empty levels,
     §30), report as not estimable (NA estimate, also the inference centre) those whose released count of
-    rows is at most 0 (§36; the twenty-second pass's NA for every withheld level was reverted because
+    rows is at most 0 (§37; the twenty-second pass's NA for every withheld level was reverted because
     real levels with positive released counts lost their predictions). ``names``: their public names, in
     the order of ``columns``. Records them in facts["empty_level_not_estimable"] and returns them.
     Post-processing of the released diagonal."""
@@ -315,7 +315,7 @@ def report_released_empty_levels(rel, facts, columns, names, released_diagonal) 
 
 
 def empty_level_notes(facts):
-    """The notes for the possibly empty levels (§30) and, separately, those reported as NA (§36)."""
+    """The notes for the possibly empty levels (§30) and, separately, those reported as NA (§37)."""
     withheld = facts.get("empty_level_withheld") or []
     as_na = facts.get("empty_level_not_estimable") or []
     notes = []
@@ -330,7 +330,7 @@ def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, 
     """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
     keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
     A_hat. ``keep``: the kept columns of the full design (None: all). Of those, the ones whose released
-    count is at most 0 are reported as NA (§36). Records their names in the facts and the notes in the
+    count is at most 0 are reported as NA (§37). Records their names in the facts and the notes in the
     warnings."""
     from ..inference import ssp as inf
     if rel.vcov is None or not design.public.factor_blocks:
@@ -574,7 +574,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     coef = M @ theta + m
     icpt = sd.extra.get("intercept_index")
     boosted = state["kind"] == "boosted"
-    released_empty = []     # kept levels whose released count is at most 0 (§36): NA estimates
+    released_empty = []     # kept levels whose released count is at most 0 (§37): NA estimates
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
         # ridge_active: the adaptive rule of docs/derivations/adassp_boosted.md §5 asked for a ridge (for BoostedAdaSSP the
@@ -1150,7 +1150,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 _withhold_intervals(rel, facts, empty_like)
                 names = state.get("kept_terms") or []
                 facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
-                # §36: where the released count itself is at most 0, the point is NA too
+                # §37: where the released count itself is at most 0, the point is NA too
                 released_empty = report_released_empty_levels(rel, facts, empty_like, facts["empty_level_withheld"],
                                                               np.diag(np.asarray(state["A_hat"], float)))
         if boosted and rel.vcov is not None and state.get("reference_column") is not None:
@@ -1193,7 +1193,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         rel.inference_centre = None if rel.vcov is None else np.asarray(rel.coef, float)
         rel.coef = coef_ridge
         if released_empty:
-            # the level the release points to as empty (§36) is NA in the ridge estimate too
+            # the level the release points to as empty (§37) is NA in the ridge estimate too
             rel.coef = np.array(rel.coef, float)
             rel.coef[released_empty] = np.nan
         # the reworded ridge sentence stays an informational note (category None), like the original

@@ -465,7 +465,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
 def _report_released_empty_levels(rel, design, count_release) -> None:
     """A factor level whose interval the fit withheld and whose released count of rows is at most 0
     (the released X'X or X'WX-at-0 diagonal, a positive multiple of the count plus noise) is reported as
-    NA with the note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §36): the release
+    NA with the note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §37): the release
     points to a level with no rows, whose coefficient is not identified. Post-processing."""
     if rel.vcov is None or not design.public.factor_blocks:
         return

@@ -1045,7 +1045,7 @@ def levels_released_as_empty(released_diagonal, dummy_columns) -> list[int]:
     value, plus Gaussian noise of s.d. sigma1) is at most 0, so the released count of rows, the diagonal
     over the public squared dummy value, is at most 0. A level with c rows is named with probability
     Phi(-c / s), s = sigma1 / (squared dummy value) the count's noise s.d. in rows; an empty level with
-    probability 1/2 (docs/derivations/adassp_boosted.md §36). Released values only."""
+    probability 1/2 (docs/derivations/adassp_boosted.md §37). Released values only."""
     diag = np.asarray(released_diagonal, float)
     return [int(j) for j in (dummy_columns or []) if not diag[int(j)] > 0.0]
 
