@@ -173,6 +173,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # whose released count cannot rule out no rows given the keep rule (public names, chosen from
              # the released XtX and public constants)
              "/facts/empty_level_withheld[]",
+             # issue 12, twenty-third pass (§37): of those (and of dp_glm's dummies without an interval),
+             # the levels whose released count of rows is at most 0, reported as NA (public names, chosen
+             # by the sign of a released Gram / X'WX-at-0 diagonal)
+             "/facts/empty_level_not_estimable[]",
              # issue 12, twenty-first pass (§33): the intercept and the block's dummies whose intervals are
              # withheld because the reference level's released count cannot rule out no rows (public names,
              # chosen from the released XtX and public constants)
@@ -250,7 +254,15 @@ CASES = [
                                          "/facts/separated_directions", "/facts/separation_loading[]",
                                          "/facts/separation_union_directions",
                                          "/facts/separation_union_widening[]",
-                                         "/facts/collapse_check_blind_directions"}),
+                                         "/facts/collapse_check_blind_directions",
+                                         # twenty-third pass (§37): a level without an interval whose
+                                         # released X'WX at theta = 0 is at most 0 (the neighbour's
+                                         # one-row level c: 0 with the noise off) is NA, named in the
+                                         # facts and in one more note; the Wald test's degrees of
+                                         # freedom count the coefficients left (sign of a release)
+                                         "/facts/empty_level_not_estimable",
+                                         "/facts/empty_level_not_estimable[]", "/wald/df",
+                                         "/warnings", "/warning_classes"}),
     ("ht_fw", "binomial", {"allow_outside_regime": True}, 2000, 1.0, set()),
     ("ht_sparse", "binomial", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
 ]

@@ -278,11 +278,60 @@ def _edge_point_index(design, spec, n_pub: float) -> float:
                                              * math.sqrt(max(len(public.terms), 1)))
 
 
+def released_empty_note(names):
+    """The note of a fit that reports as NA the estimates of kept factor levels whose released count of
+    rows is at most 0 (§37): their intervals were withheld already (§30), and the point of a level the
+    release itself points to as empty is not an estimate of anything identified."""
+    plural = len(names) > 1
+    these = "these levels" if plural else "this level"
+    return Diagnostic(
+        f"Not estimable (reported as NA, no interval): {', '.join(names)}: the released count of rows at "
+        f"{these} is at most 0, which points to a declared level with no rows, whose coefficient is not "
+        f"identified (a value there would be privacy noise); predictions at {these} are NA. A larger n or "
+        f"eps gives {'their' if plural else 'its'} estimate where the level has rows.", None)
+
+
+def report_released_empty_levels(rel, facts, columns, names, released_diagonal) -> list[int]:
+    """Among ``columns`` (indices of rel.coef whose intervals were withheld as possibly empty levels,
+    §30), report as not estimable (NA estimate, also the inference centre) those whose released count of
+    rows is at most 0 (§37; the twenty-second pass's NA for every withheld level was reverted because
+    real levels with positive released counts lost their predictions). ``names``: their public names, in
+    the order of ``columns``. Records them in facts["empty_level_not_estimable"] and returns them.
+    Post-processing of the released diagonal."""
+    from ..inference import ssp as inf
+    pointing = set(inf.levels_released_as_empty(released_diagonal, columns))
+    chosen = [j for j in columns if int(j) in pointing]
+    if not chosen:
+        return []
+    coef = np.array(rel.coef, float)
+    coef[chosen] = np.nan
+    rel.coef = coef
+    if getattr(rel, "inference_centre", None) is not None:
+        centre = np.array(rel.inference_centre, float)
+        centre[chosen] = np.nan
+        rel.inference_centre = centre
+    facts["empty_level_not_estimable"] = [name for j, name in zip(columns, names) if int(j) in pointing]
+    return chosen
+
+
+def empty_level_notes(facts):
+    """The notes for the possibly empty levels (§30) and, separately, those reported as NA (§37)."""
+    withheld = facts.get("empty_level_withheld") or []
+    as_na = facts.get("empty_level_not_estimable") or []
+    notes = []
+    if [t for t in withheld if t not in as_na]:
+        notes.append(empty_level_note([t for t in withheld if t not in as_na]))
+    if as_na:
+        notes.append(released_empty_note(as_na))
+    return notes
+
+
 def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
     """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
     keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
-    A_hat. ``keep``: the kept columns of the full design (None: all). Records their names in the facts and
-    the note in the warnings."""
+    A_hat. ``keep``: the kept columns of the full design (None: all). Of those, the ones whose released
+    count is at most 0 are reported as NA (§37). Records their names in the facts and the notes in the
+    warnings."""
     from ..inference import ssp as inf
     if rel.vcov is None or not design.public.factor_blocks:
         return
@@ -296,7 +345,8 @@ def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, 
     _withhold_intervals(rel, rel.facts, empty_like)
     names = [design.public.terms[int(kept_idx[j])] for j in empty_like]
     rel.facts["empty_level_withheld"] = names
-    rel.warnings = list(rel.warnings) + [empty_level_note(names)]
+    report_released_empty_levels(rel, rel.facts, empty_like, names, np.diag(np.asarray(A_hat, float)))
+    rel.warnings = list(rel.warnings) + empty_level_notes(rel.facts)
 
 
 def _near_sds(values):
@@ -524,6 +574,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
     coef = M @ theta + m
     icpt = sd.extra.get("intercept_index")
     boosted = state["kind"] == "boosted"
+    released_empty = []     # kept levels whose released count is at most 0 (§37): NA estimates
     facts = {
         "mode": sd.extra["mode"], "B_bar": float(sd.B_bar), "tau_x": float(sd.tau_x),
         # ridge_active: the adaptive rule of docs/derivations/adassp_boosted.md §5 asked for a ridge (for BoostedAdaSSP the
@@ -1099,6 +1150,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 _withhold_intervals(rel, facts, empty_like)
                 names = state.get("kept_terms") or []
                 facts["empty_level_withheld"] = [names[j] if j < len(names) else str(j) for j in empty_like]
+                # §37: where the released count itself is at most 0, the point is NA too
+                released_empty = report_released_empty_levels(rel, facts, empty_like, facts["empty_level_withheld"],
+                                                              np.diag(np.asarray(state["A_hat"], float)))
         if boosted and rel.vcov is not None and state.get("reference_column") is not None:
             _withhold_unresolved_reference(rel, facts, state)
         others = [j for j in range(d) if j != icpt]
@@ -1138,6 +1192,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # of the same releases. Without intervals (withheld) there is nothing to centre.
         rel.inference_centre = None if rel.vcov is None else np.asarray(rel.coef, float)
         rel.coef = coef_ridge
+        if released_empty:
+            # the level the release points to as empty (§37) is NA in the ridge estimate too
+            rel.coef = np.array(rel.coef, float)
+            rel.coef[released_empty] = np.nan
         # the reworded ridge sentence stays an informational note (category None), like the original
         note = ("The ridge penalty was active (lambda > 0): the estimates are the ridge estimates (shrunk "
                 "towards 0, as in the AdaSSP paper; predict() uses them)")
@@ -1170,7 +1228,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         rel.warnings = list(rel.warnings) + [_hidden_direction_note(
             facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
     if facts.get("empty_level_withheld"):
-        rel.warnings = list(rel.warnings) + [empty_level_note(facts["empty_level_withheld"])]
+        rel.warnings = list(rel.warnings) + empty_level_notes(facts)
     if facts.get("reference_level_withheld"):
         # twenty-first pass (§33): the reference level's own released count, under the cell coding
         rel.warnings = list(rel.warnings) + [Diagnostic(

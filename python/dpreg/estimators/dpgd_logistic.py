@@ -453,9 +453,30 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         note = SEPARATED_NOTE if union_ci is None else SEPARATED_UNION_NOTE
     if not_converged:
         note = NOT_CONVERGED_NOTE
-    return Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
-                   inference_note=note, ci=union_ci, ci_level=None if union_ci is None else UNION_LEVEL,
-                   tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
+    rel = Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
+                  inference_note=note, ci=union_ci, ci_level=None if union_ci is None else UNION_LEVEL,
+                  tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
+    # the released count of every level: newton's first X'WX is at theta = 0, where every weight is 1/4
+    # (X'X / 4 plus noise); mm released X'X itself
+    _report_released_empty_levels(rel, design, released_H[0] if newton else G)
+    return rel
+
+
+def _report_released_empty_levels(rel, design, count_release) -> None:
+    """A factor level whose interval the fit withheld and whose released count of rows is at most 0
+    (the released X'X or X'WX-at-0 diagonal, a positive multiple of the count plus noise) is reported as
+    NA with the note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §37): the release
+    points to a level with no rows, whose coefficient is not identified. Post-processing."""
+    if rel.vcov is None or not design.public.factor_blocks:
+        return
+    from .adassp import released_empty_note, report_released_empty_levels
+    se_missing = ~np.isfinite(np.diag(np.asarray(rel.vcov, float)))
+    columns = [int(j) for block in design.public.factor_blocks for j in block if se_missing[int(j)]]
+    if not columns:
+        return
+    names = [design.public.terms[j] for j in columns]
+    if report_released_empty_levels(rel, rel.facts, columns, names, np.diag(np.asarray(count_release, float))):
+        rel.warnings = list(rel.warnings) + [released_empty_note(rel.facts["empty_level_not_estimable"])]
 
 
 NOT_RESOLVED_NOTE = (

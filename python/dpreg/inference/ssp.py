@@ -1039,6 +1039,17 @@ def possibly_empty_levels(A_hat, sigma_gram: float, dummy_columns, gate_sds: flo
     return out
 
 
+def levels_released_as_empty(released_diagonal, dummy_columns) -> list[int]:
+    """The factor dummy columns (indices into ``released_diagonal``) whose released count points to a
+    level with no rows: the released Gram diagonal (rows at the level times the public squared dummy
+    value, plus Gaussian noise of s.d. sigma1) is at most 0, so the released count of rows, the diagonal
+    over the public squared dummy value, is at most 0. A level with c rows is named with probability
+    Phi(-c / s), s = sigma1 / (squared dummy value) the count's noise s.d. in rows; an empty level with
+    probability 1/2 (docs/derivations/adassp_boosted.md §37). Released values only."""
+    diag = np.asarray(released_diagonal, float)
+    return [int(j) for j in (dummy_columns or []) if not diag[int(j)] > 0.0]
+
+
 def boosted_curvature_robust(A_hat, Gamma, theta, *, sigma_gram: float, sigma_round: float, etas,
                              sigma2_hat: float, level: float = 0.95, meat=None, extra_noise_sds: float = 0.0):
     """BoostedAdaSSP's coefficient covariance and bias bound when the released Gram matrix does not
