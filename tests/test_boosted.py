@@ -418,3 +418,159 @@ def test_huber_gap_default_rule_is_the_public_index():
     with pytest.raises(InvalidArgument, match="huber_gap"):
         boosted.fit(linear_design(n=400), PrivacySpec(1.0, 1e-6), NoiseSource(3), Ledger(), huber_gap="yes")
 
+
+
+# ------------------------------------------------------------------ twenty-third pass: the location step
+def test_huber_location_step_moves_the_huber_fit_to_least_squares():
+    """Twenty-third pass (docs/derivations/adassp_boosted.md §38): the Huber gap released on the constant
+    and the numeric column only (X_s = [1, x]) and the step B G^-1 h_s with G = B'(S + lam I)B. Here the
+    model matrix is [1, x], so X_s spans it and, noise off, the step lands where the full step of §6.5 does:
+    within a quarter of an OLS SE of least squares (the ridge's share lam / (s + lam) of the gap is what
+    remains, as in §6.5's test), while the Huber fit alone is more than 1 OLS SE off (checked)."""
+    D = _skewed_score_design(20000, 4)
+    X, y = D.X, D.y
+    beta = ols(X, y)
+    resid = y - X @ beta
+    se = np.sqrt(resid @ resid / (len(y) - 2) * np.diag(np.linalg.inv(X.T @ X)))
+    for inference in (False, True):
+        spec = PrivacySpec(8.0, 1e-6, inference=inference)
+        led = Ledger()
+        rel = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), led, huber_gap=False, huber_location=True)
+        names = [e.statistic for e in led]
+        assert "huber_location_gap" in names and "huber_gap" not in names
+        assert rel.facts["huber_location"] and not rel.facts["huber_gap"]
+        assert np.max(np.abs(rel.coef - beta) / se) < 0.25
+        huber = boosted.fit(D, spec, NoiseSource(1, _noise_off=True), Ledger(), huber_gap=False,
+                            huber_location=False)
+        assert np.max(np.abs(huber.coef - beta) / se) > 1.0
+
+
+def test_huber_location_basis_gives_the_constant_and_the_numeric_columns():
+    """X B = [1, numeric columns] on every row, from public facts only (the coefficient map and h_y), in the
+    treatment and in the cell-means coding (§33), where the constant is no longer a column."""
+    rng = np.random.default_rng(11)
+    n = 400
+    x = rng.uniform(0, 1, n)
+    g = rng.integers(0, 3, n)
+    X = np.column_stack([np.ones(n), x, g == 1, g == 2]).astype(float)
+    y = np.clip(1 + 2 * x + g + rng.normal(size=n), 0, 6)
+    pub = PublicDesign("y ~ x + g", "y", ["Intercept", "x", "g[T.1]", "g[T.2]"], True, np.array([1, 0, 0, 0.0]),
+                       np.array([1, 1, 1, 1.0]), [[2, 3]], (0.0, 6.0), Schema(), n)
+    D = Design(X, y, pub)
+    for coding in ("treatment", "cell"):
+        sd = scale_design(D, mode="schema", tau_x=1.0)
+        if coding == "cell":
+            sd, block = boosted.cell_coding(sd, D, "cell")
+            assert block == [2, 3]
+        B = boosted.location_basis(sd, [1])
+        XB = sd.X @ B
+        assert np.allclose(XB[:, 0], 1.0, atol=1e-12)
+        assert np.allclose(XB[:, 1], sd.X[:, 1])
+        # the release's row bound: ||B'x||^2 = 1 + ||x_num||^2 <= 1 + tau_x^2
+        assert np.max(np.sum(XB ** 2, axis=1)) <= 2.0 + 1e-12
+
+
+@pytest.mark.parametrize("neighbours,bound", [("replace_one", 2.0 * math.sqrt(2.0)), ("add_remove", math.sqrt(2.0))])
+def test_huber_location_sensitivity(neighbours, bound):
+    """§38: h_s = sum_i (B'x_i) g_i with |g_i| <= 1 and ||B'x_i||^2 = 1 + ||x_num||^2 <= 1 + tau_x^2 = 2
+    changes by at most 2 sqrt(2) when one record is replaced and sqrt(2) when one is added or removed; the
+    worst records (a numeric entry of 1, residual far beyond 2) reach the bound up to the constant column's
+    share."""
+    rng = np.random.default_rng(5)
+    n, a = 500, 0.5                                   # the scaled constant column's value a: c = e_0 / a
+    Xn = rng.uniform(-0.8, 0.8, (n, 1))
+    X = np.column_stack([np.full(n, a), Xn])
+    y = rng.uniform(-1, 1, n)
+    B = np.array([[1 / a, 0.0], [0.0, 1.0]])
+    theta = np.array([60.0, -40.0])                  # far off: many residuals beyond 2
+
+    def h(Xm, ym):
+        return B.T @ _ssp.xt_huber_gap(Xm, ym, theta, 1.0, 2.0)
+    base = h(X, y)
+    largest = 0.0
+    for x_new, y_new in [((a, 1.0), 1.0), ((a, -1.0), -1.0), ((a, 1.0), -1.0), ((a, 0.0), 0.0)]:
+        for i in range(0, n, 25):
+            Xm, ym = X.copy(), y.copy()
+            if neighbours == "replace_one":
+                Xm[i], ym[i] = x_new, y_new
+            else:
+                Xm, ym = np.delete(Xm, i, axis=0), np.delete(ym, i)
+            largest = max(largest, float(np.linalg.norm(h(Xm, ym) - base)))
+    assert largest <= bound * (1 + 1e-12)
+    assert largest >= 0.5 * bound
+    assert _ssp.sensitivity_xty(neighbours, math.sqrt(2.0), boosted.WIDE_TAU - 1.0) == pytest.approx(bound)
+
+
+def test_huber_location_noise_calibration(monkeypatch):
+    """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), mu_loc =
+    sqrt(LOCATION_GAP_SHARE) mu2 with mu2 the rounds' part of the split (1, sqrt(T), 1) (inference off);
+    R = 600 fits x 2 coordinates (constant, x); two-sided variance test at level 1e-3 (a correct calibration
+    fails with probability 1e-3)."""
+    log = _log_gaussian_noise(monkeypatch)
+    D = _skewed_score_design(2000, 7)
+    T, R, eps, delta = 5, 600, 8.0, 1e-6
+    noise = NoiseSource(82)
+    for _ in range(R):
+        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T, huber_gap=False,
+                    huber_location=True)
+    mu2 = mu_from_eps_delta(eps, delta) * math.sqrt(T) / math.sqrt(T + 2)
+    sigma_loc = 2 * math.sqrt(2.0) / (math.sqrt(boosted.LOCATION_GAP_SHARE) * mu2)
+    z = np.array([e for name, e in log if name == "huber_location_gap"]).ravel() / sigma_loc
+    assert len(z) == 2 * R
+    chi = (len(z) - 1) * z.var(ddof=1)
+    assert 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1)) > 1e-3
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_huber_location_is_total_on_a_row_at_1e308(value):
+    """Rule 3: a record at +-1e308 is clamped before the location gap is summed: same path, finite results,
+    no numpy warning."""
+    D = _skewed_score_design(3000, 8)
+    D.X[0, 1] = value
+    D.y[0] = -value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = boosted.fit(D, PrivacySpec(4.0, 1e-6), NoiseSource(2), Ledger(), huber_gap=False,
+                          huber_location=True)
+    assert rel.facts["huber_location"] and np.all(np.isfinite(rel.coef)) and np.all(np.isfinite(rel.vcov))
+
+
+def test_huber_location_default_rule_is_the_public_index_band():
+    """On by default for an index n mu / (B^2 sqrt d) in [LOCATION_GAP_MIN_INDEX, GAP_MIN_INDEX) under
+    replace-one with a scaled outcome (where the full step is off), off below, from GAP_MIN_INDEX (the full
+    step, which contains it), under add/remove (n private) and with an unscaled outcome."""
+    mu, d, b_sq = 0.5, 4, 1.0
+    n_lo = int(math.ceil(boosted.LOCATION_GAP_MIN_INDEX * b_sq * math.sqrt(d) / mu))
+    n_hi = int(math.ceil(boosted.GAP_MIN_INDEX * b_sq * math.sqrt(d) / mu))
+    rule = boosted.default_huber_location
+    assert rule(True, "replace_one", n_lo, d, b_sq, mu)[0] is True
+    assert rule(True, "replace_one", n_hi - 1, d, b_sq, mu)[0] is True
+    assert rule(True, "replace_one", n_lo - 1, d, b_sq, mu)[0] is False
+    assert rule(True, "replace_one", n_hi, d, b_sq, mu)[0] is False
+    assert boosted.default_huber_gap(True, "replace_one", n_hi, d, b_sq, mu)[0] is True
+    assert rule(True, "add_remove", n_lo, d, b_sq, mu)[0] is False
+    assert rule(False, "replace_one", n_lo, d, b_sq, mu)[0] is False
+    with pytest.raises(InvalidArgument, match="huber_location"):
+        boosted.fit(linear_design(n=400), PrivacySpec(1.0, 1e-6), NoiseSource(3), Ledger(), huber_location="yes")
+
+
+def test_huber_location_is_on_at_the_score_designs_index_484():
+    """The validity benchmark's score cell (y ~ x1 + C(g), n = 3000, eps = 4: index 484, docs/validity.md,
+    "Twenty-third pass: score's intercept below the gap threshold") takes the location step by default, not
+    the full one."""
+    import pandas as pd
+
+    import dpreg
+    rng = np.random.default_rng(9)
+    n = 3000
+    x1 = rng.uniform(0, 1, n)
+    g = rng.choice(["a", "b"], size=n)
+    y = np.clip(2 + 6 * x1 + 0.5 * (g == "b") + 3 * (rng.exponential(1.0, n) - 1), 0, 10)
+    df = pd.DataFrame({"y": y, "x1": x1, "g": pd.Categorical(g, categories=["a", "b"])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x1 + C(g)", df, eps=4.0, delta=1e-6, bounds={"x1": (0.0, 1.0), "y": (0.0, 10.0)},
+                          levels={"g": ["a", "b"]}, method="boosted_adassp", random_state=4)
+    assert fit.facts["huber_location"] is True and fit.facts["huber_gap"] is False
+    # its noise s.d.: 2 sqrt(1 + tau_x^2) / mu_loc, a public constant of the release
+    assert fit.facts["sigma_huber_location"] > 0

@@ -228,6 +228,8 @@ CASES = [
     ("boosted_adassp", "gaussian", {"T": 20}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     # the Huber gap release and step (twentieth pass, adassp_boosted.md §6.5; by default from index 500)
     ("boosted_adassp", "gaussian", {"T": 20, "huber_gap": True}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
+    # its location part alone (twenty-third pass, §38; by default from index 400 to 500)
+    ("boosted_adassp", "gaussian", {"T": 20, "huber_location": True}, 2000, 1.0, SSP_FACTS | ADAPTIVE_FIELDS),
     ("isp", "gaussian", {"sigma": 2.0}, 50000, 10.0, ISP_FACTS),
     ("tukey", "gaussian", {"m": 400}, 20000, 4.0, set()),
     ("subsample_aggregate", "gaussian", {"k": 100}, 2000, 1.0, SA_FACTS | ADAPTIVE_FIELDS),  # below its k rule: k given

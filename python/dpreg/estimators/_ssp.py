@@ -585,7 +585,8 @@ OPTION_CHECKS = {
     "n_boot": _check_n_boot, "level": _check_level, "inference_share": _check_inference_share,
     "r_squared": _check_bool("r_squared"), "y_bound": _check_positive("y_bound"), "T": _check_T,
     "tau": _check_tau, "lr": _check_lr, "stable_ridge": _check_bool("stable_ridge"),
-    "huber_gap": _check_optional_bool("huber_gap"), "factor_coding": _check_factor_coding,
+    "huber_gap": _check_optional_bool("huber_gap"), "huber_location": _check_optional_bool("huber_location"),
+    "factor_coding": _check_factor_coding,
     "cov_type": _check_cov_type, "hidden_directions": _check_hidden_directions,
 }
 SPLIT_CHECKS = {"adassp": _check_split_adassp, "boosted": _check_split_boosted}

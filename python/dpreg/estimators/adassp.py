@@ -597,6 +597,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      huber_gap=state.get("sigma_gap") is not None)
         if state.get("sigma_gap") is not None:
             facts["sigma_huber_gap"] = float(state["sigma_gap"])
+        facts["huber_location"] = state.get("sigma_location") is not None
+        if state.get("sigma_location") is not None:
+            facts["sigma_huber_location"] = float(state["sigma_location"])
     else:
         facts["sigma_Xty"] = float(state["sigma_xty"])
         facts["B_y"] = float(state["bound_y"])
