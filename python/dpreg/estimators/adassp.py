@@ -398,7 +398,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     (inf.r2_interval); also used with sigma-hat estimable (at_edge False: RSS_hat of the main rule).
     The point is median-unbiased (§15), so it is printed whenever it lies in (0, 1),
     always with its interval however wide (no gate on the realised width or s.e.: such gates printed
-    only the upward ESS draws); a point outside (0, 1) is reported as the interval only, with the side."""
+    only the upward ESS draws); a point outside (0, 1) is reported as the interval only, with the side.
+    Since the twenty-third pass (§36) a point whose interval is all of [0, 1] and whose s.e. exceeds 1
+    is not printed either (_withhold_unreliable_r_squared): the point is noise."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -438,6 +440,13 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
                                             f"it {where}; its 95% interval is given")
 
 
+#: twenty-third pass (docs/derivations/adassp_boosted.md §36): an R^2 point whose 95% interval is all of
+#: [0, 1] and whose delta-method s.e. exceeds the length of [0, 1] is not printed (the point +- one s.e.
+#: covers every value: it is noise). Edge points with an interval of [0, 1] but s.e. 0.2-0.4 (uniform,
+#: n = 1000, eps = 1) stay printed as §15 chose: median-unbiased, with their interval
+R2_NOISE_ONLY_SE = 1.0
+
+
 def _r2_hidden_directions(state, theta, V_priv, icpt) -> int:
     """How many directions of the released Gram matrix, centred on the constant (the curvature R^2's
     explained sum is measured in), are released below inf.HIDDEN_WITHHOLD_SDS s.d.s of their own noise
@@ -468,9 +477,9 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
     below inf.HIDDEN_WITHHOLD_SDS sigma1 (a private range far wider than the data, e.g. [-127, 1.1] for a
     column on [-1, 1]): the coefficients along it are shrunk towards 0 and the explained sum misses their
     part, so R^2 and its interval understate the fit (0.24 with interval 0.16-0.31 against the clamped
-    data's OLS 0.69): point and interval withheld. (b) The released 95% interval is all of [0, 1]: the
-    point carries no information about R^2 (an outcome range released 10^13 times too wide printed
-    0.31): the point is withheld, the interval stays. (a) is checked for BoostedAdaSSP only
+    data's OLS 0.69): point and interval withheld. (b) The released 95% interval is all of [0, 1] and
+    R^2's s.e. exceeds R2_NOISE_ONLY_SE: the point carries no information about R^2 (an outcome range
+    released 10^13 times too wide printed 0.31, s.e. 1.55): the point is withheld, the interval stays. (a) is checked for BoostedAdaSSP only
     (``check_hidden``): AdaSSP handles such directions by §24's coefficient rule, and its R^2 there was
     not measured in this pass."""
     k = _r2_hidden_directions(state, theta, V_priv, icpt) if check_hidden else 0
@@ -482,14 +491,15 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
             "noise in X^T X (a released range much wider than the data, or too little spread for this n and "
             "eps), so the explained sum of squares along them is not measured")
         return
-    iv = facts.get("r_squared_interval")
-    if rel.r_squared is not None and iv is not None and iv[0] <= 0.0 and iv[1] >= 1.0:
+    iv, se = facts.get("r_squared_interval"), facts.get("r_squared_se")
+    if (rel.r_squared is not None and iv is not None and iv[0] <= 0.0 and iv[1] >= 1.0
+            and se is not None and se > R2_NOISE_ONLY_SE):
         rel.r_squared = rel.adj_r_squared = None
         facts.pop("r_squared_raw", None)
         facts.pop("r_squared_se", None)
         facts["r_squared_not_estimable"] = (
-            "no point estimate at this n and eps: its 95% interval is all of [0, 1], so a point would be "
-            "noise; the interval is given")
+            "no point estimate at this n and eps: its 95% interval is all of [0, 1] and its standard error "
+            f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given")
 
 
 def _drop_r2_interval(facts):
