@@ -479,9 +479,11 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
     part, so R^2 and its interval understate the fit (0.24 with interval 0.16-0.31 against the clamped
     data's OLS 0.69): point and interval withheld. (b) The released 95% interval is all of [0, 1] and
     R^2's s.e. exceeds R2_NOISE_ONLY_SE: the point carries no information about R^2 (an outcome range
-    released 10^13 times too wide printed 0.31, s.e. 1.55): the point is withheld, the interval stays. (a) is checked for BoostedAdaSSP only
-    (``check_hidden``): AdaSSP handles such directions by §24's coefficient rule, and its R^2 there was
-    not measured in this pass."""
+    released 10^13 times too wide printed 0.31, s.e. 1.55): the point is withheld, the interval stays.
+    (a) is checked for BoostedAdaSSP on designs without factor columns only (``check_hidden``): AdaSSP
+    handles such directions by §24's coefficient rule, and on factor designs small levels are hidden
+    directions whose share of ESS is small (the README's diamonds demo has two, and its R^2 interval
+    holds the OLS value); neither case was measured in this pass."""
     k = _r2_hidden_directions(state, theta, V_priv, icpt) if check_hidden else 0
     if k > 0:
         rel.r_squared = rel.adj_r_squared = None
@@ -950,7 +952,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                            if r2i.get("se") is not None else ""))
                 facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
         if rel.r_squared is not None or "r_squared_interval" in facts:
-            _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, check_hidden=boosted)
+            _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt,
+                                          check_hidden=boosted and not design.public.factor_blocks)
         if heavy_withhold:
             # issue 12: the sigma-hat and R^2 intervals assume normal errors (the winsorizing constant
             # kappa, a sampling variance of 2 sigma^4 per row). Where the released sums show heavier
