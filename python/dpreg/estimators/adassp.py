@@ -448,7 +448,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     (inf.r2_interval); also used with sigma-hat estimable (at_edge False: RSS_hat of the main rule).
     The point is median-unbiased (§15), so it is printed whenever it lies in (0, 1),
     always with its interval however wide (no gate on the realised width or s.e.: such gates printed
-    only the upward ESS draws); a point outside (0, 1) is reported as the interval only, with the side."""
+    only the upward ESS draws); a point outside (0, 1) is reported as the interval only, with the side.
+    Since the twenty-third pass (§39) a point whose interval is all of [0, 1] and whose s.e. exceeds 1
+    is not printed either (_withhold_unreliable_r_squared): the point is noise."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -486,6 +488,70 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
         where = {"above 1": "above 1", "below 0": "below 0"}.get(point["side"], "outside (0, 1)")
         facts["r_squared_not_estimable"] = (f"no point estimate at this n and eps: the privacy noise put "
                                             f"it {where}; its 95% interval is given")
+
+
+#: twenty-third pass (docs/derivations/adassp_boosted.md §39): an R^2 point whose 95% interval is all of
+#: [0, 1] and whose delta-method s.e. exceeds the length of [0, 1] is not printed (the point +- one s.e.
+#: covers every value: it is noise). Edge points with an interval of [0, 1] but s.e. 0.2-0.4 (uniform,
+#: n = 1000, eps = 1) stay printed as §15 chose: median-unbiased, with their interval
+R2_NOISE_ONLY_SE = 1.0
+
+
+def _r2_hidden_directions(state, theta, V_priv, icpt) -> int:
+    """How many directions of the released Gram matrix, centred on the constant (the curvature R^2's
+    explained sum is measured in), are released below inf.HIDDEN_WITHHOLD_SDS s.d.s of their own noise
+    (docs/derivations/adassp_boosted.md §39). Along a unit slope direction v the centred curvature is
+    u'Au with u = (v, -A_0s v / A_00) (the Schur complement's minimiser), so its Gram noise is u'Eu with
+    s.d. sigma1 ||u||^2: a column nearly constant within its range (||u|| large) has a noisier centred
+    curvature than sigma1. Released values and public constants only."""
+    from ..inference import ssp as inf
+    at = _constant_first_basis(state, theta, np.asarray(state["A_hat"], float), V_priv, icpt)
+    A, i = (np.asarray(at["S"], float) + np.asarray(at["S"], float).T) / 2.0, at["icpt"]
+    s1 = float(state["sigma_gram"])
+    if i is None:
+        alpha = np.linalg.eigvalsh(A)
+        return int(np.sum(alpha < inf.HIDDEN_WITHHOLD_SDS * s1))
+    s = [j for j in range(A.shape[0]) if j != i]
+    if not s or not A[i, i] > 0:
+        return 0
+    Ac = A[np.ix_(s, s)] - np.outer(A[s, i], A[i, s]) / A[i, i]
+    alpha, vecs = np.linalg.eigh((Ac + Ac.T) / 2.0)
+    u0 = -(A[i, s] @ vecs) / A[i, i]             # the constant's coordinate of each minimiser u
+    u_sq = 1.0 + u0 * u0                         # ||u||^2 (v has unit length)
+    return int(np.sum(alpha < inf.HIDDEN_WITHHOLD_SDS * s1 * u_sq))
+
+
+def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, check_hidden=True):
+    """Twenty-third pass (docs/derivations/adassp_boosted.md §39): R^2 is not printed where released values
+    say it is noise or misses part of the fit. (a) Some direction of the centred predictors is released
+    below inf.HIDDEN_WITHHOLD_SDS sigma1 (a private range far wider than the data, e.g. [-127, 1.1] for a
+    column on [-1, 1]): the coefficients along it are shrunk towards 0 and the explained sum misses their
+    part, so R^2 and its interval understate the fit (0.24 with interval 0.16-0.31 against the clamped
+    data's OLS 0.69): point and interval withheld. (b) The released 95% interval is all of [0, 1] and
+    R^2's s.e. exceeds R2_NOISE_ONLY_SE: the point carries no information about R^2 (an outcome range
+    released 10^13 times too wide printed 0.31, s.e. 1.55): the point is withheld, the interval stays.
+    (a) is checked for BoostedAdaSSP on designs without factor columns only (``check_hidden``): AdaSSP
+    handles such directions by §24's coefficient rule, and on factor designs small levels are hidden
+    directions whose share of ESS is small (the README's diamonds demo has two, and its R^2 interval
+    holds the OLS value); neither case was measured in this pass."""
+    k = _r2_hidden_directions(state, theta, V_priv, icpt) if check_hidden else 0
+    if k > 0:
+        rel.r_squared = rel.adj_r_squared = None
+        _drop_r2_interval(facts)
+        facts["r_squared_not_estimable"] = (
+            f"not estimable at this n and eps: {k} direction(s) of the predictors are hidden by the privacy "
+            "noise in X^T X (a released range much wider than the data, or too little spread for this n and "
+            "eps), so the explained sum of squares along them is not measured")
+        return
+    iv, se = facts.get("r_squared_interval"), facts.get("r_squared_se")
+    if (rel.r_squared is not None and iv is not None and iv[0] <= 0.0 and iv[1] >= 1.0
+            and se is not None and se > R2_NOISE_ONLY_SE):
+        rel.r_squared = rel.adj_r_squared = None
+        facts.pop("r_squared_raw", None)
+        facts.pop("r_squared_se", None)
+        facts["r_squared_not_estimable"] = (
+            "no point estimate at this n and eps: its 95% interval is all of [0, 1] and its standard error "
+            f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given")
 
 
 def _drop_r2_interval(facts):
@@ -939,6 +1005,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                        "its privacy noise is too large" + (f" (standard error {r2i['se']:.2g})"
                                                            if r2i.get("se") is not None else ""))
                 facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
+        if rel.r_squared is not None or "r_squared_interval" in facts:
+            _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt,
+                                          check_hidden=boosted and not design.public.factor_blocks)
         if heavy_withhold:
             # issue 12: the sigma-hat and R^2 intervals assume normal errors (the winsorizing constant
             # kappa, a sampling variance of 2 sigma^4 per row). Where the released sums show heavier
