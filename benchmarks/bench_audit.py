@@ -593,7 +593,7 @@ def build_cases():
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
-            + twenty_second_pass_cases())
+            + twenty_second_pass_cases() + twenty_third_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1274,6 +1274,76 @@ def csv_beyond_double_pair(n=2000):
     d0, d1 = csv_true_among_numbers_pair(n)
     d0.loc[0, "x"] = "1e999"
     return d0, d1
+
+
+_PARQUET_FILES: dict = {}
+
+
+def _lm_parquet(formula, method, **kw):
+    """The fit of :func:`_lm` on the data written as a Parquet file and read from its path (DuckDB): a
+    streamed design for AdaSSP / BoostedAdaSSP, whose rows are built, scaled and (BoostedAdaSSP's cell
+    coding) recoded batch by batch. One file per data set and process."""
+    inner = _lm(formula, method, **kw)
+
+    def fit(data, seed):
+        import hashlib
+        import os
+        import tempfile
+        key = hashlib.sha256(data.to_csv(index=False).encode()).hexdigest()
+        if key not in _PARQUET_FILES:
+            path = os.path.join(tempfile.mkdtemp(prefix="dpreg_audit_parquet_"), "data.parquet")
+            data.to_parquet(path, index=False)
+            _PARQUET_FILES[key] = path
+        return inner(_PARQUET_FILES[key], seed)
+    return fit
+
+
+def streamed_cell_coding_pair(n=3000):
+    """Replace-one neighbours for BoostedAdaSSP's cell coding on a streamed design: a factor g with declared
+    levels a, b, c (its one block, so the default factor_coding="auto" recodes it), row 0 from (1, 1, a) to
+    (1.5e308, -1.5e308, c): clamped to the corner, and moved out of the reference cell."""
+    d0 = level_frame(n, 0, seed=4)
+    d0["g"] = d0["g"].astype(str)
+    d0.loc[0, ["x", "y", "g"]] = [1.0, 1.0, "a"]
+    d1 = d0.copy()
+    d1.loc[0, ["x", "y", "g"]] = [1.5e308, -1.5e308, "c"]
+    return d0, d1
+
+
+def emptied_reference_pair(n=2000):
+    """Replace-one neighbours for dp_glm's Newton scaling ("schema_cells": the largest factor's reference
+    cell has a coordinate of its own): declared levels a (the reference), b, c; in D level a is held by row
+    0 only (x = 1.5e308, clamped), in D' that row is at level b (x = -1.5e308), so the reference cell is
+    empty and its coordinate is zero on every row."""
+    d0 = level_frame(n, 0, seed=5, binary=True)
+    g = np.where(np.asarray(d0["g"]) == "a", "c", np.asarray(d0["g"]).astype(object))
+    g[0] = "a"
+    import pandas as pd
+    d0["g"] = pd.Categorical(g, categories=["a", "b", "c"])
+    d0.loc[0, "x"] = 1.5e308
+    d1 = d0.copy()
+    d1.loc[0, "g"] = "b"
+    d1.loc[0, "x"] = -1.5e308
+    return d0, d1
+
+
+def twenty_third_pass_cases():
+    """Neighbours for the code of the twenty-second pass (docs/audit.md, "Twenty-third pass"): BoostedAdaSSP's
+    cell coding, now the default, on a streamed source (a Parquet file read by DuckDB), and dp_glm's Newton
+    scaling that codes the largest factor by its cells, with a row that empties the reference cell."""
+    lv = {"g": ["a", "b", "c"]}
+    return [
+        Case("twenty-third pass: boosted_adassp, inference, Parquet file (streamed, cell coding): a far row leaves "
+             "the reference cell", "boosted_adassp (Parquet, cell coding)",
+             "(1, 1, a) -> (1.5e308, -1.5e308, c); n = 3000, eps = 4",
+             _lm_parquet("y ~ x + g", "boosted_adassp", eps=4.0, inference=True, levels=lv),
+             streamed_cell_coding_pair, {"full": 150, "quick": 40, "test": 0}),
+        Case("twenty-third pass: dp_glm dpgd (Newton, cells scaling), inference: the reference level's only row "
+             "-> another level", "dp_glm dpgd (cells scaling, empty reference)",
+             "only row of the reference level a (x = 1.5e308) -> level b (x = -1.5e308); n = 2000, eps = 2",
+             _lm("y ~ x + g", "dpgd", eps=2.0, family="binomial", inference=True, levels=lv),
+             emptied_reference_pair, {"full": 150, "quick": 40, "test": 0}),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------

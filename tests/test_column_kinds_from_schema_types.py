@@ -127,3 +127,18 @@ def test_a_parquet_column_is_refused_by_its_type_whatever_its_values(tmp_path, a
     a = _outcome(paths[0], {"x": (0, 1)})
     b = _outcome(paths[1], {"x": (0, 1)})
     assert a == b and a[0] == "refused" and a[1] == "DesignError"
+
+
+@pytest.mark.parametrize("value", [2 ** 100, None, 1])
+def test_a_polars_column_of_a_type_arrow_cannot_carry_is_refused_as_a_dpreg_error_naming_it(value):
+    """Twenty-third audit pass: a polars Int128 column (a type pyarrow cannot import) reached the caller as
+    pyarrow's ArrowInvalid ("Invalid or unsupported format string"), not a dpreg error, and without the
+    column's name. The type is public: one refusal, naming the column, whatever the column holds."""
+    pl = pytest.importorskip("polars")
+    if not hasattr(pl, "Int128"):
+        pytest.skip("this polars has no Int128")
+    z, y = _numbers()
+    x = pl.Series("x", [value] + [1] * (N - 1), dtype=pl.Int128)
+    out = _outcome(pl.DataFrame({"z": z, "y": y, "x": x}), {"x": (0, 1)})
+    assert out[:2] == ("refused", "SourceError")
+    assert "'x'" in out[2] and "Int128" in out[2] and str(2 ** 100) not in out[2]

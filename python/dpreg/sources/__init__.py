@@ -487,6 +487,26 @@ def _same_kind(a, b) -> bool:
 # ------------------------------------------------------------------------------------------------
 # the one entry point
 # ------------------------------------------------------------------------------------------------
+def _polars_to_arrow(frame):
+    """A polars DataFrame as a pyarrow Table. A column of a type pyarrow cannot import (polars' Int128 /
+    UInt128, exported under a format pyarrow does not know) made pyarrow raise ArrowInvalid without the
+    column's name (twenty-third audit pass); it is refused by its type, a public fact, naming the column."""
+    try:
+        return frame.to_arrow()
+    except Exception:  # noqa: BLE001 - pyarrow's import error: find the columns by their types below
+        bad = []
+        for col, dtype in frame.schema.items():
+            try:
+                frame.select(col).head(0).to_arrow()
+            except Exception:  # noqa: BLE001 - this column's type cannot cross into Arrow
+                bad.append(f"{col!r} ({dtype})")
+        if not bad:
+            raise
+        raise SourceError(f"column{'s' if len(bad) > 1 else ''} {', '.join(bad)} of the polars DataFrame "
+                          f"{'have types' if len(bad) > 1 else 'has a type'} that Arrow cannot carry; cast "
+                          "to Float64 (or Int64) before fitting, or drop the column") from None
+
+
 def open_source(data) -> Source:
     """Wrap ``data`` as a :class:`Source` (see the module docstring for what is accepted)."""
     import pandas as pd
@@ -508,7 +528,7 @@ def open_source(data) -> Source:
     if mod.startswith("polars"):
         if name == "LazyFrame":
             data = data.collect()
-        return ArrowSource(data.to_arrow(), label="the polars DataFrame")
+        return ArrowSource(_polars_to_arrow(data), label="the polars DataFrame")
     if mod.startswith("pyarrow"):
         import pyarrow as pa
         if isinstance(data, pa.Table):
