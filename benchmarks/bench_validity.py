@@ -258,6 +258,16 @@ def _option_value(text):
 # --------------------------------------------------------------------------------------------------
 # one cell
 # --------------------------------------------------------------------------------------------------
+def noise_seed(seed, rep):
+    """The fit's random_state for replicate ``rep`` under ``--seed``.
+
+    Until the twenty-third pass every fit used ``rep + 1`` whatever ``--seed`` was, so a rerun "at another
+    seed" drew fresh data but reused the privacy noise of the first run. Seed 1 keeps ``rep + 1`` (every
+    result file made at seed 1 reproduces); any other seed gets its own noise stream.
+    """
+    return rep + 1 if seed == 1 else 1_000_000 * int(seed) + int(rep) + 1
+
+
 def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, q=0.5):
     import dpreg
     from dpreg.errors import DPRegError
@@ -300,9 +310,9 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     if method == "dp_mean":
-                        est = dpreg.dp_mean(y, eps=eps, bounds=(lo, hi), random_state=rep + 1)
+                        est = dpreg.dp_mean(y, eps=eps, bounds=(lo, hi), random_state=noise_seed(seed, rep))
                     else:
-                        est = dpreg.dp_quantile(y, q, eps=eps, bounds=(lo, hi), random_state=rep + 1)
+                        est = dpreg.dp_quantile(y, q, eps=eps, bounds=(lo, hi), random_state=noise_seed(seed, rep))
             except DPRegError as exc:
                 fails += 1
                 errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
@@ -320,7 +330,7 @@ def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, 
             sd = float(np.std(y, ddof=1))
             widths.append((ci[1] - ci[0]) / (2 * Z95 * sd / math.sqrt(n)))
             continue
-        kw = dict(eps=eps, delta=delta, method=method, random_state=rep + 1, levels=design.levels,
+        kw = dict(eps=eps, delta=delta, method=method, random_state=noise_seed(seed, rep), levels=design.levels,
                   **(options or {}))
         if ranges == "declared":
             kw["bounds"] = design.bounds
