@@ -175,6 +175,19 @@ translate_rhs <- function(e, map, factor_cols) {
     if (f %in% c("+", "-", "*", ":", "/", "%in%", "^")) {
       op <- f
       if (length(args) == 1) return(paste0(op, " ", translate_rhs(args[[1]], map, factor_cols)))
+      if (op == "+") {
+        # a + b + c is the left-nested chain (a + b) + c, as deep as the number of terms: `y ~ .` on a
+        # wide data frame (200 columns in the choosing-an-estimator vignette) exhausted R's C stack when
+        # it was walked by recursion; the chain is walked in a loop and its terms translated one by one
+        parts <- list()
+        cur <- e
+        while (is.call(cur) && identical(cur[[1]], as.name("+")) && length(cur) == 3) {
+          parts <- c(list(cur[[3]]), parts)
+          cur <- cur[[2]]
+        }
+        parts <- c(list(cur), parts)
+        return(paste(vapply(parts, function(p) translate_rhs(p, map, factor_cols), ""), collapse = " + "))
+      }
       rhs <- if (f == "^") translate_arith(args[[2]]) else translate_rhs(args[[2]], map, factor_cols)
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
@@ -186,10 +199,24 @@ translate_rhs <- function(e, map, factor_cols) {
 
 # Returns list(core = "<formulaic string>", formula = <expanded R formula>, vars = <columns used>,
 # map = <named chr: normalised core expr -> R label>, response = <R label of the response>)
+# Whether the expression calls `name` anywhere. A loop over an explicit stack, not recursion: `y ~ .`
+# on a wide data frame is a chain of `+` calls as deep as the number of columns (200 in the
+# choosing-an-estimator vignette), and a recursive walk exhausted R's C stack there.
 calls_function <- function(e, name) {
-  if (!is.call(e)) return(FALSE)
-  if (identical(e[[1]], as.name(name))) return(TRUE)
-  any(vapply(as.list(e)[-1], function(a) !missing(a) && calls_function(a, name), TRUE))
+  target <- as.name(name)
+  stack <- list(e)
+  while (length(stack)) {
+    x <- stack[[length(stack)]]
+    stack[[length(stack)]] <- NULL
+    if (!is.call(x)) next
+    if (identical(x[[1]], target)) return(TRUE)
+    args <- as.list(x)[-1]
+    for (i in seq_along(args)) {
+      # an empty argument (x[, 1]) is the missing symbol: not a call, never pushed
+      if (is.call(args[[i]])) stack[[length(stack) + 1L]] <- args[[i]]
+    }
+  }
+  FALSE
 }
 
 contrasts_refusal <- function(what) {

@@ -120,3 +120,14 @@ test_that("C(g, contr.sum) is refused as a contrast, not as a missing column", {
     expect_error(dpreg:::translate_formula(f, df), "treatment contrasts.*relevel", class = "dpreg_error")
   }
 })
+
+test_that("y ~ . on a data frame with 200 columns translates (the C() check walks the formula without recursion)", {
+  # twenty-third pass: the first C() check recursed once per `+` of the expanded formula and exhausted
+  # R's C stack on the choosing-an-estimator vignette's 200-column `y ~ . - 1`
+  wide <- as.data.frame(matrix(0, 3, 200, dimnames = list(NULL, paste0("v", 1:200))))
+  wide$y <- 0
+  tr <- dpreg:::translate_formula(y ~ . - 1, wide)
+  expect_setequal(tr$vars, c("y", paste0("v", 1:200)))
+  expect_true(dpreg:::calls_function(quote(y ~ x + I(C(g))), "C"))
+  expect_false(dpreg:::calls_function(quote(y ~ x + log(z[, 1])), "C"))
+})
