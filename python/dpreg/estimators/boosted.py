@@ -180,7 +180,7 @@ def default_huber_gap(outcome_scaled: bool, neighbours: str, n: int, d: int, b_s
     replace-one the public n, the number of columns d, the row-norm budget B^2 and the budget mu (the index
     of dpreg.auto.auto_snr). Under add/remove n is private, so the index is not used and the step is off."""
     if outcome_scaled and neighbours == "replace_one":
-        index = n * mu / (max(float(b_sq), 1.0) * math.sqrt(max(d, 1)))
+        index = public_index(n, d, b_sq, mu)
         if index >= GAP_MIN_INDEX:
             return True, (f"twentieth pass: index n mu / (B^2 sqrt d) >= {GAP_MIN_INDEX:g}: one release of the "
                           "Huber gap moves the Huber fit to least squares (docs/derivations/adassp_boosted.md "
