@@ -274,6 +274,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    if family == "binomial":
+        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
+        from .design.build import comparison_outcome
+        formula, data = comparison_outcome(formula, data)
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
         raise InvalidArgumentType("allow_large_delta must be True or False")
