@@ -242,3 +242,11 @@ def test_df_resid_is_n_minus_p_where_no_sigma_was_released():
     assert small.sigma is None and small.nobs == 40
     assert small.df_resid == 40 - 2
     assert small.to_dict()["df_resid"] == 40 - 2   # what R's df.residual() reads
+
+
+def test_statsmodels_cov_type_names_are_refused_with_the_translation():
+    # newcomer review 24: cov_type="HC1" (statsmodels' spelling) was refused without saying that
+    # dpreg's "HC" is that sandwich
+    df = pd.DataFrame({"x": np.linspace(0, 1, 500), "y": np.linspace(-1, 2, 500)})
+    with pytest.raises(dpreg.errors.InvalidArgument, match="statsmodels' cov_type='HC1'"):
+        dpreg.dp_lm("y ~ x", df, eps=1, bounds=BOUNDS, method="adassp", cov_type="HC1", random_state=1)
