@@ -213,8 +213,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
            random_state: int | np.random.Generator | None = None, **options: Any) -> DPFit:
     """Differentially private generalised linear model (logistic regression).
 
-    Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, or a two-level
-    category whose levels are declared with ``levels=``).
+    Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, True/False, or a
+    two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
+    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, on a
+    pandas DataFrame: the event is the one typed into the formula (public), computed row by row (a
+    missing ``y`` is a missing outcome); for a file or database source add the column first.
 
     Parameters
     ----------
