@@ -250,3 +250,18 @@ def test_statsmodels_cov_type_names_are_refused_with_the_translation():
     df = pd.DataFrame({"x": np.linspace(0, 1, 500), "y": np.linspace(-1, 2, 500)})
     with pytest.raises(dpreg.errors.InvalidArgument, match="statsmodels' cov_type='HC1'"):
         dpreg.dp_lm("y ~ x", df, eps=1, bounds=BOUNDS, method="adassp", cov_type="HC1", random_state=1)
+
+
+def test_predict_takes_statsmodels_exog_and_refuses_no_rows(fit):
+    # newcomer review 24: predict(exog=new) was a TypeError; predict() without rows (statsmodels' fitted
+    # values of the training data) a TypeError about a missing argument, now the reason
+    new = pd.DataFrame({"x": [0.2, 0.7]})
+    pd.testing.assert_series_equal(fit.predict(exog=new), fit.predict(new))
+    pd.testing.assert_frame_equal(fit.get_prediction(exog=new).summary_frame(),
+                                  fit.get_prediction(new).summary_frame())
+    with pytest.raises(NotReleasedError, match="fitted values of the training data"):
+        fit.predict()
+    with pytest.raises(NotReleasedError, match="fitted values of the training data"):
+        fit.get_prediction()
+    with pytest.raises(dpreg.errors.InvalidArgument, match="not both"):
+        fit.predict(new, exog=new)

@@ -868,7 +868,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             f"fit.wald_test({shown}), the noise-aware chi-square of the same hypothesis (Bonferroni over "
             "the printed p-values on fits with asymmetric intervals), or fit.t_test() for one z test per row")
 
-    def get_prediction(self, newdata, type: str = "response", clamp: bool = True) -> PredictionResults:
+    def get_prediction(self, newdata=None, type: str = "response", clamp: bool = True, *,
+                       exog=None) -> PredictionResults:
         """Predictions of new rows with standard errors (statsmodels' ``get_prediction``), by the rules of
         :meth:`predict` (clamping to the public ranges, NA rows, the reasons for missing intervals).
 
@@ -881,6 +882,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             function, ``mean_se`` by the delta method), "link" the linear predictor.
         clamp : bool, default True
             As for :meth:`predict`.
+        exog : pandas.DataFrame, optional
+            statsmodels' name for ``newdata`` (as for :meth:`predict`); give one of the two.
 
         Returns
         -------
@@ -891,6 +894,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             same level.
         """
         import warnings
+
+        from .predict import statsmodels_newdata
+        newdata = statsmodels_newdata(newdata, exog)
         if type not in ("response", "link"):
             raise InvalidArgument("type must be 'response' or 'link'")
         logit = self._release.link == "logit"
