@@ -348,6 +348,10 @@ def test_comparison_outcome_is_fitted_as_glm_fits_it():
     assert list(df.columns) == ["x", "s", "y"]   # the caller's frame is left as it was
     text = dpreg.dp_glm("I(s == 'b') ~ x", df, **kw).coef.to_numpy()
     np.testing.assert_array_equal(text, dpreg.dp_glm("b ~ x", df.assign(b=df.s == "b"), **kw).coef.to_numpy())
+    # a dotted name, backquoted as R's formula translation writes it
+    dotted = df.rename(columns={"y": "y.score"})
+    np.testing.assert_array_equal(dpreg.dp_glm("I(`y.score` > 3) ~ x", dotted, **kw).coef.to_numpy(),
+                                  by_column.coef.to_numpy())
     # a missing y is a missing outcome (never imputed), not a False
     holes = df.copy()
     holes.loc[:4, "y"] = np.nan

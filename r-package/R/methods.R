@@ -67,6 +67,10 @@ privacy_first_line <- function(x) {
 #'   Coefficients".
 #' @param symbolic.cor As in `summary.lm`: print the correlations in the
 #'   symbolic form of [stats::symnum()].
+#' @param dispersion As in `summary.glm`: a [dp_glm()] fit is binomial, whose
+#'   dispersion is 1; `NULL` or 1 is accepted, another value stops (a
+#'   quasi-binomial model is not supported), as does any value for a [dp_lm()]
+#'   fit.
 #' @param ... Unused.
 #' @return An object of class `c("summary.dp_lm", "summary.dp_fit")` (or
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
@@ -86,7 +90,14 @@ privacy_first_line <- function(x) {
 #'   print(coef(s))
 #' }
 #' @export
-summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, ...) {
+summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, dispersion = NULL, ...) {
+  if (!is.null(dispersion) && !(inherits(object, "dp_glm") && identical(as.numeric(dispersion), 1))) {
+    # newcomer review 24: summary(glm_fit, dispersion = 2) was silently ignored
+    dp_stop("dispersion = ", format(dispersion), " is not supported: ",
+            if (inherits(object, "dp_glm")) "a dp_glm() fit is binomial (dispersion 1; quasi-binomial models are not fitted)"
+            else "summary() of a dp_lm() fit takes no dispersion (that is summary.glm()'s argument)",
+            call. = FALSE)
+  }
   tab <- object$coef_table
   coefs <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error,
                  `z value` = tab$statistic, `Pr(>|z|)` = tab$p.value)

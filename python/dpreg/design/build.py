@@ -151,8 +151,9 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     return _assemble(c, m, y, outcome_interval, formula=formula, family=family, outcome_lv=outcome_lv)
 
 
+# one column (a bare name, or backquoted as R writes yrs.service) compared with a constant
 _COMPARISON_OUTCOME = re.compile(
-    r"\s*I\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*\)\s*")
+    r"\s*I\(\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*\)\s*")
 _COMPARE = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 
 
@@ -183,18 +184,20 @@ def comparison_outcome(formula: str, data):
         return formula, data
     lhs, rhs = formula.split("~", 1)
     m = _COMPARISON_OUTCOME.fullmatch(lhs)
-    if m is None or m.group(1) not in data.columns:
+    if m is None:
         return formula, data
-    value = _comparison_literal(m.group(3))
-    name = lhs.strip()
-    if value is None or name in data.columns or "`" in name:
+    source, op = m.group(1) or m.group(2), m.group(3)
+    value = _comparison_literal(m.group(4))
+    # the outcome's name as written, without R's backquotes (they would end the quoted name)
+    name = lhs.strip().replace("`", "")
+    if source not in data.columns or value is None or name in data.columns:
         return formula, data
-    column = data[m.group(1)]
+    column = data[source]
     missing = column.isna().to_numpy()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            event = np.asarray(getattr(column, _COMPARE[m.group(2)])(value), dtype=bool)
+            event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
     except (TypeError, ValueError):
         return formula, data    # e.g. a text column compared with a number: the design's refusal says why
     outcome = pd.Series(pd.array(np.where(missing, None, event), dtype="boolean"), index=data.index)

@@ -555,3 +555,25 @@ test_that("predict() at a level the fit does not have says where, which levels, 
   expect_match(msg, "levels = ", fixed = TRUE)
   expect_false(grepl("zznew", msg))
 })
+
+test_that("summary(dp_glm, dispersion =) takes glm's binomial dispersion 1 and stops on another", {
+  # newcomer review 24: summary(g, dispersion = 2) was silently ignored
+  skip_if_no_core()
+  df <- toy_data(3000)
+  # (the fit's accuracy warnings are not what is tested here)
+  g <- suppressWarnings(dp_glm(I(y > 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2))
+  expect_identical(coef(summary(g, dispersion = 1)), coef(summary(g)))
+  expect_error(summary(g, dispersion = 2), "quasi-binomial")
+  fit <- suppressWarnings(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, seed = 1))
+  expect_error(summary(fit, dispersion = 2), "takes no dispersion")
+})
+
+test_that("dp_glm(I(dotted.name < 10) ~ x): R's backquoted column names work in a comparison outcome", {
+  skip_if_no_core()
+  df <- toy_data(3000)
+  names(df)[names(df) == "y"] <- "y.score"
+  a <- dp_glm(I(y.score < 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  df$below <- df$y.score < 3
+  b <- dp_glm(below ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  expect_equal(unname(coef(a)), unname(coef(b)))
+})
