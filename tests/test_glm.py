@@ -330,3 +330,33 @@ def test_dp_glm_takes_statsmodels_binomial_family_with_the_logit_link():
                      bounds={"x": (0, 20)})
     with pytest.raises(dpreg.errors.InvalidArgument, match="family Poisson has no DP estimator"):
         dpreg.dp_glm("y ~ x", df, family=sm.families.Poisson(), bounds={"x": (0, 20)})
+
+
+def test_comparison_outcome_is_fitted_as_glm_fits_it():
+    # newcomer review 24: dp_glm("I(y > 3) ~ x") was refused; glm() fits the event y > 3. The event is
+    # declared in the formula (public), so the fit must be the one on the user's own True/False column:
+    # same releases, same seed, same coefficients
+    rng = np.random.default_rng(11)
+    n = 3000
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "s": rng.choice(["a", "b"], n)})
+    df["y"] = 3 + df.x + rng.normal(0, 1, n)
+    kw = dict(eps=1.0, bounds={"x": (0, 1)}, random_state=4)
+    by_formula = dpreg.dp_glm("I(y > 3) ~ x", df, **kw)
+    by_column = dpreg.dp_glm("above ~ x", df.assign(above=df.y > 3), **kw)
+    np.testing.assert_array_equal(by_formula.coef.to_numpy(), by_column.coef.to_numpy())
+    assert by_formula.outcome == "I(y > 3)"
+    assert list(df.columns) == ["x", "s", "y"]   # the caller's frame is left as it was
+    text = dpreg.dp_glm("I(s == 'b') ~ x", df, **kw).coef.to_numpy()
+    np.testing.assert_array_equal(text, dpreg.dp_glm("b ~ x", df.assign(b=df.s == "b"), **kw).coef.to_numpy())
+    # a dotted name, backquoted as R's formula translation writes it
+    dotted = df.rename(columns={"y": "y.score"})
+    np.testing.assert_array_equal(dpreg.dp_glm("I(`y.score` > 3) ~ x", dotted, **kw).coef.to_numpy(),
+                                  by_column.coef.to_numpy())
+    # a missing y is a missing outcome (never imputed), not a False
+    holes = df.copy()
+    holes.loc[:4, "y"] = np.nan
+    with pytest.raises(dpreg.errors.DesignError, match="missing values in the outcome 'I\\(y > 3\\)'"):
+        dpreg.dp_glm("I(y > 3) ~ x", holes, **kw)
+    # not one column against a constant: still refused with the way out
+    with pytest.raises(dpreg.errors.DesignError, match="computed as y > x"):
+        dpreg.dp_glm("I(y > x) ~ s", df, **kw)

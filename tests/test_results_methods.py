@@ -343,3 +343,21 @@ def test_summary_lines_stay_readable():
         for ln in "\n".join(block).splitlines():
             assert len(ln) <= 100, (case, ln)
         assert not re.search(r"\.;", str(fit.summary()))
+
+
+def test_predict_at_an_unknown_level_says_where_and_what_to_do():
+    # newcomer review 24: "contains values that are not among the fit's levels" said neither where the
+    # rows are nor which levels the fit has. The fit's levels are declared (public) and named, as are the
+    # rows' positions; the new value itself is not (no message quotes a data value, newdata's included:
+    # test_privacy_audit.py), nor a training value
+    rng = np.random.default_rng(2)
+    n = 2000
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": rng.choice(["north", "south", "zzsecret"], n)})
+    df["y"] = df.x + rng.normal(0, 1, n)
+    fit = dpreg.dp_lm("y ~ x + C(g)", df, eps=1, bounds={"x": (0, 1), "y": (-4, 5)},
+                      levels={"g": ["north", "south"]}, unknown_level="reference", random_state=1)
+    with pytest.raises(dpreg.errors.DesignError) as err:
+        fit.predict(pd.DataFrame({"x": [0.5, 0.1, 0.2], "g": ["east", "north", "east"]}, index=[7, 8, 9]))
+    msg = str(err.value)
+    assert "('north', 'south')" in msg and "position(s) 0, 2:" in msg and "levels=" in msg
+    assert "east" not in msg and "zzsecret" not in msg

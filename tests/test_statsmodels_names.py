@@ -200,3 +200,68 @@ def test_glm_predict_takes_statsmodels_which():
         glm.predict(new, which="var")
     with pytest.raises(dpreg.errors.InvalidArgument, match="disagree"):
         glm.predict(new, type="link", which="mean")
+
+
+def test_conf_int_takes_statsmodels_cols(fit):
+    # newcomer review 24: conf_int(cols=[1]), statsmodels' signature, was a TypeError. The rows asked for
+    # are those of the full table (by position or by name), in the order given
+    full = fit.conf_int(alpha=0.1)
+    pd.testing.assert_frame_equal(fit.conf_int(alpha=0.1, cols=[1]), full.iloc[[1]])
+    pd.testing.assert_frame_equal(fit.conf_int(cols=["x", "Intercept"]), fit.conf_int().iloc[[1, 0]])
+    pd.testing.assert_frame_equal(fit.conf_int(cols=(-1,)), fit.conf_int().iloc[[1]])
+    with pytest.raises(dpreg.errors.InvalidArgument, match="outside the fit's 2 coefficients"):
+        fit.conf_int(cols=[2])
+    with pytest.raises(dpreg.errors.InvalidArgument, match="'z' is not a coefficient"):
+        fit.conf_int(cols=["z"])
+    with pytest.raises(dpreg.errors.InvalidArgumentType, match="positions or names"):
+        fit.conf_int(cols=[1.5])
+
+
+def test_summary2_is_the_summary_with_statsmodels_tables(fit):
+    # newcomer review 24: res.summary2() (and summary2().tables[1], the coefficient frame) was an
+    # AttributeError
+    s2 = fit.summary2(alpha=0.1)
+    assert str(s2) == str(fit.summary(level=0.9))
+    facts, coefs = s2.tables
+    pd.testing.assert_frame_equal(coefs, fit.summary(level=0.9).coef_table)
+    values = dict(zip(facts.iloc[:, 0], facts["value"]))
+    # the counts are public: n rows, 1 slope, n - 2 residual degrees of freedom
+    assert values["No. Observations:"] == "4000" and values["Df Model:"] == "1"
+    assert values["Df Residuals:"] == "3998" and values["Method:"] == "adassp"
+
+
+def test_df_resid_is_n_minus_p_where_no_sigma_was_released():
+    # newcomer review 24: df_resid (and R's df.residual()) was None where the method released no sigma
+    # (DP-GD at n = 40), though n and the number of coefficients are public (lm's n - p)
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 40)})
+    df["y"] = 1 + df.x + rng.normal(0, 0.3, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the small-data accuracy warning
+        small = dpreg.dp_lm("y ~ x", df, eps=0.5, bounds=BOUNDS, method="dpgd", random_state=1)
+    assert small.sigma is None and small.nobs == 40
+    assert small.df_resid == 40 - 2
+    assert small.to_dict()["df_resid"] == 40 - 2   # what R's df.residual() reads
+
+
+def test_statsmodels_cov_type_names_are_refused_with_the_translation():
+    # newcomer review 24: cov_type="HC1" (statsmodels' spelling) was refused without saying that
+    # dpreg's "HC" is that sandwich
+    df = pd.DataFrame({"x": np.linspace(0, 1, 500), "y": np.linspace(-1, 2, 500)})
+    with pytest.raises(dpreg.errors.InvalidArgument, match="statsmodels' cov_type='HC1'"):
+        dpreg.dp_lm("y ~ x", df, eps=1, bounds=BOUNDS, method="adassp", cov_type="HC1", random_state=1)
+
+
+def test_predict_takes_statsmodels_exog_and_refuses_no_rows(fit):
+    # newcomer review 24: predict(exog=new) was a TypeError; predict() without rows (statsmodels' fitted
+    # values of the training data) a TypeError about a missing argument, now the reason
+    new = pd.DataFrame({"x": [0.2, 0.7]})
+    pd.testing.assert_series_equal(fit.predict(exog=new), fit.predict(new))
+    pd.testing.assert_frame_equal(fit.get_prediction(exog=new).summary_frame(),
+                                  fit.get_prediction(new).summary_frame())
+    with pytest.raises(NotReleasedError, match="fitted values of the training data"):
+        fit.predict()
+    with pytest.raises(NotReleasedError, match="fitted values of the training data"):
+        fit.get_prediction()
+    with pytest.raises(dpreg.errors.InvalidArgument, match="not both"):
+        fit.predict(new, exog=new)

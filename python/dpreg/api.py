@@ -213,8 +213,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
            random_state: int | np.random.Generator | None = None, **options: Any) -> DPFit:
     """Differentially private generalised linear model (logistic regression).
 
-    Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, or a two-level
-    category whose levels are declared with ``levels=``).
+    Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, True/False, or a
+    two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
+    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, on a
+    pandas DataFrame: the event is the one typed into the formula (public), computed row by row (a
+    missing ``y`` is a missing outcome); for a file or database source add the column first.
 
     Parameters
     ----------
@@ -274,6 +277,10 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    if family == "binomial":
+        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
+        from .design.build import comparison_outcome
+        formula, data = comparison_outcome(formula, data)
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
         raise InvalidArgumentType("allow_large_delta must be True or False")

@@ -41,8 +41,14 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
           codes <- match(lab, lv)
         }
         if (any(is.na(codes) & !is.na(lab))) {
-          dp_stop("column ", v, " of ", what, " has values that are not among the fit's levels",
-               call. = FALSE)
+          # newcomer review 24: say where (rows) and which levels the fit has (declared or privately
+          # released: public), and what to do; never the values (no message quotes a data value)
+          dp_stop("column ", v, " of ", what, " has values that are not among the fit's levels of ", v,
+                  " (", short_list(lv, 8), "), in row(s) ",
+                  short_list(which(is.na(codes) & !is.na(lab)), 5, quote = FALSE),
+                  ": predict at one of those levels, or, to estimate a coefficient for the new level, ",
+                  "fit again declaring it in levels = (e.g. levels = list(", v,
+                  " = c(...)); a declared level is public)", call. = FALSE)
         }
         x <- factor(lab, levels = lv)
       }
@@ -116,4 +122,12 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
   }
   list(columns = columns, factors = factors, classes = classes,
        levels = factors, n = if (is.null(n)) 0L else n, with_na = with_na)
+}
+
+# "'a', 'b', ... (3 more)": at most `most` values, quoted or not
+short_list <- function(values, most, quote = TRUE) {
+  q <- if (quote) "'" else ""
+  shown <- paste0(q, values[seq_len(min(length(values), most))], q, collapse = ", ")
+  if (length(values) > most) shown <- paste0(shown, ", ... (", length(values) - most, " more)")
+  shown
 }

@@ -138,7 +138,11 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #'
 #' Like [dp_lm()] for a binary outcome (`family = binomial()`, logit link). The
 #' outcome is a factor with two declared levels (the second is the event), a
-#' logical, or 0/1 numbers.
+#' logical, or 0/1 numbers. As in `glm()`, the outcome may also be a comparison
+#' of one column with a constant, `I(y > 3) ~ x` or `I(sex == "male") ~ x`: the
+#' event is the one typed into the formula (public), computed row by row (a
+#' missing `y` is a missing outcome). For a data source (files, duckdb) add the
+#' column to the data first.
 #'
 #' @inheritParams dp_lm
 #' @param family `binomial()` (the only family supported), or the string

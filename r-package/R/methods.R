@@ -60,6 +60,17 @@ privacy_first_line <- function(x) {
 #' intervals are about; z value = Corrected / Std. Error).
 #'
 #' @param object A `dp_fit`.
+#' @param correlation As in `summary.lm`: `TRUE` adds `correlation`, the
+#'   correlation matrix of the coefficients computed from the released
+#'   noise-aware covariance `vcov(object)` (post-processing, no budget; `NA`
+#'   where the fit released no standard error), printed as "Correlation of
+#'   Coefficients".
+#' @param symbolic.cor As in `summary.lm`: print the correlations in the
+#'   symbolic form of [stats::symnum()].
+#' @param dispersion As in `summary.glm`: a [dp_glm()] fit is binomial, whose
+#'   dispersion is 1; `NULL` or 1 is accepted, another value stops (a
+#'   quasi-binomial model is not supported), as does any value for a [dp_lm()]
+#'   fit.
 #' @param ... Unused.
 #' @return An object of class `c("summary.dp_lm", "summary.dp_fit")` (or
 #'   `summary.dp_glm`): a list with `call`, `coefficients` (matrix `Estimate`,
@@ -79,7 +90,14 @@ privacy_first_line <- function(x) {
 #'   print(coef(s))
 #' }
 #' @export
-summary.dp_fit <- function(object, ...) {
+summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, dispersion = NULL, ...) {
+  if (!is.null(dispersion) && !(inherits(object, "dp_glm") && identical(as.numeric(dispersion), 1))) {
+    # newcomer review 24: summary(glm_fit, dispersion = 2) was silently ignored
+    dp_stop("dispersion = ", format(dispersion), " is not supported: ",
+            if (inherits(object, "dp_glm")) "a dp_glm() fit is binomial (dispersion 1; quasi-binomial models are not fitted)"
+            else "summary() of a dp_lm() fit takes no dispersion (that is summary.glm()'s argument)",
+            call. = FALSE)
+  }
   tab <- object$coef_table
   coefs <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error,
                  `z value` = tab$statistic, `Pr(>|z|)` = tab$p.value)
@@ -110,13 +128,32 @@ summary.dp_fit <- function(object, ...) {
     r_squared_interval = num(object$facts$r_squared_interval),
     # issue 12: a wide R-squared interval is flagged where R-squared is printed; the adjusted one's
     adj_r_squared_interval = num(object$facts$adj_r_squared_interval),
-    r_squared_imprecise = isTRUE(object$facts$r_squared_imprecise)
+    r_squared_imprecise = isTRUE(object$facts$r_squared_imprecise),
+    # newcomer review 24: correlation = TRUE was silently ignored; from the released covariance
+    correlation = if (isTRUE(correlation)) coef_correlation(object) else NULL,
+    symbolic.cor = isTRUE(symbolic.cor)
   ), class = c(cls, "summary.dp_fit"))
+}
+
+# correlations of the coefficients from the released covariance (post-processing); NA for a
+# coefficient without a released, positive variance
+coef_correlation <- function(object) {
+  p <- length(object$coefficients)
+  V <- object$vcov
+  out <- matrix(NA_real_, p, p, dimnames = list(object$terms, object$terms))
+  if (is.null(V) || !all(dim(V) == c(p, p))) return(out)
+  s <- sqrt(diag(V))
+  ok <- is.finite(s) & s > 0
+  out[ok, ok] <- V[ok, ok, drop = FALSE] / outer(s[ok], s[ok])
+  diag(out)[ok] <- 1
+  out
 }
 
 #' @rdname summary.dp_fit
 #' @export
-summary.dp_lm <- function(object, ...) summary.dp_fit(object, ...)
+summary.dp_lm <- function(object, correlation = FALSE, symbolic.cor = FALSE, ...) {
+  summary.dp_fit(object, correlation = correlation, symbolic.cor = symbolic.cor, ...)
+}
 
 # "; 95% interval lo to hi" after a "not estimable" reason, "" without a released interval
 interval_range_text <- function(iv, digits) {
@@ -136,6 +173,7 @@ perc_labels <- function(level) {
 #' @param signif.stars Show significance stars (`getOption("show.signif.stars")`).
 #' @export
 print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
+                                 symbolic.cor = isTRUE(x$symbolic.cor),
                                  signif.stars = getOption("show.signif.stars"), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat_wrapped(x$title)
@@ -219,6 +257,7 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   } else if (!is.null(x$inference_note)) {
     cat_wrapped(paste0("Inference note: ", x$inference_note))
   }
+  print_coef_correlation(x$correlation, digits, symbolic.cor)
   cat("\n")
   cat_wrapped(trimws(if (is.null(x$privacy_text)) "Privacy: statement not available"
                      else x$privacy_text))
@@ -238,6 +277,23 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
 #' @rdname summary.dp_fit
 #' @export
 print.summary.dp_lm <- function(x, ...) print.summary.dp_fit(x, ...)
+
+# summary.lm's "Correlation of Coefficients" block (lower triangle, or symnum's symbols)
+print_coef_correlation <- function(correl, digits, symbolic.cor) {
+  p <- NCOL(correl)
+  if (is.null(correl) || p < 2L) return(invisible(NULL))
+  cat("\nCorrelation of Coefficients (from the noise-aware covariance):\n")
+  if (all(is.na(correl[lower.tri(correl)]))) {
+    cat("  not available: this fit released no standard errors\n")
+  } else if (isTRUE(symbolic.cor)) {
+    print(stats::symnum(correl, abbr.colnames = NULL))
+  } else {
+    correl <- format(round(correl, 2), nsmall = 2, digits = digits)
+    correl[!lower.tri(correl)] <- ""
+    print(correl[-1, -p, drop = FALSE], quote = FALSE)
+  }
+  invisible(NULL)
+}
 
 #' Coefficients, covariance and intervals of a DP fit
 #'

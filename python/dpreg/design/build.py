@@ -151,6 +151,59 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
     return _assemble(c, m, y, outcome_interval, formula=formula, family=family, outcome_lv=outcome_lv)
 
 
+# one column (a bare name, or backquoted as R writes yrs.service) compared with a constant
+_COMPARISON_OUTCOME = re.compile(
+    r"\s*I\(\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*\)\s*")
+_COMPARE = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+
+
+def _comparison_literal(text: str):
+    """The public constant of a comparison: a number, a quoted string, or True / False; else None."""
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"" and t[0] not in t[1:-1]:
+        return t[1:-1]
+    if t in ("True", "False", "TRUE", "FALSE"):
+        return t.upper() == "TRUE"
+    try:
+        value = float(t)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def comparison_outcome(formula: str, data):
+    """``I(y > 3) ~ x`` for a binomial model on an in-memory pandas frame, as glm() fits it: the outcome
+    is the event ``y > 3``, a True/False column computed row by row (missing where y is missing, for
+    ``na_action``) and named by the expression as written (backquoted in the formula). The event is the
+    user's declaration (its constant is typed into the formula), so its two levels are public and
+    nothing is read from the data beyond what the outcome column itself holds. Returns ``(formula,
+    data)``, unchanged where the left-hand side is not one column compared with a constant (the design
+    refuses those, saying how to add the column), or where the data is not a pandas frame (a file or
+    database source is read by the same formula in chunks, and keeps the refusal)."""
+    if not isinstance(formula, str) or "~" not in formula or not isinstance(data, pd.DataFrame):
+        return formula, data
+    lhs, rhs = formula.split("~", 1)
+    m = _COMPARISON_OUTCOME.fullmatch(lhs)
+    if m is None:
+        return formula, data
+    source, op = m.group(1) or m.group(2), m.group(3)
+    value = _comparison_literal(m.group(4))
+    # the outcome's name as written, without R's backquotes (they would end the quoted name)
+    name = lhs.strip().replace("`", "")
+    if source not in data.columns or value is None or name in data.columns:
+        return formula, data
+    column = data[source]
+    missing = column.isna().to_numpy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
+    except (TypeError, ValueError):
+        return formula, data    # e.g. a text column compared with a number: the design's refusal says why
+    outcome = pd.Series(pd.array(np.where(missing, None, event), dtype="boolean"), index=data.index)
+    return f"`{name}` ~{rhs}", data.assign(**{name: outcome})
+
+
 def unknown_columns_error(keys, columns) -> DesignError:
     """The refusal of bounds / levels keys that are no column of the data, each with the closest
     column name as a hint (names only: the user's schema)."""

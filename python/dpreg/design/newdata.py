@@ -111,6 +111,26 @@ def _match_levels(s: pd.Series, lv: list):
     return codes
 
 
+def _shortlist(values, most: int, show=repr) -> str:
+    shown = ", ".join(show(x) for x in values[:most])
+    return shown + (f", ... ({len(values) - most} more)" if len(values) > most else "")
+
+
+def unknown_newdata_level_message(col: str, positions, levels: list) -> str:
+    """The refusal of newdata values outside the fit's levels. It names the rows (positions, 0-based)
+    and the fit's levels (declared or privately released: public), and says what to do; never the
+    values themselves (messages quote no data values, newdata's included: rule 3 of the house and
+    tests/test_privacy_audit.py)."""
+    # newcomer review 24: "contains values that are not among the fit's levels" said neither where nor
+    # which levels the fit has, nor what to do
+    rows = [int(i) for i in positions]
+    return (f"column {col!r} of newdata has values that are not among the fit's levels of {col!r} "
+            f"({_shortlist([_pyval(x) for x in levels], 8)}), in the row(s) at position(s) "
+            f"{_shortlist(rows, 5, str)}: predict at one of those levels, or, to estimate a coefficient "
+            f"for the new level, fit again declaring it in levels= (e.g. levels={{{col!r}: [...]}}; a "
+            f"declared level is public)")
+
+
 def _safe_categories(lv, col):
     try:
         return pd.Index(lv, dtype=object)
@@ -192,7 +212,7 @@ def _newdata_frame(public, newdata):
         if (codes == -1).any() and v in (state.get("pooled") or {}):
             codes[codes == -1] = int(state["pooled"][v])   # values the fit pooled (not released)
         if (codes == -1).any():
-            raise DesignError(f"column {v!r} of newdata contains values that are not among the fit's levels")
+            raise DesignError(unknown_newdata_level_message(v, np.flatnonzero(codes == -1), list(lv)))
         frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(list(lv), v))
     return df, pd.DataFrame(frame, index=df.index)
 

@@ -498,7 +498,10 @@ COV_TYPES = ("auto", "classical", "HC")
 
 def _check_cov_type(v):
     if v not in COV_TYPES:
-        raise InvalidArgument("cov_type must be 'auto', 'classical' or 'HC'")
+        # newcomer review 24: statsmodels users write cov_type="HC1" (or "nonrobust"); say which is which
+        raise InvalidArgument("cov_type must be 'auto', 'classical' or 'HC': 'HC' is the DP sandwich, "
+                              "HC1-scaled (statsmodels' cov_type='HC1', R's sandwich::vcovHC(type = 'HC1')), "
+                              "'classical' is statsmodels' 'nonrobust'")
 
 
 def _check_n_boot(v):

@@ -21,6 +21,7 @@ training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage,
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, NoReturn
 
 import numpy as np
@@ -268,11 +269,17 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
     @property
     def df_resid(self) -> float | None:
-        """Residual degrees of freedom n - d where sigma was released and n is public, else None."""
+        """Residual degrees of freedom n - d (lm's and statsmodels' ``df_resid``): n is public under
+        replace-one (the released DP estimate of n under add/remove) and d follows from the formula and
+        the declared levels, so it is reported whether or not the method released a sigma; None where
+        n is neither public nor released. dpreg's intervals and tests use a normal (z) reference, not
+        a t on these degrees of freedom."""
         if self._release.df_resid is not None:
             return self._release.df_resid
-        if self._release.sigma is not None and self.nobs is not None:
-            return self.nobs - len(self._terms)
+        if self.nobs is not None:
+            # newcomer review 24: was None where no sigma was released (dpgd at small n), so R's
+            # df.residual() was NA though n - p is public, as lm users expect it
+            return float(self.nobs - len(self._terms))
         return None
 
     @property
@@ -575,7 +582,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             return "bootstrap"
         return "wald z" if self.has_inference else "not available"
 
-    def conf_int(self, *args, level: float | None = None, alpha: float | None = None) -> pd.DataFrame:
+    def conf_int(self, *args, level: float | None = None, alpha: float | None = None,
+                 cols=None) -> pd.DataFrame:
         """Confidence intervals of the coefficients.
 
         The release's own intervals when computed at this level (percentile bootstrap), else percentiles
@@ -594,12 +602,17 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             ``level`` option was set).
         alpha : float, optional
             statsmodels' keyword: the same as ``level = 1 - alpha``.
+        cols : sequence of int or str, optional
+            statsmodels' keyword: only these coefficients, by position (0 is the first term) or by
+            name (``fit.terms``), in the order given; None: all.
 
         Returns
         -------
         pandas.DataFrame
-            One row per term, columns ``lower`` and ``upper`` (statsmodels' shape).
+            One row per term (or per entry of ``cols``), columns ``lower`` and ``upper``
+            (statsmodels' shape).
         """
+        rows = None if cols is None else self._conf_int_rows(cols)
         if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
             if len(args) > 1 or level is not None:
                 raise InvalidArgumentType("conf_int() takes one level, positionally or as level=")
@@ -631,7 +644,36 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
                 ci = np.column_stack([np.fmax(ci[:, 0], own[:, 0]), np.fmin(ci[:, 1], own[:, 1])])
             else:
                 ci = np.column_stack([np.fmin(ci[:, 0], own[:, 0]), np.fmax(ci[:, 1], own[:, 1])])
-        return pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
+        out = pd.DataFrame(ci.copy(), index=self.terms, columns=["lower", "upper"])
+        return out if rows is None else out.iloc[rows]
+
+    def _conf_int_rows(self, cols) -> list[int]:
+        """Positions of statsmodels' ``conf_int(cols=...)``: integer positions or term names."""
+        # newcomer review 24: conf_int(cols=[1, 2]), statsmodels' signature, was a plain TypeError
+        items = [cols] if isinstance(cols, (str, numbers.Integral)) else cols
+        try:
+            items = list(items)
+        except TypeError:
+            raise InvalidArgumentType("cols must be a list of coefficient positions or names "
+                                      "(fit.terms)") from None
+        d = len(self._terms)
+        rows = []
+        for c in items:
+            if isinstance(c, (bool, np.bool_)):
+                raise InvalidArgumentType("cols must be a list of coefficient positions or names (fit.terms)")
+            if isinstance(c, numbers.Integral):
+                if not -d <= int(c) < d:
+                    raise InvalidArgument(f"cols: position {int(c)} is outside the fit's {d} coefficients "
+                                          "(0 is the first term of fit.terms)")
+                rows.append(int(c) % d)
+            elif isinstance(c, str):
+                if c not in self.terms:
+                    raise InvalidArgument(f"cols: {c!r} is not a coefficient of the fit; its terms are "
+                                          f"{', '.join(map(repr, self.terms))}")
+                rows.append(list(self.terms).index(c))
+            else:
+                raise InvalidArgumentType("cols must be a list of coefficient positions or names (fit.terms)")
+        return rows
 
     def _term_index(self, terms) -> list[int]:
         """Positions of the named terms; a factor's name stands for its coefficients ``name[...]``."""
@@ -826,7 +868,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             f"fit.wald_test({shown}), the noise-aware chi-square of the same hypothesis (Bonferroni over "
             "the printed p-values on fits with asymmetric intervals), or fit.t_test() for one z test per row")
 
-    def get_prediction(self, newdata, type: str = "response", clamp: bool = True) -> PredictionResults:
+    def get_prediction(self, newdata=None, type: str = "response", clamp: bool = True, *,
+                       exog=None) -> PredictionResults:
         """Predictions of new rows with standard errors (statsmodels' ``get_prediction``), by the rules of
         :meth:`predict` (clamping to the public ranges, NA rows, the reasons for missing intervals).
 
@@ -839,6 +882,8 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             function, ``mean_se`` by the delta method), "link" the linear predictor.
         clamp : bool, default True
             As for :meth:`predict`.
+        exog : pandas.DataFrame, optional
+            statsmodels' name for ``newdata`` (as for :meth:`predict`); give one of the two.
 
         Returns
         -------
@@ -849,6 +894,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             same level.
         """
         import warnings
+
+        from .predict import statsmodels_newdata
+        newdata = statsmodels_newdata(newdata, exog)
         if type not in ("response", "link"):
             raise InvalidArgument("type must be 'response' or 'link'")
         logit = self._release.link == "logit"
@@ -912,6 +960,24 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         # newcomer review 19: summary(alpha=0.1), statsmodels' spelling, was a TypeError
         level = _level_from_alpha(level, alpha)
         return Summary(self, level=self.level if level is None else level)
+
+    def summary2(self, alpha: float | None = None, level: float | None = None) -> Summary:
+        """statsmodels' ``summary2()``: the same :class:`Summary` as :meth:`summary` (its
+        ``tables`` holds statsmodels' two frames: the model facts and the coefficient table).
+
+        Parameters
+        ----------
+        alpha : float, optional
+            statsmodels' keyword: the level of the interval columns is ``1 - alpha``.
+        level : float, optional
+            Level of the interval columns; None: the fit's :attr:`level`.
+
+        Returns
+        -------
+        Summary
+        """
+        # newcomer review 24: res.summary2() (and summary2().tables[1]) was an AttributeError
+        return self.summary(level=level, alpha=alpha)
 
     @property
     def description(self) -> str:

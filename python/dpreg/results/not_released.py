@@ -36,6 +36,19 @@ STATSMODELS_NOT_RELEASED = {
     "outlier_test": "outlier tests look at single records of the training data and would expose them",
     "condition_number": "the condition number of the training design matrix was not released",
     "eigenvals": "eigenvalues of the training design matrix were not released",
+    # newcomer review 24 (statsmodels' Logit results on the fair data): AttributeErrors without a reason
+    "prsquared": "McFadden's pseudo R-squared is 1 - llf / llnull, log-likelihoods of the training data that "
+                 "were not released; the noise-aware wald_test() tests the slopes jointly",
+    "llnull": _LIKELIHOOD_REASON, "llr": _LIKELIHOOD_REASON, "llr_pvalue": _LIKELIHOOD_REASON,
+    "pred_table": "the classification table counts the training rows by their fitted and observed "
+                  "outcomes, which were not released; predict() on new (held-out) data and tabulate there",
+    "get_margeff": "average marginal effects average over the training rows, and effects at the means "
+                   "need the predictors' means, none of which was released; marginal effects at covariate "
+                   "values you choose follow from predict(new, type='response') (differences between two "
+                   "rows that differ in one predictor)",
+    "get_robustcov_results": "a DP fit cannot recompute its covariance from the training data; fit with "
+                             "cov_type='HC' (method='adassp' or 'boosted_adassp'), which releases a DP "
+                             "sandwich (HC1-scaled)",
     "compare_f_test": _COMPARE_REASON, "compare_lr_test": _COMPARE_REASON, "compare_lm_test": _COMPARE_REASON,
     # twenty-second pass: sm.stats.anova_lm(fit) stopped with "'DPFit' object has no attribute 'model'"
     "model": "statsmodels' res.model holds the training data (endog, exog), which a DP fit does not "

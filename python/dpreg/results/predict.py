@@ -12,7 +12,7 @@ from scipy import stats
 from .._numeric import NUMPY_ERRSTATE
 from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
 from . import combinations
-from .common import _INTERCEPT_NAMES, _NO_INFERENCE, _check_level, _z_quantile
+from .common import _INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level, _z_quantile
 
 #: rows of new data with an entry above this are scaled before x'b and x'Vx (their squares would overflow)
 _ROW_SCALE_ABOVE = 1e150
@@ -38,6 +38,20 @@ def _is_arrow_like_frame(obj) -> bool:
     module = type(obj).__module__.split(".")[0]
     return module in ("polars", "pyarrow") and type(obj).__name__ in ("DataFrame", "Table") \
         and callable(getattr(obj, "to_pandas", None))
+
+
+def statsmodels_newdata(newdata, exog):
+    """The rows to predict from dpreg's ``newdata`` or statsmodels' ``exog`` (one of the two)."""
+    # newcomer review 24: predict(exog=new), statsmodels' spelling, was a TypeError, and predict() with no
+    # rows (statsmodels' fitted values) a TypeError about a missing argument
+    if newdata is not None and exog is not None:
+        raise InvalidArgument("give the rows to predict once: newdata= (or statsmodels' exog=), not both")
+    rows = exog if newdata is None else newdata
+    if rows is None:
+        raise NotReleasedError("predict() needs new rows (newdata=, or statsmodels' exog=): the fitted values "
+                               "of the training data are not available, as together with the data they "
+                               "would expose individual records")
+    return rows
 
 
 class _PredictionMixin:
@@ -187,8 +201,9 @@ class _PredictionMixin:
         nan = np.full(len(eta), np.nan)
         return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
 
-    def predict(self, newdata: pd.DataFrame | dict, interval: str | None = None, level: float | None = None,
-                type: str = "response", clamp: bool = True, which: str | None = None) -> pd.Series | pd.DataFrame:
+    def predict(self, newdata: pd.DataFrame | dict | None = None, interval: str | None = None,
+                level: float | None = None, type: str = "response", clamp: bool = True, which: str | None = None,
+                *, exog: pd.DataFrame | dict | None = None) -> pd.Series | pd.DataFrame:
         """Predictions for new data (post-processing of the release).
 
         Parameters
@@ -218,11 +233,15 @@ class _PredictionMixin:
         which : {None, "mean", "linear"}, optional
             statsmodels' name for ``type`` (``GLMResults.predict(which=...)``): "mean" is
             ``type="response"``, "linear" is ``type="link"``; None leaves ``type`` as given.
+        exog : pandas.DataFrame, optional
+            statsmodels' name for ``newdata`` (``results.predict(exog=new)`` of a formula model); give one
+            of the two. Without either, predict() stops: the training data's fitted values are not released.
 
         Returns
         -------
         pandas.Series or pandas.DataFrame
         """
+        newdata = statsmodels_newdata(newdata, exog)
         if which is not None:
             # newcomer review 23: a statsmodels user's predict(new, which="linear") was a TypeError
             by_which = {"mean": "response", "linear": "link"}

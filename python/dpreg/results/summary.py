@@ -120,6 +120,22 @@ class Summary:
         return table
 
     @property
+    def tables(self) -> list[pd.DataFrame]:
+        """statsmodels' ``summary2().tables``: ``[facts, coef_table]``, the first a two-column frame of the
+        model's public and released facts (method, n, residual and model degrees of freedom, eps, delta,
+        the DP sigma and R-squared where released), the second :attr:`coef_table`."""
+        # newcomer review 24: summary2().tables[1] is statsmodels users' way to the coefficient frame
+        f = self.fit
+        privacy = f.privacy
+        facts = [("Model:", f.title), ("Method:", f.method), ("No. Observations:", f.nobs),
+                 ("Df Model:", f.df_model), ("Df Residuals:", f.df_resid),
+                 ("eps:", getattr(privacy, "eps", None)), ("delta:", getattr(privacy, "delta", None)),
+                 ("DP residual standard error:", f.sigma), ("DP R-squared:", f.r_squared)]
+        frame = pd.DataFrame([(k, "NA" if v is None else (v if isinstance(v, str) else format_number(v, 10)))
+                              for k, v in facts], columns=["", "value"])
+        return [frame, self.coef_table]
+
+    @property
     def stars(self) -> pd.Series:
         """Significance stars per term (R's codes: ``***`` p < 0.001, ``**`` < 0.01, ``*`` < 0.05, ``.`` < 0.1)."""
         return pd.Series([stars(p) for p in self.fit.p_values()], index=self.fit.terms, name="stars")

@@ -493,3 +493,87 @@ test_that("sandwich::vcovHC() says how a DP fit gets a robust covariance, and re
   expect_identical(sandwich::vcovHC(fit, type = "HC1"), vcov(fit))
   expect_error(sandwich::vcovHC(fit, type = "HC3"), "leverage", class = "dpreg_not_released")
 })
+
+test_that("df.residual() is n - p, as lm's, also where no sigma was released, and summary() and predict() agree", {
+  # newcomer review 24: df.residual(fit) and predict(se.fit = TRUE)$df were NA where the method released
+  # no residual standard error (DP-GD at n = 40), though n and p are public under replace-one
+  skip_if_no_core()
+  df <- toy_data(40)
+  fit <- suppressWarnings(dp_lm(y ~ x, data = df, eps = 0.5, bounds = toy_bounds, method = "dpgd", seed = 1))
+  expect_true(is.na(sigma(fit)))
+  ref <- lm(y ~ x, data = df)   # the count as lm() has it on the same data (independent of dpreg)
+  expect_equal(df.residual(fit), df.residual(ref))
+  expect_equal(summary(fit)$df[2], df.residual(ref))
+  expect_equal(predict(fit, data.frame(x = 5), se.fit = TRUE)$df, df.residual(ref))
+})
+
+test_that("summary(fit, correlation = TRUE) gives the correlations of the released covariance", {
+  # newcomer review 24: correlation = TRUE was silently ignored
+  skip_if_no_core()
+  fit <- dp_lm(y ~ x + g, data = toy_data(3000), eps = 1, bounds = toy_bounds, levels = toy_levels,
+               method = "dpgd", seed = 1)
+  expect_null(summary(fit)$correlation)
+  s <- summary(fit, correlation = TRUE)
+  # summary.lm's definition: V_ij / sqrt(V_ii V_jj), from vcov(fit)
+  V <- vcov(fit)
+  expect_equal(s$correlation, V / sqrt(outer(diag(V), diag(V))), ignore_attr = TRUE)
+  expect_identical(dimnames(s$correlation), list(names(coef(fit)), names(coef(fit))))
+  out <- capture.output(print(s))
+  expect_true(any(grepl("Correlation of Coefficients", out)))
+  sym <- capture.output(print(summary(fit, correlation = TRUE, symbolic.cor = TRUE)))
+  expect_true(any(grepl("legend", sym)))   # symnum()'s legend line
+  # a fit without standard errors: NA correlations, said so when printed
+  small <- suppressWarnings(dp_lm(y ~ x, data = toy_data(40), eps = 0.5, bounds = toy_bounds,
+                                  method = "dpgd", seed = 1))
+  s0 <- summary(small, correlation = TRUE)
+  expect_true(all(is.na(s0$correlation)))
+  expect_true(any(grepl("not available", capture.output(print(s0)))))
+})
+
+test_that("dp_glm(I(y > 3) ~ x) fits the event as glm() does", {
+  # newcomer review 24: a comparison as the outcome was refused; the event is declared in the formula
+  # (public), so the fit is the one on the user's own logical column with the same seed
+  skip_if_no_core()
+  df <- toy_data(3000)
+  by_formula <- dp_glm(I(y > 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  df$above <- df$y > 3
+  by_column <- dp_glm(above ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  expect_equal(unname(coef(by_formula)), unname(coef(by_column)))
+  expect_identical(names(coef(by_formula)), names(coef(glm(I(y > 3) ~ x, data = df, family = binomial()))))
+  p <- predict(by_formula, data.frame(x = c(1, 9)), type = "response")
+  expect_true(all(p > 0 & p < 1))
+})
+
+test_that("predict() at a level the fit does not have says where, which levels, and what to do", {
+  # newcomer review 24: the message said neither the rows nor the fit's levels; the levels are declared
+  # (public), the new value itself is not quoted (no message quotes a data value)
+  skip_if_no_core()
+  fit <- dp_lm(y ~ x + g, data = toy_data(2000), eps = 1, bounds = toy_bounds, levels = toy_levels, seed = 1)
+  nd <- data.frame(x = c(1, 2, 3), g = c("a", "zznew", "zznew"))
+  msg <- tryCatch(predict(fit, nd), error = conditionMessage)
+  expect_match(msg, "not among the fit's levels of g ('a', 'b', 'c'), in row(s) 2, 3: ", fixed = TRUE)
+  expect_match(msg, "levels = ", fixed = TRUE)
+  expect_false(grepl("zznew", msg))
+})
+
+test_that("summary(dp_glm, dispersion =) takes glm's binomial dispersion 1 and stops on another", {
+  # newcomer review 24: summary(g, dispersion = 2) was silently ignored
+  skip_if_no_core()
+  df <- toy_data(3000)
+  # (the fit's accuracy warnings are not what is tested here)
+  g <- suppressWarnings(dp_glm(I(y > 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2))
+  expect_identical(coef(summary(g, dispersion = 1)), coef(summary(g)))
+  expect_error(summary(g, dispersion = 2), "quasi-binomial")
+  fit <- suppressWarnings(dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, seed = 1))
+  expect_error(summary(fit, dispersion = 2), "takes no dispersion")
+})
+
+test_that("dp_glm(I(dotted.name < 10) ~ x): R's backquoted column names work in a comparison outcome", {
+  skip_if_no_core()
+  df <- toy_data(3000)
+  names(df)[names(df) == "y"] <- "y.score"
+  a <- dp_glm(I(y.score < 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  df$below <- df$y.score < 3
+  b <- dp_glm(below ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
+  expect_equal(unname(coef(a)), unname(coef(b)))
+})
