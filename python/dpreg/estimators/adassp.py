@@ -971,8 +971,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
             elif edge["sigma2"] is not None and range_too_wide:
                 facts["sigma_not_estimable"] = (
-                    "no point estimate at this n and eps: the residual sum of squares is within 1.5 standard "
-                    f"deviations of its privacy noise, where at this n and eps (public index {edge_index:.3g}) it "
+                    "no point estimate at this n and eps: the residual sum of squares is within "
+                    f"{EDGE_POINT_MIN_SDS:g} standard deviations of its privacy noise, where at this n and eps (public index {edge_index:.3g}) it "
                     "would be about three or more if the residuals spread over a usual share of the outcome's "
                     "range; the range is far wider than the residuals (a private range search that overshot, "
                     "a declared range far too wide, or a nearly exact fit), so a point would be noise on the "
