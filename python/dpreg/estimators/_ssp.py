@@ -800,7 +800,8 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
                "eps"))
         si = facts.get("sigma_interval")
         under = 1.0 - 1.0 / math.sqrt(factor)
-        if si is not None and under >= 0.005:
+        # twenty-fourth pass: no sentence about a point the fit does not print (edge rules, §34 / §40)
+        if si is not None and under >= 0.005 and not facts.get("sigma_not_estimable"):
             # twenty-first pass (§32): the point rests on the same winsorized sum as R^2's, so under the
             # tails the interval allows for it estimates the residual s.d. times sqrt(b), b = 1 / factor
             # (t3: 0.86 of the error s.d., 0.90 of the s.d. of the data clamped to the benchmark's range)

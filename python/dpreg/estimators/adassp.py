@@ -83,6 +83,18 @@ HEAVY_TAIL_WITHHOLD_Z = 3.0
 #: its truth measured on the uniform design (docs/validity.md, "Twenty-second pass"): at most about 1 from
 #: these indices up (AdaSSP 0.62 at index 47, 1.27 at 30; BoostedAdaSSP 0.78-0.96 at 89-105, 2.1 at 47)
 EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
+#: twenty-fourth pass (docs/derivations/adassp_boosted.md §40): from EDGE_POINT_CHECK_FACTOR times the
+#: method's EDGE_POINT_MIN_INDEX up, a fit whose outcome range is close to its data (the residual s.d. at
+#: least the share of the range the thresholds were calibrated at) has a residual sum about 3 or more s.d.s
+#: of its noise (the noise s.d. relative to the sum falls about as 1 / index, and is about 1 at the
+#: threshold); an edge point whose residual sum is below EDGE_POINT_MIN_SDS of those s.d.s refutes that
+#: (it needs a noise draw 1.5 s.d.s low: 6.7% for normal noise, rarer for the right-skewed privacy excess):
+#: the range is far wider than the residuals (a private range search that overshot, a declared range far
+#: too wide, or a nearly exact fit), and the point is noise on the range's scale (32 for a true 0.96 at
+#: n = 3000, eps = 4, outcome range released as [-1390, 390]). Below the factor a range close to the data
+#: gives no such margin and nothing is checked
+EDGE_POINT_CHECK_FACTOR = 3.0
+EDGE_POINT_MIN_SDS = 1.5
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
 BOOSTED_GATE_SDS = 2.0
@@ -276,6 +288,18 @@ def _edge_point_index(design, spec, n_pub: float) -> float:
     public = design.public
     return n_pub * _ssp.mu_from_spec(spec) / (max(float(public.row_norm_budget), 1.0)
                                              * math.sqrt(max(len(public.terms), 1)))
+
+
+def _edge_range_too_wide(edge, edge_index: float, min_index: float) -> bool:
+    """Twenty-fourth pass (§40): at a public index of at least EDGE_POINT_CHECK_FACTOR times the edge
+    threshold, the released residual sum is below EDGE_POINT_MIN_SDS s.d.s of its noise (privacy plus
+    sampling, the edge interval's): a range close to the data would have put it about 3 s.d.s up, so the
+    outcome's range is far wider than the residuals and sigma-hat's point is noise. Post-processing of the
+    released residual sum, its noise s.d. (released Gram, V_priv, A2's noise) and public n, eps."""
+    if edge_index < EDGE_POINT_CHECK_FACTOR * min_index:
+        return False
+    sd_rss = math.sqrt(max(float(edge["var_rss"]), 0.0))
+    return bool(float(edge["rss"]) < EDGE_POINT_MIN_SDS * sd_rss)
 
 
 def released_empty_note(names):
@@ -942,8 +966,17 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # twenty-second pass (§34): the point only from the method's public index up
             edge_index = _edge_point_index(design, spec, float(n_pub))
             min_index = EDGE_POINT_MIN_INDEX["boosted_adassp" if boosted else "adassp"]
-            if edge["sigma2"] is not None and edge_index >= min_index:
+            range_too_wide = _edge_range_too_wide(edge, edge_index, min_index)
+            if edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide:
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif edge["sigma2"] is not None and range_too_wide:
+                facts["sigma_not_estimable"] = (
+                    "no point estimate at this n and eps: the residual sum of squares is within "
+                    f"{EDGE_POINT_MIN_SDS:g} standard deviations of its privacy noise, where at this n and eps (public index {edge_index:.3g}) it "
+                    "would be about three or more if the residuals spread over a usual share of the outcome's "
+                    "range; the range is far wider than the residuals (a private range search that overshot, "
+                    "a declared range far too wide, or a nearly exact fit), so a point would be noise on the "
+                    "range's scale; its 95% interval is given")
             elif edge["sigma2"] is not None:
                 facts["sigma_not_estimable"] = (
                     f"no point estimate at this n and eps (public index n mu / (B^2 sqrt d) = {edge_index:.3g}, "
