@@ -502,23 +502,58 @@ def test_huber_location_sensitivity(neighbours, bound):
 
 
 def test_huber_location_noise_calibration(monkeypatch):
-    """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), mu_loc =
-    sqrt(LOCATION_GAP_SHARE) mu2 with mu2 the rounds' part of the split (1, sqrt(T), 1) (inference off);
-    R = 600 fits x 2 coordinates (constant, x); two-sided variance test at level 1e-3 (a correct calibration
-    fails with probability 1e-3)."""
+    """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), with mu_loc
+    the GDP cost its ledger row charges (since the twenty-fourth pass mu_loc = sqrt(s) mu2 with the share s
+    chosen per fit from the released Gram, §40); the rounds and the location release together charge
+    exactly the rounds' mu2^2 of the split (1, sqrt(T), 1) (inference off). R = 600 fits x 2 coordinates
+    (constant, x); two-sided variance test at level 1e-3 (a correct calibration fails with probability
+    1e-3)."""
     log = _log_gaussian_noise(monkeypatch)
     D = _skewed_score_design(2000, 7)
     T, R, eps, delta = 5, 600, 8.0, 1e-6
     noise = NoiseSource(82)
-    for _ in range(R):
-        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T, huber_gap=False,
-                    huber_location=True)
     mu2 = mu_from_eps_delta(eps, delta) * math.sqrt(T) / math.sqrt(T + 2)
-    sigma_loc = 2 * math.sqrt(2.0) / (math.sqrt(boosted.LOCATION_GAP_SHARE) * mu2)
-    z = np.array([e for name, e in log if name == "huber_location_gap"]).ravel() / sigma_loc
+    sigmas = []
+    for _ in range(R):
+        led = Ledger()
+        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, led, T=T, huber_gap=False,
+                    huber_location=True)
+        location = [e for e in led if e.statistic == "huber_location_gap"]
+        rounds = [e for e in led if e.statistic.startswith("XtG[")]
+        assert len(location) == 1 and len(rounds) == T
+        assert location[0].mu ** 2 + sum(e.mu ** 2 for e in rounds) == pytest.approx(mu2 ** 2, rel=1e-12)
+        sigmas.append(2 * math.sqrt(2.0) / location[0].mu)
+    z = np.array([e for name, e in log if name == "huber_location_gap"]) / np.array(sigmas)[:, None]
+    z = z.ravel()
     assert len(z) == 2 * R
     chi = (len(z) - 1) * z.var(ddof=1)
     assert 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1)) > 1e-3
+
+
+def test_huber_location_share_minimises_the_first_order_privacy_excess():
+    """§40: the share s minimises a / (1 - s) + b / s, a = trace(S V_rounds), b = trace(S V_loc) at the whole
+    mu2. Checked against the closed form of the rounds' stationary covariance with a constant rate 1 and
+    Gamma = (S + lam I)^-1 (per eigen-direction s_j of S: sigma^2 / (s_j^2 + 2 s_j lam), docs/derivations/
+    adassp_boosted.md §6.3; many rounds, so no debiasing: R_T below 1e-3) and the one-shot release through
+    G^-1 (sigma_loc^2 B G^-2 B'), minimised on a grid of step 1e-4."""
+    rng = np.random.default_rng(40)
+    d, T, lam = 3, 200, 50.0
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    S = Q @ np.diag([300.0, 700.0, 2500.0]) @ Q.T
+    Gamma = np.linalg.inv(S + lam * np.eye(d))
+    B = np.column_stack([Q[:, 2] * 2.0, np.eye(d)[:, 1]])
+    sens_r, sens_l = 2.0, 2.0 * math.sqrt(2.0)
+    etas = [1.0] * T
+    got = boosted.location_share(S, Gamma, etas, lam, B, sensitivity_round=sens_r, sensitivity_location=sens_l, T=T)
+    evals = np.linalg.eigvalsh(S)
+    a = float(np.sum(evals * (sens_r ** 2 * T) / (evals ** 2 + 2 * evals * lam)))
+    G = B.T @ (S + lam * np.eye(d)) @ B
+    Gi = np.linalg.inv(G)
+    b = sens_l ** 2 * float(np.trace(S @ B @ Gi @ Gi @ B.T))
+    grid = np.arange(1e-4, 1.0, 1e-4)
+    best = grid[np.argmin(a / (1 - grid) + b / grid)]
+    assert boosted.LOCATION_SHARE_BOUNDS[0] < best < boosted.LOCATION_SHARE_BOUNDS[1]
+    assert got == pytest.approx(best, abs=2e-4)
 
 
 @pytest.mark.parametrize("value", [1e308, -1e308])

@@ -13,8 +13,8 @@ Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each
    [-1, 1]; the estimate takes the step Gamma h_hat towards least squares. Its budget, mu_gap =
    sqrt(GAP_SHARE) mu2, comes out of the rounds' share; or, below that index (twenty-third pass, §38), its
    part on the constant and the numeric columns, B'X'(clip(r, 2) - clip(r, 1)) with X B = [1, numeric
-   columns], sensitivity 2 sqrt(1 + tau_x^2) (replace-one), budget sqrt(LOCATION_GAP_SHARE) mu2 from the
-   rounds' share, and the step to least squares in that subspace
+   columns], sensitivity 2 sqrt(1 + tau_x^2) (replace-one), budget sqrt(s) mu2 from the rounds' share (s
+   chosen from the released Gram, location_share, §40), and the step to least squares in that subspace
 5. the inference bundle of docs/derivations/adassp_boosted.md §8 at the estimate (if inference is on and allowed)
 
 (mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)|| with (a, b, c) = (1, sqrt(T), 1), or (5, sqrt(T), 1) when
@@ -58,8 +58,8 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                              "neighbours are replace-one and the public index n mu / (B^2 sqrt d) is at least "
                              "LOCATION_GAP_MIN_INDEX; True / False: on / off (ignored where the huber_gap step "
                              "runs, which contains it). On: release the Huber gap X_s^T (clip(r, 2) - clip(r, tau)) "
-                             "on the constant and the numeric columns only (X_s; LOCATION_GAP_SHARE of the rounds' "
-                             "budget) and step to least squares in that subspace: the part of the Huber fit's "
+                             "on the constant and the numeric columns only (X_s; a share of the rounds' budget chosen "
+                             "from the released Gram, §40) and step to least squares in that subspace: the part of the Huber fit's "
                              "distance from least squares that a skewed error law puts in the intercept and the "
                              "numeric slopes, at a noise of 1 + (numeric columns) numbers instead of d"),
     "factor_coding": ("auto", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33; the "
@@ -136,10 +136,50 @@ GAP_MIN_INDEX = 500.0
 #: past the sigma-hat verdict (docs/validity.md, "Twenty-third pass: score's intercept below the gap
 #: threshold")
 LOCATION_GAP_MIN_INDEX = 400.0
-#: twenty-third pass (§38): its share of the rounds' mu^2 (the rounds keep 98%). Our choice: the release
+#: twenty-third pass (§38): its share of the rounds' mu^2 (the rounds keep 98%); since the twenty-fourth
+#: pass (§40) only the fallback of location_share, which chooses the share per fit. Our choice: the release
 #: has 1 + (numeric columns) coordinates, each divided in the step by a curvature of order n, so a small
 #: share suffices (diamonds demo: the privacy excess 80-85 -> 88 instead of 93-101 with the full step)
 LOCATION_GAP_SHARE = 0.02
+#: twenty-fourth pass (§40): the share is chosen by :func:`location_share` from the released Gram (False: the
+#: fixed LOCATION_GAP_SHARE, kept so that the twenty-third pass's share can be measured against the rule)
+LOCATION_SHARE_RULE = True
+
+
+#: twenty-fourth pass (§40): the bounds of the location step's share of the rounds' mu^2 chosen by
+#: :func:`location_share` (a guard against a degenerate released Gram, not a tuning: the rule's optimum was
+#: 0.03-0.10 on the measured cells)
+LOCATION_SHARE_BOUNDS = (0.01, 0.5)
+
+
+def location_share(S, Gamma, etas, lam: float, basis, *, sensitivity_round: float, sensitivity_location: float,
+                   T: int, debias: bool = True) -> float:
+    """Twenty-fourth pass (docs/derivations/adassp_boosted.md §40): the share s of the rounds' mu2^2 that the
+    location step takes, chosen from released values only (the PD-projected Gram S, the ridge lam, Gamma and
+    the rates: all fixed before the rounds, and none depends on s). With mu_round^2 = (1 - s) mu2^2 / T and
+    mu_loc^2 = s mu2^2, the first-order privacy covariance of the debiased estimate is
+    V(s) = V_rounds / (1 - s) + V_loc / s, with V_rounds the rounds' covariance (§10, mapped by the debiasing
+    W when inference will debias) and V_loc = B G^-2 B' (the release's noise through the step, G = B'(S + lam I)B), both at the whole
+    mu2. The share minimises the privacy excess trace(S V(s)) = a / (1 - s) + b / s (the quantity the
+    sigma-hat verdict and the prediction error carry): s* = sqrt(b) / (sqrt(a) + sqrt(b)). Returned within
+    LOCATION_SHARE_BOUNDS."""
+    from ..inference import ssp as inf
+
+    d = S.shape[0]
+    W = inf.boosting_debias_map(Gamma, S, etas)[0] if debias else None
+    W = np.eye(d) if W is None else W
+    # the rounds at the whole mu2 (per round mu2 / sqrt(T)); sensitivity_round / (mu2 / sqrt(T)) with mu2 = 1:
+    # a and b are both proportional to 1 / mu2^2, so mu2 cancels in s*
+    V_rounds = W @ inf.v_priv_boosted(Gamma, S, float(sensitivity_round) * math.sqrt(T), etas) @ W.T
+    G = basis.T @ (S + float(lam) * np.eye(d)) @ basis
+    G_inv = np.linalg.inv((G + G.T) / 2.0)
+    V_loc = float(sensitivity_location) ** 2 * (basis @ G_inv @ G_inv @ basis.T)
+    a = max(float(np.trace(S @ V_rounds)), 0.0)
+    b = max(float(np.trace(S @ V_loc)), 0.0)
+    if not (math.isfinite(a) and math.isfinite(b)) or a + b <= 0.0:
+        return LOCATION_GAP_SHARE
+    s = math.sqrt(b) / (math.sqrt(a) + math.sqrt(b))
+    return float(min(max(s, LOCATION_SHARE_BOUNDS[0]), LOCATION_SHARE_BOUNDS[1]))
 
 
 def public_index(n: int, d: int, b_sq: float, mu: float) -> float:
@@ -449,6 +489,22 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
 
     delta_g = _ssp.sensitivity_xty(spec.neighbours, tau_x, tau)
     etas = learning_rates(values["lr"], T)
+    location_basis_ = None
+    if use_location:
+        # the basis is taken on the reduced design (after drop_not_estimable): public structure
+        kept = np.arange(len(design.public.terms)) if keep is None else np.flatnonzero(np.asarray(keep))
+        in_blocks = {int(j) for block in (design.public.factor_blocks or []) for j in block}
+        icpt_reduced = sd.extra.get("intercept_index")
+        numeric = [i for i, j in enumerate(kept) if int(j) not in in_blocks and i != icpt_reduced]
+        location_basis_ = location_basis(sd, numeric)
+        if LOCATION_SHARE_RULE:
+            # twenty-fourth pass (§40): the share from the released Gram, before the rounds spend
+            share_loc = location_share(
+                _ssp.pd_project(A_hat, sigma1), Gamma, etas, lam, location_basis_, sensitivity_round=delta_g,
+                sensitivity_location=_ssp.sensitivity_xty(spec.neighbours, math.sqrt(1.0 + tau_x ** 2),
+                                                          WIDE_TAU - tau), T=T, debias=plan["inference"])
+            mu_loc = math.sqrt(share_loc) * mu2
+            mu_round = math.sqrt(mu2 ** 2 - mu_gap ** 2 - mu_loc ** 2) / math.sqrt(T)
     share = float((mu_round / mu) ** 2)
     theta = np.zeros(d)
     for t in range(T):
@@ -464,15 +520,10 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
                                                     neighbours=spec.neighbours, debias=plan["inference"],
                                                     noise=noise, ledger=ledger)
     elif use_location:
-        # the basis is taken on the reduced design (after drop_not_estimable): public structure
-        kept = np.arange(len(design.public.terms)) if keep is None else np.flatnonzero(np.asarray(keep))
-        in_blocks = {int(j) for block in (design.public.factor_blocks or []) for j in block}
-        icpt_reduced = sd.extra.get("intercept_index")
-        numeric = [i for i, j in enumerate(kept) if int(j) not in in_blocks and i != icpt_reduced]
         theta, gap_vcov, sigma_loc = huber_location_step(
             X, y, theta, A_hat=A_hat, Gamma=Gamma, lam=lam, sigma_gram=sigma1, etas=etas, tau=tau, tau_x=tau_x,
             mu_loc=mu_loc, mu=mu, neighbours=spec.neighbours, debias=plan["inference"],
-            basis=location_basis(sd, numeric), noise=noise, ledger=ledger)
+            basis=location_basis_, noise=noise, ledger=ledger)
 
     # the factor dummy columns kept, as indices of the reduced design, and their public names: a kept
     # dummy whose released count cannot rule out a level with no rows gets no interval (§30)
