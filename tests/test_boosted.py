@@ -503,8 +503,8 @@ def test_huber_location_sensitivity(neighbours, bound):
 
 def test_huber_location_noise_calibration(monkeypatch):
     """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), with mu_loc
-    the GDP cost its ledger row charges (since the twenty-fourth pass mu_loc = sqrt(s) mu2 with the share s
-    chosen per fit from the released Gram, §40); the rounds and the location release together charge
+    the GDP cost its ledger row charges (sqrt(LOCATION_GAP_SHARE) mu2 by default; with LOCATION_SHARE_RULE,
+    §40, the share is chosen per fit from the released Gram); the rounds and the location release together charge
     exactly the rounds' mu2^2 of the split (1, sqrt(T), 1) (inference off). R = 600 fits x 2 coordinates
     (constant, x); two-sided variance test at level 1e-3 (a correct calibration fails with probability
     1e-3)."""

@@ -13,8 +13,8 @@ Releases, in the canonical order of docs/derivations/adassp_boosted.md §4 (each
    [-1, 1]; the estimate takes the step Gamma h_hat towards least squares. Its budget, mu_gap =
    sqrt(GAP_SHARE) mu2, comes out of the rounds' share; or, below that index (twenty-third pass, §38), its
    part on the constant and the numeric columns, B'X'(clip(r, 2) - clip(r, 1)) with X B = [1, numeric
-   columns], sensitivity 2 sqrt(1 + tau_x^2) (replace-one), budget sqrt(s) mu2 from the rounds' share (s
-   chosen from the released Gram, location_share, §40), and the step to least squares in that subspace
+   columns], sensitivity 2 sqrt(1 + tau_x^2) (replace-one), budget sqrt(LOCATION_GAP_SHARE) mu2 from the
+   rounds' share (§40: optionally chosen from the released Gram), and the step to least squares there
 5. the inference bundle of docs/derivations/adassp_boosted.md §8 at the estimate (if inference is on and allowed)
 
 (mu1, mu2, mu3) = mu_est (a, b, c)/||(a, b, c)|| with (a, b, c) = (1, sqrt(T), 1), or (5, sqrt(T), 1) when
@@ -58,8 +58,8 @@ OPTIONS = _ssp.declare({   # (default, origin, check): the checks are declared i
                              "neighbours are replace-one and the public index n mu / (B^2 sqrt d) is at least "
                              "LOCATION_GAP_MIN_INDEX; True / False: on / off (ignored where the huber_gap step "
                              "runs, which contains it). On: release the Huber gap X_s^T (clip(r, 2) - clip(r, tau)) "
-                             "on the constant and the numeric columns only (X_s; a share of the rounds' budget chosen "
-                             "from the released Gram, §40) and step to least squares in that subspace: the part of the Huber fit's "
+                             "on the constant and the numeric columns only (X_s; LOCATION_GAP_SHARE of the rounds' "
+                             "budget) and step to least squares in that subspace: the part of the Huber fit's "
                              "distance from least squares that a skewed error law puts in the intercept and the "
                              "numeric slopes, at a noise of 1 + (numeric columns) numbers instead of d"),
     "factor_coding": ("auto", "our choice (twenty-first pass, docs/derivations/adassp_boosted.md §33; the "
@@ -136,14 +136,16 @@ GAP_MIN_INDEX = 500.0
 #: past the sigma-hat verdict (docs/validity.md, "Twenty-third pass: score's intercept below the gap
 #: threshold")
 LOCATION_GAP_MIN_INDEX = 400.0
-#: twenty-third pass (§38): its share of the rounds' mu^2 (the rounds keep 98%); since the twenty-fourth
-#: pass (§40) only the fallback of location_share, which chooses the share per fit. Our choice: the release
+#: twenty-third pass (§38): its share of the rounds' mu^2 (the rounds keep 98%; with LOCATION_SHARE_RULE on
+#: only the fallback of location_share, §40). Our choice: the release
 #: has 1 + (numeric columns) coordinates, each divided in the step by a curvature of order n, so a small
 #: share suffices (diamonds demo: the privacy excess 80-85 -> 88 instead of 93-101 with the full step)
 LOCATION_GAP_SHARE = 0.02
-#: twenty-fourth pass (§40): the share is chosen by :func:`location_share` from the released Gram (False: the
-#: fixed LOCATION_GAP_SHARE, kept so that the twenty-third pass's share can be measured against the rule)
-LOCATION_SHARE_RULE = True
+#: twenty-fourth pass (§40): True chooses the share per fit by :func:`location_share` from the released Gram
+#: (score's intervals 12-13% narrower at the same coverage). Off by default: the ledger's GDP costs would then
+#: differ between neighbouring data sets (post-processing of the released Gram, but tests/test_privacy_audit.py
+#: requires every row's cost to be data-independent), which needs the lead's decision first
+LOCATION_SHARE_RULE = False
 
 
 #: twenty-fourth pass (§40): the bounds of the location step's share of the rounds' mu^2 chosen by
