@@ -502,20 +502,28 @@ def test_huber_location_sensitivity(neighbours, bound):
 
 
 def test_huber_location_noise_calibration(monkeypatch):
-    """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), mu_loc =
-    sqrt(LOCATION_GAP_SHARE) mu2 with mu2 the rounds' part of the split (1, sqrt(T), 1) (inference off);
-    R = 600 fits x 2 coordinates (constant, x); two-sided variance test at level 1e-3 (a correct calibration
-    fails with probability 1e-3)."""
+    """The location release's noise: sigma = 2 sqrt(1 + tau_x^2) / mu_loc (replace-one, tau_x = 1), with mu_loc
+    the GDP cost its ledger row charges (sqrt(LOCATION_GAP_SHARE) mu2); the rounds and the location release together charge
+    exactly the rounds' mu2^2 of the split (1, sqrt(T), 1) (inference off). R = 600 fits x 2 coordinates
+    (constant, x); two-sided variance test at level 1e-3 (a correct calibration fails with probability
+    1e-3)."""
     log = _log_gaussian_noise(monkeypatch)
     D = _skewed_score_design(2000, 7)
     T, R, eps, delta = 5, 600, 8.0, 1e-6
     noise = NoiseSource(82)
-    for _ in range(R):
-        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, Ledger(), T=T, huber_gap=False,
-                    huber_location=True)
     mu2 = mu_from_eps_delta(eps, delta) * math.sqrt(T) / math.sqrt(T + 2)
-    sigma_loc = 2 * math.sqrt(2.0) / (math.sqrt(boosted.LOCATION_GAP_SHARE) * mu2)
-    z = np.array([e for name, e in log if name == "huber_location_gap"]).ravel() / sigma_loc
+    sigmas = []
+    for _ in range(R):
+        led = Ledger()
+        boosted.fit(D, PrivacySpec(eps, delta, inference=False), noise, led, T=T, huber_gap=False,
+                    huber_location=True)
+        location = [e for e in led if e.statistic == "huber_location_gap"]
+        rounds = [e for e in led if e.statistic.startswith("XtG[")]
+        assert len(location) == 1 and len(rounds) == T
+        assert location[0].mu ** 2 + sum(e.mu ** 2 for e in rounds) == pytest.approx(mu2 ** 2, rel=1e-12)
+        sigmas.append(2 * math.sqrt(2.0) / location[0].mu)
+    z = np.array([e for name, e in log if name == "huber_location_gap"]) / np.array(sigmas)[:, None]
+    z = z.ravel()
     assert len(z) == 2 * R
     chi = (len(z) - 1) * z.var(ddof=1)
     assert 2 * min(stats.chi2.cdf(chi, len(z) - 1), stats.chi2.sf(chi, len(z) - 1)) > 1e-3
