@@ -8,6 +8,9 @@ Twenty-first pass (docs/derivations/adassp_boosted.md §31, §33, docs/validity.
 * ``school_like``: Hsb82's shape, synthetic: one 60-level factor, 6 000 rows, the reference (first
   declared) level with ``n_ref`` rows and a mean 4 below the others' average, a numeric covariate on
   [0, 10] with slope 0.5, normal errors of s.d. 4, outcome declared on [-10, 35], eps = 8;
+* ``school_like_two``: the same plus a second, balanced two-level factor ``sx`` (effect 1.5): two factor
+  blocks, so the default ``factor_coding="auto"`` keeps the treatment coding (twenty-fourth pass; Hsb82's
+  shape, whose reference school has 14 pupils);
 * ``hsb82``: mlmRev's Hsb82 (``$DPREG_HELDOUT_DIR``, exported as in benchmarks.bench_accuracy), eps = 8;
 * ``bikeshare``: the packaged Bikeshare data at eps = 1, the formula of
   tests/test_validity_boosted.py::test_default_path_releases_intervals_on_bikeshare_at_eps_1;
@@ -37,6 +40,7 @@ from benchmarks import RESULTS_DIR, write_result
 N_LEVELS = 60
 SCHOOL_LEVELS = {"g": [f"L{j:02d}" for j in range(N_LEVELS)]}
 SCHOOL_BOUNDS = {"y": (-10.0, 35.0), "x": (0.0, 10.0)}
+SCHOOL_TWO_LEVELS = dict(SCHOOL_LEVELS, sx=["F", "M"])
 
 
 def school_like(seed, n_ref, n=6000):
@@ -49,10 +53,21 @@ def school_like(seed, n_ref, n=6000):
     return pd.DataFrame({"y": y, "g": [SCHOOL_LEVELS["g"][j] for j in lev], "x": x})
 
 
+def school_like_two(seed, n_ref, n=6000):
+    df = school_like(seed, n_ref, n)
+    # a second factor drawn after school_like's draws, so that its columns are the one-factor copy's
+    male = np.random.default_rng([seed, 2]).integers(0, 2, n)
+    df["sx"] = np.where(male == 1, "M", "F")
+    df["y"] = df["y"] + 1.5 * male
+    return df
+
+
 def _task(name, seed, n_ref):
     """(formula, data, bounds, levels, outcome column, eps)."""
     if name == "school_like":
         return "y ~ g + x", school_like(seed, n_ref), SCHOOL_BOUNDS, SCHOOL_LEVELS, "y", 8.0
+    if name == "school_like_two":
+        return "y ~ g + sx + x", school_like_two(seed, n_ref), SCHOOL_BOUNDS, SCHOOL_TWO_LEVELS, "y", 8.0
     if name == "hsb82":
         from benchmarks.bench_accuracy import TASKS, _task_inputs
         df, bounds, levels = _task_inputs("hsb82")
@@ -122,7 +137,7 @@ def main(argv=None):
     fits_csv = RESULTS_DIR / f"{a.out}_fits.csv"
     cells = [(name, n_ref, None if e is None else float(e), c)
              for name in [t for t in a.tasks.split(",") if t]
-             for n_ref in ([int(r) for r in a.n_ref.split(",")] if name == "school_like" else [None])
+             for n_ref in ([int(r) for r in a.n_ref.split(",")] if name.startswith("school_like") else [None])
              for e in (a.eps.split(",") if a.eps else [None]) for c in a.codings.split(",") if c]
     if not a.summarise_only:
         if fits_csv.exists():

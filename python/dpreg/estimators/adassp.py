@@ -244,6 +244,59 @@ def _withhold_unresolved_reference(rel, facts, state):
     facts["reference_level_withheld"] = [names[j] if j < len(names) else str(j) for j in withheld]
 
 
+#: twenty-fourth pass (§41): one-sided normal quantile of the treatment-coded reference level's released
+#: mass, as §33's gate of the cell-coded reference column (CURVATURE_NOISE_SDS = 2: 97.7%)
+TREATMENT_REFERENCE_SDS = 2.0
+
+
+def treatment_reference_mass(A_hat, sigma_gram: float, icpt: int, block, dummy_value: float,
+                             n_public: float | None = None) -> tuple[float, float]:
+    """(m_hat, sd): the released mass c_r s^2 of a treatment-coded factor block's reference level, and its
+    noise s.d. (docs/derivations/adassp_boosted.md §41). With s the public scaled value of the intercept
+    and of every dummy, the constant's diagonal is n s^2 and each dummy j's count c_j s^2 is released
+    twice, on its diagonal (noise variance sigma1^2) and on its cross-product with the constant (sigma1^2 /
+    2, construction (A) of §3), independently: their inverse-variance mean (A_jj + 2 A_0j) / 3 has
+    variance sigma1^2 / 3. So m_hat = n s^2 - sum_j (A_jj + 2 A_0j) / 3 with variance k sigma1^2 / 3 (k kept
+    dummies; a dropped level's rows belong to the reference of the reduced design, as they should);
+    without a public n the constant's own diagonal replaces n s^2 and adds sigma1^2. Post-processing of
+    the released X^T X and public constants."""
+    A = np.asarray(A_hat, float)
+    block = [int(j) for j in block]
+    k = len(block)
+    dummy_mass = float(np.sum((np.diag(A)[block] + 2.0 * A[icpt, block]) / 3.0))
+    if n_public is not None:
+        total, var = float(n_public) * float(dummy_value) ** 2, k / 3.0
+    else:
+        total, var = float(A[icpt, icpt]), 1.0 + k / 3.0
+    return total - dummy_mass, float(sigma_gram) * math.sqrt(var)
+
+
+def _withhold_unresolved_treatment_reference(rel, facts, state):
+    """Twenty-fourth pass (docs/derivations/adassp_boosted.md §41): under the treatment coding a factor
+    block's reference level has no column of its own; its released mass is treatment_reference_mass's
+    m_hat, of noise s.d. sigma1 sqrt(k / 3). Where m_hat - TREATMENT_REFERENCE_SDS sd <= 0 the release
+    cannot rule out a reference level with no rows, and the intercept and that block's dummies (every
+    coefficient that contains the reference level's mean) have their intervals withheld, as §33 does
+    under the cell coding. Released values and public constants only."""
+    icpt = state.get("treatment_intercept")
+    if icpt is None or not state.get("treatment_blocks"):
+        return
+    withheld = set()
+    for block in state["treatment_blocks"]:
+        m_hat, sd = treatment_reference_mass(state["A_hat"], state["sigma_gram"], int(icpt), block,
+                                             state["dummy_value"], state.get("n_public"))
+        if m_hat - TREATMENT_REFERENCE_SDS * sd <= 0.0:
+            withheld.update([int(icpt)] + [int(j) for j in block])
+    d = len(rel.coef)
+    # already withheld (a dummy by §30) stays so; nothing to add where every interval would go
+    withheld = sorted(j for j in withheld if j < d)
+    if not withheld or len(withheld) >= d:
+        return
+    _withhold_intervals(rel, facts, withheld)
+    names = state.get("kept_terms") or []
+    facts["reference_level_withheld"] = [names[j] if j < len(names) else str(j) for j in withheld]
+
+
 def _withhold_intervals(rel, facts, withheld):
     """NaN standard errors, covariance rows and columns, intervals and bootstrap draws for the
     coefficients ``withheld`` (indices); the estimates stay."""
@@ -1260,6 +1313,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                               np.diag(np.asarray(state["A_hat"], float)))
         if boosted and rel.vcov is not None and state.get("reference_column") is not None:
             _withhold_unresolved_reference(rel, facts, state)
+        elif boosted and rel.vcov is not None and state.get("treatment_blocks"):
+            # twenty-fourth pass (§41): the same rule under the treatment coding, per factor block
+            _withhold_unresolved_treatment_reference(rel, facts, state)
         others = [j for j in range(d) if j != icpt]
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:

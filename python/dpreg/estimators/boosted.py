@@ -486,12 +486,23 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     if coding_block is not None:
         reference_column = sd.extra.get("intercept_index")
         reference_coefs = [reference_column] + [position[j] for j in coding_block if j in position]
+    # twenty-fourth pass (§41): under the treatment coding, each factor block's kept dummies (reduced
+    # indices), whose reference level's released mass the interval rule reads; schema mode only, where
+    # the intercept and every dummy take the same public scaled value
+    treatment_blocks = []
+    if coding_block is None and sd.extra.get("mode") == "schema" and sd.extra.get("intercept_index") is not None:
+        treatment_blocks = [[position[int(j)] for j in block if int(j) in position]
+                            for block in (design.public.factor_blocks or []) if len(block)]
+        treatment_blocks = [b for b in treatment_blocks if b]
     state = dict(kind="boosted", A_hat=A_hat, lam_hat=lam_hat, Gamma=Gamma, lam=lam, pd_repaired=repaired,
                  sigma_gram=sigma1, sigma_lambda=sigma3, sigma_round=delta_g / mu_round, kappa_E=kappa_E,
                  kappa_L=kappa_L, T=T, tau=tau, lr=values["lr"], etas=etas, pd_repair=_pd_repair,
                  lam_rule=lam_rule, stable_ridge=bool(values["stable_ridge"]), stability_floor=stability_floor,
                  gap_vcov=gap_vcov, sigma_gap=sigma_gap, sigma_location=sigma_loc,
                  dummy_columns=dummy_columns, reference_column=reference_column,
-                 reference_coefs=reference_coefs, kept_terms=[design.public.terms[int(j)] for j in kept_idx])
+                 reference_coefs=reference_coefs, kept_terms=[design.public.terms[int(j)] for j in kept_idx],
+                 treatment_blocks=treatment_blocks, treatment_intercept=sd.extra.get("intercept_index"),
+                 dummy_value=float(sd.tau_x) / float(sd.B_bar),
+                 n_public=n if spec.neighbours == "replace_one" else None)
     rel = finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning, plan)
     return restore_columns(rel, keep, design, coding_block=coding_block)

@@ -1,0 +1,137 @@
+"""Issue 12, twenty-fourth pass: a factor's small reference level under the treatment coding, which
+BoostedAdaSSP's default keeps on designs with several factor blocks (docs/derivations/adassp_boosted.md
+§41; docs/validity.md, "Twenty-fourth pass: a small reference level")."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpreg.api import _fit
+from dpreg.estimators.adassp import TREATMENT_REFERENCE_SDS, treatment_reference_mass
+from dpreg.privacy.ledger import Ledger
+from dpreg.privacy.mechanisms import NoiseSource, gaussian_mechanism
+
+N_LEVELS = 60
+LEVELS = {"g": [f"L{j:02d}" for j in range(N_LEVELS)], "sx": ["F", "M"]}
+BOUNDS = {"y": (-10.0, 35.0), "x": (0.0, 10.0)}
+FORMULA = "y ~ g + sx + x"
+
+
+def _school_like_two(seed, n_ref, n=6000):
+    """Hsb82's shape with two factor blocks: a 60-level factor whose reference (first declared) level has
+    n_ref rows and a mean 4 below the others' average, a balanced two-level factor, a numeric covariate."""
+    rng = np.random.default_rng(seed)
+    lev = np.concatenate([np.zeros(n_ref, int), 1 + rng.integers(0, N_LEVELS - 1, n - n_ref)])
+    effect = rng.normal(0.0, 1.5, N_LEVELS)
+    effect[0] = -4.0
+    male = rng.integers(0, 2, n)
+    x = rng.uniform(0.0, 10.0, n)
+    y = 12.0 + effect[lev] + 1.5 * male + 0.5 * x + rng.normal(0.0, 4.0, n)
+    return pd.DataFrame({"y": y, "g": [LEVELS["g"][j] for j in lev], "sx": np.where(male == 1, "M", "F"),
+                         "x": x})
+
+
+def _fit_default(df, seed, eps=8.0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _fit(FORMULA, df, family="gaussian", eps=eps, delta=1e-6, method="boosted_adassp", bounds=BOUNDS,
+                    levels=LEVELS, neighbours="replace_one", inference=True, budget=None, random_state=seed,
+                    options={}, _noise_off=False)
+
+
+def _gram_with_one_factor(counts, s=0.5, n_numeric_rows=0):
+    """The exact X^T X of an intercept and one factor block (the reference first in ``counts``), every
+    entry of the constant and the dummies s (schema mode), plus one numeric column."""
+    rows = []
+    rng = np.random.default_rng(0)
+    for level, c in enumerate(counts):
+        for _ in range(c):
+            row = np.zeros(len(counts) + 1)
+            row[0] = s
+            if level > 0:
+                row[level] = s
+            row[-1] = rng.uniform(-s, s)
+            rows.append(row)
+    X = np.array(rows)
+    return X.T @ X, X.shape[0]
+
+
+def test_reference_mass_is_the_reference_rows_times_s_squared_without_noise():
+    # the released mass is a linear function of the Gram matrix whose value, noise aside, is c_r s^2:
+    # checked on the exact Gram matrix, with n public and with the constant's own diagonal
+    counts = [7, 30, 0, 55, 12]
+    s = 0.5
+    A, n = _gram_with_one_factor(counts, s)
+    block = list(range(1, len(counts)))
+    m_pub, _ = treatment_reference_mass(A, 1.0, 0, block, s, n_public=n)
+    m_diag, _ = treatment_reference_mass(A, 1.0, 0, block, s, n_public=None)
+    assert m_pub == pytest.approx(counts[0] * s ** 2, abs=1e-9)
+    assert m_diag == pytest.approx(counts[0] * s ** 2, abs=1e-9)
+
+
+def test_reference_mass_noise_matches_its_stated_sd_on_the_released_gram():
+    # calibration: the symmetric Gram release (construction (A): diagonal variance sigma^2, off-diagonal
+    # sigma^2 / 2) gives m_hat a s.d. sigma sqrt(k / 3) (n public) and sigma sqrt(1 + k / 3) (not).
+    # Tolerance: with R = 1500 draws the sample s.d. has relative s.e. 1 / sqrt(2 R) = 1.8%; 0.08 is 4.4 s.e.
+    counts = [20, 30, 25, 40, 35, 10, 15]
+    s = 0.5
+    A, n = _gram_with_one_factor(counts, s)
+    block = list(range(1, len(counts)))
+    noise = NoiseSource(11)
+    sens, mu = 1.0, 0.5
+    sigma = sens / mu
+    pub, own = [], []
+    for _ in range(1500):
+        A_hat = gaussian_mechanism(A, sensitivity=sens, mu=mu, noise=noise, ledger=Ledger(), statistic="XtX",
+                                   symmetric_matrix=True)
+        m1, sd_pub = treatment_reference_mass(A_hat, sigma, 0, block, s, n_public=n)
+        m2, sd_own = treatment_reference_mass(A_hat, sigma, 0, block, s, n_public=None)
+        pub.append(m1)
+        own.append(m2)
+    k = len(block)
+    assert sd_pub == pytest.approx(sigma * math.sqrt(k / 3.0))
+    assert sd_own == pytest.approx(sigma * math.sqrt(1.0 + k / 3.0))
+    assert np.std(pub, ddof=1) / sd_pub == pytest.approx(1.0, abs=0.08)
+    assert np.std(own, ddof=1) / sd_own == pytest.approx(1.0, abs=0.08)
+    # unbiased: the mean of 1500 draws lies within 4 s.e. of c_r s^2
+    assert abs(np.mean(pub) - counts[0] * s ** 2) < 4 * sd_pub / math.sqrt(1500)
+
+
+def test_small_reference_level_withholds_the_intercept_and_its_block_only():
+    # 10 reference rows of 6 000 at eps = 8: the released mass (true c_r s^2 about 2.4 against a noise
+    # s.d. of about 9.7) cannot rule out an empty reference level, so the intercept and the 59 contrasts
+    # lose their intervals (before the rule, on the benchmark's copy: the intercept's held OLS in 3 of 20
+    # fits, the contrasts 0.78 of theirs), the other block's contrast and the slope keep theirs; the
+    # estimates stay
+    df = _school_like_two(3, 10)
+    fit = _fit_default(df, seed=3)
+    assert fit.tuning["factor_coding"][0] == "auto"
+    ci = fit.conf_int()
+    names = list(ci.index)
+    block = [nm for nm in names if nm.startswith("g")]
+    assert len(block) == N_LEVELS - 1
+    assert set(fit.facts["reference_level_withheld"]) == {names[0], *block}
+    assert ci.loc[[names[0], *block]].isna().all().all()
+    others = [nm for nm in names if nm not in set(block) and nm != names[0]]
+    assert others and np.isfinite(ci.loc[others].to_numpy(float)).all()
+    assert np.isfinite(fit.coef.to_numpy(float)).all()
+    assert any("reference level" in str(w) for w in fit.warnings)
+
+
+def test_populated_reference_level_keeps_every_interval():
+    # 1 000 reference rows: the released mass (about 240 against a noise s.d. of 9.7, 25 s.d.s) rules out
+    # an empty level with certainty; nothing is withheld
+    df = _school_like_two(3, 1000)
+    fit = _fit_default(df, seed=3)
+    assert not fit.facts.get("reference_level_withheld")
+    assert np.isfinite(fit.conf_int().to_numpy(float)).all()
+
+
+def test_threshold_is_the_cell_coding_gate():
+    # one rule for both codings: the cell-coded reference column's gate (§33) uses the same quantile
+    from dpreg.inference import ssp as inf
+    assert TREATMENT_REFERENCE_SDS == inf.CURVATURE_NOISE_SDS
