@@ -1396,7 +1396,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             f"No interval for {', '.join(facts['reference_level_withheld'])}: the released count of the "
             "factor's reference level cannot rule out a level with no rows, and every one of these "
             "coefficients contains the reference level's mean, which is then not identified. A larger n or "
-            "eps, or a more populated first declared level, gives their intervals.", None)]
+            "eps, or a more populated reference level (declared first in levels=), gives their intervals.", None)]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(
