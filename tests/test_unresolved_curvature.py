@@ -117,3 +117,23 @@ def test_rule_is_not_applied_with_declared_ranges():
     df = _raw_scale()
     fit = _fit(df, 49, bounds={"x1": (1000, 5000), "x2": (0, 3000), "y": (-100, 350)})
     assert fit.has_inference and not fit.facts.get("curvature_unresolved")
+
+
+def test_boosted_fit_withholds_intervals_when_a_range_overshoots():
+    """Twenty-fourth pass (§42): BoostedAdaSSP meets the same overshoot; its own gate reads the uncentred
+    diagonal, which a squeezed column keeps near n (x1 scaled to about 0.98 +- 0.02 has diagonal ~ n), so
+    without the rule it released a slope shrunk towards 0 with a narrow interval. The same range
+    releases as the AdaSSP test above (the range search draws first from the same seed)."""
+    df = _raw_scale()
+    for seed in (49, 133):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bad = dpreg.dp_lm("y ~ x1 + x2", df, eps=4, method="boosted_adassp", random_state=seed)
+        assert bad.public.schema.variables["x1"].lower < -10000
+        assert not bad.has_inference and bad.facts.get("curvature_unresolved")
+        assert "nearly constant" in bad.inference_note
+        assert np.all(np.isfinite(np.asarray(bad.coef, float)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        good = dpreg.dp_lm("y ~ x1 + x2", df, eps=4, method="boosted_adassp", random_state=1)
+    assert good.has_inference and not good.facts.get("curvature_unresolved")
