@@ -204,6 +204,12 @@ DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/s
               "/facts/sigma_estimable", "/facts/sigma_not_estimable", "/facts/bias_aware_widening[]",
               "/facts/not_estimable_columns[]", "/facts/variance_estimate_inflation[]",
               "/facts/covariance_contraction"}
+#: twenty-fourth pass (adassp_boosted.md §43): a fit without intervals (AdaSSP's clip mode; dpgd without
+#: bounds, whose intervals are not estimable) reports a level whose released Gram diagonal is at most 0 as
+#: NA: the neighbour's one-row level c is 0 there with the noise off. Named in the facts and in one more
+#: note; the Wald test's degrees of freedom count the coefficients left (the sign of a release)
+RELEASED_EMPTY_FIELDS = {"/facts/empty_level_not_estimable", "/facts/empty_level_not_estimable[]", "/wald/df",
+                         "/warnings", "/warning_classes"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
 #: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2),
 #: and so does resid_abs_clipped (derivation §21: min(|r|, c2), sensitivity c2); resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
@@ -237,7 +243,7 @@ CASES = [
     ("ht_lasso", "gaussian", {"allow_outside_regime": True}, 2000, 1.0, set()),
     ("ht_iht", "gaussian", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
     ("ht_sparse", "gaussian", {"allow_outside_regime": True, "s": 3}, 2000, 1.0, set()),
-    ("dpgd", "gaussian", {}, 2000, 1.0, DPGD_FACTS | ADAPTIVE_FIELDS),
+    ("dpgd", "gaussian", {}, 2000, 1.0, DPGD_FACTS | ADAPTIVE_FIELDS | RELEASED_EMPTY_FIELDS),
     # dp_glm's private Newton: contraction = spectral radius of I - K H with K, H post-processed from the
     # released X'WX matrices; capped_steps counts steps computed from released gradients and matrices;
     # the resolution rule (issues 12/13): remaining shares, widening, unresolved directions and withheld
@@ -313,7 +319,7 @@ VARIANTS = [
     ("adassp", {"ci": "bootstrap", "n_boot": 200}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
     ("boosted_adassp", {"ci": "bootstrap", "n_boot": 200, "T": 20}, 2000, 1.0, 1e-6, FORMULA,
      SSP_FACTS | ADAPTIVE_FIELDS),
-    ("adassp", {"mode": "clip"}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS),
+    ("adassp", {"mode": "clip"}, 2000, 1.0, 1e-6, FORMULA, SSP_FACTS | ADAPTIVE_FIELDS | RELEASED_EMPTY_FIELDS),
     # k given: n = 4000 is below subsample_aggregate's k rule at eps = 1 (it would refuse)
     ("subsample_aggregate", {"se_method": "analytic", "residual_variance": True, "k": 100}, 4000, 1.0, 1e-6,
      FORMULA, SA_FACTS | ADAPTIVE_FIELDS),

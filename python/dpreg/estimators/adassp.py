@@ -403,6 +403,30 @@ def empty_level_notes(facts):
     return notes
 
 
+def _kept_dummy_columns(design, state):
+    """(indices in the reduced design, public names) of the factor dummy columns the keep rule kept."""
+    if state.get("dummy_columns") is not None:
+        return list(state["dummy_columns"]), [state["kept_terms"][j] for j in state["dummy_columns"]]
+    keep = state.get("keep")
+    kept_idx = np.arange(len(design.public.terms)) if keep is None else np.flatnonzero(np.asarray(keep))
+    position = {int(j): i for i, j in enumerate(kept_idx)}
+    columns = [position[int(j)] for block in design.public.factor_blocks for j in block if int(j) in position]
+    return columns, [design.public.terms[int(kept_idx[j])] for j in columns]
+
+
+def report_levels_without_intervals(rel, design, keep, released_diagonal) -> None:
+    """§43 (twenty-fourth pass): in a fit that releases no interval, every level's interval is withheld, so
+    §37's rule names the kept factor levels whose released count (``released_diagonal``, the released Gram
+    diagonal of the kept columns: a positive multiple of the count plus noise) is at most 0: NA estimate,
+    NA predictions at them, and the note. ``keep``: the kept columns of the full design (None: all).
+    Post-processing."""
+    if rel.vcov is not None or not design.public.factor_blocks:
+        return
+    columns, names = _kept_dummy_columns(design, {"keep": keep})
+    if report_released_empty_levels(rel, rel.facts, columns, names, np.asarray(released_diagonal, float)):
+        rel.warnings = list(rel.warnings) + [released_empty_note(rel.facts["empty_level_not_estimable"])]
+
+
 def withhold_possibly_empty_levels(rel, design, keep, A_hat, sigma_gram: float, gate_sds: float) -> None:
     """Withhold the intervals of the kept factor dummies whose released Gram diagonal, allowing for the
     keep rule's gate, cannot rule out a declared level with no rows (§30): post-processing of the released
@@ -1324,6 +1348,13 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         wald = inf.wald_test(coef, rel.vcov, others) if rel.vcov is not None else None
         if wald is not None:
             facts["wald"] = wald
+    if rel.vcov is None and design.public.factor_blocks:
+        # twenty-fourth pass (§43): a fit that releases no interval (inference=False, clip mode, or every
+        # interval withheld) has withheld every level's; §37's rule then names the kept levels whose
+        # released count is at most 0
+        columns, names = _kept_dummy_columns(design, state)
+        released_empty = report_released_empty_levels(rel, facts, columns, names,
+                                                      np.diag(np.asarray(state["A_hat"], float)))
     contraction = None
     # issue 12 (docs/derivations/adassp_boosted.md §19): where the shrinkage the rounds leave was undone
     # (boosting_debiased) and the released intervals carry the bound on the bias that remains
@@ -1392,7 +1423,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # why, and the warning says so at fit time too (as dp_glm's blind directions), once
         rel.warnings = list(rel.warnings) + [_hidden_direction_note(
             facts["hidden_withheld"], facts["hidden_directions"], n_coef=len(kept))]
-    if facts.get("empty_level_withheld"):
+    if facts.get("empty_level_withheld") or facts.get("empty_level_not_estimable"):
         rel.warnings = list(rel.warnings) + empty_level_notes(facts)
     if facts.get("reference_level_withheld"):
         # twenty-first pass (§33): the reference level's own released count, under the cell coding

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..errors import Diagnostic, InvalidArgument
 from ..inference import logistic as _inf_logit
 from ..privacy import sensitivity
 from ..privacy.mechanisms import gaussian_mechanism
@@ -456,26 +456,87 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     rel = Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
                   inference_note=note, ci=union_ci, ci_level=None if union_ci is None else UNION_LEVEL,
                   tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
-    # the released count of every level: newton's first X'WX is at theta = 0, where every weight is 1/4
-    # (X'X / 4 plus noise); mm released X'X itself
-    _report_released_empty_levels(rel, design, released_H[0] if newton else G)
+    # what the fit released about each level's count (derivation dpgd_logistic.md §7): newton's releases
+    # of X'WX made before the averaging window (disjoint from H_bar, which decides the intervals), mm's
+    # X'X; a level it cannot tell from one with no rows gets no interval, and NA where it is at most 0
+    count_diag, count_sd = _level_count_release(released_H, k_h if newton else None, None if newton else G,
+                                                sigma_H if newton else sens["gram"] / mu_g)
+    _withhold_possibly_empty_levels(rel, design, count_diag, count_sd)
+    _report_released_empty_levels(rel, design, count_diag)
     return rel
 
 
+#: one-sided level of the count gate on a factor level's interval (derivation dpgd_logistic.md §7): a
+#: level with no rows passes it with probability Phi(-2) = 0.023, independently of the resolution rule
+#: (disjoint releases), so the two together release its interval at Phi(-2) times the resolution rule's
+#: own rate; the same 2 as the keep rule of the linear methods (NOT_ESTIMABLE_Z)
+LEVEL_COUNT_GATE_SDS = 2.0
+
+
+def _level_count_release(released_H, k_h, G, sigma):
+    """(diagonal, noise s.d.) of what the fit released about each column's count of rows. Newton: the mean
+    of the releases of X'WX made before the k_h that H_bar averages (at least the one at theta = 0); column
+    j's entry is s^2 sum over the rows at the level of w_i(theta_t) <= c_j s^2 / 4, 0 exactly when the
+    level has no rows, plus Gaussian noise of s.d. sigma / sqrt(m). mm: the released X'X (c_j s^2 plus
+    noise of s.d. sigma). Post-processing of releases."""
+    if G is not None:
+        return np.diag(np.asarray(G, float)).copy(), float(sigma)
+    before = released_H[:max(1, len(released_H) - int(k_h))]
+    return (np.diag(_inf_logit.mean_release(before)).astype(float).copy(),
+            float(sigma) / math.sqrt(len(before)))
+
+
+def _withhold_possibly_empty_levels(rel, design, count_diag, count_sd) -> None:
+    """Issue 12, twenty-fourth pass (derivation dpgd_logistic.md §7): withhold the interval of a factor
+    dummy whose released count cannot rule out a declared level with no rows (below LEVEL_COUNT_GATE_SDS
+    noise s.d.s). Its coefficient is not identified; the resolution rule's curvature bound is a typical-size
+    one, and along a column of zeros the released curvature is noise alone (rare_level at eps = 8: an
+    interval in 4 of 200 fits). Post-processing of the released count and public constants."""
+    if rel.vcov is None or not design.public.factor_blocks or not count_sd > 0.0:
+        return
+    vcov = np.array(rel.vcov, float)
+    se_known = np.isfinite(np.diag(vcov))
+    columns = [int(j) for block in design.public.factor_blocks for j in block
+               if se_known[int(j)] and not count_diag[int(j)] >= LEVEL_COUNT_GATE_SDS * count_sd]
+    if not columns:
+        return
+    from .adassp import _withhold_intervals
+    _withhold_intervals(rel, rel.facts, columns)
+    if isinstance(rel.facts.get("bias_aware_widening"), list):
+        rel.facts["bias_aware_widening"] = [None if j in columns else x
+                                            for j, x in enumerate(rel.facts["bias_aware_widening"])]
+    names = [design.public.terms[j] for j in columns]
+    rel.facts["empty_level_withheld"] = names
+    rel.warnings = list(rel.warnings) + [_empty_level_note(names)]
+
+
+def _empty_level_note(names):
+    plural = len(names) > 1
+    return Diagnostic(
+        f"No interval for {', '.join(names)}: the released count{'s' if plural else ''} of "
+        f"{'these levels' if plural else 'this level'} (the diagonal of the curvature released before the "
+        f"estimate's steps) cannot rule out a declared level with no rows, whose coefficient is not identified (the "
+        f"estimate is mostly privacy noise). A larger n or eps gives {'their' if plural else 'its'} interval "
+        "where the level has rows.", None)
+
+
 def _report_released_empty_levels(rel, design, count_release) -> None:
-    """A factor level whose interval the fit withheld and whose released count of rows is at most 0
-    (the released X'X or X'WX-at-0 diagonal, a positive multiple of the count plus noise) is reported as
-    NA with the note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §37): the release
-    points to a level with no rows, whose coefficient is not identified. Post-processing."""
-    if rel.vcov is None or not design.public.factor_blocks:
+    """A factor level whose interval the fit withheld (in a fit that releases no interval: every level) and
+    whose released count of rows is at most 0 (``count_release``, the diagonal of :func:`_level_count_release`:
+    a positive multiple of the count, 0 for a level with no rows, plus noise) is reported as NA with the
+    note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §37, dpgd_logistic.md §7): the
+    release points to a level with no rows, whose coefficient is not identified. Post-processing."""
+    if not design.public.factor_blocks:
         return
     from .adassp import released_empty_note, report_released_empty_levels
-    se_missing = ~np.isfinite(np.diag(np.asarray(rel.vcov, float)))
+    # a fit that releases no interval withholds every one (twenty-fourth pass: the same rule)
+    se_missing = (np.ones(len(design.public.terms), bool) if rel.vcov is None
+                  else ~np.isfinite(np.diag(np.asarray(rel.vcov, float))))
     columns = [int(j) for block in design.public.factor_blocks for j in block if se_missing[int(j)]]
     if not columns:
         return
     names = [design.public.terms[j] for j in columns]
-    if report_released_empty_levels(rel, rel.facts, columns, names, np.diag(np.asarray(count_release, float))):
+    if report_released_empty_levels(rel, rel.facts, columns, names, np.asarray(count_release, float)):
         rel.warnings = list(rel.warnings) + [released_empty_note(rel.facts["empty_level_not_estimable"])]
 
 

@@ -211,16 +211,22 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
                         "estimated) ranges, rows divided by the norm budget; coefficients mapped back exactly"}
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
+    from .adassp import report_levels_without_intervals
     if not inference:
-        return Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
-                       inference_note="inference not requested (inference=False); the whole budget went to "
-                                      "the estimate",
-                       tuning=tun, facts=facts, warnings=[], link="identity")
+        rel = Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
+                      inference_note="inference not requested (inference=False); the whole budget went to "
+                                     "the estimate",
+                      tuning=tun, facts=facts, warnings=[], link="identity")
+        # twenty-fourth pass (docs/derivations/adassp_boosted.md §43): no interval is released, so a level
+        # whose released count (the diagonal of G, for the full design) is at most 0 is NA
+        report_levels_without_intervals(rel, design, None, np.diag(G))
+        return rel
     if not_estimable is not None:
         facts["remaining_contraction"] = float(not_estimable)
         rel = Release(method="dpgd", coef=beta, vcov=None, vcov_privacy=None,
                       inference_note=NOT_ESTIMABLE_NOTE if "gram_topup" not in shares else NOT_ESTIMABLE_AFTER_TOPUP,
                       tuning=tun, facts=facts, warnings=[], link="identity")
+        report_levels_without_intervals(rel, design, None, np.diag(G))
     else:
         rel = Release(method="dpgd", coef=beta, tuning=tun, facts=facts, warnings=[], link="identity")
         _attach_inference(rel, sd, X, y, theta, G, K, sigma_G=sigma_G, sigma_grad=sigma_grad, T=T, k=k,
@@ -230,6 +236,7 @@ def fit_linear_precond(design, spec, noise, ledger, tun):
         # gets no interval (the validity grid: the zero-row level printed one in about 1% of fits)
         from .adassp import withhold_possibly_empty_levels
         withhold_possibly_empty_levels(rel, design, keep, G, sigma_G, _ssp.NOT_ESTIMABLE_Z)
+        report_levels_without_intervals(rel, design, keep, np.diag(G))
     if keep is not None:
         from .adassp import restore_columns
         rel = restore_columns(rel, keep, design)
