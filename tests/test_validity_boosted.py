@@ -370,3 +370,39 @@ def test_gate_selection_bound_is_total_far_above_the_gate():
     exceeds 40), so the allowance is 0, as it already was at alpha = 9."""
     for released in (60.0, 1e3, 1e16, 1e17, 1e300, np.finfo(float).max):
         assert inf.gate_selection_extra_sds(released, 2.0) == 0.0
+
+
+def test_converged_boosted_fit_error_does_not_depend_on_the_coefficients():
+    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §44): once the rounds have reached their fixed
+    point (||R_T|| negligible) the privacy error of BoostedAdaSSP is the rounds' stationary noise, which does
+    not depend on the coefficients, so its covariance has no part proportional to them. Adding X delta to
+    the outcome (same rows, same declared ranges, same noise seed, no clamping or clipping) must shift the
+    estimate by exactly delta and leave every standard error unchanged. The only slack is the release's
+    grid rounding (relative 2^-22 of a noise s.d.) and ||R_T|| delta; the tolerance 1e-6 s.e. is far above
+    both and far below any coefficient-dependent variance part (the one the twenty-fourth pass suspected
+    would have moved the largest slope's s.e. by ~15%)."""
+    import dpreg
+    rng = np.random.default_rng(25)
+    n = 10000
+    x = rng.uniform(-1.0, 1.0, (n, 3))
+    import pandas as pd
+    df = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2]})
+    base = 1 + 2 * x[:, 0] - x[:, 1] + 0.5 * x[:, 2] + rng.standard_normal(n)
+    shift = np.array([0.0, -1.5, 0.0, 1.5])            # x1 and x3 swap roles: x3 becomes the largest slope
+    bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-12.0, 14.0)}
+    fits = []
+    for y in (base, base + shift[1] * x[:, 0] + shift[3] * x[:, 2]):
+        assert y.min() > bounds["y"][0] and y.max() < bounds["y"][1]       # nothing clamped
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(dpreg.dp_lm("y ~ x1 + x2 + x3", df.assign(y=y), eps=1, delta=1e-6,
+                                    method="boosted_adassp", bounds=bounds, random_state=7))
+    a, b = fits
+    assert a.has_inference and b.has_inference
+    assert a.facts["boosting_remaining_shrinkage"] < inf.BOOSTING_CONVERGED_NORM
+    se_a = np.sqrt(np.diag(a.vcov().to_numpy()))
+    se_b = np.sqrt(np.diag(b.vcov().to_numpy()))
+    coef_a = a.coef.to_numpy(float)
+    coef_b = b.coef.to_numpy(float)
+    assert np.all(np.abs(coef_b - coef_a - shift) <= 1e-6 * se_a)
+    assert np.all(np.abs(se_b - se_a) <= 1e-6 * se_a)
