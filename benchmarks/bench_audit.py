@@ -1454,7 +1454,7 @@ def twenty_fifth_pass_cases():
         Case("twenty-fifth pass: dp_glm, comparison outcome by order on an ordered Categorical: a row adds a "
              "category", "dp_glm (comparison outcome, ordered Categorical)",
              "g: row 0 a -> k (categories from the values); I(g > 'k') ~ x; n = 2000",
-             _comparison_glm("I(g > 'k') ~ x"), ordered_category_pair, {"full": 40, "quick": 20, "test": 4},
+             _comparison_glm("I(g > 'k') ~ x"), ordered_category_pair, {"full": 40, "quick": 20, "test": 8},
              refusal=True),
         Case("twenty-fifth pass: boosted_adassp, inference, treatment coding: the reference level's only row "
              "-> another level", "boosted_adassp (treatment-coded reference, §41)",
