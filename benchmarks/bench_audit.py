@@ -600,7 +600,8 @@ def build_cases():
     return (cases + fourteenth_pass_cases() + sixteenth_pass_cases() + seventeenth_pass_cases()
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
-            + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases())
+            + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
+            + twenty_fifth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1371,6 +1372,116 @@ def twenty_fourth_pass_cases():
              _lm("y ~ x", "boosted_adassp", eps=4.0, inference=True, neighbours="add_remove",
                  huber_location=True),
              added_row_pair, {"full": 300, "quick": 60, "test": 0}),
+    ]
+
+
+def _comparison_glm(formula, eps=1.0, inference=True, method="dpgd"):
+    """dp_glm with a comparison outcome (``I(y > 0) ~ x``, design.build.comparison_outcome): x declared on
+    [-1, 1], the event declared by the formula."""
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_glm(formula, data, eps=eps, delta=1e-6, method=method, inference=inference,
+                            bounds={"x": (-1.0, 1.0)}, random_state=seed)
+    return fit
+
+
+def comparison_flip_pair(n=2000):
+    """Replace-one neighbours for the comparison outcome: row 0 at (x, y) = (1, 1) (event y > 0 true) in D,
+    at (-1.5e308, -1.5e308) in D' (x clamped to the other corner, the event false)."""
+    d0 = bounded_frame(n)
+    return d0, replaced(d0, x=-1.5e308, y=-1.5e308)
+
+
+def ordered_category_pair(n=2000):
+    """An ordered pandas Categorical whose categories are taken from its values (as astype('category')
+    does): in D the rows hold a and b; in D' row 0 holds k, which becomes a category. The formula compares
+    g with 'k' by order: before the twenty-fifth pass's fix D was refused (k no category) and D' fitted."""
+    import pandas as pd
+    d0 = bounded_frame(n)
+    rng = np.random.default_rng(3)
+    g = rng.choice(["a", "b"], n).astype(object)
+    g1 = g.copy()
+    g1[0] = "k"
+    d1 = d0.copy()
+    d0["g"] = pd.Categorical(g, ordered=True)
+    d1["g"] = pd.Categorical(g1, ordered=True)
+    return d0, d1
+
+
+def emptied_reference_treatment_pair(n=3000):
+    """Replace-one neighbours for BoostedAdaSSP's treatment-coded reference rule (§41): declared levels a
+    (the reference), b, c; level a held by row 0 only (x = 1.5e308, clamped) in D, row 0 at level b (x =
+    -1.5e308) in D', where the reference level is empty."""
+    import pandas as pd
+    d0 = level_frame(n, 0, seed=7)
+    g = np.where(np.asarray(d0["g"]) == "a", "c", np.asarray(d0["g"]).astype(object))
+    g[0] = "a"
+    d0["g"] = pd.Categorical(g, categories=["a", "b", "c"])
+    d0.loc[0, "x"] = 1.5e308
+    d1 = d0.copy()
+    d1.loc[0, "g"] = "b"
+    d1.loc[0, "x"] = -1.5e308
+    return d0, d1
+
+
+def wide_outcome_range_pair(n=3000):
+    """Replace-one neighbours where sigma-hat's edge rule (§40) runs: three predictors on [-1, 1], y
+    declared on [-1390, 390] (the overshot range of docs/validity.md) for data within a few units; row 0
+    at the declared corner in D, beyond the opposite corner (clamped there) in D'."""
+    import pandas as pd
+    rng = np.random.default_rng(10)
+    x = rng.uniform(-1.0, 1.0, (n, 3))
+    y = 1.0 + 2.0 * x[:, 0] - x[:, 1] + 0.5 * x[:, 2] + rng.standard_normal(n)
+    d0 = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2], "y": y})
+    d0.loc[0, ["x1", "x2", "x3", "y"]] = [1.0, 1.0, 1.0, 390.0]
+    d1 = d0.copy()
+    d1.loc[0, ["x1", "x2", "x3", "y"]] = [-1.5e308, -1.5e308, -1.5e308, -1.5e308]
+    return d0, d1
+
+
+def twenty_fifth_pass_cases():
+    """Neighbours for the twenty-fourth pass's new decisions (docs/audit.md, "Twenty-fifth pass"): the
+    comparison outcome of dp_glm (a row that flips the event; an ordered Categorical whose categories come
+    from the data), the treatment-coded reference rule (§41), sigma-hat's edge rule on a far too wide
+    outcome range (§40), BoostedAdaSSP's unresolved-curvature rule without factors (§42), and the NA of a
+    released-empty level in fits without intervals (§43; dp_glm's count gate of dpgd_logistic.md §7 is
+    reached by the eighteenth pass's "blind directions" case)."""
+    lv = {"g": ["a", "b", "c"]}
+    return [
+        Case("twenty-fifth pass: dp_glm dpgd, inference, comparison outcome I(y > 0): a row flips the event",
+             "dp_glm dpgd (comparison outcome)", "(x, y) = (1, 1) -> (-1.5e308, -1.5e308); n = 2000, eps = 1",
+             _comparison_glm("I(y > 0) ~ x"), comparison_flip_pair, {"full": 300, "quick": 100, "test": 0}),
+        Case("twenty-fifth pass: dp_glm, comparison outcome by order on an ordered Categorical: a row adds a "
+             "category", "dp_glm (comparison outcome, ordered Categorical)",
+             "g: row 0 a -> k (categories from the values); I(g > 'k') ~ x; n = 2000",
+             _comparison_glm("I(g > 'k') ~ x"), ordered_category_pair, {"full": 40, "quick": 20, "test": 8},
+             refusal=True),
+        Case("twenty-fifth pass: boosted_adassp, inference, treatment coding: the reference level's only row "
+             "-> another level", "boosted_adassp (treatment-coded reference, §41)",
+             "only row of reference level a (x = 1.5e308) -> level b (x = -1.5e308); n = 3000, eps = 4",
+             _lm("y ~ x + g", "boosted_adassp", eps=4.0, inference=True, levels=lv, factor_coding="treatment"),
+             emptied_reference_treatment_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-fifth pass: boosted_adassp, inference, outcome range far too wide (sigma-hat edge rule)",
+             "boosted_adassp (sigma-hat edge rule, §40)",
+             "(1, 1, 1, 390) -> (-1.5e308, ...), clamped; y declared on [-1390, 390]; n = 3000, eps = 4",
+             _lm("y ~ x1 + x2 + x3", "boosted_adassp", eps=4.0, inference=True,
+                 bounds={"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-1390.0, 390.0)}),
+             wide_outcome_range_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-fifth pass: boosted_adassp, inference, private ranges without factors (§42): x = 1.5e308",
+             "boosted_adassp (private ranges, §42)", "(1, 1) -> (1.5e308, -1.5e308); n = 3000, eps = 4",
+             _lm("y ~ x", "boosted_adassp", eps=4.0, bounds=None, inference=True),
+             lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(3000)),
+             {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-fifth pass: adassp, inference=False: a row empties a declared level (§43's NA)",
+             "adassp (no intervals, released-empty level)",
+             "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000, eps = 1",
+             _lm("y ~ x + g", "adassp", inference=False, levels=lv),
+             lambda: emptied_level_pair(2000, 1), {"full": 300, "quick": 100, "test": 0}),
+        Case("twenty-fifth pass: dpgd, inference=False: a row empties a declared level (§43's NA)",
+             "dpgd (no intervals, released-empty level)",
+             "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000, eps = 1",
+             _lm("y ~ x + g", "dpgd", inference=False, levels=lv),
+             lambda: emptied_level_pair(2000, 1), {"full": 300, "quick": 100, "test": 0}),
     ]
 
 

@@ -1037,3 +1037,116 @@ def test_noise_off_hook_is_never_labelled_private():
                                               "levels": LEVELS, ".noise_off": True, "seed": 1})
     assert out["ok"], out
     assert out["value"]["dict"]["privacy"]["private"] is False
+
+
+# ---------------------------------------------------------------------------------------------------
+# twenty-fifth pass (docs/audit.md): the comparison outcome dp_glm("I(y > 3) ~ x") and the unknown-level
+# message of predict(), from the twenty-fourth pass
+# ---------------------------------------------------------------------------------------------------
+def _comparison_frame(n=600, seed=25):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.0, 1.0, n)
+    return pd.DataFrame({"x": x, "y": 0.5 * x + rng.normal(0.0, 0.5, n),
+                         "g": rng.choice(["a", "b"], n).astype(object)})
+
+
+def _comparison_glm(formula, df, seed=3):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpreg.dp_glm(formula, df, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)}, random_state=seed)
+
+
+def _refusal_text(formula, df):
+    try:
+        _comparison_glm(formula, df)
+    except dpreg.errors.DPRegError as exc:
+        return type(exc).__name__, str(exc)
+    return None
+
+
+def test_comparison_outcome_by_order_never_reads_a_categoricals_categories():
+    # audit 25: pandas orders a Categorical by its categories (data, like its values: build.py) and
+    # refuses a constant that is none of them, so I(g > 'k') was fitted exactly where 'k' was a category
+    # of g (an unused one too) and refused elsewhere: an oracle for a category's name, and a row added at
+    # a new value flipped refusal into release. The decision must be the same whatever the categories
+    df = _comparison_frame()
+    without_k = pd.Categorical(df.g, ordered=True)
+    with_k = pd.Categorical(df.g, categories=["a", "b", "k"], ordered=True)    # k unused
+    row_at_k = df.g.copy()
+    row_at_k[0] = "k"                                                           # k held by one row
+    frames = [df.assign(g=without_k), df.assign(g=with_k), df.assign(g=pd.Categorical(row_at_k, ordered=True)),
+              df.assign(g=pd.Categorical(df.g))]
+    for formula in ("I(g > 'k') ~ x", "I(g <= 'a') ~ x"):
+        outcomes = [_refusal_text(formula, f) for f in frames]
+        assert outcomes[0] is not None and outcomes[0][0] == "DesignError"
+        assert all(o == outcomes[0] for o in outcomes), (formula, outcomes)
+        assert "order" in outcomes[0][1]
+
+
+def test_comparison_outcome_by_equality_on_a_categorical_ignores_unused_categories():
+    # == and != compare each row's value with the typed constant: the same event, so the same release
+    # at the same seed, whether or not the constant is an (unused) category
+    df = _comparison_frame()
+    fits = [_comparison_glm("I(g == 'k') ~ x", df.assign(g=pd.Categorical(df.g, categories=cats, ordered=ordered)))
+            for cats in (["a", "b"], ["a", "b", "k"]) for ordered in (False, True)]
+    for f in fits[1:]:
+        np.testing.assert_array_equal(f.coef.to_numpy(), fits[0].coef.to_numpy())
+    same = _comparison_glm("I(g == 'b') ~ x", df.assign(g=pd.Categorical(df.g, categories=["b", "a", "zz"])))
+    own = _comparison_glm("gb ~ x", df.assign(gb=df.g == "b"))
+    np.testing.assert_array_equal(same.coef.to_numpy(), own.coef.to_numpy())
+
+
+def test_comparison_outcome_on_an_uncomparable_value_is_refused_by_a_dpreg_error():
+    # audit 25: a signalling-NaN Decimal in the outcome column raised decimal.InvalidOperation (a bare
+    # exception from the package, naming nothing) before the comparison; it is refused by the design
+    import decimal
+    df = _comparison_frame()
+    values = [decimal.Decimal(repr(v)) for v in df.y]
+    values[0] = decimal.Decimal("sNaN")
+    with pytest.raises(dpreg.errors.DesignError) as err:
+        _comparison_glm("I(y > 0) ~ x", df.assign(y=pd.Series(values, dtype=object)))
+    assert "sNaN" not in str(err.value)
+
+
+def test_comparison_outcome_of_a_row_beyond_the_range_is_the_corner_rows_release():
+    # replace-one neighbours whose one row gives the same event and clamps to the same corner: (1, 1) in
+    # D, (1e308, 1.7976931348623157e308) in D' (y > 0 in both). The outcome is computed row by row, so
+    # every output must be identical bit for bit at the same seed, with no numpy warning on either side
+    df = _comparison_frame()
+    df.loc[0, ["x", "y"]] = [1.0, 1.0]
+    far = df.copy()
+    far.loc[0, ["x", "y"]] = [1e308, 1.7976931348623157e308]
+    outs = []
+    for frame in (df, far):
+        with np.errstate(all="raise"), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = dpreg.dp_glm("I(y > 0) ~ x", frame, eps=1.0, inference=True, bounds={"x": (-1.0, 1.0)},
+                               random_state=8)
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+        outs.append((json.dumps(fit.to_dict(), sort_keys=True, default=str), str(fit.summary()),
+                     sorted(str(w.message) for w in caught)))
+    assert outs[0] == outs[1]
+
+
+def test_predict_unknown_level_message_names_released_levels_only():
+    # the refusal names the fit's levels: declared, or released by the private selection. A training
+    # Categorical's unused categories and a level the selection did not release never appear (with the
+    # selection, a new value goes to the pooled level and nothing is refused)
+    rng = np.random.default_rng(4)
+    n = 3000
+    g = rng.choice(["north", "south"], n).astype(object)
+    g[0] = "zzrare"                                         # one row: never released at this eps
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "y": rng.normal(0, 1, n),
+                       "g": pd.Categorical(g, categories=["north", "south", "zzrare", "zzunused"])})
+    kw = dict(eps=1.0, bounds={"x": (0, 1), "y": (-4, 4)}, random_state=2)
+    declared = dpreg.dp_lm("y ~ x + C(g)", df, levels={"g": ["north", "south"]}, unknown_level="reference", **kw)
+    with pytest.raises(dpreg.errors.DesignError) as err:
+        declared.predict(pd.DataFrame({"x": [0.5], "g": pd.Categorical(["east"], categories=["east", "zzunused"])}))
+    msg = str(err.value)
+    assert "'north', 'south'" in msg and "zz" not in msg and "east" not in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        selected = dpreg.dp_lm("y ~ x + C(g)", df, **kw)
+    assert not {"zzrare", "zzunused"} & set(map(str, selected.public.schema.variables["g"].levels))
+    pred = selected.predict(pd.DataFrame({"x": [0.5], "g": ["zzunused"]}))
+    assert np.isfinite(pred.to_numpy(float)).all()

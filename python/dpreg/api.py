@@ -217,7 +217,9 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
     also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, on a
     pandas DataFrame: the event is the one typed into the formula (public), computed row by row (a
-    missing ``y`` is a missing outcome); for a file or database source add the column first.
+    missing ``y`` is a missing outcome); for a file or database source add the column first. A pandas
+    Categorical is compared with ``==`` or ``!=`` only (an order would be that of its categories, which
+    are data unless declared).
 
     Parameters
     ----------

@@ -193,13 +193,26 @@ def comparison_outcome(formula: str, data):
     if source not in data.columns or value is None or name in data.columns:
         return formula, data
     column = data[source]
-    missing = column.isna().to_numpy()
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        if op not in ("==", "!="):
+            # audit 25: pandas orders a Categorical by its categories, which are data (never declared here),
+            # and refuses a constant that is not one of them: I(g > 'k') was fitted exactly where 'k' is a
+            # category of g (unused ones included), refused elsewhere. Refused by the schema alone
+            raise DesignError(f"the outcome {lhs.strip()!r} compares the categorical column {source!r} by "
+                              "order, which would read the order of its categories (data unless declared); "
+                              "add the binary outcome to the data first, as a True/False column computed "
+                              "with the order you declare, and use its name as the outcome")
+        # == / != compare each row's value with the typed constant, whatever the categories are
+        column = column.astype(object)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            missing = column.isna().to_numpy()
             event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
-    except (TypeError, ValueError):
-        return formula, data    # e.g. a text column compared with a number: the design's refusal says why
+    except (TypeError, ValueError, ArithmeticError):
+        # e.g. a text column compared with a number, or (audit 25) a signalling-NaN Decimal, whose
+        # decimal.InvalidOperation escaped the package: the design's refusal says why
+        return formula, data
     outcome = pd.Series(pd.array(np.where(missing, None, event), dtype="boolean"), index=data.index)
     return f"`{name}` ~{rhs}", data.assign(**{name: outcome})
 
