@@ -279,49 +279,52 @@ REFERENCE_DIRECTION_MIN_REMOVED = 0.1
 
 
 def reference_direction_bias_bound(state, icpt: int, block, m_hat: float, sd: float):
-    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §44): the bias the rounds leave in the
-    inference centre along a treatment-coded block's reference direction u = (e_0 - sum_j e_j) / sqrt(1 + k)
-    (scaled coordinates), whose curvature u'X'Xu = c_r s^2 / (1 + k) is released as m_hat / (1 + k) with
-    s.d. sd / (1 + k). With c in [c_L, c_U] (m_hat -+ TREATMENT_REFERENCE_SDS sd), the rounds keep
-    R(c) = prod_t (1 - eta_t g c) of the error along u (g = u'Gamma u) and the debiasing map multiplies
-    what is left by w = u'Wu, so the centre is w (1 - R(c)) theta_u in expectation and its bias
-    (1 - 1 / (w (1 - R(c)))) times the centre's own component. Returns (scale, bias vector in the original
-    coefficients, R(c_L)), scale 0 where nothing is left to bound, or None where 1 - R(c_L) is below
-    REFERENCE_DIRECTION_MIN_REMOVED (withhold). Released values and public constants only."""
+    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §44): a bound on the bias the rounds leave in
+    the inference centre along a treatment-coded block's reference direction u = (e_0 - sum_j e_j) /
+    sqrt(1 + k) (scaled coordinates), where the debiasing map read the projected S (floored at sigma1)
+    instead of X'X. There u'X'Xu = c_r s^2 / (1 + k) exactly, released as c_hat = m_hat / (1 + k) with
+    s.d. sd / (1 + k). Along u (taken as an eigen-direction of Gamma X'X, g = u'Gamma u) the rounds keep
+    R(c) = prod_t (1 - eta_t g c) of the error and the debiasing map, built from S, multiplies what is left
+    by 1 / (1 - R(u'Su)) (1 where it applied none), so the centre's component is
+    (1 - R(c)) / (1 - R(u'Su)) theta*_u in expectation and its bias (1 - (1 - R(u'Su)) / (1 - R(c))) times
+    the centre's own component. With c at either end of [c_L, c_U] (m_hat -+ TREATMENT_REFERENCE_SDS sd) and
+    the component at its value plus TREATMENT_REFERENCE_SDS of its s.d., the bound is carried to the
+    coefficients by M u. Returns (bound along u, bound per coefficient in the original units, R(c_L)), or
+    None where 1 - R(c_L) is below REFERENCE_DIRECTION_MIN_REMOVED (withhold). Released values and public
+    constants only."""
     pieces = state.get("inference_scaled")
     if pieces is None:
         return None
-    A = np.asarray(state["A_hat"], float)
-    d = A.shape[0]
+    S = np.asarray(pieces["S"], float)
+    d = S.shape[0]
     block = [int(j) for j in block]
     k = len(block)
     u = np.zeros(d)
     u[icpt] = 1.0
     u[block] = -1.0
     u /= math.sqrt(1.0 + k)
-    c_low = max(m_hat - TREATMENT_REFERENCE_SDS * sd, 0.0) / (1.0 + k)
-    c_high = (m_hat + TREATMENT_REFERENCE_SDS * sd) / (1.0 + k)
     g = float(u @ np.asarray(state["Gamma"], float) @ u)
     etas = np.asarray(state["etas"], float)
 
     def remaining(c):
-        # each factor lies in [0, 1) for the learning rates and the ridge in use (eta_t g c < 1)
+        # each factor in [0, 1]: eta_t g c < 1 for the learning rates and ridges in use; clipped so that a
+        # released curvature above the ridge cannot flip a sign
         return float(np.prod(np.clip(1.0 - etas * g * c, 0.0, 1.0)))
 
+    c_low = max(m_hat - TREATMENT_REFERENCE_SDS * sd, 0.0) / (1.0 + k)
+    c_high = (m_hat + TREATMENT_REFERENCE_SDS * sd) / (1.0 + k)
     r_low, r_high = remaining(c_low), remaining(c_high)
     if 1.0 - r_low < REFERENCE_DIRECTION_MIN_REMOVED:
         return None
-    W = pieces["W"]
-    w = 1.0 if W is None else float(u @ np.asarray(W, float) @ u)
-    if not (math.isfinite(w) and w > 0.0):
-        return None
-    factor = max(abs(1.0 - 1.0 / (w * (1.0 - r))) for r in (r_low, r_high))
-    theta_u = float(u @ pieces["theta"])
-    sd_u = math.sqrt(max(float(u @ pieces["V"] @ u), 0.0))
+    # what the debiasing map undid along u: the same model at the curvature S gives there
+    kept_by_map = 1.0 if pieces["W"] is None else 1.0 - remaining(float(u @ S @ u))
+    factor = max(abs(1.0 - kept_by_map / (1.0 - r)) for r in (r_low, r_high))
+    theta_u = float(u @ np.asarray(pieces["theta"], float))
+    sd_u = math.sqrt(max(float(u @ np.asarray(pieces["V"], float) @ u), 0.0))
     scale = factor * (abs(theta_u) + TREATMENT_REFERENCE_SDS * sd_u)
     if not math.isfinite(scale):
         return None
-    return scale, np.abs(pieces["M"] @ u) * scale, r_low
+    return scale, np.abs(np.asarray(pieces["M"], float) @ u) * scale, r_low
 
 
 def _withhold_unresolved_treatment_reference(rel, facts, state):
@@ -1074,7 +1077,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # twenty-fifth pass (§44): the scaled inference centre, its covariance and the debiasing map,
             # which the treatment-coded reference rule reads along each block's reference direction
             state["inference_scaled"] = dict(M=np.asarray(M, float), V=np.asarray(V, float),
-                                             theta=np.asarray(theta, float), W=W,
+                                             theta=np.asarray(theta, float), W=W, S=np.asarray(S, float),
                                              level=float(values["level"]))
         if coef_bias is not None:
             # bias-aware widening (inf.bias_aware_cv): the standard errors are scaled so that the Wald
