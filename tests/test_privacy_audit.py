@@ -181,6 +181,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # withheld because the reference level's released count cannot rule out no rows (public names,
              # chosen from the released XtX and public constants)
              "/facts/reference_level_withheld[]",
+             # issue 12, twenty-fifth pass (§45): the bias-aware widening along a treatment-coded reference
+             # direction and the rounds' remaining share there at the released curvature's lower end
+             # (post-processing of XtX, Gamma, the debiasing map, the inference centre and its covariance)
+             "/facts/reference_direction_widening[]", "/facts/reference_direction_remaining[]",
              # issue 12, intervals of combinations and predictions (§28): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of

@@ -271,6 +271,62 @@ def treatment_reference_mass(A_hat, sigma_gram: float, icpt: int, block, dummy_v
     return total - dummy_mass, float(sigma_gram) * math.sqrt(var)
 
 
+#: twenty-fifth pass (§45): the rounds must have removed at least this share of the error along a
+#: treatment-coded reference direction, at the lower end of its released curvature, for the intervals
+#: of the intercept and the block to be released (below it the bias bound is more than 9 times the
+#: centre's own component there: the fit does not read the reference level's mean)
+REFERENCE_DIRECTION_MIN_REMOVED = 0.1
+
+
+def reference_direction_bias_bound(state, icpt: int, block, m_hat: float, sd: float):
+    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §45): a bound on the bias the rounds leave in
+    the inference centre along a treatment-coded block's reference direction u = (e_0 - sum_j e_j) /
+    sqrt(1 + k) (scaled coordinates), where the debiasing map read the projected S (floored at sigma1)
+    instead of X'X. There u'X'Xu = c_r s^2 / (1 + k) exactly, released as c_hat = m_hat / (1 + k) with
+    s.d. sd / (1 + k). Along u (taken as an eigen-direction of Gamma X'X, g = u'Gamma u) the rounds keep
+    R(c) = prod_t (1 - eta_t g c) of the error and the debiasing map, built from S, multiplies what is left
+    by 1 / (1 - R(u'Su)) (1 where it applied none), so the centre's component is
+    (1 - R(c)) / (1 - R(u'Su)) theta*_u in expectation and its bias (1 - (1 - R(u'Su)) / (1 - R(c))) times
+    the centre's own component. With c at either end of [c_L, c_U] (m_hat -+ TREATMENT_REFERENCE_SDS sd) and
+    the component at its value plus TREATMENT_REFERENCE_SDS of its s.d., the bound is carried to the
+    coefficients by M u. Returns (bound along u, bound per coefficient in the original units, R(c_L)), or
+    None where 1 - R(c_L) is below REFERENCE_DIRECTION_MIN_REMOVED (withhold). Released values and public
+    constants only."""
+    pieces = state.get("inference_scaled")
+    if pieces is None:
+        return None
+    S = np.asarray(pieces["S"], float)
+    d = S.shape[0]
+    block = [int(j) for j in block]
+    k = len(block)
+    u = np.zeros(d)
+    u[icpt] = 1.0
+    u[block] = -1.0
+    u /= math.sqrt(1.0 + k)
+    g = float(u @ np.asarray(state["Gamma"], float) @ u)
+    etas = np.asarray(state["etas"], float)
+
+    def remaining(c):
+        # each factor in [0, 1]: eta_t g c < 1 for the learning rates and ridges in use; clipped so that a
+        # released curvature above the ridge cannot flip a sign
+        return float(np.prod(np.clip(1.0 - etas * g * c, 0.0, 1.0)))
+
+    c_low = max(m_hat - TREATMENT_REFERENCE_SDS * sd, 0.0) / (1.0 + k)
+    c_high = (m_hat + TREATMENT_REFERENCE_SDS * sd) / (1.0 + k)
+    r_low, r_high = remaining(c_low), remaining(c_high)
+    if 1.0 - r_low < REFERENCE_DIRECTION_MIN_REMOVED:
+        return None
+    # what the debiasing map undid along u: the same model at the curvature S gives there
+    kept_by_map = 1.0 if pieces["W"] is None else 1.0 - remaining(float(u @ S @ u))
+    factor = max(abs(1.0 - kept_by_map / (1.0 - r)) for r in (r_low, r_high))
+    theta_u = float(u @ np.asarray(pieces["theta"], float))
+    sd_u = math.sqrt(max(float(u @ np.asarray(pieces["V"], float) @ u), 0.0))
+    scale = factor * (abs(theta_u) + TREATMENT_REFERENCE_SDS * sd_u)
+    if not math.isfinite(scale):
+        return None
+    return scale, np.abs(np.asarray(pieces["M"], float) @ u) * scale, r_low
+
+
 def _withhold_unresolved_treatment_reference(rel, facts, state):
     """Twenty-fourth pass (docs/derivations/adassp_boosted.md §41): under the treatment coding a factor
     block's reference level has no column of its own; its released mass is treatment_reference_mass's
@@ -282,12 +338,37 @@ def _withhold_unresolved_treatment_reference(rel, facts, state):
     if icpt is None or not state.get("treatment_blocks"):
         return
     withheld = set()
+    widen_bias = []
     for block in state["treatment_blocks"]:
         m_hat, sd = treatment_reference_mass(state["A_hat"], state["sigma_gram"], int(icpt), block,
                                              state["dummy_value"], state.get("n_public"))
         if m_hat - TREATMENT_REFERENCE_SDS * sd <= 0.0:
             withheld.update([int(icpt)] + [int(j) for j in block])
+            continue
+        # twenty-fifth pass (§45): identified, but the rounds may not have converged along the reference
+        # direction; bound the bias they leave in the inference centre there
+        bound = reference_direction_bias_bound(state, int(icpt), block, m_hat, sd)
+        if bound is None:
+            withheld.update([int(icpt)] + [int(j) for j in block])
+        elif bound[0] > 0.0:
+            widen_bias.append(bound)
     d = len(rel.coef)
+    if widen_bias and rel.vcov is not None:
+        if rel.ci is not None:
+            # bootstrap intervals (ci="bootstrap") are not rescaled: the coefficients the bias enters go
+            for bound in widen_bias:
+                withheld.update(int(j) for j in np.flatnonzero(bound[1]))
+        else:
+            bias_vec = np.zeros(d)
+            for bound in widen_bias:
+                bias_vec = bias_vec + bound[1][:d]
+            level = float(state["inference_scaled"]["level"])
+            from ..inference import ssp as inf_ssp
+            with np.errstate(invalid="ignore", divide="ignore"):
+                vcov, f = inf_ssp.widen_for_bias(rel.vcov, bias_vec, level)
+            rel.vcov = vcov
+            facts["reference_direction_widening"] = [float(x) if math.isfinite(x) else None for x in f]
+            facts["reference_direction_remaining"] = [float(b[2]) for b in widen_bias]
     # already withheld (a dummy by §30) stays so; nothing to add where every interval would go
     withheld = sorted(j for j in withheld if j < d)
     if not withheld or len(withheld) >= d:
@@ -992,6 +1073,12 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             n_for_delta = n_pub
         rel.vcov = inf.to_original(M, V)
         rel.vcov_privacy = inf.to_original(M, V_priv)
+        if boosted:
+            # twenty-fifth pass (§45): the scaled inference centre, its covariance and the debiasing map,
+            # which the treatment-coded reference rule reads along each block's reference direction
+            state["inference_scaled"] = dict(M=np.asarray(M, float), V=np.asarray(V, float),
+                                             theta=np.asarray(theta, float), W=W, S=np.asarray(S, float),
+                                             level=float(values["level"]))
         if coef_bias is not None:
             # bias-aware widening (inf.bias_aware_cv): the standard errors are scaled so that the Wald
             # interval at the fit's level is coef +- cv(bias/se) se, valid whatever the bias within its bound
