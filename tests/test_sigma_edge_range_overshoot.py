@@ -59,12 +59,19 @@ def test_edge_point_withheld_where_the_outcome_range_is_far_wider_than_the_resid
     assert "DP residual standard error's point" not in text and "standard error's point assumes" not in text
     # the same fit with the check switched off prints the point the issue is about: more than 3 times the
     # clamped data's OLS sigma (it is noise on the range's scale, 1780 wide)
-    monkeypatch.setattr(adassp, "EDGE_POINT_CHECK_FACTOR", float("inf"))
+    # (and with the twenty-fifth pass's interval rule off too, §46: it withholds the point as well)
+    monkeypatch.setattr(adassp, "EDGE_POINT_MIN_SDS", float("-inf"))
+    monkeypatch.setattr(adassp._ssp, "withhold_points_the_interval_does_not_support", _no_interval_rule)
     before = _fit(df, OVERSHOT_Y, seed=10)
     assert before.sigma is not None and before.sigma > 3.0 * s_ols
 
 
-def test_edge_point_kept_where_the_residual_sum_is_above_one_sd():
+def _no_interval_rule(rel, facts):
+    """The twenty-fifth pass's rule (§46) switched off, to test §40's rule on its own."""
+
+
+def test_edge_point_kept_where_the_residual_sum_is_above_one_sd(monkeypatch):
+    monkeypatch.setattr(adassp._ssp, "withhold_points_the_interval_does_not_support", _no_interval_rule)
     # a range about twice the data's (as the t3 fits' milder overshoots): at the edge, but the residual sum
     # is resolved to about 1.7 s.d.s, and the point is printed with its interval, which holds the OLS sigma
     # (a 95% interval: one fixed seed, validity benchmark coverage 0.95-0.98 in these cells)
@@ -92,7 +99,11 @@ def test_below_three_times_the_threshold_nothing_is_checked(monkeypatch):
     monkeypatch.setattr(inf, "edge_residual_variance", recording)
     df = _data(1000, 1)
     fit = _fit(df, NEAR_Y, seed=1)
-    assert fit.facts.get("sigma_edge") and fit.sigma is not None
+    # since the twenty-fifth pass (§46) no edge point is printed below that index either, for another
+    # reason (a supporting interval there is an upward draw), which the message names instead of §40's
+    assert fit.facts.get("sigma_edge") and fit.sigma is None
+    why = fit.facts["sigma_not_estimable"]
+    assert "within 1.5 standard deviations" not in why and "below 240" in why
     edge = seen[-1]
     assert edge["rss"] < adassp.EDGE_POINT_MIN_SDS * math.sqrt(edge["var_rss"])   # flagged at a higher index
     spec_index = 1000 * adassp._ssp.mu_from_spec(_spec(4.0)) / (4.0 * 2.0)

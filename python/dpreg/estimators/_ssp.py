@@ -819,3 +819,49 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
                 facts["tail_allowance_note"] += (
                     f"; the R-squared point assumes normal tails and would overstate R-squared by up to "
                     f"{over:.2f} under them")
+
+
+#: twenty-fifth pass (docs/derivations/adassp_boosted.md §46; issue 12): a printed point must be within a
+#: factor 2 of every value its own 95% interval keeps. For a positive parameter (sigma, R^2, 1 - R^2) that
+#: is possible only if the interval's upper end is at most POINT_SUPPORT_MAX_RATIO = 2^2 times its lower
+#: end; under the interval's own law (log-normal, its ends at +-1.96 s.d.s of log) that ratio is exactly
+#: where the point is off by more than 2x with probability 5%, the interval's own error rate. An interval
+#: that reaches the parameter's boundary (sigma 0; R^2 0 or 1) has no finite ratio
+POINT_SUPPORT_MAX_RATIO = 4.0
+
+
+def interval_supports_point(lower, upper) -> bool:
+    """The 95% interval [lower, upper] of a positive quantity bounds it within a factor 2 of its geometric
+    middle (§46): lower > 0 and upper <= POINT_SUPPORT_MAX_RATIO * lower. Post-processing of released
+    interval ends."""
+    lower, upper = float(lower), float(upper)
+    return bool(math.isfinite(lower) and math.isfinite(upper) and lower > 0.0
+                and upper <= POINT_SUPPORT_MAX_RATIO * lower)
+
+
+def withhold_points_the_interval_does_not_support(rel, facts) -> None:
+    """Issue 12, twenty-fifth pass (docs/derivations/adassp_boosted.md §46): sigma-hat's and R^2's points
+    are printed only where their released 95% interval supports a point, i.e. bounds the quantity within
+    a factor 2 (interval_supports_point); R^2 on both of its shares, the explained one (R^2) and the
+    unexplained one (1 - R^2, which is sigma^2 over the outcome's variance), so that neither R^2 = 0 nor
+    R^2 = 1 is printed from noise. Elsewhere the point is withheld (None: NaN in R, with the reason) and
+    the interval kept. Reads only the released intervals."""
+    si = facts.get("sigma_interval")
+    if rel.sigma is not None and si is not None and not interval_supports_point(si[0], si[1]):
+        rel.sigma = None
+        where = "reaches 0" if not float(si[0]) > 0.0 else "spans more than a factor 4"
+        facts["sigma_not_estimable"] = (
+            f"point not estimable at this n and eps: its 95% interval {where}, so any point would be more "
+            "than a factor 2 away from values the release cannot exclude; the interval is given")
+    ri = facts.get("r_squared_interval")
+    if rel.r_squared is not None and ri is not None:
+        lo, hi = float(ri[0]), float(ri[1])
+        if not (interval_supports_point(lo, hi) and interval_supports_point(1.0 - hi, 1.0 - lo)):
+            rel.r_squared = rel.adj_r_squared = None
+            facts.pop("r_squared_raw", None)
+            facts.pop("r_squared_se", None)
+            where = ("reaches 0" if not lo > 0.0 else "reaches 1" if not hi < 1.0
+                     else "spans more than a factor 4 in R-squared or in 1 - R-squared")
+            facts["r_squared_not_estimable"] = (
+                f"point not estimable at this n and eps: its 95% interval {where}, so any point would be "
+                "more than a factor 2 away from values the release cannot exclude; the interval is given")

@@ -92,7 +92,8 @@ EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
 #: the range is far wider than the residuals (a private range search that overshot, a declared range far
 #: too wide, or a nearly exact fit), and the point is noise on the range's scale (32 for a true 0.96 at
 #: n = 3000, eps = 4, outcome range released as [-1390, 390]). Below the factor a range close to the data
-#: gives no such margin and nothing is checked
+#: gives no such margin and nothing is checked; since the twenty-fifth pass (§46) BoostedAdaSSP prints no
+#: edge point there at all (an edge interval that clears 0 there is an upward draw of the noise)
 EDGE_POINT_CHECK_FACTOR = 3.0
 EDGE_POINT_MIN_SDS = 1.5
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
@@ -1131,8 +1132,23 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             edge_index = _edge_point_index(design, spec, float(n_pub))
             min_index = EDGE_POINT_MIN_INDEX["boosted_adassp" if boosted else "adassp"]
             range_too_wide = _edge_range_too_wide(edge, edge_index, min_index)
-            if edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide:
+            # twenty-fifth pass (§46): below EDGE_POINT_CHECK_FACTOR times the threshold the residual sum
+            # is about 1 s.d. of its noise, so an edge interval whose lower end clears 0 (what the rule at
+            # the end requires) is an upward draw: BoostedAdaSSP at index 105 kept 6 of 100 points so,
+            # all 1.7-2.1 x the OLS sigma. No edge point is printed there; the interval is. AdaSSP's edge
+            # intervals at the same index were narrow (8 of 100 fits, within 4% of the OLS sigma): its
+            # residual sum is resolved far below 3 x its threshold, so the check is BoostedAdaSSP's only
+            selected_upwards = boosted and edge_index < EDGE_POINT_CHECK_FACTOR * min_index
+            if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
+                    and not selected_upwards):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide:
+                facts["sigma_not_estimable"] = (
+                    "point not estimable at this n and eps: the privacy noise in the residual sum of squares "
+                    f"is about as large as the sum (public index n mu / (B^2 sqrt d) = {edge_index:.3g}, below "
+                    f"{EDGE_POINT_CHECK_FACTOR * min_index:g}), so its 95% interval reaches 0 unless the noise "
+                    "drew the sum upwards, and a point would be more than a factor 2 away from values the "
+                    "release cannot exclude; the interval is given")
             elif edge["sigma2"] is not None and range_too_wide:
                 facts["sigma_not_estimable"] = (
                     "no point estimate at this n and eps: the residual sum of squares is within "
@@ -1386,6 +1402,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     f"not estimable at this n and eps: {why}")
             facts.pop("sigma_interval", None)
             _drop_r2_interval(facts)
+        # twenty-fifth pass (§46): a point its own released interval does not bound within a factor 2
+        # (an edge point on an overshot range: 47 with interval 0 to 58 for a residual s.d. of 1) is not
+        # printed; the interval is
+        _ssp.withhold_points_the_interval_does_not_support(rel, facts)
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1
