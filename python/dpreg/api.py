@@ -277,6 +277,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    users_formula = formula
     if family == "binomial":
         # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
         from .design.build import comparison_outcome
@@ -361,7 +362,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
     try:
-        return _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
+        fit = _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
@@ -380,6 +381,31 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
+    if formula != users_formula:
+        # newcomer review 25: the fit showed the internal backquoted outcome (`I(y > 3)` ~ x) in its
+        # call and summary; the user's formula is what they wrote and what update() refits
+        fit._formula = users_formula
+        fit.public.formula = users_formula
+    return fit
+
+
+def _no_interval_is_none(release) -> None:
+    """A fit whose rules withheld every coefficient's interval (dp_glm's count gate after its resolution
+    rule, say) releases no interval: it is stored as a fit without inference is (no covariance, a note
+    saying why), so cov_params, bse, conf_int, summary and R's vcov / confint / summary show it the one
+    way (newcomer review 25: the covariance was all NaN, and the summary printed a column of NaN
+    standard errors with no note). Post-processing of what was released."""
+    if release.vcov is None:
+        return
+    diagonal = np.diag(np.asarray(release.vcov, float))
+    if np.any(np.isfinite(diagonal)):
+        return
+    release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
+    release.ci_level = None
+    release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
+    # the method's note described the standard errors it had; none is left
+    release.inference_note = ("no standard errors or intervals: the fit withheld every coefficient's "
+                              "interval (the warnings and notes say why)")
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
@@ -721,6 +747,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
+    _no_interval_is_none(release)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
     # (warned while fitting, or returned in the Release); the summary lists the same ones
     own = _dedup(_from_caught(fit_caught) + list(release.warnings))
