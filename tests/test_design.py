@@ -919,7 +919,7 @@ def test_binomial_outcome_transform_refusal_names_the_users_expression():
     assert "price" not in str(exc.value) and "'np.log(x1)'" in str(exc.value)
 
 
-def test_indicators_joined_by_and_or_not_are_zero_one_columns():
+def test_indicators_joined_by_and_or_are_zero_one_columns():
     """Newcomer review 25: I((x1 > 3) & (x3 <= 0)), as statsmodels writes a joint condition, was refused
     ("cannot derive a public range"). Comparisons joined by & or | are indicators: [0, 1] whatever the
     operands' ranges, computed on the clamped values like a single comparison."""

@@ -431,7 +431,7 @@ def test_a_fit_whose_rules_withhold_every_interval_has_no_covariance(monkeypatch
         fit = dpreg.dp_glm("y ~ C(g) - 1", df, **kw)
         plain = dpreg.dp_glm("y ~ C(g) - 1", df, inference=False, **kw)
     assert fit._release.vcov is None and fit._release.ci is None and not fit.has_inference
-    assert "withheld every coefficient's interval" in fit.inference_note
+    assert "every coefficient's interval was withheld" in fit.inference_note
     np.testing.assert_array_equal(fit.coef.to_numpy(), plain.coef.to_numpy())
     assert fit.cov_params().isna().all().all() and fit.bse.isna().all() and fit.conf_int().isna().all().all()
     table = fit.summary().tables[1] if hasattr(fit.summary(), "tables") else None

@@ -404,8 +404,8 @@ def _no_interval_is_none(release) -> None:
     release.ci_level = None
     release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
     # the method's note described the standard errors it had; none is left
-    release.inference_note = ("no standard errors or intervals: the fit withheld every coefficient's "
-                              "interval (the warnings and notes say why)")
+    release.inference_note = ("every coefficient's interval was withheld (the warnings and notes say "
+                              "why)")
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
