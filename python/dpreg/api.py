@@ -55,8 +55,9 @@ _FORMULA_AND_DATA = """formula : str
         Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``). Arithmetic on the outcome goes inside ``I()`` too
+        monotone functions, and indicators such as ``I(z > 55)`` or ``I((z > 55) & (w <= 2))`` (a 0/1
+        column, computed on the clamped values; join comparisons with ``&`` or ``|`` around
+        parentheses, as Python reads them). Arithmetic on the outcome goes inside ``I()`` too
         (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
         ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
@@ -215,9 +216,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
 
     Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, True/False, or a
     two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
-    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, on a
-    pandas DataFrame: the event is the one typed into the formula (public), computed row by row (a
-    missing ``y`` is a missing outcome); for a file or database source add the column first.
+    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, or
+    such comparisons joined by ``&``, ``|`` and ``!`` (``"I(a < 10 & b == 'x') ~ z"``, with R's
+    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``), on a pandas DataFrame: the event is the one typed
+    into the formula (public), computed row by row (a missing ``y`` is a missing outcome, unless ``&``
+    or ``|`` decides the event without it); for a file or database source add the column first.
 
     Parameters
     ----------

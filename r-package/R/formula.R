@@ -44,6 +44,12 @@ translate_arith <- function(e) {
   }
   if (f %in% names(.math_funs)) return(translate_math(f, args))
   if (f %in% c("pmin", "pmax")) return(derive_leaf(e))
+  if (f %in% c("&", "|", "!", "&&", "||")) {
+    dp_stop("in I(", paste(deparse(e, width.cutoff = 500L), collapse = " "), "), each comparison joined by ",
+            "& | ! must compare one column with a constant written in the formula, such as ",
+            "I(x < 10 & g == \"b\"); for other conditions add the TRUE/FALSE column to the data first",
+            call. = FALSE)
+  }
   dp_stop("the function ", f, "() is not supported in a dpreg formula ",
        "(supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
        paste(names(.math_funs), collapse = ", "),

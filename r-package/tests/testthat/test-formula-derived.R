@@ -201,7 +201,7 @@ test_that("comparisons joined by & | ! inside I() are indicators computed in R, 
   expect_equal(col('I(x > 8 | g %in% c("a", "c"))'), as.character(df$x > 8 | df$g %in% c("a", "c")))
   expect_equal(col('I(!(g == "a"))'), as.character(!(df$g == "a")))
   # two columns compared with each other are not a constant's comparison: still refused
-  expect_error(dpreg:::translate_formula(y ~ I(x < y & g == "b"), df), "not supported")
+  expect_error(dpreg:::translate_formula(y ~ I(x < y & g == "b"), df), "add the TRUE/FALSE column")
   skip_if_no_core()
   df <- toy_data()
   fit <- dp_lm(y ~ x + I(x < 5 & g == "b"), data = df, bounds = toy_bounds, method = "adassp", seed = 1)
