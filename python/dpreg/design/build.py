@@ -157,7 +157,7 @@ _COMPARISON = re.compile(
     r"\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*")
 _COMPARE = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 # the pieces of an event: quoted text and backquoted names kept whole, parentheses and the logical
-# operators (R's & | ! and Python's & | ~), everything else one comparison's text
+# operators (& | !; a ~ cannot occur, the formula splits at its first ~), everything else one comparison's text
 _EVENT_TOKEN = re.compile(r"""('[^']*'|"[^"]*"|`[^`]*`)|(!(?!=)|[()&|~])|((?:!=|[^()&|!~'"`])+)""")
 
 
@@ -267,7 +267,7 @@ def comparison_outcome(formula: str, data):
     """``I(y > 3) ~ x`` for a binomial model on an in-memory pandas frame, as glm() fits it: the outcome
     is the event ``y > 3``, a True/False column computed row by row (missing where y is missing, for
     ``na_action``) and named by the expression as written (backquoted in the formula). Comparisons
-    joined by ``&``, ``|`` and ``!`` / ``~`` are events too (``I(a < 10 & b == 'x')``, with R's
+    joined by ``&``, ``|`` and ``!`` are events too (``I(a < 10 & b == 'x')``, with R's
     precedence, or ``I((a < 10) & (b == 'x'))``; newcomer review 25). The event is the user's
     declaration (its constants are typed into the formula), so its two levels are public and nothing
     is read from the data beyond what the outcome columns themselves hold. Returns ``(formula,
