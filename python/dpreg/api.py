@@ -403,6 +403,8 @@ def _no_interval_is_none(release) -> None:
     diagonal = np.diag(np.asarray(release.vcov, float))
     if np.any(np.isfinite(diagonal)):
         return
+    if release.ci is not None and np.any(np.isfinite(np.asarray(release.ci, float))):
+        return      # intervals released apart from the covariance (a bootstrap hull) are intervals
     release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
     release.ci_level = None
     release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
