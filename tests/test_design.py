@@ -917,3 +917,21 @@ def test_binomial_outcome_transform_refusal_names_the_users_expression():
     with pytest.raises(DesignError) as exc:
         build("np.log(x1) ~ x3", df, family="binomial")
     assert "price" not in str(exc.value) and "'np.log(x1)'" in str(exc.value)
+
+
+def test_indicators_joined_by_and_or_are_zero_one_columns():
+    """Newcomer review 25: I((x1 > 3) & (x3 <= 0)), as statsmodels writes a joint condition, was refused
+    ("cannot derive a public range"). Comparisons joined by & or | are indicators: [0, 1] whatever the
+    operands' ranges, computed on the clamped values like a single comparison."""
+    df = frame()
+    d = build("y ~ I((x1 > 3) & (x3 <= 0)) + I((x1 > 3) | (x3 <= 0))", df)
+    got = dict(zip(d.terms, zip(d.public.column_lower, d.public.column_upper)))
+    assert all(got[t] == (0, 1) for t in d.terms[1:])
+    above, low = df.x1.clip(1, 5) > 3, df.x3.clip(-2, 3) <= 0
+    np.testing.assert_array_equal(d.X[:, 1], (above & low).astype(float))
+    np.testing.assert_array_equal(d.X[:, 2], (above | low).astype(float))
+    # R's precedence (a < 10 & x > 3) reads in Python as a < (10 & x) > 3: refused, saying how to write it
+    with pytest.raises(FormulaError, match=re.escape("I((a < 10) & (x > 3))")):
+        build("y ~ I(x1 > 3 & x3 <= 0)", df)
+    with pytest.raises(FormulaError, match="public range"):     # a number is not an indicator
+        build("y ~ I((x1 > 3) & x3)", df)

@@ -387,3 +387,24 @@ def test_planted_record_default_path_every_output_and_warning():
     _assert_plain(fit.to_dict())                      # item 8: plain Python types only
     for w in caught:
         assert_clean(str(w.message), "warning")
+
+
+def test_statement_names_the_privately_selected_levels_and_only_those():
+    # newcomer review 25: Bikeshare's C(mnth) at eps = 1 kept one month, and its one coefficient
+    # C(mnth)[T.(other)] did not say which month it was measured against. The released level names (the
+    # private selection's output) are listed; a level the selection did not release never appears
+    rng = np.random.default_rng(7)
+    n = 4000
+    g = np.where(rng.uniform(size=n) < 0.5, "alpha", "beta").astype(object)
+    g[:2] = "gamma"                      # two rows: far below the selection's threshold at this eps
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": g})
+    df["y"] = df.x + (df.g == "beta") + rng.normal(0, 1, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x + C(g)", df, eps=1, bounds={"x": (0, 1), "y": (-5, 6)}, random_state=2)
+    released = [lv for lv in fit.public.schema.variables["g"].levels if lv != "(other)"]
+    assert sorted(released) == ["alpha", "beta"]
+    text = str(fit.privacy)
+    assert "g levels selected privately: released 'alpha', 'beta'" in text or \
+        "g levels selected privately: released 'beta', 'alpha'" in text
+    assert "gamma" not in text and "gamma" not in str(fit.summary())

@@ -265,3 +265,22 @@ def test_predict_takes_statsmodels_exog_and_refuses_no_rows(fit):
         fit.get_prediction()
     with pytest.raises(dpreg.errors.InvalidArgument, match="not both"):
         fit.predict(new, exog=new)
+
+
+def test_coefficients_follow_the_formula_and_match_statsmodels_by_name():
+    # newcomer review 25 (decision recorded in docs/api.md, "Coefficient order"): patsy puts the
+    # categorical-only terms first; dpreg keeps the formula's (R's) order in both languages, and the
+    # names are statsmodels', so indexing by statsmodels' names gives its order
+    smf = pytest.importorskip("statsmodels.formula.api")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.uniform(20, 40, 400), "g": rng.choice(["a", "b", "c"], 400),
+                       "rate": rng.uniform(1, 5, 400)})
+    df["y"] = df.age / 10 + (df.g == "b") + rng.normal(0, 1, 400)
+    formula = "y ~ age + C(g) + rate"
+    fit = dpreg.dp_lm(formula, df, eps=2, bounds={"age": (20, 40), "rate": (1, 5), "y": (-5, 10)},
+                      levels={"g": ["a", "b", "c"]}, random_state=1)
+    assert list(fit.params.index) == ["Intercept", "age", "C(g)[T.b]", "C(g)[T.c]", "rate"]
+    sm_names = smf.ols(formula, df).fit().params.index
+    assert list(sm_names) == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "age", "rate"]
+    assert list(fit.params[sm_names].index) == list(sm_names)
+    assert list(fit.conf_int().index) == list(fit.params.index) == list(fit.cov_params().columns)

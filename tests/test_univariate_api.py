@@ -147,3 +147,21 @@ def test_any_bounds_serve_every_level(loc, bounds):
         assert lo - tol <= v <= hi + tol
     assert m.q_lo < np.quantile(xs, 0.05) and m.q_hi > np.quantile(xs, 0.95)
     assert abs(m.estimate - xs.mean()) < 0.2
+
+
+def test_dp_mean_without_bounds_never_blames_the_bounds():
+    # newcomer review 25: dp_mean(penguins' body mass, eps=1) without bounds warned "a private clip point
+    # hit or came near a bound: bounds may be too narrow"; there were none. Without bounds the searches
+    # start at the released median, and the flag means a clip point stopped near it
+    from dpreg.datasets import load_penguins
+    mass = load_penguins()["body_mass_g"].dropna()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpreg.dp_mean(mass, eps=1, random_state=1)
+    texts = [str(w.message) for w in caught]
+    assert not any("bounds may be too narrow" in t for t in texts)
+    assert any("the released median it searches outward from" in t for t in texts)
+    with warnings.catch_warnings(record=True) as caught:    # declared bounds that cut the data: the old text
+        warnings.simplefilter("always")
+        dpreg.dp_mean(mass, eps=1, bounds=(2500, 3000), estimator="pmwm", random_state=1)
+    assert any("bounds may be too narrow" in str(w.message) for w in caught)

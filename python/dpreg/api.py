@@ -55,8 +55,9 @@ _FORMULA_AND_DATA = """formula : str
         Model formula in R / formulaic syntax, e.g. ``"y ~ x1 + C(x2)"``, ``"y ~ ."``,
         ``"log(y) ~ x1 * x2 - 1"``. ``C(x, Treatment("b"))`` and ``C(x, Sum)`` contrasts work with
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
-        monotone functions, and indicators with one comparison such as ``I(z > 55)`` (a 0/1 column,
-        computed on the clamped value of ``z``). Arithmetic on the outcome goes inside ``I()`` too
+        monotone functions, and indicators such as ``I(z > 55)`` or ``I((z > 55) & (w <= 2))`` (a 0/1
+        column, computed on the clamped values; join comparisons with ``&`` or ``|`` around
+        parentheses, as Python reads them). Arithmetic on the outcome goes inside ``I()`` too
         (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
         ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
@@ -215,9 +216,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
 
     Same arguments, checks and results as :func:`dp_lm`, for a binary outcome (0/1, True/False, or a
     two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
-    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, on a
-    pandas DataFrame: the event is the one typed into the formula (public), computed row by row (a
-    missing ``y`` is a missing outcome); for a file or database source add the column first. A pandas
+    also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, or
+    such comparisons joined by ``&``, ``|`` and ``!`` (``"I(a < 10 & b == 'x') ~ z"``, with R's
+    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``), on a pandas DataFrame: the event is the one typed
+    into the formula (public), computed row by row (a missing ``y`` is a missing outcome, unless ``&``
+    or ``|`` decides the event without it); for a file or database source add the column first. A pandas
     Categorical is compared with ``==`` or ``!=`` only (an order would be that of its categories, which
     are data unless declared).
 
@@ -279,6 +282,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    users_formula = formula
     if family == "binomial":
         # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
         from .design.build import comparison_outcome
@@ -363,7 +367,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     noise = NoiseSource(random_state, _noise_off=_noise_off)
     ledger = Ledger()
     try:
-        return _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
+        fit = _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
                              levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                              options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
                              ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
@@ -382,6 +386,33 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
             budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
         raise
+    if formula != users_formula:
+        # newcomer review 25: the fit showed the internal backquoted outcome (`I(y > 3)` ~ x) in its
+        # call and summary; the user's formula is what they wrote and what update() refits
+        fit._formula = users_formula
+        fit.public.formula = users_formula
+    return fit
+
+
+def _no_interval_is_none(release) -> None:
+    """A fit whose rules withheld every coefficient's interval (dp_glm's count gate after its resolution
+    rule, say) releases no interval: it is stored as a fit without inference is (no covariance, a note
+    saying why), so cov_params, bse, conf_int, summary and R's vcov / confint / summary show it the one
+    way (newcomer review 25: the covariance was all NaN, and the summary printed a column of NaN
+    standard errors with no note). Post-processing of what was released."""
+    if release.vcov is None:
+        return
+    diagonal = np.diag(np.asarray(release.vcov, float))
+    if np.any(np.isfinite(diagonal)):
+        return
+    if release.ci is not None and np.any(np.isfinite(np.asarray(release.ci, float))):
+        return      # intervals released apart from the covariance (a bootstrap hull) are intervals
+    release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
+    release.ci_level = None
+    release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
+    # the method's note described the standard errors it had; none is left
+    release.inference_note = ("every coefficient's interval was withheld (the warnings and notes say "
+                              "why)")
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
@@ -723,6 +754,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
+    _no_interval_is_none(release)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
     # (warned while fitting, or returned in the Release); the summary lists the same ones
     own = _dedup(_from_caught(fit_caught) + list(release.warnings))

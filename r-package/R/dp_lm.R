@@ -12,8 +12,9 @@
 #'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
 #'   with one comparison such as `I(z > 55)` (a 0/1 column); a factor or
 #'   character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
-#'   `I(g %in% c("a", "b"))`, is a `FALSE`/`TRUE` factor as in `lm()` (also as
-#'   the outcome of [dp_glm()]; its levels need no declaring). Row-wise
+#'   `I(g %in% c("a", "b"))`, and comparisons with constants joined by `&`,
+#'   `|`, `!` (`I(z < 10 & g == "b")`) are `FALSE`/`TRUE` factors as in `lm()`
+#'   (also as the outcome of [dp_glm()]; their levels need no declaring). Row-wise
 #'   transforms whose constants are written in the formula are computed in R
 #'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
 #'   breaks), `relevel(g, ref = "b")` (needs the levels of `g` declared; `"b"`
@@ -139,7 +140,8 @@ dp_lm <- function(formula, data, eps = 1, delta = 1e-6, method = "auto", bounds 
 #' Like [dp_lm()] for a binary outcome (`family = binomial()`, logit link). The
 #' outcome is a factor with two declared levels (the second is the event), a
 #' logical, or 0/1 numbers. As in `glm()`, the outcome may also be a comparison
-#' of one column with a constant, `I(y > 3) ~ x` or `I(sex == "male") ~ x`: the
+#' of one column with a constant, `I(y > 3) ~ x` or `I(sex == "male") ~ x`, or
+#' such comparisons joined by `&`, `|`, `!` (`I(y > 3 & sex == "male") ~ x`): the
 #' event is the one typed into the formula (public), computed row by row (a
 #' missing `y` is a missing outcome). For a data source (files, duckdb) add the
 #' column to the data first.

@@ -13,6 +13,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 """
 from __future__ import annotations
 
+import ast
 import gc
 import math
 import re
@@ -152,9 +153,12 @@ def build_design(formula, data, *, bounds=None, levels=None, family="gaussian", 
 
 
 # one column (a bare name, or backquoted as R writes yrs.service) compared with a constant
-_COMPARISON_OUTCOME = re.compile(
-    r"\s*I\(\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*\)\s*")
+_COMPARISON = re.compile(
+    r"\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*")
 _COMPARE = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+# the pieces of an event: quoted text and backquoted names kept whole, parentheses and the logical
+# operators (& | !; a ~ cannot occur, the formula splits at its first ~), everything else one comparison's text
+_EVENT_TOKEN = re.compile(r"""('[^']*'|"[^"]*"|`[^`]*`)|(!(?!=)|[()&|~])|((?:!=|[^()&|!~'"`])+)""")
 
 
 def _comparison_literal(text: str):
@@ -171,49 +175,132 @@ def _comparison_literal(text: str):
     return value if math.isfinite(value) else None
 
 
+def _event_tree(text: str):
+    """``a < 10 & b == 'x'`` (R's precedence: comparisons bind tighter than ``&``, ``&`` tighter than
+    ``|``; ``(a < 10) & (b == 'x')`` as Python writes it) as a tree of ``("cmp", column, op, value)``,
+    ``("not", t)``, ``("and", t, t)``, ``("or", t, t)``; None where it is anything else."""
+    tokens = []
+    for quoted, op, other in _EVENT_TOKEN.findall(text):
+        if op:
+            tokens.append(op)
+        elif tokens and tokens[-1] not in "()&|!~":
+            tokens[-1] += quoted or other      # one comparison's text, quotes kept whole
+        elif (quoted or other).strip():
+            tokens.append(quoted or other)
+    tokens = [t for t in tokens if t.strip()]
+    pos = 0
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def either(kind, sub, op):
+        left = sub()
+        while left is not None and peek() == op:
+            take()
+            right = sub()
+            left = None if right is None else (kind, left, right)
+        return left
+
+    def atom():
+        tok = peek()
+        if tok in ("!", "~"):
+            take()
+            inner = atom()
+            return None if inner is None else ("not", inner)
+        if tok == "(":
+            take()
+            inner = either("or", conj, "|")
+            return inner if take_if(")") else None
+        if tok is None or tok in ")&|":
+            return None
+        m = _COMPARISON.fullmatch(take())
+        if m is None:
+            return None
+        value = _comparison_literal(m.group(4))
+        return None if value is None else ("cmp", m.group(1) or m.group(2), m.group(3), value)
+
+    def take_if(tok):
+        if peek() == tok:
+            take()
+            return True
+        return False
+
+    def conj():
+        return either("and", atom, "&")
+
+    tree = either("or", conj, "|")
+    return tree if pos == len(tokens) else None
+
+
+def _event_column(tree, data):
+    """The event of :func:`_event_tree` on the rows, as a nullable True/False series (a missing operand
+    is missing unless ``&`` / ``|`` decide without it: Kleene logic, R's and pandas' rule); None where
+    a column is not in the data or cannot be compared with its constant."""
+    kind = tree[0]
+    if kind == "cmp":
+        _, source, op, value = tree
+        if source not in data.columns:
+            return None
+        column = data[source]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            if op not in ("==", "!="):
+                # audit 25: pandas orders a Categorical by its categories, which are data (never declared
+                # here), and refuses a constant that is not one of them: I(g > 'k') was fitted exactly where
+                # 'k' is a category of g (unused ones included), refused elsewhere. Refused by the schema alone
+                raise DesignError(f"the outcome compares the categorical column {source!r} by order ({op}), "
+                                  "which would read the order of its categories (data unless declared); "
+                                  "add the binary outcome to the data first, as a True/False column computed "
+                                  "with the order you declare, and use its name as the outcome")
+            # == / != compare each row's value with the typed constant, whatever the categories are
+            column = column.astype(object)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                missing = column.isna().to_numpy()
+                event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
+        except (TypeError, ValueError, ArithmeticError):
+            # e.g. a text column compared with a number, or (audit 25) a signalling-NaN Decimal, whose
+            # decimal.InvalidOperation escaped the package: the design's refusal says why
+            return None
+        return pd.Series(pd.array(np.where(missing, None, event), dtype="boolean"), index=data.index)
+    parts = [_event_column(t, data) for t in tree[1:]]
+    if any(p is None for p in parts):
+        return None
+    if kind == "not":
+        return ~parts[0]
+    return parts[0] & parts[1] if kind == "and" else parts[0] | parts[1]
+
+
 def comparison_outcome(formula: str, data):
     """``I(y > 3) ~ x`` for a binomial model on an in-memory pandas frame, as glm() fits it: the outcome
     is the event ``y > 3``, a True/False column computed row by row (missing where y is missing, for
-    ``na_action``) and named by the expression as written (backquoted in the formula). The event is the
-    user's declaration (its constant is typed into the formula), so its two levels are public and
-    nothing is read from the data beyond what the outcome column itself holds. Returns ``(formula,
-    data)``, unchanged where the left-hand side is not one column compared with a constant (the design
-    refuses those, saying how to add the column), or where the data is not a pandas frame (a file or
-    database source is read by the same formula in chunks, and keeps the refusal)."""
+    ``na_action``) and named by the expression as written (backquoted in the formula). Comparisons
+    joined by ``&``, ``|`` and ``!`` are events too (``I(a < 10 & b == 'x')``, with R's
+    precedence, or ``I((a < 10) & (b == 'x'))``; newcomer review 25). The event is the user's
+    declaration (its constants are typed into the formula), so its two levels are public and nothing
+    is read from the data beyond what the outcome columns themselves hold. Returns ``(formula,
+    data)``, unchanged where the left-hand side is not such an event (the design refuses those, saying
+    how to add the column), or where the data is not a pandas frame (a file or database source is read
+    by the same formula in chunks, and keeps the refusal)."""
     if not isinstance(formula, str) or "~" not in formula or not isinstance(data, pd.DataFrame):
         return formula, data
     lhs, rhs = formula.split("~", 1)
-    m = _COMPARISON_OUTCOME.fullmatch(lhs)
-    if m is None:
+    m = re.fullmatch(r"\s*I\((.*)\)\s*", lhs, flags=re.S)
+    tree = _event_tree(m.group(1)) if m else None
+    if tree is None:
         return formula, data
-    source, op = m.group(1) or m.group(2), m.group(3)
-    value = _comparison_literal(m.group(4))
     # the outcome's name as written, without R's backquotes (they would end the quoted name)
     name = lhs.strip().replace("`", "")
-    if source not in data.columns or value is None or name in data.columns:
+    if name in data.columns:
         return formula, data
-    column = data[source]
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        if op not in ("==", "!="):
-            # audit 25: pandas orders a Categorical by its categories, which are data (never declared here),
-            # and refuses a constant that is not one of them: I(g > 'k') was fitted exactly where 'k' is a
-            # category of g (unused ones included), refused elsewhere. Refused by the schema alone
-            raise DesignError(f"the outcome {lhs.strip()!r} compares the categorical column {source!r} by "
-                              "order, which would read the order of its categories (data unless declared); "
-                              "add the binary outcome to the data first, as a True/False column computed "
-                              "with the order you declare, and use its name as the outcome")
-        # == / != compare each row's value with the typed constant, whatever the categories are
-        column = column.astype(object)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            missing = column.isna().to_numpy()
-            event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
-    except (TypeError, ValueError, ArithmeticError):
-        # e.g. a text column compared with a number, or (audit 25) a signalling-NaN Decimal, whose
-        # decimal.InvalidOperation escaped the package: the design's refusal says why
+    outcome = _event_column(tree, data)
+    if outcome is None:
         return formula, data
-    outcome = pd.Series(pd.array(np.where(missing, None, event), dtype="boolean"), index=data.index)
     return f"`{name}` ~{rhs}", data.assign(**{name: outcome})
 
 
@@ -302,8 +389,15 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
         if info.kind == "numeric":
             for v in info.variables:
                 if rhs_kinds.get(v) == "categorical":
+                    # newcomer review 25: statsmodels' I(b == 'x') is a level's dummy; say how to get it
+                    compares = any(isinstance(node, ast.Compare) for node in ast.walk(info.tree)) \
+                        if info.tree is not None else False
+                    how = (f": compare it in a True/False column added to the data first (a factor with "
+                           f"the public levels False/True), or use C({v}), whose dummy for a level is "
+                           f"that level's comparison; in R, dpreg computes such a comparison itself"
+                           if compares else "")
                     raise DesignError(f"column {v!r} is categorical and cannot be used in the arithmetic "
-                                      f"term {info.expr!r}")
+                                      f"term {info.expr!r}{how}")
 
     # ---- outcome type checks ---------------------------------------------------------------
     if family == "gaussian" and declared_number_refused(df[outcome_var], outcome_var, declared, levels):

@@ -242,7 +242,10 @@ def _check_calls(tree, expr: str) -> None:
             # (interval [0, 1], design.intervals); one comparison against an expression of the row
             if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq,
                                                                    ast.NotEq)):
-                raise FormulaError(f"term {expr!r}: one comparison (>, >=, <, <=, ==, !=) per indicator")
+                # newcomer review 25: I(a < 10 & x > 3), R's way, reads in Python as a < (10 & x) > 3
+                raise FormulaError(f"term {expr!r}: one comparison (>, >=, <, <=, ==, !=) per indicator; "
+                                   "join comparisons with & or | around parentheses, as in "
+                                   "I((a < 10) & (x > 3))")
             continue
         if isinstance(node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp,
                              ast.SetComp, ast.BoolOp, ast.IfExp, ast.Starred)):

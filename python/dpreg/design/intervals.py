@@ -9,7 +9,8 @@ Column intervals are derived from the public ranges of the raw variables only (n
 * monotone functions (log, sqrt, exp, ...): images of the endpoints; an interval outside the domain
   is an error naming the term;
 * a numeric column times a dummy: [min(l, 0), max(u, 0)] (the product with [0, 1]);
-* an indicator I(x > c) (one comparison): [0, 1], whatever the operands' ranges;
+* an indicator I(x > c) (one comparison): [0, 1], whatever the operands' ranges; indicators joined by
+  & or | (I((x > c) & (z < d))) are indicators too;
 * intercept [1, 1].
 
 Unknown ranges are NaN and propagate (column interval NaN).
@@ -87,9 +88,23 @@ def apply_function(name: str, a, expr: str):
 def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
     """Interval of a numeric factor expression. ``var_interval(name) -> (lo, hi)`` (NaN if unknown)."""
 
+    def indicator(node):
+        # a comparison, or comparisons joined by & or |: 0 or 1 for every row (newcomer review 25; a
+        # formula holds one ~, so Python's negation cannot be written in a term)
+        while isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1:
+            node = node.args[0]
+        if isinstance(node, ast.Compare):
+            return True
+        return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
+            and indicator(node.left) and indicator(node.right)
+
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) and indicator(node):
+            ev(node.left)         # the operands are still checked, as a comparison's are
+            ev(node.right)
+            return (0.0, 1.0)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
             v = float(node.value)

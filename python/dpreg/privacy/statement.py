@@ -37,8 +37,13 @@ _MECH_NAMES = {"gaussian": "Gaussian", "laplace": "Laplace", "exponential_svt": 
                "stability_histogram": "stability histogram", "gaussian_zcdp": "Gaussian (zCDP)"}
 
 
-def _levels_source_text(src, pooled) -> str:
-    """How the levels of a categorical variable became public (never a data value)."""
+#: how many released level names the statement lists (a long list is cut: the coefficients name them all)
+LISTED_LEVELS = 6
+
+
+def _levels_source_text(src, pooled, levels=None) -> str:
+    """How the levels of a categorical variable became public (never a data value: a selected level's name
+    is released by the private selection)."""
     if src == "declared":
         return "declared"
     if src == "data":
@@ -46,6 +51,13 @@ def _levels_source_text(src, pooled) -> str:
     if src == "selected":
         where = ("pooled into the level (other)" if pooled == "(other)" else
                  "pooled into the reference level" if pooled == "reference" else "pooled")
+        # newcomer review 25: Bikeshare's C(mnth) at eps = 1 kept one month, and its one coefficient,
+        # C(mnth)[T.(other)], did not say which month it was measured against
+        kept = [str(x) for x in (levels or []) if str(x) != "(other)"]
+        if kept:
+            shown = ", ".join(repr(x) for x in kept[:LISTED_LEVELS])
+            more = f", ... ({len(kept) - LISTED_LEVELS} more)" if len(kept) > LISTED_LEVELS else ""
+            return f"selected privately: released {shown}{more} (values not released: {where})"
         return f"selected privately (values not released: {where})"
     return "not needed" if src is None else str(src)
 
@@ -83,7 +95,7 @@ def _ranges_from_schema(schema) -> tuple[list[dict], bool, list[str]]:
         row = {"variable": str(name), "kind": kind, "role": "outcome" if name == outcome else "predictor"}
         if kind == "categorical":
             src = v.get("levels_source")
-            row["source"] = _levels_source_text(src, v.get("pooled"))
+            row["source"] = _levels_source_text(src, v.get("pooled"), v.get("levels"))
             if src == "data":
                 private = False      # a data-derived name is published without a mechanism
             # levels appear in coefficient names anyway; they are reported, marked by their source

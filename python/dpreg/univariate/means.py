@@ -385,7 +385,13 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     n_feasible = W.feasible_count(s_q, steps)
     if n < n_feasible and not use_clipped:
         msgs.append(W.FEASIBILITY_WARNING)
-    if res.near_bound or res.clamped:
+    if (res.near_bound or res.clamped) and declared == [None, None]:
+        # newcomer review 25: "bounds may be too narrow" when no bound was declared; each search then
+        # starts at the released anchor, and stopping near it is what the flag says
+        msgs.append("a private clip point's search stopped within a few grid steps of where it started "
+                    "(the released median it searches outward from), so it may clip much of the data: the "
+                    "budget may be too small for n; declaring bounds=(lower, upper) avoids the search")
+    elif res.near_bound or res.clamped:
         msgs.append("a private clip point hit or came near a bound: bounds may be too narrow or the "
                     "budget too small")
     if res.crossed:

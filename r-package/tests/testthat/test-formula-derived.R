@@ -187,3 +187,28 @@ test_that("a value outside a derived factor's public levels follows unknown_leve
                      method = "adassp", seed = 1),
                "not among the levels of factor\\(g")
 })
+
+test_that("comparisons joined by & | ! inside I() are indicators computed in R, as lm() computes them", {
+  # newcomer review 25: I(x < 5 & g == "b") was refused ("the function &() is not supported"); its
+  # constants are typed in the formula, so its levels FALSE, TRUE are public
+  df <- toy_data()
+  df$x[3] <- NA
+  tr <- dpreg:::translate_formula(y ~ I(x < 5 & g == "b") + I(x > 8 | g %in% c("a", "c")) + I(!(g == "a")), df)
+  d <- dpreg:::add_derived(df, tr$derived)
+  labels <- vapply(tr$derived, function(s) s$label, "")
+  col <- function(label) as.character(d[[names(labels)[labels == label]]])
+  expect_equal(col('I(x < 5 & g == "b")'), as.character(df$x < 5 & df$g == "b"))   # NA where undecided
+  expect_equal(col('I(x > 8 | g %in% c("a", "c"))'), as.character(df$x > 8 | df$g %in% c("a", "c")))
+  expect_equal(col('I(!(g == "a"))'), as.character(!(df$g == "a")))
+  # two columns compared with each other are not a constant's comparison: still refused
+  expect_error(dpreg:::translate_formula(y ~ I(x < y & g == "b"), df), "add the TRUE/FALSE column")
+  skip_if_no_core()
+  df <- toy_data()
+  fit <- dp_lm(y ~ x + I(x < 5 & g == "b"), data = df, bounds = toy_bounds, method = "adassp", seed = 1)
+  expect_equal(names(coef(fit)), names(coef(lm(y ~ x + I(x < 5 & g == "b"), data = df))))
+  # as an outcome: the fit on the user's own column, same seed, same coefficients
+  df$e <- df$x < 5 & df$g == "b"
+  own <- dp_glm(e ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
+  by_formula <- dp_glm(I(x < 5 & g == "b") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
+  expect_equal(unname(coef(by_formula)), unname(coef(own)))
+})

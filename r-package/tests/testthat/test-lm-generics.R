@@ -577,3 +577,26 @@ test_that("dp_glm(I(dotted.name < 10) ~ x): R's backquoted column names work in 
   b <- dp_glm(below ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
   expect_equal(unname(coef(a)), unname(coef(b)))
 })
+
+test_that("a dp_glm fit whose rules withhold every interval looks like a fit without inference", {
+  # newcomer review 25: when the count gate withheld every remaining interval the core kept an all-NaN
+  # covariance; vcov(), confint() and summary() now match the inference = FALSE fit of the same seed.
+  # The gate is forced shut (an infinite threshold) so that every column of a design of dummies is withheld
+  skip_if_no_core()
+  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
+  old <- gate$LEVEL_COUNT_GATE_SDS
+  on.exit(gate$LEVEL_COUNT_GATE_SDS <- old)
+  gate$LEVEL_COUNT_GATE_SDS <- Inf
+  set.seed(2)
+  d <- data.frame(g = factor(sample(c("a", "b", "c", "d"), 800, TRUE)))
+  d$y <- runif(800) < 0.4
+  args <- list(y ~ g - 1, data = d, family = binomial, eps = 1, seed = 0,
+               levels = list(g = c("a", "b", "c", "d")))
+  f <- suppressWarnings(do.call(dp_glm, args))
+  f0 <- suppressWarnings(do.call(dp_glm, c(args, inference = FALSE)))
+  expect_identical(vcov(f), vcov(f0))
+  expect_identical(confint(f), confint(f0))
+  expect_equal(coef(f), coef(f0))
+  expect_identical(coef(summary(f)), coef(summary(f0)))
+  expect_match(f$inference_note, "every coefficient's interval was withheld")
+})
