@@ -88,9 +88,10 @@ def test_outlier_row_keeps_private_ranges_finite():
 
 
 def test_outcome_range_rarely_clamps_after_the_margin():
-    # n = 10000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each, m = 480 rows (q = 0.048;
-    # the widening factor z_0.001 / z_0.048 = 1.86 is within MAX_WIDENING, so y is widened). Without the
-    # margin about 2 q = 9.6% of y would be clamped. The rule widens y to the normal 1e-3 tail from its
+    # n = 10000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each on the grid 1.25, m = 320
+    # rows (threshold-heavy plan, quantile_search.md §9; q = 0.032: the widening factor
+    # z_0.001 / z_0.032 = 1.67 is within MAX_WIDENING, so y is widened). Without the margin about
+    # 2 q = 6.4% of y would be clamped. The rule widens y to the normal 1e-3 tail from its
     # released ends; y here is lighter-tailed than a normal, so in expectation well below 2 x 1e-3 of
     # the rows are beyond; the search's own noise can move the ends inward, which 1% allows.
     # (At n = 3000, eps = 1, q = 0.16, the factor would be 3: that range is withheld-and-unwidened.)
@@ -107,7 +108,8 @@ def test_outcome_range_rarely_clamps_after_the_margin():
 
 
 def test_intervals_withheld_where_the_range_search_is_too_coarse():
-    # n = 2000, eps = 1: 8 searches at eps 0.0125, m = 480 rows in from each end, q = 0.24 > RELIABLE_Q:
+    # n = 2000, eps = 1: 8 searches at eps 0.0125, m = 320 rows in from each end (threshold-heavy plan;
+    # 480 before the twenty-fifth pass), q = 0.16, widening z_0.001 / z_0.16 = 3.1 > MAX_WIDENING:
     # the released ranges cannot be extrapolated, intervals would under-cover (measured 0.72-0.88 at
     # n = 1000, which now refuses: see the overshoot tests): no interval, sigma-hat or R^2 is printed,
     # and the reason is given

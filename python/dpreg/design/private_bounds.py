@@ -40,6 +40,13 @@ Threshold and step noise are Exp(b) with ``b = 2/eps_q`` (counts). We target the
 * Why KAPPA = 3 and not the winsorized mean's 4 (docs/derivations/winsorized_sa.md §2.6): here an overshoot only widens a range,
   while every unit of m clamps rows; 3 keeps a large stretch rare at beta = 1.01.
 
+Threshold-heavy plan on coarse grids (twenty-fifth pass; docs/derivations/quantile_search.md §9): a search
+that passes the data walks on for S steps with ``P(S >= s) = 1 / (s + 1)`` at the equal split (one
+threshold noise shared by every step). Spending 2/3 of eps_q on the threshold and 1/3 on the steps makes
+it ``2 / ((s + 1)(s + 2))`` at the same cost; with KAPPA = 2 instead of 3 the public estimate of the rows
+left beyond an end is smaller too wherever the grid ratio is 1.1 or coarser. :func:`choose_plan` picks
+between the two plans (``RANGE_PLANS``) from n and eps_q only.
+
 Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). Our choice: a range
 needs about 1% resolution, the grid rounds outward (upper end up, lower end down), and the walk from
 the anchor is 10 times shorter, which lowers the premature-stop risk (``log K`` smaller by 2.3, i.e.
