@@ -76,8 +76,8 @@ body mass at eps 0.2, 49% / 0.38 vs 2.9% / 0.86; diamonds keeps 1.01 (under 1% c
 Public widening margin (issue 12)
 --------------------------------
 The released ends sit about ``q = m/n`` rows in from each end of the data (``q`` up to 0.25 when
-n eps is small: 16% per end at n = 3000, eps = 1 with the default budget share and four numeric
-columns). Clamping the outcome there shrinks every slope (measured: -13% to -18% in the uniform
+n eps is small: 10.7% per end at n = 3000, eps = 1 with the default budget share and four numeric
+columns; 16% before the threshold-heavy plan of quantile_search.md §9). Clamping the outcome there shrinks every slope (measured: -13% to -18% in the uniform
 design of ``benchmarks/bench_validity.py``), so an interval built on the clamped data misses the
 population coefficient a statistician compares with (coverage 0.50-0.89). Each estimated end is
 therefore moved outward by ``w(q, p) (hi - lo)`` with
