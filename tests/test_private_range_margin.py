@@ -88,9 +88,10 @@ def test_outlier_row_keeps_private_ranges_finite():
 
 
 def test_outcome_range_rarely_clamps_after_the_margin():
-    # n = 10000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each, m = 480 rows (q = 0.048;
-    # the widening factor z_0.001 / z_0.048 = 1.86 is within MAX_WIDENING, so y is widened). Without the
-    # margin about 2 q = 9.6% of y would be clamped. The rule widens y to the normal 1e-3 tail from its
+    # n = 10000, eps = 1, four numeric columns: 8 searches at eps 0.0125 each on the grid 1.25, m = 320
+    # rows (threshold-heavy plan, quantile_search.md §9; q = 0.032: the widening factor
+    # z_0.001 / z_0.032 = 1.67 is within MAX_WIDENING, so y is widened). Without the margin about
+    # 2 q = 6.4% of y would be clamped. The rule widens y to the normal 1e-3 tail from its
     # released ends; y here is lighter-tailed than a normal, so in expectation well below 2 x 1e-3 of
     # the rows are beyond; the search's own noise can move the ends inward, which 1% allows.
     # (At n = 3000, eps = 1, q = 0.16, the factor would be 3: that range is withheld-and-unwidened.)
@@ -107,7 +108,8 @@ def test_outcome_range_rarely_clamps_after_the_margin():
 
 
 def test_intervals_withheld_where_the_range_search_is_too_coarse():
-    # n = 2000, eps = 1: 8 searches at eps 0.0125, m = 480 rows in from each end, q = 0.24 > RELIABLE_Q:
+    # n = 2000, eps = 1: 8 searches at eps 0.0125, m = 320 rows in from each end (threshold-heavy plan;
+    # 480 before the twenty-fifth pass), q = 0.16, widening z_0.001 / z_0.16 = 3.1 > MAX_WIDENING:
     # the released ranges cannot be extrapolated, intervals would under-cover (measured 0.72-0.88 at
     # n = 1000, which now refuses: see the overshoot tests): no interval, sigma-hat or R^2 is printed,
     # and the reason is given
@@ -292,7 +294,9 @@ def test_widening_cap_is_a_public_rule_of_q_and_the_tail(q, tail):
 def test_outcome_needing_more_than_twice_its_width_is_not_widened():
     # the Wage setting of issue 13: n = 2400, three numeric columns (6 ends) from a range budget of 0.1:
     # m = ceil(3 x 120) = 360 rows, q = 0.15. Widening y to its 1e-3 tail would take 2.98 x its released
-    # width (test MSE 24 x OLS instead of 3.4): the outcome is marked unreliable (intervals withheld)
+    # width (test MSE 24 x OLS instead of 3.4). Since the twenty-fifth pass the searches run on the grid
+    # 1.25 with the threshold-heavy plan (quantile_search.md §9): m = ceil(2 x 120) = 240, q = 0.1, and
+    # the widening would still be z_0.001 / z_0.1 = 2.41 > 2: the outcome is marked unreliable (intervals withheld)
     # and no column is widened. The decision uses q, beta and the column's role only: the same for any
     # data of this n; the searches and their ledger rows are those of margin=False (post-processing)
     rng = np.random.default_rng(12)
@@ -310,7 +314,7 @@ def test_outcome_needing_more_than_twice_its_width_is_not_widened():
                                                  ledger=led, outcome={"y"}, margin=margin)
             res[margin] = (out, [(e.statistic, e.eps, e.sensitivity) for e in led], info)
         (r0, rows0, _), (r1, rows1, info1) = res[False], res[True]
-        assert info1["y"]["q_lo"] == pytest.approx(360 / 2400)
+        assert info1["y"]["q_lo"] == pytest.approx(240 / 2400) and info1["y"]["threshold_share"] == pytest.approx(2 / 3)
         assert info1["y"]["unreliable"] and not info1["a"]["unreliable"] and not info1["b"]["unreliable"]
         assert r1 == r0 and rows1 == rows0
         assert not any("margin" in i for i in info1.values())
@@ -328,7 +332,8 @@ def _ranges(fit):
 
 
 def test_inference_false_keeps_the_searched_ends():
-    # n = 10000, eps = 1: q = 0.048, y is widened by 1.86 x (within the cap) when intervals are requested.
+    # n = 10000, eps = 1: q = 0.032 (the threshold-heavy plan on the grid 1.25, m = 2 b = 320 rows;
+    # quantile_search.md §9), y is widened by 1.67 x (within the cap) when intervals are requested.
     # With inference=False no interval is released, so the margin would only add noise: the searched
     # ends are kept. The range searches are the same releases (same ledger rows, same seed), so the
     # ranges without inference are exactly the searched ones, inside the widened ones
@@ -340,7 +345,7 @@ def test_inference_false_keeps_the_searched_ends():
     lo_i, hi_i = r_inf["y"]
     lo_n, hi_n = r_no["y"]
     # widened by w (hi - lo) per side, w = (z_0.001 - z_q) / (2 z_q) from scipy's quantiles
-    z_q = norm.isf(480 / 10000)
+    z_q = norm.isf(320 / 10000)
     w = (norm.isf(1e-3) - z_q) / (2 * z_q)
     assert lo_i == pytest.approx(lo_n - w * (hi_n - lo_n), rel=1e-12)
     assert hi_i == pytest.approx(hi_n + w * (hi_n - lo_n), rel=1e-12)

@@ -98,11 +98,14 @@ def _fit(df, random_state, **kw):
 
 
 def test_raw_scale_fit_withholds_intervals_when_a_range_overshoots():
-    # seed 49: the lower range search of x1 passed the data (x1 released as about [-1e5, 6018] for
+    # seed 521: the lower range search of x1 passed the data (x1 released as about [-3.3e5, 6018] for
     # data in [1000, 5000]): x1 is nearly constant on its scaled range and the released Gram has an
-    # eigenvalue below sigma1. Seed 1: the ranges hold the data closely; intervals are released
+    # eigenvalue below sigma1. Seed 1: the ranges hold the data closely; intervals are released.
+    # (Before the twenty-fifth pass's threshold-heavy range searches, quantile_search.md §9, seeds 49 and
+    # 133 overshot; now 2 seeds of the first 1500 release x1's lower end below -10^4: 521, and 1417 at
+    # about -1.7e4, a 4-fold range on which x1 still varies enough for intervals, which are released)
     df = _raw_scale()
-    for seed in (49, 133):       # 133: x1 released as about [-1.9e10, 6018]; caught by lambda_min only
+    for seed in (521,):
         bad = _fit(df, seed)
         lo = bad.public.schema.variables["x1"].lower
         assert lo < -10000
@@ -125,7 +128,7 @@ def test_boosted_fit_withholds_intervals_when_a_range_overshoots():
     without the rule it released a slope shrunk towards 0 with a narrow interval. The same range
     releases as the AdaSSP test above (the range search draws first from the same seed)."""
     df = _raw_scale()
-    for seed in (49, 133):
+    for seed in (521,):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bad = dpreg.dp_lm("y ~ x1 + x2", df, eps=4, method="boosted_adassp", random_state=seed)

@@ -40,6 +40,13 @@ Threshold and step noise are Exp(b) with ``b = 2/eps_q`` (counts). We target the
 * Why KAPPA = 3 and not the winsorized mean's 4 (docs/derivations/winsorized_sa.md §2.6): here an overshoot only widens a range,
   while every unit of m clamps rows; 3 keeps a large stretch rare at beta = 1.01.
 
+Threshold-heavy plan on coarse grids (twenty-fifth pass; docs/derivations/quantile_search.md §9): a search
+that passes the data walks on for S steps with ``P(S >= s) = 1 / (s + 1)`` at the equal split (one
+threshold noise shared by every step). Spending 2/3 of eps_q on the threshold and 1/3 on the steps makes
+it ``2 / ((s + 1)(s + 2))`` at the same cost; with KAPPA = 2 instead of 3 the public estimate of the rows
+left beyond an end is smaller too wherever the grid ratio is 1.1 or coarser. :func:`choose_plan` picks
+between the two plans (``RANGE_PLANS``) from n and eps_q only.
+
 Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). Our choice: a range
 needs about 1% resolution, the grid rounds outward (upper end up, lower end down), and the walk from
 the anchor is 10 times shorter, which lowers the premature-stop risk (``log K`` smaller by 2.3, i.e.
@@ -69,8 +76,8 @@ body mass at eps 0.2, 49% / 0.38 vs 2.9% / 0.86; diamonds keeps 1.01 (under 1% c
 Public widening margin (issue 12)
 --------------------------------
 The released ends sit about ``q = m/n`` rows in from each end of the data (``q`` up to 0.25 when
-n eps is small: 16% per end at n = 3000, eps = 1 with the default budget share and four numeric
-columns). Clamping the outcome there shrinks every slope (measured: -13% to -18% in the uniform
+n eps is small: 10.7% per end at n = 3000, eps = 1 with the default budget share and four numeric
+columns; 16% before the threshold-heavy plan of quantile_search.md §9). Clamping the outcome there shrinks every slope (measured: -13% to -18% in the uniform
 design of ``benchmarks/bench_validity.py``), so an interval built on the clamped data misses the
 population coefficient a statistician compares with (coverage 0.50-0.89). Each estimated end is
 therefore moved outward by ``w(q, p) (hi - lo)`` with
@@ -139,6 +146,12 @@ CLAMP_WARN_SHARE = 0.02
 KAPPA = 3.0
 #: cap of the quantile levels when n is small for the budget
 Q_CAP = 0.25
+#: the public plans of one range search, (share of eps_q on the threshold noise, KAPPA): the equal split
+#: with KAPPA = 3, and a threshold-heavy split (threshold 2/3, steps 1/3) with KAPPA = 2, whose walk past
+#: the data stops within a few steps: P(s more steps) = 2 / ((s + 1)(s + 2)) instead of 1 / (s + 1)
+#: (docs/derivations/quantile_search.md §9). :func:`choose_plan` takes the one with the smaller public
+#: tail-clamp estimate (the threshold-heavy one on grids of ratio 1.1 and coarser), ties to the lighter tail
+RANGE_PLANS = ((0.5, KAPPA), (2.0 / 3.0, 2.0))
 #: largest quantile level at which a released range is extrapolated by the margin rule (issue 12):
 #: above it (or on a grid coarser than CLAMP_LADDER_MAX) the column's range is "unreliable"
 RELIABLE_Q = 0.2
@@ -227,21 +240,42 @@ def _widen(lo: float, hi: float, w: float, lower: bool, upper: bool, dom):
     return float(new_lo), float(new_hi)
 
 
-def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA) -> float:
+def _scales(eps_q: float, share: float):
+    """(b_thr, b_step) of a search with ``share`` of eps_q on the threshold (2/eps_q each at 1/2)."""
+    if share == 0.5:
+        return 2.0 / eps_q, 2.0 / eps_q
+    return 1.0 / (share * eps_q), 1.0 / ((1.0 - share) * eps_q)
+
+
+def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
+                         share: float = 0.5) -> float:
     """Public bound on the probability that a range search stops before it reaches the data.
 
     Before the walk reaches the data every count is 0, so a stop at step k needs
-    ``Z_k > q n + Z_0``; with Z_k, Z_0 ~ Exp(b) independent, ``P = exp(-q n / b) / 2`` per step. A union
-    over the S steps from 0 to ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length) gives
-    ``S exp(-q n / b) / 2``.
+    ``Z_k > q n + Z_0``; with Z_k ~ Exp(b_step), Z_0 ~ Exp(b_thr) independent,
+    ``P = b_step / (b_step + b_thr) exp(-q n / b_step)`` per step (``exp(-q n / b) / 2`` at the equal
+    split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps from 0 to
+    ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length) gives ``S share exp(-q n / b_step)``.
     """
-    b = 2.0 / eps_q
+    _, b_step = _scales(eps_q, share)
     steps = math.log(FEASIBILITY_SCALE + 1.0) / math.log(beta)
-    return min(1.0, 0.5 * steps * math.exp(-q_hi * n / b))
+    return min(1.0, share * steps * math.exp(-q_hi * n / b_step))
+
+
+def further_steps_tail(s: float, share: float = 0.5) -> float:
+    """``P(S >= s)`` for the steps S a search takes past the first grid point beyond the data, given that
+    it passed that point (docs/derivations/quantile_search.md §7, §9): with ``r = b_thr / b_step``,
+    ``int_0^1 (1 - v^r)^s dv = Gamma(1 + 1/r) Gamma(s + 1) / Gamma(s + 1 + 1/r)``; ``1 / (s + 1)`` at the
+    equal split, ``2 / ((s + 1)(s + 2))`` at share 2/3. Decreasing in s, so at a real s it bounds the
+    probability of at least ``ceil(s)`` steps."""
+    s = max(0.0, float(s))
+    b_thr, b_step = _scales(1.0, share)
+    inv_r = b_step / b_thr
+    return min(1.0, math.exp(math.lgamma(1.0 + inv_r) + math.lgamma(s + 1.0) - math.lgamma(s + 1.0 + inv_r)))
 
 
 def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
-                    stretch: float = OVERSHOOT_STRETCH) -> float:
+                    stretch: float = OVERSHOOT_STRETCH, share: float = 0.5) -> float:
     """Public probability that one range search passes the data and stops more than ``stretch`` times
     farther from its anchor than the data's end (docs/derivations/quantile_search.md §7).
 
@@ -255,19 +289,26 @@ def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
     ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only. The
     distances are ``distance + 1`` in the column's units (``beta^k = g_k - l + 1``): for a data end within
     about a unit of the anchor the plain distance ratio can exceed ``stretch`` more often (§7, "Units").
+    With ``share`` of eps_q on the threshold (§9) the walk passes the data with probability
+    ``exp(-m_eff / b_thr)`` and the further steps follow :func:`further_steps_tail`; at the equal split
+    this is the formula above.
     """
-    b = 2.0 / eps_q
+    b_thr, _ = _scales(eps_q, share)
     m_eff = max(0.0, (1.0 - q_hi) * n)
-    return min(1.0, math.exp(-m_eff / b) * math.log(beta) / math.log(stretch))
+    s = math.log(stretch) / math.log(beta) - 1.0
+    return min(1.0, math.exp(-m_eff / b_thr) * further_steps_tail(s, share))
 
 
-def tail_clamp_estimate(eps_q: float, beta: float = RANGE_BETA) -> float:
-    """Public rough count of rows left beyond one end: ``m`` plus the early-stop bias of the one-sided
-    step noise inside the data, about ``b log K_data``, with ``K_data`` = grid steps across a factor-2
-    span (a public stand-in for the width of the data's tail region)."""
-    b = 2.0 / eps_q
+def tail_clamp_estimate(eps_q: float, beta: float = RANGE_BETA, share: float = 0.5,
+                        kappa: float | None = None) -> float:
+    """Public rough count of rows left beyond one end: ``m = ceil(kappa b)`` (``b = 2/eps_q``) plus the
+    early-stop bias of the one-sided step noise inside the data, about ``b_step log K_data``, with
+    ``K_data`` = grid steps across a factor-2 span (a public stand-in for the width of the data's tail
+    region)."""
+    kappa = KAPPA if kappa is None else kappa
+    _, b_step = _scales(eps_q, share)
     k_data = max(1.0, math.log(2.0) / math.log(beta))
-    return math.ceil(KAPPA * b) + b * math.log(k_data)
+    return math.ceil(kappa * 2.0 / eps_q) + b_step * math.log(k_data)
 
 
 def feasible(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA) -> bool:
@@ -275,7 +316,8 @@ def feasible(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA) -> boo
     return premature_stop_bound(n, eps_q, q_hi, beta) <= 0.01
 
 
-def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA):
+def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA, share: float = 0.5,
+                kappa: float | None = None):
     """Grid ratio of one variable's searches from public facts (n, eps_q). Returns (beta, bound) with
     ``bound`` the premature-stop bound at that beta.
 
@@ -289,23 +331,46 @@ def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA):
     """
     ladder = [b for b in BETA_LADDER if b >= beta] or [beta]
     low = [b for b in ladder if b <= CLAMP_LADDER_MAX] or ladder[:1]
-    ok = [b for b in low if premature_stop_bound(n, eps_q, q_hi, b) <= 0.01]
+
+    def premature(b_):
+        return premature_stop_bound(n, eps_q, q_hi, b_, share)
+    ok = [b for b in low if premature(b) <= 0.01]
     for cand in ok:
-        if tail_clamp_estimate(eps_q, cand) <= CLAMP_WARN_SHARE * n:
-            return cand, premature_stop_bound(n, eps_q, q_hi, cand)
+        if tail_clamp_estimate(eps_q, cand, share, kappa) <= CLAMP_WARN_SHARE * n:
+            return cand, premature(cand)
     if ok:
-        return ok[-1], premature_stop_bound(n, eps_q, q_hi, ok[-1])
+        return ok[-1], premature(ok[-1])
     for cand in ladder:
-        bound = premature_stop_bound(n, eps_q, q_hi, cand)
+        bound = premature(cand)
         if bound <= 0.01:
             return cand, bound
-    return ladder[-1], premature_stop_bound(n, eps_q, q_hi, ladder[-1])
+    return ladder[-1], premature(ladder[-1])
+
+
+def choose_plan(n: int, eps_q: float, beta: float = RANGE_BETA) -> dict:
+    """The public plan of one column's range searches (docs/derivations/quantile_search.md §9): for each
+    of ``RANGE_PLANS`` (threshold share, KAPPA) its quantile levels and grid (:func:`choose_beta`);
+    among the plans that pass the refusal checks (premature-stop bound <= ``MAX_PREMATURE``, overshoot
+    bound <= ``MAX_OVERSHOOT``) the one with the smallest :func:`tail_clamp_estimate` (rows left beyond
+    an end), ties to the later plan (the lighter overshoot tail); the first plan when none passes (the
+    design then refuses). A function of n, eps_q and beta only. Returns a dict with keys share, kappa,
+    q_lo, q_hi, m, capped, beta, premature, overshoot, clamp_estimate, ok."""
+    best = None
+    for share, kappa in RANGE_PLANS:
+        q_lo, q_hi, m, capped = quantile_levels(n, eps_q, kappa)
+        b_col, bound = choose_beta(n, eps_q, q_hi, beta, share, kappa)
+        over = overshoot_bound(n, eps_q, q_hi, b_col, share=share)
+        plan = {"share": share, "kappa": kappa, "q_lo": q_lo, "q_hi": q_hi, "m": m, "capped": capped,
+                "beta": b_col, "premature": bound, "overshoot": over,
+                "clamp_estimate": tail_clamp_estimate(eps_q, b_col, share, kappa),
+                "ok": bound <= MAX_PREMATURE and over <= MAX_OVERSHOOT}
+        if best is None or (plan["ok"] and (not best["ok"] or plan["clamp_estimate"] <= best["clamp_estimate"])):
+            best = plan
+    return best
 
 
 def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
-    q_hi = quantile_levels(n, eps_q)[1]
-    b_col, bound = choose_beta(n, eps_q, q_hi, beta)
-    return bound <= MAX_PREMATURE and overshoot_bound(n, eps_q, q_hi, b_col) <= MAX_OVERSHOOT
+    return choose_plan(n, eps_q, beta)["ok"]
 
 
 def min_rows_for_ranges(eps_q: float, beta: float = RANGE_BETA) -> int:
@@ -420,11 +485,9 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
     eps_q = float(eps_total) / n_ends
     for col in missing:
         n = rows[col]
-        q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
-        b_col, bound = choose_beta(n, eps_q, q_hi, beta)
         # refuse where a search would likely stop before the data (premature stop) or far beyond them
         # (overshoot): either gives a range that is noise (public facts n, eps_q, beta only)
-        if bound > MAX_PREMATURE or overshoot_bound(n, eps_q, q_hi, b_col) > MAX_OVERSHOOT:
+        if not choose_plan(n, eps_q, beta)["ok"]:
             from ..errors import SampleTooSmall
             names = [repr(c) for c in missing]
             cols = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
@@ -475,21 +538,21 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     plans = {}
     for col in missing:
         n = _as_column(values[col]).shape[0]
-        q_lo, q_hi, m, capped = quantile_levels(n, eps_q)
-        b_col, bound = choose_beta(n, eps_q, q_hi, beta)
-        heavy_clamp = tail_clamp_estimate(eps_q, b_col) > CLAMP_WARN_SHARE * n
-        plans[col] = (q_lo, q_hi, b_col, capped or b_col != beta or heavy_clamp)
+        plan = choose_plan(n, eps_q, beta)
+        heavy_clamp = plan["clamp_estimate"] > CLAMP_WARN_SHARE * n
+        plans[col] = (plan["q_lo"], plan["q_hi"], plan["beta"], plan["capped"] or plan["beta"] != beta or heavy_clamp,
+                      plan["share"])
     for col, (lo, hi) in missing.items():
         x = _as_column(values[col])
-        q_lo, q_hi, beta_col, coarse = plans[col]
+        q_lo, q_hi, beta_col, coarse, share = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)
             warnings.warn(TOO_SMALL, AccuracyWarning, stacklevel=3)
-        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col}
+        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share}
         if hi is None:
             start = 0.0 if lo is None else float(lo)
             r = _upq_quiet(x, q_hi, lower=start, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                    statistic=f"range upper({col})")
+                    statistic=f"range upper({col})", threshold_share=share)
             hi_est = r.estimate
             col_info["upper"] = r.to_dict()
         else:
@@ -508,12 +571,13 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                 else:
                     t = on_log_scale(x, dom)
                 r = _upq_quiet(t, q_lo, upper=float(fwd(hi_est)), eps=eps_q, noise=noise, ledger=ledger,
-                        beta=beta_col, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale")
+                        beta=beta_col, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale",
+                        threshold_share=share)
                 lo_est = float(inv(r.estimate))
                 col_info["lower_scale"] = _SCALE_NAME[dom]
             else:
                 r = _upq_quiet(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                        statistic=f"range lower({col})")
+                        statistic=f"range lower({col})", threshold_share=share)
                 lo_est = r.estimate
             col_info["lower"] = r.to_dict()
         else:

@@ -125,24 +125,37 @@ def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None)
     return min(k, cap)
 
 
-def noise_scales(*, eps=None, rho=None, quantile_noise="exponential"):
+def noise_scales(*, eps=None, rho=None, quantile_noise="exponential", threshold_share: float = 0.5):
     """Per-quantile noise scales (docs/derivations/winsorized_sa.md §1.5) -> (kind, scale_thr, scale_step, cost rows).
 
     cost rows: [(part, {"eps": ...} or {"rho": ...}, note)] for the threshold and the steps.
+    ``threshold_share`` (pure eps only): the share of eps spent on the threshold, the rest on the steps
+    (``b_thr = 1 / (share eps)``, ``b_step = 1 / ((1 - share) eps)``; the proof charges
+    ``eps_thr + eps_step`` for any split; docs/derivations/quantile_search.md §9).
     """
     if (eps is None) == (rho is None):
         raise InvalidArgument("give exactly one of eps (pure DP) or rho (zCDP) for the quantile search")
     if quantile_noise not in _KINDS:
         raise InvalidArgument("quantile_noise must be 'exponential', 'laplace' or 'gaussian'")
+    if isinstance(threshold_share, bool) or not (isinstance(threshold_share, (int, float, np.floating))
+                                                 and 0.0 < threshold_share < 1.0):
+        raise InvalidArgument("threshold_share must be a number strictly between 0 and 1")
+    if threshold_share != 0.5 and eps is None:
+        raise InvalidArgument("threshold_share other than 1/2 is available for pure eps-DP searches only")
     if eps is not None:
         if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps)
                                          and eps > 0):
             raise InvalidArgument("eps of the quantile search must be a finite number > 0")
         if quantile_noise == "gaussian":
             raise InvalidArgument("quantile_noise='gaussian' is a zCDP mechanism: give rho, not eps")
-        b = 2.0 / float(eps)                       # eps_thr = eps_step = eps/2 (docs/derivations/winsorized_sa.md §1.5)
-        half = {"eps": float(eps) / 2.0}
-        return quantile_noise, b, b, [("threshold", half, None), ("steps", half, None)]
+        if threshold_share == 0.5:
+            b = 2.0 / float(eps)                   # eps_thr = eps_step = eps/2 (docs/derivations/winsorized_sa.md §1.5)
+            half = {"eps": float(eps) / 2.0}
+            return quantile_noise, b, b, [("threshold", half, None), ("steps", half, None)]
+        eps_thr = float(eps) * float(threshold_share)
+        eps_step = float(eps) - eps_thr
+        return (quantile_noise, 1.0 / eps_thr, 1.0 / eps_step,
+                [("threshold", {"eps": eps_thr}, None), ("steps", {"eps": eps_step}, None)])
     if isinstance(rho, bool) or not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho)
                                      and rho > 0):
         raise InvalidArgument("rho of the quantile search must be a finite number > 0")
@@ -285,7 +298,8 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
 
 def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
         beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
-        statistic: str = "quantile", direction: str | None = None, output: str = "stop") -> QuantileResult:
+        statistic: str = "quantile", direction: str | None = None, output: str = "stop",
+        threshold_share: float = 0.5) -> QuantileResult:
     """Unbounded private quantile of ``x`` at level ``q`` (docs/derivations/winsorized_sa.md §1).
 
     Parameters
@@ -311,6 +325,10 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         K = 1; the same as "stop" when the walk never stopped). Post-processing of K, so the cost is
         the same; the interval ends of ``dp_quantile`` use it, because the rank of the passed point
         has an exact, data-independent tail (:func:`passed_rank_tail`).
+    threshold_share : share of ``eps`` spent on the threshold noise (default 1/2: ``b = 2/eps`` for
+        both); the rest goes to the step noise. The cost is ``eps`` for any split. A larger share makes
+        the walk past the data stop sooner (a lighter overshoot tail) and adds step noise inside the
+        data (docs/derivations/quantile_search.md §9; the private ranges use 2/3 on coarse grids).
 
     Errors are raised before anything is added to the ledger; messages never quote data values.
     """
@@ -334,7 +352,8 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         raise InvalidArgument("a quantile with q >= 1/2 needs a finite lower bound (the search walks up from it)")
     if not up and not math.isfinite(upper):
         raise InvalidArgument("a quantile with q < 1/2 needs a finite upper bound (the search walks down from it)")
-    kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise)
+    kind, s_thr, s_step, costs = noise_scales(eps=eps, rho=rho, quantile_noise=quantile_noise,
+                                              threshold_share=threshold_share)
     binned = isinstance(x, BinnedColumn)
     arr = x if binned else np.asarray(x, dtype=float).ravel()
     if arr.shape[0] < 1:
