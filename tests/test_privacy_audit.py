@@ -181,6 +181,10 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # withheld because the reference level's released count cannot rule out no rows (public names,
              # chosen from the released XtX and public constants)
              "/facts/reference_level_withheld[]",
+             # issue 12, twenty-fifth pass (§44): BoostedAdaSSP with a factor and private ranges: the terms
+             # whose intervals load on a direction of the numeric columns and the constant that the released
+             # XtX leaves below sigma1 (public names, chosen from the released XtX and the public map)
+             "/facts/curvature_unresolved_withheld[]",
              # issue 12, intervals of combinations and predictions (§28): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of

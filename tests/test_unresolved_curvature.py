@@ -173,15 +173,16 @@ def _factor_rule_flags(X, sigma1, draws, seed):
 
 def test_factor_rule_flags_a_squeezed_numeric_column_and_ignores_the_rare_level():
     """§44: the rule restricted to the numeric columns and the constant. B = [e_x1, e_x2, e_icpt] is
-    orthonormal, so B'EB has the law of the full Gram noise in dimension 3 and §14's rates hold: a
-    direction of curvature 0 (here n spread^2 / 12 ~ 2e-5, against sigma1 = 2) is flagged with probability
-    >= Phi(1) = 0.841 (400 draws: Monte Carlo s.e. <= 0.025, tolerance 4 s.e. = 0.10)."""
+    orthonormal, so B'EB has the law of the full Gram noise in dimension 3 and §14's argument holds with
+    the threshold 2 sigma1: a direction of curvature 0 (here n spread^2 / 12 ~ 2e-5, against sigma1 = 2)
+    is flagged with probability >= P(v'Ev < 2 sigma1) = Phi(2) = 0.977 (400 draws: Monte Carlo s.e.
+    0.0075, tolerance 4 s.e. = 0.03)."""
     squeezed = _scaled_factor_design(3000, 1e-4, 11)
     ours, _ = _factor_rule_flags(squeezed, 2.0, 400, 12)
-    assert ours.mean() >= 0.841 - 0.10
+    assert ours.mean() >= 0.977 - 0.03
     # spread 1: the weakest curvature within the numeric block and the constant is about n / 12 = 250 =
     # 125 sigma1 (x1 and x2 uniform on [-1, 1], halved), so by Weyl the rule fires only if the 3 x 3 noise
-    # has norm above 124 sigma1: never (it exceeds 6 with probability < 5e-6). The rare level b (32 rows,
+    # has norm above 123 sigma1: never (it exceeds 6 with probability < 5e-6). The rare level b (32 rows,
     # curvature 8 = 4 sigma1) is outside the subspace and cannot make it fire
     rare = _scaled_factor_design(3000, 1.0, 13)
     ours, _ = _factor_rule_flags(rare, 2.0, 400, 14)
