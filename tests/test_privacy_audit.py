@@ -185,6 +185,11 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # direction and the rounds' remaining share there at the released curvature's lower end
              # (post-processing of XtX, Gamma, the debiasing map, the inference centre and its covariance)
              "/facts/reference_direction_widening[]", "/facts/reference_direction_remaining[]",
+
+             # issue 12, twenty-fifth pass (§47): BoostedAdaSSP with a factor and private ranges: the terms
+             # whose intervals load on a direction of the numeric columns and the constant that the released
+             # XtX leaves below sigma1 (public names, chosen from the released XtX and the public map)
+             "/facts/curvature_unresolved_withheld[]",
              # issue 12, intervals of combinations and predictions (§28): the scaled inference centre
              # and covariance (post-processing of XtX, Xty, theta_hat and sigma-hat), the eigenvectors of
              # the released XtX below 2 and 3 sigma1 and the box of de-attenuations (post-processing of

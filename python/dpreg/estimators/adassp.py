@@ -25,7 +25,7 @@ from scipy import stats
 
 from ..design.private_bounds import unreliable_ranges_note
 from ..design.scaling import scale_design
-from ..errors import Diagnostic, InvalidArgument
+from ..errors import AccuracyWarning, Diagnostic, InvalidArgument
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
@@ -593,6 +593,77 @@ def _hidden_direction_note(names, k, n_coef=None):
                           "coefficient loads (fit.inference_note says why and what helps).", AccuracyWarning)
     return Diagnostic(f"Not estimable at this n and eps: the intervals of {shown} are withheld (reported "
                       f"as NA): {reason}.", AccuracyWarning)
+
+
+def _private_numeric_columns(design, state, icpt) -> list[int]:
+    """Indices (of the kept columns) of the numeric columns built from a variable whose range was estimated
+    privately: not the intercept, not a factor dummy, no categorical coding in the term (an interaction
+    with a factor level is as small as the level on every range). Public: the terms and the schema."""
+    estimated = [v.name for v in design.public.schema.variables.values()
+                 if v.kind == "numeric" and v.bounds_source == "estimated"]
+    if not estimated:
+        return []
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(v) for v in estimated) + r")(?![\w])")
+    dummies = set(state.get("dummy_columns") or [])
+    names = state.get("kept_terms") or []
+    return [j for j, term in enumerate(names)
+            if j != icpt and j not in dummies and "[" not in term and pattern.search(term)]
+
+
+def _constant_coefficients(state, icpt, d):
+    """The scaled coefficient vector whose combination of the columns is the all-ones column: the intercept,
+    or under the cell coding (§33) the reference column and the coding block's kept dummies; None without
+    an intercept."""
+    if icpt is None:
+        return None
+    c = np.zeros(d)
+    c[list(state.get("reference_coefs") or [icpt])] = 1.0
+    return c
+
+
+def _withhold_unresolved_numeric(rel, facts, state, M, design, icpt):
+    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §47): BoostedAdaSSP on a design with factors and
+    private ranges. §14's test restricted to the numeric columns with a private range and the constant
+    (inf.unresolved_numeric_directions); the coefficients whose map loads on a direction it finds by more
+    than inf.HIDDEN_MAX_LOADING (§24's limit) have their intervals withheld, the others (a factor's
+    contrasts, which do not contain the constant) keep theirs. R^2 is withheld too: its explained sum
+    misses the part along the hidden direction (§39). Released values and public constants only."""
+    from ..inference import ssp as inf
+    numeric = _private_numeric_columns(design, state, icpt)
+    A = np.asarray(state["A_hat"], float)
+    hidden = inf.unresolved_numeric_directions(A, state["sigma_gram"], numeric,
+                                               _constant_coefficients(state, icpt, A.shape[0]))
+    if hidden.shape[1] == 0:
+        return
+    M = np.asarray(M, float)
+    norm = np.linalg.norm(M, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load = np.where(norm > 0, np.linalg.norm(M @ hidden, axis=1) / norm, 0.0)
+    withheld = [int(j) for j in np.flatnonzero(load > inf.HIDDEN_MAX_LOADING)]
+    if not withheld:
+        return
+    facts["curvature_unresolved"] = True
+    names = state.get("kept_terms") or []
+    facts["curvature_unresolved_withheld"] = [names[j] if j < len(names) else str(j) for j in withheld]
+    if rel.r_squared is not None or "r_squared_interval" in facts:
+        rel.r_squared = rel.adj_r_squared = None
+        _drop_r2_interval(facts)
+        facts["r_squared_not_estimable"] = (
+            "not estimable at this n and eps: on the privately estimated ranges a numeric predictor is nearly "
+            "constant, and the explained sum of squares along it is hidden by the privacy noise in X^T X")
+    if len(withheld) >= len(rel.coef):
+        rel.vcov = rel.vcov_privacy = rel.ci = rel.ci_draws = None
+        rel.inference_note = UNRESOLVED_CURVATURE_NOTE
+        return
+    _withhold_intervals(rel, facts, withheld)
+
+
+#: §14 / §42 / §47: the reason given where the private ranges leave a direction the Gram noise hides
+UNRESOLVED_CURVATURE_NOTE = (
+    "standard errors not estimable at this n and eps: on the privately estimated ranges some "
+    "combination of the predictors is nearly constant, and the privacy noise in X^T X hides "
+    "how much the data vary along it, so its errors have no bound; declare bounds= for the "
+    "predictors, or raise eps or bounds_share")
 
 
 def _private_ranges(design) -> bool:
@@ -1377,11 +1448,12 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             rel.vcov_privacy = None
             rel.ci = rel.ci_draws = None
             facts["curvature_unresolved"] = True
-            rel.inference_note = (
-                "standard errors not estimable at this n and eps: on the privately estimated ranges some "
-                "combination of the predictors is nearly constant, and the privacy noise in X^T X hides "
-                "how much the data vary along it, so its errors have no bound; declare bounds= for the "
-                "predictors, or raise eps or bounds_share")
+            rel.inference_note = UNRESOLVED_CURVATURE_NOTE
+        elif (boosted and design.public.factor_blocks and rel.vcov is not None and _private_ranges(design)):
+            # twenty-fifth pass (§47): with a factor, §14's test on the numeric columns with private ranges
+            # and the constant only (a rare level is a small direction on every range), and only the
+            # intervals that load on what it finds are withheld
+            _withhold_unresolved_numeric(rel, facts, state, M, design, icpt)
         unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
         if unreliable:
             # issue 12: a private range from a search this coarse (quantile level above RELIABLE_Q, or a
@@ -1539,6 +1611,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             "factor's reference level cannot rule out a level with no rows, and every one of these "
             "coefficients contains the reference level's mean, which is then not identified. A larger n or "
             "eps, or a more populated reference level (declared first in levels=), gives their intervals.", None)]
+    if facts.get("curvature_unresolved_withheld") and rel.vcov is not None:
+        # twenty-fifth pass (§47): some intervals kept (a factor's contrasts); name the withheld ones
+        rel.warnings = list(rel.warnings) + [Diagnostic(
+            f"Not estimable at this n and eps: the intervals of {', '.join(facts['curvature_unresolved_withheld'])} "
+            "are withheld (reported as NA): on the privately estimated ranges a numeric predictor is nearly "
+            "constant, and the privacy noise in X^T X hides how much the data vary along it, so these "
+            "coefficients' errors have no bound. Declare bounds= for the predictors, or raise eps or "
+            "bounds_share.", AccuracyWarning)]
     if facts.get("tail_allowance_note") and (facts.get("sigma_interval") or facts.get("r_squared_interval")):
         # a note: the intervals are valid under the stated assumption, which the note states (§22)
         rel.warnings = list(rel.warnings) + [Diagnostic(

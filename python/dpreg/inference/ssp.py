@@ -1562,6 +1562,42 @@ def unresolved_curvature(A_hat, sigma_gram: float, lam_hat: float | None = None,
     return lam_hat is not None and float(lam_hat) < c * float(sigma_lambda)
 
 
+#: twenty-fifth pass (docs/derivations/adassp_boosted.md §47): the one-sided threshold, in sigma1, of the
+#: restricted test on designs with factors. §14 flags a direction of curvature 0 with probability >= 0.975
+#: through two tests (1 - (1 - Phi(1))^2); the second, the released lambda_min, refers to the full Gram
+#: matrix, about 0 with a rare level, so it is unusable here, and one test at 2 sigma1 gives Phi(2) = 0.977
+#: (at 1 sigma1 one overshoot in six kept its interval: x2's range to -1.3e9, x2 = 0.0 in [-0.0, 0.0])
+UNRESOLVED_NUMERIC_SDS = 2.0
+
+
+def unresolved_numeric_directions(A_hat, sigma_gram: float, numeric, constant=None,
+                                  c: float = UNRESOLVED_NUMERIC_SDS) -> np.ndarray:
+    """The directions, within the span of the columns ``numeric`` and of the constant (the coefficient
+    vector ``constant`` whose column combination is the all-ones column; None without one), whose
+    released curvature is below c sigma1 (docs/derivations/adassp_boosted.md §47): §14's first test on the
+    released Gram matrix restricted to that subspace, B' A_hat B with B = [e_numeric, constant / ||constant||]
+    orthonormal. Construction (A)'s noise is isotropic, so B'EB has the law of the full noise in dimension
+    len(numeric) + 1 and §14's error rates hold with the threshold c. Factor dummies stay outside B: a rare level is
+    a small-curvature direction on every range, which is not what this test is for. Returns the directions
+    as columns in the full coordinates, (d, k), k = 0 when none. ``c`` = UNRESOLVED_NUMERIC_SDS: one test
+    at 2 sigma1 in place of §14's two at 1 sigma1. Released values only (post-processing)."""
+    A = np.asarray(A_hat, float)
+    A = (A + A.T) / 2.0
+    d = A.shape[0]
+    numeric = [int(j) for j in numeric]
+    if not numeric:
+        return np.zeros((d, 0))
+    cols = [np.eye(d)[:, j] for j in numeric]
+    if constant is not None:
+        u = np.asarray(constant, float)
+        u = u - sum((u @ e) * e for e in cols)      # the constant's columns are disjoint from the numeric ones
+        if np.linalg.norm(u) > 0:
+            cols.append(u / np.linalg.norm(u))
+    B = np.column_stack(cols)
+    alpha, q = np.linalg.eigh(B.T @ A @ B)
+    return B @ q[:, alpha < float(c) * float(sigma_gram)]
+
+
 def privacy_part(vcov, V_samp_scaled, M):
     """The printed covariance minus the non-private sampling covariance (scaled units, mapped with M):
     the part due to the privacy noise, for the "noise share" column (issue 12: the share must agree with
