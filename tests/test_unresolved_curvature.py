@@ -220,15 +220,16 @@ def _factor_fit(df, random_state):
 
 
 def test_factor_design_withholds_the_interval_of_an_overshooting_column_only():
-    """Twenty-fifth pass (§47): the rare_level design (n = 3000, eps = 4, private ranges). random_state 49:
-    x1's range is released as about [-1.1e5, 0.95] for data on [-1, 1]; before the rule the fit printed
-    x1 = -0.0002 with interval [-0.0003, -0.0001] (truth 2). Its interval is withheld now, with R^2 (its
+    """Twenty-fifth pass (§47): the rare_level design (n = 3000, eps = 4, private ranges). random_state 649:
+    x1's range is released as about [-53.6, 0.95] for data on [-1, 1] and x1's estimate is 0.16 (truth 2;
+    on the range searches before the twenty-fifth pass's split, quantile_search.md §9, seed 49 overshot to
+    -1.1e5 and printed x1 = -0.0002 with interval [-0.0003, -0.0001]). Its interval is withheld, with R^2 (its
     explained sum misses x1's part); x2 and the contrast of level c keep theirs (the contrast of two level
     means does not contain the constant, so it does not load on x1 - k * constant). random_state 0: the
     ranges hold the data and nothing is withheld by this rule."""
     df = _factor_frame()
-    bad = _factor_fit(df, 49)
-    assert bad.public.schema.variables["x1"].lower < -1000
+    bad = _factor_fit(df, 649)
+    assert bad.public.schema.variables["x1"].lower < -50
     assert bad.facts.get("curvature_unresolved") and bad.facts["curvature_unresolved_withheld"] == ["x1"]
     ci = bad.conf_int()
     assert ci.loc["x1"].isna().all()
