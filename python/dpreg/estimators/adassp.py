@@ -622,12 +622,13 @@ def _constant_coefficients(state, icpt, d):
 
 
 def _withhold_unresolved_numeric(rel, facts, state, M, design, icpt):
-    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §47): BoostedAdaSSP on a design with factors and
-    private ranges. §14's test restricted to the numeric columns with a private range and the constant
-    (inf.unresolved_numeric_directions); the coefficients whose map loads on a direction it finds by more
-    than inf.HIDDEN_MAX_LOADING (§24's limit) have their intervals withheld, the others (a factor's
-    contrasts, which do not contain the constant) keep theirs. R^2 is withheld too: its explained sum
-    misses the part along the hidden direction (§39). Released values and public constants only."""
+    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §47, §48): BoostedAdaSSP with private ranges, on a
+    design with factors, or without one where §42's test at 1 sigma1 passed. §14's test restricted to the
+    numeric columns with a private range and the constant (inf.unresolved_numeric_directions); the
+    coefficients whose map loads on a direction it finds by more than inf.HIDDEN_MAX_LOADING (§24's limit)
+    have their intervals withheld, the others (a factor's contrasts, which do not contain the constant) keep
+    theirs. R^2 is withheld too: its explained sum misses the part along the hidden direction (§39). Released
+    values and public constants only."""
     from ..inference import ssp as inf
     numeric = _private_numeric_columns(design, state, icpt)
     A = np.asarray(state["A_hat"], float)
@@ -1449,10 +1450,13 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             rel.ci = rel.ci_draws = None
             facts["curvature_unresolved"] = True
             rel.inference_note = UNRESOLVED_CURVATURE_NOTE
-        elif (boosted and design.public.factor_blocks and rel.vcov is not None and _private_ranges(design)):
-            # twenty-fifth pass (§47): with a factor, §14's test on the numeric columns with private ranges
-            # and the constant only (a rare level is a small direction on every range), and only the
-            # intervals that load on what it finds are withheld
+        elif boosted and rel.vcov is not None and _private_ranges(design):
+            # twenty-fifth pass (§47): with a factor, §14's test on the numeric columns with private ranges and
+            # the constant only (a rare level is a small direction on every range), and only the intervals that
+            # load on what it finds are withheld. §48: without a factor it runs too, after §42's test at 1 sigma1
+            # passed (BoostedAdaSSP's state passes it no lambda_min): a squeezed column whose Gram noise lifted
+            # its curvature above sigma1 kept a confident interval (x2 on [-53.6, 0.95]: -0.016 in [-0.20, 0.17],
+            # truth -1); at 2 sigma1 it is missed with probability 0.023 instead of 0.16
             _withhold_unresolved_numeric(rel, facts, state, M, design, icpt)
         unreliable = list(getattr(design.public.schema, "unreliable_ranges", None) or [])
         if unreliable:
