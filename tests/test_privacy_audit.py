@@ -212,7 +212,13 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
 DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/sigma_interval[]",
               "/facts/sigma_estimable", "/facts/sigma_not_estimable", "/facts/bias_aware_widening[]",
               "/facts/not_estimable_columns[]", "/facts/variance_estimate_inflation[]",
-              "/facts/covariance_contraction"}
+              "/facts/covariance_contraction",
+              # twenty-fifth pass (dpgd.md §7): R^2, its interval, flag, side and adjusted interval are
+              # post-processing of the released XtX, theta_bar, the gradients' public noise scale and the
+              # resid_abs / resid_sq rows (no new release)
+              "/facts/r_squared_raw", "/facts/r_squared_se", "/facts/r_squared_interval[]",
+              "/facts/r_squared_not_estimable", "/facts/adj_r_squared_interval[]", "/facts/r_squared_imprecise",
+              "/facts/r_squared_point_outside"}
 #: twenty-fourth pass (adassp_boosted.md §43): a fit without intervals (AdaSSP's clip mode; dpgd without
 #: bounds, whose intervals are not estimable) reports a level whose released Gram diagonal is at most 0 as
 #: NA: the neighbour's one-row level c is 0 there with the noise off. Named in the facts and in one more

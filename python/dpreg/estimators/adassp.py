@@ -696,7 +696,7 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -705,7 +705,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     always with its interval however wide (no gate on the realised width or s.e.: such gates printed
     only the upward ESS draws); a point outside (0, 1) is reported as the interval only, with the side.
     Since the twenty-third pass (§39) a point whose interval is all of [0, 1] and whose s.e. exceeds 1
-    is not printed either (_withhold_unreliable_r_squared): the point is noise."""
+    is not printed either (_withhold_unreliable_r_squared): the point is noise. ``sums_correlation``: the
+    correlation of the two sums' errors the interval allows for (0 for AdaSSP and BoostedAdaSSP, §15; dpgd
+    allows for a negative one, docs/derivations/dpgd.md §7)."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -714,7 +716,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     # the two sums' errors are taken as independent (§15: their measured correlation was +0.25-0.35 on
     # the uniform design and -0.41 with the ridge active; the predicted covariances narrowed the
     # interval to 0.91 at n = 3000, eps = 0.5 or widened it to 0.99)
-    iv = None if ess is None else inf.r2_interval(ess, edge["rss"], var_ess, edge["var_rss"], edge["rss_bias"])
+    iv = None if ess is None else inf.r2_interval(
+        ess, edge["rss"], var_ess, edge["var_rss"], edge["rss_bias"],
+        cov=float(sums_correlation) * math.sqrt(max(float(var_ess), 0.0) * max(float(edge["var_rss"]), 0.0)))
     if iv is None:
         # no slope column, or no R^2 in [0, 1] is compatible with the released sums
         facts["r_squared_not_estimable"] = (

@@ -60,6 +60,14 @@ PRECOND_PLUGIN_MARGIN_Z = 1.25
 #: combined release (0.225 + 0.2025 of mu^2: sigma1 / 1.38) would pass (issue 13, small data). Decided from the first release only (post-processing), so the split
 #: composes adaptively; where the check predicts no gain nothing is moved
 PRECOND_TOPUP_SHARE = 0.225
+#: the correlation of the errors of ESS_hat and RSS_hat that dpgd's R^2 interval allows for (issue 12,
+#: twenty-fifth pass; docs/derivations/dpgd.md §7): measured -0.28 to +0.20 on the uniform design (n 1000 and
+#: 3000, eps 1 and 4, 100-200 fits per cell), not explained by their first-order covariance through the
+#: shared gradient and Gram noise (predicted |correlation| below 0.01); over five cells (n 1000-10^4) the
+#: intervals (before the tail allowance) held the data's least-squares R^2 in 0.930-0.955 of 200 fits per
+#: cell with independence, and in 0.945-0.985 with -0.3 (5-9% wider). AdaSSP's sums measured -0.41 to
+#: +0.35 (adassp_boosted.md §15), where independence is kept
+PRECOND_R2_SUMS_CORRELATION = -0.3
 
 
 def _precond_applicable(public, options):
@@ -357,6 +365,9 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     sig_ci = [float(sd.h_y * math.sqrt(res_var["lower"])), float(sd.h_y * math.sqrt(res_var["upper"]))]
     facts.update(sigma_interval=sig_ci, sigma_estimable=res_var["estimable"], n_public=float(n_pub),
                  privacy_excess=res_var["excess"])
+    if W is not None:
+        _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, sigma_G=sigma_G, n_pub=n_pub,
+                           d=d)
     # issue 12 (derivation adassp_boosted.md §22): the upper end allows for the tails the released sums
     # cannot exclude
     _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
@@ -372,3 +383,38 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
             facts["tail_allowance_note"][0].upper() + facts["tail_allowance_note"][1:] + ".", None)]
     if "n_hat" in bundle:
         facts["n_hat"] = bundle["n_hat"]
+
+
+def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *, sigma_G, n_pub, d):
+    """R^2 of the least-squares fit on the scaled data, ESS / (ESS + RSS), from released values only
+    (issue 12, twenty-fifth pass; docs/derivations/dpgd.md §7). No new release: ESS_hat is AdaSSP's
+    explained sum from the released Gram (adassp_boosted.md §10, §15) at the de-biased estimate
+    W theta_bar (W = (I - P)^-1 of the covariance's contraction, so W theta_bar = theta* - W noise) with
+    the gradient noise carried through the same map, W V_noise W'; RSS_hat is the residual sum of dpgd.md §5
+    with its privacy variance and its excess error bound as a bias. The point is adassp_boosted.md §15's
+    median-unbiased ESS_hat / (ESS_hat + RSS_hat), the interval its test inversion (allowing for a
+    correlation PRECOND_R2_SUMS_CORRELATION of the two sums' errors); adassp_boosted.md §46's rule, applied
+    after the tail allowance at the end of _attach_inference, decides whether the point is printed. A
+    release of the outcome's moments (Sum y, Sum y^2) was measured not to help at the sizes where auto fits
+    dpgd (dpgd.md §7)."""
+    from ..inference import ssp as inf
+    from .adassp import HEAVY_TAIL_WITHHOLD_Z, _edge_r_squared
+    if res_var["estimable"]:
+        # AdaSSP's rule (issue 12): where the released sums show tails heavier than normal at z > 3, the
+        # winsorized residual sum understates RSS and R^2 would overstate the fit (t3 errors: +0.05 over
+        # the data's least-squares R^2 on the validity grid, docs/validity.md)
+        tails = inf.heavy_tail_signal(bundle)
+        if tails["z"] is not None and tails["z"] > HEAVY_TAIL_WITHHOLD_Z:
+            facts["r_squared_not_estimable"] = (
+                "not estimable: the residuals look heavier-tailed than normal, and the residual sum "
+                "released for it is winsorized, so R-squared would overstate the fit")
+            return
+    icpt = sd.extra.get("intercept_index")
+    theta_d = W @ theta
+    V_d = W @ V_noise @ W.T
+    rss = dict(rss=float(res_var["rss"]), var_rss=float(res_var["var_rss_noise"]),
+               rss_bias=float(res_var["excess_error"]))
+    _edge_r_squared(rel, facts, rss, theta=theta_d, S=S, V_priv=(V_d + V_d.T) / 2.0, icpt=icpt,
+                    sigma_gram=float(sigma_G), n_pub=float(n_pub), d=d, at_edge=False,
+                    sums_correlation=PRECOND_R2_SUMS_CORRELATION)
+
