@@ -122,15 +122,21 @@ def test_ht_private_ranges_standardise(method, opts):
     """Without declared ranges the heavy-tailed methods get ranges from the private search (ledger rows,
     part of eps) and run on the [-1, 1]-scaled problem. On natural-scale data (intercept ~1000, slopes of
     order 1) the raw-scale defaults (unit l1 ball / unit truncation) cannot hold the fit: its in-sample
-    MSE is >= 15 x OLS in every one of 5 seeds measured, the standardised fit's <= 3.6 x; the bound
-    1/4 of the raw MSE leaves that measured gap a margin of > 1.5 x on either side."""
+    MSE is >= 15 x OLS in every one of 5 seeds measured, the standardised fit's <= 3.6 x (ranges searched
+    with the equal threshold / step split). Since the twenty-fifth pass's range-search split
+    (quantile_search.md §9) the private lower end of mass lands one grid step further out in about half the
+    seeds (1204 instead of 2167; the rows lie above about 2500), which costs ht_sparse: random_state 0-7 on
+    this frame, standardised 2.14-4.27 x OLS (median 3.3; before 2.62-4.21, median 2.8) and 10.4 in the one
+    seed whose mass range overshot to -5736, raw 15.8-21.7 x. The property tested is that standardising
+    gains a large factor: below 1/3 of the raw MSE (measured ratio 0.13-0.27 in 7 of 8 seeds, 0.56 in the
+    overshoot), a margin of 1.2 x at seed 0 (0.27)."""
     df = _natural_frame(4000, seed=2)
     fit = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, method=method, random_state=0, **opts)
     assert fit.tuning["standardize"][0] is True
     assert any("range" in e["statistic"] for e in fit.privacy.to_dict()["ledger"])
     raw = dpreg.dp_lm(FORMULA, df, levels=LEVELS, eps=2.0, method=method, random_state=0, standardize=False,
                       **opts)
-    assert _mse_ratio(df, fit.coef) < 0.25 * _mse_ratio(df, raw.coef)
+    assert _mse_ratio(df, fit.coef) < _mse_ratio(df, raw.coef) / 3
 
 
 def test_ht_truncation_is_one_on_the_scaled_problem():
