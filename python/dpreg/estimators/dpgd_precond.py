@@ -66,7 +66,11 @@ PRECOND_TOPUP_SHARE = 0.225
 #: shared gradient and Gram noise (predicted |correlation| below 0.01); over five cells (n 1000-10^4) the
 #: intervals (before the tail allowance) held the data's least-squares R^2 in 0.930-0.955 of 200 fits per
 #: cell with independence, and in 0.945-0.985 with -0.3 (5-9% wider). AdaSSP's sums measured -0.41 to
-#: +0.35 (adassp_boosted.md §15), where independence is kept
+#: +0.35 (adassp_boosted.md §15), where independence is kept. Twenty-sixth pass (dpgd.md §8): the
+#: second-order covariance of the coefficient noise's quadratic parts, 2 tr(C V M V), explains the positive
+#: correlations at eps = 1 (predicted +0.21, measured +0.24 at n = 1000) but not the negative ones (n = 1000,
+#: eps = 4: +0.07 against -0.21); using it would narrow the interval where they are negative, so this
+#: allowance for the unexplained part stays (the derived bound -1 costs about 21% of width at n = 3000)
 PRECOND_R2_SUMS_CORRELATION = -0.3
 
 
