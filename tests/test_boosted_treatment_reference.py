@@ -144,7 +144,7 @@ def _rounds_on_exact_gram(c_ref, lam=50.0, T=100, seed=0, debias_floor=None):
     on an intercept, a 21-level factor (20 other levels of 100 rows, the reference level c_ref rows) and
     a numeric column. With ``debias_floor`` the centre is debiased as §19 does, by the map of an S whose
     eigenvalues are floored there (the projected S), else it is theta_T. Returns (state for
-    reference_direction_bias_bound, theta*, centre, u, released mass, block)."""
+    reference_direction_bias, theta*, centre, u, released mass, block)."""
     from dpreg.inference import ssp as inf
     s = 0.5
     counts = [c_ref] + [100] * 20
