@@ -279,20 +279,33 @@ def treatment_reference_mass(A_hat, sigma_gram: float, icpt: int, block, dummy_v
 REFERENCE_DIRECTION_MIN_REMOVED = 0.1
 
 
-def reference_direction_bias_bound(state, icpt: int, block, m_hat: float, sd: float):
-    """Twenty-fifth pass (docs/derivations/adassp_boosted.md §45): a bound on the bias the rounds leave in
-    the inference centre along a treatment-coded block's reference direction u = (e_0 - sum_j e_j) /
-    sqrt(1 + k) (scaled coordinates), where the debiasing map read the projected S (floored at sigma1)
-    instead of X'X. There u'X'Xu = c_r s^2 / (1 + k) exactly, released as c_hat = m_hat / (1 + k) with
-    s.d. sd / (1 + k). Along u (taken as an eigen-direction of Gamma X'X, g = u'Gamma u) the rounds keep
-    R(c) = prod_t (1 - eta_t g c) of the error and the debiasing map, built from S, multiplies what is left
-    by 1 / (1 - R(u'Su)) (1 where it applied none), so the centre's component is
-    (1 - R(c)) / (1 - R(u'Su)) theta*_u in expectation and its bias (1 - (1 - R(u'Su)) / (1 - R(c))) times
-    the centre's own component. With c at either end of [c_L, c_U] (m_hat -+ TREATMENT_REFERENCE_SDS sd) and
-    the component at its value plus TREATMENT_REFERENCE_SDS of its s.d., the bound is carried to the
-    coefficients by M u. Returns (bound along u, bound per coefficient in the original units, R(c_L)), or
-    None where 1 - R(c_L) is below REFERENCE_DIRECTION_MIN_REMOVED (withhold). Released values and public
-    constants only."""
+#: twenty-sixth pass (§49): the first-order carry is used where the released curvature is far enough above
+#: the withholding gate that selection moves its lower confidence point by at most this many s.d.s
+#: (inference.ssp.gate_selection_extra_sds); nearer, §45's worst case
+REFERENCE_DIRECTION_GATE_EXTRA_SDS = 0.25
+
+
+def reference_direction_bias(state, icpt: int, block, m_hat: float, sd: float):
+    """Twenty-fifth pass (§45), first-order since the twenty-sixth (docs/derivations/adassp_boosted.md §49):
+    the bias the rounds leave in the inference centre along a treatment-coded block's reference direction
+    u = (e_0 - sum_j e_j) / sqrt(1 + k) (scaled coordinates), where the debiasing map read the projected S
+    (floored at sigma1) instead of X'X.
+
+    There u'X'Xu = c_r s^2 / (1 + k) exactly, released as c_hat = m_hat / (1 + k) with s.d.
+    tau = sd / (1 + k), and c >= c_low = c_hat - TREATMENT_REFERENCE_SDS tau. Along u (taken as an
+    eigen-direction of Gamma X'X, g = u'Gamma u) the rounds keep R(c) = prod_t (1 - eta_t g c) of the error
+    and the map multiplies what is left by 1 / (1 - R(u'Su)) (1 where it applied none), so the centre's
+    bias is (1 - rho(c)) E theta_c,u with rho(c) = (1 - R(u'Su)) / (1 - R(c)), convex and decreasing in c.
+    Returned: ``bias`` = (1 - rho(c_hat)) theta_c,u (along u); ``curvature_sd`` = (rho(c_low) -
+    rho(c_hat)) / TREATMENT_REFERENCE_SDS |theta_c,u|, the chord's slope per s.d. of the curvature, which
+    bounds how far rho moves per s.d. of c from c_low upwards; ``centre_sd`` = |1 - rho(c_hat)| sd_u, what
+    the centre's own noise adds through theta_c,u in place of E theta_c,u; ``loading`` = M u, carrying them
+    to the coefficients; ``remaining`` = R(c_low); ``near_gate``. Where c_hat is so close to the
+    withholding gate that selection moves the curvature's lower confidence point by more than
+    REFERENCE_DIRECTION_GATE_EXTRA_SDS s.d.s, ``bias`` is §45's worst case (c at either end, the
+    component at its value plus TREATMENT_REFERENCE_SDS sd_u) and the s.d.s are 0. None (withhold) where
+    the rounds may have removed under REFERENCE_DIRECTION_MIN_REMOVED of the error at c_low. Released
+    values and public constants only."""
     pieces = state.get("inference_scaled")
     if pieces is None:
         return None
@@ -312,20 +325,72 @@ def reference_direction_bias_bound(state, icpt: int, block, m_hat: float, sd: fl
         # released curvature above the ridge cannot flip a sign
         return float(np.prod(np.clip(1.0 - etas * g * c, 0.0, 1.0)))
 
+    c_hat = m_hat / (1.0 + k)
     c_low = max(m_hat - TREATMENT_REFERENCE_SDS * sd, 0.0) / (1.0 + k)
     c_high = (m_hat + TREATMENT_REFERENCE_SDS * sd) / (1.0 + k)
-    r_low, r_high = remaining(c_low), remaining(c_high)
-    if 1.0 - r_low < REFERENCE_DIRECTION_MIN_REMOVED:
+    removed_low = 1.0 - remaining(c_low)
+    if removed_low < REFERENCE_DIRECTION_MIN_REMOVED:
         return None
     # what the debiasing map undid along u: the same model at the curvature S gives there
     kept_by_map = 1.0 if pieces["W"] is None else 1.0 - remaining(float(u @ S @ u))
-    factor = max(abs(1.0 - kept_by_map / (1.0 - r)) for r in (r_low, r_high))
+    rho_hat, rho_low = kept_by_map / (1.0 - remaining(c_hat)), kept_by_map / removed_low
     theta_u = float(u @ np.asarray(pieces["theta"], float))
     sd_u = math.sqrt(max(float(u @ np.asarray(pieces["V"], float) @ u), 0.0))
-    scale = factor * (abs(theta_u) + TREATMENT_REFERENCE_SDS * sd_u)
-    if not math.isfinite(scale):
+    # near the withholding gate the fit is seen because c_hat came out high, and the first-order carry
+    # undercovers there (0.93 on the exact rounds of the tests at 30 reference rows): §45's worst case is
+    # kept. The gate: c_hat - TREATMENT_REFERENCE_SDS tau at the curvature where the rounds remove
+    # REFERENCE_DIRECTION_MIN_REMOVED (R decreases in c; bisection)
+    tau = sd / (1.0 + k)
+    lo_c, hi_c = 0.0, 1.0 / max(float(np.max(etas)) * g, 1e-300)
+    for _ in range(100):
+        mid = (lo_c + hi_c) / 2.0
+        lo_c, hi_c = (mid, hi_c) if 1.0 - remaining(mid) < REFERENCE_DIRECTION_MIN_REMOVED else (lo_c, mid)
+    from ..inference import ssp as inf
+    gate = hi_c + TREATMENT_REFERENCE_SDS * tau
+    near_gate = (tau > 0.0
+                 and inf.gate_selection_extra_sds(c_hat / tau, gate / tau) > REFERENCE_DIRECTION_GATE_EXTRA_SDS)
+    loading = np.asarray(pieces["M"], float) @ u
+    if near_gate:
+        factor = max(abs(1.0 - kept_by_map / (1.0 - r)) for r in (1.0 - removed_low, remaining(c_high)))
+        out = dict(bias=factor * (abs(theta_u) + TREATMENT_REFERENCE_SDS * sd_u), curvature_sd=0.0,
+                   centre_sd=0.0, loading=loading, remaining=1.0 - removed_low, near_gate=True)
+    else:
+        # rho is convex and decreasing in c: its chord from c_low to c_hat lies above it, so
+        # |rho(c) - rho(c_hat)| <= |c - c_hat| / tau times the chord's slope per s.d., for every c from c_low
+        # up (above c_hat rho is flatter than the chord)
+        out = dict(bias=(1.0 - rho_hat) * theta_u,
+                   curvature_sd=abs(rho_low - rho_hat) / TREATMENT_REFERENCE_SDS * abs(theta_u),
+                   centre_sd=abs(1.0 - rho_hat) * sd_u, loading=loading, remaining=1.0 - removed_low,
+                   near_gate=False)
+    if not all(math.isfinite(out[key]) for key in ("bias", "curvature_sd", "centre_sd")):
         return None
-    return scale, np.abs(np.asarray(pieces["M"], float) @ u) * scale, r_low
+    return out
+
+
+def _carry_reference_direction_bias(vcov, estimates, d: int, level: float):
+    """(V', f): §49's interval for each coefficient l, coef_l +- cv(B_l / se'_l) se'_l, as a covariance whose
+    standard errors are scaled by f_l (correlations kept). Per block: B_l = |a_l bias| (the estimated
+    bias, a = M u), se'_l^2 = (se_l + |a_l| centre_sd)^2 + (a_l curvature_sd)^2: the centre's own noise is
+    the coefficient's, so added to its s.e. (correlated); the curvature's noise is the Gram release's,
+    not the rounds', so added in quadrature; over blocks the biases and centre terms add, the curvature
+    terms in quadrature. Post-processing."""
+    from ..inference import ssp as inf_ssp
+    V = np.asarray(vcov, float)
+    se = np.sqrt(np.maximum(np.diag(V), 0.0))
+    bias = np.zeros(d)
+    centre_sd = np.zeros(d)
+    curvature_var = np.zeros(d)
+    for e in estimates:
+        a = np.abs(e["loading"][:d])
+        bias = bias + a * abs(e["bias"])
+        centre_sd = centre_sd + a * e["centre_sd"]
+        curvature_var = curvature_var + (a * e["curvature_sd"]) ** 2
+    se_eff = np.sqrt((se + centre_sd) ** 2 + curvature_var)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(se > 0, se_eff / se, 1.0)
+        V_eff = V * np.outer(scale, scale)
+        V_w, f = inf_ssp.widen_for_bias((V_eff + V_eff.T) / 2.0, bias, level)
+    return V_w, scale * f
 
 
 def _withhold_unresolved_treatment_reference(rel, facts, state):
@@ -346,30 +411,24 @@ def _withhold_unresolved_treatment_reference(rel, facts, state):
         if m_hat - TREATMENT_REFERENCE_SDS * sd <= 0.0:
             withheld.update([int(icpt)] + [int(j) for j in block])
             continue
-        # twenty-fifth pass (§45): identified, but the rounds may not have converged along the reference
-        # direction; bound the bias they leave in the inference centre there
-        bound = reference_direction_bias_bound(state, int(icpt), block, m_hat, sd)
-        if bound is None:
+        # twenty-fifth pass (§45), first-order since the twenty-sixth (§49): identified, but the rounds may
+        # not have converged along the reference direction; estimate the bias they leave in the centre there
+        estimate = reference_direction_bias(state, int(icpt), block, m_hat, sd)
+        if estimate is None:
             withheld.update([int(icpt)] + [int(j) for j in block])
-        elif bound[0] > 0.0:
-            widen_bias.append(bound)
+        elif estimate["bias"] != 0.0 or estimate["curvature_sd"] > 0.0 or estimate["centre_sd"] > 0.0:
+            widen_bias.append(estimate)
     d = len(rel.coef)
     if widen_bias and rel.vcov is not None:
         if rel.ci is not None:
             # bootstrap intervals (ci="bootstrap") are not rescaled: the coefficients the bias enters go
-            for bound in widen_bias:
-                withheld.update(int(j) for j in np.flatnonzero(bound[1]))
+            for estimate in widen_bias:
+                withheld.update(int(j) for j in np.flatnonzero(estimate["loading"][:d]))
         else:
-            bias_vec = np.zeros(d)
-            for bound in widen_bias:
-                bias_vec = bias_vec + bound[1][:d]
-            level = float(state["inference_scaled"]["level"])
-            from ..inference import ssp as inf_ssp
-            with np.errstate(invalid="ignore", divide="ignore"):
-                vcov, f = inf_ssp.widen_for_bias(rel.vcov, bias_vec, level)
-            rel.vcov = vcov
+            rel.vcov, f = _carry_reference_direction_bias(rel.vcov, widen_bias, d,
+                                                          float(state["inference_scaled"]["level"]))
             facts["reference_direction_widening"] = [float(x) if math.isfinite(x) else None for x in f]
-            facts["reference_direction_remaining"] = [float(b[2]) for b in widen_bias]
+            facts["reference_direction_remaining"] = [float(e["remaining"]) for e in widen_bias]
     # already withheld (a dummy by §30) stays so; nothing to add where every interval would go
     withheld = sorted(j for j in withheld if j < d)
     if not withheld or len(withheld) >= d:
