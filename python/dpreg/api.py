@@ -283,10 +283,6 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
     users_formula = formula
-    if family == "binomial":
-        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
-        from .design.build import comparison_outcome
-        formula, data = comparison_outcome(formula, data)
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
         raise InvalidArgumentType("allow_large_delta must be True or False")
@@ -309,6 +305,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     data, stream, bounds, levels = _open_data(formula, data, family=family, method=method, bounds=bounds,
                                               levels=levels, unit=unit, neighbours=neighbours,
                                               design_opts=design_opts, options=options)
+    if family == "binomial" and stream is None:
+        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3. A file
+        # or database source is read here as the pandas frame of its formula columns (logistic methods
+        # do not stream), so the event is computed on it in the same way (newcomer review 26)
+        from .design.build import comparison_outcome
+        formula, data = comparison_outcome(formula, data)
 
     auto = method == "auto"
     if auto and stream is not None:
