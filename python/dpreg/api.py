@@ -57,7 +57,7 @@ _FORMULA_AND_DATA = """formula : str
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
         monotone functions, and indicators such as ``I(z > 55)`` or ``I((z > 55) & (w <= 2))`` (a 0/1
         column, computed on the clamped values; join comparisons with ``&`` or ``|`` around
-        parentheses, as Python reads them). Arithmetic on the outcome goes inside ``I()`` too
+        parentheses, as Python reads them, and negate one with ``~``: ``I(~(z > 55))``). Arithmetic on the outcome goes inside ``I()`` too
         (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
         ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
@@ -218,9 +218,10 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
     also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, or
     such comparisons joined by ``&``, ``|`` and ``!`` (``"I(a < 10 & b == 'x') ~ z"``, with R's
-    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``), on a pandas DataFrame: the event is the one typed
-    into the formula (public), computed row by row (a missing ``y`` is a missing outcome, unless ``&``
-    or ``|`` decides the event without it); for a file or database source add the column first. A pandas
+    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``; Python's ``~`` negates, as in ``"I(~(y > 3)) ~ x"``),
+    on a pandas DataFrame or a file or database source (read as the frame of the formula's columns): the
+    event is the one typed into the formula (public), computed row by row (a missing ``y`` is a missing
+    outcome, unless ``&`` or ``|`` decides the event without it). A pandas
     Categorical is compared with ``==`` or ``!=`` only (an order would be that of its categories, which
     are data unless declared).
 
