@@ -21,6 +21,7 @@ from .errors import (
     InvalidArgumentType,
     PrivacyLeakWarning,
 )
+from .estimators import dpgd_logistic as _dpgd_logistic
 from .estimators.registry import METHODS, get_method, resolve_options
 from .privacy.budget import Budget
 from .privacy.ledger import Ledger
@@ -745,7 +746,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         raise
     privacy = statement()
     charge(privacy)
-    if not spec.inference and (release.vcov is not None or release.ci is not None):
+    if not spec.inference and release.inference_note == _dpgd_logistic.NOT_CONVERGED_NOTE:
+        # newcomer review 26: no standard errors were asked for, but the estimate's own caveat stays
+        release.inference_note = ("inference not requested (inference=False); no standard errors or "
+                                  "intervals are reported; " + _dpgd_logistic.NOT_CONVERGED_POINT_NOTE)
+    elif not spec.inference and (release.vcov is not None or release.ci is not None):
         # a method whose releases give intervals by post-processing (dp_glm's Newton solver) still
         # withholds them when no inference was asked for, or when it was skipped because the private
         # ranges are unreliable: the ranges were not widened for intervals (range_margin), and the
