@@ -318,7 +318,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
-                   relabel = function(m) derived_labels(m, tr$derived))
+                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
   warn_global_contrasts(enc$classes, tr)
   fit
@@ -538,11 +539,33 @@ derived_labels <- function(txt, derived) {
   txt
 }
 
+# The core's names of the fit's coefficients (C(x)[T.b], g[a], I(x > 3)) in a text -> R's (xb, ga,
+# I(x > 3)TRUE), as coef() names them (newcomer review 26: the count gate's note named g[T.e] where
+# the summary printed ge). Longest names first, so that an interaction is renamed whole.
+core_term_text <- function(txt, core_terms, r_names) {
+  if (is.null(txt) || !length(txt) || !length(core_terms)) return(txt)
+  keep <- core_terms != r_names & core_terms != "Intercept"
+  ct <- core_terms[keep]
+  rn <- gsub("\\", "\\\\", r_names[keep], fixed = TRUE)
+  for (i in order(-nchar(ct))) {
+    pat <- paste0("(?<![A-Za-z0-9_.])\\Q", ct[i], "\\E(?![A-Za-z0-9_.\\[])")
+    txt <- gsub(pat, rn[i], txt, perl = TRUE)
+  }
+  txt
+}
+
+fit_term_text <- function(txt, core_terms, tr) {
+  core_terms <- chr(core_terms)
+  core_term_text(txt, core_terms,
+                 r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels")))
+}
+
 new_dp_fit <- function(d, json, call, tr, enc) {
   for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
-    if (!is.null(d[[k]])) d[[k]] <- derived_labels(d[[k]], tr$derived)
+    if (!is.null(d[[k]])) d[[k]] <- derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived)
   }
-  if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
+  if (!is.null(d$warnings)) d$warnings <- derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived)
+  if (!is.null(d$wald$note)) d$wald$note <- fit_term_text(d$wald$note, d$terms, tr)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
@@ -748,7 +771,8 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
-                   relabel = function(m) derived_labels(m, tr$derived))
+                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   vars <- intersect(tr$vars, names(kinds))
   # a CSV column has no type: the core made it a factor by the formula and levels = (its schema said
   # numeric), so the fit's own kinds say which columns new data give as factors
