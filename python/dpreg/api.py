@@ -398,6 +398,63 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     return fit
 
 
+def _involves(term: str, dummy: str) -> bool:
+    """Whether the model-matrix column ``term`` is a product with the factor dummy ``dummy`` (one of its
+    ':'-separated components, e.g. ``x:C(g)[T.e]`` with ``C(g)[T.e]``)."""
+    return term != dummy and (term.startswith(dummy + ":") or term.endswith(":" + dummy)
+                              or (":" + dummy + ":") in term)
+
+
+def _interactions_of_unidentified_levels(release, public) -> None:
+    """Newcomer review 26: a factor level that the fit reported as not estimable (NA: its released count
+    does not show rows there) or whose interval it withheld (its count cannot rule out a level with no
+    rows) left its interactions alone: ``y ~ x * g`` with a declared level of g that has no rows printed
+    x:ge (a column of zeros there) with an interval and a p-value of 0.04 (BoostedAdaSSP, n = 10^5). An
+    interaction column is zero wherever its level's dummy is, so it is not identified where the level
+    is not: its estimate is NA where the level's is, and its interval is withheld where the level's
+    is. Post-processing of the released estimates and the public term names."""
+    terms = list(public.terms)
+    dummies = [int(j) for block in (public.factor_blocks or []) for j in block]
+    if not dummies or len(terms) <= len(dummies) + 1:
+        return
+    coef = np.asarray(release.coef, float)
+    withheld = set(release.facts.get("empty_level_withheld") or [])
+    missing = [terms[j] for j in dummies if not np.isfinite(coef[j])]
+    unsure = [terms[j] for j in dummies if terms[j] in withheld and terms[j] not in missing]
+    as_na = [k for k, t in enumerate(terms) if np.isfinite(coef[k]) and any(_involves(t, m) for m in missing)]
+    no_interval = [k for k, t in enumerate(terms) if k not in as_na and any(_involves(t, m) for m in unsure)]
+    if release.vcov is not None:
+        diagonal = np.diag(np.asarray(release.vcov, float))
+        no_interval = [k for k in no_interval if np.isfinite(diagonal[k])]
+    else:
+        no_interval = []
+    if not as_na and not no_interval:
+        return
+    from .errors import Diagnostic
+    from .estimators.adassp import _withhold_intervals
+    if as_na:
+        coef = coef.copy()
+        coef[as_na] = np.nan
+        release.coef = coef
+        if getattr(release, "inference_centre", None) is not None:
+            centre = np.array(release.inference_centre, float)
+            centre[as_na] = np.nan
+            release.inference_centre = centre
+    if release.vcov is not None:
+        _withhold_intervals(release, release.facts, sorted(set(as_na) | set(no_interval)))
+    parts = []
+    if as_na:
+        parts.append(f"Not estimable (reported as NA, no interval): {', '.join(terms[k] for k in as_na)}, "
+                     f"the interaction(s) of {', '.join(missing)}, which the fit reports as not estimable")
+    if no_interval:
+        parts.append(f"No interval for {', '.join(terms[k] for k in no_interval)}, the interaction(s) of "
+                     f"{', '.join(unsure)}, whose interval(s) the fit withheld")
+    release.warnings = list(release.warnings) + [Diagnostic(
+        "; ".join(parts) + ": an interaction column is zero wherever its level has no rows, so it is not "
+        "identified where the level is not (its value would be privacy noise). A larger n or eps helps "
+        "where the level has rows.")]
+
+
 def _no_interval_is_none(release) -> None:
     """A fit whose rules withheld every coefficient's interval (dp_glm's count gate after its resolution
     rule, say) releases no interval: it is stored as a fit without inference is (no covariance, a note
@@ -762,6 +819,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
+    _interactions_of_unidentified_levels(release, design.public)
     _no_interval_is_none(release)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
     # (warned while fitting, or returned in the Release); the summary lists the same ones
