@@ -627,3 +627,23 @@ test_that("notes and warnings name the coefficients as coef() does", {
     for (nm in gated) expect_match(all_text, nm, fixed = TRUE)
   }
 })
+
+test_that("dp_glm with inference = FALSE that did not converge says both in its note", {
+  # newcomer review 26: the note said "standard errors not estimable" (none had been asked for). The steep
+  # design (slope 60, n = 20000, eps = 8, T = 20) leaves the private Newton iteration still moving
+  skip_if_no_core()
+  set.seed(0)
+  n <- 20000
+  d <- data.frame(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1))
+  d$y <- runif(n) < plogis(60 * d$x1 + 0.5 * d$x2)
+  args <- list(y ~ x1 + x2, data = d, family = binomial, eps = 8, seed = 0, T = 20,
+               bounds = list(x1 = c(-1, 1), x2 = c(-1, 1)))
+  caught <- character()
+  f0 <- withCallingHandlers(do.call(dp_glm, c(args, inference = FALSE)),
+                            warning = function(w) { caught <<- c(caught, conditionMessage(w))
+                                                    invokeRestart("muffleWarning") })
+  skip_if_not(any(grepl("may not have converged", caught)), "this draw converged")
+  expect_match(f0$inference_note, "inference not requested (inference = FALSE)", fixed = TRUE)
+  expect_match(f0$inference_note, "still moving after its T steps", fixed = TRUE)
+  expect_true(all(is.na(confint(f0))))
+})
