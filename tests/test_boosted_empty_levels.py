@@ -131,3 +131,23 @@ def test_an_interaction_with_an_unidentified_level_is_as_unidentified_as_the_lev
     if family == "gaussian":     # (at this n and eps the logistic fit resolves too few directions for any)
         # the levels with rows keep their interactions' intervals
         assert np.isfinite(se["x:C(g)[T.b]"]) and np.isfinite(se["x:C(g)[T.c]"])
+
+
+def test_an_empty_reference_level_takes_the_slopes_of_its_interactions_with_it():
+    # newcomer review 26: with the reference level e declared first and no row at it, BoostedAdaSSP's
+    # reference rule withheld the intercept's and the level coefficients' intervals, but y ~ x * C(g) kept
+    # intervals for x (the slope at e) and for x:C(g)[T.a] ... (differences from it): not identified.
+    # Whenever the rule fired, those lose their intervals and a note says why
+    rng = np.random.default_rng(1)       # test data only
+    n = 20000
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n), "g": rng.choice(["a", "b", "c"], n)})
+    df["y"] = 1 + 0.5 * df.x + rng.normal(size=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_lm("y ~ x * C(g)", df, eps=1.0, random_state=1, bounds={"x": (0, 10), "y": (-5, 15)},
+                          levels={"g": ["e", "a", "b", "c"]})
+    assert fit.method == "boosted_adassp"
+    assert "C(g)[T.a]" in (fit._release.facts.get("reference_level_withheld") or [])   # the rule fired
+    for term in ("x", "x:C(g)[T.a]", "x:C(g)[T.b]", "x:C(g)[T.c]"):
+        assert np.isnan(fit.bse[term]) and np.isfinite(fit.params[term])
+    assert any(w.startswith("No interval for x, x:C(g)[T.a]") for w in fit.warnings)

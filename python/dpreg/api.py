@@ -412,7 +412,10 @@ def _interactions_of_unidentified_levels(release, public) -> None:
     x:ge (a column of zeros there) with an interval and a p-value of 0.04 (BoostedAdaSSP, n = 10^5). An
     interaction column is zero wherever its level's dummy is, so it is not identified where the level
     is not: its estimate is NA where the level's is, and its interval is withheld where the level's
-    is. Post-processing of the released estimates and the public term names."""
+    is. Where the factor's reference level may be empty (the reference rule withheld the intercept and
+    the factor's dummies), the terms interacting with the factor (x in x:g, the slope at that level) and
+    the interactions (differences from it) lose their intervals too. Post-processing of the released
+    estimates and covariance, the facts the method recorded and the public term names."""
     terms = list(public.terms)
     dummies = [int(j) for block in (public.factor_blocks or []) for j in block]
     if not dummies or len(terms) <= len(dummies) + 1:
@@ -423,12 +426,27 @@ def _interactions_of_unidentified_levels(release, public) -> None:
     unsure = [terms[j] for j in dummies if terms[j] in withheld and terms[j] not in missing]
     as_na = [k for k, t in enumerate(terms) if np.isfinite(coef[k]) and any(_involves(t, m) for m in missing)]
     no_interval = [k for k, t in enumerate(terms) if k not in as_na and any(_involves(t, m) for m in unsure)]
+    # a reference level the release cannot tell from an empty one (BoostedAdaSSP's reference rule withheld
+    # the intercept and the factor's dummies): in x:g, the slope of x is the reference level's slope and
+    # each x:g column the difference from it, neither identified where the level has no rows
+    reference = [terms[j] for j in dummies if terms[j] in set(release.facts.get("reference_level_withheld") or [])]
+    from_reference = []
+    for k, t in enumerate(terms):
+        for m in reference:
+            if _involves(t, m) and k not in as_na and k not in no_interval:
+                from_reference.append(k)
+                partner = t.replace(":" + m, "", 1) if t.endswith(":" + m) else (
+                    t.replace(m + ":", "", 1) if t.startswith(m + ":") else None)
+                if partner in terms and terms.index(partner) not in no_interval:
+                    from_reference.append(terms.index(partner))
+    from_reference = sorted(set(from_reference))
     if release.vcov is not None:
         diagonal = np.diag(np.asarray(release.vcov, float))
         no_interval = [k for k in no_interval if np.isfinite(diagonal[k])]
+        from_reference = [k for k in from_reference if np.isfinite(diagonal[k])]
     else:
-        no_interval = []
-    if not as_na and not no_interval:
+        no_interval = from_reference = []
+    if not as_na and not no_interval and not from_reference:
         return
     from .errors import Diagnostic
     from .estimators.adassp import _withhold_intervals
@@ -441,7 +459,18 @@ def _interactions_of_unidentified_levels(release, public) -> None:
             centre[as_na] = np.nan
             release.inference_centre = centre
     if release.vcov is not None:
-        _withhold_intervals(release, release.facts, sorted(set(as_na) | set(no_interval)))
+        _withhold_intervals(release, release.facts, sorted(set(as_na) | set(no_interval) | set(from_reference)))
+    notes = []
+    if from_reference:
+        notes.append(Diagnostic(
+            f"No interval for {', '.join(terms[k] for k in from_reference)}: the reference level of the factor "
+            "of these interactions may have no rows (see the note on the intervals withheld for its levels); "
+            "the slope of a term that interacts with the factor is then that level's slope, and each "
+            "interaction the difference from it, neither identified. A larger n or eps, or a more populated "
+            "reference level (declared first in levels=), gives their intervals.", None))
+    if not as_na and not no_interval:
+        release.warnings = list(release.warnings) + notes
+        return
     parts = []
     if as_na:
         parts.append(f"Not estimable (reported as NA, no interval): {', '.join(terms[k] for k in as_na)}, "
@@ -449,7 +478,7 @@ def _interactions_of_unidentified_levels(release, public) -> None:
     if no_interval:
         parts.append(f"No interval for {', '.join(terms[k] for k in no_interval)}, the interaction(s) of "
                      f"{', '.join(unsure)}, whose interval(s) the fit withheld")
-    release.warnings = list(release.warnings) + [Diagnostic(
+    release.warnings = list(release.warnings) + notes + [Diagnostic(
         "; ".join(parts) + ": an interaction column is zero wherever its level has no rows, so it is not "
         "identified where the level is not (its value would be privacy noise). A larger n or eps helps "
         "where the level has rows.")]
