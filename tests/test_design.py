@@ -938,3 +938,23 @@ def test_indicators_joined_by_and_or_are_zero_one_columns():
         build("y ~ I(x1 > 3 & x3 <= 0)", df)
     with pytest.raises(FormulaError, match="public range"):     # a number is not an indicator
         build("y ~ I((x1 > 3) & x3)", df)
+
+
+def test_python_negation_of_a_comparison_is_the_opposite_indicator():
+    """Newcomer review 26: I(~(x1 > 3)), Python's negation of an indicator, was refused as a formula with
+    two '~'. It is the indicator of the opposite comparison: the same column, interval [0, 1]; ~ on a
+    number (a bitwise complement in Python) and `not` stay refused, saying how to negate."""
+    df = frame()
+    d = build("y ~ I(~(x1 > 3)) + I(~((x1 > 3) & (x3 <= 0)))", df)
+    got = dict(zip(d.terms, zip(d.public.column_lower, d.public.column_upper)))
+    assert all(got[t] == (0, 1) for t in d.terms[1:])
+    above, low = df.x1.clip(1, 5) > 3, df.x3.clip(-2, 3) <= 0
+    np.testing.assert_array_equal(d.X[:, 1], (~above).astype(float))
+    np.testing.assert_array_equal(d.X[:, 2], (~(above & low)).astype(float))
+    np.testing.assert_array_equal(d.X[:, 1], build("y ~ I(x1 <= 3)", df).X[:, 1])
+    for term in ("I(~x1)", "I(not (x1 > 3))"):
+        with pytest.raises(FormulaError, match=re.escape("I(~(x > 3))")):
+            build(f"y ~ {term}", df)
+    # a second ~ outside parentheses is still a malformed formula
+    with pytest.raises(FormulaError, match="exactly one '~'"):
+        build("y ~ x1 ~ x3", df)

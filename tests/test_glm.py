@@ -403,6 +403,18 @@ def test_joined_comparisons_as_outcome_are_fitted_as_glm_fits_them():
         dpreg.dp_glm("I((a < x) & (b == 'x')) ~ x", df, **kw)
 
 
+def test_a_negated_comparison_as_outcome_is_the_opposite_event():
+    # newcomer review 26: Python's I(~(y > 3)) was refused (the formula split at its first ~); it is the
+    # event y <= 3, so the fit equals that of the user's own column with the same seed
+    rng = np.random.default_rng(14)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000), "a": rng.uniform(0, 20, 3000)})
+    kw = dict(eps=1.0, bounds={"x": (0, 1)}, random_state=4)
+    own = dpreg.dp_glm("e ~ x", df.assign(e=~(df.a > 10)), **kw).coef.to_numpy()
+    fit = dpreg.dp_glm("I(~(a > 10)) ~ x", df, **kw)
+    np.testing.assert_array_equal(fit.coef.to_numpy(), own)
+    assert fit.formula == "I(~(a > 10)) ~ x"
+
+
 def test_comparing_a_categorical_column_in_a_term_says_how():
     # statsmodels' I(b == 'x') term is the dummy of level x; dpreg refuses a categorical column in
     # arithmetic, and now says what to write instead

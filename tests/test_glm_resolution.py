@@ -247,6 +247,28 @@ def test_nearly_separated_design_releases_no_interval_that_misses_the_mle(seed, 
         assert abs(b[1]) < 0.8 * abs(mle[1])    # the design is what it claims: x1 far from converged
 
 
+def test_a_fit_without_inference_that_did_not_converge_says_both():
+    """Newcomer review 26: with inference=False, a fit whose iteration was still moving after T steps kept
+    the note "standard errors not estimable ..." (none had been asked for), while a converged one said only
+    that inference was not requested. Now the note says both, and the estimate is the one the fit with
+    inference makes (same releases, same seed). Seed 0 of the steep design is unconverged at T = 20
+    (the test above)."""
+    df = _steep_design(0)
+    kw = dict(eps=8.0, bounds={"x1": (-1, 1), "x2": (-1, 1)}, random_state=0, T=20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        on = dpreg.dp_glm("y ~ x1 + x2", df, **kw)
+        off = dpreg.dp_glm("y ~ x1 + x2", df, inference=False, **kw)
+    assert any(str(w.message).startswith("The private logistic iteration may not have converged")
+               for w in caught)
+    assert "still moving" in on.inference_note
+    assert off.inference_note.startswith("inference not requested (inference=False)")
+    assert "still moving after its T steps" in off.inference_note
+    assert "standard errors not estimable" not in off.inference_note
+    np.testing.assert_array_equal(off.coef.to_numpy(), on.coef.to_numpy())
+    assert off.std_errors.isna().all()
+
+
 def test_quasi_separated_level_withholds_every_interval_and_names_the_level():
     """Derivation §2b step 7 end to end: a factor level of ~10% of the rows with log-odds 9 below the
     others (n = 20000, eps = 8; with this seed the level has almost no event, the MLE of f[T.c] is about

@@ -21,6 +21,7 @@ from .errors import (
     InvalidArgumentType,
     PrivacyLeakWarning,
 )
+from .estimators import dpgd_logistic as _dpgd_logistic
 from .estimators.registry import METHODS, get_method, resolve_options
 from .privacy.budget import Budget
 from .privacy.ledger import Ledger
@@ -57,7 +58,7 @@ _FORMULA_AND_DATA = """formula : str
         declared levels. Row-wise transforms only: arithmetic in ``I()``, ``np.log`` and the other
         monotone functions, and indicators such as ``I(z > 55)`` or ``I((z > 55) & (w <= 2))`` (a 0/1
         column, computed on the clamped values; join comparisons with ``&`` or ``|`` around
-        parentheses, as Python reads them). Arithmetic on the outcome goes inside ``I()`` too
+        parentheses, as Python reads them, and negate one with ``~``: ``I(~(z > 55))``). Arithmetic on the outcome goes inside ``I()`` too
         (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
         ``-`` as an operator on terms and fit ``y``.
     data : pandas.DataFrame
@@ -218,9 +219,10 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     two-level category whose levels are declared with ``levels=``). As in R's ``glm()``, the outcome may
     also be one column compared with a constant, ``"I(y > 3) ~ x"`` or ``"I(sex == 'male') ~ x"``, or
     such comparisons joined by ``&``, ``|`` and ``!`` (``"I(a < 10 & b == 'x') ~ z"``, with R's
-    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``), on a pandas DataFrame: the event is the one typed
-    into the formula (public), computed row by row (a missing ``y`` is a missing outcome, unless ``&``
-    or ``|`` decides the event without it); for a file or database source add the column first. A pandas
+    precedence, or ``"I((a < 10) & (b == 'x')) ~ z"``; Python's ``~`` negates, as in ``"I(~(y > 3)) ~ x"``),
+    on a pandas DataFrame or a file or database source (read as the frame of the formula's columns): the
+    event is the one typed into the formula (public), computed row by row (a missing ``y`` is a missing
+    outcome, unless ``&`` or ``|`` decides the event without it). A pandas
     Categorical is compared with ``==`` or ``!=`` only (an order would be that of its categories, which
     are data unless declared).
 
@@ -283,10 +285,6 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
     users_formula = formula
-    if family == "binomial":
-        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3
-        from .design.build import comparison_outcome
-        formula, data = comparison_outcome(formula, data)
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
         raise InvalidArgumentType("allow_large_delta must be True or False")
@@ -309,6 +307,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
     data, stream, bounds, levels = _open_data(formula, data, family=family, method=method, bounds=bounds,
                                               levels=levels, unit=unit, neighbours=neighbours,
                                               design_opts=design_opts, options=options)
+    if family == "binomial" and stream is None:
+        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3. A file
+        # or database source is read here as the pandas frame of its formula columns (logistic methods
+        # do not stream), so the event is computed on it in the same way (newcomer review 26)
+        from .design.build import comparison_outcome
+        formula, data = comparison_outcome(formula, data)
 
     auto = method == "auto"
     if auto and stream is not None:
@@ -392,6 +396,92 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         fit._formula = users_formula
         fit.public.formula = users_formula
     return fit
+
+
+def _involves(term: str, dummy: str) -> bool:
+    """Whether the model-matrix column ``term`` is a product with the factor dummy ``dummy`` (one of its
+    ':'-separated components, e.g. ``x:C(g)[T.e]`` with ``C(g)[T.e]``)."""
+    return term != dummy and (term.startswith(dummy + ":") or term.endswith(":" + dummy)
+                              or (":" + dummy + ":") in term)
+
+
+def _interactions_of_unidentified_levels(release, public) -> None:
+    """Newcomer review 26: a factor level that the fit reported as not estimable (NA: its released count
+    does not show rows there) or whose interval it withheld (its count cannot rule out a level with no
+    rows) left its interactions alone: ``y ~ x * g`` with a declared level of g that has no rows printed
+    x:ge (a column of zeros there) with an interval and a p-value of 0.04 (BoostedAdaSSP, n = 10^5). An
+    interaction column is zero wherever its level's dummy is, so it is not identified where the level
+    is not: its estimate is NA where the level's is, and its interval is withheld where the level's
+    is. Where the factor's reference level may be empty (the reference rule withheld the intercept and
+    the factor's dummies), the terms interacting with the factor (x in x:g, the slope at that level) and
+    the interactions (differences from it) lose their intervals too. Post-processing of the released
+    estimates and covariance, the facts the method recorded and the public term names."""
+    terms = list(public.terms)
+    dummies = [int(j) for block in (public.factor_blocks or []) for j in block]
+    if not dummies or len(terms) <= len(dummies) + 1:
+        return
+    coef = np.asarray(release.coef, float)
+    withheld = set(release.facts.get("empty_level_withheld") or [])
+    missing = [terms[j] for j in dummies if not np.isfinite(coef[j])]
+    unsure = [terms[j] for j in dummies if terms[j] in withheld and terms[j] not in missing]
+    as_na = [k for k, t in enumerate(terms) if np.isfinite(coef[k]) and any(_involves(t, m) for m in missing)]
+    no_interval = [k for k, t in enumerate(terms) if k not in as_na and any(_involves(t, m) for m in unsure)]
+    # a reference level the release cannot tell from an empty one (BoostedAdaSSP's reference rule withheld
+    # the intercept and the factor's dummies): in x:g, the slope of x is the reference level's slope and
+    # each x:g column the difference from it, neither identified where the level has no rows
+    reference = [terms[j] for j in dummies if terms[j] in set(release.facts.get("reference_level_withheld") or [])]
+    from_reference = []
+    for k, t in enumerate(terms):
+        for m in reference:
+            if _involves(t, m) and k not in as_na and k not in no_interval:
+                from_reference.append(k)
+                partner = t.replace(":" + m, "", 1) if t.endswith(":" + m) else (
+                    t.replace(m + ":", "", 1) if t.startswith(m + ":") else None)
+                if partner in terms and terms.index(partner) not in no_interval:
+                    from_reference.append(terms.index(partner))
+    from_reference = sorted(set(from_reference))
+    if release.vcov is not None:
+        diagonal = np.diag(np.asarray(release.vcov, float))
+        no_interval = [k for k in no_interval if np.isfinite(diagonal[k])]
+        from_reference = [k for k in from_reference if np.isfinite(diagonal[k])]
+    else:
+        no_interval = from_reference = []
+    if not as_na and not no_interval and not from_reference:
+        return
+    from .errors import Diagnostic
+    from .estimators.adassp import _withhold_intervals
+    if as_na:
+        coef = coef.copy()
+        coef[as_na] = np.nan
+        release.coef = coef
+        if getattr(release, "inference_centre", None) is not None:
+            centre = np.array(release.inference_centre, float)
+            centre[as_na] = np.nan
+            release.inference_centre = centre
+    if release.vcov is not None:
+        _withhold_intervals(release, release.facts, sorted(set(as_na) | set(no_interval) | set(from_reference)))
+    notes = []
+    if from_reference:
+        notes.append(Diagnostic(
+            f"No interval for {', '.join(terms[k] for k in from_reference)}: the reference level of the factor "
+            "of these interactions may have no rows (see the note on the intervals withheld for its levels); "
+            "the slope of a term that interacts with the factor is then that level's slope, and each "
+            "interaction the difference from it, neither identified. A larger n or eps, or a more populated "
+            "reference level (declared first in levels=), gives their intervals.", None))
+    if not as_na and not no_interval:
+        release.warnings = list(release.warnings) + notes
+        return
+    parts = []
+    if as_na:
+        parts.append(f"Not estimable (reported as NA, no interval): {', '.join(terms[k] for k in as_na)}, "
+                     f"the interaction(s) of {', '.join(missing)}, which the fit reports as not estimable")
+    if no_interval:
+        parts.append(f"No interval for {', '.join(terms[k] for k in no_interval)}, the interaction(s) of "
+                     f"{', '.join(unsure)}, whose interval(s) the fit withheld")
+    release.warnings = list(release.warnings) + notes + [Diagnostic(
+        "; ".join(parts) + ": an interaction column is zero wherever its level has no rows, so it is not "
+        "identified where the level is not (its value would be privacy noise). A larger n or eps helps "
+        "where the level has rows.")]
 
 
 def _no_interval_is_none(release) -> None:
@@ -742,7 +832,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         raise
     privacy = statement()
     charge(privacy)
-    if not spec.inference and (release.vcov is not None or release.ci is not None):
+    if not spec.inference and release.inference_note == _dpgd_logistic.NOT_CONVERGED_NOTE:
+        # newcomer review 26: no standard errors were asked for, but the estimate's own caveat stays
+        release.inference_note = ("inference not requested (inference=False); no standard errors or "
+                                  "intervals are reported; " + _dpgd_logistic.NOT_CONVERGED_POINT_NOTE)
+    elif not spec.inference and (release.vcov is not None or release.ci is not None):
         # a method whose releases give intervals by post-processing (dp_glm's Newton solver) still
         # withholds them when no inference was asked for, or when it was skipped because the private
         # ranges are unreliable: the ranges were not widened for intervals (range_margin), and the
@@ -754,6 +848,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                   "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
+    _interactions_of_unidentified_levels(release, design.public)
     _no_interval_is_none(release)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
     # (warned while fitting, or returned in the Release); the summary lists the same ones

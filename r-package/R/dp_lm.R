@@ -318,7 +318,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
-                   relabel = function(m) derived_labels(m, tr$derived))
+                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
   warn_global_contrasts(enc$classes, tr)
   fit
@@ -538,11 +539,33 @@ derived_labels <- function(txt, derived) {
   txt
 }
 
+# The core's names of the fit's coefficients (C(x)[T.b], g[a], I(x > 3)) in a text -> R's (xb, ga,
+# I(x > 3)TRUE), as coef() names them (newcomer review 26: the count gate's note named g[T.e] where
+# the summary printed ge). Longest names first, so that an interaction is renamed whole.
+core_term_text <- function(txt, core_terms, r_names) {
+  if (is.null(txt) || !length(txt) || !length(core_terms)) return(txt)
+  keep <- core_terms != r_names & core_terms != "Intercept"
+  ct <- core_terms[keep]
+  rn <- gsub("\\", "\\\\", r_names[keep], fixed = TRUE)
+  for (i in order(-nchar(ct))) {
+    pat <- paste0("(?<![A-Za-z0-9_.])\\Q", ct[i], "\\E(?![A-Za-z0-9_.\\[])")
+    txt <- gsub(pat, rn[i], txt, perl = TRUE)
+  }
+  txt
+}
+
+fit_term_text <- function(txt, core_terms, tr) {
+  core_terms <- chr(core_terms)
+  core_term_text(txt, core_terms,
+                 r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels")))
+}
+
 new_dp_fit <- function(d, json, call, tr, enc) {
   for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
-    if (!is.null(d[[k]])) d[[k]] <- derived_labels(d[[k]], tr$derived)
+    if (!is.null(d[[k]])) d[[k]] <- derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived)
   }
-  if (!is.null(d$warnings)) d$warnings <- derived_labels(chr(d$warnings), tr$derived)
+  if (!is.null(d$warnings)) d$warnings <- derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived)
+  if (!is.null(d$wald$note)) d$wald$note <- fit_term_text(d$wald$note, d$terms, tr)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
@@ -733,8 +756,12 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   if (levels_data) levels <- NULL
   levels <- check_named_list(levels, "levels")
   tr <- translate_formula(formula, proto, levels)
+  if (family == "binomial") tr <- event_outcome_for_core(tr)
   if (length(tr$derived)) {
-    dp_stop("columns derived in the formula (", paste(names(tr$derived), collapse = ", "), ") are computed ",
+    # newcomer review 26: the message named the internal columns (I_x), not the user's expressions
+    labels <- vapply(tr$derived, function(d) if (is.null(d$label)) "" else d$label, "")
+    labels <- ifelse(nzchar(labels), labels, names(tr$derived))
+    dp_stop("columns derived in the formula (", paste(labels, collapse = ", "), ") are computed ",
             "in R and need a data frame: compute them in the files or read the data into R", call. = FALSE)
   }
   if (!(is.character(bounds) && identical(bounds, "data"))) {
@@ -748,7 +775,8 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
-                   relabel = function(m) derived_labels(m, tr$derived))
+                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   vars <- intersect(tr$vars, names(kinds))
   # a CSV column has no type: the core made it a factor by the formula and levels = (its schema said
   # numeric), so the fit's own kinds say which columns new data give as factors
@@ -759,6 +787,50 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# dp_glm(I(!(y > 5)) ~ x, data = <file>): an outcome that is a level test or comparisons joined by & | !
+# is computed in R for a data frame (a derived column); on a file or database source the core computes
+# it, in Python's syntax (~ for !, each comparison in parentheses, %in% as comparisons joined by |),
+# on the columns it reads (newcomer review 26: refused, naming the internal column I_y).
+event_outcome_for_core <- function(tr) {
+  lhs <- tr$formula[[2]]
+  if (!(is.call(lhs) && identical(deparse(lhs[[1]]), "I") && length(lhs) == 2)) return(tr)
+  ev <- lhs[[2]]
+  if (!(is_level_test(ev) || is_compound_test(ev))) return(tr)
+  core_lhs <- strsplit(tr$core, " ~ ", fixed = TRUE)[[1]][1]
+  if (!(core_lhs %in% names(tr$derived))) return(tr)
+  py <- paste0("I(", py_event(ev), ")")
+  tr$core <- paste0(py, substr(tr$core, nchar(core_lhs) + 1L, nchar(tr$core)))
+  tr$derived[[core_lhs]] <- NULL
+  tr$vars <- unique(c(setdiff(tr$vars, core_lhs), all.vars(ev)))
+  tr$map <- c(tr$map, stats::setNames(tr$response, norm_expr(py)))
+  tr
+}
+
+py_event <- function(e) {
+  op <- if (is.call(e)) deparse(e[[1]]) else ""
+  literal <- function(v) {
+    if (is.call(v) && identical(deparse(v[[1]]), "-") && length(v) == 2) return(paste0("-", literal(v[[2]])))
+    if (is.character(v)) {
+      if (grepl("'", v, fixed = TRUE)) dp_stop("a text compared in I() may not contain ' on a file source",
+                                               call. = FALSE)
+      return(paste0("'", v, "'"))
+    }
+    if (is.logical(v)) return(if (isTRUE(v)) "True" else "False")
+    format(v, digits = 17)
+  }
+  if (op == "(") return(paste0("(", py_event(e[[2]]), ")"))
+  if (op == "!") return(paste0("~(", py_event(e[[2]]), ")"))
+  if (op %in% c("&", "|")) return(paste0("(", py_event(e[[2]]), ") ", op, " (", py_event(e[[3]]), ")"))
+  if (op == "%in%") {
+    values <- public_constant(e[[3]], "the text compared in I()")
+    return(paste0("(", paste0(py_name(as.character(e[[2]])), " == ", vapply(values, literal, ""),
+                              collapse = ") | ("), ")"))
+  }
+  flip <- c(">" = "<", ">=" = "<=", "<" = ">", "<=" = ">=", "==" = "==", "!=" = "!=")
+  if (is.name(e[[2]])) return(paste(py_name(as.character(e[[2]])), op, literal(e[[3]])))
+  paste(py_name(as.character(e[[3]])), flip[[op]], literal(e[[2]]))
 }
 
 # The data columns of a formula's left-hand side (`log(price)` -> "price"); none for a one-sided one.

@@ -153,7 +153,9 @@ warning_class <- function(category) {
 # errors become R errors of class c("dpreg_<type>", "dpreg_error").
 # relabel: a function applied to the messages (dp_lm/dp_glm pass one that names derived columns, e.g.
 # cut(x, ...), by the user's expressions, as the summary does).
-call_core <- function(fun, ..., relabel = identity) {
+# relabel_value: a function(message, value) applied first, with the core's returned value (dp_lm/dp_glm
+# pass one that names the coefficients as R does, from the fit's own term names).
+call_core <- function(fun, ..., relabel = identity, relabel_value = NULL) {
   # function handles are cached: fewer short-lived Python references for R's GC to finalise
   f <- .dpreg$funs[[fun]]
   if (is.null(f)) {
@@ -168,6 +170,10 @@ call_core <- function(fun, ..., relabel = identity) {
   r_syntax <- function(msg) {
     msg <- gsub("levels=\\{'([^']+)': \\[([^]]*)\\]\\}", "levels = list(\\1 = c(\\2))", msg)
     gsub("levels='data'", "levels = \"data\"", msg, fixed = TRUE)
+  }
+  if (!is.null(relabel_value) && isTRUE(out$ok)) {
+    outer <- relabel
+    relabel <- function(m) outer(relabel_value(m, out$value))
   }
   seen <- character()
   for (w in out$warnings) {

@@ -26,7 +26,7 @@ import pandas as pd
 from .._numeric import saturating_numeric_series
 from ..errors import AccuracyWarning, SampleTooSmall
 from .contract import Design, PublicDesign
-from .formula import FormulaError, categorical_in_formula, parse_formula
+from .formula import FormulaError, categorical_in_formula, parse_formula, split_formula
 
 # the input normalisation (bounds, levels, leaks, column kinds) and the model-matrix helpers (re-exported)
 from .inputs import (  # noqa: F401
@@ -157,7 +157,8 @@ _COMPARISON = re.compile(
     r"\s*(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*))\s*(>=|<=|==|!=|>|<)\s*(.+?)\s*")
 _COMPARE = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
 # the pieces of an event: quoted text and backquoted names kept whole, parentheses and the logical
-# operators (& | !; a ~ cannot occur, the formula splits at its first ~), everything else one comparison's text
+# operators (& | ! and Python's ~, which the formula keeps inside I()'s parentheses), everything else one
+# comparison's text
 _EVENT_TOKEN = re.compile(r"""('[^']*'|"[^"]*"|`[^`]*`)|(!(?!=)|[()&|~])|((?:!=|[^()&|!~'"`])+)""")
 
 
@@ -289,7 +290,10 @@ def comparison_outcome(formula: str, data):
     by the same formula in chunks, and keeps the refusal)."""
     if not isinstance(formula, str) or "~" not in formula or not isinstance(data, pd.DataFrame):
         return formula, data
-    lhs, rhs = formula.split("~", 1)
+    sides = split_formula(formula)
+    if sides is None:
+        return formula, data
+    lhs, rhs = sides
     m = re.fullmatch(r"\s*I\((.*)\)\s*", lhs, flags=re.S)
     tree = _event_tree(m.group(1)) if m else None
     if tree is None:

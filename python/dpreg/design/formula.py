@@ -387,6 +387,30 @@ def _stray_number(rhs_text: str) -> str | None:
     return None
 
 
+def split_formula(formula: str) -> tuple[str, str] | None:
+    """``(lhs, rhs)`` split at the formula's ``~``: the one outside parentheses, quotes and back-quotes,
+    so that Python's negation inside a term (``I(~(x > 3))``, R's ``I(!(x > 3))``) is not taken for
+    the formula's ``~``; None where there is no such ``~``. A second ``~`` at the top stays in ``rhs``
+    (the caller refuses it)."""
+    depth, i = 0, 0
+    while i < len(formula):
+        ch = formula[i]
+        if ch in "`'\"":
+            j = formula.find(ch, i + 1)
+            if j < 0:
+                break
+            i = j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif ch == "~" and depth == 0:
+            return formula[:i], formula[i + 1:]
+        i += 1
+    return None
+
+
 def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=()) -> ParsedFormula:
     """Parse ``formula`` against the data's column names (no data values are read).
 
@@ -397,9 +421,15 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     from formulaic import Formula
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string with an outcome, such as 'y ~ x1 + C(x2)'")
-    lhs_text, rhs_text = formula.split("~", 1)
-    if "~" in rhs_text:  # formulaic would read 'y ~ ~ x' as 'y ~ x' and fail obscurely on 'y ~ x ~ z'
-        raise FormulaError("formula must contain exactly one '~', such as 'y ~ x1 + C(x2)'")
+    sides = split_formula(formula)
+    if sides is None:      # every ~ inside parentheses, e.g. 'I(~(x > 3))' alone
+        raise FormulaError("formula must be a string with an outcome, such as 'y ~ x1 + C(x2)'")
+    lhs_text, rhs_text = sides
+    if split_formula(rhs_text) is not None:
+        # formulaic would read 'y ~ ~ x' as 'y ~ x' and fail obscurely on 'y ~ x ~ z'; a ~ inside a
+        # function's parentheses is Python's negation (newcomer review 26: I(~(x > 3)))
+        raise FormulaError("formula must contain exactly one '~' outside parentheses, such as "
+                           "'y ~ x1 + C(x2)' (inside I(), ~ negates a comparison: I(~(x > 3)))")
     lhs_text, rhs_text = _power_in_calls(lhs_text.strip()), _power_in_calls(rhs_text.strip())
     if not lhs_text:
         raise FormulaError("formula needs an outcome on the left of '~'")

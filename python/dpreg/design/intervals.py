@@ -89,12 +89,14 @@ def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
     """Interval of a numeric factor expression. ``var_interval(name) -> (lo, hi)`` (NaN if unknown)."""
 
     def indicator(node):
-        # a comparison, or comparisons joined by & or |: 0 or 1 for every row (newcomer review 25; a
-        # formula holds one ~, so Python's negation cannot be written in a term)
+        # a comparison, or comparisons joined by & or | (newcomer review 25) or negated by ~ (review 26):
+        # 0 or 1 for every row
         while isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1:
             node = node.args[0]
         if isinstance(node, ast.Compare):
             return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return indicator(node.operand)
         return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
             and indicator(node.left) and indicator(node.right)
 
@@ -111,6 +113,15 @@ def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
             return (v, v)
         if isinstance(node, ast.Name):
             return var_interval(names.get(node.id, node.id))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+            # Python's ~ on a number is a bitwise complement (-x - 1 on integers, an error on floats), and
+            # `not` cannot act on a column: negation is of an indicator only (newcomer review 26)
+            if isinstance(node.op, ast.Invert) and indicator(node.operand):
+                ev(node.operand)
+                return (0.0, 1.0)
+            raise FormulaError(f"term {expr!r}: negate a comparison with ~ around parentheses, as in "
+                               "I(~(x > 3)) (or write the opposite comparison, I(x <= 3)); ~ and `not` "
+                               "are not arithmetic on a column")
         if isinstance(node, ast.UnaryOp):
             a = ev(node.operand)
             if isinstance(node.op, ast.USub):

@@ -560,6 +560,13 @@ NOT_CONVERGED_NOTE = (
     "its T steps (see the warning), so its distance from the maximum-likelihood fit is not bounded by any "
     "release (raise T, use a larger eps or more rows, or declare tighter ranges)")
 
+#: the same fact for a fit without inference (newcomer review 26: such a fit said "standard errors not
+#: estimable" where none was asked for, or, when it converged, only that none was asked for)
+NOT_CONVERGED_POINT_NOTE = (
+    "the private Newton iteration was still moving after its T steps (see the warning), so the "
+    "coefficients may still be some way from the maximum-likelihood fit (raise T, use a larger eps or "
+    "more rows, or declare tighter ranges)")
+
 
 SEPARATED_NOTE = (
     "standard errors not estimable: the released curvature collapsed along a direction of the coefficients "

@@ -600,3 +600,50 @@ test_that("a dp_glm fit whose rules withhold every interval looks like a fit wit
   expect_identical(coef(summary(f)), coef(summary(f0)))
   expect_match(f$inference_note, "every coefficient's interval was withheld")
 })
+
+test_that("notes and warnings name the coefficients as coef() does", {
+  # newcomer review 26: the count gate's note (and the resolution rule's warnings) named the core's terms,
+  # "g[a]" or "g[T.e]", where coef() and the summary print "ga" and "ge". The gate is forced shut (an
+  # infinite threshold) so that its note names every level of a design of dummies
+  skip_if_no_core()
+  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
+  old <- gate$LEVEL_COUNT_GATE_SDS
+  on.exit(gate$LEVEL_COUNT_GATE_SDS <- old)
+  gate$LEVEL_COUNT_GATE_SDS <- Inf
+  set.seed(2)
+  d <- data.frame(g = factor(sample(c("a", "b", "c", "d"), 800, TRUE)), k = sample(1:3, 800, TRUE))
+  d$y <- runif(800) < 0.4
+  texts <- function(fit, caught) c(caught, fit$notes, fit$warnings, fit$inference_note, fit$method_text)
+  for (form in list(y ~ g - 1, y ~ factor(k) + g)) {
+    caught <- character()
+    f <- withCallingHandlers(
+      dp_glm(form, data = d, family = binomial, eps = 1, seed = 0,
+             levels = list(g = c("a", "b", "c", "d"), k = 1:3)),
+      warning = function(w) { caught <<- c(caught, conditionMessage(w)); invokeRestart("muffleWarning") })
+    all_text <- paste(texts(f, caught), collapse = "\n")
+    expect_match(all_text, "No interval for |Not estimable at this n and eps")
+    expect_false(grepl("[", all_text, fixed = TRUE))      # no core name such as g[a] or C(k)[T.2.0]
+    gated <- setdiff(names(coef(f)), "(Intercept)")
+    for (nm in gated) expect_match(all_text, nm, fixed = TRUE)
+  }
+})
+
+test_that("dp_glm with inference = FALSE that did not converge says both in its note", {
+  # newcomer review 26: the note said "standard errors not estimable" (none had been asked for). The steep
+  # design (slope 60, n = 20000, eps = 8, T = 20) leaves the private Newton iteration still moving
+  skip_if_no_core()
+  set.seed(0)
+  n <- 20000
+  d <- data.frame(x1 = runif(n, -1, 1), x2 = runif(n, -1, 1))
+  d$y <- runif(n) < plogis(60 * d$x1 + 0.5 * d$x2)
+  args <- list(y ~ x1 + x2, data = d, family = binomial, eps = 8, seed = 0, T = 20,
+               bounds = list(x1 = c(-1, 1), x2 = c(-1, 1)))
+  caught <- character()
+  f0 <- withCallingHandlers(do.call(dp_glm, c(args, inference = FALSE)),
+                            warning = function(w) { caught <<- c(caught, conditionMessage(w))
+                                                    invokeRestart("muffleWarning") })
+  skip_if_not(any(grepl("may not have converged", caught)), "this draw converged")
+  expect_match(f0$inference_note, "inference not requested (inference = FALSE)", fixed = TRUE)
+  expect_match(f0$inference_note, "still moving after its T steps", fixed = TRUE)
+  expect_true(all(is.na(confint(f0))))
+})

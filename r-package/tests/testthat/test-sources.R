@@ -43,6 +43,39 @@ test_that("dp_lm reads a glob of CSV files and a DuckDB table like the data fram
   expect_output(print(duckdb_source(db, "claims")), "DuckDB source")
 })
 
+test_that("dp_glm computes a comparison outcome on files and DuckDB tables like on the data frame", {
+  # newcomer review 26: I(!(y > 5)), I(y <= 5 & g != "c") and I(g %in% ...) were refused on a source,
+  # naming the internal column ("columns derived in the formula (I_y)"); the core now computes the event
+  # on the columns it reads: same releases, same seed, the same coefficients as R's own column
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  df <- source_frame()
+  glob <- write_parts(df, file.path(tempdir(), "dpreg-src-event"))
+  db <- file.path(tempdir(), "dpreg-src-event.duckdb")
+  unlink(db)
+  duck <- reticulate::import("duckdb")
+  con <- duck$connect(db)
+  con$execute(sprintf("create table claims as select * from read_csv('%s')", glob))
+  con$close()
+  args <- list(family = binomial, eps = 1, bounds = list(x = c(0, 10)), levels = toy_levels, seed = 3,
+               inference = FALSE)
+  for (fm in list(I(!(y > 5)) ~ x, I(y <= 5 & g != "c") ~ x, I(g %in% c("a", "b")) ~ x, I(5 >= y | x < 2) ~ x)) {
+    fit_df <- suppressWarnings(do.call(dp_glm, c(list(fm, data = df), args)))
+    own <- df
+    own$e <- eval(fm[[2]][[2]], df)
+    fit_own <- suppressWarnings(do.call(dp_glm, c(list(e ~ x, data = own), args)))
+    expect_identical(unname(coef(fit_df)), unname(coef(fit_own)))
+    for (src in list(glob, duckdb_source(db, "claims"))) {
+      fit_src <- suppressWarnings(do.call(dp_glm, c(list(fm, data = src), args)))
+      expect_identical(coef(fit_src), coef(fit_df))
+      expect_identical(formula(fit_src), formula(fit_df))
+    }
+  }
+  # a term computed in R still needs a data frame, and says so with the user's expression
+  expect_error(dp_lm(y ~ I(!(x > 3)), data = glob, eps = 1, bounds = toy_bounds, seed = 3),
+               "I(!(x > 3))", fixed = TRUE)
+})
+
 test_that("bad sources are refused with one clear error", {
   skip_if_no_core()
   skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
