@@ -139,3 +139,33 @@ def test_dpgd_sigma_point_withheld_on_an_unsupporting_interval():
     _ssp.withhold_points_the_interval_does_not_support(rel, facts)
     assert rel.sigma is None and facts["sigma_interval"] == [0.3, 1.5]
     assert "spans more than a factor 4" in facts["sigma_not_estimable"]
+
+
+def test_withholding_r_squared_drops_what_is_printed_with_it():
+    """The shared withholding helpers (one for every rule that withdraws R^2, sigma-hat or the intervals):
+    withdrawing R^2 with its interval leaves none of the facts the summary prints beside it, withdrawing the
+    point only keeps the interval (and its adjusted interval) but not the point's raw value or s.e., and the
+    reason is the summary's line either way."""
+    from types import SimpleNamespace
+    printed = {"r_squared_interval": [0.2, 0.9], "adj_r_squared_interval": [0.19, 0.9],
+               "r_squared_imprecise": True, "r_squared_point_outside": "above 1", "r_squared_edge": True,
+               "r_squared_raw": 0.5, "r_squared_se": 0.2}
+    assert set(printed) == set(_ssp.R_SQUARED_INTERVAL_FACTS)
+    rel = SimpleNamespace(sigma=1.0, r_squared=0.5, adj_r_squared=0.49)
+    facts = dict(printed, sigma_interval=[0.9, 1.1])
+    _ssp.withhold_r_squared(rel, facts, "reason one", keep_interval=False)
+    assert rel.r_squared is None and rel.adj_r_squared is None and rel.sigma == 1.0
+    assert facts == {"sigma_interval": [0.9, 1.1], "r_squared_not_estimable": "reason one"}
+    rel = SimpleNamespace(sigma=1.0, r_squared=0.5, adj_r_squared=0.49)
+    facts = dict(printed)
+    _ssp.withhold_r_squared(rel, facts, "reason two", keep_interval=True)
+    assert rel.r_squared is None and rel.adj_r_squared is None
+    assert "r_squared_raw" not in facts and "r_squared_se" not in facts
+    assert facts["r_squared_interval"] == [0.2, 0.9] and facts["adj_r_squared_interval"] == [0.19, 0.9]
+    assert facts["r_squared_not_estimable"] == "reason two"
+    _ssp.withhold_sigma(rel, facts, "reason three")
+    assert rel.sigma is None and facts["sigma_not_estimable"] == "reason three"
+    rel = SimpleNamespace(vcov=np.eye(2), vcov_privacy=np.eye(2), ci=np.zeros((2, 2)), ci_draws=np.zeros((5, 2)),
+                          inference_note=None)
+    _ssp.withhold_every_interval(rel, "why")
+    assert (rel.vcov, rel.vcov_privacy, rel.ci, rel.ci_draws, rel.inference_note) == (None, None, None, None, "why")

@@ -497,12 +497,17 @@ def _no_interval_is_none(release) -> None:
         return
     if release.ci is not None and np.any(np.isfinite(np.asarray(release.ci, float))):
         return      # intervals released apart from the covariance (a bootstrap hull) are intervals
+    # the method's note described the standard errors it had; none is left
+    _store_without_inference(release, "every coefficient's interval was withheld (the warnings and notes say why)")
+
+
+def _store_without_inference(release, note: str) -> None:
+    """The release as a fit without inference: no covariance, interval, draws or level, no summary line
+    about unresolved directions, and ``note`` (why, in plain words) as its inference note. Post-processing."""
     release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
     release.ci_level = None
     release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
-    # the method's note described the standard errors it had; none is left
-    release.inference_note = ("every coefficient's interval was withheld (the warnings and notes say "
-                              "why)")
+    release.inference_note = note
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
@@ -841,11 +846,8 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # withholds them when no inference was asked for, or when it was skipped because the private
         # ranges are unreliable: the ranges were not widened for intervals (range_margin), and the
         # summary printed standard errors beside the note that they are not estimable
-        release.vcov = release.vcov_privacy = release.ci = release.ci_draws = None
-        release.ci_level = None
-        release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
-        release.inference_note = ("inference not requested (inference=False); no standard errors or "
-                                  "intervals are reported")
+        _store_without_inference(release, "inference not requested (inference=False); no standard errors or "
+                                          "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
     _interactions_of_unidentified_levels(release, design.public)

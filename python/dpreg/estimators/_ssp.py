@@ -839,6 +839,50 @@ def interval_supports_point(lower, upper) -> bool:
                 and upper <= POINT_SUPPORT_MAX_RATIO * lower)
 
 
+def withhold_every_interval(rel, note: str) -> None:
+    """No coefficient gets a standard error or an interval: the covariance, its privacy part, the intervals
+    and their bootstrap draws are dropped, and ``note`` (why, in plain words) is the fit's inference note.
+    Post-processing: removes released values only."""
+    rel.vcov = rel.vcov_privacy = rel.ci = rel.ci_draws = None
+    rel.inference_note = note
+
+
+#: the facts printed with R^2's interval (and its point's raw value and s.e.): withdrawn with the interval
+R_SQUARED_INTERVAL_FACTS = ("r_squared_interval", "adj_r_squared_interval", "r_squared_imprecise",
+                            "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se")
+
+
+def drop_r_squared_interval(facts) -> None:
+    """R^2's interval is not printed: it and everything printed with it (R_SQUARED_INTERVAL_FACTS) leave
+    the facts. The point and the reason are the caller's (withhold_r_squared does both)."""
+    for k in R_SQUARED_INTERVAL_FACTS:
+        facts.pop(k, None)
+
+
+def withhold_r_squared(rel, facts, reason: str, *, keep_interval: bool) -> None:
+    """R^2 and adjusted R^2 are not printed; ``reason`` is the summary's line in their place
+    (``facts["r_squared_not_estimable"]``). ``keep_interval=False`` withdraws the interval too
+    (drop_r_squared_interval): where the released values say R^2 misses part of the fit or rests on
+    something unreliable, its interval is as wrong as its point. ``keep_interval=True`` withdraws the point
+    only (with its raw value and s.e.): the interval is right but too wide to support a point, and it is
+    printed. Post-processing: removes released values, adds a sentence naming no data value."""
+    rel.r_squared = rel.adj_r_squared = None
+    if keep_interval:
+        facts.pop("r_squared_raw", None)
+        facts.pop("r_squared_se", None)
+    else:
+        drop_r_squared_interval(facts)
+    facts["r_squared_not_estimable"] = reason
+
+
+def withhold_sigma(rel, facts, reason: str) -> None:
+    """The residual standard error's point is not printed; ``reason`` is the summary's line in its place
+    (``facts["sigma_not_estimable"]``). Its interval (``facts["sigma_interval"]``) is the caller's to keep
+    or drop: whether it is still right differs by rule."""
+    rel.sigma = None
+    facts["sigma_not_estimable"] = reason
+
+
 def withhold_points_the_interval_does_not_support(rel, facts) -> None:
     """Issue 12, twenty-fifth pass (docs/derivations/adassp_boosted.md §46): sigma-hat's and R^2's points
     are printed only where their released 95% interval supports a point, i.e. bounds the quantity within
@@ -848,20 +892,17 @@ def withhold_points_the_interval_does_not_support(rel, facts) -> None:
     the interval kept. Reads only the released intervals."""
     si = facts.get("sigma_interval")
     if rel.sigma is not None and si is not None and not interval_supports_point(si[0], si[1]):
-        rel.sigma = None
         where = "reaches 0" if not float(si[0]) > 0.0 else "spans more than a factor 4"
-        facts["sigma_not_estimable"] = (
+        withhold_sigma(rel, facts, (
             f"point not estimable at this n and eps: its 95% interval {where}, so any point would be more "
-            "than a factor 2 away from values the release cannot exclude; the interval is given")
+            "than a factor 2 away from values the release cannot exclude; the interval is given"))
     ri = facts.get("r_squared_interval")
     if rel.r_squared is not None and ri is not None:
         lo, hi = float(ri[0]), float(ri[1])
         if not (interval_supports_point(lo, hi) and interval_supports_point(1.0 - hi, 1.0 - lo)):
-            rel.r_squared = rel.adj_r_squared = None
-            facts.pop("r_squared_raw", None)
-            facts.pop("r_squared_se", None)
             where = ("reaches 0" if not lo > 0.0 else "reaches 1" if not hi < 1.0
                      else "spans more than a factor 4 in R-squared or in 1 - R-squared")
-            facts["r_squared_not_estimable"] = (
+            withhold_r_squared(rel, facts, (
                 f"point not estimable at this n and eps: its 95% interval {where}, so any point would be "
-                "more than a factor 2 away from values the release cannot exclude; the interval is given")
+                "more than a factor 2 away from values the release cannot exclude; the interval is given"),
+                keep_interval=True)

@@ -74,6 +74,9 @@ _AUTODP_SPLIT = (1.0 / 2.0, 1.0 / 3.0, 1.0 / 5.0)
 #: heavier-tailed residuals than normal (inf.heavy_tail_signal) at this many null s.d.s: the sigma-hat
 #: interval and R^2 are withheld (issue 12; both assume normal errors)
 HEAVY_TAIL_WITHHOLD_Z = 3.0
+#: ... and the reason printed in R^2's place (AdaSSP, BoostedAdaSSP and dpgd give the same)
+HEAVY_TAIL_R2_REASON = ("not estimable: the residuals look heavier-tailed than normal, and the residual sum "
+                        "released for it is winsorized, so R-squared would overstate the fit")
 #: twenty-second pass (docs/derivations/adassp_boosted.md §34): at the edge of estimability (§12) sigma-hat's
 #: point is printed only from this public index n mu / (B^2 sqrt d) up (the index of dpreg.auto.auto_snr; n
 #: the public or released count); below it only the interval. Where the privacy noise of the residual sum
@@ -194,8 +197,8 @@ def _withhold_hidden_loading(rel, facts, state, M):
     facts["hidden_withheld"] = withheld
     if len(withheld) == len(load):
         # every coefficient: no standard errors at all, the reason in the inference note
-        rel.vcov = rel.vcov_privacy = rel.ci = rel.ci_draws = None
-        rel.inference_note = "standard errors not estimable at this n and eps: " + _hidden_direction_reason(k)
+        _ssp.withhold_every_interval(
+            rel, "standard errors not estimable at this n and eps: " + _hidden_direction_reason(k))
         facts.pop("attenuation_widening", None)
         return withheld
     _withhold_intervals(rel, facts, withheld)
@@ -706,14 +709,12 @@ def _withhold_unresolved_numeric(rel, facts, state, M, design, icpt):
     names = state.get("kept_terms") or []
     facts["curvature_unresolved_withheld"] = [names[j] if j < len(names) else str(j) for j in withheld]
     if rel.r_squared is not None or "r_squared_interval" in facts:
-        rel.r_squared = rel.adj_r_squared = None
-        _drop_r2_interval(facts)
-        facts["r_squared_not_estimable"] = (
+        _ssp.withhold_r_squared(rel, facts, (
             "not estimable at this n and eps: on the privately estimated ranges a numeric predictor is nearly "
-            "constant, and the explained sum of squares along it is hidden by the privacy noise in X^T X")
+            "constant, and the explained sum of squares along it is hidden by the privacy noise in X^T X"),
+            keep_interval=False)
     if len(withheld) >= len(rel.coef):
-        rel.vcov = rel.vcov_privacy = rel.ci = rel.ci_draws = None
-        rel.inference_note = UNRESOLVED_CURVATURE_NOTE
+        _ssp.withhold_every_interval(rel, UNRESOLVED_CURVATURE_NOTE)
         return
     _withhold_intervals(rel, facts, withheld)
 
@@ -854,29 +855,17 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
     holds the OLS value); neither case was measured in this pass."""
     k = _r2_hidden_directions(state, theta, V_priv, icpt) if check_hidden else 0
     if k > 0:
-        rel.r_squared = rel.adj_r_squared = None
-        _drop_r2_interval(facts)
-        facts["r_squared_not_estimable"] = (
+        _ssp.withhold_r_squared(rel, facts, (
             f"not estimable at this n and eps: {k} direction(s) of the predictors are hidden by the privacy "
             "noise in X^T X (a released range much wider than the data, or too little spread for this n and "
-            "eps), so the explained sum of squares along them is not measured")
+            "eps), so the explained sum of squares along them is not measured"), keep_interval=False)
         return
     iv, se = facts.get("r_squared_interval"), facts.get("r_squared_se")
     if (rel.r_squared is not None and iv is not None and iv[0] <= 0.0 and iv[1] >= 1.0
             and se is not None and se > R2_NOISE_ONLY_SE):
-        rel.r_squared = rel.adj_r_squared = None
-        facts.pop("r_squared_raw", None)
-        facts.pop("r_squared_se", None)
-        facts["r_squared_not_estimable"] = (
+        _ssp.withhold_r_squared(rel, facts, (
             "no point estimate at this n and eps: its 95% interval is all of [0, 1] and its standard error "
-            f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given")
-
-
-def _drop_r2_interval(facts):
-    """R^2 withdrawn with the intervals: its interval and what goes with it are not printed either."""
-    for k in ("r_squared_interval", "adj_r_squared_interval", "r_squared_imprecise", "r_squared_point_outside",
-              "r_squared_edge", "r_squared_raw", "r_squared_se"):
-        facts.pop(k, None)
+            f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given"), keep_interval=True)
 
 
 def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, rule, n_public=None):
@@ -1365,11 +1354,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # sum and so overstates the fit (0.70 against 0.637 for t3 errors), is not printed
             facts.pop("sigma_interval", None)
             if rel.r_squared is not None or "r_squared_interval" in facts:
-                rel.r_squared = rel.adj_r_squared = None
-                _drop_r2_interval(facts)
-                facts["r_squared_not_estimable"] = (
-                    "not estimable: the residuals look heavier-tailed than normal, and the residual sum "
-                    "released for it is winsorized, so R-squared would overstate the fit")
+                _ssp.withhold_r_squared(rel, facts, HEAVY_TAIL_R2_REASON, keep_interval=False)
         # issue 12 (§22): the printed sigma and R^2 intervals allow for the tails the check cannot exclude
         _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
         if "n_hat" in bundle:
@@ -1469,33 +1454,26 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         noise_cov_unreliable = gram_swamped or (boosted and r_norm > inf.DEBIAS_MAX_NORM)
         if noise_cov_unreliable and (rel.sigma is not None or rel.r_squared is not None
                                      or facts.get("sigma_edge") or "r_squared_interval" in facts):
-            rel.sigma = rel.r_squared = rel.adj_r_squared = None
-            facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
-                "not estimable at this n and eps: its privacy correction relies on the covariance "
-                "of the boosting noise, which is not reliable here")
-            _drop_r2_interval(facts)
+            why = ("not estimable at this n and eps: its privacy correction relies on the covariance "
+                   "of the boosting noise, which is not reliable here")
+            _ssp.withhold_sigma(rel, facts, why)
+            _ssp.withhold_r_squared(rel, facts, why, keep_interval=False)
         if noise_cov_unreliable:
             facts.pop("sigma_interval", None)       # built on the same V_priv: not printed either
         if gram_swamped:
-            rel.vcov = None
-            rel.vcov_privacy = None
-            rel.ci = rel.ci_draws = None
-            rel.inference_note = (
+            _ssp.withhold_every_interval(rel, (
                 "standard errors not estimable at this n and eps: for BoostedAdaSSP the privacy noise in "
                 "X^T X is larger than the information of some column, so its intervals would under-cover; "
                 "a larger n or eps, or method='adassp' (one noisy X^T X instead of T + 2 releases), "
-                "gives intervals")
+                "gives intervals"))
         elif boosted and r_norm > inf.DEBIAS_MAX_NORM:
             # issue 12: the boosting kept more than half of its starting shrinkage in some direction:
             # the coefficients are biased towards 0 by an amount the released values cannot pin down,
             # so intervals would under-cover (0.8 at n = 300, eps = 1); say so instead
-            rel.vcov = None
-            rel.vcov_privacy = None
-            rel.ci = rel.ci_draws = None
-            rel.inference_note = (
+            _ssp.withhold_every_interval(rel, (
                 "standard errors not estimable at this n and eps: BoostedAdaSSP did not converge (more "
                 f"than half of its shrinkage towards 0 remains, {r_norm:.2f}); a larger n or eps, or "
-                "method='adassp', gives intervals")
+                "method='adassp', gives intervals"))
         # lambda_min was released for the full Gram matrix: not used once columns were dropped
         lam_same_columns = None if state.get("columns_dropped", True) else state["lam_hat"]
         # twenty-fourth pass (§42): BoostedAdaSSP on a design without factors meets the same overshoot (x3's
@@ -1508,11 +1486,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # 10^1-10^6 x farther out than the data) squeezes a predictor to almost a constant; the
             # released Gram then has an eigenvalue below sigma1 and the intervals covered 0.2-0.7
             # (inf.unresolved_curvature; docs/derivations/adassp_boosted.md §14). Say so instead
-            rel.vcov = None
-            rel.vcov_privacy = None
-            rel.ci = rel.ci_draws = None
+            _ssp.withhold_every_interval(rel, UNRESOLVED_CURVATURE_NOTE)
             facts["curvature_unresolved"] = True
-            rel.inference_note = UNRESOLVED_CURVATURE_NOTE
         elif boosted and rel.vcov is not None and _private_ranges(design):
             # twenty-fifth pass (§47): with a factor, §14's test on the numeric columns with private ranges and
             # the constant only (a rare level is a small direction on every range), and only the intervals that
@@ -1530,17 +1505,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             cols = ", ".join(repr(v) for v in unreliable[:8]) + (" ..." if len(unreliable) > 8 else "")
             why = (f"the private ranges of {cols} come from a range search that is too coarse at this n and "
                    "eps, so the data are clamped by an unknown amount")
-            rel.vcov = None
-            rel.vcov_privacy = None
-            rel.ci = rel.ci_draws = None
-            rel.inference_note = unreliable_ranges_note(unreliable)
+            _ssp.withhold_every_interval(rel, unreliable_ranges_note(unreliable))
             if (rel.sigma is not None or rel.r_squared is not None or "sigma_not_estimable" not in facts
                     or facts.get("sigma_edge") or "r_squared_interval" in facts):
-                rel.sigma = rel.r_squared = rel.adj_r_squared = None
-                facts["sigma_not_estimable"] = facts["r_squared_not_estimable"] = (
-                    f"not estimable at this n and eps: {why}")
+                reason = f"not estimable at this n and eps: {why}"
+                _ssp.withhold_sigma(rel, facts, reason)
+                _ssp.withhold_r_squared(rel, facts, reason, keep_interval=False)
+            # with or without a point, the intervals rest on the same clamped data
             facts.pop("sigma_interval", None)
-            _drop_r2_interval(facts)
+            _ssp.drop_r_squared_interval(facts)
         # twenty-fifth pass (§46): a point its own released interval does not bound within a factor 2
         # (an edge point on an overshot range: 47 with interval 0 to 58 for a residual s.d. of 1) is not
         # printed; the interval is

@@ -402,16 +402,14 @@ def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *,
     release of the outcome's moments (Sum y, Sum y^2) was measured not to help at the sizes where auto fits
     dpgd (dpgd.md §7)."""
     from ..inference import ssp as inf
-    from .adassp import HEAVY_TAIL_WITHHOLD_Z, _edge_r_squared
+    from .adassp import HEAVY_TAIL_R2_REASON, HEAVY_TAIL_WITHHOLD_Z, _edge_r_squared
     if res_var["estimable"]:
         # AdaSSP's rule (issue 12): where the released sums show tails heavier than normal at z > 3, the
         # winsorized residual sum understates RSS and R^2 would overstate the fit (t3 errors: +0.05 over
         # the data's least-squares R^2 on the validity grid, docs/validity.md)
         tails = inf.heavy_tail_signal(bundle)
         if tails["z"] is not None and tails["z"] > HEAVY_TAIL_WITHHOLD_Z:
-            facts["r_squared_not_estimable"] = (
-                "not estimable: the residuals look heavier-tailed than normal, and the residual sum "
-                "released for it is winsorized, so R-squared would overstate the fit")
+            facts["r_squared_not_estimable"] = HEAVY_TAIL_R2_REASON
             return
     icpt = sd.extra.get("intercept_index")
     theta_d = W @ theta
