@@ -1161,6 +1161,17 @@ def test_comparison_outcome_on_a_nullable_column_treats_a_missing_value_as_a_mis
                 fit = dpreg.dp_glm(formula, frame, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)},
                                    random_state=3, na_action="drop")
                 np.testing.assert_array_equal(fit.coef.to_numpy(), ref.coef.to_numpy())
+    # under add/remove a row without an outcome is left out privately: D and D + (a row with y missing) are
+    # the same release. On the nullable column the added row made D' a refusal and D a fit (infinite eps:
+    # the audit case "comparison outcome on a nullable Float64 column" flagged 6/6 against 0/6)
+    base = _comparison_frame().astype({"y": "Float64"})
+    added = pd.concat([base, pd.DataFrame({"x": [0.3], "y": pd.array([None], dtype="Float64"), "g": ["a"]})],
+                      ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_glm("I(y > 0) ~ x", frame, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)},
+                             random_state=3, neighbours="add_remove", na_action="impute") for frame in (base, added)]
+    np.testing.assert_array_equal(fits[1].coef.to_numpy(), fits[0].coef.to_numpy())
 
 
 def test_comparison_outcome_on_duplicated_column_names_is_the_designs_refusal():
