@@ -601,7 +601,7 @@ def build_cases():
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
-            + twenty_fifth_pass_cases())
+            + twenty_fifth_pass_cases() + twenty_sixth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1375,13 +1375,13 @@ def twenty_fourth_pass_cases():
     ]
 
 
-def _comparison_glm(formula, eps=1.0, inference=True, method="dpgd"):
+def _comparison_glm(formula, eps=1.0, inference=True, method="dpgd", **kw):
     """dp_glm with a comparison outcome (``I(y > 0) ~ x``, design.build.comparison_outcome): x declared on
     [-1, 1], the event declared by the formula."""
     def fit(data, seed):
         import dpreg
         return dpreg.dp_glm(formula, data, eps=eps, delta=1e-6, method=method, inference=inference,
-                            bounds={"x": (-1.0, 1.0)}, random_state=seed)
+                            bounds={"x": (-1.0, 1.0)}, random_state=seed, **kw)
     return fit
 
 
@@ -1482,6 +1482,165 @@ def twenty_fifth_pass_cases():
              "only row of level c (x = 1.5e308) -> level a (x = -1.5e308); n = 2000, eps = 1",
              _lm("y ~ x + g", "dpgd", inference=False, levels=lv),
              lambda: emptied_level_pair(2000, 1), {"full": 300, "quick": 100, "test": 0}),
+    ]
+
+
+class RangeRelease:
+    """One private range search of a column on its own (the design layer's ``private_ranges``), shaped like a
+    fit for ``observe``: the released ends as ``coef``, the statement composed from its ledger."""
+
+    def __init__(self, ends, privacy, info):
+        import pandas as pd
+        self.coef = pd.Series({"lower": ends[0], "upper": ends[1]})
+        self.privacy = privacy
+        self.facts = {"threshold_share": info.get("threshold_share"), "beta": info.get("beta")}
+
+    def to_dict(self):
+        return {"coef": self.coef.to_dict(), "facts": self.facts, "privacy": self.privacy.to_dict()}
+
+
+def _range_search(eps_total):
+    """The range of column y searched at both ends with ``eps_total`` (eps_total / 2 per end), no margin:
+    the mechanism whose plan (threshold share, KAPPA, grid) choose_plan picks from n and eps_q
+    (quantile_search.md §9)."""
+    def fit(data, seed):
+        from dpreg.design.private_bounds import private_ranges, search_column
+        from dpreg.privacy.accounting import compose_ledger
+        from dpreg.privacy.ledger import Ledger
+        from dpreg.privacy.mechanisms import NoiseSource
+        ledger, noise = Ledger(), NoiseSource(seed)
+        est, _notes, info = private_ranges({"y": search_column(data["y"].to_numpy())}, missing={"y": (None, None)},
+                                           eps_total=eps_total, noise=noise, ledger=ledger, margin=False)
+        return RangeRelease(est["y"], compose_ledger(ledger, eps=eps_total, delta=0.0), info["y"])
+    return fit
+
+
+def range_pile_pair(n=100, value=5.0):
+    """Every row at ``value`` (the data's end is one grid point: every count past it is n in D, n - 1 in D'),
+    row 0 moved to 1.5e308 in D' (beyond every grid point the search can reach): the counts above the data
+    drop by 1, the shift the search's threshold-noise share pays for."""
+    import pandas as pd
+    d0 = pd.DataFrame({"y": np.full(n, value)})
+    return d0, replaced(d0, y=1.5e308)
+
+
+def small_reference_pair(n=3000, rare=30):
+    """BoostedAdaSSP's treatment-coded reference level with few rows (§45's widening): declared levels a
+    (the reference, ``rare`` rows), b, c; row 0 of level a at x = 1.5e308 (clamped) in D, moved to level b at
+    x = -1.5e308 in D'."""
+    import pandas as pd
+    d0 = level_frame(n, 0, seed=11)
+    g = np.where(np.asarray(d0["g"]) == "a", "c", np.asarray(d0["g"]).astype(object))
+    g[:rare] = "a"
+    d0["g"] = pd.Categorical(g, categories=["a", "b", "c"])
+    d0.loc[0, "x"] = 1.5e308
+    d1 = d0.copy()
+    d1.loc[0, "g"] = "b"
+    d1.loc[0, "x"] = -1.5e308
+    return d0, d1
+
+
+def factor_private_ranges_pair(n=3000):
+    """§47: a declared factor and private ranges for x and y; row 0 (x, y, g) = (1, 1, a) in D, (1.5e308,
+    -1.5e308, b) in D' (both ends of both searches see the row move)."""
+    d0 = level_frame(n, 0, seed=12)
+    d0.loc[0, ["x", "y"]] = [1.0, 1.0]
+    d0.loc[0, "g"] = "a"
+    d1 = d0.copy()
+    d1.loc[0, ["x", "y"]] = [1.5e308, -1.5e308]
+    d1.loc[0, "g"] = "b"
+    return d0, d1
+
+
+def joined_event_pair(n=2000):
+    """A joined event I(y > 0 & x < 0.5): row 0 at (x, y) = (-1, 1) (event true) in D, (1.5e308, -1.5e308)
+    in D' (x clamped to 1, the event false)."""
+    d0 = bounded_frame(n)
+    d0.loc[0, ["x", "y"]] = [-1.0, 1.0]
+    return d0, replaced(d0, x=1.5e308, y=-1.5e308)
+
+
+def categorical_event_pair(n=2000):
+    """I(g == 'a' | y > 0) with g a pandas Categorical whose categories come from its values: row 0 holds a
+    level no other row has (the secret) with y = -1 in D (event false), level a in D' (event true)."""
+    d0, d1 = level_pair(bounded_frame(n))
+    d0.loc[0, "y"] = d1.loc[0, "y"] = -1.0
+    return d0, d1
+
+
+def _dpgd_r2(eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x + z", data, eps=eps, delta=1e-6, method="dpgd", inference=True,
+                           bounds={"y": (-4.0, 4.0), "x": (-1.0, 1.0), "z": (-1.0, 1.0)}, random_state=seed)
+    return fit
+
+
+def dpgd_r2_pair(n=3000):
+    """dpgd's R^2 (dpgd.md §7): y = 1 + x - z + N(0, 0.5^2) on declared ranges; row 0 at the corner (1, -1, 4)
+    in D, beyond the opposite corner (clamped there) in D'."""
+    import pandas as pd
+    rng = np.random.default_rng(13)
+    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    y = np.clip(1.0 + x - z + 0.5 * rng.standard_normal(n), -4, 4)
+    d0 = pd.DataFrame({"y": y, "x": x, "z": z})
+    d0.loc[0, ["x", "z", "y"]] = [1.0, -1.0, 4.0]
+    d1 = d0.copy()
+    d1.loc[0, ["x", "z", "y"]] = [-1.5e308, 1.5e308, -1.5e308]
+    return d0, d1
+
+
+def nullable_missing_pair(n=2000):
+    """Add/remove neighbours for the comparison outcome on a nullable (Float64) column: D' is D with one more
+    row whose y is missing. Under add/remove a row without an outcome is left out privately (build.py), so
+    both sides must give the same release; before the twenty-sixth pass's fix the missing comparison on a
+    nullable column made D' a refusal ("no transform") and D a fit."""
+    import pandas as pd
+    d0 = bounded_frame(n)
+    d0["y"] = d0["y"].astype("Float64")
+    extra = pd.DataFrame({"y": pd.array([None], dtype="Float64"), "x": [0.3]})
+    return d0, pd.concat([d0, extra], ignore_index=True)
+
+
+def twenty_sixth_pass_cases():
+    """Neighbours for the twenty-fifth pass's decisions (docs/audit.md, "Twenty-sixth pass"): the range
+    search's threshold-heavy plan (quantile_search.md §9) as a mechanism on its own, where its claim is
+    the search's own eps; BoostedAdaSSP's small treatment-coded reference level (§45's widening), its
+    per-column rule with a factor and private ranges (§47; §48 without a factor is the twenty-fifth pass's
+    §42 case); dpgd's R^2 from its existing releases (dpgd.md §7; §46's print rule); comparisons joined by
+    & and | as a dp_glm outcome, one on a Categorical whose categories come from the values."""
+    lv = {"g": ["a", "b", "c"]}
+    return [
+        Case("twenty-sixth pass: range search alone, threshold-heavy plan (n = 100, eps 1 per end): a row of "
+             "the pile -> 1.5e308", "range search (share 2/3, quantile_search §9)",
+             "all rows at 5; row 0 -> 1.5e308; both ends searched, eps 2 in all", _range_search(2.0),
+             range_pile_pair, {"full": 4000, "quick": 600, "test": 0}),
+        Case("twenty-sixth pass: boosted_adassp, inference, treatment coding, 30-row reference level (§45)",
+             "boosted_adassp (small reference level, §45)",
+             "row of reference level a (x = 1.5e308) -> level b (x = -1.5e308); 30 rows of a; n = 3000, eps = 4",
+             _lm("y ~ x + g", "boosted_adassp", eps=4.0, inference=True, levels=lv, factor_coding="treatment"),
+             small_reference_pair, {"full": 600, "quick": 60, "test": 0}),
+        Case("twenty-sixth pass: boosted_adassp, inference, a factor and private ranges (§47)",
+             "boosted_adassp (factor, private ranges, §47)",
+             "(x, y, g) = (1, 1, a) -> (1.5e308, -1.5e308, b); n = 3000, eps = 4",
+             _lm("y ~ x + g", "boosted_adassp", eps=4.0, bounds=None, inference=True, levels=lv),
+             factor_private_ranges_pair, {"full": 1000, "quick": 60, "test": 0}),
+        Case("twenty-sixth pass: dpgd, inference, R^2 from existing releases (dpgd.md §7)",
+             "dpgd (R^2, dpgd.md §7)", "(1, -1, 4) -> (-1.5e308, 1.5e308, -1.5e308), clamped; n = 3000, eps = 1",
+             _dpgd_r2(1.0), dpgd_r2_pair, {"full": 600, "quick": 100, "test": 0}),
+        Case("twenty-sixth pass: dp_glm dpgd, inference, joined event I(y > 0 & x < 0.5): a row flips it",
+             "dp_glm dpgd (joined event)", "(x, y) = (-1, 1) -> (1.5e308, -1.5e308); n = 2000, eps = 1",
+             _comparison_glm("I(y > 0 & x < 0.5) ~ x"), joined_event_pair, {"full": 600, "quick": 100, "test": 0}),
+        Case("twenty-sixth pass: dp_glm dpgd, joined event on a Categorical, I(g == 'a' | y > 0): a unique level",
+             "dp_glm dpgd (joined event, Categorical)",
+             "g: row 0 unique level (y = -1) -> a; categories from the values; n = 2000, eps = 1",
+             _comparison_glm("I(g == 'a' | y > 0) ~ x"), categorical_event_pair,
+             {"full": 600, "quick": 100, "test": 0}, secrets=(SECRET_LEVEL,)),
+        Case("twenty-sixth pass: dp_glm dpgd, add/remove, comparison outcome on a nullable Float64 column: an "
+             "added row with y missing", "dp_glm dpgd (comparison outcome, nullable column, add/remove)",
+             "D -> D + (x = 0.3, y = <NA>) in a Float64 column; na_action='impute'; n = 2000, eps = 1",
+             _comparison_glm("I(y > 0) ~ x", neighbours="add_remove", na_action="impute"), nullable_missing_pair,
+             {"full": 300, "quick": 100, "test": 6}),
     ]
 
 

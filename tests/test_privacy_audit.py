@@ -1143,6 +1143,46 @@ def test_comparison_outcome_of_a_row_beyond_the_range_is_the_corner_rows_release
     assert outs[0] == outs[1]
 
 
+def test_comparison_outcome_on_a_nullable_column_treats_a_missing_value_as_a_missing_outcome():
+    # audit 26: on a nullable column (Float64, Int64, Arrow) the comparison is missing where the value is,
+    # and converting it to a NumPy bool array raised; so one missing value switched the fit into a refusal
+    # blaming the formula ("no transform"), where the same missing value in a float64 column is a missing
+    # outcome handled by na_action. With na_action='drop' both must be the same release at the same seed
+    # (the dropped row's PrivacyLeakWarning included), and Kleene's rule decides a joined event without it
+    df = _comparison_frame()
+    df.loc[0, "y"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for formula in ("I(y > 0) ~ x", "I(y > 0 | x < 0.5) ~ x"):
+            ref = dpreg.dp_glm(formula, df, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)},
+                               random_state=3, na_action="drop")
+            for dtype in ("Float64", "double[pyarrow]"):
+                frame = df.assign(y=df.y.astype(dtype))
+                fit = dpreg.dp_glm(formula, frame, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)},
+                                   random_state=3, na_action="drop")
+                np.testing.assert_array_equal(fit.coef.to_numpy(), ref.coef.to_numpy())
+    # under add/remove a row without an outcome is left out privately: D and D + (a row with y missing) are
+    # the same release. On the nullable column the added row made D' a refusal and D a fit (infinite eps:
+    # the audit case "comparison outcome on a nullable Float64 column" flagged 6/6 against 0/6)
+    base = _comparison_frame().astype({"y": "Float64"})
+    added = pd.concat([base, pd.DataFrame({"x": [0.3], "y": pd.array([None], dtype="Float64"), "g": ["a"]})],
+                      ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_glm("I(y > 0) ~ x", frame, eps=1.0, inference=False, bounds={"x": (-1.0, 1.0)},
+                             random_state=3, neighbours="add_remove", na_action="impute") for frame in (base, added)]
+    np.testing.assert_array_equal(fits[1].coef.to_numpy(), fits[0].coef.to_numpy())
+
+
+def test_comparison_outcome_on_duplicated_column_names_is_the_designs_refusal():
+    # audit 26: data[name] is a frame when names repeat; the event evaluator read its dtype and raised
+    # AttributeError (not a dpreg error). The design's own refusal of duplicated names is the outcome
+    df = _comparison_frame()[["y", "x"]]
+    dup = pd.DataFrame(np.c_[df.y, df.x, df.y], columns=["y", "x", "y"])
+    with pytest.raises(dpreg.errors.DesignError, match="duplicated column names"):
+        _comparison_glm("I(y > 0) ~ x", dup)
+
+
 def test_predict_unknown_level_message_names_released_levels_only():
     # the refusal names the fit's levels: declared, or released by the private selection. A training
     # Categorical's unused categories and a level the selection did not release never appear (with the

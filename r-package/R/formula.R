@@ -555,6 +555,25 @@ add_derived <- function(data, derived, unknown_level = NULL) {
 # "FALSE"/"TRUE" of I(a < 10 & g == "x") (is_compound_test checked its shape: only the columns it names,
 # compared with constants); factors compare by their labels, as in lm()
 compound_test <- function(data, d) {
+  # audit 26: an order comparison of a factor compared its labels as text ("small" > "medium"), where lm()
+  # compares an ordered factor by its level order (which is data unless declared): refused, as the Python
+  # core refuses I(g > 'k') on a Categorical; == and != compare labels, as lm() does
+  order_test <- function(x) {
+    if (!is.call(x)) return(invisible(NULL))
+    op <- deparse(x[[1]])
+    if (op %in% c(">", ">=", "<", "<=") && length(x) == 3) {
+      for (side in list(x[[2]], x[[3]])) {
+        if (is.name(side) && is.factor(data[[as.character(side)]])) {
+          dp_stop("in I(", paste(deparse(d$logic, width.cutoff = 500L), collapse = " "), "), the factor ",
+                  as.character(side), " is compared by order (", op, "), which would read the order of its ",
+                  "levels; add the TRUE/FALSE column to the data first, computed with the order you declare",
+                  call. = FALSE)
+        }
+      }
+    }
+    for (a in as.list(x)[-1]) order_test(a)
+  }
+  order_test(d$logic)
   cols <- lapply(d$var, function(v) {
     x <- data[[v]]
     if (is.null(x)) dp_stop("column ", v, " not found", call. = FALSE)

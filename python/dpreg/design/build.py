@@ -263,7 +263,11 @@ def _event_column(tree, data):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 missing = column.isna().to_numpy()
-                event = np.asarray(getattr(column, _COMPARE[op])(value), dtype=bool)
+                # audit 26: on a nullable column (Float64, Int64, string, Arrow) the comparison is missing
+                # where the value is, and np.asarray(..., dtype=bool) raised on it: one missing value
+                # switched the fit into a refusal that blamed the formula ("no transform"), where a float64
+                # column's missing value is a missing outcome (na_action). The missing rows are masked below
+                event = getattr(column, _COMPARE[op])(value).to_numpy(dtype=bool, na_value=False)
         except (TypeError, ValueError, ArithmeticError):
             # e.g. a text column compared with a number, or (audit 25) a signalling-NaN Decimal, whose
             # decimal.InvalidOperation escaped the package: the design's refusal says why
@@ -289,6 +293,10 @@ def comparison_outcome(formula: str, data):
     how to add the column), or where the data is not a pandas frame (a file or database source is read
     by the same formula in chunks, and keeps the refusal)."""
     if not isinstance(formula, str) or "~" not in formula or not isinstance(data, pd.DataFrame):
+        return formula, data
+    if data.columns.duplicated().any():
+        # audit 26: data[name] is then a frame, and reading its dtype raised AttributeError from the package;
+        # the design refuses duplicated names (public: the schema) with its own message
         return formula, data
     sides = split_formula(formula)
     if sides is None:

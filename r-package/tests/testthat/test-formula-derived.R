@@ -212,3 +212,15 @@ test_that("comparisons joined by & | ! inside I() are indicators computed in R, 
   by_formula <- dp_glm(I(x < 5 & g == "b") ~ x, data = df, bounds = list(x = c(0, 10)), seed = 1)
   expect_equal(unname(coef(by_formula)), unname(coef(own)))
 })
+
+test_that("an order comparison of a factor in a joined condition is refused (audit 26)", {
+  # as.character() compared the labels as text: "small" > "medium" is TRUE, where lm() compares an ordered
+  # factor by its levels (FALSE); the level order is data unless declared, so the comparison is refused
+  df <- data.frame(x = c(0.5, 0.2, 0.9, 0.1),
+                   size = factor(c("small", "large", "medium", "small"),
+                                 levels = c("small", "medium", "large"), ordered = TRUE))
+  d <- list(kind = "factor", var = c("size", "x"), levels = c("FALSE", "TRUE"), logic = quote(size > "medium" & x > 0))
+  expect_error(dpreg:::compound_test(df, d), "by order")
+  d$logic <- quote(size == "small" & x > 0.3)
+  expect_equal(dpreg:::compound_test(df, d), c("TRUE", "FALSE", "FALSE", "FALSE"))
+})
