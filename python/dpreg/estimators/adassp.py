@@ -1215,9 +1215,19 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # intervals at the same index were narrow (8 of 100 fits, within 4% of the OLS sigma): its
             # residual sum is resolved far below 3 x its threshold, so the check is BoostedAdaSSP's only
             selected_upwards = boosted and edge_index < EDGE_POINT_CHECK_FACTOR * min_index
+            imprecise = not edge.get("point_precise", True)
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
-                    and not selected_upwards):
+                    and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
+                  and not selected_upwards):
+                # twenty-sixth pass (§49): the interval is wider than the verdict's precision allows at
+                # the residual scale the c2-clipped sum implies, so a lower end above 0 would be an
+                # upward draw
+                facts["sigma_not_estimable"] = (
+                    "point not estimable at this n and eps: its 95% interval is wider than about +-25% of the "
+                    "residual standard error that the released residual sums imply, so a point would be "
+                    "printed only where the noise drew the sum upwards; the interval is given")
             elif edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide:
                 facts["sigma_not_estimable"] = (
                     "point not estimable at this n and eps: the privacy noise in the residual sum of squares "
