@@ -73,16 +73,9 @@ def _no_interval_rule(rel, facts):
 
 def _no_precision_rule(monkeypatch):
     """The twenty-sixth pass's precision rule for the edge point (§49) switched off, to test §40's rule on
-    its own (it withholds both points here too: their half-widths exceed the verdict's +-49% of the
-    residual variance)."""
-    from dpreg.inference import ssp as inf
-    edge_fn = inf.edge_residual_variance
-
-    def every_point_precise(*args, **kwargs):
-        out = edge_fn(*args, **kwargs)
-        return None if out is None else dict(out, point_precise=True)
-
-    monkeypatch.setattr(inf, "edge_residual_variance", every_point_precise)
+    its own (it withholds both points here too: their intervals placed about the reference residual sum
+    reach 0)."""
+    monkeypatch.setattr(adassp, "_edge_point_unsupported_at_reference", lambda *a: False)
 
 
 def test_edge_point_kept_where_the_residual_sum_is_above_one_sd(monkeypatch):

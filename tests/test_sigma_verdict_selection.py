@@ -131,3 +131,18 @@ def test_edge_interval_lower_end_allows_for_the_skewed_excess():
         assert edge is not None
         misses += edge["lower"] > rss_true / df
     assert misses / rounds <= 0.0325
+
+
+def test_edge_point_needs_its_interval_to_exclude_zero_at_the_reference_sum():
+    """AdaSSP's edge point (§49): the half-width placed about the verdict's reference residual sum
+    (s2_verdict x df, from the c2-clipped absolute sum; not the point's own draw) must leave the lower end
+    above 0. Reference sum 20 (s2 0.02 at df = 1000): a half-width of 15 keeps the point, 25 withholds it
+    whatever the point itself (raw_scale, n = 1000, eps = 1: the printed points had half-widths 1.5-13 x
+    the reference sum); without a reference (no c2-clipped sum in the bundle) nothing is withheld here."""
+    from dpreg.estimators import adassp
+
+    df = 1000.0
+    res_var = {"s2_verdict": 0.02}
+    assert not adassp._edge_point_unsupported_at_reference({"half_width": 15.0}, res_var, df)
+    assert adassp._edge_point_unsupported_at_reference({"half_width": 25.0}, res_var, df)
+    assert not adassp._edge_point_unsupported_at_reference({"half_width": 25.0}, {}, df)

@@ -545,16 +545,11 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     if not hi > 0:
         return None
     point = rss / df if 0.0 < rss / df <= 1.0 else None
-    # twenty-sixth pass (§49): the point needs the verdict's precision, its half-width at most 1.96 x
-    # SIGMA_MAX_REL_SE of the verdict's residual variance (verdict_scale: independent of A2's noise and
-    # of this interval). Without it, §46's lower end above 0 kept only the fits whose residual sum came out
-    # in its upper tail (AdaSSP, raw_scale n = 1000, eps = 1: 4 of 100 points at 1.5-1.9 x the OLS sigma,
-    # intervals holding it in 2); the interval itself is valid either way
+    # twenty-sixth pass (§49): the half-width, for the caller's check of the point at the verdict's
+    # reference scale (independent of this interval's own draw)
     half_edge = max(rss / df - lo, hi - rss / df) * df
-    s2_ref = res_var.get("s2_verdict")
-    precise = s2_ref is None or half_edge <= 1.96 * SIGMA_MAX_REL_SE * float(s2_ref) * df
     out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
-           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"], "point_precise": bool(precise)}
+           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"], "half_width": float(half_edge)}
     if skewed:
         out["rss_mean"] = rss_mean
     return out
