@@ -406,7 +406,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     # diamonds log(price) fits at eps = 1 whose sigma-hat was printed before; the tail check uses it
     # twenty-sixth pass (adassp_boosted.md §49): ... but capped at the scale that the c2-clipped absolute
     # sum implies (verdict_scale: independent of A2's noise, and c1 / c2 = 2-14 times less noisy than s1
-    # where n eps is small). s1's own noise (30-40% at n = 1000-2000, eps = 1) passed the gate exactly
+    # where n eps is small). s1's own noise (30-50% at n = 1000-2000, eps = 1) passed the gate exactly
     # where A1 drew high (18 of the 18 printed fits, uniform n = 2000): the half-width was then the size
     # of the residual sum itself, and §46's check on the interval printed only A2's upward draws
     total_a1 = n_pub * verdict_scale(bundle) ** 2
@@ -526,7 +526,8 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
         # few directions carry the privacy noise (raw_scale, n = 1000, eps = 1: the 4 printed edge points
         # of 100 had q 2-3 times its mean, 1.5-1.9 x the OLS sigma, intervals holding it in 2), and the
         # lower end at -z s.d. left out its upper tail, which is exactly where the point prints. Each end
-        # is the wider of the normal one and the one from q's law (excess_law_quantiles, §26)
+        # is the wider of the normal one and the one from q's law (excess_law_quantiles, §26); this alone
+        # still printed 3 of the 4 (the caller's check at the verdict's reference sum removes them)
         p_lo = float(stats.norm.cdf(-z))
         law = excess_law_quantiles(S, V_priv, float(res_var["var_a2_noise"]) + var_extra + 2.0 * s2 * s2 * df,
                                    (p_lo, 1.0 - p_lo))
