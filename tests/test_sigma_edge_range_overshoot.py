@@ -62,6 +62,7 @@ def test_edge_point_withheld_where_the_outcome_range_is_far_wider_than_the_resid
     # (and with the twenty-fifth pass's interval rule off too, §46: it withholds the point as well)
     monkeypatch.setattr(adassp, "EDGE_POINT_MIN_SDS", float("-inf"))
     monkeypatch.setattr(adassp._ssp, "withhold_points_the_interval_does_not_support", _no_interval_rule)
+    _no_precision_rule(monkeypatch)
     before = _fit(df, OVERSHOT_Y, seed=10)
     assert before.sigma is not None and before.sigma > 3.0 * s_ols
 
@@ -70,8 +71,16 @@ def _no_interval_rule(rel, facts):
     """The twenty-fifth pass's rule (§46) switched off, to test §40's rule on its own."""
 
 
+def _no_precision_rule(monkeypatch):
+    """The twenty-sixth pass's precision rule for the edge point (§50) switched off, to test §40's rule on
+    its own (it withholds both points here too: their intervals placed about the reference residual sum
+    reach 0)."""
+    monkeypatch.setattr(adassp, "_edge_point_unsupported_at_reference", lambda *a: False)
+
+
 def test_edge_point_kept_where_the_residual_sum_is_above_one_sd(monkeypatch):
     monkeypatch.setattr(adassp._ssp, "withhold_points_the_interval_does_not_support", _no_interval_rule)
+    _no_precision_rule(monkeypatch)
     # a range about twice the data's (as the t3 fits' milder overshoots): at the edge, but the residual sum
     # is resolved to about 1.7 s.d.s, and the point is printed with its interval, which holds the OLS sigma
     # (a 95% interval: one fixed seed, validity benchmark coverage 0.95-0.98 in these cells)

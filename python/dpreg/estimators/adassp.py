@@ -499,6 +499,19 @@ def _edge_range_too_wide(edge, edge_index: float, min_index: float) -> bool:
     return bool(float(edge["rss"]) < EDGE_POINT_MIN_SDS * sd_rss)
 
 
+def _edge_point_unsupported_at_reference(edge, res_var, df: float) -> bool:
+    """Twenty-sixth pass (§50): True where the edge interval's half-width, placed about the verdict's
+    reference residual sum (inf.verdict_scale less the privacy excess, not the point's own draw), would
+    reach 0: §46's first condition at a sum the point's own noise did not select. (Its factor-4 condition
+    there too withheld more points at n = 2000, eps = 1 without raising their coverage.) Post-processing
+    of released values."""
+    ref = res_var.get("s2_verdict")
+    half = edge.get("half_width")
+    if ref is None or half is None:
+        return False
+    return not float(ref) * df - float(half) > 0.0
+
+
 def released_empty_note(names):
     """The note of a fit that reports as NA the estimates of kept factor levels whose released count of
     rows is at most 0 (§37): their intervals were withheld already (§30), and the point of a level the
@@ -1263,9 +1276,24 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # intervals at the same index were narrow (8 of 100 fits, within 4% of the OLS sigma): its
             # residual sum is resolved far below 3 x its threshold, so the check is BoostedAdaSSP's only
             selected_upwards = boosted and edge_index < EDGE_POINT_CHECK_FACTOR * min_index
+            # twenty-sixth pass (§50): §46's lower end also at the verdict's reference residual sum (the
+            # scale the c2-clipped sum implies, less the excess; independent of A2's draw): the interval
+            # moved there must still exclude 0. On its own interval alone,
+            # §46 kept exactly the fits whose sum came out in its upper tail (raw_scale, n = 1000, eps = 1:
+            # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
+            imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
-                    and not selected_upwards):
+                    and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
+            elif (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
+                  and not selected_upwards):
+                # twenty-sixth pass (§50): the interval is wider than the verdict's precision allows at
+                # the residual scale the c2-clipped sum implies, so a lower end above 0 would be an
+                # upward draw
+                facts["sigma_not_estimable"] = (
+                    "point not estimable at this n and eps: its 95% interval, placed about the residual "
+                    "standard error that the released absolute residual sums imply, would reach 0, so a point "
+                    "would be printed only where the noise drew the sum upwards; the interval is given")
             elif edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide:
                 facts["sigma_not_estimable"] = (
                     "point not estimable at this n and eps: the privacy noise in the residual sum of squares "
