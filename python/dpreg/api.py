@@ -449,15 +449,10 @@ def _interactions_of_unidentified_levels(release, public) -> None:
     if not as_na and not no_interval and not from_reference:
         return
     from .errors import Diagnostic
+    from .estimators._ssp import report_coefficients_as_na
     from .estimators.adassp import _withhold_intervals
     if as_na:
-        coef = coef.copy()
-        coef[as_na] = np.nan
-        release.coef = coef
-        if getattr(release, "inference_centre", None) is not None:
-            centre = np.array(release.inference_centre, float)
-            centre[as_na] = np.nan
-            release.inference_centre = centre
+        report_coefficients_as_na(release, as_na)
     if release.vcov is not None:
         _withhold_intervals(release, release.facts, sorted(set(as_na) | set(no_interval) | set(from_reference)))
     notes = []

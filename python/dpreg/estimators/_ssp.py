@@ -839,6 +839,20 @@ def interval_supports_point(lower, upper) -> bool:
                 and upper <= POINT_SUPPORT_MAX_RATIO * lower)
 
 
+def report_coefficients_as_na(rel, indices) -> None:
+    """The coefficients at ``indices`` are not estimable: their estimate and their inference centre (where
+    the fit keeps one) become NA, so neither a point nor an interval is printed or returned for them.
+    Post-processing: removes released values only."""
+    indices = list(indices)
+    coef = np.array(rel.coef, float)
+    coef[indices] = np.nan
+    rel.coef = coef
+    if getattr(rel, "inference_centre", None) is not None:
+        centre = np.array(rel.inference_centre, float)
+        centre[indices] = np.nan
+        rel.inference_centre = centre
+
+
 def withhold_every_interval(rel, note: str) -> None:
     """No coefficient gets a standard error or an interval: the covariance, its privacy part, the intervals
     and their bootstrap draws are dropped, and ``note`` (why, in plain words) is the fit's inference note.

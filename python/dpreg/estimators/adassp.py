@@ -537,13 +537,7 @@ def report_released_empty_levels(rel, facts, columns, names, released_diagonal) 
     chosen = [j for j in columns if int(j) in pointing]
     if not chosen:
         return []
-    coef = np.array(rel.coef, float)
-    coef[chosen] = np.nan
-    rel.coef = coef
-    if getattr(rel, "inference_centre", None) is not None:
-        centre = np.array(rel.inference_centre, float)
-        centre[chosen] = np.nan
-        rel.inference_centre = centre
+    _ssp.report_coefficients_as_na(rel, chosen)
     facts["empty_level_not_estimable"] = [name for j, name in zip(columns, names) if int(j) in pointing]
     return chosen
 
