@@ -268,9 +268,6 @@ def second_order_excess_error(S, V_priv, sigma_gram: float, bias=None) -> float:
     return float(np.sum(((1.0 + r) ** 2 - 1.0) * np.maximum(x, 0.0)))
 
 
-#: BoostedAdaSSP's sigma verdict (§51): the reference residual sum is lowered by the privacy excess's
-#: quantile at this probability above its mean (the upper end of the 95% interval's excess law)
-VERDICT_EXCESS_UPPER_PROB = 0.975
 #: nodes of the midpoint rule over the chi-square's probability scale in :func:`excess_law_quantiles`:
 #: the CDF of the convolution is an average of normal CDFs, off by at most about 1/(2 x this) in the
 #: tails of the chi-square (1.3e-4), far below the Monte Carlo error of any coverage we measure
@@ -413,16 +410,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     # where A1 drew high (18 of the 18 printed fits, uniform n = 2000): the half-width was then the size
     # of the residual sum itself, and §46's check on the interval printed only A2's upward draws
     total_a1 = n_pub * verdict_scale(bundle) ** 2
-    # twenty-sixth pass, BoostedAdaSSP (adassp_boosted.md §51): both absolute sums, like A2, are taken at
-    # theta_hat and so contain the realised excess q, and where its law is skewed (few directions carry
-    # the privacy noise) q, not the release noise, sets their spread: at rare_level n = 2000, eps = 4 the
-    # reference sum and A2's point correlated 0.91-0.94 over fits, and the gate passed the 9-11 fits of
-    # 100 whose q drew high (points 1.26-1.34 x the OLS sigma, intervals holding it in 0.55-0.67).
-    # The reference therefore also removes q's upper 97.5% point above its mean: the gate is passed only
-    # where the interval is precise at a residual sum q's upper tail cannot have lifted
-    q_upper = (float(excess_law_quantiles(S, V_priv, 0.0, (VERDICT_EXCESS_UPPER_PROB,))[0])
-               if skewed_excess else 0.0)
-    s2_a1 = max(total_a1 - excess - max(q_upper, 0.0), 0.0) / df
+    s2_a1 = max(total_a1 - excess, 0.0) / df
     se_a1 = math.sqrt(var_noise + 2.0 * s2_a1 * s2_a1 * df) / df
     half = 1.96 * se + merr
     estimable = (wins["bounded"] and rss > 0 and s2_a1 > 0
