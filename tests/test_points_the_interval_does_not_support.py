@@ -15,7 +15,8 @@ import pandas as pd
 from scipy import stats
 
 import dpreg
-from dpreg.estimators import _ssp
+from dpreg.estimators import _ssp, adassp
+from dpreg.inference import ssp as inf
 
 X_RANGE = (-1.0, 1.0)
 OVERSHOT_Y = (-1390.0, 390.0)
@@ -91,15 +92,20 @@ def test_overshot_range_prints_intervals_not_points(monkeypatch):
     assert "Not released by this fit" not in text   # withheld with a reason, not "not released"
     d = fit.to_dict()
     assert d["sigma"] is None and d["facts"]["sigma_interval"] == [lo, hi]
-    # the same fit without the rule printed the absurd points the issue is about
+    # the same fit without the rule printed the absurd points the issue is about (and without the
+    # twenty-sixth pass's edge-point check (§50), which now withholds this point too)
     monkeypatch.setattr(_ssp, "withhold_points_the_interval_does_not_support", _rule_off)
+    monkeypatch.setattr(adassp, "_edge_point_unsupported_at_reference", lambda *a: False)
     before = _fit(df, OVERSHOT_Y, seed=16)
     assert before.sigma > 3.0 * max(s_ols, 1.0) and before.r_squared is not None
 
 
 def test_main_verdict_point_on_an_interval_wider_than_a_factor_4_is_withheld(monkeypatch):
     # fit 37: sigma-hat came from the main verdict (not the edge), 56 with interval 6.7 to 66 (ratio 9.8)
-    # for a residual s.d. of 1; the interval's lower end is above 0, so only the ratio catches it
+    # for a residual s.d. of 1; the interval's lower end is above 0, so only the ratio catches it. The
+    # verdict's scale is s1 here, as before the twenty-sixth pass's cap (§50), which sends this fit to the
+    # edge rule instead: this test is about §46 on a main-verdict interval
+    monkeypatch.setattr(inf, "verdict_scale", lambda bundle: float(bundle["s1"]))
     df = _data(3000, 37)
     fit = _fit(df, OVERSHOT_Y, seed=37)
     lo, hi = fit.sigma_interval
@@ -124,11 +130,13 @@ def test_points_kept_where_the_interval_bounds_them():
 
 def test_dpgd_sigma_point_follows_the_same_rule():
     # dpgd prints sigma-hat from its main verdict; at n = 3000, eps = 1 (auto's choice on this design) its
-    # intervals span at most about 2.7 (100 fits, docs/validity.md), so the point stays
-    df = _data(3000, 2)
-    fit = _fit(df, NEAR_Y, seed=2, method="dpgd", eps=1.0)
-    lo, hi = fit.sigma_interval
-    assert fit.sigma is not None and _ssp.interval_supports_point(lo, hi) and lo <= fit.sigma <= hi
+    # intervals span at most about 2.7 (100 fits, docs/validity.md), so the point stays wherever the verdict
+    # gives one (83 of 100 fits since the twenty-sixth pass's cap on the verdict's scale, §50; seeds 3 and 6
+    # are two of them: a fixed-seed check of the rule, not of the printed share)
+    for seed in (3, 6):
+        fit = _fit(_data(3000, seed), NEAR_Y, seed=seed, method="dpgd", eps=1.0)
+        lo, hi = fit.sigma_interval
+        assert fit.sigma is not None and _ssp.interval_supports_point(lo, hi) and lo <= fit.sigma <= hi
 
 
 def test_dpgd_sigma_point_withheld_on_an_unsupporting_interval():
