@@ -1408,20 +1408,26 @@ def ordered_category_pair(n=2000):
     return d0, d1
 
 
-def emptied_reference_treatment_pair(n=3000):
-    """Replace-one neighbours for BoostedAdaSSP's treatment-coded reference rule (§41): declared levels a
-    (the reference), b, c; level a held by row 0 only (x = 1.5e308, clamped) in D, row 0 at level b (x =
-    -1.5e308) in D', where the reference level is empty."""
+def _reference_level_rows_pair(n, rare, seed):
+    """Declared levels a (the reference, held by the first ``rare`` rows), b, c; row 0 of level a at
+    x = 1.5e308 (clamped) in D, moved to level b at x = -1.5e308 in D'."""
     import pandas as pd
-    d0 = level_frame(n, 0, seed=7)
+    d0 = level_frame(n, 0, seed=seed)
     g = np.where(np.asarray(d0["g"]) == "a", "c", np.asarray(d0["g"]).astype(object))
-    g[0] = "a"
+    g[:rare] = "a"
     d0["g"] = pd.Categorical(g, categories=["a", "b", "c"])
     d0.loc[0, "x"] = 1.5e308
     d1 = d0.copy()
     d1.loc[0, "g"] = "b"
     d1.loc[0, "x"] = -1.5e308
     return d0, d1
+
+
+def emptied_reference_treatment_pair(n=3000):
+    """Replace-one neighbours for BoostedAdaSSP's treatment-coded reference rule (§41): declared levels a
+    (the reference), b, c; level a held by row 0 only (x = 1.5e308, clamped) in D, row 0 at level b (x =
+    -1.5e308) in D', where the reference level is empty."""
+    return _reference_level_rows_pair(n, rare=1, seed=7)
 
 
 def wide_outcome_range_pair(n=3000):
@@ -1528,16 +1534,7 @@ def small_reference_pair(n=3000, rare=30):
     """BoostedAdaSSP's treatment-coded reference level with few rows (§45's widening): declared levels a
     (the reference, ``rare`` rows), b, c; row 0 of level a at x = 1.5e308 (clamped) in D, moved to level b at
     x = -1.5e308 in D'."""
-    import pandas as pd
-    d0 = level_frame(n, 0, seed=11)
-    g = np.where(np.asarray(d0["g"]) == "a", "c", np.asarray(d0["g"]).astype(object))
-    g[:rare] = "a"
-    d0["g"] = pd.Categorical(g, categories=["a", "b", "c"])
-    d0.loc[0, "x"] = 1.5e308
-    d1 = d0.copy()
-    d1.loc[0, "g"] = "b"
-    d1.loc[0, "x"] = -1.5e308
-    return d0, d1
+    return _reference_level_rows_pair(n, rare=rare, seed=11)
 
 
 def factor_private_ranges_pair(n=3000):
