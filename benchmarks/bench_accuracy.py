@@ -74,6 +74,18 @@ case counts on disease, a 51-level state factor and population); dp_glm tasks ``
 5 594 developers: works remotely, a rare class, salary in dollars) and ``muscatine`` (geepack, obesity of
 school children on sex and age with their interaction).
 
+Held-out datasets of the twenty-seventh pass (same mechanism; R packages AER, carData, plm, lme4 and
+survival): ``guns`` (AER Guns, 1 173 state-years: violent crime rate on the shall-carry law, prisoners,
+population shares, income in dollars, density, a 23-level year factor), ``chile_income`` (carData Chile,
+2 592 complete rows: monthly income in pesos on region, community size, sex, age, education),
+``ricefarms`` (plm RiceFarms, 1 026 Indonesian rice farms: gross output in kg on area, inputs in kg and
+hours, four factors), ``recreation`` (AER RecreationDemand, 659 boating-trip counts on costs in dollars)
+and ``seatbelts`` (AER USSeatBelts, 556 complete state-years: fatalities per million traffic miles on
+seat-belt use, five law factors, income, traffic miles); dp_glm tasks ``verbagg`` (lme4 VerbAgg, 7 584
+item responses: verbally aggressive, on trait anger and the item's design factors) and ``flchain``
+(survival, 6 524 complete Olmsted County residents: died during follow-up, on age, sex, free light
+chains, creatinine and MGUS).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
@@ -642,10 +654,69 @@ TASKS.update({
                        label="us_contagious_diseases yearly cases (dslabs, 51 states)"),
 })
 
+#: held-out datasets of the twenty-seventh pass (R packages AER, carData, plm; never used to tune anything).
+#: Ranges are documented or natural scales rounded outward, chosen from the help pages and domain knowledge
+#: before any summary of the data was looked at (only the columns' types and R's level attributes were read).
+#: Guns (US states 1977-1999, documented units): violent crimes per 100 000 residents 0-5 000, prisoners per
+#: 100 000 0-3 000, shares of the population in per cent 0-100, population in millions 0-40 (California
+#: about 33), real income per head in dollars 0-50 000, residents per square mile / 1 000 0-15 (the District
+#: of Columbia, about 10). Chile (the 1988 plebiscite survey): monthly income in pesos 0-500 000 (the
+#: survey's income brackets; the minimum wage was near 15 000), the size of the respondent's community
+#: 0-10 000 000 (Santiago about 5 million), age 18-100 (voters). RiceFarms (Indonesian rice farms
+#: 1975-1983): area in hectares 0-10 (smallholdings), seed 0-1 000 kg, urea 0-5 000 kg, phosphate
+#: 0-2 000 kg (at most a few hundred kg per hectare each), labour 0-20 000 hours, gross output 0-100 000 kg
+#: (10 tonnes a hectare on 10 hectares). RecreationDemand (Lake Somerville boating, 1980): trips a year
+#: 0-365, the facility rating 0-5 (documented), household income in 1 000 dollars 0-500, the costs of a
+#: visit to each of the three lakes in dollars 0-1 000. USSeatBelts (US states 1983-1997): fatalities per
+#: million traffic miles 0-0.1 (the US rate was 1-5 per 100 million), the seat-belt usage rate 0-1,
+#: median income per head in current dollars 0-100 000, the mean age 0-100, millions of traffic miles a
+#: year 0-400 000 (California about 300 000). Level sets: R's level attributes (reference = R's first).
+HELDOUT_BOUNDS.update({
+    "guns": {"violent": (0.0, 5000.0), "prisoners": (0.0, 3000.0), "afam": (0.0, 100.0), "cauc": (0.0, 100.0),
+             "male": (0.0, 100.0), "population": (0.0, 40.0), "income": (0.0, 50000.0), "density": (0.0, 15.0)},
+    "chile_income": {"income": (0.0, 500000.0), "population": (0.0, 1e7), "age": (18.0, 100.0)},
+    "ricefarms": {"goutput": (0.0, 100000.0), "size": (0.0, 10.0), "seed": (0.0, 1000.0), "urea": (0.0, 5000.0),
+                  "phosphate": (0.0, 2000.0), "totlabor": (0.0, 20000.0)},
+    "recreation": {"trips": (0.0, 365.0), "quality": (0.0, 5.0), "income": (0.0, 500.0), "costC": (0.0, 1000.0),
+                   "costS": (0.0, 1000.0), "costH": (0.0, 1000.0)},
+    "seatbelts": {"fatalities": (0.0, 0.1), "seatbelt": (0.0, 1.0), "income": (0.0, 100000.0),
+                  "age": (0.0, 100.0), "miles": (0.0, 400000.0)},
+})
+HELDOUT_LEVELS.update({
+    "guns": {"law": _NO_YES, "year": [str(y) for y in range(1977, 2000)]},
+    "chile_income": {"region": ["C", "M", "N", "S", "SA"], "sex": ["F", "M"], "education": ["P", "PS", "S"]},
+    "ricefarms": {"region": ["wargabinangun", "langan", "gunungwangi", "malausma", "sukaambit", "ciwangi"],
+                  "varieties": ["trad", "high", "mixed"], "bimas": ["no", "yes", "mixed"],
+                  "status": ["owner", "share", "mixed"]},
+    "recreation": {"ski": _NO_YES, "userfee": _NO_YES},
+    "seatbelts": {"speed65": _NO_YES, "speed70": _NO_YES, "drinkage": _NO_YES, "alcohol": _NO_YES,
+                  "enforce": ["no", "primary", "secondary"]},
+})
+HELDOUT_SOURCES.update({"guns": ("AER", "Guns"), "chile_income": ("carData", "Chile"),
+                        "ricefarms": ("plm", "RiceFarms"), "recreation": ("AER", "RecreationDemand"),
+                        "seatbelts": ("AER", "USSeatBelts"), "verbagg": ("lme4", "VerbAgg"),
+                        "flchain": ("survival", "flchain")})
+TASKS.update({
+    "guns": dict(loader="heldout", formula="violent ~ law + prisoners + afam + cauc + male + population + income + "
+                                           "density + year",
+                 outcome=_column("violent"), label="Guns violent crime rate (AER, 51 states x 23 years)"),
+    "chile_income": dict(loader="heldout", formula="income ~ region + population + sex + age + education",
+                         outcome=_column("income"), label="Chile monthly income, pesos (carData)"),
+    "ricefarms": dict(loader="heldout", formula="goutput ~ size + seed + urea + phosphate + totlabor + region + "
+                                                "varieties + bimas + status",
+                      outcome=_column("goutput"), label="RiceFarms gross output, kg (plm, n = 1 026)"),
+    "recreation": dict(loader="heldout", formula="trips ~ quality + ski + income + userfee + costC + costS + costH",
+                       outcome=_column("trips"), label="RecreationDemand boating trips (AER, n = 659)"),
+    "seatbelts": dict(loader="heldout", formula="fatalities ~ seatbelt + speed65 + speed70 + drinkage + alcohol + "
+                                                "income + age + enforce + miles",
+                      outcome=_column("fatalities"), label="USSeatBelts fatalities per million miles (AER)"),
+})
+
 
 def _r_dataset(key):
     """A held-out R data set as a DataFrame: exported once by Rscript to $DPREG_HELDOUT_DIR (default
     /tmp/dpreg_heldout) as CSV; dots in column names become underscores (formula names)."""
+    import keyword
     import os
     import subprocess
 
@@ -671,6 +742,9 @@ def _r_dataset(key):
     # dropped; nineteenth pass)
     df = pd.read_csv(path, keep_default_na=False, na_values=["NA"])
     df.columns = [c.replace(".", "_") for c in df.columns]
+    # a column named like a Python keyword (flchain's "lambda") cannot be a term of the statsmodels
+    # baseline's formula (patsy parses terms as Python); dpreg's own formulas accept it
+    df.columns = [c + "_" if keyword.iskeyword(c) else c for c in df.columns]
     return df
 
 
@@ -879,6 +953,29 @@ GLM_TASKS.update({
     "muscatine": dict(loader="heldout", formula="obese ~ gender * age", outcome="obese",
                       label="muscatine (geepack, Muscatine children): obese"),
 })
+#: held-out binary tasks of the twenty-seventh pass: verbagg (lme4 VerbAgg, 316 respondents x 24 items:
+#: would or did respond verbally aggressively) on the trait anger score (10-40: the STAXI's ten items
+#: scored 1-4), gender and the item's three design factors; flchain (survival, Olmsted County residents
+#: aged 50 or more: died during follow-up) on age (50-110), sex, the serum free light chains kappa and
+#: lambda in mg/dL (0-100: normal values are about 1-2, myeloma far higher), creatinine in mg/dL (0-20:
+#: normal about 1, kidney failure above 10) and the MGUS diagnosis (0/1).
+HELDOUT_GLM_BOUNDS.update({
+    "verbagg": {"Anger": (10.0, 40.0)},
+    "flchain": {"age": (50.0, 110.0), "kappa": (0.0, 100.0), "lambda_": (0.0, 100.0), "creatinine": (0.0, 20.0),
+                "mgus": (0.0, 1.0)},
+})
+HELDOUT_GLM_LEVELS.update({
+    "verbagg": ("r2", "Y", {"Gender": ["F", "M"], "btype": ["curse", "scold", "shout"], "situ": ["other", "self"],
+                            "mode": ["want", "do"]}),
+    "flchain": ("death", "1", {"sex": ["F", "M"]}),
+})
+GLM_TASKS.update({
+    "verbagg": dict(loader="heldout", formula="r2 ~ Anger + Gender + btype + situ + mode", outcome="r2",
+                    label="VerbAgg (lme4, n = 7 584): verbally aggressive response"),
+    "flchain": dict(loader="heldout", formula="death ~ age + sex + kappa + lambda_ + creatinine + mgus",
+                    outcome="death", label="flchain (survival, Olmsted County): died during follow-up"),
+})
+
 
 ALL_METHODS = ["adassp", "boosted_adassp", "auto", "isp", "tukey", "dpgd", "subsample_aggregate", "ht_fw",
                "ht_lasso", "ht_iht", "ht_sparse"]

@@ -36,3 +36,20 @@ def test_gss_cat_task_keeps_the_no_religion_level(tmp_path, monkeypatch):
     df, _, levels = bench_accuracy._heldout_inputs("gss_cat")
     assert "None" in levels["relig"]
     assert list(df["relig"]) == ["None"]      # the row without tvhours is dropped, the "None" row kept
+
+
+def test_a_column_named_like_a_python_keyword_gets_a_formula_name(tmp_path, monkeypatch):
+    # survival's flchain has a column "lambda": the statsmodels baseline parses formula terms as Python,
+    # where "lambda" is a keyword, so the loader renames it (as it renames dots) and keeps its values
+    monkeypatch.setenv("DPREG_HELDOUT_DIR", str(tmp_path))
+    package, name = bench_accuracy.HELDOUT_SOURCES["flchain"]
+    (tmp_path / f"{package}_{name}.csv").write_text(
+        '"age","sex","kappa","lambda","creatinine","mgus","death","sample.yr"\n'
+        '60,"F",1.2,1.5,1.0,0,1,1995\n'
+        '70,"M",2.0,NA,1.1,1,0,1996\n')
+    df = bench_accuracy._r_dataset("flchain")
+    assert list(df.columns) == ["age", "sex", "kappa", "lambda_", "creatinine", "mgus", "death", "sample_yr"]
+    assert df["lambda_"].iloc[0] == 1.5 and df["lambda_"].isna().tolist() == [False, True]
+    data, bounds = bench_accuracy._glm_inputs("flchain")
+    assert "lambda_" in bounds and len(data) == 1      # the row without lambda is dropped
+    assert list(data["death"]) == [1.0]
