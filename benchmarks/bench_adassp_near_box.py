@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats
 
 from . import write_result
-from .bench_validity import DESIGN_SEED_INDEX, DESIGNS, Design
+from .bench_validity import Design, design_rng
 
 # (gamma < 1/2: selective_curvature_lower steps its search by z_{1-gamma}, which is 0 at 1/2)
 VARIANTS = ("released", "near0_g0.1", "near6_g0.1", "near6_g0.2", "near6_g0.3", "near6_g0.45", "near5_g0.2",
@@ -75,8 +75,7 @@ def run_cell(cap, design_name, n, eps, R, seed):
     from dpreg.errors import DPRegError
 
     design = Design(design_name)
-    rng = np.random.default_rng([seed, n, int(eps * 1000),
-                                 DESIGN_SEED_INDEX.get(design.name, DESIGNS.index(design.name))])
+    rng = design_rng(design, n, eps, seed)
     terms = list(design.beta)
     truth = np.array([design.beta[t] for t in terms], float)
     recs = []

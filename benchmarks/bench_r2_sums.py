@@ -27,11 +27,10 @@ process only; nothing is written to the package.
 import argparse
 import contextlib
 import math
-import warnings
 
 import numpy as np
 
-from . import write_result
+from . import patched, write_result
 
 DEFAULT_CELLS = "uniform:1000:1,hetero:1000:1,rare_level:1000:1,raw_scale:1000:1,uniform:3000:1,uniform:1000:4"
 #: the largest 95%-interval s.d. of a share q that §46's rule (U <= 4 L) admits: q + 1.96 s <= 4 (q - 1.96 s)
@@ -47,9 +46,9 @@ def recorder():
     from dpreg.inference import ssp as inf
 
     rec, maps = {}, []
-    saved = (dp._attach_inference, inf.residual_variance_with_se, inf.dp_r_squared_gram,
-             dp._release_r_squared, _ssp.withhold_points_the_interval_does_not_support, inf_gd.debias_map)
-    attach, resvar, r2gram, release_r2, withhold, debias = saved
+    attach, resvar, r2gram = dp._attach_inference, inf.residual_variance_with_se, inf.dp_r_squared_gram
+    release_r2, withhold, debias = (dp._release_r_squared, _ssp.withhold_points_the_interval_does_not_support,
+                                    inf_gd.debias_map)
 
     def attach_(rel, sd, X, y, theta, *a, **k):
         r = y - X @ theta
@@ -84,14 +83,11 @@ def recorder():
         maps.append(out)
         return out
 
-    dp._attach_inference, inf.residual_variance_with_se, inf.dp_r_squared_gram = attach_, resvar_, r2gram_
-    dp._release_r_squared, inf_gd.debias_map = release_r2_, debias_
-    _ssp.withhold_points_the_interval_does_not_support = withhold_
-    try:
+    with patched((dp, "_attach_inference", attach_), (inf, "residual_variance_with_se", resvar_),
+                 (inf, "dp_r_squared_gram", r2gram_), (dp, "_release_r_squared", release_r2_),
+                 (inf_gd, "debias_map", debias_),
+                 (_ssp, "withhold_points_the_interval_does_not_support", withhold_)):
         yield rec, maps
-    finally:
-        (dp._attach_inference, inf.residual_variance_with_se, inf.dp_r_squared_gram, dp._release_r_squared,
-         _ssp.withhold_points_the_interval_does_not_support, inf_gd.debias_map) = saved
 
 
 def _model_correlation(sd, theta, S, V_noise, W, W_lo, res_var):
@@ -129,22 +125,15 @@ def quadratic_forms_covariance(A, a, B, b, V):
 
 
 def run(design_name, n, eps, R, seed):
-    import dpreg
+    from .bench_validity import Design, cell_fits
 
-    from .bench_validity import DESIGN_SEED_INDEX, DESIGNS, Design, noise_seed
-
-    design = Design(design_name)
-    rng = np.random.default_rng([seed, n, int(eps * 1000), DESIGN_SEED_INDEX.get(design_name, DESIGNS.index(design_name))])
     rows = []
     with recorder() as (rec, maps):
-        for rep in range(R):
-            df = design.draw(n, rng)
+        def reset():
             rec.clear()
             maps.clear()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dpreg.dp_lm(design.formula, df, eps=eps, delta=1e-6, method="dpgd", random_state=noise_seed(seed, rep),
-                            levels=design.levels, bounds=design.bounds)
+
+        for _ in cell_fits(Design(design_name), n, eps, R, seed, "dpgd", before_fit=reset, skip_refused=False):
             if rec.get("ess") is not None and rec.get("interval") is not None:
                 rows.append(dict(rec))
     return rows

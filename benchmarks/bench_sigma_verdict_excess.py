@@ -14,7 +14,6 @@ contains (the release noises of A1c and A2 are independent).
 from __future__ import annotations
 
 import argparse
-import warnings
 
 import numpy as np
 
@@ -28,11 +27,10 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--method", default="auto")
     a = p.parse_args(argv)
-    import dpreg
-    from dpreg.errors import DPRegError
     from dpreg.inference import ssp as inf
 
     from . import bench_validity as bv
+    from . import patched
 
     seen = {}
     original = inf.residual_variance_with_se
@@ -42,38 +40,27 @@ def main(argv=None):
         seen.update(res=out, bundle=dict(bundle))
         return out
 
-    inf.residual_variance_with_se = recording
     design = bv.Design(a.design)
-    rng = np.random.default_rng([a.seed, a.n, int(a.eps * 1000),
-                                 bv.DESIGN_SEED_INDEX.get(design.name, bv.DESIGNS.index(design.name))])
     ref, point, printed, edge, hold = [], [], [], [], []
-    for rep in range(a.R):
-        df = design.draw(a.n, rng)
-        seen.clear()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fit = dpreg.dp_lm(design.formula, df, eps=a.eps, delta=1e-6, method=a.method, bounds=design.bounds,
-                                  levels=design.levels, random_state=bv.noise_seed(a.seed, rep))
-        except DPRegError:
-            continue
-        X, yc, _ = design.clamped_matrix(df)
-        _, _, s_ols = bv._ols(X, yc, with_sigma=True)
-        if "res" not in seen or not s_ols > 0:
-            continue
-        res, bundle, facts = seen["res"], seen["bundle"], fit.facts or {}
-        dfree = bundle["n_pub"] - X.shape[1]
-        if not facts.get("sigma_interval"):
-            continue
-        # the fit's scaled units: the outcome divided by half its declared range
-        h_y = (design.bounds["y"][1] - design.bounds["y"][0]) / 2.0
-        truth = (s_ols / h_y) ** 2
-        ref.append((bundle["n_pub"] * inf.verdict_scale(bundle) ** 2 - res["excess"]) / dfree / truth)
-        point.append(res["rss_mean"] / dfree / truth)
-        printed.append(fit.sigma is not None)
-        edge.append(bool(facts.get("sigma_edge")))
-        si = facts.get("sigma_interval")
-        hold.append(bool(si[0] <= s_ols <= si[1]))
+    with patched((inf, "residual_variance_with_se", recording)):
+        for _, df, fit in bv.cell_fits(design, a.n, a.eps, a.R, a.seed, a.method, before_fit=seen.clear):
+            X, yc, _ = design.clamped_matrix(df)
+            _, _, s_ols = bv._ols(X, yc, with_sigma=True)
+            if "res" not in seen or not s_ols > 0:
+                continue
+            res, bundle, facts = seen["res"], seen["bundle"], fit.facts or {}
+            dfree = bundle["n_pub"] - X.shape[1]
+            if not facts.get("sigma_interval"):
+                continue
+            # the fit's scaled units: the outcome divided by half its declared range
+            h_y = (design.bounds["y"][1] - design.bounds["y"][0]) / 2.0
+            truth = (s_ols / h_y) ** 2
+            ref.append((bundle["n_pub"] * inf.verdict_scale(bundle) ** 2 - res["excess"]) / dfree / truth)
+            point.append(res["rss_mean"] / dfree / truth)
+            printed.append(fit.sigma is not None)
+            edge.append(bool(facts.get("sigma_edge")))
+            si = facts.get("sigma_interval")
+            hold.append(bool(si[0] <= s_ols <= si[1]))
     ref, point, printed, edge, hold = map(np.asarray, (ref, point, printed, edge, hold))
     print(f"# {a.method} {a.design} n={a.n} eps={a.eps:g} seed={a.seed}: {len(ref)} fits, sigma-hat printed in "
           f"{int(printed.sum())} ({int((printed & edge).sum())} by the edge rule), their intervals holding the OLS "

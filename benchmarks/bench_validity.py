@@ -268,12 +268,43 @@ def noise_seed(seed, rep):
     return rep + 1 if seed == 1 else 1_000_000 * int(seed) + int(rep) + 1
 
 
+def design_rng(design, n, eps, seed):
+    """The data stream of the validity cell (design, n, eps) under ``--seed``: the benchmarks that diagnose
+    a validity cell draw the same data frames from it, replicate by replicate."""
+    return np.random.default_rng([seed, n, int(eps * 1000),
+                                  DESIGN_SEED_INDEX.get(design.name, DESIGNS.index(design.name))])
+
+
+def cell_fits(design, n, eps, R, seed, method, before_fit=None, skip_refused=True):
+    """``(rep, df, fit)`` for each replicate of a validity cell fitted by ``dp_lm(method=)`` with the
+    design's declared ranges and levels: the validity benchmark's data (:func:`design_rng`) and noise
+    (:func:`noise_seed`) streams, warnings silenced. ``before_fit()`` runs before each fit (to reset what a
+    diagnosis records inside it); a refused fit (DPRegError) is skipped, or raised with ``skip_refused=False``."""
+    import dpreg
+    from dpreg.errors import DPRegError
+
+    rng = design_rng(design, n, eps, seed)
+    for rep in range(R):
+        df = design.draw(n, rng)
+        if before_fit is not None:
+            before_fit()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = dpreg.dp_lm(design.formula, df, eps=eps, delta=1e-6, method=method, bounds=design.bounds,
+                                  levels=design.levels, random_state=noise_seed(seed, rep))
+        except DPRegError:
+            if not skip_refused:
+                raise
+            continue
+        yield rep, df, fit
+
+
 def run_cell(method, design, ranges, n, eps, R, seed, delta=1e-6, options=None, q=0.5):
     import dpreg
     from dpreg.errors import DPRegError
 
-    rng = np.random.default_rng([seed, n, int(eps * 1000),
-                                 DESIGN_SEED_INDEX.get(design.name, DESIGNS.index(design.name))])
+    rng = design_rng(design, n, eps, seed)
     univariate = method in UNI_METHODS
     terms = list(design.beta)
     truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in terms])

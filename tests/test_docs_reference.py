@@ -8,12 +8,15 @@ any cross-reference that does not resolve.
 """
 from __future__ import annotations
 
+import doctest
 import importlib
 import inspect
 import os
 import pathlib
+import pkgutil
 import re
 import sys
+import warnings
 
 import pytest
 
@@ -222,3 +225,62 @@ def test_make_docs_fails_on_warnings_and_failing_cells():
     conf = pathlib.Path(_DOCS_EXT, "..", "conf.py").read_text(encoding="utf-8")
     assert re.search(r"^nb_execution_raise_on_error = True$", conf, flags=re.M)
     assert re.search(r'^nb_execution_mode = "force"$', conf, flags=re.M)   # re-run every build, no cache
+
+
+# ---- examples, errors and methods (task leftovers 27: the docs check) ---------------------------
+#: the functions of ``dpreg.__all__`` and the Budget a user constructs: each needs an example that runs
+_WITH_EXAMPLES = [n for n in dpreg.__all__ if inspect.isfunction(getattr(dpreg, n))] + ["Budget"]
+
+
+@pytest.mark.parametrize("name", _WITH_EXAMPLES)
+def test_every_public_function_has_an_example_that_runs(name):
+    obj = getattr(dpreg, name)
+    examples = "\n".join(_sections(_doc(obj)).get("Examples", []))
+    assert ">>>" in examples, f"dpreg.{name} has no Examples section"
+    tests = doctest.DocTestFinder(recurse=False).find(obj, name, globs={"dpreg": dpreg})
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the examples' fits may warn about their accuracy: not tested here
+        for test in tests:
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    # an example whose every line is skipped (+SKIP) does not run: at least one line must
+    assert result.attempted >= 1 and result.failed == 0, (name, result)
+
+
+def _error_classes_of_the_package():
+    """Every DPRegError / DPRegWarning subclass defined in a module of the package (Spark's module and the
+    command line's entry point are not imported: they need a Spark session or run the command)."""
+    from dpreg import errors
+    for info in pkgutil.walk_packages(dpreg.__path__, "dpreg."):
+        if info.name != "dpreg.__main__" and "spark" not in info.name:
+            importlib.import_module(info.name)
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    return {c for base in (errors.DPRegError, errors.DPRegWarning) for c in subclasses(base)
+            if c.__module__.startswith("dpreg.")}
+
+
+def test_every_error_class_is_in_the_errors_reference():
+    rst = pathlib.Path(_DOCS_EXT, "..", "reference", "errors.rst").read_text(encoding="utf-8")
+    listed = {line.split("::", 1)[1].strip().rsplit(".", 1)[-1] for line in rst.splitlines()
+              if line.startswith(".. autoexception::")}
+    classes = _error_classes_of_the_package()
+    assert len(classes) >= 15       # guards the collector
+    assert {c.__name__ for c in classes} - listed == set()
+
+
+def test_every_method_is_in_the_api_reference_with_its_regime():
+    from dpreg.estimators.registry import METHODS
+    api = pathlib.Path(_DOCS_EXT, "..", "api.md").read_text(encoding="utf-8")
+    section = api.split("## Methods (`method=`)", 1)[1].split("\n## ", 1)[0]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| `")]
+    for name in list(METHODS) + ["auto"]:
+        row = [r for r in rows if f'`"{name}"`' in r[0]]
+        assert len(row) == 1, name
+        # the regime column: where the method refuses (or, for auto, that the chosen method's refusals apply)
+        assert len(row[0]) == 3 and ("refuse" in row[0][2].lower() or row[0][2].startswith("as `")), name

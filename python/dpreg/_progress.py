@@ -27,6 +27,12 @@ def set_progress(on: bool | None) -> None:
     Returns
     -------
     None
+
+    Examples
+    --------
+    >>> import dpreg
+    >>> dpreg.set_progress(False)   # no progress bars, e.g. in a batch job's log
+    >>> dpreg.set_progress(None)    # back to the default setting
     """
     global _SETTING
     if on not in (True, False, None):

@@ -10,10 +10,12 @@
 #'   `factor(g)`, interactions (`x1 * g`, `x1:x2`, `(a + b)^2`), `- 1`, and
 #'   `I()` with arithmetic (`+ - * / ^`) and `log` (also `log(x, base)`),
 #'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
-#'   with one comparison such as `I(z > 55)` (a 0/1 column); a factor or
-#'   character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
+#'   with one comparison such as `I(z > 55)` (a 0/1 column), or comparisons
+#'   of numeric columns with numbers joined by `&`, `|`, `!` (`I(!(z > 55))`,
+#'   the same column as `I(z <= 55)`; also on files and DuckDB tables); a
+#'   factor or character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
 #'   `I(g %in% c("a", "b"))`, and comparisons with constants joined by `&`,
-#'   `|`, `!` (`I(z < 10 & g == "b")`) are `FALSE`/`TRUE` factors as in `lm()`
+#'   `|`, `!` that involve such a test (`I(z < 10 & g == "b")`) are `FALSE`/`TRUE` factors as in `lm()`
 #'   (also as the outcome of [dp_glm()]; their levels need no declaring). Row-wise
 #'   transforms whose constants are written in the formula are computed in R
 #'   and declared public: `cut(x, breaks = c(0, 10, 20))` (levels from the
@@ -686,8 +688,12 @@ coef_assign <- function(core_terms, map, formula) {
 #' value that is not a number is refused naming the column, whatever the
 #' other rows hold. Character columns of Parquet files and DuckDB tables are
 #' factors whose levels must be declared (`levels =`) or are selected
-#' privately. Columns derived in
-#' the formula by R functions (`cut()`, `relevel()`, ...) need a data frame.
+#' privately. Comparisons of numeric columns with numbers, also joined by
+#' `&`, `|`, `!` (`I(!(x > 3))`, `I(x < 5 & z > 2)`), are computed by the
+#' core as on a data frame. Terms that R computes (`cut()`, `relevel()`,
+#' `pmin()`, `pmax()`, `factor(x, levels = )`, comparisons of text columns
+#' such as `I(g == "b")`) need a data frame: the refusal names each one and
+#' what to write instead.
 #'
 #' The database is opened read-only: close R connections that write to it
 #' first.
@@ -757,13 +763,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   levels <- check_named_list(levels, "levels")
   tr <- translate_formula(formula, proto, levels)
   if (family == "binomial") tr <- event_outcome_for_core(tr)
-  if (length(tr$derived)) {
-    # newcomer review 26: the message named the internal columns (I_x), not the user's expressions
-    labels <- vapply(tr$derived, function(d) if (is.null(d$label)) "" else d$label, "")
-    labels <- ifelse(nzchar(labels), labels, names(tr$derived))
-    dp_stop("columns derived in the formula (", paste(labels, collapse = ", "), ") are computed ",
-            "in R and need a data frame: compute them in the files or read the data into R", call. = FALSE)
-  }
+  if (length(tr$derived)) dp_stop(derived_on_source_refusal(tr$derived), call. = FALSE)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
@@ -787,6 +787,50 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
   new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+}
+
+# The terms R computes as columns of a data frame (formula.R, derive_leaf()) cannot be computed on a file
+# or database source, whose rows the core reads and R never sees: the refusal names each term as written,
+# says why it is R's and what to write instead (newcomer review 26 named internal columns such as I_x;
+# task leftovers 27: say which terms and why). Comparisons of numeric columns with numbers, joined by & | !,
+# reach the core as its own indicators and are not among these.
+derived_on_source_refusal <- function(derived) {
+  why <- vapply(derived, function(d) {
+    f <- if (is.call(d$expr)) deparse(d$expr[[1]]) else ""
+    v <- paste(d$var, collapse = ", ")
+    what <- if (!is.null(d$logic) || !is.null(d$test)) {
+      text <- if (is.null(d$logic)) d$var else compared_with_text(d$logic)
+      text <- if (length(text)) paste(text, collapse = ", ") else v
+      paste0("compares ", text, " with text or TRUE/FALSE, which R computes as a FALSE/TRUE factor; the ",
+             "core's formula compares numbers only (write factor(", sub(",.*", "", text), "), whose coefficient ",
+             "for a level is that level's comparison, or add the TRUE/FALSE column to the files)")
+    } else if (f == "cut") {
+      paste0("cut() makes the intervals in R (add the interval column to the files, or declare the break ",
+             "points as indicators, e.g. I(", v, " >= 5))")
+    } else if (f == "relevel") {
+      paste0("relevel() reorders the levels in R (write ", v, " and declare its levels with the reference ",
+             "first: levels = list(", v, " = c(...)))")
+    } else if (f %in% c("pmin", "pmax")) {
+      paste0(f, "() is computed in R (add the column to the files)")
+    } else {
+      paste0(f, "() with levels is coded in R (write factor(", v, ") and declare its levels: levels = list(",
+             v, " = c(...)))")
+    }
+    paste0(d$label, ": ", what)
+  }, "")
+  paste0("on a file or database source the Python core reads the rows, which never reach R, and these terms ",
+         "are computed in R, so they need a data frame (read the data into R first): ",
+         paste(why, collapse = "; "))
+}
+
+# The columns of a compound test compared with text (g == "b", g %in% c(...)) or a logical constant.
+compared_with_text <- function(e) {
+  if (!is.call(e)) return(character())
+  if (is_level_test(e) || (is_constant_comparison(e) && !is.numeric(if (is.name(e[[2]])) e[[3]] else e[[2]]) &&
+                           !is.call(if (is.name(e[[2]])) e[[3]] else e[[2]]))) {
+    return(as.character(Filter(is.name, list(e[[2]], e[[3]]))))
+  }
+  unique(unlist(lapply(as.list(e)[-1], compared_with_text)))
 }
 
 # dp_glm(I(!(y > 5)) ~ x, data = <file>): an outcome that is a level test or comparisons joined by & | !

@@ -97,6 +97,58 @@ is_compound_test <- function(a) {
   is_joined(strip(a)) && walk(a)
 }
 
+# A predictor I(!(x > 3)), I(x < 5 & z > 2): comparisons of numeric columns of the data with numbers,
+# joined by & | !. The core computes these as Python does (I(~(x > 3)), a 0/1 column with interval
+# [0, 1], the same column as I(x <= 3)), on a data frame and on a file or database source alike (task
+# leftovers 27: a source refused them, as terms "computed in R"; as R's FALSE/TRUE factor the same column
+# was coded as a factor, so the data frame's fit differed from I(x <= 3)'s). A text column in the test
+# keeps R's factor (the core's formula compares numbers only). An outcome keeps R's event (dp_glm).
+is_numeric_compound_test <- function(a) {
+  ctx <- .dpreg$derive
+  if (!isTRUE(ctx$rhs) || !is_compound_test(a)) return(FALSE)
+  number <- function(v) {
+    if (is.call(v) && deparse(v[[1]]) == "-" && length(v) == 2) v <- v[[2]]
+    is.numeric(v)
+  }
+  walk <- function(x) {
+    op <- deparse(x[[1]])
+    if (op == "(" || (op == "!" && length(x) == 2)) return(walk(x[[2]]))
+    if (op %in% c("&", "|")) return(walk(x[[2]]) && walk(x[[3]]))
+    col <- if (is.name(x[[2]])) x[[2]] else x[[3]]
+    lit <- if (is.name(x[[2]])) x[[3]] else x[[2]]
+    is_constant_comparison(x) && number(lit) && as.character(col) %in% ctx$numeric_cols
+  }
+  walk(a)
+}
+
+# The core's text of is_numeric_compound_test()'s expression as Python's ast.unparse() writes it (the
+# core's term names are unparsed code, and R finds its label by that text): ~ for !, parentheses only
+# where Python's precedence needs them (comparison < | < & < ~; a right operand of the same operator
+# too), numbers in their shortest form that reads back to the same double. Returns list(text, prec).
+py_indicator <- function(e) {
+  op <- deparse(e[[1]])
+  if (op == "(") return(py_indicator(e[[2]]))
+  wrap <- function(p, need) if (p$prec < need) paste0("(", p$text, ")") else p$text
+  if (op == "!") return(list(text = paste0("~", wrap(py_indicator(e[[2]]), 4L)), prec = 4L))
+  if (op %in% c("&", "|")) {
+    prec <- if (op == "&") 3L else 2L
+    return(list(text = paste(wrap(py_indicator(e[[2]]), prec), op, wrap(py_indicator(e[[3]]), prec + 1L)),
+                prec = prec))
+  }
+  number <- function(v) {
+    if (is.call(v)) return(paste0("-", number(v[[2]])))
+    for (d in 1:17) {
+      s <- format(v, digits = d, scientific = FALSE, trim = TRUE)
+      if (as.numeric(s) == v) return(s)
+    }
+    format(v, digits = 17, scientific = FALSE, trim = TRUE)
+  }
+  flip <- c(">" = "<", ">=" = "<=", "<" = ">", "<=" = ">=", "==" = "==", "!=" = "!=")
+  text <- if (is.name(e[[2]])) paste(py_name(as.character(e[[2]])), op, number(e[[3]]))
+          else paste(py_name(as.character(e[[3]])), flip[[op]], number(e[[2]]))
+  list(text = text, prec = 1L)
+}
+
 is_constant_comparison <- function(x) {
   literal <- function(v) {
     if (is.call(v) && deparse(v[[1]]) == "-" && length(v) == 2) v <- v[[2]]
@@ -141,6 +193,8 @@ translate_leaf <- function(e, map, factor_cols) {
       }
     }
     py <- paste0("C(", var, extra, ")")
+  } else if (f == "I" && is_numeric_compound_test(args[[1]])) {
+    py <- paste0("I(", py_indicator(args[[1]])$text, ")")
   } else if (f == "I" && (is_level_test(args[[1]]) || is_compound_test(args[[1]]))) {
     py <- derive_leaf(e)
   } else if (f == "I") {
@@ -258,7 +312,8 @@ contrasts_refusal <- function(what) {
 }
 
 translate_formula <- function(formula, data, levels = NULL) {
-  .dpreg$derive <- list(data_names = names(data), levels = levels, cols = list())
+  numeric_cols <- names(data)[vapply(data, function(col) is.numeric(col) && !is.factor(col), TRUE)]
+  .dpreg$derive <- list(data_names = names(data), numeric_cols = numeric_cols, levels = levels, cols = list())
   on.exit(.dpreg$derive <- NULL)
   if (!inherits(formula, "formula")) {
     formula <- tryCatch(stats::as.formula(formula), error = function(e) {
@@ -305,6 +360,7 @@ translate_formula <- function(formula, data, levels = NULL) {
   } else {
     lhs <- translate_leaf(lhs_expr, map, NULL)
   }
+  .dpreg$derive$rhs <- TRUE
   rhs <- translate_rhs(expanded[[3]], map, NULL)
   m <- unlist(as.list(map))
   derived <- .dpreg$derive$cols
@@ -349,7 +405,7 @@ split_level <- function(comp, map) {
 indicator_name <- function(label) {
   e <- tryCatch(str2lang(label), error = function(err) NULL)
   if (is.call(e) && identical(e[[1]], as.name("I")) && length(e) == 2 && is.call(e[[2]]) &&
-      deparse(e[[2]][[1]]) %in% c(">", ">=", "<", "<=", "==", "!=")) {
+      deparse(e[[2]][[1]]) %in% c(">", ">=", "<", "<=", "==", "!=", "!", "&", "|")) {
     return(paste0(label, "TRUE"))
   }
   label

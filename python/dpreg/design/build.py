@@ -64,6 +64,18 @@ from .schema import Schema, VariableSchema
 _DBL_MAX = float(np.finfo(float).max)
 
 _DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
+
+
+def strictest_domains(parsed) -> dict:
+    """{column: the strictest domain of a function the formula applies to it directly} (log before log1p
+    before sqrt): a privately searched range must lie inside it. Read from the formula alone (public)."""
+    doms = {}
+    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+        if info.tree is not None:
+            for v, dom in domain_lower_limits(info.tree, info.names).items():
+                if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
+                    doms[v] = dom
+    return doms
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
 
@@ -782,12 +794,7 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
             raise DesignError("private ranges need the fit's noise source and ledger")
-        doms = {}
-        for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
-            if info.tree is not None:
-                for v, dom in domain_lower_limits(info.tree, info.names).items():
-                    if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
-                        doms[v] = dom        # the strictest domain wins (log before log1p before sqrt)
+        doms = strictest_domains(parsed)
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         try:

@@ -447,9 +447,8 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                 n_public=n_public, **design_opts)
 
     # the public schema: which ranges the search must estimate (and their domains)
-    from .build import _DOMAIN_RANK, _norm_bounds
+    from .build import _norm_bounds, strictest_domains
     from .formula import categorical_in_formula, parse_formula
-    from .intervals import domain_lower_limits
     cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
     parsed = parse_formula(formula, source.names, cat_cols)
     _, decl = _norm_bounds(bounds, parsed.variables)
@@ -457,12 +456,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
     missing = {v: decl.get(v, (None, None)) for v in numeric
                if decl.get(v, (None, None))[0] is None or decl.get(v, (None, None))[1] is None}
 
-    doms = {}
-    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
-        if info.tree is not None:
-            for v, dom in domain_lower_limits(info.tree, info.names).items():
-                if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
-                    doms[v] = dom
+    doms = strictest_domains(parsed)
     # the validation pass checks every row under the public schema; a column whose range is still to
     # be searched and that enters a function with a restricted domain (log, sqrt, ...) is checked with
     # a placeholder range inside that domain (public constants: the rows are clamped into it, as they

@@ -519,6 +519,17 @@ def _check_inference_share(v):
         raise InvalidArgument("inference_share must be a number in (0, 1)")
 
 
+def check_public_ssp(options_spec, label, n, d, spec, options) -> None:
+    """The data-independent preconditions of AdaSSP and BoostedAdaSSP (``label`` names the method in the
+    refusal): the declared option checks, a positive delta, and more rows than columns plus one."""
+    merge_options(options_spec, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
+    if not spec.delta or spec.delta <= 0:
+        mu_from_spec(spec)     # raises the pure-DP message
+    # under add/remove n is private: no refusal may depend on it (its inference uses the released count)
+    if spec.neighbours == "replace_one" and n <= d + 1:
+        raise InvalidArgument(f"{label} needs more rows than model-matrix columns plus one")
+
+
 def _check_bool(name):
     def check(v):
         if not isinstance(v, (bool, np.bool_)):

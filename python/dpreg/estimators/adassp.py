@@ -25,7 +25,7 @@ from scipy import stats
 
 from ..design.private_bounds import unreliable_ranges_note
 from ..design.scaling import scale_design
-from ..errors import AccuracyWarning, Diagnostic, InvalidArgument
+from ..errors import AccuracyWarning, Diagnostic
 from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from ..release import Release
@@ -106,12 +106,7 @@ BOOSTED_GATE_SDS = 2.0
 
 def check_public(n, d, spec, options) -> None:
     """Data-independent preconditions (before the data are touched)."""
-    _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
-    if not spec.delta or spec.delta <= 0:
-        _ssp.mu_from_spec(spec)     # raises the pure-DP message
-    # under add/remove n is private: no refusal may depend on it (its inference uses the released count)
-    if spec.neighbours == "replace_one" and n <= d + 1:
-        raise InvalidArgument("AdaSSP needs more rows than model-matrix columns plus one")
+    _ssp.check_public_ssp(OPTIONS, "AdaSSP", n, d, spec, options)
 
 
 def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd_repair=True, **options):
@@ -130,15 +125,8 @@ def fit(design, spec, noise, ledger, *, method="adassp", _force_lambda=None, _pd
     tuning["split"] = (list(split), tuning["split"][1])
     mu1, mu2, mu3 = split_mu(plan["mu_est"], split)
     bound_y = 1.0 if outcome_scaled else float(values["y_bound"])
-    X, y = sd.X, sd.y
-    n, d = X.shape
-
-    A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
-                                                        neighbours=spec.neighbours, bound_x=tau_x,
-                                                        noise=noise, ledger=ledger, share_of=mu)
-    sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
-                                                       spec.delta, values["ridge_rule"],
-                                                       n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
+    sd, A_hat, keep, lam_for_rule, lam_hat, sigma1, sigma3 = release_gram_of_estimable_columns(
+        sd, design, spec, values["ridge_rule"], mode, tau_x, mu, mu1, mu3, noise, ledger)
     X, y = sd.X, sd.y
     n, d = X.shape
     delta_xy = _ssp.sensitivity_xty(spec.neighbours, tau_x, bound_y)
@@ -873,6 +861,20 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
         _ssp.withhold_r_squared(rel, facts, (
             "no point estimate at this n and eps: its 95% interval is all of [0, 1] and its standard error "
             f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given"), keep_interval=True)
+
+
+def release_gram_of_estimable_columns(sd, design, spec, rule, mode, tau_x, mu, mu1, mu3, noise, ledger):
+    """The first releases of AdaSSP and BoostedAdaSSP: the Gram matrix (at ``mu1``) and its smallest
+    eigenvalue (at ``mu3``) of the scaled design ``sd``, then the columns the release cannot estimate
+    dropped (:func:`drop_not_estimable`). Returns ``(sd, A_hat, keep, lam_for_rule, lam_hat, sigma1,
+    sigma3)`` with ``sd`` and ``A_hat`` reduced where ``keep`` is not None."""
+    A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(sd.X, mu_gram=mu1, mu_lambda=mu3,
+                                                        neighbours=spec.neighbours, bound_x=tau_x,
+                                                        noise=noise, ledger=ledger, share_of=mu)
+    sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
+                                                       spec.delta, rule,
+                                                       n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
+    return sd, A_hat, keep, lam_for_rule, lam_hat, sigma1, sigma3
 
 
 def drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode, delta, rule, n_public=None):

@@ -35,7 +35,7 @@ from ..privacy.accounting import split_mu
 from ..privacy.mechanisms import gaussian_mechanism
 from . import _ssp
 from .adassp import OPTIONS as _ADA_OPTIONS
-from .adassp import budget_plan, drop_not_estimable, finish, restore_columns
+from .adassp import budget_plan, finish, release_gram_of_estimable_columns, restore_columns
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 
@@ -367,12 +367,8 @@ def learning_rates(lr: str, T: int) -> np.ndarray:
 
 
 def check_public(n, d, spec, options) -> None:
-    _ssp.merge_options(OPTIONS, {k: v for k, v in options.items() if not k.startswith("_")})   # declared checks
-    if not spec.delta or spec.delta <= 0:
-        _ssp.mu_from_spec(spec)
-    # under add/remove n is private: no refusal may depend on it (its inference uses the released count)
-    if spec.neighbours == "replace_one" and n <= d + 1:
-        raise InvalidArgument("BoostedAdaSSP needs more rows than model-matrix columns plus one")
+    """Data-independent preconditions (before the data are touched)."""
+    _ssp.check_public_ssp(OPTIONS, "BoostedAdaSSP", n, d, spec, options)
 
 
 def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=None, _pd_repair=True,
@@ -426,16 +422,9 @@ def fit(design, spec, noise, ledger, *, method="boosted_adassp", _force_lambda=N
     mu_gap = math.sqrt(GAP_SHARE) * mu2 if use_gap else 0.0
     mu_loc = math.sqrt(LOCATION_GAP_SHARE) * mu2 if use_location else 0.0
     mu_round = math.sqrt(mu2 ** 2 - mu_gap ** 2 - mu_loc ** 2) / math.sqrt(T)
-    X, y = sd.X, sd.y
-    n, d = X.shape
-
-    A_hat, lam_hat, sigma1, sigma3 = _ssp.release_gram(X, mu_gram=mu1, mu_lambda=mu3,
-                                                        neighbours=spec.neighbours, bound_x=tau_x,
-                                                        noise=noise, ledger=ledger, share_of=mu)
+    sd, A_hat, keep, lam_for_rule, lam_hat, sigma1, sigma3 = release_gram_of_estimable_columns(
+        sd, design, spec, values["ridge_rule"], mode, tau_x, mu, mu1, mu3, noise, ledger)
     sigma_ref = sigma1 * mu1 / mu1_ref if values["split"] is None else sigma1
-    sd, A_hat, keep, lam_for_rule = drop_not_estimable(sd, design, A_hat, lam_hat, sigma1, sigma3, mode,
-                                                       spec.delta, values["ridge_rule"],
-                                                       n_public=sd.X.shape[0] if spec.neighbours == "replace_one" else None)
     X, y = sd.X, sd.y
     n, d = X.shape
     kappa_E, kappa_L = _ssp.ridge_constants(values["ridge_rule"], d, spec.delta)

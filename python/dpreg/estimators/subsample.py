@@ -28,6 +28,7 @@ from ..errors import InvalidArgument
 from ..inference.subsample import map_to_original_scale
 from ..release import Release
 from . import winsorized as W
+from ._ssp import _check_bool
 
 # families, neighbouring relations, ranges, pure DP, privacy units: declared in estimators/registry.py
 from ._subsample_core import (  # noqa: F401  (re-exported: the module's public names are unchanged)
@@ -86,13 +87,6 @@ def _integer_at_least(name, lo):
     def check(v):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
             raise InvalidArgument(f"{name} must be an integer >= {lo}")
-    return check
-
-
-def _check_bool(name):
-    def check(v):
-        if not isinstance(v, (bool, np.bool_)):
-            raise InvalidArgument(f"{name} must be True or False")
     return check
 
 

@@ -237,7 +237,15 @@ def compare(fits, names=None, **kwargs) -> Comparison:
 
     Examples
     --------
-    >>> dpreg.compare([fit1, fit2], names=["AdaSSP", "Boosted"])  # doctest: +SKIP
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds, DIAMONDS_BOUNDS
+    >>> diamonds = load_diamonds()
+    >>> bounds = {"price": DIAMONDS_BOUNDS["price"], "carat": DIAMONDS_BOUNDS["carat"]}
+    >>> fit1 = dpreg.dp_lm("price ~ carat", diamonds, eps=1.0, method="adassp", bounds=bounds, random_state=1)
+    >>> fit2 = dpreg.dp_lm("price ~ carat", diamonds, eps=1.0, method="boosted_adassp", bounds=bounds,
+    ...                    random_state=1)
+    >>> table = dpreg.compare([fit1, fit2], names=["AdaSSP", "Boosted"])
+    >>> print(table)  # doctest: +SKIP
     """
     if isinstance(fits, dict) and names is None:
         names, fits = list(fits.keys()), list(fits.values())

@@ -47,6 +47,18 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")   # no window: a script or a test
+    >>> import dpreg
+    >>> from dpreg.datasets import load_diamonds, DIAMONDS_BOUNDS
+    >>> diamonds = load_diamonds()
+    >>> bounds = {"price": DIAMONDS_BOUNDS["price"], "carat": DIAMONDS_BOUNDS["carat"]}
+    >>> fit = dpreg.dp_lm("price ~ carat", diamonds, eps=1.0, method="adassp", bounds=bounds, random_state=1)
+    >>> ax = dpreg.plot_coef(fit)
+    >>> ax.figure.savefig("coefficients.png")  # doctest: +SKIP
     """
     plt = _plt()
     if isinstance(fits, dict):

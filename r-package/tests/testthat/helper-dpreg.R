@@ -27,6 +27,28 @@ toy_data <- function(n = 400, seed = 11) {
 }
 
 toy_bounds <- list(x = c(0, 10), y = c(-6, 14))
+
+# dp_glm(I(<event>) ~ rhs, data = data, ...) is the fit on the user's own TRUE/FALSE column of the event,
+# with the same seed: the event's constants are typed into the formula (public), so computing it in the
+# package releases nothing else. Returns the formula's fit (its accuracy warnings are not what is tested).
+expect_event_is_own_column <- function(fm, data, ...) {
+  by_formula <- suppressWarnings(dp_glm(fm, data = data, ...))
+  own <- data
+  own$event_column <- eval(fm[[2]][[2]], data)
+  by_column <- suppressWarnings(dp_glm(stats::update(fm, event_column ~ .), data = own, ...))
+  expect_identical(unname(coef(by_formula)), unname(coef(by_column)))
+  invisible(by_formula)
+}
+
+# The value of `expr` and the messages of the warnings it signalled (muffled).
+with_warnings_caught <- function(expr) {
+  caught <- character()
+  value <- withCallingHandlers(expr, warning = function(w) {
+    caught <<- c(caught, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  list(value = value, warnings = caught)
+}
 # declared (public) levels of toy_data()'s factor g: a factor's own levels are data, not public
 toy_levels <- list(g = c("a", "b", "c"))
 

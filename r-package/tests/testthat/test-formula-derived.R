@@ -224,3 +224,18 @@ test_that("an order comparison of a factor in a joined condition is refused (aud
   d$logic <- quote(size == "small" & x > 0.3)
   expect_equal(dpreg:::compound_test(df, d), c("TRUE", "FALSE", "FALSE", "FALSE"))
 })
+
+test_that("comparisons of numeric columns with numbers joined by & | ! reach the core as its indicators", {
+  # task leftovers 27: the core computes them (also on files), in Python's syntax; a text column keeps R's
+  # FALSE/TRUE factor. The core's term names are Python's unparsed code: R's labels are found by that text
+  df <- data.frame(y = c(1, 2, 3, 4), x = c(1, 4, 6, 9), z = c(0.5, 2, 3, 8), g = c("a", "b", "a", "b"))
+  tr <- dpreg:::translate_formula(y ~ I(!(x > 3)) + I(x < 5 & -1.5 < z) + I(!(x > 8 | z <= 2) & z < 0.1) +
+                                    I(x < 5 & g == "b"), df)
+  expect_identical(tr$core, paste("y ~ I(~(x > 3)) + I((x < 5) & (z > -1.5)) + I(~((x > 8) | (z <= 2)) & (z < 0.1))",
+                                  "+ I_x_g"))
+  expect_identical(names(tr$derived), "I_x_g")
+  expect_identical(dpreg:::r_term_names(c("I(~(x > 3))", "I((x < 5) & (z > -1.5))"), tr$map),
+                   c("I(!(x > 3))TRUE", "I(x < 5 & -1.5 < z)TRUE"))
+  # the outcome of dp_glm keeps R's event (the core's outcome event is computed separately)
+  expect_length(dpreg:::translate_formula(I(!(x > 3)) ~ z, df)$derived, 1)
+})

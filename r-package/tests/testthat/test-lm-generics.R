@@ -535,10 +535,7 @@ test_that("dp_glm(I(y > 3) ~ x) fits the event as glm() does", {
   # (public), so the fit is the one on the user's own logical column with the same seed
   skip_if_no_core()
   df <- toy_data(3000)
-  by_formula <- dp_glm(I(y > 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
-  df$above <- df$y > 3
-  by_column <- dp_glm(above ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
-  expect_equal(unname(coef(by_formula)), unname(coef(by_column)))
+  by_formula <- expect_event_is_own_column(I(y > 3) ~ x, df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
   expect_identical(names(coef(by_formula)), names(coef(glm(I(y > 3) ~ x, data = df, family = binomial()))))
   p <- predict(by_formula, data.frame(x = c(1, 9)), type = "response")
   expect_true(all(p > 0 & p < 1))
@@ -572,24 +569,36 @@ test_that("dp_glm(I(dotted.name < 10) ~ x): R's backquoted column names work in 
   skip_if_no_core()
   df <- toy_data(3000)
   names(df)[names(df) == "y"] <- "y.score"
-  a <- dp_glm(I(y.score < 3) ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
-  df$below <- df$y.score < 3
-  b <- dp_glm(below ~ x, data = df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
-  expect_equal(unname(coef(a)), unname(coef(b)))
+  expect_event_is_own_column(I(y.score < 3) ~ x, df, eps = 1, bounds = list(x = c(0, 10)), seed = 2)
 })
+
+# dp_glm's count gate forced shut (an infinite threshold) until the calling test ends, so that every
+# column of a design of dummies is withheld
+shut_count_gate <- function(env = parent.frame()) {
+  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
+  old <- gate$LEVEL_COUNT_GATE_SDS
+  restore <- function() gate$LEVEL_COUNT_GATE_SDS <- old
+  # on.exit() of the calling test's frame, as withr::defer() registers it
+  do.call(base::on.exit, list(substitute(f(), list(f = restore)), add = TRUE), envir = env)
+  gate$LEVEL_COUNT_GATE_SDS <- Inf
+}
+
+# 800 rows of a four-level factor g (and a three-level k) with a 40% event y: the gated tests' data
+gated_levels_data <- function(with_k = FALSE) {
+  set.seed(2)   # data only
+  d <- data.frame(g = factor(sample(c("a", "b", "c", "d"), 800, TRUE)))
+  if (with_k) d$k <- sample(1:3, 800, TRUE)
+  d$y <- runif(800) < 0.4
+  d
+}
 
 test_that("a dp_glm fit whose rules withhold every interval looks like a fit without inference", {
   # newcomer review 25: when the count gate withheld every remaining interval the core kept an all-NaN
   # covariance; vcov(), confint() and summary() now match the inference = FALSE fit of the same seed.
   # The gate is forced shut (an infinite threshold) so that every column of a design of dummies is withheld
   skip_if_no_core()
-  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
-  old <- gate$LEVEL_COUNT_GATE_SDS
-  on.exit(gate$LEVEL_COUNT_GATE_SDS <- old)
-  gate$LEVEL_COUNT_GATE_SDS <- Inf
-  set.seed(2)
-  d <- data.frame(g = factor(sample(c("a", "b", "c", "d"), 800, TRUE)))
-  d$y <- runif(800) < 0.4
+  shut_count_gate()
+  d <- gated_levels_data()
   args <- list(y ~ g - 1, data = d, family = binomial, eps = 1, seed = 0,
                levels = list(g = c("a", "b", "c", "d")))
   f <- suppressWarnings(do.call(dp_glm, args))
@@ -606,26 +615,31 @@ test_that("notes and warnings name the coefficients as coef() does", {
   # "g[a]" or "g[T.e]", where coef() and the summary print "ga" and "ge". The gate is forced shut (an
   # infinite threshold) so that its note names every level of a design of dummies
   skip_if_no_core()
-  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
-  old <- gate$LEVEL_COUNT_GATE_SDS
-  on.exit(gate$LEVEL_COUNT_GATE_SDS <- old)
-  gate$LEVEL_COUNT_GATE_SDS <- Inf
-  set.seed(2)
-  d <- data.frame(g = factor(sample(c("a", "b", "c", "d"), 800, TRUE)), k = sample(1:3, 800, TRUE))
-  d$y <- runif(800) < 0.4
+  shut_count_gate()
+  d <- gated_levels_data(with_k = TRUE)
   texts <- function(fit, caught) c(caught, fit$notes, fit$warnings, fit$inference_note, fit$method_text)
   for (form in list(y ~ g - 1, y ~ factor(k) + g)) {
-    caught <- character()
-    f <- withCallingHandlers(
-      dp_glm(form, data = d, family = binomial, eps = 1, seed = 0,
-             levels = list(g = c("a", "b", "c", "d"), k = 1:3)),
-      warning = function(w) { caught <<- c(caught, conditionMessage(w)); invokeRestart("muffleWarning") })
-    all_text <- paste(texts(f, caught), collapse = "\n")
+    run <- with_warnings_caught(dp_glm(form, data = d, family = binomial, eps = 1, seed = 0,
+                                       levels = list(g = c("a", "b", "c", "d"), k = 1:3)))
+    f <- run$value
+    all_text <- paste(texts(f, run$warnings), collapse = "\n")
     expect_match(all_text, "No interval for |Not estimable at this n and eps")
     expect_false(grepl("[", all_text, fixed = TRUE))      # no core name such as g[a] or C(k)[T.2.0]
     gated <- setdiff(names(coef(f)), "(Intercept)")
     for (nm in gated) expect_match(all_text, nm, fixed = TRUE)
   }
+})
+
+test_that("the count gate is restored after a test that shut it", {
+  skip_if_no_core()
+  gate <- reticulate::import("dpreg.estimators.dpgd_logistic")
+  before <- gate$LEVEL_COUNT_GATE_SDS
+  local({
+    shut_count_gate()
+    expect_identical(gate$LEVEL_COUNT_GATE_SDS, Inf)
+  })
+  expect_identical(gate$LEVEL_COUNT_GATE_SDS, before)
+  expect_true(is.finite(before))
 })
 
 test_that("dp_glm with inference = FALSE that did not converge says both in its note", {
@@ -638,11 +652,9 @@ test_that("dp_glm with inference = FALSE that did not converge says both in its 
   d$y <- runif(n) < plogis(60 * d$x1 + 0.5 * d$x2)
   args <- list(y ~ x1 + x2, data = d, family = binomial, eps = 8, seed = 0, T = 20,
                bounds = list(x1 = c(-1, 1), x2 = c(-1, 1)))
-  caught <- character()
-  f0 <- withCallingHandlers(do.call(dp_glm, c(args, inference = FALSE)),
-                            warning = function(w) { caught <<- c(caught, conditionMessage(w))
-                                                    invokeRestart("muffleWarning") })
-  skip_if_not(any(grepl("may not have converged", caught)), "this draw converged")
+  run <- with_warnings_caught(do.call(dp_glm, c(args, inference = FALSE)))
+  f0 <- run$value
+  skip_if_not(any(grepl("may not have converged", run$warnings)), "this draw converged")
   expect_match(f0$inference_note, "inference not requested (inference = FALSE)", fixed = TRUE)
   expect_match(f0$inference_note, "still moving after its T steps", fixed = TRUE)
   expect_true(all(is.na(confint(f0))))

@@ -12,6 +12,17 @@ from .. import _robust as rb
 from .options import _CHUNK_ENTRIES, OPTIONS, fw_kappa
 
 
+def shrinkage_fact(Kx, Ky) -> str:
+    """The fit's fact on the shrinkage of ht_lasso and ht_iht (public thresholds)."""
+    return f"x and y clipped to [-K_x, K_x] = {Kx:.4g}, [-K_y, K_y] = {Ky:.4g}; intercept exempt"
+
+
+def moment_assumption_fact(tun) -> str:
+    """The fit's fact on the moment assumption that ht_lasso's and ht_iht's thresholds rest on."""
+    return ("Assumption 3: E x_j^4 <= moment4 and E y^4 <= moment4 "
+            f"(moment4 {'user-supplied' if tun['moment4'][1] == 'user' else 'default, unit scale'})")
+
+
 def _kappa_range(kappas):
     lo, hi = min(kappas), max(kappas)
     return float(lo) if math.isclose(lo, hi, rel_tol=1e-12) else [float(lo), float(hi)]
@@ -208,9 +219,7 @@ def _fit_lasso(prob, spec, noise, ledger, tun, delta, options):
              "vertices": chosen, "eps_step": float(eps_step), "eps_step_rule": rule,
              "score_sensitivity": float(Delta),
              "composition": f"T-fold adaptive, {'zCDP/basic' if mode == 'zcdp' else 'paper (checked)'} accountant",
-             "shrinkage": f"x and y clipped to [-K_x, K_x] = {Kx:.4g}, [-K_y, K_y] = {Ky:.4g}; intercept exempt",
-             "assumptions": "Assumption 3: E x_j^4 <= moment4 and E y^4 <= moment4 "
-                            f"(moment4 {'user-supplied' if tun['moment4'][1] == 'user' else 'default, unit scale'})"}
+             "shrinkage": shrinkage_fact(Kx, Ky), "assumptions": moment_assumption_fact(tun)}
     if keep:
         facts["path"] = path
     return w, facts

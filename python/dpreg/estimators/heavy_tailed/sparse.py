@@ -9,7 +9,7 @@ import numpy as np
 from ...errors import InvalidArgument
 from ...privacy.composition import ComposedReleases
 from .. import _robust as rb
-from .frank_wolfe import _kappa_range, _kx_eff
+from .frank_wolfe import _kappa_range, _kx_eff, moment_assumption_fact, shrinkage_fact
 from .options import iht_residual_clip
 
 
@@ -79,13 +79,12 @@ def _fit_iht(prob, spec, noise, ledger, tun, delta, options):
              "forced_into_support": [prob.terms[j] for j in F],
              "per_iteration": per_iter, "composition": "parallel over T disjoint blocks",
              "accounting": mode,
-             "shrinkage": f"x and y clipped to [-K_x, K_x] = {Kx:.4g}, [-K_y, K_y] = {Ky:.4g}; intercept exempt",
+             "shrinkage": shrinkage_fact(Kx, Ky),
              "privacy_noise_sd": float(math.sqrt(2.0) * b),
              "privacy_noise_sd_note": ("sqrt(2) b_T: sd of the Laplace noise added to each reported non-zero "
                                        "coefficient in the last Peeling step (scaled problem). A lower bound "
                                        "on its variability, NOT a standard error"),
-             "assumptions": "Assumption 3: E x_j^4 <= moment4 and E y^4 <= moment4 "
-                            f"(moment4 {'user-supplied' if tun['moment4'][1] == 'user' else 'default, unit scale'})"}
+             "assumptions": moment_assumption_fact(tun)}
     if keep:
         facts["path"] = path
     return w, facts
