@@ -515,8 +515,8 @@ case_diagnostic_not_released <- function(what, arg = "model", verb = "are") {
 #' Case diagnostics are not released
 #'
 #' `hatvalues()`, `cooks.distance()`, `influence()`, `rstandard()`,
-#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()` and `simulate()`
-#' of `lm` need the residuals or the model matrix of the training data, which a
+#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()`, `proj()`, `alias()`
+#' and `simulate()` of `lm` need the residuals or the model matrix of the training data, which a
 #' DP fit does not hold: they stop with that reason (class
 #' `dpreg_not_released`), as [residuals.dp_fit()] does.
 #' @param model,x,object A `dp_fit`.
@@ -552,6 +552,14 @@ effects.dp_fit <- case_diagnostic_not_released("orthogonal effects", "object")
 #' @rdname dp_fit-diagnostics
 #' @export
 qr.dp_fit <- case_diagnostic_not_released("the QR decomposition of the model matrix", "x", verb = "is")
+#' @rdname dp_fit-diagnostics
+#' @export
+proj.dp_fit <- case_diagnostic_not_released(     # newcomer review 27: stats' "argument does not include a
+  "projections of the training data onto the terms", "object")   # 'qr' component"
+#' @rdname dp_fit-diagnostics
+#' @export
+alias.dp_fit <- case_diagnostic_not_released(    # lm's aliased terms come from the QR of the training X
+  "the aliasing (linear dependences) of the model matrix", "object")
 #' @rdname dp_fit-diagnostics
 #' @export
 simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
