@@ -578,6 +578,9 @@ def test_more_formula_and_level_forms():
     # a misspelt key is an error (it would leave the real column undeclared)
     with pytest.raises(DesignError, match="not in the data"):
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
+    # newcomer review 27: a term as the key (R's levels = list(`factor(dose)` = ...)) names the column inside
+    with pytest.raises(DesignError, match=r"'C\(z\)' \(bounds and levels name data columns, not terms: declare 'z'\)"):
+        build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"C(z)": [1, 2, 3]})
     d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})
     assert d.terms == ["Intercept", "z"]
 
