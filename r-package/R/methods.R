@@ -625,8 +625,9 @@ estfun.dp_fit <- function(x, ...) {
 #' coverage the intervals were checked for). Rows of `newdata` with missing values give
 #' `NA` (as `na.action = na.pass`). Computed by the Python core.
 #' @param object A `dp_fit`.
-#' @param newdata A data frame with the columns the formula uses. Required:
-#'   fitted values of the training data are not released.
+#' @param newdata A data frame (or a list of columns of equal length) with the
+#'   columns the formula uses. Required: fitted values of the training data are
+#'   not released.
 #' @param se.fit Also return standard errors of the predictions.
 #' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
 #' @param level Confidence level.
@@ -689,6 +690,13 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
   }
   if (!is.logical(clamp) || length(clamp) != 1 || is.na(clamp)) {
     dp_stop("clamp must be TRUE or FALSE", call. = FALSE)
+  }
+  if (is.list(newdata) && !is.data.frame(newdata)) {
+    # newcomer review 27: predict.lm() takes a list of columns (Python's predict a dict of columns); it
+    # was "'newdata' must be a data frame"
+    newdata <- tryCatch(as.data.frame(newdata, stringsAsFactors = FALSE, optional = TRUE),
+                        error = function(e) dp_stop("'newdata' must be a data frame, or a list of columns ",
+                                                    "of equal length", call. = FALSE))
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)

@@ -558,6 +558,17 @@ test_that("predict() at a level the fit does not have says where, which levels, 
   expect_false(grepl("zznew", msg))
 })
 
+test_that("predict() takes a list of columns, as predict.lm() does", {
+  # newcomer review 27: predict(fit, list(x = ..., g = ...)) was "'newdata' must be a data frame" (Python's
+  # predict takes a dict of columns)
+  skip_if_no_core()
+  fit <- dp_lm(y ~ x + g, data = toy_data(2000), eps = 1, bounds = toy_bounds, levels = toy_levels, seed = 1)
+  nd <- list(x = c(1, 2, 3), g = c("a", "b", "c"))
+  expect_identical(predict(fit, nd, se.fit = TRUE), predict(fit, as.data.frame(nd), se.fit = TRUE))
+  expect_error(predict(fit, list(x = c(1, 2), g = c("a", "b", "c"))), "list of columns of equal length",
+               class = "dpreg_error")
+})
+
 test_that("summary(dp_glm, dispersion =) takes glm's binomial dispersion 1 and stops on another", {
   # newcomer review 24: summary(g, dispersion = 2) was silently ignored
   skip_if_no_core()
