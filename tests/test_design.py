@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpreg
 from dpreg.design import intervals as iv
 from dpreg.design.build import DesignError, all_ranges_declared, build_design
 from dpreg.design.contract import PublicDesign
@@ -961,3 +962,22 @@ def test_python_negation_of_a_comparison_is_the_opposite_indicator():
     # a second ~ outside parentheses is still a malformed formula
     with pytest.raises(FormulaError, match="exactly one '~'"):
         build("y ~ x1 ~ x3", df)
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0])
+def test_predict_outside_a_transforms_domain_is_one_dpreg_refusal_without_numpy_warnings(value):
+    # newcomer review 27 (R trees, log(Volume) ~ log(Girth) + log(Height), predict at Girth = -1): numpy's
+    # "invalid value encountered in log" reached the user and the refusal was "the formula could not be
+    # evaluated on newdata (ValueError)"; at 0 it was another message. Both are now the same DesignError
+    rng = np.random.default_rng(0)      # synthetic data, not dpreg noise
+    df = pd.DataFrame({"x": rng.uniform(1, 10, 3000)})
+    df["y"] = 1 + np.log(df.x) + rng.normal(0, 1, 3000)
+    fit = dpreg.dp_lm("y ~ np.log(x)", df, eps=1, random_state=1, bounds={"x": (1, 10), "y": (-5, 15)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(DesignError, match=r"'np.log\(x\)' are not finite .*outside the domain of a transform"):
+            fit.predict(pd.DataFrame({"x": [value, 2.0]}))
+        # a missing value beside it still predicts NA for its row (set aside before the transform)
+        with pytest.raises(DesignError, match="outside the domain"):
+            fit.predict(pd.DataFrame({"x": [np.nan, value]}))
+        assert np.isnan(fit.predict(pd.DataFrame({"x": [np.nan, 2.0]})).iloc[0])

@@ -249,7 +249,14 @@ def model_matrix_from_state(public, newdata) -> pd.DataFrame:
         frame = pd.DataFrame(index=df.index)
         frame["__dpreg_rows__"] = 0.0
     try:
-        mm = model_matrix(public.spec_state["rhs"], frame, na_action="raise", context=FORMULA_CONTEXT)
+        # newcomer review 27: a row outside a transform's domain (log(Girth) at Girth = -1) let numpy's
+        # "invalid value encountered in log" reach the user and stopped with "the formula could not be
+        # evaluated on newdata (ValueError)" (formulaic's check of the NaN it made); the rows of newdata hold
+        # no missing value here (refused or set aside before), so a non-finite entry can only come from a
+        # transform, and is refused below with the rows and the terms
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mm = model_matrix(public.spec_state["rhs"], frame, na_action="ignore", context=FORMULA_CONTEXT)
     except Exception as exc:
         raise DesignError(f"the formula could not be evaluated on newdata ({type(exc).__name__})") from None
     cols = list(mm.columns)
@@ -259,8 +266,10 @@ def model_matrix_from_state(public, newdata) -> pd.DataFrame:
     out = pd.DataFrame(mm.to_numpy(dtype=float), columns=cols, index=df.index)[list(public.terms)]
     if not np.all(np.isfinite(out.to_numpy())):
         bad = [c for c in out.columns if not np.all(np.isfinite(out[c].to_numpy()))]
+        # no row positions: predict() passes only the complete rows here, whose positions are not the user's
         raise DesignError(f"the term(s) {', '.join(map(repr, bad))} are not finite for some rows of newdata "
-                          "(outside the domain of a transform)")
+                          "(outside the domain of a transform, e.g. log() of a value <= 0 or sqrt() of a value "
+                          "< 0): predict at values where the transform is defined")
     return out
 
 
