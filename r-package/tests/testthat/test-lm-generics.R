@@ -569,6 +569,21 @@ test_that("predict() takes a list of columns, as predict.lm() does", {
                class = "dpreg_error")
 })
 
+test_that("predict() outside a transform's domain says which term, as one dpreg error", {
+  # newcomer review 27 (trees, log(Volume) ~ log(Girth) + log(Height) at Girth = -1): "the formula could
+  # not be evaluated on newdata (ValueError)"
+  skip_if_no_core()
+  set.seed(5)
+  df <- data.frame(x = runif(2000, 1, 10))
+  df$y <- 1 + log(df$x) + rnorm(2000)
+  fit <- dp_lm(y ~ log(x), data = df, eps = 1, seed = 1, bounds = list(x = c(1, 10), y = c(-5, 15)))
+  for (v in c(-1, 0)) {
+    expect_error(predict(fit, data.frame(x = c(v, 2))),
+                 "\"log(x)\" are not finite for some rows of newdata (outside the domain of a transform",
+                 fixed = TRUE)
+  }
+})
+
 test_that("summary(dp_glm, dispersion =) takes glm's binomial dispersion 1 and stops on another", {
   # newcomer review 24: summary(g, dispersion = 2) was silently ignored
   skip_if_no_core()
