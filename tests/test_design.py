@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpreg
 from dpreg.design import intervals as iv
 from dpreg.design.build import DesignError, all_ranges_declared, build_design
 from dpreg.design.contract import PublicDesign
@@ -578,6 +579,9 @@ def test_more_formula_and_level_forms():
     # a misspelt key is an error (it would leave the real column undeclared)
     with pytest.raises(DesignError, match="not in the data"):
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
+    # newcomer review 27: a term as the key (R's levels = list(`factor(dose)` = ...)) names the column inside
+    with pytest.raises(DesignError, match=r"'C\(z\)' \(bounds and levels name data columns, not terms: declare 'z'\)"):
+        build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"C(z)": [1, 2, 3]})
     d = build_design("y ~ z", {"y": df.y.to_numpy(), "z": df.z.to_numpy()}, bounds={"y": (-5, 5), "z": (1, 3)})
     assert d.terms == ["Intercept", "z"]
 
@@ -958,3 +962,22 @@ def test_python_negation_of_a_comparison_is_the_opposite_indicator():
     # a second ~ outside parentheses is still a malformed formula
     with pytest.raises(FormulaError, match="exactly one '~'"):
         build("y ~ x1 ~ x3", df)
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0])
+def test_predict_outside_a_transforms_domain_is_one_dpreg_refusal_without_numpy_warnings(value):
+    # newcomer review 27 (R trees, log(Volume) ~ log(Girth) + log(Height), predict at Girth = -1): numpy's
+    # "invalid value encountered in log" reached the user and the refusal was "the formula could not be
+    # evaluated on newdata (ValueError)"; at 0 it was another message. Both are now the same DesignError
+    rng = np.random.default_rng(0)      # synthetic data, not dpreg noise
+    df = pd.DataFrame({"x": rng.uniform(1, 10, 3000)})
+    df["y"] = 1 + np.log(df.x) + rng.normal(0, 1, 3000)
+    fit = dpreg.dp_lm("y ~ np.log(x)", df, eps=1, random_state=1, bounds={"x": (1, 10), "y": (-5, 15)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(DesignError, match=r"'np.log\(x\)' are not finite .*outside the domain of a transform"):
+            fit.predict(pd.DataFrame({"x": [value, 2.0]}))
+        # a missing value beside it still predicts NA for its row (set aside before the transform)
+        with pytest.raises(DesignError, match="outside the domain"):
+            fit.predict(pd.DataFrame({"x": [np.nan, value]}))
+        assert np.isnan(fit.predict(pd.DataFrame({"x": [np.nan, 2.0]})).iloc[0])

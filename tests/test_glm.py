@@ -449,3 +449,28 @@ def test_a_fit_whose_rules_withhold_every_interval_has_no_covariance(monkeypatch
     table = fit.summary().tables[1] if hasattr(fit.summary(), "tables") else None
     assert table is not None and list(table.columns) == list(plain.summary().tables[1].columns)
     assert "Std. Error" not in str(fit.summary())
+
+
+def test_binomial_counts_and_glm_weights_are_refused_saying_how_to_expand_them():
+    # newcomer review 27 (statsmodels' star98 example, 'NABOVE + NBELOW ~ LOWINC'): the outcome was told
+    # to become I(NABOVE + NBELOW) (the number of trials), cbind() got the list of allowed functions and
+    # GLM's freq_weights= / var_weights= "unknown option(s) for method 'dpgd'"
+    rng = np.random.default_rng(7)
+    counts = pd.DataFrame({"x": rng.uniform(0, 1, 300), "wins": rng.integers(0, 9, 300),
+                           "losses": rng.integers(0, 9, 300)})
+    kw = dict(eps=1, bounds={"x": (0.0, 1.0)}, random_state=1)
+    for formula in ("wins + losses ~ x", "cbind(wins, losses) ~ x"):
+        with pytest.raises(DPRegError, match="binomial counts") as info:
+            dpreg.dp_glm(formula, counts, **kw)
+        # the way out names the user's own columns: successes first (event 1), failures second
+        assert "df['wins'])].assign(event=1)" in str(info.value)
+        assert "df['losses'])].assign(event=0)" in str(info.value)
+    proportion = counts.assign(share=counts.wins / (counts.wins + counts.losses + 1))
+    for name in ("freq_weights", "var_weights", "weights"):
+        with pytest.raises(dpreg.errors.InvalidArgument, match=f"^there is no argument {name}=: .*one row per"):
+            dpreg.dp_glm("share ~ x", proportion, **{name: counts.wins}, **kw)
+    # the expansion the message suggests is a fit dp_glm takes (one row per trial, outcome 0/1)
+    rows = pd.concat([counts.loc[counts.index.repeat(counts["wins"])].assign(event=1),
+                      counts.loc[counts.index.repeat(counts["losses"])].assign(event=0)])
+    fit = dpreg.dp_glm("event ~ x", rows, **kw)
+    assert fit.nobs == int(counts.wins.sum() + counts.losses.sum())

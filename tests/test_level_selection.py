@@ -19,7 +19,7 @@ import pytest
 import dpreg
 from dpreg import bridge
 from dpreg.design.build import OTHER_LEVEL, build_design
-from dpreg.errors import DPRegError, PrivacyLeakWarning
+from dpreg.errors import DPRegError, PrivacyLeakWarning, RangeWarning
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.privacy.selection import histogram_l1_sensitivity, level_threshold, pooled_count_released, select_levels
@@ -156,9 +156,15 @@ def test_levels_from_the_data_are_selected_privately_never_published(categorical
     assert sum(r["eps"] for r in rows) == pytest.approx(0.10 * 1.0, rel=1e-12)     # levels_share 10%
     assert rows[0]["delta"] == pytest.approx(0.10 * 1e-6, rel=1e-12)
     assert st.eps_spent <= 1.0 * (1 + 1e-9) and st.delta_spent <= 1e-6 * (1 + 1e-9)
-    # a new value outside the released levels is predicted like the pooled rows (the reference)
-    p = fit.predict(pd.DataFrame({"x": [0.5, 0.5], "g": ["a", "never seen"]}))
+    # a new value outside the released levels is predicted like the pooled rows (the reference), with a
+    # warning that says so (newcomer review 27: it was silent) naming the row, never the value
+    with pytest.warns(RangeWarning, match=r"position\(s\) 1: they are predicted at the reference level 'a'") as rec:
+        p = fit.predict(pd.DataFrame({"x": [0.5, 0.5], "g": ["a", "never seen"]}))
     assert p.iloc[0] == p.iloc[1]
+    assert all("never seen" not in str(w.message) for w in rec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RangeWarning)          # released levels only: no warning
+        fit.predict(pd.DataFrame({"x": [0.5, 0.5], "g": ["a", "c"]}))
 
 
 def test_released_levels_do_not_depend_on_row_or_category_order():
@@ -188,7 +194,8 @@ def test_pooled_rows_get_the_other_level_when_they_are_many():
     assert "pooled into the level (other)" in g_row["source"]
     assert "pooled into the level (other) for g" in fit.privacy.paragraph()
     # a value never seen is predicted like the "(other)" rows, which differ from the reference
-    p = fit.predict(pd.DataFrame({"x": [0.5, 0.5, 0.5], "g": ["zzz", OTHER_LEVEL, "p"]}))
+    with pytest.warns(RangeWarning, match=r"position\(s\) 0: they are predicted at the level '\(other\)'"):
+        p = fit.predict(pd.DataFrame({"x": [0.5, 0.5, 0.5], "g": ["zzz", OTHER_LEVEL, "p"]}))
     assert p.iloc[0] == p.iloc[1] and p.iloc[0] != p.iloc[2]
 
 

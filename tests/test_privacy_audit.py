@@ -714,6 +714,13 @@ def test_predict_messages_never_quote_newdata():
         assert err is not None
         for t in [err] + warns:
             _assert_clean(t, "predict error")
+    # levels selected privately: a value outside the released ones is predicted at the pooled level, with
+    # a warning (newcomer review 27) that names the rows and the released levels, never the value
+    selected = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, random_state=1, method="adassp")
+    err, warns = _messages(lambda: selected.predict(pd.DataFrame({"x": [1.0], "z": [0.0], "g": [SECRET]})))
+    assert err is None and any("selected privately" in w for w in warns)
+    for t in warns:
+        _assert_clean(t, "predict pooled-level warning")
 
 
 def test_cli_error_messages_never_quote_data(tmp_path, capsys):

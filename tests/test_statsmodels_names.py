@@ -284,3 +284,23 @@ def test_coefficients_follow_the_formula_and_match_statsmodels_by_name():
     assert list(sm_names) == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "age", "rate"]
     assert list(fit.params[sm_names].index) == list(sm_names)
     assert list(fit.conf_int().index) == list(fit.params.index) == list(fit.cov_params().columns)
+
+
+# names statsmodels' GLMResults / LogitResults offer for a fitted binary model; each needs the training
+# data's residuals, fitted means, deviance or likelihood (newcomer review 27: bare AttributeErrors)
+_GLM_NAMES_NOT_RELEASED = ["resid_response", "resid_deviance", "resid_working", "resid_pearson",
+                           "resid_anscombe", "resid_generalized", "resid_dev", "mu", "deviance",
+                           "null_deviance", "pearson_chi2", "pseudo_rsquared", "llf", "aic",
+                           "get_hat_matrix_diag", "get_influence"]
+
+
+@pytest.mark.parametrize("name", _GLM_NAMES_NOT_RELEASED)
+def test_statsmodels_glm_names_on_a_dp_glm_fit_say_why_they_are_not_released(name):
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = (rng.uniform(size=3000) < 1 / (1 + np.exp(-(4 * df.x - 2)))).astype(float)
+    glm = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0.0, 1.0)}, random_state=1)
+    with pytest.raises(NotReleasedError) as info:
+        getattr(glm, name)
+    message = str(info.value)
+    assert message.startswith(f"{name}: ") and "training data" in message

@@ -54,7 +54,9 @@ class AccuracyWarning(DPRegWarning):
 
 class RangeWarning(DPRegWarning):
     """New data given to ``predict`` lie outside the public ranges the fit was made with: they are
-    clamped to those ranges (as the training rows were), or extrapolated with ``clamp=False``."""
+    clamped to those ranges (as the training rows were), or extrapolated with ``clamp=False``. Also a
+    value outside a factor's privately selected levels: it is predicted at the level that holds the fit's
+    rows of unreleased values (the reference level, or ``(other)``), as those rows were."""
 
 
 class PrivacyLeakWarning(DPRegWarning):

@@ -37,7 +37,23 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
         codes <- match(lab, lv)
         if (!is.null(xpooled[[v]])) {
           # levels selected privately: values the fit did not release go where its pooled rows went
-          lab[is.na(codes) & !is.na(lab)] <- xpooled[[v]]
+          pooled_rows <- which(is.na(codes) & !is.na(lab))
+          if (length(pooled_rows)) {
+            # newcomer review 27: a typo or a new value was predicted at the reference level without a
+            # word; the rows, the released levels and the pooled level are public, the values are not named
+            where <- if (identical(xpooled[[v]], lv[1])) paste0("the reference level '", lv[1], "'")
+                     else paste0("the level '", xpooled[[v]], "'")
+            warning(structure(class = c("dpreg_range", "dpreg_warning", "warning", "condition"),
+                              list(message = paste0(
+                                what, ": column ", v, " has values that are not among the fit's levels of ", v,
+                                " (", short_list(lv, 8), ", selected privately), in row(s) ",
+                                short_list(pooled_rows, 5, quote = FALSE), ": they are predicted at ", where,
+                                ", where the fit put its rows of the values the selection did not release; ",
+                                "to estimate a coefficient for such a level, fit again declaring it in ",
+                                "levels = (e.g. levels = list(", v, " = c(...)); a declared level is public)"),
+                                call = NULL)))
+          }
+          lab[pooled_rows] <- xpooled[[v]]
           codes <- match(lab, lv)
         }
         if (any(is.na(codes) & !is.na(lab))) {

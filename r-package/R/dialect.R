@@ -91,8 +91,11 @@ r_dialect <- function(msg) {
     s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)='([^']*)'", "\\1 = \"\\2\"", s, perl = TRUE)
     s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[-A-Za-z0-9\"(.c])", "\\1 = ", s, perl = TRUE)
     s <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[ ,;)]|$)", "\\1 = ...", s, perl = TRUE)
-    # quoted names: 'x' -> "x" (R's messages quote with double quotes or none)
-    s <- gsub("(?<![A-Za-z])'([^' ]+)'", "\"\\1\"", s, perl = TRUE)
+    # quoted names: 'x' -> "x" (R's messages quote with double quotes or none); newcomer review 27: also
+    # names with spaces ('Very Good', a level of diamonds' cut), which stayed in single quotes beside
+    # "Fair", "Good"; an apostrophe after a letter, digit or bracket (fit's, summary()'s) opens no quote
+    s <- gsub("(?<![A-Za-z0-9_)\\]}'])'([^'\\s](?:[^'\n]*[^'\\s])?)'(?![A-Za-z0-9_])", "\"\\1\"", s,
+              perl = TRUE)
     # newcomer review 21: lists of coefficients ("the intervals of Intercept, wt are withheld") use
     # lm's name of the constant, as coef() does
     s <- gsub("(?<![(A-Za-z0-9_.])Intercept(?![)A-Za-z0-9_.])", "(Intercept)", s, perl = TRUE)

@@ -515,8 +515,8 @@ case_diagnostic_not_released <- function(what, arg = "model", verb = "are") {
 #' Case diagnostics are not released
 #'
 #' `hatvalues()`, `cooks.distance()`, `influence()`, `rstandard()`,
-#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()` and `simulate()`
-#' of `lm` need the residuals or the model matrix of the training data, which a
+#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()`, `proj()`, `alias()`
+#' and `simulate()` of `lm` need the residuals or the model matrix of the training data, which a
 #' DP fit does not hold: they stop with that reason (class
 #' `dpreg_not_released`), as [residuals.dp_fit()] does.
 #' @param model,x,object A `dp_fit`.
@@ -552,6 +552,14 @@ effects.dp_fit <- case_diagnostic_not_released("orthogonal effects", "object")
 #' @rdname dp_fit-diagnostics
 #' @export
 qr.dp_fit <- case_diagnostic_not_released("the QR decomposition of the model matrix", "x", verb = "is")
+#' @rdname dp_fit-diagnostics
+#' @export
+proj.dp_fit <- case_diagnostic_not_released(     # newcomer review 27: stats' "argument does not include a
+  "projections of the training data onto the terms", "object")   # 'qr' component"
+#' @rdname dp_fit-diagnostics
+#' @export
+alias.dp_fit <- case_diagnostic_not_released(    # lm's aliased terms come from the QR of the training X
+  "the aliasing (linear dependences) of the model matrix", "object")
 #' @rdname dp_fit-diagnostics
 #' @export
 simulate.dp_fit <- function(object, nsim = 1, seed = NULL, ...) {
@@ -617,8 +625,9 @@ estfun.dp_fit <- function(x, ...) {
 #' coverage the intervals were checked for). Rows of `newdata` with missing values give
 #' `NA` (as `na.action = na.pass`). Computed by the Python core.
 #' @param object A `dp_fit`.
-#' @param newdata A data frame with the columns the formula uses. Required:
-#'   fitted values of the training data are not released.
+#' @param newdata A data frame (or a list of columns of equal length) with the
+#'   columns the formula uses. Required: fitted values of the training data are
+#'   not released.
 #' @param se.fit Also return standard errors of the predictions.
 #' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
 #' @param level Confidence level.
@@ -681,6 +690,13 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
   }
   if (!is.logical(clamp) || length(clamp) != 1 || is.na(clamp)) {
     dp_stop("clamp must be TRUE or FALSE", call. = FALSE)
+  }
+  if (is.list(newdata) && !is.data.frame(newdata)) {
+    # newcomer review 27: predict.lm() takes a list of columns (Python's predict a dict of columns); it
+    # was "'newdata' must be a data frame"
+    newdata <- tryCatch(as.data.frame(newdata, stringsAsFactors = FALSE, optional = TRUE),
+                        error = function(e) dp_stop("'newdata' must be a data frame, or a list of columns ",
+                                                    "of equal length", call. = FALSE))
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)

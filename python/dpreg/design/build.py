@@ -335,6 +335,12 @@ def unknown_columns_error(keys, columns) -> DesignError:
     cols = [str(c) for c in columns]
     hints = []
     for k in dict.fromkeys(keys):
+        # newcomer review 27: levels = list(`factor(dose)` = ...) (R) or levels={'C(PID)': ...} (Python) named
+        # the term; the declaration is of the column inside it
+        inner = re.fullmatch(r"\s*[A-Za-z_][A-Za-z0-9_.]*\(\s*`?([^`(),]+?)`?\s*(?:,.*)?\)\s*", str(k), flags=re.S)
+        if inner is not None and inner.group(1) in cols:
+            hints.append(f"{k!r} (bounds and levels name data columns, not terms: declare {inner.group(1)!r})")
+            continue
         close = difflib.get_close_matches(str(k), cols, n=1)
         hints.append(repr(k) + (f" (did you mean {close[0]!r}?)" if close else ""))
     return DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints))

@@ -49,6 +49,23 @@ OFFSET_ADVICE = ("in a linear model (dp_lm) subtract the offset from the outcome
                  "terms (the same coefficients; add the offset back to the predictions); dp_glm fits no "
                  "offset")
 
+
+
+def binomial_counts_refusal(written: str, successes: str = "s", failures: str = "f", *, sum_too: bool = False) -> str:
+    """The refusal of binomial counts as an outcome (statsmodels' ``successes + failures ~ x``, R's
+    ``cbind(successes, failures) ~ x``), in the words of R's refusal; the names are the user's columns."""
+    # newcomer review 27: statsmodels' star98 spelling 'NABOVE + NBELOW ~ ...' was told to write
+    # I(NABOVE + NBELOW) (the number of trials), cbind() got the list of allowed functions
+    return (f"the outcome {written!r} is binomial counts (successes and failures of several trials per "
+            "row), which dp_glm does not take: it takes one row per trial, with a 0/1, True/False or "
+            "two-level outcome; expand the counts into rows first, e.g. "
+            f"pd.concat([df.loc[df.index.repeat(df[{successes!r}])].assign(event=1), "
+            f"df.loc[df.index.repeat(df[{failures!r}])].assign(event=0)]) and fit 'event ~ ...' (a row "
+            "then is the privacy unit; proportions with weights are refused for the same reason)"
+            + ("; if you meant the sum of the two columns (as R's lm() reads it), add the sum to the data as a "
+               "column of its own and declare its bounds" if sum_too else ""))
+
+
 ALLOWED_FUNCTIONS = {
     "log": (np.log, "positive"), "log2": (np.log2, "positive"), "log10": (np.log10, "positive"),
     "log1p": (np.log1p, "gt-1"), "exp": (np.exp, "all"), "exp2": (np.exp2, "all"),
@@ -232,6 +249,10 @@ def _check_calls(tree, expr: str) -> None:
                 continue
             if low == "offset":
                 raise FormulaError(f"term {expr!r}: offset() is not supported; {OFFSET_ADVICE}")
+            if low == "cbind":   # R's binomial counts
+                names = [a.id if isinstance(a, ast.Name) else None for a in node.args[:2]]
+                names += [None] * (2 - len(names))
+                raise FormulaError(binomial_counts_refusal(expr, names[0] or "s", names[1] or "f"))
             if name == "Q":   # patsy's quoting of a column name
                 raise FormulaError(f"term {expr!r}: Q() (patsy's quoting) is not supported; quote a column "
                                    "name with backticks instead, e.g. `my column` or `yrs.since.phd`")
@@ -434,6 +455,9 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     if not lhs_text:
         raise FormulaError("formula needs an outcome on the left of '~'")
     operator = _outcome_operator(lhs_text)
+    counts = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\+\s*([A-Za-z_][A-Za-z0-9_]*)\s*", lhs_text)
+    if operator == "+" and counts is not None:
+        raise FormulaError(binomial_counts_refusal(lhs_text, counts.group(1), counts.group(2), sum_too=True))
     if operator is not None:
         # newcomer review 19: "body_mass_g - 3000 ~ x" fitted body_mass_g, the constant dropped silently
         raise FormulaError(f"the outcome {lhs_text!r} uses {operator!r} outside a function: on the left "

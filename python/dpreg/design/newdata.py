@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._numeric import is_real_number, saturating_numeric_series
-from ..errors import DesignError, InvalidArgumentType
+from ..errors import DesignError, InvalidArgumentType, RangeWarning
 from .formula import FORMULA_CONTEXT
 
 
@@ -131,6 +131,24 @@ def unknown_newdata_level_message(col: str, positions, levels: list) -> str:
             f"declared level is public)")
 
 
+def pooled_newdata_level_message(col: str, positions, levels: list, pooled_index: int) -> str:
+    """The warning for newdata values outside the privately released levels of a column whose unreleased
+    values the fit pooled: they are predicted at the pooled level, as the fit's rows of such values were.
+    Names the rows (positions, 0-based), the released levels and the pooled level (all public), never the
+    values."""
+    rows = [int(i) for i in positions]
+    # the pooled rows form the level (other), placed last, or join the reference level, the first
+    # (design.matrix._encoding)
+    where = (f"the reference level {_pyval(levels[0])!r}" if pooled_index == 0
+             else f"the level {_pyval(levels[pooled_index])!r}")
+    return (f"newdata: column {col!r} has values that are not among the fit's levels of {col!r} "
+            f"({_shortlist([_pyval(x) for x in levels], 8)}, selected privately), in the row(s) at "
+            f"position(s) {_shortlist(rows, 5, str)}: they are predicted at {where}, where the fit put its "
+            f"rows of the values the selection did not release; to estimate a coefficient for such a "
+            f"level, fit again declaring it in levels= (e.g. levels={{{col!r}: [...]}}; a declared level "
+            f"is public)")
+
+
 def _safe_categories(lv, col):
     try:
         return pd.Index(lv, dtype=object)
@@ -176,7 +194,7 @@ def numbers_with_true_false(s: pd.Series) -> pd.Series:
     return saturating_numeric_series(s)
 
 
-def _newdata_frame(public, newdata):
+def _newdata_frame(public, newdata, warn_pooled: bool = False):
     state = public.spec_state
     if not state or "rhs" not in state:
         raise DesignError("this fit has no model-matrix description (spec_state); it cannot build new rows")
@@ -210,7 +228,13 @@ def _newdata_frame(public, newdata):
         if (codes == -2).any():
             raise DesignError(f"missing values in column {v!r} of newdata")
         if (codes == -1).any() and v in (state.get("pooled") or {}):
-            codes[codes == -1] = int(state["pooled"][v])   # values the fit pooled (not released)
+            # values the fit pooled (not released) go where its rows of such values went; newcomer review
+            # 27: a typo or a new value was predicted at the reference level without a word
+            if warn_pooled:
+                warnings.warn(pooled_newdata_level_message(v, np.flatnonzero(codes == -1), list(lv),
+                                                           int(state["pooled"][v])),
+                              RangeWarning, stacklevel=7)
+            codes[codes == -1] = int(state["pooled"][v])
         if (codes == -1).any():
             raise DesignError(unknown_newdata_level_message(v, np.flatnonzero(codes == -1), list(lv)))
         frame[v] = pd.Categorical.from_codes(codes, categories=_safe_categories(list(lv), v))
@@ -220,12 +244,19 @@ def _newdata_frame(public, newdata):
 def model_matrix_from_state(public, newdata) -> pd.DataFrame:
     """See :meth:`PublicDesign.model_matrix`."""
     from formulaic import model_matrix
-    df, frame = _newdata_frame(public, newdata)
+    df, frame = _newdata_frame(public, newdata, warn_pooled=True)
     if frame.shape[1] == 0:      # intercept-only model
         frame = pd.DataFrame(index=df.index)
         frame["__dpreg_rows__"] = 0.0
     try:
-        mm = model_matrix(public.spec_state["rhs"], frame, na_action="raise", context=FORMULA_CONTEXT)
+        # newcomer review 27: a row outside a transform's domain (log(Girth) at Girth = -1) let numpy's
+        # "invalid value encountered in log" reach the user and stopped with "the formula could not be
+        # evaluated on newdata (ValueError)" (formulaic's check of the NaN it made); the rows of newdata hold
+        # no missing value here (refused or set aside before), so a non-finite entry can only come from a
+        # transform, and is refused below with the rows and the terms
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mm = model_matrix(public.spec_state["rhs"], frame, na_action="ignore", context=FORMULA_CONTEXT)
     except Exception as exc:
         raise DesignError(f"the formula could not be evaluated on newdata ({type(exc).__name__})") from None
     cols = list(mm.columns)
@@ -235,8 +266,10 @@ def model_matrix_from_state(public, newdata) -> pd.DataFrame:
     out = pd.DataFrame(mm.to_numpy(dtype=float), columns=cols, index=df.index)[list(public.terms)]
     if not np.all(np.isfinite(out.to_numpy())):
         bad = [c for c in out.columns if not np.all(np.isfinite(out[c].to_numpy()))]
+        # no row positions: predict() passes only the complete rows here, whose positions are not the user's
         raise DesignError(f"the term(s) {', '.join(map(repr, bad))} are not finite for some rows of newdata "
-                          "(outside the domain of a transform)")
+                          "(outside the domain of a transform, e.g. log() of a value <= 0 or sqrt() of a value "
+                          "< 0): predict at values where the transform is defined")
     return out
 
 

@@ -245,7 +245,16 @@ _ARGUMENT_ALIASES = {"seed": "random_state", "rng": "random_state", "random_seed
 #: arguments of lm / glm / statsmodels that dpreg does not have: what to do instead (a generic "unknown
 #: option ... pass method= explicitly to use other options" suggested another method might take them)
 _NOT_SUPPORTED = {
-    "weights": "case weights are not supported: every row counts once (the privacy guarantee is per row)",
+    "weights": ("case weights are not supported: every row counts once (the privacy guarantee is per row); for "
+                "frequency weights (a table of counts) expand the table to one row per case first: "
+                "df.loc[df.index.repeat(df['Freq'])]"),
+    # newcomer review 27: statsmodels' GLM arguments were "unknown option(s) for method 'dpgd'"
+    "freq_weights": ("frequency weights are not supported: every row counts once (the privacy guarantee is per "
+                     "row); expand the table to one row per case first: df.loc[df.index.repeat(df['Freq'])]; "
+                     "for binomial counts (successes of trials) one row per trial with a 0/1 outcome"),
+    "var_weights": ("variance weights are not supported: every row counts once (the privacy guarantee is per "
+                    "row); for proportions of trials, expand to one row per trial with a 0/1 outcome"),
+    "exposure": "dp_glm fits logistic regression only, with no offset or exposure",
     "subset": "pass the rows to analyse (their number is treated as public)",
     "offset": ("offsets are not supported; in a linear model (dp_lm) subtract the offset from the outcome "
                "instead: add outcome - offset to the data as a column of its own, declare its bounds, and fit "

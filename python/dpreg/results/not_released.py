@@ -49,6 +49,26 @@ STATSMODELS_NOT_RELEASED = {
     "get_robustcov_results": "a DP fit cannot recompute its covariance from the training data; fit with "
                              "cov_type='HC' (method='adassp' or 'boosted_adassp'), which releases a DP "
                              "sandwich (HC1-scaled)",
+    # newcomer review 27 (statsmodels' GLM and Logit results on a dp_glm fit): bare AttributeErrors
+    "resid_response": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_deviance": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_working": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_anscombe": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_anscombe_scaled": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_anscombe_unscaled": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_generalized": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_dev": "residuals of the training data are not available: " + _RESID_REASON,
+    "resid_studentized": "residuals of the training data are not available: " + _RESID_REASON,
+    "mu": "fitted values of the training data are not available: together with the data they would "
+          "expose individual records; use predict() on new data",
+    "deviance": _LIKELIHOOD_REASON, "null_deviance": _LIKELIHOOD_REASON, "llf_scaled": _LIKELIHOOD_REASON,
+    "pearson_chi2": "Pearson's chi-square sums the squared residuals of the training data, which were not "
+                    "released; the noise-aware wald_test() tests the coefficients",
+    "pseudo_rsquared": "pseudo R-squared measures are built from log-likelihoods of the training data, which "
+                       "were not released; the noise-aware wald_test() tests the slopes jointly",
+    "info_criteria": _LIKELIHOOD_REASON,
+    "get_hat_matrix_diag": "influence and leverage measure single records of the training data and would "
+                           "expose them",
     "compare_f_test": _COMPARE_REASON, "compare_lr_test": _COMPARE_REASON, "compare_lm_test": _COMPARE_REASON,
     # twenty-second pass: sm.stats.anova_lm(fit) stopped with "'DPFit' object has no attribute 'model'"
     "model": "statsmodels' res.model holds the training data (endog, exog), which a DP fit does not "

@@ -40,6 +40,13 @@ test_that("r_dialect renders the core's Python fragments in R syntax", {
   # newcomer review 20: AdaSSP's "every coefficient withheld" warning sent R users to fit.inference_note
   expect_equal(tr("loads (fit.inference_note says why and what helps); column 'Corrected', fit.inference_centre"),
                "loads (fit$inference_note says why and what helps); column \"Corrected\", fit$inference_centre")
+  # newcomer review 27: a quoted name with a space kept its single quotes beside double-quoted ones
+  # (diamonds' privately selected cut levels: "Fair", "Good", ..., 'Very Good'); prose apostrophes
+  # (fit's, summary()'s, X'X) open no quote
+  expect_equal(tr("released 'Fair', 'Very Good' (values not released)"),
+               "released \"Fair\", \"Very Good\" (values not released)")
+  expect_equal(tr("the fit's levels of 'g' and summary()'s table; X'X and X'y"),
+               "the fit's levels of \"g\" and summary()'s table; X'X and X'y")
   expect_equal(dpreg:::r_condition_class("ValueError"), "dpreg_value_error")
   expect_equal(dpreg:::r_condition_class("DesignError"), "dpreg_design_error")
   expect_equal(dpreg:::r_condition_class("UserWarning", "warning"), "dpreg_warning")

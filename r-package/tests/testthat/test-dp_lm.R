@@ -343,9 +343,16 @@ test_that("a factor's own levels are not public: selected privately, a unique le
   src <- Filter(function(r) identical(r$variable, "g"), p$ranges)[[1]]$source
   expect_match(src, "selected privately", fixed = TRUE)
   # a new value outside the released levels is predicted like the rows it would have been pooled with
+  # with a warning that says so (newcomer review 27: it was silent), naming the row, never the value
   nd <- data.frame(x = c(1, 1), g = factor(c("a", "zz")))
-  pr <- predict(fit, nd)
+  w <- NULL
+  pr <- withCallingHandlers(predict(fit, nd), dpreg_range = function(cond) {
+    w <<- conditionMessage(cond); invokeRestart("muffleWarning")
+  })
   expect_equal(unname(pr[1]), unname(pr[2]))
+  expect_match(w, "in row(s) 2: they are predicted at the reference level 'a'", fixed = TRUE)
+  expect_false(grepl("zz", w, fixed = TRUE))
+  expect_silent(predict(fit, data.frame(x = c(1, 1), g = c("a", "c"))))
   # declared levels: public, no cost, no selection in the ledger; levels = "data": a leak, not private
   dec <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, seed = 1, unknown_level = "reference",
                levels = list(g = c("b", "a", "c")))

@@ -93,3 +93,14 @@ test_that("a missing data argument, df$col terms or a matrix are told what data 
   expect_error(dp_lm(y ~ x, data = as.matrix(df), eps = 1, bounds = b), "as.data.frame",
                class = "dpreg_error")
 })
+
+test_that("levels declared for a term name the column inside it", {
+  # newcomer review 27 (ToothGrowth): levels = list(`factor(dose)` = ...) got only "name column(s) that
+  # are not in the data"; the declaration is of the column dose
+  skip_if_no_core()
+  tg <- ToothGrowth[rep(seq_len(nrow(ToothGrowth)), 10), ]
+  expect_error(dp_lm(len ~ supp + factor(dose), data = tg, eps = 1, seed = 1,
+                     bounds = list(len = c(0, 40)), levels = list(`factor(dose)` = c(0.5, 1, 2))),
+               "\"factor(dose)\" (bounds and levels name data columns, not terms: declare \"dose\")",
+               fixed = TRUE)
+})

@@ -184,7 +184,9 @@ test_that("lm's diagnostics and model-selection generics stop with the privacy r
   fit <- mock_fit()
   for (f in list(stats::hatvalues, stats::cooks.distance, stats::influence, stats::rstandard,
                  stats::rstudent, stats::dfbeta, stats::dfbetas, stats::effects, base::qr,
-                 stats::simulate)) {
+                 stats::simulate, stats::proj, stats::alias)) {
+    # newcomer review 27: proj() stopped in stats with "argument does not include a 'qr' component",
+    # alias() with "no applicable method"
     expect_error(f(fit), class = "dpreg_not_released")
   }
   expect_error(stats::extractAIC(fit), class = "dpreg_not_released")
@@ -551,6 +553,32 @@ test_that("predict() at a level the fit does not have says where, which levels, 
   expect_match(msg, "not among the fit's levels of g ('a', 'b', 'c'), in row(s) 2, 3: ", fixed = TRUE)
   expect_match(msg, "levels = ", fixed = TRUE)
   expect_false(grepl("zznew", msg))
+})
+
+test_that("predict() takes a list of columns, as predict.lm() does", {
+  # newcomer review 27: predict(fit, list(x = ..., g = ...)) was "'newdata' must be a data frame" (Python's
+  # predict takes a dict of columns)
+  skip_if_no_core()
+  fit <- dp_lm(y ~ x + g, data = toy_data(2000), eps = 1, bounds = toy_bounds, levels = toy_levels, seed = 1)
+  nd <- list(x = c(1, 2, 3), g = c("a", "b", "c"))
+  expect_identical(predict(fit, nd, se.fit = TRUE), predict(fit, as.data.frame(nd), se.fit = TRUE))
+  expect_error(predict(fit, list(x = c(1, 2), g = c("a", "b", "c"))), "list of columns of equal length",
+               class = "dpreg_error")
+})
+
+test_that("predict() outside a transform's domain says which term, as one dpreg error", {
+  # newcomer review 27 (trees, log(Volume) ~ log(Girth) + log(Height) at Girth = -1): "the formula could
+  # not be evaluated on newdata (ValueError)"
+  skip_if_no_core()
+  set.seed(5)
+  df <- data.frame(x = runif(2000, 1, 10))
+  df$y <- 1 + log(df$x) + rnorm(2000)
+  fit <- dp_lm(y ~ log(x), data = df, eps = 1, seed = 1, bounds = list(x = c(1, 10), y = c(-5, 15)))
+  for (v in c(-1, 0)) {
+    expect_error(predict(fit, data.frame(x = c(v, 2))),
+                 "\"log(x)\" are not finite for some rows of newdata (outside the domain of a transform",
+                 fixed = TRUE)
+  }
 })
 
 test_that("summary(dp_glm, dispersion =) takes glm's binomial dispersion 1 and stops on another", {
