@@ -43,6 +43,7 @@ from .inputs import (  # noqa: F401
     declared_number_error,
     declared_number_refused,
     declared_number_values,
+    level_sort_key,
     object_column_error,
     object_number_column,
 )
@@ -979,15 +980,33 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     from ..privacy.selection import level_threshold, pooled_count_released, select_levels
     obs = s.dropna()
     obs = obs.astype(object) if isinstance(obs.dtype, pd.CategoricalDtype) else obs
+    # audit 27: one bin per (type, value). pandas counts equal values of different types together (1, 1.0
+    # and True; 0.5 and Fraction(1, 2)) under the first one it meets, so the type of the group's first row
+    # named the level and placed it (by type name) in the order: one row turning the first 1 of an integer
+    # column into True or 1.0 made that level the reference and renamed it. Per type, each value's rows are
+    # counted on their own, and a value is released only if its own rows carry it
+    by_type = obs.dtype == object
+    if by_type:
+        # (a column of another dtype holds values of one type: pandas' own counts are per value there)
+        obs = obs.map(lambda v: (type(_pyval(v)), _pyval(v)))
     counts = {}
     for x, c in obs.value_counts(sort=False).items():
-        counts[_pyval(x)] = counts.get(_pyval(x), 0) + int(c)
-    keys = _sort_levels([k for k in counts if str(k) != OTHER_LEVEL])
+        key = x if by_type else (type(_pyval(x)), _pyval(x))
+        counts[key] = counts.get(key, 0) + int(c)
+    keys = sorted((k for k in counts if str(k[1]) != OTHER_LEVEL), key=lambda k: level_sort_key(k[1]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
-    released = [keys[i] for i in idx]
-    n_pooled = int(obs.shape[0]) - sum(counts[k] for k in released)
+    released, seen = [], set()
+    for i in sorted(idx):
+        # two released values equal across types (1 and True, each with enough rows of its own) are one
+        # level of the design (rows are matched to levels by equality): the first in the order names it.
+        # Post-processing of the released set
+        if keys[i][1] not in seen:
+            released.append(keys[i][1])
+            seen.add(keys[i][1])
+    # the rows that no released level matches (by equality, as the design matches them) are pooled
+    n_pooled = int(obs.shape[0]) - sum(c for k, c in counts.items() if k[1] in seen)
     keep = pooled_count_released(n_pooled, eps=eps_pool, threshold=level_threshold(eps_sel, delta, neighbours),
                                  noise=noise, ledger=ledger, statistic=f"pooled rows({col})")
     if keep or not released:

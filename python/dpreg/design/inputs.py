@@ -3,6 +3,7 @@ the kind of each column, and the record of data-derived (non-private) choices.""
 from __future__ import annotations
 
 import decimal
+import fractions
 import math
 import warnings
 
@@ -94,13 +95,26 @@ def _norm_levels(levels):
 OTHER_LEVEL = "(other)"
 
 
+#: types whose values are totally ordered among themselves (numpy scalars arrive as Python values, and the
+#: missing values, NaN among them, are dropped before the levels are sorted)
+_TOTALLY_ORDERED_TYPES = (str, bytes, bool, int, float, decimal.Decimal, fractions.Fraction)
+
+
+def level_sort_key(value):
+    """The place of one level value in the data-independent order of levels: its type's name, then the
+    value itself where the type orders its values totally, else its text (str, then repr). A function
+    of the value alone (audit 27): the old rule sorted every value by its text as soon as two values of
+    one type could not be compared (two complex numbers, two tuples of mixed content, a naive and a
+    tz-aware Timestamp), so one such row, whether released or not, reordered the released levels of an
+    integer column (9, 10, 11 became 10, 11, 9) and changed the reference level."""
+    if isinstance(value, _TOTALLY_ORDERED_TYPES) and not (isinstance(value, decimal.Decimal) and value.is_nan()):
+        return (str(type(value)), 0, value, "")
+    return (str(type(value)), 1, str(value), repr(value))
+
+
 def _sort_levels(values):
-    """Data-independent order of level values: by type name, then value (strings of values when a type
-    does not order its values)."""
-    try:
-        return sorted(values, key=lambda z: (str(type(z)), z))
-    except TypeError:
-        return sorted(values, key=lambda z: (str(type(z)), str(z)))
+    """Data-independent order of level values (level_sort_key)."""
+    return sorted(values, key=level_sort_key)
 
 
 class _Leaks:
