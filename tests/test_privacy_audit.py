@@ -1266,3 +1266,15 @@ def test_rows_are_matched_to_levels_one_by_one():
         np.testing.assert_array_equal(c[100:150], 1)       # the rows of 1.0
         np.testing.assert_array_equal(c[150:200], 2)       # the rows of '2'
         assert not (c == -1).any()
+
+
+def test_declared_levels_equal_across_types_are_refused_as_duplicates():
+    # audit 27: levels={'g': [1, True, 2]} passed the duplicate check (their reprs differ) and pandas then
+    # raised a bare ValueError ("categories must be unique"): the design matches rows by equality, where
+    # 1, 1.0 and True are one value
+    g = np.random.default_rng(3).choice([1, 2, 3], 300).astype(object)
+    df = pd.DataFrame({"y": np.linspace(-1, 1, 300), "x": np.linspace(1, -1, 300), "g": pd.Series(g, dtype=object)})
+    for declared in ([1, True, 2, 3], [1, 1.0, 2, 3], [0.5, 2, 3, 1, np.float64(2.0)]):
+        with pytest.raises(dpreg.errors.DesignError, match="duplicates"):
+            dpreg.dp_lm("y ~ x + C(g)", df, eps=1.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
+                        levels={"g": declared}, random_state=1)

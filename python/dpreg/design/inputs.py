@@ -87,8 +87,27 @@ def _norm_levels(levels):
             raise DesignError(f"levels for {col!r} must not be empty")
         if len(set(map(repr, lv))) != len(lv):
             raise DesignError(f"levels for {col!r} contain duplicates")
+        if _equal_pair(lv):
+            # audit 27: 1 and True (or 1.0) are one value to the design, which matches rows to levels by
+            # equality; pandas then refused the categories with a bare ValueError
+            raise DesignError(f"levels for {col!r} contain duplicates: two of them are equal values of "
+                              "different types (such as 1, 1.0 and True); declare each value once")
         out[str(col)] = lv
     return "declared", out
+
+
+def _equal_pair(values) -> bool:
+    """Whether two of the declared ``values`` are equal as the design's matching sees them (1, 1.0 and True:
+    equal and of one hash); an unhashable value is left to the later checks."""
+    seen = set()
+    for v in values:
+        try:
+            if v in seen:
+                return True
+            seen.add(v)
+        except (TypeError, ArithmeticError):     # unhashable, or a signalling-NaN Decimal
+            continue
+    return False
 
 
 #: name of the released level that pools the rows whose value was not released by the private selection
