@@ -1722,10 +1722,10 @@ def twenty_seventh_pass_cases():
     return [
         Case("twenty-seventh pass: adassp, inference, privately selected levels: a second complex number in g",
              "adassp (level order, unorderable values)", "g (object; 9, 10, 11): row 1 -> 3+1j beside row 0's 1+2j; "
-             "n = 3000, eps = 1", _factor_lm(), unorderable_pair, {"full": 300, "quick": 60, "test": 6}),
+             "n = 3000, eps = 1", _factor_lm(), unorderable_pair, {"full": 300, "quick": 60, "test": 0}),
         Case("twenty-seventh pass: adassp, inference, privately selected levels: the first 1 of g -> True",
              "adassp (level name, a row's type)", "g (object; 0, 1, 2): first row of 1 -> True; n = 3000, eps = 1",
-             _factor_lm(), first_row_type_pair, {"full": 300, "quick": 60, "test": 6}),
+             _factor_lm(), first_row_type_pair, {"full": 300, "quick": 60, "test": 0}),
         Case("twenty-seventh pass: adassp, inference, declared levels, unknown_level='reference': exact vs "
              "text matching tipped", "adassp (level matching)",
              "g: 300 rows of 1.0, 300 of '2'; one more 2 -> '2'; n = 3000, eps = 1",
