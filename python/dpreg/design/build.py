@@ -979,18 +979,22 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     level "(other)". Order: sorted released values (data-independent), "(other)" last."""
     from ..privacy.selection import level_threshold, pooled_count_released, select_levels
     obs = s.dropna()
-    obs = obs.astype(object) if isinstance(obs.dtype, pd.CategoricalDtype) else obs
+    # a Categorical is counted per category (its categories are distinct values, so no two of them are
+    # equal across types); the categories no row holds are no candidates (they are data unless declared)
+    per_category = isinstance(obs.dtype, pd.CategoricalDtype)
     # audit 27: one bin per (type, value). pandas counts equal values of different types together (1, 1.0
     # and True; 0.5 and Fraction(1, 2)) under the first one it meets, so the type of the group's first row
     # named the level and placed it (by type name) in the order: one row turning the first 1 of an integer
     # column into True or 1.0 made that level the reference and renamed it. Per type, each value's rows are
     # counted on their own, and a value is released only if its own rows carry it
-    by_type = obs.dtype == object
+    by_type = not per_category and obs.dtype == object
     if by_type:
         # (a column of another dtype holds values of one type: pandas' own counts are per value there)
         obs = obs.map(lambda v: (type(_pyval(v)), _pyval(v)))
     counts = {}
     for x, c in obs.value_counts(sort=False).items():
+        if int(c) == 0:
+            continue
         key = x if by_type else (type(_pyval(x)), _pyval(x))
         counts[key] = counts.get(key, 0) + int(c)
     keys = sorted((k for k in counts if str(k[1]) != OTHER_LEVEL), key=lambda k: level_sort_key(k[1]))
