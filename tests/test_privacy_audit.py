@@ -21,6 +21,7 @@ Findings in files whose owners were still at work are strict xfails with the fix
 """
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import pathlib
@@ -1207,19 +1208,23 @@ def test_predict_unknown_level_message_names_released_levels_only():
     assert np.isfinite(pred.to_numpy(float)).all()
 
 
-def _level_terms(g):
-    """The terms of y ~ x + C(g) with g's levels selected privately (three values with about 1000 rows each:
-    all three released at eps = 2 whatever the noise draws, so the terms show the released levels' order)."""
+def _level_fit(g):
+    """y ~ x + C(g) with g's levels selected privately (three values with about 1000 rows each: all three
+    released at eps = 2 whatever the noise draws, so the terms show the released levels' order). g as given
+    (a Categorical stays one), any other sequence as an object column."""
     rng = np.random.default_rng(27)
     n = len(g)
     x = rng.uniform(-1.0, 1.0, n)
-    df = pd.DataFrame({"y": np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1.0, 1.0), "x": x,
-                       "g": pd.Series(g, dtype=object)})
+    column = g if isinstance(g, pd.Categorical) else pd.Series(g, dtype=object)
+    df = pd.DataFrame({"y": np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1.0, 1.0), "x": x, "g": column})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpreg.dp_lm("y ~ x + C(g)", df, method="adassp", eps=2.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
-                          inference=False, random_state=5)
-    return list(fit.coef.index)
+        return dpreg.dp_lm("y ~ x + C(g)", df, method="adassp", eps=2.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
+                           inference=False, random_state=5)
+
+
+def _level_terms(g):
+    return list(_level_fit(g).coef.index)
 
 
 def test_released_levels_order_never_depends_on_whether_other_rows_compare():
@@ -1278,3 +1283,21 @@ def test_declared_levels_equal_across_types_are_refused_as_duplicates():
         with pytest.raises(dpreg.errors.DesignError, match="duplicates"):
             dpreg.dp_lm("y ~ x + C(g)", df, eps=1.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
                         levels={"g": declared}, random_state=1)
+
+
+def test_a_levels_name_never_follows_how_its_first_row_writes_the_value():
+    # audit 27: pandas counts equal values as one (0.0 and -0.0; Decimal('1') and Decimal('1.0')) under the
+    # first row's spelling, so one row at the front renamed a released level: '-0.0' in the fit's levels
+    # (float64, object and Categorical columns alike), C(g)[T.1.0] for a column of Decimal integers
+    rng = np.random.default_rng(4)
+    g = rng.choice([0.0, 1.0, 2.0], 3000)
+    first_zero = int(np.flatnonzero(g == 0.0)[0])
+    signed = g.copy()
+    signed[first_zero] = -0.0
+    for column in (signed, pd.Series(signed, dtype=object), pd.Categorical(signed)):
+        fit_text = json.dumps(_level_fit(column).to_dict(), default=str)
+        assert '"-0.0"' not in fit_text and "-0.0" not in _level_terms(column)[2]
+    decimals = pd.Series([decimal.Decimal(int(v)) for v in g], dtype=object)
+    respelled = decimals.copy()
+    respelled[int(np.flatnonzero(g == 1.0)[0])] = decimal.Decimal("1.0")
+    assert _level_terms(respelled) == _level_terms(decimals) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]

@@ -127,7 +127,8 @@ def level_sort_key(value):
     tz-aware Timestamp), so one such row, whether released or not, reordered the released levels of an
     integer column (9, 10, 11 became 10, 11, 9) and changed the reference level."""
     if isinstance(value, _TOTALLY_ORDERED_TYPES) and not (isinstance(value, decimal.Decimal) and value.is_nan()):
-        return (str(type(value)), 0, value, "")
+        # (repr last: equal values written differently, Decimal('1') and Decimal('1.0'), in one fixed order)
+        return (str(type(value)), 0, value, repr(value))
     return (str(type(value)), 1, str(value), repr(value))
 
 
