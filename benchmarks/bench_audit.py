@@ -601,7 +601,7 @@ def build_cases():
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
-            + twenty_fifth_pass_cases() + twenty_sixth_pass_cases())
+            + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1638,6 +1638,103 @@ def twenty_sixth_pass_cases():
              "D -> D + (x = 0.3, y = <NA>) in a Float64 column; na_action='impute'; n = 2000, eps = 1",
              _comparison_glm("I(y > 0) ~ x", neighbours="add_remove", na_action="impute"), nullable_missing_pair,
              {"full": 300, "quick": 100, "test": 6}),
+    ]
+
+
+def mixed_level_frame(n=3000, values=(9, 10, 11), seed=27):
+    """y ~ x + C(g) data whose object column g holds ``values`` (about n / 3 rows each), its levels not
+    declared (selected privately); y depends on the level, so the reference level shows in every
+    coefficient of the block."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    g = rng.choice(list(values), n).astype(object)
+    effect = {v: 0.4 * i for i, v in enumerate(values)}
+    y = np.clip(0.5 * x + np.array([effect[v] for v in g]) + 0.3 * rng.standard_normal(n), -1, 1)
+    return pd.DataFrame({"y": y, "x": x, "g": pd.Series(g, dtype=object)})
+
+
+def unorderable_pair(n=3000):
+    """D: one row of g holds the complex number 1+2j (its own value, never released); D': a second row holds
+    3+1j. Two complex numbers cannot be ordered: before the twenty-seventh pass's fix the levels were then
+    sorted as text, 9, 10, 11 -> 10, 11, 9 (another reference level)."""
+    d0 = mixed_level_frame(n)
+    d0.loc[0, "g"] = 1 + 2j
+    d1 = d0.copy()
+    d1.loc[1, "g"] = 3 + 1j
+    return d0, d1
+
+
+def first_row_type_pair(n=3000):
+    """g holds the integers 0, 1, 2; D' turns the first row holding 1 into True (equal to 1). pandas counted
+    1 and True as one value named by its first row: before the fix the level was True in D', sorted first by
+    its type name, i.e. the reference."""
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    d1 = d0.copy()
+    first_one = int(np.flatnonzero(d0["g"].to_numpy() == 1)[0])
+    d1.loc[first_one, "g"] = True
+    return d0, d1
+
+
+def text_match_majority_pair(n=3000):
+    """Declared levels [0, 1, 2] with unknown_level='reference'; 300 rows of level 1 hold 1.0 (an exact
+    match only) and 300 rows of level 2 hold the text '2' (a text match only). D' turns one more row of 2
+    into '2': before the fix, 301 text-only rows against 300 exact-only ones sent every row to its text
+    match and the 300 rows of 1.0 to the reference level (in D the tie kept the exact matches)."""
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    g = d0["g"].to_numpy()
+    ones, twos = np.flatnonzero(g == 1), np.flatnonzero(g == 2)
+    g = g.copy()
+    g[ones[:300]] = 1.0
+    g[twos[:300]] = "2"
+    d0["g"] = __import__("pandas").Series(g, dtype=object)
+    d1 = d0.copy()
+    d1.loc[int(twos[300]), "g"] = "2"
+    return d0, d1
+
+
+def _factor_lm(method="adassp", eps=1.0, **kw):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x + C(g)", data, eps=eps, delta=1e-6, method=method, inference=True,
+                           bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)}, random_state=seed, **kw)
+    return fit
+
+
+def parquet_event_pair(n=2000):
+    """The comparison outcome read from Parquet files (twenty-sixth pass: computed on file sources): the
+    comparison_flip_pair rows written to two files."""
+    import os
+    import tempfile
+    d0, d1 = comparison_flip_pair(n)
+    where = tempfile.mkdtemp(prefix="dpreg_audit_")
+    paths = (os.path.join(where, "d0.parquet"), os.path.join(where, "d1.parquet"))
+    d0.to_parquet(paths[0])
+    d1.to_parquet(paths[1])
+    return paths
+
+
+def twenty_seventh_pass_cases():
+    """Attacks the harness had not tried (docs/audit.md, "Twenty-seventh pass"): values of several types in
+    a factor whose levels are selected privately (two values of one type that cannot be ordered; a row of
+    True among integers), a row that tips between exact and text matching of declared levels, and the
+    comparison outcome on a Parquet file (the twenty-sixth pass computes it on file sources)."""
+    return [
+        Case("twenty-seventh pass: adassp, inference, privately selected levels: a second complex number in g",
+             "adassp (level order, unorderable values)", "g (object; 9, 10, 11): row 1 -> 3+1j beside row 0's 1+2j; "
+             "n = 3000, eps = 1", _factor_lm(), unorderable_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-seventh pass: adassp, inference, privately selected levels: the first 1 of g -> True",
+             "adassp (level name, a row's type)", "g (object; 0, 1, 2): first row of 1 -> True; n = 3000, eps = 1",
+             _factor_lm(), first_row_type_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-seventh pass: adassp, inference, declared levels, unknown_level='reference': exact vs "
+             "text matching tipped", "adassp (level matching)",
+             "g: 300 rows of 1.0, 300 of '2'; one more 2 -> '2'; n = 3000, eps = 1",
+             _factor_lm(levels={"g": [0, 1, 2]}, unknown_level="reference"), text_match_majority_pair,
+             {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-seventh pass: dp_glm dpgd, inference, comparison outcome I(y > 0) on a Parquet file",
+             "dp_glm dpgd (comparison outcome, Parquet)", "(x, y) = (1, 1) -> (-1.5e308, -1.5e308) in the file; "
+             "n = 2000, eps = 1", _comparison_glm("I(y > 0) ~ x"), parquet_event_pair,
+             {"full": 300, "quick": 100, "test": 0}),
     ]
 
 

@@ -21,6 +21,7 @@ Findings in files whose owners were still at work are strict xfails with the fix
 """
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import pathlib
@@ -1212,3 +1213,98 @@ def test_predict_unknown_level_message_names_released_levels_only():
     assert not {"zzrare", "zzunused"} & set(map(str, selected.public.schema.variables["g"].levels))
     pred = selected.predict(pd.DataFrame({"x": [0.5], "g": ["zzunused"]}))
     assert np.isfinite(pred.to_numpy(float)).all()
+
+
+def _level_fit(g):
+    """y ~ x + C(g) with g's levels selected privately (three values with about 1000 rows each: all three
+    released at eps = 2 whatever the noise draws, so the terms show the released levels' order). g as given
+    (a Categorical stays one), any other sequence as an object column."""
+    rng = np.random.default_rng(27)
+    n = len(g)
+    x = rng.uniform(-1.0, 1.0, n)
+    column = g if isinstance(g, pd.Categorical) else pd.Series(g, dtype=object)
+    df = pd.DataFrame({"y": np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1.0, 1.0), "x": x, "g": column})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpreg.dp_lm("y ~ x + C(g)", df, method="adassp", eps=2.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
+                           inference=False, random_state=5)
+
+
+def _level_terms(g):
+    return list(_level_fit(g).coef.index)
+
+
+def test_released_levels_order_never_depends_on_whether_other_rows_compare():
+    # audit 27: the levels were sorted by value, and by their text as soon as two values of one type could
+    # not be compared (two complex numbers, two tuples of mixed content, a naive and a tz-aware Timestamp).
+    # One row holding such a second value (never released: one row) reordered the released integer levels
+    # 9, 10, 11 as text (10, 11, 9), so the reference level and every coefficient's meaning changed with a
+    # row no output may reflect
+    g = np.random.default_rng(1).choice([9, 10, 11], 3000).astype(object)
+    expected = ["Intercept", "x", "C(g)[T.10]", "C(g)[T.11]"]
+    assert _level_terms(g) == expected
+    for first, second in ((1 + 2j, 3 + 1j), ((1, "a"), (1, 2)),
+                          (pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-01", tz="UTC"))):
+        one, two = g.copy(), g.copy()
+        one[0] = first
+        two[0], two[1] = first, second
+        assert _level_terms(one) == expected
+        assert _level_terms(two) == expected
+
+
+def test_a_levels_name_and_place_never_depend_on_the_type_of_one_row():
+    # audit 27: pandas counted 1, 1.0 and True as one value, named by the first row holding any of them, and
+    # the order of levels is by type name first: turning the first 1 of an integer column into True or 1.0
+    # (one row) renamed that level and moved it to the front, i.e. made it the reference
+    g = np.random.default_rng(2).choice([0, 1, 2], 3000).astype(object)
+    expected = ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]
+    assert _level_terms(g) == expected
+    first_one = int(np.flatnonzero(g == 1)[0])
+    for value in (True, 1.0, np.float64(1.0)):
+        changed = g.copy()
+        changed[first_one] = value
+        assert _level_terms(changed) == expected
+
+
+def test_rows_are_matched_to_levels_one_by_one():
+    # audit 27: a value was matched to the levels exactly, or by its text for every row if that left fewer
+    # rows unmatched: with levels [0, 1, 2], 50 rows of 1.0 (exact match only) and 50 of '2' (text match
+    # only), one more '2' switched all 50 rows of 1.0 to unmatched (pooled, or the reference level under
+    # unknown_level='reference'): one row moved 50. Each row's code is now its own value's
+    from dpreg.design.newdata import _match_levels
+    base = [0] * 100 + [1.0] * 50 + ["2"] * 50 + [2] * 100
+    codes = [_match_levels(pd.Series(rows, dtype=object), [0, 1, 2]) for rows in (base, base[:-1] + ["2"])]
+    for c in codes:
+        np.testing.assert_array_equal(c[100:150], 1)       # the rows of 1.0
+        np.testing.assert_array_equal(c[150:200], 2)       # the rows of '2'
+        assert not (c == -1).any()
+
+
+def test_declared_levels_equal_across_types_are_refused_as_duplicates():
+    # audit 27: levels={'g': [1, True, 2]} passed the duplicate check (their reprs differ) and pandas then
+    # raised a bare ValueError ("categories must be unique"): the design matches rows by equality, where
+    # 1, 1.0 and True are one value
+    g = np.random.default_rng(3).choice([1, 2, 3], 300).astype(object)
+    df = pd.DataFrame({"y": np.linspace(-1, 1, 300), "x": np.linspace(1, -1, 300), "g": pd.Series(g, dtype=object)})
+    for declared in ([1, True, 2, 3], [1, 1.0, 2, 3], [0.5, 2, 3, 1, np.float64(2.0)]):
+        with pytest.raises(dpreg.errors.DesignError, match="duplicates"):
+            dpreg.dp_lm("y ~ x + C(g)", df, eps=1.0, bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)},
+                        levels={"g": declared}, random_state=1)
+
+
+def test_a_levels_name_never_follows_how_its_first_row_writes_the_value():
+    # audit 27: pandas counts equal values as one (0.0 and -0.0; Decimal('1') and Decimal('1.0')) under the
+    # first row's spelling, so one row at the front renamed a released level: '-0.0' in the fit's levels
+    # (float64, object and Categorical columns alike), C(g)[T.1.0] for a column of Decimal integers
+    rng = np.random.default_rng(4)
+    g = rng.choice([0.0, 1.0, 2.0], 3000)
+    first_zero = int(np.flatnonzero(g == 0.0)[0])
+    signed = g.copy()
+    signed[first_zero] = -0.0
+    for column in (signed, pd.Series(signed, dtype=object), pd.Categorical(signed)):
+        fit_text = json.dumps(_level_fit(column).to_dict(), default=str)
+        assert '"-0.0"' not in fit_text and "-0.0" not in _level_terms(column)[2]
+    decimals = pd.Series([decimal.Decimal(int(v)) for v in g], dtype=object)
+    respelled = decimals.copy()
+    respelled[int(np.flatnonzero(g == 1.0)[0])] = decimal.Decimal("1.0")
+    assert _level_terms(respelled) == _level_terms(decimals) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]

@@ -14,6 +14,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 from __future__ import annotations
 
 import ast
+import decimal
 import gc
 import math
 import re
@@ -43,6 +44,7 @@ from .inputs import (  # noqa: F401
     declared_number_error,
     declared_number_refused,
     declared_number_values,
+    level_sort_key,
     object_column_error,
     object_number_column,
 )
@@ -982,6 +984,17 @@ def _assemble(c, m, y, outcome_interval, *, formula, family, outcome_lv) -> Desi
 LEVEL_HISTOGRAM_SHARE = 0.75
 
 
+def _canonical_level(value):
+    """The name of a level whose rows pandas counted as one value (audit 27): a text of the value alone, not
+    of the row that came first. Zero without its sign (-0.0 == 0.0), a Decimal in its normal form (integral
+    ones as integers: Decimal('1.0') -> 1, Decimal('1.50') -> 1.5); other values as they are."""
+    if isinstance(value, (float, complex)):
+        return value + 0.0
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return decimal.Decimal(int(value)) if value == value.to_integral_value() else value.normalize()
+    return value
+
+
 def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, ledger):
     """Private levels of one column -> (levels, pooled). The values that occur (missing values excluded)
     are counted and released by the stability histogram with 3/4 of the column's eps and all its delta;
@@ -991,16 +1004,41 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     level "(other)". Order: sorted released values (data-independent), "(other)" last."""
     from ..privacy.selection import level_threshold, pooled_count_released, select_levels
     obs = s.dropna()
-    obs = obs.astype(object) if isinstance(obs.dtype, pd.CategoricalDtype) else obs
-    counts = {}
+    # audit 27: one bin per value *as written* (type and text). pandas counts equal values together (1,
+    # 1.0 and True; Decimal('1') and Decimal('1.0'); 0.0 and -0.0) under the first one it meets, so the
+    # first row of a group named the level and, by its type's name, placed it in the order: one row turning
+    # the first 1 of an integer column into True made that level the reference, and one Decimal('1.0')
+    # renamed level 1. In an object column each written value's rows are counted on their own (a value is
+    # released only if its own rows carry it); a typed column or a Categorical holds one value per group,
+    # named by a text of the group alone (_canonical_level: 0.0 for -0.0, Decimal's normal form)
+    by_text = obs.dtype == object
+    if by_text:
+        obs = obs.map(lambda v: (type(_pyval(v)), repr(_pyval(v)), _pyval(v)))
+    counts, values = {}, {}
     for x, c in obs.value_counts(sort=False).items():
-        counts[_pyval(x)] = counts.get(_pyval(x), 0) + int(c)
-    keys = _sort_levels([k for k in counts if str(k) != OTHER_LEVEL])
+        if int(c) == 0:
+            continue        # a category no row holds is no candidate (categories are data unless declared)
+        if by_text:
+            key, value = x[:2], x[2]
+        else:
+            value = _canonical_level(_pyval(x))
+            key = (type(value), repr(value))
+        counts[key] = counts.get(key, 0) + int(c)
+        values[key] = value
+    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: level_sort_key(values[k]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
-    released = [keys[i] for i in idx]
-    n_pooled = int(obs.shape[0]) - sum(counts[k] for k in released)
+    released, seen = [], set()
+    for i in sorted(idx):
+        # two released values that are equal (1 and True, Decimal('1') and Decimal('1.0'), each with enough
+        # rows of its own) are one level of the design, which matches rows to levels by equality: the first
+        # in the order names it. Post-processing of the released set
+        if values[keys[i]] not in seen:
+            released.append(values[keys[i]])
+            seen.add(values[keys[i]])
+    # the rows that no released level matches (by equality, as the design matches them) are pooled
+    n_pooled = int(obs.shape[0]) - sum(c for k, c in counts.items() if values[k] in seen)
     keep = pooled_count_released(n_pooled, eps=eps_pool, threshold=level_threshold(eps_sel, delta, neighbours),
                                  noise=noise, ledger=ledger, statistic=f"pooled rows({col})")
     if keep or not released:

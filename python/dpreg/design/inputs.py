@@ -3,6 +3,7 @@ the kind of each column, and the record of data-derived (non-private) choices.""
 from __future__ import annotations
 
 import decimal
+import fractions
 import math
 import warnings
 
@@ -86,21 +87,54 @@ def _norm_levels(levels):
             raise DesignError(f"levels for {col!r} must not be empty")
         if len(set(map(repr, lv))) != len(lv):
             raise DesignError(f"levels for {col!r} contain duplicates")
+        if _equal_pair(lv):
+            # audit 27: 1 and True (or 1.0) are one value to the design, which matches rows to levels by
+            # equality; pandas then refused the categories with a bare ValueError
+            raise DesignError(f"levels for {col!r} contain duplicates: two of them are equal values of "
+                              "different types (such as 1, 1.0 and True); declare each value once")
         out[str(col)] = lv
     return "declared", out
+
+
+def _equal_pair(values) -> bool:
+    """Whether two of the declared ``values`` are equal as the design's matching sees them (1, 1.0 and True:
+    equal and of one hash); an unhashable value is left to the later checks."""
+    seen = set()
+    for v in values:
+        try:
+            if v in seen:
+                return True
+            seen.add(v)
+        except (TypeError, ArithmeticError):     # unhashable, or a signalling-NaN Decimal
+            continue
+    return False
 
 
 #: name of the released level that pools the rows whose value was not released by the private selection
 OTHER_LEVEL = "(other)"
 
 
+#: types whose values are totally ordered among themselves (numpy scalars arrive as Python values, and the
+#: missing values, NaN among them, are dropped before the levels are sorted)
+_TOTALLY_ORDERED_TYPES = (str, bytes, bool, int, float, decimal.Decimal, fractions.Fraction)
+
+
+def level_sort_key(value):
+    """The place of one level value in the data-independent order of levels: its type's name, then the
+    value itself where the type orders its values totally, else its text (str, then repr). A function
+    of the value alone (audit 27): the old rule sorted every value by its text as soon as two values of
+    one type could not be compared (two complex numbers, two tuples of mixed content, a naive and a
+    tz-aware Timestamp), so one such row, whether released or not, reordered the released levels of an
+    integer column (9, 10, 11 became 10, 11, 9) and changed the reference level."""
+    if isinstance(value, _TOTALLY_ORDERED_TYPES) and not (isinstance(value, decimal.Decimal) and value.is_nan()):
+        # (repr last: equal values written differently, Decimal('1') and Decimal('1.0'), in one fixed order)
+        return (str(type(value)), 0, value, repr(value))
+    return (str(type(value)), 1, str(value), repr(value))
+
+
 def _sort_levels(values):
-    """Data-independent order of level values: by type name, then value (strings of values when a type
-    does not order its values)."""
-    try:
-        return sorted(values, key=lambda z: (str(type(z)), z))
-    except TypeError:
-        return sorted(values, key=lambda z: (str(type(z)), str(z)))
+    """Data-independent order of level values (level_sort_key)."""
+    return sorted(values, key=level_sort_key)
 
 
 class _Leaks:

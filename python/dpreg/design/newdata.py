@@ -87,8 +87,11 @@ def _hashable(v) -> bool:
 
 
 def _match_levels(s: pd.Series, lv: list):
-    """Codes of s in lv: -1 = not a declared level, -2 = missing. Exact matching first; if that leaves
-    values unmatched, matching of the string forms (e.g. levels declared as "1", "2" for integer codes)."""
+    """Codes of s in lv: -1 = not a declared level, -2 = missing. Each row on its own: its value's exact
+    match, else (where the levels' string forms are distinct) its string form's match (levels declared as
+    "1", "2" for integer codes). Audit 27: the string forms were used for every row or for none, whichever
+    left fewer rows unmatched, so one row tipped the count and moved every other row matched only one way
+    (one string '2' more than the 50 rows holding 1.0 unmatched those 50 rows)."""
     na = s.isna().to_numpy()
     base = s.astype(object) if isinstance(s.dtype, pd.CategoricalDtype) else s
     try:
@@ -106,8 +109,7 @@ def _match_levels(s: pd.Series, lv: list):
                 alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
                                      categories=pd.Index(slv, dtype=object)).codes.astype(int)
             alt[na] = -2
-            if (alt == -1).sum() < (codes == -1).sum():
-                codes = alt
+            codes = np.where(codes == -1, alt, codes)
     return codes
 
 
