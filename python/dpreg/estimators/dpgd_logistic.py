@@ -656,19 +656,17 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
                      step_lengths=None):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
-    curvature; the intervals are widened by the bias that share implies, and all withheld when it is not
-    bounded along some direction (P_v > MAX_REMAINING; derivation §8). Released values and public
-    constants only."""
+    curvature; the intervals are widened by the bias that share implies, and withheld for the
+    coefficients that load on directions where it is not bounded (P_v > MAX_REMAINING). Released values
+    and public constants only."""
     from ..inference import ssp as _inf_ssp
 
     w, U, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths)
     b_dir = _inf_logit.direction_bias(U, P, theta, V_noise)
-    bias, _ = _inf_logit.coefficient_bias(Mmap, U, b_dir)
+    bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
     vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)
     vcov_priv = vcov_priv.copy()
-    # an unresolved direction withholds every interval, not only those that load on it by more than a
-    # threshold: its way left is not bounded by any release (derivation §8)
-    unresolved_withheld = _inf_logit.unresolved_withheld(b_dir)
+    unresolved_withheld = [int(j) for j in np.flatnonzero(load > _inf_logit.MAX_UNRESOLVED_LOADING)]
     out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "unresolved_withheld": unresolved_withheld,
            "remaining": [float(x) for x in P]}
     out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
@@ -690,9 +688,8 @@ def _not_estimable_note(names, resolution, d):
         f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
         f"The released X'WX does not resolve the curvature in {u} of {d} directions, so the private Newton "
         "iteration may still hold part of its starting point (0) along them, a bias toward 0 that no release "
-        "bounds and that reaches every coefficient (the release's noise tilts those directions, so none can "
-        "be shown to be free of them). More rows, a larger eps, or tighter declared ranges help.",
-        AccuracyWarning)
+        "bounds, and these coefficients load on them. More rows, a larger eps, or tighter declared ranges "
+        "help.", AccuracyWarning)
 
 
 def _blind_collapse_note(names, n_blind, c_star):

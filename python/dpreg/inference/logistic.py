@@ -23,12 +23,10 @@ from scipy import stats
 #: (from a lower bound on the curvature) is too uncertain to be trusted (the same limit as the linear
 #: DP-GD's debiasing, inference/dpgd.MAX_REMAINING)
 MAX_REMAINING = 0.8
-#: the share of a coefficient's unit loading vector (on the scaled coefficients) in a set of directions
-#: above which the coefficient is named as loading on them: along blind directions (derivation §2f) its
-#: interval is withheld above it, and the warnings on separated directions name the coefficients above it.
-#: It is not a bound on the error that an unresolved direction leaves in a coefficient: that error is the
-#: loading times the way left along the direction, which no release bounds, so since the twenty-seventh
-#: pass one unresolved direction withholds every interval (:func:`unresolved_withheld`, derivation §8)
+#: a coefficient keeps its interval when the unit vector of its loadings (on the scaled coefficients)
+#: has at most this much of its length in the unresolved directions: its error from them is then at most
+#: 5% of the unresolved part of the scaled MLE (the rows of the scaled design have norm <= 1); more
+#: than that and its interval is withheld ("not estimable at this n and eps")
 MAX_UNRESOLVED_LOADING = 0.05
 #: standard deviations of the released curvature's noise taken off for its lower bound
 CURVATURE_Z = 1.0
@@ -115,18 +113,6 @@ def coefficient_bias(Mmap, U, b_dir):
     with np.errstate(divide="ignore", invalid="ignore"):
         load = np.where(norm > 0, np.linalg.norm(L[:, ~fin], axis=1) / norm, 0.0)
     return bias, load
-
-
-def unresolved_withheld(b_dir) -> list:
-    """Issue 12, twenty-seventh pass (derivation §8): the coefficients whose intervals an unresolved
-    direction (an infinite ``b_dir``, P_v > MAX_REMAINING) withholds: every one when there is such a
-    direction, none otherwise. The way left to the MLE along it is not bounded by any release (the
-    releases fix the curvature times that way, not the way), and the direction the releases show is tilted
-    by their noise from the one the iteration is slow along, so no coefficient can be shown to load on it
-    by 0; a small loading does not bound the bias (survival's flchain at eps = 8: age's and sex's intervals,
-    with loadings 0.01-0.03, carried noise-off biases of 1.2-1.7 MLE SEs)."""
-    b_dir = np.asarray(b_dir, float)
-    return list(range(b_dir.size)) if np.any(~np.isfinite(b_dir)) else []
 
 
 def curvature_fall(H_start, sigma_start: float, w, U, sigma_bar: float):
@@ -288,8 +274,8 @@ def separated_union(H_bar, sigma_bar: float, sigma_H: float, ridges, k: int, the
       c_v = P_v / (1 - P_v) in [0, c_max,v]; the union over that box of the Wald intervals of the
       de-attenuated estimators L_c theta_bar (inference.ssp.deattenuation_union_ends) extends on the side
       the de-attenuation moves each coefficient to.
-    * The other directions keep the rule of steps 1-4: their bias bound is added to both ends, and an
-      unresolved one withholds every interval (:func:`unresolved_withheld`, derivation §8).
+    * The other directions keep the rule of steps 1-4: their bias bound is added to both ends, and a
+      coefficient that loads on an unresolved one is withheld.
 
     Returns None when a separated direction's share at h_min exceeds MAX_REMAINING (its c_max above 4:
     not bounded, as for an unresolved direction), else a dict with V (scaled), V_noise (scaled), down, up
@@ -325,13 +311,13 @@ def separated_union(H_bar, sigma_bar: float, sigma_H: float, ridges, k: int, the
         return None
     b_dir = direction_bias(U, P, theta, V_noise)
     b_dir[sep] = 0.0                                # carried by the union below
-    bias, _ = coefficient_bias(Mmap, U, b_dir)
+    bias, load = coefficient_bias(Mmap, U, b_dir)
     V = _sym(V_samp + V_noise)
     z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
     c_max = P[sep] / (1.0 - P[sep])
     down, up = _ssp.deattenuation_union_ends(theta, V, U[:, sep], c_max, Mmap, z)
     return {"V": V, "V_noise": V_noise, "down": down + bias, "up": up + bias, "bias": bias,
-            "withheld": unresolved_withheld(b_dir), "P": P,
+            "withheld": [int(j) for j in np.flatnonzero(load > MAX_UNRESOLVED_LOADING)], "P": P,
             "z": z}
 
 
