@@ -378,8 +378,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     if res_var["estimable"]:
         rel.sigma = float(sd.h_y * math.sqrt(res_var["sigma2"]))
     else:
-        facts["sigma_not_estimable"] = ("not estimable at this n and eps: the privacy noise in the residual "
-                                        "sum of squares is too large relative to it")
+        facts["sigma_not_estimable"] = _ssp.sigma_not_estimable_reason(res_var)
     # twenty-fifth pass (adassp_boosted.md §46): the point only where its interval bounds it within 2x
     _ssp.withhold_points_the_interval_does_not_support(rel, facts)
     if facts.get("tail_allowance_note") and facts.get("sigma_interval"):
