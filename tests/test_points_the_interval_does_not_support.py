@@ -107,10 +107,6 @@ def test_main_verdict_point_on_an_interval_wider_than_a_factor_4_is_withheld(mon
     # edge rule instead: this test is about §46 on a main-verdict interval
     monkeypatch.setattr(inf, "verdict_scale", lambda bundle: float(bundle["s1"]))
     df = _data(3000, 37)
-    # the twenty-seventh pass's interval given the verdict's gate (§51) takes this interval's lower end to
-    # 0, which withholds the point too; without it the interval is the main verdict's own
-    assert _fit(df, OVERSHOT_Y, seed=37).sigma is None
-    monkeypatch.setattr(inf, "selective_residual_sum_interval", lambda *a, **k: (math.inf, 0.0))
     fit = _fit(df, OVERSHOT_Y, seed=37)
     lo, hi = fit.sigma_interval
     assert not fit.facts.get("sigma_edge") and lo > 0.0 and hi > _ssp.POINT_SUPPORT_MAX_RATIO * lo

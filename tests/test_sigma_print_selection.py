@@ -110,3 +110,22 @@ def test_the_reason_says_what_the_verdict_decided():
     # too large relative to the sum (the interval may be narrow about its own centre)
     assert "released absolute residual sums" in _ssp.sigma_not_estimable_reason({"refused_on_width": True})
     assert "too large relative to it" in _ssp.sigma_not_estimable_reason({"refused_on_width": False})
+
+
+def test_the_printed_interval_is_widened_only_where_the_verdict_printed_the_point():
+    # the hull of the printed interval and the one given the gate (in residual variances, scaled units;
+    # printed as sigma = h_y sqrt(.)): wider on either side, never narrower, and only with a printed point
+    class Fit:
+        sigma = 1.0
+
+    gate = {"lower_given_gate": 0.25, "upper_given_gate": 1.44}
+    facts = {"sigma_interval": [0.9, 1.1]}
+    _ssp.widen_printed_sigma_interval_for_the_gate(Fit(), facts, gate, 2.0)
+    assert facts["sigma_interval"] == [pytest.approx(0.9), pytest.approx(2.4)]
+    facts = {"sigma_interval": [0.9, 1.1]}
+    _ssp.widen_printed_sigma_interval_for_the_gate(Fit(), facts, gate, 0.5)     # lower end from the gate, upper kept
+    assert facts["sigma_interval"] == [pytest.approx(0.25), pytest.approx(1.1)]
+    Fit.sigma = None
+    facts = {"sigma_interval": [0.9, 1.1]}
+    _ssp.widen_printed_sigma_interval_for_the_gate(Fit(), facts, gate, 2.0)
+    assert facts["sigma_interval"] == [0.9, 1.1]

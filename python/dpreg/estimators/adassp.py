@@ -512,25 +512,6 @@ def _edge_point_unsupported_at_reference(edge, res_var, df: float) -> bool:
     return not float(ref) * df - float(half) > 0.0
 
 
-def _edge_interval_given_reference(edge, res_var, df: float, rv_args) -> tuple[float, float]:
-    """Twenty-seventh pass (§51): the edge interval of sigma^2 widened for the selection its point's print
-    check makes: the point is printed only where the verdict's reference sum R cleared the edge interval's
-    half-width (_edge_point_unsupported_at_reference) and, where the verdict refused on the width alone,
-    stayed below the verdict's own threshold; R holds the same realised privacy excess as the point's sum.
-    Returns the hull of the edge interval and inf.selective_residual_sum_interval's (each end moved out by
-    the excess's error bound), as residual variances in [0, 1]. Post-processing of released values."""
-    from ..inference import ssp as inf
-    upper_gate = float(res_var["gate_sum"]) if res_var.get("refused_on_width") else math.inf
-    point_sum = float(edge.get("rss_mean", edge["rss"]))
-    sel_lo, sel_hi = inf.selective_residual_sum_interval(
-        point_sum, float(edge["half_width"]), upper_gate, S=rv_args["S"], V_priv=rv_args["V_priv"],
-        var_point=float(edge["var_point_noise"]), var_gate=float(res_var["var_reference"]), df=df)
-    bias = float(edge.get("rss_bias", 0.0))
-    lo = min(float(edge["lower"]), min(max((sel_lo - bias) / df, 0.0), 1.0))
-    hi = max(float(edge["upper"]), min((sel_hi + bias) / df, 1.0))
-    return lo, hi
-
-
 def released_empty_note(names):
     """The note of a fit that reports as NA the estimates of kept factor levels whose released count of
     rows is at most 0 (§37): their intervals were withheld already (§30), and the point of a level the
@@ -1298,12 +1279,6 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
-                # twenty-seventh pass (§51): the check above reads the reference sum, which holds the
-                # point's realised privacy excess; the printed interval allows for that selection (the
-                # hull with the interval from the point's law given the reference passed), and §46 at
-                # the end then reads that interval
-                lo_sel, hi_sel = _edge_interval_given_reference(edge, res_var, float(n_pub - d), rv_args)
-                facts["sigma_interval"] = [float(sd.h_y * math.sqrt(lo_sel)), float(sd.h_y * math.sqrt(hi_sel))]
             elif (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                   and not selected_upwards):
                 # twenty-sixth pass (§50): the interval is wider than the verdict's precision allows at
@@ -1563,6 +1538,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # (an edge point on an overshot range: 47 with interval 0 to 58 for a residual s.d. of 1) is not
         # printed; the interval is
         _ssp.withhold_points_the_interval_does_not_support(rel, facts)
+        _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1
