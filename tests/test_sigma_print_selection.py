@@ -129,3 +129,10 @@ def test_the_printed_interval_is_widened_only_where_the_verdict_printed_the_poin
     facts = {"sigma_interval": [0.9, 1.1]}
     _ssp.widen_printed_sigma_interval_for_the_gate(Fit(), facts, gate, 2.0)
     assert facts["sigma_interval"] == [0.9, 1.1]
+
+
+def test_the_gate_threshold_is_total():
+    # rule 3: a non-finite noise variance or error bound gives no threshold, not an exception
+    for var_noise, merr in ((math.inf, 0.0), (math.nan, 0.0), (1.0, math.nan), (0.0, 0.0)):
+        t = inf.verdict_gate_threshold(var_noise, merr, DF)
+        assert t == math.inf or t >= 0.0

@@ -437,7 +437,7 @@ def verdict_gate_threshold(var_noise: float, excess_error: float, df: float) -> 
     inf where no R passes (df too small for the sampling part alone to pass). Released values only."""
     a, z = 1.96 * SIGMA_MAX_REL_SE, 1.96
     g = lambda r: a * r - z * math.sqrt(max(var_noise, 0.0) + 2.0 * r * r / df) - excess_error   # noqa: E731
-    if not a > z * math.sqrt(2.0 / df):
+    if not (a > z * math.sqrt(2.0 / df) and math.isfinite(var_noise) and math.isfinite(excess_error)):
         return math.inf
     hi = max(math.sqrt(max(var_noise, 0.0)), excess_error, 1e-300)
     while g(hi) < 0.0:
@@ -707,8 +707,7 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
     # reference scale (independent of this interval's own draw)
     half_edge = max(rss / df - lo, hi - rss / df) * df
     out = {"sigma2": point, "lower": lo, "upper": hi, "rss": rss, "var_rss": var_rss,
-           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"], "half_width": float(half_edge),
-           "var_point_noise": float(res_var["var_a2_noise"]) + var_extra}
+           "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"], "half_width": float(half_edge)}
     if skewed:
         out["rss_mean"] = rss_mean
     return out
