@@ -908,6 +908,34 @@ def withhold_sigma(rel, facts, reason: str) -> None:
     facts["sigma_not_estimable"] = reason
 
 
+def sigma_not_estimable_reason(res_var) -> str:
+    """Why sigma-hat's verdict refused the point (issue 12, twenty-seventh pass; docs/derivations/
+    adassp_boosted.md §51). Where it refused on the interval's width, the width was judged at the residual
+    scale the released absolute residual sums imply (inf.verdict_scale), not at the interval's own centre,
+    whose noise a verdict would then select; the interval itself may look narrow about its centre."""
+    if res_var.get("refused_on_width"):
+        return ("not estimable at this n and eps: at the residual standard error that the released absolute "
+                "residual sums imply, its 95% interval would not bound it within about +-25% (that reference, "
+                "unlike the interval's own centre, does not move with the noise in the residual sum of "
+                "squares); the interval is given")
+    return ("not estimable at this n and eps: the privacy noise in the residual sum of squares is too large "
+            "relative to it")
+
+
+def widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, h_y: float) -> None:
+    """Issue 12, twenty-seventh pass (docs/derivations/adassp_boosted.md §51): where the verdict printed
+    sigma-hat, its interval becomes the hull of the printed one and the interval given the verdict's gate
+    (inf.selective_residual_sum_interval: the gate reads a reference sum holding the same realised privacy
+    excess as the point). Called after §46's rule, which reads the unselected interval: on the hull it
+    selected the point's high draws again. Post-processing of released values."""
+    si = facts.get("sigma_interval")
+    if rel.sigma is None or si is None or facts.get("sigma_edge") or "lower_given_gate" not in res_var:
+        return
+    lo = h_y * math.sqrt(max(float(res_var["lower_given_gate"]), 0.0))
+    hi = h_y * math.sqrt(max(float(res_var["upper_given_gate"]), 0.0))
+    facts["sigma_interval"] = [float(min(float(si[0]), lo)), float(max(float(si[1]), hi))]
+
+
 def withhold_points_the_interval_does_not_support(rel, facts) -> None:
     """Issue 12, twenty-fifth pass (docs/derivations/adassp_boosted.md §46): sigma-hat's and R^2's points
     are printed only where their released 95% interval supports a point, i.e. bounds the quantity within

@@ -1315,9 +1315,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                     "no point estimate at this n and eps: the privacy noise in the residual sum of squares "
                     "put it at or below 0; its 95% interval is given")
         else:
-            facts["sigma_not_estimable"] = (
-                "not estimable at this n and eps: the privacy noise in the residual sum of squares is "
-                "too large relative to it")
+            facts["sigma_not_estimable"] = _ssp.sigma_not_estimable_reason(res_var)
         # AdaSSP: theta_hat's error is K (z - E theta) with K = Gamma (times the ridge de-shrinking map
         # when it was applied), which lets the R^2 variance count the Gram noise once (§15)
         r2_noise = {} if boosted else dict(
@@ -1542,6 +1540,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # (an edge point on an overshot range: 47 with interval 0 to 58 for a residual s.d. of 1) is not
         # printed; the interval is
         _ssp.withhold_points_the_interval_does_not_support(rel, facts)
+        _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1

@@ -378,10 +378,10 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     if res_var["estimable"]:
         rel.sigma = float(sd.h_y * math.sqrt(res_var["sigma2"]))
     else:
-        facts["sigma_not_estimable"] = ("not estimable at this n and eps: the privacy noise in the residual "
-                                        "sum of squares is too large relative to it")
+        facts["sigma_not_estimable"] = _ssp.sigma_not_estimable_reason(res_var)
     # twenty-fifth pass (adassp_boosted.md §46): the point only where its interval bounds it within 2x
     _ssp.withhold_points_the_interval_does_not_support(rel, facts)
+    _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
     if facts.get("tail_allowance_note") and facts.get("sigma_interval"):
         rel.warnings = list(rel.warnings) + [Diagnostic(
             facts["tail_allowance_note"][0].upper() + facts["tail_allowance_note"][1:] + ".", None)]

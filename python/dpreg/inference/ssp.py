@@ -11,7 +11,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from ..errors import ConvergenceWarning, Diagnostic, InvalidArgument
 from .linalg import pd_inverse, ridge_lambda
@@ -328,6 +328,144 @@ def _excess_law_unit(lam, s, probs) -> np.ndarray:
     return np.asarray(out, float)
 
 
+# --------------------------------------------------------------------------------------------------
+# sigma-hat's print decision and the realised privacy excess (issue 12, twenty-seventh pass;
+# docs/derivations/adassp_boosted.md §51)
+# --------------------------------------------------------------------------------------------------
+#: nodes over the excess's probability scale in the selective pivot (fewer than EXCESS_LAW_NODES: the
+#: pivot is evaluated at every step of two root searches; 800 nodes put each node's mass at 1/800, well
+#: inside the 2.5% tails the interval reads)
+SELECTIVE_EXCESS_NODES = 800
+#: probabilists' Gauss-Hermite nodes for the sampling part the two residual sums share (16 integrate a
+#: normal cdf of a normal argument to about 1e-6)
+SELECTIVE_SAMPLING_NODES = 16
+#: the sampling variance of n s^2 (s the normal scale from the mean absolute residual) about the sum of
+#: squares, per residual and in units of sigma^4, for normal residuals: 4 Var|Z| / (E|Z|)^2 + Var Z^2 -
+#: 4 Cov(|Z|, Z^2) / E|Z| = 4 (1 - 2/pi) / (2/pi) + 2 - 4 = 0.283 (the part of the reference's error the
+#: point does not share)
+ABS_SCALE_SAMPLING_VAR = 4.0 * (math.pi / 2.0 - 1.0) - 2.0
+
+
+def _centred_excess_nodes(S, V_priv, nodes: int) -> np.ndarray:
+    """q - E q, q = e' S e with e ~ N(0, V_priv), at ``nodes`` equally spaced points of the probability
+    scale of its Satterthwaite law (the law of :func:`excess_law_quantiles`); [0] where q is degenerate.
+    Released values only."""
+    S = np.asarray(S, float)
+    V = np.asarray(V_priv, float)
+    if not (np.all(np.isfinite(S)) and np.all(np.isfinite(V))):
+        return np.zeros(1)
+    w, U = np.linalg.eigh((S + S.T) / 2.0)
+    root = (U * np.sqrt(np.maximum(w, 0.0))) @ U.T
+    M = root @ ((V + V.T) / 2.0) @ root
+    lam = np.maximum(np.linalg.eigvalsh((M + M.T) / 2.0), 0.0)
+    unit = float(np.max(lam)) if lam.size else 0.0
+    if not (math.isfinite(unit) and unit > 0.0):
+        return np.zeros(1)
+    lam = lam / unit
+    m1, m2 = float(np.sum(lam)), float(np.sum(lam * lam))
+    c, nu = m2 / m1, m1 * m1 / m2
+    u = (np.arange(nodes) + 0.5) / nodes
+    return unit * (c * stats.chi2.ppf(u, nu) - m1)
+
+
+def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_upper: float = math.inf, *,
+                                    S, V_priv, var_point: float, var_gate: float, df: float,
+                                    level: float = 0.95) -> tuple[float, float]:
+    """The 95% interval of the residual sum rho = df sigma^2 from the released point sum P, given that the
+    fit printed sigma-hat because the verdict's reference sum R lay in [gate_lower, gate_upper] (issue 12,
+    twenty-seventh pass; docs/derivations/adassp_boosted.md §51).
+
+    Both sums are taken at theta_hat and share its realised privacy excess and the sample's sampling
+    deviation: P = rho + W + a, R = rho + W + g, W = (q - E q) + N(0, 2 rho^2 / df), with a ~ N(0,
+    var_point) (A2's release noise) and g ~ N(0, var_gate) (the release noise of the absolute sum the
+    reference comes from, and its own sampling part) independent. A gate on R selects W; the interval
+    inverts the law of P given R in the gate: its ends are the rho at which
+    P(P <= point_sum | gate; rho) = 1 -+ level/2 (this probability falls with rho), computed over the
+    excess's Satterthwaite law (:func:`_centred_excess_nodes`) and Gauss-Hermite nodes for the sampling
+    part. Far from the gate it is the unselected interval; where the gate passes only on a high W it
+    reaches far below the point. Returns (lower, upper) residual sums, lower >= 0. Released values and
+    public constants only."""
+    p, t_lo, t_hi, df = float(point_sum), float(gate_lower), float(gate_upper), float(df)
+    q = _centred_excess_nodes(S, V_priv, SELECTIVE_EXCESS_NODES)
+    gh_x, gh_w = np.polynomial.hermite_e.hermegauss(SELECTIVE_SAMPLING_NODES)
+    log_w = np.log(gh_w / np.sum(gh_w))[None, :]
+    spread = math.sqrt(2.0 * float(np.sum(q * q)) / q.size + max(float(var_point), 0.0)
+                       + max(float(var_gate), 0.0) + 2.0 * p * p / max(df, 1.0))
+    if not (math.isfinite(p) and math.isfinite(t_lo) and math.isfinite(spread) and spread > 0.0 and df > 0.0
+            and t_hi > t_lo):
+        return 0.0, math.inf
+    s_a = max(math.sqrt(max(float(var_point), 0.0)), 1e-9 * spread)
+    s_g = max(math.sqrt(max(float(var_gate), 0.0)), 1e-9 * spread)
+
+    def log_cdf(rho):     # log P(P <= p | t_lo <= R <= t_hi; rho)
+        # (far tails: a log-probability of -inf is a weight of 0, and a sum of two such logs may overflow
+        # to -inf, the same weight)
+        with np.errstate(divide="ignore", over="ignore"):
+            W = q[:, None] + math.sqrt(2.0 / df) * max(rho, 0.0) * gh_x[None, :]
+            in_gate = stats.norm.logsf((t_lo - rho - W) / s_g)
+            if math.isfinite(t_hi):
+                # log(P(R >= t_lo) - P(R > t_hi)), the second the smaller
+                above = stats.norm.logsf((t_hi - rho - W) / s_g)
+                in_gate = in_gate + np.log1p(-np.exp(np.minimum(above - in_gate, -1e-300)))
+            joint = log_w + in_gate
+            den = float(special.logsumexp(joint))
+            if not math.isfinite(den):
+                return 0.0   # the gate cannot pass at this rho: treated as P <= p (the end moves away from it)
+            out = float(special.logsumexp(joint + stats.norm.logcdf((p - rho - W) / s_a))) - den
+        return out if math.isfinite(out) else -math.inf
+
+    alpha = (1.0 - float(level)) / 2.0
+    top = max(p, t_lo, 0.0) + 60.0 * spread
+    ends = []
+    for target in (1.0 - alpha, alpha):
+        f = lambda rho, target=target: log_cdf(rho) - math.log(target)   # noqa: E731
+        if f(0.0) <= 0.0:
+            ends.append(0.0)
+            continue
+        hi = top
+        while f(hi) > 0.0:
+            hi *= 2.0
+            if hi > 1e6 * top:
+                return 0.0, math.inf
+        ends.append(float(optimize.brentq(f, 0.0, hi, xtol=1e-9 * spread)))
+    return ends[0], ends[1]
+
+
+def verdict_gate_threshold(var_noise: float, excess_error: float, df: float) -> float:
+    """The smallest reference residual sum R at which sigma-hat's verdict passes, 1.96 se(R) + excess_error
+    <= 1.96 SIGMA_MAX_REL_SE R with se(R)^2 = var_noise + 2 R^2 / df (residual_variance_with_se, in sums);
+    inf where no R passes (df too small for the sampling part alone to pass). Released values only."""
+    a, z = 1.96 * SIGMA_MAX_REL_SE, 1.96
+    g = lambda r: a * r - z * math.sqrt(max(var_noise, 0.0) + 2.0 * r * r / df) - excess_error   # noqa: E731
+    if not (a > z * math.sqrt(2.0 / df) and math.isfinite(var_noise) and math.isfinite(excess_error)):
+        return math.inf
+    hi = max(math.sqrt(max(var_noise, 0.0)), excess_error, 1e-300)
+    while g(hi) < 0.0:
+        hi *= 2.0
+        if not math.isfinite(hi):
+            return math.inf
+    return float(optimize.brentq(g, 0.0, hi, xtol=1e-12 * hi))
+
+
+def verdict_reference_noise_var(bundle: dict) -> float:
+    """The variance of the verdict's reference sum n verdict_scale^2 about the sum of squares it stands
+    for, the part the point's sum does not share: the release noise of the absolute sum it comes from
+    (A1c where it caps s1, else A1) carried through the scale map, plus ABS_SCALE_SAMPLING_VAR. Released
+    values and public constants only."""
+    n = float(bundle["n_pub"])
+    s = verdict_scale(bundle)
+    s1 = float(bundle["s1"])
+    if bundle.get("A1c") is not None and s < s1:
+        a1c, sd, c2 = float(bundle["A1c"]), float(bundle["sigma_ac"]), float(bundle["c2"])
+        up = normal_scale_from_clipped_abs((a1c + sd) / n, c2)
+        down = normal_scale_from_clipped_abs(max(a1c - sd, 0.0) / n, c2) or 0.0
+        sd_scale = (s - down) if up is None else (up - down) / 2.0
+    else:
+        sd_scale = math.sqrt(math.pi / 2.0) * float(bundle.get("sigma_a") or 0.0) / n
+    total = n * s * s
+    return (2.0 * n * s * sd_scale) ** 2 + ABS_SCALE_SAMPLING_VAR * total * total / n
+
+
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None,
                               A_hat=None, skewed_excess: bool = False) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
@@ -420,6 +558,21 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     if law is not None:
         lo = min(max((rss_mean - float(law[2])) / df - merr, 0.0), 1.0)
         hi = min(max((rss_mean - float(law[0])) / df, 0.0) + merr, 1.0)
+    # twenty-seventh pass (§51): the verdict reads the reference sum R, which holds the same realised
+    # privacy excess q (and sampling deviation) as the point's sum; where it passes only for a high q
+    # (BoostedAdaSSP, rare_level n = 2000, eps = 4: 9 of 100 fits, intervals holding the OLS sigma in 0.67)
+    # the interval printed with the point must allow for that selection: the hull of the unselected
+    # interval and the one from the point's law given the gate passed (selective_residual_sum_interval).
+    # The print decision (§46) still reads the unselected interval: on the hull it selected high draws
+    # of the point's sum again (rare_level n = 3000, eps = 4: 80 -> 15 points, holding 0.96 -> 0.87)
+    gate_sum = verdict_gate_threshold(var_noise, merr * df, df)
+    var_ref = verdict_reference_noise_var(bundle)
+    lo_gate, hi_gate = lo, hi
+    if estimable:
+        sel_lo, sel_hi = selective_residual_sum_interval(rss_mean, gate_sum, S=S, V_priv=V_priv, var_point=var_a2,
+                                                         var_gate=var_ref, df=df)
+        lo_gate = min(lo, min(max(sel_lo / df - merr, 0.0), 1.0))
+        hi_gate = max(hi, min(sel_hi / df + merr, 1.0))
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -431,7 +584,11 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             "winsorized_bounded": bool(wins["bounded"]), "winsorized_clip_k": float(wins["k"]),
             "excess_sd": math.sqrt(2.0 * max(float(np.sum(SV * SV.T)), 0.0)), "s2_verdict": s2_a1,
             "excess_error": merr * df,
-            "var_rss": var_noise + (merr * df) ** 2}
+            "var_rss": var_noise + (merr * df) ** 2,
+            # the verdict as a gate on the reference sum (§51): its threshold, the reference and its own noise
+            "gate_sum": gate_sum, "reference_sum": total_a1 - excess, "var_reference": var_ref,
+            "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny),
+            "refused_on_width": bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)}
 
 
 #: edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12): the expected privacy excess

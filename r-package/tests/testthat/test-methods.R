@@ -80,10 +80,10 @@ test_that("a residual standard error that is not estimable is printed with its r
   # a note about "the upper end of the residual standard error's 95% interval" that R had not shown
   fit <- mock_fit()
   fit$sigma <- NA_real_
-  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: the privacy noise in the residual sum of squares is too large relative to it"
+  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: at the residual standard error that the released absolute residual sums imply, its 95% interval would not bound it within about +-25% (that reference, unlike the interval's own centre, does not move with the noise in the residual sum of squares); the interval is given"
   fit$facts$sigma_interval <- list(0, 0.4845)
   txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
-  expect_true(grepl("DP residual standard error: not estimable .* relative to it; 95% interval 0 to 0.4845", txt))
+  expect_true(grepl("DP residual standard error: not estimable .* the interval is given; 95% interval 0 to 0.4845", txt))
 })
 
 test_that("summary says what was not released", {
@@ -193,17 +193,17 @@ test_that("sigma not estimable: its released interval is printed with the reason
   # end of that interval, so the interval must be printed where the note is
   fit <- mock_fit()
   fit$sigma <- NA_real_
-  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: the privacy noise in the residual sum of squares is too large relative to it"
+  fit$facts$sigma_not_estimable <- "not estimable at this n and eps: at the residual standard error that the released absolute residual sums imply, its 95% interval would not bound it within about +-25% (that reference, unlike the interval's own centre, does not move with the noise in the residual sum of squares); the interval is given"
   fit$facts$sigma_interval <- list(0, 2.666)
   fit$notes <- "The upper end of the residual standard error's 95% interval (and the lower end of R-squared's) allows for residual tails as heavy as Student's t with 3 degrees of freedom."
   txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
-  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* relative to it; 95% interval 0 to 2.666", txt))
+  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* the interval is given; 95% interval 0 to 2.666", txt))
   expect_true(grepl("The upper end of the residual standard error's 95% interval", txt))
   # no released interval: the reason alone
   fit$facts$sigma_interval <- NULL
   txt <- gsub("\\s+", " ", paste(capture.output(print(summary(fit))), collapse = " "))
-  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* relative to it", txt))
-  expect_false(grepl("relative to it; 95% interval", txt))
+  expect_true(grepl("DP residual standard error: not estimable at this n and eps: .* the interval is given", txt))
+  expect_false(grepl("the interval is given; 95% interval", txt))
 })
 
 test_that("summary names the joint test's rule on a fit with asymmetric intervals (issue 12)", {
