@@ -279,6 +279,10 @@ CASES = [
                                          "/facts/separation_union_directions",
                                          "/facts/separation_union_widening[]",
                                          "/facts/collapse_check_blind_directions",
+                                         # twenty-seventh pass (§9): the numeric columns whose released
+                                         # spread (the mean released X'WX's Schur complement) is shown
+                                         # below 0.15 of their declared half-range (public names)
+                                         "/facts/wide_range_columns[]",
                                          # twenty-third pass (§37): a level without an interval whose
                                          # released X'WX at theta = 0 is at most 0 (the neighbour's
                                          # one-row level c: 0 with the noise off) is NA, named in the

@@ -372,6 +372,22 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
                                                        V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
                                                        step_lengths=step_lengths)
+        # issue 12, twenty-seventh pass (derivation §9): beside an unresolved direction the way left can
+        # reach the released coefficients where the MLE may be long along it (a column declared on a
+        # range far wider than its released spread); along a possibly empty level's column it cannot
+        leak = _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, averaged, step_lengths,
+                                      released_H, k_h, sd, design)
+        resolution["wide_range_columns"] = leak["wide"]
+        if leak["withhold_all"] and not resolution["separated"]:
+            extra = [j for j in range(d) if j not in resolution["withheld"]]
+            for j in extra:
+                vcov[j, :] = vcov[:, j] = np.nan
+                vcov_priv[j, :] = vcov_priv[:, j] = np.nan
+            resolution["withheld"] = sorted(set(resolution["withheld"]) | set(extra))
+            resolution["widening"] = [None] * d
+            if extra:
+                notes.append(_unresolved_leak_note([design.public.terms[j] for j in extra],
+                                                   [design.public.terms[j] for j in leak["wide"]]))
         if resolution["separated"]:
             # (quasi-)separation: the per-direction rule assumes that the curvature is about constant
             # along the path, so that the error left along an unresolved direction does not move the
@@ -431,6 +447,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             facts["bias_aware_widening"] = resolution["widening"]
             facts["remaining_share"] = resolution["remaining"]
             facts["not_estimable"] = [design.public.terms[j] for j in resolution["withheld"]]
+            facts["wide_range_columns"] = [design.public.terms[j] for j in resolution["wide_range_columns"]]
             facts["separated_directions"] = len(resolution["separated"])
             facts["curvature_fall_sd"] = resolution["curvature_fall_sd"]
             facts["collapse_check_blind_directions"] = resolution["blind"]
@@ -679,6 +696,88 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     out["withheld"] = withheld
     out["widening"] = [float(x) if j not in withheld else None for j, x in enumerate(widen)]
     return vcov, vcov_priv, out
+
+
+#: a numeric column counts as declared on a range far wider than the data's spread when the releases of
+#: X'WX show (2 noise s.d.s, one-sided) its weighted standard deviation below this fraction of its
+#: declared half-range (derivation dpgd_logistic.md §9): flchain's light chains are at about 0.015, the
+#: simulated validity designs' columns (ranges that fit the data) at 0.33-0.58
+WIDE_RANGE_SPREAD_FRACTION = 0.15
+
+
+def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
+    """Numeric columns whose released spread is shown (its upper bound at z noise s.d.s, one-sided) to be
+    below WIDE_RANGE_SPREAD_FRACTION of their declared half-range (derivation §9). H_mean is the mean of the
+    fit's releases of X'WX (noise s.d. noise_sd): a weighted Gram sum_i w_i x_i x_i' with weights in
+    (0, 1/4]. With e the public coefficient vector of the constant column (the intercept, plus the cells
+    of the cell-coded factor: every scaled row has e'x = 1 / B_bar), e'He = (sum w) / B_bar^2 and the
+    Schur complement S_j = H_jj - (e'H_j)^2 / e'He = (sum w) var_w(x_j), so S_j / e'He is the column's
+    weighted variance over the largest variance its declared range allows, (1 / B_bar)^2. To first order
+    the noise of S_j is v'Ev with v = unit_j - m_j e, m_j = e'H_j / e'He, so N(0, (noise_sd ||v||^2)^2).
+    Post-processing of releases and public facts."""
+    z = LEVEL_COUNT_GATE_SDS if z is None else z
+    icpt = sd.extra.get("intercept_index")
+    if icpt is None:
+        return []
+    A = np.asarray(H_mean, float)
+    A = (A + A.T) / 2.0
+    d = A.shape[0]
+    e = np.zeros(d)
+    e[icpt] = 1.0
+    if sd.extra.get("cell_block"):
+        e[list(sd.extra["cell_block"])] = 1.0
+    scale = float(e @ A @ e)
+    if not scale > 0.0:
+        return []
+    in_block = np.zeros(d, dtype=bool)
+    for block in design.public.factor_blocks or []:
+        in_block[list(map(int, block))] = True
+    cross = A @ e
+    n_e = float(np.sum(e))
+    wide = []
+    for j in range(d):
+        if j == icpt or in_block[j]:
+            continue
+        m_j = cross[j] / scale
+        schur = A[j, j] - cross[j] * m_j
+        schur_sd = noise_sd * (1.0 + m_j ** 2 * n_e)
+        if schur + z * schur_sd < WIDE_RANGE_SPREAD_FRACTION ** 2 * scale:
+            wide.append(j)
+    return wide
+
+
+def _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths, released_H, k_h, sd, design):
+    """Derivation §9: {"wide": the wide-range columns, "withhold_all": True where an unresolved direction
+    remains once the possibly empty levels' columns are set aside (they pass no way left into any other
+    coefficient) and some column is declared on a range far wider than its released spread (where the
+    MLE may be long along the unresolved direction). Released values and public constants only."""
+    wide = _wide_range_columns(_inf_logit.mean_release(released_H), sigma_H / math.sqrt(len(released_H)),
+                               sd, design)
+    d = H_bar.shape[0]
+    keep = np.ones(d, dtype=bool)
+    if design.public.factor_blocks:
+        count_diag, count_sd = _level_count_release(released_H, k_h, None, sigma_H)
+        for block in design.public.factor_blocks:
+            for j in map(int, block):
+                if not count_diag[j] >= LEVEL_COUNT_GATE_SDS * count_sd:
+                    keep[j] = False
+    if not wide or not keep.any():
+        return {"wide": wide, "withhold_all": False}
+    idx = np.flatnonzero(keep)
+    _, _, P = _remaining_shares(H_bar[np.ix_(idx, idx)], sigma_bar, sigma_H, ridges, k, step_lengths)
+    return {"wide": wide, "withhold_all": bool(np.any(np.asarray(P) > _inf_logit.MAX_REMAINING))}
+
+
+def _unresolved_leak_note(names, wide_names):
+    from ..errors import AccuracyWarning, Diagnostic
+    return Diagnostic(
+        f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
+        "The released X'WX does not resolve the curvature along some direction of the coefficients, and "
+        f"{', '.join(wide_names)} " + ("is" if len(wide_names) == 1 else "are") + " declared on a range far "
+        "wider than the data's released spread, so the maximum-likelihood fit may lie far along that "
+        "direction; the private Newton iteration may stop short of it there, and the noise of the releases "
+        "hides how much of that shortfall reaches the other coefficients. Tighter declared ranges (close to "
+        "the data's), more rows or a larger eps help.", AccuracyWarning)
 
 
 def _not_estimable_note(names, resolution, d):
