@@ -22,6 +22,7 @@ Findings in files whose owners were still at work are strict xfails with the fix
 from __future__ import annotations
 
 import decimal
+import fractions
 import json
 import math
 import pathlib
@@ -1312,3 +1313,60 @@ def test_a_levels_name_never_follows_how_its_first_row_writes_the_value():
     respelled = decimals.copy()
     respelled[int(np.flatnonzero(g == 1.0)[0])] = decimal.Decimal("1.0")
     assert _level_terms(respelled) == _level_terms(decimals) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]
+
+
+def _fit_record(g):
+    """Everything a same-seed fit of y ~ x + C(g) lets out: to_dict() as JSON (terms, coefficients, the
+    summary's text, facts) and the warnings' texts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = _level_fit(g)
+    return json.dumps(fit.to_dict(), default=str, sort_keys=True), [str(w.message) for w in caught]
+
+
+def test_a_categoricals_level_names_never_follow_its_first_row_zone():
+    # audit 28: a Categorical built from tz-aware Timestamps in several time zones holds one category per
+    # instant, spelled in the zone of the first row holding it (and of dtype object, where a one-zone
+    # column's categories are typed): one row at the front in another zone renamed a released level
+    # ('C(g)[T.2020-06-01 09:00:00+09:00]' for '...00:00:00+00:00'). The rows are the same instants, so a
+    # same-seed fit must let out exactly the same record
+    instants = [pd.Timestamp(t, tz="UTC") for t in ("2020-01-01", "2020-06-01", "2021-01-01")]
+    rows = [instants[i] for i in np.random.default_rng(5).choice(3, 3000)]
+    for k, zone in ((0, "Asia/Tokyo"), (1, "America/New_York")):
+        other = list(rows)
+        other[k] = other[k].tz_convert(zone)
+        assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(rows))
+    # a one-zone Categorical and the same instants with one row in another zone: one record too
+    paris = [t.tz_convert("Europe/Paris") for t in rows]
+    mixed = list(paris)
+    mixed[7] = mixed[7].tz_convert("Asia/Tokyo")
+    assert _fit_record(pd.Categorical(mixed)) == _fit_record(pd.Categorical(paris))
+
+
+def test_a_categoricals_level_names_never_follow_one_rows_type():
+    # audit 28: pandas infers a Categorical's categories (their dtype and spelling) from its rows: 0, 1, 2
+    # with one row of 0.5 (or -1e308, or inf: a value never released) has float64 categories, so every
+    # released level was renamed (C(g)[T.1.0] for C(g)[T.1]); a first True, Decimal('1.0'), Fraction(1) or
+    # 1+0j among the 1s named the level after that row; the same with Fraction(1, 2) among 0.5s and with a
+    # bool Categorical whose first True is 1. The level of an equality class is now named by the class alone
+    g = list(np.random.default_rng(6).choice([0, 1, 2], 3000).tolist())
+    first_one = g.index(1)
+    names = ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]
+    assert _level_terms(pd.Categorical(g)) == names
+    for value in (0.5, -1e308, float("inf")):
+        other = list(g)
+        other[3] = value             # one row, never released (eps = 2's threshold is tens of rows)
+        assert _level_terms(pd.Categorical(other)) == names
+    base = _fit_record(pd.Categorical(g))
+    for value in (True, 1.0, decimal.Decimal("1.0"), fractions.Fraction(1), 1 + 0j, np.float64(1.0)):
+        other = list(g)
+        other[first_one] = value
+        assert _fit_record(pd.Categorical(other)) == base
+    halves = [[0.5, 1.5, 2.5][i] for i in np.random.default_rng(7).choice(3, 3000)]
+    other = list(halves)
+    other[0] = fractions.Fraction(halves[0])        # exact: 0.5, 1.5, 2.5 are binary fractions
+    assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(halves))
+    flags = [bool(v) for v in np.random.default_rng(8).choice(2, 3000)]
+    other = list(flags)
+    other[flags.index(True)] = 1
+    assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(flags))
