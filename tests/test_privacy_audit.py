@@ -1370,3 +1370,18 @@ def test_a_categoricals_level_names_never_follow_one_rows_type():
     other = list(flags)
     other[flags.index(True)] = 1
     assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(flags))
+
+
+def test_a_categoricals_interval_levels_never_follow_one_rows_ends():
+    # audit 28: a Categorical of Intervals (pd.cut's output) infers its intervals' type from the rows: one
+    # row's interval with fractional ends (its own value, never released) made every interval float64, so
+    # the released levels were renamed ('C(g)[T.(1.0, 2.0]]' for 'C(g)[T.(1, 2]]')
+    bins = [pd.Interval(0, 1), pd.Interval(1, 2), pd.Interval(2, 3)]
+    rows = [bins[i] for i in np.random.default_rng(9).choice(3, 3000)]
+    other = list(rows)
+    other[3] = pd.Interval(0.5, 1.5)           # one row: never released at eps = 2
+    assert _level_terms(pd.Categorical(other)) == _level_terms(pd.Categorical(rows)) == \
+        ["Intercept", "x", "C(g)[T.(1, 2]]", "C(g)[T.(2, 3]]"]
+    respelled = list(rows)
+    respelled[0] = pd.Interval(float(rows[0].left), float(rows[0].right))     # the same interval
+    assert _fit_record(pd.Categorical(respelled)) == _fit_record(pd.Categorical(rows))

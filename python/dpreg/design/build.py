@@ -1023,7 +1023,8 @@ def _canonical_category(value):
     category is a float) followed the first row. Here every number equal to an integer is that int, one
     equal to a float that float, one equal to a finite decimal that Decimal in normal form, else its
     Fraction; a tz-aware Timestamp (or datetime) is the instant in UTC, a naive datetime a Timestamp, a
-    timedelta a Timedelta; tuples and frozensets element by element; other values as they are."""
+    timedelta a Timedelta; Intervals, tuples and frozensets element by element (an Interval of int64
+    ends became float64 when one row's interval had a fractional end); other values as they are."""
     import datetime
     import fractions
 
@@ -1060,6 +1061,9 @@ def _canonical_category(value):
         return t.tz_convert("UTC") if t.tzinfo is not None else t
     if isinstance(v, datetime.timedelta):     # pd.Timedelta included
         return pd.Timedelta(v)
+    if isinstance(v, pd.Interval):
+        # (pd.cut's categories: one row's interval with fractional ends made every interval float64)
+        return pd.Interval(_canonical_category(v.left), _canonical_category(v.right), closed=v.closed)
     if isinstance(v, tuple):
         return tuple(_canonical_category(x) for x in v)
     if isinstance(v, frozenset):
