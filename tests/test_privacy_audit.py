@@ -1385,3 +1385,13 @@ def test_a_categoricals_interval_levels_never_follow_one_rows_ends():
     respelled = list(rows)
     respelled[0] = pd.Interval(float(rows[0].left), float(rows[0].right))     # the same interval
     assert _fit_record(pd.Categorical(respelled)) == _fit_record(pd.Categorical(rows))
+
+
+def test_a_categoricals_levels_named_by_value_keep_the_numeric_order():
+    # audit 28: with a float Categorical's integral levels named as ints (1.0 -> 1), the order by type name
+    # first would have put 1.5 (a float) before 1 and 2 (ints) and made it the reference; numbers are
+    # ordered by value across their types, as the floats were before
+    g = [[1.0, 1.5, 2.0][i] for i in np.random.default_rng(10).choice(3, 3000)]
+    terms = _level_terms(pd.Categorical(g))
+    # (the model matrix writes the released 2 as 2.0 beside 1.5: a function of the released set)
+    assert [float(t[len("C(g)[T."):-1]) for t in terms[2:]] == [1.5, 2.0]      # reference 1

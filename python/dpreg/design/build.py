@@ -1071,6 +1071,17 @@ def _canonical_category(value):
     return v
 
 
+def _category_sort_key(value):
+    """The order of a Categorical's levels (named by :func:`_canonical_category`): real numbers together by
+    value (1, 1.5, 2 whether 1.5 is a float and 1, 2 ints; they compare exactly across int, float, Decimal
+    and Fraction), other values as :func:`level_sort_key` orders them. A function of the value alone."""
+    import fractions
+
+    if isinstance(value, (int, float, decimal.Decimal, fractions.Fraction)) and not isinstance(value, bool):
+        return ("<class 'numbers.Real'>", 0, value, repr(value))
+    return level_sort_key(value)
+
+
 def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, ledger):
     """Private levels of one column -> (levels, pooled). The values that occur (missing values excluded)
     are counted and released by the stability histogram with 3/4 of the column's eps and all its delta;
@@ -1103,7 +1114,8 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
             key = (type(value), repr(value))
         counts[key] = counts.get(key, 0) + int(c)
         values[key] = value
-    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: level_sort_key(values[k]))
+    sort_key = _category_sort_key if categorical else level_sort_key
+    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
