@@ -1395,3 +1395,44 @@ def test_a_categoricals_levels_named_by_value_keep_the_numeric_order():
     terms = _level_terms(pd.Categorical(g))
     # (the model matrix writes the released 2 as 2.0 beside 1.5: a function of the released set)
     assert [float(t[len("C(g)[T."):-1]) for t in terms[2:]] == [1.5, 2.0]      # reference 1
+
+
+def test_a_categoricals_level_name_is_a_function_of_its_equality_class():
+    # audit 28: the name must equal the value (rows are matched to levels by equality, and a hash lookup
+    # needs an equal hash) and be one name for every spelling of the class (exactly: any rounding, as a
+    # Decimal computed in the default 28-digit context, would name another value)
+    import datetime
+
+    from dpreg.design.build import _canonical_category
+    D, F = decimal.Decimal, fractions.Fraction
+    ts = pd.Timestamp("2020-06-01 12:00", tz="UTC")
+    classes = [
+        [1, True, 1.0, D("1"), D("1.000"), F(1), 1 + 0j, np.int64(1), np.float32(1.0), np.bool_(True)],
+        [0, False, 0.0, -0.0, D("-0"), D("0E-7"), F(0), 0j, complex(0, -0.0)],
+        [0.5, D("0.5"), F(1, 2), 0.5 + 0j],
+        [D("0.1"), D("0.10"), F(1, 10)],
+        [F(3, 2 ** 70 * 5 ** 3), D(3) / D(2 ** 70 * 5 ** 3)],     # exact only beyond 28 digits
+        [F(1, 3)],
+        [1e308, int(1e308), D(int(1e308))],
+        [float("inf"), D("Infinity")],
+        [D("1E-1000000")],
+        [ts, ts.tz_convert("Asia/Tokyo"), ts.tz_convert("America/New_York").to_pydatetime()],
+        [pd.Timestamp("2020-01-01"), datetime.datetime(2020, 1, 1), np.datetime64("2020-01-01T00:00:00")],
+        [pd.Timedelta(days=1), datetime.timedelta(days=1)],
+        [pd.Interval(0, 1), pd.Interval(0.0, 1.0)],
+        [(1, "a"), (1.0, "a"), (True, "a")],
+        [frozenset({1, 2}), frozenset({1.0, 2.0})],
+        ["1"], [b"1"],
+    ]
+    with decimal.localcontext(decimal.Context(prec=60)):
+        classes[4][1] = D(3) / D(2 ** 70 * 5 ** 3)          # the exact quotient (48 digits)
+    names = []
+    for cls in classes:
+        got = {repr(_canonical_category(v)) for v in cls}
+        assert len(got) == 1, cls
+        name = _canonical_category(cls[0])
+        for v in cls:
+            py = v.item() if isinstance(v, np.generic) and not isinstance(v, np.datetime64) else v
+            assert name == py and hash(name) == hash(py), (v, name)
+        names.append(name)
+    assert len({repr(n) for n in names}) == len(names)      # different classes keep different names

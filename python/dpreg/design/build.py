@@ -1000,6 +1000,11 @@ def _canonical_level(value):
 _CATEGORY_INT_DIGITS = 1000
 
 
+def _exact_context(digits: int) -> decimal.Context:
+    """A decimal context that holds ``digits`` digits at any exponent (no rounding, underflow or overflow)."""
+    return decimal.Context(prec=max(28, digits), Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
+
+
 def _exact_decimal(fr):
     """A Fraction whose denominator has no prime factors but 2 and 5, as the Decimal equal to it; else None."""
     d, twos, fives = fr.denominator, 0, 0
@@ -1010,8 +1015,9 @@ def _exact_decimal(fr):
     if d != 1:
         return None
     m = max(twos, fives)
-    return decimal.Decimal(fr.numerator * (10 ** m // fr.denominator)).scaleb(-m).normalize(
-        decimal.Context(prec=max(28, len(str(abs(fr.numerator))) + m + 2)))
+    digits = fr.numerator * (10 ** m // fr.denominator)
+    ctx = _exact_context(len(str(abs(digits))) + 2)
+    return decimal.Decimal(digits).scaleb(-m, context=ctx).normalize(ctx)
 
 
 def _canonical_category(value):
@@ -1047,7 +1053,7 @@ def _canonical_category(value):
         f = float(v)
         if math.isfinite(f) and f != 0.0 and decimal.Decimal(f) == v:
             return f
-        return v.normalize(decimal.Context(prec=max(28, len(v.as_tuple().digits))))
+        return v.normalize(_exact_context(len(v.as_tuple().digits)))
     if isinstance(v, fractions.Fraction):
         if v.denominator == 1:
             return int(v)
