@@ -778,3 +778,5 @@ def test_linear_and_logistic_fits_both_print_z_and_a_normal_p_value():
                                    2 * stats.norm.sf(np.abs(t["z value"].to_numpy()[ok])), rtol=1e-12)
         for text in (str(s), s.to_markdown()):
             assert "z value" in text and "t value" not in text and "Pr(>|t|)" not in text
+        # the heading the R package prints too (one wording for both languages)
+        assert "Coefficients (noise-aware standard errors; normal reference):" in str(s)

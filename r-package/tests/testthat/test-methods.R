@@ -238,6 +238,8 @@ test_that("dp_lm and dp_glm both print z and Pr(>|z|), the normal reference thei
                  tolerance = 1e-12)
     out <- capture.output(print(summary(fit)))
     expect_true(any(grepl("Estimate Std. Error z value Pr(>|z|)", out, fixed = TRUE)))
+    # the heading Python prints too (one wording for both languages)
+    expect_true(any(out == "Coefficients (noise-aware standard errors; normal reference):"))
     expect_false(any(grepl("t value", out, fixed = TRUE) | grepl("Pr(>|t|)", out, fixed = TRUE)))
     if (requireNamespace("broom", quietly = TRUE)) {
       expect_identical(names(broom::tidy(fit))[1:5], c("term", "estimate", "std.error", "statistic", "p.value"))
