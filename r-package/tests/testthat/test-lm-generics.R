@@ -190,6 +190,10 @@ test_that("lm's diagnostics and model-selection generics stop with the privacy r
     expect_error(f(fit), class = "dpreg_not_released")
   }
   expect_error(stats::extractAIC(fit), class = "dpreg_not_released")
+  if (requireNamespace("car", quietly = TRUE)) {
+    # twenty-eighth pass: car::vif() stopped with model.matrix()'s message, which did not name VIFs
+    expect_error(car::vif(fit), "variance inflation factors", class = "dpreg_not_released")
+  }
   expect_error(stats::step(fit, trace = 0), "anova\\(\\) or drop1\\(\\)")
   expect_error(stats::add1(fit, ~ . + z), class = "dpreg_not_released")
   class(fit) <- c("dp_lm", "dp_fit")
