@@ -839,7 +839,10 @@ deltaMethod.dp_fit <- function(object, g., vcov. = NULL, ...) {
 #' level `(other)`), so it spends no budget. A numeric term, and a comparison
 #' `I(x > c)` (a logical column, which `lm` does not split by level either),
 #' has its coefficient. A factor whose levels were not all released (its rows pooled
-#' into the reference level) lists only the released ones.
+#' into the reference level) lists only the released ones. A logical or character
+#' column is listed by its levels too (`FALSE` 0, `TRUE` its coefficient): `lm`'s
+#' method, which reads `levels()` of the model frame's column, prints only the
+#' coefficient for these; the numbers are the same.
 #' @param object A `dp_fit`.
 #' @param use.na Accepted for [stats::dummy.coef()]'s signature. `lm` counts an
 #'   aliased (`NA`) coefficient as 0 unless `use.na = TRUE`; a dpreg coefficient

@@ -718,6 +718,11 @@ test_that("dummy.coef() lists every level of each term from the released coeffic
     expect_identical(names(got[[k]]), names(want[[k]]), info = k)
     expect_equal(unname(got[[k]]), unname(want[[k]]), tolerance = 1e-12, info = k)
   }
+  # a logical column is listed by level (lm prints only its coefficient: the same number)
+  d$lg <- d$x > 5
+  fit3 <- suppressWarnings(dp_lm(y ~ x + lg, data = d, eps = 1, method = "adassp", seed = 1,
+                                 bounds = list(x = c(0, 10), y = c(-8, 14))))
+  expect_identical(dummy.coef(fit3)$lg, c(`FALSE` = 0, `TRUE` = unname(coef(fit3)["lgTRUE"])))
   # levels selected privately: the released levels, the reference at 0, the others their coefficients
   fit2 <- suppressWarnings(dp_glm(I(y > 4) ~ x + g, data = d, eps = 2, seed = 1,
                                   bounds = list(x = c(0, 10))))
