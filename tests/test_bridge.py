@@ -66,3 +66,24 @@ def test_wald_test_of_hypothesis_rows_is_the_fits_own():
     assert out["value"]["statistic"] == want["statistic"] and out["value"]["p_value"] == want["p_value"]
     one = bridge.r_wald_test(fitted["value"]["json"], [[0.0, 1.0, 0.0, 0.0]], 2.0)
     assert one["ok"] and one["value"]["df"] == 1
+
+
+def test_core_spelling_is_the_name_the_core_gives_the_term():
+    # R keys its labels by the core's spelling of a term; the reference is the core's own term name
+    # from a fit (formulaic's unparse), not the helper's code
+    import numpy as np
+    import pandas as pd
+
+    import dpreg
+
+    rng = np.random.default_rng(28)
+    df = pd.DataFrame({"x": rng.uniform(0.1, 1, 500), "z": rng.normal(size=500)})
+    df["y"] = df["x"] + rng.normal(size=500)
+    written = ["I(x>0.00001)", "np.log(x+1e-5)", "I(x*1e5)", "I((x>0.00001)&(z<2))"]
+    out = bridge.r_core_spelling(written)
+    assert out["ok"]
+    fit = dpreg.dp_lm("y ~ " + " + ".join(written), df, eps=1, method="adassp", random_state=1,
+                      bounds={"y": (-4, 5), "x": (0, 1), "z": (-4, 4)})
+    assert out["value"] == [t for t in fit.coef.index if t != "Intercept"]
+    # back-quoted names and text that is not Python code come back unchanged
+    assert bridge.r_core_spelling(["`my var`", "x not in"])["value"] == ["`my var`", "x not in"]

@@ -750,3 +750,33 @@ def test_predict_takes_a_dict_of_scalars_as_one_row():
     assert len(fit.predict(NEW.to_dict(orient="list"))) == len(NEW)
     with pytest.raises(InvalidArgument, match="same length"):
         fit.predict({**NEW.to_dict(orient="list"), list(NEW.columns)[0]: [1.0]})
+
+
+def test_linear_and_logistic_fits_both_print_z_and_a_normal_p_value():
+    # twenty-eighth pass (decision): lm prints t / Pr(>|t|), glm z / Pr(>|z|). dpreg's noise-aware
+    # statistics have no t law, and both families' p-values are 2 Phi(-|z|): both print z, in the
+    # table, its text and its markdown (the R package prints the same headers)
+    import dpreg
+
+    rng = np.random.default_rng(28)
+    n = 20000
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n)})
+    df["y"] = 1 + 2 * df["x"] + rng.normal(size=n)
+    df["b"] = (df["y"] > 2).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [dpreg.dp_lm("y ~ x", df, eps=2, bounds={"x": (0, 1), "y": (-4, 7)}, method="adassp",
+                            random_state=1),
+                dpreg.dp_glm("b ~ x", df, eps=2, bounds={"x": (0, 1)}, random_state=1)]
+    for fit in fits:
+        s = fit.summary()
+        t = s.coef_table
+        assert {"z value", "Pr(>|z|)"} <= set(t.columns)
+        ok = np.isfinite(t["z value"].to_numpy())
+        assert ok.any()
+        np.testing.assert_allclose(t["Pr(>|z|)"].to_numpy()[ok],
+                                   2 * stats.norm.sf(np.abs(t["z value"].to_numpy()[ok])), rtol=1e-12)
+        for text in (str(s), s.to_markdown()):
+            assert "z value" in text and "t value" not in text and "Pr(>|t|)" not in text
+        # the heading the R package prints too (one wording for both languages)
+        assert "Coefficients (noise-aware standard errors; normal reference):" in str(s)

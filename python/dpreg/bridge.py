@@ -365,6 +365,36 @@ def r_model_matrix(fit_json: str, columns: dict, factors: dict | None = None) ->
     return _run(_model_matrix, fit_json, columns, factors)
 
 
+def _core_spelling(expr: str) -> str:
+    """``expr`` as the core's formula parser names the term: Python's ``ast.unparse`` of the code
+    (numbers in Python's repr, ``1e-05`` and ``100000.0``; parentheses where Python needs them), the
+    back-quoted column names kept as written. An expression that is not Python code comes back as is."""
+    import ast
+
+    from .design.formula import _BACKTICK
+
+    names: dict[str, str] = {}
+
+    def repl(m):
+        key = f"__dpreg_col{len(names)}__"
+        names[key] = m.group(0)
+        return key
+    try:
+        out = ast.unparse(ast.parse(_BACKTICK.sub(repl, expr), mode="eval")).replace("\n", " ")
+    except (SyntaxError, ValueError):
+        return expr
+    for key, name in names.items():
+        out = out.replace(key, name)
+    return out
+
+
+def r_core_spelling(exprs) -> dict:
+    """The core's names of the terms R wrote (``I(x > 0.00001)`` -> ``I(x > 1e-05)``), in order: R
+    keys its coefficient labels by them, so that the label is R's deparse of what the user typed
+    whatever spelling of a number R's translation sent. Reads no data."""
+    return _run(lambda: [_core_spelling(str(e)) for e in _as_list(exprs)])
+
+
 def r_privacy_paragraph(fit_json: str) -> dict:
     """The methods-section paragraph (``PrivacyStatement.paragraph()``) of a fit stored as
     ``to_dict()`` JSON; for fits whose record does not carry ``privacy_paragraph`` yet."""

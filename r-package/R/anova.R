@@ -828,3 +828,98 @@ deltaMethod.dp_fit <- function(object, g., vcov. = NULL, ...) {
   dm_default <- utils::getS3method("deltaMethod", "default", envir = asNamespace("car"))
   dm_default(b, g., vcov. = V, ...)
 }
+
+#' Coefficients for every level of each term
+#'
+#' `dummy.coef(fit)` lists, as for an `lm` fit, the intercept and, for each term
+#' of the formula, one value per level of its factors: 0 for the reference
+#' level (treatment contrasts, first level), the released coefficient for the
+#' others. It is post-processing of the released coefficients and the public
+#' levels (declared, or released by the private selection, including a pooled
+#' level `(other)`), so it spends no budget. A numeric term, and a comparison
+#' `I(x > c)` (a logical column, which `lm` does not split by level either),
+#' has its coefficient. A factor whose levels were not all released (its rows pooled
+#' into the reference level) lists only the released ones. A logical or character
+#' column is listed by its levels too (`FALSE` 0, `TRUE` its coefficient): `lm`'s
+#' method, which reads `levels()` of the model frame's column, prints only the
+#' coefficient for these; the numbers are the same.
+#' @param object A `dp_fit`.
+#' @param use.na Accepted for [stats::dummy.coef()]'s signature. `lm` counts an
+#'   aliased (`NA`) coefficient as 0 unless `use.na = TRUE`; a dpreg coefficient
+#'   is `NA` when it was not released, and stays `NA` here either way (0 would
+#'   be a value no release supports).
+#' @param ... Unused.
+#' @return A list of class `"dummy_coef"` (printed by stats' method), one
+#'   element per term, as [stats::dummy.coef()] returns for `lm`.
+#' @examples
+#' if (dpreg_available()) {
+#'   set.seed(1)
+#'   df <- data.frame(x = runif(2000, 0, 10),
+#'                    g = factor(sample(c("a", "b", "c"), 2000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(2000)
+#'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
+#'                bounds = list(x = c(0, 10), y = c(-5, 12)),
+#'                levels = list(g = c("a", "b", "c")), seed = 1)
+#'   dummy.coef(fit)
+#' }
+#' @export
+dummy.coef.dp_fit <- function(object, use.na = FALSE, ...) {
+  tt <- stats::terms(object$formula)
+  tl <- attr(tt, "term.labels")
+  facs <- attr(tt, "factors")
+  cf <- object$coefficients
+  # use.na is lm's switch for aliased coefficients (NA, counted as 0 by default); a dpreg coefficient is
+  # NA when it was not released (a level the released counts cannot estimate), and 0 would print a
+  # number no release supports, so it stays NA either way
+  a <- fit_assign(object)
+  # the released levels of an R variable of the formula: g, factor(g), or a derived factor (cut(), ...)
+  levels_of <- function(v) {
+    xl <- object$xlevels
+    if (!is.null(xl[[v]])) return(xl[[v]])
+    e <- tryCatch(str2lang(v), error = function(err) NULL)
+    if (is.call(e) && deparse(e[[1]]) %in% c("factor", "as.factor") && is.name(e[[2]]) &&
+        !is.null(xl[[as.character(e[[2]])]])) return(xl[[as.character(e[[2]])]])
+    for (k in names(object$derived)) {
+      d <- object$derived[[k]]
+      if (identical(d$label, v) && identical(d$kind, "factor")) return(if (is.null(xl[[k]])) d$levels else xl[[k]])
+    }
+    NULL
+  }
+  is_factor <- function(v) {
+    cls <- object$var_classes
+    !is.null(levels_of(v)) || (v %in% names(cls) && cls[[v]] %in% c("factor", "character", "logical"))
+  }
+  res <- list()
+  for (j in seq_along(tl)) {
+    vars <- rownames(facs)[facs[, tl[j]] > 0]
+    own <- cf[which(a == j)]
+    fv <- vars[vapply(vars, is_factor, TRUE)]
+    lv <- lapply(stats::setNames(fv, fv), levels_of)
+    if (any(vapply(lv, is.null, TRUE))) {
+      dp_stop("dummy.coef(): the levels of ", paste(fv[vapply(lv, is.null, TRUE)], collapse = ", "),
+              " in the term ", tl[j], " are not known to the fit (a fit saved by an older dpreg?); ",
+              "coef() has its released coefficients", call. = FALSE)
+    }
+    if (!length(fv)) {
+      res[[tl[j]]] <- stats::setNames(if (length(own)) unname(own[1]) else NA_real_, tl[j])
+      next
+    }
+    grid <- expand.grid(lv, KEEP.OUT.ATTRS = FALSE, stringsAsFactors = FALSE)
+    # each level combination's coefficient by its lm name (the term's components in its label's
+    # order, factor name pasted to its level); a combination with no coefficient is a reference: 0
+    comps <- strsplit(tl[j], ":", fixed = TRUE)[[1]]
+    if (!setequal(comps, vars)) comps <- vars
+    vals <- vapply(seq_len(nrow(grid)), function(r) {
+      nm <- paste(vapply(comps, function(v) {
+        if (v %in% fv) paste0(v, grid[r, v]) else indicator_name(v)
+      }, ""), collapse = ":")
+      if (nm %in% names(own)) unname(own[[nm]]) else 0
+    }, 0)
+    names(vals) <- apply(as.matrix(grid), 1L, paste, collapse = ":")
+    res[[tl[j]]] <- vals
+  }
+  if (attr(tt, "intercept") > 0 && "(Intercept)" %in% names(cf)) {
+    res <- c(list(`(Intercept)` = cf["(Intercept)"]), res)
+  }
+  structure(res, class = "dummy_coef", matrix = FALSE)
+}

@@ -278,7 +278,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   levels_data <- is.character(levels) && identical(levels, "data")
   if (levels_data) levels <- NULL
   levels <- check_named_list(levels, "levels")
-  tr <- translate_formula(formula, tr_data, levels)
+  tr <- core_spelling(translate_formula(formula, tr_data, levels))
   # derived columns (cut(), relevel(), pmin(), ...): computed here, their levels declared
   data <- add_derived(data, tr$derived,
                      unknown_level = if (is.null(dots$unknown_level)) "error" else dots$unknown_level)
@@ -763,6 +763,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   levels <- check_named_list(levels, "levels")
   tr <- translate_formula(formula, proto, levels)
   if (family == "binomial") tr <- event_outcome_for_core(tr)
+  tr <- core_spelling(tr)
   if (length(tr$derived)) dp_stop(derived_on_source_refusal(tr$derived), call. = FALSE)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")

@@ -369,6 +369,20 @@ translate_formula <- function(formula, data, levels = NULL) {
        response = paste(deparse(expanded[[2]], width.cutoff = 500L), collapse = " "))
 }
 
+# The map's keys in the core's spelling too (twenty-eighth pass: I(x * 1e5), log(x + 1e-5) and
+# I(x > 1e-5 & z < 2) were named I(x * 100000.0), np.log(x + 1e-05) and I((x > 1e-05) & (z < 2))TRUE:
+# the core names a term by Python's unparse of its code, which spells numbers and parentheses its own
+# way, and R's guess of that spelling missed, so the label fell back to the core's name). The core
+# says how it spells each key (no data read); the R label, R's deparse of what was typed, is kept.
+core_spelling <- function(tr) {
+  keys <- names(tr$map)
+  if (!length(keys)) return(tr)
+  canon <- norm_expr(unlist(call_core("r_core_spelling", as.list(keys))))
+  new <- !(canon %in% keys) & !duplicated(canon)
+  if (any(new)) tr$map <- c(tr$map, stats::setNames(unname(tr$map[new]), canon[new]))
+  tr
+}
+
 # Split "a:b[T.x:y]:c" at top-level colons (not inside brackets, parentheses or quotes).
 split_interaction <- function(s) {
   ch <- strsplit(s, "")[[1]]

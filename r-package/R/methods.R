@@ -515,8 +515,8 @@ case_diagnostic_not_released <- function(what, arg = "model", verb = "are") {
 #' Case diagnostics are not released
 #'
 #' `hatvalues()`, `cooks.distance()`, `influence()`, `rstandard()`,
-#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()`, `proj()`, `alias()`
-#' and `simulate()` of `lm` need the residuals or the model matrix of the training data, which a
+#' `rstudent()`, `dfbeta()`, `dfbetas()`, `effects()`, `qr()`, `proj()`, `alias()`,
+#' `simulate()` of `lm` and `car::vif()` need the residuals or the model matrix of the training data, which a
 #' DP fit does not hold: they stop with that reason (class
 #' `dpreg_not_released`), as [residuals.dp_fit()] does.
 #' @param model,x,object A `dp_fit`.
@@ -528,6 +528,19 @@ NULL
 #' @rdname dp_fit-diagnostics
 #' @export
 hatvalues.dp_fit <- case_diagnostic_not_released("leverages (hat values)")
+#' @rdname dp_fit-diagnostics
+#' @param mod A `dp_fit` (`car::vif()`).
+#' @exportS3Method car::vif
+vif.dp_fit <- function(mod, ...) {
+  # twenty-eighth pass: car::vif(fit) stopped with model.matrix()'s message ("model.matrix() needs
+  # 'data'"), which did not name vif(). lm's VIF is a function of the training model matrix's X'X; the
+  # released vcov(fit) holds the privacy noise as well, so car's VIF of it would not measure the design
+  not_released("variance inflation factors", verb = "are",
+               paste0("they are functions of the model matrix (X'X of the training rows); vcov(fit) adds ",
+                      "the privacy noise to the sampling covariance, so a VIF computed from it would not ",
+                      "measure the collinearity of the design (summary() names the coefficients that load on ",
+                      "directions the privacy noise hides)"))
+}
 #' @rdname dp_fit-diagnostics
 #' @export
 cooks.distance.dp_fit <- case_diagnostic_not_released("Cook's distances")

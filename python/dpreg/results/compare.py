@@ -125,7 +125,7 @@ class Comparison:
         -------
         list of str
         """
-        out = ["Standard errors (noise-aware, z reference) in parentheses; empty where a method offers "
+        out = ["Standard errors (noise-aware, normal reference) in parentheses; empty where a method offers "
                "no inference."]
         if self.show_stars:
             out.append("*** p <= 0.001, ** p <= 0.01, * p <= 0.05, . p <= 0.1")

@@ -392,7 +392,7 @@ class Summary:
         lines.append("")
         headers, rows = self._cells()
         if f.has_inference:
-            lines.append("Coefficients (noise-aware standard errors; z reference):")
+            lines.append("Coefficients (noise-aware standard errors; normal reference):")
             lines.append(render_text(headers, rows))
             lines += ["---", SIGNIF_LEGEND]
             lines += [_wrap(x) for x in self._centre_lines()]

@@ -190,6 +190,10 @@ test_that("lm's diagnostics and model-selection generics stop with the privacy r
     expect_error(f(fit), class = "dpreg_not_released")
   }
   expect_error(stats::extractAIC(fit), class = "dpreg_not_released")
+  if (requireNamespace("car", quietly = TRUE)) {
+    # twenty-eighth pass: car::vif() stopped with model.matrix()'s message, which did not name VIFs
+    expect_error(car::vif(fit), "variance inflation factors", class = "dpreg_not_released")
+  }
   expect_error(stats::step(fit, trace = 0), "anova\\(\\) or drop1\\(\\)")
   expect_error(stats::add1(fit, ~ . + z), class = "dpreg_not_released")
   class(fit) <- c("dp_lm", "dp_fit")
@@ -686,4 +690,45 @@ test_that("dp_glm with inference = FALSE that did not converge says both in its 
   expect_match(f0$inference_note, "inference not requested (inference = FALSE)", fixed = TRUE)
   expect_match(f0$inference_note, "still moving after its T steps", fixed = TRUE)
   expect_true(all(is.na(confint(f0))))
+})
+
+test_that("dummy.coef() lists every level of each term from the released coefficients, as for lm", {
+  # twenty-eighth pass: dummy.coef(fit) had no method ("no applicable method"); lm's needs the model
+  # frame, dpreg's uses the public levels and the released coefficients only
+  skip_if_no_core()
+  set.seed(28)
+  n <- 4000
+  d <- data.frame(x = runif(n, 0, 10), g = factor(sample(c("a", "b", "c"), n, TRUE)),
+                  h = factor(sample(c("u", "v"), n, TRUE)))
+  d$y <- 1 + 0.5 * d$x + c(a = 0, b = 2, c = -1)[as.character(d$g)] + (d$h == "v") + rnorm(n)
+  f <- y ~ x * g + h + I(x > 5) + cut(x, breaks = c(0, 3, 10))
+  fit <- suppressWarnings(dp_lm(f, data = d, eps = 1, method = "adassp", seed = 1,
+                                bounds = list(x = c(0, 10), y = c(-8, 14)),
+                                levels = list(g = c("a", "b", "c"), h = c("u", "v"))))
+  # the reference is stats' own dummy.coef.lm run on an lm fit of the same formula whose coefficients
+  # are replaced by the released ones: the same linear map, so equal up to rounding
+  ref <- lm(f, data = d)
+  expect_setequal(names(coef(ref)), names(coef(fit)))
+  ref$coefficients[] <- coef(fit)[names(coef(ref))]
+  got <- dummy.coef(fit)
+  want <- dummy.coef(ref)
+  expect_s3_class(got, "dummy_coef")
+  expect_identical(names(got), names(want))
+  for (k in names(want)) {
+    expect_identical(names(got[[k]]), names(want[[k]]), info = k)
+    expect_equal(unname(got[[k]]), unname(want[[k]]), tolerance = 1e-12, info = k)
+  }
+  # a logical column is listed by level (lm prints only its coefficient: the same number)
+  d$lg <- d$x > 5
+  fit3 <- suppressWarnings(dp_lm(y ~ x + lg, data = d, eps = 1, method = "adassp", seed = 1,
+                                 bounds = list(x = c(0, 10), y = c(-8, 14))))
+  expect_identical(dummy.coef(fit3)$lg, c(`FALSE` = 0, `TRUE` = unname(coef(fit3)["lgTRUE"])))
+  # levels selected privately: the released levels, the reference at 0, the others their coefficients
+  fit2 <- suppressWarnings(dp_glm(I(y > 4) ~ x + g, data = d, eps = 2, seed = 1,
+                                  bounds = list(x = c(0, 10))))
+  dg <- dummy.coef(fit2)$g
+  expect_identical(names(dg), fit2$xlevels$g)
+  expect_identical(unname(dg[1]), 0)
+  other <- paste0("g", names(dg)[-1])
+  expect_identical(unname(dg[-1]), unname(coef(fit2)[other]))
 })

@@ -213,3 +213,36 @@ test_that("summary names the joint test's rule on a fit with asymmetric interval
   expect_true(grepl("Joint test that the 3 slopes are 0: p-value: 0.0042 \\(Bonferroni over their side-of-0 z tests", txt))
   expect_false(grepl("Noise-aware Wald chi-square", txt))
 })
+
+test_that("dp_lm and dp_glm both print z and Pr(>|z|), the normal reference their p-values use", {
+  # twenty-eighth pass (decision): lm prints t / Pr(>|t|), glm z / Pr(>|z|); dpreg's noise-aware
+  # statistics have no t law (the SE counts the privacy noise), intervals and p-values are
+  # normal-based for both families, so both print z; broom's column names stay broom's
+  skip_if_no_core()
+  set.seed(28)
+  n <- 20000
+  d <- data.frame(x = runif(n))
+  d$y <- 1 + 2 * d$x + rnorm(n)
+  d$b <- d$y > 2
+  fits <- list(
+    suppressWarnings(dp_lm(y ~ x, data = d, eps = 2, bounds = list(x = c(0, 1), y = c(-4, 7)),
+                           method = "adassp", seed = 1)),
+    suppressWarnings(dp_glm(b ~ x, data = d, eps = 2, bounds = list(x = c(0, 1)), seed = 1)))
+  for (fit in fits) {
+    ct <- summary(fit)$coefficients
+    expect_identical(colnames(ct), c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+    ok <- is.finite(ct[, "z value"])
+    expect_true(any(ok))
+    # two-sided normal tail of the printed statistic
+    expect_equal(unname(ct[ok, "Pr(>|z|)"]), 2 * stats::pnorm(-abs(unname(ct[ok, "z value"]))),
+                 tolerance = 1e-12)
+    out <- capture.output(print(summary(fit)))
+    expect_true(any(grepl("Estimate Std. Error z value Pr(>|z|)", out, fixed = TRUE)))
+    # the heading Python prints too (one wording for both languages)
+    expect_true(any(out == "Coefficients (noise-aware standard errors; normal reference):"))
+    expect_false(any(grepl("t value", out, fixed = TRUE) | grepl("Pr(>|t|)", out, fixed = TRUE)))
+    if (requireNamespace("broom", quietly = TRUE)) {
+      expect_identical(names(broom::tidy(fit))[1:5], c("term", "estimate", "std.error", "statistic", "p.value"))
+    }
+  }
+})
