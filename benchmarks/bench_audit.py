@@ -601,7 +601,8 @@ def build_cases():
             + eighteenth_pass_cases() + nineteenth_pass_cases() + twentieth_pass_cases()
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
-            + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases())
+            + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
+            + twenty_eighth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1735,6 +1736,113 @@ def twenty_seventh_pass_cases():
              "dp_glm dpgd (comparison outcome, Parquet)", "(x, y) = (1, 1) -> (-1.5e308, -1.5e308) in the file; "
              "n = 2000, eps = 1", _comparison_glm("I(y > 0) ~ x"), parquet_event_pair,
              {"full": 300, "quick": 100, "test": 0}),
+    ]
+
+
+
+def categorical_zone_pair(n=3000):
+    """g a Categorical of tz-aware Timestamps (three instants, about n / 3 rows each, in UTC); D' writes
+    row 0's instant in another zone (the same instant). pandas names a Categorical's category by the first
+    row of its class: before the twenty-eighth pass's fix a released level took row 0's zone."""
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    instants = [pd.Timestamp(t, tz="UTC") for t in ("2020-01-01", "2020-06-01", "2021-01-01")]
+    rows = [instants[int(v)] for v in d0["g"]]
+    d0["g"] = pd.Categorical(rows)
+    other = list(rows)
+    other[0] = other[0].tz_convert("Asia/Tokyo")
+    d1 = d0.copy()
+    d1["g"] = pd.Categorical(other)
+    return d0, d1
+
+
+def categorical_float_row_pair(n=3000):
+    """g a Categorical of the integers 0, 1, 2; D' changes one row to -1.5e308 (its own value, never
+    released). pandas then infers float64 categories: before the twenty-eighth pass's fix every released
+    level was renamed (C(g)[T.1.0] for C(g)[T.1])."""
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [int(v) for v in d0["g"]]
+    d0["g"] = pd.Categorical(rows)
+    other = list(rows)
+    other[1] = -1.5e308
+    d1 = d0.copy()
+    d1["g"] = pd.Categorical(other)
+    return d0, d1
+
+
+def wide_range_glm_pair(n=2000, seed=28):
+    """dp_glm data whose column z spans [-0.05, 0.05] but is declared on [-1, 1] (twenty times its spread:
+    dpgd_logistic.md §9's rule withholds every interval beside an unresolved direction); D' moves row 0 from
+    the corner (x, z, y) = (1, 1, 1) to (-1.5e308, -1.5e308, 0)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    z = rng.uniform(-0.05, 0.05, n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(0.5 + x + 10 * z)))).astype(int)
+    d0 = pd.DataFrame({"x": x, "z": z, "y": y})
+    d0.loc[0, ["x", "z", "y"]] = [1.0, 1.0, 1]
+    d1 = d0.copy()
+    d1.loc[0, ["x", "z", "y"]] = [-1.5e308, -1.5e308, 0]
+    return d0, d1
+
+
+def _wide_range_glm(eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_glm("y ~ x + z", data, eps=eps, delta=1e-6, method="dpgd", inference=True,
+                            bounds={"x": (-1.0, 1.0), "z": (-1.0, 1.0)}, random_state=seed)
+    return fit
+
+
+def sigma_gate_pair(n=1000, seed=28):
+    """dp_lm data at n = 1000 where sigma-hat's verdict (adassp_boosted.md §46, §51) prints the point in
+    some seeds and not in others; D' moves row 0 from (x, z, y) = (1, 1, 3) to (-1.5e308, -1.5e308,
+    -1.5e308), clamped to the opposite corner."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    z = rng.uniform(-1, 1, n)
+    y = np.clip(x + 0.5 * z + rng.normal(0, 1.0, n), -3, 3)
+    d0 = pd.DataFrame({"x": x, "z": z, "y": y})
+    d0.loc[0, ["x", "z", "y"]] = [1.0, 1.0, 3.0]
+    d1 = d0.copy()
+    d1.loc[0, ["x", "z", "y"]] = [-1.5e308, -1.5e308, -1.5e308]
+    return d0, d1
+
+
+def _sigma_lm(method="adassp", eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x + z", data, eps=eps, delta=1e-6, method=method, inference=True,
+                           bounds={"x": (-1.0, 1.0), "z": (-1.0, 1.0), "y": (-3.0, 3.0)}, random_state=seed)
+    return fit
+
+
+def twenty_eighth_pass_cases():
+    """Attacks the harness had not tried (docs/audit.md, "Twenty-eighth pass"): a Categorical's categories
+    (their spelling and dtype) inferred from its rows, with its levels selected privately."""
+    return [
+        Case("twenty-eighth pass: adassp, inference, privately selected levels of a Categorical: row 0's zone",
+             "adassp (Categorical level name, a row's time zone)",
+             "g (Categorical of tz-aware Timestamps, three instants in UTC): row 0 written in Asia/Tokyo; "
+             "n = 3000, eps = 1", _factor_lm(), categorical_zone_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-eighth pass: adassp, inference, privately selected levels of a Categorical: one float row",
+             "adassp (Categorical level names, the categories' dtype)",
+             "g (Categorical; 0, 1, 2): row 1 -> -1.5e308 (float64 categories); n = 3000, eps = 1",
+             _factor_lm(), categorical_float_row_pair, {"full": 300, "quick": 60, "test": 0}),
+        Case("twenty-eighth pass: dp_glm dpgd, inference, a column declared twenty times its spread (§9)",
+             "dp_glm dpgd (withholding beside unresolved directions, dpgd_logistic §9)",
+             "(x, z, y) = (1, 1, 1) -> (-1.5e308, -1.5e308, 0); z spans [-0.05, 0.05], declared [-1, 1]; "
+             "n = 2000, eps = 1", _wide_range_glm(), wide_range_glm_pair, {"full": 300, "quick": 100, "test": 0}),
+        Case("twenty-eighth pass: adassp, inference, sigma-hat's printed interval given the gate (§51)",
+             "adassp (sigma-hat's verdict and gate-aware interval, adassp_boosted §46 / §51)",
+             "(x, z, y) = (1, 1, 3) -> (-1.5e308, -1.5e308, -1.5e308), clamped; n = 1000, eps = 1",
+             _sigma_lm(), sigma_gate_pair, {"full": 300, "quick": 100, "test": 0}),
+        Case("twenty-eighth pass: boosted_adassp, inference, sigma-hat's printed interval given the gate (§51)",
+             "boosted_adassp (sigma-hat's verdict and gate-aware interval, adassp_boosted §46 / §51)",
+             "(x, z, y) = (1, 1, 3) -> (-1.5e308, -1.5e308, -1.5e308), clamped; n = 1000, eps = 1",
+             _sigma_lm("boosted_adassp"), sigma_gate_pair, {"full": 300, "quick": 100, "test": 0}),
     ]
 
 

@@ -22,6 +22,7 @@ Findings in files whose owners were still at work are strict xfails with the fix
 from __future__ import annotations
 
 import decimal
+import fractions
 import json
 import math
 import pathlib
@@ -1312,3 +1313,126 @@ def test_a_levels_name_never_follows_how_its_first_row_writes_the_value():
     respelled = decimals.copy()
     respelled[int(np.flatnonzero(g == 1.0)[0])] = decimal.Decimal("1.0")
     assert _level_terms(respelled) == _level_terms(decimals) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]
+
+
+def _fit_record(g):
+    """Everything a same-seed fit of y ~ x + C(g) lets out: to_dict() as JSON (terms, coefficients, the
+    summary's text, facts) and the warnings' texts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = _level_fit(g)
+    return json.dumps(fit.to_dict(), default=str, sort_keys=True), [str(w.message) for w in caught]
+
+
+def test_a_categoricals_level_names_never_follow_its_first_row_zone():
+    # audit 28: a Categorical built from tz-aware Timestamps in several time zones holds one category per
+    # instant, spelled in the zone of the first row holding it (and of dtype object, where a one-zone
+    # column's categories are typed): one row at the front in another zone renamed a released level
+    # ('C(g)[T.2020-06-01 09:00:00+09:00]' for '...00:00:00+00:00'). The rows are the same instants, so a
+    # same-seed fit must let out exactly the same record
+    instants = [pd.Timestamp(t, tz="UTC") for t in ("2020-01-01", "2020-06-01", "2021-01-01")]
+    rows = [instants[i] for i in np.random.default_rng(5).choice(3, 3000)]
+    for k, zone in ((0, "Asia/Tokyo"), (1, "America/New_York")):
+        other = list(rows)
+        other[k] = other[k].tz_convert(zone)
+        assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(rows))
+    # a one-zone Categorical and the same instants with one row in another zone: one record too
+    paris = [t.tz_convert("Europe/Paris") for t in rows]
+    mixed = list(paris)
+    mixed[7] = mixed[7].tz_convert("Asia/Tokyo")
+    assert _fit_record(pd.Categorical(mixed)) == _fit_record(pd.Categorical(paris))
+
+
+def test_a_categoricals_level_names_never_follow_one_rows_type():
+    # audit 28: pandas infers a Categorical's categories (their dtype and spelling) from its rows: 0, 1, 2
+    # with one row of 0.5 (or -1e308, or inf: a value never released) has float64 categories, so every
+    # released level was renamed (C(g)[T.1.0] for C(g)[T.1]); a first True, Decimal('1.0'), Fraction(1) or
+    # 1+0j among the 1s named the level after that row; the same with Fraction(1, 2) among 0.5s and with a
+    # bool Categorical whose first True is 1. The level of an equality class is now named by the class alone
+    g = list(np.random.default_rng(6).choice([0, 1, 2], 3000).tolist())
+    first_one = g.index(1)
+    names = ["Intercept", "x", "C(g)[T.1]", "C(g)[T.2]"]
+    assert _level_terms(pd.Categorical(g)) == names
+    for value in (0.5, -1e308, float("inf")):
+        other = list(g)
+        other[3] = value             # one row, never released (eps = 2's threshold is tens of rows)
+        assert _level_terms(pd.Categorical(other)) == names
+    base = _fit_record(pd.Categorical(g))
+    for value in (True, 1.0, decimal.Decimal("1.0"), fractions.Fraction(1), 1 + 0j, np.float64(1.0)):
+        other = list(g)
+        other[first_one] = value
+        assert _fit_record(pd.Categorical(other)) == base
+    halves = [[0.5, 1.5, 2.5][i] for i in np.random.default_rng(7).choice(3, 3000)]
+    other = list(halves)
+    other[0] = fractions.Fraction(halves[0])        # exact: 0.5, 1.5, 2.5 are binary fractions
+    assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(halves))
+    flags = [bool(v) for v in np.random.default_rng(8).choice(2, 3000)]
+    other = list(flags)
+    other[flags.index(True)] = 1
+    assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(flags))
+
+
+def test_a_categoricals_interval_levels_never_follow_one_rows_ends():
+    # audit 28: a Categorical of Intervals (pd.cut's output) infers its intervals' type from the rows: one
+    # row's interval with fractional ends (its own value, never released) made every interval float64, so
+    # the released levels were renamed ('C(g)[T.(1.0, 2.0]]' for 'C(g)[T.(1, 2]]')
+    bins = [pd.Interval(0, 1), pd.Interval(1, 2), pd.Interval(2, 3)]
+    rows = [bins[i] for i in np.random.default_rng(9).choice(3, 3000)]
+    other = list(rows)
+    other[3] = pd.Interval(0.5, 1.5)           # one row: never released at eps = 2
+    assert _level_terms(pd.Categorical(other)) == _level_terms(pd.Categorical(rows)) == \
+        ["Intercept", "x", "C(g)[T.(1, 2]]", "C(g)[T.(2, 3]]"]
+    respelled = list(rows)
+    respelled[0] = pd.Interval(float(rows[0].left), float(rows[0].right))     # the same interval
+    assert _fit_record(pd.Categorical(respelled)) == _fit_record(pd.Categorical(rows))
+
+
+def test_a_categoricals_levels_named_by_value_keep_the_numeric_order():
+    # audit 28: with a float Categorical's integral levels named as ints (1.0 -> 1), the order by type name
+    # first would have put 1.5 (a float) before 1 and 2 (ints) and made it the reference; numbers are
+    # ordered by value across their types, as the floats were before
+    g = [[1.0, 1.5, 2.0][i] for i in np.random.default_rng(10).choice(3, 3000)]
+    terms = _level_terms(pd.Categorical(g))
+    # (the model matrix writes the released 2 as 2.0 beside 1.5: a function of the released set)
+    assert [float(t[len("C(g)[T."):-1]) for t in terms[2:]] == [1.5, 2.0]      # reference 1
+
+
+def test_a_categoricals_level_name_is_a_function_of_its_equality_class():
+    # audit 28: the name must equal the value (rows are matched to levels by equality, and a hash lookup
+    # needs an equal hash) and be one name for every spelling of the class (exactly: any rounding, as a
+    # Decimal computed in the default 28-digit context, would name another value)
+    import datetime
+
+    from dpreg.design.build import _canonical_category
+    D, F = decimal.Decimal, fractions.Fraction
+    ts = pd.Timestamp("2020-06-01 12:00", tz="UTC")
+    classes = [
+        [1, True, 1.0, D("1"), D("1.000"), F(1), 1 + 0j, np.int64(1), np.float32(1.0), np.bool_(True)],
+        [0, False, 0.0, -0.0, D("-0"), D("0E-7"), F(0), 0j, complex(0, -0.0)],
+        [0.5, D("0.5"), F(1, 2), 0.5 + 0j],
+        [D("0.1"), D("0.10"), F(1, 10)],
+        [F(3, 2 ** 70 * 5 ** 3), D(3) / D(2 ** 70 * 5 ** 3)],     # exact only beyond 28 digits
+        [F(1, 3)],
+        [1e308, int(1e308), D(int(1e308))],
+        [float("inf"), D("Infinity")],
+        [D("1E-1000000")],
+        [ts, ts.tz_convert("Asia/Tokyo"), ts.tz_convert("America/New_York").to_pydatetime()],
+        [pd.Timestamp("2020-01-01"), datetime.datetime(2020, 1, 1), np.datetime64("2020-01-01T00:00:00")],
+        [pd.Timedelta(days=1), datetime.timedelta(days=1)],
+        [pd.Interval(0, 1), pd.Interval(0.0, 1.0)],
+        [(1, "a"), (1.0, "a"), (True, "a")],
+        [frozenset({1, 2}), frozenset({1.0, 2.0})],
+        ["1"], [b"1"],
+    ]
+    with decimal.localcontext(decimal.Context(prec=60)):
+        classes[4][1] = D(3) / D(2 ** 70 * 5 ** 3)          # the exact quotient (48 digits)
+    names = []
+    for cls in classes:
+        got = {repr(_canonical_category(v)) for v in cls}
+        assert len(got) == 1, cls
+        name = _canonical_category(cls[0])
+        for v in cls:
+            py = v.item() if isinstance(v, np.generic) and not isinstance(v, np.datetime64) else v
+            assert name == py and hash(name) == hash(py), (v, name)
+        names.append(name)
+    assert len({repr(n) for n in names}) == len(names)      # different classes keep different names

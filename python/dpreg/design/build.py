@@ -995,6 +995,99 @@ def _canonical_level(value):
     return value
 
 
+#: an integral Decimal with more digits than this keeps its Decimal name (its int would have a text too
+#: long for Python's int -> str conversion)
+_CATEGORY_INT_DIGITS = 1000
+
+
+def _exact_context(digits: int) -> decimal.Context:
+    """A decimal context that holds ``digits`` digits at any exponent (no rounding, underflow or overflow)."""
+    return decimal.Context(prec=max(28, digits), Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
+
+
+def _exact_decimal(fr):
+    """A Fraction whose denominator has no prime factors but 2 and 5, as the Decimal equal to it; else None."""
+    d, twos, fives = fr.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return None
+    m = max(twos, fives)
+    digits = fr.numerator * (10 ** m // fr.denominator)
+    ctx = _exact_context(len(str(abs(digits))) + 2)
+    return decimal.Decimal(digits).scaleb(-m, context=ctx).normalize(ctx)
+
+
+def _canonical_category(value):
+    """The name of a Categorical's category: a function of the category's equality class alone (audit 28).
+    A Categorical built from rows names each category by the first row of its class and infers the
+    categories' dtype from the rows too: tz-aware Timestamps of one instant in several zones are one
+    category spelled in the first row's zone; True, 1, 1.0, Decimal('1'), Fraction(1) and 1+0j are one,
+    and whether it is True (bool or object categories) or 1 (int64) or 1.0 (float64, when any other
+    category is a float) followed the first row. Here every number equal to an integer is that int, one
+    equal to a float that float, one equal to a finite decimal that Decimal in normal form, else its
+    Fraction; a tz-aware Timestamp (or datetime) is the instant in UTC, a naive datetime a Timestamp, a
+    timedelta a Timedelta; Intervals, tuples and frozensets element by element (an Interval of int64
+    ends became float64 when one row's interval had a fractional end); other values as they are."""
+    import datetime
+    import fractions
+
+    v = _pyval(value)
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v) if v.is_integer() else v
+    if isinstance(v, complex):
+        return _canonical_category(v.real) if v.imag == 0 else complex(v.real + 0.0, v.imag + 0.0)
+    if isinstance(v, decimal.Decimal):
+        if v.is_nan():
+            return v
+        if v.is_infinite():
+            return float(v)
+        if v == v.to_integral_value() and v.adjusted() <= _CATEGORY_INT_DIGITS:
+            return int(v)
+        f = float(v)
+        if math.isfinite(f) and f != 0.0 and decimal.Decimal(f) == v:
+            return f
+        return v.normalize(_exact_context(len(v.as_tuple().digits)))
+    if isinstance(v, fractions.Fraction):
+        if v.denominator == 1:
+            return int(v)
+        f = float(v)
+        if math.isfinite(f) and f != 0.0 and fractions.Fraction(f) == v:
+            return f
+        dec = _exact_decimal(v)
+        return v if dec is None else dec
+    if isinstance(v, datetime.datetime):      # pd.Timestamp included
+        t = pd.Timestamp(v)
+        return t.tz_convert("UTC") if t.tzinfo is not None else t
+    if isinstance(v, datetime.timedelta):     # pd.Timedelta included
+        return pd.Timedelta(v)
+    if isinstance(v, pd.Interval):
+        # (pd.cut's categories: one row's interval with fractional ends made every interval float64)
+        return pd.Interval(_canonical_category(v.left), _canonical_category(v.right), closed=v.closed)
+    if isinstance(v, tuple):
+        return tuple(_canonical_category(x) for x in v)
+    if isinstance(v, frozenset):
+        return frozenset(_canonical_category(x) for x in v)
+    return v
+
+
+def _category_sort_key(value):
+    """The order of a Categorical's levels (named by :func:`_canonical_category`): real numbers together by
+    value (1, 1.5, 2 whether 1.5 is a float and 1, 2 ints; they compare exactly across int, float, Decimal
+    and Fraction), other values as :func:`level_sort_key` orders them. A function of the value alone."""
+    import fractions
+
+    if isinstance(value, (int, float, decimal.Decimal, fractions.Fraction)) and not isinstance(value, bool):
+        return ("<class 'numbers.Real'>", 0, value, repr(value))
+    return level_sort_key(value)
+
+
 def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, ledger):
     """Private levels of one column -> (levels, pooled). The values that occur (missing values excluded)
     are counted and released by the stability histogram with 3/4 of the column's eps and all its delta;
@@ -1012,6 +1105,7 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     # released only if its own rows carry it); a typed column or a Categorical holds one value per group,
     # named by a text of the group alone (_canonical_level: 0.0 for -0.0, Decimal's normal form)
     by_text = obs.dtype == object
+    categorical = isinstance(obs.dtype, pd.CategoricalDtype)
     if by_text:
         obs = obs.map(lambda v: (type(_pyval(v)), repr(_pyval(v)), _pyval(v)))
     counts, values = {}, {}
@@ -1021,11 +1115,13 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
         if by_text:
             key, value = x[:2], x[2]
         else:
-            value = _canonical_level(_pyval(x))
+            # audit 28: a Categorical's categories (their spelling and dtype) follow its first rows
+            value = _canonical_category(x) if categorical else _canonical_level(_pyval(x))
             key = (type(value), repr(value))
         counts[key] = counts.get(key, 0) + int(c)
         values[key] = value
-    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: level_sort_key(values[k]))
+    sort_key = _category_sort_key if categorical else level_sort_key
+    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
