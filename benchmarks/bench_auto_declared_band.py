@@ -1,4 +1,4 @@
-"""method="auto"'s candidates (AdaSSP, dpgd, BoostedAdaSSP) on every real factor-data task whose public index falls in a band.
+"""auto's candidates (AdaSSP, dpgd, BoostedAdaSSP) on every real factor-data task whose public index is in a band.
 
 The rule ``dpreg.auto.AUTO_BOOSTED_MIN`` fits dpgd on factor data with every range declared from the public
 index ``dpreg.auto.AUTO_SNR_MIN`` (20) up to 100 (nineteenth pass). This benchmark pools every regression
@@ -137,7 +137,7 @@ def main(argv=None):
     rows = _load(raw)
     if not a.table_only:
         methods = [m for m in a.methods.split(",") if m]
-        for name, eps, index, n, d in cells:
+        for name, eps, index, _n, _d in cells:
             todo = [m for m in methods if not any(r["task"] == name and r["eps"] == eps and r["method"] == m
                                                   for r in rows)]
             if not todo:
