@@ -1142,12 +1142,19 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
                     out.append((name, eps, bset, seed, None, None, str(exc), 0.0, method))
                     log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: refused: {exc}")
                     continue
-            b = fit.coef.to_numpy()
             names = list(fit.coef.index)     # same term names; statsmodels orders them differently
+            if set(names) != set(mle.params.index):
+                raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
+            # a coefficient reported NA (a level whose released count was too small to estimate it; its rows
+            # count with the reference level, as the fit says) is compared as 0, as the regression tasks
+            # predict such rows (_predict). HMDA's rare mhist levels (41 and 21 of 2 380 rows) are such: the
+            # NA made z non-finite and the run stop with the message above although the names matched
+            withheld = int(fit.coef.isna().sum())
+            b = fit.coef.fillna(0.0).to_numpy(float)
             m = mle.params.reindex(names).to_numpy()
             z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
             if not np.all(np.isfinite(z)):
-                raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
+                raise RuntimeError(f"the MLE or its standard errors are not finite: {mle.params.to_dict()}")
             se = np.asarray(fit.std_errors if fit.std_errors is not None else np.full(b.size, np.nan), float)
             # the printed intervals (Wald z, or dp_glm's asymmetric separation union, sixteenth pass)
             ci = fit.conf_int().to_numpy() if fit.std_errors is not None else np.full((b.size, 2), np.nan)
@@ -1156,7 +1163,9 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
             out.append((name, eps, bset, seed, float(np.max(z)), cover, None, float(np.mean(ok)), method))
             log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
                 f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "
-                f"{int(ok.sum())}/{ok.size} released ({time.perf_counter() - t0:.1f}s)")
+                f"{int(ok.sum())}/{ok.size} released"
+                + (f", {withheld} coefficient(s) NA (compared as 0)" if withheld else "")
+                + f" ({time.perf_counter() - t0:.1f}s)")
     return out
 
 
