@@ -1145,9 +1145,12 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
             b = fit.coef.to_numpy()
             names = list(fit.coef.index)     # same term names; statsmodels orders them differently
             m = mle.params.reindex(names).to_numpy()
-            z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
-            if not np.all(np.isfinite(z)):
+            if not np.all(np.isfinite(m)):
                 raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
+            # a coefficient reported as not estimable (NA: a declared level the released count cannot tell
+            # from one with no rows, dpgd_logistic.md §11) has no point to compare: left out of the max
+            z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
+            z = np.where(np.isfinite(b), z, 0.0)
             se = np.asarray(fit.std_errors if fit.std_errors is not None else np.full(b.size, np.nan), float)
             # the printed intervals (Wald z, or dp_glm's asymmetric separation union, sixteenth pass)
             ci = fit.conf_int().to_numpy() if fit.std_errors is not None else np.full((b.size, 2), np.nan)

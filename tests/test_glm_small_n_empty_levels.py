@@ -1,5 +1,5 @@
 """Issue 12, twenty-eighth pass: dp_glm's point for a declared factor level that its released count cannot
-tell from a level with no rows (docs/derivations/dpgd_logistic.md §10; docs/validity.md, "Twenty-eighth
+tell from a level with no rows (docs/derivations/dpgd_logistic.md §11; docs/validity.md, "Twenty-eighth
 pass: dp_glm's empty levels at small n and tilted weak directions"). At n = 300 such a level printed a
 point (-7.65, -7.08 at eps = 8) because the NA rule of §7 fired only where the released count was at most
 0; now it fires below the count gate (2 noise s.d.s), as dp_lm's keep rule does."""

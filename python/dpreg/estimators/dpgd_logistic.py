@@ -479,7 +479,12 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     count_diag, count_sd = _level_count_release(released_H, k_h if newton else None, None if newton else G,
                                                 sigma_H if newton else sens["gram"] / mu_g)
     _withhold_possibly_empty_levels(rel, design, count_diag, count_sd)
-    _report_released_empty_levels(rel, design, count_diag, count_sd)
+    # the point (derivation §11): NA below the same gate on the mean of every release of X'WX (more power
+    # than the releases before the window; the independence from H_bar that the interval's gate needs
+    # does not matter for a point, and a level with no rows is below it with probability Phi(2) either way)
+    na_diag, na_sd = (_level_count_release(released_H, 0, None, sigma_H) if newton
+                      else (count_diag, count_sd))
+    _report_released_empty_levels(rel, design, na_diag, na_sd)
     return rel
 
 
@@ -544,7 +549,7 @@ def _report_released_empty_levels(rel, design, count_release, count_sd=None) -> 
     diagonal of :func:`_level_count_release` (a positive multiple of the count, 0 for a level with no rows,
     plus noise of s.d. ``count_sd``).
 
-    Twenty-eighth pass (derivation dpgd_logistic.md §10): the level's point is NA where its released count
+    Twenty-eighth pass (derivation dpgd_logistic.md §11): the level's point is NA where its released count
     is below the count gate (LEVEL_COUNT_GATE_SDS noise s.d.s), not only where it is at most 0 (§7; the
     rule of BoostedAdaSSP and dpgd, adassp_boosted.md §37). Below the gate the releases cannot tell the
     level from one with no rows, whose column is zero in every row: along it the released curvature is

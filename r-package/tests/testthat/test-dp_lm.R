@@ -432,7 +432,7 @@ test_that("options that are prefixes of levels / seed reach the core (no partial
 })
 
 test_that("dp_glm at n = 300 shows a declared level with no rows as NA with the reason", {
-  # twenty-eighth pass (dpgd_logistic.md §10): a declared level whose released count is below the count
+  # twenty-eighth pass (dpgd_logistic.md §11): a declared level whose released count is below the count
   # gate (2 noise s.d.s) is not estimable; before, one with a count above 0 printed a point (-7.65 at
   # eps = 8). An empty level's count is noise alone, below the gate with probability Phi(2) = 0.977, so
   # of seeds 1-4 (fixed) at least 3 must show it NA (P(two or more pass) = 0.003); where NA, coef,
