@@ -582,10 +582,13 @@ def _report_released_empty_levels(rel, design, count_release, count_sd=None) -> 
     names = [design.public.terms[j] for j in chosen]
     rel.facts["empty_level_not_estimable"] = names
     # the note of the gate (no interval) no longer describes a level reported as NA: rebuilt for the rest
-    withheld = [t for t in (rel.facts.get("empty_level_withheld") or []) if t not in names]
-    warnings_ = [w for w in rel.warnings if not str(w).startswith("No interval for ")]
-    if withheld:
-        warnings_.append(_empty_level_note(withheld))
+    gate_named = list(rel.facts.get("empty_level_withheld") or [])
+    warnings_ = list(rel.warnings)
+    if set(gate_named) & set(names):
+        withheld = [t for t in gate_named if t not in names]
+        warnings_ = [w for w in warnings_ if str(w) != str(_empty_level_note(gate_named))]
+        if withheld:
+            warnings_.append(_empty_level_note(withheld))
     zero = [design.public.terms[j] for j in chosen if j in at_most_0]
     gate = [design.public.terms[j] for j in chosen if j not in at_most_0]
     if zero:
