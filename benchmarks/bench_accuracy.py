@@ -1145,16 +1145,17 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
             names = list(fit.coef.index)     # same term names; statsmodels orders them differently
             if set(names) != set(mle.params.index):
                 raise RuntimeError(f"term names do not match the MLE's: {names} vs {list(mle.params.index)}")
-            # a coefficient reported NA (a level whose released count was too small to estimate it; its rows
-            # count with the reference level, as the fit says) is compared as 0, as the regression tasks
-            # predict such rows (_predict). HMDA's rare mhist levels (41 and 21 of 2 380 rows) are such: the
-            # NA made z non-finite and the run stop with the message above although the names matched
+            # HMDA's rare mhist levels (41 and 21 of 2 380 rows) can be reported NA: the NA made z non-finite
+            # and the run stop with "term names do not match" although the names matched (below: left out)
             withheld = int(fit.coef.isna().sum())
-            b = fit.coef.fillna(0.0).to_numpy(float)
+            b = fit.coef.to_numpy(float)
             m = mle.params.reindex(names).to_numpy()
-            z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
-            if not np.all(np.isfinite(z)):
+            if not np.all(np.isfinite(m)) or not np.all(np.isfinite(mle.bse.reindex(names).to_numpy())):
                 raise RuntimeError(f"the MLE or its standard errors are not finite: {mle.params.to_dict()}")
+            # a coefficient reported as not estimable (NA: a declared level the released count cannot tell
+            # from one with no rows, dpgd_logistic.md §11) makes no claim: left out of the max, and counted
+            z = np.abs(b - m) / mle.bse.reindex(names).to_numpy()
+            z = np.where(np.isfinite(b), z, 0.0)
             se = np.asarray(fit.std_errors if fit.std_errors is not None else np.full(b.size, np.nan), float)
             # the printed intervals (Wald z, or dp_glm's asymmetric separation union, sixteenth pass)
             ci = fit.conf_int().to_numpy() if fit.std_errors is not None else np.full((b.size, 2), np.nan)
@@ -1164,7 +1165,7 @@ def run_glm(tasks, eps_grid, seeds, log=print, methods=("auto",)):
             log(f"# glm {name} {method} eps={eps:g} {bset} seed={seed}: max |b - mle|/se_mle = {np.max(z):.3g}, "
                 f"MLE inside 95% DP interval: {'NA' if cover is None else f'{cover:.2f}'} of "
                 f"{int(ok.sum())}/{ok.size} released"
-                + (f", {withheld} coefficient(s) NA (compared as 0)" if withheld else "")
+                + (f", {withheld} coefficient(s) NA (not estimable; left out of the max)" if withheld else "")
                 + f" ({time.perf_counter() - t0:.1f}s)")
     return out
 

@@ -27,7 +27,7 @@ def test_band_cells_keeps_factor_tasks_inside_the_band_only():
     assert 20.0 <= cells[0][2] < 40.0
 
 
-def test_glm_table_compares_a_withheld_coefficient_as_zero(monkeypatch):
+def test_glm_table_leaves_a_not_estimable_coefficient_out_of_the_max(monkeypatch):
     import statsmodels.formula.api as smf
 
     import dpreg
@@ -40,15 +40,16 @@ def test_glm_table_compares_a_withheld_coefficient_as_zero(monkeypatch):
                        "g": pd.Categorical(g, categories=["a", "b", "c"])})
     formula = "y ~ x + g"
     mle = smf.logit(formula, df).fit(disp=0)
-    # a fit as dp_glm returns one with a rare level not estimable: its coefficient NA, in dpreg's order
+    # a fit as dp_glm returns one with a rare level not estimable: its coefficient NA, in dpreg's order;
+    # x is off by 0.5 MLE SE, so the max over the estimable coefficients is 0.5 (the NA one makes no claim)
     coef = mle.params.reindex(["Intercept", "x", "g[T.b]", "g[T.c]"]).copy()
     coef["g[T.c]"] = np.nan
+    coef["x"] += 0.5 * mle.bse["x"]
     fake = types.SimpleNamespace(coef=coef, std_errors=None)
     monkeypatch.setitem(bench_accuracy.GLM_TASKS, "toy", dict(formula=formula, outcome="y", label="toy"))
     monkeypatch.setattr(bench_accuracy, "_glm_inputs", lambda name: (df, {"x": (0.0, 1.0)}))
     monkeypatch.setattr(dpreg, "dp_glm", lambda *a, **k: fake)
     out = bench_accuracy.run_glm(["toy"], [1.0], 1, log=lambda *_: None)
-    # the other coefficients equal the MLE, so the maximum is the NA level's |0 - MLE| / SE
-    expected = abs(mle.params["g[T.c]"]) / mle.bse["g[T.c]"]
-    assert [r[4] for r in out] == pytest.approx([expected, expected])     # declared and private rows
+    # the others equal the MLE, so the maximum is x's 0.5 (run stopped on the NA before)
+    assert [r[4] for r in out] == pytest.approx([0.5, 0.5])               # declared and private rows
     assert all(r[7] == 0.0 for r in out)                                   # no interval released

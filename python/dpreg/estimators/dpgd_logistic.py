@@ -479,7 +479,12 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
     count_diag, count_sd = _level_count_release(released_H, k_h if newton else None, None if newton else G,
                                                 sigma_H if newton else sens["gram"] / mu_g)
     _withhold_possibly_empty_levels(rel, design, count_diag, count_sd)
-    _report_released_empty_levels(rel, design, count_diag)
+    # the point (derivation §11): NA below the same gate on the mean of every release of X'WX (more power
+    # than the releases before the window; the independence from H_bar that the interval's gate needs
+    # does not matter for a point, and a level with no rows is below it with probability Phi(2) either way)
+    na_diag, na_sd = (_level_count_release(released_H, 0, None, sigma_H) if newton
+                      else (count_diag, count_sd))
+    _report_released_empty_levels(rel, design, na_diag, na_sd)
     return rel
 
 
@@ -537,24 +542,72 @@ def _empty_level_note(names):
         "where the level has rows.", None)
 
 
-def _report_released_empty_levels(rel, design, count_release) -> None:
+def _report_released_empty_levels(rel, design, count_release, count_sd=None) -> None:
     """A factor level whose interval the fit withheld (in a fit that releases no interval: every level) and
-    whose released count of rows is at most 0 (``count_release``, the diagonal of :func:`_level_count_release`:
-    a positive multiple of the count, 0 for a level with no rows, plus noise) is reported as NA with the
-    note of BoostedAdaSSP and dpgd (docs/derivations/adassp_boosted.md §37, dpgd_logistic.md §7): the
-    release points to a level with no rows, whose coefficient is not identified. Post-processing."""
+    whose released count of rows cannot rule out a level with no rows is reported as not estimable (NA
+    estimate, also the inference centre, predictions at it NA), with the reason. ``count_release`` is the
+    diagonal of :func:`_level_count_release` (a positive multiple of the count, 0 for a level with no rows,
+    plus noise of s.d. ``count_sd``).
+
+    Twenty-eighth pass (derivation dpgd_logistic.md §11): the level's point is NA where its released count
+    is below the count gate (LEVEL_COUNT_GATE_SDS noise s.d.s), not only where it is at most 0 (§7; the
+    rule of BoostedAdaSSP and dpgd, adassp_boosted.md §37). Below the gate the releases cannot tell the
+    level from one with no rows, whose column is zero in every row: along it the released curvature is
+    noise alone and the fit cannot resolve the direction, so the point is privacy noise (n = 300, eps = 8:
+    an empty level printed points such as -7.65 and -7.08). It is the rule by which dp_lm's keep rule
+    reports a level NA (2 noise s.d.s, NOT_ESTIMABLE_Z). A level at or above the gate keeps its point even
+    without an interval (the twenty-second pass's NA for every withheld level took real levels'
+    predictions). ``count_sd`` None keeps the old rule (count at most 0). Post-processing of the released
+    count and public constants."""
     if not design.public.factor_blocks:
         return
-    from .adassp import released_empty_note, report_released_empty_levels
+    from ..inference import ssp as _inf_ssp
+    from .adassp import released_empty_note
     # a fit that releases no interval withholds every one (twenty-fourth pass: the same rule)
     se_missing = (np.ones(len(design.public.terms), bool) if rel.vcov is None
                   else ~np.isfinite(np.diag(np.asarray(rel.vcov, float))))
     columns = [int(j) for block in design.public.factor_blocks for j in block if se_missing[int(j)]]
     if not columns:
         return
-    names = [design.public.terms[j] for j in columns]
-    if report_released_empty_levels(rel, rel.facts, columns, names, np.asarray(count_release, float)):
-        rel.warnings = list(rel.warnings) + [released_empty_note(rel.facts["empty_level_not_estimable"])]
+    count = np.asarray(count_release, float)
+    at_most_0 = set(_inf_ssp.levels_released_as_empty(count, columns))
+    below_gate = set(at_most_0)
+    if count_sd is not None and count_sd > 0.0:
+        below_gate |= {j for j in columns if not count[j] >= LEVEL_COUNT_GATE_SDS * count_sd}
+    chosen = [j for j in columns if j in below_gate]
+    if not chosen:
+        return
+    from . import _ssp
+    _ssp.report_coefficients_as_na(rel, chosen)
+    names = [design.public.terms[j] for j in chosen]
+    rel.facts["empty_level_not_estimable"] = names
+    # the note of the gate (no interval) no longer describes a level reported as NA: rebuilt for the rest
+    gate_named = list(rel.facts.get("empty_level_withheld") or [])
+    warnings_ = list(rel.warnings)
+    if set(gate_named) & set(names):
+        withheld = [t for t in gate_named if t not in names]
+        warnings_ = [w for w in warnings_ if str(w) != str(_empty_level_note(gate_named))]
+        if withheld:
+            warnings_.append(_empty_level_note(withheld))
+    zero = [design.public.terms[j] for j in chosen if j in at_most_0]
+    gate = [design.public.terms[j] for j in chosen if j not in at_most_0]
+    if zero:
+        warnings_.append(released_empty_note(zero))
+    if gate:
+        warnings_.append(_below_gate_note(gate))
+    rel.warnings = warnings_
+
+
+def _below_gate_note(names):
+    plural = len(names) > 1
+    these = "these levels" if plural else "this level"
+    return Diagnostic(
+        f"Not estimable at this n and eps (reported as NA, no interval): {', '.join(names)}: the released count "
+        f"of rows at {these} is within {LEVEL_COUNT_GATE_SDS:g} noise standard deviations of 0, so it cannot "
+        "rule out a declared level with no rows; along such a level's column the released curvature is "
+        "noise alone and the fit cannot resolve its direction, so a value there would be mostly privacy "
+        f"noise; predictions at {these} are NA. A larger n or eps gives {'their' if plural else 'its'} "
+        "estimate where the level has rows.", None)
 
 
 NOT_RESOLVED_NOTE = (
