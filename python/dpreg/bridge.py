@@ -479,8 +479,6 @@ def r_compare(fit_jsons, names=None, term_labels=None, format: str = "data.frame
 
 
 def _estimate(kind: str, x, q, options: dict):
-    import numpy as np
-
     import dpreg
 
     options = dict(options or {})
