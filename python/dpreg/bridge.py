@@ -36,6 +36,22 @@ def _as_list(x) -> list:
     return [x]
 
 
+def _floats_or_none(raw: list, fast: bool = True):
+    """``raw`` as a float array (None -> NaN), or None when an entry is no number. The caller refuses
+    outside any exception handler, so numpy's / float()'s message, which quotes the value, is neither
+    shown nor kept as the refusal's ``__context__``."""
+    import numpy as np
+    if fast:
+        try:  # R sends doubles (NA as NaN): the fast path
+            return np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            pass
+    try:
+        return np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
 def _frame(columns: dict, factors: dict | None):
     import numpy as np
     import pandas as pd
@@ -44,14 +60,12 @@ def _frame(columns: dict, factors: dict | None):
     out = {}
     for name, values in (columns or {}).items():
         raw = _as_list(values)
-        try:  # R sends doubles (NA as NaN): the fast path
-            vals = np.asarray(raw, dtype=float)
-        except (TypeError, ValueError):
-            try:
-                vals = np.array([np.nan if v is None else float(v) for v in raw], dtype=float)
-            except (TypeError, ValueError):   # float()'s message would quote the offending value
-                raise InvalidArgumentType(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
-                                "with their levels)") from None
+        vals = _floats_or_none(raw)
+        if vals is None:
+            # float()'s message would quote the offending value: raised outside the handlers, so that it is
+            # not kept as the refusal's __context__ either (``from None`` only hides it; twenty-eighth pass)
+            raise InvalidArgumentType(f"column {name!r}: the bridge takes numbers (factors as 1-based codes "
+                                      "with their levels)")
         if name in factors:
             levels = [str(v) for v in _as_list(factors[name])]
             codes = np.where(np.isnan(vals), -1, vals - 1).astype(np.int64)
@@ -465,8 +479,6 @@ def r_compare(fit_jsons, names=None, term_labels=None, format: str = "data.frame
 
 
 def _estimate(kind: str, x, q, options: dict):
-    import numpy as np
-
     import dpreg
 
     options = dict(options or {})
@@ -483,10 +495,9 @@ def _estimate(kind: str, x, q, options: dict):
     if options.pop(".source", False):
         values = _source_from_r(x)       # files / DuckDB / a Python object: the core reads the column
     else:
-        try:
-            values = np.array([np.nan if v is None else float(v) for v in _as_list(x)], dtype=float)
-        except (TypeError, ValueError):   # float()'s message would quote the offending value
-            raise InvalidArgumentType("x must be a numeric vector") from None
+        values = _floats_or_none(_as_list(x), fast=False)
+        if values is None:   # float()'s message would quote the offending value: not kept (as above)
+            raise InvalidArgumentType("x must be a numeric vector")
     fn = dpreg.dp_mean if kind == "mean" else dpreg.dp_quantile
     options = _whole_numbers_as_int(options, _signature_defaults(fn))
     if kind == "mean":

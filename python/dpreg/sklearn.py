@@ -136,6 +136,7 @@ class _DPBase(BaseEstimator):
         X = _saturated(X)
         if y is not None:
             y = _saturated(y)
+        not_numbers = False
         try:
             if fitting:
                 X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
@@ -143,9 +144,13 @@ class _DPBase(BaseEstimator):
             else:
                 X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
         except ValueError as err:
-            if _quotes_a_value(err):
-                raise self._not_numbers_error("X", X) from None
-            raise
+            if not _quotes_a_value(err):
+                raise
+            not_numbers = True
+        if not_numbers:
+            # raised outside the handler: ``from None`` only hid numpy's error, which quotes the value,
+            # while keeping it as the refusal's __context__ (twenty-eighth pass)
+            raise self._not_numbers_error("X", X)
         values = np.asarray(X, dtype=float)
         names = [str(c) for c in getattr(self, "feature_names_in_", [])] or \
             [f"x{j}" for j in range(values.shape[1])]
@@ -248,12 +253,15 @@ class _DPBase(BaseEstimator):
         columns = list(df.columns)
         if target in columns:
             target = _TARGET
+        not_numbers = False
         try:
             df[target] = np.asarray(y, dtype=float).ravel()
         except ValueError as err:
-            if _quotes_a_value(err):
-                raise self._not_numbers_error("y", y) from None
-            raise
+            if not _quotes_a_value(err):
+                raise
+            not_numbers = True
+        if not_numbers:
+            raise self._not_numbers_error("y", y)     # outside the handler, as in _frame
         n, p = df.shape[0], df.shape[1] - 1 + bool(self.fit_intercept)
         # under add/remove (options={"neighbours": "add_remove"}) n is private: no refusal on it (the
         # sixteenth audit pass; dp_lm fits any n >= 1 there)

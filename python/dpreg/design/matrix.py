@@ -93,11 +93,16 @@ def _take_matrix(mm):
 
 def _model_matrix(parsed, frame, schema):
     from formulaic import model_matrix
+    failed = None
     try:
         mm = model_matrix(parsed.rhs, frame, na_action="raise", context=FORMULA_CONTEXT)
     except Exception as exc:
-        raise DesignError(f"the formula could not be evaluated on the data ({type(exc).__name__}); check the "
-                          "terms and column types") from None
+        failed = type(exc).__name__
+    if failed is not None:
+        # raised outside the handler: formulaic's message may quote a data value, and ``from None`` only
+        # hid it while keeping it as the refusal's __context__ (twenty-eighth pass)
+        raise DesignError(f"the formula could not be evaluated on the data ({failed}); check the "
+                          "terms and column types")
     spec = mm.model_spec
     structure = []
     for st in spec.structure:

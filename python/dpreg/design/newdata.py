@@ -250,6 +250,7 @@ def model_matrix_from_state(public, newdata) -> pd.DataFrame:
     if frame.shape[1] == 0:      # intercept-only model
         frame = pd.DataFrame(index=df.index)
         frame["__dpreg_rows__"] = 0.0
+    failed = None
     try:
         # newcomer review 27: a row outside a transform's domain (log(Girth) at Girth = -1) let numpy's
         # "invalid value encountered in log" reach the user and stopped with "the formula could not be
@@ -260,7 +261,9 @@ def model_matrix_from_state(public, newdata) -> pd.DataFrame:
             warnings.simplefilter("ignore", RuntimeWarning)
             mm = model_matrix(public.spec_state["rhs"], frame, na_action="ignore", context=FORMULA_CONTEXT)
     except Exception as exc:
-        raise DesignError(f"the formula could not be evaluated on newdata ({type(exc).__name__})") from None
+        failed = type(exc).__name__
+    if failed is not None:    # outside the handler: formulaic's message is not kept as __context__ (as in matrix.py)
+        raise DesignError(f"the formula could not be evaluated on newdata ({failed})")
     cols = list(mm.columns)
     if sorted(cols) != sorted(public.terms):
         raise DesignError("newdata produced different model-matrix columns than the fit; check the "

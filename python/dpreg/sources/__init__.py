@@ -230,6 +230,7 @@ class DuckDBSource(Source):
             reader = self.relation.project(cols).to_arrow_reader(batch_rows)
         except (TypeError, AttributeError):      # DuckDB before to_arrow_reader
             reader = self.relation.project(cols).fetch_record_batch(batch_rows)
+        failed = None
         try:
             for b in reader:
                 if b.num_rows:
@@ -237,8 +238,12 @@ class DuckDBSource(Source):
         except SourceError:
             raise
         except Exception as exc:
-            raise SourceError(f"{self.label} could not be read to the end by DuckDB ({type(exc).__name__}); "
-                              "a file may be corrupt or have changed") from None
+            failed = type(exc).__name__
+        if failed is not None:
+            # raised outside the handler: DuckDB's message may quote a value of the file, and ``from None``
+            # only hid it while keeping it as the refusal's __context__ (twenty-eighth pass)
+            raise SourceError(f"{self.label} could not be read to the end by DuckDB ({failed}); "
+                              "a file may be corrupt or have changed")
 
 
 class CsvTextSource(DuckDBSource):
@@ -269,10 +274,13 @@ class CsvTextSource(DuckDBSource):
             f"{sql_trimmed(quoted[c])} AS {quoted[c]}" if c in numbers else quoted[c] for c in self.names))
         if numbers:
             checks = ", ".join(f"bool_or({sql_not_a_number(quoted[c])})" for c in numbers)
+            bad, failed = None, None
             try:
                 bad = trimmed.aggregate(checks).fetchall()[0]
             except Exception as exc:
-                raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
+                failed = type(exc).__name__
+            if failed is not None:     # outside the handler, as in batches()
+                raise SourceError(f"{self.label} could not be read by DuckDB ({failed})")
             for c, is_bad in zip(numbers, bad):
                 if is_bad:
                     raise not_a_number_error(c, formula=formula, outcome=c in outcome)
@@ -353,11 +361,14 @@ class SparkSource(Source):
                                               schema=_pa.schema([("pid", _pa.int64()), ("v", _pa.binary())]))
 
         sub = self.sdf.select(*list(columns)) if frame is None else frame
+        table, failed = None, None
         try:
             table = sub.mapInArrow(run, "pid long, v binary").toArrow()
         except Exception as exc:
-            raise SourceError(f"the Spark job failed ({type(exc).__name__}); check the session and that the "
-                              "executors have dpreg and its dependencies installed") from None
+            failed = type(exc).__name__
+        if failed is not None:         # outside the handler (a job's error may quote values), as in batches()
+            raise SourceError(f"the Spark job failed ({failed}); check the session and that the "
+                              "executors have dpreg and its dependencies installed")
         rows = sorted(zip(table.column("pid").to_pylist(), table.column("v").to_pylist()))
         results = []
         for _pid, blob in rows:
