@@ -216,15 +216,18 @@ translate_leaf <- function(e, map, factor_cols) {
     x <- as.character(args[[1]])
     dp_stop(f, "() is not supported in a dpreg formula: write the column itself, ", x, " (a numeric ",
             "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
-            "factor write factor(", x, "))", call. = FALSE)
+            "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
   } else {
-    dp_stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
-         paste(names(.math_funs), collapse = ", "), "; and, computed in R from values typed into ",
-         "the formula: ", paste0(setdiff(.derived_funs, "as.ordered"), "()", collapse = ", "), ")",
+    dp_stop("the function ", f, "() is not supported in a dpreg formula (", supported_funs_text(), ")",
          call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
   py
+}
+
+supported_funs_text <- function() {
+  paste0("supported: factor(), I(), ", paste(names(.math_funs), collapse = ", "), "; and, computed in R ",
+         "from values typed into the formula: ", paste0(setdiff(.derived_funs, "as.ordered"), "()", collapse = ", "))
 }
 
 # What to write instead of a refused function, in R's words (twenty-eighth pass, teaching datasets:
