@@ -96,3 +96,39 @@ def test_reliable_regime_is_not_refused():
         q_hi = pb.quantile_levels(10000, eps_q)[1]
         beta, _ = pb.choose_beta(10000, eps_q, q_hi)
         assert pb.overshoot_bound(10000, eps_q, q_hi, beta) <= pb.MAX_OVERSHOOT
+
+
+def test_the_budget_a_refusal_names_itself_passes_the_check():
+    # issue 12: a refusal names the eps that would work. Printed to 3 digits rounded to nearest, the
+    # named number could sit just below the threshold: R's cars (n = 50, 4 ends) was told "about
+    # eps >= 13.3" and refused again at eps = 13.3 (8 of 21 teaching datasets' refusals). Rounded up,
+    # the printed range budget and eps (x the default share 0.1) must themselves pass the same
+    # public check, on a grid of n and numbers of range ends (the check is a function of n, eps only).
+    import re
+    for n in (15, 21, 30, 32, 47, 50, 54, 71, 84, 111, 150, 248, 272):
+        for cols in (1, 2, 3, 5, 7):
+            missing = {f"x{j}": (None, None) for j in range(cols)}
+            rows = {c: n for c in missing}
+            with pytest.raises(dpreg.errors.SampleTooSmall) as err:
+                pb.check_range_plan(rows, missing=missing, eps_total=0.01)
+            text = str(err.value)
+            share = float(re.search(r"of at least ([0-9.e+]+) ", text).group(1))
+            eps = float(re.search(r"about eps >= ([0-9.e+]+) ", text).group(1))
+            assert pb.check_range_plan(rows, missing=missing, eps_total=share)
+            assert pb.check_range_plan(rows, missing=missing, eps_total=0.1 * eps)
+            # and not loose: 3 significant digits, one unit in the third digit below fails
+            below = share - 10.0 ** (math.floor(math.log10(share)) - 2)
+            with pytest.raises(dpreg.errors.SampleTooSmall):
+                pb.check_range_plan(rows, missing=missing, eps_total=below * (1 - 1e-6))
+    # end to end, the R cars data's shape (n = 50, dist ~ speed, no declared ranges): the named eps fits
+    rng = np.random.default_rng(3)
+    speed = rng.uniform(4, 25, 50)
+    df = pd.DataFrame({"speed": speed, "dist": -17.6 + 3.9 * speed + rng.normal(0, 15, 50)})
+    with pytest.raises(dpreg.errors.SampleTooSmall) as err:
+        dpreg.dp_lm("dist ~ speed", df, eps=1.0, random_state=1)
+    eps = float(re.search(r"about eps >= ([0-9.e+]+) ", str(err.value)).group(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+        for seed in range(3):
+            fit = dpreg.dp_lm("dist ~ speed", df, eps=eps, random_state=seed)
+            assert fit.public.schema.variables["dist"].bounds_source == "estimated"

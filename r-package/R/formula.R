@@ -211,15 +211,47 @@ translate_leaf <- function(e, map, factor_cols) {
     dp_stop(poly_refusal(e), call. = FALSE)
   } else if (f %in% .refused_funs) {
     dp_stop(f, "() is not supported in a dpreg formula: it depends on the data (or is not a ",
-         "row-wise transform); use I() with public constants instead", call. = FALSE)
+         "row-wise transform); ", refused_fun_advice(e, f), call. = FALSE)
+  } else if (f %in% c("as.numeric", "as.double", "as.integer") && length(args) == 1 && is.name(args[[1]])) {
+    x <- as.character(args[[1]])
+    dp_stop(f, "() is not supported in a dpreg formula: write the column itself, ", x, " (a numeric ",
+            "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
+            "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
   } else {
-    dp_stop("the function ", f, "() is not supported in a dpreg formula (supported: factor(), I(), ",
-         paste(names(.math_funs), collapse = ", "), "; and, computed in R from values typed into ",
-         "the formula: ", paste0(setdiff(.derived_funs, "as.ordered"), "()", collapse = ", "), ")",
+    dp_stop("the function ", f, "() is not supported in a dpreg formula (", supported_funs_text(), ")",
          call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
   py
+}
+
+supported_funs_text <- function() {
+  paste0("supported: factor(), I(), ", paste(names(.math_funs), collapse = ", "), "; and, computed in R ",
+         "from values typed into the formula: ", paste0(setdiff(.derived_funs, "as.ordered"), "()", collapse = ", "))
+}
+
+# What to write instead of a refused function, in R's words (twenty-eighth pass, teaching datasets:
+# "use I() with public constants instead" did not say how for scale(), ns(), bs() or interaction())
+refused_fun_advice <- function(e, f) {
+  args <- as.list(e)[-1]
+  x <- if (length(args)) paste(deparse(args[[1]]), collapse = "") else "x"
+  f <- sub("^splines::", "", f)
+  switch(f,
+    scale = paste0("scale() centres and scales by the data's mean and standard deviation (not private); ",
+                   "write a public centre and scale instead, e.g. I((", x, " - 3) / 2)"),
+    ns = , bs = paste0(f, "() places its knots at quantiles of the data (not private); with knots chosen ",
+                       "from public knowledge write the pieces instead, e.g. ", x, " + pmax(", x,
+                       ", k) for a linear spline with a knot at k (k a number typed in the formula)"),
+    interaction = {
+      un <- if (is.null(names(args))) args else args[!nzchar(names(args))]
+      fs <- vapply(un, function(a) {
+        a <- paste(deparse(a), collapse = "")
+        if (grepl("^(factor|as.factor)\\(", a)) a else paste0("factor(", a, ")")
+      }, "")
+      paste0("write the product of the factors instead: ", paste(fs, collapse = " * "),
+             " (the same cells, as main effects and their interaction: the same fitted values)")
+    },
+    "use I() with public constants instead")
 }
 
 # poly(): orthogonal polynomials are built from the data; raw = TRUE is row-wise but not translated.
@@ -275,6 +307,10 @@ translate_rhs <- function(e, map, factor_cols) {
         return(paste(vapply(parts, function(p) translate_rhs(p, map, factor_cols), ""), collapse = " + "))
       }
       rhs <- if (f == "^") translate_arith(args[[2]]) else translate_rhs(args[[2]], map, factor_cols)
+      # R's a %in% b is the term a:b alone (terms() gives lm the columns wt:factor(cyl)4, ...); the
+      # core's parser reads %in% as nesting, b + b:a, which added b's main effect: a different model
+      # (twenty-eighth pass, teaching datasets: mtcars mpg ~ wt %in% factor(cyl))
+      if (op == "%in%") op <- ":"
       return(paste(translate_rhs(args[[1]], map, factor_cols), op, rhs))
     }
     if (f == "(") return(paste0("(", translate_rhs(args[[1]], map, factor_cols), ")"))
@@ -485,7 +521,17 @@ derive_leaf <- function(e) {
   nms <- if (is.null(names(args))) rep("", length(args)) else names(args)
   col_arg <- function() {
     x <- args[[1]]
-    if (!is.name(x)) dp_stop(f, "() in a dpreg formula must be applied to a column name", call. = FALSE)
+    if (!is.name(x)) {
+      inner <- if (is.call(x) && deparse(x[[1]]) %in% c("factor", "as.factor") && length(x) == 2 &&
+                   is.name(x[[2]])) as.character(x[[2]]) else NULL
+      dp_stop(f, "() in a dpreg formula must be applied to a column name",
+              if (!is.null(inner) && f == "relevel")
+                paste0(": write factor(", inner, ") and declare the levels in the order you want, the ",
+                       "reference first, e.g. levels = list(", inner, " = c(\"", 
+                       if (length(args) > 1) paste(as.character(eval(args[[2]], baseenv())), collapse = "") else "ref",
+                       "\", ...)) (or relevel(", inner, ", ...) on a factor or character column)"),
+              call. = FALSE)
+    }
     as.character(x)
   }
   spec <- switch(f,

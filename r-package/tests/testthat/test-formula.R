@@ -149,3 +149,37 @@ test_that("coefficients of terms with numbers are named by R's deparse, as lm na
     expect_identical(rownames(confint(fit)), names(coef(fit)), info = deparse(f))
   }
 })
+
+test_that("a %in% b is lm's a:b alone, not the nesting b + b:a", {
+  skip_if_no_core()
+  # reference: lm()'s own coefficient names for the same formula (R's terms() defines %in%)
+  b <- list(mpg = c(5, 50), wt = c(1, 6), hp = c(50, 350))
+  for (fs in c("mpg ~ wt %in% factor(cyl)", "mpg ~ hp + wt %in% factor(cyl)", "mpg ~ wt %in% hp")) {
+    fo <- as.formula(fs)
+    fit <- suppressWarnings(dp_lm(fo, mtcars, eps = 10, seed = 1, bounds = b,
+                                  levels = list(cyl = c("4", "6", "8"))))
+    expect_setequal(names(coef(fit)), names(coef(lm(fo, mtcars))))
+  }
+})
+
+test_that("refused formula functions say what to write instead, and that works", {
+  skip_if_no_core()
+  b <- list(mpg = c(5, 50), wt = c(1, 6))
+  fit_names <- function(fs) names(coef(suppressWarnings(
+    dp_lm(as.formula(fs), mtcars, eps = 10, seed = 1, bounds = b))))
+  expect_error(dp_lm(mpg ~ scale(wt), mtcars, bounds = b), "I\\(\\(wt - 3\\) / 2\\)")
+  expect_equal(fit_names("mpg ~ I((wt - 3) / 2)"), c("(Intercept)", "I((wt - 3)/2)"))
+  expect_error(dp_lm(mpg ~ splines::ns(wt, df = 3), mtcars, bounds = b), "wt \\+ pmax\\(wt, k\\)")
+  expect_error(dp_lm(mpg ~ bs(wt), mtcars, bounds = b), "knots at quantiles of the data")
+  expect_equal(fit_names("mpg ~ wt + pmax(wt, 3)"), c("(Intercept)", "wt", "pmax(wt, 3)"))
+  expect_error(dp_lm(mpg ~ interaction(am, vs), mtcars, bounds = b), "factor\\(am\\) \\* factor\\(vs\\)")
+  expect_error(dp_lm(mpg ~ as.numeric(cyl) + wt, mtcars, bounds = b), "write the column itself, cyl")
+  expect_error(dp_lm(mpg ~ as.integer(cyl), mtcars, bounds = b), "write the column itself, cyl")
+  expect_error(dp_lm(mpg ~ relevel(factor(cyl), "6"), mtcars, bounds = b),
+               'levels = list\\(cyl = c\\("6", \\.\\.\\.\\)\\)')
+  # the advice works: the declared order makes "6" the reference, as relevel() would in lm
+  nm <- names(coef(suppressWarnings(dp_lm(mpg ~ factor(cyl), mtcars, eps = 10, seed = 1, bounds = b,
+                                          levels = list(cyl = c("6", "4", "8"))))))
+  expect_equal(nm, names(coef(lm(mpg ~ relevel(factor(cyl), "6"), mtcars))) |>
+                 sub(pattern = "relevel\\(factor\\(cyl\\), \"6\"\\)", replacement = "factor(cyl)"))
+})
