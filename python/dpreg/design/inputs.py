@@ -20,10 +20,13 @@ def _as_frame(data) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         df = data
     elif isinstance(data, dict):
+        df = None
         try:
             df = pd.DataFrame(data)
-        except Exception:
-            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
+        except Exception:  # noqa: BLE001 - pandas' message quotes the columns' lengths (row counts)
+            pass
+        if df is None:     # refused outside the handler, so pandas' error is not kept as __context__
+            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns")
     else:
         raise InvalidArgumentType("data must be a pandas DataFrame (or a mapping of columns)")
     if df.shape[0] == 0 or df.shape[1] == 0:

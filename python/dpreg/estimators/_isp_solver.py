@@ -167,11 +167,12 @@ def _prepare(X, y, L, k):
 
 def _chol_inv(M):
     """Inverse of a symmetric positive definite matrix via Cholesky; _Singular if not PD."""
+    Lc = None
     try:
         Lc = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise _Singular() from None
-    if not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
+    except np.linalg.LinAlgError:   # raised below, outside the handler: numpy's error is not kept
+        pass
+    if Lc is None or not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
         raise _Singular()
     Linv = np.linalg.inv(Lc)
     return Linv.T @ Linv, Linv
