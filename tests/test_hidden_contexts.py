@@ -270,3 +270,35 @@ def test_cli_delta_refusal_does_not_keep_the_fits_chain(tmp_path):
         cli._fit(args)
     assert "--allow-large-delta" in str(info.value)
     assert_value_not_kept(info.value)
+
+
+def test_the_r_bridge_sends_only_the_message_type_and_classes():
+    # R gets {type, message, classes, privacy} of the refusal: its chain never crosses the bridge
+    from dpreg.bridge import _run
+
+    def refusing():
+        try:
+            raise ValueError(f"could not convert string to float: {NEEDLE!r}")
+        except ValueError:
+            raise dpreg.DPRegError("refused") from None
+
+    out = _run(refusing)
+    assert out["ok"] is False
+    assert set(out["error"]) == {"type", "message", "classes", "privacy"}
+    assert out["error"]["message"] == "refused"
+    assert NEEDLE not in json.dumps(out, default=str)
+
+
+def test_the_r_bridge_duckdb_query_that_fails_on_a_value_sends_no_value(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from dpreg.bridge import r_dp_lm_source
+    db = str(tmp_path / "d.duckdb")
+    con = duckdb.connect(db)
+    con.execute(f"CREATE TABLE t AS SELECT * FROM (VALUES ('1.0', 2.0), ('{NEEDLE}', 3.0)) v(x, y)")
+    con.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = r_dp_lm_source("y ~ x", {"dbdir": db, "table": "SELECT CAST(x AS DOUBLE) AS x, y FROM t"},
+                             {"eps": 1.0, "bounds": {k: list(v) for k, v in BOUNDS.items()}, "seed": 1})
+    assert out["ok"] is False and out["error"]["type"] == "SourceError", out["error"]
+    assert NEEDLE not in json.dumps(out, default=str)
