@@ -182,8 +182,8 @@ def test_a_mapping_of_unequal_columns_does_not_keep_pandas_error():
 def test_a_failed_release_does_not_keep_the_estimators_chain(monkeypatch):
     # an estimator's refusal raised while handling a library error that quotes a value: the refusal
     # dp_lm raises keeps the message (public by construction) and nothing of the chain
-    from dpreg.estimators import adassp
     from dpreg.errors import EstimationFailed
+    from dpreg.estimators import adassp
 
     def failing(*args, **kwargs):
         try:
@@ -217,8 +217,7 @@ def test_a_duckdb_query_that_fails_on_a_value_does_not_keep_duckdbs_message():
 def test_a_file_schema_read_error_is_not_kept(tmp_path, monkeypatch):
     pytest.importorskip("duckdb")
     pq = pytest.importorskip("pyarrow.parquet")
-    from dpreg.sources import SourceError
-    from dpreg.sources import open_files
+    from dpreg.sources import SourceError, open_files
     path = tmp_path / "d.parquet"
     path.write_bytes(b"not parquet")
 
@@ -232,8 +231,7 @@ def test_a_file_schema_read_error_is_not_kept(tmp_path, monkeypatch):
 
 
 def test_polars_column_arrow_cannot_carry_is_refused_without_chain(monkeypatch):
-    from dpreg.sources import SourceError
-    from dpreg.sources import _polars_to_arrow
+    from dpreg.sources import SourceError, _polars_to_arrow
 
     class Col:
         def head(self, k):

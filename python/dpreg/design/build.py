@@ -14,6 +14,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 from __future__ import annotations
 
 import ast
+import contextlib
 import decimal
 import gc
 import math
@@ -528,10 +529,8 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     n = int(df.shape[0])
     unit_codes = None
     if unit is not None:
-        try:
+        with contextlib.suppress(TypeError):   # pandas' message names the type of a value of the column
             unit_codes = pd.factorize(df[unit], sort=False)[0].astype(np.int64)
-        except TypeError:   # pandas' message names the type of a value of the column
-            pass
         if unit_codes is None:   # outside the handler: that error is not kept as __context__
             raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)")
     # the predictors to impute (after leaving out rows without an outcome under add/remove)

@@ -2,6 +2,7 @@
 the kind of each column, and the record of data-derived (non-private) choices."""
 from __future__ import annotations
 
+import contextlib
 import decimal
 import fractions
 import math
@@ -21,10 +22,8 @@ def _as_frame(data) -> pd.DataFrame:
         df = data
     elif isinstance(data, dict):
         df = None
-        try:
+        with contextlib.suppress(Exception):  # pandas' message may quote the columns' lengths (row counts)
             df = pd.DataFrame(data)
-        except Exception:  # noqa: BLE001 - pandas' message quotes the columns' lengths (row counts)
-            pass
         if df is None:     # refused outside the handler, so pandas' error is not kept as __context__
             raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns")
     else:

@@ -7,6 +7,7 @@ the weighted fit. Split out of ``_isp_core`` (the constants, the release and Pri
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -168,10 +169,8 @@ def _prepare(X, y, L, k):
 def _chol_inv(M):
     """Inverse of a symmetric positive definite matrix via Cholesky; _Singular if not PD."""
     Lc = None
-    try:
+    with contextlib.suppress(np.linalg.LinAlgError):   # refused below: numpy's error is not kept
         Lc = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:   # raised below, outside the handler: numpy's error is not kept
-        pass
     if Lc is None or not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
         raise _Singular()
     Linv = np.linalg.inv(Lc)

@@ -22,6 +22,7 @@ Why Arrow rather than a dataframe-abstraction library: docs/sources.md.
 """
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import os
 
@@ -572,10 +573,8 @@ def open_source(data) -> Source:
             and isinstance(data[1], str):
         con, table = data
         rel = None
-        try:
+        with contextlib.suppress(Exception):   # not a table or view: tried as a query below
             rel = con.table(table)
-        except Exception:  # noqa: BLE001 - not a table or view: tried as a query below
-            pass
         failed = None
         if rel is None:    # outside the handler (the table lookup's error is not kept as __context__)
             try:
