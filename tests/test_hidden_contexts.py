@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import exception_chain
 
 import dpreg
 
@@ -126,18 +127,10 @@ def test_no_raise_from_none_in_a_handler_outside_the_allow_list():
 
 # ---- data paths: the distinctive value is nowhere in the chain ----------------------------------------
 
-def chain(exc):
-    out = []
-    while exc is not None and exc not in out:
-        out.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return out
-
-
 def assert_value_not_kept(exc, needle=NEEDLE):
     assert exc.__cause__ is None and exc.__context__ is None, \
         f"{type(exc).__name__} keeps {type(exc.__cause__ or exc.__context__).__name__} in its chain"
-    for e in chain(exc):
+    for e in exception_chain(exc):
         texts = [str(e), repr(e.args)] + [repr(getattr(e, a, "")) for a in ("object", "doc")]
         assert not any(needle in t for t in texts), f"{type(e).__name__} quotes the value: {e!r}"
 
