@@ -324,6 +324,17 @@ def bundle_size(neighbours: str, r_squared: bool, meat: bool) -> int:
     return 2 + (1 if neighbours == "add_remove" else 0) + (1 if r_squared else 0) + (1 if meat else 0)
 
 
+def _placing_scale(a1c: float, n_pub: float, c_abs: float) -> float | None:
+    """The scale that places R_b's clip (docs/derivations/adassp_boosted.md §52): the normal scale whose
+    mean of min(|r|, c_abs) is the released A1c / n, floored as s1 is; None where A1c gives none (at or
+    below 0, or at or past n c_abs). Released values and public constants only."""
+    from ..inference.ssp import normal_scale_from_clipped_abs
+    sc = normal_scale_from_clipped_abs(a1c / n_pub, c_abs) if math.isfinite(a1c) else None
+    if sc is None or not sc > 0.0:
+        return None
+    return max(float(sc), 1e-12 * BUNDLE_C1)
+
+
 def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bool, noise, ledger,
                    share_of=None, meat_k: float | None = None, bound_x: float | None = None) -> dict:
     """Release R_n (add/remove only), R_a, R_b, R_c (if ``r_squared``) and, when ``meat_k`` is given,
@@ -357,15 +368,25 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
                             statistic="resid_abs", share=share_abs)
     # mean absolute residual -> s.d. under normality; the floor guards against a negative noisy A1
     s1 = max(math.sqrt(math.pi / 2.0) * A1 / n_pub, 1e-12 * BUNDLE_C1)
-    c2 = min(BUNDLE_K * s1, BUNDLE_C1)
-    # both sums at c2 in one pass over the rows (released in this order, as before)
-    abs_c2, sq_c2 = clipped_residual_sums(X, y, theta, c2)
-    A1c = gaussian_mechanism(abs_c2, sensitivity=c2, mu=mu_abs,
+    c_abs = min(BUNDLE_K * s1, BUNDLE_C1)
+    abs_c, _ = clipped_residual_sums(X, y, theta, c_abs)
+    A1c = gaussian_mechanism(abs_c, sensitivity=c_abs, mu=mu_abs,
                              noise=noise, ledger=ledger, statistic="resid_abs_clipped", share=share_abs)
+    # twenty-eighth pass (adassp_boosted.md §52): R_b's clip c2 = 4 s2 with s2 the normal scale that the
+    # released A1c implies (its noise is c_abs / c1 of A1's, so c2 no longer inherits A1's 30-50% noise
+    # at small n eps, and A2's noise c2^2 / mu with it); where A1c gives no scale (a noise draw at or
+    # below 0, or at or past n c_abs) the clip stays c_abs = 4 s1, as before
+    s2 = _placing_scale(float(A1c), n_pub, c_abs)
+    if s2 is None:
+        c2 = c_abs
+    else:
+        c2 = min(BUNDLE_K * s2, BUNDLE_C1)
+        out["s2"] = s2
+    _, sq_c2 = clipped_residual_sums(X, y, theta, c2)
     A2 = gaussian_mechanism(sq_c2, sensitivity=c2 * c2, mu=mu_each, noise=noise, ledger=ledger,
                             statistic="resid_sq", share=share)
-    out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, sigma_a=BUNDLE_C1 / mu_abs,
-               sigma_b=c2 * c2 / mu_each, A1c=float(A1c), sigma_ac=c2 / mu_abs)
+    out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, c_abs=c_abs, sigma_a=BUNDLE_C1 / mu_abs,
+               sigma_b=c2 * c2 / mu_each, A1c=float(A1c), sigma_ac=c_abs / mu_abs)
     if r_squared:
         mom = y_moments(X, y)
         dm = sensitivity_moments(neighbours)
