@@ -955,6 +955,11 @@ def widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, h_y: float) -
     lo = h_y * math.sqrt(max(float(res_var["lower_given_gate"]), 0.0))
     hi = h_y * math.sqrt(max(float(res_var["upper_given_gate"]), 0.0))
     facts["sigma_interval"] = [float(min(float(si[0]), lo)), float(max(float(si[1]), hi))]
+    # twenty-eighth pass (§53): the point is the median of its law given the gate (the same inversion at
+    # 50%), so that the points a gate passed on a high realised excess are not printed high
+    s2g = res_var.get("sigma2_given_gate")
+    if s2g is not None and s2g > 0.0:
+        rel.sigma = float(h_y * math.sqrt(float(s2g)))
 
 
 def withhold_points_the_interval_does_not_support(rel, facts) -> None:

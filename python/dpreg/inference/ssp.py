@@ -585,6 +585,14 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
                                                          var_gate=var_ref, df=df)
         lo_gate = min(lo, min(max(sel_lo / df - merr, 0.0), 1.0))
         hi_gate = max(hi, min(sel_hi / df + merr, 1.0))
+        # twenty-eighth pass (§53): the point given the gate, the residual sum at which the point's sum is
+        # the median of its law given the gate passed (the same test inversion at 50%); far above the gate
+        # it is the unselected law's median
+        med, _ = selective_residual_sum_interval(rss_mean, gate_sum, S=S, V_priv=V_priv, var_point=var_a2,
+                                                 var_gate=var_ref, df=df, level=0.0)
+        s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
+    else:
+        s2_gate = None
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -599,7 +607,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             "var_rss": var_noise + (merr * df) ** 2,
             # the verdict as a gate on the reference sum (§51): its threshold, the reference and its own noise
             "gate_sum": gate_sum, "reference_sum": total_a1 - excess, "var_reference": var_ref,
-            "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny),
+            "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny), "sigma2_given_gate": s2_gate,
             "refused_on_width": bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)}
 
 
