@@ -2,7 +2,8 @@
 docs/derivations/adassp_boosted.md §52).
 
 The residual bundle releases A1 (clipped at c1), then A1c (clipped at c_abs = min(4 s1, c1), s1 from A1),
-then A2 (squares clipped at c2). c2 is now min(4 s2, c1) with s2 the normal scale that the released A1c
+then A2 (squares clipped at c2). With ``BUNDLE_CLIP_FROM_ABS_SUM`` (measured, not enabled by default) c2 is
+min(4 s2, c1) with s2 the normal scale that the released A1c
 implies (sigma g(c_abs / sigma) = A1c / n, g(k) = E min(|Z|, k)), c_abs where A1c gives no scale. Checked
 here: the noise A2 receives against the sensitivity c2^2 derived from the released A1c (the inversion
 written out independently of the package), the clip's spread at the uniform design's scale, the
@@ -22,6 +23,20 @@ from dpreg.estimators import _ssp
 from dpreg.inference import ssp as inf
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
+
+
+@pytest.fixture
+def from_abs_sum(monkeypatch):
+    """§52's placement is measured, not enabled by default (docs/validity.md, twenty-eighth pass)."""
+    monkeypatch.setattr(_ssp, "BUNDLE_CLIP_FROM_ABS_SUM", True)
+
+
+def test_by_default_the_clip_is_placed_by_A1():
+    X, y, theta = _scaled(500, 0.2, 3)
+    out = _ssp.release_bundle(X, y, theta, mu_inf=1.0, neighbours="replace_one", r_squared=False,
+                              noise=NoiseSource(1), ledger=Ledger())
+    assert out["c2"] == out["c_abs"] == pytest.approx(min(4.0 * out["s1"], _ssp.BUNDLE_C1), rel=1e-12)
+    assert "s2" not in out
 
 
 def _g(k: float) -> float:
@@ -47,7 +62,7 @@ def _scaled(n, scale, seed):
     return X, y, np.zeros(1)
 
 
-def test_resid_sq_noise_matches_the_clip_derived_from_the_released_A1c(monkeypatch):
+def test_resid_sq_noise_matches_the_clip_derived_from_the_released_A1c(monkeypatch, from_abs_sum):
     """Each draw: A2's sensitivity is c2^2 with c2 recomputed here from the released A1c (to 1e-9), the
     value released is the sum of min(r^2, c2^2) at that c2, and its noise standardized by c2^2 / mu_each
     (mu_each = mu_inf / sqrt 2: two equal shares, R_a and R_b) passes the calibration checks (variance,
@@ -79,7 +94,7 @@ def test_resid_sq_noise_matches_the_clip_derived_from_the_released_A1c(monkeypat
     _calibration_checks(np.asarray(draws), 1.0)
 
 
-def test_the_clip_no_longer_inherits_A1s_noise():
+def test_the_clip_no_longer_inherits_A1s_noise(from_abs_sum):
     """The uniform design's scale at n = 1000, eps = 1 (dpgd: residual s.d. 0.13 in scaled units, the
     bundle's mu_each about 0.053 with R^2 moments, three shares: mu_inf = 0.053 sqrt 3). s1's relative
     s.d. is (c1 / mu_abs) / (n E|r|) = 53 / 104 = 0.51, s2's (c_abs / mu_abs) / (n E min(|r|, c_abs)),
@@ -99,7 +114,7 @@ def test_the_clip_no_longer_inherits_A1s_noise():
     assert abs(np.median(c2) - 1.0) < 0.1
 
 
-def test_no_scale_from_A1c_keeps_the_clip_at_c_abs(monkeypatch):
+def test_no_scale_from_A1c_keeps_the_clip_at_c_abs(monkeypatch, from_abs_sum):
     """A1c released at or below 0 (or at or past n c_abs) implies no scale: c2 stays c_abs = min(4 s1, c1)
     and the bundle carries no s2 (the consumers then read s1, as before)."""
     real = _ssp.gaussian_mechanism

@@ -30,11 +30,11 @@ MU_EACH = 0.053
 MU_ABS = MU_EACH / math.sqrt(2.0)
 
 
-def _bundle_draw(r, rng, from_a1c=True):
+def _bundle_draw(r, rng, from_a1c=False):
     """The bundle's released values for residuals r, with the noise the mechanisms add (A1 -> c_abs ->
-    A1c -> c2 -> A2), as _ssp.release_bundle computes them: c2 = min(4 s2, c1), s2 the normal scale A1c
-    implies (§52; c_abs where it implies none). ``from_a1c`` False: c2 = c_abs = 4 s1, the release of
-    before the twenty-eighth pass."""
+    A1c -> c2 -> A2), as _ssp.release_bundle computes them: c2 = c_abs = min(4 s1, c1) by default;
+    ``from_a1c`` (§52, _ssp.BUNDLE_CLIP_FROM_ABS_SUM): c2 = min(4 s2, c1), s2 the normal scale A1c implies
+    (c_abs where it implies none)."""
     n = r.size
     A1 = np.sum(np.minimum(np.abs(r), BUNDLE_C1)) + (BUNDLE_C1 / MU_ABS) * rng.standard_normal()
     s1 = max(math.sqrt(math.pi / 2.0) * A1 / n, 1e-12 * BUNDLE_C1)

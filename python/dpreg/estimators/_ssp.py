@@ -53,6 +53,13 @@ CI_KINDS = ("auto", "analytic", "bootstrap")
 BUNDLE_C1 = 2.0
 #: R_b clips squared residuals at (k s1)^2 (docs/derivations/adassp_boosted.md §8): loses 0.012% of a normal residual's variance
 BUNDLE_K = 4.0
+#: twenty-eighth pass (docs/derivations/adassp_boosted.md §52): place R_b's clip at k s2, s2 the normal scale
+#: the released clipped absolute sum A1c implies, instead of k s1. Measured and not enabled: it cut the
+#: bundle total's noise by a third at n = 1000, eps = 1 and printed more, better-centred sigma-hat points,
+#: but the validity grid printed R^2 in fewer fits at raw_scale n = 2000, eps = 1 (146 -> 111 over three
+#: seeds: the tail allowance's low-noise fits went with the low clips) and a few new sigma-hat points at
+#: n = 2000, eps = 1 (docs/validity.md, twenty-eighth pass)
+BUNDLE_CLIP_FROM_ABS_SUM = False
 #: the residual-weighted Gram matrix of the sandwich covariance (docs/derivations/adassp_boosted.md §17):
 #: clipping-bias coefficient b of the reference heavy tail, t3 errors: winsorizing the squared residuals
 #: at c = k s1 loses about b / k of their second moment (8 / (3 pi) = 0.849 in units of sigma, and
@@ -372,11 +379,11 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     abs_c, _ = clipped_residual_sums(X, y, theta, c_abs)
     A1c = gaussian_mechanism(abs_c, sensitivity=c_abs, mu=mu_abs,
                              noise=noise, ledger=ledger, statistic="resid_abs_clipped", share=share_abs)
-    # twenty-eighth pass (adassp_boosted.md §52): R_b's clip c2 = 4 s2 with s2 the normal scale that the
-    # released A1c implies (its noise is c_abs / c1 of A1's, so c2 no longer inherits A1's 30-50% noise
-    # at small n eps, and A2's noise c2^2 / mu with it); where A1c gives no scale (a noise draw at or
-    # below 0, or at or past n c_abs) the clip stays c_abs = 4 s1, as before
-    s2 = _placing_scale(float(A1c), n_pub, c_abs)
+    # twenty-eighth pass (adassp_boosted.md §52), with BUNDLE_CLIP_FROM_ABS_SUM (off): R_b's clip
+    # c2 = 4 s2 with s2 the normal scale that the released A1c implies (its noise is c_abs / c1 of A1's, so
+    # c2 no longer inherits A1's 30-50% noise at small n eps, and A2's noise c2^2 / mu with it); where A1c
+    # gives no scale (a noise draw at or below 0, or at or past n c_abs), and by default, c2 = c_abs = 4 s1
+    s2 = _placing_scale(float(A1c), n_pub, c_abs) if BUNDLE_CLIP_FROM_ABS_SUM else None
     if s2 is None:
         c2 = c_abs
     else:
