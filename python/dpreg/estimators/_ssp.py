@@ -376,7 +376,7 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     # mean absolute residual -> s.d. under normality; the floor guards against a negative noisy A1
     s1 = max(math.sqrt(math.pi / 2.0) * A1 / n_pub, 1e-12 * BUNDLE_C1)
     c_abs = min(BUNDLE_K * s1, BUNDLE_C1)
-    abs_c, _ = clipped_residual_sums(X, y, theta, c_abs)
+    abs_c, sq_c = clipped_residual_sums(X, y, theta, c_abs)
     A1c = gaussian_mechanism(abs_c, sensitivity=c_abs, mu=mu_abs,
                              noise=noise, ledger=ledger, statistic="resid_abs_clipped", share=share_abs)
     # twenty-eighth pass (adassp_boosted.md §52), with BUNDLE_CLIP_FROM_ABS_SUM (off): R_b's clip
@@ -389,7 +389,8 @@ def release_bundle(X, y, theta, *, mu_inf: float, neighbours: str, r_squared: bo
     else:
         c2 = min(BUNDLE_K * s2, BUNDLE_C1)
         out["s2"] = s2
-    _, sq_c2 = clipped_residual_sums(X, y, theta, c2)
+    # (one pass over the rows where both clips are c_abs, the default)
+    sq_c2 = sq_c if c2 == c_abs else clipped_residual_sums(X, y, theta, c2)[1]
     A2 = gaussian_mechanism(sq_c2, sensitivity=c2 * c2, mu=mu_each, noise=noise, ledger=ledger,
                             statistic="resid_sq", share=share)
     out.update(A1=float(A1), A2=float(A2), s1=s1, c2=c2, c_abs=c_abs, sigma_a=BUNDLE_C1 / mu_abs,
