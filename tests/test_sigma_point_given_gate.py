@@ -2,8 +2,8 @@
 docs/derivations/adassp_boosted.md §53).
 
 The verdict prints sigma-hat when a reference residual sum R clears a gate; R holds the same realised
-privacy excess q as the point's sum P, so the printed points are selected on q. The point is now the
-residual sum at which P is the median of its law given the gate (the test inversion of §51 at 50%):
+privacy excess q as the point's sum P, so the printed points are selected on q. With
+``_ssp.SIGMA_POINT_GIVEN_GATE`` (measured, not enabled) the point is the residual sum at which P is the median of its law given the gate (the test inversion of §51 at 50%):
 median-unbiased given the selection, and the unselected law's median where the gate selects nothing."""
 from __future__ import annotations
 
@@ -57,7 +57,19 @@ def test_the_point_is_median_unbiased_given_the_gate_passed():
     assert np.mean(above_unselected) > 0.5 + half
 
 
-def test_the_printed_point_moves_only_where_the_verdict_printed_it():
+def test_by_default_the_printed_point_does_not_move():
+    class Fit:
+        sigma = 1.0
+
+    fit = Fit()
+    _ssp.widen_printed_sigma_interval_for_the_gate(
+        fit, {"sigma_interval": [0.9, 1.1]},
+        {"lower_given_gate": 0.25, "upper_given_gate": 1.44, "sigma2_given_gate": 0.81}, 2.0)
+    assert fit.sigma == 1.0
+
+
+def test_the_printed_point_moves_only_where_the_verdict_printed_it(monkeypatch):
+    monkeypatch.setattr(_ssp, "SIGMA_POINT_GIVEN_GATE", True)     # measured, not enabled by default
     class Fit:
         sigma = 1.0
 
