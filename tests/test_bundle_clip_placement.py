@@ -16,7 +16,6 @@ import math
 import numpy as np
 import pytest
 from scipy import optimize, stats
-
 from test_adassp import _calibration_checks, _recorder
 
 from dpreg.estimators import _ssp

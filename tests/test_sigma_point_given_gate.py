@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 import pytest
-
-from test_sigma_print_selection import DF, RHO, S, V_PRIV, VAR_GATE, VAR_POINT, _draw_sums
+from test_sigma_print_selection import DF, RHO, V_PRIV, VAR_GATE, VAR_POINT, S, _draw_sums
 
 from dpreg.estimators import _ssp
 from dpreg.inference import ssp as inf

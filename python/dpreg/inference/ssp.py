@@ -479,7 +479,7 @@ def verdict_reference_noise_var(bundle: dict) -> float:
 
 
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None,
-                              A_hat=None, skewed_excess: bool = False) -> dict:
+                              A_hat=None, skewed_excess: bool = False, point_given_gate: bool = False) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -588,9 +588,13 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
         # twenty-eighth pass (§53): the point given the gate, the residual sum at which the point's sum is
         # the median of its law given the gate passed (the same test inversion at 50%); far above the gate
         # it is the unselected law's median
-        med, _ = selective_residual_sum_interval(rss_mean, gate_sum, S=S, V_priv=V_priv, var_point=var_a2,
-                                                 var_gate=var_ref, df=df, level=0.0)
-        s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
+        # (only where asked for: ``point_given_gate``, the estimators' SIGMA_POINT_GIVEN_GATE, off by default;
+        # one more root-find per fit otherwise)
+        s2_gate = None
+        if point_given_gate:
+            med, _ = selective_residual_sum_interval(rss_mean, gate_sum, S=S, V_priv=V_priv, var_point=var_a2,
+                                                     var_gate=var_ref, df=df, level=0.0)
+            s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
     else:
         s2_gate = None
     tiny = 1e-12 * bundle["c1"] ** 2
@@ -923,16 +927,16 @@ def student_t_ratio_sampling_var(k: float = 4.0, k_sq: float | None = None) -> t
         def inside(f, pdf=pdf, top=top, c=c, cs=cs):
             return integrate.quad(lambda x: f(x) * pdf(x), 0.0, top, points=sorted({c, cs}), limit=200)[0]
         sf = law.sf(top)
-        beyond_abs = mean_abs / 2.0 - inside(lambda x: x)             # int_top^inf x f(x) dx
+        beyond_abs = mean_abs / 2.0 - inside(lambda x, c=c, cs=cs: x)             # int_top^inf x f(x) dx
         means = [mean_abs,
-                 2.0 * (inside(lambda x: min(x, c)) + c * sf),
-                 2.0 * (inside(lambda x: min(x * x, cs * cs)) + cs * cs * sf)]
+                 2.0 * (inside(lambda x, c=c, cs=cs: min(x, c)) + c * sf),
+                 2.0 * (inside(lambda x, c=c, cs=cs: min(x * x, cs * cs)) + cs * cs * sf)]
         products = [[second,
-                     2.0 * (inside(lambda x: x * min(x, c)) + c * beyond_abs),
-                     2.0 * (inside(lambda x: x * min(x * x, cs * cs)) + cs * cs * beyond_abs)],
-                    [0.0, 2.0 * (inside(lambda x: min(x, c) ** 2) + c * c * sf),
-                     2.0 * (inside(lambda x: min(x, c) * min(x * x, cs * cs)) + c * cs * cs * sf)],
-                    [0.0, 0.0, 2.0 * (inside(lambda x: min(x * x, cs * cs) ** 2) + cs ** 4 * sf)]]
+                     2.0 * (inside(lambda x, c=c, cs=cs: x * min(x, c)) + c * beyond_abs),
+                     2.0 * (inside(lambda x, c=c, cs=cs: x * min(x * x, cs * cs)) + cs * cs * beyond_abs)],
+                    [0.0, 2.0 * (inside(lambda x, c=c, cs=cs: min(x, c) ** 2) + c * c * sf),
+                     2.0 * (inside(lambda x, c=c, cs=cs: min(x, c) * min(x * x, cs * cs)) + c * cs * cs * sf)],
+                    [0.0, 0.0, 2.0 * (inside(lambda x, c=c, cs=cs: min(x * x, cs * cs) ** 2) + cs ** 4 * sf)]]
         cov = np.empty((3, 3))
         for i in range(3):
             for j in range(i, 3):
