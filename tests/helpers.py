@@ -56,3 +56,12 @@ def default_like(seed, n=10000):
     y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
     return pd.DataFrame({"y": y, "balance": balance, "income": income,
                          "student": np.where(student, "Yes", "No")})
+
+
+def exception_chain(exc):
+    """``exc`` and every exception it keeps (``__cause__``, else ``__context__``), outermost first."""
+    out = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out

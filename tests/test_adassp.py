@@ -319,9 +319,14 @@ def test_t8_ledger_adassp(neighbours, inference):
         row = {e.statistic: e for e in led}
         assert row["resid_abs"].mu == pytest.approx(row["resid_sq"].mu / math.sqrt(2.0), rel=1e-12)
         assert row["resid_abs_clipped"].mu == pytest.approx(row["resid_sq"].mu / math.sqrt(2.0), rel=1e-12)
-        # min(|r|, c2) with c2 = min(4 s1, c1) from the released A1: sensitivity c2, the clip of resid_sq
-        assert row["resid_abs_clipped"].sensitivity == pytest.approx(math.sqrt(row["resid_sq"].sensitivity),
-                                                                     rel=1e-12)
+        # min(|r|, c_abs) with c_abs = min(4 s1, c1) from the released A1: sensitivity c_abs, by default
+        # also resid_sq's clip (with §52's switch, min(4 s2, c1) from the released A1c:
+        # tests/test_bundle_clip_placement.py); both at most the whole scaled range c1
+        assert row["resid_abs_clipped"].sensitivity <= _ssp.BUNDLE_C1 * (1 + 1e-12)
+        assert row["resid_sq"].sensitivity <= _ssp.BUNDLE_C1 ** 2 * (1 + 1e-12)
+        if not _ssp.BUNDLE_CLIP_FROM_ABS_SUM:
+            assert row["resid_abs_clipped"].sensitivity == pytest.approx(
+                math.sqrt(row["resid_sq"].sensitivity), rel=1e-12)
     for e in led:
         assert e.mechanism == "gaussian" and e.mu == pytest.approx(e.sensitivity / e.noise_scale, rel=1e-12)
     assert (rel.vcov is not None) == inference

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import exception_chain
 
 import dpreg
 
@@ -251,16 +252,8 @@ def test_sklearn_estimators_are_the_same_object_on_clipped_neighbours_and_orders
 
 # ---- refusals: the offending value is neither shown nor kept in the exception chain -----------------
 
-def chain(exc):
-    out = []
-    while exc is not None and exc not in out:
-        out.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return out
-
-
 def assert_value_not_kept(exc):
-    for e in chain(exc):
+    for e in exception_chain(exc):
         assert NEEDLE not in str(e) and NEEDLE not in repr(e.args), \
             f"{type(e).__name__} in the chain of {type(exc).__name__} quotes the value: {e!r}"
 

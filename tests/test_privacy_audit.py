@@ -136,7 +136,7 @@ RELEASED_COMMON = {
 }
 #: AdaSSP / BoostedAdaSSP facts (spec adassp_boosted 3.2, 6.2-6.6): lambda_min_released = ledger row
 #: "lambda_min"; ridge_lambda = ridge rule of it; bundle_c2 = min(k s1, c1) from the released A1
-#: (row "resid_abs"); sigma_scaled, r_squared_raw from rows resid_sq / y_moments; privacy_excess =
+#: (row "resid_abs"; with derivation §52's switch, min(k s2, c1), s2 from row "resid_abs_clipped"); sigma_scaled, r_squared_raw from rows resid_sq / y_moments; privacy_excess =
 #: trace(S V_priv) with S the released XtX; wald = post-processing of coef and vcov.
 SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle_c2", "/facts/sigma_scaled",
              "/facts/r_squared_raw", "/facts/privacy_excess", "/facts/wald/statistic", "/facts/wald/p_value",
@@ -228,8 +228,9 @@ DPGD_FACTS = {"/facts/remaining_contraction", "/facts/privacy_excess", "/facts/s
 RELEASED_EMPTY_FIELDS = {"/facts/empty_level_not_estimable", "/facts/empty_level_not_estimable[]", "/wald/df",
                          "/warnings", "/warning_classes"}
 #: ledger rows whose sensitivity (hence noise scale) is a documented function of earlier releases
-#: (adaptive composition): resid_sq clips at c2 = min(k s1, c1), s1 from the released A1 (spec 6.2),
-#: and so does resid_abs_clipped (derivation §21: min(|r|, c2), sensitivity c2); resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
+#: (adaptive composition): resid_abs_clipped clips at c_abs = min(k s1, c1), s1 from the released A1
+#: (derivation §21: min(|r|, c_abs), sensitivity c_abs), and resid_sq at c2 = c_abs (spec 6.2), or with
+#: derivation §52's switch (off) at min(k s2, c1), s2 the scale the released resid_abs_clipped implies; resid_weighted_XtX at min(k s1, c1) with k from the released XtX (derivation §17);
 #: the PMWM mean steps clip at released private quantiles (spec winsorized_sa 2.4-2.5).
 #: The widened winsorized mean clips at mid +- 4 r IQR of two released EM quartiles (Smith 2011).
 ADAPTIVE_ROWS = re.compile(r"^(resid_sq|resid_abs_clipped|resid_weighted_XtX|spread\[.*\]\.mean|coef\[.*\]\.(mean|wwm_mean)|"
@@ -412,8 +413,9 @@ def test_unit_neighbours_differ_only_in_released_fields(method, kw, n, eps, unit
 
 @pytest.mark.parametrize("method", ["adassp", "boosted_adassp"])
 def test_adaptive_resid_sq_sensitivity_is_the_released_c2(method):
-    """The one data-adaptive calibration of the SSP bundle: resid_sq clips at c2, computed from the
-    released A1 (spec 6.2) and reported as facts.bundle_c2; sensitivity c2^2 (replace-one)."""
+    """The data-adaptive calibration of the SSP bundle's R_b: resid_sq clips at c2, computed from the
+    released A1 (spec 6.2; from A1c with derivation §52's switch) and reported as facts.bundle_c2;
+    sensitivity c2^2 (replace-one)."""
     d = fit_dict(method, frame(2000), kw={"T": 20} if method == "boosted_adassp" else {})
     row = [e for e in d["privacy"]["ledger"] if e["statistic"] == "resid_sq"]
     assert len(row) == 1

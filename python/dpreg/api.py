@@ -712,15 +712,18 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                     # the private ranges' margin buys intervals for the population coefficients: none
                     # are released without inference, so the searched ends are kept (public flag)
                     range_margin=bool(inference), **design_opts)
+                refusal = None
                 try:
                     design = build(need_bounds=need_bounds)
                 except SampleTooSmallForRanges as exc:
                     # the heavy-tailed methods' standardised path asks for ranges but has a raw-scale
                     # path: say so. Not taken silently: on natural-scale data the raw scale was 20 to
                     # 7e5 x the OLS test MSE (docs/accuracy.md)
-                    if need_bounds and est.ranges_optional:
-                        raise SampleTooSmallForRanges(f"{exc} {RAW_SCALE_NOTE}") from None
-                    raise
+                    if not (need_bounds and est.ranges_optional):
+                        raise
+                    refusal = f"{exc} {RAW_SCALE_NOTE}"
+                if refusal is not None:   # outside the handler: the design's exception chain is not kept
+                    raise SampleTooSmallForRanges(refusal)
     finally:  # also when the design fails: a leak warning (e.g. levels read from the data) is never lost
         for w in caught:  # re-raise to the caller, and keep the public texts for the summary
             if not issubclass(w.category, UserWarning):
@@ -818,18 +821,23 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         # the fit is the design's last reader (deleted below): its rows may be scaled in place
         # (issue 14: peak memory <= 2x the model matrix; design.contract.Design.x_scratch)
         design.x_scratch = True
+    failed = None
     try:
         with warnings.catch_warnings(record=True) as fit_caught:
             warnings.simplefilter("always")
             release = est.fit(design, spec, noise, ledger, **options)
     except EstimationFailed as exc:
-        privacy = statement()
-        charge(privacy)  # a failed propose-test-release still spent its budget
-        _emit(_from_caught(fit_caught))
-        raise EstimationFailed(str(exc), privacy=privacy) from None
+        failed = str(exc)
     except Exception:
         _emit(_from_caught(fit_caught))
         raise
+    if failed is not None:
+        # outside the handler: the estimator ran on the rows, so the caught refusal's own chain (e.g. a
+        # linear-algebra error) is not kept as this refusal's __context__ (``from None`` only hid it)
+        privacy = statement()
+        charge(privacy)  # a failed propose-test-release still spent its budget
+        _emit(_from_caught(fit_caught))
+        raise EstimationFailed(failed, privacy=privacy)
     privacy = statement()
     charge(privacy)
     if not spec.inference and release.inference_note == _dpgd_logistic.NOT_CONVERGED_NOTE:

@@ -235,11 +235,14 @@ def _source_from_r(data):
         import os
         if not os.path.exists(dbdir):
             raise SourceError(f"the DuckDB database file {dbdir!r} does not exist; check the path")
+        con = failed = None
         try:
             con = duckdb.connect(dbdir, read_only=True)
-        except Exception as exc:
-            raise SourceError(f"the DuckDB database {dbdir!r} could not be opened ({type(exc).__name__}); close "
-                              "other connections that write to it") from None
+        except Exception as exc:  # noqa: BLE001 - DuckDB's error on the database file is not kept
+            failed = type(exc).__name__
+        if failed is not None:    # outside the handler: not kept as the refusal's __context__
+            raise SourceError(f"the DuckDB database {dbdir!r} could not be opened ({failed}); close "
+                              "other connections that write to it")
         return (con, table)
     if isinstance(data, (list, tuple)):
         items = [str(v) for v in data]

@@ -203,17 +203,22 @@ def _options(items) -> dict:
 
 def _read_csv(path: str):
     import pandas as pd
+    refusal = None
     try:
         # every cell as text, nothing read as missing: the formula's columns are typed from public facts
         # (design.inputs.type_csv_frame), as for CSV files read by DuckDB; pandas' inference typed a column
         # from its values (one text cell made a number column a factor)
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except FileNotFoundError:
-        raise UsageError(f"data file not found: {path}") from None
+        refusal = f"data file not found: {path}"
     except pd.errors.EmptyDataError:
-        raise UsageError(f"data file {path} is empty") from None
+        refusal = f"data file {path} is empty"
     except (pd.errors.ParserError, UnicodeDecodeError, IsADirectoryError, PermissionError, OSError):
-        raise UsageError(f"cannot read {path} as a CSV file with a header row") from None
+        refusal = f"cannot read {path} as a CSV file with a header row"
+    # raised outside the handlers: pandas' ParserError quotes line numbers and field counts of the file and
+    # a UnicodeDecodeError holds its bytes (``.object``); ``from None`` only hid them while keeping them as
+    # the refusal's __context__
+    raise UsageError(refusal)
 
 
 def _render(fit, fmt: str, level: float) -> str:
@@ -265,13 +270,16 @@ def _fit(args) -> str:
         raise UsageError("--seed must be a non-negative integer")
     kwargs.update(_options(args.option))
     from .errors import DeltaTooLarge
+    refusal = None
     try:
         if args.family == "binomial":
             fit = dpreg.dp_glm(args.formula, data, family="binomial", **kwargs)
         else:
             fit = dpreg.dp_lm(args.formula, data, **kwargs)
     except DeltaTooLarge as exc:   # name the command-line flag, not the Python keyword
-        raise UsageError(str(exc).replace("allow_large_delta=True", "--allow-large-delta")) from None
+        refusal = str(exc).replace("allow_large_delta=True", "--allow-large-delta")
+    if refusal is not None:   # outside the handler: the fit's exception chain (data path) is not kept
+        raise UsageError(refusal)
     return _render(fit, args.format, args.level)
 
 

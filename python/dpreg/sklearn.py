@@ -280,11 +280,13 @@ class _DPBase(BaseEstimator):
             warnings.simplefilter("always")
             # the private-range notes of dp_lm speak of its own options (bounds_share), not this estimator's
             warnings.filterwarnings("ignore", message=".*budget for private ranges is small.*")
+            refusal = None
             try:
                 fit = dp_glm(formula, df, **kw) if family == "binomial" else dp_lm(formula, df, **kw)
             except SampleTooSmallForRanges as exc:
-                raise SampleTooSmallForRanges(self._ranges_refusal(str(exc), names, columns, kw["bounds"],
-                                                                   family)) from None
+                refusal = self._ranges_refusal(str(exc), names, columns, kw["bounds"], family)
+            if refusal is not None:   # outside the handler: the fit's exception chain is not kept
+                raise SampleTooSmallForRanges(refusal)
         for w in caught:
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual

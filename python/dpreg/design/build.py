@@ -14,6 +14,7 @@ ranges (:func:`_numeric_ranges`), clamp and model matrix (:func:`_clamp_and_mode
 from __future__ import annotations
 
 import ast
+import contextlib
 import decimal
 import gc
 import math
@@ -528,10 +529,10 @@ def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict,
     n = int(df.shape[0])
     unit_codes = None
     if unit is not None:
-        try:
+        with contextlib.suppress(TypeError):   # pandas' message names the type of a value of the column
             unit_codes = pd.factorize(df[unit], sort=False)[0].astype(np.int64)
-        except TypeError:
-            raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)") from None
+        if unit_codes is None:   # outside the handler: that error is not kept as __context__
+            raise DesignError(f"the unit column {unit!r} must hold hashable ids (numbers or strings)")
     # the predictors to impute (after leaving out rows without an outcome under add/remove)
     na_mask = {v: df[v].isna().to_numpy() for v in used if na_action != "drop" and v in na_cols}
     return SimpleNamespace(df=df, levels_mode=levels_mode, levels=levels, sel_neighbours=sel_neighbours,
@@ -805,6 +806,7 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         doms = strictest_domains(parsed)
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
+        refusal = None
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public,
@@ -812,9 +814,11 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
-            if isinstance(exc, SampleTooSmall):
-                raise SampleTooSmallForRanges(str(exc)) from None
-            raise DesignError(str(exc)) from None
+            refusal = (SampleTooSmallForRanges if isinstance(exc, SampleTooSmall) else DesignError)(str(exc))
+        if refusal is not None:
+            # outside the handler: the search ran on the data, so the caught error's own chain is not
+            # kept as the refusal's __context__ (``from None`` only hid it)
+            raise refusal
         for v, r in est.items():
             ranges[v], sources[v] = r, "estimated"
             if _info.get(v, {}).get("unreliable") and v not in c.schema.unreliable_ranges:

@@ -506,6 +506,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         # histogram is computed by the executors and only the counts come back); a lower end searched
         # on the log scale (inside log()/log1p()) bins the transformed values, batch by batch
         vals = {v: binned_column(source, v, n) for v in missing}
+        refusal = None
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
                                                 ledger=ledger, domain=doms, n_public=n_public,
@@ -516,10 +517,15 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
             if isinstance(exc, SampleTooSmall) and not isinstance(exc, SampleTooSmallForRanges):
                 # the class an in-memory frame gets for the same refusal (a DesignError too; review of
                 # the seventeenth pass: a parquet file raised the bare SampleTooSmall)
-                raise SampleTooSmallForRanges(str(exc)) from None
-            if isinstance(exc, DPRegError):
+                refusal = SampleTooSmallForRanges(str(exc))
+            elif isinstance(exc, DPRegError):
                 raise
-            raise DesignError(str(exc)) from None
+            else:
+                refusal = DesignError(str(exc))
+        if refusal is not None:
+            # outside the handler: the search read the source, so the caught error's own chain is not kept
+            # as the refusal's __context__ (``from None`` only hid it)
+            raise refusal
         del vals
         for v, r in est.items():
             full[v] = r

@@ -2,6 +2,7 @@
 the kind of each column, and the record of data-derived (non-private) choices."""
 from __future__ import annotations
 
+import contextlib
 import decimal
 import fractions
 import math
@@ -20,10 +21,11 @@ def _as_frame(data) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         df = data
     elif isinstance(data, dict):
-        try:
+        df = None
+        with contextlib.suppress(Exception):  # pandas' message may quote the columns' lengths (row counts)
             df = pd.DataFrame(data)
-        except Exception:
-            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns") from None
+        if df is None:     # refused outside the handler, so pandas' error is not kept as __context__
+            raise DesignError("data must be a pandas DataFrame or a mapping of equal-length columns")
     else:
         raise InvalidArgumentType("data must be a pandas DataFrame (or a mapping of columns)")
     if df.shape[0] == 0 or df.shape[1] == 0:

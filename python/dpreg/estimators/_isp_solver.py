@@ -7,6 +7,7 @@ the weighted fit. Split out of ``_isp_core`` (the constants, the release and Pri
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -167,11 +168,10 @@ def _prepare(X, y, L, k):
 
 def _chol_inv(M):
     """Inverse of a symmetric positive definite matrix via Cholesky; _Singular if not PD."""
-    try:
+    Lc = None
+    with contextlib.suppress(np.linalg.LinAlgError):   # refused below: numpy's error is not kept
         Lc = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise _Singular() from None
-    if not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
+    if Lc is None or not np.all(np.isfinite(Lc)) or np.any(np.diag(Lc) <= 0):
         raise _Singular()
     Linv = np.linalg.inv(Lc)
     return Linv.T @ Linv, Linv

@@ -1061,7 +1061,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 edge_map = dict(bias_map=np.eye(d) - W, theta=theta_at_release)
             # nineteenth pass (§26): the privacy excess by its law, not its mean (sigma-hat median-unbiased)
             res_var = inf.residual_variance_with_se(bundle, d=d, sigma_gram=state["sigma_gram"],
-                                                    skewed_excess=True, **rv_args)
+                                                    skewed_excess=True,
+                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE, **rv_args)
         else:
             # the ridge shrinks theta_hat by about lam S^-1 theta_hat (inf.ridge_debias): part of the
             # residuals at theta_hat; where S is too poorly determined for that, lam Gamma theta_hat
@@ -1072,7 +1073,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             edge_map = None if bias is None else dict(
                 bias_map=state["lam"] * (np.linalg.inv(S) if W_r is not None else state["Gamma"]), theta=theta)
             res_var = inf.residual_variance_with_se(bundle, d=d, sigma_gram=state["sigma_gram"],
-                                                    A_hat=state["A_hat"], **rv_args)
+                                                    A_hat=state["A_hat"],
+                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE, **rv_args)
         excess = res_var["excess"]
         # issue 12, the edge of estimability: where the verdict refuses sigma-hat, the expected privacy
         # excess (instead of its worst-case bound) still gives a valid interval when the released Gram

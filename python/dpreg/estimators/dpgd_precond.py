@@ -342,7 +342,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     # less often, 0.91-0.93 in two cells)
     res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_lo,
                                             bias=None if W_lo is None else (theta - W_lo @ theta),
-                                            sigma_gram=sigma_G)
+                                            sigma_gram=sigma_G, point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE)
     sigma2 = res_var["sigma2"] if res_var["estimable"] else res_var["sigma2_cov"]
     V_samp = inf_gd.sampling_covariance(None, S, sigma2)          # sigma^2 S^-1 (conservative, see there)
     V = V_samp + V_noise

@@ -125,12 +125,24 @@ def unclipped_sum_from_winsorized(A2: float, sigma_b: float, n: float, c: float,
             "k": (c / sig) if sig > 0 else math.inf}
 
 
+def abs_clip(bundle: dict) -> float:
+    """The clip of the bundle's refined absolute sum A1c: c_abs = min(4 s1, c1) (§21). Before the
+    twenty-eighth pass it was also R_b's clip c2 (bundles without ``c_abs``)."""
+    return float(bundle.get("c_abs", bundle["c2"]))
+
+
+def placing_scale(bundle: dict) -> float:
+    """The released scale R_b's clip c2 was placed at (c2 = min(4 scale, c1)): s2, the normal scale A1c
+    implies, where the release took it from there (docs/derivations/adassp_boosted.md §52), else s1."""
+    return float(bundle.get("s2", bundle["s1"]))
+
+
 def _normal_theory_scale(bundle: dict) -> tuple[float, float, float] | None:
     """(scale, its released sum, that sum's noise s.d.): from the absolute residual sum clipped at c2
     where the bundle has it (§21), else from the one clipped at c1 (s1). None when the clipped sum
     gives no scale."""
     if bundle.get("A1c") is not None:
-        sc = normal_scale_from_clipped_abs(bundle["A1c"] / bundle["n_pub"], bundle["c2"])
+        sc = normal_scale_from_clipped_abs(bundle["A1c"] / bundle["n_pub"], abs_clip(bundle))
         return None if sc is None else (sc, bundle["A1c"], bundle["sigma_ac"])
     return bundle["s1"], bundle.get("A1"), bundle.get("sigma_a")
 
@@ -150,7 +162,7 @@ def verdict_scale(bundle: dict) -> float:
     a1c = float(bundle["A1c"])
     if not a1c > 0.0:
         return 0.0
-    cap = normal_scale_from_clipped_abs(a1c / float(bundle["n_pub"]), float(bundle["c2"]))
+    cap = normal_scale_from_clipped_abs(a1c / float(bundle["n_pub"]), abs_clip(bundle))
     # None at or past n c2: the sum does not bound the scale from above (no cap)
     return s1 if cap is None else min(s1, cap)
 
@@ -159,7 +171,7 @@ def residual_variance(bundle: dict, *, d: int, excess: float) -> tuple[float, bo
     """sigma_hat^2 of docs/derivations/adassp_boosted.md §8 from the released A1, A2 and the privacy excess trace(S V_priv).
     Returns (sigma2_hat, floor_hit) where floor_hit says the 0.01 branch of the max was taken."""
     n_pub = bundle["n_pub"]
-    kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
+    kap = clipped_second_moment(bundle["c2"] / placing_scale(bundle))
     total = max(bundle["A2"], 0.0) / kap          # estimates Sum r_i^2 at theta_hat
     corrected = total - excess                    # removes (theta_hat - theta_OLS)' X'X (...)
     floor = 0.01 * total
@@ -456,7 +468,7 @@ def verdict_reference_noise_var(bundle: dict) -> float:
     s = verdict_scale(bundle)
     s1 = float(bundle["s1"])
     if bundle.get("A1c") is not None and s < s1:
-        a1c, sd, c2 = float(bundle["A1c"]), float(bundle["sigma_ac"]), float(bundle["c2"])
+        a1c, sd, c2 = float(bundle["A1c"]), float(bundle["sigma_ac"]), abs_clip(bundle)
         up = normal_scale_from_clipped_abs((a1c + sd) / n, c2)
         down = normal_scale_from_clipped_abs(max(a1c - sd, 0.0) / n, c2) or 0.0
         sd_scale = (s - down) if up is None else (up - down) / 2.0
@@ -467,7 +479,7 @@ def verdict_reference_noise_var(bundle: dict) -> float:
 
 
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None,
-                              A_hat=None, skewed_excess: bool = False) -> dict:
+                              A_hat=None, skewed_excess: bool = False, point_given_gate: bool = False) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -491,7 +503,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
     """
     n_pub = bundle["n_pub"]
     df = n_pub - d
-    kap = clipped_second_moment(bundle["c2"] / bundle["s1"])
+    kap = clipped_second_moment(bundle["c2"] / placing_scale(bundle))
     # twentieth pass (§29): the unclipped sum at the scale A2 itself implies, not at kappa(c2 / s1) =
     # kappa(4): s1 is noisy where n eps is small, and a low draw put the clip near the residuals' scale
     wins = unclipped_sum_from_winsorized(bundle["A2"], bundle["sigma_b"], n_pub, bundle["c2"])
@@ -573,6 +585,18 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
                                                          var_gate=var_ref, df=df)
         lo_gate = min(lo, min(max(sel_lo / df - merr, 0.0), 1.0))
         hi_gate = max(hi, min(sel_hi / df + merr, 1.0))
+        # twenty-eighth pass (§53): the point given the gate, the residual sum at which the point's sum is
+        # the median of its law given the gate passed (the same test inversion at 50%); far above the gate
+        # it is the unselected law's median
+        # (only where asked for: ``point_given_gate``, the estimators' SIGMA_POINT_GIVEN_GATE, off by default;
+        # one more root-find per fit otherwise)
+        s2_gate = None
+        if point_given_gate:
+            med, _ = selective_residual_sum_interval(rss_mean, gate_sum, S=S, V_priv=V_priv, var_point=var_a2,
+                                                     var_gate=var_ref, df=df, level=0.0)
+            s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
+    else:
+        s2_gate = None
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -587,7 +611,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             "var_rss": var_noise + (merr * df) ** 2,
             # the verdict as a gate on the reference sum (§51): its threshold, the reference and its own noise
             "gate_sum": gate_sum, "reference_sum": total_a1 - excess, "var_reference": var_ref,
-            "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny),
+            "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny), "sigma2_given_gate": s2_gate,
             "refused_on_width": bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)}
 
 
@@ -839,70 +863,91 @@ def _density(nu: float):
     return lambda x: math.exp(log_const + power * math.log1p(x * x / nu))
 
 
+def _two_clips(nu: float, k: float, k_sq: float | None):
+    """(law, mean_abs, second moment, c_abs, clipped_abs mean, its normal scale, c_sq) for Student t
+    residuals (normal at nu = inf) with the bundle's clips placed as the release places them: A1c at
+    c_abs = k s1, s1 = sqrt(pi/2) E|r|; R_b at c_sq = k_sq times the normal scale that A1c's population
+    mean implies (docs/derivations/adassp_boosted.md §52), or at c_abs where ``k_sq`` is None (bundles
+    of before the twenty-eighth pass)."""
+    from scipy import integrate
+    law = stats.norm if math.isinf(nu) else stats.t(nu)
+    second = 1.0 if math.isinf(nu) else nu / (nu - 2.0)
+    # E|T| = 2 nu f(0) / (nu - 1): (nu + x^2) f(x) has derivative -(nu - 1) x f(x) for the t density
+    mean_abs = math.sqrt(2.0 / math.pi) if math.isinf(nu) else 2.0 * nu * law.pdf(0.0) / (nu - 1.0)
+    c = k * math.sqrt(math.pi / 2.0) * mean_abs
+    pdf = _density(nu)
+    clipped_abs = 2.0 * (integrate.quad(lambda x, pdf=pdf: x * pdf(x), 0.0, c)[0] + c * law.sf(c))
+    scale = normal_scale_from_clipped_abs(clipped_abs, c)
+    c_sq = c if k_sq is None else k_sq * scale
+    return law, pdf, mean_abs, second, c, clipped_abs, scale, c_sq
+
+
 @functools.lru_cache(maxsize=8)
-def student_t_tail_table(k: float = 4.0) -> tuple[tuple[float, float, float], ...]:
+def student_t_tail_table(k: float = 4.0, k_sq: float | None = None) -> tuple[tuple[float, float, float], ...]:
     """(df, ratio, share) for residuals that are Student t with df degrees of freedom (any scale), the
-    bundle's clips placed as the release places them (c2 = k s1, s1 = sqrt(pi/2) E|r|, k = 4 unless c2
-    reached the outcome's range):
+    bundle's clips placed as the release places them (A1c at c_abs = k s1, s1 = sqrt(pi/2) E|r|, k = 4
+    unless c_abs reached the outcome's range; A2 at c2 = k_sq s2, s2 the normal scale A1c implies, §52,
+    or at c_abs where ``k_sq`` is None):
     ``ratio`` is what heavy_tail_signal's ratio estimates for them (1 for normal residuals) and ``share``
-    the part of the residual variance the winsorized sum A2 / kappa(4) holds (1 for normal residuals).
-    Both by quadrature (docs/derivations/adassp_boosted.md §22); public constants, computed once."""
+    the part of the residual variance the winsorized sum A2 / kappa(c2 / its placing scale) holds (1 for
+    normal residuals). Both by quadrature (docs/derivations/adassp_boosted.md §22, §52); public
+    constants, computed once."""
     from scipy import integrate
     rows = []
     for nu in _TAIL_TABLE_DF:
-        law = stats.norm if math.isinf(nu) else stats.t(nu)
-        variance = 1.0 if math.isinf(nu) else nu / (nu - 2.0)
-        # E|T| = 2 nu f(0) / (nu - 1): (nu + x^2) f(x) has derivative -(nu - 1) x f(x) for the t density
-        mean_abs = math.sqrt(2.0 / math.pi) if math.isinf(nu) else 2.0 * nu * law.pdf(0.0) / (nu - 1.0)
-        c = k * math.sqrt(math.pi / 2.0) * mean_abs
-        pdf = _density(nu)
-        clipped_sq = 2.0 * (integrate.quad(lambda x, pdf=pdf: x * x * pdf(x), 0.0, c)[0] + c * c * law.sf(c))
-        clipped_abs = 2.0 * (integrate.quad(lambda x, pdf=pdf: x * pdf(x), 0.0, c)[0] + c * law.sf(c))
-        scale = normal_scale_from_clipped_abs(clipped_abs, c)
-        ratio = (clipped_sq / clipped_second_moment(c / scale)) / scale ** 2
-        share = (clipped_sq / clipped_second_moment(k)) / variance
+        law, pdf, _, variance, c, _, scale, c_sq = _two_clips(nu, k, k_sq)
+        clipped_sq = 2.0 * (integrate.quad(lambda x, pdf=pdf: x * x * pdf(x), 0.0, c_sq)[0]
+                            + c_sq * c_sq * law.sf(c_sq))
+        ratio = (clipped_sq / clipped_second_moment(c_sq / scale)) / scale ** 2
+        share = (clipped_sq / clipped_second_moment(k if k_sq is None else k_sq)) / variance
         rows.append((float(nu), float(ratio), float(min(share, 1.0))))
     return tuple(rows)
 
 
 @functools.lru_cache(maxsize=8)
-def student_t_ratio_sampling_var(k: float = 4.0) -> tuple[float, ...]:
+def student_t_ratio_sampling_var(k: float = 4.0, k_sq: float | None = None) -> tuple[float, ...]:
     """n Var(ratio) of heavy_tail_signal's ratio for Student t residuals, one value per row of
     :func:`student_t_tail_table` (same order), by the delta method (docs/derivations/adassp_boosted.md §22,
-    "The bound under each law"). The ratio is a function of three means over rows, |r|, min(|r|, c) and
-    min(r^2, c^2), with the clip c = k sqrt(pi/2) mean|r| itself random: with h(A, B, Q) = Q / (kappa(c/s)
-    s^2), c = k sqrt(pi/2) A, s the normal scale of B at c, its gradient in (A, B, Q) at fixed c gains
-    k sqrt(pi/2) (h_B P(|T| > c) + h_Q 2 c P(|T| > c)) in A (the clipped means move with c). The
+    "The bound under each law", and §52). The ratio is a function of three means over rows, |r|,
+    min(|r|, c_abs) and min(r^2, c_sq^2), with the clips themselves random: c_abs = k sqrt(pi/2) mean|r|,
+    and c_sq = c_abs (``k_sq`` None) or k_sq s(B, c_abs), s the normal scale of the clipped mean B. With
+    h(A, B, Q) = Q / (kappa(c_sq / s) s^2), its gradient in (A, B, Q) at fixed clips gains the clipped
+    means' movement with their clips: dB/dc_abs = P(|T| > c_abs), dQ/dc_sq = 2 c_sq P(|T| > c_sq). The
     covariance of the three per-row terms is by quadrature; every moment is finite for nu > 2. For the
-    normal it is 0.27 (the null formula (2 pi - 6) of heavy_tail_signal ignores the clipping: 0.283); for
-    t3 1.2, so a bound built from the null variance holds t3's ratio in about 84% of fits, not 97.5%.
-    Public constants, computed once."""
+    normal it is 0.27 with one clip (the null formula (2 pi - 6) of heavy_tail_signal ignores the
+    clipping: 0.283); for t3 1.2, so a bound built from the null variance holds t3's ratio in about 84% of
+    fits, not 97.5%. Public constants, computed once."""
     from scipy import integrate
     out = []
+    kap = math.sqrt(math.pi / 2.0)
     for nu in _TAIL_TABLE_DF:
-        law = stats.norm if math.isinf(nu) else stats.t(nu)
-        mean_abs = math.sqrt(2.0 / math.pi) if math.isinf(nu) else 2.0 * nu * law.pdf(0.0) / (nu - 1.0)
-        c = k * math.sqrt(math.pi / 2.0) * mean_abs
-        # per-row terms |r|, min(|r|, c), min(r^2, c^2): every product is a truncated moment
-        # M_j = int_0^c x^j f(x) dx (finite interval: quick quadrature) plus a tail term
-        pdf = _density(nu)
-        m = [integrate.quad(lambda x, j=j, pdf=pdf: x ** j * pdf(x), 0.0, c)[0] for j in range(5)]
-        sf = law.sf(c)
-        tail = 2.0 * sf                                    # P(|T| > c)
-        beyond_abs = mean_abs / 2.0 - m[1]                 # int_c^inf x f(x) dx
-        second = 1.0 if math.isinf(nu) else nu / (nu - 2.0)
-        means = [mean_abs, 2.0 * (m[1] + c * sf), 2.0 * (m[2] + c * c * sf)]
-        products = [[second, 2.0 * (m[2] + c * beyond_abs), 2.0 * (m[3] + c * c * beyond_abs)],
-                    [0.0, 2.0 * (m[2] + c * c * sf), 2.0 * (m[3] + c ** 3 * sf)],
-                    [0.0, 0.0, 2.0 * (m[4] + c ** 4 * sf)]]
+        law, pdf, mean_abs, second, c, _, _, cs = _two_clips(nu, k, k_sq)
+        top = max(c, cs)
+
+        def inside(f, pdf=pdf, top=top, c=c, cs=cs):
+            return integrate.quad(lambda x: f(x) * pdf(x), 0.0, top, points=sorted({c, cs}), limit=200)[0]
+        sf = law.sf(top)
+        beyond_abs = mean_abs / 2.0 - inside(lambda x, c=c, cs=cs: x)             # int_top^inf x f(x) dx
+        means = [mean_abs,
+                 2.0 * (inside(lambda x, c=c, cs=cs: min(x, c)) + c * sf),
+                 2.0 * (inside(lambda x, c=c, cs=cs: min(x * x, cs * cs)) + cs * cs * sf)]
+        products = [[second,
+                     2.0 * (inside(lambda x, c=c, cs=cs: x * min(x, c)) + c * beyond_abs),
+                     2.0 * (inside(lambda x, c=c, cs=cs: x * min(x * x, cs * cs)) + cs * cs * beyond_abs)],
+                    [0.0, 2.0 * (inside(lambda x, c=c, cs=cs: min(x, c) ** 2) + c * c * sf),
+                     2.0 * (inside(lambda x, c=c, cs=cs: min(x, c) * min(x * x, cs * cs)) + c * cs * cs * sf)],
+                    [0.0, 0.0, 2.0 * (inside(lambda x, c=c, cs=cs: min(x * x, cs * cs) ** 2) + cs ** 4 * sf)]]
         cov = np.empty((3, 3))
         for i in range(3):
             for j in range(i, 3):
                 cov[i, j] = cov[j, i] = products[i][j] - means[i] * means[j]
 
+        def scale_of(a, b):
+            return normal_scale_from_clipped_abs(b, k * kap * a)
+
         def h(a, b, q):
-            cc = k * math.sqrt(math.pi / 2.0) * a
-            sc = normal_scale_from_clipped_abs(b, cc)
+            sc = scale_of(a, b)
+            cc = k * kap * a if k_sq is None else k_sq * sc
             return q / (clipped_second_moment(cc / sc) * sc * sc)
         grad = np.empty(3)
         for i in range(3):
@@ -911,7 +956,22 @@ def student_t_ratio_sampling_var(k: float = 4.0) -> tuple[float, ...]:
             up[i] += step
             dn[i] -= step
             grad[i] = (h(*up) - h(*dn)) / (2.0 * step)
-        grad[0] += k * math.sqrt(math.pi / 2.0) * (grad[1] * tail + grad[2] * 2.0 * c * tail)
+        tail_a, tail_q = 2.0 * law.sf(c), 2.0 * law.sf(cs)
+        if k_sq is None:
+            grad[0] += k * kap * (grad[1] * tail_a + grad[2] * 2.0 * c * tail_q)
+        else:
+            # c_sq = k_sq s(A, B): Q moves with it; B moves with c_abs = k sqrt(pi/2) A
+            ds = []
+            for i in range(2):
+                step = 1e-5 * means[i]
+                up, dn = list(means[:2]), list(means[:2])
+                up[i] += step
+                dn[i] -= step
+                ds.append((scale_of(*up) - scale_of(*dn)) / (2.0 * step))
+            dq_dcs = 2.0 * cs * tail_q
+            g_b = grad[1] + grad[2] * dq_dcs * k_sq * ds[1]
+            grad[0] += grad[2] * dq_dcs * k_sq * ds[0] + g_b * k * kap * tail_a
+            grad[1] = g_b
         out.append(float(grad @ cov @ grad))
     return tuple(out)
 
@@ -932,8 +992,12 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
     # the multiple of s1 at which the release clipped (4, or less where c2 reached c1), to 3 digits so
     # that the cached tables stay few; at least TAIL_TABLE_MIN_K (a noise draw of A1 far above the data
     # puts s1 thousands of times above c1 at small n eps, and k = 0 made the table divide by None)
-    k = max(round(float(bundle["c2"]) / float(bundle["s1"]), 3), TAIL_TABLE_MIN_K)
-    table = student_t_tail_table(k)
+    k = max(round(abs_clip(bundle) / float(bundle["s1"]), 3), TAIL_TABLE_MIN_K)
+    # §52: where R_b's clip was placed from A1c, the table places it the same way (c2 / s2, 4 unless it
+    # reached c1)
+    k_sq = (max(round(float(bundle["c2"]) / float(bundle["s2"]), 3), TAIL_TABLE_MIN_K)
+            if bundle.get("s2") is not None else None)
+    table = student_t_tail_table(k, k_sq)
     worst = table[0]
     tails = heavy_tail_signal(bundle)
     if tails["ratio"] is None:
@@ -941,7 +1005,7 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
     ratio, n_pub = float(tails["ratio"]), float(bundle["n_pub"])
     # the released sums' noise part of the ratio's variance (heavy_tail_signal's sd less its null sampling part)
     noise_var = max(float(tails["sd"]) ** 2 - (2.0 * math.pi - 6.0) / n_pub, 0.0)
-    samp = student_t_ratio_sampling_var(k)
+    samp = student_t_ratio_sampling_var(k, k_sq)
     # g >= 0: the law is not excluded (ratio + z sd(nu) reaches R(nu)); rows heaviest first
     g = [ratio + z * math.sqrt(v / n_pub + noise_var) - row[1] for row, v in zip(table, samp)]
     upper = ratio + z * math.sqrt(samp[0] / n_pub + noise_var)      # the bound under the heaviest law

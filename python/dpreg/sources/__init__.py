@@ -22,6 +22,7 @@ Why Arrow rather than a dataframe-abstraction library: docs/sources.md.
 """
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import os
 
@@ -207,31 +208,39 @@ class DuckDBSource(Source):
         self.relation = relation
         self.connection = connection
         self.label = label
+        schema = failed = None
         try:
             schema = relation.limit(0).to_arrow_table().schema
-        except Exception as exc:
-            raise SourceError(f"{label} could not be read by DuckDB ({type(exc).__name__}); check that it exists "
-                              "and is a valid Parquet/CSV file, table or query") from None
+        except Exception as exc:  # noqa: BLE001 - DuckDB's message may quote a line of the file
+            failed = type(exc).__name__
+        if failed is not None:    # outside the handler: DuckDB's error is not kept as __context__
+            raise SourceError(f"{label} could not be read by DuckDB ({failed}); check that it exists "
+                              "and is a valid Parquet/CSV file, table or query")
         super().__init__(schema.names, {f.name: f.type for f in schema})
         self._n = None
 
     def num_rows(self):
         if self._n is None:
+            failed = None
             try:
                 self._n = int(self.relation.aggregate("count(*)").fetchall()[0][0])
-            except Exception as exc:
-                raise SourceError(f"{self.label} could not be read by DuckDB ({type(exc).__name__})") from None
+            except Exception as exc:  # noqa: BLE001 - a conversion error quotes the value of a row
+                failed = type(exc).__name__
+            if failed is not None:    # outside the handler: DuckDB's error is not kept as __context__
+                raise SourceError(f"{self.label} could not be read by DuckDB ({failed})")
         return self._n
 
     def batches(self, columns, batch_rows: int | None = None):
         batch_rows = batch_rows or BATCH_ROWS
         cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
-        try:
-            reader = self.relation.project(cols).to_arrow_reader(batch_rows)
-        except (TypeError, AttributeError):      # DuckDB before to_arrow_reader
-            reader = self.relation.project(cols).fetch_record_batch(batch_rows)
         failed = None
         try:
+            # opening the reader runs the query (its first batch): a conversion error quoting a row's value
+            # (a relation or query that casts) was raised here, message and all, outside the guard below
+            try:
+                reader = self.relation.project(cols).to_arrow_reader(batch_rows)
+            except (TypeError, AttributeError):      # DuckDB before to_arrow_reader
+                reader = self.relation.project(cols).fetch_record_batch(batch_rows)
             for b in reader:
                 if b.num_rows:
                     yield b
@@ -304,6 +313,7 @@ class SparkSource(Source):
     def __init__(self, sdf):
         self.sdf = sdf
         self.label = "the Spark DataFrame"
+        stopped = False
         try:
             spark = sdf.sparkSession
             sc = spark.sparkContext
@@ -312,9 +322,11 @@ class SparkSource(Source):
             schema = _spark_arrow_schema(sdf)
         except SourceError:
             raise
-        except Exception:
+        except Exception:  # noqa: BLE001 - Spark's error (its plan, the JVM's trace) is not kept
+            stopped = True
+        if stopped:        # outside the handler: Spark's error is not kept as __context__
             raise SourceError("the Spark DataFrame's session is not running (stopped or unreachable); start "
-                              "a SparkSession and rebuild the DataFrame from it") from None
+                              "a SparkSession and rebuild the DataFrame from it")
         super().__init__(schema.names, {f.name: f.type for f in schema})
         self._n = None
 
@@ -439,15 +451,18 @@ def _file_format(path: str) -> str:
 
 def _file_schema(con, path, fmt):
     """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV)."""
+    failed = None
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
             return pq.read_schema(path)
         rel = con.read_csv(path, header=True, all_varchar=True)
         return rel.limit(0).to_arrow_table().schema
-    except Exception as exc:
-        raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({type(exc).__name__}); it "
-                          "may be corrupt, truncated or of another format") from None
+    except Exception as exc:  # noqa: BLE001 - DuckDB's CSV sniffer quotes lines of the file
+        failed = type(exc).__name__
+    # outside the handler: the reader's error is not kept as the refusal's __context__
+    raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({failed}); it "
+                      "may be corrupt, truncated or of another format")
 
 
 def open_files(data) -> DuckDBSource:
@@ -471,6 +486,7 @@ def open_files(data) -> DuckDBSource:
                 raise SourceError(f"column {fl.name!r} has type {types[fl.name]} in {first!r} but {fl.type} in "
                                   f"{f!r}; give it one type in every file")
     label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
+    rel = failed = None
     try:
         if fmt == "parquet":
             rel = con.read_parquet(files)
@@ -478,8 +494,10 @@ def open_files(data) -> DuckDBSource:
             # every cell as text: the columns are typed from public facts (CsvTextSource.typed); the
             # header row is declared rather than guessed from the values
             rel = con.read_csv(files, header=True, all_varchar=True)
-    except Exception as exc:
-        raise SourceError(f"{label} could not be opened by DuckDB ({type(exc).__name__})") from None
+    except Exception as exc:  # noqa: BLE001 - DuckDB's message may quote a line of a file
+        failed = type(exc).__name__
+    if failed is not None:    # outside the handler: DuckDB's error is not kept as __context__
+        raise SourceError(f"{label} could not be opened by DuckDB ({failed})")
     src = (DuckDBSource if fmt == "parquet" else CsvTextSource)(rel, label=label, connection=con)
     src.files = files
     return src
@@ -502,10 +520,10 @@ def _polars_to_arrow(frame):
     """A polars DataFrame as a pyarrow Table. A column of a type pyarrow cannot import (polars' Int128 /
     UInt128, exported under a format pyarrow does not know) made pyarrow raise ArrowInvalid without the
     column's name (twenty-third audit pass); it is refused by its type, a public fact, naming the column."""
+    bad = []
     try:
         return frame.to_arrow()
     except Exception:  # noqa: BLE001 - pyarrow's import error: find the columns by their types below
-        bad = []
         for col, dtype in frame.schema.items():
             try:
                 frame.select(col).head(0).to_arrow()
@@ -513,9 +531,10 @@ def _polars_to_arrow(frame):
                 bad.append(f"{col!r} ({dtype})")
         if not bad:
             raise
-        raise SourceError(f"column{'s' if len(bad) > 1 else ''} {', '.join(bad)} of the polars DataFrame "
-                          f"{'have types' if len(bad) > 1 else 'has a type'} that Arrow cannot carry; cast "
-                          "to Float64 (or Int64) before fitting, or drop the column") from None
+    # outside the handler: pyarrow's error on the frame is not kept as the refusal's __context__
+    raise SourceError(f"column{'s' if len(bad) > 1 else ''} {', '.join(bad)} of the polars DataFrame "
+                      f"{'have types' if len(bad) > 1 else 'has a type'} that Arrow cannot carry; cast "
+                      "to Float64 (or Int64) before fitting, or drop the column")
 
 
 def open_source(data) -> Source:
@@ -553,14 +572,18 @@ def open_source(data) -> Source:
     if isinstance(data, tuple) and len(data) == 2 and "duckdb" in (type(data[0]).__module__ or "") \
             and isinstance(data[1], str):
         con, table = data
-        try:
+        rel = None
+        with contextlib.suppress(Exception):   # not a table or view: tried as a query below
             rel = con.table(table)
-        except Exception:
+        failed = None
+        if rel is None:    # outside the handler (the table lookup's error is not kept as __context__)
             try:
                 rel = con.sql(table)       # a query
-            except Exception as exc:
-                raise SourceError(f"the DuckDB connection has no table or view {table!r} and it is not a valid "
-                                  f"query ({type(exc).__name__})") from None
+            except Exception as exc:  # noqa: BLE001 - running a query can quote a value of the table
+                failed = type(exc).__name__
+        if failed is not None:    # outside the handler: DuckDB's error is not kept as __context__
+            raise SourceError(f"the DuckDB connection has no table or view {table!r} and it is not a valid "
+                              f"query ({failed})")
         return DuckDBSource(rel, label=f"the DuckDB table {table!r}", connection=con)
     if mod.startswith("pyspark") and name == "DataFrame":
         return SparkSource(data)

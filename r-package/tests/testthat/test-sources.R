@@ -121,6 +121,21 @@ test_that("bad sources are refused with one clear error", {
   expect_error(duckdb_source(1, "t"), "dbdir")
 })
 
+test_that("a DuckDB query that fails on a value stops without the value", {
+  # DuckDB's own message quotes the text it could not cast; the refusal names only its class
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  db <- tempfile(fileext = ".duckdb")
+  con <- reticulate::import("duckdb")$connect(db)
+  con$execute("create table t as select * from (values ('1.0', 2.0), ('zq_hidden_917', 3.0)) v(x, y)")
+  con$close()
+  err <- tryCatch(dp_lm(y ~ x, data = duckdb_source(db, "select cast(x as double) as x, y from t"), eps = 1,
+                        bounds = toy_bounds, seed = 1), error = function(e) e)
+  expect_s3_class(err, "dpreg_source_error")
+  expect_false(grepl("zq_hidden_917", conditionMessage(err), fixed = TRUE))
+  expect_false(any(grepl("zq_hidden_917", unlist(lapply(unclass(err), format)), fixed = TRUE)))
+})
+
 test_that("a CSV column is a factor by the formula or levels =, never by its values", {
   skip_if_no_core()
   skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
