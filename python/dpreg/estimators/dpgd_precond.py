@@ -330,12 +330,16 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     P, _ = inf_gd.averaging_maps(A, T, k)
     V_noise = inf_gd.noise_covariance(K, A, sigma_grad, T, k)
     W = inf_gd.debias_map(P)
-    bias_scaled = None if W is None else inf_gd.bias_bound(P, W, theta, V_noise)
+    W_lo = W if not plugin else inf_gd.debias_map(P_lo)
+    V_lo = V_noise if not plugin else inf_gd.noise_covariance(K, A_lo, sigma_grad, T, k)
+    # the bias bound is one-sided: it takes the remaining contraction of the lower bound also where the
+    # variance uses the plug-in (§9: the certified fits are selected on Gram noise that raised the weak
+    # curvature, and the plug-in P then understates the remaining bias P theta*). The check passed with
+    # ||P_lo|| <= MAX_REMAINING, so W_lo exists whenever W does
+    bias_scaled = None if W is None or W_lo is None else inf_gd.bias_bound(P_lo, W_lo, theta, V_lo)
     # sigma^2 keeps the excess of the lower bound (§5; unchanged by §3a: the plug-in's smaller excess
     # printed sigma-hat in more noise-dominated fits, with released intervals that held the OLS sigma
     # less often, 0.91-0.93 in two cells)
-    W_lo = W if not plugin else inf_gd.debias_map(P_lo)
-    V_lo = V_noise if not plugin else inf_gd.noise_covariance(K, A_lo, sigma_grad, T, k)
     res_var = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_lo,
                                             bias=None if W_lo is None else (theta - W_lo @ theta),
                                             sigma_gram=sigma_G, point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE)
