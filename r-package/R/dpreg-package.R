@@ -9,5 +9,5 @@
 #' @keywords internal
 #' @importFrom stats coef confint fitted formula nobs predict residuals vcov terms sigma family logLik deviance
 #'   anova drop1 model.matrix model.frame update hatvalues cooks.distance influence rstandard rstudent
-#'   dfbeta dfbetas effects simulate extractAIC variable.names df.residual proj alias
+#'   dfbeta dfbetas effects simulate extractAIC variable.names df.residual proj alias dummy.coef
 "_PACKAGE"
