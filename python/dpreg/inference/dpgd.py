@@ -136,14 +136,14 @@ def certification_threshold(e: float, lam: float, T: int, k: int,
     return float((lam + e) / a_star - lam)
 
 
-def selection_shift(c: float, level: float = 0.5) -> float:
+def selection_shift(c: float, level: float = 0.5, cap: float = math.inf) -> float:
     """u >= 0 with Q(u) = level Q(u - c), Q the standard normal upper tail (docs/derivations/dpgd.md §10):
     a released value x = lambda + sigma delta (delta standard normal) seen only because x >= t, at
     c = (x - t) / sigma >= 0 standard deviations above t, has x - sigma u as the value of lambda at which
     P(X >= x | X >= t) = level: the conditional median for level 1/2, the one-sided lower confidence end
     at 1 - level otherwise. u -> Q^-1(level) as c -> infinity (no selection) and u -> infinity as c -> 0.
     Total: c <= 0 gives inf, c above 38 gives the unconditional Q^-1(level) (Q(-38) is 1 in double
-    precision)."""
+    precision), a root above ``cap`` (or 1000) gives inf."""
     from scipy import optimize, special
     c = float(c)
     if not c > 0.0:
@@ -157,10 +157,11 @@ def selection_shift(c: float, level: float = 0.5) -> float:
 
     if f(0.0) <= 0.0:
         return 0.0
-    # for large u, log Q(u) - log Q(u - c) ~ -c u + c^2 / 2, so f < 0 beyond c / 2 + log(2) / c
-    hi = c / 2.0 + 1.0 / c + 1.0
-    while f(hi) > 0.0:
-        hi *= 2.0
+    # f decreases in u (the normal hazard increases); a root beyond ``cap`` is reported as inf (callers
+    # cap the shift there anyway), and beyond 1000 s.d. the difference of the two logs is lost in rounding
+    hi = min(float(cap), 1e3)
+    if not f(hi) < 0.0:
+        return math.inf
     return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
 
 
@@ -176,7 +177,8 @@ def selection_adjusted_curvature(G, e: float, sigma_gram: float, threshold: floa
     G = _sym(G)
     w, Q = np.linalg.eigh(G)
     s = float(sigma_gram)
-    shift = np.array([min(s * selection_shift((wi - float(threshold)) / s, level), float(e)) for wi in w])
+    shift = np.array([min(s * selection_shift((wi - float(threshold)) / s, level, cap=float(e) / s), float(e))
+                      for wi in w])
     return _sym((Q * np.maximum(w - shift, 0.0)) @ Q.T)
 
 
