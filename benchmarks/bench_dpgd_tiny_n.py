@@ -1,9 +1,10 @@
 """dpgd's released intervals at tiny n: coverage of the OLS coefficients conditional on release.
 
 ``python -m benchmarks dpgd_tiny_n --cells cars:1:50,women:10:15,synth:4:30 --R 1000 [--faithful FILE]``
-prints, per cell, the fits, the released share and the coverage per coefficient and of both, split by the
-contraction the covariance used (docs/derivations/dpgd.md §9, docs/validity.md "Twenty-eighth pass: dpgd's
-intervals at tiny n"). ``cars`` and ``women`` are R's datasets (embedded); ``faithful`` is read from a CSV
+prints, per cell, the fits, the released share, the coverage per coefficient and of both, split by the
+contraction the covariance used, and the median and mean interval width per coefficient
+(docs/derivations/dpgd.md §9, §10; docs/validity.md "Twenty-eighth pass: dpgd's intervals at tiny n" and
+"Twenty-eighth pass: dpgd's bias bound, a sharper rule"). ``cars`` and ``women`` are R's datasets (embedded); ``faithful`` is read from a CSV
 with columns eruptions, waiting (R: ``write.csv(faithful, FILE, row.names = FALSE)``); ``synth`` is
 y = clip(2 + 0.5 x + N(0, 1), -5, 15), x ~ U(0, 10), data seed 10000 + seed. Declared ranges: cars dist
 (0, 120), speed (0, 25); women weight (100, 170), height (55, 75); faithful eruptions (1.5, 5.5), waiting
@@ -56,11 +57,15 @@ def _cell(name, eps, n, R, faithful):
             f = dpreg.dp_lm(form, df, eps=eps, bounds=bounds, random_state=seed)
         if f.has_inference:
             ci = np.asarray(f.conf_int())
-            rows.append((f.facts.get("covariance_contraction"), (ci[:, 0] <= ols) & (ols <= ci[:, 1])))
+            rows.append((f.facts.get("covariance_contraction"), (ci[:, 0] <= ols) & (ols <= ci[:, 1]),
+                         ci[:, 1] - ci[:, 0]))
     line = f"{name} n={len(_data(name, n, 1, faithful))} eps={eps}: fits {R}, released {len(rows)}"
     if rows:
         c = np.array([r[1] for r in rows])
         line += f", coverage per coefficient {np.round(c.mean(0), 3).tolist()}, both {c.all(1).mean():.3f}"
+        wd = np.array([r[2] for r in rows])
+        line += (f", width per coefficient median {np.round(np.median(wd, 0), 3).tolist()} "
+                 f"mean {np.round(wd.mean(0), 3).tolist()}")
         for kind in ("plug-in", "lower bound"):
             ck = np.array([r[1] for r in rows if r[0] == kind])
             if len(ck):

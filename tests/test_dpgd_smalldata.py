@@ -170,3 +170,63 @@ def test_bias_bound_uses_the_lower_bound_contraction():
     # at the nominal 0.95 the count of intervals holding OLS is at least the binomial 0.001 quantile
     # (intervals of one fit are not independent: the 0.001 quantile, not 0.025, leaves room for that)
     assert sum(hits) >= stats.binom.ppf(0.001, m, 0.95)
+
+
+@pytest.mark.parametrize("c", [0.2, 1.0, 3.0])
+@pytest.mark.parametrize("level", [0.5, 0.5 * math.erfc(1.0 / math.sqrt(2.0))])
+def test_selection_shift_is_the_conditional_quantile(c, level):
+    """docs/derivations/dpgd.md §10: at lambda = x - u (sigma = 1, threshold t = x - c) a released value
+    X = lambda + N(0, 1), kept only where X >= t, is at least x with conditional probability ``level``.
+    Checked by simulation; tolerance 4 binomial standard errors of the share over the kept draws."""
+    from dpreg.inference import dpgd as inf_gd
+
+    from scipy import stats
+
+    u = inf_gd.selection_shift(c, level)
+    x, t = 0.0, -c
+    lam = x - u
+    # draws of X given X >= t (truncated at t - lam = u - c standard deviations above lam)
+    kept = lam + stats.truncnorm.rvs(u - c, np.inf, size=400_000, random_state=7)
+    share = float(np.mean(kept >= x))
+    assert abs(share - level) <= 4 * math.sqrt(level * (1 - level) / kept.size)
+
+
+def test_selection_shift_limits():
+    """§10: far above the threshold no selection is left (the unconditional quantile: 0 for the median,
+    z for the level Q(z)); at the threshold the shift is unbounded."""
+    from dpreg.inference import dpgd as inf_gd
+
+    q1 = 0.5 * math.erfc(1.0 / math.sqrt(2.0))
+    assert inf_gd.selection_shift(50.0, 0.5) == 0.0
+    assert inf_gd.selection_shift(50.0, q1) == pytest.approx(1.0, abs=1e-9)
+    assert inf_gd.selection_shift(12.0, q1) == pytest.approx(1.0, abs=1e-6)   # Q(11) ~ 2e-28
+    assert inf_gd.selection_shift(0.0, q1) == math.inf
+    assert inf_gd.selection_shift(-1e308, q1) == math.inf
+    assert inf_gd.selection_shift(1e-12, q1) > 1e6
+    # decreasing in c: the closer to the threshold, the stronger the selection
+    us = [inf_gd.selection_shift(c, q1) for c in (0.1, 0.5, 1.0, 2.0, 4.0)]
+    assert all(a > b for a, b in zip(us, us[1:]))
+
+
+def test_certification_threshold_is_where_the_check_flips():
+    """§10: a released Gram whose weak eigenvalue equals t has ||P_lo||_2 = MAX_REMAINING exactly (the
+    check of §4 with the estimator's own preconditioner and lower bound); above t it passes, below it
+    fails. The selection-adjusted curvature lies between H_lo and G eigenvalue-wise."""
+    from dpreg.inference import dpgd as inf_gd
+
+    sigma_G, T, k, d = 3.0, 10, 5, 2
+    e = inf_gd.gram_noise_scale(sigma_G, d, dpgd_precond.PRECOND_CURVATURE_Z)
+    t = inf_gd.certification_threshold(e, 2.0 * math.sqrt(d) * sigma_G, T, k)
+    for w, ok in ((t, None), (t * 1.01, True), (t * 0.99, False)):
+        G = np.diag([w, 400.0])
+        r = dpgd_precond._certified_remaining(G, dpgd_precond._preconditioner(G, sigma_G), sigma_G, T, k)
+        if ok is None:
+            assert r == pytest.approx(inf_gd.MAX_REMAINING, abs=1e-9)
+        else:
+            assert (r <= inf_gd.MAX_REMAINING) == ok
+    q1 = 0.5 * math.erfc(1.0 / math.sqrt(2.0))
+    G = np.diag([t + 0.1 * sigma_G, t + 40 * sigma_G])
+    lam = np.linalg.eigvalsh(inf_gd.selection_adjusted_curvature(G, e, sigma_G, t, q1))
+    # near the threshold the cap e binds (H_lo's eigenvalue); far above it the shift is sigma_G (z = 1 < e)
+    assert lam[0] == pytest.approx(t + 0.1 * sigma_G - e, rel=1e-12)
+    assert lam[1] == pytest.approx(t + 40 * sigma_G - sigma_G, rel=1e-9)

@@ -332,11 +332,22 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     W = inf_gd.debias_map(P)
     W_lo = W if not plugin else inf_gd.debias_map(P_lo)
     V_lo = V_noise if not plugin else inf_gd.noise_covariance(K, A_lo, sigma_grad, T, k)
-    # the bias bound is one-sided: it takes the remaining contraction of the lower bound also where the
-    # variance uses the plug-in (§9: the certified fits are selected on Gram noise that raised the weak
-    # curvature, and the plug-in P then understates the remaining bias P theta*). The check passed with
-    # ||P_lo|| <= MAX_REMAINING, so W_lo exists whenever W does
-    bias_scaled = None if W is None or W_lo is None else inf_gd.bias_bound(P_lo, W_lo, theta, V_lo)
+    # the bias bound allows for the selection (§9, §10): the certified fits are selected on Gram noise
+    # that raised the weak curvature, and the plug-in P then understates the remaining bias P theta*.
+    # Each released eigenvalue is lowered to its one-sided lower confidence end given that it passed the
+    # check (level Q(PRECOND_CURVATURE_Z), the z of H_lo; far above the pass threshold z sigma_G), at
+    # most by the e of the lower bound (§9's rule, where the pass is a strong selection; e = z sigma_G
+    # sqrt((d + 1)/2), so at d = 2 the cap nearly always binds). Its eigenvalues are at least H_lo's, so its
+    # ||P_B|| <= ||P_lo|| <= MAX_REMAINING and W_B exists whenever W does
+    d_g = G.shape[0]
+    e_lo = inf_gd.gram_noise_scale(sigma_G, d_g, PRECOND_CURVATURE_Z)
+    t_pass = inf_gd.certification_threshold(e_lo, 2.0 * math.sqrt(d_g) * sigma_G, T, k)
+    A_b = inf_gd.plugin_contraction(K, inf_gd.selection_adjusted_curvature(
+        G, e_lo, sigma_G, t_pass, level=0.5 * math.erfc(PRECOND_CURVATURE_Z / math.sqrt(2.0))))
+    P_b, _ = inf_gd.averaging_maps(A_b, T, k)
+    W_b = inf_gd.debias_map(P_b)
+    V_b = inf_gd.noise_covariance(K, A_b, sigma_grad, T, k)
+    bias_scaled = None if W is None or W_b is None else inf_gd.bias_bound(P_b, W_b, theta, V_b)
     # sigma^2 keeps the excess of the lower bound (§5; unchanged by §3a: the plug-in's smaller excess
     # printed sigma-hat in more noise-dominated fits, with released intervals that held the OLS sigma
     # less often, 0.91-0.93 in two cells)

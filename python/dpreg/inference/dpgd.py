@@ -117,6 +117,71 @@ def curvature_lower_bound(G, e: float) -> np.ndarray:
     return _sym((Q * np.maximum(w - float(e), 0.0)) @ Q.T)
 
 
+def certification_threshold(e: float, lam: float, T: int, k: int,
+                            max_remaining: float = MAX_REMAINING) -> float:
+    """The released eigenvalue t at which a direction just passes the check of docs/derivations/dpgd.md
+    §4 (§10). With K = (G_0 + lam I)^-1 and H_lo = (G - e I)_+ sharing G's eigenvectors, a direction of
+    released eigenvalue w >= e contracts by a = (lam + e) / (w + lam) per step and keeps the share
+    p(a) = (1/k) sum_{t=T-k+1}^T a^t of the starting point; p increases on [0, 1], so the direction passes
+    (p(a) <= max_remaining) exactly where w >= t = (lam + e) / a* - lam, p(a*) = max_remaining. Public
+    constants only."""
+    from scipy import optimize
+    T, k = int(T), int(k)
+    t0 = T - k + 1
+
+    def p(a):
+        return sum(a ** t for t in range(t0, T + 1)) / k - max_remaining
+
+    a_star = optimize.brentq(p, 0.0, 1.0, xtol=1e-14)
+    return float((lam + e) / a_star - lam)
+
+
+def selection_shift(c: float, level: float = 0.5, cap: float = math.inf) -> float:
+    """u >= 0 with Q(u) = level Q(u - c), Q the standard normal upper tail (docs/derivations/dpgd.md §10):
+    a released value x = lambda + sigma delta (delta standard normal) seen only because x >= t, at
+    c = (x - t) / sigma >= 0 standard deviations above t, has x - sigma u as the value of lambda at which
+    P(X >= x | X >= t) = level: the conditional median for level 1/2, the one-sided lower confidence end
+    at 1 - level otherwise. u -> Q^-1(level) as c -> infinity (no selection) and u -> infinity as c -> 0.
+    Total: c <= 0 gives inf, c above 38 gives the unconditional Q^-1(level) (Q(-38) is 1 in double
+    precision), a root above ``cap`` (or 1000) gives inf."""
+    from scipy import optimize, special
+    c = float(c)
+    if not c > 0.0:
+        return math.inf
+    if c > 38.0:
+        return max(float(-special.ndtri(float(level))), 0.0)
+    log_half = math.log(float(level))
+
+    def f(u):
+        return special.log_ndtr(-u) - special.log_ndtr(c - u) - log_half
+
+    if f(0.0) <= 0.0:
+        return 0.0
+    # f decreases in u (the normal hazard increases); a root beyond ``cap`` is reported as inf (callers
+    # cap the shift there anyway), and beyond 1000 s.d. the difference of the two logs is lost in rounding
+    hi = min(float(cap), 1e3)
+    if not f(hi) < 0.0:
+        return math.inf
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+
+
+def selection_adjusted_curvature(G, e: float, sigma_gram: float, threshold: float,
+                                 level: float = 0.5) -> np.ndarray:
+    """Curvature for the bias bound of a certified fit (docs/derivations/dpgd.md §10): each eigenvalue w
+    of the released G lowered by min(sigma1 u, e), u = selection_shift((w - t) / sigma1, level), t the
+    certification_threshold: the value of the curvature at which the released eigenvalue is the upper
+    ``level`` point of its distribution given that it passed the check (a released eigenvalue's first-order
+    noise v'Ev has s.d. sigma1 for the Gram noise of gram_noise_scale). The cap e keeps each eigenvalue at
+    or above that of curvature_lower_bound(G, e) (§9), so its contraction passes the check wherever §9's
+    does. Released values and public constants only."""
+    G = _sym(G)
+    w, Q = np.linalg.eigh(G)
+    s = float(sigma_gram)
+    shift = np.array([min(s * selection_shift((wi - float(threshold)) / s, level, cap=float(e) / s), float(e))
+                      for wi in w])
+    return _sym((Q * np.maximum(w - shift, 0.0)) @ Q.T)
+
+
 def plugin_noise_covariance_spread(K, A, sigma: float, T: int, k: int, M, V_other, sigma_gram: float):
     """(v, s2): per coefficient, the variance v_j = (M (V_noise(A) + V_other) M^T)_jj and the first-order
     relative variance s2_j of the noise part's estimate over the Gram noise (docs/derivations/dpgd.md §3a).
