@@ -178,12 +178,12 @@ def test_selection_shift_is_the_conditional_quantile(c, level):
     """docs/derivations/dpgd.md §10: at lambda = x - u (sigma = 1, threshold t = x - c) a released value
     X = lambda + N(0, 1), kept only where X >= t, is at least x with conditional probability ``level``.
     Checked by simulation; tolerance 4 binomial standard errors of the share over the kept draws."""
-    from dpreg.inference import dpgd as inf_gd
-
     from scipy import stats
 
+    from dpreg.inference import dpgd as inf_gd
+
     u = inf_gd.selection_shift(c, level)
-    x, t = 0.0, -c
+    x = 0.0          # the released value, c standard deviations above the threshold t = -c
     lam = x - u
     # draws of X given X >= t (truncated at t - lam = u - c standard deviations above lam)
     kept = lam + stats.truncnorm.rvs(u - c, np.inf, size=400_000, random_state=7)
