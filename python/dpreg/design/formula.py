@@ -504,6 +504,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
             for v in info.variables:
                 if v not in rhs_vars:
                     rhs_vars.append(v)
+    margins = _indicator_margins(rhs_f, factors)
+    if margins:
+        # an indicator in an interaction without its margin is coded as lm (and patsy) code a logical
+        # factor there: by both its levels, the span of the margin plus the indicator's column
+        rhs_text = rhs_text + "".join(f" + {m}" for m in margins)
+        rhs_f = Formula(rhs_text)
     if "Intercept" in rhs_vars:
         # the model matrix names the constant column "Intercept": a column of that name collided with
         # it and one of the two vanished from the fit without a word
@@ -511,6 +517,60 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
                            "term; rename the column")
     return ParsedFormula(formula=formula, lhs=lhs_text, rhs=rhs_text, outcome_vars=outcome_vars,
                          rhs_vars=rhs_vars, factors=factors, lhs_factor=lhs_factor)
+
+
+def _is_indicator_factor(info: FactorInfo) -> bool:
+    """Whether a numeric factor is an indicator, ``I(x > c)`` or comparisons joined by ``&``, ``|`` or
+    negated by ``~`` inside ``I()``: a 0/1 column (design.intervals)."""
+    if info.kind != "numeric" or info.tree is None:
+        return False
+    node = getattr(info.tree, "body", info.tree)
+    if not (isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1):
+        return False
+
+    def indicator(n):
+        if isinstance(n, ast.Compare):
+            return True
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert):
+            return indicator(n.operand)
+        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) \
+            and indicator(n.left) and indicator(n.right)
+    return indicator(node.args[0])
+
+
+def _indicator_margins(rhs_f, factors: dict) -> list[str]:
+    """Terms to add so that an indicator in an interaction is coded as lm codes it.
+
+    In R an indicator ``I(x > c)`` is a logical column, a factor with levels FALSE and TRUE, and patsy
+    makes a boolean categorical too. In a term ``T`` that holds it, R codes it by its contrast (one 0/1
+    column, the core's indicator) only when the term without it, ``T`` minus the indicator, is in the
+    model; otherwise by both levels, FALSE and TRUE, whose columns span that margin and the 0/1
+    column's product with it (twenty-eighth pass, newcomer: ``y ~ I(x > c):g`` was a different model
+    from lm's). Adding the missing margin as a term gives lm's model (the same fitted values; the
+    columns are parametrized as for a logical data column, ``b:g``). A margin that is the intercept
+    alone is not added (``y ~ 0 + I(x > c)`` stays one column). Returns the margins' texts, in the order
+    found, until every indicator's margin is in the model. Reads only the formula."""
+    terms = [frozenset(str(f) for f in t.factors if str(f) != "1") for t in rhs_f]
+    present = set(terms)
+    added: list[frozenset] = []
+    queue = [t for t in terms if len(t) > 1]
+    while queue:
+        term = queue.pop(0)
+        for f in sorted(term):
+            info = factors.get(f)
+            if info is None or not _is_indicator_factor(info):
+                continue
+            margin = term - {f}
+            if margin and margin not in present:
+                present.add(margin)
+                added.append(margin)
+                if len(margin) > 1:
+                    queue.append(margin)
+    order = {}
+    for t in rhs_f:
+        for f in t.factors:
+            order.setdefault(str(f), len(order))
+    return [":".join(sorted(m, key=lambda f: order.get(f, 0))) for m in added]
 
 
 def categorical_in_formula(formula: str) -> set[str]:

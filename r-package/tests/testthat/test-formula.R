@@ -183,3 +183,32 @@ test_that("refused formula functions say what to write instead, and that works",
   expect_equal(nm, names(coef(lm(mpg ~ relevel(factor(cyl), "6"), mtcars))) |>
                  sub(pattern = "relevel\\(factor\\(cyl\\), \"6\"\\)", replacement = "factor(cyl)"))
 })
+
+test_that("I(x > c):g without its margin is lm's model (the logical factor's both levels)", {
+  # twenty-ninth pass (known since the twenty-eighth): lm codes the logical I(x > 5) as a factor and,
+  # with g absent, gives it both levels (FALSE:ga, TRUE:ga, ...), spanning g and I(x > 5) * g; dpreg
+  # had the 0/1 column alone, a different model. Reference: lm's own model matrix of the formula.
+  # Property: the same column space (ranks of the two and of both together equal; 0/1 and data
+  # values, so qr()'s rank is exact here); names parametrized as for a logical data column b:g.
+  skip_if_no_core()
+  set.seed(29)
+  n <- 2000
+  d <- data.frame(x = runif(n, 0, 10), z = rnorm(n), g = sample(c("a", "b", "c"), n, TRUE))
+  d$y <- 1 + 2 * (d$x > 5) * (d$g == "b") + (d$g == "c") + rnorm(n)
+  b <- list(y = c(-5, 10), x = c(0, 10), z = c(-4, 4))
+  for (fs in c("y ~ I(x > 5):g", "y ~ g:I(x > 5)", "y ~ z:I(x > 5)", "y ~ I(x > 5 & z < 1):g + z")) {
+    fo <- as.formula(fs)
+    fit <- suppressWarnings(dp_lm(fo, data = d, eps = 5, seed = 1, bounds = b,
+                                  levels = list(g = c("a", "b", "c"))))
+    X <- model.matrix(fit, data = d)
+    L <- model.matrix(lm(fo, data = d))
+    rk <- function(m) qr(m)$rank
+    expect_equal(rk(X), rk(L), info = fs)
+    expect_equal(rk(cbind(X, L)), rk(L), info = fs)
+    expect_equal(rk(X), ncol(X), info = fs)
+  }
+  fit <- suppressWarnings(dp_lm(y ~ I(x > 5):g, data = d, eps = 5, seed = 1, bounds = b,
+                                levels = list(g = c("a", "b", "c"))))
+  expect_identical(names(coef(fit)), c("(Intercept)", "gb", "gc", "I(x > 5)TRUE:ga", "I(x > 5)TRUE:gb",
+                                       "I(x > 5)TRUE:gc"))
+})
