@@ -711,6 +711,10 @@ def test_a_text_outcome_of_a_csv_file_needs_declared_levels(tmp_path):
         assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial",
                      "--bounds", '{"x": [0, 1]}']) == 2
     assert "column 'y' of the CSV data" in err.getvalue() and "an outcome is written without C()" in err.getvalue()
+    # twenty-ninth pass, newcomer: the command line has no levels= (it printed "declare levels= for it");
+    # the advice names the option it has, with the JSON it takes
+    assert "declare --levels for it" in err.getvalue() and """--levels '{"y": [...]}'""" in err.getvalue()
+    assert "levels=" not in err.getvalue()
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         assert main(["fit", "y ~ x", "--data", path, "--eps", "2", "--family", "binomial", "--seed", "1",
                      "--bounds", '{"x": [0, 1]}', "--levels", '{"y": ["no", "yes"]}']) == 0
