@@ -50,10 +50,20 @@ translate_arith <- function(e) {
             "I(x < 10 & g == \"b\"); for other conditions add the TRUE/FALSE column to the data first",
             call. = FALSE)
   }
-  dp_stop("the function ", f, "() is not supported in a dpreg formula ",
-       "(supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
+  dp_stop("the function ", f, "() is not supported in a dpreg formula", column_first_advice(e),
+       " (supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
        paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
+}
+
+# Twenty-ninth pass, newcomer (dslabs' polls, I(as.numeric(enddate - as.Date("2016-01-01")))): the
+# refusal listed the supported functions but not what to do with another row-wise transform, such as
+# days from a Date: compute it as a column of the data first (its range is then declared like any
+# other column's). Quotes only the formula's text.
+column_first_advice <- function(e) {
+  txt <- paste(deparse(e, width.cutoff = 500L), collapse = " ")
+  paste0("; for another row-wise transform compute it as a column of the data first, e.g. ",
+         "data$x_new <- with(data, ", txt, "), then use x_new in the formula and declare its bounds")
 }
 
 translate_math <- function(f, args) {
@@ -218,8 +228,8 @@ translate_leaf <- function(e, map, factor_cols) {
             "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
             "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
   } else {
-    dp_stop("the function ", f, "() is not supported in a dpreg formula (", supported_funs_text(), ")",
-         call. = FALSE)
+    dp_stop("the function ", f, "() is not supported in a dpreg formula", column_first_advice(e), " (",
+            supported_funs_text(), ")", call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
   py

@@ -212,3 +212,22 @@ test_that("I(x > c):g without its margin is lm's model (the logical factor's bot
   expect_identical(names(coef(fit)), c("(Intercept)", "gb", "gc", "I(x > 5)TRUE:ga", "I(x > 5)TRUE:gb",
                                        "I(x > 5)TRUE:gc"))
 })
+
+test_that("an unsupported function says to compute the column first, and that works", {
+  # twenty-ninth pass, newcomer (dslabs' polls_us_election_2016): days from a Date inside I() got the
+  # list of supported functions only
+  skip_if_no_core()
+  set.seed(29)
+  n <- 3000
+  d <- data.frame(end = as.Date("2016-01-01") + sample(0:300, n, TRUE))
+  d$y <- 40 + 0.01 * as.numeric(d$end - as.Date("2016-01-01")) + rnorm(n)
+  for (fo in list(y ~ I(as.numeric(end - as.Date("2016-01-01"))), y ~ as.numeric(end - as.Date("2016-01-01")))) {
+    msg <- tryCatch({dp_lm(fo, data = d, eps = 1, seed = 1); ""}, error = conditionMessage)
+    expect_match(msg, "compute it as a column of the data first", fixed = TRUE)
+    expect_match(msg, "data$x_new <- with(data, as.numeric(end - as.Date(\"2016-01-01\")))", fixed = TRUE)
+  }
+  d$x_new <- with(d, as.numeric(end - as.Date("2016-01-01")))
+  fit <- suppressWarnings(dp_lm(y ~ x_new, data = d, eps = 1, seed = 1,
+                                bounds = list(y = c(30, 50), x_new = c(0, 300))))
+  expect_identical(names(coef(fit)), c("(Intercept)", "x_new"))
+})
