@@ -1008,3 +1008,21 @@ def test_an_indicator_in_an_interaction_without_its_margin_spans_lms_model():
         d = build(formula, df)
         assert sum(t.startswith("C(x2)[T.") for t in d.terms) == (0 if formula.endswith("3)") else 3)
     assert build("y ~ I(x1 > 3):C(x2)", df).terms == build("y ~ C(x2) + I(x1 > 3):C(x2)", df).terms
+
+
+def test_the_fit_notes_the_margin_it_added_for_an_indicator_and_warns_nothing():
+    # the note says which terms were added and that predictions, not coefficients, compare with lm;
+    # a note (nothing to act on), never a warning; no note when the margin is in the formula
+    df = frame(n=3000, seed=1)
+    kw = dict(eps=4, random_state=1, bounds=BOUNDS, levels=LEVELS, method="adassp")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ I(x1 > 3):C(x2)", df, **kw)
+    assert not [w for w in rec if "Terms added" in str(w.message)]
+    text = str(fit.summary())
+    assert "Terms added to the formula: C(x2) for I(x1 > 3):C(x2)" in text
+    assert "compare predictions with lm(), not coefficients" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit2 = dpreg.dp_lm("y ~ I(x1 > 3) * C(x2)", df, **kw)
+    assert "Terms added" not in str(fit2.summary())

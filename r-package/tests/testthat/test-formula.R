@@ -211,6 +211,20 @@ test_that("I(x > c):g without its margin is lm's model (the logical factor's bot
                                 levels = list(g = c("a", "b", "c"))))
   expect_identical(names(coef(fit)), c("(Intercept)", "gb", "gc", "I(x > 5)TRUE:ga", "I(x > 5)TRUE:gb",
                                        "I(x > 5)TRUE:gc"))
+  # the fit's terms are those fitted (the margin g added), so the generics that group coefficients by
+  # term work (they stopped with "cannot be grouped by term"), and a note says what was added
+  expect_identical(labels(fit), c("g", "I(x > 5):g"))
+  expect_identical(fit$assign, c(0L, 1L, 1L, 2L, 2L, 2L))
+  expect_identical(rownames(anova(fit)), c("g", "I(x > 5):g"))
+  expect_identical(anova(fit)[["Df"]], c(2L, 3L))
+  expect_identical(rownames(drop1(fit)), "I(x > 5):g")
+  expect_true(is.list(dummy.coef(fit)))
+  expect_true(any(grepl("Terms added to the formula: g for I(x > 5):g", fit$notes, fixed = TRUE)))
+  # nothing added, and no note, when the margin is in the formula
+  fit2 <- suppressWarnings(dp_lm(y ~ I(x > 5) * g, data = d, eps = 5, seed = 1, bounds = b,
+                                 levels = list(g = c("a", "b", "c"))))
+  expect_identical(labels(fit2), c("I(x > 5)", "g", "I(x > 5):g"))
+  expect_false(any(grepl("Terms added", fit2$notes, fixed = TRUE)))
 })
 
 test_that("an unsupported function says to compute the column first, and that works", {
