@@ -12,7 +12,10 @@
 #'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
 #'   with one comparison such as `I(z > 55)` (a 0/1 column), or comparisons
 #'   of numeric columns with numbers joined by `&`, `|`, `!` (`I(!(z > 55))`,
-#'   the same column as `I(z <= 55)`; also on files and DuckDB tables); a
+#'   the same column as `I(z <= 55)`; also on files and DuckDB tables; in an
+#'   interaction without its margin, `I(z > 55):g`, the margin `g` is added, as
+#'   lm's coding of the logical by both its values spans: lm's model, with the
+#'   coefficients of `g + I(z > 55):g`, and a note in the fit); a
 #'   factor or character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
 #'   `I(g %in% c("a", "b"))`, and comparisons with constants joined by `&`,
 #'   `|`, `!` that involve such a test (`I(z < 10 & g == "b")`) are `FALSE`/`TRUE` factors as in `lm()`
