@@ -245,3 +245,17 @@ test_that("an unsupported function says to compute the column first, and that wo
                                 bounds = list(y = c(30, 50), x_new = c(0, 300))))
   expect_identical(names(coef(fit)), c("(Intercept)", "x_new"))
 })
+
+test_that("a refusal quotes the outcome as R writes it, not the core's spelling", {
+  # twenty-ninth pass, newcomer (dslabs' murders, I(total/population*1e5) ~ region): the refusal quoted
+  # "I(total / population * 100000.0)", the core's spelling; the reference is R's deparse of the outcome
+  skip_if_no_core()
+  set.seed(29)
+  d <- data.frame(total = rpois(300, 50), population = runif(300, 1e6, 2e6), x = runif(300))
+  fo <- I(total/population*1e5) ~ x
+  msg <- tryCatch({dp_lm(fo, data = d, eps = 5, seed = 1,
+                         bounds = list(total = c(0, 200), population = c(1e6, 2e6), x = c(0, 1))); ""},
+                  error = conditionMessage)
+  expect_match(msg, paste0("\"", deparse(fo[[2]]), "\" must use exactly one column"), fixed = TRUE)
+  expect_false(grepl("100000.0", msg, fixed = TRUE))
+})
