@@ -981,3 +981,48 @@ def test_predict_outside_a_transforms_domain_is_one_dpreg_refusal_without_numpy_
         with pytest.raises(DesignError, match="outside the domain"):
             fit.predict(pd.DataFrame({"x": [np.nan, value]}))
         assert np.isnan(fit.predict(pd.DataFrame({"x": [np.nan, 2.0]})).iloc[0])
+
+
+def test_an_indicator_in_an_interaction_without_its_margin_spans_lms_model():
+    # R (lm) and patsy code I(x > c) as a logical factor (levels FALSE, TRUE); in a term without its
+    # margin, e.g. y ~ I(x > c):g, both levels get columns, which span g and I(x > c) * g. The core's
+    # 0/1 column alone spanned only the second (a different model, with different fitted values).
+    # Reference: patsy's model matrix of the same formula, where the comparison is a boolean factor.
+    # Property: the two matrices have the same column space (ranks equal, exact arithmetic on 0/1
+    # and the data's values, so numpy's rank with its default tolerance is exact here).
+    import patsy
+    df = frame(n=200)
+    for formula, ref in [("y ~ I(x1 > 3):C(x2)", "I(x1 > 3):C(x2, levels=['b', 'a', 'c', 'd'])"),
+                         ("y ~ x3:I(x1 > 3)", "x3:I(x1 > 3)"),
+                         ("y ~ I((x1 > 3) & (x3 < 1)):C(x2) - 1",
+                          "I((x1 > 3) & (x3 < 1)):C(x2, levels=['b', 'a', 'c', 'd']) - 1")]:
+        d = build(formula, df)
+        X = d.X[:, ~np.all(d.X == 0, axis=0)]      # the declared level "d" has no rows
+        R = patsy.dmatrix(ref, df, return_type="matrix")
+        R = R[:, ~np.all(R == 0, axis=0)]
+        rank = np.linalg.matrix_rank
+        assert rank(X) == rank(R) == rank(np.hstack([X, R])), formula
+        assert rank(X) == X.shape[1], formula      # no aliased column: each coefficient is estimable
+    # with its margin in the formula nothing is added: the indicator keeps its one 0/1 column
+    for formula in ["y ~ I(x1 > 3) * C(x2)", "y ~ C(x2) + I(x1 > 3):C(x2)", "y ~ I(x1 > 3)"]:
+        d = build(formula, df)
+        assert sum(t.startswith("C(x2)[T.") for t in d.terms) == (0 if formula.endswith("3)") else 3)
+    assert build("y ~ I(x1 > 3):C(x2)", df).terms == build("y ~ C(x2) + I(x1 > 3):C(x2)", df).terms
+
+
+def test_the_fit_notes_the_margin_it_added_for_an_indicator_and_warns_nothing():
+    # the note says which terms were added and that predictions, not coefficients, compare with lm;
+    # a note (nothing to act on), never a warning; no note when the margin is in the formula
+    df = frame(n=3000, seed=1)
+    kw = dict(eps=4, random_state=1, bounds=BOUNDS, levels=LEVELS, method="adassp")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        fit = dpreg.dp_lm("y ~ I(x1 > 3):C(x2)", df, **kw)
+    assert not [w for w in rec if "Terms added" in str(w.message)]
+    text = str(fit.summary())
+    assert "Terms added to the formula: C(x2) for I(x1 > 3):C(x2)" in text
+    assert "compare predictions with lm(), not coefficients" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit2 = dpreg.dp_lm("y ~ I(x1 > 3) * C(x2)", df, **kw)
+    assert "Terms added" not in str(fit2.summary())

@@ -19,7 +19,7 @@ import pytest
 import dpreg
 from dpreg import bridge
 from dpreg.design.build import OTHER_LEVEL, build_design
-from dpreg.errors import DPRegError, PrivacyLeakWarning, RangeWarning
+from dpreg.errors import AccuracyWarning, DPRegError, PrivacyLeakWarning, RangeWarning
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.privacy.selection import histogram_l1_sensitivity, level_threshold, pooled_count_released, select_levels
@@ -354,3 +354,23 @@ def test_wald_test_of_a_factor_that_dropped_out_says_why():
     # a name the formula does not have keeps the old refusal
     with pytest.raises(dpreg.errors.InvalidArgument, match="not a term or factor"):
         fit.wald_test("h")
+
+
+def test_a_factor_whose_selection_collapsed_gives_predict_no_level_warning():
+    # twenty-ninth pass, newcomer (AER's BankWages without declared levels, n = 474): the selection
+    # released no level of g (each needs a noisy count above the threshold, far above 40 rows here), so
+    # g dropped out of the model with a warning at fit time; predict() then warned, for every row, that
+    # its values "are predicted at the reference level '(other)'", for a column that changes no
+    # prediction. Property: no RangeWarning about g, and the predictions do not depend on g.
+    rng = np.random.default_rng(29)
+    n = 200
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": rng.choice(list("abcde"), n)})
+    df["y"] = df.x + rng.normal(0, 0.3, n)
+    with pytest.warns(AccuracyWarning, match="fewer than two levels"):
+        fit = dpreg.dp_lm("y ~ x + g", df, eps=1.0, bounds=BOUNDS, random_state=1)
+    assert not any(t.startswith("g[") for t in fit.coef.index)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        p = fit.predict(pd.DataFrame({"x": [0.5, 0.5, 0.5], "g": ["a", "e", "never seen"]}))
+    assert not [w for w in rec if issubclass(w.category, RangeWarning)], [str(w.message) for w in rec]
+    assert p.iloc[0] == p.iloc[1] == p.iloc[2]

@@ -784,6 +784,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         exc._dpreg_public = not (_d_from_a_release(design.public) or (
             est.check_public_hook is not None and _ranges_from_a_release(design.public)))
         raise
+    from .design.formula import indicator_margin_note
+    margin_note = indicator_margin_note(formula)
+    if margin_note is not None:   # from the formula's text only: a note (nothing to act on), not a warning
+        design_notes.append(Diagnostic(margin_note, None))
     if family == "gaussian" and neighbours == "replace_one":
         # the same public rule whether auto chose the method or the user did (issue 13: a user who picks
         # a method by name is told too when the noise is expected to dominate)

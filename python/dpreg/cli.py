@@ -61,6 +61,7 @@ def _cli_dialect(text: str) -> str:
     text = re.sub(r"\bbounds=\{([^{}]*)\}", lambda m: "--bounds " + as_json_object(m.group(1)), text)
     text = re.sub(r"\blevels=\{([^{}]*)\}", lambda m: "--levels " + as_json_object(m.group(1)), text)
     text = re.sub(r"\b(bounds|levels)='data'", r"--\1 data", text)
+    text = re.sub(r"\b(bounds|levels)= ", r"--\1 ", text)      # "declare levels= for it"
     text = re.sub(r"\binference=False\b", "--no-inference", text)
     text = re.sub(r"\ballow_large_delta=True\b", "--allow-large-delta", text)
     options = _option_names()

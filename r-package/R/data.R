@@ -38,7 +38,9 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
         if (!is.null(xpooled[[v]])) {
           # levels selected privately: values the fit did not release go where its pooled rows went
           pooled_rows <- which(is.na(codes) & !is.na(lab))
-          if (length(pooled_rows)) {
+          # twenty-ninth pass: a factor left with one level dropped out of the model; its values change
+          # no prediction, so nothing is "predicted at" a level (BankWages without levels =)
+          if (length(pooled_rows) && length(lv) > 1) {
             # newcomer review 27: a typo or a new value was predicted at the reference level without a
             # word; the rows, the released levels and the pooled level are public, the values are not named
             where <- if (identical(xpooled[[v]], lv[1])) paste0("the reference level '", lv[1], "'")

@@ -12,7 +12,10 @@
 #'   `log2`, `log10`, `log1p`, `exp`, `expm1`, `sqrt`, and indicators
 #'   with one comparison such as `I(z > 55)` (a 0/1 column), or comparisons
 #'   of numeric columns with numbers joined by `&`, `|`, `!` (`I(!(z > 55))`,
-#'   the same column as `I(z <= 55)`; also on files and DuckDB tables); a
+#'   the same column as `I(z <= 55)`; also on files and DuckDB tables; in an
+#'   interaction without its margin, `I(z > 55):g`, the margin `g` is added, as
+#'   lm's coding of the logical by both its values spans: lm's model, with the
+#'   coefficients of `g + I(z > 55):g`, and a note in the fit); a
 #'   factor or character column compared with typed text, `I(g == "b")`, `I(g != "b")`,
 #'   `I(g %in% c("a", "b"))`, and comparisons with constants joined by `&`,
 #'   `|`, `!` that involve such a test (`I(z < 10 & g == "b")`) are `FALSE`/`TRUE` factors as in `lm()`
@@ -320,7 +323,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
-                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
                    relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
   warn_global_contrasts(enc$classes, tr)
@@ -539,6 +542,27 @@ derived_labels <- function(txt, derived) {
                 perl = TRUE)
   }
   txt
+}
+
+# A quoted expression of the core's ('I(total / population * 100000.0)') in a message -> the user's
+# (I(total/population*1e5)), by the translation's map (twenty-ninth pass, newcomer: the refusal of an
+# outcome of two columns quoted the core's spelling, numbers and all). Only whole quoted texts whose
+# spaceless form is a key of the map; the formula's text only.
+quoted_labels <- function(txt, map) {
+  if (is.null(txt) || !length(txt) || !length(map)) return(txt)
+  vapply(txt, function(s) {
+    if (is.na(s)) return(s)
+    hits <- gregexpr("'[^'\n]+'|\"[^\"\n]+\"", s, perl = TRUE)
+    parts <- regmatches(s, hits)[[1]]
+    if (!length(parts)) return(s)
+    new <- vapply(parts, function(q) {
+      inner <- substr(q, 2L, nchar(q) - 1L)
+      lab <- map[norm_expr(inner)]
+      if (is.na(lab) || identical(unname(lab), inner)) q else paste0(substr(q, 1L, 1L), lab, substr(q, 1L, 1L))
+    }, "", USE.NAMES = FALSE)
+    regmatches(s, hits) <- list(new)
+    s
+  }, "", USE.NAMES = FALSE)
 }
 
 # The core's names of the fit's coefficients (C(x)[T.b], g[a], I(x > 3)) in a text -> R's (xb, ga,
@@ -776,7 +800,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
-                   relabel = function(m) derived_labels(m, tr$derived),
+                   relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
                    relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   vars <- intersect(tr$vars, names(kinds))
   # a CSV column has no type: the core made it a factor by the formula and levels = (its schema said

@@ -50,10 +50,20 @@ translate_arith <- function(e) {
             "I(x < 10 & g == \"b\"); for other conditions add the TRUE/FALSE column to the data first",
             call. = FALSE)
   }
-  dp_stop("the function ", f, "() is not supported in a dpreg formula ",
-       "(supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
+  dp_stop("the function ", f, "() is not supported in a dpreg formula", column_first_advice(e),
+       " (supported inside I(): + - * / ^, one comparison > >= < <= == != and ",
        paste(names(.math_funs), collapse = ", "),
        ")", call. = FALSE)
+}
+
+# Twenty-ninth pass, newcomer (dslabs' polls, I(as.numeric(enddate - as.Date("2016-01-01")))): the
+# refusal listed the supported functions but not what to do with another row-wise transform, such as
+# days from a Date: compute it as a column of the data first (its range is then declared like any
+# other column's). Quotes only the formula's text.
+column_first_advice <- function(e) {
+  txt <- paste(deparse(e, width.cutoff = 500L), collapse = " ")
+  paste0("; for another row-wise transform compute it as a column of the data first, e.g. ",
+         "data$x_new <- with(data, ", txt, "), then use x_new in the formula and declare its bounds")
 }
 
 translate_math <- function(f, args) {
@@ -218,8 +228,8 @@ translate_leaf <- function(e, map, factor_cols) {
             "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
             "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
   } else {
-    dp_stop("the function ", f, "() is not supported in a dpreg formula (", supported_funs_text(), ")",
-         call. = FALSE)
+    dp_stop("the function ", f, "() is not supported in a dpreg formula", column_first_advice(e), " (",
+            supported_funs_text(), ")", call. = FALSE)
   }
   assign(norm_expr(py), r_label, envir = map)
   py
@@ -401,8 +411,62 @@ translate_formula <- function(formula, data, levels = NULL) {
   m <- unlist(as.list(map))
   derived <- .dpreg$derive$cols
   vars <- unique(c(vars, names(derived)))
-  list(core = paste(lhs, "~", rhs), formula = expanded, vars = vars, map = m, derived = derived,
+  list(core = paste(lhs, "~", rhs), formula = indicator_margins(expanded, numeric_cols), vars = vars,
+       map = m, derived = derived,
        response = paste(deparse(expanded[[2]], width.cutoff = 500L), collapse = " "))
+}
+
+# The formula with the terms the core adds for an indicator in an interaction without its margin
+# (twenty-ninth pass: y ~ I(x > 5):g is coded as lm codes the logical I(x > 5) there, by both its values:
+# the core fits y ~ g + I(x > 5):g, the same model; dpreg.design.formula._indicator_margins). The fit's
+# formula, terms, anova(), drop1() and dummy.coef() group the coefficients by these terms; the core gets
+# the formula as written and says in the fit's notes what it added. Only numeric comparisons with
+# numbers (the core's indicators) count: a comparison of a text column is R's FALSE/TRUE factor, coded
+# as lm codes it already.
+indicator_margins <- function(formula, numeric_cols) {
+  is_indicator <- function(v) {
+    e <- tryCatch(str2lang(v), error = function(err) NULL)
+    if (!is.call(e) || !identical(deparse(e[[1]]), "I") || length(e) != 2) return(FALSE)
+    old <- .dpreg$derive
+    on.exit(.dpreg$derive <- old)
+    .dpreg$derive <- list(rhs = TRUE, numeric_cols = numeric_cols)
+    a <- e[[2]]
+    while (is.call(a) && identical(deparse(a[[1]]), "(")) a <- a[[2]]
+    if (is_constant_comparison(a)) {
+      col <- if (is.name(a[[2]])) a[[2]] else a[[3]]
+      lit <- if (is.name(a[[2]])) a[[3]] else a[[2]]
+      if (is.call(lit) && deparse(lit[[1]]) == "-" && length(lit) == 2) lit <- lit[[2]]
+      return(is.numeric(lit) && as.character(col) %in% numeric_cols)
+    }
+    is_numeric_compound_test(a)
+  }
+  for (iter in 1:5) {
+    tt <- stats::terms(formula)
+    fac <- attr(tt, "factors")
+    if (!length(fac)) return(formula)
+    sets <- lapply(seq_len(ncol(fac)), function(j) sort(rownames(fac)[fac[, j] > 0]))
+    added <- character()
+    for (j in seq_along(sets)) {
+      vs <- sets[[j]]
+      if (length(vs) < 2) next
+      for (v in vs[vapply(vs, is_indicator, TRUE)]) {
+        margin <- setdiff(vs, v)
+        known <- c(sets, lapply(added, function(a) sort(strsplit(a, ":", fixed = TRUE)[[1]])))
+        if (!any(vapply(known, function(s) identical(s, sort(margin)), TRUE))) {
+          # in the order of the term's own label, as lm labels it
+          ord <- strsplit(colnames(fac)[j], ":", fixed = TRUE)[[1]]
+          added <- c(added, paste(ord[ord %in% margin], collapse = ":"))
+        }
+      }
+    }
+    if (!length(added)) return(formula)
+    env <- environment(formula)
+    # appended as text: update.formula() would reorder the variables (g:I(x > 5)), and lm names the
+    # coefficients in the order the user wrote (I(x > 5)TRUE:ga)
+    formula <- stats::as.formula(paste(paste(deparse(formula, width.cutoff = 500L), collapse = " "), "+",
+                                       paste(added, collapse = " + ")), env = env)
+  }
+  formula
 }
 
 # The map's keys in the core's spelling too (twenty-eighth pass: I(x * 1e5), log(x + 1e-5) and

@@ -504,6 +504,13 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
             for v in info.variables:
                 if v not in rhs_vars:
                     rhs_vars.append(v)
+    margins = [m for _, m in _indicator_margins(
+        rhs_f, lambda e: e in factors and _is_indicator_factor(factors[e]))]
+    if margins:
+        # an indicator in an interaction without its margin is coded as lm (and patsy) code a logical
+        # factor there: by both its levels, the span of the margin plus the indicator's column
+        rhs_text = rhs_text + "".join(f" + {m}" for m in margins)
+        rhs_f = Formula(rhs_text)
     if "Intercept" in rhs_vars:
         # the model matrix names the constant column "Intercept": a column of that name collided with
         # it and one of the two vanished from the fit without a word
@@ -511,6 +518,99 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
                            "term; rename the column")
     return ParsedFormula(formula=formula, lhs=lhs_text, rhs=rhs_text, outcome_vars=outcome_vars,
                          rhs_vars=rhs_vars, factors=factors, lhs_factor=lhs_factor)
+
+
+def _is_indicator_factor(info: FactorInfo) -> bool:
+    """Whether a numeric factor is an indicator, ``I(x > c)`` or comparisons joined by ``&``, ``|`` or
+    negated by ``~`` inside ``I()``: a 0/1 column (design.intervals)."""
+    if info.kind != "numeric" or info.tree is None:
+        return False
+    return _is_indicator_tree(info.tree)
+
+
+def _is_indicator_tree(tree) -> bool:
+    node = getattr(tree, "body", tree)
+    if not (isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1):
+        return False
+
+    def indicator(n):
+        if isinstance(n, ast.Compare):
+            return True
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert):
+            return indicator(n.operand)
+        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) \
+            and indicator(n.left) and indicator(n.right)
+    return indicator(node.args[0])
+
+
+def _indicator_margins(rhs_f, is_indicator) -> list[tuple[str, str]]:
+    """Terms to add so that an indicator in an interaction is coded as lm codes it.
+
+    In R an indicator ``I(x > c)`` is a logical column, a factor with levels FALSE and TRUE, and patsy
+    makes a boolean categorical too. In a term ``T`` that holds it, R codes it by its contrast (one 0/1
+    column, the core's indicator) only when the term without it, ``T`` minus the indicator, is in the
+    model; otherwise by both levels, FALSE and TRUE, whose columns span that margin and the 0/1
+    column's product with it (twenty-eighth pass, newcomer: ``y ~ I(x > c):g`` was a different model
+    from lm's). Adding the missing margin as a term gives lm's model (the same fitted values; the
+    columns are parametrized as for a logical data column, ``b:g``). A margin that is the intercept
+    alone is not added (``y ~ 0 + I(x > c)`` stays one column). Returns (term, margin) texts, in the
+    order found, until every indicator's margin is in the model. Reads only the formula."""
+    terms = [frozenset(str(f) for f in t.factors if str(f) != "1") for t in rhs_f]
+    present = set(terms)
+    added: list[frozenset] = []
+    queue = [t for t in terms if len(t) > 1]
+    while queue:
+        term = queue.pop(0)
+        for f in sorted(term):
+            if not is_indicator(f):
+                continue
+            margin = term - {f}
+            if margin and margin not in present:
+                present.add(margin)
+                added.append((term, margin))
+                if len(margin) > 1:
+                    queue.append(margin)
+    order = {}
+    for t in rhs_f:
+        for f in t.factors:
+            order.setdefault(str(f), len(order))
+
+    def text(fs):
+        return ":".join(sorted(fs, key=lambda f: order.get(f, 0)))
+    return [(text(t), text(m)) for t, m in added]
+
+
+def indicator_margin_note(formula: str) -> str | None:
+    """The note of a fit whose formula has an indicator in an interaction without the margin
+    (:func:`_indicator_margins`): which terms were added and what the coefficients then mean. From the
+    formula's text only (public); None when nothing was added, or when the right-hand side uses ``.``
+    (expanded against the data's columns, which this function does not see)."""
+    from formulaic import Formula
+    sides = split_formula(formula) if isinstance(formula, str) else None
+    if sides is None or "." in re.sub(r"`[^`]*`|\d\.\d|[A-Za-z_]\.[A-Za-z_]|\.\d", "", sides[1]):
+        return None
+    try:
+        rhs_f = Formula(_power_in_calls(sides[1].strip()))
+    except Exception:
+        return None
+
+    def is_indicator(expr):
+        try:
+            tree, _ = _parse_python(expr)
+        except Exception:
+            return False
+        return _is_indicator_tree(tree)
+    pairs = _indicator_margins(rhs_f, is_indicator)
+    if not pairs:
+        return None
+    said = "; ".join(f"{m} for {t}" for t, m in pairs)
+    return (f"Terms added to the formula: {said}. An indicator I(...) in an interaction without the "
+            "interaction's other terms on their own is coded as lm() and patsy code a logical (TRUE/FALSE) "
+            "factor there, by both its values; that is the same model as with those terms added. The fitted "
+            "values and predictions are those of lm() for this formula. The coefficients are those of the "
+            "formula with the terms added; lm() parametrizes the same model by both values (FALSE and TRUE "
+            "columns, one of them aliased and printed as NA where the intercept already spans them), so "
+            "compare predictions with lm(), not coefficients.")
 
 
 def categorical_in_formula(formula: str) -> set[str]:

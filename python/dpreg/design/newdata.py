@@ -232,7 +232,10 @@ def _newdata_frame(public, newdata, warn_pooled: bool = False):
         if (codes == -1).any() and v in (state.get("pooled") or {}):
             # values the fit pooled (not released) go where its rows of such values went; newcomer review
             # 27: a typo or a new value was predicted at the reference level without a word
-            if warn_pooled:
+            # a factor left with one level dropped out of the model (build.py, "collapsed"): its values
+            # change no prediction, so nothing is "predicted at" a level (twenty-ninth pass, newcomer: a
+            # warning per such column on every predict() of BankWages' fit without declared levels)
+            if warn_pooled and len(lv) > 1:
                 warnings.warn(pooled_newdata_level_message(v, np.flatnonzero(codes == -1), list(lv),
                                                            int(state["pooled"][v])),
                               RangeWarning, stacklevel=7)

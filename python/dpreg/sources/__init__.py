@@ -52,7 +52,10 @@ def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
         f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
         "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
         + ("category: declare levels= for it (an outcome is written without C())" if outcome
-           else f"category: write C({name}) in the formula, or declare levels= for it"))
+           else f"category: write C({name}) in the formula, or declare levels= for it")
+        # twenty-ninth pass, newcomer: the CLI printed "declare levels= for it", an option it has not;
+        # the example is rewritten per language (--levels '{...}' on the command line, R's list(...))
+        + f", e.g. levels={{{name!r}: [...]}} (the public levels, the reference first)")
 
 
 def _object_without_kind(pa, t) -> bool:

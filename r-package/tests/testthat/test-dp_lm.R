@@ -462,3 +462,24 @@ test_that("dp_glm at n = 300 shows a declared level with no rows as NA with the 
   }
   expect_gte(na, 3)
 })
+
+test_that("predict() does not warn about a factor whose private selection left it out of the model", {
+  # twenty-ninth pass, newcomer (AER's BankWages without levels =): gender, minority and job dropped out
+  # (no level released at n = 474, eps = 1), and every predict() warned three times that their values
+  # "are predicted at the reference level '(other)'"; they change no prediction
+  skip_if_no_core()
+  set.seed(29)
+  n <- 200
+  d <- data.frame(x = runif(n), g = factor(sample(letters[1:5], n, TRUE)))
+  d$y <- d$x + rnorm(n, 0, 0.3)
+  expect_warning(fit <- dp_lm(y ~ x + g, data = d, eps = 1, seed = 1,
+                              bounds = list(x = c(0, 1), y = c(-2, 4))), "fewer than two levels")
+  expect_false(any(startsWith(names(coef(fit)), "g")))
+  nd <- data.frame(x = c(0.5, 0.5, 0.5), g = c("a", "e", "zz"))
+  rng <- list()
+  p <- withCallingHandlers(predict(fit, nd), dpreg_range = function(w) {
+    rng[[length(rng) + 1]] <<- conditionMessage(w); invokeRestart("muffleWarning")
+  })
+  expect_length(rng, 0)
+  expect_equal(unname(p[1]), unname(p[3]))
+})

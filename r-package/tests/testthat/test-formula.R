@@ -183,3 +183,79 @@ test_that("refused formula functions say what to write instead, and that works",
   expect_equal(nm, names(coef(lm(mpg ~ relevel(factor(cyl), "6"), mtcars))) |>
                  sub(pattern = "relevel\\(factor\\(cyl\\), \"6\"\\)", replacement = "factor(cyl)"))
 })
+
+test_that("I(x > c):g without its margin is lm's model (the logical factor's both levels)", {
+  # twenty-ninth pass (known since the twenty-eighth): lm codes the logical I(x > 5) as a factor and,
+  # with g absent, gives it both levels (FALSE:ga, TRUE:ga, ...), spanning g and I(x > 5) * g; dpreg
+  # had the 0/1 column alone, a different model. Reference: lm's own model matrix of the formula.
+  # Property: the same column space (ranks of the two and of both together equal; 0/1 and data
+  # values, so qr()'s rank is exact here); names parametrized as for a logical data column b:g.
+  skip_if_no_core()
+  set.seed(29)
+  n <- 2000
+  d <- data.frame(x = runif(n, 0, 10), z = rnorm(n), g = sample(c("a", "b", "c"), n, TRUE))
+  d$y <- 1 + 2 * (d$x > 5) * (d$g == "b") + (d$g == "c") + rnorm(n)
+  b <- list(y = c(-5, 10), x = c(0, 10), z = c(-4, 4))
+  for (fs in c("y ~ I(x > 5):g", "y ~ g:I(x > 5)", "y ~ z:I(x > 5)", "y ~ I(x > 5 & z < 1):g + z")) {
+    fo <- as.formula(fs)
+    fit <- suppressWarnings(dp_lm(fo, data = d, eps = 5, seed = 1, bounds = b,
+                                  levels = list(g = c("a", "b", "c"))))
+    X <- model.matrix(fit, data = d)
+    L <- model.matrix(lm(fo, data = d))
+    rk <- function(m) qr(m)$rank
+    expect_equal(rk(X), rk(L), info = fs)
+    expect_equal(rk(cbind(X, L)), rk(L), info = fs)
+    expect_equal(rk(X), ncol(X), info = fs)
+  }
+  fit <- suppressWarnings(dp_lm(y ~ I(x > 5):g, data = d, eps = 5, seed = 1, bounds = b,
+                                levels = list(g = c("a", "b", "c"))))
+  expect_identical(names(coef(fit)), c("(Intercept)", "gb", "gc", "I(x > 5)TRUE:ga", "I(x > 5)TRUE:gb",
+                                       "I(x > 5)TRUE:gc"))
+  # the fit's terms are those fitted (the margin g added), so the generics that group coefficients by
+  # term work (they stopped with "cannot be grouped by term"), and a note says what was added
+  expect_identical(labels(fit), c("g", "I(x > 5):g"))
+  expect_identical(fit$assign, c(0L, 1L, 1L, 2L, 2L, 2L))
+  expect_identical(rownames(anova(fit)), c("g", "I(x > 5):g"))
+  expect_identical(anova(fit)[["Df"]], c(2L, 3L))
+  expect_identical(rownames(drop1(fit)), "I(x > 5):g")
+  expect_true(is.list(dummy.coef(fit)))
+  expect_true(any(grepl("Terms added to the formula: g for I(x > 5):g", fit$notes, fixed = TRUE)))
+  # nothing added, and no note, when the margin is in the formula
+  fit2 <- suppressWarnings(dp_lm(y ~ I(x > 5) * g, data = d, eps = 5, seed = 1, bounds = b,
+                                 levels = list(g = c("a", "b", "c"))))
+  expect_identical(labels(fit2), c("I(x > 5)", "g", "I(x > 5):g"))
+  expect_false(any(grepl("Terms added", fit2$notes, fixed = TRUE)))
+})
+
+test_that("an unsupported function says to compute the column first, and that works", {
+  # twenty-ninth pass, newcomer (dslabs' polls_us_election_2016): days from a Date inside I() got the
+  # list of supported functions only
+  skip_if_no_core()
+  set.seed(29)
+  n <- 3000
+  d <- data.frame(end = as.Date("2016-01-01") + sample(0:300, n, TRUE))
+  d$y <- 40 + 0.01 * as.numeric(d$end - as.Date("2016-01-01")) + rnorm(n)
+  for (fo in list(y ~ I(as.numeric(end - as.Date("2016-01-01"))), y ~ as.numeric(end - as.Date("2016-01-01")))) {
+    msg <- tryCatch({dp_lm(fo, data = d, eps = 1, seed = 1); ""}, error = conditionMessage)
+    expect_match(msg, "compute it as a column of the data first", fixed = TRUE)
+    expect_match(msg, "data$x_new <- with(data, as.numeric(end - as.Date(\"2016-01-01\")))", fixed = TRUE)
+  }
+  d$x_new <- with(d, as.numeric(end - as.Date("2016-01-01")))
+  fit <- suppressWarnings(dp_lm(y ~ x_new, data = d, eps = 1, seed = 1,
+                                bounds = list(y = c(30, 50), x_new = c(0, 300))))
+  expect_identical(names(coef(fit)), c("(Intercept)", "x_new"))
+})
+
+test_that("a refusal quotes the outcome as R writes it, not the core's spelling", {
+  # twenty-ninth pass, newcomer (dslabs' murders, I(total/population*1e5) ~ region): the refusal quoted
+  # "I(total / population * 100000.0)", the core's spelling; the reference is R's deparse of the outcome
+  skip_if_no_core()
+  set.seed(29)
+  d <- data.frame(total = rpois(300, 50), population = runif(300, 1e6, 2e6), x = runif(300))
+  fo <- I(total/population*1e5) ~ x
+  msg <- tryCatch({dp_lm(fo, data = d, eps = 5, seed = 1,
+                         bounds = list(total = c(0, 200), population = c(1e6, 2e6), x = c(0, 1))); ""},
+                  error = conditionMessage)
+  expect_match(msg, paste0("\"", deparse(fo[[2]]), "\" must use exactly one column"), fixed = TRUE)
+  expect_false(grepl("100000.0", msg, fixed = TRUE))
+})
