@@ -11,6 +11,13 @@
 # levels is a number column, whatever its values: read.csv() reads a column with every value empty, or
 # with TRUE as its only value, as logical, one with one number as numeric; audit pass 20). In new data a
 # logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
+# as.double(), without bit64's "integer precision lost while converting to double" for an integer64
+# column: it was warned iff some row held a value beyond 2^53, so one row's value decided whether the
+# fit warned (audit 29). The value is rounded to the nearest double and clamped as any number.
+as_double_quietly <- function(x) {
+  if (inherits(x, "integer64")) suppressWarnings(as.double(x)) else as.double(x)
+}
+
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
                            check_na = TRUE, xpooled = NULL, outcome = character(),
                            as_numbers = character()) {
@@ -81,7 +88,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     } else if (is.character(x)) {
       chars <- c(chars, v)
     } else if (is.numeric(x) && !inherits(x, c("Date", "POSIXt", "difftime"))) {
-      columns[[v]] <- as.double(x)
+      columns[[v]] <- as_double_quietly(x)
       classes[[v]] <- "numeric"
     } else {
       bad <- c(bad, v)

@@ -61,6 +61,7 @@ from .newdata import (  # noqa: F401
     _safe_categories,
     model_matrix_from_state,
     outside_ranges,
+    value_text,
 )
 from .schema import Schema, VariableSchema
 
@@ -1024,6 +1025,17 @@ def _exact_decimal(fr):
     return decimal.Decimal(digits).scaleb(-m, context=ctx).normalize(ctx)
 
 
+def _canonical_int(v: int):
+    """An integral category: the int itself, or, with more than _CATEGORY_INT_DIGITS + 1 digits, the equal
+    Decimal in normal form (audit 29: the int kept its name where the equal Decimal was renamed to
+    Decimal('1E+5000'), so the first row's type named the category, and an int of more than 4300 digits has
+    no text at all)."""
+    if abs(v) < 10 ** (_CATEGORY_INT_DIGITS + 1):
+        return v
+    dec = decimal.Decimal(v)
+    return dec.normalize(_exact_context(len(dec.as_tuple().digits)))
+
+
 def _canonical_category(value):
     """The name of a Categorical's category: a function of the category's equality class alone (audit 28).
     A Categorical built from rows names each category by the first row of its class and infers the
@@ -1042,7 +1054,7 @@ def _canonical_category(value):
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
-        return v
+        return _canonical_int(v)
     if isinstance(v, float):
         return int(v) if v.is_integer() else v
     if isinstance(v, complex):
@@ -1060,7 +1072,7 @@ def _canonical_category(value):
         return v.normalize(_exact_context(len(v.as_tuple().digits)))
     if isinstance(v, fractions.Fraction):
         if v.denominator == 1:
-            return int(v)
+            return _canonical_int(int(v))
         f = float(v)
         if math.isfinite(f) and f != 0.0 and fractions.Fraction(f) == v:
             return f
@@ -1088,7 +1100,7 @@ def _category_sort_key(value):
     import fractions
 
     if isinstance(value, (int, float, decimal.Decimal, fractions.Fraction)) and not isinstance(value, bool):
-        return ("<class 'numbers.Real'>", 0, value, repr(value))
+        return ("<class 'numbers.Real'>", 0, value, value_text(value, repr))
     return level_sort_key(value)
 
 
@@ -1111,7 +1123,7 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     by_text = obs.dtype == object
     categorical = isinstance(obs.dtype, pd.CategoricalDtype)
     if by_text:
-        obs = obs.map(lambda v: (type(_pyval(v)), repr(_pyval(v)), _pyval(v)))
+        obs = obs.map(lambda v: (type(_pyval(v)), value_text(_pyval(v), repr), _pyval(v)))
     counts, values = {}, {}
     for x, c in obs.value_counts(sort=False).items():
         if int(c) == 0:
@@ -1121,11 +1133,11 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
         else:
             # audit 28: a Categorical's categories (their spelling and dtype) follow its first rows
             value = _canonical_category(x) if categorical else _canonical_level(_pyval(x))
-            key = (type(value), repr(value))
+            key = (type(value), value_text(value, repr))
         counts[key] = counts.get(key, 0) + int(c)
         values[key] = value
     sort_key = _category_sort_key if categorical else level_sort_key
-    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
+    keys = sorted((k for k in counts if value_text(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")

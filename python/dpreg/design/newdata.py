@@ -20,6 +20,23 @@ def _pyval(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
+def value_text(v, kind=str) -> str:
+    """``str(v)`` (or ``kind(v)``, e.g. ``repr``), total on every int: Python refuses to write an int of more
+    than 4300 digits as text (ValueError, a guard against slow conversions), so one row holding 10**5000 in
+    a factor column crashed the level selection and the matching of rows to levels (audit 29). Such an int,
+    alone or inside a tuple, is written through Decimal: the same digits. A function of the value alone."""
+    try:
+        return kind(v)
+    except ValueError:
+        pass
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(decimal.Decimal(v))
+    if isinstance(v, tuple):
+        inner = ", ".join(value_text(x, repr) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    return kind(v)
+
+
 #: the kind :func:`_column_type` gives a column of dtype object: none of its own (see inputs._classify)
 OBJECT_KIND = "object"
 
@@ -102,11 +119,11 @@ def _match_levels(s: pd.Series, lv: list):
         codes = np.full(len(s), -1, dtype=int)
     codes[na] = -2
     if (codes == -1).any():
-        slv = [str(v) for v in lv]
+        slv = [value_text(v) for v in lv]
         if len(set(slv)) == len(slv):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
+                alt = pd.Categorical(base.astype(object).map(lambda v: value_text(_pyval(v))),
                                      categories=pd.Index(slv, dtype=object)).codes.astype(int)
             alt[na] = -2
             codes = np.where(codes == -1, alt, codes)
