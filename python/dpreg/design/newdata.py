@@ -6,6 +6,7 @@ so that the public design object can build new rows without importing the builde
 from __future__ import annotations
 
 import decimal
+import fractions
 import warnings
 
 import numpy as np
@@ -24,13 +25,17 @@ def value_text(v, kind=str) -> str:
     """``str(v)`` (or ``kind(v)``, e.g. ``repr``), total on every int: Python refuses to write an int of more
     than 4300 digits as text (ValueError, a guard against slow conversions), so one row holding 10**5000 in
     a factor column crashed the level selection and the matching of rows to levels (audit 29). Such an int,
-    alone or inside a tuple, is written through Decimal: the same digits. A function of the value alone."""
+    alone, as a Fraction's numerator or denominator or inside a tuple, is written through Decimal: the same
+    digits. A function of the value alone."""
     try:
         return kind(v)
     except ValueError:
         pass
     if isinstance(v, int) and not isinstance(v, bool):
         return str(decimal.Decimal(v))
+    if isinstance(v, fractions.Fraction):
+        num, den = value_text(v.numerator), value_text(v.denominator)
+        return f"Fraction({num}, {den})" if kind is repr else (num if v.denominator == 1 else f"{num}/{den}")
     if isinstance(v, tuple):
         inner = ", ".join(value_text(x, repr) for x in v)
         return "(" + inner + ("," if len(v) == 1 else "") + ")"
