@@ -1508,3 +1508,6 @@ def test_a_categoricals_released_level_beyond_the_text_limit_is_named_by_its_cla
     other[g.index(_BEYOND_TEXT)] = decimal.Decimal("1e5000")
     assert _level_terms(pd.Categorical(g)) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.1E+5000]"]
     assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(g))
+    # an object column written C(g): the released int names its column through the equal Decimal (the int
+    # has no text; the model matrix refused to code it)
+    assert _level_terms(g) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.1E+5000]"]

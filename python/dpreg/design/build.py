@@ -1147,7 +1147,10 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
         # rows of its own) are one level of the design, which matches rows to levels by equality: the first
         # in the order names it. Post-processing of the released set
         if values[keys[i]] not in seen:
-            released.append(values[keys[i]])
+            value = values[keys[i]]
+            # audit 29: an int beyond Python's text limit cannot name a column of the model matrix; the
+            # equal Decimal can (equal and hash-equal, so the rows still match it). Post-processing
+            released.append(_canonical_int(value) if type(value) is int else value)
             seen.add(values[keys[i]])
     # the rows that no released level matches (by equality, as the design matches them) are pooled
     n_pooled = int(obs.shape[0]) - sum(c for k, c in counts.items() if values[k] in seen)

@@ -136,7 +136,7 @@ def _match_levels(s: pd.Series, lv: list):
 
 
 def _shortlist(values, most: int, show=repr) -> str:
-    shown = ", ".join(show(x) for x in values[:most])
+    shown = ", ".join(value_text(x, show) for x in values[:most])
     return shown + (f", ... ({len(values) - most} more)" if len(values) > most else "")
 
 
