@@ -1511,3 +1511,34 @@ def test_a_categoricals_released_level_beyond_the_text_limit_is_named_by_its_cla
     # an object column written C(g): the released int names its column through the equal Decimal (the int
     # has no text; the model matrix refused to code it)
     assert _level_terms(g) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.1E+5000]"]
+
+
+def test_a_categoricals_extreme_instants_and_durations_are_named_without_a_crash():
+    # audit 29: audit 28's names crashed on one row of a Categorical: a tz-aware datetime whose UTC instant
+    # lies beyond 9999-12-31 (or before year 1) became a Timestamp pandas cannot write (NotImplementedError
+    # from its repr), and a timedelta beyond pandas' range (about 292 years) raised OutOfBoundsTimedelta.
+    # Such a row is never released: the same-seed record must be the one of another unreleased value
+    import datetime
+
+    from dpreg.design.build import _canonical_category
+    utc = datetime.UTC
+    late = datetime.datetime(9999, 12, 31, 23, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+    early = datetime.datetime(1, 1, 1, 0, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=5)))
+    # one name per class, equal (and hash-equal) to every spelling of the instant
+    other_late = datetime.datetime(9999, 12, 31, 22, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-6)))
+    assert repr(_canonical_category(late)) == repr(_canonical_category(pd.Timestamp(other_late)))
+    for v in (late, other_late, early):
+        name = _canonical_category(v)
+        assert name == v and hash(name) == hash(v) and str(name)
+    huge = datetime.timedelta(days=999_999_999)
+    assert _canonical_category(huge) == huge
+    choice = np.random.default_rng(6).choice(3, 3000)
+    instants = [datetime.datetime(2020 + k, 1, 1, tzinfo=utc) for k in range(3)]
+    spans = [datetime.timedelta(days=k + 1) for k in range(3)]
+    for values, odd, plain in ((instants, late, datetime.datetime(2030, 1, 1, tzinfo=utc)),
+                               (instants, early, datetime.datetime(2030, 1, 1, tzinfo=utc)),
+                               (spans, huge, datetime.timedelta(days=9))):
+        rows = [values[k] for k in choice]
+        with_odd, with_plain = list(rows), list(rows)
+        with_odd[3], with_plain[3] = odd, plain
+        assert _fit_record(pd.Categorical(with_odd)) == _fit_record(pd.Categorical(with_plain))

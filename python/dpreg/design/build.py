@@ -1025,6 +1025,42 @@ def _exact_decimal(fr):
     return decimal.Decimal(digits).scaleb(-m, context=ctx).normalize(ctx)
 
 
+#: the durations pandas' Timedelta holds (nanoseconds in an int64)
+_TIMEDELTA_MIN, _TIMEDELTA_MAX = pd.Timedelta.min.to_pytimedelta(), pd.Timedelta.max.to_pytimedelta()
+
+
+def _has_text(t) -> bool:
+    """Whether pandas can write the Timestamp ``t`` (it refuses, NotImplementedError, outside years 1-9999)."""
+    with contextlib.suppress(ValueError, NotImplementedError, OverflowError):
+        return isinstance(str(t), str) and isinstance(repr(t), str)
+    return False
+
+
+def _canonical_instant(v):
+    """A datetime's category: a naive one as a Timestamp, a tz-aware one as its instant in UTC (audit 28). An
+    instant that UTC writes outside years 1-9999 (9999-12-31 23:00 at UTC-5 is 10000-01-01 04:00 UTC) has no
+    text there: pandas' repr raised NotImplementedError and crashed the fit on one row (audit 29). It is
+    written at UTC-12 if that has a text, else at UTC+12 (a function of the instant alone, one name per
+    class); a datetime pandas cannot hold keeps its own name."""
+    import datetime
+
+    t = None
+    with contextlib.suppress(ValueError, OverflowError, TypeError):
+        t = pd.Timestamp(v)
+    if t is None:
+        return v
+    if t.tzinfo is None:
+        return t
+    for zone in ("UTC", datetime.timezone(datetime.timedelta(hours=-12)),
+                 datetime.timezone(datetime.timedelta(hours=12))):
+        w = None
+        with contextlib.suppress(ValueError, OverflowError):
+            w = t.tz_convert(zone)
+        if w is not None and _has_text(w):
+            return w
+    return t.tz_convert("UTC")
+
+
 def _canonical_int(v: int):
     """An integral category: the int itself, or, with more than _CATEGORY_INT_DIGITS + 1 digits, the equal
     Decimal in normal form (audit 29: the int kept its name where the equal Decimal was renamed to
@@ -1079,10 +1115,11 @@ def _canonical_category(value):
         dec = _exact_decimal(v)
         return v if dec is None else dec
     if isinstance(v, datetime.datetime):      # pd.Timestamp included
-        t = pd.Timestamp(v)
-        return t.tz_convert("UTC") if t.tzinfo is not None else t
+        return _canonical_instant(v)
     if isinstance(v, datetime.timedelta):     # pd.Timedelta included
-        return pd.Timedelta(v)
+        # audit 29: a timedelta beyond pandas' range (about 292 years) has no Timedelta (OutOfBoundsTimedelta
+        # crashed the fit on one row); no member of its class is a Timedelta, so it keeps its own name
+        return pd.Timedelta(v) if _TIMEDELTA_MIN <= v <= _TIMEDELTA_MAX else v
     if isinstance(v, pd.Interval):
         # (pd.cut's categories: one row's interval with fractional ends made every interval float64)
         return pd.Interval(_canonical_category(v.left), _canonical_category(v.right), closed=v.closed)
