@@ -1885,6 +1885,25 @@ def beyond_text_level_spelling_pair(n=3000):
     return d0, d1
 
 
+def far_instant_pair(n=3000):
+    """g a Categorical of tz-aware datetimes (three instants in UTC, about n / 3 rows each); D' changes row 1
+    to 9999-12-31 23:00 at UTC-5, its own value (never released), whose instant in UTC is in year 10000.
+    Before the twenty-ninth pass's fix the level names (instants in UTC) crashed on it: pandas cannot write
+    such a Timestamp (NotImplementedError)."""
+    import datetime
+
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    utc = datetime.UTC
+    instants = [datetime.datetime(2020 + k, 1, 1, tzinfo=utc) for k in range(3)]
+    rows = [instants[int(v)] for v in d0["g"]]
+    other = list(rows)
+    other[1] = datetime.datetime(9999, 12, 31, 23, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+    d1 = d0.copy()
+    d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    return d0, d1
+
+
 def gate_level_pair(n=300, rare=11):
     """dp_glm data with a declared level c held by ``rare`` rows (the first at x = 1.5e308, clamped); D'
     moves that row to level a (x = -1.5e308): c's released count moves across dpgd_logistic.md §11's gate
@@ -1912,6 +1931,11 @@ def twenty_ninth_pass_cases():
              "adassp (Categorical level name beyond the text limit)",
              "g (Categorical; 0, 1, 10**5000): first row of 10**5000 -> Decimal('1e5000'); n = 3000, eps = 1",
              _factor_lm(), beyond_text_level_spelling_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("twenty-ninth pass: adassp, inference, privately selected levels of a Categorical: one row in year "
+             "10000 UTC", "adassp (Categorical level names, an instant pandas cannot write in UTC)",
+             "g (Categorical of tz-aware datetimes, three instants): row 1 -> 9999-12-31 23:00 UTC-5; n = 3000, "
+             "eps = 1", _factor_lm(), far_instant_pair, {"full": 200, "quick": 60, "test": 0},
+             secrets=("9999-12-31", "10000-01-01")),
         Case("twenty-ninth pass: dp_glm dpgd, inference, a declared level at the count gate (§11)",
              "dp_glm dpgd (not-estimable level at the count gate, dpgd_logistic §11)",
              "level c: 11 -> 10 rows (x = 1.5e308 -> level a, x = -1.5e308); n = 300, eps = 8",
