@@ -4,13 +4,6 @@
 
 .na_actions <- c("fail", "impute", "drop")
 
-# Returns list(columns = named list of doubles, factors = named list of level vectors,
-#              classes = named chr, levels = named list) for the columns `vars` of `data`.
-# `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
-# `as_numbers`: logical columns sent as the numbers 1 / 0 (a column with declared bounds and no declared
-# levels is a number column, whatever its values: read.csv() reads a column with every value empty, or
-# with TRUE as its only value, as logical, one with one number as numeric; audit pass 20). In new data a
-# logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
 # as.double(), without bit64's "integer precision lost while converting to double" for an integer64
 # column: it was warned iff some row held a value beyond 2^53, so one row's value decided whether the
 # fit warned (audit 29). The value is rounded to the nearest double and clamped as any number.
@@ -18,6 +11,13 @@ as_double_quietly <- function(x) {
   if (inherits(x, "integer64")) suppressWarnings(as.double(x)) else as.double(x)
 }
 
+# Returns list(columns = named list of doubles, factors = named list of level vectors,
+#              classes = named chr, levels = named list) for the columns `vars` of `data`.
+# `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
+# `as_numbers`: logical columns sent as the numbers 1 / 0 (a column with declared bounds and no declared
+# levels is a number column, whatever its values: read.csv() reads a column with every value empty, or
+# with TRUE as its only value, as logical, one with one number as numeric; audit pass 20). In new data a
+# logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
                            check_na = TRUE, xpooled = NULL, outcome = character(),
                            as_numbers = character()) {
