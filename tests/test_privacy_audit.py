@@ -1532,6 +1532,14 @@ def test_a_categoricals_extreme_instants_and_durations_are_named_without_a_crash
         assert name == v and hash(name) == hash(v) and str(name)
     huge = datetime.timedelta(days=999_999_999)
     assert _canonical_category(huge) == huge
+    # an Interval whose right end is beyond year 9999 in UTC and whose left end is not: both ends in one
+    # zone (pd.Interval refuses two), the same name for the interval written at UTC-6
+    minus = {h: datetime.timezone(datetime.timedelta(hours=h)) for h in (-5, -6)}
+    span = pd.Interval(pd.Timestamp(datetime.datetime(9999, 12, 31, 10, 0, tzinfo=minus[-5])), pd.Timestamp(late))
+    respelled = pd.Interval(pd.Timestamp(datetime.datetime(9999, 12, 31, 9, 0, tzinfo=minus[-6])),
+                            pd.Timestamp(other_late))
+    assert repr(_canonical_category(span)) == repr(_canonical_category(respelled))
+    assert _canonical_category(span) == span and hash(_canonical_category(span)) == hash(span)
     choice = np.random.default_rng(6).choice(3, 3000)
     instants = [datetime.datetime(2020 + k, 1, 1, tzinfo=utc) for k in range(3)]
     spans = [datetime.timedelta(days=k + 1) for k in range(3)]

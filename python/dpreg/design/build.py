@@ -1042,8 +1042,6 @@ def _canonical_instant(v):
     text there: pandas' repr raised NotImplementedError and crashed the fit on one row (audit 29). It is
     written at UTC-12 if that has a text, else at UTC+12 (a function of the instant alone, one name per
     class); a datetime pandas cannot hold keeps its own name."""
-    import datetime
-
     t = None
     with contextlib.suppress(ValueError, OverflowError, TypeError):
         t = pd.Timestamp(v)
@@ -1051,14 +1049,22 @@ def _canonical_instant(v):
         return v
     if t.tzinfo is None:
         return t
+    return _in_one_zone(t)[0]
+
+
+def _in_one_zone(*instants):
+    """tz-aware Timestamps written in the first of UTC, UTC-12, UTC+12 in which pandas can write every one
+    of them (UTC where it can: the twenty-eighth pass's names), else in UTC. A function of the instants."""
+    import datetime
+
     for zone in ("UTC", datetime.timezone(datetime.timedelta(hours=-12)),
                  datetime.timezone(datetime.timedelta(hours=12))):
-        w = None
+        written = None
         with contextlib.suppress(ValueError, OverflowError):
-            w = t.tz_convert(zone)
-        if w is not None and _has_text(w):
-            return w
-    return t.tz_convert("UTC")
+            written = [t.tz_convert(zone) for t in instants]
+        if written is not None and all(_has_text(w) for w in written):
+            return written
+    return [t.tz_convert("UTC") for t in instants]
 
 
 def _canonical_int(v: int):
@@ -1122,7 +1128,12 @@ def _canonical_category(value):
         return pd.Timedelta(v) if _TIMEDELTA_MIN <= v <= _TIMEDELTA_MAX else v
     if isinstance(v, pd.Interval):
         # (pd.cut's categories: one row's interval with fractional ends made every interval float64)
-        return pd.Interval(_canonical_category(v.left), _canonical_category(v.right), closed=v.closed)
+        left, right = _canonical_category(v.left), _canonical_category(v.right)
+        if all(isinstance(e, pd.Timestamp) and e.tzinfo is not None for e in (left, right)):
+            # (audit 29: both ends in one zone; one end beyond year 9999 in UTC and the other not were
+            # written in two zones, which pd.Interval refuses)
+            left, right = _in_one_zone(left, right)
+        return pd.Interval(left, right, closed=v.closed)
     if isinstance(v, tuple):
         return tuple(_canonical_category(x) for x in v)
     if isinstance(v, frozenset):
