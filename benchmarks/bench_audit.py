@@ -602,7 +602,7 @@ def build_cases():
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
-            + twenty_eighth_pass_cases())
+            + twenty_eighth_pass_cases() + twenty_ninth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1845,6 +1845,107 @@ def twenty_eighth_pass_cases():
              _sigma_lm("boosted_adassp"), sigma_gate_pair, {"full": 300, "quick": 100, "test": 0}),
     ]
 
+
+#: an int with more digits than Python writes as text (4300 by default): repr() and str() raise ValueError
+BEYOND_TEXT_INT = 10 ** 5000
+
+
+def beyond_text_int_pair(n=3000, categorical=True):
+    """g holds 0, 1, 2 (about n / 3 rows each; a Categorical or an object column written C(g)); D' changes
+    row 1 to 10**5000, its own value, never released. Before the twenty-ninth pass's fix the private level
+    selection wrote every value's repr(), which Python refuses for an int of more than 4300 digits: a
+    ValueError on D' in every release."""
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [int(v) for v in d0["g"]]
+    other = list(rows)
+    other[1] = BEYOND_TEXT_INT
+    d1 = d0.copy()
+    if categorical:
+        d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    else:
+        d1["g"] = pd.Series(other, dtype=object)
+    return d0, d1
+
+
+def beyond_text_level_spelling_pair(n=3000):
+    """A Categorical whose level 2 is written 10**5000 (about n / 3 rows: released); D' writes the first of
+    those rows Decimal('1e5000'), the same value. pandas names a category by its first row: before the fix
+    the fit crashed on both sides (repr of the int), and a fix by value alone that kept the int for ints and
+    the Decimal for Decimals would name the level after that row."""
+    import decimal
+
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [BEYOND_TEXT_INT if int(v) == 2 else int(v) for v in d0["g"]]
+    other = list(rows)
+    other[rows.index(BEYOND_TEXT_INT)] = decimal.Decimal("1e5000")
+    d1 = d0.copy()
+    d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    return d0, d1
+
+
+def far_instant_pair(n=3000):
+    """g a Categorical of tz-aware datetimes (three instants in UTC, about n / 3 rows each); D' changes row 1
+    to 9999-12-31 23:00 at UTC-5, its own value (never released), whose instant in UTC is in year 10000.
+    Before the twenty-ninth pass's fix the level names (instants in UTC) crashed on it: pandas cannot write
+    such a Timestamp (NotImplementedError)."""
+    import datetime
+
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    utc = datetime.UTC
+    instants = [datetime.datetime(2020 + k, 1, 1, tzinfo=utc) for k in range(3)]
+    rows = [instants[int(v)] for v in d0["g"]]
+    other = list(rows)
+    other[1] = datetime.datetime(9999, 12, 31, 23, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+    d1 = d0.copy()
+    d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    return d0, d1
+
+
+def gate_level_pair(n=300, rare=11):
+    """dp_glm data with a declared level c held by ``rare`` rows (the first at x = 1.5e308, clamped); D'
+    moves that row to level a (x = -1.5e308): c's released count moves across dpgd_logistic.md §11's gate
+    (2 noise s.d.s) in some releases, so the NA / not-NA decision of its point changes with one row (at
+    n = 300, eps = 8 the point is NA in about 15 of 20 releases with 8 rows and 5 of 20 with 15)."""
+    return emptied_level_pair(n, rare, binary=True)
+
+
+def twenty_ninth_pass_cases():
+    """Attacks the harness had not tried (docs/audit.md, "Twenty-ninth pass"): a factor holding an int beyond
+    Python's text limit (one row, and a released level spelled two ways), dp_glm's not-estimable levels at
+    the count gate (§11) and dpgd's selection-adjusted bias bound at small n (dpgd.md §10)."""
+    lv = {"g": ["a", "b", "c"]}
+    return [
+        Case("twenty-ninth pass: adassp, inference, privately selected levels of a Categorical: one row 10**5000",
+             "adassp (Categorical level selection, an int beyond the text limit)",
+             "g (Categorical; 0, 1, 2): row 1 -> 10**5000; n = 3000, eps = 1", _factor_lm(),
+             beyond_text_int_pair, {"full": 300, "quick": 60, "test": 0}, secrets=("E+5000", "0" * 64)),
+        Case("twenty-ninth pass: adassp, inference, privately selected levels of an object column: one row "
+             "10**5000", "adassp (object column level selection, an int beyond the text limit)",
+             "g (object, C(g); 0, 1, 2): row 1 -> 10**5000; n = 3000, eps = 1", _factor_lm(),
+             lambda: beyond_text_int_pair(categorical=False), {"full": 300, "quick": 60, "test": 0},
+             secrets=("E+5000", "0" * 64)),
+        Case("twenty-ninth pass: adassp, inference, a released Categorical level 10**5000 spelled Decimal in D'",
+             "adassp (Categorical level name beyond the text limit)",
+             "g (Categorical; 0, 1, 10**5000): first row of 10**5000 -> Decimal('1e5000'); n = 3000, eps = 1",
+             _factor_lm(), beyond_text_level_spelling_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("twenty-ninth pass: adassp, inference, privately selected levels of a Categorical: one row in year "
+             "10000 UTC", "adassp (Categorical level names, an instant pandas cannot write in UTC)",
+             "g (Categorical of tz-aware datetimes, three instants): row 1 -> 9999-12-31 23:00 UTC-5; n = 3000, "
+             "eps = 1", _factor_lm(), far_instant_pair, {"full": 200, "quick": 60, "test": 0},
+             secrets=("9999-12-31", "10000-01-01")),
+        Case("twenty-ninth pass: dp_glm dpgd, inference, a declared level at the count gate (§11)",
+             "dp_glm dpgd (not-estimable level at the count gate, dpgd_logistic §11)",
+             "level c: 11 -> 10 rows (x = 1.5e308 -> level a, x = -1.5e308); n = 300, eps = 8",
+             _lm("y ~ x + C(g)", "dpgd", eps=8.0, family="binomial", inference=True, levels=lv),
+             lambda: gate_level_pair(300, 11), {"full": 300, "quick": 100, "test": 0}),
+        Case("twenty-ninth pass: dpgd, inference, the selection-adjusted bias bound at small n (§10)",
+             "dpgd (bias bound given the check, dpgd §10)",
+             "(x, z, y) = (1, 1, 3) -> (-1.5e308, -1.5e308, -1.5e308), clamped; n = 200, eps = 4",
+             _sigma_lm("dpgd", eps=4.0), lambda: sigma_gate_pair(n=200), {"full": 300, "quick": 100, "test": 0}),
+    ]
 
 # ---------------------------------------------------------------------------------------------------
 # deliberately broken variants (monkeypatched here only; the package is never edited)

@@ -1444,3 +1444,109 @@ def test_a_categoricals_level_name_is_a_function_of_its_equality_class():
             assert name == py and hash(name) == hash(py), (v, name)
         names.append(name)
     assert len({repr(n) for n in names}) == len(names)      # different classes keep different names
+
+
+#: an int with more digits than Python writes as text (sys.get_int_max_str_digits(), 4300 by default)
+_BEYOND_TEXT = 10 ** 5000
+
+
+def test_a_categoricals_level_name_for_an_int_beyond_the_text_limit_is_one_name_per_class():
+    # audit 29: an integral Decimal with more than 1000 digits kept its (normal-form) Decimal name while the
+    # equal int kept its int name, so the first row's type named the category; and repr() of an int of more
+    # than 4300 digits raises ValueError. Every spelling of 10**5000 now has one name, equal to the value
+    from dpreg.design.build import _canonical_category
+    D, F = decimal.Decimal, fractions.Fraction
+    spellings = [_BEYOND_TEXT, D("1e5000"), D(_BEYOND_TEXT), F(_BEYOND_TEXT), D("1.000e5000")]
+    names = {repr(_canonical_category(v)) for v in spellings}
+    assert names == {"Decimal('1E+5000')"}
+    for v in spellings:
+        name = _canonical_category(v)
+        assert name == v and hash(name) == hash(v)
+    # below the limit an integral value stays an int (10**1000 has 1001 digits)
+    assert type(_canonical_category(10 ** 1000)) is int
+
+
+def test_one_row_holding_an_int_beyond_the_text_limit_is_like_any_other_unreleased_value():
+    # audit 29: one row holding 10**5000 in a factor column (a Categorical, or an object column written
+    # C(g)) crashed the private level selection with Python's ValueError (repr of the int), and in a
+    # column with declared levels the matching of rows to levels did (str of the int): a non-dpreg
+    # exception decided by one row. One row is never released, so the same-seed record must be the one
+    # of a row holding another unreleased value (7)
+    g = list(np.random.default_rng(6).choice([0, 1, 2], 3000).tolist())
+    for build in (pd.Categorical, lambda v: pd.Series(v, dtype=object)):
+        records = []
+        for value in (7, _BEYOND_TEXT, -_BEYOND_TEXT, (_BEYOND_TEXT, "a"), fractions.Fraction(1, _BEYOND_TEXT)):
+            other = list(g)
+            other[3] = value
+            records.append(_fit_record(build(other)))
+        assert all(r == records[0] for r in records[1:])
+    # declared levels: the row is outside them, so unknown_level decides (the same for 7 and 10**5000)
+    rng = np.random.default_rng(27)
+    x = rng.uniform(-1.0, 1.0, 3000)
+    outcomes = []
+    for value in (7, _BEYOND_TEXT):
+        other = list(g)
+        other[3] = value
+        df = pd.DataFrame({"y": np.clip(0.5 * x, -1.0, 1.0), "x": x, "g": pd.Series(other, dtype=object)})
+        for unknown in ("error", "reference"):
+            try:
+                fit = dpreg.dp_lm("y ~ x + C(g)", df, method="adassp", eps=2.0, levels={"g": [0, 1, 2]},
+                                  bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)}, inference=False, random_state=5,
+                                  unknown_level=unknown)
+                outcomes.append(json.dumps(fit.to_dict(), default=str, sort_keys=True))
+            except dpreg.errors.DPRegError as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+    assert outcomes[:2] == outcomes[2:]
+
+
+def test_a_categoricals_released_level_beyond_the_text_limit_is_named_by_its_class():
+    # audit 29: a Categorical whose level 10**5000 holds a third of the rows (released): the fit crashed
+    # (ValueError); with the first such row written Decimal('1e5000') the level would have been named
+    # after that row. Now one record, whichever spelling comes first
+    g = [_BEYOND_TEXT if v == 2 else v for v in np.random.default_rng(6).choice([0, 1, 2], 3000).tolist()]
+    other = list(g)
+    other[g.index(_BEYOND_TEXT)] = decimal.Decimal("1e5000")
+    assert _level_terms(pd.Categorical(g)) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.1E+5000]"]
+    assert _fit_record(pd.Categorical(other)) == _fit_record(pd.Categorical(g))
+    # an object column written C(g): the released int names its column through the equal Decimal (the int
+    # has no text; the model matrix refused to code it)
+    assert _level_terms(g) == ["Intercept", "x", "C(g)[T.1]", "C(g)[T.1E+5000]"]
+
+
+def test_a_categoricals_extreme_instants_and_durations_are_named_without_a_crash():
+    # audit 29: audit 28's names crashed on one row of a Categorical: a tz-aware datetime whose UTC instant
+    # lies beyond 9999-12-31 (or before year 1) became a Timestamp pandas cannot write (NotImplementedError
+    # from its repr), and a timedelta beyond pandas' range (about 292 years) raised OutOfBoundsTimedelta.
+    # Such a row is never released: the same-seed record must be the one of another unreleased value
+    import datetime
+
+    from dpreg.design.build import _canonical_category
+    utc = datetime.UTC
+    late = datetime.datetime(9999, 12, 31, 23, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+    early = datetime.datetime(1, 1, 1, 0, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=5)))
+    # one name per class, equal (and hash-equal) to every spelling of the instant
+    other_late = datetime.datetime(9999, 12, 31, 22, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-6)))
+    assert repr(_canonical_category(late)) == repr(_canonical_category(pd.Timestamp(other_late)))
+    for v in (late, other_late, early):
+        name = _canonical_category(v)
+        assert name == v and hash(name) == hash(v) and str(name)
+    huge = datetime.timedelta(days=999_999_999)
+    assert _canonical_category(huge) == huge
+    # an Interval whose right end is beyond year 9999 in UTC and whose left end is not: both ends in one
+    # zone (pd.Interval refuses two), the same name for the interval written at UTC-6
+    minus = {h: datetime.timezone(datetime.timedelta(hours=h)) for h in (-5, -6)}
+    span = pd.Interval(pd.Timestamp(datetime.datetime(9999, 12, 31, 10, 0, tzinfo=minus[-5])), pd.Timestamp(late))
+    respelled = pd.Interval(pd.Timestamp(datetime.datetime(9999, 12, 31, 9, 0, tzinfo=minus[-6])),
+                            pd.Timestamp(other_late))
+    assert repr(_canonical_category(span)) == repr(_canonical_category(respelled))
+    assert _canonical_category(span) == span and hash(_canonical_category(span)) == hash(span)
+    choice = np.random.default_rng(6).choice(3, 3000)
+    instants = [datetime.datetime(2020 + k, 1, 1, tzinfo=utc) for k in range(3)]
+    spans = [datetime.timedelta(days=k + 1) for k in range(3)]
+    for values, odd, plain in ((instants, late, datetime.datetime(2030, 1, 1, tzinfo=utc)),
+                               (instants, early, datetime.datetime(2030, 1, 1, tzinfo=utc)),
+                               (spans, huge, datetime.timedelta(days=9))):
+        rows = [values[k] for k in choice]
+        with_odd, with_plain = list(rows), list(rows)
+        with_odd[3], with_plain[3] = odd, plain
+        assert _fit_record(pd.Categorical(with_odd)) == _fit_record(pd.Categorical(with_plain))

@@ -4,6 +4,13 @@
 
 .na_actions <- c("fail", "impute", "drop")
 
+# as.double(), without bit64's "integer precision lost while converting to double" for an integer64
+# column: it was warned iff some row held a value beyond 2^53, so one row's value decided whether the
+# fit warned (audit 29). The value is rounded to the nearest double and clamped as any number.
+as_double_quietly <- function(x) {
+  if (inherits(x, "integer64")) suppressWarnings(as.double(x)) else as.double(x)
+}
+
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
 #              classes = named chr, levels = named list) for the columns `vars` of `data`.
 # `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
@@ -83,7 +90,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     } else if (is.character(x)) {
       chars <- c(chars, v)
     } else if (is.numeric(x) && !inherits(x, c("Date", "POSIXt", "difftime"))) {
-      columns[[v]] <- as.double(x)
+      columns[[v]] <- as_double_quietly(x)
       classes[[v]] <- "numeric"
     } else {
       bad <- c(bad, v)

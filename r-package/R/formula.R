@@ -707,7 +707,7 @@ add_derived <- function(data, derived, unknown_level = NULL) {
       if (is.null(x)) dp_stop("column ", d$var, " not found", call. = FALSE)
       lab <- if (!is.null(d$test)) level_test(as.character(x), d$test)
              else if (is.null(d$cut_args)) as.character(x)
-             else as.character(do.call(cut, c(list(as.double(x)), d$cut_args)))
+             else as.character(do.call(cut, c(list(as_double_quietly(x)), d$cut_args)))
       if (!is.null(unknown_level) && is.null(d$test) && is.null(d$cut_args)) {
         unknown <- !is.na(lab) & !(lab %in% d$levels)
         if (any(unknown)) {
@@ -723,7 +723,14 @@ add_derived <- function(data, derived, unknown_level = NULL) {
       vals <- lapply(d$parts, function(p) {
         if (!is.null(p$col)) {
           if (is.null(data[[p$col]])) dp_stop("column ", p$col, " not found", call. = FALSE)
-          as.double(data[[p$col]])
+          col <- data[[p$col]]
+          # audit 29: as.double() of a character or factor column warned "NAs introduced by coercion" iff
+          # some row's text was not a number (one row decided the warning): refused by the column's type
+          if (!is.numeric(col) && !is.logical(col)) {
+            dp_stop("column ", p$col, " in ", d$fun_name, "() is not numeric; convert it to numbers first ",
+                    "and declare its bounds", call. = FALSE)
+          }
+          as_double_quietly(col)
         } else as.double(p$value)
       })
       data[[nm]] <- do.call(if (d$fun_name == "pmin") pmin else pmax, vals)

@@ -44,7 +44,7 @@ dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = 
                  bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
                  seed = check_seed(seed), column = column, .source = if (!is.null(src)) TRUE), list(...))
   opts <- opts[!vapply(opts, is.null, TRUE)]
-  new_dp_estimate(call_core("r_dp_mean", if (is.null(src)) as.double(x) else src, opts), match.call())
+  new_dp_estimate(call_core("r_dp_mean", if (is.null(src)) as_double_quietly(x) else src, opts), match.call())
 }
 
 #' @rdname dp_mean
@@ -68,7 +68,7 @@ dp_quantile <- function(x, q, eps = 1, delta = 0, lower = NULL, upper = NULL, se
                  upper = if (is.null(upper)) NULL else as.double(upper),
                  seed = check_seed(seed), column = column, .source = if (!is.null(src)) TRUE), list(...))
   opts <- opts[!vapply(opts, is.null, TRUE)]
-  new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as.double(x) else src,
+  new_dp_estimate(call_core("r_dp_quantile", if (is.null(src)) as_double_quietly(x) else src,
                             if (length(q) > 1) as.list(as.double(q)) else as.double(q), opts),
                   match.call())
 }

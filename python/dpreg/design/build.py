@@ -61,6 +61,7 @@ from .newdata import (  # noqa: F401
     _safe_categories,
     model_matrix_from_state,
     outside_ranges,
+    value_text,
 )
 from .schema import Schema, VariableSchema
 
@@ -1024,6 +1025,59 @@ def _exact_decimal(fr):
     return decimal.Decimal(digits).scaleb(-m, context=ctx).normalize(ctx)
 
 
+#: the durations pandas' Timedelta holds (nanoseconds in an int64)
+_TIMEDELTA_MIN, _TIMEDELTA_MAX = pd.Timedelta.min.to_pytimedelta(), pd.Timedelta.max.to_pytimedelta()
+
+
+def _has_text(t) -> bool:
+    """Whether pandas can write the Timestamp ``t`` (it refuses, NotImplementedError, outside years 1-9999)."""
+    with contextlib.suppress(ValueError, NotImplementedError, OverflowError):
+        return isinstance(str(t), str) and isinstance(repr(t), str)
+    return False
+
+
+def _canonical_instant(v):
+    """A datetime's category: a naive one as a Timestamp, a tz-aware one as its instant in UTC (audit 28). An
+    instant that UTC writes outside years 1-9999 (9999-12-31 23:00 at UTC-5 is 10000-01-01 04:00 UTC) has no
+    text there: pandas' repr raised NotImplementedError and crashed the fit on one row (audit 29). It is
+    written at UTC-12 if that has a text, else at UTC+12 (a function of the instant alone, one name per
+    class); a datetime pandas cannot hold keeps its own name."""
+    t = None
+    with contextlib.suppress(ValueError, OverflowError, TypeError):
+        t = pd.Timestamp(v)
+    if t is None:
+        return v
+    if t.tzinfo is None:
+        return t
+    return _in_one_zone(t)[0]
+
+
+def _in_one_zone(*instants):
+    """tz-aware Timestamps written in the first of UTC, UTC-12, UTC+12 in which pandas can write every one
+    of them (UTC where it can: the twenty-eighth pass's names), else in UTC. A function of the instants."""
+    import datetime
+
+    for zone in ("UTC", datetime.timezone(datetime.timedelta(hours=-12)),
+                 datetime.timezone(datetime.timedelta(hours=12))):
+        written = None
+        with contextlib.suppress(ValueError, OverflowError):
+            written = [t.tz_convert(zone) for t in instants]
+        if written is not None and all(_has_text(w) for w in written):
+            return written
+    return [t.tz_convert("UTC") for t in instants]
+
+
+def _canonical_int(v: int):
+    """An integral category: the int itself, or, with more than _CATEGORY_INT_DIGITS + 1 digits, the equal
+    Decimal in normal form (audit 29: the int kept its name where the equal Decimal was renamed to
+    Decimal('1E+5000'), so the first row's type named the category, and an int of more than 4300 digits has
+    no text at all)."""
+    if abs(v) < 10 ** (_CATEGORY_INT_DIGITS + 1):
+        return v
+    dec = decimal.Decimal(v)
+    return dec.normalize(_exact_context(len(dec.as_tuple().digits)))
+
+
 def _canonical_category(value):
     """The name of a Categorical's category: a function of the category's equality class alone (audit 28).
     A Categorical built from rows names each category by the first row of its class and infers the
@@ -1042,7 +1096,7 @@ def _canonical_category(value):
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
-        return v
+        return _canonical_int(v)
     if isinstance(v, float):
         return int(v) if v.is_integer() else v
     if isinstance(v, complex):
@@ -1060,20 +1114,26 @@ def _canonical_category(value):
         return v.normalize(_exact_context(len(v.as_tuple().digits)))
     if isinstance(v, fractions.Fraction):
         if v.denominator == 1:
-            return int(v)
+            return _canonical_int(int(v))
         f = float(v)
         if math.isfinite(f) and f != 0.0 and fractions.Fraction(f) == v:
             return f
         dec = _exact_decimal(v)
         return v if dec is None else dec
     if isinstance(v, datetime.datetime):      # pd.Timestamp included
-        t = pd.Timestamp(v)
-        return t.tz_convert("UTC") if t.tzinfo is not None else t
+        return _canonical_instant(v)
     if isinstance(v, datetime.timedelta):     # pd.Timedelta included
-        return pd.Timedelta(v)
+        # audit 29: a timedelta beyond pandas' range (about 292 years) has no Timedelta (OutOfBoundsTimedelta
+        # crashed the fit on one row); no member of its class is a Timedelta, so it keeps its own name
+        return pd.Timedelta(v) if _TIMEDELTA_MIN <= v <= _TIMEDELTA_MAX else v
     if isinstance(v, pd.Interval):
         # (pd.cut's categories: one row's interval with fractional ends made every interval float64)
-        return pd.Interval(_canonical_category(v.left), _canonical_category(v.right), closed=v.closed)
+        left, right = _canonical_category(v.left), _canonical_category(v.right)
+        if all(isinstance(e, pd.Timestamp) and e.tzinfo is not None for e in (left, right)):
+            # (audit 29: both ends in one zone; one end beyond year 9999 in UTC and the other not were
+            # written in two zones, which pd.Interval refuses)
+            left, right = _in_one_zone(left, right)
+        return pd.Interval(left, right, closed=v.closed)
     if isinstance(v, tuple):
         return tuple(_canonical_category(x) for x in v)
     if isinstance(v, frozenset):
@@ -1088,7 +1148,7 @@ def _category_sort_key(value):
     import fractions
 
     if isinstance(value, (int, float, decimal.Decimal, fractions.Fraction)) and not isinstance(value, bool):
-        return ("<class 'numbers.Real'>", 0, value, repr(value))
+        return ("<class 'numbers.Real'>", 0, value, value_text(value, repr))
     return level_sort_key(value)
 
 
@@ -1111,7 +1171,7 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
     by_text = obs.dtype == object
     categorical = isinstance(obs.dtype, pd.CategoricalDtype)
     if by_text:
-        obs = obs.map(lambda v: (type(_pyval(v)), repr(_pyval(v)), _pyval(v)))
+        obs = obs.map(lambda v: (type(_pyval(v)), value_text(_pyval(v), repr), _pyval(v)))
     counts, values = {}, {}
     for x, c in obs.value_counts(sort=False).items():
         if int(c) == 0:
@@ -1121,11 +1181,11 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
         else:
             # audit 28: a Categorical's categories (their spelling and dtype) follow its first rows
             value = _canonical_category(x) if categorical else _canonical_level(_pyval(x))
-            key = (type(value), repr(value))
+            key = (type(value), value_text(value, repr))
         counts[key] = counts.get(key, 0) + int(c)
         values[key] = value
     sort_key = _category_sort_key if categorical else level_sort_key
-    keys = sorted((k for k in counts if str(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
+    keys = sorted((k for k in counts if value_text(values[k]) != OTHER_LEVEL), key=lambda k: sort_key(values[k]))
     eps_sel, eps_pool = LEVEL_HISTOGRAM_SHARE * eps, (1.0 - LEVEL_HISTOGRAM_SHARE) * eps
     idx = select_levels([counts[k] for k in keys], eps=eps_sel, delta=delta, neighbours=neighbours,
                         noise=noise, ledger=ledger, statistic=f"levels({col})")
@@ -1135,7 +1195,10 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
         # rows of its own) are one level of the design, which matches rows to levels by equality: the first
         # in the order names it. Post-processing of the released set
         if values[keys[i]] not in seen:
-            released.append(values[keys[i]])
+            value = values[keys[i]]
+            # audit 29: an int beyond Python's text limit cannot name a column of the model matrix; the
+            # equal Decimal can (equal and hash-equal, so the rows still match it). Post-processing
+            released.append(_canonical_int(value) if type(value) is int else value)
             seen.add(values[keys[i]])
     # the rows that no released level matches (by equality, as the design matches them) are pooled
     n_pooled = int(obs.shape[0]) - sum(c for k, c in counts.items() if values[k] in seen)

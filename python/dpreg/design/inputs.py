@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import InvalidArgumentType, PrivacyLeakError, PrivacyLeakWarning
 from .formula import categorical_in_formula, parse_formula
-from .newdata import DesignError, _column_type, _numbers_or_true_false, _pyval, numbers_with_true_false
+from .newdata import DesignError, _column_type, _numbers_or_true_false, _pyval, numbers_with_true_false, value_text
 from .schema import Schema
 
 
@@ -87,7 +87,7 @@ def _norm_levels(levels):
         lv = [_pyval(v) for v in lv]
         if len(lv) == 0:
             raise DesignError(f"levels for {col!r} must not be empty")
-        if len(set(map(repr, lv))) != len(lv):
+        if len({value_text(v, repr) for v in lv}) != len(lv):
             raise DesignError(f"levels for {col!r} contain duplicates")
         if _equal_pair(lv):
             # audit 27: 1 and True (or 1.0) are one value to the design, which matches rows to levels by
@@ -130,8 +130,8 @@ def level_sort_key(value):
     integer column (9, 10, 11 became 10, 11, 9) and changed the reference level."""
     if isinstance(value, _TOTALLY_ORDERED_TYPES) and not (isinstance(value, decimal.Decimal) and value.is_nan()):
         # (repr last: equal values written differently, Decimal('1') and Decimal('1.0'), in one fixed order)
-        return (str(type(value)), 0, value, repr(value))
-    return (str(type(value)), 1, str(value), repr(value))
+        return (str(type(value)), 0, value, value_text(value, repr))
+    return (str(type(value)), 1, value_text(value), value_text(value, repr))
 
 
 def _sort_levels(values):

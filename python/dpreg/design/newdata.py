@@ -6,6 +6,7 @@ so that the public design object can build new rows without importing the builde
 from __future__ import annotations
 
 import decimal
+import fractions
 import warnings
 
 import numpy as np
@@ -18,6 +19,27 @@ from .formula import FORMULA_CONTEXT
 
 def _pyval(v):
     return v.item() if isinstance(v, np.generic) else v
+
+
+def value_text(v, kind=str) -> str:
+    """``str(v)`` (or ``kind(v)``, e.g. ``repr``), total on every int: Python refuses to write an int of more
+    than 4300 digits as text (ValueError, a guard against slow conversions), so one row holding 10**5000 in
+    a factor column crashed the level selection and the matching of rows to levels (audit 29). Such an int,
+    alone, as a Fraction's numerator or denominator or inside a tuple, is written through Decimal: the same
+    digits. A function of the value alone."""
+    try:
+        return kind(v)
+    except ValueError:
+        pass
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(decimal.Decimal(v))
+    if isinstance(v, fractions.Fraction):
+        num, den = value_text(v.numerator), value_text(v.denominator)
+        return f"Fraction({num}, {den})" if kind is repr else (num if v.denominator == 1 else f"{num}/{den}")
+    if isinstance(v, tuple):
+        inner = ", ".join(value_text(x, repr) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    return kind(v)
 
 
 #: the kind :func:`_column_type` gives a column of dtype object: none of its own (see inputs._classify)
@@ -102,11 +124,11 @@ def _match_levels(s: pd.Series, lv: list):
         codes = np.full(len(s), -1, dtype=int)
     codes[na] = -2
     if (codes == -1).any():
-        slv = [str(v) for v in lv]
+        slv = [value_text(v) for v in lv]
         if len(set(slv)) == len(slv):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                alt = pd.Categorical(base.astype(object).map(lambda v: str(_pyval(v))),
+                alt = pd.Categorical(base.astype(object).map(lambda v: value_text(_pyval(v))),
                                      categories=pd.Index(slv, dtype=object)).codes.astype(int)
             alt[na] = -2
             codes = np.where(codes == -1, alt, codes)
@@ -114,7 +136,7 @@ def _match_levels(s: pd.Series, lv: list):
 
 
 def _shortlist(values, most: int, show=repr) -> str:
-    shown = ", ".join(show(x) for x in values[:most])
+    shown = ", ".join(value_text(x, show) for x in values[:most])
     return shown + (f", ... ({len(values) - most} more)" if len(values) > most else "")
 
 

@@ -104,3 +104,51 @@ test_that("levels declared for a term name the column inside it", {
                "\"factor(dose)\" (bounds and levels name data columns, not terms: declare \"dose\")",
                fixed = TRUE)
 })
+
+test_that("an integer64 column beyond 2^53 fits with no warning, like the same column within it", {
+  # audit 29: bit64's as.double() warned "integer precision lost while converting to double" iff some row
+  # held a value beyond 2^53 (exactly representable below it): one row's value decided whether the fit
+  # warned. The value is rounded to a double and clamped to the declared bounds as any number, so the
+  # same-seed fits (and their warnings) are identical
+  skip_if_no_core()
+  skip_if_not_installed("bit64")
+  df <- toy_data(n = 3000)
+  df$k <- bit64::as.integer64(rep(1:4, length.out = nrow(df)))
+  big <- df
+  big$k[3] <- bit64::as.integer64("9223372036854775807")
+  at_bound <- df
+  at_bound$k[3] <- bit64::as.integer64(4L)
+  b <- c(toy_bounds, list(k = c(1, 4)))
+  with_warnings <- function(expr) {
+    ws <- character()
+    value <- withCallingHandlers(expr, warning = function(w) {
+      ws <<- c(ws, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+    list(value = value, warnings = ws)
+  }
+  for (f in list(y ~ x + k, y ~ x + pmin(k, 3))) {
+    a <- with_warnings(coef(dp_lm(f, data = big, eps = 1, bounds = b, seed = 3)))
+    o <- with_warnings(coef(dp_lm(f, data = at_bound, eps = 1, bounds = b, seed = 3)))
+    expect_identical(a, o)
+  }
+  a <- with_warnings(dp_mean(big$k, eps = 1, bounds = c(1, 4), seed = 3)$estimate)
+  expect_identical(a, with_warnings(dp_mean(at_bound$k, eps = 1, bounds = c(1, 4), seed = 3)$estimate))
+  expect_length(a$warnings, 0)
+})
+
+test_that("pmin()/pmax() of a text column is refused by the column's type, whatever its values", {
+  # audit 29: as.double() of a character column warned "NAs introduced by coercion" iff some row's text
+  # was not a number ("abc"; "Inf" and "1e400" convert): one row decided the warning
+  skip_if_no_core()
+  df <- toy_data()
+  for (odd in c("2", "abc", "1e400")) {
+    d <- df
+    d$s <- as.character(round(d$x))
+    d$s[3] <- odd
+    err <- tryCatch(dp_lm(y ~ x + pmin(s, 3), data = d, eps = 1, bounds = toy_bounds, seed = 3),
+                    error = function(e) e, warning = function(w) w)
+    expect_s3_class(err, "dpreg_input_error")
+    expect_match(conditionMessage(err), "column s in pmin() is not numeric", fixed = TRUE)
+  }
+})
