@@ -908,7 +908,10 @@ def withhold_every_interval(rel, note: str) -> None:
 
 #: the facts printed with R^2's interval (and its point's raw value and s.e.): withdrawn with the interval
 R_SQUARED_INTERVAL_FACTS = ("r_squared_interval", "adj_r_squared_interval", "r_squared_imprecise",
-                            "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se")
+                            "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se",
+                            # twenty-ninth pass (§54): the flag of a printed median point, and that point
+                            # while it waits for §46
+                            "r_squared_interval_median", "r_squared_median_point")
 
 
 def drop_r_squared_interval(facts) -> None:
@@ -928,8 +931,8 @@ def withhold_r_squared(rel, facts, reason: str, *, keep_interval: bool) -> None:
     rel.r_squared = rel.adj_r_squared = None
     facts.pop("r_squared_median_point", None)
     if keep_interval:
-        facts.pop("r_squared_raw", None)
-        facts.pop("r_squared_se", None)
+        for k in ("r_squared_raw", "r_squared_se", "r_squared_interval_median"):
+            facts.pop(k, None)
     else:
         drop_r_squared_interval(facts)
     facts["r_squared_not_estimable"] = reason
