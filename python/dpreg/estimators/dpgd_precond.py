@@ -435,10 +435,13 @@ def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *,
     # plug-in excess tr(S V_noise) + b'Sb, b = theta_bar - W theta_bar (first-order unbiased for the realised
     # excess; the interval keeps the lower bound's, whose mean error made R^2's point 0.15 too high at
     # n = 1000, eps = 1); W and V_noise are the lower bound's where the plug-in margin fails
-    plug = inf.residual_variance_with_se(bundle, d=d, S=S, V_priv=V_noise, bias=theta - W @ theta,
-                                         sigma_gram=sigma_G)
+    # (residual_variance_with_se's sum and noise variance with V_noise and that b, without its verdict)
+    SV = S @ V_noise
+    b = theta - W @ theta
+    excess_plug = float(np.trace(SV)) + float(b @ S @ b)
+    plug = dict(rss=float(res_var["rss_mean"]) + float(res_var["excess"]) - excess_plug,
+                var_rss=float(res_var["var_a2_noise"]) + 2.0 * float(np.sum(SV * SV.T)))
     _edge_r_squared(rel, facts, rss, theta=theta_d, S=S, V_priv=(V_d + V_d.T) / 2.0, icpt=icpt,
                     sigma_gram=float(sigma_G), n_pub=float(n_pub), d=d, at_edge=False,
-                    sums_correlation=PRECOND_R2_SUMS_CORRELATION,
-                    rss_point=dict(rss=float(plug["rss"]), var_rss=float(plug["var_rss_noise"])))
+                    sums_correlation=PRECOND_R2_SUMS_CORRELATION, rss_point=plug)
 
