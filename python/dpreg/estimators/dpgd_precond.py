@@ -386,7 +386,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
                  privacy_excess=res_var["excess"])
     if W is not None:
         _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, sigma_G=sigma_G, n_pub=n_pub,
-                           d=d)
+                           d=d, eps=spec.eps)
     # issue 12 (derivation adassp_boosted.md §22): the upper end allows for the tails the released sums
     # cannot exclude
     _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
@@ -404,7 +404,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
         facts["n_hat"] = bundle["n_hat"]
 
 
-def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *, sigma_G, n_pub, d):
+def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *, sigma_G, n_pub, d, eps=None):
     """R^2 of the least-squares fit on the scaled data, ESS / (ESS + RSS), from released values only
     (issue 12, twenty-fifth pass; docs/derivations/dpgd.md §7). No new release: ESS_hat is AdaSSP's
     explained sum from the released Gram (adassp_boosted.md §10, §15) at the de-biased estimate
@@ -443,5 +443,5 @@ def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *,
                 var_rss=float(res_var["var_a2_noise"]) + 2.0 * float(np.sum(SV * SV.T)))
     _edge_r_squared(rel, facts, rss, theta=theta_d, S=S, V_priv=(V_d + V_d.T) / 2.0, icpt=icpt,
                     sigma_gram=float(sigma_G), n_pub=float(n_pub), d=d, at_edge=False,
-                    sums_correlation=PRECOND_R2_SUMS_CORRELATION, rss_point=plug)
+                    sums_correlation=PRECOND_R2_SUMS_CORRELATION, rss_point=plug, eps=eps)
 

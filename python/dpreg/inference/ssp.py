@@ -794,6 +794,12 @@ R2_MEDIAN_TOL = 1e-6
 #: ... and printed only at least this far from 0 and from 1, so that no rounding (2 significant digits in
 #: compare()'s interval cells) shows it as a bare 0 or 1
 R2_MEDIAN_EDGE_MARGIN = 0.01
+#: ... and only where n eps (both public; n_hat under add/remove) is at least this: R^2's error from the
+#: explained sum scales like 1 / (n eps) (dpgd.md §8: its s.d. is constant in n at fixed eps and grows like
+#: 1 / eps, while the total sum grows like n), and at n eps = 500 (n = 1000, eps = 0.5) the median was
+#: measured 0.16-0.19 below the data's R^2 on the validity grid (the restriction to [0, 1], not the data,
+#: placing it), against within 0.03 from n eps = 1000 up (docs/validity.md, twenty-ninth pass)
+R2_MEDIAN_MIN_N_EPS = 1000.0
 
 
 def r2_confidence_median(ess: float, rss: float, var_ess: float, var_rss: float, cov: float = 0.0) -> float | None:
