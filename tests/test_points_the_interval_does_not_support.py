@@ -79,16 +79,18 @@ def test_overshot_range_prints_intervals_not_points(monkeypatch):
     df = _data(3000, 16)
     s_ols, r2_ols = _ols(df, OVERSHOT_Y)
     fit = _fit(df, OVERSHOT_Y, seed=16)
-    assert fit.sigma is None and fit.r_squared is None and fit.adj_r_squared is None
+    assert fit.sigma is None
     assert "point not estimable" in fit.facts["sigma_not_estimable"]
-    assert "point not estimable" in fit.facts["r_squared_not_estimable"]
     lo, hi = fit.sigma_interval
     assert lo == 0.0 and lo <= s_ols <= hi          # the interval is kept (a 95% interval, one seed)
     rlo, rhi = fit.r_squared_interval
     assert rlo <= r2_ols <= rhi
     text = str(fit.summary())
     assert "DP residual standard error: point not estimable" in text and "95% interval 0 to" in text
-    assert "DP R-squared: point not estimable" in text
+    # since the twenty-ninth pass (§54) R^2's point is not withheld but replaced by the median of its
+    # confidence distribution on [0, 1], printed only beside its interval (here all of [0, 1]) and flagged
+    assert fit.facts["r_squared_interval_median"] and rlo <= fit.r_squared <= rhi and (rlo, rhi) == (0.0, 1.0)
+    assert "the point is its median" in text
     assert "Not released by this fit" not in text   # withheld with a reason, not "not released"
     d = fit.to_dict()
     assert d["sigma"] is None and d["facts"]["sigma_interval"] == [lo, hi]
@@ -157,7 +159,8 @@ def test_withholding_r_squared_drops_what_is_printed_with_it():
     from types import SimpleNamespace
     printed = {"r_squared_interval": [0.2, 0.9], "adj_r_squared_interval": [0.19, 0.9],
                "r_squared_imprecise": True, "r_squared_point_outside": "above 1", "r_squared_edge": True,
-               "r_squared_raw": 0.5, "r_squared_se": 0.2}
+               "r_squared_raw": 0.5, "r_squared_se": 0.2, "r_squared_interval_median": True,
+               "r_squared_median_point": [0.5, 0.49]}
     assert set(printed) == set(_ssp.R_SQUARED_INTERVAL_FACTS)
     rel = SimpleNamespace(sigma=1.0, r_squared=0.5, adj_r_squared=0.49)
     facts = dict(printed, sigma_interval=[0.9, 1.1])
@@ -169,6 +172,7 @@ def test_withholding_r_squared_drops_what_is_printed_with_it():
     _ssp.withhold_r_squared(rel, facts, "reason two", keep_interval=True)
     assert rel.r_squared is None and rel.adj_r_squared is None
     assert "r_squared_raw" not in facts and "r_squared_se" not in facts
+    assert "r_squared_interval_median" not in facts and "r_squared_median_point" not in facts
     assert facts["r_squared_interval"] == [0.2, 0.9] and facts["adj_r_squared_interval"] == [0.19, 0.9]
     assert facts["r_squared_not_estimable"] == "reason two"
     _ssp.withhold_sigma(rel, facts, "reason three")

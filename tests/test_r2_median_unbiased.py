@@ -145,14 +145,23 @@ def test_r2_at_n1000_eps1_printed_only_where_its_interval_supports_it():
     and 1 - R^2 within a factor 2 (ends inside (0, 1), each ratio at most 4); the adjusted R^2 is the
     usual map of it. Elsewhere the interval is printed with the reason, never a bare 0 or 1. In this cell
     the intervals of §15 mostly reach 0 or 1 (their points were printed before the twenty-fifth pass),
-    so some fit must show the interval only."""
+    so some fit must show the interval only. Since the twenty-ninth pass (§54) such a fit prints the median
+    of R^2's confidence distribution on [0, 1] beside that interval, flagged, instead of the interval alone."""
     from dpreg.estimators import _ssp
+    from dpreg.inference import ssp as inf
     interval_only = 0
     for seed in range(1, 9):
         fit = _fit(_data(1000, 100 + seed), seed)
         facts = fit.facts
         text = str(fit.summary())
-        if fit.r_squared is not None:
+        if fit.r_squared is not None and facts.get("r_squared_interval_median"):
+            interval_only += 1
+            lo, hi = facts["r_squared_interval"]
+            assert lo <= fit.r_squared <= hi and facts["r_squared_imprecise"]
+            assert inf.R2_MEDIAN_EDGE_MARGIN <= fit.r_squared <= 1.0 - inf.R2_MEDIAN_EDGE_MARGIN
+            line = next(ln for ln in text.splitlines() if ln.startswith("DP R-squared"))
+            assert "95% interval" in line and "the point is its median" in line
+        elif fit.r_squared is not None:
             lo, hi = facts["r_squared_interval"]
             assert 0.0 < lo <= fit.r_squared <= hi < 1.0
             assert _ssp.interval_supports_point(lo, hi) and _ssp.interval_supports_point(1.0 - hi, 1.0 - lo)

@@ -129,6 +129,7 @@ summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, di
     # issue 12: a wide R-squared interval is flagged where R-squared is printed; the adjusted one's
     adj_r_squared_interval = num(object$facts$adj_r_squared_interval),
     r_squared_imprecise = isTRUE(object$facts$r_squared_imprecise),
+    r_squared_interval_median = isTRUE(object$facts$r_squared_interval_median),
     # newcomer review 24: correlation = TRUE was silently ignored; from the released covariance
     correlation = if (isTRUE(correlation)) coef_correlation(object) else NULL,
     symbolic.cor = isTRUE(symbolic.cor)
@@ -219,7 +220,9 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     # issue 12: the interval is printed wherever R-squared is, and flagged when it is wide
     wide <- isTRUE(x$r_squared_imprecise)
     cat("DP R-squared:  ", formatC(x$r.squared, digits = digits),
-        interval_text(x$r_squared_interval, digits, if (wide) "imprecise at this n and eps"),
+        interval_text(x$r_squared_interval, digits,
+                      if (isTRUE(x$r_squared_interval_median)) "imprecise at this n and eps; the point is its median"
+                      else if (wide) "imprecise at this n and eps"),
         ",\tAdjusted R-squared:  ",
         formatC(x$adj.r.squared, digits = digits),
         if (wide) interval_text(x$adj_r_squared_interval, digits), "\n", sep = "")

@@ -908,7 +908,10 @@ def withhold_every_interval(rel, note: str) -> None:
 
 #: the facts printed with R^2's interval (and its point's raw value and s.e.): withdrawn with the interval
 R_SQUARED_INTERVAL_FACTS = ("r_squared_interval", "adj_r_squared_interval", "r_squared_imprecise",
-                            "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se")
+                            "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se",
+                            # twenty-ninth pass (§54): the flag of a printed median point, and that point
+                            # while it waits for §46
+                            "r_squared_interval_median", "r_squared_median_point")
 
 
 def drop_r_squared_interval(facts) -> None:
@@ -926,9 +929,10 @@ def withhold_r_squared(rel, facts, reason: str, *, keep_interval: bool) -> None:
     only (with its raw value and s.e.): the interval is right but too wide to support a point, and it is
     printed. Post-processing: removes released values, adds a sentence naming no data value."""
     rel.r_squared = rel.adj_r_squared = None
+    facts.pop("r_squared_median_point", None)
     if keep_interval:
-        facts.pop("r_squared_raw", None)
-        facts.pop("r_squared_se", None)
+        for k in ("r_squared_raw", "r_squared_se", "r_squared_interval_median"):
+            facts.pop(k, None)
     else:
         drop_r_squared_interval(facts)
     facts["r_squared_not_estimable"] = reason
@@ -990,6 +994,7 @@ def withhold_points_the_interval_does_not_support(rel, facts) -> None:
             f"point not estimable at this n and eps: its 95% interval {where}, so any point would be more "
             "than a factor 2 away from values the release cannot exclude; the interval is given"))
     ri = facts.get("r_squared_interval")
+    median = facts.pop("r_squared_median_point", None)
     if rel.r_squared is not None and ri is not None:
         lo, hi = float(ri[0]), float(ri[1])
         if not (interval_supports_point(lo, hi) and interval_supports_point(1.0 - hi, 1.0 - lo)):
@@ -999,3 +1004,39 @@ def withhold_points_the_interval_does_not_support(rel, facts) -> None:
                 f"point not estimable at this n and eps: its 95% interval {where}, so any point would be "
                 "more than a factor 2 away from values the release cannot exclude; the interval is given"),
                 keep_interval=True)
+            if R2_MEDIAN_POINT:
+                print_r_squared_median(rel, facts, median)
+    elif rel.r_squared is None and ri is not None and facts.get("r_squared_point_outside") and R2_MEDIAN_POINT:
+        # §15's point fell outside (0, 1): the interval alone until this pass
+        print_r_squared_median(rel, facts, median)
+
+
+#: twenty-ninth pass (docs/derivations/adassp_boosted.md §54): where §46 withholds R^2's point, or §15's
+#: point fell outside (0, 1), the median of R^2's confidence distribution on [0, 1] is printed with the
+#: interval, flagged (issue 12: a point within +-0.05 of the truth in median at n = 1000, eps = 1)
+R2_MEDIAN_POINT = True
+
+
+def print_r_squared_median(rel, facts, median) -> None:
+    """Prints ``median`` = [R^2, adjusted R^2] (inf.r2_confidence_median, kept by
+    adassp._edge_r_squared) as R^2's point beside its released interval, which is widened to hold it
+    where it does not and always flagged imprecise (``facts["r_squared_interval_median"]``): the summary,
+    compare() and R's print then show the interval with it and say the point is its median. Does nothing
+    without a median (both sums so low that no R^2 in [0, 1] is favoured, or a median within
+    R2_MEDIAN_EDGE_MARGIN of 0 or 1). Post-processing of released values."""
+    ri = facts.get("r_squared_interval")
+    if median is None or ri is None:
+        return
+    t, adj = float(median[0]), float(median[1])
+    lo, hi = min(float(ri[0]), t), max(float(ri[1]), t)
+    facts["r_squared_interval"] = [lo, hi]
+    ai = facts.get("adj_r_squared_interval")
+    if ai is not None:
+        a = min(max(adj, 0.0), 1.0)
+        facts["adj_r_squared_interval"] = [min(float(ai[0]), a), max(float(ai[1]), a)]
+    rel.r_squared, rel.adj_r_squared = t, adj
+    facts["r_squared_raw"] = t
+    facts["r_squared_imprecise"] = True
+    facts["r_squared_interval_median"] = True
+    for k in ("r_squared_not_estimable", "r_squared_point_outside"):
+        facts.pop(k, None)

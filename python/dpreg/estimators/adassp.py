@@ -751,7 +751,7 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True, sums_correlation=0.0):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -762,7 +762,15 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     Since the twenty-third pass (§39) a point whose interval is all of [0, 1] and whose s.e. exceeds 1
     is not printed either (_withhold_unreliable_r_squared): the point is noise. ``sums_correlation``: the
     correlation of the two sums' errors the interval allows for (0 for AdaSSP and BoostedAdaSSP, §15; dpgd
-    allows for a negative one, docs/derivations/dpgd.md §7)."""
+    allows for a negative one, docs/derivations/dpgd.md §7).
+
+    Twenty-ninth pass (§54): the median of R^2's confidence distribution on [0, 1]
+    (inf.r2_confidence_median) is kept in ``facts["r_squared_median_point"]`` for
+    _ssp.withhold_points_the_interval_does_not_support, which prints it, flagged, where §46 withholds the
+    point or where the point fell outside (0, 1). ``rss_point`` (dpgd): {"rss", "var_rss"}, a residual
+    sum for that median whose excess is the plug-in one (unbiased to first order, where the interval's is
+    a conservative bound, dpgd.md §5); default: ``edge``'s sum. ``eps`` (public): the median is kept only
+    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth)."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -781,6 +789,16 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
             "squares is as large as the sum itself")
         return
     rss = edge["rss"]
+    pt = edge if rss_point is None else rss_point
+    median = inf.r2_confidence_median(
+        ess, pt["rss"], var_ess, pt["var_rss"],
+        cov=float(sums_correlation) * math.sqrt(max(float(var_ess), 0.0) * max(float(pt["var_rss"]), 0.0)))
+    # (relative slack 1e-9: the fit's spec.eps can carry a rounding shave, 0.9999999999999 for eps = 1)
+    informative = eps is None or float(n_pub) * float(eps) >= inf.R2_MEDIAN_MIN_N_EPS * (1.0 - 1e-9)
+    if (informative and median is not None
+            and inf.R2_MEDIAN_EDGE_MARGIN <= median <= 1.0 - inf.R2_MEDIAN_EDGE_MARGIN):
+        adj0 = 1.0 - (1.0 - median) * (n_pub - 1.0) / (n_pub - d)
+        facts["r_squared_median_point"] = [float(median), float(adj0)]
     point = inf.edge_r2_point(ess, rss)
     lo, hi = float(iv[0]), float(iv[1])
     if point["r2"] is not None:
@@ -1328,14 +1346,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         r2_at = _constant_first_basis(state, theta, S, V_priv, icpt)
         if values["r_squared"] and edge_r2 is not None:
             _edge_r_squared(rel, facts, edge_r2, **r2_at,
-                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, **r2_noise)
+                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias
             _edge_r_squared(rel, facts, dict(rss=res_var["rss"], var_rss=res_var["var_rss_noise"],
                                              rss_bias=res_var["excess_error"]),
                             **r2_at, sigma_gram=state["sigma_gram"],
-                            n_pub=n_pub, d=d, at_edge=False, **r2_noise)
+                            n_pub=n_pub, d=d, at_edge=False, eps=spec.eps, **r2_noise)
         elif values["r_squared"]:
             # R^2 on the mean-corrected residual sum (§26, as at the edge above)
             rss = res_var.get("rss_mean", res_var["rss"]) if res_var["estimable"] else float("nan")

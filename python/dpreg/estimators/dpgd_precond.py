@@ -386,7 +386,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
                  privacy_excess=res_var["excess"])
     if W is not None:
         _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, sigma_G=sigma_G, n_pub=n_pub,
-                           d=d)
+                           d=d, eps=spec.eps)
     # issue 12 (derivation adassp_boosted.md §22): the upper end allows for the tails the released sums
     # cannot exclude
     _ssp.allow_for_heavy_tails(facts, bundle, h_y=float(sd.h_y), n_pub=float(n_pub), d=d)
@@ -404,7 +404,7 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
         facts["n_hat"] = bundle["n_hat"]
 
 
-def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *, sigma_G, n_pub, d):
+def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *, sigma_G, n_pub, d, eps=None):
     """R^2 of the least-squares fit on the scaled data, ESS / (ESS + RSS), from released values only
     (issue 12, twenty-fifth pass; docs/derivations/dpgd.md §7). No new release: ESS_hat is AdaSSP's
     explained sum from the released Gram (adassp_boosted.md §10, §15) at the de-biased estimate
@@ -431,7 +431,17 @@ def _release_r_squared(rel, facts, sd, theta, S, V_noise, W, res_var, bundle, *,
     V_d = W @ V_noise @ W.T
     rss = dict(rss=float(res_var["rss"]), var_rss=float(res_var["var_rss_noise"]),
                rss_bias=float(res_var["excess_error"]))
+    # twenty-ninth pass (adassp_boosted.md §54): the printed median reads the residual sum with the
+    # plug-in excess tr(S V_noise) + b'Sb, b = theta_bar - W theta_bar (first-order unbiased for the realised
+    # excess; the interval keeps the lower bound's, whose mean error made R^2's point 0.15 too high at
+    # n = 1000, eps = 1); W and V_noise are the lower bound's where the plug-in margin fails
+    # (residual_variance_with_se's sum and noise variance with V_noise and that b, without its verdict)
+    SV = S @ V_noise
+    b = theta - W @ theta
+    excess_plug = float(np.trace(SV)) + float(b @ S @ b)
+    plug = dict(rss=float(res_var["rss_mean"]) + float(res_var["excess"]) - excess_plug,
+                var_rss=float(res_var["var_a2_noise"]) + 2.0 * float(np.sum(SV * SV.T)))
     _edge_r_squared(rel, facts, rss, theta=theta_d, S=S, V_priv=(V_d + V_d.T) / 2.0, icpt=icpt,
                     sigma_gram=float(sigma_G), n_pub=float(n_pub), d=d, at_edge=False,
-                    sums_correlation=PRECOND_R2_SUMS_CORRELATION)
+                    sums_correlation=PRECOND_R2_SUMS_CORRELATION, rss_point=plug, eps=eps)
 

@@ -788,6 +788,61 @@ def edge_r2_point(ess: float, rss: float) -> dict:
     return {"r2": None, "side": None}
 
 
+#: twenty-ninth pass (docs/derivations/adassp_boosted.md §54): the confidence distribution's median on
+#: [0, 1] is found to this precision in t (bisection; R^2 is printed to 4 significant digits at most)
+R2_MEDIAN_TOL = 1e-6
+#: ... and printed only at least this far from 0 and from 1, so that no rounding (2 significant digits in
+#: compare()'s interval cells) shows it as a bare 0 or 1
+R2_MEDIAN_EDGE_MARGIN = 0.01
+#: ... and only where n eps (both public; n_hat under add/remove) is at least this: R^2's error from the
+#: explained sum scales like 1 / (n eps) (dpgd.md §8: its s.d. is constant in n at fixed eps and grows like
+#: 1 / eps, while the total sum grows like n), and at n eps = 500 (n = 1000, eps = 0.5) the median was
+#: measured 0.16-0.19 below the data's R^2 on the validity grid (the restriction to [0, 1], not the data,
+#: placing it), against within 0.03 from n eps = 1000 up (docs/validity.md, twenty-ninth pass)
+R2_MEDIAN_MIN_N_EPS = 1000.0
+
+
+def r2_confidence_median(ess: float, rss: float, var_ess: float, var_rss: float, cov: float = 0.0) -> float | None:
+    """The median of R^2's confidence distribution restricted to [0, 1] (issue 12, twenty-ninth pass;
+    docs/derivations/adassp_boosted.md §54). With L(t) = ESS_hat (1 - t) - t RSS_hat and
+    v(t) = (1 - t)^2 var_ess + t^2 var_rss - 2 t (1 - t) cov, C(t) = Phi(-L(t) / sqrt(v(t))) is the
+    one-sided p-value whose 2.5% and 97.5% inversions are the interval of :func:`r2_interval` (without
+    the bias bound) and whose 50% inversion is §15's point ESS_hat / (ESS_hat + RSS_hat). R^2 lies in
+    [0, 1], so the distribution is restricted there and renormalised: the point t solves
+    C(t) = (C(0) + C(1)) / 2. It lies strictly inside (0, 1) whenever C(1) > C(0), whatever the signs of
+    the two sums; None otherwise (both sums so low that the data favour no R^2 in [0, 1]) and on
+    non-finite or degenerate input. Where the release is precise (C(0) near 0, C(1) near 1) it is §15's
+    point. Post-processing of released values only."""
+    vals = [float(ess), float(rss), float(var_ess), float(var_rss), float(cov)]
+    if not all(math.isfinite(v) for v in vals) or not (vals[2] > 0 and vals[3] > 0):
+        return None
+    # scale-free: divide the sums by the larger s.d. (the ratio L / sqrt(v) is unchanged), so nothing
+    # overflows for sums near +-1e308
+    sc = max(math.sqrt(vals[2]), math.sqrt(vals[3]))
+    e, r = vals[0] / sc, vals[1] / sc
+    ve, vr = vals[2] / sc / sc, vals[3] / sc / sc
+    cv = max(min(vals[4] / sc / sc, math.sqrt(ve * vr)), -math.sqrt(ve * vr))
+
+    def cdf(t):
+        v = (1.0 - t) ** 2 * ve + t * t * vr - 2.0 * t * (1.0 - t) * cv
+        lin = e * (1.0 - t) - t * r
+        return 0.5 * math.erfc(lin / math.sqrt(2.0 * max(v, 1e-300)))
+
+    c0, c1 = cdf(0.0), cdf(1.0)
+    if not c1 > c0:
+        return None
+    mid = 0.5 * (c0 + c1)
+    lo, hi = 0.0, 1.0
+    while hi - lo > R2_MEDIAN_TOL:
+        t = 0.5 * (lo + hi)
+        if cdf(t) < mid:
+            lo = t
+        else:
+            hi = t
+    t = 0.5 * (lo + hi)
+    return float(t) if 0.0 < t < 1.0 else None
+
+
 def r2_imprecise(lo: float, hi: float) -> bool:
     """The R^2 interval [lo, hi] is too wide to read the point as a precise value (R2_IMPRECISE_WIDTH),
     or reaches 0 or 1 (a sum not significantly positive)."""

@@ -283,6 +283,10 @@ class Summary:
             # issue 12: the interval is printed wherever R^2 is, and flagged when it is wide, so that a
             # noise-dominated R^2 is not read as a precise one
             wide = "; imprecise at this n and eps" if facts.get("r_squared_imprecise") else ""
+            if facts.get("r_squared_interval_median"):
+                # twenty-ninth pass (derivation adassp_boosted.md §54): the point is the interval's median,
+                # printed where the interval does not bound R^2 within a factor 2
+                wide = "; imprecise at this n and eps; the point is its median"
             ci_txt = (f" (95% interval {format_number(ri[0])} to {format_number(ri[1])}{wide})" if ri else "")
             ai = facts.get("adj_r_squared_interval")
             adj_txt = (f" (95% interval {format_number(ai[0])} to {format_number(ai[1])})"

@@ -56,6 +56,20 @@ test_that("summary shows the released intervals of sigma and R-squared", {
   expect_true(any(grepl("^DP R-squared:\\s+0.71 \\(95% interval 0.6 to 0.8\\),\tAdjusted", out)))
 })
 
+test_that("R-squared printed as its interval's median says so (issue 12, twenty-ninth pass)", {
+  fit <- mock_fit()
+  fit$facts$r_squared_interval <- list(0, 1)
+  fit$facts$adj_r_squared_interval <- list(0, 1)
+  fit$facts$r_squared_imprecise <- TRUE
+  fit$facts$r_squared_interval_median <- TRUE
+  out <- capture.output(print(summary(fit)))
+  expect_true(any(grepl(paste0("^DP R-squared:\\s+0.71 \\(95% interval 0 to 1; imprecise at this n and eps; ",
+                               "the point is its median\\),\tAdjusted R-squared:\\s+0.66 \\(95% interval 0 to 1\\)$"),
+                        out)))
+  gl <- dpreg:::glance.dp_fit(fit)
+  expect_identical(c(gl$r.squared, gl$r.squared.conf.low, gl$r.squared.conf.high), c(fit$r.squared, 0, 1))
+})
+
 test_that("a wide R-squared interval is flagged where R-squared is shown (issue 12)", {
   fit <- mock_fit()
   fit$facts$r_squared_interval <- list(0.08, 1)
