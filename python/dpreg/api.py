@@ -237,7 +237,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
         ``"auto"`` (``"dpgd"``, a private Newton solver with standard errors). ``ht_fw`` and
-        ``ht_sparse`` also fit logistic models.
+        ``ht_sparse`` also fit logistic models. The private Newton solver refuses a model below its
+        small regime, n mu / sqrt(d) < 42 (n rows, d coefficients with the intercept, mu the Gaussian-DP
+        parameter of the estimator's eps and delta), with :class:`dpreg.errors.SampleTooSmall` before
+        anything is spent, naming the n and the eps that would pass; ``allow_outside_regime=True`` fits
+        anyway, with a warning.
     {shared_parameters}
     Returns
     -------
@@ -548,12 +552,16 @@ def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels,
     from .estimators.dpgd_logistic import regime_refusal
     searched = est.wants_bounds(options, family=family) and bounds != "data" and not all_ranges_declared(
         formula, data, bounds, family=family)
-    shape_bounds = dict(bounds) if isinstance(bounds, dict) else {}
+    # declarations of columns the formula does not name do not change its shape (the synthetic frame of
+    # public_shape has the formula's columns only, and refuses the others)
+    shape_bounds = {k: v for k, v in bounds.items() if str(k) in formula} if isinstance(bounds, dict) else {}
+    shape_levels = {k: v for k, v in levels.items() if str(k) in formula} if isinstance(levels, dict) else levels
     outcome = formula.split("~", 1)[0].strip().strip("`")
-    if outcome in getattr(data, "columns", ()) and outcome not in shape_bounds:
+    if outcome in getattr(data, "columns", ()) and outcome not in shape_bounds and not (
+            isinstance(shape_levels, dict) and outcome in shape_levels):
         # a 0/1 outcome's range is public (dp_glm refuses any other value): the synthetic rows need it
         shape_bounds[outcome] = (0.0, 1.0)
-    shape = public_shape(formula, data, bounds=shape_bounds or None, levels=levels, family=family,
+    shape = public_shape(formula, data, bounds=shape_bounds or None, levels=shape_levels, family=family,
                          ranges_searched=searched)
     if shape is None:
         return
