@@ -15,6 +15,7 @@ delta = 1e-6, declared ranges) is printed for every cell, so that the threshold 
 with ``allow_outside_regime=True`` here (the benchmark measures what the refused fits would have released).
 
     python -m benchmarks glm_regime [--set train|heldout|real] [--seeds 10] [--out NAME]
+        [--tasks penguins_male,mroz,...] [--sizes 100,200,...] [--eps 0.5,1,...]
 """
 from __future__ import annotations
 
@@ -193,15 +194,20 @@ def main(argv=None):
     p.add_argument("--set", default="train", choices=("train", "heldout", "real"))
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--out", default="glm_regime")
+    p.add_argument("--tasks", default=",".join(REAL), help="real tasks (--set real)")
+    p.add_argument("--sizes", default="100,200,300,500,1000,2000", help="subsample sizes (--set real)")
+    p.add_argument("--eps", default="0.5,1,2,4,8", help="budgets (--set real)")
     a = p.parse_args(argv)
     if a.set == "train":
         rows = run_sim(TRAIN, ("uniform",), a.seeds)
     elif a.set == "heldout":
         rows = run_sim(HELDOUT, ("normal_wide", "rare", "binary"), a.seeds)
     else:
-        rows = run_real(list(REAL), (100, 200, 300, 500, 1000, 2000), (0.5, 1, 2, 4, 8), a.seeds)
+        rows = run_real(a.tasks.split(","), [int(v) for v in a.sizes.split(",")],
+                        [float(v) for v in a.eps.split(",")], a.seeds)
     lines = ["# dp_glm's small regime: the private point against the intercept-only model", "",
-             f"`python -m benchmarks glm_regime --set {a.set} --seeds {a.seeds}`"]
+             f"`python -m benchmarks glm_regime --set {a.set} --seeds {a.seeds}"
+             + (f" --tasks {a.tasks} --sizes {a.sizes} --eps {a.eps}" if a.set == "real" else "") + "`"]
     lines += table(rows, a.set)
     write_result(a.out, "\n".join(lines))
 

@@ -77,7 +77,8 @@ def test_refused_before_anything_is_spent(declared, monkeypatch):
     # 0.9 of it after a private range search (bounds_share = 0.1)
     mu = _mu(1.0 if declared else 0.9, 1e-6)
     printed = float(re.search(r"n mu / sqrt\(d\) = ([0-9.]+)", text).group(1))
-    assert printed == pytest.approx(300 * mu / math.sqrt(3), rel=2e-3)   # 3 significant digits printed
+    true = 300 * mu / math.sqrt(3)
+    assert true - 0.1 - 1e-9 <= printed <= true        # printed rounded down to one decimal
 
 
 def test_named_n_and_eps_pass_and_are_the_smallest_to_the_printed_digits():

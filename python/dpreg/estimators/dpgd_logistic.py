@@ -981,15 +981,18 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
     need_eps = float(_up3(hi))
     while not regime_passes(n, d, mu_at(need_eps)):
         need_eps = float(_up3(need_eps * (1.0 + 1e-3)))
-    spent = []
+    spent, what = [], []
     if ranges_searched:
         spent.append("a private range search")
+        what.append("the ranges")
     if levels_selected:
         spent.append("a private selection of levels")
-    shares = (f" (after the share of {' and '.join(spent)}: declaring {'them' if len(spent) > 1 else 'it'} "
-              "leaves the whole budget to the estimator)") if spent else ""
+        what.append("the levels")
+    shares = (f", after the share of {' and '.join(spent)}: declaring {' and '.join(what)} leaves the whole "
+              "budget to the estimator") if spent else ""
+    shown = math.floor(regime_margin(n, d, mu) * 10.0) / 10.0     # rounded down: never printed as 42
     head = (f"n = {int(n)} rows is too small for dp_glm's logistic fit of {int(d)} coefficients at eps = "
-            f"{float(eps):.4g}, delta = {float(delta):.3g}: n mu / sqrt(d) = {regime_margin(n, d, mu):.3g} is below "
+            f"{float(eps):.4g}, delta = {float(delta):.3g}: n mu / sqrt(d) = {shown:g} is below "
             f"{REGIME_MARGIN:g}, where the released coefficients were measured to be no better than the "
             f"intercept-only model (mu = {mu:.3g}, the Gaussian-DP parameter of the estimator's budget"
             f"{shares}). At this budget n >= {need_n} rows pass; at n = {int(n)}, eps >= {need_eps:g} passes. "
