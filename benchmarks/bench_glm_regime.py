@@ -112,7 +112,7 @@ def run_sim(grid, designs, seeds, log=print):
         for s in range(seeds):
             rng = np.random.default_rng(1000 * n + 10 * d + s)     # benchmark data, not a DP draw
             df, Xt, yt, bounds, formula = _sim(design, n, d, rng)
-            r = _one(formula, df, Xt, yt, bounds, None, eps, s, lambda names: Xt)
+            r = _one(formula, df, Xt, yt, bounds, None, eps, s, lambda names, Xt=Xt: Xt)
             if r is not None:
                 res.append(r)
         out.append(_cell(design, n, d, eps, res, log))
