@@ -50,11 +50,23 @@ def _named(text):
     return n_need, eps_need
 
 
-@pytest.mark.parametrize("declared", [True, False], ids=["declared", "private_ranges"])
-def test_refused_before_anything_is_spent(declared, monkeypatch):
-    """n = 300, d = 3, eps = 1 (the issue's example: margin 300 mu(1) / sqrt(3) = 41.0 < 42): refused with
-    no ledger row, no noise draw, the Budget not charged, with declared ranges and with private ones (the
-    public shape is checked before the range search)."""
+GLEVELS = {"g": list("abcdefgh")}
+
+
+def _frame_g(n, seed=0):
+    """x1 and an eight-level factor g (declared levels): d = 9 coefficients, one numeric range to search."""
+    df = _frame(n, seed)
+    df["g"] = pd.Categorical(np.array(list("abcdefgh"))[np.arange(n) % 8], categories=GLEVELS["g"])
+    return df
+
+
+@pytest.mark.parametrize("declared,n,eps", [(True, 300, 1.0), (False, 500, 1.0)],
+                         ids=["declared", "private_ranges"])
+def test_refused_before_anything_is_spent(declared, n, eps, monkeypatch):
+    """Declared ranges: y ~ x1 + x2 at n = 300, d = 3, eps = 1 (the issue's example: margin
+    300 mu(1) / sqrt(3) = 41.0 < 42). Private ranges: y ~ x1 + g (d = 9, one range to search: enough rows
+    for it) at n = 500, eps = 1: margin 500 mu(0.9) / 3 = 35.8 < 42. Refused with no ledger row, no noise
+    draw, the Budget not charged (the public shape is checked before the range search)."""
     rows = _recording(monkeypatch)
     draws = []
     from dpreg.privacy.mechanisms import NoiseSource
@@ -67,18 +79,31 @@ def test_refused_before_anything_is_spent(declared, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(SampleTooSmall, match="too small for dp_glm") as info:
-            dpreg.dp_glm("y ~ x1 + x2", _frame(300), eps=1.0, budget=budget, random_state=1,
-                         bounds=BOUNDS if declared else None)
+            if declared:
+                dpreg.dp_glm("y ~ x1 + x2", _frame(n), eps=eps, budget=budget, random_state=1, bounds=BOUNDS)
+            else:
+                dpreg.dp_glm("y ~ x1 + g", _frame_g(n), eps=eps, budget=budget, random_state=1, levels=GLEVELS)
     assert rows == [] and draws == [] and caught == []
     assert budget.spent == (0.0, 0.0) and budget.history == []
     text = str(info.value)
     assert "allow_outside_regime=True" in text and "fewer terms" in text and "declare the ranges" in text
     # the margin printed is n mu / sqrt(d) at the estimator's budget: all of eps with declared ranges,
     # 0.9 of it after a private range search (bounds_share = 0.1)
-    mu = _mu(1.0 if declared else 0.9, 1e-6)
+    mu = _mu(eps if declared else 0.9 * eps, 1e-6)
     printed = float(re.search(r"n mu / sqrt\(d\) = ([0-9.]+)", text).group(1))
-    true = 300 * mu / math.sqrt(3)
+    true = n * mu / math.sqrt(3 if declared else 9)
     assert true - 0.1 - 1e-9 <= printed <= true        # printed rounded down to one decimal
+
+
+def test_a_hopeless_range_search_is_refused_first(monkeypatch):
+    """n = 300, eps = 1, no ranges declared: both the range search (n too small for its share of eps) and
+    the regime (0.9 of eps: margin 37) refuse; the range search's refusal comes first, as before the rule
+    (declaring the ranges answers it and gives the estimator the whole budget), and nothing is spent."""
+    from dpreg.design.build import SampleTooSmallForRanges
+    rows = _recording(monkeypatch)
+    with pytest.raises(SampleTooSmallForRanges, match="too small for private ranges"):
+        dpreg.dp_glm("y ~ x1 + x2", _frame(300), eps=1.0, random_state=1)
+    assert rows == []
 
 
 def test_named_n_and_eps_pass_and_are_the_smallest_to_the_printed_digits():
@@ -105,14 +130,19 @@ def test_named_n_and_eps_pass_and_are_the_smallest_to_the_printed_digits():
 
 def test_private_ranges_name_the_total_eps():
     """With private ranges the estimator gets 0.9 of eps: the eps named is the total one whose 0.9 share
-    passes (the test's own mu), so a user who passes it gets past the rule."""
-    n = 1200     # enough rows for the range searches at these budgets; margin at eps = 0.25: below 42
-    df = _frame(n)
+    passes (the test's own mu), so a user who passes it gets past the rule; the fit returns there."""
+    n = 500
+    df = _frame_g(n)
     with pytest.raises(SampleTooSmall) as info:
-        dpreg.dp_glm("y ~ x1 + x2", df, eps=0.25, random_state=1)
+        dpreg.dp_glm("y ~ x1 + g", df, eps=1.0, levels=GLEVELS, random_state=1)
+    assert "after the share of a private range search" in str(info.value)
     _, eps_need = _named(str(info.value))
-    assert n * _mu(0.9 * eps_need, 1e-6) / math.sqrt(3) >= MARGIN * (1 - 1e-6)
-    assert n * _mu(0.9 * eps_need * 0.99, 1e-6) / math.sqrt(3) < MARGIN
+    assert n * _mu(0.9 * eps_need, 1e-6) / 3.0 >= MARGIN * (1 - 1e-6)
+    assert n * _mu(0.9 * eps_need * 0.99, 1e-6) / 3.0 < MARGIN
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_glm("y ~ x1 + g", df, eps=eps_need, levels=GLEVELS, random_state=1)
+    assert fit.coef.shape == (9,)
 
 
 def test_just_above_the_threshold_returns():

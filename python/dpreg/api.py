@@ -365,7 +365,7 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         # issue 13: dp_glm's small regime, refused on the public shape before a range search or anything
         # else is spent (the same rule runs again on the built design, _fit_spending)
         _glm_regime_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
-                          levels=levels, bounds_share=bounds_share, options=options)
+                          levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts)
     if not auto and neighbours == "replace_one" and unit is None and stream is None \
             and design_opts.get("na_action", "fail") != "drop":
         _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
@@ -540,7 +540,8 @@ def _glm_regime_budget(eps_fractions, delta_fractions, delta):
     return budget
 
 
-def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
+def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options,
+                      design_opts):
     """dp_glm's small-regime rule (dpgd_logistic.md section 12) on the public shape, before anything is
     spent: raises SampleTooSmall naming the n and the eps that pass. Where the shape depends on a private
     level selection (undeclared levels) it runs on the built design only (_fit_spending)."""
@@ -567,9 +568,38 @@ def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels,
         return
     budget = _glm_regime_budget([bounds_share] if searched else [], [], delta)
     text = regime_refusal(int(data.shape[0]), len(shape.terms), eps, delta, budget, ranges_searched=searched)
-    if text is not None:
-        from .errors import SampleTooSmall
-        raise SampleTooSmall(text)
+    if text is None:
+        return
+    range_refusal = _range_plan_refusal(formula, data, bounds=bounds, levels=levels, family=family,
+                                        bounds_share=bounds_share, eps=eps, design_opts=design_opts) \
+        if searched else None
+    if range_refusal is not None:
+        # the range search's own refusal (public facts too) comes first, as before this rule: it names
+        # the ranges to declare, which also gives the estimator the whole budget
+        from .design.build import SampleTooSmallForRanges
+        raise SampleTooSmallForRanges(range_refusal)
+    from .errors import SampleTooSmall
+    raise SampleTooSmall(text)
+
+
+def _range_plan_refusal(formula, data, *, bounds, levels, family, bounds_share, eps, design_opts):
+    """The text of the private range search's refusal on public facts (n, the budget share, the columns
+    whose ranges are missing), or None: the check build_design makes before anything is spent."""
+    from .design.build import SampleTooSmallForRanges, _check_range_search_early, _columns_and_na
+    text = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the design reports its own warnings when it runs
+            c = _columns_and_na(formula, data, bounds=bounds, levels=levels, family=family,
+                                na_action=design_opts.get("na_action", "fail"),
+                                strict=bool(design_opts.get("strict", False)), outcome_levels=None,
+                                n_public=True, unit=None)
+            _check_range_search_early(c, need_bounds=True, unit=None, bounds_share_eps=bounds_share * eps)
+    except SampleTooSmallForRanges as exc:
+        text = str(exc)
+    except Exception:   # noqa: BLE001 - any other refusal is the design's own, made where it runs
+        text = None
+    return text
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
