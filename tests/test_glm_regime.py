@@ -252,3 +252,20 @@ def test_refused_fits_are_no_better_than_the_intercept_only_model():
         return float(np.median(out))
     assert shares(200, 0.5) <= 0
     assert shares(2000, 2.0) > 0.5
+
+
+def test_decision_with_private_ranges_uses_no_data_value(monkeypatch):
+    """With ranges to be searched (y ~ x1 + g at n = 500, eps = 1: refused by the regime, the range search
+    itself feasible), a neighbour with x1 = 1e308 and the outcome flipped gets the same refusal text, and
+    neither writes a ledger row."""
+    rows = _recording(monkeypatch)
+    a = _frame_g(500, seed=5)
+    b = a.copy()
+    b.loc[0, ["x1", "y"]] = [1e308, 1.0 - a.loc[0, "y"]]
+    texts = []
+    for df in (a, b):
+        with pytest.raises(SampleTooSmall) as info:
+            dpreg.dp_glm("y ~ x1 + g", df, eps=1.0, levels=GLEVELS, random_state=4)
+        texts.append(str(info.value))
+    assert texts[0] == texts[1] and "too small for dp_glm" in texts[0]
+    assert rows == []

@@ -573,6 +573,8 @@ def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels,
     range_refusal = _range_plan_refusal(formula, data, bounds=bounds, levels=levels, family=family,
                                         bounds_share=bounds_share, eps=eps, design_opts=design_opts) \
         if searched else None
+    if range_refusal is _DESIGN_REFUSES:
+        return      # the design's own refusal (missing or infinite values, ...) comes first, where it runs
     if range_refusal is not None:
         # the range search's own refusal (public facts too) comes first, as before this rule: it names
         # the ranges to declare, which also gives the estimator the whole budget
@@ -582,9 +584,15 @@ def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels,
     raise SampleTooSmall(text)
 
 
+#: _range_plan_refusal's answer where the design's first stage refuses (build_design raises the same,
+#: before anything is spent)
+_DESIGN_REFUSES = object()
+
+
 def _range_plan_refusal(formula, data, *, bounds, levels, family, bounds_share, eps, design_opts):
     """The text of the private range search's refusal on public facts (n, the budget share, the columns
-    whose ranges are missing), or None: the check build_design makes before anything is spent."""
+    whose ranges are missing), None, or _DESIGN_REFUSES where the design's first stage (the same call
+    build_design makes first) refuses: the checks build_design makes before anything is spent."""
     from .design.build import SampleTooSmallForRanges, _check_range_search_early, _columns_and_na
     text = None
     try:
@@ -598,7 +606,7 @@ def _range_plan_refusal(formula, data, *, bounds, levels, family, bounds_share, 
     except SampleTooSmallForRanges as exc:
         text = str(exc)
     except Exception:   # noqa: BLE001 - any other refusal is the design's own, made where it runs
-        text = None
+        text = _DESIGN_REFUSES
     return text
 
 
