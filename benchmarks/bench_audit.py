@@ -493,7 +493,10 @@ BOUNDED = [
     # audit is about the mechanism, not the accuracy rule
     ("subsample_aggregate", "subsample_aggregate", "gaussian", 1.0, 1000, {"k": 100}, (600, 200, 50)),
     ("tukey", "tukey", "gaussian", 4.0, 20000, {"m": 400}, (400, 100, 30)),
-    ("dp_glm dpgd", "dpgd", "binomial", 1.0, 200, {}, (1000, 300, 80)),
+    # twenty-ninth pass: dp_glm's Newton solver refuses n = 200, d = 2, eps = 1 as below its small regime
+    # (dpgd_logistic.md §12; n mu / sqrt(d) = 33.5 < 42): the opt-in keeps the case about the mechanism; the
+    # refusal itself is the case "dp_glm dpgd, regime refused"
+    ("dp_glm dpgd", "dpgd", "binomial", 1.0, 200, {"allow_outside_regime": True}, (1000, 300, 80)),
     ("dp_glm ht_fw", "ht_fw", "binomial", 1.0, 200, HT_OPT_IN, (1000, 300, 80)),
     ("dp_glm ht_sparse", "ht_sparse", "binomial", 1.0, 400, {"s": 2, **HT_OPT_IN}, (1000, 300, 80)),
 ]
@@ -715,6 +718,13 @@ def fourteenth_pass_cases():
         cases.append(Case(f"ht_fw, regime {label}: x = 1.5e308", f"ht_fw (regime {label})",
                           "(1, 1) -> (1.5e308, -1.5e308)", _lm("y ~ x", "ht_fw", delta=0.0, **kw),
                           lambda: (lambda d: (d, replaced(d, x=1.5e308, y=-1.5e308)))(bounded_frame(200)),
+                          {"full": 300, "quick": 100, "test": 20}, refusal=not kw))
+    # dp_glm's small-regime refusal (twenty-ninth pass): refused on both sides alike, before any release;
+    # with the opt-in the fit runs, with the regime warning on both sides
+    for label, kw in (("refused", {}), ("opted in", {"allow_outside_regime": True})):
+        cases.append(Case(f"dp_glm dpgd, regime {label}: x = 1.5e308", f"dp_glm dpgd (regime {label})",
+                          "(1, yes) -> (1.5e308, no)", _lm("y ~ x", "dpgd", family="binomial", **kw),
+                          lambda: (lambda d: (d, replaced(d, x=1.5e308, y="no")))(bounded_frame(200, binary=True)),
                           {"full": 300, "quick": 100, "test": 20}, refusal=not kw))
     # the heavy-tailed l1 radius pilot (a Laplace release, then a rounding to a power of two within the
     # public cap; docs/heavy_tailed.md, "The l1 radius"): ht_lasso at n = 2000, eps = 8 has cap 2, and on

@@ -658,6 +658,13 @@ def _error_cases():
                                                                    levels={"yb": ["no", "yes"]})
     cases["binomial undeclared outcome"] = lambda: dpreg.dp_glm("yb ~ x", d5, bounds=WIDE)
     cases["binomial numeric outcome"] = lambda: dpreg.dp_glm("yn ~ x", d5, bounds=WIDE)
+    # dp_glm's small regime (dpgd_logistic.md §12): the refusal, and the warning of a fit made anyway,
+    # name n, d, eps, delta, mu and the margin only (public); the planted rows are in the data
+    d7 = df.copy()
+    d7["y01"] = (rng.uniform(size=len(df)) < 0.4).astype(float)
+    cases["dp_glm small regime"] = lambda: dpreg.dp_glm("y01 ~ x", d7.head(100), bounds=WIDE)
+    cases["dp_glm small regime, fitted anyway"] = lambda: dpreg.dp_glm("y01 ~ x", d7.head(100), bounds=WIDE,
+                                                                       allow_outside_regime=True)
     d6 = df.copy()
     d6["x"] = d6["x"].astype(object)
     d6.loc[3, "x"] = SECRET

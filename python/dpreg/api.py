@@ -237,7 +237,11 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
         The estimator: ``"adassp"``, ``"boosted_adassp"``, ``"isp"``, ``"tukey"``, ``"dpgd"``,
         ``"subsample_aggregate"``, ``"ht_fw"``, ``"ht_lasso"``, ``"ht_iht"``, ``"ht_sparse"``, or
         ``"auto"`` (``"dpgd"``, a private Newton solver with standard errors). ``ht_fw`` and
-        ``ht_sparse`` also fit logistic models.
+        ``ht_sparse`` also fit logistic models. The private Newton solver refuses a model below its
+        small regime, n mu / sqrt(d) < 42 (n rows, d coefficients with the intercept, mu the Gaussian-DP
+        parameter of the estimator's eps and delta), with :class:`dpreg.errors.SampleTooSmall` before
+        anything is spent, naming the n and the eps that would pass; ``allow_outside_regime=True`` fits
+        anyway, with a warning.
     {shared_parameters}
     Returns
     -------
@@ -356,6 +360,12 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
         elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
             check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
+    if neighbours == "replace_one" and unit is None and stream is None \
+            and design_opts.get("na_action", "fail") != "drop":
+        # issue 13: dp_glm's small regime, refused on the public shape before a range search or anything
+        # else is spent (the same rule runs again on the built design, _fit_spending)
+        _glm_regime_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
+                          levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts)
     if not auto and neighbours == "replace_one" and unit is None and stream is None \
             and design_opts.get("na_action", "fail") != "drop":
         _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
@@ -503,6 +513,101 @@ def _store_without_inference(release, note: str) -> None:
     release.ci_level = None
     release.facts.pop("unresolved_directions", None)   # drives the summary's "Intervals:" line
     release.inference_note = note
+
+
+def _glm_regime_applies(est, options, family) -> bool:
+    """Whether dp_glm's small-regime rule applies: the private Newton solver (method dpgd, the default
+    algorithm) on a logistic model. ``allow_outside_regime`` is refused with dp_lm (public: the call)."""
+    if est.name != "dpgd":
+        return False
+    if family != "binomial":
+        if "allow_outside_regime" in options:
+            raise InvalidArgument("option 'allow_outside_regime' applies to dp_glm's logistic fit only (the "
+                                  "small-regime rule of method 'dpgd' with algorithm 'newton')")
+        return False
+    return options.get("algorithm", "auto") in ("auto", "newton")
+
+
+def _glm_regime_budget(eps_fractions, delta_fractions, delta):
+    """estimator_budget(eps_total) -> (eps, delta) the estimator gets after design shares that are the
+    given fractions of eps (and of delta), as _fit_spending computes them (public)."""
+    from .privacy.accounting import conservative_share, eps_room
+
+    def budget(e):
+        e_left = eps_room(e, [f * e for f in eps_fractions])
+        d_left = eps_room(delta, [f * delta for f in delta_fractions]) if delta > 0 else 0.0
+        return conservative_share(e_left), conservative_share(d_left)
+    return budget
+
+
+def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options,
+                      design_opts):
+    """dp_glm's small-regime rule (dpgd_logistic.md section 12) on the public shape, before anything is
+    spent: raises SampleTooSmall naming the n and the eps that pass. Where the shape depends on a private
+    level selection (undeclared levels) it runs on the built design only (_fit_spending)."""
+    if not _glm_regime_applies(est, options, family) or options.get("allow_outside_regime", False):
+        return
+    if getattr(data, "shape", None) is None or len(data.shape) != 2:
+        return
+    from .design.build import all_ranges_declared, public_shape
+    from .estimators.dpgd_logistic import regime_refusal
+    searched = est.wants_bounds(options, family=family) and bounds != "data" and not all_ranges_declared(
+        formula, data, bounds, family=family)
+    # declarations of columns the formula does not name do not change its shape (the synthetic frame of
+    # public_shape has the formula's columns only, and refuses the others)
+    shape_bounds = {k: v for k, v in bounds.items() if str(k) in formula} if isinstance(bounds, dict) else {}
+    shape_levels = {k: v for k, v in levels.items() if str(k) in formula} if isinstance(levels, dict) else levels
+    outcome = formula.split("~", 1)[0].strip().strip("`")
+    if outcome in getattr(data, "columns", ()) and outcome not in shape_bounds and not (
+            isinstance(shape_levels, dict) and outcome in shape_levels):
+        # a 0/1 outcome's range is public (dp_glm refuses any other value): the synthetic rows need it
+        shape_bounds[outcome] = (0.0, 1.0)
+    shape = public_shape(formula, data, bounds=shape_bounds or None, levels=shape_levels, family=family,
+                         ranges_searched=searched)
+    if shape is None:
+        return
+    budget = _glm_regime_budget([bounds_share] if searched else [], [], delta)
+    text = regime_refusal(int(data.shape[0]), len(shape.terms), eps, delta, budget, ranges_searched=searched)
+    if text is None:
+        return
+    range_refusal = _range_plan_refusal(formula, data, bounds=bounds, levels=levels, family=family,
+                                        bounds_share=bounds_share, eps=eps, design_opts=design_opts) \
+        if searched else None
+    if range_refusal is _DESIGN_REFUSES:
+        return      # the design's own refusal (missing or infinite values, ...) comes first, where it runs
+    if range_refusal is not None:
+        # the range search's own refusal (public facts too) comes first, as before this rule: it names
+        # the ranges to declare, which also gives the estimator the whole budget
+        from .design.build import SampleTooSmallForRanges
+        raise SampleTooSmallForRanges(range_refusal)
+    from .errors import SampleTooSmall
+    raise SampleTooSmall(text)
+
+
+#: _range_plan_refusal's answer where the design's first stage refuses (build_design raises the same,
+#: before anything is spent)
+_DESIGN_REFUSES = object()
+
+
+def _range_plan_refusal(formula, data, *, bounds, levels, family, bounds_share, eps, design_opts):
+    """The text of the private range search's refusal on public facts (n, the budget share, the columns
+    whose ranges are missing), None, or _DESIGN_REFUSES where the design's first stage (the same call
+    build_design makes first) refuses: the checks build_design makes before anything is spent."""
+    from .design.build import SampleTooSmallForRanges, _check_range_search_early, _columns_and_na
+    text = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the design reports its own warnings when it runs
+            c = _columns_and_na(formula, data, bounds=bounds, levels=levels, family=family,
+                                na_action=design_opts.get("na_action", "fail"),
+                                strict=bool(design_opts.get("strict", False)), outcome_levels=None,
+                                n_public=True, unit=None)
+            _check_range_search_early(c, need_bounds=True, unit=None, bounds_share_eps=bounds_share * eps)
+    except SampleTooSmallForRanges as exc:
+        text = str(exc)
+    except Exception:   # noqa: BLE001 - any other refusal is the design's own, made where it runs
+        text = _DESIGN_REFUSES
+    return text
 
 
 def _check_public_shape_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options):
@@ -772,6 +877,21 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             large_delta = check_delta_for_n(delta, n_public, allow_large_delta=allow_large_delta)
         resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec, "public": design.public},
                         chosen_by_auto=auto)
+        regime_note = None
+        if neighbours == "replace_one" and design.units is None and _glm_regime_applies(est, options, family):
+            # issue 13: the small-regime rule on the built design (the same rule as before the design was
+            # built; here also where the levels were selected privately, whose share the budget pays)
+            from .estimators.dpgd_logistic import regime_refusal
+            budget_at = _glm_regime_budget([e.eps / eps for e in design_rows] if eps > 0 else [],
+                                           [(e.delta or 0.0) / delta for e in design_rows] if delta > 0 else [],
+                                           delta)
+            allowed = bool(options.get("allow_outside_regime", False))
+            regime_note = regime_refusal(n_public, design.d, eps, delta, budget_at,
+                                         ranges_searched=_ranges_from_a_release(design.public),
+                                         levels_selected=_d_from_a_release(design.public), allowed=allowed)
+            if regime_note is not None and not allowed:
+                from .errors import SampleTooSmall
+                raise SampleTooSmall(regime_note)
     except Exception as exc:
         # a function of n, the declared options and d. d is public unless a factor's levels were
         # selected privately: then it is a function of that release, the refusal tells the caller
@@ -799,6 +919,10 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
             # after the method's public refusals (a refused fit gets the refusal alone)
             warnings.warn(str(small), AccuracyWarning, stacklevel=4)
             design_notes.append(small)
+    if regime_note is not None:   # allow_outside_regime=True below the regime: said before anything is spent
+        regime_note = Diagnostic(regime_note, AccuracyWarning)
+        warnings.warn(str(regime_note), AccuracyWarning, stacklevel=4)
+        design_notes.append(regime_note)
     notes = [LARGE_DELTA_NOTE] if large_delta else None
 
     if _noise_off:

@@ -85,7 +85,10 @@
 #'   coefficient, or for `"ht_fw"` / `"ht_lasso"` on range-scaled data n * eps
 #'   below 16000 / 40000)
 #'   before spending anything, in [dp_lm()] and [dp_glm()];
-#'   `allow_outside_regime = TRUE` fits it anyway, with a warning.
+#'   `allow_outside_regime = TRUE` fits it anyway, with a warning. So does
+#'   [dp_glm()]'s default (`"dpgd"`) below its small regime, n * mu / sqrt(d)
+#'   < 42 (n rows, d coefficients, mu the Gaussian-DP parameter of the
+#'   estimator's eps and delta), naming the n and the eps that would pass.
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
 #'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges
 #'   not declared are estimated privately from a share of the budget.

@@ -105,6 +105,11 @@ def _check_standardize(standardize):
         raise InvalidArgument("option 'standardize' must be True or False")
 
 
+def _check_allow_outside_regime(allowed):
+    if not isinstance(allowed, bool):
+        raise InvalidArgument("option 'allow_outside_regime' must be True or False")
+
+
 def _check_algorithm(algorithm):
     if algorithm not in ("auto", "newton", "mm", "gd", "precond"):
         raise InvalidArgument("option 'algorithm' must be 'auto', 'newton' or 'mm' (logistic loss only), "
@@ -128,6 +133,11 @@ OPTIONS = {
                           "public constants (and a declared outcome range for squared loss), so that the "
                           "default C = 1 and step = 1 suit the data; coefficients are mapped back exactly",
                     _check_standardize),
+    "allow_outside_regime": (False, "default: dp_glm's private Newton solver refuses, before anything is "
+                                    "spent, a fit whose n mu / sqrt(d) is below its regime threshold, where the "
+                                    "released point was measured to be no better than the intercept-only model "
+                                    "(docs/derivations/dpgd_logistic.md section 12); True fits anyway, with a "
+                                    "warning", _check_allow_outside_regime),
 }
 
 SCALE_WARNING = ("DP gradient descent ran on the raw scale of column(s) {cols}: its defaults (C = 1, step = 1) "
@@ -152,6 +162,8 @@ def _resolve(options, neighbours):
     C, T, step = value("C"), value("T"), value("step")
     schedule, standardize, algorithm = value("schedule"), value("standardize"), value("algorithm")
     tun["algorithm"] = (algorithm, origin("algorithm"))
+    if "allow_outside_regime" in options:   # shown only when set: the fit then carries the regime warning
+        tun["allow_outside_regime"] = (bool(value("allow_outside_regime")), "user")
     tun.update(C=(float(C), origin("C")), T=(int(T), origin("T")), step=(float(step), origin("step")),
                schedule=(schedule, origin("schedule")), standardize=(standardize, origin("standardize")))
     if neighbours == "add_remove":

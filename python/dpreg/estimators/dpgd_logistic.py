@@ -918,3 +918,87 @@ def _conv_warning(T):
     return Diagnostic(f"The private logistic iteration may not have converged in T = {T} steps (it was "
                       "still moving at the end, e.g. on nearly separated data): raise T, or declare tighter "
                       "ranges.", ConvergenceWarning)
+
+
+# --------------------------------------------------------------------------------------------------
+# the small regime (issue 13, twenty-ninth pass; docs/derivations/dpgd_logistic.md section 12)
+# --------------------------------------------------------------------------------------------------
+#: dp_glm's private Newton solver is refused, before anything is spent, where n mu / sqrt(d) < REGIME_MARGIN
+#: (n rows, public under replace-one; mu the Gaussian-DP parameter of the estimator's budget, after the
+#: shares of a private range search or level selection; d coefficients with the intercept). Why this
+#: margin (§12): the test log-loss a point loses to its noise is about delta' (H / n) delta / 2 with
+#: delta = H^{-1} xi, xi the gradient noise (s.d. sigma_g = 2 sqrt(T / 0.6) / mu per coordinate), which is
+#: sigma_g^2 tr(H^{-1}) / (2 n) >= 2 sigma_g^2 d^2 / n^2 on the scaled design (tr H <= n / 4); the MLE's gain
+#: over the intercept-only model grows with the predictors (about d for predictors of comparable weight),
+#: so the noise eats the gain where (n mu)^2 / d is below a constant. The value 42: measured (python -m
+#: benchmarks glm_regime --set train): the misclassified training cells (refused though the median fit kept
+#: a positive share of the MLE's gain, or passed though it kept none) are fewest, 6-8 of 168, for margins
+#: 34-43; 42 is the value there that also refuses the issue's example (n = 300, d = 3, eps = 1: margin 41.0,
+#: median share -0.77). Checked on held-out designs and real subsamples (docs/accuracy.md, twenty-ninth pass)
+REGIME_MARGIN = 42.0
+
+
+def regime_margin(n, d, mu) -> float:
+    """n mu / sqrt(d): the public margin of dp_glm's small-regime rule (n rows, d coefficients with the
+    intercept, mu the estimator's Gaussian-DP parameter)."""
+    return float(n) * float(mu) / math.sqrt(float(d))
+
+
+def regime_passes(n, d, mu) -> bool:
+    """Whether (n, d, mu) is inside dp_glm's regime, n mu / sqrt(d) >= REGIME_MARGIN (public facts only)."""
+    return regime_margin(n, d, mu) >= REGIME_MARGIN
+
+
+def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False, levels_selected=False,
+                   allowed=False):
+    """The refusal text of dp_glm's small-regime rule, or None where it passes (or ``allowed``: the
+    text is then the warning of a fit made anyway, prefixed so). Public facts only: n (replace-one), d,
+    the user's (eps, delta) and ``estimator_budget(eps) -> (eps_est, delta_est)``, the budget the
+    estimator gets at a total eps (the shares of the private range search or level selection taken off,
+    exactly as the fit takes them). The n and the eps it names pass the same check: n rounded up to an
+    integer, eps rounded up to 3 significant digits and checked."""
+    from ..design.private_bounds import _up3
+    from ..privacy.accounting import mu_from_eps_delta
+
+    def mu_at(e):
+        e_est, d_est = estimator_budget(e)
+        return mu_from_eps_delta(e_est, d_est)
+
+    mu = mu_at(eps)
+    if regime_passes(n, d, mu):
+        return None
+    need_n = max(int(math.ceil(REGIME_MARGIN * math.sqrt(d) / mu)), int(n) + 1)
+    while not regime_passes(need_n, d, mu):      # the float product of the named n passes
+        need_n += 1
+    # the smallest total eps whose estimator mu passes at this n: mu grows with eps (bisection on a
+    # bracket), then rounded up to 3 significant digits and checked
+    lo, hi = float(eps), max(2.0 * float(eps), 1e-3)
+    while not regime_passes(n, d, mu_at(hi)) and hi < 1e6:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if regime_passes(n, d, mu_at(mid)) else (mid, hi)
+    need_eps = float(_up3(hi))
+    while not regime_passes(n, d, mu_at(need_eps)):
+        need_eps = float(_up3(need_eps * (1.0 + 1e-3)))
+    spent, what = [], []
+    if ranges_searched:
+        spent.append("a private range search")
+        what.append("the ranges")
+    if levels_selected:
+        spent.append("a private selection of levels")
+        what.append("the levels")
+    shares = (f", after the share of {' and '.join(spent)}: declaring {' and '.join(what)} leaves the whole "
+              "budget to the estimator") if spent else ""
+    shown = math.floor(regime_margin(n, d, mu) * 10.0) / 10.0     # rounded down: never printed as 42
+    head = (f"n = {int(n)} rows is too small for dp_glm's logistic fit of {int(d)} coefficients at eps = "
+            f"{float(eps):.4g}, delta = {float(delta):.3g}: n mu / sqrt(d) = {shown:g} is below "
+            f"{REGIME_MARGIN:g}, where the released coefficients were measured to be no better than the "
+            f"intercept-only model (mu = {mu:.3g}, the Gaussian-DP parameter of the estimator's budget"
+            f"{shares}). At this budget n >= {need_n} rows pass; at n = {int(n)}, eps >= {need_eps:g} passes. "
+            "Or fit fewer terms (each factor level is a coefficient), declare the ranges and levels, or "
+            "use a univariate summary (dpreg.dp_mean of the outcome by group)")
+    if allowed:
+        return (f"{head}. Fitted anyway (allow_outside_regime=True): the coefficients are likely to be "
+                "dominated by the privacy noise.")
+    return f"{head}; to fit anyway, pass allow_outside_regime=True."

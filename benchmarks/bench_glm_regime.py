@@ -1,0 +1,216 @@
+"""dp_glm's small regime (issue 13): where the released point is no better than the intercept-only model.
+
+On simulated logistic designs (a grid of n, d = coefficients with the intercept, eps; declared ranges) and on
+random subsamples of real binary-outcome tasks, per cell over seeds:
+
+* ``share``: the share of the logistic MLE's gain in test log-loss over the intercept-only model that the
+  private point keeps, (LL_0 - LL_dp) / (LL_0 - LL_mle) on a test sample (simulated: 20 000 fresh rows of
+  the same population; real: the rows not drawn into the subsample). 1 is the MLE, 0 the intercept-only
+  model (the training base rate), negative is worse than knowing nothing about the predictors;
+* ``max z``: max_j |beta_j - MLE_j| / SE_MLE_j (the training MLE);
+* ``useless``: the share of fits whose ``share`` is at most 0.
+
+The rule's margin ``n mu / sqrt(d)`` (mu: the Gaussian-DP parameter of the estimator's budget at eps and
+delta = 1e-6, declared ranges) is printed for every cell, so that the threshold can be read off the table. Fits refused by dp_glm's regime rule are run
+with ``allow_outside_regime=True`` here (the benchmark measures what the refused fits would have released).
+
+    python -m benchmarks glm_regime [--set train|heldout|real] [--seeds 10] [--out NAME]
+        [--tasks penguins_male,mroz,...] [--sizes 100,200,...] [--eps 0.5,1,...]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import warnings
+
+import numpy as np
+
+from . import write_result
+
+TRAIN = dict(n=(100, 200, 300, 500, 1000, 2000, 5000), d=(2, 3, 5, 10), eps=(0.25, 0.5, 1, 2, 4, 8))
+HELDOUT = dict(n=(150, 400, 700, 1500, 3000), d=(4, 7), eps=(0.3, 0.7, 1.5, 3, 6))
+
+
+def _logloss(X, y, beta):
+    z = np.clip(X @ beta, -35, 35)
+    return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+
+def _sim(design, n, d, rng):
+    """(train frame, test X with the intercept, test y, bounds, formula). ``design``: 'uniform' (the
+    training designs: x ~ U(-1, 1), declared (-1, 1), slopes +-1, intercept -0.5) or one of the held-out
+    designs 'normal_wide' (x ~ N(0, 1) clipped to +-4, declared (-4, 4), slopes +-0.7), 'rare' (uniform x,
+    intercept -2.5, slopes +-1), 'binary' (0/1 columns declared (0, 1), slopes +-1.2, intercept -0.6)."""
+    import pandas as pd
+    p = d - 1
+    slopes = np.array([(-1.0) ** j for j in range(p)])
+    if design == "uniform":
+        draw, lo, hi, b0 = (lambda m: rng.uniform(-1, 1, (m, p))), -1.0, 1.0, -0.5
+    elif design == "normal_wide":
+        draw, lo, hi, b0 = (lambda m: np.clip(rng.normal(size=(m, p)), -4, 4)), -4.0, 4.0, -0.5
+        slopes = 0.7 * slopes
+    elif design == "rare":
+        draw, lo, hi, b0 = (lambda m: rng.uniform(-1, 1, (m, p))), -1.0, 1.0, -2.5
+    else:
+        draw, lo, hi, b0 = (lambda m: (rng.uniform(size=(m, p)) < 0.4).astype(float)), 0.0, 1.0, -0.6
+        slopes = 1.2 * slopes
+    beta = np.concatenate([[b0], slopes])
+
+    def rows(m):
+        x = draw(m)
+        X = np.column_stack([np.ones(m), x])
+        y = (rng.uniform(size=m) < 1 / (1 + np.exp(-(X @ beta)))).astype(float)
+        return x, X, y
+    x, _, y = rows(n)
+    _, Xt, yt = rows(20000)
+    names = [f"x{j + 1}" for j in range(p)]
+    df = pd.DataFrame(x, columns=names)
+    df["y"] = y
+    return df, Xt, yt, {c: (lo, hi) for c in names}, "y ~ " + " + ".join(names)
+
+
+def _one(formula, train, Xt, yt, bounds, levels, eps, seed, terms_of):
+    """(share, max z) of one private fit; None where the MLE does not exist (separation) on the subsample."""
+    import statsmodels.formula.api as smf
+
+    import dpreg
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            mle = smf.logit(formula, train).fit(disp=0, maxiter=200)
+        except Exception:           # perfect separation: no MLE
+            return None
+        # quasi-separation on a small subsample: the MLE runs off (no finite reference)
+        if not mle.mle_retvals.get("converged", False) or not np.all(np.isfinite(mle.bse)) \
+                or np.max(np.abs(mle.params / mle.bse)) < 1e-3 or np.max(mle.bse) > 1e3:
+            return None
+        fit = dpreg.dp_glm(formula, train, eps=eps, bounds=bounds, levels=levels, random_state=seed,
+                           allow_outside_regime=True)
+    names = list(fit.coef.index)
+    b = np.nan_to_num(fit.coef.to_numpy(float))     # a coefficient reported NA: 0 (no claim)
+    m = mle.params.reindex(names).to_numpy()
+    X = terms_of(names)
+    base = float(np.mean(train[formula.split("~")[0].strip()]))
+    b0 = np.zeros(len(names))
+    b0[names.index("Intercept")] = math.log(base / (1 - base)) if 0 < base < 1 else 0.0
+    ll0, ll_m, ll_dp = _logloss(X, yt, b0), _logloss(X, yt, m), _logloss(X, yt, b)
+    share = (ll0 - ll_dp) / (ll0 - ll_m) if ll0 - ll_m > 1e-9 else float("nan")
+    z = float(np.max(np.abs(b - m) / mle.bse.reindex(names).to_numpy()))
+    return share, z
+
+
+def _mu(eps, delta=1e-6):
+    from dpreg.privacy.accounting import mu_from_eps_delta
+    return mu_from_eps_delta(eps, delta)
+
+
+def run_sim(grid, designs, seeds, log=print):
+    out = []
+    for design, n, d, eps in itertools.product(designs, grid["n"], grid["d"], grid["eps"]):
+        res = []
+        for s in range(seeds):
+            rng = np.random.default_rng(1000 * n + 10 * d + s)     # benchmark data, not a DP draw
+            df, Xt, yt, bounds, formula = _sim(design, n, d, rng)
+            r = _one(formula, df, Xt, yt, bounds, None, eps, s, lambda names, Xt=Xt: Xt)
+            if r is not None:
+                res.append(r)
+        out.append(_cell(design, n, d, eps, res, log))
+    return out
+
+
+def _cell(name, n, d, eps, res, log):
+    sh = np.array([r[0] for r in res], float)
+    z = np.array([r[1] for r in res], float)
+    row = dict(name=name, n=n, d=d, eps=eps, margin=n * _mu(eps) / math.sqrt(d), fits=len(res),
+               share=float(np.nanmedian(sh)) if len(res) else float("nan"),
+               z=float(np.median(z)) if len(res) else float("nan"),
+               useless=float(np.mean(sh <= 0)) if len(res) else float("nan"))
+    log(f"# {name} n={n} d={d} eps={eps:g} n*mu/sqrt(d)={row['margin']:.1f}: median share {row['share']:.2f}, "
+        f"median max z {row['z']:.2f}, useless {row['useless']:.2f} of {len(res)}")
+    return row
+
+
+#: real binary outcomes (penguins' sex, and held-out dp_glm tasks of the accuracy benchmark that load
+#: without the ISLP package), subsampled to each n
+REAL = ("penguins_male", "mroz", "creditcard", "wells", "hmda", "arrests")
+
+
+def _real_inputs(name):
+    from .bench_accuracy import GLM_TASKS, _declared_levels, _glm_inputs
+    if name == "penguins_male":
+        from dpreg.datasets import load_penguins
+        df = load_penguins().dropna(subset=["sex", "bill_length_mm", "bill_depth_mm", "flipper_length_mm",
+                                            "body_mass_g"]).reset_index(drop=True)
+        df["male"] = (df["sex"] == "male").astype(float)
+        bounds = {"bill_length_mm": (30.0, 60.0), "bill_depth_mm": (13.0, 22.0),
+                  "body_mass_g": (2500.0, 6500.0)}
+        return df, "male ~ bill_length_mm + bill_depth_mm + body_mass_g", bounds, None
+    df, bounds = _glm_inputs(name)
+    return df, GLM_TASKS[name]["formula"], bounds, _declared_levels(df) or None
+
+
+def run_real(tasks, sizes, eps_grid, seeds, log=print):
+    import patsy
+    out = []
+    for name in tasks:
+        df, formula, bounds, levels = _real_inputs(name)
+        for n, eps in itertools.product(sizes, eps_grid):
+            if n >= 0.8 * len(df):
+                continue
+            res, d = [], None
+            for s in range(seeds):
+                rng = np.random.default_rng(7 * n + s)          # which rows: benchmark data, not a DP draw
+                idx = rng.permutation(len(df))
+                train, test = df.iloc[idx[:n]].reset_index(drop=True), df.iloc[idx[n:]].reset_index(drop=True)
+                yt = test[formula.split("~")[0].strip()].to_numpy(float)
+                Xt_frame = patsy.dmatrix(formula.split("~")[1], test, return_type="dataframe")
+                d = Xt_frame.shape[1]
+
+                def terms_of(names, Xt_frame=Xt_frame):
+                    return Xt_frame.reindex(columns=names).to_numpy(float)
+                try:
+                    r = _one(formula, train, Xt_frame, yt, bounds, levels, eps, s, terms_of)
+                except Exception as exc:       # a refusal unrelated to the regime (e.g. an empty level)
+                    log(f"# {name} n={n} eps={eps:g} seed={s}: {type(exc).__name__}: {str(exc)[:120]}")
+                    r = None
+                if r is not None:
+                    res.append(r)
+            out.append(_cell(name, n, d, eps, res, log))
+    return out
+
+
+def table(rows, title):
+    lines = ["", f"## {title}", "", "| data | n | d | eps | n mu / sqrt(d) | fits | median share | median max z | useless |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {r['n']} | {r['d']} | {r['eps']:g} | {r['margin']:.1f} | {r['fits']} | "
+                     f"{r['share']:.2f} | {r['z']:.2f} | {r['useless']:.2f} |")
+    return lines
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks glm_regime")
+    p.add_argument("--set", default="train", choices=("train", "heldout", "real"))
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--out", default="glm_regime")
+    p.add_argument("--tasks", default=",".join(REAL), help="real tasks (--set real)")
+    p.add_argument("--sizes", default="100,200,300,500,1000,2000", help="subsample sizes (--set real)")
+    p.add_argument("--eps", default="0.5,1,2,4,8", help="budgets (--set real)")
+    a = p.parse_args(argv)
+    if a.set == "train":
+        rows = run_sim(TRAIN, ("uniform",), a.seeds)
+    elif a.set == "heldout":
+        rows = run_sim(HELDOUT, ("normal_wide", "rare", "binary"), a.seeds)
+    else:
+        rows = run_real(a.tasks.split(","), [int(v) for v in a.sizes.split(",")],
+                        [float(v) for v in a.eps.split(",")], a.seeds)
+    lines = ["# dp_glm's small regime: the private point against the intercept-only model", "",
+             f"`python -m benchmarks glm_regime --set {a.set} --seeds {a.seeds}"
+             + (f" --tasks {a.tasks} --sizes {a.sizes} --eps {a.eps}" if a.set == "real" else "") + "`"]
+    lines += table(rows, a.set)
+    write_result(a.out, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
