@@ -87,8 +87,9 @@ was at most the SSP choice's in 46 of 48 cells (Bikeshare at eps = 1: 1.35 again
 price with declared ranges, 1.27 against 1.24, and Bikeshare with private ones, 1.61 against 1.49), but with inference it releases standard errors on none of the factor datasets
 (its Gram certificate fails on their weak dummy directions), where BoostedAdaSSP releases conservative
 ones. So auto keeps the SSP methods when intervals are asked for (the default) and takes dpgd when
-they are not (inference=False); on factor data below the index 40 (private ranges) or 100 (declared
-ranges) it takes dpgd with inference too (eighteenth and nineteenth passes, below), where the SSP
+they are not (inference=False); on factor data below the index 100 (private ranges: 40 from the
+eighteenth to the twenty-eighth pass; declared ranges) it takes dpgd with inference too (eighteenth,
+nineteenth and twenty-ninth passes, below), where the SSP
 method it would keep releases few intervals or misses the accuracy targets.
 
 Factor data with declared ranges at index 20-100 (sixteenth pass, superseded by the nineteenth below:
