@@ -713,6 +713,72 @@ TASKS.update({
 })
 
 
+
+#: held-out datasets of the twenty-ninth pass (never used to tune anything; ranges are documented or natural
+#: scales rounded outward, chosen without looking at the data). RAND Health Insurance Experiment
+#: (statsmodels' randhie, n = 20 190): physician visits in a year (0-100, two a week), log(coinsurance + 1)
+#: with coinsurance 0-100 per cent (0-5), log of the participation incentive payment (at most about $1 000:
+#: 0-8), log(max(1, maximum dollar expenditure / (0.01 coinsurance))) (MDE at most $1 000 over 1 per cent:
+#: 0-12), chronic disease count (0-100); nlschools (Snijders and Bosker's Dutch eighth graders, MASS):
+#: language score (0-60), verbal IQ (0-20), class size (0-50), family SES (0-60); LaborSupply (Ziliak's
+#: PSID men 1979-88, plm): log annual hours (log 100 to log 6 000: 4.5-8.7), log hourly wage ($0.4-$150:
+#: -1 to 5), children (0-10), age (18-70); Municipalities (265 Swedish municipalities 1979-87, AER):
+#: expenditures, own-source revenues and grants in million SEK per capita (0-0.1, i.e. up to 100 000 SEK a
+#: head); attrition (IBM HR, modeldata): monthly income in dollars (0-25 000), age (18-65), job level
+#: (1-5, documented), total working years and years at the company (0-50); CPSSW9204 (AER; full-time
+#: workers aged 25-34, documented; 1992 and 2004): average hourly earnings (0-150 dollars), age 20-40;
+#: Vocab (carData, GSS 1974-2016): vocabulary words right of 10 (0-10), years of education (0-20), year.
+HELDOUT_BOUNDS.update({
+    "randhie": {"mdvis": (0.0, 100.0), "lncoins": (0.0, 5.0), "lpi": (0.0, 8.0), "fmde": (0.0, 12.0),
+                "disea": (0.0, 100.0)},
+    "nlschools": {"lang": (0.0, 60.0), "IQ": (0.0, 20.0), "GS": (0.0, 50.0), "SES": (0.0, 60.0)},
+    "laborsupply": {"lnhr": (4.5, 8.7), "lnwg": (-1.0, 5.0), "kids": (0.0, 10.0), "age": (18.0, 70.0)},
+    "municipalities": {"expenditures": (0.0, 0.1), "revenues": (0.0, 0.1), "grants": (0.0, 0.1)},
+    "attrition": {"MonthlyIncome": (0.0, 25000.0), "Age": (18.0, 65.0), "JobLevel": (1.0, 5.0),
+                  "TotalWorkingYears": (0.0, 50.0), "YearsAtCompany": (0.0, 50.0)},
+    "cpssw9204": {"earnings": (0.0, 150.0), "age": (20.0, 40.0)},
+    "vocab": {"vocabulary": (0.0, 10.0), "education": (0.0, 20.0), "year": (1972.0, 2018.0)},
+})
+_ZERO_ONE = ["0", "1"]
+HELDOUT_LEVELS.update({
+    "randhie": {c: _ZERO_ONE for c in ("idp", "physlm", "hlthg", "hlthf", "hlthp")},
+    "nlschools": {"COMB": _ZERO_ONE},
+    "laborsupply": {"disab": _ZERO_ONE, "year": [str(y) for y in range(1979, 1989)]},
+    "municipalities": {"year": [str(y) for y in range(1979, 1988)]},
+    "attrition": {"Department": ["Human_Resources", "Research_Development", "Sales"], "Gender": ["Female", "Male"],
+                  "OverTime": ["No", "Yes"],
+                  "Education": ["Below_College", "College", "Bachelor", "Master", "Doctor"]},
+    "cpssw9204": {"year": ["1992", "2004"], "degree": ["highschool", "bachelor"], "gender": ["male", "female"]},
+    "vocab": {"sex": ["Female", "Male"]},
+})
+HELDOUT_SOURCES.update({"randhie": ("statsmodels", "randhie"), "nlschools": ("MASS", "nlschools"),
+                        "laborsupply": ("plm", "LaborSupply"), "municipalities": ("AER", "Municipalities"),
+                        "attrition": ("modeldata", "attrition"), "cpssw9204": ("AER", "CPSSW9204"),
+                        "vocab": ("carData", "Vocab"), "randhie_visit": ("statsmodels", "randhie"),
+                        "cpssw9204_bachelor": ("AER", "CPSSW9204")})
+TASKS.update({
+    "randhie": dict(loader="heldout", formula="mdvis ~ lncoins + idp + lpi + fmde + physlm + disea + hlthg + "
+                                              "hlthf + hlthp",
+                    outcome=_column("mdvis"), label="randhie physician visits (statsmodels, n = 20 190)"),
+    "nlschools": dict(loader="heldout", formula="lang ~ IQ + GS + SES + COMB", outcome=_column("lang"),
+                      label="nlschools language score (MASS, n = 2 287)"),
+    "laborsupply": dict(loader="heldout", formula="lnhr ~ lnwg + kids + age + disab + year",
+                        outcome=_column("lnhr"), label="LaborSupply log annual hours (plm, n = 5 320)"),
+    "municipalities": dict(loader="heldout", formula="expenditures ~ revenues + grants + year",
+                           outcome=_column("expenditures"),
+                           label="Municipalities expenditures per head (AER, n = 2 385)"),
+    "attrition": dict(loader="heldout", formula="MonthlyIncome ~ Age + JobLevel + TotalWorkingYears + "
+                                                "YearsAtCompany + Department + Gender + OverTime + Education",
+                      outcome=_column("MonthlyIncome"), label="attrition monthly income (modeldata, n = 1 470)"),
+    "cpssw9204": dict(loader="heldout", formula="earnings ~ year + degree + gender + age",
+                      outcome=_column("earnings"), label="CPSSW9204 hourly earnings (AER, n = 15 588)"),
+    "vocab": dict(loader="heldout", formula="vocabulary ~ year + sex + education", outcome=_column("vocabulary"),
+                  label="Vocab vocabulary score (carData, n = 30 351)"),
+})
+#: the 29th pass's question's fixed sets: regression and binary held-out tasks
+HELDOUT29_TASKS = ["randhie", "nlschools", "laborsupply", "municipalities", "attrition", "cpssw9204", "vocab"]
+HELDOUT29_GLM_TASKS = ["randhie_visit", "cpssw9204_bachelor"]
+
 def _r_dataset(key):
     """A held-out R data set as a DataFrame: exported once by Rscript to $DPREG_HELDOUT_DIR (default
     /tmp/dpreg_heldout) as CSV; dots in column names become underscores (formula names)."""
@@ -728,6 +794,15 @@ def _r_dataset(key):
         os.makedirs(folder, exist_ok=True)
         script = (f"e <- new.env(); data(list = '{name}', package = '{package}', envir = e); "
                   f"write.csv(as.data.frame(get('{name}', e)), '{path}', row.names = FALSE)")
+        if package == "statsmodels":    # statsmodels' copy of the RAND HIE extract: dummies as 0/1 integers
+            import statsmodels.api as sm
+            frame = getattr(sm.datasets, name).load_pandas().data
+            if name == "randhie":
+                for c in ("idp", "physlm", "hlthg", "hlthf", "hlthp"):
+                    frame[c] = frame[c].round().astype(int)
+                frame["visit"] = np.where(frame["mdvis"] > 0, "yes", "no")
+            frame.to_csv(path, index=False)
+            return _r_dataset(key)
         if package == "ggplot2":
             script = f"write.csv(as.data.frame(ggplot2::{name}), '{path}', row.names = FALSE)"
         if package == "spData":     # a SpatialPointsDataFrame: its data slot (and coordinates) need sp loaded
@@ -976,6 +1051,25 @@ GLM_TASKS.update({
                     outcome="death", label="flchain (survival, Olmsted County): died during follow-up"),
 })
 
+
+#: held-out binary tasks of the twenty-ninth pass (n >= 10 000): the RAND HIE's any physician visit in the
+#: year (same ranges as the regression task) and CPSSW9204's bachelor's degree (earnings 0-150 dollars an
+#: hour, ages 20-40 around the documented 25-34).
+HELDOUT_GLM_BOUNDS.update({
+    "randhie_visit": {"lncoins": (0.0, 5.0), "lpi": (0.0, 8.0), "fmde": (0.0, 12.0), "disea": (0.0, 100.0)},
+    "cpssw9204_bachelor": {"earnings": (0.0, 150.0), "age": (20.0, 40.0)},
+})
+HELDOUT_GLM_LEVELS.update({
+    "randhie_visit": ("visit", "yes", {c: _ZERO_ONE for c in ("idp", "physlm", "hlthg", "hlthf", "hlthp")}),
+    "cpssw9204_bachelor": ("degree", "bachelor", {"year": ["1992", "2004"], "gender": ["male", "female"]}),
+})
+GLM_TASKS.update({
+    "randhie_visit": dict(loader="heldout", formula="visit ~ lncoins + idp + lpi + fmde + physlm + disea + hlthg + "
+                                                    "hlthf + hlthp",
+                          outcome="visit", label="randhie (statsmodels, n = 20 190): any physician visit"),
+    "cpssw9204_bachelor": dict(loader="heldout", formula="degree ~ earnings + age + gender + year",
+                               outcome="degree", label="CPSSW9204 (AER, n = 15 588): bachelor's degree"),
+})
 
 ALL_METHODS = ["adassp", "boosted_adassp", "auto", "isp", "tukey", "dpgd", "subsample_aggregate", "ht_fw",
                "ht_lasso", "ht_iht", "ht_sparse"]

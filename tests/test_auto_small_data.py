@@ -106,22 +106,28 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True, "delta": 0.0}) == "boosted_adassp"
     # without the design facts (a streamed source, unit=) the rule cannot apply: BoostedAdaSSP as before
     assert api.choose_method({**base, "has_factors": True, "inference": True}) == "boosted_adassp"
-    # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX (eighteenth pass,
-    # docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real cells, where
-    # BoostedAdaSSP released intervals in one), BoostedAdaSSP from there to 100 and above (seventeenth
-    # pass: AdaSSP released no interval in any private-range factor cell there, BoostedAdaSSP in three)
+    # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX = 100 (eighteenth
+    # pass below 40, docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real
+    # cells; twenty-ninth pass from 40 to 100, "Twenty-ninth pass: every method on held-out data": the
+    # better one in 13 of 13 real cells, BoostedAdaSSP 2.89 x OLS on attrition at eps = 8, index 55.5),
+    # BoostedAdaSSP from there, as with declared ranges (AUTO_BOOSTED_MIN)
+    assert AUTO_PRIVATE_DPGD_MAX == api.AUTO_BOOSTED_MIN
     n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
+    n_40 = math.ceil(40.0 * 6.0 / mu)           # the eighteenth pass's edge: inside the band now
+    n_55 = math.ceil(55.5 * 6.0 / mu)           # attrition's index at eps = 8
     private_factors = {**facts, "has_factors": True, "all_declared": False}
     assert api.choose_method({**private_factors, "n": n_edge}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_40}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_55}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_private - 1}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_private}) == "boosted_adassp"
-    assert api.choose_method({**private_factors, "n": n_boost - 1}) == "boosted_adassp"
     assert api.choose_method({**private_factors, "n": n_private - 1, "delta": 0.0}) == "boosted_adassp"
     # the private-range rule is for factor data (the measured cells); declared ranges on factor data take
-    # dpgd in the whole band (above), numeric-only data AdaSSP
+    # dpgd in the same band (above), numeric-only data with a private range BoostedAdaSSP
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_55, "all_declared": False}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_private, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_private, "has_factors": True}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_boost - 1}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
@@ -135,7 +141,8 @@ def test_choose_method_rule_on_public_facts():
 
 def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
     """Eighteenth pass (docs/accuracy.md, "auto at index 20-40"): with the ranges estimated privately and
-    a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX, without the
+    a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX (40 then, 100 since
+    the twenty-ninth pass), without the
     small-data warning (the index is above 20); with the same data and declared ranges dpgd as well (since
     the nineteenth pass, up to AUTO_BOOSTED_MIN), and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
     from dpreg.auto import auto_b_sq
@@ -224,9 +231,13 @@ def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(
     df = _frame(2000)
     fit, ws = _accuracy_warnings(df, eps=1.0)
     index = api.auto_snr(2000, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
-    assert AUTO_PRIVATE_DPGD_MAX <= index < AUTO_BOOSTED_MIN      # above the private-range band, below 100
+    assert 40.0 <= index < AUTO_BOOSTED_MIN          # above the eighteenth pass's private-range edge, below 100
     assert fit.method == "dpgd" and fit.auto
     assert ws == []                                               # above AUTO_SNR_MIN: no small-data warning
+    # the same rows with the ranges estimated privately: dpgd too since the twenty-ninth pass
+    # (AUTO_PRIVATE_DPGD_MAX = AUTO_BOOSTED_MIN; BoostedAdaSSP from the index 40 before)
+    private = dpreg.dp_lm("y ~ x + g", df, eps=1.0, levels=LEVELS, random_state=3)
+    assert private.method == "dpgd" and private.auto
     big, _ = _accuracy_warnings(_frame(3000), eps=1.0)
     assert big.method == "boosted_adassp"
     numeric = dpreg.dp_lm("y ~ x", df, eps=1.0, bounds=BOUNDS, random_state=3)
