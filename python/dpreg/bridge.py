@@ -226,7 +226,7 @@ def _source_from_r(data):
     """A data source named from R: a character vector of paths / globs of Parquet or CSV files, a
     list ``(dbdir = "file.duckdb", table = "name or query")`` (opened read-only by DuckDB here), or a
     Python object made with reticulate (a DuckDB relation, a Spark DataFrame, an Arrow table...)."""
-    from .sources import SourceError
+    from .errors import SourceError
     if isinstance(data, dict) and "dbdir" in data:
         import duckdb
         dbdir, table = str(data["dbdir"]), str(data.get("table") or "")

@@ -136,3 +136,9 @@ class DesignError(DPRegError, ValueError):
     """Bad data or schema for the design (message names columns/options, never values). A
     :class:`dpreg.DPRegError` and, as before, a ``ValueError``. Defined here (also importable as
     ``dpreg.design.build.DesignError``) because data sources raise it too, below the design layer."""
+
+
+class SourceError(DPRegError, ValueError):
+    """A data source cannot be read as given (missing path, corrupt file, missing column, types that
+    change between files, no running Spark session...). Raised before any budget is spent. Also
+    importable as ``dpreg.sources.SourceError`` (where it was defined before)."""

@@ -525,7 +525,7 @@ def categorical_in_formula(formula: str) -> set[str]:
 def formula_columns(formula: str, source, levels=None, unit=None) -> list[str]:
     """The columns of ``source`` that ``formula`` reads (outcome first), from public facts only (the
     formula, the column names and their types). Raises SourceError for a missing column."""
-    from ..sources import SourceError
+    from ..errors import SourceError
     cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
     try:
         parsed = parse_formula(formula, source.names, cat_cols)

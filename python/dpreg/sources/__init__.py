@@ -26,18 +26,14 @@ import contextlib
 import glob as _glob
 import os
 
-from ..errors import DPRegError, InternalError, InvalidArgumentType
+# SourceError is defined in dpreg.errors with the other refusals; ``dpreg.sources.SourceError`` stays an alias
+from ..errors import DPRegError, InternalError, InvalidArgumentType, SourceError  # noqa: F401
 
 #: rows per Arrow record batch read from a file, relation or Spark partition (public constant)
 BATCH_ROWS = 1 << 16
 #: largest number of rows a non-pandas source is materialised into memory for methods that need
 #: row-level access (see docs/sources.md); larger sources must use a streaming method
 MATERIALISE_ROW_LIMIT = 20_000_000
-
-
-class SourceError(DPRegError, ValueError):
-    """A data source cannot be read as given (missing path, corrupt file, missing column, types that
-    change between files, no running Spark session...). Raised before any budget is spent."""
 
 
 def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
