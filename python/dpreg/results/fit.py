@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE, numpy_defaults
-from ..errors import InvalidArgument, InvalidArgumentType
+from ..errors import InvalidArgument, InvalidArgumentType, guard_library_errors
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
 from ..release import Release
@@ -868,6 +868,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             f"fit.wald_test({shown}), the noise-aware chi-square of the same hypothesis (Bonferroni over "
             "the printed p-values on fits with asymmetric intervals), or fit.t_test() for one z test per row")
 
+    @guard_library_errors()
     def get_prediction(self, newdata=None, type: str = "response", clamp: bool = True, *,
                        exog=None) -> PredictionResults:
         """Predictions of new rows with standard errors (statsmodels' ``get_prediction``), by the rules of

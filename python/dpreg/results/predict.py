@@ -10,7 +10,16 @@ import pandas as pd
 from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE
-from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
+from ..errors import (
+    PREDICTING,
+    AccuracyWarning,
+    DPRegError,
+    InvalidArgument,
+    InvalidArgumentType,
+    RangeWarning,
+    guard_library_errors,
+    in_stage,
+)
 from . import combinations
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level, _z_quantile
 
@@ -201,6 +210,7 @@ class _PredictionMixin:
         nan = np.full(len(eta), np.nan)
         return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
 
+    @guard_library_errors()
     def predict(self, newdata: pd.DataFrame | dict | None = None, interval: str | None = None,
                 level: float | None = None, type: str = "response", clamp: bool = True, which: str | None = None,
                 *, exog: pd.DataFrame | dict | None = None) -> pd.Series | pd.DataFrame:
@@ -313,6 +323,7 @@ class _PredictionMixin:
             out["_lower"], out["_upper"] = lower, upper
         return out
 
+    @in_stage(PREDICTING)   # new rows may be private too: a library's text on them is not shown
     def _predict(self, newdata, interval, level, type, clamp, _parts=False):
         # _parts (get_prediction): the frame also holds the interval's centre and standard error on the
         # link scale, columns "_centre" and "_se"
