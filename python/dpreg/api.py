@@ -24,7 +24,7 @@ from .errors import (
     InvalidArgumentType,
     PrivacyLeakWarning,
     data_stage,
-    guard_library_errors,
+    library_errors,
 )
 from .estimators import dpgd_logistic as _dpgd_logistic
 from .estimators.registry import METHODS, get_method, resolve_options
@@ -152,7 +152,6 @@ def _with_shared_docs(fn):
     return fn
 
 
-@guard_library_errors()
 @_with_shared_docs
 def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, method: str = "auto",
           bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
@@ -207,13 +206,16 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
     ...                   levels={"cut": DIAMONDS_LEVELS["cut"]}, random_state=1)
     >>> print(fit.summary())  # doctest: +SKIP
     """
-    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+    # a library's exception raised on the rows (its text may quote a value) becomes a DataError naming its
+    # type and stage, raised after the block (errors.library_errors)
+    guard = library_errors()
+    with guard, no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                     random_state=random_state, options=options)
+    guard.raise_data_error()
 
 
-@guard_library_errors()
 @_with_shared_docs
 def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.0, delta: float = 1e-6,
            method: str = "auto", bounds: Mapping[str, tuple[float | None, float | None]] | str | None = None,
@@ -268,10 +270,12 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     """
     if _glm_family_name(family) != "binomial":
         raise InvalidArgument(_unsupported_family_message(family))
-    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+    guard = library_errors()   # as in dp_lm
+    with guard, no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                     random_state=random_state, options=options)
+    guard.raise_data_error()
 
 
 def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,

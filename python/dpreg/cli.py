@@ -266,8 +266,9 @@ def _fit(args) -> str:
         from .design.inputs import type_csv_frame
         from .errors import READING, data_stage
         levels = _levels(args.levels)     # an argument: its errors keep their text
+        text = _read_csv(args.data)       # its refusals (UsageError) name the file, never its contents
         with data_stage(READING):         # a library's exception on the rows becomes a DataError (_fit's guard)
-            data = type_csv_frame(_read_csv(args.data), args.formula, levels)
+            data = type_csv_frame(text, args.formula, levels)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
     if args.allow_large_delta:

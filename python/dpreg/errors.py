@@ -247,55 +247,77 @@ def library_error_report(exc, default_stage=None):
     return type(exc).__name__, stage
 
 
-def guard_library_errors(default_stage=None):
-    """Decorator of a public entry point: a library exception raised while the data were touched (tagged
-    by :class:`data_stage`, or any exception other than a dpreg error when ``default_stage`` is given)
-    becomes a :class:`DataError` naming its type and the stage, raised outside the handler (no chain).
-    Under DPREG_DEBUG_ERRORS=1 the original is raised with :data:`DEBUG_NOTE`. dpreg's own errors pass
-    unchanged."""
+class library_errors:   # noqa: N801 - a context manager, named like contextlib's
+    """The guard of a public entry point, written in its body (no extra frame: the warnings' stacklevel
+    still reaches the caller)::
+
+        guard = library_errors()
+        with guard:
+            return _fit(...)
+        guard.raise_data_error()
+
+    A library exception raised while the data were touched (tagged by :class:`data_stage`, or any
+    exception other than a dpreg error when ``default_stage`` is given) is suppressed by the ``with``
+    and :meth:`raise_data_error`, after it, raises a :class:`DataError` naming its type and the stage,
+    outside any handler (so without ``__context__``); nothing of the library's exception is kept. Under
+    DPREG_DEBUG_ERRORS=1 the original propagates with :data:`DEBUG_NOTE`. dpreg's own errors, and
+    exceptions outside every stage (arguments), propagate unchanged."""
+
+    def __init__(self, default_stage=None):
+        self.default_stage = default_stage
+        self.report = None
+
+    def __enter__(self):
+        self.report = None
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            return False
+        report = library_error_report(exc, self.default_stage)
+        if report is None:
+            return False
+        if debug_errors():
+            if DEBUG_NOTE not in (getattr(exc, "__notes__", None) or ()):
+                exc.add_note(DEBUG_NOTE)
+            return False
+        self.report = report     # names only: the exception itself is not kept
+        return True
+
+    def raise_data_error(self):
+        """Raise the DataError of the suppressed exception (call it after the ``with`` block)."""
+        if self.report is None:
+            raise InternalError("library_errors: no exception was suppressed")
+        error_type, stage = self.report
+        raise DataError(data_error_message(error_type, stage), error_type=error_type, stage=stage)
+
+
+def guard_library_errors(default_stage=None, *, extra=None):
+    """Decorator form of :class:`library_errors` (one frame: the function's own warnings count it in
+    their stacklevel, as they counted ``_numeric.without_numeric_warnings``; ``extra``, a context
+    manager factory such as ``_numeric.no_numeric_warnings``, runs in the same frame). A call that does
+    not fit the signature (a misspelt keyword) raises Python's own TypeError, outside the guard."""
     import functools
+    import inspect
 
     def wrap(fn):
-        import inspect
         signature = inspect.signature(fn)
 
         @functools.wraps(fn)
         def guarded(*args, **kwargs):
-            # a call that does not fit the signature (a misspelt keyword) is the caller's TypeError: made
-            # outside the guard, where Python raises it before the function's body runs
             try:
                 signature.bind(*args, **kwargs)
                 fits = True
             except TypeError:
                 fits = False
             if not fits:
-                return fn(*args, **kwargs)
-            report = None
-            try:
-                return fn(*args, **kwargs)
-            except Exception as exc:   # noqa: BLE001 - re-raised unless it is a library's, tagged
-                report = library_error_report(exc, default_stage)
-                if report is None:
-                    raise
-                if debug_errors():
-                    if DEBUG_NOTE not in getattr(exc, "__notes__", ()):
-                        exc.add_note(DEBUG_NOTE)
-                    raise
-            # outside the handler: the library's exception (and its text) is not kept as __context__
-            error_type, stage = report
-            raise DataError(data_error_message(error_type, stage), error_type=error_type, stage=stage)
+                return fn(*args, **kwargs)      # Python's TypeError for the call, before the body runs
+            guard = library_errors(default_stage)
+            with guard:
+                if extra is None:
+                    return fn(*args, **kwargs)
+                with extra():
+                    return fn(*args, **kwargs)
+            guard.raise_data_error()
         return guarded
-    return wrap
-
-
-def in_stage(stage: str):
-    """Decorator: the function runs inside ``data_stage(stage)``."""
-    import functools
-
-    def wrap(fn):
-        @functools.wraps(fn)
-        def staged(*args, **kwargs):
-            with data_stage(stage):
-                return fn(*args, **kwargs)
-        return staged
     return wrap

@@ -17,8 +17,8 @@ from ..errors import (
     InvalidArgument,
     InvalidArgumentType,
     RangeWarning,
-    guard_library_errors,
-    in_stage,
+    data_stage,
+    library_errors,
 )
 from . import combinations
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level, _z_quantile
@@ -210,7 +210,6 @@ class _PredictionMixin:
         nan = np.full(len(eta), np.nan)
         return pd.DataFrame({"fit": response(eta), "lower": nan, "upper": nan}, index=index)
 
-    @guard_library_errors()
     def predict(self, newdata: pd.DataFrame | dict | None = None, interval: str | None = None,
                 level: float | None = None, type: str = "response", clamp: bool = True, which: str | None = None,
                 *, exog: pd.DataFrame | dict | None = None) -> pd.Series | pd.DataFrame:
@@ -263,8 +262,12 @@ class _PredictionMixin:
             type = by_which[which]
         # numpy's default error handling whatever the caller's np.seterr (seventeenth audit pass: a new
         # row at 5e-324 raised FloatingPointError from an underflow under np.seterr(all="raise"))
-        with np.errstate(**NUMPY_ERRSTATE):
+        # new rows may be private too: a library's exception on them (its text may quote a value) becomes
+        # a DataError naming its type (errors.library_errors; in the body, so that warnings' stacklevel holds)
+        guard = library_errors()
+        with guard, data_stage(PREDICTING), np.errstate(**NUMPY_ERRSTATE):
             return self._predict(newdata, interval, level, type, clamp)
+        guard.raise_data_error()
 
     def _prediction_sigma(self):
         """The residual standard error a prediction interval adds, or None (not released). Where sigma is
@@ -323,7 +326,6 @@ class _PredictionMixin:
             out["_lower"], out["_upper"] = lower, upper
         return out
 
-    @in_stage(PREDICTING)   # new rows may be private too: a library's text on them is not shown
     def _predict(self, newdata, interval, level, type, clamp, _parts=False):
         # _parts (get_prediction): the frame also holds the interval's centre and standard error on the
         # link scale, columns "_centre" and "_se"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._numeric import without_numeric_warnings
+from .._numeric import no_numeric_warnings
 from ..errors import FITTING, READING, InvalidArgument, data_stage, guard_library_errors
 from ..estimators import winsorized as W
 from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
@@ -126,10 +126,10 @@ def _squared_deviation(v, *, lo, hi, c, h2):
 SE_FRACTION = 0.10
 
 
-# a library's exception becomes a DataError (its text may quote a value; errors.guard_library_errors):
-# the data are the first argument, so every stage after the checks of the arguments touches them
-@guard_library_errors(default_stage=FITTING)
-@without_numeric_warnings   # a floating-point warning would reveal an extreme value
+# a floating-point warning would reveal an extreme value; a library's exception becomes a DataError
+# (its text may quote a value; errors.guard_library_errors): the data are the first argument, so every
+# stage after the checks of the arguments touches them. One frame, as the warnings' stacklevel counts
+@guard_library_errors(default_stage=FITTING, extra=no_numeric_warnings)
 @shared_doc
 def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None,
             bounds: tuple[float | None, float | None] | None = None, budget: Budget | None = None,
