@@ -21,6 +21,7 @@ import pytest
 from helpers import exception_chain
 
 import dpreg
+import dpreg.design.formula
 import dpreg.errors
 import dpreg.sources
 from dpreg.errors import DataError, DPRegError
@@ -320,3 +321,11 @@ def test_bridge_predict_and_sources_with_planted_values(tmp_path):
         assert not out["ok"] and NEEDLE not in json.dumps(out)
     out = bridge.r_dp_mean([str(path)], {"eps": 1.0, "bounds": [-5.0, 5.0], ".source": True, "column": "x"})
     assert not out["ok"] and NEEDLE not in json.dumps(out)
+
+
+def test_a_formula_split_by_a_bar_is_a_formula_error_not_a_library_exception():
+    # formulaic reads '|' as a split into formula parts: the term loop stopped with its AttributeError (an
+    # argument error; found by this pass's search: a DataError would call it a problem of the data)
+    with pytest.raises(dpreg.design.formula.FormulaError, match="'|' outside I"):
+        quiet(dpreg.dp_lm, "y ~ x | z", frame().assign(z=1.0), eps=1.0, bounds={**BOUNDS, "z": (0, 2)},
+              random_state=1)

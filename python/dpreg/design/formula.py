@@ -495,6 +495,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     except Exception as exc:
         raise FormulaError(f"cannot parse the right-hand side of the formula ({type(exc).__name__})"
                            + _keyword_hint(rhs_text, columns)) from None
+    if not all(hasattr(term, "factors") for term in rhs_f):
+        # formulaic reads '|' (outside I()) as a split into formula parts; iterating such a formula gives
+        # parts, not terms, and the term loop below stopped with formulaic's AttributeError (an argument
+        # error that reached the caller as a library exception, twenty-ninth pass)
+        raise FormulaError("'|' outside I() splits the formula into parts, which dpreg does not fit; write "
+                           "an indicator inside I(), e.g. I((x > 0) | (z > 0)), or one model per part")
     factors: dict[str, FactorInfo] = {}
     rhs_vars: list[str] = []
     for term in rhs_f:
