@@ -118,6 +118,9 @@ def test_arguments_keep_their_errors():
         dpreg.dp_lm("y ~ x")
     with pytest.raises(dpreg.errors.InvalidArgument, match="neighbours"):
         dpreg.dp_lm("y ~ x", frame(), eps=1.0, neighbours="nope")
+    # a budget that is not a Budget: refused as an argument (it stopped later with an AttributeError)
+    with pytest.raises(dpreg.errors.InvalidArgumentType, match="budget must be a dpreg.Budget"):
+        dpreg.dp_lm("y ~ x", frame(), eps=1.0, bounds=BOUNDS, budget=object())
     fit = quiet(dpreg.dp_lm, "y ~ x", frame(), eps=1.0, method="adassp", bounds=BOUNDS, random_state=1)
     with pytest.raises(TypeError, match="unexpected keyword argument 'intervals'"):
         fit.predict(frame(5), intervals="confidence")

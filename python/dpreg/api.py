@@ -295,6 +295,9 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    if budget is not None and not (hasattr(budget, "can_spend") and hasattr(budget, "spend")):
+        # an argument: refused here, before the data are touched (it stopped later with an AttributeError)
+        raise InvalidArgumentType("budget must be a dpreg.Budget or None")
     users_formula = formula
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
