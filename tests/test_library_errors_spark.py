@@ -93,22 +93,44 @@ def test_a_library_exception_on_an_executor_crosses_by_its_type_only(spark, monk
         src.map_partitions(["x"], refusing)
 
 
-def test_pysparks_query_loggers_do_not_print_the_value(cast, capsys, monkeypatch):
+def test_pysparks_query_loggers_do_not_print_the_value(spark, monkeypatch):
     # pyspark logs a failed query's message (with the value) through its own Python loggers when the
-    # exception is made; dpreg switches them off while its Spark jobs run (on again afterwards)
+    # exception is made; dpreg switches them off while its Spark jobs run (on again afterwards). A handler
+    # on those loggers records what they would print (whatever stream their own handlers hold)
     import contextlib
     import logging
 
     import dpreg.sources
     monkeypatch.delenv("DPREG_DEBUG_ERRORS", raising=False)
-    fit = lambda: dpreg.dp_lm("y ~ x", cast, eps=1.0, bounds=BOUNDS, method="dpgd", random_state=1)  # noqa: E731
-    with monkeypatch.context() as m:      # the loggers left on: the value is printed (what is captured)
-        m.setattr(dpreg.sources, "_spark_query_logs_off", contextlib.nullcontext)
+    seen = []
+
+    class Record(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    handler = Record()
+    from pyspark.logger import PySparkLogger  # pyspark's class (a plain Logger refuses its keywords)
+    loggers = [PySparkLogger.getLogger(name) for name in dpreg.sources._SPARK_QUERY_LOGGERS]
+    for lg in loggers:
+        lg.addHandler(handler)
+    try:
+        def fit():    # a new DataFrame each time (a failed query is logged when it first fails)
+            pdf = pd.DataFrame({"xs": ["1.5", NEEDLE, "2.5"] * 20, "y": [1.0, 2.0, 3.0] * 20})
+            frame = spark.createDataFrame(pdf).selectExpr("cast(xs as double) as x", "y")
+            dpreg.dp_lm("y ~ x", frame, eps=1.0, bounds=BOUNDS, method="dpgd", random_state=1)
+        with monkeypatch.context() as m:      # the loggers left on: the value is logged (what is recorded)
+            m.setattr(dpreg.sources, "_spark_query_logs_off", contextlib.nullcontext)
+            with pytest.raises(DPRegError):
+                fit()
+        if not any(NEEDLE in text for text in seen):
+            # pyspark logs a failure with its query context only (it did, with the value, when this module's
+            # tests ran alone; after other Spark jobs of the session it may not): nothing to compare with
+            pytest.skip("pyspark did not log this failed query in this session")
+        seen.clear()
         with pytest.raises(DPRegError):
             fit()
-        assert NEEDLE in capsys.readouterr().err
-    with pytest.raises(DPRegError):
-        fit()
-    captured = capsys.readouterr()
-    assert NEEDLE not in captured.err and NEEDLE not in captured.out
-    assert not logging.getLogger("SQLQueryContextLogger").disabled
+        assert not any(NEEDLE in text for text in seen)
+        assert not any(lg.disabled for lg in loggers)
+    finally:
+        for lg in loggers:
+            lg.removeHandler(handler)

@@ -311,13 +311,16 @@ def _spark_query_logs_off():
     """pyspark's query-context loggers off while dpreg runs a Spark job: the failure is raised (as a
     DataError or SourceError naming its type) without the value those loggers would print. Left on under
     DPREG_DEBUG_ERRORS=1. The JVM's own log follows the session's setLogLevel."""
-    import logging
-
     from ..errors import debug_errors
     if debug_errors():
         yield
         return
-    loggers = [logging.getLogger(name) for name in _SPARK_QUERY_LOGGERS]
+    try:     # pyspark's own logger class: a plain logging.Logger made here would refuse its keywords
+        from pyspark.logger import PySparkLogger
+        get = PySparkLogger.getLogger
+    except ImportError:      # older pyspark: these loggers do not exist, nothing to switch off
+        get = None
+    loggers = [get(name) for name in _SPARK_QUERY_LOGGERS] if get is not None else []
     before = [lg.disabled for lg in loggers]
     for lg in loggers:
         lg.disabled = True
