@@ -3,6 +3,7 @@ warning is a function of public facts only, and the standardised parametrisation
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -647,3 +648,30 @@ def test_iht_noise_rule_after_the_residual_clip_on_a_sparse_wide_design():
         fit = dpreg.dp_lm(formula, df, eps=4.0, bounds=bounds, method="ht_iht", s=10, random_state=1)
     assert fit.tuning["residual_clip"][0] == 1.0          # K_y on the standardised path
     assert fit.facts["nonzeros"] <= 10
+
+
+def test_frank_wolfe_refusal_names_an_eps_rounded_up_that_passes():
+    """The eps named in the refusal is 16 000 / n rounded UP to 3 significant digits: at n = 7003 it is
+    2.28473..., which rounded to nearest (2.28) gives n x eps = 15 967 < 16 000 and is refused again. The
+    named value is read off the message and refitted: it passes the rule (the fit runs). p = 40 numeric
+    predictors keep the index below 20 at both eps (checked from the definition), so the n x eps rule
+    alone decides."""
+    from dpreg.estimators.heavy_tailed.options import _eps_that_passes
+    n, p = 7003, 40
+    assert float(f"{16000 / n:.3g}") * n < 16000          # the old rounding named an eps that fails
+    df, formula, bounds = _numeric_frame(n, p, 7)
+
+    def fit(eps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return dpreg.dp_lm(formula, df, eps=eps, delta=1e-6, bounds=bounds, method="ht_fw", random_state=1,
+                               T=2)
+
+    with pytest.raises(MethodOutsideRegime) as info:
+        fit(2.0)
+    named = float(re.search(r"It would pass with eps >= ([0-9.]+) for the estimator", str(info.value)).group(1))
+    assert named >= 16000 / n and n * _mu(named, 1e-6) / ((p + 1) * math.sqrt(p + 1)) < 20.0
+    assert fit(named).method == "ht_fw"
+    # an exact 3-digit value is named as itself (the rule's own slack covers the estimator's few ulps)
+    assert _eps_that_passes(2.0) == "2" and _eps_that_passes(16000 / 7003) == "2.29"
+    assert _eps_that_passes(1.001e-3) == "0.00101" and _eps_that_passes(123456.0) == "124000"

@@ -14,12 +14,17 @@ from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emi
 from .auto import AUTO_BOOSTED_MIN, AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr, choose_method  # noqa: F401
 from .design.private_bounds import unreliable_ranges_note
 from .errors import (
+    DESIGN,
+    FITTING,
+    READING,
     AccuracyWarning,
     Diagnostic,
     EstimationFailed,
     InvalidArgument,
     InvalidArgumentType,
     PrivacyLeakWarning,
+    data_stage,
+    library_errors,
 )
 from .estimators import dpgd_logistic as _dpgd_logistic
 from .estimators.registry import METHODS, get_method, resolve_options
@@ -202,10 +207,14 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
     ...                   levels={"cut": DIAMONDS_LEVELS["cut"]}, random_state=1)
     >>> print(fit.summary())  # doctest: +SKIP
     """
-    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+    # a library's exception raised on the rows (its text may quote a value) becomes a DataError naming its
+    # type and stage, raised after the block (errors.library_errors)
+    guard = library_errors()
+    with guard, no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="gaussian", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                     random_state=random_state, options=options)
+    guard.raise_data_error()
 
 
 @_with_shared_docs
@@ -266,10 +275,12 @@ def dp_glm(formula: str, data: Any, *, family: str = "binomial", eps: float = 1.
     """
     if _glm_family_name(family) != "binomial":
         raise InvalidArgument(_unsupported_family_message(family))
-    with no_numeric_warnings():   # a floating-point warning would reveal an extreme row
+    guard = library_errors()   # as in dp_lm
+    with guard, no_numeric_warnings():   # a floating-point warning would reveal an extreme row
         return _fit(formula, data, family="binomial", eps=eps, delta=delta, method=method, bounds=bounds,
                     levels=levels, neighbours=neighbours, inference=inference, budget=budget,
                     random_state=random_state, options=options)
+    guard.raise_data_error()
 
 
 def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbours, inference, budget,
@@ -289,6 +300,9 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
                                       f"df.pipe((dpreg.{name}, 'data'), 'y ~ x', eps=...)")
         raise InvalidArgumentType("formula must be a string such as 'y ~ x1 + C(x2)'")
     _check_bounds(bounds)
+    if budget is not None and not (hasattr(budget, "can_spend") and hasattr(budget, "spend")):
+        # an argument: refused here, before the data are touched (it stopped later with an AttributeError)
+        raise InvalidArgumentType("budget must be a dpreg.Budget or None")
     users_formula = formula
     allow_large_delta = options.pop("allow_large_delta", False)
     if not isinstance(allow_large_delta, (bool, np.bool_)):
@@ -309,98 +323,102 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
 
     # a file, relation, Arrow/polars table or Spark DataFrame: opened and checked (paths, files, the
     # formula's columns, types across files, the Spark session) before anything is spent
-    data, stream, bounds, levels = _open_data(formula, data, family=family, method=method, bounds=bounds,
-                                              levels=levels, unit=unit, neighbours=neighbours,
-                                              design_opts=design_opts, options=options)
-    if family == "binomial" and stream is None:
-        # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3. A file
-        # or database source is read here as the pandas frame of its formula columns (logistic methods
-        # do not stream), so the event is computed on it in the same way (newcomer review 26)
-        from .design.build import comparison_outcome
-        formula, data = comparison_outcome(formula, data)
+    # from here on the data are touched: an exception of a library (its text may quote a value) becomes a
+    # DataError naming its type and the stage (dp_lm / dp_glm's guard; errors.guard_library_errors)
+    with data_stage(READING):
+        data, stream, bounds, levels = _open_data(formula, data, family=family, method=method, bounds=bounds,
+                                                  levels=levels, unit=unit, neighbours=neighbours,
+                                                  design_opts=design_opts, options=options)
+        if family == "binomial" and stream is None:
+            # newcomer review 24: dp_glm("I(y > 3) ~ x", df) was refused; glm() fits the event y > 3. A file
+            # or database source is read here as the pandas frame of its formula columns (logistic methods
+            # do not stream), so the event is computed on it in the same way (newcomer review 26)
+            from .design.build import comparison_outcome
+            formula, data = comparison_outcome(formula, data)
 
-    auto = method == "auto"
-    if auto and stream is not None:
-        data, stream = _in_memory_table_as_pandas_where_auto_needs_n(
-            formula, data, stream, family=family, eps=eps, delta=delta, bounds=bounds, levels=levels,
-            neighbours=neighbours, inference=inference, unit=unit)
-    all_declared = False
-    if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
-        all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
-                                                                    unit=unit)
-        method = choose_method({"family": family, "all_declared": all_declared})
-    est = get_method(method)
-    if family not in est.families:
-        raise InvalidArgument(f"method {method!r} does not support family {family!r}")
-    if neighbours not in est.neighbours:
-        raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.neighbours)}")
-    pure_ok = est.pure_dp
-    if delta == 0 and not pure_ok:
-        pure = ", ".join(sorted(m for m, s in METHODS.items() if s.pure_dp))
-        which = (f"method='auto' (its choices for this model, here {method!r}, use Gaussian or approximate-DP "
-                 "mechanisms)" if auto else
-                 f"method {method!r}, which uses Gaussian or approximate-DP mechanisms")
-        raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by {which}; choose delta > 0, or a pure-DP "
-                              f"method ({pure})")
-    resolve_options(est, options, chosen_by_auto=auto)   # unknown options refused before anything is spent
-    if unit is not None:
-        if not est.supports_units:
-            raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
-                             f"{method!r}, whose privacy is calibrated per row; use "
-                             "method='subsample_aggregate' or method='tukey'")
-        design_opts["unit"] = unit
-    est.check_options(options)   # option preconditions, before anything (a range search) is spent
+        auto = method == "auto"
+        if auto and stream is not None:
+            data, stream = _in_memory_table_as_pandas_where_auto_needs_n(
+                formula, data, stream, family=family, eps=eps, delta=delta, bounds=bounds, levels=levels,
+                neighbours=neighbours, inference=inference, unit=unit)
+        all_declared = False
+        if auto:  # provisional choice; refined on the public design below (see AUTO_RULE)
+            all_declared = family == "gaussian" and all_ranges_declared(formula, data, bounds, family=family,
+                                                                        unit=unit)
+            method = choose_method({"family": family, "all_declared": all_declared})
+        est = get_method(method)
+        if family not in est.families:
+            raise InvalidArgument(f"method {method!r} does not support family {family!r}")
+        if neighbours not in est.neighbours:
+            raise InvalidArgument(f"method {method!r} supports neighbours in {sorted(est.neighbours)}")
+        pure_ok = est.pure_dp
+        if delta == 0 and not pure_ok:
+            pure = ", ".join(sorted(m for m, s in METHODS.items() if s.pure_dp))
+            which = (f"method='auto' (its choices for this model, here {method!r}, use Gaussian or approximate-DP "
+                     "mechanisms)" if auto else
+                     f"method {method!r}, which uses Gaussian or approximate-DP mechanisms")
+            raise InvalidArgument(f"delta = 0 (pure DP) cannot be met by {which}; choose delta > 0, or a pure-DP "
+                                  f"method ({pure})")
+        resolve_options(est, options, chosen_by_auto=auto)   # unknown options refused before anything is spent
+        if unit is not None:
+            if not est.supports_units:
+                raise InvalidArgument(f"unit= (one privacy unit owning several rows) is not supported by method "
+                                 f"{method!r}, whose privacy is calibrated per row; use "
+                                 "method='subsample_aggregate' or method='tukey'")
+            design_opts["unit"] = unit
+        est.check_options(options)   # option preconditions, before anything (a range search) is spent
 
-    # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
-    # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
-    # what the check on the design's n (below) would accept
-    if neighbours == "replace_one" and unit is None and not est.ignores_delta:
-        from .privacy.accounting import check_delta_for_n
-        if stream is not None:        # a streamed source: its row count (data is a two-row stand-in)
-            check_delta_for_n(delta, int(stream[0].num_rows()), allow_large_delta=allow_large_delta)
-        elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
-            check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
+        # delta >= 1/n refused before anything is spent (e.g. on private ranges) when the row count is public
+        # and known here: rows dropped later (na_action="drop") only make 1/n larger, so this never refuses
+        # what the check on the design's n (below) would accept
+        if neighbours == "replace_one" and unit is None and not est.ignores_delta:
+            from .privacy.accounting import check_delta_for_n
+            if stream is not None:        # a streamed source: its row count (data is a two-row stand-in)
+                check_delta_for_n(delta, int(stream[0].num_rows()), allow_large_delta=allow_large_delta)
+            elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
+                check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
-    if neighbours == "replace_one" and unit is None and stream is None \
-            and design_opts.get("na_action", "fail") != "drop":
-        # issue 13: dp_glm's small regime, refused on the public shape before a range search or anything
-        # else is spent (the same rule runs again on the built design, _fit_spending)
-        _glm_regime_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
-                          levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts)
-    if not auto and neighbours == "replace_one" and unit is None and stream is None \
-            and design_opts.get("na_action", "fail") != "drop":
-        _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
-                                  levels=levels, bounds_share=bounds_share, options=options)
+        if neighbours == "replace_one" and unit is None and stream is None \
+                and design_opts.get("na_action", "fail") != "drop":
+            # issue 13: dp_glm's small regime, refused on the public shape before a range search or anything
+            # else is spent (the same rule runs again on the built design, _fit_spending)
+            _glm_regime_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
+                              levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts)
+        if not auto and neighbours == "replace_one" and unit is None and stream is None \
+                and design_opts.get("na_action", "fail") != "drop":
+            _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
+                                      levels=levels, bounds_share=bounds_share, options=options)
 
-    # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
-    delta_needed = 0.0 if pure_ok else delta
-    if budget is not None and not budget.can_spend(eps, delta_needed):
-        # refuse before anything is computed; the fit is charged what it actually spends (below), and
-        # a delta it cannot pay is refused then, before anything is returned
-        budget.spend(eps, delta)  # raises BudgetExceeded saying what remains
+        # a method that cannot be pure DP spends all of delta (Gaussian / PTR releases): check it up front
+        delta_needed = 0.0 if pure_ok else delta
+        if budget is not None and not budget.can_spend(eps, delta_needed):
+            # refuse before anything is computed; the fit is charged what it actually spends (below), and
+            # a delta it cannot pay is refused then, before anything is returned
+            budget.spend(eps, delta)  # raises BudgetExceeded saying what remains
 
-    noise = NoiseSource(random_state, _noise_off=_noise_off)
-    ledger = Ledger()
-    try:
-        fit = _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method, bounds=bounds,
-                             levels=levels, neighbours=neighbours, inference=inference, budget=budget,
-                             options=options, _noise_off=_noise_off, est=est, auto=auto, noise=noise,
-                             ledger=ledger, design_opts=design_opts, bounds_share=bounds_share,
-                             levels_share=levels_share, pure_ok=pure_ok,
-                             allow_large_delta=allow_large_delta,
-                             stream=stream, all_declared=all_declared)
-    except EstimationFailed:
-        raise          # charged, with its statement attached
-    except Exception as exc:
-        # something failed after releases were made (e.g. a private range search, then a check of the
-        # formula against the released range): the releases were computed and the error may be a
-        # function of them, so the Budget pays for what the ledger holds (not for the estimator's
-        # check_public refusals, which depend on public facts only)
-        if budget is not None and not getattr(exc, "_dpreg_public", False) and any(
-                e.mu is not None or e.eps is not None or e.rho is not None for e in ledger):
-            spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
-            budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
-        raise
+        noise = NoiseSource(random_state, _noise_off=_noise_off)
+        ledger = Ledger()
+        try:
+            with data_stage(FITTING):   # the design and the estimator's fit tag their own stages first
+                fit = _fit_spending(formula, data, family=family, eps=eps, delta=delta, method=method,
+                                    bounds=bounds, levels=levels, neighbours=neighbours, inference=inference,
+                                    budget=budget, options=options, _noise_off=_noise_off, est=est, auto=auto,
+                                    noise=noise, ledger=ledger, design_opts=design_opts,
+                                    bounds_share=bounds_share, levels_share=levels_share, pure_ok=pure_ok,
+                                    allow_large_delta=allow_large_delta,
+                                    stream=stream, all_declared=all_declared)
+        except EstimationFailed:
+            raise          # charged, with its statement attached
+        except Exception as exc:
+            # something failed after releases were made (e.g. a private range search, then a check of the
+            # formula against the released range): the releases were computed and the error may be a
+            # function of them, so the Budget pays for what the ledger holds (not for the estimator's
+            # check_public refusals, which depend on public facts only)
+            if budget is not None and not getattr(exc, "_dpreg_public", False) and any(
+                    e.mu is not None or e.eps is not None or e.rho is not None for e in ledger):
+                spent = compose_ledger(ledger, eps=eps, delta=delta, neighbours=neighbours, seeded=noise.seeded)
+                budget.spend(spent.eps_spent, spent.delta_spent, label=f"{method}: {formula} (failed)")
+            raise
     if formula != users_formula:
         # newcomer review 25: the fit showed the internal backquoted outcome (`I(y > 3)` ~ x) in its
         # call and summary; the user's formula is what they wrote and what update() refits
@@ -794,7 +812,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     need_bounds = wants and bounds != "data"
     caught, design_notes = [], []
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, data_stage(DESIGN):
             warnings.simplefilter("always")
             if stream is not None and method in ("adassp", "boosted_adassp"):
                 from .design.chunked import build_streamed_design
@@ -952,7 +970,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         design.x_scratch = True
     failed = None
     try:
-        with warnings.catch_warnings(record=True) as fit_caught:
+        with warnings.catch_warnings(record=True) as fit_caught, data_stage(FITTING):
             warnings.simplefilter("always")
             release = est.fit(design, spec, noise, ledger, **options)
     except EstimationFailed as exc:

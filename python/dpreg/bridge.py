@@ -21,7 +21,17 @@ import warnings
 from typing import Any
 
 from ._plain import to_plain
-from .errors import InvalidArgument, InvalidArgumentType
+from .errors import (
+    DEBUG_NOTE,
+    PREDICTING,
+    READING,
+    DataError,
+    InvalidArgument,
+    InvalidArgumentType,
+    data_error_message,
+    debug_errors,
+    library_error_report,
+)
 
 #: the options of a fit call that are not method hyperparameters (passed by keyword)
 _FIT_ARGS = ("eps", "delta", "method", "bounds", "levels", "neighbours", "inference")
@@ -87,7 +97,13 @@ def _error_classes(exc) -> list[str]:
     return out
 
 
-def _run(fn, *args, **kwargs) -> dict:
+def _run(fn, *args, _stage: str | None = READING, **kwargs) -> dict:
+    """``fn(*args, **kwargs)`` as the plain dict R reads. A library's exception (not a dpreg error) goes
+    back as a DataError naming its type and the stage only (its text may quote a value of the data, and
+    R shows the message): the stage it was tagged with (errors.data_stage), else ``_stage``, the stage of
+    a bridge function that reads rows from R or a source; ``_stage=None`` for functions that read only
+    a fit's public record and the caller's arguments, whose errors keep their text. With
+    DPREG_DEBUG_ERRORS=1 the library's own message is sent, with a note that it may contain data."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", category=RuntimeWarning)  # numeric reports are data-dependent
@@ -96,10 +112,20 @@ def _run(fn, *args, **kwargs) -> dict:
             error = None
         except Exception as exc:  # noqa: BLE001 - every error goes back to R as a condition
             value = None
-            privacy = getattr(exc, "privacy", None)
-            error = {"type": type(exc).__name__, "message": str(exc),
-                     "classes": _error_classes(exc),
-                     "privacy": to_plain(privacy) if privacy is not None else None}
+            report = library_error_report(exc, _stage)
+            if report is not None and not debug_errors():
+                error_type, stage = report
+                # the same condition R gets for a DataError raised by the core: the library's exception
+                # is not referenced from what goes back (its text, its traceback)
+                safe = DataError(data_error_message(error_type, stage), error_type=error_type, stage=stage)
+                error = {"type": "DataError", "message": str(safe), "classes": _error_classes(safe),
+                         "privacy": None}
+            else:
+                privacy = getattr(exc, "privacy", None)
+                message = str(exc) if report is None else f"{type(exc).__name__}: {exc}\n{DEBUG_NOTE}"
+                error = {"type": type(exc).__name__, "message": message,
+                         "classes": _error_classes(exc),
+                         "privacy": to_plain(privacy) if privacy is not None else None}
     return {"ok": error is None, "value": value, "error": error,
             "warnings": [{"category": w.category.__name__, "message": str(w.message)}
                          for w in caught if not _library_warning(w.category)]}
@@ -226,7 +252,7 @@ def _source_from_r(data):
     """A data source named from R: a character vector of paths / globs of Parquet or CSV files, a
     list ``(dbdir = "file.duckdb", table = "name or query")`` (opened read-only by DuckDB here), or a
     Python object made with reticulate (a DuckDB relation, a Spark DataFrame, an Arrow table...)."""
-    from .sources import SourceError
+    from .errors import SourceError
     if isinstance(data, dict) and "dbdir" in data:
         import duckdb
         dbdir, table = str(data["dbdir"]), str(data.get("table") or "")
@@ -339,7 +365,8 @@ def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interva
     and ``"se_fit"`` (link-scale se, or its delta-method image for logistic ``type="response"``)
     when ``se_fit`` is true. ``clamp`` as in ``DPFit.predict``: new rows are clamped to the fit's public
     ranges (True) or extrapolated (False)."""
-    return _run(_predict, fit_json, columns, factors, interval, level, type, bool(se_fit), bool(clamp))
+    return _run(_predict, fit_json, columns, factors, interval, level, type, bool(se_fit), bool(clamp),
+                _stage=PREDICTING)
 
 
 def _conf_int(fit_json, level):
@@ -349,7 +376,7 @@ def _conf_int(fit_json, level):
 
 def r_conf_int(fit_json: str, level: float = 0.95) -> dict:
     """Noise-aware confidence intervals at ``level`` (``DPFit.conf_int``), as two lists."""
-    return _run(_conf_int, fit_json, level)
+    return _run(_conf_int, fit_json, level, _stage=None)
 
 
 def _wald_test(fit_json, rows, rhs):
@@ -366,7 +393,7 @@ def r_wald_test(fit_json: str, rows, rhs) -> dict:
     chi-square, or on fits with asymmetric intervals Bonferroni over the rows' side-of-q z tests, with
     the combinations of §28 on AdaSSP). Value: ``statistic``, ``df``, ``p_value``, ``note``, ``rule``.
     Post-processing of the released values; for R's ``car::linearHypothesis()``."""
-    return _run(_wald_test, fit_json, rows, rhs)
+    return _run(_wald_test, fit_json, rows, rhs, _stage=None)
 
 
 def _model_matrix(fit_json, columns, factors):
@@ -379,7 +406,7 @@ def r_model_matrix(fit_json: str, columns: dict, factors: dict | None = None) ->
     """The model matrix of new rows as the fit's public design builds it (the matrix whose
     product with the coefficients is the linear predictor of ``predict``): ``{"rows": [[...]],
     "terms": [...]}``. Uses only the fit's public design and the new rows given."""
-    return _run(_model_matrix, fit_json, columns, factors)
+    return _run(_model_matrix, fit_json, columns, factors, _stage=PREDICTING)
 
 
 def _core_spelling(expr: str) -> str:
@@ -409,13 +436,13 @@ def r_core_spelling(exprs) -> dict:
     """The core's names of the terms R wrote (``I(x > 0.00001)`` -> ``I(x > 1e-05)``), in order: R
     keys its coefficient labels by them, so that the label is R's deparse of what the user typed
     whatever spelling of a number R's translation sent. Reads no data."""
-    return _run(lambda: [_core_spelling(str(e)) for e in _as_list(exprs)])
+    return _run(lambda: [_core_spelling(str(e)) for e in _as_list(exprs)], _stage=None)
 
 
 def r_privacy_paragraph(fit_json: str) -> dict:
     """The methods-section paragraph (``PrivacyStatement.paragraph()``) of a fit stored as
     ``to_dict()`` JSON; for fits whose record does not carry ``privacy_paragraph`` yet."""
-    return _run(lambda: _privacy_paragraph(_load(fit_json)))
+    return _run(lambda: _privacy_paragraph(_load(fit_json)), _stage=None)
 
 
 _COMPARE_FORMATS = ("data.frame", "text", "markdown", "latex", "html")
@@ -478,7 +505,7 @@ def r_compare(fit_jsons, names=None, term_labels=None, format: str = "data.frame
     numeric ``estimates`` / ``std_errors`` (one list per fit, aligned with ``terms``; None = not
     available) and ``text`` (the rendered table, None for ``"data.frame"``).
     """
-    return _run(_compare, fit_jsons, names, term_labels, format, options)
+    return _run(_compare, fit_jsons, names, term_labels, format, options, _stage=None)
 
 
 def _estimate(kind: str, x, q, options: dict):
@@ -534,7 +561,7 @@ def r_estimate_conf_int(kind: str, estimate, std_error, facts: dict, level: floa
     """``DPEstimate.conf_int(level)`` of an estimate R holds as plain values (its released facts):
     dp_mean's interval at another level from its released components; dp_quantile's ends were
     released at one level, so another level is refused (InvalidArgument)."""
-    return _run(_estimate_conf_int, kind, estimate, std_error, facts, level)
+    return _run(_estimate_conf_int, kind, estimate, std_error, facts, level, _stage=None)
 
 
 def _whole_numbers_as_int(options: dict, defaults: dict) -> dict:

@@ -11,6 +11,8 @@ import json
 import sys
 import warnings
 
+from .errors import guard_library_errors
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "markdown", "latex", "html", "json")
 
@@ -237,6 +239,7 @@ def _render(fit, fmt: str, level: float) -> str:
     return _cli_dialect(str(s))
 
 
+@guard_library_errors()   # a library's exception raised on the rows: a DataError naming its type and stage
 def _fit(args) -> str:
     import math
 
@@ -262,7 +265,11 @@ def _fit(args) -> str:
         data = args.data
     else:
         from .design.inputs import type_csv_frame
-        data = type_csv_frame(_read_csv(args.data), args.formula, _levels(args.levels))
+        from .errors import READING, data_stage
+        levels = _levels(args.levels)     # an argument: its errors keep their text
+        text = _read_csv(args.data)       # its refusals (UsageError) name the file, never its contents
+        with data_stage(READING):         # a library's exception on the rows becomes a DataError (_fit's guard)
+            data = type_csv_frame(text, args.formula, levels)
     kwargs = dict(eps=args.eps, delta=args.delta, method=args.method, bounds=_bounds(args.bounds),
                   levels=_levels(args.levels), random_state=args.seed, inference=not args.no_inference)
     if args.allow_large_delta:
@@ -316,6 +323,8 @@ def main(argv=None) -> int:
         _print_warnings(caught)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dpreg: error: {_one_line(_cli_dialect(str(msg)))}", file=sys.stderr)
+        for note in getattr(exc, "__notes__", None) or ():   # DPREG_DEBUG_ERRORS=1: says the text may hold data
+            print(f"dpreg: {_one_line(str(note))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dpreg: interrupted", file=sys.stderr)

@@ -136,3 +136,188 @@ class DesignError(DPRegError, ValueError):
     """Bad data or schema for the design (message names columns/options, never values). A
     :class:`dpreg.DPRegError` and, as before, a ``ValueError``. Defined here (also importable as
     ``dpreg.design.build.DesignError``) because data sources raise it too, below the design layer."""
+
+
+class SourceError(DPRegError, ValueError):
+    """A data source cannot be read as given (missing path, corrupt file, missing column, types that
+    change between files, no running Spark session...). Raised before any budget is spent. Also
+    importable as ``dpreg.sources.SourceError`` (where it was defined before)."""
+
+
+# ---- exceptions of the libraries under dpreg (privacy rule 1 on error messages) --------------------------
+
+#: set to 1 to see a library's own exception where dpreg would raise a :class:`DataError` (debugging only:
+#: its message may quote values of the data, so it must not be shared)
+DEBUG_ERRORS_ENV = "DPREG_DEBUG_ERRORS"
+
+#: the stages named by a :class:`DataError` (public: where in dpreg the library raised)
+READING, DESIGN, FITTING, PREDICTING = "reading the data", "building the design", "fitting", "predicting"
+
+#: the note added to a library's exception re-raised under DPREG_DEBUG_ERRORS=1
+DEBUG_NOTE = (f"dpreg: {DEBUG_ERRORS_ENV}=1 is set, so this is the library's own exception, shown as raised: "
+              "its message may contain values of the private data; do not publish or share it")
+
+
+class DataError(DPRegError, ValueError):
+    """A library under dpreg (numpy, pandas, formulaic, scipy, DuckDB, pyarrow, Spark) raised while dpreg
+    was reading the data, building the design, fitting or predicting, and dpreg has no refusal of its own
+    for the case. The library's message may quote a value, a row number or a count of the data, so this
+    names only the exception's type (``error_type``) and the stage (``stage``); the original is not kept
+    (no ``__cause__`` or ``__context__``). With the environment variable ``DPREG_DEBUG_ERRORS=1`` the
+    original is raised instead, with a note that its message may contain data. Also a ``ValueError``.
+
+    Parameters
+    ----------
+    message : str
+        The text (see :func:`data_error_message`).
+    error_type : str, optional
+        The name of the library exception's class.
+    stage : str, optional
+        "reading the data", "building the design", "fitting" or "predicting".
+    """
+
+    def __init__(self, message, *, error_type=None, stage=None):
+        super().__init__(message)
+        self.error_type = error_type
+        self.stage = stage
+
+    def __reduce__(self):   # pickling (the R bridge, Spark) keeps the class and its public fields
+        return (_data_error, (str(self), self.error_type, self.stage))
+
+
+def _data_error(message, error_type, stage):
+    return DataError(message, error_type=error_type, stage=stage)
+
+
+def data_error_message(error_type: str, stage: str) -> str:
+    """The text of a :class:`DataError`: the exception's type and the stage, and how to see the original."""
+    return (f"{error_type} raised by a library under dpreg while {stage}. Its message is not shown: it may "
+            "quote values of the private data (a cell, a row number or a count). Check the data's column "
+            f"types and values; to see the original exception, rerun with the environment variable "
+            f"{DEBUG_ERRORS_ENV}=1 (its message may then contain data values: do not share it)")
+
+
+def debug_errors() -> bool:
+    """Whether DPREG_DEBUG_ERRORS=1 asks for libraries' own exceptions (debugging)."""
+    import os
+    return os.environ.get(DEBUG_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+class data_stage:   # noqa: N801 - used as a context manager, like contextlib's
+    """``with data_stage(READING): ...``: an exception other than a dpreg error leaving the block is
+    tagged with the stage (the innermost block's), which the public entry points turn into a
+    :class:`DataError` (:func:`guard_library_errors`). The exception itself passes on unchanged."""
+
+    def __init__(self, stage: str):
+        self.stage = stage
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None and isinstance(exc, Exception) and not isinstance(exc, DPRegError) \
+                and getattr(exc, "_dpreg_stage", None) is None:
+            import contextlib
+            with contextlib.suppress(Exception):   # an exception without attributes: not tagged
+                exc._dpreg_stage = self.stage
+        return False
+
+
+def stage_of(exc) -> str | None:
+    """The stage an exception (or one it keeps in its chain) was tagged with, else None."""
+    seen = []
+    while exc is not None and not any(exc is s for s in seen):
+        stage = getattr(exc, "_dpreg_stage", None)
+        if stage is not None:
+            return stage
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def library_error_report(exc, default_stage=None):
+    """(error_type, stage) of a library exception to be replaced by a :class:`DataError`, or None for one
+    that passes unchanged: a dpreg error, or an exception raised outside every data stage when no
+    ``default_stage`` is given (the boundary: arguments are checked before the data are touched)."""
+    if isinstance(exc, DPRegError) or not isinstance(exc, Exception):
+        return None
+    stage = stage_of(exc) or default_stage
+    if stage is None:
+        return None
+    return type(exc).__name__, stage
+
+
+class library_errors:   # noqa: N801 - a context manager, named like contextlib's
+    """The guard of a public entry point, written in its body (no extra frame: the warnings' stacklevel
+    still reaches the caller)::
+
+        guard = library_errors()
+        with guard:
+            return _fit(...)
+        guard.raise_data_error()
+
+    A library exception raised while the data were touched (tagged by :class:`data_stage`, or any
+    exception other than a dpreg error when ``default_stage`` is given) is suppressed by the ``with``
+    and :meth:`raise_data_error`, after it, raises a :class:`DataError` naming its type and the stage,
+    outside any handler (so without ``__context__``); nothing of the library's exception is kept. Under
+    DPREG_DEBUG_ERRORS=1 the original propagates with :data:`DEBUG_NOTE`. dpreg's own errors, and
+    exceptions outside every stage (arguments), propagate unchanged."""
+
+    def __init__(self, default_stage=None):
+        self.default_stage = default_stage
+        self.report = None
+
+    def __enter__(self):
+        self.report = None
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            return False
+        report = library_error_report(exc, self.default_stage)
+        if report is None:
+            return False
+        if debug_errors():
+            if DEBUG_NOTE not in (getattr(exc, "__notes__", None) or ()):
+                exc.add_note(DEBUG_NOTE)
+            return False
+        self.report = report     # names only: the exception itself is not kept
+        return True
+
+    def raise_data_error(self):
+        """Raise the DataError of the suppressed exception (call it after the ``with`` block)."""
+        if self.report is None:
+            raise InternalError("library_errors: no exception was suppressed")
+        error_type, stage = self.report
+        raise DataError(data_error_message(error_type, stage), error_type=error_type, stage=stage)
+
+
+def guard_library_errors(default_stage=None, *, extra=None):
+    """Decorator form of :class:`library_errors` (one frame: the function's own warnings count it in
+    their stacklevel, as they counted ``_numeric.without_numeric_warnings``; ``extra``, a context
+    manager factory such as ``_numeric.no_numeric_warnings``, runs in the same frame). A call that does
+    not fit the signature (a misspelt keyword) raises Python's own TypeError, outside the guard."""
+    import functools
+    import inspect
+
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            try:
+                signature.bind(*args, **kwargs)
+                fits = True
+            except TypeError:
+                fits = False
+            if not fits:
+                return fn(*args, **kwargs)      # Python's TypeError for the call, before the body runs
+            guard = library_errors(default_stage)
+            with guard:
+                if extra is None:
+                    return fn(*args, **kwargs)
+                with extra():
+                    return fn(*args, **kwargs)
+            guard.raise_data_error()
+        return guarded
+    return wrap

@@ -495,6 +495,12 @@ def parse_formula(formula: str, columns, categorical_vars=frozenset(), exclude=(
     except Exception as exc:
         raise FormulaError(f"cannot parse the right-hand side of the formula ({type(exc).__name__})"
                            + _keyword_hint(rhs_text, columns)) from None
+    if not all(hasattr(term, "factors") for term in rhs_f):
+        # formulaic reads '|' (outside I()) as a split into formula parts; iterating such a formula gives
+        # parts, not terms, and the term loop below stopped with formulaic's AttributeError (an argument
+        # error that reached the caller as a library exception, twenty-ninth pass)
+        raise FormulaError("'|' outside I() splits the formula into parts, which dpreg does not fit; write "
+                           "an indicator inside I(), e.g. I((x > 0) | (z > 0)), or one model per part")
     factors: dict[str, FactorInfo] = {}
     rhs_vars: list[str] = []
     for term in rhs_f:
@@ -625,7 +631,7 @@ def categorical_in_formula(formula: str) -> set[str]:
 def formula_columns(formula: str, source, levels=None, unit=None) -> list[str]:
     """The columns of ``source`` that ``formula`` reads (outcome first), from public facts only (the
     formula, the column names and their types). Raises SourceError for a missing column."""
-    from ..sources import SourceError
+    from ..errors import SourceError
     cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
     try:
         parsed = parse_formula(formula, source.names, cat_cols)

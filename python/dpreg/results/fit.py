@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE, numpy_defaults
-from ..errors import InvalidArgument, InvalidArgumentType
+from ..errors import PREDICTING, InvalidArgument, InvalidArgumentType, data_stage, library_errors
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
 from ..release import Release
@@ -902,11 +902,15 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         logit = self._release.link == "logit"
         level = self.level
         seen, parts = [], {}
-        with np.errstate(**NUMPY_ERRSTATE), warnings.catch_warnings(record=True) as caught:
+        guard = library_errors()    # as in predict(): a library's exception on the new rows, by its type only
+        with guard, data_stage(PREDICTING), np.errstate(**NUMPY_ERRSTATE), \
+                warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             parts["mean"] = self._predict(newdata, "confidence", level, "link", clamp, _parts=True)
             if not logit:
                 parts["obs"] = self._predict(newdata, "prediction", level, "link", clamp, _parts=True)
+        if guard.report is not None:
+            guard.raise_data_error()
         for w in caught:            # each reason once, at the caller's line
             if (str(w.message), w.category) not in seen:
                 seen.append((str(w.message), w.category))

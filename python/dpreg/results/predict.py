@@ -10,7 +10,16 @@ import pandas as pd
 from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE
-from ..errors import AccuracyWarning, DPRegError, InvalidArgument, InvalidArgumentType, RangeWarning
+from ..errors import (
+    PREDICTING,
+    AccuracyWarning,
+    DPRegError,
+    InvalidArgument,
+    InvalidArgumentType,
+    RangeWarning,
+    data_stage,
+    library_errors,
+)
 from . import combinations
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level, _z_quantile
 
@@ -253,8 +262,12 @@ class _PredictionMixin:
             type = by_which[which]
         # numpy's default error handling whatever the caller's np.seterr (seventeenth audit pass: a new
         # row at 5e-324 raised FloatingPointError from an underflow under np.seterr(all="raise"))
-        with np.errstate(**NUMPY_ERRSTATE):
+        # new rows may be private too: a library's exception on them (its text may quote a value) becomes
+        # a DataError naming its type (errors.library_errors; in the body, so that warnings' stacklevel holds)
+        guard = library_errors()
+        with guard, data_stage(PREDICTING), np.errstate(**NUMPY_ERRSTATE):
             return self._predict(newdata, interval, level, type, clamp)
+        guard.raise_data_error()
 
     def _prediction_sigma(self):
         """The residual standard error a prediction interval adds, or None (not released). Where sigma is

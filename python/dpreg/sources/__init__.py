@@ -26,18 +26,14 @@ import contextlib
 import glob as _glob
 import os
 
-from ..errors import DPRegError, InternalError, InvalidArgumentType
+# SourceError is defined in dpreg.errors with the other refusals; ``dpreg.sources.SourceError`` stays an alias
+from ..errors import DEBUG_NOTE, DPRegError, InternalError, InvalidArgumentType, SourceError  # noqa: F401
 
 #: rows per Arrow record batch read from a file, relation or Spark partition (public constant)
 BATCH_ROWS = 1 << 16
 #: largest number of rows a non-pandas source is materialised into memory for methods that need
 #: row-level access (see docs/sources.md); larger sources must use a streaming method
 MATERIALISE_ROW_LIMIT = 20_000_000
-
-
-class SourceError(DPRegError, ValueError):
-    """A data source cannot be read as given (missing path, corrupt file, missing column, types that
-    change between files, no running Spark session...). Raised before any budget is spent."""
 
 
 def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
@@ -308,6 +304,36 @@ class CsvTextSource(DuckDBSource):
         raise InternalError("a CSV source is read only after typed() has typed its columns")
 
 
+#: pyspark's Python loggers that log a failed query's message (e.g. "[CAST_INVALID_INPUT] The value '...'
+#: of the type STRING cannot be cast to DOUBLE": a value of the data) when the exception is made
+_SPARK_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+@contextlib.contextmanager
+def _spark_query_logs_off():
+    """pyspark's query-context loggers off while dpreg runs a Spark job: the failure is raised (as a
+    DataError or SourceError naming its type) without the value those loggers would print. Left on under
+    DPREG_DEBUG_ERRORS=1. The JVM's own log follows the session's setLogLevel."""
+    from ..errors import debug_errors
+    if debug_errors():
+        yield
+        return
+    try:     # pyspark's own logger class: a plain logging.Logger made here would refuse its keywords
+        from pyspark.logger import PySparkLogger
+        get = PySparkLogger.getLogger
+    except ImportError:      # older pyspark: these loggers do not exist, nothing to switch off
+        get = None
+    loggers = [get(name) for name in _SPARK_QUERY_LOGGERS] if get is not None else []
+    before = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, was in zip(loggers, before):
+            lg.disabled = was
+
+
 class SparkSource(Source):
     """A Spark DataFrame. Rows stay on the executors: :meth:`map_partitions` runs a function on the
     Arrow batches of every partition and brings back only what it returns (partial sums)."""
@@ -335,13 +361,15 @@ class SparkSource(Source):
 
     def num_rows(self):
         if self._n is None:
-            self._n = int(self.sdf.count())
+            with _spark_query_logs_off():
+                self._n = int(self.sdf.count())
         return self._n
 
     def batches(self, columns, batch_rows: int | None = None):
         batch_rows = batch_rows or BATCH_ROWS
         """Rows brought to the driver (materialisation within the row limit only)."""
-        table = self.sdf.select(*list(columns)).toArrow()
+        with _spark_query_logs_off():
+            table = self.sdf.select(*list(columns)).toArrow()
         yield from table.to_batches(max_chunksize=batch_rows)
 
     def persisted(self, columns, produce, ddl):
@@ -369,8 +397,14 @@ class SparkSource(Source):
             import pyarrow as _pa
             try:
                 out = ("ok", func(batches))
-            except Exception as exc:          # re-raised on the driver with the same type and text
-                out = ("error", (type(exc).__name__, str(exc), isinstance(exc, ValueError)))
+            except Exception as exc:          # re-raised on the driver (a dpreg refusal with its text)
+                from dpreg.errors import DPRegError as _DPRegError
+                from dpreg.errors import debug_errors as _debug
+                # a library's text (it may quote a value of the rows) is not even sent to the driver,
+                # unless DPREG_DEBUG_ERRORS=1 is set where the executor runs
+                mine = isinstance(exc, _DPRegError)
+                out = ("error", (type(exc).__name__, str(exc) if mine or _debug() else None,
+                                 isinstance(exc, ValueError), mine))
             pid = _partition_id()
             yield _pa.RecordBatch.from_pydict({"pid": [pid], "v": [_p.dumps(out)]},
                                               schema=_pa.schema([("pid", _pa.int64()), ("v", _pa.binary())]))
@@ -378,7 +412,8 @@ class SparkSource(Source):
         sub = self.sdf.select(*list(columns)) if frame is None else frame
         table, failed = None, None
         try:
-            table = sub.mapInArrow(run, "pid long, v binary").toArrow()
+            with _spark_query_logs_off():
+                table = sub.mapInArrow(run, "pid long, v binary").toArrow()
         except Exception as exc:
             failed = type(exc).__name__
         if failed is not None:         # outside the handler (a job's error may quote values), as in batches()
@@ -389,8 +424,14 @@ class SparkSource(Source):
         for _pid, blob in rows:
             status, val = pickle.loads(blob)
             if status == "error":
-                from ..errors import DesignError
-                name, text, is_value = val
+                from ..errors import READING, DataError, DesignError, data_error_message, debug_errors
+                name, text, is_value, is_dpreg = val
+                if not is_dpreg and not debug_errors():
+                    # a library's exception on an executor (numpy, pyarrow): its text may quote a value
+                    # of the partition's rows, so only its type name crosses into the refusal
+                    raise DataError(data_error_message(name, READING), error_type=name, stage=READING)
+                if not is_dpreg:
+                    text = f"{name}: {text}\n{DEBUG_NOTE}"
                 raise (DesignError if is_value else SourceError)(text)
             results.append(val)
         del pa

@@ -102,7 +102,7 @@ def data_vector(x, column=None):
     import pandas as pd
     if isinstance(x, pd.DataFrame) and column is not None:
         if column not in x.columns:
-            from ..sources import SourceError
+            from ..errors import SourceError
             raise SourceError(f"data has no column {column!r}")
         return check_data(x[column])
     from ..sources import is_source

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numeric import without_numeric_warnings
-from ..errors import InvalidArgument
+from .._numeric import no_numeric_warnings
+from ..errors import FITTING, READING, InvalidArgument, data_stage, guard_library_errors
 from ..estimators import winsorized as W
 from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
 from ..privacy.accounting import conservative_share
@@ -126,7 +126,10 @@ def _squared_deviation(v, *, lo, hi, c, h2):
 SE_FRACTION = 0.10
 
 
-@without_numeric_warnings   # a floating-point warning would reveal an extreme value
+# a floating-point warning would reveal an extreme value; a library's exception becomes a DataError
+# (its text may quote a value; errors.guard_library_errors): the data are the first argument, so every
+# stage after the checks of the arguments touches them. One frame, as the warnings' stacklevel counts
+@guard_library_errors(default_stage=FITTING, extra=no_numeric_warnings)
 @shared_doc
 def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None,
             bounds: tuple[float | None, float | None] | None = None, budget: Budget | None = None,
@@ -237,7 +240,8 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
 
     # the data as a column read in blocks or batches (quantile searches on binned counts, means
     # summed exactly): the same release from a vector, a file, a database or a cluster
-    arr = as_value_column(data_vector(x, column))
+    with data_stage(READING):
+        arr = as_value_column(data_vector(x, column))
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     l, u = check_bounds_pair(bounds)
     declared = [v if math.isfinite(v) else None for v in (l, u)]

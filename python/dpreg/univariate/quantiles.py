@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .._numeric import without_numeric_warnings
-from ..errors import InvalidArgument
+from .._numeric import no_numeric_warnings
+from ..errors import FITTING, READING, InvalidArgument, data_stage, guard_library_errors
 from ..estimators import winsorized as W
 from ..estimators._mean_accounting import check_accounting, check_quantile_noise, resolve_accounting
 from ..privacy.accounting import conservative_share
@@ -86,7 +86,10 @@ def end_grid_ratio(beta: float, b: float, rows_between: float) -> float:
     return float(min(max(1.0 + END_CELL_NOISE_SCALES * b / rows_between, beta), top))
 
 
-@without_numeric_warnings   # a floating-point warning would reveal an extreme value
+# a floating-point warning would reveal an extreme value; a library's exception becomes a DataError
+# (its text may quote a value; errors.guard_library_errors): the data are the first argument, so every
+# stage after the checks of the arguments touches them. One frame, as the warnings' stacklevel counts
+@guard_library_errors(default_stage=FITTING, extra=no_numeric_warnings)
 @shared_doc
 def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float = 0.0,
                 column: str | None = None, bounds: tuple[float | None, float | None] | None = None,
@@ -188,7 +191,8 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         walk_passed,
     )
 
-    arr = data_vector(x, column)
+    with data_stage(READING):
+        arr = data_vector(x, column)
     qs, scalar = _check_levels(q)
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     beta = check_beta(beta)

@@ -496,6 +496,24 @@ FW_MIN_N_EPS = {"ht_fw": 16000.0, "ht_lasso": 40000.0}
 _EPS_SLACK = 1e-9
 
 
+def _eps_that_passes(x: float, passes=None) -> str:
+    """An eps named in a refusal as what would pass: ``x`` (an eps that passes) rounded UP to 3 significant
+    digits, as text, so that the named value passes too (rounded to nearest, 16 000 / 7003 = 2.28473 was
+    named as 2.28, which is refused). A value within 1e-12 (relative) above a 3-digit number is named
+    as that number (2.0 stays 2, not 2.01: the rules grant _EPS_SLACK); ``passes`` (eps -> bool), when
+    given, confirms the named value and moves it up one unit of the last digit until it passes.
+    Public facts only (the rule's constants, n, d, the options)."""
+    if not (math.isfinite(x) and x > 0):
+        return f"{x:.3g}"
+    e = math.floor(math.log10(x)) - 2
+    v = math.ceil(x * (1.0 - 1e-12) / 10.0 ** e) * 10.0 ** e
+    for _ in range(10):
+        if passes is None or passes(float(f"{v:.6g}")):
+            break
+        v += 10.0 ** e
+    return f"{v:.6g}"    # v has 3 significant digits; .6g drops the float fuzz, not a digit
+
+
 def ssp_snr(n, d, b_sq, eps, delta=_API_DEFAULT_DELTA) -> float:
     """n mu / (B^2 sqrt(d)) (dpreg.api.auto_snr): B^2 the squared-norm budget of a scaled row (1 for the
     intercept, 1 per numeric column, 1 per factor block), mu the GDP parameter of (eps, delta)."""
@@ -597,13 +615,14 @@ def fw_n_eps_note(method, n, public, eps, delta, *, refusal=False, logistic=Fals
     n_need = int(math.ceil(need / eps * (1.0 - _EPS_SLACK)))
     ways = []
     if regime_index(n, public, eps_need, delta) < SSP_REGIME_SNR:
-        ways.append(f"eps >= {eps_need:.3g} for the estimator at n = {n}")
+        named = _eps_that_passes(eps_need, passes=lambda e: n * e >= need * (1.0 - _EPS_SLACK))
+        ways.append(f"eps >= {named} for the estimator at n = {n}")
     if regime_index(n_need, public, eps, delta) < SSP_REGIME_SNR:
         ways.append(f"n >= {n_need} rows at eps = {eps:g}")
     # a larger eps or n is advice only while the method stays below the index (above it, it is refused
     # in favour of the sufficient-statistics methods: the rule above)
     more = (f" It would pass with {' or '.join(ways)}." if ways else
-            f" Neither eps >= {eps_need:.3g} at this n nor n >= {n_need} at this eps would do: there this "
+            f" Neither eps >= {_eps_that_passes(eps_need)} at this n nor n >= {n_need} at this eps would do: there this "
             f"model's signal-to-noise index n mu / (B^2 sqrt(d)) is >= {SSP_REGIME_SNR:g}, where the "
             "sufficient-statistics methods are in their regime and this method is refused in their favour.")
     evidence = ("below it, on eight real datasets and on sparse synthetic designs with 20-400 predictors, it "
@@ -727,7 +746,9 @@ def iht_noise_note(n, public, eps, delta, options, *, refusal=False) -> str | No
         what += f"; with s = {s}, T <= {fewer[0]} rounds would (T = {T} was given)"
     # a larger eps is advice only while the method stays in its regime (the index rule above)
     if eps_need < 1e6 and regime_index(n, public, eps_need, delta) < SSP_REGIME_SNR:
-        what += f"; with s = {s}, about eps >= {eps_need:.3g} would"
+        named = _eps_that_passes(eps_need, passes=lambda e: iht_noise_share(n, public, e, delta, options)
+                                 <= IHT_NOISE_MAX)
+        what += f"; with s = {s}, about eps >= {named} would"
     std_path = _iht_standardised(public, options)
     radius = "the radius of the standardised coefficients" if std_path else \
         "the radius of the coefficients on the data's own scale"
