@@ -997,7 +997,7 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
             f"intercept-only model (mu = {mu:.3g}, the Gaussian-DP parameter of the estimator's budget"
             f"{shares}). At this budget n >= {need_n} rows pass; at n = {int(n)}, eps >= {need_eps:g} passes. "
             "Or fit fewer terms (each factor level is a coefficient), declare the ranges and levels, or "
-            "use a univariate summary (dpreg.dp_mean of the outcome by group)")
+            "use a univariate summary (dp_mean() of the outcome by group)")
     if allowed:
         return (f"{head}. Fitted anyway (allow_outside_regime=True): the coefficients are likely to be "
                 "dominated by the privacy noise.")
