@@ -527,11 +527,12 @@ def test_wide_range_check_reads_each_columns_spread_against_its_declared_range()
     assert _wide_range_columns(H, 0.0, sd, design) == [1, 2]
 
 
-def test_wide_range_check_flags_a_column_at_the_threshold_at_most_phi_minus_2_of_the_time():
-    """Derivation §9: a column whose spread is exactly WIDE_RANGE_SPREAD_FRACTION of its half-range is
-    flagged only when the noise pulls its Schur complement 2 s.d.s down, with probability Phi(-2) = 0.023
-    (centred column: v = unit_j, v'Ev ~ N(0, sigma^2) exactly; the noise of e'He moves the threshold by a
-    relative 0.1 sigma / scale, negligible). 3000 draws: binomial s.e. 0.0027; 4 s.e. = 0.011."""
+def test_wide_range_check_flags_a_column_at_the_threshold_half_of_the_time():
+    """Derivations §9 and §13: a column whose spread is exactly WIDE_RANGE_SPREAD_FRACTION of its
+    half-range is flagged when the noise pulls its released Schur complement below the threshold (z = 0,
+    §13), with probability 1/2 (centred column: v = unit_j, v'Ev ~ N(0, sigma^2) exactly, symmetric; the
+    noise of e'He moves the threshold by a relative 0.1 sigma / scale, negligible). 3000 draws: binomial
+    s.e. 0.0091; 4 s.e. = 0.037."""
     from dpreg.estimators.dpgd_logistic import WIDE_RANGE_SPREAD_FRACTION, _wide_range_columns
     H, sd, design = _wide_range_inputs([WIDE_RANGE_SPREAD_FRACTION])
     scale = H[0, 0]
@@ -543,7 +544,7 @@ def test_wide_range_check_flags_a_column_at_the_threshold_at_most_phi_minus_2_of
         E = gaussian_mechanism(np.zeros_like(H), sensitivity=sigma, mu=1.0, noise=noise, ledger=led,
                                statistic="test", share=1.0, symmetric_matrix=True)
         flagged += bool(_wide_range_columns(H + E, sigma, sd, design))
-    assert abs(flagged / R - 0.0228) < 0.011
+    assert abs(flagged / R - 0.5) < 0.037
 
 
 def test_an_empty_level_beside_a_wide_range_column_does_not_withhold_every_interval():
@@ -567,3 +568,60 @@ def test_an_empty_level_beside_a_wide_range_column_does_not_withhold_every_inter
         assert fit.facts["unresolved_directions"] >= 1 and fit.facts["wide_range_columns"] == ["x2"]
         se = pd.Series(np.asarray(fit.std_errors, float), index=fit.coef.index)
         assert np.isfinite(se["Intercept"]) and np.isfinite(se["x1"]) and not np.isfinite(se["g[T.c]"])
+
+
+def _cps_shaped(n=16000, seed=29):
+    """A CPSSW9204-shaped logistic design (issue 12, twenty-ninth pass): earnings (log-normal, s.d. about
+    6.7) declared on 0-150, so its s.d. is about 0.09 of the half-range; it is lower for women and higher
+    in the later year, so its weak direction is correlated with the two factors' dummies."""
+    rng = np.random.default_rng(seed)
+    female = rng.uniform(size=n) < 0.45
+    later = rng.uniform(size=n) < 0.5
+    age = rng.uniform(25.0, 34.0, n)
+    earn = np.clip(np.exp(2.45 + 0.45 * rng.standard_normal(n) - 0.2 * female + 0.25 * later
+                          + 0.02 * (age - 30.0)), 0.5, 140.0)
+    eta = -2.2 + 0.138 * earn - 0.07 * (age - 30.0) + 0.7 * female - 0.35 * later
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"y": y, "earnings": earn, "age": age,
+                         "gender": pd.Categorical(np.where(female, "female", "male"), categories=["male", "female"]),
+                         "year": pd.Categorical(np.where(later, "2004", "1992"), categories=["1992", "2004"])})
+
+
+def _released_mle_hits(df, fits=20):
+    import statsmodels.formula.api as smf
+    formula = "y ~ earnings + age + gender + year"
+    mle = smf.logit(formula, df).fit(disp=0)
+    released = hits = 0
+    for seed in range(fits):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_glm(formula, df, eps=1.0, bounds={"earnings": (0.0, 150.0), "age": (20.0, 40.0)},
+                               levels={"gender": ["male", "female"], "year": ["1992", "2004"]},
+                               random_state=seed)
+        if fit.std_errors is None:
+            continue
+        ci = fit.conf_int().to_numpy()
+        m = mle.params.reindex(fit.coef.index).to_numpy()
+        ok = np.isfinite(ci).all(axis=1)
+        released += int(ok.sum())
+        hits += int(np.sum((ci[:, 0] <= m) & (m <= ci[:, 1]) & ok))
+    return released, hits
+
+
+def test_released_intervals_beside_a_weak_correlated_column_cover_the_mle(monkeypatch):
+    """Derivation §13: beside the unresolved direction of a column declared on about 11 times its spread
+    (earnings on 0-150, CPSSW9204-shaped, n = 16 000, eps = 1), the released intervals of the correlated
+    dummies must hold the MLE at the nominal rate. Tolerance: the count of hits among k released intervals
+    is at least the 0.001 quantile of Binomial(k, 0.95) (independent fits; the intervals of one fit are
+    correlated, which the tolerance does not credit). §9's 2-s.d. upper bound (WIDE_RANGE_Z = 2) left the
+    column unflagged in some fits and their gender / year intervals missed (measured 10 of 16 held the
+    MLE): the same check fails there."""
+    from scipy import stats
+
+    from dpreg.estimators import dpgd_logistic
+    df = _cps_shaped()
+    released, hits = _released_mle_hits(df)
+    assert released == 0 or hits >= stats.binom.ppf(0.001, released, 0.95)
+    monkeypatch.setattr(dpgd_logistic, "WIDE_RANGE_Z", 2.0)
+    released_old, hits_old = _released_mle_hits(df)
+    assert released_old > 0 and hits_old < stats.binom.ppf(0.001, released_old, 0.95)

@@ -757,10 +757,18 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
 #: simulated validity designs' columns (ranges that fit the data) at 0.33-0.58
 WIDE_RANGE_SPREAD_FRACTION = 0.15
 
+#: the wide-range check compares the released spread itself (0 noise s.d.s) with the threshold
+#: (derivation §13, issue 12, twenty-ninth pass): with §9's one-sided upper bound (2 s.d.s) a column
+#: declared on about 9 times its spread went unflagged wherever the noise was a few percent of the scale
+#: (CPSSW9204's earnings, 0-150 dollars an hour with s.d. 7.8, at eps = 1), and the way left along its
+#: unresolved direction reached the released intervals of gender and year (half of them missed the MLE)
+WIDE_RANGE_Z = 0.0
+
 
 def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
-    """Numeric columns whose released spread is shown (its upper bound at z noise s.d.s, one-sided) to be
-    below WIDE_RANGE_SPREAD_FRACTION of their declared half-range (derivation §9). H_mean is the mean of the
+    """Numeric columns whose released spread (plus z noise s.d.s, default WIDE_RANGE_Z = 0: the released
+    value itself, derivation §13) is below WIDE_RANGE_SPREAD_FRACTION of their declared half-range
+    (derivation §9). H_mean is the mean of the
     fit's releases of X'WX (noise s.d. noise_sd): a weighted Gram sum_i w_i x_i x_i' with weights in
     (0, 1/4]. With e the public coefficient vector of the constant column (the intercept, plus the cells
     of the cell-coded factor: every scaled row has e'x = 1 / B_bar), e'He = (sum w) / B_bar^2 and the
@@ -768,7 +776,7 @@ def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
     weighted variance over the largest variance its declared range allows, (1 / B_bar)^2. To first order
     the noise of S_j is v'Ev with v = unit_j - m_j e, m_j = e'H_j / e'He, so N(0, (noise_sd ||v||^2)^2).
     Post-processing of releases and public facts."""
-    z = LEVEL_COUNT_GATE_SDS if z is None else z
+    z = WIDE_RANGE_Z if z is None else z
     icpt = sd.extra.get("intercept_index")
     if icpt is None:
         return []
