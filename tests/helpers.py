@@ -65,3 +65,26 @@ def exception_chain(exc):
         out.append(exc)
         exc = exc.__cause__ or exc.__context__
     return out
+
+
+def local_spark_session(app_name, *, cores, log_level, ansi=False):
+    """A local Spark session whose Python workers import this checkout's dpreg with this interpreter
+    (they run the per-partition sums)."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    import dpreg
+    root = os.path.dirname(os.path.dirname(os.path.abspath(dpreg.__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                          if p])
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app_name)
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(cores))
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    if ansi:
+        builder = builder.config("spark.sql.ansi.enabled", "true")
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(log_level)
+    return session

@@ -13,7 +13,7 @@ pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None:
     pytest.skip("no Java runtime for a local Spark session", allow_module_level=True)
 
-from helpers import exception_chain  # noqa: E402
+from helpers import exception_chain, local_spark_session  # noqa: E402
 
 from dpreg.errors import DataError, DPRegError  # noqa: E402
 
@@ -23,19 +23,7 @@ BOUNDS = {"x": (-5.0, 5.0), "y": (-50.0, 50.0)}
 
 @pytest.fixture(scope="module")
 def spark():
-    import os
-    import sys
-
-    from pyspark.sql import SparkSession
-    root = os.path.dirname(os.path.dirname(os.path.abspath(dpreg.__file__)))
-    os.environ["PYTHONPATH"] = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                          if p])
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    s = (SparkSession.builder.master("local[1]").appName("dpreg-tests-errors")
-         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-         .config("spark.sql.ansi.enabled", "true")
-         .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
-    s.sparkContext.setLogLevel("OFF")
+    s = local_spark_session("dpreg-tests-errors", cores=1, log_level="OFF", ansi=True)
     yield s
     s.stop()
 

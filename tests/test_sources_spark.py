@@ -13,6 +13,8 @@ pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None:
     pytest.skip("no Java runtime for a local Spark session", allow_module_level=True)
 
+from helpers import local_spark_session  # noqa: E402
+
 from dpreg.sources import SourceError  # noqa: E402
 
 BOUNDS = {"x1": (-4, 4), "x2": (0, 1), "y": (-10, 10)}
@@ -22,19 +24,7 @@ FORMULA = "y ~ x1 + x2 + C(g)"
 
 @pytest.fixture(scope="module")
 def spark():
-    import os
-    import sys
-
-    from pyspark.sql import SparkSession
-    # the Python workers run the per-partition sums: they must import this dpreg with this interpreter
-    root = os.path.dirname(os.path.dirname(os.path.abspath(dpreg.__file__)))
-    os.environ["PYTHONPATH"] = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                          if p])
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    s = (SparkSession.builder.master("local[2]").appName("dpreg-tests")
-         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-         .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
+    s = local_spark_session("dpreg-tests", cores=2, log_level="ERROR")
     yield s
     s.stop()
 
@@ -57,13 +47,17 @@ def frame():
 def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monkeypatch):
     sdf = spark.createDataFrame(frame)   # row order as in pandas (createDataFrame keeps it)
     kw = {"T": 5} if method == "boosted_adassp" else {}     # one Spark job per round: few rounds suffice
-    ref = dpreg.dp_lm(formula, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
+    # auto: a streamed source keeps the SSP methods, while a pandas frame gets dpgd with private ranges on
+    # factor data below the index AUTO_PRIVATE_DPGD_MAX (100; AUTO_RULE); at eps = 4 this design is above
+    # it, so both choose BoostedAdaSSP and the fits can be compared
+    eps = 4 if method == "auto" else 1
+    ref = dpreg.dp_lm(formula, frame, eps=eps, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
     # no row reaches the driver: the undeclared ranges are searched on per-partition histograms
     from dpreg.sources import SparkSource
     monkeypatch.setattr(SparkSource, "to_arrow", lambda *a, **k: pytest.fail("rows collected to the driver"))
-    fit = dpreg.dp_lm(formula, sdf.repartition(3), eps=1, bounds=bounds, levels=LEVELS, method=method,
+    fit = dpreg.dp_lm(formula, sdf.repartition(3), eps=eps, bounds=bounds, levels=LEVELS, method=method,
                       random_state=9, **kw) if method == "auto" else \
-        dpreg.dp_lm(formula, sdf, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
+        dpreg.dp_lm(formula, sdf, eps=eps, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
     if method == "auto":
         # the released ranges come from integer counts (the partitions' order does not matter): the
         # same ranges and the same ledger rows, bit for bit (log(x2): its lower end on the log scale)
@@ -75,7 +69,7 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monk
     # 1e3 for this well-conditioned design, and the noise is the same draw: rtol 1e-8 is ample and
     # still far below any noise-level difference (a different seed moves coefficients by ~1e-2)
     np.testing.assert_allclose(np.asarray(fit.coef), np.asarray(ref.coef), rtol=1e-8, atol=1e-10)
-    other = dpreg.dp_lm(formula, frame, eps=1, bounds=bounds, levels=LEVELS, method=method, random_state=10,
+    other = dpreg.dp_lm(formula, frame, eps=eps, bounds=bounds, levels=LEVELS, method=method, random_state=10,
                         **kw)
     assert np.nanmax(np.abs(np.asarray(other.coef) - np.asarray(ref.coef))) > 1e-6
 

@@ -538,15 +538,20 @@ def _is_indicator_tree(tree) -> bool:
     node = getattr(tree, "body", tree)
     if not (isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1):
         return False
+    return is_indicator_expression(node.args[0])
 
-    def indicator(n):
-        if isinstance(n, ast.Compare):
-            return True
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert):
-            return indicator(n.operand)
-        return isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) \
-            and indicator(n.left) and indicator(n.right)
-    return indicator(node.args[0])
+
+def is_indicator_expression(node) -> bool:
+    """Whether an expression is 0 or 1 for every row: a comparison, or comparisons joined by ``&`` or
+    ``|`` (newcomer review 25) or negated by ``~`` (review 26), each possibly wrapped in ``I()``."""
+    while isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return is_indicator_expression(node.operand)
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
+        and is_indicator_expression(node.left) and is_indicator_expression(node.right)
 
 
 def _indicator_margins(rhs_f, is_indicator) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .formula import ALLOWED_FUNCTIONS, FormulaError, _func_name
+from .formula import ALLOWED_FUNCTIONS, FormulaError, _func_name, is_indicator_expression
 
 NAN = (math.nan, math.nan)
 
@@ -88,22 +88,11 @@ def apply_function(name: str, a, expr: str):
 def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
     """Interval of a numeric factor expression. ``var_interval(name) -> (lo, hi)`` (NaN if unknown)."""
 
-    def indicator(node):
-        # a comparison, or comparisons joined by & or | (newcomer review 25) or negated by ~ (review 26):
-        # 0 or 1 for every row
-        while isinstance(node, ast.Call) and _func_name(node.func) == "I" and len(node.args) == 1:
-            node = node.args[0]
-        if isinstance(node, ast.Compare):
-            return True
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return indicator(node.operand)
-        return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
-            and indicator(node.left) and indicator(node.right)
-
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) and indicator(node):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)) \
+                and is_indicator_expression(node):
             ev(node.left)         # the operands are still checked, as a comparison's are
             ev(node.right)
             return (0.0, 1.0)
@@ -116,7 +105,7 @@ def interval_of(tree: ast.AST, names: dict, var_interval, expr: str):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
             # Python's ~ on a number is a bitwise complement (-x - 1 on integers, an error on floats), and
             # `not` cannot act on a column: negation is of an indicator only (newcomer review 26)
-            if isinstance(node.op, ast.Invert) and indicator(node.operand):
+            if isinstance(node.op, ast.Invert) and is_indicator_expression(node.operand):
                 ev(node.operand)
                 return (0.0, 1.0)
             raise FormulaError(f"term {expr!r}: negate a comparison with ~ around parentheses, as in "
