@@ -169,7 +169,7 @@ class DataError(DPRegError, ValueError):
     Parameters
     ----------
     message : str
-        The text (see :func:`data_error_message`).
+        The text (see ``dpreg.errors.data_error_message``).
     error_type : str, optional
         The name of the library exception's class.
     stage : str, optional
