@@ -371,3 +371,21 @@ def test_prediction_results_keep_the_rows_they_were_made_from():
     np.testing.assert_array_equal(pred.conf_int(alpha=0.1), before)    # the same rows, the same numbers
     frame_90 = quiet(pred.summary_frame, alpha=0.1)
     np.testing.assert_array_equal(frame_90[["mean_ci_lower", "mean_ci_upper"]].to_numpy(), before)
+
+
+def test_bridge_takes_the_debug_setting_of_the_r_session_with_each_call(monkeypatch):
+    # R passes Sys.getenv("DPREG_DEBUG_ERRORS") with every call (Python's os.environ is a copy taken when it
+    # started): that value decides for the call, whatever os.environ holds, and only for that call
+    from dpreg import bridge
+    from dpreg.estimators import adassp
+    opts = {"eps": 1.0, "method": "adassp", "bounds": {k: list(v) for k, v in BOUNDS.items()}, "seed": 1.0}
+    monkeypatch.setattr(adassp, "fit", _raise_quoting)
+    out = bridge.r_call("r_dp_lm", "1", "y ~ x", _columns(), None, opts)
+    assert not out["ok"] and NEEDLE in out["error"]["message"] and "may contain values" in out["error"]["message"]
+    assert not dpreg.errors.debug_errors()          # the call's setting ended with it
+    monkeypatch.setenv(dpreg.errors.DEBUG_ERRORS_ENV, "1")   # set in Python, unset in R: R's value decides
+    for unset in ("", "0"):
+        out = bridge.r_call("r_dp_lm", unset, "y ~ x", _columns(), None, opts)
+        assert out["error"]["type"] == "DataError" and NEEDLE not in json.dumps(out)
+    out = bridge.r_call("no_such_function", "", "y ~ x")
+    assert not out["ok"] and out["error"]["type"] == "InvalidArgument"
