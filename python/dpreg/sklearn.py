@@ -83,6 +83,86 @@ def _quotes_a_value(err: ValueError) -> bool:
     return str(err).startswith("could not convert")
 
 
+#: scikit-learn's validation messages that quote neither values nor counts of the data (the input's kind,
+#: NaN / infinity, the number of features and their names: the schema, public)
+_SAFE_VALIDATION = ("Input X contains", "Input y contains", "Input contains", "X has ", "X does not contain",
+                    "The feature names should match", "Feature names", "dtype='numeric' is not compatible",
+                    "Unable to convert array of bytes/strings", "Sparse data was passed",
+                    "Found array with dim", "np.matrix is not supported", "Unknown label type")
+
+_RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample.")
+
+
+def _validation_message(text: str, *, n_public: bool, name: str, fitting: bool) -> str | None:
+    """scikit-learn's message of a refused input, told without what the data would reveal, or None when it
+    can be shown as it is.
+
+    Its checks quote the values of a 1-D or complex array ("Expected 2D array, got 1D array instead:
+    array=[...]") and the number of rows ("Found array with 1 sample(s) (shape=(1, 3))", "inconsistent
+    numbers of samples: [50, 49]", "got an array of shape (50, 2)"). Values are never shown. The number of
+    rows is shown only where it is public: the training data of a fit under replace-one neighbours (the
+    default), where n is a public fact of the fit (``n_public``); under add/remove neighbours n is private,
+    and new rows given to predict or score may be private data too. The features' count and names are the
+    schema (public). An unknown message that holds a digit or a line of values is replaced as a whole."""
+    import re
+    rows_hidden = ("the number of rows is not shown: under add/remove neighbours n is private" if fitting else
+                   "the number of rows is not shown: new rows may be private data too")
+    if text.startswith(("Expected 2D array", "Expected 2D input", "Input should have at least 1 dimension")):
+        kind = "a scalar" if "scalar" in text else "a 1D array"
+        return f"Expected 2D array, got {kind} instead (its values are not shown).\n{_RESHAPE}"
+    if text.startswith("Complex data not supported"):
+        return f"Complex data not supported: {name} holds complex numbers (their values are not shown)"
+    if n_public and re.match(r"(Found array with \d+ (sample|feature)\(s\)|Found input variables with "
+                             r"inconsistent numbers of samples|y should be a 1d array)", text):
+        return None                 # n is public here: scikit-learn's own text (its checks match it)
+    m = re.match(r"Found array with \d+ sample\(s\) \(shape=\([^)]*\)\) while a minimum of (\d+) is "
+                 r"required(.*)$", text, re.S)
+    if m:
+        return (f"Found array with fewer samples than the minimum of {m.group(1)} required{m.group(2).rstrip('.')}"
+                f" ({rows_hidden})")
+    m = re.match(r"Found array with (\d+) feature\(s\) \(shape=\([^)]*\)\) while a minimum of (\d+) is "
+                 r"required(.*)$", text, re.S)
+    if m:
+        return (f"Found array with {m.group(1)} feature(s) while a minimum of {m.group(2)} is required"
+                f"{m.group(3).rstrip('.')} ({rows_hidden})")
+    if text.startswith("Found input variables with inconsistent numbers of samples"):
+        return f"Found input variables with inconsistent numbers of samples: X and y differ ({rows_hidden})"
+    if text.startswith("y should be a 1d array"):
+        return f"y should be a 1d array, got an array of more dimensions instead ({rows_hidden}, nor the shape)"
+    if text.startswith(_SAFE_VALIDATION):
+        return None
+    if re.search(r"\d", text) or "array=" in text or "\n" in text:
+        from .errors import DEBUG_ERRORS_ENV
+        return (f"scikit-learn's validation refused {name}; its message is not shown: it may quote values "
+                f"or the number of rows of the data (rerun with the environment variable {DEBUG_ERRORS_ENV}=1 "
+                "to see it; it may then contain data values: do not share it)")
+    return None
+
+
+def _checked(check, *args, name: str = "X", n_public: bool = False, fitting: bool = False, **kwargs):
+    """``check(*args, **kwargs)`` (a scikit-learn validation function) with its refusal told by
+    :func:`_validation_message`: an :class:`dpreg.errors.InvalidArgument` (a ``ValueError``, as
+    scikit-learn's) for a ValueError whose text would reveal data, raised outside the handler so that
+    scikit-learn's exception is not kept; its own exception otherwise (and under DPREG_DEBUG_ERRORS=1)."""
+    from .errors import DEBUG_NOTE, DPRegError, debug_errors
+    safe = None
+    try:
+        return check(*args, **kwargs)
+    except DPRegError:
+        raise                        # dpreg's own refusals (e.g. predict's, inside score) are already safe
+    except ValueError as err:
+        if _quotes_a_value(err):
+            raise                    # the caller's own refusal of text in a number column
+        safe = _validation_message(str(err), n_public=n_public, name=name, fitting=fitting)
+        if safe is None:
+            raise
+        if debug_errors():
+            err.add_note(DEBUG_NOTE)
+            raise
+    raise InvalidArgument(safe)
+
+
 def _plain_name(name) -> bool:
     """A name the formula can carry as itself: an identifier that is not a Python keyword (True, None,
     class, ...) and not a name the design reserves."""
@@ -137,12 +217,14 @@ class _DPBase(BaseEstimator):
         if y is not None:
             y = _saturated(y)
         not_numbers = False
+        # the training rows' n is public under replace-one neighbours only (scikit-learn's messages name it)
+        n_public = fitting and dict(self.options or {}).get("neighbours", "replace_one") == "replace_one"
         try:
             if fitting:
-                X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
-                                     reset=True)
+                X, y = _checked(validate_data, self, X, y, dtype="numeric", ensure_all_finite=True,
+                                y_numeric=False, reset=True, name="X or y", n_public=n_public, fitting=True)
             else:
-                X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+                X = _checked(validate_data, self, X, dtype="numeric", ensure_all_finite=True, reset=False)
         except ValueError as err:
             if not _quotes_a_value(err):
                 raise
@@ -435,7 +517,9 @@ class DPLinearRegression(RegressorMixin, _DPBase):
         float
         """
         self._leak_warning()
-        return super().score(X, y, sample_weight=sample_weight)
+        # scikit-learn's metric checks X and y against each other ("inconsistent numbers of samples:
+        # [49, 50]"): told without the counts, as predict's checks
+        return _checked(super().score, X, y, sample_weight=sample_weight, name="X, y")
 
 
 class DPLogisticRegression(ClassifierMixin, _DPBase):
@@ -517,8 +601,10 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         if y is None:
             raise InvalidArgument("requires y to be passed, but the target y is None")
         yv = np.asarray(y)
+        n_public = dict(self.options or {}).get("neighbours", "replace_one") == "replace_one"
         if isinstance(self.classes, str) and self.classes == "data":
-            check_classification_targets(yv)      # scikit-learn's own refusals (the fit is not private)
+            # scikit-learn's own refusals (the fit is not private), told without values or counts
+            _checked(check_classification_targets, yv, name="y", n_public=n_public, fitting=True)
         elif yv.dtype.kind in "fc":
             # a missing or infinite label: scikit-learn's refusal of such values, as for X
             from sklearn.utils import assert_all_finite
@@ -529,7 +615,8 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         # (eighteenth audit pass); every label outside the public two now gets the same refusal
         classes, from_data = self._public_classes(yv)
         if not from_data:
-            check_classification_targets(yv)      # the shape (e.g. a 2-D y); the labels are public here
+            # the shape (e.g. a 2-D y); the labels are public here
+            _checked(check_classification_targets, yv, name="y", n_public=n_public, fitting=True)
         self.classes_ = classes
         y01 = (yv == classes[1]).astype(float)
         if from_data:
@@ -630,4 +717,6 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         float
         """
         self._leak_warning()
-        return super().score(X, y, sample_weight=sample_weight)
+        # scikit-learn's metric checks X and y against each other ("inconsistent numbers of samples:
+        # [49, 50]"): told without the counts, as predict's checks
+        return _checked(super().score, X, y, sample_weight=sample_weight, name="X, y")
