@@ -489,3 +489,50 @@ def test_validation_messages_under_debug_are_the_originals(monkeypatch):
     with pytest.raises(ValueError) as info:
         lin.fit(X[:, 0], y)
     assert not isinstance(info.value, dpreg.errors.DPRegError) and "0.918273" in str(info.value)
+
+
+# ---- thirtieth pass: a step fitted on the data before the estimator, in a Pipeline ---------------------------
+
+def _leaks(model, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_a_data_fitted_step_before_the_estimator_warns_once_and_marks_the_fit_not_private(data):
+    from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+    from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
+    X, y = data
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    # steps that learn from the data: a scaler (means, scales), an encoder that reads its categories off the
+    # data, the same inside a nested pipeline or a ColumnTransformer, and the target's scaler
+    reading = {"scaler": make_pipeline(StandardScaler(), est()),
+               "nested": make_pipeline(StandardScaler(), make_pipeline(FunctionTransformer(), est())),
+               "columns": make_pipeline(ColumnTransformer([("s", StandardScaler(), ["a"])], remainder="passthrough"),
+                                        est()),
+               "target": TransformedTargetRegressor(regressor=est(), transformer=StandardScaler())}
+    for name, model in reading.items():
+        leaks = _leaks(model, X, y)
+        assert len(leaks) == 1, name                                     # once per fit
+        assert leaks[0].filename == __file__, name                       # at the caller's line
+        fitted = model.regressor_ if name == "target" else model.steps[-1][1]
+        fitted = fitted.steps[-1][1] if name == "nested" else fitted
+        assert fitted.privacy_.private is False and str(leaks[0].message) in fitted.privacy_.leaks, name
+    # steps that learn nothing private: a row-wise function, declared categories, polynomial terms (the
+    # number of features only), and the estimator alone
+    g = pd.DataFrame({"g": np.where(X["a"] > 0.5, "u", "v")})
+    quiet = {"function": (make_pipeline(FunctionTransformer(), est()), X),
+             "declared categories": (make_pipeline(OneHotEncoder(categories=[["u", "v"]], drop="first",
+                                                                 sparse_output=False), est()), g),
+             "polynomial": (make_pipeline(PolynomialFeatures(), est()), X),
+             "alone": (est(), X)}
+    for name, (model, features) in quiet.items():
+        assert _leaks(model, features, y) == [], name
+        final = model.steps[-1][1] if hasattr(model, "steps") else model
+        assert final.privacy_.private is True, name
+    # categories read off the data: the encoder learns them without privacy
+    assert len(_leaks(make_pipeline(OneHotEncoder(sparse_output=False), est()), g, y)) == 1

@@ -204,6 +204,95 @@ def _in_model_selection() -> bool:
     return False
 
 
+def _reads_the_data(step) -> bool:
+    """Whether a scikit-learn step fitted before this estimator learns something from the data without
+    privacy (a scaler's means and scales, an encoder's categories found in the data, an imputer's fill
+    values). From the step's class and parameters only (public): ``None``, ``"passthrough"`` and
+    ``"drop"`` learn nothing; a Pipeline, ColumnTransformer or FeatureUnion as its parts do; an encoder with
+    declared categories (and no ``min_frequency`` / ``max_categories``) and PolynomialFeatures (the number
+    of features only) learn nothing private; other steps as scikit-learn's ``requires_fit`` tag says
+    (False for FunctionTransformer and Normalizer, which compute each row from itself)."""
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+        return False
+    parts = None
+    if hasattr(step, "steps") and isinstance(getattr(step, "steps"), list):             # Pipeline
+        parts = [t for _, t in step.steps]
+    elif hasattr(step, "transformers") and isinstance(getattr(step, "transformers"), list):  # ColumnTransformer
+        parts = [t for _, t, *_ in step.transformers] + [getattr(step, "remainder", "drop")]
+    elif hasattr(step, "transformer_list"):                                             # FeatureUnion
+        parts = [t for _, t in step.transformer_list]
+    if parts is not None:
+        return any(_reads_the_data(t) for t in parts)
+    name = type(step).__name__
+    if name in ("OneHotEncoder", "OrdinalEncoder"):
+        params = step.get_params(deep=False)
+        return isinstance(params.get("categories", "auto"), str) or params.get("min_frequency") is not None \
+            or params.get("max_categories") is not None
+    if name == "PolynomialFeatures":
+        return False
+    try:
+        return bool(step.__sklearn_tags__().requires_fit)
+    except Exception:   # noqa: BLE001 - a step without scikit-learn's tags: counted as reading the data
+        return True
+
+
+def _steps_fitted_before(estimator) -> list[str]:
+    """The steps that a Pipeline (or a TransformedTargetRegressor's transformer) fitted on the same data
+    before it fits ``estimator``, and that learn from the data without privacy (:func:`_reads_the_data`),
+    as "name (Class)". Found from the callers' frames: scikit-learn's ``Pipeline.fit`` fits the steps in
+    order, then calls the final estimator's ``fit`` itself, the same object (nested pipelines: each level
+    in turn). Reads the pipeline's structure only, never the data."""
+    found = []
+    target = estimator
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            module = f.f_globals.get("__name__", "")
+            owner = f.f_locals.get("self") if module.startswith("sklearn.") else None
+            if owner is not None and module.startswith("sklearn.pipeline") and hasattr(owner, "steps"):
+                steps = owner.steps
+                if steps and steps[-1][1] is target:
+                    found = [f"{name} ({type(t).__name__})" for name, t in steps[:-1] if _reads_the_data(t)] + found
+                    target = owner
+            elif owner is not None and module.startswith("sklearn.compose") \
+                    and getattr(owner, "regressor_", None) is target and hasattr(owner, "transformer"):
+                if owner.transformer is not None and _reads_the_data(owner.transformer):
+                    found.append(f"the target's transformer ({type(owner.transformer).__name__})")
+                target = owner
+            f = f.f_back
+    finally:
+        del frame
+    return found
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the first frame outside
+    dpreg and scikit-learn: the user's line that fitted the pipeline."""
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        level = 1
+        while f is not None:
+            module = f.f_globals.get("__name__", "")
+            if not (module == "dpreg" or module.startswith(("dpreg.", "sklearn."))):
+                return level
+            f = f.f_back
+            level += 1
+    finally:
+        del frame
+    return 2
+
+
+_FITTED_BEFORE = ("{est} is fitted after {steps}, fitted on the same data without differential privacy: what "
+                  "they learned (means and scales, categories, fill values) is a non-private function of the "
+                  "data, and it also changes every row {est} sees, so neither the pipeline nor this fit is "
+                  "covered by the privacy statement (marked not private). Declare those parameters from "
+                  "public knowledge instead (e.g. FunctionTransformer(lambda X: (X - centre) / scale) with "
+                  "public numbers, OneHotEncoder(categories=[[...]])), or leave the features unscaled: dpreg "
+                  "takes each feature's declared range in its own units (bounds=)")
+
+
 class _DPBase(BaseEstimator):
     _family = "gaussian"
 
@@ -354,6 +443,9 @@ class _DPBase(BaseEstimator):
         if not self.fit_intercept:
             formula += " - 1"
         self._warn_repeated()
+        # thirtieth pass: make_pipeline(StandardScaler(), DPLinearRegression()) fitted silently although the
+        # scaler reads the data without privacy
+        before = _steps_fitted_before(self)
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
@@ -373,6 +465,12 @@ class _DPBase(BaseEstimator):
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual
             warnings.warn(w.message, stacklevel=3)
+        if before:
+            text = _FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))
+            warnings.warn(text, PrivacyLeakWarning, stacklevel=_outside_stacklevel())
+            fit.privacy.private = False
+            if text not in fit.privacy.leaks:
+                fit.privacy.leaks.append(text)
         coef = fit.coef
         self.fit_ = fit
         self.privacy_ = fit.privacy
