@@ -215,9 +215,9 @@ def _reads_the_data(step) -> bool:
     if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
         return False
     parts = None
-    if hasattr(step, "steps") and isinstance(getattr(step, "steps"), list):             # Pipeline
+    if hasattr(step, "steps") and isinstance(step.steps, list):                     # Pipeline
         parts = [t for _, t in step.steps]
-    elif hasattr(step, "transformers") and isinstance(getattr(step, "transformers"), list):  # ColumnTransformer
+    elif hasattr(step, "transformers") and isinstance(step.transformers, list):  # ColumnTransformer
         parts = [t for _, t, *_ in step.transformers] + [getattr(step, "remainder", "drop")]
     elif hasattr(step, "transformer_list"):                                             # FeatureUnion
         parts = [t for _, t in step.transformer_list]
