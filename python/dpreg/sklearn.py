@@ -15,6 +15,15 @@ differences that differential privacy imposes:
   are public declarations; features without one get a privately estimated range (a share of
   ``eps``, as in :func:`dpreg.dp_lm`). Nothing is derived from ``X`` or ``y`` without privacy.
 
+**Steps before the estimator in a Pipeline are outside the guarantee.** ``make_pipeline(StandardScaler(),
+DPLinearRegression())`` fits the scaler on the private data without privacy: its means and scales are in the
+pipeline, and they change every row the estimator sees, so this fit is not private either. ``fit`` then warns
+with :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private (decided from the pipeline's steps:
+scalers, imputers, encoders reading their categories off the data). Use transforms with public parameters
+(``FunctionTransformer`` with declared constants, ``OneHotEncoder(categories=[[...]])``), or no scaling:
+ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` whose function
+computes from the whole array is not detected.
+
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
 reveals information about them, so it warns with :class:`dpreg.PrivacyLeakWarning`.
@@ -530,6 +539,12 @@ def _params_doc(kind):
 class DPLinearRegression(RegressorMixin, _DPBase):
     __doc__ = ("Differentially private linear regression (:func:`dpreg.dp_lm`) as a scikit-learn "
                "regressor.\n" + _params_doc("dp_lm") + """
+    In a Pipeline, steps fitted on the data before it (``StandardScaler``, ``SimpleImputer``,
+    ``OneHotEncoder()`` with its default ``categories="auto"``) are not private: ``fit`` warns with
+    :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private. Declare such parameters instead
+    (``FunctionTransformer`` with public constants, ``OneHotEncoder(categories=[[...]])``) or leave the
+    features in their own units with their declared ``bounds``.
+
     For prediction alone, ``options={"inference": False}`` with ``method="auto"`` fits dpgd (replace-one
     neighbours, the default), whose
     predictions were the most accurate measured on real data (docs/accuracy.md, "Every method on every
