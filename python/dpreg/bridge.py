@@ -317,7 +317,7 @@ def r_dp_lm_source(formula: str, data, options: dict | None = None, family: str 
     return _run(go)
 
 
-def r_call(name: str, debug: str | None, *args, **kwargs) -> dict:
+def r_call(name: str, debug: str | None, /, *args, **kwargs) -> dict:
     """Call the bridge function ``name`` (one of the ``r_*`` functions here) with ``DPREG_DEBUG_ERRORS`` as
     the R session has it now: ``debug`` is R's ``Sys.getenv("DPREG_DEBUG_ERRORS")`` read at the call ("" when
     unset). Python's own environment is a copy taken when Python started, so a ``Sys.setenv()`` (or
