@@ -1026,3 +1026,18 @@ def test_the_fit_notes_the_margin_it_added_for_an_indicator_and_warns_nothing():
         warnings.simplefilter("ignore")
         fit2 = dpreg.dp_lm("y ~ I(x1 > 3) * C(x2)", df, **kw)
     assert "Terms added" not in str(fit2.summary())
+
+
+def test_an_indicator_without_an_intercept_is_formulaics_one_column():
+    # thirtieth pass: R's lm codes y ~ 0 + I(x > c) by both values of the logical (the R package now sends
+    # the core the complement too); Python follows formulaic, which reads a comparison as a 0/1 number
+    # column whether or not there is an intercept. Reference: formulaic's model matrix of the same formula
+    # (0/1 entries: equal exactly).
+    import formulaic
+    df = frame(n=200)
+    for formula in ("y ~ 0 + I(x1 > 3)", "y ~ 0 + x3 + I(x1 > 3)", "y ~ I(x1 > 3) - 1"):
+        d = build(formula, df)
+        ref = formulaic.model_matrix(formula, df).rhs
+        assert len(d.terms) == ref.shape[1] and "Intercept" not in d.terms, formula
+        col = d.terms.index("I(x1 > 3)")
+        np.testing.assert_array_equal(d.X[:, col], ref["I(x1 > 3)"].to_numpy(float))

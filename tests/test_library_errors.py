@@ -332,3 +332,60 @@ def test_a_formula_split_by_a_bar_is_a_formula_error_not_a_library_exception():
     with pytest.raises(dpreg.design.formula.FormulaError, match="'|' outside I"):
         quiet(dpreg.dp_lm, "y ~ x | z", frame().assign(z=1.0), eps=1.0, bounds={**BOUNDS, "z": (0, 2)},
               random_state=1)
+
+
+# ---- thirtieth pass: the entry points that compute from new rows later ----------------------------------
+
+def _adassp_prediction():
+    """get_prediction on an AdaSSP fit with declared ranges: its conf_int() / summary_frame() at another
+    level compute the union ends (docs/derivations/adassp_boosted.md §28) from the new rows again."""
+    fit = quiet(dpreg.dp_lm, "y ~ x", frame(), eps=1.0, method="adassp", bounds=BOUNDS, random_state=1)
+    new = frame(5, seed=8)
+    return fit, new, quiet(fit.get_prediction, new)
+
+
+def test_prediction_results_at_another_level_turn_a_library_exception_into_a_data_error(monkeypatch):
+    from dpreg.results import combinations
+    fit, new, pred = _adassp_prediction()
+    assert pred._link_ends is not None       # the lazy path this test is about
+    monkeypatch.setattr(combinations, "combination_ends", _raise_quoting)
+    calls = (lambda: pred.conf_int(alpha=0.1), lambda: pred.conf_int(alpha=0.1, obs=True),
+             lambda: pred.summary_frame(alpha=0.2), lambda: pred.summary_frame(level=0.5))
+    for call in calls:
+        with pytest.raises(DataError) as info:
+            quiet(call)
+        assert info.value.stage == dpreg.errors.PREDICTING and info.value.error_type == "ValueError"
+        assert_no_value(info.value)
+    monkeypatch.setenv(dpreg.errors.DEBUG_ERRORS_ENV, "1")
+    with pytest.raises(ValueError) as info:
+        quiet(pred.conf_int, alpha=0.1)
+    assert not isinstance(info.value, DPRegError) and NEEDLE in str(info.value)
+
+
+def test_prediction_results_keep_the_rows_they_were_made_from():
+    # a value planted in the caller's frame after get_prediction: the later levels use the copied rows
+    fit, new, pred = _adassp_prediction()
+    before = pred.conf_int(alpha=0.1)
+    new["x"] = new["x"].astype(object)
+    new.loc[2, "x"] = NEEDLE
+    np.testing.assert_array_equal(pred.conf_int(alpha=0.1), before)    # the same rows, the same numbers
+    frame_90 = quiet(pred.summary_frame, alpha=0.1)
+    np.testing.assert_array_equal(frame_90[["mean_ci_lower", "mean_ci_upper"]].to_numpy(), before)
+
+
+def test_bridge_takes_the_debug_setting_of_the_r_session_with_each_call(monkeypatch):
+    # R passes Sys.getenv("DPREG_DEBUG_ERRORS") with every call (Python's os.environ is a copy taken when it
+    # started): that value decides for the call, whatever os.environ holds, and only for that call
+    from dpreg import bridge
+    from dpreg.estimators import adassp
+    opts = {"eps": 1.0, "method": "adassp", "bounds": {k: list(v) for k, v in BOUNDS.items()}, "seed": 1.0}
+    monkeypatch.setattr(adassp, "fit", _raise_quoting)
+    out = bridge.r_call("r_dp_lm", "1", "y ~ x", _columns(), None, opts)
+    assert not out["ok"] and NEEDLE in out["error"]["message"] and "may contain values" in out["error"]["message"]
+    assert not dpreg.errors.debug_errors()          # the call's setting ended with it
+    monkeypatch.setenv(dpreg.errors.DEBUG_ERRORS_ENV, "1")   # set in Python, unset in R: R's value decides
+    for unset in ("", "0"):
+        out = bridge.r_call("r_dp_lm", unset, "y ~ x", _columns(), None, opts)
+        assert out["error"]["type"] == "DataError" and NEEDLE not in json.dumps(out)
+    out = bridge.r_call("no_such_function", "", "y ~ x")
+    assert not out["ok"] and out["error"]["type"] == "InvalidArgument"

@@ -406,3 +406,133 @@ def test_too_few_rows_for_private_ranges_says_how_to_declare_them_to_the_estimat
         DPLogisticRegression(eps=1, random_state=0).fit(X, y > y.median())
     assert (f"DPLogisticRegression(bounds={{{features[0]!r}: (lower, upper), {features[1]!r}: (lower, upper)}})"
             in str(info.value)) and "target_bounds" not in str(info.value)
+
+
+# ---- thirtieth pass: scikit-learn's validation messages carry no value and no private n --------------------
+
+_N_ROWS = 47        # a count no other number of these calls produces (3 features, bounds +-1, 1 class pair)
+_VALUE = 0.918273645  # a value planted in the rows, looked for in the messages (printed at numpy's 8 digits)
+
+
+def _validation_rows(seed=11):
+    rng = np.random.default_rng(seed)      # test data, not a DP draw
+    X = rng.uniform(-0.5, 0.5, (_N_ROWS, 3))
+    X[5, 0] = _VALUE
+    return X, X @ np.array([0.1, 0.2, 0.3])
+
+
+def _message(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except ValueError as exc:
+            assert exc.__context__ is None or not isinstance(exc, dpreg.errors.DPRegError)
+            return str(exc)
+    raise AssertionError("the call was not refused")
+
+
+def _says(text, count):
+    """Whether the text names the count (as scikit-learn writes it: 47, [47, 46], (47, 2), (47, 3))."""
+    import re
+    return re.search(rf"(?<![\d.]){count}(?![\d.])", text) is not None
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace_one"])
+def test_validation_messages_never_quote_values_and_name_n_only_where_it_is_public(neighbours):
+    X, y = _validation_rows()
+    options = {"neighbours": neighbours}
+    lin = DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-2, 2), random_state=0, options=options)
+    log = DPLogisticRegression(eps=1.0, bounds=(-1, 1), random_state=0, options=options)
+    # the training rows' count is public under replace-one neighbours only
+    count_shown = neighbours == "replace_one"
+    fits = {"1-D X": lambda: lin.fit(X[:, 0], y),
+            "complex X": lambda: lin.fit(X + 1j, y),
+            "complex y": lambda: lin.fit(X, y + 1j),
+            "X and y differ": lambda: lin.fit(X, y[:-1]),
+            "2-D y": lambda: lin.fit(X, np.c_[y, y]),
+            "no features": lambda: lin.fit(X[:, :0], y),
+            "labels differ": lambda: log.fit(X, (y > 0)[:-1])}
+    for what, call in fits.items():
+        text = _message(call)
+        assert "0.918273" not in text, what                       # never a value
+        if not count_shown:
+            assert not _says(text, _N_ROWS) and not _says(text, _N_ROWS - 1), (what, text)
+    if count_shown:
+        # scikit-learn's own text where n is public (its API checks match "0 feature(s) (shape=(12, 0))")
+        assert _says(_message(fits["X and y differ"]), _N_ROWS)
+    assert "reshape(-1, 1)" in _message(fits["1-D X"])           # the advice is kept, the values are not
+
+
+def test_validation_messages_of_new_rows_never_name_their_count_or_values():
+    X, y = _validation_rows()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lin = DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-2, 2), random_state=0).fit(X, y)
+    new = {"1-D rows": lambda: lin.predict(X[:, 0]),
+           "one 1-D row": lambda: lin.predict(X[5]),
+           "a scalar": lambda: lin.predict(np.float64(_VALUE)),
+           "complex rows": lambda: lin.predict(X + 1j),
+           "no rows": lambda: lin.predict(X[:0]),
+           "score, X and y differ": lambda: lin.score(X, y[:-1])}
+    for what, call in new.items():
+        text = _message(call)
+        assert "0.918273" not in text and not _says(text, _N_ROWS) and not _says(text, _N_ROWS - 1), (what, text)
+    # the schema is public: the features' count stays in scikit-learn's message
+    assert "X has 2 features" in _message(lambda: lin.predict(X[:, :2]))
+
+
+def test_validation_messages_under_debug_are_the_originals(monkeypatch):
+    X, y = _validation_rows()
+    monkeypatch.setenv(dpreg.errors.DEBUG_ERRORS_ENV, "1")
+    lin = DPLinearRegression(eps=1.0, bounds=(-1, 1), target_bounds=(-2, 2), random_state=0)
+    with pytest.raises(ValueError) as info:
+        lin.fit(X[:, 0], y)
+    assert not isinstance(info.value, dpreg.errors.DPRegError) and "0.918273" in str(info.value)
+
+
+# ---- thirtieth pass: a step fitted on the data before the estimator, in a Pipeline ---------------------------
+
+def _leaks(model, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_a_data_fitted_step_before_the_estimator_warns_once_and_marks_the_fit_not_private(data):
+    from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+    from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
+    X, y = data
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    # steps that learn from the data: a scaler (means, scales), an encoder that reads its categories off the
+    # data, the same inside a nested pipeline or a ColumnTransformer, and the target's scaler
+    reading = {"scaler": make_pipeline(StandardScaler(), est()),
+               "nested": make_pipeline(StandardScaler(), make_pipeline(FunctionTransformer(), est())),
+               "columns": make_pipeline(ColumnTransformer([("s", StandardScaler(), ["a"])], remainder="passthrough"),
+                                        est()),
+               "target": TransformedTargetRegressor(regressor=est(), transformer=StandardScaler())}
+    for name, model in reading.items():
+        leaks = _leaks(model, X, y)
+        assert len(leaks) == 1, name                                     # once per fit
+        assert leaks[0].filename == __file__, name                       # at the caller's line
+        fitted = model.regressor_ if name == "target" else model.steps[-1][1]
+        fitted = fitted.steps[-1][1] if name == "nested" else fitted
+        assert fitted.privacy_.private is False and str(leaks[0].message) in fitted.privacy_.leaks, name
+    # steps that learn nothing private: a row-wise function, declared categories, polynomial terms (the
+    # number of features only), and the estimator alone
+    g = pd.DataFrame({"g": np.where(X["a"] > 0.5, "u", "v")})
+    quiet = {"function": (make_pipeline(FunctionTransformer(), est()), X),
+             "declared categories": (make_pipeline(OneHotEncoder(categories=[["u", "v"]], drop="first",
+                                                                 sparse_output=False), est()), g),
+             "polynomial": (make_pipeline(PolynomialFeatures(), est()), X),
+             "alone": (est(), X)}
+    for name, (model, features) in quiet.items():
+        assert _leaks(model, features, y) == [], name
+        final = model.steps[-1][1] if hasattr(model, "steps") else model
+        assert final.privacy_.private is True, name
+    # categories read off the data: the encoder learns them without privacy
+    assert len(_leaks(make_pipeline(OneHotEncoder(sparse_output=False), est()), g, y)) == 1

@@ -769,3 +769,36 @@ def test_cell_coding_of_one_of_several_factors_streams_like_pandas(frame, monkey
     monkeypatch.setattr(_ssp, "_CHUNK_FLOATS", 1280)       # sum blocks of 256 rows: many blocks
     small_blocks = fit_of(df)
     same(fit_of(glob), small_blocks, "chunked")
+
+
+def test_a_csv_column_of_dates_gets_date_advice_that_does_not_depend_on_its_values(tmp_path, capsys):
+    # thirtieth pass, newcomer: a CSV date column was refused with the advice for a category alone (write
+    # C(d), declare levels). The refusal now says how to make a date a number; its text is fixed by the
+    # column's name (public), never by the values: a column of dates and one of other text get the same
+    # text, and a column named like a date gets the date advice first
+    from dpreg.cli import main
+    n = 60
+    rng = np.random.default_rng(2)                       # test data only
+    x = rng.uniform(0, 1, n)
+    texts = {"dates": [f"2021-03-{1 + i % 28:02d}" for i in range(n)], "words": ["north", "south"] * (n // 2)}
+    messages = {}
+    for kind, values in texts.items():
+        for name in ("d", "visit_date"):
+            path = _write_csv(tmp_path / f"{kind}_{name}.csv", {"x": x, name: values, "y": x})
+            with pytest.raises(SourceError) as err:
+                dpreg.dp_lm(f"y ~ x + {name}", path, eps=1.0, bounds={"x": (0, 1), "y": (0, 1)},
+                            method="adassp", random_state=1)
+            messages[kind, name] = str(err.value)
+            assert main(["fit", f"y ~ x + {name}", "--data", path, "--eps", "1"]) == 2
+            cli = capsys.readouterr().err
+            assert "days since a public origin" in cli and "--bounds" in cli and "bounds=" not in cli
+    for name in ("d", "visit_date"):
+        assert messages["dates", name] == messages["words", name]           # the values choose nothing
+        text = messages["dates", name]
+        assert "2021-03" not in text and "north" not in text
+        assert "days since a public origin" in text and f"C({name})" in text
+    # the name says "date": the date advice comes before the category's
+    dated = messages["dates", "visit_date"]
+    assert dated.index("days since") < dated.index("C(visit_date)")
+    plain = messages["dates", "d"]
+    assert plain.index("C(d)") < plain.index("days since")

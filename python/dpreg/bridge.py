@@ -30,6 +30,7 @@ from .errors import (
     InvalidArgumentType,
     data_error_message,
     debug_errors,
+    debug_errors_from,
     library_error_report,
 )
 
@@ -314,6 +315,22 @@ def r_dp_lm_source(formula: str, data, options: dict | None = None, family: str 
             raise InvalidArgument("family must be gaussian or binomial")
         return _fit_source(formula, data, dict(options or {}), family)
     return _run(go)
+
+
+def r_call(name: str, debug: str | None, /, *args, **kwargs) -> dict:
+    """Call the bridge function ``name`` (one of the ``r_*`` functions here) with ``DPREG_DEBUG_ERRORS`` as
+    the R session has it now: ``debug`` is R's ``Sys.getenv("DPREG_DEBUG_ERRORS")`` read at the call ("" when
+    unset). Python's own environment is a copy taken when Python started, so a ``Sys.setenv()`` (or
+    ``Sys.unsetenv()``) after the first call did not reach it (thirtieth pass); this value decides instead,
+    for this call only. Value: the called function's dict."""
+    fn = globals().get(name) if isinstance(name, str) and name.startswith("r_") and name != "r_call" else None
+    if not callable(fn):
+        safe = InvalidArgument(f"the bridge has no function {name!r}")
+        return {"ok": False, "value": None, "warnings": [],
+                "error": {"type": "InvalidArgument", "message": str(safe), "classes": _error_classes(safe),
+                          "privacy": None}}
+    with debug_errors_from("" if debug is None else debug):
+        return fn(*args, **kwargs)
 
 
 def _from_dict(fit_dict: dict):

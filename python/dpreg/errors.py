@@ -197,10 +197,47 @@ def data_error_message(error_type: str, stage: str) -> str:
             f"{DEBUG_ERRORS_ENV}=1 (its message may then contain data values: do not share it)")
 
 
+def debug_flag(value) -> bool:
+    """Whether a value of DPREG_DEBUG_ERRORS ("1", "true", "yes", any case) asks for the originals."""
+    return str(value or "").strip().lower() in ("1", "true", "yes")
+
+
+#: DPREG_DEBUG_ERRORS as the caller's process sees it now, where that is not this Python's environment: the
+#: R package reads Sys.getenv() at each call and passes it (Python's os.environ is a copy taken when
+#: Python started, so Sys.setenv() after that did not reach it). None: read os.environ.
+_debug_override = None
+
+
 def debug_errors() -> bool:
-    """Whether DPREG_DEBUG_ERRORS=1 asks for libraries' own exceptions (debugging)."""
+    """Whether DPREG_DEBUG_ERRORS=1 asks for libraries' own exceptions (debugging): the value the R package
+    passed with the current call (:func:`debug_errors_from`), else this process's environment."""
     import os
-    return os.environ.get(DEBUG_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")
+    override = _debug_override.get() if _debug_override is not None else None
+    if override is not None:
+        return override
+    return debug_flag(os.environ.get(DEBUG_ERRORS_ENV))
+
+
+class debug_errors_from:   # noqa: N801 - a context manager, named like contextlib's
+    """``with debug_errors_from(value): ...``: :func:`debug_errors` answers from ``value`` (the caller's
+    DPREG_DEBUG_ERRORS, e.g. R's ``Sys.getenv()`` at the call) inside the block, whatever os.environ
+    says; ``value=None`` leaves os.environ in charge."""
+
+    def __init__(self, value):
+        self.value = None if value is None else debug_flag(value)
+        self._token = None
+
+    def __enter__(self):
+        global _debug_override
+        if _debug_override is None:
+            import contextvars
+            _debug_override = contextvars.ContextVar("dpreg_debug_errors", default=None)
+        self._token = _debug_override.set(self.value)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _debug_override.reset(self._token)
+        return False
 
 
 class data_stage:   # noqa: N801 - used as a context manager, like contextlib's

@@ -15,6 +15,15 @@ differences that differential privacy imposes:
   are public declarations; features without one get a privately estimated range (a share of
   ``eps``, as in :func:`dpreg.dp_lm`). Nothing is derived from ``X`` or ``y`` without privacy.
 
+**Steps before the estimator in a Pipeline are outside the guarantee.** ``make_pipeline(StandardScaler(),
+DPLinearRegression())`` fits the scaler on the private data without privacy: its means and scales are in the
+pipeline, and they change every row the estimator sees, so this fit is not private either. ``fit`` then warns
+with :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private (decided from the pipeline's steps:
+scalers, imputers, encoders reading their categories off the data). Use transforms with public parameters
+(``FunctionTransformer`` with declared constants, ``OneHotEncoder(categories=[[...]])``), or no scaling:
+ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` whose function
+computes from the whole array is not detected.
+
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
 reveals information about them, so it warns with :class:`dpreg.PrivacyLeakWarning`.
@@ -83,6 +92,86 @@ def _quotes_a_value(err: ValueError) -> bool:
     return str(err).startswith("could not convert")
 
 
+#: scikit-learn's validation messages that quote neither values nor counts of the data (the input's kind,
+#: NaN / infinity, the number of features and their names: the schema, public)
+_SAFE_VALIDATION = ("Input X contains", "Input y contains", "Input contains", "X has ", "X does not contain",
+                    "The feature names should match", "Feature names", "dtype='numeric' is not compatible",
+                    "Unable to convert array of bytes/strings", "Sparse data was passed",
+                    "Found array with dim", "np.matrix is not supported", "Unknown label type")
+
+_RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample.")
+
+
+def _validation_message(text: str, *, n_public: bool, name: str, fitting: bool) -> str | None:
+    """scikit-learn's message of a refused input, told without what the data would reveal, or None when it
+    can be shown as it is.
+
+    Its checks quote the values of a 1-D or complex array ("Expected 2D array, got 1D array instead:
+    array=[...]") and the number of rows ("Found array with 1 sample(s) (shape=(1, 3))", "inconsistent
+    numbers of samples: [50, 49]", "got an array of shape (50, 2)"). Values are never shown. The number of
+    rows is shown only where it is public: the training data of a fit under replace-one neighbours (the
+    default), where n is a public fact of the fit (``n_public``); under add/remove neighbours n is private,
+    and new rows given to predict or score may be private data too. The features' count and names are the
+    schema (public). An unknown message that holds a digit or a line of values is replaced as a whole."""
+    import re
+    rows_hidden = ("the number of rows is not shown: under add/remove neighbours n is private" if fitting else
+                   "the number of rows is not shown: new rows may be private data too")
+    if text.startswith(("Expected 2D array", "Expected 2D input", "Input should have at least 1 dimension")):
+        kind = "a scalar" if "scalar" in text else "a 1D array"
+        return f"Expected 2D array, got {kind} instead (its values are not shown).\n{_RESHAPE}"
+    if text.startswith("Complex data not supported"):
+        return f"Complex data not supported: {name} holds complex numbers (their values are not shown)"
+    if n_public and re.match(r"(Found array with \d+ (sample|feature)\(s\)|Found input variables with "
+                             r"inconsistent numbers of samples|y should be a 1d array)", text):
+        return None                 # n is public here: scikit-learn's own text (its checks match it)
+    m = re.match(r"Found array with \d+ sample\(s\) \(shape=\([^)]*\)\) while a minimum of (\d+) is "
+                 r"required(.*)$", text, re.S)
+    if m:
+        return (f"Found array with fewer samples than the minimum of {m.group(1)} required{m.group(2).rstrip('.')}"
+                f" ({rows_hidden})")
+    m = re.match(r"Found array with (\d+) feature\(s\) \(shape=\([^)]*\)\) while a minimum of (\d+) is "
+                 r"required(.*)$", text, re.S)
+    if m:
+        return (f"Found array with {m.group(1)} feature(s) while a minimum of {m.group(2)} is required"
+                f"{m.group(3).rstrip('.')} ({rows_hidden})")
+    if text.startswith("Found input variables with inconsistent numbers of samples"):
+        return f"Found input variables with inconsistent numbers of samples: X and y differ ({rows_hidden})"
+    if text.startswith("y should be a 1d array"):
+        return f"y should be a 1d array, got an array of more dimensions instead ({rows_hidden}, nor the shape)"
+    if text.startswith(_SAFE_VALIDATION):
+        return None
+    if re.search(r"\d", text) or "array=" in text or "\n" in text:
+        from .errors import DEBUG_ERRORS_ENV
+        return (f"scikit-learn's validation refused {name}; its message is not shown: it may quote values "
+                f"or the number of rows of the data (rerun with the environment variable {DEBUG_ERRORS_ENV}=1 "
+                "to see it; it may then contain data values: do not share it)")
+    return None
+
+
+def _checked(check, *args, name: str = "X", n_public: bool = False, fitting: bool = False, **kwargs):
+    """``check(*args, **kwargs)`` (a scikit-learn validation function) with its refusal told by
+    :func:`_validation_message`: an :class:`dpreg.errors.InvalidArgument` (a ``ValueError``, as
+    scikit-learn's) for a ValueError whose text would reveal data, raised outside the handler so that
+    scikit-learn's exception is not kept; its own exception otherwise (and under DPREG_DEBUG_ERRORS=1)."""
+    from .errors import DEBUG_NOTE, DPRegError, debug_errors
+    safe = None
+    try:
+        return check(*args, **kwargs)
+    except DPRegError:
+        raise                        # dpreg's own refusals (e.g. predict's, inside score) are already safe
+    except ValueError as err:
+        if _quotes_a_value(err):
+            raise                    # the caller's own refusal of text in a number column
+        safe = _validation_message(str(err), n_public=n_public, name=name, fitting=fitting)
+        if safe is None:
+            raise
+        if debug_errors():
+            err.add_note(DEBUG_NOTE)
+            raise
+    raise InvalidArgument(safe)
+
+
 def _plain_name(name) -> bool:
     """A name the formula can carry as itself: an identifier that is not a Python keyword (True, None,
     class, ...) and not a name the design reserves."""
@@ -124,6 +213,95 @@ def _in_model_selection() -> bool:
     return False
 
 
+def _reads_the_data(step) -> bool:
+    """Whether a scikit-learn step fitted before this estimator learns something from the data without
+    privacy (a scaler's means and scales, an encoder's categories found in the data, an imputer's fill
+    values). From the step's class and parameters only (public): ``None``, ``"passthrough"`` and
+    ``"drop"`` learn nothing; a Pipeline, ColumnTransformer or FeatureUnion as its parts do; an encoder with
+    declared categories (and no ``min_frequency`` / ``max_categories``) and PolynomialFeatures (the number
+    of features only) learn nothing private; other steps as scikit-learn's ``requires_fit`` tag says
+    (False for FunctionTransformer and Normalizer, which compute each row from itself)."""
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+        return False
+    parts = None
+    if hasattr(step, "steps") and isinstance(step.steps, list):                     # Pipeline
+        parts = [t for _, t in step.steps]
+    elif hasattr(step, "transformers") and isinstance(step.transformers, list):  # ColumnTransformer
+        parts = [t for _, t, *_ in step.transformers] + [getattr(step, "remainder", "drop")]
+    elif hasattr(step, "transformer_list"):                                             # FeatureUnion
+        parts = [t for _, t in step.transformer_list]
+    if parts is not None:
+        return any(_reads_the_data(t) for t in parts)
+    name = type(step).__name__
+    if name in ("OneHotEncoder", "OrdinalEncoder"):
+        params = step.get_params(deep=False)
+        return isinstance(params.get("categories", "auto"), str) or params.get("min_frequency") is not None \
+            or params.get("max_categories") is not None
+    if name == "PolynomialFeatures":
+        return False
+    try:
+        return bool(step.__sklearn_tags__().requires_fit)
+    except Exception:   # noqa: BLE001 - a step without scikit-learn's tags: counted as reading the data
+        return True
+
+
+def _steps_fitted_before(estimator) -> list[str]:
+    """The steps that a Pipeline (or a TransformedTargetRegressor's transformer) fitted on the same data
+    before it fits ``estimator``, and that learn from the data without privacy (:func:`_reads_the_data`),
+    as "name (Class)". Found from the callers' frames: scikit-learn's ``Pipeline.fit`` fits the steps in
+    order, then calls the final estimator's ``fit`` itself, the same object (nested pipelines: each level
+    in turn). Reads the pipeline's structure only, never the data."""
+    found = []
+    target = estimator
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            module = f.f_globals.get("__name__", "")
+            owner = f.f_locals.get("self") if module.startswith("sklearn.") else None
+            if owner is not None and module.startswith("sklearn.pipeline") and hasattr(owner, "steps"):
+                steps = owner.steps
+                if steps and steps[-1][1] is target:
+                    found = [f"{name} ({type(t).__name__})" for name, t in steps[:-1] if _reads_the_data(t)] + found
+                    target = owner
+            elif owner is not None and module.startswith("sklearn.compose") \
+                    and getattr(owner, "regressor_", None) is target and hasattr(owner, "transformer"):
+                if owner.transformer is not None and _reads_the_data(owner.transformer):
+                    found.append(f"the target's transformer ({type(owner.transformer).__name__})")
+                target = owner
+            f = f.f_back
+    finally:
+        del frame
+    return found
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the first frame outside
+    dpreg and scikit-learn: the user's line that fitted the pipeline."""
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        level = 1
+        while f is not None:
+            module = f.f_globals.get("__name__", "")
+            if not (module == "dpreg" or module.startswith(("dpreg.", "sklearn."))):
+                return level
+            f = f.f_back
+            level += 1
+    finally:
+        del frame
+    return 2
+
+
+_FITTED_BEFORE = ("{est} is fitted after {steps}, fitted on the same data without differential privacy: what "
+                  "they learned (means and scales, categories, fill values) is a non-private function of the "
+                  "data, and it also changes every row {est} sees, so neither the pipeline nor this fit is "
+                  "covered by the privacy statement (marked not private). Declare those parameters from "
+                  "public knowledge instead (e.g. FunctionTransformer(lambda X: (X - centre) / scale) with "
+                  "public numbers, OneHotEncoder(categories=[[...]])), or leave the features unscaled: dpreg "
+                  "takes each feature's declared range in its own units (bounds=)")
+
+
 class _DPBase(BaseEstimator):
     _family = "gaussian"
 
@@ -137,12 +315,14 @@ class _DPBase(BaseEstimator):
         if y is not None:
             y = _saturated(y)
         not_numbers = False
+        # the training rows' n is public under replace-one neighbours only (scikit-learn's messages name it)
+        n_public = fitting and dict(self.options or {}).get("neighbours", "replace_one") == "replace_one"
         try:
             if fitting:
-                X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True, y_numeric=False,
-                                     reset=True)
+                X, y = _checked(validate_data, self, X, y, dtype="numeric", ensure_all_finite=True,
+                                y_numeric=False, reset=True, name="X or y", n_public=n_public, fitting=True)
             else:
-                X = validate_data(self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+                X = _checked(validate_data, self, X, dtype="numeric", ensure_all_finite=True, reset=False)
         except ValueError as err:
             if not _quotes_a_value(err):
                 raise
@@ -272,6 +452,9 @@ class _DPBase(BaseEstimator):
         if not self.fit_intercept:
             formula += " - 1"
         self._warn_repeated()
+        # thirtieth pass: make_pipeline(StandardScaler(), DPLinearRegression()) fitted silently although the
+        # scaler reads the data without privacy
+        before = _steps_fitted_before(self)
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
@@ -291,6 +474,12 @@ class _DPBase(BaseEstimator):
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual
             warnings.warn(w.message, stacklevel=3)
+        if before:
+            text = _FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))
+            warnings.warn(text, PrivacyLeakWarning, stacklevel=_outside_stacklevel())
+            fit.privacy.private = False
+            if text not in fit.privacy.leaks:
+                fit.privacy.leaks.append(text)
         coef = fit.coef
         self.fit_ = fit
         self.privacy_ = fit.privacy
@@ -350,6 +539,12 @@ def _params_doc(kind):
 class DPLinearRegression(RegressorMixin, _DPBase):
     __doc__ = ("Differentially private linear regression (:func:`dpreg.dp_lm`) as a scikit-learn "
                "regressor.\n" + _params_doc("dp_lm") + """
+    In a Pipeline, steps fitted on the data before it (``StandardScaler``, ``SimpleImputer``,
+    ``OneHotEncoder()`` with its default ``categories="auto"``) are not private: ``fit`` warns with
+    :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private. Declare such parameters instead
+    (``FunctionTransformer`` with public constants, ``OneHotEncoder(categories=[[...]])``) or leave the
+    features in their own units with their declared ``bounds``.
+
     For prediction alone, ``options={"inference": False}`` with ``method="auto"`` fits dpgd (replace-one
     neighbours, the default), whose
     predictions were the most accurate measured on real data (docs/accuracy.md, "Every method on every
@@ -435,7 +630,9 @@ class DPLinearRegression(RegressorMixin, _DPBase):
         float
         """
         self._leak_warning()
-        return super().score(X, y, sample_weight=sample_weight)
+        # scikit-learn's metric checks X and y against each other ("inconsistent numbers of samples:
+        # [49, 50]"): told without the counts, as predict's checks
+        return _checked(super().score, X, y, sample_weight=sample_weight, name="X, y")
 
 
 class DPLogisticRegression(ClassifierMixin, _DPBase):
@@ -517,8 +714,10 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         if y is None:
             raise InvalidArgument("requires y to be passed, but the target y is None")
         yv = np.asarray(y)
+        n_public = dict(self.options or {}).get("neighbours", "replace_one") == "replace_one"
         if isinstance(self.classes, str) and self.classes == "data":
-            check_classification_targets(yv)      # scikit-learn's own refusals (the fit is not private)
+            # scikit-learn's own refusals (the fit is not private), told without values or counts
+            _checked(check_classification_targets, yv, name="y", n_public=n_public, fitting=True)
         elif yv.dtype.kind in "fc":
             # a missing or infinite label: scikit-learn's refusal of such values, as for X
             from sklearn.utils import assert_all_finite
@@ -529,7 +728,8 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         # (eighteenth audit pass); every label outside the public two now gets the same refusal
         classes, from_data = self._public_classes(yv)
         if not from_data:
-            check_classification_targets(yv)      # the shape (e.g. a 2-D y); the labels are public here
+            # the shape (e.g. a 2-D y); the labels are public here
+            _checked(check_classification_targets, yv, name="y", n_public=n_public, fitting=True)
         self.classes_ = classes
         y01 = (yv == classes[1]).astype(float)
         if from_data:
@@ -630,4 +830,6 @@ class DPLogisticRegression(ClassifierMixin, _DPBase):
         float
         """
         self._leak_warning()
-        return super().score(X, y, sample_weight=sample_weight)
+        # scikit-learn's metric checks X and y against each other ("inconsistent numbers of samples:
+        # [49, 50]"): told without the counts, as predict's checks
+        return _checked(super().score, X, y, sample_weight=sample_weight, name="X, y")

@@ -62,6 +62,10 @@ r_dialect <- function(msg) {
     if (is.na(s)) return(s)
     # leading Python exception / warning class names
     s <- gsub("^(?:[A-Z][A-Za-z]*(?:Error|Warning|Exception|Failed)): ", "", s, perl = TRUE)
+    # a CSV column of dates (thirtieth pass): the core's pandas example, as R writes the same number
+    s <- gsub("\\(in pandas: \\(pd\\.to_datetime\\(df\\['([^']+)'\\]\\) - pd\\.Timestamp\\('([^']+)'\\)\\)\\.dt\\.days;",
+              "(in R: read the file with read.csv() and add a column as.numeric(as.Date(\\1) - as.Date(\"\\2\")) to the data frame;",
+              s, perl = TRUE)
     # pointers into the Python sources or the specification documents
     # (pointers such as "(see specification ...)"; not "(species = ...)", a column called species)
     s <- gsub(" ?\\((?:see )?spec(?:ification)?(?![A-Za-z])[^)]*\\)", "", s, perl = TRUE)

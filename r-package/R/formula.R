@@ -408,12 +408,94 @@ translate_formula <- function(formula, data, levels = NULL) {
   }
   .dpreg$derive$rhs <- TRUE
   rhs <- translate_rhs(expanded[[3]], map, NULL)
+  rhs <- indicator_both_values(expanded, rhs, map, data, numeric_cols)
   m <- unlist(as.list(map))
   derived <- .dpreg$derive$cols
   vars <- unique(c(vars, names(derived)))
   list(core = paste(lhs, "~", rhs), formula = indicator_margins(expanded, numeric_cols), vars = vars,
        map = m, derived = derived,
        response = paste(deparse(expanded[[2]], width.cutoff = 500L), collapse = " "))
+}
+
+# Whether the term label v is an indicator the core computes as a 0/1 column: I(x > c) of a numeric
+# column and a number, or such comparisons joined by & | ! (R's logical, coded as a factor by lm)
+is_numeric_indicator <- function(v, numeric_cols) {
+  e <- tryCatch(str2lang(v), error = function(err) NULL)
+  if (!is.call(e) || !identical(deparse(e[[1]]), "I") || length(e) != 2) return(FALSE)
+  old <- .dpreg$derive
+  on.exit(.dpreg$derive <- old)
+  .dpreg$derive <- list(rhs = TRUE, numeric_cols = numeric_cols)
+  a <- e[[2]]
+  while (is.call(a) && identical(deparse(a[[1]]), "(")) a <- a[[2]]
+  if (is_constant_comparison(a)) {
+    col <- if (is.name(a[[2]])) a[[2]] else a[[3]]
+    lit <- if (is.name(a[[2]])) a[[3]] else a[[2]]
+    if (is.call(lit) && deparse(lit[[1]]) == "-" && length(lit) == 2) lit <- lit[[2]]
+    return(is.numeric(lit) && as.character(col) %in% numeric_cols)
+  }
+  is_numeric_compound_test(a)
+}
+
+# y ~ 0 + I(x > c) (thirtieth pass): lm codes the logical I(x > c) as a factor, and in a model without an
+# intercept the first factor by both its values, the columns I(x > c)FALSE and I(x > c)TRUE (the two
+# groups' means); the core's 0/1 column alone fixed the FALSE group's mean at 0, another model. The
+# core gets the complement I(~(x > c)) before the indicator, named "I(x > c)FALSE" (the map's
+# "FALSE>" entries; r_term_names) and grouped with it in the term I(x > c) (coef_assign). Done when the
+# indicator is the model's only factor-like variable and appears as a main effect only: with a factor
+# too, the core codes that factor by all its levels (no intercept), and the complement would repeat
+# their span. Reads the formula and the data's column types only.
+indicator_both_values <- function(formula, rhs, map, data, numeric_cols) {
+  tt <- stats::terms(formula)
+  if (attr(tt, "intercept") != 0) return(rhs)
+  fac <- attr(tt, "factors")
+  if (!length(fac)) return(rhs)
+  vars <- rownames(fac)[-attr(tt, "response")]
+  if (!length(vars)) return(rhs)
+  is_ind <- vapply(vars, is_numeric_indicator, TRUE, numeric_cols = numeric_cols)
+  plain_number <- vapply(vars, function(v) {
+    e <- tryCatch(str2lang(v), error = function(err) NULL)
+    if (is.name(e)) return(as.character(e) %in% numeric_cols)
+    # a transform of numbers (log(x), I(x^2)) is a number; factor(), cut(), level tests are factors
+    is.call(e) && !(deparse(e[[1]]) %in% c("factor", "as.factor", "ordered", "as.ordered", "cut", "relevel",
+                                            "interaction")) &&
+      !(identical(deparse(e[[1]]), "I") && length(e) == 2 && (is_level_test(e[[2]]) || is_compound_test(e[[2]])))
+  }, TRUE)
+  if (!any(is_ind) || !all(is_ind | plain_number)) return(rhs)
+  labels <- attr(tt, "term.labels")
+  ord <- attr(tt, "order")
+  first <- labels[ord == 1 & labels %in% vars[is_ind]][1]
+  if (is.na(first) || any(fac[first, ord > 1] > 0)) return(rhs)
+  core <- NULL
+  for (k in ls(map)) if (identical(get(k, envir = map), first)) core <- c(core, k)
+  core <- core[startsWith(core, "I(")]
+  if (length(core) != 1) return(rhs)
+  parts <- split_terms(rhs)
+  at <- which(norm_expr(parts) == core)
+  if (length(at) != 1) return(rhs)
+  inner <- trimws(substr(parts[at], 3L, nchar(parts[at]) - 1L))
+  complement <- paste0("I(~(", inner, "))")
+  assign(norm_expr(complement), first, envir = map)
+  assign(paste0("FALSE>", norm_expr(complement)), first, envir = map)
+  parts <- append(parts, complement, after = at - 1L)
+  paste(parts, collapse = " + ")
+}
+
+# "0 + a + I(x + z) + b:c" -> c("0", "a", "I(x + z)", "b:c"): the core's right-hand side split at the
+# top-level " + " (not inside parentheses, brackets or quotes)
+split_terms <- function(s) {
+  ch <- strsplit(s, "")[[1]]
+  depth <- 0L; quote <- ""; start <- 1L; parts <- character()
+  for (i in seq_along(ch)) {
+    c <- ch[i]
+    if (nzchar(quote)) { if (c == quote) quote <- ""; next }
+    if (c %in% c("'", '"', "`")) quote <- c
+    else if (c %in% c("(", "[")) depth <- depth + 1L
+    else if (c %in% c(")", "]")) depth <- depth - 1L
+    else if (c == "+" && depth == 0L) {
+      parts <- c(parts, trimws(paste(ch[start:(i - 1)], collapse = ""))); start <- i + 1L
+    }
+  }
+  c(parts, trimws(paste(ch[start:length(ch)], collapse = "")))
 }
 
 # The formula with the terms the core adds for an indicator in an interaction without its margin
@@ -538,6 +620,8 @@ r_term_names <- function(core_terms, map, labels = NULL) {
       level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
       return(paste0(lab(m[1]), level))
     }
+    # the complement the core fits for y ~ 0 + I(x > c) (indicator_both_values): lm's I(x > c)FALSE
+    if (!is.na(map[paste0("FALSE>", norm_expr(comp))])) return(paste0(lab(comp), "FALSE"))
     indicator_name(lab(comp))
   }
   factor_of <- function(comp) {

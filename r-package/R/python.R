@@ -156,13 +156,15 @@ warning_class <- function(category) {
 # relabel_value: a function(message, value) applied first, with the core's returned value (dp_lm/dp_glm
 # pass one that names the coefficients as R does, from the fit's own term names).
 call_core <- function(fun, ..., relabel = identity, relabel_value = NULL) {
-  # function handles are cached: fewer short-lived Python references for R's GC to finalise
-  f <- .dpreg$funs[[fun]]
+  # the handle of the bridge's dispatcher is cached: fewer short-lived Python references for R's GC
+  f <- .dpreg$funs[["r_call"]]
   if (is.null(f)) {
-    f <- bridge()[[fun]]
-    .dpreg$funs[[fun]] <- f
+    f <- bridge()[["r_call"]]
+    .dpreg$funs[["r_call"]] <- f
   }
-  out <- f(...)
+  # DPREG_DEBUG_ERRORS as this R session has it now, passed with every call: Python's environment is a
+  # copy taken when Python started, so Sys.setenv() after that did not reach it (thirtieth pass)
+  out <- f(fun, Sys.getenv("DPREG_DEBUG_ERRORS", unset = ""), ...)
   # the core's messages are written for Python users: r_syntax() turns the levels= hints into R
   # lists, r_dialect() renders the rest in R's syntax; the conditions carry R classes
   # (dpreg_value_error, dpreg_design_error, dpreg_accuracy, ...; the older dpreg_<PythonClass>

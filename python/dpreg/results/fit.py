@@ -906,6 +906,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         with guard, data_stage(PREDICTING), np.errstate(**NUMPY_ERRSTATE), \
                 warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            # the rows as they are now, copied: conf_int() / summary_frame() at another level compute from
+            # them later (AdaSSP's union ends), and must not see the caller's frame changed in between
+            newdata = self._newdata_as_frame(newdata).copy(deep=True)
             parts["mean"] = self._predict(newdata, "confidence", level, "link", clamp, _parts=True)
             if not logit:
                 parts["obs"] = self._predict(newdata, "prediction", level, "link", clamp, _parts=True)
@@ -936,13 +939,17 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
             # asymmetric intervals (AdaSSP's union, §28): the ends are predict()'s own at each level; the
             # reasons were said above, once. Called later (summary_frame, conf_int), outside this method's
             # pin of numpy's error state: pinned again (a new row at 5e-324 underflows; audit 20)
+            # These later calls compute from the new rows again, so they run under predict()'s guard too
+            # (thirtieth pass: a library's exception there reached the caller with its own text)
             @numpy_defaults
             def link_ends(at_level, obs):
-                with warnings.catch_warnings():
+                later = library_errors()
+                with later, data_stage(PREDICTING), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     frame = self._predict(newdata, "prediction" if obs else "confidence", at_level, "link",
                                           clamp, _parts=True)
-                return column(frame, "_lower"), column(frame, "_upper")
+                    return column(frame, "_lower"), column(frame, "_upper")
+                later.raise_data_error()
         return PredictionResults(predicted, se_mean, link_fit, centre, se, obs_se, to_response, level,
                                  mean.index, link_ends=link_ends)
 

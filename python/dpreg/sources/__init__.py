@@ -36,22 +36,46 @@ BATCH_ROWS = 1 << 16
 MATERIALISE_ROW_LIMIT = 20_000_000
 
 
+#: column names that say "a date or a time" (public: the schema), for which the CSV refusal's date advice
+#: comes first (thirtieth pass)
+_DATE_NAME = r"(?i)(^|[_.\s-])(date|dates|dt|day|days|time|times|timestamp|datetime|dob|month|week|when|" \
+             r"created|updated|at|on)([_.\s-]|$)|(date|time|stamp)$|^(date|time)"
+
+
+def date_advice(name) -> str:
+    """What to do with a column of dates or times in CSV data: a number (days since a public origin), made
+    in the data, as dpreg's formula does not convert text. A fixed text per column name, never from the
+    values (a CSV column has no type; whether its cells look like dates is a fact of the data)."""
+    return (f"if {name!r} holds dates or times, convert them to a number before the fit, such as the days since "
+            f"a public origin (in pandas: (pd.to_datetime(df[{name!r}]) - pd.Timestamp('2000-01-01')).dt.days; "
+            "or in the file), and declare that number's range in bounds= (dpreg's formula does not convert "
+            "text to dates)")
+
+
 def not_a_number_error(name, formula=True, outcome=False) -> SourceError:
     """The refusal of a cell that is not a number in a number column of CSV data (``text_columns``): one
     text whatever the other rows hold, naming the column, never the value; raised before any budget is
     spent. ``formula=False``: the column of dp_mean / dp_quantile; ``outcome``: the formula's outcome
-    (written without C(): its levels are declared)."""
+    (written without C(): its levels are declared). The advice covers a category and a date or time
+    (thirtieth pass: a date column got the category's advice alone); a column named like a date
+    (:data:`_DATE_NAME`, public) gets the date advice first. The values never choose the text."""
+    import re
     if not formula:
         return SourceError(f"column {name!r} of the CSV data is not numeric: it holds a value that is not a number "
-                           "(nor missing: empty or NA); dp_mean and dp_quantile read a column of numbers")
-    return SourceError(
-        f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
-        "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
-        + ("category: declare levels= for it (an outcome is written without C())" if outcome
-           else f"category: write C({name}) in the formula, or declare levels= for it")
-        # twenty-ninth pass, newcomer: the CLI printed "declare levels= for it", an option it has not;
-        # the example is rewritten per language (--levels '{...}' on the command line, R's list(...))
-        + f", e.g. levels={{{name!r}: [...]}} (the public levels, the reference first)")
+                           "(nor missing: empty or NA); dp_mean and dp_quantile read a column of numbers; "
+                           + date_advice(name))
+    head = (f"column {name!r} of the CSV data holds a value that is not a number (nor missing: empty or NA). A CSV "
+            "column has no type, so dpreg reads a column the formula uses as numbers unless it is declared a "
+            "category")
+    category = (("declare levels= for it (an outcome is written without C())" if outcome
+                 else f"write C({name}) in the formula, or declare levels= for it")
+                # twenty-ninth pass, newcomer: the CLI printed "declare levels= for it", an option it has not;
+                # the example is rewritten per language (--levels '{...}' on the command line, R's list(...))
+                + f", e.g. levels={{{name!r}: [...]}} (the public levels, the reference first)")
+    dates = date_advice(name)
+    if not outcome and re.search(_DATE_NAME, str(name)):
+        return SourceError(f"{head}. {dates[0].upper()}{dates[1:]}; if it is a category, {category}")
+    return SourceError(f"{head}: {category}; {dates}")
 
 
 def _object_without_kind(pa, t) -> bool:

@@ -259,3 +259,34 @@ test_that("a refusal quotes the outcome as R writes it, not the core's spelling"
   expect_match(msg, paste0("\"", deparse(fo[[2]]), "\" must use exactly one column"), fixed = TRUE)
   expect_false(grepl("100000.0", msg, fixed = TRUE))
 })
+
+test_that("y ~ 0 + I(x > c) is lm's model: both values of the logical, named I(x > c)FALSE and TRUE", {
+  # thirtieth pass: without an intercept lm codes the first factor, here the logical I(x > 5), by both its
+  # values (the two groups' means); dpreg had the 0/1 column alone, which fixes the FALSE group's mean at 0.
+  # Reference: lm's own model matrix of the same formula (its columns, their names and order).
+  skip_if_no_core()
+  set.seed(30)
+  n <- 1000
+  d <- data.frame(x = runif(n, 0, 10), z = runif(n, -1, 1))
+  d$y <- 1 + 2 * (d$x > 5) + rnorm(n)
+  b <- list(y = c(-5, 10), x = c(0, 10), z = c(-1, 1))
+  for (fs in c("y ~ 0 + I(x > 5)", "y ~ 0 + z + I(x > 5.5)", "y ~ 0 + I(x > 5 & z < 0.5) + I(z > 0)",
+               "y ~ -1 + I(!(x <= 2))")) {
+    fo <- as.formula(fs)
+    fit <- suppressWarnings(dp_lm(fo, data = d, eps = 5, seed = 1, bounds = b))
+    L <- model.matrix(lm(fo, data = d))
+    X <- model.matrix(fit, data = d)
+    expect_identical(names(coef(fit)), colnames(L), info = fs)
+    # 0/1 columns and z inside its declared range: the matrices are equal entry by entry
+    expect_equal(unname(as.matrix(X)), unname(L), ignore_attr = TRUE, info = fs)
+  }
+  fit <- suppressWarnings(dp_lm(y ~ 0 + I(x > 5), data = d, eps = 5, seed = 1, bounds = b))
+  # the two columns are one term: anova() tests them together, and predict() gives each group its mean
+  expect_identical(labels(fit), "I(x > 5)")
+  expect_identical(anova(fit)[["Df"]], 2L)
+  p <- predict(fit, newdata = data.frame(x = c(1, 9)))
+  expect_equal(unname(p), unname(coef(fit)), tolerance = 1e-12)
+  # with an intercept nothing changes: one column, I(x > 5)TRUE
+  fit1 <- suppressWarnings(dp_lm(y ~ I(x > 5), data = d, eps = 5, seed = 1, bounds = b))
+  expect_identical(names(coef(fit1)), c("(Intercept)", "I(x > 5)TRUE"))
+})

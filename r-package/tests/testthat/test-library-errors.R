@@ -61,3 +61,36 @@ test_that("text in a number column of a CSV file or a DuckDB cast reaches R with
   expect_s3_class(cnd, "dpreg_error")
   no_needle(cnd)
 })
+
+test_that("DPREG_DEBUG_ERRORS is read from R's environment at each call, after Python started", {
+  skip_if_no_core()
+  # thirtieth pass: Python's environment is a copy taken when it started, so Sys.setenv() afterwards did
+  # not reach it; the R package now passes R's value with every call
+  df <- toy_data(300)
+  fit <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp", bounds = toy_bounds, seed = 1)   # Python runs
+  reticulate::py_run_string(paste0(
+    "import dpreg.estimators.adassp as _a\n",
+    "_dpreg_test_saved_fit = _a.fit\n",
+    "def _dpreg_test_failing(*args, **kwargs):\n",
+    "    raise ValueError(\"could not convert string to float: '", needle, "'\")\n",
+    "_a.fit = _dpreg_test_failing\n"))
+  on.exit(reticulate::py_run_string("_a.fit = _dpreg_test_saved_fit"), add = TRUE)
+  old <- Sys.getenv("DPREG_DEBUG_ERRORS", unset = NA)
+  on.exit(if (is.na(old)) Sys.unsetenv("DPREG_DEBUG_ERRORS") else Sys.setenv(DPREG_DEBUG_ERRORS = old),
+          add = TRUE)
+  fit_it <- function() tryCatch(dp_lm(y ~ x, data = df, eps = 1, method = "adassp", bounds = toy_bounds,
+                                      seed = 1), error = function(e) e)
+  Sys.setenv(DPREG_DEBUG_ERRORS = "1")
+  cnd <- fit_it()
+  expect_false(inherits(cnd, "dpreg_data_error"))
+  expect_match(conditionMessage(cnd), needle, fixed = TRUE)       # the library's own message, as asked
+  expect_match(conditionMessage(cnd), "may contain values of the private data", fixed = TRUE)
+  Sys.unsetenv("DPREG_DEBUG_ERRORS")
+  cnd <- fit_it()
+  expect_s3_class(cnd, "dpreg_data_error")
+  no_needle(cnd)
+  Sys.setenv(DPREG_DEBUG_ERRORS = "0")
+  cnd <- fit_it()
+  expect_s3_class(cnd, "dpreg_data_error")
+  expect_s3_class(fit, "dp_fit")
+})

@@ -173,3 +173,27 @@ test_that("dp_mean and dp_quantile read one column of files like the vector", {
 test_that("a character vector without column = is still refused as not numeric", {
   expect_error(dp_mean(c("a", "b"), eps = 1), "numeric")
 })
+
+test_that("a CSV column of dates is refused with advice in R's terms, whatever its values", {
+  # thirtieth pass, newcomer: the advice was a category's alone (factor(d), levels =); it now says how to
+  # make the dates a number in R. The text is the same for a column of dates and one of other text.
+  skip_if_no_core()
+  skip_if_not(reticulate::py_module_available("duckdb"), "the core has no DuckDB")
+  dir <- file.path(tempdir(), "dpreg-src-dates")
+  dir.create(dir, showWarnings = FALSE)
+  x <- seq(0, 1, length.out = 40)
+  msg <- character()
+  for (kind in c("dates", "words")) {
+    values <- if (kind == "dates") format(as.Date("2021-03-01") + 0:39) else rep(c("north", "south"), 20)
+    csv <- file.path(dir, paste0(kind, ".csv"))
+    utils::write.csv(data.frame(x = x, visit_date = values, y = x), csv, row.names = FALSE)
+    msg[kind] <- conditionMessage(tryCatch(
+      dp_lm(y ~ x + visit_date, data = csv, eps = 1, method = "adassp", bounds = list(x = c(0, 1), y = c(0, 1)),
+            seed = 1), error = function(e) e))
+  }
+  expect_identical(msg[["dates"]], msg[["words"]])
+  expect_match(msg[["dates"]], "as.numeric(as.Date(visit_date) - as.Date(\"2000-01-01\"))", fixed = TRUE)
+  expect_match(msg[["dates"]], "factor(visit_date)", fixed = TRUE)
+  expect_false(grepl("pd.", msg[["dates"]], fixed = TRUE))
+  expect_false(grepl("2021-03", msg[["dates"]], fixed = TRUE))
+})
