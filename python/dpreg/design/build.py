@@ -692,8 +692,13 @@ def _binomial_outcome(c, *, family, unknown_level):
                     raise DesignError(f"the binary outcome {outcome_var!r} is numeric with values other than "
                                       "0 and 1; code it as 0/1 or True/False, or declare its two values "
                                       f"with levels={{{outcome_var!r}: [reference, event]}}")
+                # newcomer review, thirtieth pass: modeldata's wa_churn spells its outcome "Yes" / "No";
+                # levels={'churn': ['no', 'yes']} was refused without the declared levels or what works
+                shown = ", ".join(repr(_pyval(x)) for x in lv)
                 raise DesignError(f"the outcome {outcome_var!r} contains values that are not among its 2 "
-                                  "declared levels")
+                                  f"declared levels ({shown}): values are matched exactly (case and "
+                                  "spelling), so declare the two values as the data spell them, reference "
+                                  "first, event second" + _level_type_hint(s, lv))
             codes[codes == -1] = 0
         codes[codes == -2] = 0
         y_bin = codes.astype(float)
