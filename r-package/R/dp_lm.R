@@ -196,7 +196,9 @@ check_seed <- function(seed) {
 }
 
 check_named_list <- function(x, what) {
-  if (is.null(x)) return(NULL)
+  # An empty list declares nothing, as NULL does (a levels list built from a data frame's factor
+  # columns is list() when there are none: it was refused as "must be a named list").
+  if (is.null(x) || (is.list(x) && length(x) == 0)) return(NULL)
   if (!is.list(x) || is.null(names(x)) || any(!nzchar(names(x)))) {
     dp_stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
   }
