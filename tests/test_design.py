@@ -506,6 +506,13 @@ def test_log_of_a_column_plus_one_keeps_its_private_lower_end_above_minus_one():
             assert -1 < vs.lower <= 0 < vs.upper        # inside log1p's domain, below the data's 0
             assert any("log" in row.statistic for row in led)
             assert np.all(np.isfinite(d.X))
+    # with sqrt(x) too, the strictest domain (x >= 0) wins: the lower end is 0 or above and both terms are
+    # finite (before, x > -1 was ranked above x >= 0 and sqrt(x) + log1p(x) was refused at every seed)
+    for form in ("y ~ sqrt(x) + log1p(x)", "y ~ sqrt(x) + log(x + 1)"):
+        for seed in range(5):
+            d = build_design(form, df, bounds={"y": (-5, 5)}, noise=NoiseSource(seed), ledger=Ledger(),
+                             bounds_share_eps=1.0)
+            assert d.public.schema.variables["x"].lower >= 0 and np.all(np.isfinite(d.X))
     # log(x + 2) is not recognised: its range is the linear search's, and the refusal says what to do
     with pytest.raises(FormulaError, match="compute the argument as a column of the data first"):
         for seed in range(20):

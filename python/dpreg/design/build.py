@@ -67,12 +67,15 @@ from .schema import Schema, VariableSchema
 
 _DBL_MAX = float(np.finfo(float).max)
 
-_DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
+# Ordered by inclusion: x > 0 implies x >= 0 implies x > -1. The order had log1p's x > -1 above sqrt's
+# x >= 0, so a column inside both (sqrt(x) + log1p(x), or log(x + 1) since the thirtieth pass) was searched
+# for x > -1 and its lower end, below 0, failed sqrt's domain check: every such fit was refused.
+_DOMAIN_RANK = {"all": 0, "gt-1": 1, "nonnegative": 2, "positive": 3}
 
 
 def strictest_domains(parsed) -> dict:
-    """{column: the strictest domain of a function the formula applies to it directly} (log before log1p
-    before sqrt): a privately searched range must lie inside it. Read from the formula alone (public)."""
+    """{column: the strictest domain of a function the formula applies to it directly} (log before sqrt
+    before log1p): a privately searched range must lie inside it. Read from the formula alone (public)."""
     doms = {}
     for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
         if info.tree is not None:
