@@ -400,6 +400,14 @@ def test_binomial_outcome():
     with pytest.raises(DesignError, match="'z01' is numeric with values other than 0 and 1") as exc:
         build("z01 ~ x1", df, family="binomial")
     assert "2" not in str(exc.value)   # the offending value is not quoted
+    # newcomer review, thirtieth pass: declared levels spelled differently from the data ('yes' / 'no'
+    # for modeldata's "Yes" / "No") were refused without the declared levels or what works; the message
+    # quotes the declared (public) levels and never the data's values
+    df["churn"] = np.where(df.flag, "Yes", "No")
+    with pytest.raises(DesignError, match=r"declared levels \('no', 'yes'\): values are matched exactly "
+                                          r"\(case and spelling\)") as exc:
+        build("churn ~ x1", df, family="binomial", levels={"churn": ["no", "yes"]})
+    assert "Yes" not in str(exc.value) and "No'" not in str(exc.value)
 
 
 # ---- ranges -----------------------------------------------------------------------------------
@@ -477,6 +485,39 @@ def test_private_lower_end_inside_log_domain():
         assert 0 < vs.lower < np.quantile(df.x, 0.01) and vs.upper > np.quantile(df.x, 0.99)
         assert "log" in led[2].statistic and abs(led.eps_pure - 2.0) < 1e-12
         assert np.all(np.isfinite(d.X))
+
+
+def test_log_of_a_column_plus_one_keeps_its_private_lower_end_above_minus_one():
+    # log(x + 1) is log1p(x): x's private lower end is searched on the log1p scale, so it stays above -1
+    # and the term has a finite interval. Before, only a bare column inside log() was kept in its domain:
+    # on counts with many zeros (MASS's cpus, log(cach + 1)) the linear search down from the upper end
+    # crossed -1 and the fit was refused. The data: counts with a third of the rows at 0, so the data's
+    # lower end is 0 and a linear grid of step ~ upper / 1000 can pass it by several steps.
+    rng = np.random.default_rng(3)
+    n = 2000
+    x = np.where(rng.random(n) < 1 / 3, 0.0, np.floor(rng.lognormal(3, 1.5, n)))
+    df = pd.DataFrame({"x": x, "y": rng.normal(size=n)})
+    for form in ("y ~ log(x + 1)", "y ~ np.log(1 + x)", "y ~ I(log(x + 1))"):
+        for seed in range(5):
+            led = Ledger()
+            d = build_design(form, df, bounds={"y": (-5, 5)}, noise=NoiseSource(seed), ledger=led,
+                             bounds_share_eps=1.0)
+            vs = d.public.schema.variables["x"]
+            assert -1 < vs.lower <= 0 < vs.upper        # inside log1p's domain, below the data's 0
+            assert any("log" in row.statistic for row in led)
+            assert np.all(np.isfinite(d.X))
+    # with sqrt(x) too, the strictest domain (x >= 0) wins: the lower end is 0 or above and both terms are
+    # finite (before, x > -1 was ranked above x >= 0 and sqrt(x) + log1p(x) was refused at every seed)
+    for form in ("y ~ sqrt(x) + log1p(x)", "y ~ sqrt(x) + log(x + 1)"):
+        for seed in range(5):
+            d = build_design(form, df, bounds={"y": (-5, 5)}, noise=NoiseSource(seed), ledger=Ledger(),
+                             bounds_share_eps=1.0)
+            assert d.public.schema.variables["x"].lower >= 0 and np.all(np.isfinite(d.X))
+    # log(x + 2) is not recognised: its range is the linear search's, and the refusal says what to do
+    with pytest.raises(FormulaError, match="compute the argument as a column of the data first"):
+        for seed in range(20):
+            build_design("y ~ log(x - 2)", df, bounds={"y": (-5, 5)}, noise=NoiseSource(seed),
+                         ledger=Ledger(), bounds_share_eps=1.0)
 
 
 def test_all_ranges_declared():

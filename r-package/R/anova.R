@@ -877,8 +877,12 @@ dummy.coef.dp_fit <- function(object, use.na = FALSE, ...) {
     xl <- object$xlevels
     if (!is.null(xl[[v]])) return(xl[[v]])
     e <- tryCatch(str2lang(v), error = function(err) NULL)
-    if (is.call(e) && deparse(e[[1]]) %in% c("factor", "as.factor") && is.name(e[[2]]) &&
-        !is.null(xl[[as.character(e[[2]])]])) return(xl[[as.character(e[[2]])]])
+    if (is.call(e) && deparse(e[[1]]) %in% c("factor", "as.factor") && is.name(e[[2]])) {
+      col <- as.character(e[[2]])
+      if (!is.null(xl[[col]])) return(xl[[col]])
+      # a number column made a factor by the formula: its levels are the core's, not xlevels'
+      if (!is.null(object$formula_levels[[col]])) return(object$formula_levels[[col]])
+    }
     for (k in names(object$derived)) {
       d <- object$derived[[k]]
       if (identical(d$label, v) && identical(d$kind, "factor")) return(if (is.null(xl[[k]])) d$levels else xl[[k]])
@@ -887,7 +891,10 @@ dummy.coef.dp_fit <- function(object, use.na = FALSE, ...) {
   }
   is_factor <- function(v) {
     cls <- object$var_classes
-    !is.null(levels_of(v)) || (v %in% names(cls) && cls[[v]] %in% c("factor", "character", "logical"))
+    # factor(x) / as.factor(x) is a factor whatever x's class: without known levels (a fit saved before
+    # formula_levels) it stops below instead of printing the first level's coefficient as the term's
+    !is.null(levels_of(v)) || (v %in% names(cls) && cls[[v]] %in% c("factor", "character", "logical")) ||
+      grepl("^(as\\.)?factor\\([A-Za-z.][A-Za-z0-9._]*\\)$", v)
   }
   res <- list()
   for (j in seq_along(tl)) {

@@ -49,7 +49,18 @@
 #' }
 #' @export
 dp_compare <- function(fits, names = NULL, format = c("data.frame", "latex", "markdown", "html", "text"),
-                       digits = 4, stars = TRUE, caption = "DP regression fits", label = NULL) {
+                       digits = 4, stars = TRUE, caption = "DP regression fits", label = NULL, ...) {
+  # newcomer review 30: dp_compare(y ~ x, data = df, eps = 4, ...), read as "compare the methods on this
+  # model", stopped with R's "unused arguments (data = df, ...)" or "'fits' must be a list"
+  if (inherits(fits, "formula") || ...length() > 0) {
+    extra <- base::names(match.call(expand.dots = FALSE)$...)
+    extra <- extra[!is.na(extra) & nzchar(extra)]
+    dp_stop("dp_compare() lays out fits made already, one column per fit; it does not fit a model",
+            if (length(extra)) paste0(" (", paste(extra, collapse = ", "), ": arguments of dp_lm() / dp_glm())"),
+            ". Fit first, then compare, e.g. dp_compare(list(auto = dp_lm(y ~ x, data = df, eps = 1), ",
+            "adassp = dp_lm(y ~ x, data = df, eps = 1, method = \"adassp\"))); each fit spends its own eps",
+            call. = FALSE)
+  }
   # newcomer review 18: dp_compare(f1, f2), as anova(f1, f2), put the second fit into 'names' ("'names'
   # must have one entry per fit") or a third into 'format'
   if (inherits(names, "dp_fit") || (!missing(format) && inherits(format, "dp_fit"))) {
@@ -113,7 +124,8 @@ compare_frame <- function(out) {
 
 #' @rdname dp_compare
 #' @param x A `dp_compare` table or a `dp_table`.
-#' @param ... Unused.
+#' @param ... Unused by the print methods. `dp_compare()` fits nothing: arguments of
+#'   [dp_lm()] given to it (`data`, `eps`, ...) are refused with the call that works.
 #' @export
 print.dp_compare <- function(x, ...) {
   df <- x

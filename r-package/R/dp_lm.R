@@ -196,7 +196,9 @@ check_seed <- function(seed) {
 }
 
 check_named_list <- function(x, what) {
-  if (is.null(x)) return(NULL)
+  # An empty list declares nothing, as NULL does (a levels list built from a data frame's factor
+  # columns is list() when there are none: it was refused as "must be a named list").
+  if (is.null(x) || (is.list(x) && length(x) == 0)) return(NULL)
   if (!is.list(x) || is.null(names(x)) || any(!nzchar(names(x)))) {
     dp_stop("'", what, "' must be a named list, e.g. list(x1 = ...)", call. = FALSE)
   }
@@ -636,6 +638,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     privacy = d$privacy, privacy_text = r_dialect(d$privacy_text),
     privacy_paragraph = r_dialect(d$privacy_paragraph), method_text = r_dialect(unwrap_core_text(d$method_text)),
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
+    formula_levels = formula_factor_levels(d, names(enc$levels)),
     var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json
@@ -651,6 +654,22 @@ released_levels <- function(d, xlevels) {
   for (v in names(xlevels)) {
     lv <- vars[[v]]$levels
     if (!is.null(lv)) out[[v]] <- as.character(unlist(lv))
+  }
+  out
+}
+
+# The public levels (declared, or released by the private selection) of the columns that only the
+# formula makes factors (factor(tenure) on a number column), as R prints them ("2.0" -> "2", as the
+# coefficient names): dummy.coef() lists their levels (newcomer review 30: it printed factor(tenure)'s
+# first coefficient as if the term were numeric). Kept apart from xlevels, which encodes data columns.
+formula_factor_levels <- function(d, skip) {
+  vars <- d$public$schema$variables
+  out <- list()
+  for (v in setdiff(names(vars), skip)) {
+    lv <- vars[[v]]$levels
+    if (identical(vars[[v]]$kind, "categorical") && !is.null(lv)) {
+      out[[v]] <- sub("^(-?[0-9]+)\\.0$", "\\1", as.character(unlist(lv)))
+    }
   }
   out
 }

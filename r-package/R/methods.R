@@ -121,8 +121,10 @@ summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, di
     method_text = object$method_text,
     privacy = object$privacy,
     # issue 12: sigma / R-squared computed but not estimable at this n and eps (a reason, not a number)
-    sigma_not_estimable = object$facts$sigma_not_estimable,
-    r_squared_not_estimable = object$facts$r_squared_not_estimable,
+    # in R's dialect, as the fit's other notes (newcomer review 30: the column names of these two lines
+    # were printed in the core's single quotes beside the standard-error note's double quotes)
+    sigma_not_estimable = r_dialect(object$facts$sigma_not_estimable),
+    r_squared_not_estimable = r_dialect(object$facts$r_squared_not_estimable),
     # the released 95% intervals of sigma and R-squared (NULL where not released)
     sigma_interval = num(object$facts$sigma_interval),
     r_squared_interval = num(object$facts$r_squared_interval),

@@ -67,12 +67,15 @@ from .schema import Schema, VariableSchema
 
 _DBL_MAX = float(np.finfo(float).max)
 
-_DOMAIN_RANK = {"all": 0, "nonnegative": 1, "gt-1": 2, "positive": 3}
+# Ordered by inclusion: x > 0 implies x >= 0 implies x > -1. The order had log1p's x > -1 above sqrt's
+# x >= 0, so a column inside both (sqrt(x) + log1p(x), or log(x + 1) since the thirtieth pass) was searched
+# for x > -1 and its lower end, below 0, failed sqrt's domain check: every such fit was refused.
+_DOMAIN_RANK = {"all": 0, "gt-1": 1, "nonnegative": 2, "positive": 3}
 
 
 def strictest_domains(parsed) -> dict:
-    """{column: the strictest domain of a function the formula applies to it directly} (log before log1p
-    before sqrt): a privately searched range must lie inside it. Read from the formula alone (public)."""
+    """{column: the strictest domain of a function the formula applies to it directly} (log before sqrt
+    before log1p): a privately searched range must lie inside it. Read from the formula alone (public)."""
     doms = {}
     for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
         if info.tree is not None:
@@ -692,8 +695,13 @@ def _binomial_outcome(c, *, family, unknown_level):
                     raise DesignError(f"the binary outcome {outcome_var!r} is numeric with values other than "
                                       "0 and 1; code it as 0/1 or True/False, or declare its two values "
                                       f"with levels={{{outcome_var!r}: [reference, event]}}")
+                # newcomer review, thirtieth pass: modeldata's wa_churn spells its outcome "Yes" / "No";
+                # levels={'churn': ['no', 'yes']} was refused without the declared levels or what works
+                shown = ", ".join(repr(_pyval(x)) for x in lv)
                 raise DesignError(f"the outcome {outcome_var!r} contains values that are not among its 2 "
-                                  "declared levels")
+                                  f"declared levels ({shown}): values are matched exactly (case and "
+                                  "spelling), so declare the two values as the data spell them, reference "
+                                  "first, event second" + _level_type_hint(s, lv))
             codes[codes == -1] = 0
         codes[codes == -2] = 0
         y_bin = codes.astype(float)

@@ -61,6 +61,18 @@ test_that("dp_compare takes names from a named list and checks them", {
   # per fit"; a third fit landed in 'format'. Both say to pass one list
   expect_error(dp_compare(fits$a, fits$b), "dp_compare(list(f1, f2))", fixed = TRUE)
   expect_error(dp_compare(fits$a, c("x", "y"), fits$b), "pass the fits as one list", fixed = TRUE)
+  # newcomer review, thirtieth pass: dp_compare(y ~ x, data = df, eps = 4), read as "compare the methods
+  # on this model", stopped with R's "unused arguments (data = df, eps = 4)"; the advice's call works
+  df <- toy_data()
+  err <- tryCatch(dp_compare(y ~ x, data = df, eps = 4), error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "lays out fits made already", fixed = TRUE)
+  expect_match(conditionMessage(err), "(data, eps: arguments of dp_lm() / dp_glm())", fixed = TRUE)
+  expect_error(dp_compare(y ~ x), "dp_compare(list(auto = dp_lm(", fixed = TRUE)
+  tab <- suppressWarnings(dp_compare(list(auto = dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds, seed = 1),
+                                          adassp = dp_lm(y ~ x, data = df, eps = 1, bounds = toy_bounds,
+                                                         method = "adassp", seed = 1))))
+  expect_identical(names(tab)[-1], c("auto", "adassp"))
 })
 
 test_that("dp_compare renders booktabs LaTeX, Markdown, HTML and text", {

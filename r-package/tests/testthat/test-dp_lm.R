@@ -483,3 +483,18 @@ test_that("predict() does not warn about a factor whose private selection left i
   expect_length(rng, 0)
   expect_equal(unname(p[1]), unname(p[3]))
 })
+
+test_that("an empty levels or bounds list declares nothing, as NULL does", {
+  # newcomer review, thirtieth pass: a levels list built from a data frame's factor columns is list()
+  # when there are none (caret's GermanCredit, mlbench's PimaIndiansDiabetes); it was refused as
+  # "'levels' must be a named list"
+  skip_if_no_core()
+  df <- toy_data()
+  ref <- dp_lm(y ~ x, data = df, eps = 2, bounds = toy_bounds, seed = 3)
+  fit <- dp_lm(y ~ x, data = df, eps = 2, bounds = toy_bounds, levels = list(), seed = 3)
+  expect_identical(coef(fit), coef(ref))           # same seed, same declarations: the same release
+  g <- dp_glm(I(y > 3) ~ x, data = df, eps = 2, bounds = list(x = c(0, 10)), levels = list(), seed = 3)
+  expect_identical(coef(g), coef(dp_glm(I(y > 3) ~ x, data = df, eps = 2, bounds = list(x = c(0, 10)), seed = 3)))
+  expect_error(dp_lm(y ~ x, data = df, eps = 2, bounds = toy_bounds, levels = list(1), seed = 3),
+               "must be a named list")
+})

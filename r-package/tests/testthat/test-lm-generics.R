@@ -732,3 +732,27 @@ test_that("dummy.coef() lists every level of each term from the released coeffic
   other <- paste0("g", names(dg)[-1])
   expect_identical(unname(dg[-1]), unname(coef(fit2)[other]))
 })
+
+test_that("dummy.coef() lists the levels of factor(x) on a number column whose levels were selected privately", {
+  # newcomer review, thirtieth pass (wa_churn, monthly_charges ~ factor(tenure)): the column is a number,
+  # so its levels were in no xlevels entry and dummy.coef() printed the first level's coefficient as if
+  # factor(tenure) were a numeric term
+  skip_if_no_core()
+  set.seed(30)
+  n <- 4000
+  d <- data.frame(h = sample(1:4, n, TRUE))
+  d$y <- c(0, 1, 3, -1)[d$h] + rnorm(n)
+  f <- y ~ factor(h)
+  fit <- suppressWarnings(dp_lm(f, data = d, eps = 4, method = "adassp", seed = 1,
+                                bounds = list(y = c(-5, 7))))
+  # the reference: stats' dummy.coef.lm on lm's fit of the same formula with the released coefficients
+  # (the selection released all four levels here, each with about 1000 rows: the same names as lm's)
+  ref <- lm(f, data = d)
+  expect_setequal(names(coef(ref)), names(coef(fit)))
+  ref$coefficients[] <- coef(fit)[names(coef(ref))]
+  got <- dummy.coef(fit)
+  want <- dummy.coef(ref)
+  expect_identical(names(got), names(want))
+  expect_identical(names(got[["factor(h)"]]), c("1", "2", "3", "4"))
+  expect_equal(unname(got[["factor(h)"]]), unname(want[["factor(h)"]]), tolerance = 1e-12)
+})

@@ -260,3 +260,15 @@ test_that("dp_lm and dp_glm both print z and Pr(>|z|), the normal reference thei
     }
   }
 })
+
+test_that("summary() prints why sigma and R-squared are not estimable in R's quotes, as the other notes", {
+  # newcomer review, thirtieth pass (MASS's cpus): "the private ranges of 'perf', 'mmax', ..." on the
+  # sigma and R-squared lines, "... of "perf", "mmax", ..." in the standard-error note below them
+  skip_if_no_core()
+  df <- toy_data(n = 300)
+  fit <- suppressWarnings(dp_lm(y ~ x, data = df, eps = 8, seed = 1))   # private ranges, too coarse at n = 300
+  out <- paste(capture.output(summary(fit)), collapse = "\n")
+  expect_match(out, "DP residual standard error: not estimable", fixed = TRUE)
+  expect_match(out, "DP R-squared: not estimable at this n and eps: the private ranges of \"y\"", fixed = TRUE)
+  expect_false(grepl("'y'", out, fixed = TRUE))
+})
