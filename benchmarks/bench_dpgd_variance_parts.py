@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from . import patched, write_result
-from .bench_dpgd_bias_variants import Z95, _fits
+from .bench_dpgd_bias_variants import _fits
 
 DEFAULT_CELLS = "uniform:1000:0.5,rare_level:1000:0.5"
 Z90 = 1.6448536269514722
