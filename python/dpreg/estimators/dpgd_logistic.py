@@ -830,8 +830,9 @@ def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
 def _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths, released_H, k_h, sd, design):
     """Derivation §9: {"wide": the wide-range columns, "withhold_all": True where an unresolved direction
     remains once the possibly empty levels' columns are set aside (they pass no way left into any other
-    coefficient), judged at the curvature's LEAK_CURVATURE_Z-s.d. lower bound (§14), and some column is declared on a range far wider than its released spread (where the
-    MLE may be long along the unresolved direction). Released values and public constants only."""
+    coefficient), judged at the curvature's LEAK_CURVATURE_Z-s.d. lower bound (§14), and some column is
+    not shown to be declared on a range that fits its released spread (where the MLE may be long along the
+    unresolved direction). Released values and public constants only."""
     wide = _wide_range_columns(_inf_logit.mean_release(released_H), sigma_H / math.sqrt(len(released_H)),
                                sd, design)
     d = H_bar.shape[0]
