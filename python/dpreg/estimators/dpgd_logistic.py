@@ -855,9 +855,11 @@ def _unresolved_leak_note(names, wide_names):
     from ..errors import AccuracyWarning, Diagnostic
     return Diagnostic(
         f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
-        "The released X'WX does not resolve the curvature along some direction of the coefficients, and "
-        f"{', '.join(wide_names)} " + ("is" if len(wide_names) == 1 else "are") + " declared on a range far "
-        "wider than the data's released spread, so the maximum-likelihood fit may lie far along that "
+        "The released X'WX does not resolve the curvature along some direction of the coefficients (at two "
+        "noise s.d.s), and the releases do not show that "
+        f"{', '.join(wide_names)} " + ("is" if len(wide_names) == 1 else "are") + " declared on a range that "
+        "fits the data (the released spread is not clearly above 0.15 of the declared half-range), so the "
+        "maximum-likelihood fit may lie far along that "
         "direction; the private Newton iteration may stop short of it there, and the noise of the releases "
         "hides how much of that shortfall reaches the other coefficients. Tighter declared ranges (close to "
         "the data's), more rows or a larger eps help.", AccuracyWarning)
