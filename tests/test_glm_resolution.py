@@ -679,7 +679,7 @@ def test_released_intervals_beside_an_unflagged_wide_column_cover_the_mle(monkey
     """Derivation §14: the CPSSW9204-shaped design at n = 8 000, eps = 1 and 2 (fit seeds 0-19 each). Under
     §13's rule (WIDE_RANGE_Z = 0, directions judged at the one-s.d. curvature bound) earnings went unflagged
     in some fits, or its weak direction looked resolved by noise, and the released intervals beside it
-    missed the MLE by 5-20 MLE SEs (measured: 26 of 37 held it over 30 seeds of each eps). §14 must hold the
+    missed the MLE by 5-20 MLE SEs (measured over fit seeds 0-29 of each eps: 26 of 37 held it). §14 must hold the
     MLE at the nominal rate and still release some intervals. Tolerance: hits at least the 0.001 quantile of
     Binomial(k, 0.95) over the k released intervals (fits independent; intervals within a fit correlated,
     not credited)."""

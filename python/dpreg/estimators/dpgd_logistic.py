@@ -772,7 +772,7 @@ WIDE_RANGE_SPREAD_FRACTION = 0.15
 #: half-range (derivation §14, issue 12, thirtieth pass). §9 flagged only a column shown below the threshold
 #: (+2 s.d.s) and §13 one released below it (0); both left a column declared on about 11 times its spread
 #: unflagged wherever the noise pulled its released spread up (CPSSW9204-shaped, n = 8 000, eps = 1: 4 of
-#: 30 fits, whose released intervals beside the unresolved direction held the MLE in 6 of 11). A column
+#: 30 fits, whose released intervals beside its weak direction held the MLE in 8 of 14). A column
 #: whose range fits its data is flagged only where the noise is large next to its spread (n = 1000, eps = 1)
 WIDE_RANGE_Z = -2.0
 
@@ -780,8 +780,8 @@ WIDE_RANGE_Z = -2.0
 #: a direction counts as unresolved for the withhold-all rule of §9 when its remaining share at the
 #: curvature's TWO-s.d. lower bound exceeds MAX_REMAINING (§14): the one-s.d. bound of §2 (CURVATURE_Z)
 #: fails for about 1 weak direction in 6, and there the released intervals carried a shortfall of 5-20 MLE
-#: SEs (CPSSW9204-shaped, n = 8 000, eps = 1, fit seed 29: the weak direction released at 1.8 s.d.s above
-#: its true curvature, share bound 0.43 against 0.71 left)
+#: SEs (CPSSW9204-shaped, n = 8 000, eps = 1, fit seed 29: the weak direction released 1.35 s.d.s above its
+#: true curvature at the estimate, share bound 0.43 against 0.71 left)
 LEAK_CURVATURE_Z = 2.0
 
 
