@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from . import write_result
+from . import RESULTS_DIR, write_result
 
 TRAIN = dict(n=(100, 200, 300, 500, 1000, 2000, 5000), d=(2, 3, 5, 10), eps=(0.25, 0.5, 1, 2, 4, 8))
 HELDOUT = dict(n=(150, 400, 700, 1500, 3000), d=(4, 7), eps=(0.3, 0.7, 1.5, 3, 6))
@@ -189,15 +189,74 @@ def table(rows, title):
     return lines
 
 
+def _base_rate(design, d, m=200000, seed=0):
+    """The population base rate P(y = 1) of a simulated design (as _sim draws it), by Monte Carlo."""
+    rng = np.random.default_rng(seed)       # benchmark arithmetic, not a DP draw
+    p = d - 1
+    slopes = np.array([(-1.0) ** j for j in range(p)])
+    if design == "normal_wide":
+        x, b0, slopes = np.clip(rng.normal(size=(m, p)), -4, 4), -0.5, 0.7 * slopes
+    elif design == "rare":
+        x, b0 = rng.uniform(-1, 1, (m, p)), -2.5
+    elif design == "binary":
+        x, b0, slopes = (rng.uniform(size=(m, p)) < 0.4).astype(float), -0.6, 1.2 * slopes
+    else:
+        x, b0 = rng.uniform(-1, 1, (m, p)), -0.5
+    return float(np.mean(1.0 / (1.0 + np.exp(-(b0 + x @ slopes)))))
+
+
+def base_rate_analysis(log=print):
+    """Issue 13, thirtieth pass (derivation dpgd_logistic.md §14): would a margin that sees the outcome's
+    base rate p, n 4p(1 - p) mu / sqrt(d), separate the useless cells (median share <= 0) better than
+    n mu / sqrt(d)? Read from the train and held-out result files (no new fits); p is the design's
+    population base rate (an oracle for a released count). Per margin: its best threshold on the training
+    cells, and the misclassified cells per held-out design there."""
+    import re
+    cells = []
+    for fname in ("glm_regime_train.md", "glm_regime_heldout.md"):
+        for line in (RESULTS_DIR / fname).read_text().splitlines():
+            m = re.match(r"\| (\w+) \| (\d+) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| ([-0-9.]+) \|", line)
+            if m:
+                cells.append(dict(name=m.group(1), n=int(m.group(2)), d=int(m.group(3)),
+                                  margin=float(m.group(5)), share=float(m.group(7))))
+    rates = {(c["name"], c["d"]): _base_rate(c["name"], c["d"]) for c in cells}
+    margins = {"n mu / sqrt(d)": lambda c: c["margin"],
+               "n 4p(1-p) mu / sqrt(d)": lambda c: c["margin"] * 4 * rates[(c["name"], c["d"])]
+               * (1 - rates[(c["name"], c["d"])])}
+    lines = ["", "## base rate", "", "Base rates: " + ", ".join(f"{k[0]} d = {k[1]}: {v:.3f}"
+                                                               for k, v in sorted(rates.items())), "",
+             "| margin | threshold (best on train) | design | cells | useless passed | useful refused |",
+             "|---|---:|---|---:|---:|---:|"]
+    for label, f in margins.items():
+        train = [c for c in cells if c["name"] == "uniform"]
+
+        def errors(group, t, f=f):
+            return (sum(f(c) >= t and c["share"] <= 0 for c in group), sum(f(c) < t and c["share"] > 0 for c in group))
+        best = min(np.arange(10.0, 80.0, 1.0), key=lambda t: sum(errors(train, t)))
+        for design in ("uniform", "normal_wide", "rare", "binary"):
+            group = [c for c in cells if c["name"] == design]
+            passed, refused = errors(group, best)
+            lines.append(f"| {label} | {best:g} | {design} | {len(group)} | {passed} | {refused} |")
+            log(f"# {label} at {best:g}: {design} {passed} useless passed, {refused} useful refused of {len(group)}")
+    return lines
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks glm_regime")
-    p.add_argument("--set", default="train", choices=("train", "heldout", "real"))
+    p.add_argument("--set", default="train", choices=("train", "heldout", "real", "baserate"),
+                   help="baserate: the base-rate margin read from the train and heldout result files")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--out", default="glm_regime")
     p.add_argument("--tasks", default=",".join(REAL), help="real tasks (--set real)")
     p.add_argument("--sizes", default="100,200,300,500,1000,2000", help="subsample sizes (--set real)")
     p.add_argument("--eps", default="0.5,1,2,4,8", help="budgets (--set real)")
     a = p.parse_args(argv)
+    if a.set == "baserate":
+        lines = ["# dp_glm's small regime: a margin that sees the outcome's base rate", "",
+                 "`python -m benchmarks glm_regime --set baserate` (from glm_regime_train.md and "
+                 "glm_regime_heldout.md)"]
+        write_result(a.out, "\n".join(lines + base_rate_analysis()))
+        return
     if a.set == "train":
         rows = run_sim(TRAIN, ("uniform",), a.seeds)
     elif a.set == "heldout":

@@ -269,3 +269,73 @@ def test_decision_with_private_ranges_uses_no_data_value(monkeypatch):
         texts.append(str(info.value))
     assert texts[0] == texts[1] and "too small for dp_glm" in texts[0]
     assert rows == []
+
+
+def _no_spending(monkeypatch):
+    rows = _recording(monkeypatch)
+    draws = []
+    from dpreg.privacy.mechanisms import NoiseSource
+    for name in ("_raw", "discrete_gaussian", "discrete_laplace", "discrete_exponential", "uniform",
+                 "permutation", "integers", "choice"):
+        real = getattr(NoiseSource, name)
+        monkeypatch.setattr(NoiseSource, name,
+                            lambda self, *a, _real=real, _name=name, **k: (draws.append(_name), _real(self, *a, **k))[1])
+    return rows, draws
+
+
+def test_undeclared_levels_are_checked_on_a_lower_bound_of_d_before_the_selection(monkeypatch):
+    """Derivation §14: y ~ x1 + x2 + g with g's levels undeclared at n = 300, eps = 1 (declared ranges).
+    Each such factor keeps at least one level, so d >= 3, and the estimator gets at most 0.9 of eps and of
+    delta (levels_share = 0.1): margin <= 300 mu(0.9, 0.9e-6) / sqrt(3) = 36.4 < 42. Refused before the
+    private level selection spends (no ledger row, no draw, the Budget not charged); the text says that d
+    is a lower bound and that the n and eps it names are necessary. Before this pass the selection spent
+    first and the refusal came from the built design."""
+    rows, draws = _no_spending(monkeypatch)
+    df = _frame(300)
+    df["g"] = np.array(list("abc"))[np.arange(300) % 3]
+    budget = dpreg.Budget(2.0, delta=1e-5)
+    with pytest.raises(SampleTooSmall, match="too small for dp_glm") as info:
+        dpreg.dp_glm("y ~ x1 + x2 + g", df, eps=1.0, budget=budget, random_state=1, bounds=BOUNDS)
+    assert rows == [] and draws == [] and budget.spent == (0.0, 0.0)
+    text = str(info.value)
+    assert "at least 3 coefficients" in text and "a lower bound of d" in text
+    assert "necessary, not sufficient" in text and "selection of levels" in text
+    printed = float(re.search(r"n mu / sqrt\(d\) = ([0-9.]+)", text).group(1))
+    assert printed <= 300 * _mu(0.9, 0.9e-6) / math.sqrt(3) + 1e-9 < MARGIN
+
+
+def test_na_action_drop_is_checked_on_the_rows_before_the_drop(monkeypatch):
+    """Derivation §14: with na_action="drop" the rows kept are at most the rows given, so the rule on
+    n = 300 (the issue's example, margin 41.0 at d = 3) refuses before anything is spent, and the text
+    says that n counts the rows before the drop."""
+    rows, draws = _no_spending(monkeypatch)
+    df = _frame(300)
+    df.loc[:9, "x1"] = np.nan
+    with pytest.raises(SampleTooSmall, match="before the rows with missing values are dropped") as info:
+        dpreg.dp_glm("y ~ x1 + x2", df, eps=1.0, random_state=1, bounds=BOUNDS, na_action="drop")
+    assert rows == [] and draws == []
+    assert "an upper bound of n" in str(info.value)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x1 + g", "y ~ x1:g", "y ~ x1 * g", "y ~ x1 + g + h", "y ~ g:h",
+                                     "y ~ x1 + C(g) + x2:h"])
+def test_one_level_stand_in_shape_is_a_lower_bound_of_d(formula):
+    """Derivation §14: the stand-in shape (one level per factor whose levels are not declared) has at most
+    as many columns as the design with any declared level sets of sizes 1-4: each term's column count
+    grows with its factors' level counts (treatment coding: levels - 1 per factor, or levels where no lower
+    term absorbs the reference)."""
+    from dpreg.design.build import public_shape
+    df = _frame(40)
+    df["g"] = np.array(list("abcd"))[np.arange(40) % 4]
+    df["h"] = np.array(list("uvwz"))[np.arange(40) % 4]
+    bounds = {**BOUNDS, "y": (0.0, 1.0)}     # a 0/1 outcome's range is public (as _glm_regime_early adds it)
+    low = public_shape(formula, df, bounds=bounds, levels=None, family="binomial", ranges_searched=False,
+                       one_level_stand_in=True)
+    assert low is not None
+    assert public_shape(formula, df, bounds=bounds, levels=None, family="binomial", ranges_searched=False) is None
+    for kg in range(1, 5):
+        for kh in range(1, 5):
+            full = public_shape(formula, df, bounds=bounds, family="binomial", ranges_searched=False,
+                                levels={k: v for k, v in (("g", list("abcd")[:kg]), ("h", list("uvwz")[:kh]))
+                                        if k in formula})
+            assert full is not None and len(low.terms) <= len(full.terms)

@@ -378,12 +378,14 @@ def _fit(formula, data, *, family, eps, delta, method, bounds, levels, neighbour
             elif getattr(data, "shape", None) is not None and len(data.shape) == 2:
                 check_delta_for_n(delta, int(data.shape[0]), allow_large_delta=allow_large_delta)
 
-        if neighbours == "replace_one" and unit is None and stream is None \
-                and design_opts.get("na_action", "fail") != "drop":
-            # issue 13: dp_glm's small regime, refused on the public shape before a range search or anything
-            # else is spent (the same rule runs again on the built design, _fit_spending)
+        if neighbours == "replace_one" and unit is None and stream is None:
+            # issue 13: dp_glm's small regime, refused on the public shape before a range search, a level
+            # selection or anything else is spent (the same rule runs again on the built design,
+            # _fit_spending); with undeclared levels on a lower bound of d, with na_action="drop" on the
+            # rows before the drop (an upper bound of n): derivation dpgd_logistic.md §14
             _glm_regime_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
-                              levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts)
+                              levels=levels, bounds_share=bounds_share, options=options, design_opts=design_opts,
+                              levels_share=levels_share, pure_ok=pure_ok)
         if not auto and neighbours == "replace_one" and unit is None and stream is None \
                 and design_opts.get("na_action", "fail") != "drop":
             _check_public_shape_early(est, formula, data, family=family, eps=eps, delta=delta, bounds=bounds,
@@ -560,10 +562,13 @@ def _glm_regime_budget(eps_fractions, delta_fractions, delta):
 
 
 def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels, bounds_share, options,
-                      design_opts):
-    """dp_glm's small-regime rule (dpgd_logistic.md section 12) on the public shape, before anything is
-    spent: raises SampleTooSmall naming the n and the eps that pass. Where the shape depends on a private
-    level selection (undeclared levels) it runs on the built design only (_fit_spending)."""
+                      design_opts, levels_share=DEFAULT_LEVELS_SHARE, pure_ok=False):
+    """dp_glm's small-regime rule (dpgd_logistic.md sections 12 and 14) on the public shape, before anything
+    is spent: raises SampleTooSmall naming the n and the eps that pass. Where the shape depends on a private
+    level selection (undeclared levels) it runs on a lower bound of d (one level per undeclared factor, at
+    the budget left after the selection's share); with na_action="drop" on the rows before the drop (an
+    upper bound of the rows kept). Both only refuse what the same rule on the built design (_fit_spending)
+    would refuse, where the exact n and d are checked again."""
     if not _glm_regime_applies(est, options, family) or options.get("allow_outside_regime", False):
         return
     if getattr(data, "shape", None) is None or len(data.shape) != 2:
@@ -583,10 +588,21 @@ def _glm_regime_early(est, formula, data, *, family, eps, delta, bounds, levels,
         shape_bounds[outcome] = (0.0, 1.0)
     shape = public_shape(formula, data, bounds=shape_bounds or None, levels=shape_levels, family=family,
                          ranges_searched=searched)
+    d_at_least = False
     if shape is None:
-        return
-    budget = _glm_regime_budget([bounds_share] if searched else [], [], delta)
-    text = regime_refusal(int(data.shape[0]), len(shape.terms), eps, delta, budget, ranges_searched=searched)
+        # undeclared levels: each such factor keeps at least one level, and no term has fewer columns
+        # with more levels, so the stand-in shape's d is a lower bound (derivation §14)
+        shape = public_shape(formula, data, bounds=shape_bounds or None, levels=shape_levels, family=family,
+                             ranges_searched=searched, one_level_stand_in=True)
+        if shape is None:
+            return
+        d_at_least = True
+    eps_fractions = ([bounds_share] if searched else []) + ([levels_share] if d_at_least else [])
+    delta_fractions = [levels_share] if d_at_least and delta > 0 and not pure_ok else []
+    budget = _glm_regime_budget(eps_fractions, delta_fractions, delta)
+    n_at_most = design_opts.get("na_action", "fail") == "drop"
+    text = regime_refusal(int(data.shape[0]), len(shape.terms), eps, delta, budget, ranges_searched=searched,
+                          levels_selected=d_at_least, n_at_most=n_at_most, d_at_least=d_at_least)
     if text is None:
         return
     range_refusal = _range_plan_refusal(formula, data, bounds=bounds, levels=levels, family=family,

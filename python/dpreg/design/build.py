@@ -1223,7 +1223,7 @@ class SampleTooSmallForRanges(DesignError, SampleTooSmall):
 
 
 def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
-                 ranges_searched=True) -> PublicDesign | None:
+                 ranges_searched=True, one_level_stand_in=False) -> PublicDesign | None:
     """The public design (terms, factor blocks, intercept, column intervals) built from public facts
     only: the formula, the columns' types, the declared levels and ranges, evaluated on two synthetic
     rows (a declared level, an end of a declared range, False / True), never on the data's rows. It
@@ -1238,7 +1238,13 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
     ``ranges_searched``: the fit will estimate the undeclared ranges privately, so a stand-in range
     serves for them here (a searched range of log()'s argument lies in its domain). False: undeclared
     ranges stay unknown, as in the fit, and a transform that needs one (log, sqrt) leaves the shape
-    undetermined (None), so that the fit's own refusal of it comes first."""
+    undetermined (None), so that the fit's own refusal of it comes first.
+
+    ``one_level_stand_in``: a categorical predictor whose levels are not declared gets one stand-in level
+    instead of making the shape undetermined. The private selection keeps at least one level of such a
+    factor and every term's column count grows with its factors' level counts, so the shape's number of
+    columns is then a lower bound on the fit's d (dp_glm's small-regime rule before the selection spends,
+    derivation dpgd_logistic.md §14); its terms name no level of the data."""
     try:
         df = _as_frame(data)            # its column names and types; no value is read below
         levels_mode, declared_levels = _norm_levels(levels)
@@ -1262,7 +1268,10 @@ def public_shape(formula, data, *, bounds=None, levels=None, family="gaussian",
             elif kinds.get(v) == "bool":
                 head[v] = pd.Series([False, True], dtype=bool)
             elif v in cat_cols:
-                return None                 # its columns would come from the private selection of levels
+                if not one_level_stand_in:
+                    return None             # its columns would come from the private selection of levels
+                declared_levels = {**declared_levels, v: ["level"]}
+                head[v] = pd.Series(["level", "level"], dtype=object)
             else:
                 lo, hi = declared_bounds.get(v, (None, None))
                 if (lo is None or hi is None) and not ranges_searched:

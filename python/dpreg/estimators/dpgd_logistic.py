@@ -369,14 +369,17 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
             names = [design.public.terms[j] for j in separation["separation_loading"]]
             notes.append(_separation_warning(names, len(separation["separated"]), T))
     if newton and vcov is not None:
-        vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
-                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
-                                                       step_lengths=step_lengths)
         # issue 12, twenty-seventh pass (derivation §9): beside an unresolved direction the way left can
         # reach the released coefficients where the MLE may be long along it (a column declared on a
-        # range far wider than its released spread); along a possibly empty level's column it cannot
+        # range far wider than its released spread); along a possibly empty level's column it cannot.
+        # Thirtieth pass (§14): where such a column is not shown to fit its range, the whole resolution
+        # rule (shares, bias widening, loadings) runs at the curvature's two-s.d. lower bound
         leak = _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, averaged, step_lengths,
                                       released_H, k_h, sd, design)
+        vcov, vcov_priv, resolution = _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, averaged, theta,
+                                                       V_noise, Mmap, vcov, vcov_priv, H_start=released_H[0],
+                                                       step_lengths=step_lengths,
+                                                       z=LEAK_CURVATURE_Z if leak["wide"] else None)
         resolution["wide_range_columns"] = leak["wide"]
         if leak["withhold_all"] and not resolution["separated"]:
             extra = [j for j in range(d) if j not in resolution["withheld"]]
@@ -679,11 +682,14 @@ def _union_release(union, Mmap, beta):
     return vcov, vcov_priv, ci, [None if j in union["withheld"] else float(x) for j, x in enumerate(widen)]
 
 
-def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths=None):
+def _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths=None, z=None):
     """(w, U, P): eigenvalues and eigenvectors of the mean released X'WX and, per eigendirection, the
     bound P_v on the share of the starting point 0 the estimate (the mean of the last k iterates) may
-    still hold (derivation, section 2). Released values and public constants only."""
-    w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar)
+    still hold (derivation, section 2), from the curvature's lower bound at z noise s.d.s (default
+    CURVATURE_Z = 1; LEAK_CURVATURE_Z beside a wide declared range, §14). Released values and public
+    constants only."""
+    z = _inf_logit.CURVATURE_Z if z is None else z
+    w, U, h_lo = _inf_logit.curvature_lower_bounds(H_bar, sigma_bar, z=z)
     # step t divided by its pooled release (m_t matrices: ridge lam_H / sqrt(m_t), noise sigma_H / sqrt(m_t))
     sig_steps = [sigma_H * lam / ridges[0] for lam in ridges]
     lengths = [1.0] * len(ridges) if step_lengths is None else step_lengths
@@ -723,15 +729,19 @@ def _separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap):
 
 
 def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap, vcov, vcov_priv, H_start,
-                     step_lengths=None):
+                     step_lengths=None, z=None):
     """Issues 12/13 (docs/derivations/dpgd_logistic.md): per eigendirection of the mean released X'WX,
     the share P_v of the starting point the (averaged) estimate may still hold, from a lower bound on the
-    curvature; the intervals are widened by the bias that share implies, and withheld for the
-    coefficients that load on directions where it is not bounded (P_v > MAX_REMAINING). Released values
-    and public constants only."""
+    curvature (z noise s.d.s below the released eigenvalue: CURVATURE_Z = 1, or LEAK_CURVATURE_Z beside a
+    column declared on a wide range, §14); the intervals are widened by the bias that share implies, and
+    withheld for the coefficients that load on directions where it is not bounded (P_v > MAX_REMAINING).
+    The separation checks keep the one-s.d. shares. Released values and public constants only."""
     from ..inference import ssp as _inf_ssp
 
     w, U, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths)
+    P_sep = P
+    if z is not None:
+        _, _, P = _remaining_shares(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths, z=z)
     b_dir = _inf_logit.direction_bias(U, P, theta, V_noise)
     bias, load = _inf_logit.coefficient_bias(Mmap, U, b_dir)
     vcov, widen = _inf_ssp.widen_for_bias(vcov, bias, 0.95)
@@ -739,7 +749,7 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
     unresolved_withheld = [int(j) for j in np.flatnonzero(load > _inf_logit.MAX_UNRESOLVED_LOADING)]
     out = {"unresolved": int(np.sum(~np.isfinite(b_dir))), "unresolved_withheld": unresolved_withheld,
            "remaining": [float(x) for x in P]}
-    out.update(_separation_check(w, U, P, H_start, sigma_H, sigma_bar, Mmap))
+    out.update(_separation_check(w, U, P_sep, H_start, sigma_H, sigma_bar, Mmap))
     # a coefficient on a direction the collapse check cannot see (derivation §2f) is withheld as one on an
     # unresolved direction: its remaining-share bound may understate the way left
     withheld = sorted(set(unresolved_withheld) | set(out["blind_withheld"]))
@@ -757,17 +767,27 @@ def _resolution_rule(H_bar, sigma_bar, sigma_H, ridges, k, theta, V_noise, Mmap,
 #: simulated validity designs' columns (ranges that fit the data) at 0.33-0.58
 WIDE_RANGE_SPREAD_FRACTION = 0.15
 
-#: the wide-range check compares the released spread itself (0 noise s.d.s) with the threshold
-#: (derivation §13, issue 12, twenty-ninth pass): with §9's one-sided upper bound (2 s.d.s) a column
-#: declared on about 9 times its spread went unflagged wherever the noise was a few percent of the scale
-#: (CPSSW9204's earnings, 0-150 dollars an hour with s.d. 7.8, at eps = 1), and the way left along its
-#: unresolved direction reached the released intervals of gender and year (half of them missed the MLE)
-WIDE_RANGE_Z = 0.0
+#: the wide-range check flags a column unless the releases SHOW its spread at or above the threshold: its
+#: released spread minus 2 noise s.d.s (one-sided) must reach WIDE_RANGE_SPREAD_FRACTION of its declared
+#: half-range (derivation §14, issue 12, thirtieth pass). §9 flagged only a column shown below the threshold
+#: (+2 s.d.s) and §13 one released below it (0); both left a column declared on about 11 times its spread
+#: unflagged wherever the noise pulled its released spread up (CPSSW9204-shaped, n = 8 000, eps = 1: 4 of
+#: 30 fits, whose released intervals beside its weak direction held the MLE in 8 of 14). A column
+#: whose range fits its data is flagged only where the noise is large next to its spread (n = 1000, eps = 1)
+WIDE_RANGE_Z = -2.0
+
+#: beside a column flagged by the wide-range check (where the MLE may be long along a weak direction),
+#: a direction counts as unresolved for the withhold-all rule of §9 when its remaining share at the
+#: curvature's TWO-s.d. lower bound exceeds MAX_REMAINING (§14): the one-s.d. bound of §2 (CURVATURE_Z)
+#: fails for about 1 weak direction in 6, and there the released intervals carried a shortfall of 5-20 MLE
+#: SEs (CPSSW9204-shaped, n = 8 000, eps = 1, fit seed 29: the weak direction released 1.35 s.d.s above its
+#: true curvature at the estimate, share bound 0.43 against 0.71 left)
+LEAK_CURVATURE_Z = 2.0
 
 
 def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
-    """Numeric columns whose released spread (plus z noise s.d.s, default WIDE_RANGE_Z = 0: the released
-    value itself, derivation §13) is below WIDE_RANGE_SPREAD_FRACTION of their declared half-range
+    """Numeric columns whose released spread (plus z noise s.d.s, default WIDE_RANGE_Z = -2: its one-sided
+    lower end, derivation §14) is below WIDE_RANGE_SPREAD_FRACTION of their declared half-range
     (derivation §9). H_mean is the mean of the
     fit's releases of X'WX (noise s.d. noise_sd): a weighted Gram sum_i w_i x_i x_i' with weights in
     (0, 1/4]. With e the public coefficient vector of the constant column (the intercept, plus the cells
@@ -810,8 +830,9 @@ def _wide_range_columns(H_mean, noise_sd, sd, design, z=None):
 def _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths, released_H, k_h, sd, design):
     """Derivation §9: {"wide": the wide-range columns, "withhold_all": True where an unresolved direction
     remains once the possibly empty levels' columns are set aside (they pass no way left into any other
-    coefficient) and some column is declared on a range far wider than its released spread (where the
-    MLE may be long along the unresolved direction). Released values and public constants only."""
+    coefficient), judged at the curvature's LEAK_CURVATURE_Z-s.d. lower bound (§14), and some column is
+    not shown to be declared on a range that fits its released spread (where the MLE may be long along the
+    unresolved direction). Released values and public constants only."""
     wide = _wide_range_columns(_inf_logit.mean_release(released_H), sigma_H / math.sqrt(len(released_H)),
                                sd, design)
     d = H_bar.shape[0]
@@ -825,7 +846,8 @@ def _unresolved_leak_check(H_bar, sigma_bar, sigma_H, ridges, k, step_lengths, r
     if not wide or not keep.any():
         return {"wide": wide, "withhold_all": False}
     idx = np.flatnonzero(keep)
-    _, _, P = _remaining_shares(H_bar[np.ix_(idx, idx)], sigma_bar, sigma_H, ridges, k, step_lengths)
+    _, _, P = _remaining_shares(H_bar[np.ix_(idx, idx)], sigma_bar, sigma_H, ridges, k, step_lengths,
+                                z=LEAK_CURVATURE_Z)
     return {"wide": wide, "withhold_all": bool(np.any(np.asarray(P) > _inf_logit.MAX_REMAINING))}
 
 
@@ -833,9 +855,11 @@ def _unresolved_leak_note(names, wide_names):
     from ..errors import AccuracyWarning, Diagnostic
     return Diagnostic(
         f"Not estimable at this n and eps: the intervals of {', '.join(names)} are withheld (reported as NA). "
-        "The released X'WX does not resolve the curvature along some direction of the coefficients, and "
-        f"{', '.join(wide_names)} " + ("is" if len(wide_names) == 1 else "are") + " declared on a range far "
-        "wider than the data's released spread, so the maximum-likelihood fit may lie far along that "
+        "The released X'WX does not resolve the curvature along some direction of the coefficients (at two "
+        "noise s.d.s), and the releases do not show that "
+        f"{', '.join(wide_names)} " + ("is" if len(wide_names) == 1 else "are") + " declared on a range that "
+        "fits the data (the released spread is not clearly above 0.15 of the declared half-range), so the "
+        "maximum-likelihood fit may lie far along that "
         "direction; the private Newton iteration may stop short of it there, and the noise of the releases "
         "hides how much of that shortfall reaches the other coefficients. Tighter declared ranges (close to "
         "the data's), more rows or a larger eps help.", AccuracyWarning)
@@ -958,13 +982,17 @@ def regime_passes(n, d, mu) -> bool:
 
 
 def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False, levels_selected=False,
-                   allowed=False):
+                   allowed=False, n_at_most=False, d_at_least=False):
     """The refusal text of dp_glm's small-regime rule, or None where it passes (or ``allowed``: the
     text is then the warning of a fit made anyway, prefixed so). Public facts only: n (replace-one), d,
     the user's (eps, delta) and ``estimator_budget(eps) -> (eps_est, delta_est)``, the budget the
     estimator gets at a total eps (the shares of the private range search or level selection taken off,
     exactly as the fit takes them). The n and the eps it names pass the same check: n rounded up to an
-    integer, eps rounded up to 3 significant digits and checked."""
+    integer, eps rounded up to 3 significant digits and checked. ``n_at_most`` / ``d_at_least``: the
+    check runs before the design is built on an upper bound of n (rows before na_action="drop") or a lower
+    bound of d (one level per factor whose levels are selected privately), so it refuses only what the
+    check on the built design would; the text says so, and the n and eps it names are then necessary, not
+    sufficient (derivation §14)."""
     from ..design.private_bounds import _up3
     from ..privacy.accounting import mu_from_eps_delta
 
@@ -999,11 +1027,22 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
     shares = (f", after the share of {' and '.join(spent)}: declaring {' and '.join(what)} leaves the whole "
               "budget to the estimator") if spent else ""
     shown = math.floor(regime_margin(n, d, mu) * 10.0) / 10.0     # rounded down: never printed as 42
-    head = (f"n = {int(n)} rows is too small for dp_glm's logistic fit of {int(d)} coefficients at eps = "
+    rows = f"n = {int(n)} rows" + (" (before the rows with missing values are dropped)" if n_at_most else "")
+    coefs = (f"at least {int(d)} coefficients (one level of each factor whose levels are not declared; each "
+             "further level the private selection keeps adds one)" if d_at_least else f"{int(d)} coefficients")
+    bounds_note = ""
+    if n_at_most or d_at_least:
+        bounds_note = (" Checked before anything is spent, on " + " and ".join(
+            (["an upper bound of n"] if n_at_most else []) + (["a lower bound of d"] if d_at_least else []))
+            + ": the fit would be refused with the exact values too, and the n and eps named here are "
+            "necessary, not sufficient.")
+    passes = "are needed" if (n_at_most or d_at_least) else "pass"
+    head = (f"{rows} is too small for dp_glm's logistic fit of {coefs} at eps = "
             f"{float(eps):.4g}, delta = {float(delta):.3g}: n mu / sqrt(d) = {shown:g} is below "
             f"{REGIME_MARGIN:g}, where the released coefficients were measured to be no better than the "
             f"intercept-only model (mu = {mu:.3g}, the Gaussian-DP parameter of the estimator's budget"
-            f"{shares}). At this budget n >= {need_n} rows pass; at n = {int(n)}, eps >= {need_eps:g} passes. "
+            f"{shares}). At this budget n >= {need_n} rows {passes}; at n = {int(n)}, eps >= {need_eps:g} "
+            f"{'is needed' if (n_at_most or d_at_least) else 'passes'}.{bounds_note} "
             "Or fit fewer terms (each factor level is a coefficient), declare the ranges and levels, or "
             "use a univariate summary (dp_mean() of the outcome by group)")
     if allowed:
