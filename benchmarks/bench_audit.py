@@ -2048,10 +2048,30 @@ def _glm_private_ranges(eps=1.0, levels=60):
     return fit
 
 
+def beyond_text_set_pair(n=3000, categorical=False):
+    """g holds 0, 1, 2 (an object column written C(g), or a Categorical); D changes row 1 to 7, D' to
+    frozenset({10**5000}): both values of one row, never released. Before the thirtieth pass the text of
+    the frozenset (its int beyond Python's text limit) raised ValueError: a DataError on D' in every
+    release."""
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [int(v) for v in d0["g"]]
+    rows[1] = 7
+    other = list(rows)
+    other[1] = frozenset({BEYOND_TEXT_INT})
+    d1 = d0.copy()
+    if categorical:
+        d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    else:
+        d0["g"], d1["g"] = pd.Series(rows, dtype=object), pd.Series(other, dtype=object)
+    return d0, d1
+
+
 def thirtieth_pass_cases():
     """Attacks on the twenty-ninth pass's code (docs/audit.md, "Thirtieth pass"): a long double beyond the
     double range in the scikit-learn estimators, an integer of more than 4300 digits in CSV text read by the
-    command line, R^2's median (§54) and dp_glm's small-regime refusal (dpgd_logistic.md §12) on neighbours."""
+    command line, R^2's median (§54) and dp_glm's small-regime refusal (dpgd_logistic.md §12) on neighbours,
+    a frozenset holding an int beyond the text limit in a factor."""
     return [
         Case("thirtieth pass: DPLinearRegression (adassp via auto), X a long double: one row 1 -> 1e4000",
              "sklearn DPLinearRegression (long double beyond the double range)",
@@ -2074,6 +2094,10 @@ def thirtieth_pass_cases():
              "(y, x, g) = (1, 1, 0) -> (0, 1.5e308, 59); n = 1500, d = 61, eps = 1, x's range private (refused "
              "before the range search)",
              _glm_private_ranges(), glm_regime_pair, {"full": 40, "quick": 20, "test": 0}, refusal=True),
+        Case("thirtieth pass: adassp, inference, privately selected levels of an object column: one row "
+             "frozenset({10**5000})", "adassp (object column level selection, a frozenset beyond the text limit)",
+             "g (object, C(g); 0, 1, 2): row 1 7 -> frozenset({10**5000}); n = 3000, eps = 1", _factor_lm(),
+             beyond_text_set_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("0" * 64,)),
     ]
 
 # ---------------------------------------------------------------------------------------------------
