@@ -1,6 +1,10 @@
 """Private ranges (design layer, unbounded private quantile): estimated vs data range and rows clamped.
 
-Usage: ``python -m benchmarks private_bounds [--seeds 20] [--eps 0.05 0.1 0.2] [--datasets diamonds bikeshare penguins]``
+Usage: ``python -m benchmarks private_bounds [--seeds 20] [--eps 0.05 0.1 0.2] [--datasets diamonds bikeshare penguins]
+[--scale 1e-3] [--out NAME]``
+
+``--scale c`` multiplies every column by the public constant c before the search (a change of units);
+the reported ends are divided by c again, so a scale-equivariant search gives the same table at any c.
 
 For every numeric column of diamonds, Bikeshare and penguins (shipped in dpreg.datasets; rows with
 a missing value in that column left out), the range is estimated exactly as ``build_design`` does
@@ -53,7 +57,11 @@ def main(argv=None):
     ap.add_argument("--beta", type=float, default=None, help="grid ratio (default: the design layer's RANGE_BETA)")
     ap.add_argument("--kappa", type=float, default=None, help="order statistics beyond each end in units of b "
                     "(default: the design layer's KAPPA)")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every column by this public constant "
+                    "(a change of units); reported ends are divided by it again")
+    ap.add_argument("--out", default="private_bounds", help="name of the results file under benchmarks/results/")
     args = ap.parse_args(argv)
+    scale = float(args.scale)
     beta = pb.RANGE_BETA if args.beta is None else args.beta
     if args.kappa is not None:
         pb.KAPPA = args.kappa
@@ -64,7 +72,9 @@ def main(argv=None):
              f"beta = {beta:g}, KAPPA = {kappa:g}; "
              f"{args.seeds} seeds per cell; eps = pure-DP budget for ONE column (both ends, split equally); "
              "`q_hi` = upper quantile level chosen by the public rule (q_lo = 1 - q_hi); clamped = % of the "
-             "column's rows outside the estimated range (median / max over seeds).", ""]
+             "column's rows outside the estimated range (median / max over seeds)."
+             + (f" Columns multiplied by {scale:g} before the search, ends divided by it again." if scale != 1.0 else ""),
+             ""]
     for name, df, cols in _datasets(args.datasets):
         lines += [f"## {name} (n = {len(df)}; {len(cols)} numeric columns)", "",
                   "| column | eps | q_hi (beta) | data min | data max | est. lower (median) | est. upper (median) "
@@ -84,9 +94,9 @@ def main(argv=None):
                 for seed in range(args.seeds):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        out, _, _ = private_ranges({col: x}, missing={col: (None, None)}, eps_total=eps,
+                        out, _, _ = private_ranges({col: x * scale}, missing={col: (None, None)}, eps_total=eps,
                                                    noise=NoiseSource(seed), ledger=Ledger(), beta=beta)
-                    lo, hi = out[col]
+                    lo, hi = out[col][0] / scale, out[col][1] / scale
                     los.append(lo)
                     his.append(hi)
                     clamped.append(100.0 * np.mean((x < lo) | (x > hi)))
@@ -99,7 +109,7 @@ def main(argv=None):
                              f"{np.median(clamped):.2f} | {np.max(clamped):.2f} | {over:.2f} | {over_max:.2f} |")
         lines.append("")
     lines.append(f"_run time {time.perf_counter() - t0:.0f} s; width ratio = estimated width / data width._")
-    write_result("private_bounds", "\n".join(lines))
+    write_result(args.out, "\n".join(lines))
     return 0
 
 

@@ -130,7 +130,12 @@ from ..privacy.quantile import upq
 
 #: grid ratio of the range searches (our choice, see the module docstring; the quantile API keeps 1.001)
 RANGE_BETA = 1.01
-#: public stand-in for the length of the walk when judging feasibility: steps from 0 to 1e6
+#: public anchor of the range grids (docs/derivations/quantile_search.md §10): every range search walks the
+#: relative grid ``l + RANGE_ANCHOR beta^(k-1)`` away from its start l, so its resolution is a share
+#: beta - 1 of the distance from l at every scale above RANGE_ANCHOR (a change of units by c only shifts
+#: the data by log(c) / log(beta) grid steps). 1e-12: equivariant for distances from about 1e-10 up
+RANGE_ANCHOR = 1e-12
+#: public stand-in for the length of the walk when judging feasibility: steps from RANGE_ANCHOR to 1e6
 FEASIBILITY_SCALE = 1e6
 #: largest public premature-stop bound accepted (with the coarsest grid) before refusing
 MAX_PREMATURE = 0.2
@@ -254,11 +259,12 @@ def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_
     Before the walk reaches the data every count is 0, so a stop at step k needs
     ``Z_k > q n + Z_0``; with Z_k ~ Exp(b_step), Z_0 ~ Exp(b_thr) independent,
     ``P = b_step / (b_step + b_thr) exp(-q n / b_step)`` per step (``exp(-q n / b) / 2`` at the equal
-    split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps from 0 to
-    ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length) gives ``S share exp(-q n / b_step)``.
+    split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps of the
+    relative grid from ``RANGE_ANCHOR`` to ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length;
+    docs/derivations/quantile_search.md §10) gives ``S share exp(-q n / b_step)``.
     """
     _, b_step = _scales(eps_q, share)
-    steps = math.log(FEASIBILITY_SCALE + 1.0) / math.log(beta)
+    steps = math.log(FEASIBILITY_SCALE / RANGE_ANCHOR) / math.log(beta) + 1.0
     return min(1.0, share * steps * math.exp(-q_hi * n / b_step))
 
 
@@ -434,7 +440,7 @@ def _upq_quiet(x, *args, **kw):
         x = BinnedColumn.from_array(x)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="beta > 1.1", category=UserWarning)
-        return upq(x, *args, **kw)
+        return upq(x, *args, anchor=RANGE_ANCHOR, **kw)
 
 
 def on_log_scale(x, dom):
