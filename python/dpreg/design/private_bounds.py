@@ -9,13 +9,20 @@ ledger rows each; the ranges are released values and are recorded in the schema
 
 Anchoring (no user bound needed)
 --------------------------------
+Every search walks the relative grid ``l + RANGE_ANCHOR beta^(k-1)`` (k = 1, 2, ...) away from its start
+l (docs/derivations/quantile_search.md §10): the distance from the start is geometric at every scale
+above the public anchor 1e-12, so a change of the column's units only shifts the data along the grid
+and the released ends, divided by the change, keep their law up to one grid cell (before the thirtieth
+pass the grid was ``l - 1 + beta^k``, absolute near its start: data on [0.01, 0.03] got the upper end
+0.25 on the grid of ratio 1.25).
+
 * upper end: searched **up from 0** (or from the declared lower bound if only that was declared);
 * lower end: searched **down from the released upper end** (or from the declared upper bound).
   Starting the lower search at the released upper end (post-processing, free) rather than at 0 makes
   the lower end tight for data far from 0 (years, prices): a search down from 0 would stop at once
-  and return about 0. For data that lie mostly below 0 the upper search stops within a few steps of 0
-  and the range is [lo, ~0]; declare a bound or shift the variable by a public constant if that
-  matters.
+  and return about 0. For data that lie mostly below 0 the upper search stops at its first grid point
+  (1e-12 above 0) and the range is [lo, ~0], lo with relative resolution; declare a bound or shift the
+  variable by a public constant if the gap between the data and 0 matters.
 * columns used inside ``log()`` / ``log1p()`` (and variants): the lower end is searched on the log
   scale (values outside the domain count as a public floor), so the released end is inside the
   domain and its resolution is relative; the column's estimated range then never fails the domain
@@ -50,7 +57,9 @@ between the two plans (``RANGE_PLANS``) from n and eps_q only.
 Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). Our choice: a range
 needs about 1% resolution, the grid rounds outward (upper end up, lower end down), and the walk from
 the anchor is 10 times shorter, which lowers the premature-stop risk (``log K`` smaller by 2.3, i.e.
-2.3 b more slack). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
+2.3 b more slack). The walk from the anchor 1e-12 to data at 1e6 has log(1e18) / log(beta) steps, three
+times the old grid's walk from 0 (the public premature-stop stand-in counts them:
+``min_rows_for_ranges`` rose by about 20%; docs/derivations/quantile_search.md §10). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
 eps 0.05-0.2 per column the median clamped share roughly halves against beta = 1.001. The price: an
 upper end found from 0 may lie up to 1% of its value above the data (ranges of data far from 0, such
 as years, are wider than needed: declare their bounds, or shift the column by a public constant in
@@ -288,13 +297,13 @@ def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
     The walk passes the last row only if the threshold noise exceeds ``m_eff = (1 - q_hi) n`` (the rows
     the target leaves beyond the end): probability ``exp(-m_eff / b)``. Given that, the excess over
     ``m_eff`` is again Exp(b), so each later step stops with probability ``U = exp(-excess / b)``,
-    uniform on (0, 1), and ``P(at least s more steps) = E (1 - U)^s = 1 / (s + 1)``. The grid
-    ``g_k = l - 1 + beta^k`` multiplies the distance from the anchor by about beta per step, and the
+    uniform on (0, 1), and ``P(at least s more steps) = E (1 - U)^s = 1 / (s + 1)``. The relative grid
+    ``g_k = l + RANGE_ANCHOR beta^(k-1)`` (§10) multiplies the distance from the start by beta per step, and the
     first grid point past the data may already be up to beta beyond its end, so a stretch beyond
     ``stretch`` takes at least ``s = log(stretch) / log(beta) - 1`` more steps:
     ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only. The
-    distances are ``distance + 1`` in the column's units (``beta^k = g_k - l + 1``): for a data end within
-    about a unit of the anchor the plain distance ratio can exceed ``stretch`` more often (§7, "Units").
+    stretch is that of the plain distance at any scale (§7's "Units" caveat concerned the grid
+    ``l - 1 + beta^k`` used before the thirtieth pass, whose distances were ``distance + 1``).
     With ``share`` of eps_q on the threshold (§9) the walk passes the data with probability
     ``exp(-m_eff / b_thr)`` and the further steps follow :func:`further_steps_tail`; at the equal split
     this is the formula above.
