@@ -87,7 +87,8 @@ def main(argv=None):
             for eps in args.eps:
                 los, his, clamped = [], [], []
                 q_hi = quantile_levels(n, eps / 2, kappa)[1]
-                if pb.premature_stop_bound(n, eps / 2, q_hi, pb.BETA_LADDER[-1]) > pb.MAX_PREMATURE:
+                plan = pb.choose_plan(n, eps / 2, beta)
+                if not plan["ok"]:     # the design's own refusal rule (check_range_plan)
                     lines.append(f"| {col} | {eps:g} | {q_hi:.4f} | {_fmt(lo_d)} | {_fmt(hi_d)} | refused: "
                                  "n too small for this budget (declare bounds) | | | | | |")
                     continue
@@ -103,8 +104,9 @@ def main(argv=None):
                 width = hi_d - lo_d if hi_d > lo_d else 1.0
                 ratios = [(h - l) / width for l, h in zip(los, his)]
                 over, over_max = np.median(ratios), np.max(ratios)
-                beta_used = pb.choose_beta(n, eps / 2, q_hi, beta)[0]
-                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
+                beta_used = plan["beta"] if args.kappa is None else pb.choose_beta(n, eps / 2, q_hi, beta)[0]
+                grid_note = "" if plan.get("anchor", 0.0) is not None else ", old grid"
+                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}{grid_note}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
                              f"{_fmt(float(np.median(los)))} | {_fmt(float(np.median(his)))} | "
                              f"{np.median(clamped):.2f} | {np.max(clamped):.2f} | {over:.2f} | {over_max:.2f} |")
         lines.append("")

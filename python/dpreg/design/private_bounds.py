@@ -262,7 +262,7 @@ def _scales(eps_q: float, share: float):
 
 
 def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
-                         share: float = 0.5) -> float:
+                         share: float = 0.5, anchor: float | None = RANGE_ANCHOR) -> float:
     """Public bound on the probability that a range search stops before it reaches the data.
 
     Before the walk reaches the data every count is 0, so a stop at step k needs
@@ -270,10 +270,15 @@ def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_
     ``P = b_step / (b_step + b_thr) exp(-q n / b_step)`` per step (``exp(-q n / b) / 2`` at the equal
     split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps of the
     relative grid from ``RANGE_ANCHOR`` to ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length;
-    docs/derivations/quantile_search.md §10) gives ``S share exp(-q n / b_step)``.
+    docs/derivations/quantile_search.md §10) gives ``S share exp(-q n / b_step)``. ``anchor=None``: the grid ``l - 1 + beta^k`` (the fallback of
+    :func:`choose_plan`), whose walk from 0 to ``FEASIBILITY_SCALE`` has ``log(FEASIBILITY_SCALE + 1) /
+    log(beta)`` steps.
     """
     _, b_step = _scales(eps_q, share)
-    steps = math.log(FEASIBILITY_SCALE / RANGE_ANCHOR) / math.log(beta) + 1.0
+    if anchor is None:
+        steps = math.log(FEASIBILITY_SCALE + 1.0) / math.log(beta)
+    else:
+        steps = math.log(FEASIBILITY_SCALE / anchor) / math.log(beta) + 1.0
     return min(1.0, share * steps * math.exp(-q_hi * n / b_step))
 
 
@@ -332,7 +337,7 @@ def feasible(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA) -> boo
 
 
 def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA, share: float = 0.5,
-                kappa: float | None = None):
+                kappa: float | None = None, anchor: float | None = RANGE_ANCHOR):
     """Grid ratio of one variable's searches from public facts (n, eps_q). Returns (beta, bound) with
     ``bound`` the premature-stop bound at that beta.
 
@@ -348,7 +353,7 @@ def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA, sha
     low = [b for b in ladder if b <= CLAMP_LADDER_MAX] or ladder[:1]
 
     def premature(b_):
-        return premature_stop_bound(n, eps_q, q_hi, b_, share)
+        return premature_stop_bound(n, eps_q, q_hi, b_, share, anchor)
     ok = [b for b in low if premature(b) <= 0.01]
     for cand in ok:
         if tail_clamp_estimate(eps_q, cand, share, kappa) <= CLAMP_WARN_SHARE * n:
@@ -369,19 +374,30 @@ def choose_plan(n: int, eps_q: float, beta: float = RANGE_BETA) -> dict:
     bound <= ``MAX_OVERSHOOT``) the one with the smallest :func:`tail_clamp_estimate` (rows left beyond
     an end), ties to the later plan (the lighter overshoot tail); the first plan when none passes (the
     design then refuses). A function of n, eps_q and beta only. Returns a dict with keys share, kappa,
-    q_lo, q_hi, m, capped, beta, premature, overshoot, clamp_estimate, ok."""
-    best = None
-    for share, kappa in RANGE_PLANS:
-        q_lo, q_hi, m, capped = quantile_levels(n, eps_q, kappa)
-        b_col, bound = choose_beta(n, eps_q, q_hi, beta, share, kappa)
-        over = overshoot_bound(n, eps_q, q_hi, b_col, share=share)
-        plan = {"share": share, "kappa": kappa, "q_lo": q_lo, "q_hi": q_hi, "m": m, "capped": capped,
-                "beta": b_col, "premature": bound, "overshoot": over,
-                "clamp_estimate": tail_clamp_estimate(eps_q, b_col, share, kappa),
-                "ok": bound <= MAX_PREMATURE and over <= MAX_OVERSHOOT}
-        if best is None or (plan["ok"] and (not best["ok"] or plan["clamp_estimate"] <= best["clamp_estimate"])):
-            best = plan
-    return best
+    q_lo, q_hi, m, capped, beta, premature, overshoot, clamp_estimate, ok, anchor.
+
+    The grid (docs/derivations/quantile_search.md §10): the relative grid of ``RANGE_ANCHOR``
+    (``anchor`` = RANGE_ANCHOR) wherever one of its plans passes the checks; else, where its longer walk
+    below the data fails the premature-stop check, the grid ``l - 1 + beta^k`` of earlier passes
+    (``anchor`` None; not scale-equivariant) if a plan passes there, so that no fit feasible before the
+    relative grid is refused now; else the relative grid's plan (not ok: the design refuses)."""
+    first = None
+    for anchor in (RANGE_ANCHOR, None):
+        best = None
+        for share, kappa in RANGE_PLANS:
+            q_lo, q_hi, m, capped = quantile_levels(n, eps_q, kappa)
+            b_col, bound = choose_beta(n, eps_q, q_hi, beta, share, kappa, anchor)
+            over = overshoot_bound(n, eps_q, q_hi, b_col, share=share)
+            plan = {"share": share, "kappa": kappa, "q_lo": q_lo, "q_hi": q_hi, "m": m, "capped": capped,
+                    "beta": b_col, "premature": bound, "overshoot": over,
+                    "clamp_estimate": tail_clamp_estimate(eps_q, b_col, share, kappa),
+                    "ok": bound <= MAX_PREMATURE and over <= MAX_OVERSHOOT, "anchor": anchor}
+            if best is None or (plan["ok"] and (not best["ok"] or plan["clamp_estimate"] <= best["clamp_estimate"])):
+                best = plan
+        if best["ok"]:
+            return best
+        first = first or best
+    return first
 
 
 def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
@@ -449,7 +465,7 @@ def _upq_quiet(x, *args, **kw):
         x = BinnedColumn.from_array(x)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="beta > 1.1", category=UserWarning)
-        return upq(x, *args, anchor=RANGE_ANCHOR, **kw)
+        return upq(x, *args, **kw)
 
 
 def on_log_scale(x, dom):
@@ -570,18 +586,19 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         plan = choose_plan(n, eps_q, beta)
         heavy_clamp = plan["clamp_estimate"] > CLAMP_WARN_SHARE * n
         plans[col] = (plan["q_lo"], plan["q_hi"], plan["beta"], plan["capped"] or plan["beta"] != beta or heavy_clamp,
-                      plan["share"])
+                      plan["share"], plan["anchor"])
     for col, (lo, hi) in missing.items():
         x = _as_column(values[col])
-        q_lo, q_hi, beta_col, coarse, share = plans[col]
+        q_lo, q_hi, beta_col, coarse, share, anchor = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)
             warnings.warn(TOO_SMALL, AccuracyWarning, stacklevel=3)
-        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share}
+        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share,
+                    "anchor": anchor}
         if hi is None:
             start = 0.0 if lo is None else float(lo)
             r = _upq_quiet(x, q_hi, lower=start, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                    statistic=f"range upper({col})", threshold_share=share)
+                    statistic=f"range upper({col})", threshold_share=share, anchor=anchor)
             hi_est = r.estimate
             col_info["upper"] = r.to_dict()
         else:
@@ -601,12 +618,12 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                     t = on_log_scale(x, dom)
                 r = _upq_quiet(t, q_lo, upper=float(fwd(hi_est)), eps=eps_q, noise=noise, ledger=ledger,
                         beta=beta_col, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale",
-                        threshold_share=share)
+                        threshold_share=share, anchor=anchor)
                 lo_est = float(inv(r.estimate))
                 col_info["lower_scale"] = _SCALE_NAME[dom]
             else:
                 r = _upq_quiet(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                        statistic=f"range lower({col})", threshold_share=share)
+                        statistic=f"range lower({col})", threshold_share=share, anchor=anchor)
                 lo_est = r.estimate
             col_info["lower"] = r.to_dict()
         else:
