@@ -58,8 +58,9 @@ Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). O
 needs about 1% resolution, the grid rounds outward (upper end up, lower end down), and the walk from
 the anchor is 10 times shorter, which lowers the premature-stop risk (``log K`` smaller by 2.3, i.e.
 2.3 b more slack). The walk from the anchor 1e-12 to data at 1e6 has log(1e18) / log(beta) steps, three
-times the old grid's walk from 0 (the public premature-stop stand-in counts them:
-``min_rows_for_ranges`` rose by about 20%; docs/derivations/quantile_search.md §10). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
+times the old grid's walk from 0 (the public premature-stop stand-in counts them; where that fails
+the checks, :func:`choose_plan` falls back to the old grid, so ``min_rows_for_ranges`` is unchanged;
+docs/derivations/quantile_search.md §10). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
 eps 0.05-0.2 per column the median clamped share roughly halves against beta = 1.001. The price: an
 upper end found from 0 may lie up to 1% of its value above the data (ranges of data far from 0, such
 as years, are wider than needed: declare their bounds, or shift the column by a public constant in
