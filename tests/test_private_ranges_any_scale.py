@@ -202,3 +202,31 @@ def test_total_on_extreme_rows(extreme):
         assert math.isfinite(lo) and math.isfinite(hi) and lo < hi
         results.append(([(e["statistic"], e["eps"]) for e in led.to_list()], info["v"]["beta"]))
     assert results[0] == results[1]
+
+
+def test_fallback_to_the_old_grid_keeps_every_feasible_plan():
+    # §10.3: the relative grid wherever one of its plans passes the refusal checks, else the old grid if a
+    # plan passes there (public: n and eps_q only), so the set of feasible (n, eps_q) is the old one.
+    def ok_with(n, eps_q, anchor):
+        for share, kappa in pb.RANGE_PLANS:
+            q_hi = pb.quantile_levels(n, eps_q, kappa)[1]
+            b, bound = pb.choose_beta(n, eps_q, q_hi, pb.RANGE_BETA, share, kappa, anchor)
+            if bound <= pb.MAX_PREMATURE and pb.overshoot_bound(n, eps_q, q_hi, b, share=share) <= pb.MAX_OVERSHOOT:
+                return True
+        return False
+    seen_fallback = False
+    for n in (150, 342, 399, 1000, 5000):
+        for eps_q in (0.025, 0.05, 0.1):
+            plan = pb.choose_plan(n, eps_q)
+            rel, old = ok_with(n, eps_q, A), ok_with(n, eps_q, None)
+            assert plan["ok"] == (rel or old)
+            assert plan["anchor"] == (A if (rel or not old) else None)
+            seen_fallback |= plan["ok"] and plan["anchor"] is None
+    assert seen_fallback                                   # n = 342 at eps_q = 0.05
+    # the design uses the plan's grid: at n = 342, eps_q = 0.05 the old grid's first point above 0 is beta - 1
+    x = np.random.default_rng(12).uniform(0.01, 0.03, 342)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, _, info = pb.private_ranges({"v": x}, missing={"v": (None, None)}, eps_total=0.1,
+                                         noise=NoiseSource(1), ledger=Ledger(), margin=False)
+    assert info["v"]["anchor"] is None and out["v"][1] >= info["v"]["beta"] - 1.0

@@ -144,9 +144,12 @@ def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None,
         k = max(1, int(math.ceil(math.log(span) / lb)))
     else:
         span = upper / 2.0 - lower / 2.0            # half the distance: never overflows
-        if not math.isfinite(upper) or not span > 0.0:
+        if not math.isfinite(upper):
             return cap
-        k = max(1, int(math.ceil((math.log(span) + math.log(2.0) - math.log(anchor)) / lb)) + 1)
+        if not span > 0.0:                          # the halves underflow: upper - lower is below a
+            k = 1
+        else:
+            k = max(1, int(math.ceil((math.log(span) + math.log(2.0) - math.log(anchor)) / lb)) + 1)
         if k > cap + 1:
             return cap
     # floating point: make it exactly the first k with g_k >= upper
