@@ -1080,7 +1080,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # nineteenth pass (§26): the privacy excess by its law, not its mean (sigma-hat median-unbiased)
             res_var = inf.residual_variance_with_se(bundle, d=d, sigma_gram=state["sigma_gram"],
                                                     skewed_excess=True,
-                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE, **rv_args)
+                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE,
+                                                    refusal_median=_ssp.SIGMA_REFUSAL_MEDIAN, **rv_args)
         else:
             # the ridge shrinks theta_hat by about lam S^-1 theta_hat (inf.ridge_debias): part of the
             # residuals at theta_hat; where S is too poorly determined for that, lam Gamma theta_hat
@@ -1262,6 +1263,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      bundle_c2=float(bundle["c2"]), sigma_interval=sig_ci,
                      sigma_estimable=res_var["estimable"])
         heavy_withhold = False
+        # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width and the edge rule would
+        # consider a point (its index at least the method's, the range not far wider than the residuals),
+        # the median given the refusal is printed instead of no point (_ssp.print_sigma_refusal_median)
+        refusal_point_ok = False
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
             tails = inf.heavy_tail_signal(bundle, privacy_excess_share=_privacy_excess_share(res_var)
@@ -1298,6 +1303,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # §46 kept exactly the fits whose sum came out in its upper tail (raw_scale, n = 1000, eps = 1:
             # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
             imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
+            refusal_point_ok = bool(boosted and edge["sigma2"] is not None and edge_index >= min_index
+                                    and not range_too_wide)
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
@@ -1561,6 +1568,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # printed; the interval is
         _ssp.withhold_points_the_interval_does_not_support(rel, facts)
         _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
+        if refusal_point_ok:
+            _ssp.print_sigma_refusal_median(rel, facts, res_var, float(sd.h_y))
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1
