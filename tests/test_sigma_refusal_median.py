@@ -123,3 +123,15 @@ def test_boosted_fits_print_the_median_where_the_verdict_refused():
         assert "the point is its median" in str(fit.summary())
         assert fit.to_dict()["facts"]["sigma_interval_median"] is True
     assert medians >= 3
+
+
+def test_no_median_below_twice_the_edge_index():
+    # rare_level n = 1000, eps = 4: public index 85.5, below SIGMA_MEDIAN_INDEX_FACTOR x 80 = 160, where the
+    # guard against a point near 0 would select the fits with high sums (§55): no median is printed
+    from dpreg.estimators import adassp
+    assert adassp.SIGMA_MEDIAN_INDEX_FACTOR * adassp.EDGE_POINT_MIN_INDEX["boosted_adassp"] == 160.0
+    bounds = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "y": (-10.0, 12.0)}
+    for seed in range(4):
+        fit = dpreg.dp_lm("y ~ x1 + x2 + C(g)", _rare_level(1000, seed), eps=4.0, bounds=bounds,
+                          method="boosted_adassp", random_state=seed)
+        assert not (fit.facts or {}).get("sigma_interval_median")

@@ -98,6 +98,11 @@ EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
 #: gives no such margin and nothing is checked; since the twenty-fifth pass (§46) BoostedAdaSSP prints no
 #: edge point there at all (an edge interval that clears 0 there is an upward draw of the noise)
 EDGE_POINT_CHECK_FACTOR = 3.0
+#: thirtieth pass (docs/derivations/adassp_boosted.md §55): BoostedAdaSSP prints sigma-hat's median given the
+#: verdict's refusal only from this many times its EDGE_POINT_MIN_INDEX up, where the residual sum is about 2
+#: or more s.d.s of its noise: there the guard against a point near 0 (a quarter of the interval's upper end)
+#: withholds about 3% of the fits, the lowest; below it withheld 17-28% and the points left were 1.08-1.19 x
+SIGMA_MEDIAN_INDEX_FACTOR = 2.0
 EDGE_POINT_MIN_SDS = 1.5
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
@@ -1303,8 +1308,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # §46 kept exactly the fits whose sum came out in its upper tail (raw_scale, n = 1000, eps = 1:
             # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
             imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
-            refusal_point_ok = bool(boosted and edge["sigma2"] is not None and edge_index >= min_index
-                                    and not range_too_wide)
+            refusal_point_ok = bool(boosted and edge["sigma2"] is not None and not range_too_wide
+                                    and edge_index >= SIGMA_MEDIAN_INDEX_FACTOR * min_index)
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
