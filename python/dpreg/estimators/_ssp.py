@@ -69,7 +69,8 @@ SIGMA_POINT_GIVEN_GATE = False
 #: alone, BoostedAdaSSP prints the median of the point sum's law given that refusal beside its interval,
 #: flagged imprecise. The verdict passes only where the realised privacy excess drew high (rare_level
 #: n = 2000, eps = 4: 9 of 100 fits, 1.26 x the OLS sigma); with the refused fits' medians the printed
-#: points are no longer a selection on that excess (docs/validity.md, thirtieth pass)
+#: points are no longer a selection on that excess (docs/validity.md, thirtieth pass). Only from
+#: adassp.SIGMA_MEDIAN_INDEX_FACTOR times the edge rule's minimum index up (the caller's decision)
 SIGMA_REFUSAL_MEDIAN = True
 #: §55: the median is not printed where it lies below this fraction of its interval's upper end (a point
 #: near 0 against what the release cannot exclude: the factor 4 that §46 allows between the two ends)

@@ -103,6 +103,11 @@ EDGE_POINT_CHECK_FACTOR = 3.0
 #: or more s.d.s of its noise: there the guard against a point near 0 (a quarter of the interval's upper end)
 #: withholds about 3% of the fits, the lowest; below it withheld 17-28% and the points left were 1.08-1.19 x
 SIGMA_MEDIAN_INDEX_FACTOR = 2.0
+#: what sigma-hat estimates where the released sums show heavier tails than normal (inf.heavy_tail_signal)
+SIGMA_HEAVY_TAIL_ESTIMAND = (
+    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
+    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
+    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
 EDGE_POINT_MIN_SDS = 1.5
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
@@ -1282,10 +1287,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["residual_tail_ratio"] = tails["ratio"]
             if tails["heavy"]:
                 # issue 12: say what sigma-hat estimates there (inf.heavy_tail_signal)
-                facts["sigma_estimand"] = (
-                    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
-                    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
-                    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
+                facts["sigma_estimand"] = SIGMA_HEAVY_TAIL_ESTIMAND
         elif edge is not None:
             # printed with its interval (which is wide); a point at or below 0 is not printed
             facts["sigma_interval"] = [float(sd.h_y * math.sqrt(edge["lower"])),
@@ -1575,6 +1577,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
         if refusal_point_ok:
             _ssp.print_sigma_refusal_median(rel, facts, res_var, float(sd.h_y))
+            if facts.get("sigma_interval_median"):
+                # the same winsorized estimand as the verdict's point: said where the sums show heavy tails
+                tails = inf.heavy_tail_signal(bundle, privacy_excess_share=_privacy_excess_share(res_var))
+                if tails["heavy"]:
+                    facts["sigma_estimand"] = SIGMA_HEAVY_TAIL_ESTIMAND
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1
