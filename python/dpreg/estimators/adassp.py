@@ -1273,8 +1273,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      bundle_c2=float(bundle["c2"]), sigma_interval=sig_ci,
                      sigma_estimable=res_var["estimable"])
         heavy_withhold = False
-        # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width and the edge rule would
-        # consider a point (its index at least the method's, the range not far wider than the residuals),
+        # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width, from twice the edge rule's
+        # index up, the range not far wider than the residuals and §50's check at the reference sum passed,
         # the median given the refusal is printed instead of no point (_ssp.print_sigma_refusal_median)
         refusal_point_ok = False
         if res_var["estimable"]:
@@ -1311,7 +1311,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
             imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
             refusal_point_ok = bool(boosted and edge["sigma2"] is not None and not range_too_wide
-                                    and edge_index >= SIGMA_MEDIAN_INDEX_FACTOR * min_index)
+                                    and edge_index >= SIGMA_MEDIAN_INDEX_FACTOR * min_index
+                                    and not imprecise)
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))

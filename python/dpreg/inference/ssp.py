@@ -432,7 +432,10 @@ def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_up
                 # that refused (gate_lower = -inf, §55) cannot refuse at a large rho: treated as P > p
                 return 0.0 if math.isfinite(t_lo) or not math.isfinite(t_hi) else -745.0
             out = float(special.logsumexp(joint + stats.norm.logcdf((p - rho - W) / s_a))) - den
-        return out if math.isfinite(out) else -745.0
+        if math.isfinite(out):
+            return out
+        # (a refused gate, §55: a finite floor keeps its root search's values finite)
+        return -math.inf if math.isfinite(t_lo) or not math.isfinite(t_hi) else -745.0
 
     alpha = (1.0 - float(level)) / 2.0
     top = max(p, t_lo, 0.0) + 60.0 * spread
