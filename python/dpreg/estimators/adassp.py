@@ -1090,8 +1090,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # nineteenth pass (§26): the privacy excess by its law, not its mean (sigma-hat median-unbiased)
             res_var = inf.residual_variance_with_se(bundle, d=d, sigma_gram=state["sigma_gram"],
                                                     skewed_excess=True,
-                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE,
-                                                    refusal_median=_ssp.SIGMA_REFUSAL_MEDIAN, **rv_args)
+                                                    point_given_gate=_ssp.SIGMA_POINT_GIVEN_GATE, **rv_args)
         else:
             # the ridge shrinks theta_hat by about lam S^-1 theta_hat (inf.ridge_debias): part of the
             # residuals at theta_hat; where S is too poorly determined for that, lam Gamma theta_hat
@@ -1576,7 +1575,14 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # printed; the interval is
         _ssp.withhold_points_the_interval_does_not_support(rel, facts)
         _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
-        if refusal_point_ok:
+        if refusal_point_ok and _ssp.SIGMA_REFUSAL_MEDIAN and res_var["refused_on_width"]:
+            # the median given the verdict's refusal (R below its gate). Not also given §50's check (R above
+            # the edge interval's half-width): in that narrow band of R the point sum's law hardly moves with
+            # rho, and the median reached 0 in every fit tried (§55)
+            res_var = dict(res_var, sigma2_given_refusal=inf.sigma2_median_given_refusal(
+                res_var["rss_mean"], res_var["gate_sum"], S=rv_args["S"],
+                V_priv=rv_args["V_priv"], var_point=res_var["var_a2_noise"], var_gate=res_var["var_reference"],
+                df=float(n_pub - d)))
             _ssp.print_sigma_refusal_median(rel, facts, res_var, float(sd.h_y))
             if facts.get("sigma_interval_median"):
                 # the same winsorized estimand as the verdict's point: said where the sums show heavy tails

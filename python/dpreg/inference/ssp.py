@@ -454,6 +454,23 @@ def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_up
     return ends[0], ends[1]
 
 
+def sigma2_median_given_refusal(point_sum: float, gate_upper: float, gate_lower: float = -math.inf, *, S, V_priv,
+                                var_point: float, var_gate: float, df: float) -> float | None:
+    """sigma^2 as the median of the point sum's law given that the verdict's reference sum R lay in
+    [gate_lower, gate_upper): the verdict refused (R below its gate) and, where ``gate_lower`` is given, §50's
+    check at the reference passed (R above the edge interval's half-width). The inversion of §51 at 50%
+    (selective_residual_sum_interval, REFUSAL_MEDIAN_NODES over the excess's law); None where it reaches 0
+    or is not found (issue 12, thirtieth pass; docs/derivations/adassp_boosted.md §55). Released values only."""
+    if not (math.isfinite(gate_upper) and gate_upper > gate_lower):
+        return None
+    med, _ = selective_residual_sum_interval(point_sum, gate_lower, gate_upper, S=S, V_priv=V_priv,
+                                             var_point=var_point, var_gate=var_gate, df=df, level=0.0,
+                                             excess_nodes=REFUSAL_MEDIAN_NODES)
+    if not (math.isfinite(med) and med > 0.0):
+        return None
+    return min(med / float(df), 1.0)
+
+
 def verdict_gate_threshold(var_noise: float, excess_error: float, df: float) -> float:
     """The smallest reference residual sum R at which sigma-hat's verdict passes, 1.96 se(R) + excess_error
     <= 1.96 SIGMA_MAX_REL_SE R with se(R)^2 = var_noise + 2 R^2 / df (residual_variance_with_se, in sums);
@@ -490,8 +507,7 @@ def verdict_reference_noise_var(bundle: dict) -> float:
 
 
 def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sigma_gram=None,
-                              A_hat=None, skewed_excess: bool = False, point_given_gate: bool = False,
-                              refusal_median: bool = False) -> dict:
+                              A_hat=None, skewed_excess: bool = False, point_given_gate: bool = False) -> dict:
     """sigma^2 from the bundle with its noise-aware standard error and a verdict (issue 12).
 
     Sum r_i^2 at theta_hat = RSS_OLS + q with q = e' X'X e, e = theta_hat - theta_OLS ~ N(0, V_priv)
@@ -609,18 +625,10 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
     else:
         s2_gate = None
-    # thirtieth pass (§55): where the verdict refused on the width alone (the reference sum R below the
-    # gate), the median of the point sum's law given that refusal (the inversion of §51 at 50% with the
-    # gate R < gate_sum): the point the estimator prints, flagged, beside its interval (only where asked
-    # for: ``refusal_median``, BoostedAdaSSP's path; REFUSAL_MEDIAN_NODES over the excess's law)
-    s2_refused = None
+    # thirtieth pass (§55): the verdict refused on the width alone (the reference sum R below the gate);
+    # BoostedAdaSSP then prints the median given the refusal (sigma2_median_given_refusal) where its edge
+    # rule allows
     refused_on_width = bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)
-    if refusal_median and refused_on_width and math.isfinite(gate_sum):
-        med, _ = selective_residual_sum_interval(rss_mean, -math.inf, gate_sum, S=S, V_priv=V_priv,
-                                                 var_point=var_a2, var_gate=var_ref, df=df, level=0.0,
-                                                 excess_nodes=REFUSAL_MEDIAN_NODES)
-        if math.isfinite(med) and med > 0.0:
-            s2_refused = min(med / df, 1.0)
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -636,9 +644,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             # the verdict as a gate on the reference sum (§51): its threshold, the reference and its own noise
             "gate_sum": gate_sum, "reference_sum": total_a1 - excess, "var_reference": var_ref,
             "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny), "sigma2_given_gate": s2_gate,
-            "refused_on_width": refused_on_width,
-            # §55: the point given the verdict's refusal (None where not asked for or not found)
-            "sigma2_given_refusal": s2_refused}
+            "refused_on_width": refused_on_width}
 
 
 #: edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12): the expected privacy excess
