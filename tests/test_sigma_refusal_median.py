@@ -51,6 +51,15 @@ def test_the_inversion_is_total_where_refusal_is_impossible_at_large_rho():
         assert lo >= 0.0 and not math.isnan(hi)
 
 
+def test_the_estimators_function_is_the_inversion_in_residual_variances():
+    # sigma2_median_given_refusal is the same inversion divided by df, None without a finite gate
+    p = 150.0
+    got = inf.sigma2_median_given_refusal(p, 160.0, S=S, V_priv=V_PRIV, var_point=VAR_POINT, var_gate=VAR_GATE, df=DF)
+    assert got == pytest.approx(_median_given_refusal(p, 160.0) / DF)
+    assert inf.sigma2_median_given_refusal(p, math.inf, S=S, V_priv=V_PRIV, var_point=VAR_POINT,
+                                           var_gate=VAR_GATE, df=DF) is None
+
+
 @pytest.mark.slow
 def test_the_point_is_median_unbiased_given_the_refusal():
     # the gate R >= 160 passes in about 15% of draws, on high q. Over 150 refused draws the median given the
