@@ -144,6 +144,9 @@ SSP_FACTS = {"/facts/lambda_min_released", "/facts/ridge_lambda", "/facts/bundle
              # issue 12: interval / standard error / verdict of sigma and R^2, post-processing of the
              # released resid_sq, XtX and theta_hat
              "/facts/sigma_interval[]", "/facts/sigma_estimable", "/facts/sigma_not_estimable",
+             # thirtieth pass (adassp_boosted.md §55): sigma-hat printed as the median given the verdict's
+             # refusal (a flag; the point is post-processing of the same released sums)
+             "/facts/sigma_interval_median",
              "/facts/r_squared_se", "/facts/r_squared_interval[]", "/facts/r_squared_not_estimable",
              # issue 12: the R^2 interval's flag, side and the adjusted R^2's interval (post-processing
              # of the same released values)

@@ -132,6 +132,8 @@ summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, di
     adj_r_squared_interval = num(object$facts$adj_r_squared_interval),
     r_squared_imprecise = isTRUE(object$facts$r_squared_imprecise),
     r_squared_interval_median = isTRUE(object$facts$r_squared_interval_median),
+    # thirtieth pass (adassp_boosted.md §55): sigma printed as the median given the verdict's refusal
+    sigma_interval_median = isTRUE(object$facts$sigma_interval_median),
     # newcomer review 24: correlation = TRUE was silently ignored; from the released covariance
     correlation = if (isTRUE(correlation)) coef_correlation(object) else NULL,
     symbolic.cor = isTRUE(symbolic.cor)
@@ -211,7 +213,9 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
   if (is.finite(x$sigma)) {
     cat("DP residual standard error: ", format(signif(x$sigma, digits)), " on ",
         format(x$df[min(2L, length(x$df))]), " degrees of freedom",
-        interval_text(x$sigma_interval, digits), "\n", sep = "")
+        interval_text(x$sigma_interval, digits,
+                      if (isTRUE(x$sigma_interval_median)) "imprecise at this n and eps; the point is its median"),
+        "\n", sep = "")
   }
   if (!is.finite(x$sigma) && !is.null(x$sigma_not_estimable)) {
     # the released interval with the reason, as for R-squared below (and as the core prints it)

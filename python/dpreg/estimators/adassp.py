@@ -98,6 +98,16 @@ EDGE_POINT_MIN_INDEX = {"adassp": 40.0, "boosted_adassp": 80.0}
 #: gives no such margin and nothing is checked; since the twenty-fifth pass (§46) BoostedAdaSSP prints no
 #: edge point there at all (an edge interval that clears 0 there is an upward draw of the noise)
 EDGE_POINT_CHECK_FACTOR = 3.0
+#: thirtieth pass (docs/derivations/adassp_boosted.md §55): BoostedAdaSSP prints sigma-hat's median given the
+#: verdict's refusal only from this many times its EDGE_POINT_MIN_INDEX up, where the residual sum is about 2
+#: or more s.d.s of its noise: there the guard against a point near 0 (a quarter of the interval's upper end)
+#: withholds about 3% of the fits, the lowest; below it withheld 17-28% and the points left were 1.08-1.19 x
+SIGMA_MEDIAN_INDEX_FACTOR = 2.0
+#: what sigma-hat estimates where the released sums show heavier tails than normal (inf.heavy_tail_signal)
+SIGMA_HEAVY_TAIL_ESTIMAND = (
+    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
+    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
+    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
 EDGE_POINT_MIN_SDS = 1.5
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
@@ -1262,6 +1272,10 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      bundle_c2=float(bundle["c2"]), sigma_interval=sig_ci,
                      sigma_estimable=res_var["estimable"])
         heavy_withhold = False
+        # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width, from twice the edge rule's
+        # index up, the range not far wider than the residuals and §50's check at the reference sum passed,
+        # the median given the refusal is printed instead of no point (_ssp.print_sigma_refusal_median)
+        refusal_point_ok = False
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
             tails = inf.heavy_tail_signal(bundle, privacy_excess_share=_privacy_excess_share(res_var)
@@ -1272,10 +1286,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             facts["residual_tail_ratio"] = tails["ratio"]
             if tails["heavy"]:
                 # issue 12: say what sigma-hat estimates there (inf.heavy_tail_signal)
-                facts["sigma_estimand"] = (
-                    "the residuals look heavier-tailed than normal: the DP residual standard error is the "
-                    "normal-theory scale of the residuals winsorized at 4 times their typical size, "
-                    "smaller than their standard deviation (about 0.86 of it for t3 errors)")
+                facts["sigma_estimand"] = SIGMA_HEAVY_TAIL_ESTIMAND
         elif edge is not None:
             # printed with its interval (which is wide); a point at or below 0 is not printed
             facts["sigma_interval"] = [float(sd.h_y * math.sqrt(edge["lower"])),
@@ -1298,6 +1309,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # §46 kept exactly the fits whose sum came out in its upper tail (raw_scale, n = 1000, eps = 1:
             # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
             imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
+            refusal_point_ok = bool(boosted and edge["sigma2"] is not None and not range_too_wide
+                                    and edge_index >= SIGMA_MEDIAN_INDEX_FACTOR * min_index
+                                    and not imprecise)
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
@@ -1561,6 +1575,20 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # printed; the interval is
         _ssp.withhold_points_the_interval_does_not_support(rel, facts)
         _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
+        if refusal_point_ok and _ssp.SIGMA_REFUSAL_MEDIAN and res_var["refused_on_width"]:
+            # the median given the verdict's refusal (R below its gate). Not also given §50's check (R above
+            # the edge interval's half-width): in that narrow band of R the point sum's law hardly moves with
+            # rho, and the median reached 0 in every fit tried (§55)
+            res_var = dict(res_var, sigma2_given_refusal=inf.sigma2_median_given_refusal(
+                res_var["rss_mean"], res_var["gate_sum"], S=rv_args["S"],
+                V_priv=rv_args["V_priv"], var_point=res_var["var_a2_noise"], var_gate=res_var["var_reference"],
+                df=float(n_pub - d)))
+            _ssp.print_sigma_refusal_median(rel, facts, res_var, float(sd.h_y))
+            if facts.get("sigma_interval_median"):
+                # the same winsorized estimand as the verdict's point: said where the sums show heavy tails
+                tails = inf.heavy_tail_signal(bundle, privacy_excess_share=_privacy_excess_share(res_var))
+                if tails["heavy"]:
+                    facts["sigma_estimand"] = SIGMA_HEAVY_TAIL_ESTIMAND
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1

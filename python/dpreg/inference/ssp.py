@@ -356,6 +356,10 @@ SELECTIVE_SAMPLING_NODES = 16
 #: 4 Cov(|Z|, Z^2) / E|Z| = 4 (1 - 2/pi) / (2/pi) + 2 - 4 = 0.283 (the part of the reference's error the
 #: point does not share)
 ABS_SCALE_SAMPLING_VAR = 4.0 * (math.pi / 2.0 - 1.0) - 2.0
+#: thirtieth pass (§55): nodes over the excess's probability scale for the median given the verdict's
+#: refusal (the median reads the law's middle, not its 2.5% tails: 200 nodes of mass 0.5% each; a quarter
+#: of the interval's cost, one root search)
+REFUSAL_MEDIAN_NODES = 200
 
 
 def _centred_excess_nodes(S, V_priv, nodes: int) -> np.ndarray:
@@ -382,7 +386,8 @@ def _centred_excess_nodes(S, V_priv, nodes: int) -> np.ndarray:
 
 def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_upper: float = math.inf, *,
                                     S, V_priv, var_point: float, var_gate: float, df: float,
-                                    level: float = 0.95) -> tuple[float, float]:
+                                    level: float = 0.95, excess_nodes: int = SELECTIVE_EXCESS_NODES
+                                    ) -> tuple[float, float]:
     """The 95% interval of the residual sum rho = df sigma^2 from the released point sum P, given that the
     fit printed sigma-hat because the verdict's reference sum R lay in [gate_lower, gate_upper] (issue 12,
     twenty-seventh pass; docs/derivations/adassp_boosted.md §51).
@@ -398,13 +403,14 @@ def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_up
     reaches far below the point. Returns (lower, upper) residual sums, lower >= 0. Released values and
     public constants only."""
     p, t_lo, t_hi, df = float(point_sum), float(gate_lower), float(gate_upper), float(df)
-    q = _centred_excess_nodes(S, V_priv, SELECTIVE_EXCESS_NODES)
+    q = _centred_excess_nodes(S, V_priv, int(excess_nodes))
     gh_x, gh_w = np.polynomial.hermite_e.hermegauss(SELECTIVE_SAMPLING_NODES)
     log_w = np.log(gh_w / np.sum(gh_w))[None, :]
     spread = math.sqrt(2.0 * float(np.sum(q * q)) / q.size + max(float(var_point), 0.0)
                        + max(float(var_gate), 0.0) + 2.0 * p * p / max(df, 1.0))
-    if not (math.isfinite(p) and math.isfinite(t_lo) and math.isfinite(spread) and spread > 0.0 and df > 0.0
-            and t_hi > t_lo):
+    # (gate_lower = -inf: a gate that refused, R below gate_upper; thirtieth pass, §55)
+    if not (math.isfinite(p) and not math.isnan(t_lo) and t_lo < math.inf and math.isfinite(spread)
+            and spread > 0.0 and df > 0.0 and t_hi > t_lo):
         return 0.0, math.inf
     s_a = max(math.sqrt(max(float(var_point), 0.0)), 1e-9 * spread)
     s_g = max(math.sqrt(max(float(var_gate), 0.0)), 1e-9 * spread)
@@ -422,9 +428,14 @@ def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_up
             joint = log_w + in_gate
             den = float(special.logsumexp(joint))
             if not math.isfinite(den):
-                return 0.0   # the gate cannot pass at this rho: treated as P <= p (the end moves away from it)
+                # the gate cannot pass at this rho: treated as P <= p (the end moves away from it); a gate
+                # that refused (gate_lower = -inf, §55) cannot refuse at a large rho: treated as P > p
+                return 0.0 if math.isfinite(t_lo) or not math.isfinite(t_hi) else -745.0
             out = float(special.logsumexp(joint + stats.norm.logcdf((p - rho - W) / s_a))) - den
-        return out if math.isfinite(out) else -math.inf
+        if math.isfinite(out):
+            return out
+        # (a refused gate, §55: a finite floor keeps its root search's values finite)
+        return -math.inf if math.isfinite(t_lo) or not math.isfinite(t_hi) else -745.0
 
     alpha = (1.0 - float(level)) / 2.0
     top = max(p, t_lo, 0.0) + 60.0 * spread
@@ -441,6 +452,23 @@ def selective_residual_sum_interval(point_sum: float, gate_lower: float, gate_up
                 return 0.0, math.inf
         ends.append(float(optimize.brentq(f, 0.0, hi, xtol=1e-9 * spread)))
     return ends[0], ends[1]
+
+
+def sigma2_median_given_refusal(point_sum: float, gate_upper: float, gate_lower: float = -math.inf, *, S, V_priv,
+                                var_point: float, var_gate: float, df: float) -> float | None:
+    """sigma^2 as the median of the point sum's law given that the verdict's reference sum R lay in
+    [gate_lower, gate_upper): the verdict refused (R below its gate) and, where ``gate_lower`` is given, §50's
+    check at the reference passed (R above the edge interval's half-width). The inversion of §51 at 50%
+    (selective_residual_sum_interval, REFUSAL_MEDIAN_NODES over the excess's law); None where it reaches 0
+    or is not found (issue 12, thirtieth pass; docs/derivations/adassp_boosted.md §55). Released values only."""
+    if not (math.isfinite(gate_upper) and gate_upper > gate_lower):
+        return None
+    med, _ = selective_residual_sum_interval(point_sum, gate_lower, gate_upper, S=S, V_priv=V_priv,
+                                             var_point=var_point, var_gate=var_gate, df=df, level=0.0,
+                                             excess_nodes=REFUSAL_MEDIAN_NODES)
+    if not (math.isfinite(med) and med > 0.0):
+        return None
+    return min(med / float(df), 1.0)
 
 
 def verdict_gate_threshold(var_noise: float, excess_error: float, df: float) -> float:
@@ -597,6 +625,10 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             s2_gate = min(max(med / df, 0.0), 1.0) if math.isfinite(med) else None
     else:
         s2_gate = None
+    # thirtieth pass (§55): the verdict refused on the width alone (the reference sum R below the gate);
+    # BoostedAdaSSP then prints the median given the refusal (sigma2_median_given_refusal) where its edge
+    # rule allows
+    refused_on_width = bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)
     tiny = 1e-12 * bundle["c1"] ** 2
     # for the covariance when sigma is not estimable: the value of docs/derivations/adassp_boosted.md §8 (floored at 1% of the released
     # sum); there the privacy part dominates the covariance, and the 97.5% bound made the intervals
@@ -612,7 +644,7 @@ def residual_variance_with_se(bundle: dict, *, d: int, S, V_priv, bias=None, sig
             # the verdict as a gate on the reference sum (§51): its threshold, the reference and its own noise
             "gate_sum": gate_sum, "reference_sum": total_a1 - excess, "var_reference": var_ref,
             "lower_given_gate": lo_gate, "upper_given_gate": max(hi_gate, tiny), "sigma2_given_gate": s2_gate,
-            "refused_on_width": bool(wins["bounded"] and rss > 0 and s2_a1 > 0 and s2 <= 1.0 and not estimable)}
+            "refused_on_width": refused_on_width}
 
 
 #: edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12): the expected privacy excess

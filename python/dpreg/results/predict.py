@@ -274,7 +274,9 @@ class _PredictionMixin:
         not estimable at this n and eps its released 97.5% upper bound keeps the interval conservative
         (issue 12), said by an AccuracyWarning."""
         sig = self.sigma
-        if sig is None and (self.facts or {}).get("sigma_not_estimable") and self.facts.get("sigma_interval"):
+        # (thirtieth pass, §55: a point printed as the median given the verdict's refusal is imprecise too)
+        if ((sig is None and (self.facts or {}).get("sigma_not_estimable") or (self.facts or {}).get("sigma_interval_median"))
+                and self.facts.get("sigma_interval")):
             sig = float(self.facts["sigma_interval"][1])
             warnings.warn("the DP residual standard error is not estimable for this fit; the "
                           "prediction interval uses its 95% upper bound (conservative)", AccuracyWarning,

@@ -268,7 +268,11 @@ class Summary:
             df_s = "NA" if df is None else (format_number(df, 10) if float(df).is_integer()
                                             else f"{float(df):.0f} (estimated)")
             si = (f.facts or {}).get("sigma_interval")
-            si_s = (f" (95% interval {format_number(si[0])} to {format_number(si[1])})"
+            # thirtieth pass (derivation adassp_boosted.md §55): a point that is the median given the
+            # verdict's refusal is flagged beside its interval, as R^2's median is
+            med_s = ("; imprecise at this n and eps; the point is its median"
+                     if (f.facts or {}).get("sigma_interval_median") else "")
+            si_s = (f" (95% interval {format_number(si[0])} to {format_number(si[1])}{med_s})"
                     if si is not None and si[0] is not None and si[1] is not None else "")
             out.append(f"DP residual standard error: {format_number(f.sigma)} on {df_s} degrees of freedom{si_s}")
         facts = f.facts or {}
