@@ -329,7 +329,10 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
                    relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
-                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
+                   relabel_value = function(m, value) {
+                     formula_level_text(fit_term_text(m, value$dict$terms, tr),
+                                        formula_factor_levels(value$dict, names(enc$levels)))
+                   })
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
   warn_global_contrasts(enc$classes, tr)
   fit
@@ -592,10 +595,14 @@ fit_term_text <- function(txt, core_terms, tr) {
 }
 
 new_dp_fit <- function(d, json, call, tr, enc) {
+  # the levels of factor(x) on a number column in R's spelling in every text, as coef() names them
+  flv <- formula_factor_levels(d, names(enc$levels))
   for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
-    if (!is.null(d[[k]])) d[[k]] <- derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived)
+    if (!is.null(d[[k]])) d[[k]] <- formula_level_text(derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived), flv)
   }
-  if (!is.null(d$warnings)) d$warnings <- derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived)
+  if (!is.null(d$warnings)) {
+    d$warnings <- formula_level_text(derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived), flv)
+  }
   if (!is.null(d$wald$note)) d$wald$note <- fit_term_text(d$wald$note, d$terms, tr)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
@@ -638,7 +645,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     privacy = d$privacy, privacy_text = r_dialect(d$privacy_text),
     privacy_paragraph = r_dialect(d$privacy_paragraph), method_text = r_dialect(unwrap_core_text(d$method_text)),
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
-    formula_levels = formula_factor_levels(d, names(enc$levels)),
+    formula_levels = flv,
     var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json
@@ -668,7 +675,7 @@ formula_factor_levels <- function(d, skip) {
   for (v in setdiff(names(vars), skip)) {
     lv <- vars[[v]]$levels
     if (identical(vars[[v]]$kind, "categorical") && !is.null(lv)) {
-      out[[v]] <- sub("^(-?[0-9]+)\\.0$", "\\1", as.character(unlist(lv)))
+      out[[v]] <- r_number_level(as.character(unlist(lv)))
     }
   }
   out

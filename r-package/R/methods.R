@@ -729,8 +729,10 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
   res <- matrix(NA_real_, n, 3, dimnames = list(rn, c("fit", "lwr", "upr")))
   se <- stats::setNames(rep(NA_real_, n), rn)
   if (any(ok)) {
+    rows <- which(ok)
     out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type,
-                     se.fit, clamp)
+                     se.fit, clamp,
+                     relabel = function(m) newdata_rows_text(formula_level_text(m, object$formula_levels), rows))
     res[ok, "fit"] <- num(out$fit)
     if (interval != "none") {
       res[ok, "lwr"] <- num(out$lower)
