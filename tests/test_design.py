@@ -410,6 +410,34 @@ def test_binomial_outcome():
     assert "Yes" not in str(exc.value) and "No'" not in str(exc.value)
 
 
+@pytest.mark.parametrize("column, levels, hint", [
+    # (column built from the values "Yes" / "No" or 0 / 1, its dtype, declared levels, the hint expected)
+    (("text", "str"), ["no", "yes"], None),                       # the newcomer's case: same type, no hint
+    (("text", "object"), ["no", "yes"], "are text: if the column holds numbers"),
+    (("text", "category"), ["no", "yes"], "are text: if the column holds numbers"),
+    (("text", "str"), [0, 1], "are numbers and the column is a text column by its type"),
+    (("number", "float64"), ["0", "1"], "are text and the column is a number column by its type"),
+    (("number", "object"), ["0", "1"], "are text: if the column holds numbers"),
+])
+def test_the_outcome_level_hint_of_numbers_versus_text_only_where_the_types_may_differ(column, levels, hint):
+    # newcomer review, thirtieth pass: the refusal of declared outcome levels that do not match added "if
+    # the column holds numbers, declare them as numbers" also for a text column whose values are spelled
+    # otherwise. The hint now reads the column's schema type where it fixes one (a number dtype, pandas'
+    # text dtype: public, as the twenty-first pass made them) and the declared levels; dtype object and a
+    # Categorical's categories follow the values (audit 20), so there it stays conditional
+    df = frame()
+    kind, dtype = column
+    values = np.where(df.flag, "Yes", "No") if kind == "text" else np.where(df.flag, 2.0, 3.0)
+    df["out"] = pd.Series(values, index=df.index).astype(dtype)
+    with pytest.raises(DesignError, match="values are matched exactly") as exc:
+        build("out ~ x1", df, family="binomial", levels={"out": levels})
+    msg = str(exc.value)
+    if hint is None:
+        assert "declared levels of" not in msg and "numbers" not in msg, msg
+    else:
+        assert hint in msg, msg
+
+
 # ---- ranges -----------------------------------------------------------------------------------
 def test_need_bounds_false_spends_nothing():
     led = Ledger()
@@ -705,18 +733,19 @@ def test_text_levels_declared_for_a_number_column_get_a_hint():
     b = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
     # (audit 20: the hint reads the declared levels only; from the column's dtype it told a neighbour with
     # one value of another type apart)
-    with pytest.raises(dpreg.DPRegError, match=r"declared levels of 'occ' are text: if the column holds numbers, "
-                                               r"declare them as numbers"):
+    # thirtieth pass: occ is float64 (a number dtype: its schema type, public), so the hint is definite
+    with pytest.raises(dpreg.DPRegError, match=r"declared levels of 'occ' are text and the column is a number "
+                                               r"column by its type: declare them as numbers"):
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": ["1", "2", "3"]}, random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2, 3]}, random_state=1)
     assert len(fit.terms) == 4
-    # a genuinely undeclared value gets the same refusal, with the hint of number levels
+    # a genuinely undeclared value gets the same refusal; number levels for a number column: no hint of
+    # numbers versus text (thirtieth pass)
     with pytest.raises(dpreg.DPRegError) as exc:
         dpreg.dp_lm("y ~ x + C(occ)", df, eps=8.0, bounds=b, levels={"occ": [1, 2]}, random_state=1)
-    assert "not among its declared levels" in str(exc.value) and "are numbers: if the column holds text" in str(
-        exc.value)
+    assert "not among its declared levels" in str(exc.value) and "declared levels of" not in str(exc.value)
 
 
 def test_indicator_predictor_end_to_end_recovers_its_effect():

@@ -327,8 +327,11 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
+  factor_cols <- names(enc$classes)[enc$classes %in% c("factor", "logical")]
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
-                   relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
+                   relabel = function(m) {
+                     quoted_labels(derived_labels(drop_level_type_hint(m, factor_cols), tr$derived), tr$map)
+                   },
                    relabel_value = function(m, value) {
                      formula_level_text(fit_term_text(m, value$dict$terms, tr),
                                         formula_factor_levels(value$dict, names(enc$levels)))
@@ -481,6 +484,19 @@ lm_na_action <- function(dots) {
   dots
 }
 
+# The core's hint of numbers versus text after a refusal of values outside declared levels (" (the
+# declared levels of 'g' are text: if the column holds numbers, ...)") for the columns R sends as factors:
+# R compares their values with the declared levels as text (a factor's levels are text, and declared
+# levels are sent as text), so the hint never applies (thirtieth pass, newcomer: wa_churn's factor
+# outcome "churn" was told "if the column holds numbers"). The column classes are public.
+drop_level_type_hint <- function(msg, factor_cols) {
+  for (v in factor_cols) {
+    q <- paste0("(?:'\\Q", v, "\\E'|\"\\Q", v, "\\E\")")
+    msg <- gsub(paste0(" \\(the declared levels of ", q, " are (?:text|numbers)[^()]*\\)"), "", msg, perl = TRUE)
+  }
+  msg
+}
+
 # Number or character columns with declared levels become factors with exactly those levels (the
 # codes then cross as for any factor). Values outside them: error naming the column, or the
 # reference level with unknown_level = "reference" (the core's policy).
@@ -495,8 +511,13 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
       if (identical(unknown_level, "reference")) {
         lab[bad] <- lv[1]
       } else {
-        dp_stop("column ", v, " contains values that are not among its declared levels; declare ",
-             "all levels or use unknown_level = \"reference\"", call. = FALSE)
+        # thirtieth pass: the declared (public) levels and how values are matched, as the core's refusal
+        # of an R factor's says; no data value is quoted
+        shown <- paste0("\"", lv[seq_len(min(length(lv), 8))], "\"", collapse = ", ")
+        if (length(lv) > 8) shown <- paste0(shown, ", ... (", length(lv) - 8, " more)")
+        dp_stop("column \"", v, "\" contains values that are not among its declared levels (", shown,
+                "): values are matched exactly as text (case and spelling), so declare all levels as the ",
+                "data spell them, or use unknown_level = \"reference\"", call. = FALSE)
       }
     }
     data[[v]] <- factor(lab, levels = lv)

@@ -616,11 +616,27 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
 def _level_type_hint(s: pd.Series, lv) -> str:
     """A hint when the declared levels may differ in kind from the column's values (text levels for codes
     stored as numbers, as in levels={'occupation': ['1', '2']} for 1.0, 2.0, or the other way round): the
-    values then never match. It reads the declared levels only (public): the column's dtype is a function
-    of its values (one text value makes a number column object), so a hint from it told a neighbour with a
-    value of another type apart (audit 20)."""
+    values then never match. It reads the declared levels and the column's schema type (its dtype where
+    that fixes a kind: a number dtype, or pandas' text dtypes), both public; never the values. Audit 20:
+    dtype object is a function of the values (one text value makes a number column object), so for it,
+    and for a Categorical (whose categories' dtype follows its rows) or a bool column, the hint stays
+    conditional ("if the column holds numbers ..."). Thirtieth pass (newcomer): where the schema type
+    agrees with the declared levels' kind (text levels for a text column), no hint of numbers versus
+    text: the values differ in spelling, not in type."""
     text_levels = all(isinstance(x, str) for x in lv)
     number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
+    try:
+        kind = _column_type(s)
+    except DesignError:
+        kind = None
+    if kind == "numeric" and text_levels:
+        return (f" (the declared levels of {s.name!r} are text and the column is a number column by its "
+                "type: declare them as numbers, e.g. [1, 2, 3], or convert the column to text first)")
+    if kind == "string" and number_levels:
+        return (f" (the declared levels of {s.name!r} are numbers and the column is a text column by its "
+                "type: declare them as text, e.g. ['1', '2', '3'])")
+    if (kind == "numeric" and number_levels) or (kind == "string" and text_levels):
+        return ""
     if text_levels:
         return (f" (the declared levels of {s.name!r} are text: if the column holds numbers, declare them as "
                 "numbers, e.g. [1, 2, 3], or convert the column to text first)")

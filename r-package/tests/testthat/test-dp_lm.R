@@ -536,3 +536,26 @@ test_that("dp_glm warns at fit time about a declared level it reports as NA, as 
     expect_match(out, "Warnings:.*Not estimable at this n and eps: ge \\(")
   }
 })
+
+test_that("declared levels that do not match a factor's or character column's values: no hint of numbers", {
+  # newcomer review, thirtieth pass (wa_churn: levels = list(churn = c("no", "yes")), the data "No" /
+  # "Yes"): the refusal added "if the column holds numbers, declare them as numbers" for a factor, whose
+  # values R compares with the declared levels as text; a character outcome got R's short refusal without
+  # the declared levels. Both now name the declared (public) levels and the exact matching, no type hint
+  skip_if_no_core()
+  set.seed(1)
+  n <- 500
+  df <- data.frame(x = runif(n), churn = factor(sample(c("No", "Yes"), n, TRUE)),
+                   ch = sample(c("No", "Yes"), n, TRUE), g = factor(sample(c("a", "b"), n, TRUE)))
+  msg <- function(expr) tryCatch({ expr; "" }, error = function(e) conditionMessage(e))
+  for (f in list(churn ~ x, ch ~ x)) {
+    m <- msg(dp_glm(f, data = df, family = binomial(), eps = 4, bounds = list(x = c(0, 1)), seed = 1,
+                    levels = list(churn = c("no", "yes"), ch = c("no", "yes"))))
+    expect_match(m, "declared levels \\(\"no\", \"yes\"\\): values are matched exactly")
+    expect_false(grepl("numbers|Yes|No\"", m))
+  }
+  m <- msg(dp_lm(x ~ g, data = df, eps = 4, bounds = list(x = c(0, 1)), levels = list(g = c("A", "b")),
+                 seed = 1))
+  expect_match(m, "not among its declared levels")
+  expect_false(grepl("numbers", m))
+})
