@@ -83,6 +83,35 @@ def strictest_domains(parsed) -> dict:
                 if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                     doms[v] = dom
     return doms
+
+
+def unsigned_dtype(dtype) -> bool:
+    """True for an unsigned integer dtype (numpy uint, pandas UInt, Arrow uint as a pandas ArrowDtype or a
+    source's pyarrow type): the column's schema type, public (twenty-first pass); it holds no value below 0."""
+    if isinstance(dtype, pd.ArrowDtype):
+        dtype = dtype.pyarrow_dtype
+    if type(dtype).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        return bool(pa.types.is_unsigned_integer(dtype))
+    try:
+        return bool(pd.api.types.is_unsigned_integer_dtype(dtype))
+    except TypeError:
+        return False
+
+
+def with_schema_domains(doms: dict, dtypes: dict) -> dict:
+    """``doms`` (:func:`strictest_domains`) plus "nonnegative" for a column whose schema type is an unsigned
+    integer dtype (``dtypes``: {column: dtype}) and that has no stricter domain (thirtieth pass, newcomer: a
+    privately estimated range of a count started below 0, the linear search's resolution): its released
+    lower end is raised to 0 (private_bounds, post-processing of the release with a public fact), as for a
+    column inside sqrt(). Column types are public; no value is read."""
+    out = dict(doms)
+    for v, dt in dtypes.items():
+        if unsigned_dtype(dt) and _DOMAIN_RANK.get(out.get(v), -1) < _DOMAIN_RANK["nonnegative"]:
+            out[v] = "nonnegative"
+    return out
+
+
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
 
@@ -828,7 +857,7 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
             raise DesignError("private ranges need the fit's noise source and ledger")
-        doms = strictest_domains(parsed)
+        doms = with_schema_domains(strictest_domains(parsed), {v: frame[v].dtype for v in missing_ends})
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         refusal = None
