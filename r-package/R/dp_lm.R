@@ -671,7 +671,23 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     dpreg_version = d$dpreg_version,
     core_json = json
   )
+  fit$notes <- margin_note_formula(fit$notes, fit$formula)
   structure(fit, class = c(if (identical(d$link, "logit")) "dp_glm" else "dp_lm", "dp_fit"))
+}
+
+# The core's note on the terms added for an indicator in an interaction names the completed formula in
+# the core's spelling: in R it names formula(fit), as R writes it, and that lm(formula(fit)) names the
+# coefficients as the fit does (thirtieth pass, newcomer: lm() of y ~ I(x > c):g has an aliased NA cell
+# and other names, and the note did not say which formula's labels these are).
+margin_note_formula <- function(notes, formula) {
+  if (!length(notes)) return(notes)
+  hit <- startsWith(notes, "Terms added to the formula:")
+  if (!any(hit)) return(notes)
+  rep <- paste0("formula(fit), ", gsub("\\", "\\\\", deparse1(formula), fixed = TRUE),
+                ", whose lm() fit names the coefficients as this fit does, one column per coefficient;")
+  notes[hit] <- sub("the formula with the terms added, .*?, whose least-squares fit has one column per coefficient as here;",
+                    rep, notes[hit], perl = TRUE)
+  notes
 }
 
 # The levels of the fit's factors as the core made them public (declared, or released by the private
