@@ -605,7 +605,8 @@ def build_cases():
             + csv_typing_cases() + twenty_first_pass_cases() + object_column_cases()
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
-            + twenty_eighth_pass_cases() + twenty_ninth_pass_cases())
+            + twenty_eighth_pass_cases() + twenty_ninth_pass_cases()
+            + thirtieth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1955,6 +1956,148 @@ def twenty_ninth_pass_cases():
              "dpgd (bias bound given the check, dpgd §10)",
              "(x, z, y) = (1, 1, 3) -> (-1.5e308, -1.5e308, -1.5e308), clamped; n = 200, eps = 4",
              _sigma_lm("dpgd", eps=4.0), lambda: sigma_gate_pair(n=200), {"full": 300, "quick": 100, "test": 0}),
+    ]
+
+
+def long_double_pair(n=2000, seed=30):
+    """scikit-learn data (x, y) with x a long-double column: in D row 0's x is 1, in D' the long double
+    1e4000 (a finite number beyond the double range), both clamped to the declared bound 1."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1, 1)
+    x[0], y[0] = 1.0, 1.0
+    d0 = pd.DataFrame({"x": x.astype(np.longdouble), "y": y})
+    d1 = d0.copy()
+    d1.loc[0, "x"] = np.longdouble("1e4000")
+    return d0, d1
+
+
+def _sk_linear_long_double(eps=1.0):
+    def fit(data, seed):
+        from dpreg.sklearn import DPLinearRegression
+        X = data["x"].to_numpy(dtype=np.longdouble).reshape(-1, 1)
+        est = DPLinearRegression(eps=eps, bounds=(-1.0, 1.0), target_bounds=(-1.0, 1.0), random_state=seed)
+        return est.fit(X, data["y"].to_numpy()).fit_
+    return fit
+
+
+def csv_long_integer_pair(n=2000, seed=30):
+    """CSV text as the command line reads it (every cell a string): in D row 0's x is "1", in D' 5000 nines
+    (an integer Python's int refuses to read from text), both clamped to the declared bound 1."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1, 1)
+    d0 = pd.DataFrame({"y": [repr(float(v)) for v in y], "x": [repr(float(v)) for v in x]}, dtype=object)
+    d0.loc[0, "x"] = "1"
+    d1 = d0.copy()
+    d1.loc[0, "x"] = "9" * 5000
+    return d0, d1
+
+
+def _cli_csv_lm(method="adassp", eps=1.0):
+    """dp_lm on CSV text typed by the command line's reader (design.inputs.type_csv_frame)."""
+    def fit(data, seed):
+        import dpreg
+        from dpreg.design.inputs import type_csv_frame
+        frame = type_csv_frame(data, "y ~ x", None)
+        return dpreg.dp_lm("y ~ x", frame, eps=eps, delta=1e-6, method=method, inference=True,
+                           bounds={"x": (-1.0, 1.0), "y": (-1.0, 1.0)}, random_state=seed)
+    return fit
+
+
+def r2_median_pair(n=1000, seed=30):
+    """dp_lm data at n = 1000 where R^2 is printed as its confidence median (adassp_boosted.md §54) in
+    some seeds: D' moves row 0 from the corner (x, z, y) = (1, -1, 3) to (-1.5e308, 1.5e308, -1.5e308),
+    clamped to the opposite corner."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    z = rng.uniform(-1, 1, n)
+    y = np.clip(0.4 * x - 0.3 * z + rng.normal(0, 1.0, n), -3, 3)
+    d0 = pd.DataFrame({"x": x, "z": z, "y": y})
+    d0.loc[0, ["x", "z", "y"]] = [1.0, -1.0, 3.0]
+    d1 = d0.copy()
+    d1.loc[0, ["x", "z", "y"]] = [-1.5e308, 1.5e308, -1.5e308]
+    return d0, d1
+
+
+def glm_regime_pair(n=1500, levels=60, seed=30):
+    """dp_glm data just below its small regime (n = 1500, x's range private, g with 60 declared levels:
+    d = 61, eps = 1: n mu / sqrt(d) = 41.2 < 42), where the private range search alone would pass: D'
+    moves row 0 from (y, x, g) = (1, 1, 0) to (0, 1.5e308, 59), x being the range search's input."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    g = rng.integers(0, levels, n)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-2.0 * x))).astype(float)
+    d0 = pd.DataFrame({"y": y, "x": x, "g": g})
+    d0.loc[0, ["y", "x", "g"]] = [1.0, 1.0, 0]
+    d1 = d0.copy()
+    d1["x"] = d1["x"].astype(float)
+    d1.loc[0, ["y", "x", "g"]] = [0.0, 1.5e308, levels - 1]
+    return d0, d1
+
+
+def _glm_private_ranges(eps=1.0, levels=60):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_glm("y ~ x + C(g)", data, eps=eps, delta=1e-6, levels={"g": list(range(levels))},
+                            random_state=seed)
+    return fit
+
+
+def beyond_text_set_pair(n=3000, categorical=False):
+    """g holds 0, 1, 2 (an object column written C(g), or a Categorical); D changes row 1 to 7, D' to
+    frozenset({10**5000}): both values of one row, never released. Before the thirtieth pass the text of
+    the frozenset (its int beyond Python's text limit) raised ValueError: a DataError on D' in every
+    release."""
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [int(v) for v in d0["g"]]
+    rows[1] = 7
+    other = list(rows)
+    other[1] = frozenset({BEYOND_TEXT_INT})
+    d1 = d0.copy()
+    if categorical:
+        d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    else:
+        d0["g"], d1["g"] = pd.Series(rows, dtype=object), pd.Series(other, dtype=object)
+    return d0, d1
+
+
+def thirtieth_pass_cases():
+    """Attacks on the twenty-ninth pass's code (docs/audit.md, "Thirtieth pass"): a long double beyond the
+    double range in the scikit-learn estimators, an integer of more than 4300 digits in CSV text read by the
+    command line, R^2's median (§54) and dp_glm's small-regime refusal (dpgd_logistic.md §12) on neighbours,
+    a frozenset holding an int beyond the text limit in a factor."""
+    return [
+        Case("thirtieth pass: DPLinearRegression (adassp via auto), X a long double: one row 1 -> 1e4000",
+             "sklearn DPLinearRegression (long double beyond the double range)",
+             "x (long double): row 0 1 -> 1e4000, clamped to 1; n = 2000, eps = 1", _sk_linear_long_double(),
+             long_double_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirtieth pass: adassp, inference, CSV text of the command line: one cell 1 -> 5000 nines",
+             "adassp (command-line CSV reader, an integer of 5000 digits)",
+             'x (CSV text): row 0 "1" -> "9" * 5000, clamped to 1; n = 2000, eps = 1', _cli_csv_lm(),
+             csv_long_integer_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirtieth pass: adassp, inference, R^2's median beside its interval (§54) at n = 1000, eps = 1",
+             "adassp (R^2 median, adassp_boosted §54)",
+             "(x, z, y) = (1, -1, 3) -> (-1.5e308, 1.5e308, -1.5e308), clamped; n = 1000, eps = 1",
+             _sigma_lm("adassp", eps=1.0), r2_median_pair, {"full": 300, "quick": 100, "test": 0}),
+        Case("thirtieth pass: dpgd, inference, R^2's median beside its interval (§54) at n = 1000, eps = 1",
+             "dpgd (R^2 median with the plug-in excess, adassp_boosted §54)",
+             "(x, z, y) = (1, -1, 3) -> (-1.5e308, 1.5e308, -1.5e308), clamped; n = 1000, eps = 1",
+             _sigma_lm("dpgd", eps=1.0), r2_median_pair, {"full": 300, "quick": 100, "test": 0}),
+        Case("thirtieth pass: dp_glm dpgd, private ranges, the small regime's refusal (§12)",
+             "dp_glm dpgd (small-regime refusal, dpgd_logistic §12)",
+             "(y, x, g) = (1, 1, 0) -> (0, 1.5e308, 59); n = 1500, d = 61, eps = 1, x's range private (refused "
+             "before the range search)",
+             _glm_private_ranges(), glm_regime_pair, {"full": 40, "quick": 20, "test": 0}, refusal=True),
+        Case("thirtieth pass: adassp, inference, privately selected levels of an object column: one row "
+             "frozenset({10**5000})", "adassp (object column level selection, a frozenset beyond the text limit)",
+             "g (object, C(g); 0, 1, 2): row 1 7 -> frozenset({10**5000}); n = 3000, eps = 1", _factor_lm(),
+             beyond_text_set_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("0" * 64,)),
     ]
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """Private ranges (design layer, unbounded private quantile): estimated vs data range and rows clamped.
 
-Usage: ``python -m benchmarks private_bounds [--seeds 20] [--eps 0.05 0.1 0.2] [--datasets diamonds bikeshare penguins]``
+Usage: ``python -m benchmarks private_bounds [--seeds 20] [--eps 0.05 0.1 0.2] [--datasets diamonds bikeshare penguins]
+[--scale 1e-3] [--out NAME]``
+
+``--scale c`` multiplies every column by the public constant c before the search (a change of units);
+the reported ends are divided by c again, so a scale-equivariant search gives the same table at any c.
 
 For every numeric column of diamonds, Bikeshare and penguins (shipped in dpreg.datasets; rows with
 a missing value in that column left out), the range is estimated exactly as ``build_design`` does
@@ -53,7 +57,11 @@ def main(argv=None):
     ap.add_argument("--beta", type=float, default=None, help="grid ratio (default: the design layer's RANGE_BETA)")
     ap.add_argument("--kappa", type=float, default=None, help="order statistics beyond each end in units of b "
                     "(default: the design layer's KAPPA)")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every column by this public constant "
+                    "(a change of units); reported ends are divided by it again")
+    ap.add_argument("--out", default="private_bounds", help="name of the results file under benchmarks/results/")
     args = ap.parse_args(argv)
+    scale = float(args.scale)
     beta = pb.RANGE_BETA if args.beta is None else args.beta
     if args.kappa is not None:
         pb.KAPPA = args.kappa
@@ -64,7 +72,9 @@ def main(argv=None):
              f"beta = {beta:g}, KAPPA = {kappa:g}; "
              f"{args.seeds} seeds per cell; eps = pure-DP budget for ONE column (both ends, split equally); "
              "`q_hi` = upper quantile level chosen by the public rule (q_lo = 1 - q_hi); clamped = % of the "
-             "column's rows outside the estimated range (median / max over seeds).", ""]
+             "column's rows outside the estimated range (median / max over seeds)."
+             + (f" Columns multiplied by {scale:g} before the search, ends divided by it again." if scale != 1.0 else ""),
+             ""]
     for name, df, cols in _datasets(args.datasets):
         lines += [f"## {name} (n = {len(df)}; {len(cols)} numeric columns)", "",
                   "| column | eps | q_hi (beta) | data min | data max | est. lower (median) | est. upper (median) "
@@ -77,29 +87,31 @@ def main(argv=None):
             for eps in args.eps:
                 los, his, clamped = [], [], []
                 q_hi = quantile_levels(n, eps / 2, kappa)[1]
-                if pb.premature_stop_bound(n, eps / 2, q_hi, pb.BETA_LADDER[-1]) > pb.MAX_PREMATURE:
+                plan = pb.choose_plan(n, eps / 2, beta)
+                if not plan["ok"]:     # the design's own refusal rule (check_range_plan)
                     lines.append(f"| {col} | {eps:g} | {q_hi:.4f} | {_fmt(lo_d)} | {_fmt(hi_d)} | refused: "
                                  "n too small for this budget (declare bounds) | | | | | |")
                     continue
                 for seed in range(args.seeds):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        out, _, _ = private_ranges({col: x}, missing={col: (None, None)}, eps_total=eps,
+                        out, _, _ = private_ranges({col: x * scale}, missing={col: (None, None)}, eps_total=eps,
                                                    noise=NoiseSource(seed), ledger=Ledger(), beta=beta)
-                    lo, hi = out[col]
+                    lo, hi = out[col][0] / scale, out[col][1] / scale
                     los.append(lo)
                     his.append(hi)
                     clamped.append(100.0 * np.mean((x < lo) | (x > hi)))
                 width = hi_d - lo_d if hi_d > lo_d else 1.0
                 ratios = [(h - l) / width for l, h in zip(los, his)]
                 over, over_max = np.median(ratios), np.max(ratios)
-                beta_used = pb.choose_beta(n, eps / 2, q_hi, beta)[0]
-                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
+                beta_used = plan["beta"] if args.kappa is None else pb.choose_beta(n, eps / 2, q_hi, beta)[0]
+                grid_note = "" if plan.get("anchor", 0.0) is not None else ", old grid"
+                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}{grid_note}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
                              f"{_fmt(float(np.median(los)))} | {_fmt(float(np.median(his)))} | "
                              f"{np.median(clamped):.2f} | {np.max(clamped):.2f} | {over:.2f} | {over_max:.2f} |")
         lines.append("")
     lines.append(f"_run time {time.perf_counter() - t0:.0f} s; width ratio = estimated width / data width._")
-    write_result("private_bounds", "\n".join(lines))
+    write_result(args.out, "\n".join(lines))
     return 0
 
 

@@ -231,6 +231,32 @@ def test_values_beyond_the_double_range_fit_like_the_largest_double(where):
     assert coefs[0][1] == coefs[1][1]
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(float).max, reason="long double is a double here")
+@pytest.mark.parametrize("container", ["longdouble", "object"])
+@pytest.mark.parametrize("numpy_errors", ["warn", "raise"])
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPLogisticRegression])
+def test_a_long_double_beyond_the_double_range_fits_like_one_at_the_bound(cls, container, numpy_errors):
+    """Thirtieth audit pass: a long double of 1e4000 in X (a long-double array or an object array) is a
+    finite number, clamped to the declared bound 1 as a row at 1 is; numpy's narrowing cast reported
+    "overflow encountered in cast" (a RuntimeWarning, FloatingPointError under np.seterr(over="raise"))
+    on that side only. Both neighbours must give the same fit (same seed) and the same warnings."""
+    rng = np.random.default_rng(30)   # synthetic data (not dpreg noise)
+    x = rng.uniform(0, 1, 2000)
+    y = 2 * x + rng.normal(0, 0.1, 2000) if cls is DPLinearRegression else (x > 0.5).astype(int)
+    kw = {"target_bounds": (-1, 3)} if cls is DPLinearRegression else {}
+    runs = []
+    for v in (np.longdouble(1.0), np.longdouble("1e4000")):
+        col = np.r_[[v], x[1:].astype(np.longdouble)]
+        X = col.reshape(-1, 1) if container == "longdouble" else col.astype(object).reshape(-1, 1)
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all=numpy_errors):
+            warnings.simplefilter("always")
+            m = cls(eps=1, bounds={"x0": (0, 1)}, random_state=0, **kw).fit(X, y)
+            pred = m.predict(X[1:4])   # (new rows are the caller's own: row 0 is not clamped by predict)
+        runs.append((m.fit_.to_dict(), pred.tolist(), sorted(str(w.message) for w in caught)))
+    assert not any(isinstance(w, RuntimeWarning) for w in runs[1][2])
+    assert runs[0] == runs[1]
+
+
 def test_add_remove_few_samples_are_fitted_not_refused():
     """Sixteenth audit pass: under add/remove (options={'neighbours': 'add_remove'}) n is private, so
     n_samples <= the number of coefficients is fitted (as dp_lm does there), not refused; under the

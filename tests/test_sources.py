@@ -1,5 +1,9 @@
 """Data sources (dpreg.sources): every source fits the same model as the pandas frame it holds, with
 the same seed; bad input is one SourceError (a DPRegError) raised before any budget is spent."""
+import contextlib
+import io
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -683,6 +687,41 @@ def test_a_csv_number_beyond_the_double_range_is_the_largest_double_on_both_read
         assert not any(isinstance(o, str) for o in fitted), (v, fitted)
         outcomes[v] = fitted
     assert outcomes[cell] == outcomes["0.5"]
+
+
+@pytest.mark.parametrize("cell,expected", [("9" * 5000, DBL_MAX), ("-" + "9" * 5000, -DBL_MAX),
+                                           ("+" + "9" * 4301, DBL_MAX), ("0" * 5000 + "1", 1.0),
+                                           ("9" * 4300, DBL_MAX)],
+                         ids=["5000 nines", "-5000 nines", "+4301 nines", "1 after 5000 zeros", "4300 nines"])
+def test_a_csv_integer_of_more_than_4300_digits_is_a_number_on_both_readers(cell, expected, tmp_path):
+    """Thirtieth audit pass: pandas reads a cell of digits alone through Python's int, which refuses more
+    than 4300 digits, so the command line's reader refused such a cell as "not a number" where DuckDB (the
+    same file by path) read it, and where 4300 digits fitted: one row of a finite number decided between a
+    fit and a refusal. Both readers give the number (beyond the double range: the largest double), and the
+    command line's fit equals that of the neighbour with the cell at the declared bound (same seed)."""
+    from dpreg.sources import open_files
+    from dpreg.sources.text_columns import numbers_from_text
+    path = tmp_path / "c.csv"
+    path.write_text('x,k\n"' + cell + '",1\n')
+    duck = open_files(str(path)).typed(["x"]).to_pandas(["x"]).x.to_numpy(dtype=float)[0]
+    values, refused = numbers_from_text(pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False).x)
+    assert duck == expected and values[0] == expected and not refused
+    # the command line on neighbouring files: row 0's x at this cell / at the value the bounds clamp it to
+    from dpreg.cli import main
+    rng = np.random.default_rng(30)    # synthetic data (not dpreg noise)
+    x = rng.uniform(-1, 1, 400)
+    y = np.clip(0.5 * x + 0.3 * rng.standard_normal(400), -2, 2)
+    printed = []
+    for first in (cell, "1" if expected > 0 else "-1"):
+        f = tmp_path / f"nb{len(printed)}.csv"
+        f.write_text("y,x\n" + "".join(f"{float(y[i])!r},{first if i == 0 else repr(float(x[i]))}\n" for i in range(400)))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = main(["fit", "y ~ x", "--data", str(f), "--eps", "1", "--seed", "1", "--format", "json",
+                         "--bounds", '{"x": [-1, 1], "y": [-2, 2]}'])
+        printed.append((code, out.getvalue()))
+    assert printed[0][0] == 0 and printed[0] == printed[1]
 
 
 @pytest.mark.parametrize("cell", ["inf", "-Infinity", "+INF"])

@@ -168,3 +168,14 @@ def test_ridge_note_mentions_intervals_only_when_there_are_intervals(method):
         assert with_ci.has_inference
         notes = [str(w) for w in with_ci.warnings if str(w).startswith("The ridge penalty was active")]
         assert notes and all("interval" in t for t in notes)
+
+
+def test_dp_quantiles_deprecated_lower_upper_warning_points_at_the_caller():
+    """Thirtieth pass: dp_quantile's FutureWarning for lower= / upper= was attributed to dpreg/errors.py
+    once the twenty-ninth pass's library-errors guard added a frame around dp_quantile."""
+    x = np.random.default_rng(30).uniform(0, 1, 500)   # synthetic data (not dpreg noise)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpreg.dp_quantile(x, 0.5, lower=0.0, upper=1.0, eps=1.0, random_state=1)
+    hits = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert len(hits) == 1 and hits[0].filename == __file__

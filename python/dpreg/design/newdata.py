@@ -26,7 +26,8 @@ def value_text(v, kind=str) -> str:
     than 4300 digits as text (ValueError, a guard against slow conversions), so one row holding 10**5000 in
     a factor column crashed the level selection and the matching of rows to levels (audit 29). Such an int,
     alone, as a Fraction's numerator or denominator or inside a tuple, is written through Decimal: the same
-    digits. A function of the value alone."""
+    digits; inside a frozenset or a range likewise (audit 30), inside any other value with Python's limit
+    lifted for the call. A function of the value alone."""
     try:
         return kind(v)
     except ValueError:
@@ -39,7 +40,23 @@ def value_text(v, kind=str) -> str:
     if isinstance(v, tuple):
         inner = ", ".join(value_text(x, repr) for x in v)
         return "(" + inner + ("," if len(v) == 1 else "") + ")"
-    return kind(v)
+    # audit 30: a frozenset or a range holding such an int (a hashable value a factor may hold, as a tuple
+    # may) still raised the ValueError: one row decided between a fit and a DataError. Their members in a
+    # fixed order (a frozenset's own order follows hashes), the ends of a range as Python writes them
+    if isinstance(v, frozenset):
+        return "frozenset({" + ", ".join(sorted(value_text(x, repr) for x in v)) + "})" if v else "frozenset()"
+    if isinstance(v, range):
+        ends = [value_text(v.start), value_text(v.stop)] + ([value_text(v.step)] if v.step != 1 else [])
+        return "range(" + ", ".join(ends) + ")"
+    # any other value whose text Python refuses for an int inside it: written with the limit lifted for
+    # this call (the same digits; the limit guards against slow conversions, and time is not an output)
+    import sys
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return kind(v)
+    finally:
+        sys.set_int_max_str_digits(before)
 
 
 #: the kind :func:`_column_type` gives a column of dtype object: none of its own (see inputs._classify)

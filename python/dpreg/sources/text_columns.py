@@ -61,7 +61,16 @@ def numbers_from_text(series):
     is_true = (lower == "true").to_numpy()
     is_false = (lower == "false").to_numpy()
     parsed = pd.to_numeric(text.where(~(missing | is_true | is_false), "0"), errors="coerce")
-    values = np.asarray(parsed, dtype=float)
+    values = np.array(parsed, dtype=float)     # (a copy: written below)
+    # thirtieth pass: pandas reads a cell of digits alone through Python's int, which refuses more than 4300
+    # digits, so such a cell (5000 nines, or 1 after 5000 zeros) was "not a number" here while DuckDB's
+    # cast reads it (the same file by path): one row of a finite number decided between a fit and a
+    # refusal in the command line. A cell of ASCII digits with an optional sign is a number whatever its
+    # length: Python's float() reads it (correctly rounded, beyond the double range inf, saturated below)
+    digits = (np.isnan(values) & ~(missing | is_true | is_false)) & \
+        text.str.fullmatch(r"[+-]?[0-9]+").fillna(False).to_numpy(dtype=bool)
+    if digits.any():
+        values[digits] = [float(t) for t in text[digits]]
     # a cell that did not parse is NaN here, as is one spelling NaN otherwise than a missing token: both
     # refused (DuckDB's cast reads "nan(1)" or "NAN" as NaN, pandas' as a failure: one rule for both)
     refused = bool(np.isnan(values[~missing]).any())

@@ -174,7 +174,7 @@ def check_bounds_pair(bounds, *, lower=None, upper=None, name="bounds"):
         if bounds is not None:
             raise InvalidArgument("give bounds=(lower, upper) only (lower= and upper= are its old spelling)")
         _warnings.warn("dp_quantile(lower=, upper=) is deprecated: use bounds=(lower, upper), with None "
-                       "for an end you do not declare", FutureWarning, stacklevel=3)
+                       "for an end you do not declare", FutureWarning, stacklevel=4)   # 4: past the guard
         bounds = (lower, upper)
     if bounds is None:
         return -math.inf, math.inf
