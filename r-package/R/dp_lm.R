@@ -306,9 +306,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
       v <- bounds[[b]]
-      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) {
-        dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
-      }
+      v <- one_sided_bounds(v, b)
       bounds[[b]] <- as.list(as.double(v))
     }
     for (nm in names(db <- derived_bounds(tr$derived, bounds))) bounds[[nm]] <- db[[nm]]
@@ -482,6 +480,21 @@ lm_na_action <- function(dots) {
   }
   dots$na_action <- core
   dots
+}
+
+# A declared range c(lower, upper); an end given as NA (or -Inf / Inf) is not declared and is estimated
+# privately, as the core's None / inf (thirtieth pass: c(0, NA), a public lower end alone, was refused
+# "must be c(lower, upper)" where c(0, Inf) was taken; a declared lower end of 0 keeps a count's range
+# from starting below 0).
+one_sided_bounds <- function(v, name) {
+  if (is.logical(v) && length(v) == 2 && all(is.na(v))) v <- as.double(v)
+  if (!is.numeric(v) || length(v) != 2) {
+    dp_stop("bounds$", name, " must be c(lower, upper) (NA for an end to estimate privately)", call. = FALSE)
+  }
+  v <- as.double(v)
+  v[1][is.na(v[1])] <- -Inf
+  v[2][is.na(v[2])] <- Inf
+  v
 }
 
 # The core's hint of numbers versus text after a refusal of values outside declared levels (" (the
@@ -859,7 +872,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
       v <- bounds[[b]]
-      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+      v <- one_sided_bounds(v, b)
       bounds[[b]] <- as.list(as.double(v))
     }
     if (!length(bounds)) bounds <- NULL

@@ -559,3 +559,21 @@ test_that("declared levels that do not match a factor's or character column's va
   expect_match(m, "not among its declared levels")
   expect_false(grepl("numbers", m))
 })
+
+test_that("a declared range with one end NA declares the other end only, as c(0, Inf) does", {
+  # thirtieth pass (newcomer: private ranges of counts started below 0): a public lower end of 0 is the
+  # way to keep it; c(0, NA) was refused "must be c(lower, upper)" where c(0, Inf) was taken. Both are
+  # now the same declaration: the same release with the same seed, the lower end 0
+  skip_if_no_core()
+  set.seed(5)
+  n <- 3000
+  x <- rpois(n, 0.4)
+  d <- data.frame(x = x, y = x + rnorm(n))
+  fits <- lapply(list(c(0, NA), c(0, Inf)), function(bx) {
+    suppressWarnings(dp_lm(y ~ x, data = d, eps = 1, bounds = list(y = c(-5, 10), x = bx), seed = 0))
+  })
+  expect_identical(coef(fits[[1]]), coef(fits[[2]]))
+  expect_match(fits[[1]]$privacy_text, "x estimated privately \\[0, ")
+  expect_error(dp_lm(y ~ x, data = d, eps = 1, bounds = list(x = "a"), seed = 0),
+               "NA for an end to estimate privately")
+})
