@@ -91,7 +91,9 @@
 #'   estimator's eps and delta), naming the n and the eps that would pass.
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
 #'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges
-#'   not declared are estimated privately from a share of the budget.
+#'   not declared are estimated privately from a share of the budget; an end
+#'   given as `NA` (or `-Inf` / `Inf`) is estimated and the other declared, e.g.
+#'   `c(0, NA)` for a count.
 #'   `"data"` reads them from the data (not private; exploration only). A
 #'   column with declared bounds and no declared levels is a number column: a
 #'   logical one enters as 1 / 0 (term `x`, not `xTRUE`), a factor is refused.
