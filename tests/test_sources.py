@@ -116,6 +116,29 @@ def test_streamed_private_ranges_inside_log_and_sqrt_equal_pandas(frame, tmp_pat
     np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_streamed_unsigned_integer_column_keeps_its_private_lower_end_at_or_above_0(tmp_path):
+    # thirtieth pass (newcomer): a column whose Arrow type is an unsigned integer (public schema) has its
+    # privately estimated lower end raised to 0, as in memory; the same ranges, ledger and coefficients
+    # as the in-memory uint16 column, and the float64 column's ledger (post-processing only). Counts with
+    # 67% zeros: the float64 column's lower end is below 0 at this seed
+    rng = np.random.default_rng(5)
+    n = 3000
+    x = rng.poisson(0.4, n)
+    df = pd.DataFrame({"x": x.astype("uint16"), "y": x + rng.normal(size=n)})
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "c.parquet")
+    kw = dict(eps=1.0, bounds={"y": (-5.0, 10.0)}, method="adassp", random_state=0)
+    ref = dpreg.dp_lm("y ~ x", df, **kw)
+    fit = dpreg.dp_lm("y ~ x", str(tmp_path / "c.parquet"), **kw)
+    as_float = dpreg.dp_lm("y ~ x", df.assign(x=df.x.astype(float)), **kw)
+    assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ledger == ref.privacy.ledger
+    np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
+    assert [r["statistic"] for r in as_float.privacy.ledger] == [r["statistic"] for r in fit.privacy.ledger]
+    def lower(f):
+        return next(r["lower"] for r in f.privacy.ranges if r["variable"] == "x")
+    assert lower(fit) == 0.0 and lower(as_float) < 0.0
+
+
 def test_missing_path_is_a_clear_error_before_spending(tmp_path):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="does not exist"):

@@ -112,6 +112,82 @@ r_dialect <- function(msg) {
   vapply(msg, one, "", USE.NAMES = FALSE)
 }
 
+# A level as the core spells it -> as R spells it (thirtieth pass, newcomer). The core's levels of a
+# number column that only the formula makes a factor (factor(tenure)) are Python floats ("2.0",
+# "100000.0", "1e-05"); R's factor() names a number's level by as.character() ("2", "1e+05", "1e-05"),
+# and so do the coefficient names. Only texts in Python's spelling of a float (a "." or an exponent, no
+# leading or trailing zero beyond Python's own) are changed: a text level such as "007" or "1.50" stays.
+py_float_level <- function(x) {
+  grepl("^-?(0|[1-9][0-9]*)(\\.(0|[0-9]*[1-9]))?(e[+-][0-9]+)?$", x) & grepl("[.e]", x)
+}
+
+r_number_level <- function(x) {
+  if (!length(x)) return(x)
+  hit <- !is.na(x) & py_float_level(x)
+  x[hit] <- as.character(as.numeric(x[hit]))
+  x
+}
+
+# The levels of the formula's factors of number columns in a text of the core's (the privacy statement,
+# a warning, predict()'s note on unreleased values) -> R's spelling, as the coefficients print them.
+# `flv`: the fit's formula_levels (column -> R's spelling of its public levels). Changed: a quoted
+# level ("2.0", '2.0'), the list after `levels of "tenure" (` and "level 2.0"; only numbers equal to
+# one of those levels. Post-processing of public text: nothing released changes.
+formula_level_text <- function(txt, flv) {
+  if (is.null(txt) || !length(txt) || !length(flv)) return(txt)
+  vals <- suppressWarnings(as.numeric(unlist(flv)))
+  vals <- vals[!is.na(vals)]
+  if (!length(vals)) return(txt)
+  respell <- function(tok) {
+    hit <- py_float_level(tok)
+    hit[hit] <- as.numeric(tok[hit]) %in% vals
+    tok[hit] <- r_number_level(tok[hit])
+    tok
+  }
+  sub_all <- function(s, pat, fn) {
+    m <- gregexpr(pat, s, perl = TRUE)
+    if (m[[1]][1] < 0) return(s)
+    regmatches(s, m) <- list(vapply(regmatches(s, m)[[1]], fn, "", USE.NAMES = FALSE))
+    s
+  }
+  float <- "-?[0-9][0-9.e+-]*"
+  one <- function(s) {
+    if (is.na(s)) return(s)
+    s <- sub_all(s, paste0("([\"'])", float, "\\1"), function(q) {
+      paste0(substr(q, 1L, 1L), respell(substr(q, 2L, nchar(q) - 1L)), substr(q, 1L, 1L))
+    })
+    for (col in names(flv)) {
+      s <- sub_all(s, paste0("levels of [\"']\\Q", col, "\\E[\"'] \\([^)]*\\)"), function(seg) {
+        open <- regexpr("(", seg, fixed = TRUE)
+        inner <- substr(seg, open + 1L, nchar(seg) - 1L)
+        parts <- strsplit(inner, ", ", fixed = TRUE)[[1]]
+        paste0(substr(seg, 1L, open), paste(respell(parts), collapse = ", "), ")")
+      })
+    }
+    sub_all(s, paste0("\\blevel ", float, "(?=[,;:) ]|$)"), function(x) paste0("level ", respell(substr(x, 7L, nchar(x)))))
+  }
+  vapply(txt, one, "", USE.NAMES = FALSE)
+}
+
+# The core names rows of the data it was given by their 0-based positions ("in the row(s) at
+# position(s) 0, 3"); predict() gives it newdata's complete rows only. `rows`: newdata's row numbers
+# of those (which(complete.cases(...))), so that R's message names the rows as newdata[rows, ] does
+# (thirtieth pass: "position(s) 1" named the second row, and after an incomplete row the wrong one).
+newdata_rows_text <- function(txt, rows) {
+  if (is.null(txt) || !length(txt)) return(txt)
+  vapply(txt, function(s) {
+    if (is.na(s)) return(s)
+    m <- regexpr("position\\(s\\) [0-9]+(, [0-9]+)*", s, perl = TRUE)
+    if (m < 0) return(s)
+    seg <- regmatches(s, m)
+    pos <- as.integer(strsplit(sub("^position\\(s\\) ", "", seg), ", ", fixed = TRUE)[[1]])
+    r <- rows[pos + 1L]
+    if (anyNA(r)) return(s)
+    regmatches(s, m) <- paste0("row(s) ", paste(r, collapse = ", "))
+    sub("in the row\\(s\\) at row\\(s\\) ", "in row(s) ", s)
+  }, "", USE.NAMES = FALSE)
+}
+
 # Wraps each line of a (multi-line) text to the console width; continuation lines are indented
 # as the line they continue (plus two spaces).
 wrap_text <- function(txt, width = getOption("width")) {

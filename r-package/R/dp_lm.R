@@ -91,7 +91,9 @@
 #'   estimator's eps and delta), naming the n and the eps that would pass.
 #' @param bounds Public ranges: a named list of `c(lower, upper)` per column,
 #'   the outcome included, e.g. `list(x1 = c(0, 100), y = c(-10, 10))`. Ranges
-#'   not declared are estimated privately from a share of the budget.
+#'   not declared are estimated privately from a share of the budget; an end
+#'   given as `NA` (or `-Inf` / `Inf`) is estimated and the other declared, e.g.
+#'   `c(0, NA)` for a count.
 #'   `"data"` reads them from the data (not private; exploration only). A
 #'   column with declared bounds and no declared levels is a number column: a
 #'   logical one enters as 1 / 0 (term `x`, not `xTRUE`), a factor is refused.
@@ -306,9 +308,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
       v <- bounds[[b]]
-      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) {
-        dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
-      }
+      v <- one_sided_bounds(v, b)
       bounds[[b]] <- as.list(as.double(v))
     }
     for (nm in names(db <- derived_bounds(tr$derived, bounds))) bounds[[nm]] <- db[[nm]]
@@ -327,9 +327,15 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
+  factor_cols <- names(enc$classes)[enc$classes %in% c("factor", "logical")]
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
-                   relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
-                   relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
+                   relabel = function(m) {
+                     quoted_labels(derived_labels(drop_level_type_hint(m, factor_cols), tr$derived), tr$map)
+                   },
+                   relabel_value = function(m, value) {
+                     formula_level_text(fit_term_text(m, value$dict$terms, tr),
+                                        formula_factor_levels(value$dict, names(enc$levels)))
+                   })
   fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
   warn_global_contrasts(enc$classes, tr)
   fit
@@ -478,6 +484,34 @@ lm_na_action <- function(dots) {
   dots
 }
 
+# A declared range c(lower, upper); an end given as NA (or -Inf / Inf) is not declared and is estimated
+# privately, as the core's None / inf (thirtieth pass: c(0, NA), a public lower end alone, was refused
+# "must be c(lower, upper)" where c(0, Inf) was taken; a declared lower end of 0 keeps a count's range
+# from starting below 0).
+one_sided_bounds <- function(v, name) {
+  if (is.logical(v) && length(v) == 2 && all(is.na(v))) v <- as.double(v)
+  if (!is.numeric(v) || length(v) != 2) {
+    dp_stop("bounds$", name, " must be c(lower, upper) (NA for an end to estimate privately)", call. = FALSE)
+  }
+  v <- as.double(v)
+  v[1][is.na(v[1])] <- -Inf
+  v[2][is.na(v[2])] <- Inf
+  v
+}
+
+# The core's hint of numbers versus text after a refusal of values outside declared levels (" (the
+# declared levels of 'g' are text: if the column holds numbers, ...)") for the columns R sends as factors:
+# R compares their values with the declared levels as text (a factor's levels are text, and declared
+# levels are sent as text), so the hint never applies (thirtieth pass, newcomer: wa_churn's factor
+# outcome "churn" was told "if the column holds numbers"). The column classes are public.
+drop_level_type_hint <- function(msg, factor_cols) {
+  for (v in factor_cols) {
+    q <- paste0("(?:'\\Q", v, "\\E'|\"\\Q", v, "\\E\")")
+    msg <- gsub(paste0(" \\(the declared levels of ", q, " are (?:text|numbers)[^()]*\\)"), "", msg, perl = TRUE)
+  }
+  msg
+}
+
 # Number or character columns with declared levels become factors with exactly those levels (the
 # codes then cross as for any factor). Values outside them: error naming the column, or the
 # reference level with unknown_level = "reference" (the core's policy).
@@ -492,8 +526,13 @@ apply_declared_levels <- function(data, levels, vars, unknown_level = NULL) {
       if (identical(unknown_level, "reference")) {
         lab[bad] <- lv[1]
       } else {
-        dp_stop("column ", v, " contains values that are not among its declared levels; declare ",
-             "all levels or use unknown_level = \"reference\"", call. = FALSE)
+        # thirtieth pass: the declared (public) levels and how values are matched, as the core's refusal
+        # of an R factor's says; no data value is quoted
+        shown <- paste0("\"", lv[seq_len(min(length(lv), 8))], "\"", collapse = ", ")
+        if (length(lv) > 8) shown <- paste0(shown, ", ... (", length(lv) - 8, " more)")
+        dp_stop("column \"", v, "\" contains values that are not among its declared levels (", shown,
+                "): values are matched exactly as text (case and spelling), so declare all levels as the ",
+                "data spell them, or use unknown_level = \"reference\"", call. = FALSE)
       }
     }
     data[[v]] <- factor(lab, levels = lv)
@@ -592,10 +631,14 @@ fit_term_text <- function(txt, core_terms, tr) {
 }
 
 new_dp_fit <- function(d, json, call, tr, enc) {
+  # the levels of factor(x) on a number column in R's spelling in every text, as coef() names them
+  flv <- formula_factor_levels(d, names(enc$levels))
   for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
-    if (!is.null(d[[k]])) d[[k]] <- derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived)
+    if (!is.null(d[[k]])) d[[k]] <- formula_level_text(derived_labels(fit_term_text(d[[k]], d$terms, tr), tr$derived), flv)
   }
-  if (!is.null(d$warnings)) d$warnings <- derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived)
+  if (!is.null(d$warnings)) {
+    d$warnings <- formula_level_text(derived_labels(fit_term_text(chr(d$warnings), d$terms, tr), tr$derived), flv)
+  }
   if (!is.null(d$wald$note)) d$wald$note <- fit_term_text(d$wald$note, d$terms, tr)
   core_terms <- chr(d$terms)
   rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
@@ -638,12 +681,28 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     privacy = d$privacy, privacy_text = r_dialect(d$privacy_text),
     privacy_paragraph = r_dialect(d$privacy_paragraph), method_text = r_dialect(unwrap_core_text(d$method_text)),
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
-    formula_levels = formula_factor_levels(d, names(enc$levels)),
+    formula_levels = flv,
     var_classes = enc$classes,
     dpreg_version = d$dpreg_version,
     core_json = json
   )
+  fit$notes <- margin_note_formula(fit$notes, fit$formula)
   structure(fit, class = c(if (identical(d$link, "logit")) "dp_glm" else "dp_lm", "dp_fit"))
+}
+
+# The core's note on the terms added for an indicator in an interaction names the completed formula in
+# the core's spelling: in R it names formula(fit), as R writes it, and that lm(formula(fit)) names the
+# coefficients as the fit does (thirtieth pass, newcomer: lm() of y ~ I(x > c):g has an aliased NA cell
+# and other names, and the note did not say which formula's labels these are).
+margin_note_formula <- function(notes, formula) {
+  if (!length(notes)) return(notes)
+  hit <- startsWith(notes, "Terms added to the formula:")
+  if (!any(hit)) return(notes)
+  rep <- paste0("formula(fit), ", gsub("\\", "\\\\", deparse1(formula), fixed = TRUE),
+                ", whose lm() fit names the coefficients as this fit does, one column per coefficient;")
+  notes[hit] <- sub("the formula with the terms added, .*?, whose least-squares fit has one column per coefficient as here;",
+                    rep, notes[hit], perl = TRUE)
+  notes
 }
 
 # The levels of the fit's factors as the core made them public (declared, or released by the private
@@ -668,7 +727,7 @@ formula_factor_levels <- function(d, skip) {
   for (v in setdiff(names(vars), skip)) {
     lv <- vars[[v]]$levels
     if (identical(vars[[v]]$kind, "categorical") && !is.null(lv)) {
-      out[[v]] <- sub("^(-?[0-9]+)\\.0$", "\\1", as.character(unlist(lv)))
+      out[[v]] <- r_number_level(as.character(unlist(lv)))
     }
   }
   out
@@ -815,7 +874,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {
       v <- bounds[[b]]
-      if (!is.numeric(v) || length(v) != 2 || anyNA(v)) dp_stop("bounds$", b, " must be c(lower, upper)", call. = FALSE)
+      v <- one_sided_bounds(v, b)
       bounds[[b]] <- as.list(as.double(v))
     }
     if (!length(bounds)) bounds <- NULL

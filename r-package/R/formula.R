@@ -616,8 +616,9 @@ r_term_names <- function(core_terms, map, labels = NULL) {
   one <- function(comp) {
     m <- split_level(comp, map)
     if (!is.null(m)) {
-      # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2" as R prints it
-      level <- sub("^(-?[0-9]+)\\.0$", "\\1", m[2])
+      # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2", "100000.0" ->
+      # "1e+05", as R's factor() names them
+      level <- r_number_level(m[2])
       return(paste0(lab(m[1]), level))
     }
     # the complement the core fits for y ~ 0 + I(x > c) (indicator_both_values): lm's I(x > c)FALSE

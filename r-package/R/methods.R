@@ -23,6 +23,15 @@ print.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   if (length(x$coefficients)) {
     cat("Coefficients:\n")
     print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+    # thirtieth pass (newcomer): an indicator in an interaction without its margin (y ~ I(x > c):g) is
+    # fitted with the margin added; its coefficients are named as lm(formula(fit)) names them, not as
+    # lm() of the call's formula (aliased, with an NA): said here too, not only under summary()'s notes
+    if (any(startsWith(chr(x$notes), "Terms added to the formula:"))) {
+      cat("\n")
+      cat_wrapped(paste0("(the coefficients of formula(fit), ", deparse1(formula(x)), ", with the terms ",
+                         "added for an indicator in an interaction: lm(formula(fit)) names them alike; ",
+                         "see summary())"))
+    }
   } else {
     cat("No coefficients\n")
   }
@@ -733,8 +742,10 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
   res <- matrix(NA_real_, n, 3, dimnames = list(rn, c("fit", "lwr", "upr")))
   se <- stats::setNames(rep(NA_real_, n), rn)
   if (any(ok)) {
+    rows <- which(ok)
     out <- call_core("r_predict", object$core_json, columns, enc$factors, interval, level, type,
-                     se.fit, clamp)
+                     se.fit, clamp,
+                     relabel = function(m) newdata_rows_text(formula_level_text(m, object$formula_levels), rows))
     res[ok, "fit"] <- num(out$fit)
     if (interval != "none") {
       res[ok, "lwr"] <- num(out$lower)

@@ -83,6 +83,35 @@ def strictest_domains(parsed) -> dict:
                 if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                     doms[v] = dom
     return doms
+
+
+def unsigned_dtype(dtype) -> bool:
+    """True for an unsigned integer dtype (numpy uint, pandas UInt, Arrow uint as a pandas ArrowDtype or a
+    source's pyarrow type): the column's schema type, public (twenty-first pass); it holds no value below 0."""
+    if isinstance(dtype, pd.ArrowDtype):
+        dtype = dtype.pyarrow_dtype
+    if type(dtype).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        return bool(pa.types.is_unsigned_integer(dtype))
+    try:
+        return bool(pd.api.types.is_unsigned_integer_dtype(dtype))
+    except TypeError:
+        return False
+
+
+def with_schema_domains(doms: dict, dtypes: dict) -> dict:
+    """``doms`` (:func:`strictest_domains`) plus "nonnegative" for a column whose schema type is an unsigned
+    integer dtype (``dtypes``: {column: dtype}) and that has no stricter domain (thirtieth pass, newcomer: a
+    privately estimated range of a count started below 0, the linear search's resolution): its released
+    lower end is raised to 0 (private_bounds, post-processing of the release with a public fact), as for a
+    column inside sqrt(). Column types are public; no value is read."""
+    out = dict(doms)
+    for v, dt in dtypes.items():
+        if unsigned_dtype(dt) and _DOMAIN_RANK.get(out.get(v), -1) < _DOMAIN_RANK["nonnegative"]:
+            out[v] = "nonnegative"
+    return out
+
+
 NA_ACTIONS = ("fail", "impute", "drop", "zero")
 UNKNOWN_LEVEL = ("error", "reference")
 
@@ -616,11 +645,27 @@ def _categorical_coding(c, *, unit, unknown_level, noise, ledger, levels_share_e
 def _level_type_hint(s: pd.Series, lv) -> str:
     """A hint when the declared levels may differ in kind from the column's values (text levels for codes
     stored as numbers, as in levels={'occupation': ['1', '2']} for 1.0, 2.0, or the other way round): the
-    values then never match. It reads the declared levels only (public): the column's dtype is a function
-    of its values (one text value makes a number column object), so a hint from it told a neighbour with a
-    value of another type apart (audit 20)."""
+    values then never match. It reads the declared levels and the column's schema type (its dtype where
+    that fixes a kind: a number dtype, or pandas' text dtypes), both public; never the values. Audit 20:
+    dtype object is a function of the values (one text value makes a number column object), so for it,
+    and for a Categorical (whose categories' dtype follows its rows) or a bool column, the hint stays
+    conditional ("if the column holds numbers ..."). Thirtieth pass (newcomer): where the schema type
+    agrees with the declared levels' kind (text levels for a text column), no hint of numbers versus
+    text: the values differ in spelling, not in type."""
     text_levels = all(isinstance(x, str) for x in lv)
     number_levels = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in lv)
+    try:
+        kind = _column_type(s)
+    except DesignError:
+        kind = None
+    if kind == "numeric" and text_levels:
+        return (f" (the declared levels of {s.name!r} are text and the column is a number column by its "
+                "type: declare them as numbers, e.g. [1, 2, 3], or convert the column to text first)")
+    if kind == "string" and number_levels:
+        return (f" (the declared levels of {s.name!r} are numbers and the column is a text column by its "
+                "type: declare them as text, e.g. ['1', '2', '3'])")
+    if (kind == "numeric" and number_levels) or (kind == "string" and text_levels):
+        return ""
     if text_levels:
         return (f" (the declared levels of {s.name!r} are text: if the column holds numbers, declare them as "
                 "numbers, e.g. [1, 2, 3], or convert the column to text first)")
@@ -812,7 +857,7 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
             raise DesignError("private ranges need the fit's noise source and ledger")
-        doms = strictest_domains(parsed)
+        doms = with_schema_domains(strictest_domains(parsed), {v: frame[v].dtype for v in missing_ends})
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         refusal = None

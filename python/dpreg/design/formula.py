@@ -615,13 +615,19 @@ def indicator_margin_note(formula: str) -> str | None:
     if not pairs:
         return None
     said = "; ".join(f"{m} for {t}" for t, m in pairs)
+    # thirtieth pass (newcomer): the note names the formula whose coefficients these are, so that a
+    # comparison of coefficients knows what to fit (in R, lm(formula(fit)) has the same names)
+    added = list(dict.fromkeys(m for _, m in pairs))
+    completed = f"{sides[0].strip()} ~ {sides[1].strip()} + {' + '.join(added)}"
     return (f"Terms added to the formula: {said}. An indicator I(...) in an interaction without the "
             "interaction's other terms on their own is coded as lm() and patsy code a logical (TRUE/FALSE) "
             "factor there, by both its values; that is the same model as with those terms added. The fitted "
             "values and predictions are those of lm() for this formula. The coefficients are those of the "
-            "formula with the terms added; lm() parametrizes the same model by both values (FALSE and TRUE "
-            "columns, one of them aliased and printed as NA where the intercept already spans them), so "
-            "compare predictions with lm(), not coefficients.")
+            f"formula with the terms added, {completed}, whose least-squares fit has one column per "
+            "coefficient as here; lm() of the formula as written parametrizes the same model by both values "
+            "(FALSE and TRUE columns, one of them aliased and printed as NA where the intercept already spans "
+            "them), so compare predictions with lm() of the formula as written, and coefficients with the "
+            "formula with the terms added.")
 
 
 def categorical_in_formula(formula: str) -> set[str]:

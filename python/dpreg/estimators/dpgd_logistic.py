@@ -565,7 +565,6 @@ def _report_released_empty_levels(rel, design, count_release, count_sd=None) -> 
     if not design.public.factor_blocks:
         return
     from ..inference import ssp as _inf_ssp
-    from .adassp import released_empty_note
     # a fit that releases no interval withholds every one (twenty-fourth pass: the same rule)
     se_missing = (np.ones(len(design.public.terms), bool) if rel.vcov is None
                   else ~np.isfinite(np.diag(np.asarray(rel.vcov, float))))
@@ -593,24 +592,32 @@ def _report_released_empty_levels(rel, design, count_release, count_sd=None) -> 
         if withheld:
             warnings_.append(_empty_level_note(withheld))
     zero = [design.public.terms[j] for j in chosen if j in at_most_0]
-    gate = [design.public.terms[j] for j in chosen if j not in at_most_0]
-    if zero:
-        warnings_.append(released_empty_note(zero))
-    if gate:
-        warnings_.append(_below_gate_note(gate))
+    warnings_.append(_not_estimable_levels_warning(names, zero, gated=count_sd is not None and count_sd > 0.0))
     rel.warnings = warnings_
 
 
-def _below_gate_note(names):
+def _not_estimable_levels_warning(names, zero, gated=True):
+    """The one warning of a dp_glm fit that reports declared levels as NA (§11, thirtieth pass): the class
+    (AccuracyWarning) and wording pattern of dp_lm's keep rule ("Not estimable at this n and eps: <terms>
+    (<why>). Reported as NA."), emitted once per fit whatever the mix of reasons, so R relays it as a
+    warning at fit time as it does dp_lm's (it was a note under "Notes" only). ``zero``: the names whose
+    released count is at most 0 (among ``names``); ``gated``: the count gate applied (its s.d. is known).
+    Public names and constants only."""
+    from ..errors import AccuracyWarning
     plural = len(names) > 1
     these = "these levels" if plural else "this level"
+    if gated:
+        why = (f"the released count{'s' if plural else ''} of rows at {these} "
+               f"{'are' if plural else 'is'} within {LEVEL_COUNT_GATE_SDS:g} noise standard deviations of 0"
+               + (f" ({', '.join(zero)}: at most 0)" if zero else ""))
+    else:
+        why = f"the released count{'s' if plural else ''} of rows at {these} {'are' if plural else 'is'} at most 0"
     return Diagnostic(
-        f"Not estimable at this n and eps (reported as NA, no interval): {', '.join(names)}: the released count "
-        f"of rows at {these} is within {LEVEL_COUNT_GATE_SDS:g} noise standard deviations of 0, so it cannot "
-        "rule out a declared level with no rows; along such a level's column the released curvature is "
-        "noise alone and the fit cannot resolve its direction, so a value there would be mostly privacy "
-        f"noise; predictions at {these} are NA. A larger n or eps gives {'their' if plural else 'its'} "
-        "estimate where the level has rows.", None)
+        f"Not estimable at this n and eps: {', '.join(names)} ({why}, so the releases cannot rule out a "
+        f"declared level with no rows; along such a level's column the released curvature is noise alone "
+        f"and the fit cannot resolve its direction, so a value there would be mostly privacy noise; "
+        f"predictions at {these} are NA; a larger n or eps gives {'their' if plural else 'its'} estimate "
+        "where the level has rows). Reported as NA, no interval.", AccuracyWarning)
 
 
 NOT_RESOLVED_NOTE = (

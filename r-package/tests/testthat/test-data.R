@@ -86,7 +86,7 @@ test_that("declared levels turn numbers and strings into factors, unknown values
   expect_identical(levels(out$h), c("1", "2", "3"))
   expect_identical(as.integer(out$h), c(2L, 1L, 2L))
   expect_identical(levels(out$s), c("v", "u"))
-  expect_error(dpreg:::apply_declared_levels(d, list(h = c("1")), "h"), "column h contains values")
+  expect_error(dpreg:::apply_declared_levels(d, list(h = c("1")), "h"), "column \"h\" contains values that are not among its declared levels \\(\"1\"\\)")
   ref <- dpreg:::apply_declared_levels(d, list(h = c("1")), "h", unknown_level = "reference")
   expect_identical(as.character(ref$h), c("1", "1", "1"))
 })

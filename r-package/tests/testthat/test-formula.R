@@ -220,11 +220,23 @@ test_that("I(x > c):g without its margin is lm's model (the logical factor's bot
   expect_identical(rownames(drop1(fit)), "I(x > 5):g")
   expect_true(is.list(dummy.coef(fit)))
   expect_true(any(grepl("Terms added to the formula: g for I(x > 5):g", fit$notes, fixed = TRUE)))
+  # thirtieth pass (newcomer): the note, and print(), name the formula whose coefficients these are,
+  # formula(fit), and lm() of it names its coefficients as coef(fit) (lm() of the formula as written has
+  # an aliased NA cell and other names)
+  expect_identical(names(coef(lm(formula(fit), data = d))), names(coef(fit)))
+  expect_false(identical(names(coef(lm(y ~ I(x > 5):g, data = d))), names(coef(fit))))
+  note <- fit$notes[startsWith(fit$notes, "Terms added")]
+  expect_match(note, "those of formula(fit), y ~ I(x > 5):g + g, whose lm() fit names the coefficients as this",
+               fixed = TRUE)
+  printed <- paste(capture.output(print(fit)), collapse = " ")
+  expect_match(gsub("\\s+", " ", printed), "coefficients of formula(fit), y ~ I(x > 5):g + g", fixed = TRUE)
+  expect_match(paste(capture.output(print(summary(fit))), collapse = " "), "formula(fit)", fixed = TRUE)
   # nothing added, and no note, when the margin is in the formula
   fit2 <- suppressWarnings(dp_lm(y ~ I(x > 5) * g, data = d, eps = 5, seed = 1, bounds = b,
                                  levels = list(g = c("a", "b", "c"))))
   expect_identical(labels(fit2), c("I(x > 5)", "g", "I(x > 5):g"))
   expect_false(any(grepl("Terms added", fit2$notes, fixed = TRUE)))
+  expect_false(grepl("formula(fit)", paste(capture.output(print(fit2)), collapse = " "), fixed = TRUE))
 })
 
 test_that("an unsupported function says to compute the column first, and that works", {

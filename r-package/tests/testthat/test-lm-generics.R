@@ -756,3 +756,38 @@ test_that("dummy.coef() lists the levels of factor(x) on a number column whose l
   expect_identical(names(got[["factor(h)"]]), c("1", "2", "3", "4"))
   expect_equal(unname(got[["factor(h)"]]), unname(want[["factor(h)"]]), tolerance = 1e-12)
 })
+
+test_that("the levels of factor(x) on a number column read as R spells them in every text of the fit", {
+  # newcomer review, thirtieth pass (wa_churn, factor(tenure)): the core's levels of a number column are
+  # floats, so the privacy statement and predict()'s warning listed "1.0", "2.0", ... where coef() and
+  # dummy.coef() print factor(tenure)2 and 2, as lm. The reference spelling is R's own: levels(factor(x))
+  # of the column (what lm names the coefficients by); nothing released changes (the coefficients are
+  # those of the same fit). predict()'s note named newdata's rows by the core's 0-based positions among
+  # the complete rows: it names R's row numbers now.
+  skip_if_no_core()
+  set.seed(30)
+  n <- 4000
+  d <- data.frame(h = as.numeric(sample(c(1, 2, 3, 100000), n, TRUE)))
+  d$y <- c(0, 1, 3, -1)[match(d$h, c(1, 2, 3, 100000))] + rnorm(n)
+  fit <- suppressWarnings(dp_lm(y ~ factor(h), data = d, eps = 4, method = "adassp", seed = 1,
+                                bounds = list(y = c(-5, 7))))
+  want <- levels(factor(d$h))                       # "1" "2" "3" "1e+05"
+  expect_identical(names(coef(fit)), c("(Intercept)", paste0("factor(h)", want[-1])))
+  expect_identical(fit$formula_levels$h, want)
+  released <- regmatches(fit$privacy_text, gregexpr("\"[^\"]*\"", fit$privacy_text))[[1]]
+  expect_identical(released, paste0("\"", want, "\""))
+  expect_false(grepl("\"1.0\"|100000.0", fit$privacy_text))
+  out <- paste(capture.output(print(summary(fit))), collapse = " ")
+  expect_false(grepl("\"1.0\"|100000.0", out))
+  nd <- data.frame(h = c(1, NA, 7, 2))
+  w <- NULL
+  p <- withCallingHandlers(predict(fit, nd), warning = function(cond) {
+    w <<- c(w, conditionMessage(cond)); invokeRestart("muffleWarning")
+  })
+  w <- paste(w, collapse = " ")
+  expect_match(w, "levels of \"h\" \\(1, 2, 3, 1e\\+05, selected privately\\)")
+  expect_match(w, "in row\\(s\\) 3:")                # newdata's third row (7), after an incomplete row
+  expect_match(w, "reference level 1,")
+  expect_false(grepl("1\\.0|100000", w))
+  expect_true(is.na(p[2]) && all(is.finite(p[-2])))
+})
