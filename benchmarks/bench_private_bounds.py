@@ -105,8 +105,7 @@ def main(argv=None):
                 ratios = [(h - l) / width for l, h in zip(los, his)]
                 over, over_max = np.median(ratios), np.max(ratios)
                 beta_used = plan["beta"] if args.kappa is None else pb.choose_beta(n, eps / 2, q_hi, beta)[0]
-                grid_note = "" if plan.get("anchor", 0.0) is not None else ", old grid"
-                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}{grid_note}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
+                lines.append(f"| {col} | {eps:g} | {q_hi:.4f} ({beta_used:g}) | {_fmt(lo_d)} | {_fmt(hi_d)} | "
                              f"{_fmt(float(np.median(los)))} | {_fmt(float(np.median(his)))} | "
                              f"{np.median(clamped):.2f} | {np.max(clamped):.2f} | {over:.2f} | {over_max:.2f} |")
         lines.append("")

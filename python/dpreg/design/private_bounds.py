@@ -9,20 +9,13 @@ ledger rows each; the ranges are released values and are recorded in the schema
 
 Anchoring (no user bound needed)
 --------------------------------
-Every search walks the relative grid ``l + RANGE_ANCHOR beta^(k-1)`` (k = 1, 2, ...) away from its start
-l (docs/derivations/quantile_search.md §10): the distance from the start is geometric at every scale
-above the public anchor 1e-12, so a change of the column's units only shifts the data along the grid
-and the released ends, divided by the change, keep their law up to one grid cell (before the thirtieth
-pass the grid was ``l - 1 + beta^k``, absolute near its start: data on [0.01, 0.03] got the upper end
-0.25 on the grid of ratio 1.25).
-
 * upper end: searched **up from 0** (or from the declared lower bound if only that was declared);
 * lower end: searched **down from the released upper end** (or from the declared upper bound).
   Starting the lower search at the released upper end (post-processing, free) rather than at 0 makes
   the lower end tight for data far from 0 (years, prices): a search down from 0 would stop at once
-  and return about 0. For data that lie mostly below 0 the upper search stops at its first grid point
-  (1e-12 above 0) and the range is [lo, ~0], lo with relative resolution; declare a bound or shift the
-  variable by a public constant if the gap between the data and 0 matters.
+  and return about 0. For data that lie mostly below 0 the upper search stops within a few steps of 0
+  and the range is [lo, ~0]; declare a bound or shift the variable by a public constant if that
+  matters.
 * columns used inside ``log()`` / ``log1p()`` (and variants): the lower end is searched on the log
   scale (values outside the domain count as a public floor), so the released end is inside the
   domain and its resolution is relative; the column's estimated range then never fails the domain
@@ -57,10 +50,7 @@ between the two plans (``RANGE_PLANS``) from n and eps_q only.
 Grid ratio: beta = 1.01 for ranges (the quantile API keeps the paper's 1.001). Our choice: a range
 needs about 1% resolution, the grid rounds outward (upper end up, lower end down), and the walk from
 the anchor is 10 times shorter, which lowers the premature-stop risk (``log K`` smaller by 2.3, i.e.
-2.3 b more slack). The walk from the anchor 1e-12 to data at 1e6 has log(1e18) / log(beta) steps, three
-times the old grid's walk from 0 (the public premature-stop stand-in counts them; where that fails
-the checks, :func:`choose_plan` falls back to the old grid, so ``min_rows_for_ranges`` is unchanged;
-docs/derivations/quantile_search.md §10). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
+2.3 b more slack). Measured in ``benchmarks/bench_private_bounds.py``: at n = 8645 (Bikeshare) and
 eps 0.05-0.2 per column the median clamped share roughly halves against beta = 1.001. The price: an
 upper end found from 0 may lie up to 1% of its value above the data (ranges of data far from 0, such
 as years, are wider than needed: declare their bounds, or shift the column by a public constant in
@@ -140,12 +130,7 @@ from ..privacy.quantile import upq
 
 #: grid ratio of the range searches (our choice, see the module docstring; the quantile API keeps 1.001)
 RANGE_BETA = 1.01
-#: public anchor of the range grids (docs/derivations/quantile_search.md §10): every range search walks the
-#: relative grid ``l + RANGE_ANCHOR beta^(k-1)`` away from its start l, so its resolution is a share
-#: beta - 1 of the distance from l at every scale above RANGE_ANCHOR (a change of units by c only shifts
-#: the data by log(c) / log(beta) grid steps). 1e-12: equivariant for distances from about 1e-10 up
-RANGE_ANCHOR = 1e-12
-#: public stand-in for the length of the walk when judging feasibility: steps from RANGE_ANCHOR to 1e6
+#: public stand-in for the length of the walk when judging feasibility: steps from 0 to 1e6
 FEASIBILITY_SCALE = 1e6
 #: largest public premature-stop bound accepted (with the coarsest grid) before refusing
 MAX_PREMATURE = 0.2
@@ -263,23 +248,17 @@ def _scales(eps_q: float, share: float):
 
 
 def premature_stop_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
-                         share: float = 0.5, anchor: float | None = RANGE_ANCHOR) -> float:
+                         share: float = 0.5) -> float:
     """Public bound on the probability that a range search stops before it reaches the data.
 
     Before the walk reaches the data every count is 0, so a stop at step k needs
     ``Z_k > q n + Z_0``; with Z_k ~ Exp(b_step), Z_0 ~ Exp(b_thr) independent,
     ``P = b_step / (b_step + b_thr) exp(-q n / b_step)`` per step (``exp(-q n / b) / 2`` at the equal
-    split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps of the
-    relative grid from ``RANGE_ANCHOR`` to ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length;
-    docs/derivations/quantile_search.md §10) gives ``S share exp(-q n / b_step)``. ``anchor=None``: the grid ``l - 1 + beta^k`` (the fallback of
-    :func:`choose_plan`), whose walk from 0 to ``FEASIBILITY_SCALE`` has ``log(FEASIBILITY_SCALE + 1) /
-    log(beta)`` steps.
+    split; ``b_step / (b_step + b_thr)`` is the threshold ``share``). A union over the S steps from 0 to
+    ``FEASIBILITY_SCALE`` (a public stand-in for the walk's length) gives ``S share exp(-q n / b_step)``.
     """
     _, b_step = _scales(eps_q, share)
-    if anchor is None:
-        steps = math.log(FEASIBILITY_SCALE + 1.0) / math.log(beta)
-    else:
-        steps = math.log(FEASIBILITY_SCALE / anchor) / math.log(beta) + 1.0
+    steps = math.log(FEASIBILITY_SCALE + 1.0) / math.log(beta)
     return min(1.0, share * steps * math.exp(-q_hi * n / b_step))
 
 
@@ -303,13 +282,13 @@ def overshoot_bound(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA,
     The walk passes the last row only if the threshold noise exceeds ``m_eff = (1 - q_hi) n`` (the rows
     the target leaves beyond the end): probability ``exp(-m_eff / b)``. Given that, the excess over
     ``m_eff`` is again Exp(b), so each later step stops with probability ``U = exp(-excess / b)``,
-    uniform on (0, 1), and ``P(at least s more steps) = E (1 - U)^s = 1 / (s + 1)``. The relative grid
-    ``g_k = l + RANGE_ANCHOR beta^(k-1)`` (§10) multiplies the distance from the start by beta per step, and the
+    uniform on (0, 1), and ``P(at least s more steps) = E (1 - U)^s = 1 / (s + 1)``. The grid
+    ``g_k = l - 1 + beta^k`` multiplies the distance from the anchor by about beta per step, and the
     first grid point past the data may already be up to beta beyond its end, so a stretch beyond
     ``stretch`` takes at least ``s = log(stretch) / log(beta) - 1`` more steps:
     ``P <= exp(-m_eff / b) log(beta) / log(stretch)``. A function of n, eps_q and beta only. The
-    stretch is that of the plain distance at any scale (§7's "Units" caveat concerned the grid
-    ``l - 1 + beta^k`` used before the thirtieth pass, whose distances were ``distance + 1``).
+    distances are ``distance + 1`` in the column's units (``beta^k = g_k - l + 1``): for a data end within
+    about a unit of the anchor the plain distance ratio can exceed ``stretch`` more often (§7, "Units").
     With ``share`` of eps_q on the threshold (§9) the walk passes the data with probability
     ``exp(-m_eff / b_thr)`` and the further steps follow :func:`further_steps_tail`; at the equal split
     this is the formula above.
@@ -338,7 +317,7 @@ def feasible(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA) -> boo
 
 
 def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA, share: float = 0.5,
-                kappa: float | None = None, anchor: float | None = RANGE_ANCHOR):
+                kappa: float | None = None):
     """Grid ratio of one variable's searches from public facts (n, eps_q). Returns (beta, bound) with
     ``bound`` the premature-stop bound at that beta.
 
@@ -354,7 +333,7 @@ def choose_beta(n: int, eps_q: float, q_hi: float, beta: float = RANGE_BETA, sha
     low = [b for b in ladder if b <= CLAMP_LADDER_MAX] or ladder[:1]
 
     def premature(b_):
-        return premature_stop_bound(n, eps_q, q_hi, b_, share, anchor)
+        return premature_stop_bound(n, eps_q, q_hi, b_, share)
     ok = [b for b in low if premature(b) <= 0.01]
     for cand in ok:
         if tail_clamp_estimate(eps_q, cand, share, kappa) <= CLAMP_WARN_SHARE * n:
@@ -375,30 +354,19 @@ def choose_plan(n: int, eps_q: float, beta: float = RANGE_BETA) -> dict:
     bound <= ``MAX_OVERSHOOT``) the one with the smallest :func:`tail_clamp_estimate` (rows left beyond
     an end), ties to the later plan (the lighter overshoot tail); the first plan when none passes (the
     design then refuses). A function of n, eps_q and beta only. Returns a dict with keys share, kappa,
-    q_lo, q_hi, m, capped, beta, premature, overshoot, clamp_estimate, ok, anchor.
-
-    The grid (docs/derivations/quantile_search.md §10): the relative grid of ``RANGE_ANCHOR``
-    (``anchor`` = RANGE_ANCHOR) wherever one of its plans passes the checks; else, where its longer walk
-    below the data fails the premature-stop check, the grid ``l - 1 + beta^k`` of earlier passes
-    (``anchor`` None; not scale-equivariant) if a plan passes there, so that no fit feasible before the
-    relative grid is refused now; else the relative grid's plan (not ok: the design refuses)."""
-    first = None
-    for anchor in (RANGE_ANCHOR, None):
-        best = None
-        for share, kappa in RANGE_PLANS:
-            q_lo, q_hi, m, capped = quantile_levels(n, eps_q, kappa)
-            b_col, bound = choose_beta(n, eps_q, q_hi, beta, share, kappa, anchor)
-            over = overshoot_bound(n, eps_q, q_hi, b_col, share=share)
-            plan = {"share": share, "kappa": kappa, "q_lo": q_lo, "q_hi": q_hi, "m": m, "capped": capped,
-                    "beta": b_col, "premature": bound, "overshoot": over,
-                    "clamp_estimate": tail_clamp_estimate(eps_q, b_col, share, kappa),
-                    "ok": bound <= MAX_PREMATURE and over <= MAX_OVERSHOOT, "anchor": anchor}
-            if best is None or (plan["ok"] and (not best["ok"] or plan["clamp_estimate"] <= best["clamp_estimate"])):
-                best = plan
-        if best["ok"]:
-            return best
-        first = first or best
-    return first
+    q_lo, q_hi, m, capped, beta, premature, overshoot, clamp_estimate, ok."""
+    best = None
+    for share, kappa in RANGE_PLANS:
+        q_lo, q_hi, m, capped = quantile_levels(n, eps_q, kappa)
+        b_col, bound = choose_beta(n, eps_q, q_hi, beta, share, kappa)
+        over = overshoot_bound(n, eps_q, q_hi, b_col, share=share)
+        plan = {"share": share, "kappa": kappa, "q_lo": q_lo, "q_hi": q_hi, "m": m, "capped": capped,
+                "beta": b_col, "premature": bound, "overshoot": over,
+                "clamp_estimate": tail_clamp_estimate(eps_q, b_col, share, kappa),
+                "ok": bound <= MAX_PREMATURE and over <= MAX_OVERSHOOT}
+        if best is None or (plan["ok"] and (not best["ok"] or plan["clamp_estimate"] <= best["clamp_estimate"])):
+            best = plan
+    return best
 
 
 def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
@@ -587,19 +555,18 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         plan = choose_plan(n, eps_q, beta)
         heavy_clamp = plan["clamp_estimate"] > CLAMP_WARN_SHARE * n
         plans[col] = (plan["q_lo"], plan["q_hi"], plan["beta"], plan["capped"] or plan["beta"] != beta or heavy_clamp,
-                      plan["share"], plan["anchor"])
+                      plan["share"])
     for col, (lo, hi) in missing.items():
         x = _as_column(values[col])
-        q_lo, q_hi, beta_col, coarse, share, anchor = plans[col]
+        q_lo, q_hi, beta_col, coarse, share = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)
             warnings.warn(TOO_SMALL, AccuracyWarning, stacklevel=3)
-        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share,
-                    "anchor": anchor}
+        col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share}
         if hi is None:
             start = 0.0 if lo is None else float(lo)
             r = _upq_quiet(x, q_hi, lower=start, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                    statistic=f"range upper({col})", threshold_share=share, anchor=anchor)
+                    statistic=f"range upper({col})", threshold_share=share)
             hi_est = r.estimate
             col_info["upper"] = r.to_dict()
         else:
@@ -619,12 +586,12 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                     t = on_log_scale(x, dom)
                 r = _upq_quiet(t, q_lo, upper=float(fwd(hi_est)), eps=eps_q, noise=noise, ledger=ledger,
                         beta=beta_col, statistic=f"range lower({col}) on the {_SCALE_NAME[dom]} scale",
-                        threshold_share=share, anchor=anchor)
+                        threshold_share=share)
                 lo_est = float(inv(r.estimate))
                 col_info["lower_scale"] = _SCALE_NAME[dom]
             else:
                 r = _upq_quiet(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
-                        statistic=f"range lower({col})", threshold_share=share, anchor=anchor)
+                        statistic=f"range lower({col})", threshold_share=share)
                 lo_est = r.estimate
             col_info["lower"] = r.to_dict()
         else:

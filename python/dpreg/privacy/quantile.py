@@ -99,63 +99,28 @@ class QuantileResult:
                 "warnings": list(self.warnings)}
 
 
-def default_max_steps(beta: float, anchor: float | None = None) -> int:
-    """docs/derivations/winsorized_sa.md §1.1: ``floor(700 / log(beta))`` keeps ``beta^k <= e^700`` finite in float64.
-    On the relative grid of ``anchor`` (docs/derivations/quantile_search.md §10) the cap keeps the distance
-    ``anchor beta^(k-1) <= e^700``: ``floor((700 - log(anchor)) / log(beta)) + 1``."""
-    if anchor is None:
-        return int(math.floor(700.0 / math.log1p(beta - 1.0)))
-    return int(math.floor((700.0 - math.log(anchor)) / math.log1p(beta - 1.0))) + 1
+def default_max_steps(beta: float) -> int:
+    """docs/derivations/winsorized_sa.md §1.1: ``floor(700 / log(beta))`` keeps ``beta^k <= e^700`` finite in float64."""
+    return int(math.floor(700.0 / math.log1p(beta - 1.0)))
 
 
-def _check_anchor(anchor) -> float | None:
-    if anchor is None:
-        return None
-    if isinstance(anchor, bool) or not (isinstance(anchor, (int, float, np.floating)) and math.isfinite(anchor)
-                                        and anchor >= 1e-300):
-        raise InvalidArgument("anchor must be None or a finite number >= 1e-300")
-    return float(anchor)
+def grid(lower: float, k, beta: float):
+    """``g_k = l + expm1(k log1p(beta - 1))`` (docs/derivations/winsorized_sa.md §1.2): ``l - 1 + beta^k``, accurate for beta near 1."""
+    return lower + np.expm1(np.asarray(k, dtype=float) * math.log1p(beta - 1.0))
 
 
-def grid(lower: float, k, beta: float, anchor: float | None = None):
-    """``g_k = l + expm1(k log1p(beta - 1))`` (docs/derivations/winsorized_sa.md §1.2): ``l - 1 + beta^k``, accurate for beta near 1.
-
-    With a public ``anchor`` a > 0, the relative grid ``g_k = l + a beta^(k-1)`` (k >= 1) of
-    docs/derivations/quantile_search.md §10: the distance from ``l`` is geometric at every scale (above a),
-    so a change of units by a factor c moves the data by ``log(c) / log(beta)`` grid steps and nothing else.
-    The distance is ``exp(log(a) + (k - 1) log(beta))``, finite for every k up to the step cap."""
-    kk = np.asarray(k, dtype=float)
-    if anchor is None:
-        return lower + np.expm1(kk * math.log1p(beta - 1.0))
-    return lower + np.exp(math.log(anchor) + (kk - 1.0) * math.log1p(beta - 1.0))
-
-
-def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None,
-          anchor: float | None = None) -> int:
+def k_max(lower: float, upper: float, beta: float, max_steps: int | None = None) -> int:
     """First k with ``g_k >= upper`` (docs/derivations/winsorized_sa.md §1.2; data-independent), or the step cap when ``upper`` is
-    infinite (or the span overflows). A user ``max_steps`` caps it further. ``anchor``: the relative grid
-    (:func:`grid`)."""
-    cap = default_max_steps(beta, anchor) if max_steps is None else int(max_steps)
-    lb = math.log1p(beta - 1.0)
-    if anchor is None:
-        span = upper - lower + 1.0
-        if not math.isfinite(upper) or not math.isfinite(span):
-            return cap
-        k = max(1, int(math.ceil(math.log(span) / lb)))
-    else:
-        span = upper / 2.0 - lower / 2.0            # half the distance: never overflows
-        if not math.isfinite(upper):
-            return cap
-        if not span > 0.0:                          # the halves underflow: upper - lower is below a
-            k = 1
-        else:
-            k = max(1, int(math.ceil((math.log(span) + math.log(2.0) - math.log(anchor)) / lb)) + 1)
-        if k > cap + 1:
-            return cap
+    infinite (or the span overflows). A user ``max_steps`` caps it further."""
+    cap = default_max_steps(beta) if max_steps is None else int(max_steps)
+    span = upper - lower + 1.0
+    if not math.isfinite(upper) or not math.isfinite(span):
+        return cap
+    k = max(1, int(math.ceil(math.log(span) / math.log1p(beta - 1.0))))
     # floating point: make it exactly the first k with g_k >= upper
-    while k > 1 and float(grid(lower, k - 1, beta, anchor)) >= upper:
+    while k > 1 and float(grid(lower, k - 1, beta)) >= upper:
         k -= 1
-    while k < cap and float(grid(lower, k, beta, anchor)) < upper:
+    while float(grid(lower, k, beta)) < upper:
         k += 1
     return min(k, cap)
 
@@ -217,8 +182,7 @@ class GridCounts:
         return self._below[np.asarray(ks, dtype=np.int64) - 1]
 
 
-def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float,
-               anchor: float | None = None) -> np.ndarray:
+def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> np.ndarray:
     """``#{k : g_k <= w_i}`` for every value w_i, with ``g_all[k - 1] = g_k`` the public grid
     ``lower + expm1(k log1p(beta - 1))`` (non-decreasing): exactly ``np.searchsorted(g_all, w,
     side="right")``, in O(1) per value instead of a binary search.
@@ -229,24 +193,15 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float,
     to a grid point, or a grid with ties far from 0) is placed by the binary search. So the result
     never depends on the accuracy of log1p: counts are still taken against exactly the values g_k
     that may be output (docs/derivations/winsorized_sa.md §1.2). Total on finite input: w - lower may overflow to +-inf (errstate
-    silences it; +inf maps to K, -inf to 0, both then checked). On the relative grid (``anchor``,
-    :func:`grid`) the guess is ``floor(log((w - lower) / a) / log(beta)) + 1``, clipped and checked the same way.
+    silences it; +inf maps to K, -inf to 0, both then checked).
     """
     kmax = g_all.shape[0]
     w = np.asarray(w, dtype=float)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         t = np.subtract(w, lower)
-        if anchor is None:
-            np.maximum(t, 0.0, out=t)
-            np.log1p(t, out=t)
-            t *= 1.0 / math.log1p(beta - 1.0)
-        else:
-            t *= 1.0 / anchor
-            np.maximum(t, 0.5, out=t)            # below the first point: a guess of 0 after the clip
-            np.log(t, out=t)
-            t *= 1.0 / math.log1p(beta - 1.0)
-            t += 1.0
-            np.maximum(t, 0.0, out=t)
+        np.maximum(t, 0.0, out=t)
+        np.log1p(t, out=t)
+        t *= 1.0 / math.log1p(beta - 1.0)
         np.minimum(t, float(kmax), out=t)
         idx = t.astype(np.int64)                 # floor (t >= 0)
     del t
@@ -262,20 +217,19 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float,
     return idx
 
 
-def search_grid(lower: float, upper: float, beta: float, max_steps, anchor: float | None = None) -> np.ndarray:
+def search_grid(lower: float, upper: float, beta: float, max_steps) -> np.ndarray:
     """The grid g_1..g_K exactly as _search_up computes it (same chunks of k, same arithmetic)."""
-    kmax = k_max(lower, upper, beta, max_steps, anchor)
-    return np.concatenate([grid(lower, np.arange(start, min(start + CHUNK, kmax + 1)), beta, anchor)
+    kmax = k_max(lower, upper, beta, max_steps)
+    return np.concatenate([grid(lower, np.arange(start, min(start + CHUNK, kmax + 1)), beta)
                            for start in range(1, kmax + 1, CHUNK)])
 
 
-def grid_histogram(g_all: np.ndarray, values, lower: float, beta: float, negate: bool,
-                   anchor: float | None = None) -> np.ndarray:
+def grid_histogram(g_all: np.ndarray, values, lower: float, beta: float, negate: bool) -> np.ndarray:
     """Histogram of one batch of values on the grid: ``hist[j] = #{i : j grid points are <= w_i}``
     (w = -values when ``negate``); its cumulative sums are the counts #{w < g_k}."""
     w = np.asarray(values, dtype=float)
     w = -w if negate else w
-    return np.bincount(grid_index(g_all, w, lower, beta, anchor), minlength=g_all.shape[0] + 1)
+    return np.bincount(grid_index(g_all, w, lower, beta), minlength=g_all.shape[0] + 1)
 
 
 class BinnedColumn:
@@ -301,30 +255,30 @@ class BinnedColumn:
             raise InvalidArgument("the quantile search needs finite values (missing or infinite values found)")
         return cls(arr.shape[0], lambda: (arr,))
 
-    def histogram(self, g_all, lower, beta, negate: bool, anchor: float | None = None) -> np.ndarray:
+    def histogram(self, g_all, lower, beta, negate: bool) -> np.ndarray:
         """Sum of the batches' grid histograms (a Spark column adds per-partition histograms)."""
         hist = np.zeros(g_all.shape[0] + 1, dtype=np.int64)
         for v in self._batches():
-            hist += grid_histogram(g_all, v, lower, beta, negate, anchor)
+            hist += grid_histogram(g_all, v, lower, beta, negate)
         return hist
 
-    def grid_counts(self, lower, upper, beta, max_steps, *, negate: bool, anchor: float | None = None) -> GridCounts:
-        g_all = search_grid(lower, upper, beta, max_steps, anchor)
+    def grid_counts(self, lower, upper, beta, max_steps, *, negate: bool) -> GridCounts:
+        g_all = search_grid(lower, upper, beta, max_steps)
         kmax = g_all.shape[0]
         # idx = #{k: g_k <= w}; w < g_k  <=>  idx <= k - 1 (g is non-decreasing)
-        hist = self.histogram(g_all, lower, beta, negate, anchor)
+        hist = self.histogram(g_all, lower, beta, negate)
         return GridCounts(self.shape[0], np.cumsum(hist)[:kmax])
 
 
 def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta: float, search: AboveThreshold,
-               max_steps: int | None, anchor: float | None = None):
+               max_steps: int | None):
     """UPQ_upper (docs/derivations/winsorized_sa.md §1.3) on sorted data -> (value, K, stopped, clamped, reached_max_steps).
     ``search`` holds the noisy threshold ``q n + Z_0`` and draws the step noise (privacy.counts)."""
-    kmax = k_max(lower, upper, beta, max_steps, anchor)
+    kmax = k_max(lower, upper, beta, max_steps)
     start = 1
     while start <= kmax:
         ks = np.arange(start, min(start + CHUNK, kmax + 1))
-        g = grid(lower, ks, beta, anchor)
+        g = grid(lower, ks, beta)
         if isinstance(sorted_x, GridCounts):                # binned: the same counts, from a histogram
             counts = sorted_x.count_below(ks)
         else:
@@ -337,15 +291,15 @@ def _search_up(sorted_x: np.ndarray, q: float, lower: float, upper: float, beta:
                 return float(upper), K, True, True, False
             return gk, K, True, False, False
         start += CHUNK
-    if math.isfinite(upper) and float(grid(lower, kmax, beta, anchor)) >= upper:
+    if math.isfinite(upper) and float(grid(lower, kmax, beta)) >= upper:
         return float(upper), kmax, False, True, False
-    return float(grid(lower, kmax, beta, anchor)), kmax, False, False, True
+    return float(grid(lower, kmax, beta)), kmax, False, False, True
 
 
 def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, ledger: Ledger,
         beta: float = DEFAULT_BETA, quantile_noise: str = "exponential", max_steps: int | None = None,
         statistic: str = "quantile", direction: str | None = None, output: str = "stop",
-        threshold_share: float = 0.5, anchor: float | None = None) -> QuantileResult:
+        threshold_share: float = 0.5) -> QuantileResult:
     """Unbounded private quantile of ``x`` at level ``q`` (docs/derivations/winsorized_sa.md §1).
 
     Parameters
@@ -375,10 +329,6 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         both); the rest goes to the step noise. The cost is ``eps`` for any split. A larger share makes
         the walk past the data stop sooner (a lighter overshoot tail) and adds step noise inside the
         data (docs/derivations/quantile_search.md §9; the private ranges use 2/3 on coarse grids).
-    anchor : None (default: the grid ``l - 1 + beta^k`` above) or a public number a >= 1e-300: the
-        relative grid ``g_k = l + a beta^(k-1)`` (docs/derivations/quantile_search.md §10), whose
-        resolution is relative to the distance from the start at every scale above a (the private
-        ranges use it, so that a change of units does not change the search).
 
     Errors are raised before anything is added to the ledger; messages never quote data values.
     """
@@ -395,7 +345,6 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
         raise InvalidArgument("max_steps must be a positive integer")
     if output not in ("stop", "passed"):
         raise InvalidArgument("output must be 'stop' or 'passed'")
-    anchor = _check_anchor(anchor)
     if direction not in (None, "up", "down"):
         raise InvalidArgument("direction must be None, 'up' or 'down'")
     up = (q >= 0.5) if direction is None else (direction == "up")
@@ -427,19 +376,17 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
                               step_cost=step_cost, note=thr_note)
 
     if up:
-        srt = (arr.grid_counts(lower, upper, beta, max_steps, negate=False, anchor=anchor) if binned
-               else np.sort(arr))
-        val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, search(q), max_steps, anchor)
+        srt = arr.grid_counts(lower, upper, beta, max_steps, negate=False) if binned else np.sort(arr)
+        val, K, stopped, clamped, maxed = _search_up(srt, q, lower, upper, beta, search(q), max_steps)
         if output == "passed" and stopped:       # g_{K-1} < upper (K <= K_max); g_0 = lower
-            val = lower if K == 1 else min(float(grid(lower, K - 1, beta, anchor)), upper)
+            val = min(float(grid(lower, K - 1, beta)), upper)
         estimate = max(val, lower)
     else:
-        srt = (arr.grid_counts(-upper, -lower, beta, max_steps, negate=True, anchor=anchor) if binned
-               else np.sort(-arr))
+        srt = arr.grid_counts(-upper, -lower, beta, max_steps, negate=True) if binned else np.sort(-arr)
         val, K, stopped, clamped, maxed = _search_up(srt, 1.0 - q, -upper, -lower, beta, search(1.0 - q),
-                                                     max_steps, anchor)
+                                                     max_steps)
         if output == "passed" and stopped:
-            val = -upper if K == 1 else min(float(grid(-upper, K - 1, beta, anchor)), -lower)
+            val = min(float(grid(-upper, K - 1, beta)), -lower)
         estimate = min(-val, upper)
     near = bool(stopped and K <= NEAR_BOUND_STEPS)
     return QuantileResult(estimate=float(estimate), q=q, steps=int(K), stopped=bool(stopped),

@@ -103,12 +103,12 @@ class SparkValueColumn(ValueColumn):
             return out
         return self._source.map_partitions([self._column], part)
 
-    def histogram(self, g_all, lower, beta, negate, anchor=None):
+    def histogram(self, g_all, lower, beta, negate):
         k = g_all.shape[0] + 1
 
         def add(h, v):
             from dpreg.privacy.quantile import grid_histogram
-            return h + grid_histogram(g_all, v, lower, beta, negate, anchor)
+            return h + grid_histogram(g_all, v, lower, beta, negate)
         total = np.zeros(k, dtype=np.int64)
         for h in self._map(add, lambda: np.zeros(k, dtype=np.int64)):
             total += h
