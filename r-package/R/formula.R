@@ -506,22 +506,7 @@ split_terms <- function(s) {
 # numbers (the core's indicators) count: a comparison of a text column is R's FALSE/TRUE factor, coded
 # as lm codes it already.
 indicator_margins <- function(formula, numeric_cols) {
-  is_indicator <- function(v) {
-    e <- tryCatch(str2lang(v), error = function(err) NULL)
-    if (!is.call(e) || !identical(deparse(e[[1]]), "I") || length(e) != 2) return(FALSE)
-    old <- .dpreg$derive
-    on.exit(.dpreg$derive <- old)
-    .dpreg$derive <- list(rhs = TRUE, numeric_cols = numeric_cols)
-    a <- e[[2]]
-    while (is.call(a) && identical(deparse(a[[1]]), "(")) a <- a[[2]]
-    if (is_constant_comparison(a)) {
-      col <- if (is.name(a[[2]])) a[[2]] else a[[3]]
-      lit <- if (is.name(a[[2]])) a[[3]] else a[[2]]
-      if (is.call(lit) && deparse(lit[[1]]) == "-" && length(lit) == 2) lit <- lit[[2]]
-      return(is.numeric(lit) && as.character(col) %in% numeric_cols)
-    }
-    is_numeric_compound_test(a)
-  }
+  is_indicator <- function(v) is_numeric_indicator(v, numeric_cols)
   for (iter in 1:5) {
     tt <- stats::terms(formula)
     fac <- attr(tt, "factors")
