@@ -482,21 +482,7 @@ indicator_both_values <- function(formula, rhs, map, data, numeric_cols) {
 
 # "0 + a + I(x + z) + b:c" -> c("0", "a", "I(x + z)", "b:c"): the core's right-hand side split at the
 # top-level " + " (not inside parentheses, brackets or quotes)
-split_terms <- function(s) {
-  ch <- strsplit(s, "")[[1]]
-  depth <- 0L; quote <- ""; start <- 1L; parts <- character()
-  for (i in seq_along(ch)) {
-    c <- ch[i]
-    if (nzchar(quote)) { if (c == quote) quote <- ""; next }
-    if (c %in% c("'", '"', "`")) quote <- c
-    else if (c %in% c("(", "[")) depth <- depth + 1L
-    else if (c %in% c(")", "]")) depth <- depth - 1L
-    else if (c == "+" && depth == 0L) {
-      parts <- c(parts, trimws(paste(ch[start:(i - 1)], collapse = ""))); start <- i + 1L
-    }
-  }
-  c(parts, trimws(paste(ch[start:length(ch)], collapse = "")))
-}
+split_terms <- function(s) trimws(split_top_level(s, "+"))
 
 # The formula with the terms the core adds for an indicator in an interaction without its margin
 # (twenty-ninth pass: y ~ I(x > 5):g is coded as lm codes the logical I(x > 5) there, by both its values:
@@ -551,7 +537,10 @@ core_spelling <- function(tr) {
 }
 
 # Split "a:b[T.x:y]:c" at top-level colons (not inside brackets, parentheses or quotes).
-split_interaction <- function(s) {
+split_interaction <- function(s) split_top_level(s, ":")
+
+# s split at each top-level character sep (outside parentheses, brackets and quotes), untrimmed
+split_top_level <- function(s, sep) {
   ch <- strsplit(s, "")[[1]]
   depth <- 0L; quote <- ""; start <- 1L; parts <- character()
   for (i in seq_along(ch)) {
@@ -560,7 +549,7 @@ split_interaction <- function(s) {
     if (c %in% c("'", '"', "`")) quote <- c
     else if (c %in% c("(", "[")) depth <- depth + 1L
     else if (c %in% c(")", "]")) depth <- depth - 1L
-    else if (c == ":" && depth == 0L) {
+    else if (c == sep && depth == 0L) {
       parts <- c(parts, paste(ch[start:(i - 1)], collapse = "")); start <- i + 1L
     }
   }
