@@ -22,7 +22,9 @@ row checks that it reproduces every printed interval):
 * ``no inflation``: §3a's f_j set to 1; ``sampling (I - P)``: sigma2 (I - P) S^-1 (I - P)' with the
   covariance's P; ``both``: the two together; each with the package's bias bound and with the exact bias;
 * ``true variance``: the data's exact variance (s^2 H^-1 + V_noise at X'X) with the exact bias (an oracle:
-  the intervals should cover 0.95 if the model of §2 holds).
+  the intervals should cover 0.95 if the model of §2 holds);
+* ``zero bias``: the bias bound set to 0 (coef +- 1.96 s.d.), with the package's variance and with the true
+  one: the narrowest intervals any bias bound (a number >= 0) can give with that variance (dpgd.md §13).
 
     python -m benchmarks dpgd_variance_parts --cells uniform:1000:0.5,rare_level:1000:0.5 --R 200
 
@@ -42,6 +44,52 @@ Z90 = 1.6448536269514722
 #: the true one:
 #: Phi^-1(0.985) - Phi^-1(0.95)
 B_OVER_S97 = 2.1700903775845606 - Z90
+
+
+def zero_bias_coverage(r: float, level: float = 0.95) -> float:
+    """One eigen-direction with no bias (theta* = 0 along it) and the true s.d. (dpgd.md §13): the coverage of
+    theta_bar +- cv(b) with the bias bound b = r (|xi| + 2) of dpgd.md §4 (r = p / (1 - p), xi ~ N(0, 1) the
+    noise of theta_bar, P W theta_bar = r xi). For r < 1, x - cv(r (x + 2)) increases in x (cv has slope
+    in [0, 1)) from -cv(2 r) < 0, so the covered set is |xi| <= x* with x* = cv(r (x* + 2)), and the coverage
+    is 2 Phi(x*) - 1;
+    it is 1 where no root lies below 100 (r near 1 or above)."""
+    from scipy import optimize, stats
+
+    from dpreg.inference import ssp
+
+    def cv(b):
+        return float(ssp.bias_aware_cv(np.array([b]), level)[0])
+
+    r = float(r)
+    if r >= 1.0 or 100.0 - cv(r * 102.0) <= 0.0:
+        return 1.0
+    x = optimize.brentq(lambda x: x - cv(r * (x + 2.0)), 0.0, 100.0, xtol=1e-12)
+    return float(2.0 * stats.norm.cdf(x) - 1.0)
+
+
+def largest_shift_for_band(c: float, d: int, T: int = 6, k: int = 3, band: float = 0.97):
+    """(shift, level) in the one-direction model of dpgd.md §13: a released eigenvalue w = t + c sigma1 (t the
+    certification threshold of §10, d the number of columns, lambda = 2 sqrt(d) sigma1), and the largest
+    downward shift of the curvature (in sigma1) for which the bias bound still lets the zero-bias interval
+    cover at most ``band`` with the true s.d. (K's eigenvalue 1 / (w + lambda), so the contraction at the
+    curvature w - shift is a = (lambda + shift) / (w + lambda) and r = p(a) / (1 - p(a))); and the level
+    alpha = Q(shift) / Q(shift - c) at which w - shift is §10's one-sided end given the pass (a lower end at
+    the conditional median has alpha = 1/2; §10's has alpha = Q(1) = 0.159)."""
+    import math
+
+    from scipy import optimize, stats
+
+    from dpreg.inference import dpgd as ig
+
+    lam, e = 2.0 * math.sqrt(d), ig.gram_noise_scale(1.0, d, 1.0)
+    t = ig.certification_threshold(e, lam, T, k)
+    r_band = optimize.brentq(lambda r: zero_bias_coverage(r) - band, 0.0, 0.99, xtol=1e-12)
+    p_band = r_band / (1.0 + r_band)
+    a_band = optimize.brentq(lambda a: sum(a ** j for j in range(T - k + 1, T + 1)) / k - p_band, 0.0, 1.0,
+                             xtol=1e-14)
+    w = t + float(c)
+    shift = a_band * (w + lam) - lam
+    return float(shift), float(stats.norm.sf(shift) / stats.norm.sf(shift - float(c)))
 
 
 def record(cell, R):
@@ -170,8 +218,10 @@ def half_width(p, row):
     from dpreg.inference import ssp
 
     exact = row.endswith("exact bias")
-    b = p["bias_exact"] if exact else p["bias_bound"]
+    nobias = row.endswith("zero bias")
+    b = p["bias_exact"] if exact else np.zeros_like(p["bias_bound"]) if nobias else p["bias_bound"]
     base = row.replace(", exact bias", "").replace("exact bias", "package")
+    base = base.replace(", zero bias", "").replace("zero bias", "package")
     if base == "true variance":
         v = p["v_samp_data"] + p["v_noise_true"]
     elif base == "second-order":
@@ -191,7 +241,7 @@ def half_width(p, row):
 ROWS = ("package", "exact bias", "no inflation", "no inflation, exact bias", "sampling (I - P)",
         "sampling (I - P), exact bias", "both", "both, exact bias", "second-order", "second-order, exact bias",
         "plug-in everywhere, second-order", "plug-in everywhere, second-order, exact bias", "true variance",
-        "true variance, exact bias")
+        "true variance, exact bias", "zero bias", "true variance, zero bias")
 
 
 def _fmt(x):
@@ -256,6 +306,21 @@ def run(cell, R):
     lines.append(f"bias bound / exact s.d. (s^2 M H^-1 M' + V_noise at X'X): median {_fmt(np.median(ratio, 0))}, "
                  f"10% {_fmt(np.quantile(ratio, 0.1, axis=0))}; share above {B_OVER_S97:.3f}: "
                  f"{_fmt((ratio > B_OVER_S97).mean(0))}")
+    # dpgd.md §13: where the weakest released eigenvalue sits above the certification threshold t, and the
+    # one-direction model's largest curvature shift (and its conditional level) for a zero-bias coverage <= 0.97
+    import math
+
+    from dpreg.inference import dpgd as ig
+
+    d_g = recs[0]["G"].shape[0]
+    t1 = ig.certification_threshold(ig.gram_noise_scale(1.0, d_g, 1.0), 2.0 * math.sqrt(d_g), recs[0]["T"],
+                                    recs[0]["k"])
+    c_min = np.array([np.linalg.eigvalsh((r["G"] + r["G"].T) / 2.0)[0] / r["sigma_G"] - t1 for r in recs])
+    sh = np.array([largest_shift_for_band(c, d_g, recs[0]["T"], recs[0]["k"]) for c in c_min])
+    lines.append(f"weakest released eigenvalue above t (sigma1): median {np.median(c_min):.2f}, 10/90% "
+                 f"{_fmt(np.quantile(c_min, [0.1, 0.9]))}; largest shift for a zero-bias coverage <= 0.97 (one "
+                 f"direction, true s.d.): median {np.median(sh[:, 0]):.2f}, its conditional level: median "
+                 f"{np.median(sh[:, 1]):.2f}, share above 1/2 {np.mean(sh[:, 1] > 0.5):.2f}")
     base = np.array([half_width(p, "package") for p in ps])
     printed = np.array([(r["ci"][:, 1] - r["ci"][:, 0]) / 2.0 for r in recs])
     same = int(np.sum(np.all(np.isclose(base, printed, rtol=1e-6, atol=0.0), axis=1)))
