@@ -228,6 +228,15 @@ fails on these designs). Issue 13's targets are on the estimate, so dpgd from AU
 AUTO_PRIVATE_DPGD_MAX = 100 with private ranges on factor data, the same band as with declared ranges
 (AUTO_BOOSTED_MIN); method="boosted_adassp" stays the explicit choice for the intervals there.
 
+Methods chosen by name inside these bands (thirty-first pass, docs/accuracy.md, "Thirty-first pass:
+methods by name outside their measured regime"; `python -m benchmarks byname_regime`): no warning beyond the
+small-data one below the index 20. A warning for method="adassp" / "boosted_adassp" by name would need a
+public region (ranges declared or private, factor columns, an index band, eps) where the method missed the
+targets in at least two thirds of the real cells while auto's choice met them in at least half of those,
+on at least three datasets; on the 69 declared factor cells of the twenty-eighth pass's band benchmark no
+band or eps slice does (BoostedAdaSSP at 20-40 missed 20 of 32 cells, dpgd 13 of those 20 too; at 40-100
+dpgd met 33 of 37 and BoostedAdaSSP 22, AdaSSP 28), nor do the private-range or numeric-only cells.
+
 Not chosen by auto (no measured cell where they would win): tukey and subsample_aggregate (they match
 OLS only at eps = 8 on the largest data, where the SSP methods do too); ISP (refused every real
 dataset: its minimum n is in the millions, where the SSP methods are already within 1% of OLS); the
