@@ -702,6 +702,8 @@ margin_note_formula <- function(notes, formula) {
                 ", whose lm() fit names the coefficients as this fit does, one column per coefficient;")
   notes[hit] <- sub("the formula with the terms added, .*?, whose least-squares fit has one column per coefficient as here;",
                     rep, notes[hit], perl = TRUE)
+  # the core's aside on statsmodels' names (thirty-first pass) is about Python: lm() names them as the fit
+  notes[hit] <- sub(" \\(statsmodels' ols names .*\\)\\.$", ".", notes[hit], perl = TRUE)
   notes
 }
 

@@ -225,6 +225,15 @@ test_that("I(x > c):g without its margin is lm's model (the logical factor's bot
   # an aliased NA cell and other names)
   expect_identical(names(coef(lm(formula(fit), data = d))), names(coef(fit)))
   expect_false(identical(names(coef(lm(y ~ I(x > 5):g, data = d))), names(coef(fit))))
+  # thirty-first pass (carried item): the same for other placements of the indicator, and the core's
+  # aside on statsmodels' names (about Python) is not in R's note
+  for (fs in c("y ~ g:I(x > 5)", "y ~ z + I(x > 5):g - 1", "y ~ I(x > 5):g:z", "y ~ I(x > 5):I(z > 0)",
+               "y ~ I(x > 5 & z < 1):g + z")) {
+    f2 <- suppressWarnings(dp_lm(as.formula(fs), data = d, eps = 5, seed = 1, bounds = b,
+                                 levels = list(g = c("a", "b", "c"))))
+    expect_identical(names(coef(lm(formula(f2), data = d))), names(coef(f2)), info = fs)
+    expect_false(any(grepl("statsmodels", f2$notes, fixed = TRUE)), info = fs)
+  }
   note <- fit$notes[startsWith(fit$notes, "Terms added")]
   expect_match(note, "those of formula(fit), y ~ I(x > 5):g + g, whose lm() fit names the coefficients as this",
                fixed = TRUE)
