@@ -426,9 +426,17 @@ lm_args_refused <- function(call) {
          call. = FALSE)
   }
   if ("weights" %in% given) {
+    # thirty-first pass, newcomer (carData's CES11, weights = weight): the advice named data$Freq whatever
+    # the column, and said nothing of sampling weights, for which expanding rows is wrong. Quotes only
+    # the call's text.
+    w <- call[["weights"]]
+    col <- if (is.name(w)) paste0("data$", as.character(w)) else "data$Freq"
     dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows, each ",
             "counted once. For frequency weights (a table of counts, e.g. Freq in MASS::housing) ",
-            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), data$Freq), ]",
+            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), ", col, "), ]. ",
+            "Sampling (survey) weights have no DP estimator in dpreg: fit without them (the unweighted ",
+            "fit of the rows as sampled; the variables the weights were built from, such as strata or ",
+            "regions, can enter as predictors)",
             call. = FALSE)
   }
   for (a in intersect(c("model", "x", "y", "qr"), given)) {
