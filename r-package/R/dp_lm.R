@@ -302,7 +302,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   if (family == "binomial") bounded <- setdiff(bounded, formula_outcome_vars(formula))
   enc <- with_derived_labels(
     encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
-                   outcome = intersect(formula_outcome_vars(formula), tr$vars), as_numbers = bounded),
+                   outcome = intersect(formula_outcome_vars(formula), tr$vars), as_numbers = bounded,
+                   quiet_ordered = setdiff(tr$vars, core_formula_vars(tr))),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
@@ -465,6 +466,13 @@ lm_args_refused <- function(call) {
             call. = FALSE)
   }
   invisible()
+}
+
+# The columns the core's formula names itself (not only through a column computed in R, such as the
+# level test I(g == "b") or cut(x, ...), which the core sees under a derived name): tokens of tr$core.
+core_formula_vars <- function(tr) {
+  toks <- unlist(regmatches(tr$core, gregexpr("`[^`]*`|[A-Za-z_.][A-Za-z0-9_.]*", tr$core)))
+  intersect(tr$vars, gsub("^`|`$", "", toks))
 }
 
 # lm()'s na.action (a function such as na.omit, or its name) -> the core's na_action:
