@@ -635,8 +635,10 @@ def indicator_margin_note(formula: str) -> str | None:
     # a logical column by its level, I(x > 0)[T.True], where dpreg writes the 0/1 column I(x > 0)
     indicators = list(dict.fromkeys(
         f for t, _ in pairs for f in _top_level_factors(t) if f.startswith("I(") and is_indicator(f)))
-    named = (f" (statsmodels' ols names {' and '.join(i + '[T.True]' for i in indicators)} where dpreg "
-             f"writes {' and '.join(indicators)}, the same 0/1 column{'s' if len(indicators) > 1 else ''})") if indicators else ""
+    named = ""
+    if indicators:
+        named = (f" (statsmodels' ols names {' and '.join(i + '[T.True]' for i in indicators)} where dpreg "
+                 f"writes {' and '.join(indicators)}, the same 0/1 column{'s' if len(indicators) > 1 else ''})")
     return (f"Terms added to the formula: {said}. An indicator I(...) in an interaction without the "
             "interaction's other terms on their own is coded as lm() and patsy code a logical (TRUE/FALSE) "
             "factor there, by both its values; that is the same model as with those terms added. The fitted "
