@@ -1124,6 +1124,15 @@ def test_the_fit_notes_the_margin_it_added_for_an_indicator_and_warns_nothing():
     # thirtieth pass: the note names the formula whose coefficients these are
     assert "compare predictions with lm() of the formula as written, and coefficients with" in text
     assert "formula with the terms added, y ~ I(x1 > 3):C(x2) + C(x2), whose" in text.replace("\n  ", " ")
+    # thirty-first pass (carried item): the completed formula's least-squares fit in patsy / statsmodels
+    # has the same columns in the same roles, but names the logical column by its level; the note says
+    # so. Reference: patsy's own names of the completed formula's model matrix
+    from patsy import dmatrix
+    declared = df.assign(x2=pd.Categorical(df["x2"], LEVELS["x2"]))       # the declared levels and order
+    completed = dmatrix("I(x1 > 3):C(x2) + C(x2)", declared).design_info.column_names
+    assert sorted(c.replace("[T.True]", "") for c in completed) == sorted(fit.coef.index)
+    assert ("statsmodels' ols names I(x1 > 3)[T.True] where dpreg writes I(x1 > 3), the same 0/1 column)"
+            in " ".join(text.split()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit2 = dpreg.dp_lm("y ~ I(x1 > 3) * C(x2)", df, **kw)

@@ -338,3 +338,26 @@ def test_glm_text_outcome_without_two_declared_levels_is_refused_before_the_leve
             dpreg.dp_glm("y ~ g + x", df, eps=1, bounds={"x": (0, 1)}, levels=levels, budget=budget,
                          random_state=1)
     assert budget.spent == (0.0, 0.0)
+
+
+def test_an_outcome_with_more_than_two_levels_is_refused_with_the_one_against_the_others_outcome():
+    """Thirty-first pass (newcomer, carData's BEPS: dp_glm("vote ~ age", levels={"vote": [three parties]})):
+    the refusal asked for exactly 2 levels and said nothing of how to fit one category against the others,
+    I(vote == 'Labour'), which dp_glm fits. It names a declared level (public), or a placeholder when none
+    is declared (never a value of the data); the advised formula then fits."""
+    rng = np.random.default_rng(31)     # test data, not privacy noise
+    n = 2000
+    df = pd.DataFrame({"vote": rng.choice(["Con", "Lab", "LD"], n), "age": rng.uniform(20, 80, n)})
+    with pytest.raises(DPRegError) as err:
+        dpreg.dp_glm("vote ~ age", df, eps=2, bounds={"age": (18, 100)},
+                     levels={"vote": ["Con", "Lab", "LD"]}, random_state=1)
+    assert "write I(vote == 'Lab') as the outcome" in str(err.value)
+    with pytest.raises(DPRegError) as err:
+        dpreg.dp_glm("vote ~ age", df, eps=2, bounds={"age": (18, 100)}, random_state=1)
+    assert "write I(vote == '<event>') as the outcome" in str(err.value)
+    for v in ("Con", "Lab", "LD"):
+        assert f"'{v}'" not in str(err.value)          # no value read from the data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpreg.dp_glm("I(vote == 'Lab') ~ age", df, eps=2, bounds={"age": (18, 100)}, random_state=1)
+    assert list(fit.coef.index) == ["Intercept", "age"]

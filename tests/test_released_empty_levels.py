@@ -54,7 +54,13 @@ def test_only_a_withheld_level_released_at_or_below_zero_loses_its_point():
     assert np.isnan(np.diag(rel.vcov)[3:]).all() and np.isfinite(np.diag(rel.vcov)[:3]).all()
     notes = [str(w) for w in rel.warnings]
     assert any("g[T.e1]" in w and "No interval" in w and "g[T.e2]" not in w for w in notes)
-    assert any("g[T.e2]" in w and "reported as NA" in w and "at most 0" in w for w in notes)
+    assert any("g[T.e2]" in w and "Reported as NA" in w and "at most 0" in w for w in notes)
+    # thirty-first pass: the NA levels are an AccuracyWarning (emitted at fit time), the no-interval note
+    # stays a note
+    from dpreg.errors import AccuracyWarning, emitted
+    said = [w for w in emitted(rel.warnings) if str(w).startswith("Not estimable at this n and eps: g[T.e2] (")]
+    assert len(said) == 1 and said[0].category is AccuracyWarning
+    assert not [w for w in emitted(rel.warnings) if "g[T.e1]" in str(w)]
 
 
 def test_dp_glm_reports_a_level_released_as_empty_as_na_everywhere_and_never_a_populated_one():
@@ -92,3 +98,36 @@ def test_dp_glm_reports_a_level_released_as_empty_as_na_everywhere_and_never_a_p
             p = fit.predict(new)
         assert np.isfinite(p.iloc[0]) and np.isnan(p.iloc[1])
         assert any("predicted as NA" in str(w.message) for w in caught)
+
+
+def test_dp_lm_warns_once_at_fit_time_for_the_levels_it_reports_as_na():
+    # thirty-first pass (carried item): a kept level whose released count is at most 0 was NA with a note
+    # under "Notes" only; dp_glm (thirtieth pass) and dp_lm's keep rule warn at fit time. Now one
+    # AccuracyWarning per fit names every such level, in the same opening, and the summary lists it under
+    # "Warnings". dpgd, inference=False, n = 3000, six declared levels without rows (test_boosted_empty_levels'
+    # data): each is NA with probability 1/2 per fit; at seeds 0-3 at
+    # least one is (checked: the fit's own facts name them, the warning must name the same ones)
+    from test_boosted_empty_levels import BOUNDS
+
+    from dpreg.errors import AccuracyWarning
+    df = _data(3000, 0)
+    named_fits = 0
+    for seed in range(4):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = dpreg.dp_lm("y ~ x + g", df, eps=1.0, delta=1e-6, bounds=BOUNDS, levels=LEVELS,
+                              method="dpgd", inference=False, random_state=seed)
+        named = fit.facts.get("empty_level_not_estimable") or []
+        said = [w for w in caught if str(w.message).startswith("Not estimable at this n and eps: ")]
+        if not named:
+            assert not said, seed
+            continue
+        named_fits += 1
+        assert len(said) == 1 and said[0].category is AccuracyWarning, seed
+        msg = str(said[0].message)
+        assert msg.startswith(f"Not estimable at this n and eps: {', '.join(named)} ("), seed
+        assert msg.endswith("Reported as NA, no interval.") and "at most 0" in msg
+        text = fit.summary().as_text()
+        assert "Warnings:" in text and text.index("Warnings:") < text.index(msg[:60]), seed
+        assert all(np.isnan(fit.coef[t]) for t in named)
+    assert named_fits >= 1

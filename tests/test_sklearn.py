@@ -562,3 +562,31 @@ def test_a_data_fitted_step_before_the_estimator_warns_once_and_marks_the_fit_no
         assert final.privacy_.private is True, name
     # categories read off the data: the encoder learns them without privacy
     assert len(_leaks(make_pipeline(OneHotEncoder(sparse_output=False), est()), g, y)) == 1
+
+
+def test_a_sparse_matrix_is_taken_as_the_same_dense_one():
+    # thirty-first pass (newcomer, carData's CES11): OneHotEncoder(categories=[...]) in a Pipeline, the
+    # fixed transform the docs advise, outputs a sparse matrix by default, and the fit stopped with
+    # scikit-learn's "Sparse data was passed". A sparse X is now made dense: the same seeded fit and the
+    # same predictions as with the dense matrix (exact equality: the same numbers reach the same code)
+    from scipy import sparse
+    from sklearn.preprocessing import OneHotEncoder
+
+    from dpreg.sklearn import DPLinearRegression, DPLogisticRegression
+    rng = np.random.default_rng(31)
+    n = 2000
+    g = pd.DataFrame({"g": rng.choice(["u", "v", "w"], n)})
+    y_num = 1.0 + (g["g"] == "v") - 0.5 * (g["g"] == "w") + rng.normal(0.0, 0.5, n)
+    y_bin = (rng.uniform(size=n) < np.where(g["g"] == "v", 0.7, 0.3)).astype(int)
+    for est, y, kw in ((DPLinearRegression, y_num, {"target_bounds": (-2.0, 4.0)}), (DPLogisticRegression, y_bin, {})):
+        def model(sparse_output, est=est, kw=kw):
+            return make_pipeline(OneHotEncoder(categories=[["u", "v", "w"]], drop="first",
+                                               sparse_output=sparse_output),
+                                 est(eps=2.0, bounds=(0.0, 1.0), random_state=3, **kw))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = model(True).fit(g, y)
+            b = model(False).fit(g, y)
+        assert sparse.issparse(a.steps[0][1].transform(g.head(3)))
+        assert np.array_equal(a.steps[-1][1].coef_, b.steps[-1][1].coef_), est.__name__
+        assert np.array_equal(a.predict(g.head(5)), b.predict(g.head(5))), est.__name__

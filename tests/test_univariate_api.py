@@ -165,3 +165,17 @@ def test_dp_mean_without_bounds_never_blames_the_bounds():
         warnings.simplefilter("always")
         dpreg.dp_mean(mass, eps=1, bounds=(2500, 3000), estimator="pmwm", random_state=1)
     assert any("bounds may be too narrow" in str(w.message) for w in caught)
+
+
+def test_the_quantile_title_names_the_declared_search_bounds_where_both_are_declared():
+    # thirty-first pass (newcomer): "unbounded private quantile" above "Search bounds: [1, 11]" read as a
+    # contradiction; with both bounds declared the title says the search runs between them (a public fact)
+    x = np.random.default_rng(31).uniform(0.0, 10.0, 2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bounded = str(dpreg.dp_quantile(x, 0.5, eps=1.0, bounds=(0.0, 10.0), random_state=1).summary())
+        open_ = str(dpreg.dp_quantile(x, 0.5, eps=1.0, random_state=1).summary())
+    assert bounded.splitlines()[0].startswith(
+        "Differentially private quantile: AboveThreshold search between the declared bounds")
+    assert "unbounded" not in bounded.splitlines()[0]
+    assert open_.splitlines()[0].startswith("Differentially private quantile: unbounded private quantile")

@@ -349,11 +349,11 @@ def _predict(fit_json, columns, factors, interval, level, type_, se_fit=False, c
         res = {"fit": to_plain(list(out["fit"])), "lower": to_plain(list(out["lower"])),
                "upper": to_plain(list(out["upper"]))}
     if se_fit:
-        res["se_fit"] = _se_fit(fit, data, type_, clamp)
+        res["se_fit"] = _se_fit(fit, data, type_, clamp, say_missing=interval is None)
     return res
 
 
-def _se_fit(fit, data, type_, clamp=True) -> list:
+def _se_fit(fit, data, type_, clamp=True, say_missing=False) -> list:
     """Standard errors of the predictions (R's ``se.fit``), post-processing of released values only.
 
     ``DPFit.predict`` builds the link-scale confidence interval eta +/- z se, so
@@ -364,9 +364,18 @@ def _se_fit(fit, data, type_, clamp=True) -> list:
     """
     from scipy import stats
     level = 0.95
-    with warnings.catch_warnings():   # the extrapolation warning was already given by the call above
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:   # the extrapolation warning was given above
+        warnings.simplefilter("always")
         ci = fit.predict(data, interval="confidence", level=level, type="link", clamp=bool(clamp))
+    if say_missing:
+        # thirty-first pass (newcomer): se.fit = TRUE alone on a fit without intervals returned NA with no
+        # word (interval = "confidence" says why); the same reason, once, naming what was asked
+        for w in caught:
+            text = str(w.message)
+            if text.startswith("intervals are not available for this fit: "):
+                warnings.warn("standard errors of the predictions (se.fit) are not available for this fit: "
+                              + text.split(": ", 1)[1], w.category, stacklevel=2)
+                break
     z = float(stats.norm.ppf(0.5 + level / 2))
     se = (ci["upper"].to_numpy(float) - ci["lower"].to_numpy(float)) / (2.0 * z)
     if type_ == "response" and getattr(fit, "link", None) == "logit":

@@ -313,7 +313,7 @@ class _DPBase(BaseEstimator):
 
     # ---- data -> formula ---------------------------------------------------------------------------
     def _frame(self, X, y=None, *, fitting: bool):
-        """scikit-learn's own input validation (messages, sparse refusal, n_features_in_,
+        """scikit-learn's own input validation (messages, sparse matrices made dense, n_features_in_,
         feature_names_in_), then a DataFrame whose columns are the feature names where they can serve
         as formula names (``_formula_names``), else x0, x1, ..."""
         from sklearn.utils.validation import validate_data
@@ -324,11 +324,16 @@ class _DPBase(BaseEstimator):
         # the training rows' n is public under replace-one neighbours only (scikit-learn's messages name it)
         n_public = fitting and dict(self.options or {}).get("neighbours", "replace_one") == "replace_one"
         try:
+            # thirty-first pass (newcomer): a sparse matrix is taken and made dense, as scikit-learn's own
+            # linear models take it; OneHotEncoder(categories=[...]), the fixed transform the docs advise
+            # in a Pipeline, outputs one by default, and the fit stopped with "Sparse data was passed"
             if fitting:
                 X, y = _checked(validate_data, self, X, y, dtype="numeric", ensure_all_finite=True,
-                                y_numeric=False, reset=True, name="X or y", n_public=n_public, fitting=True)
+                                y_numeric=False, reset=True, name="X or y", n_public=n_public, fitting=True,
+                                accept_sparse=("csr", "csc", "coo"))
             else:
-                X = _checked(validate_data, self, X, dtype="numeric", ensure_all_finite=True, reset=False)
+                X = _checked(validate_data, self, X, dtype="numeric", ensure_all_finite=True, reset=False,
+                             accept_sparse=("csr", "csc", "coo"))
         except ValueError as err:
             if not _quotes_a_value(err):
                 raise
@@ -337,7 +342,8 @@ class _DPBase(BaseEstimator):
             # raised outside the handler: ``from None`` only hid numpy's error, which quotes the value,
             # while keeping it as the refusal's __context__ (twenty-eighth pass)
             raise self._not_numbers_error("X", X)
-        values = np.asarray(X, dtype=float)
+        from scipy import sparse
+        values = np.asarray(X.toarray() if sparse.issparse(X) else X, dtype=float)
         names = [str(c) for c in getattr(self, "feature_names_in_", [])] or \
             [f"x{j}" for j in range(values.shape[1])]
         return pd.DataFrame(values, columns=_formula_names(names)), names, y
@@ -511,6 +517,7 @@ class _DPBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
+        tags.input_tags.sparse = True       # made dense (thirty-first pass)
         return tags
 
 

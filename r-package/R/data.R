@@ -20,7 +20,7 @@ as_double_quietly <- function(x) {
 # logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
                            check_na = TRUE, xpooled = NULL, outcome = character(),
-                           as_numbers = character()) {
+                           as_numbers = character(), quiet_ordered = character()) {
   if (!is.data.frame(data) && !is.list(data)) {
     dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
@@ -112,6 +112,9 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
                                    times[1], ") (days since 1970-01-01 for a Date) and declare its bounds"),
          call. = FALSE)
   }
+  # thirty-first pass, newcomer (carData's WVS, I(poverty == "Too Little") ~ ...): a column used only
+  # inside a column computed in R (a level test, cut(), relevel()) is no factor of the model
+  ordered_cols <- setdiff(ordered_cols, quiet_ordered)
   if (length(ordered_cols) && is.null(xlevels)) {
     message("Note: ordered factor(s) ", paste(ordered_cols, collapse = ", "), " are treated as ",
             "unordered factors (treatment contrasts, first level = reference).")

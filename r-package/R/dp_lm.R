@@ -302,7 +302,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   if (family == "binomial") bounded <- setdiff(bounded, formula_outcome_vars(formula))
   enc <- with_derived_labels(
     encode_columns(data, unique(c(tr$vars, dots$unit)), na_action = na_action, what = "data",
-                   outcome = intersect(formula_outcome_vars(formula), tr$vars), as_numbers = bounded),
+                   outcome = intersect(formula_outcome_vars(formula), tr$vars), as_numbers = bounded,
+                   quiet_ordered = setdiff(tr$vars, core_formula_vars(tr))),
     tr$derived)
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
@@ -426,9 +427,17 @@ lm_args_refused <- function(call) {
          call. = FALSE)
   }
   if ("weights" %in% given) {
+    # thirty-first pass, newcomer (carData's CES11, weights = weight): the advice named data$Freq whatever
+    # the column, and said nothing of sampling weights, for which expanding rows is wrong. Quotes only
+    # the call's text.
+    w <- call[["weights"]]
+    col <- if (is.name(w)) paste0("data$", as.character(w)) else "data$Freq"
     dp_stop("'weights' is not supported: the DP estimators of dpreg take unweighted rows, each ",
             "counted once. For frequency weights (a table of counts, e.g. Freq in MASS::housing) ",
-            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), data$Freq), ]",
+            "expand the table to one row per case first: data[rep(seq_len(nrow(data)), ", col, "), ]. ",
+            "Sampling (survey) weights have no DP estimator in dpreg: fit without them (the unweighted ",
+            "fit of the rows as sampled; the variables the weights were built from, such as strata or ",
+            "regions, can enter as predictors)",
             call. = FALSE)
   }
   for (a in intersect(c("model", "x", "y", "qr"), given)) {
@@ -457,6 +466,13 @@ lm_args_refused <- function(call) {
             call. = FALSE)
   }
   invisible()
+}
+
+# The columns the core's formula names itself (not only through a column computed in R, such as the
+# level test I(g == "b") or cut(x, ...), which the core sees under a derived name): tokens of tr$core.
+core_formula_vars <- function(tr) {
+  toks <- unlist(regmatches(tr$core, gregexpr("`[^`]*`|[A-Za-z_.][A-Za-z0-9_.]*", tr$core)))
+  intersect(tr$vars, gsub("^`|`$", "", toks))
 }
 
 # lm()'s na.action (a function such as na.omit, or its name) -> the core's na_action:
@@ -702,6 +718,8 @@ margin_note_formula <- function(notes, formula) {
                 ", whose lm() fit names the coefficients as this fit does, one column per coefficient;")
   notes[hit] <- sub("the formula with the terms added, .*?, whose least-squares fit has one column per coefficient as here;",
                     rep, notes[hit], perl = TRUE)
+  # the core's aside on statsmodels' names (thirty-first pass) is about Python: lm() names them as the fit
+  notes[hit] <- sub(" \\(statsmodels' ols names .*\\)\\.$", ".", notes[hit], perl = TRUE)
   notes
 }
 

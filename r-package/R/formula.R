@@ -227,6 +227,12 @@ translate_leaf <- function(e, map, factor_cols) {
     dp_stop(f, "() is not supported in a dpreg formula: write the column itself, ", x, " (a numeric ",
             "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
             "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
+  } else if (f %in% c("==", "!=", ">", ">=", "<", "<=", "&", "|", "!", "%in%")) {
+    # thirty-first pass, newcomer (carData's BEPS, dp_glm(vote == "Labour" ~ ...)): glm() takes a bare
+    # comparison; the refusal called it "the function ==()" and advised a new column, not I()
+    txt <- paste(deparse(e, width.cutoff = 500L), collapse = " ")
+    dp_stop("a comparison in a dpreg formula is written inside I(): I(", txt, ") instead of ", txt,
+            " (a TRUE/FALSE column, as lm() and glm() read it)", call. = FALSE)
   } else {
     dp_stop("the function ", f, "() is not supported in a dpreg formula", column_first_advice(e), " (",
             supported_funs_text(), ")", call. = FALSE)

@@ -700,10 +700,21 @@ def _check_binomial_outcome_levels_early(c, *, family):
     if outcome_var in levels:
         if len(list(levels[outcome_var])) != 2:
             raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels "
-                              "(reference first, event second)")
+                              "(reference first, event second)" + _one_against_the_others(outcome_var,
+                                                                                         levels[outcome_var]))
     elif not (c.ytype in ("bool", "numeric") or (c.ytype == "categorical" and c.levels_mode == "data")):
         raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels: "
-                          f"levels={{{outcome_var!r}: [reference, event]}}")
+                          f"levels={{{outcome_var!r}: [reference, event]}}" + _one_against_the_others(outcome_var))
+
+
+def _one_against_the_others(outcome_var, declared=None) -> str:
+    """The way to fit one category of an outcome with more than two against the others (thirty-first pass,
+    newcomer: carData's BEPS, vote with three declared levels, was refused without it). Names a declared
+    level (public) or a placeholder, never a value of the data."""
+    lv = list(declared) if declared is not None else []
+    event = repr(str(lv[1])) if len(lv) > 2 else "'<event>'"
+    return (f"; dp_glm fits a binary (logistic) outcome: for one category against the others write "
+            f"I({outcome_var} == {event}) as the outcome (the constant typed in the formula is public)")
 
 
 def _binomial_outcome(c, *, family, unknown_level):
@@ -729,10 +740,11 @@ def _binomial_outcome(c, *, family, unknown_level):
             lv = [0, 1]
         else:   # categories of a Categorical / R factor are data too: their names are not public
             raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels: "
-                              f"levels={{{outcome_var!r}: [reference, event]}}")
+                              f"levels={{{outcome_var!r}: [reference, event]}}"
+                              + _one_against_the_others(outcome_var))
         if len(lv) != 2:
             raise DesignError(f"the binary outcome {outcome_var!r} needs exactly 2 declared levels "
-                              "(reference first, event second)")
+                              "(reference first, event second)" + _one_against_the_others(outcome_var, lv))
         codes = _match_levels(s, lv)
         if (codes == -1).any():
             if unknown_level == "error":

@@ -591,6 +591,18 @@ def _indicator_margins(rhs_f, is_indicator) -> list[tuple[str, str]]:
     return [(text(t), text(m)) for t, m in added]
 
 
+def _top_level_factors(term: str) -> list[str]:
+    """The factors of an interaction term's text, split at the ``:`` outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(term):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ":" and depth == 0:
+            out.append(term[start:i].strip())
+            start = i + 1
+    out.append(term[start:].strip())
+    return out
+
+
 def indicator_margin_note(formula: str) -> str | None:
     """The note of a fit whose formula has an indicator in an interaction without the margin
     (:func:`_indicator_margins`): which terms were added and what the coefficients then mean. From the
@@ -619,6 +631,14 @@ def indicator_margin_note(formula: str) -> str | None:
     # comparison of coefficients knows what to fit (in R, lm(formula(fit)) has the same names)
     added = list(dict.fromkeys(m for _, m in pairs))
     completed = f"{sides[0].strip()} ~ {sides[1].strip()} + {' + '.join(added)}"
+    # thirty-first pass (newcomer): statsmodels' ols of that formula has the same columns, but patsy names
+    # a logical column by its level, I(x > 0)[T.True], where dpreg writes the 0/1 column I(x > 0)
+    indicators = list(dict.fromkeys(
+        f for t, _ in pairs for f in _top_level_factors(t) if f.startswith("I(") and is_indicator(f)))
+    named = ""
+    if indicators:
+        named = (f" (statsmodels' ols names {' and '.join(i + '[T.True]' for i in indicators)} where dpreg "
+                 f"writes {' and '.join(indicators)}, the same 0/1 column{'s' if len(indicators) > 1 else ''})")
     return (f"Terms added to the formula: {said}. An indicator I(...) in an interaction without the "
             "interaction's other terms on their own is coded as lm() and patsy code a logical (TRUE/FALSE) "
             "factor there, by both its values; that is the same model as with those terms added. The fitted "
@@ -627,7 +647,7 @@ def indicator_margin_note(formula: str) -> str | None:
             "coefficient as here; lm() of the formula as written parametrizes the same model by both values "
             "(FALSE and TRUE columns, one of them aliased and printed as NA where the intercept already spans "
             "them), so compare predictions with lm() of the formula as written, and coefficients with the "
-            "formula with the terms added.")
+            f"formula with the terms added{named}.")
 
 
 def categorical_in_formula(formula: str) -> set[str]:

@@ -511,16 +511,20 @@ def _edge_point_unsupported_at_reference(edge, res_var, df: float) -> bool:
 
 
 def released_empty_note(names):
-    """The note of a fit that reports as NA the estimates of kept factor levels whose released count of
+    """The warning of a fit that reports as NA the estimates of kept factor levels whose released count of
     rows is at most 0 (§37): their intervals were withheld already (§30), and the point of a level the
-    release itself points to as empty is not an estimate of anything identified."""
+    release itself points to as empty is not an estimate of anything identified. Thirty-first pass: an
+    :class:`~dpreg.errors.AccuracyWarning` emitted once per fit at fit time (it was a note under "Notes"
+    only), in the wording pattern of the keep rule's and dp_glm's ("Not estimable at this n and eps:
+    <terms> (<why>). Reported as NA, no interval."), so R relays it as a warning too. Public names only."""
     plural = len(names) > 1
     these = "these levels" if plural else "this level"
     return Diagnostic(
-        f"Not estimable (reported as NA, no interval): {', '.join(names)}: the released count of rows at "
-        f"{these} is at most 0, which points to a declared level with no rows, whose coefficient is not "
-        f"identified (a value there would be privacy noise); predictions at {these} are NA. A larger n or "
-        f"eps gives {'their' if plural else 'its'} estimate where the level has rows.", None)
+        f"Not estimable at this n and eps: {', '.join(names)} (the released count{'s' if plural else ''} of "
+        f"rows at {these} {'are' if plural else 'is'} at most 0, which points to a declared level with no "
+        f"rows, whose coefficient is not identified, so a value there would be privacy noise; predictions at "
+        f"{these} are NA; a larger n or eps gives {'their' if plural else 'its'} estimate where the level has "
+        "rows). Reported as NA, no interval.", AccuracyWarning)
 
 
 def report_released_empty_levels(rel, facts, columns, names, released_diagonal) -> list[int]:

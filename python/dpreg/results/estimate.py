@@ -24,8 +24,13 @@ _LABELS = {"mean": "private modified winsorized mean (PMWM)",
 
 def _label(e) -> str:
     """The estimator's name for the summary title (dp_mean has two: PMWM, or the clipped mean)."""
-    if e.kind == "mean" and (e.facts or {}).get("estimator") == "clipped":
+    f = e.facts or {}
+    if e.kind == "mean" and f.get("estimator") == "clipped":
         return "mean of the data clipped to the declared bounds"
+    if e.kind == "quantile" and _finite(f.get("lower")) and _finite(f.get("upper")):
+        # thirty-first pass (newcomer): "unbounded private quantile" above "Search bounds: [1, 11]" read
+        # as a contradiction; with both bounds declared the search runs between them
+        return "AboveThreshold search between the declared bounds"
     return _LABELS.get(e.kind, e.kind)
 
 

@@ -67,6 +67,23 @@ test_that("ordered factors are treated as unordered with a note", {
   expect_identical(e$factors$o, c("lo", "hi"))
 })
 
+test_that("an ordered factor used only inside a level test gets no note about its contrasts", {
+  # thirty-first pass, newcomer (carData's WVS, dp_glm(I(poverty == "Too Little") ~ ...)): the note said
+  # poverty is treated as an unordered factor, which is no term of that model (the event is computed in
+  # R); the note stays where the factor is a term
+  d <- data.frame(o = factor(c("lo", "hi", "lo", "hi"), levels = c("lo", "hi"), ordered = TRUE),
+                  x = c(1, 2, 3, 4))
+  tr <- dpreg:::translate_formula(I(o == "hi") ~ x, d)
+  expect_false("o" %in% dpreg:::core_formula_vars(tr))
+  expect_true("x" %in% dpreg:::core_formula_vars(tr))
+  d1 <- dpreg:::add_derived(d, tr$derived)
+  expect_silent(dpreg:::encode_columns(d1, tr$vars, quiet_ordered = setdiff(tr$vars, dpreg:::core_formula_vars(tr))))
+  tr2 <- dpreg:::translate_formula(x ~ o + I(o == "hi"), d)
+  expect_true("o" %in% dpreg:::core_formula_vars(tr2))
+  expect_message(dpreg:::encode_columns(dpreg:::add_derived(d, tr2$derived), tr2$vars, quiet_ordered = setdiff(tr2$vars, dpreg:::core_formula_vars(tr2))),
+                 "treated as unordered")
+})
+
 test_that("new data are coded against the fit's levels", {
   d <- data.frame(g = factor(c("c", "a")))
   e <- enc(d, "g", xlevels = list(g = c("a", "b", "c")), check_na = FALSE)

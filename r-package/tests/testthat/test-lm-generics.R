@@ -791,3 +791,18 @@ test_that("the levels of factor(x) on a number column read as R spells them in e
   expect_false(grepl("1\\.0|100000", w))
   expect_true(is.na(p[2]) && all(is.finite(p[-2])))
 })
+
+test_that("predict(se.fit = TRUE) on a fit without intervals warns with the reason, as interval = does", {
+  # thirty-first pass, newcomer (carData's BEPS with dp_glm): se.fit came back NA with no word, where
+  # predict(interval = "confidence") says why; now one dpreg_accuracy warning names se.fit and the reason
+  skip_if_no_core()
+  df <- toy_data(3000)
+  fit <- dp_lm(y ~ x, data = df, eps = 2, seed = 1, bounds = toy_bounds, inference = FALSE)
+  w <- list()
+  p <- withCallingHandlers(predict(fit, data.frame(x = c(2, 8)), se.fit = TRUE),
+                           warning = function(cond) { w[[length(w) + 1]] <<- cond; invokeRestart("muffleWarning") })
+  expect_true(all(is.na(p$se.fit)))
+  said <- Filter(function(cond) startsWith(conditionMessage(cond), "standard errors of the predictions (se.fit)"), w)
+  expect_length(said, 1)
+  expect_s3_class(said[[1]], "dpreg_accuracy")
+})

@@ -167,6 +167,11 @@ test_that("weights = says how to fit a table of counts (frequency weights): one 
     expect_match(conditionMessage(err), "'weights' is not supported", fixed = TRUE)
     expect_match(conditionMessage(err), "data[rep(seq_len(nrow(data)), data$Freq), ]", fixed = TRUE)
   }
+  # thirty-first pass (carData's CES11, weights = weight): the advice names the user's column, and says
+  # what to do with sampling weights (no expansion: fit without them)
+  err <- tryCatch(dp_glm(y ~ x, data = df, weights = weight), error = function(e) e)
+  expect_match(conditionMessage(err), "data[rep(seq_len(nrow(data)), data$weight), ]", fixed = TRUE)
+  expect_match(conditionMessage(err), "Sampling (survey) weights have no DP estimator", fixed = TRUE)
 })
 
 test_that("na.action = na.omit gives the same fit as na_action = \"drop\", with the leak warning", {
