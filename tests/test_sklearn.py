@@ -562,3 +562,38 @@ def test_a_data_fitted_step_before_the_estimator_warns_once_and_marks_the_fit_no
         assert final.privacy_.private is True, name
     # categories read off the data: the encoder learns them without privacy
     assert len(_leaks(make_pipeline(OneHotEncoder(sparse_output=False), est()), g, y)) == 1
+
+
+def test_an_inverse_check_on_rows_of_the_data_marks_the_fit_not_private(data):
+    # audit 31: TransformedTargetRegressor(func=..., inverse_func=...) and a FunctionTransformer given both
+    # functions check them on every tenth row (check_inverse=True, their default) and warn where they are
+    # not inverse there. With a clip as func, row 0 of y at 0.9 warned and at 0.1 did not, and the fit was
+    # marked private. Now such a check is a step that reads the data: flagged on both neighbours alike;
+    # check_inverse=False (or no inverse function) reads nothing
+    from sklearn.compose import TransformedTargetRegressor
+    X, y = data
+    y = np.clip(np.asarray(y, float), -0.4, 0.4)
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    def clip(t):
+        return np.clip(t, -0.5, 0.5)
+
+    def same(t):
+        return t
+
+    for first in (0.1, 0.9):
+        yy = y.copy()
+        yy[0] = first
+        ttr = TransformedTargetRegressor(regressor=est(), func=clip, inverse_func=same)
+        leaks = _leaks(ttr, X, yy)
+        assert len(leaks) == 1 and "check_inverse" in str(leaks[0].message), first
+        assert ttr.regressor_.privacy_.private is False
+        pipe = make_pipeline(FunctionTransformer(clip, inverse_func=same), est())
+        assert len(_leaks(pipe, X, yy)) == 1 and pipe.steps[-1][1].privacy_.private is False
+    quiet = [TransformedTargetRegressor(regressor=est(), func=clip, inverse_func=same, check_inverse=False),
+             make_pipeline(FunctionTransformer(clip, inverse_func=same, check_inverse=False), est()),
+             make_pipeline(FunctionTransformer(clip), est())]
+    for model in quiet:
+        assert _leaks(model, X, y) == []

@@ -21,8 +21,11 @@ pipeline, and they change every row the estimator sees, so this fit is not priva
 with :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private (decided from the pipeline's steps:
 scalers, imputers, encoders reading their categories off the data). Use transforms with public parameters
 (``FunctionTransformer`` with declared constants, ``OneHotEncoder(categories=[[...]])``), or no scaling:
-ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` whose function
-computes from the whole array is not detected.
+ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` or
+``TransformedTargetRegressor`` given a function and its inverse checks the pair on every tenth row
+(``check_inverse=True``, their default) and warns where they disagree: that check reads the data too, and is
+flagged alike (pass ``check_inverse=False``). A ``FunctionTransformer`` whose function computes from the
+whole array is not detected.
 
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
@@ -245,6 +248,12 @@ def _reads_the_data(step) -> bool:
             or params.get("max_categories") is not None
     if name == "PolynomialFeatures":
         return False
+    if name == "FunctionTransformer":
+        # audit 31: with both functions and check_inverse=True (its default) fit() checks them on every
+        # tenth row and warns where they are not inverse there: the warning is a function of those rows
+        params = step.get_params(deep=False)
+        return bool(params.get("check_inverse", True)) and params.get("func") is not None \
+            and params.get("inverse_func") is not None
     try:
         return bool(step.__sklearn_tags__().requires_fit)
     except Exception:   # noqa: BLE001 - a step without scikit-learn's tags: counted as reading the data
@@ -274,6 +283,13 @@ def _steps_fitted_before(estimator) -> list[str]:
                     and getattr(owner, "regressor_", None) is target and hasattr(owner, "transformer"):
                 if owner.transformer is not None and _reads_the_data(owner.transformer):
                     found.append(f"the target's transformer ({type(owner.transformer).__name__})")
+                elif getattr(owner, "check_inverse", False) and (
+                        owner.transformer is not None or getattr(owner, "func", None) is not None
+                        or getattr(owner, "inverse_func", None) is not None):
+                    # audit 31: TransformedTargetRegressor(func=..., inverse_func=...) checks the pair on every
+                    # tenth row of y (check_inverse=True, its default) and warns where they are not inverse
+                    # there: one row of y decided a warning, and the fit was marked private
+                    found.append("the target's inverse check (TransformedTargetRegressor's check_inverse=True)")
                 target = owner
             f = f.f_back
     finally:
@@ -300,12 +316,14 @@ def _outside_stacklevel() -> int:
 
 
 _FITTED_BEFORE = ("{est} is fitted after {steps}, fitted on the same data without differential privacy: what "
-                  "they learned (means and scales, categories, fill values) is a non-private function of the "
-                  "data, and it also changes every row {est} sees, so neither the pipeline nor this fit is "
-                  "covered by the privacy statement (marked not private). Declare those parameters from "
-                  "public knowledge instead (e.g. FunctionTransformer(lambda X: (X - centre) / scale) with "
-                  "public numbers, OneHotEncoder(categories=[[...]])), or leave the features unscaled: dpreg "
-                  "takes each feature's declared range in its own units (bounds=)")
+                  "they learned (means and scales, categories, fill values, whether a function and its inverse "
+                  "agree on sampled rows) is a non-private function of the data, and it can change every row "
+                  "{est} sees, so neither the pipeline nor this fit is covered by the privacy statement "
+                  "(marked not private). Declare those parameters from public knowledge instead (e.g. "
+                  "FunctionTransformer(lambda X: (X - centre) / scale) with public numbers, "
+                  "OneHotEncoder(categories=[[...]])), pass check_inverse=False to a FunctionTransformer or "
+                  "TransformedTargetRegressor given a function and its inverse, or leave the features "
+                  "unscaled: dpreg takes each feature's declared range in its own units (bounds=)")
 
 
 class _DPBase(BaseEstimator):
