@@ -597,3 +597,28 @@ def test_an_inverse_check_on_rows_of_the_data_marks_the_fit_not_private(data):
              make_pipeline(FunctionTransformer(clip), est())]
     for model in quiet:
         assert _leaks(model, X, y) == []
+
+
+def test_a_stacked_final_estimator_or_a_bootstrap_bag_marks_the_fit_not_private(data):
+    # audit 31: StackingRegressor(final_estimator=DPLinearRegression(...)) gives it the cross-validated
+    # predictions of estimators fitted on the same data without privacy, and BaggingRegressor(bootstrap=True)
+    # fits it on rows drawn with replacement (a row fitted k times is protected at k eps only): both fitted
+    # silently with privacy_.private True. Now each warns and marks the fit not private; a bag without
+    # replacement (a subsample) does not
+    from sklearn.ensemble import BaggingRegressor, StackingRegressor
+    from sklearn.linear_model import LinearRegression
+    X, y = data
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    stack = StackingRegressor([("lr", LinearRegression())], final_estimator=est())
+    leaks = _leaks(stack, X, y)
+    assert len(leaks) == 1 and "stacked estimators" in str(leaks[0].message)
+    assert stack.final_estimator_.privacy_.private is False
+    bag = BaggingRegressor(est(), n_estimators=2, random_state=0)
+    leaks = _leaks(bag, X, y)
+    assert len(leaks) == 2 and all("bootstrap" in str(w.message) for w in leaks)      # one per estimator
+    assert all(e.privacy_.private is False for e in bag.estimators_)
+    sub = BaggingRegressor(est(), n_estimators=2, bootstrap=False, max_samples=0.5, random_state=0)
+    assert _leaks(sub, X, y) == [] and all(e.privacy_.private is True for e in sub.estimators_)

@@ -24,8 +24,10 @@ scalers, imputers, encoders reading their categories off the data). Use transfor
 ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` or
 ``TransformedTargetRegressor`` given a function and its inverse checks the pair on every tenth row
 (``check_inverse=True``, their default) and warns where they disagree: that check reads the data too, and is
-flagged alike (pass ``check_inverse=False``). A ``FunctionTransformer`` whose function computes from the
-whole array is not detected.
+flagged alike (pass ``check_inverse=False``), as is a ``StackingRegressor`` / ``StackingClassifier`` whose
+final estimator this is (its features are the other estimators' predictions, fitted on the same data) and a
+bagging ensemble drawing rows with replacement (``bootstrap=True``: a row fitted k times is protected at k
+times ``eps`` only). A ``FunctionTransformer`` whose function computes from the whole array is not detected.
 
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
@@ -279,6 +281,13 @@ def _steps_fitted_before(estimator) -> list[str]:
                 if steps and steps[-1][1] is target:
                     found = [f"{name} ({type(t).__name__})" for name, t in steps[:-1] if _reads_the_data(t)] + found
                     target = owner
+            elif owner is not None and module.startswith("sklearn.ensemble") \
+                    and getattr(owner, "final_estimator_", None) is target and hasattr(owner, "estimators"):
+                # audit 31: StackingRegressor / StackingClassifier fit their estimators on the same data and
+                # give this one their cross-validated predictions as its features (not private ones)
+                found.append(f"the stacked estimators of {type(owner).__name__} (their cross-validated "
+                             "predictions, fitted on the same data, are its features)")
+                target = owner
             elif owner is not None and module.startswith("sklearn.compose") \
                     and getattr(owner, "regressor_", None) is target and hasattr(owner, "transformer"):
                 if owner.transformer is not None and _reads_the_data(owner.transformer):
@@ -295,6 +304,33 @@ def _steps_fitted_before(estimator) -> list[str]:
     finally:
         del frame
     return found
+
+
+def _bootstrap_ensemble(estimator) -> str | None:
+    """The class name of a bagging ensemble that fits ``estimator`` on a bootstrap sample of the data (rows
+    drawn with replacement: one row may be fitted several times, and a row fitted k times is protected at k
+    times eps only), found from the callers' frames (scikit-learn's ``_parallel_build_estimators``, whose
+    ``ensemble`` says ``bootstrap``); None otherwise. Reads the ensemble's parameters only (audit 31)."""
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            if f.f_globals.get("__name__", "").startswith("sklearn.ensemble") \
+                    and f.f_code.co_name == "_parallel_build_estimators":
+                ens = f.f_locals.get("ensemble")
+                if ens is not None and getattr(ens, "bootstrap", False):
+                    return type(ens).__name__
+                return None
+            f = f.f_back
+    finally:
+        del frame
+    return None
+
+
+_BOOTSTRAP = ("{est} is fitted on a bootstrap sample drawn by {ens} (bootstrap=True): rows drawn with "
+              "replacement, so one row of the data may be fitted several times, and a row fitted k times is "
+              "protected at k times eps only; this fit is not covered by the privacy statement (marked not "
+              "private). Use bootstrap=False (subsamples without replacement)")
 
 
 def _outside_stacklevel() -> int:
@@ -479,6 +515,7 @@ class _DPBase(BaseEstimator):
         # thirtieth pass: make_pipeline(StandardScaler(), DPLinearRegression()) fitted silently although the
         # scaler reads the data without privacy
         before = _steps_fitted_before(self)
+        bagged = _bootstrap_ensemble(self)
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
@@ -498,8 +535,10 @@ class _DPBase(BaseEstimator):
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual
             warnings.warn(w.message, stacklevel=3)
-        if before:
-            text = _FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))
+        texts = [_FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))] if before else []
+        if bagged:
+            texts.append(_BOOTSTRAP.format(est=type(self).__name__, ens=bagged))
+        for text in texts:
             warnings.warn(text, PrivacyLeakWarning, stacklevel=_outside_stacklevel())
             fit.privacy.private = False
             if text not in fit.privacy.leaks:
