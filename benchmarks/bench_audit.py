@@ -606,7 +606,7 @@ def build_cases():
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
             + twenty_eighth_pass_cases() + twenty_ninth_pass_cases()
-            + thirtieth_pass_cases())
+            + thirtieth_pass_cases() + thirty_first_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -2098,6 +2098,147 @@ def thirtieth_pass_cases():
              "frozenset({10**5000})", "adassp (object column level selection, a frozenset beyond the text limit)",
              "g (object, C(g); 0, 1, 2): row 1 7 -> frozenset({10**5000}); n = 3000, eps = 1", _factor_lm(),
              beyond_text_set_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("0" * 64,)),
+    ]
+
+def fraction_level_pair(n=3000):
+    """g a Categorical holding 0, 1, 2; D changes row 1 to 7, D' to Fraction(10**400, 3) (beyond the double
+    range): both values of one row, never released. Before the thirty-first pass the category's name took
+    float() of the Fraction, which raised OverflowError: a DataError on D' in every release."""
+    import fractions
+
+    import pandas as pd
+    d0 = mixed_level_frame(n, values=(0, 1, 2))
+    rows = [int(v) for v in d0["g"]]
+    rows[1] = 7
+    other = list(rows)
+    other[1] = fractions.Fraction(10 ** 400, 3)
+    d1 = d0.copy()
+    d0["g"], d1["g"] = pd.Categorical(rows), pd.Categorical(other)
+    return d0, d1
+
+
+def rare_level_frame(n=2000, seed=31):
+    """The validity benchmark's rare_level design (g a 59%, b 1%, c 40%, z declared and never seen)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 2))
+    g = rng.choice(["a", "b", "c"], size=n, p=[0.59, 0.01, 0.40])
+    y = 1 + 2 * x[:, 0] - x[:, 1] + np.where(g == "b", 1.0, 0.0) - np.where(g == "c", 1.0, 0.0) + rng.standard_normal(n)
+    return pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "g": pd.Categorical(g, categories=["a", "b", "c", "z"]),
+                         "y": y})
+
+
+def sigma_median_pair(n=2000, seed=31):
+    """BoostedAdaSSP at rare_level n = 2000, eps = 4, where sigma-hat is printed as its median given the
+    verdict's refusal (adassp_boosted.md §55) in about 4 fits of 10: D' moves row 0 from the corner
+    (x1, x2, y) = (1, 1, 12) to (-1.5e308, -1.5e308, -1.5e308), clamped to the opposite corner."""
+    d0 = rare_level_frame(n, seed)
+    d0.loc[0, ["x1", "x2", "y"]] = [1.0, 1.0, 12.0]
+    d1 = d0.copy()
+    d1.loc[0, ["x1", "x2", "y"]] = [-1.5e308, -1.5e308, -1.5e308]
+    return d0, d1
+
+
+def _boosted_rare(eps=4.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x1 + x2 + C(g)", data, eps=eps, delta=1e-6, method="boosted_adassp",
+                           inference=True, bounds={"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "y": (-10.0, 12.0)},
+                           random_state=seed)
+    return fit
+
+
+def count_frame(n=2000, seed=31, dtype="float64"):
+    """Counts x (Poisson(2): many zeros) with z uniform on [0, 1] and y on log1p(x): x's range is searched
+    privately; row 0's x is 0."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.poisson(2.0, n)
+    z = rng.uniform(0, 1, n)
+    y = np.clip(0.5 * np.log1p(x) + z + rng.normal(0, 0.5, n), -3, 3)
+    x[0] = 0
+    return pd.DataFrame({"x": x.astype(dtype), "z": z, "y": y})
+
+
+def log_plus_one_pair(n=2000):
+    """y ~ np.log(x + 1) + z with x's range private, searched on the log1p scale (quantile_search.md §11):
+    D' moves row 0's x from 0 to -1e308 (outside log's domain there; clamped to the released lower end,
+    above -1)."""
+    d0 = count_frame(n)
+    d1 = d0.copy()
+    d1.loc[0, "x"] = -1e308
+    return d0, d1
+
+
+def unsigned_pair(n=2000):
+    """x a uint8 column (its lower end kept at or above 0: quantile_search.md §12), range private: D'
+    moves row 0's x from 0 to 255 (the type's largest value)."""
+    d0 = count_frame(n, dtype="uint8")
+    d1 = d0.copy()
+    d1.loc[0, "x"] = 255
+    return d0, d1
+
+
+def _private_x(formula, eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm(formula, data, eps=eps, delta=1e-6, method="adassp", inference=True,
+                           bounds={"z": (0.0, 1.0), "y": (-3.0, 3.0)}, random_state=seed)
+    return fit
+
+
+def glm_standin_pair(n=150, seed=31):
+    """dp_glm with g's levels undeclared at n = 150, eps = 1 (x declared): the small-regime rule runs before
+    the level selection on one stand-in level per factor (dpgd_logistic.md §14) and refuses. D' moves row 0
+    from (y, x, g) = (1, 1, "a") to (0, -1.5e308, "only-here"), a value no other row holds."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    g = rng.choice(["a", "b", "c"], n)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-x))).astype(float)
+    d0 = pd.DataFrame({"y": y, "x": x, "g": pd.Series(g, dtype=object)})
+    d0.loc[0, ["y", "x", "g"]] = [1.0, 1.0, "a"]
+    d1 = d0.copy()
+    d1.loc[0, ["y", "x", "g"]] = [0.0, -1.5e308, "only-here"]
+    return d0, d1
+
+
+def _glm_selected_levels(eps=1.0):
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_glm("y ~ x + C(g)", data, eps=eps, delta=1e-6, bounds={"x": (-1.0, 1.0)},
+                            levels={"y": [0, 1]}, random_state=seed)
+    return fit
+
+
+def thirty_first_pass_cases():
+    """Attacks on the thirtieth pass's code (docs/audit.md, "Thirty-first pass"): a Categorical holding a
+    Fraction beyond the double range, sigma-hat's median given the verdict's refusal (§55), log(x + 1)
+    searched on the log1p scale (§11), an unsigned column's lower end (§12), dp_glm's small regime before
+    the level selection (§14)."""
+    return [
+        Case("thirty-first pass: adassp, inference, privately selected levels of a Categorical: one row "
+             "Fraction(10**400, 3)", "adassp (Categorical level names, a Fraction beyond the double range)",
+             "g (Categorical; 0, 1, 2): row 1 7 -> Fraction(10**400, 3); n = 3000, eps = 1", _factor_lm(),
+             fraction_level_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("3333333333",)),
+        Case("thirty-first pass: boosted_adassp, inference, sigma-hat's median given the verdict's refusal (§55)",
+             "boosted_adassp (sigma-hat median given the refusal, adassp_boosted §55)",
+             "(x1, x2, y) = (1, 1, 12) -> (-1.5e308, -1.5e308, -1.5e308), clamped; rare_level, n = 2000, eps = 4",
+             _boosted_rare(), sigma_median_pair, {"full": 150, "quick": 60, "test": 0}),
+        Case("thirty-first pass: adassp, inference, log(x + 1) with x's range private on the log1p scale (§11)",
+             "adassp (private range of log(x + 1), quantile_search §11)",
+             "x (counts): row 0 0 -> -1e308, clamped to the released lower end; n = 2000, eps = 1",
+             _private_x("y ~ np.log(x + 1) + z"), log_plus_one_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-first pass: adassp, inference, a uint8 column's private range (§12)",
+             "adassp (private range of an unsigned column, quantile_search §12)",
+             "x (uint8 counts): row 0 0 -> 255; n = 2000, eps = 1",
+             _private_x("y ~ x + z"), unsigned_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-first pass: dp_glm dpgd, undeclared levels, the small regime before the selection (§14)",
+             "dp_glm dpgd (small-regime refusal on a stand-in level, dpgd_logistic §14)",
+             '(y, x, g) = (1, 1, "a") -> (0, -1.5e308, "only-here"); n = 150, eps = 1, g\'s levels selected '
+             "privately (refused before the selection)",
+             _glm_selected_levels(), glm_standin_pair, {"full": 40, "quick": 20, "test": 0}, refusal=True,
+             secrets=("only-here",)),
     ]
 
 # ---------------------------------------------------------------------------------------------------

@@ -374,3 +374,27 @@ def test_a_factor_whose_selection_collapsed_gives_predict_no_level_warning():
         p = fit.predict(pd.DataFrame({"x": [0.5, 0.5, 0.5], "g": ["a", "e", "never seen"]}))
     assert not [w for w in rec if issubclass(w.category, RangeWarning)], [str(w.message) for w in rec]
     assert p.iloc[0] == p.iloc[1] == p.iloc[2]
+
+
+def test_a_saved_fit_predicts_at_tuple_and_frozenset_levels_as_the_fit_itself():
+    # audit 31: to_dict() wrote the design's levels through to_plain, which made a tuple or a frozenset level
+    # a list: from_dict()'s fit then failed on every predict (unhashable list: a DataError "while
+    # predicting"). Such a level is now written as its text, which the text match of new rows reads. The
+    # saved fit's predictions equal the fit's own (the same coefficients and levels: to rounding, none)
+    from dpreg.results.fit import DPFit
+    rng = np.random.default_rng(31)
+    n = 3000
+    x = rng.uniform(-1, 1, n)
+    codes = rng.integers(0, 3, n)
+    for third in (frozenset({7}), (7, 8), frozenset({(1, 2), 3})):
+        values = [0, 1, third]
+        for build in (lambda v: pd.Series(v, dtype=object), pd.Categorical):
+            g = build([values[c] for c in codes])
+            df = pd.DataFrame({"x": x, "g": g, "y": np.clip(x + codes + rng.normal(0, 0.5, n), -4, 4)})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = dpreg.dp_lm("y ~ x + C(g)", df, eps=1.0, delta=1e-6, method="adassp",
+                                  bounds={"x": (-1, 1), "y": (-4, 4)}, random_state=2)
+                saved = DPFit.from_dict(json.loads(json.dumps(fit.to_dict())))
+                new = df.head(12)
+                assert np.array_equal(np.asarray(saved.predict(new), float), np.asarray(fit.predict(new), float))

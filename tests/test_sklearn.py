@@ -590,3 +590,63 @@ def test_a_sparse_matrix_is_taken_as_the_same_dense_one():
         assert sparse.issparse(a.steps[0][1].transform(g.head(3)))
         assert np.array_equal(a.steps[-1][1].coef_, b.steps[-1][1].coef_), est.__name__
         assert np.array_equal(a.predict(g.head(5)), b.predict(g.head(5))), est.__name__
+
+
+def test_an_inverse_check_on_rows_of_the_data_marks_the_fit_not_private(data):
+    # audit 31: TransformedTargetRegressor(func=..., inverse_func=...) and a FunctionTransformer given both
+    # functions check them on every tenth row (check_inverse=True, their default) and warn where they are
+    # not inverse there. With a clip as func, row 0 of y at 0.9 warned and at 0.1 did not, and the fit was
+    # marked private. Now such a check is a step that reads the data: flagged on both neighbours alike;
+    # check_inverse=False (or no inverse function) reads nothing
+    from sklearn.compose import TransformedTargetRegressor
+    X, y = data
+    y = np.clip(np.asarray(y, float), -0.4, 0.4)
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    def clip(t):
+        return np.clip(t, -0.5, 0.5)
+
+    def same(t):
+        return t
+
+    for first in (0.1, 0.9):
+        yy = y.copy()
+        yy[0] = first
+        ttr = TransformedTargetRegressor(regressor=est(), func=clip, inverse_func=same)
+        leaks = _leaks(ttr, X, yy)
+        assert len(leaks) == 1 and "check_inverse" in str(leaks[0].message), first
+        assert ttr.regressor_.privacy_.private is False
+        pipe = make_pipeline(FunctionTransformer(clip, inverse_func=same), est())
+        assert len(_leaks(pipe, X, yy)) == 1 and pipe.steps[-1][1].privacy_.private is False
+    quiet = [TransformedTargetRegressor(regressor=est(), func=clip, inverse_func=same, check_inverse=False),
+             make_pipeline(FunctionTransformer(clip, inverse_func=same, check_inverse=False), est()),
+             make_pipeline(FunctionTransformer(clip), est())]
+    for model in quiet:
+        assert _leaks(model, X, y) == []
+
+
+def test_a_stacked_final_estimator_or_a_bootstrap_bag_marks_the_fit_not_private(data):
+    # audit 31: StackingRegressor(final_estimator=DPLinearRegression(...)) gives it the cross-validated
+    # predictions of estimators fitted on the same data without privacy, and BaggingRegressor(bootstrap=True)
+    # fits it on rows drawn with replacement (a row fitted k times is protected at k eps only): both fitted
+    # silently with privacy_.private True. Now each warns and marks the fit not private; a bag without
+    # replacement (a subsample) does not
+    from sklearn.ensemble import BaggingRegressor, StackingRegressor
+    from sklearn.linear_model import LinearRegression
+    X, y = data
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    stack = StackingRegressor([("lr", LinearRegression())], final_estimator=est())
+    leaks = _leaks(stack, X, y)
+    assert len(leaks) == 1 and "stacked estimators" in str(leaks[0].message)
+    assert stack.final_estimator_.privacy_.private is False
+    bag = BaggingRegressor(est(), n_estimators=2, random_state=0)
+    leaks = _leaks(bag, X, y)
+    assert len(leaks) == 2 and all("bootstrap" in str(w.message) for w in leaks)      # one per estimator
+    assert all(e.privacy_.private is False for e in bag.estimators_)
+    sub = BaggingRegressor(est(), n_estimators=2, bootstrap=False, max_samples=0.5, random_state=0)
+    assert _leaks(sub, X, y) == [] and all(e.privacy_.private is True for e in sub.estimators_)

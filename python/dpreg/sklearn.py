@@ -21,8 +21,13 @@ pipeline, and they change every row the estimator sees, so this fit is not priva
 with :class:`dpreg.PrivacyLeakWarning` and marks ``privacy_`` not private (decided from the pipeline's steps:
 scalers, imputers, encoders reading their categories off the data). Use transforms with public parameters
 (``FunctionTransformer`` with declared constants, ``OneHotEncoder(categories=[[...]])``), or no scaling:
-ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` whose function
-computes from the whole array is not detected.
+ranges are declared per feature in its own units (``bounds=``). A ``FunctionTransformer`` or
+``TransformedTargetRegressor`` given a function and its inverse checks the pair on every tenth row
+(``check_inverse=True``, their default) and warns where they disagree: that check reads the data too, and is
+flagged alike (pass ``check_inverse=False``), as is a ``StackingRegressor`` / ``StackingClassifier`` whose
+final estimator this is (its features are the other estimators' predictions, fitted on the same data) and a
+bagging ensemble drawing rows with replacement (``bootstrap=True``: a row fitted k times is protected at k
+times ``eps`` only). A ``FunctionTransformer`` whose function computes from the whole array is not detected.
 
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
@@ -245,6 +250,12 @@ def _reads_the_data(step) -> bool:
             or params.get("max_categories") is not None
     if name == "PolynomialFeatures":
         return False
+    if name == "FunctionTransformer":
+        # audit 31: with both functions and check_inverse=True (its default) fit() checks them on every
+        # tenth row and warns where they are not inverse there: the warning is a function of those rows
+        params = step.get_params(deep=False)
+        return bool(params.get("check_inverse", True)) and params.get("func") is not None \
+            and params.get("inverse_func") is not None
     try:
         return bool(step.__sklearn_tags__().requires_fit)
     except Exception:   # noqa: BLE001 - a step without scikit-learn's tags: counted as reading the data
@@ -270,15 +281,56 @@ def _steps_fitted_before(estimator) -> list[str]:
                 if steps and steps[-1][1] is target:
                     found = [f"{name} ({type(t).__name__})" for name, t in steps[:-1] if _reads_the_data(t)] + found
                     target = owner
+            elif owner is not None and module.startswith("sklearn.ensemble") \
+                    and getattr(owner, "final_estimator_", None) is target and hasattr(owner, "estimators"):
+                # audit 31: StackingRegressor / StackingClassifier fit their estimators on the same data and
+                # give this one their cross-validated predictions as its features (not private ones)
+                found.append(f"the stacked estimators of {type(owner).__name__} (their cross-validated "
+                             "predictions, fitted on the same data, are its features)")
+                target = owner
             elif owner is not None and module.startswith("sklearn.compose") \
                     and getattr(owner, "regressor_", None) is target and hasattr(owner, "transformer"):
                 if owner.transformer is not None and _reads_the_data(owner.transformer):
                     found.append(f"the target's transformer ({type(owner.transformer).__name__})")
+                elif getattr(owner, "check_inverse", False) and (
+                        owner.transformer is not None or getattr(owner, "func", None) is not None
+                        or getattr(owner, "inverse_func", None) is not None):
+                    # audit 31: TransformedTargetRegressor(func=..., inverse_func=...) checks the pair on every
+                    # tenth row of y (check_inverse=True, its default) and warns where they are not inverse
+                    # there: one row of y decided a warning, and the fit was marked private
+                    found.append("the target's inverse check (TransformedTargetRegressor's check_inverse=True)")
                 target = owner
             f = f.f_back
     finally:
         del frame
     return found
+
+
+def _bootstrap_ensemble(estimator) -> str | None:
+    """The class name of a bagging ensemble that fits ``estimator`` on a bootstrap sample of the data (rows
+    drawn with replacement: one row may be fitted several times, and a row fitted k times is protected at k
+    times eps only), found from the callers' frames (scikit-learn's ``_parallel_build_estimators``, whose
+    ``ensemble`` says ``bootstrap``); None otherwise. Reads the ensemble's parameters only (audit 31)."""
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            if f.f_globals.get("__name__", "").startswith("sklearn.ensemble") \
+                    and f.f_code.co_name == "_parallel_build_estimators":
+                ens = f.f_locals.get("ensemble")
+                if ens is not None and getattr(ens, "bootstrap", False):
+                    return type(ens).__name__
+                return None
+            f = f.f_back
+    finally:
+        del frame
+    return None
+
+
+_BOOTSTRAP = ("{est} is fitted on a bootstrap sample drawn by {ens} (bootstrap=True): rows drawn with "
+              "replacement, so one row of the data may be fitted several times, and a row fitted k times is "
+              "protected at k times eps only; this fit is not covered by the privacy statement (marked not "
+              "private). Use bootstrap=False (subsamples without replacement)")
 
 
 def _outside_stacklevel() -> int:
@@ -300,12 +352,14 @@ def _outside_stacklevel() -> int:
 
 
 _FITTED_BEFORE = ("{est} is fitted after {steps}, fitted on the same data without differential privacy: what "
-                  "they learned (means and scales, categories, fill values) is a non-private function of the "
-                  "data, and it also changes every row {est} sees, so neither the pipeline nor this fit is "
-                  "covered by the privacy statement (marked not private). Declare those parameters from "
-                  "public knowledge instead (e.g. FunctionTransformer(lambda X: (X - centre) / scale) with "
-                  "public numbers, OneHotEncoder(categories=[[...]])), or leave the features unscaled: dpreg "
-                  "takes each feature's declared range in its own units (bounds=)")
+                  "they learned (means and scales, categories, fill values, whether a function and its inverse "
+                  "agree on sampled rows) is a non-private function of the data, and it can change every row "
+                  "{est} sees, so neither the pipeline nor this fit is covered by the privacy statement "
+                  "(marked not private). Declare those parameters from public knowledge instead (e.g. "
+                  "FunctionTransformer(lambda X: (X - centre) / scale) with public numbers, "
+                  "OneHotEncoder(categories=[[...]])), pass check_inverse=False to a FunctionTransformer or "
+                  "TransformedTargetRegressor given a function and its inverse, or leave the features "
+                  "unscaled: dpreg takes each feature's declared range in its own units (bounds=)")
 
 
 class _DPBase(BaseEstimator):
@@ -467,6 +521,7 @@ class _DPBase(BaseEstimator):
         # thirtieth pass: make_pipeline(StandardScaler(), DPLinearRegression()) fitted silently although the
         # scaler reads the data without privacy
         before = _steps_fitted_before(self)
+        bagged = _bootstrap_ensemble(self)
         kw = dict(eps=self.eps, delta=self.delta, method=self.method,
                   bounds=self._bounds(names, columns, target) or None,
                   budget=self.budget, random_state=self.random_state, **dict(self.options or {}))
@@ -486,8 +541,10 @@ class _DPBase(BaseEstimator):
             # given again from the caller of fit() (user -> fit -> _dp_fit), not from this module's line;
             # the caller's warning filters apply as usual
             warnings.warn(w.message, stacklevel=3)
-        if before:
-            text = _FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))
+        texts = [_FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))] if before else []
+        if bagged:
+            texts.append(_BOOTSTRAP.format(est=type(self).__name__, ens=bagged))
+        for text in texts:
             warnings.warn(text, PrivacyLeakWarning, stacklevel=_outside_stacklevel())
             fit.privacy.private = False
             if text not in fit.privacy.leaks:

@@ -61,6 +61,7 @@ from .newdata import (  # noqa: F401
     _safe_categories,
     model_matrix_from_state,
     outside_ranges,
+    spellable_level,
     value_text,
 )
 from .schema import Schema, VariableSchema
@@ -1180,7 +1181,12 @@ def _canonical_category(value):
     if isinstance(v, fractions.Fraction):
         if v.denominator == 1:
             return _canonical_int(int(v))
-        f = float(v)
+        # thirty-first pass: float() of a Fraction beyond the double range raises OverflowError (it divides
+        # the ints); one row holding Fraction(10**400, 3) in a Categorical was a DataError where 7 fitted
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
         if math.isfinite(f) and f != 0.0 and fractions.Fraction(f) == v:
             return f
         dec = _exact_decimal(v)
@@ -1263,7 +1269,9 @@ def _select_levels(s: pd.Series, col: str, *, eps, delta, neighbours, noise, led
             value = values[keys[i]]
             # audit 29: an int beyond Python's text limit cannot name a column of the model matrix; the
             # equal Decimal can (equal and hash-equal, so the rows still match it). Post-processing
-            released.append(_canonical_int(value) if type(value) is int else value)
+            # thirty-first pass: any other released value whose text Python refuses (a frozenset, a range,
+            # a tuple or a Fraction holding such an int) is named by value_text, equal and hash-equal
+            released.append(spellable_level(_canonical_int(value) if type(value) is int else value))
             seen.add(values[keys[i]])
     # the rows that no released level matches (by equality, as the design matches them) are pooled
     n_pooled = int(obs.shape[0]) - sum(c for k, c in counts.items() if values[k] in seen)

@@ -94,6 +94,14 @@ class PublicDesign:
             v = float(v)
             return None if np.isnan(v) else v
         state = self.spec_state or {}
+        if state.get("categorical"):
+            # thirty-first pass: a tuple or frozenset level became a list (to_plain), unhashable where a
+            # deserialized fit matched new rows to its levels (TypeError, a DataError on every predict); it
+            # is written as its text (value_text), which the rows' text match of newdata reads
+            from .newdata import value_text
+            state = {**state, "categorical": {
+                v: [value_text(x) if isinstance(x, (tuple, frozenset, set, list)) else x for x in lv]
+                for v, lv in state["categorical"].items()}}
         return {
             "formula": self.formula, "outcome": self.outcome, "terms": list(self.terms),
             "has_intercept": bool(self.has_intercept),

@@ -59,6 +59,49 @@ def value_text(v, kind=str) -> str:
         sys.set_int_max_str_digits(before)
 
 
+
+class SpelledLevel:
+    """A released level whose own text Python refuses (an int of more than 4300 digits inside a frozenset,
+    a range, a tuple, a Fraction, ...), named by :func:`value_text`. Equal and hash-equal to the value it
+    holds, so rows still match it by equality (pandas' hashing), while formulaic names its model-matrix
+    column, the summary quotes it and ``to_dict`` writes it. Audit 30 left such a released level refused
+    with "cannot be coded with the declared levels" (a function of the released set, not of one row);
+    thirty-first pass. The text is a function of the value alone."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, SpelledLevel) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __str__(self):
+        return value_text(self.value)
+
+    def __repr__(self):
+        return value_text(self.value, repr)
+
+    def __reduce__(self):
+        return (SpelledLevel, (self.value,))
+
+
+def spellable_level(value):
+    """``value``, or :class:`SpelledLevel` of it where Python refuses its text (``str`` or ``repr``: the
+    int-to-text limit reached inside it). A function of the value alone."""
+    try:
+        str(value)
+        repr(value)
+    except ValueError:
+        return SpelledLevel(value)
+    return value
+
 #: the kind :func:`_column_type` gives a column of dtype object: none of its own (see inputs._classify)
 OBJECT_KIND = "object"
 
