@@ -1281,8 +1281,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      sigma_estimable=res_var["estimable"])
         heavy_withhold = False
         # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width, from twice the edge rule's
-        # index up, the range not far wider than the residuals and §50's check at the reference sum passed,
-        # the median given the refusal is printed instead of no point (_ssp.print_sigma_refusal_median)
+        # index up and the range not far wider than the residuals, the median given the refusal is printed
+        # instead of no point where its interval given the refusal supports a point (§56; until the
+        # thirty-first pass: where §50's check at the reference sum passed) (_ssp.print_sigma_refusal_median)
         refusal_point_ok = False
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
