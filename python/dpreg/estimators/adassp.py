@@ -103,6 +103,14 @@ EDGE_POINT_CHECK_FACTOR = 3.0
 #: or more s.d.s of its noise: there the guard against a point near 0 (a quarter of the interval's upper end)
 #: withholds about 3% of the fits, the lowest; below it withheld 17-28% and the points left were 1.08-1.19 x
 SIGMA_MEDIAN_INDEX_FACTOR = 2.0
+#: thirty-first pass (docs/derivations/adassp_boosted.md §56): the median given the refusal is printed where
+#: the 95% interval given the refusal (the same inversion at 2.5% / 97.5%) supports a point by §46 (lower end
+#: above 0, upper at most POINT_SUPPORT_MAX_RATIO times it, in sigma), in place of §50's check at the
+#: verdict's reference sum: that check removed the refused fits with the lowest reference sums (the median
+#: printed 1.14 x the OLS sigma at rare_level n = 2000, eps = 4) and still printed sigma-hat 43-57 for a true 1
+#: in 4 of 80 fits on an outcome range 80 times too wide; the interval's lower end is above 0 only where a
+#: residual sum of 0 is rejected at 2.5% given the refusal. False: §50's check, as in the thirtieth pass
+REFUSAL_MEDIAN_SUPPORT_RULE = True
 #: what sigma-hat estimates where the released sums show heavier tails than normal (inf.heavy_tail_signal)
 SIGMA_HEAVY_TAIL_ESTIMAND = (
     "the residuals look heavier-tailed than normal: the DP residual standard error is the "
@@ -1277,8 +1285,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                      sigma_estimable=res_var["estimable"])
         heavy_withhold = False
         # thirtieth pass (§55): where BoostedAdaSSP's verdict refused on the width, from twice the edge rule's
-        # index up, the range not far wider than the residuals and §50's check at the reference sum passed,
-        # the median given the refusal is printed instead of no point (_ssp.print_sigma_refusal_median)
+        # index up and the range not far wider than the residuals, the median given the refusal is printed
+        # instead of no point where its interval given the refusal supports a point (§56; until the
+        # thirty-first pass: where §50's check at the reference sum passed) (_ssp.print_sigma_refusal_median)
         refusal_point_ok = False
         if res_var["estimable"]:
             rel.sigma = float(sd.h_y * sigma_hat_scaled)
@@ -1313,9 +1322,11 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # §46 kept exactly the fits whose sum came out in its upper tail (raw_scale, n = 1000, eps = 1:
             # 4 of 100 points at 1.5-1.9 x the OLS sigma, intervals holding it in 2)
             imprecise = _edge_point_unsupported_at_reference(edge, res_var, float(n_pub - d))
+            # (thirty-first pass, §56: §50's check here only with REFUSAL_MEDIAN_SUPPORT_RULE off; the rule
+            # reads the interval given the refusal below instead)
             refusal_point_ok = bool(boosted and edge["sigma2"] is not None and not range_too_wide
                                     and edge_index >= SIGMA_MEDIAN_INDEX_FACTOR * min_index
-                                    and not imprecise)
+                                    and (REFUSAL_MEDIAN_SUPPORT_RULE or not imprecise))
             if (edge["sigma2"] is not None and edge_index >= min_index and not range_too_wide
                     and not selected_upwards and not imprecise):
                 rel.sigma = float(sd.h_y * math.sqrt(edge["sigma2"]))
@@ -1583,10 +1594,17 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # the median given the verdict's refusal (R below its gate). Not also given §50's check (R above
             # the edge interval's half-width): in that narrow band of R the point sum's law hardly moves with
             # rho, and the median reached 0 in every fit tried (§55)
+            refusal_law = dict(S=rv_args["S"], V_priv=rv_args["V_priv"], var_point=res_var["var_a2_noise"],
+                               var_gate=res_var["var_reference"], df=float(n_pub - d))
+            supported = True
+            if REFUSAL_MEDIAN_SUPPORT_RULE:
+                # thirty-first pass (§56): §46 on the interval given the refusal (its lower end above 0 is a
+                # level-2.5% test against a residual sum that is all noise), not §50's check at the reference
+                lo_r, hi_r = inf.sigma2_interval_given_refusal(res_var["rss_mean"], res_var["gate_sum"],
+                                                               **refusal_law)
+                supported = _ssp.interval_supports_point(math.sqrt(max(lo_r, 0.0)), math.sqrt(max(hi_r, 0.0)))
             res_var = dict(res_var, sigma2_given_refusal=inf.sigma2_median_given_refusal(
-                res_var["rss_mean"], res_var["gate_sum"], S=rv_args["S"],
-                V_priv=rv_args["V_priv"], var_point=res_var["var_a2_noise"], var_gate=res_var["var_reference"],
-                df=float(n_pub - d)))
+                res_var["rss_mean"], res_var["gate_sum"], **refusal_law) if supported else None)
             _ssp.print_sigma_refusal_median(rel, facts, res_var, float(sd.h_y))
             if facts.get("sigma_interval_median"):
                 # the same winsorized estimand as the verdict's point: said where the sums show heavy tails

@@ -471,6 +471,19 @@ def sigma2_median_given_refusal(point_sum: float, gate_upper: float, gate_lower:
     return min(med / float(df), 1.0)
 
 
+def sigma2_interval_given_refusal(point_sum: float, gate_upper: float, *, S, V_priv, var_point: float,
+                                  var_gate: float, df: float) -> tuple[float, float]:
+    """The 95% interval of sigma^2 from the point sum's law given that the verdict refused on the width (the
+    reference sum R below ``gate_upper``): selective_residual_sum_interval with the gate [-inf,
+    gate_upper), in residual variances (its upper end may be inf where the inversion is not found). Its
+    lower end is above 0 exactly where P(P <= point_sum | refusal; rho = 0) > 0.975, a level-2.5% test of
+    "the residual sum is all noise" (issue 12, thirty-first pass; docs/derivations/adassp_boosted.md §56).
+    Released values only."""
+    lo, hi = selective_residual_sum_interval(point_sum, -math.inf, gate_upper, S=S, V_priv=V_priv,
+                                             var_point=var_point, var_gate=var_gate, df=df)
+    return float(lo) / float(df), float(hi) / float(df)
+
+
 def verdict_gate_threshold(var_noise: float, excess_error: float, df: float) -> float:
     """The smallest reference residual sum R at which sigma-hat's verdict passes, 1.96 se(R) + excess_error
     <= 1.96 SIGMA_MAX_REL_SE R with se(R)^2 = var_noise + 2 R^2 / df (residual_variance_with_se, in sums);
