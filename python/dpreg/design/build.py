@@ -99,6 +99,29 @@ def unsigned_dtype(dtype) -> bool:
         return False
 
 
+def integer_dtype(dtype) -> bool:
+    """True for an integer dtype, signed or unsigned (numpy int/uint, pandas Int/UInt, Arrow int/uint as a
+    pandas ArrowDtype or a source's pyarrow type); False for bool (a categorical column with the public
+    levels False, True) and every other type. The column's schema type, public (twenty-first pass): every
+    value of such a column is an integer (thirty-first pass; docs/derivations/quantile_search.md §13)."""
+    if isinstance(dtype, pd.ArrowDtype):
+        dtype = dtype.pyarrow_dtype
+    if type(dtype).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        return bool(pa.types.is_integer(dtype))
+    try:
+        return bool(pd.api.types.is_integer_dtype(dtype)) and not pd.api.types.is_bool_dtype(dtype)
+    except TypeError:
+        return False
+
+
+def integer_columns(dtypes: dict) -> set:
+    """The columns of ``dtypes`` ({column: dtype}) whose schema type is an integer type
+    (:func:`integer_dtype`): their privately estimated ranges are snapped to integers
+    (``private_bounds.snap_to_integers``). Column types are public; no value is read."""
+    return {v for v, dt in dtypes.items() if integer_dtype(dt)}
+
+
 def with_schema_domains(doms: dict, dtypes: dict) -> dict:
     """``doms`` (:func:`strictest_domains`) plus "nonnegative" for a column whose schema type is an unsigned
     integer dtype (``dtypes``: {column: dtype}) and that has no stricter domain (thirtieth pass, newcomer: a
@@ -857,14 +880,19 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
             raise DesignError("private ranges need the fit's noise source and ledger")
-        doms = with_schema_domains(strictest_domains(parsed), {v: frame[v].dtype for v in missing_ends})
+        # the column types as the caller's frame has them (public schema). Not the converted column's:
+        # pd.to_numeric gives an object column of whole numbers int64 (or uint64 beyond 2^63), a type
+        # read from its values
+        dtypes = {v: c.df[v].dtype for v in missing_ends}
+        doms = with_schema_domains(strictest_domains(parsed), dtypes)
+        ints = integer_columns(dtypes)
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         refusal = None
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public,
-                                                outcome={c.outcome_var}, margin=margin)
+                                                outcome={c.outcome_var}, margin=margin, integer=ints)
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)
