@@ -115,6 +115,15 @@ eps = 1, 3 seeds; ``benchmarks/results/accuracy_ranges_margin2.md``): Wage (outc
 1.90) keeps its margin and its intervals (2.33). With ``inference=False`` (``margin=False`` here) no
 interval is released and no column is widened (Bikeshare 1.45, Wage 1.32 with the method auto then
 picks). The cap is a function of q (n and eps) and the column's role only.
+
+Integer-typed columns (thirty-first pass; docs/derivations/quantile_search.md §13)
+--------------------------------------------------------------------------------
+A column whose schema type is an integer type (public; ``private_ranges(..., integer=...)``) holds only
+integers, so after the margin and the domain rules its range is snapped to integers
+(:func:`snap_to_integers`): ``[ceil(lo), floor(hi)]`` where that holds two integers or more (the same rows
+unchanged, a narrower range), else a unit range toward [0, 1] (a rare 0/1 column whose upper end
+stopped inside (0, 1) gets [0, 1] instead of clamping its ones to about 0.25). Post-processing: the
+searches and the ledger are unchanged.
 """
 from __future__ import annotations
 
