@@ -1,6 +1,7 @@
 """Rare 0/1 indicators: private ranges and coefficient error, float64 vs int64 column (integer snap).
 
-Usage: ``python -m benchmarks integer_ranges [--seeds 30] [--n 1000] [--eps 4] [--variants] [--out NAME]``
+Usage: ``python -m benchmarks integer_ranges [--seeds 30] [--n 1000] [--eps 4] [--variants] [--bikeshare]
+[--out NAME]``
 
 The design of the issue-13 report (a Bikeshare-like ``holiday``): ``y = 1 + 0.5 x - 2 h + N(0, 1)``,
 ``x ~ U(0, 10)``, ``h`` a 0/1 column with 2.76% ones ("rare ones") or 2.76% zeros ("rare zeros"), every
@@ -10,7 +11,9 @@ seed too). Reported per column type: the share of fits whose released range of h
 An int64 column's range is snapped to integers (docs/derivations/quantile_search.md §13); the float64
 column is the control. ``--variants`` (code with the snap only) also runs the two rejected choices of the
 case "one integer inside": ``[floor lo, ceil hi]`` and ``[ceil lo, ceil lo + 1]``. A first table repeats
-the single fit of the report (n = 8000, seed 0 / random_state 3, eps 0.5, 1, 4).
+the single fit of the report (n = 8000, seed 0 / random_state 3, eps 0.5, 1, 4). ``--bikeshare`` adds
+Bikeshare's ``bikers ~ temp + hum + holiday + workingday`` (holiday: 2.9% ones) at eps 1 and 4, the
+shipped int64 columns against float64 copies, coefficient errors against OLS on all rows.
 """
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--eps", type=float, default=4.0)
     ap.add_argument("--variants", action="store_true", help="also the rejected choices of §13 case 2")
+    ap.add_argument("--bikeshare", action="store_true", help="also Bikeshare's holiday / workingday (int64)")
     ap.add_argument("--out", default="integer_ranges", help="name of the results file under benchmarks/results/")
     args = ap.parse_args(argv)
     snap = getattr(pb, "snap_to_integers", None)
@@ -104,6 +108,31 @@ def main(argv=None):
                 lines.append(f"| rare {'zeros' if zeros_rare else 'ones'} | {dt} | {name if dt == 'int64' else '-'} | "
                              f"{inside}/{args.seeds} | {shown} | {np.median(err):.2f} | {err.max():.1f} | "
                              f"{int((err > 1).sum())}/{args.seeds} |")
+    if args.bikeshare:
+        from dpreg import datasets
+        bike = datasets.load_bikeshare()
+        form = "bikers ~ temp + hum + holiday + workingday"
+        X = np.column_stack([np.ones(len(bike))] + [bike[c].to_numpy(float) for c in ("temp", "hum", "holiday",
+                                                                                       "workingday")])
+        ols = np.linalg.lstsq(X, bike["bikers"].to_numpy(float), rcond=None)[0]
+        lines += ["", f"## Bikeshare, `{form}` (n = {len(bike)}), every range private, {args.seeds} seeds", "",
+                  f"OLS: holiday {ols[3]:.2f}, workingday {ols[4]:.2f}. Error = |b - b_OLS| / |b_OLS| (median "
+                  "[max]); the int64 columns are the shipped ones, float64 their float copies.", "",
+                  "| eps | column types | ranges of holiday | holiday error | workingday error |", "|---|---|---|---|---|"]
+        ints = ["holiday", "workingday", "bikers"]
+        for eps in (1.0, 4.0):
+            for dt in ("float64", "int64"):
+                df = bike if dt == "int64" else bike.assign(**{c: bike[c].astype(float) for c in ints})
+                eh, ew, ranges = [], [], set()
+                for s in range(args.seeds):
+                    fit = dpreg.dp_lm(form, df, eps=eps, random_state=s)
+                    lo, hi = _ends(fit)
+                    ranges.add((round(lo, 3), round(hi, 3)))
+                    eh.append(abs(fit.params["holiday"] - ols[3]) / abs(ols[3]))
+                    ew.append(abs(fit.params["workingday"] - ols[4]) / abs(ols[4]))
+                shown = ", ".join(f"[{a:g}, {b:g}]" for a, b in sorted(ranges)[:3]) + (" ..." if len(ranges) > 3 else "")
+                lines.append(f"| {eps:g} | {dt} | {shown} | {np.median(eh):.2f} [{np.max(eh):.2f}] | "
+                             f"{np.median(ew):.2f} [{np.max(ew):.2f}] |")
     lines += ["", f"_run time {time.perf_counter() - t0:.0f} s; coefficient error = |b_h + 2| / 2._"]
     write_result(args.out, "\n".join(lines))
     return 0
