@@ -69,7 +69,7 @@ def main(argv=None):
             fit = dpreg.dp_lm("y ~ x + holiday", df, eps=eps, random_state=3)
             lo, hi = _ends(fit)
             lines.append(f"| {dt} | {eps:g} | [{lo:.4g}, {hi:.4g}] | {fit.params['holiday']:.3f} |")
-    variants = {"as shipped": None}
+    variants = {"as shipped" if snap else "none (code without the snap)": None}
     if args.variants and snap is not None:
         def floor_ceil(lo, hi, lower, upper, dom=None):
             if lower and upper and math.ceil(lo) == math.floor(hi):
