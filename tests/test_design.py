@@ -642,6 +642,15 @@ def test_a_rare_integer_indicator_stopped_in_a_gap_gets_the_range_0_1(rare):
     df2 = df.assign(x=(df.x + 1).astype("int64"))
     (lo_l, hi_l), _ = _range_and_ledger(df2, "x", 0, 0.2, formula="y ~ log(x)")
     assert lo_l >= 1.0 and hi_l == lo_l + 1.0 and lo_l == math.floor(lo_l)
+    # inside a divisor (or a negative power) the snapped range stays on the release's side of 0: [1, 2]
+    # for a 1/2 column, where [0, 1] would make the term's interval check refuse the fit after the
+    # range search has spent (the release, in (0.5, 2), passes it)
+    for form in ("y ~ I(1 / x)", "y ~ I(x ** -1)", "y ~ I(3 / (2 * x))"):
+        (lo_d, hi_d), _ = _range_and_ledger(df2, "x", 0, 0.2, formula=form)
+        assert lo_d >= 1.0 and hi_d == lo_d + 1.0
+        (lo_m, hi_m), _ = _range_and_ledger(df2.assign(x=-df2.x), "x", 0, 0.2, formula=form,
+                                            bounds={"y": (-5, 10), "x": (None, -0.5)})
+        assert hi_m == -0.5 and lo_m <= -1.5 and lo_m == math.floor(lo_m)    # the declared end is kept
 
 
 def test_snap_to_integers_is_total_and_keeps_declared_ends():
@@ -665,6 +674,12 @@ def test_snap_to_integers_is_total_and_keeps_declared_ends():
         assert snap_to_integers(0.8, 1.0, True, False) == (0.0, 1.0)
         assert snap_to_integers(0.8, 1.0, True, False, "positive") == (0.8, 1.0)   # no room: kept
         assert snap_to_integers(0.5, 7.9, False, False) == (0.5, 7.9)
+        # keep_sign (a divisor): a release above 0 stays >= 1, one below 0 <= -1
+        assert snap_to_integers(0.88, 1.44, True, True, keep_sign=True) == (1.0, 2.0)
+        assert snap_to_integers(-1.44, -0.88, True, True, keep_sign=True) == (-2.0, -1.0)
+        assert snap_to_integers(0.2, 0.7, True, True, keep_sign=True) == (1.0, 2.0)
+        assert snap_to_integers(-0.7, -0.2, True, True, keep_sign=True) == (-2.0, -1.0)
+        assert snap_to_integers(-3.0, -0.5, True, False, keep_sign=True) == (-3.0, -0.5)   # no room: kept
 
 
 def test_all_ranges_declared():

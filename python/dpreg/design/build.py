@@ -49,7 +49,7 @@ from .inputs import (  # noqa: F401
     object_column_error,
     object_number_column,
 )
-from .intervals import domain_lower_limits, interval_of
+from .intervals import divisor_names, domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
 
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
@@ -83,6 +83,15 @@ def strictest_domains(parsed) -> dict:
                 if _DOMAIN_RANK[dom] > _DOMAIN_RANK.get(doms.get(v), -1):
                     doms[v] = dom
     return doms
+
+
+def divisor_columns(parsed) -> set:
+    """Columns inside a divisor or a negative power anywhere in the formula (public: its text alone)."""
+    out = set()
+    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+        if info.tree is not None:
+            out |= divisor_names(info.tree, info.names)
+    return out
 
 
 def unsigned_dtype(dtype) -> bool:
@@ -892,7 +901,8 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public,
-                                                outcome={c.outcome_var}, margin=margin, integer=ints)
+                                                outcome={c.outcome_var}, margin=margin, integer=ints,
+                                                keep_sign=divisor_columns(parsed))
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)

@@ -254,7 +254,7 @@ def _widen(lo: float, hi: float, w: float, lower: bool, upper: bool, dom):
 _INTEGER_FLOOR = {"positive": 1.0, "nonnegative": 0.0, "gt-1": 0.0}
 
 
-def snap_to_integers(lo: float, hi: float, lower: bool, upper: bool, dom=None):
+def snap_to_integers(lo: float, hi: float, lower: bool, upper: bool, dom=None, keep_sign: bool = False):
     """The released range ``[lo, hi]`` (lo < hi) of a column whose schema type is an integer type, snapped to
     integers (thirty-first pass; docs/derivations/quantile_search.md §13). Post-processing of released
     values with the public dtype; ``lower`` / ``upper`` say which ends were estimated (a declared end is
@@ -272,11 +272,18 @@ def snap_to_integers(lo: float, hi: float, lower: bool, upper: bool, dom=None):
 
     Totality: floor/ceil of a float are floats (no overflow at +-1.8e308); where the snapped ends are not
     a proper interval inside the domain (``k + 1 == k`` beyond 2^53, a declared end that leaves no room)
-    the released range is kept. Returns ``(lo, hi)``."""
+    the released range is kept. ``keep_sign`` (a column inside a divisor or a negative power, whose range
+    must exclude 0): a release above 0 stays at or above 1, one below 0 at or below -1. Returns
+    ``(lo, hi)``."""
     lo, hi = float(lo), float(hi)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or not (lower or upper):
         return lo, hi
+    if keep_sign and hi < 0.0 and dom is None:      # the mirror image of a release above 0
+        a, b = snap_to_integers(-hi, -lo, upper, lower, None, True)
+        return -b + 0.0, -a + 0.0
     floor_dom = _INTEGER_FLOOR.get(dom, -math.inf)
+    if keep_sign and lo > 0.0:
+        floor_dom = max(floor_dom, 1.0)
     k_lo, k_hi = float(np.ceil(lo)), float(np.floor(hi))
     if lower and upper:
         if k_lo < k_hi:                      # two integers or more inside
@@ -583,7 +590,7 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
 
 def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
                    domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True,
-                   outcome=(), margin: bool = True, integer=()):
+                   outcome=(), margin: bool = True, integer=(), keep_sign=()):
     """Estimate the missing range ends.
 
     values  : {column: 1-D float array} (finite; n rows each, n public)
@@ -595,7 +602,8 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     outcome : names of the outcome column(s) (their estimated ends get the OUTCOME_TAIL margin, the
               others PREDICTOR_TAIL); margin=False releases the searched ends as they are
     integer : names of the columns whose schema type is an integer type (public): their estimated ends
-              are snapped to integers after the margin (:func:`snap_to_integers`)
+              are snapped to integers after the margin (:func:`snap_to_integers`); ``keep_sign``: those
+              of them inside a divisor or a negative power (their snapped range stays off 0)
     Returns ({column: (lo, hi)}, list of warning texts, {column: info dict}); ``info[col]["unreliable"]``
     says the column's search is too coarse for the margin rule (``range_unreliable``).
     """
@@ -686,5 +694,6 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
         if col in integer:
             # every value is an integer (public dtype): post-processing of the released (and widened) ends
             lo_d, hi_d = missing[col]
-            out[col] = snap_to_integers(*out[col], lo_d is None, hi_d is None, domain.get(col))
+            out[col] = snap_to_integers(*out[col], lo_d is None, hi_d is None, domain.get(col),
+                                        keep_sign=col in keep_sign)
     return out, notes, info
