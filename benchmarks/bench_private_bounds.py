@@ -67,6 +67,14 @@ def main(argv=None):
         pb.KAPPA = args.kappa
     kappa = pb.KAPPA
 
+    import inspect
+
+    from dpreg.design.build import unsigned_dtype
+    try:
+        from dpreg.design.build import integer_dtype
+    except ImportError:        # code before the thirty-first pass (a "before" run): no snapping
+        integer_dtype = unsigned_dtype
+    snaps = "integer" in inspect.signature(private_ranges).parameters
     t0 = time.perf_counter()
     lines = ["# Private ranges from the unbounded private quantile", "",
              f"beta = {beta:g}, KAPPA = {kappa:g}; "
@@ -75,12 +83,19 @@ def main(argv=None):
              "column's rows outside the estimated range (median / max over seeds)."
              + (f" Columns multiplied by {scale:g} before the search, ends divided by it again." if scale != 1.0 else ""),
              ""]
+    if snaps:
+        lines += ["Integer-typed columns (int64 here) have their ranges snapped to integers "
+                  "(docs/derivations/quantile_search.md §13)." if scale == 1.0 else
+                  "Integer ranges not snapped (columns scaled).", ""]
     for name, df, cols in _datasets(args.datasets):
         lines += [f"## {name} (n = {len(df)}; {len(cols)} numeric columns)", "",
                   "| column | eps | q_hi (beta) | data min | data max | est. lower (median) | est. upper (median) "
                   "| clamped % median | clamped % max | width ratio median | width ratio max |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for col in cols:
+            # an integer-typed column's released range is snapped to integers (quantile_search.md §13), as
+            # build_design does from the column's dtype; not under --scale (scaled values are not integers)
+            snap = {"integer": {col}} if (snaps and scale == 1.0 and integer_dtype(df[col].dtype)) else {}
             x = df[col].dropna().to_numpy(dtype=float)
             n = x.size
             lo_d, hi_d = float(x.min()), float(x.max())
@@ -96,7 +111,7 @@ def main(argv=None):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         out, _, _ = private_ranges({col: x * scale}, missing={col: (None, None)}, eps_total=eps,
-                                                   noise=NoiseSource(seed), ledger=Ledger(), beta=beta)
+                                                   noise=NoiseSource(seed), ledger=Ledger(), beta=beta, **snap)
                     lo, hi = out[col][0] / scale, out[col][1] / scale
                     los.append(lo)
                     his.append(hi)

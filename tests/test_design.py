@@ -569,13 +569,117 @@ def test_an_unsigned_integer_column_keeps_its_private_lower_end_at_or_above_0(dt
             got[str(col.dtype)] = (d.public.schema.variables["x"].lower, [row.statistic for row in led])
         (lo_float, led_float), (lo_uint, led_uint) = got["float64"], got[str(df.x.astype(dtype).dtype)]
         assert led_float == led_uint
-        assert lo_uint >= 0.0 and (lo_uint == 0.0 or lo_uint == lo_float)
+        # the lower end raised to 0, then snapped up to an integer (the column is integer-typed too:
+        # quantile_search.md §13; at these seeds the range holds two integers or more, so it is ceil)
+        assert lo_uint >= 0.0 and lo_uint == math.ceil(max(lo_float, 0.0))
         below += lo_float < 0.0
     assert below >= 1          # the case the rule is for occurred
     # a declared upper end alone says nothing of the lower end of a float column: its release stays
     d = build_design("y ~ x", df, bounds={"y": (-5, 10), "x": (None, 10.0)}, noise=NoiseSource(0),
                      ledger=Ledger(), bounds_share_eps=0.5)
     assert d.public.schema.variables["x"].lower < 10.0
+
+
+def _range_and_ledger(df, col, seed, share, formula="y ~ x", bounds=None):
+    led = Ledger()
+    d = build_design(formula, df, bounds={"y": (-5, 10)} if bounds is None else bounds, noise=NoiseSource(seed),
+                     ledger=led, bounds_share_eps=share)
+    v = d.public.schema.variables[col]
+    return (v.lower, v.upper), [(row.statistic, row.eps) for row in led]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "Int32", "int16[pyarrow]", "uint8"])
+def test_an_integer_column_has_its_private_range_snapped_to_integers(dtype):
+    # thirty-first pass (issue 13): every value of an integer-typed column is an integer (its dtype is
+    # public), so clamping it to the released [lo, hi] leaves exactly the rows in [ceil(lo), floor(hi)]
+    # unchanged; where that holds two integers or more it is the released range (quantile_search.md §13).
+    # Post-processing: the same seed gives the float64 column's ledger. Poisson(3) counts: the released
+    # range spans several integers at every seed, and its ends are not integers at some seed
+    rng = np.random.default_rng(2)
+    n = 3000
+    x = rng.poisson(3.0, n)
+    df = pd.DataFrame({"x": x.astype(float), "y": x + rng.normal(size=n)})
+    moved = 0
+    for seed in range(4):
+        (lo_f, hi_f), led_f = _range_and_ledger(df, "x", seed, 0.5)
+        (lo_i, hi_i), led_i = _range_and_ledger(df.assign(x=df.x.astype(dtype)), "x", seed, 0.5)
+        assert led_i == led_f
+        lo_f_dom = max(lo_f, 0.0) if dtype == "uint8" else lo_f       # §12: an unsigned column's end >= 0
+        assert math.ceil(lo_f_dom) < math.floor(hi_f)
+        assert (lo_i, hi_i) == (math.ceil(lo_f_dom), math.floor(hi_f))
+        moved += (lo_i, hi_i) != (lo_f, hi_f)
+        # the rows the released range leaves unchanged are those the snapped one leaves unchanged
+        np.testing.assert_array_equal((x >= lo_f_dom) & (x <= hi_f), (x >= lo_i) & (x <= hi_i))
+    assert moved >= 1
+    # a column of dtype object holding whole numbers is not integer-typed (its converted dtype would be
+    # read from the values): its range is the float column's
+    assert _range_and_ledger(df.assign(x=df.x.astype("int64").astype(object)), "x", 0, 0.5)[0] \
+        == _range_and_ledger(df, "x", 0, 0.5)[0]
+    # an integer outcome (counts) gets the same rule
+    (lo_y, hi_y), _ = _range_and_ledger(pd.DataFrame({"y": x, "x": rng.normal(size=n)}), "y", 0, 0.5,
+                                        bounds={"x": (-5, 5)})
+    assert lo_y == math.floor(lo_y) and hi_y == math.floor(hi_y) and lo_y < hi_y
+
+
+@pytest.mark.parametrize("rare", [1, 0])
+def test_a_rare_integer_indicator_stopped_in_a_gap_gets_the_range_0_1(rare):
+    # thirty-first pass (issue 13): a 0/1 column with 3% of one value at a small range budget (n = 1000,
+    # 0.2 for the column's two ends; b = 20 counts, so the searches leave m = 60 > 30 rows beyond each end)
+    # stops inside the gaps next to the common value: the float column is released as a range holding one
+    # integer (its ones clamped to 0.25: a coefficient about 4 times too large). The integer column gets
+    # [0, 1] whichever value is rare (quantile_search.md §13: one integer k inside -> the unit range
+    # toward [0, 1]); the same ledger
+    rng = np.random.default_rng(1)
+    n = 1000
+    h = np.where(rng.uniform(size=n) < 0.03, rare, 1 - rare)
+    df = pd.DataFrame({"x": h.astype(float), "y": h + rng.normal(size=n)})
+    for seed in range(3):
+        (lo_f, hi_f), led_f = _range_and_ledger(df, "x", seed, 0.2)
+        (lo_i, hi_i), led_i = _range_and_ledger(df.assign(x=df.x.astype("int64")), "x", seed, 0.2)
+        assert math.ceil(lo_f) == math.floor(hi_f) == 1 - rare    # one integer inside: the common value
+        assert (lo_i, hi_i) == (0.0, 1.0) and led_i == led_f
+    # inside log(): the lower end stays in the domain (x > 0 -> x >= 1 for integers); counts 1 / 2
+    df2 = df.assign(x=(df.x + 1).astype("int64"))
+    (lo_l, hi_l), _ = _range_and_ledger(df2, "x", 0, 0.2, formula="y ~ log(x)")
+    assert lo_l >= 1.0 and hi_l == lo_l + 1.0 and lo_l == math.floor(lo_l)
+    # inside a divisor (or a negative power) the snapped range stays on the release's side of 0: [1, 2]
+    # for a 1/2 column, where [0, 1] would make the term's interval check refuse the fit after the
+    # range search has spent (the release, in (0.5, 2), passes it)
+    for form in ("y ~ I(1 / x)", "y ~ I(x ** -1)", "y ~ I(3 / (2 * x))"):
+        (lo_d, hi_d), _ = _range_and_ledger(df2, "x", 0, 0.2, formula=form)
+        assert lo_d >= 1.0 and hi_d == lo_d + 1.0
+        (lo_m, hi_m), _ = _range_and_ledger(df2.assign(x=-df2.x), "x", 0, 0.2, formula=form,
+                                            bounds={"y": (-5, 10), "x": (None, -0.5)})
+        assert hi_m == -0.5 and lo_m <= -1.5 and lo_m == math.floor(lo_m)    # the declared end is kept
+
+
+def test_snap_to_integers_is_total_and_keeps_declared_ends():
+    # docs/derivations/quantile_search.md §13, totality: ends at +-DBL_MAX or beyond 2^53 (every float there
+    # is an integer) are kept, with no numpy warning; a declared end is never moved
+    from dpreg.design.private_bounds import snap_to_integers
+    big = float(np.finfo(float).max)
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert snap_to_integers(-big, big, True, True) == (-big, big)
+        assert snap_to_integers(2.0 ** 60, 2.0 ** 60 + 256, True, True) == (2.0 ** 60, 2.0 ** 60 + 256)
+        assert snap_to_integers(1e300, 1.0000001e300, True, True) == (1e300, 1.0000001e300)
+        assert snap_to_integers(-big, -1e300, True, True) == (-big, -1e300)
+        assert snap_to_integers(-0.3, 0.25, True, True) == (0.0, 1.0)
+        assert snap_to_integers(0.2, 0.7, True, True) == (0.0, 1.0)          # no integer inside: the unit
+        assert snap_to_integers(-0.7, -0.2, True, True) == (-1.0, 0.0)       # range holding the release
+        assert snap_to_integers(0.2, 0.7, True, True, "positive") == (1.0, 2.0)
+        assert snap_to_integers(0.5, 7.9, True, True) == (1.0, 7.0)
+        assert snap_to_integers(0.5, 7.9, False, True) == (0.5, 7.0)         # declared lower end kept
+        assert snap_to_integers(0.0, 0.25, False, True) == (0.0, 1.0)
+        assert snap_to_integers(0.8, 1.0, True, False) == (0.0, 1.0)
+        assert snap_to_integers(0.8, 1.0, True, False, "positive") == (0.8, 1.0)   # no room: kept
+        assert snap_to_integers(0.5, 7.9, False, False) == (0.5, 7.9)
+        # keep_sign (a divisor): a release above 0 stays >= 1, one below 0 <= -1
+        assert snap_to_integers(0.88, 1.44, True, True, keep_sign=True) == (1.0, 2.0)
+        assert snap_to_integers(-1.44, -0.88, True, True, keep_sign=True) == (-2.0, -1.0)
+        assert snap_to_integers(0.2, 0.7, True, True, keep_sign=True) == (1.0, 2.0)
+        assert snap_to_integers(-0.7, -0.2, True, True, keep_sign=True) == (-2.0, -1.0)
+        assert snap_to_integers(-3.0, -0.5, True, False, keep_sign=True) == (-3.0, -0.5)   # no room: kept
 
 
 def test_all_ranges_declared():

@@ -139,6 +139,33 @@ def test_a_streamed_unsigned_integer_column_keeps_its_private_lower_end_at_or_ab
     assert lower(fit) == 0.0 and lower(as_float) < 0.0
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("arrow_type", ["int64", "int32"])
+def test_a_streamed_integer_column_has_its_private_range_snapped_as_in_memory(tmp_path, arrow_type):
+    # thirty-first pass (quantile_search.md §13): a column whose Arrow type is an integer type (public
+    # schema) has its privately estimated range snapped to integers, as in memory: the same ranges, ledger
+    # and coefficients as the in-memory column of that type, and the float64 column's ledger. A 0/1 column
+    # with 3% ones at n = 1000, eps = 4: the float column's upper end stops inside (0, 1), the integer
+    # column's range is [0, 1]
+    rng = np.random.default_rng(0)
+    n = 1000
+    h = (rng.uniform(size=n) < 0.03).astype(arrow_type)
+    df = pd.DataFrame({"h": h, "x": rng.uniform(0, 10, n)})
+    df["y"] = 1 + 0.5 * df.x - 2 * h + rng.normal(size=n)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "c.parquet")
+    kw = dict(eps=4.0, bounds={"y": (-5.0, 10.0), "x": (0.0, 10.0)}, method="adassp", random_state=0)
+    ref = dpreg.dp_lm("y ~ x + h", df, **kw)
+    fit = dpreg.dp_lm("y ~ x + h", str(tmp_path / "c.parquet"), **kw)
+    as_float = dpreg.dp_lm("y ~ x + h", df.assign(h=df.h.astype(float)), **kw)
+    assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ledger == ref.privacy.ledger
+    np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
+    assert [r["statistic"] for r in as_float.privacy.ledger] == [r["statistic"] for r in fit.privacy.ledger]
+
+    def ends(f):
+        return next((r["lower"], r["upper"]) for r in f.privacy.ranges if r["variable"] == "h")
+    assert ends(fit) == (0.0, 1.0) and 0.0 < ends(as_float)[1] < 1.0
+
+
 def test_missing_path_is_a_clear_error_before_spending(tmp_path):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="does not exist"):

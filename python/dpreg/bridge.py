@@ -63,11 +63,16 @@ def _floats_or_none(raw: list, fast: bool = True):
         return None
 
 
-def _frame(columns: dict, factors: dict | None):
+def _frame(columns: dict, factors: dict | None, integers=()):
+    """The pandas frame of R's columns (doubles, NA as NaN; factors as 1-based codes). ``integers``: the
+    names of R's integer-typed columns (their type is public), made nullable ``Int64`` columns here, so
+    that their privately estimated ranges are snapped to integers as for an integer dtype in Python
+    (docs/derivations/quantile_search.md §13)."""
     import numpy as np
     import pandas as pd
 
     factors = dict(factors or {})
+    integers = {str(v) for v in _as_list(integers or [])}
     out = {}
     for name, values in (columns or {}).items():
         raw = _as_list(values)
@@ -81,6 +86,9 @@ def _frame(columns: dict, factors: dict | None):
             levels = [str(v) for v in _as_list(factors[name])]
             codes = np.where(np.isnan(vals), -1, vals - 1).astype(np.int64)
             out[name] = pd.Categorical.from_codes(codes, categories=levels)
+        elif name in integers:
+            # an R integer column: whole numbers within +-2^31 (NA -> NaN -> <NA>); the type alone decides
+            out[name] = pd.array(vals, dtype="Int64")
         else:
             out[name] = vals
     return pd.DataFrame(out)
@@ -179,8 +187,10 @@ def _fit_to_plain(api, formula, data, family, kwargs, extra, noise_off) -> dict:
 def _fit(formula: str, columns: dict, factors: dict | None, options: dict, family: str) -> dict:
     from . import api
 
+    options = dict(options or {})
+    integers = options.pop(".integer_columns", None)
     kwargs, extra, noise_off = _fit_kwargs(options)
-    data = _frame(columns, factors)
+    data = _frame(columns, factors, integers)
     extra = _whole_numbers_as_int(extra, _method_option_defaults(kwargs.get("method", "auto")))
     return _fit_to_plain(api, formula, data, family, kwargs, extra, noise_off)
 
@@ -231,7 +241,8 @@ def r_dp_lm(formula: str, columns: dict, factors: dict | None = None, options: d
     ``options`` holds the keyword arguments of ``dp_lm`` (``eps``, ``delta``, ``method``, ``bounds``,
     ``levels``, ``neighbours``, ``inference``), ``seed`` (-> ``random_state``), data-policy options
     (``na_action``, ``unknown_level``, ``strict``) and method hyperparameters. ``.noise_off`` is an
-    internal test hook (NoiseSource's ``_noise_off``), not part of the R package's user interface.
+    internal test hook (NoiseSource's ``_noise_off``), not part of the R package's user interface;
+    ``.integer_columns`` names the columns that are R integer vectors (public type; :func:`_frame`).
     """
     return _run(_fit, formula, columns, factors, options, "gaussian")
 

@@ -12,7 +12,7 @@ as_double_quietly <- function(x) {
 }
 
 # Returns list(columns = named list of doubles, factors = named list of level vectors,
-#              classes = named chr, levels = named list) for the columns `vars` of `data`.
+#              classes = named chr, levels = named list, integers = names of the integer-typed columns) for the columns `vars` of `data`.
 # `outcome`: the outcome's column(s), whose NA get their own refusal (never imputed).
 # `as_numbers`: logical columns sent as the numbers 1 / 0 (a column with declared bounds and no declared
 # levels is a number column, whatever its values: read.csv() reads a column with every value empty, or
@@ -25,7 +25,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     dp_stop("'", what, "' must be a data frame", call. = FALSE)
   }
   columns <- list(); factors <- list(); classes <- character(); ordered_cols <- character()
-  chars <- character(); bad <- character(); with_na <- character()
+  chars <- character(); bad <- character(); with_na <- character(); integers <- character()
   n <- NULL
   for (v in vars) {
     x <- data[[v]]
@@ -92,6 +92,10 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     } else if (is.numeric(x) && !inherits(x, c("Date", "POSIXt", "difftime"))) {
       columns[[v]] <- as_double_quietly(x)
       classes[[v]] <- "numeric"
+      # an integer column (its type is public) crosses as doubles like any number column; its name goes
+      # with it, so that the core snaps a privately estimated range to integers (thirty-first pass)
+      # (bit64's integer64 is not: its values beyond 2^53 are rounded, beyond 2^63 not an Int64 any more)
+      if (is.integer(x)) integers <- c(integers, v)
     } else {
       bad <- c(bad, v)
     }
@@ -149,7 +153,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
          call. = FALSE)
   }
   list(columns = columns, factors = factors, classes = classes,
-       levels = factors, n = if (is.null(n)) 0L else n, with_na = with_na)
+       levels = factors, n = if (is.null(n)) 0L else n, with_na = with_na, integers = integers)
 }
 
 # "'a', 'b', ... (3 more)": at most `most` values, quoted or not

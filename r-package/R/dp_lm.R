@@ -327,6 +327,8 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
     if (!length(bounds)) bounds <- NULL
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
+  # integer-typed columns (public type): the core snaps their privately estimated ranges to integers
+  if (length(enc$integers)) options[[".integer_columns"]] <- as.list(enc$integers)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   factor_cols <- names(enc$classes)[enc$classes %in% c("factor", "logical")]
   out <- call_core(fun, tr$core, enc$columns, enc$factors, options,

@@ -49,7 +49,7 @@ from .inputs import (  # noqa: F401
     object_column_error,
     object_number_column,
 )
-from .intervals import domain_lower_limits, interval_of
+from .intervals import divisor_names, domain_lower_limits, interval_of
 from .matrix import _column_intervals, _encoding, _eval_numeric, _model_matrix, _plain_numeric_matrix, _take_matrix  # noqa: F401
 
 # the new-data path and the column helpers it shares with the design builder (re-exported here)
@@ -86,6 +86,15 @@ def strictest_domains(parsed) -> dict:
     return doms
 
 
+def divisor_columns(parsed) -> set:
+    """Columns inside a divisor or a negative power anywhere in the formula (public: its text alone)."""
+    out = set()
+    for info in list(parsed.factors.values()) + [parsed.lhs_factor]:
+        if info.tree is not None:
+            out |= divisor_names(info.tree, info.names)
+    return out
+
+
 def unsigned_dtype(dtype) -> bool:
     """True for an unsigned integer dtype (numpy uint, pandas UInt, Arrow uint as a pandas ArrowDtype or a
     source's pyarrow type): the column's schema type, public (twenty-first pass); it holds no value below 0."""
@@ -98,6 +107,29 @@ def unsigned_dtype(dtype) -> bool:
         return bool(pd.api.types.is_unsigned_integer_dtype(dtype))
     except TypeError:
         return False
+
+
+def integer_dtype(dtype) -> bool:
+    """True for an integer dtype, signed or unsigned (numpy int/uint, pandas Int/UInt, Arrow int/uint as a
+    pandas ArrowDtype or a source's pyarrow type); False for bool (a categorical column with the public
+    levels False, True) and every other type. The column's schema type, public (twenty-first pass): every
+    value of such a column is an integer (thirty-first pass; docs/derivations/quantile_search.md §13)."""
+    if isinstance(dtype, pd.ArrowDtype):
+        dtype = dtype.pyarrow_dtype
+    if type(dtype).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        return bool(pa.types.is_integer(dtype))
+    try:
+        return bool(pd.api.types.is_integer_dtype(dtype)) and not pd.api.types.is_bool_dtype(dtype)
+    except TypeError:
+        return False
+
+
+def integer_columns(dtypes: dict) -> set:
+    """The columns of ``dtypes`` ({column: dtype}) whose schema type is an integer type
+    (:func:`integer_dtype`): their privately estimated ranges are snapped to integers
+    (``private_bounds.snap_to_integers``). Column types are public; no value is read."""
+    return {v for v, dt in dtypes.items() if integer_dtype(dt)}
 
 
 def with_schema_domains(doms: dict, dtypes: dict) -> dict:
@@ -870,14 +902,20 @@ def _numeric_ranges(c, *, need_bounds, unit, noise, ledger, bounds_share_eps, ma
         from .private_bounds import private_ranges
         if noise is None or ledger is None:
             raise DesignError("private ranges need the fit's noise source and ledger")
-        doms = with_schema_domains(strictest_domains(parsed), {v: frame[v].dtype for v in missing_ends})
+        # the column types as the caller's frame has them (public schema). Not the converted column's:
+        # pd.to_numeric gives an object column of whole numbers int64 (or uint64 beyond 2^63), a type
+        # read from its values
+        dtypes = {v: c.df[v].dtype for v in missing_ends}
+        doms = with_schema_domains(strictest_domains(parsed), dtypes)
+        ints = integer_columns(dtypes)
         from .private_bounds import search_column
         search_vals = {v: search_column(values[v]) for v in missing_ends}     # no copies up front
         refusal = None
         try:
             est, _notes, _info = private_ranges(search_vals, missing=missing_ends, eps_total=bounds_share_eps,
                                                 noise=noise, ledger=ledger, domain=doms, n_public=n_public,
-                                                outcome={c.outcome_var}, margin=margin)
+                                                outcome={c.outcome_var}, margin=margin, integer=ints,
+                                                keep_sign=divisor_columns(parsed))
         except DesignError:
             raise
         except ValueError as exc:          # public-facts refusal (budget too small for n)

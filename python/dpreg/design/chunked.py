@@ -447,7 +447,7 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
                                 n_public=n_public, **design_opts)
 
     # the public schema: which ranges the search must estimate (and their domains)
-    from .build import _norm_bounds, strictest_domains, with_schema_domains
+    from .build import _norm_bounds, divisor_columns, integer_columns, strictest_domains, with_schema_domains
     from .formula import categorical_in_formula, parse_formula
     cat_cols = source.categorical_columns() | set(levels or {}) | categorical_in_formula(formula)
     parsed = parse_formula(formula, source.names, cat_cols)
@@ -509,11 +509,14 @@ def build_streamed_design(formula, source, columns, *, bounds, levels, family, n
         # an unsigned integer column (its Arrow type: public) has its released lower end raised to 0
         range_doms = with_schema_domains(doms, {v: source.arrow_types[v] for v in missing
                                                 if v in source.arrow_types})
+        # an integer column (its Arrow type: public) has its released range snapped to integers
+        ints = integer_columns({v: source.arrow_types[v] for v in missing if v in source.arrow_types})
         refusal = None
         try:
             est, _notes, _info = private_ranges(vals, missing=missing, eps_total=bounds_share_eps, noise=noise,
                                                 ledger=ledger, domain=range_doms, n_public=n_public,
-                                                outcome=set(parsed.outcome_vars), margin=range_margin)
+                                                outcome=set(parsed.outcome_vars), margin=range_margin,
+                                                integer=ints, keep_sign=divisor_columns(parsed))
         except ValueError as exc:
             from ..errors import SampleTooSmall
             from .build import SampleTooSmallForRanges

@@ -188,6 +188,24 @@ def domain_lower_limits(tree: ast.AST, names: dict) -> dict[str, float]:
     return out
 
 
+def divisor_names(tree: ast.AST, names: dict) -> set:
+    """Raw variables inside a divisor (the right operand of ``/``) or under a negative power (``x ** -1``):
+    their public range must exclude 0. Read from the formula alone (public); used to keep an integer
+    column's snapped private range on the side of 0 its release is on (quantile_search.md §13)."""
+    out = set()
+    for node in ast.walk(tree):
+        sub = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            sub = node.right
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            k = _constant(node.right)
+            if k is not None and k < 0:
+                sub = node.left
+        if sub is not None:
+            out.update(names.get(n.id, n.id) for n in ast.walk(sub) if isinstance(n, ast.Name))
+    return out
+
+
 def _plus_one(node):
     """The column of ``x + 1`` or ``1 + x`` (a bare name plus the constant 1), else None."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):

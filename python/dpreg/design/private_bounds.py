@@ -115,6 +115,15 @@ eps = 1, 3 seeds; ``benchmarks/results/accuracy_ranges_margin2.md``): Wage (outc
 1.90) keeps its margin and its intervals (2.33). With ``inference=False`` (``margin=False`` here) no
 interval is released and no column is widened (Bikeshare 1.45, Wage 1.32 with the method auto then
 picks). The cap is a function of q (n and eps) and the column's role only.
+
+Integer-typed columns (thirty-first pass; docs/derivations/quantile_search.md §13)
+--------------------------------------------------------------------------------
+A column whose schema type is an integer type (public; ``private_ranges(..., integer=...)``) holds only
+integers, so after the margin and the domain rules its range is snapped to integers
+(:func:`snap_to_integers`): ``[ceil(lo), floor(hi)]`` where that holds two integers or more (the same rows
+unchanged, a narrower range), else a unit range toward [0, 1] (a rare 0/1 column whose upper end
+stopped inside (0, 1) gets [0, 1] instead of clamping its ones to about 0.25). Post-processing: the
+searches and the ledger are unchanged.
 """
 from __future__ import annotations
 
@@ -238,6 +247,61 @@ def _widen(lo: float, hi: float, w: float, lower: bool, upper: bool, dom):
         else:
             new_lo = lo
     return float(new_lo), float(new_hi)
+
+
+#: smallest integer inside each domain of a range search (x > 0, x >= 0, x > -1): where an integer column's
+#: snapped lower end may go (docs/derivations/quantile_search.md §13)
+_INTEGER_FLOOR = {"positive": 1.0, "nonnegative": 0.0, "gt-1": 0.0}
+
+
+def snap_to_integers(lo: float, hi: float, lower: bool, upper: bool, dom=None, keep_sign: bool = False):
+    """The released range ``[lo, hi]`` (lo < hi) of a column whose schema type is an integer type, snapped to
+    integers (thirty-first pass; docs/derivations/quantile_search.md §13). Post-processing of released
+    values with the public dtype; ``lower`` / ``upper`` say which ends were estimated (a declared end is
+    kept as the user gave it), ``dom`` the column's domain ("positive", "nonnegative", "gt-1" or None).
+
+    * ``ceil(lo) < floor(hi)`` (two integers or more inside): ``[ceil(lo), floor(hi)]``. Every integer row
+      the released range leaves unchanged stays unchanged, and the range is narrower.
+    * one integer ``k`` inside (a search that stopped inside the gaps next to k, such as a 0/1 column with
+      few ones released as [-0.003, 0.25]): the one-unit range ``[k, k + 1]`` or ``[k - 1, k]``, extended
+      toward the unit interval [0, 1] (down when ``k >= 1`` and ``k - 1`` is inside the domain, else up),
+      so that a 0/1 column gets [0, 1] whichever of its values is rare;
+    * no integer inside: ``[floor(lo), ceil(hi)]``, the one-unit range holding the released one.
+    With one end declared, the estimated end moves outward to the nearest integer at least one unit from
+    the declared end where fewer than two integers are inside. A lower end stays inside the domain.
+
+    Totality: floor/ceil of a float are floats (no overflow at +-1.8e308); where the snapped ends are not
+    a proper interval inside the domain (``k + 1 == k`` beyond 2^53, a declared end that leaves no room)
+    the released range is kept. ``keep_sign`` (a column inside a divisor or a negative power, whose range
+    must exclude 0): a release above 0 stays at or above 1, one below 0 at or below -1. Returns
+    ``(lo, hi)``."""
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or not (lower or upper):
+        return lo, hi
+    if keep_sign and hi < 0.0 and dom is None:      # the mirror image of a release above 0
+        a, b = snap_to_integers(-hi, -lo, upper, lower, None, True)
+        return -b + 0.0, -a + 0.0
+    floor_dom = _INTEGER_FLOOR.get(dom, -math.inf)
+    if keep_sign and lo > 0.0:
+        floor_dom = max(floor_dom, 1.0)
+    k_lo, k_hi = float(np.ceil(lo)), float(np.floor(hi))
+    if lower and upper:
+        if k_lo < k_hi:                      # two integers or more inside
+            a, b = k_lo, k_hi
+        elif k_lo == k_hi:                   # one integer k inside: toward [0, 1]
+            down = k_lo >= 1.0 and k_lo - 1.0 >= floor_dom
+            a, b = (k_lo - 1.0, k_lo) if down else (k_lo, k_lo + 1.0)
+        else:                                # none inside: the unit range holding the released one
+            a, b = k_hi, k_lo
+        if a < floor_dom:
+            a, b = floor_dom, max(b, floor_dom + 1.0)
+    elif upper:                              # declared lower end: the upper end, at least one unit above it
+        a, b = lo, k_hi if np.ceil(lo) < k_hi else max(float(np.ceil(hi)), float(np.ceil(lo + 1.0)))
+    else:                                    # declared upper end: the lower end, at least one unit below it
+        a, b = (k_lo if k_lo < np.floor(hi) else min(float(np.floor(lo)), float(np.floor(hi - 1.0)))), hi
+    if not (math.isfinite(a) and math.isfinite(b) and a < b) or (lower and a < floor_dom):
+        return lo, hi
+    return a + 0.0, b + 0.0          # -0.0 (ceil of a small negative end) printed as 0
 
 
 def _scales(eps_q: float, share: float):
@@ -526,7 +590,7 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
 
 def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledger,
                    domain: dict | None = None, beta: float = RANGE_BETA, n_public: bool = True,
-                   outcome=(), margin: bool = True):
+                   outcome=(), margin: bool = True, integer=(), keep_sign=()):
     """Estimate the missing range ends.
 
     values  : {column: 1-D float array} (finite; n rows each, n public)
@@ -537,6 +601,9 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
               log / log1p scale
     outcome : names of the outcome column(s) (their estimated ends get the OUTCOME_TAIL margin, the
               others PREDICTOR_TAIL); margin=False releases the searched ends as they are
+    integer : names of the columns whose schema type is an integer type (public): their estimated ends
+              are snapped to integers after the margin (:func:`snap_to_integers`); ``keep_sign``: those
+              of them inside a divisor or a negative power (their snapped range stays off 0)
     Returns ({column: (lo, hi)}, list of warning texts, {column: info dict}); ``info[col]["unreliable"]``
     says the column's search is too coarse for the margin rule (``range_unreliable``).
     """
@@ -624,4 +691,9 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
             w, lower, upper, dom = args
             out[col] = tuple(float(v) for v in _widen(*out[col], w, lower, upper, dom))
             col_info["margin"] = w
+        if col in integer:
+            # every value is an integer (public dtype): post-processing of the released (and widened) ends
+            lo_d, hi_d = missing[col]
+            out[col] = snap_to_integers(*out[col], lo_d is None, hi_d is None, domain.get(col),
+                                        keep_sign=col in keep_sign)
     return out, notes, info
