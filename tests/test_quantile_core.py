@@ -262,3 +262,17 @@ def test_exact_privacy_audit_spec_t4():
         worst = max(worst, lr)
         assert lr <= 1.0 + 1e-9
     assert worst > 0.5
+
+
+def test_downward_search_never_releases_negative_zero():
+    # The lower-end range search walks down from the released upper end u = grid(0, K, beta); when it
+    # takes the same K steps it stops at -u + (beta^K - 1) = 0 exactly, and negating that grid point
+    # gave -0.0 (printed as "-0.000000" by pandas in the budgets vignette). The value is the same
+    # number; only its sign bit is post-processed away. Data just above 0 make the walk stop there:
+    # with eps = 1e9 the noise is below one count, and #{-x < g_k} is 0 for g_k < 0 and n at g_k = 0.
+    beta = 1.1
+    upper = float(grid(0.0, 10, beta))
+    x = np.full(200, 1e-9)
+    r = upq(x, 0.5, upper=upper, eps=1e9, beta=beta, direction="down", noise=NoiseSource(3), ledger=Ledger())
+    assert r.estimate == 0.0 and r.steps == 10
+    assert not np.signbit(r.estimate)

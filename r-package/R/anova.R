@@ -586,8 +586,8 @@ model.frame.dp_fit <- function(formula, data = NULL, ...) {
 #' @examples
 #' if (dpreg_available() && requireNamespace("broom", quietly = TRUE)) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(1000, 0, 10))
-#'   df$y <- 1 + 0.5 * df$x + rnorm(1000)
+#'   df <- data.frame(x = runif(2000, 0, 10))
+#'   df$y <- 1 + 0.5 * df$x + rnorm(2000)
 #'   fit <- dp_lm(y ~ x, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)), seed = 1)
 #'   broom::augment(fit, newdata = data.frame(x = c(1, 5), y = c(1.4, 3.6)),

@@ -72,9 +72,9 @@
 #' @param eps,delta Privacy budget of this fit (`eps > 0`, `0 <= delta < 1`).
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
-#'   privacy noise is expected to dominate (on factor data up to twice that
-#'   signal-to-noise index with ranges estimated privately, five times with
-#'   every range declared, on numeric-only data too), with standard errors
+#'   privacy noise is expected to dominate (up to five times that
+#'   signal-to-noise index on factor data with ranges estimated privately,
+#'   and with every range declared, factors or not), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
 #'   and data in memory, so a DuckDB source keeps the SSP methods),
@@ -115,8 +115,8 @@
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
-#'   df <- data.frame(x = runif(1000, 0, 10), g = factor(sample(c("a", "b"), 1000, TRUE)))
-#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(1000)
+#'   df <- data.frame(x = runif(2000, 0, 10), g = factor(sample(c("a", "b"), 2000, TRUE)))
+#'   df$y <- 1 + 0.5 * df$x + (df$g == "b") + rnorm(2000)
 #'   fit <- dp_lm(y ~ x + g, data = df, eps = 1, method = "adassp",
 #'                bounds = list(x = c(0, 10), y = c(-5, 10)),
 #'                levels = list(g = c("a", "b")), seed = 1)

@@ -387,7 +387,7 @@ def upq(x, q, *, lower=-math.inf, upper=math.inf, eps=None, rho=None, noise, led
                                                      max_steps)
         if output == "passed" and stopped:
             val = min(float(grid(-upper, K - 1, beta)), -lower)
-        estimate = min(-val, upper)
+        estimate = min(-val, upper) + 0.0    # -0.0 (a stop at grid point 0, negated) prints as '-0'
     near = bool(stopped and K <= NEAR_BOUND_STEPS)
     return QuantileResult(estimate=float(estimate), q=q, steps=int(K), stopped=bool(stopped),
                           clamped=bool(clamped), near_bound=near, reached_max_steps=bool(maxed),
@@ -610,4 +610,4 @@ def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=No
         val, K, stopped = float(pts[-1]), int(pts.shape[0]), False
     else:
         val, K, stopped = (float(start) if k == 0 else float(pts[k - 1])), int(k) + 1, True
-    return (-val if negate else val), K, stopped
+    return ((-val + 0.0) if negate else val), K, stopped   # + 0.0: no -0.0 from a stop at 0
