@@ -864,3 +864,33 @@ def test_a_csv_column_of_dates_gets_date_advice_that_does_not_depend_on_its_valu
     assert dated.index("days since") < dated.index("C(visit_date)")
     plain = messages["dates", "d"]
     assert plain.index("C(d)") < plain.index("days since")
+
+
+@pytest.mark.parametrize("bounds", [True, False])
+def test_a_pandas_column_of_date_objects_gets_the_date_advice_of_the_arrow_date_column(bounds):
+    # thirty-first pass, newcomer: a date32 column read into pandas (to_pandas(), a database driver) is a
+    # column of datetime.date objects, dtype object. With declared bounds it was refused as "mixes value
+    # types or holds text ... (a CSV column is read as text ...)", without bounds as an object column,
+    # neither saying what to do with a date, while the same column from Parquet / Arrow is refused by its
+    # type with "days since a public origin". The advice is a fixed text per column name: a column of
+    # dates and one of words get the same text (the values choose nothing)
+    import datetime
+    n = 40
+    x = np.linspace(0, 1, n)                              # test data only
+    days = [datetime.date(2021, 3, 1 + i % 28) for i in range(n)]
+    messages = {}
+    for kind, values in {"dates": days, "words": ["north", "south"] * (n // 2)}.items():
+        frame = pd.DataFrame({"x": x, "d": pd.Series(values, dtype=object), "y": x})
+        b = {"x": (0, 1), "y": (0, 1)} | ({"d": (0, 2000)} if bounds else {})
+        budget = dpreg.Budget(eps=2.0, delta=1e-5)
+        with pytest.raises(dpreg.errors.DesignError) as err:
+            dpreg.dp_lm("y ~ x + d", frame, eps=1.0, bounds=b, method="adassp", budget=budget, random_state=1)
+        assert budget.spent == (0, 0)
+        messages[kind] = str(err.value)
+    assert messages["dates"] == messages["words"]
+    assert "days since a public origin" in messages["dates"] and "2021" not in messages["dates"]
+    # the same column from Arrow: refused by its type, with the same advice
+    table = pa.table({"x": x, "d": pa.array(days, pa.date32()), "y": x})
+    with pytest.raises(dpreg.errors.DesignError, match="days since a public origin"):
+        dpreg.dp_lm("y ~ x + d", table, eps=1.0, bounds={"x": (0, 1), "y": (0, 1), "d": (0, 2000)},
+                    method="adassp", random_state=1)
