@@ -196,6 +196,15 @@ def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
         pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
 
 
+def test_predict_on_a_file_or_relation_says_how_to_read_the_rows_to_predict(frame, files):
+    # thirty-first pass, newcomer: predict(newdata=) with the DuckDB relation or the path the fit read was
+    # refused naming the accepted types only; the refusal now says how to get the rows into one
+    fit = _fit(str(files / "*.parquet"))
+    for newdata in (str(files / "part-0.parquet"), duckdb.read_parquet(str(files / "part-0.parquet"))):
+        with pytest.raises(dpreg.errors.InvalidArgumentType, match=r"limit\(1000\)\.df\(\)"):
+            fit.predict(newdata)
+
+
 def test_missing_formula_column_is_named(frame, files):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="'zz'"):
