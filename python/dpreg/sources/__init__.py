@@ -4,7 +4,9 @@
 
 * a pandas DataFrame (or a mapping of columns): kept as it is (the in-memory path);
 * a polars DataFrame / LazyFrame, a pyarrow Table / RecordBatch / RecordBatchReader: through Arrow;
-* a path or glob (``str`` / ``os.PathLike``, or a list of them) of Parquet or CSV files: read by DuckDB;
+* a ``pyarrow.dataset.Dataset``: streamed in record batches (:class:`ArrowDatasetSource`);
+* a path or glob (``str`` / ``os.PathLike``, or a list of them) of Parquet or CSV files: read by DuckDB
+  (a hive-partitioned directory's keys, ``region=north/``, are text columns);
 * a DuckDB relation (``duckdb.DuckDBPyRelation``), or a pair ``(connection, "table or view name")``;
 * a Spark DataFrame (``pyspark.sql.DataFrame``).
 
@@ -682,7 +684,7 @@ def open_source(data) -> Source:
             return ArrowSource(pa.Table.from_batches([data]), label="the Arrow record batch")
         if isinstance(data, pa.RecordBatchReader):
             return ArrowSource(data.read_all(), label="the Arrow stream")
-        if mod.startswith("pyarrow._dataset") or mod.startswith("pyarrow.dataset"):
+        if mod.startswith(("pyarrow._dataset", "pyarrow.dataset")):
             import pyarrow.dataset as pads
             if isinstance(data, pads.Dataset):
                 return ArrowDatasetSource(data)
