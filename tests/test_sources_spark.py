@@ -150,28 +150,10 @@ def test_spark_dp_quantile_and_mean_equal_vector(spark, frame):
     assert budget.spent == (0, 0)
 
 
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-def test_spark_missing_column_and_stopped_session(spark, frame):
-    sdf = spark.createDataFrame(frame)
-    b = dpreg.Budget(eps=2, delta=1e-5)
-    with pytest.raises(SourceError, match="'zz'"):
-        dpreg.dp_lm("y ~ x1 + zz", sdf, eps=1, bounds=BOUNDS, budget=b)
-    assert b.spent == (0.0, 0.0)
-
-
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-def test_stopped_session_is_refused_before_spending(spark, frame):
-    # last test of the module: it stops the shared session
-    sdf = spark.createDataFrame(frame.iloc[:50])
-    spark.stop()
-    b = dpreg.Budget(eps=2, delta=1e-5)
-    with pytest.raises(SourceError, match="not running"):
-        dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
-    assert b.spent == (0.0, 0.0)
-
-
+# before the tests that stop the session
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 @pytest.mark.filterwarnings("ignore::dpreg.errors.AccuracyWarning")
+@pytest.mark.filterwarnings("ignore::dpreg.errors.ConvergenceWarning")
 def test_an_unsigned_column_read_by_spark_needs_its_lower_end_declared_to_fit_like_pandas(spark, tmp_path):
     # thirty-first pass, newcomer: Spark has no unsigned integer types, so a Parquet uint16 column is an int
     # in a Spark DataFrame and loses the "nonnegative" domain its type gives in pandas, Arrow or DuckDB (a
@@ -197,3 +179,24 @@ def test_an_unsigned_column_read_by_spark_needs_its_lower_end_declared_to_fit_li
     # same rows in the same order as the pandas frame: equal bit for bit
     np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
     assert str(fit.privacy.ledger) == str(ref.privacy.ledger)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_missing_column_and_stopped_session(spark, frame):
+    sdf = spark.createDataFrame(frame)
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="'zz'"):
+        dpreg.dp_lm("y ~ x1 + zz", sdf, eps=1, bounds=BOUNDS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_stopped_session_is_refused_before_spending(spark, frame):
+    # last test of the module: it stops the shared session
+    sdf = spark.createDataFrame(frame.iloc[:50])
+    spark.stop()
+    b = dpreg.Budget(eps=2, delta=1e-5)
+    with pytest.raises(SourceError, match="not running"):
+        dpreg.dp_lm(FORMULA, sdf, eps=1, bounds=BOUNDS, levels=LEVELS, budget=b)
+    assert b.spent == (0.0, 0.0)
+
