@@ -583,6 +583,8 @@ def open_files(data) -> DuckDBSource:
                                   f"{f!r}; give it one type in every file")
     label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
     hive = _hive_keys(files) if fmt == "parquet" else []
+    if any(k in types for k in hive):      # a key that is a column of the files too: read the files as they are
+        hive = []
     rel = failed = None
     try:
         if hive:
