@@ -66,9 +66,15 @@ _FORMULA_AND_DATA = """formula : str
         parentheses, as Python reads them, and negate one with ``~``: ``I(~(z > 55))``). Arithmetic on the outcome goes inside ``I()`` too
         (``"I(y - 3000) ~ x"``): ``"y - 3000 ~ x"`` is refused, since the formula parser would read the
         ``-`` as an operator on terms and fit ``y``.
-    data : pandas.DataFrame
+    data : pandas.DataFrame or another data source
         The private data. Nothing computed from it leaves dpreg except through releases counted in
-        the fit's privacy statement."""
+        the fit's privacy statement. Besides a pandas DataFrame (or a dict of columns): a polars
+        DataFrame or LazyFrame, a pyarrow Table, RecordBatch, RecordBatchReader or
+        ``pyarrow.dataset.Dataset``, a path, glob, directory (hive-partitioned too) or list of Parquet
+        or CSV files, a DuckDB relation or ``(connection, "table, view or query")``, or a Spark
+        DataFrame (``pip install 'dpreg[sources]'``; docs/sources.md says which methods stream, with
+        memory bounded by the batch size, and where a source's fit can differ from the pandas fit:
+        CSV files have no column types, Spark no unsigned integers)."""
 
 _EPS_AND_DELTA = """eps : float, default 1.0
         Privacy budget of the fit, in [1e-6, 1e9].

@@ -41,6 +41,9 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
         # new data: codes against the fit's levels (labels outside them -> NA -> refused)
         lv <- xlevels[[v]]
         lab <- as.character(x)
+        # thirty-first pass: a fit from a file or database whose column is boolean has the core's levels
+        # False / True; R's logical column says FALSE / TRUE (refused as "not among the fit's levels")
+        if (is.logical(x) && all(lv %in% c("False", "True"))) lab <- ifelse(x, "True", "False")
         codes <- match(lab, lv)
         if (!is.null(xpooled[[v]])) {
           # levels selected privately: values the fit did not release go where its pooled rows went

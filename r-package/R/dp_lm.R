@@ -645,7 +645,7 @@ core_term_text <- function(txt, core_terms, r_names) {
 fit_term_text <- function(txt, core_terms, tr) {
   core_terms <- chr(core_terms)
   core_term_text(txt, core_terms,
-                 r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels")))
+                 r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"), tr$logical))
 }
 
 new_dp_fit <- function(d, json, call, tr, enc) {
@@ -659,7 +659,7 @@ new_dp_fit <- function(d, json, call, tr, enc) {
   }
   if (!is.null(d$wald$note)) d$wald$note <- fit_term_text(d$wald$note, d$terms, tr)
   core_terms <- chr(d$terms)
-  rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"))
+  rn <- r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"), tr$logical)
   named <- function(x) { x <- num(x); if (!is.null(x)) names(x) <- rn; x }
   tab <- d$coef_table
   wald <- d$wald
@@ -890,6 +890,8 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   if (family == "binomial") tr <- event_outcome_for_core(tr)
   tr <- core_spelling(tr)
   if (length(tr$derived)) dp_stop(derived_on_source_refusal(tr$derived), call. = FALSE)
+  # boolean columns of the source (schema): their coefficients are named ...TRUE as from a data frame
+  tr$logical <- names(kinds)[kinds == "logical"]
   if (!(is.character(bounds) && identical(bounds, "data"))) {
     bounds <- check_named_list(bounds, "bounds")
     for (b in names(bounds)) {

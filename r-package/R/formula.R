@@ -587,8 +587,11 @@ indicator_name <- function(label) {
   label
 }
 
-# Core term names -> R coefficient names as lm() would print them.
-r_term_names <- function(core_terms, map, labels = NULL) {
+# Core term names -> R coefficient names as lm() would print them. `logical`: the columns of a file or
+# database source whose type is boolean (their public schema), whose levels the core spells True / False:
+# lm() and a data frame's logical column spell them TRUE / FALSE (thirty-first pass: "flagTrue" from a
+# Parquet file where the same rows in a data frame gave "flagTRUE").
+r_term_names <- function(core_terms, map, labels = NULL, logical = NULL) {
   lab <- function(x) {
     r <- map[norm_expr(x)]
     if (is.na(r)) x else unname(r)
@@ -599,6 +602,10 @@ r_term_names <- function(core_terms, map, labels = NULL) {
       # numeric codes used as levels (factor(h) on a number column): "2.0" -> "2", "100000.0" ->
       # "1e+05", as R's factor() names them
       level <- r_number_level(m[2])
+      if (length(logical) && level %in% c("True", "False")) {
+        v <- tryCatch(all.vars(str2lang(lab(m[1]))), error = function(err) character())
+        if (length(v) == 1 && v %in% logical) level <- toupper(level)
+      }
       return(paste0(lab(m[1]), level))
     }
     # the complement the core fits for y ~ 0 + I(x > c) (indicator_both_values): lm's I(x > c)FALSE

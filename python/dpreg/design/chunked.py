@@ -386,7 +386,7 @@ def can_stream(method, *, family, source, formula, levels, bounds, neighbours, d
     from .formula import formula_columns
     if method not in STREAMING_METHODS or family != "gaussian" or source is None:
         return False
-    if source.kind not in ("duckdb", "arrow", "spark"):
+    if source.kind not in ("duckdb", "arrow", "arrow_dataset", "spark"):
         return False
     if bounds == "data" or neighbours != "replace_one" or design_opts.get("unit") is not None:
         return False

@@ -197,9 +197,14 @@ def declared_number_error(name) -> DesignError:
     column" (public); a value of another type in it is refused as in any number column. A CSV reader types
     a column as text when one of its values is not a number: read as a factor, that one row changed the
     model's terms (nineteenth audit pass)."""
+    from ..sources import date_advice
+    # thirty-first pass, newcomer: a pandas column of datetime.date objects (what Arrow's date32 and many
+    # database drivers give) got this text without a word on dates; the date advice is added for every
+    # column (a fixed text per name: the values never choose the message)
     return DesignError(f"column {name!r} mixes value types or holds text, but it has declared bounds, so it is a "
                        "number column (a CSV column is read as text when one of its values is not a number); "
-                       "convert it to numbers, or declare levels= for it if it is a category")
+                       "convert it to numbers, or declare levels= for it if it is a category; "
+                       + date_advice(name))
 
 
 def object_number_column(s) -> bool:
@@ -218,6 +223,7 @@ def object_column_error(name, *, outcome=False, binary=False) -> DesignError:
     levels, a factor with privately selected levels and a number column, also under add/remove where that
     row was left out for a missing outcome (twenty-first audit pass). It is therefore a number column, as
     a CSV column is; a factor is declared by the formula or ``levels=``, or by a text dtype."""
+    from ..sources import date_advice
     if binary:
         return DesignError(f"the binary outcome {name!r} has dtype object and holds a value that is not a "
                            "number (nor True / False or missing); a column of dtype object is a number column "
@@ -233,7 +239,10 @@ def object_column_error(name, *, outcome=False, binary=False) -> DesignError:
                        "writes C() or levels= declares its levels (its kind never comes from its values). "
                        f"For a factor write C({name}) in the formula, or declare levels={{{name!r}: [...]}} "
                        f"(public; first = reference), or give it a text dtype (data[{name!r}].astype(\"string\")), "
-                       "whose levels are selected privately unless declared; else convert it to numbers")
+                       "whose levels are selected privately unless declared; else convert it to numbers; "
+                       # thirty-first pass: the same date advice for every column (dates in a column of dtype
+                       # object), never chosen by the values
+                       + date_advice(name))
 
 
 def csv_categorical_columns(formula, levels) -> set:

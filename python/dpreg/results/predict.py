@@ -80,8 +80,13 @@ class _PredictionMixin:
             # the in-memory sources dp_lm fits on (polars, pyarrow): predict takes them too
             newdata = newdata.to_pandas()
         if not isinstance(newdata, pd.DataFrame):
+            # thirty-first pass, newcomer: a fit from a file, DuckDB or Spark was followed by predict(newdata=
+            # the same relation or path), refused without saying how to get the rows into one of these
             raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table, or a "
-                                      "dict of columns")
+                                      "dict of columns (predict returns one value per row of newdata, in "
+                                      "memory); read the rows to predict from a file, DuckDB or Spark into one "
+                                      "first, e.g. relation.limit(1000).df(), polars.read_parquet(path) or "
+                                      "spark_df.limit(1000).toPandas()")
         return newdata
 
     def _rows_with_missing_values(self, newdata: pd.DataFrame):
