@@ -773,7 +773,8 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None,
+                    point_on_rss_point=False):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -792,7 +793,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     point or where the point fell outside (0, 1). ``rss_point`` (dpgd): {"rss", "var_rss"}, a residual
     sum for that median whose excess is the plug-in one (unbiased to first order, where the interval's is
     a conservative bound, dpgd.md §5); default: ``edge``'s sum. ``eps`` (public): the median is kept only
-    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth)."""
+    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth).
+    ``point_on_rss_point`` (BoostedAdaSSP, thirty-first pass, §58): §15's point also takes ``rss_point``'s
+    sum (the median-corrected one) instead of the interval's mean-corrected sum."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -821,7 +824,7 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
             and inf.R2_MEDIAN_EDGE_MARGIN <= median <= 1.0 - inf.R2_MEDIAN_EDGE_MARGIN):
         adj0 = 1.0 - (1.0 - median) * (n_pub - 1.0) / (n_pub - d)
         facts["r_squared_median_point"] = [float(median), float(adj0)]
-    point = inf.edge_r2_point(ess, rss)
+    point = inf.edge_r2_point(ess, pt["rss"] if point_on_rss_point else rss)
     lo, hi = float(iv[0]), float(iv[1])
     if point["r2"] is not None:
         lo, hi = min(lo, point["r2"]), max(hi, point["r2"])
@@ -1374,8 +1377,12 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         # basis whose first vector is the constant direction, where the Gram noise is still isotropic
         r2_at = _constant_first_basis(state, theta, S, V_priv, icpt)
         if values["r_squared"] and edge_r2 is not None:
+            # thirty-first pass (§58): BoostedAdaSSP's point and median on the median-corrected sum
+            r2_point = (dict(rss_point=dict(rss=edge["rss"], var_rss=edge["var_rss"]), point_on_rss_point=True)
+                        if boosted and edge is not None and "rss_mean" in edge else {})
             _edge_r_squared(rel, facts, edge_r2, **r2_at,
-                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise)
+                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise,
+                            **r2_point)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias
@@ -1386,7 +1393,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
         elif values["r_squared"]:
             # R^2 on the mean-corrected residual sum (§26, as at the edge above)
             rss = res_var.get("rss_mean", res_var["rss"]) if res_var["estimable"] else float("nan")
-            end_vars = None
+            end_vars, rss_median = None, rss
             if boosted and res_var["estimable"]:
                 # twentieth pass (§29): the interval's ends take the excess's skewed law (the points of
                 # q - E q + N(0, A2's noise + sampling) divided by z), not +-z s.d.: with the symmetric
@@ -1399,15 +1406,35 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                                                (0.025, 0.975))
                 z95 = 1.959963984540054
                 end_vars = ((max(-float(law[0]), 0.0) / z95) ** 2, (max(float(law[1]), 0.0) / z95) ** 2)
+                # thirty-first pass (§58): R^2's point and median take the median-corrected residual sum
+                # (sigma-hat's, §26: the mean-corrected sum lies below the truth in most fits, the excess
+                # being right-skewed); the interval keeps the mean-corrected sum with the law's ends
+                rss_median = float(res_var["rss"])
             r2i = inf.dp_r_squared_gram(r2_at["theta"], r2_at["S"], r2_at["V_priv"], rss=rss,
                                         var_rss=res_var["var_rss"], intercept=r2_at["icpt"], sigma_gram=state["sigma_gram"],
                                         rss_bias=res_var["excess_error"], rss_end_vars=end_vars)
             if r2i["estimable"]:
                 r2 = r2i["r2"]
+                lo_r2, hi_r2 = r2i["lower"], r2i["upper"]
+                # thirty-first pass (§58): the point on the median-corrected residual sum (median-unbiased
+                # in the sum, as ESS_hat is), inside the interval's hull
+                if rss_median > 0.0 and r2i["ess"] > 0.0:
+                    r2 = float(r2i["ess"] / (r2i["ess"] + rss_median))
+                    lo_r2, hi_r2 = min(lo_r2, r2), max(hi_r2, r2)
                 rel.r_squared = r2
                 rel.adj_r_squared = 1.0 - (1.0 - r2) * (n_pub - 1.0) / (n_pub - d)
                 facts.update(r_squared_raw=r2, r_squared_se=r2i["se"],
-                             r_squared_interval=[r2i["lower"], r2i["upper"]])
+                             r_squared_interval=[lo_r2, hi_r2])
+                # thirty-first pass (§58): the median of R^2's confidence distribution is kept here too,
+                # so that where §46 withholds the point the median prints (flagged) instead: §46 alone
+                # printed only the fits whose explained sum drew high (the interval's relative width
+                # falls as ESS_hat rises), +0.055 over the OLS R^2 at rare_level n = 3000, eps = 4
+                if float(n_pub) * float(spec.eps) >= inf.R2_MEDIAN_MIN_N_EPS * (1.0 - 1e-9):
+                    med = inf.r2_confidence_median(r2i["ess"], rss_median, r2i["var_ess"], res_var["var_rss"])
+                    if (med is not None
+                            and inf.R2_MEDIAN_EDGE_MARGIN <= med <= 1.0 - inf.R2_MEDIAN_EDGE_MARGIN):
+                        facts["r_squared_median_point"] = [
+                            float(med), float(1.0 - (1.0 - med) * (n_pub - 1.0) / (n_pub - d))]
             else:
                 why = ("the residual standard error is not estimable" if not res_var["estimable"] else
                        "its privacy noise is too large" + (f" (standard error {r2i['se']:.2g})"
