@@ -773,8 +773,7 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None,
-                    ess_var_unbiased=False):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -793,13 +792,11 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     point or where the point fell outside (0, 1). ``rss_point`` (dpgd): {"rss", "var_rss"}, a residual
     sum for that median whose excess is the plug-in one (unbiased to first order, where the interval's is
     a conservative bound, dpgd.md §5); default: ``edge``'s sum. ``eps`` (public): the median is kept only
-    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth).
-    ``ess_var_unbiased`` (BoostedAdaSSP's edge branch, §59): Var ESS_hat without the plug-in excess
-    4 trace((S_c V)^2) of its linear term (inf.dp_r_squared_gram)."""
+    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth)."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
-                                noise_map=noise_map, sigma_xty=sigma_xty, ess_var_unbiased=ess_var_unbiased)
+                                noise_map=noise_map, sigma_xty=sigma_xty)
     ess, var_ess = r2i.get("ess"), r2i.get("var_ess")
     # the two sums' errors are taken as independent (§15: their measured correlation was +0.25-0.35 on
     # the uniform design and -0.41 with the ridge active; the predicted covariances narrowed the
@@ -1380,10 +1377,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # (thirty-first pass, §58: the point and median on the edge's median-corrected sum were
             # measured and not kept: n = 3000, eps = 1 +0.106 -> +0.073 but n = 1000, eps = 1 rare_level
             # -0.041 -> -0.098 against the OLS R^2)
-            # (thirty-first pass, §59: BoostedAdaSSP's Var ESS_hat without its linear term's plug-in excess)
             _edge_r_squared(rel, facts, edge_r2, **r2_at,
-                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps,
-                            ess_var_unbiased=boosted, **r2_noise)
+                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias

@@ -1124,8 +1124,7 @@ def tail_variance_allowance(bundle: dict, z: float = 1.959963984540054) -> dict:
 
 def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept: int | None,
                       sigma_gram: float = 0.0, rss_bias: float | None = None, noise_map=None,
-                      sigma_xty: float | None = None, rss_end_vars: tuple[float, float] | None = None,
-                      ess_var_unbiased: bool = False) -> dict:
+                      sigma_xty: float | None = None, rss_end_vars: tuple[float, float] | None = None) -> dict:
     """R^2 of the OLS fit, ESS / (ESS + RSS), from released values only (issue 12).
 
     ESS = theta_s' S_c theta_s with S_c the Gram matrix centred on the intercept column (Schur
@@ -1148,12 +1147,7 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
     variances of RSS_hat's noise that the lower and the upper end of the interval use, from the 97.5% and
     2.5% points of the excess's law (:func:`excess_law_quantiles`), each divided by z: the privacy excess
     is a right-skewed quadratic form, so the residual sum can lie further below its mean-corrected
-    estimate than +-z s.d. allows (which lowers the upper end: it is the side the intervals missed).
-
-    ``ess_var_unbiased`` (BoostedAdaSSP's edge branch; thirty-first pass, docs/derivations/adassp_boosted.md
-    §59): the linear term 4 theta' S_c V S_c theta is estimated at theta_hat, whose mean is that term plus
-    4 trace((S_c V)^2) (the noise's trace term of a quadratic form); that excess is subtracted (the term
-    floored at 0). Without ``noise_map`` only."""
+    estimate than +-z s.d. allows (which lowers the upper end: it is the side the intervals missed)."""
     theta = np.asarray(theta, float)
     S = np.asarray(S, float)
     V = np.asarray(V_priv, float)
@@ -1170,12 +1164,7 @@ def dp_r_squared_gram(theta, S, V_priv, *, rss: float, var_rss: float, intercept
         return {"r2": None, "se": None, "estimable": False}
     ScV = Sc @ Vs
     ess = float(th @ Sc @ th) - float(np.trace(ScV))
-    lin_ess = 4.0 * float(th @ Sc @ Vs @ Sc @ th)
-    tr2 = float(np.sum(ScV * ScV.T))
-    if ess_var_unbiased and noise_map is None:
-        # §59: E[4 th_hat' ScVSc th_hat] = 4 th' ScVSc th + 4 trace((ScV)^2); the term is >= 0
-        lin_ess = max(lin_ess - 4.0 * tr2, 0.0)
-    var_ess = lin_ess + 2.0 * tr2
+    var_ess = 4.0 * float(th @ Sc @ Vs @ Sc @ th) + 2.0 * float(np.sum(ScV * ScV.T))
     # the Gram noise E in S itself (issue 12): theta_s' S_c theta_s = u' S u with u = theta_s and, with
     # an intercept, u_i = -S_is theta_s / S_ii (the minimiser of the Schur complement, so by the
     # envelope theorem its derivative in S is u u'); u'Eu ~ N(0, sigma1^2 ||u||^4) for the symmetric
