@@ -612,6 +612,12 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         pandas.DataFrame
             One row per term (or per entry of ``cols``), columns ``lower`` and ``upper``
             (statsmodels' shape).
+
+        Warns
+        -----
+        AccuracyWarning
+            Once, where rows are NaN: the summary's reason for a fit without intervals, or the names of
+            the coefficients whose standard errors were withheld.
         """
         out = self._conf_int(*args, level=level, alpha=alpha, cols=cols)
         self._warn_missing_intervals(out)
