@@ -407,7 +407,7 @@ def r_predict(fit_json: str, columns: dict, factors: dict | None = None, interva
 
 
 def _conf_int(fit_json, level):
-    ci = _load(fit_json).conf_int(level=float(level))
+    ci = _load(fit_json)._conf_int(level=float(level))   # R warns in confint()
     return {"lower": to_plain(list(ci["lower"])), "upper": to_plain(list(ci["upper"]))}
 
 

@@ -541,13 +541,15 @@ model.matrix.dp_fit <- function(object, data, ...) {
   data <- add_derived(data, derived)
   vars <- unique(c(all.vars(object$formula[[3]]), names(derived)))
   enc <- encode_columns(data, vars, what = "newdata", xlevels = object$xlevels,
-                        check_na = FALSE, xpooled = object$xpooled)
+                        check_na = FALSE, xpooled = object$xpooled, label = "data")
   ok <- stats::complete.cases(data[, vars, drop = FALSE])
   X <- matrix(NA_real_, nrow(data), length(object$terms),
               dimnames = list(rownames(data), object$terms))
   if (any(ok)) {
     columns <- lapply(enc$columns, function(v) v[ok])
-    out <- call_core("r_model_matrix", object$core_json, columns, enc$factors)
+    # the core speaks of predict()'s "newdata"; here the new rows are the argument 'data'
+    out <- call_core("r_model_matrix", object$core_json, columns, enc$factors,
+                     relabel = function(m) sub("^newdata: ", "data: ", m))
     rows <- out$rows
     if (!is.list(rows)) rows <- list(rows)
     X[ok, ] <- matrix(unlist(lapply(rows, num)), nrow = sum(ok), byrow = TRUE)
@@ -773,12 +775,15 @@ coeftest.dp_fit <- function(x, vcov. = NULL, df = NULL, ...) {
 coefci.dp_fit <- function(x, parm = NULL, level = 0.95, vcov. = NULL, df = NULL, ...) {
   refuse_other_vcov(vcov., "coefci()")
   refuse_t_reference(df, "coefci()")
-  ci <- confint.dp_fit(x, level = level)
+  ci <- confint_rows(x, level = level)
   rownames(ci) <- names(coef(x))
-  if (is.null(parm)) return(ci)
-  # as lmtest's default: numbers index the coefficients, names select the ones that exist
-  if (is.character(parm)) parm <- which(rownames(ci) %in% parm)
-  ci[parm, , drop = FALSE]
+  if (!is.null(parm)) {
+    # as lmtest's default: numbers index the coefficients, names select the ones that exist
+    if (is.character(parm)) parm <- which(rownames(ci) %in% parm)
+    ci <- ci[parm, , drop = FALSE]
+  }
+  warn_missing_intervals(x, ci, names(coef(x)))
+  ci
 }
 
 #' @rdname dp_fit-other-tests

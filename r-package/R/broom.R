@@ -44,7 +44,7 @@ tidy.dp_fit <- function(x, conf.int = FALSE, conf.level = 0.95, exponentiate = F
     out$inference.centre <- unname(tab$inference.centre)
   }
   if (isTRUE(conf.int)) {
-    ci <- confint.dp_fit(x, level = conf.level)
+    ci <- confint_rows(x, level = conf.level)
     out$conf.low <- unname(ci[, 1])
     out$conf.high <- unname(ci[, 2])
   }

@@ -20,16 +20,18 @@ as_double_quietly <- function(x) {
 # logical column the fit has no levels for is a number column of the fit, sent as 1 / 0 too.
 encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels = NULL,
                            check_na = TRUE, xpooled = NULL, outcome = character(),
-                           as_numbers = character(), quiet_ordered = character()) {
+                           as_numbers = character(), quiet_ordered = character(), label = what) {
+  # label: the argument's name in messages (model.matrix(fit, data =) encodes new rows as "newdata" does,
+  # under its own argument name; thirty-first pass)
   if (!is.data.frame(data) && !is.list(data)) {
-    dp_stop("'", what, "' must be a data frame", call. = FALSE)
+    dp_stop("'", label, "' must be a data frame", call. = FALSE)
   }
   columns <- list(); factors <- list(); classes <- character(); ordered_cols <- character()
   chars <- character(); bad <- character(); with_na <- character(); integers <- character()
   n <- NULL
   for (v in vars) {
     x <- data[[v]]
-    if (is.null(x)) dp_stop("column ", v, " not found in ", what, call. = FALSE)
+    if (is.null(x)) dp_stop("column ", v, " not found in ", label, call. = FALSE)
     if (!is.null(dim(x)) && length(dim(x)) > 1 && dim(x)[2] != 1) {
       bad <- c(bad, v); next
     }
@@ -57,7 +59,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
                      else paste0("the level '", xpooled[[v]], "'")
             warning(structure(class = c("dpreg_range", "dpreg_warning", "warning", "condition"),
                               list(message = paste0(
-                                what, ": column ", v, " has values that are not among the fit's levels of ", v,
+                                label, ": column ", v, " has values that are not among the fit's levels of ", v,
                                 " (", short_list(lv, 8), ", selected privately), in row(s) ",
                                 short_list(pooled_rows, 5, quote = FALSE), ": they are predicted at ", where,
                                 ", where the fit put its rows of the values the selection did not release; ",
@@ -71,7 +73,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
         if (any(is.na(codes) & !is.na(lab))) {
           # newcomer review 24: say where (rows) and which levels the fit has (declared or privately
           # released: public), and what to do; never the values (no message quotes a data value)
-          dp_stop("column ", v, " of ", what, " has values that are not among the fit's levels of ", v,
+          dp_stop("column ", v, " of ", label, " has values that are not among the fit's levels of ", v,
                   " (", short_list(lv, 8), "), in row(s) ",
                   short_list(which(is.na(codes) & !is.na(lab)), 5, quote = FALSE),
                   ": predict at one of those levels, or, to estimate a coefficient for the new level, ",
@@ -105,7 +107,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
   }
   if (length(chars)) {
     # factor() is no declaration: a factor's levels are data, selected privately unless declared
-    dp_stop("character column(s) ", paste(chars, collapse = ", "), " in ", what, ": declare their ",
+    dp_stop("character column(s) ", paste(chars, collapse = ", "), " in ", label, ": declare their ",
          "levels with levels = list(", chars[1], " = c(...)) (public; first = reference); or make ",
          "them factors, but factor() declares nothing: a factor's levels are selected privately ",
          "from a share of eps unless declared",
@@ -113,7 +115,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
   }
   if (length(bad)) {
     times <- bad[vapply(bad, function(v) inherits(data[[v]], c("Date", "POSIXt", "difftime")), TRUE)]
-    dp_stop("column(s) ", paste(bad, collapse = ", "), " in ", what, " are neither numeric, ",
+    dp_stop("column(s) ", paste(bad, collapse = ", "), " in ", label, " are neither numeric, ",
          "logical nor factor",
          if (length(times)) paste0("; a date or time enters as a number: add a column such as as.numeric(",
                                    times[1], ") (days since 1970-01-01 for a Date) and declare its bounds"),
@@ -133,7 +135,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
     predictors <- setdiff(with_na, missing_outcome)
     dp_stop("missing values (NA) in the outcome ", paste(missing_outcome, collapse = ", "),
             if (length(predictors)) paste0(" and in column(s) ", paste(predictors, collapse = ", ")),
-            " of ", what, ": the outcome is never imputed (a filled outcome is a made-up response; ",
+            " of ", label, ": the outcome is never imputed (a filled outcome is a made-up response; ",
             "na_action = \"impute\" fills predictors only, never the outcome ",
             paste(missing_outcome, collapse = ", "), "). ",
             "Remove the rows without an outcome first (the remaining row count is then the public n), ",
@@ -147,7 +149,7 @@ encode_columns <- function(data, vars, na_action = NULL, what = "data", xlevels 
   if (check_na && length(with_na) && (is.null(na_action) || identical(na_action, "fail"))) {
     # newcomer review 18: lm() drops such rows by its default na.action (getOption("na.action"),
     # "na.omit"); an R user reads a refusal that names only na_action as "dpreg ignores na.action"
-    dp_stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", what,
+    dp_stop("missing values (NA) in column(s) ", paste(with_na, collapse = ", "), " of ", label,
          ": ", if (is.null(na_action)) paste0("dpreg does not drop incomplete rows unasked, as lm() ",
          "does by getOption(\"na.action\") (dropping makes their count public). "),
          "Remove or impute them first, or use na_action = \"impute\" (private)",

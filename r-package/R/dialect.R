@@ -54,9 +54,11 @@ unwrap_core_text <- function(txt) {
   paste(out, collapse = "\n")
 }
 
-r_dialect <- function(msg) {
+r_dialect <- function(msg, na_action_name = NULL) {
   if (is.null(msg) || !length(msg)) return(msg)
-  if (is.list(msg)) return(lapply(msg, r_dialect))
+  if (is.list(msg)) return(lapply(msg, r_dialect, na_action_name = na_action_name))
+  # the na.action the user gave for "drop" (na.exclude drops rows as na.omit does); na.omit otherwise
+  dropper <- if (identical(na_action_name, "na.exclude")) "na.exclude" else "na.omit"
   if (!is.character(msg)) return(msg)
   one <- function(s) {
     if (is.na(s)) return(s)
@@ -105,8 +107,8 @@ r_dialect <- function(msg) {
     s <- gsub("(?<![(A-Za-z0-9_.])Intercept(?![)A-Za-z0-9_.])", "(Intercept)", s, perl = TRUE)
     # newcomer review 21: R users drop incomplete rows with lm's na.action = na.omit; the core's
     # spelling alone read as an option they had not used
-    s <- gsub("\\bna_action = \"drop\"(?! \\(the same)", "na.action = na.omit (na_action = \"drop\")",
-              s, perl = TRUE)
+    s <- gsub("\\bna_action = \"drop\"(?! \\(the same)",
+              paste0("na.action = ", dropper, " (na_action = \"drop\")"), s, perl = TRUE)
     s
   }
   vapply(msg, one, "", USE.NAMES = FALSE)

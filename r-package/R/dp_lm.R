@@ -269,6 +269,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
             data_advice(formula, if (missing(data)) NULL else data), call. = FALSE)
   }
   dots <- checked_dots(call, list(...))
+  na_name <- attr(dots, "na_action_name")
   na_action <- dots$na_action
   if (!is.null(na_action) && !(is.character(na_action) && length(na_action) == 1 &&
                                na_action %in% .na_actions)) {
@@ -331,7 +332,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
   if (length(enc$integers)) options[[".integer_columns"]] <- as.list(enc$integers)
   fun <- if (family == "binomial") "r_dp_glm" else "r_dp_lm"
   factor_cols <- names(enc$classes)[enc$classes %in% c("factor", "logical")]
-  out <- call_core(fun, tr$core, enc$columns, enc$factors, options,
+  out <- call_core(fun, tr$core, enc$columns, enc$factors, options, na_action_name = na_name,
                    relabel = function(m) {
                      quoted_labels(derived_labels(drop_level_type_hint(m, factor_cols), tr$derived), tr$map)
                    },
@@ -339,7 +340,7 @@ fit_core <- function(call, formula, data, eps, delta, method, bounds, levels, se
                      formula_level_text(fit_term_text(m, value$dict$terms, tr),
                                         formula_factor_levels(value$dict, names(enc$levels)))
                    })
-  fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  fit <- new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc, na_action_name = na_name)
   warn_global_contrasts(enc$classes, tr)
   fit
 }
@@ -499,6 +500,9 @@ lm_na_action <- function(dots) {
     dp_stop("give either na.action or na_action, not both", call. = FALSE)
   }
   dots$na_action <- core
+  # the user's spelling, for the core's messages about "drop" (thirty-first pass: na.exclude was told
+  # "na.action = na.omit")
+  attr(dots, "na_action_name") <- nm
   dots
 }
 
@@ -648,7 +652,7 @@ fit_term_text <- function(txt, core_terms, tr) {
                  r_term_names(core_terms, tr$map, attr(stats::terms(tr$formula), "term.labels"), tr$logical))
 }
 
-new_dp_fit <- function(d, json, call, tr, enc) {
+new_dp_fit <- function(d, json, call, tr, enc, na_action_name = NULL) {
   # the levels of factor(x) on a number column in R's spelling in every text, as coef() names them
   flv <- formula_factor_levels(d, names(enc$levels))
   for (k in c("title", "inference_note", "privacy_text", "privacy_paragraph", "method_text")) {
@@ -692,12 +696,13 @@ new_dp_fit <- function(d, json, call, tr, enc) {
     core_formula = tr$core, response = tr$response,
     method = d$method, method_description = d$method_description, auto = isTRUE(d$auto),
     title = r_dialect(d$title), family = d$family, link = d$link,
-    ci_method = d$ci_method, inference_note = r_dialect(d$inference_note),
-    warnings = r_dialect(chr(d$warnings)[!diag_is_note(d)]),
-    notes = r_dialect(chr(d$warnings)[diag_is_note(d)]),
+    ci_method = d$ci_method, inference_note = r_dialect(d$inference_note, na_action_name),
+    warnings = r_dialect(chr(d$warnings)[!diag_is_note(d)], na_action_name),
+    notes = r_dialect(chr(d$warnings)[diag_is_note(d)], na_action_name),
     tuning = d$tuning, facts = d$facts,
-    privacy = d$privacy, privacy_text = r_dialect(d$privacy_text),
-    privacy_paragraph = r_dialect(d$privacy_paragraph), method_text = r_dialect(unwrap_core_text(d$method_text)),
+    privacy = d$privacy, privacy_text = r_dialect(d$privacy_text, na_action_name),
+    privacy_paragraph = r_dialect(d$privacy_paragraph, na_action_name),
+    method_text = r_dialect(unwrap_core_text(d$method_text), na_action_name),
     xlevels = released_levels(d, enc$levels), xpooled = pooled_levels(d, enc$levels),
     formula_levels = flv,
     var_classes = enc$classes,
@@ -875,6 +880,7 @@ source_for_core <- function(data) {
 # with the source's column types (its public schema); the core reads the rows.
 fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, seed, family, ...) {
   dots <- checked_dots(call, list(...))
+  na_name <- attr(dots, "na_action_name")
   check_budget_args(eps, delta, method)
   src <- source_for_core(data)
   schema <- call_core("r_source_schema", src)
@@ -903,7 +909,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   }
   options <- core_options(eps, delta, method, bounds, levels, levels_data, seed, dots)
   out <- call_core("r_dp_lm_source", tr$core, src, options, if (family == "binomial") "binomial" else "gaussian",
-                   relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
+                   na_action_name = na_name, relabel = function(m) quoted_labels(derived_labels(m, tr$derived), tr$map),
                    relabel_value = function(m, value) fit_term_text(m, value$dict$terms, tr))
   vars <- intersect(tr$vars, names(kinds))
   # a CSV column has no type: the core made it a factor by the formula and levels = (its schema said
@@ -914,7 +920,7 @@ fit_source <- function(call, formula, data, eps, delta, method, bounds, levels, 
   }, "")
   fac <- vars[classes == "factor"]
   enc <- list(classes = classes, levels = stats::setNames(lapply(fac, function(v) character()), fac))
-  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc)
+  new_dp_fit(out$dict, out$json, call = public_call(call), tr = tr, enc = enc, na_action_name = na_name)
 }
 
 # The terms R computes as columns of a data frame (formula.R, derive_leaf()) cannot be computed on a file

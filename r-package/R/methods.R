@@ -358,6 +358,36 @@ vcov.dp_fit <- function(object, ...) object$vcov
 #' @rdname dp_fit-accessors
 #' @export
 confint.dp_fit <- function(object, parm, level = 0.95, ...) {
+  ci <- confint_rows(object, parm, level)
+  warn_missing_intervals(object, ci, object$terms)
+  ci
+}
+
+# One dpreg_accuracy warning when rows of `ci` are NA, with the reason the summary gives (thirty-first
+# pass, newcomer: confint() returned NA rows with no word, where predict(se.fit = TRUE) says why); the
+# text is the core's DPFit.conf_int() warning. Names only the fit's terms (public or released levels) and
+# its released inference note; rows of names that are not coefficients (NA as in confint.lm) are not
+# counted.
+warn_missing_intervals <- function(object, ci, known) {
+  bad <- rownames(ci)[rownames(ci) %in% known & !(is.finite(ci[, 1]) & is.finite(ci[, 2]))]
+  if (!length(bad)) return(invisible(NULL))
+  has_inference <- any(is.finite(object$coef_table$std.error))
+  msg <- if (!has_inference) {
+    paste0("confidence intervals are not available for this fit: ",
+           if (is.null(object$inference_note)) "this method provides no standard errors"
+           else object$inference_note)
+  } else {
+    shown <- paste(utils::head(bad, 6), collapse = ", ")
+    if (length(bad) > 6) shown <- paste0(shown, " and ", length(bad) - 6, " more")
+    paste0("confidence intervals are not available for ", shown, ": no standard error was released ",
+           "for them (the summary says why)")
+  }
+  warning(structure(class = c("dpreg_accuracy", "dpreg_warning", "warning", "condition"),
+                    list(message = msg, call = NULL)))
+}
+
+# confint() without its warning (tidy(), plot() and coefci() build on it)
+confint_rows <- function(object, parm, level = 0.95) {
   if (!is.numeric(level) || length(level) != 1 || !(level > 0 && level < 1)) {
     dp_stop("level must be a number strictly between 0 and 1", call. = FALSE)
   }

@@ -69,7 +69,7 @@ plot.dp_fit <- function(x, ..., reference = NULL, level = 0.95, terms = NULL,
   if (length(unknown)) {
     dp_stop("term(s) not among the fit's coefficients: ", paste(unknown, collapse = ", "), call. = FALSE)
   }
-  ci <- confint.dp_fit(x, level = level)
+  ci <- confint_rows(x, level = level)
   ref <- rep(NA_real_, length(terms))
   if (!is.null(reference)) {
     if (!is.numeric(reference) || is.null(base::names(reference))) {

@@ -155,7 +155,7 @@ warning_class <- function(category) {
 # cut(x, ...), by the user's expressions, as the summary does).
 # relabel_value: a function(message, value) applied first, with the core's returned value (dp_lm/dp_glm
 # pass one that names the coefficients as R does, from the fit's own term names).
-call_core <- function(fun, ..., relabel = identity, relabel_value = NULL) {
+call_core <- function(fun, ..., relabel = identity, relabel_value = NULL, na_action_name = NULL) {
   # the handle of the bridge's dispatcher is cached: fewer short-lived Python references for R's GC
   f <- .dpreg$funs[["r_call"]]
   if (is.null(f)) {
@@ -184,7 +184,7 @@ call_core <- function(fun, ..., relabel = identity, relabel_value = NULL) {
     seen <- c(seen, key)
     cls <- c(warning_class(w$category), r_condition_class(w$category, "warning"))
     warning(structure(class = unique(c(cls, "dpreg_warning", "warning", "condition")),
-                      list(message = r_dialect(relabel(r_syntax(w$message))), call = NULL)))
+                      list(message = r_dialect(relabel(r_syntax(w$message)), na_action_name), call = NULL)))
   }
   if (!isTRUE(out$ok)) {
     err <- out$error
@@ -193,7 +193,7 @@ call_core <- function(fun, ..., relabel = identity, relabel_value = NULL) {
     types <- unique(c(err$type, unlist(err$classes)))
     stop(structure(class = unique(c(vapply(types, r_condition_class, ""), paste0("dpreg_", types),
                                     "dpreg_error", "error", "condition")),
-                   list(message = r_dialect(relabel(r_syntax(err$message))), call = NULL,
+                   list(message = r_dialect(relabel(r_syntax(err$message)), na_action_name), call = NULL,
                         privacy = err$privacy)))
   }
   out$value

@@ -22,6 +22,7 @@ training data, min/max of any variable, non-private sigma / R^2 / OLS, leverage,
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, NoReturn
 
 import numpy as np
@@ -29,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from .._numeric import NUMPY_ERRSTATE, numpy_defaults
-from ..errors import PREDICTING, InvalidArgument, InvalidArgumentType, data_stage, library_errors
+from ..errors import PREDICTING, AccuracyWarning, InvalidArgument, InvalidArgumentType, data_stage, library_errors
 from ..estimators.registry import METHODS
 from ..inference.wald import side_of_zero_bonferroni, wald_chi2
 from ..release import Release
@@ -611,7 +612,37 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         pandas.DataFrame
             One row per term (or per entry of ``cols``), columns ``lower`` and ``upper``
             (statsmodels' shape).
+
+        Warns
+        -----
+        AccuracyWarning
+            Once, where rows are NaN: the summary's reason for a fit without intervals, or the names of
+            the coefficients whose standard errors were withheld.
         """
+        out = self._conf_int(*args, level=level, alpha=alpha, cols=cols)
+        self._warn_missing_intervals(out)
+        return out
+
+    def _warn_missing_intervals(self, ci: pd.DataFrame) -> None:
+        """One AccuracyWarning when rows of ``ci`` are NaN, with the reason the summary gives (thirty-first
+        pass, newcomer: confint() returned NA rows with no word, where predict(interval=) says why). Names
+        only the fit's terms (public or released levels) and its released inference note."""
+        missing = [str(t) for t, lo, hi in zip(ci.index, ci["lower"], ci["upper"])
+                   if not (np.isfinite(lo) and np.isfinite(hi))]
+        if not missing:
+            return
+        if not self.has_inference:
+            text = ("confidence intervals are not available for this fit: "
+                    + (self.inference_note or _NO_INFERENCE))
+        else:
+            shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+            text = (f"confidence intervals are not available for {shown}: no standard error was released "
+                    "for them (the summary says why)")
+        warnings.warn(text, AccuracyWarning, stacklevel=3)
+
+    def _conf_int(self, *args, level: float | None = None, alpha: float | None = None,
+                  cols=None) -> pd.DataFrame:
+        """:meth:`conf_int` without its warning (for the summary, tidy, plots and tests that build on it)."""
         rows = None if cols is None else self._conf_int_rows(cols)
         if args:   # conf_int(0.9): the level, positionally (statsmodels code passes alpha there)
             if len(args) > 1 or level is not None:

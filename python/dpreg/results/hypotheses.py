@@ -240,7 +240,7 @@ def _unit_combinations(fit, R, q, labels, caller):
                 "interval. Test one coefficient per "
                 "row, e.g. 'x1 = 0', or several coefficients jointly with wald_test(['x1', 'x2']), which "
                 "uses Bonferroni over the printed p-values (docs/derivations/joint_tests.md)")
-        own = fit.conf_int(level=fit._release.ci_level).to_numpy()
+        own = fit._conf_int(level=fit._release.ci_level).to_numpy()
         z_level = _z_quantile(float(fit._release.ci_level))
         se = np.full(k, np.nan)
         scaled_ends = np.full((k, 2), np.nan)
@@ -289,7 +289,7 @@ def _unit_combinations(fit, R, q, labels, caller):
         zq = _z_quantile(level)
         if side is not None:
             # the released intervals at the fit's level, nested at other levels (conf_int's rule)
-            own_l = fit.conf_int(level=level).to_numpy()
+            own_l = fit._conf_int(level=level).to_numpy()
             out = np.full((k, 2), np.nan)
             for i in np.flatnonzero(~multi):
                 j = int(np.flatnonzero(used[i])[0])

@@ -85,7 +85,7 @@ def coef_plot(fits, *, level=0.95, labels=None, reference=None, reference_label=
         # the dot is the point the interval is about (AdaSSP with its ridge corrected: the corrected
         # estimate; its ridge estimate, what predict() uses, is drawn as an open circle)
         centre = fit.inference_centre.reindex(terms).to_numpy(float)
-        ci = fit.conf_int(level=level).reindex(terms)
+        ci = getattr(fit, "_conf_int", fit.conf_int)(level=level).reindex(terms)
         lo, hi = ci["lower"].to_numpy(float), ci["upper"].to_numpy(float)
         y = ypos + offsets[i]
         has = np.isfinite(lo) & np.isfinite(hi)

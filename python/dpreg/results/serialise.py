@@ -65,7 +65,7 @@ class _SerialisationMixin:
         from .._version import __version__
         r = self._release
         level = self.level
-        ci95 = self.conf_int(level=level)
+        ci95 = self._conf_int(level=level)
         se = self.std_errors
         p = self.p_values()
         table = {

@@ -105,7 +105,7 @@ class Summary:
         not available. For AdaSSP's corrected ridge also ``Corrected`` (after ``Estimate``): the
         :attr:`DPFit.inference_centre` the inference columns are about (z value = Corrected / Std. Error)."""
         f = self.fit
-        ci = f.conf_int(level=self.level)
+        ci = f._conf_int(level=self.level)
         cols = {"Estimate": f.coef}
         if f.has_separate_centre:
             # AdaSSP's corrected ridge: the centre of the inference, next to the (ridge) estimate

@@ -452,7 +452,10 @@ test_that("dp_glm at n = 300 shows a declared level with no rows as NA with the 
     if (!is.na(coef(fit)[["ge"]])) next
     na <- na + 1
     expect_true(all(is.finite(coef(fit)[c("(Intercept)", "x", "gb", "gc")])))
-    expect_true(all(is.na(confint(fit)["ge", ])))
+    # thirty-first pass: confint() says so, naming ge among the coefficients without an interval
+    expect_warning(ci <- confint(fit), "^confidence intervals are not available for .*ge: ",
+                   class = "dpreg_accuracy")
+    expect_true(all(is.na(ci["ge", ])))
     expect_true(all(is.na(coef(summary(fit))["ge", ])))
     td <- generics::tidy(fit)
     expect_true(all(is.na(unlist(td[td$term == "ge", c("estimate", "std.error", "statistic", "p.value")]))))

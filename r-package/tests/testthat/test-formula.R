@@ -146,7 +146,8 @@ test_that("coefficients of terms with numbers are named by R's deparse, as lm na
     fit <- suppressWarnings(dp_lm(f, data = d, eps = 1, bounds = b, method = "adassp", seed = 1))
     # the reference is lm's own naming of the same formula, not dpreg's code
     expect_identical(names(coef(fit)), names(coef(lm(f, data = d))), info = deparse(f))
-    expect_identical(rownames(confint(fit)), names(coef(fit)), info = deparse(f))
+    # (some of these fits have no intervals: confint() warns why; only the names are checked here)
+    expect_identical(rownames(suppressWarnings(confint(fit))), names(coef(fit)), info = deparse(f))
   }
 })
 

@@ -636,7 +636,9 @@ test_that("a dp_glm fit whose rules withhold every interval looks like a fit wit
   f <- suppressWarnings(do.call(dp_glm, args))
   f0 <- suppressWarnings(do.call(dp_glm, c(args, inference = FALSE)))
   expect_identical(vcov(f), vcov(f0))
-  expect_identical(confint(f), confint(f0))
+  # each says why its intervals are NA (thirty-first pass), each with its own reason
+  expect_identical(suppressWarnings(confint(f)), suppressWarnings(confint(f0)))
+  expect_warning(confint(f), "every coefficient's interval was withheld", class = "dpreg_accuracy")
   expect_equal(coef(f), coef(f0))
   expect_identical(coef(summary(f)), coef(summary(f0)))
   expect_match(f$inference_note, "every coefficient's interval was withheld")
@@ -689,7 +691,8 @@ test_that("dp_glm with inference = FALSE that did not converge says both in its 
   skip_if_not(any(grepl("may not have converged", run$warnings)), "this draw converged")
   expect_match(f0$inference_note, "inference not requested (inference = FALSE)", fixed = TRUE)
   expect_match(f0$inference_note, "still moving after its T steps", fixed = TRUE)
-  expect_true(all(is.na(confint(f0))))
+  expect_warning(ci0 <- confint(f0), "inference not requested", class = "dpreg_accuracy")
+  expect_true(all(is.na(ci0)))
 })
 
 test_that("dummy.coef() lists every level of each term from the released coefficients, as for lm", {
@@ -805,4 +808,57 @@ test_that("predict(se.fit = TRUE) on a fit without intervals warns with the reas
   said <- Filter(function(cond) startsWith(conditionMessage(cond), "standard errors of the predictions (se.fit)"), w)
   expect_length(said, 1)
   expect_s3_class(said[[1]], "dpreg_accuracy")
+})
+
+test_that("confint() on a fit without intervals warns once with the summary's reason", {
+  # thirty-first pass, newcomer: confint() returned NA rows with no word, where the summary and
+  # predict(se.fit = TRUE) say why; the core's conf_int() warns with the same text
+  skip_if_no_core()
+  df <- toy_data(3000)
+  fit <- dp_lm(y ~ x, data = df, eps = 2, seed = 1, bounds = toy_bounds, inference = FALSE)
+  w <- list()
+  ci <- withCallingHandlers(confint(fit),
+                            warning = function(cond) { w[[length(w) + 1]] <<- cond; invokeRestart("muffleWarning") })
+  expect_true(all(is.na(ci)))
+  expect_length(w, 1)
+  expect_s3_class(w[[1]], "dpreg_accuracy")
+  expect_match(conditionMessage(w[[1]]), "^confidence intervals are not available for this fit: ")
+  expect_true(endsWith(conditionMessage(w[[1]]), fit$inference_note))
+  # at another level (computed in R) the same; tidy() and plot's intervals state it themselves: quiet
+  expect_warning(confint(fit, level = 0.9), class = "dpreg_accuracy")
+  expect_warning(dpreg:::confint_rows(fit, level = 0.9), NA)
+  # a name that is not a coefficient is an NA row as in confint.lm, and no reason to warn
+  fit2 <- dp_lm(y ~ x, data = df, eps = 2, seed = 1, bounds = toy_bounds)
+  expect_warning(ci2 <- confint(fit2, c("x", "nope")), NA)
+  expect_true(all(is.finite(ci2["x", ])) && all(is.na(ci2["nope", ])))
+})
+
+test_that("confint() names the coefficients whose intervals are withheld, and only them", {
+  skip_if_no_core()
+  df <- toy_data(3000)
+  fit <- dp_lm(y ~ x + g, data = df, eps = 2, seed = 1, bounds = toy_bounds, levels = toy_levels)
+  # a standard error withheld for gc alone (as for a level most groups miss); R computes the intervals
+  # from the coefficient table at the fit's level
+  fit$coef_table$std.error[fit$terms == "gc"] <- NA_real_
+  fit$coef_table$conf.low[fit$terms == "gc"] <- NA_real_
+  fit$coef_table$conf.high[fit$terms == "gc"] <- NA_real_
+  expect_warning(ci <- confint(fit), "^confidence intervals are not available for gc: no standard error",
+                 class = "dpreg_accuracy")
+  expect_true(all(is.na(ci["gc", ])) && all(is.finite(ci[rownames(ci) != "gc", ])))
+  expect_warning(confint(fit, c("x", "gb")), NA)
+  if (requireNamespace("lmtest", quietly = TRUE)) expect_warning(lmtest::coefci(fit, "gc"), class = "dpreg_accuracy")
+})
+
+test_that("model.matrix(fit, data = ) speaks of 'data', the argument's name", {
+  # thirty-first pass, newcomer: its warnings began "newdata:"
+  skip_if_no_core()
+  df <- toy_data(3000)
+  fit <- dp_lm(y ~ x + g, data = df, eps = 2, seed = 1, bounds = toy_bounds, levels = toy_levels)
+  w <- list()
+  X <- withCallingHandlers(model.matrix(fit, data = data.frame(x = c(2, 20), g = factor(c("a", "b")))),
+                           warning = function(cond) { w[[length(w) + 1]] <<- cond; invokeRestart("muffleWarning") })
+  expect_true(length(w) >= 1)
+  msgs <- vapply(w, conditionMessage, "")
+  expect_false(any(grepl("newdata", msgs)))
+  expect_true(any(startsWith(msgs, "data: ")))
 })

@@ -383,3 +383,21 @@ test_that("an indicator I(x > c) is named as lm names it (I(x > c)TRUE), in inte
     expect_equal(rownames(anova(fit)), attr(terms(f), "term.labels"))
   }
 })
+
+test_that("na.action = na.exclude is named as the user wrote it in the leak warning and the privacy text", {
+  # thirty-first pass (newcomer): the warning said "na.action = na.omit (na_action = \"drop\")" to a user
+  # who had written na.exclude
+  skip_if_no_core()
+  df <- toy_data()
+  df$x[c(3, 17)] <- NA
+  f <- NULL
+  leak <- tryCatch(f <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels,
+                              method = "adassp", seed = 2, na.action = na.exclude),
+                   dpreg_privacy_leak = conditionMessage)
+  expect_match(leak, "na.action = na.exclude (na_action = \"drop\")", fixed = TRUE)
+  expect_false(grepl("na.omit", leak, fixed = TRUE))
+  f <- suppressWarnings(dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels,
+                              method = "adassp", seed = 2, na.action = "na.exclude"))
+  expect_match(privacy_paragraph(f), "na.action = na.exclude", fixed = TRUE)
+  expect_false(grepl("na.omit", privacy_paragraph(f), fixed = TRUE))
+})
