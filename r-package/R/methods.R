@@ -326,6 +326,10 @@ print_coef_correlation <- function(correl, digits, symbolic.cor) {
 #' covariance is stored in the fit); bootstrap intervals at other levels are
 #' computed by the Python core from the stored replicates. `labels()` gives
 #' the term labels (as for `lm`: what `anova()` and `drop1()` test).
+#' Where the fit released no interval for some coefficients ("not estimable at
+#' this n and eps", or a fit without inference) their rows are `NA` and
+#' `confint()` warns once (class `dpreg_accuracy`) with the reason the summary
+#' gives, naming them.
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
