@@ -1642,3 +1642,35 @@ def test_a_released_level_whose_text_python_refuses_is_coded_and_named_by_its_va
         from dpreg.design.newdata import SpelledLevel
         spelled = SpelledLevel(value)
         assert spelled == value and value == spelled and hash(spelled) == hash(value)
+
+
+def test_a_partitioned_directory_is_named_by_its_root_not_by_a_partition_value(tmp_path):
+    # audit 32: since the thirty-first pass a hive-partitioned directory's key=value directories are a column
+    # of the data; the refusals of a file source named its first file in sorted order and the number of
+    # files ("the 3 files matching 'claims/region=aa/part-0.parquet', ..."): one row holding a new region
+    # made a directory that put its value and the new count into a refusal on public facts (a column the
+    # formula names and the data lack). The texts must be those of the neighbour without that row's value
+    rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
+    n = 400
+    base = pd.DataFrame({"x": rng.uniform(0, 1, n), "v": rng.uniform(0, 1, n),
+                         "region": rng.choice(["north", "south"], n)})
+    base["y"] = 2 * base["x"] + rng.normal(0, 0.1, n)
+    texts = []
+    for i, row0 in enumerate(("north", "aa_only_here")):
+        df = base.copy()
+        df.loc[0, "region"] = row0
+        side = []
+        for layout, formula in (("claims", "y ~ x + w + C(region)"), ("clash", "y ~ x + v")):
+            root = tmp_path / f"side{i}" / layout
+            for r, part in df.groupby("region"):
+                (root / f"region={r}").mkdir(parents=True)
+                out = part.drop(columns="region")
+                if layout == "clash" and r == "south":      # a type clash between files: named by no file
+                    out = out.assign(v=out["v"].astype(str))
+                out.to_parquet(root / f"region={r}" / "part-0.parquet")
+            with pytest.raises(dpreg.errors.DPRegError) as err:
+                dpreg.dp_lm(formula, str(root), bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0)
+            side.append(str(err.value).replace(str(tmp_path / f"side{i}"), "<dir>"))
+        texts.append(side)
+    assert "aa_only_here" not in " ".join(texts[1]) and "north" not in " ".join(texts[0])
+    assert texts[0] == texts[1]

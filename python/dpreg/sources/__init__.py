@@ -545,8 +545,9 @@ def _file_format(path: str) -> str:
                       "a DuckDB relation")
 
 
-def _file_schema(con, path, fmt):
-    """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV)."""
+def _file_schema(con, path, fmt, shown=None):
+    """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV); ``shown``: how a
+    refusal names the file (its path, quoted, by default)."""
     failed = None
     try:
         if fmt == "parquet":
@@ -557,13 +558,36 @@ def _file_schema(con, path, fmt):
     except Exception as exc:  # noqa: BLE001 - DuckDB's CSV sniffer quotes lines of the file
         failed = type(exc).__name__
     # outside the handler: the reader's error is not kept as the refusal's __context__
-    raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({failed}); it "
+    raise SourceError(f"{'the file ' + repr(path) if shown is None else shown} could not be read as {fmt.upper()} ({failed}); it "
                       "may be corrupt, truncated or of another format")
+
+
+def _partition_root(files) -> str | None:
+    """The directory above the first ``key=value`` directory of a partitioned layout
+    (``claims/region=north/part-0.parquet`` -> ``claims``), or None when no file's path has one. Paths only.
+    In such a layout the directory names are values of the data (one row holding a new value makes a
+    new directory), so texts name this root, never a file's path nor the number of files (audit 32)."""
+    def parts(f):
+        return os.path.normpath(os.path.abspath(f)).split(os.sep)
+    split = [parts(f) for f in files]
+    if not any("=" in p for ps in split for p in ps[:-1]):
+        return None
+    common = []
+    for level in zip(*[ps[:-1] for ps in split]):
+        if len(set(level)) != 1 or "=" in level[0]:
+            break
+        common.append(level[0])
+    return os.sep.join(common) or os.sep
 
 
 def open_files(data) -> DuckDBSource:
     import duckdb
     files = _expand_paths(data)
+    # audit 32: in a hive-partitioned layout a file's path holds values of the data (region=north); the
+    # refusals below named files[0] (the first partition value in sorted order, possibly one row's) and
+    # the number of files (of partitions): they name the partitioned directory instead
+    root = _partition_root(files)
+    shown = (lambda f: f"a file of the partitioned directory {root!r}") if root is not None else repr
     fmts = {_file_format(f) for f in files}
     if len(fmts) > 1:
         raise SourceError("the files mix Parquet and CSV; pass one format at a time")
@@ -572,16 +596,22 @@ def open_files(data) -> DuckDBSource:
     first = None
     types = {}
     for f in files:
-        sch = _file_schema(con, f, fmt)
+        sch = _file_schema(con, f, fmt, shown=shown(f) if root is not None else None)
         if first is None:
             first = f
             types = {fl.name: fl.type for fl in sch}
             continue
         for fl in sch:
             if fl.name in types and not _same_kind(types[fl.name], fl.type):
-                raise SourceError(f"column {fl.name!r} has type {types[fl.name]} in {first!r} but {fl.type} in "
-                                  f"{f!r}; give it one type in every file")
-    label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
+                where = (f"in {shown(first)} but {fl.type} in another" if root is not None
+                         else f"in {first!r} but {fl.type} in {f!r}")
+                raise SourceError(f"column {fl.name!r} has type {types[fl.name]} {where}; give it one type in "
+                                  "every file")
+    if root is not None:
+        label = f"the Parquet files of the partitioned directory {root!r}" if fmt == "parquet" else \
+            f"the CSV files of the partitioned directory {root!r}"
+    else:
+        label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
     hive = _hive_keys(files) if fmt == "parquet" else []
     if any(k in types for k in hive):      # a key that is a column of the files too: read the files as they are
         hive = []
