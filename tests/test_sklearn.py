@@ -679,11 +679,12 @@ def test_a_sparse_long_double_beyond_the_double_range_fits_like_one_at_the_bound
     assert runs[0] == runs[1]
 
 
-def test_adaboost_marks_the_fit_not_private_and_rfe_warns_of_repeated_fits(data):
+def test_adaboost_marks_the_fit_not_private_and_rfe_or_multioutput_warn_of_repeated_fits(data):
     # audit 32: AdaBoostRegressor(DPLinearRegression(...)) fits each estimator on rows drawn with replacement,
     # weighted by the earlier estimators' errors on the data (no bootstrap parameter), and RFE refits the
-    # estimator on the same rows once per elimination step: both fitted silently (AdaBoost's fits marked
-    # private; RFE's eps per fit added up with no RepeatedFitWarning)
+    # estimator on the same rows once per elimination step, MultiOutputRegressor / RegressorChain once per
+    # output: all fitted silently (AdaBoost's fits marked private; the others' eps per fit added up with no
+    # RepeatedFitWarning)
     from sklearn.ensemble import AdaBoostRegressor
     from sklearn.feature_selection import RFE
     X, y = data
@@ -704,3 +705,10 @@ def test_adaboost_marks_the_fit_not_private_and_rfe_warns_of_repeated_fits(data)
     # one warning per fit: X has p features, RFE fits at p, p - 1, ..., 2 features and refits at 1
     assert len(repeated) == np.shape(X)[1] and "recursive feature elimination" in str(repeated[0].message)
     assert rfe.estimator_.privacy_.private is True      # each fit is private; the total is their sum
+    from sklearn.multioutput import MultiOutputRegressor, RegressorChain
+    Y = np.c_[np.asarray(y), np.asarray(y)]
+    for wrapper in (MultiOutputRegressor(est()), RegressorChain(est())):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            wrapper.fit(X, Y)
+        assert len([w for w in caught if issubclass(w.category, RepeatedFitWarning)]) == 2   # one per output

@@ -5,8 +5,9 @@
 differences that differential privacy imposes:
 
 * **Every fit spends privacy budget.** Cross-validation and grid search fit many times on the same
-  data (k folds x every parameter combination), and so does ``RFE`` (one fit per elimination step), so
-  they spend the budget many times: 5-fold CV at
+  data (k folds x every parameter combination), and so do ``RFE`` (one fit per elimination step) and
+  ``MultiOutputRegressor`` / ``RegressorChain`` (one fit per output), so they spend the budget many
+  times: 5-fold CV at
   ``eps=1`` is an ``eps=5`` analysis of the data. A :class:`RepeatedFitWarning` says so at run time.
   Pass ``budget=dpreg.Budget(total_eps, total_delta)`` to cap the total: every fit of the estimator
   and of all its clones draws from that one Budget (a Budget is an account: cloning or deep-copying
@@ -228,12 +229,13 @@ class RepeatedFitWarning(DPRegWarning):
 
 
 def _in_model_selection() -> bool:
-    """True when called from scikit-learn's cross-validation or search machinery, or from its recursive
-    feature elimination (``RFE`` refits the estimator on the same rows once per eliminated feature or step:
-    audit 32, where it spent eps per fit with no word) (public facts about the caller only)."""
+    """True when called from scikit-learn's cross-validation or search machinery, from its recursive
+    feature elimination (``RFE`` refits the estimator on the same rows once per eliminated feature or step)
+    or from a multi-output wrapper (``MultiOutputRegressor``, ``RegressorChain``: one fit per output on the
+    same rows); audit 32: both spent eps per fit with no word. Public facts about the caller only."""
     for frame in inspect.stack(context=0)[2:]:
         mod = frame.frame.f_globals.get("__name__", "")
-        if mod.startswith("sklearn.model_selection") or mod.startswith("sklearn.feature_selection._rfe"):
+        if mod.startswith(("sklearn.model_selection", "sklearn.feature_selection._rfe", "sklearn.multioutput")):
             return True
     return False
 
@@ -510,8 +512,8 @@ class _DPBase(BaseEstimator):
                 cap = (f", capped by the Budget you passed (remaining before this fit: eps = {re:.6g}, "
                        f"delta = {rd:.6g}).")
             warnings.warn(
-                f"{type(self).__name__} is being fitted by cross-validation, a parameter search or recursive "
-                "feature elimination: every "
+                f"{type(self).__name__} is being fitted repeatedly on the same data (cross-validation, a "
+                "parameter search, recursive feature elimination or one fit per output): every "
                 f"fit spends eps = {self.eps:g} on the same data, so the total privacy loss is eps times "
                 f"the number of fits{cap}",
                 RepeatedFitWarning, stacklevel=4)
