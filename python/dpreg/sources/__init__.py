@@ -233,10 +233,17 @@ class ArrowDatasetSource(Source):
     kind = "arrow_dataset"
 
     def __init__(self, dataset, label="the Arrow dataset"):
+        import pyarrow as pa
         self.dataset = dataset
         self.label = label
         self._n = None
-        super().__init__(dataset.schema.names, {f.name: f.type for f in dataset.schema})
+        # audit 32: the partition keys of a partitioned dataset (year=2020/part-0.parquet) are typed by pyarrow
+        # from the directory names, values of the data: int32 where every name is a number, string where one
+        # row's is not, so one row changed the column's kind (a number column or a factor) and the model's
+        # terms. They are text columns, as a hive-partitioned directory read by path is (thirty-first pass)
+        self.partition_keys = _dataset_partition_keys(dataset)
+        super().__init__(dataset.schema.names, {f.name: (pa.string() if f.name in self.partition_keys else f.type)
+                                                for f in dataset.schema})
 
     def num_rows(self):
         if self._n is None:
@@ -245,9 +252,61 @@ class ArrowDatasetSource(Source):
 
     def batches(self, columns, batch_rows: int | None = None):
         batch_rows = batch_rows or BATCH_ROWS
-        for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
-            if b.num_rows:
-                yield b
+        keys = [c for c in columns if c in self.partition_keys]
+        if not keys:
+            for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
+                if b.num_rows:
+                    yield b
+            return
+        import pyarrow as pa
+        rest = [c for c in columns if c not in keys]
+        # fragment by fragment, in the dataset's order (Dataset.to_batches reads them in this order): the
+        # keys as the text of each fragment's directory names
+        for frag in self.dataset.get_fragments():
+            texts = _fragment_key_texts(frag, keys)
+            for b in frag.to_batches(columns=rest, batch_size=batch_rows, use_threads=False):
+                if not b.num_rows:
+                    continue
+                arrays = [pa.array([texts[c]] * b.num_rows, type=pa.string()) if c in keys else b.column(c)
+                          for c in columns]
+                yield pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+
+def _dataset_partition_keys(dataset) -> set:
+    """The partition key fields of a ``pyarrow.dataset`` (its partitioning's schema; public: the layout the
+    user gave), or the empty set (no partitioning, or a dataset that does not say)."""
+    part = getattr(dataset, "partitioning", None)
+    try:
+        return {f.name for f in part.schema} if part is not None else set()
+    except Exception:  # noqa: BLE001 - a partitioning without a schema: no keys
+        return set()
+
+
+def _fragment_key_texts(frag, keys) -> dict:
+    """{key: text} of one fragment: the ``key=value`` directory name's text where its path has one (a hive
+    layout), else the text of the value pyarrow parsed (a directory layout); None where the fragment has no
+    value for the key (a null partition)."""
+    import pyarrow.dataset as pads
+    texts = {}
+    parts = str(getattr(frag, "path", "")).replace("\\", "/").split("/")[:-1]
+    named = {}
+    for p in parts:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            named[k] = v
+    try:
+        parsed = pads.get_partition_keys(frag.partition_expression)
+    except Exception:  # noqa: BLE001 - no expression: the names alone
+        parsed = {}
+    for k in keys:
+        if k in named and named[k] != "__HIVE_DEFAULT_PARTITION__":
+            from urllib.parse import unquote
+            texts[k] = unquote(named[k])
+        elif parsed.get(k) is not None:
+            texts[k] = str(parsed[k])
+        else:
+            texts[k] = None
+    return texts
 
 
 class DuckDBSource(Source):
