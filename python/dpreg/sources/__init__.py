@@ -260,8 +260,19 @@ class ArrowDatasetSource(Source):
             return
         import pyarrow as pa
         rest = [c for c in columns if c not in keys]
-        # fragment by fragment, in the dataset's order (Dataset.to_batches reads them in this order): the
-        # keys as the text of each fragment's directory names
+        options = dict(getattr(self.dataset, "_scan_options", None) or {})
+        if options:
+            # a filtered dataset (Dataset.filter; pyarrow does not give its fragments): the dataset's own scan,
+            # the keys' values as text (a number key as pyarrow parsed it: year=007 reads "7")
+            import pyarrow.compute as pc
+            for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
+                if b.num_rows:
+                    yield pa.RecordBatch.from_arrays(
+                        [pc.cast(b.column(c), pa.string()) if c in keys else b.column(c) for c in columns],
+                        names=list(columns))
+            return
+        # fragment by fragment, in the dataset's order (Dataset.to_batches reads them in this order): the keys
+        # as the text of each fragment's directory names
         for frag in self.dataset.get_fragments():
             texts = _fragment_key_texts(frag, keys)
             for b in frag.to_batches(columns=rest, batch_size=batch_rows, use_threads=False):
