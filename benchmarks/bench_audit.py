@@ -2269,7 +2269,7 @@ def partition_label_pair(n=400, seed=32):
     import tempfile
     base = _partition_frame(n, seed, "region", ["north", "south"])
     roots = []
-    for i, row0 in enumerate(("north", "aa_only_here")):
+    for row0 in ("north", "aa_only_here"):
         df = base.copy()
         df.loc[0, "region"] = row0
         root = os.path.join(tempfile.mkdtemp(prefix="dpreg_partitions_"), "claims")

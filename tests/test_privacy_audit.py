@@ -1688,6 +1688,7 @@ def test_a_partitioned_arrow_dataset_has_text_keys_whatever_one_row_holds(tmp_pa
     pads = pytest.importorskip("pyarrow.dataset")
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from dpreg.sources import open_source
     rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
     n = 2000
