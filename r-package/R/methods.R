@@ -742,6 +742,12 @@ terms_not_released <- function(type) {
 predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
                            interval = c("none", "confidence"), level = 0.95, clamp = TRUE, ...) {
   terms_not_released(type)
+  # newcomer review 32: interval = "prediction" stopped with match.arg()'s "'arg' should be one of ..."
+  if (is.character(interval) && length(interval) == 1 && identical(interval, "prediction")) {
+    dp_stop("prediction intervals are defined for linear regression (dp_lm()) only: a binary outcome has ",
+            "no interval for a new observation; use interval = \"confidence\" (with type = \"response\" ",
+            "for the probability) for a logistic fit", call. = FALSE)
+  }
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type), clamp = clamp)
 }
