@@ -694,7 +694,9 @@ estfun.dp_fit <- function(x, ...) {
 #'   columns the formula uses. Required: fitted values of the training data are
 #'   not released.
 #' @param se.fit Also return standard errors of the predictions.
-#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
+#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits;
+#'   a [dp_glm()] fit refuses `"prediction"` with the reason: a binary outcome has no
+#'   prediction interval).
 #' @param level Confidence level.
 #' @param type For `dp_lm` fits only `"response"`. For [dp_glm()] fits, as in
 #'   `predict.glm()`: `"link"` (the default, the linear predictor) or
