@@ -1039,12 +1039,9 @@ def withhold_points_the_interval_does_not_support(rel, facts) -> None:
                 keep_interval=True)
             if R2_MEDIAN_POINT:
                 print_r_squared_median(rel, facts, median)
-    elif (rel.r_squared is None and ri is not None and R2_MEDIAN_POINT
-          and (facts.get("r_squared_point_outside") or facts.get("r_squared_median_kept"))):
-        # §15's point fell outside (0, 1): the interval alone until this pass; or (thirty-second pass,
-        # §59) §39 withheld it at BoostedAdaSSP's edge and kept the median
+    elif rel.r_squared is None and ri is not None and facts.get("r_squared_point_outside") and R2_MEDIAN_POINT:
+        # §15's point fell outside (0, 1): the interval alone until this pass
         print_r_squared_median(rel, facts, median)
-    facts.pop("r_squared_median_kept", None)
 
 
 #: twenty-ninth pass (docs/derivations/adassp_boosted.md §54): where §46 withholds R^2's point, or §15's

@@ -120,9 +120,6 @@ EDGE_POINT_MIN_SDS = 1.5
 #: thirty-second pass (docs/derivations/adassp_boosted.md §59): BoostedAdaSSP's R^2 median at the edge reads
 #: the confidence distribution built on the residual sum's skewed law (§26), not a Gaussian one
 R2_EDGE_SKEWED_CD = True
-#: thirty-second pass (§59): at BoostedAdaSSP's edge, §39's noise-only rule withholds §15's point but keeps
-#: §54's median
-R2_EDGE_KEEP_MEDIAN = True
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
 BOOSTED_GATE_SDS = 2.0
@@ -887,8 +884,7 @@ def _r2_hidden_directions(state, theta, V_priv, icpt) -> int:
     return int(np.sum(alpha < inf.HIDDEN_WITHHOLD_SDS * s1 * u_sq))
 
 
-def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, check_hidden=True,
-                                   keep_edge_median=False):
+def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, check_hidden=True):
     """Twenty-third pass (docs/derivations/adassp_boosted.md §39): R^2 is not printed where released values
     say it is noise or misses part of the fit. (a) Some direction of the centred predictors is released
     below inf.HIDDEN_WITHHOLD_SDS sigma1 (a private range far wider than the data, e.g. [-127, 1.1] for a
@@ -911,15 +907,9 @@ def _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt, *, ch
     iv, se = facts.get("r_squared_interval"), facts.get("r_squared_se")
     if (rel.r_squared is not None and iv is not None and iv[0] <= 0.0 and iv[1] >= 1.0
             and se is not None and se > R2_NOISE_ONLY_SE):
-        median = facts.get("r_squared_median_point")
         _ssp.withhold_r_squared(rel, facts, (
             "no point estimate at this n and eps: its 95% interval is all of [0, 1] and its standard error "
             f"({se:.2g}) exceeds 1, so a point would be noise; the interval is given"), keep_interval=True)
-        if R2_EDGE_KEEP_MEDIAN and median is not None and facts.get("r_squared_edge") and keep_edge_median:
-            # thirty-second pass (§59): §54's median stays (printed, flagged, by §46's rule): withholding it
-            # here removed only the fits whose explained sum drew low
-            facts["r_squared_median_point"] = median
-            facts["r_squared_median_kept"] = True
 
 
 def release_gram_of_estimable_columns(sd, design, spec, rule, mode, tau_x, mu, mu1, mu3, noise, ledger):
@@ -1460,8 +1450,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 facts["r_squared_not_estimable"] = f"not estimable at this n and eps: {why}"
         if rel.r_squared is not None or "r_squared_interval" in facts:
             _withhold_unreliable_r_squared(rel, facts, state, theta, V_priv, icpt,
-                                          check_hidden=boosted and not design.public.factor_blocks,
-                                          keep_edge_median=boosted)
+                                          check_hidden=boosted and not design.public.factor_blocks)
         if heavy_withhold:
             # issue 12: the sigma-hat and R^2 intervals assume normal errors (the winsorizing constant
             # kappa, a sampling variance of 2 sigma^4 per row). Where the released sums show heavier
