@@ -117,9 +117,6 @@ SIGMA_HEAVY_TAIL_ESTIMAND = (
     "normal-theory scale of the residuals winsorized at 4 times their typical size, "
     "smaller than their standard deviation (about 0.86 of it for t3 errors)")
 EDGE_POINT_MIN_SDS = 1.5
-#: thirty-second pass (docs/derivations/adassp_boosted.md §59): BoostedAdaSSP's R^2 median at the edge reads
-#: the confidence distribution built on the residual sum's skewed law (§26), not a Gaussian one
-R2_EDGE_SKEWED_CD = True
 #: BoostedAdaSSP releases intervals only when every slope column's released Gram diagonal is at least
 #: this many sigma1 (issue 12; below, the covariance of the rounds is wrong: 0.80 coverage at n = 300)
 BOOSTED_GATE_SDS = 2.0
@@ -776,7 +773,7 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None, rss_law=None):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -815,15 +812,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
         return
     rss = edge["rss"]
     pt = edge if rss_point is None else rss_point
-    if rss_law is not None:
-        # thirty-second pass (§59): BoostedAdaSSP's edge, the confidence distribution on the residual sum's
-        # skewed law (§26) instead of a Gaussian one
-        median = inf.r2_confidence_median_skewed(ess, pt["rss"], var_ess, rss_law["S"], rss_law["V_priv"],
-                                                 rss_law["normal_var"])
-    else:
-        median = inf.r2_confidence_median(
-            ess, pt["rss"], var_ess, pt["var_rss"],
-            cov=float(sums_correlation) * math.sqrt(max(float(var_ess), 0.0) * max(float(pt["var_rss"]), 0.0)))
+    median = inf.r2_confidence_median(
+        ess, pt["rss"], var_ess, pt["var_rss"],
+        cov=float(sums_correlation) * math.sqrt(max(float(var_ess), 0.0) * max(float(pt["var_rss"]), 0.0)))
     # (relative slack 1e-9: the fit's spec.eps can carry a rounding shave, 0.9999999999999 for eps = 1)
     informative = eps is None or float(n_pub) * float(eps) >= inf.R2_MEDIAN_MIN_N_EPS * (1.0 - 1e-9)
     if (informative and median is not None
@@ -1386,11 +1377,8 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # (thirty-first pass, §58: the point and median on the edge's median-corrected sum were
             # measured and not kept: n = 3000, eps = 1 +0.106 -> +0.073 but n = 1000, eps = 1 rare_level
             # -0.041 -> -0.098 against the OLS R^2)
-            rss_law = (dict(S=rv_args["S"], V_priv=rv_args["V_priv"], normal_var=edge_r2["law_normal_var"])
-                       if R2_EDGE_SKEWED_CD and boosted and "law_normal_var" in edge_r2 else None)
             _edge_r_squared(rel, facts, edge_r2, **r2_at,
-                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, rss_law=rss_law,
-                            **r2_noise)
+                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias

@@ -769,8 +769,6 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
         hi = min(max((rss - float(law[0]) + t["bias"]) / df, 0.0), 1.0)
         rss_mean = rss
         rss = rss - float(law[1])
-        # thirty-second pass (§59): the law's normal part, for R^2's confidence distribution at the edge
-        law_normal_var = float(res_var["var_a2_noise"]) + var_extra + 2.0 * s2 * s2 * df
     if not hi > 0:
         return None
     point = rss / df if 0.0 < rss / df <= 1.0 else None
@@ -781,7 +779,6 @@ def edge_residual_variance(res_var: dict, *, df: float, S, V_priv, sigma_gram: f
            "rss_bias": t["bias"], "max_rel_noise": t["max_rel_noise"], "half_width": float(half_edge)}
     if skewed:
         out["rss_mean"] = rss_mean
-        out["law_normal_var"] = law_normal_var
     return out
 
 
@@ -875,75 +872,6 @@ def r2_confidence_median(ess: float, rss: float, var_ess: float, var_rss: float,
         v = (1.0 - t) ** 2 * ve + t * t * vr - 2.0 * t * (1.0 - t) * cv
         lin = e * (1.0 - t) - t * r
         return 0.5 * math.erfc(lin / math.sqrt(2.0 * max(v, 1e-300)))
-
-    c0, c1 = cdf(0.0), cdf(1.0)
-    if not c1 > c0:
-        return None
-    mid = 0.5 * (c0 + c1)
-    lo, hi = 0.0, 1.0
-    while hi - lo > R2_MEDIAN_TOL:
-        t = 0.5 * (lo + hi)
-        if cdf(t) < mid:
-            lo = t
-        else:
-            hi = t
-    t = 0.5 * (lo + hi)
-    return float(t) if 0.0 < t < 1.0 else None
-
-
-#: thirty-second pass (docs/derivations/adassp_boosted.md §59): nodes over the excess's probability scale in
-#: :func:`r2_confidence_median_skewed` (the median reads the law's middle and the masses C puts outside
-#: [0, 1], not a 2.5% tail: 400 nodes of mass 0.25% each)
-R2_SKEWED_CD_NODES = 400
-
-
-def r2_confidence_median_skewed(ess: float, rss: float, var_ess: float, S, V_priv, normal_var: float) -> float | None:
-    """The median on [0, 1] of R^2's confidence distribution when the residual sum's error has the skewed
-    law of §26 (issue 12, thirty-second pass; docs/derivations/adassp_boosted.md §59).
-
-    ``rss`` is the mean-corrected residual sum, RSS_hat - RSS = W = (q - E q) + zeta with q = e' S e,
-    e ~ N(0, V_priv) (:func:`excess_law_quantiles`: q by its two-moment scaled chi-square) and zeta ~
-    N(0, normal_var); ESS_hat - ESS ~ N(0, var_ess), independent of W (§15). With L(t) = ESS_hat (1 - t) -
-    t RSS_hat, at the true t0 L(t0) = (1 - t0) eps_E - t0 W = D_t0, so C(t) = P(D_t >= L(t)) =
-    E_q Phi(-(L(t) + t (q - E q)) / sqrt((1 - t)^2 var_ess + t^2 normal_var)) is uniform at t0: a
-    confidence distribution (it is :func:`r2_confidence_median`'s C where q is degenerate). Restricted to
-    [0, 1] and renormalised, its median solves C(t) = (C(0) + C(1)) / 2 (bisection, as §54). None where
-    C(1) <= C(0) or on degenerate input. Post-processing of released values and public constants."""
-    vals = [float(ess), float(rss), float(var_ess), float(normal_var)]
-    if not all(math.isfinite(v) for v in vals) or not (vals[2] > 0 and vals[3] >= 0):
-        return None
-    S = np.asarray(S, float)
-    V = np.asarray(V_priv, float)
-    if not (np.all(np.isfinite(S)) and np.all(np.isfinite(V))):
-        return None
-    w, U = np.linalg.eigh((S + S.T) / 2.0)
-    root = (U * np.sqrt(np.maximum(w, 0.0))) @ U.T
-    M = root @ ((V + V.T) / 2.0) @ root
-    lam = np.maximum(np.linalg.eigvalsh((M + M.T) / 2.0), 0.0)
-    if not np.all(np.isfinite(lam)):
-        return None
-    # scale-free: every sum and s.d. in units of the largest of sd(ESS_hat), the normal part's s.d. and
-    # the largest weight, so nothing overflows for sums near +-1e308 (rule 3)
-    sc = max(math.sqrt(vals[2]), math.sqrt(vals[3]), float(np.max(lam)) if lam.size else 0.0)
-    if not (math.isfinite(sc) and sc > 0.0):
-        return None
-    e, r = vals[0] / sc, vals[1] / sc
-    ve, vn = vals[2] / sc / sc, vals[3] / sc / sc
-    lam = lam / sc
-    m1, m2 = float(np.sum(lam)), float(np.sum(lam * lam))
-    if m1 > 0.0 and m2 > 0.0 and math.isfinite(m1 * m1 / m2):
-        c, nu = m2 / m1, m1 * m1 / m2
-        u = (np.arange(R2_SKEWED_CD_NODES) + 0.5) / R2_SKEWED_CD_NODES
-        x = c * stats.chi2.ppf(u, nu) - m1              # q - E q at the nodes
-    else:
-        x = np.zeros(1)
-
-    def cdf(t):
-        v = (1.0 - t) ** 2 * ve + t * t * vn
-        lin = e * (1.0 - t) - t * r
-        if v <= 1e-300:
-            return float(np.mean((lin + t * x) < 0.0))
-        return float(np.mean(special.ndtr(-(lin + t * x) / math.sqrt(v))))
 
     c0, c1 = cdf(0.0), cdf(1.0)
     if not c1 > c0:
