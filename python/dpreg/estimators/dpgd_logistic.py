@@ -229,6 +229,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         lam = 2.0 * math.sqrt(d) * sens["gram"] / mu_g
         K = 4.0 * np.linalg.inv(_pd_floor(G, 0.0) + lam * np.eye(d))
     theta = np.zeros(d)
+    base_rate = None        # (p_hat, s.d.) from the first step's gradient release (newton, §17)
     capped = 0
     cap = NEWTON_STEP_CAP * float(sd.B_bar)     # theta lives on the scale divided by B_bar
     iterates = []
@@ -259,6 +260,10 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         g_hat = gaussian_mechanism(g, sensitivity=sens["gradient"], mu=mu_grad, noise=noise, ledger=ledger,
                                    statistic=f"logistic gradient sum, step {t}",
                                    share=shares["gradient"] / T)
+        if t == 1 and newton:
+            # the outcome's base rate, released at no extra cost (derivation §17): at theta = 0 every
+            # sigmoid is 1/2, so the gradient along the intercept's direction is sum_i (1/2 - y_i) / B_bar
+            base_rate = _released_base_rate(g_hat, sd, n, sigma_grad)
         step = K @ g_hat
         if newton:
             step = step_lengths[t - 1] * step
@@ -466,6 +471,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["gram_ridge"] = float(lam)
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
+        if newton and base_rate is not None:
+            facts["base_rate_released"], facts["base_rate_sd"] = base_rate
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
         note = NOT_RESOLVED_NOTE if resolution["unresolved_withheld"] else BLIND_COLLAPSE_NOTE
@@ -950,6 +957,26 @@ def _averaged_noise_cov(A, V, k):
     """Covariance of the mean of k consecutive states of the stationary recursion e_t = A e_{t-1} + u_t
     with stationary covariance V (:func:`dpreg.inference.logistic.averaged_iterate_cov`)."""
     return _inf_logit.averaged_iterate_cov(A, V, k)
+
+
+def _released_base_rate(g_hat, sd, n, sigma_grad):
+    """(p_hat, its noise s.d.): the share of rows with y = 1 read off the first Newton step's released
+    gradient sum (at theta = 0; derivation dpgd_logistic.md §17), or None without an intercept (the base
+    rate is then not a direction of the design). Every scaled row has x'u = 1 / B_bar along
+    u = e_intercept (plus the cells of ``sd.extra["cell_block"]``, which sum to the intercept column in the
+    "schema_cells" scaling), so u'g(0) = (n / 2 - sum y) / B_bar and p_hat = 1/2 - B_bar u'g_hat / n, with
+    Gaussian noise of s.d. B_bar sigma_grad ||u|| / n. Post-processing of a release; n is public under
+    replace-one neighbours (the only place it is used)."""
+    icpt = sd.extra.get("intercept_index")
+    if icpt is None or n <= 0:
+        return None
+    u = np.zeros(len(g_hat))
+    u[int(icpt)] = 1.0
+    for j in sd.extra.get("cell_block") or []:
+        u[int(j)] = 1.0
+    B = float(sd.B_bar)
+    p_hat = 0.5 - B * float(u @ np.asarray(g_hat, float)) / float(n)
+    return float(p_hat), float(B * sigma_grad * math.sqrt(float(u @ u)) / float(n))
 
 
 def _conv_warning(T):
