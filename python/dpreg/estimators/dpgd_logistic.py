@@ -230,6 +230,7 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         K = 4.0 * np.linalg.inv(_pd_floor(G, 0.0) + lam * np.eye(d))
     theta = np.zeros(d)
     base_rate = None        # (p_hat, s.d.) from the first step's gradient release (newton, §17)
+    curvature_rate = None   # (mean p_i (1 - p_i) at the estimate, s.d.) from H_bar (newton, §17)
     capped = 0
     cap = NEWTON_STEP_CAP * float(sd.B_bar)     # theta lives on the scale divided by B_bar
     iterates = []
@@ -283,6 +284,9 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         H_bar = _inf_logit.mean_release(released_H[-k_h:])
         sigma_bar = sigma_H / math.sqrt(k_h)
         H_pd = _pd_floor(H_bar, sigma_bar)
+        # the mean of p_i (1 - p_i) over the rows at the estimate, read off H_bar along the base-rate
+        # direction (derivation §17; recorded for the measurement, post-processing)
+        curvature_rate = _released_curvature_rate(H_bar, sd, n, sigma_bar)
     V_samp = np.linalg.inv(H_pd)
     K_last = step_lengths[-1] * np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
     # privacy part: near the fixed point e_t = A e_{t-1} - K sigma z_t with A = I - K H; the stationary
@@ -473,6 +477,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["n"] = int(n)
         if newton and base_rate is not None:
             facts["base_rate_released"], facts["base_rate_sd"] = base_rate
+        if newton and curvature_rate is not None:
+            facts["mean_curvature_released"], facts["mean_curvature_sd"] = curvature_rate
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
         note = NOT_RESOLVED_NOTE if resolution["unresolved_withheld"] else BLIND_COLLAPSE_NOTE
@@ -967,16 +973,36 @@ def _released_base_rate(g_hat, sd, n, sigma_grad):
     "schema_cells" scaling), so u'g(0) = (n / 2 - sum y) / B_bar and p_hat = 1/2 - B_bar u'g_hat / n, with
     Gaussian noise of s.d. B_bar sigma_grad ||u|| / n. Post-processing of a release; n is public under
     replace-one neighbours (the only place it is used)."""
-    icpt = sd.extra.get("intercept_index")
-    if icpt is None or n <= 0:
+    u = _base_rate_direction(sd, len(g_hat))
+    if u is None or n <= 0:
         return None
-    u = np.zeros(len(g_hat))
-    u[int(icpt)] = 1.0
-    for j in sd.extra.get("cell_block") or []:
-        u[int(j)] = 1.0
     B = float(sd.B_bar)
     p_hat = 0.5 - B * float(u @ np.asarray(g_hat, float)) / float(n)
     return float(p_hat), float(B * sigma_grad * math.sqrt(float(u @ u)) / float(n))
+
+
+def _base_rate_direction(sd, d):
+    """u with x_i'u = 1 / B_bar for every scaled row (the intercept column, plus the cells of the factor
+    coded by its cells), or None without an intercept (public: the design's layout)."""
+    icpt = sd.extra.get("intercept_index")
+    if icpt is None:
+        return None
+    u = np.zeros(d)
+    u[int(icpt)] = 1.0
+    for j in sd.extra.get("cell_block") or []:
+        u[int(j)] = 1.0
+    return u
+
+
+def _released_curvature_rate(H_bar, sd, n, sigma_bar):
+    """(mean over rows of p_i (1 - p_i) at the estimate, its noise s.d.) read off the mean released X'WX:
+    u'H u = sum_i w_i / B_bar^2 along the base-rate direction u, and for a fixed u the symmetric noise of
+    H_bar gives u'E u ~ N(0, sigma_bar^2 ||u||^4) (derivation §17). None without an intercept."""
+    u = _base_rate_direction(sd, H_bar.shape[0])
+    if u is None or n <= 0:
+        return None
+    B2 = float(sd.B_bar) ** 2
+    return float(B2 * float(u @ H_bar @ u) / n), float(B2 * sigma_bar * float(u @ u) / n)
 
 
 def _conv_warning(T):
@@ -1083,3 +1109,99 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
         return (f"{head}. Fitted anyway (allow_outside_regime=True): the coefficients are likely to be "
                 "dominated by the privacy noise.")
     return f"{head}; to fit anyway, pass allow_outside_regime=True."
+
+
+# --------------------------------------------------------------------------------------------------
+# the outcome's base rate, after the fit (issue 13, thirty-second pass; derivation dpgd_logistic.md §17)
+# --------------------------------------------------------------------------------------------------
+#: After a fit that passed the small-regime rule, the mean of p_i (1 - p_i) over the rows at the estimate,
+#: read off the mean released X'WX along the intercept's direction (:func:`_released_curvature_rate`; at most
+#: the base rate's p(1 - p)), decides whether the fit is in the useful regime: its intervals are withheld,
+#: with an AccuracyWarning, where n q mu / sqrt(d) < RATE_MARGIN, q = 4 (w_hat - RATE_Z s.d.) clipped to
+#: [0, 1]. The budget is already spent: the points stay. Chosen on the training cells (python -m benchmarks
+#: glm_regime --set released; §17): the check alone misclassifies 4 of 168 training cells at 24 (the plain
+#: margin n mu / sqrt(d): 7 at best), z = 0 the best of 0, 0.5, 1, 2; the base rate released by the first
+#: step (4p(1 - p) from p_hat) was worse (8 at best): its noise s.d. is about 11.5 / (n mu / sqrt(d)).
+RATE_Z = 0.0
+RATE_MARGIN = 24.0
+
+
+def rate_factor(w_hat, w_sd, z=None) -> float:
+    """q = 4 (w_hat - z w_sd) clipped to [0, 1]: the lower confidence bound (z noise s.d.s) of
+    4 mean_i p_i (1 - p_i) from its release. Post-processing; total on any input (0 for a non-finite one)."""
+    z = RATE_Z if z is None else float(z)
+    w_hat, w_sd = float(w_hat), float(w_sd)
+    if not (math.isfinite(w_hat) and math.isfinite(w_sd)):
+        return 0.0
+    return float(min(max(4.0 * (w_hat - z * max(w_sd, 0.0)), 0.0), 1.0))
+
+
+def rate_margin(n, d, mu, w_hat, w_sd, z=None) -> float:
+    """n q mu / sqrt(d), q = :func:`rate_factor` (n public, d, mu public; w_hat released)."""
+    return regime_margin(n, d, mu) * rate_factor(w_hat, w_sd, z)
+
+
+def base_rate_factor(p_hat, p_sd, z=0.0) -> float:
+    """4p(1 - p) at the lower confidence bound (z s.d.s) of a released base rate: its least value over
+    [p_hat - z p_sd, p_hat + z p_sd] clipped to [0, 1] (0 where the interval reaches 0 or 1). Measured and
+    not used by the rule (§17). Post-processing; total on any input."""
+    p_hat, p_sd = float(p_hat), float(p_sd)
+    if not (math.isfinite(p_hat) and math.isfinite(p_sd)):
+        return 0.0
+    far = abs(p_hat - 0.5) + float(z) * max(p_sd, 0.0)
+    if far >= 0.5:
+        return 0.0
+    return float(1.0 - 4.0 * far * far)       # 4p(1 - p) = 1 - 4 (p - 1/2)^2
+
+
+def rate_note(n, d, eps, delta, estimator_budget, w_hat, w_sd, p_hat=None, p_sd=None):
+    """The text of the check after the fit (derivation §17), or None where the fit passes it. Depends on
+    public facts (n, d, eps, delta, the budget split) and released values only. It names the n and the
+    total eps at which a fit releasing the same mean p(1 - p) would pass (n rounded up, eps rounded up to
+    3 significant digits, both checked)."""
+    from ..design.private_bounds import _up3
+    from ..privacy.accounting import mu_from_eps_delta
+
+    def mu_at(e):
+        e_est, d_est = estimator_budget(e)
+        return mu_from_eps_delta(e_est, d_est)
+
+    mu = mu_at(eps)
+    n = int(n)
+    q = rate_factor(w_hat, w_sd)
+    if rate_margin(n, d, mu, w_hat, w_sd) >= RATE_MARGIN:
+        return None
+    named = ("The released curvature is at or below 0 along the intercept's direction: no n or eps can be "
+             "named from it")
+    if q > 0.0:
+        need_n = max(int(math.ceil(RATE_MARGIN * math.sqrt(d) / (q * mu))), n + 1)
+        while rate_margin(need_n, d, mu, w_hat, w_sd) < RATE_MARGIN:
+            need_n += 1
+        lo, hi = float(eps), 2.0 * float(eps)
+        while rate_margin(n, d, mu_at(hi), w_hat, w_sd) < RATE_MARGIN and hi < 1e6:
+            lo, hi = hi, 2.0 * hi
+        if rate_margin(n, d, mu_at(hi), w_hat, w_sd) >= RATE_MARGIN:
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if rate_margin(n, d, mu_at(mid), w_hat, w_sd) >= RATE_MARGIN else (mid, hi)
+            need_eps = float(_up3(hi))
+            while rate_margin(n, d, mu_at(need_eps), w_hat, w_sd) < RATE_MARGIN:
+                need_eps = float(_up3(need_eps * (1.0 + 1e-3)))
+            named = (f"With the same curvature, n >= {need_n} rows at this eps, or eps >= {need_eps:g} at "
+                     f"n = {n}, would pass")
+        else:
+            named = f"With the same curvature, n >= {need_n} rows at this eps would pass"
+    shown = math.floor(rate_margin(n, d, mu, w_hat, w_sd) * 10.0) / 10.0
+    base = ""
+    if p_hat is not None and p_sd is not None and math.isfinite(float(p_hat)):
+        base = (f" (the outcome's base rate released by the first step, no extra budget: "
+                f"{min(max(float(p_hat), 0.0), 1.0):.2g}, noise s.d. {float(p_sd):.2g})")
+    return (f"The fit is outside dp_glm's regime for this outcome's base rate{base}: the mean of "
+            f"p(1 - p) over the rows at the estimate, released with the curvature X'WX, is {float(w_hat):.3g} "
+            f"(noise s.d. {float(w_sd):.2g}; 0.25 for a base rate of 1/2), and n 4p(1 - p) mu / sqrt(d) = "
+            f"{shown:g} is below {RATE_MARGIN:g} (n = {n} rows, {int(d)} coefficients, eps = {float(eps):.4g}, "
+            f"mu = {mu:.3g}), where the released coefficients were measured to be often no better than the "
+            "intercept-only model (rare or very common outcomes, or a point blown up by the noise). The "
+            f"budget is spent and the points are reported, but no standard errors or intervals. {named}; or "
+            "fit fewer terms.")
+
