@@ -1,25 +1,20 @@
-"""dp_glm's regime and the outcome's base rate (issue 13, thirty-second pass; docs/derivations/dpgd_logistic.md
+"""dp_glm's releases and the outcome's base rate (issue 13, thirty-second pass; docs/derivations/dpgd_logistic.md
 section 17): the first Newton step's released gradient, at theta = 0, holds sum(1/2 - y) along the
 intercept's direction (the base rate p, released at no extra cost), and the mean released X'WX holds
-sum_i p_i (1 - p_i) along the same direction at the estimate. After a fit that passed the small-regime rule,
-n 4 w mu / sqrt(d) < 24 (w the released mean p_i (1 - p_i)) withholds the intervals with an AccuracyWarning;
-the points stay."""
+sum_i p_i (1 - p_i) along the same direction at the estimate. The fit records both with their noise s.d.s
+(a check on them after the fit was measured and not kept, section 17)."""
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import dpreg
 from dpreg.api import _fit
-from dpreg.errors import AccuracyWarning
 from dpreg.estimators import dpgd_logistic as dl
 
-MARGIN = 24.0       # the check's constant, as written in the derivation (section 17)
 BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0)}
 
 
@@ -78,14 +73,16 @@ def test_released_base_rate_noise_matches_its_stated_sd():
 
 def test_noise_off_the_released_mean_curvature_is_the_mle_mean_p_1_minus_p():
     # with the noise off the averaged iterates reach the MLE, where sum_i w_i / B_bar^2 along u is the
-    # intercept's information; statsmodels' MLE gives the same mean p_i (1 - p_i) (tolerance: the
-    # iterates' distance from the MLE after 20 noise-free steps, far below 1e-6 relative)
+    # intercept's information; statsmodels' MLE gives the same mean p_i (1 - p_i). At eps = 50 the ridge
+    # (2 sqrt(d) sigma_H, sigma_H proportional to 1/mu) hardly slows the 20 noise-free steps, which reach
+    # the MLE to about 2e-6 relative here (at eps = 2 the ridge leaves 3e-3); 1e-4 still tells the read-off
+    # from a wrong direction u (without the cells of g the factor-coded fit reads about 1/4 of the rows)
     import statsmodels.formula.api as smf
     df = _frame(2000, -2.5, levels=True)
     for formula in ("y ~ x1 + x2 + x3", "y ~ x1 + x2 + x3 + g"):
-        fit, _ = _glm(df, formula, eps=2.0, noise_off=True)
+        fit, _ = _glm(df, formula, eps=50.0, noise_off=True)
         p = smf.logit(formula, df).fit(disp=0).predict(df)
-        assert fit.facts["mean_curvature_released"] == pytest.approx(float(np.mean(p * (1 - p))), rel=1e-6)
+        assert fit.facts["mean_curvature_released"] == pytest.approx(float(np.mean(p * (1 - p))), rel=1e-4)
 
 
 def test_the_mean_curvature_noise_matches_its_stated_sd():
@@ -118,11 +115,8 @@ def test_the_mean_curvature_noise_matches_its_stated_sd():
     assert abs(vals.std(ddof=1) / sd_stated - 1.0) < 4 * 0.035
 
 
-def test_rate_factor_and_base_rate_factor():
-    assert dl.rate_factor(0.25, 0.01, 0.0) == 1.0
-    assert dl.rate_factor(0.09, 0.01, 0.0) == pytest.approx(0.36)
-    assert dl.rate_factor(0.09, 0.01, 1.0) == pytest.approx(0.32)
-    assert dl.rate_factor(-0.5, 0.01, 0.0) == 0.0 and dl.rate_factor(2.0, 0.0, 0.0) == 1.0
+def test_base_rate_factor_is_the_lower_end_of_4p_1_minus_p():
+    assert dl.base_rate_factor(0.5, 0.0, 1.0) == 1.0
     assert dl.base_rate_factor(0.1, 0.0, 1.0) == pytest.approx(0.36)
     assert dl.base_rate_factor(0.1, 0.05, 1.0) == pytest.approx(4 * 0.05 * 0.95)      # the end nearer 0
     assert dl.base_rate_factor(0.9, 0.05, 1.0) == dl.base_rate_factor(0.1, 0.05, 1.0)  # symmetric
@@ -131,74 +125,18 @@ def test_rate_factor_and_base_rate_factor():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert dl.base_rate_factor(bad, 0.1) == 0.0
-            assert dl.rate_factor(bad, 0.1) in (0.0, 1.0)
-    assert dl.RATE_MARGIN == MARGIN and dl.RATE_Z == 0.0
-
-
-def _rare_outside():
-    """A rare outcome (intercept -3.5, base rate about 0.05) at n = 1500, eps = 1, 4 coefficients:
-    n mu / sqrt(d) passes 42 before the fit; n 4 w mu / sqrt(d) is below 24 after it."""
-    return _frame(1500, -3.5)
-
-
-def test_a_rare_outcome_outside_the_regime_withholds_the_intervals_with_a_warning():
-    df = _rare_outside()
-    fit, caught = _glm(df, eps=1.0, seed=1)
-    w, w_sd = fit.facts["mean_curvature_released"], fit.facts["mean_curvature_sd"]
-    margin = fit.facts["n"] * fit.facts["mu"] / 2.0
-    assert margin >= 42.0
-    assert margin * min(max(4 * w, 0.0), 1.0) < MARGIN         # this seed's release is outside (by hand)
-    assert fit.facts["outside_rate_regime"] is True
-    texts = [str(w_.message) for w_ in caught if issubclass(w_.category, AccuracyWarning)]
-    hits = [t for t in texts if "outside dp_glm's regime for this outcome's base rate" in t]
-    assert len(hits) == 1
-    assert f"{w:.3g}" in hits[0] and "no standard errors or intervals" in hits[0]
-    assert f"{min(max(fit.facts['base_rate_released'], 0), 1):.2g}" in hits[0]       # the base rate named
-    assert np.all(np.isfinite(fit.coef.to_numpy()))                 # the points stay
-    assert fit.bse is None or not np.any(np.isfinite(np.asarray(fit.bse, float)))
-    assert "base rate" in fit.summary()
-
-
-def test_the_n_and_eps_named_pass_with_the_same_released_curvature():
-    # the named n and eps pass n 4 w mu / sqrt(d) >= 24 and one row fewer does not (from the definition)
-    from dpreg.privacy.accounting import mu_from_eps_delta
-    budget = lambda e: (e, 1e-6)     # noqa: E731  (declared ranges: the estimator gets the whole budget)
-    n, d, eps, w = 1500, 4, 1.0, 0.05
-    text = dl.rate_note(n, d, eps, 1e-6, budget, w, 0.001, 0.06, 0.05)
-    assert text is not None
-    n_need = int(re.search(r"n >= (\d+) rows", text).group(1))
-    eps_need = float(re.search(r"or eps >= ([0-9.e+-]+) at n", text).group(1))
-    mu = mu_from_eps_delta(eps, 1e-6)
-
-    def margin(m, mu_m):
-        return m * mu_m / math.sqrt(d) * 4 * w
-    assert margin(n_need, mu) >= MARGIN > margin(n_need - 1, mu)
-    assert margin(n, mu_from_eps_delta(eps_need, 1e-6)) >= MARGIN
-    assert dl.rate_note(n_need, d, eps, 1e-6, budget, w, 0.001) is None
-
-
-def test_a_common_outcome_keeps_its_intervals():
-    df = _frame(3000, 0.0)
-    fit, caught = _glm(df, eps=2.0, seed=1)
-    assert fit.facts["outside_rate_regime"] is False
-    assert not any("outside dp_glm's regime for this outcome" in str(w.message) for w in caught)
-    assert np.any(np.isfinite(np.asarray(fit.bse, float)))
 
 
 def test_a_row_at_1e308_gives_the_same_code_path_and_no_numpy_warning():
-    # totality (rule 3): the row is clamped into the declared ranges before any sum; the check after the fit
-    # reads the release only
-    df = _rare_outside()
+    # totality (rule 3): the row is clamped into the declared ranges before any sum; both rates are read off
+    # the releases only
+    df = _frame(1500, -3.5)
     df.loc[0, "x1"] = 1e308
     df.loc[1, "x2"] = -1e308
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         fit, caught = _glm(df, eps=1.0, seed=1)
-    assert math.isfinite(fit.facts["base_rate_released"]) and math.isfinite(fit.facts["rate_margin"])
+    assert math.isfinite(fit.facts["base_rate_released"]) and math.isfinite(fit.facts["mean_curvature_released"])
     assert not any(issubclass(w.category, RuntimeWarning) for w in caught)
 
 
-def test_python_api_relays_the_warning():
-    df = _rare_outside()
-    with pytest.warns(AccuracyWarning, match="outside dp_glm's regime for this outcome's base rate"):
-        dpreg.dp_glm("y ~ x1 + x2 + x3", df, eps=1.0, bounds=BOUNDS, random_state=1)

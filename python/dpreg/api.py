@@ -533,34 +533,6 @@ def _no_interval_is_none(release) -> None:
     _store_without_inference(release, "every coefficient's interval was withheld (the warnings and notes say why)")
 
 
-def _glm_base_rate_check(release, n_public, d, eps, delta, budget_at) -> None:
-    """Issue 13, thirty-second pass (derivation dpgd_logistic.md §17): dp_glm's regime after the fit, on
-    the mean of p_i (1 - p_i) at the estimate released with X'WX (facts ``mean_curvature_released`` /
-    ``mean_curvature_sd``; the base rate released by the first step, ``base_rate_released``, is named).
-    Outside it the intervals are withheld with an AccuracyWarning naming the n or eps that would pass; the
-    points stay (the budget is spent). Post-processing of the release and public facts (n under
-    replace-one, d, eps, delta, the budget split)."""
-    from .estimators.dpgd_logistic import RATE_MARGIN, rate_margin, rate_note
-    from .privacy.accounting import mu_from_eps_delta
-    facts = release.facts
-    if facts.get("mean_curvature_released") is None or facts.get("mean_curvature_sd") is None:
-        return
-    w_hat, w_sd = float(facts["mean_curvature_released"]), float(facts["mean_curvature_sd"])
-    mu = mu_from_eps_delta(*budget_at(eps))
-    facts["rate_margin"] = float(rate_margin(n_public, d, mu, w_hat, w_sd))
-    text = rate_note(n_public, d, eps, delta, budget_at, w_hat, w_sd, facts.get("base_rate_released"),
-                     facts.get("base_rate_sd"))
-    facts["outside_rate_regime"] = text is not None
-    if text is None:
-        return
-    if release.vcov is not None or release.ci is not None:
-        _store_without_inference(release, (
-            "no standard errors or intervals: the fit is outside dp_glm's regime for this outcome's base rate "
-            f"(n 4p(1 - p) mu / sqrt(d) below {RATE_MARGIN:g}, p(1 - p) released with the curvature; see the "
-            "warning)"))
-    release.warnings = list(release.warnings) + [Diagnostic(text, AccuracyWarning)]
-
-
 def _store_without_inference(release, note: str) -> None:
     """The release as a fit without inference: no covariance, interval, draws or level, no summary line
     about unresolved directions, and ``note`` (why, in plain words) as its inference note. Post-processing."""
@@ -947,7 +919,6 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         resolve_options(est, options, {"n": n_public, "d": design.d, "privacy": spec, "public": design.public},
                         chosen_by_auto=auto)
         regime_note = None
-        regime_budget = None      # the budget split of the regime rule, for the base-rate check after the fit
         if neighbours == "replace_one" and design.units is None and _glm_regime_applies(est, options, family):
             # issue 13: the small-regime rule on the built design (the same rule as before the design was
             # built; here also where the levels were selected privately, whose share the budget pays)
@@ -956,7 +927,6 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                            [(e.delta or 0.0) / delta for e in design_rows] if delta > 0 else [],
                                            delta)
             allowed = bool(options.get("allow_outside_regime", False))
-            regime_budget = budget_at
             regime_note = regime_refusal(n_public, design.d, eps, delta, budget_at,
                                          ranges_searched=_ranges_from_a_release(design.public),
                                          levels_selected=_d_from_a_release(design.public), allowed=allowed)
@@ -1052,8 +1022,6 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
                                           "intervals are reported")
     if skip_inference:
         release.inference_note = unreliable_ranges_note(unreliable)
-    if regime_budget is not None:
-        _glm_base_rate_check(release, n_public, design.d, eps, delta, regime_budget)
     _interactions_of_unidentified_levels(release, design.public)
     _no_interval_is_none(release)
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's

@@ -1112,39 +1112,17 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
 
 
 # --------------------------------------------------------------------------------------------------
-# the outcome's base rate, after the fit (issue 13, thirty-second pass; derivation dpgd_logistic.md §17)
+# the outcome's base rate from the releases (issue 13, thirty-second pass; derivation dpgd_logistic.md §17)
 # --------------------------------------------------------------------------------------------------
-#: After a fit that passed the small-regime rule, the mean of p_i (1 - p_i) over the rows at the estimate,
-#: read off the mean released X'WX along the intercept's direction (:func:`_released_curvature_rate`; at most
-#: the base rate's p(1 - p)), decides whether the fit is in the useful regime: its intervals are withheld,
-#: with an AccuracyWarning, where n q mu / sqrt(d) < RATE_MARGIN, q = 4 (w_hat - RATE_Z s.d.) clipped to
-#: [0, 1]. The budget is already spent: the points stay. Chosen on the training cells (python -m benchmarks
-#: glm_regime --set released; §17): the check alone misclassifies 4 of 168 training cells at 24 (the plain
-#: margin n mu / sqrt(d): 7 at best), z = 0 the best of 0, 0.5, 1, 2; the base rate released by the first
-#: step (4p(1 - p) from p_hat) was worse (8 at best): its noise s.d. is about 11.5 / (n mu / sqrt(d)).
-RATE_Z = 0.0
-RATE_MARGIN = 24.0
-
-
-def rate_factor(w_hat, w_sd, z=None) -> float:
-    """q = 4 (w_hat - z w_sd) clipped to [0, 1]: the lower confidence bound (z noise s.d.s) of
-    4 mean_i p_i (1 - p_i) from its release. Post-processing; total on any input (0 for a non-finite one)."""
-    z = RATE_Z if z is None else float(z)
-    w_hat, w_sd = float(w_hat), float(w_sd)
-    if not (math.isfinite(w_hat) and math.isfinite(w_sd)):
-        return 0.0
-    return float(min(max(4.0 * (w_hat - z * max(w_sd, 0.0)), 0.0), 1.0))
-
-
-def rate_margin(n, d, mu, w_hat, w_sd, z=None) -> float:
-    """n q mu / sqrt(d), q = :func:`rate_factor` (n public, d, mu public; w_hat released)."""
-    return regime_margin(n, d, mu) * rate_factor(w_hat, w_sd, z)
-
-
+# The fit records the base rate p released by the first Newton step (facts base_rate_released /
+# base_rate_sd) and the mean of p_i (1 - p_i) at the estimate from the mean released X'WX (facts
+# mean_curvature_released / mean_curvature_sd). A check after the fit that withheld the intervals where
+# n 4p(1 - p) mu / sqrt(d) was small, on either, was measured and not kept (§17: it withheld useful held-out
+# cells). base_rate_factor is the measurement's helper (python -m benchmarks glm_regime --set released).
 def base_rate_factor(p_hat, p_sd, z=0.0) -> float:
     """4p(1 - p) at the lower confidence bound (z s.d.s) of a released base rate: its least value over
-    [p_hat - z p_sd, p_hat + z p_sd] clipped to [0, 1] (0 where the interval reaches 0 or 1). Measured and
-    not used by the rule (§17). Post-processing; total on any input."""
+    [p_hat - z p_sd, p_hat + z p_sd] clipped to [0, 1] (0 where the interval reaches 0 or 1). Post-processing;
+    total on any input (0 for a non-finite one)."""
     p_hat, p_sd = float(p_hat), float(p_sd)
     if not (math.isfinite(p_hat) and math.isfinite(p_sd)):
         return 0.0
@@ -1152,56 +1130,3 @@ def base_rate_factor(p_hat, p_sd, z=0.0) -> float:
     if far >= 0.5:
         return 0.0
     return float(1.0 - 4.0 * far * far)       # 4p(1 - p) = 1 - 4 (p - 1/2)^2
-
-
-def rate_note(n, d, eps, delta, estimator_budget, w_hat, w_sd, p_hat=None, p_sd=None):
-    """The text of the check after the fit (derivation §17), or None where the fit passes it. Depends on
-    public facts (n, d, eps, delta, the budget split) and released values only. It names the n and the
-    total eps at which a fit releasing the same mean p(1 - p) would pass (n rounded up, eps rounded up to
-    3 significant digits, both checked)."""
-    from ..design.private_bounds import _up3
-    from ..privacy.accounting import mu_from_eps_delta
-
-    def mu_at(e):
-        e_est, d_est = estimator_budget(e)
-        return mu_from_eps_delta(e_est, d_est)
-
-    mu = mu_at(eps)
-    n = int(n)
-    q = rate_factor(w_hat, w_sd)
-    if rate_margin(n, d, mu, w_hat, w_sd) >= RATE_MARGIN:
-        return None
-    named = ("The released curvature is at or below 0 along the intercept's direction: no n or eps can be "
-             "named from it")
-    if q > 0.0:
-        need_n = max(int(math.ceil(RATE_MARGIN * math.sqrt(d) / (q * mu))), n + 1)
-        while rate_margin(need_n, d, mu, w_hat, w_sd) < RATE_MARGIN:
-            need_n += 1
-        lo, hi = float(eps), 2.0 * float(eps)
-        while rate_margin(n, d, mu_at(hi), w_hat, w_sd) < RATE_MARGIN and hi < 1e6:
-            lo, hi = hi, 2.0 * hi
-        if rate_margin(n, d, mu_at(hi), w_hat, w_sd) >= RATE_MARGIN:
-            for _ in range(60):
-                mid = 0.5 * (lo + hi)
-                lo, hi = (lo, mid) if rate_margin(n, d, mu_at(mid), w_hat, w_sd) >= RATE_MARGIN else (mid, hi)
-            need_eps = float(_up3(hi))
-            while rate_margin(n, d, mu_at(need_eps), w_hat, w_sd) < RATE_MARGIN:
-                need_eps = float(_up3(need_eps * (1.0 + 1e-3)))
-            named = (f"With the same curvature, n >= {need_n} rows at this eps, or eps >= {need_eps:g} at "
-                     f"n = {n}, would pass")
-        else:
-            named = f"With the same curvature, n >= {need_n} rows at this eps would pass"
-    shown = math.floor(rate_margin(n, d, mu, w_hat, w_sd) * 10.0) / 10.0
-    base = ""
-    if p_hat is not None and p_sd is not None and math.isfinite(float(p_hat)):
-        base = (f" (the outcome's base rate released by the first step, no extra budget: "
-                f"{min(max(float(p_hat), 0.0), 1.0):.2g}, noise s.d. {float(p_sd):.2g})")
-    return (f"The fit is outside dp_glm's regime for this outcome's base rate{base}: the mean of "
-            f"p(1 - p) over the rows at the estimate, released with the curvature X'WX, is {float(w_hat):.3g} "
-            f"(noise s.d. {float(w_sd):.2g}; 0.25 for a base rate of 1/2), and n 4p(1 - p) mu / sqrt(d) = "
-            f"{shown:g} is below {RATE_MARGIN:g} (n = {n} rows, {int(d)} coefficients, eps = {float(eps):.4g}, "
-            f"mu = {mu:.3g}), where the released coefficients were measured to be often no better than the "
-            "intercept-only model (rare or very common outcomes, or a point blown up by the noise). The "
-            f"budget is spent and the points are reported, but no standard errors or intervals. {named}; or "
-            "fit fewer terms.")
-
