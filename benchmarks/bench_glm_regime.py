@@ -16,6 +16,11 @@ with ``allow_outside_regime=True`` here (the benchmark measures what the refused
 
     python -m benchmarks glm_regime [--set train|heldout|real] [--seeds 10] [--out NAME]
         [--tasks penguins_male,mroz,...] [--sizes 100,200,...] [--eps 0.5,1,...]
+
+Each run also writes ``NAME_fits.md``: one line per fit with its share, the base rate it released (first
+Newton step) and the mean p(1 - p) at the estimate (mean released X'WX). ``--set released`` reads
+``glm_regime_released_train_fits.md`` and ``glm_regime_released_heldout_fits.md`` and measures a check after
+the fit on those (thirty-second pass, derivation dpgd_logistic.md §17; not kept in dp_glm).
 """
 from __future__ import annotations
 
