@@ -16,6 +16,11 @@ with ``allow_outside_regime=True`` here (the benchmark measures what the refused
 
     python -m benchmarks glm_regime [--set train|heldout|real] [--seeds 10] [--out NAME]
         [--tasks penguins_male,mroz,...] [--sizes 100,200,...] [--eps 0.5,1,...]
+
+Each run also writes ``NAME_fits.md``: one line per fit with its share, the base rate it released (first
+Newton step) and the mean p(1 - p) at the estimate (mean released X'WX). ``--set released`` reads
+``glm_regime_released_train_fits.md`` and ``glm_regime_released_heldout_fits.md`` and measures a check after
+the fit on those (thirty-second pass, derivation dpgd_logistic.md §17; not kept in dp_glm).
 """
 from __future__ import annotations
 
@@ -97,7 +102,9 @@ def _one(formula, train, Xt, yt, bounds, levels, eps, seed, terms_of):
     ll0, ll_m, ll_dp = _logloss(X, yt, b0), _logloss(X, yt, m), _logloss(X, yt, b)
     share = (ll0 - ll_dp) / (ll0 - ll_m) if ll0 - ll_m > 1e-9 else float("nan")
     z = float(np.max(np.abs(b - m) / mle.bse.reindex(names).to_numpy()))
-    return share, z
+    # the base rate the fit released (first Newton step's gradient, derivation dpgd_logistic.md §17)
+    return (share, z, fit.facts.get("base_rate_released"), fit.facts.get("base_rate_sd"), base,
+            fit.facts.get("mean_curvature_released"), fit.facts.get("mean_curvature_sd"))
 
 
 def _mu(eps, delta=1e-6):
@@ -116,6 +123,7 @@ def run_sim(grid, designs, seeds, log=print):
             if r is not None:
                 res.append(r)
         out.append(_cell(design, n, d, eps, res, log))
+        out[-1]["fits_detail"] = res
     return out
 
 
@@ -177,6 +185,7 @@ def run_real(tasks, sizes, eps_grid, seeds, log=print):
                 if r is not None:
                     res.append(r)
             out.append(_cell(name, n, d, eps, res, log))
+            out[-1]["fits_detail"] = res
     return out
 
 
@@ -186,6 +195,25 @@ def table(rows, title):
     for r in rows:
         lines.append(f"| {r['name']} | {r['n']} | {r['d']} | {r['eps']:g} | {r['margin']:.1f} | {r['fits']} | "
                      f"{r['share']:.2f} | {r['z']:.2f} | {r['useless']:.2f} |")
+    return lines
+
+
+def fits_table(rows, a):
+    """One line per fit: the share it kept and the base rate it released (p_hat and its noise s.d.), with
+    the training sample's base rate beside it, for the released-base-rate analysis (--set released)."""
+    lines = ["# dp_glm's small regime: every fit's share and released base rate", "",
+             f"`python -m benchmarks glm_regime --set {a.set} --seeds {a.seeds}"
+             + (f" --tasks {a.tasks} --sizes {a.sizes} --eps {a.eps}" if a.set == "real" else "") + "`", "",
+             "| data | n | d | eps | n mu / sqrt(d) | fit | share | released p | its s.d. | sample p "
+             "| released mean p(1 - p) at the estimate | its s.d. |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        for i, f in enumerate(r.get("fits_detail", [])):
+            p_hat = float("nan") if f[2] is None else f[2]
+            p_sd = float("nan") if f[3] is None else f[3]
+            lines.append(f"| {r['name']} | {r['n']} | {r['d']} | {r['eps']:g} | {r['margin']:.1f} | {i} | "
+                         f"{f[0]:.4f} | {p_hat:.4f} | {p_sd:.4f} | {f[4]:.4f} | "
+                         f"{float('nan') if f[5] is None else f[5]:.5f} | {float('nan') if f[6] is None else f[6]:.5f} |")
     return lines
 
 
@@ -241,9 +269,93 @@ def base_rate_analysis(log=print):
     return lines
 
 
+def _read_fits(fname):
+    """The per-fit lines of a ``*_fits`` result file (fits_table)."""
+    import re
+    out = []
+    pat = (r"\| (\w+) \| (\d+) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| ([-0-9.naninf]+) \| "
+           r"([-0-9.nan]+) \| ([0-9.nan]+) \| ([0-9.nan]+) \| ([-0-9.nan]+) \| ([0-9.nan]+) \|")
+    for line in (RESULTS_DIR / fname).read_text().splitlines():
+        m = re.match(pat, line)
+        if m:
+            out.append(dict(name=m.group(1), n=int(m.group(2)), d=int(m.group(3)), eps=float(m.group(4)),
+                            margin=float(m.group(5)), share=float(m.group(7)), p_hat=float(m.group(8)),
+                            p_sd=float(m.group(9)), p=float(m.group(10)), w_hat=float(m.group(11)),
+                            w_sd=float(m.group(12))))
+    return out
+
+
+def released_margin(f, z, stat="p"):
+    """n q mu / sqrt(d) with q the lower confidence bound (z noise s.d.s) of 4p(1 - p) from the base rate
+    released by the first step (``stat="p"``, dpreg.estimators.dpgd_logistic.base_rate_factor) or of
+    4 mean_i p_i (1 - p_i) at the estimate from the mean released X'WX (``stat="w"``), clipped to [0, 1]."""
+    from dpreg.estimators.dpgd_logistic import base_rate_factor
+    if stat == "p":
+        return f["margin"] * base_rate_factor(f["p_hat"], f["p_sd"], z)
+    return f["margin"] * min(max(4.0 * (f["w_hat"] - z * f["w_sd"]), 0.0), 1.0)
+
+
+def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
+    """Issue 13, thirty-second pass (derivation dpgd_logistic.md §17): dp_glm's regime rule (n mu / sqrt(d)
+    >= 42, before anything is spent) followed by a check after the fit on a released rate: the fit passes
+    where n q mu / sqrt(d) >= t, q the lower confidence bound (z noise s.d.s) of 4p(1 - p) from the base
+    rate p released by the first Newton step ("p"), or of 4 mean_i p_i (1 - p_i) at the estimate from the
+    mean released X'WX ("w"). The threshold t of each (statistic, z) is chosen as the thirtieth pass chose
+    the oracle's: the check alone (without the rule of 42), on the training cells only, fewest misclassified
+    cells (useless: median share <= 0; withheld: at least half of the cell's fits flagged), ties broken by
+    the fewest misclassified fits (useless: share <= 0), then the smaller t. Reported: the rule of 42
+    followed by the check, per design, cells and fits (useless passed / useful withheld)."""
+    fits = [f for fname in files for f in _read_fits(fname)]
+    designs = sorted({f["name"] for f in fits}, key=lambda v: (v != "uniform", v))
+
+    def outcome(group, rule):
+        fp = fn = 0
+        cells = {}
+        for f in group:
+            passes = rule(f)
+            fp += passes and f["share"] <= 0
+            fn += (not passes) and f["share"] > 0
+            cells.setdefault((f["n"], f["d"], f["eps"]), []).append((passes, f["share"]))
+        cfp = cfn = 0
+        for v in cells.values():
+            passes = np.mean([a for a, _ in v]) > 0.5
+            useless = float(np.median([b for _, b in v])) <= 0
+            cfp += passes and useless
+            cfn += (not passes) and not useless
+        return cfp, cfn, fp, fn, len(cells), len(group)
+
+    train = [f for f in fits if f["name"] == "uniform"]
+    rules = {"n mu / sqrt(d) >= 42 alone": lambda f: f["margin"] >= REGIME_MARGIN_BENCH,
+             "then the sample's base rate without noise, t = 32": lambda f: f["margin"] >= REGIME_MARGIN_BENCH
+             and f["margin"] * 4.0 * f["p"] * (1.0 - f["p"]) >= 32.0}
+    lines = ["", "## the check alone on the training cells (choosing t)", "",
+             "| statistic | z | t | cells misclassified | fits misclassified |", "|---|---:|---:|---:|---:|"]
+    for stat, z in itertools.product(("p", "w"), zs):
+        scores = []
+        for t in np.arange(10.0, 61.0, 1.0):
+            c = outcome(train, lambda f, t=t, z=z, stat=stat: released_margin(f, z, stat) >= t)
+            scores.append((c[0] + c[1], c[2] + c[3], t))
+        cells_err, fits_err, t_best = min(scores)
+        lines.append(f"| {stat} | {z:g} | {t_best:g} | {cells_err} | {fits_err} |")
+        log(f"# {stat} z = {z:g}: t = {t_best:g}, training cells misclassified {cells_err}, fits {fits_err}")
+        rules[f"then {stat}, z = {z:g}, t = {t_best:g}"] = (
+            lambda f, z=z, t=t_best, stat=stat: f["margin"] >= REGIME_MARGIN_BENCH and released_margin(f, z, stat) >= t)
+    lines += ["", "## the rule of 42, then the check after the fit", "",
+              "| rule | design | cells | useless passed | useful withheld | fits | useless passed | useful withheld |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for label, rule in rules.items():
+        for design in designs:
+            cfp, cfn, fp, fn, nc, nf = outcome([f for f in fits if f["name"] == design], rule)
+            lines.append(f"| {label} | {design} | {nc} | {cfp} | {cfn} | {nf} | {fp} | {fn} |")
+    return lines
+
+
+REGIME_MARGIN_BENCH = 42.0      # the rule before anything is spent (dpgd_logistic.REGIME_MARGIN)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks glm_regime")
-    p.add_argument("--set", default="train", choices=("train", "heldout", "real", "baserate"),
+    p.add_argument("--set", default="train", choices=("train", "heldout", "real", "baserate", "released"),
                    help="baserate: the base-rate margin read from the train and heldout result files")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--out", default="glm_regime")
@@ -257,6 +369,12 @@ def main(argv=None):
                  "glm_regime_heldout.md)"]
         write_result(a.out, "\n".join(lines + base_rate_analysis()))
         return
+    if a.set == "released":
+        files = ["glm_regime_released_train_fits.md", "glm_regime_released_heldout_fits.md"]
+        lines = ["# dp_glm's small regime: the base rate released by the fit", "",
+                 "`python -m benchmarks glm_regime --set released` (from " + " and ".join(files) + ")"]
+        write_result(a.out, "\n".join(lines + released_analysis(files)))
+        return
     if a.set == "train":
         rows = run_sim(TRAIN, ("uniform",), a.seeds)
     elif a.set == "heldout":
@@ -269,6 +387,7 @@ def main(argv=None):
              + (f" --tasks {a.tasks} --sizes {a.sizes} --eps {a.eps}" if a.set == "real" else "") + "`"]
     lines += table(rows, a.set)
     write_result(a.out, "\n".join(lines))
+    write_result(a.out + "_fits", "\n".join(fits_table(rows, a)))
 
 
 if __name__ == "__main__":

@@ -277,6 +277,10 @@ CASES = [
     # of floor directions along which the collapse check has no power (post-processing of the released
     # X'WX at theta = 0 and the mean release; §2f; its threshold collapse_detectable_curvature is public)
     ("dpgd", "binomial", {}, 2000, 1.0, {"/facts/contraction", "/facts/capped_steps",
+                                         # thirty-second pass (§17): the base rate, post-processing of
+                                         # the first step's released gradient, and the mean p(1 - p) at
+                                         # the estimate, of the mean released X'WX
+                                         "/facts/base_rate_released", "/facts/mean_curvature_released",
                                          "/facts/remaining_share[]", "/facts/bias_aware_widening[]",
                                          "/facts/unresolved_directions", "/facts/not_estimable[]",
                                          "/facts/window_drift_chi2", "/facts/curvature_fall_sd",

@@ -229,6 +229,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         lam = 2.0 * math.sqrt(d) * sens["gram"] / mu_g
         K = 4.0 * np.linalg.inv(_pd_floor(G, 0.0) + lam * np.eye(d))
     theta = np.zeros(d)
+    base_rate = None        # (p_hat, s.d.) from the first step's gradient release (newton, §17)
+    curvature_rate = None   # (mean p_i (1 - p_i) at the estimate, s.d.) from H_bar (newton, §17)
     capped = 0
     cap = NEWTON_STEP_CAP * float(sd.B_bar)     # theta lives on the scale divided by B_bar
     iterates = []
@@ -259,6 +261,10 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         g_hat = gaussian_mechanism(g, sensitivity=sens["gradient"], mu=mu_grad, noise=noise, ledger=ledger,
                                    statistic=f"logistic gradient sum, step {t}",
                                    share=shares["gradient"] / T)
+        if t == 1 and newton:
+            # the outcome's base rate, released at no extra cost (derivation §17): at theta = 0 every
+            # sigmoid is 1/2, so the gradient along the intercept's direction is sum_i (1/2 - y_i) / B_bar
+            base_rate = _released_base_rate(g_hat, sd, n, sigma_grad)
         step = K @ g_hat
         if newton:
             step = step_lengths[t - 1] * step
@@ -278,6 +284,9 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         H_bar = _inf_logit.mean_release(released_H[-k_h:])
         sigma_bar = sigma_H / math.sqrt(k_h)
         H_pd = _pd_floor(H_bar, sigma_bar)
+        # the mean of p_i (1 - p_i) over the rows at the estimate, read off H_bar along the base-rate
+        # direction (derivation §17; recorded for the measurement, post-processing)
+        curvature_rate = _released_curvature_rate(H_bar, sd, n, sigma_bar)
     V_samp = np.linalg.inv(H_pd)
     K_last = step_lengths[-1] * np.linalg.inv(H_pd + ridges[-1] * np.eye(d)) if newton else K
     # privacy part: near the fixed point e_t = A e_{t-1} - K sigma z_t with A = I - K H; the stationary
@@ -466,6 +475,10 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["gram_ridge"] = float(lam)
     if spec.neighbours == "replace_one":
         facts["n"] = int(n)
+        if newton and base_rate is not None:
+            facts["base_rate_released"], facts["base_rate_sd"] = base_rate
+        if newton and curvature_rate is not None:
+            facts["mean_curvature_released"], facts["mean_curvature_sd"] = curvature_rate
     note = MM_NOTE if vcov is not None else INFERENCE_NOTE
     if vcov is None and resolution is not None and resolution["withheld"]:
         note = NOT_RESOLVED_NOTE if resolution["unresolved_withheld"] else BLIND_COLLAPSE_NOTE
@@ -952,6 +965,46 @@ def _averaged_noise_cov(A, V, k):
     return _inf_logit.averaged_iterate_cov(A, V, k)
 
 
+def _released_base_rate(g_hat, sd, n, sigma_grad):
+    """(p_hat, its noise s.d.): the share of rows with y = 1 read off the first Newton step's released
+    gradient sum (at theta = 0; derivation dpgd_logistic.md §17), or None without an intercept (the base
+    rate is then not a direction of the design). Every scaled row has x'u = 1 / B_bar along
+    u = e_intercept (plus the cells of ``sd.extra["cell_block"]``, which sum to the intercept column in the
+    "schema_cells" scaling), so u'g(0) = (n / 2 - sum y) / B_bar and p_hat = 1/2 - B_bar u'g_hat / n, with
+    Gaussian noise of s.d. B_bar sigma_grad ||u|| / n. Post-processing of a release; n is public under
+    replace-one neighbours (the only place it is used)."""
+    u = _base_rate_direction(sd, len(g_hat))
+    if u is None or n <= 0:
+        return None
+    B = float(sd.B_bar)
+    p_hat = 0.5 - B * float(u @ np.asarray(g_hat, float)) / float(n)
+    return float(p_hat), float(B * sigma_grad * math.sqrt(float(u @ u)) / float(n))
+
+
+def _base_rate_direction(sd, d):
+    """u with x_i'u = 1 / B_bar for every scaled row (the intercept column, plus the cells of the factor
+    coded by its cells), or None without an intercept (public: the design's layout)."""
+    icpt = sd.extra.get("intercept_index")
+    if icpt is None:
+        return None
+    u = np.zeros(d)
+    u[int(icpt)] = 1.0
+    for j in sd.extra.get("cell_block") or []:
+        u[int(j)] = 1.0
+    return u
+
+
+def _released_curvature_rate(H_bar, sd, n, sigma_bar):
+    """(mean over rows of p_i (1 - p_i) at the estimate, its noise s.d.) read off the mean released X'WX:
+    u'H u = sum_i w_i / B_bar^2 along the base-rate direction u, and for a fixed u the symmetric noise of
+    H_bar gives u'E u ~ N(0, sigma_bar^2 ||u||^4) (derivation §17). None without an intercept."""
+    u = _base_rate_direction(sd, H_bar.shape[0])
+    if u is None or n <= 0:
+        return None
+    B2 = float(sd.B_bar) ** 2
+    return float(B2 * float(u @ H_bar @ u) / n), float(B2 * sigma_bar * float(u @ u) / n)
+
+
 def _conv_warning(T):
     from ..errors import ConvergenceWarning, Diagnostic
     return Diagnostic(f"The private logistic iteration may not have converged in T = {T} steps (it was "
@@ -1056,3 +1109,24 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
         return (f"{head}. Fitted anyway (allow_outside_regime=True): the coefficients are likely to be "
                 "dominated by the privacy noise.")
     return f"{head}; to fit anyway, pass allow_outside_regime=True."
+
+
+# --------------------------------------------------------------------------------------------------
+# the outcome's base rate from the releases (issue 13, thirty-second pass; derivation dpgd_logistic.md §17)
+# --------------------------------------------------------------------------------------------------
+# The fit records the base rate p released by the first Newton step (facts base_rate_released /
+# base_rate_sd) and the mean of p_i (1 - p_i) at the estimate from the mean released X'WX (facts
+# mean_curvature_released / mean_curvature_sd). A check after the fit that withheld the intervals where
+# n 4p(1 - p) mu / sqrt(d) was small, on either, was measured and not kept (§17: it withheld useful held-out
+# cells). base_rate_factor is the measurement's helper (python -m benchmarks glm_regime --set released).
+def base_rate_factor(p_hat, p_sd, z=0.0) -> float:
+    """4p(1 - p) at the lower confidence bound (z s.d.s) of a released base rate: its least value over
+    [p_hat - z p_sd, p_hat + z p_sd] clipped to [0, 1] (0 where the interval reaches 0 or 1). Post-processing;
+    total on any input (0 for a non-finite one)."""
+    p_hat, p_sd = float(p_hat), float(p_sd)
+    if not (math.isfinite(p_hat) and math.isfinite(p_sd)):
+        return 0.0
+    far = abs(p_hat - 0.5) + float(z) * max(p_sd, 0.0)
+    if far >= 0.5:
+        return 0.0
+    return float(1.0 - 4.0 * far * far)       # 4p(1 - p) = 1 - 4 (p - 1/2)^2
