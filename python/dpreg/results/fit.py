@@ -717,8 +717,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         for name in names:
             if len(name) > 2 and name[0] == name[-1] == "`" and name not in all_terms:
                 name = name[1:-1]      # back-quoted as in the formula ("`body mass`")
-            hits = [j for j, t in enumerate(all_terms) if t == name] or \
-                [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
+            hits = [j for j, t in enumerate(all_terms) if t == name] or self._term_columns(name, all_terms)
             if not hits:
                 collapsed = self._collapsed_factor(name)
                 if collapsed is not None:
@@ -740,6 +739,18 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         # as in the default test: a coefficient reported as not estimable (NA) is left out
         b = np.asarray(self._release.coef, float)
         return [j for j in index if np.isfinite(b[j])]
+
+    def _term_columns(self, name: str, all_terms: list[str]) -> list[int]:
+        """Positions of the coefficients of the formula term called ``name`` (thirty-second pass): the term's
+        own columns, as statsmodels' ``wald_test_terms()`` and R's ``car::Anova()`` group them, so a factor's
+        name is its main effect and not its interactions (``C(size)`` in ``C(size) * meno``: the two
+        ``C(size)[...]`` columns, not ``C(size)[...]:meno``; the interaction is ``"C(size):meno"``). Without
+        the public term structure: the columns ``name[...]`` holding no ``:`` after the level."""
+        for label, columns in self._term_groups():
+            if label == name:
+                return [all_terms.index(c) for c in columns if c in all_terms]
+        return [j for j, t in enumerate(all_terms)
+                if t.startswith(name + "[") and ":" not in t[len(name):].split("]", 1)[-1]]
 
     def _collapsed_factor(self, name: str) -> str | None:
         """The column of a factor named ``name`` (or ``C(name)``, ``C(name, ...)``) whose released levels
@@ -767,9 +778,13 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         ----------
         terms : str, list of str, array or tuple, optional
             None (default): every coefficient but the intercept (the test printed by ``summary()``).
-            Otherwise term names (``fit.terms``), or the name of a factor, which stands for all its
-            coefficients: ``fit.wald_test("C(occupation)")`` tests the whole factor (what an F test of
-            the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes jointly.
+            Otherwise coefficient names (``fit.terms``), or the name of a formula term, which stands for
+            the coefficients of that term: ``fit.wald_test("C(occupation)")`` tests the whole factor (what
+            an F test of the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes
+            jointly. A factor's name is its main effect only, as in :meth:`wald_test_terms` and
+            statsmodels' per-term tests: in ``C(size) * meno``, ``"C(size)"`` tests the ``C(size)[...]``
+            columns and ``"C(size):meno"`` the interaction (statsmodels' own ``wald_test("C(size)")``
+            refuses a term name: "unrecognized token in constraint").
             statsmodels' linear hypotheses are taken too: a string with ``=``
             (``"x1 = 0, x2 - x3 = 0"``) or a combination that is no term name (``"x1 - x2"``, meaning
             ``= 0``), a list of such equations, a matrix R (hypothesis R b = 0) or a tuple ``(R, q)``, as
