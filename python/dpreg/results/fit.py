@@ -418,6 +418,44 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         return len(self._slopes())
 
     @property
+    def fvalue(self) -> float:
+        """The noise-aware Wald test of all slopes in statsmodels' F form (thirty-second pass): the
+        chi-square of :meth:`wald_test` (no arguments, the summary's line) divided by its degrees of
+        freedom q, an F on (q, inf) degrees of freedom under the normal reference dpreg's tests use
+        (:attr:`f_pvalue` is the chi-square's p-value). R's ``summary(fit)$fstatistic`` is the same
+        number, ``c(value =, numdf = q, dendf = Inf)``. Not lm's F: that needs the residual sum of
+        squares of the training data, which is not released. Post-processing of the released
+        coefficients and covariance. Raises :class:`NotReleasedError` with the reason on a ``dp_glm``
+        fit (statsmodels' GLM and Logit results have no F either), where the joint test is Bonferroni
+        (asymmetric intervals) or where no standard errors were released."""
+        return self._f_form("fvalue")[0]
+
+    @property
+    def f_pvalue(self) -> float:
+        """p-value of :attr:`fvalue` on (q, inf) degrees of freedom: the p-value of the noise-aware Wald
+        chi-square of all slopes (:meth:`wald_test`). Raises :class:`NotReleasedError` where
+        :attr:`fvalue` does."""
+        return self._f_form("f_pvalue")[1]
+
+    def _f_form(self, name: str) -> tuple[float, float]:
+        """(W / q, p) of the all-slopes Wald chi-square; the reason (NotReleasedError) where it has no F
+        form. Decided on the fit's link, its released interval kind and standard errors (released facts)."""
+        reason = None
+        if self.link == "logit":
+            reason = ("a binomial fit has no F statistic (statsmodels' GLM and Logit results have none); "
+                      "wald_test() is the noise-aware chi-square of all slopes")
+        else:
+            w = self._wald_test_dict(None)
+            if w.get("rule") != "chi-square":
+                reason = ("this fit's intervals are asymmetric, so its joint test of the slopes is Bonferroni "
+                          "over the printed p-values, which has no F form; use wald_test()")
+            elif w.get("statistic") is None or not w.get("df"):
+                reason = "no joint test of the slopes is available: " + (w.get("note") or "the fit has no slopes")
+        if reason is not None:
+            raise NotReleasedError(f"{name}: {reason}")
+        return float(w["statistic"]) / int(w["df"]), float(w["p_value"])
+
+    @property
     def scale(self) -> float | None:
         """Released residual variance sigma^2 (statsmodels' ``scale``); None when sigma was not
         released."""
