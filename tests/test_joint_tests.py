@@ -17,8 +17,8 @@ import pytest
 from helpers import default_like
 
 import dpreg
-from dpreg.results.fit import NotReleasedError
 from dpreg.inference.wald import BONFERRONI_RULE, CHI2_RULE, side_of_zero_bonferroni
+from dpreg.results.fit import NotReleasedError
 
 BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
 SLOPES = ["x1", "x2", "x3"]
@@ -110,7 +110,7 @@ def test_multi_coefficient_test_on_asymmetric_intervals_is_bonferroni(union_fits
     assert fit.to_dict()["wald"]["rule"] == BONFERRONI_RULE
     # thirty-second pass: the Bonferroni test has no F form; fvalue says so (R's fstatistic value is NA)
     with pytest.raises(NotReleasedError, match="no F form|binomial fit has no F"):
-        fit.fvalue
+        _ = fit.fvalue
 
 
 def test_symmetric_fit_keeps_the_chi_square():

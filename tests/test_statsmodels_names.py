@@ -325,5 +325,5 @@ def test_fvalue_of_a_dp_glm_fit_says_why_there_is_none():
     df["y"] = (rng.uniform(size=3000) < 0.3 + 0.4 * df["x"]).astype(int)
     glm = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0.0, 1.0)}, random_state=1)
     with pytest.raises(NotReleasedError, match="binomial fit has no F statistic"):
-        glm.fvalue
+        _ = glm.fvalue
     assert "as an F" not in str(glm.summary())
