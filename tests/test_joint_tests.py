@@ -18,6 +18,7 @@ from helpers import default_like
 
 import dpreg
 from dpreg.inference.wald import BONFERRONI_RULE, CHI2_RULE, side_of_zero_bonferroni
+from dpreg.results.fit import NotReleasedError
 
 BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-10.0, 12.0)}
 SLOPES = ["x1", "x2", "x3"]
@@ -107,6 +108,9 @@ def test_multi_coefficient_test_on_asymmetric_intervals_is_bonferroni(union_fits
     assert "Bonferroni over their side-of-0 z tests" in text
     assert "Noise-aware Wald chi-square:" not in text
     assert fit.to_dict()["wald"]["rule"] == BONFERRONI_RULE
+    # thirty-second pass: the Bonferroni test has no F form; fvalue says so (R's fstatistic value is NA)
+    with pytest.raises(NotReleasedError, match="no F form|binomial fit has no F"):
+        _ = fit.fvalue
 
 
 def test_symmetric_fit_keeps_the_chi_square():

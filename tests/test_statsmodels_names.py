@@ -304,3 +304,26 @@ def test_statsmodels_glm_names_on_a_dp_glm_fit_say_why_they_are_not_released(nam
         getattr(glm, name)
     message = str(info.value)
     assert message.startswith(f"{name}: ") and "training data" in message
+
+
+def test_fvalue_is_the_all_slopes_wald_chi_square_in_f_form(fit):
+    # newcomer review 32: R's summary(fit)$fstatistic was NULL and Python's fvalue refused; both are now the
+    # noise-aware Wald chi-square W of all slopes divided by its q DF, an F on (q, inf) DF (F(q, inf) is
+    # chi-square(q) / q), so the F upper tail at W / q is the chi-square's p-value. Not lm's F.
+    from scipy import stats
+    w = fit.wald_test()
+    assert w["rule"] == "chi-square"
+    assert fit.fvalue == pytest.approx(w["statistic"] / w["df"], rel=1e-12)
+    assert fit.f_pvalue == pytest.approx(w["p_value"], rel=1e-12, abs=1e-300)
+    assert stats.chi2.sf(fit.fvalue * w["df"], w["df"]) == pytest.approx(fit.f_pvalue, rel=1e-9, abs=1e-300)
+    assert "as an F (fvalue; R's fstatistic)" in str(fit.summary())
+
+
+def test_fvalue_of_a_dp_glm_fit_says_why_there_is_none():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = (rng.uniform(size=3000) < 0.3 + 0.4 * df["x"]).astype(int)
+    glm = dpreg.dp_glm("y ~ x", df, eps=2, bounds={"x": (0.0, 1.0)}, random_state=1)
+    with pytest.raises(NotReleasedError, match="binomial fit has no F statistic"):
+        _ = glm.fvalue
+    assert "as an F" not in str(glm.summary())

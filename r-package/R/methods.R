@@ -86,6 +86,23 @@ privacy_first_line <- function(x) {
 #'   `Std. Error`, `z value`, `Pr(>|z|)`), `inference_centre` (the corrected
 #'   estimate, or `NULL`), `conf.int`, `sigma`, `df`,
 #'   `r.squared`, `adj.r.squared`, `wald`, `privacy_text`, `nobs`, ...
+#'
+#'   And `summary.lm`'s other components, for code written for `lm`:
+#'   `aliased`, a named logical, `TRUE` for a coefficient reported as not
+#'   estimable (`NA`), as `lm` marks a coefficient it could not estimate;
+#'   `fstatistic` (a [dp_lm()] fit), `c(value =, numdf =, dendf = Inf)`: the
+#'   noise-aware Wald chi-square of all slopes (`wald`, the line `print()`
+#'   shows) divided by its degrees of freedom, an F on `numdf` and infinitely
+#'   many denominator degrees of freedom under the normal reference of the
+#'   other tests, so `pf(value, numdf, dendf, lower.tail = FALSE)` is the
+#'   chi-square's p-value (Python's `fit.fvalue`, `fit.f_pvalue`); not `lm`'s F,
+#'   which needs the residual sum of squares. Where the joint test is
+#'   Bonferroni (asymmetric intervals) or not available, `value` is `NA` with
+#'   the reason in `attr(, "note")`. `residuals` and `cov.unscaled` are not
+#'   released (each residual exposes a record; \eqn{(X'X)^{-1}} of the training
+#'   design is not released, `vcov()` is the noise-aware covariance): they are
+#'   `dp_not_released` values that print the reason and stop with it when used
+#'   in arithmetic, `mean()` or `quantile()`.
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)
@@ -145,9 +162,98 @@ summary.dp_fit <- function(object, correlation = FALSE, symbolic.cor = FALSE, di
     sigma_interval_median = isTRUE(object$facts$sigma_interval_median),
     # newcomer review 24: correlation = TRUE was silently ignored; from the released covariance
     correlation = if (isTRUE(correlation)) coef_correlation(object) else NULL,
-    symbolic.cor = isTRUE(symbolic.cor)
+    symbolic.cor = isTRUE(symbolic.cor),
+    # newcomer review 32: summary.lm's components that were NULL without a word (post-processing of
+    # released values, or the reason)
+    aliased = stats::setNames(is.na(object$coefficients), object$terms),
+    fstatistic = if (cls == "summary.dp_lm") wald_f_form(object$wald),
+    residuals = dp_not_released("residuals of the training data",
+                                paste0("each residual is a function of one record and would expose it; the DP ",
+                                       "residual standard error is summary(fit)$sigma where released, and ",
+                                       "predict(fit, newdata) gives predictions for new rows")),
+    cov.unscaled = dp_not_released("cov.unscaled, (X'X)^-1 of the training design,",
+                                   paste0("only a noisy X'X inside the estimators is released; vcov(fit) is the ",
+                                          "noise-aware covariance of the coefficients (sampling error and ",
+                                          "privacy noise together)"))
   ), class = c(cls, "summary.dp_fit"))
 }
+
+# summary.lm's fstatistic from the noise-aware Wald chi-square of all slopes (thirty-second pass): W / q on
+# (q, Inf) DF, so pf() gives the chi-square's p-value; NA with the reason where the joint test has no F form
+wald_f_form <- function(w) {
+  q <- if (is.null(w$df)) NA_real_ else as.numeric(w$df)
+  stat <- num(w$statistic)
+  if (!identical(w$rule, "bonferroni") && length(stat) == 1L && is.finite(stat) && isTRUE(q > 0)) {
+    return(structure(c(value = stat / q, numdf = q, dendf = Inf),
+                     note = paste0("the noise-aware Wald chi-square of all slopes divided by its ", q, " DF: an ",
+                                   "F on ", q, " and Inf DF (normal reference); not lm's F, which needs the ",
+                                   "residual sum of squares (not released)")))
+  }
+  note <- if (identical(w$rule, "bonferroni")) {
+    "the intervals are asymmetric, so the joint test of the slopes is Bonferroni (printed by summary()), with no F form"
+  } else if (!is.null(w$note)) {
+    paste0("no joint test of the slopes: ", w$note)
+  } else "no joint test of the slopes is available"
+  structure(c(value = NA_real_, numdf = q, dendf = Inf), note = note)
+}
+
+#' Values a DP fit does not release
+#'
+#' `summary(fit)$residuals` and `summary(fit)$cov.unscaled` (components of
+#' `summary.lm`) are objects of class `dp_not_released`: printing one shows why
+#' the value is not released and what to use instead; arithmetic, `mean()`,
+#' `quantile()` and the other math functions stop with that reason.
+#' @param x A `dp_not_released` value.
+#' @param ... Unused.
+#' @return `print()` returns `x` invisibly; the other methods stop.
+#' @name dp_not_released
+NULL
+
+dp_not_released <- function(what, why) {
+  structure(NA_real_, what = what, why = why, class = "dp_not_released")
+}
+
+not_released_value <- function(x) {
+  stop(structure(class = c("dpreg_not_released", "dpreg_error", "error", "condition"),
+                 list(message = paste0(attr(x, "what"), " not released by a differentially private fit: ",
+                                       attr(x, "why")), call = NULL)))
+}
+
+#' @rdname dp_not_released
+#' @export
+print.dp_not_released <- function(x, ...) {
+  cat_wrapped(paste0("Not released: ", attr(x, "what"), " not released by a differentially private fit: ",
+                     attr(x, "why")))
+  invisible(x)
+}
+
+#' @rdname dp_not_released
+#' @param e1,e2 Operands.
+#' @export
+Ops.dp_not_released <- function(e1, e2) {
+  not_released_value(if (inherits(e1, "dp_not_released")) e1 else e2)
+}
+
+#' @rdname dp_not_released
+#' @export
+Math.dp_not_released <- function(x, ...) not_released_value(x)
+
+#' @rdname dp_not_released
+#' @param na.rm Unused.
+#' @export
+Summary.dp_not_released <- function(..., na.rm = FALSE) {
+  args <- list(...)
+  not_released_value(args[[which(vapply(args, inherits, TRUE, "dp_not_released"))[1]]])
+}
+
+#' @rdname dp_not_released
+#' @export
+mean.dp_not_released <- function(x, ...) not_released_value(x)
+
+#' @rdname dp_not_released
+#' @importFrom stats quantile
+#' @export
+quantile.dp_not_released <- function(x, ...) not_released_value(x)
 
 # correlations of the coefficients from the released covariance (post-processing); NA for a
 # coefficient without a released, positive variance
@@ -255,6 +361,13 @@ print.summary.dp_fit <- function(x, digits = max(3L, getOption("digits") - 3L),
     cat_wrapped(paste0("Noise-aware Wald chi-square: ", formatC(w$statistic, digits = digits),
                        " on ", format(w$df), " DF,  p-value: ",
                        format.pval(w$p.value, digits = digits)))
+    f <- x$fstatistic
+    if (!is.null(f) && is.finite(f[["value"]])) {
+      # thirty-second pass: summary(fit)$fstatistic (Python's fvalue), the same test in F form
+      cat_wrapped(paste0("  as an F (fstatistic; Python's fvalue): ", formatC(f[["value"]], digits = digits),
+                         " on ", format(f[["numdf"]]), " and Inf DF, the chi-square / DF (lm's F needs the ",
+                         "residual sum of squares, not released)"))
+    }
   } else if (x$has_inference && !is.null(w$note)) {
     cat_wrapped(paste0("Noise-aware Wald chi-square: ", w$note))
   }

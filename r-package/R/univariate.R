@@ -19,7 +19,9 @@
 #'   each in `print()`, `confint()` and `tidy()` (named `"25%"`, ...).
 #' @param eps,delta Privacy budget (`delta = 0`: pure eps-DP).
 #' @param bounds For `dp_mean()`: public loose bounds `c(lower, upper)` where the
-#'   quantile searches start (required; they may be very loose).
+#'   quantile searches start (required; they may be very loose). A logical `x`
+#'   with both bounds declared, `dp_mean(x, bounds = c(0, 1))`, is taken as
+#'   1 / 0: its mean is the proportion of `TRUE` values.
 #' @param lower,upper For `dp_quantile()`: public search bounds (`q >= 0.5` needs
 #'   `lower`, `q < 0.5` needs `upper`).
 #' @param seed `NULL` or a non-negative whole number (reproducible, not for release).
@@ -39,6 +41,15 @@
 #' @export
 dp_mean <- function(x, eps = 1, delta = 0, bounds = NULL, seed = NULL, column = NULL, ...) {
   base_r_args_refused(list(...))
+  if (is.logical(x) && !is.array(x) && is.null(column)) {
+    # thirty-second pass: a proportion, mean(x > 0): TRUE / FALSE are 1 / 0 by type (public) once both
+    # bounds are declared; without them refused before anything is spent
+    if (!(is.numeric(bounds) && length(bounds) == 2L && all(is.finite(bounds)))) {
+      dp_stop("x is TRUE / FALSE: its mean is the proportion of TRUE values; declare bounds = c(0, 1) ",
+              "(TRUE counts as 1, FALSE as 0), or use as.numeric(x) with the bounds you declare", call. = FALSE)
+    }
+    x <- as.numeric(x)
+  }
   src <- univariate_source(x, column)
   opts <- c(list(eps = as.double(eps), delta = as.double(delta),
                  bounds = if (is.null(bounds)) NULL else as.list(as.double(bounds)),
@@ -102,8 +113,8 @@ univariate_source <- function(x, column) {
 
 check_vector <- function(x) {
   if (is.logical(x)) {
-    dp_stop("x must be a numeric vector; for the proportion of TRUE values use as.numeric(x) with ",
-            "bounds = c(0, 1)", call. = FALSE)
+    dp_stop("x must be a numeric vector; for the proportion of TRUE values use dp_mean(x, bounds = c(0, 1)) ",
+            "or as.numeric(x)", call. = FALSE)
   }
   if (is.data.frame(x)) {
     # newcomer review 18: dp_mean(df["income"]) (a one-column data frame or tibble) was told only

@@ -418,6 +418,44 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         return len(self._slopes())
 
     @property
+    def fvalue(self) -> float:
+        """The noise-aware Wald test of all slopes in statsmodels' F form (thirty-second pass): the
+        chi-square of :meth:`wald_test` (no arguments, the summary's line) divided by its degrees of
+        freedom q, an F on (q, inf) degrees of freedom under the normal reference dpreg's tests use
+        (:attr:`f_pvalue` is the chi-square's p-value). R's ``summary(fit)$fstatistic`` is the same
+        number, ``c(value =, numdf = q, dendf = Inf)``. Not lm's F: that needs the residual sum of
+        squares of the training data, which is not released. Post-processing of the released
+        coefficients and covariance. Raises :class:`NotReleasedError` with the reason on a ``dp_glm``
+        fit (statsmodels' GLM and Logit results have no F either), where the joint test is Bonferroni
+        (asymmetric intervals) or where no standard errors were released."""
+        return self._f_form("fvalue")[0]
+
+    @property
+    def f_pvalue(self) -> float:
+        """p-value of :attr:`fvalue` on (q, inf) degrees of freedom: the p-value of the noise-aware Wald
+        chi-square of all slopes (:meth:`wald_test`). Raises :class:`NotReleasedError` where
+        :attr:`fvalue` does."""
+        return self._f_form("f_pvalue")[1]
+
+    def _f_form(self, name: str) -> tuple[float, float]:
+        """(W / q, p) of the all-slopes Wald chi-square; the reason (NotReleasedError) where it has no F
+        form. Decided on the fit's link, its released interval kind and standard errors (released facts)."""
+        reason = None
+        if self.link == "logit":
+            reason = ("a binomial fit has no F statistic (statsmodels' GLM and Logit results have none); "
+                      "wald_test() is the noise-aware chi-square of all slopes")
+        else:
+            w = self._wald_test_dict(None)
+            if w.get("rule") != "chi-square":
+                reason = ("this fit's intervals are asymmetric, so its joint test of the slopes is Bonferroni "
+                          "over the printed p-values, which has no F form; use wald_test()")
+            elif w.get("statistic") is None or not w.get("df"):
+                reason = "no joint test of the slopes is available: " + (w.get("note") or "the fit has no slopes")
+        if reason is not None:
+            raise NotReleasedError(f"{name}: {reason}")
+        return float(w["statistic"]) / int(w["df"]), float(w["p_value"])
+
+    @property
     def scale(self) -> float | None:
         """Released residual variance sigma^2 (statsmodels' ``scale``); None when sigma was not
         released."""
@@ -717,8 +755,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         for name in names:
             if len(name) > 2 and name[0] == name[-1] == "`" and name not in all_terms:
                 name = name[1:-1]      # back-quoted as in the formula ("`body mass`")
-            hits = [j for j, t in enumerate(all_terms) if t == name] or \
-                [j for j, t in enumerate(all_terms) if t.startswith(name + "[")]
+            hits = [j for j, t in enumerate(all_terms) if t == name] or self._term_columns(name, all_terms)
             if not hits:
                 collapsed = self._collapsed_factor(name)
                 if collapsed is not None:
@@ -740,6 +777,18 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         # as in the default test: a coefficient reported as not estimable (NA) is left out
         b = np.asarray(self._release.coef, float)
         return [j for j in index if np.isfinite(b[j])]
+
+    def _term_columns(self, name: str, all_terms: list[str]) -> list[int]:
+        """Positions of the coefficients of the formula term called ``name`` (thirty-second pass): the term's
+        own columns, as statsmodels' ``wald_test_terms()`` and R's ``car::Anova()`` group them, so a factor's
+        name is its main effect and not its interactions (``C(size)`` in ``C(size) * meno``: the two
+        ``C(size)[...]`` columns, not ``C(size)[...]:meno``; the interaction is ``"C(size):meno"``). Without
+        the public term structure: the columns ``name[...]`` holding no ``:`` after the level."""
+        for label, columns in self._term_groups():
+            if label == name:
+                return [all_terms.index(c) for c in columns if c in all_terms]
+        return [j for j, t in enumerate(all_terms)
+                if t.startswith(name + "[") and ":" not in t[len(name):].split("]", 1)[-1]]
 
     def _collapsed_factor(self, name: str) -> str | None:
         """The column of a factor named ``name`` (or ``C(name)``, ``C(name, ...)``) whose released levels
@@ -767,9 +816,13 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         ----------
         terms : str, list of str, array or tuple, optional
             None (default): every coefficient but the intercept (the test printed by ``summary()``).
-            Otherwise term names (``fit.terms``), or the name of a factor, which stands for all its
-            coefficients: ``fit.wald_test("C(occupation)")`` tests the whole factor (what an F test of
-            the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes jointly.
+            Otherwise coefficient names (``fit.terms``), or the name of a formula term, which stands for
+            the coefficients of that term: ``fit.wald_test("C(occupation)")`` tests the whole factor (what
+            an F test of the factor does in ``anova``), ``fit.wald_test(["age", "educ"])`` two slopes
+            jointly. A factor's name is its main effect only, as in :meth:`wald_test_terms` and
+            statsmodels' per-term tests: in ``C(size) * meno``, ``"C(size)"`` tests the ``C(size)[...]``
+            columns and ``"C(size):meno"`` the interaction (statsmodels' own ``wald_test("C(size)")``
+            refuses a term name: "unrecognized token in constraint").
             statsmodels' linear hypotheses are taken too: a string with ``=``
             (``"x1 = 0, x2 - x3 = 0"``) or a combination that is no term name (``"x1 - x2"``, meaning
             ``= 0``), a list of such equations, a matrix R (hypothesis R b = 0) or a tuple ``(R, q)``, as

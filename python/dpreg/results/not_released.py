@@ -27,10 +27,6 @@ STATSMODELS_NOT_RELEASED = {
     "llf": _LIKELIHOOD_REASON, "aic": _LIKELIHOOD_REASON, "bic": _LIKELIHOOD_REASON,
     "ssr": _SUMS_REASON, "ess": _SUMS_REASON, "centered_tss": _SUMS_REASON,
     "uncentered_tss": _SUMS_REASON, "mse_model": _SUMS_REASON, "mse_total": _SUMS_REASON,
-    "fvalue": "the F statistic needs sums of squares of the training data, which were not released; "
-              "use wald_test() (the noise-aware joint test of the same hypothesis)",
-    "f_pvalue": "the F statistic needs sums of squares of the training data, which were not released; "
-                "use wald_test()['p_value']",
     "get_influence": "influence and leverage measure single records of the training data and would "
                      "expose them",
     "outlier_test": "outlier tests look at single records of the training data and would expose them",

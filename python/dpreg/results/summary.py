@@ -312,6 +312,11 @@ class Summary:
             elif w["statistic"] is not None:
                 out.append(f"Noise-aware Wald chi-square: {format_number(w['statistic'])} on {w['df']} DF,  "
                            f"p-value: {format_pvalue(w['p_value'], floor_text='< 2.2e-16')}")
+                if f.link != "logit":
+                    # thirty-second pass: statsmodels' fvalue / R's fstatistic, the same test in F form
+                    out.append(_wrap(f"  as an F (fvalue; R's fstatistic): {format_number(w['statistic'] / w['df'])} "
+                                     f"on {w['df']} and Inf DF, the chi-square / DF (lm's F needs the residual "
+                                     "sum of squares, not released)"))
             elif w["note"]:
                 out.append(f"Noise-aware Wald chi-square: {w['note']}")
         not_rel = []

@@ -78,8 +78,8 @@ def check_data(x) -> np.ndarray:
     if arr.dtype == object:
         arr = _object_values_as_numbers(arr)
     if arr.dtype.kind == "b":
-        raise InvalidArgumentType("x must be numeric; for the proportion of True values pass "
-                                  "x.astype(float) with bounds=(0, 1)")
+        raise InvalidArgumentType("x must be numeric; for the proportion of True values use dp_mean(x, "
+                                  "bounds=(0, 1), ...) or pass x.astype(float)")
     if arr.dtype.kind not in "iuf":
         raise InvalidArgumentType("x must be numeric")
     arr = saturating_floats(arr).ravel()   # a long double beyond the double range saturates too
@@ -90,6 +90,41 @@ def check_data(x) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise InvalidArgument("non-finite values are not allowed")
     return arr
+
+
+def _is_true_false(x) -> bool:
+    """True when x is an in-memory vector of True / False (numpy or pandas bool, pandas' nullable
+    ``boolean``, polars ``Boolean``, a list of bools): its type, a public fact."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None and isinstance(x, (list, tuple)) and x and all(isinstance(v, (bool, np.bool_)) for v in x):
+        return True
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "b"
+    return str(dtype) in ("boolean", "Boolean")
+
+
+def proportion_input(x, bounds):
+    """dp_mean of a True / False vector (thirty-second pass): its mean is the proportion of True values.
+    With both bounds declared the values are taken as 1 / 0 (a public recoding by type, as a bool column of
+    the design is); without them it is refused, before anything is spent, saying to declare
+    ``bounds=(0, 1)``. Any other x is returned unchanged. Decided on the type and the arguments only."""
+    if not _is_true_false(x):
+        return x
+    try:
+        lo, hi = bounds
+        declared = _is_number(lo) and _is_number(hi) and math.isfinite(lo) and math.isfinite(hi)
+    except (TypeError, ValueError):
+        declared = False
+    if not declared:
+        raise InvalidArgumentType("x is True / False: its mean is the proportion of True values; declare "
+                                  "bounds=(0, 1) (True counts as 1, False as 0), or pass x.astype(float) "
+                                  "with the bounds you declare")
+    if hasattr(x, "cast") and not hasattr(x, "astype"):      # polars: nulls stay missing
+        import polars as pl
+        return x.cast(pl.Float64)
+    if hasattr(x, "astype") and not isinstance(x, np.ndarray):  # pandas: pd.NA stays missing
+        return x.astype("Float64") if str(x.dtype) == "boolean" else x.astype(float)
+    return np.asarray(x, dtype=float)
 
 
 def data_vector(x, column=None):

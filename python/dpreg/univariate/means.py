@@ -41,6 +41,7 @@ from ._common import (
     check_bounds_pair,
     check_eps_delta,
     data_vector,
+    proportion_input,
     shared_doc,
 )
 from ._variance_margin import variance_margin_sds
@@ -164,6 +165,9 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
         finite end, 10% of the budget releases a private anchor, the median, where the searches start
         (:func:`dp_quantile` releases starts beyond its quantiles instead, ``facts["starts"]``). They
         may be very loose (paper Remark 3.3); the grid resolution near v is (beta - 1)(abs(v - start) + 1).
+        A True / False ``x`` (numpy or pandas bool, pandas ``boolean``, polars ``Boolean``) is taken as
+        1 / 0 when both ends are declared, ``dp_mean(x, bounds=(0, 1), ...)``: its mean is the
+        proportion of True values; without them it is refused before anything is spent.
     <shared: budget>
     inference : bool, default True
         Release a private second moment of the clipped data (``se_fraction`` of the budget) so that
@@ -241,7 +245,7 @@ def dp_mean(x: Any, *, eps: float, delta: float = 0.0, column: str | None = None
     # the data as a column read in blocks or batches (quantile searches on binned counts, means
     # summed exactly): the same release from a vector, a file, a database or a cluster
     with data_stage(READING):
-        arr = as_value_column(data_vector(x, column))
+        arr = as_value_column(data_vector(x if column is not None else proportion_input(x, bounds), column))
     eps, delta, large = check_eps_delta(eps, delta, arr.size, allow_large_delta)
     l, u = check_bounds_pair(bounds)
     declared = [v if math.isfinite(v) else None for v in (l, u)]

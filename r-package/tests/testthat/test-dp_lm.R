@@ -218,7 +218,10 @@ test_that("summary() of a dp_mean / dp_quantile result prints the estimate; a lo
   m <- dp_mean(c(4.2, 4.6, 5.1, 4.4, 4.8), eps = 1, bounds = c(4, 6.5), seed = 1)
   expect_identical(summary(m), m)
   expect_identical(capture.output(print(summary(m))), capture.output(print(m)))
-  expect_error(dp_mean(c(TRUE, FALSE, TRUE), eps = 1), "as.numeric\\(x\\).*bounds = c\\(0, 1\\)")
+  expect_error(dp_mean(c(TRUE, FALSE, TRUE), eps = 1), "declare bounds = c\\(0, 1\\).*as.numeric\\(x\\)")
+  expect_error(dp_mean(c(TRUE, FALSE, TRUE), eps = 1, bounds = c(0, Inf)), "declare bounds = c\\(0, 1\\)")
+  expect_error(dp_quantile(c(TRUE, FALSE, TRUE), 0.5, eps = 1), "dp_mean\\(x, bounds = c\\(0, 1\\)\\)")
+  expect_error(dp_mean(c(TRUE, NA, FALSE), eps = 1, bounds = c(0, 1)), "missing values")
   # newcomer review 18 (AER::SwissLabor): dp_mean(df["income"]), a one-column data frame, got only
   # "x must be a numeric vector"; the refusal says how to take the column (before any core call)
   df <- data.frame(income = c(10.1, 10.5, 11.0))
@@ -227,6 +230,20 @@ test_that("summary() of a dp_mean / dp_quantile result prints the estimate; a lo
   if (requireNamespace("tibble", quietly = TRUE)) {
     expect_error(dp_quantile(tibble::as_tibble(df), 0.5, eps = 1), "not a data frame", fixed = TRUE)
   }
+})
+
+test_that("dp_mean() of a logical vector with declared bounds is the proportion of TRUE values", {
+  # newcomer review 32: mean(x > 0) is a common idiom; TRUE / FALSE are 1 / 0 by type (public), so with
+  # bounds declared the release is the one of as.numeric(x) for the same seed, to the last bit
+  skip_if_no_core()
+  set.seed(3)
+  b <- runif(3000) < 0.3
+  p <- dp_mean(b, eps = 1, bounds = c(0, 1), seed = 4)
+  q <- dp_mean(as.numeric(b), eps = 1, bounds = c(0, 1), seed = 4)
+  expect_identical(p$estimate, q$estimate)
+  expect_identical(p$std.error, q$std.error)
+  # sampling s.d. sqrt(0.21 / 3000) = 0.008, noise of order 1 / (n eps): 0.05 is more than 5 of either
+  expect_lt(abs(p$estimate - mean(b)), 0.05)
 })
 
 test_that("confint() of dp_quantile is the released interval, and other levels are the core's", {

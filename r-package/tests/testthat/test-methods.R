@@ -47,6 +47,38 @@ test_that("summary has the summary.lm skeleton with DP substitutions and no resi
   expect_true(any(grepl("^n = 20 \\(public\\)$", out)))
 })
 
+test_that("summary's fstatistic, aliased, residuals and cov.unscaled say what they are", {
+  # newcomer review 32: these summary.lm components were NULL without a word
+  s <- summary(mock_fit())
+  # the Wald chi-square of all slopes (150.2 on 3 DF) in F form: 150.2 / 3 on (3, Inf) DF, whose upper
+  # tail is the chi-square's (F(q, Inf) is chi-square(q) / q), as code written for lm computes it
+  f <- s$fstatistic
+  expect_equal(as.vector(f), c(150.2 / 3, 3, Inf))
+  expect_identical(names(f), c("value", "numdf", "dendf"))
+  expect_equal(pf(f[["value"]], f[["numdf"]], f[["dendf"]], lower.tail = FALSE),
+               pchisq(150.2, 3, lower.tail = FALSE), tolerance = 1e-10)
+  expect_match(attr(f, "note"), "not lm's F")
+  out <- capture.output(print(s))
+  expect_true(any(grepl("^  as an F \\(fstatistic; Python's fvalue\\): 50.07 on 3 and Inf DF", out)))
+  # aliased: lm's named logical, TRUE for a coefficient not estimable (NA)
+  expect_identical(s$aliased, setNames(is.na(coef(mock_fit())), rownames(coef(s))))
+  expect_false(any(s$aliased))
+  # residuals and cov.unscaled: the reason where a user asks, and an error with it where they are used
+  expect_s3_class(s$residuals, "dp_not_released")
+  expect_output(print(s$residuals), "Not released: residuals of the training data")
+  expect_error(quantile(s$residuals), "each residual is a function of one record", class = "dpreg_not_released")
+  expect_error(s$cov.unscaled * s$sigma^2, "vcov\\(fit\\) is the noise-aware covariance")
+  expect_error(mean(s$residuals), "not released")
+  expect_error(max(abs(s$residuals)), "not released")
+  # a dp_glm fit has no F (summary.glm has none); the Bonferroni rule has none, with the reason
+  g <- mock_fit()
+  class(g) <- c("dp_glm", "dp_fit")
+  expect_null(summary(g)$fstatistic)
+  b <- dpreg:::wald_f_form(list(statistic = 9, df = 2L, p.value = 0.01, rule = "bonferroni"))
+  expect_true(is.na(b[["value"]]))
+  expect_match(attr(b, "note"), "Bonferroni")
+})
+
 test_that("summary shows the released intervals of sigma and R-squared", {
   fit <- mock_fit()
   fit$facts$sigma_interval <- list(0.9, 1.2)
