@@ -385,3 +385,27 @@ def test_every_method_withholds_intervals_on_unreliable_private_ranges():
     rows = [(e["statistic"], e["eps"], e.get("delta")) for e in fit.privacy.ledger]
     assert rows == [(e["statistic"], e["eps"], e.get("delta")) for e in plain.privacy.ledger]
     np.testing.assert_array_equal(fit.params.to_numpy(), plain.params.to_numpy())
+
+
+def test_subsample_aggregate_withholds_intervals_on_unreliable_private_ranges():
+    # issue 12, the validity grid's private cells n = 1000, eps = 4 and n = 10^4, eps = 0.5: the range
+    # search of y is too coarse to be widened, so the intervals are NA with the reason. The decision is a
+    # public function of n and eps (two data sets give the same answer) and is taken before the fit:
+    # no budget goes to the standard errors, so the releases are those of a fit with inference=False
+    fits = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpreg.errors.AccuracyWarning)
+        for seed in (5, 6):
+            df = uniform_design(1000, seed)
+            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=4.0, method="subsample_aggregate", random_state=2)
+            plain = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=4.0, method="subsample_aggregate", random_state=2,
+                                inference=False)
+            fits.append((fit, plain))
+    for fit, plain in fits:
+        assert fit.public.schema.unreliable_ranges == ["y"]
+        ci = fit.conf_int() if fit.has_inference else None
+        assert ci is None or not np.isfinite(ci.to_numpy(float)).any()
+        assert "too coarse" in str(fit.summary())
+        rows = [(e["statistic"], e["eps"], e.get("delta")) for e in fit.privacy.ledger]
+        assert rows == [(e["statistic"], e["eps"], e.get("delta")) for e in plain.privacy.ledger]
+        np.testing.assert_array_equal(fit.params.to_numpy(), plain.params.to_numpy())
