@@ -197,7 +197,7 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> n
     """
     kmax = g_all.shape[0]
     w = np.asarray(w, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         t = np.subtract(w, lower)
         np.maximum(t, 0.0, out=t)
         np.log1p(t, out=t)
