@@ -116,6 +116,16 @@ eps = 1, 3 seeds; ``benchmarks/results/accuracy_ranges_margin2.md``): Wage (outc
 interval is released and no column is widened (Bikeshare 1.45, Wage 1.32 with the method auto then
 picks). The cap is a function of q (n and eps) and the column's role only.
 
+A private scale (thirty-second pass; docs/derivations/quantile_search.md §14)
+-------------------------------------------------------------------------
+Where both ends of a column are searched and n and the budget allow it (:func:`scale_searched`, public:
+``n eps_q >= 249`` at the defaults), ``SCALE_SHARE`` of the column's range budget releases a power of two
+``s`` in [2^-18, 1] at or above the magnitude of most of its values
+(:func:`dpreg.privacy.quantile.magnitude_scale`), and both searches run on ``x / s``: a column measured in
+small units (values near 0.01) gets a range relative to its magnitude instead of the first grid point
+``beta - 1``. Data of magnitude 1/4 or more, and columns with fewer than n/2 non-zero values, get s = 1.
+Elsewhere nothing is spent on a scale and the searches are those described above.
+
 Integer-typed columns (thirty-first pass; docs/derivations/quantile_search.md §13)
 --------------------------------------------------------------------------------
 A column whose schema type is an integer type (public; ``private_ranges(..., integer=...)``) holds only
