@@ -471,17 +471,22 @@ def scale_premature_bound(n: int, eps_q: float) -> float:
     return scale_points() * 0.5 * math.exp(-(SCALE_LEVEL * n / 2.0) / b)
 
 
-def scale_searched(n: int, eps_q: float, both_missing: bool) -> bool:
-    """Whether a column's range searches run on a private scale (public: both ends searched, and n and the
-    share eps_q of one end make the scale walk's premature-stop bound at most SCALE_MAX_PREMATURE)."""
-    return bool(both_missing) and scale_premature_bound(n, eps_q) <= SCALE_MAX_PREMATURE
+def scale_searched(n: int, eps_q: float, both_missing: bool, beta: float = RANGE_BETA) -> bool:
+    """Whether a column's range searches run on a private scale (public: both ends searched, n and the
+    share eps_q of one end make the scale walk's premature-stop bound at most SCALE_MAX_PREMATURE, and the
+    smaller end budget ``(1 - SCALE_SHARE) eps_q`` keeps the range plan of ``eps_q``: the same grid ratio
+    and split, so that the scale never coarsens the searches' grid)."""
+    if not (both_missing and scale_premature_bound(n, eps_q) <= SCALE_MAX_PREMATURE):
+        return False
+    full, part = choose_plan(n, eps_q, beta), choose_plan(n, eps_q * (1.0 - SCALE_SHARE), beta)
+    return bool(part["ok"] and full["beta"] == part["beta"] and full["share"] == part["share"])
 
 
-def end_budget(eps_q: float, both_missing: bool, n: int | None = None) -> float:
+def end_budget(eps_q: float, both_missing: bool, n: int | None = None, beta: float = RANGE_BETA) -> float:
     """The budget of one range end: ``eps_q`` (the range budget split equally over the missing ends), less
     the share that pays for the column's private scale where one is searched (:func:`scale_searched`;
     public). Without ``n`` the share is taken whenever both ends are searched (the smaller end budget)."""
-    scaled = bool(both_missing) if n is None else scale_searched(n, eps_q, both_missing)
+    scaled = bool(both_missing) if n is None else scale_searched(n, eps_q, both_missing, beta)
     return eps_q * (1.0 - SCALE_SHARE) if scaled else eps_q
 
 
@@ -631,7 +636,7 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
     for col in missing:
         n = rows[col]
         both = missing[col][0] is None and missing[col][1] is None
-        eps_q = end_budget(float(eps_total) / n_ends, both, n)
+        eps_q = end_budget(float(eps_total) / n_ends, both, n, beta)
         # refuse where a search would likely stop before the data (premature stop) or far beyond them
         # (overshoot): either gives a range that is noise (public facts n, eps_q, beta only)
         if not choose_plan(n, eps_q, beta)["ok"]:
@@ -695,11 +700,11 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     for col in missing:
         n = _as_column(values[col]).shape[0]
         both = missing[col][0] is None and missing[col][1] is None
-        eps_q = end_budget(eps_share, both, n)
+        eps_q = end_budget(eps_share, both, n, beta)
         plan = choose_plan(n, eps_q, beta)
         heavy_clamp = plan["clamp_estimate"] > CLAMP_WARN_SHARE * n
         plans[col] = (plan["q_lo"], plan["q_hi"], plan["beta"], plan["capped"] or plan["beta"] != beta or heavy_clamp,
-                      plan["share"], eps_q, scale_searched(n, eps_share, both))
+                      plan["share"], eps_q, scale_searched(n, eps_share, both, beta))
     for col, (lo, hi) in missing.items():
         x = _as_column(values[col])
         q_lo, q_hi, beta_col, coarse, share, eps_q, scaled = plans[col]
