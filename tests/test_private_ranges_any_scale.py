@@ -14,8 +14,15 @@ import numpy as np
 import pytest
 
 from dpreg.design import private_bounds as pb
-from dpreg.design.private_bounds import (SCALE_LEVEL, SCALE_MIN_LOG2, SCALE_SHARE, SCALE_STEP_LOG2,
-                                         private_ranges, scale_premature_bound, scale_searched)
+from dpreg.design.private_bounds import (
+    SCALE_LEVEL,
+    SCALE_MIN_LOG2,
+    SCALE_SHARE,
+    SCALE_STEP_LOG2,
+    private_ranges,
+    scale_premature_bound,
+    scale_searched,
+)
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 from dpreg.privacy.quantile import BinnedColumn, exact_stop_pmf, magnitude_counts, magnitude_scale
