@@ -606,7 +606,7 @@ def build_cases():
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
             + twenty_eighth_pass_cases() + twenty_ninth_pass_cases()
-            + thirtieth_pass_cases() + thirty_first_pass_cases())
+            + thirtieth_pass_cases() + thirty_first_pass_cases() + thirty_second_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -2239,6 +2239,108 @@ def thirty_first_pass_cases():
              "privately (refused before the selection)",
              _glm_selected_levels(), glm_standin_pair, {"full": 40, "quick": 20, "test": 0}, refusal=True,
              secrets=("only-here",)),
+    ]
+
+def _sk_linear_sparse_long_double(eps=1.0):
+    """DPLinearRegression on X as a scipy CSR matrix of dtype long double (taken since the thirty-first
+    pass, made dense)."""
+    def fit(data, seed):
+        from scipy import sparse
+
+        from dpreg.sklearn import DPLinearRegression
+        X = sparse.csr_matrix(data["x"].to_numpy(dtype=np.longdouble).reshape(-1, 1))
+        est = DPLinearRegression(eps=eps, bounds=(-1.0, 1.0), target_bounds=(-1.0, 1.0), random_state=seed)
+        return est.fit(X, data["y"].to_numpy()).fit_
+    return fit
+
+
+def _partition_frame(n, seed, key, values):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 1, n)
+    return pd.DataFrame({"x": x, key: rng.choice(values, n), "y": np.clip(x + 0.1 * rng.standard_normal(n), -1, 3)})
+
+
+def partition_label_pair(n=400, seed=32):
+    """Two hive-partitioned directories (claims/region=<value>/part-0.parquet) written to a scratch
+    directory: in D row 0's region is "north", in D' "aa_only_here" (a directory of its own, first in
+    sorted order)."""
+    import os
+    import tempfile
+    base = _partition_frame(n, seed, "region", ["north", "south"])
+    roots = []
+    for row0 in ("north", "aa_only_here"):
+        df = base.copy()
+        df.loc[0, "region"] = row0
+        root = os.path.join(tempfile.mkdtemp(prefix="dpreg_partitions_"), "claims")
+        for r, part in df.groupby("region"):
+            os.makedirs(os.path.join(root, f"region={r}"))
+            part.drop(columns="region").to_parquet(os.path.join(root, f"region={r}", "part-0.parquet"))
+        roots.append(root)
+    return roots[0], roots[1]
+
+
+def _hive_missing_column():
+    """dp_lm on a hive-partitioned directory by path with a formula naming a column the files lack (a
+    refusal on public facts, before anything is spent)."""
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x + w + C(region)", data, eps=1.0, bounds={"x": (0.0, 1.0), "y": (-1.0, 3.0)},
+                           method="adassp", random_state=seed)
+    return fit
+
+
+def dataset_key_pair(n=2000, seed=32):
+    """Two directories written by pyarrow.parquet.write_to_dataset(partition_cols=["year"]): in D row 0's
+    year is "2020" (every directory name a number: pyarrow types the key int32), in D' "2020b" (a string
+    key)."""
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    base = _partition_frame(n, seed, "year", ["2020", "2021"])
+    roots = []
+    for row0 in ("2020", "2020b"):
+        df = base.copy()
+        df.loc[0, "year"] = row0
+        root = tempfile.mkdtemp(prefix="dpreg_partitions_")
+        pq.write_to_dataset(pa.Table.from_pandas(df, preserve_index=False), root, partition_cols=["year"])
+        roots.append(root)
+    return roots[0], roots[1]
+
+
+def _dataset_key_lm(eps=1.0):
+    """dp_lm("y ~ x + year") on pyarrow.dataset.dataset(path, partitioning="hive"): year's levels selected
+    privately."""
+    def fit(data, seed):
+        import pyarrow.dataset as pads
+
+        import dpreg
+        ds = pads.dataset(data, format="parquet", partitioning="hive")
+        return dpreg.dp_lm("y ~ x + year", ds, eps=eps, bounds={"x": (0.0, 1.0), "y": (-1.0, 3.0)},
+                           method="adassp", inference=True, random_state=seed)
+    return fit
+
+
+def thirty_second_pass_cases():
+    """Attacks on the thirty-first pass's code (docs/audit.md, "Thirty-second pass"): a sparse long-double
+    X in the scikit-learn estimators, the refusal texts of a hive-partitioned directory, the partition keys
+    of a pyarrow Dataset."""
+    return [
+        Case("thirty-second pass: DPLinearRegression (auto), X a sparse long-double matrix",
+             "DPLinearRegression (auto; sparse X made dense)",
+             "row 0's x: 1 -> 1e4000 (a long double, clamped to 1); n = 2000, eps = 1",
+             _sk_linear_sparse_long_double(), long_double_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-second pass: adassp, a hive-partitioned directory's refusal on a missing column",
+             "adassp (file source; refusal text of a partitioned directory)",
+             'region: row 0 "north" -> "aa_only_here" (its own directory); n = 400; the formula names a '
+             "column the files lack (refused before anything is spent)",
+             _hive_missing_column(), partition_label_pair, {"full": 40, "quick": 20, "test": 0}, refusal=True,
+             secrets=("aa_only_here",)),
+        Case("thirty-second pass: adassp, inference, a pyarrow Dataset's partition key, levels selected privately",
+             "adassp (pyarrow Dataset; partition keys as text)",
+             'year: row 0 "2020" -> "2020b" (pyarrow typed the key int32 on D, string on D\'); n = 2000, eps = 1',
+             _dataset_key_lm(), dataset_key_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("2020b",)),
     ]
 
 # ---------------------------------------------------------------------------------------------------

@@ -308,3 +308,23 @@ def test_help_examples_run_as_written(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
     assert "Coefficients" in r.stdout and "n = 333 (public)" in r.stdout
+
+
+def test_bounds_and_levels_as_name_value_name_the_inline_json(csv_file, tmp_path, capsys):
+    # newcomer review 32: `--bounds er=0,3300` (the NAME=VALUE form of -o) said "bounds file not found:
+    # er=0,3300"; the refusal now shows the same ranges as inline JSON, built from the argument itself
+    assert main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--bounds", "y=0,10"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "no such file" in err and "takes no NAME=VALUE" in err
+    assert "--bounds '{\"y\": [0, 10]}'" in err
+    assert main(["fit", "y ~ x + C(g)", "--data", str(csv_file), "--eps", "1", "--levels", "g=a,b"]) == 2
+    err = capsys.readouterr().err
+    one_error_line(err)
+    assert "--levels '{\"g\": [\"a\", \"b\"]}'" in err
+    # a file whose name holds "=" is still read as a file
+    odd = tmp_path / "b=1.json"
+    odd.write_text(json.dumps({"y": [0, 10], "x": [0, 1]}))
+    rc = main(["fit", "y ~ x", "--data", str(csv_file), "--eps", "1", "--bounds", str(odd), "--seed", "1"])
+    assert rc == 0
+    capsys.readouterr()

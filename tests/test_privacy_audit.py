@@ -1642,3 +1642,76 @@ def test_a_released_level_whose_text_python_refuses_is_coded_and_named_by_its_va
         from dpreg.design.newdata import SpelledLevel
         spelled = SpelledLevel(value)
         assert spelled == value and value == spelled and hash(spelled) == hash(value)
+
+
+def test_a_partitioned_directory_is_named_by_its_root_not_by_a_partition_value(tmp_path):
+    # audit 32: since the thirty-first pass a hive-partitioned directory's key=value directories are a column
+    # of the data; the refusals of a file source named its first file in sorted order and the number of
+    # files ("the 3 files matching 'claims/region=aa/part-0.parquet', ..."): one row holding a new region
+    # made a directory that put its value and the new count into a refusal on public facts (a column the
+    # formula names and the data lack). The texts must be those of the neighbour without that row's value
+    rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
+    n = 400
+    base = pd.DataFrame({"x": rng.uniform(0, 1, n), "v": rng.uniform(0, 1, n),
+                         "region": rng.choice(["north", "south"], n)})
+    base["y"] = 2 * base["x"] + rng.normal(0, 0.1, n)
+    texts = []
+    for i, row0 in enumerate(("north", "aa_only_here")):
+        df = base.copy()
+        df.loc[0, "region"] = row0
+        side = []
+        for layout, formula in (("claims", "y ~ x + w + C(region)"), ("clash", "y ~ x + v")):
+            root = tmp_path / f"side{i}" / layout
+            for r, part in df.groupby("region"):
+                (root / f"region={r}").mkdir(parents=True)
+                out = part.drop(columns="region")
+                if layout == "clash" and r == "south":      # a type clash between files: named by no file
+                    out = out.assign(v=out["v"].astype(str))
+                out.to_parquet(root / f"region={r}" / "part-0.parquet")
+            with pytest.raises(dpreg.errors.DPRegError) as err:
+                dpreg.dp_lm(formula, str(root), bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0)
+            side.append(str(err.value).replace(str(tmp_path / f"side{i}"), "<dir>"))
+        texts.append(side)
+    assert "aa_only_here" not in " ".join(texts[1]) and "north" not in " ".join(texts[0])
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.filterwarnings("ignore:the budget for private ranges is small")
+def test_a_partitioned_arrow_dataset_has_text_keys_whatever_one_row_holds(tmp_path):
+    # audit 32: pyarrow types a partition key from the directory names (values of the data): year=2020 and
+    # year=2021 give an int32 column, one row's year=2020b a string column, so one row changed the column's
+    # kind and the fit (y ~ x + year was refused for undeclared levels on one side, fitted on the other).
+    # The keys are now text columns, as a hive directory read by path. With the levels declared and other
+    # values pooled into the reference, the neighbour whose row 0 holds a value no other row holds has the
+    # design of the row at the reference level: the same fit up to the order of the files' rows (row 0 sits
+    # in its own file), so equal to rounding (rtol 1e-9: sums of 2000 terms in another order)
+    pads = pytest.importorskip("pyarrow.dataset")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpreg.sources import open_source
+    rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
+    n = 2000
+    base = pd.DataFrame({"x": rng.uniform(0, 1, n), "year": rng.choice(["2020", "2021"], n)})
+    base["y"] = base["x"] + rng.normal(0, 0.1, n)
+    sides = []
+    for i, row0 in enumerate(("2020", "2020b")):
+        df = base.copy()
+        df.loc[0, "year"] = row0
+        root = tmp_path / f"side{i}"
+        pq.write_to_dataset(pa.Table.from_pandas(df, preserve_index=False), str(root), partition_cols=["year"])
+        ds = pads.dataset(str(root), format="parquet", partitioning="hive")
+        assert open_source(ds).arrow_types["year"] == pa.string()
+        side = {}
+        for formula in ("y ~ x + year", "y ~ x + C(year)"):
+            fit = dpreg.dp_lm(formula, ds, bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0,
+                              levels={"year": ["2020", "2021"]}, unknown_level="reference")
+            side[formula] = (list(fit.coef.index), np.asarray(fit.coef, dtype=float), str(fit.privacy.ledger))
+        undeclared = dpreg.dp_lm("y ~ x + year", ds, bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0)
+        side["undeclared"] = ([t for t in undeclared.coef.index], None, None)
+        sides.append(side)
+    for key in sides[0]:
+        assert sides[0][key][0] == sides[1][key][0]
+        if sides[0][key][1] is not None:
+            np.testing.assert_allclose(sides[0][key][1], sides[1][key][1], rtol=1e-9)
+            assert sides[0][key][2] == sides[1][key][2]

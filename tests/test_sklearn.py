@@ -650,3 +650,65 @@ def test_a_stacked_final_estimator_or_a_bootstrap_bag_marks_the_fit_not_private(
     assert all(e.privacy_.private is False for e in bag.estimators_)
     sub = BaggingRegressor(est(), n_estimators=2, bootstrap=False, max_samples=0.5, random_state=0)
     assert _leaks(sub, X, y) == [] and all(e.privacy_.private is True for e in sub.estimators_)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(float).max, reason="long double is a double here")
+@pytest.mark.parametrize("kind", ["csr", "coo", "csr_array", "dok"])
+@pytest.mark.parametrize("numpy_errors", ["warn", "raise"])
+def test_a_sparse_long_double_beyond_the_double_range_fits_like_one_at_the_bound(kind, numpy_errors):
+    """Thirty-second audit pass: a sparse X (taken since the thirty-first pass, made dense) of dtype long
+    double holding 1e4000 overflowed in the dense cast to float64: numpy's RuntimeWarning and then the
+    "infinite values" refusal (FloatingPointError under np.seterr(over="raise")) where a row at 1 fitted.
+    Both neighbours must give the same fit (same seed), predictions and warnings."""
+    from scipy import sparse
+    make = {"csr": sparse.csr_matrix, "coo": sparse.coo_matrix, "csr_array": sparse.csr_array,
+            "dok": sparse.dok_matrix}[kind]
+    rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
+    X = rng.uniform(0, 1, (2000, 2)).astype(np.longdouble)
+    y = X.astype(float) @ [1.0, 2.0] + rng.normal(0, 0.1, 2000)
+    runs = []
+    for v in (np.longdouble(1.0), np.longdouble("1e4000")):
+        A = X.copy()
+        A[0, 0] = v
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all=numpy_errors):
+            warnings.simplefilter("always")
+            m = DPLinearRegression(eps=1, bounds=(0, 1), target_bounds=(-1, 4), random_state=0).fit(make(A), y)
+            pred = m.predict(make(A[1:4]))
+        runs.append((m.fit_.to_dict(), pred.tolist(), sorted(str(w.message) for w in caught)))
+    assert not any("overflow" in w for w in runs[1][2])
+    assert runs[0] == runs[1]
+
+
+def test_adaboost_marks_the_fit_not_private_and_rfe_or_multioutput_warn_of_repeated_fits(data):
+    # audit 32: AdaBoostRegressor(DPLinearRegression(...)) fits each estimator on rows drawn with replacement,
+    # weighted by the earlier estimators' errors on the data (no bootstrap parameter), and RFE refits the
+    # estimator on the same rows once per elimination step, MultiOutputRegressor / RegressorChain once per
+    # output: all fitted silently (AdaBoost's fits marked private; the others' eps per fit added up with no
+    # RepeatedFitWarning)
+    from sklearn.ensemble import AdaBoostRegressor
+    from sklearn.feature_selection import RFE
+    X, y = data
+
+    def est():
+        return DPLinearRegression(eps=1.0, bounds=(-5, 5), target_bounds=(-5, 5), random_state=0)
+
+    boost = AdaBoostRegressor(est(), n_estimators=2, random_state=0)
+    leaks = _leaks(boost, X, y)
+    assert len(leaks) == len(boost.estimators_) >= 1
+    assert all("AdaBoostRegressor" in str(w.message) and "with replacement" in str(w.message) for w in leaks)
+    assert all(e.privacy_.private is False for e in boost.estimators_)
+    rfe = RFE(est(), n_features_to_select=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rfe.fit(X, y)
+    repeated = [w for w in caught if issubclass(w.category, RepeatedFitWarning)]
+    # one warning per fit: X has p features, RFE fits at p, p - 1, ..., 2 features and refits at 1
+    assert len(repeated) == np.shape(X)[1] and "recursive feature elimination" in str(repeated[0].message)
+    assert rfe.estimator_.privacy_.private is True      # each fit is private; the total is their sum
+    from sklearn.multioutput import MultiOutputRegressor, RegressorChain
+    Y = np.c_[np.asarray(y), np.asarray(y)]
+    for wrapper in (MultiOutputRegressor(est()), RegressorChain(est())):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            wrapper.fit(X, Y)
+        assert len([w for w in caught if issubclass(w.category, RepeatedFitWarning)]) == 2   # one per output

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 
@@ -152,7 +153,24 @@ def _inline_or_file_json(arg: str, what: str):
             return json.loads(arg)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--{what} is not valid JSON (column {exc.colno})") from None
+    if "=" in arg and not os.path.exists(arg):
+        # newcomer review 32: --bounds er=0,3300 (the NAME=VALUE form of -o) said "bounds file not found"
+        raise UsageError(_name_value_hint(arg, what))
     return _read_json(arg, what)
+
+
+def _name_value_hint(arg: str, what: str) -> str:
+    """The refusal of --bounds / --levels given as NAME=VALUE: the inline JSON that says the same, built
+    from what the user typed (never from the data)."""
+    name, _sep, value = arg.partition("=")
+    parts = [v.strip() for v in value.split(",")]
+    if what == "bounds":
+        example = "{" + json.dumps(name.strip() or "column") + ": [" + ", ".join(parts[:2] or ["lower", "upper"]) + "]}"
+    else:
+        example = "{" + json.dumps(name.strip() or "column") + ": " + json.dumps(parts) + "}"
+    return (f"--{what} {arg}: no such file, and --{what} takes no NAME=VALUE: write inline JSON, e.g. "
+            f"--{what} '{example}', with every column in one --{what} (given twice, only the last counts), "
+            "or the path of a JSON file holding it")
 
 
 def _bounds(arg):

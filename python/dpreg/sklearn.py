@@ -5,7 +5,9 @@
 differences that differential privacy imposes:
 
 * **Every fit spends privacy budget.** Cross-validation and grid search fit many times on the same
-  data (k folds x every parameter combination), so they spend the budget many times: 5-fold CV at
+  data (k folds x every parameter combination), and so do ``RFE`` (one fit per elimination step) and
+  ``MultiOutputRegressor`` / ``RegressorChain`` (one fit per output), so they spend the budget many
+  times: 5-fold CV at
   ``eps=1`` is an ``eps=5`` analysis of the data. A :class:`RepeatedFitWarning` says so at run time.
   Pass ``budget=dpreg.Budget(total_eps, total_delta)`` to cap the total: every fit of the estimator
   and of all its clones draws from that one Budget (a Budget is an account: cloning or deep-copying
@@ -27,7 +29,8 @@ ranges are declared per feature in its own units (``bounds=``). A ``FunctionTran
 flagged alike (pass ``check_inverse=False``), as is a ``StackingRegressor`` / ``StackingClassifier`` whose
 final estimator this is (its features are the other estimators' predictions, fitted on the same data) and a
 bagging ensemble drawing rows with replacement (``bootstrap=True``: a row fitted k times is protected at k
-times ``eps`` only). A ``FunctionTransformer`` whose function computes from the whole array is not detected.
+times ``eps`` only) and ``AdaBoostRegressor`` (rows drawn with replacement, weighted by the earlier
+estimators' errors on the data). A ``FunctionTransformer`` whose function computes from the whole array is not detected.
 
 ``score(X, y)`` is scikit-learn's R^2 / accuracy computed on the data you pass: it is not a DP release.
 On held-out public data it is harmless; on the private data (including cross-validation folds) it
@@ -65,8 +68,19 @@ def _saturated(values):
     from scipy import sparse
 
     from ._numeric import saturating_floats
-    if values is None or sparse.issparse(values):
+    if values is None:
         return values
+    if sparse.issparse(values):
+        # audit 32: a sparse matrix is made dense in ``_frame`` by ``np.asarray(X.toarray(), dtype=float)``;
+        # a long-double one holding 1e4000 overflowed in that cast (numpy's RuntimeWarning, FloatingPointError
+        # under np.seterr(over="raise"), then "infinite values") where a row at 1 fitted. Its stored values
+        # are saturated here as a dense array's are (the dtype, public, chooses this branch; never a value)
+        if not (values.dtype.kind == "f" and values.dtype.itemsize > 8):
+            return values
+        m = values.tocsr(copy=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            data = saturating_floats(m.data)
+        return sparse.csr_matrix((np.asarray(data, dtype=float), m.indices, m.indptr), shape=m.shape)
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):
@@ -215,11 +229,13 @@ class RepeatedFitWarning(DPRegWarning):
 
 
 def _in_model_selection() -> bool:
-    """True when called from scikit-learn's cross-validation or search machinery (public facts
-    about the caller only)."""
+    """True when called from scikit-learn's cross-validation or search machinery, from its recursive
+    feature elimination (``RFE`` refits the estimator on the same rows once per eliminated feature or step)
+    or from a multi-output wrapper (``MultiOutputRegressor``, ``RegressorChain``: one fit per output on the
+    same rows); audit 32: both spent eps per fit with no word. Public facts about the caller only."""
     for frame in inspect.stack(context=0)[2:]:
         mod = frame.frame.f_globals.get("__name__", "")
-        if mod.startswith("sklearn.model_selection"):
+        if mod.startswith(("sklearn.model_selection", "sklearn.feature_selection._rfe", "sklearn.multioutput")):
             return True
     return False
 
@@ -307,19 +323,27 @@ def _steps_fitted_before(estimator) -> list[str]:
 
 
 def _bootstrap_ensemble(estimator) -> str | None:
-    """The class name of a bagging ensemble that fits ``estimator`` on a bootstrap sample of the data (rows
-    drawn with replacement: one row may be fitted several times, and a row fitted k times is protected at k
-    times eps only), found from the callers' frames (scikit-learn's ``_parallel_build_estimators``, whose
-    ``ensemble`` says ``bootstrap``); None otherwise. Reads the ensemble's parameters only (audit 31)."""
+    """The warning text (``_BOOTSTRAP`` / ``_BOOSTED``, naming the ensemble's class) where an ensemble fits
+    ``estimator`` on rows drawn with replacement (one row may be fitted several times, and a row fitted k
+    times is protected at k times eps only), found from the callers' frames: scikit-learn's
+    ``_parallel_build_estimators``, whose ``ensemble`` says ``bootstrap`` (audit 31), and AdaBoost's
+    ``_boost``, which always draws rows weighted by the earlier estimators' errors (audit 32); None
+    otherwise. Reads the ensemble's class and parameters only."""
     frame = inspect.currentframe()
     try:
         f = frame.f_back if frame is not None else None
         while f is not None:
-            if f.f_globals.get("__name__", "").startswith("sklearn.ensemble") \
-                    and f.f_code.co_name == "_parallel_build_estimators":
+            module = f.f_globals.get("__name__", "")
+            if module.startswith("sklearn.ensemble") and f.f_code.co_name == "_boost" \
+                    and f.f_locals.get("estimator") is estimator:
+                # audit 32: AdaBoostRegressor fits every estimator without sample_weight support on rows drawn
+                # with replacement, weighted by the earlier estimators' errors on the rows themselves (not
+                # private); it has no bootstrap parameter
+                return _BOOSTED.format(est=type(estimator).__name__, ens=type(f.f_locals.get("self")).__name__)
+            if module.startswith("sklearn.ensemble") and f.f_code.co_name == "_parallel_build_estimators":
                 ens = f.f_locals.get("ensemble")
                 if ens is not None and getattr(ens, "bootstrap", False):
-                    return type(ens).__name__
+                    return _BOOTSTRAP.format(est=type(estimator).__name__, ens=type(ens).__name__)
                 return None
             f = f.f_back
     finally:
@@ -331,6 +355,10 @@ _BOOTSTRAP = ("{est} is fitted on a bootstrap sample drawn by {ens} (bootstrap=T
               "replacement, so one row of the data may be fitted several times, and a row fitted k times is "
               "protected at k times eps only; this fit is not covered by the privacy statement (marked not "
               "private). Use bootstrap=False (subsamples without replacement)")
+_BOOSTED = ("{est} is fitted by {ens} on rows drawn with replacement and weighted by the earlier estimators' "
+            "errors on the data (computed without privacy), so one row may be fitted several times and the "
+            "rows drawn depend on the other rows; this fit is not covered by the privacy statement (marked "
+            "not private). Boosting is not private; fit the estimator once on the data")
 
 
 def _outside_stacklevel() -> int:
@@ -484,7 +512,8 @@ class _DPBase(BaseEstimator):
                 cap = (f", capped by the Budget you passed (remaining before this fit: eps = {re:.6g}, "
                        f"delta = {rd:.6g}).")
             warnings.warn(
-                f"{type(self).__name__} is being fitted by cross-validation or a parameter search: every "
+                f"{type(self).__name__} is being fitted repeatedly on the same data (cross-validation, a "
+                "parameter search, recursive feature elimination or one fit per output): every "
                 f"fit spends eps = {self.eps:g} on the same data, so the total privacy loss is eps times "
                 f"the number of fits{cap}",
                 RepeatedFitWarning, stacklevel=4)
@@ -543,7 +572,7 @@ class _DPBase(BaseEstimator):
             warnings.warn(w.message, stacklevel=3)
         texts = [_FITTED_BEFORE.format(est=type(self).__name__, steps=", ".join(before))] if before else []
         if bagged:
-            texts.append(_BOOTSTRAP.format(est=type(self).__name__, ens=bagged))
+            texts.append(bagged)
         for text in texts:
             warnings.warn(text, PrivacyLeakWarning, stacklevel=_outside_stacklevel())
             fit.privacy.private = False

@@ -359,8 +359,10 @@ calls_function <- function(e, name) {
 
 contrasts_refusal <- function(what) {
   paste0(what, " is not supported: dpreg codes every factor with treatment contrasts (each ",
-         "coefficient is the difference from the first level); choose that level with relevel() or ",
-         "factor(x, levels = c(...))")
+         "coefficient is the difference from the first level); choose that level by declaring it ",
+         "first, levels = list(g = c(\"b\", ...)), or in the formula with relevel(g, ref = \"b\") (its ",
+         "levels declared) or factor(g, levels = c(\"b\", ...)); relevel() of the data's own factor does ",
+         "not choose it (a factor's levels are data: undeclared levels are released in sorted order)")
 }
 
 translate_formula <- function(formula, data, levels = NULL) {

@@ -694,7 +694,9 @@ estfun.dp_fit <- function(x, ...) {
 #'   columns the formula uses. Required: fitted values of the training data are
 #'   not released.
 #' @param se.fit Also return standard errors of the predictions.
-#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits).
+#' @param interval `"none"`, `"confidence"` or `"prediction"` (linear fits;
+#'   a [dp_glm()] fit refuses `"prediction"` with the reason: a binary outcome has no
+#'   prediction interval).
 #' @param level Confidence level.
 #' @param type For `dp_lm` fits only `"response"`. For [dp_glm()] fits, as in
 #'   `predict.glm()`: `"link"` (the default, the linear predictor) or
@@ -742,6 +744,12 @@ terms_not_released <- function(type) {
 predict.dp_glm <- function(object, newdata, type = c("link", "response"), se.fit = FALSE,
                            interval = c("none", "confidence"), level = 0.95, clamp = TRUE, ...) {
   terms_not_released(type)
+  # newcomer review 32: interval = "prediction" stopped with match.arg()'s "'arg' should be one of ..."
+  if (is.character(interval) && length(interval) == 1 && identical(interval, "prediction")) {
+    dp_stop("prediction intervals are defined for linear regression (dp_lm()) only: a binary outcome has ",
+            "no interval for a new observation; use interval = \"confidence\" (with type = \"response\" ",
+            "for the probability) for a logistic fit", call. = FALSE)
+  }
   predict_core(object, newdata, se.fit = se.fit, interval = match.arg(interval), level = level,
                type = match.arg(type), clamp = clamp)
 }

@@ -49,6 +49,7 @@ from .format import format_column, format_number
 from .hypotheses import (
     LinearHypothesisTest,
     PredictionResults,
+    WaldTermsResult,
     WaldTestResult,
     linear_combinations,
     normalised_rows,
@@ -788,6 +789,65 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         prints as a sentence and has statsmodels' attribute names too (``.statistic``, ``.pvalue``,
         ``.df``): :class:`dpreg.results.hypotheses.WaldTestResult`."""
         return WaldTestResult(self._wald_test_dict(terms))
+
+    def wald_test_terms(self, skip_single: bool = False) -> WaldTermsResult:
+        """One noise-aware Wald test per term of the formula: all the coefficients of the term are 0
+        (statsmodels' ``wald_test_terms()``; a factor or an interaction with a factor is one row with as
+        many degrees of freedom as it has coefficients). Each row is :meth:`wald_test` of that term's
+        coefficients (a chi-square, or Bonferroni over the printed p-values where the fit's intervals are
+        asymmetric), so a fit without standard errors gives rows without a statistic, with the reason in
+        ``note``. Post-processing of the released coefficients and covariance: nothing is spent.
+
+        Parameters
+        ----------
+        skip_single : bool, default False
+            True leaves out terms with a single coefficient (their test is the summary's z test), as
+            statsmodels does.
+
+        Returns
+        -------
+        WaldTermsResult
+            ``.table``: a DataFrame indexed by term with ``statistic``, ``pvalue``, ``df_constraint``,
+            ``rule`` and ``note``; printing shows it."""
+        if not isinstance(skip_single, (bool, np.bool_)):
+            raise InvalidArgumentType("skip_single must be True or False")
+        rows = []
+        for label, columns in self._term_groups():
+            if skip_single and len(columns) == 1:
+                continue
+            present = [c for c in columns if c in self._terms]
+            if not present:
+                continue
+            out = self._wald_test_dict(present)
+            stat, p = out.get("statistic"), out.get("p_value")
+            rows.append({"term": label, "statistic": np.nan if stat is None else float(stat),
+                         "pvalue": np.nan if p is None else float(p), "df_constraint": int(out.get("df") or 0),
+                         "rule": out.get("rule"), "note": out.get("note") or ""})
+        table = pd.DataFrame(rows, columns=["term", "statistic", "pvalue", "df_constraint", "rule", "note"])
+        return WaldTermsResult(table.set_index("term"))
+
+    def _term_groups(self) -> list[tuple[str, list[str]]]:
+        """(term label, its model-matrix columns) in formula order, from the public design's term structure
+        where it has one; otherwise each factor main effect (``factor_blocks``) is one group and every other
+        column its own. Public facts only."""
+        spec = getattr(self.public, "spec_state", None)
+        structure = spec.get("structure") if isinstance(spec, dict) else None
+        if structure:
+            return [(("Intercept" if s.get("term") == "1" else str(s.get("term"))), [str(c) for c in s["columns"]])
+                    for s in structure if s.get("columns")]
+        names = [str(t) for t in self._terms]
+        blocks = [list(b) for b in (getattr(self.public, "factor_blocks", None) or [])]
+        first = {b[0]: b for b in blocks if b}
+        inside = {j for b in blocks for j in b}
+        groups = []
+        for j, name in enumerate(names):
+            if j in first:
+                cols = [names[i] for i in first[j]]
+                label = name.split("[", 1)[0] if "[" in name else name
+                groups.append((label, cols))
+            elif j not in inside:
+                groups.append((name, [name]))
+        return groups
 
     def _wald_test_dict(self, terms) -> dict:
         if _is_hypothesis(terms, self._terms):

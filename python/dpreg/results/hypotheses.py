@@ -342,6 +342,37 @@ class WaldTestResult(dict):
         return f"<{self}; keys {', '.join(self.keys())}>"
 
 
+class WaldTermsResult:
+    """What :meth:`dpreg.DPFit.wald_test_terms` returns: one noise-aware Wald test per term of the formula
+    (statsmodels' ``wald_test_terms()``; R's ``car::Anova(fit, type = 3)`` / ``drop1()`` of a dpreg fit).
+    ``table`` is a DataFrame indexed by term with columns ``statistic``, ``pvalue``, ``df_constraint``
+    (statsmodels' names), ``rule`` and ``note`` (why a row has no statistic); ``summary_frame()`` returns
+    it. Post-processing of the released coefficients and covariance (no new release)."""
+
+    def __init__(self, table: pd.DataFrame):
+        self.table = table
+
+    def summary_frame(self) -> pd.DataFrame:
+        """The table (statsmodels' name)."""
+        return self.table
+
+    def __str__(self) -> str:
+        shown = self.table[["statistic", "df_constraint", "pvalue"]].copy()
+        shown.columns = ["chi2", "df", "P>chi2"]
+        shown["chi2"] = [format_number(v) if v == v else "NA" for v in shown["chi2"]]
+        shown["P>chi2"] = [format_pvalue(v) if v == v else "NA" for v in shown["P>chi2"]]
+        lines = ["Noise-aware Wald tests of each term (all its coefficients 0; normal reference, no new "
+                 "release)", shown.to_string()]
+        notes = {str(n) for n in self.table["note"] if isinstance(n, str) and n}
+        lines += [f"Note: {n}" for n in sorted(notes)]
+        if (self.table["rule"] == "bonferroni").any():
+            lines.append("Rows with rule 'bonferroni': the fit's intervals are asymmetric; the statistic is "
+                         "the largest squared z and the p-value Bonferroni over the printed p-values")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
 class LinearHypothesisTest:
     """Result of :meth:`dpreg.DPFit.t_test`: one z test per hypothesis ``r_i b = q_i`` (statsmodels'
     ``ContrastResults`` with a normal reference).

@@ -36,6 +36,10 @@ STATSMODELS_NOT_RELEASED = {
     "outlier_test": "outlier tests look at single records of the training data and would expose them",
     "condition_number": "the condition number of the training design matrix was not released",
     "eigenvals": "eigenvalues of the training design matrix were not released",
+    # newcomer review 32: a bare AttributeError, where the other unreleased names give a reason
+    "normalized_cov_params": "(X'X)^-1 of the training design was not released (only a noisy X'X inside "
+                             "the estimators); cov_params() gives the noise-aware covariance of the "
+                             "coefficients, the sampling error and the privacy noise together",
     # newcomer review 24 (statsmodels' Logit results on the fair data): AttributeErrors without a reason
     "prsquared": "McFadden's pseudo R-squared is 1 - llf / llnull, log-likelihoods of the training data that "
                  "were not released; the noise-aware wald_test() tests the slopes jointly",

@@ -233,10 +233,17 @@ class ArrowDatasetSource(Source):
     kind = "arrow_dataset"
 
     def __init__(self, dataset, label="the Arrow dataset"):
+        import pyarrow as pa
         self.dataset = dataset
         self.label = label
         self._n = None
-        super().__init__(dataset.schema.names, {f.name: f.type for f in dataset.schema})
+        # audit 32: the partition keys of a partitioned dataset (year=2020/part-0.parquet) are typed by pyarrow
+        # from the directory names, values of the data: int32 where every name is a number, string where one
+        # row's is not, so one row changed the column's kind (a number column or a factor) and the model's
+        # terms. They are text columns, as a hive-partitioned directory read by path is (thirty-first pass)
+        self.partition_keys = _dataset_partition_keys(dataset)
+        super().__init__(dataset.schema.names, {f.name: (pa.string() if f.name in self.partition_keys else f.type)
+                                                for f in dataset.schema})
 
     def num_rows(self):
         if self._n is None:
@@ -245,9 +252,72 @@ class ArrowDatasetSource(Source):
 
     def batches(self, columns, batch_rows: int | None = None):
         batch_rows = batch_rows or BATCH_ROWS
-        for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
-            if b.num_rows:
-                yield b
+        keys = [c for c in columns if c in self.partition_keys]
+        if not keys:
+            for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
+                if b.num_rows:
+                    yield b
+            return
+        import pyarrow as pa
+        rest = [c for c in columns if c not in keys]
+        options = dict(getattr(self.dataset, "_scan_options", None) or {})
+        if options:
+            # a filtered dataset (Dataset.filter; pyarrow does not give its fragments): the dataset's own scan,
+            # the keys' values as text (a number key as pyarrow parsed it: year=007 reads "7")
+            import pyarrow.compute as pc
+            for b in self.dataset.to_batches(columns=list(columns), batch_size=batch_rows, use_threads=False):
+                if b.num_rows:
+                    yield pa.RecordBatch.from_arrays(
+                        [pc.cast(b.column(c), pa.string()) if c in keys else b.column(c) for c in columns],
+                        names=list(columns))
+            return
+        # fragment by fragment, in the dataset's order (Dataset.to_batches reads them in this order): the keys
+        # as the text of each fragment's directory names
+        for frag in self.dataset.get_fragments():
+            texts = _fragment_key_texts(frag, keys)
+            for b in frag.to_batches(columns=rest, batch_size=batch_rows, use_threads=False):
+                if not b.num_rows:
+                    continue
+                arrays = [pa.array([texts[c]] * b.num_rows, type=pa.string()) if c in keys else b.column(c)
+                          for c in columns]
+                yield pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+
+def _dataset_partition_keys(dataset) -> set:
+    """The partition key fields of a ``pyarrow.dataset`` (its partitioning's schema; public: the layout the
+    user gave), or the empty set (no partitioning, or a dataset that does not say)."""
+    part = getattr(dataset, "partitioning", None)
+    try:
+        return {f.name for f in part.schema} if part is not None else set()
+    except Exception:  # noqa: BLE001 - a partitioning without a schema: no keys
+        return set()
+
+
+def _fragment_key_texts(frag, keys) -> dict:
+    """{key: text} of one fragment: the ``key=value`` directory name's text where its path has one (a hive
+    layout), else the text of the value pyarrow parsed (a directory layout); None where the fragment has no
+    value for the key (a null partition)."""
+    import pyarrow.dataset as pads
+    texts = {}
+    parts = str(getattr(frag, "path", "")).replace("\\", "/").split("/")[:-1]
+    named = {}
+    for p in parts:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            named[k] = v
+    try:
+        parsed = pads.get_partition_keys(frag.partition_expression)
+    except Exception:  # noqa: BLE001 - no expression: the names alone
+        parsed = {}
+    for k in keys:
+        if k in named and named[k] != "__HIVE_DEFAULT_PARTITION__":
+            from urllib.parse import unquote
+            texts[k] = unquote(named[k])
+        elif parsed.get(k) is not None:
+            texts[k] = str(parsed[k])
+        else:
+            texts[k] = None
+    return texts
 
 
 class DuckDBSource(Source):
@@ -545,8 +615,9 @@ def _file_format(path: str) -> str:
                       "a DuckDB relation")
 
 
-def _file_schema(con, path, fmt):
-    """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV)."""
+def _file_schema(con, path, fmt, shown=None):
+    """Arrow schema of one file (reads the footer of a Parquet file, sniffs a CSV); ``shown``: how a
+    refusal names the file (its path, quoted, by default)."""
     failed = None
     try:
         if fmt == "parquet":
@@ -557,13 +628,36 @@ def _file_schema(con, path, fmt):
     except Exception as exc:  # noqa: BLE001 - DuckDB's CSV sniffer quotes lines of the file
         failed = type(exc).__name__
     # outside the handler: the reader's error is not kept as the refusal's __context__
-    raise SourceError(f"the file {path!r} could not be read as {fmt.upper()} ({failed}); it "
+    raise SourceError(f"{'the file ' + repr(path) if shown is None else shown} could not be read as {fmt.upper()} ({failed}); it "
                       "may be corrupt, truncated or of another format")
+
+
+def _partition_root(files) -> str | None:
+    """The directory above the first ``key=value`` directory of a partitioned layout
+    (``claims/region=north/part-0.parquet`` -> ``claims``), or None when no file's path has one. Paths only.
+    In such a layout the directory names are values of the data (one row holding a new value makes a
+    new directory), so texts name this root, never a file's path nor the number of files (audit 32)."""
+    def parts(f):
+        return os.path.normpath(os.path.abspath(f)).split(os.sep)
+    split = [parts(f) for f in files]
+    if not any("=" in p for ps in split for p in ps[:-1]):
+        return None
+    common = []
+    for level in zip(*[ps[:-1] for ps in split]):
+        if len(set(level)) != 1 or "=" in level[0]:
+            break
+        common.append(level[0])
+    return os.sep.join(common) or os.sep
 
 
 def open_files(data) -> DuckDBSource:
     import duckdb
     files = _expand_paths(data)
+    # audit 32: in a hive-partitioned layout a file's path holds values of the data (region=north); the
+    # refusals below named files[0] (the first partition value in sorted order, possibly one row's) and
+    # the number of files (of partitions): they name the partitioned directory instead
+    root = _partition_root(files)
+    shown = (lambda f: f"a file of the partitioned directory {root!r}") if root is not None else repr
     fmts = {_file_format(f) for f in files}
     if len(fmts) > 1:
         raise SourceError("the files mix Parquet and CSV; pass one format at a time")
@@ -572,16 +666,22 @@ def open_files(data) -> DuckDBSource:
     first = None
     types = {}
     for f in files:
-        sch = _file_schema(con, f, fmt)
+        sch = _file_schema(con, f, fmt, shown=shown(f) if root is not None else None)
         if first is None:
             first = f
             types = {fl.name: fl.type for fl in sch}
             continue
         for fl in sch:
             if fl.name in types and not _same_kind(types[fl.name], fl.type):
-                raise SourceError(f"column {fl.name!r} has type {types[fl.name]} in {first!r} but {fl.type} in "
-                                  f"{f!r}; give it one type in every file")
-    label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
+                where = (f"in {shown(first)} but {fl.type} in another" if root is not None
+                         else f"in {first!r} but {fl.type} in {f!r}")
+                raise SourceError(f"column {fl.name!r} has type {types[fl.name]} {where}; give it one type in "
+                                  "every file")
+    if root is not None:
+        label = f"the Parquet files of the partitioned directory {root!r}" if fmt == "parquet" else \
+            f"the CSV files of the partitioned directory {root!r}"
+    else:
+        label = f"the file {files[0]!r}" if len(files) == 1 else f"the {len(files)} files matching {files[0]!r}, ..."
     hive = _hive_keys(files) if fmt == "parquet" else []
     if any(k in types for k in hive):      # a key that is a column of the files too: read the files as they are
         hive = []

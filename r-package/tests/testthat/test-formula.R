@@ -329,3 +329,30 @@ test_that("a bare comparison in a formula is refused with the I() that fits it",
   expect_silent(dpreg:::translate_formula(I(g == "b") ~ x, d))
   expect_silent(dpreg:::translate_formula(y ~ I(x > 5), d))
 })
+
+test_that("the reference chosen as the contrasts refusal advises is the reference dp_lm() uses", {
+  skip_if_no_core()
+  # newcomer review 32: relevel() of the data frame's factor leaves the reference at the first released
+  # level (sorted) or the first declared one; the three ways the refusal names all make "c" the reference
+  set.seed(5)
+  df <- data.frame(x = runif(3000), g = factor(sample(c("a", "b", "c"), 3000, TRUE)))
+  df$y <- 1 + df$x + (df$g == "b") + rnorm(3000)
+  b <- list(x = c(0, 1), y = c(-4, 6))
+  lv <- list(g = c("c", "a", "b"))
+  f1 <- dp_lm(y ~ x + g, data = df, eps = 1e4, bounds = b, levels = lv, seed = 1)
+  f2 <- dp_lm(y ~ x + relevel(g, ref = "c"), data = df, eps = 1e4, bounds = b,
+              levels = list(g = c("a", "b", "c")), seed = 1)
+  f3 <- suppressWarnings(dp_lm(y ~ x + factor(g, levels = c("c", "a", "b")), data = df, eps = 1e4,
+                               bounds = b, seed = 1))
+  expect_identical(names(coef(f1))[3:4], c("ga", "gb"))
+  expect_match(names(coef(f2))[3:4], "(a|b)$")
+  expect_match(names(coef(f3))[3:4], "(a|b)$")
+  # the same contrasts (b minus c is 1 by construction, a minus c 0): at eps = 1e4 the fits are lm's
+  ref <- coef(lm(y ~ x + relevel(g, ref = "c"), data = df))
+  for (f in list(f1, f2, f3)) expect_equal(unname(coef(f)), unname(ref), tolerance = 0.02)
+  # relevel() of the data's own factor does not move the reference away from the declared first level
+  df2 <- df
+  df2$g <- relevel(df2$g, ref = "b")
+  f4 <- dp_lm(y ~ x + g, data = df2, eps = 1e4, bounds = b, levels = lv, seed = 1)
+  expect_identical(names(coef(f4)), names(coef(f1)))
+})

@@ -862,3 +862,19 @@ test_that("model.matrix(fit, data = ) speaks of 'data', the argument's name", {
   expect_false(any(grepl("newdata", msgs)))
   expect_true(any(startsWith(msgs, "data: ")))
 })
+
+test_that("predict() of a dp_glm fit with interval = \"prediction\" says why, not match.arg()'s words", {
+  # newcomer review 32 (survival::rotterdam, death ~ age + ...): predict(g, nd, type = "response",
+  # interval = "prediction") stopped with "'arg' should be one of "none", "confidence""; the refusal
+  # comes before anything is computed, so a bare object of the class shows it
+  g <- structure(list(), class = c("dp_glm", "dp_fit"))
+  err <- tryCatch(predict(g, data.frame(x = 1), type = "response", interval = "prediction"),
+                  error = function(e) e)
+  expect_s3_class(err, "dpreg_input_error")
+  expect_match(conditionMessage(err), "prediction intervals are defined for linear regression (dp_lm()) only",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), "interval = \"confidence\"", fixed = TRUE)
+  expect_false(grepl("should be one of", conditionMessage(err), fixed = TRUE))
+  # an unknown value is still match.arg()'s business
+  expect_error(predict(g, data.frame(x = 1), interval = "tolerance"), "should be one of")
+})

@@ -108,6 +108,12 @@ test_that("glm()'s start / etastart / mustart / control and contrasts = are refu
     expect_match(conditionMessage(err), "treatment contrasts", fixed = TRUE)
     expect_match(conditionMessage(err), "relevel()", fixed = TRUE)
     expect_false(grepl("offset", conditionMessage(err)))
+    # newcomer review 32: "choose that level with relevel()" read as relevel() of the data frame's factor,
+    # which chooses nothing (undeclared levels are released in sorted order, declared ones in the declared
+    # order); the advice now names the declaration and the formula's relevel() / factor(levels = )
+    expect_match(conditionMessage(err), "declaring it first, levels = list(g = c(\"b\", ...))", fixed = TRUE)
+    expect_match(conditionMessage(err), "relevel() of the data's own factor does not choose it", fixed = TRUE)
+    expect_match(conditionMessage(err), "sorted order", fixed = TRUE)
   }
 })
 
