@@ -621,12 +621,16 @@ def magnitude_counts(x, points: np.ndarray) -> np.ndarray:
     in one direction (docs/derivations/quantile_search.md §14)."""
     pts = np.asarray(points, dtype=float)
     asc = pts[::-1]                                 # increasing
-    hist = np.zeros(pts.shape[0] + 1, dtype=np.int64)
-    batches = x._batches() if isinstance(x, BinnedColumn) else (np.asarray(x, dtype=float).ravel(),)
-    for v in batches:
-        # idx = #{asc points <= |v|}: a row counts for the p_k with p_k <= |v|
-        idx = np.searchsorted(asc, np.abs(np.asarray(v, dtype=float)), side="right")
-        hist += np.bincount(idx, minlength=pts.shape[0] + 1)
+    if isinstance(x, BinnedColumn):
+        # a streamed or distributed column: its own histogram of |x| on the points (hist[j] = #{i : j points
+        # <= |x_i|}; grid_index checks every value against the float points, so any increasing grid is exact)
+        col = (x.mapped(np.abs) if hasattr(x, "mapped")
+               else BinnedColumn(x.shape[0], lambda: (np.abs(v) for v in x._batches())))
+        hist = np.asarray(col.histogram(asc, 0.0, 2.0, False), dtype=np.int64)
+    else:
+        # idx = #{asc points <= |x_i|}: a row counts for the p_k with p_k <= |x_i|
+        idx = np.searchsorted(asc, np.abs(np.asarray(x, dtype=float).ravel()), side="right")
+        hist = np.bincount(idx, minlength=pts.shape[0] + 1)
     # #{|x| >= asc[j]} = #{idx >= j + 1}; reorder to the walk's (decreasing) points
     ge_asc = np.cumsum(hist[::-1])[::-1][1:]
     return ge_asc[::-1]
