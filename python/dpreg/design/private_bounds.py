@@ -116,6 +116,16 @@ eps = 1, 3 seeds; ``benchmarks/results/accuracy_ranges_margin2.md``): Wage (outc
 interval is released and no column is widened (Bikeshare 1.45, Wage 1.32 with the method auto then
 picks). The cap is a function of q (n and eps) and the column's role only.
 
+A private scale (thirty-second pass; docs/derivations/quantile_search.md §14)
+-------------------------------------------------------------------------
+Where both ends of a column are searched and n and the budget allow it (:func:`scale_searched`, public:
+``n eps_q >= 249`` at the defaults), ``SCALE_SHARE`` of the column's range budget releases a power of two
+``s`` in [2^-18, 1] at or above the magnitude of most of its values
+(:func:`dpreg.privacy.quantile.magnitude_scale`), and both searches run on ``x / s``: a column measured in
+small units (values near 0.01) gets a range relative to its magnitude instead of the first grid point
+``beta - 1``. Data of magnitude 1/4 or more, and columns with fewer than n/2 non-zero values, get s = 1.
+Elsewhere nothing is spent on a scale and the searches are those described above.
+
 Integer-typed columns (thirty-first pass; docs/derivations/quantile_search.md §13)
 --------------------------------------------------------------------------------
 A column whose schema type is an integer type (public; ``private_ranges(..., integer=...)``) holds only
@@ -172,6 +182,19 @@ MAX_WIDENING = 2.0
 #: tail share left beyond a widened end of the outcome / of a predictor (margin rule, docstring)
 OUTCOME_TAIL = 1e-3
 PREDICTOR_TAIL = 0.05
+#: share of a column's range budget spent on the private scale of its searches where both of its ends are
+#: searched (docs/derivations/quantile_search.md §14): the power of two ``s`` of
+#: :func:`dpreg.privacy.quantile.magnitude_scale`; the searches then run on ``x / s`` (an upper end from 0
+#: in units of s, a lower end from the released upper end in units of s), so a column measured in small
+#: units gets a range relative to its magnitude. s = 1 (today's searches) for data of magnitude 1/4 or more
+SCALE_SHARE = 0.1
+#: the scale walk: points 2^-2, 2^-4, ..., 2^-20 and the level of |x| it targets (public constants)
+SCALE_STEP_LOG2 = 2
+SCALE_MIN_LOG2 = -20
+SCALE_LEVEL = 0.5
+#: the scale is searched only where its public premature-stop bound (:func:`scale_premature_bound`) is at
+#: most this; elsewhere no scale is searched, nothing is spent on it and s = 1 (the searches of §6-§13)
+SCALE_MAX_PREMATURE = 0.01
 
 #: lower ends of columns inside log() / log1p() are searched on that scale
 _LOG_SCALES = {"positive": (np.log, np.exp), "gt-1": (np.log1p, np.expm1)}
@@ -433,6 +456,59 @@ def choose_plan(n: int, eps_q: float, beta: float = RANGE_BETA) -> dict:
     return best
 
 
+def scale_points() -> int:
+    """Number of points of the scale walk (2^-2, 2^-4, ..., 2^SCALE_MIN_LOG2)."""
+    return -SCALE_MIN_LOG2 // SCALE_STEP_LOG2
+
+
+def scale_premature_bound(n: int, eps_q: float) -> float:
+    """Public bound on a stop of the scale walk before it reaches data it should pass (quantile_search.md
+    §14): ``P * 1/2 * exp(-(n/4) / b)``, ``b = 2 / eps_s`` (equal split), ``eps_s = 2 SCALE_SHARE eps_q``,
+    over the walk's P points, with the margin n/4 that a column keeps when at most n/4 of its values are
+    non-zero (the walk needs SCALE_LEVEL n = n/2 rows at or above a point to stop there)."""
+    eps_s = 2.0 * SCALE_SHARE * eps_q
+    b = 2.0 / eps_s
+    return scale_points() * 0.5 * math.exp(-(SCALE_LEVEL * n / 2.0) / b)
+
+
+def scale_searched(n: int, eps_q: float, both_missing: bool, beta: float = RANGE_BETA) -> bool:
+    """Whether a column's range searches run on a private scale (public: both ends searched, n and the
+    share eps_q of one end make the scale walk's premature-stop bound at most SCALE_MAX_PREMATURE, and the
+    smaller end budget ``(1 - SCALE_SHARE) eps_q`` keeps the range plan of ``eps_q``: the same grid ratio
+    and split, so that the scale never coarsens the searches' grid)."""
+    if not (both_missing and scale_premature_bound(n, eps_q) <= SCALE_MAX_PREMATURE):
+        return False
+    full, part = choose_plan(n, eps_q, beta), choose_plan(n, eps_q * (1.0 - SCALE_SHARE), beta)
+    return bool(part["ok"] and full["beta"] == part["beta"] and full["share"] == part["share"])
+
+
+def end_budget(eps_q: float, both_missing: bool, n: int | None = None, beta: float = RANGE_BETA) -> float:
+    """The budget of one range end: ``eps_q`` (the range budget split equally over the missing ends), less
+    the share that pays for the column's private scale where one is searched (:func:`scale_searched`;
+    public). Without ``n`` the share is taken whenever both ends are searched (the smaller end budget)."""
+    scaled = bool(both_missing) if n is None else scale_searched(n, eps_q, both_missing, beta)
+    return eps_q * (1.0 - SCALE_SHARE) if scaled else eps_q
+
+
+def _scaled(v, s: float):
+    """``v / s`` for a power of two ``s`` in (0, 1]: exact, and total (values beyond ``DBL_MAX s`` are first
+    moved to it; every grid point a search can reach lies far below, so no count changes)."""
+    big = float(np.finfo(float).max) * s
+    return np.clip(np.asarray(v, dtype=float), -big, big) / s
+
+
+def _scaled_column(x, s: float):
+    from ..privacy.quantile import BinnedColumn
+    if s == 1.0:
+        return x
+    f = functools.partial(_scaled, s=s)
+    if isinstance(x, BinnedColumn):
+        if hasattr(x, "mapped"):
+            return x.mapped(f)
+        return BinnedColumn(x.shape[0], lambda: (f(v) for v in x._batches()))
+    return f(x)
+
+
 def _ranges_ok(n: int, eps_q: float, beta: float) -> bool:
     return choose_plan(n, eps_q, beta)["ok"]
 
@@ -453,15 +529,15 @@ def min_rows_for_ranges(eps_q: float, beta: float = RANGE_BETA) -> int:
     return hi
 
 
-def min_budget_for_ranges(n: int, n_ends: int, beta: float = RANGE_BETA) -> float:
-    """Smallest total range budget (split over ``n_ends`` ends) that passes the check at n rows
-    (bisection on the log scale; public)."""
+def min_budget_for_ranges(n: int, n_ends: int, beta: float = RANGE_BETA, factor: float = 1.0) -> float:
+    """Smallest total range budget (split over ``n_ends`` ends, each end getting ``factor`` times its share:
+    :func:`end_budget`) that passes the check at n rows (bisection on the log scale; public)."""
     lo, hi = 1e-4, 1e4
-    if not _ranges_ok(n, hi / n_ends, beta):
+    if not _ranges_ok(n, factor * hi / n_ends, beta):
         return float("inf")
     for _ in range(60):
         mid = math.sqrt(lo * hi)
-        if _ranges_ok(n, mid / n_ends, beta):
+        if _ranges_ok(n, factor * mid / n_ends, beta):
             hi = mid
         else:
             lo = mid
@@ -557,9 +633,10 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
         return False
     if eps_total is None or not (eps_total > 0 and math.isfinite(eps_total)):
         raise InvalidArgument("private ranges need a positive budget share (bounds_share_eps)")
-    eps_q = float(eps_total) / n_ends
     for col in missing:
         n = rows[col]
+        both = missing[col][0] is None and missing[col][1] is None
+        eps_q = end_budget(float(eps_total) / n_ends, both, n, beta)
         # refuse where a search would likely stop before the data (premature stop) or far beyond them
         # (overshoot): either gives a range that is noise (public facts n, eps_q, beta only)
         if not choose_plan(n, eps_q, beta)["ok"]:
@@ -569,7 +646,10 @@ def check_range_plan(rows: dict, *, missing: dict, eps_total: float, beta: float
             example = ", ".join(f"{c!r}: (lower, upper)" for c in list(missing)[:3])
             # issue 12: say what would work. Both numbers are functions of public facts only (n is
             # public under replace-one; under add/remove only the budget is quoted)
-            need_n = min_rows_for_ranges(eps_q, beta)
+            # a refusal happens where n eps_q is far below the scale search's threshold (scale_searched:
+            # n eps_q >= 248 at the defaults, against about 17 for a range plan), so the named n and budget
+            # are those of searches without a scale, as before quantile_search.md §14
+            need_n = min_rows_for_ranges(float(eps_total) / n_ends, beta)
             need_eps = min_budget_for_ranges(n, n_ends, beta)
             # both budgets rounded UP to 3 significant digits, so that the printed number itself
             # passes the check (rounded to nearest, the named eps was refused for 8 of 21 teaching
@@ -614,27 +694,42 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
     # public checks first: nothing is spent if one fails
     check_range_plan({col: _as_column(values[col]).shape[0] for col in missing}, missing=missing,
                      eps_total=eps_total, beta=beta, n_public=n_public)
-    eps_q = float(eps_total) / n_ends
+    eps_share = float(eps_total) / n_ends
     out, notes, info = {}, [], {}
     plans = {}
     for col in missing:
         n = _as_column(values[col]).shape[0]
+        both = missing[col][0] is None and missing[col][1] is None
+        eps_q = end_budget(eps_share, both, n, beta)
         plan = choose_plan(n, eps_q, beta)
         heavy_clamp = plan["clamp_estimate"] > CLAMP_WARN_SHARE * n
         plans[col] = (plan["q_lo"], plan["q_hi"], plan["beta"], plan["capped"] or plan["beta"] != beta or heavy_clamp,
-                      plan["share"])
+                      plan["share"], eps_q, scale_searched(n, eps_share, both, beta))
     for col, (lo, hi) in missing.items():
         x = _as_column(values[col])
-        q_lo, q_hi, beta_col, coarse, share = plans[col]
+        q_lo, q_hi, beta_col, coarse, share, eps_q, scaled = plans[col]
         if coarse and TOO_SMALL not in notes:
             notes.append(TOO_SMALL)
             warnings.warn(TOO_SMALL, AccuracyWarning, stacklevel=3)
         col_info = {"eps_per_end": eps_q, "q_lo": q_lo, "q_hi": q_hi, "beta": beta_col, "threshold_share": share}
+        unit = 1.0
+        if scaled:
+            # the column's private scale (quantile_search.md §14): a power of two s in [2^-18, 1], released by
+            # its own search with the share SCALE_SHARE of the column's budget; both ends are then searched
+            # on x / s (post-processing of s: the grid l - 1 + beta^k in units of s)
+            from ..privacy.quantile import magnitude_scale
+            unit, k_sc, stopped_sc = magnitude_scale(
+                x, eps=2.0 * eps_share * SCALE_SHARE, noise=noise, ledger=ledger, level=SCALE_LEVEL,
+                step_log2=SCALE_STEP_LOG2, min_log2=SCALE_MIN_LOG2, statistic=f"range scale({col})")
+            col_info["scale"] = {"unit": unit, "steps": k_sc, "stopped": stopped_sc}
+        xs = _scaled_column(x, unit)
+        hi_scaled = None
         if hi is None:
             start = 0.0 if lo is None else float(lo)
-            r = _upq_quiet(x, q_hi, lower=start, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
+            r = _upq_quiet(xs, q_hi, lower=start, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
                     statistic=f"range upper({col})", threshold_share=share)
-            hi_est = r.estimate
+            hi_scaled = r.estimate
+            hi_est = r.estimate * unit
             col_info["upper"] = r.to_dict()
         else:
             hi_est = float(hi)
@@ -656,6 +751,12 @@ def private_ranges(values: dict, *, missing: dict, eps_total: float, noise, ledg
                         threshold_share=share)
                 lo_est = float(inv(r.estimate))
                 col_info["lower_scale"] = _SCALE_NAME[dom]
+            elif hi_scaled is not None:
+                # both ends searched: the lower end walks down from the released upper end in the units of
+                # the column's scale s (quantile_search.md §14); s = 1 where no scale is searched
+                r = _upq_quiet(xs, q_lo, upper=hi_scaled, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
+                        statistic=f"range lower({col})", threshold_share=share)
+                lo_est = r.estimate * unit
             else:
                 r = _upq_quiet(x, q_lo, upper=hi_est, eps=eps_q, noise=noise, ledger=ledger, beta=beta_col,
                         statistic=f"range lower({col})", threshold_share=share)

@@ -197,7 +197,7 @@ def grid_index(g_all: np.ndarray, w: np.ndarray, lower: float, beta: float) -> n
     """
     kmax = g_all.shape[0]
     w = np.asarray(w, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         t = np.subtract(w, lower)
         np.maximum(t, 0.0, out=t)
         np.log1p(t, out=t)
@@ -611,3 +611,53 @@ def walk_passed(x, threshold: float, points: np.ndarray, start: float, *, eps=No
     else:
         val, K, stopped = (float(start) if k == 0 else float(pts[k - 1])), int(k) + 1, True
     return ((-val + 0.0) if negate else val), K, stopped   # + 0.0: no -0.0 from a stop at 0
+
+
+def magnitude_counts(x, points: np.ndarray) -> np.ndarray:
+    """``#{i : |x_i| >= p}`` for every public point p of ``points`` (positive, decreasing): the counts of
+    :func:`magnitude_scale`'s walk, non-decreasing along it. ``x`` is an array or a :class:`BinnedColumn`
+    (read batch by batch). ``|x|`` of a finite value is finite (totality); each row enters every count
+    through ``1{|x_i| >= p}``, monotone in p, so replacing one row changes every count by at most 1, all
+    in one direction (docs/derivations/quantile_search.md §14)."""
+    pts = np.asarray(points, dtype=float)
+    asc = pts[::-1]                                 # increasing
+    if isinstance(x, BinnedColumn):
+        # a streamed or distributed column: its own histogram of |x| on the points (hist[j] = #{i : j points
+        # <= |x_i|}; grid_index checks every value against the float points, so any increasing grid is exact)
+        col = (x.mapped(np.abs) if hasattr(x, "mapped")
+               else BinnedColumn(x.shape[0], lambda: (np.abs(v) for v in x._batches())))
+        hist = np.asarray(col.histogram(asc, 0.0, 2.0, False), dtype=np.int64)
+    else:
+        # idx = #{asc points <= |x_i|}: a row counts for the p_k with p_k <= |x_i|
+        idx = np.searchsorted(asc, np.abs(np.asarray(x, dtype=float).ravel()), side="right")
+        hist = np.bincount(idx, minlength=pts.shape[0] + 1)
+    # #{|x| >= asc[j]} = #{idx >= j + 1}; reorder to the walk's (decreasing) points
+    ge_asc = np.cumsum(hist[::-1])[::-1][1:]
+    return ge_asc[::-1]
+
+
+def magnitude_scale(x, *, eps: float, noise, ledger: Ledger, level: float = 0.5, step_log2: int = 2,
+                    min_log2: int = -20, statistic: str = "scale") -> tuple[float, int, bool]:
+    """A private power of two at or above the magnitude of most of the data (docs/derivations/quantile_search.md §14).
+
+    AboveThreshold (the mechanism of :func:`upq`, pure ``eps``, split equally between threshold and
+    steps, ``b = 2/eps``) walks the public points ``p_k = 2^(-k step_log2)``, k = 1, 2, ... down to
+    ``2^min_log2``, and stops at the first k whose count ``#{|x_i| >= p_k}`` passes ``level n + Z_0``.
+    Released: ``s = 2^((1 - K) step_log2)`` = ``step_log2`` binary orders above the stopping point (so
+    ``s = 1`` when the walk stops at its first point), and ``s = 1`` when it never stops (a column with
+    fewer than ``level n`` non-zero values, or one at or above 1 in magnitude). Post-processing of the
+    stopping index. Two ledger rows (``"<statistic>: threshold"``, ``"<statistic>: steps"``), sensitivity 1.
+    Returns (s, K, stopped)."""
+    kind, s_thr, s_step, costs = noise_scales(eps=eps)
+    exps = np.arange(-step_log2, min_log2 - 1, -step_log2)
+    pts = np.ldexp(1.0, exps)
+    n = x.shape[0] if isinstance(x, BinnedColumn) else np.asarray(x).shape[0]
+    counts = magnitude_counts(x, pts)
+    (_, thr_cost, thr_note), (_, step_cost, _) = costs
+    search = AboveThreshold(float(level) * n, kind=kind, scale_threshold=s_thr, scale_step=s_step, noise=noise,
+                            ledger=ledger, statistic=statistic, threshold_cost=thr_cost, step_cost=step_cost,
+                            note=thr_note)
+    k = search.first_above(counts)
+    if k is None:
+        return 1.0, int(pts.shape[0]), False
+    return float(np.ldexp(1.0, int(exps[k]) + step_log2)), int(k) + 1, True
