@@ -425,7 +425,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         (:attr:`f_pvalue` is the chi-square's p-value). R's ``summary(fit)$fstatistic`` is the same
         number, ``c(value =, numdf = q, dendf = Inf)``. Not lm's F: that needs the residual sum of
         squares of the training data, which is not released. Post-processing of the released
-        coefficients and covariance. Raises :class:`NotReleasedError` with the reason on a ``dp_glm``
+        coefficients and covariance. Raises :class:`dpreg.results.fit.NotReleasedError` with the reason on a ``dp_glm``
         fit (statsmodels' GLM and Logit results have no F either), where the joint test is Bonferroni
         (asymmetric intervals) or where no standard errors were released."""
         return self._f_form("fvalue")[0]
@@ -433,7 +433,7 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
     @property
     def f_pvalue(self) -> float:
         """p-value of :attr:`fvalue` on (q, inf) degrees of freedom: the p-value of the noise-aware Wald
-        chi-square of all slopes (:meth:`wald_test`). Raises :class:`NotReleasedError` where
+        chi-square of all slopes (:meth:`wald_test`). Raises :class:`dpreg.results.fit.NotReleasedError` where
         :attr:`fvalue` does."""
         return self._f_form("f_pvalue")[1]
 
