@@ -5,7 +5,7 @@ import numpy as np
 
 from dpreg.design.contract import Design, PublicDesign
 from dpreg.design.schema import Schema
-from dpreg.privacy.quantile import grid
+from dpreg.privacy.quantile import exact_stop_pmf, grid
 
 QUANTILE_BETA = 1.001
 
@@ -21,6 +21,16 @@ def linear_design(n=2000, seed=0, sd=1.0):
                        column_lower=np.array([1, -1, -1, -1.0]), column_upper=np.ones(4), factor_blocks=[],
                        outcome_interval=(-10.0, 12.0), schema=Schema(), n=n)
     return Design(X, y, pub)
+
+
+def stop_log_ratio(counts_a, counts_b, threshold, eps):
+    """Largest |log| ratio of AboveThreshold's exact stop laws (threshold and step noise b = 2 / eps) on two
+    neighbouring count vectors, over the stops both laws give a probability above 1e-12: the privacy oracle
+    of the count walks (quantile_search.md §3, §14; winsorized_sa.md §1.5)."""
+    p1 = exact_stop_pmf(counts_a, threshold, 2 / eps, 2 / eps)
+    p2 = exact_stop_pmf(counts_b, threshold, 2 / eps, 2 / eps)
+    ok = (p1 > 1e-12) & (p2 > 1e-12)
+    return float(np.max(np.abs(np.log(p1[ok] / p2[ok]))))
 
 
 def grid_above(y, lower, beta=QUANTILE_BETA):
