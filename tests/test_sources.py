@@ -223,13 +223,20 @@ def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
         pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
 
 
-def test_predict_on_a_file_or_relation_says_how_to_read_the_rows_to_predict(frame, files):
+def test_predict_takes_files_relations_and_datasets_like_the_fit(frame, files):
     # thirty-first pass, newcomer: predict(newdata=) with the DuckDB relation or the path the fit read was
-    # refused naming the accepted types only; the refusal now says how to get the rows into one
+    # refused; since the thirty-third pass it reads the formula's columns of any source dp_lm takes, and the
+    # predictions equal those of the same rows as a pandas frame (the rows are only read, nothing is released)
+    import pyarrow.dataset as pads
     fit = _fit(str(files / "*.parquet"))
-    for newdata in (str(files / "part-0.parquet"), duckdb.read_parquet(str(files / "part-0.parquet"))):
-        with pytest.raises(dpreg.errors.InvalidArgumentType, match=r"limit\(1000\)\.df\(\)"):
-            fit.predict(newdata)
+    part = str(files / "part-0.parquet")
+    ref = fit.predict(frame.iloc[:1000].drop(columns="y").reset_index(drop=True), interval="confidence")
+    for newdata in (part, [part], duckdb.read_parquet(part), pads.dataset(part)):
+        pd.testing.assert_frame_equal(fit.predict(newdata, interval="confidence"), ref,
+                                      obj=type(newdata).__name__)
+    # a source without a column the formula uses is named, as for the fit
+    with pytest.raises(dpreg.errors.DesignError, match="'x2'"):
+        fit.predict(duckdb.read_parquet(part).select("x1, g"))
 
 
 def test_missing_formula_column_is_named(frame, files):

@@ -182,6 +182,17 @@ def test_an_unsigned_column_read_by_spark_needs_its_lower_end_declared_to_fit_li
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_rows_are_predicted_like_the_same_pandas_rows(spark, frame):
+    # thirty-third pass: predict() reads a Spark DataFrame's formula columns (the new rows are the user's;
+    # only their predictions leave), equal to the pandas rows' predictions
+    fit = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=BOUNDS, levels=LEVELS, method="adassp", random_state=9)
+    new = frame.iloc[:40].drop(columns="y").reset_index(drop=True)
+    ref = fit.predict(new, interval="confidence")
+    got = fit.predict(spark.createDataFrame(new).coalesce(1), interval="confidence")
+    pd.testing.assert_frame_equal(got, ref)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_spark_missing_column_and_stopped_session(spark, frame):
     sdf = spark.createDataFrame(frame)
     b = dpreg.Budget(eps=2, delta=1e-5)

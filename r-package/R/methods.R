@@ -884,6 +884,13 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
                         error = function(e) dp_stop("'newdata' must be a data frame, or a list of columns ",
                                                     "of equal length", call. = FALSE))
   }
+  if (!is.data.frame(newdata) && is_data_source(newdata)) {
+    # thirty-third pass: Python's predict() reads a file or DuckDB relation; R's formula translation
+    # (derived columns, factor codes) happens in R, on a data frame
+    dp_stop("'newdata' must be a data frame: read the rows to predict from the file or DuckDB table into ",
+            "one first (e.g. DBI::dbGetQuery(con, \"SELECT * FROM t LIMIT 1000\") or read.csv())",
+            call. = FALSE)
+  }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)
   newdata <- add_derived(newdata, derived)
