@@ -435,6 +435,17 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
                                                   resolution["collapse_detectable_curvature"]))
         if vcov is not None and not np.any(np.isfinite(np.diag(vcov))):
             vcov = vcov_priv = union_ci = None
+    noise_cost = None       # the released gain over the constant model against the noise's cost (§18)
+    if newton and np.all(np.isfinite(V_noise)):
+        noise_cost = _noise_cost_check(H_pd, V_noise, theta, _base_rate_direction(sd, d))
+        if noise_cost is not None and noise_cost["dominated"] and NOISE_COST_CHECK:
+            # issue 13, thirty-third pass (derivation §18): the noise's expected cost in test log-loss is at
+            # least the released estimate of the predictors' gain: the point stays (the budget is spent),
+            # its intervals are withheld, one AccuracyWarning says why (post-processing of releases)
+            if vcov is not None:
+                vcov = vcov_priv = union_ci = None
+                noise_cost["withheld"] = True
+            notes.append(_noise_cost_warning(noise_cost["ratio"]))
     facts = {"description": ("private Newton (IRLS) for the logistic loss" if newton else
                              "private majorise-minimise (Boehning's Hessian bound) for the logistic loss")
              + " on the schema-scaled design",
@@ -454,6 +465,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         facts["window_drift_chi2"] = window_drift
         facts["averaged_iterates"] = reported_iterates
         facts["noise_sd_hessian_mean"] = float(sigma_bar)
+        if noise_cost is not None:
+            facts["gain_to_noise_cost"] = noise_cost["ratio"]
         if resolution is not None:
             facts["unresolved_directions"] = resolution["unresolved"]
             facts["bias_aware_widening"] = resolution["widening"]
@@ -486,6 +499,8 @@ def fit_logistic_mm(design, spec, noise, ledger, tun):
         note = SEPARATED_NOTE if union_ci is None else SEPARATED_UNION_NOTE
     if not_converged:
         note = NOT_CONVERGED_NOTE
+    if noise_cost is not None and noise_cost.get("withheld"):
+        note = NOISE_DOMINATED_NOTE
     rel = Release(method="dpgd", coef=beta, vcov=vcov, vcov_privacy=vcov_priv,
                   inference_note=note, ci=union_ci, ci_level=None if union_ci is None else UNION_LEVEL,
                   tuning=tun, facts=facts, warnings=notes, link="logit", df_resid=None)
@@ -1130,3 +1145,63 @@ def base_rate_factor(p_hat, p_sd, z=0.0) -> float:
     if far >= 0.5:
         return 0.0
     return float(1.0 - 4.0 * far * far)       # 4p(1 - p) = 1 - 4 (p - 1/2)^2
+
+
+# --------------------------------------------------------------------------------------------------
+# the noise's cost against the released gain (issue 13, thirty-third pass; derivation dpgd_logistic.md §18)
+# --------------------------------------------------------------------------------------------------
+#: withhold the intervals, with one AccuracyWarning, where the released estimate of the predictors' gain in
+#: test log-loss over the constant model is below NOISE_COST_MIN_RATIO times the expected cost of the
+#: privacy noise in the released point (both from the releases; §18). 1: the estimated share of the gain
+#: the point keeps, 1 - cost / gain, is at most 0 (the usefulness boundary of §12's measurements)
+NOISE_COST_CHECK = True
+NOISE_COST_MIN_RATIO = 1.0
+
+
+def _noise_cost_check(H, V, theta, u):
+    """The predictors' gain over the constant model against the privacy noise's cost, from releases
+    (derivation dpgd_logistic.md §18), or None without an intercept direction ``u`` or on a non-finite input.
+
+    On the scaled design, with H the (floored) mean released X'WX, V the gradient noise's covariance in the
+    reported point theta (a function of H and the public noise scale) and Q = H - H u u'H / u'H u (the
+    curvature left after the best constant, theta = c u): the point's expected excess log-loss from its
+    noise is cost = tr(H V) / 2 (times 1/n per row), and the plug-in gain theta'Q theta / 2 overstates the
+    MLE's gain by tr(Q V) / 2 in expectation, so gain = (theta'Q theta - tr(Q V)) / 2. n cancels in the
+    ratio gain / cost (reported; negative where the plug-in gain is below its own noise), and the fit is
+    "dominated" where it is below NOISE_COST_MIN_RATIO. Post-processing of releases; total on finite input."""
+    if u is None:
+        return None
+    H = (np.asarray(H, float) + np.asarray(H, float).T) / 2.0
+    V = (np.asarray(V, float) + np.asarray(V, float).T) / 2.0
+    theta = np.asarray(theta, float)
+    if not (np.all(np.isfinite(H)) and np.all(np.isfinite(V)) and np.all(np.isfinite(theta))):
+        return None
+    Hu = H @ u
+    uHu = float(u @ Hu)
+    if not uHu > 0.0:
+        return None
+    Q = H - np.outer(Hu, Hu) / uHu
+    cost = 0.5 * float(np.sum(H * V))                 # tr(H V) / 2 (both symmetric)
+    gain = 0.5 * (float(theta @ Q @ theta) - float(np.sum(Q * V)))
+    if not (cost > 0.0 and math.isfinite(cost) and math.isfinite(gain)):
+        return None
+    ratio = gain / cost
+    return {"ratio": float(ratio), "gain": float(gain), "cost": float(cost),
+            "plug_in_to_cost": float(0.5 * float(theta @ Q @ theta) / cost),
+            "dominated": bool(ratio < NOISE_COST_MIN_RATIO), "withheld": False}
+
+
+def _noise_cost_warning(ratio):
+    from ..errors import AccuracyWarning, Diagnostic
+    return Diagnostic(
+        "The privacy noise is likely to dominate these coefficients: estimated from the releases, the noise's "
+        "expected cost in log-loss is larger than the predictors' gain over the intercept-only model (their "
+        f"ratio gain / cost is {ratio:.2f}, below {NOISE_COST_MIN_RATIO:g}), e.g. for a rare outcome or weak "
+        "predictors on wide declared ranges. The estimates are reported without intervals; more rows, a "
+        "larger eps, fewer terms or tighter declared ranges help.", AccuracyWarning)
+
+
+NOISE_DOMINATED_NOTE = (
+    "standard errors not reported: estimated from the releases, the privacy noise's expected cost in "
+    "log-loss is at least the predictors' gain over the intercept-only model, so the coefficients are "
+    "likely dominated by the noise (more rows, a larger eps, fewer terms or tighter declared ranges help)")
