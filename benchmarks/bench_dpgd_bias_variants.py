@@ -2,7 +2,8 @@
 
 Each fit of a cell is made with ``dp_lm(..., method="auto")`` as in ``benchmarks validity`` (``design:n:eps``,
 declared ranges, seed 1's data and noise streams) or ``benchmarks dpgd_tiny_n`` (``cars:1:50``,
-``women:10:15``, ``synth:eps:n``; seeds 1..R). Inside this process only, the values a released dpgd fit
+``women:10:15``, ``synth:eps:n``; seeds 1..R; ``design:n:eps:dpgd`` fits the validity design with
+``method="dpgd"``). Inside this process only, the values a released dpgd fit
 computes its intervals from are recorded (the released G, the preconditioner K, the averaged iterate,
 sigma1, the gradient noise scale, T, k, the covariance before the bias widening) next to the data's own
 scaled X'X and least-squares fit, which no fit sees. Every row then recomputes the 95% intervals of the
@@ -49,7 +50,7 @@ def _fits(cell, R, rec):
     coverage is measured against, in the fit's order."""
     import dpreg
 
-    name, a, b = cell.split(":")
+    name, a, b, *method = cell.split(":")      # an optional fourth field: the method (default auto)
     if name in TINY:
         from .bench_dpgd_tiny_n import SPECS, _data
         eps, n = float(a), int(b)
@@ -68,7 +69,8 @@ def _fits(cell, R, rec):
         from .bench_validity import Design, cell_fits
         design = Design(name)
         truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in design.beta])
-        for _, _, fit in cell_fits(design, int(a), float(b), R, 1, "auto", before_fit=rec.clear):
+        for _, _, fit in cell_fits(design, int(a), float(b), R, 1, method[0] if method else "auto",
+                                   before_fit=rec.clear):
             yield truth, fit
 
 
