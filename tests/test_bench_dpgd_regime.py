@@ -51,3 +51,21 @@ def test_narrow_parts_are_the_package_parts_in_the_plugin_fits():
         # on the same eigenvectors), so a zero bias gives the narrowest interval of the rows (cv nondecreasing)
         for key in ("plug", "median", "s10", "exact"):
             assert np.all(rg._hw(p["v"], p["zero"]) <= rg._hw(p["v"], p[key]) * (1 + 1e-12))
+
+
+def test_contrast_design_has_the_uniform_designs_public_facts_and_a_weak_slope_direction():
+    # §14 (d): x3 = (a x2 + b u) / (a + b) with a = 0.75, b = sqrt(1 - a^2) stays in [-1, 1] (|a x2 + b u| <= a + b)
+    # and correlates a with x2 in the population (Var(a x2 + b u) = (a^2 + b^2) Var(x2)); a sample correlation of
+    # n = 4000 has s.d. about (1 - a^2) / sqrt(n) = 0.007, so 0.03 is four of them
+    from benchmarks import bench_dpgd_bias_variants as bv
+
+    df = bv.contrast_data(4000, 1)
+    lo, hi = bv.CONTRAST_BOUNDS["y"]
+    for c in ("x1", "x2", "x3"):
+        assert df[c].between(-1.0, 1.0).all()
+    # the outcome's range holds 4 error s.d.s beyond the largest mean: P(|N(0, 1)| > 4) = 6e-5 per row
+    assert (~df["y"].between(lo, hi)).mean() <= 1e-3
+    assert np.corrcoef(df["x2"], df["x3"])[0, 1] == pytest.approx(bv.CONTRAST_CORR, abs=0.03)
+    # the weak direction is x2 - x3: the smallest eigenvalue of the slopes' correlation is 1 - a = 0.25
+    C = np.corrcoef(df[["x1", "x2", "x3"]].to_numpy().T)
+    assert np.linalg.eigvalsh(C)[0] == pytest.approx(1.0 - bv.CONTRAST_CORR, abs=0.04)
