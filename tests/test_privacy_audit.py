@@ -1664,7 +1664,7 @@ def test_a_partitioned_directory_is_named_by_its_root_not_by_a_partition_value(t
         df = base.copy()
         df.loc[0, "region"] = row0
         side = []
-        for layout, formula in (("claims", "y ~ x + w + C(region)"), ("clash", "y ~ x + v")):
+        for layout, formula in (("claims", "y ~ x + w + C(region)"), ("clash", "y ~ x + v"), ("stray", "y ~ x")):
             root = tmp_path / f"side{i}" / layout
             for r, part in df.groupby("region"):
                 (root / f"region={r}").mkdir(parents=True)
@@ -1672,8 +1672,14 @@ def test_a_partitioned_directory_is_named_by_its_root_not_by_a_partition_value(t
                 if layout == "clash" and r == "south":      # a type clash between files: named by no file
                     out = out.assign(v=out["v"].astype(str))
                 out.to_parquet(root / f"region={r}" / "part-0.parquet")
+                if layout == "stray":
+                    # audit 33: a writer's marker beside each file (a commit protocol's _committed_<id>), matched
+                    # by a glob: the refusal of a file that is neither Parquet nor CSV named its path (the first
+                    # in sorted order: region=aa_only_here)
+                    (root / f"region={r}" / "_committed_0").write_bytes(b"{}")
+            path = str(root / "*" / "*") if layout == "stray" else str(root)
             with pytest.raises(dpreg.errors.DPRegError) as err:
-                dpreg.dp_lm(formula, str(root), bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0)
+                dpreg.dp_lm(formula, path, bounds={"x": (0, 1), "y": (-1, 3)}, eps=1, random_state=0)
             side.append(str(err.value).replace(str(tmp_path / f"side{i}"), "<dir>"))
         texts.append(side)
     assert "aa_only_here" not in " ".join(texts[1]) and "north" not in " ".join(texts[0])

@@ -652,14 +652,16 @@ def _expand_paths(data) -> list[str]:
     return files
 
 
-def _file_format(path: str) -> str:
+def _file_format(path: str, shown: str | None = None) -> str:
+    """"parquet" or "csv" from the file's extension; ``shown``: how a refusal names the file (its path,
+    quoted, by default)."""
     low = path.lower()
     if low.endswith((".parquet", ".pq", ".parq")):
         return "parquet"
     if low.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
         return "csv"
-    raise SourceError(f"the file {path!r} is neither Parquet (.parquet) nor CSV (.csv); convert it or pass "
-                      "a DuckDB relation")
+    raise SourceError(f"{'the file ' + repr(path) if shown is None else shown} is neither Parquet (.parquet) nor "
+                      "CSV (.csv); convert it or pass a DuckDB relation")
 
 
 def _file_schema(con, path, fmt, shown=None):
@@ -705,7 +707,9 @@ def open_files(data) -> DuckDBSource:
     # the number of files (of partitions): they name the partitioned directory instead
     root = _partition_root(files)
     shown = (lambda f: f"a file of the partitioned directory {root!r}") if root is not None else repr
-    fmts = {_file_format(f) for f in files}
+    # audit 33: a glob over a partitioned layout (claims/*/*) also matches what writers leave beside the data
+    # (Spark's .crc files, directories): the refusal named that path, a partition value, possibly one row's
+    fmts = {_file_format(f, shown(f) if root is not None else None) for f in files}
     if len(fmts) > 1:
         raise SourceError("the files mix Parquet and CSV; pass one format at a time")
     fmt = fmts.pop()
