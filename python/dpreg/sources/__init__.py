@@ -342,8 +342,9 @@ def _fragment_key_texts(frag, keys, fields=((), False)) -> dict:
     partition). Never the text of a parsed value where a name is found: pyarrow types a key from all the
     directories' names (int32 where every name is a number, string where one row's is not), so "7" or "007"
     for the directory 007 would follow the other directories, values of other rows (audit 33)."""
-    import pyarrow.dataset as pads
     from urllib.parse import unquote
+
+    import pyarrow.dataset as pads
     names, hive = fields
     texts = {}
     parts = str(getattr(frag, "path", "")).replace("\\", "/").split("/")[:-1]
