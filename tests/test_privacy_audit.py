@@ -281,6 +281,10 @@ CASES = [
                                          # the first step's released gradient, and the mean p(1 - p) at
                                          # the estimate, of the mean released X'WX
                                          "/facts/base_rate_released", "/facts/mean_curvature_released",
+                                         # thirty-third pass (§18): the released gain over the constant
+                                         # model against the noise's cost, post-processing of the mean
+                                         # released X'WX, theta_bar and the public noise scale
+                                         "/facts/gain_to_noise_cost",
                                          "/facts/remaining_share[]", "/facts/bias_aware_widening[]",
                                          "/facts/unresolved_directions", "/facts/not_estimable[]",
                                          "/facts/window_drift_chi2", "/facts/curvature_fall_sd",

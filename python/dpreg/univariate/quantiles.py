@@ -235,13 +235,21 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         steps_pub = k_max(lo, hi, beta, max_steps) if (fin_lo and fin_hi) else (max_steps or default_max_steps(beta))
         targets = [passed_rank_target(n, p, b_each, (1.0 - float(level)) / 2.0, qn)
                    for qq in qs for p, declared in ((qq, fin_lo), (1.0 - qq, fin_hi)) if declared]
+        # None: even a target of 0 rows passes the quantile too often (passed_rank_target)
+        none_reach = any(t is None for t in targets)
         targets = [0.0 if t is None else t for t in targets]
         need = b_each * math.log(max(steps_pub, 1))
         if targets and min(targets) < need:
+            # thirty-third pass (newcomer): "target 0 rows" read as a number of the data; where no count
+            # target keeps an end's miss probability at (1 - level) / 2 the message says so (public facts)
+            scale = (f"{format(need, '.3g')} = noise scale {format(b_each, '.3g')} rows x log of {steps_pub} "
+                     f"grid steps")
+            said = (f"no count target keeps an end's miss probability at (1 - level) / 2 at this noise, and a "
+                    f"walk needs a target of about {scale}" if none_reach
+                    else f"target {format(min(targets), '.3g')} rows, below {scale}")
             withheld = (f"confidence interval of the quantile not estimable at this n and eps: the searches "
                         f"for its ends would likely stop on their way from the declared bounds to the data "
-                        f"(target {format(min(targets), '.3g')} rows, below {format(need, '.3g')} = noise "
-                        f"scale {format(b_each, '.3g')} rows x log of {steps_pub} grid steps); a larger n, a "
+                        f"({said}); a larger n, a "
                         f"larger eps or narrower bounds give an interval. The whole budget went to the estimate")
             with_interval = False
             anchored, kw_each, b_each = plan(False)

@@ -29,7 +29,8 @@ test_that("the same seed gives the same numbers; another seed other numbers", {
   b <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, seed = 7)
   c <- dp_lm(y ~ x + g, data = df, bounds = toy_bounds, levels = toy_levels, seed = 8)
   expect_identical(coef(a), coef(b))
-  expect_identical(vcov(a), vcov(b))
+  # (the toy fit at n = 400, eps = 1 has no covariance: vcov() says why since the thirty-third pass)
+  expect_identical(suppressWarnings(vcov(a)), suppressWarnings(vcov(b)))
   expect_false(identical(coef(a), coef(c)))
 })
 
