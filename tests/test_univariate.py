@@ -385,3 +385,16 @@ def test_missing_values_refusal_says_how_to_remove_them():
         with pytest.raises(dpreg.errors.InvalidArgument, match=r"x\.dropna\(\).*x\[~np\.isnan\(x\)\]"):
             dpreg.dp_mean(x, eps=1, bounds=(0, 5), budget=budget)
     assert budget.spent == (0.0, 0.0)
+
+
+def test_a_pyarrow_array_with_a_missing_value_is_refused_like_pandas_and_equal_to_numpy_without_one():
+    # thirty-third pass (audit): a pyarrow float Array holding a null was refused by pyarrow's own error
+    # (a DataError naming ArrowInvalid); it is a missing value, refused with the words pandas gets
+    pa = pytest.importorskip("pyarrow")
+    for x in (pa.array([1.0, None, 2.0]), pa.chunked_array([[1.0], [None, 2.0]])):
+        with pytest.raises(dpreg.errors.InvalidArgument, match="missing values are not allowed"):
+            dpreg.dp_mean(x, bounds=(0, 3), eps=1)
+    values = [0.5, 1.0, 2.0, 2.5] * 50
+    ref = dpreg.dp_mean(np.array(values), bounds=(0, 3), eps=1, random_state=4).estimate
+    for x in (pa.array(values), pa.chunked_array([values[:100], values[100:]])):
+        assert dpreg.dp_mean(x, bounds=(0, 3), eps=1, random_state=4).estimate == ref

@@ -63,6 +63,12 @@ def _object_values_as_numbers(arr) -> np.ndarray:
 def check_data(x) -> np.ndarray:
     if x is None:
         raise InvalidArgumentType("x must be a numeric vector")
+    if _arrow_type(x) is not None:
+        # thirty-third pass: a pyarrow Array with a null was refused by pyarrow's own error (to_numpy()
+        # copies no nulls); it is a missing value, refused as for pandas and numpy
+        if x.null_count:
+            raise InvalidArgument(MISSING_X)
+        x = x.to_numpy(zero_copy_only=False) if not hasattr(x, "chunks") else x.to_numpy()
     if hasattr(x, "to_numpy"):
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, np.dtype) and dtype.kind == "O":
