@@ -450,7 +450,7 @@ def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str 
 # ------------------------------------------------------------------------------------------------
 #: docs/derivations/quantile_search.md §16: a release is flagged as within an early stop's reach when the
 #: walk's noise alone (no data crossed) stops at or beyond its grid step with probability >= this
-EARLY_STOP_ALPHA = 0.01
+EARLY_STOP_ALPHA = 0.05
 
 
 #: composite Gauss-Legendre rule in probability space for the threshold noise (panels x nodes)
