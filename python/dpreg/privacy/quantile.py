@@ -453,7 +453,7 @@ def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str 
 EARLY_STOP_ALPHA = 0.05
 
 
-#: composite Gauss-Legendre rule in probability space for the threshold noise (panels x nodes)
+#: composite Gauss-Legendre rule in probability space for the threshold noise (uniform panels x nodes)
 _ES_PANELS, _ES_NODES = 256, 8
 
 
@@ -463,7 +463,10 @@ def _early_stop_log_continue(threshold: float, b_thr: float, b_step: float, kind
     continuous counterparts of the search's noises (docs/derivations/quantile_search.md §16)."""
     from scipy import special
     x, w = np.polynomial.legendre.leggauss(_ES_NODES)
-    edges = np.linspace(0.0, 1.0, _ES_PANELS + 1)
+    # uniform panels, refined geometrically towards both ends (the noise's tails, where the integrand
+    # can change over a tiny range of u when K_max is large)
+    ends = np.logspace(-14, -2, 64)
+    edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, _ES_PANELS + 1), ends, 1.0 - ends]))
     half = (edges[1:] - edges[:-1]) / 2.0
     u = ((edges[:-1] + half)[:, None] + half[:, None] * x[None, :]).ravel()
     wt = (half[:, None] * w[None, :]).ravel()
