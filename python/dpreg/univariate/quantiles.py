@@ -171,7 +171,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     -------
     DPEstimate
         ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
-        otherwise. ``conf_int()`` gives the released intervals.
+        otherwise. ``conf_int()`` gives the released intervals. ``facts["early_stop"]`` (per level)
+        is True for a release within the reach of an early stop of its walk's noise before any row is
+        crossed, ``facts["early_stop_steps"]`` that reach in grid steps from the walk's start (public;
+        docs/derivations/quantile_search.md §16); one warning says so: such a value may reflect the
+        privacy noise, not the data.
 
     See Also
     --------
