@@ -7,7 +7,7 @@ the table gives the share of early stops, of fits flagged ``facts["early_stop"]`
 flagged by the former 10-step ``near_bound`` rule, of early stops left unflagged and of releases at the
 data that were flagged, and the public reach M (grid steps) with the step d where the data begin.
 
-    python -m benchmarks quantile_early_stop --ns 10 20 40 100 1000 --eps 0.5 1 2 --reps 300
+    python -m benchmarks quantile_early_stop --ns 10 20 40 100 1000 --eps 0.5 1 2 --q 0.5 0.25 --reps 300
 """
 import argparse
 import warnings
@@ -47,7 +47,12 @@ def main(argv=None):
     ap.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0, 2.0])
     ap.add_argument("--q", type=float, nargs="+", default=[0.5])
     ap.add_argument("--reps", type=int, default=300)
+    ap.add_argument("--alpha", type=float, default=None,
+                    help="level of the reach (default: the package's EARLY_STOP_ALPHA); for comparisons only")
     a = ap.parse_args(argv)
+    if a.alpha is not None:
+        import dpreg.privacy.quantile as pq
+        pq.EARLY_STOP_ALPHA = a.alpha
     print("| n | eps | q | early stops | flagged | former 10-step rule | early, unflagged | at the data, flagged "
           "| reach M | data step d |")
     print("|---|---|---|---|---|---|---|---|---|---|")

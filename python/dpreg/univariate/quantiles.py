@@ -192,6 +192,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
+    from ..privacy import quantile as _pq
     from ..privacy.quantile import (
         centred_floor,
         centred_grid,
@@ -330,7 +331,7 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
         kind_s, b_thr, b_step, _ = noise_scales(quantile_noise=qn, **kw_each)
         reach = early_stop_reach(float((level_q if up else 1.0 - level_q) * n), float(b_thr), kind_s,
                                  k_max(a, z, beta, max_steps) if up else k_max(-z, -a, beta, max_steps),
-                                 b_step=float(b_step))
+                                 alpha=_pq.EARLY_STOP_ALPHA, b_step=float(b_step))
         # post-processing of the stopping index K: a stop inside that reach (the far bound excluded)
         early = bool(r.stopped and not r.clamped and r.steps <= reach)
         return r, reach, early
