@@ -45,8 +45,8 @@ def _fit(data, method="adassp", bounds=BOUNDS, eps=1, **kw):
 
 
 # method="auto" with private ranges on factor data: a pandas frame gets dpgd below the index
-# AUTO_PRIVATE_DPGD_MAX (100) while a streamed source keeps the SSP methods (AUTO_RULE); at eps = 4 these
-# designs (n = 3000, 5-6 coefficients) are above it, so every source gets the same method
+# AUTO_PRIVATE_DPGD_MAX (250) while a streamed source keeps the SSP methods (AUTO_RULE); at eps = 4 these
+# designs (n = 3000, 5 coefficients, B^2 = 4: index 281) are above it, so every source gets the same method
 AUTO_ABOVE_DPGD_BAND_EPS = 4
 
 
@@ -108,7 +108,10 @@ def test_streamed_private_ranges_inside_log_and_sqrt_equal_pandas(frame, tmp_pat
     pq.write_table(pa.Table.from_pandas(df.iloc[:1700], preserve_index=False), tmp_path / "a.parquet")
     pq.write_table(pa.Table.from_pandas(df.iloc[1700:], preserve_index=False), tmp_path / "b.parquet")
     formula = "y ~ x1 + log(x3) + sqrt(x2) + C(g)"
-    kw = dict(eps=AUTO_ABOVE_DPGD_BAND_EPS, bounds={"x1": (-4, 4)}, levels=LEVELS, random_state=3)
+    # BoostedAdaSSP by name: auto's choice with this design's 6 coefficients (B^2 = 5, index 205 at eps = 4)
+    # is dpgd in memory since the thirty-third pass (AUTO_PRIVATE_DPGD_MAX = 250) and BoostedAdaSSP streamed
+    kw = dict(eps=AUTO_ABOVE_DPGD_BAND_EPS, bounds={"x1": (-4, 4)}, levels=LEVELS, random_state=3,
+              method="boosted_adassp")
     ref = dpreg.dp_lm(formula, df, **kw)
     fit = dpreg.dp_lm(formula, str(tmp_path / "*.parquet"), **kw)
     assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ledger == ref.privacy.ledger

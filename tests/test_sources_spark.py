@@ -48,7 +48,7 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monk
     sdf = spark.createDataFrame(frame)   # row order as in pandas (createDataFrame keeps it)
     kw = {"T": 5} if method == "boosted_adassp" else {}     # one Spark job per round: few rounds suffice
     # auto: a streamed source keeps the SSP methods, while a pandas frame gets dpgd with private ranges on
-    # factor data below the index AUTO_PRIVATE_DPGD_MAX (100; AUTO_RULE); at eps = 4 this design is above
+    # factor data below the index AUTO_PRIVATE_DPGD_MAX (250; AUTO_RULE); at eps = 4 (index 281) this design is above
     # it, so both choose BoostedAdaSSP and the fits can be compared
     eps = 4 if method == "auto" else 1
     ref = dpreg.dp_lm(formula, frame, eps=eps, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)

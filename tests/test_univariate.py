@@ -277,9 +277,15 @@ def test_dp_mean_of_true_false_with_declared_bounds_is_the_proportion():
     rng = np.random.default_rng(5)
     b = rng.random(4000) < 0.3
     ref = dpreg.dp_mean(b.astype(float), eps=1.0, bounds=(0, 1), random_state=3)
-    for x in (b, list(b), pd.Series(b), pd.Series(b, dtype="boolean"), pl.Series(b)):
+    import pyarrow as pa
+    # audit 33: pandas' bool[pyarrow] was refused "x must be numeric; ... use dp_mean(x, bounds=(0, 1))", and a
+    # pyarrow boolean Array / ChunkedArray by a library's error (ArrowInvalid); they are True / False too
+    for x in (b, list(b), pd.Series(b), pd.Series(b, dtype="boolean"), pl.Series(b),
+              pd.Series(b, dtype="bool[pyarrow]"), pa.array(b), pa.chunked_array([b[:1000], b[1000:]])):
         est = dpreg.dp_mean(x, eps=1.0, bounds=(0, 1), random_state=3)
         assert est.estimate == ref.estimate and est.std_error == ref.std_error, type(x)
+        with pytest.raises(TypeError, match=r"declare bounds=\(0, 1\)"):
+            dpreg.dp_mean(x, eps=1.0)
     # the proportion: noise s.d. 1/(n eps) scale, sampling s.d. sqrt(0.21/4000) = 0.007; 0.05 is > 5 of both
     assert abs(ref.estimate - b.mean()) < 0.05
     missing = pd.Series(b, dtype="boolean")
