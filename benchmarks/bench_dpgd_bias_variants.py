@@ -2,7 +2,8 @@
 
 Each fit of a cell is made with ``dp_lm(..., method="auto")`` as in ``benchmarks validity`` (``design:n:eps``,
 declared ranges, seed 1's data and noise streams) or ``benchmarks dpgd_tiny_n`` (``cars:1:50``,
-``women:10:15``, ``synth:eps:n``; seeds 1..R). Inside this process only, the values a released dpgd fit
+``women:10:15``, ``synth:eps:n``; seeds 1..R; ``design:n:eps:dpgd`` fits the validity design with
+``method="dpgd"``; ``contrast:n:eps`` a synthetic design with a weak slope direction, CONTRAST_BETA). Inside this process only, the values a released dpgd fit
 computes its intervals from are recorded (the released G, the preconditioner K, the averaged iterate,
 sigma1, the gradient noise scale, T, k, the covariance before the bias widening) next to the data's own
 scaled X'X and least-squares fit, which no fit sees. Every row then recomputes the 95% intervals of the
@@ -49,7 +50,10 @@ def _fits(cell, R, rec):
     coverage is measured against, in the fit's order."""
     import dpreg
 
-    name, a, b = cell.split(":")
+    name, a, b, *method = cell.split(":")      # an optional fourth field: the method (default auto)
+    if name == "contrast":
+        yield from _contrast_fits(int(a), float(b), R, rec, method[0] if method else "auto")
+        return
     if name in TINY:
         from .bench_dpgd_tiny_n import SPECS, _data
         eps, n = float(a), int(b)
@@ -68,8 +72,48 @@ def _fits(cell, R, rec):
         from .bench_validity import Design, cell_fits
         design = Design(name)
         truth = np.array([np.nan if design.beta[t] is None else design.beta[t] for t in design.beta])
-        for _, _, fit in cell_fits(design, int(a), float(b), R, 1, "auto", before_fit=rec.clear):
+        for _, _, fit in cell_fits(design, int(a), float(b), R, 1, method[0] if method else "auto",
+                                   before_fit=rec.clear):
             yield truth, fit
+
+
+#: ``contrast:n:eps``: y = 1 + 2 x1 + 3 x2 - 3 x3 + N(0, 1) with x1, x2 uniform on [-1, 1] and x3 = (0.75 x2 +
+#: sqrt(1 - 0.75^2) u) / (0.75 + sqrt(1 - 0.75^2)), u uniform on [-1, 1] (so x3 stays in [-1, 1] and correlates
+#: 0.75 with x2): the uniform design's public facts (declared ranges [-1, 1] for the slopes) with a weak direction
+#: x2 - x3 that carries a sizeable coefficient (dpgd.md §14)
+CONTRAST_BETA = (1.0, 2.0, 3.0, -3.0)
+CONTRAST_CORR = 0.75
+
+
+def contrast_data(n, seed):
+    """The ``contrast`` design's data for one seed (a DataFrame with x1, x2, x3, y)."""
+    import pandas as pd
+
+    a = CONTRAST_CORR
+    b = math.sqrt(1.0 - a * a)
+    beta = np.array(CONTRAST_BETA)
+    rng = np.random.default_rng(seed)
+    x1, x2, u = rng.uniform(-1.0, 1.0, (3, n))
+    x3 = (a * x2 + b * u) / (a + b)
+    y = beta[0] + beta[1] * x1 + beta[2] * x2 + beta[3] * x3 + rng.standard_normal(n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "y": y})
+
+
+#: the contrast design's declared ranges (|y| <= 1 + 2 + 3 + 3 plus 4 error s.d.s inside them)
+CONTRAST_BOUNDS = {"x1": (-1.0, 1.0), "x2": (-1.0, 1.0), "x3": (-1.0, 1.0), "y": (-12.0, 14.0)}
+
+
+def _contrast_fits(n, eps, R, rec, method):
+    import dpreg
+
+    for seed in range(1, R + 1):
+        df = contrast_data(n, seed)
+        rec.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm("y ~ x1 + x2 + x3", df, eps=eps, delta=1e-6, method=method, bounds=CONTRAST_BOUNDS,
+                              random_state=seed)
+        yield np.array(CONTRAST_BETA), fit
 
 
 def record(cell, R):

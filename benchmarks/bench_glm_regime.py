@@ -20,7 +20,9 @@ with ``allow_outside_regime=True`` here (the benchmark measures what the refused
 Each run also writes ``NAME_fits.md``: one line per fit with its share, the base rate it released (first
 Newton step) and the mean p(1 - p) at the estimate (mean released X'WX). ``--set released`` reads
 ``glm_regime_released_train_fits.md`` and ``glm_regime_released_heldout_fits.md`` and measures a check after
-the fit on those (thirty-second pass, derivation dpgd_logistic.md §17; not kept in dp_glm).
+the fit on those (thirty-second pass, derivation dpgd_logistic.md §17; not kept in dp_glm). ``--set cost
+[--fits glm_regime_cost]`` reads ``FITS_train_fits.md`` and ``FITS_heldout_fits.md`` and measures the
+noise-cost check after the fit (thirty-third pass, §18, not kept) on the statistic each fit records.
 """
 from __future__ import annotations
 
@@ -90,6 +92,7 @@ def _one(formula, train, Xt, yt, bounds, levels, eps, seed, terms_of):
         if not mle.mle_retvals.get("converged", False) or not np.all(np.isfinite(mle.bse)) \
                 or np.max(np.abs(mle.params / mle.bse)) < 1e-3 or np.max(mle.bse) > 1e3:
             return None
+        _LAST_COST.clear()
         fit = dpreg.dp_glm(formula, train, eps=eps, bounds=bounds, levels=levels, random_state=seed,
                            allow_outside_regime=True)
     names = list(fit.coef.index)
@@ -103,8 +106,13 @@ def _one(formula, train, Xt, yt, bounds, levels, eps, seed, terms_of):
     share = (ll0 - ll_dp) / (ll0 - ll_m) if ll0 - ll_m > 1e-9 else float("nan")
     z = float(np.max(np.abs(b - m) / mle.bse.reindex(names).to_numpy()))
     # the base rate the fit released (first Newton step's gradient, derivation dpgd_logistic.md §17)
+    # thirty-third pass (§18): the released gain over the constant model against the noise's cost, and
+    # the share of the fit's intervals released (after that check, where it fired)
+    se = fit.bse.reindex(names).to_numpy(float)
     return (share, z, fit.facts.get("base_rate_released"), fit.facts.get("base_rate_sd"), base,
-            fit.facts.get("mean_curvature_released"), fit.facts.get("mean_curvature_sd"))
+            fit.facts.get("mean_curvature_released"), fit.facts.get("mean_curvature_sd"),
+            fit.facts.get("gain_to_noise_cost"), float(np.mean(np.isfinite(se))),
+            _LAST_COST.get("plug_in_to_cost"))
 
 
 def _mu(eps, delta=1e-6):
@@ -112,7 +120,30 @@ def _mu(eps, delta=1e-6):
     return mu_from_eps_delta(eps, delta)
 
 
+_LAST_COST = {}
+
+
+def _record_cost_parts():
+    """Keep the parts of dp_glm's noise-cost statistic (derivation dpgd_logistic.md §18; recorded as the fact
+    ``gain_to_noise_cost``) of the latest fit: the plug-in gain without the noise correction, over the cost,
+    is a variant measured by ``--set cost``. (The check that withheld intervals below 1 is not in dp_glm; the
+    fits here are the code's, and ``--set cost`` applies the check to the recorded statistic.)"""
+    from dpreg.estimators import dpgd_logistic
+    check = dpgd_logistic._noise_cost_check
+    if getattr(check, "_bench_wrapped", False):
+        return
+
+    def wrapped(*args, **kw):
+        res = check(*args, **kw)
+        _LAST_COST.clear()
+        _LAST_COST.update(res or {})
+        return res
+    wrapped._bench_wrapped = True
+    dpgd_logistic._noise_cost_check = wrapped
+
+
 def run_sim(grid, designs, seeds, log=print):
+    _record_cost_parts()
     out = []
     for design, n, d, eps in itertools.product(designs, grid["n"], grid["d"], grid["eps"]):
         res = []
@@ -160,6 +191,7 @@ def _real_inputs(name):
 
 def run_real(tasks, sizes, eps_grid, seeds, log=print):
     import patsy
+    _record_cost_parts()
     out = []
     for name in tasks:
         df, formula, bounds, levels = _real_inputs(name)
@@ -205,15 +237,18 @@ def fits_table(rows, a):
              f"`python -m benchmarks glm_regime --set {a.set} --seeds {a.seeds}"
              + (f" --tasks {a.tasks} --sizes {a.sizes} --eps {a.eps}" if a.set == "real" else "") + "`", "",
              "| data | n | d | eps | n mu / sqrt(d) | fit | share | released p | its s.d. | sample p "
-             "| released mean p(1 - p) at the estimate | its s.d. |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| released mean p(1 - p) at the estimate | its s.d. | released gain / noise cost | intervals released "
+             "| plug-in gain / noise cost |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         for i, f in enumerate(r.get("fits_detail", [])):
             p_hat = float("nan") if f[2] is None else f[2]
             p_sd = float("nan") if f[3] is None else f[3]
             lines.append(f"| {r['name']} | {r['n']} | {r['d']} | {r['eps']:g} | {r['margin']:.1f} | {i} | "
                          f"{f[0]:.4f} | {p_hat:.4f} | {p_sd:.4f} | {f[4]:.4f} | "
-                         f"{float('nan') if f[5] is None else f[5]:.5f} | {float('nan') if f[6] is None else f[6]:.5f} |")
+                         f"{float('nan') if f[5] is None else f[5]:.5f} | {float('nan') if f[6] is None else f[6]:.5f} | "
+                         f"{float('nan') if f[7] is None else f[7]:.4g} | {f[8]:.3f} | "
+                         f"{float('nan') if f[9] is None else f[9]:.4g} |")
     return lines
 
 
@@ -274,14 +309,18 @@ def _read_fits(fname):
     import re
     out = []
     pat = (r"\| (\w+) \| (\d+) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \| ([-0-9.naninf]+) \| "
-           r"([-0-9.nan]+) \| ([0-9.nan]+) \| ([0-9.nan]+) \| ([-0-9.nan]+) \| ([0-9.nan]+) \|")
+           r"([-0-9.nan]+) \| ([0-9.nan]+) \| ([0-9.nan]+) \| ([-0-9.nan]+) \| ([0-9.nan]+) \|"
+           r"(?: ([-0-9.e+naninf]+) \| ([0-9.nan]+) \|)?(?: ([-0-9.e+naninf]+) \|)?")
     for line in (RESULTS_DIR / fname).read_text().splitlines():
         m = re.match(pat, line)
         if m:
             out.append(dict(name=m.group(1), n=int(m.group(2)), d=int(m.group(3)), eps=float(m.group(4)),
                             margin=float(m.group(5)), share=float(m.group(7)), p_hat=float(m.group(8)),
                             p_sd=float(m.group(9)), p=float(m.group(10)), w_hat=float(m.group(11)),
-                            w_sd=float(m.group(12))))
+                            w_sd=float(m.group(12)),
+                            ratio=float(m.group(13)) if m.group(13) else float("nan"),
+                            released=float(m.group(14)) if m.group(14) else float("nan"),
+                            plug=float(m.group(15)) if m.group(15) else float("nan")))
     return out
 
 
@@ -353,15 +392,100 @@ def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
 REGIME_MARGIN_BENCH = 42.0      # the rule before anything is spent (dpgd_logistic.REGIME_MARGIN)
 
 
+def cost_analysis(files, kappas=(0.5, 1.0, 2.0), log=print):
+    """Issue 13, thirty-third pass (derivation dpgd_logistic.md §18): dp_glm's regime rule (n mu / sqrt(d)
+    >= 42) followed by the noise-cost check after the fit: a fit's intervals are withheld where its released
+    gain over the constant model is below kappa times the noise's expected cost (the fact
+    ``gain_to_noise_cost``; kappa = 1, an estimated share of the MLE's gain kept of 0, is the derivation's
+    boundary, not fitted; measured and not kept in dp_glm).
+    Per design, cells (useless: median share <= 0; withheld: more than half of the cell's fits flagged) and
+    fits (useless: share <= 0), useless passed / useful withheld; and the fits that released at least one
+    interval without the check and lose them with it, split by useful / useless. The best kappa of the
+    check alone on the training cells is printed for comparison."""
+    fits = [f for fname in files for f in _read_fits(fname)]
+    designs = sorted({f["name"] for f in fits}, key=lambda v: (v != "uniform", v))
+
+    def flagged(f, kappa, stat="ratio"):
+        return math.isfinite(f[stat]) and f[stat] < kappa
+
+    def outcome(group, passes_of):
+        fp = fn = 0
+        cells = {}
+        for f in group:
+            passes = passes_of(f)
+            fp += passes and f["share"] <= 0
+            fn += (not passes) and f["share"] > 0
+            cells.setdefault((f["n"], f["d"], f["eps"]), []).append((passes, f["share"]))
+        cfp = cfn = 0
+        for v in cells.values():
+            passes = np.mean([a for a, _ in v]) > 0.5
+            useless = float(np.median([b for _, b in v])) <= 0
+            cfp += passes and useless
+            cfn += (not passes) and not useless
+        return cfp, cfn, fp, fn, len(cells), len(group)
+
+    train = [f for f in fits if f["name"] == "uniform"]
+    scores = []
+    for kappa in np.arange(0.0, 5.01, 0.25):
+        c = outcome(train, lambda f, k=kappa: not flagged(f, k))
+        scores.append((c[0] + c[1], c[2] + c[3], kappa))
+    best = min(scores)
+    lines = ["", "## the check alone on the training cells", "",
+             f"Best kappa (fewest misclassified cells, then fits): {best[2]:g} ({best[0]} cells, {best[1]} fits); "
+             "kappa = 1: " + ", ".join(f"{c} cells, {fe} fits" for c, fe, k in scores if k == 1.0)]
+    log(lines[-1])
+    rules = {"n mu / sqrt(d) >= 42 alone (the rule before the fit)": lambda f: f["margin"] >= REGIME_MARGIN_BENCH}
+    for kappa in kappas:
+        rules[f"then gain / cost >= {kappa:g}"] = (
+            lambda f, k=kappa: f["margin"] >= REGIME_MARGIN_BENCH and not flagged(f, k))
+    # a variant (not derived): the plug-in gain without the noise correction, its threshold chosen on the
+    # training cells (the check alone), as the thirty-second pass chose its thresholds
+    if any(math.isfinite(f["plug"]) for f in train):
+        scores_p = []
+        for kappa in np.arange(0.0, 5.01, 0.25):
+            c = outcome(train, lambda f, k=kappa: not flagged(f, k, "plug"))
+            scores_p.append((c[0] + c[1], c[2] + c[3], kappa))
+        best_p = min(scores_p)
+        lines.append(f"Plug-in gain / cost (variant): best kappa {best_p[2]:g} ({best_p[0]} cells, {best_p[1]} fits)")
+        log(lines[-1])
+        rules[f"then plug-in gain / cost >= {best_p[2]:g} (variant, kappa from training)"] = (
+            lambda f, k=best_p[2]: f["margin"] >= REGIME_MARGIN_BENCH and not flagged(f, k, "plug"))
+    lines += ["", "## the rule of 42, then the noise-cost check after the fit", "",
+              "| rule | design | cells | useless passed | useful withheld | fits | useless passed | useful withheld |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for label, rule in rules.items():
+        for design in designs:
+            cfp, cfn, fp, fn, nc, nf = outcome([f for f in fits if f["name"] == design], rule)
+            lines.append(f"| {label} | {design} | {nc} | {cfp} | {cfn} | {nf} | {fp} | {fn} |")
+    lines += ["", "## intervals the check withholds (fits above the margin of 42 that released at least one "
+              "interval without it)", "",
+              "| kappa | design | fits with intervals | flagged: useful (share > 0) | flagged: useless | "
+              "median share of the flagged | median share of the rest |", "|---:|---|---:|---:|---:|---:|---:|"]
+    def med(v):
+        return f"{float(np.median([f['share'] for f in v])):.2f}" if v else "-"
+    for kappa in kappas:
+        for design in designs:
+            g = [f for f in fits if f["name"] == design and f["margin"] >= REGIME_MARGIN_BENCH
+                 and f["released"] > 0]
+            fl = [f for f in g if flagged(f, kappa)]
+            rest = [f for f in g if not flagged(f, kappa)]
+            lines.append(f"| {kappa:g} | {design} | {len(g)} | {sum(f['share'] > 0 for f in fl)} | "
+                         f"{sum(f['share'] <= 0 for f in fl)} | {med(fl)} | {med(rest)} |")
+    return lines
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks glm_regime")
-    p.add_argument("--set", default="train", choices=("train", "heldout", "real", "baserate", "released"),
+    p.add_argument("--set", default="train",
+                   choices=("train", "heldout", "real", "baserate", "released", "cost"),
                    help="baserate: the base-rate margin read from the train and heldout result files")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--out", default="glm_regime")
     p.add_argument("--tasks", default=",".join(REAL), help="real tasks (--set real)")
     p.add_argument("--sizes", default="100,200,300,500,1000,2000", help="subsample sizes (--set real)")
     p.add_argument("--eps", default="0.5,1,2,4,8", help="budgets (--set real)")
+    p.add_argument("--fits", default="glm_regime_cost",
+                   help="--set cost: reads FITS_train_fits.md and FITS_heldout_fits.md")
     a = p.parse_args(argv)
     if a.set == "baserate":
         lines = ["# dp_glm's small regime: a margin that sees the outcome's base rate", "",
@@ -374,6 +498,12 @@ def main(argv=None):
         lines = ["# dp_glm's small regime: the base rate released by the fit", "",
                  "`python -m benchmarks glm_regime --set released` (from " + " and ".join(files) + ")"]
         write_result(a.out, "\n".join(lines + released_analysis(files)))
+        return
+    if a.set == "cost":
+        files = [f"{a.fits}_train_fits.md", f"{a.fits}_heldout_fits.md"]
+        lines = ["# dp_glm's small regime: the noise's cost against the released gain, after the fit", "",
+                 f"`python -m benchmarks glm_regime --set cost --fits {a.fits}` (from " + " and ".join(files) + ")"]
+        write_result(a.out, "\n".join(lines + cost_analysis(files)))
         return
     if a.set == "train":
         rows = run_sim(TRAIN, ("uniform",), a.seeds)

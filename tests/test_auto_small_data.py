@@ -109,16 +109,21 @@ def test_choose_method_rule_on_public_facts():
     # private ranges on factor data: dpgd from the index 20 up to AUTO_PRIVATE_DPGD_MAX = 100 (eighteenth
     # pass below 40, docs/accuracy.md "auto at index 20-40": the better point estimate in 13 of 15 real
     # cells; twenty-ninth pass from 40 to 100, "Twenty-ninth pass: every method on held-out data": the
-    # better one in 13 of 13 real cells, BoostedAdaSSP 2.89 x OLS on attrition at eps = 8, index 55.5),
-    # BoostedAdaSSP from there, as with declared ranges (AUTO_BOOSTED_MIN)
-    assert AUTO_PRIVATE_DPGD_MAX == api.AUTO_BOOSTED_MIN
+    # better one in 13 of 13 real cells, BoostedAdaSSP 2.89 x OLS on attrition at eps = 8, index 55.5;
+    # thirty-third pass up to 250, "Thirty-third pass: auto on small-unit data with private ranges":
+    # BoostedAdaSSP 6.15 x OLS on Municipalities at eps = 8, index 220, dpgd 1.82), BoostedAdaSSP from there
+    assert AUTO_PRIVATE_DPGD_MAX == 250.0 > api.AUTO_BOOSTED_MIN
     n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
     n_40 = math.ceil(40.0 * 6.0 / mu)           # the eighteenth pass's edge: inside the band now
     n_55 = math.ceil(55.5 * 6.0 / mu)           # attrition's index at eps = 8
+    n_100 = math.ceil(100.0 * 6.0 / mu)         # the twenty-ninth pass's edge: inside the band now
+    n_220 = math.ceil(220.0 * 6.0 / mu)         # Municipalities' index at eps = 8
     private_factors = {**facts, "has_factors": True, "all_declared": False}
     assert api.choose_method({**private_factors, "n": n_edge}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_40}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_55}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_100}) == "dpgd"
+    assert api.choose_method({**private_factors, "n": n_220}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_private - 1}) == "dpgd"
     assert api.choose_method({**private_factors, "n": n_private}) == "boosted_adassp"
     assert api.choose_method({**private_factors, "n": n_private - 1, "delta": 0.0}) == "boosted_adassp"
@@ -126,8 +131,10 @@ def test_choose_method_rule_on_public_facts():
     # dpgd in the same band (above), numeric-only data with a private range BoostedAdaSSP
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_55, "all_declared": False}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_private - 1, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_private, "has_factors": True}) == "boosted_adassp"
+    # declared ranges on factor data keep their own edge (AUTO_BOOSTED_MIN = 100)
+    assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_220, "has_factors": True}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_boost - 1}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
@@ -142,7 +149,7 @@ def test_choose_method_rule_on_public_facts():
 def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
     """Eighteenth pass (docs/accuracy.md, "auto at index 20-40"): with the ranges estimated privately and
     a factor in the formula, auto fits dpgd between the indices 20 and AUTO_PRIVATE_DPGD_MAX (40 then, 100 since
-    the twenty-ninth pass), without the
+    the twenty-ninth pass, 250 since the thirty-third), without the
     small-data warning (the index is above 20); with the same data and declared ranges dpgd as well (since
     the nineteenth pass, up to AUTO_BOOSTED_MIN), and above the band BoostedAdaSSP. n = 900 at eps = 1: index 35.5 (d = 4, B^2 = 3)."""
     from dpreg.auto import auto_b_sq
@@ -156,8 +163,10 @@ def test_auto_with_private_ranges_on_factor_data_fits_dpgd_up_to_the_index_40():
     assert not any(issubclass(w.category, AccuracyWarning) and "dominate" in str(w.message) for w in caught)
     declared, _ = _accuracy_warnings(df, eps=1.0)
     assert declared.method == "dpgd"                  # nineteenth pass: declared ranges take dpgd too
-    big = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
-    assert big.method == "boosted_adassp"             # index 118: above the band
+    mid = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
+    assert mid.method == "dpgd"                       # index 118: inside the band since the thirty-third pass
+    big = dpreg.dp_lm("y ~ x + g", _frame(7000), eps=1.0, levels=LEVELS, random_state=3)
+    assert big.method == "boosted_adassp"             # index 275: above AUTO_PRIVATE_DPGD_MAX = 250
 
 
 def test_auto_picks_dpgd_in_the_small_regime_with_or_without_inference():

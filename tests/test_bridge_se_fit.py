@@ -31,6 +31,9 @@ def test_se_fit_alone_on_a_fit_without_intervals_says_why_once():
         "standard errors of the predictions (se.fit) are not available for this fit: ")]
     assert len(said) == 1 and said[0]["category"] == "AccuracyWarning"
     assert "inference" in said[0]["message"]        # the fit's own reason (inference=False)
+    # thirty-third pass: it names what se.fit returns, not the interval ends nobody asked for
+    assert said[0]["message"].endswith("; se.fit is NA")
+    assert "interval ends" not in said[0]["message"]
     # with interval = "confidence" the interval's warning says it already: no second one
     out = bridge.r_predict(_fit(False), new, None, "confidence", 0.95, "response", True)
     assert not [w for w in out["warnings"] if "(se.fit)" in w["message"]]

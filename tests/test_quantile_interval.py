@@ -369,3 +369,22 @@ def test_summary_says_how_the_interval_ends_were_found():
     text_both, text_one = str(both), str(one)
     assert "centred on the estimate" in text_both and "widened" not in text_both
     assert "centred on the estimate" in text_one and "widened" in text_one
+
+
+def test_withheld_interval_where_no_target_reaches_the_data_says_so():
+    # thirty-third pass (newcomer, MASS's UScrime: three quartiles of n = 47 at eps = 1 in [100, 3000]):
+    # the message read "target 0 rows" where passed_rank_target found no count target at all (None:
+    # even 0 rows passes the quantile too often at b = 18 rows of noise, 1/27 of the budget each);
+    # it now says that no target keeps the miss probability, and still gives b log K_max
+    x = np.random.default_rng(33).uniform(300.0, 2000.0, 47)
+    with pytest.warns(UserWarning) as rec:
+        dpreg.dp_quantile(x, [0.25, 0.5, 0.75], eps=1.0, bounds=(100.0, 3000.0), random_state=1)
+    texts = [str(w.message) for w in rec if "not estimable" in str(w.message)]
+    assert len(texts) == 1
+    assert "no count target keeps an end's miss probability" in texts[0]
+    assert "target 0 rows" not in texts[0] and "x log of" in texts[0]
+    # where a target exists (one median, n = 100, the test above) the count is still given
+    with pytest.warns(UserWarning) as rec:
+        dpreg.dp_quantile(np.random.default_rng(8).normal(1.0, 1.7, 100), 0.5, eps=1.0,
+                          bounds=(-10.0, 12.0), random_state=2)
+    assert any("(target " in str(w.message) and " rows, below " in str(w.message) for w in rec)

@@ -71,3 +71,48 @@ def test_rows_withheld_for_some_coefficients_give_one_warning_naming_them():
     assert not any(ch.isdigit() for ch in text)
     # asking only for coefficients that have intervals: silent
     assert not _said(lambda: g.conf_int(cols=["Intercept", "x"]))[1]
+
+
+def _said_vcov(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [w for w in caught if "covariance" in str(w.message) and "not available" in str(w.message)]
+
+
+def test_vcov_without_inference_warns_once_with_the_summary_reason():
+    # thirty-third pass (newcomer, survival's colon with auto's dpgd at eps = 8): vcov() / cov_params()
+    # gave an all-NaN matrix with no word (R: solve() of it then failed "computationally singular"),
+    # where conf_int() says why; both now warn once with the fit's released inference note
+    fit = dpreg.dp_lm("y ~ x", _data(), eps=2.0, random_state=1, bounds=_BOUNDS, inference=False)
+    for fn in (fit.vcov, fit.cov_params):
+        v, said = _said_vcov(fn)
+        assert v.isna().all().all()
+        assert len(said) == 1 and issubclass(said[0].category, AccuracyWarning)
+        text = str(said[0].message)
+        assert text.startswith("the covariance of the coefficients is not available for this fit: ")
+        assert text.endswith(fit.inference_note)
+    # the standard errors, the summary and to_dict build on the covariance and state the reason
+    # themselves: no word from there
+    for fn in (lambda: fit.std_errors, fit.summary, fit.to_dict, lambda: str(fit.summary())):
+        assert not _said_vcov(fn)[1]
+
+
+def test_vcov_with_inference_is_silent_and_withheld_rows_are_named():
+    fit = dpreg.dp_lm("y ~ x + z", _data(), eps=2.0, random_state=1, bounds=_BOUNDS)
+    v, said = _said_vcov(fit.vcov)
+    assert np.isfinite(v.to_numpy()).all() and not said
+    d = json.loads(json.dumps(fit.to_dict()))
+    d["std_errors"][2] = None
+    d["vcov"] = [[None if 2 in (i, j) else v for j, v in enumerate(row)] for i, row in enumerate(d["vcov"])]
+    g = DPFit.from_dict(d)
+    v, said = _said_vcov(g.cov_params)
+    assert v.loc["z"].isna().all() and np.isfinite(v.loc[["Intercept", "x"], ["Intercept", "x"]].to_numpy()).all()
+    assert len(said) == 1
+    text = str(said[0].message)
+    assert text.startswith("the covariance is not available for z (NaN in their rows and columns):")
+    assert not any(ch.isdigit() for ch in text)   # names only terms, no value
+    # a method that estimates no covariances (NaN off the diagonal only): the variances are there, no word
+    d2 = json.loads(json.dumps(fit.to_dict()))
+    d2["vcov"] = [[v if i == j else None for j, v in enumerate(row)] for i, row in enumerate(d2["vcov"])]
+    assert not _said_vcov(DPFit.from_dict(d2).vcov)[1]

@@ -45,8 +45,8 @@ def _fit(data, method="adassp", bounds=BOUNDS, eps=1, **kw):
 
 
 # method="auto" with private ranges on factor data: a pandas frame gets dpgd below the index
-# AUTO_PRIVATE_DPGD_MAX (100) while a streamed source keeps the SSP methods (AUTO_RULE); at eps = 4 these
-# designs (n = 3000, 5-6 coefficients) are above it, so every source gets the same method
+# AUTO_PRIVATE_DPGD_MAX (250) while a streamed source keeps the SSP methods (AUTO_RULE); at eps = 4 these
+# designs (n = 3000, 5 coefficients, B^2 = 4: index 281) are above it, so every source gets the same method
 AUTO_ABOVE_DPGD_BAND_EPS = 4
 
 
@@ -108,7 +108,10 @@ def test_streamed_private_ranges_inside_log_and_sqrt_equal_pandas(frame, tmp_pat
     pq.write_table(pa.Table.from_pandas(df.iloc[:1700], preserve_index=False), tmp_path / "a.parquet")
     pq.write_table(pa.Table.from_pandas(df.iloc[1700:], preserve_index=False), tmp_path / "b.parquet")
     formula = "y ~ x1 + log(x3) + sqrt(x2) + C(g)"
-    kw = dict(eps=AUTO_ABOVE_DPGD_BAND_EPS, bounds={"x1": (-4, 4)}, levels=LEVELS, random_state=3)
+    # BoostedAdaSSP by name: auto's choice with this design's 6 coefficients (B^2 = 5, index 205 at eps = 4)
+    # is dpgd in memory since the thirty-third pass (AUTO_PRIVATE_DPGD_MAX = 250) and BoostedAdaSSP streamed
+    kw = dict(eps=AUTO_ABOVE_DPGD_BAND_EPS, bounds={"x1": (-4, 4)}, levels=LEVELS, random_state=3,
+              method="boosted_adassp")
     ref = dpreg.dp_lm(formula, df, **kw)
     fit = dpreg.dp_lm(formula, str(tmp_path / "*.parquet"), **kw)
     assert fit.privacy.ranges == ref.privacy.ranges and fit.privacy.ledger == ref.privacy.ledger
@@ -223,13 +226,20 @@ def test_predict_takes_the_in_memory_sources_it_was_fitted_on(frame):
         pd.testing.assert_frame_equal(fit.predict(data, interval="confidence"), ref, obj=name)
 
 
-def test_predict_on_a_file_or_relation_says_how_to_read_the_rows_to_predict(frame, files):
+def test_predict_takes_files_relations_and_datasets_like_the_fit(frame, files):
     # thirty-first pass, newcomer: predict(newdata=) with the DuckDB relation or the path the fit read was
-    # refused naming the accepted types only; the refusal now says how to get the rows into one
+    # refused; since the thirty-third pass it reads the formula's columns of any source dp_lm takes, and the
+    # predictions equal those of the same rows as a pandas frame (the rows are only read, nothing is released)
+    import pyarrow.dataset as pads
     fit = _fit(str(files / "*.parquet"))
-    for newdata in (str(files / "part-0.parquet"), duckdb.read_parquet(str(files / "part-0.parquet"))):
-        with pytest.raises(dpreg.errors.InvalidArgumentType, match=r"limit\(1000\)\.df\(\)"):
-            fit.predict(newdata)
+    part = str(files / "part-0.parquet")
+    ref = fit.predict(frame.iloc[:1000].drop(columns="y").reset_index(drop=True), interval="confidence")
+    for newdata in (part, [part], duckdb.read_parquet(part), pads.dataset(part)):
+        pd.testing.assert_frame_equal(fit.predict(newdata, interval="confidence"), ref,
+                                      obj=type(newdata).__name__)
+    # a source without a column the formula uses is named, as for the fit
+    with pytest.raises(dpreg.errors.DesignError, match="'x2'"):
+        fit.predict(duckdb.read_parquet(part).select("x1, g"))
 
 
 def test_missing_formula_column_is_named(frame, files):

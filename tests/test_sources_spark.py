@@ -48,7 +48,7 @@ def test_spark_fit_equals_pandas_fit(spark, frame, method, bounds, formula, monk
     sdf = spark.createDataFrame(frame)   # row order as in pandas (createDataFrame keeps it)
     kw = {"T": 5} if method == "boosted_adassp" else {}     # one Spark job per round: few rounds suffice
     # auto: a streamed source keeps the SSP methods, while a pandas frame gets dpgd with private ranges on
-    # factor data below the index AUTO_PRIVATE_DPGD_MAX (100; AUTO_RULE); at eps = 4 this design is above
+    # factor data below the index AUTO_PRIVATE_DPGD_MAX (250; AUTO_RULE); at eps = 4 (index 281) this design is above
     # it, so both choose BoostedAdaSSP and the fits can be compared
     eps = 4 if method == "auto" else 1
     ref = dpreg.dp_lm(formula, frame, eps=eps, bounds=bounds, levels=LEVELS, method=method, random_state=9, **kw)
@@ -179,6 +179,17 @@ def test_an_unsigned_column_read_by_spark_needs_its_lower_end_declared_to_fit_li
     # same rows in the same order as the pandas frame: equal bit for bit
     np.testing.assert_array_equal(np.asarray(fit.coef), np.asarray(ref.coef))
     assert str(fit.privacy.ledger) == str(ref.privacy.ledger)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_rows_are_predicted_like_the_same_pandas_rows(spark, frame):
+    # thirty-third pass: predict() reads a Spark DataFrame's formula columns (the new rows are the user's;
+    # only their predictions leave), equal to the pandas rows' predictions
+    fit = dpreg.dp_lm(FORMULA, frame, eps=1, bounds=BOUNDS, levels=LEVELS, method="adassp", random_state=9)
+    new = frame.iloc[:40].drop(columns="y").reset_index(drop=True)
+    ref = fit.predict(new, interval="confidence")
+    got = fit.predict(spark.createDataFrame(new).coalesce(1), interval="confidence")
+    pd.testing.assert_frame_equal(got, ref)
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")

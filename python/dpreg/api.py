@@ -181,7 +181,7 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
-        reported where they can be certified, and as not estimable with the reason otherwise), below 100
+        reported where they can be certified, and as not estimable with the reason otherwise), below 250
         when some range is estimated privately and the model matrix has factor dummies
         (``AUTO_PRIVATE_DPGD_MAX``), below 100 (``AUTO_BOOSTED_MIN``, ``AUTO_NUMERIC_DPGD_MAX``) when every
         range is declared, or

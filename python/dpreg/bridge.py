@@ -384,8 +384,11 @@ def _se_fit(fit, data, type_, clamp=True, say_missing=False) -> list:
         for w in caught:
             text = str(w.message)
             if text.startswith("intervals are not available for this fit: "):
+                # thirty-third pass (newcomer): the interval's own suffix "the interval ends are NA"
+                # named what was not asked for; se.fit names what it returns
+                reason = text.split(": ", 1)[1].removesuffix("; the interval ends are NA")
                 warnings.warn("standard errors of the predictions (se.fit) are not available for this fit: "
-                              + text.split(": ", 1)[1], w.category, stacklevel=2)
+                              + reason + "; se.fit is NA", w.category, stacklevel=2)
                 break
     z = float(stats.norm.ppf(0.5 + level / 2))
     se = (ci["upper"].to_numpy(float) - ci["lower"].to_numpy(float)) / (2.0 * z)

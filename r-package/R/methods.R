@@ -442,7 +442,7 @@ print_coef_correlation <- function(correl, digits, symbolic.cor) {
 #' Where the fit released no interval for some coefficients ("not estimable at
 #' this n and eps", or a fit without inference) their rows are `NA` and
 #' `confint()` warns once (class `dpreg_accuracy`) with the reason the summary
-#' gives, naming them.
+#' gives, naming them; `vcov()` likewise (their rows and columns are `NA`).
 #' @param object A `dp_fit`.
 #' @param parm Coefficients (names or indices); all by default.
 #' @param level Confidence level.
@@ -470,7 +470,34 @@ coef.dp_fit <- function(object, ...) object$coefficients
 
 #' @rdname dp_fit-accessors
 #' @export
-vcov.dp_fit <- function(object, ...) object$vcov
+vcov.dp_fit <- function(object, ...) {
+  V <- object$vcov
+  warn_missing_vcov(object, V)
+  V
+}
+
+# One dpreg_accuracy warning when variances (the diagonal) of the released covariance are NA (thirty-third
+# pass, newcomer: vcov() gave an all-NA matrix with no word, where confint() says why); the text is the
+# core's DPFit.vcov() warning. Names only the fit's terms and its released inference note. A method that
+# estimates no covariances (NA off the diagonal only) is not warned about here.
+warn_missing_vcov <- function(object, V) {
+  if (is.null(V)) return(invisible(NULL))
+  bad <- rownames(V)[!is.finite(diag(V))]
+  if (!length(bad)) return(invisible(NULL))
+  has_inference <- any(is.finite(object$coef_table$std.error))
+  msg <- if (!has_inference) {
+    paste0("the covariance of the coefficients is not available for this fit: ",
+           if (is.null(object$inference_note)) "this method provides no standard errors"
+           else object$inference_note)
+  } else {
+    shown <- paste(utils::head(bad, 6), collapse = ", ")
+    if (length(bad) > 6) shown <- paste0(shown, " and ", length(bad) - 6, " more")
+    paste0("the covariance is not available for ", shown, " (NA in their rows and columns): no ",
+           "standard error was released for them (the summary says why)")
+  }
+  warning(structure(class = c("dpreg_accuracy", "dpreg_warning", "warning", "condition"),
+                    list(message = msg, call = NULL)))
+}
 
 #' @rdname dp_fit-accessors
 #' @export
@@ -883,6 +910,13 @@ predict_core <- function(object, newdata, se.fit, interval, level, type, clamp =
     newdata <- tryCatch(as.data.frame(newdata, stringsAsFactors = FALSE, optional = TRUE),
                         error = function(e) dp_stop("'newdata' must be a data frame, or a list of columns ",
                                                     "of equal length", call. = FALSE))
+  }
+  if (!is.data.frame(newdata) && is_data_source(newdata)) {
+    # thirty-third pass: Python's predict() reads a file or DuckDB relation; R's formula translation
+    # (derived columns, factor codes) happens in R, on a data frame
+    dp_stop("'newdata' must be a data frame: read the rows to predict from the file or DuckDB table into ",
+            "one first (e.g. DBI::dbGetQuery(con, \"SELECT * FROM t LIMIT 1000\") or read.csv())",
+            call. = FALSE)
   }
   if (!is.data.frame(newdata)) dp_stop("'newdata' must be a data frame", call. = FALSE)
   derived <- predictor_derived(object)

@@ -466,7 +466,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
     def cov_params(self) -> pd.DataFrame:
         """statsmodels name of :meth:`vcov` (noise-aware covariance of the coefficients)."""
-        return self.vcov()
+        out = self._vcov_frame()
+        self._warn_missing_vcov(out)
+        return out
 
     # ---- notebook display (issue 15): the HTML/Markdown that summary().to_html() makes ---------------
     def _repr_html_(self) -> str:
@@ -528,12 +530,38 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
 
     def vcov(self) -> pd.DataFrame:
         """Noise-aware covariance (original units). All NaN when the method offers no inference
-        (reason in ``inference_note``)."""
+        (reason in ``inference_note``), and NaN in the rows and columns of coefficients whose standard
+        error was withheld; either warns once (``AccuracyWarning``) with the reason, as
+        :meth:`conf_int` does."""
+        out = self._vcov_frame()
+        self._warn_missing_vcov(out)
+        return out
+
+    def _vcov_frame(self) -> pd.DataFrame:
+        """:meth:`vcov` without its warning."""
         v = self._vcov_array()
         d = len(self._terms)
         if v is None:
             v = np.full((d, d), np.nan)
         return pd.DataFrame(v.copy(), index=self.terms, columns=self.terms)
+
+    def _warn_missing_vcov(self, v: pd.DataFrame) -> None:
+        """One AccuracyWarning when variances (the diagonal) of ``v`` are NaN (thirty-third pass, newcomer:
+        vcov() gave an all-NaN matrix with no word, where conf_int() says why). The texts are
+        :meth:`_warn_missing_intervals`'; only the fit's terms and its released inference note are named.
+        A method that estimates no covariances (NaN off the diagonal only) is not warned about here."""
+        dg = np.diag(v.to_numpy(dtype=float))
+        missing = [str(t) for t, x in zip(v.index, dg) if not np.isfinite(x)]
+        if not missing:
+            return
+        if not self.has_inference:
+            text = ("the covariance of the coefficients is not available for this fit: "
+                    + (self.inference_note or _NO_INFERENCE))
+        else:
+            shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+            text = (f"the covariance is not available for {shown} (NaN in their rows and columns): no "
+                    "standard error was released for them (the summary says why)")
+        warnings.warn(text, AccuracyWarning, stacklevel=3)
 
     @property
     def std_errors(self) -> pd.Series:

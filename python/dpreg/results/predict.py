@@ -17,9 +17,11 @@ from ..errors import (
     InvalidArgument,
     InvalidArgumentType,
     RangeWarning,
+    SourceError,
     data_stage,
     library_errors,
 )
+from ..sources import MATERIALISE_ROW_LIMIT, is_source, open_source
 from . import combinations
 from .common import _INTERCEPT_NAMES, _NO_INFERENCE, NotReleasedError, _check_level, _z_quantile
 
@@ -66,8 +68,7 @@ def statsmodels_newdata(newdata, exog):
 class _PredictionMixin:
     """``predict`` and the new-data model matrix of :class:`dpreg.results.fit.DPFit`."""
 
-    @staticmethod
-    def _newdata_as_frame(newdata) -> pd.DataFrame:
+    def _newdata_as_frame(self, newdata) -> pd.DataFrame:
         if isinstance(newdata, dict):
             # newcomer review 22: a dict of single values (one new row) stopped with pandas' bare
             # "If using all scalar values, you must pass an index"; unequal columns with its ValueError
@@ -79,15 +80,30 @@ class _PredictionMixin:
         elif _is_arrow_like_frame(newdata):
             # the in-memory sources dp_lm fits on (polars, pyarrow): predict takes them too
             newdata = newdata.to_pandas()
+        elif is_source(newdata):
+            # thirty-third pass: a fit from a file, DuckDB or Spark predicts rows of such a source too (the
+            # columns the formula uses, read into memory: predict returns one value per row)
+            newdata = self._source_rows(newdata)
         if not isinstance(newdata, pd.DataFrame):
-            # thirty-first pass, newcomer: a fit from a file, DuckDB or Spark was followed by predict(newdata=
-            # the same relation or path), refused without saying how to get the rows into one of these
-            raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table, or a "
-                                      "dict of columns (predict returns one value per row of newdata, in "
-                                      "memory); read the rows to predict from a file, DuckDB or Spark into one "
-                                      "first, e.g. relation.limit(1000).df(), polars.read_parquet(path) or "
-                                      "spark_df.limit(1000).toPandas()")
+            raise InvalidArgumentType("newdata must be a pandas or polars DataFrame, a pyarrow Table or Dataset, a "
+                                      "dict of columns, a path or glob of Parquet/CSV files, a DuckDB relation or "
+                                      "a Spark DataFrame")
         return newdata
+
+    def _source_rows(self, newdata) -> pd.DataFrame:
+        """The rows of a file, DuckDB, Arrow Dataset or Spark source as a pandas DataFrame: the columns the
+        formula uses (all columns where the fit keeps no description of them), up to the row limit of the
+        sources read into memory. The new rows are the user's own and only their predictions leave."""
+        source = open_source(newdata)
+        state = getattr(self._public, "spec_state", None) or {}
+        used = list(state.get("numeric") or []) + list(state.get("categorical") or {})
+        columns = [c for c in source.names if c in used] if used else list(source.names)
+        n = source.num_rows()
+        if n > MATERIALISE_ROW_LIMIT:
+            raise SourceError(f"newdata: {source.label} has more rows than predict() returns in memory "
+                              f"({MATERIALISE_ROW_LIMIT}); predict it in parts (e.g. by a filter or row "
+                              "groups)")
+        return source.to_pandas(columns, max_rows=None)
 
     def _rows_with_missing_values(self, newdata: pd.DataFrame):
         """Boolean array: rows of newdata with a missing value in a column the formula uses (None when
@@ -222,9 +238,11 @@ class _PredictionMixin:
 
         Parameters
         ----------
-        newdata : pandas.DataFrame
+        newdata : pandas.DataFrame or another source dp_lm takes
             Rows to predict, with the columns the formula uses (except the outcome). A row with a
-            missing value in one of those columns is predicted as NaN (R's ``na.pass``).
+            missing value in one of those columns is predicted as NaN (R's ``na.pass``). A polars
+            DataFrame, pyarrow Table or Dataset, a path or glob of Parquet/CSV files, a DuckDB relation or
+            a Spark DataFrame is read (the formula's columns, up to 2 x 10^7 rows) into memory first.
         interval : {None, "none", "confidence", "prediction"}, optional
             None: a Series of predictions. "confidence": a DataFrame ``fit``, ``lower``, ``upper`` with
             se_fit = sqrt(x0' V x0) (when the method estimates no covariances, the conservative bound

@@ -635,7 +635,7 @@ test_that("a dp_glm fit whose rules withhold every interval looks like a fit wit
                levels = list(g = c("a", "b", "c", "d")))
   f <- suppressWarnings(do.call(dp_glm, args))
   f0 <- suppressWarnings(do.call(dp_glm, c(args, inference = FALSE)))
-  expect_identical(vcov(f), vcov(f0))
+  expect_identical(suppressWarnings(vcov(f)), suppressWarnings(vcov(f0)))
   # each says why its intervals are NA (thirty-first pass), each with its own reason
   expect_identical(suppressWarnings(confint(f)), suppressWarnings(confint(f0)))
   expect_warning(confint(f), "every coefficient's interval was withheld", class = "dpreg_accuracy")
@@ -808,6 +808,35 @@ test_that("predict(se.fit = TRUE) on a fit without intervals warns with the reas
   said <- Filter(function(cond) startsWith(conditionMessage(cond), "standard errors of the predictions (se.fit)"), w)
   expect_length(said, 1)
   expect_s3_class(said[[1]], "dpreg_accuracy")
+  # thirty-third pass, newcomer: it ends with what se.fit returns, not the interval ends nobody asked for
+  expect_true(endsWith(conditionMessage(said[[1]]), "; se.fit is NA"))
+  expect_false(grepl("interval ends", conditionMessage(said[[1]]), fixed = TRUE))
+})
+
+test_that("vcov() on a fit without intervals warns once with the summary's reason", {
+  # thirty-third pass, newcomer (survival's colon, auto's dpgd at eps = 8): vcov() gave an all-NA matrix
+  # with no word, and solve() of it then failed "computationally singular"; it now warns as confint() does
+  skip_if_no_core()
+  df <- toy_data(3000)
+  fit <- dp_lm(y ~ x, data = df, eps = 2, seed = 1, bounds = toy_bounds, inference = FALSE)
+  w <- list()
+  V <- withCallingHandlers(vcov(fit),
+                           warning = function(cond) { w[[length(w) + 1]] <<- cond; invokeRestart("muffleWarning") })
+  expect_true(all(is.na(V)))
+  expect_length(w, 1)
+  expect_s3_class(w[[1]], "dpreg_accuracy")
+  expect_match(conditionMessage(w[[1]]), "^the covariance of the coefficients is not available for this fit: ")
+  expect_true(endsWith(conditionMessage(w[[1]]), fit$inference_note))
+  # a fit with intervals: silent; one withheld coefficient is named, with no number
+  fit2 <- dp_lm(y ~ x, data = df, eps = 2, seed = 1, bounds = toy_bounds)
+  expect_warning(V2 <- vcov(fit2), NA)
+  expect_true(all(is.finite(V2)))
+  fit2$vcov["x", ] <- NA; fit2$vcov[, "x"] <- NA
+  expect_warning(vcov(fit2), "^the covariance is not available for x \\(NA in their rows and columns\\)",
+                 class = "dpreg_accuracy")
+  # NA off the diagonal only (a method that estimates no covariances): the variances are there, no word
+  fit2$vcov <- diag(diag(V2)); dimnames(fit2$vcov) <- dimnames(V2); fit2$vcov[fit2$vcov == 0] <- NA
+  expect_warning(vcov(fit2), NA)
 })
 
 test_that("confint() on a fit without intervals warns once with the summary's reason", {

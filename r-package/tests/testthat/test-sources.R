@@ -41,6 +41,8 @@ test_that("dp_lm reads a glob of CSV files and a DuckDB table like the data fram
   expect_equal(nobs(fit_files), 600L)
   # a fit from files predicts from a data frame like any fit
   expect_length(predict(fit_files, df[1:5, ]), 5)
+  # and says how to read the rows of a file or DuckDB table into one (thirty-third pass)
+  expect_error(predict(fit_files, glob), "read the rows to predict")
 
   db <- duckdb_claims(glob, "dpreg-src")
   fit_db <- dp_lm(y ~ x + g, data = db, eps = 1, method = "adassp", bounds = toy_bounds, levels = toy_levels,
