@@ -1,5 +1,5 @@
 """BoostedAdaSSP's R^2 median at the edge only from twice the edge threshold of the public index (issue 12,
-thirty-third pass; docs/derivations/adassp_boosted.md §61).
+thirty-third pass; docs/derivations/adassp_boosted.md §62).
 
 Checked here: the derivation's size of the residual sum's part of the bias (the median of
 ESS / (ESS + RSS_hat) with the mean-corrected, right-skewed RSS_hat lies t (1 - t) |m| / RSS above the
@@ -29,15 +29,15 @@ def test_skewed_residual_sum_moves_the_median_of_r2_by_the_law_median():
     W = q - np.trace(S @ V) + rng.normal(0.0, normal_sd, size=N)     # mean 0, right-skewed
     sd_w = float(np.sqrt(2.0 * np.trace(S @ V @ S @ V) + normal_sd ** 2))
     m = float(inf.excess_law_quantiles(S, V, normal_sd ** 2, (0.5,))[0])
-    assert m < -0.1 * sd_w          # the skew §61 is about: the median well below the mean
+    assert m < -0.1 * sd_w          # the skew §62 is about: the median well below the mean
     ess, rss = 2.0 * sd_w, 1.0 * sd_w  # the residual sum 1 s.d. of its noise up (index near 80-100)
     t0 = ess / (ess + rss)
     r2 = ess / (ess + rss + W)
     r2 = r2[(rss + W) > 0]           # the point inside (0, 1); t is decreasing in W, so the median is
     #                                  the map of W's median while fewer than half the draws are cut
     shift = float(np.median(r2)) - t0
-    exact = ess / (ess + rss + m) - t0          # the map of the law's 50% point (§61, exact)
-    first_order = -t0 * (1.0 - t0) * m / rss    # §61's first-order size
+    exact = ess / (ess + rss + m) - t0          # the map of the law's 50% point (§62, exact)
+    first_order = -t0 * (1.0 - t0) * m / rss    # §62's first-order size
     assert shift > 0.03              # a bias the issue's 0.05 cannot absorb with the other parts
     # the cut (rss + W <= 0: 1 s.d. down, about 14% of draws) moves the median of the kept ones up by at
     # most the quantile shift Phi^-1(1 / (2 (1 - 0.14))) ~ 0.2 s.d. of W's body; the Satterthwaite law's

@@ -111,7 +111,7 @@ SIGMA_MEDIAN_INDEX_FACTOR = 2.0
 #: in 4 of 80 fits on an outcome range 80 times too wide; the interval's lower end is above 0 only where a
 #: residual sum of 0 is rejected at 2.5% given the refusal. False: §50's check, as in the thirtieth pass
 REFUSAL_MEDIAN_SUPPORT_RULE = True
-#: thirty-third pass (docs/derivations/adassp_boosted.md §61): at the edge (sigma-hat refused) BoostedAdaSSP
+#: thirty-third pass (docs/derivations/adassp_boosted.md §62): at the edge (sigma-hat refused) BoostedAdaSSP
 #: prints R^2's confidence-distribution median (§54) only from this many times its EDGE_POINT_MIN_INDEX up
 #: (public index n mu / (B^2 sqrt d) >= 160), where the residual sum is about 2 or more s.d.s of its noise.
 #: Below it the residual sum's error is right-skewed (its median about 0.2 of its s.d. below its mean, the
@@ -125,7 +125,7 @@ R2_EDGE_MEDIAN_RULE = True
 
 
 def _r2_edge_median_reason(index: float, index_min: float) -> str:
-    """The reason printed with R^2's interval where §61 withholds BoostedAdaSSP's edge median (public values
+    """The reason printed with R^2's interval where §62 withholds BoostedAdaSSP's edge median (public values
     only: the index and its threshold)."""
     return ("point not estimable at this n and eps: the privacy noise in the residual sum of squares is about "
             f"as large as the sum (public index n mu / (B^2 sqrt d) = {index:.3g}, below {index_min:g}), and "
@@ -815,7 +815,7 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     sum for that median whose excess is the plug-in one (unbiased to first order, where the interval's is
     a conservative bound, dpgd.md §5); default: ``edge``'s sum. ``eps`` (public): the median is kept only
     where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth).
-    ``median_withheld`` (BoostedAdaSSP's edge below R2_EDGE_MEDIAN_INDEX_FACTOR, §61): the median is not kept,
+    ``median_withheld`` (BoostedAdaSSP's edge below R2_EDGE_MEDIAN_INDEX_FACTOR, §62): the median is not kept,
     and this sentence is the reason printed with the interval wherever no point is."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
@@ -1403,7 +1403,7 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # (thirty-first pass, §58: the point and median on the edge's median-corrected sum were
             # measured and not kept: n = 3000, eps = 1 +0.106 -> +0.073 but n = 1000, eps = 1 rare_level
             # -0.041 -> -0.098 against the OLS R^2)
-            # thirty-third pass (§61): BoostedAdaSSP's median only from R2_EDGE_MEDIAN_INDEX_FACTOR times
+            # thirty-third pass (§62): BoostedAdaSSP's median only from R2_EDGE_MEDIAN_INDEX_FACTOR times
             # its edge threshold up (public index); below it the interval alone, with the reason
             r2_index = _edge_point_index(design, spec, float(n_pub))
             r2_index_min = R2_EDGE_MEDIAN_INDEX_FACTOR * EDGE_POINT_MIN_INDEX["boosted_adassp"]
