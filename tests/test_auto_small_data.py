@@ -248,7 +248,7 @@ def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_250(
     df = _frame(2000)
     fit, ws = _accuracy_warnings(df, eps=1.0)
     index = api.auto_snr(2000, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
-    assert 40.0 <= index < AUTO_BOOSTED_MIN          # above the eighteenth pass's private-range edge, below 100
+    assert 40.0 <= index < 100.0                     # above the eighteenth pass's private-range edge, below 100
     assert fit.method == "dpgd" and fit.auto
     assert ws == []                                               # above AUTO_SNR_MIN: no small-data warning
     # the same rows with the ranges estimated privately: dpgd too since the twenty-ninth pass
