@@ -606,7 +606,8 @@ def build_cases():
             + twenty_second_pass_cases() + twenty_third_pass_cases() + twenty_fourth_pass_cases()
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
             + twenty_eighth_pass_cases() + twenty_ninth_pass_cases()
-            + thirtieth_pass_cases() + thirty_first_pass_cases() + thirty_second_pass_cases())
+            + thirtieth_pass_cases() + thirty_first_pass_cases() + thirty_second_pass_cases()
+            + thirty_third_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1959,17 +1960,21 @@ def twenty_ninth_pass_cases():
     ]
 
 
-def long_double_pair(n=2000, seed=30):
-    """scikit-learn data (x, y) with x a long-double column: in D row 0's x is 1, in D' the long double
-    1e4000 (a finite number beyond the double range), both clamped to the declared bound 1."""
+def long_double_pair(n=2000, seed=30, values=("1", "1e4000")):
+    """scikit-learn data (x, y) with x a long-double column: in D row 0's x is ``values[0]``, in D'
+    ``values[1]`` (by default 1 and the long double 1e4000, a finite number beyond the double range, both
+    clamped to the declared bound 1; audit 33: 0 and 1e-4940, below the double range, whose nearest double
+    is 0)."""
     import pandas as pd
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, n)
     y = np.clip(0.5 * x + 0.3 * rng.standard_normal(n), -1, 1)
-    x[0], y[0] = 1.0, 1.0
+    y[0] = 1.0
     d0 = pd.DataFrame({"x": x.astype(np.longdouble), "y": y})
     d1 = d0.copy()
-    d1.loc[0, "x"] = np.longdouble("1e4000")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)   # numpy's parser flags "1e4000" (a finite long double)
+        d0.loc[0, "x"], d1.loc[0, "x"] = np.longdouble(values[0]), np.longdouble(values[1])
     return d0, d1
 
 
@@ -2241,14 +2246,15 @@ def thirty_first_pass_cases():
              secrets=("only-here",)),
     ]
 
-def _sk_linear_sparse_long_double(eps=1.0):
-    """DPLinearRegression on X as a scipy CSR matrix of dtype long double (taken since the thirty-first
-    pass, made dense)."""
+def _sk_linear_sparse_long_double(eps=1.0, fmt="csr"):
+    """DPLinearRegression on X as a scipy sparse matrix (``fmt``: "csr", "lil", ...; "dense": a numpy
+    array) of dtype long double (sparse X taken since the thirty-first pass, made dense)."""
     def fit(data, seed):
         from scipy import sparse
 
         from dpreg.sklearn import DPLinearRegression
-        X = sparse.csr_matrix(data["x"].to_numpy(dtype=np.longdouble).reshape(-1, 1))
+        X = data["x"].to_numpy(dtype=np.longdouble).reshape(-1, 1)
+        X = X if fmt == "dense" else sparse.csr_matrix(X).asformat(fmt)
         est = DPLinearRegression(eps=eps, bounds=(-1.0, 1.0), target_bounds=(-1.0, 1.0), random_state=seed)
         return est.fit(X, data["y"].to_numpy()).fit_
     return fit
@@ -2261,23 +2267,35 @@ def _partition_frame(n, seed, key, values):
     return pd.DataFrame({"x": x, key: rng.choice(values, n), "y": np.clip(x + 0.1 * rng.standard_normal(n), -1, 3)})
 
 
+def _partitioned_sides(n, seed, key, values, row0s, hive=True, marker=None):
+    """(root of D, root of D'): the frame of ``_partition_frame`` with row 0's ``key`` set to ``row0s[0]``
+    / ``row0s[1]``, written to a scratch directory one Parquet file per value of the key, in directories
+    ``key=value`` (``hive``) or ``value``; ``marker``: the name of a file written beside each Parquet file
+    (a commit protocol's marker)."""
+    import os
+    import tempfile
+    base = _partition_frame(n, seed, key, values)
+    roots = []
+    for row0 in row0s:
+        df = base.copy()
+        df.loc[0, key] = row0
+        root = os.path.join(tempfile.mkdtemp(prefix="dpreg_partitions_"), "claims")
+        for r, part in df.groupby(key):
+            d = os.path.join(root, f"{key}={r}" if hive else str(r))
+            os.makedirs(d)
+            part.drop(columns=key).to_parquet(os.path.join(d, "part-0.parquet"))
+            if marker is not None:
+                with open(os.path.join(d, marker), "w") as fh:
+                    fh.write("{}")
+        roots.append(root)
+    return roots[0], roots[1]
+
+
 def partition_label_pair(n=400, seed=32):
     """Two hive-partitioned directories (claims/region=<value>/part-0.parquet) written to a scratch
     directory: in D row 0's region is "north", in D' "aa_only_here" (a directory of its own, first in
     sorted order)."""
-    import os
-    import tempfile
-    base = _partition_frame(n, seed, "region", ["north", "south"])
-    roots = []
-    for row0 in ("north", "aa_only_here"):
-        df = base.copy()
-        df.loc[0, "region"] = row0
-        root = os.path.join(tempfile.mkdtemp(prefix="dpreg_partitions_"), "claims")
-        for r, part in df.groupby("region"):
-            os.makedirs(os.path.join(root, f"region={r}"))
-            part.drop(columns="region").to_parquet(os.path.join(root, f"region={r}", "part-0.parquet"))
-        roots.append(root)
-    return roots[0], roots[1]
+    return _partitioned_sides(n, seed, "region", ["north", "south"], ("north", "aa_only_here"))
 
 
 def _hive_missing_column():
@@ -2342,6 +2360,85 @@ def thirty_second_pass_cases():
              'year: row 0 "2020" -> "2020b" (pyarrow typed the key int32 on D, string on D\'); n = 2000, eps = 1',
              _dataset_key_lm(), dataset_key_pair, {"full": 200, "quick": 60, "test": 0}, secrets=("2020b",)),
     ]
+
+def _dataset_directory_key_lm(eps=1.0):
+    """dp_lm("y ~ x + year") on pyarrow.dataset.dataset(path, partitioning=["year"]) (a directory layout,
+    claims/<year>/part-0.parquet): year's levels selected privately."""
+    def fit(data, seed):
+        import pyarrow.dataset as pads
+
+        import dpreg
+        ds = pads.dataset(data, format="parquet", partitioning=["year"])
+        return dpreg.dp_lm("y ~ x + year", ds, eps=eps, bounds={"x": (0.0, 1.0), "y": (-1.0, 3.0)},
+                           method="adassp", inference=True, random_state=seed)
+    return fit
+
+
+def _glob_of_files(pattern):
+    """dp_lm("y ~ x") on the files matching ``pattern`` under the directory given as the data."""
+    def fit(data, seed):
+        import os
+
+        import dpreg
+        return dpreg.dp_lm("y ~ x", os.path.join(data, pattern), eps=1.0, bounds={"x": (0.0, 1.0), "y": (-1.0, 3.0)},
+                           method="adassp", random_state=seed)
+    return fit
+
+
+def small_units_pair(n=4000, seed=33, value=1e308):
+    """Data in small units (x ~ 0.02 N(0, 1), z on [0.001, 0.004], y near 0.05) whose private ranges are
+    searched on a private scale (quantile_search.md §14: n eps_q = 267 at eps = 4): in D row 0's x is
+    0.01, in D' ``value``."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({"x": 0.02 * rng.standard_normal(n), "z": rng.uniform(0.001, 0.004, n)})
+    d["y"] = 0.5 * d["x"] + 3 * d["z"] + 0.01 * rng.standard_normal(n)
+    d.loc[0, "x"] = 0.01
+    return d, replaced(d, x=value)
+
+
+def thirty_third_pass_cases():
+    """Attacks on the thirty-second pass's code (docs/audit.md, "Thirty-third pass"): the private scale of
+    the range searches at extreme rows, a pyarrow Dataset's directory-layout keys, a glob's stray file in a
+    partitioned directory, LIL and sub-double long-double X in the scikit-learn estimators."""
+    return [
+        Case("thirty-third pass: adassp, inference, private ranges on a private scale, a row at 1e308",
+             "adassp (private ranges, private scale)",
+             "row 0's x: 0.01 -> 1e308 (small units, no bounds declared); n = 4000, eps = 4",
+             _with_numpy_errors_raised(_lm("y ~ x + z", "adassp", eps=4.0, bounds=None, inference=True)),
+             small_units_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-third pass: adassp, inference, private ranges on a private scale, a row at -5e-324",
+             "adassp (private ranges, private scale)",
+             "row 0's x: 0.01 -> -5e-324 (a subnormal; small units, no bounds declared); n = 4000, eps = 4",
+             _with_numpy_errors_raised(_lm("y ~ x + z", "adassp", eps=4.0, bounds=None, inference=True)),
+             lambda: small_units_pair(value=-5e-324), {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-third pass: adassp, inference, a pyarrow Dataset's directory-layout key, levels selected privately",
+             "adassp (pyarrow Dataset, partitioning=[\"year\"]; keys as their directory names)",
+             'year: row 0 "2020" -> "abc" (pyarrow typed the key int32 on D: the directory 007 read "7"); '
+             "n = 2000, eps = 1",
+             _dataset_directory_key_lm(),
+             lambda: _partitioned_sides(2000, 33, "year", ["2020", "007"], ("2020", "abc"), hive=False),
+             {"full": 200, "quick": 60, "test": 0}, secrets=("abc",)),
+        Case("thirty-third pass: adassp, a glob over a partitioned directory matching a marker file",
+             "adassp (file source; refusal text of a partitioned directory)",
+             'region: row 0 "north" -> "aa_only_here" (its own directory, first in sorted order); each '
+             "directory holds a _committed_0 marker the glob claims/*/* matches (refused before anything is "
+             "spent); n = 400",
+             _glob_of_files("*/*"),
+             lambda: _partitioned_sides(400, 33, "region", ["north", "south"], ("north", "aa_only_here"),
+                                        marker="_committed_0"),
+             {"full": 40, "quick": 20, "test": 0}, refusal=True, secrets=("aa_only_here",)),
+        Case("thirty-third pass: DPLinearRegression (auto), X a LIL long-double matrix",
+             "DPLinearRegression (auto; sparse X made dense)",
+             "row 0's x: 1 -> 1e4000 (a long double, clamped to 1); n = 2000, eps = 1",
+             _sk_linear_sparse_long_double(fmt="lil"), long_double_pair, {"full": 200, "quick": 60, "test": 0}),
+        Case("thirty-third pass: DPLinearRegression (auto), X a long double below the double range, numpy errors raised",
+             "DPLinearRegression (auto; dense long-double X)",
+             "row 0's x: 0 -> 1e-4940 (a long double whose nearest double is 0); n = 2000, eps = 1",
+             _with_numpy_errors_raised(_sk_linear_sparse_long_double(fmt="dense")),
+             lambda: long_double_pair(values=("0", "1e-4940")), {"full": 200, "quick": 60, "test": 0}),
+    ]
+
 
 # ---------------------------------------------------------------------------------------------------
 # deliberately broken variants (monkeypatched here only; the package is never edited)

@@ -95,10 +95,12 @@ def test_choose_method_rule_on_public_facts():
     assert api.choose_method({**facts, "n": n_edge - 1, "delta": 0.0}) == "adassp"   # no Gaussian method
     # below the edge with factors too (issues 12/13: dpgd certifies its standard errors or says why not)
     assert api.choose_method({**facts, "n": n_edge - 1, "has_factors": True}) == "dpgd"
-    # factors with every range declared: dpgd from the index 20 up to AUTO_BOOSTED_MIN (nineteenth pass,
-    # docs/accuracy.md "auto on declared factor data after AdaSSP's withholding": the better estimate in 28
-    # of 31 real cells, AdaSSP's intervals withheld there; AdaSSP from the sixteenth to the eighteenth
-    # pass), BoostedAdaSSP from there; at delta = 0 no dpgd (a Gaussian mechanism), so BoostedAdaSSP
+    # factors with every range declared: dpgd from the index 20 up to AUTO_BOOSTED_MIN (nineteenth pass up
+    # to 100, docs/accuracy.md "auto on declared factor data after AdaSSP's withholding": the better
+    # estimate in 28 of 31 real cells, AdaSSP's intervals withheld there; AdaSSP from the sixteenth to the
+    # eighteenth pass; thirty-third pass up to 250, "Thirty-third pass: auto's band with declared ranges":
+    # the better estimate in 15 of 15 real cells at index 100-250), BoostedAdaSSP from there; at delta = 0
+    # no dpgd (a Gaussian mechanism), so BoostedAdaSSP
     n_boost = math.ceil(api.AUTO_BOOSTED_MIN * 6.0 / mu)
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "dpgd"
@@ -112,7 +114,7 @@ def test_choose_method_rule_on_public_facts():
     # better one in 13 of 13 real cells, BoostedAdaSSP 2.89 x OLS on attrition at eps = 8, index 55.5;
     # thirty-third pass up to 250, "Thirty-third pass: auto on small-unit data with private ranges":
     # BoostedAdaSSP 6.15 x OLS on Municipalities at eps = 8, index 220, dpgd 1.82), BoostedAdaSSP from there
-    assert AUTO_PRIVATE_DPGD_MAX == 250.0 > api.AUTO_BOOSTED_MIN
+    assert AUTO_PRIVATE_DPGD_MAX == 250.0 == api.AUTO_BOOSTED_MIN
     n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
     n_40 = math.ceil(40.0 * 6.0 / mu)           # the eighteenth pass's edge: inside the band now
     n_55 = math.ceil(55.5 * 6.0 / mu)           # attrition's index at eps = 8
@@ -131,12 +133,16 @@ def test_choose_method_rule_on_public_facts():
     # dpgd in the same band (above), numeric-only data with a private range BoostedAdaSSP
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_55, "all_declared": False}) == "boosted_adassp"
-    # declared ranges on factor data keep their own edge (AUTO_BOOSTED_MIN = 100)
+    # declared ranges on factor data: the same edge since the thirty-third pass (AUTO_BOOSTED_MIN = 250;
+    # 100 before: Municipalities at eps = 8, index 220, BoostedAdaSSP 22.3 x OLS, dpgd 7.17)
+    assert api.choose_method({**facts, "n": n_100, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_220, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_220, "has_factors": True}) == "boosted_adassp"
-    assert api.choose_method({**facts, "n": n_boost - 1}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_boost}) == "adassp"
+    # numeric-only declared data keep their own edge (AUTO_NUMERIC_DPGD_MAX = 100)
+    assert api.choose_method({**facts, "n": n_numeric - 1}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_numeric}) == "adassp"
+    assert api.choose_method({**facts, "n": n_220}) == "adassp"
     # point estimates only (inference=False): dpgd on both sides of the edge (fifteenth pass: the most
     # accurate point estimate in 46 of 48 real-data cells above it), but not at delta = 0
     assert api.choose_method({**facts, "n": n_edge, "inference": False}) == "dpgd"
@@ -227,12 +233,14 @@ def test_auto_with_pure_dp_names_auto_and_the_pure_methods():
     assert "ht_fw" in str(err.value) and "subsample_aggregate" in str(err.value)
 
 
-def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(tmp_path):
+def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_250(tmp_path):
     """Nineteenth pass (docs/accuracy.md, "auto on declared factor data after AdaSSP's withholding"):
     with every range declared and a factor in the formula, auto fits dpgd from the index 20 up to
-    AUTO_BOOSTED_MIN (AdaSSP before), BoostedAdaSSP from there; numeric-only data ("y ~ x": index 170 at
-    n = 2000, above AUTO_NUMERIC_DPGD_MAX) AdaSSP. Public facts only: n = 2000 at eps = 1 is index 78.9 (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118; the same rows from
-    a file (streamed: n unknown to the rule) keep BoostedAdaSSP."""
+    AUTO_BOOSTED_MIN (AdaSSP before; 100 until the thirty-third pass, 250 since: "Thirty-third pass: auto's
+    band with declared ranges"), BoostedAdaSSP from there; numeric-only data ("y ~ x": index 170 at
+    n = 2000, above AUTO_NUMERIC_DPGD_MAX) AdaSSP. Public facts only: n = 2000 at eps = 1 is index 78.9
+    (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118, n = 7000 is 276; the same rows from a file (streamed: n
+    unknown to the rule) keep BoostedAdaSSP."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -240,14 +248,17 @@ def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(
     df = _frame(2000)
     fit, ws = _accuracy_warnings(df, eps=1.0)
     index = api.auto_snr(2000, len(fit.terms), auto_b_sq(fit.public), 1.0, 1e-6)
-    assert 40.0 <= index < AUTO_BOOSTED_MIN          # above the eighteenth pass's private-range edge, below 100
+    assert 40.0 <= index < 100.0                     # above the eighteenth pass's private-range edge, below 100
     assert fit.method == "dpgd" and fit.auto
     assert ws == []                                               # above AUTO_SNR_MIN: no small-data warning
     # the same rows with the ranges estimated privately: dpgd too since the twenty-ninth pass
     # (AUTO_PRIVATE_DPGD_MAX = AUTO_BOOSTED_MIN; BoostedAdaSSP from the index 40 before)
     private = dpreg.dp_lm("y ~ x + g", df, eps=1.0, levels=LEVELS, random_state=3)
     assert private.method == "dpgd" and private.auto
-    big, _ = _accuracy_warnings(_frame(3000), eps=1.0)
+    mid, _ = _accuracy_warnings(_frame(3000), eps=1.0)     # index 118: dpgd since the thirty-third pass
+    assert mid.method == "dpgd"
+    big, _ = _accuracy_warnings(_frame(7000), eps=1.0)     # index 276, above AUTO_BOOSTED_MIN = 250
+    assert api.auto_snr(7000, len(big.terms), auto_b_sq(big.public), 1.0, 1e-6) >= AUTO_BOOSTED_MIN
     assert big.method == "boosted_adassp"
     numeric = dpreg.dp_lm("y ~ x", df, eps=1.0, bounds=BOUNDS, random_state=3)
     assert numeric.method == "adassp"

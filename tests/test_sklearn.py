@@ -653,29 +653,34 @@ def test_a_stacked_final_estimator_or_a_bootstrap_bag_marks_the_fit_not_private(
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(float).max, reason="long double is a double here")
-@pytest.mark.parametrize("kind", ["csr", "coo", "csr_array", "dok"])
+@pytest.mark.parametrize("kind", ["csr", "coo", "csr_array", "dok", "lil", "dense"])
 @pytest.mark.parametrize("numpy_errors", ["warn", "raise"])
-def test_a_sparse_long_double_beyond_the_double_range_fits_like_one_at_the_bound(kind, numpy_errors):
+@pytest.mark.parametrize("pair", [("1.0", "1e4000"), ("0.0", "1e-4940")])
+def test_a_sparse_long_double_beyond_the_double_range_fits_like_one_at_the_bound(kind, numpy_errors, pair):
     """Thirty-second audit pass: a sparse X (taken since the thirty-first pass, made dense) of dtype long
     double holding 1e4000 overflowed in the dense cast to float64: numpy's RuntimeWarning and then the
     "infinite values" refusal (FloatingPointError under np.seterr(over="raise")) where a row at 1 fitted.
+    Audit 33: a LIL matrix (scipy's conversion of it passes through float64: 1e4000 became inf, "Input X
+    contains infinity") and a long double below the double range (1e-4940, sparse or dense: "underflow
+    encountered in cast" under np.seterr(all="raise"), where the row at its nearest double, 0, fitted).
     Both neighbours must give the same fit (same seed), predictions and warnings."""
     from scipy import sparse
     make = {"csr": sparse.csr_matrix, "coo": sparse.coo_matrix, "csr_array": sparse.csr_array,
-            "dok": sparse.dok_matrix}[kind]
+            "dok": sparse.dok_matrix, "lil": sparse.lil_matrix, "dense": np.asarray}[kind]
     rng = np.random.default_rng(32)   # synthetic data (not dpreg noise)
     X = rng.uniform(0, 1, (2000, 2)).astype(np.longdouble)
     y = X.astype(float) @ [1.0, 2.0] + rng.normal(0, 0.1, 2000)
     runs = []
-    for v in (np.longdouble(1.0), np.longdouble("1e4000")):
+    for v in pair:
         A = X.copy()
-        A[0, 0] = v
+        with np.errstate(over="ignore"):    # numpy's parser flags "1e4000" though the long double is finite
+            A[0, 0] = np.longdouble(v)
         with warnings.catch_warnings(record=True) as caught, np.errstate(all=numpy_errors):
             warnings.simplefilter("always")
             m = DPLinearRegression(eps=1, bounds=(0, 1), target_bounds=(-1, 4), random_state=0).fit(make(A), y)
             pred = m.predict(make(A[1:4]))
         runs.append((m.fit_.to_dict(), pred.tolist(), sorted(str(w.message) for w in caught)))
-    assert not any("overflow" in w for w in runs[1][2])
+    assert not any("overflow" in w or "underflow" in w for w in runs[1][2])
     assert runs[0] == runs[1]
 
 

@@ -277,9 +277,15 @@ def test_dp_mean_of_true_false_with_declared_bounds_is_the_proportion():
     rng = np.random.default_rng(5)
     b = rng.random(4000) < 0.3
     ref = dpreg.dp_mean(b.astype(float), eps=1.0, bounds=(0, 1), random_state=3)
-    for x in (b, list(b), pd.Series(b), pd.Series(b, dtype="boolean"), pl.Series(b)):
+    import pyarrow as pa
+    # audit 33: pandas' bool[pyarrow] was refused "x must be numeric; ... use dp_mean(x, bounds=(0, 1))", and a
+    # pyarrow boolean Array / ChunkedArray by a library's error (ArrowInvalid); they are True / False too
+    for x in (b, list(b), pd.Series(b), pd.Series(b, dtype="boolean"), pl.Series(b),
+              pd.Series(b, dtype="bool[pyarrow]"), pa.array(b), pa.chunked_array([b[:1000], b[1000:]])):
         est = dpreg.dp_mean(x, eps=1.0, bounds=(0, 1), random_state=3)
         assert est.estimate == ref.estimate and est.std_error == ref.std_error, type(x)
+        with pytest.raises(TypeError, match=r"declare bounds=\(0, 1\)"):
+            dpreg.dp_mean(x, eps=1.0)
     # the proportion: noise s.d. 1/(n eps) scale, sampling s.d. sqrt(0.21/4000) = 0.007; 0.05 is > 5 of both
     assert abs(ref.estimate - b.mean()) < 0.05
     missing = pd.Series(b, dtype="boolean")
@@ -379,3 +385,16 @@ def test_missing_values_refusal_says_how_to_remove_them():
         with pytest.raises(dpreg.errors.InvalidArgument, match=r"x\.dropna\(\).*x\[~np\.isnan\(x\)\]"):
             dpreg.dp_mean(x, eps=1, bounds=(0, 5), budget=budget)
     assert budget.spent == (0.0, 0.0)
+
+
+def test_a_pyarrow_array_with_a_missing_value_is_refused_like_pandas_and_equal_to_numpy_without_one():
+    # thirty-third pass (audit): a pyarrow float Array holding a null was refused by pyarrow's own error
+    # (a DataError naming ArrowInvalid); it is a missing value, refused with the words pandas gets
+    pa = pytest.importorskip("pyarrow")
+    for x in (pa.array([1.0, None, 2.0]), pa.chunked_array([[1.0], [None, 2.0]])):
+        with pytest.raises(dpreg.errors.InvalidArgument, match="missing values are not allowed"):
+            dpreg.dp_mean(x, bounds=(0, 3), eps=1)
+    values = [0.5, 1.0, 2.0, 2.5] * 50
+    ref = dpreg.dp_mean(np.array(values), bounds=(0, 3), eps=1, random_state=4).estimate
+    for x in (pa.array(values), pa.chunked_array([values[:100], values[100:]])):
+        assert dpreg.dp_mean(x, bounds=(0, 3), eps=1, random_state=4).estimate == ref

@@ -182,9 +182,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
         reported where they can be certified, and as not estimable with the reason otherwise), below 250
-        when some range is estimated privately and the model matrix has factor dummies
-        (``AUTO_PRIVATE_DPGD_MAX``), below 100 (``AUTO_BOOSTED_MIN``, ``AUTO_NUMERIC_DPGD_MAX``) when every
-        range is declared, or
+        when the model matrix has factor dummies (``AUTO_PRIVATE_DPGD_MAX`` when some range is estimated
+        privately, ``AUTO_BOOSTED_MIN`` when every range is declared), below 100
+        (``AUTO_NUMERIC_DPGD_MAX``) when every range is declared and there are none, or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor

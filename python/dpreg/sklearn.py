@@ -77,8 +77,8 @@ def _saturated(values):
         # are saturated here as a dense array's are (the dtype, public, chooses this branch; never a value)
         if not (values.dtype.kind == "f" and values.dtype.itemsize > 8):
             return values
-        m = values.tocsr(copy=True)
-        with np.errstate(over="ignore", invalid="ignore"):
+        m = _long_double_lil_as_csr(values) if values.format == "lil" else values.tocsr(copy=True)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             data = saturating_floats(m.data)
         return sparse.csr_matrix((np.asarray(data, dtype=float), m.indices, m.indptr), shape=m.shape)
     try:
@@ -92,16 +92,20 @@ def _saturated(values):
     # np.seterr(over="raise")): one row at 1e4000 warned where a row at 1 did not. The overflow is what
     # this function detects; numpy is told not to report it
     try:
-        with np.errstate(over="ignore", invalid="ignore"):
+        # audit 33: and a long double below the double range (1e-4940) reports an underflow (FloatingPointError
+        # under np.seterr(all="raise")) where a row at 1 did not; it rounds to its nearest double
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             fast = arr.astype(float)
-        if not np.isinf(fast).any():
+        if not np.isinf(fast).any() and arr.dtype == object:
             return values                  # nothing overflowed: the caller's values, untouched
+        # a long double is narrowed here whatever its values (its dtype, public, chooses this): scikit-learn
+        # keeps the dtype and the later cast to float64 flagged an underflow (audit 33)
     except OverflowError:
         pass
     except (TypeError, ValueError):
         return values
     try:
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             out = saturating_floats(arr)
     except (TypeError, ValueError, ArithmeticError):
         return values
@@ -226,6 +230,19 @@ class RepeatedFitWarning(DPRegWarning):
     """A dpreg estimator is fitted repeatedly on the same data (cross-validation, grid search): each
     fit spends its own privacy budget and the spends add up. A :class:`dpreg.errors.DPRegWarning`
     (hence a ``UserWarning``), like every warning dpreg gives."""
+
+
+def _long_double_lil_as_csr(values):
+    """A LIL matrix of a long-double dtype as a CSR matrix of the same dtype, its stored values as they are
+    (audit 33: scipy's ``tocsr`` / ``tocoo`` of a LIL matrix pass its values through float64, so that a value
+    beyond the double range became inf before it could be saturated, and the fit was refused "Input X
+    contains infinity" where a row at 1 fitted). A LIL matrix holds no duplicate entries."""
+    from scipy import sparse
+    lengths = np.fromiter((len(r) for r in values.rows), dtype=np.int64, count=values.shape[0])
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.fromiter((j for r in values.rows for j in r), dtype=np.int64, count=int(indptr[-1]))
+    data = np.array([v for r in values.data for v in r], dtype=values.dtype).reshape(-1)
+    return sparse.csr_matrix((data, indices, indptr), shape=values.shape)
 
 
 def _in_model_selection() -> bool:

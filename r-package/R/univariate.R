@@ -28,7 +28,10 @@
 #' @param ... Further options of the Python core (`trim_count`, `eta`, `beta`,
 #'   `quantile_noise`, `accounting`, ...).
 #' @return An object of class `dp_estimate`: `estimate`, `std.error`, `kind`,
-#'   `facts`, `privacy`, `warnings`.
+#'   `facts`, `privacy`, `warnings`. For `dp_quantile()`, `facts$early_stop`
+#'   is `TRUE` for a release within the range an early stop of its search's
+#'   noise reaches at this n and eps (before the walk meets any data; one
+#'   warning says so): such a value may reflect the noise, not the data.
 #' @examples
 #' if (dpreg_available()) {
 #'   set.seed(1)

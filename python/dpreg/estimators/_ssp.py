@@ -921,7 +921,9 @@ R_SQUARED_INTERVAL_FACTS = ("r_squared_interval", "adj_r_squared_interval", "r_s
                             "r_squared_point_outside", "r_squared_edge", "r_squared_raw", "r_squared_se",
                             # twenty-ninth pass (§54): the flag of a printed median point, and that point
                             # while it waits for §46
-                            "r_squared_interval_median", "r_squared_median_point")
+                            "r_squared_interval_median", "r_squared_median_point",
+                            # thirty-third pass (§62): the reason a withheld edge median leaves
+                            "r_squared_median_withheld")
 
 
 def drop_r_squared_interval(facts) -> None:
@@ -1042,6 +1044,11 @@ def withhold_points_the_interval_does_not_support(rel, facts) -> None:
     elif rel.r_squared is None and ri is not None and facts.get("r_squared_point_outside") and R2_MEDIAN_POINT:
         # §15's point fell outside (0, 1): the interval alone until this pass
         print_r_squared_median(rel, facts, median)
+    # thirty-third pass (§62): where the edge median was withheld on the public index, its reason replaces
+    # the interval's (the interval is printed either way)
+    median_withheld = facts.pop("r_squared_median_withheld", None)
+    if median_withheld and rel.r_squared is None and facts.get("r_squared_interval") is not None:
+        facts["r_squared_not_estimable"] = median_withheld
 
 
 #: twenty-ninth pass (docs/derivations/adassp_boosted.md §54): where §46 withholds R^2's point, or §15's

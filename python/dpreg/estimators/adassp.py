@@ -111,6 +111,27 @@ SIGMA_MEDIAN_INDEX_FACTOR = 2.0
 #: in 4 of 80 fits on an outcome range 80 times too wide; the interval's lower end is above 0 only where a
 #: residual sum of 0 is rejected at 2.5% given the refusal. False: §50's check, as in the thirtieth pass
 REFUSAL_MEDIAN_SUPPORT_RULE = True
+#: thirty-third pass (docs/derivations/adassp_boosted.md §62): at the edge (sigma-hat refused) BoostedAdaSSP
+#: prints R^2's confidence-distribution median (§54) only from this many times its EDGE_POINT_MIN_INDEX up
+#: (public index n mu / (B^2 sqrt d) >= 160), where the residual sum is about 2 or more s.d.s of its noise.
+#: Below it the residual sum's error is right-skewed (its median about 0.2 of its s.d. below its mean, the
+#: privacy excess's law, §26) and as large as the sum, and the median's error in R^2 is about
+#: 0.2 t (1 - t) / k for a sum k s.d.s up: the validity grid printed it +0.06 to +0.10 above the OLS R^2 at
+#: index 72-105 (n = 3000, eps = 1; n = 1000, eps = 4) and, where both sums are noise (index 24-30, n = 1000,
+#: eps = 1), the restriction to [0, 1] placed it 0.05-0.08 below. There the interval alone is printed
+R2_EDGE_MEDIAN_INDEX_FACTOR = 2.0
+#: switch of that rule (False: §54's median at every index, as until the thirty-second pass)
+R2_EDGE_MEDIAN_RULE = True
+
+
+def _r2_edge_median_reason(index: float, index_min: float) -> str:
+    """The reason printed with R^2's interval where §62 withholds BoostedAdaSSP's edge median (public values
+    only: the index and its threshold)."""
+    return ("point not estimable at this n and eps: the privacy noise in the residual sum of squares is about "
+            f"as large as the sum (public index n mu / (B^2 sqrt d) = {index:.3g}, below {index_min:g}), and "
+            "its skewed law would bias any point built from it; the interval is given")
+
+
 #: what sigma-hat estimates where the released sums show heavier tails than normal (inf.heavy_tail_signal)
 SIGMA_HEAVY_TAIL_ESTIMAND = (
     "the residuals look heavier-tailed than normal: the DP residual standard error is the "
@@ -773,7 +794,8 @@ def _privacy_excess_share(res_var) -> float | None:
 
 
 def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_pub, d, noise_map=None,
-                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None):
+                    sigma_xty=None, at_edge=True, sums_correlation=0.0, rss_point=None, eps=None,
+                    median_withheld=None):
     """R^2 at the edge of estimability (issue 12; docs/derivations/adassp_boosted.md §12 and §15):
     ESS_hat and its variance as in inf.dp_r_squared_gram, RSS_hat with the edge variance and bias, the
     point t_hat = ESS_hat / (ESS_hat + RSS_hat) and the interval by test inversion on R^2 itself
@@ -792,7 +814,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
     point or where the point fell outside (0, 1). ``rss_point`` (dpgd): {"rss", "var_rss"}, a residual
     sum for that median whose excess is the plug-in one (unbiased to first order, where the interval's is
     a conservative bound, dpgd.md §5); default: ``edge``'s sum. ``eps`` (public): the median is kept only
-    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth)."""
+    where n_pub * eps >= inf.R2_MEDIAN_MIN_N_EPS (§54: below it the median was measured far below the truth).
+    ``median_withheld`` (BoostedAdaSSP's edge below R2_EDGE_MEDIAN_INDEX_FACTOR, §62): the median is not kept,
+    and this sentence is the reason printed with the interval wherever no point is."""
     from ..inference import ssp as inf
     r2i = inf.dp_r_squared_gram(theta, S, V_priv, rss=edge["rss"], var_rss=edge["var_rss"],
                                 intercept=icpt, sigma_gram=sigma_gram, rss_bias=edge["rss_bias"],
@@ -817,7 +841,9 @@ def _edge_r_squared(rel, facts, edge, *, theta, S, V_priv, icpt, sigma_gram, n_p
         cov=float(sums_correlation) * math.sqrt(max(float(var_ess), 0.0) * max(float(pt["var_rss"]), 0.0)))
     # (relative slack 1e-9: the fit's spec.eps can carry a rounding shave, 0.9999999999999 for eps = 1)
     informative = eps is None or float(n_pub) * float(eps) >= inf.R2_MEDIAN_MIN_N_EPS * (1.0 - 1e-9)
-    if (informative and median is not None
+    if median_withheld is not None:
+        facts["r_squared_median_withheld"] = str(median_withheld)
+    elif (informative and median is not None
             and inf.R2_MEDIAN_EDGE_MARGIN <= median <= 1.0 - inf.R2_MEDIAN_EDGE_MARGIN):
         adj0 = 1.0 - (1.0 - median) * (n_pub - 1.0) / (n_pub - d)
         facts["r_squared_median_point"] = [float(median), float(adj0)]
@@ -1377,8 +1403,15 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
             # (thirty-first pass, §58: the point and median on the edge's median-corrected sum were
             # measured and not kept: n = 3000, eps = 1 +0.106 -> +0.073 but n = 1000, eps = 1 rare_level
             # -0.041 -> -0.098 against the OLS R^2)
+            # thirty-third pass (§62): BoostedAdaSSP's median only from R2_EDGE_MEDIAN_INDEX_FACTOR times
+            # its edge threshold up (public index); below it the interval alone, with the reason
+            r2_index = _edge_point_index(design, spec, float(n_pub))
+            r2_index_min = R2_EDGE_MEDIAN_INDEX_FACTOR * EDGE_POINT_MIN_INDEX["boosted_adassp"]
             _edge_r_squared(rel, facts, edge_r2, **r2_at,
-                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps, **r2_noise)
+                            sigma_gram=state["sigma_gram"], n_pub=n_pub, d=d, eps=spec.eps,
+                            median_withheld=(_r2_edge_median_reason(r2_index, r2_index_min)
+                                             if boosted and R2_EDGE_MEDIAN_RULE and r2_index < r2_index_min
+                                             else None), **r2_noise)
         elif values["r_squared"] and not boosted and res_var["estimable"]:
             # AdaSSP with sigma-hat estimable: the same median-unbiased point and test-inversion
             # interval (§15), RSS_hat with its privacy variance and the excess error bound as a bias

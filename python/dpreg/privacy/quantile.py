@@ -43,6 +43,7 @@ sorted data, ``side="left"`` = strict inequality), never by log-binning (docs/de
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -442,6 +443,103 @@ def exact_stop_pmf(counts, qn: float, b_thr: float, b_step: float, *, kind: str 
             tot += val
         out[k] = tot
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# how far an early stop reaches (docs/derivations/quantile_search.md §16)
+# ------------------------------------------------------------------------------------------------
+#: docs/derivations/quantile_search.md §16: a release is flagged as within an early stop's reach when the
+#: walk's noise alone (no data crossed) stops at or beyond its grid step with probability >= this
+EARLY_STOP_ALPHA = 0.05
+
+
+#: composite Gauss-Legendre rule in probability space for the threshold noise (uniform panels x nodes)
+_ES_PANELS, _ES_NODES = 256, 8
+
+
+def _early_stop_log_continue(threshold: float, b_thr: float, b_step: float, kind: str):
+    """(nodes' weights, log(1 - p(t)) at the nodes) of the rule integrating over the threshold noise
+    Z_0 in probability space (u = F(Z_0), t = threshold + Z_0), with p(t) = P(Z_step > t) of the
+    continuous counterparts of the search's noises (docs/derivations/quantile_search.md §16)."""
+    from scipy import special
+    x, w = np.polynomial.legendre.leggauss(_ES_NODES)
+    # uniform panels, refined geometrically towards both ends (the noise's tails, where the integrand
+    # can change over a tiny range of u when K_max is large)
+    ends = np.logspace(-14, -2, 64)
+    edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, _ES_PANELS + 1), ends, 1.0 - ends]))
+    half = (edges[1:] - edges[:-1]) / 2.0
+    u = ((edges[:-1] + half)[:, None] + half[:, None] * x[None, :]).ravel()
+    wt = (half[:, None] * w[None, :]).ravel()
+    if kind == "exponential":
+        z0 = -b_thr * np.log1p(-u)
+        t = threshold + z0
+        log_sf = -np.maximum(t, 0.0) / b_step
+    elif kind == "laplace":
+        z0 = np.where(u < 0.5, b_thr * np.log(2.0 * u), -b_thr * np.log(2.0 * (1.0 - u)))
+        t = threshold + z0
+        log_sf = np.where(t >= 0, math.log(0.5) - np.abs(t) / b_step,
+                          np.log1p(-0.5 * np.exp(-np.abs(t) / b_step)))
+    elif kind == "gaussian":
+        t = threshold + b_thr * special.ndtri(u)
+        log_sf = special.log_ndtr(-t / b_step)
+    else:
+        raise InvalidArgument("quantile_noise must be 'exponential', 'laplace' or 'gaussian'")
+    with np.errstate(divide="ignore"):
+        log_cont = np.log1p(-np.exp(log_sf))       # -inf where a step stops surely (p = 1)
+    return wt, log_cont
+
+
+def early_stop_tail(k: int, threshold: float, b_thr: float, b_step: float, kind: str, kmax: int,
+                    _rule=None) -> float:
+    """``P0(k <= K <= kmax)``: the probability that a walk whose counts are all 0 (no row crossed: the
+    stretch between a declared bound and the data) stops at a grid step in [k, kmax]
+    (docs/derivations/quantile_search.md §16). Given the noisy threshold t = threshold + Z_0 each step
+    stops independently with p(t) = P(Z_step > t), so the tail is
+    ``E[(1 - p(T))^(k - 1) - (1 - p(T))^kmax]`` over Z_0 (a Gauss-Legendre rule in probability space).
+    Public inputs only."""
+    k, kmax = int(k), int(kmax)
+    if k > kmax:
+        return 0.0
+    wt, lc = _rule if _rule is not None else _early_stop_log_continue(threshold, b_thr, b_step, kind)
+    with np.errstate(invalid="ignore", under="ignore"):
+        first = np.exp((k - 1) * lc) if k > 1 else np.ones_like(lc)
+        val = float(np.sum(wt * (first - np.exp(kmax * lc))))
+    return float(min(max(val, 0.0), 1.0))
+
+
+@functools.lru_cache(maxsize=256)
+def early_stop_reach(threshold: float, b: float, kind: str, kmax: int,
+                     alpha: float = EARLY_STOP_ALPHA, b_step: float | None = None) -> int:
+    """The largest grid step M with ``P0(M <= K <= kmax) >= alpha`` (0 when even ``P0(1 <= K <= kmax)``
+    is below alpha): an early stop of the walk's noise, before any row is crossed, reaches step M or
+    beyond with probability at least alpha (docs/derivations/quantile_search.md §16). A release at step
+    K <= M is then indistinguishable, at level alpha, from such an early stop. ``threshold`` is the
+    target count (q n on the walk's side), ``b`` the threshold noise's nominal scale (and the steps'
+    unless ``b_step``); exponential and Laplace scales are those of the integer noise
+    (:func:`count_noise_scale`). Public inputs only: the flag ``K <= M`` is post-processing of K."""
+    b_step = b if b_step is None else b_step
+    if kind in ("exponential", "laplace"):
+        s_thr, s_step = count_noise_scale(b)[0], count_noise_scale(b_step)[0]
+    else:
+        s_thr, s_step = float(b), float(b_step)
+    kmax = int(kmax)
+    rule = _early_stop_log_continue(float(threshold), s_thr, s_step, kind)
+
+    def tail(k):
+        return early_stop_tail(k, threshold, s_thr, s_step, kind, kmax, _rule=rule)
+
+    if kmax < 1 or tail(1) < alpha:
+        return 0
+    lo, hi = 1, kmax                      # tail(lo) >= alpha; find the largest such step
+    if tail(hi) >= alpha:
+        return kmax
+    while hi - lo > 1:                    # the tail decreases in k
+        mid = (lo + hi) // 2
+        if tail(mid) >= alpha:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 # ------------------------------------------------------------------------------------------------

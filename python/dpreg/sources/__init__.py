@@ -273,8 +273,9 @@ class ArrowDatasetSource(Source):
             return
         # fragment by fragment, in the dataset's order (Dataset.to_batches reads them in this order): the keys
         # as the text of each fragment's directory names
+        fields = _dataset_partition_fields(self.dataset)
         for frag in self.dataset.get_fragments():
-            texts = _fragment_key_texts(frag, keys)
+            texts = _fragment_key_texts(frag, keys, fields)
             for b in frag.to_batches(columns=rest, batch_size=batch_rows, use_threads=False):
                 if not b.num_rows:
                     continue
@@ -293,11 +294,58 @@ def _dataset_partition_keys(dataset) -> set:
         return set()
 
 
-def _fragment_key_texts(frag, keys) -> dict:
-    """{key: text} of one fragment: the ``key=value`` directory name's text where its path has one (a hive
-    layout), else the text of the value pyarrow parsed (a directory layout); None where the fragment has no
-    value for the key (a null partition)."""
+def _dataset_partition_fields(dataset) -> tuple:
+    """(field names in the partitioning's order, whether it is a hive layout): public, the layout the user
+    gave (empty for a dataset that does not say)."""
+    part = getattr(dataset, "partitioning", None)
+    try:
+        names = tuple(f.name for f in part.schema) if part is not None else ()
+    except Exception:  # noqa: BLE001 - a partitioning without a schema: no keys
+        names = ()
+    return names, type(part).__name__ == "HivePartitioning"
+
+
+def _segment_holds(text: str, value) -> bool:
+    """Whether a directory name (URL-decoded) is a spelling of the value pyarrow parsed from it (a string
+    key: the same text; a number key: the same number, e.g. "007" for 7)."""
+    if isinstance(value, str):
+        return text == value
+    import numbers
+    if isinstance(value, bool):
+        return text.lower() == str(value).lower()
+    try:
+        return (int(text) == value) if isinstance(value, numbers.Integral) else (float(text) == float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _directory_texts(parts, fields, parsed) -> dict:
+    """{field: directory name} of a directory layout (``2020/007/part-0.parquet``, the fields in order): the
+    names at the last position of the path whose consecutive directories spell every parsed value, or {}
+    where none does (audit 33: the text of the parsed value, "7" for the directory 007, followed the other
+    directories' names, which chose the key's type)."""
+    from urllib.parse import unquote
+    m = len(fields)
+    if not m or any(parsed.get(f) is None for f in fields):
+        return {}
+    for j in range(len(parts) - m, -1, -1):
+        segs = [unquote(p) for p in parts[j:j + m]]
+        if all(_segment_holds(t, parsed[f]) for t, f in zip(segs, fields)):
+            return dict(zip(fields, segs))
+    return {}
+
+
+def _fragment_key_texts(frag, keys, fields=((), False)) -> dict:
+    """{key: text} of one fragment: the ``key=value`` directory name's text where the dataset is a hive layout,
+    the directory name that holds the key in a directory layout (``fields``: :func:`_dataset_partition_fields`),
+    else the text of the value pyarrow parsed; None where the fragment has no value for the key (a null
+    partition). Never the text of a parsed value where a name is found: pyarrow types a key from all the
+    directories' names (int32 where every name is a number, string where one row's is not), so "7" or "007"
+    for the directory 007 would follow the other directories, values of other rows (audit 33)."""
+    from urllib.parse import unquote
+
     import pyarrow.dataset as pads
+    names, hive = fields
     texts = {}
     parts = str(getattr(frag, "path", "")).replace("\\", "/").split("/")[:-1]
     named = {}
@@ -309,12 +357,12 @@ def _fragment_key_texts(frag, keys) -> dict:
         parsed = pads.get_partition_keys(frag.partition_expression)
     except Exception:  # noqa: BLE001 - no expression: the names alone
         parsed = {}
+    spelled = {} if hive else _directory_texts(parts, names, parsed)
     for k in keys:
-        if k in named and named[k] != "__HIVE_DEFAULT_PARTITION__":
-            from urllib.parse import unquote
+        if k in named and (hive or not names) and named[k] != "__HIVE_DEFAULT_PARTITION__":
             texts[k] = unquote(named[k])
         elif parsed.get(k) is not None:
-            texts[k] = str(parsed[k])
+            texts[k] = spelled.get(k, str(parsed[k]))
         else:
             texts[k] = None
     return texts
@@ -605,14 +653,16 @@ def _expand_paths(data) -> list[str]:
     return files
 
 
-def _file_format(path: str) -> str:
+def _file_format(path: str, shown: str | None = None) -> str:
+    """"parquet" or "csv" from the file's extension; ``shown``: how a refusal names the file (its path,
+    quoted, by default)."""
     low = path.lower()
     if low.endswith((".parquet", ".pq", ".parq")):
         return "parquet"
     if low.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
         return "csv"
-    raise SourceError(f"the file {path!r} is neither Parquet (.parquet) nor CSV (.csv); convert it or pass "
-                      "a DuckDB relation")
+    raise SourceError(f"{'the file ' + repr(path) if shown is None else shown} is neither Parquet (.parquet) nor "
+                      "CSV (.csv); convert it or pass a DuckDB relation")
 
 
 def _file_schema(con, path, fmt, shown=None):
@@ -658,7 +708,9 @@ def open_files(data) -> DuckDBSource:
     # the number of files (of partitions): they name the partitioned directory instead
     root = _partition_root(files)
     shown = (lambda f: f"a file of the partitioned directory {root!r}") if root is not None else repr
-    fmts = {_file_format(f) for f in files}
+    # audit 33: a glob over a partitioned layout (claims/*/*) also matches what writers leave beside the data
+    # (Spark's .crc files, directories): the refusal named that path, a partition value, possibly one row's
+    fmts = {_file_format(f, shown(f) if root is not None else None) for f in files}
     if len(fmts) > 1:
         raise SourceError("the files mix Parquet and CSV; pass one format at a time")
     fmt = fmts.pop()

@@ -63,6 +63,12 @@ def _object_values_as_numbers(arr) -> np.ndarray:
 def check_data(x) -> np.ndarray:
     if x is None:
         raise InvalidArgumentType("x must be a numeric vector")
+    if _arrow_type(x) is not None:
+        # thirty-third pass: a pyarrow Array with a null was refused by pyarrow's own error (to_numpy()
+        # copies no nulls); it is a missing value, refused as for pandas and numpy
+        if x.null_count:
+            raise InvalidArgument(MISSING_X)
+        x = x.to_numpy(zero_copy_only=False) if not hasattr(x, "chunks") else x.to_numpy()
     if hasattr(x, "to_numpy"):
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, np.dtype) and dtype.kind == "O":
@@ -94,13 +100,25 @@ def check_data(x) -> np.ndarray:
 
 def _is_true_false(x) -> bool:
     """True when x is an in-memory vector of True / False (numpy or pandas bool, pandas' nullable
-    ``boolean``, polars ``Boolean``, a list of bools): its type, a public fact."""
+    ``boolean`` and ``bool[pyarrow]``, polars ``Boolean``, a pyarrow boolean Array or ChunkedArray, a list of
+    bools): its type, a public fact."""
     dtype = getattr(x, "dtype", None)
     if dtype is None and isinstance(x, (list, tuple)) and x and all(isinstance(v, (bool, np.bool_)) for v in x):
         return True
+    if dtype is None and _arrow_type(x) is not None:
+        # audit 33: a pyarrow BooleanArray / ChunkedArray was refused by a library's error (ArrowInvalid)
+        return _arrow_type(x) == "bool"
     if isinstance(dtype, np.dtype):
         return dtype.kind == "b"
-    return str(dtype) in ("boolean", "Boolean")
+    # audit 33: pandas' bool[pyarrow] was refused "x must be numeric; ... use dp_mean(x, bounds=(0, 1))"
+    return str(dtype) in ("boolean", "Boolean", "bool[pyarrow]")
+
+
+def _arrow_type(x) -> str | None:
+    """The type name of a pyarrow Array / ChunkedArray, None for anything else (read from the class only)."""
+    if type(x).__module__.split(".")[0] != "pyarrow" or not hasattr(x, "type"):
+        return None
+    return str(x.type)
 
 
 def proportion_input(x, bounds):
@@ -119,11 +137,15 @@ def proportion_input(x, bounds):
         raise InvalidArgumentType("x is True / False: its mean is the proportion of True values; declare "
                                   "bounds=(0, 1) (True counts as 1, False as 0), or pass x.astype(float) "
                                   "with the bounds you declare")
+    if _arrow_type(x) is not None:                           # pyarrow: nulls stay missing
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        return pc.cast(x, pa.float64())
     if hasattr(x, "cast") and not hasattr(x, "astype"):      # polars: nulls stay missing
         import polars as pl
         return x.cast(pl.Float64)
     if hasattr(x, "astype") and not isinstance(x, np.ndarray):  # pandas: pd.NA stays missing
-        return x.astype("Float64") if str(x.dtype) == "boolean" else x.astype(float)
+        return x.astype("Float64") if str(x.dtype) in ("boolean", "bool[pyarrow]") else x.astype(float)
     return np.asarray(x, dtype=float)
 
 

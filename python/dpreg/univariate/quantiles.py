@@ -62,6 +62,13 @@ def _check_levels(q):
 
 
 
+#: the warning when a released quantile lies within the reach of an early stop of its walk
+#: (docs/derivations/quantile_search.md §16; thirty-third pass)
+EARLY_STOP_MESSAGE = ("a private quantile is within the range an early stop of the search reaches at this n and "
+                      "eps: it may reflect the privacy noise, not the data; more rows, a larger eps, or tighter "
+                      "bounds help")
+
+
 #: an interval end walks a grid centred on the released estimate whose cells, where the end stops
 #: (about n q - target rows from the estimate), hold about this many noise scales b of rows:
 #: ratio = 1 + END_CELL_NOISE_SCALES b / (n q - target) (docs/derivations/quantile_search.md §5.5;
@@ -164,7 +171,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     -------
     DPEstimate
         ``kind="quantile"``; ``estimate`` is a float for a scalar q, a pandas Series indexed by q
-        otherwise. ``conf_int()`` gives the released intervals.
+        otherwise. ``conf_int()`` gives the released intervals. ``facts["early_stop"]`` (per level)
+        is True for a release within the reach of an early stop of its walk's noise before any row is
+        crossed, ``facts["early_stop_steps"]`` that reach in grid steps from the walk's start (public;
+        docs/derivations/quantile_search.md §16); one warning says so: such a value may reflect the
+        privacy noise, not the data.
 
     See Also
     --------
@@ -181,10 +192,12 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
     """
     from scipy import stats as _stats
 
+    from ..privacy import quantile as _pq
     from ..privacy.quantile import (
         centred_floor,
         centred_grid,
         default_max_steps,
+        early_stop_reach,
         k_max,
         noise_scales,
         passed_rank_target,
@@ -310,8 +323,18 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
             else:
                 moved = a + 1e-9 * max(1.0, abs(a))
                 a, z = (a, moved) if math.isfinite(moved) else (z - 1e-9 * max(1.0, abs(z)), z)
-        return upq(arr, level_q, lower=a, upper=z, noise=noise, ledger=ledger, beta=beta,
-                   quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
+        r = upq(arr, level_q, lower=a, upper=z, noise=noise, ledger=ledger, beta=beta,
+                quantile_noise=qn, max_steps=max_steps, statistic=label, **kw_each)
+        # thirty-third pass: how far an early stop of this walk's noise reaches before it crosses any row
+        # (docs/derivations/quantile_search.md §16; public: n, the level, the noise scales, the grid)
+        up = level_q >= 0.5
+        kind_s, b_thr, b_step, _ = noise_scales(quantile_noise=qn, **kw_each)
+        reach = early_stop_reach(float((level_q if up else 1.0 - level_q) * n), float(b_thr), kind_s,
+                                 k_max(a, z, beta, max_steps) if up else k_max(-z, -a, beta, max_steps),
+                                 alpha=_pq.EARLY_STOP_ALPHA, b_step=float(b_step))
+        # post-processing of the stopping index K: a stop inside that reach (the far bound excluded)
+        early = bool(r.stopped and not r.clamped and r.steps <= reach)
+        return r, reach, early
 
     end_targets = []
 
@@ -337,11 +360,13 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
                           statistic=label, negate=(direction == "down"), **kw_each)[0]
         return float(min(max(val, lo), hi))
 
-    est, flags = [], []
+    est, flags, reaches, early = [], [], [], []
     for qq in qs:
-        r = search(qq, f"quantile({format(qq, 'g')})")
+        r, reach, e = search(qq, f"quantile({format(qq, 'g')})")
         est.append(float(r.estimate))
         flags.append(r)
+        reaches.append(int(reach))
+        early.append(e)
     conf = None
     end_ratios = []          # per level: [ratio of the lower end's grid, of the upper end's] (None: no walk)
     walked_ratio = {}
@@ -361,11 +386,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
                 low = end_search(qq, "up", alpha / 2.0, f"{name} lower", centre)
             else:
                 # an end whose level leaves (0, 1) is the declared bound (or infinite): nothing released
-                low = search(ql, f"{name} lower").estimate if ql > 0 else lo
+                low = search(ql, f"{name} lower")[0].estimate if ql > 0 else lo
             if fin_hi:
                 upp = end_search(1.0 - qq, "down", alpha / 2.0, f"{name} upper", centre)
             else:
-                upp = search(qu, f"{name} upper").estimate if qu < 1 else hi
+                upp = search(qu, f"{name} upper")[0].estimate if qu < 1 else hi
             conf.append([float(low), float(upp)])
             end_ratios.append([walked_ratio.pop("up", None), walked_ratio.pop("down", None)])
     # post-processing: quantiles of increasing level are non-decreasing; intervals contain the estimate
@@ -380,7 +405,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
 
     if qn == "gaussian":
         msgs.append(GAUSSIAN_QUANTILE_CAVEAT)
-    if any(r.near_bound or r.clamped for r in flags):
+    if any(early):
+        # thirty-third pass (docs/derivations/quantile_search.md §16): a release within the reach of an
+        # early stop (no row crossed) at this n and eps; it covers the first grid steps too
+        msgs.append(EARLY_STOP_MESSAGE)
+    if any(r.clamped or (r.near_bound and not e) for r, e in zip(flags, early)):
         msgs.append("a private quantile is at or near a search bound: data may lie outside the bounds, "
                     "or the budget is too small for n")
     if any(r.reached_max_steps for r in flags):
@@ -419,7 +448,11 @@ def dp_quantile(x: Any, q: float | Sequence[float], *, eps: float, delta: float 
              "starts": [start_lo, start_hi] if anchored else None,
              "steps": [r.steps for r in flags] if not scalar else flags[0].steps,
              "stopped": all(r.stopped for r in flags),
-             "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound for r in flags),
+             "clamped": any(r.clamped for r in flags), "near_bound": any(r.near_bound or e for r, e in zip(flags, early)),
+             # per level (a bool / int for a scalar q): the release lies within the reach of an early stop
+             # (docs/derivations/quantile_search.md §16), and that reach in grid steps from the walk's start
+             "early_stop": early[0] if scalar else list(early),
+             "early_stop_steps": reaches[0] if scalar else list(reaches),
              "reached_max_steps": any(r.reached_max_steps for r in flags),
              "accounting": model, "rho": rho, "quantile_noise": qn, "eps": eps,
              "delta": delta if model == "zcdp" else 0.0, "seeded": noise.seeded,

@@ -635,3 +635,24 @@ test_that("dp_lm warns at fit time about the declared levels it reports as NA fo
   }
   expect_gte(named, 1)
 })
+
+test_that("dp_quantile() relays the early-stop warning once (thirty-third pass)", {
+  skip_if_no_core()
+  # three quartiles of 47 rows at eps = 1 between loose bounds: every walk is likely to stop before the data
+  # (the null walk's early-stop probability is about 0.95 per quartile), and all three releases are flagged
+  set.seed(7)
+  x <- 342 + 1651 * runif(47)
+  w <- character(0)
+  q <- withCallingHandlers(dp_quantile(x, c(0.25, 0.5, 0.75), eps = 1, lower = 100, upper = 3000, seed = 1),
+    warning = function(cnd) {
+      w <<- c(w, conditionMessage(cnd))
+      invokeRestart("muffleWarning")
+    })
+  expect_equal(sum(grepl("within the range an early stop of the search reaches", w, fixed = TRUE)), 1L)
+  expect_true(any(unlist(q$facts$early_stop)))
+  expect_false(any(grepl("at or near a search bound", w, fixed = TRUE)))
+  # a large n on the same kind of data: never flagged (the reach is 0 steps)
+  y <- 342 + 1651 * runif(5000)
+  big <- suppressWarnings(dp_quantile(y, c(0.25, 0.5, 0.75), eps = 1, lower = 100, upper = 3000, seed = 1))
+  expect_false(any(unlist(big$facts$early_stop)))
+})
