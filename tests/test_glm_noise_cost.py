@@ -77,6 +77,28 @@ def test_check_is_total_and_silent_on_extreme_inputs():
         assert res is None or math.isfinite(res["ratio"])
 
 
+def test_check_is_total_under_numpy_errors_raised_at_the_ends_of_the_double_range():
+    # audit 33: theta at 1e160 overflowed in theta'Q theta and a subnormal H underflowed, a FloatingPointError
+    # under np.seterr(all="raise") (the house audit's setting); each such input now gives None or a finite
+    # ratio, with no numpy error or warning
+    d = 3
+    H, V, u = _spd(d, 0), np.eye(d), np.array([1.0, 0.0, 0.0])
+    cases = [(H, V, np.full(d, 1e160)), (H, V, np.full(d, -1e200)), (H, V * 1e300, np.ones(d)),
+             (H, V * 1e-300, np.ones(d)), (H * 1e-310, V, np.ones(d)), (H * 1e300, V * 1e300, np.ones(d)),
+             (H * 1e154, V, np.full(d, 1e154))]
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        for h, v, theta in cases:
+            res = dl._noise_cost_check(h, v, theta, u)
+            assert res is None or all(math.isfinite(res[k]) for k in ("ratio", "gain", "cost", "plug_in_to_cost"))
+    # an ordinary input keeps its value: the ratio of §18 computed here from its definition
+    theta = np.array([0.3, 1.0, -0.5])
+    Hs = (H + H.T) / 2
+    Q = Hs - np.outer(Hs @ u, Hs @ u) / float(u @ Hs @ u)
+    want = (float(theta @ Q @ theta) - float(np.trace(Q @ V))) / float(np.trace(Hs @ V))
+    assert dl._noise_cost_check(H, V, theta, u)["ratio"] == pytest.approx(want, rel=1e-12)
+
+
 def _frame(n, slopes, intercept=-0.5, seed=0):
     rng = np.random.default_rng(seed)       # test data, not a DP draw
     p = len(slopes)

@@ -755,6 +755,41 @@ def test_predict_messages_never_quote_newdata():
         _assert_clean(t, "predict pooled-level warning")
 
 
+def test_predict_from_a_source_is_the_pandas_rows_on_neighbouring_fits(tmp_path):
+    # audit 33: predict() reads Parquet / CSV / DuckDB newdata (the user's own rows) and builds nothing from
+    # the training data but the release: on replace-one neighbours (same seed; row 0 far out and the only
+    # "c" row) every source gives the pandas rows' predictions and warning texts (the two sides' texts may
+    # differ only as their releases do, which the pandas path already shows), no planted value, no numpy
+    # error under np.seterr raise - and a CSV file is read at all (it was an InternalError)
+    duckdb = pytest.importorskip("duckdb")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    nd = pd.DataFrame({"x": [1.0, X_PLANT, np.nan, 2.0], "z": [0.0, 0.5, 0.1, -0.2], "g": ["a", "b", "a", "zz_new"]})
+    parquet, csv = tmp_path / "new.parquet", tmp_path / "new.csv"
+    pq.write_table(pa.Table.from_pandas(nd, preserve_index=False), parquet)
+    nd.to_csv(csv, index=False)
+
+    def predicted(fit, src):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = fit.predict(src, interval="confidence")
+        for w in caught:
+            assert not issubclass(w.category, RuntimeWarning), str(w.message)
+            _assert_clean(str(w.message), "predict from a source")
+        return got.reset_index(drop=True), [str(w.message) for w in caught]
+
+    for df in (frame(2000), neighbour(frame(2000))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = dpreg.dp_lm(FORMULA, df, bounds=BOUNDS, random_state=1, method="adassp")   # levels selected
+        with np.errstate(all="raise"):
+            ref, ref_texts = predicted(fit, nd)
+            for src in (str(parquet), str(csv), duckdb.read_parquet(str(parquet))):
+                got, got_texts = predicted(fit, src)
+                pd.testing.assert_frame_equal(got, ref)
+                assert got_texts == ref_texts
+
+
 def test_cli_error_messages_never_quote_data(tmp_path, capsys):
     from dpreg.cli import main as cli_main
     df = _planted(300)

@@ -242,6 +242,26 @@ def test_predict_takes_files_relations_and_datasets_like_the_fit(frame, files):
         fit.predict(duckdb.read_parquet(part).select("x1, g"))
 
 
+def test_predict_reads_a_csv_file_typed_by_the_fit(frame, files, tmp_path):
+    # audit 33: predict(newdata="new.csv") stopped with an InternalError ("a CSV source is read only after
+    # typed() has typed its columns"): a CSV file has no column types. The formula's columns are typed by
+    # the fit's public description (its factors as text, the rest as numbers), so the predictions equal
+    # those of the same rows as a pandas frame (exact: the same numbers reach the same code), and a cell
+    # that is not a number is refused naming the column, never the value
+    fit = _fit(str(files / "*.parquet"))
+    new = frame.iloc[:50].drop(columns="y").reset_index(drop=True)
+    path = tmp_path / "new.csv"
+    new.to_csv(path, index=False)
+    ref = fit.predict(new, interval="confidence")
+    pd.testing.assert_frame_equal(fit.predict(str(path), interval="confidence"), ref)
+    bad = new.astype({"x1": object})
+    bad.loc[3, "x1"] = "zzSecretCellzz"
+    bad.to_csv(path, index=False)
+    with pytest.raises(dpreg.errors.SourceError, match="'x1'") as err:
+        fit.predict(str(path))
+    assert "zzSecretCellzz" not in str(err.value)
+
+
 def test_missing_formula_column_is_named(frame, files):
     b = dpreg.Budget(eps=2, delta=1e-5)
     with pytest.raises(SourceError, match="'zz'"):

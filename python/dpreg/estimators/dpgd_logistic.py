@@ -1169,15 +1169,23 @@ def _noise_cost_check(H, V, theta, u):
     theta = np.asarray(theta, float)
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(V)) and np.all(np.isfinite(theta))):
         return None
-    Hu = H @ u
-    uHu = float(u @ Hu)
-    if not uHu > 0.0:
+    # audit 33: a point, curvature or noise covariance near the ends of the double range (theta at 1e160,
+    # a subnormal H) overflowed or underflowed in the products below, a FloatingPointError under
+    # np.seterr(all="raise"); such an input gives no statistic (None), silently (releases only, rule 3)
+    with np.errstate(all="ignore"):
+        Hu = H @ u
+        uHu = float(u @ Hu)
+        if not (uHu > 0.0 and math.isfinite(uHu)):
+            return None
+        Q = H - np.outer(Hu, Hu) / uHu
+        cost = 0.5 * float(np.sum(H * V))                 # tr(H V) / 2 (both symmetric)
+        plug_in = 0.5 * float(theta @ Q @ theta)
+        gain = plug_in - 0.5 * float(np.sum(Q * V))
+        finite = bool(np.all(np.isfinite(Q))) and math.isfinite(plug_in)
+    if not (finite and cost > 0.0 and math.isfinite(cost) and math.isfinite(gain)):
         return None
-    Q = H - np.outer(Hu, Hu) / uHu
-    cost = 0.5 * float(np.sum(H * V))                 # tr(H V) / 2 (both symmetric)
-    gain = 0.5 * (float(theta @ Q @ theta) - float(np.sum(Q * V)))
-    if not (cost > 0.0 and math.isfinite(cost) and math.isfinite(gain)):
+    ratio, plug_in_to_cost = gain / cost, plug_in / cost
+    if not (math.isfinite(ratio) and math.isfinite(plug_in_to_cost)):
         return None
-    ratio = gain / cost
     return {"ratio": float(ratio), "gain": float(gain), "cost": float(cost),
-            "plug_in_to_cost": float(0.5 * float(theta @ Q @ theta) / cost)}
+            "plug_in_to_cost": float(plug_in_to_cost)}

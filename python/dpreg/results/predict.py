@@ -98,6 +98,12 @@ class _PredictionMixin:
         state = getattr(self._public, "spec_state", None) or {}
         used = list(state.get("numeric") or []) + list(state.get("categorical") or {})
         columns = [c for c in source.names if c in used] if used else list(source.names)
+        if callable(getattr(source, "typed", None)):
+            # audit 33: a CSV file has no column types, and its source refuses to be read until typed
+            # (predict(newdata="new.csv") stopped with an InternalError): the formula's columns are typed by
+            # the fit's public description, its factors as text and every other column as numbers (a cell
+            # that is not a number is refused naming the column, never the value), as dp_lm types them
+            source = source.typed(columns, categorical=set(state.get("categorical") or {}) & set(columns))
         n = source.num_rows()
         if n > MATERIALISE_ROW_LIMIT:
             raise SourceError(f"newdata: {source.label} has more rows than predict() returns in memory "
