@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
 from ..errors import InvalidArgument
 from ..inference.subsample import (  # noqa: F401  (re-exported: the SE/interval math lives in inference/)
     analytic_intervals,
     bootstrap_intervals,
     chi2_clip_mean,
+    clip_conditional_interval,
     corrected_spread,
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
@@ -443,6 +445,28 @@ def _mean_step_at_clip_points(values, j, r, cfg, noise, ledger, label):
                                 statistic=f"{label}.{name}", cost_as_rho=as_rho)[0]
 
 
+CLIP_CONDITIONAL = "replace"
+
+
+def _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci):
+    """The intervals given the released clip points (docs/derivations/winsorized_sa.md §8), in place of
+    the bootstrap's where the model is defined (a positive, unsaturated released spread)."""
+    zq = float(stats.norm.ppf((1 + level) / 2))
+    se, ci = se.copy(), ci.copy()
+    for j, r in enumerate(per):
+        if sat[j]:
+            continue
+        got = clip_conditional_interval(float(coef[j]), math.sqrt(s2[j]), k, float(r.q_lo), float(r.q_hi), laws[j],
+                                        lower=float(lower[j]), upper=float(upper[j]), level=level)
+        if got is None:
+            continue
+        if CLIP_CONDITIONAL == "hull":
+            got = (min(got[0], ci[j, 0]), max(got[1], ci[j, 1]))
+        ci[j] = got
+        se[j] = (got[1] - got[0]) / (2.0 * zq)
+    return se, ci
+
+
 def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds=DEFAULT_COEF_BOUNDS,
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
@@ -576,6 +600,8 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     # interval integrates it out instead of reading it off n_boot noisy replicates (§4.4)
     laws = None if getattr(boot, "_noise_off", False) else [mean_step_noise_law(per[j], cfg) for j in range(p)]
     se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level, noise_laws=laws)
+    if aggregator == "pmwm" and laws is not None and CLIP_CONDITIONAL != "off":
+        se, ci = _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
     out.update(se=se, ci=ci, ci_draws=draws)
