@@ -124,3 +124,23 @@ def test_fits_at_a_grid_phase_the_bootstrap_misses():
     # closed form of §8.2 at (0.144, 0.3613))
     m_t, _ = clipped_normal_moments(0.215, S, 0.144, 0.3613)
     assert m_t - 0.215 == pytest.approx(0.0046, abs=2e-4)
+
+
+def test_hull_rule_joins_the_bootstrap_interval():
+    # privately estimated ranges (§8.4): the released interval is the union of the two, so it holds both
+    class R:
+        q_lo, q_hi = A, B
+    coef = np.array([0.178])
+    ci_boot = np.array([[0.165, 0.190]])
+    se_boot = np.array([0.025 / 3.92])
+    args = (coef, np.array([S * S]), [False], K, [R()], [("normal", NOISE_SD)], np.array([-100.0]),
+            np.array([100.0]), 0.95, se_boot, ci_boot)
+    _, cond = C._clip_conditional(*args, "conditional")
+    se, hull = C._clip_conditional(*args, "hull")
+    assert hull[0, 0] == min(cond[0, 0], ci_boot[0, 0]) and hull[0, 1] == max(cond[0, 1], ci_boot[0, 1])
+    assert se[0] == pytest.approx((hull[0, 1] - hull[0, 0]) / (2 * stats.norm.ppf(0.975)))
+    # the bootstrap's arrays are not modified in place
+    assert ci_boot[0, 0] == 0.165
+    with pytest.raises(Exception):
+        C.sa_fit(np.ones((40, 1)), np.zeros(40), terms=["t"], budget=1.0, model="pure", noise=NoiseSource(1),
+                 ledger=Ledger(), k=4, clip_rule="sideways")

@@ -395,6 +395,17 @@ def _ridge_estimator(lam, icpt, p):
     return ridge
 
 
+def _private_ranges(design) -> bool:
+    """Some numeric range of the fit was estimated privately (public: the schema says so). Decides the
+    interval rule of docs/derivations/winsorized_sa.md §8.4 (the hull with the bootstrap's)."""
+    public = getattr(design, "public", None)
+    schema = getattr(public, "schema", None)
+    if schema is None:
+        return False
+    return any(getattr(v, "kind", None) == "numeric" and getattr(v, "bounds_source", None) == "estimated"
+               for v in schema.variables.values())
+
+
 #: the standardised -> original-units map of coefficients, SEs and intervals (post-processing)
 _map_back = map_to_original_scale
 
@@ -442,7 +453,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  crossing=opts["crossing"], bounds_notice=notice,
                  residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper,
                  m_min=min_group_size(p, _standardised_by_options(opts, options),
-                                      levels_per_factor(getattr(design, "public", None))))
+                                      levels_per_factor(getattr(design, "public", None))),
+                 clip_rule="hull" if _private_ranges(design) else "conditional")
     del X, y
     if std is not None:
         res = _map_back(res, *std)
