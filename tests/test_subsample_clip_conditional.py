@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpreg.errors import InvalidArgument
 from dpreg.estimators import _subsample_core as C
 from dpreg.inference.subsample import clip_conditional_interval, clipped_normal_moments
 from dpreg.privacy.ledger import Ledger
@@ -141,6 +142,6 @@ def test_hull_rule_joins_the_bootstrap_interval():
     assert se[0] == pytest.approx((hull[0, 1] - hull[0, 0]) / (2 * stats.norm.ppf(0.975)))
     # the bootstrap's arrays are not modified in place
     assert ci_boot[0, 0] == 0.165
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidArgument):
         C.sa_fit(np.ones((40, 1)), np.zeros(40), terms=["t"], budget=1.0, model="pure", noise=NoiseSource(1),
                  ledger=Ledger(), k=4, clip_rule="sideways")
