@@ -578,8 +578,10 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
                 "sd(x'b) <= sum_j |x_j| SE_j). SEs assume roughly normal group estimates and ignore "
                 "the uncertainty of the private spread.")
         if se_method == "bootstrap":
-            note += (" Intervals: basic parametric bootstrap, the mean step's exact noise law integrated out "
-                     "(ci_draws are theta - D_b with simulated noise).")
+            note += (" Intervals: given the released clip points (the clipped mean's closed form under the "
+                     "normal model, the mean step's exact noise law; with privately estimated ranges joined "
+                     "with the basic parametric bootstrap interval); intervals at other levels come from the "
+                     "bootstrap's draws theta - D_b.")
     else:
         note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
     details = {}
