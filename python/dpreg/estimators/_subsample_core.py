@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
 from ..errors import InvalidArgument
 from ..inference.subsample import (  # noqa: F401  (re-exported: the SE/interval math lives in inference/)
     analytic_intervals,
     bootstrap_intervals,
     chi2_clip_mean,
+    clip_conditional_interval,
     corrected_spread,
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
@@ -443,14 +445,45 @@ def _mean_step_at_clip_points(values, j, r, cfg, noise, ledger, label):
                                 statistic=f"{label}.{name}", cost_as_rho=as_rho)[0]
 
 
+#: docs/derivations/winsorized_sa.md §8.3-§8.4: the released interval is the one given the released clip
+#: points ("conditional", declared ranges), or its hull with the bootstrap's ("hull", privately estimated
+#: ranges, where the conditional interval alone was too narrow); "off" keeps the bootstrap's (comparisons)
+CLIP_RULES = ("conditional", "hull", "off")
+
+
+def _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, rule="conditional"):
+    """The intervals given the released clip points (docs/derivations/winsorized_sa.md §8), in place of
+    the bootstrap's (``rule="conditional"``) or joined with it (``"hull"``) where the model is defined
+    (a positive, unsaturated released spread)."""
+    zq = float(stats.norm.ppf((1 + level) / 2))
+    se, ci = se.copy(), ci.copy()
+    for j, r in enumerate(per):
+        if sat[j]:
+            continue
+        got = clip_conditional_interval(float(coef[j]), math.sqrt(s2[j]), k, float(r.q_lo), float(r.q_hi), laws[j],
+                                        lower=float(lower[j]), upper=float(upper[j]), level=level)
+        if got is None:
+            continue
+        if rule == "hull":
+            got = (min(got[0], ci[j, 0]), max(got[1], ci[j, 1]))
+        ci[j] = got
+        se[j] = (got[1] - got[0]) / (2.0 * zq)
+    return se, ci
+
+
 def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds=DEFAULT_COEF_BOUNDS,
            k=None, group_size=None, aggregator="pmwm", trim_count=10, trim="adaptive", eta=0.0,
            beta=W.DEFAULT_BETA, split=W.DEFAULT_SPLIT, quantile_noise="exponential", se_method="bootstrap",
            se_fraction=0.2, n_boot=200, level=0.95, drop_remainder=False, base_estimator=None,
-           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None) -> dict:
+           crossing="bounds", bounds_notice=False, residual_variance=False, sigma2_upper=1e4, m_min=None,
+           clip_rule="conditional") -> dict:
     """Internal S&A fit on arrays (docs/derivations/winsorized_sa.md §3.2 and §4). ``budget`` is eps (model "pure") or rho
     ("zcdp"). ``units``: optional length-n ids; all rows of a unit go to the same group and N is the
-    number of distinct units (public). Returns a dict of released values and public facts."""
+    number of distinct units (public). Returns a dict of released values and public facts.
+    ``clip_rule``: the interval given the released clip points (§8), alone ("conditional"), joined with
+    the bootstrap's ("hull"), or not used ("off")."""
+    if clip_rule not in CLIP_RULES:
+        raise InvalidArgument(f"clip_rule must be one of {CLIP_RULES}")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
     n, p = X.shape
@@ -576,6 +609,8 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     # interval integrates it out instead of reading it off n_boot noisy replicates (§4.4)
     laws = None if getattr(boot, "_noise_off", False) else [mean_step_noise_law(per[j], cfg) for j in range(p)]
     se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level, noise_laws=laws)
+    if aggregator == "pmwm" and laws is not None and clip_rule != "off":
+        se, ci = _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, clip_rule)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
     out.update(se=se, ci=ci, ci_draws=draws)

@@ -395,6 +395,17 @@ def _ridge_estimator(lam, icpt, p):
     return ridge
 
 
+def _private_ranges(design) -> bool:
+    """Some numeric range of the fit was estimated privately (public: the schema says so). Decides the
+    interval rule of docs/derivations/winsorized_sa.md §8.4 (the hull with the bootstrap's)."""
+    public = getattr(design, "public", None)
+    schema = getattr(public, "schema", None)
+    if schema is None:
+        return False
+    return any(getattr(v, "kind", None) == "numeric" and getattr(v, "bounds_source", None) == "estimated"
+               for v in schema.variables.values())
+
+
 #: the standardised -> original-units map of coefficients, SEs and intervals (post-processing)
 _map_back = map_to_original_scale
 
@@ -442,7 +453,8 @@ def fit(design, spec, noise, ledger, *, method="subsample_aggregate", **options)
                  crossing=opts["crossing"], bounds_notice=notice,
                  residual_variance=bool(opts["residual_variance"]), sigma2_upper=sigma2_upper,
                  m_min=min_group_size(p, _standardised_by_options(opts, options),
-                                      levels_per_factor(getattr(design, "public", None))))
+                                      levels_per_factor(getattr(design, "public", None))),
+                 clip_rule="hull" if _private_ranges(design) else "conditional")
     del X, y
     if std is not None:
         res = _map_back(res, *std)
@@ -566,8 +578,10 @@ def release_from_result(res, *, terms, opts, se_method, f_se, rho, quantile_nois
                 "sd(x'b) <= sum_j |x_j| SE_j). SEs assume roughly normal group estimates and ignore "
                 "the uncertainty of the private spread.")
         if se_method == "bootstrap":
-            note += (" Intervals: basic parametric bootstrap, the mean step's exact noise law integrated out "
-                     "(ci_draws are theta - D_b with simulated noise).")
+            note += (" Intervals: given the released clip points (the clipped mean's closed form under the "
+                     "normal model, the mean step's exact noise law; with privately estimated ranges joined "
+                     "with the basic parametric bootstrap interval); intervals at other levels come from the "
+                     "bootstrap's draws theta - D_b.")
     else:
         note = "no standard errors: inference=False / se_method='none' (all budget on the coefficients)"
     details = {}

@@ -217,3 +217,73 @@ def map_to_original_scale(res, centre, half, c_y, h_y, icpt):
     out["q_map"] = [(math.nan, math.nan) if j == icpt else (L[j, j] * r.q_lo, L[j, j] * r.q_hi)
                     for j, r in enumerate(res["per"])]
     return out
+
+
+def clipped_normal_moments(t: float, s: float, a: float, b: float) -> tuple[float, float]:
+    """(mean, variance) of clip(X, a, b), X ~ N(t, s^2), a <= b (docs/derivations/winsorized_sa.md §8.2):
+    mean ``a Phi(al) + b (1 - Phi(be)) + t (Phi(be) - Phi(al)) + s (phi(al) - phi(be))`` with
+    ``al = (a - t)/s``, ``be = (b - t)/s``; the second moment adds ``s^2 (al phi(al) - be phi(be))``."""
+    al, be = (a - t) / s, (b - t) / s
+    pa, pb = float(special.ndtr(al)), float(special.ndtr(be))
+    fa, fb = float(stats.norm.pdf(al)), float(stats.norm.pdf(be))
+    inside = pb - pa
+    mean = a * pa + b * (1.0 - pb) + t * inside + s * (fa - fb)
+    # E[X^2; a < X < b] for X = t + s Z: t^2 P + 2 t s (phi(al) - phi(be)) + s^2 (P + al phi(al) - be phi(be))
+    ex2 = (a * a * pa + b * b * (1.0 - pb) + t * t * inside + 2.0 * t * s * (fa - fb)
+           + s * s * (inside + al * fa - be * fb))
+    return mean, max(ex2 - mean * mean, 0.0)
+
+
+def clip_conditional_interval(coef: float, s: float, k: int, q_lo: float, q_hi: float, law, *, lower: float,
+                              upper: float, level: float):
+    """The 95% (``level``) interval for the centre t of the group estimates given the RELEASED clip points
+    (docs/derivations/winsorized_sa.md §8): under the normal model the released estimate is
+    ``m(t) + (clipped mean's sampling error, variance v(t)/k) + E``, ``(m, v) = clipped_normal_moments(t,
+    s, q_lo, q_hi)``, E the mean step's noise of law ``law`` (fixed by the clip points). The interval is
+    the set of t whose central ``level`` range of that law holds ``coef``: the ends solve
+    ``m(t) +- h(t) = coef`` (h the half-width of the normal-plus-noise law at t), found by bracketing.
+    The clip-point grid's bias m(t) - t is carried exactly for the released clip points, instead of at
+    the released estimate's own grid phase as the bootstrap does. An end without a root in the bracket
+    (the estimate at the reach of the clip points) is the public coefficient bound ``lower`` /
+    ``upper``. None when the inputs give no finite model (s not positive, clip points not ordered or
+    not finite, any input beyond 1e150 in size): the caller keeps the bootstrap interval."""
+    values = (coef, s, q_lo, q_hi, lower, upper)
+    kind, scale = law
+    # the model is a location-scale one; beyond 1e150 its squares would overflow (rule 3: no NaN, no
+    # warning): the bootstrap interval is kept there
+    if not all(math.isfinite(v) and abs(v) <= 1e150 for v in values + (scale,)) or not s > 0 or not q_hi > q_lo:
+        return None
+    zq = float(stats.norm.ppf((1 + level) / 2))
+
+    def centre_and_halfwidth(t):
+        m, v = clipped_normal_moments(t, s, q_lo, q_hi)
+        sd = math.sqrt(v / k)
+        if not scale > 0:
+            return m, zq * sd
+        if kind == "normal":
+            return m, zq * math.sqrt(v / k + scale * scale)
+        return m, gauss_laplace_halfwidth(sd, scale, level)
+
+    reach_lo, reach_hi = max(lower, q_lo - 12.0 * s), min(upper, q_hi + 12.0 * s)
+    if not reach_hi > reach_lo:
+        return None
+    ends = []
+    with np.errstate(all="ignore"):
+        # lower end: the smallest t with m(t) + h(t) >= coef; upper end: the largest t with m(t) - h(t) <= coef
+        for sign, outer in ((1.0, lower), (-1.0, upper)):
+            def f(t, sign=sign):
+                m, h = centre_and_halfwidth(t)
+                return m + sign * h - coef
+            f_lo, f_hi = f(reach_lo), f(reach_hi)
+            if not (math.isfinite(f_lo) and math.isfinite(f_hi)):
+                return None
+            if sign > 0 and f_lo >= 0 or sign < 0 and f_hi <= 0:
+                ends.append(outer)      # beyond the clip points' reach m is flat: every t out to the bound fits
+            elif f_lo > 0 or f_hi < 0:
+                return None             # no t fits from this side (not expected): keep the bootstrap interval
+            else:
+                ends.append(float(optimize.brentq(f, reach_lo, reach_hi, rtol=1e-12,
+                                                  xtol=1e-13 * max(1.0, abs(reach_lo), abs(reach_hi)))))
+    if not ends[1] >= ends[0]:
+        return None
+    return ends[0], ends[1]
