@@ -334,6 +334,26 @@ def released_margin(f, z, stat="p"):
     return f["margin"] * min(max(4.0 * (f["w_hat"] - z * f["w_sd"]), 0.0), 1.0)
 
 
+def _rule_outcome(group, passes_of):
+    """(useless cells passed, useful cells withheld, useless fits passed, useful fits withheld, cells, fits) of a
+    rule on a group of fits: a cell passes where more than half its fits pass, is useless where its median
+    share of the MLE's gain is at most 0."""
+    fp = fn = 0
+    cells = {}
+    for f in group:
+        passes = passes_of(f)
+        fp += passes and f["share"] <= 0
+        fn += (not passes) and f["share"] > 0
+        cells.setdefault((f["n"], f["d"], f["eps"]), []).append((passes, f["share"]))
+    cfp = cfn = 0
+    for v in cells.values():
+        passes = np.mean([a for a, _ in v]) > 0.5
+        useless = float(np.median([b for _, b in v])) <= 0
+        cfp += passes and useless
+        cfn += (not passes) and not useless
+    return cfp, cfn, fp, fn, len(cells), len(group)
+
+
 def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
     """Issue 13, thirty-second pass (derivation dpgd_logistic.md §17): dp_glm's regime rule (n mu / sqrt(d)
     >= 42, before anything is spent) followed by a check after the fit on a released rate: the fit passes
@@ -347,21 +367,7 @@ def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
     fits = [f for fname in files for f in _read_fits(fname)]
     designs = sorted({f["name"] for f in fits}, key=lambda v: (v != "uniform", v))
 
-    def outcome(group, rule):
-        fp = fn = 0
-        cells = {}
-        for f in group:
-            passes = rule(f)
-            fp += passes and f["share"] <= 0
-            fn += (not passes) and f["share"] > 0
-            cells.setdefault((f["n"], f["d"], f["eps"]), []).append((passes, f["share"]))
-        cfp = cfn = 0
-        for v in cells.values():
-            passes = np.mean([a for a, _ in v]) > 0.5
-            useless = float(np.median([b for _, b in v])) <= 0
-            cfp += passes and useless
-            cfn += (not passes) and not useless
-        return cfp, cfn, fp, fn, len(cells), len(group)
+    outcome = _rule_outcome
 
     train = [f for f in fits if f["name"] == "uniform"]
     rules = {"n mu / sqrt(d) >= 42 alone": lambda f: f["margin"] >= REGIME_MARGIN_BENCH,
@@ -408,21 +414,7 @@ def cost_analysis(files, kappas=(0.5, 1.0, 2.0), log=print):
     def flagged(f, kappa, stat="ratio"):
         return math.isfinite(f[stat]) and f[stat] < kappa
 
-    def outcome(group, passes_of):
-        fp = fn = 0
-        cells = {}
-        for f in group:
-            passes = passes_of(f)
-            fp += passes and f["share"] <= 0
-            fn += (not passes) and f["share"] > 0
-            cells.setdefault((f["n"], f["d"], f["eps"]), []).append((passes, f["share"]))
-        cfp = cfn = 0
-        for v in cells.values():
-            passes = np.mean([a for a, _ in v]) > 0.5
-            useless = float(np.median([b for _, b in v])) <= 0
-            cfp += passes and useless
-            cfn += (not passes) and not useless
-        return cfp, cfn, fp, fn, len(cells), len(group)
+    outcome = _rule_outcome
 
     train = [f for f in fits if f["name"] == "uniform"]
     scores = []
