@@ -237,8 +237,7 @@ ROWS = ("§10", "exact bias", "true curvature", "plug-in", "pivot", "pivot quadr
 
 def run(cell, R):
     recs, skipped = record(cell, R)
-    lines = [f"### {cell}: {len(recs)} released fits of {R}" + (f" ({skipped} skipped: a withheld level)"
-                                                                  if skipped else "")]
+    lines = [cell_heading(cell, recs, R, skipped)]
     if not recs:
         return lines
     base = np.array([half_widths(r, "§10") for r in recs])
@@ -268,18 +267,35 @@ def run(cell, R):
     return lines
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cells", default=DEFAULT_CELLS)
-    p.add_argument("--R", type=int, default=400)
-    p.add_argument("--out", default="dpgd_bias_variants")
+def cell_heading(cell, recs, R, skipped):
+    """The heading line of a cell's table: how many of the R fits released intervals, and how many were
+    skipped for a withheld level."""
+    return (f"### {cell}: {len(recs)} released fits of {R}"
+            + (f" ({skipped} skipped: a withheld level)" if skipped else ""))
+
+
+def cells_main(argv, *, name, title, run, default_cells=DEFAULT_CELLS, default_R=200, quiet=True):
+    """The command line shared by the dpgd cell benchmarks: ``--cells``, ``--R``, ``--out``; runs ``run(cell,
+    R)`` on each cell (warnings silenced when ``quiet``) and writes ``benchmarks/results/<out>.md``."""
+    p = argparse.ArgumentParser(description=title)
+    p.add_argument("--cells", default=default_cells)
+    p.add_argument("--R", type=int, default=default_R)
+    p.add_argument("--out", default=name)
     a = p.parse_args(argv)
-    cmd = f"python -m benchmarks dpgd_bias_variants --cells {a.cells} --R {a.R}"
-    lines = ["# dpgd's bias bound: exact bias and variants", "", f"`{cmd}`", ""]
-    for cell in a.cells.split(","):
-        lines += run(cell, a.R) + [""]
-        print(f"{cell}: done", flush=True)
+    cmd = f"python -m benchmarks {name} --cells {a.cells} --R {a.R}"
+    lines = [f"# {title}", "", f"`{cmd}`", ""]
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        for cell in a.cells.split(","):
+            lines += run(cell, a.R) + [""]
+            print(f"{cell}: done", flush=True)
     write_result(a.out, "\n".join(lines))
+
+
+def main(argv=None):
+    cells_main(argv, name="dpgd_bias_variants", title="dpgd's bias bound: exact bias and variants", run=run,
+               default_R=400, quiet=False)
 
 
 if __name__ == "__main__":

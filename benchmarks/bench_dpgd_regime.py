@@ -26,14 +26,11 @@ and the data's lambda_min(X'X) / t.
 
 Nothing here is printed by dpreg; the functions are wrapped inside this process only.
 """
-import argparse
 import math
-import warnings
 
 import numpy as np
 
-from . import write_result
-from .bench_dpgd_bias_variants import TINY
+from .bench_dpgd_bias_variants import TINY, cell_heading, cells_main
 
 DEFAULT_CELLS = "uniform:1000:0.5,rare_level:1000:0.5"
 
@@ -101,8 +98,7 @@ def run(cell, R):
     from .bench_dpgd_variance_parts import half_width, parts, record
 
     recs, skipped = record(cell, R)
-    lines = [f"### {cell}: {len(recs)} released fits of {R}" + (f" ({skipped} skipped: a withheld level)"
-                                                                  if skipped else "")]
+    lines = [cell_heading(cell, recs, R, skipped)]
     if not recs:
         return lines
     n, d, eps, s, t, rho = _public(cell, recs[0])
@@ -158,19 +154,7 @@ def condition(r):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cells", default=DEFAULT_CELLS)
-    p.add_argument("--R", type=int, default=200)
-    p.add_argument("--out", default="dpgd_regime")
-    a = p.parse_args(argv)
-    cmd = f"python -m benchmarks dpgd_regime --cells {a.cells} --R {a.R}"
-    lines = ["# dpgd's intervals with the narrow parts a public-facts rule would use", "", f"`{cmd}`", ""]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for cell in a.cells.split(","):
-            lines += run(cell, a.R) + [""]
-            print(f"{cell}: done", flush=True)
-    write_result(a.out, "\n".join(lines))
+    cells_main(argv, name="dpgd_regime", title="dpgd's intervals with the narrow parts a public-facts rule would use", run=run, default_cells=DEFAULT_CELLS, default_R=200)
 
 
 if __name__ == "__main__":

@@ -30,13 +30,11 @@ row checks that it reproduces every printed interval):
 
 Nothing here is printed by dpreg; the functions are wrapped inside this process only.
 """
-import argparse
-import warnings
 
 import numpy as np
 
-from . import patched, write_result
-from .bench_dpgd_bias_variants import _fits
+from . import patched
+from .bench_dpgd_bias_variants import _fits, cell_heading, cells_main
 
 DEFAULT_CELLS = "uniform:1000:0.5,rare_level:1000:0.5"
 Z90 = 1.6448536269514722
@@ -250,8 +248,7 @@ def _fmt(x):
 
 def run(cell, R):
     recs, skipped = record(cell, R)
-    lines = [f"### {cell}: {len(recs)} released fits of {R}" + (f" ({skipped} skipped: a withheld level)"
-                                                                  if skipped else "")]
+    lines = [cell_heading(cell, recs, R, skipped)]
     if not recs:
         return lines
     ps = [parts(r) for r in recs]
@@ -336,19 +333,7 @@ def run(cell, R):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cells", default=DEFAULT_CELLS)
-    p.add_argument("--R", type=int, default=200)
-    p.add_argument("--out", default="dpgd_variance_parts")
-    a = p.parse_args(argv)
-    cmd = f"python -m benchmarks dpgd_variance_parts --cells {a.cells} --R {a.R}"
-    lines = ["# dpgd's interval in parts: sampling, gradient noise, bias", "", f"`{cmd}`", ""]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for cell in a.cells.split(","):
-            lines += run(cell, a.R) + [""]
-            print(f"{cell}: done", flush=True)
-    write_result(a.out, "\n".join(lines))
+    cells_main(argv, name="dpgd_variance_parts", title="dpgd's interval in parts: sampling, gradient noise, bias", run=run, default_cells=DEFAULT_CELLS, default_R=200)
 
 
 if __name__ == "__main__":
