@@ -33,6 +33,20 @@ def stop_log_ratio(counts_a, counts_b, threshold, eps):
     return float(np.max(np.abs(np.log(p1[ok] / p2[ok]))))
 
 
+def worst_neighbour_stop_ratio(count_pairs, threshold, eps):
+    """For (counts, neighbour's counts) pairs of a count walk: each neighbour moves every count by at most 1,
+    all in one direction (sensitivity 1, monotone), and the exact stop laws' log ratio is at most eps; the
+    largest ratio seen, for the caller's not-vacuous check."""
+    worst = 0.0
+    for c1, c2 in count_pairs:
+        d = c2 - c1
+        assert np.abs(d).max() <= 1 and (np.all(d >= 0) or np.all(d <= 0))
+        lr = stop_log_ratio(c1, c2, threshold, eps)
+        assert lr <= eps + 1e-9
+        worst = max(worst, lr)
+    return worst
+
+
 def grid_above(y, lower, beta=QUANTILE_BETA):
     """Grid oracle (winsorized spec 6): smallest g_k = l - 1 + beta^k, k >= 1, strictly greater than y."""
     k = max(1, int(math.floor(math.log(y - lower + 1) / math.log(beta))) - 3)
