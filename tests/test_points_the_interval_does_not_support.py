@@ -160,7 +160,10 @@ def test_withholding_r_squared_drops_what_is_printed_with_it():
     printed = {"r_squared_interval": [0.2, 0.9], "adj_r_squared_interval": [0.19, 0.9],
                "r_squared_imprecise": True, "r_squared_point_outside": "above 1", "r_squared_edge": True,
                "r_squared_raw": 0.5, "r_squared_se": 0.2, "r_squared_interval_median": True,
-               "r_squared_median_point": [0.5, 0.49]}
+               "r_squared_median_point": [0.5, 0.49],
+               # thirty-third pass (§62): the reason an edge median was withheld on the public index, read
+               # (and removed) when the summary's line is chosen
+               "r_squared_median_withheld": "below the public index"}
     assert set(printed) == set(_ssp.R_SQUARED_INTERVAL_FACTS)
     rel = SimpleNamespace(sigma=1.0, r_squared=0.5, adj_r_squared=0.49)
     facts = dict(printed, sigma_interval=[0.9, 1.1])
