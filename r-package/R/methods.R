@@ -482,18 +482,26 @@ vcov.dp_fit <- function(object, ...) {
 # estimates no covariances (NA off the diagonal only) is not warned about here.
 warn_missing_vcov <- function(object, V) {
   if (is.null(V)) return(invisible(NULL))
-  bad <- rownames(V)[!is.finite(diag(V))]
+  warn_not_released(object, rownames(V)[!is.finite(diag(V))],
+                    all = "the covariance of the coefficients is not available for this fit: ",
+                    some = function(shown) paste0("the covariance is not available for ", shown, " (NA in their ",
+                                                  "rows and columns): no standard error was released for ",
+                                                  "them (the summary says why)"))
+}
+
+# The one dpreg_accuracy warning of vcov() and confint() where something is NA: for a fit without standard
+# errors the reason its inference note gives (`all` before it), else the terms `bad` (at most six named,
+# `some(shown)`); names only the fit's terms (public or released levels) and its released note.
+warn_not_released <- function(object, bad, all, some) {
   if (!length(bad)) return(invisible(NULL))
   has_inference <- any(is.finite(object$coef_table$std.error))
   msg <- if (!has_inference) {
-    paste0("the covariance of the coefficients is not available for this fit: ",
-           if (is.null(object$inference_note)) "this method provides no standard errors"
-           else object$inference_note)
+    paste0(all, if (is.null(object$inference_note)) "this method provides no standard errors"
+                else object$inference_note)
   } else {
     shown <- paste(utils::head(bad, 6), collapse = ", ")
     if (length(bad) > 6) shown <- paste0(shown, " and ", length(bad) - 6, " more")
-    paste0("the covariance is not available for ", shown, " (NA in their rows and columns): no ",
-           "standard error was released for them (the summary says why)")
+    some(shown)
   }
   warning(structure(class = c("dpreg_accuracy", "dpreg_warning", "warning", "condition"),
                     list(message = msg, call = NULL)))
@@ -514,20 +522,10 @@ confint.dp_fit <- function(object, parm, level = 0.95, ...) {
 # counted.
 warn_missing_intervals <- function(object, ci, known) {
   bad <- rownames(ci)[rownames(ci) %in% known & !(is.finite(ci[, 1]) & is.finite(ci[, 2]))]
-  if (!length(bad)) return(invisible(NULL))
-  has_inference <- any(is.finite(object$coef_table$std.error))
-  msg <- if (!has_inference) {
-    paste0("confidence intervals are not available for this fit: ",
-           if (is.null(object$inference_note)) "this method provides no standard errors"
-           else object$inference_note)
-  } else {
-    shown <- paste(utils::head(bad, 6), collapse = ", ")
-    if (length(bad) > 6) shown <- paste0(shown, " and ", length(bad) - 6, " more")
-    paste0("confidence intervals are not available for ", shown, ": no standard error was released ",
-           "for them (the summary says why)")
-  }
-  warning(structure(class = c("dpreg_accuracy", "dpreg_warning", "warning", "condition"),
-                    list(message = msg, call = NULL)))
+  warn_not_released(object, bad, all = "confidence intervals are not available for this fit: ",
+                    some = function(shown) paste0("confidence intervals are not available for ", shown,
+                                                  ": no standard error was released for them (the summary ",
+                                                  "says why)"))
 }
 
 # confint() without its warning (tidy(), plot() and coefci() build on it)
