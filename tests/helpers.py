@@ -47,6 +47,20 @@ def worst_neighbour_stop_ratio(count_pairs, threshold, eps):
     return worst
 
 
+def assert_stop_frequencies_follow(p, obs, R):
+    """Chi-square test (p-value threshold 1e-4) of R released stops' frequencies ``obs`` against the exact
+    law ``p``: cells with an expected count below 5 are left out, pooled into one cell where that holds 5
+    or more expected."""
+    from scipy import stats
+    keep = p * R >= 5
+    exp_, ob = p[keep] * R, obs[keep]
+    rest_e, rest_o = R - exp_.sum(), R - ob.sum()
+    if rest_e >= 5:
+        exp_, ob = np.append(exp_, rest_e), np.append(ob, rest_o)
+    chi2 = float(((ob - exp_) ** 2 / exp_).sum())
+    assert stats.chi2.sf(chi2, len(exp_) - 1) > 1e-4
+
+
 def grid_above(y, lower, beta=QUANTILE_BETA):
     """Grid oracle (winsorized spec 6): smallest g_k = l - 1 + beta^k, k >= 1, strictly greater than y."""
     k = max(1, int(math.floor(math.log(y - lower + 1) / math.log(beta))) - 3)

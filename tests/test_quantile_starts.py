@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import worst_neighbour_stop_ratio
+from helpers import assert_stop_frequencies_follow, worst_neighbour_stop_ratio
 
 import dpreg
 from dpreg.privacy.ledger import Ledger
@@ -98,7 +98,6 @@ def test_start_search_noise_follows_its_calibration():
     # b = 2 / e (docs/derivations/winsorized_sa.md §1.5). Its frequencies over R = 3000 fits must match
     # exact_stop_pmf at that b (chi-square, p-value threshold 1e-4, fixed seed); the ledger rows
     # must record e / 2 each.
-    from scipy import stats
     x = np.random.default_rng(5).normal(0.0, 30.0, 15)
     e = 1.0
     k_top = 60                              # past every |x_i| (beta^60 = 304 > max |x|)
@@ -116,13 +115,7 @@ def test_start_search_noise_follows_its_calibration():
         obs[idx if idx < k_top and g[idx] == hi_s else k_top] += 1
     rows = led.to_list()
     assert len(rows) == 2 and all(math.isclose(r["eps"], e / 2) for r in rows)
-    keep = p * R >= 5
-    exp_, ob = p[keep] * R, obs[keep]
-    rest_e, rest_o = R - exp_.sum(), R - ob.sum()
-    if rest_e >= 5:
-        exp_, ob = np.append(exp_, rest_e), np.append(ob, rest_o)
-    chi2 = float(((ob - exp_) ** 2 / exp_).sum())
-    assert stats.chi2.sf(chi2, len(exp_) - 1) > 1e-4
+    assert_stop_frequencies_follow(p, obs, R)
 
 
 def test_no_bounds_spends_the_start_share_once():
