@@ -354,6 +354,17 @@ def _rule_outcome(group, passes_of):
     return cfp, cfn, fp, fn, len(cells), len(group)
 
 
+def _rules_table(fits, designs, rules):
+    """The rules' outcomes per design (_rule_outcome) as a Markdown table."""
+    lines = ["| rule | design | cells | useless passed | useful withheld | fits | useless passed | useful withheld |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for label, rule in rules.items():
+        for design in designs:
+            cfp, cfn, fp, fn, nc, nf = _rule_outcome([f for f in fits if f["name"] == design], rule)
+            lines.append(f"| {label} | {design} | {nc} | {cfp} | {cfn} | {nf} | {fp} | {fn} |")
+    return lines
+
+
 def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
     """Issue 13, thirty-second pass (derivation dpgd_logistic.md §17): dp_glm's regime rule (n mu / sqrt(d)
     >= 42, before anything is spent) followed by a check after the fit on a released rate: the fit passes
@@ -385,13 +396,7 @@ def released_analysis(files, zs=(0.0, 0.5, 1.0, 2.0), log=print):
         log(f"# {stat} z = {z:g}: t = {t_best:g}, training cells misclassified {cells_err}, fits {fits_err}")
         rules[f"then {stat}, z = {z:g}, t = {t_best:g}"] = (
             lambda f, z=z, t=t_best, stat=stat: f["margin"] >= REGIME_MARGIN_BENCH and released_margin(f, z, stat) >= t)
-    lines += ["", "## the rule of 42, then the check after the fit", "",
-              "| rule | design | cells | useless passed | useful withheld | fits | useless passed | useful withheld |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for label, rule in rules.items():
-        for design in designs:
-            cfp, cfn, fp, fn, nc, nf = outcome([f for f in fits if f["name"] == design], rule)
-            lines.append(f"| {label} | {design} | {nc} | {cfp} | {cfn} | {nf} | {fp} | {fn} |")
+    lines += ["", "## the rule of 42, then the check after the fit", ""] + _rules_table(fits, designs, rules)
     return lines
 
 
@@ -442,13 +447,7 @@ def cost_analysis(files, kappas=(0.5, 1.0, 2.0), log=print):
         log(lines[-1])
         rules[f"then plug-in gain / cost >= {best_p[2]:g} (variant, kappa from training)"] = (
             lambda f, k=best_p[2]: f["margin"] >= REGIME_MARGIN_BENCH and not flagged(f, k, "plug"))
-    lines += ["", "## the rule of 42, then the noise-cost check after the fit", "",
-              "| rule | design | cells | useless passed | useful withheld | fits | useless passed | useful withheld |",
-              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for label, rule in rules.items():
-        for design in designs:
-            cfp, cfn, fp, fn, nc, nf = outcome([f for f in fits if f["name"] == design], rule)
-            lines.append(f"| {label} | {design} | {nc} | {cfp} | {cfn} | {nf} | {fp} | {fn} |")
+    lines += ["", "## the rule of 42, then the noise-cost check after the fit", ""] + _rules_table(fits, designs, rules)
     lines += ["", "## intervals the check withholds (fits above the margin of 42 that released at least one "
               "interval without it)", "",
               "| kappa | design | fits with intervals | flagged: useful (share > 0) | flagged: useless | "
