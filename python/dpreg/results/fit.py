@@ -552,16 +552,9 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         A method that estimates no covariances (NaN off the diagonal only) is not warned about here."""
         dg = np.diag(v.to_numpy(dtype=float))
         missing = [str(t) for t, x in zip(v.index, dg) if not np.isfinite(x)]
-        if not missing:
-            return
-        if not self.has_inference:
-            text = ("the covariance of the coefficients is not available for this fit: "
-                    + (self.inference_note or _NO_INFERENCE))
-        else:
-            shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-            text = (f"the covariance is not available for {shown} (NaN in their rows and columns): no "
-                    "standard error was released for them (the summary says why)")
-        warnings.warn(text, AccuracyWarning, stacklevel=3)
+        self._warn_not_released(missing, "the covariance of the coefficients is not available for this fit: ",
+                                lambda shown: f"the covariance is not available for {shown} (NaN in their rows "
+                                "and columns): no standard error was released for them (the summary says why)")
 
     @property
     def std_errors(self) -> pd.Series:
@@ -696,16 +689,21 @@ class DPFit(_PredictionMixin, _SerialisationMixin):
         only the fit's terms (public or released levels) and its released inference note."""
         missing = [str(t) for t, lo, hi in zip(ci.index, ci["lower"], ci["upper"])
                    if not (np.isfinite(lo) and np.isfinite(hi))]
+        self._warn_not_released(missing, "confidence intervals are not available for this fit: ",
+                                lambda shown: f"confidence intervals are not available for {shown}: no standard "
+                                "error was released for them (the summary says why)")
+
+    def _warn_not_released(self, missing, whole_fit, some_terms):
+        """The one AccuracyWarning of vcov() and conf_int() where something is NaN: for a fit without
+        standard errors ``whole_fit`` and its released inference note, else ``some_terms`` of the terms
+        (at most six named). Names only the fit's terms and its released note; stacklevel: the user's call."""
         if not missing:
             return
         if not self.has_inference:
-            text = ("confidence intervals are not available for this fit: "
-                    + (self.inference_note or _NO_INFERENCE))
+            text = whole_fit + (self.inference_note or _NO_INFERENCE)
         else:
-            shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-            text = (f"confidence intervals are not available for {shown}: no standard error was released "
-                    "for them (the summary says why)")
-        warnings.warn(text, AccuracyWarning, stacklevel=3)
+            text = some_terms(", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""))
+        warnings.warn(text, AccuracyWarning, stacklevel=4)
 
     def _conf_int(self, *args, level: float | None = None, alpha: float | None = None,
                   cols=None) -> pd.DataFrame:
