@@ -231,7 +231,8 @@ def test_spread_error_sd_is_total():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for args in ((1e300, 1e300, 1e300, 1e300, 10), (1e-300, 1e-300, 1e300, 0.0, 10), (1.0, 0.5, 1e-300, 0.1, 10),
-                     (0.0, 0.0, 1.0, 0.1, 10), (1.0, 1.0, 1.0, 1e308, 1)):
+                     (0.0, 0.0, 1.0, 0.1, 10), (1.0, 1.0, 1.0, 1e308, 1), (1e-300, 1e-300, 1e100, 0.0, 10),
+                     (1e-300, 1e-301, 1e-300, 0.0, 10 ** 9), (1e-300, 5e-301, 1e100, 1e100, 10)):
             got = spread_error_sd(*args)
             assert got == math.inf or (math.isfinite(got) and got >= 0.0)
         assert clip_conditional_interval(0.0, 0.1, 10, -0.1, 0.1, ("normal", 0.1), lower=-100.0, upper=100.0,

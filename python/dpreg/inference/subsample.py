@@ -245,7 +245,8 @@ def spread_error_sd(s2: float, w: float, qhat: float, noise_sd: float, k: int) -
     vals = (s2, w, qhat, noise_sd)
     if not all(math.isfinite(v) and abs(v) <= 1e150 for v in vals) or not s2 > 0 or not qhat > 0 or k < 1:
         return 0.0 if math.isfinite(s2) and not s2 > 0 else math.inf
-    u = qhat / s2
+    # u beyond 1e6: every chi-square term below is at its limit (and qhat / s2 could overflow)
+    u = qhat / s2 if qhat <= 1e6 * s2 else 1e6
     slope = float(stats.chi2.cdf(u, 3))
     h = float(chi2_clip_mean(u))
     # E[min(X, u)^2] for X ~ chi2_1: E[X^2; X < u] = 3 F_chi2_5(u) (x^2 f_1(x) = 3 f_5(x)), plus u^2 P(X > u)
@@ -253,8 +254,10 @@ def spread_error_sd(s2: float, w: float, qhat: float, noise_sd: float, k: int) -
     var_w = noise_sd * noise_sd + s2 * s2 * max(e2 - h * h, 0.0) / k
     if not slope > 1e-12:
         return math.inf
-    out = math.sqrt(var_w) / (slope * 2.0 * math.sqrt(s2))
-    return out if math.isfinite(out) else math.inf
+    den = slope * 2.0 * math.sqrt(s2)
+    if not math.sqrt(var_w) < 1e300 * den:      # the ratio would overflow
+        return math.inf
+    return math.sqrt(var_w) / den
 
 
 def clip_conditional_interval(coef: float, s: float, k: int, q_lo: float, q_hi: float, law, *, lower: float,
