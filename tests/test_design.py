@@ -729,6 +729,24 @@ def test_private_ranges_refuse_hopeless_budgets_before_spending():
     assert len(led) == 0 and "'x'" in str(exc.value) and "'y'" in str(exc.value)
 
 
+def test_range_refusal_example_says_when_it_names_only_some_columns():
+    # thirty-fourth pass, newcomer (quantreg's uis: seven undeclared columns): the example
+    # bounds={'Y': (lower, upper), 'AGE': ..., 'BECK': ...} stopped at three names with no "...", so it
+    # read as the whole declaration; every column is still named in the message's list of columns
+    rng = np.random.default_rng(0)
+    cols = {f"x{i}": rng.uniform(0, 10, 300) for i in range(5)}
+    df = pd.DataFrame({"y": rng.normal(size=300), **cols})
+    with pytest.raises(DesignError, match="too small") as exc:
+        build_design("y ~ " + " + ".join(cols), df, noise=NoiseSource(1), ledger=Ledger(),
+                     bounds_share_eps=0.1)
+    text = str(exc.value)
+    assert "bounds={'y': (lower, upper), 'x0': (lower, upper), 'x1': (lower, upper), ...}" in text
+    assert all(f"'{c}'" in text for c in ["y", *cols])
+    with pytest.raises(DesignError, match="too small") as exc:
+        build_design("y ~ x0 + x1", df, noise=NoiseSource(1), ledger=Ledger(), bounds_share_eps=0.01)
+    assert "bounds={'y': (lower, upper), 'x0': (lower, upper), 'x1': (lower, upper)}:" in str(exc.value)
+
+
 def test_range_refusals_on_public_facts_come_before_the_private_selection_of_levels():
     # newcomer review 17 (MASS::birthwt, n = 189): "bwt ~ age + lwt + C(race)" with no ranges declared
     # selected race's levels privately (0.1 eps, 0.1 delta in the ledger) and only then refused the
