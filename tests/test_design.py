@@ -800,8 +800,11 @@ def test_more_formula_and_level_forms():
         d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels="data")
     assert d.public.schema.variables["z"].levels_source == "data" and not d.public.schema.private
     # a misspelt key is an error (it would leave the real column undeclared)
-    with pytest.raises(DesignError, match="not in the data"):
+    with pytest.raises(DesignError, match="not in the data") as exc:
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
+    # thirty-fourth pass, newcomer: the refusal says what works, and that works
+    assert "leave the key out for data without that column" in str(exc.value)
+    assert build_design("y ~ 1", df, bounds={"y": (-5, 5)}).terms == ["Intercept"]
     # newcomer review 27: a term as the key (R's levels = list(`factor(dose)` = ...)) names the column inside
     with pytest.raises(DesignError, match=r"'C\(z\)' \(bounds and levels name data columns, not terms: declare 'z'\)"):
         build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"C(z)": [1, 2, 3]})
