@@ -37,7 +37,11 @@
 #'   `lm(..., contrasts = list(g = "contr.treatment"))`. Unordered factors
 #'   always use treatment contrasts too: the `contrasts =` argument is refused,
 #'   and a global `options(contrasts = )` other than `contr.treatment` is not
-#'   followed (a warning of class `dpreg_contrasts` says so).
+#'   followed (a warning of class `dpreg_contrasts` says so). A factor whose
+#'   labels are scores (1 to 10) enters as categories; to fit the scores as numbers
+#'   add a numeric column first, `data$x_num <- as.numeric(as.character(data$x))`,
+#'   declare its range and use `x_num` (`as.numeric(x)` in the formula is refused
+#'   with this advice).
 #' @section Factors and data policy: The levels of a factor are data (a factor
 #'   made with `factor(x)` lists the values that occur, so one person with a
 #'   unique value would appear among them). They are public only when declared
