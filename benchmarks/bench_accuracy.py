@@ -1450,7 +1450,11 @@ def run(tasks, eps_grid, seeds, settings=None, log=print, inference=True, option
                         RUNTIME_WARNINGS.append((name, eps, method, bset, seed, trouble[0], len(trouble)))
                         shown += f" [{len(trouble)} RuntimeWarning(s): {trouble[0][:120]}]"
                     said = sorted({w.category.__name__ for w in caught if issubclass(w.category, dpreg.DPRegWarning)})
-                    if said:     # dpreg's own warnings in the log (e.g. the AccuracyWarning outside a regime)
+                    if any("the privacy noise is expected" in str(w.message) for w in caught):
+                        said.append("the small-data warning")    # auto_small_data_note: outside the regime
+                    # dpreg's own warnings in the log (e.g. the AccuracyWarning outside a regime); not for
+                    # diffprivlib, whose dp_lm call at eps = 1 only builds the public design
+                    if said and method != "diffprivlib":
                         shown += f" [warned: {', '.join(said)}]"
                     log(f"# {name} seed={seed} eps={eps:g} {method}/{bset}: {shown} ({secs:.2f}s)")
     return results
