@@ -86,6 +86,14 @@ item responses: verbally aggressive, on trait anger and the item's design factor
 (survival, 6 524 complete Olmsted County residents: died during follow-up, on age, sex, free light
 chains, creatinine and MGUS).
 
+Held-out datasets of the thirty-fourth pass (same mechanism; R packages AER, geepack, pscl and modeldata;
+``HELDOUT34_TASKS``): ``cpssw9298`` (AER, 13 501 hourly earnings), ``cpssw3`` (AER, 20 999 hourly earnings
+on gender and a 7-level year only), ``dietox`` (geepack, 789 complete weekly pig weights in kg, a 21-level
+litter factor), ``presidential`` (pscl presidentialElections, the Democratic per cent on 51 states and 22
+elections as factors), ``cartel`` (AER CartelStability, 328 weekly grain tonnages, 13 seasons),
+``citations`` (AER EquationCitations, 649 citation counts) and ``biomass`` (modeldata, 536 heating values
+on five element percentages).
+
 ``--glm``: dp_glm (method="auto") against the non-private logistic MLE (statsmodels Logit) on real
 binary outcomes: ISLP's Default (10 000 rows: default ~ student + balance + income), diamonds
 (53 940 rows: price > 5000 ~ log(carat) + cut + color + clarity + depth) and Wage (3 000 rows:
