@@ -1146,8 +1146,11 @@ def regime_refusal(n, d, eps, delta, estimator_budget, *, ranges_searched=False,
             f"intercept-only model (mu = {mu:.3g}, the Gaussian-DP parameter of the estimator's budget"
             f"{shares}). At this budget n >= {need_n} rows {passes}; at n = {int(n)}, eps >= {need_eps:g} "
             f"{'is needed' if (n_at_most or d_at_least) else 'passes'}.{bounds_note} "
-            "Or fit fewer terms (each factor level is a coefficient), declare the ranges and levels, or "
-            "use a univariate summary (dp_mean() of the outcome by group)")
+            "Or fit fewer terms (each factor level is a coefficient), "
+            # only what was not declared (thirty-fourth pass: PSID1982 with every range and level declared
+            # was told to declare them)
+            + (f"declare {' and '.join(what)}, " if what else "")
+            + "or use a univariate summary (dp_mean() of the outcome by group)")
     if allowed:
         return (f"{head}. Fitted anyway (allow_outside_regime=True): the coefficients are likely to be "
                 "dominated by the privacy noise.")
