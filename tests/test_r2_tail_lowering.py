@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 import pytest
+from test_r2_sigma_targets import BETA, Y_HIGH, Y_LOW, clamped_t3_population
 
 from dpreg.estimators import _ssp
 from dpreg.inference import ssp as inf
-from test_r2_sigma_targets import BETA, Y_HIGH, Y_LOW, clamped_t3_population
 
 
 class _Rel:
@@ -41,12 +41,13 @@ def test_the_lowered_point_keeps_both_error_bounds():
     # the t3 row of the tail table at the release's clip (4 scales) is the heaviest law the allowance admits
     f_t3 = 1.0 / {row[0]: row[2] for row in inf.student_t_tail_table(4.0)}[3.0]
     for f in (1.05, 1.2, f_t3, 1.6):
-        # largest overstatement over t: t - t / (t + f (1 - t)) peaks at t = 1 / (1 + sqrt f) at
+        # largest overstatement over t: t - t / (t + f (1 - t)) peaks at t = sqrt f / (1 + sqrt f) at
         # (sqrt f - 1) / (sqrt f + 1) (derivative zero: (t + f (1 - t))^2 = f)
         worst = (math.sqrt(f) - 1.0) / (math.sqrt(f) + 1.0)
         grid = np.linspace(0.01, 0.99, 197)
         over = grid - _heavy(grid, f)
         assert over.max() == pytest.approx(worst, abs=1e-4)
+        assert abs(grid[int(over.argmax())] - math.sqrt(f) / (1.0 + math.sqrt(f))) < 0.01
         for t in grid:
             rel, facts = _lowered(float(t), f)
             new = rel.r_squared
