@@ -607,7 +607,7 @@ def build_cases():
             + twenty_fifth_pass_cases() + twenty_sixth_pass_cases() + twenty_seventh_pass_cases()
             + twenty_eighth_pass_cases() + twenty_ninth_pass_cases()
             + thirtieth_pass_cases() + thirty_first_pass_cases() + thirty_second_pass_cases()
-            + thirty_third_pass_cases())
+            + thirty_third_pass_cases() + thirty_fourth_pass_cases())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -2437,6 +2437,86 @@ def thirty_third_pass_cases():
              "row 0's x: 0 -> 1e-4940 (a long double whose nearest double is 0); n = 2000, eps = 1",
              _with_numpy_errors_raised(_sk_linear_sparse_long_double(fmt="dense")),
              lambda: long_double_pair(values=("0", "1e-4940")), {"full": 200, "quick": 60, "test": 0}),
+    ]
+
+
+def sa_frame(n=20000, seed=34):
+    """y ~ x + z + g (g in a, b, c) with x, z on [-1, 1] and normal errors; row 0 is (0.5, 0.5, "a", 0.5)."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({"x": rng.uniform(-1, 1, n), "z": rng.uniform(-1, 1, n), "g": rng.choice(["a", "b", "c"], n)})
+    d["y"] = d["x"] + 0.5 * d["z"] + 0.3 * (d["g"] == "b") + 0.5 * rng.standard_normal(n)
+    d.loc[0, ["x", "z", "g", "y"]] = [0.5, 0.5, "a", 0.5]
+    return d
+
+
+def sa_extreme_row_pair(**row):
+    """``sa_frame`` against the same with row 0 set to ``row`` (values beyond the ranges: clamped)."""
+    d = sa_frame()
+    return d, replaced(d, **row)
+
+
+def _sa_inference(bounds, eps=2.0):
+    """subsample_aggregate with inference on y ~ x + z + C(g), g's levels declared; ``bounds`` None: every
+    range private (the interval is the hull of the clip-point interval and the bootstrap's, winsorized_sa.md
+    §8.4), declared: the clip-point interval alone (§8.3)."""
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_lm("y ~ x + z + C(g)", data, eps=eps, method="subsample_aggregate", bounds=bounds,
+                           levels={"g": ["a", "b", "c"]}, inference=True, random_state=seed)
+    return fit
+
+
+def tiny_quantile_pair(n=10, seed=34, value=1e308):
+    """n = 10 rows of N(0, 1) with row 0 at 0.1, against row 0 at ``value`` (clamped to the declared bound)."""
+    import pandas as pd
+    d = pd.DataFrame({"x": np.random.default_rng(seed).standard_normal(n)})
+    d.loc[0, "x"] = 0.1
+    return d, replaced(d, x=value)
+
+
+def _quantile_with_interval(q=0.5, eps=1.0, bounds=(-10.0, 10.0)):
+    """dp_quantile with its interval: the early-stop flag and its warning (quantile_search.md §16) are outputs."""
+    def fit(data, seed):
+        import dpreg
+        return dpreg.dp_quantile(data["x"].to_numpy(), q, eps=eps, bounds=bounds, inference=True,
+                                 random_state=seed)
+    return fit
+
+
+def _mean_of_arrow_array(eps=1.0):
+    """dp_mean of the column as a pyarrow Array (read by the thirty-third pass's null check)."""
+    def fit(data, seed):
+        import pyarrow as pa
+
+        import dpreg
+        return dpreg.dp_mean(pa.array(data["x"].to_numpy()), eps=eps, bounds=(-10.0, 10.0), random_state=seed)
+    return fit
+
+
+def thirty_fourth_pass_cases():
+    """Attacks on the thirty-third pass's code (docs/audit.md, "Thirty-fourth pass"): subsample_aggregate's
+    intervals given the released clip points (alone, and the hull with the bootstrap on private ranges) with a
+    row at the ends of the double range, dp_quantile's early-stop flag at tiny n, dp_mean of a pyarrow Array."""
+    return [
+        Case("thirty-fourth pass: subsample_aggregate, inference, private ranges (hull with the bootstrap), a row at +-1e308",
+             "subsample_aggregate (clip-point interval joined with the bootstrap's, winsorized_sa §8.4)",
+             "row 0 (x, z, y): (0.5, 0.5, 0.5) -> (1e308, -1e308, 1e308); n = 20000, eps = 2, no ranges declared",
+             _sa_inference(None), lambda: sa_extreme_row_pair(x=1e308, z=-1e308, y=1e308),
+             {"full": 60, "quick": 40, "test": 0}),
+        Case("thirty-fourth pass: subsample_aggregate, inference, declared ranges (clip-point interval), a row at -1e308",
+             "subsample_aggregate (clip-point interval, winsorized_sa §8.3)",
+             "row 0's y: 0.5 -> -1e308 (clamped to -4); n = 20000, eps = 2, ranges declared",
+             _sa_inference({"x": (-1.0, 1.0), "z": (-1.0, 1.0), "y": (-4.0, 4.0)}),
+             lambda: sa_extreme_row_pair(y=-1e308), {"full": 60, "quick": 40, "test": 0}),
+        Case("thirty-fourth pass: dp_quantile, inference, the early-stop flag at n = 10",
+             "dp_quantile (early-stop flag, quantile_search §16)",
+             "row 0's x: 0.1 -> 1e308 (clamped to 10); n = 10, eps = 1, q = 0.5, bounds (-10, 10)",
+             _quantile_with_interval(), tiny_quantile_pair, {"full": 1000, "quick": 300, "test": 0}),
+        Case("thirty-fourth pass: dp_mean of a pyarrow Array, a row at 1e308",
+             "dp_mean (pyarrow Array)",
+             "row 0's x: 0.1 -> 1e308 (clamped to 10); n = 10, eps = 1, bounds (-10, 10)",
+             _mean_of_arrow_array(), tiny_quantile_pair, {"full": 1000, "quick": 300, "test": 0}),
     ]
 
 

@@ -729,6 +729,24 @@ def test_private_ranges_refuse_hopeless_budgets_before_spending():
     assert len(led) == 0 and "'x'" in str(exc.value) and "'y'" in str(exc.value)
 
 
+def test_range_refusal_example_says_when_it_names_only_some_columns():
+    # thirty-fourth pass, newcomer (quantreg's uis: seven undeclared columns): the example
+    # bounds={'Y': (lower, upper), 'AGE': ..., 'BECK': ...} stopped at three names with no "...", so it
+    # read as the whole declaration; every column is still named in the message's list of columns
+    rng = np.random.default_rng(0)
+    cols = {f"x{i}": rng.uniform(0, 10, 300) for i in range(5)}
+    df = pd.DataFrame({"y": rng.normal(size=300), **cols})
+    with pytest.raises(DesignError, match="too small") as exc:
+        build_design("y ~ " + " + ".join(cols), df, noise=NoiseSource(1), ledger=Ledger(),
+                     bounds_share_eps=0.1)
+    text = str(exc.value)
+    assert "bounds={'y': (lower, upper), 'x0': (lower, upper), 'x1': (lower, upper), ...}" in text
+    assert all(f"'{c}'" in text for c in ["y", *cols])
+    with pytest.raises(DesignError, match="too small") as exc:
+        build_design("y ~ x0 + x1", df, noise=NoiseSource(1), ledger=Ledger(), bounds_share_eps=0.01)
+    assert "bounds={'y': (lower, upper), 'x0': (lower, upper), 'x1': (lower, upper)}:" in str(exc.value)
+
+
 def test_range_refusals_on_public_facts_come_before_the_private_selection_of_levels():
     # newcomer review 17 (MASS::birthwt, n = 189): "bwt ~ age + lwt + C(race)" with no ranges declared
     # selected race's levels privately (0.1 eps, 0.1 delta in the ledger) and only then refused the
@@ -782,8 +800,11 @@ def test_more_formula_and_level_forms():
         d = build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels="data")
     assert d.public.schema.variables["z"].levels_source == "data" and not d.public.schema.private
     # a misspelt key is an error (it would leave the real column undeclared)
-    with pytest.raises(DesignError, match="not in the data"):
+    with pytest.raises(DesignError, match="not in the data") as exc:
         build_design("y ~ 1", df, bounds={"y": (-5, 5), "pirce": (0, 1)})
+    # thirty-fourth pass, newcomer: the refusal says what works, and that works
+    assert "leave the key out for data without that column" in str(exc.value)
+    assert build_design("y ~ 1", df, bounds={"y": (-5, 5)}).terms == ["Intercept"]
     # newcomer review 27: a term as the key (R's levels = list(`factor(dose)` = ...)) names the column inside
     with pytest.raises(DesignError, match=r"'C\(z\)' \(bounds and levels name data columns, not terms: declare 'z'\)"):
         build_design("y ~ C(z)", df, bounds={"y": (-5, 5)}, levels={"C(z)": [1, 2, 3]})

@@ -86,7 +86,9 @@ def test_refused_before_anything_is_spent(declared, n, eps, monkeypatch):
     assert rows == [] and draws == [] and caught == []
     assert budget.spent == (0.0, 0.0) and budget.history == []
     text = str(info.value)
-    assert "allow_outside_regime=True" in text and "fewer terms" in text and "declare the ranges" in text
+    assert "allow_outside_regime=True" in text and "fewer terms" in text
+    # thirty-fourth pass: declaring is advised only for what was not declared
+    assert ("declare the" not in text) if declared else ("declare the ranges" in text)
     # the margin printed is n mu / sqrt(d) at the estimator's budget: all of eps with declared ranges,
     # 0.9 of it after a private range search (bounds_share = 0.1)
     mu = _mu(eps if declared else 0.9 * eps, 1e-6)
@@ -339,3 +341,25 @@ def test_one_level_stand_in_shape_is_a_lower_bound_of_d(formula):
                                 levels={k: v for k, v in (("g", list("abcd")[:kg]), ("h", list("uvwz")[:kh]))
                                         if k in formula})
             assert full is not None and len(low.terms) <= len(full.terms)
+
+
+def test_refusal_advises_declaring_only_what_was_not_declared():
+    """Thirty-fourth pass: with every range and level declared the refusal no longer tells the user to
+    declare them (PSID1982, n = 595, eps = 1, every range and level declared, was told to); with a
+    private range search it names the ranges, with declared ranges and a private level selection the
+    levels."""
+    n = 300
+    df = _frame_g(n)
+    bounds = dict(BOUNDS)
+    with pytest.raises(SampleTooSmall) as info:
+        dpreg.dp_glm("y ~ x1 + g", df, eps=1.0, bounds=bounds, levels=GLEVELS, random_state=1)
+    assert "declare the" not in str(info.value)
+    assert "Or fit fewer terms (each factor level is a coefficient), or use a univariate summary" in str(info.value)
+    with pytest.raises(SampleTooSmall) as info:        # n = 500: enough rows for the one range search
+        dpreg.dp_glm("y ~ x1 + g", _frame_g(500), eps=1.0, levels=GLEVELS, random_state=1)
+    assert "declare the ranges, or use" in str(info.value)
+    with pytest.raises(SampleTooSmall) as info:
+        # n = 150: below the margin already at the lower bound of d (one level of g: d >= 2)
+        dpreg.dp_glm("y ~ x1 + g", _frame_g(150).assign(g=lambda f: f["g"].astype(str)), eps=1.0, bounds=bounds,
+                     random_state=1)
+    assert "declare the levels, or use" in str(info.value)

@@ -171,8 +171,10 @@ def test_lm_arguments_dpreg_does_not_have_say_what_to_do(frame):
         dpreg.dp_lm("y ~ x", frame, weights=np.ones(len(frame)), **kw)
     with pytest.raises(InvalidArgument, match=r"use dp_glm\(family='binomial'\)"):
         dpreg.dp_lm("y ~ x", frame, family="binomial", **kw)
-    with pytest.raises(InvalidArgument, match="pass the rows to analyse"):
+    with pytest.raises(InvalidArgument, match="pass the rows to analyse") as exc:
         dpreg.dp_lm("y ~ x", frame, subset=frame.x > 0, **kw)
+    # thirty-fourth pass, newcomer: the refusal shows how (a filtered frame as the data)
+    assert "data=df[df['g'] == 'a']" in str(exc.value)
     # newcomer review 19: statsmodels' missing="drop" got the list of AdaSSP's options
     with pytest.raises(InvalidArgument, match=r"^there is no argument missing=: .*na_action='drop'"):
         dpreg.dp_lm("y ~ x", frame, missing="drop", **kw)

@@ -237,3 +237,24 @@ def test_spread_error_sd_is_total():
             assert got == math.inf or (math.isfinite(got) and got >= 0.0)
         assert clip_conditional_interval(0.0, 0.1, 10, -0.1, 0.1, ("normal", 0.1), lower=-100.0, upper=100.0,
                                          level=0.95, s_sd=math.inf) is None
+
+
+@pytest.mark.parametrize("s", [5e-324, 1e-300, 1e-160])
+@pytest.mark.parametrize("law", [("normal", 0.1), ("laplace", 0.1)])
+def test_a_tiny_released_spread_gives_the_noise_only_interval_under_numpy_errors_raised(s, law):
+    # audit 34 (rule 3): with a released spread s so small that (clip point - t) / s is beyond the double
+    # range, x phi(x) was inf * 0 = NaN in the clipped moments and brentq raised ValueError ("the function
+    # value ... is NaN"); fails on the code before. In the limit s -> 0 the clipped mean is t itself (t
+    # inside the clip points) with no sampling variance, so the interval is coef +- the noise law's central
+    # half-width: z_0.975 sd for the normal law, b log(1 / 0.05) for Laplace(b) (P(|L| > h) = e^(-h/b)).
+    # The s-dependent terms are below 1e-150 of them, so a relative tolerance of 1e-9 (brentq's rtol
+    # 1e-12 with room) holds
+    import warnings
+    kind, scale = law
+    half = (stats.norm.ppf(0.975) * scale) if kind == "normal" else scale * math.log(1.0 / 0.05)
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        got = clip_conditional_interval(0.0, s, 100, -1.0, 1.0, law, lower=-100.0, upper=100.0, level=0.95)
+    assert got is not None
+    assert got[0] == pytest.approx(-half, rel=1e-9)
+    assert got[1] == pytest.approx(half, rel=1e-9)

@@ -398,3 +398,48 @@ def test_a_pyarrow_array_with_a_missing_value_is_refused_like_pandas_and_equal_t
     ref = dpreg.dp_mean(np.array(values), bounds=(0, 3), eps=1, random_state=4).estimate
     for x in (pa.array(values), pa.chunked_array([values[:100], values[100:]])):
         assert dpreg.dp_mean(x, bounds=(0, 3), eps=1, random_state=4).estimate == ref
+
+
+def _one_missing_value_forms(values, at):
+    """``values`` with the entry ``at`` missing, in every form dp_mean / dp_quantile take (audit 34)."""
+    pa = pytest.importorskip("pyarrow")
+    with_none = [None if i == at else v for i, v in enumerate(values)]
+    with_nan = np.where(np.arange(len(values)) == at, np.nan, np.asarray(values, float))
+    forms = {"numpy NaN": with_nan, "pandas NaN": pd.Series(with_nan),
+             "pandas Float64 NA": pd.Series(with_none, dtype="Float64"),
+             "pandas double[pyarrow] null": pd.Series(with_none, dtype="double[pyarrow]"),
+             "pyarrow Array null": pa.array(with_none, type=pa.float64()), "pyarrow Array NaN": pa.array(with_nan),
+             "pyarrow ChunkedArray null": pa.chunked_array([pa.array(with_none[:at], type=pa.float64()),
+                                                                   pa.array(with_none[at:], type=pa.float64())]),
+             "list None": with_none}
+    try:
+        import polars as pl
+        forms["polars null"] = pl.Series(with_none)
+    except ImportError:
+        pass
+    return forms
+
+
+@pytest.mark.parametrize("release", ["dp_mean", "dp_quantile"])
+def test_a_missing_value_in_any_form_is_one_refusal_before_anything_is_spent(release):
+    # audit 34: whether x holds a missing value depends on one row, so the refusal is a one-row refusal of
+    # data outside the domain the guarantee is stated for (docs/reference/errors.rst), as under
+    # na_action="fail"; what it may not do is tell more than that: one class and text for every form of
+    # missing value (a NaN, None, pandas' NA, a pyarrow / polars null, in any chunk), nothing charged to
+    # the Budget, and no numpy warning
+    import warnings
+    fn = getattr(dpreg, release)
+    kw = {"q": 0.5} if release == "dp_quantile" else {}
+    values = list(np.random.default_rng(34).uniform(0, 1, 300))
+    outcomes = set()
+    for at in (0, 150, 299):
+        for name, x in _one_missing_value_forms(values, at).items():
+            budget = dpreg.Budget(eps=5.0)
+            with warnings.catch_warnings(), np.errstate(all="raise"):
+                warnings.simplefilter("error")
+                with pytest.raises(dpreg.errors.InvalidArgument) as info:
+                    fn(x, eps=1.0, bounds=(0, 2), budget=budget, random_state=3, **kw)
+            outcomes.add((type(info.value).__name__, str(info.value)))
+            assert budget.spent == (0.0, 0.0), name
+    assert len(outcomes) == 1
+    assert "missing values are not allowed" in next(iter(outcomes))[1]

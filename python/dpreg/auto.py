@@ -80,7 +80,10 @@ validity_dpgd_small.md; two private-range cells at n = 300 excepted, where the p
 ranges clamp the data and move the estimand, docs/validity.md). So auto chooses dpgd in this regime with or without inference: the better
 point estimate, honest intervals or an honest refusal of them, and an AccuracyWarning naming the n and
 eps that would leave the regime; method="adassp" remains the explicit choice for wide intervals at
-small n. Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data).
+small n. Above 20 auto stays with the SSP methods (1.0-2.0 x OLS on real data). The warning's threshold
+rises with eps where issue 13's target tightens (auto_snr_min: 21.2 at eps = 4, 28.3 at eps >= 8; thirty-
+fourth pass: auto missed 1.5 x OLS in 18 of 19 real cells at eps 8-16 with the index 20-28.3); the choice of
+method stays at 20.
 
 Point estimates only (fifteenth pass, docs/accuracy.md, "Every method on every dataset"): on the six
 datasets with index >= 20 at eps 0.5 / 1 / 2 / 8, declared and private ranges (3 seeds), dpgd's test MSE
@@ -318,6 +321,36 @@ AUTO_PRIVATE_DPGD_MAX = 250.0
 AUTO_NUMERIC_DPGD_MAX = 100.0
 
 
+#: issue 13's test-MSE targets relative to OLS: 3 x at eps <= 1, 1.5 x at eps >= 8, geometric in log2(eps)
+#: between (2.38 at eps = 2, 1.89 at eps = 4; the thirty-first pass's interpolation, bench_byname_regime)
+AUTO_TARGET_LOW_EPS = 3.0
+AUTO_TARGET_HIGH_EPS = 1.5
+#: the test-MSE excess over OLS (ratio - 1) of auto's fits measured at AUTO_SNR_MIN: every real cell
+#: above the index 20 had auto <= 2.0 x OLS, every cell below >= 2.1 x (AUTO_SNR_MIN's comment)
+AUTO_EXCESS_AT_SNR_MIN = 1.0
+
+
+def accuracy_target(eps):
+    """Issue 13's test-MSE target relative to OLS at ``eps`` (public: eps only)."""
+    if eps <= 1:
+        return AUTO_TARGET_LOW_EPS
+    if eps >= 8:
+        return AUTO_TARGET_HIGH_EPS
+    return AUTO_TARGET_LOW_EPS * (AUTO_TARGET_HIGH_EPS / AUTO_TARGET_LOW_EPS) ** (math.log2(eps) / 3.0)
+
+
+def auto_snr_min(eps):
+    """The index below which the small-data AccuracyWarning is given at ``eps`` (thirty-fourth pass,
+    docs/accuracy.md "Thirty-fourth pass: every method on held-out datasets"). AUTO_SNR_MIN (20) was set
+    where auto's measured excess over OLS is at most AUTO_EXCESS_AT_SNR_MIN (1 x OLS), below the 3 x
+    target of eps <= 1. The privacy part of the test MSE scales as 1 / index^2 (the noise of the released
+    statistics is 1 / mu against a signal n / B^2), so the index that keeps the excess within the target's
+    allowance t - 1 is AUTO_SNR_MIN * sqrt(AUTO_EXCESS_AT_SNR_MIN / (t - 1)): 20 up to eps = 2 (t >= 2),
+    21.2 at eps = 4 (t = 1.89), 28.3 at eps >= 8 (t = 1.5). A function of eps only (public)."""
+    allowance = accuracy_target(eps) - 1.0
+    return max(AUTO_SNR_MIN, AUTO_SNR_MIN * math.sqrt(AUTO_EXCESS_AT_SNR_MIN / allowance))
+
+
 def auto_snr(n, d, b_sq, eps, delta):
     """The public signal-to-noise index of AUTO_SNR_MIN (n, d, the design's norm budget, eps, delta)."""
     from .privacy.accounting import mu_from_eps_delta
@@ -393,6 +426,14 @@ _LARGEST_ERRORS = ("; the largest where the outcome is nearly a linear function 
                    "residuals a small share of its declared range")
 
 
+#: what the warning says between AUTO_SNR_MIN and auto_snr_min(eps) (thirty-fourth pass, docs/accuracy.md
+#: "Thirty-fourth pass: every method on held-out datasets": the real cells measured at eps 8-16 with
+#: index 20-28.3, declared and private ranges, 10 datasets)
+_BAND_MEASURED = ("(in the 19 real-data cells measured in this band at eps 8-16, method='auto' missed that "
+                  "accuracy in 18, by up to about 50 times the test error of ordinary least squares"
+                  f"{_LARGEST_ERRORS}): ")
+
+
 def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, explicit=False,
                          has_intervals=True, refused_above_index=False):
     """An AccuracyWarning diagnostic when the expected privacy noise dominates (public facts: n, the
@@ -406,17 +447,26 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
     d = len(public.terms)
     b_sq = auto_b_sq(public)
     snr = auto_snr(n, d, b_sq, eps, delta)
-    if snr >= AUTO_SNR_MIN:
+    snr_min = auto_snr_min(eps)
+    if snr >= snr_min:
         return None
-    n_need = int(math.ceil(n * AUTO_SNR_MIN / snr))
+    # the index grows with n linearly; the threshold with eps (auto_snr_min), so eps is checked per value
+    n_need = int(math.ceil(n * snr_min / snr))
     eps_need = None
     for cand in (0.5, 1, 2, 4, 8, 16, 32, 64):
-        if cand > eps and auto_snr(n, d, b_sq, cand, delta) >= AUTO_SNR_MIN:
+        if cand > eps and auto_snr(n, d, b_sq, cand, delta) >= auto_snr_min(cand):
             eps_need = cand
             break
     more_eps = f", or eps >= {eps_need:g}" if eps_need is not None else ""
-    head = (f"With n = {n} rows, {d} coefficient{'' if d == 1 else 's'} and eps = {eps:g}, the privacy "
-            "noise is expected to dominate this fit ")
+    if snr >= AUTO_SNR_MIN:
+        # the band of a large eps (thirty-fourth pass): the noise does not dominate as below 20, but the
+        # tighter target of this eps is missed on real data there (auto_snr_min)
+        head = (f"With n = {n} rows, {d} coefficient{'' if d == 1 else 's'} and eps = {eps:g}, the privacy "
+                f"noise is expected to add more than {accuracy_target(eps) - 1.0:.2g} x the test error of "
+                "ordinary least squares to this fit (the accuracy expected at this eps) ")
+    else:
+        head = (f"With n = {n} rows, {d} coefficient{'' if d == 1 else 's'} and eps = {eps:g}, the privacy "
+                "noise is expected to dominate this fit ")
     need = (f"about n >= {n_need} rows{more_eps} would be needed, or fewer coefficients (e.g. fewer factor "
             "levels).")
     if explicit or chosen != "dpgd":
@@ -424,7 +474,7 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
         # SSP method auto keeps where its dpgd rule cannot apply (a streamed source, unit=); the range is
         # over every method in the accuracy benchmark's cells below the index (docs/accuracy.md). The
         # standard errors may still be withheld after the releases (BoostedAdaSSP's check): "where"
-        kept = ("" if explicit else
+        kept = ("" if explicit or snr >= AUTO_SNR_MIN else   # auto's dpgd rule is the one below 20
                 f" method='auto' keeps {chosen!r} here: its dpgd rule needs an in-memory data frame, "
                 "replace-one neighbours and no unit= (dpreg.auto.AUTO_RULE).")
         if refused_above_index:
@@ -435,11 +485,13 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
                                 "whose sufficient-statistics methods are in their regime there).")
         tail = (" Where standard errors are reported, they account for this noise." if has_intervals else
                 " This fit reports no standard errors, so nothing in its output shows the noise.")
-        return Diagnostic(head + "(on real data, fits in this regime had test errors from 1.2 to several "
-                          "hundred times those of ordinary least squares, depending on the method and "
-                          f"the data{_LARGEST_ERRORS}): " + need + kept + tail, AccuracyWarning)
-    return Diagnostic(head + "(on real data such fits had test errors from 1.2 to several hundred times "
-                      f"those of ordinary least squares{_LARGEST_ERRORS}): " + need +
+        return Diagnostic(head + (_BAND_MEASURED if snr >= AUTO_SNR_MIN else
+                                  "(on real data, fits in this regime had test errors from 1.2 to several "
+                                  "hundred times those of ordinary least squares, depending on the method "
+                                  f"and the data{_LARGEST_ERRORS}): ") + need + kept + tail, AccuracyWarning)
+    return Diagnostic(head + (_BAND_MEASURED if snr >= AUTO_SNR_MIN else
+                              "(on real data such fits had test errors from 1.2 to several hundred times "
+                              f"those of ordinary least squares{_LARGEST_ERRORS}): ") + need +
                       " method='auto' therefore chose dpgd, the most accurate method measured in this "
                       "regime" + ("; its standard errors are reported where the released Gram matrix "
                                   "resolves every direction, and as not estimable (with the reason) "

@@ -422,7 +422,10 @@ Anova.dp_fit <- function(mod, type = c("II", "III", "2", "3"), ...) {
 #' where the hypothesis is "= 0"), a combination on AdaSSP with declared ranges
 #' by the union interval of its own map, a row that uses a withheld direction
 #' not at all (NA, with the reason); the joint test is then Bonferroni over the
-#' rows (columns `Df`, `Max z^2`, `Pr(Bonferroni)`), as in `anova()`.
+#' rows (columns `Df`, `Max z^2`, `Pr(Bonferroni)`), as in `anova()`. A
+#' coefficient whose standard error is withheld (NA in `vcov(fit)`) does not
+#' enter the test of a hypothesis that does not use it; a hypothesis that uses
+#' it stops (class `dpreg_no_inference_error`) naming it.
 #' @param model A `dp_fit`.
 #' @param hypothesis.matrix,rhs As for `car::linearHypothesis()`.
 #' @param test `"Chisq"` only (the statistics are z, not t).
@@ -449,9 +452,50 @@ linearHypothesis.dp_fit <- function(model, hypothesis.matrix, rhs = NULL, test =
   }
   if (asymmetric_intervals(model)) return(linear_hypothesis_by_core(model, hypothesis.matrix, rhs))
   V <- released_vcov(model)
+  b <- inference_centre(model)
+  # thirty-fourth pass, newcomer (quantreg's uis, BoostedAdaSSP with one level's standard error
+  # withheld): car forms L V L', where a withheld (NA) row of V gave NA * 0 = NA and "system is
+  # computationally singular" for linearHypothesis(fit, "TREAT = 0"), a hypothesis not about that
+  # coefficient. The coefficients the hypothesis does not use leave it (exactly, as their columns of L
+  # are 0); one it uses without a released standard error is refused with the reason
+  used <- colSums(hypothesis_rows(model, hypothesis.matrix, rhs)$L != 0) > 0
+  if (any(!is.finite(V[used, used])) || any(!is.finite(b[used]))) {
+    bad <- names(b)[used & !(is.finite(b) & is.finite(diag(V)))]
+    stop(structure(class = c("dpreg_no_inference_error", "dpreg_error", "error", "condition"),
+                   list(message = paste0(
+                     "linearHypothesis() needs the noise-aware covariance of the coefficients the ",
+                     "hypothesis uses, and ",
+                     if (length(bad)) paste0("the standard errors of ", paste(bad, collapse = ", "),
+                                             " are not estimable in this fit")
+                     else "their covariances are not released by this method",
+                     " (summary() says why); hypotheses about the other coefficients are tested"),
+                   call = NULL)))
+  }
+  V[!used, ] <- 0
+  V[, !used] <- 0
+  b[!used & !is.finite(b)] <- 0
   lh_default <- utils::getS3method("linearHypothesis", "default", envir = asNamespace("car"))
   lh_default(model, hypothesis.matrix, rhs = rhs, test = "Chisq", vcov. = V,
-             coef. = inference_centre(model), suppress.vcov.msg = TRUE, ...)
+             coef. = b, suppress.vcov.msg = TRUE, ...)
+}
+
+# The hypothesis as a matrix L (one column per coefficient) and right-hand side q, as car reads it
+hypothesis_rows <- function(model, hypothesis.matrix, rhs) {
+  cn <- names(coef(model))
+  if (is.character(hypothesis.matrix)) {
+    L <- car::makeHypothesis(cn, hypothesis.matrix, rhs)
+    if (is.null(dim(L))) L <- t(L)
+    q <- unname(L[, ncol(L)])
+    L <- L[, -ncol(L), drop = FALSE]
+  } else {
+    L <- if (is.null(dim(hypothesis.matrix))) t(hypothesis.matrix) else hypothesis.matrix
+    q <- if (is.null(rhs)) rep(0, nrow(L)) else as.numeric(rhs)
+  }
+  if (ncol(L) != length(cn) || length(q) != nrow(L)) {
+    dp_stop("the hypothesis matrix needs one column per coefficient (", length(cn), ") and rhs one ",
+            "value per row", call. = FALSE)
+  }
+  list(L = L, q = q)
 }
 
 # A fit with asymmetric intervals (newcomer review 20): the core tests each row of the hypothesis by the
@@ -474,19 +518,9 @@ lh_dialect <- function(msg) {
 
 linear_hypothesis_by_core <- function(model, hypothesis.matrix, rhs) {
   cn <- names(coef(model))
-  if (is.character(hypothesis.matrix)) {
-    L <- car::makeHypothesis(cn, hypothesis.matrix, rhs)
-    if (is.null(dim(L))) L <- t(L)
-    q <- unname(L[, ncol(L)])
-    L <- L[, -ncol(L), drop = FALSE]
-  } else {
-    L <- if (is.null(dim(hypothesis.matrix))) t(hypothesis.matrix) else hypothesis.matrix
-    q <- if (is.null(rhs)) rep(0, nrow(L)) else as.numeric(rhs)
-  }
-  if (ncol(L) != length(cn) || length(q) != nrow(L)) {
-    dp_stop("the hypothesis matrix needs one column per coefficient (", length(cn), ") and rhs one ",
-            "value per row", call. = FALSE)
-  }
+  hr <- hypothesis_rows(model, hypothesis.matrix, rhs)
+  L <- hr$L
+  q <- hr$q
   out <- call_core("r_wald_test", model$core_json,
                    lapply(seq_len(nrow(L)), function(i) as.list(unname(L[i, ]))), as.list(q),
                    relabel = lh_dialect)

@@ -224,6 +224,16 @@ translate_leaf <- function(e, map, factor_cols) {
          "row-wise transform); ", refused_fun_advice(e, f), call. = FALSE)
   } else if (f %in% c("as.numeric", "as.double", "as.integer") && length(args) == 1 && is.name(args[[1]])) {
     x <- as.character(args[[1]])
+    # thirty-fourth pass, newcomer (mlbench's BreastCancer: scores 1 to 10 stored as ordered factors):
+    # "write the column itself" fitted the factor's categories, not the scores the user asked for.
+    # The column's type is public (the schema), so the advice may depend on it
+    if (x %in% .dpreg$derive$category_cols) {
+      dp_stop(f, "() is not supported in a dpreg formula: ", x, " is a factor (or text) column, whose ",
+              "levels enter as categories (write ", x, " or factor(", x, ")). To use its labels as numbers ",
+              "(scores such as 1 to 10), add a numeric column to the data first, e.g. data$", x,
+              "_num <- as.numeric(as.character(data$", x, ")), declare its range in bounds = and write ", x,
+              "_num in the formula; ", supported_funs_text(), call. = FALSE)
+    }
     dp_stop(f, "() is not supported in a dpreg formula: write the column itself, ", x, " (a numeric ",
             "column is used as a number; a factor's level codes 1, 2, ... are not a measurement: for a ",
             "factor write factor(", x, ")); ", supported_funs_text(), call. = FALSE)
@@ -367,7 +377,9 @@ contrasts_refusal <- function(what) {
 
 translate_formula <- function(formula, data, levels = NULL) {
   numeric_cols <- names(data)[vapply(data, function(col) is.numeric(col) && !is.factor(col), TRUE)]
-  .dpreg$derive <- list(data_names = names(data), numeric_cols = numeric_cols, levels = levels, cols = list())
+  category_cols <- names(data)[vapply(data, function(col) is.factor(col) || is.character(col), TRUE)]
+  .dpreg$derive <- list(data_names = names(data), numeric_cols = numeric_cols, category_cols = category_cols,
+                        levels = levels, cols = list())
   on.exit(.dpreg$derive <- NULL)
   if (!inherits(formula, "formula")) {
     formula <- tryCatch(stats::as.formula(formula), error = function(e) {

@@ -412,7 +412,12 @@ def unknown_columns_error(keys, columns) -> DesignError:
             continue
         close = difflib.get_close_matches(str(k), cols, n=1)
         hints.append(repr(k) + (f" (did you mean {close[0]!r}?)" if close else ""))
-    return DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints))
+    # thirty-fourth pass, newcomer (quantreg's uis): one bounds list reused for a data frame of fewer
+    # columns was refused with the names only; the refusal now says what works
+    return DesignError("bounds/levels name column(s) that are not in the data: " + ", ".join(hints)
+                       + ". Correct the name, or leave the key out for data without that column (a key "
+                       "that matches no column is refused because a misspelt one would leave the real "
+                       "column undeclared)")
 
 
 def _columns_and_na(formula, data, *, bounds, levels, family, na_action, strict, outcome_levels, n_public,

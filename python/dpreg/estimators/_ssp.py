@@ -871,9 +871,56 @@ def allow_for_heavy_tails(facts: dict, bundle: dict, *, h_y: float, n_pub: float
             t = float(r2)
             over = t - t / (t + factor * (1.0 - t))
             if over >= 0.005:
-                facts["tail_allowance_note"] += (
-                    f"; the R-squared point assumes normal tails and would overstate R-squared by up to "
-                    f"{over:.2f} under them")
+                facts["tail_allowance_note"] += f"{_R2_TAIL_CLAUSE}{over:.2f} under them"
+
+
+#: thirty-fourth pass (docs/derivations/adassp_boosted.md §63, dpgd.md §15; issue 12): the largest amount by
+#: which the printed R^2 point may overstate R^2 under the residual tails the released sums cannot exclude
+#: (the issue's target, +-0.05 of the truth). Where the normal-tail point could overstate by more (the
+#: winsorized residual sum holds only 1 / f of a heavier-tailed residual variance, §22), the point is lowered
+#: to that bound; R2_TAIL_LOWERING switches the rule (False: the point of the thirty-third pass)
+R2_TAIL_TOLERANCE = 0.05
+R2_TAIL_LOWERING = True
+
+#: the clause allow_for_heavy_tails adds to the tail note about the R^2 point (replaced where it is lowered)
+_R2_TAIL_CLAUSE = "; the R-squared point assumes normal tails and would overstate R-squared by up to "
+
+
+def lower_r_squared_for_heavy_tails(rel, facts) -> None:
+    """Issue 12, thirty-fourth pass (docs/derivations/adassp_boosted.md §63; dpgd.md §15): the printed R^2
+    point t (§15's point or §54's median, after every other rule) rests on the residual sum winsorized at
+    the bundle's clip; under the heaviest tails the released sums cannot exclude (§22's variance factor f)
+    the residual sum is up to f times larger and R^2 as low as m = t / (t + f (1 - t)). Where t - m exceeds
+    R2_TAIL_TOLERANCE the point is lowered to m + R2_TAIL_TOLERANCE: under any tail law between the normal
+    and the heaviest not excluded, its population error is then in [-(t - m - 0.05), +0.05]. The point
+    stays inside the printed interval (its lower end already allows for f, and m is at or above it). The
+    adjusted R^2 moves with it (1 - adjusted R^2 is a fixed multiple of 1 - R^2). The note says by how much
+    the point was lowered. Post-processing of the released point and the released variance factor."""
+    ta = facts.get("tail_allowance")
+    if not R2_TAIL_LOWERING or rel.r_squared is None or ta is None:
+        return
+    f, t = float(ta["variance_factor"]), float(rel.r_squared)
+    if not (math.isfinite(f) and f > 1.0 and math.isfinite(t) and 0.0 < t < 1.0):
+        return
+    heavy = t / (t + f * (1.0 - t))
+    lowered = heavy + R2_TAIL_TOLERANCE
+    if not lowered < t:
+        return
+    if rel.adj_r_squared is not None and math.isfinite(float(rel.adj_r_squared)):
+        rel.adj_r_squared = float(1.0 - (1.0 - float(rel.adj_r_squared)) * (1.0 - lowered) / (1.0 - t))
+    rel.r_squared = float(lowered)
+    facts["r_squared_raw"] = float(lowered)
+    facts["r_squared_normal_tails"] = t
+    facts["r_squared_tail_lowered"] = float(t - lowered)
+    ri = facts.get("r_squared_interval")
+    if ri is not None and float(ri[0]) > lowered:      # not expected: m is at or above the allowed lower end
+        facts["r_squared_interval"] = [float(lowered), float(ri[1])]
+    note = facts.get("tail_allowance_note")
+    if note is not None:
+        facts["tail_allowance_note"] = note.split(_R2_TAIL_CLAUSE)[0] + (
+            f"; the R-squared point is lowered by {t - lowered:.2f} from its normal-tail value so that it would "
+            f"overstate R-squared by up to {R2_TAIL_TOLERANCE:.2f} under them (and understate it by up to "
+            f"{t - lowered:.2f} under normal tails)")
 
 
 #: twenty-fifth pass (docs/derivations/adassp_boosted.md §46; issue 12): a printed point must be within a

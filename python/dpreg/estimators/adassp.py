@@ -1667,6 +1667,9 @@ def finish(method, sd, design, spec, noise, ledger, theta, state, values, tuning
                 tails = inf.heavy_tail_signal(bundle, privacy_excess_share=_privacy_excess_share(res_var))
                 if tails["heavy"]:
                     facts["sigma_estimand"] = SIGMA_HEAVY_TAIL_ESTIMAND
+        # thirty-fourth pass (§63): the printed R^2 point, whichever rule printed it, is lowered where the
+        # tails the released sums cannot exclude could make it overstate R^2 by more than the issue's 0.05
+        _ssp.lower_r_squared_for_heavy_tails(rel, facts)
         if rel.vcov is not None and np.isfinite(sigma2_hat):
             # the "noise share" column (issue 12: it must agree with the intervals): the part of the
             # printed variance above the non-private sampling variance lm would print, sigma_hat^2 S^-1

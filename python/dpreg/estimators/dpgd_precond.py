@@ -397,6 +397,9 @@ def _attach_inference(rel, sd, X, y, theta, G, K, *, sigma_G, sigma_grad, T, k, 
     # twenty-fifth pass (adassp_boosted.md §46): the point only where its interval bounds it within 2x
     _ssp.withhold_points_the_interval_does_not_support(rel, facts)
     _ssp.widen_printed_sigma_interval_for_the_gate(rel, facts, res_var, float(sd.h_y))
+    # thirty-fourth pass (dpgd.md §15, adassp_boosted.md §63): the printed R^2 point is lowered where the tails
+    # the released sums cannot exclude could make it overstate R^2 by more than the 0.05
+    _ssp.lower_r_squared_for_heavy_tails(rel, facts)
     if facts.get("tail_allowance_note") and facts.get("sigma_interval"):
         rel.warnings = list(rel.warnings) + [Diagnostic(
             facts["tail_allowance_note"][0].upper() + facts["tail_allowance_note"][1:] + ".", None)]

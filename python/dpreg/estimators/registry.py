@@ -255,7 +255,9 @@ _NOT_SUPPORTED = {
     "var_weights": ("variance weights are not supported: every row counts once (the privacy guarantee is per "
                     "row); for proportions of trials, expand to one row per trial with a 0/1 outcome"),
     "exposure": "dp_glm fits logistic regression only, with no offset or exposure",
-    "subset": "pass the rows to analyse (their number is treated as public)",
+    # thirty-fourth pass, newcomer: say how, as the R refusal does (data = df[df$g == "a", ])
+    "subset": ("pass the rows to analyse as the data, e.g. data=df[df['g'] == 'a'] or "
+               "data=df.query(\"g == 'a'\") (their number is treated as public)"),
     "offset": ("offsets are not supported; in a linear model (dp_lm) subtract the offset from the outcome "
                "instead: add outcome - offset to the data as a column of its own, declare its bounds, and fit "
                "it on the other terms (the same coefficients; add the offset back to the predictions); dp_glm "

@@ -219,6 +219,12 @@ def map_to_original_scale(res, centre, half, c_y, h_y, icpt):
     return out
 
 
+def _x_phi(x: float, phi_x: float) -> float:
+    """x phi(x), with its limit 0 where phi(x) is 0: a clip point (a - t) / s beyond the double range for a
+    tiny s is +-inf, and inf * 0 was NaN (audit 34)."""
+    return 0.0 if phi_x == 0.0 else x * phi_x
+
+
 def clipped_normal_moments(t: float, s: float, a: float, b: float) -> tuple[float, float]:
     """(mean, variance) of clip(X, a, b), X ~ N(t, s^2), a <= b (docs/derivations/winsorized_sa.md §8.2):
     mean ``a Phi(al) + b (1 - Phi(be)) + t (Phi(be) - Phi(al)) + s (phi(al) - phi(be))`` with
@@ -230,7 +236,7 @@ def clipped_normal_moments(t: float, s: float, a: float, b: float) -> tuple[floa
     mean = a * pa + b * (1.0 - pb) + t * inside + s * (fa - fb)
     # E[X^2; a < X < b] for X = t + s Z: t^2 P + 2 t s (phi(al) - phi(be)) + s^2 (P + al phi(al) - be phi(be))
     ex2 = (a * a * pa + b * b * (1.0 - pb) + t * t * inside + 2.0 * t * s * (fa - fb)
-           + s * s * (inside + al * fa - be * fb))
+           + s * s * (inside + _x_phi(al, fa) - _x_phi(be, fb)))
     return mean, max(ex2 - mean * mean, 0.0)
 
 

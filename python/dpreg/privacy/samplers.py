@@ -118,50 +118,47 @@ def bernoulli_exp(stream: SecureStream, num, den) -> np.ndarray:
     return ok
 
 
+def _one_sided_round(stream: SecureStream, tp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One round of CKS Algorithm 2 for each scale in ``tp``: U uniform on {0..t-1} kept with probability
+    exp(-U/t); for the kept draws V, the number of successes of Bernoulli(exp(-1)) before the first
+    failure, and X = U + t V. Returns (kept mask, X of the kept draws). P(U = u, V = v) prop. to
+    exp(-u/t) exp(-v) = exp(-(u + t v)/t), and (u, v) <-> x = u + t v is a bijection, so a kept X has
+    P(X = x) prop. to exp(-x/t) on x >= 0. Both samplers below consume the stream in this order."""
+    u = uniform_below(stream, tp)
+    keep = bernoulli_exp_frac(stream, u, tp)
+    u, tk = u[keep], tp[keep]
+    v = np.zeros(u.size, dtype=np.int64)
+    going = np.arange(u.size)
+    while going.size:
+        a = bernoulli_inv_e(stream, going.size)
+        v[going[a]] += 1
+        going = going[a]
+    return keep, u + tk * v
+
+
 def discrete_exponential(stream: SecureStream, t) -> np.ndarray:
     """Integer X >= 0 with P(X = x) proportional to exp(-x/t), t >= 1 an integer per draw (the one-sided
-    half of CKS Algorithm 2): U uniform on {0..t-1} kept with probability exp(-U/t); V the number of
-    successes of Bernoulli(exp(-1)) before the first failure; X = U + t V. P(U = u, V = v) prop. to
-    exp(-u/t) exp(-v) = exp(-(u + t v)/t), and (u, v) <-> x = u + t v is a bijection."""
+    half of CKS Algorithm 2, :func:`_one_sided_round` repeated until every draw is kept)."""
     t = np.asarray(t, dtype=np.int64).ravel()
     out = np.zeros(t.size, dtype=np.int64)
     pending = np.arange(t.size)
     while pending.size:
-        tp = t[pending]
-        u = uniform_below(stream, tp)
-        keep = bernoulli_exp_frac(stream, u, tp)
-        idx, u, tp = pending[keep], u[keep], tp[keep]
-        v = np.zeros(idx.size, dtype=np.int64)
-        going = np.arange(idx.size)
-        while going.size:
-            a = bernoulli_inv_e(stream, going.size)
-            v[going[a]] += 1
-            going = going[a]
-        out[idx] = u + tp * v
+        keep, x = _one_sided_round(stream, t[pending])
+        out[pending[keep]] = x
         pending = pending[~keep]
     return out
 
 
 def discrete_laplace(stream: SecureStream, t) -> np.ndarray:
     """Integer Z with P(Z = z) proportional to exp(-|z|/t), t >= 1 an integer per draw (CKS Algorithm 2
-    with s = 1). U uniform on {0..t-1} kept with probability exp(-U/t); V the number of successes of
-    Bernoulli(exp(-1)) before the first failure; X = U + t V then has P(X = x) prop. to exp(-x/t) on
-    x >= 0; a uniform sign, rejecting "-0", makes it symmetric."""
+    with s = 1): X from :func:`_one_sided_round` has P(X = x) prop. to exp(-x/t) on x >= 0; a uniform
+    sign, rejecting "-0", makes it symmetric."""
     t = np.asarray(t, dtype=np.int64).ravel()
     out = np.zeros(t.size, dtype=np.int64)
     pending = np.arange(t.size)
     while pending.size:
-        tp = t[pending]
-        u = uniform_below(stream, tp)
-        keep = bernoulli_exp_frac(stream, u, tp)
-        idx, u, tp = pending[keep], u[keep], tp[keep]
-        v = np.zeros(idx.size, dtype=np.int64)
-        going = np.arange(idx.size)
-        while going.size:
-            a = bernoulli_inv_e(stream, going.size)
-            v[going[a]] += 1
-            going = going[a]
-        x = u + tp * v
+        keep, x = _one_sided_round(stream, t[pending])
+        idx = pending[keep]
         neg = uniform_below(stream, np.full(idx.size, 2, dtype=np.int64)) == 1
         good = ~(neg & (x == 0))
         out[idx[good]] = np.where(neg[good], -x[good], x[good])

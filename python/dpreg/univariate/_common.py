@@ -384,7 +384,9 @@ def _norm_ppf(p):
 _SHARED_PARAMS = {
     "x": """x : array-like of float, or a data source
     Numeric vector (n >= 1; no missing or infinite values). Neighbours: replace one value; n is
-    public. Or a data frame or data source with ``column=``: a pandas or polars DataFrame, a
+    public. A missing value in any form (NaN, None, pandas' NA, a pyarrow or polars null) is refused
+    with one text before anything is spent: such data lie outside the domain the guarantee is stated
+    for (docs/reference/errors.rst); remove the missing values first (their count is then public). Or a data frame or data source with ``column=``: a pandas or polars DataFrame, a
     pyarrow Table, a path or glob of Parquet/CSV files, a DuckDB relation or ``(connection,
     "table")``, a Spark DataFrame. Only that column is read, batch by batch (on Spark, partition by
     partition), never all rows at once; the result equals the one from the same values in memory

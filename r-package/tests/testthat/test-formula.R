@@ -176,6 +176,22 @@ test_that("refused formula functions say what to write instead, and that works",
   expect_error(dp_lm(mpg ~ interaction(am, vs), mtcars, bounds = b), "factor\\(am\\) \\* factor\\(vs\\)")
   expect_error(dp_lm(mpg ~ as.numeric(cyl) + wt, mtcars, bounds = b), "write the column itself, cyl")
   expect_error(dp_lm(mpg ~ as.integer(cyl), mtcars, bounds = b), "write the column itself, cyl")
+  # thirty-fourth pass, newcomer (mlbench's BreastCancer, scores 1 to 10 stored as ordered factors):
+  # as.numeric() of a factor column said "write the column itself", which fits categories, not scores;
+  # the refusal now names the numeric column to add, and that advice fits the scores
+  d <- mtcars
+  d$gear_f <- factor(d$gear, ordered = TRUE)
+  msg <- tryCatch(dp_lm(mpg ~ as.numeric(gear_f), d, bounds = b), error = conditionMessage)
+  expect_match(msg, "gear_f is a factor", fixed = TRUE)
+  expect_match(msg, "data$gear_f_num <- as.numeric(as.character(data$gear_f))", fixed = TRUE)
+  expect_false(grepl("write the column itself", msg, fixed = TRUE))
+  d$gear_f_num <- as.numeric(as.character(d$gear_f))
+  fit <- suppressWarnings(dp_lm(mpg ~ gear_f_num, d, eps = 10, seed = 1,
+                                bounds = list(mpg = c(10, 35), gear_f_num = c(3, 5))))
+  expect_equal(names(coef(fit)), c("(Intercept)", "gear_f_num"))
+  d$gear_c <- as.character(d$gear)
+  expect_error(dp_lm(mpg ~ as.integer(gear_c), d, bounds = b), "gear_c is a factor (or text) column",
+               fixed = TRUE)
   expect_error(dp_lm(mpg ~ relevel(factor(cyl), "6"), mtcars, bounds = b),
                'levels = list\\(cyl = c\\("6", \\.\\.\\.\\)\\)')
   # the advice works: the declared order makes "6" the reference, as relevel() would in lm
