@@ -15,7 +15,13 @@ from scipy import stats
 
 from dpreg.errors import InvalidArgument
 from dpreg.estimators import _subsample_core as C
-from dpreg.inference.subsample import clip_conditional_interval, clipped_normal_moments
+from dpreg.inference.subsample import (
+    chi2_clip_mean,
+    clip_conditional_interval,
+    clipped_normal_moments,
+    corrected_spread,
+    spread_error_sd,
+)
 from dpreg.privacy.ledger import Ledger
 from dpreg.privacy.mechanisms import NoiseSource
 
@@ -114,7 +120,8 @@ def test_fits_at_a_grid_phase_the_bootstrap_misses():
         lo, hi = out["ci"][0]
         per = out["per"][0]
         want = clip_conditional_interval(float(out["coef"][0]), math.sqrt(out["s2"][0]), k, per.q_lo, per.q_hi,
-                                         ("normal", per.noise_sd), lower=-100.0, upper=100.0, level=0.95)
+                                         ("normal", per.noise_sd), lower=-100.0, upper=100.0, level=0.95,
+                                         s_sd=float(out["s_sd"][0]))
         if want is not None and not out["spread_saturated"][0]:
             assert (lo, hi) == pytest.approx(want, rel=1e-12)
         zs.append(((lo + hi) / 2 - 0.215) / ((hi - lo) / (2 * 1.96)))
@@ -140,11 +147,96 @@ def test_hull_rule_joins_the_bootstrap_interval():
     se, hull = C._clip_conditional(*args, "hull")
     assert hull[0, 0] == min(cond[0, 0], ci_boot[0, 0]) and hull[0, 1] == max(cond[0, 1], ci_boot[0, 1])
     assert se[0] == pytest.approx((hull[0, 1] - hull[0, 0]) / (2 * stats.norm.ppf(0.975)))
+    # the hull keeps the interval of §8.3 (winsorized_sa.md §10): a spread error changes the conditional
+    # interval, not the hull
+    _, cond_s = C._clip_conditional(*args, "conditional", np.array([0.2 * S]))
+    _, hull_s = C._clip_conditional(*args, "hull", np.array([0.2 * S]))
+    assert cond_s[0, 1] - cond_s[0, 0] > cond[0, 1] - cond[0, 0]
+    assert np.array_equal(hull_s, hull)
     # the bootstrap's arrays are not modified in place
     assert ci_boot[0, 0] == 0.165
     with pytest.raises(InvalidArgument):
         C.sa_fit(np.ones((40, 1)), np.zeros(40), terms=["t"], budget=1.0, model="pure", noise=NoiseSource(1),
                  ledger=Ledger(), k=4, clip_rule="sideways")
+
+
+# --------------------------------------------------------------------------------------------------
+# §9 (thirty-fourth pass): the released spread's own error. rare_level, n = 10^4, eps = 1, x2 on the
+# standardised scale: k = 1048 groups, the truth -1/11, the groups' central spread 0.065, the modal released
+# clip points (-0.1588, 0.0578) (1.04 s below and 2.29 s above the truth) and the mean step's normal noise
+# s.d. 0.0037 (docs/validity.md, thirty-fourth pass)
+K9, T9, S9, A9, B9, NOISE9 = 1048, -1.0 / 11.0, 0.065, -0.1588, 0.0578, 0.0037
+
+
+def test_the_clipped_mean_moves_with_the_spread_at_phi_al_minus_phi_be():
+    # dm/ds = phi(al) - phi(be) (§9.2); a central difference at step 1e-6 has error O(1e-12)
+    for t, s, a, b in ((T9, S9, A9, B9), (T, S, A, B), (0.0, 1.0, -0.5, 3.0)):
+        e = 1e-6
+        fd = (clipped_normal_moments(t, s + e, a, b)[0] - clipped_normal_moments(t, s - e, a, b)[0]) / (2 * e)
+        assert fd == pytest.approx(stats.norm.pdf((a - t) / s) - stats.norm.pdf((b - t) / s), abs=1e-8)
+
+
+def test_spread_error_sd_against_monte_carlo_of_the_inversion():
+    # 4000 noiseless spread releases of k = 1000 normal values at the clip point 1.32^2 s^2 (the 75% point of
+    # d is 1.15^2 s^2): the s.d. of the inverted s against the delta method; the s.e. of a sample s.d. from
+    # 4000 draws is 1.1% of it, so 4.5% is 4 s.e. With the spread step's noise added (s.d. 0.0003 on w, an
+    # error of about 10% in s as in the rare_level cell; the noise makes up 85% of w's variance) the delta
+    # method's s.d. holds within 4 s.e. too (it is first order: at 0.0005, 16% in s, the inverted s's s.d.
+    # was 5% above it)
+    rng = np.random.default_rng(91)
+    k, s2 = 1000, 0.0042
+    q = (1.32 ** 2) * s2
+    for nsd in (0.0, 0.0003):
+        w = (np.minimum(s2 * rng.standard_normal((4000, k)) ** 2, q).mean(axis=1)
+             + nsd * rng.standard_normal(4000))
+        s_hat = np.array([math.sqrt(corrected_spread(float(x), q)[0]) for x in w])
+        want = spread_error_sd(s2, s2 * float(chi2_clip_mean(q / s2)), q, nsd, k)
+        assert s_hat.std() == pytest.approx(want, rel=0.045)
+
+
+def test_interval_with_the_spread_error_is_calibrated():
+    # The §8.2 model at x2's rare_level setting with the spread step simulated as the pipeline runs it: k
+    # normal group estimates, the release (clipped mean plus the mean step's noise), the spread's winsorized
+    # mean of (g - release)^2 at the clip point 1.32^2 s^2 plus normal noise of s.d. 0.0008 (a spread error of
+    # about a quarter of s: four times that of the cell, so that the term matters), the inversion of §4.1.
+    # M = 1500 releases: coverage s.e. 0.0056, 3 s.e. 0.017. The §8.3 interval (s_sd = 0) at the released
+    # spread covered 0.874 on 1000 such releases (a m(t) error of s.d. about 0.2 x 0.016 against a total s.d.
+    # of 0.0041 at the clip points' dm/ds = 0.20), so it must stay below 0.92 here
+    rng = np.random.default_rng(34)
+    M, nsd_w = 1500, 0.0008
+    g = T9 + S9 * rng.standard_normal((M, K9))
+    est = np.clip(g, A9, B9).mean(axis=1) + NOISE9 * rng.standard_normal(M)
+    qhat = (1.32 * S9) ** 2
+    w = np.minimum((g - est[:, None]) ** 2, qhat).mean(axis=1) + nsd_w * rng.standard_normal(M)
+    cover, cover_0, m = 0, 0, 0
+    for x, wi in zip(est, w):
+        s2, sat = corrected_spread(float(wi), qhat)
+        if sat or not s2 > 0:
+            continue
+        m += 1
+        s_sd = spread_error_sd(s2, float(wi), qhat, nsd_w, K9)
+        args = (float(x), math.sqrt(s2), K9, A9, B9, ("normal", NOISE9))
+        lo, hi = clip_conditional_interval(*args, lower=-100.0, upper=100.0, level=0.95, s_sd=s_sd)
+        cover += lo <= T9 <= hi
+        lo, hi = clip_conditional_interval(*args, lower=-100.0, upper=100.0, level=0.95)
+        cover_0 += lo <= T9 <= hi
+    assert m >= 0.95 * M
+    assert abs(cover / m - 0.95) <= 3 * math.sqrt(0.0475 / m)
+    assert cover_0 / m < 0.92
+
+
+def test_spread_error_sd_is_total():
+    # rule 3: finite or inf on extreme inputs, never NaN or a warning; inf makes the rule keep the bootstrap
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in ((1e300, 1e300, 1e300, 1e300, 10), (1e-300, 1e-300, 1e300, 0.0, 10), (1.0, 0.5, 1e-300, 0.1, 10),
+                     (0.0, 0.0, 1.0, 0.1, 10), (1.0, 1.0, 1.0, 1e308, 1), (1e-300, 1e-300, 1e100, 0.0, 10),
+                     (1e-300, 1e-301, 1e-300, 0.0, 10 ** 9), (1e-300, 5e-301, 1e100, 1e100, 10)):
+            got = spread_error_sd(*args)
+            assert got == math.inf or (math.isfinite(got) and got >= 0.0)
+        assert clip_conditional_interval(0.0, 0.1, 10, -0.1, 0.1, ("normal", 0.1), lower=-100.0, upper=100.0,
+                                         level=0.95, s_sd=math.inf) is None
 
 
 @pytest.mark.parametrize("s", [5e-324, 1e-300, 1e-160])

@@ -19,6 +19,7 @@ from ..inference.subsample import (  # noqa: F401  (re-exported: the SE/interval
     corrected_spread,
     gauss_laplace_cdf,
     gauss_laplace_halfwidth,
+    spread_error_sd,
 )
 from ..privacy.ledger import Ledger, LedgerEntry
 from . import winsorized as W
@@ -451,17 +452,20 @@ def _mean_step_at_clip_points(values, j, r, cfg, noise, ledger, label):
 CLIP_RULES = ("conditional", "hull", "off")
 
 
-def _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, rule="conditional"):
+def _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, rule="conditional", s_sd=None):
     """The intervals given the released clip points (docs/derivations/winsorized_sa.md §8), in place of
     the bootstrap's (``rule="conditional"``) or joined with it (``"hull"``) where the model is defined
-    (a positive, unsaturated released spread)."""
+    (a positive, unsaturated released spread). ``s_sd``: per coordinate, the s.d. of the released
+    spread's error (§9; None: 0, the interval of §8.3). The hull keeps the interval of §8.3 (the
+    measured choice of §8.4; §10: the spread's error explains only part of its narrowness there)."""
     zq = float(stats.norm.ppf((1 + level) / 2))
     se, ci = se.copy(), ci.copy()
     for j, r in enumerate(per):
         if sat[j]:
             continue
         got = clip_conditional_interval(float(coef[j]), math.sqrt(s2[j]), k, float(r.q_lo), float(r.q_hi), laws[j],
-                                        lower=float(lower[j]), upper=float(upper[j]), level=level)
+                                        lower=float(lower[j]), upper=float(upper[j]), level=level,
+                                        s_sd=0.0 if s_sd is None or rule == "hull" else float(s_sd[j]))
         if got is None:
             continue
         if rule == "hull":
@@ -567,6 +571,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
 
     # 4.1 private spread of the group estimates (one-sided PMWM per coordinate)
     s2 = np.zeros(p)
+    s_sd = np.zeros(p)
     sat = []
     for j in range(p):
         d = saturating_squared_diff(theta_hat[:, j], coef[j])   # a huge group estimate: no overflow
@@ -574,13 +579,14 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
                              xi=rule["xi_s"], split=split, beta=beta, quantile_noise=quantile_noise,
                              noise=noise, ledger=ledger, label=f"spread[{terms[j]}]")
         s2[j], flag = corrected_spread(r.estimate, r.q_hi)
+        s_sd[j] = spread_error_sd(s2[j], r.estimate, r.q_hi, r.noise_sd, k)   # §9: the spread's own error
         sat.append(flag)
     ledger.add(LedgerEntry(statistic="spread correction (chi-square), SEs, intervals", mechanism="post-processing",
                            sensitivity=None, noise_scale=None,
                            note="computed from released values only"))
     del theta_hat
     v_samp = s2 / k
-    out.update(v_samp=v_samp, spread_saturated=sat, s2=s2)
+    out.update(v_samp=v_samp, spread_saturated=sat, s2=s2, s_sd=s_sd)
     if se_method == "analytic":
         # Laplace mean-step noise in pure DP (WWM is pure inside)
         se, ci = analytic_intervals(coef, v_samp, v_noise, np.array([r.noise_sd for r in per]),
@@ -610,7 +616,7 @@ def sa_fit(X, y, *, terms, budget, model, noise, ledger, units=None, coef_bounds
     laws = None if getattr(boot, "_noise_off", False) else [mean_step_noise_law(per[j], cfg) for j in range(p)]
     se, ci, draws = bootstrap_intervals(coef, s2, k, rerun, boot, n_boot=n_boot, level=level, noise_laws=laws)
     if aggregator == "pmwm" and laws is not None and clip_rule != "off":
-        se, ci = _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, clip_rule)
+        se, ci = _clip_conditional(coef, s2, sat, k, per, laws, lower, upper, level, se, ci, clip_rule, s_sd)
     ledger.add(LedgerEntry(statistic=f"parametric bootstrap (B = {n_boot})", mechanism="post-processing",
                            sensitivity=None, noise_scale=None, note="simulated from released values only"))
     out.update(se=se, ci=ci, ci_draws=draws)

@@ -240,8 +240,34 @@ def clipped_normal_moments(t: float, s: float, a: float, b: float) -> tuple[floa
     return mean, max(ex2 - mean * mean, 0.0)
 
 
+def spread_error_sd(s2: float, w: float, qhat: float, noise_sd: float, k: int) -> float:
+    """The s.d. of the released spread ``s = sqrt(s2)`` about its noiseless value (docs/derivations/winsorized_sa.md
+    §9), by the delta method through the inversion of §4.1: ``s2 h(qhat/s2) = w`` has ``d w / d s2 =
+    F_chi2_3(u)``, ``u = qhat/s2``, and ``w`` carries the spread step's noise (s.d. ``noise_sd``, fixed by the
+    released ``qhat``) and its own sampling error, of variance ``s2^2 (3 F_chi2_5(u) + u^2 (1 - F_chi2_1(u)) -
+    h(u)^2) / k`` under the normal model. So ``sd(s) = sqrt(noise_sd^2 + sampling var) / (F_chi2_3(u) 2 s)``.
+    Released values and public k only (post-processing). ``inf`` where the inversion is flat or the inputs
+    give no finite value; 0 where ``s2`` is not positive."""
+    vals = (s2, w, qhat, noise_sd)
+    if not all(math.isfinite(v) and abs(v) <= 1e150 for v in vals) or not s2 > 0 or not qhat > 0 or k < 1:
+        return 0.0 if math.isfinite(s2) and not s2 > 0 else math.inf
+    # u beyond 1e6: every chi-square term below is at its limit (and qhat / s2 could overflow)
+    u = qhat / s2 if qhat <= 1e6 * s2 else 1e6
+    slope = float(stats.chi2.cdf(u, 3))
+    h = float(chi2_clip_mean(u))
+    # E[min(X, u)^2] for X ~ chi2_1: E[X^2; X < u] = 3 F_chi2_5(u) (x^2 f_1(x) = 3 f_5(x)), plus u^2 P(X > u)
+    e2 = 3.0 * float(stats.chi2.cdf(u, 5)) + u * u * float(stats.chi2.sf(u, 1))
+    var_w = noise_sd * noise_sd + s2 * s2 * max(e2 - h * h, 0.0) / k
+    if not slope > 1e-12:
+        return math.inf
+    den = slope * 2.0 * math.sqrt(s2)
+    if not math.sqrt(var_w) < 1e300 * den:      # the ratio would overflow
+        return math.inf
+    return math.sqrt(var_w) / den
+
+
 def clip_conditional_interval(coef: float, s: float, k: int, q_lo: float, q_hi: float, law, *, lower: float,
-                              upper: float, level: float):
+                              upper: float, level: float, s_sd: float = 0.0):
     """The 95% (``level``) interval for the centre t of the group estimates given the RELEASED clip points
     (docs/derivations/winsorized_sa.md §8): under the normal model the released estimate is
     ``m(t) + (clipped mean's sampling error, variance v(t)/k) + E``, ``(m, v) = clipped_normal_moments(t,
@@ -252,8 +278,13 @@ def clip_conditional_interval(coef: float, s: float, k: int, q_lo: float, q_hi: 
     the released estimate's own grid phase as the bootstrap does. An end without a root in the bracket
     (the estimate at the reach of the clip points) is the public coefficient bound ``lower`` /
     ``upper``. None when the inputs give no finite model (s not positive, clip points not ordered or
-    not finite, any input beyond 1e150 in size): the caller keeps the bootstrap interval."""
-    values = (coef, s, q_lo, q_hi, lower, upper)
+    not finite, any input beyond 1e150 in size): the caller keeps the bootstrap interval.
+
+    ``s_sd``: the s.d. of the released spread's error (:func:`spread_error_sd`, §9). ``m(t)`` moves with
+    ``s`` at the rate ``dm/ds = phi(al) - phi(be)``, so an error of s.d. ``s_sd`` in ``s`` adds
+    ``(phi(al) - phi(be))^2 s_sd^2`` to the normal part's variance (delta method; the spread step's noise
+    is independent of the mean step's). 0 gives the interval of §8.3."""
+    values = (coef, s, q_lo, q_hi, lower, upper, s_sd)
     kind, scale = law
     # the model is a location-scale one; beyond 1e150 its squares would overflow (rule 3: no NaN, no
     # warning): the bootstrap interval is kept there
@@ -263,6 +294,9 @@ def clip_conditional_interval(coef: float, s: float, k: int, q_lo: float, q_hi: 
 
     def centre_and_halfwidth(t):
         m, v = clipped_normal_moments(t, s, q_lo, q_hi)
+        if s_sd > 0:
+            slope_s = float(stats.norm.pdf((q_lo - t) / s) - stats.norm.pdf((q_hi - t) / s))
+            v = v + k * (slope_s * s_sd) ** 2
         sd = math.sqrt(v / k)
         if not scale > 0:
             return m, zq * sd
