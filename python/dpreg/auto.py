@@ -445,3 +445,34 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
                                   "resolves every direction, and as not estimable (with the reason) "
                                   "otherwise." if inference else ", without standard errors (inference=False)."),
                       AccuracyWarning)
+
+
+def auto_withheld_intervals_note(vcov, n_coef, index, has_factors=True):
+    """An AccuracyWarning diagnostic for a fit where method="auto" chose dpgd with inference above
+    AUTO_SNR_MIN and dpgd withheld the intervals of more than half of the coefficients (thirty-fourth pass,
+    docs/accuracy.md "Thirty-fourth pass: intervals in auto's dpgd band": on the real factor tasks at index
+    100-250 it released 0.26 of them with declared ranges, 0.46 with private ones, almost always because its
+    released Gram matrix leaves some direction's curvature below the noise); None otherwise. Below
+    AUTO_SNR_MIN the small-data warning says it already. ``vcov``: the released covariance (None where no
+    interval was released), ``n_coef``: the number of coefficients, ``index``: the public signal-to-noise
+    index, ``has_factors``: factor dummy columns in the model matrix (public; names the method that printed
+    intervals there). Post-processing of the release and public facts only."""
+    import numpy as np
+
+    if n_coef < 1 or index is None or not (index >= AUTO_SNR_MIN):
+        return None
+    if vcov is None:
+        withheld = int(n_coef)
+    else:
+        diagonal = np.diag(np.asarray(vcov, float))
+        withheld = int(np.sum(~(np.isfinite(diagonal) & (diagonal >= 0))))
+    if 2 * withheld <= n_coef:
+        return None
+    other = ("method='boosted_adassp' printed intervals for most coefficients on the real factor data "
+             "measured at such indices, about a less accurate estimate." if has_factors else
+             "method='adassp' or 'boosted_adassp' may print intervals here, about a less accurate estimate.")
+    return Diagnostic(
+        f"method='auto' chose dpgd for its estimate (the more accurate one measured at this signal-to-noise "
+        f"index, {index:.0f}), but dpgd released no confidence interval for {withheld} of its {n_coef} "
+        "coefficients (the summary says why: usually its released Gram matrix does not resolve every "
+        "direction's curvature). " + other, AccuracyWarning)
