@@ -198,6 +198,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory
         data frame without ``unit=``, so a streamed source (files, DuckDB, Spark) keeps the SSP methods; a pyarrow or polars table is then read as a pandas frame and fitted like one), ``"adassp"`` when every numeric range is declared and there are no factor
         dummies (from the index 100 up), ``"boosted_adassp"`` otherwise (``AUTO_RULE`` gives the measurements behind it).
+        Where auto's ``"dpgd"`` (index 20 and up, with inference) releases no interval for most
+        coefficients, one ``AccuracyWarning`` at fit time says so and names ``method="boosted_adassp"``,
+        which printed intervals for most coefficients on the real factor data measured there.
     {shared_parameters}
     Returns
     -------
