@@ -11,8 +11,8 @@ noise (declared ranges and levels). Per fit it records which rule withheld the i
   share of the starting point the averaged iterate may keep, ||P|| with the curvature's lower bound
   (G - e I)_+, is above ``MAX_REMAINING``), no second X'X release was predicted to help;
 * ``gram after top-up``: the same after the second X'X release;
-* ``empty level``: a level's released count shows no rows (NA), or cannot rule out a level with no rows
-  (its interval withheld), in a certified fit;
+* ``levels``: in a certified fit, a level whose released count shows no rows or too few to estimate it
+  (left out, NA), or cannot rule out a level with no rows (its interval withheld);
 
 and the released spectrum: how many released eigenvalues w of the scaled Gram lie below the pass threshold
 t of dpgd.md §10 and below the lower bound's shift e (there (w - e)_+ = 0, so the direction keeps all of
@@ -117,11 +117,16 @@ def run_cell(task, eps, fits, method, var, data, ranges="declared"):
     chosen = {}
     ols = lam_data = None
     t0 = time.perf_counter()
+    refused = 0
     for r in range(fits):
         with variant(var) as seen, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = dpreg.dp_lm(formula, train, eps=eps, delta=1e-6, method=method,
-                              bounds=bounds if ranges == "declared" else None, levels=levels, random_state=1 + r)
+            try:
+                fit = dpreg.dp_lm(formula, train, eps=eps, delta=1e-6, method=method,
+                                  bounds=bounds if ranges == "declared" else None, levels=levels, random_state=1 + r)
+            except dpreg.DPRegError:
+                refused += 1
+                continue
             ci = fit.conf_int().to_numpy(float)
         chosen[fit.method] = chosen.get(fit.method, 0) + 1
         if ols is None:
@@ -142,7 +147,9 @@ def run_cell(task, eps, fits, method, var, data, ranges="declared"):
                 rules["gram after top-up" if "second X'X release" in note else "gram"] += 1
             else:
                 rules["certified"] += 1
-                level_na += len(facts.get("empty_level_not_estimable") or [])
+                # levels left out as NA (a released count that shows no rows or too few to estimate them,
+                # restore_columns) and levels whose interval is withheld (a possibly empty level)
+                level_na += int(np.sum(~np.isfinite(fit.coef.to_numpy(float))))
                 level_withheld += len(facts.get("empty_level_withheld") or [])
         se = fit.std_errors.to_numpy(float) if fit.std_errors is not None else np.full(b.size, np.nan)
         for j in range(b.size):
@@ -152,7 +159,7 @@ def run_cell(task, eps, fits, method, var, data, ranges="declared"):
                 hold.append(ci[j, 0] <= b[j] <= ci[j, 1])
                 if se_ols[j] > 0:
                     ratios.append(se[j] / se_ols[j])
-    return dict(task=task, eps=eps, method=method, variant=var, ranges=ranges, fits=fits, rules=rules, level_na=level_na,
+    return dict(task=task, eps=eps, method=method, variant=var, ranges=ranges, fits=fits - refused, rules=rules, level_na=level_na,
                 level_withheld=level_withheld, released=float(np.mean(released)),
                 hold=float(np.mean(hold)) if hold else float("nan"), m=len(hold),
                 se_med=float(np.median(ratios)) if ratios else float("nan"),
@@ -173,8 +180,9 @@ def table(rows, command):
     lines = ["# dpgd's intervals in auto's factor band: the rule that withholds them, and the intervals if printed",
              "", f"Command: `{command}`. Declared levels, {rows[0]['ranges'] if rows else 'declared'} ranges; the accuracy benchmark's seed-0 80% training "
              "split; one fit per privacy seed. rules: fits certified / withheld by the Gram check "
-             "(dpgd.md §4) / by it after the second X'X release; levels NA / withheld: level intervals left "
-             "out by the empty-level rules in certified fits (summed over fits); released: share of "
+             "(dpgd.md §4) / by it after the second X'X release; levels NA / withheld: level coefficients left "
+             "out as NA (released count too small) / level intervals withheld (possibly empty) in certified fits "
+             "(summed over fits); released: share of "
              "coefficient intervals; holds OLS: share of released 95% intervals holding the OLS coefficient "
              "of the clamped training data (the unclamped data with private ranges; m intervals); se / OLS: median [90th percentile] of the DP over "
              "the OLS standard error; w<t, w<e: median number of released Gram eigenvalues below the pass "
