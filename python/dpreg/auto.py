@@ -260,7 +260,12 @@ validity design rare_level (declared ranges, n = 10^4, eps = 0.5 and 1, index 12
 intervals held the population coefficients in 0.965 / 0.963 of cases (BoostedAdaSSP 0.943 / 0.961), with
 the same share released (0.80 / 0.81) at a quarter of the width. Hence dpgd up to AUTO_BOOSTED_MIN = 250 on
 declared factor data, the same band as with private ranges; method="boosted_adassp" stays the explicit
-choice for its intervals there.
+choice for its intervals there. Thirty-fourth pass (docs/accuracy.md, "Thirty-fourth pass: intervals in auto's
+dpgd band"; docs/derivations/dpgd.md §17): dpgd's Gram check withholds them where the data's weakest
+curvature is below its pass threshold, in 8 of the 17 real band cells at any split of the budget, and there
+no rule on dpgd's releases can print them; a fit where auto's dpgd withholds most intervals says so at fit time (one
+AccuracyWarning naming method="boosted_adassp", auto_withheld_intervals_note). The band's edge is unchanged
+(measured alternative and recommendation there).
 
 Methods chosen by name inside these bands (thirty-first pass, docs/accuracy.md, "Thirty-first pass:
 methods by name outside their measured regime"; `python -m benchmarks byname_regime`): no warning beyond the
