@@ -361,3 +361,54 @@ def test_eps_8_between_20_and_28_warns_once_and_names_the_n_that_works():
     mu1 = mu_from_eps_delta(1.0, 1e-6)
     _, ws = _band_warnings(_frame(math.ceil(24.0 * 6.0 / mu1)), eps=1.0)
     assert ws == []
+def test_auto_dpgd_in_the_band_says_at_fit_time_when_most_intervals_are_withheld():
+    """Thirty-fourth pass (docs/accuracy.md, "Thirty-fourth pass: intervals in auto's dpgd band"): where
+    method="auto" chose dpgd above AUTO_SNR_MIN and dpgd released no interval for most coefficients, the
+    user is told at fit time, in one AccuracyWarning (once), which names method='boosted_adassp'; the
+    summary lists it beside the reason. n = 3000 at eps = 1 is the index 118 (d = 4, B^2 = 3), inside
+    AUTO_BOOSTED_MIN. With x declared in [0, 100] but observed in [0, 10] the scaled x has a spread of about
+    0.06 on its [-1, 1] scale, so the weakest curvature of the scaled X'X is about 1.8, far below the Gram
+    noise shift e = sigma1 sqrt((d + 1) / 2) = 19.9 (sigma1 = 12.6 at 22.5% of mu^2, mu = 0.237) and the pass
+    threshold t = 23.1 of docs/derivations/dpgd.md §10: a released eigenvalue passes only where the noise
+    adds about 1.7 sigma1 (a few per cent of seeds); with x declared in [0, 10] it is about 91, so the check
+    passes and no such warning is given."""
+    bounds_wide = {"x": (0.0, 100.0), "y": (-5.0, 15.0)}
+    df = _frame(3000)
+
+    def fit_with(bounds, **kw):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = dpreg.dp_lm("y ~ x + g", df, eps=1.0, bounds=bounds, levels=LEVELS, random_state=3, **kw)
+        return fit, [w for w in caught if issubclass(w.category, AccuracyWarning)
+                     and "released no confidence interval" in str(w.message)]
+
+    fit, ws = fit_with(bounds_wide)
+    assert fit.method == "dpgd" and fit.auto and not fit.has_inference
+    assert len(ws) == 1
+    msg = str(ws[0].message)
+    assert "for 4 of its 4 coefficients" in msg and "method='boosted_adassp'" in msg
+    assert sum("released no confidence interval" in str(t) for t in fit.warnings) == 1   # listed once
+    text = str(fit.summary())
+    assert "released no confidence interval" in text and "not estimable at this n and eps" in text
+    # certified (x declared as observed): no such warning
+    ok, ws = fit_with(BOUNDS)
+    assert ok.method == "dpgd" and ok.has_inference and ws == []
+    # dpgd by name, or no inference asked for: the user chose that, nothing to add
+    _, ws = fit_with(bounds_wide, method="dpgd")
+    assert ws == []
+    _, ws = fit_with(bounds_wide, inference=False)
+    assert ws == []
+
+
+def test_auto_withheld_intervals_note_counts_the_withheld_coefficients():
+    """The rule of the warning above on its own: more than half of the coefficients without a finite
+    variance, at an index from AUTO_SNR_MIN up (below it the small-data warning says it); the release's
+    covariance and public facts only."""
+    from dpreg.auto import auto_withheld_intervals_note
+    v = np.diag([1.0, np.nan, np.nan, np.nan])
+    note = auto_withheld_intervals_note(v, 4, 118.0)
+    assert note is not None and note.category is AccuracyWarning and "3 of its 4" in note
+    assert auto_withheld_intervals_note(np.diag([1.0, 1.0, np.nan, np.nan]), 4, 118.0) is None  # half: no
+    assert auto_withheld_intervals_note(None, 4, 118.0) is not None                 # nothing released
+    assert auto_withheld_intervals_note(None, 4, api.AUTO_SNR_MIN - 1.0) is None     # the small-data warning's
+    assert "method='adassp'" in auto_withheld_intervals_note(None, 2, 60.0, has_factors=False)

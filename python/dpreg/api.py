@@ -11,7 +11,16 @@ import numpy as np
 
 from ._numeric import no_numeric_warnings
 from .api_checks import _as_dpreg, _check_bounds, _check_eps_delta, _dedup, _emit, _from_caught  # noqa: F401
-from .auto import AUTO_BOOSTED_MIN, AUTO_RULE, AUTO_SNR_MIN, auto_b_sq, auto_small_data_note, auto_snr, choose_method  # noqa: F401
+from .auto import (  # noqa: F401
+    AUTO_BOOSTED_MIN,
+    AUTO_RULE,
+    AUTO_SNR_MIN,
+    auto_b_sq,
+    auto_small_data_note,
+    auto_snr,
+    auto_withheld_intervals_note,
+    choose_method,
+)
 from .design.private_bounds import unreliable_ranges_note
 from .errors import (
     DESIGN,
@@ -193,6 +202,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         index is below 20, and at eps above 2 below ``dpreg.auto.auto_snr_min(eps)`` (21.2 at eps = 4,
         28.3 at eps >= 8), where fits on real data missed the tighter accuracy of that eps (1.5 x the
         OLS test MSE at eps = 8); the warning names the n or the eps that would clear it.
+        Where auto's ``"dpgd"`` (index 20 and up, with inference) releases no interval for most
+        coefficients, one ``AccuracyWarning`` at fit time says so and names ``method="boosted_adassp"``,
+        which printed intervals for most coefficients on the real factor data measured there.
     {shared_parameters}
     Returns
     -------
@@ -953,6 +965,7 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
     margin_note = indicator_margin_note(formula)
     if margin_note is not None:   # from the formula's text only: a note (nothing to act on), not a warning
         design_notes.append(Diagnostic(margin_note, None))
+    small = None
     if family == "gaussian" and neighbours == "replace_one":
         # the same public rule whether auto chose the method or the user did (issue 13: a user who picks
         # a method by name is told too when the noise is expected to dominate)
@@ -1028,6 +1041,15 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         release.inference_note = unreliable_ranges_note(unreliable)
     _interactions_of_unidentified_levels(release, design.public)
     _no_interval_is_none(release)
+    if auto and method == "dpgd" and spec.inference and small is None and neighbours == "replace_one" \
+            and design.units is None and stream is None:
+        # thirty-fourth pass: auto chose dpgd (for its estimate) and dpgd withheld most intervals: said at
+        # fit time, once (a function of the release and public facts: n, d, B^2, eps, delta)
+        withheld = auto_withheld_intervals_note(release.vcov, int(np.size(release.coef)),
+                                                auto_snr(design.n, design.d, auto_b_sq(design.public), eps, delta),
+                                                has_factors=bool(design.public.factor_blocks))
+        if withheld is not None:
+            release.warnings = list(release.warnings) + [withheld]
     # every diagnostic of the fit, once: the design's (already emitted above), then the estimator's
     # (warned while fitting, or returned in the Release); the summary lists the same ones
     own = _dedup(_from_caught(fit_caught) + list(release.warnings))

@@ -263,7 +263,12 @@ validity design rare_level (declared ranges, n = 10^4, eps = 0.5 and 1, index 12
 intervals held the population coefficients in 0.965 / 0.963 of cases (BoostedAdaSSP 0.943 / 0.961), with
 the same share released (0.80 / 0.81) at a quarter of the width. Hence dpgd up to AUTO_BOOSTED_MIN = 250 on
 declared factor data, the same band as with private ranges; method="boosted_adassp" stays the explicit
-choice for its intervals there.
+choice for its intervals there. Thirty-fourth pass (docs/accuracy.md, "Thirty-fourth pass: intervals in auto's
+dpgd band"; docs/derivations/dpgd.md §17): dpgd's Gram check withholds them where the data's weakest
+curvature is below its pass threshold, in 8 of the 17 real band cells at any split of the budget, and there
+no rule on dpgd's releases can print them; a fit where auto's dpgd withholds most intervals says so at fit time (one
+AccuracyWarning naming method="boosted_adassp", auto_withheld_intervals_note). The band's edge is unchanged
+(measured alternative and recommendation there).
 
 Methods chosen by name inside these bands (thirty-first pass, docs/accuracy.md, "Thirty-first pass:
 methods by name outside their measured regime"; `python -m benchmarks byname_regime`): no warning beyond the
@@ -497,3 +502,34 @@ def auto_small_data_note(public, n, eps, delta, chosen=None, inference=True, exp
                                   "resolves every direction, and as not estimable (with the reason) "
                                   "otherwise." if inference else ", without standard errors (inference=False)."),
                       AccuracyWarning)
+
+
+def auto_withheld_intervals_note(vcov, n_coef, index, has_factors=True):
+    """An AccuracyWarning diagnostic for a fit where method="auto" chose dpgd with inference above
+    AUTO_SNR_MIN and dpgd withheld the intervals of more than half of the coefficients (thirty-fourth pass,
+    docs/accuracy.md "Thirty-fourth pass: intervals in auto's dpgd band": on the real factor tasks at index
+    100-250 it released 0.26 of them with declared ranges, 0.46 with private ones, almost always because its
+    released Gram matrix leaves some direction's curvature below the noise); None otherwise. Below
+    AUTO_SNR_MIN the small-data warning says it already. ``vcov``: the released covariance (None where no
+    interval was released), ``n_coef``: the number of coefficients, ``index``: the public signal-to-noise
+    index, ``has_factors``: factor dummy columns in the model matrix (public; names the method that printed
+    intervals there). Post-processing of the release and public facts only."""
+    import numpy as np
+
+    if n_coef < 1 or index is None or not (index >= AUTO_SNR_MIN):
+        return None
+    if vcov is None:
+        withheld = int(n_coef)
+    else:
+        diagonal = np.diag(np.asarray(vcov, float))
+        withheld = int(np.sum(~(np.isfinite(diagonal) & (diagonal >= 0))))
+    if 2 * withheld <= n_coef:
+        return None
+    other = ("method='boosted_adassp' printed intervals for most coefficients on the real factor data "
+             "measured at such indices, about a less accurate estimate." if has_factors else
+             "method='adassp' or 'boosted_adassp' may print intervals here, about a less accurate estimate.")
+    return Diagnostic(
+        f"method='auto' chose dpgd for its estimate (the more accurate one measured at this signal-to-noise "
+        f"index, {index:.0f}), but dpgd released no confidence interval for {withheld} of its {n_coef} "
+        "coefficients (the summary says why: usually its released Gram matrix does not resolve every "
+        "direction's curvature). " + other, AccuracyWarning)

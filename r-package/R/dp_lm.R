@@ -88,7 +88,10 @@
 #'   up to five times on numeric-only data with every range declared), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
-#'   and data in memory, so a DuckDB source keeps the SSP methods),
+#'   and data in memory, so a DuckDB source keeps the SSP methods; where that
+#'   `"dpgd"` releases no interval for most coefficients, one warning at fit
+#'   time says so and names `method = "boosted_adassp"`, which printed
+#'   intervals for most coefficients on the real factor data measured there),
 #'   `"adassp"`, `"boosted_adassp"`, `"isp"`, `"tukey"`, `"dpgd"`,
 #'   `"subsample_aggregate"`, `"ht_fw"`, `"ht_lasso"`, `"ht_iht"`, `"ht_sparse"`.
 #'   The heavy-tailed methods (`"ht_*"`) refuse a model outside their regime
