@@ -99,7 +99,9 @@ def test_choose_method_rule_on_public_facts():
     # to 100, docs/accuracy.md "auto on declared factor data after AdaSSP's withholding": the better
     # estimate in 28 of 31 real cells, AdaSSP's intervals withheld there; AdaSSP from the sixteenth to the
     # eighteenth pass; thirty-third pass up to 250, "Thirty-third pass: auto's band with declared ranges":
-    # the better estimate in 15 of 15 real cells at index 100-250), BoostedAdaSSP from there; at delta = 0
+    # the better estimate in 15 of 15 real cells at index 100-250; thirty-fourth pass back to 100, "Thirty-
+    # fourth pass: auto's declared band back to the index 100": intervals 0.92 against 0.22 released there,
+    # no target flipping), BoostedAdaSSP from there; at delta = 0
     # no dpgd (a Gaussian mechanism), so BoostedAdaSSP
     n_boost = math.ceil(api.AUTO_BOOSTED_MIN * 6.0 / mu)
     assert api.choose_method({**facts, "n": n_edge, "has_factors": True}) == "dpgd"
@@ -114,7 +116,7 @@ def test_choose_method_rule_on_public_facts():
     # better one in 13 of 13 real cells, BoostedAdaSSP 2.89 x OLS on attrition at eps = 8, index 55.5;
     # thirty-third pass up to 250, "Thirty-third pass: auto on small-unit data with private ranges":
     # BoostedAdaSSP 6.15 x OLS on Municipalities at eps = 8, index 220, dpgd 1.82), BoostedAdaSSP from there
-    assert AUTO_PRIVATE_DPGD_MAX == 250.0 == api.AUTO_BOOSTED_MIN
+    assert AUTO_PRIVATE_DPGD_MAX == 250.0 and api.AUTO_BOOSTED_MIN == 100.0
     n_private = math.ceil(AUTO_PRIVATE_DPGD_MAX * 6.0 / mu)
     n_40 = math.ceil(40.0 * 6.0 / mu)           # the eighteenth pass's edge: inside the band now
     n_55 = math.ceil(55.5 * 6.0 / mu)           # attrition's index at eps = 8
@@ -133,10 +135,11 @@ def test_choose_method_rule_on_public_facts():
     # dpgd in the same band (above), numeric-only data with a private range BoostedAdaSSP
     assert api.choose_method({**facts, "n": n_edge, "all_declared": False}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_55, "all_declared": False}) == "boosted_adassp"
-    # declared ranges on factor data: the same edge since the thirty-third pass (AUTO_BOOSTED_MIN = 250;
-    # 100 before: Municipalities at eps = 8, index 220, BoostedAdaSSP 22.3 x OLS, dpgd 7.17)
-    assert api.choose_method({**facts, "n": n_100, "has_factors": True}) == "dpgd"
-    assert api.choose_method({**facts, "n": n_220, "has_factors": True}) == "dpgd"
+    # declared ranges on factor data: BoostedAdaSSP from the index 100 (250 in the thirty-third pass only;
+    # its intervals are what the thirty-fourth pass chose them for), unlike private ranges at 100-250
+    assert api.choose_method({**facts, "n": n_100 - 1, "has_factors": True}) == "dpgd"
+    assert api.choose_method({**facts, "n": n_100, "has_factors": True}) == "boosted_adassp"
+    assert api.choose_method({**facts, "n": n_220, "has_factors": True}) == "boosted_adassp"
     assert api.choose_method({**facts, "n": n_boost - 1, "has_factors": True}) == "dpgd"
     assert api.choose_method({**facts, "n": n_boost, "has_factors": True}) == "boosted_adassp"
     # numeric-only declared data keep their own edge (AUTO_NUMERIC_DPGD_MAX = 100)
@@ -233,11 +236,11 @@ def test_auto_with_pure_dp_names_auto_and_the_pure_methods():
     assert "ht_fw" in str(err.value) and "subsample_aggregate" in str(err.value)
 
 
-def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_250(tmp_path):
+def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_100(tmp_path):
     """Nineteenth pass (docs/accuracy.md, "auto on declared factor data after AdaSSP's withholding"):
     with every range declared and a factor in the formula, auto fits dpgd from the index 20 up to
-    AUTO_BOOSTED_MIN (AdaSSP before; 100 until the thirty-third pass, 250 since: "Thirty-third pass: auto's
-    band with declared ranges"), BoostedAdaSSP from there; numeric-only data ("y ~ x": index 170 at
+    AUTO_BOOSTED_MIN (AdaSSP before; 100, 250 in the thirty-third pass only: "Thirty-fourth pass: auto's
+    declared band back to the index 100"), BoostedAdaSSP from there; numeric-only data ("y ~ x": index 170 at
     n = 2000, above AUTO_NUMERIC_DPGD_MAX) AdaSSP. Public facts only: n = 2000 at eps = 1 is index 78.9
     (d = 4, B^2 = 3: n mu / 6), n = 3000 is 118, n = 7000 is 276; the same rows from a file (streamed: n
     unknown to the rule) keep BoostedAdaSSP."""
@@ -255,9 +258,11 @@ def test_auto_with_declared_ranges_on_factor_data_fits_dpgd_up_to_the_index_250(
     # (AUTO_PRIVATE_DPGD_MAX = AUTO_BOOSTED_MIN; BoostedAdaSSP from the index 40 before)
     private = dpreg.dp_lm("y ~ x + g", df, eps=1.0, levels=LEVELS, random_state=3)
     assert private.method == "dpgd" and private.auto
-    mid, _ = _accuracy_warnings(_frame(3000), eps=1.0)     # index 118: dpgd since the thirty-third pass
-    assert mid.method == "dpgd"
-    big, _ = _accuracy_warnings(_frame(7000), eps=1.0)     # index 276, above AUTO_BOOSTED_MIN = 250
+    mid, _ = _accuracy_warnings(_frame(3000), eps=1.0)     # index 118: above AUTO_BOOSTED_MIN = 100
+    assert mid.method == "boosted_adassp"
+    mid_private = dpreg.dp_lm("y ~ x + g", _frame(3000), eps=1.0, levels=LEVELS, random_state=3)
+    assert mid_private.method == "dpgd"                     # private ranges: dpgd up to 250
+    big, _ = _accuracy_warnings(_frame(7000), eps=1.0)     # index 276, above AUTO_PRIVATE_DPGD_MAX = 250
     assert api.auto_snr(7000, len(big.terms), auto_b_sq(big.public), 1.0, 1e-6) >= AUTO_BOOSTED_MIN
     assert big.method == "boosted_adassp"
     numeric = dpreg.dp_lm("y ~ x", df, eps=1.0, bounds=BOUNDS, random_state=3)
@@ -361,19 +366,21 @@ def test_eps_8_between_20_and_28_warns_once_and_names_the_n_that_works():
     mu1 = mu_from_eps_delta(1.0, 1e-6)
     _, ws = _band_warnings(_frame(math.ceil(24.0 * 6.0 / mu1)), eps=1.0)
     assert ws == []
+
+
 def test_auto_dpgd_in_the_band_says_at_fit_time_when_most_intervals_are_withheld():
     """Thirty-fourth pass (docs/accuracy.md, "Thirty-fourth pass: intervals in auto's dpgd band"): where
     method="auto" chose dpgd above AUTO_SNR_MIN and dpgd released no interval for most coefficients, the
     user is told at fit time, in one AccuracyWarning (once), which names method='boosted_adassp'; the
-    summary lists it beside the reason. n = 3000 at eps = 1 is the index 118 (d = 4, B^2 = 3), inside
+    summary lists it beside the reason. n = 2000 at eps = 1 is the index 78.9 (d = 4, B^2 = 3), inside
     AUTO_BOOSTED_MIN. With x declared in [0, 100] but observed in [0, 10] the scaled x has a spread of about
-    0.06 on its [-1, 1] scale, so the weakest curvature of the scaled X'X is about 1.8, far below the Gram
+    0.06 on its [-1, 1] scale, so the weakest curvature of the scaled X'X is about 1.2, far below the Gram
     noise shift e = sigma1 sqrt((d + 1) / 2) = 19.9 (sigma1 = 12.6 at 22.5% of mu^2, mu = 0.237) and the pass
     threshold t = 23.1 of docs/derivations/dpgd.md §10: a released eigenvalue passes only where the noise
-    adds about 1.7 sigma1 (a few per cent of seeds); with x declared in [0, 10] it is about 91, so the check
-    passes and no such warning is given."""
+    adds about 1.7 sigma1 (a few per cent of seeds); with x declared in [0, 10] it is about 61 (n / 33, as
+    91 at n = 3000), so the check passes and no such warning is given."""
     bounds_wide = {"x": (0.0, 100.0), "y": (-5.0, 15.0)}
-    df = _frame(3000)
+    df = _frame(2000)
 
     def fit_with(bounds, **kw):
         with warnings.catch_warnings(record=True) as caught:

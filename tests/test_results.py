@@ -627,8 +627,8 @@ def test_e2e_auto_is_shown_in_call_and_method_line():
     fit = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, random_state=3)
     text = str(fit.summary())
     # factor dummies in the design, every range declared, index 118 (n = 3000, eps = 1, d = 4, B^2 = 3): the
-    # auto rule picks dpgd below AUTO_BOOSTED_MIN = 250 (BoostedAdaSSP before the thirty-third pass; api.AUTO_RULE)
-    assert 'method = "auto")' in text and 'Method: "dpgd", chosen by method = "auto"' in text
+    # auto rule picks BoostedAdaSSP from AUTO_BOOSTED_MIN = 100 (dpgd in the thirty-third pass; api.AUTO_RULE)
+    assert 'method = "auto")' in text and 'Method: "boosted_adassp", chosen by method = "auto"' in text
     fit2 = dpreg.dp_lm("y ~ x1 + C(g)", synthetic_frame(), eps=1.0, bounds=E2E_BOUNDS, method="adassp",
                        random_state=3)
     assert 'method = "adassp")' in str(fit2.summary()) and "chosen by" not in str(fit2.summary())

@@ -190,9 +190,9 @@ def dp_lm(formula: str, data: Any, *, eps: float = 1.0, delta: float = 1e-6, met
         whether the model matrix has factor dummies, and n, d, eps, delta): ``"dpgd"`` for logistic
         regression, and for linear regression when the public signal-to-noise index
         n mu / (B^2 sqrt(d)) is below 20 (then with an ``AccuracyWarning``; its standard errors are
-        reported where they can be certified, and as not estimable with the reason otherwise), below 250
-        when the model matrix has factor dummies (``AUTO_PRIVATE_DPGD_MAX`` when some range is estimated
-        privately, ``AUTO_BOOSTED_MIN`` when every range is declared), below 100
+        reported where they can be certified, and as not estimable with the reason otherwise), when the
+        model matrix has factor dummies below 250 when some range is estimated privately
+        (``AUTO_PRIVATE_DPGD_MAX``) and below 100 when every range is declared (``AUTO_BOOSTED_MIN``), below 100
         (``AUTO_NUMERIC_DPGD_MAX``) when every range is declared and there are none, or
         when ``inference=False`` (point estimates only: dpgd's were the most accurate measured on
         real data; the dpgd rules need the public n and d of replace-one neighbours on an in-memory

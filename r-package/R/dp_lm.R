@@ -84,8 +84,8 @@
 #' @param method Estimator: `"auto"` (a documented rule on public facts: the
 #'   family, declared ranges, factor columns, n, d and eps; `"dpgd"` when the
 #'   privacy noise is expected to dominate (up to 12.5 times that
-#'   signal-to-noise index on factor data, ranges declared or estimated privately,
-#'   up to five times on numeric-only data with every range declared), with standard errors
+#'   signal-to-noise index on factor data with ranges estimated privately,
+#'   up to five times with every range declared, factors or not), with standard errors
 #'   where they can be certified, and with `inference = FALSE`, where its point
 #'   estimate was the most accurate measured; these need replace-one neighbours
 #'   and data in memory, so a DuckDB source keeps the SSP methods; where that
