@@ -407,6 +407,26 @@ def test_auto_dpgd_in_the_band_says_at_fit_time_when_most_intervals_are_withheld
     assert ws == []
 
 
+def test_dp_glm_never_gets_the_dp_lm_band_warning_naming_boosted_adassp():
+    """dp_glm's method="auto" is always its logistic dpgd (there is no SSP logistic method to name): the fit-time
+    warning of the test above is dp_lm's. Found off the happy path: R dp_glm(z ~ x + g) at n = 20 000, eps = 1,
+    seed 1 withheld its intervals after a convergence warning and was told to use method = "boosted_adassp",
+    which dp_glm does not have. Here a logistic fit on the same kind of data whatever it releases: no warning
+    with that text (a statement about the message, not about the draw)."""
+    rng = np.random.default_rng(1)      # test data, not a DP draw
+    n = 20000
+    df = pd.DataFrame({"x": rng.uniform(-1.0, 1.0, n), "g": np.where(rng.uniform(size=n) < 0.1, "b", "a")})
+    df["z"] = (1.0 + 2.0 * df["x"] + 0.5 * (df["g"] == "b") + rng.normal(size=n) > 1.0).astype(int)
+    for seed in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = dpreg.dp_glm("z ~ x + g", df, eps=1.0, bounds={"x": (-1.0, 1.0)}, levels={"g": ["a", "b"]},
+                               random_state=seed)
+        assert fit.method == "dpgd"
+        assert not any("released no confidence interval" in str(w.message) for w in caught)
+        assert not any("released no confidence interval" in str(t) for t in fit.warnings)
+
+
 def test_auto_withheld_intervals_note_counts_the_withheld_coefficients():
     """The rule of the warning above on its own: more than half of the coefficients without a finite
     variance, at an index from AUTO_SNR_MIN up (below it the small-data warning says it); the release's

@@ -1041,10 +1041,11 @@ def _fit_spending(formula, data, *, family, eps, delta, method, bounds, levels, 
         release.inference_note = unreliable_ranges_note(unreliable)
     _interactions_of_unidentified_levels(release, design.public)
     _no_interval_is_none(release)
-    if auto and method == "dpgd" and spec.inference and small is None and neighbours == "replace_one" \
-            and design.units is None and stream is None:
+    if family == "gaussian" and auto and method == "dpgd" and spec.inference and small is None \
+            and neighbours == "replace_one" and design.units is None and stream is None:
         # thirty-fourth pass: auto chose dpgd (for its estimate) and dpgd withheld most intervals: said at
-        # fit time, once (a function of the release and public facts: n, d, B^2, eps, delta)
+        # fit time, once (a function of the release and public facts: n, d, B^2, eps, delta). dp_lm only:
+        # dp_glm's auto is always dpgd (no SSP method to name), and its own warnings say why
         withheld = auto_withheld_intervals_note(release.vcov, int(np.size(release.coef)),
                                                 auto_snr(design.n, design.d, auto_b_sq(design.public), eps, delta),
                                                 has_factors=bool(design.public.factor_blocks))
