@@ -19,6 +19,26 @@ Y_LOW, Y_HIGH = -10.0, 12.0                       # the t3 design's declared out
 BETA = np.array([2.0, -1.0, 0.5])                 # y = 1 + 2 x1 - x2 + 0.5 x3 + T3 / sqrt(3), x ~ U[-1, 1]^3
 
 
+def winsorized_model_population(errors, rng, n=1_000_000):
+    """(explained variance, sigma) of the winsorized-sum model at a population of the t3 design's x with
+    ``errors(n)`` as the noise: residuals of the clamped population's least-squares fit winsorized at
+    4 sqrt(pi / 2) E|r| (the release's clip), inverted at their own normal-theory scale (the one root of
+    sigma^2 kappa(clip / sigma) = the winsorized mean square). x is drawn before the errors, from ``rng``."""
+    x = rng.uniform(-1.0, 1.0, (n, 3))
+    y = np.clip(1.0 + x @ BETA + errors(n), Y_LOW, Y_HIGH)
+    X = np.column_stack([np.ones(n), x])
+    coef = np.linalg.lstsq(X, y, rcond=None)[0]
+    r = y - X @ coef
+    explained = float(np.var(X @ coef))
+    clip = 4.0 * math.sqrt(math.pi / 2.0) * float(np.mean(np.abs(r)))
+    winsorized = float(np.mean(np.minimum(r * r, clip * clip)))
+    lo, hi = 1e-6, 10.0 * math.sqrt(winsorized)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if mid * mid * inf.clipped_second_moment(clip / mid) < winsorized else (lo, mid)
+    return explained, lo
+
+
 def _t3_partial_moments(t):
     """(P(T <= t), E[T; T <= t], E[T^2; T <= t]) for Student t with 3 degrees of freedom, whose density
     is 6 sqrt(3) / (pi (3 + t^2)^2): antiderivatives -3 sqrt(3) / (pi (3 + t^2)) and
@@ -93,20 +113,7 @@ def test_tail_note_bounds_hold_the_clamped_t3_target():
     reach it."""
     r2_true, sd_true = clamped_t3_population()
     rng = np.random.default_rng(2112)
-    n = 1_000_000
-    x = rng.uniform(-1.0, 1.0, (n, 3))
-    y = np.clip(1.0 + x @ BETA + rng.standard_t(3, n) / math.sqrt(3.0), Y_LOW, Y_HIGH)
-    X = np.column_stack([np.ones(n), x])
-    coef = np.linalg.lstsq(X, y, rcond=None)[0]
-    r = y - X @ coef
-    explained = float(np.var(X @ coef))
-    clip = 4.0 * math.sqrt(math.pi / 2.0) * float(np.mean(np.abs(r)))
-    winsorized = float(np.mean(np.minimum(r * r, clip * clip)))
-    lo, hi = 1e-6, 10.0 * math.sqrt(winsorized)
-    for _ in range(100):                           # the one root of sigma^2 kappa(clip / sigma) = winsorized
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if mid * mid * inf.clipped_second_moment(clip / mid) < winsorized else (lo, mid)
-    sd_model = lo
+    explained, sd_model = winsorized_model_population(lambda n: rng.standard_t(3, n) / math.sqrt(3.0), rng)
     r2_model = explained / (explained + sd_model ** 2)
     share = {row[0]: row[2] for row in inf.student_t_tail_table(4.0)}[3.0]
     f = 1.0 / share

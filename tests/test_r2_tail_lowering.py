@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_r2_sigma_targets import BETA, Y_HIGH, Y_LOW, clamped_t3_population
+from test_r2_sigma_targets import clamped_t3_population, winsorized_model_population
 
 from dpreg.estimators import _ssp
 from dpreg.inference import ssp as inf
@@ -78,22 +78,10 @@ def test_the_lowered_point_stays_inside_the_allowed_interval():
 
 
 def _winsorized_model_r2(errors, rng, n=1_000_000):
-    """R^2 of the winsorized-sum model at a population (tests/test_r2_sigma_targets.py): residuals of the
-    clamped population's least-squares fit winsorized at 4 sqrt(pi / 2) E|r| (the release's clip), inverted
-    at their own normal-theory scale. Its Monte Carlo s.d. is about 0.001 at a million rows."""
-    x = rng.uniform(-1.0, 1.0, (n, 3))
-    y = np.clip(1.0 + x @ BETA + errors(n), Y_LOW, Y_HIGH)
-    X = np.column_stack([np.ones(n), x])
-    coef = np.linalg.lstsq(X, y, rcond=None)[0]
-    r = y - X @ coef
-    explained = float(np.var(X @ coef))
-    clip = 4.0 * math.sqrt(math.pi / 2.0) * float(np.mean(np.abs(r)))
-    winsorized = float(np.mean(np.minimum(r * r, clip * clip)))
-    lo, hi = 1e-6, 10.0 * math.sqrt(winsorized)
-    for _ in range(100):                          # the one root of sigma^2 kappa(clip / sigma) = winsorized
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if mid * mid * inf.clipped_second_moment(clip / mid) < winsorized else (lo, mid)
-    return explained / (explained + lo * lo)
+    """R^2 of the winsorized-sum model at a population (tests/test_r2_sigma_targets.py). Its Monte Carlo
+    s.d. is about 0.001 at a million rows."""
+    explained, sd_model = winsorized_model_population(errors, rng, n)
+    return explained / (explained + sd_model * sd_model)
 
 
 def test_clamped_t3_population_is_within_the_target_once_lowered():
