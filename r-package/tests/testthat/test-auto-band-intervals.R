@@ -3,14 +3,6 @@
 # user is told at fit time, once (an R warning of class dpreg_accuracy naming method = "boosted_adassp"),
 # and the summary gives the reason and names it too.
 
-warnings_of <- function(expr) {
-  w <- character()
-  value <- withCallingHandlers(expr, warning = function(x) {
-    w <<- c(w, conditionMessage(x)); invokeRestart("muffleWarning")
-  })
-  list(value = value, warnings = w)
-}
-
 test_that("auto's dpgd in the band warns once when most intervals are withheld", {
   skip_if_no_core()
   # 2000 rows, one three-level factor, eps = 1: index 78.9 (d = 4, B^2 = 3), inside the band. x is declared
@@ -20,15 +12,15 @@ test_that("auto's dpgd in the band warns once when most intervals are withheld",
   d <- data.frame(x = runif(2000, 0, 10), g = sample(c("a", "b", "c"), 2000, TRUE))
   d$y <- pmin(pmax(2 + 0.5 * d$x + (d$g == "b") + rnorm(2000), -5), 15)
   levs <- list(g = c("a", "b", "c"))
-  r <- warnings_of(dp_lm(y ~ x + g, d, eps = 1, seed = 3, bounds = list(x = c(0, 100), y = c(-5, 15)),
-                         levels = levs))
+  r <- with_warnings_caught(dp_lm(y ~ x + g, d, eps = 1, seed = 3, bounds = list(x = c(0, 100), y = c(-5, 15)),
+                                  levels = levs))
   expect_equal(r$value$method, "dpgd")
   hit <- grepl("released no confidence interval", r$warnings)
   expect_equal(sum(hit), 1L)
   expect_match(r$warnings[hit], "boosted_adassp")
   expect_match(paste(capture.output(print(summary(r$value))), collapse = "\n"), "boosted_adassp")
   # x declared as observed: the check passes, no such warning
-  r <- warnings_of(dp_lm(y ~ x + g, d, eps = 1, seed = 3, bounds = list(x = c(0, 10), y = c(-5, 15)),
-                         levels = levs))
+  r <- with_warnings_caught(dp_lm(y ~ x + g, d, eps = 1, seed = 3, bounds = list(x = c(0, 10), y = c(-5, 15)),
+                                  levels = levs))
   expect_false(any(grepl("released no confidence interval", r$warnings)))
 })
