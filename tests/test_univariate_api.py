@@ -179,3 +179,25 @@ def test_the_quantile_title_names_the_declared_search_bounds_where_both_are_decl
         "Differentially private quantile: AboveThreshold search between the declared bounds")
     assert "unbounded" not in bounded.splitlines()[0]
     assert open_.splitlines()[0].startswith("Differentially private quantile: unbounded private quantile")
+
+
+def test_dp_mean_note_never_prints_a_sampling_sd_of_zero_made_by_noise():
+    # n = 50 rows of sd 1 with declared bounds +-50: the second moment's sensitivity is h^2 / n = 2500 / 50
+    # = 50 against a true second moment of about 1, so the released value plus its noise allowance still
+    # falls to or below zero in a fair share of the fits (8 of these 40) and the clamp gives sampling_sd = 0. The note must then
+    # say the spread is hidden by the noise, never "sd 0" as if the data had no spread; where the sd is
+    # positive it is printed.
+    x = np.random.default_rng(3).normal(0.0, 1.0, 50)
+    zero, positive = [], []
+    for seed in range(1, 41):
+        m = dpreg.dp_mean(x, eps=1.0, bounds=(-50, 50), random_state=seed)
+        (zero if m.facts["sampling_sd"] == 0 else positive).append(m)
+    # with fixed seeds the split is fixed; at a per-fit rate near 1/5 either side being empty has
+    # probability below 0.8^40 ~ 1e-4, so a change of the noise streams keeps both sides populated
+    assert zero and positive
+    for m in zero:
+        text = str(m)
+        assert "sd 0," not in text and "sd 0)" not in text
+        assert "not resolved" in text and "hides the data's spread" in text
+    for m in positive:
+        assert "not resolved" not in str(m) and "from a privately released second moment" in str(m)

@@ -38,6 +38,21 @@ def _finite(x) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
+def _sampling_error_text(sampling_sd) -> str:
+    """The note's words for the mean's sampling error, from the released second moment.
+
+    A sampling sd of exactly 0 is the post-processing clamp of a released second moment that, with its
+    noise allowance, fell to or below the squared offset of the mean: the noise hid the data's spread at
+    this n and eps, and "sd 0" would read as data without spread. The interval stays the calibrated one
+    (its coverage is over that noise; docs/derivations/winsorized_sa.md §2.7).
+    """
+    if sampling_sd == 0:
+        return ("sampling error (sd not resolved: the privately released second moment, with its noise "
+                "allowance, leaves no spread, so the noise hides the data's spread at this n and eps; the "
+                "interval's coverage is calibrated over that noise)")
+    return f"sampling error (sd {format_number(sampling_sd)}, from a privately released second moment)"
+
+
 class EstimateSummary:
     """Printable summary block of a :class:`dpreg.DPEstimate`, made by :meth:`dpreg.DPEstimate.summary`.
 
@@ -81,14 +96,12 @@ class EstimateSummary:
                              "enough from public facts (see the warning).")
             elif f.get("winsorization_bias_bound") is not None:
                 bb = f["winsorization_bias_bound"]
-                notes.append(f"Interval for the mean: sampling error (sd {format_number(f['sampling_sd'])}, "
-                             f"from a privately released second moment), privacy noise (sd "
+                notes.append(f"Interval for the mean: {_sampling_error_text(f['sampling_sd'])}, privacy noise (sd "
                              f"{format_number(f.get('noise_sd'))}) and a public bound on the winsorization "
                              f"bias (-{format_number(bb[0])}, +{format_number(bb[1])}); Std. Error = "
                              f"half-width / z.")
             elif f.get("sampling_sd") is not None:
-                notes.append(f"Std. Error combines sampling error (sd {format_number(f['sampling_sd'])}, from a "
-                             f"privately released second moment) and privacy noise (sd "
+                notes.append(f"Std. Error combines {_sampling_error_text(f['sampling_sd'])} and privacy noise (sd "
                              f"{format_number(f.get('noise_sd'))}).")
             else:
                 notes.append("Std. Error is the sd of the privacy noise of the mean step only "
